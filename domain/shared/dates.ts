@@ -1,0 +1,35 @@
+const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
+
+const pad2 = (value: number): string => String(value).padStart(2, '0');
+
+/**
+ * Rucio's date format `%a, %d %b %Y %H:%M:%S UTC` (RFC 1123 with the literal `UTC`), e.g.
+ * `Tue, 02 Dec 2025 11:25:36 UTC`. The Python client turns exactly this shape back into datetimes.
+ */
+export const formatRucioDate = (date: Date): string =>
+  `${WEEKDAYS[date.getUTCDay()]}, ${pad2(date.getUTCDate())} ${MONTHS[date.getUTCMonth()]} ` +
+  `${date.getUTCFullYear()} ${pad2(date.getUTCHours())}:${pad2(date.getUTCMinutes())}:` +
+  `${pad2(date.getUTCSeconds())} UTC`;
+
+/** `%Y-%m-%dT%H:%M:%S`, the format of account details and account usage history. */
+export const formatIsoSeconds = (date: Date): string => date.toISOString().slice(0, 19);
+
+/** Renders an ISO string stored in a read model in Rucio's format; null stays null. */
+export const rucioDateOrNull = (iso: string | null | undefined): string | null =>
+  iso ? formatRucioDate(new Date(iso)) : null;
+
+export const isoSecondsOrNull = (iso: string | null | undefined): string | null =>
+  iso ? formatIsoSeconds(new Date(iso)) : null;
+
+const RUCIO_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{4}) (\d{2}):(\d{2}):(\d{2}) UTC$/;
+
+/** Parses Rucio's date format; undefined when the text has another shape. */
+export const parseRucioDate = (text: string): Date | undefined => {
+  const match = RUCIO_DATE.exec(text);
+  if (!match) return undefined;
+  const [, day, month, year, hours, minutes, seconds] = match;
+  return new Date(
+    Date.UTC(Number(year), MONTHS.indexOf(month as (typeof MONTHS)[number]), Number(day), Number(hours), Number(minutes), Number(seconds)),
+  );
+};
