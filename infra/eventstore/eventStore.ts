@@ -1,0 +1,104 @@
+import type { EventMetadata } from '../../domain/shared/event.ts';
+
+/**
+ * The event store port. Streams are named `<category>-<id>`; `$all` orders every event of every
+ * stream by a global position. Revisions count from 0 within a stream; positions only grow.
+ * Both adapters (SQLite, EventStoreDB) pass the same contract suite (test/infra/eventStoreContract.ts).
+ */
+
+/** What the caller believes the stream's last revision to be. */
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | bigint;
+
+export type NewEvent = Readonly<{
+  /** A UUID. Appending an event id that is already stored is treated as already done. */
+  id: string;
+  type: string;
+  data: unknown;
+  metadata: EventMetadata;
+}>;
+
+export type RecordedEvent = Readonly<{
+  id: string;
+  type: string;
+  data: unknown;
+  metadata: EventMetadata;
+  streamName: string;
+  revision: bigint;
+  position: bigint;
+  recordedAt: Date;
+}>;
+
+export type AppendResult = Readonly<{
+  streamName: string;
+  /** Revision of the stream's last event after the append. */
+  nextExpectedRevision: bigint;
+  /** Global position of the last event written (or found, for a repeated append). */
+  position: bigint;
+}>;
+
+export type StreamAppend = Readonly<{
+  streamName: string;
+  events: readonly NewEvent[];
+  expectedRevision?: ExpectedRevision;
+}>;
+
+export type ReadStreamOptions = Readonly<{
+  /** First revision to return; default 0. */
+  fromRevision?: bigint;
+  maxCount?: number;
+}>;
+
+export type ReadAllOptions = Readonly<{
+  /** Return events strictly after this position; default 0 (the start). */
+  after?: bigint;
+  maxCount: number;
+}>;
+
+export type SubscribeToAllOptions = Readonly<{
+  /** Deliver events strictly after this position (a checkpoint); default 0 (the start). */
+  after?: bigint;
+  /** Largest batch handed to the consumer at once; default 500. */
+  batchSize?: number;
+}>;
+
+/** A catch-up subscription: replays history in batches, then keeps delivering new events. */
+export interface AllSubscription extends AsyncIterable<readonly RecordedEvent[]> {
+  close(): Promise<void>;
+}
+
+export interface EventStore {
+  appendToStream(streamName: string, events: readonly NewEvent[], expectedRevision?: ExpectedRevision): Promise<AppendResult>;
+  /**
+   * Appends to several streams. The SQLite adapter does it in one transaction (all or nothing);
+   * EventStoreDB has no multi-stream transaction, so its adapter appends one stream after the other.
+   */
+  appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
+  readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
+  subscribeToAll(options?: SubscribeToAllOptions): AllSubscription;
+  /** Position of the newest event in `$all`, 0 when the store is empty. */
+  headPosition(): Promise<bigint>;
+  close(): Promise<void>;
+}
+
+export class WrongExpectedRevisionError extends Error {
+  constructor(
+    readonly streamName: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: bigint | 'no_stream',
+  ) {
+    super(`Stream ${streamName}: expected revision ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'WrongExpectedRevisionError';
+  }
+}
+
+/** Some but not all event ids of an append are already stored: a caller bug, never retried. */
+export class EventIdConflictError extends Error {
+  constructor(readonly streamName: string, readonly eventId: string) {
+    super(`Stream ${streamName}: event ${eventId} is already stored but the rest of its batch is not`);
+    this.name = 'EventIdConflictError';
+  }
+}
+
+export const isWrongExpectedRevision = (error: unknown): error is WrongExpectedRevisionError =>
+  error instanceof WrongExpectedRevisionError;

@@ -1,0 +1,243 @@
+import Database from 'better-sqlite3';
+import type { EventMetadata } from '../../domain/shared/event.ts';
+import {
+  EventIdConflictError,
+  WrongExpectedRevisionError,
+  type AllSubscription,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type StreamAppend,
+  type SubscribeToAllOptions,
+} from './eventStore.ts';
+
+type EventRow = {
+  position: number;
+  event_id: string;
+  stream: string;
+  revision: number;
+  type: string;
+  data: string;
+  metadata: string;
+  recorded_at: string;
+};
+
+export type SqliteEventStoreOptions = Readonly<{
+  /** How often an idle subscription looks for events appended by other processes; default 200 ms. */
+  pollIntervalMs?: number;
+}>;
+
+/**
+ * The embedded event store: one SQLite file in WAL mode with `synchronous=FULL`, so a commit is
+ * on disk before `append` resolves. `position` is the table's AUTOINCREMENT key, which never
+ * reuses a value, so it serves as the global order of `$all`.
+ */
+export class SqliteEventStore implements EventStore {
+  private readonly db: Database.Database;
+  private readonly listeners = new Set<() => void>();
+  private readonly pollIntervalMs: number;
+  private closed = false;
+
+  private readonly statements: {
+    findById: Database.Statement<[string], Pick<EventRow, 'stream' | 'revision' | 'position'>>;
+    streamHead: Database.Statement<[string], { revision: number | null }>;
+    insert: Database.Statement<[string, string, number, string, string, string, string]>;
+    readStream: Database.Statement<[string, number, number], EventRow>;
+    readAll: Database.Statement<[number, number], EventRow>;
+    head: Database.Statement<[], { position: number | null }>;
+  };
+
+  constructor(path: string, options: SqliteEventStoreOptions = {}) {
+    this.pollIntervalMs = options.pollIntervalMs ?? 200;
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    // FULL: the WAL is synced at every commit, so an acknowledged append survives a power cut.
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS events (
+        position INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_id TEXT NOT NULL,
+        stream TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        data TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        recorded_at TEXT NOT NULL
+      );
+      CREATE UNIQUE INDEX IF NOT EXISTS events_by_id ON events (event_id);
+      CREATE UNIQUE INDEX IF NOT EXISTS events_by_stream ON events (stream, revision);
+    `);
+    this.statements = {
+      findById: this.db.prepare('SELECT stream, revision, position FROM events WHERE event_id = ?'),
+      streamHead: this.db.prepare('SELECT max(revision) AS revision FROM events WHERE stream = ?'),
+      insert: this.db.prepare(
+        'INSERT INTO events (event_id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      readStream: this.db.prepare(
+        'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?',
+      ),
+      readAll: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
+      head: this.db.prepare('SELECT max(position) AS position FROM events'),
+    };
+  }
+
+  async appendToStream(
+    streamName: string,
+    events: readonly NewEvent[],
+    expectedRevision: ExpectedRevision = 'any',
+  ): Promise<AppendResult> {
+    const [result] = await this.appendToStreams([{ streamName, events, expectedRevision }]);
+    return result!;
+  }
+
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    this.assertOpen();
+    const results = this.db
+      .transaction(() => appends.map((append) => this.appendInTransaction(append)))
+      .immediate();
+    if (results.length > 0) this.notify();
+    return results;
+  }
+
+  private appendInTransaction({ streamName, events, expectedRevision = 'any' }: StreamAppend): AppendResult {
+    // 1. A batch whose ids are all stored already was appended before: answer as the first time.
+    const stored = events.map((event) => this.statements.findById.get(event.id));
+    if (events.length > 0 && stored.every((row) => row !== undefined && row.stream === streamName)) {
+      const last = stored[stored.length - 1]!;
+      return { streamName, nextExpectedRevision: BigInt(last.revision), position: BigInt(last.position) };
+    }
+    const partlyStored = stored.findIndex((row) => row !== undefined);
+    if (partlyStored >= 0) throw new EventIdConflictError(streamName, events[partlyStored]!.id);
+
+    // 2. Optimistic concurrency: compare the stream's head with what the caller expected.
+    const head = this.statements.streamHead.get(streamName)?.revision ?? null;
+    assertExpectedRevision(streamName, expectedRevision, head);
+
+    // 3. Append after the head.
+    let revision = head ?? -1;
+    let position = 0;
+    const recordedAt = new Date().toISOString();
+    for (const event of events) {
+      revision += 1;
+      const info = this.statements.insert.run(
+        event.id,
+        streamName,
+        revision,
+        event.type,
+        JSON.stringify(event.data),
+        JSON.stringify(event.metadata),
+        recordedAt,
+      );
+      position = Number(info.lastInsertRowid);
+    }
+    if (events.length === 0) {
+      return { streamName, nextExpectedRevision: BigInt(revision), position: 0n };
+    }
+    return { streamName, nextExpectedRevision: BigInt(revision), position: BigInt(position) };
+  }
+
+  async readStream(streamName: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    const rows = this.statements.readStream.all(
+      streamName,
+      Number(options.fromRevision ?? 0n),
+      options.maxCount ?? -1,
+    );
+    return rows.map(toRecordedEvent);
+  }
+
+  async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    return this.statements.readAll.all(Number(options.after ?? 0n), options.maxCount).map(toRecordedEvent);
+  }
+
+  async headPosition(): Promise<bigint> {
+    this.assertOpen();
+    return BigInt(this.statements.head.get()?.position ?? 0);
+  }
+
+  subscribeToAll(options: SubscribeToAllOptions = {}): AllSubscription {
+    const store = this;
+    const batchSize = options.batchSize ?? 500;
+    let after = options.after ?? 0n;
+    let closed = false;
+    let wake: (() => void) | undefined;
+
+    const waitForAppend = () =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(done, store.pollIntervalMs);
+        function done() {
+          clearTimeout(timer);
+          store.listeners.delete(done);
+          wake = undefined;
+          resolve();
+        }
+        wake = done;
+        store.listeners.add(done);
+      });
+
+    return {
+      async *[Symbol.asyncIterator]() {
+        while (!closed && !store.closed) {
+          const batch = await store.readAll({ after, maxCount: batchSize });
+          if (batch.length > 0) {
+            after = batch[batch.length - 1]!.position;
+            yield batch;
+            continue;
+          }
+          await waitForAppend();
+        }
+      },
+      async close() {
+        closed = true;
+        wake?.();
+      },
+    };
+  }
+
+  /** SQLite's `synchronous` level of the writing connection (2 = FULL). */
+  synchronousLevel(): number {
+    return this.db.pragma('synchronous', { simple: true }) as number;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const listener of [...this.listeners]) listener();
+    this.db.close();
+  }
+
+  private notify(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('The event store is closed');
+  }
+}
+
+const assertExpectedRevision = (streamName: string, expected: ExpectedRevision, head: number | null): void => {
+  const actual = head === null ? 'no_stream' : BigInt(head);
+  const ok =
+    expected === 'any' ||
+    (expected === 'no_stream' && head === null) ||
+    (expected === 'stream_exists' && head !== null) ||
+    (typeof expected === 'bigint' && head !== null && BigInt(head) === expected);
+  if (!ok) throw new WrongExpectedRevisionError(streamName, expected, actual);
+};
+
+const toRecordedEvent = (row: EventRow): RecordedEvent => ({
+  id: row.event_id,
+  type: row.type,
+  data: JSON.parse(row.data) as unknown,
+  metadata: JSON.parse(row.metadata) as EventMetadata,
+  streamName: row.stream,
+  revision: BigInt(row.revision),
+  position: BigInt(row.position),
+  recordedAt: new Date(row.recorded_at),
+});

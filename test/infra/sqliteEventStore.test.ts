@@ -1,0 +1,77 @@
+import { expect } from 'chai';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { EventIdConflictError, WrongExpectedRevisionError } from '../../infra/eventstore/eventStore.ts';
+import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
+import { newEvent, uniqueName } from '../support/events.ts';
+import { makeTempDir } from '../support/tempDir.ts';
+import { eventStoreContract } from './eventStore.contract.ts';
+
+eventStoreContract('SQLite', async () => {
+  const dir = makeTempDir();
+  const store = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 20 });
+  return {
+    store,
+    dispose: async () => {
+      await store.close();
+      dir.dispose();
+    },
+  };
+});
+
+describe('SqliteEventStore specifics', () => {
+  let dir: ReturnType<typeof makeTempDir>;
+  beforeEach(() => (dir = makeTempDir()));
+  afterEach(() => dir.dispose());
+
+  it('commits in WAL mode with synchronous=FULL, so an acknowledged append is on disk', async () => {
+    const path = join(dir.path, 'events.sqlite');
+    const store = new SqliteEventStore(path);
+    expect(store.synchronousLevel()).to.equal(2);
+    await store.appendToStream('durable-1', [newEvent('A')]);
+    await store.close();
+
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma('journal_mode', { simple: true })).to.equal('wal');
+    raw.close();
+    const reopened = new SqliteEventStore(path);
+    expect((await reopened.readStream('durable-1')).map((e) => e.type)).to.deep.equal(['A']);
+    await reopened.close();
+  });
+
+  it('writes nothing of a multi-stream append when one stream conflicts', async () => {
+    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+    const taken = uniqueName('taken-');
+    await store.appendToStream(taken, [newEvent('A')]);
+    const fresh = uniqueName('fresh-');
+    let failure: unknown;
+    try {
+      await store.appendToStreams([
+        { streamName: fresh, events: [newEvent('B')], expectedRevision: 'no_stream' },
+        { streamName: taken, events: [newEvent('C')], expectedRevision: 'no_stream' },
+      ]);
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure).to.be.instanceOf(WrongExpectedRevisionError);
+    expect(await store.readStream(fresh)).to.deep.equal([]);
+    expect(await store.headPosition()).to.equal(1n);
+    await store.close();
+  });
+
+  it('refuses a batch of which only some event ids are stored', async () => {
+    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+    const stream = uniqueName('partial-');
+    const stored = newEvent('A');
+    await store.appendToStream(stream, [stored]);
+    let failure: unknown;
+    try {
+      await store.appendToStream(stream, [stored, newEvent('B')]);
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure).to.be.instanceOf(EventIdConflictError);
+    expect(await store.readStream(stream)).to.have.length(1);
+    await store.close();
+  });
+});
