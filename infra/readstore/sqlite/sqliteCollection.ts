@@ -1,0 +1,308 @@
+import type Database from 'better-sqlite3';
+import { applyUpdate, compareBySort, compileFilter, upsertSeed } from '../documents.ts';
+import {
+  DuplicateKeyError,
+  type BulkOperation,
+  type Collection,
+  type CollectionSpec,
+  type Cursor,
+  type Document,
+  type Filter,
+  type FindOptions,
+  type Update,
+  type UpdateResult,
+} from '../readStore.ts';
+import { columnValueOf, type ColumnValue } from './columns.ts';
+import { filterToSql } from './filterToSql.ts';
+import type { SqliteReadStore, TableSchema } from './sqliteReadStore.ts';
+
+/** Rows fetched per query while streaming; each page is a separate statement, so no cursor stays open. */
+const PAGE_SIZE = 500;
+
+type Row = { id: string; doc: string; [sortColumn: string]: ColumnValue };
+
+/**
+ * One collection of the embedded read store. In 'committed' mode reads use the reader connection
+ * and each write is its own transaction; in 'transaction' mode everything runs on the writer
+ * inside the caller's open transaction.
+ */
+export class SqliteCollection<T extends Document> implements Collection<T> {
+  readonly name: string;
+
+  constructor(
+    private readonly store: SqliteReadStore,
+    private readonly spec: CollectionSpec,
+    private readonly mode: 'committed' | 'transaction',
+    private readonly createdInTransaction?: string[],
+  ) {
+    this.name = spec.name;
+  }
+
+  async get(id: string): Promise<T | null> {
+    const schema = await this.schema();
+    const row = this.store
+      .statement(this.readConnection(), `SELECT doc FROM ${schema.quotedName} WHERE id = ?`)
+      .get(id) as { doc: string } | undefined;
+    return row ? (JSON.parse(row.doc) as T) : null;
+  }
+
+  async findOne(filter: Filter, options: FindOptions = {}): Promise<T | null> {
+    const schema = await this.schema();
+    for (const document of this.scan(this.readConnection(), schema, filter, { ...options, limit: 1 })) return document;
+    return null;
+  }
+
+  find(filter: Filter, options: FindOptions = {}): Cursor<T> {
+    const collection = this;
+    const iterate = async function* (): AsyncGenerator<T> {
+      const schema = await collection.schema();
+      yield* collection.scan(collection.readConnection(), schema, filter, options);
+    };
+    return {
+      [Symbol.asyncIterator]: iterate,
+      toArray: async () => {
+        const documents: T[] = [];
+        for await (const document of iterate()) documents.push(document);
+        return documents;
+      },
+    };
+  }
+
+  async count(filter: Filter = {}): Promise<number> {
+    const schema = await this.schema();
+    const sql = filterToSql(filter, columnLookup(schema));
+    if (sql.exact) {
+      const row = this.store
+        .statement(this.readConnection(), `SELECT count(*) AS n FROM ${schema.quotedName} WHERE ${sql.where}`)
+        .get(...sql.params) as { n: number };
+      return row.n;
+    }
+    let count = 0;
+    for (const _ of this.scan(this.readConnection(), schema, filter, {})) count += 1;
+    return count;
+  }
+
+  async insertOne(document: T): Promise<void> {
+    await this.bulkWrite([{ insertOne: { document } }]);
+  }
+
+  async replaceOne(filter: Filter, replacement: T, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
+    return this.writeSync((schema) => this.replaceOneSync(schema, filter, replacement, options.upsert ?? false));
+  }
+
+  async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
+    return this.writeSync((schema) => this.updateOneSync(schema, filter, update, options.upsert ?? false));
+  }
+
+  async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
+    return this.writeSync((schema) => this.updateManySync(schema, filter, update));
+  }
+
+  async deleteOne(filter: Filter): Promise<number> {
+    return this.writeSync((schema) => this.deleteSync(schema, filter, 1));
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    return this.writeSync((schema) => this.deleteSync(schema, filter, undefined));
+  }
+
+  async bulkWrite(operations: readonly BulkOperation<T>[]): Promise<void> {
+    if (operations.length === 0) return;
+    await this.writeSync((schema) => {
+      for (const operation of operations) {
+        if ('insertOne' in operation) this.putSync(schema, operation.insertOne.document, 'insert');
+        else if ('replaceOne' in operation) {
+          const { filter, replacement, upsert } = operation.replaceOne;
+          this.replaceOneSync(schema, filter, replacement, upsert ?? false);
+        } else if ('updateOne' in operation) {
+          const { filter, update, upsert } = operation.updateOne;
+          this.updateOneSync(schema, filter, update, upsert ?? false);
+        } else if ('updateMany' in operation) {
+          this.updateManySync(schema, operation.updateMany.filter, operation.updateMany.update);
+        } else if ('deleteOne' in operation) this.deleteSync(schema, operation.deleteOne.filter, 1);
+        else this.deleteSync(schema, operation.deleteMany.filter, undefined);
+      }
+    });
+  }
+
+  private schema(): Promise<TableSchema> {
+    this.store.assertOpen();
+    return this.store.ensureSchema(this.spec, this.mode === 'transaction' ? (this.createdInTransaction ?? []) : undefined);
+  }
+
+  private readConnection(): Database.Database {
+    return this.mode === 'transaction' ? this.store.writer : this.store.reader;
+  }
+
+  private async writeSync<R>(work: (schema: TableSchema) => R): Promise<R> {
+    const schema = await this.schema();
+    if (this.mode === 'transaction') return work(schema);
+    return this.store.write(() => work(schema));
+  }
+
+  /**
+   * Yields matching documents in sort order. When the filter and sort are expressible in SQL the
+   * rows stream page by page, each page continuing after the last row of the previous one
+   * (keyset pagination). A sort on a field without a column sorts in memory.
+   */
+  private *scan(connection: Database.Database, schema: TableSchema, filter: Filter, options: FindOptions): Generator<T> {
+    const columns = columnLookup(schema);
+    const sql = filterToSql(filter, columns);
+    const matches = sql.exact ? undefined : compileFilter(filter);
+    const sortEntries = Object.entries(options.sort ?? {});
+    const sortColumns = sortEntries.map(([field, direction]) => ({ column: columns(field), direction }));
+    let skip = options.skip ?? 0;
+    let remaining = options.limit && options.limit > 0 ? options.limit : Number.POSITIVE_INFINITY;
+
+    if (sortColumns.some((sort) => sort.column === undefined)) {
+      const candidates: T[] = [];
+      for (const document of this.scan(connection, schema, filter, {})) candidates.push(document);
+      candidates.sort(compareBySort(options.sort ?? {}));
+      yield* candidates.slice(skip, skip + remaining);
+      return;
+    }
+
+    const order = sortColumns.map((sort) => ({ column: sort.column!, direction: sort.direction }));
+    if (!order.some((sort) => sort.column === 'id')) order.push({ column: 'id', direction: 1 });
+    const selectColumns = order.map((sort, index) => `${sort.column} AS k${index}`).join(', ');
+    const orderBy = order.map((sort) => `${sort.column} ${sort.direction === 1 ? 'ASC' : 'DESC'}`).join(', ');
+    let after: ColumnValue[] | undefined;
+    // With an exact filter the first page can skip in SQL; otherwise mingo decides what counts.
+    let sqlOffset = sql.exact ? skip : 0;
+    if (sql.exact) skip = 0;
+
+    for (;;) {
+      const keyset = after ? keysetCondition(order, after) : { where: '1', params: [] as ColumnValue[] };
+      const pageSize = sql.exact ? Math.min(PAGE_SIZE, remaining) : PAGE_SIZE;
+      const rows = this.store
+        .statement(
+          connection,
+          `SELECT id, doc, ${selectColumns} FROM ${schema.quotedName} WHERE (${sql.where}) AND (${keyset.where}) ` +
+            `ORDER BY ${orderBy} LIMIT ? OFFSET ?`,
+        )
+        .all(...sql.params, ...keyset.params, pageSize, sqlOffset) as Row[];
+      sqlOffset = 0;
+      for (const row of rows) {
+        const document = JSON.parse(row.doc) as T;
+        if (matches && !matches(document)) continue;
+        if (skip > 0) {
+          skip -= 1;
+          continue;
+        }
+        yield document;
+        remaining -= 1;
+        if (remaining <= 0) return;
+      }
+      if (rows.length < pageSize) return;
+      const last = rows[rows.length - 1]!;
+      after = order.map((_, index) => last[`k${index}`] ?? null);
+    }
+  }
+
+  private putSync(schema: TableSchema, document: T, mode: 'insert' | 'upsert'): void {
+    if (typeof document._id !== 'string') throw new Error(`Documents of ${this.name} need a string _id`);
+    const fields = [...schema.columns.keys()];
+    const columnList = ['id', 'doc', ...fields.map((field) => schema.columns.get(field)!)];
+    const conflict =
+      mode === 'upsert'
+        ? ` ON CONFLICT(id) DO UPDATE SET ${columnList.slice(1).map((column) => `${column} = excluded.${column}`).join(', ')}`
+        : '';
+    const values = [document._id, JSON.stringify(document), ...fields.map((field) => columnValueOf(this.name, document, field))];
+    try {
+      this.store
+        .statement(
+          this.store.writer,
+          `INSERT INTO ${schema.quotedName} (${columnList.join(', ')}) VALUES (${columnList.map(() => '?').join(', ')})${conflict}`,
+        )
+        .run(...values);
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        throw new DuplicateKeyError(this.name, `${document._id}: ${(error as Error).message}`);
+      }
+      throw error;
+    }
+  }
+
+  private firstMatch(schema: TableSchema, filter: Filter): T | undefined {
+    for (const document of this.scan(this.store.writer, schema, filter, { limit: 1 })) return document;
+    return undefined;
+  }
+
+  private replaceOneSync(schema: TableSchema, filter: Filter, replacement: T, upsert: boolean): UpdateResult {
+    const current = this.firstMatch(schema, filter);
+    if (current) {
+      this.putSync(schema, { ...replacement, _id: current._id }, 'upsert');
+      return { matchedCount: 1, modifiedCount: 1 };
+    }
+    if (!upsert) return { matchedCount: 0, modifiedCount: 0 };
+    const document = { ...replacement, _id: replacement._id ?? upsertSeed(filter)._id } as T;
+    this.putSync(schema, document, 'insert');
+    return { matchedCount: 0, modifiedCount: 0, upsertedId: document._id };
+  }
+
+  private updateOneSync(schema: TableSchema, filter: Filter, update: Update, upsert: boolean): UpdateResult {
+    const current = this.firstMatch(schema, filter);
+    if (current) {
+      this.putSync(schema, applyUpdate(current, update, false), 'upsert');
+      return { matchedCount: 1, modifiedCount: 1 };
+    }
+    if (!upsert) return { matchedCount: 0, modifiedCount: 0 };
+    const document = applyUpdate(upsertSeed(filter) as T, update, true);
+    this.putSync(schema, document, 'insert');
+    return { matchedCount: 0, modifiedCount: 0, upsertedId: document._id };
+  }
+
+  private updateManySync(schema: TableSchema, filter: Filter, update: Update): UpdateResult {
+    const matches = [...this.scan(this.store.writer, schema, filter, {})];
+    for (const document of matches) this.putSync(schema, applyUpdate(document, update, false), 'upsert');
+    return { matchedCount: matches.length, modifiedCount: matches.length };
+  }
+
+  private deleteSync(schema: TableSchema, filter: Filter, limit: number | undefined): number {
+    const ids = [...this.scan(this.store.writer, schema, filter, limit ? { limit } : {})].map((document) => document._id);
+    const remove = this.store.statement(this.store.writer, `DELETE FROM ${schema.quotedName} WHERE id = ?`);
+    for (const id of ids) remove.run(id);
+    return ids.length;
+  }
+}
+
+const columnLookup =
+  (schema: TableSchema) =>
+  (path: string): string | undefined =>
+    path === '_id' ? 'id' : schema.columns.get(path);
+
+/**
+ * Rows strictly after `after` in the order `(c1 d1, ..., cn dn)`: a lexicographic OR of
+ * "equal on the first i-1 keys, after on key i". SQLite sorts NULL first ascending and last
+ * descending, and `IS` compares NULL-safely.
+ */
+const keysetCondition = (
+  order: { column: string; direction: 1 | -1 }[],
+  after: ColumnValue[],
+): { where: string; params: ColumnValue[] } => {
+  const branches: string[] = [];
+  const params: ColumnValue[] = [];
+  order.forEach((sort, index) => {
+    const parts: string[] = [];
+    for (let previous = 0; previous < index; previous += 1) {
+      parts.push(`${order[previous]!.column} IS ?`);
+      params.push(after[previous]!);
+    }
+    const value = after[index]!;
+    if (sort.direction === 1) {
+      if (value === null) parts.push(`${sort.column} IS NOT NULL`);
+      else {
+        parts.push(`${sort.column} > ?`);
+        params.push(value);
+      }
+    } else if (value === null) {
+      parts.push('0');
+    } else {
+      parts.push(`(${sort.column} < ? OR ${sort.column} IS NULL)`);
+      params.push(value);
+    }
+    branches.push(`(${parts.join(' AND ')})`);
+  });
+  return { where: branches.join(' OR '), params };
+};

@@ -1,0 +1,192 @@
+import Database from 'better-sqlite3';
+import { AsyncLock } from '../../asyncLock.ts';
+import type {
+  Collection,
+  CollectionSpec,
+  Document,
+  ReadStore,
+  ReadStoreTransaction,
+} from '../readStore.ts';
+import { columnName, columnValueOf, quoteIdentifier } from './columns.ts';
+import { SqliteCollection } from './sqliteCollection.ts';
+
+export type TableSchema = Readonly<{
+  name: string;
+  quotedName: string;
+  /** Field path → quoted column, for every indexed field. `_id` is the primary key `id`. */
+  columns: ReadonlyMap<string, string>;
+}>;
+
+/**
+ * The embedded read store: JSON documents in one SQLite file. Two connections: `writer` takes
+ * every write, one transaction at a time behind an async lock; `reader` serves queries and, in WAL
+ * mode, only ever sees committed data. Read models can always be rebuilt from the event store, so
+ * commits use `synchronous=NORMAL` (a power cut may lose the newest batches, never consistency:
+ * each projection's checkpoint rolls back together with its documents).
+ */
+export class SqliteReadStore implements ReadStore {
+  readonly writer: Database.Database;
+  readonly reader: Database.Database;
+  private readonly lock = new AsyncLock();
+  private readonly schemas = new Map<string, TableSchema>();
+  private readonly statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+  private closed = false;
+
+  constructor(path: string) {
+    this.writer = openConnection(path);
+    this.reader = openConnection(path);
+  }
+
+  collection<T extends Document = Document>(spec: CollectionSpec): Collection<T> {
+    return new SqliteCollection<T>(this, spec, 'committed');
+  }
+
+  async transaction<R>(work: (transaction: ReadStoreTransaction) => Promise<R>): Promise<R> {
+    return this.lock.run(async () => {
+      this.assertOpen();
+      const created: string[] = [];
+      this.writer.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await work({
+          collection: <T extends Document>(spec: CollectionSpec) =>
+            new SqliteCollection<T>(this, spec, 'transaction', created),
+        });
+        this.writer.exec('COMMIT');
+        return result;
+      } catch (error) {
+        if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
+        // Tables created inside the rolled-back transaction no longer exist.
+        for (const name of created) this.schemas.delete(name);
+        throw error;
+      }
+    });
+  }
+
+  /** Runs synchronous writes as one committed transaction, after any transaction in progress. */
+  write<R>(work: () => R): Promise<R> {
+    return this.lock.run(() => {
+      this.assertOpen();
+      return this.writer.transaction(work).immediate();
+    });
+  }
+
+  /** The table behind a collection; known tables are answered without touching SQLite. */
+  knownSchema(spec: CollectionSpec): TableSchema | undefined {
+    const known = this.schemas.get(spec.name);
+    const complete =
+      known && spec.indexes.every((index) => index.fields.every((field) => field === '_id' || known.columns.has(field)));
+    return complete ? known : undefined;
+  }
+
+  /**
+   * Creates the table (with its columns and indexes) on first use. Outside a transaction the DDL
+   * waits for the write lock, so it never slips into another caller's open transaction; inside one
+   * it becomes part of it and is forgotten again if that transaction rolls back.
+   */
+  async ensureSchema(spec: CollectionSpec, createdInTransaction?: string[]): Promise<TableSchema> {
+    const known = this.knownSchema(spec);
+    if (known) return known;
+    const create = () => {
+      const schema = this.createTable(spec);
+      this.schemas.set(spec.name, schema);
+      return schema;
+    };
+    if (createdInTransaction) {
+      createdInTransaction.push(spec.name);
+      return create();
+    }
+    return this.lock.run(() => this.knownSchema(spec) ?? create());
+  }
+
+  statement(connection: Database.Database, sql: string): Database.Statement {
+    let cache = this.statements.get(connection);
+    if (!cache) {
+      cache = new Map();
+      this.statements.set(connection, cache);
+    }
+    let statement = cache.get(sql);
+    if (!statement) {
+      statement = connection.prepare(sql);
+      cache.set(sql, statement);
+    }
+    return statement;
+  }
+
+  async listCollections(): Promise<string[]> {
+    const rows = this.reader
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      .all() as { name: string }[];
+    return rows.map((row) => row.name);
+  }
+
+  async dropCollection(name: string): Promise<void> {
+    await this.lock.run(() => {
+      this.writer.exec(`DROP TABLE IF EXISTS ${quoteIdentifier(name)}`);
+      this.schemas.delete(name);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.lock.run(() => {
+      this.closed = true;
+      this.reader.close();
+      this.writer.close();
+    });
+  }
+
+  assertOpen(): void {
+    if (this.closed) throw new Error('The read store is closed');
+  }
+
+  /**
+   * DDL runs on the writer. Called outside a transaction it is its own statement; inside one it
+   * becomes part of it. Columns added to a table that already has rows are filled from the JSON.
+   */
+  private createTable(spec: CollectionSpec): TableSchema {
+    const quotedName = quoteIdentifier(spec.name);
+    this.writer.exec(`CREATE TABLE IF NOT EXISTS ${quotedName} (id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL)`);
+    const existing = new Set(
+      (this.writer.prepare(`PRAGMA table_info(${quotedName})`).all() as { name: string }[]).map((c) => c.name),
+    );
+    const columns = new Map<string, string>();
+    const added: string[] = [];
+    for (const field of new Set(spec.indexes.flatMap((index) => index.fields))) {
+      if (field === '_id') continue;
+      const column = columnName(field);
+      columns.set(field, quoteIdentifier(column));
+      if (!existing.has(column)) {
+        this.writer.exec(`ALTER TABLE ${quotedName} ADD COLUMN ${quoteIdentifier(column)}`);
+        added.push(field);
+      }
+    }
+    if (added.length > 0) this.backfill(spec.name, quotedName, added);
+    for (const index of spec.indexes) {
+      const indexName = quoteIdentifier(`${spec.name}__${index.fields.join('__')}`);
+      const indexColumns = index.fields.map((field) => (field === '_id' ? 'id' : columns.get(field)!)).join(', ');
+      this.writer.exec(
+        `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${indexName} ON ${quotedName} (${indexColumns})`,
+      );
+    }
+    return { name: spec.name, quotedName, columns };
+  }
+
+  private backfill(name: string, quotedName: string, fields: string[]): void {
+    const rows = this.writer.prepare(`SELECT id, doc FROM ${quotedName}`).all() as { id: string; doc: string }[];
+    const update = this.writer.prepare(
+      `UPDATE ${quotedName} SET ${fields.map((field) => `${quoteIdentifier(columnName(field))} = ?`).join(', ')} WHERE id = ?`,
+    );
+    for (const row of rows) {
+      const document = JSON.parse(row.doc) as unknown;
+      update.run(...fields.map((field) => columnValueOf(name, document, field)), row.id);
+    }
+  }
+}
+
+const openConnection = (path: string): Database.Database => {
+  const connection = new Database(path);
+  connection.pragma('journal_mode = WAL');
+  connection.pragma('synchronous = NORMAL');
+  connection.pragma('busy_timeout = 5000');
+  return connection;
+};
