@@ -49,7 +49,7 @@ class ProjectionFailure extends Error {
   constructor(
     readonly projectionName: string,
     readonly event: RecordedEvent | undefined,
-    readonly cause: unknown,
+    override readonly cause: unknown,
   ) {
     super(`Projection ${projectionName} failed${event ? ` on ${event.type} at ${event.position}` : ''}: ${String((cause as Error)?.message ?? cause)}`);
   }
