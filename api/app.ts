@@ -1,0 +1,143 @@
+import Router from '@koa/router';
+import Koa, { type Middleware } from 'koa';
+import { koaBody } from 'koa-body';
+import { randomUUID } from 'node:crypto';
+import { ValueError } from '../domain/shared/errors.ts';
+import { configSectionsCollection, type ConfigSectionDocument } from '../projections/config.ts';
+import { errorMiddleware, writeError } from './errors.ts';
+import { RouteTable } from './route.ts';
+import { registerAccountRoutes } from './routes/accounts.ts';
+import { registerAuthRoutes } from './routes/auth.ts';
+import { registerConfigRoutes } from './routes/config.ts';
+import { registerIdentityRoutes } from './routes/identities.ts';
+import { registerPingRoutes } from './routes/ping.ts';
+import { registerScopeRoutes } from './routes/scopes.ts';
+import type { AppContext, AppState, Services } from './services.ts';
+
+/** The Koa application: one middleware chain, one router. Listening is the caller's business. */
+export const createApp = (services: Services): Koa<AppState> => {
+  const app = new Koa<AppState>();
+  app.silent = true;
+  const router = new Router<AppState>({ strict: true });
+  const routes = new RouteTable(router, services);
+  registerPingRoutes(routes);
+  registerAuthRoutes(routes, services);
+  registerAccountRoutes(routes, services);
+  registerScopeRoutes(routes, services);
+  registerIdentityRoutes(routes, services);
+  registerConfigRoutes(routes, services);
+
+  app.use(requestLog(services));
+  app.use(errorMiddleware());
+  app.use(corsPreflight(services));
+  app.use(decodedRoutingPath());
+  app.use(rawTextBody(services.config.maxBodyBytes));
+  app.use(router.routes());
+  app.use(unmatched(router));
+  return app;
+};
+
+/** A request id (taken from X-Request-Id when given) and one structured log line per request. */
+const requestLog =
+  (services: Services): Middleware<AppState> =>
+  async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    const given = ctx.get('X-Request-Id');
+    ctx.state.requestId = /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
+    ctx.state.logger = services.logger.child({ requestId: ctx.state.requestId });
+    ctx.set('X-Request-Id', ctx.state.requestId);
+    try {
+      await next();
+    } finally {
+      const milliseconds = Number(process.hrtime.bigint() - started) / 1e6;
+      ctx.state.logger.info(
+        { method: ctx.method, url: ctx.url, status: ctx.status, ms: Math.round(milliseconds * 10) / 10, account: ctx.state.issuer },
+        'request',
+      );
+    }
+  };
+
+/**
+ * OPTIONS on any URL is Rucio's CORS pre-flight: allowed (200) when the Origin is listed in the
+ * configuration option `webui.urls` (comma-separated), refused (403) otherwise. No token needed.
+ */
+const corsPreflight =
+  (services: Services): Middleware<AppState> =>
+  async (ctx, next) => {
+    if (ctx.method !== 'OPTIONS') return next();
+    const webui = await services.readModels.collection<ConfigSectionDocument>(configSectionsCollection).get('webui');
+    const allowed = (webui?.options.urls ?? '').split(',').map((url) => url.trim()).filter(Boolean);
+    const origin = ctx.get('Origin');
+    ctx.body = '';
+    if (!origin || !allowed.includes(origin)) {
+      ctx.status = 403;
+      return;
+    }
+    ctx.status = 200;
+    ctx.set('Access-Control-Allow-Origin', origin);
+    ctx.set('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE, OPTIONS');
+    ctx.set('Access-Control-Allow-Headers', ctx.get('Access-Control-Request-Headers'));
+    ctx.set('Access-Control-Allow-Credentials', 'true');
+  };
+
+/**
+ * Rucio's web server decodes percent-escapes before routing (`%2F` in a DID name becomes a `/`
+ * that `*scope_name` swallows). The router matches the decoded path; `%` is escaped again so the
+ * router's own parameter decoding gives the decoded text back unchanged.
+ */
+const decodedRoutingPath = (): Middleware<AppState> => async (ctx, next) => {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(ctx.path);
+  } catch {
+    throw new ValueError(`Could not decode the path '${ctx.path}'`);
+  }
+  (ctx as unknown as { newRouterPath: string }).newRouterPath = decoded.replaceAll('%', '%25');
+  await next();
+};
+
+/**
+ * Bodies are JSON whatever their Content-Type (the Python client sends none, also on DELETE), so
+ * every body is read as text and the routes parse it (api/params.ts).
+ */
+const rawTextBody = (limit: number): Middleware<AppState> => {
+  const parse = koaBody({
+    json: false,
+    urlencoded: false,
+    multipart: false,
+    text: true,
+    textLimit: limit,
+    parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as never,
+  });
+  return async (ctx, next) => {
+    if (ctx.request.length || ctx.get('Transfer-Encoding')) ctx.req.headers['content-type'] = 'text/plain; charset=utf-8';
+    await parse(ctx as never, next);
+  };
+};
+
+/**
+ * What the router did not answer, as Werkzeug would: a path that only exists with a trailing
+ * slash redirects there (308, method and body kept); a known path with another method is 405
+ * with `Allow`; anything else is 404.
+ */
+const unmatched =
+  (router: Router<AppState>): Middleware<AppState> =>
+  async (ctx) => {
+    const path = (ctx as unknown as { newRouterPath: string }).newRouterPath;
+    const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
+    if (!path.endsWith('/') && router.match(`${path}/`, method).route) {
+      ctx.status = 308;
+      ctx.set('Location', `${ctx.path}/${ctx.querystring ? `?${ctx.querystring}` : ''}`);
+      ctx.body = '';
+      return;
+    }
+    const matched = router.match(path, method);
+    if (matched.path.length > 0) {
+      const allowed = new Set(matched.path.flatMap((layer) => layer.methods));
+      allowed.add('OPTIONS');
+      ctx.set('Allow', [...allowed].sort().join(', '));
+      writeError(ctx as AppContext, 405, 'MethodNotAllowed', `The method ${ctx.method} is not allowed for the requested URL.`);
+      return;
+    }
+    writeError(ctx as AppContext, 404, 'NotFound', 'The requested URL was not found on the server.');
+  };

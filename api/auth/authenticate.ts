@@ -1,0 +1,21 @@
+import type { Middleware } from 'koa';
+import { CannotAuthenticate, ValueError } from '../../domain/shared/errors.ts';
+import type { AppState, Services } from '../services.ts';
+
+/**
+ * The token check of every authenticated route (Rucio's `request_auth_env`): no token is 400
+ * ValueError, an unknown or expired token 401 CannotAuthenticate, which makes the Python client
+ * log in again and retry.
+ */
+export const authenticate =
+  (services: Services): Middleware<AppState> =>
+  async (ctx, next) => {
+    const token = ctx.get('X-Svc-Auth-Token');
+    if (!token) throw new ValueError('Token must be set.');
+    const info = await services.tokens.validate(token);
+    if (!info) throw new CannotAuthenticate('Cannot authenticate with given credentials');
+    ctx.state.issuer = info.account;
+    ctx.state.identity = info.identity;
+    ctx.state.logger = ctx.state.logger.child({ account: info.account });
+    await next();
+  };

@@ -1,0 +1,29 @@
+import type { ParameterizedContext } from 'koa';
+import type { CommandContext } from '../commands/handleCommand.ts';
+import type { ServiceConfig } from '../infra/config.ts';
+import type { Logger } from '../infra/logger.ts';
+import type { ProjectionProgress } from '../projections/projectionRunner.ts';
+import type { ReadModels } from '../projections/readModels.ts';
+import type { TokenStore } from './auth/tokenStore.ts';
+
+/** Everything a route needs, built once at start-up (bin/serve.ts) and in tests. */
+export type Services = Readonly<{
+  config: ServiceConfig;
+  logger: Logger;
+  commands: CommandContext;
+  readModels: ReadModels;
+  progress: ProjectionProgress;
+  tokens: TokenStore;
+}>;
+
+export type AppState = {
+  requestId: string;
+  logger: Logger;
+  /** The authenticated account (Rucio's "issuer"), set by the token check. */
+  issuer?: string;
+  identity?: string;
+  /** Statuses this route gives some exception classes instead of the defaults. */
+  errorStatus?: Readonly<Record<string, number>>;
+};
+
+export type AppContext = ParameterizedContext<AppState> & { params: Record<string, string> };

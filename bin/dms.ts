@@ -1,0 +1,86 @@
+import { ConfigurationInvalidError, loadConfig, type ServiceConfig } from '../infra/config.ts';
+import { createLogger } from '../infra/logger.ts';
+import { RedisServerMissingError } from '../infra/queue/redisServer.ts';
+import { bootstrapCommand } from './commands/bootstrap.ts';
+import { projectionsStatusCommand } from './commands/projectionsStatus.ts';
+import { replayCommand } from './commands/replay.ts';
+import { startRuntime, type Roles } from './runtime.ts';
+
+const USAGE = `Usage: dms <command>
+
+  serve                      API, projections and workers in one process (the embedded default)
+  api                        only the HTTP API (scaled out; projections run elsewhere)
+  projector                  only the projections
+  worker                     only the reactor and the daemon workers
+  projections status         checkpoint, head and lag of every projection
+  replay <stream> [--from N] the events of one stream as JSON lines (for audits)
+  admin bootstrap            create the root account if it does not exist, then exit
+  help                       this text
+
+Configuration comes from environment variables; see README.md.`;
+
+const ROLES: Record<string, Roles> = {
+  serve: { api: true, projector: true, workers: true },
+  api: { api: true, projector: false, workers: false },
+  projector: { api: false, projector: true, workers: false },
+  worker: { api: false, projector: false, workers: true },
+};
+
+const runService = async (config: ServiceConfig, roles: Roles): Promise<void> => {
+  const logger = createLogger(config.logLevel);
+  const runtime = await startRuntime({ ...config, workers: roles.workers && config.workers }, { ...roles, workers: roles.workers && config.workers }, logger);
+  let signals = 0;
+  const shutdown = (signal: string) => {
+    signals += 1;
+    if (signals > 1) {
+      logger.warn({ signal }, 'second signal: exiting at once');
+      process.exit(1);
+    }
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    runtime.stop().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'error while stopping');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+};
+
+const main = async (args: string[]): Promise<number> => {
+  const [command, ...rest] = args;
+  if (!command || command === 'help' || command === '--help') {
+    console.log(USAGE);
+    return command ? 0 : 2;
+  }
+  const config = loadConfig();
+  const roles = ROLES[command];
+  if (roles) {
+    await runService(config, roles);
+    return -1;
+  }
+  if (command === 'projections' && rest[0] === 'status') return projectionsStatusCommand(config);
+  if (command === 'replay' && rest[0]) return replayCommand(config, rest[0], rest.slice(1));
+  if (command === 'admin' && rest[0] === 'bootstrap') return bootstrapCommand(config);
+  console.error(USAGE);
+  return 2;
+};
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    if (error instanceof ConfigurationInvalidError || error instanceof RedisServerMissingError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    console.error(error);
+    process.exit(1);
+  },
+);

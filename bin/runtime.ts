@@ -1,0 +1,137 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createApp } from '../api/app.ts';
+import { TokenStore } from '../api/auth/tokenStore.ts';
+import type { Services } from '../api/services.ts';
+import { ensureRootAccount } from '../commands/bootstrap.ts';
+import { createCommandContext } from '../commands/handleCommand.ts';
+import type { ServiceConfig } from '../infra/config.ts';
+import type { EventStore } from '../infra/eventstore/eventStore.ts';
+import type { Logger } from '../infra/logger.ts';
+import { startPrivateRedisServer, type PrivateRedisServer } from '../infra/queue/redisServer.ts';
+import type { ReadStore } from '../infra/readstore/readStore.ts';
+import { openStores } from '../infra/stores.ts';
+import { CheckpointWatcher } from '../projections/checkpointWatcher.ts';
+import { allProjections } from '../projections/index.ts';
+import { ProjectionRunner, type ProjectionProgress } from '../projections/projectionRunner.ts';
+import { ReadModels } from '../projections/readModels.ts';
+import { reactions, processors } from '../workers/roles.ts';
+import { Reactor } from '../workers/reactor.ts';
+import { WorkerHost } from '../workers/workerHost.ts';
+
+/** Which parts run in this process: `dms serve` runs all three, the scaled-out commands one each. */
+export type Roles = Readonly<{ api: boolean; projector: boolean; workers: boolean }>;
+
+export type Runtime = Readonly<{
+  /** Base URL of the HTTP API when this process serves it. */
+  url: string | undefined;
+  services: Services;
+  eventStore: EventStore;
+  readStore: ReadStore;
+  runner: ProjectionRunner | undefined;
+  redisUrl: string | undefined;
+  stop(): Promise<void>;
+}>;
+
+/** How long in-flight requests may take to finish after a stop request before they are cut. */
+const DRAIN_MS = 10_000;
+
+/**
+ * Opens the stores and starts this process's roles. Order matters: projections catch up before
+ * the API listens; on stop the API stops accepting first and finishes what it has, then the
+ * workers, projections, stores and the private redis-server are closed, in that order.
+ */
+export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: Logger): Promise<Runtime> => {
+  const { eventStore, readStore } = openStores(config);
+  const commands = createCommandContext(eventStore);
+  const readModels = new ReadModels(readStore, allProjections);
+  await readModels.refresh();
+
+  let runner: ProjectionRunner | undefined;
+  let progress: ProjectionProgress;
+  if (roles.projector) {
+    runner = new ProjectionRunner({ eventStore, readStore, readModels, projections: allProjections, logger: logger.child({ role: 'projector' }) });
+    await runner.start();
+    progress = runner;
+  } else {
+    progress = new CheckpointWatcher(readStore, allProjections.map((projection) => projection.name));
+  }
+
+  const services: Services = {
+    config,
+    logger,
+    commands,
+    readModels,
+    progress,
+    tokens: new TokenStore(readStore, config.tokenLifetimeSeconds),
+  };
+
+  if (roles.api) {
+    const created = await ensureRootAccount(commands, {
+      username: config.rootUsername,
+      password: config.rootPassword,
+      email: config.rootEmail,
+    });
+    if (created === 'created') {
+      logger.info({ username: config.rootUsername }, 'created the root account and its userpass identity');
+      if (config.rootPasswordIsDefault) {
+        logger.warn('the root password is the default one; set DMS_ROOT_PASSWORD before the first start of a real deployment');
+      }
+    }
+  }
+
+  let redis: PrivateRedisServer | undefined;
+  let redisUrl = config.redisUrl;
+  let reactor: Reactor | undefined;
+  let workerHost: WorkerHost | undefined;
+  if (roles.workers) {
+    if (!redisUrl) {
+      redis = await startPrivateRedisServer({ persistenceDir: join(config.dataDir, 'redis') });
+      redisUrl = redis.url;
+      logger.info({ url: redisUrl }, 'started a private redis-server');
+    }
+    reactor = new Reactor({ eventStore, readStore, redisUrl, reactions, logger: logger.child({ role: 'reactor' }) });
+    await reactor.start();
+    workerHost = new WorkerHost(redisUrl, processors(services), logger.child({ role: 'worker' }));
+    workerHost.start();
+  }
+
+  let server: Server | undefined;
+  let url: string | undefined;
+  if (roles.api) {
+    const app = createApp(services);
+    server = await new Promise<Server>((resolve, reject) => {
+      const listening = app.listen(config.port, config.host, () => resolve(listening));
+      listening.once('error', reject);
+    });
+    const address = server.address() as AddressInfo;
+    url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+    logger.info({ url }, 'API listening');
+  }
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      if (server) await closeServer(server);
+      await workerHost?.stop();
+      await reactor?.stop();
+      await runner?.stop();
+      await eventStore.close();
+      await readStore.close();
+      await redis?.stop();
+    })());
+
+  return { url, services, eventStore, readStore, runner, redisUrl, stop };
+};
+
+/** Stops accepting connections, lets in-flight requests finish, then cuts what is left. */
+const closeServer = (server: Server): Promise<void> =>
+  new Promise((resolve) => {
+    const cut = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });

@@ -1,0 +1,128 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Configuration comes only from the environment, validated at start. A bad value stops the
+ * service with a message that names the variable. Defaults suit one machine (the embedded mode).
+ */
+const booleanText = z
+  .string()
+  .transform((value, issue) => {
+    const lower = value.trim().toLowerCase();
+    if (['1', 'true', 'yes', 'on'].includes(lower)) return true;
+    if (['0', 'false', 'no', 'off', ''].includes(lower)) return false;
+    issue.addIssue({ code: 'custom', message: 'expected true or false' });
+    return z.NEVER;
+  });
+
+const integerText = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'expected a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+const environmentSchema = z.object({
+  /** TCP port of the HTTP API. */
+  PORT: integerText(0, 65535).default(8080),
+  /** Address the API listens on; loopback by default, so nothing is exposed by accident. */
+  DMS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** Where the embedded mode keeps its SQLite files and the private Redis's append-only file. */
+  DMS_DATA_DIR: z.string().min(1).default('./data'),
+  /** The root account's userpass login, created at first start. */
+  DMS_ROOT_USERNAME: z.string().min(1).max(255).default('ddmlab'),
+  DMS_ROOT_PASSWORD: z.string().min(1).default('secret'),
+  DMS_ROOT_EMAIL: z.string().default('root@localhost'),
+  /** `sqlite` (files under DMS_DATA_DIR) or an EventStoreDB connection string `esdb://...`. */
+  DMS_EVENT_STORE: z
+    .string()
+    .default('sqlite')
+    .refine((value) => value === 'sqlite' || /^esdb(\+discover)?:\/\//.test(value), 'expected sqlite or an esdb:// URL'),
+  /** `sqlite` (files under DMS_DATA_DIR) or a MongoDB connection string `mongodb://...`. */
+  DMS_READ_STORE: z
+    .string()
+    .default('sqlite')
+    .refine((value) => value === 'sqlite' || /^mongodb(\+srv)?:\/\//.test(value), 'expected sqlite or a mongodb:// URL'),
+  /** An existing Redis; without it the service starts a private redis-server from the PATH. */
+  REDIS_URL: z
+    .string()
+    .refine((value) => /^rediss?:\/\//.test(value), 'expected a redis:// URL')
+    .optional(),
+  /** Token lifetime in seconds (Rucio: one hour). */
+  DMS_TOKEN_LIFETIME_SECONDS: integerText(1, 31 * 24 * 3600).default(3600),
+  /** How long a write waits for the read models to show it before answering anyway. */
+  DMS_READ_YOUR_WRITES_TIMEOUT_MS: integerText(0, 600_000).default(5000),
+  /** pino level: fatal, error, warn, info, debug, trace or silent. */
+  DMS_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Header a TLS-terminating proxy sets to the client certificate's DN (x509 login); unset = off. */
+  DMS_X509_DN_HEADER: z.string().min(1).optional(),
+  /** Header a Kerberos-authenticating proxy sets to the principal (gss login); unset = off. */
+  DMS_GSS_REMOTE_USER_HEADER: z.string().min(1).optional(),
+  /** Largest request body accepted, in bytes (bulk registrations are large). */
+  DMS_MAX_BODY_BYTES: integerText(1024, 2 ** 31).default(256 * 1024 * 1024),
+  /** Start the background workers in `dms serve`; off for API-only processes. */
+  DMS_WORKERS: booleanText.default(true),
+});
+
+export type ServiceConfig = Readonly<{
+  port: number;
+  host: string;
+  dataDir: string;
+  rootUsername: string;
+  rootPassword: string;
+  rootEmail: string;
+  /** True when the root password is the documented default and start-up should warn. */
+  rootPasswordIsDefault: boolean;
+  eventStore: { kind: 'sqlite' } | { kind: 'esdb'; url: string };
+  readStore: { kind: 'sqlite' } | { kind: 'mongodb'; url: string };
+  redisUrl: string | undefined;
+  tokenLifetimeSeconds: number;
+  readYourWritesTimeoutMs: number;
+  logLevel: string;
+  x509DnHeader: string | undefined;
+  gssRemoteUserHeader: string | undefined;
+  maxBodyBytes: number;
+  workers: boolean;
+}>;
+
+export class ConfigurationInvalidError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  ${problem}`).join('\n')}`);
+    this.name = 'ConfigurationInvalidError';
+  }
+}
+
+/** Reads and validates the environment; throws ConfigurationInvalidError naming each bad variable. */
+export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): ServiceConfig => {
+  const known = Object.fromEntries(
+    Object.keys(environmentSchema.shape)
+      .filter((key) => environment[key] !== undefined)
+      .map((key) => [key, environment[key]]),
+  );
+  const parsed = environmentSchema.safeParse(known);
+  if (!parsed.success) {
+    throw new ConfigurationInvalidError(
+      parsed.error.issues.map((issue) => `${String(issue.path[0])}=${JSON.stringify(known[String(issue.path[0])])}: ${issue.message}`),
+    );
+  }
+  const env = parsed.data;
+  return {
+    port: env.PORT,
+    host: env.DMS_HOST,
+    dataDir: resolve(env.DMS_DATA_DIR),
+    rootUsername: env.DMS_ROOT_USERNAME,
+    rootPassword: env.DMS_ROOT_PASSWORD,
+    rootEmail: env.DMS_ROOT_EMAIL,
+    rootPasswordIsDefault: environment.DMS_ROOT_PASSWORD === undefined,
+    eventStore: env.DMS_EVENT_STORE === 'sqlite' ? { kind: 'sqlite' } : { kind: 'esdb', url: env.DMS_EVENT_STORE },
+    readStore: env.DMS_READ_STORE === 'sqlite' ? { kind: 'sqlite' } : { kind: 'mongodb', url: env.DMS_READ_STORE },
+    redisUrl: env.REDIS_URL,
+    tokenLifetimeSeconds: env.DMS_TOKEN_LIFETIME_SECONDS,
+    readYourWritesTimeoutMs: env.DMS_READ_YOUR_WRITES_TIMEOUT_MS,
+    logLevel: env.DMS_LOG_LEVEL,
+    x509DnHeader: env.DMS_X509_DN_HEADER,
+    gssRemoteUserHeader: env.DMS_GSS_REMOTE_USER_HEADER,
+    maxBodyBytes: env.DMS_MAX_BODY_BYTES,
+    workers: env.DMS_WORKERS,
+  };
+};

@@ -1,0 +1,112 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+
+export type PrivateRedisServer = Readonly<{
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}>;
+
+export type PrivateRedisOptions = Readonly<{
+  /** Keep an append-only file here so queued jobs survive a restart; omit for a throw-away server. */
+  persistenceDir?: string;
+  /** Give up waiting for the server to answer PING after this long; default 10 s. */
+  startTimeoutMs?: number;
+}>;
+
+export class RedisServerMissingError extends Error {
+  constructor() {
+    super(
+      'redis-server was not found on the PATH. Install it (Debian/Ubuntu: `sudo apt-get install -y redis-server`), ' +
+        'or set REDIS_URL to a Redis server you already run.',
+    );
+    this.name = 'RedisServerMissingError';
+  }
+}
+
+/**
+ * Starts a private redis-server on a free loopback port, in the foreground, as a child of this
+ * process. A small shell watchdog sits between us and redis-server: it reads our stdin pipe and
+ * stops redis-server when the pipe closes, so the server also goes away when this process is
+ * killed without a chance to clean up.
+ */
+export const startPrivateRedisServer = async (options: PrivateRedisOptions = {}): Promise<PrivateRedisServer> => {
+  if (spawnSync('redis-server', ['--version']).error) throw new RedisServerMissingError();
+
+  const port = await findFreePort();
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--protected-mode', 'yes'];
+  if (options.persistenceDir) {
+    mkdirSync(options.persistenceDir, { recursive: true });
+    args.push('--dir', options.persistenceDir, '--appendonly', 'yes', '--appendfsync', 'everysec');
+  } else {
+    args.push('--appendonly', 'no');
+  }
+  const watchdog =
+    'redis-server "$@" & child=$!; read _line; kill "$child" 2>/dev/null; wait "$child"';
+  const child = spawn('sh', ['-c', watchdog, 'redis-watchdog', ...args], {
+    stdio: ['pipe', 'ignore', 'pipe'],
+    detached: true,
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+
+  try {
+    await waitForPong(port, options.startTimeoutMs ?? 10_000, child);
+  } catch (error) {
+    await stopChild(child);
+    throw new Error(`redis-server did not start on port ${port}: ${(error as Error).message} ${stderr}`.trim());
+  }
+  return { url: `redis://127.0.0.1:${port}`, port, stop: () => stopChild(child) };
+};
+
+const stopChild = async (child: ChildProcess): Promise<void> => {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.stdin?.end();
+  const timer = setTimeout(() => {
+    // The watchdog did not stop redis in time: kill the whole process group.
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }, 5000);
+  await exited;
+  clearTimeout(timer);
+};
+
+const findFreePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+
+const waitForPong = async (port: number, timeoutMs: number, child: ChildProcess): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`exited with code ${child.exitCode}`);
+    if (await ping(port)) return;
+    if (Date.now() > deadline) throw new Error('no answer to PING');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+};
+
+const ping = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => finish(false));
+    socket.once('error', () => finish(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => finish(data.toString().startsWith('+PONG')));
+  });

@@ -1,0 +1,8 @@
+import { accountsProjection } from './accounts.ts';
+import { configProjection } from './config.ts';
+import { identitiesProjection } from './identities.ts';
+import type { Projection } from './projection.ts';
+import { scopesProjection } from './scopes.ts';
+
+/** Every projection the service runs; the runner and ReadModels are built from this list. */
+export const allProjections: readonly Projection[] = [accountsProjection, identitiesProjection, scopesProjection, configProjection];

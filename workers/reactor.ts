@@ -1,0 +1,126 @@
+import { Queue } from 'bullmq';
+import type { AllSubscription, EventStore, RecordedEvent } from '../infra/eventstore/eventStore.ts';
+import type { Logger } from '../infra/logger.ts';
+import { redisConnectionOptions } from '../infra/queue/connection.ts';
+import type { CollectionSpec, Document, ReadStore } from '../infra/readstore/readStore.ts';
+
+/** Which events become jobs on which queue. */
+export type Reaction = Readonly<{ queue: string; eventTypes: readonly string[] }>;
+
+/** What a job carries: the triggering event, so processors can derive their event ids from it. */
+export type EventJob = Readonly<{
+  eventId: string;
+  type: string;
+  streamName: string;
+  position: string;
+  data: unknown;
+}>;
+
+type CheckpointDocument = Document & { checkpoint: string; updatedAt: string };
+
+export const workerCheckpointsCollection: CollectionSpec = { name: 'worker_checkpoints', indexes: [] };
+
+export type ReactorOptions = Readonly<{
+  eventStore: EventStore;
+  readStore: ReadStore;
+  redisUrl: string;
+  reactions: readonly Reaction[];
+  logger: Logger;
+  /** Name of the checkpoint; default `reactor`. */
+  name?: string;
+  /** BullMQ key prefix; default `dms`. */
+  prefix?: string;
+  /** Events read per batch; default 500. */
+  batchSize?: number;
+}>;
+
+/**
+ * Follows `$all` from its checkpoint and turns the events that need work into BullMQ jobs. The job
+ * id is the event id, so replaying events after a crash (enqueued, checkpoint not yet saved)
+ * enqueues nothing twice: BullMQ keeps one job per id.
+ */
+export class Reactor {
+  private readonly queues = new Map<string, Queue>();
+  private readonly queuesByType = new Map<string, Queue[]>();
+  private subscription: AllSubscription | undefined;
+  private loop: Promise<void> | undefined;
+  private stopping = false;
+  private checkpoint = 0n;
+
+  constructor(private readonly options: ReactorOptions) {
+    for (const reaction of options.reactions) {
+      let queue = this.queues.get(reaction.queue);
+      if (!queue) {
+        queue = new Queue(reaction.queue, { connection: redisConnectionOptions(options.redisUrl), prefix: options.prefix ?? 'dms' });
+        this.queues.set(reaction.queue, queue);
+      }
+      for (const type of reaction.eventTypes) this.queuesByType.set(type, [...(this.queuesByType.get(type) ?? []), queue]);
+    }
+  }
+
+  get name(): string {
+    return this.options.name ?? 'reactor';
+  }
+
+  get position(): bigint {
+    return this.checkpoint;
+  }
+
+  async start(): Promise<void> {
+    const stored = await this.checkpoints().get(this.name);
+    this.checkpoint = BigInt(stored?.checkpoint ?? '0');
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.subscription?.close();
+    await this.loop;
+    await Promise.all([...this.queues.values()].map((queue) => queue.close()));
+  }
+
+  private checkpoints() {
+    return this.options.readStore.collection<CheckpointDocument>(workerCheckpointsCollection);
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      this.subscription = this.options.eventStore.subscribeToAll({ after: this.checkpoint, batchSize: this.options.batchSize ?? 500 });
+      try {
+        for await (const batch of this.subscription) {
+          await this.enqueue(batch);
+          if (this.stopping) break;
+        }
+      } catch (error) {
+        if (this.stopping) break;
+        this.options.logger.error({ err: error, reactor: this.name }, 'reactor failed; retrying from its checkpoint');
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      } finally {
+        await this.subscription.close();
+      }
+    }
+  }
+
+  private async enqueue(batch: readonly RecordedEvent[]): Promise<void> {
+    const jobsByQueue = new Map<Queue, { name: string; data: EventJob; opts: { jobId: string } }[]>();
+    for (const event of batch) {
+      for (const queue of this.queuesByType.get(event.type) ?? []) {
+        const jobs = jobsByQueue.get(queue) ?? [];
+        jobs.push({
+          name: event.type,
+          data: { eventId: event.id, type: event.type, streamName: event.streamName, position: event.position.toString(), data: event.data },
+          opts: { jobId: event.id },
+        });
+        jobsByQueue.set(queue, jobs);
+      }
+    }
+    for (const [queue, jobs] of jobsByQueue) await queue.addBulk(jobs);
+    const last = batch[batch.length - 1]!;
+    await this.checkpoints().replaceOne(
+      { _id: this.name },
+      { _id: this.name, checkpoint: last.position.toString(), updatedAt: new Date().toISOString() },
+      { upsert: true },
+    );
+    this.checkpoint = last.position;
+  }
+}
