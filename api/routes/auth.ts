@@ -78,7 +78,7 @@ const stripProxySuffixes = (dn: string): string => {
 const trustedHeader = (ctx: AppContext, name: string | undefined): string | undefined => (name ? ctx.get(name) || undefined : undefined);
 
 export const registerAuthRoutes = (routes: RouteTable, services: Services): void => {
-  const login = { auth: false, accept: [OCTET], commonHeaders: false } as const;
+  const login = { auth: false, accept: [OCTET], commonHeaders: false, errors: { IdentityError: 401 } } as const;
 
   routes.get('/auth/userpass', login, async (ctx) => {
     setAuthHeaders(ctx);

@@ -1,0 +1,49 @@
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+
+export type HttpResponse = {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  json<T = unknown>(): T;
+  /** The lines of an NDJSON answer, parsed. */
+  lines<T = unknown>(): T[];
+};
+
+export type RequestOptions = {
+  headers?: Record<string, string>;
+  /** A string is sent as is; anything else as JSON. Never with a Content-Type, as the Python client does. */
+  body?: unknown;
+  token?: string;
+};
+
+/** A raw HTTP/1.1 request with full control over method, headers and body (also on GET and DELETE). */
+export const request = (baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse> =>
+  new Promise((resolve, reject) => {
+    const url = new URL(path, baseUrl);
+    const body = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    const headers: Record<string, string> = { ...(options.headers ?? {}) };
+    if (options.token) headers['X-Svc-Auth-Token'] = options.token;
+    if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
+    const req = httpRequest(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text,
+          json: <T>() => JSON.parse(text) as T,
+          lines: <T>() =>
+            text
+              .split('\n')
+              .filter((line) => line.length > 0)
+              .map((line) => JSON.parse(line) as T),
+        });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
