@@ -2,6 +2,7 @@ import { ConfigurationInvalidError, loadConfig, type ServiceConfig } from '../in
 import { createLogger } from '../infra/logger.ts';
 import { RedisServerMissingError } from '../infra/queue/redisServer.ts';
 import { bootstrapCommand } from './commands/bootstrap.ts';
+import { projectionsRebuildCommand } from './commands/projectionsRebuild.ts';
 import { projectionsStatusCommand } from './commands/projectionsStatus.ts';
 import { replayCommand } from './commands/replay.ts';
 import { startRuntime, type Roles } from './runtime.ts';
@@ -13,6 +14,7 @@ const USAGE = `Usage: dms <command>
   projector                  only the projections
   worker                     only the reactor and the daemon workers
   projections status         checkpoint, head and lag of every projection
+  projections rebuild <name> rebuild one projection beside the serving one, then switch reads
   replay <stream> [--from N] the events of one stream as JSON lines (for audits)
   admin bootstrap            create the root account if it does not exist, then exit
   help                       this text
@@ -65,6 +67,9 @@ const main = async (args: string[]): Promise<number> => {
     return -1;
   }
   if (command === 'projections' && rest[0] === 'status') return projectionsStatusCommand(config);
+  if (command === 'projections' && rest[0] === 'rebuild' && rest[1]) {
+    return projectionsRebuildCommand(config, rest[1], createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel));
+  }
   if (command === 'replay' && rest[0]) return replayCommand(config, rest[0], rest.slice(1));
   if (command === 'admin' && rest[0] === 'bootstrap') return bootstrapCommand(config);
   console.error(USAGE);

@@ -57,6 +57,10 @@ export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: 
   } else {
     progress = new CheckpointWatcher(readStore, allProjections.map((projection) => projection.name));
   }
+  // Without projections here, follow the projector when a rebuild switches reads to a new generation.
+  const stopRefreshing = roles.projector
+    ? () => undefined
+    : readModels.refreshEvery(1000, (error) => logger.warn({ err: error }, 'could not refresh the serving generations'));
 
   const services: Services = {
     config,
@@ -114,6 +118,7 @@ export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: 
   const stop = () =>
     (stopping ??= (async () => {
       if (server) await closeServer(server);
+      stopRefreshing();
       await workerHost?.stop();
       await reactor?.stop();
       await runner?.stop();

@@ -1,37 +1,35 @@
-import type { AllSubscription, EventStore, RecordedEvent } from '../infra/eventstore/eventStore.ts';
+import { hostname } from 'node:os';
+import type { EventStore } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
-import type { ReadStore, ReadStoreTransaction } from '../infra/readstore/readStore.ts';
+import type { ReadStore } from '../infra/readstore/readStore.ts';
 import type { Projection } from './projection.ts';
-import { ProjectionContext } from './projectionContext.ts';
+import { ProjectionLane, type LaneEntry, type ProjectionFailure } from './projectionLane.ts';
 import {
   physicalCollection,
+  projectionRebuildsCollection,
   projectionStateCollection,
+  projectorHeartbeatsCollection,
+  type ProjectionRebuildDocument,
   type ProjectionStateDocument,
+  type ProjectorHeartbeatDocument,
 } from './projectionState.ts';
 import type { ReadModels } from './readModels.ts';
 
 /** Lets the API answer a write only once the read models show it (read your writes). */
 export interface ProjectionProgress {
-  /** Resolves true once every running projection has applied `position`, false on timeout. */
+  /** Resolves true once every serving projection has applied `position`, false on timeout. */
   waitFor(position: bigint, timeoutMs: number): Promise<boolean>;
 }
 
 export type ProjectionStatus = Readonly<{
   name: string;
   version: number;
-  generation: number;
   servingGeneration: number;
   checkpoint: bigint;
-  status: 'running' | 'failed';
+  status: 'running' | 'failed' | 'rebuilding';
+  rebuild?: { generation: number; version: number; checkpoint: bigint };
   error?: string;
 }>;
-
-type RunningProjection = {
-  projection: Projection;
-  handles: ReadonlySet<string>;
-  state: ProjectionStateDocument;
-  checkpoint: bigint;
-};
 
 export type ProjectionRunnerOptions = Readonly<{
   eventStore: EventStore;
@@ -43,69 +41,74 @@ export type ProjectionRunnerOptions = Readonly<{
   batchSize?: number;
   /** Attempts at a failing batch before the projection at fault is set aside; default 3. */
   attempts?: number;
+  /** How long a replaced generation stays readable for other API processes; default 30 s. */
+  dropGraceMs?: number;
+  /** How often rebuild requests are looked for and the heartbeat is written; default 1 s. */
+  housekeepingMs?: number;
 }>;
 
-class ProjectionFailure extends Error {
-  constructor(
-    readonly projectionName: string,
-    readonly event: RecordedEvent | undefined,
-    override readonly cause: unknown,
-  ) {
-    super(`Projection ${projectionName} failed${event ? ` on ${event.type} at ${event.position}` : ''}: ${String((cause as Error)?.message ?? cause)}`);
-  }
-}
-
 /**
- * Follows `$all` from the lowest checkpoint of its projections and applies every batch to all of
- * them in one read-store transaction, together with each projection's new checkpoint. A crash
- * therefore loses nothing and duplicates nothing: the next start resumes at the checkpoints, and
- * events at or below a projection's checkpoint are skipped for it.
- *
- * A projection whose `apply` keeps throwing on the same batch is marked failed and set aside (the
- * others go on); `dms projections status` shows it and a restart retries it.
+ * Runs the projections of this process. A live lane follows `$all` for the serving generations;
+ * each rebuild (a new projection version, or `dms projections rebuild`) gets its own lane that
+ * fills a new generation from the start while reads stay on the old one. Once a rebuild has caught
+ * up with the live lane it moves into it and reads switch over in one step; the old generation is
+ * dropped after a grace period.
  */
 export class ProjectionRunner implements ProjectionProgress {
-  private readonly running = new Map<string, RunningProjection>();
-  private readonly failed = new Map<string, ProjectionStateDocument>();
+  private live: ProjectionLane | undefined;
+  private readonly rebuilds = new Map<string, ProjectionLane>();
+  private readonly failed = new Map<string, string>();
+  private readonly byName: ReadonlyMap<string, Projection>;
   private readonly waiters = new Set<{ position: bigint; resolve: (caughtUp: boolean) => void; timer: NodeJS.Timeout }>();
-  private subscription: AllSubscription | undefined;
-  private loop: Promise<void> | undefined;
-  private stopping = false;
-  private readonly batchSize: number;
-  private readonly attempts: number;
+  private housekeeping: NodeJS.Timeout | undefined;
+  private readonly handovers = new Set<Promise<void>>();
+  private readonly replaced: { projection: Projection; generation: number }[] = [];
+  private readonly heartbeatId = `${hostname()}:${process.pid}`;
+  private stopped = false;
 
   constructor(private readonly options: ProjectionRunnerOptions) {
-    this.batchSize = options.batchSize ?? 500;
-    this.attempts = options.attempts ?? 3;
+    this.byName = new Map(options.projections.map((projection) => [projection.name, projection]));
   }
 
-  /** Loads checkpoints, starts new generations for changed versions, and starts following `$all`. */
   async start(): Promise<void> {
     const states = this.options.readStore.collection<ProjectionStateDocument>(projectionStateCollection);
+    const rebuilds = this.options.readStore.collection<ProjectionRebuildDocument>(projectionRebuildsCollection);
     const head = await this.options.eventStore.headPosition();
+    const liveEntries: LaneEntry[] = [];
     for (const projection of this.options.projections) {
-      const stored = await states.get(projection.name);
-      const state = this.initialState(projection, stored, head);
-      await states.replaceOne({ _id: state._id }, state, { upsert: true });
-      for (const collection of projection.collections) {
-        // Creating the collections up front keeps DDL out of the batch transactions.
-        await this.options.readStore.collection(physicalCollection(collection, state.generation)).count({ _id: '' });
+      let state = await states.get(projection.name);
+      let rebuild = await rebuilds.get(projection.name);
+      const now = new Date().toISOString();
+      if (!state) {
+        state = { _id: projection.name, version: projection.version, servingGeneration: 1, checkpoint: '0', status: 'running', updatedAt: now };
       }
+      const { error: _error, ...withoutError } = state;
+      await states.replaceOne({ _id: projection.name }, { ...withoutError, status: 'running', updatedAt: now }, { upsert: true });
       this.options.readModels.setServingGeneration(projection.name, state.servingGeneration);
-      this.running.set(projection.name, {
-        projection,
-        handles: new Set(projection.handles),
-        state,
-        checkpoint: BigInt(state.checkpoint),
-      });
+      if (state.version === projection.version) {
+        liveEntries.push(entry(projection, state.servingGeneration, BigInt(state.checkpoint), 'serving'));
+      } else if (!rebuild || rebuild.version !== projection.version) {
+        // The serving generation was built by other code: it stays readable but cannot be kept up to date.
+        this.options.logger.info({ projection: projection.name, from: state.version, to: projection.version }, 'projection version changed, rebuilding');
+        rebuild = newRebuild(projection, Math.max(state.servingGeneration, rebuild?.generation ?? 0) + 1, now);
+        await rebuilds.replaceOne({ _id: projection.name }, rebuild, { upsert: true });
+      }
+      if (rebuild && rebuild.version === projection.version) await this.startRebuildLane(projection, rebuild);
     }
-    this.loop = this.run();
+    for (const item of liveEntries) await this.ensureCollections(item.projection, item.generation);
+    const start = liveEntries.length > 0 ? liveEntries.reduce((low, item) => (item.checkpoint < low ? item.checkpoint : low), head) : head;
+    this.live = this.newLane('live', start);
+    for (const item of liveEntries) this.live.entries.set(item.projection.name, item);
+    this.live.start();
+    await this.writeHeartbeat();
+    this.housekeeping = setInterval(() => void this.houseKeep(), this.options.housekeepingMs ?? 1000);
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
-    await this.subscription?.close();
-    await this.loop;
+    this.stopped = true;
+    clearInterval(this.housekeeping);
+    await Promise.all([this.live?.stop(), ...[...this.rebuilds.values()].map((lane) => lane.stop())]);
+    await this.options.readStore.collection(projectorHeartbeatsCollection).deleteOne({ _id: this.heartbeatId });
     for (const waiter of this.waiters) {
       clearTimeout(waiter.timer);
       waiter.resolve(false);
@@ -113,15 +116,15 @@ export class ProjectionRunner implements ProjectionProgress {
     this.waiters.clear();
   }
 
-  /** The position every running projection has applied. */
+  /** The position every serving projection has applied. */
   get position(): bigint {
     let lowest: bigint | undefined;
-    for (const { checkpoint } of this.running.values()) if (lowest === undefined || checkpoint < lowest) lowest = checkpoint;
-    return lowest ?? 0n;
+    for (const { checkpoint } of this.live?.entries.values() ?? []) if (lowest === undefined || checkpoint < lowest) lowest = checkpoint;
+    return lowest ?? this.live?.cursor ?? 0n;
   }
 
   waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
-    if (this.position >= position || this.running.size === 0) return Promise.resolve(true);
+    if (this.position >= position) return Promise.resolve(true);
     return new Promise((resolve) => {
       const waiter = {
         position,
@@ -135,134 +138,120 @@ export class ProjectionRunner implements ProjectionProgress {
     });
   }
 
+  /** Resolves once no rebuild is left running and reads have switched (tests, the rebuild command). */
+  async rebuildsFinished(pollMs = 20): Promise<void> {
+    while (this.rebuilds.size > 0 || this.handovers.size > 0) await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+
+  /** Drops every replaced generation now instead of after the grace period. */
+  async dropReplacedGenerations(): Promise<void> {
+    for (const { projection, generation } of this.replaced.splice(0)) await this.dropGeneration(projection, generation);
+  }
+
   status(): ProjectionStatus[] {
-    const running = [...this.running.values()].map(({ state, checkpoint }) => toStatus(state, checkpoint));
-    const failed = [...this.failed.values()].map((state) => toStatus(state, BigInt(state.checkpoint)));
-    return [...running, ...failed].sort((a, b) => a.name.localeCompare(b.name));
-  }
-
-  private initialState(projection: Projection, stored: ProjectionStateDocument | null, head: bigint): ProjectionStateDocument {
-    const now = new Date().toISOString();
-    if (!stored) {
-      return { _id: projection.name, version: projection.version, generation: 1, servingGeneration: 1, checkpoint: '0', status: 'running', updatedAt: now };
-    }
-    if (stored.version === projection.version) {
-      // A failed projection gets another chance at every start.
-      const { error: _error, ...rest } = stored;
-      return { ...rest, status: 'running', updatedAt: now };
-    }
-    // A new version: fill a new generation from the start; reads stay on the old one until it has caught up.
-    this.options.logger.info(
-      { projection: projection.name, from: stored.version, to: projection.version },
-      'projection version changed, rebuilding beside the serving generation',
-    );
-    return {
-      _id: projection.name,
-      version: projection.version,
-      generation: stored.generation + 1,
-      servingGeneration: stored.servingGeneration ?? stored.generation,
-      switchAt: head.toString(),
-      checkpoint: '0',
-      status: 'running',
-      updatedAt: now,
-    };
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      this.subscription = this.options.eventStore.subscribeToAll({ after: this.position, batchSize: this.batchSize });
-      try {
-        for await (const batch of this.subscription) {
-          await this.applyBatch(batch);
-          if (this.stopping) break;
-        }
-      } catch (error) {
-        if (this.stopping) break;
-        this.options.logger.error({ err: error }, 'projection subscription failed; resubscribing');
-        await sleep(1000);
-      } finally {
-        await this.subscription.close();
-      }
-    }
-  }
-
-  private async applyBatch(batch: readonly RecordedEvent[]): Promise<void> {
-    const last = batch[batch.length - 1];
-    if (!last) return;
-    for (let attempt = 1; ; attempt += 1) {
-      const targets = [...this.running.values()].filter((running) => running.checkpoint < last.position);
-      if (targets.length === 0) return;
-      try {
-        const written = await this.options.readStore.transaction((transaction) =>
-          this.applyToProjections(transaction, targets, batch, last.position),
-        );
-        this.committed(written);
-        return;
-      } catch (error) {
-        if (this.stopping) return;
-        const culprit = error instanceof ProjectionFailure ? error.projectionName : undefined;
-        this.options.logger.error({ err: error, attempt, projection: culprit }, 'projection batch failed');
-        if (culprit && attempt >= this.attempts) {
-          await this.setAside(culprit, error as ProjectionFailure);
-          attempt = 0;
-          continue;
-        }
-        await sleep(Math.min(100 * 2 ** attempt, 5000));
-      }
-    }
-  }
-
-  private async applyToProjections(
-    transaction: ReadStoreTransaction,
-    targets: RunningProjection[],
-    batch: readonly RecordedEvent[],
-    lastPosition: bigint,
-  ): Promise<ProjectionStateDocument[]> {
-    const states = transaction.collection<ProjectionStateDocument>(projectionStateCollection);
-    const written: ProjectionStateDocument[] = [];
-    for (const target of targets) {
-      const generation = target.state.generation;
-      const context = new ProjectionContext(transaction, (logical) => physicalCollection(logical, generation));
-      for (const event of batch) {
-        if (event.position <= target.checkpoint || !target.handles.has(event.type)) continue;
-        context.beginEvent(event);
-        try {
-          await target.projection.apply(event, context);
-        } catch (error) {
-          throw new ProjectionFailure(target.projection.name, event, error);
-        }
-      }
-      try {
-        await context.flush();
-      } catch (error) {
-        throw new ProjectionFailure(target.projection.name, undefined, error);
-      }
-      const switchNow = target.state.switchAt !== undefined && lastPosition >= BigInt(target.state.switchAt);
-      const { switchAt, ...kept } = target.state;
-      const state: ProjectionStateDocument = {
-        ...(switchNow ? kept : target.state),
-        ...(switchNow ? { servingGeneration: generation } : {}),
-        checkpoint: lastPosition.toString(),
-        updatedAt: new Date().toISOString(),
+    return this.options.projections.map((projection) => {
+      const serving = this.live?.entries.get(projection.name);
+      const rebuilding = this.rebuilds.get(projection.name)?.entries.get(projection.name);
+      const failure = this.failed.get(projection.name);
+      return {
+        name: projection.name,
+        version: serving?.projection.version ?? projection.version,
+        servingGeneration: this.options.readModels.servingGeneration(projection.name),
+        checkpoint: serving?.checkpoint ?? 0n,
+        status: failure ? 'failed' : serving ? 'running' : 'rebuilding',
+        ...(rebuilding ? { rebuild: { generation: rebuilding.generation, version: rebuilding.projection.version, checkpoint: rebuilding.checkpoint } } : {}),
+        ...(failure ? { error: failure } : {}),
       };
-      await states.replaceOne({ _id: state._id }, state, { upsert: true });
-      written.push(state);
-    }
-    return written;
+    });
   }
 
-  private committed(states: ProjectionStateDocument[]): void {
-    for (const state of states) {
-      const running = this.running.get(state._id);
-      if (!running) continue;
-      const previousServing = running.state.servingGeneration;
-      running.state = state;
-      running.checkpoint = BigInt(state.checkpoint);
-      if (state.servingGeneration !== previousServing) {
-        this.options.readModels.setServingGeneration(state._id, state.servingGeneration);
-        void this.dropGeneration(running.projection, previousServing);
-      }
+  private newLane(name: string, startAfter: bigint): ProjectionLane {
+    return new ProjectionLane(
+      name,
+      {
+        eventStore: this.options.eventStore,
+        readStore: this.options.readStore,
+        logger: this.options.logger,
+        batchSize: this.options.batchSize ?? 500,
+        attempts: this.options.attempts ?? 3,
+        committed: (lane) => void this.afterCommit(lane),
+        setAside: (lane, failure) => this.setAside(lane, failure),
+      },
+      startAfter,
+    );
+  }
+
+  private async startRebuildLane(projection: Projection, rebuild: ProjectionRebuildDocument): Promise<void> {
+    await this.ensureCollections(projection, rebuild.generation);
+    const lane = this.newLane(`rebuild:${projection.name}`, BigInt(rebuild.checkpoint));
+    lane.entries.set(projection.name, entry(projection, rebuild.generation, BigInt(rebuild.checkpoint), 'rebuild'));
+    this.rebuilds.set(projection.name, lane);
+    lane.start();
+  }
+
+  private async afterCommit(lane: ProjectionLane): Promise<void> {
+    for (const name of [...this.rebuilds.keys()]) await this.tryHandOver(name);
+    if (lane === this.live) this.resolveWaiters();
+  }
+
+  private tryHandOver(name: string): Promise<void> {
+    const handover = this.handOver(name);
+    this.handovers.add(handover);
+    return handover.finally(() => this.handovers.delete(handover));
+  }
+
+  /**
+   * Moves a caught-up rebuild into the live lane. Both lanes must be between batches and the
+   * rebuild at or past the live lane's position; the live lane is paused while reads switch, so
+   * no event falls between the two.
+   */
+  private async handOver(name: string): Promise<void> {
+    const lane = this.rebuilds.get(name);
+    const rebuilt = lane?.entries.get(name);
+    const live = this.live;
+    if (!lane || !rebuilt || !live || live.applying || lane.applying || rebuilt.checkpoint < live.cursor) return;
+    live.pause();
+    lane.entries.delete(name);
+    this.rebuilds.delete(name);
+    const previous = this.options.readModels.servingGeneration(name);
+    try {
+      await this.options.readStore.transaction(async (transaction) => {
+        await transaction.collection<ProjectionStateDocument>(projectionStateCollection).updateOne(
+          { _id: name },
+          {
+            $set: {
+              version: rebuilt.projection.version,
+              servingGeneration: rebuilt.generation,
+              checkpoint: rebuilt.checkpoint.toString(),
+              status: 'running',
+              updatedAt: new Date().toISOString(),
+            },
+            $unset: { error: '' },
+          },
+        );
+        await transaction.collection(projectionRebuildsCollection).deleteOne({ _id: name });
+      });
+      live.entries.set(name, { ...rebuilt, target: 'serving' });
+      this.failed.delete(name);
+      this.options.readModels.setServingGeneration(name, rebuilt.generation);
+    } finally {
+      live.resume();
     }
+    void lane.stop();
+    this.options.logger.info({ projection: name, generation: rebuilt.generation }, 'reads switched to the rebuilt generation');
+    if (previous !== rebuilt.generation) {
+      const replaced = { projection: rebuilt.projection, generation: previous };
+      this.replaced.push(replaced);
+      setTimeout(() => {
+        const index = this.replaced.indexOf(replaced);
+        if (index < 0) return;
+        this.replaced.splice(index, 1);
+        void this.dropGeneration(replaced.projection, replaced.generation);
+      }, this.options.dropGraceMs ?? 30_000).unref();
+    }
+  }
+
+  private resolveWaiters(): void {
     const position = this.position;
     for (const waiter of [...this.waiters]) {
       if (waiter.position <= position) {
@@ -273,41 +262,73 @@ export class ProjectionRunner implements ProjectionProgress {
     }
   }
 
+  private async setAside(lane: ProjectionLane, failure: ProjectionFailure): Promise<void> {
+    const name = failure.projectionName;
+    const message = failure.message.slice(0, 2000);
+    lane.entries.delete(name);
+    this.failed.set(name, message);
+    const collection = lane === this.live ? projectionStateCollection : projectionRebuildsCollection;
+    const update = lane === this.live ? { status: 'failed', error: message } : { error: message };
+    await this.options.readStore.collection(collection).updateOne({ _id: name }, { $set: update });
+    if (lane !== this.live) this.rebuilds.delete(name);
+    this.options.logger.error({ projection: name, error: message }, 'projection set aside after repeated failures');
+    // Writers waiting only on the failed projection may go on.
+    this.resolveWaiters();
+  }
+
+  /** Starts rebuilds that `dms projections rebuild` requested, and says this projector is alive. */
+  private async houseKeep(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      await this.writeHeartbeat();
+      for await (const rebuild of this.options.readStore.collection<ProjectionRebuildDocument>(projectionRebuildsCollection).find({})) {
+        const projection = this.byName.get(rebuild._id);
+        if (!projection || this.rebuilds.has(rebuild._id) || rebuild.error || rebuild.version !== projection.version) continue;
+        this.options.logger.info({ projection: projection.name, generation: rebuild.generation }, 'rebuild requested');
+        await this.startRebuildLane(projection, rebuild);
+      }
+      // A rebuild of an empty or idle log has no batch to trigger its hand-over.
+      for (const name of [...this.rebuilds.keys()]) await this.tryHandOver(name);
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'projector housekeeping failed');
+    }
+  }
+
+  private async writeHeartbeat(): Promise<void> {
+    const heartbeat: ProjectorHeartbeatDocument = { _id: this.heartbeatId, host: hostname(), pid: process.pid, at: new Date().toISOString() };
+    await this.options.readStore.collection(projectorHeartbeatsCollection).replaceOne({ _id: heartbeat._id }, heartbeat, { upsert: true });
+  }
+
+  private async ensureCollections(projection: Projection, generation: number): Promise<void> {
+    // Creating the collections up front keeps DDL out of the batch transactions.
+    for (const collection of projection.collections) {
+      await this.options.readStore.collection(physicalCollection(collection, generation)).count({ _id: '' });
+    }
+  }
+
   private async dropGeneration(projection: Projection, generation: number): Promise<void> {
+    if (this.stopped || this.options.readModels.servingGeneration(projection.name) === generation) return;
     for (const collection of projection.collections) {
       await this.options.readStore.dropCollection(physicalCollection(collection, generation).name);
     }
-    this.options.logger.info({ projection: projection.name, generation }, 'reads switched to the rebuilt generation');
-  }
-
-  private async setAside(name: string, failure: ProjectionFailure): Promise<void> {
-    const running = this.running.get(name);
-    if (!running) return;
-    this.running.delete(name);
-    const state: ProjectionStateDocument = {
-      ...running.state,
-      status: 'failed',
-      error: failure.message.slice(0, 2000),
-      updatedAt: new Date().toISOString(),
-    };
-    this.failed.set(name, state);
-    await this.options.readStore
-      .collection<ProjectionStateDocument>(projectionStateCollection)
-      .replaceOne({ _id: name }, state, { upsert: true });
-    this.options.logger.error({ projection: name, error: state.error }, 'projection set aside after repeated failures');
-    // Writers waiting only on the failed projection may go on.
-    this.committed([]);
+    this.options.logger.info({ projection: projection.name, generation }, 'dropped the replaced generation');
   }
 }
 
-const toStatus = (state: ProjectionStateDocument, checkpoint: bigint): ProjectionStatus => ({
-  name: state._id,
-  version: state.version,
-  generation: state.generation,
-  servingGeneration: state.servingGeneration,
+const entry = (projection: Projection, generation: number, checkpoint: bigint, target: LaneEntry['target']): LaneEntry => ({
+  projection,
+  handles: new Set(projection.handles),
+  generation,
   checkpoint,
-  status: state.status,
-  ...(state.error ? { error: state.error } : {}),
+  target,
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A rebuild from the start of `$all` into a new generation. */
+export const newRebuild = (projection: Projection, generation: number, now: string): ProjectionRebuildDocument => ({
+  _id: projection.name,
+  version: projection.version,
+  generation,
+  checkpoint: '0',
+  requestedAt: now,
+  updatedAt: now,
+});

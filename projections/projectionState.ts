@@ -1,18 +1,14 @@
 import type { CollectionSpec, Document } from '../infra/readstore/readStore.ts';
 
 /**
- * One document per projection in the read store: which version and generation serve reads, and
- * the checkpoint (global position of the last event applied), written in the same transaction as
- * the documents that event changed.
+ * The serving state of a projection, one document each: which generation answers reads, the
+ * version of the code that built it, and its checkpoint (the global position of the last event
+ * applied), written in the same transaction as the documents that event changed.
  */
 export type ProjectionStateDocument = Document & {
   version: number;
-  /** The generation being written; increases with every rebuild. Collections carry it in their names. */
-  generation: number;
-  /** The generation reads use; lags `generation` while a rebuild catches up. */
+  /** The generation reads use; its collections carry it in their names (`accounts__g2`). */
   servingGeneration: number;
-  /** A rebuild switches reads over once its checkpoint reaches this position. */
-  switchAt?: string;
   /** Global position as a decimal string (positions are bigints). */
   checkpoint: string;
   status: 'running' | 'failed';
@@ -20,7 +16,28 @@ export type ProjectionStateDocument = Document & {
   updatedAt: string;
 };
 
+/**
+ * A rebuild in progress: a new generation filled from the start of `$all` beside the serving
+ * one. Kept in its own document so the rebuilding lane and the live lane never overwrite each
+ * other's checkpoints.
+ */
+export type ProjectionRebuildDocument = Document & {
+  version: number;
+  generation: number;
+  checkpoint: string;
+  requestedAt: string;
+  updatedAt: string;
+};
+
+/** A projector process says it is alive every few seconds. */
+export type ProjectorHeartbeatDocument = Document & { host: string; pid: number; at: string };
+
 export const projectionStateCollection: CollectionSpec = { name: 'projection_state', indexes: [] };
+export const projectionRebuildsCollection: CollectionSpec = { name: 'projection_rebuilds', indexes: [] };
+export const projectorHeartbeatsCollection: CollectionSpec = { name: 'projector_heartbeats', indexes: [] };
+
+/** A projector whose heartbeat is older than this is taken for dead. */
+export const PROJECTOR_HEARTBEAT_STALE_MS = 10_000;
 
 /** A logical collection of a projection stored under its generation, e.g. `accounts__g1`. */
 export const physicalCollection = (logical: CollectionSpec, generation: number): CollectionSpec => ({

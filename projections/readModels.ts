@@ -23,8 +23,18 @@ export class ReadModels {
   /** Reloads the serving generations, e.g. in an API process whose projector runs elsewhere. */
   async refresh(): Promise<void> {
     for await (const state of this.store.collection<ProjectionStateDocument>(projectionStateCollection).find({})) {
-      this.serving.set(state._id, state.servingGeneration ?? state.generation);
+      this.serving.set(state._id, state.servingGeneration);
     }
+  }
+
+  /**
+   * Keeps the serving generations current in a process without projections, so it follows the
+   * projector when a rebuild switches reads over. Returns a function that stops it.
+   */
+  refreshEvery(intervalMs: number, onError: (error: unknown) => void): () => void {
+    const timer = setInterval(() => this.refresh().catch(onError), intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   setServingGeneration(projectionName: string, generation: number): void {

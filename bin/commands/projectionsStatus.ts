@@ -1,31 +1,54 @@
 import type { ServiceConfig } from '../../infra/config.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
-import { projectionStateCollection, type ProjectionStateDocument } from '../../projections/projectionState.ts';
+import {
+  PROJECTOR_HEARTBEAT_STALE_MS,
+  projectionRebuildsCollection,
+  projectionStateCollection,
+  projectorHeartbeatsCollection,
+  type ProjectionRebuildDocument,
+  type ProjectionStateDocument,
+  type ProjectorHeartbeatDocument,
+} from '../../projections/projectionState.ts';
 
-/** Prints each projection's version, generation, checkpoint, the head of `$all` and the lag. */
+/**
+ * Prints each projection's version, serving generation, checkpoint, the head of `$all`, the lag,
+ * its status (with any rebuild in progress), and which projector processes are alive.
+ */
 export const projectionsStatusCommand = async (config: ServiceConfig): Promise<number> => {
   const { eventStore, readStore } = openStores(config);
   try {
     const head = await eventStore.headPosition();
     const states = readStore.collection<ProjectionStateDocument>(projectionStateCollection);
+    const rebuilds = readStore.collection<ProjectionRebuildDocument>(projectionRebuildsCollection);
     const rows = [['projection', 'version', 'generation', 'checkpoint', 'head', 'lag', 'status']];
     for (const projection of allProjections) {
       const state = await states.get(projection.name);
+      const rebuild = await rebuilds.get(projection.name);
       const checkpoint = BigInt(state?.checkpoint ?? '0');
-      const generation = state ? `${state.generation}${state.servingGeneration !== state.generation ? ` (serving ${state.servingGeneration})` : ''}` : '-';
+      let status = state ? state.status : 'not started';
+      if (state?.error) status += `: ${state.error}`;
+      if (rebuild) {
+        const lag = head - BigInt(rebuild.checkpoint);
+        status += `; rebuilding generation ${rebuild.generation} (version ${rebuild.version}), lag ${lag}${rebuild.error ? `, failed: ${rebuild.error}` : ''}`;
+      }
       rows.push([
         projection.name,
         String(state?.version ?? projection.version),
-        generation,
+        state ? String(state.servingGeneration) : '-',
         checkpoint.toString(),
         head.toString(),
         (head - checkpoint).toString(),
-        state ? `${state.status}${state.error ? `: ${state.error}` : ''}` : 'not started',
+        status,
       ]);
     }
     const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
     for (const row of rows) console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
+    const now = Date.now();
+    const alive = (await readStore.collection<ProjectorHeartbeatDocument>(projectorHeartbeatsCollection).find({}).toArray()).filter(
+      (heartbeat) => now - Date.parse(heartbeat.at) < PROJECTOR_HEARTBEAT_STALE_MS,
+    );
+    console.log(alive.length > 0 ? `projectors: ${alive.map((heartbeat) => heartbeat._id).join(', ')}` : 'projectors: none running');
     return 0;
   } finally {
     await eventStore.close();

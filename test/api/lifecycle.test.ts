@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer } from '../support/server.ts';
 import { uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
+import { waitUntil } from '../infra/eventStore.contract.ts';
 
 const DMS = join(import.meta.dirname, '..', '..', 'bin', 'dms');
 
@@ -40,13 +41,43 @@ describe('Service lifecycle', () => {
       expect(status.status, status.stderr).to.equal(0);
       const rows = status.stdout.trim().split('\n');
       expect(rows[0]).to.match(/^projection\s+version\s+generation\s+checkpoint\s+head\s+lag\s+status$/);
-      for (const row of rows.slice(1)) {
+      expect(rows.at(-1)).to.match(/^projectors: \S+:\d+$/);
+      for (const row of rows.slice(1, -1)) {
         const [, , , checkpoint, head, lag, state] = row.split(/\s+/);
         expect(lag, row).to.equal('0');
         expect(checkpoint).to.equal(head);
         expect(state).to.equal('running');
       }
-      expect(rows.slice(1).map((row) => row.split(/\s+/)[0])).to.include.members(['accounts', 'identities', 'scopes', 'config']);
+      expect(rows.slice(1, -1).map((row) => row.split(/\s+/)[0])).to.include.members(['accounts', 'identities', 'scopes', 'config']);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('rebuilds a projection on request, by the running projector or by the command itself', async function () {
+    this.timeout(60_000);
+    const server = await startTestServer();
+    const environment = { ...process.env, DMS_DATA_DIR: server.dataDir };
+    const dms = (...args: string[]) => spawnSync(DMS, args, { env: environment, encoding: 'utf8' });
+    try {
+      const { account } = await server.createUser();
+      const requested = dms('projections', 'rebuild', 'accounts');
+      expect(requested.status, requested.stderr).to.equal(0);
+      expect(requested.stdout).to.match(/requested a rebuild of accounts into generation 2/);
+      expect(requested.stdout).to.match(/is running and will do it/);
+      // The projector looks for requests every second.
+      await waitUntil(() => server.runtime.services.readModels.servingGeneration('accounts') === 2, 10_000);
+      expect(expectStatus(await server.root('GET', `/accounts/${account}`), 200).json()).to.include({ account });
+
+      // The runtime stops once; server.stop() below only removes the data directory.
+      await server.runtime.stop();
+      const offline = dms('projections', 'rebuild', 'accounts');
+      expect(offline.status, offline.stderr).to.equal(0);
+      expect(offline.stdout).to.match(/no projector is running: rebuilding here/);
+      const status = dms('projections', 'status');
+      expect(status.stdout).to.match(/^accounts\s+1\s+3\s/m);
+      expect(status.stdout).to.match(/projectors: none running/);
+      expect(dms('projections', 'rebuild', 'nonsense').status).to.equal(2);
     } finally {
       await server.stop();
     }

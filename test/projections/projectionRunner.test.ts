@@ -7,11 +7,12 @@ import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { documentProjection, type Projected, type Projection } from '../../projections/projection.ts';
 import { ProjectionContext } from '../../projections/projectionContext.ts';
-import { ProjectionRunner } from '../../projections/projectionRunner.ts';
-import { physicalCollection } from '../../projections/projectionState.ts';
+import { newRebuild, ProjectionRunner } from '../../projections/projectionRunner.ts';
+import { physicalCollection, projectionRebuildsCollection } from '../../projections/projectionState.ts';
 import { ReadModels } from '../../projections/readModels.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
+import { waitUntil } from '../infra/eventStore.contract.ts';
 
 type Counter = Projected<{ count: number; names: string[] }>;
 
@@ -48,7 +49,7 @@ describe('ProjectionRunner', () => {
   };
   const startRunner = async (projections: Projection[], options: { batchSize?: number } = {}) => {
     const readModels = new ReadModels(readStore, projections);
-    runner = new ProjectionRunner({ eventStore, readStore, readModels, projections, logger: silentLogger(), attempts: 2, ...options });
+    runner = new ProjectionRunner({ eventStore, readStore, readModels, projections, logger: silentLogger(), attempts: 2, dropGraceMs: 0, housekeepingMs: 20, ...options });
     await runner.start();
     return readModels;
   };
@@ -131,11 +132,52 @@ describe('ProjectionRunner', () => {
     await runner!.stop();
 
     const readModels = await startRunner([counterProjection(10)]);
-    expect(await runner!.waitFor(written.position, 2000)).to.equal(true);
+    // Until the new generation has caught up, reads stay on the one version 1 built.
+    expect(readModels.servingGeneration('counters')).to.equal(1);
+    await runner!.rebuildsFinished();
     expect((await readModels.collection<Counter>(counters).get(stream))?.count).to.equal(20);
-    expect(runner!.status()[0]).to.include({ version: 10, generation: 2, servingGeneration: 2 });
+    expect(runner!.status()[0]).to.include({ version: 10, servingGeneration: 2, status: 'running' });
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await readStore.listCollections()).not.to.include('counters__g1');
+  });
+
+  it('rebuilds on request in its own lane while the serving generation stays current', async () => {
+    const stream = uniqueName('counter-');
+    const readModels = await startRunner([counterProjection()], { batchSize: 5 });
+    for (let index = 0; index < 20; index += 1) await eventStore.appendToStream(stream, [newEvent('Ticked', { name: `n${index}` })]);
+    await runner!.waitFor(await eventStore.headPosition(), 2000);
+
+    // Hold the rebuild's reading of the log (the live lane subscribed long ago) until released.
+    let releaseRebuild!: () => void;
+    const rebuildHeld = new Promise<void>((resolve) => (releaseRebuild = resolve));
+    const subscribe = eventStore.subscribeToAll.bind(eventStore);
+    eventStore.subscribeToAll = (options) => {
+      const subscription = subscribe(options);
+      if ((options?.after ?? 0n) !== 0n) return subscription;
+      return {
+        async *[Symbol.asyncIterator]() {
+          await rebuildHeld;
+          yield* subscription;
+        },
+        close: () => subscription.close(),
+      };
+    };
+    await readStore.collection(projectionRebuildsCollection).insertOne(newRebuild(counterProjection(), 2, new Date().toISOString()));
+    await waitUntil(() => runner!.status()[0]!.rebuild !== undefined);
+    const during = await eventStore.appendToStream(stream, [newEvent('Ticked', { name: 'during' })]);
+    expect(await runner!.waitFor(during.position, 2000)).to.equal(true);
+    expect(readModels.servingGeneration('counters')).to.equal(1);
+    expect((await readModels.collection<Counter>(counters).get(stream))?.count).to.equal(21);
+
+    releaseRebuild();
+    await runner!.rebuildsFinished();
+    expect(readModels.servingGeneration('counters')).to.equal(2);
+    const rebuilt = await readModels.collection<Counter>(counters).get(stream);
+    expect(rebuilt?.count).to.equal(21);
+    expect(rebuilt?.names.at(-1)).to.equal('during');
+    const after = await eventStore.appendToStream(stream, [newEvent('Ticked', { name: 'after' })]);
+    await runner!.waitFor(after.position, 2000);
+    expect((await readModels.collection<Counter>(counters).get(stream))?.count).to.equal(22);
   });
 
   it('sets a failing projection aside and keeps the others running', async () => {
