@@ -1,6 +1,12 @@
 import type { ReadStore } from '../infra/readstore/readStore.ts';
 import type { ProjectionProgress } from './projectionRunner.ts';
-import { projectionStateCollection, type ProjectionStateDocument } from './projectionState.ts';
+import {
+  projectionCheckpointsCollection,
+  projectionStateCollection,
+  servingCheckpointId,
+  type ProjectionCheckpointDocument,
+  type ProjectionStateDocument,
+} from './projectionState.ts';
 
 /**
  * Read-your-writes for an API process whose projections run in another process (`dms api`
@@ -17,9 +23,12 @@ export class CheckpointWatcher implements ProjectionProgress {
   async waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     const states = this.readStore.collection<ProjectionStateDocument>(projectionStateCollection);
+    const checkpoints = this.readStore.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection);
     for (;;) {
       const running = await states.find({ _id: { $in: [...this.projectionNames] }, status: 'running' }).toArray();
-      if (running.every((state) => BigInt(state.checkpoint) >= position)) return true;
+      const ids = running.map((state) => servingCheckpointId(state._id));
+      const positions = await checkpoints.find({ _id: { $in: ids } }).toArray();
+      if (positions.length === ids.length && positions.every((document) => BigInt(document.checkpoint) >= position)) return true;
       if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, this.pollMs));
     }

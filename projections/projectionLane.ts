@@ -3,7 +3,13 @@ import type { Logger } from '../infra/logger.ts';
 import type { ReadStore, ReadStoreTransaction } from '../infra/readstore/readStore.ts';
 import type { Projection } from './projection.ts';
 import { ProjectionContext } from './projectionContext.ts';
-import { physicalCollection, projectionRebuildsCollection, projectionStateCollection } from './projectionState.ts';
+import {
+  physicalCollection,
+  projectionCheckpointsCollection,
+  rebuildCheckpointId,
+  servingCheckpointId,
+  type ProjectionCheckpointDocument,
+} from './projectionState.ts';
 
 /** A projection as a lane runs it: which generation it writes and up to where it has applied `$all`. */
 export type LaneEntry = {
@@ -11,7 +17,7 @@ export type LaneEntry = {
   handles: ReadonlySet<string>;
   generation: number;
   checkpoint: bigint;
-  /** `serving` writes projection_state; `rebuild` writes projection_rebuilds. */
+  /** Which checkpoint document the lane writes: the serving one or the rebuild's. */
   target: 'serving' | 'rebuild';
 };
 
@@ -161,8 +167,11 @@ export class ProjectionLane {
       } catch (error) {
         throw new ProjectionFailure(target.projection.name, undefined, error);
       }
-      const checkpoints = transaction.collection(target.target === 'serving' ? projectionStateCollection : projectionRebuildsCollection);
-      await checkpoints.updateOne({ _id: target.projection.name }, { $set: { checkpoint: lastPosition.toString(), updatedAt } });
+      const name = target.projection.name;
+      const id = target.target === 'serving' ? servingCheckpointId(name) : rebuildCheckpointId(name);
+      await transaction
+        .collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection)
+        .replaceOne({ _id: id }, { _id: id, checkpoint: lastPosition.toString(), updatedAt }, { upsert: true });
     }
   }
 }

@@ -6,9 +6,13 @@ import type { Projection } from './projection.ts';
 import { ProjectionLane, type LaneEntry, type ProjectionFailure } from './projectionLane.ts';
 import {
   physicalCollection,
+  projectionCheckpointsCollection,
   projectionRebuildsCollection,
   projectionStateCollection,
   projectorHeartbeatsCollection,
+  rebuildCheckpointId,
+  servingCheckpointId,
+  type ProjectionCheckpointDocument,
   type ProjectionRebuildDocument,
   type ProjectionStateDocument,
   type ProjectorHeartbeatDocument,
@@ -80,18 +84,18 @@ export class ProjectionRunner implements ProjectionProgress {
       let rebuild = await rebuilds.get(projection.name);
       const now = new Date().toISOString();
       if (!state) {
-        state = { _id: projection.name, version: projection.version, servingGeneration: 1, checkpoint: '0', status: 'running', updatedAt: now };
+        state = { _id: projection.name, version: projection.version, servingGeneration: 1, status: 'running', updatedAt: now };
       }
       const { error: _error, ...withoutError } = state;
       await states.replaceOne({ _id: projection.name }, { ...withoutError, status: 'running', updatedAt: now }, { upsert: true });
       this.options.readModels.setServingGeneration(projection.name, state.servingGeneration);
       if (state.version === projection.version) {
-        liveEntries.push(entry(projection, state.servingGeneration, BigInt(state.checkpoint), 'serving'));
+        liveEntries.push(entry(projection, state.servingGeneration, await this.checkpointOf(servingCheckpointId(projection.name)), 'serving'));
       } else if (!rebuild || rebuild.version !== projection.version) {
         // The serving generation was built by other code: it stays readable but cannot be kept up to date.
         this.options.logger.info({ projection: projection.name, from: state.version, to: projection.version }, 'projection version changed, rebuilding');
         rebuild = newRebuild(projection, Math.max(state.servingGeneration, rebuild?.generation ?? 0) + 1, now);
-        await rebuilds.replaceOne({ _id: projection.name }, rebuild, { upsert: true });
+        await requestRebuild(this.options.readStore, rebuild);
       }
       if (rebuild && rebuild.version === projection.version) await this.startRebuildLane(projection, rebuild);
     }
@@ -181,10 +185,16 @@ export class ProjectionRunner implements ProjectionProgress {
     );
   }
 
+  private async checkpointOf(id: string): Promise<bigint> {
+    const document = await this.options.readStore.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection).get(id);
+    return BigInt(document?.checkpoint ?? '0');
+  }
+
   private async startRebuildLane(projection: Projection, rebuild: ProjectionRebuildDocument): Promise<void> {
     await this.ensureCollections(projection, rebuild.generation);
-    const lane = this.newLane(`rebuild:${projection.name}`, BigInt(rebuild.checkpoint));
-    lane.entries.set(projection.name, entry(projection, rebuild.generation, BigInt(rebuild.checkpoint), 'rebuild'));
+    const checkpoint = await this.checkpointOf(rebuildCheckpointId(projection.name));
+    const lane = this.newLane(`rebuild:${projection.name}`, checkpoint);
+    lane.entries.set(projection.name, entry(projection, rebuild.generation, checkpoint, 'rebuild'));
     this.rebuilds.set(projection.name, lane);
     lane.start();
   }
@@ -216,19 +226,19 @@ export class ProjectionRunner implements ProjectionProgress {
     const previous = this.options.readModels.servingGeneration(name);
     try {
       await this.options.readStore.transaction(async (transaction) => {
-        await transaction.collection<ProjectionStateDocument>(projectionStateCollection).updateOne(
-          { _id: name },
-          {
-            $set: {
-              version: rebuilt.projection.version,
-              servingGeneration: rebuilt.generation,
-              checkpoint: rebuilt.checkpoint.toString(),
-              status: 'running',
-              updatedAt: new Date().toISOString(),
-            },
-            $unset: { error: '' },
-          },
-        );
+        const updatedAt = new Date().toISOString();
+        const state: ProjectionStateDocument = {
+          _id: name,
+          version: rebuilt.projection.version,
+          servingGeneration: rebuilt.generation,
+          status: 'running',
+          updatedAt,
+        };
+        await transaction.collection<ProjectionStateDocument>(projectionStateCollection).replaceOne({ _id: name }, state, { upsert: true });
+        const checkpoints = transaction.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection);
+        const servingId = servingCheckpointId(name);
+        await checkpoints.replaceOne({ _id: servingId }, { _id: servingId, checkpoint: rebuilt.checkpoint.toString(), updatedAt }, { upsert: true });
+        await checkpoints.deleteOne({ _id: rebuildCheckpointId(name) });
         await transaction.collection(projectionRebuildsCollection).deleteOne({ _id: name });
       });
       live.entries.set(name, { ...rebuilt, target: 'serving' });
@@ -328,7 +338,14 @@ export const newRebuild = (projection: Projection, generation: number, now: stri
   _id: projection.name,
   version: projection.version,
   generation,
-  checkpoint: '0',
   requestedAt: now,
   updatedAt: now,
 });
+
+/** Records a rebuild request, starting from the beginning of the log (any older rebuild progress is dropped). */
+export const requestRebuild = async (readStore: ReadStore, rebuild: ProjectionRebuildDocument): Promise<void> => {
+  await readStore.transaction(async (transaction) => {
+    await transaction.collection(projectionCheckpointsCollection).deleteOne({ _id: rebuildCheckpointId(rebuild._id) });
+    await transaction.collection<ProjectionRebuildDocument>(projectionRebuildsCollection).replaceOne({ _id: rebuild._id }, rebuild, { upsert: true });
+  });
+};

@@ -2,7 +2,7 @@ import type { ServiceConfig } from '../../infra/config.ts';
 import type { Logger } from '../../infra/logger.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
-import { newRebuild, ProjectionRunner } from '../../projections/projectionRunner.ts';
+import { newRebuild, ProjectionRunner, requestRebuild } from '../../projections/projectionRunner.ts';
 import {
   PROJECTOR_HEARTBEAT_STALE_MS,
   projectionRebuildsCollection,
@@ -34,7 +34,7 @@ export const projectionsRebuildCommand = async (config: ServiceConfig, name: str
     } else {
       const state = await readStore.collection<ProjectionStateDocument>(projectionStateCollection).get(name);
       const generation = Math.max(state?.servingGeneration ?? 1, existing?.generation ?? 0) + 1;
-      await rebuilds.replaceOne({ _id: name }, newRebuild(projection, generation, new Date().toISOString()), { upsert: true });
+      await requestRebuild(readStore, newRebuild(projection, generation, new Date().toISOString()));
       console.log(`requested a rebuild of ${name} into generation ${generation}`);
     }
     const now = Date.now();

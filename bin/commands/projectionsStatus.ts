@@ -3,9 +3,13 @@ import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
 import {
   PROJECTOR_HEARTBEAT_STALE_MS,
+  projectionCheckpointsCollection,
   projectionRebuildsCollection,
   projectionStateCollection,
   projectorHeartbeatsCollection,
+  rebuildCheckpointId,
+  servingCheckpointId,
+  type ProjectionCheckpointDocument,
   type ProjectionRebuildDocument,
   type ProjectionStateDocument,
   type ProjectorHeartbeatDocument,
@@ -21,15 +25,17 @@ export const projectionsStatusCommand = async (config: ServiceConfig): Promise<n
     const head = await eventStore.headPosition();
     const states = readStore.collection<ProjectionStateDocument>(projectionStateCollection);
     const rebuilds = readStore.collection<ProjectionRebuildDocument>(projectionRebuildsCollection);
+    const checkpoints = readStore.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection);
+    const checkpointOf = async (id: string) => BigInt((await checkpoints.get(id))?.checkpoint ?? '0');
     const rows = [['projection', 'version', 'generation', 'checkpoint', 'head', 'lag', 'status']];
     for (const projection of allProjections) {
       const state = await states.get(projection.name);
       const rebuild = await rebuilds.get(projection.name);
-      const checkpoint = BigInt(state?.checkpoint ?? '0');
+      const checkpoint = await checkpointOf(servingCheckpointId(projection.name));
       let status = state ? state.status : 'not started';
       if (state?.error) status += `: ${state.error}`;
       if (rebuild) {
-        const lag = head - BigInt(rebuild.checkpoint);
+        const lag = head - (await checkpointOf(rebuildCheckpointId(projection.name)));
         status += `; rebuilding generation ${rebuild.generation} (version ${rebuild.version}), lag ${lag}${rebuild.error ? `, failed: ${rebuild.error}` : ''}`;
       }
       rows.push([

@@ -39,6 +39,7 @@ export type SqliteEventStoreOptions = Readonly<{
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
   private readonly listeners = new Set<() => void>();
+  private readonly pending: { appends: readonly StreamAppend[]; resolve(results: AppendResult[]): void; reject(error: unknown): void }[] = [];
   private readonly pollIntervalMs: number;
   private closed = false;
 
@@ -95,13 +96,48 @@ export class SqliteEventStore implements EventStore {
     return result!;
   }
 
-  async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+  /**
+   * Group commit: appends that arrive in the same turn of the event loop are written in one
+   * transaction with one fsync. Each keeps its own savepoint, so one that fails (a stale expected
+   * revision) rolls back alone and the others still commit; each caller hears its own outcome only
+   * after the shared commit is on disk.
+   */
+  appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     this.assertOpen();
-    const results = this.db
-      .transaction(() => appends.map((append) => this.appendInTransaction(append)))
-      .immediate();
-    if (results.length > 0) this.notify();
-    return results;
+    return new Promise((resolve, reject) => {
+      this.pending.push({ appends, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => this.commitPending());
+    });
+  }
+
+  private commitPending(): void {
+    const group = this.pending.splice(0);
+    if (group.length === 0) return;
+    let outcomes: ({ results: AppendResult[] } | { error: unknown })[];
+    try {
+      this.assertOpen();
+      outcomes = this.db
+        .transaction(() =>
+          group.map((item) => {
+            try {
+              // A nested transaction is a savepoint: a failure here undoes only this caller's appends.
+              return { results: this.db.transaction(() => item.appends.map((append) => this.appendInTransaction(append)))() };
+            } catch (error) {
+              return { error };
+            }
+          }),
+        )
+        .immediate();
+    } catch (error) {
+      for (const item of group) item.reject(error);
+      return;
+    }
+    group.forEach((item, index) => {
+      const outcome = outcomes[index]!;
+      if ('error' in outcome) item.reject(outcome.error);
+      else item.resolve(outcome.results);
+    });
+    this.notify();
   }
 
   private appendInTransaction({ streamName, events, expectedRevision = 'any' }: StreamAppend): AppendResult {
@@ -207,6 +243,7 @@ export class SqliteEventStore implements EventStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    this.commitPending();
     this.closed = true;
     for (const listener of [...this.listeners]) listener();
     this.db.close();

@@ -59,6 +59,24 @@ describe('SqliteEventStore specifics', () => {
     await store.close();
   });
 
+  it('commits appends of the same tick together, failing only the one with a stale revision', async () => {
+    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+    const taken = uniqueName('taken-');
+    await store.appendToStream(taken, [newEvent('A')]);
+    const streams = [uniqueName('g-'), uniqueName('g-'), uniqueName('g-')];
+    const outcomes = await Promise.allSettled([
+      store.appendToStream(streams[0]!, [newEvent('One')], 'no_stream'),
+      store.appendToStream(taken, [newEvent('Stale')], 'no_stream'),
+      store.appendToStream(streams[1]!, [newEvent('Two')], 'no_stream'),
+      store.appendToStreams([{ streamName: streams[2]!, events: [newEvent('Three'), newEvent('Four')] }]),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).to.be.instanceOf(WrongExpectedRevisionError);
+    expect(await store.readStream(taken)).to.have.length(1);
+    expect((await store.readAll({ maxCount: 10 })).map((event) => event.type)).to.deep.equal(['A', 'One', 'Two', 'Three', 'Four']);
+    await store.close();
+  });
+
   it('refuses a batch of which only some event ids are stored', async () => {
     const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
     const stream = uniqueName('partial-');

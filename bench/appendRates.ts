@@ -1,0 +1,91 @@
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { accountAggregate } from '../commands/caller.ts';
+import { createCommandContext, handleCommand } from '../commands/handleCommand.ts';
+import { accountStreamName } from '../domain/account/account.ts';
+import { createAccount } from '../domain/account/accountDecider.ts';
+import { SqliteEventStore } from '../infra/eventstore/sqliteEventStore.ts';
+import { perSecond, printTable, timed, type Row } from './lib/report.ts';
+import { tempDir } from './lib/tempDir.ts';
+
+const metadata = { account: 'root', requestId: 'bench', at: new Date().toISOString(), schemaVersion: 1 };
+const data = { account: 'someone', accountType: 'USER', email: 'someone@example.org', createdAt: metadata.at };
+
+/**
+ * Event-store append rates against raw SQLite inserts of the same rows, same file settings, in the
+ * same run. Durable appends (one commit each) are bounded by fsync; batched appends show the cost
+ * of our bookkeeping (idempotence check, revision check, JSON) per event.
+ */
+export const runAppendRates = async (): Promise<void> => {
+  const dir = tempDir();
+  const rows: Row[] = [];
+  try {
+    const raw = new Database(join(dir.path, 'raw.sqlite'));
+    raw.pragma('journal_mode = WAL');
+    raw.pragma('synchronous = FULL');
+    raw.exec(
+      'CREATE TABLE events (position INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, stream TEXT NOT NULL, revision INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, recorded_at TEXT NOT NULL);' +
+        'CREATE UNIQUE INDEX events_by_id ON events (event_id); CREATE UNIQUE INDEX events_by_stream ON events (stream, revision);',
+    );
+    const insert = raw.prepare('INSERT INTO events (event_id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const insertOne = (index: number) =>
+      insert.run(randomUUID(), `raw-${index}`, 0, 'AccountCreated', JSON.stringify(data), JSON.stringify(metadata), metadata.at);
+
+    const single = 3000;
+    const rawSingleMs = await timed(() => {
+      for (let index = 0; index < single; index += 1) raw.transaction(() => insertOne(index)).immediate();
+    });
+    const rawSingle = { name: 'raw SQLite, 1 row per commit', value: perSecond(single, rawSingleMs) };
+    const batched = 100_000;
+    const rawBatchMs = await timed(() => {
+      for (let start = 0; start < batched; start += 1000) {
+        raw.transaction(() => {
+          for (let index = start; index < start + 1000; index += 1) insertOne(single + index);
+        }).immediate();
+      }
+    });
+    const rawBatch = { name: 'raw SQLite, 1000 rows per commit', value: perSecond(batched, rawBatchMs) };
+    raw.close();
+
+    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+    const event = () => ({ id: randomUUID(), type: 'AccountCreated', data, metadata });
+    const storeSingleMs = await timed(async () => {
+      for (let index = 0; index < single; index += 1) await store.appendToStream(`one-${index}`, [event()], 'no_stream');
+    });
+    const storeBatchMs = await timed(async () => {
+      for (let start = 0; start < batched; start += 1000) {
+        await store.appendToStreams(
+          Array.from({ length: 1000 }, (_, offset) => ({ streamName: `bulk-${start + offset}`, events: [event()], expectedRevision: 'no_stream' as const })),
+        );
+      }
+    });
+    const context = createCommandContext(store);
+    const commands = 2000;
+    const now = new Date();
+    const handlerMs = await timed(async () => {
+      for (let index = 0; index < commands; index += 1) {
+        const account = `bench${index}`;
+        await handleCommand(
+          context,
+          {
+            streamName: accountStreamName(account),
+            aggregate: accountAggregate,
+            decide: (state) => createAccount({ type: 'CreateAccount', data: { account, accountType: 'USER', email: null }, metadata: { now, account: 'root', requestId: 'b' } }, state),
+          },
+          { metadata: { now, account: 'root', requestId: 'b' } },
+        );
+      }
+    });
+    await store.close();
+
+    rows.push({ ...rawSingle, unit: 'rows/s' });
+    rows.push({ name: 'event store append, 1 event per append', value: perSecond(single, storeSingleMs), unit: 'events/s', baseline: rawSingle });
+    rows.push({ name: 'command handler, create account', value: perSecond(commands, handlerMs), unit: 'commands/s', baseline: rawSingle });
+    rows.push({ ...rawBatch, unit: 'rows/s' });
+    rows.push({ name: 'event store, 1000 streams per append', value: perSecond(batched, storeBatchMs), unit: 'events/s', baseline: rawBatch });
+    printTable('Event store appends (SQLite, WAL, synchronous=FULL)', rows);
+  } finally {
+    dir.dispose();
+  }
+};

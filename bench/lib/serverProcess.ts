@@ -1,0 +1,62 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+export type ServerProcess = Readonly<{
+  url: string;
+  pid: number;
+  /** Peak resident memory of the process so far (VmHWM), in MiB. */
+  peakRssMiB(): number;
+  /** Current resident memory (VmRSS), in MiB. */
+  rssMiB(): number;
+  stop(): Promise<void>;
+}>;
+
+const statusField = (pid: number, field: string): number => {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+};
+
+/**
+ * Starts a TypeScript entry point in its own process (so the load generator does not share its
+ * event loop) and waits for the log line `{"msg": readyMessage, "url": ...}`.
+ */
+export const startProcess = async (entry: string, args: string[], environment: NodeJS.ProcessEnv, readyMessage: string): Promise<ServerProcess> => {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, entry), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...environment },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffer = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      for (const line of buffer.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        const parsed = JSON.parse(line) as { msg?: string; url?: string };
+        if (parsed.msg === readyMessage && parsed.url) resolve(parsed.url);
+      }
+      buffer = buffer.slice(buffer.lastIndexOf('\n') + 1);
+    });
+    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code} before it was ready`)));
+  });
+  child.stdout!.resume();
+  const pid = child.pid!;
+  return {
+    url,
+    pid,
+    peakRssMiB: () => statusField(pid, 'VmHWM'),
+    rssMiB: () => statusField(pid, 'VmRSS'),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+};
+
+/** `dms serve` without workers (no Redis needed) on a fresh data directory and a free port. */
+export const startDms = (dataDir: string, environment: NodeJS.ProcessEnv = {}): Promise<ServerProcess> =>
+  startProcess('bin/dms.ts', ['serve'], { DMS_DATA_DIR: dataDir, PORT: '0', DMS_WORKERS: 'false', DMS_LOG_LEVEL: 'info', ...environment }, 'API listening');

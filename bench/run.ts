@@ -1,0 +1,21 @@
+import { runAppendRates } from './appendRates.ts';
+import { runHttpOverhead } from './httpOverhead.ts';
+
+/**
+ * `npm run bench [name...]`: runs the benchmarks and prints their figures, each beside a
+ * baseline measured in the same run. Figures depend on the machine; they are never test thresholds.
+ */
+const benchmarks: Record<string, () => Promise<void>> = {
+  appends: runAppendRates,
+  http: runHttpOverhead,
+};
+
+const chosen = process.argv.slice(2);
+for (const name of chosen.length > 0 ? chosen : Object.keys(benchmarks)) {
+  const benchmark = benchmarks[name];
+  if (!benchmark) {
+    console.error(`unknown benchmark ${name}; known: ${Object.keys(benchmarks).join(', ')}`);
+    process.exit(2);
+  }
+  await benchmark();
+}
