@@ -1,4 +1,4 @@
-import type { CollectionSpec, Document } from '../infra/readstore/readStore.ts';
+import type { CollectionSpec, Document, ReadStore } from '../infra/readstore/readStore.ts';
 
 /**
  * The serving state of a projection, one document each: which generation answers reads and the
@@ -48,3 +48,9 @@ export const physicalCollection = (logical: CollectionSpec, generation: number):
   name: `${logical.name}__g${generation}`,
   indexes: logical.indexes,
 });
+
+/** The projector processes whose heartbeat is recent. */
+export const aliveProjectors = async (readStore: ReadStore, now = Date.now()): Promise<ProjectorHeartbeatDocument[]> =>
+  (await readStore.collection<ProjectorHeartbeatDocument>(projectorHeartbeatsCollection).find({}).toArray()).filter(
+    (heartbeat) => now - Date.parse(heartbeat.at) < PROJECTOR_HEARTBEAT_STALE_MS,
+  );

@@ -4,13 +4,11 @@ import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
 import { newRebuild, ProjectionRunner, requestRebuild } from '../../projections/projectionRunner.ts';
 import {
-  PROJECTOR_HEARTBEAT_STALE_MS,
+  aliveProjectors,
   projectionRebuildsCollection,
   projectionStateCollection,
-  projectorHeartbeatsCollection,
   type ProjectionRebuildDocument,
   type ProjectionStateDocument,
-  type ProjectorHeartbeatDocument,
 } from '../../projections/projectionState.ts';
 import { ReadModels } from '../../projections/readModels.ts';
 
@@ -37,10 +35,7 @@ export const projectionsRebuildCommand = async (config: ServiceConfig, name: str
       await requestRebuild(readStore, newRebuild(projection, generation, new Date().toISOString()));
       console.log(`requested a rebuild of ${name} into generation ${generation}`);
     }
-    const now = Date.now();
-    const projectors = (await readStore.collection<ProjectorHeartbeatDocument>(projectorHeartbeatsCollection).find({}).toArray()).filter(
-      (heartbeat) => now - Date.parse(heartbeat.at) < PROJECTOR_HEARTBEAT_STALE_MS,
-    );
+    const projectors = await aliveProjectors(readStore);
     if (projectors.length > 0) {
       console.log(`projector ${projectors[0]!._id} is running and will do it; follow it with: dms projections status`);
       return 0;

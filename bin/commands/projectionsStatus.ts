@@ -2,17 +2,15 @@ import type { ServiceConfig } from '../../infra/config.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
 import {
-  PROJECTOR_HEARTBEAT_STALE_MS,
+  aliveProjectors,
   projectionCheckpointsCollection,
   projectionRebuildsCollection,
   projectionStateCollection,
-  projectorHeartbeatsCollection,
   rebuildCheckpointId,
   servingCheckpointId,
   type ProjectionCheckpointDocument,
   type ProjectionRebuildDocument,
   type ProjectionStateDocument,
-  type ProjectorHeartbeatDocument,
 } from '../../projections/projectionState.ts';
 
 /**
@@ -50,10 +48,7 @@ export const projectionsStatusCommand = async (config: ServiceConfig): Promise<n
     }
     const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
     for (const row of rows) console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
-    const now = Date.now();
-    const alive = (await readStore.collection<ProjectorHeartbeatDocument>(projectorHeartbeatsCollection).find({}).toArray()).filter(
-      (heartbeat) => now - Date.parse(heartbeat.at) < PROJECTOR_HEARTBEAT_STALE_MS,
-    );
+    const alive = await aliveProjectors(readStore);
     console.log(alive.length > 0 ? `projectors: ${alive.map((heartbeat) => heartbeat._id).join(', ')}` : 'projectors: none running');
     return 0;
   } finally {
