@@ -1,8 +1,8 @@
 import type { AccountImport, DataImport, RseImport } from '../commands/importData.ts';
 import type { IdentityType } from '../domain/identity/identity.ts';
 import { DEFAULT_LFN2PFN_ALGORITHM } from '../domain/rse/lfn2pfn.ts';
-import { isPlainObject } from '../domain/rse/protocol.ts';
-import { protocolFromRequest } from '../domain/rse/protocolInput.ts';
+import { isPlainObject, prioritySettings } from '../domain/rse/protocol.ts';
+import { protocolKeyFromRequest } from '../domain/rse/protocolInput.ts';
 import { DEFAULT_RSE_PROPERTIES, MUTABLE_RSE_PROPERTIES, type RseAttributeValue } from '../domain/rse/rse.ts';
 import { IdentityError, InvalidObject } from '../domain/shared/errors.ts';
 import { assertValidName } from '../domain/shared/names.ts';
@@ -60,10 +60,12 @@ const attributesOf = (entry: Record<string, unknown>): Record<string, RseAttribu
 const rseImportOf = (rse: string, value: unknown): RseImport => {
   assertValidName('rse', rse);
   const entry = objectOf(value, `rses.${rse}`);
-  const protocolRequests = listOf(entry.protocols, `rses.${rse}.protocols`).map((protocol) => objectOf(protocol, 'protocol'));
-  const protocols = protocolRequests.map((protocol) => {
-    if (typeof protocol.scheme !== 'string' || protocol.scheme === '') throw invalidImport(`a protocol of ${rse} has no scheme`);
-    return protocolFromRequest(protocol.scheme, protocol);
+  const protocols = listOf(entry.protocols, `rses.${rse}.protocols`).map((value) => {
+    const request = objectOf(value, 'protocol');
+    if (typeof request.scheme !== 'string' || request.scheme === '') throw invalidImport(`a protocol of ${rse} has no scheme`);
+    // Whether the whole protocol (impl included) is needed depends on the RSE; the rest is checked now.
+    prioritySettings(request.domains);
+    return { key: protocolKeyFromRequest(request.scheme, request), request };
   });
   return {
     rse,
@@ -71,7 +73,6 @@ const rseImportOf = (rse: string, value: unknown): RseImport => {
     changes: rsePropertyChanges(rse, recordFields(entry, MUTABLE_RSE_PROPERTIES)),
     attributes: attributesOf(entry),
     protocols,
-    protocolRequests,
     minFreeSpace: integerParameter('MinFreeSpace', entry.MinFreeSpace, { nullable: true }),
   };
 };

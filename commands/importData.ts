@@ -4,8 +4,8 @@ import { identityStreamName, type IdentityType } from '../domain/identity/identi
 import { grantIdentity } from '../domain/identity/identityDecider.ts';
 import { requirePermission } from '../domain/permission/policy.ts';
 import { RSE_PERMISSIONS } from '../domain/permission/rsePolicy.ts';
-import { sameProtocolKey, type RseProtocol } from '../domain/rse/protocol.ts';
-import { protocolChangesFromRequest } from '../domain/rse/protocolInput.ts';
+import { sameProtocolKey, type ProtocolKey } from '../domain/rse/protocol.ts';
+import { protocolChangesFromRequest, protocolFromRequest } from '../domain/rse/protocolInput.ts';
 import { rseStreamName, type Rse, type RseAttributeValue, type RseProperties } from '../domain/rse/rse.ts';
 import * as rseDecider from '../domain/rse/rseDecider.ts';
 import { Duplicate } from '../domain/shared/errors.ts';
@@ -24,9 +24,11 @@ export type RseImport = Readonly<{
   /** What an existing RSE's record changes to. */
   changes: Partial<RseProperties>;
   attributes: Readonly<Record<string, RseAttributeValue>>;
-  protocols: readonly RseProtocol[];
-  /** The raw protocol entries, for updating existing protocols with what they name. */
-  protocolRequests: readonly Readonly<Record<string, unknown>>[];
+  /**
+   * Each protocol's key and request: a protocol the RSE lacks is added from the whole request
+   * (impl required), one it has is updated with what the request names.
+   */
+  protocols: readonly Readonly<{ key: ProtocolKey; request: Readonly<Record<string, unknown>> }>[];
   minFreeSpace: number | null;
 }>;
 
@@ -89,15 +91,17 @@ const planRse = (plan: ImportPlan, item: RseImport, current: Rse, metadata: Comm
   } else {
     add((state) => rseDecider.updateRse({ type: 'UpdateRse', data: { rse, changes: item.changes }, metadata }, state));
   }
-  item.protocols.forEach((protocol, index) =>
+  for (const { key, request } of item.protocols) {
     add((state) => {
-      const existing = rseDecider.requireActive(state, rse).protocols.find((known) => sameProtocolKey(known, protocol));
-      if (!existing) return rseDecider.addRseProtocol({ type: 'AddRseProtocol', data: { rse, protocol }, metadata }, state);
-      const { scheme: _scheme, hostname: _hostname, port: _port, ...request } = item.protocolRequests[index]!;
-      const changes = protocolChangesFromRequest(request);
-      return rseDecider.updateRseProtocols({ type: 'UpdateRseProtocols', data: { rse, scheme: protocol.scheme, hostname: protocol.hostname, port: protocol.port, changes }, metadata }, state);
-    }),
-  );
+      if (!rseDecider.requireActive(state, rse).protocols.some((known) => sameProtocolKey(known, key))) {
+        const protocol = protocolFromRequest(key.scheme, request);
+        return rseDecider.addRseProtocol({ type: 'AddRseProtocol', data: { rse, protocol }, metadata }, state);
+      }
+      const { scheme: _scheme, hostname: _hostname, port: _port, ...named } = request;
+      const changes = protocolChangesFromRequest(named);
+      return rseDecider.updateRseProtocols({ type: 'UpdateRseProtocols', data: { rse, ...key, changes }, metadata }, state);
+    });
+  }
   if (item.minFreeSpace) {
     add((state) => rseDecider.setRseLimit({ type: 'SetRseLimit', data: { rse, name: 'MinFreeSpace', value: item.minFreeSpace! }, metadata }, state));
   }

@@ -141,8 +141,9 @@ export const rsesProjection: Projection = {
         await context.collection<RseDistanceDocument>(rseDistancesCollection).update(distanceDocumentId(event.data.rseId, event.data.destRseId), () => null);
         return;
       case 'RseUsageSet': {
-        // The event's position makes the id, so a replayed event finds its own entry.
-        const id = `${event.data.rseId}|${event.data.source}|${context.position}`;
+        // The event's position makes the id, so a replayed event finds its own entry; padded so
+        // ids sort in the order the values were set.
+        const id = `${event.data.rseId}|${event.data.source}|${String(context.position).padStart(20, '0')}`;
         const { rseId, rse, source, used, free, files, updatedAt } = event.data;
         await context
           .collection<RseUsageHistoryDocument>(rseUsageHistoryCollection)

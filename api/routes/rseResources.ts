@@ -136,7 +136,7 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
     const source = queryString(ctx, 'source');
     const history = services.readModels
       .collection<RseUsageHistoryDocument>(rseUsageHistoryCollection)
-      .find({ rseId: document.id, ...(source ? { source } : {}) }, { sort: { updatedAt: -1 } });
+      .find({ rseId: document.id, ...(source ? { source } : {}) }, { sort: { updatedAt: -1, _id: -1 } });
     await sendStream(
       ctx,
       mapStream(history, (entry) => ({

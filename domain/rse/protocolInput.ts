@@ -5,6 +5,7 @@ import {
   prioritySettings,
   withPriorities,
   type PrioritySetting,
+  type ProtocolKey,
   type RseProtocol,
 } from './protocol.ts';
 
@@ -37,7 +38,14 @@ const requireSrmWebServicePath = (scheme: string, extendedAttributes: unknown): 
   if (!present) throw new InvalidObject('Missing values! For SRM, extended_attributes and web_service_path must be specified');
 };
 
-/** `POST /rses/{rse}/protocols/{scheme}`: hostname defaults to `localhost`, port to 0; impl is required. */
+/** What identifies the protocol a request names: hostname defaults to `localhost`, port to 0. */
+export const protocolKeyFromRequest = (scheme: string, body: Readonly<Record<string, unknown>>): ProtocolKey => ({
+  scheme,
+  hostname: optionalText(body, 'hostname', 'localhost') ?? 'localhost',
+  port: portOf(body.port),
+});
+
+/** `POST /rses/{rse}/protocols/{scheme}`: a whole new protocol; impl is required. */
 export const protocolFromRequest = (scheme: string, body: Readonly<Record<string, unknown>>): RseProtocol => {
   const domains = withPriorities(noPriorities(), prioritySettings(body.domains));
   const extendedAttributes = body.extended_attributes ?? null;
@@ -45,9 +53,7 @@ export const protocolFromRequest = (scheme: string, body: Readonly<Record<string
   const impl = optionalText(body, 'impl', null);
   if (!impl) throw new InvalidObject('Missing values!');
   return {
-    scheme,
-    hostname: optionalText(body, 'hostname', 'localhost') ?? 'localhost',
-    port: portOf(body.port),
+    ...protocolKeyFromRequest(scheme, body),
     prefix: optionalText(body, 'prefix', null),
     impl,
     domains,
