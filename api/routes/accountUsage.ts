@@ -37,7 +37,11 @@ export const registerAccountUsageRoutes = (routes: RouteTable, services: Service
     return (await activeAccount(services, ctx.params.account!)).account;
   };
 
-  /** Per RSE with usage or a local limit: bytes and files used, the limit (0 without one) and what remains. */
+  /**
+   * Per RSE with usage or a local limit: bytes and files used, the limit (0 without one) and what
+   * remains. Usage and limits are merged by RSE, so the lines (at most one per RSE) are gathered
+   * first.
+   */
   const localUsage = async (ctx: AppContext) => {
     const account = await readableAccount(ctx, 'list account usage');
     const onlyRse = ctx.params.rse === undefined ? undefined : await activeRse(services, ctx.params.rse);
@@ -78,21 +82,23 @@ export const registerAccountUsageRoutes = (routes: RouteTable, services: Service
     const account = await readableAccount(ctx, 'list global account usage');
     const rses = await loadRseFacts(services.readModels);
     const expression = ctx.params.rse_expression;
-    const entries = [];
-    if (expression === undefined) {
-      for await (const limit of limits().find({ account, kind: 'global' }, { sort: { rseExpression: 1 } })) {
-        const used = await usageOver(account, resolvedRses(limit.rseExpression!, rses).map((rse) => rse.id));
-        const bytesLimit = limitValue(limit.bytes);
-        entries.push({ rse_expression: limit.rseExpression, ...used, bytes_limit: bytesLimit, bytes_remaining: bytesLimit - used.bytes });
-      }
-    } else {
+    const line = async (rseExpression: string, rseIds: readonly string[], bytesLimit: number) => {
+      const used = await usageOver(account, rseIds);
+      return { rse_expression: rseExpression, ...used, bytes_limit: bytesLimit, bytes_remaining: bytesLimit - used.bytes };
+    };
+    if (expression !== undefined) {
       const selected = evaluateRseExpression(expression, rses).map((rse) => rse.id);
       const limit = await limits().get(globalLimitId(account, expression));
-      const bytesLimit = limit ? limitValue(limit.bytes) : 0;
-      const used = await usageOver(account, selected);
-      entries.push({ rse_expression: expression, ...used, bytes_limit: bytesLimit, bytes_remaining: bytesLimit - used.bytes });
+      await sendStream(ctx, fromList([await line(expression, selected, limit ? limitValue(limit.bytes) : 0)]), undefined, jsonWithInfinity);
+      return;
     }
-    await sendStream(ctx, fromList(entries), undefined, jsonWithInfinity);
+    const globalLimits = limits().find({ account, kind: 'global' }, { sort: { rseExpression: 1 } });
+    async function* lines() {
+      for await (const limit of globalLimits) {
+        yield line(limit.rseExpression!, resolvedRses(limit.rseExpression!, rses).map((rse) => rse.id), limitValue(limit.bytes));
+      }
+    }
+    await sendStream(ctx, lines(), undefined, jsonWithInfinity);
   };
 
   routes.get('/accounts/:account/usage/history/:rse', { accept: JSON_ONLY }, async (ctx) => {

@@ -8,18 +8,25 @@ import {
   setRseUsage,
   updateRseDistance,
 } from '../../commands/rses.ts';
-import { KeyError } from '../../domain/shared/errors.ts';
 import { formatRucioDate } from '../../domain/shared/dates.ts';
+import { KeyError } from '../../domain/shared/errors.ts';
 import { accountLimitsCollection, localLimitId, type AccountLimitDocument } from '../../projections/accountLimits.ts';
 import { accountsCollection, type AccountDocument } from '../../projections/accounts.ts';
 import { accountUsageCollection, accountUsageId, type AccountUsageDocument } from '../../projections/accountUsage.ts';
-import { distanceDocumentId, rseDistancesCollection, rseUsageHistoryCollection, type RseDistanceDocument, type RseDocument, type RseUsageHistoryDocument } from '../../projections/rses.ts';
+import {
+  distanceDocumentId,
+  rseDistancesCollection,
+  rseUsageHistoryCollection,
+  type RseDistanceDocument,
+  type RseDocument,
+  type RseUsageHistoryDocument,
+} from '../../projections/rses.ts';
 import { mapStream, sendCreated, sendJson, sendOk, sendStream, sendText } from '../http.ts';
+import { fromList } from '../listSource.ts';
 import { jsonObject, param, queryBoolean, queryString } from '../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../route.ts';
 import { integerParameter } from '../rseRequests.ts';
 import { activeRse, distanceView } from '../rseViews.ts';
-import { fromList } from '../listSource.ts';
 import type { AppContext, Services } from '../services.ts';
 
 const JSON_ONLY = ['application/json'];

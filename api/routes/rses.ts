@@ -4,12 +4,12 @@ import { assertValidName } from '../../domain/shared/names.ts';
 import { loadRseFacts } from '../../projections/rseFacts.ts';
 import { rsesCollection, type RseDocument } from '../../projections/rses.ts';
 import { mapStream, sendCreated, sendJson, sendOk, sendStream } from '../http.ts';
+import { fromList } from '../listSource.ts';
 import { jsonObject, param, queryString } from '../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../route.ts';
 import { rseAttributeValue, rsePropertiesForCreation, rsePropertyChanges } from '../rseRequests.ts';
 import { activeRse, defaultLfn2pfnAlgorithm, rseDetail, rseListEntry, sortedAttributes } from '../rseViews.ts';
 import type { Services } from '../services.ts';
-import { fromList } from '../listSource.ts';
 
 const JSON_ONLY = ['application/json'];
 const STREAM_ONLY = ['application/x-json-stream'];
