@@ -6,11 +6,17 @@ import { ValueError } from '../domain/shared/errors.ts';
 import { configSectionsCollection, type ConfigSectionDocument } from '../projections/config.ts';
 import { errorMiddleware, writeError } from './errors.ts';
 import { RouteTable } from './route.ts';
+import { registerAccountLimitRoutes } from './routes/accountLimits.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
+import { registerAccountUsageRoutes } from './routes/accountUsage.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerConfigRoutes } from './routes/config.ts';
 import { registerIdentityRoutes } from './routes/identities.ts';
+import { registerImportExportRoutes } from './routes/importExport.ts';
 import { registerPingRoutes } from './routes/ping.ts';
+import { registerRseProtocolRoutes } from './routes/rseProtocols.ts';
+import { registerRseResourceRoutes } from './routes/rseResources.ts';
+import { registerRseRoutes } from './routes/rses.ts';
 import { registerScopeRoutes } from './routes/scopes.ts';
 import type { AppContext, AppState, Services } from './services.ts';
 
@@ -26,6 +32,12 @@ export const createApp = (services: Services): Koa<AppState> => {
   registerScopeRoutes(routes, services);
   registerIdentityRoutes(routes, services);
   registerConfigRoutes(routes, services);
+  registerRseRoutes(routes, services);
+  registerRseProtocolRoutes(routes, services);
+  registerRseResourceRoutes(routes, services);
+  registerAccountLimitRoutes(routes, services);
+  registerAccountUsageRoutes(routes, services);
+  registerImportExportRoutes(routes, services);
 
   app.use(requestLog(services));
   app.use(errorMiddleware());

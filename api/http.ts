@@ -44,6 +44,8 @@ export const sendStream = async (
   ctx: Context,
   source: AsyncIterable<unknown>,
   contentType: string = NDJSON_TYPE,
+  /** Writes one item as one line of JSON; default JSON.stringify. */
+  serialize: (item: unknown) => string = JSON.stringify,
 ): Promise<void> => {
   const iterator = source[Symbol.asyncIterator]();
   const first = await iterator.next();
@@ -54,10 +56,10 @@ export const sendStream = async (
     return;
   }
   async function* lines(): AsyncGenerator<string> {
-    let chunk = `${JSON.stringify(first.value)}\n`;
+    let chunk = `${serialize(first.value)}\n`;
     try {
       for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-        chunk += `${JSON.stringify(next.value)}\n`;
+        chunk += `${serialize(next.value)}\n`;
         if (chunk.length >= CHUNK_BYTES) {
           yield chunk;
           chunk = '';

@@ -1,8 +1,19 @@
+import { accountLimitsProjection } from './accountLimits.ts';
 import { accountsProjection } from './accounts.ts';
+import { accountUsageProjection } from './accountUsage.ts';
 import { configProjection } from './config.ts';
 import { identitiesProjection } from './identities.ts';
 import type { Projection } from './projection.ts';
+import { rsesProjection } from './rses.ts';
 import { scopesProjection } from './scopes.ts';
 
 /** Every projection the service runs; the runner and ReadModels are built from this list. */
-export const allProjections: readonly Projection[] = [accountsProjection, identitiesProjection, scopesProjection, configProjection];
+export const allProjections: readonly Projection[] = [
+  accountsProjection,
+  identitiesProjection,
+  scopesProjection,
+  configProjection,
+  rsesProjection,
+  accountLimitsProjection,
+  accountUsageProjection,
+];

@@ -95,4 +95,133 @@ print('ok')
     expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
     expect(result.stdout.trim()).to.equal('ok');
   });
+
+  it('builds RSEs with attributes, protocols, distances and quotas, lists them by expression, maps PFNs, exports and imports', async () => {
+    const suffix = uniqueName('').toUpperCase();
+    const [disk, tape, copy] = [`PY_DISK_${suffix}`, `PY_TAPE_${suffix}`, `PY_COPY_${suffix}`];
+    const account = uniqueName('py');
+    const result = await runClient(
+      server,
+      `
+import math
+from rucio.client import Client
+from rucio.common.exception import (AccessDenied, Duplicate, InvalidObject, InvalidRSEExpression, RSENotFound,
+    RSEProtocolNotSupported, RSEProtocolPriorityError, RSEAttributeNotFound, InputValidationError)
+c = Client()
+assert c.add_rse('${disk}', city='Geneva', country_name='Switzerland', availability_delete=False)
+assert c.add_rse('${tape}', rse_type='TAPE', deterministic=False)
+for bad, error in (('${disk}', Duplicate), ('lower', InvalidObject)):
+    try:
+        c.add_rse(bad)
+        raise SystemExit('bad RSE accepted: ' + bad)
+    except error:
+        pass
+rse = c.get_rse('${disk}')
+assert rse['rse'] == '${disk}' and rse['availability_delete'] is False and rse['availability'] == 6 and rse['lfn2pfn_algorithm'] == 'hash', rse
+assert c.update_rse('${disk}', {'availability_delete': True, 'city': 'Meyrin'})
+assert c.get_rse('${disk}')['availability'] == 7
+try:
+    c.update_rse('${disk}', {'ISP': 'x'})
+    raise SystemExit('immutable property changed')
+except InputValidationError:
+    pass
+assert c.add_rse_attribute('${disk}', 'tier', '1')
+assert c.add_rse_attribute('${tape}', 'tier', '1')
+attributes = c.list_rse_attributes('${disk}')
+assert attributes['${disk}'] is True and attributes['tier'] == '1' and attributes['city'] == 'Meyrin', attributes
+assert c.delete_rse_attribute('${disk}', 'city')
+try:
+    c.delete_rse_attribute('${disk}', 'city')
+    raise SystemExit('missing attribute deleted')
+except RSEAttributeNotFound:
+    pass
+assert sorted(r['rse'] for r in c.list_rses('tier=1&(${disk}|${tape})')) == sorted(['${disk}', '${tape}'])
+assert [r['rse'] for r in c.list_rses('tier=1&rse_type=TAPE')] == ['${tape}']
+assert '${disk}' in [r['rse'] for r in c.list_rses()]
+try:
+    list(c.list_rses('tier=1&('))
+    raise SystemExit('bad expression accepted')
+except InvalidRSEExpression:
+    pass
+domains = {'lan': {'read': 1, 'write': 1, 'delete': 1}, 'wan': {'read': 1, 'write': 1, 'delete': 1, 'third_party_copy_read': 1, 'third_party_copy_write': 1}}
+assert c.add_protocol('${disk}', {'scheme': 'https', 'hostname': 'eos.example.org', 'port': 443, 'prefix': '/eos/data', 'impl': 'rucio.rse.protocols.webdav.Default', 'domains': domains})
+assert c.add_protocol('${disk}', {'scheme': 'root', 'hostname': 'xrd.example.org', 'port': 1094, 'prefix': '//atlas', 'impl': 'rucio.rse.protocols.xrootd.Default', 'domains': {'wan': {'read': 2, 'write': 2}}})
+try:
+    c.add_protocol('${disk}', {'scheme': 'https', 'hostname': 'eos.example.org', 'port': 443, 'impl': 'x'})
+    raise SystemExit('duplicate protocol accepted')
+except Duplicate:
+    pass
+try:
+    c.add_protocol('${disk}', {'scheme': 'davs', 'impl': 'x', 'domains': {'wan': {'read': -1}}})
+    raise SystemExit('negative priority accepted')
+except RSEProtocolPriorityError:
+    pass
+assert len(c.get_protocols('${disk}')) == 2
+assert c.swap_protocols('${disk}', 'wan', 'read', 'https', 'root')
+protocols = {p['scheme']: p for p in c.get_protocols('${disk}', scheme='https')['protocols']}
+assert protocols['root']['domains']['wan']['read'] == 1 and protocols['https']['domains']['wan']['read'] == 2, protocols
+pfns = c.lfns2pfns('${disk}', ['user.jdoe:file1'], operation='read')
+assert pfns == {'user.jdoe:file1': 'root://xrd.example.org:1094//atlas/user/jdoe/a2/cb/file1'}, pfns
+pfns = c.lfns2pfns('${disk}', ['user.jdoe:file1'], scheme='https', protocol_domain='wan', operation='write')
+assert pfns == {'user.jdoe:file1': 'https://eos.example.org:443/eos/data/user/jdoe/a2/cb/file1'}, pfns
+assert c.update_protocols('${disk}', 'root', {'prefix': '/xrd'}, hostname='xrd.example.org', port=1094)
+assert c.delete_protocols('${disk}', 'root', hostname='xrd.example.org', port=1094)
+try:
+    c.get_protocols('${tape}')
+    raise SystemExit('protocols of a bare RSE found')
+except RSEProtocolNotSupported:
+    pass
+assert c.add_distance('${disk}', '${tape}', {'distance': 4})
+assert c.get_distance('${disk}', '${tape}')[0]['distance'] == 4
+assert c.update_distance('${disk}', '${tape}', {'distance': 5})
+assert c.get_distance('${disk}', '${tape}')[0]['ranking'] == 5
+assert c.set_rse_usage('${disk}', 'storage', 100, 900, files=3)
+usage = {u['source']: u for u in c.get_rse_usage('${disk}')}
+assert usage['storage']['total'] == 1000 and usage['rucio']['used'] == 0, usage
+assert [u['used'] for u in c.list_rse_usage_history('${disk}', filters={'source': 'storage'})] == [100]
+assert c.set_rse_limits('${disk}', 'MinFreeSpace', 50)
+assert c.get_rse_limits('${disk}') == {'MinFreeSpace': 50}
+assert c.delete_rse_limits('${disk}', 'MinFreeSpace')
+assert c.add_qos_policy('${disk}', 'SSD')
+assert c.list_qos_policies('${disk}') == ['SSD']
+assert c.delete_qos_policy('${disk}', 'SSD')
+assert c.add_account('${account}', 'USER', '${account}@example.org')
+assert c.set_local_account_limit('${account}', '${disk}', 1000)
+assert c.set_account_limit('${account}', '${tape}', -1, 'local')
+assert c.set_global_account_limit('${account}', 'tier=1&(${disk}|${tape})', 2000)
+limits = c.get_local_account_limits('${account}')
+assert limits == {'${disk}': 1000, '${tape}': math.inf}, limits
+assert c.get_local_account_limit('${account}', '${disk}') == {'${disk}': 1000}
+assert c.get_global_account_limit('${account}', 'tier=1&(${disk}|${tape})') == {'tier=1&(${disk}|${tape})': 2000}
+usage = {u['rse']: u for u in c.get_local_account_usage('${account}')}
+assert usage['${tape}']['bytes_remaining'] == math.inf and usage['${disk}']['bytes_limit'] == 1000, usage
+assert [u['bytes_limit'] for u in c.get_global_account_usage('${account}')] == [2000]
+assert c.get_account_usage_history('${account}', '${disk}') == []
+try:
+    c.set_local_account_limit('${account}', 'NO_SUCH_RSE', 1)
+    raise SystemExit('limit on a missing RSE accepted')
+except RSENotFound:
+    pass
+assert c.delete_local_account_limit('${account}', '${disk}')
+assert c.delete_global_account_limit('${account}', 'tier=1&(${disk}|${tape})')
+exported = c.export_data()
+assert exported['rses']['${disk}']['protocols'][0]['scheme'] == 'https'
+assert exported['distances']['${disk}']['${tape}']['distance'] == 5
+data = {'rses': {'${copy}': dict(exported['rses']['${disk}'])}, 'accounts': [{'account': '${account}', 'email': 'new@example.org', 'identities': [{'type': 'USERPASS', 'identity': '${account}_login', 'password': 'pw'}]}]}
+assert c.import_data(data)
+assert c.get_rse('${copy}')['protocols'] == c.get_rse('${disk}')['protocols']
+assert c.get_account('${account}')['email'] == 'new@example.org'
+assert c.delete_distance('${disk}', '${tape}')
+assert c.delete_rse('${tape}')
+try:
+    c.get_rse('${tape}')
+    raise SystemExit('deleted RSE found')
+except RSENotFound:
+    pass
+print('ok')
+`,
+    );
+    expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
+    expect(result.stdout.trim()).to.equal('ok');
+  });
 });

@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import { RSEOperationNotSupported } from '../shared/errors.ts';
+import { isPlainObject, type RseProtocol } from './protocol.ts';
+import { selectProtocol, type ProtocolChoice } from './protocolSelection.ts';
+
+/** The built-in lfn2pfn algorithms (rse/translation.py); `hash` is the default. */
+export const LFN2PFN_ALGORITHMS = ['hash', 'identity'] as const;
+export const DEFAULT_LFN2PFN_ALGORITHM = 'hash';
+
+/** `user.jdoe` becomes `user/jdoe`: Rucio splits scopes starting with `user` or `group` on dots. */
+const scopePath = (scope: string): string => (scope.startsWith('user') || scope.startsWith('group') ? scope.replaceAll('.', '/') : scope);
+
+/**
+ * The path of a file on a deterministic RSE. `hash`: `<scope>/<md5[0:2]>/<md5[2:4]>/<name>` with
+ * the md5 of `<scope>:<name>`; `identity`: `<scope>/<name>`.
+ */
+export const deterministicPath = (scope: string, name: string, algorithm: string = DEFAULT_LFN2PFN_ALGORITHM): string => {
+  switch (algorithm) {
+    case 'hash': {
+      const md5 = createHash('md5').update(`${scope}:${name}`, 'utf8').digest('hex');
+      return `${scopePath(scope)}/${md5.slice(0, 2)}/${md5.slice(2, 4)}/${name}`;
+    }
+    case 'identity':
+      return `${scopePath(scope)}/${name}`;
+    default:
+      throw new RSEOperationNotSupported(`The lfn2pfn algorithm '${algorithm}' is not supported`);
+  }
+};
+
+/** The prefix with exactly one leading and one trailing slash (an empty prefix is `/`). */
+const normalisedPrefix = (prefix: string | null): string => {
+  let normalised = prefix ?? '';
+  if (!normalised.startsWith('/')) normalised = `/${normalised}`;
+  if (!normalised.endsWith('/')) normalised = `${normalised}/`;
+  return normalised;
+};
+
+const webServicePath = (protocol: RseProtocol): string => {
+  const attributes = protocol.extended_attributes;
+  return isPlainObject(attributes) && typeof attributes.web_service_path === 'string' ? attributes.web_service_path : '';
+};
+
+/**
+ * A PFN from a protocol and a path below its prefix, the way the protocol's implementation
+ * builds it: `scheme://host:port/prefix/path` by default; posix leaves the port out; gfal and srm
+ * add the web service path and leave out a zero port.
+ */
+export const pfnFromProtocol = (protocol: RseProtocol, path: string): string => {
+  const prefix = normalisedPrefix(protocol.prefix);
+  const relative = path.startsWith('/') ? path.slice(1) : path;
+  if (protocol.impl.startsWith('rucio.rse.protocols.posix.')) return `${protocol.scheme}://${protocol.hostname}${prefix}${relative}`;
+  if (protocol.impl.startsWith('rucio.rse.protocols.gfal.') || protocol.impl.startsWith('rucio.rse.protocols.srm.')) {
+    const hostname = protocol.hostname.includes('://') ? protocol.hostname.split('://')[1]! : protocol.hostname;
+    const port = protocol.port ? `:${protocol.port}` : '';
+    const gfalPath = protocol.scheme === 'root' ? path : relative;
+    return `${protocol.scheme}://${hostname}${port}${webServicePath(protocol)}${prefix}${gfalPath}`;
+  }
+  return `${protocol.scheme}://${protocol.hostname}:${protocol.port}${prefix}${relative}`;
+};
+
+export type PfnSettings = Readonly<{
+  deterministic: boolean;
+  lfn2pfnAlgorithm: string;
+  protocols: readonly RseProtocol[];
+}>;
+
+export type Lfn = Readonly<{ scope: string; name: string }>;
+
+/**
+ * `scope:name` → PFN on one RSE, with the protocol chosen for the operation and domain. A
+ * deterministic RSE computes the path; a non-deterministic one only knows the paths its replicas
+ * were registered with (`storedPaths`, keyed `scope:name`), and files without one are left out.
+ */
+export const lfnsToPfns = (
+  settings: PfnSettings,
+  lfns: readonly Lfn[],
+  choice: ProtocolChoice,
+  storedPaths: ReadonlyMap<string, string> = new Map(),
+): Record<string, string> => {
+  const protocol = selectProtocol(settings.protocols, choice);
+  const pfns: Record<string, string> = {};
+  for (const { scope, name } of lfns) {
+    const key = `${scope}:${name}`;
+    const path = settings.deterministic ? deterministicPath(scope, name, settings.lfn2pfnAlgorithm) : storedPaths.get(key);
+    if (path !== undefined) pfns[key] = pfnFromProtocol(protocol, path);
+  }
+  return pfns;
+};

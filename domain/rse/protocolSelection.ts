@@ -1,0 +1,52 @@
+import { RSEOperationNotSupported, RSEProtocolDomainNotSupported, RSEProtocolNotSupported } from '../shared/errors.ts';
+import {
+  PROTOCOL_DOMAINS,
+  PROTOCOL_OPERATIONS,
+  compareProtocols,
+  priorityOf,
+  type ProtocolDomain,
+  type ProtocolOperation,
+  type RseProtocol,
+} from './protocol.ts';
+
+export type ProtocolChoice = Readonly<{
+  operation: string;
+  domain: string;
+  /** One scheme or a comma-separated list of schemes; any scheme when absent. */
+  scheme?: string | undefined;
+}>;
+
+/**
+ * The protocols that serve an operation in a domain, preferred first (lowest priority number),
+ * as Rucio's rsemanager orders them. Unknown operations and domains are refused first; no
+ * candidate at all is RSEProtocolNotSupported.
+ */
+export const protocolsFor = (protocols: readonly RseProtocol[], choice: ProtocolChoice): RseProtocol[] => {
+  if (!(PROTOCOL_OPERATIONS as readonly string[]).includes(choice.operation)) {
+    throw new RSEOperationNotSupported(`Operation ${choice.operation} is not supported`);
+  }
+  if (!(PROTOCOL_DOMAINS as readonly string[]).includes(choice.domain)) {
+    throw new RSEProtocolDomainNotSupported(`Domain ${choice.domain} not supported`);
+  }
+  const operation = choice.operation as ProtocolOperation;
+  const domain = choice.domain as ProtocolDomain;
+  const schemes = choice.scheme ? choice.scheme.split(',') : undefined;
+  const candidates = protocols.filter(
+    (protocol) => (!schemes || schemes.includes(protocol.scheme)) && priorityOf(protocol, domain, operation) !== null,
+  );
+  if (candidates.length === 0) {
+    throw new RSEProtocolNotSupported(
+      `No protocol for provided settings found: operation ${operation}, domain ${domain}${schemes ? `, scheme ${schemes.join(',')}` : ''}.`,
+    );
+  }
+  return candidates.sort(
+    (a, b) => priorityOf(a, domain, operation)! - priorityOf(b, domain, operation)! || compareProtocols(a, b),
+  );
+};
+
+/**
+ * The preferred protocol. Rucio breaks ties at random; here the listing order (hostname, scheme,
+ * port) breaks them, so the same request always gives the same PFN.
+ */
+export const selectProtocol = (protocols: readonly RseProtocol[], choice: ProtocolChoice): RseProtocol =>
+  protocolsFor(protocols, choice)[0]!;

@@ -1,0 +1,264 @@
+import type { Command, CommandMetadata } from '../shared/event.ts';
+import { Duplicate, RSEAttributeNotFound, RSENotFound, RSEOperationNotSupported, RSEProtocolNotSupported } from '../shared/errors.ts';
+import { sameProtocolKey, type ProtocolKey, type RseProtocol } from './protocol.ts';
+import { applyProtocolChanges, type ProtocolChanges } from './protocolInput.ts';
+import {
+  RSE_SETTING_ATTRIBUTES,
+  evolveRse,
+  initialRse,
+  type Rse,
+  type RseAttributeValue,
+  type RseEvent,
+  type RseProperties,
+  type RseRecord,
+} from './rse.ts';
+
+export type CreateRse = Command<'CreateRse', { rseId: string; rse: string; properties: RseProperties }>;
+export type UpdateRse = Command<'UpdateRse', { rse: string; changes: Partial<RseProperties> }>;
+export type DeleteRse = Command<'DeleteRse', { rse: string }>;
+export type SetRseAttribute = Command<'SetRseAttribute', { rse: string; key: string; value: RseAttributeValue }>;
+export type RemoveRseAttribute = Command<'RemoveRseAttribute', { rse: string; key: string }>;
+export type AddRseProtocol = Command<'AddRseProtocol', { rse: string; protocol: RseProtocol }>;
+/** Hostname and port narrow the match when given; every matching protocol changes. */
+export type UpdateRseProtocols = Command<
+  'UpdateRseProtocols',
+  { rse: string; scheme: string; hostname?: string; port?: number; changes: ProtocolChanges }
+>;
+export type RemoveRseProtocols = Command<'RemoveRseProtocols', { rse: string; scheme: string; hostname?: string; port?: number }>;
+export type SetRseUsage = Command<'SetRseUsage', { rse: string; source: string; used: number | null; free: number | null; files: number | null }>;
+export type SetRseLimit = Command<'SetRseLimit', { rse: string; name: string; value: number }>;
+export type RemoveRseLimit = Command<'RemoveRseLimit', { rse: string; name: string }>;
+export type AddRseQosPolicy = Command<'AddRseQosPolicy', { rse: string; policy: string }>;
+export type RemoveRseQosPolicy = Command<'RemoveRseQosPolicy', { rse: string; policy: string }>;
+/** The destination's existence is a fact the command handler checks before deciding. */
+export type AddRseDistance = Command<'AddRseDistance', { rse: string; destRseId: string; destRse: string; distance: number | null }>;
+export type UpdateRseDistance = Command<'UpdateRseDistance', { rse: string; destRseId: string; destRse: string; distance: number | null }>;
+export type RemoveRseDistance = Command<'RemoveRseDistance', { rse: string; destRseId: string; destRse: string }>;
+
+export type RseCommand =
+  | CreateRse
+  | UpdateRse
+  | DeleteRse
+  | SetRseAttribute
+  | RemoveRseAttribute
+  | AddRseProtocol
+  | UpdateRseProtocols
+  | RemoveRseProtocols
+  | SetRseUsage
+  | SetRseLimit
+  | RemoveRseLimit
+  | AddRseQosPolicy
+  | RemoveRseQosPolicy
+  | AddRseDistance
+  | UpdateRseDistance
+  | RemoveRseDistance;
+
+/** Rucio's message for a name it cannot resolve (core/rse.py get_rse_id). */
+export const rseNotFound = (rse: string) => new RSENotFound(`RSE '${rse}' cannot be found in vo 'def'`);
+
+type ActiveRse = RseRecord & { status: 'Active' };
+
+/** Every command but creation works on an existing, not deleted RSE. */
+export const requireActive = (state: Rse, rse: string): ActiveRse => {
+  if (state.status !== 'Active') throw rseNotFound(rse);
+  return state;
+};
+
+const ref = (state: RseRecord) => ({ rseId: state.id, rse: state.rse });
+
+/** Setting attributes carry the value of the record; an empty value removes the attribute. */
+const settingAttributeEvents = (state: RseRecord, changes: Partial<RseProperties>): RseEvent[] =>
+  RSE_SETTING_ATTRIBUTES.flatMap((key): RseEvent[] => {
+    if (!(key in changes)) return [];
+    const value = changes[key];
+    if (value) return state.attributes[key] === value ? [] : [{ type: 'RseAttributeSet', data: { ...ref(state), key, value } }];
+    return key in state.attributes ? [{ type: 'RseAttributeRemoved', data: { ...ref(state), key } }] : [];
+  });
+
+/**
+ * Creates an RSE. Rucio then gives it an attribute named after itself (so the bare name is an
+ * RSE expression), copies its geographic settings into attributes and starts its `rucio` usage
+ * counter at zero. A deleted RSE's name stays taken.
+ */
+export const createRse = ({ data, metadata }: CreateRse, state: Rse): RseEvent[] => {
+  if (state.status !== 'Absent') throw new Duplicate(`RSE '${data.rse}' already exists!`);
+  const at = metadata.now.toISOString();
+  const rseRef = { rseId: data.rseId, rse: data.rse };
+  const created: RseRecord = { id: data.rseId, rse: data.rse, properties: data.properties, attributes: {}, protocols: [], limits: {}, usage: {}, qosPolicies: [], distances: {} };
+  return [
+    { type: 'RseCreated', data: { ...rseRef, properties: data.properties, createdAt: at } },
+    { type: 'RseAttributeSet', data: { ...rseRef, key: data.rse, value: true } },
+    ...settingAttributeEvents(created, data.properties),
+    { type: 'RseUsageSet', data: { ...rseRef, source: 'rucio', used: 0, free: null, files: 0, updatedAt: at } },
+  ];
+};
+
+/** Only the properties that differ are recorded; nothing differs, nothing happens. */
+export const updateRse = ({ data, metadata }: UpdateRse, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  const changes = Object.fromEntries(
+    Object.entries(data.changes).filter(([key, value]) => rse.properties[key as keyof RseProperties] !== value),
+  ) as Partial<RseProperties>;
+  if (Object.keys(changes).length === 0) return [];
+  return [
+    { type: 'RseUpdated', data: { ...ref(rse), changes, updatedAt: metadata.now.toISOString() } },
+    ...settingAttributeEvents(rse, changes),
+  ];
+};
+
+/** Deletion disables: the RSE leaves listings and expressions, but only once it holds no data. */
+export const deleteRse = ({ data, metadata }: DeleteRse, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  if ((rse.usage.rucio?.used ?? 0) !== 0) throw new RSEOperationNotSupported(`RSE '${rse.rse}' is not empty`);
+  const nameAttribute: RseEvent[] = rse.rse in rse.attributes ? [{ type: 'RseAttributeRemoved', data: { ...ref(rse), key: rse.rse } }] : [];
+  return [{ type: 'RseDeleted', data: { ...ref(rse), deletedAt: metadata.now.toISOString() } }, ...nameAttribute];
+};
+
+/** Setting an attribute replaces its value (Rucio merges); the same value again changes nothing. */
+export const setRseAttribute = ({ data }: SetRseAttribute, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  if (rse.attributes[data.key] === data.value) return [];
+  return [{ type: 'RseAttributeSet', data: { ...ref(rse), key: data.key, value: data.value } }];
+};
+
+export const removeRseAttribute = ({ data }: RemoveRseAttribute, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  if (!(data.key in rse.attributes)) throw new RSEAttributeNotFound(`RSE attribute '${data.key}' cannot be found`);
+  return [{ type: 'RseAttributeRemoved', data: { ...ref(rse), key: data.key } }];
+};
+
+export const addRseProtocol = ({ data }: AddRseProtocol, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  const { scheme, hostname, port } = data.protocol;
+  if (rse.protocols.some((protocol) => sameProtocolKey(protocol, data.protocol))) {
+    throw new Duplicate(`Protocol '${scheme}' on port ${port} already registered for  '${rse.rse}' with hostname '${hostname}'.`);
+  }
+  return [{ type: 'RseProtocolAdded', data: { ...ref(rse), protocol: data.protocol } }];
+};
+
+const matchingProtocols = (rse: RseRecord, key: { scheme: string; hostname?: string | undefined; port?: number | undefined }): RseProtocol[] =>
+  rse.protocols.filter(
+    (protocol) =>
+      protocol.scheme === key.scheme &&
+      (key.hostname === undefined || protocol.hostname === key.hostname) &&
+      (key.hostname === undefined || key.port === undefined || protocol.port === key.port),
+  );
+
+const protocolNotSupported = (rse: RseRecord, key: Partial<ProtocolKey> & { scheme: string }) =>
+  new RSEProtocolNotSupported(
+    `RSE '${rse.rse}' does not support protocol '${key.scheme}'` +
+      (key.hostname ? ` for hostname '${key.hostname}'` : '') +
+      (key.hostname && key.port ? ` on port '${key.port}'` : ''),
+  );
+
+export const updateRseProtocols = ({ data }: UpdateRseProtocols, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  const matches = matchingProtocols(rse, data);
+  if (matches.length === 0) throw protocolNotSupported(rse, data);
+  return matches.map((protocol) => ({ type: 'RseProtocolUpdated', data: { ...ref(rse), protocol: applyProtocolChanges(protocol, data.changes) } }));
+};
+
+export const removeRseProtocols = ({ data }: RemoveRseProtocols, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  const matches = matchingProtocols(rse, data);
+  if (matches.length === 0) throw protocolNotSupported(rse, data);
+  return matches.map(({ scheme, hostname, port }) => ({ type: 'RseProtocolRemoved', data: { ...ref(rse), scheme, hostname, port } }));
+};
+
+/** Usage per source is replaced whole, missing numbers included (Rucio merges the row). */
+export const setRseUsage = ({ data, metadata }: SetRseUsage, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  const { source, used, free, files } = data;
+  return [{ type: 'RseUsageSet', data: { ...ref(rse), source, used, free, files, updatedAt: metadata.now.toISOString() } }];
+};
+
+export const setRseLimit = ({ data }: SetRseLimit, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  if (rse.limits[data.name] === data.value) return [];
+  return [{ type: 'RseLimitSet', data: { ...ref(rse), name: data.name, value: data.value } }];
+};
+
+/** Removing a limit that is not set is no error in Rucio. */
+export const removeRseLimit = ({ data }: RemoveRseLimit, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  return data.name in rse.limits ? [{ type: 'RseLimitRemoved', data: { ...ref(rse), name: data.name } }] : [];
+};
+
+export const addRseQosPolicy = ({ data }: AddRseQosPolicy, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  if (rse.qosPolicies.includes(data.policy)) throw new Duplicate(`QoS policy ${data.policy} already exists!`);
+  return [{ type: 'RseQosPolicyAdded', data: { ...ref(rse), policy: data.policy } }];
+};
+
+export const removeRseQosPolicy = ({ data }: RemoveRseQosPolicy, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  return rse.qosPolicies.includes(data.policy) ? [{ type: 'RseQosPolicyRemoved', data: { ...ref(rse), policy: data.policy } }] : [];
+};
+
+const distanceSet = (rse: RseRecord, data: AddRseDistance['data'], metadata: CommandMetadata): RseEvent => ({
+  type: 'RseDistanceSet',
+  data: { ...ref(rse), destRseId: data.destRseId, destRse: data.destRse, distance: data.distance, at: metadata.now.toISOString() },
+});
+
+export const addRseDistance = ({ data, metadata }: AddRseDistance, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  if (data.destRseId in rse.distances) throw new Duplicate(`Distance from ${rse.rse} to ${data.destRse} already exists!`);
+  return [distanceSet(rse, data, metadata)];
+};
+
+/** Rucio updates with a plain UPDATE: a distance that does not exist stays absent, silently. */
+export const updateRseDistance = ({ data, metadata }: UpdateRseDistance, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  const existing = rse.distances[data.destRseId];
+  if (!existing || existing.distance === data.distance) return [];
+  return [distanceSet(rse, data, metadata)];
+};
+
+export const removeRseDistance = ({ data }: RemoveRseDistance, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  if (!(data.destRseId in rse.distances)) return [];
+  return [{ type: 'RseDistanceRemoved', data: { ...ref(rse), destRseId: data.destRseId, destRse: data.destRse } }];
+};
+
+export const decideRse = (command: RseCommand, state: Rse): RseEvent[] => {
+  switch (command.type) {
+    case 'CreateRse':
+      return createRse(command, state);
+    case 'UpdateRse':
+      return updateRse(command, state);
+    case 'DeleteRse':
+      return deleteRse(command, state);
+    case 'SetRseAttribute':
+      return setRseAttribute(command, state);
+    case 'RemoveRseAttribute':
+      return removeRseAttribute(command, state);
+    case 'AddRseProtocol':
+      return addRseProtocol(command, state);
+    case 'UpdateRseProtocols':
+      return updateRseProtocols(command, state);
+    case 'RemoveRseProtocols':
+      return removeRseProtocols(command, state);
+    case 'SetRseUsage':
+      return setRseUsage(command, state);
+    case 'SetRseLimit':
+      return setRseLimit(command, state);
+    case 'RemoveRseLimit':
+      return removeRseLimit(command, state);
+    case 'AddRseQosPolicy':
+      return addRseQosPolicy(command, state);
+    case 'RemoveRseQosPolicy':
+      return removeRseQosPolicy(command, state);
+    case 'AddRseDistance':
+      return addRseDistance(command, state);
+    case 'UpdateRseDistance':
+      return updateRseDistance(command, state);
+    case 'RemoveRseDistance':
+      return removeRseDistance(command, state);
+    default: {
+      const unknown: never = command;
+      throw new Error(`Unknown RSE command ${(unknown as RseCommand).type}`);
+    }
+  }
+};
+
+export const rseDecider = { name: 'rse', initialState: initialRse, evolve: evolveRse, decide: decideRse };
