@@ -7,7 +7,11 @@ export type AccountDocument = Projected<{
   accountType: AccountType;
   email: string | null;
   status: AccountStatus;
-  attributes: Record<string, string>;
+  /**
+   * A list rather than an object: attribute keys may hold dots, which dotted query paths (and
+   * MongoDB field names) would misread. Filter with `$elemMatch`.
+   */
+  attributes: { key: string; value: string }[];
   createdAt: string;
   updatedAt: string;
   suspendedAt: string | null;
@@ -21,7 +25,7 @@ export const accountsCollection: CollectionSpec = {
 
 export const accountsProjection = documentProjection<AccountDocument>({
   name: 'accounts',
-  version: 1,
+  version: 2,
   collection: accountsCollection,
   handles: ACCOUNT_EVENT_TYPES,
   documentId: (event) => (event.data as { account: string }).account,
@@ -35,7 +39,7 @@ export const accountsProjection = documentProjection<AccountDocument>({
         accountType: event.data.accountType,
         email: event.data.email,
         status: 'ACTIVE',
-        attributes: {},
+        attributes: [],
         createdAt: event.data.createdAt,
         updatedAt: event.data.createdAt,
         suspendedAt: null,
@@ -53,11 +57,12 @@ export const accountsProjection = documentProjection<AccountDocument>({
       case 'AccountDeleted':
         return { ...document, status: 'DELETED', deletedAt: event.data.deletedAt, updatedAt: at };
       case 'AccountAttributeAdded':
-        return { ...document, attributes: { ...document.attributes, [event.data.key]: event.data.value } };
-      case 'AccountAttributeRemoved': {
-        const { [event.data.key]: _removed, ...attributes } = document.attributes;
-        return { ...document, attributes };
-      }
+        return {
+          ...document,
+          attributes: [...document.attributes.filter((attribute) => attribute.key !== event.data.key), { key: event.data.key, value: event.data.value }],
+        };
+      case 'AccountAttributeRemoved':
+        return { ...document, attributes: document.attributes.filter((attribute) => attribute.key !== event.data.key) };
       default:
         return undefined;
     }

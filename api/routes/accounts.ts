@@ -87,7 +87,7 @@ const accountListFilter = async (ctx: AppContext, services: Services): Promise<F
         .toArray();
       conditions.push({ account: { $in: mappings.map((mapping) => mapping.account) } });
     } else {
-      conditions.push({ [`attributes.${key}`]: value });
+      conditions.push({ attributes: { $elemMatch: { key, value } } });
     }
   }
   return { $and: conditions };
@@ -104,7 +104,7 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   // Attributes.
   routes.get('/accounts/:account/attr/', { accept: JSON_ONLY }, async (ctx) => {
     const document = await activeAccount(ctx.params.account!, `Account ID '${ctx.params.account}' does not exist`);
-    sendJson(ctx, Object.entries(document.attributes).map(([key, value]) => ({ key, value })));
+    sendJson(ctx, document.attributes.map(({ key, value }) => ({ key, value })));
   });
   routes.post('/accounts/:account/attr/:key', {}, async (ctx) => {
     const parameters = jsonObject(ctx);
