@@ -1,8 +1,21 @@
 import { accountsProjection } from './accounts.ts';
 import { configProjection } from './config.ts';
+import { didContentsProjection } from './didContents.ts';
+import { didFollowersProjection } from './didFollowers.ts';
+import { didsProjection } from './dids.ts';
 import { identitiesProjection } from './identities.ts';
+import { metaConventionsProjection } from './metaConventions.ts';
 import type { Projection } from './projection.ts';
 import { scopesProjection } from './scopes.ts';
 
 /** Every projection the service runs; the runner and ReadModels are built from this list. */
-export const allProjections: readonly Projection[] = [accountsProjection, identitiesProjection, scopesProjection, configProjection];
+export const allProjections: readonly Projection[] = [
+  accountsProjection,
+  identitiesProjection,
+  scopesProjection,
+  configProjection,
+  didsProjection,
+  didContentsProjection,
+  didFollowersProjection,
+  metaConventionsProjection,
+];
