@@ -9,7 +9,9 @@ import { RouteTable } from './route.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerConfigRoutes } from './routes/config.ts';
+import { registerDidRoutes } from './routes/dids.ts';
 import { registerIdentityRoutes } from './routes/identities.ts';
+import { registerMetaConventionRoutes } from './routes/metaConventions.ts';
 import { registerPingRoutes } from './routes/ping.ts';
 import { registerScopeRoutes } from './routes/scopes.ts';
 import type { AppContext, AppState, Services } from './services.ts';
@@ -26,6 +28,8 @@ export const createApp = (services: Services): Koa<AppState> => {
   registerScopeRoutes(routes, services);
   registerIdentityRoutes(routes, services);
   registerConfigRoutes(routes, services);
+  registerDidRoutes(routes, services);
+  registerMetaConventionRoutes(routes, services);
 
   app.use(requestLog(services));
   app.use(errorMiddleware());
