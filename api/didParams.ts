@@ -14,8 +14,9 @@ const SCOPE_NAME_PATTERN = '/([^/]+)/(.*)';
 
 /** Rucio's `parse_scope_name`: the first segment is the scope, everything after it the name. */
 export const parseScopeName = (scopeName: string): DidRef => {
-  const match = /^\/([^/]+)\/(.*)$/s.exec(`/${scopeName}`);
-  if (!match || match[2]!.includes('\n')) {
+  // Python's re.match: anchored at the start only, `.` stopping at a newline.
+  const match = /^\/([^/]+)\/(.*)/.exec(`/${scopeName}`);
+  if (!match) {
     throw new ValueError(
       `Could not parse '/${scopeName}' (scope_name='${scopeName}') with pattern '${SCOPE_NAME_PATTERN}' into scope and name.`,
     );

@@ -80,7 +80,6 @@ export const didsProjection = documentProjection<DidDocument>({
   },
   evolve: (document, recorded) => {
     const event = { type: recorded.type, data: recorded.data } as DidEvent;
-    const at = recorded.metadata.at;
     if (event.type === 'DidCreated') {
       const { scope, name, didType, account, createdAt, expiredAt, monotonic, isNew, bytes, adler32, md5, guid, events } = event.data;
       return withColumns(
@@ -152,7 +151,7 @@ export const didsProjection = documentProjection<DidDocument>({
       case 'DidResurrected':
         return withColumns({ ...document, updated_at: event.data.resurrectedAt }, { expired_at: null });
       case 'FileAvailabilityChanged':
-        return { ...document, availability: event.data.availability, updated_at: at };
+        return { ...document, availability: event.data.availability, updated_at: event.data.changedAt };
       default:
         return undefined;
     }

@@ -40,6 +40,13 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     if (created) sendCreated(ctx);
     else sendOk(ctx);
   };
+  /** Both sample routes: `nbfiles` is text that must read as an integer, as Python's int() reads it. */
+  const sample = async (ctx: AppContext, input: DidRef, output: DidRef, nbfiles: unknown) => {
+    const count = typeof nbfiles === 'number' ? nbfiles : /^\s*[+-]?\d+\s*$/.test(String(nbfiles)) ? Number(String(nbfiles).trim()) : Number.NaN;
+    if (!Number.isInteger(count)) throw new ValueError(`invalid literal for int() with base 10: '${String(nbfiles)}'`);
+    const outcome = await createDidSample(services.commands, graph, { input, output: checkDidRef('did', output), nbfiles: count }, commandMetadata(ctx));
+    await written(ctx, outcome.position, true);
+  };
 
   routes.post('/dids', { accept: ['application/json'], errors: { DatabaseException: 406 } }, async (ctx) => {
     const dids = jsonList(ctx).map((item) => newCollection(asObject('did', item)));
@@ -79,12 +86,6 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     await sample(ctx, { scope: input_scope!, name: input_name! }, { scope: output_scope!, name: output_name! }, nbfiles);
   });
 
-  const sample = async (ctx: AppContext, input: DidRef, output: DidRef, nbfiles: unknown) => {
-    const count = typeof nbfiles === 'number' ? nbfiles : /^\s*[+-]?\d+\s*$/.test(String(nbfiles)) ? Number(String(nbfiles).trim()) : Number.NaN;
-    if (!Number.isInteger(count)) throw new ValueError(`invalid literal for int() with base 10: '${String(nbfiles)}'`);
-    const outcome = await createDidSample(services.commands, graph, { input, output: checkDidRef('did', output), nbfiles: count }, commandMetadata(ctx));
-    await written(ctx, outcome.position, true);
-  };
 
   registerDidItemListRoutes(routes, services);
   routes.put('/dids/*scope_name/status', {}, async (ctx) => {
