@@ -48,6 +48,8 @@ describe('API: creating and reading DIDs (behaviour rule 1)', () => {
     );
     expectError(await server.root('GET', path(scope, 'new1')), 404, 'DataIdentifierNotFound', new RegExp(`'${scope}:new1' not found`));
     expectError(await server.root('POST', '/dids', { body: { scope } }), 400, 'TypeError', /body must be a json list/);
+    expectError(await server.root('POST', '/dids', { body: [{ scope, name: 'owned', type: 'DATASET', account: 'nobody-here' }] }), 404, 'AccountNotFound');
+    expectError(await server.root('POST', '/dids', { body: [{ scope, name: 'timed', type: 'DATASET', lifetime: 'soon' }] }), 400, 'InvalidObject', /lifetime/);
   });
 
   it('lets scope owners, admins and anyone in the mock scope create, and nobody else', async () => {
