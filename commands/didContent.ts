@@ -1,12 +1,12 @@
 import { attachDids as decideAttach, detachDids as decideDetach, type AttachCandidate, type AttachRequest } from '../domain/did/didContent.ts';
-import { didKey, evolveDid, type DidEvent, type DidRef } from '../domain/did/did.ts';
+import { didKey, evolveDid, type Did, type DidEvent, type DidRef } from '../domain/did/did.ts';
 import { allowOnly, DID_PERMISSIONS } from '../domain/permission/policy.ts';
 import type { CommandMetadata } from '../domain/shared/event.ts';
 import { loadCaller } from './caller.ts';
 import { lastPosition, type DidWriteOutcome } from './didCreation.ts';
 import type { DidGraph } from './didGraph.ts';
 import { loadAttachCandidates, loadDid, onDid, scopeAccess } from './dids.ts';
-import { handleCommand, handleCommands, type CommandContext } from './handleCommand.ts';
+import { handleCommand, handleCommands, type CommandContext, type Decision } from './handleCommand.ts';
 
 /** Children to attach to one parent. */
 export type Attachment = Readonly<{ scope: string; name: string; children: readonly AttachRequest[] }>;
@@ -54,28 +54,36 @@ export const attachDids = async (
       parentState.status === 'Live' && parentState.record.didType === 'CONTAINER'
         ? await graph.ancestors(parent.scope, parent.name)
         : new Set<string>();
-    decisions.push(
-      onDid(parent.scope, parent.name, (state) => {
-        const events: DidEvent[] = [];
-        let current = state;
-        for (const batch of batches) {
-          const decided = decideAttach(
-            {
-              type: 'AttachDids',
-              data: { scope: parent.scope, name: parent.name, children: withFacts(batch), ignoreDuplicates: data.ignoreDuplicates, ancestors },
-              metadata,
-            },
-            current,
-          );
-          current = decided.reduce(evolveDid, current);
-          events.push(...decided);
-        }
-        return events;
-      }),
-    );
+    decisions.push(attachDecision(parent, batches.map(withFacts), { ignoreDuplicates: data.ignoreDuplicates, ancestors }, metadata));
   }
   return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
 };
+
+/**
+ * The decision on one parent's stream for one or more batches of children whose facts are known,
+ * decided in order. Commands that create the children in the same step (replica registration
+ * with an RSE) build the facts from the new states with `childFactsOf` and join this decision to
+ * theirs in one `handleCommands`.
+ */
+export const attachDecision = (
+  parent: DidRef,
+  batches: readonly (readonly AttachCandidate[])[],
+  options: { ignoreDuplicates: boolean; ancestors: ReadonlySet<string> },
+  metadata: CommandMetadata,
+): Decision<Did, DidEvent> =>
+  onDid(parent.scope, parent.name, (state) => {
+    const events: DidEvent[] = [];
+    let current = state;
+    for (const children of batches) {
+      const decided = decideAttach(
+        { type: 'AttachDids', data: { scope: parent.scope, name: parent.name, children, ...options }, metadata },
+        current,
+      );
+      current = decided.reduce(evolveDid, current);
+      events.push(...decided);
+    }
+    return events;
+  });
 
 export const detachDids = async (
   context: CommandContext,
