@@ -11,8 +11,10 @@ import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerAccountUsageRoutes } from './routes/accountUsage.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerConfigRoutes } from './routes/config.ts';
+import { registerDidRoutes } from './routes/dids.ts';
 import { registerIdentityRoutes } from './routes/identities.ts';
 import { registerImportExportRoutes } from './routes/importExport.ts';
+import { registerMetaConventionRoutes } from './routes/metaConventions.ts';
 import { registerPingRoutes } from './routes/ping.ts';
 import { registerRseProtocolRoutes } from './routes/rseProtocols.ts';
 import { registerRseResourceRoutes } from './routes/rseResources.ts';
@@ -38,6 +40,8 @@ export const createApp = (services: Services): Koa<AppState> => {
   registerAccountLimitRoutes(routes, services);
   registerAccountUsageRoutes(routes, services);
   registerImportExportRoutes(routes, services);
+  registerDidRoutes(routes, services);
+  registerMetaConventionRoutes(routes, services);
 
   app.use(requestLog(services));
   app.use(errorMiddleware());

@@ -10,7 +10,8 @@ const rawBody = (ctx: AppContext): string => {
   return typeof body === 'string' ? body : '';
 };
 
-const parseJson = (ctx: AppContext, what: 'dictionary' | 'list'): unknown => {
+/** The body parsed as JSON; `what` names the expected shape in the error ("dictionary", "list", ...). */
+export const parseJsonBody = (ctx: AppContext, what: string): unknown => {
   try {
     return JSON.parse(rawBody(ctx)) as unknown;
   } catch {
@@ -21,14 +22,14 @@ const parseJson = (ctx: AppContext, what: 'dictionary' | 'list'): unknown => {
 /** A JSON object body; `optional` treats an empty body as `{}`. */
 export const jsonObject = (ctx: AppContext, options: { optional?: boolean } = {}): Record<string, unknown> => {
   if (options.optional && rawBody(ctx).trim() === '') return {};
-  const body = parseJson(ctx, 'dictionary');
+  const body = parseJsonBody(ctx, 'dictionary');
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new TypeError_('body must be a json dictionary');
   return body as Record<string, unknown>;
 };
 
 export const jsonList = (ctx: AppContext, options: { optional?: boolean } = {}): unknown[] => {
   if (options.optional && rawBody(ctx).trim() === '') return [];
-  const body = parseJson(ctx, 'list');
+  const body = parseJsonBody(ctx, 'list');
   if (!Array.isArray(body)) throw new TypeError_('body must be a json list');
   return body;
 };

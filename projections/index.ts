@@ -2,7 +2,11 @@ import { accountLimitsProjection } from './accountLimits.ts';
 import { accountsProjection } from './accounts.ts';
 import { accountUsageProjection } from './accountUsage.ts';
 import { configProjection } from './config.ts';
+import { didContentsProjection } from './didContents.ts';
+import { didFollowersProjection } from './didFollowers.ts';
+import { didsProjection } from './dids.ts';
 import { identitiesProjection } from './identities.ts';
+import { metaConventionsProjection } from './metaConventions.ts';
 import type { Projection } from './projection.ts';
 import { rsesProjection } from './rses.ts';
 import { scopesProjection } from './scopes.ts';
@@ -16,4 +20,8 @@ export const allProjections: readonly Projection[] = [
   rsesProjection,
   accountLimitsProjection,
   accountUsageProjection,
+  didsProjection,
+  didContentsProjection,
+  didFollowersProjection,
+  metaConventionsProjection,
 ];

@@ -33,3 +33,29 @@ export const parseRucioDate = (text: string): Date | undefined => {
     Date.UTC(Number(year), MONTHS.indexOf(month as (typeof MONTHS)[number]), Number(day), Number(hours), Number(minutes), Number(seconds)),
   );
 };
+
+const ISO_LIKE = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6})Z)?$/;
+
+/**
+ * The date formats Rucio's DID filters accept (filter_engine.py `VALID_DATE_FORMATS`):
+ * `%Y-%m-%d %H:%M:%S`, the same with `T`, both with `.%fZ`, and Rucio's own format. All UTC.
+ * Undefined for any other text or an impossible date.
+ */
+export const parseFilterDate = (text: string): Date | undefined => {
+  const rucio = parseRucioDate(text);
+  if (rucio) return rucio;
+  const match = ISO_LIKE.exec(text);
+  if (!match) return undefined;
+  const [, year, month, day, hours, minutes, seconds, fraction] = match;
+  const milliseconds = fraction ? Math.floor(Number(fraction.padEnd(6, '0')) / 1000) : 0;
+  const date = new Date(
+    Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hours), Number(minutes), Number(seconds), milliseconds),
+  );
+  const exact =
+    date.getUTCMonth() === Number(month) - 1 &&
+    date.getUTCDate() === Number(day) &&
+    date.getUTCHours() === Number(hours) &&
+    date.getUTCMinutes() === Number(minutes) &&
+    date.getUTCSeconds() === Number(seconds);
+  return exact ? date : undefined;
+};

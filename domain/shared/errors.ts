@@ -37,8 +37,10 @@ export const CannotAuthenticate = rucioErrorClass('CannotAuthenticate');
 export const ConfigNotFound = rucioErrorClass('ConfigNotFound');
 export const ConfigurationError = rucioErrorClass('ConfigurationError');
 export const CounterNotFound = rucioErrorClass('CounterNotFound');
+export const DatabaseException = rucioErrorClass('DatabaseException');
 export const DataIdentifierAlreadyExists = rucioErrorClass('DataIdentifierAlreadyExists');
 export const DataIdentifierNotFound = rucioErrorClass('DataIdentifierNotFound');
+export const DIDFilterSyntaxError = rucioErrorClass('DIDFilterSyntaxError');
 export const Duplicate = rucioErrorClass('Duplicate');
 export const DuplicateContent = rucioErrorClass('DuplicateContent');
 export const FileAlreadyExists = rucioErrorClass('FileAlreadyExists');
@@ -77,4 +79,5 @@ export const UnsupportedValueType = rucioErrorClass('UnsupportedValueType');
  */
 export const ValueError = rucioErrorClass('ValueError');
 export const KeyError = rucioErrorClass('KeyError');
+export const NotImplementedError_ = rucioErrorClass('NotImplementedError');
 export const TypeError_ = rucioErrorClass('TypeError');

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { aFile, registerFiles } from '../support/dids.ts';
 import { uniqueName } from '../support/events.ts';
 import { ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -217,6 +218,97 @@ try:
     c.get_rse('${tape}')
     raise SystemExit('deleted RSE found')
 except RSENotFound:
+    pass
+print('ok')
+`,
+    );
+    expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
+    expect(result.stdout.trim()).to.equal('ok');
+  });
+
+  it('builds, attaches, closes, searches and describes DIDs and metadata conventions', async () => {
+    const scope = uniqueName('py.');
+    const key = uniqueName('key');
+    expect((await server.root('POST', `/scopes/root/${scope}`)).status).to.equal(201);
+    // Files come from replica registration, a later area: they are registered through the commands layer.
+    await registerFiles(server, [
+      aFile(scope, 'file1', { bytes: 10, guid: '8afc4f3e-2e4d-4c4b-9f16-7d3d2a1b0c9e' }),
+      aFile(scope, 'file2', { bytes: 20 }),
+    ]);
+    const result = await runClient(
+      server,
+      `
+from rucio.client import Client
+from rucio.common.exception import DataIdentifierAlreadyExists, DataIdentifierNotFound, FileConsistencyMismatch, InvalidMetadata, UnsupportedOperation, InvalidValueForKey
+c = Client()
+s = '${scope}'
+assert c.add_container(s, 'cont', meta={'project': 'proj'})
+assert c.add_dataset(s, 'ds', files=[{'scope': s, 'name': 'file1', 'bytes': 10}], lifetime=3600)
+c.add_datasets([{'scope': s, 'name': 'ds2'}])
+assert c.attach_dids(s, 'cont', [{'scope': s, 'name': 'ds'}, {'scope': s, 'name': 'ds2'}])
+assert c.attach_dids_to_dids([{'scope': s, 'name': 'ds', 'dids': [{'scope': s, 'name': 'file1'}, {'scope': s, 'name': 'file2'}]}], ignore_duplicate=True)
+try:
+    c.add_dataset(s, 'ds')
+    raise SystemExit('duplicate accepted')
+except DataIdentifierAlreadyExists:
+    pass
+try:
+    c.attach_dids(s, 'ds2', [{'scope': s, 'name': 'file1', 'bytes': 11}])
+    raise SystemExit('inconsistent file accepted')
+except FileConsistencyMismatch:
+    pass
+try:
+    c.attach_dids(s, 'cont', [{'scope': s, 'name': 'file1'}])
+    raise SystemExit('file in container accepted')
+except UnsupportedOperation:
+    pass
+assert sorted(d['name'] for d in c.list_content(s, 'cont')) == ['ds', 'ds2']
+assert [p['name'] for p in c.list_parent_dids(s, 'ds')] == ['cont']
+assert sorted(f['name'] for f in c.list_files(s, 'cont')) == ['file1', 'file2']
+assert [f['parent_name'] for f in c.bulk_list_files([{'scope': s, 'name': 'ds'}])] == ['ds', 'ds']
+assert list(c.get_dataset_by_guid('8afc4f3e2e4d4c4b9f167d3d2a1b0c9e')) == [{'scope': s, 'name': 'ds'}]
+assert c.get_did(s, 'cont', dynamic_depth='FILE')['bytes'] == 30
+assert c.close(s, 'ds')
+ds = c.get_did(s, 'ds')
+assert ds['open'] is False and ds['length'] == 2 and ds['bytes'] == 30, ds
+c.set_metadata(s, 'ds', 'campaign', 'mc23')
+c.set_metadata_bulk(s, 'ds2', {'colour': 'red', 'run_number': 3})
+c.set_dids_metadata_bulk([{'scope': s, 'name': 'ds', 'meta': {'colour': 'blue'}}])
+assert c.get_metadata(s, 'ds')['campaign'] == 'mc23'
+assert c.get_metadata(s, 'ds', plugin='JSON') == {'colour': 'blue'}
+assert [m['colour'] for m in c.get_metadata_bulk([{'scope': s, 'name': 'ds'}, {'scope': s, 'name': 'ds2'}])] == ['blue', 'red']
+c.delete_metadata(s, 'ds', 'colour')
+assert c.get_metadata(s, 'ds', plugin='JSON') == {}
+try:
+    c.set_metadata(s, 'ds', 'a.b', 1)
+    raise SystemExit('dotted key accepted')
+except InvalidMetadata:
+    pass
+assert sorted(c.list_dids(s, [{'name': 'ds*'}])) == ['ds', 'ds2']
+assert list(c.list_dids(s, [{'name': '*', 'length.gt': 1}], did_type='all')) == ['cont', 'ds']
+assert list(c.list_dids(s, {'colour': 'red'})) == ['ds2']
+long = list(c.list_dids(s, [{'name': 'file*'}], did_type='file', long=True))
+assert long == [{'scope': s, 'name': 'file1', 'did_type': 'FILE', 'bytes': 10, 'length': None}, {'scope': s, 'name': 'file2', 'did_type': 'FILE', 'bytes': 20, 'length': None}], long
+assert sorted(d['name'] for d in c.scope_list(s)) == ['cont']
+assert list(c.list_did_rules(s, 'ds')) == []
+assert c.detach_dids(s, 'cont', [{'scope': s, 'name': 'ds2'}])
+assert [d['name'] for d in c.list_content_history(s, 'cont')] == ['ds2']
+assert c.create_did_sample(s, 'ds', s, 'sample', 1)
+assert len(list(c.list_content(s, 'sample'))) == 1
+try:
+    c.get_did(s, 'nothing')
+    raise SystemExit('missing DID found')
+except DataIdentifierNotFound:
+    pass
+from rucio.client.metaconventionsclient import MetaConventionClient
+m = MetaConventionClient()
+assert m.add_key('${key}', 'DATASET', value_type=str)
+assert m.add_value('${key}', 'AOD')
+assert '${key}' in m.list_keys() and m.list_values('${key}') == ['AOD']
+try:
+    c.set_metadata(s, 'ds2', '${key}', 'ESD')
+    raise SystemExit('value outside the convention accepted')
+except InvalidValueForKey:
     pass
 print('ok')
 `,

@@ -230,15 +230,22 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
   }
 
   private replaceOneSync(schema: TableSchema, filter: Filter, replacement: T, upsert: boolean): UpdateResult {
-    const current = this.firstMatch(schema, filter);
-    if (current) {
-      this.putSync(schema, { ...replacement, _id: current._id }, 'upsert');
+    // Projections replace documents by `_id` alone: a primary-key probe, not a planned and parsed scan.
+    const id = onlyId(filter);
+    const currentId = id !== undefined ? this.existingId(schema, id) : this.firstMatch(schema, filter)?._id;
+    if (currentId !== undefined) {
+      this.putSync(schema, { ...replacement, _id: currentId }, 'upsert');
       return { matchedCount: 1, modifiedCount: 1 };
     }
     if (!upsert) return { matchedCount: 0, modifiedCount: 0 };
     const document = { ...replacement, _id: replacement._id ?? upsertSeed(filter)._id } as T;
     this.putSync(schema, document, 'insert');
     return { matchedCount: 0, modifiedCount: 0, upsertedId: document._id };
+  }
+
+  private existingId(schema: TableSchema, id: string): string | undefined {
+    const row = this.store.statement(this.store.writer, `SELECT id FROM ${schema.quotedName} WHERE id = ?`).get(id) as { id: string } | undefined;
+    return row?.id;
   }
 
   private updateOneSync(schema: TableSchema, filter: Filter, update: Update, upsert: boolean): UpdateResult {
@@ -266,6 +273,12 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     return ids.length;
   }
 }
+
+/** The id of a filter that is exactly `{ _id: <string> }`. */
+const onlyId = (filter: Filter): string | undefined => {
+  const keys = Object.keys(filter);
+  return keys.length === 1 && keys[0] === '_id' && typeof filter._id === 'string' ? filter._id : undefined;
+};
 
 const columnLookup =
   (schema: TableSchema) =>

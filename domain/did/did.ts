@@ -1,0 +1,305 @@
+import type { Event } from '../shared/event.ts';
+
+/**
+ * A data identifier (DID): a file, a dataset (a collection of files) or a container (a collection
+ * of datasets and containers), addressed by scope and name. Each DID is one aggregate with its own
+ * stream. A collection's stream holds its attachments as batches (one event per attach call), so
+ * a dataset of 100 000 files is a few hundred events, not 100 000.
+ */
+
+export const DID_TYPES = ['FILE', 'DATASET', 'CONTAINER'] as const;
+export type DidType = (typeof DID_TYPES)[number];
+export type CollectionType = Exclude<DidType, 'FILE'>;
+export type DidAvailability = 'AVAILABLE' | 'LOST' | 'DELETED';
+
+export type DidRef = Readonly<{ scope: string; name: string }>;
+
+/** `scope:name`, Rucio's notation; neither part can contain the other's separator. */
+export const didKey = (scope: string, name: string): string => `${scope}:${name}`;
+
+export const didStreamName = (scope: string, name: string): string => `did-${didKey(scope, name)}`;
+
+/** What a collection keeps of each child: its type and the file facts its content rows copy. */
+export type ContentEntry = Readonly<{
+  scope: string;
+  name: string;
+  didType: DidType;
+  bytes: number | null;
+  adler32: string | null;
+  md5: string | null;
+  guid: string | null;
+  events: number | null;
+}>;
+
+/** A collection's stored `length`, `bytes` and `events` (null until content first changes). */
+export type ContentTotals = Readonly<{ length: number | null; bytes: number | null; events: number | null }>;
+
+export const NO_TOTALS: ContentTotals = { length: null, bytes: null, events: null };
+
+/** A scalar value of a DID_COLUMN metadata column (dates as ISO 8601 strings). */
+export type ColumnValue = string | number | boolean | null;
+
+export type DidRecord = Readonly<{
+  scope: string;
+  name: string;
+  didType: DidType;
+  /** The owning account. */
+  account: string;
+  createdAt: string;
+  monotonic: boolean;
+  /** Collections only; null for files. */
+  isOpen: boolean | null;
+  closedAt: string | null;
+  expiredAt: string | null;
+  availability: DidAvailability;
+  /** File facts; null for collections. */
+  bytes: number | null;
+  adler32: string | null;
+  md5: string | null;
+  guid: string | null;
+  events: number | null;
+  /** The other DID_COLUMN metadata set on the DID (project, datatype, is_new, ...). */
+  columns: Readonly<Record<string, ColumnValue>>;
+}>;
+
+export type DidContent = Readonly<{
+  /** Children by `scope:name`. Copied on change, never mutated: cached states stay valid. */
+  children: ReadonlyMap<string, ContentEntry>;
+  totals: ContentTotals;
+}>;
+
+export type LiveDid = Readonly<{
+  status: 'Live';
+  record: DidRecord;
+  content: DidContent;
+  /** Accounts following the DID. */
+  followers: ReadonlySet<string>;
+  /** The JSON metadata plugin's document; null when no JSON key was ever set. */
+  jsonMeta: Readonly<Record<string, unknown>> | null;
+}>;
+
+/** A deleted collection keeps its record: resurrection brings it back without content. */
+export type Did = Readonly<{ status: 'Absent' }> | LiveDid | Readonly<{ status: 'Erased'; record: DidRecord }>;
+
+/** The record fields a resurrected collection gets back. */
+export type DidRestoration = Readonly<{
+  didType: DidType;
+  account: string;
+  createdAt: string;
+  monotonic: boolean;
+  isOpen: boolean | null;
+  closedAt: string | null;
+  columns: Readonly<Record<string, ColumnValue>>;
+}>;
+
+export type DidCreated = Event<
+  'DidCreated',
+  {
+    scope: string;
+    name: string;
+    didType: DidType;
+    account: string;
+    createdAt: string;
+    expiredAt: string | null;
+    monotonic: boolean;
+    /** True for new collections (the transmogrifier's to-do flag), null for files. */
+    isNew: boolean | null;
+    bytes: number | null;
+    adler32: string | null;
+    md5: string | null;
+    guid: string | null;
+    events: number | null;
+  }
+>;
+/** `columns` are DID_COLUMN keys with their new values (`lifetime` arrives as `expired_at`). */
+export type DidMetadataSet = Event<
+  'DidMetadataSet',
+  { scope: string; name: string; columns: Readonly<Record<string, ColumnValue>>; json: Readonly<Record<string, unknown>>; setAt: string }
+>;
+export type DidMetadataKeyDeleted = Event<'DidMetadataKeyDeleted', { scope: string; name: string; key: string; deletedAt: string }>;
+/** One attach call: every child and the collection's totals afterwards. */
+export type DidsAttached = Event<
+  'DidsAttached',
+  { scope: string; name: string; didType: CollectionType; children: readonly ContentEntry[]; totals: ContentTotals; attachedAt: string }
+>;
+export type DidsDetached = Event<
+  'DidsDetached',
+  { scope: string; name: string; didType: CollectionType; children: readonly ContentEntry[]; totals: ContentTotals; detachedAt: string }
+>;
+/** A child file's guid or events changed; the collection's copy and totals follow. */
+export type DidContentUpdated = Event<
+  'DidContentUpdated',
+  { scope: string; name: string; child: ContentEntry; totals: ContentTotals; updatedAt: string }
+>;
+export type DidClosed = Event<'DidClosed', { scope: string; name: string; totals: ContentTotals; closedAt: string }>;
+export type DidReopened = Event<'DidReopened', { scope: string; name: string; reopenedAt: string }>;
+export type DidFollowed = Event<'DidFollowed', { scope: string; name: string; didType: DidType; account: string; followedAt: string }>;
+export type DidUnfollowed = Event<'DidUnfollowed', { scope: string; name: string; account: string }>;
+/** The undertaker deleted an expired collection: its content, metadata and followers go with it. */
+export type DidErased = Event<
+  'DidErased',
+  { scope: string; name: string; didType: CollectionType; children: readonly DidRef[]; erasedAt: string }
+>;
+/** The undertaker processed an expired file: the file stays, without expiry and JSON metadata. */
+export type FileExpiryCleared = Event<'FileExpiryCleared', { scope: string; name: string; clearedAt: string }>;
+/** An erased collection came back (`restored`), or an expired DID lost its expiry (`restored` null). */
+export type DidResurrected = Event<
+  'DidResurrected',
+  { scope: string; name: string; restored: DidRestoration | null; resurrectedAt: string }
+>;
+/** Set by replica handling when a file's last good copy is lost, or found again. */
+export type FileAvailabilityChanged = Event<
+  'FileAvailabilityChanged',
+  { scope: string; name: string; availability: DidAvailability; changedAt: string }
+>;
+
+export type DidEvent =
+  | DidCreated
+  | DidMetadataSet
+  | DidMetadataKeyDeleted
+  | DidsAttached
+  | DidsDetached
+  | DidContentUpdated
+  | DidClosed
+  | DidReopened
+  | DidFollowed
+  | DidUnfollowed
+  | DidErased
+  | FileExpiryCleared
+  | DidResurrected
+  | FileAvailabilityChanged;
+
+export const DID_EVENT_TYPES: readonly DidEvent['type'][] = [
+  'DidCreated',
+  'DidMetadataSet',
+  'DidMetadataKeyDeleted',
+  'DidsAttached',
+  'DidsDetached',
+  'DidContentUpdated',
+  'DidClosed',
+  'DidReopened',
+  'DidFollowed',
+  'DidUnfollowed',
+  'DidErased',
+  'FileExpiryCleared',
+  'DidResurrected',
+  'FileAvailabilityChanged',
+];
+
+export const initialDid = (): Did => ({ status: 'Absent' });
+
+const EMPTY_CONTENT: DidContent = { children: new Map(), totals: NO_TOTALS };
+
+/** Rebuilds a DID from its events; unknown events (a file's replicas, say) leave it unchanged. */
+export const evolveDid = (state: Did, event: DidEvent): Did => {
+  switch (event.type) {
+    case 'DidCreated':
+      return createdDid(event.data);
+    case 'DidResurrected':
+      return resurrectedDid(state, event.data);
+    default:
+      break;
+  }
+  if (state.status !== 'Live') return state;
+  switch (event.type) {
+    case 'DidMetadataSet':
+      return withMetadata(state, event.data);
+    case 'DidMetadataKeyDeleted': {
+      const { [event.data.key]: _deleted, ...jsonMeta } = state.jsonMeta ?? {};
+      return { ...state, jsonMeta };
+    }
+    case 'DidsAttached': {
+      const children = new Map(state.content.children);
+      for (const child of event.data.children) children.set(didKey(child.scope, child.name), child);
+      return { ...state, content: { children, totals: event.data.totals } };
+    }
+    case 'DidsDetached': {
+      const children = new Map(state.content.children);
+      for (const child of event.data.children) children.delete(didKey(child.scope, child.name));
+      return { ...state, content: { children, totals: event.data.totals } };
+    }
+    case 'DidContentUpdated': {
+      const children = new Map(state.content.children);
+      children.set(didKey(event.data.child.scope, event.data.child.name), event.data.child);
+      return { ...state, content: { children, totals: event.data.totals } };
+    }
+    case 'DidClosed':
+      return {
+        ...state,
+        record: { ...state.record, isOpen: false, closedAt: event.data.closedAt },
+        content: { ...state.content, totals: event.data.totals },
+      };
+    case 'DidReopened':
+      return { ...state, record: { ...state.record, isOpen: true } };
+    case 'DidFollowed':
+      return { ...state, followers: new Set([...state.followers, event.data.account]) };
+    case 'DidUnfollowed': {
+      const followers = new Set(state.followers);
+      followers.delete(event.data.account);
+      return { ...state, followers };
+    }
+    case 'DidErased':
+      return { status: 'Erased', record: state.record };
+    case 'FileExpiryCleared':
+      return { ...state, record: { ...state.record, expiredAt: null }, jsonMeta: null };
+    case 'FileAvailabilityChanged':
+      return { ...state, record: { ...state.record, availability: event.data.availability } };
+    default:
+      return state;
+  }
+};
+
+const createdDid = (data: DidCreated['data']): LiveDid => ({
+  status: 'Live',
+  record: {
+    scope: data.scope,
+    name: data.name,
+    didType: data.didType,
+    account: data.account,
+    createdAt: data.createdAt,
+    monotonic: data.monotonic,
+    isOpen: data.didType === 'FILE' ? null : true,
+    closedAt: null,
+    expiredAt: data.expiredAt,
+    availability: 'AVAILABLE',
+    bytes: data.bytes,
+    adler32: data.adler32,
+    md5: data.md5,
+    guid: data.guid,
+    events: data.events,
+    columns: data.isNew === null ? {} : { is_new: data.isNew },
+  },
+  content: EMPTY_CONTENT,
+  followers: new Set(),
+  jsonMeta: null,
+});
+
+const resurrectedDid = (state: Did, data: DidResurrected['data']): Did => {
+  if (state.status === 'Erased' && data.restored) {
+    const restored = data.restored;
+    return {
+      status: 'Live',
+      record: { ...state.record, ...restored, expiredAt: null, availability: 'AVAILABLE' },
+      content: EMPTY_CONTENT,
+      followers: new Set(),
+      jsonMeta: null,
+    };
+  }
+  if (state.status !== 'Live') return state;
+  return { ...state, record: { ...state.record, expiredAt: null } };
+};
+
+/** Columns with a place of their own in the record; the rest stay in `columns`. */
+const RECORD_COLUMNS = { expired_at: 'expiredAt', guid: 'guid', events: 'events' } as const;
+
+const withMetadata = (state: LiveDid, data: DidMetadataSet['data']): LiveDid => {
+  let record = state.record;
+  const columns: Record<string, ColumnValue> = { ...record.columns };
+  for (const [key, value] of Object.entries(data.columns)) {
+    const field = RECORD_COLUMNS[key as keyof typeof RECORD_COLUMNS];
+    if (field) record = { ...record, [field]: value };
+    else columns[key] = value;
+  }
+  const jsonMeta = Object.keys(data.json).length > 0 || state.jsonMeta ? { ...(state.jsonMeta ?? {}), ...data.json } : null;
+  return { ...state, record: { ...record, columns }, jsonMeta };
+};

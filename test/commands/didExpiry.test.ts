@@ -1,0 +1,78 @@
+import { expect } from 'chai';
+import { readModelDidGraph } from '../../api/didGraph.ts';
+import { deleteExpiredDid } from '../../commands/didLifecycle.ts';
+import { UnsupportedOperation } from '../../domain/shared/errors.ts';
+import { uniqueName } from '../support/events.ts';
+import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
+import { aFile, newScope, path, registerFiles } from '../support/dids.ts';
+
+/**
+ * The undertaker's command (behaviour rule 7), issued as root as the daemon will issue it. The
+ * DIDs are made to expire by setting a past `lifetime`. Rules do not exist yet, so no DID has a
+ * locked one here; the decider tests cover that refusal.
+ */
+describe('Command: deleting an expired DID (behaviour rule 7)', () => {
+  let server: TestServer;
+  before(async () => (server = await startTestServer()));
+  after(async () => server.stop());
+
+  const undertake = async (scope: string, name: string) => {
+    const { commands, readModels, progress } = server.runtime.services;
+    const outcome = await deleteExpiredDid(commands, readModelDidGraph(readModels), { scope, name }, { now: new Date(), account: 'root', requestId: uniqueName('undertaker-') });
+    if (outcome.position !== undefined) await progress.waitFor(outcome.position, 5000);
+  };
+  const expire = async (scope: string, name: string) =>
+    expectStatus(await server.root('POST', path(scope, name, '/meta/lifetime'), { body: { value: -1 } }), 201);
+
+  it('deletes an expired dataset after detaching it from its parents, with its content and followers', async () => {
+    const scope = await newScope(server);
+    await registerFiles(server, [aFile(scope, 'f1')]);
+    expectStatus(await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET', dids: [{ scope, name: 'f1' }] } }), 201);
+    expectStatus(await server.root('POST', path(scope, 'cnt'), { body: { type: 'CONTAINER', dids: [{ scope, name: 'ds' }] } }), 201);
+    expectStatus(await server.root('POST', path(scope, 'ds', '/follow'), { body: { account: 'root' } }), 201);
+    expectStatus(await server.root('POST', path(scope, 'ds', '/meta/colour'), { body: { value: 'red' } }), 201);
+    await expire(scope, 'ds');
+
+    await undertake(scope, 'ds');
+
+    expectError(await server.root('GET', path(scope, 'ds')), 404, 'DataIdentifierNotFound');
+    expect(expectStatus(await server.root('GET', path(scope, 'cnt', '/dids')), 200).text).to.equal('');
+    expect(expectStatus(await server.root('GET', path(scope, 'cnt')), 200).json()).to.include({ length: 0 });
+    expect(expectStatus(await server.root('GET', path(scope, 'cnt', '/dids/history')), 200).lines()).to.have.length(1);
+    expect(expectStatus(await server.root('GET', path(scope, 'f1', '/parents')), 200).text).to.equal('');
+    expect(expectStatus(await server.root('GET', path(scope, 'f1')), 200).json()).to.include({ name: 'f1' });
+    expectError(await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET' } }), 406, 'DatabaseException', /A deleted DID ds with scope .* is reused/);
+
+    expectStatus(await server.root('POST', '/dids/resurrect', { body: [{ scope, name: 'ds' }] }), 201);
+    expect(expectStatus(await server.root('GET', path(scope, 'ds')), 200).json()).to.include({ expired_at: null, open: true });
+    expect(expectStatus(await server.root('GET', path(scope, 'ds', '/dids')), 200).text).to.equal('');
+    expect(expectStatus(await server.root('GET', path(scope, 'ds', '/follow')), 200).text).to.equal('');
+  });
+
+  it('keeps an expired file, without its expiry and JSON metadata, detached from its datasets', async () => {
+    const scope = await newScope(server);
+    await registerFiles(server, [aFile(scope, 'f1', { meta: { colour: 'red' } })]);
+    expectStatus(await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET', dids: [{ scope, name: 'f1' }] } }), 201);
+    expect(expectStatus(await server.root('GET', path(scope, 'f1', '/meta?plugin=JSON')), 200).json()).to.deep.equal({ colour: 'red' });
+    await expire(scope, 'f1');
+
+    await undertake(scope, 'f1');
+
+    expect(expectStatus(await server.root('GET', path(scope, 'f1', '/meta')), 200).json()).to.include({ expired_at: null, did_type: 'FILE' });
+    expect(expectStatus(await server.root('GET', path(scope, 'f1', '/meta?plugin=JSON')), 200).json()).to.deep.equal({});
+    expect(expectStatus(await server.root('GET', path(scope, 'ds', '/dids')), 200).text).to.equal('');
+  });
+
+  it('refuses a DID that has not expired, changing nothing', async () => {
+    const scope = await newScope(server);
+    expectStatus(await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET', lifetime: 3600 } }), 201);
+    let failure: unknown;
+    try {
+      await undertake(scope, 'ds');
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure).to.be.instanceOf(UnsupportedOperation);
+    expect(expectStatus(await server.root('GET', path(scope, 'ds')), 200).json()).to.include({ name: 'ds' });
+  });
+});
