@@ -1,12 +1,12 @@
 import { attachDids as decideAttach, detachDids as decideDetach, type AttachCandidate, type AttachRequest } from '../domain/did/didContent.ts';
-import { didKey, evolveDid, type Did, type DidEvent, type DidRef } from '../domain/did/did.ts';
+import { didKey, evolveDid, type DidEvent, type DidRef } from '../domain/did/did.ts';
 import { allowOnly, DID_PERMISSIONS } from '../domain/permission/policy.ts';
 import type { CommandMetadata } from '../domain/shared/event.ts';
 import { loadCaller } from './caller.ts';
 import { lastPosition, type DidWriteOutcome } from './didCreation.ts';
 import type { DidGraph } from './didGraph.ts';
-import { loadAttachCandidates, loadDid, onDid, scopeAccess } from './dids.ts';
-import { handleCommand, handleCommands, type CommandContext, type Decision } from './handleCommand.ts';
+import { loadAttachCandidates, loadDid, onDid, scopeAccess, type DidDecision } from './dids.ts';
+import { handleCommand, handleCommands, type CommandContext } from './handleCommand.ts';
 
 /** Children to attach to one parent. */
 export type Attachment = Readonly<{ scope: string; name: string; children: readonly AttachRequest[] }>;
@@ -70,7 +70,7 @@ export const attachDecision = (
   batches: readonly (readonly AttachCandidate[])[],
   options: { ignoreDuplicates: boolean; ancestors: ReadonlySet<string> },
   metadata: CommandMetadata,
-): Decision<Did, DidEvent> =>
+): DidDecision =>
   onDid(parent.scope, parent.name, (state) => {
     const events: DidEvent[] = [];
     let current = state;

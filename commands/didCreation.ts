@@ -3,11 +3,11 @@ import { createCollection, registerFile, type FileRegistration } from '../domain
 import { didKey, evolveDid, type CollectionType, type Did, type DidEvent } from '../domain/did/did.ts';
 import { allowOnly, DID_PERMISSIONS } from '../domain/permission/policy.ts';
 import { AccountNotFound, DataIdentifierAlreadyExists } from '../domain/shared/errors.ts';
-import type { CommandMetadata } from '../domain/shared/event.ts';
+import type { CommandMetadata, Event } from '../domain/shared/event.ts';
 import { loadAccount, loadCaller } from './caller.ts';
 import type { DidGraph } from './didGraph.ts';
-import { loadAttachCandidates, loadConventions, onDid, requireScope, scopeAccess } from './dids.ts';
-import { handleCommands, type CommandContext, type CommandOutcome, type Decision } from './handleCommand.ts';
+import { loadAttachCandidates, loadConventions, onDid, requireScope, scopeAccess, type DidDecision } from './dids.ts';
+import { handleCommands, type CommandContext, type CommandOutcome } from './handleCommand.ts';
 
 /** A collection to create, as `add_did` / `add_dids` describe it (already validated at the edge). */
 export type NewCollection = Readonly<{
@@ -27,7 +27,7 @@ export type NewCollection = Readonly<{
 export type DidWriteOutcome = Readonly<{ position: bigint | undefined }>;
 
 /** The global position of the last event a multi-stream command appended. */
-export const lastPosition = (outcomes: readonly CommandOutcome<unknown, DidEvent>[]): bigint | undefined =>
+export const lastPosition = (outcomes: readonly CommandOutcome<unknown, Event>[]): bigint | undefined =>
   outcomes.reduce<bigint | undefined>((last, outcome) => (outcome.position !== undefined && (last === undefined || outcome.position > last) ? outcome.position : last), undefined);
 
 const ensureAccountExists = async (context: CommandContext, account: string): Promise<void> => {
@@ -117,7 +117,7 @@ export const fileRegistrationDecisions = async (
   context: CommandContext,
   files: readonly FileRegistration[],
   metadata: CommandMetadata,
-): Promise<Decision<Did, DidEvent>[]> => {
+): Promise<DidDecision[]> => {
   const registration = await prepareFileRegistration(context, files, metadata);
   const distinct = new Map<string, FileRegistration>();
   for (const file of files) {
