@@ -1,13 +1,17 @@
 import { accountLimitsProjection } from './accountLimits.ts';
 import { accountsProjection } from './accounts.ts';
 import { accountUsageProjection } from './accountUsage.ts';
+import { badReplicasProjection } from './badReplicas.ts';
 import { configProjection } from './config.ts';
+import { datasetReplicasProjection } from './datasetReplicas.ts';
 import { didContentsProjection } from './didContents.ts';
 import { didFollowersProjection } from './didFollowers.ts';
 import { didsProjection } from './dids.ts';
 import { identitiesProjection } from './identities.ts';
 import { metaConventionsProjection } from './metaConventions.ts';
 import type { Projection } from './projection.ts';
+import { quarantinedReplicasProjection } from './quarantinedReplicas.ts';
+import { replicasProjection } from './replicas.ts';
 import { rsesProjection } from './rses.ts';
 import { scopesProjection } from './scopes.ts';
 
@@ -24,4 +28,8 @@ export const allProjections: readonly Projection[] = [
   didContentsProjection,
   didFollowersProjection,
   metaConventionsProjection,
+  replicasProjection,
+  badReplicasProjection,
+  datasetReplicasProjection,
+  quarantinedReplicasProjection,
 ];
