@@ -5,10 +5,10 @@ import type { MetaConvention } from '../domain/metaConvention/metaConvention.ts'
 import { allowOnly, DID_PERMISSIONS, type Caller } from '../domain/permission/policy.ts';
 import type { CommandMetadata } from '../domain/shared/event.ts';
 import { loadCaller } from './caller.ts';
-import { lastPosition, type DidWriteOutcome } from './didCreation.ts';
+import type { DidWriteOutcome } from './didCreation.ts';
 import type { DidGraph } from './didGraph.ts';
 import { loadConventions, loadDid, onDid, scopeAccess, type DidDecision } from './dids.ts';
-import { handleCommand, handleCommands, type CommandContext } from './handleCommand.ts';
+import { handleCommand, handleCommands, lastPosition, type CommandContext } from './handleCommand.ts';
 
 /** Metadata for one DID; `recursive` copies plain column values to its direct children. */
 export type MetadataWrite = Readonly<{ scope: string; name: string; meta: Readonly<Record<string, unknown>>; recursive: boolean }>;

@@ -113,6 +113,10 @@ export const handleCommands = async <State, E extends Event>(
   }
 };
 
+/** The global position of the last event a multi-stream command appended. */
+export const lastPosition = (outcomes: readonly CommandOutcome<unknown, Event>[]): bigint | undefined =>
+  outcomes.reduce<bigint | undefined>((last, outcome) => (outcome.position !== undefined && (last === undefined || outcome.position > last) ? outcome.position : last), undefined);
+
 /**
  * The current state of an aggregate and the revision it reflects. Cached states are brought up
  * to date by reading only the events after the cached revision, so long streams are not replayed
