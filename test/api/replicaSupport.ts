@@ -21,14 +21,14 @@ export const protocol = (scheme: string, hostname: string, priorities: { wan?: n
   };
 };
 
-/** A new RSE (named `<prefix>_...`) with the given properties and protocols (`scheme` → body). */
+/** A new RSE with the given properties and protocols (`scheme` → body). */
 export const rseWithProtocols = async (
   server: TestServer,
   protocols: Record<string, object>[] = [{ root: protocol('root', 'xrd.example.org') }],
   properties: object = {},
-  prefix = 'SITE',
+  name = rseName('SITE'),
 ): Promise<{ rse: string; id: string }> => {
-  const rse = await createRse(server, properties, rseName(prefix));
+  const rse = await createRse(server, properties, name);
   for (const entry of protocols) {
     for (const [scheme, body] of Object.entries(entry)) expectStatus(await server.root('POST', `/rses/${rse}/protocols/${scheme}`, { body }), 201);
   }
