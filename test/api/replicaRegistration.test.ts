@@ -73,6 +73,8 @@ describe('API: registering replicas (behaviour rule 8)', () => {
     await addReplicas(server, tape.rse, [fileItem(scope, 'raw', { pfn: 'root://tape.example.org:1094/data/2026/run7/raw' })]);
     const [raw] = await listReplicas(server, { dids: [{ scope, name: 'raw' }] });
     expect(Object.keys(raw!.pfns)).to.deep.equal(['root://tape.example.org:1094/data/2026/run7/raw']);
+    const lfns = expectStatus(await server.root('GET', `/rses/${tape.rse}/lfns2pfns?lfn=${scope}:raw&operation=read`), 200);
+    expect(lfns.json()).to.deep.equal({ [`${scope}:raw`]: 'root://tape.example.org:1094/data/2026/run7/raw' });
     const dids = expectStatus(await server.root('POST', '/replicas/dids', { body: { rse: tape.rse, pfns: ['root://tape.example.org:1094/data/2026/run7/raw'] } }), 200);
     expect(dids.lines()).to.deep.equal([{ 'root://tape.example.org:1094/data/2026/run7/raw': { scope, name: 'raw' } }]);
   });
