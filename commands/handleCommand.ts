@@ -91,18 +91,19 @@ export const handleCommands = async <State, E extends Event>(
     }
     // 4. Append with the revisions that were read.
     try {
+      const metadata = eventMetadata(options);
       const results = await context.eventStore.appendToStreams(
         appends.map((item) => ({
           streamName: item.decision.streamName,
           expectedRevision: item.revision,
-          events: item.events.map((event, index) => toNewEvent(event, item.decision.streamName, index, options)),
+          events: item.events.map((event, index) => toNewEvent(event, item.decision.streamName, index, metadata, options)),
         })),
       );
+      const resultOf = new Map(appends.map((item, index) => [item, results[index]!]));
       return decided.map((item) => {
-        const appended = appends.indexOf(item);
         const newState = item.events.reduce(item.decision.aggregate.evolve, item.state);
-        if (appended < 0) return { streamName: item.decision.streamName, events: [], newState, position: undefined };
-        const result = results[appended]!;
+        const result = resultOf.get(item);
+        if (!result) return { streamName: item.decision.streamName, events: [], newState, position: undefined };
         context.stateCache.set(item.decision.aggregate.name, item.decision.streamName, result.nextExpectedRevision, newState);
         return { streamName: item.decision.streamName, events: item.events, newState, position: result.position };
       });
@@ -139,14 +140,16 @@ export const loadState = async <State, E extends Event>(
   return { state, revision };
 };
 
-const toNewEvent = (event: Event, streamName: string, index: number, options: HandleOptions): NewEvent => {
-  const metadata: EventMetadata = {
-    account: options.metadata.account,
-    requestId: options.metadata.requestId,
-    at: options.metadata.now.toISOString(),
-    schemaVersion: SCHEMA_VERSION,
-    ...(options.causationId ? { causationId: options.causationId } : {}),
-  };
+/** The metadata every event of one command shares (one object, so stores may serialise it once). */
+const eventMetadata = (options: HandleOptions): EventMetadata => ({
+  account: options.metadata.account,
+  requestId: options.metadata.requestId,
+  at: options.metadata.now.toISOString(),
+  schemaVersion: SCHEMA_VERSION,
+  ...(options.causationId ? { causationId: options.causationId } : {}),
+});
+
+const toNewEvent = (event: Event, streamName: string, index: number, metadata: EventMetadata, options: HandleOptions): NewEvent => {
   const id = options.causationId ? deterministicUuid(`${options.causationId}/${streamName}/${index}`) : randomUUID();
   return { id, type: event.type, data: event.data, metadata };
 };

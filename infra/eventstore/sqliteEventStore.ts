@@ -166,7 +166,7 @@ export class SqliteEventStore implements EventStore {
         revision,
         event.type,
         JSON.stringify(event.data),
-        JSON.stringify(event.metadata),
+        this.metadataJson(event.metadata),
         recordedAt,
       );
       position = Number(info.lastInsertRowid);
@@ -175,6 +175,17 @@ export class SqliteEventStore implements EventStore {
       return { streamName, nextExpectedRevision: BigInt(revision), position: 0n };
     }
     return { streamName, nextExpectedRevision: BigInt(revision), position: BigInt(position) };
+  }
+
+  /**
+   * Events of one command share one metadata object (commands/handleCommand.ts): it is serialised
+   * once, not once per event (a bulk registration appends thousands of events with it).
+   */
+  private lastMetadata: { source: EventMetadata; json: string } | undefined;
+
+  private metadataJson(metadata: EventMetadata): string {
+    if (this.lastMetadata?.source !== metadata) this.lastMetadata = { source: metadata, json: JSON.stringify(metadata) };
+    return this.lastMetadata.json;
   }
 
   async readStream(streamName: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
