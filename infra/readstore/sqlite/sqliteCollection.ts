@@ -113,7 +113,10 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
         if ('insertOne' in operation) this.putSync(schema, operation.insertOne.document, 'insert');
         else if ('replaceOne' in operation) {
           const { filter, replacement, upsert } = operation.replaceOne;
-          this.replaceOneSync(schema, filter, replacement, upsert ?? false);
+          // A bulk upsert by `_id` (how projections write back) reports no result: one statement, no probe.
+          const id = onlyId(filter);
+          if (id !== undefined && upsert) this.putSync(schema, { ...replacement, _id: id }, 'upsert');
+          else this.replaceOneSync(schema, filter, replacement, upsert ?? false);
         } else if ('updateOne' in operation) {
           const { filter, update, upsert } = operation.updateOne;
           this.updateOneSync(schema, filter, update, upsert ?? false);
