@@ -204,20 +204,10 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
 
   private putSync(schema: TableSchema, document: T, mode: 'insert' | 'upsert'): void {
     if (typeof document._id !== 'string') throw new Error(`Documents of ${this.name} need a string _id`);
-    const fields = [...schema.columns.keys()];
-    const columnList = ['id', 'doc', ...fields.map((field) => schema.columns.get(field)!)];
-    const conflict =
-      mode === 'upsert'
-        ? ` ON CONFLICT(id) DO UPDATE SET ${columnList.slice(1).map((column) => `${column} = excluded.${column}`).join(', ')}`
-        : '';
-    const values = [document._id, JSON.stringify(document), ...fields.map((field) => columnValueOf(this.name, document, field))];
+    const put = putStatementsOf(schema);
+    const values = [document._id, JSON.stringify(document), ...put.fields.map((field) => columnValueOf(this.name, document, field))];
     try {
-      this.store
-        .statement(
-          this.store.writer,
-          `INSERT INTO ${schema.quotedName} (${columnList.join(', ')}) VALUES (${columnList.map(() => '?').join(', ')})${conflict}`,
-        )
-        .run(...values);
+      this.store.statement(this.store.writer, mode === 'upsert' ? put.upsert : put.insert).run(...values);
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') {
@@ -276,6 +266,25 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     return ids.length;
   }
 }
+
+/**
+ * The INSERT statements of a table, built once per schema: every projected document goes through
+ * them, so their text is not rebuilt per write.
+ */
+const putStatements = new WeakMap<TableSchema, { fields: string[]; insert: string; upsert: string }>();
+
+const putStatementsOf = (schema: TableSchema) => {
+  let statements = putStatements.get(schema);
+  if (!statements) {
+    const fields = [...schema.columns.keys()];
+    const columnList = ['id', 'doc', ...fields.map((field) => schema.columns.get(field)!)];
+    const insert = `INSERT INTO ${schema.quotedName} (${columnList.join(', ')}) VALUES (${columnList.map(() => '?').join(', ')})`;
+    const conflict = ` ON CONFLICT(id) DO UPDATE SET ${columnList.slice(1).map((column) => `${column} = excluded.${column}`).join(', ')}`;
+    statements = { fields, insert, upsert: `${insert}${conflict}` };
+    putStatements.set(schema, statements);
+  }
+  return statements;
+};
 
 /** The id of a filter that is exactly `{ _id: <string> }`. */
 const onlyId = (filter: Filter): string | undefined => {
