@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import type { EventMetadata } from '../../domain/shared/event.ts';
+import { SAFETY_AUTOCHECKPOINT_PAGES, WalCheckpointer } from '../sqliteCheckpointer.ts';
 import {
   EventIdConflictError,
   WrongExpectedRevisionError,
@@ -29,6 +30,11 @@ type EventRow = {
 export type SqliteEventStoreOptions = Readonly<{
   /** How often an idle subscription looks for events appended by other processes; default 200 ms. */
   pollIntervalMs?: number;
+  /**
+   * Checkpoint the WAL in a worker thread (see WalCheckpointer); default false. The service turns
+   * it on; short-lived tools and tests need no extra thread.
+   */
+  backgroundCheckpoints?: boolean;
 }>;
 
 /**
@@ -41,6 +47,7 @@ export class SqliteEventStore implements EventStore {
   private readonly listeners = new Set<() => void>();
   private readonly pending: { appends: readonly StreamAppend[]; resolve(results: AppendResult[]): void; reject(error: unknown): void }[] = [];
   private readonly pollIntervalMs: number;
+  private readonly checkpointer: WalCheckpointer | undefined;
   private closed = false;
 
   private readonly statements: {
@@ -60,6 +67,10 @@ export class SqliteEventStore implements EventStore {
     // FULL: the WAL is synced at every commit, so an acknowledged append survives a power cut.
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
+    if (options.backgroundCheckpoints) {
+      this.db.pragma(`wal_autocheckpoint = ${SAFETY_AUTOCHECKPOINT_PAGES}`);
+      this.checkpointer = new WalCheckpointer(path, { synchronous: 'FULL' });
+    }
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS events (
         position INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -259,6 +270,7 @@ export class SqliteEventStore implements EventStore {
     this.commitPending();
     this.closed = true;
     for (const listener of [...this.listeners]) listener();
+    await this.checkpointer?.stop();
     this.db.close();
   }
 
