@@ -70,12 +70,12 @@ export const badReplicasProjection: Projection = {
     switch (event.type) {
       case 'ReplicaDeclaredBad': {
         const id = rowId(event, 'B', context.position);
-        await rows.update(id, () => ({ _id: id, ...row('BAD', { ...event.data, expires_at: null, at: event.data.declaredAt }) }));
+        await rows.create(id, { _id: id, ...row('BAD', { ...event.data, expires_at: null, at: event.data.declaredAt }) });
         return;
       }
       case 'ReplicaDeclaredSuspicious': {
         const id = rowId(event, 'S', context.position);
-        await rows.update(id, () => ({ _id: id, ...row('SUSPICIOUS', { ...event.data, expires_at: null, at: event.data.declaredAt }) }));
+        await rows.create(id, { _id: id, ...row('SUSPICIOUS', { ...event.data, expires_at: null, at: event.data.declaredAt }) });
         return;
       }
       case 'ReplicaDeclaredTemporarilyUnavailable': {

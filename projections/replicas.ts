@@ -40,6 +40,8 @@ export const replicasProjection = documentProjection<ReplicaDocument>({
   version: 1,
   collection: replicasCollection,
   handles: REPLICA_EVENT_TYPES.filter((type) => type !== 'ReplicaDeclaredSuspicious'),
+  // The decider adds a replica only where the file has none.
+  creates: ['ReplicaAdded'],
   documentId: (event) => {
     const { scope, name, rseId } = event.data as { scope: string; name: string; rseId: string };
     return replicaId(scope, name, rseId);

@@ -119,7 +119,11 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
           else this.replaceOneSync(schema, filter, replacement, upsert ?? false);
         } else if ('updateOne' in operation) {
           const { filter, update, upsert } = operation.updateOne;
-          this.updateOneSync(schema, filter, update, upsert ?? false);
+          // Insert-if-absent by `_id` (only $setOnInsert, upserting), as projections create documents: no probe.
+          const id = onlyId(filter);
+          const onlyOnInsert = Object.keys(update).length === 1 && update.$setOnInsert !== undefined;
+          if (id !== undefined && upsert && onlyOnInsert) this.putSync(schema, { ...update.$setOnInsert, _id: id } as T, 'insertIfAbsent');
+          else this.updateOneSync(schema, filter, update, upsert ?? false);
         } else if ('updateMany' in operation) {
           this.updateManySync(schema, operation.updateMany.filter, operation.updateMany.update);
         } else if ('deleteOne' in operation) this.deleteSync(schema, operation.deleteOne.filter, 1);
@@ -202,12 +206,12 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     }
   }
 
-  private putSync(schema: TableSchema, document: T, mode: 'insert' | 'upsert'): void {
+  private putSync(schema: TableSchema, document: T, mode: 'insert' | 'upsert' | 'insertIfAbsent'): void {
     if (typeof document._id !== 'string') throw new Error(`Documents of ${this.name} need a string _id`);
     const put = putStatementsOf(schema);
     const values = [document._id, JSON.stringify(document), ...put.fields.map((field) => columnValueOf(this.name, document, field))];
     try {
-      this.store.statement(this.store.writer, mode === 'upsert' ? put.upsert : put.insert).run(...values);
+      this.store.statement(this.store.writer, put[mode]).run(...values);
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') {
@@ -271,7 +275,7 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
  * The INSERT statements of a table, built once per schema: every projected document goes through
  * them, so their text is not rebuilt per write.
  */
-const putStatements = new WeakMap<TableSchema, { fields: string[]; insert: string; upsert: string }>();
+const putStatements = new WeakMap<TableSchema, { fields: string[]; insert: string; upsert: string; insertIfAbsent: string }>();
 
 const putStatementsOf = (schema: TableSchema) => {
   let statements = putStatements.get(schema);
@@ -280,7 +284,7 @@ const putStatementsOf = (schema: TableSchema) => {
     const columnList = ['id', 'doc', ...fields.map((field) => schema.columns.get(field)!)];
     const insert = `INSERT INTO ${schema.quotedName} (${columnList.join(', ')}) VALUES (${columnList.map(() => '?').join(', ')})`;
     const conflict = ` ON CONFLICT(id) DO UPDATE SET ${columnList.slice(1).map((column) => `${column} = excluded.${column}`).join(', ')}`;
-    statements = { fields, insert, upsert: `${insert}${conflict}` };
+    statements = { fields, insert, upsert: `${insert}${conflict}`, insertIfAbsent: `${insert} ON CONFLICT(id) DO NOTHING` };
     putStatements.set(schema, statements);
   }
   return statements;
