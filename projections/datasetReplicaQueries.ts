@@ -3,7 +3,7 @@ import { datasetReplicasCollection, type DatasetReplicaDocument } from './datase
 import { didContentsCollection, type ContentDocument } from './didContents.ts';
 import { didsCollection, type DidDocument } from './dids.ts';
 import type { ReadModels } from './readModels.ts';
-import { replicasCollection, type ReplicaDocument } from './replicas.ts';
+import { BY_FILE, replicasCollection, type ReplicaDocument } from './replicas.ts';
 import { rsesCollection, type RseDocument } from './rses.ts';
 
 /**
@@ -89,7 +89,7 @@ export const deepDatasetReplicas = async (readModels: ReadModels, dataset: DidDo
   let length = 0;
   let bytes = 0;
   const count = async (keys: string[]) => {
-    for await (const replica of replicas.find({ didKey: { $in: keys } })) {
+    for await (const replica of replicas.find({ didKey: { $in: keys } }, { sort: BY_FILE })) {
       if (replica.state !== 'AVAILABLE' || !live.has(replica.rse_id)) continue;
       const entry = perRse.get(replica.rse_id) ?? { rse: replica.rse, count: 0, bytes: 0, createdAt: replica.created_at, updatedAt: replica.updated_at, accessedAt: null };
       entry.count += 1;

@@ -6,7 +6,7 @@ import { ancestorKeys, datasetsBelow } from './didQueries.ts';
 import { didsCollection, type DidDocument } from './dids.ts';
 import { loadListedRses, type ListedRse } from './listingRses.ts';
 import type { ReadModels } from './readModels.ts';
-import { replicasCollection, type ReplicaDocument } from './replicas.ts';
+import { BY_FILE, replicasCollection, type ReplicaDocument } from './replicas.ts';
 
 /**
  * Rucio's `list_replicas` over the read models, as a stream: files named directly come first
@@ -82,7 +82,7 @@ export const replicaListing = async (readModels: ReadModels, request: ReplicaLis
   };
   const replicasOf = async (keys: readonly string[]): Promise<Replicas> => {
     const byFile: Replicas = new Map();
-    for await (const replica of readModels.collection<ReplicaDocument>(replicasCollection).find({ didKey: { $in: keys } })) {
+    for await (const replica of readModels.collection<ReplicaDocument>(replicasCollection).find({ didKey: { $in: keys } }, { sort: BY_FILE })) {
       if (!accepts(replica)) continue;
       const list = byFile.get(replica.didKey);
       if (list) list.push(replica);

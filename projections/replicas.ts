@@ -24,13 +24,17 @@ export type ReplicaDocument = Projected<{
 }>;
 
 /**
- * Indexed by file (listings fetch the replicas of a page of files with one `$in`), by RSE and
- * stored path (PFNs of non-deterministic RSEs), and by RSE and file (per-RSE scans).
+ * Indexed by file (listings fetch the replicas of a page of files with one `$in`, sorted by
+ * `didKey, _id` so the index gives the order and no sort is needed), by RSE and stored path (PFNs
+ * of non-deterministic RSEs), and by RSE and file (per-RSE scans).
  */
 export const replicasCollection: CollectionSpec = {
   name: 'replicas',
-  indexes: [{ fields: ['didKey'] }, { fields: ['rse_id', 'path'] }, { fields: ['rse_id', 'didKey'] }],
+  indexes: [{ fields: ['didKey', '_id'] }, { fields: ['rse_id', 'path'] }, { fields: ['rse_id', 'didKey'] }],
 };
+
+/** The order in which replicas of several files come out of the file index without a sort. */
+export const BY_FILE = { didKey: 1, _id: 1 } as const;
 
 /** A space separates file and RSE id: names cannot contain spaces. */
 export const replicaId = (scope: string, name: string, rseId: string): string => `${didKey(scope, name)} ${rseId}`;
