@@ -22,7 +22,7 @@ const wantsMetalink = (ctx: AppContext): boolean => ctx.get('Accept') !== '' && 
 const DOMAINS: readonly (DomainChoice | null)[] = [null, 'wan', 'lan', 'all'];
 
 /** Uniform in [0, 1) from the crypto source: PFN shuffles and `nrandom` draws. */
-const random = (): number => randomInt(0, 2 ** 48) / 2 ** 48;
+const random = (): number => randomInt(0, 2 ** 47) / 2 ** 47;
 
 /** `nrandom`: n files drawn uniformly from the stream (reservoir sampling); the rest are read, not kept. */
 async function* pickRandom<T>(source: AsyncIterable<T>, count: number): AsyncGenerator<T> {
@@ -55,7 +55,11 @@ const sendListing = async (
   const order = { ...presentation, random, rseCoordinates: (rseId: string) => rses.get(rseId)?.listing ?? unknown };
   let files: AsyncIterable<ListedFile> = await replicaListing(services.readModels, request);
   if (options.nrandom) files = pickRandom(files, options.nrandom);
-  const ordered = mapStream(files, (file) => ({ ...file, pfns: orderedPfns(file, order) }));
+  const ordered = mapStream(files, (file) => {
+    // Each line is a fresh object of this request: reordering its PFNs in place copies nothing.
+    file.pfns = orderedPfns(file, order);
+    return file;
+  });
   if (options.metalink) await sendChunks(ctx, metalinkDocument(ordered, options.policySchema, options.detailedUrl), METALINK_TYPE);
   else await sendStream(ctx, ordered);
 };

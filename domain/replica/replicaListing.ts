@@ -111,12 +111,24 @@ export const listedFile = (file: FileFacts, replicas: readonly ListedReplica[]):
       if (protocol.scheme === 'srm') listed.space_token = spaceTokenOf(protocol);
     }
   }
-  const pfns = [...byPfn].sort(([pfnA, a], [pfnB, b]) => compareText(a.domain, b.domain) || a.priority - b.priority || compareText(pfnA, pfnB));
-  pfns.forEach(([pfn, entry], index) => (listed.pfns[pfn] = { ...entry, priority: index + 1 }));
-  const byRse = Object.entries(listed.pfns).sort(([pfnA, a], [pfnB, b]) => compareText(a.rse_id, b.rse_id) || a.priority - b.priority || compareText(pfnA, pfnB));
+  // The entries are this line's own objects: numbering them in place copies nothing.
+  const pfns = byPfn.size > 1 ? [...byPfn].sort(byDomainThenPriority) : [...byPfn];
+  pfns.forEach(([pfn, entry], index) => {
+    entry.priority = index + 1;
+    listed.pfns[pfn] = entry;
+  });
+  const byRse = pfns.length > 1 ? [...pfns].sort(byRseThenPriority) : pfns;
   for (const [pfn, entry] of byRse) (listed.rses[entry.rse] ??= []).push(pfn);
   return listed;
 };
+
+type Pfn = [string, PfnEntry];
+
+const byDomainThenPriority = ([pfnA, a]: Pfn, [pfnB, b]: Pfn): number =>
+  compareText(a.domain, b.domain) || a.priority - b.priority || compareText(pfnA, pfnB);
+
+const byRseThenPriority = ([pfnA, a]: Pfn, [pfnB, b]: Pfn): number =>
+  compareText(a.rse_id, b.rse_id) || a.priority - b.priority || compareText(pfnA, pfnB);
 
 const spaceTokenOf = (protocol: RseProtocol): string | null => {
   const attributes = protocol.extended_attributes;

@@ -64,17 +64,21 @@ const sortByAlgorithm = (pfns: Pfn[], order: PfnOrder): Pfn[] => {
     }
     return shuffled;
   }
-  if (algorithm !== 'geoip') return pfns;
+  // Without a client location every distance is the same: the order stays.
+  if (algorithm !== 'geoip' || order.client.latitude === null || order.client.longitude === null) return pfns;
   const distances = new Map(pfns.map(([pfn, entry]) => [pfn, distanceKm(order.client, order.rseCoordinates(entry.rse_id))]));
   return [...pfns].sort(([a], [b]) => distances.get(a)! - distances.get(b)!);
 };
+
+const byPriority = (a: Pfn, b: Pfn): number => a[1].priority - b[1].priority;
 
 /** The file's PFNs in the order the client gets them, numbered from 1, at most `limit`. */
 export const orderedPfns = (file: ListedFile, order: PfnOrder): Record<string, PfnEntry> => {
   let ordered: Pfn[];
   const all = Object.entries(file.pfns);
+  // One PFN is already first and numbered 1 (the usual case: one replica, one protocol).
+  if (all.length === 1 && (order.limit === undefined || order.limit >= 1)) return file.pfns;
   if (order.lanFirst) {
-    const byPriority = (a: Pfn, b: Pfn) => a[1].priority - b[1].priority;
     const lan = all.filter(([, entry]) => entry.domain === 'lan').sort(byPriority);
     const wan = all.filter(([, entry]) => entry.domain !== 'lan').sort(byPriority);
     ordered = [...lan, ...sortByAlgorithm(wan, order)];
