@@ -1,16 +1,18 @@
 import { didKey, type DidEvent } from '../domain/did/did.ts';
-import { stateAfter, type ReplicaEvent } from '../domain/replica/replica.ts';
+import { stateAfter, type ReplicaEvent, type ReplicaTransition } from '../domain/replica/replica.ts';
 import type { CollectionSpec } from '../infra/readstore/readStore.ts';
-import type { Projected, Projection } from './projection.ts';
+import type { Projected } from './projection.ts';
 import type { ProjectionContext } from './projectionContext.ts';
+import { BY_FILE, replicasCollection, type ReplicaDocument } from './replicas.ts';
 
 /**
  * Dataset replicas (Rucio's `collection_replicas`): one document per dataset and RSE that holds
  * at least one replica of one of the dataset's files, counting them and the AVAILABLE ones.
  * Rucio only has such rows where a rule put the dataset, refreshed later by a daemon; here they
- * follow every replica and every attachment as it happens. The dataset's own `length` and
- * `bytes` are read from the DID read model when answering, so attaching never rewrites every
- * RSE's row.
+ * follow every replica and every attachment as it happens. They are kept by the replicas
+ * projection (projections/replicaProjection.ts): an attachment reads its files' replicas from
+ * the same projection's collection. The dataset's own `length` and `bytes` are read from the DID
+ * read model when answering, so attaching never rewrites every RSE's row.
  */
 export type DatasetReplicaDocument = Projected<{
   datasetKey: string;
@@ -26,18 +28,15 @@ export type DatasetReplicaDocument = Projected<{
   updated_at: string;
 }>;
 
-/** What the projection remembers of a file: its datasets and its replicas' availability per RSE. */
-export type DatasetReplicaFileDocument = Projected<{
-  datasets: string[];
-  replicas: Record<string, { rse: string; bytes: number; available: boolean }>;
-}>;
+/** The datasets a file belongs to, which replica events need to know. */
+export type DatasetParentsDocument = Projected<{ datasets: string[] }>;
 
 export const datasetReplicasCollection: CollectionSpec = {
   name: 'dataset_replicas',
   indexes: [{ fields: ['datasetKey'] }, { fields: ['rse_id', 'datasetKey'] }],
 };
 
-export const datasetReplicaFilesCollection: CollectionSpec = { name: 'dataset_replica_files', indexes: [] };
+export const datasetParentsCollection: CollectionSpec = { name: 'dataset_parents', indexes: [] };
 
 export const datasetReplicaId = (datasetKey: string, rseId: string): string => `${datasetKey} ${rseId}`;
 
@@ -49,13 +48,7 @@ const splitKey = (key: string): { scope: string; name: string } => {
 };
 
 /** Adds `change` to one dataset's row on one RSE; a row without replicas left disappears. */
-const adjust = async (
-  context: ProjectionContext,
-  datasetKey: string,
-  replica: { rseId: string; rse: string },
-  change: Change,
-  at: string,
-): Promise<void> => {
+const adjust = async (context: ProjectionContext, datasetKey: string, replica: { rseId: string; rse: string }, change: Change, at: string): Promise<void> => {
   const id = datasetReplicaId(datasetKey, replica.rseId);
   await context.collection<DatasetReplicaDocument>(datasetReplicasCollection).update(id, (current) => {
     const replicas = (current?.replicas ?? 0) + change.replicas;
@@ -70,70 +63,56 @@ const adjust = async (
   });
 };
 
-const files = (context: ProjectionContext) => context.collection<DatasetReplicaFileDocument>(datasetReplicaFilesCollection);
+const parents = (context: ProjectionContext) => context.collection<DatasetParentsDocument>(datasetParentsCollection);
 
-/** Adds (sign 1) or removes (sign -1) every replica of a file from one dataset's rows. */
-const countFileIn = async (context: ProjectionContext, file: DatasetReplicaFileDocument | null, datasetKey: string, sign: 1 | -1, at: string) => {
-  for (const [rseId, replica] of Object.entries(file?.replicas ?? {})) {
-    const change = { replicas: sign, available: replica.available ? sign : 0, bytes: replica.available ? sign * replica.bytes : 0 };
-    await adjust(context, datasetKey, { rseId, rse: replica.rse }, change, at);
+/** A new replica counts in every dataset its file belongs to. */
+export const countAddedReplica = async (context: ProjectionContext, event: Extract<ReplicaEvent, { type: 'ReplicaAdded' }>): Promise<void> => {
+  const { scope, name, rse, rseId, bytes, state, addedAt } = event.data;
+  const available = state === 'AVAILABLE';
+  const change = { replicas: 1, available: available ? 1 : 0, bytes: available ? bytes : 0 };
+  for (const datasetKey of (await parents(context).get(didKey(scope, name)))?.datasets ?? []) await adjust(context, datasetKey, { rseId, rse }, change, addedAt);
+};
+
+/** A replica becoming (un)available moves its file in or out of its datasets' available counts. */
+export const countTransition = async (context: ProjectionContext, event: ReplicaTransition, replica: ReplicaDocument): Promise<void> => {
+  const before = event.data.previousState === 'AVAILABLE';
+  const after = stateAfter(event) === 'AVAILABLE';
+  if (before === after) return;
+  const sign = after ? 1 : -1;
+  const at = event.type === 'ReplicaStateChanged' ? event.data.changedAt : event.data.declaredAt;
+  const { scope, name, rse, rseId } = event.data;
+  for (const datasetKey of (await parents(context).get(didKey(scope, name)))?.datasets ?? []) {
+    await adjust(context, datasetKey, { rseId, rse }, { replicas: 0, available: sign, bytes: sign * replica.bytes }, at);
   }
 };
 
-const membership = async (context: ProjectionContext, event: DidEvent): Promise<void> => {
+const PAGE = 500;
+
+/**
+ * Files attached to (or detached from, or erased with) a dataset bring their replicas into (out
+ * of) its rows; their replicas are read page by page from the replicas collection.
+ */
+export const countMembership = async (context: ProjectionContext, event: DidEvent): Promise<void> => {
   if (event.type !== 'DidsAttached' && event.type !== 'DidsDetached' && event.type !== 'DidErased') return;
   if (event.data.didType !== 'DATASET') return;
   const datasetKey = didKey(event.data.scope, event.data.name);
-  const attach = event.type === 'DidsAttached';
+  const sign = event.type === 'DidsAttached' ? 1 : -1;
   const at = event.type === 'DidsAttached' ? event.data.attachedAt : event.type === 'DidsDetached' ? event.data.detachedAt : event.data.erasedAt;
-  for (const child of event.data.children) {
-    const id = didKey(child.scope, child.name);
-    const file = await files(context).get(id);
-    await countFileIn(context, file, datasetKey, attach ? 1 : -1, at);
-    await files(context).update(id, (current) => {
-      const datasets = (current?.datasets ?? []).filter((key) => key !== datasetKey);
-      if (attach) datasets.push(datasetKey);
-      if (datasets.length === 0 && Object.keys(current?.replicas ?? {}).length === 0) return current ? null : undefined;
-      return { _id: id, datasets, replicas: current?.replicas ?? {} };
+  const keys = event.data.children.map((child) => didKey(child.scope, child.name));
+  const replicas = context.collection<ReplicaDocument>(replicasCollection);
+  for (let start = 0; start < keys.length; start += PAGE) {
+    for (const replica of await replicas.find({ didKey: { $in: keys.slice(start, start + PAGE) } }, { sort: BY_FILE })) {
+      const available = replica.state === 'AVAILABLE';
+      const change = { replicas: sign, available: available ? sign : 0, bytes: available ? sign * replica.bytes : 0 };
+      await adjust(context, datasetKey, { rseId: replica.rse_id, rse: replica.rse }, change, at);
+    }
+  }
+  for (const key of keys) {
+    await parents(context).update(key, (current) => {
+      const datasets = (current?.datasets ?? []).filter((dataset) => dataset !== datasetKey);
+      if (sign > 0) datasets.push(datasetKey);
+      if (datasets.length === 0) return current ? null : undefined;
+      return { _id: key, datasets };
     });
   }
-};
-
-const replicaChange = async (context: ProjectionContext, event: ReplicaEvent): Promise<void> => {
-  if (event.type === 'ReplicaDeclaredSuspicious' || event.type === 'ReplicaTombstoneSet') return;
-  const { scope, name, rse, rseId } = event.data;
-  const id = didKey(scope, name);
-  const file = await files(context).get(id);
-  const before = file?.replicas[rseId];
-  if (event.type !== 'ReplicaAdded' && !before) return;
-  const after = event.type === 'ReplicaAdded' ? { rse, bytes: event.data.bytes, available: event.data.state === 'AVAILABLE' } : { ...before!, available: stateAfter(event) === 'AVAILABLE' };
-  if (before && before.available === after.available) return;
-  const at = event.type === 'ReplicaAdded' ? event.data.addedAt : event.type === 'ReplicaStateChanged' ? event.data.changedAt : event.data.declaredAt;
-  const change = {
-    replicas: before ? 0 : 1,
-    available: (after.available ? 1 : 0) - (before?.available ? 1 : 0),
-    bytes: (after.available ? after.bytes : 0) - (before?.available ? before.bytes : 0),
-  };
-  for (const datasetKey of file?.datasets ?? []) await adjust(context, datasetKey, { rseId, rse }, change, at);
-  await files(context).update(id, (current) => ({ _id: id, datasets: current?.datasets ?? [], replicas: { ...(current?.replicas ?? {}), [rseId]: after } }));
-};
-
-export const datasetReplicasProjection: Projection = {
-  name: 'dataset_replicas',
-  version: 1,
-  collections: [datasetReplicasCollection, datasetReplicaFilesCollection],
-  handles: [
-    'DidsAttached',
-    'DidsDetached',
-    'DidErased',
-    'ReplicaAdded',
-    'ReplicaStateChanged',
-    'ReplicaDeclaredBad',
-    'ReplicaDeclaredTemporarilyUnavailable',
-  ],
-  async apply(recorded, context) {
-    const event = { type: recorded.type, data: recorded.data } as DidEvent | ReplicaEvent;
-    if (event.type.startsWith('Replica')) await replicaChange(context, event as ReplicaEvent);
-    else await membership(context, event as DidEvent);
-  },
 };

@@ -3,7 +3,6 @@ import { accountsProjection } from './accounts.ts';
 import { accountUsageProjection } from './accountUsage.ts';
 import { badReplicasProjection } from './badReplicas.ts';
 import { configProjection } from './config.ts';
-import { datasetReplicasProjection } from './datasetReplicas.ts';
 import { didContentsProjection } from './didContents.ts';
 import { didFollowersProjection } from './didFollowers.ts';
 import { didsProjection } from './dids.ts';
@@ -11,7 +10,7 @@ import { identitiesProjection } from './identities.ts';
 import { metaConventionsProjection } from './metaConventions.ts';
 import type { Projection } from './projection.ts';
 import { quarantinedReplicasProjection } from './quarantinedReplicas.ts';
-import { replicasProjection } from './replicas.ts';
+import { replicasProjection } from './replicaProjection.ts';
 import { rsesProjection } from './rses.ts';
 import { scopesProjection } from './scopes.ts';
 
@@ -30,6 +29,5 @@ export const allProjections: readonly Projection[] = [
   metaConventionsProjection,
   replicasProjection,
   badReplicasProjection,
-  datasetReplicasProjection,
   quarantinedReplicasProjection,
 ];

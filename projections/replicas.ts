@@ -1,7 +1,7 @@
 import { didKey } from '../domain/did/did.ts';
-import { REPLICA_EVENT_TYPES, stateAfter, type ReplicaEvent, type ReplicaState } from '../domain/replica/replica.ts';
+import { stateAfter, type ReplicaEvent, type ReplicaState } from '../domain/replica/replica.ts';
 import type { CollectionSpec } from '../infra/readstore/readStore.ts';
-import { documentProjection, type Projected } from './projection.ts';
+import type { Projected } from './projection.ts';
 
 /** One document per replica (file × RSE), with Rucio's column names. */
 export type ReplicaDocument = Projected<{
@@ -39,51 +39,39 @@ export const BY_FILE = { didKey: 1, _id: 1 } as const;
 /** A space separates file and RSE id: names cannot contain spaces. */
 export const replicaId = (scope: string, name: string, rseId: string): string => `${didKey(scope, name)} ${rseId}`;
 
-export const replicasProjection = documentProjection<ReplicaDocument>({
-  name: 'replicas',
-  version: 1,
-  collection: replicasCollection,
-  handles: REPLICA_EVENT_TYPES.filter((type) => type !== 'ReplicaDeclaredSuspicious'),
-  // The decider adds a replica only where the file has none.
-  creates: ['ReplicaAdded'],
-  documentId: (event) => {
-    const { scope, name, rseId } = event.data as { scope: string; name: string; rseId: string };
-    return replicaId(scope, name, rseId);
-  },
-  evolve: (document, recorded) => {
-    const event = { type: recorded.type, data: recorded.data } as ReplicaEvent;
-    if (event.type === 'ReplicaAdded') {
-      const { scope, name, rse, rseId, bytes, md5, adler32, path, state, tombstone, addedAt } = event.data;
-      return {
-        _id: replicaId(scope, name, rseId),
-        didKey: didKey(scope, name),
-        scope,
-        name,
-        rse,
-        rse_id: rseId,
-        bytes,
-        md5,
-        adler32,
-        path,
-        state,
-        lock_cnt: 0,
-        tombstone,
-        created_at: addedAt,
-        updated_at: addedAt,
-        accessed_at: null,
-      };
-    }
-    if (!document) return undefined;
-    switch (event.type) {
-      case 'ReplicaStateChanged':
-        return { ...document, state: event.data.state, tombstone: event.data.tombstone, updated_at: event.data.changedAt };
-      case 'ReplicaDeclaredBad':
-      case 'ReplicaDeclaredTemporarilyUnavailable':
-        return { ...document, state: stateAfter(event), updated_at: event.data.declaredAt };
-      case 'ReplicaTombstoneSet':
-        return { ...document, tombstone: event.data.tombstone, updated_at: event.data.setAt };
-      default:
-        return undefined;
-    }
-  },
-});
+/** How a replica event changes the replica's document (projections/replicaProjection.ts applies it). */
+export const evolveReplica = (document: ReplicaDocument | null, event: ReplicaEvent): ReplicaDocument | null | undefined => {
+  if (event.type === 'ReplicaAdded') {
+    const { scope, name, rse, rseId, bytes, md5, adler32, path, state, tombstone, addedAt } = event.data;
+    return {
+      _id: replicaId(scope, name, rseId),
+      didKey: didKey(scope, name),
+      scope,
+      name,
+      rse,
+      rse_id: rseId,
+      bytes,
+      md5,
+      adler32,
+      path,
+      state,
+      lock_cnt: 0,
+      tombstone,
+      created_at: addedAt,
+      updated_at: addedAt,
+      accessed_at: null,
+    };
+  }
+  if (!document) return undefined;
+  switch (event.type) {
+    case 'ReplicaStateChanged':
+      return { ...document, state: event.data.state, tombstone: event.data.tombstone, updated_at: event.data.changedAt };
+    case 'ReplicaDeclaredBad':
+    case 'ReplicaDeclaredTemporarilyUnavailable':
+      return { ...document, state: stateAfter(event), updated_at: event.data.declaredAt };
+    case 'ReplicaTombstoneSet':
+      return { ...document, tombstone: event.data.tombstone, updated_at: event.data.setAt };
+    default:
+      return undefined;
+  }
+};
