@@ -34,6 +34,7 @@ parentPort.on('message', () => {
  */
 export class WalCheckpointer {
   private readonly worker: Worker;
+  private readonly exited: Promise<void>;
   private stopped = false;
 
   constructor(path: string, options: { synchronous: 'NORMAL' | 'FULL'; intervalMs?: number }) {
@@ -48,6 +49,8 @@ export class WalCheckpointer {
     });
     // Should this thread fail, the store's writer checkpoints by itself (the safety limit above).
     this.worker.on('error', () => undefined);
+    // Recorded from the start, so stopping a thread that already died resolves instead of waiting.
+    this.exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.unref();
   }
 
@@ -55,8 +58,7 @@ export class WalCheckpointer {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.postMessage('stop');
-    await exited;
+    await this.exited;
   }
 }
