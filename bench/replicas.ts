@@ -89,8 +89,8 @@ const register = async (call: Call): Promise<void> => {
  * rate, with nothing else competing for the CPU. Returns the milliseconds until caught up.
  */
 const projectAll = async (dataDir: string): Promise<number> => {
-  const eventStore = new SqliteEventStore(join(dataDir, 'events.sqlite'));
-  const readStore = new SqliteReadStore(join(dataDir, 'readmodels.sqlite'));
+  const eventStore = new SqliteEventStore(join(dataDir, 'events.sqlite'), { backgroundCheckpoints: true });
+  const readStore = new SqliteReadStore(join(dataDir, 'readmodels.sqlite'), { backgroundCheckpoints: true });
   const readModels = new ReadModels(readStore, allProjections);
   const runner = new ProjectionRunner({ eventStore, readStore, readModels, projections: allProjections, logger: silentLogger() });
   try {
