@@ -11,7 +11,8 @@ import { perSecond, printTable, timed, type Row } from './lib/report.ts';
 import { startDms, startProcess, type ServerProcess } from './lib/serverProcess.ts';
 import { tempDir } from './lib/tempDir.ts';
 
-const DATASETS = 100;
+/** BENCH_DATASETS overrides the number of 1000-file datasets (default 100), for a quick run. */
+const DATASETS = Number(process.env.BENCH_DATASETS ?? 100);
 const FILES_PER_DATASET = 1000;
 const FILES = DATASETS * FILES_PER_DATASET;
 /** Registration calls in flight at once; BENCH_CONCURRENCY overrides (default 4). */

@@ -58,6 +58,9 @@ export class WalCheckpointer {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    // The thread is unreferenced while it runs; waiting for its exit must keep this process alive,
+    // or a process with nothing else left to do would end before the store is closed.
+    this.worker.ref();
     this.worker.postMessage('stop');
     await this.exited;
   }

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventIdConflictError, WrongExpectedRevisionError } from '../../infra/eventstore/eventStore.ts';
@@ -120,5 +121,13 @@ describe('SqliteEventStore specifics', () => {
     const reopened = new SqliteEventStore(path);
     expect(await reopened.readStream(stream)).to.have.length(500);
     await reopened.close();
+  });
+
+  it('closes stores with background checkpoints in a process that has nothing else to wait for', () => {
+    const fixture = join(import.meta.dirname, '..', 'fixtures', 'closeStoresAndExit.ts');
+    const result = spawnSync(process.execPath, ['--import', 'tsx', fixture, dir.path], { encoding: 'utf8', timeout: 15_000 });
+    expect(result.stderr).to.equal('');
+    expect(result.stdout.trim()).to.equal('closed');
+    expect(result.status).to.equal(0);
   });
 });
