@@ -16,6 +16,7 @@ import { registerIdentityRoutes } from './routes/identities.ts';
 import { registerImportExportRoutes } from './routes/importExport.ts';
 import { registerMetaConventionRoutes } from './routes/metaConventions.ts';
 import { registerPingRoutes } from './routes/ping.ts';
+import { registerReplicaRoutes } from './routes/replicas.ts';
 import { registerRseProtocolRoutes } from './routes/rseProtocols.ts';
 import { registerRseResourceRoutes } from './routes/rseResources.ts';
 import { registerRseRoutes } from './routes/rses.ts';
@@ -42,6 +43,7 @@ export const createApp = (services: Services): Koa<AppState> => {
   registerImportExportRoutes(routes, services);
   registerDidRoutes(routes, services);
   registerMetaConventionRoutes(routes, services);
+  registerReplicaRoutes(routes, services);
 
   app.use(requestLog(services));
   app.use(errorMiddleware());

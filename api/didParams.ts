@@ -87,14 +87,10 @@ export const attachRequests = (schema: string, value: unknown): AttachRequest[] 
   asArray(schema, value).map((item) => attachRequestItem(schema, item));
 
 /**
- * Registering replicas while attaching (`rse`) and creating replication rules with a DID
- * (`rules`) belong to areas this service does not offer yet; such requests are refused whole
- * rather than half done.
+ * Creating replication rules with a DID (`rules`) belongs to an area this service does not offer
+ * yet; such requests are refused whole rather than half done.
  */
-export const refuseReplicaAndRuleOptions = (parameters: Record<string, unknown>): void => {
-  if (parameters.rse !== undefined && parameters.rse !== null) {
-    throw new UnsupportedOperation('This server does not register replicas yet: attach without an RSE');
-  }
+export const refuseRuleOptions = (parameters: Record<string, unknown>): void => {
   if (Array.isArray(parameters.rules) ? parameters.rules.length > 0 : parameters.rules !== undefined && parameters.rules !== null) {
     throw new UnsupportedOperation('This server does not manage replication rules yet: create the DID without rules');
   }

@@ -40,13 +40,19 @@ const CHUNK_BYTES = 64 * 1024;
  * memory stays flat however many rows match. The first item is read before the status is sent,
  * so a failure at the start still becomes a proper error answer. Zero items: 200, empty body.
  */
-export const sendStream = async (
+export const sendStream = (
   ctx: Context,
   source: AsyncIterable<unknown>,
   contentType: string = NDJSON_TYPE,
   /** Writes one item as one line of JSON; default JSON.stringify. */
   serialize: (item: unknown) => string = JSON.stringify,
-): Promise<void> => {
+): Promise<void> => sendChunks(ctx, mapStream(source, (item) => `${serialize(item)}\n`), contentType);
+
+/**
+ * Streams text chunks as they come (NDJSON lines, a metalink document), grouped into writes of
+ * about CHUNK_BYTES. Like `sendStream`, the first chunk is read before the status is sent.
+ */
+export const sendChunks = async (ctx: Context, source: AsyncIterable<string>, contentType: string): Promise<void> => {
   const iterator = source[Symbol.asyncIterator]();
   const first = await iterator.next();
   ctx.status = 200;
@@ -55,11 +61,11 @@ export const sendStream = async (
     ctx.body = '';
     return;
   }
-  async function* lines(): AsyncGenerator<string> {
-    let chunk = `${serialize(first.value)}\n`;
+  async function* grouped(): AsyncGenerator<string> {
+    let chunk = first.value;
     try {
       for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-        chunk += `${serialize(next.value)}\n`;
+        chunk += next.value;
         if (chunk.length >= CHUNK_BYTES) {
           yield chunk;
           chunk = '';
@@ -70,7 +76,7 @@ export const sendStream = async (
       await iterator.return?.();
     }
   }
-  ctx.body = Readable.from(lines(), { objectMode: false });
+  ctx.body = Readable.from(grouped(), { objectMode: false });
 };
 
 /** Maps an async source item by item, keeping it lazy. */

@@ -1,8 +1,7 @@
 import Database from 'better-sqlite3';
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { accountAggregate } from '../commands/caller.ts';
-import { createCommandContext, handleCommand } from '../commands/handleCommand.ts';
+import { createCommandContext, handleCommand, timeOrderedUuid } from '../commands/handleCommand.ts';
 import { accountStreamName } from '../domain/account/account.ts';
 import { createAccount } from '../domain/account/accountDecider.ts';
 import { SqliteEventStore } from '../infra/eventstore/sqliteEventStore.ts';
@@ -11,6 +10,31 @@ import { tempDir } from './lib/tempDir.ts';
 
 const metadata = { account: 'root', requestId: 'bench', at: new Date().toISOString(), schemaVersion: 1 };
 const data = { account: 'someone', accountType: 'USER', email: 'someone@example.org', createdAt: metadata.at };
+
+/** An `events` table shaped like the event store's, with the same file settings and the same (time-ordered) event ids, for raw inserts. */
+export const rawEventTable = (path: string) => {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec(
+    'CREATE TABLE events (position INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, stream TEXT NOT NULL, revision INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, recorded_at TEXT NOT NULL);' +
+      'CREATE UNIQUE INDEX events_by_id ON events (event_id); CREATE UNIQUE INDEX events_by_stream ON events (stream, revision);',
+  );
+  const insert = db.prepare('INSERT INTO events (event_id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const insertOne = (index: number) => insert.run(timeOrderedUuid(), `raw-${index}`, 0, 'AccountCreated', JSON.stringify(data), JSON.stringify(metadata), metadata.at);
+  return { db, insertOne };
+};
+
+/** Rows per second inserting `count` rows 1000 per commit, stream names numbered from `from`. */
+export const rawBatchRate = (raw: ReturnType<typeof rawEventTable>, from: number, count: number): number => {
+  const start = process.hrtime.bigint();
+  for (let first = 0; first < count; first += 1000) {
+    raw.db.transaction(() => {
+      for (let index = first; index < first + 1000; index += 1) raw.insertOne(from + index);
+    }).immediate();
+  }
+  return perSecond(count, Number(process.hrtime.bigint() - start) / 1e6);
+};
 
 /**
  * Event-store append rates against raw SQLite inserts of the same rows, same file settings, in the
@@ -21,35 +45,18 @@ export const runAppendRates = async (): Promise<void> => {
   const dir = tempDir();
   const rows: Row[] = [];
   try {
-    const raw = new Database(join(dir.path, 'raw.sqlite'));
-    raw.pragma('journal_mode = WAL');
-    raw.pragma('synchronous = FULL');
-    raw.exec(
-      'CREATE TABLE events (position INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, stream TEXT NOT NULL, revision INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, recorded_at TEXT NOT NULL);' +
-        'CREATE UNIQUE INDEX events_by_id ON events (event_id); CREATE UNIQUE INDEX events_by_stream ON events (stream, revision);',
-    );
-    const insert = raw.prepare('INSERT INTO events (event_id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
-    const insertOne = (index: number) =>
-      insert.run(randomUUID(), `raw-${index}`, 0, 'AccountCreated', JSON.stringify(data), JSON.stringify(metadata), metadata.at);
-
+    const raw = rawEventTable(join(dir.path, 'raw.sqlite'));
     const single = 3000;
     const rawSingleMs = await timed(() => {
-      for (let index = 0; index < single; index += 1) raw.transaction(() => insertOne(index)).immediate();
+      for (let index = 0; index < single; index += 1) raw.db.transaction(() => raw.insertOne(index)).immediate();
     });
     const rawSingle = { name: 'raw SQLite, 1 row per commit', value: perSecond(single, rawSingleMs) };
     const batched = 100_000;
-    const rawBatchMs = await timed(() => {
-      for (let start = 0; start < batched; start += 1000) {
-        raw.transaction(() => {
-          for (let index = start; index < start + 1000; index += 1) insertOne(single + index);
-        }).immediate();
-      }
-    });
-    const rawBatch = { name: 'raw SQLite, 1000 rows per commit', value: perSecond(batched, rawBatchMs) };
-    raw.close();
+    const rawBatch = { name: 'raw SQLite, 1000 rows per commit', value: rawBatchRate(raw, single, batched) };
+    raw.db.close();
 
     const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
-    const event = () => ({ id: randomUUID(), type: 'AccountCreated', data, metadata });
+    const event = () => ({ id: timeOrderedUuid(), type: 'AccountCreated', data, metadata });
     const storeSingleMs = await timed(async () => {
       for (let index = 0; index < single; index += 1) await store.appendToStream(`one-${index}`, [event()], 'no_stream');
     });

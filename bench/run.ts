@@ -1,5 +1,6 @@
 import { runAppendRates } from './appendRates.ts';
 import { runHttpOverhead } from './httpOverhead.ts';
+import { runReplicaBenchmark } from './replicas.ts';
 
 /**
  * `npm run bench [name...]`: runs the benchmarks and prints their figures, each beside a
@@ -8,6 +9,7 @@ import { runHttpOverhead } from './httpOverhead.ts';
 const benchmarks: Record<string, () => Promise<void>> = {
   appends: runAppendRates,
   http: runHttpOverhead,
+  replicas: runReplicaBenchmark,
 };
 
 const chosen = process.argv.slice(2);

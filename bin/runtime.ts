@@ -53,6 +53,7 @@ export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: 
   if (roles.projector) {
     runner = new ProjectionRunner({ eventStore, readStore, readModels, projections: allProjections, logger: logger.child({ role: 'projector' }) });
     await runner.start();
+    logger.info({ projections: allProjections.length }, 'projections running');
     progress = runner;
   } else {
     progress = new CheckpointWatcher(readStore, allProjections.map((projection) => projection.name));

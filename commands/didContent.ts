@@ -1,15 +1,27 @@
-import { attachDids as decideAttach, detachDids as decideDetach, type AttachCandidate, type AttachRequest } from '../domain/did/didContent.ts';
+import { attachDids as decideAttach, childFactsOf, detachDids as decideDetach, type AttachCandidate, type AttachRequest, type ChildFacts } from '../domain/did/didContent.ts';
 import { didKey, evolveDid, type Did, type DidEvent, type DidRef } from '../domain/did/did.ts';
 import { allowOnly, DID_PERMISSIONS } from '../domain/permission/policy.ts';
+import type { ReplicaFile } from '../domain/replica/replicaRegistration.ts';
 import type { CommandMetadata } from '../domain/shared/event.ts';
 import { loadCaller } from './caller.ts';
-import { lastPosition, type DidWriteOutcome } from './didCreation.ts';
+import type { DidWriteOutcome } from './didCreation.ts';
 import type { DidGraph } from './didGraph.ts';
-import { loadAttachCandidates, loadDid, onDid, scopeAccess } from './dids.ts';
-import { handleCommand, handleCommands, type CommandContext, type Decision } from './handleCommand.ts';
+import { loadAttachCandidates, loadDid, onDid, scopeAccess, type DidDecision } from './dids.ts';
+import { handleCommand, handleCommands, lastPosition, type CommandContext } from './handleCommand.ts';
+import { planReplicaRegistrations, type RegistrationPlan } from './replicaRegistration.ts';
 
 /** Children to attach to one parent. */
-export type Attachment = Readonly<{ scope: string; name: string; children: readonly AttachRequest[] }>;
+export type Attachment = Readonly<{
+  scope: string;
+  name: string;
+  children: readonly AttachRequest[];
+  /**
+   * `rse` on attach: the children are files whose replicas on that RSE are registered first,
+   * creating the missing files, in the same atomic step. Ignored when the parent is a container,
+   * as Rucio ignores it there.
+   */
+  replicas?: Readonly<{ rse: string; files: readonly ReplicaFile[] }>;
+}>;
 
 /**
  * Attaches children to one or more parents in one atomic step (Rucio's `attach_dids` when
@@ -34,47 +46,73 @@ export const attachDids = async (
     allowOnly(DID_PERMISSIONS.attachToMany(caller, accesses), `Account ${caller.account} can not add data identifiers.`);
   }
 
-  const byParent = new Map<string, { parent: DidRef; batches: AttachRequest[][] }>();
+  const byParent = new Map<string, { parent: DidRef; state: Did; batches: AttachRequest[][] }>();
   for (const attachment of data.attachments) {
     const key = didKey(attachment.scope, attachment.name);
-    const entry = byParent.get(key) ?? { parent: { scope: attachment.scope, name: attachment.name }, batches: [] };
+    const entry = byParent.get(key) ?? {
+      parent: { scope: attachment.scope, name: attachment.name },
+      state: await loadDid(context, attachment.scope, attachment.name),
+      batches: [],
+    };
     entry.batches.push([...attachment.children]);
     byParent.set(key, entry);
   }
-  const candidates = await loadAttachCandidates(context, graph, data.attachments.flatMap((attachment) => attachment.children));
-  const factsByKey = new Map(candidates.map((candidate) => [didKey(candidate.request.scope, candidate.request.name), candidate.facts]));
-  const withFacts = (requests: readonly AttachRequest[]): AttachCandidate[] =>
-    requests.map((request) => ({ request, facts: factsByKey.get(didKey(request.scope, request.name)) }));
+  const registrations = data.attachments.flatMap((attachment) => {
+    const parent = byParent.get(didKey(attachment.scope, attachment.name))!.state;
+    const intoDataset = parent.status === 'Live' && parent.record.didType === 'DATASET';
+    return attachment.replicas && intoDataset ? [{ ...attachment.replicas, ignoreAvailability: true }] : [];
+  });
+  const plan = registrations.length > 0 ? await planReplicaRegistrations(context, caller, registrations, metadata) : undefined;
+  const factsOf = await childFactsLookup(context, graph, data.attachments.flatMap((attachment) => attachment.children), plan);
 
-  const decisions = [];
-  for (const { parent, batches } of byParent.values()) {
-    const parentState = await loadDid(context, parent.scope, parent.name);
+  const decisions: DidDecision[] = [...(plan?.decisions ?? [])];
+  for (const { parent, state, batches } of byParent.values()) {
     // Only containers can close a cycle, so only they need their ancestors.
-    const ancestors =
-      parentState.status === 'Live' && parentState.record.didType === 'CONTAINER'
-        ? await graph.ancestors(parent.scope, parent.name)
-        : new Set<string>();
-    decisions.push(attachDecision(parent, batches.map(withFacts), { ignoreDuplicates: data.ignoreDuplicates, ancestors }, metadata));
+    const ancestors = state.status === 'Live' && state.record.didType === 'CONTAINER' ? await graph.ancestors(parent.scope, parent.name) : new Set<string>();
+    decisions.push(attachDecision(parent, batches, factsOf, { ignoreDuplicates: data.ignoreDuplicates, ancestors }, metadata));
   }
   return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
 };
 
 /**
- * The decision on one parent's stream for one or more batches of children whose facts are known,
- * decided in order. Commands that create the children in the same step (replica registration
- * with an RSE) build the facts from the new states with `childFactsOf` and join this decision to
- * theirs in one `handleCommands`.
+ * How attach decisions learn the facts of their children: files registered in the same step
+ * (`plan`) from their new states, once their decisions have run; every other child from the
+ * catalogue, read before deciding.
+ */
+export const childFactsLookup = async (
+  context: CommandContext,
+  graph: DidGraph,
+  requests: readonly AttachRequest[],
+  plan: RegistrationPlan | undefined,
+): Promise<(request: AttachRequest) => ChildFacts | undefined> => {
+  const outside = requests.filter((request) => !plan?.files.has(didKey(request.scope, request.name)));
+  const candidates = await loadAttachCandidates(context, graph, outside);
+  const facts = new Map(candidates.map((candidate) => [didKey(candidate.request.scope, candidate.request.name), candidate.facts]));
+  return (request) => {
+    const key = didKey(request.scope, request.name);
+    if (!plan?.files.has(key)) return facts.get(key);
+    const registered = plan.decided.get(key);
+    return registered ? childFactsOf(registered.did) : undefined;
+  };
+};
+
+/**
+ * The decision on one parent's stream for one or more batches of children, decided in order.
+ * The children's facts are asked for when deciding, so children created by decisions earlier in
+ * the same `handleCommands` (replica registration with an RSE) are seen as they are then.
  */
 export const attachDecision = (
   parent: DidRef,
-  batches: readonly (readonly AttachCandidate[])[],
+  batches: readonly (readonly AttachRequest[])[],
+  factsOf: (request: AttachRequest) => ChildFacts | undefined,
   options: { ignoreDuplicates: boolean; ancestors: ReadonlySet<string> },
   metadata: CommandMetadata,
-): Decision<Did, DidEvent> =>
+): DidDecision =>
   onDid(parent.scope, parent.name, (state) => {
     const events: DidEvent[] = [];
     let current = state;
-    for (const children of batches) {
+    for (const requests of batches) {
+      const children: AttachCandidate[] = requests.map((request) => ({ request, facts: factsOf(request) }));
       const decided = decideAttach(
         { type: 'AttachDids', data: { scope: parent.scope, name: parent.name, children, ...options }, metadata },
         current,

@@ -1,13 +1,17 @@
 import { childFactsOf, type AttachRequest } from '../domain/did/didContent.ts';
-import { createCollection, registerFile, type FileRegistration } from '../domain/did/didCreation.ts';
-import { didKey, evolveDid, type CollectionType, type Did, type DidEvent } from '../domain/did/did.ts';
+import { createCollection } from '../domain/did/didCreation.ts';
+import { didKey, evolveDid, type CollectionType, type Did } from '../domain/did/did.ts';
 import { allowOnly, DID_PERMISSIONS } from '../domain/permission/policy.ts';
-import { AccountNotFound, DataIdentifierAlreadyExists } from '../domain/shared/errors.ts';
+import type { ReplicaFile } from '../domain/replica/replicaRegistration.ts';
+import { DataIdentifierAlreadyExists } from '../domain/shared/errors.ts';
 import type { CommandMetadata } from '../domain/shared/event.ts';
-import { loadAccount, loadCaller } from './caller.ts';
+import { loadCaller } from './caller.ts';
+import { childFactsLookup } from './didContent.ts';
 import type { DidGraph } from './didGraph.ts';
-import { loadAttachCandidates, loadConventions, onDid, requireScope, scopeAccess } from './dids.ts';
-import { handleCommands, type CommandContext, type CommandOutcome, type Decision } from './handleCommand.ts';
+import { loadConventions, onDid, requireScope, scopeAccess } from './dids.ts';
+import { ensureAccountExists } from './fileRegistration.ts';
+import { handleCommands, lastPosition, type CommandContext } from './handleCommand.ts';
+import { planReplicaRegistrations } from './replicaRegistration.ts';
 
 /** A collection to create, as `add_did` / `add_dids` describe it (already validated at the edge). */
 export type NewCollection = Readonly<{
@@ -22,18 +26,11 @@ export type NewCollection = Readonly<{
   meta: Readonly<Record<string, unknown>>;
   /** Content to attach at once (DIDs created earlier in the same request count). */
   children: readonly AttachRequest[];
+  /** `rse` with content: the children's replicas on it are registered first (datasets only, as in Rucio). */
+  replicas?: Readonly<{ rse: string; files: readonly ReplicaFile[] }>;
 }>;
 
 export type DidWriteOutcome = Readonly<{ position: bigint | undefined }>;
-
-/** The global position of the last event a multi-stream command appended. */
-export const lastPosition = (outcomes: readonly CommandOutcome<unknown, DidEvent>[]): bigint | undefined =>
-  outcomes.reduce<bigint | undefined>((last, outcome) => (outcome.position !== undefined && (last === undefined || outcome.position > last) ? outcome.position : last), undefined);
-
-const ensureAccountExists = async (context: CommandContext, account: string): Promise<void> => {
-  const state = await loadAccount(context, account);
-  if (state.status === 'Absent' || state.status === 'DELETED') throw new AccountNotFound(`Account ID '${account}' does not exist`);
-};
 
 /**
  * Creates collections in one atomic step, in request order: a DID may take as content a DID
@@ -65,20 +62,22 @@ export const addCollections = async (
     if (did.account !== undefined) await ensureAccountExists(context, did.account);
   }
   const conventions = await loadConventions(context, data.dids.flatMap((did) => Object.keys(did.meta)));
-  const outside = await loadAttachCandidates(
+  const registrations = data.dids.flatMap((did) => (did.replicas && did.didType === 'DATASET' ? [{ ...did.replicas, ignoreAvailability: true }] : []));
+  const plan = registrations.length > 0 ? await planReplicaRegistrations(context, caller, registrations, metadata) : undefined;
+  const factsOf = await childFactsLookup(
     context,
     graph,
     data.dids.flatMap((did) => did.children).filter((child) => !ownKeys.has(didKey(child.scope, child.name))),
+    plan,
   );
-  const outsideFacts = new Map(outside.map((candidate) => [didKey(candidate.request.scope, candidate.request.name), candidate.facts]));
   // Decisions run in request order; each records the DID it creates for the ones after it.
   const decided = new Map<string, Did>();
-  const decisions = data.dids.map((did) =>
+  const collections = data.dids.map((did) =>
     onDid(did.scope, did.name, (state) => {
       const children = did.children.map((request) => {
         const key = didKey(request.scope, request.name);
         const own = decided.get(key);
-        return { request, facts: ownKeys.has(key) ? (own ? childFactsOf(own) : undefined) : outsideFacts.get(key) };
+        return { request, facts: ownKeys.has(key) ? (own ? childFactsOf(own) : undefined) : factsOf(request) };
       });
       const events = createCollection(
         {
@@ -92,47 +91,6 @@ export const addCollections = async (
       return events;
     }),
   );
-  return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
+  return { position: lastPosition(await handleCommands(context, [...(plan?.decisions ?? []), ...collections], { metadata })) };
 };
 
-/**
- * Everything replica registration needs to create file DIDs inside its own decision on the file
- * streams: checks that every scope and owner exists, loads the metadata conventions, and returns
- * the pure decision for one file (an existing file is reused as it is, as Rucio's add_replicas
- * does). Permissions are the caller's business: registering replicas has its own.
- */
-export const prepareFileRegistration = async (
-  context: CommandContext,
-  files: readonly FileRegistration[],
-  metadata: CommandMetadata,
-): Promise<{ decide(file: FileRegistration, state: Did): DidEvent[] }> => {
-  for (const scope of new Set(files.map((file) => file.scope))) await requireScope(context, scope);
-  for (const account of new Set(files.flatMap((file) => (file.account ? [file.account] : [])))) await ensureAccountExists(context, account);
-  const conventions = await loadConventions(context, files.flatMap((file) => Object.keys(file.meta ?? {})));
-  return { decide: (file, state) => registerFile({ type: 'RegisterFile', data: { file, conventions }, metadata }, state) };
-};
-
-/** One decision per distinct file (the first description of a file wins), for `handleCommands`. */
-export const fileRegistrationDecisions = async (
-  context: CommandContext,
-  files: readonly FileRegistration[],
-  metadata: CommandMetadata,
-): Promise<Decision<Did, DidEvent>[]> => {
-  const registration = await prepareFileRegistration(context, files, metadata);
-  const distinct = new Map<string, FileRegistration>();
-  for (const file of files) {
-    const key = didKey(file.scope, file.name);
-    if (!distinct.has(key)) distinct.set(key, file);
-  }
-  return [...distinct.values()].map((file) => onDid(file.scope, file.name, (state) => registration.decide(file, state)));
-};
-
-/** Creates the missing file DIDs of `files` in one atomic step; existing files are left alone. */
-export const createFileDids = async (
-  context: CommandContext,
-  files: readonly FileRegistration[],
-  metadata: CommandMetadata,
-): Promise<DidWriteOutcome> => {
-  const decisions = await fileRegistrationDecisions(context, files, metadata);
-  return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
-};

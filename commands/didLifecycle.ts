@@ -13,10 +13,10 @@ import { allowOnly, DID_PERMISSIONS } from '../domain/permission/policy.ts';
 import { AccountNotFound, DataIdentifierNotFound } from '../domain/shared/errors.ts';
 import type { CommandMetadata } from '../domain/shared/event.ts';
 import { loadAccount, loadCaller } from './caller.ts';
-import { lastPosition, type DidWriteOutcome } from './didCreation.ts';
+import type { DidWriteOutcome } from './didCreation.ts';
 import type { DidGraph } from './didGraph.ts';
 import { loadAttachCandidates, loadDid, onDid, requireScope, scopeAccess } from './dids.ts';
-import { handleCommand, handleCommands, type CommandContext } from './handleCommand.ts';
+import { handleCommand, handleCommands, lastPosition, type CommandContext } from './handleCommand.ts';
 
 const single = async (context: CommandContext, scope: string, name: string, metadata: CommandMetadata, decide: Parameters<typeof onDid>[2]) => {
   const outcome = await handleCommand(context, onDid(scope, name, decide), { metadata });

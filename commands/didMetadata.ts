@@ -1,14 +1,14 @@
 import { copyDidColumns, deleteDidMetadataKey, setDidMetadata, updateContentEntry } from '../domain/did/didMetadataChanges.ts';
 import { assertNotReserved, planMetadataChange } from '../domain/did/didMetadata.ts';
-import { didKey, type Did, type DidEvent } from '../domain/did/did.ts';
+import { didKey } from '../domain/did/did.ts';
 import type { MetaConvention } from '../domain/metaConvention/metaConvention.ts';
 import { allowOnly, DID_PERMISSIONS, type Caller } from '../domain/permission/policy.ts';
 import type { CommandMetadata } from '../domain/shared/event.ts';
 import { loadCaller } from './caller.ts';
-import { lastPosition, type DidWriteOutcome } from './didCreation.ts';
+import type { DidWriteOutcome } from './didCreation.ts';
 import type { DidGraph } from './didGraph.ts';
-import { loadConventions, loadDid, onDid, scopeAccess } from './dids.ts';
-import { handleCommand, handleCommands, type CommandContext, type Decision } from './handleCommand.ts';
+import { loadConventions, loadDid, onDid, scopeAccess, type DidDecision } from './dids.ts';
+import { handleCommand, handleCommands, lastPosition, type CommandContext } from './handleCommand.ts';
 
 /** Metadata for one DID; `recursive` copies plain column values to its direct children. */
 export type MetadataWrite = Readonly<{ scope: string; name: string; meta: Readonly<Record<string, unknown>>; recursive: boolean }>;
@@ -26,7 +26,7 @@ const metadataDecisions = async (
   write: MetadataWrite,
   conventions: ReadonlyMap<string, MetaConvention>,
   metadata: CommandMetadata,
-): Promise<Decision<Did, DidEvent>[]> => {
+): Promise<DidDecision[]> => {
   const decisions = [
     onDid(write.scope, write.name, (state) =>
       setDidMetadata({ type: 'SetDidMetadata', data: { scope: write.scope, name: write.name, meta: write.meta, conventions }, metadata }, state),
@@ -99,7 +99,7 @@ export const setDidsMetadataBulk = async (
     merged.set(key, { scope: entry.scope, name: entry.name, meta: { ...(previous?.meta ?? {}), ...entry.meta }, recursive: false });
   }
   const conventions = await loadConventions(context, data.dids.flatMap((entry) => Object.keys(entry.meta)));
-  const byStream = new Map<string, Decision<Did, DidEvent>>();
+  const byStream = new Map<string, DidDecision>();
   for (const write of merged.values()) {
     for (const decision of await metadataDecisions(context, graph, write, conventions, metadata)) {
       byStream.set(decision.streamName, chain(byStream.get(decision.streamName), decision));
@@ -109,7 +109,7 @@ export const setDidsMetadataBulk = async (
 };
 
 /** Two decisions on one stream made into one: the second decides on what the first left. */
-const chain = (first: Decision<Did, DidEvent> | undefined, second: Decision<Did, DidEvent>): Decision<Did, DidEvent> => {
+const chain = (first: DidDecision | undefined, second: DidDecision): DidDecision => {
   if (!first) return second;
   return {
     ...second,

@@ -1,5 +1,5 @@
 import { childFactsOf, type AttachCandidate, type AttachRequest, type ChildFacts } from '../domain/did/didContent.ts';
-import { didKey, didStreamName, evolveDid, initialDid, type Did, type DidEvent } from '../domain/did/did.ts';
+import { didKey, didStreamName, type Did, type DidEvent } from '../domain/did/did.ts';
 import {
   evolveMetaConvention,
   initialMetaConvention,
@@ -9,6 +9,7 @@ import {
   type MetaConventionState,
 } from '../domain/metaConvention/metaConvention.ts';
 import type { Caller, ScopeAccess } from '../domain/permission/policy.ts';
+import { evolveFileReplicas, initialFileReplicas, type DidStreamEvent, type FileReplicas } from '../domain/replica/replica.ts';
 import { ScopeNotFound } from '../domain/shared/errors.ts';
 import type { DidGraph } from './didGraph.ts';
 import { loadScope } from './scopes.ts';
@@ -16,15 +17,32 @@ import { loadState, type Aggregate, type CommandContext, type Decision } from '.
 
 /** Helpers every DID command shares: the aggregate, its decisions, and the facts they read. */
 
-export const didAggregate: Aggregate<Did, DidEvent> = { name: 'did', initialState: initialDid, evolve: evolveDid };
+/**
+ * One aggregate per DID stream: the DID and, for a file, its replicas (they share the file's
+ * stream). DID decisions see only the DID; replica decisions see both.
+ */
+export const didStreamAggregate: Aggregate<FileReplicas, DidStreamEvent> = {
+  name: 'did',
+  initialState: initialFileReplicas,
+  evolve: evolveFileReplicas,
+};
+
+export type DidDecision = Decision<FileReplicas, DidStreamEvent>;
+
+export const loadFileReplicas = async (context: CommandContext, scope: string, name: string): Promise<FileReplicas> =>
+  (await loadState(context, didStreamName(scope, name), didStreamAggregate)).state;
 
 export const loadDid = async (context: CommandContext, scope: string, name: string): Promise<Did> =>
-  (await loadState(context, didStreamName(scope, name), didAggregate)).state;
+  (await loadFileReplicas(context, scope, name)).did;
 
-/** A decision on one DID's stream. */
-export const onDid = (scope: string, name: string, decide: (state: Did) => DidEvent[]): Decision<Did, DidEvent> => ({
+/** A decision on one DID's stream that only needs the DID. */
+export const onDid = (scope: string, name: string, decide: (state: Did) => DidEvent[]): DidDecision =>
+  onDidStream(scope, name, (state) => decide(state.did));
+
+/** A decision on one DID's stream that needs the file's replicas too. */
+export const onDidStream = (scope: string, name: string, decide: (state: FileReplicas) => DidStreamEvent[] | Promise<DidStreamEvent[]>): DidDecision => ({
   streamName: didStreamName(scope, name),
-  aggregate: didAggregate,
+  aggregate: didStreamAggregate,
   decide,
 });
 

@@ -8,6 +8,7 @@ import type { ProtocolChanges } from '../domain/rse/protocolInput.ts';
 import { evolveRse, initialRse, rseStreamName, type Rse, type RseAttributeValue, type RseEvent, type RseProperties } from '../domain/rse/rse.ts';
 import * as decider from '../domain/rse/rseDecider.ts';
 import type { CommandMetadata } from '../domain/shared/event.ts';
+import type { ReplicaCatalogue } from './replicaCatalogue.ts';
 
 export const rseAggregate: Aggregate<Rse, RseEvent> = { name: 'rse', initialState: initialRse, evolve: evolveRse };
 
@@ -25,7 +26,7 @@ const onRse = async (
   rse: string,
   metadata: CommandMetadata,
   permission: Permission,
-  decide: (state: Rse) => RseEvent[],
+  decide: (state: Rse) => RseEvent[] | Promise<RseEvent[]>,
 ) => {
   const caller = await loadCaller(context, metadata.account);
   requirePermission(permission.allowed(caller), caller, permission.what);
@@ -42,9 +43,15 @@ export const updateRse = (context: CommandContext, data: { rse: string; changes:
     decider.updateRse({ type: 'UpdateRse', data, metadata }, state),
   );
 
-export const deleteRse = (context: CommandContext, data: { rse: string }, metadata: CommandMetadata) =>
-  onRse(context, data.rse, metadata, { allowed: RSE_PERMISSIONS.deleteRse, what: 'delete RSE' }, (state) =>
-    decider.deleteRse({ type: 'DeleteRse', data, metadata }, state),
+/** An RSE holding replicas cannot be deleted; the replica catalogue knows how many bytes it holds. */
+export const deleteRse = (
+  context: CommandContext,
+  catalogue: Pick<ReplicaCatalogue, 'catalogueBytes'>,
+  data: { rse: string },
+  metadata: CommandMetadata,
+) =>
+  onRse(context, data.rse, metadata, { allowed: RSE_PERMISSIONS.deleteRse, what: 'delete RSE' }, async (state) =>
+    decider.deleteRse({ type: 'DeleteRse', data: { ...data, catalogueBytes: state.status === 'Absent' ? 0 : await catalogue.catalogueBytes(state.id) }, metadata }, state),
   );
 
 export const setRseAttribute = (context: CommandContext, data: { rse: string; key: string; value: RseAttributeValue }, metadata: CommandMetadata) =>

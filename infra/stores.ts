@@ -13,11 +13,11 @@ export const openStores = (config: ServiceConfig): { eventStore: EventStore; rea
   if (config.eventStore.kind === 'sqlite' || config.readStore.kind === 'sqlite') mkdirSync(config.dataDir, { recursive: true });
   const eventStore =
     config.eventStore.kind === 'sqlite'
-      ? new SqliteEventStore(join(config.dataDir, 'events.sqlite'))
+      ? new SqliteEventStore(join(config.dataDir, 'events.sqlite'), { backgroundCheckpoints: true })
       : new EsdbEventStore(config.eventStore.url);
   const readStore =
     config.readStore.kind === 'sqlite'
-      ? new SqliteReadStore(join(config.dataDir, 'readmodels.sqlite'))
+      ? new SqliteReadStore(join(config.dataDir, 'readmodels.sqlite'), { backgroundCheckpoints: true })
       : new MongoReadStore(config.readStore.url);
   return { eventStore, readStore };
 };

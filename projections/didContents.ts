@@ -77,9 +77,10 @@ export const didContentsProjection: Projection = {
     const contents = context.collection<ContentDocument>(didContentsCollection);
     switch (event.type) {
       case 'DidsAttached': {
+        // The decider attaches only children the parent does not hold: every edge is new.
         for (const child of event.data.children) {
           const document = edge(event.data, child, event.data.attachedAt);
-          await contents.update(document._id, () => document);
+          await contents.create(document._id, document);
         }
         return;
       }

@@ -74,6 +74,8 @@ export const didsProjection = documentProjection<DidDocument>({
     'DidResurrected',
     'FileAvailabilityChanged',
   ],
+  // A DID's name is never reused, even after deletion, so its creation always makes a new document.
+  creates: ['DidCreated'],
   documentId: (event) => {
     const { scope, name } = event.data as { scope: string; name: string };
     return didKey(scope, name);

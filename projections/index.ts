@@ -1,6 +1,7 @@
 import { accountLimitsProjection } from './accountLimits.ts';
 import { accountsProjection } from './accounts.ts';
 import { accountUsageProjection } from './accountUsage.ts';
+import { badReplicasProjection } from './badReplicas.ts';
 import { configProjection } from './config.ts';
 import { didContentsProjection } from './didContents.ts';
 import { didFollowersProjection } from './didFollowers.ts';
@@ -8,6 +9,8 @@ import { didsProjection } from './dids.ts';
 import { identitiesProjection } from './identities.ts';
 import { metaConventionsProjection } from './metaConventions.ts';
 import type { Projection } from './projection.ts';
+import { quarantinedReplicasProjection } from './quarantinedReplicas.ts';
+import { replicasProjection } from './replicaProjection.ts';
 import { rsesProjection } from './rses.ts';
 import { scopesProjection } from './scopes.ts';
 
@@ -24,4 +27,7 @@ export const allProjections: readonly Projection[] = [
   didContentsProjection,
   didFollowersProjection,
   metaConventionsProjection,
+  replicasProjection,
+  badReplicasProjection,
+  quarantinedReplicasProjection,
 ];

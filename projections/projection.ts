@@ -25,22 +25,33 @@ export type Projected<T extends object = object> = Document & T & { _pos?: numbe
 /**
  * The common case as data: one document per event, found by `documentId`, evolved by a pure
  * function. `evolve` returns the new document, `null` to delete it, or `undefined` to leave it.
+ * Events listed in `creates` bring their document into being: it is written without reading the
+ * store first (`evolve` gets null).
  */
 export const documentProjection = <T extends Projected>(definition: {
   name: string;
   version: number;
   collection: CollectionSpec;
   handles: readonly string[];
+  creates?: readonly string[];
   documentId(event: RecordedEvent): string;
   evolve(document: T | null, event: RecordedEvent): T | null | undefined;
-}): Projection => ({
-  name: definition.name,
-  version: definition.version,
-  collections: [definition.collection],
-  handles: definition.handles,
-  async apply(event, context) {
-    await context
-      .collection<T>(definition.collection)
-      .update(definition.documentId(event), (document) => definition.evolve(document, event));
-  },
-});
+}): Projection => {
+  const creates = new Set(definition.creates ?? []);
+  return {
+    name: definition.name,
+    version: definition.version,
+    collections: [definition.collection],
+    handles: definition.handles,
+    async apply(event, context) {
+      const collection = context.collection<T>(definition.collection);
+      const id = definition.documentId(event);
+      if (creates.has(event.type)) {
+        const document = definition.evolve(null, event);
+        if (document) await collection.create(id, document);
+        return;
+      }
+      await collection.update(id, (document) => definition.evolve(document, event));
+    },
+  };
+};

@@ -70,7 +70,11 @@ export class ProjectionContext {
   }
 }
 
-type CacheEntry<T> = { document: T | null; dirty: boolean };
+/**
+ * `blind`: written by `create` without reading the store, so the row may exist already (the event
+ * being delivered again); it is written only if absent.
+ */
+type CacheEntry<T> = { document: T | null; dirty: boolean; blind?: boolean };
 
 export class ProjectionCollection<T extends Projected> {
   private readonly cache = new Map<string, CacheEntry<T>>();
@@ -82,10 +86,27 @@ export class ProjectionCollection<T extends Projected> {
 
   async get(id: string): Promise<T | null> {
     const cached = this.cache.get(id);
-    if (cached) return cached.document;
+    if (cached && !cached.blind) return cached.document;
     const document = await this.collection.get(id);
+    // A row next to a blind creation is the truth: this event was delivered before.
+    if (cached && !document) {
+      cached.blind = false;
+      return cached.document;
+    }
     this.cache.set(id, { document, dirty: false });
     return document;
+  }
+
+  /**
+   * Creates a document the current event brings into being (a DID's creation, a new replica),
+   * without reading the store first. If the document exists when the batch is written, the event
+   * was applied before, so the stored one is kept. A document this batch already knows is simply
+   * replaced, as `update` would.
+   */
+  async create(id: string, document: T): Promise<void> {
+    if (this.cache.has(id)) return this.update(id, () => document);
+    this.context.markTouched(this.collection.name, id);
+    this.cache.set(id, { document: { ...document, _id: id, _pos: this.context.position }, dirty: true, blind: true });
   }
 
   /**
@@ -121,11 +142,16 @@ export class ProjectionCollection<T extends Projected> {
     const operations: BulkOperation<T>[] = [];
     for (const [id, entry] of this.cache) {
       if (!entry.dirty) continue;
-      operations.push(
-        entry.document
-          ? { replaceOne: { filter: { _id: id }, replacement: entry.document, upsert: true } }
-          : { deleteOne: { filter: { _id: id } } },
-      );
+      if (entry.blind && entry.document) {
+        const { _id, ...fields } = entry.document;
+        operations.push({ updateOne: { filter: { _id: id }, update: { $setOnInsert: fields }, upsert: true } });
+      } else {
+        operations.push(
+          entry.document
+            ? { replaceOne: { filter: { _id: id }, replacement: entry.document, upsert: true } }
+            : { deleteOne: { filter: { _id: id } } },
+        );
+      }
       entry.dirty = false;
     }
     await this.collection.bulkWrite(operations);

@@ -1,4 +1,5 @@
 import type { RseProtocol } from '../domain/rse/protocol.ts';
+import type { ReplicaAdded } from '../domain/replica/replica.ts';
 import { RSE_EVENT_TYPES, type RseAttributeValue, type RseEvent, type RseProperties, type RseUsage } from '../domain/rse/rse.ts';
 import type { CollectionSpec } from '../infra/readstore/readStore.ts';
 import type { Projected, Projection } from './projection.ts';
@@ -50,8 +51,21 @@ export const rseUsageHistoryCollection: CollectionSpec = { name: 'rse_usage_hist
 
 export const distanceDocumentId = (srcRseId: string, destRseId: string): string => `${srcRseId}|${destRseId}`;
 
+/**
+ * The `rucio` usage source is the catalogue's own counter: every replica added on the RSE adds
+ * its bytes and one file (Rucio's abacus-rse does this later from its counter table; here the
+ * replica events drive it). Setting the source explicitly replaces the counter, as in Rucio.
+ */
+const countedReplica = (usage: Record<string, RseUsage>, event: ReplicaAdded): Record<string, RseUsage> => {
+  const counter = usage.rucio;
+  return {
+    ...usage,
+    rucio: { used: (counter?.used ?? 0) + event.data.bytes, free: counter?.free ?? null, files: (counter?.files ?? 0) + 1, updatedAt: event.data.addedAt },
+  };
+};
+
 /** How each event changes the RSE's own document (undefined: the event does not touch it). */
-const evolveRseDocument = (document: RseDocument | null, event: RseEvent): RseDocument | null | undefined => {
+const evolveRseDocument = (document: RseDocument | null, event: RseEvent | ReplicaAdded): RseDocument | null | undefined => {
   if (event.type === 'RseCreated') {
     return {
       _id: event.data.rse,
@@ -109,6 +123,8 @@ const evolveRseDocument = (document: RseDocument | null, event: RseEvent): RseDo
       return { ...document, qosPolicies: [...document.qosPolicies, event.data.policy] };
     case 'RseQosPolicyRemoved':
       return { ...document, qosPolicies: document.qosPolicies.filter((policy) => policy !== event.data.policy) };
+    case 'ReplicaAdded':
+      return { ...document, usage: countedReplica(document.usage, event) };
     default:
       return undefined;
   }
@@ -116,11 +132,11 @@ const evolveRseDocument = (document: RseDocument | null, event: RseEvent): RseDo
 
 export const rsesProjection: Projection = {
   name: 'rses',
-  version: 1,
+  version: 2,
   collections: [rsesCollection, rseDistancesCollection, rseUsageHistoryCollection],
-  handles: RSE_EVENT_TYPES,
+  handles: [...RSE_EVENT_TYPES, 'ReplicaAdded'],
   async apply(recorded, context) {
-    const event = { type: recorded.type, data: recorded.data } as RseEvent;
+    const event = { type: recorded.type, data: recorded.data } as RseEvent | ReplicaAdded;
     await context.collection<RseDocument>(rsesCollection).update(event.data.rse, (document) => evolveRseDocument(document, event));
     switch (event.type) {
       case 'RseDistanceSet': {

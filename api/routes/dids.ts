@@ -13,9 +13,10 @@ import {
   didFromPath,
   didRefItem,
   jsonObjectOrList,
-  refuseReplicaAndRuleOptions,
+  refuseRuleOptions,
 } from '../didParams.ts';
 import { sendCreated, sendOk } from '../http.ts';
+import { replicasOption } from '../replicaParams.ts';
 import { jsonList, jsonObject, param, paramBoolean, toBoolean } from '../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../route.ts';
 import type { AppContext, Services } from '../services.ts';
@@ -60,9 +61,10 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     const ignoreDuplicates = Array.isArray(body) ? false : paramBoolean(body, 'ignore_duplicate', false);
     const attachments = asArray('attachments', list).map((item): Attachment => {
       const attachment = asObject('attachments', item);
-      refuseReplicaAndRuleOptions(attachment);
+      refuseRuleOptions(attachment);
       const parent = didRefItem('attachments', attachment);
-      return { ...parent, children: attachRequests('attachments', attachment.dids) };
+      const replicas = replicasOption(attachment, 'attachments', ownerOf(attachment));
+      return { ...parent, children: attachRequests('attachments', attachment.dids), ...(replicas ? { replicas } : {}) };
     });
     const outcome = await attachDids(services.commands, graph, { attachments, ignoreDuplicates, single: false }, commandMetadata(ctx));
     await written(ctx, outcome.position, true);
@@ -102,10 +104,12 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.post('/dids/*scope_name/dids', {}, async (ctx) => {
     const parent = didFromPath(ctx);
     const parameters = jsonObject(ctx);
-    refuseReplicaAndRuleOptions(parameters);
+    refuseRuleOptions(parameters);
     if (!('dids' in parameters)) throw new InvalidObject("Problem validating attachment: 'dids' is a required property");
     const children = attachRequests('attachment', parameters.dids);
-    const outcome = await attachDids(services.commands, graph, { attachments: [{ ...parent, children }], ignoreDuplicates: false, single: true }, commandMetadata(ctx));
+    const replicas = replicasOption(parameters, 'attachment', ownerOf(parameters));
+    const attachment = { ...parent, children, ...(replicas ? { replicas } : {}) };
+    const outcome = await attachDids(services.commands, graph, { attachments: [attachment], ignoreDuplicates: false, single: true }, commandMetadata(ctx));
     await written(ctx, outcome.position, true);
   });
   routes.delete('/dids/*scope_name/dids', {}, async (ctx) => {
@@ -160,7 +164,7 @@ const newCollection = (item: Record<string, unknown>): NewCollection => {
   const didType = typeof item.type === 'string' ? COLLECTION_TYPES[item.type.toUpperCase()] : undefined;
   if (!didType) throw new InvalidObject(`Problem validating did: ${JSON.stringify(item.type)} is not one of ['DATASET', 'CONTAINER', 'FILE', 'F']`);
   if (didType === 'FILE') throw new UnsupportedOperation('Only collection (dataset/container) can be registered.');
-  refuseReplicaAndRuleOptions(item);
+  refuseRuleOptions(item);
   const statuses = item.statuses === undefined || item.statuses === null ? {} : asObject('did', item.statuses);
   const meta = item.meta === undefined || item.meta === null ? {} : asObject('did', item.meta);
   const lifetime = item.lifetime === undefined || item.lifetime === null ? null : item.lifetime;
@@ -179,5 +183,22 @@ const newCollection = (item: Record<string, unknown>): NewCollection => {
     lifetime,
     meta,
     children: item.dids === undefined || item.dids === null ? [] : attachRequests('dids', item.dids),
+    ...replicasIfAny(item, account),
   };
+};
+
+/** With `rse`, `add_did(s)` registers the content's replicas there first (`account` owns new files). */
+const replicasIfAny = (item: Record<string, unknown>, account: unknown) => {
+  const replicas = replicasOption(item, 'dids', typeof account === 'string' ? account : undefined);
+  return replicas ? { replicas } : {};
+};
+
+/** The `account` of an attachment, which owns the files it creates; checked as an account name. */
+const ownerOf = (parameters: Record<string, unknown>): string | undefined => {
+  const account = parameters.account;
+  if (account === undefined || account === null) return undefined;
+  if (typeof account !== 'string' || !isValidName('account', account)) {
+    throw new InvalidObject(`Problem validating attachment: account ${JSON.stringify(account)} is not a valid account name`);
+  }
+  return account;
 };

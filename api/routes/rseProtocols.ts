@@ -2,6 +2,7 @@ import { addRseProtocol, removeRseProtocols, updateRseProtocols } from '../../co
 import { lfnsToPfns, type Lfn } from '../../domain/rse/lfn2pfn.ts';
 import { protocolChangesFromRequest, protocolFromRequest } from '../../domain/rse/protocolInput.ts';
 import { InvalidPath, ReplicaNotFound, RSEProtocolNotSupported, ValueError } from '../../domain/shared/errors.ts';
+import { replicaId, replicasCollection, type ReplicaDocument } from '../../projections/replicas.ts';
 import { sendCreated, sendJson, sendOk } from '../http.ts';
 import { jsonObject, queryString } from '../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../route.ts';
@@ -75,8 +76,8 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
 
   /**
    * `?lfn=scope:name` (repeatable), `scheme`, `domain` (default wan), `operation` (default
-   * write). Non-deterministic RSEs only know the paths their replicas were registered with;
-   * without replicas there is no PFN to give, as in Rucio.
+   * write). Non-deterministic RSEs only know the paths their replicas were registered with
+   * (read from the replica read model); without a replica there is no PFN to give, as in Rucio.
    */
   routes.get('/rses/:rse/lfns2pfns', { accept: JSON_ONLY }, async (ctx) => {
     const lfns = lfnsOf(ctx);
@@ -91,7 +92,15 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
       domain: queryString(ctx, 'domain') ?? 'wan',
       scheme: queryString(ctx, 'scheme'),
     };
-    const pfns = lfnsToPfns(settings, lfns, choice);
+    const storedPaths = new Map<string, string>();
+    if (!settings.deterministic) {
+      const replicas = services.readModels.collection<ReplicaDocument>(replicasCollection);
+      for (const { scope, name } of lfns) {
+        const path = (await replicas.get(replicaId(scope, name, document.id)))?.path;
+        if (path) storedPaths.set(`${scope}:${name}`, path);
+      }
+    }
+    const pfns = lfnsToPfns(settings, lfns, choice, storedPaths);
     if (Object.keys(pfns).length === 0) throw new ReplicaNotFound('No replicas found');
     sendJson(ctx, pfns);
   });

@@ -1,4 +1,5 @@
 import { createRse, deleteRse, removeRseAttribute, setRseAttribute, updateRse } from '../../commands/rses.ts';
+import { readModelReplicaCatalogue } from '../replicaCatalogue.ts';
 import { evaluateRseExpression } from '../../domain/rse/rseExpression.ts';
 import { assertValidName } from '../../domain/shared/names.ts';
 import { loadRseFacts } from '../../projections/rseFacts.ts';
@@ -52,7 +53,7 @@ export const registerRseRoutes = (routes: RouteTable, services: Services): void 
     sendCreated(ctx);
   });
   routes.delete('/rses/:rse', {}, async (ctx) => {
-    const outcome = await deleteRse(services.commands, { rse: ctx.params.rse! }, commandMetadata(ctx));
+    const outcome = await deleteRse(services.commands, readModelReplicaCatalogue(services.readModels), { rse: ctx.params.rse! }, commandMetadata(ctx));
     await afterWrite(ctx, services, outcome.position);
     sendOk(ctx);
   });

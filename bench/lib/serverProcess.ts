@@ -20,11 +20,19 @@ const statusField = (pid: number, field: string): number => {
 };
 
 /**
+ * Extra Node options for the measured process, space-separated, e.g.
+ * `BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/profiles"` to profile it (Node refuses
+ * --cpu-prof in NODE_OPTIONS). Default none.
+ */
+const extraNodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
+/**
  * Starts a TypeScript entry point in its own process (so the load generator does not share its
- * event loop) and waits for the log line `{"msg": readyMessage, "url": ...}`.
+ * event loop) and waits for the log line `{"msg": readyMessage}`; its `url`, if any, is the
+ * process's address.
  */
 export const startProcess = async (entry: string, args: string[], environment: NodeJS.ProcessEnv, readyMessage: string): Promise<ServerProcess> => {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, entry), ...args], {
+  const child: ChildProcess = spawn(process.execPath, [...extraNodeArgs, '--import', 'tsx', join(ROOT, entry), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...environment },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -36,7 +44,7 @@ export const startProcess = async (entry: string, args: string[], environment: N
       for (const line of buffer.split('\n')) {
         if (!line.startsWith('{')) continue;
         const parsed = JSON.parse(line) as { msg?: string; url?: string };
-        if (parsed.msg === readyMessage && parsed.url) resolve(parsed.url);
+        if (parsed.msg === readyMessage) resolve(parsed.url ?? '');
       }
       buffer = buffer.slice(buffer.lastIndexOf('\n') + 1);
     });

@@ -15,7 +15,8 @@ import {
 
 export type CreateRse = Command<'CreateRse', { rseId: string; rse: string; properties: RseProperties }>;
 export type UpdateRse = Command<'UpdateRse', { rse: string; changes: Partial<RseProperties> }>;
-export type DeleteRse = Command<'DeleteRse', { rse: string }>;
+/** `catalogueBytes`: the bytes of the replicas on the RSE, counted by the replica read models. */
+export type DeleteRse = Command<'DeleteRse', { rse: string; catalogueBytes: number }>;
 export type SetRseAttribute = Command<'SetRseAttribute', { rse: string; key: string; value: RseAttributeValue }>;
 export type RemoveRseAttribute = Command<'RemoveRseAttribute', { rse: string; key: string }>;
 export type AddRseProtocol = Command<'AddRseProtocol', { rse: string; protocol: RseProtocol }>;
@@ -106,10 +107,13 @@ export const updateRse = ({ data, metadata }: UpdateRse, state: Rse): RseEvent[]
   ];
 };
 
-/** Deletion disables: the RSE leaves listings and expressions, but only once it holds no data. */
+/**
+ * Deletion disables: the RSE leaves listings and expressions, but only once it holds no data:
+ * neither replicas in the catalogue nor a `rucio` counter set on its stream.
+ */
 export const deleteRse = ({ data, metadata }: DeleteRse, state: Rse): RseEvent[] => {
   const rse = requireActive(state, data.rse);
-  if ((rse.usage.rucio?.used ?? 0) !== 0) throw new RSEOperationNotSupported(`RSE '${rse.rse}' is not empty`);
+  if (data.catalogueBytes !== 0 || (rse.usage.rucio?.used ?? 0) !== 0) throw new RSEOperationNotSupported(`RSE '${rse.rse}' is not empty`);
   const nameAttribute: RseEvent[] = rse.rse in rse.attributes ? [{ type: 'RseAttributeRemoved', data: { ...ref(rse), key: rse.rse } }] : [];
   return [{ type: 'RseDeleted', data: { ...ref(rse), deletedAt: metadata.now.toISOString() } }, ...nameAttribute];
 };

@@ -67,6 +67,7 @@ export const RSEProtocolNotSupported = rucioErrorClass('RSEProtocolNotSupported'
 export const RSEProtocolPriorityError = rucioErrorClass('RSEProtocolPriorityError');
 export const RucioException = rucioErrorClass('RucioException');
 export const ScopeNotFound = rucioErrorClass('ScopeNotFound');
+export const SortingAlgorithmNotSupported = rucioErrorClass('SortingAlgorithmNotSupported');
 export const UnsupportedKeyType = rucioErrorClass('UnsupportedKeyType');
 export const UnsupportedMetadataPlugin = rucioErrorClass('UnsupportedMetadataPlugin');
 export const UnsupportedOperation = rucioErrorClass('UnsupportedOperation');

@@ -77,7 +77,6 @@ describe('API: attaching and detaching (behaviour rules 2-5)', () => {
     expect(expectStatus(await server.root('GET', path(scope, 'ds', '/dids')), 200).text).to.equal('');
     expectError(await attach([{ scope, name: 'lost' }]), 409, 'UnsupportedOperation', /is LOST and cannot be attached/);
     expectError(await attach([{ scope, name: 'f1', adler32: 'zz' }]), 400, 'InvalidObject', /Problem validating attachment/);
-    expectError(await server.root('POST', path(scope, 'ds', '/dids'), { body: { dids: [{ scope, name: 'f1' }], rse: 'MOCK' } }), 409, 'UnsupportedOperation', /replicas/);
     expectStatus(await attach([{ scope, name: 'f1' }]), 201);
     expectError(await attach([{ scope, name: 'f1' }, { scope, name: 'f2' }]), 409, 'FileAlreadyExists');
     const bulk = (body: unknown) => server.root('POST', '/dids/attachments', { body });

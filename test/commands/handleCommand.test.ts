@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { accountAggregate } from '../../commands/caller.ts';
-import { createCommandContext, deterministicUuid, handleCommand } from '../../commands/handleCommand.ts';
+import { createCommandContext, deterministicUuid, handleCommand, timeOrderedUuid } from '../../commands/handleCommand.ts';
 import { accountStreamName, type Account, type AccountEvent } from '../../domain/account/account.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { uniqueName } from '../support/events.ts';
@@ -79,5 +79,13 @@ describe('handleCommand', () => {
     );
     expect(outcome.position).to.equal(undefined);
     expect(await store.headPosition()).to.equal(0n);
+  });
+
+  it('gives new events time-ordered UUIDs: later ids sort after earlier ones, all distinct', () => {
+    const earlier = timeOrderedUuid(Date.UTC(2026, 0, 1));
+    const later = timeOrderedUuid(Date.UTC(2026, 0, 1) + 1);
+    expect(earlier).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(earlier < later).to.equal(true);
+    expect(new Set(Array.from({ length: 10_000 }, () => timeOrderedUuid())).size).to.equal(10_000);
   });
 });

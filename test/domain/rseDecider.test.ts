@@ -42,18 +42,19 @@ describe('RSE decider', () => {
 
     it('deletes an empty RSE and drops its name attribute', () =>
       given(created)
-        .when(command('DeleteRse', {}))
+        .when(command('DeleteRse', { catalogueBytes: 0 }))
         .then([
           { type: 'RseDeleted', data: { ...ref, deletedAt: AT } },
           { type: 'RseAttributeRemoved', data: { ...ref, key: 'CERN_DISK' } },
         ]));
 
-    it('refuses to delete an RSE whose rucio counter holds bytes, or one that is gone', () => {
+    it('refuses to delete an RSE holding replicas or whose rucio counter holds bytes, or one that is gone', () => {
       given([...created, { type: 'RseUsageSet', data: { ...ref, source: 'rucio', used: 10, free: null, files: 1, updatedAt: AT } }])
-        .when(command('DeleteRse', {}))
+        .when(command('DeleteRse', { catalogueBytes: 0 }))
         .thenThrows(RSEOperationNotSupported, /RSE 'CERN_DISK' is not empty/);
-      given(deleted).when(command('DeleteRse', {})).thenThrows(RSENotFound, /RSE 'CERN_DISK' cannot be found in vo 'def'/);
-      given([]).when(command('DeleteRse', {})).thenThrows(RSENotFound);
+      given(created).when(command('DeleteRse', { catalogueBytes: 5 })).thenThrows(RSEOperationNotSupported, /is not empty/);
+      given(deleted).when(command('DeleteRse', { catalogueBytes: 0 })).thenThrows(RSENotFound, /RSE 'CERN_DISK' cannot be found in vo 'def'/);
+      given([]).when(command('DeleteRse', { catalogueBytes: 0 })).thenThrows(RSENotFound);
     });
   });
 

@@ -245,6 +245,17 @@ export const readStoreContract = (adapterName: string, open: () => Promise<ReadS
         expect(await items.get('nope')).to.equal(null);
       });
 
+      it('inserts a document in bulk only when its _id is free ($setOnInsert alone, upserting)', async () => {
+        await items.insertOne({ _id: 'kept', kind: 'file', name: 'old' });
+        await items.bulkWrite([
+          { updateOne: { filter: { _id: 'kept' }, update: { $setOnInsert: { kind: 'dataset', name: 'new' } }, upsert: true } },
+          { updateOne: { filter: { _id: 'fresh' }, update: { $setOnInsert: { kind: 'dataset', name: 'new' } }, upsert: true } },
+        ]);
+        expect(await items.get('kept')).to.deep.equal({ _id: 'kept', kind: 'file', name: 'old' });
+        expect(await items.get('fresh')).to.deep.equal({ _id: 'fresh', kind: 'dataset', name: 'new' });
+        expect(await sortedIds(items.find({ kind: 'dataset' }))).to.deep.equal(['fresh']);
+      });
+
       it('replaces whole documents, upserting when asked', async () => {
         await items.replaceOne({ _id: 'r' }, { _id: 'r', kind: 'file', name: 'r1' }, { upsert: true });
         await items.replaceOne({ _id: 'r' }, { _id: 'r', kind: 'dataset' });

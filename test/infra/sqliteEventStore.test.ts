@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventIdConflictError, WrongExpectedRevisionError } from '../../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
@@ -10,6 +12,18 @@ import { eventStoreContract } from './eventStore.contract.ts';
 eventStoreContract('SQLite', async () => {
   const dir = makeTempDir();
   const store = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 20 });
+  return {
+    store,
+    dispose: async () => {
+      await store.close();
+      dir.dispose();
+    },
+  };
+});
+
+eventStoreContract('SQLite with background WAL checkpoints', async () => {
+  const dir = makeTempDir();
+  const store = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 20, backgroundCheckpoints: true });
   return {
     store,
     dispose: async () => {
@@ -91,5 +105,29 @@ describe('SqliteEventStore specifics', () => {
     expect(failure).to.be.instanceOf(EventIdConflictError);
     expect(await store.readStream(stream)).to.have.length(1);
     await store.close();
+  });
+
+  it('copies committed pages into the database file from the background checkpointer', async () => {
+    const path = join(dir.path, 'events.sqlite');
+    const store = new SqliteEventStore(path, { backgroundCheckpoints: true });
+    const sizeBefore = statSync(path).size;
+    const stream = uniqueName('checkpointed');
+    await store.appendToStream(stream, Array.from({ length: 500 }, () => newEvent('Padded', { padding: 'x'.repeat(2000) })));
+    // The writer's own automatic checkpoint is pushed to 64 MiB, so only the worker thread can grow the file.
+    const deadline = Date.now() + 5000;
+    while (statSync(path).size <= sizeBefore + 500 * 2000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(statSync(path).size).to.be.greaterThan(sizeBefore + 500 * 2000);
+    await store.close();
+    const reopened = new SqliteEventStore(path);
+    expect(await reopened.readStream(stream)).to.have.length(500);
+    await reopened.close();
+  });
+
+  it('closes stores with background checkpoints in a process that has nothing else to wait for', () => {
+    const fixture = join(import.meta.dirname, '..', 'fixtures', 'closeStoresAndExit.ts');
+    const result = spawnSync(process.execPath, ['--import', 'tsx', fixture, dir.path], { encoding: 'utf8', timeout: 15_000 });
+    expect(result.stderr).to.equal('');
+    expect(result.stdout.trim()).to.equal('closed');
+    expect(result.status).to.equal(0);
   });
 });

@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { aFile, registerFiles } from '../support/dids.ts';
 import { uniqueName } from '../support/events.ts';
 import { ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -230,11 +229,7 @@ print('ok')
     const scope = uniqueName('py.');
     const key = uniqueName('key');
     expect((await server.root('POST', `/scopes/root/${scope}`)).status).to.equal(201);
-    // Files come from replica registration, a later area: they are registered through the commands layer.
-    await registerFiles(server, [
-      aFile(scope, 'file1', { bytes: 10, guid: '8afc4f3e-2e4d-4c4b-9f16-7d3d2a1b0c9e' }),
-      aFile(scope, 'file2', { bytes: 20 }),
-    ]);
+    const mock = `PY_${uniqueName('').toUpperCase()}_MOCK`;
     const result = await runClient(
       server,
       `
@@ -242,6 +237,8 @@ from rucio.client import Client
 from rucio.common.exception import DataIdentifierAlreadyExists, DataIdentifierNotFound, FileConsistencyMismatch, InvalidMetadata, UnsupportedOperation, InvalidValueForKey
 c = Client()
 s = '${scope}'
+assert c.add_rse('${mock}')
+assert c.add_replicas('${mock}', [{'scope': s, 'name': 'file1', 'bytes': 10, 'adler32': '0cc737eb', 'meta': {'guid': '8afc4f3e-2e4d-4c4b-9f16-7d3d2a1b0c9e'}}, {'scope': s, 'name': 'file2', 'bytes': 20, 'adler32': '0cc737eb'}])
 assert c.add_container(s, 'cont', meta={'project': 'proj'})
 assert c.add_dataset(s, 'ds', files=[{'scope': s, 'name': 'file1', 'bytes': 10}], lifetime=3600)
 c.add_datasets([{'scope': s, 'name': 'ds2'}])
@@ -310,6 +307,101 @@ try:
     raise SystemExit('value outside the convention accepted')
 except InvalidValueForKey:
     pass
+print('ok')
+`,
+    );
+    expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
+    expect(result.stdout.trim()).to.equal('ok');
+  });
+  it('registers, lists, declares and updates replicas, and lists dataset replicas', async () => {
+    const scope = uniqueName('py.');
+    const suffix = uniqueName('').toUpperCase();
+    const [disk, tape] = [`PY_DISK_${suffix}`, `PY_TAPE_${suffix}`];
+    expect((await server.root('POST', `/scopes/root/${scope}`)).status).to.equal(201);
+    const result = await runClient(
+      server,
+      `
+from datetime import datetime, timedelta
+from rucio.client import Client
+from rucio.common.exception import AccessDenied, DataIdentifierNotFound, InvalidPath, ReplicaNotFound, UnsupportedOperation
+from rucio.common.constants import HTTPMethod
+from rucio.common.utils import build_url
+c = Client()
+s = '${scope}'
+domains = {'lan': {'read': 1, 'write': 1, 'delete': 1}, 'wan': {'read': 1, 'write': 1, 'delete': 1, 'third_party_copy_read': 1, 'third_party_copy_write': 1}}
+assert c.add_rse('${disk}')
+assert c.add_protocol('${disk}', {'scheme': 'root', 'hostname': 'xrd-${suffix.toLowerCase()}.example.org', 'port': 1094, 'prefix': '/data', 'impl': 'rucio.rse.protocols.xrootd.Default', 'domains': domains})
+assert c.add_rse('${tape}', deterministic=False)
+assert c.add_protocol('${tape}', {'scheme': 'root', 'hostname': 'tape-${suffix.toLowerCase()}.example.org', 'port': 1094, 'prefix': '/tape', 'impl': 'rucio.rse.protocols.xrootd.Default', 'domains': domains})
+assert c.add_replicas('${disk}', [{'scope': s, 'name': 'f1', 'bytes': 10, 'adler32': '0cc737eb'}, {'scope': s, 'name': 'f2', 'bytes': 20, 'adler32': '0cc737eb', 'meta': {'events': 5}}])
+assert c.add_replica('${tape}', s, 'f1', 10, '0cc737eb', pfn='root://tape-${suffix.toLowerCase()}.example.org:1094/tape/raw/f1')
+assert c.add_replicas('${disk}', [{'scope': s, 'name': 'f1', 'bytes': 10, 'adler32': '0cc737eb'}])
+try:
+    c.add_replica('${disk}', s, 'f9', 1, '0cc737eb', pfn='root://xrd-${suffix.toLowerCase()}.example.org:1094/data/wrong/f9')
+    raise SystemExit('wrong PFN accepted')
+except InvalidPath:
+    pass
+assert c.add_dataset(s, 'ds', files=[{'scope': s, 'name': 'f1'}, {'scope': s, 'name': 'f2'}])
+assert c.add_files_to_dataset(s, 'ds', [{'scope': s, 'name': 'f3', 'bytes': 30, 'adler32': '0cc737eb'}], rse='${disk}')
+assert c.add_container(s, 'cont')
+assert c.attach_dids(s, 'cont', [{'scope': s, 'name': 'ds'}])
+files = list(c.list_replicas([{'scope': s, 'name': 'cont'}]))
+assert sorted(f['name'] for f in files) == ['f1', 'f2', 'f3'], files
+f1 = [f for f in files if f['name'] == 'f1'][0]
+assert sorted(f1['rses']) == sorted(['${disk}', '${tape}']) and 'root://tape-${suffix.toLowerCase()}.example.org:1094/tape/raw/f1' in f1['pfns'], f1
+assert [p['priority'] for p in f1['pfns'].values()] == [1, 2], f1
+assert list(c.list_replicas([{'scope': s, 'name': 'f1'}], rse_expression='${tape}'))[0]['rses'] == {'${tape}': ['root://tape-${suffix.toLowerCase()}.example.org:1094/tape/raw/f1']}
+metalink = c.list_replicas([{'scope': s, 'name': 'f2'}], metalink=True)
+assert metalink.startswith('<?xml') and '<identity>%s:f2</identity>' % s in metalink, metalink
+pfn2 = list(c.list_replicas([{'scope': s, 'name': 'f2'}]))[0]['pfns']
+pfn2 = list(pfn2)[0]
+assert list(c.get_did_from_pfns([pfn2], '${disk}')) == [{pfn2: {'scope': s, 'name': 'f2'}}]
+assert c.declare_suspicious_file_replicas([pfn2], 'checksum') == {}
+# The answer is one JSON list, which the client yields as one item (as with Rucio).
+assert [r['name'] for r in next(c.list_suspicious_replicas(rse_expression='${disk}'))] == ['f2']
+assert c.declare_bad_file_replicas([pfn2], 'lost') == {}
+assert c.declare_bad_file_replicas([pfn2], 'lost') == {'${disk}': [pfn2 + ' Already declared']}
+assert list(c.list_replicas([{'scope': s, 'name': 'f2'}]))[0]['pfns'] == {}
+assert list(c.list_replicas([{'scope': s, 'name': 'f2'}], all_states=True))[0]['states'] == {'${disk}': 'BAD'}
+url = build_url(c.host, path='replicas/bad/states', params={'state': 'B', 'rse': '${disk}'})
+rows = list(c._load_json_data(c._send_request(url, method=HTTPMethod.GET)))
+assert [(r['name'], r['state']) for r in rows] == [('f2', 'BAD')], rows
+assert isinstance(rows[0]['created_at'], datetime), rows
+assert c.update_replicas_states('${disk}', [{'scope': s, 'name': 'f2', 'state': 'A'}])
+assert c.declare_bad_did_replicas('${disk}', [{'scope': s, 'name': 'f3'}, {'scope': s, 'name': 'nope'}], 'disk') == ['%s:nope Unknown replica' % s]
+expires = (datetime.utcnow() + timedelta(days=1)).strftime('%Y-%m-%dT%H:%M:%S.%f')
+assert c.add_bad_pfns([pfn2], 'downtime', 'TEMPORARY_UNAVAILABLE', expires)
+assert list(c.list_replicas([{'scope': s, 'name': 'f2'}], all_states=True))[0]['states'] == {'${disk}': 'TEMPORARY_UNAVAILABLE'}
+rows = {r['rse']: r for r in c.list_dataset_replicas(s, 'ds')}
+assert rows['${disk}']['length'] == 3 and rows['${disk}']['available_length'] == 1 and rows['${disk}']['state'] == 'UNAVAILABLE', rows
+assert isinstance(rows['${disk}']['created_at'], datetime), rows
+deep = list(c.list_dataset_replicas(s, 'ds', deep=True))
+assert sorted((r['rse'], r['available_length']) for r in deep) == sorted([('${disk}', 1), ('${tape}', 1)]), deep
+assert len(list(c.list_dataset_replicas_bulk([{'scope': s, 'name': 'ds'}]))) == 2
+assert [r['name'] for r in c.list_datasets_per_rse('${tape}')] == ['ds']
+assert c.set_tombstone([{'rse': '${disk}', 'scope': s, 'name': 'f1'}])
+try:
+    c.set_tombstone([{'rse': '${disk}', 'scope': s, 'name': 'nope'}])
+    raise SystemExit('tombstone on a missing replica')
+except ReplicaNotFound:
+    pass
+try:
+    c.update_replicas_states('${disk}', [{'scope': s, 'name': 'f1', 'state': 'T'}])
+    c.update_replicas_states('${disk}', [{'scope': s, 'name': 'f3', 'state': 'T'}])
+    raise SystemExit('a BAD replica became temporarily unavailable')
+except UnsupportedOperation:
+    pass
+c.quarantine_replicas([{'path': '/data/dark/file', 'scope': s, 'name': 'dark'}], rse='${disk}')
+try:
+    c.delete_replicas('${disk}', [{'scope': s, 'name': 'f1'}])
+    raise SystemExit('replicas deleted through the API')
+except AccessDenied:
+    pass
+try:
+    list(c.list_replicas([{'scope': s, 'name': 'f1'}], sort='closest'))
+    raise SystemExit('unknown sorting accepted')
+except Exception as error:
+    assert 'SortingAlgorithmNotSupported' in type(error).__name__ or 'Sorting algorithm' in str(error), error
 print('ok')
 `,
     );

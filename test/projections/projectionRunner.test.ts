@@ -96,6 +96,39 @@ describe('ProjectionRunner', () => {
     expect(runner!.status()[0]).to.include({ name: 'counters', checkpoint: head, status: 'running' });
   });
 
+  it('creates documents without reading them, and keeps a stored one when a creation is delivered again', async () => {
+    // `Opened` creates the counter blind; `Ticked` counts. Delivered again in a later batch, the
+    // creation must not reset what later events made of the document.
+    const opening = documentProjection<Counter>({
+      name: 'opened',
+      version: 1,
+      collection: counters,
+      handles: ['Opened', 'Ticked'],
+      creates: ['Opened'],
+      documentId: (event) => event.streamName,
+      evolve: (document, event) =>
+        event.type === 'Opened' ? { _id: event.streamName, count: 0, names: [] } : document ? { ...document, count: document.count + 1 } : undefined,
+    });
+    const stream = uniqueName('opened-');
+    await eventStore.appendToStream(stream, [newEvent('Opened'), newEvent('Ticked'), newEvent('Ticked')]);
+    const events = await eventStore.readAll({ maxCount: 10 });
+    const collectionName = uniqueName('opened_');
+    const apply = (deliveries: RecordedEvent[]) =>
+      readStore.transaction(async (transaction) => {
+        const context = new ProjectionContext(transaction, (logical) => ({ ...physicalCollection(logical, 1), name: collectionName }));
+        for (const event of deliveries) {
+          context.beginEvent(event);
+          await opening.apply(event, context);
+        }
+        await context.flush();
+      });
+    const stored = () => readStore.collection<Counter>({ name: collectionName, indexes: counters.indexes }).get(stream);
+    await apply(events);
+    expect(await stored()).to.include({ count: 2, _pos: Number(events[2]!.position) });
+    await apply(events.slice(0, 2));
+    expect(await stored()).to.include({ count: 2, _pos: Number(events[2]!.position) });
+  });
+
   it('converges to the same documents when every event is delivered twice', async () => {
     const streams = [uniqueName('counter-'), uniqueName('counter-')];
     for (const [index, name] of ['a', 'b', 'c', 'd'].entries()) {

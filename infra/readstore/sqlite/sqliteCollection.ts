@@ -113,10 +113,17 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
         if ('insertOne' in operation) this.putSync(schema, operation.insertOne.document, 'insert');
         else if ('replaceOne' in operation) {
           const { filter, replacement, upsert } = operation.replaceOne;
-          this.replaceOneSync(schema, filter, replacement, upsert ?? false);
+          // A bulk upsert by `_id` (how projections write back) reports no result: one statement, no probe.
+          const id = onlyId(filter);
+          if (id !== undefined && upsert) this.putSync(schema, { ...replacement, _id: id }, 'upsert');
+          else this.replaceOneSync(schema, filter, replacement, upsert ?? false);
         } else if ('updateOne' in operation) {
           const { filter, update, upsert } = operation.updateOne;
-          this.updateOneSync(schema, filter, update, upsert ?? false);
+          // Insert-if-absent by `_id` (only $setOnInsert, upserting), as projections create documents: no probe.
+          const id = onlyId(filter);
+          const onlyOnInsert = Object.keys(update).length === 1 && update.$setOnInsert !== undefined;
+          if (id !== undefined && upsert && onlyOnInsert) this.putSync(schema, { ...update.$setOnInsert, _id: id } as T, 'insertIfAbsent');
+          else this.updateOneSync(schema, filter, update, upsert ?? false);
         } else if ('updateMany' in operation) {
           this.updateManySync(schema, operation.updateMany.filter, operation.updateMany.update);
         } else if ('deleteOne' in operation) this.deleteSync(schema, operation.deleteOne.filter, 1);
@@ -199,22 +206,12 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     }
   }
 
-  private putSync(schema: TableSchema, document: T, mode: 'insert' | 'upsert'): void {
+  private putSync(schema: TableSchema, document: T, mode: 'insert' | 'upsert' | 'insertIfAbsent'): void {
     if (typeof document._id !== 'string') throw new Error(`Documents of ${this.name} need a string _id`);
-    const fields = [...schema.columns.keys()];
-    const columnList = ['id', 'doc', ...fields.map((field) => schema.columns.get(field)!)];
-    const conflict =
-      mode === 'upsert'
-        ? ` ON CONFLICT(id) DO UPDATE SET ${columnList.slice(1).map((column) => `${column} = excluded.${column}`).join(', ')}`
-        : '';
-    const values = [document._id, JSON.stringify(document), ...fields.map((field) => columnValueOf(this.name, document, field))];
+    const put = putStatementsOf(schema);
+    const values = [document._id, JSON.stringify(document), ...put.fields.map((field) => columnValueOf(this.name, document, field))];
     try {
-      this.store
-        .statement(
-          this.store.writer,
-          `INSERT INTO ${schema.quotedName} (${columnList.join(', ')}) VALUES (${columnList.map(() => '?').join(', ')})${conflict}`,
-        )
-        .run(...values);
+      this.store.statement(this.store.writer, put[mode]).run(...values);
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') {
@@ -273,6 +270,25 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     return ids.length;
   }
 }
+
+/**
+ * The INSERT statements of a table, built once per schema: every projected document goes through
+ * them, so their text is not rebuilt per write.
+ */
+const putStatements = new WeakMap<TableSchema, { fields: string[]; insert: string; upsert: string; insertIfAbsent: string }>();
+
+const putStatementsOf = (schema: TableSchema) => {
+  let statements = putStatements.get(schema);
+  if (!statements) {
+    const fields = [...schema.columns.keys()];
+    const columnList = ['id', 'doc', ...fields.map((field) => schema.columns.get(field)!)];
+    const insert = `INSERT INTO ${schema.quotedName} (${columnList.join(', ')}) VALUES (${columnList.map(() => '?').join(', ')})`;
+    const conflict = ` ON CONFLICT(id) DO UPDATE SET ${columnList.slice(1).map((column) => `${column} = excluded.${column}`).join(', ')}`;
+    statements = { fields, insert, upsert: `${insert}${conflict}`, insertIfAbsent: `${insert} ON CONFLICT(id) DO NOTHING` };
+    putStatements.set(schema, statements);
+  }
+  return statements;
+};
 
 /** The id of a filter that is exactly `{ _id: <string> }`. */
 const onlyId = (filter: Filter): string | undefined => {

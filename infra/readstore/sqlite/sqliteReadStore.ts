@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { AsyncLock } from '../../asyncLock.ts';
+import { SAFETY_AUTOCHECKPOINT_PAGES, WalCheckpointer } from '../../sqliteCheckpointer.ts';
 import type {
   Collection,
   CollectionSpec,
@@ -30,11 +31,20 @@ export class SqliteReadStore implements ReadStore {
   private readonly lock = new AsyncLock();
   private readonly schemas = new Map<string, TableSchema>();
   private readonly statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+  private readonly checkpointer: WalCheckpointer | undefined;
   private closed = false;
 
-  constructor(path: string) {
+  /**
+   * `backgroundCheckpoints` (default false) moves WAL checkpoints to a worker thread (see
+   * WalCheckpointer); the service turns it on, short-lived tools and tests need no extra thread.
+   */
+  constructor(path: string, options: { backgroundCheckpoints?: boolean } = {}) {
     this.writer = openConnection(path);
     this.reader = openConnection(path);
+    if (options.backgroundCheckpoints) {
+      this.writer.pragma(`wal_autocheckpoint = ${SAFETY_AUTOCHECKPOINT_PAGES}`);
+      this.checkpointer = new WalCheckpointer(path, { synchronous: 'NORMAL' });
+    }
   }
 
   collection<T extends Document = Document>(spec: CollectionSpec): Collection<T> {
@@ -128,8 +138,9 @@ export class SqliteReadStore implements ReadStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.lock.run(() => {
+    await this.lock.run(async () => {
       this.closed = true;
+      await this.checkpointer?.stop();
       this.reader.close();
       this.writer.close();
     });

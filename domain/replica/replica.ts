@@ -1,0 +1,174 @@
+import { evolveDid, initialDid, type Did, type DidEvent } from '../did/did.ts';
+import type { Event } from '../shared/event.ts';
+
+/**
+ * A file's replicas: its copies on storage elements. They live in the file's own stream
+ * (`did-<scope>:<name>`) beside the file's DID events, so registering a file and its first replica
+ * is one append to one stream, and every decision about a replica sees the file it belongs to.
+ */
+
+export const REPLICA_STATES = ['AVAILABLE', 'UNAVAILABLE', 'COPYING', 'BEING_DELETED', 'BAD', 'TEMPORARY_UNAVAILABLE'] as const;
+export type ReplicaState = (typeof REPLICA_STATES)[number];
+
+/** The letters Rucio stores and several inputs take (ReplicaState in rucio/db/sqla/constants.py). */
+const STATE_LETTERS: Readonly<Record<string, ReplicaState>> = {
+  A: 'AVAILABLE',
+  U: 'UNAVAILABLE',
+  C: 'COPYING',
+  B: 'BEING_DELETED',
+  D: 'BAD',
+  T: 'TEMPORARY_UNAVAILABLE',
+};
+
+/** A replica state given by name or by letter; undefined for anything else (SOURCE included). */
+export const replicaStateNamed = (text: string): ReplicaState | undefined =>
+  (REPLICA_STATES as readonly string[]).includes(text) ? (text as ReplicaState) : STATE_LETTERS[text];
+
+/** Rucio's OBSOLETE tombstone: the reaper deletes such replicas even without space pressure. */
+export const OBSOLETE_TOMBSTONE = '1970-01-01T00:00:00.000Z';
+
+export type Replica = Readonly<{
+  rse: string;
+  rseId: string;
+  bytes: number;
+  md5: string | null;
+  adler32: string | null;
+  /** The path below the protocol prefix, only on non-deterministic RSEs. */
+  path: string | null;
+  state: ReplicaState;
+  /** ISO time from which the reaper may delete the replica; null protects it. */
+  tombstone: string | null;
+  /** Rule locks on the replica; replication rules (a later area) change it. */
+  lockCount: number;
+  /** An open BAD declaration: declaring it bad again is "Already declared" until it is AVAILABLE again. */
+  declaredBad: boolean;
+  createdAt: string;
+}>;
+
+/** Every replica event names the file and the RSE. */
+type ReplicaRef = { scope: string; name: string; rse: string; rseId: string };
+
+export type ReplicaAdded = Event<
+  'ReplicaAdded',
+  ReplicaRef & {
+    bytes: number;
+    md5: string | null;
+    adler32: string | null;
+    path: string | null;
+    state: ReplicaState;
+    tombstone: string | null;
+    addedAt: string;
+  }
+>;
+/**
+ * A state update (Rucio's `update_replicas_states`). `tombstone` is the replica's tombstone after
+ * the change; `recovered` says an open BAD declaration ends here (becoming AVAILABLE again).
+ */
+export type ReplicaStateChanged = Event<
+  'ReplicaStateChanged',
+  ReplicaRef & { previousState: ReplicaState; state: ReplicaState; tombstone: string | null; recovered: boolean; changedAt: string }
+>;
+/** A new BAD declaration: the replica becomes BAD and the declaration opens a history row. */
+export type ReplicaDeclaredBad = Event<
+  'ReplicaDeclaredBad',
+  ReplicaRef & { previousState: ReplicaState; bytes: number; reason: string | null; account: string; declaredAt: string }
+>;
+/** Every suspicious declaration counts; the replica's state does not change. */
+export type ReplicaDeclaredSuspicious = Event<
+  'ReplicaDeclaredSuspicious',
+  ReplicaRef & { bytes: number; reason: string | null; account: string; declaredAt: string }
+>;
+/** The replica cannot be read until `expiresAt`; declaring it again moves the expiry. */
+export type ReplicaDeclaredTemporarilyUnavailable = Event<
+  'ReplicaDeclaredTemporarilyUnavailable',
+  ReplicaRef & { previousState: ReplicaState; bytes: number; reason: string | null; account: string; expiresAt: string; declaredAt: string }
+>;
+export type ReplicaTombstoneSet = Event<'ReplicaTombstoneSet', ReplicaRef & { tombstone: string | null; setAt: string }>;
+
+export type ReplicaEvent =
+  | ReplicaAdded
+  | ReplicaStateChanged
+  | ReplicaDeclaredBad
+  | ReplicaDeclaredSuspicious
+  | ReplicaDeclaredTemporarilyUnavailable
+  | ReplicaTombstoneSet;
+
+export const REPLICA_EVENT_TYPES: readonly ReplicaEvent['type'][] = [
+  'ReplicaAdded',
+  'ReplicaStateChanged',
+  'ReplicaDeclaredBad',
+  'ReplicaDeclaredSuspicious',
+  'ReplicaDeclaredTemporarilyUnavailable',
+  'ReplicaTombstoneSet',
+];
+
+/** The replica events that move a replica from one state to another, with the state they leave. */
+export type ReplicaTransition = ReplicaStateChanged | ReplicaDeclaredBad | ReplicaDeclaredTemporarilyUnavailable;
+
+/** The state a transition leads to. */
+export const stateAfter = (event: ReplicaTransition): ReplicaState => {
+  switch (event.type) {
+    case 'ReplicaStateChanged':
+      return event.data.state;
+    case 'ReplicaDeclaredBad':
+      return 'BAD';
+    case 'ReplicaDeclaredTemporarilyUnavailable':
+      return 'TEMPORARY_UNAVAILABLE';
+  }
+};
+
+/** The replicas of one file, keyed by RSE id. */
+export type Replicas = ReadonlyMap<string, Replica>;
+
+/**
+ * What a DID stream holds: the DID and, for a file, its replicas. Replica decisions decide on
+ * this; DID decisions see only `did`.
+ */
+export type FileReplicas = Readonly<{ did: Did; replicas: Replicas }>;
+
+export type DidStreamEvent = DidEvent | ReplicaEvent;
+
+const NO_REPLICAS: Replicas = new Map();
+
+export const initialFileReplicas = (): FileReplicas => ({ did: initialDid(), replicas: NO_REPLICAS });
+
+const isReplicaEvent = (event: DidStreamEvent): event is ReplicaEvent => (REPLICA_EVENT_TYPES as readonly string[]).includes(event.type);
+
+export const evolveFileReplicas = (state: FileReplicas, event: DidStreamEvent): FileReplicas => {
+  if (!isReplicaEvent(event)) {
+    const did = evolveDid(state.did, event);
+    return did === state.did ? state : { ...state, did };
+  }
+  const replicas = evolveReplicas(state.replicas, event);
+  return replicas === state.replicas ? state : { ...state, replicas };
+};
+
+/** The map is copied on change, never mutated: cached states stay valid. */
+const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
+  const { rseId } = event.data;
+  if (event.type === 'ReplicaAdded') {
+    const { rse, bytes, md5, adler32, path, state, tombstone, addedAt } = event.data;
+    return withReplica(replicas, { rse, rseId, bytes, md5, adler32, path, state, tombstone, lockCount: 0, declaredBad: false, createdAt: addedAt });
+  }
+  const replica = replicas.get(rseId);
+  if (!replica) return replicas;
+  switch (event.type) {
+    case 'ReplicaStateChanged':
+      return withReplica(replicas, {
+        ...replica,
+        state: event.data.state,
+        tombstone: event.data.tombstone,
+        declaredBad: replica.declaredBad && !event.data.recovered,
+      });
+    case 'ReplicaDeclaredBad':
+      return withReplica(replicas, { ...replica, state: 'BAD', declaredBad: true });
+    case 'ReplicaDeclaredTemporarilyUnavailable':
+      return withReplica(replicas, { ...replica, state: 'TEMPORARY_UNAVAILABLE' });
+    case 'ReplicaTombstoneSet':
+      return withReplica(replicas, { ...replica, tombstone: event.data.tombstone });
+    case 'ReplicaDeclaredSuspicious':
+      return replicas;
+  }
+};
+
+const withReplica = (replicas: Replicas, replica: Replica): Replicas => new Map(replicas).set(replica.rseId, replica);
