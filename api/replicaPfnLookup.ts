@@ -1,7 +1,7 @@
 import type { DidRef } from '../domain/did/did.ts';
 import type { BadReplicaDocument } from '../projections/badReplicas.ts';
 import type { ReadModels } from '../projections/readModels.ts';
-import { replicaListing } from '../projections/replicaQueries.ts';
+import { eachListedFile, replicaListing } from '../projections/replicaQueries.ts';
 
 const PAGE = 500;
 
@@ -23,7 +23,7 @@ export async function* replicaPfnsOf(readModels: ReadModels, rows: AsyncIterable
       updatedAfter: undefined,
       resolveParents: false,
     });
-    for await (const file of files) {
+    for await (const file of eachListedFile(files)) {
       const pfns = rse === undefined ? Object.values(file.rses).flat() : (file.rses[rse] ?? []).slice(0, 1);
       for (const pfn of pfns) {
         if (seen.has(pfn)) continue;

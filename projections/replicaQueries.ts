@@ -43,9 +43,10 @@ type Replicas = Map<string, ReplicaDocument[]>;
 
 /**
  * Prepares a listing (RSE facts, the expression's RSEs: an invalid expression fails here, before
- * any answer is sent) and returns the stream of listed files.
+ * any answer is sent) and returns the stream of listed files, in pages, each a fresh array of
+ * fresh objects the caller may change.
  */
-export const replicaListing = async (readModels: ReadModels, request: ReplicaListingRequest): Promise<AsyncGenerator<ListedFile>> => {
+export const replicaListing = async (readModels: ReadModels, request: ReplicaListingRequest): Promise<AsyncGenerator<ListedFile[]>> => {
   const rses = await loadListedRses(readModels);
   const allowed = request.rseExpression
     ? new Set(evaluateRseExpression(request.rseExpression, [...rses.values()].map((rse) => rse.facts)).map((facts) => facts.id))
@@ -68,21 +69,20 @@ export const replicaListing = async (readModels: ReadModels, request: ReplicaLis
     }
     return cached;
   };
-  const line = async (file: { scope: string; name: string; bytes: number | null; md5: string | null; adler32: string | null }, replicas: readonly ReplicaDocument[]) => {
+  const line = (file: FileFacts, replicas: readonly ReplicaDocument[]): ListedFile => {
     const sorted = [...replicas].sort((a, b) => (a.rse < b.rse ? -1 : a.rse > b.rse ? 1 : 0));
-    const listed = listedFile(
+    return listedFile(
       file,
       sorted.map((replica) => {
         const rse = rses.get(replica.rse_id)!;
         return { rse: rse.listing, state: replica.state, path: replica.path, protocols: protocolsOf(rse) };
       }),
     );
-    if (request.resolveParents) listed.parents = [...(await ancestorKeys(readModels, file.scope, file.name))];
-    return listed;
   };
   const replicasOf = async (keys: readonly string[]): Promise<Replicas> => {
     const byFile: Replicas = new Map();
-    for await (const replica of readModels.collection<ReplicaDocument>(replicasCollection).find({ didKey: { $in: keys } }, { sort: BY_FILE })) {
+    // A page's replicas are bounded by the page: read at once, not row by row through the cursor.
+    for (const replica of await readModels.collection<ReplicaDocument>(replicasCollection).find({ didKey: { $in: keys } }, { sort: BY_FILE }).toArray()) {
       if (!accepts(replica)) continue;
       const list = byFile.get(replica.didKey);
       if (list) list.push(replica);
@@ -90,15 +90,35 @@ export const replicaListing = async (readModels: ReadModels, request: ReplicaLis
     }
     return byFile;
   };
-  return listFiles(readModels, request.dids, replicasOf, line);
+  const pages = listFiles(readModels, request.dids, replicasOf, line);
+  return request.resolveParents ? withParents(readModels, pages) : pages;
 };
 
+/** Flattens pages of a listing into one file at a time (nrandom, metalink, PFN lookups). */
+export async function* eachListedFile(pages: AsyncIterable<readonly ListedFile[]>): AsyncGenerator<ListedFile> {
+  for await (const page of pages) yield* page;
+}
+
+type FileFacts = Readonly<{ scope: string; name: string; bytes: number | null; md5: string | null; adler32: string | null }>;
+
+/** `resolve_parents`: each listed file with the keys of all its ancestors. */
+async function* withParents(readModels: ReadModels, pages: AsyncIterable<ListedFile[]>): AsyncGenerator<ListedFile[]> {
+  for await (const page of pages) {
+    for (const file of page) file.parents = [...(await ancestorKeys(readModels, file.scope, file.name))];
+    yield page;
+  }
+}
+
+/**
+ * The listed files in pages of at most PAGE: one page per few indexed queries, so a stream of
+ * 100 000 files costs a few hundred asynchronous steps instead of several per file.
+ */
 async function* listFiles(
   readModels: ReadModels,
   requested: readonly DidRef[],
   replicasOf: (keys: readonly string[]) => Promise<Replicas>,
-  line: (file: { scope: string; name: string; bytes: number | null; md5: string | null; adler32: string | null }, replicas: readonly ReplicaDocument[]) => Promise<ListedFile>,
-): AsyncGenerator<ListedFile> {
+  line: (file: FileFacts, replicas: readonly ReplicaDocument[]) => ListedFile,
+): AsyncGenerator<ListedFile[]> {
   const keys = [...new Set(requested.map((did) => didKey(did.scope, did.name)))];
   const dids = readModels.collection<DidDocument>(didsCollection);
   const files: DidDocument[] = [];
@@ -118,38 +138,38 @@ async function* listFiles(
   for (let start = 0; start < files.length; start += PAGE) {
     const page = files.slice(start, start + PAGE);
     const replicas = await replicasOf(page.map((file) => file._id));
-    for (const file of page) {
-      const facts = { scope: file.scope, name: file.name, bytes: numberOrNull(file.bytes), md5: textOrNull(file.md5), adler32: textOrNull(file.adler32) };
-      yield await line(facts, replicas.get(file._id) ?? []);
-    }
+    yield page.map((file) =>
+      line({ scope: file.scope, name: file.name, bytes: numberOrNull(file.bytes), md5: textOrNull(file.md5), adler32: textOrNull(file.adler32) }, replicas.get(file._id) ?? []),
+    );
   }
   for (const [datasetKey, order] of datasets) {
     for await (const page of contentPages(readModels, datasetKey)) {
       const candidates = page.filter((edge) => !named.has(edge.childKey));
       const kept = datasets.size > 1 ? await firstSeenHere(readModels, candidates, datasets, order) : candidates;
       const replicas = await replicasOf(kept.map((edge) => edge.childKey));
+      const listed: ListedFile[] = [];
       for (const edge of kept) {
         const found = replicas.get(edge.childKey);
         if (!found) continue;
         const first = found[0]!;
-        yield await line({ scope: edge.scope, name: edge.name, bytes: first.bytes, md5: first.md5, adler32: first.adler32 }, found);
+        listed.push(line({ scope: edge.scope, name: edge.name, bytes: first.bytes, md5: first.md5, adler32: first.adler32 }, found));
       }
+      if (listed.length > 0) yield listed;
     }
   }
 }
 
-/** A dataset's file edges, PAGE at a time, in child order. */
+/** A dataset's file edges, PAGE edges at a time, in child order: each page one keyset query. */
 async function* contentPages(readModels: ReadModels, datasetKey: string): AsyncGenerator<ContentDocument[]> {
-  let page: ContentDocument[] = [];
-  for await (const edge of readModels.collection<ContentDocument>(didContentsCollection).find({ parentKey: datasetKey }, { sort: { parentKey: 1, _id: 1 } })) {
-    if (edge.did_type !== 'FILE') continue;
-    page.push(edge);
-    if (page.length === PAGE) {
-      yield page;
-      page = [];
-    }
+  const contents = readModels.collection<ContentDocument>(didContentsCollection);
+  for (let after: string | undefined; ; ) {
+    const filter = after === undefined ? { parentKey: datasetKey } : { parentKey: datasetKey, _id: { $gt: after } };
+    const edges = await contents.find(filter, { sort: { parentKey: 1, _id: 1 }, limit: PAGE }).toArray();
+    const files = edges.filter((edge) => edge.did_type === 'FILE');
+    if (files.length > 0) yield files;
+    if (edges.length < PAGE) return;
+    after = edges[edges.length - 1]!._id;
   }
-  if (page.length > 0) yield page;
 }
 
 /**

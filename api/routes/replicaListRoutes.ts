@@ -5,7 +5,7 @@ import { DataIdentifierNotFound, InvalidObject } from '../../domain/shared/error
 import { configSectionsCollection, type ConfigSectionDocument } from '../../projections/config.ts';
 import { findDid } from '../../projections/didQueries.ts';
 import { loadListedRses } from '../../projections/listingRses.ts';
-import { replicaListing, type ReplicaListingRequest } from '../../projections/replicaQueries.ts';
+import { eachListedFile, replicaListing, type ReplicaListingRequest } from '../../projections/replicaQueries.ts';
 import { didFromPath } from '../didParams.ts';
 import { mapStream, NDJSON_TYPE, sendChunks, sendStream } from '../http.ts';
 import { jsonObject, paramBoolean, queryString } from '../params.ts';
@@ -53,15 +53,30 @@ const sendListing = async (
   const rses = await loadListedRses(services.readModels);
   const unknown = { latitude: null, longitude: null };
   const order = { ...presentation, random, rseCoordinates: (rseId: string) => rses.get(rseId)?.listing ?? unknown };
-  let files: AsyncIterable<ListedFile> = await replicaListing(services.readModels, request);
-  if (options.nrandom) files = pickRandom(files, options.nrandom);
-  const ordered = mapStream(files, (file) => {
-    // Each line is a fresh object of this request: reordering its PFNs in place copies nothing.
+  const pages = await replicaListing(services.readModels, request);
+  // Each file is a fresh object of this request: reordering its PFNs in place copies nothing.
+  const present = (file: ListedFile): ListedFile => {
     file.pfns = orderedPfns(file, order);
     return file;
-  });
-  if (options.metalink) await sendChunks(ctx, metalinkDocument(ordered, options.policySchema, options.detailedUrl), METALINK_TYPE);
-  else await sendStream(ctx, ordered);
+  };
+  if (options.metalink || options.nrandom) {
+    let files: AsyncIterable<ListedFile> = eachListedFile(pages);
+    if (options.nrandom) files = pickRandom(files, options.nrandom);
+    const ordered = mapStream(files, present);
+    if (options.metalink) await sendChunks(ctx, metalinkDocument(ordered, options.policySchema, options.detailedUrl), METALINK_TYPE);
+    else await sendStream(ctx, ordered);
+    return;
+  }
+  // The common case: one chunk of NDJSON per page of files.
+  await sendChunks(
+    ctx,
+    mapStream(pages, (page) => {
+      let chunk = '';
+      for (const file of page) chunk += `${JSON.stringify(present(file))}\n`;
+      return chunk;
+    }),
+    NDJSON_TYPE,
+  );
 };
 
 const coordinate = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);

@@ -90,6 +90,25 @@ describe('API: listing replicas (behaviour rules 9 and 10)', () => {
     expect(withParents!.parents).to.have.members([`${scope}:ds2`, `${scope}:cont`]);
   });
 
+  it('lists every file of datasets larger than one page, each once, in child order, with one NDJSON line each', async () => {
+    const scope = await newScope(server);
+    const { rse } = await rseWithProtocols(server);
+    const names = (prefix: string, count: number) => Array.from({ length: count }, (_, index) => `${prefix}${String(index).padStart(4, '0')}`);
+    await dataset(scope, 'big1', names('a', 1000), rse);
+    expectStatus(await server.root('POST', path(scope, 'big1', '/dids'), { body: { rse, dids: names('a', 1100).slice(1000).map((file) => fileItem(scope, file)) } }), 201);
+    await dataset(scope, 'big2', names('b', 700), rse);
+    // 600 files of big1 also belong to big2: listed once, with big1 (the first dataset listed).
+    expectStatus(await server.root('POST', path(scope, 'big2', '/dids'), { body: { dids: names('a', 600).map((name) => ({ scope, name })) } }), 201);
+    expectStatus(await server.root('POST', path(scope, 'bigc'), { body: { type: 'CONTAINER', dids: [{ scope, name: 'big1' }, { scope, name: 'big2' }] } }), 201);
+    const listed = (await listReplicas(server, { dids: [{ scope, name: 'bigc' }] })).map((line) => line.name);
+    expect(listed).to.have.length(1800);
+    expect(new Set(listed).size).to.equal(1800);
+    expect(listed.slice(0, 1100)).to.deep.equal(names('a', 1100));
+    expect(listed.slice(1100)).to.deep.equal(names('b', 700));
+    const one = await listReplicas(server, { dids: [{ scope, name: 'big1' }, { scope, name: 'a0001' }] });
+    expect(one.map((line) => line.name)).to.deep.equal(['a0001', ...names('a', 1100).filter((name) => name !== 'a0001')]);
+  });
+
   it('answers a metalink when asked for one', async () => {
     const scope = await newScope(server);
     const { rse } = await rseWithProtocols(server);

@@ -60,10 +60,10 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     };
     return {
       [Symbol.asyncIterator]: iterate,
+      // All at once from the synchronous scan: no asynchronous step per document.
       toArray: async () => {
-        const documents: T[] = [];
-        for await (const document of iterate()) documents.push(document);
-        return documents;
+        const schema = await collection.schema();
+        return [...collection.scan(collection.readConnection(), schema, filter, options)];
       },
     };
   }
