@@ -15,6 +15,7 @@ import { openStores } from '../infra/stores.ts';
 import { CheckpointWatcher } from '../projections/checkpointWatcher.ts';
 import { allProjections } from '../projections/index.ts';
 import { ProjectionRunner, type ProjectionProgress } from '../projections/projectionRunner.ts';
+import { ProjectorThread } from '../projections/projectorThread.ts';
 import { ReadModels } from '../projections/readModels.ts';
 import { reactions, processors } from '../workers/roles.ts';
 import { Reactor } from '../workers/reactor.ts';
@@ -43,14 +44,20 @@ const DRAIN_MS = 10_000;
  * workers, projections, stores and the private redis-server are closed, in that order.
  */
 export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: Logger): Promise<Runtime> => {
-  const { eventStore, readStore } = openStores(config);
+  const { eventStore, readStore } = await openStores(config);
   const commands = createCommandContext(eventStore);
   const readModels = new ReadModels(readStore, allProjections);
   await readModels.refresh();
 
   let runner: ProjectionRunner | undefined;
+  let thread: ProjectorThread | undefined;
   let progress: ProjectionProgress;
-  if (roles.projector) {
+  if (roles.projector && roles.api && config.projectionThread) {
+    // Answering requests and projecting take two cores instead of turns on one.
+    thread = await ProjectorThread.start(config, readModels, logger);
+    logger.info({ projections: allProjections.length, thread: true }, 'projections running');
+    progress = thread;
+  } else if (roles.projector) {
     runner = new ProjectionRunner({ eventStore, readStore, readModels, projections: allProjections, logger: logger.child({ role: 'projector' }) });
     await runner.start();
     logger.info({ projections: allProjections.length }, 'projections running');
@@ -123,6 +130,7 @@ export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: 
       await workerHost?.stop();
       await reactor?.stop();
       await runner?.stop();
+      await thread?.stop();
       await eventStore.close();
       await readStore.close();
       await redis?.stop();

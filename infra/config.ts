@@ -62,6 +62,8 @@ const environmentSchema = z.object({
   DMS_MAX_BODY_BYTES: integerText(1024, 2 ** 31).default(256 * 1024 * 1024),
   /** Start the background workers in `dms serve`; off for API-only processes. */
   DMS_WORKERS: booleanText.default(true),
+  /** `dms serve` runs the projections on a thread of their own (a second core); false: on the API's thread. */
+  DMS_PROJECTION_THREAD: booleanText.default(true),
 });
 
 export type ServiceConfig = Readonly<{
@@ -83,6 +85,7 @@ export type ServiceConfig = Readonly<{
   gssRemoteUserHeader: string | undefined;
   maxBodyBytes: number;
   workers: boolean;
+  projectionThread: boolean;
 }>;
 
 export class ConfigurationInvalidError extends Error {
@@ -124,5 +127,6 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     gssRemoteUserHeader: env.DMS_GSS_REMOTE_USER_HEADER,
     maxBodyBytes: env.DMS_MAX_BODY_BYTES,
     workers: env.DMS_WORKERS,
+    projectionThread: env.DMS_PROJECTION_THREAD,
   };
 };

@@ -49,6 +49,10 @@ export type ProjectionRunnerOptions = Readonly<{
   dropGraceMs?: number;
   /** How often rebuild requests are looked for and the heartbeat is written; default 1 s. */
   housekeepingMs?: number;
+  /** Told the position every serving projection has applied, after each batch of the live lane. */
+  onProgress?: (position: bigint) => void;
+  /** Told when reads of a projection switch to another generation (a finished rebuild). */
+  onServingGeneration?: (name: string, generation: number) => void;
 }>;
 
 /**
@@ -201,7 +205,10 @@ export class ProjectionRunner implements ProjectionProgress {
 
   private async afterCommit(lane: ProjectionLane): Promise<void> {
     for (const name of [...this.rebuilds.keys()]) await this.tryHandOver(name);
-    if (lane === this.live) this.resolveWaiters();
+    if (lane === this.live) {
+      this.resolveWaiters();
+      this.options.onProgress?.(this.position);
+    }
   }
 
   private tryHandOver(name: string): Promise<void> {
@@ -244,6 +251,7 @@ export class ProjectionRunner implements ProjectionProgress {
       live.entries.set(name, { ...rebuilt, target: 'serving' });
       this.failed.delete(name);
       this.options.readModels.setServingGeneration(name, rebuilt.generation);
+      this.options.onServingGeneration?.(name, rebuilt.generation);
     } finally {
       live.resume();
     }

@@ -5,7 +5,7 @@ import { openStores } from '../../infra/stores.ts';
 
 /** Creates the root account and identity from DMS_ROOT_* when they do not exist yet. */
 export const bootstrapCommand = async (config: ServiceConfig): Promise<number> => {
-  const { eventStore, readStore } = openStores(config);
+  const { eventStore, readStore } = await openStores(config);
   try {
     const outcome = await ensureRootAccount(createCommandContext(eventStore), {
       username: config.rootUsername,

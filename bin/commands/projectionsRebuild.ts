@@ -23,7 +23,7 @@ export const projectionsRebuildCommand = async (config: ServiceConfig, name: str
     console.error(`unknown projection ${name}; known: ${allProjections.map((candidate) => candidate.name).join(', ')}`);
     return 2;
   }
-  const { eventStore, readStore } = openStores(config);
+  const { eventStore, readStore } = await openStores(config);
   try {
     const rebuilds = readStore.collection<ProjectionRebuildDocument>(projectionRebuildsCollection);
     const existing = await rebuilds.get(name);

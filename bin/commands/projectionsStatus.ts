@@ -18,7 +18,7 @@ import {
  * its status (with any rebuild in progress), and which projector processes are alive.
  */
 export const projectionsStatusCommand = async (config: ServiceConfig): Promise<number> => {
-  const { eventStore, readStore } = openStores(config);
+  const { eventStore, readStore } = await openStores(config);
   try {
     const head = await eventStore.headPosition();
     const states = readStore.collection<ProjectionStateDocument>(projectionStateCollection);

@@ -8,7 +8,7 @@ import { openStores } from '../../infra/stores.ts';
 export const replayCommand = async (config: ServiceConfig, streamName: string, options: string[]): Promise<number> => {
   const fromIndex = options.indexOf('--from');
   const fromRevision = fromIndex >= 0 ? BigInt(options[fromIndex + 1] ?? '0') : 0n;
-  const { eventStore, readStore } = openStores(config);
+  const { eventStore, readStore } = await openStores(config);
   try {
     const events = await eventStore.readStream(streamName, { fromRevision });
     for (const event of events) {

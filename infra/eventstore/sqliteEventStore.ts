@@ -1,4 +1,6 @@
 import Database from 'better-sqlite3';
+import { BroadcastChannel } from 'node:worker_threads';
+import { resolve } from 'node:path';
 import type { EventMetadata } from '../../domain/shared/event.ts';
 import { SAFETY_AUTOCHECKPOINT_PAGES, WalCheckpointer } from '../sqliteCheckpointer.ts';
 import {
@@ -48,6 +50,8 @@ export class SqliteEventStore implements EventStore {
   private readonly pending: { appends: readonly StreamAppend[]; resolve(results: AppendResult[]): void; reject(error: unknown): void }[] = [];
   private readonly pollIntervalMs: number;
   private readonly checkpointer: WalCheckpointer | undefined;
+  /** Tells the stores of the same file on other threads of this process that events were appended. */
+  private readonly appended: BroadcastChannel;
   private closed = false;
 
   private readonly statements: {
@@ -63,6 +67,11 @@ export class SqliteEventStore implements EventStore {
   constructor(path: string, options: SqliteEventStoreOptions = {}) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
     this.db = new Database(path);
+    // A subscription on another thread (the projection thread of `dms serve`) wakes at once
+    // instead of at its next poll; other processes still find new events by polling.
+    this.appended = new BroadcastChannel(`dms-sqlite-events:${resolve(path)}`);
+    this.appended.onmessage = () => this.notify();
+    (this.appended as BroadcastChannel & { unref(): void }).unref();
     this.db.pragma('journal_mode = WAL');
     // FULL: the WAL is synced at every commit, so an acknowledged append survives a power cut.
     this.db.pragma('synchronous = FULL');
@@ -151,6 +160,7 @@ export class SqliteEventStore implements EventStore {
       else item.resolve(outcome.results);
     });
     this.notify();
+    this.appended.postMessage(null);
   }
 
   private appendInTransaction({ streamName, events, expectedRevision = 'any' }: StreamAppend): AppendResult {
@@ -270,6 +280,7 @@ export class SqliteEventStore implements EventStore {
     this.commitPending();
     this.closed = true;
     for (const listener of [...this.listeners]) listener();
+    this.appended.close();
     await this.checkpointer?.stop();
     this.db.close();
   }
