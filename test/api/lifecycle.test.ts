@@ -27,6 +27,23 @@ describe('Service lifecycle', () => {
     }
   });
 
+  for (const [mode, thread] of [['on a thread of their own (the default)', 'true'], ['on the API thread', 'false']] as const) {
+    it(`reads its writes with the projections ${mode}`, async () => {
+      const server = await startTestServer({ environment: { DMS_PROJECTION_THREAD: thread } });
+      try {
+        await Promise.all(
+          Array.from({ length: 20 }, async (_, index) => {
+            const account = uniqueName(`ryw${index}`);
+            expectStatus(await server.root('POST', `/accounts/${account}`, { body: { type: 'USER', email: 'r@example.org' } }), 201);
+            expect(expectStatus(await server.root('GET', `/accounts/${account}`), 200).json()).to.include({ account });
+          }),
+        );
+      } finally {
+        await server.stop();
+      }
+    });
+  }
+
   it('shows zero lag in `dms projections status` right after a burst of writes', async () => {
     const server = await startTestServer();
     try {

@@ -1,0 +1,50 @@
+import { expect } from 'chai';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig } from '../../infra/config.ts';
+import { silentLogger } from '../../infra/logger.ts';
+import { openStores } from '../../infra/stores.ts';
+import { allProjections } from '../../projections/index.ts';
+import { ProjectorThread } from '../../projections/projectorThread.ts';
+import { ReadModels } from '../../projections/readModels.ts';
+import { accountsCollection } from '../../projections/accounts.ts';
+import { newEvent, uniqueName } from '../support/events.ts';
+import { makeTempDir } from '../support/tempDir.ts';
+
+describe('Projection thread', () => {
+  let dir: ReturnType<typeof makeTempDir>;
+  beforeEach(() => (dir = makeTempDir()));
+  afterEach(() => dir.dispose());
+
+  it('applies what this thread appends and answers waitFor once the read models show it', async () => {
+    const config = loadConfig({ DMS_DATA_DIR: dir.path, DMS_LOG_LEVEL: 'silent' });
+    const { eventStore, readStore } = await openStores(config);
+    const readModels = new ReadModels(readStore, allProjections);
+    const thread = await ProjectorThread.start(config, readModels, silentLogger());
+    try {
+      const account = uniqueName('threaded');
+      const event = newEvent('AccountCreated', { account, accountType: 'USER', email: 'a@example.org', createdAt: new Date().toISOString() });
+      const { position } = await eventStore.appendToStream(`account-${account}`, [event], 'no_stream');
+      expect(await thread.waitFor(position, 10_000)).to.equal(true);
+      expect(await readModels.collection(accountsCollection).get(account)).to.include({ account });
+    } finally {
+      await thread.stop();
+      await eventStore.close();
+      await readStore.close();
+    }
+  });
+
+  it('fails to start, with the reason, when its stores cannot be opened', async () => {
+    const blocker = join(dir.path, 'not-a-directory');
+    writeFileSync(blocker, '');
+    const config = loadConfig({ DMS_DATA_DIR: join(blocker, 'data'), DMS_LOG_LEVEL: 'silent' });
+    const readModels = new ReadModels({} as never, allProjections);
+    let failure: unknown;
+    try {
+      await ProjectorThread.start(config, readModels, silentLogger());
+    } catch (error) {
+      failure = error;
+    }
+    expect(String(failure)).to.match(/ENOTDIR|not a directory/);
+  });
+});
