@@ -199,5 +199,6 @@ const openConnection = (path: string): Database.Database => {
   connection.pragma('journal_mode = WAL');
   connection.pragma('synchronous = NORMAL');
   connection.pragma('busy_timeout = 5000');
+  connection.pragma('mmap_size = 268435456');
   return connection;
 };
