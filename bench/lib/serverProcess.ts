@@ -9,8 +9,10 @@ export type ServerProcess = Readonly<{
   pid: number;
   /** Peak resident memory of the process so far (VmHWM), in MiB. */
   peakRssMiB(): number;
-  /** Current resident memory (VmRSS), in MiB. */
+  /** Current resident memory (VmRSS), in MiB; includes the pages of memory-mapped database files. */
   rssMiB(): number;
+  /** Current anonymous resident memory (RssAnon: heaps and buffers, no mapped files), in MiB. */
+  anonymousRssMiB(): number;
   stop(): Promise<void>;
 }>;
 
@@ -57,6 +59,7 @@ export const startProcess = async (entry: string, args: string[], environment: N
     pid,
     peakRssMiB: () => statusField(pid, 'VmHWM'),
     rssMiB: () => statusField(pid, 'VmRSS'),
+    anonymousRssMiB: () => statusField(pid, 'RssAnon'),
     stop: () =>
       new Promise((resolve) => {
         child.once('exit', () => resolve());
