@@ -124,7 +124,8 @@ const streamContainer = async (server: ServerProcess, token: string): Promise<{ 
           (res) => {
             if (res.statusCode !== 200) reject(new Error(`list: ${res.statusCode}`));
             res.on('data', (chunk: Buffer) => {
-              for (const byte of chunk) if (byte === 10) rows += 1;
+              // indexOf scans natively; a byte-by-byte loop here made the client slower than the server.
+              for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) rows += 1;
             });
             res.on('end', () => resolve());
             res.on('error', reject);
