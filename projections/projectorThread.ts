@@ -11,6 +11,8 @@ export type ProjectorThreadMessage =
 
 type Waiter = { position: bigint; resolve: (caughtUp: boolean) => void; timer: NodeJS.Timeout };
 
+const THREAD_ENTRY = new URL('./projectorThreadMain.ts', import.meta.url);
+
 /** Longest pause before a projection thread that died is started again. */
 const MAX_RESTART_DELAY_MS = 30_000;
 
@@ -34,11 +36,15 @@ export class ProjectorThread implements ProjectionProgress {
     private readonly config: ServiceConfig,
     private readonly readModels: ReadModels,
     private readonly logger: Logger,
+    private readonly entry: URL,
   ) {}
 
-  /** Starts the thread; resolves once its projections run (caught up or catching up). */
-  static async start(config: ServiceConfig, readModels: ReadModels, logger: Logger): Promise<ProjectorThread> {
-    const thread = new ProjectorThread(config, readModels, logger);
+  /**
+   * Starts the thread; resolves once its projections run (caught up or catching up). `entry`
+   * names the thread's module; tests wrap the real one to make the thread die.
+   */
+  static async start(config: ServiceConfig, readModels: ReadModels, logger: Logger, entry: URL = THREAD_ENTRY): Promise<ProjectorThread> {
+    const thread = new ProjectorThread(config, readModels, logger, entry);
     await thread.spawn();
     return thread;
   }
@@ -76,7 +82,7 @@ export class ProjectorThread implements ProjectionProgress {
 
   private spawn(): Promise<void> {
     const worker = new Worker(new URL('./projectorThreadBootstrap.mjs', import.meta.url), {
-      workerData: { entry: new URL('./projectorThreadMain.ts', import.meta.url).href, config: this.config },
+      workerData: { entry: this.entry.href, config: this.config },
     });
     this.worker = worker;
     return new Promise<void>((resolve, reject) => {

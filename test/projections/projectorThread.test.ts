@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../infra/config.ts';
 import { silentLogger } from '../../infra/logger.ts';
@@ -46,5 +46,33 @@ describe('Projection thread', () => {
       failure = error;
     }
     expect(String(failure)).to.match(/ENOTDIR|not a directory/);
+  });
+
+  it('starts a thread that died again, which resumes from its checkpoints', async () => {
+    const config = loadConfig({ DMS_DATA_DIR: dir.path, DMS_LOG_LEVEL: 'silent' });
+    const { eventStore, readStore } = await openStores(config);
+    const readModels = new ReadModels(readStore, allProjections);
+    const diesOnce = new URL('../fixtures/projectorThreadDiesOnce.ts', import.meta.url);
+    const thread = await ProjectorThread.start(config, readModels, silentLogger(), diesOnce);
+    const create = async (account: string) => {
+      const event = newEvent('AccountCreated', { account, accountType: 'USER', email: 'a@example.org', createdAt: new Date().toISOString() });
+      return (await eventStore.appendToStream(`account-${account}`, [event], 'no_stream')).position;
+    };
+    try {
+      const before = uniqueName('before');
+      await create(before);
+      // The thread dies 300 ms after it started; writes made meanwhile wait for its successor.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(existsSync(join(dir.path, 'projection-thread-died'))).to.equal(true);
+      const after = uniqueName('after');
+      expect(await thread.waitFor(await create(after), 15_000)).to.equal(true);
+      const accounts = readModels.collection(accountsCollection);
+      expect(await accounts.get(before)).to.include({ account: before });
+      expect(await accounts.get(after)).to.include({ account: after });
+    } finally {
+      await thread.stop();
+      await eventStore.close();
+      await readStore.close();
+    }
   });
 });
