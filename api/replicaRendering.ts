@@ -1,5 +1,6 @@
 import type { ListedFile } from '../domain/replica/replicaListing.ts';
 import { formatRucioDate, rucioDateOrNull } from '../domain/shared/dates.ts';
+import type { DatasetReplica } from '../projections/datasetReplicaQueries.ts';
 
 /** The answers' shapes for replicas: Rucio's rows with its date format, and metalink documents. */
 
@@ -40,23 +41,11 @@ export async function* metalinkDocument(files: AsyncIterable<ListedFile>, policy
   yield '</metalink>\n';
 }
 
-/** A dataset replica row (`list_dataset_replicas`, `list_datasets_per_rse`). */
-export type DatasetReplicaRow = Readonly<{
-  scope: string;
-  name: string;
-  rse: string;
-  rse_id: string;
-  bytes: number;
-  length: number;
-  available_bytes: number;
-  available_length: number;
-  createdAt: string;
-  updatedAt: string;
-  accessedAt: string | null;
-}>;
-
-/** State AVAILABLE when every file of the dataset has an available replica on the RSE. */
-export const datasetReplicaJson = (row: DatasetReplicaRow) => ({
+/**
+ * A dataset replica row as `list_dataset_replicas` and `list_datasets_per_rse` answer it; state
+ * AVAILABLE when every file of the dataset has an available replica on the RSE.
+ */
+export const datasetReplicaJson = (row: DatasetReplica) => ({
   scope: row.scope,
   name: row.name,
   rse: row.rse,

@@ -17,6 +17,7 @@ import {
   type ProjectionStateDocument,
   type ProjectorHeartbeatDocument,
 } from './projectionState.ts';
+import { PositionWaiters } from './positionWaiters.ts';
 import type { ReadModels } from './readModels.ts';
 
 /** Lets the API answer a write only once the read models show it (read your writes). */
@@ -67,7 +68,7 @@ export class ProjectionRunner implements ProjectionProgress {
   private readonly rebuilds = new Map<string, ProjectionLane>();
   private readonly failed = new Map<string, string>();
   private readonly byName: ReadonlyMap<string, Projection>;
-  private readonly waiters = new Set<{ position: bigint; resolve: (caughtUp: boolean) => void; timer: NodeJS.Timeout }>();
+  private readonly waiters = new PositionWaiters();
   private housekeeping: NodeJS.Timeout | undefined;
   private readonly handovers = new Set<Promise<void>>();
   private readonly replaced: { projection: Projection; generation: number }[] = [];
@@ -117,11 +118,7 @@ export class ProjectionRunner implements ProjectionProgress {
     clearInterval(this.housekeeping);
     await Promise.all([this.live?.stop(), ...[...this.rebuilds.values()].map((lane) => lane.stop())]);
     await this.options.readStore.collection(projectorHeartbeatsCollection).deleteOne({ _id: this.heartbeatId });
-    for (const waiter of this.waiters) {
-      clearTimeout(waiter.timer);
-      waiter.resolve(false);
-    }
-    this.waiters.clear();
+    this.waiters.close();
   }
 
   /** The position every serving projection has applied. */
@@ -132,18 +129,7 @@ export class ProjectionRunner implements ProjectionProgress {
   }
 
   waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
-    if (this.position >= position) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter = {
-        position,
-        resolve,
-        timer: setTimeout(() => {
-          this.waiters.delete(waiter);
-          resolve(false);
-        }, timeoutMs),
-      };
-      this.waiters.add(waiter);
-    });
+    return this.waiters.wait(position, this.position, timeoutMs);
   }
 
   /** Resolves once no rebuild is left running and reads have switched (tests, the rebuild command). */
@@ -270,14 +256,7 @@ export class ProjectionRunner implements ProjectionProgress {
   }
 
   private resolveWaiters(): void {
-    const position = this.position;
-    for (const waiter of [...this.waiters]) {
-      if (waiter.position <= position) {
-        clearTimeout(waiter.timer);
-        this.waiters.delete(waiter);
-        waiter.resolve(true);
-      }
-    }
+    this.waiters.advance(this.position);
   }
 
   private async setAside(lane: ProjectionLane, failure: ProjectionFailure): Promise<void> {

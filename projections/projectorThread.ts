@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { ServiceConfig } from '../infra/config.ts';
 import type { Logger } from '../infra/logger.ts';
+import { PositionWaiters } from './positionWaiters.ts';
 import type { ProjectionProgress } from './projectionRunner.ts';
 import type { ReadModels } from './readModels.ts';
 
@@ -8,8 +9,6 @@ export type ProjectorThreadMessage =
   | { type: 'ready'; position: bigint; generations: Record<string, number> }
   | { type: 'progress'; position: bigint }
   | { type: 'generation'; name: string; generation: number };
-
-type Waiter = { position: bigint; resolve: (caughtUp: boolean) => void; timer: NodeJS.Timeout };
 
 const THREAD_ENTRY = new URL('./projectorThreadMain.ts', import.meta.url);
 
@@ -28,7 +27,7 @@ const MAX_RESTART_DELAY_MS = 30_000;
 export class ProjectorThread implements ProjectionProgress {
   private worker: Worker | undefined;
   private position = 0n;
-  private readonly waiters = new Set<Waiter>();
+  private readonly waiters = new PositionWaiters();
   private stopping = false;
   private restartDelayMs = 500;
 
@@ -50,18 +49,7 @@ export class ProjectorThread implements ProjectionProgress {
   }
 
   waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
-    if (this.position >= position) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        position,
-        resolve,
-        timer: setTimeout(() => {
-          this.waiters.delete(waiter);
-          resolve(false);
-        }, timeoutMs),
-      };
-      this.waiters.add(waiter);
-    });
+    return this.waiters.wait(position, this.position, timeoutMs);
   }
 
   /** Asks the thread to finish its batch and close its stores; resolves once it has exited. */
@@ -73,11 +61,7 @@ export class ProjectorThread implements ProjectionProgress {
       worker.postMessage({ type: 'stop' });
       await exited;
     }
-    for (const waiter of this.waiters) {
-      clearTimeout(waiter.timer);
-      waiter.resolve(false);
-    }
-    this.waiters.clear();
+    this.waiters.close();
   }
 
   private spawn(): Promise<void> {
@@ -127,11 +111,6 @@ export class ProjectorThread implements ProjectionProgress {
 
   private advance(position: bigint): void {
     if (position > this.position) this.position = position;
-    for (const waiter of [...this.waiters]) {
-      if (waiter.position > this.position) continue;
-      clearTimeout(waiter.timer);
-      this.waiters.delete(waiter);
-      waiter.resolve(true);
-    }
+    this.waiters.advance(this.position);
   }
 }

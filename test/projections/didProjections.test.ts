@@ -1,59 +1,31 @@
+import { projectEvents } from '../support/projectionHarness.ts';
 import { expect } from 'chai';
-import { join } from 'node:path';
 import { didStreamName, type DidEvent } from '../../domain/did/did.ts';
-import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
-import { silentLogger } from '../../infra/logger.ts';
-import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { didContentHistoryCollection, didContentsCollection, type ContentDocument } from '../../projections/didContents.ts';
 import { didFollowersCollection } from '../../projections/didFollowers.ts';
 import { didsCollection, type DidDocument } from '../../projections/dids.ts';
-import { allProjections } from '../../projections/index.ts';
-import { ProjectionRunner } from '../../projections/projectionRunner.ts';
-import { projectionStateCollection } from '../../projections/projectionState.ts';
-import { ReadModels } from '../../projections/readModels.ts';
 import { AT } from '../support/deciderSpec.ts';
 import { created, fileEntry } from '../support/didEvents.ts';
-import { newEvent } from '../support/events.ts';
-import { makeTempDir } from '../support/tempDir.ts';
 
 /**
  * given(events).then(read models): the events are appended to their DIDs' streams and the real
  * runner projects them, in small batches so that one DID's events span several.
  */
-const given = async (events: DidEvent[], options: { twice?: boolean } = {}) => {
-  const dir = makeTempDir('did-projections-');
-  const eventStore = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 10 });
-  const readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
-  for (const event of events) {
-    const { scope, name } = event.data as { scope: string; name: string };
-    await eventStore.appendToStream(didStreamName(scope, name), [newEvent(event.type, event.data)]);
-  }
-  const readModels = new ReadModels(readStore, allProjections);
-  const run = async () => {
-    const runner = new ProjectionRunner({ eventStore, readStore, readModels, projections: allProjections, logger: silentLogger(), batchSize: 2 });
-    await runner.start();
-    await runner.waitFor(await eventStore.headPosition(), 5000);
-    await runner.stop();
-  };
-  await run();
-  if (options.twice) {
-    // A restart from checkpoint 0 delivers every event again: documents must not change.
-    await readStore.collection(projectionStateCollection).deleteMany({});
-    await run();
-  }
-  const read = async <T>(spec: Parameters<ReadModels['collection']>[0]) =>
-    (await readModels.collection(spec).find({}, { sort: { _id: 1 } }).toArray()) as T[];
-  const result = {
-    dids: await read<DidDocument>(didsCollection),
-    contents: await read<ContentDocument>(didContentsCollection),
-    history: await read<ContentDocument & { deleted_at: string }>(didContentHistoryCollection),
-    followers: await read<{ account: string }>(didFollowersCollection),
-  };
-  await eventStore.close();
-  await readStore.close();
-  dir.dispose();
-  return result;
-};
+const given = (events: DidEvent[], options: { twice?: boolean } = {}) =>
+  projectEvents(
+    'did-projections-',
+    events.map((event) => {
+      const { scope, name } = event.data as { scope: string; name: string };
+      return { stream: didStreamName(scope, name), type: event.type, data: event.data };
+    }),
+    async (read) => ({
+      dids: await read<DidDocument>(didsCollection),
+      contents: await read<ContentDocument>(didContentsCollection),
+      history: await read<ContentDocument & { deleted_at: string }>(didContentHistoryCollection),
+      followers: await read<{ account: string }>(didFollowersCollection),
+    }),
+    options,
+  );
 
 const attached = (name: string, children: string[], length: number): DidEvent => ({
   type: 'DidsAttached',

@@ -1,23 +1,14 @@
+import { projectEvents } from '../support/projectionHarness.ts';
 import { expect } from 'chai';
-import { join } from 'node:path';
 import { didStreamName, type DidEvent } from '../../domain/did/did.ts';
 import type { DidStreamEvent, ReplicaEvent, ReplicaState } from '../../domain/replica/replica.ts';
 import { rseStreamName, type RseEvent } from '../../domain/rse/rse.ts';
-import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
-import { silentLogger } from '../../infra/logger.ts';
-import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { badReplicasCollection, type BadReplicaDocument } from '../../projections/badReplicas.ts';
 import { datasetReplicasCollection, type DatasetReplicaDocument } from '../../projections/datasetReplicas.ts';
-import { allProjections } from '../../projections/index.ts';
-import { ProjectionRunner } from '../../projections/projectionRunner.ts';
-import { projectionStateCollection } from '../../projections/projectionState.ts';
-import { ReadModels } from '../../projections/readModels.ts';
 import { replicasCollection, type ReplicaDocument } from '../../projections/replicas.ts';
 import { rsesCollection, type RseDocument } from '../../projections/rses.ts';
 import { AT } from '../support/deciderSpec.ts';
 import { created, fileEntry } from '../support/didEvents.ts';
-import { newEvent } from '../support/events.ts';
-import { makeTempDir } from '../support/tempDir.ts';
 
 const RSE = { rse: 'SITE_DISK', rseId: 'a'.repeat(32) };
 const rseCreated: RseEvent = {
@@ -26,39 +17,21 @@ const rseCreated: RseEvent = {
 };
 
 /** given(events).then(read models), through the real runner in batches of two, optionally twice. */
-const given = async (events: (DidStreamEvent | RseEvent)[], options: { twice?: boolean } = {}) => {
-  const dir = makeTempDir('replica-projections-');
-  const eventStore = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 10 });
-  const readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
-  for (const event of events) {
-    const data = event.data as { scope?: string; name?: string; rse: string };
-    const stream = event.type.startsWith('Rse') ? rseStreamName(data.rse) : didStreamName(data.scope!, data.name!);
-    await eventStore.appendToStream(stream, [newEvent(event.type, event.data)]);
-  }
-  const readModels = new ReadModels(readStore, allProjections);
-  const run = async () => {
-    const runner = new ProjectionRunner({ eventStore, readStore, readModels, projections: allProjections, logger: silentLogger(), batchSize: 2 });
-    await runner.start();
-    await runner.waitFor(await eventStore.headPosition(), 5000);
-    await runner.stop();
-  };
-  await run();
-  if (options.twice) {
-    await readStore.collection(projectionStateCollection).deleteMany({});
-    await run();
-  }
-  const read = async <T>(spec: Parameters<ReadModels['collection']>[0]) => (await readModels.collection(spec).find({}, { sort: { _id: 1 } }).toArray()) as T[];
-  const result = {
-    replicas: await read<ReplicaDocument>(replicasCollection),
-    bad: await read<BadReplicaDocument>(badReplicasCollection),
-    datasets: await read<DatasetReplicaDocument>(datasetReplicasCollection),
-    rses: await read<RseDocument>(rsesCollection),
-  };
-  await eventStore.close();
-  await readStore.close();
-  dir.dispose();
-  return result;
-};
+const given = (events: (DidStreamEvent | RseEvent)[], options: { twice?: boolean } = {}) =>
+  projectEvents(
+    'replica-projections-',
+    events.map((event) => {
+      const data = event.data as { scope?: string; name?: string; rse: string };
+      return { stream: event.type.startsWith('Rse') ? rseStreamName(data.rse) : didStreamName(data.scope!, data.name!), type: event.type, data: event.data };
+    }),
+    async (read) => ({
+      replicas: await read<ReplicaDocument>(replicasCollection),
+      bad: await read<BadReplicaDocument>(badReplicasCollection),
+      datasets: await read<DatasetReplicaDocument>(datasetReplicasCollection),
+      rses: await read<RseDocument>(rsesCollection),
+    }),
+    options,
+  );
 
 const added = (name: string, state: ReplicaState = 'AVAILABLE', bytes = 100): ReplicaEvent => ({
   type: 'ReplicaAdded',
