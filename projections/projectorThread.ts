@@ -12,8 +12,11 @@ export type ProjectorThreadMessage =
 
 const THREAD_ENTRY = new URL('./projectorThreadMain.ts', import.meta.url);
 
-/** Longest pause before a projection thread that died is started again. */
+/** First and longest pause before a projection thread that died is started again. */
+const FIRST_RESTART_DELAY_MS = 500;
 const MAX_RESTART_DELAY_MS = 30_000;
+/** A thread that ran this long before dying is restarted after the first pause again. */
+const STABLE_AFTER_MS = 60_000;
 
 /**
  * `dms serve`'s projections on a worker thread, so that deciding and answering requests and
@@ -29,7 +32,8 @@ export class ProjectorThread implements ProjectionProgress {
   private position = 0n;
   private readonly waiters = new PositionWaiters();
   private stopping = false;
-  private restartDelayMs = 500;
+  private restartDelayMs = FIRST_RESTART_DELAY_MS;
+  private readyAt = 0;
 
   private constructor(
     private readonly config: ServiceConfig,
@@ -75,7 +79,7 @@ export class ProjectorThread implements ProjectionProgress {
         if (message.type === 'ready') {
           for (const [name, generation] of Object.entries(message.generations)) this.readModels.setServingGeneration(name, generation);
           ready = true;
-          this.restartDelayMs = 500;
+          this.readyAt = Date.now();
           this.advance(message.position);
           resolve();
         } else if (message.type === 'progress') {
@@ -84,14 +88,20 @@ export class ProjectorThread implements ProjectionProgress {
           this.readModels.setServingGeneration(message.name, message.generation);
         }
       });
+      let failure: Error | undefined;
       worker.on('error', (error) => {
-        if (!ready) reject(error);
-        else this.logger.error({ err: error }, 'the projection thread failed');
+        failure = error;
+        if (ready) this.logger.error({ err: error }, 'the projection thread failed');
       });
+      // A thread that fails before it is ready is reported once it has exited, so that nothing of it is left.
       worker.on('exit', (code) => {
         if (this.worker === worker) this.worker = undefined;
-        if (!ready) reject(new Error(`the projection thread exited with code ${code} before it was ready`));
-        else if (!this.stopping) this.restartLater(code);
+        if (!ready) reject(failure ?? new Error(`the projection thread exited with code ${code} before it was ready`));
+        else if (!this.stopping) {
+          // Pauses grow while the thread keeps dying soon after starting, not once it has run a while.
+          if (Date.now() - this.readyAt >= STABLE_AFTER_MS) this.restartDelayMs = FIRST_RESTART_DELAY_MS;
+          this.restartLater(code);
+        }
       });
     });
   }
@@ -104,7 +114,7 @@ export class ProjectorThread implements ProjectionProgress {
       if (this.stopping) return;
       this.spawn().catch((error: unknown) => {
         this.logger.error({ err: error }, 'the projection thread could not start');
-        if (!this.worker && !this.stopping) this.restartLater(1);
+        if (!this.stopping) this.restartLater(1);
       });
     }, delay).unref();
   }
