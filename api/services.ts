@@ -2,8 +2,8 @@ import type { ParameterizedContext } from 'koa';
 import type { CommandContext } from '../commands/handleCommand.ts';
 import type { ServiceConfig } from '../infra/config.ts';
 import type { Logger } from '../infra/logger.ts';
-import type { ProjectionProgress } from '../projections/projectionRunner.ts';
-import type { ReadModels } from '../projections/readModels.ts';
+import type { ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
+import type { ReadModels } from '../projections/runtime/readModels.ts';
 import type { TokenStore } from './auth/tokenStore.ts';
 
 /** Everything a route needs, built once at start-up (bin/serve.ts) and in tests. */

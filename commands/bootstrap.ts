@@ -5,7 +5,7 @@ import { grantIdentity } from '../domain/identity/identityDecider.ts';
 import { hashPassword } from '../infra/security/passwords.ts';
 import { accountAggregate, loadAccount } from './caller.ts';
 import { handleCommand, type CommandContext } from './handleCommand.ts';
-import { identityAggregate } from './identities.ts';
+import { identityAggregate } from './identity/identityCommands.ts';
 
 /**
  * Creates the root account and its userpass identity at the first start; later starts find them

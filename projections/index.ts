@@ -1,18 +1,18 @@
-import { accountLimitsProjection } from './accountLimits.ts';
-import { accountsProjection } from './accounts.ts';
-import { accountUsageProjection } from './accountUsage.ts';
-import { badReplicasProjection } from './badReplicas.ts';
-import { configProjection } from './config.ts';
-import { didContentsProjection } from './didContents.ts';
-import { didFollowersProjection } from './didFollowers.ts';
-import { didsProjection } from './dids.ts';
-import { identitiesProjection } from './identities.ts';
-import { metaConventionsProjection } from './metaConventions.ts';
+import { accountLimitsProjection } from './account/accountLimits.ts';
+import { accountsProjection } from './account/accounts.ts';
+import { accountUsageProjection } from './account/accountUsage.ts';
+import { badReplicasProjection } from './replica/badReplicas.ts';
+import { configProjection } from './config/config.ts';
+import { didContentsProjection } from './did/didContents.ts';
+import { didFollowersProjection } from './did/didFollowers.ts';
+import { didsProjection } from './did/dids.ts';
+import { identitiesProjection } from './identity/identities.ts';
+import { metaConventionsProjection } from './metaConvention/metaConventions.ts';
 import type { Projection } from './projection.ts';
-import { quarantinedReplicasProjection } from './quarantinedReplicas.ts';
-import { replicasProjection } from './replicaProjection.ts';
-import { rsesProjection } from './rses.ts';
-import { scopesProjection } from './scopes.ts';
+import { quarantinedReplicasProjection } from './replica/quarantinedReplicas.ts';
+import { replicasProjection } from './replica/replicaProjection.ts';
+import { rsesProjection } from './rse/rses.ts';
+import { scopesProjection } from './scope/scopes.ts';
 
 /** Every projection the service runs; the runner and ReadModels are built from this list. */
 export const allProjections: readonly Projection[] = [

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../infra/eventstore/eventStore.ts';
 import type { CollectionSpec, Document } from '../infra/readstore/readStore.ts';
-import type { ProjectionContext } from './projectionContext.ts';
+import type { ProjectionContext } from './runtime/projectionContext.ts';
 
 /**
  * A projection is data: its name, version, the collections it owns, the event types it handles

@@ -2,15 +2,15 @@ import type { ServiceConfig } from '../../infra/config.ts';
 import type { Logger } from '../../infra/logger.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
-import { newRebuild, ProjectionRunner, requestRebuild } from '../../projections/projectionRunner.ts';
+import { newRebuild, ProjectionRunner, requestRebuild } from '../../projections/runtime/projectionRunner.ts';
 import {
   aliveProjectors,
   projectionRebuildsCollection,
   projectionStateCollection,
   type ProjectionRebuildDocument,
   type ProjectionStateDocument,
-} from '../../projections/projectionState.ts';
-import { ReadModels } from '../../projections/readModels.ts';
+} from '../../projections/runtime/projectionState.ts';
+import { ReadModels } from '../../projections/runtime/readModels.ts';
 
 /**
  * `dms projections rebuild NAME`: fills a new generation of the projection from the start of the

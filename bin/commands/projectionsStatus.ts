@@ -11,7 +11,7 @@ import {
   type ProjectionCheckpointDocument,
   type ProjectionRebuildDocument,
   type ProjectionStateDocument,
-} from '../../projections/projectionState.ts';
+} from '../../projections/runtime/projectionState.ts';
 
 /**
  * Prints each projection's version, serving generation, checkpoint, the head of `$all`, the lag,

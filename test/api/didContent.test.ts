@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { handleCommand } from '../../commands/handleCommand.ts';
-import { onDid } from '../../commands/dids.ts';
+import { onDid } from '../../commands/did/didStreams.ts';
 import { setFileAvailability } from '../../domain/did/didLifecycle.ts';
 import { uniqueName } from '../support/events.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { quarantinedReplicasCollection, type QuarantinedReplicaDocument } from '../../projections/quarantinedReplicas.ts';
-import { replicaId, replicasCollection, type ReplicaDocument } from '../../projections/replicas.ts';
+import { quarantinedReplicasCollection, type QuarantinedReplicaDocument } from '../../projections/replica/quarantinedReplicas.ts';
+import { replicaId, replicasCollection, type ReplicaDocument } from '../../projections/replica/replicaDocuments.ts';
 import { newScope, path } from '../support/dids.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { addReplicas, fileItem, listReplicas, rseWithProtocols } from './replicaSupport.ts';

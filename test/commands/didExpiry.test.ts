@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { readModelDidGraph } from '../../api/didGraph.ts';
-import { deleteExpiredDid } from '../../commands/didLifecycle.ts';
+import { readModelDidGraph } from '../../projections/did/readModelDidGraph.ts';
+import { deleteExpiredDid } from '../../commands/did/didLifecycle.ts';
 import { UnsupportedOperation } from '../../domain/shared/errors.ts';
 import { uniqueName } from '../support/events.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';

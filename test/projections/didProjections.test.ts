@@ -1,9 +1,9 @@
 import { projectEvents } from '../support/projectionHarness.ts';
 import { expect } from 'chai';
 import { didStreamName, type DidEvent } from '../../domain/did/did.ts';
-import { didContentHistoryCollection, didContentsCollection, type ContentDocument } from '../../projections/didContents.ts';
-import { didFollowersCollection } from '../../projections/didFollowers.ts';
-import { didsCollection, type DidDocument } from '../../projections/dids.ts';
+import { didContentHistoryCollection, didContentsCollection, type ContentDocument } from '../../projections/did/didContents.ts';
+import { didFollowersCollection } from '../../projections/did/didFollowers.ts';
+import { didsCollection, type DidDocument } from '../../projections/did/dids.ts';
 import { AT } from '../support/deciderSpec.ts';
 import { created, fileEntry } from '../support/didEvents.ts';
 

@@ -5,9 +5,9 @@ import { loadConfig } from '../../infra/config.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
-import { ProjectorThread } from '../../projections/projectorThread.ts';
-import { ReadModels } from '../../projections/readModels.ts';
-import { accountsCollection } from '../../projections/accounts.ts';
+import { ProjectorThread } from '../../projections/runtime/projectorThread.ts';
+import { ReadModels } from '../../projections/runtime/readModels.ts';
+import { accountsCollection } from '../../projections/account/accounts.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 

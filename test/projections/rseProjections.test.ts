@@ -8,11 +8,11 @@ import type { Event } from '../../domain/shared/event.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
-import { accountLimitsCollection, accountLimitsProjection, type AccountLimitDocument } from '../../projections/accountLimits.ts';
+import { accountLimitsCollection, accountLimitsProjection, type AccountLimitDocument } from '../../projections/account/accountLimits.ts';
 import type { Projection } from '../../projections/projection.ts';
-import { ProjectionRunner } from '../../projections/projectionRunner.ts';
-import { ReadModels } from '../../projections/readModels.ts';
-import { loadRseFacts } from '../../projections/rseFacts.ts';
+import { ProjectionRunner } from '../../projections/runtime/projectionRunner.ts';
+import { ReadModels } from '../../projections/runtime/readModels.ts';
+import { loadRseFacts } from '../../projections/rse/rseFacts.ts';
 import {
   rseDistancesCollection,
   rsesCollection,
@@ -21,7 +21,7 @@ import {
   type RseDistanceDocument,
   type RseDocument,
   type RseUsageHistoryDocument,
-} from '../../projections/rses.ts';
+} from '../../projections/rse/rses.ts';
 import { AT } from '../support/deciderSpec.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 

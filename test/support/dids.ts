@@ -1,4 +1,4 @@
-import { createFileDids } from '../../commands/fileRegistration.ts';
+import { createFileDids } from '../../commands/did/fileRegistration.ts';
 import type { FileRegistration } from '../../domain/did/didCreation.ts';
 import { uniqueName } from './events.ts';
 import { expectStatus, type TestServer } from './server.ts';

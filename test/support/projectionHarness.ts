@@ -3,9 +3,9 @@ import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { allProjections } from '../../projections/index.ts';
-import { ProjectionRunner } from '../../projections/projectionRunner.ts';
-import { projectionStateCollection } from '../../projections/projectionState.ts';
-import { ReadModels } from '../../projections/readModels.ts';
+import { ProjectionRunner } from '../../projections/runtime/projectionRunner.ts';
+import { projectionStateCollection } from '../../projections/runtime/projectionState.ts';
+import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { newEvent } from './events.ts';
 import { makeTempDir } from './tempDir.ts';
 

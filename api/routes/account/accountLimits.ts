@@ -1,0 +1,109 @@
+import { removeGlobalAccountLimit, removeLocalAccountLimit, setGlobalAccountLimit, setLocalAccountLimit } from '../../../commands/account/accountLimitCommands.ts';
+import { limitBytes } from '../../../domain/accountLimit/accountLimit.ts';
+import { matchRseExpression, parseRseExpression, type RseFacts } from '../../../domain/rse/rseExpression.ts';
+import { AccountNotFound } from '../../../domain/shared/errors.ts';
+import { accountLimitsCollection, globalLimitId, localLimitId, type AccountLimitDocument } from '../../../projections/account/accountLimits.ts';
+import { accountsCollection, type AccountDocument } from '../../../projections/account/accounts.ts';
+import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
+import { sendCreated, sendOk } from '../../http.ts';
+import { limitValue, sendJsonWithInfinity } from '../../infinityJson.ts';
+import { jsonObject, param } from '../../params.ts';
+import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { activeRse } from '../rse/rseViews.ts';
+import type { AppContext, Services } from '../../services.ts';
+
+const JSON_ONLY = ['application/json'];
+
+/** The RSEs an expression selects today; none (or a bad expression) is an empty list here. */
+export const resolvedRses = (rseExpression: string, rses: readonly RseFacts[]): RseFacts[] => {
+  try {
+    const selected = matchRseExpression(parseRseExpression(rseExpression), rses);
+    return rses.filter((rse) => selected.has(rse.id));
+  } catch {
+    return [];
+  }
+};
+
+/** "Exists" means ACTIVE for every limit and usage lookup, as in Rucio. */
+export const activeAccount = async (services: Services, account: string): Promise<AccountDocument> => {
+  const document = await services.readModels.collection<AccountDocument>(accountsCollection).get(account);
+  if (!document || document.status !== 'ACTIVE') throw new AccountNotFound(`Account ${account} does not exist`);
+  return document;
+};
+
+/**
+ * Local (per RSE) and global (per RSE expression) quotas: set and removed under
+ * `/accountlimits`, read under `/accounts/{account}/limits` (§1.3, §1.4).
+ */
+export const registerAccountLimitRoutes = (routes: RouteTable, services: Services): void => {
+  const limits = () => services.readModels.collection<AccountLimitDocument>(accountLimitsCollection);
+
+  const setLocal = async (ctx: AppContext) => {
+    const bytes = limitBytes(param(jsonObject(ctx), 'bytes'));
+    const outcome = await setLocalAccountLimit(services.commands, { account: ctx.params.account!, rse: ctx.params.rse!, bytes }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  };
+  const removeLocal = async (ctx: AppContext) => {
+    const outcome = await removeLocalAccountLimit(services.commands, { account: ctx.params.account!, rse: ctx.params.rse! }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  };
+
+  routes.post('/accountlimits/local/:account/:rse', {}, setLocal);
+  routes.delete('/accountlimits/local/:account/:rse', {}, removeLocal);
+  routes.post('/accountlimits/global/:account/:rse_expression', {}, async (ctx) => {
+    const bytes = limitBytes(param(jsonObject(ctx), 'bytes'));
+    const data = { account: ctx.params.account!, rseExpression: ctx.params.rse_expression!, bytes, rses: await loadRseFacts(services.readModels) };
+    const outcome = await setGlobalAccountLimit(services.commands, data, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  });
+  routes.delete('/accountlimits/global/:account/:rse_expression', {}, async (ctx) => {
+    const data = { account: ctx.params.account!, rseExpression: ctx.params.rse_expression!, rses: await loadRseFacts(services.readModels) };
+    const outcome = await removeGlobalAccountLimit(services.commands, data, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+  // The legacy form of /accountlimits/local/...
+  routes.post('/accountlimits/:account/:rse', {}, setLocal);
+  routes.delete('/accountlimits/:account/:rse', {}, removeLocal);
+
+  const localLimits = async (ctx: AppContext) => {
+    const account = (await activeAccount(services, ctx.params.account!)).account;
+    const result: Record<string, number> = {};
+    for await (const limit of limits().find({ account, kind: 'local' }, { sort: { rse: 1 } })) result[limit.rse!] = limitValue(limit.bytes);
+    sendJsonWithInfinity(ctx, result);
+  };
+  const localLimit = async (ctx: AppContext) => {
+    const account = (await activeAccount(services, ctx.params.account!)).account;
+    const rse = await activeRse(services, ctx.params.rse!);
+    const limit = await limits().get(localLimitId(account, rse.id));
+    sendJsonWithInfinity(ctx, { [rse.rse]: limit ? limitValue(limit.bytes) : null });
+  };
+
+  routes.get('/accounts/:account/limits/local', { accept: JSON_ONLY }, localLimits);
+  routes.get('/accounts/:account/limits/global', { accept: JSON_ONLY }, async (ctx) => {
+    const account = (await activeAccount(services, ctx.params.account!)).account;
+    const rses = await loadRseFacts(services.readModels);
+    const result: Record<string, unknown> = {};
+    for await (const limit of limits().find({ account, kind: 'global' }, { sort: { rseExpression: 1 } })) {
+      const resolved = resolvedRses(limit.rseExpression!, rses);
+      result[limit.rseExpression!] = {
+        resolved_rses: resolved.map((rse) => rse.rse),
+        resolved_rse_ids: resolved.map((rse) => rse.id),
+        limit: limitValue(limit.bytes),
+      };
+    }
+    sendJsonWithInfinity(ctx, result);
+  });
+  routes.get('/accounts/:account/limits/local/:rse', { accept: JSON_ONLY }, localLimit);
+  routes.get('/accounts/:account/limits/global/:rse_expression', { accept: JSON_ONLY }, async (ctx) => {
+    const account = (await activeAccount(services, ctx.params.account!)).account;
+    const expression = ctx.params.rse_expression!;
+    const limit = await limits().get(globalLimitId(account, expression));
+    sendJsonWithInfinity(ctx, { [expression]: limit ? limitValue(limit.bytes) : null });
+  });
+  routes.get('/accounts/:account/limits', { accept: JSON_ONLY }, localLimits);
+  routes.get('/accounts/:account/limits/:rse', { accept: JSON_ONLY }, localLimit);
+};

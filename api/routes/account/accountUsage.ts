@@ -1,0 +1,120 @@
+import { loadCaller } from '../../../commands/caller.ts';
+import { requirePermission } from '../../../domain/permission/policy.ts';
+import { mayReadAccountUsage } from '../../../domain/permission/rsePolicy.ts';
+import { evaluateRseExpression } from '../../../domain/rse/rseExpression.ts';
+import { isoSecondsOrNull } from '../../../domain/shared/dates.ts';
+import { accountLimitsCollection, globalLimitId, type AccountLimitDocument } from '../../../projections/account/accountLimits.ts';
+import {
+  accountUsageCollection,
+  accountUsageHistoryCollection,
+  type AccountUsageDocument,
+  type AccountUsageHistoryDocument,
+} from '../../../projections/account/accountUsage.ts';
+import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
+import { sendJson, sendStream } from '../../http.ts';
+import { jsonWithInfinity, limitValue } from '../../infinityJson.ts';
+import { fromList } from '../../listSource.ts';
+import type { RouteTable } from '../../route.ts';
+import { activeRse } from '../rse/rseViews.ts';
+import type { AppContext, Services } from '../../services.ts';
+import { activeAccount, resolvedRses } from './accountLimits.ts';
+
+const JSON_ONLY = ['application/json'];
+const STREAM_ONLY = ['application/x-json-stream'];
+
+/**
+ * What accounts store, against their quotas (§1.3). Usage comes from the account usage read
+ * model, which replica locks fill; without rules every usage is zero.
+ */
+export const registerAccountUsageRoutes = (routes: RouteTable, services: Services): void => {
+  const usage = () => services.readModels.collection<AccountUsageDocument>(accountUsageCollection);
+  const limits = () => services.readModels.collection<AccountLimitDocument>(accountLimitsCollection);
+
+  /** The account must exist, and the caller be an admin, the account itself or a country admin. */
+  const readableAccount = async (ctx: AppContext, what: string): Promise<string> => {
+    const caller = await loadCaller(services.commands, ctx.state.issuer!);
+    requirePermission(mayReadAccountUsage(caller, ctx.params.account!), caller, what);
+    return (await activeAccount(services, ctx.params.account!)).account;
+  };
+
+  /**
+   * Per RSE with usage or a local limit: bytes and files used, the limit (0 without one) and what
+   * remains. Usage and limits are merged by RSE, so the lines (at most one per RSE) are gathered
+   * first.
+   */
+  const localUsage = async (ctx: AppContext) => {
+    const account = await readableAccount(ctx, 'list account usage');
+    const onlyRse = ctx.params.rse === undefined ? undefined : await activeRse(services, ctx.params.rse);
+    const rseFilter = onlyRse ? { rseId: onlyRse.id } : {};
+    const rows = new Map<string, { rse: string; bytes: number; files: number; limit: number | undefined }>();
+    for await (const used of usage().find({ account, ...rseFilter })) {
+      rows.set(used.rseId, { rse: used.rse, bytes: used.bytes, files: used.files, limit: undefined });
+    }
+    for await (const limit of limits().find({ account, kind: 'local', ...rseFilter })) {
+      const row = rows.get(limit.rseId!) ?? { rse: limit.rse!, bytes: 0, files: 0, limit: undefined };
+      rows.set(limit.rseId!, { ...row, limit: limitValue(limit.bytes) });
+    }
+    const entries = [...rows.entries()]
+      .filter(([, row]) => row.bytes > 0 || row.files > 0 || row.limit !== undefined)
+      .sort(([, a], [, b]) => (a.rse < b.rse ? -1 : a.rse > b.rse ? 1 : 0))
+      .map(([rseId, row]) => ({
+        rse_id: rseId,
+        rse: row.rse,
+        bytes: row.bytes,
+        files: row.files,
+        bytes_limit: row.limit ?? 0,
+        bytes_remaining: (row.limit ?? 0) - row.bytes,
+      }));
+    await sendStream(ctx, fromList(entries), undefined, jsonWithInfinity);
+  };
+
+  /** Usage summed over the RSEs an expression selects today. */
+  const usageOver = async (account: string, rseIds: readonly string[]) => {
+    let [bytes, files] = [0, 0];
+    for await (const used of usage().find({ account, rseId: { $in: [...rseIds] } })) {
+      bytes += used.bytes;
+      files += used.files;
+    }
+    return { bytes, files };
+  };
+
+  const globalUsage = async (ctx: AppContext) => {
+    const account = await readableAccount(ctx, 'list global account usage');
+    const rses = await loadRseFacts(services.readModels);
+    const expression = ctx.params.rse_expression;
+    const line = async (rseExpression: string, rseIds: readonly string[], bytesLimit: number) => {
+      const used = await usageOver(account, rseIds);
+      return { rse_expression: rseExpression, ...used, bytes_limit: bytesLimit, bytes_remaining: bytesLimit - used.bytes };
+    };
+    if (expression !== undefined) {
+      const selected = evaluateRseExpression(expression, rses).map((rse) => rse.id);
+      const limit = await limits().get(globalLimitId(account, expression));
+      await sendStream(ctx, fromList([await line(expression, selected, limit ? limitValue(limit.bytes) : 0)]), undefined, jsonWithInfinity);
+      return;
+    }
+    const globalLimits = limits().find({ account, kind: 'global' }, { sort: { rseExpression: 1 } });
+    async function* lines() {
+      for await (const limit of globalLimits) {
+        yield line(limit.rseExpression!, resolvedRses(limit.rseExpression!, rses).map((rse) => rse.id), limitValue(limit.bytes));
+      }
+    }
+    await sendStream(ctx, lines(), undefined, jsonWithInfinity);
+  };
+
+  routes.get('/accounts/:account/usage/history/:rse', { accept: JSON_ONLY }, async (ctx) => {
+    const rse = await activeRse(services, ctx.params.rse!);
+    const history = await services.readModels
+      .collection<AccountUsageHistoryDocument>(accountUsageHistoryCollection)
+      .find({ account: ctx.params.account!, rseId: rse.id }, { sort: { updatedAt: 1 } })
+      .toArray();
+    sendJson(ctx, history.map((entry) => ({ bytes: entry.bytes, files: entry.files, updated_at: isoSecondsOrNull(entry.updatedAt) })));
+  });
+  routes.get('/accounts/:account/usage/local', { accept: STREAM_ONLY }, localUsage);
+  routes.get('/accounts/:account/usage/global', { accept: STREAM_ONLY }, globalUsage);
+  routes.get('/accounts/:account/usage/local/:rse', { accept: STREAM_ONLY }, localUsage);
+  routes.get('/accounts/:account/usage/global/:rse_expression', { accept: STREAM_ONLY }, globalUsage);
+  routes.get('/accounts/:account/usage', { accept: STREAM_ONLY }, localUsage);
+  routes.get('/accounts/:account/usage/', { accept: STREAM_ONLY }, localUsage);
+  routes.get('/accounts/:account/usage/:rse', { accept: STREAM_ONLY }, localUsage);
+};
+

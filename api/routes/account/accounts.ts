@@ -1,0 +1,231 @@
+import {
+  addAccountAttribute,
+  createAccount,
+  deleteAccount,
+  removeAccountAttribute,
+  updateAccount,
+} from '../../../commands/account/accountCommands.ts';
+import { grantIdentity, revokeIdentity } from '../../../commands/identity/identityCommands.ts';
+import { addScope } from '../../../commands/scope/scopeCommands.ts';
+import { ACCOUNT_TYPES, type AccountType } from '../../../domain/account/account.ts';
+import { IDENTITY_TYPES, type IdentityType } from '../../../domain/identity/identity.ts';
+import { isoSecondsOrNull } from '../../../domain/shared/dates.ts';
+import { AccountNotFound, IdentityError, InvalidAccountType, InvalidObject, ScopeNotFound } from '../../../domain/shared/errors.ts';
+import { assertValidName, isValidName } from '../../../domain/shared/names.ts';
+import type { Filter } from '../../../infra/readstore/readStore.ts';
+import { accountsCollection, type AccountDocument } from '../../../projections/account/accounts.ts';
+import { accountIdentitiesCollection, type AccountIdentityDocument } from '../../../projections/identity/identities.ts';
+import { scopesCollection, type ScopeDocument } from '../../../projections/scope/scopes.ts';
+import { mapStream, sendCreated, sendJson, sendOk, sendStream } from '../../http.ts';
+import { jsonObject, param, paramBoolean } from '../../params.ts';
+import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import type { AppContext, Services } from '../../services.ts';
+import { wildcardPattern } from '../../wildcards.ts';
+
+const JSON_ONLY = ['application/json'];
+const STREAM_ONLY = ['application/x-json-stream'];
+
+/** Account details as Rucio's `Account.to_dict()`, with its `YYYY-MM-DDTHH:MM:SS` dates. */
+const accountDetails = (document: AccountDocument) => ({
+  account: document.account,
+  account_type: document.accountType,
+  status: document.status,
+  email: document.email,
+  suspended_at: isoSecondsOrNull(document.suspendedAt),
+  deleted_at: isoSecondsOrNull(document.deletedAt),
+  created_at: isoSecondsOrNull(document.createdAt),
+  updated_at: isoSecondsOrNull(document.updatedAt),
+});
+
+/** An account attribute value is text; booleans and numbers are accepted and kept as text. */
+const attributeValue = (value: unknown): string => {
+  const text = typeof value === 'boolean' ? (value ? 'True' : 'False') : typeof value === 'number' ? String(value) : value;
+  if (typeof text !== 'string') throw new InvalidObject(`Problem validating account_attribute: ${JSON.stringify(value)} is not of type 'string'`);
+  assertValidName('account_attribute', text);
+  return text;
+};
+
+const identityTypeOf = (value: unknown): IdentityType => {
+  const upper = typeof value === 'string' ? value.toUpperCase() : '';
+  if (!(IDENTITY_TYPES as readonly string[]).includes(upper)) {
+    throw new IdentityError(`${String(value)} is not a valid identity type. Choose from ${IDENTITY_TYPES.join(', ')}`);
+  }
+  return upper as IdentityType;
+};
+
+const requiredText = (parameters: Record<string, unknown>, name: string): string => {
+  const value = param(parameters, name);
+  if (typeof value !== 'string' || value === '') throw new InvalidObject(`Problem validating ${name}: ${JSON.stringify(value)} is not a non-empty string`);
+  return value;
+};
+
+const optionalText = (value: unknown, name: string): string | null => {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'string') throw new InvalidObject(`Problem validating ${name}: ${JSON.stringify(value)} is not of type 'string'`);
+  return value;
+};
+
+/**
+ * GET /accounts: every query parameter is a filter, as in Rucio: `account_type`, `identity`,
+ * `account` (with `*` wildcards), and any other key as an account attribute key=value.
+ */
+const accountListFilter = async (ctx: AppContext, services: Services): Promise<Filter> => {
+  const conditions: Filter[] = [{ status: 'ACTIVE' }];
+  for (const [key, raw] of Object.entries(ctx.query)) {
+    const value = Array.isArray(raw) ? raw[0]! : raw!;
+    if (key === 'account_type') {
+      if (!(ACCOUNT_TYPES as readonly string[]).includes(value)) {
+        throw new InvalidAccountType(`${value} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`);
+      }
+      conditions.push({ accountType: value });
+    } else if (key === 'account') {
+      conditions.push(value.includes('*') ? { account: { $regex: wildcardPattern(value) } } : { account: value });
+    } else if (key === 'identity') {
+      const mappings = await services.readModels
+        .collection<AccountIdentityDocument>(accountIdentitiesCollection)
+        .find({ identity: value })
+        .toArray();
+      conditions.push({ account: { $in: mappings.map((mapping) => mapping.account) } });
+    } else {
+      conditions.push({ attributes: { $elemMatch: { key, value } } });
+    }
+  }
+  return { $and: conditions };
+};
+
+export const registerAccountRoutes = (routes: RouteTable, services: Services): void => {
+  const accounts = () => services.readModels.collection<AccountDocument>(accountsCollection);
+  const activeAccount = async (account: string, message: string): Promise<AccountDocument> => {
+    const document = await accounts().get(account);
+    if (!document || document.status !== 'ACTIVE') throw new AccountNotFound(message);
+    return document;
+  };
+
+  // Attributes.
+  routes.get('/accounts/:account/attr/', { accept: JSON_ONLY }, async (ctx) => {
+    const document = await activeAccount(ctx.params.account!, `Account ID '${ctx.params.account}' does not exist`);
+    sendJson(ctx, document.attributes.map(({ key, value }) => ({ key, value })));
+  });
+  routes.post('/accounts/:account/attr/:key', {}, async (ctx) => {
+    const parameters = jsonObject(ctx);
+    const key = ctx.params.key!;
+    assertValidName('account_attribute', key);
+    const value = attributeValue(param(parameters, 'value'));
+    const outcome = await addAccountAttribute(services.commands, { account: ctx.params.account!, key, value }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  });
+  routes.delete('/accounts/:account/attr/:key', {}, async (ctx) => {
+    const outcome = await removeAccountAttribute(services.commands, { account: ctx.params.account!, key: ctx.params.key! }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+
+  // Scopes of an account.
+  routes.get('/accounts/:account/scopes/', { accept: JSON_ONLY }, async (ctx) => {
+    const account = ctx.params.account!;
+    if (!(await accounts().get(account))) throw new AccountNotFound(`Account ID '${account}' does not exist`);
+    const scopes = await services.readModels
+      .collection<ScopeDocument>(scopesCollection)
+      .find({ account }, { sort: { _id: 1 } })
+      .toArray();
+    if (scopes.length === 0) throw new ScopeNotFound(`no scopes found for account ID '${account}'`);
+    sendJson(ctx, scopes.map((scope) => scope.scope));
+  });
+  routes.post('/accounts/:account/scopes/:scope', {}, async (ctx) => {
+    assertValidName('scope', ctx.params.scope!);
+    const outcome = await addScope(services.commands, { scope: ctx.params.scope!, account: ctx.params.account! }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  });
+
+  // Identities of an account.
+  routes.get('/accounts/:account/identities', { accept: STREAM_ONLY }, async (ctx) => {
+    const account = ctx.params.account!;
+    await activeAccount(account, `Account with ID '${account}' cannot be found`);
+    const mappings = services.readModels
+      .collection<AccountIdentityDocument>(accountIdentitiesCollection)
+      .find({ account }, { sort: { _id: 1 } });
+    await sendStream(
+      ctx,
+      mapStream(mappings, (mapping) => ({ type: mapping.identityType, identity: mapping.identity, email: mapping.email })),
+    );
+  });
+  routes.post('/accounts/:account/identities', {}, async (ctx) => {
+    const parameters = jsonObject(ctx);
+    const identity = requiredText(parameters, 'identity');
+    const identityType = identityTypeOf(param(parameters, 'authtype'));
+    const email = optionalText(param(parameters, 'email'), 'email');
+    const password = optionalText(parameters.password, 'password');
+    const isDefault = paramBoolean(parameters, 'default', false);
+    const outcome = await grantIdentity(
+      services.commands,
+      { identity, identityType, account: ctx.params.account!, email, password, isDefault },
+      commandMetadata(ctx),
+    );
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  });
+  routes.delete('/accounts/:account/identities', { errors: { IdentityError: 404 } }, async (ctx) => {
+    const parameters = jsonObject(ctx);
+    const identity = requiredText(parameters, 'identity');
+    const identityType = identityTypeOf(param(parameters, 'authtype'));
+    const outcome = await revokeIdentity(services.commands, { identity, identityType, account: ctx.params.account! }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+
+  // One account.
+  routes.get('/accounts/:account', { accept: JSON_ONLY }, async (ctx) => {
+    const account = ctx.params.account!;
+    if (account === 'whoami') {
+      const frontend = ctx.get('X-Requested-Host');
+      ctx.status = frontend ? 302 : 303;
+      ctx.set('Location', frontend ? `${frontend}/accounts/${ctx.state.issuer}` : ctx.state.issuer!);
+      ctx.body = '';
+      return;
+    }
+    const document = isValidName('account', account) ? await accounts().get(account) : null;
+    if (!document) throw new AccountNotFound(`Account with ID '${account}' cannot be found`);
+    sendJson(ctx, accountDetails(document));
+  });
+  routes.put('/accounts/:account', {}, async (ctx) => {
+    const changes = jsonObject(ctx);
+    assertValidName('account', ctx.params.account!);
+    const outcome = await updateAccount(services.commands, { account: ctx.params.account!, changes }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+  routes.post('/accounts/:account', {}, async (ctx) => {
+    const parameters = jsonObject(ctx);
+    const type = param(parameters, 'type');
+    const email = optionalText(param(parameters, 'email'), 'email');
+    const account = ctx.params.account!;
+    assertValidName('account', account);
+    const accountType = typeof type === 'string' ? type.toUpperCase() : '';
+    if (!(ACCOUNT_TYPES as readonly string[]).includes(accountType)) {
+      throw new InvalidAccountType(`${String(type)} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`);
+    }
+    const outcome = await createAccount(
+      services.commands,
+      { account, accountType: accountType as AccountType, email },
+      commandMetadata(ctx),
+    );
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  });
+  routes.delete('/accounts/:account', {}, async (ctx) => {
+    const outcome = await deleteAccount(services.commands, { account: ctx.params.account! }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+
+  // All accounts.
+  for (const path of ['/accounts', '/accounts/']) {
+    routes.get(path, { accept: STREAM_ONLY }, async (ctx) => {
+      const filter = await accountListFilter(ctx, services);
+      const documents = accounts().find(filter, { sort: { account: 1 } });
+      await sendStream(ctx, mapStream(documents, (document) => ({ account: document.account, type: document.accountType, email: document.email })));
+    });
+  }
+};

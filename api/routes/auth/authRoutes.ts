@@ -1,0 +1,152 @@
+import { CannotAuthenticate, ConfigurationError, IdentityError, IdentityNotFound, ValueError } from '../../../domain/shared/errors.ts';
+import { formatRucioDate } from '../../../domain/shared/dates.ts';
+import { loginCandidates, mayLogIn, type LoginSubject } from '../../../commands/identity/authentication.ts';
+import { sendText } from '../../http.ts';
+import { pythonRepr } from '../../pythonRepr.ts';
+import type { RouteTable } from '../../route.ts';
+import type { AppContext, Services } from '../../services.ts';
+
+const OCTET = 'application/octet-stream';
+const EXPOSED = 'X-Svc-Auth-Token, X-Svc-Auth-Token-Expires, X-Svc-Auth-Account, X-Svc-Auth-Accounts';
+
+/** The auth blueprint's own headers, kept on its error answers too. */
+const setAuthHeaders = (ctx: AppContext, exposed = EXPOSED): void => {
+  ctx.set('Access-Control-Allow-Origin', ctx.get('Origin') || 'None');
+  ctx.set('Access-Control-Allow-Headers', ctx.get('Access-Control-Request-Headers') || 'None');
+  ctx.set('Access-Control-Allow-Methods', '*');
+  ctx.set('Access-Control-Allow-Credentials', 'true');
+  ctx.set('Access-Control-Expose-Headers', exposed);
+  ctx.set('Cache-Control', ['no-cache, no-store, max-age=0, must-revalidate', 'post-check=0, pre-check=0']);
+  ctx.set('Pragma', 'no-cache');
+};
+
+const clientAddress = (ctx: AppContext): string | null => ctx.get('X-Forwarded-For') || ctx.ip || null;
+
+/**
+ * Chooses the account to log in to when the client named none: the only one, or the default
+ * one; several without a default answer 206 with their names (when `allowMultiple`).
+ */
+const chooseAccount = async (
+  ctx: AppContext,
+  services: Services,
+  subject: LoginSubject,
+  allowMultiple: boolean,
+): Promise<string | undefined> => {
+  const named = ctx.get('X-Svc-Account');
+  if (named) return named;
+  const candidates = await loginCandidates(services.commands, subject);
+  if (candidates.outcome === 'unknown-identity') throw new IdentityError('Cannot authenticate. The identity does not exist.');
+  if (candidates.outcome === 'wrong-password') {
+    throw new IdentityNotFound('Cannot authenticate. Username/Password pair does not exist.');
+  }
+  if (candidates.accounts.length === 0) throw new CannotAuthenticate('Cannot authenticate. The identity is mapped to no account.');
+  if (candidates.accounts.length === 1) return candidates.accounts[0];
+  if (candidates.defaultAccount) return candidates.defaultAccount;
+  if (!allowMultiple) throw new CannotAuthenticate('Cannot authenticate. The identity maps to several accounts and none is the default.');
+  ctx.set('X-Svc-Auth-Accounts', candidates.accounts.join(','));
+  sendText(ctx, JSON.stringify(candidates.accounts), 206, OCTET);
+  return undefined;
+};
+
+const issueToken = async (ctx: AppContext, services: Services, subject: LoginSubject, account: string): Promise<void> => {
+  if (!(await mayLogIn(services.commands, { ...subject, account }))) {
+    throw new CannotAuthenticate(`Cannot authenticate to account ${account} with given credentials`);
+  }
+  const { token, expiresAt } = await services.tokens.issue({
+    account,
+    identity: subject.identity,
+    identityType: subject.identityType,
+    appId: ctx.get('X-Svc-AppID') || 'unknown',
+    ip: clientAddress(ctx),
+  });
+  ctx.set('X-Svc-Auth-Account', account);
+  ctx.set('X-Svc-Auth-Token', token);
+  ctx.set('X-Svc-Auth-Token-Expires', formatRucioDate(expiresAt));
+  sendText(ctx, '', 200, OCTET);
+};
+
+/** Proxies put the client certificate's DN into a header; proxy-certificate CNs are cut off as Rucio does. */
+const stripProxySuffixes = (dn: string): string => {
+  let result = dn;
+  for (;;) {
+    const next = result.replace(/\/CN=(limited proxy|proxy|\d+)$/, '');
+    if (next === result) return result;
+    result = next;
+  }
+};
+
+const trustedHeader = (ctx: AppContext, name: string | undefined): string | undefined => (name ? ctx.get(name) || undefined : undefined);
+
+export const registerAuthRoutes = (routes: RouteTable, services: Services): void => {
+  const login = { auth: false, accept: [OCTET], commonHeaders: false, errors: { IdentityError: 401 } } as const;
+
+  routes.get('/auth/userpass', login, async (ctx) => {
+    setAuthHeaders(ctx);
+    const username = ctx.get('X-Svc-Username');
+    const password = ctx.get('X-Svc-Password');
+    if (!username || !password) throw new CannotAuthenticate('Cannot authenticate without passing all required arguments');
+    const subject: LoginSubject = { identityType: 'USERPASS', identity: username, password };
+    const account = await chooseAccount(ctx, services, subject, true);
+    if (account) await issueToken(ctx, services, subject, account);
+  });
+
+  const x509 = async (ctx: AppContext) => {
+    setAuthHeaders(ctx);
+    const dn = trustedHeader(ctx, services.config.x509DnHeader);
+    if (!dn) throw new CannotAuthenticate('Cannot get DN');
+    const subject: LoginSubject = { identityType: 'X509', identity: stripProxySuffixes(dn) };
+    const allowMultiple = ctx.get('X-Svc-Allow-Return-Multiple-Accounts').toLowerCase() === 'true';
+    const account = await chooseAccount(ctx, services, subject, allowMultiple);
+    if (account) await issueToken(ctx, services, subject, account);
+  };
+  for (const path of ['/auth/x509', '/auth/x509/webui', '/auth/x509_proxy']) routes.get(path, login, x509);
+
+  routes.get('/auth/gss', login, async (ctx) => {
+    setAuthHeaders(ctx, 'X-Svc-Auth-Token');
+    const principal = trustedHeader(ctx, services.config.gssRemoteUserHeader);
+    const account = ctx.get('X-Svc-Account');
+    if (!principal || !account) throw new ValueError('Account and REMOTE_USER must be set.');
+    await issueToken(ctx, services, { identityType: 'GSS', identity: principal }, account);
+  });
+
+  routes.get('/auth/validate', { auth: false, accept: [OCTET], commonHeaders: false }, async (ctx) => {
+    setAuthHeaders(ctx, 'X-Svc-Auth-Token');
+    const token = ctx.get('X-Svc-Auth-Token');
+    if (!token) throw new ValueError('Token must be set.');
+    const info = await services.tokens.validate(token);
+    if (!info) throw new CannotAuthenticate('Cannot authenticate with given credentials');
+    const body = pythonRepr({
+      account: info.account,
+      identity: info.identity,
+      lifetime: info.expiresAt,
+      audience: null,
+      authz_scope: null,
+      vo: 'def',
+    });
+    sendText(ctx, body, 200, OCTET);
+  });
+
+  // Login methods this server does not offer answer as Rucio does when they are not configured.
+  const unsupported = (method: string) => (ctx: AppContext) => {
+    setAuthHeaders(ctx);
+    throw new CannotAuthenticate(`${method} authentication is not supported by this server.`);
+  };
+  for (const [path, method] of [
+    ['/auth/ssh', 'SSH'],
+    ['/auth/ssh_challenge_token', 'SSH'],
+    ['/auth/oidc', 'OIDC'],
+    ['/auth/oidc_token', 'OIDC'],
+    ['/auth/oidc_code', 'OIDC'],
+    ['/auth/oidc_redirect', 'OIDC'],
+    ['/auth/oidc_refresh', 'OIDC'],
+  ] as const) {
+    routes.get(path, { auth: false, commonHeaders: false }, unsupported(method));
+  }
+  const saml = (ctx: AppContext) => {
+    setAuthHeaders(ctx);
+    throw new ConfigurationError('SAML not configured on the server side.');
+  };
+  routes.get('/auth/saml', { auth: false, commonHeaders: false }, saml);
+  routes.post('/auth/saml', { auth: false, commonHeaders: false }, saml);
+};
+

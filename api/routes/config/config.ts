@@ -1,0 +1,79 @@
+import { loadCaller } from '../../../commands/caller.ts';
+import { removeConfigOption, removeConfigSection, requireConfigPermission, setConfigOptions } from '../../../commands/config/configCommands.ts';
+import { configValueFromText, configValueToText } from '../../../domain/config/configValue.ts';
+import { AccessDenied, ConfigNotFound, ValueError } from '../../../domain/shared/errors.ts';
+import { configSectionsCollection, type ConfigSectionDocument } from '../../../projections/config/config.ts';
+import { sendCreated, sendJson, sendOk } from '../../http.ts';
+import { jsonObject } from '../../params.ts';
+import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import type { AppContext, Services } from '../../services.ts';
+
+const typedOptions = (options: Record<string, string>) =>
+  Object.fromEntries(Object.entries(options).map(([option, value]) => [option, configValueFromText(value)]));
+
+export const registerConfigRoutes = (routes: RouteTable, services: Services): void => {
+  const sections = () => services.readModels.collection<ConfigSectionDocument>(configSectionsCollection);
+  const requireReader = async (ctx: AppContext, what: string) =>
+    requireConfigPermission(await loadCaller(services.commands, ctx.state.issuer!), what);
+  const set = async (ctx: AppContext, options: { section: string; option: string; value: string }[]) => {
+    const outcome = await setConfigOptions(services.commands, { options }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  };
+
+  routes.get('/config', { accept: ['application/json'] }, async (ctx) => {
+    await requireReader(ctx, 'retrieve sections');
+    const result: Record<string, Record<string, unknown>> = {};
+    for await (const section of sections().find({}, { sort: { _id: 1 } })) result[section.section] = typedOptions(section.options);
+    sendJson(ctx, result);
+  });
+
+  /** `{section: {option: value}}`; every section is checked before anything is written, then all at once. */
+  routes.post('/config', {}, async (ctx) => {
+    const body = jsonObject(ctx);
+    const options: { section: string; option: string; value: string }[] = [];
+    for (const [section, sectionOptions] of Object.entries(body)) {
+      if (sectionOptions === null || typeof sectionOptions !== 'object' || Array.isArray(sectionOptions)) throw new ValueError('');
+      for (const [option, value] of Object.entries(sectionOptions)) options.push({ section, option, value: configValueToText(value) });
+    }
+    await set(ctx, options);
+  });
+
+  routes.get('/config/:section', { accept: ['application/json'] }, async (ctx) => {
+    await requireReader(ctx, `retrieve options and values from section ${ctx.params.section}`);
+    const section = await sections().get(ctx.params.section!);
+    if (!section) throw new ConfigNotFound(`No configuration found for section '${ctx.params.section}'`);
+    sendJson(ctx, typedOptions(section.options));
+  });
+  routes.delete('/config/:section', {}, async (ctx) => {
+    const outcome = await removeConfigSection(services.commands, { section: ctx.params.section! }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+
+  routes.get('/config/:section/:option', { accept: ['application/json'] }, async (ctx) => {
+    const { section, option } = ctx.params as { section: string; option: string };
+    try {
+      await requireReader(ctx, `retrieve option ${option} from section ${section}`);
+    } catch (error) {
+      if (error instanceof AccessDenied) throw new AccessDenied(`Access to '${section}' option '${option}' denied`);
+      throw error;
+    }
+    const value = (await sections().get(section))?.options[option];
+    if (value === undefined) throw new ConfigNotFound(`No configuration found for section '${section}' option '${option}'`);
+    sendJson(ctx, configValueFromText(value));
+  });
+  routes.delete('/config/:section/:option', {}, async (ctx) => {
+    const outcome = await removeConfigOption(
+      services.commands,
+      { section: ctx.params.section!, option: ctx.params.option! },
+      commandMetadata(ctx),
+    );
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+
+  routes.put('/config/:section/:option/:value', { errors: { ConfigurationError: 500 } }, async (ctx) => {
+    await set(ctx, [{ section: ctx.params.section!, option: ctx.params.option!, value: ctx.params.value! }]);
+  });
+};

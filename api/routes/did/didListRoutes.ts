@@ -1,0 +1,224 @@
+import { normalizeGuid } from '../../../domain/did/didMetadata.ts';
+import { planDidSearch } from '../../../domain/did/didSearch.ts';
+import { DID_TYPES, didKey, type DidRef } from '../../../domain/did/did.ts';
+import { DataIdentifierNotFound, DIDFilterSyntaxError, ValueError } from '../../../domain/shared/errors.ts';
+import { parsePythonLiteral, PythonLiteralError } from '../../../domain/shared/pythonLiteral.ts';
+import { didContentsCollection, didContentHistoryCollection, type ContentDocument, type ContentHistoryDocument } from '../../../projections/did/didContents.ts';
+import { didFollowersCollection, type FollowerDocument } from '../../../projections/did/didFollowers.ts';
+import { listBelow, listScope } from '../../../projections/did/didListings.ts';
+import { dynamicTotals, filesBelow, findDid, type FileEntry } from '../../../projections/did/didQueries.ts';
+import { runDidSearch } from '../../../projections/did/didSearch.ts';
+import { didsCollection, type DidDocument } from '../../../projections/did/dids.ts';
+import { contentEntryJson, contentHistoryJson, didStatusJson, parentJson } from './didRendering.ts';
+import { didFromPath, didRefItem, asArray } from './didParams.ts';
+import { JSON_TYPE, mapStream, sendJson, sendStream } from '../../http.ts';
+import { jsonObject, queryBoolean, queryString } from '../../params.ts';
+import type { RouteTable } from '../../route.ts';
+import type { AppContext, Services } from '../../services.ts';
+
+const JSON_ONLY = ['application/json'];
+const STREAM_ONLY = ['application/x-json-stream'];
+
+const notFound = (did: DidRef) => new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
+
+/** The DID of the path, which must exist. */
+const existingDid = async (services: Services, ctx: AppContext): Promise<DidDocument> => {
+  const did = didFromPath(ctx);
+  const document = await findDid(services.readModels, did.scope, did.name);
+  if (!document) throw notFound(did);
+  return document;
+};
+
+/** Yields `source`; when it yields nothing, a DID that does not exist is DataIdentifierNotFound. */
+async function* orNotFound<T>(source: AsyncIterable<T>, services: Services, did: DidRef): AsyncGenerator<T> {
+  let any = false;
+  for await (const item of source) {
+    any = true;
+    yield item;
+  }
+  if (!any && !(await findDid(services.readModels, did.scope, did.name))) throw notFound(did);
+}
+
+/** `list_files` lines: the GUID upper-cased, `lumiblocknr` only in the long form. */
+const fileLine = (file: FileEntry, lumiblocknr?: unknown) => ({
+  scope: file.scope,
+  name: file.name,
+  bytes: file.bytes,
+  adler32: file.adler32,
+  guid: file.guid ? file.guid.toUpperCase() : null,
+  events: file.events,
+  ...(lumiblocknr !== undefined ? { lumiblocknr } : {}),
+});
+
+/** GET /dids/new, POST /dids/bulkfiles: static words, registered before any variable rule. */
+export const registerDidStaticListRoutes = (routes: RouteTable, services: Services): void => {
+  const dids = () => services.readModels.collection<DidDocument>(didsCollection);
+
+  // Rucio hands out at most one chunk (1000) of new DIDs per call.
+  routes.get('/dids/new', { accept: STREAM_ONLY }, async (ctx) => {
+    const type = queryString(ctx, 'type');
+    const didType = type === undefined ? undefined : DID_TYPES.find((candidate) => candidate === type.toUpperCase());
+    if (type !== undefined && !didType) throw new ValueError(`'${type}' is not a valid DID type`);
+    const cursor = dids().find({ is_new: true, ...(didType ? { did_type: didType } : {}) }, { limit: 1000 });
+    await sendStream(ctx, mapStream(cursor, (did) => ({ scope: did.scope, name: did.name, did_type: did.did_type })));
+  });
+
+  routes.post('/dids/bulkfiles', { accept: STREAM_ONLY }, async (ctx) => {
+    const parameters = jsonObject(ctx);
+    const requested = asArray('dids', parameters.dids ?? []).map((item) => didRefItem('dids', item));
+    async function* files() {
+      for (const did of requested) {
+        const document = await findDid(services.readModels, did.scope, did.name);
+        if (!document) continue;
+        for await (const file of filesBelow(services.readModels, document)) {
+          yield { ...fileLine(file), parent_scope: did.scope, parent_name: did.name };
+        }
+      }
+    }
+    await sendStream(ctx, files());
+  });
+};
+
+/** GET /dids/{scope}/dids/search and GET /dids/{guid}/guid. */
+export const registerDidSearchRoutes = (routes: RouteTable, services: Services): void => {
+  routes.get('/dids/:scope/dids/search', { accept: STREAM_ONLY }, async (ctx) => {
+    const search = planDidSearch(searchGroups(ctx), queryString(ctx, 'type') ?? 'collection');
+    const limitText = queryString(ctx, 'limit');
+    // Flask's `type=int` turns an unreadable limit into no limit.
+    const limit = limitText !== undefined && /^\s*\d+\s*$/.test(limitText) ? Number(limitText) : undefined;
+    const long = queryBoolean(ctx, 'long', false);
+    const hits = runDidSearch(services.readModels, search, ctx.params.scope!, { recursive: queryBoolean(ctx, 'recursive', false), ...(limit ? { limit } : {}) });
+    await sendStream(ctx, mapStream(hits, (hit) => (long ? hit : hit.name)));
+  });
+
+  routes.get('/dids/:guid/guid', { accept: STREAM_ONLY }, async (ctx) => {
+    const given = ctx.params.guid!;
+    const guid = normalizeGuid(given);
+    const files = guid ? await services.readModels.collection<DidDocument>(didsCollection).find({ guid, did_type: 'FILE' }).toArray() : [];
+    if (files.length === 0) throw new DataIdentifierNotFound(`No file associated to GUID : ${given}`);
+    const contents = services.readModels.collection<ContentDocument>(didContentsCollection);
+    async function* datasets() {
+      for (const file of files) {
+        for await (const edge of contents.find({ childKey: file._id })) yield { scope: edge.parentScope, name: edge.parentName };
+      }
+    }
+    await sendStream(ctx, datasets());
+  });
+};
+
+/**
+ * The search filters as the Python client sends them (a Python literal list of dicts in `filters`),
+ * or, without `filters`, the other query parameters as one group.
+ */
+const searchGroups = (ctx: AppContext): Record<string, unknown>[] => {
+  const text = queryString(ctx, 'filters');
+  if (text === undefined) {
+    const group: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(ctx.query)) {
+      if (!['type', 'limit', 'long', 'recursive'].includes(key)) group[key] = Array.isArray(value) ? value[0] : value;
+    }
+    return [group];
+  }
+  let parsed;
+  try {
+    parsed = parsePythonLiteral(text);
+  } catch (error) {
+    if (error instanceof PythonLiteralError) throw new DIDFilterSyntaxError(`Could not read the filters: ${error.message}`);
+    throw error;
+  }
+  const groups = Array.isArray(parsed) ? parsed : [parsed];
+  return groups.map((group) => {
+    if (group === null || typeof group !== 'object' || Array.isArray(group)) throw new DIDFilterSyntaxError('Input filters are of an unrecognised type.');
+    for (const value of Object.values(group)) {
+      if (value !== null && typeof value === 'object') throw new DIDFilterSyntaxError(`Filter values must be single values, not ${JSON.stringify(value)}`);
+    }
+    return group;
+  });
+};
+
+/** The read routes under one DID: `/dids/{scope}/{name}/<suffix>`. */
+export const registerDidItemListRoutes = (routes: RouteTable, services: Services): void => {
+  routes.get('/dids/*scope_name/dids/history', { accept: STREAM_ONLY }, async (ctx) => {
+    const did = didFromPath(ctx);
+    const history = services.readModels
+      .collection<ContentHistoryDocument>(didContentHistoryCollection)
+      .find({ parentKey: didKey(did.scope, did.name) }, { sort: { parentKey: 1, _id: 1 } });
+    await sendStream(ctx, orNotFound(mapStream(history, contentHistoryJson), services, did));
+  });
+  routes.get('/dids/*scope_name/status', { accept: JSON_ONLY }, (ctx) => getDid(services, ctx));
+  routes.get('/dids/*scope_name/dids', { accept: STREAM_ONLY }, async (ctx) => {
+    const did = didFromPath(ctx);
+    const content = services.readModels
+      .collection<ContentDocument>(didContentsCollection)
+      .find({ parentKey: didKey(did.scope, did.name) }, { sort: { parentKey: 1, _id: 1 } });
+    await sendStream(ctx, orNotFound(mapStream(content, contentEntryJson), services, did));
+  });
+  routes.get('/dids/*scope_name/files', { accept: STREAM_ONLY }, async (ctx) => {
+    const document = await existingDid(services, ctx);
+    // The long form is asked for by the parameter's presence, whatever its value.
+    const long = ctx.query.long !== undefined;
+    const dids = services.readModels.collection<DidDocument>(didsCollection);
+    await sendStream(
+      ctx,
+      (async function* () {
+        for await (const file of filesBelow(services.readModels, document)) {
+          yield long ? fileLine(file, (await dids.get(didKey(file.scope, file.name)))?.lumiblocknr ?? null) : fileLine(file);
+        }
+      })(),
+    );
+  });
+  // Replication rules do not exist yet in this service: a DID has none.
+  for (const suffix of ['rules', 'associated_rules']) {
+    routes.get(`/dids/*scope_name/${suffix}`, { accept: STREAM_ONLY }, async (ctx) => {
+      await existingDid(services, ctx);
+      await sendStream(ctx, (async function* () {})());
+    });
+  }
+  routes.get('/dids/*scope_name/parents', { accept: STREAM_ONLY }, async (ctx) => {
+    const document = await existingDid(services, ctx);
+    const parents = services.readModels.collection<ContentDocument>(didContentsCollection).find({ childKey: document._id }, { sort: { _id: 1 } });
+    await sendStream(ctx, mapStream(parents, parentJson));
+  });
+  // Rucio streams these lines under the JSON content type.
+  routes.get('/dids/*scope_name/follow', { accept: JSON_ONLY }, async (ctx) => {
+    const document = await existingDid(services, ctx);
+    const followers = services.readModels
+      .collection<FollowerDocument>(didFollowersCollection)
+      .find({ didKey: document._id }, { sort: { didKey: 1, _id: 1 } });
+    await sendStream(ctx, mapStream(followers, (follower) => ({ user: follower.account })), JSON_TYPE);
+  });
+};
+
+/** GET /dids/{scope} redirects to the scope listing (Werkzeug's strict slashes); then the listing. */
+export const registerScopeListingRoutes = (routes: RouteTable, services: Services): void => {
+  routes.get('/dids/:scope', { auth: false, commonHeaders: false }, (ctx) => {
+    ctx.status = 308;
+    ctx.set('Location', `${ctx.path}/${ctx.querystring ? `?${ctx.querystring}` : ''}`);
+    ctx.body = '';
+  });
+  routes.get('/dids/:scope/', { accept: STREAM_ONLY }, async (ctx) => {
+    const scope = ctx.params.scope!;
+    const name = queryString(ctx, 'name');
+    const recursive = queryBoolean(ctx, 'recursive', false);
+    if (name === undefined) {
+      await sendStream(ctx, listScope(services.readModels, scope, recursive));
+      return;
+    }
+    const document = await findDid(services.readModels, scope, name);
+    if (!document) throw notFound({ scope, name });
+    await sendStream(ctx, listBelow(services.readModels, document, recursive));
+  });
+};
+
+/** GET /dids/{scope}/{name}: the DID itself, registered last. */
+export const registerDidGetRoute = (routes: RouteTable, services: Services): void => {
+  routes.get('/dids/*scope_name', { accept: JSON_ONLY }, (ctx) => getDid(services, ctx));
+};
+
+const getDid = async (services: Services, ctx: AppContext): Promise<void> => {
+  const document = await existingDid(services, ctx);
+  const requested = queryString(ctx, 'dynamic_depth');
+  const depth = requested !== undefined ? requested.toUpperCase() : ctx.query.dynamic !== undefined ? 'FILE' : undefined;
+  const dynamic = depth === 'FILE' || depth === 'DATASET' ? await dynamicTotals(services.readModels, document, depth) : undefined;
+  sendJson(ctx, didStatusJson(document, dynamic));
+};

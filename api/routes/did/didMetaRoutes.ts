@@ -1,0 +1,116 @@
+import type { DidGraph } from '../../../commands/did/didGraph.ts';
+import { deleteMetadata, setDidsMetadataBulk, setMetadata } from '../../../commands/did/didMetadata.ts';
+import { metadataPluginNamed, type MetadataPlugin } from '../../../domain/did/didMetadata.ts';
+import { DataIdentifierNotFound, KeyNotFound, UnsupportedMetadataPlugin } from '../../../domain/shared/errors.ts';
+import { ancestorKeys, findDid } from '../../../projections/did/didQueries.ts';
+import { didsCollection, type DidDocument } from '../../../projections/did/dids.ts';
+import { didColumnMetadata, jsonMetadata } from './didRendering.ts';
+import { asArray, asObject, didFromPath, didRefItem } from './didParams.ts';
+import { sendCreated, sendJson, sendOk, sendStream } from '../../http.ts';
+import { jsonObject, param, paramBoolean, queryString } from '../../params.ts';
+import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import type { Services } from '../../services.ts';
+
+const pluginOf = (name: unknown): MetadataPlugin => {
+  const plugin = metadataPluginNamed(String(name));
+  if (!plugin) throw new UnsupportedMetadataPlugin(`Metadata plugin "${String(name)}" is not enabled on the server.`);
+  return plugin;
+};
+
+/** A DID's metadata as one plugin (or `ALL` of them) sees it. */
+const metadataOf = (document: DidDocument, plugin: MetadataPlugin): Record<string, unknown> => {
+  switch (plugin) {
+    case 'DID_COLUMN':
+      return didColumnMetadata(document);
+    case 'JSON':
+      return jsonMetadata(document);
+    case 'ALL':
+      return { ...didColumnMetadata(document), ...jsonMetadata(document) };
+  }
+};
+
+/** Rucio's `get_metadata_bulk` walks at most this many levels of parents for `inherit`. */
+const INHERIT_DEPTH = 20;
+
+/** POST /dids/bulkdidsmeta (set) and /dids/bulkmeta (get): static words. */
+export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services, graph: DidGraph): void => {
+  routes.post('/dids/bulkdidsmeta', {}, async (ctx) => {
+    const dids = asArray('dids', param(jsonObject(ctx), 'dids')).map((item) => {
+      const entry = asObject('dids', item);
+      return { ...didRefItem('dids', entry), meta: asObject('dids', param(entry, 'meta')) };
+    });
+    const outcome = await setDidsMetadataBulk(services.commands, graph, { dids }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  });
+
+  /**
+   * One line per existing DID, in request order: `scope`, `name` and the plugin's keys (the
+   * plugin is honoured with or without `inherit`). With `inherit`, keys a DID lacks come from
+   * its nearest ancestor that has them, level by level.
+   */
+  routes.post('/dids/bulkmeta', { accept: ['application/x-json-stream'] }, async (ctx) => {
+    const parameters = jsonObject(ctx);
+    const dids = asArray('dids', param(parameters, 'dids')).map((item) => didRefItem('dids', item));
+    const inherit = paramBoolean(parameters, 'inherit', false);
+    const plugin = pluginOf(parameters.plugin ?? 'JSON');
+    const collection = services.readModels.collection<DidDocument>(didsCollection);
+    async function* lines() {
+      for (const did of dids) {
+        const document = await findDid(services.readModels, did.scope, did.name);
+        if (!inherit) {
+          if (document) yield { scope: did.scope, name: did.name, ...metadataOf(document, plugin) };
+          continue;
+        }
+        const line: Record<string, unknown> = { scope: did.scope, name: did.name };
+        const fill = (source: DidDocument | null) => {
+          if (!source) return;
+          for (const [key, value] of Object.entries(metadataOf(source, plugin))) if (!(key in line)) line[key] = value;
+        };
+        fill(document);
+        for (const ancestor of await ancestorKeys(services.readModels, did.scope, did.name, INHERIT_DEPTH)) fill(await collection.get(ancestor));
+        yield line;
+      }
+    }
+    await sendStream(ctx, lines());
+  });
+};
+
+/** GET, POST, DELETE /dids/{scope}/{name}/meta and POST /dids/{scope}/{name}/meta/{key}. */
+export const registerDidMetaRoutes = (routes: RouteTable, services: Services, graph: DidGraph): void => {
+  const setErrors = { errors: { KeyNotFound: 400 } };
+
+  routes.post('/dids/*scope_name/meta/:key', setErrors, async (ctx) => {
+    const did = didFromPath(ctx);
+    const parameters = jsonObject(ctx);
+    const meta = { [ctx.params.key!]: param(parameters, 'value') };
+    const recursive = paramBoolean(parameters, 'recursive', false);
+    const outcome = await setMetadata(services.commands, graph, { ...did, meta, recursive, single: true }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  });
+  routes.get('/dids/*scope_name/meta', { accept: ['application/json'] }, async (ctx) => {
+    const did = didFromPath(ctx);
+    const plugin = pluginOf(queryString(ctx, 'plugin') ?? 'DID_COLUMN');
+    const document = await findDid(services.readModels, did.scope, did.name);
+    if (!document) throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
+    sendJson(ctx, metadataOf(document, plugin));
+  });
+  routes.post('/dids/*scope_name/meta', setErrors, async (ctx) => {
+    const did = didFromPath(ctx);
+    const parameters = jsonObject(ctx);
+    const meta = asObject('meta', param(parameters, 'meta'));
+    const recursive = paramBoolean(parameters, 'recursive', false);
+    const outcome = await setMetadata(services.commands, graph, { ...did, meta, recursive, single: false }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  });
+  routes.delete('/dids/*scope_name/meta', { errors: { NotImplementedError: 409 } }, async (ctx) => {
+    const did = didFromPath(ctx);
+    const key = queryString(ctx, 'key');
+    if (key === undefined) throw new KeyNotFound('No key provided to remove');
+    const outcome = await deleteMetadata(services.commands, { ...did, key }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+};

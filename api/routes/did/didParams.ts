@@ -1,0 +1,104 @@
+import type { AttachRequest } from '../../../domain/did/didContent.ts';
+import type { DidRef } from '../../../domain/did/did.ts';
+import { InvalidObject, TypeError_, UnsupportedOperation, ValueError } from '../../../domain/shared/errors.ts';
+import { NAME_RULES } from '../../../domain/shared/names.ts';
+import { parseJsonBody } from '../../params.ts';
+import type { AppContext } from '../../services.ts';
+
+/**
+ * Reading DID requests the way Rucio's views and schemas do (lib/rucio/common/schema/generic.py):
+ * invalid shapes are InvalidObject "Problem validating <schema>: <detail>".
+ */
+
+const SCOPE_NAME_PATTERN = '/([^/]+)/(.*)';
+
+/** Rucio's `parse_scope_name`: the first segment is the scope, everything after it the name. */
+export const parseScopeName = (scopeName: string): DidRef => {
+  // Python's re.match: anchored at the start only, `.` stopping at a newline.
+  const match = /^\/([^/]+)\/(.*)/.exec(`/${scopeName}`);
+  if (!match) {
+    throw new ValueError(
+      `Could not parse '/${scopeName}' (scope_name='${scopeName}') with pattern '${SCOPE_NAME_PATTERN}' into scope and name.`,
+    );
+  }
+  return { scope: match[1]!, name: match[2]! };
+};
+
+export const didFromPath = (ctx: AppContext): DidRef => parseScopeName(ctx.params.scope_name ?? '');
+
+const problem = (schema: string, detail: string): never => {
+  throw new InvalidObject(`Problem validating ${schema}: ${detail}`);
+};
+
+const checkPattern = (schema: string, kind: 'scope' | 'name', value: unknown): string => {
+  if (typeof value !== 'string') return problem(schema, `${JSON.stringify(value)} is not of type 'string'`);
+  const rule = NAME_RULES[kind];
+  if (value.length > rule.maxLength) problem(schema, `'${value}' is too long`);
+  if (!rule.pattern.test(value)) problem(schema, `'${value}' does not match '${rule.pattern.source}'`);
+  return value;
+};
+
+export const asObject = (schema: string, value: unknown): Record<string, unknown> => {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return problem(schema, `${JSON.stringify(value)} is not of type 'object'`);
+  return value as Record<string, unknown>;
+};
+
+export const asArray = (schema: string, value: unknown, maxItems = 1000): unknown[] => {
+  if (!Array.isArray(value)) return problem(schema, `${JSON.stringify(value)} is not of type 'array'`);
+  if (value.length > maxItems) problem(schema, `the array has ${value.length} items, more than ${maxItems}`);
+  return value;
+};
+
+const required = (schema: string, item: Record<string, unknown>, key: string): unknown => {
+  if (!(key in item)) problem(schema, `'${key}' is a required property`);
+  return item[key];
+};
+
+/** A `{scope, name}` item of a request body, names checked. */
+export const didRefItem = (schema: string, value: unknown): DidRef => {
+  const item = asObject(schema, value);
+  return { scope: checkPattern(schema, 'scope', required(schema, item, 'scope')), name: checkPattern(schema, 'name', required(schema, item, 'name')) };
+};
+
+/** Scope and name of the path, checked as the `did` schema checks them before a creation. */
+export const checkDidRef = (schema: string, did: DidRef): DidRef => ({
+  scope: checkPattern(schema, 'scope', did.scope),
+  name: checkPattern(schema, 'name', did.name),
+});
+
+/** A child of an attachment (schema `dids`): scope, name, and the file facts to check. */
+export const attachRequestItem = (schema: string, value: unknown): AttachRequest => {
+  const item = asObject(schema, value);
+  const ref = didRefItem(schema, item);
+  const request: { scope: string; name: string; bytes?: unknown; adler32?: unknown; md5?: unknown } = { ...ref };
+  if ('bytes' in item) {
+    if (typeof item.bytes !== 'number' || !Number.isInteger(item.bytes)) problem(schema, `${JSON.stringify(item.bytes)} is not of type 'integer'`);
+    request.bytes = item.bytes;
+  }
+  for (const [key, pattern] of [['adler32', /^[a-fA-F\d]{8}$/], ['md5', /^[a-fA-F\d]{32}$/]] as const) {
+    if (!(key in item)) continue;
+    if (typeof item[key] !== 'string' || !pattern.test(item[key])) problem(schema, `${JSON.stringify(item[key])} does not match '${pattern.source}'`);
+    request[key] = item[key];
+  }
+  return request;
+};
+
+export const attachRequests = (schema: string, value: unknown): AttachRequest[] =>
+  asArray(schema, value).map((item) => attachRequestItem(schema, item));
+
+/**
+ * Creating replication rules with a DID (`rules`) belongs to an area this service does not offer
+ * yet; such requests are refused whole rather than half done.
+ */
+export const refuseRuleOptions = (parameters: Record<string, unknown>): void => {
+  if (Array.isArray(parameters.rules) ? parameters.rules.length > 0 : parameters.rules !== undefined && parameters.rules !== null) {
+    throw new UnsupportedOperation('This server does not manage replication rules yet: create the DID without rules');
+  }
+};
+
+/** A JSON body that may be an object or a list (POST /dids/attachments). */
+export const jsonObjectOrList = (ctx: AppContext): Record<string, unknown> | unknown[] => {
+  const body = parseJsonBody(ctx, 'dictionary or list');
+  if (body === null || typeof body !== 'object') throw new TypeError_('body must be a json dictionary or list');
+  return body as Record<string, unknown> | unknown[];
+};

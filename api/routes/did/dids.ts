@@ -1,0 +1,204 @@
+import { addCollections, type NewCollection } from '../../../commands/did/didCreation.ts';
+import { attachDids, detachDids, type Attachment } from '../../../commands/did/didContent.ts';
+import { createDidSample, followDid, resurrectDids, setDidStatus, unfollowDid } from '../../../commands/did/didLifecycle.ts';
+import type { CollectionType, DidRef } from '../../../domain/did/did.ts';
+import { InvalidObject, KeyError, TypeError_, UnsupportedOperation, UnsupportedStatus, ValueError } from '../../../domain/shared/errors.ts';
+import { isValidName } from '../../../domain/shared/names.ts';
+import { readModelDidGraph } from '../../../projections/did/readModelDidGraph.ts';
+import {
+  asArray,
+  asObject,
+  attachRequests,
+  checkDidRef,
+  didFromPath,
+  didRefItem,
+  jsonObjectOrList,
+  refuseRuleOptions,
+} from './didParams.ts';
+import { sendCreated, sendOk } from '../../http.ts';
+import { replicasOption } from '../replica/replicaParams.ts';
+import { jsonList, jsonObject, param, paramBoolean, toBoolean } from '../../params.ts';
+import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import type { AppContext, Services } from '../../services.ts';
+import {
+  registerDidGetRoute,
+  registerDidItemListRoutes,
+  registerDidSearchRoutes,
+  registerDidStaticListRoutes,
+  registerScopeListingRoutes,
+} from './didListRoutes.ts';
+import { registerDidBulkMetaRoutes, registerDidMetaRoutes } from './didMetaRoutes.ts';
+
+/**
+ * The /dids area. Registration order is priority and follows how Werkzeug ranks Rucio's rules:
+ * static words first, then `<scope>/…` rules with static suffixes, then `<path:scope_name>/suffix`,
+ * the scope listing, and last the bare `<path:scope_name>`.
+ */
+export const registerDidRoutes = (routes: RouteTable, services: Services): void => {
+  const graph = readModelDidGraph(services.readModels);
+  const written = async (ctx: AppContext, position: bigint | undefined, created: boolean) => {
+    await afterWrite(ctx, services, position);
+    if (created) sendCreated(ctx);
+    else sendOk(ctx);
+  };
+  /** Both sample routes: `nbfiles` is text that must read as an integer, as Python's int() reads it. */
+  const sample = async (ctx: AppContext, input: DidRef, output: DidRef, nbfiles: unknown) => {
+    const count = typeof nbfiles === 'number' ? nbfiles : /^\s*[+-]?\d+\s*$/.test(String(nbfiles)) ? Number(String(nbfiles).trim()) : Number.NaN;
+    if (!Number.isInteger(count)) throw new ValueError(`invalid literal for int() with base 10: '${String(nbfiles)}'`);
+    const outcome = await createDidSample(services.commands, graph, { input, output: checkDidRef('did', output), nbfiles: count }, commandMetadata(ctx));
+    await written(ctx, outcome.position, true);
+  };
+
+  routes.post('/dids', { accept: ['application/json'], errors: { DatabaseException: 406 } }, async (ctx) => {
+    const dids = jsonList(ctx).map((item) => newCollection(asObject('did', item)));
+    const outcome = await addCollections(services.commands, graph, { dids, single: false }, commandMetadata(ctx));
+    await written(ctx, outcome.position, true);
+  });
+  registerDidStaticListRoutes(routes, services);
+  routes.post('/dids/attachments', {}, async (ctx) => {
+    const body = jsonObjectOrList(ctx);
+    const list = Array.isArray(body) ? body : param(body, 'attachments');
+    const ignoreDuplicates = Array.isArray(body) ? false : paramBoolean(body, 'ignore_duplicate', false);
+    const attachments = asArray('attachments', list).map((item): Attachment => {
+      const attachment = asObject('attachments', item);
+      refuseRuleOptions(attachment);
+      const parent = didRefItem('attachments', attachment);
+      const replicas = replicasOption(attachment, 'attachments', ownerOf(attachment));
+      return { ...parent, children: attachRequests('attachments', attachment.dids), ...(replicas ? { replicas } : {}) };
+    });
+    const outcome = await attachDids(services.commands, graph, { attachments, ignoreDuplicates, single: false }, commandMetadata(ctx));
+    await written(ctx, outcome.position, true);
+  });
+  registerDidBulkMetaRoutes(routes, services, graph);
+  routes.post('/dids/sample', {}, async (ctx) => {
+    const parameters = jsonObject(ctx);
+    const [inputScope, inputName, outputScope, outputName, nbfiles] = ['input_scope', 'input_name', 'output_scope', 'output_name', 'nbfiles'].map(
+      (name) => param(parameters, name),
+    );
+    await sample(ctx, { scope: String(inputScope), name: String(inputName) }, { scope: String(outputScope), name: String(outputName) }, nbfiles);
+  });
+  routes.post('/dids/resurrect', {}, async (ctx) => {
+    const dids = asArray('dids', jsonList(ctx)).map((item) => didRefItem('dids', item));
+    const outcome = await resurrectDids(services.commands, { dids }, commandMetadata(ctx));
+    await written(ctx, outcome.position, true);
+  });
+  registerDidSearchRoutes(routes, services);
+  routes.post('/dids/:input_scope/:input_name/:output_scope/:output_name/:nbfiles/sample', {}, async (ctx) => {
+    const { input_scope, input_name, output_scope, output_name, nbfiles } = ctx.params;
+    await sample(ctx, { scope: input_scope!, name: input_name! }, { scope: output_scope!, name: output_name! }, nbfiles);
+  });
+
+
+  registerDidItemListRoutes(routes, services);
+  routes.put('/dids/*scope_name/status', {}, async (ctx) => {
+    const did = didFromPath(ctx);
+    const parameters = jsonObject(ctx);
+    for (const key of Object.keys(parameters)) {
+      if (key !== 'open') throw new UnsupportedStatus(`The status ${key} is not a valid data identifier status.`);
+    }
+    if (!('open' in parameters)) throw new KeyError("'open' not defined");
+    const outcome = await setDidStatus(services.commands, graph, { ...did, open: toBoolean(parameters.open, 'open') }, commandMetadata(ctx));
+    await written(ctx, outcome.position, false);
+  });
+  registerDidMetaRoutes(routes, services, graph);
+  routes.post('/dids/*scope_name/dids', {}, async (ctx) => {
+    const parent = didFromPath(ctx);
+    const parameters = jsonObject(ctx);
+    refuseRuleOptions(parameters);
+    if (!('dids' in parameters)) throw new InvalidObject("Problem validating attachment: 'dids' is a required property");
+    const children = attachRequests('attachment', parameters.dids);
+    const replicas = replicasOption(parameters, 'attachment', ownerOf(parameters));
+    const attachment = { ...parent, children, ...(replicas ? { replicas } : {}) };
+    const outcome = await attachDids(services.commands, graph, { attachments: [attachment], ignoreDuplicates: false, single: true }, commandMetadata(ctx));
+    await written(ctx, outcome.position, true);
+  });
+  routes.delete('/dids/*scope_name/dids', {}, async (ctx) => {
+    const parent = didFromPath(ctx);
+    const children = asArray('dids', param(jsonObject(ctx), 'dids')).map((item) => didRefItem('dids', item));
+    const outcome = await detachDids(services.commands, { ...parent, children }, commandMetadata(ctx));
+    await written(ctx, outcome.position, false);
+  });
+  routes.post('/dids/*scope_name/follow', {}, async (ctx) => {
+    const did = didFromPath(ctx);
+    const account = followerAccount(jsonObject(ctx));
+    const outcome = await followDid(services.commands, { ...did, account }, commandMetadata(ctx));
+    await written(ctx, outcome.position, true);
+  });
+  routes.delete('/dids/*scope_name/follow', {}, async (ctx) => {
+    const did = didFromPath(ctx);
+    const account = followerAccount(jsonObject(ctx));
+    const outcome = await unfollowDid(services.commands, { ...did, account }, commandMetadata(ctx));
+    await written(ctx, outcome.position, false);
+  });
+  registerScopeListingRoutes(routes, services);
+  registerDidGetRoute(routes, services);
+  routes.post('/dids/*scope_name', { errors: { DatabaseException: 406 } }, async (ctx) => {
+    const did = didFromPath(ctx);
+    const parameters = jsonObject(ctx);
+    const collection = newCollection({ ...parameters, type: param(parameters, 'type'), ...did });
+    const outcome = await addCollections(services.commands, graph, { dids: [collection], single: true }, commandMetadata(ctx));
+    await written(ctx, outcome.position, true);
+  });
+};
+
+const followerAccount = (parameters: Record<string, unknown>): string => {
+  const account = param(parameters, 'account');
+  if (typeof account !== 'string') throw new TypeError_(`'account' must be a string, not ${JSON.stringify(account)}`);
+  return account;
+};
+
+/** Rucio takes the names; the seed documents list the letters, taken too. */
+const COLLECTION_TYPES: Readonly<Record<string, CollectionType | 'FILE'>> = {
+  DATASET: 'DATASET',
+  CONTAINER: 'CONTAINER',
+  FILE: 'FILE',
+  D: 'DATASET',
+  C: 'CONTAINER',
+  F: 'FILE',
+};
+
+/** One item of `add_did` / `add_dids`, read as the `did` schema and Rucio's core read it. */
+const newCollection = (item: Record<string, unknown>): NewCollection => {
+  const did = didRefItem('did', item);
+  if (!('type' in item)) throw new KeyError("'type' not defined");
+  const didType = typeof item.type === 'string' ? COLLECTION_TYPES[item.type.toUpperCase()] : undefined;
+  if (!didType) throw new InvalidObject(`Problem validating did: ${JSON.stringify(item.type)} is not one of ['DATASET', 'CONTAINER', 'FILE', 'F']`);
+  if (didType === 'FILE') throw new UnsupportedOperation('Only collection (dataset/container) can be registered.');
+  refuseRuleOptions(item);
+  const statuses = item.statuses === undefined || item.statuses === null ? {} : asObject('did', item.statuses);
+  const meta = item.meta === undefined || item.meta === null ? {} : asObject('did', item.meta);
+  const lifetime = item.lifetime === undefined || item.lifetime === null ? null : item.lifetime;
+  if (lifetime !== null && (typeof lifetime !== 'number' || !Number.isFinite(lifetime))) {
+    throw new InvalidObject(`Problem validating did: lifetime ${JSON.stringify(lifetime)} is not a number of seconds`);
+  }
+  const account = item.account === undefined || item.account === null ? undefined : item.account;
+  if (account !== undefined && (typeof account !== 'string' || !isValidName('account', account))) {
+    throw new InvalidObject(`Problem validating did: account ${JSON.stringify(account)} is not a valid account name`);
+  }
+  return {
+    ...did,
+    didType,
+    ...(account !== undefined ? { account } : {}),
+    monotonic: paramBoolean(statuses, 'monotonic', false),
+    lifetime,
+    meta,
+    children: item.dids === undefined || item.dids === null ? [] : attachRequests('dids', item.dids),
+    ...replicasIfAny(item, account),
+  };
+};
+
+/** With `rse`, `add_did(s)` registers the content's replicas there first (`account` owns new files). */
+const replicasIfAny = (item: Record<string, unknown>, account: unknown) => {
+  const replicas = replicasOption(item, 'dids', typeof account === 'string' ? account : undefined);
+  return replicas ? { replicas } : {};
+};
+
+/** The `account` of an attachment, which owns the files it creates; checked as an account name. */
+const ownerOf = (parameters: Record<string, unknown>): string | undefined => {
+  const account = parameters.account;
+  if (account === undefined || account === null) return undefined;
+  if (typeof account !== 'string' || !isValidName('account', account)) {
+    throw new InvalidObject(`Problem validating attachment: account ${JSON.stringify(account)} is not a valid account name`);
+  }
+  return account;
+};

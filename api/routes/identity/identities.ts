@@ -1,0 +1,51 @@
+import { registerIdentity } from '../../../commands/identity/identityCommands.ts';
+import type { IdentityType } from '../../../domain/identity/identity.ts';
+import { ValueError } from '../../../domain/shared/errors.ts';
+import { accountIdentitiesCollection, type AccountIdentityDocument } from '../../../projections/identity/identities.ts';
+import { IDENTITY_TYPES } from '../../../domain/identity/identity.ts';
+import { sendCreated, sendJson } from '../../http.ts';
+import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import type { AppContext, Services } from '../../services.ts';
+
+export const registerIdentityRoutes = (routes: RouteTable, services: Services): void => {
+  const register = async (ctx: AppContext, identityType: IdentityType, identity: string, password: string | null) => {
+    const outcome = await registerIdentity(
+      services.commands,
+      { identity, identityType, account: ctx.params.account!, email: ctx.get('X-Svc-Email'), password },
+      commandMetadata(ctx),
+    );
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  };
+
+  routes.put('/identities/:account/userpass', {}, async (ctx) => {
+    const username = ctx.get('X-Svc-Username');
+    const password = ctx.get('X-Svc-Password');
+    if (!username || !password || !ctx.get('X-Svc-Email')) throw new ValueError('Username, Email and Password must be set.');
+    await register(ctx, 'USERPASS', username, password);
+  });
+
+  routes.put('/identities/:account/x509', {}, async (ctx) => {
+    const dn = services.config.x509DnHeader ? ctx.get(services.config.x509DnHeader) : '';
+    if (!dn || !ctx.get('X-Svc-Email')) throw new ValueError('SSL_CLIENT_S_DN and email must be set.');
+    await register(ctx, 'X509', dn, null);
+  });
+
+  routes.put('/identities/:account/gss', {}, async (ctx) => {
+    const principal = services.config.gssRemoteUserHeader ? ctx.get(services.config.gssRemoteUserHeader) : '';
+    if (!principal || !ctx.get('X-Svc-Email')) throw new ValueError('REMOTE_USER and email must be set.');
+    await register(ctx, 'GSS', principal, null);
+  });
+
+  // Rucio 39.0.0rc1 always answers 500 here (a misnamed URL variable); this answers what it meant to.
+  routes.get('/identities/:identity_key/:type/accounts', { accept: ['application/json'] }, async (ctx) => {
+    const identityType = ctx.params.type!.toUpperCase() as IdentityType;
+    if (!(IDENTITY_TYPES as readonly string[]).includes(identityType)) throw new ValueError(`Unknown identity type ${ctx.params.type}`);
+    const mappings = await services.readModels
+      .collection<AccountIdentityDocument>(accountIdentitiesCollection)
+      .find({ identity: ctx.params.identity_key!, identityType }, { sort: { account: 1 } })
+      .toArray();
+    sendJson(ctx, mappings.map((mapping) => mapping.account));
+  });
+};
+

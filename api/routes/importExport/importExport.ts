@@ -1,0 +1,74 @@
+import { loadCaller } from '../../../commands/caller.ts';
+import { importData } from '../../../commands/importExport/importData.ts';
+import { requirePermission } from '../../../domain/permission/policy.ts';
+import { RSE_PERMISSIONS } from '../../../domain/permission/rsePolicy.ts';
+import { availabilityInteger } from '../../../domain/rse/availability.ts';
+import { formatRucioDate } from '../../../domain/shared/dates.ts';
+import { rseDistancesCollection, rsesCollection, type RseDistanceDocument, type RseDocument } from '../../../projections/rse/rses.ts';
+import { sendCreated, sendJson } from '../../http.ts';
+import { dataImportFromBody } from './importRequest.ts';
+import { jsonObject, queryBoolean } from '../../params.ts';
+import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { defaultLfn2pfnAlgorithm, lfn2pfnAlgorithmOf, rseSettings } from '../rse/rseViews.ts';
+import type { Services } from '../../services.ts';
+
+/** One RSE as Rucio's export_rse writes it: the record (without ISP, ASN, continent), settings, protocols, MinFreeSpace. */
+const exportedRse = (document: RseDocument, defaultAlgorithm: string) => {
+  const { ISP: _isp, ASN: _asn, continent: _continent, ...record } = document.properties;
+  const settings = rseSettings(document, defaultAlgorithm);
+  return {
+    id: document.id,
+    rse: document.rse,
+    vo: 'def',
+    ...record,
+    availability: availabilityInteger(document.properties),
+    created_at: formatRucioDate(new Date(document.createdAt)),
+    updated_at: formatRucioDate(new Date(document.updatedAt)),
+    attributes: document.attributes,
+    lfn2pfn_algorithm: lfn2pfnAlgorithmOf(document, defaultAlgorithm),
+    verify_checksum: settings.verify_checksum,
+    credentials: settings.credentials,
+    protocols: settings.protocols,
+    MinFreeSpace: document.limits.MinFreeSpace ?? null,
+  };
+};
+
+const exportedDistance = (distance: RseDistanceDocument) => ({
+  src_rse_id: distance.srcRseId,
+  dest_rse_id: distance.destRseId,
+  distance: distance.distance,
+  ranking: distance.distance,
+  created_at: formatRucioDate(new Date(distance.createdAt)),
+  updated_at: formatRucioDate(new Date(distance.updatedAt)),
+});
+
+/** `GET /export` and `POST /import` (§1.9, §1.12): one deployment's RSEs and distances seed another. */
+export const registerImportExportRoutes = (routes: RouteTable, services: Services): void => {
+  for (const path of ['/export', '/export/']) {
+    routes.get(path, { accept: ['application/json'] }, async (ctx) => {
+      const caller = await loadCaller(services.commands, ctx.state.issuer!);
+      requirePermission(RSE_PERMISSIONS.exportData(caller), caller, 'export data');
+      const withDistances = queryBoolean(ctx, 'distance', true);
+      const defaultAlgorithm = await defaultLfn2pfnAlgorithm(services);
+      const rses: Record<string, unknown> = {};
+      const live = new Set<string>();
+      for await (const document of services.readModels.collection<RseDocument>(rsesCollection).find({ deleted: false }, { sort: { rse: 1 } })) {
+        rses[document.rse] = exportedRse(document, defaultAlgorithm);
+        live.add(document.id);
+      }
+      if (!withDistances) return sendJson(ctx, { rses });
+      const distances: Record<string, Record<string, unknown>> = {};
+      for await (const distance of services.readModels.collection<RseDistanceDocument>(rseDistancesCollection).find({}, { sort: { _id: 1 } })) {
+        if (!live.has(distance.srcRseId) || !live.has(distance.destRseId)) continue;
+        (distances[distance.srcRse] ??= {})[distance.destRse] = exportedDistance(distance);
+      }
+      sendJson(ctx, { rses, distances });
+    });
+    routes.post(path.replace('export', 'import'), {}, async (ctx) => {
+      const data = dataImportFromBody(jsonObject(ctx));
+      const outcome = await importData(services.commands, data, commandMetadata(ctx));
+      await afterWrite(ctx, services, outcome.position);
+      sendCreated(ctx);
+    });
+  }
+};

@@ -1,0 +1,243 @@
+import { resolvePfnOnRse } from '../../../commands/replica/pfnResolution.ts';
+import { declareBadDids, declareBadPfns, declareReplicas, type BadPfnState, type DeclaredReplica } from '../../../commands/replica/replicaDeclarations.ts';
+import { evaluateRseExpression } from '../../../domain/rse/rseExpression.ts';
+import { formatRucioDate } from '../../../domain/shared/dates.ts';
+import { InvalidType, ValueError } from '../../../domain/shared/errors.ts';
+import { BAD_STATE_LETTERS, type BadReplicaDocument, type BadReplicaState } from '../../../projections/replica/badReplicas.ts';
+import { badReplicaRows, badReplicaSummary, suspiciousReplicas } from '../../../projections/replica/badReplicaQueries.ts';
+import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
+import { asArray, didRefItem } from '../did/didParams.ts';
+import { JSON_TYPE, mapStream, sendCreated, sendJson, sendStream } from '../../http.ts';
+import { jsonObject, param, paramBoolean, toBoolean } from '../../params.ts';
+import { readModelReplicaCatalogue } from '../../../projections/replica/readModelReplicaCatalogue.ts';
+import { integerParameter, optionalText, parseUtc, rseName } from './replicaParams.ts';
+import { replicaPfnsOf } from './replicaPfnLookup.ts';
+import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { activeRse } from '../rse/rseViews.ts';
+import type { AppContext, Services } from '../../services.ts';
+
+const JSON_ONLY = [JSON_TYPE];
+const STREAM_ONLY = ['application/x-json-stream'];
+
+/**
+ * The query of Rucio's bad-replica listings: a URL-encoded JSON object, or an ordinary query
+ * string. Either way only the first value of a parameter counts, and empty values do not.
+ */
+const queryParameters = (ctx: AppContext): ((name: string) => string | undefined) => {
+  let parsed: unknown;
+  try {
+    parsed = ctx.querystring ? JSON.parse(decodeURIComponent(ctx.querystring)) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  const source = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : ctx.query;
+  return (name) => {
+    const value = source[name];
+    const first = Array.isArray(value) ? value[0] : value;
+    return first === undefined || first === null || first === '' ? undefined : String(first);
+  };
+};
+
+const badStateOf = (text: string): BadReplicaState => {
+  const state = BAD_STATE_LETTERS[text] ?? (Object.values(BAD_STATE_LETTERS).includes(text as BadReplicaState) ? (text as BadReplicaState) : undefined);
+  if (!state) throw new ValueError(`'${text}' is not a valid BadFilesStatus`);
+  return state;
+};
+
+/** The RSE ids an expression selects; none given means every RSE. */
+const rseIdsOf = async (services: Services, expression: string | undefined): Promise<Set<string> | undefined> =>
+  expression ? new Set(evaluateRseExpression(expression, await loadRseFacts(services.readModels)).map((rse) => rse.id)) : undefined;
+
+const badRowJson = (row: BadReplicaDocument) => ({
+  scope: row.scope,
+  name: row.name,
+  rse: row.rse,
+  rse_id: row.rse_id,
+  state: row.state,
+  created_at: formatRucioDate(new Date(row.created_at)),
+  updated_at: formatRucioDate(new Date(row.updated_at)),
+});
+
+/** The listings: GET /replicas/suspicious, /replicas/bad/states, /replicas/bad/summary. */
+export const registerBadReplicaListRoutes = (routes: RouteTable, services: Services): void => {
+  for (const path of ['/replicas/bad/states', '/replicas/bad/states/']) {
+    routes.get(path, { accept: STREAM_ONLY }, async (ctx) => {
+      const get = queryParameters(ctx);
+      const state = get('state');
+      const rse = get('rse');
+      const limit = get('limit');
+      const rows = badReplicaRows(services.readModels, {
+        ...(state ? { state: badStateOf(state) } : {}),
+        ...(rse ? { rseId: (await activeRse(services, rse)).id } : {}),
+        ...(get('younger_than') ? { youngerThan: parseUtc(get('younger_than'), 'fraction', 'younger_than').toISOString() } : {}),
+        ...(get('older_than') ? { olderThan: parseUtc(get('older_than'), 'fraction', 'older_than').toISOString() } : {}),
+        ...(limit ? { limit: integerParameter(limit, 'limit') } : {}),
+      });
+      const listPfns = get('list_pfns');
+      if (listPfns !== undefined && toBoolean(listPfns, 'list_pfns')) {
+        await sendStream(ctx, replicaPfnsOf(services.readModels, rows, rse));
+        return;
+      }
+      await sendStream(ctx, mapStream(rows, badRowJson));
+    });
+  }
+  for (const path of ['/replicas/bad/summary', '/replicas/bad/summary/']) {
+    routes.get(path, { accept: STREAM_ONLY }, async (ctx) => {
+      const get = queryParameters(ctx);
+      const summary = await badReplicaSummary(services.readModels, {
+        ...(await rseIdsOptions(services, get('rse_expression'))),
+        ...(get('from_date') ? { fromDate: parseUtc(get('from_date'), 'day', 'from_date').toISOString() } : {}),
+        ...(get('to_date') ? { toDate: parseUtc(get('to_date'), 'day', 'to_date').toISOString() } : {}),
+      });
+      const lines = summary.map(({ counts, rseId, rse, day, reason }) => ({
+        ...counts,
+        rse_id: rseId,
+        rse,
+        created_at: formatRucioDate(new Date(`${day}T00:00:00Z`)),
+        reason,
+      }));
+      await sendStream(ctx, fromArray(lines));
+    });
+  }
+  for (const path of ['/replicas/suspicious', '/replicas/suspicious/']) {
+    routes.get(path, { accept: JSON_ONLY }, async (ctx) => {
+      const get = queryParameters(ctx);
+      const youngerThan = get('younger_than');
+      const nattempts = get('nattempts');
+      const found = await suspiciousReplicas(services.readModels, {
+        ...(await rseIdsOptions(services, get('rse_expression'))),
+        // Rucio looks ten days back unless told otherwise.
+        youngerThan: youngerThan ? parseUtc(youngerThan, 'seconds', 'younger_than').toISOString() : new Date(Date.now() - 10 * 86_400_000).toISOString(),
+        nattempts: nattempts ? integerParameter(nattempts, 'nattempts') : 0,
+      });
+      sendJson(
+        ctx,
+        found.map((replica) => ({ scope: replica.scope, name: replica.name, rse: replica.rse, rse_id: replica.rseId, cnt: replica.count, created_at: formatRucioDate(new Date(replica.createdAt)) })),
+      );
+    });
+  }
+};
+
+const rseIdsOptions = async (services: Services, expression: string | undefined) => {
+  const rseIds = await rseIdsOf(services, expression);
+  return rseIds ? { rseIds } : {};
+};
+
+async function* fromArray<T>(items: readonly T[]): AsyncGenerator<T> {
+  yield* items;
+}
+
+/** A declared replica: a PFN, or a DID with `rse` or `rse_id` (Rucio's InvalidType otherwise). */
+const declaredReplica = (value: unknown): DeclaredReplica => {
+  if (typeof value === 'string') return value;
+  const item = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  const hasRse = item && (typeof item.rse === 'string' || typeof item.rse_id === 'string');
+  if (!item || typeof item.scope !== 'string' || typeof item.name !== 'string' || !hasRse) {
+    throw new InvalidType('The replica dictionary must include scope and either rse (name) or rse_id');
+  }
+  return {
+    scope: item.scope,
+    name: item.name,
+    ...(typeof item.rse_id === 'string' ? { rseId: item.rse_id } : { rse: item.rse as string }),
+  };
+};
+
+const declaredReplicas = (value: unknown): DeclaredReplica[] => (value === undefined || value === null ? [] : asArray('replicas', value, Number.POSITIVE_INFINITY).map(declaredReplica));
+
+const BAD_PFN_STATES: readonly BadPfnState[] = ['BAD', 'SUSPICIOUS', 'TEMPORARY_UNAVAILABLE'];
+
+/**
+ * The declarations (POST /replicas/suspicious, /replicas/bad/pfns, /replicas/bad/dids,
+ * /replicas/bad) and POST /replicas/dids, which maps PFNs back to DIDs. All static paths.
+ */
+export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services: Services): void => {
+  const catalogue = readModelReplicaCatalogue(services.readModels);
+  for (const path of ['/replicas/suspicious', '/replicas/suspicious/']) {
+    routes.post(path, { accept: JSON_ONLY }, async (ctx) => {
+      const parameters = jsonObject(ctx);
+      const outcome = await declareReplicas(
+        services.commands,
+        catalogue,
+        { replicas: declaredReplicas(parameters.pfns), reason: optionalText(parameters.reason, 'reason'), force: false, declaration: 'SUSPICIOUS' },
+        commandMetadata(ctx),
+      );
+      await afterWrite(ctx, services, outcome.position);
+      sendJson(ctx, outcome.notDeclared, 201);
+    });
+  }
+  for (const path of ['/replicas/bad/pfns', '/replicas/bad/pfns/']) {
+    routes.post(path, {}, async (ctx) => {
+      const parameters = jsonObject(ctx);
+      const state = parameters.state;
+      if (!BAD_PFN_STATES.includes(state as BadPfnState)) throw new ValueError(`'${String(state)}' is not a state PFNs can be declared in (${BAD_PFN_STATES.join(', ')})`);
+      const pfns = asArray('pfns', parameters.pfns ?? [], Number.POSITIVE_INFINITY).map((pfn) => {
+        if (typeof pfn !== 'string') throw new ValueError(`PFNs must be strings, not ${JSON.stringify(pfn)}`);
+        return pfn;
+      });
+      const outcome = await declareBadPfns(
+        services.commands,
+        catalogue,
+        {
+          pfns,
+          state: state as BadPfnState,
+          reason: optionalText(parameters.reason, 'reason'),
+          expiresAt: parameters.expires_at ? parseUtc(parameters.expires_at, 'fraction', 'expires_at') : undefined,
+        },
+        commandMetadata(ctx),
+      );
+      await afterWrite(ctx, services, outcome.position);
+      sendCreated(ctx);
+    });
+  }
+  for (const path of ['/replicas/bad/dids', '/replicas/bad/dids/']) {
+    routes.post(path, {}, async (ctx) => {
+      const parameters = jsonObject(ctx);
+      if (parameters.expires_at) parseUtc(parameters.expires_at, 'fraction', 'expires_at');
+      const dids = asArray('dids', parameters.dids ?? []).map((item) => didRefItem('dids', item));
+      const outcome = await declareBadDids(
+        services.commands,
+        { dids, rse: rseName(parameters.rse), reason: optionalText(parameters.reason, 'reason') },
+        commandMetadata(ctx),
+      );
+      await afterWrite(ctx, services, outcome.position);
+      sendJson(ctx, outcome.notDeclared, 201);
+    });
+  }
+  for (const path of ['/replicas/bad', '/replicas/bad/']) {
+    routes.post(path, { accept: JSON_ONLY }, async (ctx) => {
+      const parameters = jsonObject(ctx);
+      const given = declaredReplicas(parameters.replicas);
+      const outcome = await declareReplicas(
+        services.commands,
+        catalogue,
+        {
+          replicas: given.length > 0 ? given : declaredReplicas(parameters.pfns),
+          reason: optionalText(parameters.reason, 'reason'),
+          force: paramBoolean(parameters, 'force', false),
+          declaration: 'BAD',
+        },
+        commandMetadata(ctx),
+      );
+      await afterWrite(ctx, services, outcome.position);
+      sendJson(ctx, outcome.notDeclared, 201);
+    });
+  }
+  for (const path of ['/replicas/dids', '/replicas/dids/']) {
+    routes.post(path, { accept: STREAM_ONLY }, async (ctx) => {
+      const parameters = jsonObject(ctx);
+      const rse = await activeRse(services, rseName(param(parameters, 'rse')));
+      const pfns = asArray('pfns', parameters.pfns ?? [], Number.POSITIVE_INFINITY).map((pfn) => {
+        if (typeof pfn !== 'string') throw new ValueError(`PFNs must be strings, not ${JSON.stringify(pfn)}`);
+        return pfn;
+      });
+      const target = (await catalogue.rseById(rse.id))!;
+      async function* lines() {
+        for (const pfn of pfns) {
+          const did = await resolvePfnOnRse(catalogue, target, pfn, { guess: true });
+          if (did) yield { [pfn]: { scope: did.scope, name: did.name } };
+        }
+      }
+      await sendStream(ctx, lines());
+    });
+  }
+};

@@ -1,0 +1,73 @@
+import { didKey } from '../../../domain/did/did.ts';
+import { DataIdentifierNotFound, InvalidObject, ValueError } from '../../../domain/shared/errors.ts';
+import { datasetReplicasOnRse, deepDatasetReplicas, storedDatasetReplicas } from '../../../projections/replica/datasetReplicaQueries.ts';
+import { findDid } from '../../../projections/did/didQueries.ts';
+import { didsCollection, type DidDocument } from '../../../projections/did/dids.ts';
+import { didFromPath } from '../did/didParams.ts';
+import { mapStream, sendStream } from '../../http.ts';
+import { jsonObject, param, queryBoolean } from '../../params.ts';
+import { readDids } from './replicaParams.ts';
+import { datasetReplicaJson } from './replicaRendering.ts';
+import type { RouteTable } from '../../route.ts';
+import { activeRse } from '../rse/rseViews.ts';
+import type { Services } from '../../services.ts';
+
+const STREAM_ONLY = ['application/x-json-stream'];
+
+/**
+ * Dataset replicas. Rucio's stored rows exist only where rules placed a dataset; here they are
+ * kept for every RSE holding replicas of a dataset's files (projections/datasetReplicas.ts), and
+ * `deep=true` recomputes them from the file replicas as Rucio does.
+ */
+
+/** GET /replicas/rse/{rse}: the dataset replicas on one RSE. */
+export const registerDatasetsOnRseRoutes = (routes: RouteTable, services: Services): void => {
+  for (const path of ['/replicas/rse/:rse', '/replicas/rse/:rse/']) {
+    routes.get(path, { accept: STREAM_ONLY }, async (ctx) => {
+      const rse = await activeRse(services, ctx.params.rse!);
+      await sendStream(ctx, mapStream(datasetReplicasOnRse(services.readModels, rse.id), datasetReplicaJson));
+    });
+  }
+};
+
+/** POST /replicas/datasets_bulk: the stored rows of several datasets. */
+export const registerDatasetReplicasBulkRoutes = (routes: RouteTable, services: Services): void => {
+  for (const path of ['/replicas/datasets_bulk', '/replicas/datasets_bulk/']) {
+    routes.post(path, { accept: STREAM_ONLY }, async (ctx) => {
+      const requested = param(jsonObject(ctx), 'dids');
+      if (Array.isArray(requested) && requested.length === 0) throw new ValueError('List of DIDs is empty');
+      let dids;
+      try {
+        dids = readDids(requested);
+      } catch (error) {
+        if (error instanceof InvalidObject) throw new InvalidObject(`Cannot validate DIDs: ${error.message}`);
+        throw error;
+      }
+      const keys = [...new Set(dids.map((did) => didKey(did.scope, did.name)))];
+      const found = await services.readModels.collection<DidDocument>(didsCollection).find({ _id: { $in: keys } }).toArray();
+      await sendStream(ctx, mapStream(storedDatasetReplicas(services.readModels, found), datasetReplicaJson));
+    });
+  }
+};
+
+/** GET /replicas/{scope}/{name}/datasets (`deep`) and the experimental `datasets_vp`. */
+export const registerDatasetReplicaRoutes = (routes: RouteTable, services: Services): void => {
+  routes.get('/replicas/*scope_name/datasets', { accept: STREAM_ONLY }, async (ctx) => {
+    const did = didFromPath(ctx);
+    const deep = queryBoolean(ctx, 'deep', false);
+    const dataset = await findDid(services.readModels, did.scope, did.name);
+    if (!dataset) throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
+    const rows = deep ? fromArray(await deepDatasetReplicas(services.readModels, dataset)) : storedDatasetReplicas(services.readModels, [dataset]);
+    await sendStream(ctx, mapStream(rows, datasetReplicaJson));
+  });
+  // Rucio answers nothing unless a virtual-placement service is configured; none is here.
+  routes.get('/replicas/*scope_name/datasets_vp', { accept: STREAM_ONLY }, async (ctx) => {
+    didFromPath(ctx);
+    queryBoolean(ctx, 'deep', false);
+    await sendStream(ctx, fromArray([]));
+  });
+};
+
+async function* fromArray<T>(items: readonly T[]): AsyncGenerator<T> {
+  yield* items;
+}

@@ -1,0 +1,167 @@
+import { randomInt } from 'node:crypto';
+import type { DomainChoice, ListedFile } from '../../../domain/replica/replicaListing.ts';
+import { checkSortingAlgorithm, orderedPfns, type Coordinates } from '../../../domain/replica/replicaSorting.ts';
+import { DataIdentifierNotFound, InvalidObject } from '../../../domain/shared/errors.ts';
+import { configSectionsCollection, type ConfigSectionDocument } from '../../../projections/config/config.ts';
+import { findDid } from '../../../projections/did/didQueries.ts';
+import { loadListedRses } from '../../../projections/replica/listingRses.ts';
+import { eachListedFile, replicaListing, type ReplicaListingRequest } from '../../../projections/replica/replicaQueries.ts';
+import { didFromPath } from '../did/didParams.ts';
+import { mapStream, NDJSON_TYPE, sendChunks, sendStream } from '../../http.ts';
+import { jsonObject, paramBoolean, queryString } from '../../params.ts';
+import { integerParameter, parseUtc, readDids } from './replicaParams.ts';
+import { metalinkDocument, METALINK_TYPE, SUPPORTED_PROTOCOLS } from './replicaRendering.ts';
+import type { RouteTable } from '../../route.ts';
+import type { AppContext, Services } from '../../services.ts';
+
+const LISTING_TYPES = [NDJSON_TYPE, METALINK_TYPE];
+
+/** NDJSON unless the Accept header prefers the metalink (Flask's `best_match`, NDJSON by default). */
+const wantsMetalink = (ctx: AppContext): boolean => ctx.get('Accept') !== '' && ctx.accepts(...LISTING_TYPES) === METALINK_TYPE;
+
+const DOMAINS: readonly (DomainChoice | null)[] = [null, 'wan', 'lan', 'all'];
+
+/** Uniform in [0, 1) from the crypto source: PFN shuffles and `nrandom` draws. */
+const random = (): number => randomInt(0, 2 ** 47) / 2 ** 47;
+
+/** `nrandom`: n files drawn uniformly from the stream (reservoir sampling); the rest are read, not kept. */
+async function* pickRandom<T>(source: AsyncIterable<T>, count: number): AsyncGenerator<T> {
+  const chosen: T[] = [];
+  let seen = 0;
+  for await (const item of source) {
+    seen += 1;
+    if (chosen.length < count) chosen.push(item);
+    else {
+      const slot = Math.floor(random() * seen);
+      if (slot < count) chosen[slot] = item;
+    }
+  }
+  yield* chosen;
+}
+
+type Presentation = Readonly<{ algorithm: string | undefined; client: Coordinates; lanFirst: boolean; limit: number | undefined }>;
+
+/** Streams the listing as NDJSON or metalink, each file's PFNs in the order the client gets them. */
+const sendListing = async (
+  ctx: AppContext,
+  services: Services,
+  request: ReplicaListingRequest,
+  presentation: Presentation,
+  options: { metalink: boolean; nrandom: number | undefined; policySchema: string; detailedUrl: boolean },
+): Promise<void> => {
+  checkSortingAlgorithm(presentation.algorithm);
+  const rses = await loadListedRses(services.readModels);
+  const unknown = { latitude: null, longitude: null };
+  const order = { ...presentation, random, rseCoordinates: (rseId: string) => rses.get(rseId)?.listing ?? unknown };
+  const pages = await replicaListing(services.readModels, request);
+  // Each file is a fresh object of this request: reordering its PFNs in place copies nothing.
+  const present = (file: ListedFile): ListedFile => {
+    file.pfns = orderedPfns(file, order);
+    return file;
+  };
+  if (options.metalink || options.nrandom) {
+    let files: AsyncIterable<ListedFile> = eachListedFile(pages);
+    if (options.nrandom) files = pickRandom(files, options.nrandom);
+    const ordered = mapStream(files, present);
+    if (options.metalink) await sendChunks(ctx, metalinkDocument(ordered, options.policySchema, options.detailedUrl), METALINK_TYPE);
+    else await sendStream(ctx, ordered);
+    return;
+  }
+  // The common case: one chunk of NDJSON per page of files.
+  await sendChunks(
+    ctx,
+    mapStream(pages, (page) => {
+      let chunk = '';
+      for (const file of page) chunk += `${JSON.stringify(present(file))}\n`;
+      return chunk;
+    }),
+    NDJSON_TYPE,
+  );
+};
+
+const coordinate = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+
+/** POST /replicas/list, the main listing: many DIDs, every option; Rucio answers its errors here with 400. */
+export const registerReplicaListRoute = (routes: RouteTable, services: Services): void => {
+  const list = async (ctx: AppContext) => {
+    const parameters = jsonObject(ctx);
+    const domain = parameters.domain ?? null;
+    if (!DOMAINS.includes(domain as DomainChoice | null)) throw new InvalidObject(`Problem validating domain: ${JSON.stringify(domain)} is not one of ['wan', 'lan', 'all']`);
+    const location = parameters.client_location === undefined || parameters.client_location === null ? {} : (parameters.client_location as Record<string, unknown>);
+    const schemes = parameters.schemes === undefined || parameters.schemes === null ? undefined : parameters.schemes;
+    if (schemes !== undefined && (!Array.isArray(schemes) || schemes.some((scheme) => typeof scheme !== 'string'))) {
+      throw new InvalidObject(`Problem validating schemes: ${JSON.stringify(schemes)} is not a list of schemes`);
+    }
+    const metalink = wantsMetalink(ctx);
+    const updatedAfter = parameters.updated_after ?? null;
+    const limit = queryString(ctx, 'limit');
+    const nrandom = parameters.nrandom ? integerParameter(parameters.nrandom, 'nrandom') : undefined;
+    const request: ReplicaListingRequest = {
+      dids: readDids(parameters.dids ?? []),
+      schemes: schemes ?? (metalink ? SUPPORTED_PROTOCOLS : undefined),
+      domain: (domain ?? undefined) as DomainChoice | undefined,
+      clientSite: typeof location.site === 'string' ? location.site : undefined,
+      states: paramBoolean(parameters, 'all_states', false) ? 'all' : paramBoolean(parameters, 'unavailable', false) ? 'unavailable' : 'available',
+      ignoreAvailability: paramBoolean(parameters, 'ignore_availability', 'unavailable' in parameters),
+      rseExpression: typeof parameters.rse_expression === 'string' && parameters.rse_expression ? parameters.rse_expression : undefined,
+      updatedAfter:
+        updatedAfter === null
+          ? undefined
+          : typeof updatedAfter === 'number'
+            ? new Date(updatedAfter * 1000).toISOString()
+            : parseUtc(updatedAfter, 'seconds', 'updated_after').toISOString(),
+      resolveParents: paramBoolean(parameters, 'resolve_parents', false),
+    };
+    const policy = await services.readModels.collection<ConfigSectionDocument>(configSectionsCollection).get('policy');
+    await sendListing(
+      ctx,
+      services,
+      request,
+      {
+        algorithm: queryString(ctx, 'sort') ?? queryString(ctx, 'select') ?? (typeof parameters.sort === 'string' ? parameters.sort : undefined),
+        client: { latitude: coordinate(location.latitude), longitude: coordinate(location.longitude) },
+        lanFirst: true,
+        limit: limit === undefined ? undefined : integerParameter(limit, 'limit'),
+      },
+      { metalink, nrandom, policySchema: policy?.options.schema || 'generic', detailedUrl: true },
+    );
+  };
+  const options = { accept: LISTING_TYPES, errors: { DataIdentifierNotFound: 400, SortingAlgorithmNotSupported: 400 } };
+  routes.post('/replicas/list', options, list);
+  routes.post('/replicas/list/', options, list);
+};
+
+/** GET /replicas/{scope}/{name}: one DID's replicas, every PFN sorted together; a DID that does not exist is not found. */
+export const registerReplicaGetRoute = (routes: RouteTable, services: Services): void => {
+  routes.get('/replicas/*scope_name', { accept: LISTING_TYPES }, async (ctx) => {
+    const did = didFromPath(ctx);
+    const metalink = wantsMetalink(ctx);
+    const limit = queryString(ctx, 'limit');
+    const schemes = queryString(ctx, 'schemes');
+    const request: ReplicaListingRequest = {
+      dids: [did],
+      // Rucio passes the text on as is and then walks it letter by letter; a comma-separated list is what is meant.
+      schemes: schemes ? schemes.split(',') : metalink ? SUPPORTED_PROTOCOLS : undefined,
+      domain: undefined,
+      clientSite: undefined,
+      states: 'available',
+      ignoreAvailability: true,
+      rseExpression: undefined,
+      updatedAfter: undefined,
+      resolveParents: false,
+    };
+    if (!(await findDid(services.readModels, did.scope, did.name))) throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
+    await sendListing(
+      ctx,
+      services,
+      request,
+      {
+        algorithm: queryString(ctx, 'select'),
+        client: { latitude: null, longitude: null },
+        lanFirst: false,
+        limit: limit ? integerParameter(limit, 'limit') : undefined,
+      },
+      { metalink, nrandom: undefined, policySchema: 'atlas', detailedUrl: false },
+    );
+  });
+};

@@ -1,0 +1,149 @@
+import type { DidRef } from '../../../domain/did/did.ts';
+import { replicaStateNamed, type ReplicaState } from '../../../domain/replica/replica.ts';
+import type { ReplicaFile } from '../../../domain/replica/replicaRegistration.ts';
+import { InvalidObject, KeyError, ValueError } from '../../../domain/shared/errors.ts';
+import { isValidName } from '../../../domain/shared/names.ts';
+import { asArray, asObject, didRefItem } from '../did/didParams.ts';
+
+/**
+ * Replica request bodies read as Rucio's `dids` / `r_dids` schemas read them
+ * (lib/rucio/common/schema/generic.py): at most 1000 items, only the schema's keys.
+ */
+
+const problem = (schema: string, detail: string): never => {
+  throw new InvalidObject(`Problem validating ${schema}: ${detail}`);
+};
+
+/** The keys a `did` item of the schema may carry. */
+const DID_ITEM_KEYS = new Set(['scope', 'name', 'type', 'meta', 'rules', 'bytes', 'adler32', 'md5', 'state', 'pfn']);
+
+const CHECKSUMS = { adler32: /^[a-fA-F\d]{8}$/, md5: /^[a-fA-F\d]{32}$/ } as const;
+
+/** A `did` item: known keys only, names and checksums checked, `type` FILE if given. */
+const didItem = (schema: string, value: unknown): Record<string, unknown> & DidRef => {
+  const item = asObject(schema, value);
+  const unexpected = Object.keys(item).filter((key) => !DID_ITEM_KEYS.has(key));
+  if (unexpected.length > 0) problem(schema, `Additional properties are not allowed (${unexpected.map((key) => `'${key}'`).join(', ')} unexpected)`);
+  const ref = didRefItem(schema, item);
+  if (item.type !== undefined && item.type !== 'FILE' && item.type !== 'F') problem(schema, `${JSON.stringify(item.type)} is not a file type`);
+  for (const [key, pattern] of Object.entries(CHECKSUMS)) {
+    const checksum = item[key];
+    if (checksum !== undefined && (typeof checksum !== 'string' || !pattern.test(checksum))) problem(schema, `${JSON.stringify(checksum)} does not match '${pattern.source}'`);
+  }
+  return { ...item, ...ref };
+};
+
+const stateOf = (schema: string, value: unknown): ReplicaState => {
+  const state = typeof value === 'string' ? replicaStateNamed(value) : undefined;
+  if (!state) return problem(schema, `${JSON.stringify(value)} is not a replica state`);
+  return state;
+};
+
+/**
+ * The files of `add_replicas` (and of attach / `add_did` with an RSE): `bytes` is required for a
+ * replica (Rucio fails on it later with a bare KeyError), `pfn` must be text, `meta` an object.
+ */
+export const replicaFiles = (schema: string, value: unknown): ReplicaFile[] =>
+  asArray(schema, value).map((entry) => {
+    const item = didItem(schema, entry);
+    if (!('bytes' in item)) problem(schema, "'bytes' is a required property");
+    if (typeof item.bytes !== 'number' || !Number.isSafeInteger(item.bytes) || item.bytes < 0) problem(schema, `${JSON.stringify(item.bytes)} is not a number of bytes`);
+    if (item.pfn !== undefined && typeof item.pfn !== 'string') problem(schema, `${JSON.stringify(item.pfn)} is not of type 'string'`);
+    const meta = item.meta === undefined || item.meta === null ? undefined : asObject(schema, item.meta);
+    const file: ReplicaFile = {
+      scope: item.scope,
+      name: item.name,
+      bytes: item.bytes as number,
+      adler32: (item.adler32 as string | undefined) ?? null,
+      md5: (item.md5 as string | undefined) ?? null,
+      ...(meta ? { meta } : {}),
+      ...(item.pfn !== undefined ? { pfn: item.pfn as string } : {}),
+      ...(item.state !== undefined ? { state: stateOf(schema, item.state) } : {}),
+    };
+    return file;
+  });
+
+/**
+ * `rse` on attach and on `add_did(s)` with content: the children are files to register on that
+ * RSE first. They are read as `add_replicas` files; `account` (the request's owner, when given)
+ * owns the files created.
+ */
+export const replicasOption = (
+  parameters: Readonly<Record<string, unknown>>,
+  schema: string,
+  account: string | undefined,
+): { rse: string; files: ReplicaFile[] } | undefined => {
+  if (parameters.rse === undefined || parameters.rse === null) return undefined;
+  const rse = rseName(parameters.rse);
+  const files = replicaFiles(schema, parameters.dids ?? []);
+  return { rse, files: account === undefined ? files : files.map((file) => ({ ...file, account })) };
+};
+
+/** The files of `update_replicas_states`: each needs its new state (names or Rucio's letters). */
+export const replicaStateChanges = (value: unknown): (DidRef & { state: ReplicaState })[] =>
+  asArray('dids', value).map((entry) => {
+    const item = didItem('dids', entry);
+    if (!('state' in item)) throw new KeyError("'state' not defined");
+    return { scope: item.scope, name: item.name, state: stateOf('dids', item.state) };
+  });
+
+/**
+ * DIDs to read (`r_dids`: any scope and name with a word character, at most 1000). An empty list
+ * is not checked, as Rucio does not check it.
+ */
+export const readDids = (value: unknown): DidRef[] => {
+  if (Array.isArray(value) && value.length === 0) return [];
+  return asArray('r_dids', value).map((entry) => {
+    const item = asObject('r_dids', entry);
+    for (const key of ['scope', 'name'] as const) {
+      if (!(key in item)) problem('r_dids', `'${key}' is a required property`);
+      if (typeof item[key] !== 'string' || !/\w/.test(item[key])) problem('r_dids', `${JSON.stringify(item[key])} does not match '\\w'`);
+    }
+    return { scope: item.scope as string, name: item.name as string };
+  });
+};
+
+/** An RSE name as the `rse` schema wants it; a missing one is the body helper's KeyError. */
+export const rseName = (value: unknown, key = 'rse'): string => {
+  if (value === undefined) throw new KeyError(`'${key}' not defined`);
+  if (typeof value !== 'string' || !isValidName('rse', value)) return problem('rse', `${JSON.stringify(value)} does not match '^([A-Z0-9]+([_-][A-Z0-9]+)*)$'`);
+  return value;
+};
+
+/** Optional text (a reason); anything but text or null is refused. */
+export const optionalText = (value: unknown, name: string): string | null => {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw new ValueError(`'${name}' must be a string`);
+  return value;
+};
+
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?$/;
+
+/**
+ * A UTC time in one of the strptime formats Rucio's replica views use: `%Y-%m-%dT%H:%M:%S`,
+ * with `.%f` when `fraction` is required, or `%Y-%m-%d` for `day`. Anything else is a ValueError
+ * (Rucio lets strptime's error through as a 500).
+ */
+export const parseUtc = (text: unknown, format: 'seconds' | 'fraction' | 'day', name: string): Date => {
+  const fail = (): never => {
+    throw new ValueError(`time data ${JSON.stringify(text)} of '${name}' does not match format '${FORMATS[format]}'`);
+  };
+  if (typeof text !== 'string') return fail();
+  const day = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  const full = DATE_TIME.exec(text);
+  const parts = format === 'day' ? (day ? [...day.slice(1), '0', '0', '0', undefined] : undefined) : full?.slice(1);
+  if (!parts || (format === 'fraction' && parts[6] === undefined) || (format === 'seconds' && parts[6] !== undefined)) return fail();
+  const [year, month, date, hours, minutes, seconds, fraction] = parts as string[];
+  const value = new Date(Date.UTC(Number(year), Number(month) - 1, Number(date), Number(hours), Number(minutes), Number(seconds), fraction ? Number(fraction.padEnd(6, '0').slice(0, 3)) : 0));
+  if (value.getUTCDate() !== Number(date) || value.getUTCMonth() !== Number(month) - 1 || value.getUTCHours() !== Number(hours)) fail();
+  return value;
+};
+
+const FORMATS = { seconds: '%Y-%m-%dT%H:%M:%S', fraction: '%Y-%m-%dT%H:%M:%S.%f', day: '%Y-%m-%d' } as const;
+
+/** An integer parameter, as Python's int() reads text; anything else is a ValueError. */
+export const integerParameter = (value: unknown, name: string): number => {
+  const number = typeof value === 'number' ? value : typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(number)) throw new ValueError(`invalid literal for int() with base 10: '${String(value)}' (${name})`);
+  return number;
+};

@@ -1,0 +1,93 @@
+import { addReplicas } from '../../../commands/replica/replicaRegistration.ts';
+import { quarantineReplicas, refuseReplicaDeletion, setTombstones, updateReplicaStates } from '../../../commands/replica/replicaUpdates.ts';
+import { InputValidationError, ValueError } from '../../../domain/shared/errors.ts';
+import { asArray, asObject, didRefItem } from '../did/didParams.ts';
+import { sendCreated, sendOk } from '../../http.ts';
+import { jsonObject, param, paramBoolean } from '../../params.ts';
+import { readModelReplicaCatalogue } from '../../../projections/replica/readModelReplicaCatalogue.ts';
+import { replicaFiles, replicaStateChanges, rseName } from './replicaParams.ts';
+import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import type { AppContext, Services } from '../../services.ts';
+import { registerBadReplicaDeclarationRoutes, registerBadReplicaListRoutes } from './badReplicaRoutes.ts';
+import { registerDatasetReplicaRoutes, registerDatasetReplicasBulkRoutes, registerDatasetsOnRseRoutes } from './datasetReplicaRoutes.ts';
+import { registerReplicaGetRoute, registerReplicaListRoute } from './replicaListRoutes.ts';
+
+/**
+ * The /replicas area (rest-api-reference.md §1.19). Registration order is priority, as Werkzeug
+ * ranks Rucio's rules: every static word first (`list`, `suspicious`, `bad/...`, `rse/<rse>`,
+ * `quarantine`, `dids`, `datasets_bulk`, `tombstone`), then `<path:scope_name>/datasets[_vp]`,
+ * and last the bare `<path:scope_name>`, which therefore also answers GET on a POST-only word
+ * (`GET /replicas/list` cannot be read as scope and name: 400).
+ */
+export const registerReplicaRoutes = (routes: RouteTable, services: Services): void => {
+  const catalogue = readModelReplicaCatalogue(services.readModels);
+  const written = async (ctx: AppContext, position: bigint | undefined, created: boolean) => {
+    await afterWrite(ctx, services, position);
+    if (created) sendCreated(ctx);
+    else sendOk(ctx);
+  };
+
+  registerReplicaListRoute(routes, services);
+  for (const path of ['/replicas', '/replicas/']) {
+    routes.post(path, {}, async (ctx) => {
+      const parameters = jsonObject(ctx);
+      const rse = rseName(param(parameters, 'rse'));
+      const files = replicaFiles('dids', param(parameters, 'files'));
+      const ignoreAvailability = paramBoolean(parameters, 'ignore_availability', false);
+      const outcome = await addReplicas(services.commands, { rse, files, ignoreAvailability }, commandMetadata(ctx));
+      await written(ctx, outcome.position, true);
+    });
+    routes.put(path, {}, async (ctx) => {
+      const parameters = jsonObject(ctx);
+      const rse = rseName(param(parameters, 'rse'));
+      const files = replicaStateChanges(param(parameters, 'files'));
+      const outcome = await updateReplicaStates(services.commands, { rse, files }, commandMetadata(ctx));
+      await written(ctx, outcome.position, false);
+    });
+    routes.delete(path, {}, async (ctx) => {
+      const parameters = jsonObject(ctx);
+      param(parameters, 'files');
+      await refuseReplicaDeletion(services.commands, { rse: String(param(parameters, 'rse')) }, commandMetadata(ctx));
+    });
+  }
+  registerBadReplicaListRoutes(routes, services);
+  registerBadReplicaDeclarationRoutes(routes, services);
+  registerDatasetsOnRseRoutes(routes, services);
+  registerDatasetReplicasBulkRoutes(routes, services);
+  for (const path of ['/replicas/quarantine', '/replicas/quarantine/']) {
+    // Quarantine is the one route where Rucio answers AccessDenied with 403.
+    routes.post(path, { errors: { AccessDenied: 403 } }, async (ctx) => {
+      const parameters = jsonObject(ctx);
+      const replicas = parameters.replicas === undefined || parameters.replicas === null ? [] : asArray('replicas', parameters.replicas, Number.POSITIVE_INFINITY);
+      if (replicas.length === 0) {
+        sendOk(ctx);
+        return;
+      }
+      const [rse, rseId] = [parameters.rse ?? null, parameters.rse_id ?? null];
+      if ((rse === null) === (rseId === null)) throw new InputValidationError('Either RSE name or RSE id must be specified, but not both');
+      const dark = replicas.map((entry) => {
+        const item = asObject('replicas', entry);
+        if (typeof item.path !== 'string') throw new InputValidationError('Replica info must include path');
+        const text = (key: string) => (typeof item[key] === 'string' && item[key] !== '' ? (item[key] as string) : null);
+        return { path: item.path, scope: text('scope'), name: text('name'), bytes: typeof item.bytes === 'number' ? item.bytes : null };
+      });
+      const target = rse !== null ? { name: rseName(rse) } : { id: String(rseId) };
+      const outcome = await quarantineReplicas(services.commands, catalogue, { rse: target, replicas: dark }, commandMetadata(ctx));
+      await written(ctx, outcome.position, false);
+    });
+  }
+  for (const path of ['/replicas/tombstone', '/replicas/tombstone/']) {
+    routes.post(path, {}, async (ctx) => {
+      const parameters = jsonObject(ctx);
+      const replicas = asArray('replicas', parameters.replicas ?? [], Number.POSITIVE_INFINITY).map((entry) => {
+        const item = asObject('replicas', entry);
+        if (!('rse' in item)) throw new ValueError("Each replica needs 'rse', 'scope' and 'name'");
+        return { ...didRefItem('replicas', item), rse: rseName(item.rse) };
+      });
+      const outcome = await setTombstones(services.commands, { replicas }, commandMetadata(ctx));
+      await written(ctx, outcome.position, true);
+    });
+  }
+  registerDatasetReplicaRoutes(routes, services);
+  registerReplicaGetRoute(routes, services);
+};

@@ -1,0 +1,107 @@
+import { addRseProtocol, removeRseProtocols, updateRseProtocols } from '../../../commands/rse/rseCommands.ts';
+import { lfnsToPfns, type Lfn } from '../../../domain/rse/lfn2pfn.ts';
+import { protocolChangesFromRequest, protocolFromRequest } from '../../../domain/rse/protocolInput.ts';
+import { InvalidPath, ReplicaNotFound, RSEProtocolNotSupported, ValueError } from '../../../domain/shared/errors.ts';
+import { replicaId, replicasCollection, type ReplicaDocument } from '../../../projections/replica/replicaDocuments.ts';
+import { sendCreated, sendJson, sendOk } from '../../http.ts';
+import { jsonObject, queryString } from '../../params.ts';
+import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { activeRse, defaultLfn2pfnAlgorithm, lfn2pfnAlgorithmOf, rseSettings, sortedProtocols } from './rseViews.ts';
+import type { AppContext, Services } from '../../services.ts';
+
+const JSON_ONLY = ['application/json'];
+
+/** The optional `<hostname>/<port>` path segments that narrow a protocol update or deletion. */
+const protocolSelector = (ctx: AppContext) => {
+  const { rse, scheme, hostname, port } = ctx.params as { rse: string; scheme: string; hostname?: string; port?: string };
+  if (port !== undefined && !/^[+-]?\d+$/.test(port.trim())) throw new ValueError(`invalid literal for int() with base 10: '${port}'`);
+  return {
+    rse,
+    scheme,
+    ...(hostname !== undefined ? { hostname } : {}),
+    ...(port !== undefined ? { port: Number.parseInt(port, 10) } : {}),
+  };
+};
+
+/** `scope:name` texts of `?lfn=`; one without a colon is InvalidPath. */
+const lfnsOf = (ctx: AppContext): Lfn[] => {
+  const raw = ctx.query.lfn;
+  const texts = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  const invalid = texts.filter((text) => !text.includes(':'));
+  if (invalid.length > 0) throw new InvalidPath(`LFN(s) in invalid format: ${invalid.join(', ')}`);
+  return texts.map((text) => {
+    const colon = text.indexOf(':');
+    return { scope: text.slice(0, colon), name: text.slice(colon + 1) };
+  });
+};
+
+/** Protocols of RSEs and PFNs built from them (rest-api-reference.md §1.21). */
+export const registerRseProtocolRoutes = (routes: RouteTable, services: Services): void => {
+  const update = async (ctx: AppContext) => {
+    const changes = protocolChangesFromRequest(jsonObject(ctx));
+    const outcome = await updateRseProtocols(services.commands, { ...protocolSelector(ctx), changes }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  };
+  const remove = async (ctx: AppContext) => {
+    const outcome = await removeRseProtocols(services.commands, protocolSelector(ctx), commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  };
+
+  for (const path of ['/rses/:rse/protocols/:scheme/:hostname/:port', '/rses/:rse/protocols/:scheme/:hostname']) {
+    routes.put(path, {}, update);
+    routes.delete(path, {}, remove);
+  }
+
+  /** Rucio answers the RSE's whole settings here, whatever the scheme. */
+  routes.get('/rses/:rse/protocols/:scheme', { accept: JSON_ONLY }, async (ctx) => {
+    const document = await activeRse(services, ctx.params.rse!);
+    sendJson(ctx, rseSettings(document, await defaultLfn2pfnAlgorithm(services)));
+  });
+  routes.post('/rses/:rse/protocols/:scheme', {}, async (ctx) => {
+    const protocol = protocolFromRequest(ctx.params.scheme!, jsonObject(ctx));
+    const outcome = await addRseProtocol(services.commands, { rse: ctx.params.rse!, protocol }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  });
+  routes.put('/rses/:rse/protocols/:scheme', {}, update);
+  routes.delete('/rses/:rse/protocols/:scheme', {}, remove);
+
+  routes.get('/rses/:rse/protocols', { accept: JSON_ONLY }, async (ctx) => {
+    const protocols = sortedProtocols(await activeRse(services, ctx.params.rse!));
+    if (protocols.length === 0) throw new RSEProtocolNotSupported('No protocols found for this RSE');
+    sendJson(ctx, protocols);
+  });
+
+  /**
+   * `?lfn=scope:name` (repeatable), `scheme`, `domain` (default wan), `operation` (default
+   * write). Non-deterministic RSEs only know the paths their replicas were registered with
+   * (read from the replica read model); without a replica there is no PFN to give, as in Rucio.
+   */
+  routes.get('/rses/:rse/lfns2pfns', { accept: JSON_ONLY }, async (ctx) => {
+    const lfns = lfnsOf(ctx);
+    const document = await activeRse(services, ctx.params.rse!);
+    const settings = {
+      deterministic: document.properties.deterministic,
+      lfn2pfnAlgorithm: lfn2pfnAlgorithmOf(document, await defaultLfn2pfnAlgorithm(services)),
+      protocols: document.protocols,
+    };
+    const choice = {
+      operation: queryString(ctx, 'operation') ?? 'write',
+      domain: queryString(ctx, 'domain') ?? 'wan',
+      scheme: queryString(ctx, 'scheme'),
+    };
+    const storedPaths = new Map<string, string>();
+    if (!settings.deterministic) {
+      const replicas = services.readModels.collection<ReplicaDocument>(replicasCollection);
+      for (const { scope, name } of lfns) {
+        const path = (await replicas.get(replicaId(scope, name, document.id)))?.path;
+        if (path) storedPaths.set(`${scope}:${name}`, path);
+      }
+    }
+    const pfns = lfnsToPfns(settings, lfns, choice, storedPaths);
+    if (Object.keys(pfns).length === 0) throw new ReplicaNotFound('No replicas found');
+    sendJson(ctx, pfns);
+  });
+};

@@ -1,0 +1,192 @@
+import {
+  addRseDistance,
+  addRseQosPolicy,
+  removeRseDistance,
+  removeRseLimit,
+  removeRseQosPolicy,
+  setRseLimit,
+  setRseUsage,
+  updateRseDistance,
+} from '../../../commands/rse/rseCommands.ts';
+import { formatRucioDate } from '../../../domain/shared/dates.ts';
+import { KeyError } from '../../../domain/shared/errors.ts';
+import { accountLimitsCollection, localLimitId, type AccountLimitDocument } from '../../../projections/account/accountLimits.ts';
+import { accountsCollection, type AccountDocument } from '../../../projections/account/accounts.ts';
+import { accountUsageCollection, accountUsageId, type AccountUsageDocument } from '../../../projections/account/accountUsage.ts';
+import {
+  distanceDocumentId,
+  rseDistancesCollection,
+  rseUsageHistoryCollection,
+  type RseDistanceDocument,
+  type RseDocument,
+  type RseUsageHistoryDocument,
+} from '../../../projections/rse/rses.ts';
+import { mapStream, sendCreated, sendJson, sendOk, sendStream, sendText } from '../../http.ts';
+import { fromList } from '../../listSource.ts';
+import { jsonObject, param, queryBoolean, queryString } from '../../params.ts';
+import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { integerParameter } from './rseRequests.ts';
+import { activeRse, distanceView } from './rseViews.ts';
+import type { AppContext, Services } from '../../services.ts';
+
+const JSON_ONLY = ['application/json'];
+const STREAM_ONLY = ['application/x-json-stream'];
+
+/** A required text parameter; missing is Rucio's KeyError. */
+const requiredText = (parameters: Record<string, unknown>, key: string): string => {
+  const value = param(parameters, key);
+  if (typeof value !== 'string' || value === '') throw new KeyError(`'${key}' not defined`);
+  return value;
+};
+
+/** `distance`, else the deprecated `ranking`; both absent is a distance of null. */
+const distanceParameter = (parameters: Record<string, unknown>): number | null => {
+  const distance = parameters.distance ?? null;
+  return distance === null ? integerParameter('ranking', parameters.ranking ?? null, { nullable: true }) : integerParameter('distance', distance, { nullable: true });
+};
+
+/** Usage, limits, QoS policies, distances and per-account usage of RSEs (§1.21). */
+export const registerRseResourceRoutes = (routes: RouteTable, services: Services): void => {
+  const accountUsage = () => services.readModels.collection<AccountUsageDocument>(accountUsageCollection);
+
+  /** The accounts with bytes on an RSE, biggest first, as `per_account` lists them. */
+  const accountUsagesOn = async (document: RseDocument, total: number) => {
+    const usages = await accountUsage().find({ rseId: document.id }).toArray();
+    return usages
+      .filter((usage) => usage.bytes !== 0)
+      .sort((a, b) => b.bytes - a.bytes)
+      .map((usage) => ({ used: usage.bytes, account: usage.account, percentage: total ? Math.round((usage.bytes / total) * 10_000) / 100 : 0 }));
+  };
+
+  routes.get('/rses/:source/distances/:destination', { accept: JSON_ONLY }, async (ctx) => {
+    const [source, destination] = [await activeRse(services, ctx.params.source!), await activeRse(services, ctx.params.destination!)];
+    const found = await services.readModels.collection<RseDistanceDocument>(rseDistancesCollection).get(distanceDocumentId(source.id, destination.id));
+    sendJson(ctx, found ? [distanceView(found)] : []);
+  });
+  routes.post('/rses/:source/distances/:destination', {}, async (ctx) => {
+    const distance = distanceParameter(jsonObject(ctx));
+    const outcome = await addRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination!, distance }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  });
+  routes.put('/rses/:source/distances/:destination', {}, async (ctx) => {
+    const distance = distanceParameter(jsonObject(ctx));
+    const outcome = await updateRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination!, distance }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+  routes.delete('/rses/:source/distances/:destination', {}, async (ctx) => {
+    const outcome = await removeRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination! }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendText(ctx, 'Deleted');
+  });
+
+  /** Every account with its usage and quota on the RSE: lines of JSON labelled application/json, as in Rucio. */
+  routes.get('/rses/:rse/accounts/usage', { accept: JSON_ONLY }, async (ctx) => {
+    const document = await activeRse(services, ctx.params.rse!);
+    const limits = services.readModels.collection<AccountLimitDocument>(accountLimitsCollection);
+    const accounts = services.readModels.collection<AccountDocument>(accountsCollection).find({}, { sort: { account: 1 } });
+    async function* lines() {
+      for await (const account of accounts) {
+        const usage = await accountUsage().get(accountUsageId(account.account, document.id));
+        const limit = await limits.get(localLimitId(account.account, document.id));
+        yield {
+          rse_id: document.id,
+          rse: document.rse,
+          account: account.account,
+          used_files: usage?.files ?? 0,
+          used_bytes: usage?.bytes ?? 0,
+          quota_bytes: limit?.bytes ?? null,
+        };
+      }
+    }
+    await sendStream(ctx, lines(), 'application/json');
+  });
+
+  routes.get('/rses/:rse/usage', { accept: STREAM_ONLY }, async (ctx) => {
+    const document = await activeRse(services, ctx.params.rse!);
+    const perAccount = queryBoolean(ctx, 'per_account', false);
+    const source = queryString(ctx, 'source');
+    const entries = [];
+    for (const [name, usage] of Object.entries(document.usage).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (source && name !== source) continue;
+      const total = (usage.free ?? 0) + (usage.used ?? 0);
+      const entry = {
+        rse_id: document.id,
+        source: name,
+        used: usage.used,
+        free: usage.free,
+        total,
+        files: usage.files,
+        updated_at: formatRucioDate(new Date(usage.updatedAt)),
+        rse: document.rse,
+      };
+      entries.push(perAccount && name === 'rucio' ? { ...entry, account_usages: await accountUsagesOn(document, total) } : entry);
+    }
+    await sendStream(ctx, fromList(entries));
+  });
+  routes.put('/rses/:rse/usage', {}, async (ctx) => {
+    const parameters = jsonObject(ctx);
+    const usage = {
+      rse: ctx.params.rse!,
+      source: requiredText(parameters, 'source'),
+      used: integerParameter('used', parameters.used, { nullable: true }),
+      free: integerParameter('free', parameters.free, { nullable: true }),
+      files: integerParameter('files', parameters.files, { nullable: true }),
+    };
+    const outcome = await setRseUsage(services.commands, usage, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+  routes.get('/rses/:rse/usage/history', { accept: STREAM_ONLY }, async (ctx) => {
+    const document = await activeRse(services, ctx.params.rse!);
+    const source = queryString(ctx, 'source');
+    const history = services.readModels
+      .collection<RseUsageHistoryDocument>(rseUsageHistoryCollection)
+      .find({ rseId: document.id, ...(source ? { source } : {}) }, { sort: { updatedAt: -1, _id: -1 } });
+    await sendStream(
+      ctx,
+      mapStream(history, (entry) => ({
+        rse_id: entry.rseId,
+        rse: entry.rse,
+        source: entry.source,
+        used: entry.used ?? 0,
+        total: (entry.used ?? 0) + (entry.free ?? 0),
+        free: entry.free ?? 0,
+        updated_at: formatRucioDate(new Date(entry.updatedAt)),
+      })),
+    );
+  });
+
+  routes.get('/rses/:rse/limits', { accept: JSON_ONLY }, async (ctx) => {
+    sendJson(ctx, (await activeRse(services, ctx.params.rse!)).limits);
+  });
+  routes.put('/rses/:rse/limits', {}, async (ctx) => {
+    const parameters = jsonObject(ctx);
+    const limit = { rse: ctx.params.rse!, name: requiredText(parameters, 'name'), value: integerParameter('value', param(parameters, 'value'), { nullable: false })! };
+    const outcome = await setRseLimit(services.commands, limit, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+  routes.delete('/rses/:rse/limits', {}, async (ctx) => {
+    const name = requiredText(jsonObject(ctx), 'name');
+    const outcome = await removeRseLimit(services.commands, { rse: ctx.params.rse!, name }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+
+  routes.get('/rses/:rse/qos_policy', { accept: JSON_ONLY }, async (ctx) => {
+    sendJson(ctx, (await activeRse(services, ctx.params.rse!)).qosPolicies);
+  });
+  const qosPolicy = (ctx: AppContext) => ({ rse: ctx.params.rse!, policy: ctx.params.policy! });
+  routes.post('/rses/:rse/qos_policy/:policy', { accept: JSON_ONLY }, async (ctx) => {
+    const outcome = await addRseQosPolicy(services.commands, qosPolicy(ctx), commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  });
+  routes.delete('/rses/:rse/qos_policy/:policy', { accept: JSON_ONLY }, async (ctx) => {
+    const outcome = await removeRseQosPolicy(services.commands, qosPolicy(ctx), commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+};

@@ -1,0 +1,72 @@
+import { createRse, deleteRse, removeRseAttribute, setRseAttribute, updateRse } from '../../../commands/rse/rseCommands.ts';
+import { readModelReplicaCatalogue } from '../../../projections/replica/readModelReplicaCatalogue.ts';
+import { evaluateRseExpression } from '../../../domain/rse/rseExpression.ts';
+import { assertValidName } from '../../../domain/shared/names.ts';
+import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
+import { rsesCollection, type RseDocument } from '../../../projections/rse/rses.ts';
+import { mapStream, sendCreated, sendJson, sendOk, sendStream } from '../../http.ts';
+import { fromList } from '../../listSource.ts';
+import { jsonObject, param, queryString } from '../../params.ts';
+import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { rseAttributeValue, rsePropertiesForCreation, rsePropertyChanges } from './rseRequests.ts';
+import { activeRse, defaultLfn2pfnAlgorithm, rseDetail, rseListEntry, sortedAttributes } from './rseViews.ts';
+import type { Services } from '../../services.ts';
+
+const JSON_ONLY = ['application/json'];
+const STREAM_ONLY = ['application/x-json-stream'];
+
+/** RSEs and their attributes (rest-api-reference.md §1.21). */
+export const registerRseRoutes = (routes: RouteTable, services: Services): void => {
+  routes.get('/rses/:rse/attr/', { accept: JSON_ONLY }, async (ctx) => {
+    sendJson(ctx, sortedAttributes(await activeRse(services, ctx.params.rse!)));
+  });
+  routes.post('/rses/:rse/attr/:key', {}, async (ctx) => {
+    const value = rseAttributeValue(param(jsonObject(ctx), 'value'));
+    const outcome = await setRseAttribute(services.commands, { rse: ctx.params.rse!, key: ctx.params.key!, value }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  });
+  routes.delete('/rses/:rse/attr/:key', {}, async (ctx) => {
+    const outcome = await removeRseAttribute(services.commands, { rse: ctx.params.rse!, key: ctx.params.key! }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+
+  routes.get('/rses/:rse', { accept: JSON_ONLY }, async (ctx) => {
+    const document = await activeRse(services, ctx.params.rse!);
+    sendJson(ctx, rseDetail(document, await defaultLfn2pfnAlgorithm(services)));
+  });
+  routes.post('/rses/:rse', { errors: { InputValidationError: 422 } }, async (ctx) => {
+    const rse = ctx.params.rse!;
+    const properties = rsePropertiesForCreation(jsonObject(ctx, { optional: true }));
+    assertValidName('rse', rse);
+    const outcome = await createRse(services.commands, { rse, properties }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  });
+  // Rucio answers an update with 201, and the Python client expects exactly that.
+  routes.put('/rses/:rse', {}, async (ctx) => {
+    const rse = ctx.params.rse!;
+    const changes = rsePropertyChanges(rse, jsonObject(ctx, { optional: true }));
+    const outcome = await updateRse(services.commands, { rse, changes }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendCreated(ctx);
+  });
+  routes.delete('/rses/:rse', {}, async (ctx) => {
+    const outcome = await deleteRse(services.commands, readModelReplicaCatalogue(services.readModels), { rse: ctx.params.rse! }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+
+  /** All RSEs, or with `?expression=` the names of those it selects (an empty expression lists all). */
+  routes.get('/rses/', { accept: STREAM_ONLY }, async (ctx) => {
+    const expression = queryString(ctx, 'expression');
+    if (expression) {
+      const selected = evaluateRseExpression(expression, await loadRseFacts(services.readModels));
+      await sendStream(ctx, fromList(selected.map((rse) => ({ rse: rse.rse }))));
+      return;
+    }
+    const documents = services.readModels.collection<RseDocument>(rsesCollection).find({ deleted: false }, { sort: { rse: 1 } });
+    await sendStream(ctx, mapStream(documents, rseListEntry));
+  });
+};

@@ -1,0 +1,77 @@
+import { accountStreamName, type Account, type AccountEvent, type AccountType } from '../../domain/account/account.ts';
+import {
+  addAccountAttribute as decideAddAttribute,
+  createAccount as decideCreate,
+  deleteAccount as decideDelete,
+  removeAccountAttribute as decideRemoveAttribute,
+  updateAccount as decideUpdate,
+} from '../../domain/account/accountDecider.ts';
+import { ACCOUNT_PERMISSIONS, requirePermission } from '../../domain/permission/policy.ts';
+import type { CommandMetadata } from '../../domain/shared/event.ts';
+import { accountAggregate, loadCaller } from '../caller.ts';
+import { handleCommand, type CommandContext } from '../handleCommand.ts';
+
+const onAccount = (
+  context: CommandContext,
+  account: string,
+  metadata: CommandMetadata,
+  decide: (state: Account) => AccountEvent[],
+) => handleCommand(context, { streamName: accountStreamName(account), aggregate: accountAggregate, decide }, { metadata });
+
+export const createAccount = async (
+  context: CommandContext,
+  data: { account: string; accountType: AccountType; email: string | null },
+  metadata: CommandMetadata,
+) => {
+  const caller = await loadCaller(context, metadata.account);
+  requirePermission(ACCOUNT_PERMISSIONS.addAccount(caller), caller, 'add account');
+  return onAccount(context, data.account, metadata, (state) => decideCreate({ type: 'CreateAccount', data, metadata }, state));
+};
+
+/** Applies `{key: value}` pairs in order, one command each, as Rucio's PUT /accounts/{account} does. */
+export const updateAccount = async (
+  context: CommandContext,
+  data: { account: string; changes: Readonly<Record<string, unknown>> },
+  metadata: CommandMetadata,
+) => {
+  const caller = await loadCaller(context, metadata.account);
+  let position: bigint | undefined;
+  for (const [key, value] of Object.entries(data.changes)) {
+    requirePermission(ACCOUNT_PERMISSIONS.updateAccount(caller), caller, `change ${key}  of the account`);
+    const outcome = await onAccount(context, data.account, metadata, (state) =>
+      decideUpdate({ type: 'UpdateAccount', data: { account: data.account, key, value }, metadata }, state),
+    );
+    position = outcome.position ?? position;
+  }
+  return { position };
+};
+
+export const deleteAccount = async (context: CommandContext, data: { account: string }, metadata: CommandMetadata) => {
+  const caller = await loadCaller(context, metadata.account);
+  requirePermission(ACCOUNT_PERMISSIONS.deleteAccount(caller), caller, 'delete account');
+  return onAccount(context, data.account, metadata, (state) => decideDelete({ type: 'DeleteAccount', data, metadata }, state));
+};
+
+export const addAccountAttribute = async (
+  context: CommandContext,
+  data: { account: string; key: string; value: string },
+  metadata: CommandMetadata,
+) => {
+  const caller = await loadCaller(context, metadata.account);
+  requirePermission(ACCOUNT_PERMISSIONS.addAttribute(caller), caller, 'add attributes');
+  return onAccount(context, data.account, metadata, (state) =>
+    decideAddAttribute({ type: 'AddAccountAttribute', data, metadata }, state),
+  );
+};
+
+export const removeAccountAttribute = async (
+  context: CommandContext,
+  data: { account: string; key: string },
+  metadata: CommandMetadata,
+) => {
+  const caller = await loadCaller(context, metadata.account);
+  requirePermission(ACCOUNT_PERMISSIONS.deleteAttribute(caller), caller, 'delete attribute');
+  return onAccount(context, data.account, metadata, (state) =>
+    decideRemoveAttribute({ type: 'RemoveAccountAttribute', data, metadata }, state),
+  );
+};

@@ -1,0 +1,157 @@
+import { randomInt } from 'node:crypto';
+import { detachDids as decideDetach } from '../../domain/did/didContent.ts';
+import { createCollection } from '../../domain/did/didCreation.ts';
+import {
+  eraseExpiredDid,
+  followDid as decideFollow,
+  resurrectDid as decideResurrect,
+  setDidStatus as decideStatus,
+  unfollowDid as decideUnfollow,
+} from '../../domain/did/didLifecycle.ts';
+import { didKey, NO_TOTALS, type DidEvent, type DidRef } from '../../domain/did/did.ts';
+import { allowOnly, DID_PERMISSIONS } from '../../domain/permission/policy.ts';
+import { AccountNotFound, DataIdentifierNotFound } from '../../domain/shared/errors.ts';
+import type { CommandMetadata } from '../../domain/shared/event.ts';
+import { loadAccount, loadCaller } from '../caller.ts';
+import type { DidWriteOutcome } from './didCreation.ts';
+import type { DidGraph } from './didGraph.ts';
+import { loadAttachCandidates, loadDid, onDid, requireScope, scopeAccess } from './didStreams.ts';
+import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
+
+const single = async (context: CommandContext, scope: string, name: string, metadata: CommandMetadata, decide: Parameters<typeof onDid>[2]) => {
+  const outcome = await handleCommand(context, onDid(scope, name, decide), { metadata });
+  return { position: outcome.position };
+};
+
+/** Closes or reopens a collection; closing a container records the totals of the datasets below it. */
+export const setDidStatus = async (
+  context: CommandContext,
+  graph: DidGraph,
+  data: { scope: string; name: string; open: boolean },
+  metadata: CommandMetadata,
+): Promise<DidWriteOutcome> => {
+  const caller = await loadCaller(context, metadata.account);
+  allowOnly(
+    DID_PERMISSIONS.setStatus(await scopeAccess(context, caller, data.scope), data.open),
+    `Account ${caller.account} can not set status on data identifier ${data.scope}:${data.name}.`,
+  );
+  const state = await loadDid(context, data.scope, data.name);
+  const closingContainer = !data.open && state.status === 'Live' && state.record.didType === 'CONTAINER';
+  const descendantTotals = closingContainer ? await graph.descendantDatasetTotals(data.scope, data.name) : NO_TOTALS;
+  return single(context, data.scope, data.name, metadata, (current) =>
+    decideStatus({ type: 'SetDidStatus', data: { ...data, descendantTotals }, metadata }, current),
+  );
+};
+
+export const followDid = async (
+  context: CommandContext,
+  data: { scope: string; name: string; account: string },
+  metadata: CommandMetadata,
+): Promise<DidWriteOutcome> => {
+  const caller = await loadCaller(context, metadata.account);
+  allowOnly(
+    DID_PERMISSIONS.follow(await scopeAccess(context, caller, data.scope), data.account),
+    `Account ${caller.account} can not make account ${data.account} follow data identifiers.`,
+  );
+  const follower = await loadAccount(context, data.account);
+  if (follower.status !== 'ACTIVE') throw new AccountNotFound(`Account ID '${data.account}' does not exist`);
+  return single(context, data.scope, data.name, metadata, (state) => decideFollow({ type: 'FollowDid', data, metadata }, state));
+};
+
+export const unfollowDid = async (
+  context: CommandContext,
+  data: { scope: string; name: string; account: string },
+  metadata: CommandMetadata,
+): Promise<DidWriteOutcome> => {
+  const caller = await loadCaller(context, metadata.account);
+  allowOnly(
+    DID_PERMISSIONS.follow(await scopeAccess(context, caller, data.scope), data.account),
+    `Account ${caller.account} can not remove data identifiers from followed table.`,
+  );
+  return single(context, data.scope, data.name, metadata, (state) => decideUnfollow({ type: 'UnfollowDid', data, metadata }, state));
+};
+
+/** Resurrects every listed DID, or none. */
+export const resurrectDids = async (
+  context: CommandContext,
+  data: { dids: readonly DidRef[] },
+  metadata: CommandMetadata,
+): Promise<DidWriteOutcome> => {
+  const caller = await loadCaller(context, metadata.account);
+  allowOnly(DID_PERMISSIONS.resurrect(caller), `Account ${caller.account} can not resurrect data identifiers.`);
+  const distinct = new Map(data.dids.map((did) => [didKey(did.scope, did.name), did]));
+  const decisions = [...distinct.values()].map((did) =>
+    onDid(did.scope, did.name, (state) => decideResurrect({ type: 'ResurrectDid', data: did, metadata }, state)),
+  );
+  return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
+};
+
+/**
+ * A new open dataset holding `nbfiles` files drawn at random from the files below the input DID
+ * (all of them when there are fewer). The draw happens here, not in the decider, which stays pure.
+ */
+export const createDidSample = async (
+  context: CommandContext,
+  graph: DidGraph,
+  data: { input: DidRef; output: DidRef; nbfiles: number },
+  metadata: CommandMetadata,
+  pick: (bound: number) => number = randomInt,
+): Promise<DidWriteOutcome> => {
+  const caller = await loadCaller(context, metadata.account);
+  allowOnly(
+    DID_PERMISSIONS.writeCollection(await scopeAccess(context, caller, data.output.scope)),
+    `Account ${caller.account} can not bulk add data identifier.`,
+  );
+  if ((await loadDid(context, data.input.scope, data.input.name)).status !== 'Live') {
+    throw new DataIdentifierNotFound(`Data identifier '${data.input.scope}:${data.input.name}' not found`);
+  }
+  const files: DidRef[] = [];
+  for await (const file of graph.files(data.input.scope, data.input.name)) files.push(file);
+  // A partial Fisher-Yates shuffle: the first `nbfiles` places get a uniform random choice.
+  const count = Math.max(0, Math.min(data.nbfiles, files.length));
+  for (let index = 0; index < count; index += 1) {
+    const other = index + pick(files.length - index);
+    [files[index], files[other]] = [files[other]!, files[index]!];
+  }
+  const chosen = new Map(files.slice(0, count).map((file) => [didKey(file.scope, file.name), file]));
+  const children = await loadAttachCandidates(context, graph, [...chosen.values()]);
+  await requireScope(context, data.output.scope);
+  return single(context, data.output.scope, data.output.name, metadata, (state) =>
+    createCollection(
+      {
+        type: 'CreateCollection',
+        data: { ...data.output, didType: 'DATASET', account: caller.account, monotonic: false, lifetime: null, meta: {}, conventions: new Map(), children },
+        metadata,
+      },
+      state,
+    ),
+  );
+};
+
+/**
+ * The undertaker's command for one expired DID (Rucio's `delete_dids` with `expire_rules`): it is
+ * detached from every parent and, in the same atomic step, deleted (a collection) or stripped of
+ * its expiry and JSON metadata (a file). Rucio leaves a DID with parents for its next cycle after
+ * detaching it; here both happen at once, the detach events reaching the judge all the same.
+ */
+export const deleteExpiredDid = async (
+  context: CommandContext,
+  graph: DidGraph,
+  data: DidRef,
+  metadata: CommandMetadata,
+): Promise<DidWriteOutcome> => {
+  const parents = await graph.parents(data.scope, data.name);
+  const detachFromParents = parents.map((parent) =>
+    onDid(parent.scope, parent.name, (state): DidEvent[] => {
+      // The content read model may lag behind another writer: a parent that no longer holds the DID needs nothing.
+      if (state.status !== 'Live' || !state.content.children.has(didKey(data.scope, data.name))) return [];
+      return decideDetach({ type: 'DetachDids', data: { ...parent, children: [data] }, metadata }, state);
+    }),
+  );
+  // Replication rules are not part of this service yet (a later issue adds them), so no DID has a locked one.
+  const lockedRules = 0;
+  const erase = onDid(data.scope, data.name, (state) =>
+    eraseExpiredDid({ type: 'EraseExpiredDid', data: { ...data, lockedRules }, metadata }, state),
+  );
+  return { position: lastPosition(await handleCommands(context, [...detachFromParents, erase], { metadata })) };
+};

@@ -1,0 +1,70 @@
+import { ACCOUNT_EVENT_TYPES, type AccountEvent, type AccountStatus, type AccountType } from '../../domain/account/account.ts';
+import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
+import { documentProjection, type Projected } from '../projection.ts';
+
+export type AccountDocument = Projected<{
+  account: string;
+  accountType: AccountType;
+  email: string | null;
+  status: AccountStatus;
+  /**
+   * A list rather than an object: attribute keys may hold dots, which dotted query paths (and
+   * MongoDB field names) would misread. Filter with `$elemMatch`.
+   */
+  attributes: { key: string; value: string }[];
+  createdAt: string;
+  updatedAt: string;
+  suspendedAt: string | null;
+  deletedAt: string | null;
+}>;
+
+export const accountsCollection: CollectionSpec = {
+  name: 'accounts',
+  indexes: [{ fields: ['status', 'account'] }, { fields: ['accountType'] }],
+};
+
+export const accountsProjection = documentProjection<AccountDocument>({
+  name: 'accounts',
+  version: 2,
+  collection: accountsCollection,
+  handles: ACCOUNT_EVENT_TYPES,
+  documentId: (event) => (event.data as { account: string }).account,
+  evolve: (document, recorded) => {
+    const event = { type: recorded.type, data: recorded.data } as AccountEvent;
+    const at = recorded.metadata.at;
+    if (event.type === 'AccountCreated') {
+      return {
+        _id: event.data.account,
+        account: event.data.account,
+        accountType: event.data.accountType,
+        email: event.data.email,
+        status: 'ACTIVE',
+        attributes: [],
+        createdAt: event.data.createdAt,
+        updatedAt: event.data.createdAt,
+        suspendedAt: null,
+        deletedAt: null,
+      };
+    }
+    if (!document) return undefined;
+    switch (event.type) {
+      case 'AccountEmailChanged':
+        return { ...document, email: event.data.email, updatedAt: at };
+      case 'AccountSuspended':
+        return { ...document, status: 'SUSPENDED', suspendedAt: event.data.suspendedAt, updatedAt: at };
+      case 'AccountReactivated':
+        return { ...document, status: 'ACTIVE', suspendedAt: null, updatedAt: at };
+      case 'AccountDeleted':
+        return { ...document, status: 'DELETED', deletedAt: event.data.deletedAt, updatedAt: at };
+      case 'AccountAttributeAdded':
+        return {
+          ...document,
+          attributes: [...document.attributes.filter((attribute) => attribute.key !== event.data.key), { key: event.data.key, value: event.data.value }],
+        };
+      case 'AccountAttributeRemoved':
+        return { ...document, attributes: document.attributes.filter((attribute) => attribute.key !== event.data.key) };
+      default:
+        return undefined;
+    }
+  },
+});

@@ -1,0 +1,119 @@
+import { didKey, type ContentEntry, type DidEvent, type DidType } from '../../domain/did/did.ts';
+import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
+import type { Projected, Projection } from '../projection.ts';
+
+/**
+ * The content edges parent → child, current and past. An edge's id starts with the parent's key,
+ * so a parent's children come out of the `parentKey, _id` index in child order; the `childKey`
+ * index answers "who contains this DID". A detached edge moves to the history.
+ */
+export type ContentDocument = Projected<{
+  parentKey: string;
+  parentScope: string;
+  parentName: string;
+  parentType: DidType;
+  childKey: string;
+  scope: string;
+  name: string;
+  did_type: DidType;
+  bytes: number | null;
+  adler32: string | null;
+  md5: string | null;
+  guid: string | null;
+  events: number | null;
+  created_at: string;
+  updated_at: string;
+}>;
+
+export type ContentHistoryDocument = ContentDocument & { deleted_at: string };
+
+export const didContentsCollection: CollectionSpec = {
+  name: 'did_contents',
+  indexes: [{ fields: ['parentKey', '_id'] }, { fields: ['childKey'] }],
+};
+
+export const didContentHistoryCollection: CollectionSpec = {
+  name: 'did_content_history',
+  indexes: [{ fields: ['parentKey', '_id'] }],
+};
+
+/** Names cannot contain spaces, so a space separates parent and child unambiguously. */
+export const contentId = (parentKey: string, childKey: string): string => `${parentKey} ${childKey}`;
+
+const edge = (
+  parent: { scope: string; name: string; didType: DidType },
+  child: ContentEntry,
+  at: string,
+): ContentDocument => {
+  const parentKey = didKey(parent.scope, parent.name);
+  const childKey = didKey(child.scope, child.name);
+  return {
+    _id: contentId(parentKey, childKey),
+    parentKey,
+    parentScope: parent.scope,
+    parentName: parent.name,
+    parentType: parent.didType,
+    childKey,
+    scope: child.scope,
+    name: child.name,
+    did_type: child.didType,
+    bytes: child.bytes,
+    adler32: child.adler32,
+    md5: child.md5,
+    guid: child.guid,
+    events: child.events,
+    created_at: at,
+    updated_at: at,
+  };
+};
+
+export const didContentsProjection: Projection = {
+  name: 'did_contents',
+  version: 1,
+  collections: [didContentsCollection, didContentHistoryCollection],
+  handles: ['DidsAttached', 'DidsDetached', 'DidContentUpdated', 'DidErased'],
+  async apply(recorded, context) {
+    const event = { type: recorded.type, data: recorded.data } as DidEvent;
+    const contents = context.collection<ContentDocument>(didContentsCollection);
+    switch (event.type) {
+      case 'DidsAttached': {
+        // The decider attaches only children the parent does not hold: every edge is new.
+        for (const child of event.data.children) {
+          const document = edge(event.data, child, event.data.attachedAt);
+          await contents.create(document._id, document);
+        }
+        return;
+      }
+      case 'DidsDetached': {
+        const parentKey = didKey(event.data.scope, event.data.name);
+        const history = context.collection<ContentHistoryDocument>(didContentHistoryCollection);
+        // The position keeps repeated detaches of the same child apart and in order.
+        const position = String(recorded.position).padStart(20, '0');
+        for (const child of event.data.children) {
+          const childKey = didKey(child.scope, child.name);
+          const current = await contents.get(contentId(parentKey, childKey));
+          const created = current?.created_at ?? event.data.detachedAt;
+          const { _pos: _ignored, ...attached } = current ?? edge(event.data, child, created);
+          const historyId = `${parentKey} ${position} ${childKey}`;
+          await history.update(historyId, () => ({ ...attached, _id: historyId, updated_at: event.data.detachedAt, deleted_at: event.data.detachedAt }));
+          await contents.update(contentId(parentKey, childKey), () => null);
+        }
+        return;
+      }
+      case 'DidContentUpdated': {
+        const { child } = event.data;
+        await contents.update(contentId(didKey(event.data.scope, event.data.name), didKey(child.scope, child.name)), (document) =>
+          document ? { ...document, guid: child.guid, events: child.events, updated_at: event.data.updatedAt } : undefined,
+        );
+        return;
+      }
+      case 'DidErased': {
+        const parentKey = didKey(event.data.scope, event.data.name);
+        for (const child of event.data.children) await contents.update(contentId(parentKey, didKey(child.scope, child.name)), () => null);
+        return;
+      }
+      default:
+        return;
+    }
+  },
+};

@@ -1,0 +1,153 @@
+import type { ChildFacts } from '../../domain/did/didContent.ts';
+import { didKey, type ContentTotals, type DidAvailability, type DidRef, type DidType } from '../../domain/did/did.ts';
+import { didContentsCollection, type ContentDocument } from './didContents.ts';
+import { didsCollection, type DidDocument } from './dids.ts';
+import type { ReadModels } from '../runtime/readModels.ts';
+
+/**
+ * Walks over the DID graph as the read models hold it: ancestors, the datasets below a container,
+ * the files below any DID. Each step is one indexed query per level (or per collection), never a
+ * scan; file lists stream from cursors.
+ */
+
+/** The copy of a file a listing shows: from its dataset's content, or the file itself. */
+export type FileEntry = Readonly<{
+  scope: string;
+  name: string;
+  bytes: number | null;
+  adler32: string | null;
+  guid: string | null;
+  events: number | null;
+}>;
+
+const contents = (readModels: ReadModels) => readModels.collection<ContentDocument>(didContentsCollection);
+const dids = (readModels: ReadModels) => readModels.collection<DidDocument>(didsCollection);
+
+export const findDid = (readModels: ReadModels, scope: string, name: string): Promise<DidDocument | null> =>
+  dids(readModels).get(didKey(scope, name));
+
+export const parentsOf = async (readModels: ReadModels, scope: string, name: string): Promise<ContentDocument[]> =>
+  contents(readModels).find({ childKey: didKey(scope, name) }, { sort: { _id: 1 } }).toArray();
+
+/**
+ * Every ancestor's key, nearest level first, up to `maxLevels` levels (default all). A DID graph
+ * has no cycles, but the visited set guards anyway.
+ */
+export const ancestorKeys = async (readModels: ReadModels, scope: string, name: string, maxLevels = Number.POSITIVE_INFINITY): Promise<Set<string>> => {
+  const found = new Set<string>();
+  let frontier = [didKey(scope, name)];
+  for (let level = 0; frontier.length > 0 && level < maxLevels; level += 1) {
+    const next: string[] = [];
+    for await (const edge of contents(readModels).find({ childKey: { $in: frontier } })) {
+      if (found.has(edge.parentKey)) continue;
+      found.add(edge.parentKey);
+      next.push(edge.parentKey);
+    }
+    frontier = next;
+  }
+  return found;
+};
+
+/** The distinct datasets below a container, found through its containers only. */
+export const datasetsBelow = async (readModels: ReadModels, scope: string, name: string): Promise<Set<string>> => {
+  const datasets = new Set<string>();
+  const visited = new Set<string>([didKey(scope, name)]);
+  let frontier = [didKey(scope, name)];
+  while (frontier.length > 0) {
+    const next: string[] = [];
+    for await (const edge of contents(readModels).find({ parentKey: { $in: frontier } })) {
+      if (edge.did_type === 'DATASET') datasets.add(edge.childKey);
+      else if (edge.did_type === 'CONTAINER' && !visited.has(edge.childKey)) {
+        visited.add(edge.childKey);
+        next.push(edge.childKey);
+      }
+    }
+    frontier = next;
+  }
+  return datasets;
+};
+
+/** What attaching needs to know of existing DIDs, fetched 500 keys per query. */
+export const catalogueFacts = async (readModels: ReadModels, refs: readonly DidRef[]): Promise<Map<string, ChildFacts>> => {
+  const facts = new Map<string, ChildFacts>();
+  const keys = [...new Set(refs.map((ref) => didKey(ref.scope, ref.name)))];
+  for (let start = 0; start < keys.length; start += 500) {
+    for await (const did of dids(readModels).find({ _id: { $in: keys.slice(start, start + 500) } })) {
+      facts.set(did._id, {
+        didType: did.did_type as DidType,
+        availability: did.availability as DidAvailability,
+        bytes: (did.bytes as number | undefined) ?? null,
+        adler32: (did.adler32 as string | undefined) ?? null,
+        md5: (did.md5 as string | undefined) ?? null,
+        guid: (did.guid as string | undefined) ?? null,
+        events: (did.events as number | undefined) ?? null,
+      });
+    }
+  }
+  return facts;
+};
+
+/** Sums the stored totals of the given datasets (a dataset's totals are the counts of its files). */
+export const sumDatasetTotals = async (readModels: ReadModels, keys: ReadonlySet<string>): Promise<ContentTotals> => {
+  let length = 0;
+  let bytes = 0;
+  let events = 0;
+  const all = [...keys];
+  for (let start = 0; start < all.length; start += 500) {
+    for await (const dataset of dids(readModels).find({ _id: { $in: all.slice(start, start + 500) } })) {
+      length += Number(dataset.length ?? 0);
+      bytes += Number(dataset.bytes ?? 0);
+      events += Number(dataset.events ?? 0);
+    }
+  }
+  return { length, bytes, events };
+};
+
+/**
+ * The files below a DID, depth first with a stack as Rucio's `list_files` goes (a file in two
+ * datasets comes twice); a file yields itself.
+ */
+export async function* filesBelow(readModels: ReadModels, did: DidDocument): AsyncGenerator<FileEntry> {
+  if (did.did_type === 'FILE') {
+    yield fileEntry(did);
+    return;
+  }
+  const stack: DidRef[] = [{ scope: did.scope, name: did.name }];
+  const types = new Map<string, string>([[did._id, did.did_type]]);
+  while (stack.length > 0) {
+    const current = stack.pop()!;
+    const key = didKey(current.scope, current.name);
+    const children = contents(readModels).find({ parentKey: key }, { sort: { parentKey: 1, _id: 1 } });
+    if (types.get(key) === 'DATASET') {
+      for await (const child of children) if (child.did_type === 'FILE') yield fileEntry(child);
+      continue;
+    }
+    for await (const child of children) {
+      types.set(child.childKey, child.did_type);
+      stack.push({ scope: child.scope, name: child.name });
+    }
+  }
+}
+
+const fileEntry = (document: { scope: string; name: string; bytes?: unknown; adler32?: unknown; guid?: unknown; events?: unknown }): FileEntry => ({
+  scope: document.scope,
+  name: document.name,
+  bytes: (document.bytes as number | undefined) ?? null,
+  adler32: (document.adler32 as string | undefined) ?? null,
+  guid: (document.guid as string | undefined) ?? null,
+  events: (document.events as number | undefined) ?? null,
+});
+
+/**
+ * Rucio's `dynamic_depth` sizes: a dataset counts its files; a container sums the datasets below
+ * it (depth DATASET uses their stored values, depth FILE their files, which here are the same);
+ * a file is one file. Other combinations give the stored values.
+ */
+export const dynamicTotals = async (readModels: ReadModels, did: DidDocument, depth: 'FILE' | 'DATASET'): Promise<ContentTotals> => {
+  if (did.did_type === 'FILE') return { length: 1, bytes: Number(did.bytes ?? 0), events: Number(did.events ?? 0) };
+  if (did.did_type === 'DATASET' && depth === 'FILE') {
+    return { length: Number(did.length ?? 0), bytes: Number(did.bytes ?? 0), events: Number(did.events ?? 0) };
+  }
+  if (did.did_type === 'CONTAINER') return sumDatasetTotals(readModels, await datasetsBelow(readModels, did.scope, did.name));
+  return { length: Number(did.length ?? 0), bytes: Number(did.bytes ?? 0), events: Number(did.events ?? 0) };
+};

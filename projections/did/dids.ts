@@ -1,0 +1,161 @@
+import { didKey, type ColumnValue, type ContentTotals, type DidEvent } from '../../domain/did/did.ts';
+import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
+import { documentProjection, type Projected } from '../projection.ts';
+
+/**
+ * One document per DID, keyed `scope:name`, with Rucio's column names as fields so that searches
+ * filter on them directly, and the JSON plugin's metadata under `meta`. Null columns are left out
+ * (MongoDB filters treat missing like null); columns with a default are always present.
+ */
+export type DidDocument = Projected<{
+  scope: string;
+  name: string;
+  account: string;
+  did_type: 'FILE' | 'DATASET' | 'CONTAINER';
+  availability: string;
+  monotonic: boolean;
+  hidden: boolean;
+  obsolete: boolean;
+  suppressed: boolean;
+  purge_replicas: boolean;
+  transient: boolean;
+  created_at: string;
+  updated_at: string;
+  /** The JSON plugin's document; null when no JSON key was ever set. */
+  meta: Record<string, unknown> | null;
+  [column: string]: unknown;
+}>;
+
+/**
+ * Indexed for the queries the API makes: searches (scope and type, then name, length, creation
+ * time or size), the scope listing (scope, name), GUID lookups, new DIDs, and expired DIDs.
+ */
+export const didsCollection: CollectionSpec = {
+  name: 'dids',
+  indexes: [
+    { fields: ['scope', 'did_type', 'name'] },
+    { fields: ['scope', 'name'] },
+    { fields: ['scope', 'did_type', 'length'] },
+    { fields: ['scope', 'did_type', 'created_at'] },
+    { fields: ['scope', 'did_type', 'bytes'] },
+    { fields: ['guid'] },
+    { fields: ['is_new', 'did_type'] },
+    { fields: ['expired_at'] },
+  ],
+};
+
+const withColumns = (document: DidDocument, columns: Readonly<Record<string, ColumnValue | undefined>>): DidDocument => {
+  const next: DidDocument = { ...document };
+  for (const [column, value] of Object.entries(columns)) {
+    if (value === null || value === undefined) delete next[column];
+    else next[column] = value;
+  }
+  return next;
+};
+
+const withTotals = (document: DidDocument, totals: ContentTotals, at: string): DidDocument =>
+  withColumns({ ...document, updated_at: at }, totals);
+
+export const didsProjection = documentProjection<DidDocument>({
+  name: 'dids',
+  version: 1,
+  collection: didsCollection,
+  handles: [
+    'DidCreated',
+    'DidMetadataSet',
+    'DidMetadataKeyDeleted',
+    'DidsAttached',
+    'DidsDetached',
+    'DidContentUpdated',
+    'DidClosed',
+    'DidReopened',
+    'DidErased',
+    'FileExpiryCleared',
+    'DidResurrected',
+    'FileAvailabilityChanged',
+  ],
+  // A DID's name is never reused, even after deletion, so its creation always makes a new document.
+  creates: ['DidCreated'],
+  documentId: (event) => {
+    const { scope, name } = event.data as { scope: string; name: string };
+    return didKey(scope, name);
+  },
+  evolve: (document, recorded) => {
+    const event = { type: recorded.type, data: recorded.data } as DidEvent;
+    if (event.type === 'DidCreated') {
+      const { scope, name, didType, account, createdAt, expiredAt, monotonic, isNew, bytes, adler32, md5, guid, events } = event.data;
+      return withColumns(
+        {
+          _id: didKey(scope, name),
+          scope,
+          name,
+          account,
+          did_type: didType,
+          availability: 'AVAILABLE',
+          monotonic,
+          hidden: false,
+          obsolete: false,
+          suppressed: false,
+          purge_replicas: true,
+          transient: false,
+          created_at: createdAt,
+          updated_at: createdAt,
+          meta: null,
+        },
+        { is_open: didType === 'FILE' ? null : true, is_new: isNew, expired_at: expiredAt, bytes, adler32, md5, guid, events },
+      );
+    }
+    if (event.type === 'DidResurrected' && event.data.restored) {
+      const { restored } = event.data;
+      const base: DidDocument = {
+        _id: didKey(event.data.scope, event.data.name),
+        scope: event.data.scope,
+        name: event.data.name,
+        account: restored.account,
+        did_type: restored.didType,
+        availability: 'AVAILABLE',
+        monotonic: restored.monotonic,
+        hidden: false,
+        obsolete: false,
+        suppressed: false,
+        purge_replicas: true,
+        transient: false,
+        created_at: restored.createdAt,
+        updated_at: event.data.resurrectedAt,
+        meta: null,
+      };
+      return withColumns(base, { ...restored.columns, is_open: restored.isOpen, closed_at: restored.closedAt });
+    }
+    if (!document) return undefined;
+    switch (event.type) {
+      case 'DidMetadataSet': {
+        const meta = Object.keys(event.data.json).length > 0 || document.meta ? { ...(document.meta ?? {}), ...event.data.json } : null;
+        return withColumns({ ...document, meta, updated_at: event.data.setAt }, event.data.columns);
+      }
+      case 'DidMetadataKeyDeleted': {
+        const { [event.data.key]: _deleted, ...meta } = document.meta ?? {};
+        return { ...document, meta, updated_at: event.data.deletedAt };
+      }
+      case 'DidsAttached':
+        return withTotals(document, event.data.totals, event.data.attachedAt);
+      case 'DidsDetached':
+        return withTotals(document, event.data.totals, event.data.detachedAt);
+      case 'DidContentUpdated':
+        return withTotals(document, event.data.totals, event.data.updatedAt);
+      case 'DidClosed':
+        return withTotals({ ...document, is_open: false, closed_at: event.data.closedAt }, event.data.totals, event.data.closedAt);
+      case 'DidReopened':
+        return { ...document, is_open: true, updated_at: event.data.reopenedAt };
+      case 'DidErased':
+        return null;
+      case 'FileExpiryCleared':
+        return withColumns({ ...document, meta: null, updated_at: event.data.clearedAt }, { expired_at: null });
+      case 'DidResurrected':
+        return withColumns({ ...document, updated_at: event.data.resurrectedAt }, { expired_at: null });
+      case 'FileAvailabilityChanged':
+        return { ...document, availability: event.data.availability, updated_at: event.data.changedAt };
+      default:
+        return undefined;
+    }
+  },
+});

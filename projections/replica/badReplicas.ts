@@ -1,0 +1,103 @@
+import { didKey } from '../../domain/did/did.ts';
+import type { ReplicaEvent } from '../../domain/replica/replica.ts';
+import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
+import type { Projected, Projection } from '../projection.ts';
+
+/** Rucio's BadFilesStatus names; the letters are what some queries use. */
+export type BadReplicaState = 'BAD' | 'DELETED' | 'LOST' | 'RECOVERED' | 'SUSPICIOUS' | 'TEMPORARY_UNAVAILABLE';
+
+export const BAD_STATE_LETTERS: Readonly<Record<string, BadReplicaState>> = {
+  B: 'BAD',
+  D: 'DELETED',
+  L: 'LOST',
+  R: 'RECOVERED',
+  S: 'SUSPICIOUS',
+  T: 'TEMPORARY_UNAVAILABLE',
+};
+
+/**
+ * The history of declarations (Rucio's `bad_replicas` table): one row per BAD declaration (it
+ * becomes RECOVERED when the replica is AVAILABLE again), one per suspicious declaration (their
+ * count matters), and one per replica for a temporary unavailability (declaring again moves it).
+ */
+export type BadReplicaDocument = Projected<{
+  didKey: string;
+  scope: string;
+  name: string;
+  rse: string;
+  rse_id: string;
+  state: BadReplicaState;
+  reason: string | null;
+  account: string;
+  bytes: number | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}>;
+
+export const badReplicasCollection: CollectionSpec = {
+  name: 'bad_replicas',
+  indexes: [{ fields: ['created_at'] }, { fields: ['state', 'created_at'] }, { fields: ['rse_id', 'created_at'] }, { fields: ['didKey', 'rse_id', 'state'] }],
+};
+
+/** Rows of one replica start with the file and RSE; the event's position keeps repeated rows apart. */
+const rowId = (event: ReplicaEvent, letter: string, position?: number): string =>
+  `${didKey(event.data.scope, event.data.name)} ${event.data.rseId} ${letter}${position === undefined ? '' : ` ${String(position).padStart(20, '0')}`}`;
+
+export const badReplicasProjection: Projection = {
+  name: 'bad_replicas',
+  version: 1,
+  collections: [badReplicasCollection],
+  handles: ['ReplicaDeclaredBad', 'ReplicaDeclaredSuspicious', 'ReplicaDeclaredTemporarilyUnavailable', 'ReplicaStateChanged'],
+  async apply(recorded, context) {
+    const event = { type: recorded.type, data: recorded.data } as ReplicaEvent;
+    const rows = context.collection<BadReplicaDocument>(badReplicasCollection);
+    const { scope, name, rse, rseId } = event.data;
+    const row = (state: BadReplicaState, fields: { reason: string | null; account: string; bytes: number; expires_at: string | null; at: string }) => ({
+      didKey: didKey(scope, name),
+      scope,
+      name,
+      rse,
+      rse_id: rseId,
+      state,
+      reason: fields.reason,
+      account: fields.account,
+      bytes: fields.bytes,
+      expires_at: fields.expires_at,
+      created_at: fields.at,
+      updated_at: fields.at,
+    });
+    switch (event.type) {
+      case 'ReplicaDeclaredBad': {
+        const id = rowId(event, 'B', context.position);
+        await rows.create(id, { _id: id, ...row('BAD', { ...event.data, expires_at: null, at: event.data.declaredAt }) });
+        return;
+      }
+      case 'ReplicaDeclaredSuspicious': {
+        const id = rowId(event, 'S', context.position);
+        await rows.create(id, { _id: id, ...row('SUSPICIOUS', { ...event.data, expires_at: null, at: event.data.declaredAt }) });
+        return;
+      }
+      case 'ReplicaDeclaredTemporarilyUnavailable': {
+        const id = rowId(event, 'T');
+        const at = event.data.declaredAt;
+        await rows.update(id, (current) => ({
+          _id: id,
+          ...row('TEMPORARY_UNAVAILABLE', { ...event.data, bytes: event.data.bytes, expires_at: event.data.expiresAt, at }),
+          created_at: current?.created_at ?? at,
+        }));
+        return;
+      }
+      case 'ReplicaStateChanged': {
+        if (!event.data.recovered) return;
+        // Recoveries are rare: looking the open BAD rows up costs one query then.
+        for (const open of await rows.find({ didKey: didKey(scope, name), rse_id: rseId, state: 'BAD' })) {
+          await rows.update(open._id, (current) => (current ? { ...current, state: 'RECOVERED', updated_at: event.data.changedAt } : undefined));
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  },
+};

@@ -1,0 +1,77 @@
+import { didKey } from '../../domain/did/did.ts';
+import { stateAfter, type ReplicaEvent, type ReplicaState } from '../../domain/replica/replica.ts';
+import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
+import type { Projected } from '../projection.ts';
+
+/** One document per replica (file × RSE), with Rucio's column names. */
+export type ReplicaDocument = Projected<{
+  didKey: string;
+  scope: string;
+  name: string;
+  rse: string;
+  rse_id: string;
+  bytes: number;
+  md5: string | null;
+  adler32: string | null;
+  /** Stored path on a non-deterministic RSE. */
+  path: string | null;
+  state: ReplicaState;
+  lock_cnt: number;
+  tombstone: string | null;
+  created_at: string;
+  updated_at: string;
+  accessed_at: string | null;
+}>;
+
+/**
+ * Indexed by file (listings fetch the replicas of a page of files with one `$in`, sorted by
+ * `didKey, _id` so the index gives the order and no sort is needed), by RSE and stored path (PFNs
+ * of non-deterministic RSEs), and by RSE and file (per-RSE scans).
+ */
+export const replicasCollection: CollectionSpec = {
+  name: 'replicas',
+  indexes: [{ fields: ['didKey', '_id'] }, { fields: ['rse_id', 'path'] }, { fields: ['rse_id', 'didKey'] }],
+};
+
+/** The order in which replicas of several files come out of the file index without a sort. */
+export const BY_FILE = { didKey: 1, _id: 1 } as const;
+
+/** A space separates file and RSE id: names cannot contain spaces. */
+export const replicaId = (scope: string, name: string, rseId: string): string => `${didKey(scope, name)} ${rseId}`;
+
+/** How a replica event changes the replica's document (projections/replicaProjection.ts applies it). */
+export const evolveReplica = (document: ReplicaDocument | null, event: ReplicaEvent): ReplicaDocument | null | undefined => {
+  if (event.type === 'ReplicaAdded') {
+    const { scope, name, rse, rseId, bytes, md5, adler32, path, state, tombstone, addedAt } = event.data;
+    return {
+      _id: replicaId(scope, name, rseId),
+      didKey: didKey(scope, name),
+      scope,
+      name,
+      rse,
+      rse_id: rseId,
+      bytes,
+      md5,
+      adler32,
+      path,
+      state,
+      lock_cnt: 0,
+      tombstone,
+      created_at: addedAt,
+      updated_at: addedAt,
+      accessed_at: null,
+    };
+  }
+  if (!document) return undefined;
+  switch (event.type) {
+    case 'ReplicaStateChanged':
+      return { ...document, state: event.data.state, tombstone: event.data.tombstone, updated_at: event.data.changedAt };
+    case 'ReplicaDeclaredBad':
+    case 'ReplicaDeclaredTemporarilyUnavailable':
+      return { ...document, state: stateAfter(event), updated_at: event.data.declaredAt };
+    case 'ReplicaTombstoneSet':
+      return { ...document, tombstone: event.data.tombstone, updated_at: event.data.setAt };
+    default:
+      return undefined;
+  }
+};

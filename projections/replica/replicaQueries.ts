@@ -1,0 +1,199 @@
+import { didKey, type DidRef } from '../../domain/did/did.ts';
+import { listedFile, listingProtocols, type DomainChoice, type ListedFile, type ListingProtocol } from '../../domain/replica/replicaListing.ts';
+import { evaluateRseExpression } from '../../domain/rse/rseExpression.ts';
+import { didContentsCollection, type ContentDocument } from '../did/didContents.ts';
+import { ancestorKeys, datasetsBelow } from '../did/didQueries.ts';
+import { didsCollection, type DidDocument } from '../did/dids.ts';
+import { loadListedRses, type ListedRse } from './listingRses.ts';
+import type { ReadModels } from '../runtime/readModels.ts';
+import { BY_FILE, replicasCollection, type ReplicaDocument } from './replicaDocuments.ts';
+
+/**
+ * Rucio's `list_replicas` over the read models, as a stream: files named directly come first
+ * (also without replicas), then the files of every dataset below the named collections, page by
+ * page (only those with a matching replica). Each page costs a few indexed queries; RSE facts
+ * and protocols are read once per request, so memory stays flat however many files match.
+ */
+
+export type ReplicaStates = 'available' | 'unavailable' | 'all';
+
+export type ReplicaListingRequest = Readonly<{
+  dids: readonly DidRef[];
+  schemes: readonly string[] | undefined;
+  /** Explicit domain; undefined means LAN on RSEs of the client's site, WAN elsewhere. */
+  domain: DomainChoice | undefined;
+  clientSite: string | undefined;
+  /** `available` (default), `unavailable` (adds UNAVAILABLE and COPYING), `all`. */
+  states: ReplicaStates;
+  ignoreAvailability: boolean;
+  rseExpression: string | undefined;
+  /** ISO time: only replicas updated since. */
+  updatedAfter: string | undefined;
+  resolveParents: boolean;
+}>;
+
+const PAGE = 500;
+
+const STATES: Readonly<Record<Exclude<ReplicaStates, 'all'>, ReadonlySet<string>>> = {
+  available: new Set(['AVAILABLE']),
+  unavailable: new Set(['AVAILABLE', 'UNAVAILABLE', 'COPYING']),
+};
+
+type Replicas = Map<string, ReplicaDocument[]>;
+
+/**
+ * Prepares a listing (RSE facts, the expression's RSEs: an invalid expression fails here, before
+ * any answer is sent) and returns the stream of listed files, in pages, each a fresh array of
+ * fresh objects the caller may change.
+ */
+export const replicaListing = async (readModels: ReadModels, request: ReplicaListingRequest): Promise<AsyncGenerator<ListedFile[]>> => {
+  const rses = await loadListedRses(readModels);
+  const allowed = request.rseExpression
+    ? new Set(evaluateRseExpression(request.rseExpression, [...rses.values()].map((rse) => rse.facts)).map((facts) => facts.id))
+    : undefined;
+  const states = request.states === 'all' ? undefined : STATES[request.states];
+  const accepts = (replica: ReplicaDocument): boolean => {
+    const rse = rses.get(replica.rse_id);
+    if (!rse || (!request.ignoreAvailability && !rse.readable)) return false;
+    if (allowed && !allowed.has(replica.rse_id)) return false;
+    if (request.updatedAfter && replica.updated_at < request.updatedAfter) return false;
+    return !states || states.has(replica.state);
+  };
+  const protocols = new Map<string, ListingProtocol[]>();
+  const protocolsOf = (rse: ListedRse): ListingProtocol[] => {
+    let cached = protocols.get(rse.listing.id);
+    if (!cached) {
+      const domain = request.domain ?? (request.clientSite !== undefined && rse.site === request.clientSite ? 'lan' : 'wan');
+      cached = listingProtocols(rse.listing, domain, request.schemes);
+      protocols.set(rse.listing.id, cached);
+    }
+    return cached;
+  };
+  const line = (file: FileFacts, replicas: readonly ReplicaDocument[]): ListedFile => {
+    const sorted = [...replicas].sort((a, b) => (a.rse < b.rse ? -1 : a.rse > b.rse ? 1 : 0));
+    return listedFile(
+      file,
+      sorted.map((replica) => {
+        const rse = rses.get(replica.rse_id)!;
+        return { rse: rse.listing, state: replica.state, path: replica.path, protocols: protocolsOf(rse) };
+      }),
+    );
+  };
+  const replicasOf = async (keys: readonly string[]): Promise<Replicas> => {
+    const byFile: Replicas = new Map();
+    // A page's replicas are bounded by the page: read at once, not row by row through the cursor.
+    for (const replica of await readModels.collection<ReplicaDocument>(replicasCollection).find({ didKey: { $in: keys } }, { sort: BY_FILE }).toArray()) {
+      if (!accepts(replica)) continue;
+      const list = byFile.get(replica.didKey);
+      if (list) list.push(replica);
+      else byFile.set(replica.didKey, [replica]);
+    }
+    return byFile;
+  };
+  const pages = listFiles(readModels, request.dids, replicasOf, line);
+  return request.resolveParents ? withParents(readModels, pages) : pages;
+};
+
+/** Flattens pages of a listing into one file at a time (nrandom, metalink, PFN lookups). */
+export async function* eachListedFile(pages: AsyncIterable<readonly ListedFile[]>): AsyncGenerator<ListedFile> {
+  for await (const page of pages) yield* page;
+}
+
+type FileFacts = Readonly<{ scope: string; name: string; bytes: number | null; md5: string | null; adler32: string | null }>;
+
+/** `resolve_parents`: each listed file with the keys of all its ancestors. */
+async function* withParents(readModels: ReadModels, pages: AsyncIterable<ListedFile[]>): AsyncGenerator<ListedFile[]> {
+  for await (const page of pages) {
+    for (const file of page) file.parents = [...(await ancestorKeys(readModels, file.scope, file.name))];
+    yield page;
+  }
+}
+
+/**
+ * The listed files in pages of at most PAGE: one page per few indexed queries, so a stream of
+ * 100 000 files costs a few hundred asynchronous steps instead of several per file.
+ */
+async function* listFiles(
+  readModels: ReadModels,
+  requested: readonly DidRef[],
+  replicasOf: (keys: readonly string[]) => Promise<Replicas>,
+  line: (file: FileFacts, replicas: readonly ReplicaDocument[]) => ListedFile,
+): AsyncGenerator<ListedFile[]> {
+  const keys = [...new Set(requested.map((did) => didKey(did.scope, did.name)))];
+  const dids = readModels.collection<DidDocument>(didsCollection);
+  const files: DidDocument[] = [];
+  const datasets = new Map<string, number>();
+  for (let start = 0; start < keys.length; start += PAGE) {
+    const page = keys.slice(start, start + PAGE);
+    const found = new Map((await dids.find({ _id: { $in: page } }).toArray()).map((did) => [did._id, did]));
+    for (const key of page) {
+      const did = found.get(key);
+      if (!did) continue;
+      if (did.did_type === 'FILE') files.push(did);
+      else if (did.did_type === 'DATASET') datasets.set(key, datasets.get(key) ?? datasets.size);
+      else for (const dataset of await datasetsBelow(readModels, did.scope, did.name)) datasets.set(dataset, datasets.get(dataset) ?? datasets.size);
+    }
+  }
+  const named = new Set(files.map((file) => file._id));
+  for (let start = 0; start < files.length; start += PAGE) {
+    const page = files.slice(start, start + PAGE);
+    const replicas = await replicasOf(page.map((file) => file._id));
+    yield page.map((file) =>
+      line({ scope: file.scope, name: file.name, bytes: numberOrNull(file.bytes), md5: textOrNull(file.md5), adler32: textOrNull(file.adler32) }, replicas.get(file._id) ?? []),
+    );
+  }
+  for (const [datasetKey, order] of datasets) {
+    for await (const page of contentPages(readModels, datasetKey)) {
+      const candidates = page.filter((edge) => !named.has(edge.childKey));
+      const kept = datasets.size > 1 ? await firstSeenHere(readModels, candidates, datasets, order) : candidates;
+      const replicas = await replicasOf(kept.map((edge) => edge.childKey));
+      const listed: ListedFile[] = [];
+      for (const edge of kept) {
+        const found = replicas.get(edge.childKey);
+        if (!found) continue;
+        const first = found[0]!;
+        listed.push(line({ scope: edge.scope, name: edge.name, bytes: first.bytes, md5: first.md5, adler32: first.adler32 }, found));
+      }
+      if (listed.length > 0) yield listed;
+    }
+  }
+}
+
+/** A dataset's file edges, PAGE edges at a time, in child order: each page one keyset query. */
+async function* contentPages(readModels: ReadModels, datasetKey: string): AsyncGenerator<ContentDocument[]> {
+  const contents = readModels.collection<ContentDocument>(didContentsCollection);
+  for (let after: string | undefined; ; ) {
+    const filter = after === undefined ? { parentKey: datasetKey } : { parentKey: datasetKey, _id: { $gt: after } };
+    const edges = await contents.find(filter, { sort: { parentKey: 1, _id: 1 }, limit: PAGE }).toArray();
+    const files = edges.filter((edge) => edge.did_type === 'FILE');
+    if (files.length > 0) yield files;
+    if (edges.length < PAGE) return;
+    after = edges[edges.length - 1]!._id;
+  }
+}
+
+/**
+ * A file in several of the listed datasets is listed once, with the first of them (in listing
+ * order). A count of the page's parent edges tells, without reading them, whether any file of the
+ * page has another parent at all; only then are the edges read. No set of listed files is kept.
+ */
+const firstSeenHere = async (
+  readModels: ReadModels,
+  page: readonly ContentDocument[],
+  datasets: ReadonlyMap<string, number>,
+  order: number,
+): Promise<ContentDocument[]> => {
+  const contents = readModels.collection<ContentDocument>(didContentsCollection);
+  const keys = page.map((edge) => edge.childKey);
+  if ((await contents.count({ childKey: { $in: keys } })) === keys.length) return [...page];
+  const firstOrder = new Map<string, number>();
+  for await (const edge of contents.find({ childKey: { $in: keys } })) {
+    const parentOrder = datasets.get(edge.parentKey);
+    if (parentOrder === undefined) continue;
+    firstOrder.set(edge.childKey, Math.min(firstOrder.get(edge.childKey) ?? parentOrder, parentOrder));
+  }
+  return page.filter((edge) => firstOrder.get(edge.childKey) === order);
+};
+
+const numberOrNull = (value: unknown): number | null => (typeof value === 'number' ? value : null);
+const textOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);

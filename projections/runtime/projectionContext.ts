@@ -1,0 +1,159 @@
+import type { RecordedEvent } from '../../infra/eventstore/eventStore.ts';
+import type {
+  BulkOperation,
+  Collection,
+  CollectionSpec,
+  Filter,
+  FindOptions,
+  ReadStoreTransaction,
+} from '../../infra/readstore/readStore.ts';
+import type { Projected } from '../projection.ts';
+
+/**
+ * What a projection sees while it applies one batch: its collections inside the batch's
+ * transaction, with a write-back cache so a document touched by many events of the batch (a
+ * dataset receiving thousands of attachments) is read once and written once.
+ *
+ * Idempotence: a document remembers in `_pos` the position of the last event applied to it. An
+ * update for an event at or below that position is skipped, unless this very delivery of the
+ * event already touched the document (one event may update a document in several steps).
+ */
+export class ProjectionContext {
+  private readonly collections = new Map<string, ProjectionCollection<Projected>>();
+  private event: RecordedEvent | undefined;
+  private touchedByEvent = new Set<string>();
+
+  constructor(
+    private readonly transaction: ReadStoreTransaction,
+    private readonly physicalSpec: (logical: CollectionSpec) => CollectionSpec,
+  ) {}
+
+  /** Called by the runner before each event; handlers never call it. */
+  beginEvent(event: RecordedEvent): void {
+    this.event = event;
+    this.touchedByEvent = new Set();
+  }
+
+  get position(): number {
+    return Number(this.currentEvent().position);
+  }
+
+  currentEvent(): RecordedEvent {
+    if (!this.event) throw new Error('No event is being applied');
+    return this.event;
+  }
+
+  collection<T extends Projected>(logical: CollectionSpec): ProjectionCollection<T> {
+    let collection = this.collections.get(logical.name);
+    if (!collection) {
+      collection = new ProjectionCollection<Projected>(this.transaction.collection(this.physicalSpec(logical)), this);
+      this.collections.set(logical.name, collection);
+    }
+    return collection as unknown as ProjectionCollection<T>;
+  }
+
+  /** Whether the current event may change this document; records that it does. */
+  claim(collectionName: string, document: Projected | null): boolean {
+    const key = `${collectionName}\u0000${document?._id ?? ''}`;
+    if (document && document._pos !== undefined && document._pos >= this.position && !this.touchedByEvent.has(key)) {
+      return false;
+    }
+    return true;
+  }
+
+  markTouched(collectionName: string, id: string): void {
+    this.touchedByEvent.add(`${collectionName}\u0000${id}`);
+  }
+
+  async flush(): Promise<void> {
+    for (const collection of this.collections.values()) await collection.flush();
+  }
+}
+
+/**
+ * `blind`: written by `create` without reading the store, so the row may exist already (the event
+ * being delivered again); it is written only if absent.
+ */
+type CacheEntry<T> = { document: T | null; dirty: boolean; blind?: boolean };
+
+export class ProjectionCollection<T extends Projected> {
+  private readonly cache = new Map<string, CacheEntry<T>>();
+
+  constructor(
+    private readonly collection: Collection<T>,
+    private readonly context: ProjectionContext,
+  ) {}
+
+  async get(id: string): Promise<T | null> {
+    const cached = this.cache.get(id);
+    if (cached && !cached.blind) return cached.document;
+    const document = await this.collection.get(id);
+    // A row next to a blind creation is the truth: this event was delivered before.
+    if (cached && !document) {
+      cached.blind = false;
+      return cached.document;
+    }
+    this.cache.set(id, { document, dirty: false });
+    return document;
+  }
+
+  /**
+   * Creates a document the current event brings into being (a DID's creation, a new replica),
+   * without reading the store first. If the document exists when the batch is written, the event
+   * was applied before, so the stored one is kept. A document this batch already knows is simply
+   * replaced, as `update` would.
+   */
+  async create(id: string, document: T): Promise<void> {
+    if (this.cache.has(id)) return this.update(id, () => document);
+    this.context.markTouched(this.collection.name, id);
+    this.cache.set(id, { document: { ...document, _id: id, _pos: this.context.position }, dirty: true, blind: true });
+  }
+
+  /**
+   * Changes one document: `change` gets the current document (or null) and returns the new one,
+   * null to delete it, or undefined to leave it as it is. Skipped when the document already
+   * reflects the current event.
+   */
+  async update(id: string, change: (document: T | null) => T | null | undefined): Promise<void> {
+    const current = await this.get(id);
+    if (!this.context.claim(this.collection.name, current ? current : ({ _id: id } as T))) return;
+    const next = change(current);
+    if (next === undefined) return;
+    this.context.markTouched(this.collection.name, id);
+    if (next === null) {
+      this.cache.set(id, { document: null, dirty: true });
+      return;
+    }
+    this.cache.set(id, { document: { ...next, _id: id, _pos: this.context.position }, dirty: true });
+  }
+
+  /** Queries see every change made earlier in the batch: pending writes are flushed first. */
+  async find(filter: Filter, options?: FindOptions): Promise<T[]> {
+    await this.flush();
+    return this.collection.find(filter, options).toArray();
+  }
+
+  async *stream(filter: Filter, options?: FindOptions): AsyncGenerator<T> {
+    await this.flush();
+    yield* this.collection.find(filter, options);
+  }
+
+  async flush(): Promise<void> {
+    const operations: BulkOperation<T>[] = [];
+    for (const [id, entry] of this.cache) {
+      if (!entry.dirty) continue;
+      if (entry.blind && entry.document) {
+        const { _id, ...fields } = entry.document;
+        operations.push({ updateOne: { filter: { _id: id }, update: { $setOnInsert: fields }, upsert: true } });
+      } else {
+        operations.push(
+          entry.document
+            ? { replaceOne: { filter: { _id: id }, replacement: entry.document, upsert: true } }
+            : { deleteOne: { filter: { _id: id } } },
+        );
+      }
+      entry.dirty = false;
+    }
+    await this.collection.bulkWrite(operations);
+  }
+}

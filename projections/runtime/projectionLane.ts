@@ -1,0 +1,179 @@
+import type { AllSubscription, EventStore, RecordedEvent } from '../../infra/eventstore/eventStore.ts';
+import type { Logger } from '../../infra/logger.ts';
+import type { ReadStore, ReadStoreTransaction } from '../../infra/readstore/readStore.ts';
+import type { Projection } from '../projection.ts';
+import { ProjectionContext } from './projectionContext.ts';
+import {
+  physicalCollection,
+  projectionCheckpointsCollection,
+  rebuildCheckpointId,
+  servingCheckpointId,
+  type ProjectionCheckpointDocument,
+} from './projectionState.ts';
+
+/** A projection as a lane runs it: which generation it writes and up to where it has applied `$all`. */
+export type LaneEntry = {
+  projection: Projection;
+  handles: ReadonlySet<string>;
+  generation: number;
+  checkpoint: bigint;
+  /** Which checkpoint document the lane writes: the serving one or the rebuild's. */
+  target: 'serving' | 'rebuild';
+};
+
+export class ProjectionFailure extends Error {
+  constructor(
+    readonly projectionName: string,
+    readonly event: RecordedEvent | undefined,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `Projection ${projectionName} failed${event ? ` on ${event.type} at ${event.position}` : ''}: ` +
+        String((cause as Error)?.message ?? cause),
+    );
+  }
+}
+
+export type LaneDependencies = Readonly<{
+  eventStore: EventStore;
+  readStore: ReadStore;
+  logger: Logger;
+  batchSize: number;
+  attempts: number;
+  /** Called after every committed batch (and after a batch nobody needed). */
+  committed(lane: ProjectionLane): void;
+  /** A projection kept failing on the same batch: take it out of service. */
+  setAside(lane: ProjectionLane, failure: ProjectionFailure): Promise<void>;
+}>;
+
+/**
+ * One subscription to `$all` and the projections it feeds. Each batch is applied to every entry
+ * that has not seen it yet, in one read-store transaction together with their checkpoints, so a
+ * crash neither loses nor repeats work. The runner keeps a live lane for the serving projections
+ * and one lane per rebuild, so a rebuild never holds up the projections readers are waiting for.
+ */
+export class ProjectionLane {
+  readonly entries = new Map<string, LaneEntry>();
+  /** The last position this lane has read and applied. */
+  cursor: bigint;
+  applying = false;
+  private subscription: AllSubscription | undefined;
+  private loop: Promise<void> | undefined;
+  private stopping = false;
+  private gate: Promise<void> | undefined;
+  private openGate: (() => void) | undefined;
+
+  constructor(
+    readonly name: string,
+    private readonly dependencies: LaneDependencies,
+    startAfter: bigint,
+  ) {
+    this.cursor = startAfter;
+  }
+
+  start(): void {
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.resume();
+    await this.subscription?.close();
+    await this.loop;
+  }
+
+  /** Holds the next batch back until `resume`: used while a projection changes lanes. */
+  pause(): void {
+    this.gate ??= new Promise((resolve) => (this.openGate = resolve));
+  }
+
+  resume(): void {
+    this.openGate?.();
+    this.gate = undefined;
+    this.openGate = undefined;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      this.subscription = this.dependencies.eventStore.subscribeToAll({ after: this.cursor, batchSize: this.dependencies.batchSize });
+      try {
+        for await (const batch of this.subscription) {
+          await this.gate;
+          if (this.stopping) break;
+          await this.applyBatch(batch);
+        }
+      } catch (error) {
+        if (this.stopping) break;
+        this.dependencies.logger.error({ err: error, lane: this.name }, 'projection subscription failed; resubscribing');
+        await sleep(1000);
+      } finally {
+        await this.subscription.close();
+      }
+    }
+  }
+
+  private async applyBatch(batch: readonly RecordedEvent[]): Promise<void> {
+    const last = batch[batch.length - 1];
+    if (!last) return;
+    this.applying = true;
+    try {
+      for (let attempt = 1; ; attempt += 1) {
+        const targets = [...this.entries.values()].filter((entry) => entry.checkpoint < last.position);
+        if (targets.length === 0) break;
+        try {
+          await this.dependencies.readStore.transaction((transaction) => this.applyToEntries(transaction, targets, batch, last.position));
+          for (const target of targets) target.checkpoint = last.position;
+          break;
+        } catch (error) {
+          if (this.stopping) return;
+          const failure = error instanceof ProjectionFailure ? error : undefined;
+          this.dependencies.logger.error({ err: error, attempt, lane: this.name, projection: failure?.projectionName }, 'projection batch failed');
+          if (failure && attempt >= this.dependencies.attempts) {
+            await this.dependencies.setAside(this, failure);
+            attempt = 0;
+            continue;
+          }
+          await sleep(Math.min(100 * 2 ** attempt, 5000));
+        }
+      }
+      this.cursor = last.position;
+    } finally {
+      this.applying = false;
+    }
+    this.dependencies.committed(this);
+  }
+
+  private async applyToEntries(
+    transaction: ReadStoreTransaction,
+    targets: LaneEntry[],
+    batch: readonly RecordedEvent[],
+    lastPosition: bigint,
+  ): Promise<void> {
+    const updatedAt = new Date().toISOString();
+    for (const target of targets) {
+      const generation = target.generation;
+      const context = new ProjectionContext(transaction, (logical) => physicalCollection(logical, generation));
+      for (const event of batch) {
+        if (event.position <= target.checkpoint || !target.handles.has(event.type)) continue;
+        context.beginEvent(event);
+        try {
+          await target.projection.apply(event, context);
+        } catch (error) {
+          throw new ProjectionFailure(target.projection.name, event, error);
+        }
+      }
+      try {
+        await context.flush();
+      } catch (error) {
+        throw new ProjectionFailure(target.projection.name, undefined, error);
+      }
+      const name = target.projection.name;
+      const id = target.target === 'serving' ? servingCheckpointId(name) : rebuildCheckpointId(name);
+      await transaction
+        .collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection)
+        .replaceOne({ _id: id }, { _id: id, checkpoint: lastPosition.toString(), updatedAt }, { upsert: true });
+    }
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
