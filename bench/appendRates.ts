@@ -1,7 +1,12 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { accountAggregate } from '../commands/caller.ts';
-import { createCommandContext, handleCommand, timeOrderedUuid } from '../commands/handleCommand.ts';
+import { createCommandContext } from '../commands/commandContext.ts';
+import { handleCommand, timeOrderedUuid } from '../commands/handleCommand.ts';
+import { SqliteReadStore } from '../infra/readstore/sqlite/sqliteReadStore.ts';
+import { allProjections } from '../projections/index.ts';
+import { readModelPorts } from '../projections/readModelPorts.ts';
+import { ReadModels } from '../projections/runtime/readModels.ts';
 import { accountStreamName } from '../domain/account/account.ts';
 import { createAccount } from '../domain/account/accountDecider.ts';
 import { SqliteEventStore } from '../infra/eventstore/sqliteEventStore.ts';
@@ -67,7 +72,8 @@ export const runAppendRates = async (): Promise<void> => {
         );
       }
     });
-    const context = createCommandContext(store);
+    const readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
+    const context = createCommandContext({ eventStore: store, ...readModelPorts(new ReadModels(readStore, allProjections)) });
     const commands = 2000;
     const now = new Date();
     const handlerMs = await timed(async () => {
@@ -85,6 +91,7 @@ export const runAppendRates = async (): Promise<void> => {
       }
     });
     await store.close();
+    await readStore.close();
 
     rows.push({ ...rawSingle, unit: 'rows/s' });
     rows.push({ name: 'event store append, 1 event per append', value: perSecond(single, storeSingleMs), unit: 'events/s', baseline: rawSingle });

@@ -5,7 +5,7 @@ import { createApp } from '../api/app.ts';
 import { TokenStore } from '../api/auth/tokenStore.ts';
 import type { Services } from '../api/services.ts';
 import { ensureRootAccount } from '../commands/bootstrap.ts';
-import { createCommandContext } from '../commands/handleCommand.ts';
+import { createCommandContext } from '../commands/commandContext.ts';
 import type { ServiceConfig } from '../infra/config.ts';
 import type { EventStore } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
@@ -17,6 +17,7 @@ import { allProjections } from '../projections/index.ts';
 import { ProjectionRunner, type ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
 import { ProjectorThread } from '../projections/runtime/projectorThread.ts';
 import { ReadModels } from '../projections/runtime/readModels.ts';
+import { readModelPorts } from '../projections/readModelPorts.ts';
 import { reactions, processors } from '../workers/roles.ts';
 import { Reactor } from '../workers/reactor.ts';
 import { WorkerHost } from '../workers/workerHost.ts';
@@ -45,9 +46,9 @@ const DRAIN_MS = 10_000;
  */
 export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: Logger): Promise<Runtime> => {
   const { eventStore, readStore } = await openStores(config);
-  const commands = createCommandContext(eventStore);
   const readModels = new ReadModels(readStore, allProjections);
   await readModels.refresh();
+  const commands = createCommandContext({ eventStore, ...readModelPorts(readModels) });
 
   let runner: ProjectionRunner | undefined;
   let thread: ProjectorThread | undefined;

@@ -2,11 +2,12 @@ import { createHash, randomFillSync } from 'node:crypto';
 import type { CommandMetadata, Event, EventMetadata } from '../domain/shared/event.ts';
 import {
   isWrongExpectedRevision,
-  type EventStore,
   type ExpectedRevision,
   type NewEvent,
 } from '../infra/eventstore/eventStore.ts';
-import { StateCache } from './stateCache.ts';
+import type { CommandContext } from './commandContext.ts';
+
+export type { CommandContext } from './commandContext.ts';
 
 /** What the generic handler needs of an aggregate: how to rebuild its state from its events. */
 export type Aggregate<State, E extends Event> = Readonly<{
@@ -15,15 +16,6 @@ export type Aggregate<State, E extends Event> = Readonly<{
   evolve(state: State, event: E): State;
 }>;
 
-export type CommandContext = Readonly<{
-  eventStore: EventStore;
-  stateCache: StateCache;
-}>;
-
-export const createCommandContext = (eventStore: EventStore, cacheEntries = 10_000): CommandContext => ({
-  eventStore,
-  stateCache: new StateCache(cacheEntries),
-});
 
 export type HandleOptions = Readonly<{
   metadata: CommandMetadata;

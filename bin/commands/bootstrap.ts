@@ -1,5 +1,8 @@
 import { ensureRootAccount } from '../../commands/bootstrap.ts';
-import { createCommandContext } from '../../commands/handleCommand.ts';
+import { createCommandContext } from '../../commands/commandContext.ts';
+import { allProjections } from '../../projections/index.ts';
+import { readModelPorts } from '../../projections/readModelPorts.ts';
+import { ReadModels } from '../../projections/runtime/readModels.ts';
 import type { ServiceConfig } from '../../infra/config.ts';
 import { openStores } from '../../infra/stores.ts';
 
@@ -7,7 +10,7 @@ import { openStores } from '../../infra/stores.ts';
 export const bootstrapCommand = async (config: ServiceConfig): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
   try {
-    const outcome = await ensureRootAccount(createCommandContext(eventStore), {
+    const outcome = await ensureRootAccount(createCommandContext({ eventStore, ...readModelPorts(new ReadModels(readStore, allProjections)) }), {
       username: config.rootUsername,
       password: config.rootPassword,
       email: config.rootEmail,

@@ -30,7 +30,6 @@ export type Attachment = Readonly<{
  */
 export const attachDids = async (
   context: CommandContext,
-  graph: DidGraph,
   data: { attachments: readonly Attachment[]; ignoreDuplicates: boolean; single: boolean },
   metadata: CommandMetadata,
 ): Promise<DidWriteOutcome> => {
@@ -63,12 +62,12 @@ export const attachDids = async (
     return attachment.replicas && intoDataset ? [{ ...attachment.replicas, ignoreAvailability: true }] : [];
   });
   const plan = registrations.length > 0 ? await planReplicaRegistrations(context, caller, registrations, metadata) : undefined;
-  const factsOf = await childFactsLookup(context, graph, data.attachments.flatMap((attachment) => attachment.children), plan);
+  const factsOf = await childFactsLookup(context, data.attachments.flatMap((attachment) => attachment.children), plan);
 
   const decisions: DidDecision[] = [...(plan?.decisions ?? [])];
   for (const { parent, state, batches } of byParent.values()) {
     // Only containers can close a cycle, so only they need their ancestors.
-    const ancestors = state.status === 'Live' && state.record.didType === 'CONTAINER' ? await graph.ancestors(parent.scope, parent.name) : new Set<string>();
+    const ancestors = state.status === 'Live' && state.record.didType === 'CONTAINER' ? await context.didGraph.ancestors(parent.scope, parent.name) : new Set<string>();
     decisions.push(attachDecision(parent, batches, factsOf, { ignoreDuplicates: data.ignoreDuplicates, ancestors }, metadata));
   }
   return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
@@ -81,12 +80,11 @@ export const attachDids = async (
  */
 export const childFactsLookup = async (
   context: CommandContext,
-  graph: DidGraph,
   requests: readonly AttachRequest[],
   plan: RegistrationPlan | undefined,
 ): Promise<(request: AttachRequest) => ChildFacts | undefined> => {
   const outside = requests.filter((request) => !plan?.files.has(didKey(request.scope, request.name)));
-  const candidates = await loadAttachCandidates(context, graph, outside);
+  const candidates = await loadAttachCandidates(context, outside);
   const facts = new Map(candidates.map((candidate) => [didKey(candidate.request.scope, candidate.request.name), candidate.facts]));
   return (request) => {
     const key = didKey(request.scope, request.name);

@@ -39,7 +39,6 @@ export type DidWriteOutcome = Readonly<{ position: bigint | undefined }>;
  */
 export const addCollections = async (
   context: CommandContext,
-  graph: DidGraph,
   data: { dids: readonly NewCollection[]; single: boolean },
   metadata: CommandMetadata,
 ): Promise<DidWriteOutcome> => {
@@ -66,7 +65,6 @@ export const addCollections = async (
   const plan = registrations.length > 0 ? await planReplicaRegistrations(context, caller, registrations, metadata) : undefined;
   const factsOf = await childFactsLookup(
     context,
-    graph,
     data.dids.flatMap((did) => did.children).filter((child) => !ownKeys.has(didKey(child.scope, child.name))),
     plan,
   );

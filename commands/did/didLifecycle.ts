@@ -26,7 +26,6 @@ const single = async (context: CommandContext, scope: string, name: string, meta
 /** Closes or reopens a collection; closing a container records the totals of the datasets below it. */
 export const setDidStatus = async (
   context: CommandContext,
-  graph: DidGraph,
   data: { scope: string; name: string; open: boolean },
   metadata: CommandMetadata,
 ): Promise<DidWriteOutcome> => {
@@ -37,7 +36,7 @@ export const setDidStatus = async (
   );
   const state = await loadDid(context, data.scope, data.name);
   const closingContainer = !data.open && state.status === 'Live' && state.record.didType === 'CONTAINER';
-  const descendantTotals = closingContainer ? await graph.descendantDatasetTotals(data.scope, data.name) : NO_TOTALS;
+  const descendantTotals = closingContainer ? await context.didGraph.descendantDatasetTotals(data.scope, data.name) : NO_TOTALS;
   return single(context, data.scope, data.name, metadata, (current) =>
     decideStatus({ type: 'SetDidStatus', data: { ...data, descendantTotals }, metadata }, current),
   );
@@ -92,7 +91,6 @@ export const resurrectDids = async (
  */
 export const createDidSample = async (
   context: CommandContext,
-  graph: DidGraph,
   data: { input: DidRef; output: DidRef; nbfiles: number },
   metadata: CommandMetadata,
   pick: (bound: number) => number = randomInt,
@@ -106,7 +104,7 @@ export const createDidSample = async (
     throw new DataIdentifierNotFound(`Data identifier '${data.input.scope}:${data.input.name}' not found`);
   }
   const files: DidRef[] = [];
-  for await (const file of graph.files(data.input.scope, data.input.name)) files.push(file);
+  for await (const file of context.didGraph.files(data.input.scope, data.input.name)) files.push(file);
   // A partial Fisher-Yates shuffle: the first `nbfiles` places get a uniform random choice.
   const count = Math.max(0, Math.min(data.nbfiles, files.length));
   for (let index = 0; index < count; index += 1) {
@@ -114,7 +112,7 @@ export const createDidSample = async (
     [files[index], files[other]] = [files[other]!, files[index]!];
   }
   const chosen = new Map(files.slice(0, count).map((file) => [didKey(file.scope, file.name), file]));
-  const children = await loadAttachCandidates(context, graph, [...chosen.values()]);
+  const children = await loadAttachCandidates(context, [...chosen.values()]);
   await requireScope(context, data.output.scope);
   return single(context, data.output.scope, data.output.name, metadata, (state) =>
     createCollection(
@@ -136,11 +134,10 @@ export const createDidSample = async (
  */
 export const deleteExpiredDid = async (
   context: CommandContext,
-  graph: DidGraph,
   data: DidRef,
   metadata: CommandMetadata,
 ): Promise<DidWriteOutcome> => {
-  const parents = await graph.parents(data.scope, data.name);
+  const parents = await context.didGraph.parents(data.scope, data.name);
   const detachFromParents = parents.map((parent) =>
     onDid(parent.scope, parent.name, (state): DidEvent[] => {
       // The content read model may lag behind another writer: a parent that no longer holds the DID needs nothing.

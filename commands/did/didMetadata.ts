@@ -22,7 +22,6 @@ const addMetadataMessage = (caller: Caller, write: { scope: string; name: string
  */
 const metadataDecisions = async (
   context: CommandContext,
-  graph: DidGraph,
   write: MetadataWrite,
   conventions: ReadonlyMap<string, MetaConvention>,
   metadata: CommandMetadata,
@@ -50,7 +49,7 @@ const metadataDecisions = async (
     ...('events' in change.columns ? { events: change.columns.events as number | null } : {}),
   };
   if (Object.keys(contentChange).length > 0) {
-    for (const parent of await graph.parents(write.scope, write.name)) {
+    for (const parent of await context.didGraph.parents(write.scope, write.name)) {
       decisions.push(
         onDid(parent.scope, parent.name, (parentState) =>
           updateContentEntry(
@@ -67,7 +66,6 @@ const metadataDecisions = async (
 /** Sets metadata on one DID: one key (`single`) or several, as Rucio's two POST /meta routes. */
 export const setMetadata = async (
   context: CommandContext,
-  graph: DidGraph,
   data: MetadataWrite & { single: boolean },
   metadata: CommandMetadata,
 ): Promise<DidWriteOutcome> => {
@@ -75,7 +73,7 @@ export const setMetadata = async (
   assertNotReserved(data.meta, caller.account, data.scope, data.name, data.single);
   allowOnly(DID_PERMISSIONS.setMetadata(await scopeAccess(context, caller, data.scope)), addMetadataMessage(caller, data));
   const conventions = await loadConventions(context, Object.keys(data.meta));
-  const decisions = await metadataDecisions(context, graph, data, conventions, metadata);
+  const decisions = await metadataDecisions(context, data, conventions, metadata);
   return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
 };
 
@@ -85,7 +83,6 @@ export const setMetadata = async (
  */
 export const setDidsMetadataBulk = async (
   context: CommandContext,
-  graph: DidGraph,
   data: { dids: readonly { scope: string; name: string; meta: Readonly<Record<string, unknown>> }[] },
   metadata: CommandMetadata,
 ): Promise<DidWriteOutcome> => {
@@ -101,7 +98,7 @@ export const setDidsMetadataBulk = async (
   const conventions = await loadConventions(context, data.dids.flatMap((entry) => Object.keys(entry.meta)));
   const byStream = new Map<string, DidDecision>();
   for (const write of merged.values()) {
-    for (const decision of await metadataDecisions(context, graph, write, conventions, metadata)) {
+    for (const decision of await metadataDecisions(context, write, conventions, metadata)) {
       byStream.set(decision.streamName, chain(byStream.get(decision.streamName), decision));
     }
   }

@@ -84,10 +84,9 @@ export const loadConventions = async (context: CommandContext, keys: Iterable<st
  */
 export const loadAttachCandidates = async (
   context: CommandContext,
-  graph: DidGraph,
   requests: readonly AttachRequest[],
 ): Promise<AttachCandidate[]> => {
-  const facts = new Map<string, ChildFacts | undefined>(await graph.catalogued(requests));
+  const facts = new Map<string, ChildFacts | undefined>(await context.didGraph.catalogued(requests));
   for (const request of requests) {
     const key = didKey(request.scope, request.name);
     if (facts.has(key)) continue;

@@ -75,7 +75,6 @@ const activeRse = async (context: CommandContext, rse: string) => {
 /** The targets of a declaration given as PFNs or as DIDs with their RSE (never both). */
 const targetsOf = async (
   context: CommandContext,
-  catalogue: ReplicaCatalogue,
   replicas: readonly DeclaredReplica[],
 ): Promise<{ targets: Target[]; unknownPfns: readonly string[] }> => {
   const asPfns = typeof replicas[0] === 'string';
@@ -83,7 +82,7 @@ const targetsOf = async (
     throw new InvalidType('The replicas must be specified either as a list of PFNs (strings) or list of dicts');
   }
   if (asPfns) {
-    const resolution = await resolvePfns(catalogue, replicas as string[]);
+    const resolution = await resolvePfns(context.replicaCatalogue, replicas as string[]);
     const targets = [...resolution.byRse.values()].flatMap(({ rse, pfns }) =>
       pfns.map(({ pfn, did }) => ({ rse: { rse: rse.rse, rseId: rse.id }, label: pfn, did })),
     );
@@ -93,7 +92,7 @@ const targetsOf = async (
   for (const replica of replicas as Exclude<DeclaredReplica, string>[]) {
     let rse;
     if (replica.rseId !== undefined) {
-      const found = await catalogue.rseById(replica.rseId);
+      const found = await context.replicaCatalogue.rseById(replica.rseId);
       if (!found) throw new RSENotFound(`RSE with id '${replica.rseId}' cannot be found`);
       rse = { rse: found.rse, rseId: found.id };
     } else rse = await activeRse(context, replica.rse!);
@@ -130,7 +129,6 @@ const reportByRse = (targets: readonly Target[], reasons: ReadonlyMap<Target, st
  */
 export const declareReplicas = async (
   context: CommandContext,
-  catalogue: ReplicaCatalogue,
   data: { replicas: readonly DeclaredReplica[]; reason: string | null; force: boolean; declaration: Declaration },
   metadata: CommandMetadata,
 ): Promise<{ position: bigint | undefined; notDeclared: NotDeclared }> => {
@@ -139,7 +137,7 @@ export const declareReplicas = async (
     allowOnly(REPLICA_PERMISSIONS.declareSuspicious(caller), `Account ${caller.account} can not declare suspicious replicas.`);
   }
   if (data.replicas.length === 0) return { position: undefined, notDeclared: {} };
-  const { targets, unknownPfns } = await targetsOf(context, catalogue, data.replicas);
+  const { targets, unknownPfns } = await targetsOf(context, data.replicas);
   if (data.declaration === 'BAD') {
     if (unknownPfns.length > 0) throw new ReplicaNotFound('Not all replicas found');
     for (const rse of new Set(targets.map((target) => target.rse.rse))) {
@@ -181,7 +179,6 @@ const MAX_UNAVAILABILITY_DAYS = 30;
  */
 export const declareBadPfns = async (
   context: CommandContext,
-  catalogue: ReplicaCatalogue,
   data: { pfns: readonly string[]; state: BadPfnState; reason: string | null; expiresAt: Date | undefined },
   metadata: CommandMetadata,
 ): Promise<{ position: bigint | undefined }> => {
@@ -198,7 +195,7 @@ export const declareBadPfns = async (
     throw new InputValidationError(`The given duration of ${days} days exceeds the maximum duration of ${MAX_UNAVAILABILITY_DAYS} days.`);
   }
   if (data.pfns.length === 0) return { position: undefined };
-  const { targets, unknownPfns } = await targetsOf(context, catalogue, data.pfns);
+  const { targets, unknownPfns } = await targetsOf(context, data.pfns);
   if (unknownPfns.length > 0 || targets.some((target) => !target.did)) throw new ReplicaNotFound('Not all replicas found');
   if (data.state !== 'TEMPORARY_UNAVAILABLE') {
     const { position } = await declareTargets(context, targets, declarer(data.state, data.reason, false, metadata), metadata);

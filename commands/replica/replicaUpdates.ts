@@ -118,7 +118,6 @@ const quarantineAggregate: Aggregate<Quarantine, QuarantineEvent> = { name: 'qua
  */
 export const quarantineReplicas = async (
   context: CommandContext,
-  catalogue: ReplicaCatalogue,
   data: { rse: { name: string } | { id: string }; replicas: readonly QuarantinedReplica[] },
   metadata: CommandMetadata,
 ): Promise<DidWriteOutcome> => {
@@ -127,7 +126,7 @@ export const quarantineReplicas = async (
   let rse: { rse: string; rseId: string };
   if ('name' in data.rse) rse = await activeRse(context, data.rse.name);
   else {
-    const found = await catalogue.rseById(data.rse.id);
+    const found = await context.replicaCatalogue.rseById(data.rse.id);
     if (!found) throw new RSENotFound(`RSE with id '${data.rse.id}' cannot be found`);
     rse = { rse: found.rse, rseId: found.id };
   }

@@ -46,12 +46,11 @@ export const updateRse = (context: CommandContext, data: { rse: string; changes:
 /** An RSE holding replicas cannot be deleted; the replica catalogue knows how many bytes it holds. */
 export const deleteRse = (
   context: CommandContext,
-  catalogue: Pick<ReplicaCatalogue, 'catalogueBytes'>,
   data: { rse: string },
   metadata: CommandMetadata,
 ) =>
   onRse(context, data.rse, metadata, { allowed: RSE_PERMISSIONS.deleteRse, what: 'delete RSE' }, async (state) =>
-    decider.deleteRse({ type: 'DeleteRse', data: { ...data, catalogueBytes: state.status === 'Absent' ? 0 : await catalogue.catalogueBytes(state.id) }, metadata }, state),
+    decider.deleteRse({ type: 'DeleteRse', data: { ...data, catalogueBytes: state.status === 'Absent' ? 0 : await context.replicaCatalogue.catalogueBytes(state.id) }, metadata }, state),
   );
 
 export const setRseAttribute = (context: CommandContext, data: { rse: string; key: string; value: RseAttributeValue }, metadata: CommandMetadata) =>

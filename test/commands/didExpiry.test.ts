@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { readModelDidGraph } from '../../projections/did/readModelDidGraph.ts';
 import { deleteExpiredDid } from '../../commands/did/didLifecycle.ts';
 import { UnsupportedOperation } from '../../domain/shared/errors.ts';
 import { uniqueName } from '../support/events.ts';
@@ -18,7 +17,7 @@ describe('Command: deleting an expired DID (behaviour rule 7)', () => {
 
   const undertake = async (scope: string, name: string) => {
     const { commands, readModels, progress } = server.runtime.services;
-    const outcome = await deleteExpiredDid(commands, readModelDidGraph(readModels), { scope, name }, { now: new Date(), account: 'root', requestId: uniqueName('undertaker-') });
+    const outcome = await deleteExpiredDid(commands, { scope, name }, { now: new Date(), account: 'root', requestId: uniqueName('undertaker-') });
     if (outcome.position !== undefined) await progress.waitFor(outcome.position, 5000);
   };
   const expire = async (scope: string, name: string) =>

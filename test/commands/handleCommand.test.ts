@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { accountAggregate } from '../../commands/caller.ts';
-import { createCommandContext, deterministicUuid, handleCommand, timeOrderedUuid } from '../../commands/handleCommand.ts';
+import { createCommandContext } from '../../commands/commandContext.ts';
+import { deterministicUuid, handleCommand, timeOrderedUuid } from '../../commands/handleCommand.ts';
+import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
+import { allProjections } from '../../projections/index.ts';
+import { readModelPorts } from '../../projections/readModelPorts.ts';
+import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { accountStreamName, type Account, type AccountEvent } from '../../domain/account/account.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { uniqueName } from '../support/events.ts';
@@ -10,14 +15,18 @@ import { makeTempDir } from '../support/tempDir.ts';
 describe('handleCommand', () => {
   let dir: ReturnType<typeof makeTempDir>;
   let store: SqliteEventStore;
+  let readStore: SqliteReadStore;
   beforeEach(() => {
     dir = makeTempDir();
     store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+    readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
   });
   afterEach(async () => {
     await store.close();
+    await readStore.close();
     dir.dispose();
   });
+  const createContext = () => createCommandContext({ eventStore: store, ...readModelPorts(new ReadModels(readStore, allProjections)) });
 
   const metadata = () => ({ now: new Date(), account: 'root', requestId: 'r' });
   const create = (account: string) => (state: Account): AccountEvent[] =>
@@ -28,8 +37,8 @@ describe('handleCommand', () => {
   it('re-reads and decides again when another writer got there first', async () => {
     const account = uniqueName('acc');
     const streamName = accountStreamName(account);
-    const first = createCommandContext(store);
-    const second = createCommandContext(store);
+    const first = createContext();
+    const second = createContext();
     await handleCommand(first, { streamName, aggregate: accountAggregate, decide: create(account) }, { metadata: metadata() });
     // Both contexts cache the state at revision 0, then write concurrently.
     await handleCommand(second, { streamName, aggregate: accountAggregate, decide: () => [] }, { metadata: metadata() });
@@ -51,7 +60,7 @@ describe('handleCommand', () => {
     const options = { metadata: metadata(), causationId: 'event-42' };
     const appendCreated = () =>
       handleCommand(
-        createCommandContext(store),
+        createContext(),
         {
           streamName,
           aggregate: accountAggregate,
@@ -73,7 +82,7 @@ describe('handleCommand', () => {
 
   it('returns no position when the decision is to do nothing', async () => {
     const outcome = await handleCommand(
-      createCommandContext(store),
+      createContext(),
       { streamName: accountStreamName(uniqueName('acc')), aggregate: accountAggregate, decide: () => [] },
       { metadata: metadata() },
     );

@@ -33,13 +33,13 @@ const metadataOf = (document: DidDocument, plugin: MetadataPlugin): Record<strin
 const INHERIT_DEPTH = 20;
 
 /** POST /dids/bulkdidsmeta (set) and /dids/bulkmeta (get): static words. */
-export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services, graph: DidGraph): void => {
+export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services): void => {
   routes.post('/dids/bulkdidsmeta', {}, async (ctx) => {
     const dids = asArray('dids', param(jsonObject(ctx), 'dids')).map((item) => {
       const entry = asObject('dids', item);
       return { ...didRefItem('dids', entry), meta: asObject('dids', param(entry, 'meta')) };
     });
-    const outcome = await setDidsMetadataBulk(services.commands, graph, { dids }, commandMetadata(ctx));
+    const outcome = await setDidsMetadataBulk(services.commands, { dids }, commandMetadata(ctx));
     await afterWrite(ctx, services, outcome.position);
     sendCreated(ctx);
   });
@@ -77,7 +77,7 @@ export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services
 };
 
 /** GET, POST, DELETE /dids/{scope}/{name}/meta and POST /dids/{scope}/{name}/meta/{key}. */
-export const registerDidMetaRoutes = (routes: RouteTable, services: Services, graph: DidGraph): void => {
+export const registerDidMetaRoutes = (routes: RouteTable, services: Services): void => {
   const setErrors = { errors: { KeyNotFound: 400 } };
 
   routes.post('/dids/*scope_name/meta/:key', setErrors, async (ctx) => {
@@ -85,7 +85,7 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services, gr
     const parameters = jsonObject(ctx);
     const meta = { [ctx.params.key!]: param(parameters, 'value') };
     const recursive = paramBoolean(parameters, 'recursive', false);
-    const outcome = await setMetadata(services.commands, graph, { ...did, meta, recursive, single: true }, commandMetadata(ctx));
+    const outcome = await setMetadata(services.commands, { ...did, meta, recursive, single: true }, commandMetadata(ctx));
     await afterWrite(ctx, services, outcome.position);
     sendCreated(ctx);
   });
@@ -101,7 +101,7 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services, gr
     const parameters = jsonObject(ctx);
     const meta = asObject('meta', param(parameters, 'meta'));
     const recursive = paramBoolean(parameters, 'recursive', false);
-    const outcome = await setMetadata(services.commands, graph, { ...did, meta, recursive, single: false }, commandMetadata(ctx));
+    const outcome = await setMetadata(services.commands, { ...did, meta, recursive, single: false }, commandMetadata(ctx));
     await afterWrite(ctx, services, outcome.position);
     sendCreated(ctx);
   });

@@ -4,7 +4,6 @@ import { createDidSample, followDid, resurrectDids, setDidStatus, unfollowDid } 
 import type { CollectionType, DidRef } from '../../../domain/did/did.ts';
 import { InvalidObject, KeyError, TypeError_, UnsupportedOperation, UnsupportedStatus, ValueError } from '../../../domain/shared/errors.ts';
 import { isValidName } from '../../../domain/shared/names.ts';
-import { readModelDidGraph } from '../../../projections/did/readModelDidGraph.ts';
 import {
   asArray,
   asObject,
@@ -35,7 +34,6 @@ import { registerDidBulkMetaRoutes, registerDidMetaRoutes } from './didMetaRoute
  * the scope listing, and last the bare `<path:scope_name>`.
  */
 export const registerDidRoutes = (routes: RouteTable, services: Services): void => {
-  const graph = readModelDidGraph(services.readModels);
   const written = async (ctx: AppContext, position: bigint | undefined, created: boolean) => {
     await afterWrite(ctx, services, position);
     if (created) sendCreated(ctx);
@@ -45,13 +43,13 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   const sample = async (ctx: AppContext, input: DidRef, output: DidRef, nbfiles: unknown) => {
     const count = typeof nbfiles === 'number' ? nbfiles : /^\s*[+-]?\d+\s*$/.test(String(nbfiles)) ? Number(String(nbfiles).trim()) : Number.NaN;
     if (!Number.isInteger(count)) throw new ValueError(`invalid literal for int() with base 10: '${String(nbfiles)}'`);
-    const outcome = await createDidSample(services.commands, graph, { input, output: checkDidRef('did', output), nbfiles: count }, commandMetadata(ctx));
+    const outcome = await createDidSample(services.commands, { input, output: checkDidRef('did', output), nbfiles: count }, commandMetadata(ctx));
     await written(ctx, outcome.position, true);
   };
 
   routes.post('/dids', { accept: ['application/json'], errors: { DatabaseException: 406 } }, async (ctx) => {
     const dids = jsonList(ctx).map((item) => newCollection(asObject('did', item)));
-    const outcome = await addCollections(services.commands, graph, { dids, single: false }, commandMetadata(ctx));
+    const outcome = await addCollections(services.commands, { dids, single: false }, commandMetadata(ctx));
     await written(ctx, outcome.position, true);
   });
   registerDidStaticListRoutes(routes, services);
@@ -66,10 +64,10 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       const replicas = replicasOption(attachment, 'attachments', ownerOf(attachment));
       return { ...parent, children: attachRequests('attachments', attachment.dids), ...(replicas ? { replicas } : {}) };
     });
-    const outcome = await attachDids(services.commands, graph, { attachments, ignoreDuplicates, single: false }, commandMetadata(ctx));
+    const outcome = await attachDids(services.commands, { attachments, ignoreDuplicates, single: false }, commandMetadata(ctx));
     await written(ctx, outcome.position, true);
   });
-  registerDidBulkMetaRoutes(routes, services, graph);
+  registerDidBulkMetaRoutes(routes, services);
   routes.post('/dids/sample', {}, async (ctx) => {
     const parameters = jsonObject(ctx);
     const [inputScope, inputName, outputScope, outputName, nbfiles] = ['input_scope', 'input_name', 'output_scope', 'output_name', 'nbfiles'].map(
@@ -97,10 +95,10 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       if (key !== 'open') throw new UnsupportedStatus(`The status ${key} is not a valid data identifier status.`);
     }
     if (!('open' in parameters)) throw new KeyError("'open' not defined");
-    const outcome = await setDidStatus(services.commands, graph, { ...did, open: toBoolean(parameters.open, 'open') }, commandMetadata(ctx));
+    const outcome = await setDidStatus(services.commands, { ...did, open: toBoolean(parameters.open, 'open') }, commandMetadata(ctx));
     await written(ctx, outcome.position, false);
   });
-  registerDidMetaRoutes(routes, services, graph);
+  registerDidMetaRoutes(routes, services);
   routes.post('/dids/*scope_name/dids', {}, async (ctx) => {
     const parent = didFromPath(ctx);
     const parameters = jsonObject(ctx);
@@ -109,7 +107,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     const children = attachRequests('attachment', parameters.dids);
     const replicas = replicasOption(parameters, 'attachment', ownerOf(parameters));
     const attachment = { ...parent, children, ...(replicas ? { replicas } : {}) };
-    const outcome = await attachDids(services.commands, graph, { attachments: [attachment], ignoreDuplicates: false, single: true }, commandMetadata(ctx));
+    const outcome = await attachDids(services.commands, { attachments: [attachment], ignoreDuplicates: false, single: true }, commandMetadata(ctx));
     await written(ctx, outcome.position, true);
   });
   routes.delete('/dids/*scope_name/dids', {}, async (ctx) => {
@@ -136,7 +134,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     const did = didFromPath(ctx);
     const parameters = jsonObject(ctx);
     const collection = newCollection({ ...parameters, type: param(parameters, 'type'), ...did });
-    const outcome = await addCollections(services.commands, graph, { dids: [collection], single: true }, commandMetadata(ctx));
+    const outcome = await addCollections(services.commands, { dids: [collection], single: true }, commandMetadata(ctx));
     await written(ctx, outcome.position, true);
   });
 };

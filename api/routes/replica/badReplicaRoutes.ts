@@ -9,7 +9,6 @@ import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { asArray, didRefItem } from '../did/didParams.ts';
 import { JSON_TYPE, mapStream, sendCreated, sendJson, sendStream } from '../../http.ts';
 import { jsonObject, param, paramBoolean, toBoolean } from '../../params.ts';
-import { readModelReplicaCatalogue } from '../../../projections/replica/readModelReplicaCatalogue.ts';
 import { integerParameter, optionalText, parseUtc, rseName } from './replicaParams.ts';
 import { replicaPfnsOf } from './replicaPfnLookup.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
@@ -151,13 +150,12 @@ const BAD_PFN_STATES: readonly BadPfnState[] = ['BAD', 'SUSPICIOUS', 'TEMPORARY_
  * /replicas/bad) and POST /replicas/dids, which maps PFNs back to DIDs. All static paths.
  */
 export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services: Services): void => {
-  const catalogue = readModelReplicaCatalogue(services.readModels);
+  const catalogue = services.commands.replicaCatalogue;
   for (const path of ['/replicas/suspicious', '/replicas/suspicious/']) {
     routes.post(path, { accept: JSON_ONLY }, async (ctx) => {
       const parameters = jsonObject(ctx);
       const outcome = await declareReplicas(
         services.commands,
-        catalogue,
         { replicas: declaredReplicas(parameters.pfns), reason: optionalText(parameters.reason, 'reason'), force: false, declaration: 'SUSPICIOUS' },
         commandMetadata(ctx),
       );
@@ -176,7 +174,6 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       });
       const outcome = await declareBadPfns(
         services.commands,
-        catalogue,
         {
           pfns,
           state: state as BadPfnState,
@@ -209,7 +206,6 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       const given = declaredReplicas(parameters.replicas);
       const outcome = await declareReplicas(
         services.commands,
-        catalogue,
         {
           replicas: given.length > 0 ? given : declaredReplicas(parameters.pfns),
           reason: optionalText(parameters.reason, 'reason'),

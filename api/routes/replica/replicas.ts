@@ -4,7 +4,6 @@ import { InputValidationError, ValueError } from '../../../domain/shared/errors.
 import { asArray, asObject, didRefItem } from '../did/didParams.ts';
 import { sendCreated, sendOk } from '../../http.ts';
 import { jsonObject, param, paramBoolean } from '../../params.ts';
-import { readModelReplicaCatalogue } from '../../../projections/replica/readModelReplicaCatalogue.ts';
 import { replicaFiles, replicaStateChanges, rseName } from './replicaParams.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
@@ -20,7 +19,6 @@ import { registerReplicaGetRoute, registerReplicaListRoute } from './replicaList
  * (`GET /replicas/list` cannot be read as scope and name: 400).
  */
 export const registerReplicaRoutes = (routes: RouteTable, services: Services): void => {
-  const catalogue = readModelReplicaCatalogue(services.readModels);
   const written = async (ctx: AppContext, position: bigint | undefined, created: boolean) => {
     await afterWrite(ctx, services, position);
     if (created) sendCreated(ctx);
@@ -72,7 +70,7 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
         return { path: item.path, scope: text('scope'), name: text('name'), bytes: typeof item.bytes === 'number' ? item.bytes : null };
       });
       const target = rse !== null ? { name: rseName(rse) } : { id: String(rseId) };
-      const outcome = await quarantineReplicas(services.commands, catalogue, { rse: target, replicas: dark }, commandMetadata(ctx));
+      const outcome = await quarantineReplicas(services.commands, { rse: target, replicas: dark }, commandMetadata(ctx));
       await written(ctx, outcome.position, false);
     });
   }

@@ -1,5 +1,4 @@
 import { createRse, deleteRse, removeRseAttribute, setRseAttribute, updateRse } from '../../../commands/rse/rseCommands.ts';
-import { readModelReplicaCatalogue } from '../../../projections/replica/readModelReplicaCatalogue.ts';
 import { evaluateRseExpression } from '../../../domain/rse/rseExpression.ts';
 import { assertValidName } from '../../../domain/shared/names.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
@@ -53,7 +52,7 @@ export const registerRseRoutes = (routes: RouteTable, services: Services): void 
     sendCreated(ctx);
   });
   routes.delete('/rses/:rse', {}, async (ctx) => {
-    const outcome = await deleteRse(services.commands, readModelReplicaCatalogue(services.readModels), { rse: ctx.params.rse! }, commandMetadata(ctx));
+    const outcome = await deleteRse(services.commands, { rse: ctx.params.rse! }, commandMetadata(ctx));
     await afterWrite(ctx, services, outcome.position);
     sendOk(ctx);
   });

@@ -1,0 +1,22 @@
+import type { EventStore } from '../infra/eventstore/eventStore.ts';
+import type { DidGraph } from './did/didGraph.ts';
+import type { ReplicaCatalogue } from './replica/replicaCatalogue.ts';
+import { StateCache } from './stateCache.ts';
+
+/**
+ * What every command module works with: the event store, the cache of recent aggregate states,
+ * and the ports for the facts no single stream holds (answered from the read models). Built once
+ * per process (bin/runtime.ts) and handed to the API and the workers alike.
+ */
+export type CommandContext = Readonly<{
+  eventStore: EventStore;
+  stateCache: StateCache;
+  didGraph: DidGraph;
+  replicaCatalogue: ReplicaCatalogue;
+}>;
+
+export const createCommandContext = (
+  ports: Readonly<{ eventStore: EventStore; didGraph: DidGraph; replicaCatalogue: ReplicaCatalogue }>,
+  /** States kept in memory, least recently used dropped first; default 10 000. */
+  cacheEntries = 10_000,
+): CommandContext => ({ ...ports, stateCache: new StateCache(cacheEntries) });

@@ -1,0 +1,11 @@
+import type { DidGraph } from '../commands/did/didGraph.ts';
+import type { ReplicaCatalogue } from '../commands/replica/replicaCatalogue.ts';
+import { readModelDidGraph } from './did/readModelDidGraph.ts';
+import { readModelReplicaCatalogue } from './replica/readModelReplicaCatalogue.ts';
+import type { ReadModels } from './runtime/readModels.ts';
+
+/** The command ports answered from the read models, for `createCommandContext`. */
+export const readModelPorts = (readModels: ReadModels): Readonly<{ didGraph: DidGraph; replicaCatalogue: ReplicaCatalogue }> => ({
+  didGraph: readModelDidGraph(readModels),
+  replicaCatalogue: readModelReplicaCatalogue(readModels),
+});
