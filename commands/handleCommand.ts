@@ -1,7 +1,8 @@
 import { createHash, randomFillSync } from 'node:crypto';
-import type { CommandMetadata, Event, EventMetadata } from '../domain/shared/event.ts';
+import type { CommandMetadata, Event } from '../domain/shared/event.ts';
 import {
   isWrongExpectedRevision,
+  type EventMetadata,
   type ExpectedRevision,
   type NewEvent,
 } from '../infra/eventstore/eventStore.ts';

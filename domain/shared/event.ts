@@ -23,15 +23,3 @@ export type Command<Type extends string = string, Data extends object = object> 
   data: Readonly<Data>;
   metadata: CommandMetadata;
 }>;
-
-/** Metadata stored beside every event in the event store. */
-export type EventMetadata = Readonly<{
-  account: string;
-  requestId: string;
-  /** ISO 8601 time the command was decided at. */
-  at: string;
-  /** Version of the event's data shape; bumped together with an upcaster. */
-  schemaVersion: number;
-  /** Id of the event that caused this one, for events appended by workers. */
-  causationId?: string;
-}>;

@@ -12,7 +12,7 @@ import {
   type AppendExpectedRevision,
   type ResolvedEvent,
 } from '@eventstore/db-client';
-import type { EventMetadata } from '../../domain/shared/event.ts';
+import type { EventMetadata } from './eventStore.ts';
 import { BatchingQueue } from './batchingQueue.ts';
 import {
   WrongExpectedRevisionError,

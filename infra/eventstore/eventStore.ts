@@ -1,10 +1,23 @@
-import type { EventMetadata } from '../../domain/shared/event.ts';
-
 /**
  * The event store port. Streams are named `<category>-<id>`; `$all` orders every event of every
  * stream by a global position. Revisions count from 0 within a stream; positions only grow.
  * Both adapters (SQLite, EventStoreDB) pass the same contract suite (test/infra/eventStoreContract.ts).
  */
+
+/**
+ * The envelope stored beside every event: who acted, in which request, when, the shape version
+ * of the data, and for events appended by workers the event that caused them.
+ */
+export type EventMetadata = Readonly<{
+  account: string;
+  requestId: string;
+  /** ISO 8601 time the command was decided at. */
+  at: string;
+  /** Version of the event's data shape; bumped together with an upcaster. */
+  schemaVersion: number;
+  /** Id of the event that caused this one, for events appended by workers. */
+  causationId?: string;
+}>;
 
 /** What the caller believes the stream's last revision to be. */
 export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | bigint;

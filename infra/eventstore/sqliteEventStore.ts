@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { BroadcastChannel } from 'node:worker_threads';
 import { resolve } from 'node:path';
-import type { EventMetadata } from '../../domain/shared/event.ts';
+import type { EventMetadata } from './eventStore.ts';
 import { SAFETY_AUTOCHECKPOINT_PAGES, WalCheckpointer } from '../sqliteCheckpointer.ts';
 import {
   EventIdConflictError,
