@@ -1,6 +1,5 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { accountAggregate } from '../commands/caller.ts';
 import { createCommandContext } from '../commands/commandContext.ts';
 import { handleCommand, timeOrderedUuid } from '../commands/handleCommand.ts';
 import { SqliteReadStore } from '../infra/readstore/sqlite/sqliteReadStore.ts';
@@ -8,7 +7,7 @@ import { allProjections } from '../projections/index.ts';
 import { readModelPorts } from '../projections/readModelPorts.ts';
 import { ReadModels } from '../projections/runtime/readModels.ts';
 import { accountStreamName } from '../domain/account/account.ts';
-import { createAccount } from '../domain/account/accountDecider.ts';
+import { accountDecider } from '../domain/account/accountDecider.ts';
 import { SqliteEventStore } from '../infra/eventstore/sqliteEventStore.ts';
 import { perSecond, printTable, timed, type Row } from './lib/report.ts';
 import { tempDir } from './lib/tempDir.ts';
@@ -79,15 +78,11 @@ export const runAppendRates = async (): Promise<void> => {
     const handlerMs = await timed(async () => {
       for (let index = 0; index < commands; index += 1) {
         const account = `bench${index}`;
-        await handleCommand(
-          context,
-          {
-            streamName: accountStreamName(account),
-            aggregate: accountAggregate,
-            decide: (state) => createAccount({ type: 'CreateAccount', data: { account, accountType: 'USER', email: null }, metadata: { now, account: 'root', requestId: 'b' } }, state),
-          },
-          { metadata: { now, account: 'root', requestId: 'b' } },
-        );
+        await handleCommand(context, accountDecider, accountStreamName(account), {
+          type: 'CreateAccount',
+          data: { account, accountType: 'USER', email: null },
+          metadata: { now, account: 'root', requestId: 'b' },
+        });
       }
     });
     await store.close();

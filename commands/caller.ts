@@ -1,15 +1,10 @@
-import { evolveAccount, initialAccount, accountStreamName, type Account, type AccountEvent } from '../domain/account/account.ts';
+import { accountStreamName, type Account } from '../domain/account/account.ts';
+import { accountDecider } from '../domain/account/accountDecider.ts';
 import type { Caller } from '../domain/permission/policy.ts';
-import { loadState, type Aggregate, type CommandContext } from './handleCommand.ts';
+import { loadAggregate, type CommandContext } from './handleCommand.ts';
 
-export const accountAggregate: Aggregate<Account, AccountEvent> = {
-  name: 'account',
-  initialState: initialAccount,
-  evolve: evolveAccount,
-};
-
-export const loadAccount = async (context: CommandContext, account: string): Promise<Account> =>
-  (await loadState(context, accountStreamName(account), accountAggregate)).state;
+export const loadAccount = (context: CommandContext, account: string): Promise<Account> =>
+  loadAggregate(context, accountDecider, accountStreamName(account));
 
 /**
  * The issuer of a request with the attributes that decide its permissions, read from its own

@@ -1,5 +1,6 @@
 import { createHash, randomFillSync } from 'node:crypto';
-import type { CommandMetadata, Event } from '../domain/shared/event.ts';
+import { decideInOrder, type Decider } from '../domain/shared/decider.ts';
+import type { Command, CommandMetadata, Event } from '../domain/shared/event.ts';
 import {
   isWrongExpectedRevision,
   type EventMetadata,
@@ -10,16 +11,9 @@ import type { CommandContext } from './commandContext.ts';
 
 export type { CommandContext } from './commandContext.ts';
 
-/** What the generic handler needs of an aggregate: how to rebuild its state from its events. */
-export type Aggregate<State, E extends Event> = Readonly<{
-  name: string;
-  initialState(): State;
-  evolve(state: State, event: E): State;
-}>;
-
-
 export type HandleOptions = Readonly<{
-  metadata: CommandMetadata;
+  /** Who, when and which request: stored with every event (default: the first command's metadata). */
+  metadata?: CommandMetadata;
   /**
    * The event that caused this command (for workers). Event ids are then derived from it, so a
    * retried job appends nothing twice: the event store treats repeated ids as done.
@@ -32,79 +26,155 @@ export type HandleOptions = Readonly<{
 export type CommandOutcome<State, E extends Event> = Readonly<{
   streamName: string;
   events: E[];
+  /** The state the commands were decided on (what a report of their effect compares with). */
+  previousState: State;
   newState: State;
   /** Global position of the last appended event; undefined when the decision was "nothing". */
   position: bigint | undefined;
 }>;
 
-export type Decision<State, E extends Event> = Readonly<{
-  streamName: string;
-  aggregate: Aggregate<State, E>;
-  decide(state: State): E[] | Promise<E[]>;
+/** The states of the streams decided before, in the same step (see `StreamDecision.commands`). */
+export type DecidedStates = Readonly<{
+  stateOf<State>(decider: Decider<State, never, Event>, streamName: string): State | undefined;
 }>;
+
+/**
+ * The commands to decide on one stream, in order, with the decider of its aggregate. When the
+ * commands depend on what other streams of the same step become (an attach that takes files the
+ * same request creates), give a function: it is called after the streams listed before it have
+ * been decided, and reads their new states. It stays synchronous: facts are read before deciding.
+ */
+export type StreamDecision<State, C extends Command, E extends Event> = Readonly<{
+  streamName: string;
+  decider: Decider<State, C, E>;
+  commands: readonly C[] | ((decided: DecidedStates) => readonly C[]);
+}>;
+
+/** The outcome of a decision, typed by its decider. */
+export type OutcomeOf<D> = D extends StreamDecision<infer State, infer _C, infer E> ? CommandOutcome<State, E> : never;
+
+// Decisions on several aggregates travel in one list; each keeps its own types through `onStream`.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyStreamDecision = StreamDecision<any, any, any>;
+
+/** A decision on one stream, typed by its decider. */
+export const onStream = <State, C extends Command, E extends Event>(
+  decider: Decider<State, C, E>,
+  streamName: string,
+  commands: C | readonly C[] | ((decided: DecidedStates) => readonly C[]),
+): StreamDecision<State, C, E> => ({
+  streamName,
+  decider,
+  commands: typeof commands === 'function' || Array.isArray(commands) ? (commands as StreamDecision<State, C, E>['commands']) : [commands as C],
+});
+
+/**
+ * Commands gathered per stream for one step, in the order they were added: a step that touches a
+ * stream several times (an import naming an RSE, then its distances) decides it once, in order.
+ */
+export class StepPlan {
+  private readonly streams = new Map<string, { decider: Decider<unknown, Command, Event>; commands: Command[] }>();
+
+  add<State, C extends Command, E extends Event>(decider: Decider<State, C, E>, streamName: string, command: C): this {
+    const entry = this.streams.get(streamName);
+    if (entry && entry.decider.name !== decider.name) throw new Error(`Stream ${streamName} is decided by ${entry.decider.name}, not ${decider.name}`);
+    if (entry) entry.commands.push(command);
+    else this.streams.set(streamName, { decider: decider as unknown as Decider<unknown, Command, Event>, commands: [command] });
+    return this;
+  }
+
+  decisions(): AnyStreamDecision[] {
+    return [...this.streams].map(([streamName, { decider, commands }]) => onStream(decider, streamName, commands));
+  }
+}
 
 /** Bumped together with an upcaster whenever an event's data changes shape. */
 const SCHEMA_VERSION = 1;
 
 /**
- * The one command handler: (1) read the stream, (2) rebuild the state, (3) decide, (4) append
- * with the revision that was read. A concurrent writer makes the append fail; then the handler
- * re-reads and decides again, a few times, with jitter.
+ * The one command handler: (1) read the stream, (2) rebuild the state with the decider's
+ * `evolve`, (3) `decide`, (4) append with the revision that was read. A concurrent writer makes
+ * the append fail; then the handler re-reads and decides again, a few times, with jitter.
  */
-export const handleCommand = async <State, E extends Event>(
+export const handleCommand = async <State, C extends Command, E extends Event>(
   context: CommandContext,
-  decision: Decision<State, E>,
-  options: HandleOptions,
+  decider: Decider<State, C, E>,
+  streamName: string,
+  command: C | readonly C[],
+  options: HandleOptions = {},
 ): Promise<CommandOutcome<State, E>> => {
-  const [outcome] = await handleCommands(context, [decision], options);
-  return outcome!;
+  const [outcome] = await handleCommands(context, [onStream(decider, streamName, command)], options);
+  return outcome as CommandOutcome<State, E>;
 };
 
 /**
- * The same for a decision spanning several streams (bulk registrations): every stream is read and
- * decided, then all appends go to the event store together, atomically where the adapter can.
+ * The same for a decision spanning several streams: every stream is read and decided, in list
+ * order, then all appends go to the event store together, all or nothing (atomically on SQLite,
+ * through the event store's transaction log where streams are written one by one).
  */
-export const handleCommands = async <State, E extends Event>(
+export const handleCommands = async <D extends AnyStreamDecision>(
   context: CommandContext,
-  decisions: readonly Decision<State, E>[],
-  options: HandleOptions,
-): Promise<CommandOutcome<State, E>[]> => {
+  decisions: readonly D[],
+  options: HandleOptions = {},
+): Promise<OutcomeOf<D>[]> => {
+  const streamNames = new Set(decisions.map((decision) => decision.streamName));
+  if (streamNames.size !== decisions.length) throw new Error('A step decides each stream once: group its commands per stream');
+  const metadata = options.metadata ?? firstCommandMetadata(decisions);
   const retries = options.retries ?? 5;
   for (let attempt = 0; ; attempt += 1) {
     // 1. Read each stream and 2. rebuild its state.
     const loaded = await Promise.all(
-      decisions.map(async (decision) => ({ decision, ...(await loadState(context, decision.streamName, decision.aggregate)) })),
+      decisions.map(async (decision) => ({ decision, ...(await loadState(context, decision.decider, decision.streamName)) })),
     );
-    // 3. Decide.
-    const decided = [];
-    for (const item of loaded) decided.push({ ...item, events: await item.decision.decide(item.state) });
-    const appends = decided.filter((item) => item.events.length > 0);
+    // 3. Decide, stream after stream; later streams may read what earlier ones became.
+    const newStates = new Map<string, unknown>();
+    const decided: DecidedStates = {
+      stateOf: <State>(decider: Decider<State, never, Event>, streamName: string) => {
+        const state = newStates.get(streamName);
+        const decision = decisions.find((candidate) => candidate.streamName === streamName);
+        return decision && decision.decider.name === decider.name ? (state as State | undefined) : undefined;
+      },
+    };
+    const results = loaded.map(({ decision, state, revision }) => {
+      const commands = typeof decision.commands === 'function' ? decision.commands(decided) : decision.commands;
+      const outcome = decideInOrder(decision.decider, commands, state);
+      newStates.set(decision.streamName, outcome.state);
+      return { decision, revision, events: outcome.events as Event[], previousState: state, newState: outcome.state };
+    });
+    const appends = results.filter((result) => result.events.length > 0);
     if (appends.length === 0) {
-      return decided.map(({ decision, state }) => ({ streamName: decision.streamName, events: [], newState: state, position: undefined }));
+      return results.map(({ decision, previousState, newState }) => ({ streamName: decision.streamName, events: [], previousState, newState, position: undefined }) as unknown as OutcomeOf<D>);
     }
     // 4. Append with the revisions that were read.
     try {
-      const metadata = eventMetadata(options);
-      const results = await context.eventStore.appendToStreams(
-        appends.map((item) => ({
-          streamName: item.decision.streamName,
-          expectedRevision: item.revision,
-          events: item.events.map((event, index) => toNewEvent(event, item.decision.streamName, index, metadata, options)),
+      const envelope = eventMetadata(metadata, options);
+      const appended = await context.eventStore.appendToStreams(
+        appends.map((result) => ({
+          streamName: result.decision.streamName,
+          expectedRevision: result.revision,
+          events: result.events.map((event, index) => toNewEvent(event, result.decision.streamName, index, envelope, options)),
         })),
       );
-      const resultOf = new Map(appends.map((item, index) => [item, results[index]!]));
-      return decided.map((item) => {
-        const newState = item.events.reduce(item.decision.aggregate.evolve, item.state);
-        const result = resultOf.get(item);
-        if (!result) return { streamName: item.decision.streamName, events: [], newState, position: undefined };
-        context.stateCache.set(item.decision.aggregate.name, item.decision.streamName, result.nextExpectedRevision, newState);
-        return { streamName: item.decision.streamName, events: item.events, newState, position: result.position };
-      });
+      const appendedBy = new Map(appends.map((result, index) => [result, appended[index]!]));
+      return results.map((result) => {
+        const stored = appendedBy.get(result);
+        const { previousState, newState } = result;
+        if (!stored) return { streamName: result.decision.streamName, events: [], previousState, newState, position: undefined };
+        context.stateCache.set(result.decision.decider.name, result.decision.streamName, stored.nextExpectedRevision, newState);
+        return { streamName: result.decision.streamName, events: result.events, previousState, newState, position: stored.position };
+      }) as unknown as OutcomeOf<D>[];
     } catch (error) {
       if (!isWrongExpectedRevision(error) || attempt >= retries) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * (attempt + 1)));
     }
   }
+};
+
+const firstCommandMetadata = (decisions: readonly AnyStreamDecision[]): CommandMetadata => {
+  for (const decision of decisions) {
+    if (typeof decision.commands !== 'function' && decision.commands[0]) return (decision.commands[0] as Command).metadata;
+  }
+  throw new Error('handleCommands needs the metadata of the step when no command is known in advance');
 };
 
 /** The global position of the last event a multi-stream command appended. */
@@ -118,26 +188,34 @@ export const lastPosition = (outcomes: readonly CommandOutcome<unknown, Event>[]
  */
 export const loadState = async <State, E extends Event>(
   context: CommandContext,
+  decider: Decider<State, never, E>,
   streamName: string,
-  aggregate: Aggregate<State, E>,
 ): Promise<{ state: State; revision: ExpectedRevision }> => {
-  const cached = context.stateCache.get<State>(aggregate.name, streamName);
+  const cached = context.stateCache.get<State>(decider.name, streamName);
   const fromRevision = cached ? cached.revision + 1n : 0n;
   const events = await context.eventStore.readStream(streamName, { fromRevision });
-  let state = cached ? cached.state : aggregate.initialState();
-  for (const event of events) state = aggregate.evolve(state, { type: event.type, data: event.data } as E);
+  let state = cached ? cached.state : decider.initialState();
+  // The stream's events are the aggregate's own: its decider wrote them (evolve ignores others).
+  for (const event of events) state = decider.evolve(state, { type: event.type, data: event.data } as E);
   const last = events[events.length - 1];
   const revision = last ? last.revision : cached?.revision;
   if (revision === undefined) return { state, revision: 'no_stream' };
-  if (last) context.stateCache.set(aggregate.name, streamName, revision, state);
+  if (last) context.stateCache.set(decider.name, streamName, revision, state);
   return { state, revision };
 };
 
+/** The current state of one aggregate, for facts a command reads before deciding. */
+export const loadAggregate = async <State, E extends Event>(
+  context: CommandContext,
+  decider: Decider<State, never, E>,
+  streamName: string,
+): Promise<State> => (await loadState(context, decider, streamName)).state;
+
 /** The metadata every event of one command shares (one object, so stores may serialise it once). */
-const eventMetadata = (options: HandleOptions): EventMetadata => ({
-  account: options.metadata.account,
-  requestId: options.metadata.requestId,
-  at: options.metadata.now.toISOString(),
+const eventMetadata = (metadata: CommandMetadata, options: HandleOptions): EventMetadata => ({
+  account: metadata.account,
+  requestId: metadata.requestId,
+  at: metadata.now.toISOString(),
   schemaVersion: SCHEMA_VERSION,
   ...(options.causationId ? { causationId: options.causationId } : {}),
 });

@@ -1,22 +1,12 @@
-import { accountStreamName, type Account, type AccountEvent, type AccountType } from '../../domain/account/account.ts';
-import {
-  addAccountAttribute as decideAddAttribute,
-  createAccount as decideCreate,
-  deleteAccount as decideDelete,
-  removeAccountAttribute as decideRemoveAttribute,
-  updateAccount as decideUpdate,
-} from '../../domain/account/accountDecider.ts';
+import { accountStreamName, type AccountType } from '../../domain/account/account.ts';
+import { accountDecider, type AccountCommand } from '../../domain/account/accountDecider.ts';
 import { ACCOUNT_PERMISSIONS, requirePermission } from '../../domain/permission/policy.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
-import { accountAggregate, loadCaller } from '../caller.ts';
+import { loadCaller } from '../caller.ts';
 import { handleCommand, type CommandContext } from '../handleCommand.ts';
 
-const onAccount = (
-  context: CommandContext,
-  account: string,
-  metadata: CommandMetadata,
-  decide: (state: Account) => AccountEvent[],
-) => handleCommand(context, { streamName: accountStreamName(account), aggregate: accountAggregate, decide }, { metadata });
+const onAccount = (context: CommandContext, account: string, command: AccountCommand) =>
+  handleCommand(context, accountDecider, accountStreamName(account), command);
 
 export const createAccount = async (
   context: CommandContext,
@@ -25,7 +15,7 @@ export const createAccount = async (
 ) => {
   const caller = await loadCaller(context, metadata.account);
   requirePermission(ACCOUNT_PERMISSIONS.addAccount(caller), caller, 'add account');
-  return onAccount(context, data.account, metadata, (state) => decideCreate({ type: 'CreateAccount', data, metadata }, state));
+  return onAccount(context, data.account, { type: 'CreateAccount', data, metadata });
 };
 
 /** Applies `{key: value}` pairs in order, one command each, as Rucio's PUT /accounts/{account} does. */
@@ -38,9 +28,7 @@ export const updateAccount = async (
   let position: bigint | undefined;
   for (const [key, value] of Object.entries(data.changes)) {
     requirePermission(ACCOUNT_PERMISSIONS.updateAccount(caller), caller, `change ${key}  of the account`);
-    const outcome = await onAccount(context, data.account, metadata, (state) =>
-      decideUpdate({ type: 'UpdateAccount', data: { account: data.account, key, value }, metadata }, state),
-    );
+    const outcome = await onAccount(context, data.account, { type: 'UpdateAccount', data: { account: data.account, key, value }, metadata });
     position = outcome.position ?? position;
   }
   return { position };
@@ -49,7 +37,7 @@ export const updateAccount = async (
 export const deleteAccount = async (context: CommandContext, data: { account: string }, metadata: CommandMetadata) => {
   const caller = await loadCaller(context, metadata.account);
   requirePermission(ACCOUNT_PERMISSIONS.deleteAccount(caller), caller, 'delete account');
-  return onAccount(context, data.account, metadata, (state) => decideDelete({ type: 'DeleteAccount', data, metadata }, state));
+  return onAccount(context, data.account, { type: 'DeleteAccount', data, metadata });
 };
 
 export const addAccountAttribute = async (
@@ -59,9 +47,7 @@ export const addAccountAttribute = async (
 ) => {
   const caller = await loadCaller(context, metadata.account);
   requirePermission(ACCOUNT_PERMISSIONS.addAttribute(caller), caller, 'add attributes');
-  return onAccount(context, data.account, metadata, (state) =>
-    decideAddAttribute({ type: 'AddAccountAttribute', data, metadata }, state),
-  );
+  return onAccount(context, data.account, { type: 'AddAccountAttribute', data, metadata });
 };
 
 export const removeAccountAttribute = async (
@@ -71,7 +57,5 @@ export const removeAccountAttribute = async (
 ) => {
   const caller = await loadCaller(context, metadata.account);
   requirePermission(ACCOUNT_PERMISSIONS.deleteAttribute(caller), caller, 'delete attribute');
-  return onAccount(context, data.account, metadata, (state) =>
-    decideRemoveAttribute({ type: 'RemoveAccountAttribute', data, metadata }, state),
-  );
+  return onAccount(context, data.account, { type: 'RemoveAccountAttribute', data, metadata });
 };

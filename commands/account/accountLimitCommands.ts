@@ -1,14 +1,5 @@
-import {
-  accountLimitsStreamName,
-  evolveAccountLimits,
-  initialAccountLimits,
-  removeGlobalAccountLimit as decideRemoveGlobal,
-  removeLocalAccountLimit as decideRemoveLocal,
-  setGlobalAccountLimit as decideSetGlobal,
-  setLocalAccountLimit as decideSetLocal,
-  type AccountLimitEvent,
-  type AccountLimits,
-} from '../../domain/accountLimit/accountLimit.ts';
+import { accountLimitsStreamName } from '../../domain/accountLimit/accountLimit.ts';
+import { accountLimitsDecider, type AccountLimitCommand } from '../../domain/accountLimit/accountLimitDecider.ts';
 import { isAdmin, requirePermission, type Caller } from '../../domain/permission/policy.ts';
 import { mayManageGlobalLimit, mayManageLocalLimit } from '../../domain/permission/rsePolicy.ts';
 import { evaluateRseExpression, type RseFacts } from '../../domain/rse/rseExpression.ts';
@@ -16,17 +7,11 @@ import { rseNotFound } from '../../domain/rse/rseDecider.ts';
 import { AccountNotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
-import { handleCommand, type Aggregate, type CommandContext } from '../handleCommand.ts';
+import { handleCommand, type CommandContext } from '../handleCommand.ts';
 import { loadRse } from '../rse/rseCommands.ts';
 
-export const accountLimitsAggregate: Aggregate<AccountLimits, AccountLimitEvent> = {
-  name: 'accountLimits',
-  initialState: initialAccountLimits,
-  evolve: evolveAccountLimits,
-};
-
-const onLimits = (context: CommandContext, account: string, metadata: CommandMetadata, decide: (state: AccountLimits) => AccountLimitEvent[]) =>
-  handleCommand(context, { streamName: accountLimitsStreamName(account), aggregate: accountLimitsAggregate, decide }, { metadata });
+const onLimits = (context: CommandContext, command: AccountLimitCommand) =>
+  handleCommand(context, accountLimitsDecider, accountLimitsStreamName(command.data.account), command);
 
 const requireActiveAccount = async (context: CommandContext, account: string): Promise<void> => {
   const state = await loadAccount(context, account);
@@ -49,17 +34,13 @@ export const setLocalAccountLimit = async (
 ) => {
   const rse = await localLimitFacts(context, metadata, data.rse, 'set account limits');
   await requireActiveAccount(context, data.account);
-  return onLimits(context, data.account, metadata, (state) =>
-    decideSetLocal({ type: 'SetLocalAccountLimit', data: { account: data.account, ...rse, bytes: data.bytes }, metadata }, state),
-  );
+  return onLimits(context, { type: 'SetLocalAccountLimit', data: { account: data.account, ...rse, bytes: data.bytes }, metadata });
 };
 
 export const removeLocalAccountLimit = async (context: CommandContext, data: { account: string; rse: string }, metadata: CommandMetadata) => {
   const rse = await localLimitFacts(context, metadata, data.rse, 'delete account limits');
   await requireActiveAccount(context, data.account);
-  return onLimits(context, data.account, metadata, (state) =>
-    decideRemoveLocal({ type: 'RemoveLocalAccountLimit', data: { account: data.account, ...rse }, metadata }, state),
-  );
+  return onLimits(context, { type: 'RemoveLocalAccountLimit', data: { account: data.account, ...rse }, metadata });
 };
 
 /** Country admins may act on a global limit when they administer every RSE its expression selects. */
@@ -81,9 +62,7 @@ export const setGlobalAccountLimit = async (
   const caller = await loadCaller(context, metadata.account);
   requireGlobalPermission(caller, data.rseExpression, selected, 'set account limits');
   await requireActiveAccount(context, data.account);
-  return onLimits(context, data.account, metadata, (state) =>
-    decideSetGlobal({ type: 'SetGlobalAccountLimit', data: { account: data.account, rseExpression: data.rseExpression, bytes: data.bytes }, metadata }, state),
-  );
+  return onLimits(context, { type: 'SetGlobalAccountLimit', data: { account: data.account, rseExpression: data.rseExpression, bytes: data.bytes }, metadata });
 };
 
 /** Admins may remove a global limit whatever its expression selects today. */
@@ -95,7 +74,5 @@ export const removeGlobalAccountLimit = async (
   const caller = await loadCaller(context, metadata.account);
   if (!isAdmin(caller)) requireGlobalPermission(caller, data.rseExpression, data.rses, 'delete global account limits');
   await requireActiveAccount(context, data.account);
-  return onLimits(context, data.account, metadata, (state) =>
-    decideRemoveGlobal({ type: 'RemoveGlobalAccountLimit', data: { account: data.account, rseExpression: data.rseExpression }, metadata }, state),
-  );
+  return onLimits(context, { type: 'RemoveGlobalAccountLimit', data: { account: data.account, rseExpression: data.rseExpression }, metadata });
 };

@@ -1,22 +1,14 @@
-import {
-  CONFIG_STREAM,
-  evolveConfig,
-  initialConfig,
-  removeConfigOption as decideRemoveOption,
-  removeConfigSection as decideRemoveSection,
-  setConfigOptions as decideSetOptions,
-  type Config,
-  type ConfigEvent,
-} from '../../domain/config/config.ts';
+import { CONFIG_STREAM, type Config } from '../../domain/config/config.ts';
+import { configDecider, type ConfigCommand } from '../../domain/config/configDecider.ts';
 import { ACCOUNT_PERMISSIONS, requirePermission, type Caller } from '../../domain/permission/policy.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
-import { handleCommand, type Aggregate, type CommandContext } from '../handleCommand.ts';
+import { handleCommand, loadAggregate, type CommandContext } from '../handleCommand.ts';
 
-export const configAggregate: Aggregate<Config, ConfigEvent> = { name: 'config', initialState: initialConfig, evolve: evolveConfig };
+/** The whole configuration, read from its stream (for facts commands need, such as defaults). */
+export const loadConfig = (context: CommandContext): Promise<Config> => loadAggregate(context, configDecider, CONFIG_STREAM);
 
-const onConfig = (context: CommandContext, metadata: CommandMetadata, decide: (state: Config) => ConfigEvent[]) =>
-  handleCommand(context, { streamName: CONFIG_STREAM, aggregate: configAggregate, decide }, { metadata });
+const onConfig = (context: CommandContext, command: ConfigCommand) => handleCommand(context, configDecider, CONFIG_STREAM, command);
 
 /** Reading and writing the configuration are both for admins (Rucio's perm_config). */
 export const requireConfigPermission = (caller: Caller, what: string): void =>
@@ -29,17 +21,17 @@ export const setConfigOptions = async (
 ) => {
   const caller = await loadCaller(context, metadata.account);
   requireConfigPermission(caller, 'set configuration options');
-  return onConfig(context, metadata, (state) => decideSetOptions({ type: 'SetConfigOptions', data, metadata }, state));
+  return onConfig(context, { type: 'SetConfigOptions', data, metadata });
 };
 
 export const removeConfigOption = async (context: CommandContext, data: { section: string; option: string }, metadata: CommandMetadata) => {
   const caller = await loadCaller(context, metadata.account);
   requireConfigPermission(caller, `remove option ${data.option} from section ${data.section}`);
-  return onConfig(context, metadata, (state) => decideRemoveOption({ type: 'RemoveConfigOption', data, metadata }, state));
+  return onConfig(context, { type: 'RemoveConfigOption', data, metadata });
 };
 
 export const removeConfigSection = async (context: CommandContext, data: { section: string }, metadata: CommandMetadata) => {
   const caller = await loadCaller(context, metadata.account);
   requireConfigPermission(caller, `remove section ${data.section}`);
-  return onConfig(context, metadata, (state) => decideRemoveSection({ type: 'RemoveConfigSection', data, metadata }, state));
+  return onConfig(context, { type: 'RemoveConfigSection', data, metadata });
 };

@@ -1,13 +1,14 @@
-import { attachDids as decideAttach, childFactsOf, detachDids as decideDetach, type AttachCandidate, type AttachRequest, type ChildFacts } from '../../domain/did/didContent.ts';
-import { didKey, evolveDid, type Did, type DidEvent, type DidRef } from '../../domain/did/did.ts';
+import { childFactsOf, type AttachDids, type AttachRequest, type ChildFacts } from '../../domain/did/didContent.ts';
+import { didKey, didStreamName, type Did, type DidRef } from '../../domain/did/did.ts';
+import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
 import { allowOnly, DID_PERMISSIONS } from '../../domain/permission/policy.ts';
 import type { ReplicaFile } from '../../domain/replica/replicaRegistration.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import type { DidWriteOutcome } from './didCreation.ts';
 import type { DidGraph } from './didGraph.ts';
-import { loadAttachCandidates, loadDid, onDid, scopeAccess, type DidDecision } from './didStreams.ts';
-import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
+import { decidedDid, loadAttachCandidates, loadDid, onDidStream, scopeAccess, type DidDecision } from './didStreams.ts';
+import { handleCommand, handleCommands, lastPosition, type CommandContext, type DecidedStates } from '../handleCommand.ts';
 import { planReplicaRegistrations, type RegistrationPlan } from '../replica/replicaRegistration.ts';
 
 /** Children to attach to one parent. */
@@ -73,6 +74,9 @@ export const attachDids = async (
   return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
 };
 
+/** The facts of a child when its parent's decision is made. */
+export type ChildFactsOf = (request: AttachRequest, decided: DecidedStates) => ChildFacts | undefined;
+
 /**
  * How attach decisions learn the facts of their children: files registered in the same step
  * (`plan`) from their new states, once their decisions have run; every other child from the
@@ -82,15 +86,15 @@ export const childFactsLookup = async (
   context: CommandContext,
   requests: readonly AttachRequest[],
   plan: RegistrationPlan | undefined,
-): Promise<(request: AttachRequest) => ChildFacts | undefined> => {
+): Promise<ChildFactsOf> => {
   const outside = requests.filter((request) => !plan?.files.has(didKey(request.scope, request.name)));
   const candidates = await loadAttachCandidates(context, outside);
   const facts = new Map(candidates.map((candidate) => [didKey(candidate.request.scope, candidate.request.name), candidate.facts]));
-  return (request) => {
+  return (request, decided) => {
     const key = didKey(request.scope, request.name);
     if (!plan?.files.has(key)) return facts.get(key);
-    const registered = plan.decided.get(key);
-    return registered ? childFactsOf(registered.did) : undefined;
+    const registered = decidedDid(decided, request.scope, request.name);
+    return registered ? childFactsOf(registered) : undefined;
   };
 };
 
@@ -102,24 +106,19 @@ export const childFactsLookup = async (
 export const attachDecision = (
   parent: DidRef,
   batches: readonly (readonly AttachRequest[])[],
-  factsOf: (request: AttachRequest) => ChildFacts | undefined,
+  factsOf: ChildFactsOf,
   options: { ignoreDuplicates: boolean; ancestors: ReadonlySet<string> },
   metadata: CommandMetadata,
 ): DidDecision =>
-  onDid(parent.scope, parent.name, (state) => {
-    const events: DidEvent[] = [];
-    let current = state;
-    for (const requests of batches) {
-      const children: AttachCandidate[] = requests.map((request) => ({ request, facts: factsOf(request) }));
-      const decided = decideAttach(
-        { type: 'AttachDids', data: { scope: parent.scope, name: parent.name, children, ...options }, metadata },
-        current,
-      );
-      current = decided.reduce(evolveDid, current);
-      events.push(...decided);
-    }
-    return events;
-  });
+  onDidStream(parent.scope, parent.name, (decided) =>
+    batches.map(
+      (requests): AttachDids => ({
+        type: 'AttachDids',
+        data: { scope: parent.scope, name: parent.name, children: requests.map((request) => ({ request, facts: factsOf(request, decided) })), ...options },
+        metadata,
+      }),
+    ),
+  );
 
 export const detachDids = async (
   context: CommandContext,
@@ -131,10 +130,6 @@ export const detachDids = async (
     DID_PERMISSIONS.writeCollection(await scopeAccess(context, caller, data.scope)),
     `Account ${caller.account} can not detach data identifiers from ${data.scope}:${data.name}.`,
   );
-  const outcome = await handleCommand(
-    context,
-    onDid(data.scope, data.name, (state) => decideDetach({ type: 'DetachDids', data, metadata }, state)),
-    { metadata },
-  );
+  const outcome = await handleCommand(context, didStreamDecider, didStreamName(data.scope, data.name), { type: 'DetachDids', data, metadata });
   return { position: outcome.position };
 };

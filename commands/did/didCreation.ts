@@ -1,14 +1,13 @@
 import { childFactsOf, type AttachRequest } from '../../domain/did/didContent.ts';
-import { createCollection } from '../../domain/did/didCreation.ts';
-import { didKey, evolveDid, type CollectionType, type Did } from '../../domain/did/did.ts';
+import { didKey, type CollectionType } from '../../domain/did/did.ts';
+import type { DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
 import { allowOnly, DID_PERMISSIONS } from '../../domain/permission/policy.ts';
 import type { ReplicaFile } from '../../domain/replica/replicaRegistration.ts';
 import { DataIdentifierAlreadyExists } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import { childFactsLookup } from './didContent.ts';
-import type { DidGraph } from './didGraph.ts';
-import { loadConventions, onDid, requireScope, scopeAccess } from './didStreams.ts';
+import { decidedDid, loadConventions, onDidStream, requireScope, scopeAccess } from './didStreams.ts';
 import { ensureAccountExists } from './fileRegistration.ts';
 import { handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
 import { planReplicaRegistrations } from '../replica/replicaRegistration.ts';
@@ -68,25 +67,15 @@ export const addCollections = async (
     data.dids.flatMap((did) => did.children).filter((child) => !ownKeys.has(didKey(child.scope, child.name))),
     plan,
   );
-  // Decisions run in request order; each records the DID it creates for the ones after it.
-  const decided = new Map<string, Did>();
+  // Decisions run in request order; a DID created earlier in the request is read from its new state.
   const collections = data.dids.map((did) =>
-    onDid(did.scope, did.name, (state) => {
+    onDidStream(did.scope, did.name, (decided): DidStreamCommand[] => {
       const children = did.children.map((request) => {
-        const key = didKey(request.scope, request.name);
-        const own = decided.get(key);
-        return { request, facts: ownKeys.has(key) ? (own ? childFactsOf(own) : undefined) : factsOf(request) };
+        const own = ownKeys.has(didKey(request.scope, request.name));
+        const created = own ? decidedDid(decided, request.scope, request.name) : undefined;
+        return { request, facts: own ? (created ? childFactsOf(created) : undefined) : factsOf(request, decided) };
       });
-      const events = createCollection(
-        {
-          type: 'CreateCollection',
-          data: { ...did, account: did.account ?? caller.account, conventions, children },
-          metadata,
-        },
-        state,
-      );
-      decided.set(didKey(did.scope, did.name), events.reduce(evolveDid, state));
-      return events;
+      return [{ type: 'CreateCollection', data: { ...did, account: did.account ?? caller.account, conventions, children }, metadata }];
     }),
   );
   return { position: lastPosition(await handleCommands(context, [...(plan?.decisions ?? []), ...collections], { metadata })) };

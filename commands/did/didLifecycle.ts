@@ -1,25 +1,16 @@
 import { randomInt } from 'node:crypto';
-import { detachDids as decideDetach } from '../../domain/did/didContent.ts';
-import { createCollection } from '../../domain/did/didCreation.ts';
-import {
-  eraseExpiredDid,
-  followDid as decideFollow,
-  resurrectDid as decideResurrect,
-  setDidStatus as decideStatus,
-  unfollowDid as decideUnfollow,
-} from '../../domain/did/didLifecycle.ts';
-import { didKey, NO_TOTALS, type DidEvent, type DidRef } from '../../domain/did/did.ts';
+import { didKey, didStreamName, NO_TOTALS, type DidRef } from '../../domain/did/did.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
 import { allowOnly, DID_PERMISSIONS } from '../../domain/permission/policy.ts';
 import { AccountNotFound, DataIdentifierNotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
 import type { DidWriteOutcome } from './didCreation.ts';
-import type { DidGraph } from './didGraph.ts';
-import { loadAttachCandidates, loadDid, onDid, requireScope, scopeAccess } from './didStreams.ts';
+import { loadAttachCandidates, loadDid, onDidStream, requireScope, scopeAccess } from './didStreams.ts';
 import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
 
-const single = async (context: CommandContext, scope: string, name: string, metadata: CommandMetadata, decide: Parameters<typeof onDid>[2]) => {
-  const outcome = await handleCommand(context, onDid(scope, name, decide), { metadata });
+const single = async (context: CommandContext, scope: string, name: string, command: DidStreamCommand): Promise<DidWriteOutcome> => {
+  const outcome = await handleCommand(context, didStreamDecider, didStreamName(scope, name), command);
   return { position: outcome.position };
 };
 
@@ -37,9 +28,7 @@ export const setDidStatus = async (
   const state = await loadDid(context, data.scope, data.name);
   const closingContainer = !data.open && state.status === 'Live' && state.record.didType === 'CONTAINER';
   const descendantTotals = closingContainer ? await context.didGraph.descendantDatasetTotals(data.scope, data.name) : NO_TOTALS;
-  return single(context, data.scope, data.name, metadata, (current) =>
-    decideStatus({ type: 'SetDidStatus', data: { ...data, descendantTotals }, metadata }, current),
-  );
+  return single(context, data.scope, data.name, { type: 'SetDidStatus', data: { ...data, descendantTotals }, metadata });
 };
 
 export const followDid = async (
@@ -54,7 +43,7 @@ export const followDid = async (
   );
   const follower = await loadAccount(context, data.account);
   if (follower.status !== 'ACTIVE') throw new AccountNotFound(`Account ID '${data.account}' does not exist`);
-  return single(context, data.scope, data.name, metadata, (state) => decideFollow({ type: 'FollowDid', data, metadata }, state));
+  return single(context, data.scope, data.name, { type: 'FollowDid', data, metadata });
 };
 
 export const unfollowDid = async (
@@ -67,7 +56,7 @@ export const unfollowDid = async (
     DID_PERMISSIONS.follow(await scopeAccess(context, caller, data.scope), data.account),
     `Account ${caller.account} can not remove data identifiers from followed table.`,
   );
-  return single(context, data.scope, data.name, metadata, (state) => decideUnfollow({ type: 'UnfollowDid', data, metadata }, state));
+  return single(context, data.scope, data.name, { type: 'UnfollowDid', data, metadata });
 };
 
 /** Resurrects every listed DID, or none. */
@@ -79,9 +68,7 @@ export const resurrectDids = async (
   const caller = await loadCaller(context, metadata.account);
   allowOnly(DID_PERMISSIONS.resurrect(caller), `Account ${caller.account} can not resurrect data identifiers.`);
   const distinct = new Map(data.dids.map((did) => [didKey(did.scope, did.name), did]));
-  const decisions = [...distinct.values()].map((did) =>
-    onDid(did.scope, did.name, (state) => decideResurrect({ type: 'ResurrectDid', data: did, metadata }, state)),
-  );
+  const decisions = [...distinct.values()].map((did) => onDidStream(did.scope, did.name, { type: 'ResurrectDid', data: did, metadata }));
   return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
 };
 
@@ -114,16 +101,11 @@ export const createDidSample = async (
   const chosen = new Map(files.slice(0, count).map((file) => [didKey(file.scope, file.name), file]));
   const children = await loadAttachCandidates(context, [...chosen.values()]);
   await requireScope(context, data.output.scope);
-  return single(context, data.output.scope, data.output.name, metadata, (state) =>
-    createCollection(
-      {
-        type: 'CreateCollection',
-        data: { ...data.output, didType: 'DATASET', account: caller.account, monotonic: false, lifetime: null, meta: {}, conventions: new Map(), children },
-        metadata,
-      },
-      state,
-    ),
-  );
+  return single(context, data.output.scope, data.output.name, {
+    type: 'CreateCollection',
+    data: { ...data.output, didType: 'DATASET', account: caller.account, monotonic: false, lifetime: null, meta: {}, conventions: new Map(), children },
+    metadata,
+  });
 };
 
 /**
@@ -138,17 +120,12 @@ export const deleteExpiredDid = async (
   metadata: CommandMetadata,
 ): Promise<DidWriteOutcome> => {
   const parents = await context.didGraph.parents(data.scope, data.name);
+  // The content read model may lag behind another writer: a parent that no longer holds the DID needs nothing.
   const detachFromParents = parents.map((parent) =>
-    onDid(parent.scope, parent.name, (state): DidEvent[] => {
-      // The content read model may lag behind another writer: a parent that no longer holds the DID needs nothing.
-      if (state.status !== 'Live' || !state.content.children.has(didKey(data.scope, data.name))) return [];
-      return decideDetach({ type: 'DetachDids', data: { ...parent, children: [data] }, metadata }, state);
-    }),
+    onDidStream(parent.scope, parent.name, { type: 'DetachDids', data: { ...parent, children: [data], ifAttached: true }, metadata }),
   );
   // Replication rules are not part of this service yet (a later issue adds them), so no DID has a locked one.
   const lockedRules = 0;
-  const erase = onDid(data.scope, data.name, (state) =>
-    eraseExpiredDid({ type: 'EraseExpiredDid', data: { ...data, lockedRules }, metadata }, state),
-  );
+  const erase = onDidStream(data.scope, data.name, { type: 'EraseExpiredDid', data: { ...data, lockedRules }, metadata });
   return { position: lastPosition(await handleCommands(context, [...detachFromParents, erase], { metadata })) };
 };

@@ -1,14 +1,13 @@
-import { copyDidColumns, deleteDidMetadataKey, setDidMetadata, updateContentEntry } from '../../domain/did/didMetadataChanges.ts';
 import { assertNotReserved, planMetadataChange } from '../../domain/did/didMetadata.ts';
-import { didKey } from '../../domain/did/did.ts';
+import { didKey, didStreamName } from '../../domain/did/did.ts';
 import type { MetaConvention } from '../../domain/metaConvention/metaConvention.ts';
 import { allowOnly, DID_PERMISSIONS, type Caller } from '../../domain/permission/policy.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import type { DidWriteOutcome } from './didCreation.ts';
-import type { DidGraph } from './didGraph.ts';
-import { loadConventions, loadDid, onDid, scopeAccess, type DidDecision } from './didStreams.ts';
-import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import { handleCommand, handleCommands, lastPosition, StepPlan, type CommandContext } from '../handleCommand.ts';
+import { loadConventions, loadDid, scopeAccess } from './didStreams.ts';
 
 /** Metadata for one DID; `recursive` copies plain column values to its direct children. */
 export type MetadataWrite = Readonly<{ scope: string; name: string; meta: Readonly<Record<string, unknown>>; recursive: boolean }>;
@@ -17,31 +16,26 @@ const addMetadataMessage = (caller: Caller, write: { scope: string; name: string
   `Account ${caller.account} can not add metadata to data identifier ${write.scope}:${write.name}.`;
 
 /**
- * The decisions one metadata write needs: the DID's own, its children's for `recursive`, and its
- * parents' when a file's `guid` or `events` (copied into its datasets' content) change.
+ * The commands one metadata write needs, added to the step's plan: the DID's own, its children's
+ * for `recursive`, and its parents' when a file's `guid` or `events` (copied into its datasets'
+ * content) change.
  */
-const metadataDecisions = async (
+const planMetadataWrite = async (
   context: CommandContext,
+  plan: StepPlan,
   write: MetadataWrite,
   conventions: ReadonlyMap<string, MetaConvention>,
   metadata: CommandMetadata,
-): Promise<DidDecision[]> => {
-  const decisions = [
-    onDid(write.scope, write.name, (state) =>
-      setDidMetadata({ type: 'SetDidMetadata', data: { scope: write.scope, name: write.name, meta: write.meta, conventions }, metadata }, state),
-    ),
-  ];
+): Promise<void> => {
+  const onDid = (scope: string, name: string, command: DidStreamCommand) => plan.add(didStreamDecider, didStreamName(scope, name), command);
+  onDid(write.scope, write.name, { type: 'SetDidMetadata', data: { scope: write.scope, name: write.name, meta: write.meta, conventions }, metadata });
   const state = await loadDid(context, write.scope, write.name);
-  if (state.status !== 'Live') return decisions;
+  if (state.status !== 'Live') return;
   // Planned here only to know which other streams the write reaches; the DID's decision re-checks it.
   const change = planMetadataChange(state.record, write.meta, metadata.now, conventions);
   if (write.recursive && Object.keys(change.recursiveColumns).length > 0) {
     for (const child of state.content.children.values()) {
-      decisions.push(
-        onDid(child.scope, child.name, (childState) =>
-          copyDidColumns({ type: 'CopyDidColumns', data: { scope: child.scope, name: child.name, columns: change.recursiveColumns }, metadata }, childState),
-        ),
-      );
+      onDid(child.scope, child.name, { type: 'CopyDidColumns', data: { scope: child.scope, name: child.name, columns: change.recursiveColumns }, metadata });
     }
   }
   const contentChange = {
@@ -50,17 +44,13 @@ const metadataDecisions = async (
   };
   if (Object.keys(contentChange).length > 0) {
     for (const parent of await context.didGraph.parents(write.scope, write.name)) {
-      decisions.push(
-        onDid(parent.scope, parent.name, (parentState) =>
-          updateContentEntry(
-            { type: 'UpdateContentEntry', data: { ...parent, child: { scope: write.scope, name: write.name }, ...contentChange }, metadata },
-            parentState,
-          ),
-        ),
-      );
+      onDid(parent.scope, parent.name, {
+        type: 'UpdateContentEntry',
+        data: { ...parent, child: { scope: write.scope, name: write.name }, ...contentChange },
+        metadata,
+      });
     }
   }
-  return decisions;
 };
 
 /** Sets metadata on one DID: one key (`single`) or several, as Rucio's two POST /meta routes. */
@@ -73,8 +63,9 @@ export const setMetadata = async (
   assertNotReserved(data.meta, caller.account, data.scope, data.name, data.single);
   allowOnly(DID_PERMISSIONS.setMetadata(await scopeAccess(context, caller, data.scope)), addMetadataMessage(caller, data));
   const conventions = await loadConventions(context, Object.keys(data.meta));
-  const decisions = await metadataDecisions(context, data, conventions, metadata);
-  return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
+  const plan = new StepPlan();
+  await planMetadataWrite(context, plan, data, conventions, metadata);
+  return { position: lastPosition(await handleCommands(context, plan.decisions(), { metadata })) };
 };
 
 /**
@@ -96,25 +87,9 @@ export const setDidsMetadataBulk = async (
     merged.set(key, { scope: entry.scope, name: entry.name, meta: { ...(previous?.meta ?? {}), ...entry.meta }, recursive: false });
   }
   const conventions = await loadConventions(context, data.dids.flatMap((entry) => Object.keys(entry.meta)));
-  const byStream = new Map<string, DidDecision>();
-  for (const write of merged.values()) {
-    for (const decision of await metadataDecisions(context, write, conventions, metadata)) {
-      byStream.set(decision.streamName, chain(byStream.get(decision.streamName), decision));
-    }
-  }
-  return { position: lastPosition(await handleCommands(context, [...byStream.values()], { metadata })) };
-};
-
-/** Two decisions on one stream made into one: the second decides on what the first left. */
-const chain = (first: DidDecision | undefined, second: DidDecision): DidDecision => {
-  if (!first) return second;
-  return {
-    ...second,
-    decide: async (state) => {
-      const events = await first.decide(state);
-      return [...events, ...(await second.decide(events.reduce(second.aggregate.evolve, state)))];
-    },
-  };
+  const plan = new StepPlan();
+  for (const write of merged.values()) await planMetadataWrite(context, plan, write, conventions, metadata);
+  return { position: lastPosition(await handleCommands(context, plan.decisions(), { metadata })) };
 };
 
 /** Deletes one JSON metadata key; like writes, for admins and the scope's owner. */
@@ -128,10 +103,6 @@ export const deleteMetadata = async (
     DID_PERMISSIONS.setMetadata(await scopeAccess(context, caller, data.scope)),
     `Account ${caller.account} can not delete metadata of data identifier ${data.scope}:${data.name}.`,
   );
-  const outcome = await handleCommand(
-    context,
-    onDid(data.scope, data.name, (state) => deleteDidMetadataKey({ type: 'DeleteDidMetadataKey', data, metadata }, state)),
-    { metadata },
-  );
+  const outcome = await handleCommand(context, didStreamDecider, didStreamName(data.scope, data.name), { type: 'DeleteDidMetadataKey', data, metadata });
   return { position: outcome.position };
 };

@@ -1,50 +1,37 @@
 import { childFactsOf, type AttachCandidate, type AttachRequest, type ChildFacts } from '../../domain/did/didContent.ts';
-import { didKey, didStreamName, type Did, type DidEvent } from '../../domain/did/did.ts';
-import {
-  evolveMetaConvention,
-  initialMetaConvention,
-  metaConventionStreamName,
-  type MetaConvention,
-  type MetaConventionEvent,
-  type MetaConventionState,
-} from '../../domain/metaConvention/metaConvention.ts';
+import { didKey, didStreamName, type Did } from '../../domain/did/did.ts';
+import { metaConventionStreamName, type MetaConvention, type MetaConventionState } from '../../domain/metaConvention/metaConvention.ts';
+import { metaConventionDecider } from '../../domain/metaConvention/metaConventionDecider.ts';
 import type { Caller, ScopeAccess } from '../../domain/permission/policy.ts';
-import { evolveFileReplicas, initialFileReplicas, type DidStreamEvent, type FileReplicas } from '../../domain/replica/replica.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import type { DidStreamEvent, FileReplicas } from '../../domain/replica/replica.ts';
 import { ScopeNotFound } from '../../domain/shared/errors.ts';
-import type { DidGraph } from './didGraph.ts';
 import { loadScope } from '../scope/scopeCommands.ts';
-import { loadState, type Aggregate, type CommandContext, type Decision } from '../handleCommand.ts';
-
-/** Helpers every DID command shares: the aggregate, its decisions, and the facts they read. */
+import { loadAggregate, onStream, type CommandContext, type DecidedStates, type StreamDecision } from '../handleCommand.ts';
 
 /**
- * One aggregate per DID stream: the DID and, for a file, its replicas (they share the file's
- * stream). DID decisions see only the DID; replica decisions see both.
+ * Helpers every DID command shares: decisions on DID streams, and the facts they read. A DID
+ * stream's aggregate is the DID with, for a file, its replicas (didStreamDecider).
  */
-export const didStreamAggregate: Aggregate<FileReplicas, DidStreamEvent> = {
-  name: 'did',
-  initialState: initialFileReplicas,
-  evolve: evolveFileReplicas,
-};
 
-export type DidDecision = Decision<FileReplicas, DidStreamEvent>;
+export type DidDecision = StreamDecision<FileReplicas, DidStreamCommand, DidStreamEvent>;
 
-export const loadFileReplicas = async (context: CommandContext, scope: string, name: string): Promise<FileReplicas> =>
-  (await loadState(context, didStreamName(scope, name), didStreamAggregate)).state;
+export const loadFileReplicas = (context: CommandContext, scope: string, name: string): Promise<FileReplicas> =>
+  loadAggregate(context, didStreamDecider, didStreamName(scope, name));
 
 export const loadDid = async (context: CommandContext, scope: string, name: string): Promise<Did> =>
   (await loadFileReplicas(context, scope, name)).did;
 
-/** A decision on one DID's stream that only needs the DID. */
-export const onDid = (scope: string, name: string, decide: (state: Did) => DidEvent[]): DidDecision =>
-  onDidStream(scope, name, (state) => decide(state.did));
+/** Commands for one DID stream, decided in order (a function: decided after the streams before it). */
+export const onDidStream = (
+  scope: string,
+  name: string,
+  commands: DidStreamCommand | readonly DidStreamCommand[] | ((decided: DecidedStates) => readonly DidStreamCommand[]),
+): DidDecision => onStream(didStreamDecider, didStreamName(scope, name), commands);
 
-/** A decision on one DID's stream that needs the file's replicas too. */
-export const onDidStream = (scope: string, name: string, decide: (state: FileReplicas) => DidStreamEvent[] | Promise<DidStreamEvent[]>): DidDecision => ({
-  streamName: didStreamName(scope, name),
-  aggregate: didStreamAggregate,
-  decide,
-});
+/** The state a DID stream decided earlier in the same step has become. */
+export const decidedDid = (decided: DecidedStates, scope: string, name: string): Did | undefined =>
+  decided.stateOf(didStreamDecider, didStreamName(scope, name))?.did;
 
 /** The caller and the owner of `scope`, which DID permissions are decided on. */
 export const scopeAccess = async (context: CommandContext, caller: Caller, scope: string): Promise<ScopeAccess> => {
@@ -56,14 +43,8 @@ export const requireScope = async (context: CommandContext, scope: string): Prom
   if ((await loadScope(context, scope)).status === 'Absent') throw new ScopeNotFound('Scope not found!');
 };
 
-export const metaConventionAggregate: Aggregate<MetaConventionState, MetaConventionEvent> = {
-  name: 'metaConvention',
-  initialState: initialMetaConvention,
-  evolve: evolveMetaConvention,
-};
-
-export const loadMetaConvention = async (context: CommandContext, key: string): Promise<MetaConventionState> =>
-  (await loadState(context, metaConventionStreamName(key), metaConventionAggregate)).state;
+export const loadMetaConvention = (context: CommandContext, key: string): Promise<MetaConventionState> =>
+  loadAggregate(context, metaConventionDecider, metaConventionStreamName(key));
 
 /** The conventions of the given metadata keys, for those that have one. */
 export const loadConventions = async (context: CommandContext, keys: Iterable<string>): Promise<Map<string, MetaConvention>> => {

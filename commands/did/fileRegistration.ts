@@ -1,10 +1,10 @@
-import { registerFile, type FileRegistration } from '../../domain/did/didCreation.ts';
-import { didKey, type Did, type DidEvent } from '../../domain/did/did.ts';
+import type { FileRegistration, RegisterFile } from '../../domain/did/didCreation.ts';
+import { didKey } from '../../domain/did/did.ts';
 import { AccountNotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount } from '../caller.ts';
-import { loadConventions, onDid, requireScope, type DidDecision } from './didStreams.ts';
 import { handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
+import { loadConventions, onDidStream, requireScope, type DidDecision } from './didStreams.ts';
 
 /** Creating file DIDs, which only replica registration does (Rucio's `add_replicas`). */
 
@@ -16,18 +16,18 @@ export const ensureAccountExists = async (context: CommandContext, account: stri
 /**
  * Everything replica registration needs to create file DIDs inside its own decision on the file
  * streams: checks that every scope and owner exists, loads the metadata conventions, and returns
- * the pure decision for one file (an existing file is reused as it is, as Rucio's add_replicas
- * does). Permissions are the caller's business: registering replicas has its own.
+ * the command that registers one file (an existing file is reused as it is, as Rucio's
+ * add_replicas does). Permissions are the caller's business: registering replicas has its own.
  */
 export const prepareFileRegistration = async (
   context: CommandContext,
   files: readonly FileRegistration[],
   metadata: CommandMetadata,
-): Promise<{ decide(file: FileRegistration, state: Did): DidEvent[] }> => {
+): Promise<(file: FileRegistration) => RegisterFile> => {
   for (const scope of new Set(files.map((file) => file.scope))) await requireScope(context, scope);
   for (const account of new Set(files.flatMap((file) => (file.account ? [file.account] : [])))) await ensureAccountExists(context, account);
   const conventions = await loadConventions(context, files.flatMap((file) => Object.keys(file.meta ?? {})));
-  return { decide: (file, state) => registerFile({ type: 'RegisterFile', data: { file, conventions }, metadata }, state) };
+  return (file) => ({ type: 'RegisterFile', data: { file, conventions }, metadata });
 };
 
 /** One decision per distinct file (the first description of a file wins), for `handleCommands`. */
@@ -42,7 +42,7 @@ export const fileRegistrationDecisions = async (
     const key = didKey(file.scope, file.name);
     if (!distinct.has(key)) distinct.set(key, file);
   }
-  return [...distinct.values()].map((file) => onDid(file.scope, file.name, (state) => registration.decide(file, state)));
+  return [...distinct.values()].map((file) => onDidStream(file.scope, file.name, registration(file)));
 };
 
 /** Creates the missing file DIDs of `files` in one atomic step; existing files are left alone. */

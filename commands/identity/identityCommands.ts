@@ -1,20 +1,17 @@
-import { identityStreamName, evolveIdentity, initialIdentity, type Identity, type IdentityEvent, type IdentityType } from '../../domain/identity/identity.ts';
-import { grantIdentity as decideGrant, registerIdentity as decideRegister, revokeIdentity as decideRevoke } from '../../domain/identity/identityDecider.ts';
+import { identityStreamName, type Identity, type IdentityType } from '../../domain/identity/identity.ts';
+import { identityDecider, type IdentityCommand } from '../../domain/identity/identityDecider.ts';
 import { ACCOUNT_PERMISSIONS, requirePermission } from '../../domain/permission/policy.ts';
 import { AccountNotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { hashPassword } from '../../infra/security/passwords.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
-import { handleCommand, loadState, type Aggregate, type CommandContext } from '../handleCommand.ts';
+import { handleCommand, loadAggregate, type CommandContext } from '../handleCommand.ts';
 
-export const identityAggregate: Aggregate<Identity, IdentityEvent> = {
-  name: 'identity',
-  initialState: initialIdentity,
-  evolve: evolveIdentity,
-};
+export const loadIdentity = (context: CommandContext, identityType: IdentityType, identity: string): Promise<Identity> =>
+  loadAggregate(context, identityDecider, identityStreamName(identityType, identity));
 
-export const loadIdentity = async (context: CommandContext, identityType: IdentityType, identity: string): Promise<Identity> =>
-  (await loadState(context, identityStreamName(identityType, identity), identityAggregate)).state;
+const onIdentity = (context: CommandContext, command: IdentityCommand) =>
+  handleCommand(context, identityDecider, identityStreamName(command.data.identityType, command.data.identity), command);
 
 const requireActiveAccount = async (context: CommandContext, account: string): Promise<void> => {
   const state = await loadAccount(context, account);
@@ -22,7 +19,7 @@ const requireActiveAccount = async (context: CommandContext, account: string): P
 };
 
 /** Only a userpass identity keeps a password; it is hashed before it goes anywhere near an event. */
-const passwordHashFor = async (identityType: IdentityType, password: string | null | undefined) =>
+export const passwordHashFor = async (identityType: IdentityType, password: string | null | undefined) =>
   identityType === 'USERPASS' && password ? hashPassword(password) : null;
 
 /** POST /accounts/{account}/identities: map an identity (created when missing) to an account. */
@@ -36,23 +33,8 @@ export const grantIdentity = async (
   await requireActiveAccount(context, data.account);
   const existing = await loadIdentity(context, data.identityType, data.identity);
   const passwordHash = existing.status === 'Absent' ? await passwordHashFor(data.identityType, data.password) : null;
-  return handleCommand(
-    context,
-    {
-      streamName: identityStreamName(data.identityType, data.identity),
-      aggregate: identityAggregate,
-      decide: (state) =>
-        decideGrant(
-          {
-            type: 'GrantIdentity',
-            data: { identity: data.identity, identityType: data.identityType, account: data.account, email: data.email, passwordHash, isDefault: data.isDefault },
-            metadata,
-          },
-          state,
-        ),
-    },
-    { metadata },
-  );
+  const { identity, identityType, account, email, isDefault } = data;
+  return onIdentity(context, { type: 'GrantIdentity', data: { identity, identityType, account, email, passwordHash, isDefault }, metadata });
 };
 
 /** PUT /identities/{account}/{userpass|x509|gss}: create a new identity for an account. */
@@ -65,23 +47,8 @@ export const registerIdentity = async (
   requirePermission(ACCOUNT_PERMISSIONS.addIdentity(caller), caller, 'add account identity');
   await requireActiveAccount(context, data.account);
   const passwordHash = await passwordHashFor(data.identityType, data.password);
-  return handleCommand(
-    context,
-    {
-      streamName: identityStreamName(data.identityType, data.identity),
-      aggregate: identityAggregate,
-      decide: (state) =>
-        decideRegister(
-          {
-            type: 'RegisterIdentity',
-            data: { identity: data.identity, identityType: data.identityType, account: data.account, email: data.email, passwordHash },
-            metadata,
-          },
-          state,
-        ),
-    },
-    { metadata },
-  );
+  const { identity, identityType, account, email } = data;
+  return onIdentity(context, { type: 'RegisterIdentity', data: { identity, identityType, account, email, passwordHash }, metadata });
 };
 
 /** DELETE /accounts/{account}/identities: remove the mapping between an identity and an account. */
@@ -94,13 +61,5 @@ export const revokeIdentity = async (
   requirePermission(ACCOUNT_PERMISSIONS.deleteIdentity(caller), caller, 'delete account identity');
   const account = await loadAccount(context, data.account);
   if (account.status === 'Absent') throw new AccountNotFound(`Account '${data.account}' does not exist.`);
-  return handleCommand(
-    context,
-    {
-      streamName: identityStreamName(data.identityType, data.identity),
-      aggregate: identityAggregate,
-      decide: (state) => decideRevoke({ type: 'RevokeIdentity', data, metadata }, state),
-    },
-    { metadata },
-  );
+  return onIdentity(context, { type: 'RevokeIdentity', data, metadata });
 };

@@ -1,22 +1,20 @@
 import { didKey, type DidRef } from '../../domain/did/did.ts';
 import { allowOnly, type Caller } from '../../domain/permission/policy.ts';
 import { REPLICA_PERMISSIONS } from '../../domain/permission/replicaPolicy.ts';
-import { evolveFileReplicas, type DidStreamEvent, type FileReplicas, type ReplicaEvent } from '../../domain/replica/replica.ts';
 import {
-  badDeclarationOutcome,
-  declareReplicaBad,
-  declareReplicaSuspicious,
-  declareReplicaTemporarilyUnavailable,
+  declarationReport,
+  type DeclareReplicaBad,
+  type DeclareReplicaSuspicious,
+  type DeclareReplicaTemporarilyUnavailable,
   type ReplicaTarget,
 } from '../../domain/replica/replicaDecider.ts';
 import { rseNotFound } from '../../domain/rse/rseDecider.ts';
 import { InputValidationError, InvalidType, ReplicaNotFound, RSENotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
-import { onDidStream, type DidDecision } from '../did/didStreams.ts';
+import { onDidStream } from '../did/didStreams.ts';
 import { handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
 import { resolvePfns } from './pfnResolution.ts';
-import type { ReplicaCatalogue } from './replicaCatalogue.ts';
 import { loadRse } from '../rse/rseCommands.ts';
 
 /** A replica named in a declaration: a PFN, or a DID with the RSE by name or id. */
@@ -29,11 +27,16 @@ type Target = Readonly<{ rse: { rse: string; rseId: string }; label: string; did
 
 type Declaration = 'BAD' | 'SUSPICIOUS';
 
+/** One declaration of one target, as a replica command (the target names an existing file). */
+type Declare = (target: ReplicaTarget) => DeclarationCommand;
+
+type DeclarationCommand = DeclareReplicaBad | DeclareReplicaSuspicious | DeclareReplicaTemporarilyUnavailable;
+
 /** Declares each target on its file's stream, all in one atomic step; returns why some were not. */
 const declareTargets = async (
   context: CommandContext,
   targets: readonly Target[],
-  decide: (target: ReplicaTarget, state: FileReplicas) => { events: ReplicaEvent[]; notDeclared?: string },
+  declare: Declare,
   metadata: CommandMetadata,
 ): Promise<{ position: bigint | undefined; reasons: Map<Target, string> }> => {
   const reasons = new Map<Target, string>();
@@ -48,22 +51,23 @@ const declareTargets = async (
     if (sameFile) sameFile.push(target);
     else byFile.set(key, [target]);
   }
-  const decisions: DidDecision[] = [...byFile.values()].map((fileTargets) => {
+  const files = [...byFile.values()].map((fileTargets) => {
     const { scope, name } = fileTargets[0]!.did!;
-    return onDidStream(scope, name, (state) => {
-      const events: DidStreamEvent[] = [];
-      let current = state;
-      for (const target of fileTargets) {
-        const outcome = decide({ scope, name, ...target.rse }, current);
-        if (outcome.notDeclared) reasons.set(target, outcome.notDeclared);
-        else reasons.delete(target);
-        current = outcome.events.reduce(evolveFileReplicas, current);
-        events.push(...outcome.events);
-      }
-      return events;
+    return { targets: fileTargets, commands: fileTargets.map((target) => declare({ scope, name, ...target.rse })) };
+  });
+  const outcomes = await handleCommands(
+    context,
+    files.map(({ targets: [first], commands }) => onDidStream(first!.did!.scope, first!.did!.name, commands)),
+    { metadata },
+  );
+  files.forEach((file, index) => {
+    const report = declarationReport(outcomes[index]!.previousState, file.commands);
+    file.targets.forEach((target, position) => {
+      const why = report[position];
+      if (why) reasons.set(target, why);
     });
   });
-  return { position: lastPosition(await handleCommands(context, decisions, { metadata })), reasons };
+  return { position: lastPosition(outcomes), reasons };
 };
 
 const activeRse = async (context: CommandContext, rse: string) => {
@@ -102,16 +106,11 @@ const targetsOf = async (
 };
 
 const declarer =
-  (declaration: Declaration, reason: string | null, force: boolean, metadata: CommandMetadata) =>
-  (target: ReplicaTarget, state: FileReplicas): { events: ReplicaEvent[]; notDeclared?: string } => {
-    if (declaration === 'SUSPICIOUS') {
-      const events = declareReplicaSuspicious({ type: 'DeclareReplicaSuspicious', data: { ...target, reason }, metadata }, state);
-      return events.length > 0 ? { events } : { events, notDeclared: 'Unknown replica' };
-    }
-    const outcome = badDeclarationOutcome(state, target.rseId, force);
-    const events = declareReplicaBad({ type: 'DeclareReplicaBad', data: { ...target, reason, force }, metadata }, state);
-    return outcome === 'declared' ? { events } : { events, notDeclared: outcome };
-  };
+  (declaration: Declaration, reason: string | null, force: boolean, metadata: CommandMetadata): Declare =>
+  (target) =>
+    declaration === 'SUSPICIOUS'
+      ? { type: 'DeclareReplicaSuspicious', data: { ...target, reason }, metadata }
+      : { type: 'DeclareReplicaBad', data: { ...target, reason, force }, metadata };
 
 const reportByRse = (targets: readonly Target[], reasons: ReadonlyMap<Target, string>, unknownPfns: readonly string[]): NotDeclared => {
   const report: NotDeclared = unknownPfns.length > 0 ? { unknown: [...unknownPfns] } : {};
@@ -206,9 +205,7 @@ export const declareBadPfns = async (
   const { position } = await declareTargets(
     context,
     targets,
-    (target, state) => ({
-      events: declareReplicaTemporarilyUnavailable({ type: 'DeclareReplicaTemporarilyUnavailable', data: { ...target, reason: data.reason, expiresAt }, metadata }, state),
-    }),
+    (target) => ({ type: 'DeclareReplicaTemporarilyUnavailable', data: { ...target, reason: data.reason, expiresAt }, metadata }),
     metadata,
   );
   return { position };

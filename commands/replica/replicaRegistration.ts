@@ -1,19 +1,17 @@
-import { CONFIG_STREAM } from '../../domain/config/config.ts';
 import { didKey } from '../../domain/did/did.ts';
 import { allowOnly, type Caller } from '../../domain/permission/policy.ts';
 import { REPLICA_PERMISSIONS } from '../../domain/permission/replicaPolicy.ts';
-import { evolveFileReplicas, type DidStreamEvent, type FileReplicas } from '../../domain/replica/replica.ts';
-import { addReplica } from '../../domain/replica/replicaDecider.ts';
+import type { DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
 import { planReplicas, type PlannedReplica, type RegistrationRse, type ReplicaFile } from '../../domain/replica/replicaRegistration.ts';
 import { DEFAULT_LFN2PFN_ALGORITHM } from '../../domain/rse/lfn2pfn.ts';
 import { rseNotFound } from '../../domain/rse/rseDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
-import { configAggregate } from '../config/configCommands.ts';
+import { loadConfig } from '../config/configCommands.ts';
 import type { DidWriteOutcome } from '../did/didCreation.ts';
-import { prepareFileRegistration } from '../did/fileRegistration.ts';
 import { onDidStream, type DidDecision } from '../did/didStreams.ts';
-import { handleCommands, lastPosition, loadState, type CommandContext } from '../handleCommand.ts';
+import { prepareFileRegistration } from '../did/fileRegistration.ts';
+import { handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
 import { loadRse } from '../rse/rseCommands.ts';
 
 /** Replicas to register on one RSE, as `add_replicas` receives them. */
@@ -21,7 +19,7 @@ export type ReplicaRegistration = Readonly<{ rse: string; files: readonly Replic
 
 /** Config `policy.lfn2pfn_algorithm_default`, else `hash`. */
 export const defaultLfn2pfnAlgorithm = async (context: CommandContext): Promise<string> =>
-  (await loadState(context, CONFIG_STREAM, configAggregate)).state.sections.policy?.lfn2pfn_algorithm_default || DEFAULT_LFN2PFN_ALGORITHM;
+  (await loadConfig(context)).sections.policy?.lfn2pfn_algorithm_default || DEFAULT_LFN2PFN_ALGORITHM;
 
 /** The facts registration needs of an RSE, from its own stream: it must exist and not be deleted. */
 export const loadRegistrationRse = async (context: CommandContext, rse: string, defaultAlgorithm: string): Promise<RegistrationRse> => {
@@ -44,8 +42,6 @@ export type RegistrationPlan = Readonly<{
   decisions: DidDecision[];
   /** `scope:name` of every file the plan registers. */
   files: ReadonlySet<string>;
-  /** Each registered file's state after its decision, filled in as `handleCommands` decides. */
-  decided: ReadonlyMap<string, FileReplicas>;
 }>;
 
 type Target = Readonly<{ rse: RegistrationRse; file: ReplicaFile; planned: PlannedReplica }>;
@@ -55,7 +51,8 @@ type Target = Readonly<{ rse: RegistrationRse; file: ReplicaFile; planned: Plann
  * an RSE) or on their own: permission per RSE, the RSE's checks once per request, the files'
  * scopes, owners and metadata conventions. Returns one decision per file stream that creates the
  * file when missing (the first description of a file wins) and adds a replica on each RSE that
- * does not have one yet. Decisions that follow in the same step read the new states in `decided`.
+ * does not have one yet. Decisions that follow in the same step read the files' new states through
+ * `DecidedStates` (`decidedDid`).
  */
 export const planReplicaRegistrations = async (
   context: CommandContext,
@@ -79,42 +76,29 @@ export const planReplicaRegistrations = async (
       byFile.set(key, entry);
     }
   }
-  const creation = await prepareFileRegistration(
+  const registerFile = await prepareFileRegistration(
     context,
     [...byFile.values()].map((entry) => entry.file),
     metadata,
   );
-  const decided = new Map<string, FileReplicas>();
-  const decisions = [...byFile].map(([key, { file, targets }]) =>
-    onDidStream(file.scope, file.name, (state) => {
-      const events: DidStreamEvent[] = creation.decide(file, state.did);
-      let current = events.reduce(evolveFileReplicas, state);
-      for (const { rse, file: described, planned } of targets) {
-        const added = addReplica(
-          {
-            type: 'AddReplica',
-            data: {
-              scope: file.scope,
-              name: file.name,
-              rse: rse.rse,
-              rseId: rse.rseId,
-              bytes: described.bytes,
-              md5: described.md5 ?? null,
-              adler32: described.adler32 ?? null,
-              ...planned,
-            },
-            metadata,
-          },
-          current,
-        );
-        current = added.reduce(evolveFileReplicas, current);
-        events.push(...added);
-      }
-      decided.set(key, current);
-      return events;
-    }),
-  );
-  return { decisions, files: new Set(byFile.keys()), decided };
+  const decisions = [...byFile.values()].map(({ file, targets }) => {
+    const addReplicas = targets.map(({ rse, file: described, planned }): DidStreamCommand => ({
+      type: 'AddReplica',
+      data: {
+        scope: file.scope,
+        name: file.name,
+        rse: rse.rse,
+        rseId: rse.rseId,
+        bytes: described.bytes,
+        md5: described.md5 ?? null,
+        adler32: described.adler32 ?? null,
+        ...planned,
+      },
+      metadata,
+    }));
+    return onDidStream(file.scope, file.name, [registerFile(file), ...addReplicas]);
+  });
+  return { decisions, files: new Set(byFile.keys()) };
 };
 
 /** `add_replicas`: registers the replicas of one RSE, creating missing files, in one atomic step. */

@@ -1,25 +1,17 @@
 import { didKey, type DidRef } from '../../domain/did/did.ts';
 import { allowOnly } from '../../domain/permission/policy.ts';
 import { REPLICA_PERMISSIONS } from '../../domain/permission/replicaPolicy.ts';
-import {
-  evolveQuarantine,
-  initialQuarantine,
-  quarantineReplicas as decideQuarantine,
-  quarantineStreamName,
-  type Quarantine,
-  type QuarantineEvent,
-  type QuarantinedReplica,
-} from '../../domain/quarantine/quarantine.ts';
-import { evolveFileReplicas, OBSOLETE_TOMBSTONE, type DidStreamEvent, type ReplicaEvent, type ReplicaState } from '../../domain/replica/replica.ts';
-import { changeReplicaState, setReplicaTombstone, type ReplicaTarget } from '../../domain/replica/replicaDecider.ts';
+import { quarantineStreamName, type QuarantinedReplica } from '../../domain/quarantine/quarantine.ts';
+import { quarantineDecider } from '../../domain/quarantine/quarantineDecider.ts';
+import { OBSOLETE_TOMBSTONE, type ReplicaState } from '../../domain/replica/replica.ts';
+import type { ReplicaCommand, ReplicaTarget } from '../../domain/replica/replicaDecider.ts';
 import { rseNotFound } from '../../domain/rse/rseDecider.ts';
 import { AccessDenied, RSENotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import type { DidWriteOutcome } from '../did/didCreation.ts';
 import { loadFileReplicas, onDidStream } from '../did/didStreams.ts';
-import { handleCommand, handleCommands, lastPosition, type Aggregate, type CommandContext } from '../handleCommand.ts';
-import type { ReplicaCatalogue } from './replicaCatalogue.ts';
+import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
 import { loadRse } from '../rse/rseCommands.ts';
 
 const activeRse = async (context: CommandContext, rse: string) => {
@@ -35,31 +27,17 @@ const activeRse = async (context: CommandContext, rse: string) => {
 const onReplicas = async <T extends DidRef>(
   context: CommandContext,
   items: readonly T[],
-  decide: (item: T, target: ReplicaTarget, state: Parameters<typeof changeReplicaState>[1]) => ReplicaEvent[],
+  command: (item: T, target: ReplicaTarget) => ReplicaCommand,
   rseOf: (item: T) => Promise<{ rse: string; rseId: string }>,
   metadata: CommandMetadata,
 ): Promise<DidWriteOutcome> => {
-  const byFile = new Map<string, { item: T; rse: { rse: string; rseId: string } }[]>();
+  const byFile = new Map<string, ReplicaCommand[]>();
   for (const item of items) {
     const key = didKey(item.scope, item.name);
-    const entry = { item, rse: await rseOf(item) };
-    const sameFile = byFile.get(key);
-    if (sameFile) sameFile.push(entry);
-    else byFile.set(key, [entry]);
+    const next = command(item, { scope: item.scope, name: item.name, ...(await rseOf(item)) });
+    byFile.set(key, [...(byFile.get(key) ?? []), next]);
   }
-  const decisions = [...byFile.values()].map((entries) => {
-    const { scope, name } = entries[0]!.item;
-    return onDidStream(scope, name, (state) => {
-      const events: DidStreamEvent[] = [];
-      let current = state;
-      for (const { item, rse } of entries) {
-        const decided = decide(item, { scope, name, ...rse }, current);
-        current = decided.reduce(evolveFileReplicas, current);
-        events.push(...decided);
-      }
-      return events;
-    });
-  });
+  const decisions = [...byFile.values()].map((commands) => onDidStream(commands[0]!.data.scope, commands[0]!.data.name, commands));
   return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
 };
 
@@ -75,7 +53,7 @@ export const updateReplicaStates = async (
   return onReplicas(
     context,
     data.files,
-    (file, target, state) => changeReplicaState({ type: 'ChangeReplicaState', data: { ...target, state: file.state }, metadata }, state),
+    (file, target) => ({ type: 'ChangeReplicaState', data: { ...target, state: file.state }, metadata }),
     async () => rse,
     metadata,
   );
@@ -95,7 +73,7 @@ export const setTombstones = async (
   return onReplicas(
     context,
     data.replicas,
-    (_replica, target, state) => setReplicaTombstone({ type: 'SetReplicaTombstone', data: { ...target, tombstone: OBSOLETE_TOMBSTONE }, metadata }, state),
+    (_replica, target) => ({ type: 'SetReplicaTombstone', data: { ...target, tombstone: OBSOLETE_TOMBSTONE }, metadata }),
     (replica) => activeRse(context, replica.rse),
     metadata,
   );
@@ -109,8 +87,6 @@ export const refuseReplicaDeletion = async (context: CommandContext, data: { rse
   const caller = await loadCaller(context, metadata.account);
   throw new AccessDenied(`Account ${caller.account} can not delete file replicas on ${data.rse}.`);
 };
-
-const quarantineAggregate: Aggregate<Quarantine, QuarantineEvent> = { name: 'quarantine', initialState: initialQuarantine, evolve: evolveQuarantine };
 
 /**
  * Rucio's `quarantine_file_replicas` (admins): dark files of one RSE, named by RSE name or id.
@@ -136,14 +112,10 @@ export const quarantineReplicas = async (
     const state = await loadFileReplicas(context, replica.scope, replica.name);
     if (state.replicas.has(rse.rseId)) registered.add(didKey(replica.scope, replica.name));
   }
-  const outcome = await handleCommand(
-    context,
-    {
-      streamName: quarantineStreamName(rse.rse),
-      aggregate: quarantineAggregate,
-      decide: (state) => decideQuarantine({ type: 'QuarantineReplicas', data: { ...rse, replicas: data.replicas, registered }, metadata }, state),
-    },
-    { metadata },
-  );
+  const outcome = await handleCommand(context, quarantineDecider, quarantineStreamName(rse.rse), {
+    type: 'QuarantineReplicas',
+    data: { ...rse, replicas: data.replicas, registered },
+    metadata,
+  });
   return { position: outcome.position };
 };

@@ -1,3 +1,4 @@
+import type { Decider } from '../shared/decider.ts';
 import type { Command } from '../shared/event.ts';
 import { AccountNotFound, Duplicate, RucioException, ValueError } from '../shared/errors.ts';
 import {
@@ -14,7 +15,10 @@ export type DeleteAccount = Command<'DeleteAccount', { account: string }>;
 export type AddAccountAttribute = Command<'AddAccountAttribute', { account: string; key: string; value: string }>;
 export type RemoveAccountAttribute = Command<'RemoveAccountAttribute', { account: string; key: string }>;
 
-export type AccountCommand = CreateAccount | UpdateAccount | DeleteAccount | AddAccountAttribute | RemoveAccountAttribute;
+/** `POST /import`: a new account is a USER account with the email; a known one takes the email given. */
+export type ImportAccount = Command<'ImportAccount', { account: string; email: string | null }>;
+
+export type AccountCommand = CreateAccount | UpdateAccount | DeleteAccount | AddAccountAttribute | RemoveAccountAttribute | ImportAccount;
 
 /** Rucio keeps this name for multi-VO setups; it can never be created. */
 const RESERVED_ACCOUNT_NAMES = new Set(['super_root']);
@@ -79,6 +83,14 @@ export const removeAccountAttribute = ({ data }: RemoveAccountAttribute, state: 
   return [{ type: 'AccountAttributeRemoved', data: { account: data.account, key: data.key } }];
 };
 
+export const importAccount = ({ data, metadata }: ImportAccount, state: Account): AccountEvent[] => {
+  if (state.status === 'Absent') {
+    return createAccount({ type: 'CreateAccount', data: { account: data.account, accountType: 'USER', email: data.email }, metadata }, state);
+  }
+  if (!data.email) return [];
+  return updateAccount({ type: 'UpdateAccount', data: { account: data.account, key: 'email', value: data.email }, metadata }, state);
+};
+
 export const decideAccount = (command: AccountCommand, state: Account): AccountEvent[] => {
   switch (command.type) {
     case 'CreateAccount':
@@ -91,6 +103,8 @@ export const decideAccount = (command: AccountCommand, state: Account): AccountE
       return addAccountAttribute(command, state);
     case 'RemoveAccountAttribute':
       return removeAccountAttribute(command, state);
+    case 'ImportAccount':
+      return importAccount(command, state);
     default: {
       const unknown: never = command;
       throw new Error(`Unknown account command ${(unknown as AccountCommand).type}`);
@@ -98,7 +112,7 @@ export const decideAccount = (command: AccountCommand, state: Account): AccountE
   }
 };
 
-export const accountDecider = {
+export const accountDecider: Decider<Account, AccountCommand, AccountEvent> = {
   name: 'account',
   initialState: initialAccount,
   evolve: evolveAccount,

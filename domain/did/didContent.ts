@@ -62,7 +62,11 @@ export type AttachDids = Command<
   }
 >;
 
-export type DetachDids = Command<'DetachDids', { scope: string; name: string; children: readonly DidRef[] }>;
+/**
+ * `ifAttached` (the undertaker, which learns the parents from a read model that may lag): a parent
+ * that is gone, or children no longer attached, are skipped instead of refused.
+ */
+export type DetachDids = Command<'DetachDids', { scope: string; name: string; children: readonly DidRef[]; ifAttached?: boolean }>;
 
 const notFound = (scope: string, name: string) => new DataIdentifierNotFound(`Data identifier '${scope}:${name}' not found`);
 
@@ -156,6 +160,12 @@ const collectionsToAttach = (state: LiveDid, data: AttachDids['data']): ContentE
 };
 
 export const detachDids = ({ data, metadata }: DetachDids, state: Did): DidEvent[] => {
+  if (data.ifAttached) {
+    if (state.status !== 'Live') return [];
+    const attached = data.children.filter((child) => state.content.children.has(didKey(child.scope, child.name)));
+    if (attached.length === 0) return [];
+    data = { ...data, children: attached, ifAttached: false };
+  }
   if (state.status !== 'Live' || state.record.didType === 'FILE') throw notFound(data.scope, data.name);
   if (state.content.children.size === 0) {
     throw new DataIdentifierNotFound(`Data identifier '${data.scope}:${data.name}' has no child data identifiers.`);

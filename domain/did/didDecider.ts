@@ -1,3 +1,4 @@
+import type { Decider } from '../shared/decider.ts';
 import { attachDids, detachDids, type AttachDids, type DetachDids } from './didContent.ts';
 import { createCollection, registerFile, type CreateCollection, type RegisterFile } from './didCreation.ts';
 import {
@@ -79,4 +80,4 @@ export const decideDid = (command: DidCommand, state: Did): DidEvent[] => {
   }
 };
 
-export const didDecider = { name: 'did', initialState: initialDid, evolve: evolveDid, decide: decideDid };
+export const didDecider: Decider<Did, DidCommand, DidEvent> = { name: 'did', initialState: initialDid, evolve: evolveDid, decide: decideDid };

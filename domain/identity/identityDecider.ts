@@ -1,13 +1,17 @@
+import type { Decider } from '../shared/decider.ts';
 import type { Command } from '../shared/event.ts';
 import { Duplicate, IdentityError } from '../shared/errors.ts';
 import { evolveIdentity, initialIdentity, type Identity, type IdentityEvent, type IdentityType } from './identity.ts';
 
 type IdentityKey = { identity: string; identityType: IdentityType };
 
-/** Maps an identity to an account, creating the identity first when it does not exist yet. */
+/**
+ * Maps an identity to an account, creating the identity first when it does not exist yet. An
+ * existing mapping is refused (Duplicate), unless `keepExisting` (import) makes it a no-op.
+ */
 export type GrantIdentity = Command<
   'GrantIdentity',
-  IdentityKey & { account: string; email: string | null; passwordHash: string | null; isDefault: boolean }
+  IdentityKey & { account: string; email: string | null; passwordHash: string | null; isDefault: boolean; keepExisting?: boolean }
 >;
 /** Creates a new identity and maps it to an account (PUT /identities/{account}/{type}). */
 export type RegisterIdentity = Command<
@@ -40,6 +44,7 @@ const granted = (data: IdentityKey & { account: string }, isDefault: boolean, at
 export const grantIdentity = ({ data, metadata }: GrantIdentity, state: Identity): IdentityEvent[] => {
   const at = metadata.now.toISOString();
   if (state.status === 'Present' && data.account in state.accounts) {
+    if (data.keepExisting) return [];
     throw new Duplicate(`Identity pair '${data.identity}','${data.identityType}' already exists!`);
   }
   const creation = state.status === 'Absent' ? [added(data, at)] : [];
@@ -79,7 +84,7 @@ export const decideIdentity = (command: IdentityCommand, state: Identity): Ident
   }
 };
 
-export const identityDecider = {
+export const identityDecider: Decider<Identity, IdentityCommand, IdentityEvent> = {
   name: 'identity',
   initialState: initialIdentity,
   evolve: evolveIdentity,

@@ -1,3 +1,4 @@
+import type { Decider } from '../shared/decider.ts';
 import { DataIdentifierNotFound, ReplicaIsLocked, ReplicaNotFound, UnsupportedOperation } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
 import {
@@ -170,6 +171,27 @@ export const setReplicaTombstone = ({ data, metadata }: SetReplicaTombstone, sta
   return [{ type: 'ReplicaTombstoneSet', data: { ...ref(data), tombstone: data.tombstone, setAt: metadata.now.toISOString() } }];
 };
 
+/**
+ * Why each of a file's declarations, decided in order, did not count ("Unknown replica",
+ * "Already declared"), or undefined where it did: what Rucio reports back to the declarer.
+ */
+export const declarationReport = (
+  state: FileReplicas,
+  commands: readonly (DeclareReplicaBad | DeclareReplicaSuspicious | DeclareReplicaTemporarilyUnavailable)[],
+): (string | undefined)[] => {
+  let current = state;
+  return commands.map((command) => {
+    const outcome =
+      command.type === 'DeclareReplicaBad'
+        ? badDeclarationOutcome(current, command.data.rseId, command.data.force)
+        : command.type === 'DeclareReplicaSuspicious' && !current.replicas.has(command.data.rseId)
+          ? 'Unknown replica'
+          : 'declared';
+    current = decideReplica(command, current).reduce(evolveFileReplicas, current);
+    return outcome === 'declared' ? undefined : outcome;
+  });
+};
+
 export const decideReplica = (command: ReplicaCommand, state: FileReplicas): ReplicaEvent[] => {
   switch (command.type) {
     case 'AddReplica':
@@ -191,4 +213,4 @@ export const decideReplica = (command: ReplicaCommand, state: FileReplicas): Rep
   }
 };
 
-export const replicaDecider = { name: 'fileReplicas', initialState: initialFileReplicas, evolve: evolveFileReplicas, decide: decideReplica };
+export const replicaDecider: Decider<FileReplicas, ReplicaCommand, ReplicaEvent> = { name: 'fileReplicas', initialState: initialFileReplicas, evolve: evolveFileReplicas, decide: decideReplica };

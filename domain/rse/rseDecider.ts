@@ -1,7 +1,8 @@
+import { decideSteps, type Decider } from '../shared/decider.ts';
 import type { Command, CommandMetadata } from '../shared/event.ts';
 import { Duplicate, RSEAttributeNotFound, RSENotFound, RSEOperationNotSupported, RSEProtocolNotSupported } from '../shared/errors.ts';
 import { sameProtocolKey, type ProtocolKey, type RseProtocol } from './protocol.ts';
-import { applyProtocolChanges, type ProtocolChanges } from './protocolInput.ts';
+import { applyProtocolChanges, protocolChangesFromRequest, protocolFromRequest, type ProtocolChanges } from './protocolInput.ts';
 import {
   RSE_SETTING_ATTRIBUTES,
   evolveRse,
@@ -35,6 +36,27 @@ export type RemoveRseQosPolicy = Command<'RemoveRseQosPolicy', { rse: string; po
 export type AddRseDistance = Command<'AddRseDistance', { rse: string; destRseId: string; destRse: string; distance: number | null }>;
 export type UpdateRseDistance = Command<'UpdateRseDistance', { rse: string; destRseId: string; destRse: string; distance: number | null }>;
 export type RemoveRseDistance = Command<'RemoveRseDistance', { rse: string; destRseId: string; destRse: string }>;
+/** Adds the distance, or updates it when the RSE has one to that destination already (import). */
+export type SetRseDistance = Command<'SetRseDistance', { rse: string; destRseId: string; destRse: string; distance: number | null }>;
+/**
+ * `POST /import` for one RSE: a new RSE is created (with `rseId` and `properties`), an existing
+ * one edited (`changes`); then its protocols are added or updated, its `MinFreeSpace` limit and
+ * attributes set. Nothing is removed (Rucio's default `edit` synchronisation); a deleted RSE's
+ * name cannot be imported again.
+ */
+export type ImportRse = Command<
+  'ImportRse',
+  {
+    rseId: string;
+    rse: string;
+    properties: RseProperties;
+    changes: Partial<RseProperties>;
+    attributes: Readonly<Record<string, RseAttributeValue>>;
+    /** Each protocol's key and request: a missing protocol is added from the whole request, a known one updated with what it names. */
+    protocols: readonly Readonly<{ key: ProtocolKey; request: Readonly<Record<string, unknown>> }>[];
+    minFreeSpace: number | null;
+  }
+>;
 
 export type RseCommand =
   | CreateRse
@@ -52,7 +74,9 @@ export type RseCommand =
   | RemoveRseQosPolicy
   | AddRseDistance
   | UpdateRseDistance
-  | RemoveRseDistance;
+  | RemoveRseDistance
+  | SetRseDistance
+  | ImportRse;
 
 /** Rucio's message for a name it cannot resolve (core/rse.py get_rse_id). */
 export const rseNotFound = (rse: string) => new RSENotFound(`RSE '${rse}' cannot be found in vo 'def'`);
@@ -224,6 +248,34 @@ export const removeRseDistance = ({ data }: RemoveRseDistance, state: Rse): RseE
   return [{ type: 'RseDistanceRemoved', data: { ...ref(rse), destRseId: data.destRseId, destRse: data.destRse } }];
 };
 
+export const setRseDistance = ({ data, metadata }: SetRseDistance, state: Rse): RseEvent[] => {
+  const rse = requireActive(state, data.rse);
+  return data.destRseId in rse.distances
+    ? updateRseDistance({ type: 'UpdateRseDistance', data, metadata }, state)
+    : addRseDistance({ type: 'AddRseDistance', data, metadata }, state);
+};
+
+export const importRse = ({ data, metadata }: ImportRse, state: Rse): RseEvent[] => {
+  const { rse } = data;
+  if (state.status === 'Deleted') throw new Duplicate(`RSE '${rse}' already exists!`);
+  const steps: ((current: Rse) => RseEvent[])[] = [
+    (current) =>
+      current.status === 'Absent'
+        ? createRse({ type: 'CreateRse', data: { rseId: data.rseId, rse, properties: data.properties }, metadata }, current)
+        : updateRse({ type: 'UpdateRse', data: { rse, changes: data.changes }, metadata }, current),
+    ...data.protocols.map(({ key, request }) => (current: Rse) => {
+      if (!requireActive(current, rse).protocols.some((known) => sameProtocolKey(known, key))) {
+        return addRseProtocol({ type: 'AddRseProtocol', data: { rse, protocol: protocolFromRequest(key.scheme, request) }, metadata }, current);
+      }
+      const { scheme: _scheme, hostname: _hostname, port: _port, ...named } = request;
+      return updateRseProtocols({ type: 'UpdateRseProtocols', data: { rse, ...key, changes: protocolChangesFromRequest(named) }, metadata }, current);
+    }),
+    ...(data.minFreeSpace ? [(current: Rse) => setRseLimit({ type: 'SetRseLimit', data: { rse, name: 'MinFreeSpace', value: data.minFreeSpace! }, metadata }, current)] : []),
+    ...Object.entries(data.attributes).map(([key, value]) => (current: Rse) => setRseAttribute({ type: 'SetRseAttribute', data: { rse, key, value }, metadata }, current)),
+  ];
+  return decideSteps<Rse, RseEvent>(evolveRse, steps, state).events;
+};
+
 export const decideRse = (command: RseCommand, state: Rse): RseEvent[] => {
   switch (command.type) {
     case 'CreateRse':
@@ -258,6 +310,10 @@ export const decideRse = (command: RseCommand, state: Rse): RseEvent[] => {
       return updateRseDistance(command, state);
     case 'RemoveRseDistance':
       return removeRseDistance(command, state);
+    case 'SetRseDistance':
+      return setRseDistance(command, state);
+    case 'ImportRse':
+      return importRse(command, state);
     default: {
       const unknown: never = command;
       throw new Error(`Unknown RSE command ${(unknown as RseCommand).type}`);
@@ -265,4 +321,4 @@ export const decideRse = (command: RseCommand, state: Rse): RseEvent[] => {
   }
 };
 
-export const rseDecider = { name: 'rse', initialState: initialRse, evolve: evolveRse, decide: decideRse };
+export const rseDecider: Decider<Rse, RseCommand, RseEvent> = { name: 'rse', initialState: initialRse, evolve: evolveRse, decide: decideRse };

@@ -18,25 +18,3 @@ export const evolveScope = (state: Scope, event: ScopeEvent): Scope => {
       return state;
   }
 };
-
-/** The owning account's existence is checked by the command handler before deciding. */
-export type AddScope = Command<'AddScope', { scope: string; account: string }>;
-export type ScopeCommand = AddScope;
-
-export const addScope = ({ data, metadata }: AddScope, state: Scope): ScopeEvent[] => {
-  if (state.status !== 'Absent') throw new Duplicate(`Scope '${data.scope}' already exists!`);
-  return [{ type: 'ScopeAdded', data: { scope: data.scope, account: data.account, addedAt: metadata.now.toISOString() } }];
-};
-
-export const decideScope = (command: ScopeCommand, state: Scope): ScopeEvent[] => {
-  switch (command.type) {
-    case 'AddScope':
-      return addScope(command, state);
-    default: {
-      const unknown: never = command.type;
-      throw new Error(`Unknown scope command ${String(unknown)}`);
-    }
-  }
-};
-
-export const scopeDecider = { name: 'scope', initialState: initialScope, evolve: evolveScope, decide: decideScope };

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { handleCommand } from '../../commands/handleCommand.ts';
-import { onDid } from '../../commands/did/didStreams.ts';
-import { setFileAvailability } from '../../domain/did/didLifecycle.ts';
+import { didStreamName } from '../../domain/did/did.ts';
+import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
 import { uniqueName } from '../support/events.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { aFile, newScope, path, registerFiles } from '../support/dids.ts';
@@ -63,13 +63,11 @@ describe('API: attaching and detaching (behaviour rules 2-5)', () => {
     const scope = await newScope(server);
     await registerFiles(server, [aFile(scope, 'f1'), aFile(scope, 'f2'), aFile(scope, 'lost')]);
     const { commands, progress } = server.runtime.services;
-    const lost = await handleCommand(
-      commands,
-      onDid(scope, 'lost', (state) =>
-        setFileAvailability({ type: 'SetFileAvailability', data: { scope, name: 'lost', availability: 'LOST' }, metadata: { now: new Date(), account: 'root', requestId: 'lost' } }, state),
-      ),
-      { metadata: { now: new Date(), account: 'root', requestId: 'lost' } },
-    );
+    const lost = await handleCommand(commands, didStreamDecider, didStreamName(scope, 'lost'), {
+      type: 'SetFileAvailability',
+      data: { scope, name: 'lost', availability: 'LOST' },
+      metadata: { now: new Date(), account: 'root', requestId: 'lost' },
+    });
     await progress.waitFor(lost.position!, 5000);
     await create(scope, 'ds', 'DATASET');
     const attach = (dids: unknown[]) => server.root('POST', path(scope, 'ds', '/dids'), { body: { dids } });

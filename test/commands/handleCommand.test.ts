@@ -1,13 +1,15 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { accountAggregate } from '../../commands/caller.ts';
 import { createCommandContext } from '../../commands/commandContext.ts';
-import { deterministicUuid, handleCommand, timeOrderedUuid } from '../../commands/handleCommand.ts';
+import { deterministicUuid, handleCommand, handleCommands, loadState, onStream, timeOrderedUuid } from '../../commands/handleCommand.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { allProjections } from '../../projections/index.ts';
 import { readModelPorts } from '../../projections/readModelPorts.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
-import { accountStreamName, type Account, type AccountEvent } from '../../domain/account/account.ts';
+import { accountStreamName } from '../../domain/account/account.ts';
+import { accountDecider, type AccountCommand } from '../../domain/account/accountDecider.ts';
+import { AccountNotFound } from '../../domain/shared/errors.ts';
+import { expectRejection } from '../support/expectRejection.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -29,47 +31,31 @@ describe('handleCommand', () => {
   const createContext = () => createCommandContext({ eventStore: store, ...readModelPorts(new ReadModels(readStore, allProjections)) });
 
   const metadata = () => ({ now: new Date(), account: 'root', requestId: 'r' });
-  const create = (account: string) => (state: Account): AccountEvent[] =>
-    state.status === 'Absent' ? [{ type: 'AccountCreated', data: { account, accountType: 'USER', email: null, createdAt: 'now' } }] : [];
-  const addAttribute = (account: string, key: string) => (state: Account): AccountEvent[] =>
-    state.status === 'Absent' || key in state.attributes ? [] : [{ type: 'AccountAttributeAdded', data: { account, key, value: 'v' } }];
+  const create = (account: string): AccountCommand => ({ type: 'CreateAccount', data: { account, accountType: 'USER', email: null }, metadata: metadata() });
+  const addAttribute = (account: string, key: string): AccountCommand => ({ type: 'AddAccountAttribute', data: { account, key, value: 'v' }, metadata: metadata() });
 
   it('re-reads and decides again when another writer got there first', async () => {
     const account = uniqueName('acc');
     const streamName = accountStreamName(account);
     const first = createContext();
     const second = createContext();
-    await handleCommand(first, { streamName, aggregate: accountAggregate, decide: create(account) }, { metadata: metadata() });
+    await handleCommand(first, accountDecider, streamName, create(account));
     // Both contexts cache the state at revision 0, then write concurrently.
-    await handleCommand(second, { streamName, aggregate: accountAggregate, decide: () => [] }, { metadata: metadata() });
+    await loadState(second, accountDecider, streamName);
     const outcomes = await Promise.all(
-      ['a', 'b', 'c'].map((key, index) =>
-        handleCommand([first, second, first][index]!, { streamName, aggregate: accountAggregate, decide: addAttribute(account, key) }, { metadata: metadata() }),
-      ),
+      ['a', 'b', 'c'].map((key, index) => handleCommand([first, second, first][index]!, accountDecider, streamName, addAttribute(account, key))),
     );
     expect(outcomes.every((outcome) => outcome.position !== undefined)).to.equal(true);
     const events = await store.readStream(streamName);
     expect(events.map((event) => event.type)).to.deep.equal(['AccountCreated', 'AccountAttributeAdded', 'AccountAttributeAdded', 'AccountAttributeAdded']);
-    const seen = await handleCommand(second, { streamName, aggregate: accountAggregate, decide: (state) => (expect(state).to.have.nested.property('attributes.c'), []) }, { metadata: metadata() });
-    expect(seen.position).to.equal(undefined);
+    const { state } = await loadState(second, accountDecider, streamName);
+    expect(state).to.have.nested.property('attributes.c');
   });
 
   it('derives event ids from the cause, so a retried job appends nothing twice', async () => {
     const account = uniqueName('acc');
     const streamName = accountStreamName(account);
-    const options = { metadata: metadata(), causationId: 'event-42' };
-    const appendCreated = () =>
-      handleCommand(
-        createContext(),
-        {
-          streamName,
-          aggregate: accountAggregate,
-          // Decides without looking at the state, as a worker retry would after a crash.
-          decide: (): AccountEvent[] => [{ type: 'AccountCreated', data: { account, accountType: 'USER', email: null, createdAt: 'now' } }],
-        },
-        { ...options },
-      );
-    const first = await appendCreated();
+    const first = await handleCommand(createContext(), accountDecider, streamName, create(account), { causationId: 'event-42' });
     const again = await store.appendToStream(
       streamName,
       [{ id: deterministicUuid(`event-42/${streamName}/0`), type: 'AccountCreated', data: {}, metadata: { account: 'root', requestId: 'r', at: 'x', schemaVersion: 1 } }],
@@ -81,12 +67,35 @@ describe('handleCommand', () => {
   });
 
   it('returns no position when the decision is to do nothing', async () => {
-    const outcome = await handleCommand(
-      createContext(),
-      { streamName: accountStreamName(uniqueName('acc')), aggregate: accountAggregate, decide: () => [] },
-      { metadata: metadata() },
-    );
+    const account = uniqueName('acc');
+    const streamName = accountStreamName(account);
+    const context = createContext();
+    await handleCommand(context, accountDecider, streamName, create(account));
+    const head = await store.headPosition();
+    const outcome = await handleCommand(context, accountDecider, streamName, {
+      type: 'UpdateAccount',
+      data: { account, key: 'status', value: 'ACTIVE' },
+      metadata: metadata(),
+    });
     expect(outcome.position).to.equal(undefined);
+    expect(await store.headPosition()).to.equal(head);
+  });
+
+  it('decides several commands on one stream in order, each seeing what the one before did', async () => {
+    const account = uniqueName('acc');
+    const streamName = accountStreamName(account);
+    const outcome = await handleCommand(createContext(), accountDecider, streamName, [create(account), addAttribute(account, 'a')]);
+    expect(outcome.events.map((event) => event.type)).to.deep.equal(['AccountCreated', 'AccountAttributeAdded']);
+  });
+
+  it('appends nothing of a step in which one stream refuses its command', async () => {
+    const account = uniqueName('acc');
+    const context = createContext();
+    const failing = handleCommands(context, [
+      onStream(accountDecider, accountStreamName(account), create(account)),
+      onStream(accountDecider, accountStreamName(`${account}x`), addAttribute(`${account}x`, 'a')),
+    ]);
+    await expectRejection(failing, AccountNotFound);
     expect(await store.headPosition()).to.equal(0n);
   });
 

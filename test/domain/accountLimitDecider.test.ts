@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { accountLimitsDecider, limitBytes, type AccountLimitEvent } from '../../domain/accountLimit/accountLimit.ts';
+import { limitBytes, type AccountLimitEvent } from '../../domain/accountLimit/accountLimit.ts';
+import { accountLimitsDecider } from '../../domain/accountLimit/accountLimitDecider.ts';
 import { InvalidObject } from '../../domain/shared/errors.ts';
 import { deciderSpec, metadata } from '../support/deciderSpec.ts';
 

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { didDecider } from '../../domain/did/didDecider.ts';
 import { managedByDidColumn } from '../../domain/did/didMetadata.ts';
 import type { DidEvent } from '../../domain/did/did.ts';
-import { metaConventionDecider, type MetaConvention } from '../../domain/metaConvention/metaConvention.ts';
+import type { MetaConvention } from '../../domain/metaConvention/metaConvention.ts';
+import { metaConventionDecider } from '../../domain/metaConvention/metaConventionDecider.ts';
 import {
   DataIdentifierNotFound,
   Duplicate,

@@ -1,4 +1,5 @@
-import { quarantineDecider, type QuarantineEvent, type QuarantineReplicas } from '../../domain/quarantine/quarantine.ts';
+import type { QuarantineEvent } from '../../domain/quarantine/quarantine.ts';
+import { quarantineDecider, type QuarantineReplicas } from '../../domain/quarantine/quarantineDecider.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 
 const given = deciderSpec(quarantineDecider);

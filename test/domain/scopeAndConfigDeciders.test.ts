@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { configDecider, type ConfigEvent } from '../../domain/config/config.ts';
+import type { ConfigEvent } from '../../domain/config/config.ts';
+import { configDecider } from '../../domain/config/configDecider.ts';
 import { configValueFromText, configValueToText } from '../../domain/config/configValue.ts';
-import { scopeDecider } from '../../domain/scope/scope.ts';
+import { scopeDecider } from '../../domain/scope/scopeDecider.ts';
 import { ConfigNotFound, Duplicate } from '../../domain/shared/errors.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 

@@ -1,0 +1,47 @@
+import type { Decider } from '../shared/decider.ts';
+import { ConfigNotFound } from '../shared/errors.ts';
+import type { Command } from '../shared/event.ts';
+import { evolveConfig, initialConfig, type Config, type ConfigEvent } from './config.ts';
+
+/**
+ * Values are stored as text, as Rucio stores them (`str(value)`), and typed again when read
+ * (configValue.ts).
+ */
+export type SetConfigOptions = Command<'SetConfigOptions', { options: readonly { section: string; option: string; value: string }[] }>;
+export type RemoveConfigOption = Command<'RemoveConfigOption', { section: string; option: string }>;
+export type RemoveConfigSection = Command<'RemoveConfigSection', { section: string }>;
+export type ConfigCommand = SetConfigOptions | RemoveConfigOption | RemoveConfigSection;
+
+export const setConfigOptions = ({ data }: SetConfigOptions, state: Config): ConfigEvent[] =>
+  data.options
+    .filter(({ section, option, value }) => state.sections[section]?.[option] !== value)
+    .map(({ section, option, value }) => ({ type: 'ConfigOptionSet', data: { section, option, value } }));
+
+export const removeConfigOption = ({ data }: RemoveConfigOption, state: Config): ConfigEvent[] => {
+  if (state.sections[data.section]?.[data.option] === undefined) {
+    throw new ConfigNotFound(`No configuration found for section '${data.section}' option '${data.option}'`);
+  }
+  return [{ type: 'ConfigOptionRemoved', data: { section: data.section, option: data.option } }];
+};
+
+export const removeConfigSection = ({ data }: RemoveConfigSection, state: Config): ConfigEvent[] => {
+  if (!state.sections[data.section]) throw new ConfigNotFound(`No configuration found for section '${data.section}'`);
+  return [{ type: 'ConfigSectionRemoved', data: { section: data.section } }];
+};
+
+export const decideConfig = (command: ConfigCommand, state: Config): ConfigEvent[] => {
+  switch (command.type) {
+    case 'SetConfigOptions':
+      return setConfigOptions(command, state);
+    case 'RemoveConfigOption':
+      return removeConfigOption(command, state);
+    case 'RemoveConfigSection':
+      return removeConfigSection(command, state);
+    default: {
+      const unknown: never = command;
+      throw new Error(`Unknown config command ${(unknown as ConfigCommand).type}`);
+    }
+  }
+};
+
+export const configDecider: Decider<Config, ConfigCommand, ConfigEvent> = { name: 'config', initialState: initialConfig, evolve: evolveConfig, decide: decideConfig };
