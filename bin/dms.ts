@@ -5,6 +5,7 @@ import { bootstrapCommand } from './commands/bootstrap.ts';
 import { projectionsRebuildCommand } from './commands/projectionsRebuild.ts';
 import { projectionsStatusCommand } from './commands/projectionsStatus.ts';
 import { replayCommand } from './commands/replay.ts';
+import { workersStatusCommand } from './commands/workersStatus.ts';
 import { startRuntime, type Roles } from './runtime.ts';
 
 const USAGE = `Usage: dms <command>
@@ -12,7 +13,8 @@ const USAGE = `Usage: dms <command>
   serve                      API, projections and workers in one process (the embedded default)
   api                        only the HTTP API (scaled out; projections run elsewhere)
   projector                  only the projections
-  worker                     only the reactor and the daemon workers
+  worker [--roles a,b]       only the reactor and the daemon workers (all roles, or those named)
+  workers status [--json]    each daemon role's queue and last cycle
   projections status         checkpoint, head and lag of every projection
   projections rebuild <name> rebuild one projection beside the serving one, then switch reads
   replay <stream> [--from N] the events of one stream as JSON lines (for audits)
@@ -63,9 +65,12 @@ const main = async (args: string[]): Promise<number> => {
   const config = loadConfig();
   const roles = ROLES[command];
   if (roles) {
-    await runService(config, roles);
+    const named = rest.indexOf('--roles');
+    const daemonRoles = named >= 0 ? (rest[named + 1] ?? '').split(',').filter(Boolean) : undefined;
+    await runService(config, daemonRoles ? { ...roles, daemonRoles } : roles);
     return -1;
   }
+  if (command === 'workers' && rest[0] === 'status') return workersStatusCommand(config, rest.slice(1));
   if (command === 'projections' && rest[0] === 'status') return projectionsStatusCommand(config);
   if (command === 'projections' && rest[0] === 'rebuild' && rest[1]) {
     return projectionsRebuildCommand(config, rest[1], createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel));

@@ -18,12 +18,18 @@ import { ProjectionRunner, type ProjectionProgress } from '../projections/runtim
 import { ProjectorThread } from '../projections/runtime/projectorThread.ts';
 import { ReadModels } from '../projections/runtime/readModels.ts';
 import { readModelPorts } from '../projections/readModelPorts.ts';
-import { reactions, processors } from '../workers/roles.ts';
-import { Reactor } from '../workers/reactor.ts';
+import { allRoles } from '../workers/roles.ts';
+import type { Role } from '../workers/role.ts';
+import { Reactor, reactionsOf } from '../workers/reactor.ts';
+import { createWorkerContext } from '../workers/workerContext.ts';
 import { WorkerHost } from '../workers/workerHost.ts';
+import { forgetRedisUrl, rememberRedisUrl } from '../infra/queue/redisUrlFile.ts';
 
-/** Which parts run in this process: `dms serve` runs all three, the scaled-out commands one each. */
-export type Roles = Readonly<{ api: boolean; projector: boolean; workers: boolean }>;
+/**
+ * Which parts run in this process: `dms serve` runs all three, the scaled-out commands one each.
+ * `daemonRoles` narrows the workers to some daemon roles (default: all of them).
+ */
+export type Roles = Readonly<{ api: boolean; projector: boolean; workers: boolean; daemonRoles?: readonly string[] }>;
 
 export type Runtime = Readonly<{
   /** Base URL of the HTTP API when this process serves it. */
@@ -102,12 +108,16 @@ export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: 
     if (!redisUrl) {
       redis = await startPrivateRedisServer({ persistenceDir: join(config.dataDir, 'redis') });
       redisUrl = redis.url;
+      rememberRedisUrl(config.dataDir, redisUrl);
       logger.info({ url: redisUrl }, 'started a private redis-server');
     }
-    reactor = new Reactor({ eventStore, readStore, redisUrl, reactions, logger: logger.child({ role: 'reactor' }) });
+    const daemonRoles = selectRoles(roles.daemonRoles);
+    reactor = new Reactor({ eventStore, readStore, redisUrl, prefix: config.queuePrefix, reactions: reactionsOf(daemonRoles), logger: logger.child({ role: 'reactor' }) });
     await reactor.start();
-    workerHost = new WorkerHost(redisUrl, processors(services), logger.child({ role: 'worker' }));
-    workerHost.start();
+    const workerContext = createWorkerContext(commands, readModels, logger.child({ role: 'worker' }));
+    workerHost = new WorkerHost({ redisUrl, prefix: config.queuePrefix, roles: daemonRoles, context: workerContext, logger: logger.child({ role: 'worker' }) });
+    await workerHost.start();
+    logger.info({ roles: daemonRoles.map((role) => role.name) }, 'daemon roles running');
   }
 
   let server: Server | undefined;
@@ -134,10 +144,21 @@ export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: 
       await thread?.stop();
       await eventStore.close();
       await readStore.close();
-      await redis?.stop();
+      if (redis) {
+        forgetRedisUrl(config.dataDir);
+        await redis.stop();
+      }
     })());
 
   return { url, services, eventStore, readStore, runner, redisUrl, stop };
+};
+
+/** The daemon roles named (all when none are), refusing unknown names. */
+const selectRoles = (names: readonly string[] | undefined): readonly Role[] => {
+  if (!names || names.length === 0) return allRoles;
+  const unknown = names.filter((name) => !allRoles.some((role) => role.name === name));
+  if (unknown.length > 0) throw new Error(`Unknown daemon roles: ${unknown.join(', ')} (known: ${allRoles.map((role) => role.name).join(', ')})`);
+  return allRoles.filter((role) => names.includes(role.name));
 };
 
 /** Stops accepting connections, lets in-flight requests finish, then cuts what is left. */

@@ -15,8 +15,9 @@ export type HandleOptions = Readonly<{
   /** Who, when and which request: stored with every event (default: the first command's metadata). */
   metadata?: CommandMetadata;
   /**
-   * The event that caused this command (for workers). Event ids are then derived from it, so a
-   * retried job appends nothing twice: the event store treats repeated ids as done.
+   * The event that caused this command, when the metadata does not name it. Event ids are then
+   * derived from it, so a retried job appends nothing twice: the event store treats repeated ids
+   * as done.
    */
   causationId?: string;
   /** Attempts after a concurrent write to the same stream; default 5. */
@@ -152,7 +153,7 @@ export const handleCommands = async <D extends AnyStreamDecision>(
         appends.map((result) => ({
           streamName: result.decision.streamName,
           expectedRevision: result.revision,
-          events: result.events.map((event, index) => toNewEvent(event, result.decision.streamName, index, envelope, options)),
+          events: result.events.map((event, index) => toNewEvent(event, result.decision.streamName, index, envelope)),
         })),
       );
       const appendedBy = new Map(appends.map((result, index) => [result, appended[index]!]));
@@ -212,16 +213,19 @@ export const loadAggregate = async <State, E extends Event>(
 ): Promise<State> => (await loadState(context, decider, streamName)).state;
 
 /** The metadata every event of one command shares (one object, so stores may serialise it once). */
-const eventMetadata = (metadata: CommandMetadata, options: HandleOptions): EventMetadata => ({
-  account: metadata.account,
-  requestId: metadata.requestId,
-  at: metadata.now.toISOString(),
-  schemaVersion: SCHEMA_VERSION,
-  ...(options.causationId ? { causationId: options.causationId } : {}),
-});
+const eventMetadata = (metadata: CommandMetadata, options: HandleOptions): EventMetadata => {
+  const causationId = options.causationId ?? metadata.causationId;
+  return {
+    account: metadata.account,
+    requestId: metadata.requestId,
+    at: metadata.now.toISOString(),
+    schemaVersion: SCHEMA_VERSION,
+    ...(causationId ? { causationId } : {}),
+  };
+};
 
-const toNewEvent = (event: Event, streamName: string, index: number, metadata: EventMetadata, options: HandleOptions): NewEvent => {
-  const id = options.causationId ? deterministicUuid(`${options.causationId}/${streamName}/${index}`) : timeOrderedUuid();
+const toNewEvent = (event: Event, streamName: string, index: number, metadata: EventMetadata): NewEvent => {
+  const id = metadata.causationId ? deterministicUuid(`${metadata.causationId}/${streamName}/${index}`) : timeOrderedUuid();
   return { id, type: event.type, data: event.data, metadata };
 };
 

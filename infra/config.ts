@@ -48,6 +48,8 @@ const environmentSchema = z.object({
     .string()
     .refine((value) => /^rediss?:\/\//.test(value), 'expected a redis:// URL')
     .optional(),
+  /** Prefix of this deployment's BullMQ keys in Redis, so deployments (or test runs) can share one Redis. */
+  DMS_QUEUE_PREFIX: z.string().regex(/^[\w.-]{1,64}$/, 'expected letters, digits, _, . or -').default('dms'),
   /** Token lifetime in seconds (Rucio: one hour). */
   DMS_TOKEN_LIFETIME_SECONDS: integerText(1, 31 * 24 * 3600).default(3600),
   /** How long a write waits for the read models to show it before answering anyway. */
@@ -78,6 +80,7 @@ export type ServiceConfig = Readonly<{
   eventStore: { kind: 'sqlite' } | { kind: 'esdb'; url: string };
   readStore: { kind: 'sqlite' } | { kind: 'mongodb'; url: string };
   redisUrl: string | undefined;
+  queuePrefix: string;
   tokenLifetimeSeconds: number;
   readYourWritesTimeoutMs: number;
   logLevel: string;
@@ -120,6 +123,7 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     eventStore: env.DMS_EVENT_STORE === 'sqlite' ? { kind: 'sqlite' } : { kind: 'esdb', url: env.DMS_EVENT_STORE },
     readStore: env.DMS_READ_STORE === 'sqlite' ? { kind: 'sqlite' } : { kind: 'mongodb', url: env.DMS_READ_STORE },
     redisUrl: env.REDIS_URL,
+    queuePrefix: env.DMS_QUEUE_PREFIX,
     tokenLifetimeSeconds: env.DMS_TOKEN_LIFETIME_SECONDS,
     readYourWritesTimeoutMs: env.DMS_READ_YOUR_WRITES_TIMEOUT_MS,
     logLevel: env.DMS_LOG_LEVEL,

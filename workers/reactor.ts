@@ -3,11 +3,15 @@ import type { AllSubscription, EventStore, RecordedEvent } from '../infra/events
 import type { Logger } from '../infra/logger.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
 import type { CollectionSpec, Document, ReadStore } from '../infra/readstore/readStore.ts';
+import type { Role } from './role.ts';
 
-/** Which events become jobs on which queue. */
-export type Reaction = Readonly<{ queue: string; eventTypes: readonly string[] }>;
+/**
+ * Which events become jobs on which queue, and the job data an event becomes (by default the
+ * event itself, `EventJob`).
+ */
+export type Reaction = Readonly<{ queue: string; eventTypes: readonly string[]; jobOf?: (event: RecordedEvent) => object }>;
 
-/** What a job carries: the triggering event, so processors can derive their event ids from it. */
+/** What a job carries by default: the triggering event. */
 export type EventJob = Readonly<{
   eventId: string;
   type: string;
@@ -15,6 +19,18 @@ export type EventJob = Readonly<{
   position: string;
   data: unknown;
 }>;
+
+export const eventJob = (event: RecordedEvent): EventJob => ({
+  eventId: event.id,
+  type: event.type,
+  streamName: event.streamName,
+  position: event.position.toString(),
+  data: event.data,
+});
+
+/** The reactions of the event roles: each role's queue gets the events it reacts to. */
+export const reactionsOf = (roles: readonly Role[]): Reaction[] =>
+  roles.flatMap((role) => (role.kind === 'event' ? [{ queue: role.name, eventTypes: role.eventTypes, jobOf: role.jobOf }] : []));
 
 type CheckpointDocument = Document & { checkpoint: string; updatedAt: string };
 
@@ -41,7 +57,7 @@ export type ReactorOptions = Readonly<{
  */
 export class Reactor {
   private readonly queues = new Map<string, Queue>();
-  private readonly queuesByType = new Map<string, Queue[]>();
+  private readonly queuesByType = new Map<string, { queue: Queue; jobOf: (event: RecordedEvent) => object }[]>();
   private subscription: AllSubscription | undefined;
   private loop: Promise<void> | undefined;
   private stopping = false;
@@ -54,7 +70,8 @@ export class Reactor {
         queue = new Queue(reaction.queue, { connection: redisConnectionOptions(options.redisUrl), prefix: options.prefix ?? 'dms' });
         this.queues.set(reaction.queue, queue);
       }
-      for (const type of reaction.eventTypes) this.queuesByType.set(type, [...(this.queuesByType.get(type) ?? []), queue]);
+      const target = { queue, jobOf: reaction.jobOf ?? eventJob };
+      for (const type of reaction.eventTypes) this.queuesByType.set(type, [...(this.queuesByType.get(type) ?? []), target]);
     }
   }
 
@@ -102,15 +119,11 @@ export class Reactor {
   }
 
   private async enqueue(batch: readonly RecordedEvent[]): Promise<void> {
-    const jobsByQueue = new Map<Queue, { name: string; data: EventJob; opts: { jobId: string } }[]>();
+    const jobsByQueue = new Map<Queue, { name: string; data: object; opts: { jobId: string } }[]>();
     for (const event of batch) {
-      for (const queue of this.queuesByType.get(event.type) ?? []) {
+      for (const { queue, jobOf } of this.queuesByType.get(event.type) ?? []) {
         const jobs = jobsByQueue.get(queue) ?? [];
-        jobs.push({
-          name: event.type,
-          data: { eventId: event.id, type: event.type, streamName: event.streamName, position: event.position.toString(), data: event.data },
-          opts: { jobId: event.id },
-        });
+        jobs.push({ name: event.type, data: jobOf(event), opts: { jobId: event.id } });
         jobsByQueue.set(queue, jobs);
       }
     }

@@ -1,13 +1,9 @@
-import type { Services } from '../api/services.ts';
-import type { Reaction } from './reactor.ts';
-import type { Processor } from './workerHost.ts';
+import { undertakerRole } from './did/undertakerRole.ts';
+import type { Role } from './role.ts';
 
 /**
- * The daemon roles this service runs: which events the reactor turns into jobs, and which
- * processors drain those queues. Each role (judge-injector, judge-evaluator, conveyor, ...) adds
- * its reaction and processor here when its area of the API is built; they change state only by
- * issuing commands through `services.commands`.
+ * The daemon roles this service runs, each wiring a workflow of domain/ to its trigger: events
+ * (through the reactor) or a schedule. `dms serve` and `dms worker` run all of them; `dms worker
+ * --roles a,b` only some.
  */
-export const reactions: readonly Reaction[] = [];
-
-export const processors = (_services: Services): readonly Processor[] => [];
+export const allRoles: readonly Role[] = [undertakerRole];

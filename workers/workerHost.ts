@@ -1,46 +1,105 @@
-import { Worker, type Job } from 'bullmq';
+import { Queue, Worker, type Job } from 'bullmq';
+import { settingValue } from '../domain/config/settings.ts';
 import type { Logger } from '../infra/logger.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
-import type { EventJob } from './reactor.ts';
+import type { CycleReport, JobTrigger, Role, ScheduledRole } from './role.ts';
+import { RoleStatusStore } from './roleStatus.ts';
+import type { WorkerContext } from './workerContext.ts';
 
-/** One daemon role: the queue it drains and what it does with a job. */
-export type Processor = Readonly<{
-  queue: string;
-  /** Jobs processed at once by this process; default 1. */
-  concurrency?: number;
-  process(job: Job<EventJob>): Promise<void>;
+export type WorkerHostOptions = Readonly<{
+  redisUrl: string;
+  roles: readonly Role[];
+  context: WorkerContext;
+  logger: Logger;
+  /** BullMQ key prefix; default `dms`. */
+  prefix?: string;
+  /** How often schedules follow a changed interval in `/config`; default 10 s. */
+  scheduleRefreshMs?: number;
 }>;
 
 /**
- * Runs the processors of this process as BullMQ workers. Processors change state only by issuing
- * commands; a failed job is retried by BullMQ and, since command event ids derive from the job's
- * event id, a retry never appends the same events twice.
+ * Runs the roles of this process as BullMQ workers, each with its own concurrency, and keeps the
+ * job schedulers of the scheduled roles at the interval `/config` gives (an upsert, so every
+ * worker process may do it). Roles change state only by issuing commands; a failed job is retried
+ * by BullMQ, and since the commands derive their event ids from the job, a retry never appends the
+ * same events twice. Each job's report (or error) is recorded for `dms workers status`.
  */
 export class WorkerHost {
-  private readonly workers: Worker<EventJob>[] = [];
+  private readonly workers: Worker[] = [];
+  private readonly queues = new Map<string, Queue>();
+  private readonly intervals = new Map<string, number>();
+  private readonly status: RoleStatusStore;
+  private refresher: NodeJS.Timeout | undefined;
 
-  constructor(
-    private readonly redisUrl: string,
-    private readonly processors: readonly Processor[],
-    private readonly logger: Logger,
-    private readonly prefix = 'dms',
-  ) {}
+  constructor(private readonly options: WorkerHostOptions) {
+    this.status = new RoleStatusStore(options.redisUrl, this.prefix);
+  }
 
-  start(): void {
-    for (const processor of this.processors) {
-      const worker = new Worker<EventJob>(processor.queue, (job) => processor.process(job), {
-        connection: redisConnectionOptions(this.redisUrl),
+  private get prefix(): string {
+    return this.options.prefix ?? 'dms';
+  }
+
+  async start(): Promise<void> {
+    for (const role of this.options.roles) {
+      const worker = new Worker(role.name, (job) => this.run(role, job), {
+        connection: redisConnectionOptions(this.options.redisUrl),
         prefix: this.prefix,
-        concurrency: processor.concurrency ?? 1,
+        concurrency: role.concurrency ?? 1,
       });
-      worker.on('failed', (job, error) =>
-        this.logger.warn({ queue: processor.queue, jobId: job?.id, err: error }, 'job failed'),
-      );
+      worker.on('failed', (job, error) => this.options.logger.warn({ role: role.name, jobId: job?.id, err: error }, 'job failed'));
+      worker.on('error', (error) => this.options.logger.warn({ role: role.name, err: error }, 'worker error'));
       this.workers.push(worker);
     }
+    await this.refreshSchedules();
+    this.refresher = setInterval(
+      () => this.refreshSchedules().catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not refresh the schedules')),
+      this.options.scheduleRefreshMs ?? 10_000,
+    );
+    this.refresher.unref();
   }
 
   async stop(): Promise<void> {
+    if (this.refresher) clearInterval(this.refresher);
     await Promise.all(this.workers.map((worker) => worker.close()));
+    await Promise.all([...this.queues.values()].map((queue) => queue.close()));
+    await this.status.close();
+  }
+
+  private async run(role: Role, job: Job): Promise<CycleReport> {
+    const trigger: JobTrigger = { jobId: String(job.id), startedAt: new Date() };
+    try {
+      const report = role.kind === 'event' ? await role.process(job.data, trigger, this.options.context) : await role.run(trigger, this.options.context);
+      await this.status.record(role.name, trigger.jobId, trigger.startedAt, report);
+      if (report.done > 0 || report.skipped.length > 0) {
+        this.options.logger.info({ role: role.name, jobId: trigger.jobId, done: report.done, skipped: report.skipped.length }, 'role cycle');
+      }
+      return report;
+    } catch (error) {
+      await this.status.record(role.name, trigger.jobId, trigger.startedAt, { error }).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Puts every scheduled role's job scheduler at the interval the configuration gives now. */
+  private async refreshSchedules(): Promise<void> {
+    const scheduled = this.options.roles.filter((role): role is ScheduledRole => role.kind === 'scheduled');
+    if (scheduled.length === 0) return;
+    const sections = await this.options.context.settings();
+    for (const role of scheduled) {
+      const everyMs = settingValue(sections, role.interval) * 1000;
+      if (this.intervals.get(role.name) === everyMs) continue;
+      await this.queueOf(role.name).upsertJobScheduler(role.name, { every: everyMs }, { name: 'cycle', data: {} });
+      this.intervals.set(role.name, everyMs);
+      this.options.logger.info({ role: role.name, everySeconds: everyMs / 1000 }, 'scheduled role');
+    }
+  }
+
+  private queueOf(name: string): Queue {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: redisConnectionOptions(this.options.redisUrl), prefix: this.prefix });
+      this.queues.set(name, queue);
+    }
+    return queue;
   }
 }

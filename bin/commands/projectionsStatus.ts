@@ -1,5 +1,6 @@
 import type { ServiceConfig } from '../../infra/config.ts';
 import { openStores } from '../../infra/stores.ts';
+import { printTable } from './table.ts';
 import { allProjections } from '../../projections/index.ts';
 import {
   aliveProjectors,
@@ -46,8 +47,7 @@ export const projectionsStatusCommand = async (config: ServiceConfig): Promise<n
         status,
       ]);
     }
-    const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-    for (const row of rows) console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
+    printTable(rows);
     const alive = await aliveProjectors(readStore);
     console.log(alive.length > 0 ? `projectors: ${alive.map((heartbeat) => heartbeat._id).join(', ')}` : 'projectors: none running');
     return 0;

@@ -16,6 +16,11 @@ export type CommandMetadata = Readonly<{
   account: string;
   /** Correlates the command, its events and the request log line. */
   requestId: string;
+  /**
+   * For commands a daemon issues: the event or scheduled job that caused them. Their events get
+   * ids derived from it, so a retried job appends nothing twice. Deciders ignore it.
+   */
+  causationId?: string;
 }>;
 
 export type Command<Type extends string = string, Data extends object = object> = Readonly<{

@@ -151,3 +151,16 @@ export const dynamicTotals = async (readModels: ReadModels, did: DidDocument, de
   if (did.did_type === 'CONTAINER') return sumDatasetTotals(readModels, await datasetsBelow(readModels, did.scope, did.name));
   return { length: Number(did.length ?? 0), bytes: Number(did.bytes ?? 0), events: Number(did.events ?? 0) };
 };
+
+/** DIDs whose expiry has passed at `now`, soonest expired first (the undertaker's candidates). */
+export const expiredDids = async (
+  readModels: ReadModels,
+  now: string,
+  limit: number,
+): Promise<{ scope: string; name: string; expiredAt: string }[]> => {
+  const documents = await readModels
+    .collection<DidDocument>(didsCollection)
+    .find({ expired_at: { $lt: now } }, { sort: { expired_at: 1 }, limit })
+    .toArray();
+  return documents.map((document) => ({ scope: document.scope, name: document.name, expiredAt: String(document.expired_at) }));
+};

@@ -41,6 +41,8 @@ export const startTestServer = async (options: TestServerOptions = {}): Promise<
   const temp = options.dataDir ? undefined : makeTempDir();
   const dataDir = options.dataDir ?? temp!.path;
   const removeDataDir = options.removeDataDir ?? temp?.dispose;
+  // Each server's queues get their own keys in the shared Redis; a restart keeps them.
+  options = { ...options, environment: { DMS_QUEUE_PREFIX: uniqueName('dms'), ...(options.environment ?? {}) } };
   const config: ServiceConfig = loadConfig({
     PORT: '0',
     DMS_DATA_DIR: dataDir,

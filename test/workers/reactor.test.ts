@@ -1,11 +1,18 @@
 import { expect } from 'chai';
-import { Queue, type Job } from 'bullmq';
+import { Queue } from 'bullmq';
 import { join } from 'node:path';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { redisConnectionOptions } from '../../infra/queue/connection.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
-import { Reactor, workerCheckpointsCollection, type EventJob } from '../../workers/reactor.ts';
+import { Reactor, reactionsOf, workerCheckpointsCollection, type EventJob } from '../../workers/reactor.ts';
+import type { EventRole } from '../../workers/role.ts';
+import { RoleStatusStore } from '../../workers/roleStatus.ts';
+import { createWorkerContext } from '../../workers/workerContext.ts';
+import { createCommandContext } from '../../commands/commandContext.ts';
+import { allProjections } from '../../projections/index.ts';
+import { readModelPorts } from '../../projections/readModelPorts.ts';
+import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { WorkerHost } from '../../workers/workerHost.ts';
 import { waitUntil } from '../infra/eventStore.contract.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
@@ -31,6 +38,11 @@ describe('Reactor and workers (real Redis)', () => {
     await readStore.close();
     dir.dispose();
   });
+
+  const workerContext = () => {
+    const readModels = new ReadModels(readStore, allProjections);
+    return createWorkerContext(createCommandContext({ eventStore, ...readModelPorts(readModels) }), readModels, silentLogger());
+  };
 
   const reactorFor = () =>
     new Reactor({
@@ -69,21 +81,31 @@ describe('Reactor and workers (real Redis)', () => {
     }
   });
 
-  it('hands the jobs to the processor of their queue', async () => {
-    const processed: string[] = [];
-    const host = new WorkerHost(
-      redisUrl(),
-      [{ queue: queueName, process: async (job: Job<EventJob>) => void processed.push(job.data.eventId) }],
-      silentLogger(),
-      prefix,
-    );
-    host.start();
-    const reactor = reactorFor();
+  it('hands the jobs to the role of their queue, as the data the role made of the event', async () => {
+    const processed: { n: number; eventId: string }[] = [];
+    const role: EventRole<{ n: number; eventId: string }> = {
+      kind: 'event',
+      name: queueName,
+      eventTypes: ['SomethingHappened'],
+      jobOf: (event) => ({ n: (event.data as { n: number }).n, eventId: event.id }),
+      async process(job) {
+        processed.push(job);
+        return { done: 1, skipped: [] };
+      },
+    };
+    const host = new WorkerHost({ redisUrl: redisUrl(), roles: [role], context: workerContext(), logger: silentLogger(), prefix });
+    await host.start();
+    const reactor = new Reactor({ eventStore, readStore, redisUrl: redisUrl(), reactions: reactionsOf([role]), logger: silentLogger(), prefix });
     await reactor.start();
     const event = newEvent('SomethingHappened', { n: 3 });
     await eventStore.appendToStream(uniqueName('thing-'), [event]);
     try {
-      await waitUntil(() => processed.includes(event.id), 10_000);
+      await waitUntil(() => processed.some((job) => job.eventId === event.id), 10_000);
+      expect(processed).to.deep.equal([{ n: 3, eventId: event.id }]);
+      const status = new RoleStatusStore(redisUrl(), prefix);
+      const [reported] = await status.statusOf([role]);
+      await status.close();
+      expect(reported!.lastCycle).to.include({ jobId: event.id, done: 1, skipped: 0, error: null });
     } finally {
       await reactor.stop();
       await host.stop();
@@ -92,4 +114,5 @@ describe('Reactor and workers (real Redis)', () => {
       await queue.close();
     }
   });
+
 });

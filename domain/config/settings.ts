@@ -1,0 +1,71 @@
+import { configValueFromText } from './configValue.ts';
+
+/**
+ * The configuration options the service itself reads (`/config`), each declared once with its
+ * section, option, type and default, so every reader (a command, a query, a daemon) gets the same
+ * value for the same stored text. Section and option names are Rucio's where Rucio has them.
+ */
+export type Setting<T> = Readonly<{
+  section: string;
+  option: string;
+  defaultValue: T;
+  /** The typed value of the stored text, or undefined when the text does not fit (the default applies). */
+  parse(text: string): T | undefined;
+}>;
+
+/** Configuration sections as stored: section → option → text. */
+export type ConfigSections = Readonly<Record<string, Readonly<Record<string, string>>>>;
+
+const text = (section: string, option: string, defaultValue: string): Setting<string> => ({
+  section,
+  option,
+  defaultValue,
+  parse: (value) => (value === '' ? undefined : value),
+});
+
+/** A number within bounds (Rucio's `config_get_int` / `config_get_float` with a range check). */
+const number = (section: string, option: string, defaultValue: number, min: number, max: number): Setting<number> => ({
+  section,
+  option,
+  defaultValue,
+  parse: (value) => {
+    const typed = configValueFromText(value);
+    return typeof typed === 'number' && typed >= min && typed <= max ? typed : undefined;
+  },
+});
+
+const flag = (section: string, option: string, defaultValue: boolean): Setting<boolean> => ({
+  section,
+  option,
+  defaultValue,
+  parse: (value) => {
+    const typed = configValueFromText(value);
+    return typeof typed === 'boolean' ? typed : typed === 1 ? true : typed === 0 ? false : undefined;
+  },
+});
+
+/** The value of a setting in stored configuration sections. */
+export const settingValue = <T>(sections: ConfigSections, setting: Setting<T>): T => {
+  const stored = sections[setting.section]?.[setting.option];
+  return stored === undefined ? setting.defaultValue : (setting.parse(stored) ?? setting.defaultValue);
+};
+
+const DAY = 86_400;
+
+export const SETTINGS = {
+  /** The lfn2pfn algorithm of RSEs without an `lfn2pfn_algorithm` attribute (rucio.common.config). */
+  lfn2pfnDefault: text('policy', 'lfn2pfn_algorithm_default', 'hash'),
+  /** The policy schema named in metalink documents. */
+  policySchema: text('policy', 'schema', 'generic'),
+  /** Origins allowed by the CORS pre-flight, comma-separated. */
+  webuiUrls: text('webui', 'urls', ''),
+  /**
+   * The undertaker: seconds between cycles (Rucio's daemon sleeps 60 s), DIDs per cycle (Rucio
+   * selects up to 10 000), DIDs deleted per step (Rucio's chunks of 10), and a dry run that only
+   * reports what it would delete.
+   */
+  undertakerInterval: number('undertaker', 'interval', 60, 1, DAY),
+  undertakerMaxDids: number('undertaker', 'max_dids', 10_000, 1, 1_000_000),
+  undertakerChunkSize: number('undertaker', 'chunk_size', 10, 1, 10_000),
+  undertakerDryRun: flag('undertaker', 'dry_run', false),
+} as const;

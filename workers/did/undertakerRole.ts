@@ -1,0 +1,49 @@
+import { deleteExpiredDid } from '../../commands/did/didLifecycle.ts';
+import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
+import { undertaker } from '../../domain/did/undertaker.ts';
+import { RucioError } from '../../domain/shared/errors.ts';
+import { expiredDids } from '../../projections/did/didQueries.ts';
+import { causationOf, type CycleReport, type ScheduledRole } from '../role.ts';
+
+/**
+ * The undertaker on a schedule (`undertaker.interval`, default 60 s): reads the expired DIDs from
+ * the read models (at most `undertaker.max_dids`), lets the workflow choose, and deletes them as
+ * root, `undertaker.chunk_size` at a time. A DID the command refuses (resurrected or given a new
+ * lifetime meanwhile) is reported as skipped; the others go on.
+ */
+export const undertakerRole: ScheduledRole = {
+  kind: 'scheduled',
+  name: undertaker.name,
+  interval: SETTINGS.undertakerInterval,
+  async run(trigger, context) {
+    const sections = await context.settings();
+    const now = trigger.startedAt.toISOString();
+    const candidates = await expiredDids(context.readModels, now, settingValue(sections, SETTINGS.undertakerMaxDids));
+    // Replication rules arrive with their own area; until then no DID has a locked one.
+    const expired = candidates.map((did) => ({ ...did, lockedRules: 0 }));
+    const outputs = undertaker.decide({ now, dryRun: settingValue(sections, SETTINGS.undertakerDryRun) }, { expired });
+    const skipped: { what: string; reason: string }[] = [];
+    let done = 0;
+    const deletions = outputs.flatMap((output) => {
+      if (output.type === 'Skipped') skipped.push({ ...output.data });
+      return output.type === 'DeleteExpiredDid' ? [output.data] : [];
+    });
+    const chunkSize = settingValue(sections, SETTINGS.undertakerChunkSize);
+    for (let start = 0; start < deletions.length; start += chunkSize) {
+      await Promise.all(
+        deletions.slice(start, start + chunkSize).map(async (did) => {
+          const item = `${did.scope}:${did.name}`;
+          const metadata = { now: trigger.startedAt, account: 'root', requestId: `undertaker-${trigger.jobId}`, causationId: causationOf('undertaker', trigger, item) };
+          try {
+            await deleteExpiredDid(context.commands, did, metadata);
+            done += 1;
+          } catch (error) {
+            if (!(error instanceof RucioError)) throw error;
+            skipped.push({ what: item, reason: `${error.exceptionClass}: ${error.message}` });
+          }
+        }),
+      );
+    }
+    return { done, skipped } satisfies CycleReport;
+  },
+};

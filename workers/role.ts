@@ -1,0 +1,51 @@
+import type { Setting } from '../domain/config/settings.ts';
+import type { RecordedEvent } from '../infra/eventstore/eventStore.ts';
+import type { WorkerContext } from './workerContext.ts';
+
+/**
+ * A daemon role as the workers run it. The logic is a workflow in domain/; a role only wires it:
+ * what sets it off, how many jobs it takes at once, and how its outputs become commands.
+ *
+ * - An event role gets a job for each event of the types it reacts to (the reactor enqueues
+ *   them with the event id as job id, so a replay enqueues nothing twice).
+ * - A scheduled role gets a job at an interval read from the configuration (a BullMQ job
+ *   scheduler), and works through what it finds in the read models.
+ */
+export type EventRole<Job extends object> = Readonly<{
+  kind: 'event';
+  /** The role's name, which is also its queue's name. */
+  name: string;
+  eventTypes: readonly string[];
+  /** The job an event becomes: the role's own typed data. */
+  jobOf(event: RecordedEvent): Job;
+  /** Jobs one process works on at once; default 1. */
+  concurrency?: number;
+  process(job: Job, trigger: JobTrigger, context: WorkerContext): Promise<CycleReport>;
+}>;
+
+export type ScheduledRole = Readonly<{
+  kind: 'scheduled';
+  name: string;
+  /** Seconds between cycles, from `/config`. */
+  interval: Setting<number>;
+  concurrency?: number;
+  run(trigger: JobTrigger, context: WorkerContext): Promise<CycleReport>;
+}>;
+
+// Roles of different job types are listed together; each keeps its own type through its definition.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Role = EventRole<any> | ScheduledRole;
+
+/** The job being worked on: its id (event roles: the causing event's id) and when it started. */
+export type JobTrigger = Readonly<{ jobId: string; startedAt: Date }>;
+
+/** What one job did, kept per role for `dms workers status`. */
+export type CycleReport = Readonly<{
+  /** How many things the job acted on (DIDs deleted, locks created, ...). */
+  done: number;
+  /** What it decided to leave, and why; capped when stored. */
+  skipped: readonly Readonly<{ what: string; reason: string }>[];
+}>;
+
+/** A job id that is also a valid causation id: derived event ids use it. */
+export const causationOf = (role: string, trigger: JobTrigger, item: string): string => `${role}/${trigger.jobId}/${item}`;
