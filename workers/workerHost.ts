@@ -46,8 +46,8 @@ export class WorkerHost {
         prefix: this.prefix,
         concurrency: role.concurrency ?? 1,
       });
-      worker.on('failed', (job, error) => this.options.logger.warn({ role: role.name, jobId: job?.id, err: error }, 'job failed'));
-      worker.on('error', (error) => this.options.logger.warn({ role: role.name, err: error }, 'worker error'));
+      worker.on('failed', (job, error) => this.options.logger.warn({ daemon: role.name, jobId: job?.id, err: error }, 'job failed'));
+      worker.on('error', (error) => this.options.logger.warn({ daemon: role.name, err: error }, 'worker error'));
       this.workers.push(worker);
     }
     await this.refreshSchedules();
@@ -71,7 +71,7 @@ export class WorkerHost {
       const report = role.kind === 'event' ? await role.process(job.data, trigger, this.options.context) : await role.run(trigger, this.options.context);
       await this.status.record(role.name, trigger.jobId, trigger.startedAt, report);
       if (report.done > 0 || report.skipped.length > 0) {
-        this.options.logger.info({ role: role.name, jobId: trigger.jobId, done: report.done, skipped: report.skipped.length }, 'role cycle');
+        this.options.logger.info({ daemon: role.name, jobId: trigger.jobId, done: report.done, skipped: report.skipped.length }, 'role cycle');
       }
       return report;
     } catch (error) {
@@ -90,7 +90,7 @@ export class WorkerHost {
       if (this.intervals.get(role.name) === everyMs) continue;
       await this.queueOf(role.name).upsertJobScheduler(role.name, { every: everyMs }, { name: 'cycle', data: {} });
       this.intervals.set(role.name, everyMs);
-      this.options.logger.info({ role: role.name, everySeconds: everyMs / 1000 }, 'scheduled role');
+      this.options.logger.info({ daemon: role.name, everySeconds: everyMs / 1000 }, 'scheduled role');
     }
   }
 
