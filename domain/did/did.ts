@@ -76,7 +76,12 @@ export type LiveDid = Readonly<{
   followers: ReadonlySet<string>;
   /** The JSON metadata plugin's document; null when no JSON key was ever set. */
   jsonMeta: Readonly<Record<string, unknown>> | null;
+  /** The replication rules on this DID, by rule id (what makes a rule a duplicate, and protects the DID). */
+  rules: ReadonlyMap<string, DidRule>;
 }>;
+
+/** What a DID keeps of a rule on it: what a duplicate is recognised by, and whether it is locked. */
+export type DidRule = Readonly<{ account: string; rseExpression: string; copies: number; locked: boolean }>;
 
 /** A deleted collection keeps its record: resurrection brings it back without content. */
 export type Did = Readonly<{ status: 'Absent' }> | LiveDid | Readonly<{ status: 'Erased'; record: DidRecord }>;
@@ -153,8 +158,18 @@ export type FileAvailabilityChanged = Event<
   { scope: string; name: string; availability: DidAvailability; changedAt: string }
 >;
 
+/** A replication rule was added on the DID. */
+export type DidRuleAttached = Event<'DidRuleAttached', { scope: string; name: string; ruleId: string; rule: DidRule }>;
+/** A rule on the DID changed what the DID keeps of it (its owner, its lock). */
+export type DidRuleChanged = Event<'DidRuleChanged', { scope: string; name: string; ruleId: string; rule: DidRule }>;
+/** A rule on the DID was deleted. */
+export type DidRuleDetached = Event<'DidRuleDetached', { scope: string; name: string; ruleId: string }>;
+
 export type DidEvent =
   | DidCreated
+  | DidRuleAttached
+  | DidRuleChanged
+  | DidRuleDetached
   | DidMetadataSet
   | DidMetadataKeyDeleted
   | DidsAttached
@@ -171,6 +186,9 @@ export type DidEvent =
 
 export const DID_EVENT_TYPES: readonly DidEvent['type'][] = [
   'DidCreated',
+  'DidRuleAttached',
+  'DidRuleChanged',
+  'DidRuleDetached',
   'DidMetadataSet',
   'DidMetadataKeyDeleted',
   'DidsAttached',
@@ -244,6 +262,14 @@ export const evolveDid = (state: Did, event: DidEvent): Did => {
       return { ...state, record: { ...state.record, expiredAt: null }, jsonMeta: null };
     case 'FileAvailabilityChanged':
       return { ...state, record: { ...state.record, availability: event.data.availability } };
+    case 'DidRuleAttached':
+    case 'DidRuleChanged':
+      return { ...state, rules: new Map(state.rules).set(event.data.ruleId, event.data.rule) };
+    case 'DidRuleDetached': {
+      const rules = new Map(state.rules);
+      rules.delete(event.data.ruleId);
+      return { ...state, rules };
+    }
     default:
       return state;
   }
@@ -272,6 +298,7 @@ const createdDid = (data: DidCreated['data']): LiveDid => ({
   content: EMPTY_CONTENT,
   followers: new Set(),
   jsonMeta: null,
+  rules: new Map(),
 });
 
 const resurrectedDid = (state: Did, data: DidResurrected['data']): Did => {
@@ -283,6 +310,7 @@ const resurrectedDid = (state: Did, data: DidResurrected['data']): Did => {
       content: EMPTY_CONTENT,
       followers: new Set(),
       jsonMeta: null,
+      rules: new Map(),
     };
   }
   if (state.status !== 'Live') return state;

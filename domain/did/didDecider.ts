@@ -26,6 +26,7 @@ import {
   type UpdateContentEntry,
 } from './didMetadataChanges.ts';
 import { evolveDid, initialDid, type Did, type DidEvent } from './did.ts';
+import { attachRule, changeDidRule, detachRule, type DidRuleCommand } from './didRules.ts';
 
 export type DidCommand =
   | CreateCollection
@@ -41,7 +42,8 @@ export type DidCommand =
   | UnfollowDid
   | ResurrectDid
   | EraseExpiredDid
-  | SetFileAvailability;
+  | SetFileAvailability
+  | DidRuleCommand;
 
 export const decideDid = (command: DidCommand, state: Did): DidEvent[] => {
   switch (command.type) {
@@ -73,6 +75,12 @@ export const decideDid = (command: DidCommand, state: Did): DidEvent[] => {
       return eraseExpiredDid(command, state);
     case 'SetFileAvailability':
       return setFileAvailability(command, state);
+    case 'AttachRule':
+      return attachRule(command, state);
+    case 'ChangeDidRule':
+      return changeDidRule(command, state);
+    case 'DetachRule':
+      return detachRule(command, state);
     default: {
       const unknown: never = command;
       throw new Error(`Unknown DID command ${(unknown as DidCommand).type}`);

@@ -1,4 +1,5 @@
 import { evolveDid, initialDid, type Did, type DidEvent } from '../did/did.ts';
+import type { LockState } from '../rule/rule.ts';
 import type { Event } from '../shared/event.ts';
 
 /**
@@ -38,8 +39,10 @@ export type Replica = Readonly<{
   state: ReplicaState;
   /** ISO time from which the reaper may delete the replica; null protects it. */
   tombstone: string | null;
-  /** Rule locks on the replica; replication rules (a later area) change it. */
-  lockCount: number;
+  /** The rule locks on the replica, by rule id, with their state. A locked replica is never deleted. */
+  locks: ReadonlyMap<string, LockState>;
+  /** The transfer request that is to bring this replica here, while one is pending. */
+  pendingRequest: string | null;
   /** An open BAD declaration: declaring it bad again is "Already declared" until it is AVAILABLE again. */
   declaredBad: boolean;
   createdAt: string;
@@ -85,13 +88,33 @@ export type ReplicaDeclaredTemporarilyUnavailable = Event<
 >;
 export type ReplicaTombstoneSet = Event<'ReplicaTombstoneSet', ReplicaRef & { tombstone: string | null; setAt: string }>;
 
+/**
+ * A rule locked the replica (created just before when the file had none there). The tombstone is
+ * cleared; `requestId` names the transfer queued to bring the replica, when one was.
+ */
+export type ReplicaLocked = Event<'ReplicaLocked', ReplicaRef & { ruleId: string; lockState: LockState; requestId: string | null; lockedAt: string }>;
+/**
+ * A rule's lock on the replica is gone. `tombstone` is the replica's tombstone after (set when no
+ * lock is left); `state` its state after (a replica still expected by a transfer no one waits for
+ * any more becomes UNAVAILABLE, its request cancelled).
+ */
+export type ReplicaUnlocked = Event<
+  'ReplicaUnlocked',
+  ReplicaRef & { ruleId: string; lockState: LockState; tombstone: string | null; state: ReplicaState; cancelledRequest: string | null; unlockedAt: string }
+>;
+/** Locks of rules on the replica changed state (a transfer done or failed, a repair), by rule id. */
+export type ReplicaLocksChanged = Event<'ReplicaLocksChanged', ReplicaRef & { locks: Readonly<Record<string, LockState>>; changedAt: string }>;
+
 export type ReplicaEvent =
   | ReplicaAdded
   | ReplicaStateChanged
   | ReplicaDeclaredBad
   | ReplicaDeclaredSuspicious
   | ReplicaDeclaredTemporarilyUnavailable
-  | ReplicaTombstoneSet;
+  | ReplicaTombstoneSet
+  | ReplicaLocked
+  | ReplicaUnlocked
+  | ReplicaLocksChanged;
 
 export const REPLICA_EVENT_TYPES: readonly ReplicaEvent['type'][] = [
   'ReplicaAdded',
@@ -100,6 +123,9 @@ export const REPLICA_EVENT_TYPES: readonly ReplicaEvent['type'][] = [
   'ReplicaDeclaredSuspicious',
   'ReplicaDeclaredTemporarilyUnavailable',
   'ReplicaTombstoneSet',
+  'ReplicaLocked',
+  'ReplicaUnlocked',
+  'ReplicaLocksChanged',
 ];
 
 /** The replica events that move a replica from one state to another, with the state they leave. */
@@ -148,7 +174,20 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
   const { rseId } = event.data;
   if (event.type === 'ReplicaAdded') {
     const { rse, bytes, md5, adler32, path, state, tombstone, addedAt } = event.data;
-    return withReplica(replicas, { rse, rseId, bytes, md5, adler32, path, state, tombstone, lockCount: 0, declaredBad: false, createdAt: addedAt });
+    return withReplica(replicas, {
+      rse,
+      rseId,
+      bytes,
+      md5,
+      adler32,
+      path,
+      state,
+      tombstone,
+      locks: NO_LOCKS,
+      pendingRequest: null,
+      declaredBad: false,
+      createdAt: addedAt,
+    });
   }
   const replica = replicas.get(rseId);
   if (!replica) return replicas;
@@ -168,7 +207,30 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
       return withReplica(replicas, { ...replica, tombstone: event.data.tombstone });
     case 'ReplicaDeclaredSuspicious':
       return replicas;
+    case 'ReplicaLocked':
+      return withReplica(replicas, {
+        ...replica,
+        locks: new Map(replica.locks).set(event.data.ruleId, event.data.lockState),
+        tombstone: null,
+        pendingRequest: event.data.requestId ?? replica.pendingRequest,
+      });
+    case 'ReplicaUnlocked': {
+      const locks = new Map(replica.locks);
+      locks.delete(event.data.ruleId);
+      const cancelled = event.data.cancelledRequest !== null && event.data.cancelledRequest === replica.pendingRequest;
+      return withReplica(replicas, {
+        ...replica,
+        locks,
+        tombstone: event.data.tombstone,
+        state: event.data.state,
+        pendingRequest: cancelled ? null : replica.pendingRequest,
+      });
+    }
+    case 'ReplicaLocksChanged':
+      return withReplica(replicas, { ...replica, locks: new Map([...replica.locks, ...Object.entries(event.data.locks)]) });
   }
 };
+
+const NO_LOCKS: ReadonlyMap<string, LockState> = new Map();
 
 const withReplica = (replicas: Replicas, replica: Replica): Replicas => new Map(replicas).set(replica.rseId, replica);

@@ -75,7 +75,7 @@ const existing = (state: FileReplicas, data: ReplicaTarget): Replica => {
 export const changeReplicaState = ({ data, metadata }: ChangeReplicaState, state: FileReplicas): ReplicaEvent[] => {
   const replica = existing(state, data);
   const refuse = () => new UnsupportedOperation(`State ${data.state} for replica ${data.scope}:${data.name} on ${data.rse} cannot be updated`);
-  if (data.state === 'BEING_DELETED' && replica.lockCount > 0) throw refuse();
+  if (data.state === 'BEING_DELETED' && replica.locks.size > 0) throw refuse();
   if (data.state === 'TEMPORARY_UNAVAILABLE' && replica.state !== 'AVAILABLE' && replica.state !== 'TEMPORARY_UNAVAILABLE') throw refuse();
   const recovered = data.state === 'AVAILABLE' && replica.declaredBad;
   if (replica.state === data.state && !recovered) return [];
@@ -166,7 +166,7 @@ export const declareReplicaTemporarilyUnavailable = (
 export const setReplicaTombstone = ({ data, metadata }: SetReplicaTombstone, state: FileReplicas): ReplicaEvent[] => {
   const replica = state.replicas.get(data.rseId);
   if (!replica) throw new ReplicaNotFound(`Replica ${data.scope}:${data.name} on RSE ${data.rse} could not be found.`);
-  if (replica.lockCount > 0) throw new ReplicaIsLocked(`Replica ${data.scope}:${data.name} on RSE ${data.rse} is locked.`);
+  if (replica.locks.size > 0) throw new ReplicaIsLocked(`Replica ${data.scope}:${data.name} on RSE ${data.rse} is locked.`);
   if (replica.tombstone === data.tombstone) return [];
   return [{ type: 'ReplicaTombstoneSet', data: { ...ref(data), tombstone: data.tombstone, setAt: metadata.now.toISOString() } }];
 };

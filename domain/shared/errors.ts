@@ -82,3 +82,19 @@ export const ValueError = rucioErrorClass('ValueError');
 export const KeyError = rucioErrorClass('KeyError');
 export const NotImplementedError_ = rucioErrorClass('NotImplementedError');
 export const TypeError_ = rucioErrorClass('TypeError');
+
+/** Replication rules, their locks and their transfers. */
+export const DuplicateRule = rucioErrorClass('DuplicateRule');
+export const InsufficientAccountLimit = rucioErrorClass('InsufficientAccountLimit');
+export const InsufficientTargetRSEs = rucioErrorClass('InsufficientTargetRSEs');
+export const InvalidReplicationRule = rucioErrorClass('InvalidReplicationRule');
+export const InvalidRuleWeight = rucioErrorClass('InvalidRuleWeight');
+export const InvalidSourceReplicaExpression = rucioErrorClass('InvalidSourceReplicaExpression');
+export const ManualRuleApprovalBlocked = rucioErrorClass('ManualRuleApprovalBlocked');
+export const ReplicationRuleCreationTemporaryFailed = rucioErrorClass('ReplicationRuleCreationTemporaryFailed');
+export const RequestNotFound = rucioErrorClass('RequestNotFound');
+export const RSEOverQuota = rucioErrorClass('RSEOverQuota');
+export const RSEWriteBlocked = rucioErrorClass('RSEWriteBlocked');
+export const RuleNotFound = rucioErrorClass('RuleNotFound');
+export const RuleReplaceFailed = rucioErrorClass('RuleReplaceFailed');
+export const StagingAreaRuleRequiresLifetime = rucioErrorClass('StagingAreaRuleRequiresLifetime');

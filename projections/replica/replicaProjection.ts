@@ -45,7 +45,10 @@ export const replicasProjection: Projection = {
       before = current;
       return evolveReplica(current, replicaEvent);
     });
-    if (before && replicaEvent.type !== 'ReplicaTombstoneSet' && replicaEvent.type !== 'ReplicaDeclaredSuspicious') {
+    if (
+      before &&
+      (replicaEvent.type === 'ReplicaStateChanged' || replicaEvent.type === 'ReplicaDeclaredBad' || replicaEvent.type === 'ReplicaDeclaredTemporarilyUnavailable')
+    ) {
       await countTransition(context, replicaEvent, before);
     }
   },
