@@ -1,6 +1,7 @@
 import type { EventStore } from '../infra/eventstore/eventStore.ts';
 import type { DidGraph } from './did/didGraph.ts';
 import type { ReplicaCatalogue } from './replica/replicaCatalogue.ts';
+import type { RuleFacts } from './rule/ruleFacts.ts';
 import { StateCache } from './stateCache.ts';
 
 /**
@@ -13,10 +14,11 @@ export type CommandContext = Readonly<{
   stateCache: StateCache;
   didGraph: DidGraph;
   replicaCatalogue: ReplicaCatalogue;
+  ruleFacts: RuleFacts;
 }>;
 
 export const createCommandContext = (
-  ports: Readonly<{ eventStore: EventStore; didGraph: DidGraph; replicaCatalogue: ReplicaCatalogue }>,
+  ports: Readonly<{ eventStore: EventStore; didGraph: DidGraph; replicaCatalogue: ReplicaCatalogue; ruleFacts: RuleFacts }>,
   /** States kept in memory, least recently used dropped first; default 10 000. */
   cacheEntries = 10_000,
 ): CommandContext => ({ ...ports, stateCache: new StateCache(cacheEntries) });

@@ -68,4 +68,6 @@ export const SETTINGS = {
   undertakerMaxDids: number('undertaker', 'max_dids', 10_000, 1, 1_000_000),
   undertakerChunkSize: number('undertaker', 'chunk_size', 10, 1, 10_000),
   undertakerDryRun: flag('undertaker', 'dry_run', false),
+  /** New transfer requests wait for the preparer to choose their source (PREPARING) instead of being QUEUED. */
+  conveyorUsePreparer: flag('conveyor', 'use_preparer', false),
 } as const;

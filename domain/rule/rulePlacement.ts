@@ -41,7 +41,8 @@ export type PlacementDataset = Readonly<{
 /** The DID under the rule: one file, or the datasets of a dataset or container (each once). */
 export type RuleContent = Readonly<{ kind: 'file'; file: PlacementFile }> | Readonly<{ kind: 'collection'; datasets: readonly PlacementDataset[] }>;
 
-export type PlannedLock = Readonly<{ scope: string; name: string; bytes: number; rse: ChosenRse }>;
+/** A lock to create: the file, the RSE, and the dataset it was placed with (for its transfer's attributes). */
+export type PlannedLock = Readonly<{ scope: string; name: string; bytes: number; rse: ChosenRse; dataset: Readonly<{ scope: string; name: string }> | null }>;
 export type PlannedDatasetLock = Readonly<{ scope: string; name: string; length: number | null; bytes: number | null; rse: ChosenRse }>;
 
 export type Placement = Readonly<{ locks: PlannedLock[]; datasetLocks: PlannedDatasetLock[]; selector: Selector }>;
@@ -72,13 +73,13 @@ export const placeRule = (
   const datasetLocks: PlannedDatasetLock[] = [];
   const lockCount = new Map<string, number>();
   const alreadyLocked = (file: PlacementFile) => (lockCount.get(didKey(file.scope, file.name)) ?? 0) + (file.lockedBy?.length ?? 0);
-  const lockFiles = (files: readonly PlacementFile[], rses: readonly ChosenRse[]) => {
+  const lockFiles = (files: readonly PlacementFile[], rses: readonly ChosenRse[], dataset: PlacementDataset | null) => {
     for (const file of files) {
       if (alreadyLocked(file) >= copies) continue;
       const held = new Set(file.lockedBy ?? []);
       for (const rse of rses) {
         if (held.has(rse.rseId) || alreadyLocked(file) >= copies) continue;
-        locks.push({ scope: file.scope, name: file.name, bytes: file.bytes, rse });
+        locks.push({ scope: file.scope, name: file.name, bytes: file.bytes, rse, dataset: dataset ? { scope: dataset.scope, name: dataset.name } : null });
         lockCount.set(didKey(file.scope, file.name), (lockCount.get(didKey(file.scope, file.name)) ?? 0) + 1);
       }
     }
@@ -108,7 +109,7 @@ export const placeRule = (
     if (missing > 0) {
       const preferred = Object.entries(file.replicas).filter(([, replica]) => usable(replica.state)).map(([rseId]) => rseId);
       const existing = Object.fromEntries(preferred.map((rseId) => [rseId, file.bytes]));
-      lockFiles([file], choose(file.bytes, preferred.filter((rseId) => !(file.lockedBy ?? []).includes(rseId)), existing, false, missing));
+      lockFiles([file], choose(file.bytes, preferred.filter((rseId) => !(file.lockedBy ?? []).includes(rseId)), existing, false, missing), null);
     }
     return { locks, datasetLocks, selector };
   }
@@ -128,7 +129,7 @@ export const placeRule = (
           random,
         );
         selector = outcome.selector;
-        lockFiles([file], outcome.chosen);
+        lockFiles([file], outcome.chosen, dataset);
       }
     }
     return { locks, datasetLocks, selector };
@@ -141,7 +142,7 @@ export const placeRule = (
     const coverage = rsesByCoverage(files);
     const chosen = rses ?? choose(sum(files), [...held, ...coverage.order.filter((rseId) => !held.includes(rseId))], coverage.bytes, true);
     for (const dataset of datasets) {
-      lockFiles(dataset.files, chosen);
+      lockFiles(dataset.files, chosen, dataset);
       datasetLocksOf(dataset, chosen);
     }
     return { locks, datasetLocks, selector };
@@ -155,7 +156,7 @@ export const placeRule = (
       held.length >= copies
         ? (heldRses(selector, held, copies) ?? choose(sum(dataset.files), held, coverage.bytes, true))
         : choose(sum(dataset.files), [...held, ...coverage.order.filter((rseId) => !held.includes(rseId))], coverage.bytes, true);
-    lockFiles(dataset.files, chosen);
+    lockFiles(dataset.files, chosen, dataset);
     datasetLocksOf(dataset, chosen);
   }
   return { locks, datasetLocks, selector };

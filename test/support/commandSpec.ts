@@ -74,11 +74,18 @@ export const commandSpec = () => {
     return { events, failure };
   };
 
+  /**
+   * History given as events on their streams, or made by running commands; `settle` projects
+   * what they wrote so far, for commands that read facts from the read models.
+   */
+  type Given = readonly StreamedEvent[] | ((context: CommandContext, settle: () => Promise<void>) => Promise<unknown>);
+
   return {
-    given: (events: readonly StreamedEvent[]) => ({
+    given: (history: Given) => ({
       when: (run: Run) => {
         const outcome = (async () => {
-          for (const event of events) await eventStore.appendToStream(event.stream, [newEvent(event.type, event.data)]);
+          if (typeof history === 'function') await history(context, project);
+          else for (const event of history) await eventStore.appendToStream(event.stream, [newEvent(event.type, event.data)]);
           await project();
           return appendedBy(run);
         })();
@@ -92,6 +99,12 @@ export const commandSpec = () => {
             const { events: appended, failure } = await outcome;
             if (failure) throw failure;
             expect(appended).to.deep.equal([]);
+          },
+          /** For appends whose ids or times the test cannot know: `check` looks at them itself. */
+          async thenAppended(check: (events: readonly StreamedEvent[]) => void) {
+            const { events: appended, failure } = await outcome;
+            if (failure) throw failure;
+            check(appended);
           },
           async thenRefused(errorClass: RucioErrorClass, message?: RegExp) {
             const { events: appended, failure } = await outcome;

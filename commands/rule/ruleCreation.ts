@@ -1,0 +1,135 @@
+import { randomInt } from 'node:crypto';
+import { accountLimitsStreamName } from '../../domain/accountLimit/accountLimit.ts';
+import { accountLimitsDecider } from '../../domain/accountLimit/accountLimitDecider.ts';
+import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
+import { didKey } from '../../domain/did/did.ts';
+import { allowOnly, isAdmin } from '../../domain/permission/policy.ts';
+import { RULE_PERMISSIONS } from '../../domain/permission/rulePolicy.ts';
+import { evaluateRseExpression, type RseFacts } from '../../domain/rse/rseExpression.ts';
+import { INJECTION_THRESHOLD, planRules, type RuleRequest } from '../../domain/rule/ruleCreation.ts';
+import type { RuleContent } from '../../domain/rule/rulePlacement.ts';
+import type { QuotaFacts } from '../../domain/rule/rseSelection.ts';
+import { AccountNotFound, RucioError } from '../../domain/shared/errors.ts';
+import type { CommandMetadata } from '../../domain/shared/event.ts';
+import { loadAccount, loadCaller } from '../caller.ts';
+import { loadConfig } from '../config/configCommands.ts';
+import { handleCommands, lastPosition, loadAggregate, type CommandContext } from '../handleCommand.ts';
+import { loadRuleContent, loadRuleDid, ruleDidFacts, sizeOf } from './ruleContent.ts';
+import { newId, RuleStep, type LockConditions } from './ruleStep.ts';
+
+/**
+ * The owner's quota facts: local and global limits from the limits stream, usage and RSE space
+ * from the read models. An owner with the `admin` attribute has no quota.
+ */
+export const quotaFactsOf = async (
+  context: CommandContext,
+  account: string,
+  ownerAttributes: Readonly<Record<string, string>>,
+  rses: readonly RseFacts[],
+): Promise<QuotaFacts> => {
+  const limits = await loadAggregate(context, accountLimitsDecider, accountLimitsStreamName(account));
+  const globalLimits = Object.entries(limits.global).map(([expression, bytes]) => {
+    let rseIds: string[] = [];
+    try {
+      rseIds = evaluateRseExpression(expression, rses).map((rse) => rse.id);
+    } catch (error) {
+      // A limit whose expression selects nothing today limits nothing.
+      if (!(error instanceof RucioError)) throw error;
+    }
+    return { expression, bytes, rseIds };
+  });
+  return {
+    unlimited: isAdmin({ account, attributes: ownerAttributes }),
+    localLimits: limits.local,
+    globalLimits,
+    usage: await context.ruleFacts.accountUsage(account),
+    space: await context.ruleFacts.rseSpace(),
+  };
+};
+
+/** How new locks are made for a rule: writability of its RSEs, its sources, new requests' state. */
+export const lockConditionsOf = async (
+  context: CommandContext,
+  rule: Readonly<{ ignoreAvailability: boolean; sourceReplicaExpression: string | null }>,
+  rses: readonly RseFacts[],
+  content: RuleContent,
+): Promise<LockConditions> => {
+  const byId = new Map(rses.map((rse) => [rse.id, rse]));
+  const sources = rule.sourceReplicaExpression === null ? null : new Set(evaluateRseExpression(rule.sourceReplicaExpression, rses).map((rse) => rse.id));
+  const replicasByFile = new Map(
+    (content.kind === 'file' ? [content.file] : content.datasets.flatMap((dataset) => dataset.files)).map((file) => [didKey(file.scope, file.name), file.replicas]),
+  );
+  const usePreparer = settingValue((await loadConfig(context)).sections, SETTINGS.conveyorUsePreparer);
+  return {
+    writable: (rseId) => rule.ignoreAvailability || byId.get(rseId)?.properties.availability_write === true,
+    sourceAvailable: (lock) =>
+      sources === null ||
+      Object.entries(replicasByFile.get(didKey(lock.scope, lock.name)) ?? {}).some(([rseId, replica]) => sources.has(rseId) && replica.state === 'AVAILABLE'),
+    requestState: usePreparer ? 'PREPARING' : 'QUEUED',
+  };
+};
+
+/**
+ * `add_rule`: one rule per DID, each with its locks, the replicas they create and the transfers
+ * they queue, all in one atomic step; or in state INJECT / WAITING_APPROVAL without locks. Returns
+ * the new rule ids in the order of the DIDs.
+ */
+export const addRules = async (
+  context: CommandContext,
+  request: RuleRequest,
+  metadata: CommandMetadata,
+): Promise<{ ruleIds: string[]; position: bigint | undefined }> => {
+  const caller = await loadCaller(context, metadata.account);
+  allowOnly(RULE_PERMISSIONS.addRule(caller, request), `Account ${caller.account} can not add replication rule`);
+  const owner = await loadAccount(context, request.account);
+  if (owner.status !== 'ACTIVE') throw new AccountNotFound(`Account ${request.account} does not exist`);
+  const rses = await context.ruleFacts.rses();
+  const quota = await quotaFactsOf(context, request.account, owner.attributes, rses);
+
+  const ruleDids = [];
+  const didFacts = [];
+  for (const ref of request.dids) {
+    const ruleDid = await loadRuleDid(context, ref);
+    const { length } = sizeOf(ruleDid);
+    const later =
+      request.askApproval ||
+      request.asynchronous ||
+      request.delayInjection !== null ||
+      length * request.copies >= INJECTION_THRESHOLD ||
+      (request.splitContainer && ruleDid.did.record.didType === 'CONTAINER');
+    const content = later ? undefined : await loadRuleContent(context, ruleDid);
+    ruleDids.push({ ruleDid, content });
+    didFacts.push(ruleDidFacts(ruleDid, content));
+  }
+  const ruleIds = request.dids.map(() => newId());
+  const plans = planRules(request, { rses, quota, dids: didFacts, ruleIds, now: metadata.now, seed: randomInt(2 ** 31), requestedBy: caller.account });
+
+  const step = new RuleStep(metadata);
+  for (const [index, plan] of plans.entries()) {
+    const { record } = plan;
+    step.onDid(record.scope, record.name, {
+      type: 'AttachRule',
+      data: { scope: record.scope, name: record.name, ruleId: record.id, rule: { account: record.account, rseExpression: record.rseExpression, copies: record.copies, locked: record.locked } },
+      metadata,
+    });
+    const content = ruleDids[index]!.content;
+    const locksOf = plan.placement && content ? step.lockFiles(record, plan.placement.locks, await lockConditionsOf(context, record, rses, content)) : () => [];
+    const datasetLocks = (plan.placement?.datasetLocks ?? []).map((lock) => ({
+      scope: lock.scope,
+      name: lock.name,
+      rseId: lock.rse.rseId,
+      rse: lock.rse.rse,
+      length: lock.length,
+      bytes: lock.bytes,
+    }));
+    step.onRule(record.id, (decided) => [
+      {
+        type: 'AddRule',
+        data: { rule: record, state: plan.state, locks: locksOf(decided), datasetLocks, targetRses: plan.targetRses, autoLocked: plan.autoLocked, didClosed: plan.didClosed },
+        metadata,
+      },
+    ]);
+  }
+  const outcomes = await handleCommands(context, step.decisions(), { metadata });
+  return { ruleIds, position: lastPosition(outcomes) };
+};

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { didStreamName } from '../../domain/did/did.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import { requestStreamName, type RequestRecord, type RequestState } from '../../domain/request/request.ts';
+import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
+import { ruleStreamName, type RuleLock, type RuleRecord } from '../../domain/rule/rule.ts';
+import { ruleDecider, type RuleCommand } from '../../domain/rule/ruleDecider.ts';
+import type { PlannedLock } from '../../domain/rule/rulePlacement.ts';
+import type { CommandMetadata } from '../../domain/shared/event.ts';
+import { onStream, type AnyStreamDecision, type DecidedStates } from '../handleCommand.ts';
+
+/** A new id as Rucio makes them: a uuid4 as 32 lowercase hex digits. */
+export const newId = (): string => randomUUID().replaceAll('-', '');
+
+/** What locking a file needs to know of its RSE and sources, decided by the caller. */
+export type LockConditions = Readonly<{
+  /** The RSE takes writes, or the rule ignores availability. */
+  writable: (rseId: string) => boolean;
+  /** False when the rule names source RSEs and none of them holds an AVAILABLE copy of the file. */
+  sourceAvailable: (lock: PlannedLock) => boolean;
+  /** The state new requests start in: QUEUED, or PREPARING when the preparer is on. */
+  requestState: RequestState;
+}>;
+
+/**
+ * The streams one rule step writes, gathered so that each is decided once and in the right order:
+ * first the DID and file streams (rule attachments, locks and the replicas they create), then the
+ * requests the locks queued, then the rules, which record the locks as the files decided them.
+ * Everything is appended together: all or nothing.
+ */
+export class RuleStep {
+  private readonly didStreams = new Map<string, { scope: string; name: string; commands: DidStreamCommand[] }>();
+  private readonly requests: AnyStreamDecision[] = [];
+  private readonly rules = new Map<string, ((decided: DecidedStates) => RuleCommand[])[]>();
+
+  constructor(private readonly metadata: CommandMetadata) {}
+
+  /** A command for a DID's stream (a file's stream for locks), after those added before it. */
+  onDid(scope: string, name: string, command: DidStreamCommand): this {
+    const streamName = didStreamName(scope, name);
+    const entry = this.didStreams.get(streamName) ?? { scope, name, commands: [] };
+    entry.commands.push(command);
+    this.didStreams.set(streamName, entry);
+    return this;
+  }
+
+  /** Commands for a rule's stream, made when it is decided (after every file of the step). */
+  onRule(ruleId: string, commands: (decided: DecidedStates) => RuleCommand[]): this {
+    this.rules.set(ruleId, [...(this.rules.get(ruleId) ?? []), commands]);
+    return this;
+  }
+
+  /**
+   * Locks the planned files for a rule: a lock command on each file's stream and, for each, a
+   * request that is queued only if the file's decision asked for a transfer. Returns how to read
+   * the locks the files decided, for the rule's own record.
+   */
+  lockFiles(rule: RuleRecord, locks: readonly PlannedLock[], conditions: LockConditions): (decided: DecidedStates) => RuleLock[] {
+    const { metadata } = this;
+    for (const lock of locks) {
+      const requestId = newId();
+      this.onDid(lock.scope, lock.name, {
+        type: 'LockReplica',
+        data: {
+          scope: lock.scope,
+          name: lock.name,
+          rse: lock.rse.rse,
+          rseId: lock.rse.rseId,
+          ruleId: rule.id,
+          requestId,
+          writable: conditions.writable(lock.rse.rseId),
+          sourceAvailable: conditions.sourceAvailable(lock),
+          path: null,
+        },
+        metadata,
+      });
+      this.requests.push(
+        onStream(
+          requestDecider,
+          requestStreamName(requestId),
+          (decided): RequestCommand[] => {
+            const file = decided.stateOf(didStreamDecider, didStreamName(lock.scope, lock.name));
+            if (file?.replicas.get(lock.rse.rseId)?.pendingRequest !== requestId || file.did.status !== 'Live') return [];
+            const record = file.did.record;
+            return [{ type: 'QueueRequest', data: { request: requestRecord(rule, lock, requestId, record, metadata), state: conditions.requestState }, metadata }];
+          },
+          { fresh: true },
+        ),
+      );
+    }
+    return (decided) =>
+      locks.flatMap((lock) => {
+        const file = decided.stateOf(didStreamDecider, didStreamName(lock.scope, lock.name));
+        const state = file?.replicas.get(lock.rse.rseId)?.locks.get(rule.id);
+        return state ? [{ scope: lock.scope, name: lock.name, rseId: lock.rse.rseId, rse: lock.rse.rse, bytes: lock.bytes, state }] : [];
+      });
+  }
+
+  decisions(): AnyStreamDecision[] {
+    return [
+      ...[...this.didStreams].map(([, { scope, name, commands }]) => onStream(didStreamDecider, didStreamName(scope, name), commands)),
+      ...this.requests,
+      ...[...this.rules].map(([ruleId, parts]) => onStream(ruleDecider, ruleStreamName(ruleId), (decided) => parts.flatMap((part) => part(decided)))),
+    ];
+  }
+}
+
+const requestRecord = (
+  rule: RuleRecord,
+  lock: PlannedLock,
+  requestId: string,
+  file: Readonly<{ bytes: number | null; md5: string | null; adler32: string | null }>,
+  metadata: CommandMetadata,
+): RequestRecord => {
+  const bytes = file.bytes ?? lock.bytes;
+  const lifetime = rule.expiresAt === null ? null : Math.max(0, Math.round((Date.parse(rule.expiresAt) - metadata.now.getTime()) / 1000));
+  return {
+    id: requestId,
+    requestType: lock.rse.stagingArea ? 'STAGEIN' : 'TRANSFER',
+    scope: lock.scope,
+    name: lock.name,
+    destRseId: lock.rse.rseId,
+    destRse: lock.rse.rse,
+    ruleId: rule.id,
+    account: rule.account,
+    activity: rule.activity,
+    bytes,
+    md5: file.md5,
+    adler32: file.adler32,
+    priority: rule.priority,
+    retryCount: null,
+    previousAttemptId: null,
+    attributes: {
+      activity: rule.activity,
+      sourceReplicaExpression: rule.sourceReplicaExpression,
+      lifetime,
+      dsScope: lock.dataset?.scope ?? null,
+      dsName: lock.dataset?.name ?? null,
+      bytes,
+      md5: file.md5,
+      adler32: file.adler32,
+      priority: rule.priority,
+      allowTapeSource: true,
+    },
+    requestedAt: metadata.now.toISOString(),
+  };
+};
