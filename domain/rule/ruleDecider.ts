@@ -41,10 +41,13 @@ export type AddRule = Command<
     didClosed: boolean;
   }
 >;
-/** Records locks created by a later step (injection, an attach); the rule must be live. */
+/**
+ * Records locks created by a later step (injection, an attach); the rule must be live. An
+ * injection written in several steps changes the rule's state only with its `final` step.
+ */
 export type RecordLocks = Command<
   'RecordLocks',
-  { ruleId: string; locks: readonly RuleLock[]; datasetLocks: readonly DatasetLock[]; cause: RuleCause; didClosed: boolean }
+  { ruleId: string; locks: readonly RuleLock[]; datasetLocks: readonly DatasetLock[]; cause: RuleCause; didClosed: boolean; final: boolean }
 >;
 export type RemoveLocks = Command<
   'RemoveLocks',
@@ -59,7 +62,7 @@ export type ChangeLocks = Command<
  * `update_rule` with `state`: STUCK hands the rule to the repairer (also how a SUSPENDED rule is
  * resumed), SUSPENDED stops it. Other states are silently ignored, as Rucio does.
  */
-export type SetRuleState = Command<'SetRuleState', { ruleId: string; state: string }>;
+export type SetRuleState = Command<'SetRuleState', { ruleId: string; state: string; error?: string | null }>;
 /** Plain option changes of `update_rule` (validated by the command layer). */
 export type UpdateRuleOptions = Command<'UpdateRuleOptions', { ruleId: string; changes: RuleUpdated['data']['changes'] }>;
 export type ApproveRule = Command<'ApproveRule', { ruleId: string }>;
@@ -148,7 +151,7 @@ export const recordLocks = ({ data, metadata }: RecordLocks, state: Rule): RuleE
   const rule = requireLive(state, data.ruleId);
   const locks = data.locks.filter((lock) => !rule.locks.has(lockKey(lock.scope, lock.name, lock.rseId)));
   const datasetLocks = data.datasetLocks.filter((lock) => !rule.datasetLocks.has(lockKey(lock.scope, lock.name, lock.rseId)));
-  const injecting = rule.state === 'INJECT' && data.cause.kind === 'injection';
+  const injecting = rule.state === 'INJECT' && data.cause.kind === 'injection' && data.final;
   if (locks.length === 0 && datasetLocks.length === 0 && !injecting) return [];
   const counters = countLocks([...rule.locks.values(), ...locks]);
   const at = metadata.now.toISOString();
@@ -157,6 +160,7 @@ export const recordLocks = ({ data, metadata }: RecordLocks, state: Rule): RuleE
     events.push({ type: 'RuleLocksCreated', data: { ...refOf(rule), locks, datasetLocks, counters, cause: data.cause, at } });
   }
   const newStuck = locks.some((lock) => lock.state === 'STUCK');
+  if (rule.state === 'INJECT' && !injecting) return events;
   const next = injecting ? stateFromCounters(counters) : stateAfterLocks(rule.state, counters, data.cause.kind, newStuck);
   const error = next === 'STUCK' && newStuck ? 'MissingSourceReplica' : next === 'STUCK' ? rule.error : null;
   const withLocks = { ...rule, datasetLocks: new Map([...rule.datasetLocks, ...datasetLocks.map((lock) => [lockKey(lock.scope, lock.name, lock.rseId), lock] as const)]) };
@@ -200,7 +204,7 @@ export const setRuleState = ({ data, metadata }: SetRuleState, state: Rule): Rul
   const rule = requireLive(state, data.ruleId);
   const wanted = data.state.toUpperCase();
   if (wanted !== 'STUCK' && wanted !== 'SUSPENDED') return [];
-  return stateEvents(rule, wanted, rule.error, rule.counters, { kind: 'update' }, false, metadata);
+  return stateEvents(rule, wanted, data.error === undefined ? rule.error : data.error, rule.counters, { kind: 'update' }, false, metadata);
 };
 
 export const updateRuleOptions = ({ data, metadata }: UpdateRuleOptions, state: Rule): RuleEvent[] => {

@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { didKey, type DidRef } from '../../domain/did/did.ts';
+import { seededRandom } from '../../domain/rule/random.ts';
+import { ruleStreamName, type LiveRule, type RuleCause, type RuleRecord } from '../../domain/rule/rule.ts';
+import { targetRsesOf } from '../../domain/rule/ruleCreation.ts';
+import { placeRule, type PlannedLock, type RuleContent } from '../../domain/rule/rulePlacement.ts';
+import { createSelector } from '../../domain/rule/rseSelection.ts';
+import { InsufficientAccountLimit, RucioError } from '../../domain/shared/errors.ts';
+import type { CommandMetadata } from '../../domain/shared/event.ts';
+import { loadAccount } from '../caller.ts';
+import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
+import { loadRuleContent, loadRuleDid } from './ruleContent.ts';
+import { lockConditionsOf, quotaFactsOf } from './ruleCreation.ts';
+import { loadRule } from './ruleDeletion.ts';
+import { RuleStep } from './ruleStep.ts';
+import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
+
+/**
+ * Applying a rule's locks after its creation: the judge-injector for rules in INJECT, and the
+ * judge-evaluator for files attached below a rule. The placement is computed whole, then written
+ * in steps of at most `LOCKS_PER_STEP` locks, each atomic. Each step's events derive their ids from
+ * the job and the step, and a rule knows the locks it holds: a job run again after a crash skips
+ * what is written and finishes the rest, choosing the same RSEs (the placement's seed comes from
+ * the rule, and held RSEs are preferred).
+ */
+
+/** Locks written per atomic step: bounds the size of one transaction and of one event. */
+export const LOCKS_PER_STEP = 5_000;
+
+/** A seed fixed per rule, so that a placement computed again chooses as it did before. */
+const seedOf = (ruleId: string): number => createHash('sha1').update(ruleId).digest().readUInt32BE(0);
+
+/** The held locks of a rule as placement hints: where each file and dataset is locked already. */
+export const heldBy = (rule: LiveRule) => {
+  const files = new Map<string, string[]>();
+  for (const lock of rule.locks.values()) {
+    const key = didKey(lock.scope, lock.name);
+    files.set(key, [...(files.get(key) ?? []), lock.rseId]);
+  }
+  const datasets = new Map<string, string[]>();
+  for (const lock of rule.datasetLocks.values()) {
+    const key = didKey(lock.scope, lock.name);
+    datasets.set(key, [...(datasets.get(key) ?? []), lock.rseId]);
+  }
+  return {
+    lockedBy: (file: DidRef) => files.get(didKey(file.scope, file.name)) ?? [],
+    datasetLockedOn: (dataset: DidRef) => datasets.get(didKey(dataset.scope, dataset.name)) ?? [],
+  };
+};
+
+/**
+ * Places and writes the locks a rule lacks on `content`, in steps. `cause` says why (injection,
+ * attach); an injection's last step sets the rule's state from its counters, even with no lock
+ * to add. Throws the selection's errors (InsufficientAccountLimit, ...) before writing anything.
+ */
+export const applyRule = async (
+  context: CommandContext,
+  rule: LiveRule,
+  content: RuleContent,
+  cause: RuleCause,
+  metadata: CommandMetadata,
+): Promise<{ position: bigint | undefined; locks: number }> => {
+  const record: RuleRecord = rule.record;
+  const rses = await context.ruleFacts.rses();
+  const owner = await loadAccount(context, record.account);
+  const quota = await quotaFactsOf(context, record.account, owner.status === 'Absent' ? {} : owner.attributes, rses);
+  const targets = targetRsesOf(record.rseExpression, rses, record.ignoreAvailability);
+  const candidates = targets.map((rse) => ({
+    rseId: rse.id,
+    rse: rse.rse,
+    attributes: rse.attributes,
+    stagingArea: rse.properties.staging_area,
+    availabilityWrite: rse.properties.availability_write,
+  }));
+  const selector = createSelector(candidates, record.copies, record.weight, record.ignoreAccountLimit ? { ...quota, unlimited: true } : quota);
+  const placement = placeRule(content, record.grouping, record.copies, selector, seededRandom(seedOf(record.id)));
+  const conditions = await lockConditionsOf(context, record, rses, content);
+  const didClosed = true;
+  const chunks: PlannedLock[][] = [];
+  for (let start = 0; start < placement.locks.length; start += LOCKS_PER_STEP) chunks.push(placement.locks.slice(start, start + LOCKS_PER_STEP));
+  if (chunks.length === 0) chunks.push([]);
+  let position: bigint | undefined;
+  for (const [index, locks] of chunks.entries()) {
+    const last = index === chunks.length - 1;
+    const stepMetadata = metadata.causationId ? { ...metadata, causationId: `${metadata.causationId}/step-${index}` } : metadata;
+    const step = new RuleStep(stepMetadata);
+    const locksOf = step.lockFiles(record, locks, conditions);
+    const datasetLocks = last
+      ? placement.datasetLocks.map((lock) => ({ scope: lock.scope, name: lock.name, rseId: lock.rse.rseId, rse: lock.rse.rse, length: lock.length, bytes: lock.bytes }))
+      : [];
+    step.onRule(record.id, (decided) => {
+      const created = locksOf(decided);
+      if (!last && created.length === 0) return [];
+      return [{ type: 'RecordLocks', data: { ruleId: record.id, locks: created, datasetLocks, cause: last ? cause : { ...cause, detail: `${cause.detail ?? ''} (part ${index + 1})`.trim() }, didClosed, final: last }, metadata: stepMetadata }];
+    });
+    position = lastPosition(await handleCommands(context, step.decisions(), { metadata: stepMetadata })) ?? position;
+  }
+  return { position, locks: placement.locks.length };
+};
+
+/**
+ * The judge-injector's work on one rule: a rule still in INJECT, whose delay has passed, gets its
+ * locks. A selection refused for lack of quota suspends the rule, as Rucio does; other refusals
+ * (no RSE left, an expression selecting nothing) leave it STUCK with the reason.
+ */
+export const injectRule = async (context: CommandContext, data: { ruleId: string }, metadata: CommandMetadata): Promise<{ position: bigint | undefined; outcome: string }> => {
+  const state = await loadRule(context, data.ruleId);
+  if (state.status !== 'Live' || state.state !== 'INJECT') return { position: undefined, outcome: 'not waiting for injection' };
+  if (state.record.injectAfter !== null && state.record.injectAfter > metadata.now.toISOString()) return { position: undefined, outcome: 'delayed' };
+  try {
+    const ruleDid = await loadRuleDid(context, state.record);
+    const content = await loadRuleContent(context, ruleDid, heldBy(state));
+    const applied = await applyRule(context, state, content, { kind: 'injection' }, metadata);
+    return { position: applied.position, outcome: `${applied.locks} locks` };
+  } catch (error) {
+    if (!(error instanceof RucioError)) throw error;
+    const target = error instanceof InsufficientAccountLimit ? 'SUSPENDED' : 'STUCK';
+    const outcome = await handleCommand(context, ruleDecider, ruleStreamName(data.ruleId), {
+      type: 'SetRuleState',
+      data: { ruleId: data.ruleId, state: target, error: `${error.exceptionClass}: ${error.message}` },
+      metadata,
+    });
+    return { position: outcome.position, outcome: `${target.toLowerCase()}: ${error.message}` };
+  }
+};

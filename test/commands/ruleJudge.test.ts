@@ -1,0 +1,86 @@
+import { expect } from 'chai';
+import { attachDids, detachDids } from '../../commands/did/didContent.ts';
+import { addReplicas } from '../../commands/replica/replicaRegistration.ts';
+import { addRules } from '../../commands/rule/ruleCreation.ts';
+import { deleteRuleNow } from '../../commands/rule/ruleDeletion.ts';
+import { evaluateAttach, evaluateDetach } from '../../commands/rule/ruleEvaluation.ts';
+import { injectRule } from '../../commands/rule/ruleInjection.ts';
+import type { CommandContext } from '../../commands/commandContext.ts';
+import { as, commandSpec } from '../support/commandSpec.ts';
+import type { StreamedEvent } from '../support/projectionHarness.ts';
+import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
+
+const ofType = (events: readonly StreamedEvent[], type: string) => events.filter((event) => event.type === type).map((event) => event.data as Record<string, unknown>);
+
+/** The judge's commands: injection, attach and detach evaluation, deletion. */
+describe('Commands: the judge', () => {
+  const spec = commandSpec();
+  let ruleId = '';
+  const withRule = (extra: Parameters<typeof aRuleRequest>[2] = {}) => async (context: CommandContext, settle: () => Promise<void>) => {
+    await aWorld(context, { SITE_A: {}, SITE_B: {} });
+    await aDataset(context, 'ds', ['f1', 'f2'], 'SITE_A');
+    await settle();
+    [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B', extra), as('root'))).ruleIds as [string];
+    await settle();
+  };
+
+  describe('injecting an asynchronous rule (rule 16)', () => {
+    it('gives it its locks and the state they make', () =>
+      spec
+        .given(withRule({ asynchronous: true }))
+        .when((context) => injectRule(context, { ruleId }, as('root')))
+        .thenAppended((events) => {
+          expect(ofType(events, 'ReplicaLocked')).to.have.length(2);
+          expect(ofType(events, 'RequestQueued')).to.have.length(2);
+          expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([['INJECT', 'REPLICATING']]);
+        }));
+
+    it('does nothing to a rule that is not waiting for injection', () =>
+      spec.given(withRule()).when((context) => injectRule(context, { ruleId }, as('root'))).thenNothingHappened());
+  });
+
+  describe('evaluating an attach below a rule (rule 19)', () => {
+    it('locks the new file on the RSE the dataset is held on and queues its transfer', () =>
+      spec
+        .given(async (context, settle) => {
+          await withRule()(context, settle);
+          await addReplicas(context, { rse: 'SITE_A', files: [{ scope: SCOPE, name: 'f3', bytes: 100, adler32: '0cc737eb' }], ignoreAvailability: true }, as('root'));
+          await attachDids(context, { attachments: [{ scope: SCOPE, name: 'ds', children: [{ scope: SCOPE, name: 'f3' }] }], ignoreDuplicates: false, single: true }, as('root'));
+          await settle();
+        })
+        .when((context) => evaluateAttach(context, { scope: SCOPE, name: 'ds', children: [{ scope: SCOPE, name: 'f3' }] }, as('root')))
+        .thenAppended((events) => {
+          expect(ofType(events, 'ReplicaLocked').map((data) => [data.name, data.rse, data.lockState])).to.deep.equal([['f3', 'SITE_B', 'REPLICATING']]);
+          expect(ofType(events, 'RuleLocksCreated').map((data) => (data.counters as object))).to.deep.equal([{ ok: 0, replicating: 3, stuck: 0 }]);
+        }));
+  });
+
+  describe('evaluating a detach below a rule (rule 19)', () => {
+    it("removes the rule's lock on the detached file, cancels its transfer and marks its copy obsolete", () =>
+      spec
+        .given(async (context, settle) => {
+          await withRule()(context, settle);
+          await detachDids(context, { scope: SCOPE, name: 'ds', children: [{ scope: SCOPE, name: 'f1' }] }, as('root'));
+          await settle();
+        })
+        .when((context) => evaluateDetach(context, { scope: SCOPE, name: 'ds', children: [{ scope: SCOPE, name: 'f1' }] }, as('root')))
+        .thenAppended((events) => {
+          expect(ofType(events, 'ReplicaUnlocked').map((data) => [data.name, data.state, data.tombstone])).to.deep.equal([['f1', 'UNAVAILABLE', '1970-01-01T00:00:00.000Z']]);
+          expect(ofType(events, 'RequestCancelled')).to.have.length(1);
+          expect(ofType(events, 'RuleLocksRemoved').map((data) => data.counters)).to.deep.equal([{ ok: 0, replicating: 1, stuck: 0 }]);
+        }));
+  });
+
+  describe('deleting a rule now (rule 20)', () => {
+    it('unlocks every file, cancels the transfers and detaches the rule from its DID', () =>
+      spec
+        .given(withRule())
+        .when((context) => deleteRuleNow(context, { ruleId, purgeReplicas: null, cause: { kind: 'deletion' }, ignoreLock: false, deleteParent: false }, as('root')))
+        .thenAppended((events) => {
+          expect(ofType(events, 'ReplicaUnlocked')).to.have.length(2);
+          expect(ofType(events, 'RequestCancelled')).to.have.length(2);
+          expect(ofType(events, 'DidRuleDetached')).to.have.length(1);
+          expect(events.map((event) => event.type).slice(-2)).to.deep.equal(['RuleLocksRemoved', 'RuleDeleted']);
+        }));
+  });
+});
