@@ -74,19 +74,7 @@ export class RuleStep {
         },
         metadata,
       });
-      this.requests.push(
-        onStream(
-          requestDecider,
-          requestStreamName(requestId),
-          (decided): RequestCommand[] => {
-            const file = decided.stateOf(didStreamDecider, didStreamName(lock.scope, lock.name));
-            if (file?.replicas.get(lock.rse.rseId)?.pendingRequest !== requestId || file.did.status !== 'Live') return [];
-            const record = file.did.record;
-            return [{ type: 'QueueRequest', data: { request: requestRecord(rule, lock, requestId, record, metadata), state: conditions.requestState }, metadata }];
-          },
-          { fresh: true },
-        ),
-      );
+      this.requests.push(this.requestFor(rule, lock, requestId, conditions.requestState, null));
     }
     return (decided) =>
       locks.flatMap((lock) => {
@@ -94,6 +82,45 @@ export class RuleStep {
         const state = file?.replicas.get(lock.rse.rseId)?.locks.get(rule.id);
         return state ? [{ scope: lock.scope, name: lock.name, rseId: lock.rse.rseId, rse: lock.rse.rse, bytes: lock.bytes, state }] : [];
       });
+  }
+
+  /**
+   * Retries STUCK locks in place (the repairer): each lock becomes REPLICATING on its file's
+   * stream, and a transfer is queued for it unless one is pending for the replica already.
+   */
+  retryLocks(rule: RuleRecord, locks: readonly Readonly<{ scope: string; name: string; rse: string; rseId: string; bytes: number; stagingArea: boolean }>[], requestState: RequestState): void {
+    const { metadata } = this;
+    for (const lock of locks) {
+      const requestId = newId();
+      this.onDid(lock.scope, lock.name, {
+        type: 'ChangeReplicaLocks',
+        data: { scope: lock.scope, name: lock.name, rse: lock.rse, rseId: lock.rseId, locks: { [rule.id]: 'REPLICATING' }, requestId },
+        metadata,
+      });
+      const planned: PlannedLock = {
+        scope: lock.scope,
+        name: lock.name,
+        bytes: lock.bytes,
+        rse: { rseId: lock.rseId, rse: lock.rse, stagingArea: lock.stagingArea, availabilityWrite: true },
+        dataset: null,
+      };
+      this.requests.push(this.requestFor(rule, planned, requestId, requestState, 1));
+    }
+  }
+
+  private requestFor(rule: RuleRecord, lock: PlannedLock, requestId: string, requestState: RequestState, retryCount: number | null): AnyStreamDecision {
+    const { metadata } = this;
+    return onStream(
+      requestDecider,
+      requestStreamName(requestId),
+      (decided): RequestCommand[] => {
+        const file = decided.stateOf(didStreamDecider, didStreamName(lock.scope, lock.name));
+        if (file?.replicas.get(lock.rse.rseId)?.pendingRequest !== requestId || file.did.status !== 'Live') return [];
+        const request = { ...requestRecord(rule, lock, requestId, file.did.record, metadata), retryCount };
+        return [{ type: 'QueueRequest', data: { request, state: requestState }, metadata }];
+      },
+      { fresh: true },
+    );
   }
 
   decisions(): AnyStreamDecision[] {

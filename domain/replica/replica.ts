@@ -102,8 +102,14 @@ export type ReplicaUnlocked = Event<
   'ReplicaUnlocked',
   ReplicaRef & { ruleId: string; lockState: LockState; tombstone: string | null; state: ReplicaState; cancelledRequest: string | null; unlockedAt: string }
 >;
-/** Locks of rules on the replica changed state (a transfer done or failed, a repair), by rule id. */
-export type ReplicaLocksChanged = Event<'ReplicaLocksChanged', ReplicaRef & { locks: Readonly<Record<string, LockState>>; changedAt: string }>;
+/**
+ * Locks of rules on the replica changed state (a transfer done or failed, a repair), by rule id;
+ * `requestId` names a transfer queued for them (a repair retrying in place).
+ */
+export type ReplicaLocksChanged = Event<
+  'ReplicaLocksChanged',
+  ReplicaRef & { locks: Readonly<Record<string, LockState>>; requestId: string | null; changedAt: string }
+>;
 
 export type ReplicaEvent =
   | ReplicaAdded
@@ -227,7 +233,11 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
       });
     }
     case 'ReplicaLocksChanged':
-      return withReplica(replicas, { ...replica, locks: new Map([...replica.locks, ...Object.entries(event.data.locks)]) });
+      return withReplica(replicas, {
+        ...replica,
+        locks: new Map([...replica.locks, ...Object.entries(event.data.locks)]),
+        pendingRequest: event.data.requestId ?? replica.pendingRequest,
+      });
   }
 };
 

@@ -31,9 +31,14 @@ export type UnlockReplica = Command<'UnlockReplica', LockTarget & { purge: boole
 
 /**
  * Sets the state of rules' locks on one replica (a transfer done or failed, a repair). Locks of
- * other rules, and rules without a lock here, are left alone.
+ * other rules, and rules without a lock here, are left alone. `requestId` (a repair retrying in
+ * place): locks set REPLICATING wait for a transfer; unless one is pending already, this one is
+ * queued and the replica becomes COPYING.
  */
-export type ChangeReplicaLocks = Command<'ChangeReplicaLocks', Omit<LockTarget, 'ruleId'> & { locks: Readonly<Record<string, LockState>> }>;
+export type ChangeReplicaLocks = Command<
+  'ChangeReplicaLocks',
+  Omit<LockTarget, 'ruleId'> & { locks: Readonly<Record<string, LockState>>; requestId?: string }
+>;
 
 export type ReplicaLockCommand = LockReplica | UnlockReplica | ChangeReplicaLocks;
 
@@ -120,7 +125,15 @@ export const changeReplicaLocks = ({ data, metadata }: ChangeReplicaLocks, state
   if (!replica) return [];
   const changed = Object.fromEntries(Object.entries(data.locks).filter(([ruleId, lockState]) => replica.locks.has(ruleId) && replica.locks.get(ruleId) !== lockState));
   if (Object.keys(changed).length === 0) return [];
-  return [{ type: 'ReplicaLocksChanged', data: { ...ref(data), locks: changed, changedAt: metadata.now.toISOString() } }];
+  const at = metadata.now.toISOString();
+  const retrying = data.requestId !== undefined && Object.values(changed).includes('REPLICATING') && replica.state !== 'AVAILABLE';
+  const requestId = retrying && replica.pendingRequest === null ? data.requestId! : null;
+  const events: ReplicaEvent[] = [];
+  if (retrying && replica.state !== 'COPYING') {
+    events.push({ type: 'ReplicaStateChanged', data: { ...ref(data), previousState: replica.state, state: 'COPYING', tombstone: null, recovered: false, changedAt: at } });
+  }
+  events.push({ type: 'ReplicaLocksChanged', data: { ...ref(data), locks: changed, requestId, changedAt: at } });
+  return events;
 };
 
 export const decideReplicaLock = (command: ReplicaLockCommand, state: FileReplicas): ReplicaEvent[] => {

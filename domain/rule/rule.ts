@@ -78,6 +78,9 @@ export const NO_LOCKS: LockCounters = { ok: 0, replicating: 0, stuck: 0 };
 /** One lock as the rule keeps it: the file, the RSE, the bytes it counts, its state. */
 export type RuleLock = Readonly<{ scope: string; name: string; rseId: string; rse: string; bytes: number; state: LockState }>;
 
+/** A lock in the rule's state: also since when it is in its state (the repairer's back-off counts from it). */
+export type HeldLock = RuleLock & Readonly<{ since: string }>;
+
 /** One dataset lock: the rule's hold on a whole dataset at one RSE (grouping ALL or DATASET). */
 export type DatasetLock = Readonly<{ scope: string; name: string; rseId: string; rse: string; length: number | null; bytes: number | null }>;
 
@@ -194,7 +197,7 @@ export type LiveRule = Readonly<{
   childRuleId: string | null;
   counters: LockCounters;
   /** Locks by `lockKey`. Copied on change, never mutated: cached states stay valid. */
-  locks: ReadonlyMap<string, RuleLock>;
+  locks: ReadonlyMap<string, HeldLock>;
   /** Dataset locks by `lockKey` of the dataset. */
   datasetLocks: ReadonlyMap<string, DatasetLock>;
 }>;
@@ -221,7 +224,7 @@ export const evolveRule = (state: Rule, event: RuleEvent): Rule => {
   switch (event.type) {
     case 'RuleLocksCreated': {
       const locks = new Map(state.locks);
-      for (const lock of event.data.locks) locks.set(lockKey(lock.scope, lock.name, lock.rseId), lock);
+      for (const lock of event.data.locks) locks.set(lockKey(lock.scope, lock.name, lock.rseId), { ...lock, since: event.data.at });
       const datasetLocks = new Map(state.datasetLocks);
       for (const lock of event.data.datasetLocks) datasetLocks.set(lockKey(lock.scope, lock.name, lock.rseId), lock);
       return { ...state, locks, datasetLocks, counters: event.data.counters };
@@ -235,7 +238,7 @@ export const evolveRule = (state: Rule, event: RuleEvent): Rule => {
     }
     case 'RuleLocksChanged': {
       const locks = new Map(state.locks);
-      for (const { previousState: _previous, ...lock } of event.data.locks) locks.set(lockKey(lock.scope, lock.name, lock.rseId), lock);
+      for (const { previousState: _previous, ...lock } of event.data.locks) locks.set(lockKey(lock.scope, lock.name, lock.rseId), { ...lock, since: event.data.at });
       return { ...state, locks, counters: event.data.counters };
     }
     case 'RuleStateChanged':

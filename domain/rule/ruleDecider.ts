@@ -6,6 +6,7 @@ import {
   initialRule,
   lockKey,
   type DatasetLock,
+  type HeldLock,
   type LiveRule,
   type LockState,
   type Rule,
@@ -65,6 +66,8 @@ export type ChangeLocks = Command<
 export type SetRuleState = Command<'SetRuleState', { ruleId: string; state: string; error?: string | null }>;
 /** Plain option changes of `update_rule` (validated by the command layer). */
 export type UpdateRuleOptions = Command<'UpdateRuleOptions', { ruleId: string; changes: RuleUpdated['data']['changes'] }>;
+/** The repairer's recount: the state the counters give (a STUCK rule whose locks recovered turns OK). */
+export type RecountRule = Command<'RecountRule', { ruleId: string }>;
 export type ApproveRule = Command<'ApproveRule', { ruleId: string }>;
 export type DenyRule = Command<'DenyRule', { ruleId: string; reason: string | null }>;
 /** The API's deletion: the rule expires within the hour; the cleaner deletes it then. */
@@ -87,6 +90,7 @@ export type RuleCommand =
   | ChangeLocks
   | SetRuleState
   | UpdateRuleOptions
+  | RecountRule
   | ApproveRule
   | DenyRule
   | RequestRuleDeletion
@@ -99,6 +103,9 @@ export const requireLive = (state: Rule, ruleId: string): LiveRule => {
   if (state.status !== 'Live') throw ruleNotFound(ruleId);
   return state;
 };
+
+/** A held lock as events record it (without the time the rule keeps). */
+const recorded = ({ since: _since, ...lock }: HeldLock): RuleLock => lock;
 
 const refOf = (rule: LiveRule) => ({ ruleId: rule.record.id, scope: rule.record.scope, name: rule.record.name, account: rule.record.account });
 
@@ -169,7 +176,10 @@ export const recordLocks = ({ data, metadata }: RecordLocks, state: Rule): RuleE
 
 export const removeLocks = ({ data, metadata }: RemoveLocks, state: Rule): RuleEvent[] => {
   const rule = requireLive(state, data.ruleId);
-  const locks = data.locks.flatMap((ref) => rule.locks.get(lockKey(ref.scope, ref.name, ref.rseId)) ?? []);
+  const locks = data.locks.flatMap((ref) => {
+    const held = rule.locks.get(lockKey(ref.scope, ref.name, ref.rseId));
+    return held ? [recorded(held)] : [];
+  });
   const datasetLocks = data.datasetLocks.flatMap((ref) => rule.datasetLocks.get(lockKey(ref.scope, ref.name, ref.rseId)) ?? []);
   if (locks.length === 0 && datasetLocks.length === 0) return [];
   const removed = new Set(locks.map((lock) => lockKey(lock.scope, lock.name, lock.rseId)));
@@ -186,7 +196,7 @@ export const changeLocks = ({ data, metadata }: ChangeLocks, state: Rule): RuleE
   const rule = requireLive(state, data.ruleId);
   const changed = data.locks.flatMap((change) => {
     const lock = rule.locks.get(lockKey(change.scope, change.name, change.rseId));
-    return lock && lock.state !== change.state ? [{ ...lock, state: change.state, previousState: lock.state }] : [];
+    return lock && lock.state !== change.state ? [{ ...recorded(lock), state: change.state, previousState: lock.state }] : [];
   });
   if (changed.length === 0) return [];
   const counters = moveCounters(rule.counters, changed.map((lock) => ({ from: lock.previousState, to: lock.state })));
@@ -213,6 +223,13 @@ export const updateRuleOptions = ({ data, metadata }: UpdateRuleOptions, state: 
   const changes = Object.fromEntries(Object.entries(data.changes).filter(([key, value]) => JSON.stringify(current[key]) !== JSON.stringify(value)));
   if (Object.keys(changes).length === 0) return [];
   return [{ type: 'RuleUpdated', data: { ...refOf(rule), changes, at: metadata.now.toISOString() } }];
+};
+
+export const recountRule = ({ data, metadata }: RecountRule, state: Rule): RuleEvent[] => {
+  const rule = requireLive(state, data.ruleId);
+  if (rule.state === 'SUSPENDED' || rule.state === 'WAITING_APPROVAL' || rule.state === 'INJECT') return [];
+  const next = stateFromCounters(rule.counters);
+  return stateEvents(rule, next, next === 'STUCK' ? rule.error : null, rule.counters, { kind: 'repair' }, true, metadata);
 };
 
 /** Approval only acts on a rule waiting for it; otherwise nothing happens (as in Rucio). */
@@ -262,7 +279,7 @@ export const deleteRule = ({ data, metadata }: DeleteRule, state: Rule): RuleEve
       type: 'RuleLocksRemoved',
       data: {
         ...refOf(rule),
-        locks: [...rule.locks.values()],
+        locks: [...rule.locks.values()].map(recorded),
         datasetLocks: [...rule.datasetLocks.values()],
         counters: { ok: 0, replicating: 0, stuck: 0 },
         cause: data.cause,
@@ -288,6 +305,8 @@ export const decideRule = (command: RuleCommand, state: Rule): RuleEvent[] => {
       return setRuleState(command, state);
     case 'UpdateRuleOptions':
       return updateRuleOptions(command, state);
+    case 'RecountRule':
+      return recountRule(command, state);
     case 'ApproveRule':
       return approveRule(command, state);
     case 'DenyRule':

@@ -2,7 +2,10 @@ import { expect } from 'chai';
 import { attachDids, detachDids } from '../../commands/did/didContent.ts';
 import { addReplicas } from '../../commands/replica/replicaRegistration.ts';
 import { addRules } from '../../commands/rule/ruleCreation.ts';
-import { deleteRuleNow } from '../../commands/rule/ruleDeletion.ts';
+import { deleteRuleNow, requestRuleDeletion } from '../../commands/rule/ruleDeletion.ts';
+import { approveRule, updateRule } from '../../commands/rule/ruleUpdates.ts';
+import { createAccount } from '../../commands/account/accountCommands.ts';
+import { AccessDenied, UnsupportedOperation } from '../../domain/shared/errors.ts';
 import { evaluateAttach, evaluateDetach } from '../../commands/rule/ruleEvaluation.ts';
 import { injectRule } from '../../commands/rule/ruleInjection.ts';
 import type { CommandContext } from '../../commands/commandContext.ts';
@@ -83,4 +86,82 @@ describe('Commands: the judge', () => {
           expect(events.map((event) => event.type).slice(-2)).to.deep.equal(['RuleLocksRemoved', 'RuleDeleted']);
         }));
   });
+});
+
+describe('Commands: changing a rule', () => {
+  const spec = commandSpec();
+  let ruleId = '';
+  const withRule = (extra: Parameters<typeof aRuleRequest>[2] = {}) => async (context: CommandContext, settle: () => Promise<void>) => {
+    await aWorld(context, { SITE_A: {}, SITE_B: {} });
+    await aDataset(context, 'ds', ['f1'], 'SITE_A');
+    await settle();
+    [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B', extra), as('root'))).ruleIds as [string];
+    await settle();
+  };
+
+  it('locks a rule and tells its DID, so the undertaker leaves the DID alone', () =>
+    spec
+      .given(withRule())
+      .when((context) => updateRule(context, { ruleId, update: { locked: true, comment: 'keep' } }, as('root')))
+      .thenAppended((events) => {
+        expect(ofType(events, 'DidRuleChanged').map((data) => (data.rule as { locked: boolean }).locked)).to.deep.equal([true]);
+        expect(ofType(events, 'RuleUpdated').map((data) => data.changes)).to.deep.equal([{ locked: true, comments: 'keep' }]);
+      }));
+
+  it('refuses a plain account', () =>
+    spec
+      .given(async (context, settle) => {
+        await withRule()(context, settle);
+        await createAccount(context, { account: 'jdoe', accountType: 'USER', email: null }, as('root'));
+      })
+      .when((context) => updateRule(context, { ruleId, update: { locked: true } }, as('jdoe')))
+      .thenRefused(AccessDenied));
+
+  it('approves a rule waiting for approval, which goes to the injector (rule 16)', () =>
+    spec
+      .given(withRule({ askApproval: true }))
+      .when((context) => approveRule(context, { ruleId, approve: true, reason: null }, as('root')))
+      .thenAppended((events) => expect(events.map((event) => event.type)).to.deep.equal(['RuleApproved'])));
+
+  it('deletes a denied rule and takes it off its DID', () =>
+    spec
+      .given(withRule({ askApproval: true }))
+      .when((context) => approveRule(context, { ruleId, approve: false, reason: 'too big' }, as('root')))
+      .thenAppended((events) => expect(events.map((event) => event.type)).to.deep.equal(['RuleDenied', 'DidRuleDetached'])));
+
+  it('lets the API delete a rule only by expiring it within the hour (rule 20)', () =>
+    spec
+      .given(withRule())
+      .when((context) => requestRuleDeletion(context, { ruleId, purgeReplicas: true }, as('root')))
+      .thenAppended((events) => {
+        const [changes] = ofType(events, 'RuleUpdated').map((data) => data.changes as { expiresAt: string; purgeReplicas: boolean });
+        expect(Date.parse(changes!.expiresAt) - Date.parse('2026-11-22T10:00:00.000Z')).to.equal(3_600_000);
+        expect(changes!.purgeReplicas).to.equal(true);
+      }));
+
+  it('refuses to delete a locked rule (rule 20)', () =>
+    spec
+      .given(async (context, settle) => {
+        await withRule()(context, settle);
+        await updateRule(context, { ruleId, update: { locked: true } }, as('root'));
+      })
+      .when((context) => requestRuleDeletion(context, { ruleId, purgeReplicas: null }, as('root')))
+      .thenRefused(UnsupportedOperation));
+
+  it('repairs a STUCK rule by retrying its stuck locks once asked to boost (rule 18)', () =>
+    spec
+      .given(async (context, settle) => {
+        await aWorld(context, { SITE_A: {}, SITE_B: {}, SITE_C: {} });
+        await aDataset(context, 'ds', ['f1'], 'SITE_A');
+        await settle();
+        // No copy on the only allowed source: the lock is STUCK and so is the rule.
+        [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B', { sourceReplicaExpression: 'SITE_C' }), as('root'))).ruleIds as [string];
+        await settle();
+      })
+      .when((context) => updateRule(context, { ruleId, update: { boostRule: true } }, as('root')))
+      .thenAppended((events) => {
+        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([{ [ruleId]: 'REPLICATING' }]);
+        expect(ofType(events, 'RequestQueued').map((data) => (data.request as { retryCount: number }).retryCount)).to.deep.equal([1]);
+        expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([['STUCK', 'REPLICATING']]);
+      }));
 });
