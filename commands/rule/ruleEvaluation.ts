@@ -1,13 +1,11 @@
-import { didKey, didStreamName, type DidRef, type LiveDid } from '../../domain/did/did.ts';
-import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
-import { requestStreamName } from '../../domain/request/request.ts';
-import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
+import { didKey, type DidRef, type LiveDid } from '../../domain/did/did.ts';
 import { ruleStreamName, type LiveRule, type RuleLock } from '../../domain/rule/rule.ts';
 import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadDid, loadFileReplicas } from '../did/didStreams.ts';
-import { handleCommand, handleCommands, lastPosition, onStream, type AnyStreamDecision, type CommandContext } from '../handleCommand.ts';
+import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
+import { pendingRequestsOf, RuleStep } from './ruleStep.ts';
 import { loadRuleContent, type RuleDid } from './ruleContent.ts';
 import { loadRule } from './ruleDeletion.ts';
 import { applyRule, heldBy } from './ruleInjection.ts';
@@ -154,40 +152,11 @@ export const releaseLocks = async (
   cause: { kind: 'detach' | 'repair' | 'recovery'; detail?: string },
   metadata: CommandMetadata,
 ): Promise<bigint | undefined> => {
-  const decisions: AnyStreamDecision[] = [];
-  const byFile = new Map<string, RuleLock[]>();
-  for (const lock of locks) byFile.set(didStreamName(lock.scope, lock.name), [...(byFile.get(didStreamName(lock.scope, lock.name)) ?? []), lock]);
-  const pending: { requestId: string; lock: RuleLock }[] = [];
-  for (const [streamName, fileLocks] of byFile) {
-    const { scope, name } = fileLocks[0]!;
-    const before = await loadFileReplicas(context, scope, name);
-    for (const lock of fileLocks) {
-      const requestId = before.replicas.get(lock.rseId)?.pendingRequest;
-      if (requestId) pending.push({ requestId, lock });
-    }
-    decisions.push(
-      onStream(
-        didStreamDecider,
-        streamName,
-        fileLocks.map((lock) => ({
-          type: 'UnlockReplica' as const,
-          data: { scope, name, rse: lock.rse, rseId: lock.rseId, ruleId: rule.record.id, purge: rule.record.purgeReplicas },
-          metadata,
-        })),
-      ),
-    );
-  }
-  for (const { requestId, lock } of pending) {
-    decisions.push(
-      onStream(requestDecider, requestStreamName(requestId), (decided): RequestCommand[] => {
-        const file = decided.stateOf(didStreamDecider, didStreamName(lock.scope, lock.name));
-        if (file?.replicas.get(lock.rseId)?.pendingRequest === requestId) return [];
-        return [{ type: 'CancelRequest', data: { requestId, reason: `no lock waits for it after a ${cause.kind}` }, metadata }];
-      }),
-    );
-  }
-  decisions.push(
-    onStream(ruleDecider, ruleStreamName(rule.record.id), {
+  const step = new RuleStep(metadata);
+  const pending = await pendingRequestsOf((scope, name) => loadFileReplicas(context, scope, name), locks);
+  step.unlockFiles(rule.record.id, locks, rule.record.purgeReplicas, pending, `no lock waits for it after a ${cause.kind}`);
+  step.onRule(rule.record.id, () => [
+    {
       type: 'RemoveLocks',
       data: {
         ruleId: rule.record.id,
@@ -197,7 +166,7 @@ export const releaseLocks = async (
         didClosed: true,
       },
       metadata,
-    }),
-  );
-  return lastPosition(await handleCommands(context, decisions, { metadata }));
+    },
+  ]);
+  return lastPosition(await handleCommands(context, step.decisions(), { metadata }));
 };

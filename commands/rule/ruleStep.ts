@@ -3,7 +3,7 @@ import { didStreamName } from '../../domain/did/did.ts';
 import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
 import { requestStreamName, type RequestRecord, type RequestState } from '../../domain/request/request.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
-import { ruleStreamName, type RuleLock, type RuleRecord } from '../../domain/rule/rule.ts';
+import { lockKey, ruleStreamName, type RuleLock, type RuleRecord } from '../../domain/rule/rule.ts';
 import { ruleDecider, type RuleCommand } from '../../domain/rule/ruleDecider.ts';
 import type { PlannedLock } from '../../domain/rule/rulePlacement.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
@@ -123,6 +123,33 @@ export class RuleStep {
     );
   }
 
+  /**
+   * Removes a rule's locks on their files' streams; `pending` names, per lock, the transfer the
+   * replica was waiting for when read. A transfer is cancelled only if the file's decision let it
+   * go (no other lock waits for it any more).
+   */
+  unlockFiles(
+    ruleId: string,
+    locks: readonly Readonly<{ scope: string; name: string; rse: string; rseId: string }>[],
+    purge: boolean,
+    pending: ReadonlyMap<string, string>,
+    reason: string,
+  ): void {
+    const { metadata } = this;
+    for (const lock of locks) {
+      this.onDid(lock.scope, lock.name, { type: 'UnlockReplica', data: { scope: lock.scope, name: lock.name, rse: lock.rse, rseId: lock.rseId, ruleId, purge }, metadata });
+      const requestId = pending.get(lockKey(lock.scope, lock.name, lock.rseId));
+      if (!requestId) continue;
+      this.requests.push(
+        onStream(requestDecider, requestStreamName(requestId), (decided): RequestCommand[] => {
+          const file = decided.stateOf(didStreamDecider, didStreamName(lock.scope, lock.name));
+          if (file?.replicas.get(lock.rseId)?.pendingRequest === requestId) return [];
+          return [{ type: 'CancelRequest', data: { requestId, reason }, metadata }];
+        }),
+      );
+    }
+  }
+
   decisions(): AnyStreamDecision[] {
     return [
       ...[...this.didStreams].map(([, { scope, name, commands }]) => onStream(didStreamDecider, didStreamName(scope, name), commands)),
@@ -171,4 +198,17 @@ const requestRecord = (
     },
     requestedAt: metadata.now.toISOString(),
   };
+};
+
+/** The transfers the replicas of `locks` wait for now, by lock key: what an unlock may cancel. */
+export const pendingRequestsOf = async (
+  loadFile: (scope: string, name: string) => Promise<Readonly<{ replicas: ReadonlyMap<string, Readonly<{ pendingRequest: string | null }>> }>>,
+  locks: readonly Readonly<{ scope: string; name: string; rseId: string }>[],
+): Promise<Map<string, string>> => {
+  const pending = new Map<string, string>();
+  for (const lock of locks) {
+    const requestId = (await loadFile(lock.scope, lock.name)).replicas.get(lock.rseId)?.pendingRequest;
+    if (requestId) pending.set(lockKey(lock.scope, lock.name, lock.rseId), requestId);
+  }
+  return pending;
 };

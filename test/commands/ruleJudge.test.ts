@@ -5,7 +5,8 @@ import { addRules } from '../../commands/rule/ruleCreation.ts';
 import { deleteRuleNow, requestRuleDeletion } from '../../commands/rule/ruleDeletion.ts';
 import { approveRule, updateRule } from '../../commands/rule/ruleUpdates.ts';
 import { createAccount } from '../../commands/account/accountCommands.ts';
-import { AccessDenied, UnsupportedOperation } from '../../domain/shared/errors.ts';
+import { AccessDenied, RuleReplaceFailed, UnsupportedOperation } from '../../domain/shared/errors.ts';
+import { moveRule, reduceRule } from '../../commands/rule/ruleReplacement.ts';
 import { evaluateAttach, evaluateDetach } from '../../commands/rule/ruleEvaluation.ts';
 import { injectRule } from '../../commands/rule/ruleInjection.ts';
 import type { CommandContext } from '../../commands/commandContext.ts';
@@ -163,5 +164,56 @@ describe('Commands: changing a rule', () => {
         expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([{ [ruleId]: 'REPLICATING' }]);
         expect(ofType(events, 'RequestQueued').map((data) => (data.request as { retryCount: number }).retryCount)).to.deep.equal([1]);
         expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([['STUCK', 'REPLICATING']]);
+      }));
+});
+
+describe('Commands: replacing a rule', () => {
+  const spec = commandSpec();
+  let ruleId = '';
+
+  it('reduces an OK rule to fewer copies on the RSEs that stay, deleting the old one in the same step', () =>
+    spec
+      .given(async (context, settle) => {
+        await aWorld(context, { SITE_A: {}, SITE_B: {} });
+        await aDataset(context, 'ds', ['f1'], 'SITE_A');
+        await addReplicas(context, { rse: 'SITE_B', files: [{ scope: SCOPE, name: 'f1', bytes: 100, adler32: '0cc737eb' }], ignoreAvailability: true }, as('root'));
+        await settle();
+        [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_A|SITE_B', { copies: 2 }), as('root'))).ruleIds as [string];
+        await settle();
+      })
+      .when((context) => reduceRule(context, { ruleId, copies: 1, excludeExpression: 'SITE_B' }, as('root')))
+      .thenAppended((events) => {
+        expect(ofType(events, 'RuleAdded').map((data) => [(data.rule as { rseExpression: string }).rseExpression, data.state])).to.deep.equal([['(SITE_A|SITE_B)\\(SITE_B)', 'OK']]);
+        expect(ofType(events, 'RuleDeleted').map((data) => data.ruleId)).to.deep.equal([ruleId]);
+        expect(ofType(events, 'RequestQueued')).to.have.length(0);
+      }));
+
+  it('refuses to reduce a rule that is not OK', () =>
+    spec
+      .given(async (context, settle) => {
+        await aWorld(context, { SITE_A: {}, SITE_B: {}, SITE_C: {} });
+        await aDataset(context, 'ds', ['f1'], 'SITE_A');
+        await settle();
+        [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B|SITE_C', { copies: 2 }), as('root'))).ruleIds as [string];
+        await settle();
+      })
+      .when((context) => reduceRule(context, { ruleId, copies: 1, excludeExpression: null }, as('root')))
+      .thenRefused(RuleReplaceFailed));
+
+  it('moves a rule: the new rule replicates, the old one expires now with the new one as its child', () =>
+    spec
+      .given(async (context, settle) => {
+        await aWorld(context, { SITE_A: {}, SITE_B: {} });
+        await aDataset(context, 'ds', ['f1'], 'SITE_A');
+        await settle();
+        [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_A'), as('root'))).ruleIds as [string];
+        await settle();
+      })
+      .when((context) => moveRule(context, { ruleId, rseExpression: 'SITE_B', override: {} }, as('root')))
+      .thenAppended((events) => {
+        const [added] = ofType(events, 'RuleAdded');
+        expect(added).to.include({ state: 'REPLICATING' });
+        const childId = (added!.rule as { id: string }).id;
+        expect(ofType(events, 'RuleUpdated').map((data) => data.changes)).to.deep.equal([{ expiresAt: '2026-11-22T10:00:00.000Z', childRuleId: childId }]);
       }));
 });
