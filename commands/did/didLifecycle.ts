@@ -8,6 +8,8 @@ import { loadAccount, loadCaller } from '../caller.ts';
 import type { DidWriteOutcome } from './didCreation.ts';
 import { loadAttachCandidates, loadDid, onDidStream, requireScope, scopeAccess } from './didStreams.ts';
 import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
+import { loadRule, planRuleDeletion } from '../rule/ruleDeletion.ts';
+import { RuleStep } from '../rule/ruleStep.ts';
 
 const single = async (context: CommandContext, scope: string, name: string, command: DidStreamCommand): Promise<DidWriteOutcome> => {
   const outcome = await handleCommand(context, didStreamDecider, didStreamName(scope, name), command);
@@ -109,23 +111,32 @@ export const createDidSample = async (
 };
 
 /**
- * The undertaker's command for one expired DID (Rucio's `delete_dids` with `expire_rules`): it is
- * detached from every parent and, in the same atomic step, deleted (a collection) or stripped of
- * its expiry and JSON metadata (a file). Rucio leaves a DID with parents for its next cycle after
- * detaching it; here both happen at once, the detach events reaching the judge all the same.
+ * The undertaker's command for one expired DID (Rucio's `delete_dids` with `expire_rules`): its
+ * rules are deleted with their locks (purging the replicas they leave), it is detached from every
+ * parent, and it is deleted (a collection) or stripped of its expiry and JSON metadata (a file),
+ * all in one atomic step. A locked rule protects the DID: nothing is done then. Rucio leaves a
+ * DID with parents for its next cycle after detaching it; here everything happens at once, the
+ * detach events reaching the judge all the same.
  */
 export const deleteExpiredDid = async (
   context: CommandContext,
   data: DidRef,
   metadata: CommandMetadata,
 ): Promise<DidWriteOutcome> => {
-  const parents = await context.didGraph.parents(data.scope, data.name);
+  const state = await loadDid(context, data.scope, data.name);
+  const step = new RuleStep(metadata);
+  // With a locked rule the DID's own decision refuses; its rules are left as they are.
+  if (state.status === 'Live' && ![...state.rules.values()].some((rule) => rule.locked)) {
+    for (const ruleId of state.rules.keys()) {
+      const rule = await loadRule(context, ruleId);
+      if (rule.status !== 'Live') continue;
+      await planRuleDeletion(context, step, rule, { purgeReplicas: true, cause: { kind: 'deletion', detail: 'the DID expired' }, ignoreLock: false, deleteParent: true }, metadata);
+    }
+  }
   // The content read model may lag behind another writer: a parent that no longer holds the DID needs nothing.
-  const detachFromParents = parents.map((parent) =>
-    onDidStream(parent.scope, parent.name, { type: 'DetachDids', data: { ...parent, children: [data], ifAttached: true }, metadata }),
-  );
-  // Replication rules are not part of this service yet (a later issue adds them), so no DID has a locked one.
-  const lockedRules = 0;
-  const erase = onDidStream(data.scope, data.name, { type: 'EraseExpiredDid', data: { ...data, lockedRules }, metadata });
-  return { position: lastPosition(await handleCommands(context, [...detachFromParents, erase], { metadata })) };
+  for (const parent of await context.didGraph.parents(data.scope, data.name)) {
+    step.onDid(parent.scope, parent.name, { type: 'DetachDids', data: { ...parent, children: [data], ifAttached: true }, metadata });
+  }
+  step.onDid(data.scope, data.name, { type: 'EraseExpiredDid', data, metadata });
+  return { position: lastPosition(await handleCommands(context, step.decisions(), { metadata })) };
 };

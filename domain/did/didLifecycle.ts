@@ -20,15 +20,7 @@ export type SetDidStatus = Command<
 export type FollowDid = Command<'FollowDid', { scope: string; name: string; account: string }>;
 export type UnfollowDid = Command<'UnfollowDid', { scope: string; name: string; account: string }>;
 export type ResurrectDid = Command<'ResurrectDid', { scope: string; name: string }>;
-export type EraseExpiredDid = Command<
-  'EraseExpiredDid',
-  {
-    scope: string;
-    name: string;
-    /** Locked replication rules on the DID: the undertaker leaves such DIDs alone. */
-    lockedRules: number;
-  }
->;
+export type EraseExpiredDid = Command<'EraseExpiredDid', { scope: string; name: string }>;
 export type SetFileAvailability = Command<'SetFileAvailability', { scope: string; name: string; availability: DidAvailability }>;
 
 const notFound = (scope: string, name: string) => new DataIdentifierNotFound(`Data identifier '${scope}:${name}' not found`);
@@ -115,9 +107,11 @@ export const eraseExpiredDid = ({ data, metadata }: EraseExpiredDid, state: Did)
   if (expiredAt === null || expiredAt >= at) {
     throw new UnsupportedOperation(`Data identifier '${data.scope}:${data.name}' has not expired`);
   }
-  if (data.lockedRules > 0) {
+  // The undertaker leaves a DID alone while one of its rules is locked; the others go first, in the same step.
+  if ([...state.rules.values()].some((rule) => rule.locked)) {
     throw new UnsupportedOperation(`Data identifier '${data.scope}:${data.name}' has a locked replication rule`);
   }
+  if (state.rules.size > 0) throw new UnsupportedOperation(`Data identifier '${data.scope}:${data.name}' still has replication rules`);
   if (didType === 'FILE') return [{ type: 'FileExpiryCleared', data: { scope: data.scope, name: data.name, clearedAt: at } }];
   const children = [...state.content.children.values()].map(({ scope, name }) => ({ scope, name }));
   return [{ type: 'DidErased', data: { scope: data.scope, name: data.name, didType, children, erasedAt: at } }];

@@ -7,6 +7,8 @@ import { approveRule, updateRule } from '../../commands/rule/ruleUpdates.ts';
 import { createAccount } from '../../commands/account/accountCommands.ts';
 import { AccessDenied, RuleReplaceFailed, UnsupportedOperation } from '../../domain/shared/errors.ts';
 import { moveRule, reduceRule } from '../../commands/rule/ruleReplacement.ts';
+import { deleteExpiredDid } from '../../commands/did/didLifecycle.ts';
+import { setMetadata } from '../../commands/did/didMetadata.ts';
 import { evaluateAttach, evaluateDetach } from '../../commands/rule/ruleEvaluation.ts';
 import { injectRule } from '../../commands/rule/ruleInjection.ts';
 import type { CommandContext } from '../../commands/commandContext.ts';
@@ -216,4 +218,36 @@ describe('Commands: replacing a rule', () => {
         const childId = (added!.rule as { id: string }).id;
         expect(ofType(events, 'RuleUpdated').map((data) => data.changes)).to.deep.equal([{ expiresAt: '2026-11-22T10:00:00.000Z', childRuleId: childId }]);
       }));
+});
+
+describe('Commands: the undertaker and rules (rule 7)', () => {
+  const spec = commandSpec();
+  const expiredWithRule = (locked: boolean) => async (context: CommandContext, settle: () => Promise<void>) => {
+    await aWorld(context, { SITE_A: {} });
+    await aDataset(context, 'ds', ['f1'], 'SITE_A');
+    await settle();
+    await addRules(context, aRuleRequest('ds', 'SITE_A', { locked }), as('root'));
+    await setMetadata(context, { scope: SCOPE, name: 'ds', meta: { lifetime: -1 }, recursive: false, single: true }, as('root'));
+    await settle();
+  };
+
+  it('deletes an expired dataset with its rules, purging the replicas they held', () =>
+    spec
+      .given(expiredWithRule(false))
+      .when((context) => deleteExpiredDid(context, { scope: SCOPE, name: 'ds' }, as('root')))
+      .thenAppended((events) => {
+        expect(ofType(events, 'ReplicaUnlocked').map((data) => data.tombstone)).to.deep.equal(['1970-01-01T00:00:00.000Z']);
+        expect(events.map((event) => event.type).filter((type) => type.startsWith('Rule') || type.startsWith('Did'))).to.deep.equal([
+          'DidRuleDetached',
+          'DidErased',
+          'RuleLocksRemoved',
+          'RuleDeleted',
+        ]);
+      }));
+
+  it('leaves an expired dataset alone while one of its rules is locked', () =>
+    spec
+      .given(expiredWithRule(true))
+      .when((context) => deleteExpiredDid(context, { scope: SCOPE, name: 'ds' }, as('root')))
+      .thenRefused(UnsupportedOperation, /locked replication rule/));
 });

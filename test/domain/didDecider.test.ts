@@ -135,8 +135,11 @@ describe('DID decider: followers, resurrection, expiry', () => {
     expect(state.status === 'Live' && state.record.expiredAt).to.equal(null);
   });
 
-  const erase = (name: string, lockedRules = 0) =>
-    ({ type: 'EraseExpiredDid', data: { scope: 'user.jdoe', name, lockedRules }, metadata: metadata('root') }) as const;
+  const erase = (name: string) => ({ type: 'EraseExpiredDid', data: { scope: 'user.jdoe', name }, metadata: metadata('root') }) as const;
+  const ruleOn = (name: string, locked: boolean): DidEvent => ({
+    type: 'DidRuleAttached',
+    data: { scope: 'user.jdoe', name, ruleId: 'r1', rule: { account: 'jdoe', rseExpression: 'SITE', copies: 1, locked } },
+  });
 
   it('erases an expired collection with its content, and only clears an expired file (rule 7)', () => {
     given([created('ds', 'DATASET', { expiredAt: EARLIER }), { type: 'DidsAttached', data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', children: [fileEntry('f1')], totals: { length: 1, bytes: 100, events: 10 }, attachedAt: AT } }])
@@ -148,7 +151,8 @@ describe('DID decider: followers, resurrection, expiry', () => {
   it('leaves alone what has not expired or has a locked rule (rule 7)', () => {
     given([created('ds', 'DATASET', { expiredAt: LATER })]).when(erase('ds')).thenThrows(UnsupportedOperation, /has not expired/);
     given([created('ds', 'DATASET')]).when(erase('ds')).thenThrows(UnsupportedOperation, /has not expired/);
-    given([created('ds', 'DATASET', { expiredAt: EARLIER })]).when(erase('ds', 1)).thenThrows(UnsupportedOperation, /locked replication rule/);
+    given([created('ds', 'DATASET', { expiredAt: EARLIER }), ruleOn('ds', true)]).when(erase('ds')).thenThrows(UnsupportedOperation, /locked replication rule/);
+    given([created('ds', 'DATASET', { expiredAt: EARLIER }), ruleOn('ds', false)]).when(erase('ds')).thenThrows(UnsupportedOperation, /still has replication rules/);
   });
 
   it('marks a file LOST, which then cannot be attached', () => {
