@@ -20,6 +20,8 @@ import { registerReplicaRoutes } from './routes/replica/replicas.ts';
 import { registerRseProtocolRoutes } from './routes/rse/rseProtocols.ts';
 import { registerRseResourceRoutes } from './routes/rse/rseResources.ts';
 import { registerRseRoutes } from './routes/rse/rses.ts';
+import { registerRequestRoutes } from './routes/request/requests.ts';
+import { registerRuleRoutes } from './routes/rule/rules.ts';
 import { registerScopeRoutes } from './routes/scope/scopes.ts';
 import type { AppContext, AppState, Services } from './services.ts';
 
@@ -44,6 +46,8 @@ export const createApp = (services: Services): Koa<AppState> => {
   registerDidRoutes(routes, services);
   registerMetaConventionRoutes(routes, services);
   registerReplicaRoutes(routes, services);
+  registerRuleRoutes(routes, services);
+  registerRequestRoutes(routes, services);
 
   app.use(requestLog(services));
   app.use(errorMiddleware());

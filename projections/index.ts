@@ -11,7 +11,9 @@ import { metaConventionsProjection } from './metaConvention/metaConventions.ts';
 import type { Projection } from './projection.ts';
 import { quarantinedReplicasProjection } from './replica/quarantinedReplicas.ts';
 import { replicasProjection } from './replica/replicaProjection.ts';
+import { requestsProjection } from './request/requests.ts';
 import { rsesProjection } from './rse/rses.ts';
+import { rulesProjection } from './rule/ruleProjection.ts';
 import { scopesProjection } from './scope/scopes.ts';
 
 /** Every projection the service runs; the runner and ReadModels are built from this list. */
@@ -30,4 +32,6 @@ export const allProjections: readonly Projection[] = [
   replicasProjection,
   badReplicasProjection,
   quarantinedReplicasProjection,
+  rulesProjection,
+  requestsProjection,
 ];

@@ -144,6 +144,8 @@ export type RuleUpdated = Event<
       purgeReplicas?: boolean;
       ignoreAccountLimit?: boolean;
     }>;
+    /** With a change of owner: the bytes and files of the rule's locks per RSE, which move to the new owner's usage. */
+    movedUsage?: readonly Readonly<{ rseId: string; rse: string; files: number; bytes: number }>[];
     at: string;
   }
 >;

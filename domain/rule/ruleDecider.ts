@@ -222,7 +222,20 @@ export const updateRuleOptions = ({ data, metadata }: UpdateRuleOptions, state: 
   const current: Record<string, unknown> = { ...rule.record, childRuleId: rule.childRuleId };
   const changes = Object.fromEntries(Object.entries(data.changes).filter(([key, value]) => JSON.stringify(current[key]) !== JSON.stringify(value)));
   if (Object.keys(changes).length === 0) return [];
-  return [{ type: 'RuleUpdated', data: { ...refOf(rule), changes, at: metadata.now.toISOString() } }];
+  const movedUsage = 'account' in changes ? usageByRse(rule) : undefined;
+  return [{ type: 'RuleUpdated', data: { ...refOf(rule), changes, ...(movedUsage ? { movedUsage } : {}), at: metadata.now.toISOString() } }];
+};
+
+/** The bytes and files of a rule's locks per RSE: what its owner's usage holds for it. */
+const usageByRse = (rule: LiveRule) => {
+  const byRse = new Map<string, { rseId: string; rse: string; files: number; bytes: number }>();
+  for (const lock of rule.locks.values()) {
+    const entry = byRse.get(lock.rseId) ?? { rseId: lock.rseId, rse: lock.rse, files: 0, bytes: 0 };
+    entry.files += 1;
+    entry.bytes += lock.bytes;
+    byRse.set(lock.rseId, entry);
+  }
+  return [...byRse.values()];
 };
 
 export const recountRule = ({ data, metadata }: RecountRule, state: Rule): RuleEvent[] => {

@@ -71,6 +71,10 @@ export const evolveReplica = (document: ReplicaDocument | null, event: ReplicaEv
       return { ...document, state: stateAfter(event), updated_at: event.data.declaredAt };
     case 'ReplicaTombstoneSet':
       return { ...document, tombstone: event.data.tombstone, updated_at: event.data.setAt };
+    case 'ReplicaLocked':
+      return { ...document, lock_cnt: document.lock_cnt + 1, tombstone: null, updated_at: event.data.lockedAt };
+    case 'ReplicaUnlocked':
+      return { ...document, lock_cnt: Math.max(0, document.lock_cnt - 1), tombstone: event.data.tombstone, state: event.data.state, updated_at: event.data.unlockedAt };
     default:
       return undefined;
   }

@@ -20,6 +20,8 @@ export const replicasProjection: Projection = {
     'ReplicaDeclaredBad',
     'ReplicaDeclaredTemporarilyUnavailable',
     'ReplicaTombstoneSet',
+    'ReplicaLocked',
+    'ReplicaUnlocked',
     'DidsAttached',
     'DidsDetached',
     'DidErased',

@@ -21,6 +21,8 @@ import { jsonObject, param, paramBoolean } from '../../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { wildcardPattern } from '../../wildcards.ts';
+import { listRules, ruleFilter } from '../../../projections/rule/ruleQueries.ts';
+import { ruleLines } from '../rule/rules.ts';
 
 const JSON_ONLY = ['application/json'];
 const STREAM_ONLY = ['application/x-json-stream'];
@@ -140,6 +142,11 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   });
 
   // Identities of an account.
+  routes.get('/accounts/:account/rules', { accept: STREAM_ONLY }, async (ctx) => {
+    const query = Object.fromEntries(Object.entries(ctx.query).map(([key, value]) => [key, Array.isArray(value) ? value[0]! : String(value)]));
+    const filter = ruleFilter({ ...query, account: ctx.params.account! });
+    await sendStream(ctx, ruleLines(services, listRules(services.readModels, filter)));
+  });
   routes.get('/accounts/:account/identities', { accept: STREAM_ONLY }, async (ctx) => {
     const account = ctx.params.account!;
     await activeAccount(account, `Account with ID '${account}' cannot be found`);

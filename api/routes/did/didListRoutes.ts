@@ -15,6 +15,9 @@ import { JSON_TYPE, mapStream, sendJson, sendStream } from '../../http.ts';
 import { jsonObject, queryBoolean, queryString } from '../../params.ts';
 import type { RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
+import { rulesLockingFile, rulesOfDid } from '../../../projections/rule/ruleQueries.ts';
+import { ruleLines } from '../rule/rules.ts';
+import { ruleJson } from '../rule/ruleRendering.ts';
 
 const JSON_ONLY = ['application/json'];
 const STREAM_ONLY = ['application/x-json-stream'];
@@ -167,13 +170,15 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
       })(),
     );
   });
-  // Replication rules do not exist yet in this service: a DID has none.
-  for (const suffix of ['rules', 'associated_rules']) {
-    routes.get(`/dids/*scope_name/${suffix}`, { accept: STREAM_ONLY }, async (ctx) => {
-      await existingDid(services, ctx);
-      await sendStream(ctx, (async function* () {})());
-    });
-  }
+  routes.get('/dids/*scope_name/rules', { accept: STREAM_ONLY }, async (ctx) => {
+    const document = await existingDid(services, ctx);
+    await sendStream(ctx, ruleLines(services, rulesOfDid(services.readModels, document.scope, document.name)));
+  });
+  // Rucio's list_associated_rules_for_file: the rules holding a lock on the file.
+  routes.get('/dids/*scope_name/associated_rules', { accept: STREAM_ONLY }, async (ctx) => {
+    const document = await existingDid(services, ctx);
+    await sendStream(ctx, mapStream(rulesLockingFile(services.readModels, document.scope, document.name), (rule) => ruleJson(rule)));
+  });
   routes.get('/dids/*scope_name/parents', { accept: STREAM_ONLY }, async (ctx) => {
     const document = await existingDid(services, ctx);
     const parents = services.readModels.collection<ContentDocument>(didContentsCollection).find({ childKey: document._id }, { sort: { _id: 1 } });

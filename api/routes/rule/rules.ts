@@ -1,0 +1,201 @@
+import { addRules } from '../../../commands/rule/ruleCreation.ts';
+import { requestRuleDeletion } from '../../../commands/rule/ruleDeletion.ts';
+import { moveRule, reduceRule } from '../../../commands/rule/ruleReplacement.ts';
+import { approveRule, updateRule } from '../../../commands/rule/ruleUpdates.ts';
+import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
+import { InvalidObject, RucioError, RuleNotFound, TypeError_ } from '../../../domain/shared/errors.ts';
+import {
+  availableSources,
+  didBytes,
+  findRule,
+  listRules,
+  locksOfRule,
+  ruleFilter,
+  ruleHistoryOfDid,
+  transferAttempts,
+} from '../../../projections/rule/ruleQueries.ts';
+import { mapStream, sendJson, sendOk, sendStream, sendText } from '../../http.ts';
+import { jsonObject, param, toBoolean } from '../../params.ts';
+import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import type { AppContext, Services } from '../../services.ts';
+import { didFromPath } from '../did/didParams.ts';
+import { ruleRequestOf, ruleUpdateOf } from './ruleParams.ts';
+import { didRuleHistoryJson, replicaLockJson, ruleJson } from './ruleRendering.ts';
+
+const JSON_ONLY = ['application/json'];
+const STREAM_ONLY = ['application/x-json-stream'];
+
+/**
+ * Rucio's `/rules` statuses: the creation route answers 409 for the rule errors and
+ * InvalidRSEExpression; deletion answers 401 for UnsupportedOperation (a locked rule); updates 409
+ * for InputValidationError.
+ */
+const CREATION_ERRORS = { InvalidObject: 409, InvalidRSEExpression: 409, InvalidValueForKey: 409, InvalidSourceReplicaExpression: 409, RSEWriteBlocked: 409, RSEOverQuota: 409 };
+
+/** New rule ids: a JSON list under the text content type, as Rucio answers. */
+const sendRuleIds = (ctx: AppContext, ruleIds: readonly string[], status = 201) => sendText(ctx, JSON.stringify(ruleIds), status);
+
+const ruleOrNotFound = async (services: Services, ruleId: string) => {
+  const rule = await findRule(services.readModels, ruleId);
+  if (!rule) throw new RuleNotFound(`No rule with the id ${ruleId} found`);
+  return rule;
+};
+
+/** The query string as Rucio's list views pass it on: every parameter a filter, one value each. */
+const queryFilters = (ctx: AppContext): Record<string, string> =>
+  Object.fromEntries(Object.entries(ctx.query).map(([key, value]) => [key, Array.isArray(value) ? value[0]! : String(value)]));
+
+/** Rule lines with the DID's bytes (`list_rules`). */
+export const ruleLines = (services: Services, rules: AsyncIterable<Parameters<typeof ruleJson>[0]>) =>
+  (async function* () {
+    for await (const rule of rules) yield ruleJson(rule, await didBytes(services.readModels, rule.scope, rule.name));
+  })();
+
+/**
+ * The /rules area. Registration order is priority, as Werkzeug ranks Rucio's rules: the static
+ * `/rules/`, then `<rule_id>/<word>`, then `<path:scope_name>/history` (which shadows the
+ * intended `<rule_id>/history`, answered 400 as in Rucio), then `<rule_id>`.
+ */
+export const registerRuleRoutes = (routes: RouteTable, services: Services): void => {
+  routes.post('/rules/', { errors: CREATION_ERRORS }, async (ctx) => {
+    const body = jsonObject(ctx);
+    const request = ruleRequestOf(body, ctx.state.issuer!);
+    const outcome = await addRules(services.commands, request, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendRuleIds(ctx, outcome.ruleIds);
+  });
+  routes.get('/rules/', { accept: STREAM_ONLY }, async (ctx) => {
+    const filter = ruleFilter(queryFilters(ctx));
+    await sendStream(ctx, ruleLines(services, listRules(services.readModels, filter)));
+  });
+
+  routes.get('/rules/:rule_id/locks', { accept: STREAM_ONLY }, async (ctx) => {
+    await sendStream(ctx, mapStream(locksOfRule(services.readModels, ctx.params.rule_id!), replicaLockJson));
+  });
+  routes.post('/rules/:rule_id/reduce', { errors: { RuleReplaceFailed: 409 } }, async (ctx) => {
+    const body = jsonObject(ctx);
+    const copies = param(body, 'copies');
+    if (typeof copies !== 'number' || !Number.isInteger(copies)) throw new TypeError_(`'copies' must be an integer, not ${JSON.stringify(copies)}`);
+    const exclude = body.exclude_expression ?? null;
+    if (exclude !== null && typeof exclude !== 'string') throw new TypeError_(`'exclude_expression' must be a string`);
+    const outcome = await reduceRule(services.commands, { ruleId: ctx.params.rule_id!, copies, excludeExpression: exclude }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendRuleIds(ctx, outcome.ruleIds);
+  });
+  routes.post('/rules/:rule_id/move', { errors: { RuleReplaceFailed: 409 } }, async (ctx) => {
+    const body = jsonObject(ctx);
+    const expression = param(body, 'rse_expression');
+    if (typeof expression !== 'string') throw new TypeError_(`'rse_expression' must be a string`);
+    const ruleId = typeof body.rule_id === 'string' ? body.rule_id : ctx.params.rule_id!;
+    const override: Record<string, unknown> = { ...((body.override as Record<string, unknown> | undefined) ?? {}) };
+    for (const key of ['activity', 'source_replica_expression'] as const) if (body[key] !== undefined) override[key] = body[key];
+    const outcome = await moveRule(services.commands, { ruleId, rseExpression: expression, override: moveOverride(override) }, commandMetadata(ctx));
+    await afterWrite(ctx, services, outcome.position);
+    sendRuleIds(ctx, outcome.ruleIds);
+  });
+  routes.get('/rules/:rule_id/analysis', { accept: JSON_ONLY }, async (ctx) => {
+    sendJson(ctx, await examineRule(services, ctx.params.rule_id!));
+  });
+  routes.get('/rules/*scope_name/history', { accept: STREAM_ONLY }, async (ctx) => {
+    const did = didFromPath(ctx);
+    await sendStream(ctx, mapStream(ruleHistoryOfDid(services.readModels, did.scope, did.name), didRuleHistoryJson));
+  });
+
+  routes.get('/rules/:rule_id', { accept: JSON_ONLY }, async (ctx) => {
+    const body = jsonObject(ctx, { optional: true });
+    if (body.estimate_ttc) throw new RucioError('NotImplemented', 'estimate_ttc is not implemented');
+    sendJson(ctx, ruleJson(await ruleOrNotFound(services, ctx.params.rule_id!)));
+  });
+  routes.put('/rules/:rule_id', { errors: { InputValidationError: 409, UnsupportedOperation: 409, DuplicateRule: 409 } }, async (ctx) => {
+    const body = jsonObject(ctx);
+    const options = param(body, 'options');
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new TypeError_(`'options' must be a dictionary`);
+    const given = options as Record<string, unknown>;
+    const metadata = commandMetadata(ctx);
+    const ruleId = ctx.params.rule_id!;
+    let position: bigint | undefined;
+    if ('approve' in given) {
+      const { approve, comment } = given;
+      position = (await approveRule(services.commands, { ruleId, approve: toBoolean(approve, 'approve'), reason: typeof comment === 'string' ? comment : null }, metadata)).position;
+    } else {
+      position = (await updateRule(services.commands, { ruleId, update: ruleUpdateOf(given) }, metadata)).position;
+    }
+    await afterWrite(ctx, services, position);
+    sendOk(ctx);
+  });
+  routes.delete('/rules/:rule_id', { errors: { UnsupportedOperation: 401 } }, async (ctx) => {
+    const body = jsonObject(ctx);
+    const purge = body.purge_replicas;
+    const outcome = await requestRuleDeletion(
+      services.commands,
+      { ruleId: ctx.params.rule_id!, purgeReplicas: purge === undefined || purge === null ? null : toBoolean(purge, 'purge_replicas') },
+      commandMetadata(ctx),
+    );
+    await afterWrite(ctx, services, outcome.position);
+    sendOk(ctx);
+  });
+};
+
+/** `move_rule`'s override, in add_rule's names, turned into the request's. */
+const moveOverride = (override: Record<string, unknown>) => {
+  const names: Readonly<Record<string, string>> = {
+    copies: 'copies',
+    weight: 'weight',
+    lifetime: 'lifetime',
+    grouping: 'grouping',
+    locked: 'locked',
+    account: 'account',
+    source_replica_expression: 'sourceReplicaExpression',
+    activity: 'activity',
+    purge_replicas: 'purgeReplicas',
+    ignore_availability: 'ignoreAvailability',
+    comment: 'comment',
+    priority: 'priority',
+  };
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(override)) {
+    if (key === 'dids') {
+      result.dids = value;
+      continue;
+    }
+    const name = names[key];
+    if (!name) throw new InvalidObject(`Problem validating rule: '${key}' cannot be overridden when moving a rule`);
+    result[name] = value;
+  }
+  return result;
+};
+
+/**
+ * Rucio's `examine_rule`: why a rule does not progress. OK, REPLICATING and SUSPENDED rules are
+ * answered with a sentence; for the others, the rule's error and, per STUCK lock, the attempts
+ * made so far, the last error and source, and where the file could come from.
+ */
+const examineRule = async (services: Services, ruleId: string) => {
+  const rule = await ruleOrNotFound(services, ruleId);
+  const sentences: Readonly<Record<string, string>> = {
+    OK: 'This replication rule is OK',
+    REPLICATING: 'This replication rule is currently REPLICATING',
+    SUSPENDED: 'This replication rule is SUSPENDED',
+  };
+  const sentence = sentences[rule.state];
+  if (sentence) return { rule_error: sentence, transfers: [] };
+  const transfers = [];
+  for await (const lock of locksOfRule(services.readModels, ruleId)) {
+    if (lock.state !== 'STUCK') continue;
+    const attempts = await transferAttempts(services.readModels, lock.scope, lock.name, lock.rse_id);
+    const last = attempts[attempts.length - 1];
+    const sources = await availableSources(services.readModels, lock.scope, lock.name);
+    transfers.push({
+      scope: lock.scope,
+      name: lock.name,
+      rse_id: lock.rse_id,
+      rse: lock.rse,
+      attempts: attempts.length,
+      last_error: last ? (last.err_msg ?? last.state) : null,
+      last_source: last?.source_rse ?? null,
+      sources: sources.map((source) => [source.rse, source.availabilityRead]),
+      last_time: last ? rucioDateOrNull(last.updated_at) : null,
+    });
+  }
+  return { rule_error: rule.error, transfers };
+};

@@ -1,0 +1,172 @@
+import { didKey } from '../../domain/did/did.ts';
+import { RULE_STATE_LETTERS, RULE_STATES } from '../../domain/rule/rule.ts';
+import { parseFilterDate, parseRucioDate } from '../../domain/shared/dates.ts';
+import { InvalidValueForKey } from '../../domain/shared/errors.ts';
+import type { Filter } from '../../infra/readstore/readStore.ts';
+import { didsCollection, type DidDocument } from '../did/dids.ts';
+import { BY_FILE, replicasCollection, type ReplicaDocument } from '../replica/replicaDocuments.ts';
+import { rsesCollection, type RseDocument } from '../rse/rses.ts';
+import type { ReadModels } from '../runtime/readModels.ts';
+import { requestsHistoryCollection, type RequestDocument } from '../request/requests.ts';
+import {
+  datasetLocksCollection,
+  ruleHistoryCollection,
+  ruleLocksCollection,
+  ruleMessagesCollection,
+  rulesCollection,
+  type DatasetLockDocument,
+  type RuleDocument,
+  type RuleHistoryDocument,
+  type RuleLockDocument,
+  type RuleMessageDocument,
+} from './ruleProjection.ts';
+
+/** What the rule routes read: rules, their locks, dataset locks, history and messages. */
+
+const rules = (readModels: ReadModels) => readModels.collection<RuleDocument>(rulesCollection);
+const locks = (readModels: ReadModels) => readModels.collection<RuleLockDocument>(ruleLocksCollection);
+const datasetLocks = (readModels: ReadModels) => readModels.collection<DatasetLockDocument>(datasetLocksCollection);
+
+export const findRule = (readModels: ReadModels, ruleId: string): Promise<RuleDocument | null> => rules(readModels).get(ruleId);
+
+/** A `*` wildcard as a regular expression anchored at both ends. */
+const wildcard = (value: string): Filter => ({ $regex: `^${value.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$` });
+
+const DATE_FILTERS: Readonly<Record<string, [string, '$lt' | '$gt']>> = {
+  created_before: ['created_at', '$lt'],
+  created_after: ['created_at', '$gt'],
+  updated_before: ['updated_at', '$lt'],
+  updated_after: ['updated_at', '$gt'],
+};
+
+/** Columns a filter may name besides the special ones; anything else is refused. */
+const COLUMNS = new Set([
+  'id',
+  'subscription_id',
+  'account',
+  'scope',
+  'name',
+  'did_type',
+  'state',
+  'rse_expression',
+  'copies',
+  'locked',
+  'grouping',
+  'activity',
+  'notification',
+  'purge_replicas',
+  'priority',
+  'child_rule_id',
+  'weight',
+  'source_replica_expression',
+]);
+
+/**
+ * Rucio's `list_rules` filters: `*` wildcards on account and scope, the state by letter or name,
+ * created/updated before/after a date, any other column by equality (texts as given, booleans
+ * and numbers read from the query string).
+ */
+export const ruleFilter = (query: Readonly<Record<string, string>>): Filter => {
+  const filter: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (key in DATE_FILTERS) {
+      const [column, operator] = DATE_FILTERS[key]!;
+      const date = parseRucioDate(value) ?? parseFilterDate(value);
+      if (!date) throw new InvalidValueForKey(`${key}: '${value}' is not a date`);
+      filter[column] = { ...((filter[column] as object) ?? {}), [operator]: date.toISOString() };
+      continue;
+    }
+    if (!COLUMNS.has(key)) throw new InvalidValueForKey(`Unknown rule filter: ${key}`);
+    if (key === 'state') {
+      const state = RULE_STATE_LETTERS[value] ?? (RULE_STATES as readonly string[]).find((name) => name === value.toUpperCase());
+      if (!state) throw new InvalidValueForKey(`Unknown rule state: ${value}`);
+      filter.state = state;
+    } else if ((key === 'account' || key === 'scope' || key === 'name') && value.includes('*')) {
+      filter[key] = wildcard(value);
+    } else if (key === 'copies' || key === 'priority') {
+      filter[key] = Number(value);
+    } else if (key === 'locked' || key === 'purge_replicas') {
+      filter[key] = ['true', '1', 'True'].includes(value);
+    } else {
+      filter[key] = value;
+    }
+  }
+  return filter;
+};
+
+export const listRules = (readModels: ReadModels, filter: Filter): AsyncIterable<RuleDocument> => rules(readModels).find(filter, { sort: { _id: 1 } });
+
+/** The DID's bytes, which `list_rules` adds to each rule. */
+export const didBytes = async (readModels: ReadModels, scope: string, name: string): Promise<number | null> => {
+  const did = await readModels.collection<DidDocument>(didsCollection).get(didKey(scope, name));
+  const bytes = did?.bytes;
+  return typeof bytes === 'number' ? bytes : null;
+};
+
+export const rulesOfDid = (readModels: ReadModels, scope: string, name: string): AsyncIterable<RuleDocument> =>
+  rules(readModels).find({ scope, name }, { sort: { _id: 1 } });
+
+/** Rules holding a lock on a file (Rucio's `list_associated_rules_for_file`), each once. */
+export async function* rulesLockingFile(readModels: ReadModels, scope: string, name: string): AsyncGenerator<RuleDocument> {
+  const seen = new Set<string>();
+  for await (const lock of locks(readModels).find({ didKey: didKey(scope, name) })) {
+    if (seen.has(lock.rule_id)) continue;
+    seen.add(lock.rule_id);
+    const rule = await findRule(readModels, lock.rule_id);
+    if (rule) yield rule;
+  }
+}
+
+export const locksOfRule = (readModels: ReadModels, ruleId: string): AsyncIterable<RuleLockDocument> =>
+  locks(readModels).find({ rule_id: ruleId }, { sort: { rule_id: 1, _id: 1 } });
+
+export const locksOfFile = (readModels: ReadModels, scope: string, name: string): AsyncIterable<RuleLockDocument> =>
+  locks(readModels).find({ didKey: didKey(scope, name) });
+
+export const datasetLocksOnRse = (readModels: ReadModels, rseId: string): AsyncIterable<DatasetLockDocument> =>
+  datasetLocks(readModels).find({ rse_id: rseId }, { sort: { rse_id: 1, didKey: 1 } });
+
+export const datasetLocksOfDid = (readModels: ReadModels, scope: string, name: string): AsyncIterable<DatasetLockDocument> =>
+  datasetLocks(readModels).find({ didKey: didKey(scope, name) });
+
+/** Every history row of every rule of a DID, oldest first (`list_rule_full_history`). */
+export const ruleHistoryOfDid = (readModels: ReadModels, scope: string, name: string): AsyncIterable<RuleHistoryDocument> =>
+  readModels.collection<RuleHistoryDocument>(ruleHistoryCollection).find({ didKey: didKey(scope, name) }, { sort: { didKey: 1, updated_at: 1 } });
+
+export const ruleHistory = (readModels: ReadModels, ruleId: string): AsyncIterable<RuleHistoryDocument> =>
+  readModels.collection<RuleHistoryDocument>(ruleHistoryCollection).find({ rule_id: ruleId }, { sort: { rule_id: 1, updated_at: 1 } });
+
+/** The messages rules emitted, oldest first (what a broker would be sent). */
+export const ruleMessages = (readModels: ReadModels): AsyncIterable<RuleMessageDocument> =>
+  readModels.collection<RuleMessageDocument>(ruleMessagesCollection).find({}, { sort: { position: 1 } });
+
+/** Expired rules the cleaner may delete: not locked, without a child, soonest expired first. */
+export const expiredRules = (readModels: ReadModels, now: string, limit: number): Promise<RuleDocument[]> =>
+  rules(readModels).find({ expires_at: { $lt: now }, locked: false, child_rule_id: null }, { sort: { expires_at: 1 }, limit }).toArray();
+
+/** Rules in a state, least recently updated first (the injector's INJECT, the repairer's STUCK). */
+export const rulesInState = (readModels: ReadModels, state: string, updatedBefore: string, limit: number): Promise<RuleDocument[]> =>
+  rules(readModels).find({ state, updated_at: { $lt: updatedBefore } }, { sort: { state: 1, updated_at: 1 }, limit }).toArray();
+
+/** Locked rules on a DID: the undertaker leaves the DID alone. */
+export const lockedRuleCount = (readModels: ReadModels, scope: string, name: string): Promise<number> => rules(readModels).count({ scope, name, locked: true });
+
+/** The archived attempts of a transfer of a file to an RSE, oldest first (examine_rule). */
+export const transferAttempts = (readModels: ReadModels, scope: string, name: string, rseId: string): Promise<RequestDocument[]> =>
+  readModels
+    .collection<RequestDocument>(requestsHistoryCollection)
+    .find({ didKey: didKey(scope, name), dest_rse_id: rseId }, { sort: { didKey: 1, dest_rse_id: 1, updated_at: 1 } })
+    .toArray();
+
+
+/** Where a file has an AVAILABLE copy, with whether each RSE is open for reading (examine_rule's sources). */
+export const availableSources = async (readModels: ReadModels, scope: string, name: string): Promise<{ rse: string; availabilityRead: boolean }[]> => {
+  const replicas = await readModels.collection<ReplicaDocument>(replicasCollection).find({ didKey: didKey(scope, name) }, { sort: BY_FILE }).toArray();
+  const sources: { rse: string; availabilityRead: boolean }[] = [];
+  for (const replica of replicas) {
+    if (replica.state !== 'AVAILABLE') continue;
+    const rse = await readModels.collection<RseDocument>(rsesCollection).get(replica.rse);
+    sources.push({ rse: replica.rse, availabilityRead: rse?.properties.availability_read ?? false });
+  }
+  return sources;
+};
