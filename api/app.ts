@@ -20,6 +20,7 @@ import { registerReplicaRoutes } from './routes/replica/replicas.ts';
 import { registerRseProtocolRoutes } from './routes/rse/rseProtocols.ts';
 import { registerRseResourceRoutes } from './routes/rse/rseResources.ts';
 import { registerRseRoutes } from './routes/rse/rses.ts';
+import { registerLockRoutes } from './routes/lock/locks.ts';
 import { registerRequestRoutes } from './routes/request/requests.ts';
 import { registerRuleRoutes } from './routes/rule/rules.ts';
 import { registerScopeRoutes } from './routes/scope/scopes.ts';
@@ -48,6 +49,7 @@ export const createApp = (services: Services): Koa<AppState> => {
   registerReplicaRoutes(routes, services);
   registerRuleRoutes(routes, services);
   registerRequestRoutes(routes, services);
+  registerLockRoutes(routes, services);
 
   app.use(requestLog(services));
   app.use(errorMiddleware());

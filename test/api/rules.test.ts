@@ -133,3 +133,29 @@ describe('API: replication rules', () => {
     expectError(await server.root('GET', `/rules/${'a'.repeat(32)}`), 404, 'RuleNotFound');
   });
 });
+
+describe('API: locks', () => {
+  let server: TestServer;
+  before(async () => (server = await startTestServer()));
+  after(async () => server.stop());
+
+  it('lists dataset locks by RSE, by dataset and in bulk, with did_type=dataset required', async () => {
+    const scope = await newScope(server);
+    const a = await rseWithProtocols(server);
+    const b = await rseWithProtocols(server);
+    expectStatus(await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET' } }), 201);
+    await addReplicas(server, a.rse, [fileItem(scope, 'f1')]);
+    expectStatus(await server.root('POST', path(scope, 'ds', '/dids'), { body: { dids: [{ scope, name: 'f1' }] } }), 201);
+    const [ruleId] = JSON.parse(expectStatus(await server.root('POST', '/rules/', { body: { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: b.rse } }), 201).text) as string[];
+    const byRse = expectStatus(await server.root('GET', `/locks/${b.rse}?did_type=dataset`), 200).lines<Record<string, unknown>>();
+    expect(byRse).to.have.length(1);
+    expect(byRse[0]).to.include({ scope, name: 'ds', rse: b.rse, rule_id: ruleId, state: 'REPLICATING', account: 'root' });
+    expect(expectStatus(await server.root('GET', `/locks/${scope}/ds?did_type=dataset`), 200).lines()).to.have.length(1);
+    expect(expectStatus(await server.root('POST', '/locks/bulk_locks_for_dids', { body: { dids: [{ scope, name: 'ds', type: 'dataset' }] } }), 200).lines()).to.have.length(1);
+    expectError(await server.root('GET', `/locks/${b.rse}`), 400, 'ValueError', /Wrong did_type/);
+    expectError(await server.root('POST', '/locks/bulk_locks_for_dids', { body: {} }), 400, 'ValueError', /Use "dids" keyword/);
+    // The dataset closed: its locks now carry its size.
+    expectStatus(await server.root('PUT', path(scope, 'ds', '/status'), { body: { open: false } }), 200);
+    expect(expectStatus(await server.root('GET', `/locks/${scope}/ds?did_type=dataset`), 200).lines()[0]).to.include({ length: 1, bytes: 100 });
+  });
+});
