@@ -114,7 +114,7 @@ export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: 
     const daemonRoles = selectRoles(roles.daemonRoles);
     reactor = new Reactor({ eventStore, readStore, redisUrl, prefix: config.queuePrefix, reactions: reactionsOf(daemonRoles), logger: logger.child({ role: 'reactor' }) });
     await reactor.start();
-    const workerContext = createWorkerContext(commands, readModels, logger.child({ role: 'worker' }));
+    const workerContext = createWorkerContext(commands, readModels, progress, logger.child({ role: 'worker' }));
     workerHost = new WorkerHost({ redisUrl, prefix: config.queuePrefix, roles: daemonRoles, context: workerContext, logger: logger.child({ role: 'worker' }) });
     await workerHost.start();
     logger.info({ roles: daemonRoles.map((role) => role.name) }, 'daemon roles running');

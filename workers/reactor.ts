@@ -9,7 +9,12 @@ import type { Role } from './role.ts';
  * Which events become jobs on which queue, and the job data an event becomes (by default the
  * event itself, `EventJob`).
  */
-export type Reaction = Readonly<{ queue: string; eventTypes: readonly string[]; jobOf?: (event: RecordedEvent) => object }>;
+export type Reaction = Readonly<{
+  queue: string;
+  eventTypes: readonly string[];
+  jobOf?: (event: RecordedEvent) => object | undefined;
+  delayOf?: (event: RecordedEvent) => number;
+}>;
 
 /** What a job carries by default: the triggering event. */
 export type EventJob = Readonly<{
@@ -30,7 +35,9 @@ export const eventJob = (event: RecordedEvent): EventJob => ({
 
 /** The reactions of the event roles: each role's queue gets the events it reacts to. */
 export const reactionsOf = (roles: readonly Role[]): Reaction[] =>
-  roles.flatMap((role) => (role.kind === 'event' ? [{ queue: role.name, eventTypes: role.eventTypes, jobOf: role.jobOf }] : []));
+  roles.flatMap((role) =>
+    role.kind === 'event' ? [{ queue: role.name, eventTypes: role.eventTypes, jobOf: role.jobOf, ...(role.delayOf ? { delayOf: role.delayOf } : {}) }] : [],
+  );
 
 type CheckpointDocument = Document & { checkpoint: string; updatedAt: string };
 
@@ -57,7 +64,7 @@ export type ReactorOptions = Readonly<{
  */
 export class Reactor {
   private readonly queues = new Map<string, Queue>();
-  private readonly queuesByType = new Map<string, { queue: Queue; jobOf: (event: RecordedEvent) => object }[]>();
+  private readonly queuesByType = new Map<string, { queue: Queue; jobOf: (event: RecordedEvent) => object | undefined; delayOf?: (event: RecordedEvent) => number }[]>();
   private subscription: AllSubscription | undefined;
   private loop: Promise<void> | undefined;
   private stopping = false;
@@ -70,7 +77,7 @@ export class Reactor {
         queue = new Queue(reaction.queue, { connection: redisConnectionOptions(options.redisUrl), prefix: options.prefix ?? 'dms' });
         this.queues.set(reaction.queue, queue);
       }
-      const target = { queue, jobOf: reaction.jobOf ?? eventJob };
+      const target = { queue, jobOf: reaction.jobOf ?? eventJob, ...(reaction.delayOf ? { delayOf: reaction.delayOf } : {}) };
       for (const type of reaction.eventTypes) this.queuesByType.set(type, [...(this.queuesByType.get(type) ?? []), target]);
     }
   }
@@ -119,11 +126,14 @@ export class Reactor {
   }
 
   private async enqueue(batch: readonly RecordedEvent[]): Promise<void> {
-    const jobsByQueue = new Map<Queue, { name: string; data: object; opts: { jobId: string } }[]>();
+    const jobsByQueue = new Map<Queue, { name: string; data: object; opts: { jobId: string; delay?: number } }[]>();
     for (const event of batch) {
-      for (const { queue, jobOf } of this.queuesByType.get(event.type) ?? []) {
+      for (const { queue, jobOf, delayOf } of this.queuesByType.get(event.type) ?? []) {
+        const data = jobOf(event);
+        if (data === undefined) continue;
+        const delay = delayOf?.(event) ?? 0;
         const jobs = jobsByQueue.get(queue) ?? [];
-        jobs.push({ name: event.type, data: jobOf(event), opts: { jobId: event.id } });
+        jobs.push({ name: event.type, data, opts: { jobId: event.id, ...(delay > 0 ? { delay } : {}) } });
         jobsByQueue.set(queue, jobs);
       }
     }

@@ -16,8 +16,10 @@ export type EventRole<Job extends object> = Readonly<{
   /** The role's name, which is also its queue's name. */
   name: string;
   eventTypes: readonly string[];
-  /** The job an event becomes: the role's own typed data. */
-  jobOf(event: RecordedEvent): Job;
+  /** The job an event becomes: the role's own typed data; undefined when the event needs no work. */
+  jobOf(event: RecordedEvent): Job | undefined;
+  /** Milliseconds the job waits before it may run (a rule whose injection is delayed); default none. */
+  delayOf?(event: RecordedEvent): number;
   /** Jobs one process works on at once; default 1. */
   concurrency?: number;
   process(job: Job, trigger: JobTrigger, context: WorkerContext): Promise<CycleReport>;

@@ -2,6 +2,7 @@ import type { CommandContext } from '../commands/commandContext.ts';
 import type { ConfigSections } from '../domain/config/settings.ts';
 import type { Logger } from '../infra/logger.ts';
 import { configSections } from '../projections/config/configQueries.ts';
+import type { ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
 import type { ReadModels } from '../projections/runtime/readModels.ts';
 
 /**
@@ -15,11 +16,25 @@ export type WorkerContext = Readonly<{
   logger: Logger;
   /** The configuration (`/config`) as the read models show it now. */
   settings(): Promise<ConfigSections>;
+  /**
+   * Waits until the read models show everything up to `position` (an event role reading facts
+   * about the graph its event changed); false when they did not within the bound.
+   */
+  readModelsAt(position: bigint): Promise<boolean>;
 }>;
 
-export const createWorkerContext = (commands: CommandContext, readModels: ReadModels, logger: Logger): WorkerContext => ({
+/** How long an event role waits for the read models to reach its event before reading facts anyway. */
+const READ_MODEL_WAIT_MS = 30_000;
+
+export const createWorkerContext = (
+  commands: CommandContext,
+  readModels: ReadModels,
+  progress: Pick<ProjectionProgress, 'waitFor'>,
+  logger: Logger,
+): WorkerContext => ({
   commands,
   readModels,
   logger,
   settings: () => configSections(readModels),
+  readModelsAt: (position) => progress.waitFor(position, READ_MODEL_WAIT_MS),
 });

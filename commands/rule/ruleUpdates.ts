@@ -8,7 +8,7 @@ import { AccountNotFound, InputValidationError } from '../../domain/shared/error
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
 import { handleCommands, lastPosition, onStream, type AnyStreamDecision, type CommandContext } from '../handleCommand.ts';
-import { loadLiveRule, requireRulePermission } from './ruleDeletion.ts';
+import { loadLiveRule, loadRule, requireRulePermission } from './ruleDeletion.ts';
 import { repairRule } from './ruleRepair.ts';
 
 /** The options `update_rule` takes (Rucio's list); anything else is an InputValidationError. */
@@ -138,4 +138,19 @@ export const approveRule = async (context: CommandContext, data: { ruleId: strin
     ),
   ];
   return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
+};
+
+/**
+ * Rucio's `release_parent_rule`: a rule whose child is OK (or gone) loses the link, keeping the
+ * expiry its move gave it, so that the cleaner deletes it in its turn. The cleaner's work.
+ */
+export const releaseParentRule = async (context: CommandContext, data: { ruleId: string }, metadata: CommandMetadata) => {
+  const state = await loadRule(context, data.ruleId);
+  if (state.status !== 'Live' || state.childRuleId === null) return { position: undefined };
+  const outcome = await handleCommands(
+    context,
+    [onStream(ruleDecider, ruleStreamName(data.ruleId), { type: 'UpdateRuleOptions', data: { ruleId: data.ruleId, changes: { childRuleId: null } }, metadata })],
+    { metadata },
+  );
+  return { position: lastPosition(outcome) };
 };

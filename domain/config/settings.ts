@@ -68,6 +68,13 @@ export const SETTINGS = {
   undertakerMaxDids: number('undertaker', 'max_dids', 10_000, 1, 1_000_000),
   undertakerChunkSize: number('undertaker', 'chunk_size', 10, 1, 10_000),
   undertakerDryRun: flag('undertaker', 'dry_run', false),
+  /** The judge-repairer: seconds between cycles, how long a STUCK rule is left alone first (Rucio: 1800 s), rules per cycle. */
+  repairerInterval: number('judge-repairer', 'interval', 60, 1, DAY),
+  repairerDelta: number('judge-repairer', 'delta', 1800, 0, 30 * DAY),
+  repairerMaxRules: number('judge-repairer', 'max_rules', 100, 1, 100_000),
+  /** The judge-cleaner: seconds between cycles and expired rules per cycle (Rucio: 200). */
+  cleanerInterval: number('judge-cleaner', 'interval', 60, 1, DAY),
+  cleanerMaxRules: number('judge-cleaner', 'max_rules', 200, 1, 100_000),
   /** New transfer requests wait for the preparer to choose their source (PREPARING) instead of being QUEUED. */
   conveyorUsePreparer: flag('conveyor', 'use_preparer', false),
 } as const;

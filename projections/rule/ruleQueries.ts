@@ -140,9 +140,17 @@ export const ruleHistory = (readModels: ReadModels, ruleId: string): AsyncIterab
 export const ruleMessages = (readModels: ReadModels): AsyncIterable<RuleMessageDocument> =>
   readModels.collection<RuleMessageDocument>(ruleMessagesCollection).find({}, { sort: { position: 1 } });
 
-/** Expired rules the cleaner may delete: not locked, without a child, soonest expired first. */
+/** Rules past their expiry, soonest expired first (the cleaner's candidates, locked ones included to say why they stay). */
 export const expiredRules = (readModels: ReadModels, now: string, limit: number): Promise<RuleDocument[]> =>
-  rules(readModels).find({ expires_at: { $lt: now }, locked: false, child_rule_id: null }, { sort: { expires_at: 1 }, limit }).toArray();
+  rules(readModels).find({ expires_at: { $lt: now } }, { sort: { expires_at: 1 }, limit }).toArray();
+
+/** Rules waiting for a child rule, with the child's state (null when the child is gone). */
+export const parentRules = async (readModels: ReadModels, limit: number): Promise<{ ruleId: string; childState: RuleDocument['state'] | null }[]> => {
+  const parents = await rules(readModels).find({ child_rule_id: { $ne: null } }, { limit }).toArray();
+  const found = [];
+  for (const parent of parents) found.push({ ruleId: parent.id, childState: (await findRule(readModels, parent.child_rule_id!))?.state ?? null });
+  return found;
+};
 
 /** Rules in a state, least recently updated first (the injector's INJECT, the repairer's STUCK). */
 export const rulesInState = (readModels: ReadModels, state: string, updatedBefore: string, limit: number): Promise<RuleDocument[]> =>

@@ -41,7 +41,7 @@ describe('Reactor and workers (real Redis)', () => {
 
   const workerContext = () => {
     const readModels = new ReadModels(readStore, allProjections);
-    return createWorkerContext(createCommandContext({ eventStore, ...readModelPorts(readModels) }), readModels, silentLogger());
+    return createWorkerContext(createCommandContext({ eventStore, ...readModelPorts(readModels) }), readModels, { waitFor: async () => true }, silentLogger());
   };
 
   const reactorFor = () =>

@@ -1,0 +1,85 @@
+import type { DidRef } from '../did/did.ts';
+import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
+import type { RuleState } from './rule.ts';
+
+/**
+ * Rucio's judge daemons as workflows: which rules to inject, re-evaluate, repair and clean, given
+ * what set them off and the facts read for them. What each of those does to a rule is decided by
+ * the rule and file deciders, through the commands the worker issues for each output.
+ */
+
+export type InjectRule = WorkflowOutput<'InjectRule', { ruleId: string }>;
+
+/** The injector reacts to rules added in INJECT and to approved rules (which go to INJECT). */
+export type InjectorInput =
+  | Readonly<{ type: 'RuleAdded'; ruleId: string; state: RuleState }>
+  | Readonly<{ type: 'RuleApproved'; ruleId: string }>;
+
+export const injector: Workflow<InjectorInput, Readonly<Record<string, never>>, InjectRule> = {
+  name: 'judge-injector',
+  decide: (input) => (input.type === 'RuleApproved' || input.state === 'INJECT' ? [{ type: 'InjectRule', data: { ruleId: input.ruleId } }] : []),
+};
+
+export type EvaluateAttach = WorkflowOutput<'EvaluateAttach', DidRef & { children: readonly DidRef[] }>;
+export type EvaluateDetach = WorkflowOutput<'EvaluateDetach', DidRef & { children: readonly DidRef[] }>;
+
+export type EvaluatorInput = Readonly<{ type: 'DidsAttached' | 'DidsDetached'; scope: string; name: string; children: readonly DidRef[] }>;
+
+/** The rules on the collection and above it; the evaluator has nothing to do without any. */
+export type EvaluatorFacts = Readonly<{ coveringRules: number }>;
+
+export const evaluator: Workflow<EvaluatorInput, EvaluatorFacts, EvaluateAttach | EvaluateDetach> = {
+  name: 'judge-evaluator',
+  decide: (input, facts) => {
+    if (facts.coveringRules === 0) return [];
+    const data = { scope: input.scope, name: input.name, children: input.children };
+    return [input.type === 'DidsAttached' ? { type: 'EvaluateAttach', data } : { type: 'EvaluateDetach', data }];
+  },
+};
+
+export type RepairRule = WorkflowOutput<'RepairRule', { ruleId: string }>;
+
+/** STUCK rules as the read models show them, with when each last changed. */
+export type RepairerFacts = Readonly<{ stuck: readonly Readonly<{ ruleId: string; updatedAt: string }>[] }>;
+
+/** The repairer takes STUCK rules left alone for `deltaSeconds` (Rucio: 1800 s), least recently updated first. */
+export const repairer: Workflow<Readonly<{ now: string; deltaSeconds: number }>, RepairerFacts, RepairRule> = {
+  name: 'judge-repairer',
+  decide: ({ now, deltaSeconds }, { stuck }) => {
+    const before = Date.parse(now) - deltaSeconds * 1000;
+    return [...stuck]
+      .filter((rule) => Date.parse(rule.updatedAt) <= before)
+      .sort((a, b) => (a.updatedAt < b.updatedAt ? -1 : 1))
+      .map((rule) => ({ type: 'RepairRule', data: { ruleId: rule.ruleId } }));
+  },
+};
+
+export type DeleteExpiredRule = WorkflowOutput<'DeleteExpiredRule', { ruleId: string }>;
+export type ReleaseParentRule = WorkflowOutput<'ReleaseParentRule', { ruleId: string }>;
+
+export type CleanerFacts = Readonly<{
+  /** Rules past their expiry. */
+  expired: readonly Readonly<{ ruleId: string; expiresAt: string; locked: boolean; childRuleId: string | null }>[];
+  /** Rules with a child, with the child's state (absent: the child is gone). */
+  parents: readonly Readonly<{ ruleId: string; childState: RuleState | null }>[];
+}>;
+
+/**
+ * The cleaner deletes expired rules that are neither locked nor waiting for a child, soonest
+ * expired first; a parent whose child is OK (or gone) is released from the link, so that it
+ * expires in its turn (Rucio's `release_parent_rule`).
+ */
+export const cleaner: Workflow<Readonly<{ now: string }>, CleanerFacts, DeleteExpiredRule | ReleaseParentRule | Skipped> = {
+  name: 'judge-cleaner',
+  decide: ({ now }, { expired, parents }) => [
+    ...parents.filter((parent) => parent.childState === 'OK' || parent.childState === null).map((parent): ReleaseParentRule => ({ type: 'ReleaseParentRule', data: { ruleId: parent.ruleId } })),
+    ...[...expired]
+      .filter((rule) => rule.expiresAt < now)
+      .sort((a, b) => (a.expiresAt < b.expiresAt ? -1 : 1))
+      .map((rule): DeleteExpiredRule | Skipped => {
+        if (rule.locked) return { type: 'Skipped', data: { what: rule.ruleId, reason: 'the rule is locked' } };
+        if (rule.childRuleId !== null) return { type: 'Skipped', data: { what: rule.ruleId, reason: `its child rule ${rule.childRuleId} is not OK yet` } };
+        return { type: 'DeleteExpiredRule', data: { ruleId: rule.ruleId } };
+      }),
+  ],
+};
