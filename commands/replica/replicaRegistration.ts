@@ -3,6 +3,7 @@ import { allowOnly, type Caller } from '../../domain/permission/policy.ts';
 import { REPLICA_PERMISSIONS } from '../../domain/permission/replicaPolicy.ts';
 import type { DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
 import { planReplicas, type PlannedReplica, type RegistrationRse, type ReplicaFile } from '../../domain/replica/replicaRegistration.ts';
+import type { ReplicaState } from '../../domain/replica/replica.ts';
 import { DEFAULT_LFN2PFN_ALGORITHM } from '../../domain/rse/lfn2pfn.ts';
 import { rseNotFound } from '../../domain/rse/rseDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
@@ -40,8 +41,12 @@ export const loadRegistrationRse = async (context: CommandContext, rse: string, 
 
 export type RegistrationPlan = Readonly<{
   decisions: DidDecision[];
+  /** The same as commands per file stream, for steps that add more to those streams. */
+  commands: readonly Readonly<{ scope: string; name: string; commands: readonly DidStreamCommand[] }>[];
   /** `scope:name` of every file the plan registers. */
   files: ReadonlySet<string>;
+  /** Per file, the RSE ids it gets a replica on (AVAILABLE unless registered otherwise) and its size. */
+  registered: ReadonlyMap<string, Readonly<{ bytes: number; replicas: Readonly<Record<string, ReplicaState>> }>>;
 }>;
 
 type Target = Readonly<{ rse: RegistrationRse; file: ReplicaFile; planned: PlannedReplica }>;
@@ -81,7 +86,7 @@ export const planReplicaRegistrations = async (
     [...byFile.values()].map((entry) => entry.file),
     metadata,
   );
-  const decisions = [...byFile.values()].map(({ file, targets }) => {
+  const commands = [...byFile.values()].map(({ file, targets }) => {
     const addReplicas = targets.map(({ rse, file: described, planned }): DidStreamCommand => ({
       type: 'AddReplica',
       data: {
@@ -96,9 +101,20 @@ export const planReplicaRegistrations = async (
       },
       metadata,
     }));
-    return onDidStream(file.scope, file.name, [registerFile(file), ...addReplicas]);
+    return { scope: file.scope, name: file.name, commands: [registerFile(file), ...addReplicas] };
   });
-  return { decisions, files: new Set(byFile.keys()) };
+  const registered = new Map(
+    [...byFile].map(([key, { file, targets }]) => [
+      key,
+      { bytes: file.bytes, replicas: Object.fromEntries(targets.map(({ rse, planned }) => [rse.rseId, planned.state])) },
+    ]),
+  );
+  return {
+    decisions: commands.map((entry) => onDidStream(entry.scope, entry.name, entry.commands)),
+    commands,
+    files: new Set(byFile.keys()),
+    registered,
+  };
 };
 
 /** `add_replicas`: registers the replicas of one RSE, creating missing files, in one atomic step. */

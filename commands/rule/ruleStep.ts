@@ -12,6 +12,9 @@ import { onStream, type AnyStreamDecision, type DecidedStates } from '../handleC
 /** A new id as Rucio makes them: a uuid4 as 32 lowercase hex digits. */
 export const newId = (): string => randomUUID().replaceAll('-', '');
 
+/** A command for a DID stream, or a function making them when the stream is decided. */
+export type DidStreamPart = DidStreamCommand | ((decided: DecidedStates) => readonly DidStreamCommand[]);
+
 /** What locking a file needs to know of its RSE and sources, decided by the caller. */
 export type LockConditions = Readonly<{
   /** The RSE takes writes, or the rule ignores availability. */
@@ -29,17 +32,20 @@ export type LockConditions = Readonly<{
  * Everything is appended together: all or nothing.
  */
 export class RuleStep {
-  private readonly didStreams = new Map<string, { scope: string; name: string; commands: DidStreamCommand[] }>();
+  private readonly didStreams = new Map<string, { scope: string; name: string; parts: DidStreamPart[] }>();
   private readonly requests: AnyStreamDecision[] = [];
   private readonly rules = new Map<string, ((decided: DecidedStates) => RuleCommand[])[]>();
 
   constructor(private readonly metadata: CommandMetadata) {}
 
-  /** A command for a DID's stream (a file's stream for locks), after those added before it. */
-  onDid(scope: string, name: string, command: DidStreamCommand): this {
+  /**
+   * A command for a DID's stream (a file's stream for locks), after those added before it; a
+   * function is called when the stream is decided, after the streams added before it.
+   */
+  onDid(scope: string, name: string, command: DidStreamPart): this {
     const streamName = didStreamName(scope, name);
-    const entry = this.didStreams.get(streamName) ?? { scope, name, commands: [] };
-    entry.commands.push(command);
+    const entry = this.didStreams.get(streamName) ?? { scope, name, parts: [] };
+    entry.parts.push(command);
     this.didStreams.set(streamName, entry);
     return this;
   }
@@ -152,7 +158,9 @@ export class RuleStep {
 
   decisions(): AnyStreamDecision[] {
     return [
-      ...[...this.didStreams].map(([, { scope, name, commands }]) => onStream(didStreamDecider, didStreamName(scope, name), commands)),
+      ...[...this.didStreams].map(([, { scope, name, parts }]) =>
+        onStream(didStreamDecider, didStreamName(scope, name), (decided) => parts.flatMap((part) => (typeof part === 'function' ? part(decided) : [part]))),
+      ),
       ...this.requests,
       ...[...this.rules].map(([ruleId, parts]) => onStream(ruleDecider, ruleStreamName(ruleId), (decided) => parts.flatMap((part) => part(decided)))),
     ];

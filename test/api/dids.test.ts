@@ -40,7 +40,8 @@ describe('API: creating and reading DIDs (behaviour rule 1)', () => {
     expectError(await server.root('POST', path(scope, '-bad'), { body: { type: 'DATASET' } }), 400, 'InvalidObject', /Problem validating did/);
     expectError(await server.root('POST', path(scope, 'x'), { body: { type: 'BOX' } }), 400, 'InvalidObject', /is not one of/);
     expectError(await server.root('POST', path(scope, 'x'), { body: {} }), 400, 'KeyError', /'type' not defined/);
-    expectError(await server.root('POST', path(scope, 'x'), { body: { type: 'DATASET', rules: [{ copies: 1 }] } }), 409, 'UnsupportedOperation', /rules/);
+    expectError(await server.root('POST', path(scope, 'x'), { body: { type: 'DATASET', rules: [{ copies: 1 }] } }), 400, 'InvalidObject', /rse_expression/);
+    expectError(await server.root('GET', path(scope, 'x')), 404, 'DataIdentifierNotFound');
     expectError(
       await server.root('POST', '/dids', { body: [{ scope, name: 'new1', type: 'DATASET' }, { scope, name: 'ds', type: 'DATASET' }] }),
       409,

@@ -159,3 +159,43 @@ describe('API: locks', () => {
     expect(expectStatus(await server.root('GET', `/locks/${scope}/ds?did_type=dataset`), 200).lines()[0]).to.include({ length: 1, bytes: 100 });
   });
 });
+
+describe('API: rules given with new DIDs', () => {
+  let server: TestServer;
+  before(async () => (server = await startTestServer()));
+  after(async () => server.stop());
+
+  it('adds the rule in the same step as the dataset and its content', async () => {
+    const scope = await newScope(server);
+    const a = await rseWithProtocols(server);
+    const b = await rseWithProtocols(server);
+    const body = {
+      type: 'DATASET',
+      rse: a.rse,
+      dids: [fileItem(scope, 'f1'), fileItem(scope, 'f2')],
+      rules: [{ copies: 1, rse_expression: b.rse, account: 'root' }],
+    };
+    expectStatus(await server.root('POST', path(scope, 'ds'), { body }), 201);
+    const [rule] = expectStatus(await server.root('GET', path(scope, 'ds', '/rules')), 200).lines<Record<string, unknown>>();
+    expect(rule).to.include({ state: 'REPLICATING', locks_replicating_cnt: 2, rse_expression: b.rse });
+  });
+
+  it('creates nothing when a rule is refused', async () => {
+    const scope = await newScope(server);
+    const body = [
+      { scope, name: 'ok-ds', type: 'DATASET' },
+      { scope, name: 'ruled-ds', type: 'DATASET', rules: [{ copies: 1, rse_expression: 'NO_SUCH_RSE_HERE' }] },
+    ];
+    expectError(await server.root('POST', '/dids', { body }), 400, 'InvalidRSEExpression');
+    expectError(await server.root('GET', path(scope, 'ok-ds')), 404, 'DataIdentifierNotFound');
+  });
+
+  it('holds an empty dataset on the chosen RSE, with a dataset lock and an OK rule', async () => {
+    const scope = await newScope(server);
+    const b = await rseWithProtocols(server);
+    expectStatus(await server.root('POST', '/dids', { body: [{ scope, name: 'empty', type: 'DATASET', rules: [{ copies: 1, rse_expression: b.rse }] }] }), 201);
+    const [rule] = expectStatus(await server.root('GET', path(scope, 'empty', '/rules')), 200).lines<Record<string, unknown>>();
+    expect(rule).to.include({ state: 'OK' });
+    expect(expectStatus(await server.root('GET', `/locks/${scope}/empty?did_type=dataset`), 200).lines()).to.have.length(1);
+  });
+});

@@ -87,12 +87,12 @@ export const attachRequests = (schema: string, value: unknown): AttachRequest[] 
   asArray(schema, value).map((item) => attachRequestItem(schema, item));
 
 /**
- * Creating replication rules with a DID (`rules`) belongs to an area this service does not offer
- * yet; such requests are refused whole rather than half done.
+ * Attachments take no rules (Rucio's attachment schema has none and its views never read them):
+ * rather than drop them silently, a request naming some is refused.
  */
 export const refuseRuleOptions = (parameters: Record<string, unknown>): void => {
   if (Array.isArray(parameters.rules) ? parameters.rules.length > 0 : parameters.rules !== undefined && parameters.rules !== null) {
-    throw new UnsupportedOperation('This server does not manage replication rules yet: create the DID without rules');
+    throw new InvalidObject("Problem validating attachment: Additional properties are not allowed ('rules' was unexpected)");
   }
 };
 

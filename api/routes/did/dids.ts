@@ -1,4 +1,4 @@
-import { addCollections, type NewCollection } from '../../../commands/did/didCreation.ts';
+import { addCollections, type CollectionRule, type NewCollection } from '../../../commands/did/didCreation.ts';
 import { attachDids, detachDids, type Attachment } from '../../../commands/did/didContent.ts';
 import { createDidSample, followDid, resurrectDids, setDidStatus, unfollowDid } from '../../../commands/did/didLifecycle.ts';
 import type { CollectionType, DidRef } from '../../../domain/did/did.ts';
@@ -16,6 +16,7 @@ import {
 } from './didParams.ts';
 import { sendCreated, sendOk } from '../../http.ts';
 import { replicasOption } from '../replica/replicaParams.ts';
+import { ruleRequestOf } from '../rule/ruleParams.ts';
 import { jsonList, jsonObject, param, paramBoolean, toBoolean } from '../../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
@@ -48,7 +49,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   };
 
   routes.post('/dids', { accept: ['application/json'], errors: { DatabaseException: 406 } }, async (ctx) => {
-    const dids = jsonList(ctx).map((item) => newCollection(asObject('did', item)));
+    const dids = jsonList(ctx).map((item) => newCollection(asObject('did', item), ctx.state.issuer!));
     const outcome = await addCollections(services.commands, { dids, single: false }, commandMetadata(ctx));
     await written(ctx, outcome.position, true);
   });
@@ -133,7 +134,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.post('/dids/*scope_name', { errors: { DatabaseException: 406 } }, async (ctx) => {
     const did = didFromPath(ctx);
     const parameters = jsonObject(ctx);
-    const collection = newCollection({ ...parameters, type: param(parameters, 'type'), ...did });
+    const collection = newCollection({ ...parameters, type: param(parameters, 'type'), ...did }, ctx.state.issuer!);
     const outcome = await addCollections(services.commands, { dids: [collection], single: true }, commandMetadata(ctx));
     await written(ctx, outcome.position, true);
   });
@@ -156,13 +157,13 @@ const COLLECTION_TYPES: Readonly<Record<string, CollectionType | 'FILE'>> = {
 };
 
 /** One item of `add_did` / `add_dids`, read as the `did` schema and Rucio's core read it. */
-const newCollection = (item: Record<string, unknown>): NewCollection => {
+const newCollection = (item: Record<string, unknown>, issuer: string): NewCollection => {
   const did = didRefItem('did', item);
   if (!('type' in item)) throw new KeyError("'type' not defined");
   const didType = typeof item.type === 'string' ? COLLECTION_TYPES[item.type.toUpperCase()] : undefined;
   if (!didType) throw new InvalidObject(`Problem validating did: ${JSON.stringify(item.type)} is not one of ['DATASET', 'CONTAINER', 'FILE', 'F']`);
   if (didType === 'FILE') throw new UnsupportedOperation('Only collection (dataset/container) can be registered.');
-  refuseRuleOptions(item);
+  const rules = item.rules === undefined || item.rules === null ? [] : asArray('did', item.rules).map((rule) => collectionRule(rule, did, issuer));
   const statuses = item.statuses === undefined || item.statuses === null ? {} : asObject('did', item.statuses);
   const meta = item.meta === undefined || item.meta === null ? {} : asObject('did', item.meta);
   const lifetime = item.lifetime === undefined || item.lifetime === null ? null : item.lifetime;
@@ -181,6 +182,7 @@ const newCollection = (item: Record<string, unknown>): NewCollection => {
     lifetime,
     meta,
     children: item.dids === undefined || item.dids === null ? [] : attachRequests('dids', item.dids),
+    ...(rules.length > 0 ? { rules } : {}),
     ...replicasIfAny(item, account),
   };
 };
@@ -199,4 +201,10 @@ const ownerOf = (parameters: Record<string, unknown>): string | undefined => {
     throw new InvalidObject(`Problem validating attachment: account ${JSON.stringify(account)} is not a valid account name`);
   }
   return account;
+};
+
+/** A rule given with a new DID: add_rule's options, for that DID (any `dids` it names are ignored). */
+const collectionRule = (value: unknown, did: DidRef, issuer: string): CollectionRule => {
+  const { dids: _dids, ...request } = ruleRequestOf({ ...asObject('did', value), dids: [did] }, issuer);
+  return request;
 };
