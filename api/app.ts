@@ -20,6 +20,7 @@ import { registerReplicaRoutes } from './routes/replica/replicas.ts';
 import { registerRseProtocolRoutes } from './routes/rse/rseProtocols.ts';
 import { registerRseResourceRoutes } from './routes/rse/rseResources.ts';
 import { registerRseRoutes } from './routes/rse/rses.ts';
+import { registerMessageRoutes } from './routes/admin/messages.ts';
 import { registerLockRoutes } from './routes/lock/locks.ts';
 import { registerRequestRoutes } from './routes/request/requests.ts';
 import { registerRuleRoutes } from './routes/rule/rules.ts';
@@ -50,6 +51,7 @@ export const createApp = (services: Services): Koa<AppState> => {
   registerRuleRoutes(routes, services);
   registerRequestRoutes(routes, services);
   registerLockRoutes(routes, services);
+  registerMessageRoutes(routes, services);
 
   app.use(requestLog(services));
   app.use(errorMiddleware());

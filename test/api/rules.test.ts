@@ -199,3 +199,22 @@ describe('API: rules given with new DIDs', () => {
     expect(expectStatus(await server.root('GET', `/locks/${scope}/empty?did_type=dataset`), 200).lines()).to.have.length(1);
   });
 });
+
+describe('API: rule notifications (rule 17)', () => {
+  let server: TestServer;
+  before(async () => (server = await startTestServer()));
+  after(async () => server.stop());
+
+  it('records RULE_OK and DATASETLOCK_OK for a rule with notify=Y that is OK, listable by admins only', async () => {
+    const scope = await newScope(server);
+    const a = await rseWithProtocols(server);
+    expectStatus(await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET' } }), 201);
+    await addReplicas(server, a.rse, [fileItem(scope, 'f1')]);
+    expectStatus(await server.root('POST', path(scope, 'ds', '/dids'), { body: { dids: [{ scope, name: 'f1' }] } }), 201);
+    const [ruleId] = JSON.parse(expectStatus(await server.root('POST', '/rules/', { body: { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: a.rse, notify: 'Y' } }), 201).text) as string[];
+    const messages = expectStatus(await server.root('GET', '/admin/messages'), 200).lines<{ event_type: string; payload: { rule_id: string } }>();
+    expect(messages.filter((message) => message.payload.rule_id === ruleId).map((message) => message.event_type)).to.deep.equal(['RULE_OK', 'DATASETLOCK_OK']);
+    const user = await server.createUser();
+    expectError(await server.call('GET', '/admin/messages', { token: user.token }), 401, 'AccessDenied');
+  });
+});
