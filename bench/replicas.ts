@@ -1,4 +1,4 @@
-import { Agent, request } from 'node:http';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { SqliteEventStore } from '../infra/eventstore/sqliteEventStore.ts';
 import { silentLogger } from '../infra/logger.ts';
@@ -10,6 +10,7 @@ import { rawBatchRate, rawEventTable } from './appendRates.ts';
 import { perSecond, printTable, timed, type Row } from './lib/report.ts';
 import { startDms, startProcess, type ServerProcess } from './lib/serverProcess.ts';
 import { tempDir } from './lib/tempDir.ts';
+import { client as httpClient, expectStatus, login, type Call } from './lib/httpClient.ts';
 
 /** BENCH_DATASETS overrides the number of 1000-file datasets (default 100), for a quick run. */
 const DATASETS = Number(process.env.BENCH_DATASETS ?? 100);
@@ -19,37 +20,6 @@ const FILES = DATASETS * FILES_PER_DATASET;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const SCOPE = 'bench';
 const RSE = 'BENCH_DISK';
-
-type Call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; text: string }>;
-
-const client = (server: ServerProcess, token: string): Call => {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY + 1 });
-  return (method, path, body, headers = {}) =>
-    new Promise((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = request(
-        new URL(path, server.url),
-        { method, agent, headers: { 'X-Svc-Auth-Token': token, ...headers, ...(payload ? { 'Content-Length': String(Buffer.byteLength(payload)) } : {}) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
-};
-
-const expectStatus = (response: { status: number; text: string }, status: number, what: string): void => {
-  if (response.status !== status) throw new Error(`${what}: ${response.status} ${response.text.slice(0, 300)}`);
-};
-
-const login = async (server: ServerProcess): Promise<string> => {
-  const response = await fetch(`${server.url}/auth/userpass`, { headers: { 'X-Svc-Username': 'ddmlab', 'X-Svc-Password': 'secret' } });
-  return response.headers.get('x-svc-auth-token')!;
-};
 
 /** Scope, RSE with a protocol, one container and the 100 empty datasets (one bulk call). */
 const prepare = async (call: Call): Promise<void> => {
@@ -161,7 +131,7 @@ export const runReplicaBenchmark = async (): Promise<void> => {
   const server = await startDms(dir.path);
   try {
     const token = await login(server);
-    const call = client(server, token);
+    const call = httpClient(server, token, CONCURRENCY + 1);
     await prepare(call);
     const ms = await timed(() => register(call));
     rows.push({ name: `register ${FILES} files (attach with RSE, 1000 per call, ${CONCURRENCY} in flight), read models included`, value: perSecond(FILES, ms), unit: 'files/s', baseline: rawRate });
@@ -186,7 +156,7 @@ export const runReplicaBenchmark = async (): Promise<void> => {
   const projector = await startProcess('bin/dms.ts', ['projector'], environment, 'projections running');
   const pairApi = await startProcess('bin/dms.ts', ['api'], { ...environment, PORT: '0' }, 'API listening');
   try {
-    const call = client(pairApi, await login(pairApi));
+    const call = httpClient(pairApi, await login(pairApi), CONCURRENCY + 1);
     await prepare(call);
     const ms = await timed(() => register(call));
     rows.push({ name: 'the same with `dms api` + `dms projector` processes, read models included', value: perSecond(FILES, ms), unit: 'files/s', baseline: rawRate });
@@ -205,7 +175,7 @@ export const runReplicaBenchmark = async (): Promise<void> => {
     'API listening',
   );
   try {
-    const call = client(api, await login(api));
+    const call = httpClient(api, await login(api), CONCURRENCY + 1);
     await prepare(call);
     const writeMs = await timed(() => register(call));
     rows.push({ name: 'write side alone (API process without projections)', value: perSecond(FILES, writeMs), unit: 'files/s', baseline: rawRate });

@@ -1,6 +1,7 @@
 import { runAppendRates } from './appendRates.ts';
 import { runHttpOverhead } from './httpOverhead.ts';
 import { runReplicaBenchmark } from './replicas.ts';
+import { runRuleBenchmark } from './rules.ts';
 
 /**
  * `npm run bench [name...]`: runs the benchmarks and prints their figures, each beside a
@@ -10,6 +11,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   appends: runAppendRates,
   http: runHttpOverhead,
   replicas: runReplicaBenchmark,
+  rules: runRuleBenchmark,
 };
 
 const chosen = process.argv.slice(2);
