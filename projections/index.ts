@@ -8,7 +8,7 @@ import { didFollowersProjection } from './did/didFollowers.ts';
 import { didsProjection } from './did/dids.ts';
 import { identitiesProjection } from './identity/identities.ts';
 import { metaConventionsProjection } from './metaConvention/metaConventions.ts';
-import type { Projection } from './projection.ts';
+import type { AnyProjection } from './projection.ts';
 import { quarantinedReplicasProjection } from './replica/quarantinedReplicas.ts';
 import { replicasProjection } from './replica/replicaProjection.ts';
 import { requestsProjection } from './request/requests.ts';
@@ -17,7 +17,7 @@ import { rulesProjection } from './rule/ruleProjection.ts';
 import { scopesProjection } from './scope/scopes.ts';
 
 /** Every projection the service runs; the runner and ReadModels are built from this list. */
-export const allProjections: readonly Projection[] = [
+export const allProjections: readonly AnyProjection[] = [
   accountsProjection,
   identitiesProjection,
   scopesProjection,

@@ -23,15 +23,16 @@ export type AccountEvent =
   | AccountAttributeAdded
   | AccountAttributeRemoved;
 
-export const ACCOUNT_EVENT_TYPES: readonly AccountEvent['type'][] = [
-  'AccountCreated',
-  'AccountEmailChanged',
-  'AccountSuspended',
-  'AccountReactivated',
-  'AccountDeleted',
-  'AccountAttributeAdded',
-  'AccountAttributeRemoved',
-];
+/** Every account event type, each once: a type added to the union and missing here does not compile. */
+export const ACCOUNT_EVENT_TYPES = {
+  AccountCreated: true,
+  AccountEmailChanged: true,
+  AccountSuspended: true,
+  AccountReactivated: true,
+  AccountDeleted: true,
+  AccountAttributeAdded: true,
+  AccountAttributeRemoved: true,
+} as const satisfies Readonly<Record<AccountEvent['type'], true>>;
 
 export type Account =
   | { status: 'Absent' }

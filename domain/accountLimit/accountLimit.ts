@@ -15,12 +15,13 @@ export type GlobalAccountLimitRemoved = Event<'GlobalAccountLimitRemoved', { acc
 
 export type AccountLimitEvent = LocalAccountLimitSet | LocalAccountLimitRemoved | GlobalAccountLimitSet | GlobalAccountLimitRemoved;
 
-export const ACCOUNT_LIMIT_EVENT_TYPES: readonly AccountLimitEvent['type'][] = [
-  'LocalAccountLimitSet',
-  'LocalAccountLimitRemoved',
-  'GlobalAccountLimitSet',
-  'GlobalAccountLimitRemoved',
-];
+/** Every account limit event type, each once: a type added to the union and missing here does not compile. */
+export const ACCOUNT_LIMIT_EVENT_TYPES = {
+  LocalAccountLimitSet: true,
+  LocalAccountLimitRemoved: true,
+  GlobalAccountLimitSet: true,
+  GlobalAccountLimitRemoved: true,
+} as const satisfies Readonly<Record<AccountLimitEvent['type'], true>>;
 
 export type AccountLimits = Readonly<{
   status: 'Tracked';

@@ -21,7 +21,11 @@ export type MetaConventionKeyAdded = Event<
 >;
 export type MetaConventionValueAdded = Event<'MetaConventionValueAdded', { key: string; value: string; addedAt: string }>;
 export type MetaConventionEvent = MetaConventionKeyAdded | MetaConventionValueAdded;
-export const META_CONVENTION_EVENT_TYPES: readonly MetaConventionEvent['type'][] = ['MetaConventionKeyAdded', 'MetaConventionValueAdded'];
+/** Every metadata convention event type, each once: a type added to the union and missing here does not compile. */
+export const META_CONVENTION_EVENT_TYPES = {
+  MetaConventionKeyAdded: true,
+  MetaConventionValueAdded: true,
+} as const satisfies Readonly<Record<MetaConventionEvent['type'], true>>;
 
 export type MetaConvention = Readonly<{
   key: string;

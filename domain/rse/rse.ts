@@ -123,23 +123,24 @@ export type RseEvent =
   | RseDistanceSet
   | RseDistanceRemoved;
 
-export const RSE_EVENT_TYPES: readonly RseEvent['type'][] = [
-  'RseCreated',
-  'RseUpdated',
-  'RseDeleted',
-  'RseAttributeSet',
-  'RseAttributeRemoved',
-  'RseProtocolAdded',
-  'RseProtocolUpdated',
-  'RseProtocolRemoved',
-  'RseUsageSet',
-  'RseLimitSet',
-  'RseLimitRemoved',
-  'RseQosPolicyAdded',
-  'RseQosPolicyRemoved',
-  'RseDistanceSet',
-  'RseDistanceRemoved',
-];
+/** Every RSE event type, each once: a type added to the union and missing here does not compile. */
+export const RSE_EVENT_TYPES = {
+  RseCreated: true,
+  RseUpdated: true,
+  RseDeleted: true,
+  RseAttributeSet: true,
+  RseAttributeRemoved: true,
+  RseProtocolAdded: true,
+  RseProtocolUpdated: true,
+  RseProtocolRemoved: true,
+  RseUsageSet: true,
+  RseLimitSet: true,
+  RseLimitRemoved: true,
+  RseQosPolicyAdded: true,
+  RseQosPolicyRemoved: true,
+  RseDistanceSet: true,
+  RseDistanceRemoved: true,
+} as const satisfies Readonly<Record<RseEvent['type'], true>>;
 
 export type RseRecord = {
   id: string;

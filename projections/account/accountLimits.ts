@@ -21,13 +21,12 @@ export const accountLimitsCollection: CollectionSpec = {
 export const localLimitId = (account: string, rseId: string): string => `local|${account}|${rseId}`;
 export const globalLimitId = (account: string, rseExpression: string): string => `global|${account}|${rseExpression}`;
 
-export const accountLimitsProjection: Projection = {
+export const accountLimitsProjection: Projection<AccountLimitEvent> = {
   name: 'account_limits',
   version: 1,
   collections: [accountLimitsCollection],
   handles: ACCOUNT_LIMIT_EVENT_TYPES,
-  async apply(recorded, context) {
-    const event = { type: recorded.type, data: recorded.data } as AccountLimitEvent;
+  async apply(event, context) {
     const limits = context.collection<AccountLimitDocument>(accountLimitsCollection);
     switch (event.type) {
       case 'LocalAccountLimitSet': {

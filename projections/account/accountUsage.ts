@@ -1,6 +1,6 @@
 import type { RuleEvent } from '../../domain/rule/rule.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
-import type { Projected, Projection } from '../projection.ts';
+import type { EventsOf, Projected, Projection } from '../projection.ts';
 import type { ProjectionContext } from '../runtime/projectionContext.ts';
 
 /**
@@ -71,13 +71,12 @@ const perRse = (locks: readonly { rseId: string; rse: string; bytes: number }[])
   return sums;
 };
 
-export const accountUsageProjection: Projection = {
+export const accountUsageProjection: Projection<EventsOf<RuleEvent, 'RuleLocksCreated' | 'RuleLocksRemoved' | 'RuleUpdated'>> = {
   name: 'account_usage',
   version: 2,
   collections: [accountUsageCollection, accountUsageHistoryCollection],
-  handles: ['RuleLocksCreated', 'RuleLocksRemoved', 'RuleUpdated'],
-  async apply(recorded, context) {
-    const event = { type: recorded.type, data: recorded.data } as RuleEvent;
+  handles: { RuleLocksCreated: true, RuleLocksRemoved: true, RuleUpdated: true },
+  async apply(event, context) {
     switch (event.type) {
       case 'RuleLocksCreated':
       case 'RuleLocksRemoved': {

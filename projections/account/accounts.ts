@@ -23,15 +23,14 @@ export const accountsCollection: CollectionSpec = {
   indexes: [{ fields: ['status', 'account'] }, { fields: ['accountType'] }],
 };
 
-export const accountsProjection = documentProjection<AccountDocument>({
+export const accountsProjection = documentProjection<AccountDocument, AccountEvent>({
   name: 'accounts',
   version: 2,
   collection: accountsCollection,
   handles: ACCOUNT_EVENT_TYPES,
-  documentId: (event) => (event.data as { account: string }).account,
-  evolve: (document, recorded) => {
-    const event = { type: recorded.type, data: recorded.data } as AccountEvent;
-    const at = recorded.metadata.at;
+  documentId: (event) => event.data.account,
+  evolve: (document, event, envelope) => {
+    const at = envelope.metadata.at;
     if (event.type === 'AccountCreated') {
       return {
         _id: event.data.account,

@@ -7,13 +7,12 @@ export type ConfigSectionDocument = Projected<{ section: string; options: Record
 
 export const configSectionsCollection: CollectionSpec = { name: 'config_sections', indexes: [] };
 
-export const configProjection: Projection = {
+export const configProjection: Projection<ConfigEvent> = {
   name: 'config',
   version: 1,
   collections: [configSectionsCollection],
-  handles: ['ConfigOptionSet', 'ConfigOptionRemoved', 'ConfigSectionRemoved'],
-  async apply(recorded, context) {
-    const event = { type: recorded.type, data: recorded.data } as ConfigEvent;
+  handles: { ConfigOptionSet: true, ConfigOptionRemoved: true, ConfigSectionRemoved: true },
+  async apply(event, context) {
     const sections = context.collection<ConfigSectionDocument>(configSectionsCollection);
     await sections.update(event.data.section, (document) => {
       switch (event.type) {

@@ -1,6 +1,6 @@
 import { didKey, type ContentEntry, type DidEvent, type DidType } from '../../domain/did/did.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
-import type { Projected, Projection } from '../projection.ts';
+import type { EventsOf, Projected, Projection } from '../projection.ts';
 
 /**
  * The content edges parent → child, current and past. An edge's id starts with the parent's key,
@@ -67,13 +67,12 @@ const edge = (
   };
 };
 
-export const didContentsProjection: Projection = {
+export const didContentsProjection: Projection<EventsOf<DidEvent, 'DidsAttached' | 'DidsDetached' | 'DidContentUpdated' | 'DidErased'>> = {
   name: 'did_contents',
   version: 1,
   collections: [didContentsCollection, didContentHistoryCollection],
-  handles: ['DidsAttached', 'DidsDetached', 'DidContentUpdated', 'DidErased'],
-  async apply(recorded, context) {
-    const event = { type: recorded.type, data: recorded.data } as DidEvent;
+  handles: { DidsAttached: true, DidsDetached: true, DidContentUpdated: true, DidErased: true },
+  async apply(event, context) {
     const contents = context.collection<ContentDocument>(didContentsCollection);
     switch (event.type) {
       case 'DidsAttached': {
@@ -88,7 +87,7 @@ export const didContentsProjection: Projection = {
         const parentKey = didKey(event.data.scope, event.data.name);
         const history = context.collection<ContentHistoryDocument>(didContentHistoryCollection);
         // The position keeps repeated detaches of the same child apart and in order.
-        const position = String(recorded.position).padStart(20, '0');
+        const position = String(context.currentEvent().position).padStart(20, '0');
         for (const child of event.data.children) {
           const childKey = didKey(child.scope, child.name);
           const current = await contents.get(contentId(parentKey, childKey));

@@ -1,6 +1,6 @@
 import { didKey, type DidEvent, type DidType } from '../../domain/did/did.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
-import type { Projected, Projection } from '../projection.ts';
+import type { EventsOf, Projected, Projection } from '../projection.ts';
 
 /** Who follows which DID: one document per (DID, account). */
 export type FollowerDocument = Projected<{ didKey: string; scope: string; name: string; did_type: DidType; account: string; created_at: string }>;
@@ -9,13 +9,12 @@ export const didFollowersCollection: CollectionSpec = { name: 'did_followers', i
 
 const followerId = (key: string, account: string): string => `${key} ${account}`;
 
-export const didFollowersProjection: Projection = {
+export const didFollowersProjection: Projection<EventsOf<DidEvent, 'DidFollowed' | 'DidUnfollowed' | 'DidErased'>> = {
   name: 'did_followers',
   version: 1,
   collections: [didFollowersCollection],
-  handles: ['DidFollowed', 'DidUnfollowed', 'DidErased'],
-  async apply(recorded, context) {
-    const event = { type: recorded.type, data: recorded.data } as DidEvent;
+  handles: { DidFollowed: true, DidUnfollowed: true, DidErased: true },
+  async apply(event, context) {
     const followers = context.collection<FollowerDocument>(didFollowersCollection);
     switch (event.type) {
       case 'DidFollowed': {

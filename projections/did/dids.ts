@@ -1,6 +1,6 @@
 import { didKey, type ColumnValue, type ContentTotals, type DidEvent } from '../../domain/did/did.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
-import { documentProjection, type Projected } from '../projection.ts';
+import { documentProjection, type EventsOf, type Projected } from '../projection.ts';
 
 /**
  * One document per DID, keyed `scope:name`, with Rucio's column names as fields so that searches
@@ -56,32 +56,45 @@ const withColumns = (document: DidDocument, columns: Readonly<Record<string, Col
 const withTotals = (document: DidDocument, totals: ContentTotals, at: string): DidDocument =>
   withColumns({ ...document, updated_at: at }, totals);
 
-export const didsProjection = documentProjection<DidDocument>({
+/** The DID events that change a DID's own document. */
+type DidDocumentEvent = EventsOf<
+  DidEvent,
+  | 'DidCreated'
+  | 'DidMetadataSet'
+  | 'DidMetadataKeyDeleted'
+  | 'DidsAttached'
+  | 'DidsDetached'
+  | 'DidContentUpdated'
+  | 'DidClosed'
+  | 'DidReopened'
+  | 'DidErased'
+  | 'FileExpiryCleared'
+  | 'DidResurrected'
+  | 'FileAvailabilityChanged'
+>;
+
+export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>({
   name: 'dids',
   version: 1,
   collection: didsCollection,
-  handles: [
-    'DidCreated',
-    'DidMetadataSet',
-    'DidMetadataKeyDeleted',
-    'DidsAttached',
-    'DidsDetached',
-    'DidContentUpdated',
-    'DidClosed',
-    'DidReopened',
-    'DidErased',
-    'FileExpiryCleared',
-    'DidResurrected',
-    'FileAvailabilityChanged',
-  ],
+  handles: {
+    DidCreated: true,
+    DidMetadataSet: true,
+    DidMetadataKeyDeleted: true,
+    DidsAttached: true,
+    DidsDetached: true,
+    DidContentUpdated: true,
+    DidClosed: true,
+    DidReopened: true,
+    DidErased: true,
+    FileExpiryCleared: true,
+    DidResurrected: true,
+    FileAvailabilityChanged: true,
+  },
   // A DID's name is never reused, even after deletion, so its creation always makes a new document.
   creates: ['DidCreated'],
-  documentId: (event) => {
-    const { scope, name } = event.data as { scope: string; name: string };
-    return didKey(scope, name);
-  },
-  evolve: (document, recorded) => {
-    const event = { type: recorded.type, data: recorded.data } as DidEvent;
+  documentId: (event) => didKey(event.data.scope, event.data.name),
+  evolve: (document, event) => {
     if (event.type === 'DidCreated') {
       const { scope, name, didType, account, createdAt, expiredAt, monotonic, isNew, bytes, adler32, md5, guid, events } = event.data;
       return withColumns(

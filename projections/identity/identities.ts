@@ -23,13 +23,12 @@ export const identityDocumentId = (identityType: IdentityType, identity: string)
 export const accountIdentityDocumentId = (account: string, identityType: IdentityType, identity: string): string =>
   `${account}|${identityType}|${identity}`;
 
-export const identitiesProjection: Projection = {
+export const identitiesProjection: Projection<IdentityEvent> = {
   name: 'identities',
   version: 1,
   collections: [identitiesCollection, accountIdentitiesCollection],
-  handles: ['IdentityAdded', 'IdentityGrantedToAccount', 'IdentityRevokedFromAccount'],
-  async apply(recorded, context) {
-    const event = { type: recorded.type, data: recorded.data } as IdentityEvent;
+  handles: { IdentityAdded: true, IdentityGrantedToAccount: true, IdentityRevokedFromAccount: true },
+  async apply(event, context) {
     const identities = context.collection<IdentityDocument>(identitiesCollection);
     const mappings = context.collection<AccountIdentityDocument>(accountIdentitiesCollection);
     switch (event.type) {

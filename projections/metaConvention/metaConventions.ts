@@ -14,14 +14,13 @@ export type MetaConventionDocument = Projected<{
 
 export const metaConventionsCollection: CollectionSpec = { name: 'meta_conventions', indexes: [] };
 
-export const metaConventionsProjection = documentProjection<MetaConventionDocument>({
+export const metaConventionsProjection = documentProjection<MetaConventionDocument, MetaConventionEvent>({
   name: 'meta_conventions',
   version: 1,
   collection: metaConventionsCollection,
   handles: META_CONVENTION_EVENT_TYPES,
-  documentId: (event) => (event.data as { key: string }).key,
-  evolve: (document, recorded) => {
-    const event = { type: recorded.type, data: recorded.data } as MetaConventionEvent;
+  documentId: (event) => event.data.key,
+  evolve: (document, event) => {
     switch (event.type) {
       case 'MetaConventionKeyAdded': {
         const { key, keyType, valueType, valueRegexp, addedAt } = event.data;

@@ -1,7 +1,7 @@
 import { didKey } from '../../domain/did/did.ts';
 import type { ReplicaEvent } from '../../domain/replica/replica.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
-import type { Projected, Projection } from '../projection.ts';
+import type { EventsOf, Projected, Projection } from '../projection.ts';
 
 /** Rucio's BadFilesStatus names; the letters are what some queries use. */
 export type BadReplicaState = 'BAD' | 'DELETED' | 'LOST' | 'RECOVERED' | 'SUSPICIOUS' | 'TEMPORARY_UNAVAILABLE';
@@ -44,13 +44,14 @@ export const badReplicasCollection: CollectionSpec = {
 const rowId = (event: ReplicaEvent, letter: string, position?: number): string =>
   `${didKey(event.data.scope, event.data.name)} ${event.data.rseId} ${letter}${position === undefined ? '' : ` ${String(position).padStart(20, '0')}`}`;
 
-export const badReplicasProjection: Projection = {
+type BadReplicaEvent = EventsOf<ReplicaEvent, 'ReplicaDeclaredBad' | 'ReplicaDeclaredSuspicious' | 'ReplicaDeclaredTemporarilyUnavailable' | 'ReplicaStateChanged'>;
+
+export const badReplicasProjection: Projection<BadReplicaEvent> = {
   name: 'bad_replicas',
   version: 1,
   collections: [badReplicasCollection],
-  handles: ['ReplicaDeclaredBad', 'ReplicaDeclaredSuspicious', 'ReplicaDeclaredTemporarilyUnavailable', 'ReplicaStateChanged'],
-  async apply(recorded, context) {
-    const event = { type: recorded.type, data: recorded.data } as ReplicaEvent;
+  handles: { ReplicaDeclaredBad: true, ReplicaDeclaredSuspicious: true, ReplicaDeclaredTemporarilyUnavailable: true, ReplicaStateChanged: true },
+  async apply(event, context) {
     const rows = context.collection<BadReplicaDocument>(badReplicasCollection);
     const { scope, name, rse, rseId } = event.data;
     const row = (state: BadReplicaState, fields: { reason: string | null; account: string; bytes: number; expires_at: string | null; at: string }) => ({

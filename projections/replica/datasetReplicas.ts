@@ -1,7 +1,7 @@
 import { didKey, type DidEvent } from '../../domain/did/did.ts';
 import { stateAfter, type ReplicaEvent, type ReplicaTransition } from '../../domain/replica/replica.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
-import type { Projected } from '../projection.ts';
+import type { EventsOf, Projected } from '../projection.ts';
 import type { ProjectionContext } from '../runtime/projectionContext.ts';
 import { BY_FILE, replicasCollection, type ReplicaDocument } from './replicaDocuments.ts';
 
@@ -88,12 +88,14 @@ export const countTransition = async (context: ProjectionContext, event: Replica
 
 const PAGE = 500;
 
+/** The DID events that change which files a dataset holds. */
+export type DatasetMembershipEvent = EventsOf<DidEvent, 'DidsAttached' | 'DidsDetached' | 'DidErased'>;
+
 /**
  * Files attached to (or detached from, or erased with) a dataset bring their replicas into (out
  * of) its rows; their replicas are read page by page from the replicas collection.
  */
-export const countMembership = async (context: ProjectionContext, event: DidEvent): Promise<void> => {
-  if (event.type !== 'DidsAttached' && event.type !== 'DidsDetached' && event.type !== 'DidErased') return;
+export const countMembership = async (context: ProjectionContext, event: DatasetMembershipEvent): Promise<void> => {
   if (event.data.didType !== 'DATASET') return;
   const datasetKey = didKey(event.data.scope, event.data.name);
   const sign = event.type === 'DidsAttached' ? 1 : -1;

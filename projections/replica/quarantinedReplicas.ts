@@ -15,13 +15,12 @@ export type QuarantinedReplicaDocument = Projected<{
 
 export const quarantinedReplicasCollection: CollectionSpec = { name: 'quarantined_replicas', indexes: [{ fields: ['rse_id', 'path'] }] };
 
-export const quarantinedReplicasProjection: Projection = {
+export const quarantinedReplicasProjection: Projection<QuarantineEvent> = {
   name: 'quarantined_replicas',
   version: 1,
   collections: [quarantinedReplicasCollection],
-  handles: ['ReplicasQuarantined'],
-  async apply(recorded, context) {
-    const event = { type: recorded.type, data: recorded.data } as QuarantineEvent;
+  handles: { ReplicasQuarantined: true },
+  async apply(event, context) {
     const { rse, rseId, replicas, quarantinedAt } = event.data;
     for (const replica of replicas) {
       const id = `${rseId} ${replica.path}`;

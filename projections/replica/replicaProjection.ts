@@ -1,7 +1,13 @@
-import type { DidEvent } from '../../domain/did/did.ts';
 import type { ReplicaEvent } from '../../domain/replica/replica.ts';
-import { countAddedReplica, countMembership, countTransition, datasetParentsCollection, datasetReplicasCollection } from './datasetReplicas.ts';
-import type { Projection } from '../projection.ts';
+import {
+  countAddedReplica,
+  countMembership,
+  countTransition,
+  datasetParentsCollection,
+  datasetReplicasCollection,
+  type DatasetMembershipEvent,
+} from './datasetReplicas.ts';
+import type { EventsOf, Projection } from '../projection.ts';
 import { evolveReplica, replicaId, replicasCollection, type ReplicaDocument } from './replicaDocuments.ts';
 
 /**
@@ -10,48 +16,50 @@ import { evolveReplica, replicaId, replicasCollection, type ReplicaDocument } fr
  * a projection may read only what it writes itself (a rebuilt projection runs ahead of or behind
  * the others).
  */
-export const replicasProjection: Projection = {
+type ReplicaProjectionEvent =
+  | EventsOf<
+      ReplicaEvent,
+      'ReplicaAdded' | 'ReplicaStateChanged' | 'ReplicaDeclaredBad' | 'ReplicaDeclaredTemporarilyUnavailable' | 'ReplicaTombstoneSet' | 'ReplicaLocked' | 'ReplicaUnlocked'
+    >
+  | DatasetMembershipEvent;
+
+export const replicasProjection: Projection<ReplicaProjectionEvent> = {
   name: 'replicas',
   version: 1,
   collections: [replicasCollection, datasetReplicasCollection, datasetParentsCollection],
-  handles: [
-    'ReplicaAdded',
-    'ReplicaStateChanged',
-    'ReplicaDeclaredBad',
-    'ReplicaDeclaredTemporarilyUnavailable',
-    'ReplicaTombstoneSet',
-    'ReplicaLocked',
-    'ReplicaUnlocked',
-    'DidsAttached',
-    'DidsDetached',
-    'DidErased',
-  ],
-  async apply(recorded, context) {
-    const event = { type: recorded.type, data: recorded.data } as ReplicaEvent | DidEvent;
+  handles: {
+    ReplicaAdded: true,
+    ReplicaStateChanged: true,
+    ReplicaDeclaredBad: true,
+    ReplicaDeclaredTemporarilyUnavailable: true,
+    ReplicaTombstoneSet: true,
+    ReplicaLocked: true,
+    ReplicaUnlocked: true,
+    DidsAttached: true,
+    DidsDetached: true,
+    DidErased: true,
+  },
+  async apply(event, context) {
     if (event.type === 'DidsAttached' || event.type === 'DidsDetached' || event.type === 'DidErased') {
       await countMembership(context, event);
       return;
     }
-    const replicaEvent = event as ReplicaEvent;
-    const { scope, name, rseId } = replicaEvent.data;
+    const { scope, name, rseId } = event.data;
     const replicas = context.collection<ReplicaDocument>(replicasCollection);
     const id = replicaId(scope, name, rseId);
-    if (replicaEvent.type === 'ReplicaAdded') {
+    if (event.type === 'ReplicaAdded') {
       // The decider adds a replica only where the file has none: its document is new.
-      await replicas.create(id, evolveReplica(null, replicaEvent)!);
-      await countAddedReplica(context, replicaEvent);
+      await replicas.create(id, evolveReplica(null, event)!);
+      await countAddedReplica(context, event);
       return;
     }
     let before: ReplicaDocument | null = null;
     await replicas.update(id, (current) => {
       before = current;
-      return evolveReplica(current, replicaEvent);
+      return evolveReplica(current, event);
     });
-    if (
-      before &&
-      (replicaEvent.type === 'ReplicaStateChanged' || replicaEvent.type === 'ReplicaDeclaredBad' || replicaEvent.type === 'ReplicaDeclaredTemporarilyUnavailable')
-    ) {
-      await countTransition(context, replicaEvent, before);
+    if (before && (event.type === 'ReplicaStateChanged' || event.type === 'ReplicaDeclaredBad' || event.type === 'ReplicaDeclaredTemporarilyUnavailable')) {
+      await countTransition(context, event, before);
     }
   },
 };

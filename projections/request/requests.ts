@@ -98,13 +98,12 @@ const documentOf = (request: RequestRecord, state: RequestState): RequestDocumen
   updated_at: request.requestedAt,
 });
 
-export const requestsProjection: Projection = {
+export const requestsProjection: Projection<RequestEvent> = {
   name: 'requests',
   version: 1,
   collections: [requestsCollection, requestsHistoryCollection],
-  handles: ['RequestQueued', 'RequestCancelled'],
-  async apply(recorded, context) {
-    const event = { type: recorded.type, data: recorded.data } as RequestEvent;
+  handles: { RequestQueued: true, RequestCancelled: true },
+  async apply(event, context) {
     const active = context.collection<RequestDocument>(requestsCollection);
     switch (event.type) {
       case 'RequestQueued':

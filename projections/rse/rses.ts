@@ -130,13 +130,12 @@ const evolveRseDocument = (document: RseDocument | null, event: RseEvent | Repli
   }
 };
 
-export const rsesProjection: Projection = {
+export const rsesProjection: Projection<RseEvent | ReplicaAdded> = {
   name: 'rses',
   version: 2,
   collections: [rsesCollection, rseDistancesCollection, rseUsageHistoryCollection],
-  handles: [...RSE_EVENT_TYPES, 'ReplicaAdded'],
-  async apply(recorded, context) {
-    const event = { type: recorded.type, data: recorded.data } as RseEvent | ReplicaAdded;
+  handles: { ...RSE_EVENT_TYPES, ReplicaAdded: true },
+  async apply(event, context) {
     await context.collection<RseDocument>(rsesCollection).update(event.data.rse, (document) => evolveRseDocument(document, event));
     switch (event.type) {
       case 'RseDistanceSet': {

@@ -2,7 +2,7 @@ import { didKey } from '../../domain/did/did.ts';
 import type { DidEvent } from '../../domain/did/did.ts';
 import type { DatasetLock, LockCounters, RuleEvent, RuleLock, RuleRecord, RuleState } from '../../domain/rule/rule.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
-import type { Projected, Projection } from '../projection.ts';
+import type { EventsOf, Projected, Projection } from '../projection.ts';
 import type { ProjectionContext } from '../runtime/projectionContext.ts';
 
 /**
@@ -361,26 +361,24 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
   }
 };
 
-const RULE_EVENTS: readonly RuleEvent['type'][] = [
-  'RuleAdded',
-  'RuleLocksCreated',
-  'RuleLocksRemoved',
-  'RuleLocksChanged',
-  'RuleStateChanged',
-  'RuleUpdated',
-  'RuleApproved',
-  'RuleDenied',
-  'RuleDeleted',
-  'RuleNotified',
-];
-
-export const rulesProjection: Projection = {
+export const rulesProjection: Projection<RuleEvent | EventsOf<DidEvent, 'DidClosed'>> = {
   name: 'rules',
   version: 1,
   collections: [rulesCollection, ruleLocksCollection, datasetLocksCollection, ruleHistoryCollection, ruleMessagesCollection],
-  handles: [...RULE_EVENTS, 'DidClosed'],
-  async apply(recorded, context) {
-    const event = { type: recorded.type, data: recorded.data } as RuleEvent | DidEvent;
+  handles: {
+    RuleAdded: true,
+    RuleLocksCreated: true,
+    RuleLocksRemoved: true,
+    RuleLocksChanged: true,
+    RuleStateChanged: true,
+    RuleUpdated: true,
+    RuleApproved: true,
+    RuleDenied: true,
+    RuleDeleted: true,
+    RuleNotified: true,
+    DidClosed: true,
+  },
+  async apply(event, context) {
     if (event.type === 'DidClosed') {
       // Dataset locks copy a dataset's size once it is closed (Rucio fills them only then).
       const key = didKey(event.data.scope, event.data.name);
@@ -391,6 +389,6 @@ export const rulesProjection: Projection = {
       }
       return;
     }
-    await applyRuleEvent(event as RuleEvent, context);
+    await applyRuleEvent(event, context);
   },
 };

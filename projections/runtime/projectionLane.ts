@@ -1,7 +1,7 @@
 import type { AllSubscription, EventStore, RecordedEvent } from '../../infra/eventstore/eventStore.ts';
 import type { Logger } from '../../infra/logger.ts';
 import type { ReadStore, ReadStoreTransaction } from '../../infra/readstore/readStore.ts';
-import type { Projection } from '../projection.ts';
+import { asHandled, type AnyProjection } from '../projection.ts';
 import { ProjectionContext } from './projectionContext.ts';
 import {
   physicalCollection,
@@ -13,7 +13,7 @@ import {
 
 /** A projection as a lane runs it: which generation it writes and up to where it has applied `$all`. */
 export type LaneEntry = {
-  projection: Projection;
+  projection: AnyProjection;
   handles: ReadonlySet<string>;
   generation: number;
   checkpoint: bigint;
@@ -157,7 +157,7 @@ export class ProjectionLane {
         if (event.position <= target.checkpoint || !target.handles.has(event.type)) continue;
         context.beginEvent(event);
         try {
-          await target.projection.apply(event, context);
+          await target.projection.apply(asHandled(event), context);
         } catch (error) {
           throw new ProjectionFailure(target.projection.name, event, error);
         }

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { EventStore } from '../../infra/eventstore/eventStore.ts';
 import type { Logger } from '../../infra/logger.ts';
 import type { ReadStore } from '../../infra/readstore/readStore.ts';
-import type { Projection } from '../projection.ts';
+import { handledTypes, type AnyProjection } from '../projection.ts';
 import { ProjectionLane, type LaneEntry, type ProjectionFailure } from './projectionLane.ts';
 import {
   physicalCollection,
@@ -40,7 +40,7 @@ export type ProjectionRunnerOptions = Readonly<{
   eventStore: EventStore;
   readStore: ReadStore;
   readModels: ReadModels;
-  projections: readonly Projection[];
+  projections: readonly AnyProjection[];
   logger: Logger;
   /** Events per read-store transaction; default 500. */
   batchSize?: number;
@@ -67,11 +67,11 @@ export class ProjectionRunner implements ProjectionProgress {
   private live: ProjectionLane | undefined;
   private readonly rebuilds = new Map<string, ProjectionLane>();
   private readonly failed = new Map<string, string>();
-  private readonly byName: ReadonlyMap<string, Projection>;
+  private readonly byName: ReadonlyMap<string, AnyProjection>;
   private readonly waiters = new PositionWaiters();
   private housekeeping: NodeJS.Timeout | undefined;
   private readonly handovers = new Set<Promise<void>>();
-  private readonly replaced: { projection: Projection; generation: number }[] = [];
+  private readonly replaced: { projection: AnyProjection; generation: number }[] = [];
   private readonly heartbeatId = `${hostname()}:${process.pid}`;
   private stopped = false;
 
@@ -180,7 +180,7 @@ export class ProjectionRunner implements ProjectionProgress {
     return BigInt(document?.checkpoint ?? '0');
   }
 
-  private async startRebuildLane(projection: Projection, rebuild: ProjectionRebuildDocument): Promise<void> {
+  private async startRebuildLane(projection: AnyProjection, rebuild: ProjectionRebuildDocument): Promise<void> {
     await this.ensureCollections(projection, rebuild.generation);
     const checkpoint = await this.checkpointOf(rebuildCheckpointId(projection.name));
     const lane = this.newLane(`rebuild:${projection.name}`, checkpoint);
@@ -296,14 +296,14 @@ export class ProjectionRunner implements ProjectionProgress {
     await this.options.readStore.collection(projectorHeartbeatsCollection).replaceOne({ _id: heartbeat._id }, heartbeat, { upsert: true });
   }
 
-  private async ensureCollections(projection: Projection, generation: number): Promise<void> {
+  private async ensureCollections(projection: AnyProjection, generation: number): Promise<void> {
     // Creating the collections up front keeps DDL out of the batch transactions.
     for (const collection of projection.collections) {
       await this.options.readStore.collection(physicalCollection(collection, generation)).count({ _id: '' });
     }
   }
 
-  private async dropGeneration(projection: Projection, generation: number): Promise<void> {
+  private async dropGeneration(projection: AnyProjection, generation: number): Promise<void> {
     if (this.stopped || this.options.readModels.servingGeneration(projection.name) === generation) return;
     for (const collection of projection.collections) {
       await this.options.readStore.dropCollection(physicalCollection(collection, generation).name);
@@ -312,16 +312,16 @@ export class ProjectionRunner implements ProjectionProgress {
   }
 }
 
-const entry = (projection: Projection, generation: number, checkpoint: bigint, target: LaneEntry['target']): LaneEntry => ({
+const entry = (projection: AnyProjection, generation: number, checkpoint: bigint, target: LaneEntry['target']): LaneEntry => ({
   projection,
-  handles: new Set(projection.handles),
+  handles: handledTypes(projection),
   generation,
   checkpoint,
   target,
 });
 
 /** A rebuild from the start of `$all` into a new generation. */
-export const newRebuild = (projection: Projection, generation: number, now: string): ProjectionRebuildDocument => ({
+export const newRebuild = (projection: AnyProjection, generation: number, now: string): ProjectionRebuildDocument => ({
   _id: projection.name,
   version: projection.version,
   generation,

@@ -1,5 +1,5 @@
 import type { Collection, CollectionSpec, Document, ReadStore } from '../../infra/readstore/readStore.ts';
-import type { Projection } from '../projection.ts';
+import type { AnyProjection } from '../projection.ts';
 import { physicalCollection, projectionStateCollection, type ProjectionStateDocument } from './projectionState.ts';
 
 /**
@@ -13,7 +13,7 @@ export class ReadModels {
 
   constructor(
     readonly store: ReadStore,
-    projections: readonly Projection[],
+    projections: readonly AnyProjection[],
   ) {
     for (const projection of projections) {
       for (const collection of projection.collections) this.owners.set(collection.name, projection.name);

@@ -6,14 +6,11 @@ export type ScopeDocument = Projected<{ scope: string; account: string; status: 
 
 export const scopesCollection: CollectionSpec = { name: 'scopes', indexes: [{ fields: ['account'] }] };
 
-export const scopesProjection = documentProjection<ScopeDocument>({
+export const scopesProjection = documentProjection<ScopeDocument, ScopeEvent>({
   name: 'scopes',
   version: 1,
   collection: scopesCollection,
-  handles: ['ScopeAdded'],
-  documentId: (event) => (event.data as { scope: string }).scope,
-  evolve: (_document, recorded) => {
-    const event = { type: recorded.type, data: recorded.data } as ScopeEvent;
-    return { _id: event.data.scope, scope: event.data.scope, account: event.data.account, status: 'OPEN', createdAt: event.data.addedAt };
-  },
+  handles: { ScopeAdded: true },
+  documentId: (event) => event.data.scope,
+  evolve: (_document, event) => ({ _id: event.data.scope, scope: event.data.scope, account: event.data.account, status: 'OPEN', createdAt: event.data.addedAt }),
 });

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
+import type { Event } from '../../domain/shared/event.ts';
 import type { RecordedEvent } from '../../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
-import { documentProjection, type Projected, type Projection } from '../../projections/projection.ts';
+import { asHandled, documentProjection, type AnyProjection, type Projected, type Projection } from '../../projections/projection.ts';
 import { ProjectionContext } from '../../projections/runtime/projectionContext.ts';
 import { newRebuild, ProjectionRunner } from '../../projections/runtime/projectionRunner.ts';
 import { physicalCollection, projectionRebuildsCollection } from '../../projections/runtime/projectionState.ts';
@@ -15,24 +16,26 @@ import { makeTempDir } from '../support/tempDir.ts';
 import { waitUntil } from '../infra/eventStore.contract.ts';
 
 type Counter = Projected<{ count: number; names: string[] }>;
+type Ticked = Event<'Ticked', { name: string }>;
+type Reset = Event<'Reset'>;
+type Opened = Event<'Opened'>;
 
 const counters: CollectionSpec = { name: 'counters', indexes: [{ fields: ['count'] }] };
 
 /** Counts `Ticked` events per stream; `Reset` deletes the counter. Not idempotent by itself. */
-const counterProjection = (version = 1): Projection =>
-  documentProjection<Counter>({
+const counterProjection = (version = 1): Projection<Ticked | Reset> =>
+  documentProjection<Counter, Ticked | Reset>({
     name: 'counters',
     version,
     collection: counters,
-    handles: ['Ticked', 'Reset'],
-    documentId: (event) => event.streamName,
-    evolve: (document, event) => {
+    handles: { Ticked: true, Reset: true },
+    documentId: (_event, envelope) => envelope.streamName,
+    evolve: (document, event, envelope) => {
       if (event.type === 'Reset') return null;
-      const name = (event.data as { name: string }).name;
       return {
-        _id: event.streamName,
+        _id: envelope.streamName,
         count: (document?.count ?? 0) + version,
-        names: [...(document?.names ?? []), name],
+        names: [...(document?.names ?? []), event.data.name],
       };
     },
   });
@@ -47,7 +50,7 @@ describe('ProjectionRunner', () => {
     eventStore = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 10 });
     readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
   };
-  const startRunner = async (projections: Projection[], options: { batchSize?: number } = {}) => {
+  const startRunner = async (projections: AnyProjection[], options: { batchSize?: number } = {}) => {
     const readModels = new ReadModels(readStore, projections);
     runner = new ProjectionRunner({ eventStore, readStore, readModels, projections, logger: silentLogger(), attempts: 2, dropGraceMs: 0, housekeepingMs: 20, ...options });
     await runner.start();
@@ -99,15 +102,15 @@ describe('ProjectionRunner', () => {
   it('creates documents without reading them, and keeps a stored one when a creation is delivered again', async () => {
     // `Opened` creates the counter blind; `Ticked` counts. Delivered again in a later batch, the
     // creation must not reset what later events made of the document.
-    const opening = documentProjection<Counter>({
+    const opening = documentProjection<Counter, Opened | Ticked>({
       name: 'opened',
       version: 1,
       collection: counters,
-      handles: ['Opened', 'Ticked'],
+      handles: { Opened: true, Ticked: true },
       creates: ['Opened'],
-      documentId: (event) => event.streamName,
-      evolve: (document, event) =>
-        event.type === 'Opened' ? { _id: event.streamName, count: 0, names: [] } : document ? { ...document, count: document.count + 1 } : undefined,
+      documentId: (_event, envelope) => envelope.streamName,
+      evolve: (document, event, envelope) =>
+        event.type === 'Opened' ? { _id: envelope.streamName, count: 0, names: [] } : document ? { ...document, count: document.count + 1 } : undefined,
     });
     const stream = uniqueName('opened-');
     await eventStore.appendToStream(stream, [newEvent('Opened'), newEvent('Ticked'), newEvent('Ticked')]);
@@ -118,7 +121,7 @@ describe('ProjectionRunner', () => {
         const context = new ProjectionContext(transaction, (logical) => ({ ...physicalCollection(logical, 1), name: collectionName }));
         for (const event of deliveries) {
           context.beginEvent(event);
-          await opening.apply(event, context);
+          await opening.apply(asHandled(event), context);
         }
         await context.flush();
       });
@@ -145,7 +148,7 @@ describe('ProjectionRunner', () => {
         const context = new ProjectionContext(transaction, physical);
         for (const event of deliveries) {
           context.beginEvent(event);
-          await projection.apply(event, context);
+          await projection.apply(asHandled(event), context);
         }
         await context.flush();
       });
@@ -214,13 +217,13 @@ describe('ProjectionRunner', () => {
   });
 
   it('sets a failing projection aside and keeps the others running', async () => {
-    const failing: Projection = {
+    const failing: Projection<Ticked> = {
       name: 'failing',
       version: 1,
       collections: [{ name: 'failing_docs', indexes: [] }],
-      handles: ['Ticked'],
+      handles: { Ticked: true },
       async apply(event) {
-        if ((event.data as { name: string }).name === 'poison') throw new Error('cannot project poison');
+        if (event.data.name === 'poison') throw new Error('cannot project poison');
       },
     };
     const readModels = await startRunner([counterProjection(), failing]);
@@ -230,6 +233,6 @@ describe('ProjectionRunner', () => {
     expect((await readModels.collection<Counter>(counters).get(stream))?.count).to.equal(1);
     const failed = runner!.status().find((status) => status.name === 'failing');
     expect(failed?.status).to.equal('failed');
-    expect(failed?.error).to.match(/cannot project poison/);
+    expect(failed?.error).to.match(/^Projection failing failed on Ticked at \d+: cannot project poison/);
   });
 });

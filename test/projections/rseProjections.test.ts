@@ -9,7 +9,7 @@ import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { accountLimitsCollection, accountLimitsProjection, type AccountLimitDocument } from '../../projections/account/accountLimits.ts';
-import type { Projection } from '../../projections/projection.ts';
+import type { AnyProjection } from '../../projections/projection.ts';
 import { ProjectionRunner } from '../../projections/runtime/projectionRunner.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { loadRseFacts } from '../../projections/rse/rseFacts.ts';
@@ -26,7 +26,7 @@ import { AT } from '../support/deciderSpec.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 
 /** given(events on streams).then(read models): the projections run over a real event store. */
-const given = async (projections: Projection[], streams: Record<string, Event[]>) => {
+const given = async (projections: AnyProjection[], streams: Record<string, Event[]>) => {
   const dir = makeTempDir();
   const eventStore = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 10 });
   const readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
