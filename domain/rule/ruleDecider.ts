@@ -17,7 +17,7 @@ import {
   type RuleState,
   type RuleUpdated,
 } from './rule.ts';
-import { countLocks, moveCounters, okMessages, stateAfterLocks, stateFromCounters } from './ruleState.ts';
+import { countLocks, moveCounters, okMessages, progressMessages, stateAfterLocks, stateFromCounters } from './ruleState.ts';
 
 /**
  * Decisions on one rule's stream. The locks themselves are decided on the files' streams in the
@@ -204,10 +204,16 @@ export const changeLocks = ({ data, metadata }: ChangeLocks, state: Rule): RuleE
   const newStuck = changed.some((lock) => lock.state === 'STUCK');
   const next = stateAfterLocks(rule.state, counters, data.cause.kind, newStuck);
   const error = next === 'STUCK' ? (newStuck ? (data.error ?? rule.error) : rule.error) : null;
-  return [
+  const events: RuleEvent[] = [
     { type: 'RuleLocksChanged', data: { ...refOf(rule), locks: changed, counters, cause: data.cause, at } },
     ...stateEvents(rule, next, error, counters, data.cause, data.didClosed, metadata),
   ];
+  // A PROGRESS rule still replicating reports each new tenth of its locks done.
+  if (rule.state === 'REPLICATING' && next === 'REPLICATING') {
+    const messages = progressMessages({ ...refOf(rule), notification: rule.record.notification }, rule.counters, counters, data.didClosed);
+    if (messages.length > 0) events.push({ type: 'RuleNotified', data: { ...refOf(rule), messages, at } });
+  }
+  return events;
 };
 
 export const setRuleState = ({ data, metadata }: SetRuleState, state: Rule): RuleEvent[] => {

@@ -104,3 +104,23 @@ export const okMessages = (
         : [];
   }
 };
+
+/** Rucio's progress class of a rule: the share of its locks no longer replicating, in tens of percent, rounded down. */
+export const progressClass = (replicating: number, total: number): number => (total <= 0 ? 0 : Math.floor(((total - replicating) / total) * 10) * 10);
+
+/**
+ * What a PROGRESS rule still REPLICATING tells the world when some of its locks turned OK (§3.17):
+ * RULE_PROGRESS with the new class, once its DID is closed and when the class changed.
+ */
+export const progressMessages = (
+  rule: Readonly<{ ruleId: string; scope: string; name: string; notification: RuleNotification }>,
+  before: LockCounters,
+  after: LockCounters,
+  didClosed: boolean,
+): RuleNotified['data']['messages'] => {
+  if (rule.notification !== 'PROGRESS' || !didClosed || before.replicating === 0 || after.replicating === 0) return [];
+  const total = after.ok + after.replicating;
+  const progress = progressClass(after.replicating, total);
+  if (progressClass(before.replicating, total) === progress) return [];
+  return [{ eventType: 'RULE_PROGRESS', payload: { scope: rule.scope, name: rule.name, rule_id: rule.ruleId, progress } }];
+};
