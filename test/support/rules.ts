@@ -8,6 +8,8 @@ import { addScope } from '../../commands/scope/scopeCommands.ts';
 import { DEFAULT_RSE_PROPERTIES, type RseProperties } from '../../domain/rse/rse.ts';
 import type { RuleRequest } from '../../domain/rule/ruleCreation.ts';
 import { as } from './commandSpec.ts';
+import { path as didPath } from './dids.ts';
+import { expectStatus, type TestServer } from './server.ts';
 
 /** Builders for rule tests through the command layer: the world a rule meets, and rule requests. */
 
@@ -66,3 +68,66 @@ export const aRuleRequest = (name: string, rseExpression: string, extra: Partial
   meta: null,
   ...extra,
 });
+
+/* Over HTTP: the same world through the API, for the rule tests of test/api and test/workers. */
+
+/** A collection (DATASET unless told) of `scope`, created as root. */
+export const aCollectionOverHttp = async (server: TestServer, scope: string, name: string, type: 'DATASET' | 'CONTAINER' = 'DATASET'): Promise<void> => {
+  expectStatus(await server.root('POST', didPath(scope, name), { body: { type } }), 201);
+};
+
+/**
+ * A dataset of files (100 bytes each unless `bytes` says otherwise), each with a replica on the
+ * RSE given for it (`at`), created and attached as root.
+ */
+export const aDatasetOverHttp = async (
+  server: TestServer,
+  scope: string,
+  name: string,
+  files: readonly Readonly<{ name: string; at: string; bytes?: number }>[],
+): Promise<void> => {
+  await aCollectionOverHttp(server, scope, name);
+  for (const file of files) {
+    expectStatus(await server.root('POST', '/replicas', { body: { rse: file.at, files: [{ scope, name: file.name, bytes: file.bytes ?? 100, adler32: '0cc737eb' }] } }), 201);
+  }
+  if (files.length > 0) expectStatus(await server.root('POST', didPath(scope, name, '/dids'), { body: { dids: files.map((file) => ({ scope, name: file.name })) } }), 201);
+};
+
+/** Attaches collections to a container as root. */
+export const attachOverHttp = async (server: TestServer, scope: string, container: string, children: readonly string[]): Promise<void> => {
+  expectStatus(await server.root('POST', didPath(scope, container, '/dids'), { body: { dids: children.map((name) => ({ scope, name })) } }), 201);
+};
+
+/** POST /rules/ (as root unless a token is given), expecting 201; the new rule's id. */
+export const ruleOverHttp = async (server: TestServer, body: object, token?: string): Promise<string> => {
+  const response = expectStatus(await server.call('POST', '/rules/', { body, token: token ?? server.rootToken }), 201);
+  return (JSON.parse(response.text) as string[])[0]!;
+};
+
+/** GET /rules/{id} as root, expecting 200. */
+export const ruleJsonOverHttp = async (server: TestServer, ruleId: string): Promise<Record<string, any>> =>
+  expectStatus(await server.root('GET', `/rules/${ruleId}`), 200).json<Record<string, any>>();
+
+/** The rule's replica locks as `[name, rse, state]`, sorted. */
+export const locksOverHttp = async (server: TestServer, ruleId: string): Promise<[string, string, string][]> =>
+  expectStatus(await server.root('GET', `/rules/${ruleId}/locks`), 200)
+    .lines<{ name: string; rse: string; state: string }>()
+    .map((lock): [string, string, string] => [lock.name, lock.rse, lock.state])
+    .sort();
+
+/** The dataset locks of a dataset as `[rse, state]`, sorted. */
+export const datasetLocksOverHttp = async (server: TestServer, scope: string, name: string): Promise<[string, string][]> =>
+  expectStatus(await server.root('GET', `/locks/${scope}/${name}?did_type=dataset`), 200)
+    .lines<{ rse: string; state: string }>()
+    .map((lock): [string, string] => [lock.rse, lock.state])
+    .sort();
+
+/** Sets an account's local limit on an RSE as root. */
+export const localLimitOverHttp = async (server: TestServer, account: string, rse: string, bytes: number): Promise<void> => {
+  expectStatus(await server.root('POST', `/accountlimits/local/${account}/${rse}`, { body: { bytes } }), 201);
+};
+
+/** Sets an account's global limit on an RSE expression as root. */
+export const globalLimitOverHttp = async (server: TestServer, account: string, expression: string, bytes: number): Promise<void> => {
+  expectStatus(await server.root('POST', `/accountlimits/global/${account}/${encodeURIComponent(expression)}`, { body: { bytes } }), 201);
+};
