@@ -31,8 +31,7 @@ import type { AppContext, AppState, Services } from './services.ts';
 export const createApp = (services: Services): Koa<AppState> => {
   const app = new Koa<AppState>();
   app.silent = true;
-  const router = new Router<AppState>({ strict: true });
-  const routes = new RouteTable(router, services);
+  const routes = new RouteTable(services);
   registerPingRoutes(routes);
   registerAuthRoutes(routes, services);
   registerAccountRoutes(routes, services);
@@ -52,6 +51,8 @@ export const createApp = (services: Services): Koa<AppState> => {
   registerRequestRoutes(routes, services);
   registerLockRoutes(routes, services);
   registerMessageRoutes(routes, services);
+  const router = new Router<AppState>({ strict: true });
+  routes.install(router);
 
   app.use(requestLog(services));
   app.use(errorMiddleware());

@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import type { CommandMetadata } from '../domain/shared/event.ts';
 import { authenticate } from './auth/authenticate.ts';
 import { requireAccept } from './http.ts';
+import { compareRanks, rankPath, type RouteRank } from './routeRanking.ts';
 import type { AppContext, AppState, Services } from './services.ts';
 
 export type Handler = (ctx: AppContext) => Promise<void> | void;
@@ -20,16 +21,27 @@ export type RouteOptions = Readonly<{
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 
+type Route = Readonly<{
+  method: Method;
+  path: string;
+  chain: readonly Middleware<AppState>[];
+  rank: RouteRank;
+  /** Registration index of the first route of the same shape, then of this route: Werkzeug's tie-breakers. */
+  shapeOrder: number;
+  order: number;
+}>;
+
 /**
- * Registers routes on the one router. Registration order is priority (the first matching route
- * answers), so each routes module lists its paths the way Werkzeug would rank them: static
- * segments before variables, a `*path` followed by a suffix before a bare `*path`.
+ * Collects the routes of every area, then installs them on the one router ranked as Werkzeug
+ * ranks Rucio's rules (api/routeRanking.ts), so areas and modules register in any order. The
+ * first route whose path and method match answers.
  */
 export class RouteTable {
-  constructor(
-    readonly router: Router<AppState>,
-    private readonly services: Services,
-  ) {}
+  private readonly routes: Route[] = [];
+  private readonly shapes = new Map<string, number>();
+  private installed = false;
+
+  constructor(private readonly services: Services) {}
 
   get(path: string, options: RouteOptions, handler: Handler): this {
     return this.add('get', path, options, handler);
@@ -44,7 +56,18 @@ export class RouteTable {
     return this.add('delete', path, options, handler);
   }
 
+  /** Puts every route on the router, best ranked first. Once: a route added later would be lost. */
+  install(router: Router<AppState>): void {
+    if (this.installed) throw new Error('The route table is installed already');
+    this.installed = true;
+    const ranked = [...this.routes].sort((a, b) => compareRanks(a.rank, b.rank) || a.shapeOrder - b.shapeOrder || a.order - b.order);
+    for (const { method, path, chain } of ranked) {
+      (router[method] as (path: string, ...middleware: Middleware<AppState>[]) => unknown).call(router, path, ...chain);
+    }
+  }
+
   private add(method: Method, path: string, options: RouteOptions, handler: Handler): this {
+    if (this.installed) throw new Error(`The route ${path} comes after the route table was installed`);
     const chain: Middleware<AppState>[] = [
       async (ctx, next) => {
         if (options.errors) ctx.state.errorStatus = options.errors;
@@ -57,7 +80,10 @@ export class RouteTable {
       if (options.accept) requireAccept(ctx as unknown as AppContext, options.accept);
       await handler(ctx as unknown as AppContext);
     });
-    (this.router[method] as (path: string, ...middleware: Middleware<AppState>[]) => unknown).call(this.router, path, ...chain);
+    const rank = rankPath(path);
+    const order = this.routes.length;
+    if (!this.shapes.has(rank.shape)) this.shapes.set(rank.shape, order);
+    this.routes.push({ method, path, chain, rank, shapeOrder: this.shapes.get(rank.shape)!, order });
     return this;
   }
 }

@@ -53,7 +53,7 @@ const fileLine = (file: FileEntry, lumiblocknr?: unknown) => ({
   ...(lumiblocknr !== undefined ? { lumiblocknr } : {}),
 });
 
-/** GET /dids/new, POST /dids/bulkfiles: static words, registered before any variable rule. */
+/** GET /dids/new, POST /dids/bulkfiles: static words. */
 export const registerDidStaticListRoutes = (routes: RouteTable, services: Services): void => {
   const dids = () => services.readModels.collection<DidDocument>(didsCollection);
 
@@ -215,7 +215,7 @@ export const registerScopeListingRoutes = (routes: RouteTable, services: Service
   });
 };
 
-/** GET /dids/{scope}/{name}: the DID itself, registered last. */
+/** GET /dids/{scope}/{name}: the DID itself. */
 export const registerDidGetRoute = (routes: RouteTable, services: Services): void => {
   routes.get('/dids/*scope_name', { accept: JSON_ONLY }, (ctx) => getDid(services, ctx));
 };

@@ -29,11 +29,7 @@ import {
 } from './didListRoutes.ts';
 import { registerDidBulkMetaRoutes, registerDidMetaRoutes } from './didMetaRoutes.ts';
 
-/**
- * The /dids area. Registration order is priority and follows how Werkzeug ranks Rucio's rules:
- * static words first, then `<scope>/…` rules with static suffixes, then `<path:scope_name>/suffix`,
- * the scope listing, and last the bare `<path:scope_name>`.
- */
+/** The /dids area: creation, attachments, status, following, samples; listings and metadata beside. */
 export const registerDidRoutes = (routes: RouteTable, services: Services): void => {
   const written = async (ctx: AppContext, position: bigint | undefined, created: boolean) => {
     await afterWrite(ctx, services, position);

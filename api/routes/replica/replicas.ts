@@ -12,11 +12,9 @@ import { registerDatasetReplicaRoutes, registerDatasetReplicasBulkRoutes, regist
 import { registerReplicaGetRoute, registerReplicaListRoute } from './replicaListRoutes.ts';
 
 /**
- * The /replicas area (rest-api-reference.md §1.19). Registration order is priority, as Werkzeug
- * ranks Rucio's rules: every static word first (`list`, `suspicious`, `bad/...`, `rse/<rse>`,
- * `quarantine`, `dids`, `datasets_bulk`, `tombstone`), then `<path:scope_name>/datasets[_vp]`,
- * and last the bare `<path:scope_name>`, which therefore also answers GET on a POST-only word
- * (`GET /replicas/list` cannot be read as scope and name: 400).
+ * The /replicas area (rest-api-reference.md §1.19). The bare `<path:scope_name>` ranks after
+ * every static word, so it also answers GET on a POST-only word (`GET /replicas/list` cannot be
+ * read as scope and name: 400).
  */
 export const registerReplicaRoutes = (routes: RouteTable, services: Services): void => {
   const written = async (ctx: AppContext, position: bigint | undefined, created: boolean) => {

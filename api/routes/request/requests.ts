@@ -51,8 +51,7 @@ const requireListPermission = async (ctx: AppContext, services: Services) => {
 const didAndRse = (ctx: AppContext) => ({ ...didFromPath(ctx), rse: ctx.params.rse! });
 
 /**
- * The /requests area (reading; transfer limits and metrics come with the conveyor). Static words
- * first, then the DID and RSE routes, as Werkzeug ranks them.
+ * The /requests area (reading; transfer limits and metrics come with the conveyor).
  */
 export const registerRequestRoutes = (routes: RouteTable, services: Services): void => {
   routes.get('/requests/list', { accept: STREAM_ONLY, errors: { MissingParameter: 400, Invalid: 400, NotFound: 404 } }, async (ctx) => {

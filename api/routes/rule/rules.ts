@@ -52,9 +52,8 @@ export const ruleLines = (services: Services, rules: AsyncIterable<Parameters<ty
   })();
 
 /**
- * The /rules area. Registration order is priority, as Werkzeug ranks Rucio's rules: the static
- * `/rules/`, then `<rule_id>/<word>`, then `<path:scope_name>/history` (which shadows the
- * intended `<rule_id>/history`, answered 400 as in Rucio), then `<rule_id>`.
+ * The /rules area. As in Rucio, `<path:scope_name>/history` shadows the intended
+ * `<rule_id>/history` (answered 400).
  */
 export const registerRuleRoutes = (routes: RouteTable, services: Services): void => {
   routes.post('/rules/', { errors: CREATION_ERRORS }, async (ctx) => {
