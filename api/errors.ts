@@ -1,6 +1,5 @@
 import type { Context, Middleware } from 'koa';
 import { RucioError } from '../domain/shared/errors.ts';
-import { statusOf } from './errorStatus.ts';
 import { pythonJson } from './pythonJson.ts';
 import type { AppState } from './services.ts';
 
@@ -26,8 +25,8 @@ export const writeError = (ctx: Context, status: number, exceptionClass: string,
 };
 
 /**
- * The one place errors become responses. Domain errors carry their Rucio class; the route may
- * override the class's status (ctx.state.errorStatus). Body-parser failures keep their status.
+ * The one place errors become responses. Domain errors carry their Rucio class and its usual
+ * status; the route may override that status (ctx.state.errorStatus). Body-parser failures keep their status.
  * Anything else is a bug: logged with the request id, answered 500 without internals.
  */
 export const errorMiddleware = (): Middleware<AppState> => async (ctx, next) => {
@@ -35,7 +34,7 @@ export const errorMiddleware = (): Middleware<AppState> => async (ctx, next) => 
     await next();
   } catch (error) {
     if (error instanceof RucioError) {
-      writeError(ctx, statusOf(error.exceptionClass, ctx.state.errorStatus), error.exceptionClass, error.message);
+      writeError(ctx, ctx.state.errorStatus?.[error.exceptionClass] ?? error.httpStatus, error.exceptionClass, error.message);
       return;
     }
     const status = (error as { status?: number; expose?: boolean }).status;

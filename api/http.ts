@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { Readable } from 'node:stream';
-import { RucioError } from '../domain/shared/errors.ts';
+import { UnsupportedRequestedContentType } from '../domain/shared/errors.ts';
 import type { AppContext } from './services.ts';
 
 export const JSON_TYPE = 'application/json';
@@ -95,8 +95,7 @@ export const requireAccept = (ctx: AppContext, types: readonly string[]): void =
   const accept = ctx.get('Accept');
   if (!accept) return;
   if (ctx.accepts(...types)) return;
-  throw new RucioError(
-    'UnsupportedRequestedContentType',
+  throw new UnsupportedRequestedContentType(
     `The requested content type ${accept} is not supported. Use ${JSON.stringify(types)}.`,
   );
 };

@@ -13,7 +13,7 @@ export type RouteOptions = Readonly<{
   auth?: boolean;
   /** Content types the answer can take; an Accept header allowing none of them gets 406. */
   accept?: readonly string[];
-  /** Statuses this route gives exception classes instead of the defaults of errorStatus.ts. */
+  /** Statuses this route gives exception classes instead of the ones declared with each class. */
   errors?: Readonly<Record<string, number>>;
   /** Adds Rucio's CORS and no-cache headers (every blueprint but auth and redirect); default true. */
   commonHeaders?: boolean;

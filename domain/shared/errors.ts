@@ -1,12 +1,15 @@
 /**
  * Domain errors name the exception class Rucio would raise (`DataIdentifierNotFound`,
- * `Duplicate`, ...). The API maps the class to an HTTP status (api/errorStatus.ts); the message is
- * what the client sees in `ExceptionMessage`.
+ * `Duplicate`, ...) and carry the HTTP status Rucio answers it with on most routes, declared
+ * beside each class below; a route that answers differently says so (`errors` in api/route.ts).
+ * The message is what the client sees in `ExceptionMessage`.
  */
 export class RucioError extends Error {
   constructor(
     readonly exceptionClass: string,
     message: string,
+    /** Default 500: an exception Rucio does not expect is an internal error. */
+    readonly httpStatus: number = 500,
   ) {
     super(message);
     this.name = exceptionClass;
@@ -16,85 +19,105 @@ export class RucioError extends Error {
 export type RucioErrorClass = {
   new (message?: string): RucioError;
   readonly exceptionClass: string;
+  readonly httpStatus: number;
 };
 
-/** Declares one error class per Rucio exception name; `instanceof` works on the result. */
-const rucioErrorClass = (exceptionClass: string): RucioErrorClass => {
+/**
+ * Declares one error class per Rucio exception name, with the status Rucio answers it with
+ * (default 500, as Rucio answers the exceptions it does not map); `instanceof` works on the result.
+ */
+const rucioErrorClass = (exceptionClass: string, httpStatus = 500): RucioErrorClass => {
   const errorClass = class extends RucioError {
     static readonly exceptionClass = exceptionClass;
+    static readonly httpStatus = httpStatus;
     constructor(message?: string) {
       // Rucio answers the literal "None" when an exception carries no message.
-      super(exceptionClass, message ?? 'None');
+      super(exceptionClass, message ?? 'None', httpStatus);
     }
   };
   Object.defineProperty(errorClass, 'name', { value: exceptionClass });
   return errorClass;
 };
 
-export const AccessDenied = rucioErrorClass('AccessDenied');
-export const AccountNotFound = rucioErrorClass('AccountNotFound');
-export const CannotAuthenticate = rucioErrorClass('CannotAuthenticate');
-export const ConfigNotFound = rucioErrorClass('ConfigNotFound');
-export const ConfigurationError = rucioErrorClass('ConfigurationError');
-export const CounterNotFound = rucioErrorClass('CounterNotFound');
+export const AccessDenied = rucioErrorClass('AccessDenied', 401);
+export const AccountNotFound = rucioErrorClass('AccountNotFound', 404);
+export const CannotAuthenticate = rucioErrorClass('CannotAuthenticate', 401);
+export const ConfigNotFound = rucioErrorClass('ConfigNotFound', 404);
+export const ConfigurationError = rucioErrorClass('ConfigurationError', 400);
+export const CounterNotFound = rucioErrorClass('CounterNotFound', 404);
 export const DatabaseException = rucioErrorClass('DatabaseException');
-export const DataIdentifierAlreadyExists = rucioErrorClass('DataIdentifierAlreadyExists');
-export const DataIdentifierNotFound = rucioErrorClass('DataIdentifierNotFound');
-export const DIDFilterSyntaxError = rucioErrorClass('DIDFilterSyntaxError');
-export const Duplicate = rucioErrorClass('Duplicate');
-export const DuplicateContent = rucioErrorClass('DuplicateContent');
-export const FileAlreadyExists = rucioErrorClass('FileAlreadyExists');
-export const FileConsistencyMismatch = rucioErrorClass('FileConsistencyMismatch');
-export const IdentityError = rucioErrorClass('IdentityError');
-export const IdentityNotFound = rucioErrorClass('IdentityNotFound');
-export const InputValidationError = rucioErrorClass('InputValidationError');
-export const InvalidAccountType = rucioErrorClass('InvalidAccountType');
-export const InvalidMetadata = rucioErrorClass('InvalidMetadata');
-export const InvalidObject = rucioErrorClass('InvalidObject');
-export const InvalidPath = rucioErrorClass('InvalidPath');
-export const InvalidRSEExpression = rucioErrorClass('InvalidRSEExpression');
-export const InvalidType = rucioErrorClass('InvalidType');
-export const InvalidValueForKey = rucioErrorClass('InvalidValueForKey');
-export const KeyNotFound = rucioErrorClass('KeyNotFound');
-export const ReplicaIsLocked = rucioErrorClass('ReplicaIsLocked');
-export const ReplicaNotFound = rucioErrorClass('ReplicaNotFound');
-export const ResourceTemporaryUnavailable = rucioErrorClass('ResourceTemporaryUnavailable');
-export const RSEAttributeNotFound = rucioErrorClass('RSEAttributeNotFound');
-export const RSENotFound = rucioErrorClass('RSENotFound');
-export const RSEOperationNotSupported = rucioErrorClass('RSEOperationNotSupported');
-export const RSEProtocolDomainNotSupported = rucioErrorClass('RSEProtocolDomainNotSupported');
-export const RSEProtocolNotSupported = rucioErrorClass('RSEProtocolNotSupported');
-export const RSEProtocolPriorityError = rucioErrorClass('RSEProtocolPriorityError');
+export const DataIdentifierAlreadyExists = rucioErrorClass('DataIdentifierAlreadyExists', 409);
+export const DataIdentifierNotFound = rucioErrorClass('DataIdentifierNotFound', 404);
+export const DIDFilterSyntaxError = rucioErrorClass('DIDFilterSyntaxError', 400);
+export const Duplicate = rucioErrorClass('Duplicate', 409);
+export const DuplicateContent = rucioErrorClass('DuplicateContent', 409);
+export const FileAlreadyExists = rucioErrorClass('FileAlreadyExists', 409);
+export const FileConsistencyMismatch = rucioErrorClass('FileConsistencyMismatch', 412);
+export const IdentityError = rucioErrorClass('IdentityError', 400);
+export const IdentityNotFound = rucioErrorClass('IdentityNotFound', 401);
+export const InputValidationError = rucioErrorClass('InputValidationError', 400);
+export const InvalidAccountType = rucioErrorClass('InvalidAccountType', 400);
+export const InvalidMetadata = rucioErrorClass('InvalidMetadata', 400);
+export const InvalidObject = rucioErrorClass('InvalidObject', 400);
+export const InvalidPath = rucioErrorClass('InvalidPath', 400);
+export const InvalidRSEExpression = rucioErrorClass('InvalidRSEExpression', 400);
+export const InvalidType = rucioErrorClass('InvalidType', 400);
+export const InvalidValueForKey = rucioErrorClass('InvalidValueForKey', 400);
+export const KeyNotFound = rucioErrorClass('KeyNotFound', 404);
+export const ReplicaIsLocked = rucioErrorClass('ReplicaIsLocked', 423);
+export const ReplicaNotFound = rucioErrorClass('ReplicaNotFound', 404);
+export const ResourceTemporaryUnavailable = rucioErrorClass('ResourceTemporaryUnavailable', 503);
+export const RSEAttributeNotFound = rucioErrorClass('RSEAttributeNotFound', 404);
+export const RSENotFound = rucioErrorClass('RSENotFound', 404);
+export const RSEOperationNotSupported = rucioErrorClass('RSEOperationNotSupported', 404);
+export const RSEProtocolDomainNotSupported = rucioErrorClass('RSEProtocolDomainNotSupported', 404);
+export const RSEProtocolNotSupported = rucioErrorClass('RSEProtocolNotSupported', 404);
+export const RSEProtocolPriorityError = rucioErrorClass('RSEProtocolPriorityError', 409);
 export const RucioException = rucioErrorClass('RucioException');
-export const ScopeNotFound = rucioErrorClass('ScopeNotFound');
-export const SortingAlgorithmNotSupported = rucioErrorClass('SortingAlgorithmNotSupported');
-export const UnsupportedKeyType = rucioErrorClass('UnsupportedKeyType');
-export const UnsupportedMetadataPlugin = rucioErrorClass('UnsupportedMetadataPlugin');
-export const UnsupportedOperation = rucioErrorClass('UnsupportedOperation');
-export const UnsupportedStatus = rucioErrorClass('UnsupportedStatus');
-export const UnsupportedValueType = rucioErrorClass('UnsupportedValueType');
+export const ScopeNotFound = rucioErrorClass('ScopeNotFound', 404);
+export const SortingAlgorithmNotSupported = rucioErrorClass('SortingAlgorithmNotSupported', 404);
+export const UnsupportedKeyType = rucioErrorClass('UnsupportedKeyType', 400);
+export const UnsupportedMetadataPlugin = rucioErrorClass('UnsupportedMetadataPlugin', 400);
+export const UnsupportedOperation = rucioErrorClass('UnsupportedOperation', 409);
+export const UnsupportedRequestedContentType = rucioErrorClass('UnsupportedRequestedContentType', 406);
+export const UnsupportedStatus = rucioErrorClass('UnsupportedStatus', 409);
+export const UnsupportedValueType = rucioErrorClass('UnsupportedValueType', 400);
 
 /**
  * Python's built-in exception names, which Rucio's REST layer also puts into `ExceptionClass`
  * for malformed requests (missing keys, bodies of the wrong type, unparsable paths).
  */
-export const ValueError = rucioErrorClass('ValueError');
-export const KeyError = rucioErrorClass('KeyError');
+export const ValueError = rucioErrorClass('ValueError', 400);
+export const KeyError = rucioErrorClass('KeyError', 400);
 export const NotImplementedError_ = rucioErrorClass('NotImplementedError');
-export const TypeError_ = rucioErrorClass('TypeError');
+export const TypeError_ = rucioErrorClass('TypeError', 400);
 
 /** Replication rules, their locks and their transfers. */
-export const DuplicateRule = rucioErrorClass('DuplicateRule');
-export const InsufficientAccountLimit = rucioErrorClass('InsufficientAccountLimit');
-export const InsufficientTargetRSEs = rucioErrorClass('InsufficientTargetRSEs');
-export const InvalidReplicationRule = rucioErrorClass('InvalidReplicationRule');
-export const InvalidRuleWeight = rucioErrorClass('InvalidRuleWeight');
+export const DuplicateRule = rucioErrorClass('DuplicateRule', 409);
+export const InsufficientAccountLimit = rucioErrorClass('InsufficientAccountLimit', 409);
+export const InsufficientTargetRSEs = rucioErrorClass('InsufficientTargetRSEs', 409);
+export const InvalidReplicationRule = rucioErrorClass('InvalidReplicationRule', 409);
+export const InvalidRuleWeight = rucioErrorClass('InvalidRuleWeight', 409);
 export const InvalidSourceReplicaExpression = rucioErrorClass('InvalidSourceReplicaExpression');
-export const ManualRuleApprovalBlocked = rucioErrorClass('ManualRuleApprovalBlocked');
-export const ReplicationRuleCreationTemporaryFailed = rucioErrorClass('ReplicationRuleCreationTemporaryFailed');
-export const RequestNotFound = rucioErrorClass('RequestNotFound');
+export const ManualRuleApprovalBlocked = rucioErrorClass('ManualRuleApprovalBlocked', 409);
+export const ReplicationRuleCreationTemporaryFailed = rucioErrorClass('ReplicationRuleCreationTemporaryFailed', 409);
+export const RequestNotFound = rucioErrorClass('RequestNotFound', 404);
 export const RSEOverQuota = rucioErrorClass('RSEOverQuota');
 export const RSEWriteBlocked = rucioErrorClass('RSEWriteBlocked');
-export const RuleNotFound = rucioErrorClass('RuleNotFound');
-export const RuleReplaceFailed = rucioErrorClass('RuleReplaceFailed');
-export const StagingAreaRuleRequiresLifetime = rucioErrorClass('StagingAreaRuleRequiresLifetime');
+export const RuleNotFound = rucioErrorClass('RuleNotFound', 404);
+export const RuleReplaceFailed = rucioErrorClass('RuleReplaceFailed', 409);
+export const StagingAreaRuleRequiresLifetime = rucioErrorClass('StagingAreaRuleRequiresLifetime', 409);
+
+/**
+ * Rucio exceptions nothing here raises yet, declared with Rucio's statuses so that the first use
+ * answers as Rucio does.
+ */
+export const CannotAuthorize = rucioErrorClass('CannotAuthorize', 401);
+export const DuplicateCriteriaInDIDFilter = rucioErrorClass('DuplicateCriteriaInDIDFilter', 400);
+export const LifetimeExceptionDuplicate = rucioErrorClass('LifetimeExceptionDuplicate', 409);
+export const LifetimeExceptionNotFound = rucioErrorClass('LifetimeExceptionNotFound', 404);
+export const OpenDataDataIdentifierAlreadyExists = rucioErrorClass('OpenDataDataIdentifierAlreadyExists', 409);
+export const ScratchDiskLifetimeConflict = rucioErrorClass('ScratchDiskLifetimeConflict', 409);
+export const SubscriptionDuplicate = rucioErrorClass('SubscriptionDuplicate', 409);
+export const SubscriptionNotFound = rucioErrorClass('SubscriptionNotFound', 404);
+export const VONotFound = rucioErrorClass('VONotFound', 404);
