@@ -6,6 +6,10 @@ import type { AppContext } from './services.ts';
 export const JSON_TYPE = 'application/json';
 export const NDJSON_TYPE = 'application/x-json-stream';
 
+/** The `accept` of routes that answer only JSON, or only an NDJSON stream. */
+export const JSON_ONLY: readonly string[] = [JSON_TYPE];
+export const STREAM_ONLY: readonly string[] = [NDJSON_TYPE];
+
 /**
  * Content types are set as exact header values: the Python client compares them literally, and
  * Koa's `ctx.type` would append `; charset=utf-8`.

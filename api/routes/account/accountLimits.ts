@@ -5,14 +5,12 @@ import { AccountNotFound } from '../../../domain/shared/errors.ts';
 import { accountLimitsCollection, globalLimitId, localLimitId, type AccountLimitDocument } from '../../../projections/account/accountLimits.ts';
 import { accountsCollection, type AccountDocument } from '../../../projections/account/accounts.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
-import { sendCreated, sendOk } from '../../http.ts';
+import { JSON_ONLY, sendCreated, sendOk } from '../../http.ts';
 import { limitValue, sendJsonWithInfinity } from '../../infinityJson.ts';
 import { jsonObject, param } from '../../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
-
-const JSON_ONLY = ['application/json'];
 
 /** The RSEs an expression selects today; none (or a bad expression) is an empty list here. */
 export const resolvedRses = (rseExpression: string, rses: readonly RseFacts[]): RseFacts[] => {

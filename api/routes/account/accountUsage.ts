@@ -11,16 +11,13 @@ import {
   type AccountUsageHistoryDocument,
 } from '../../../projections/account/accountUsage.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
-import { sendJson, sendStream } from '../../http.ts';
+import { JSON_ONLY, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonWithInfinity, limitValue } from '../../infinityJson.ts';
 import { fromList } from '../../listSource.ts';
 import type { RouteTable } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { activeAccount, resolvedRses } from './accountLimits.ts';
-
-const JSON_ONLY = ['application/json'];
-const STREAM_ONLY = ['application/x-json-stream'];
 
 /**
  * What accounts store, against their quotas (§1.3). Usage comes from the account usage read

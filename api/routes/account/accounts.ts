@@ -16,16 +16,13 @@ import type { Filter } from '../../../infra/readstore/readStore.ts';
 import { accountsCollection, type AccountDocument } from '../../../projections/account/accounts.ts';
 import { accountIdentitiesCollection, type AccountIdentityDocument } from '../../../projections/identity/identities.ts';
 import { scopesCollection, type ScopeDocument } from '../../../projections/scope/scopes.ts';
-import { mapStream, sendCreated, sendJson, sendOk, sendStream } from '../../http.ts';
+import { JSON_ONLY, mapStream, sendCreated, sendJson, sendOk, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param, paramBoolean } from '../../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { wildcardPattern } from '../../wildcards.ts';
 import { listRules, ruleFilter } from '../../../projections/rule/ruleQueries.ts';
 import { ruleLines } from '../rule/rules.ts';
-
-const JSON_ONLY = ['application/json'];
-const STREAM_ONLY = ['application/x-json-stream'];
 
 /** Account details as Rucio's `Account.to_dict()`, with its `YYYY-MM-DDTHH:MM:SS` dates. */
 const accountDetails = (document: AccountDocument) => ({

@@ -2,7 +2,7 @@ import { loadCaller } from '../../../commands/caller.ts';
 import { allowOnly, isAdmin } from '../../../domain/permission/policy.ts';
 import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
 import { ruleMessages } from '../../../projections/rule/ruleQueries.ts';
-import { mapStream, sendStream } from '../../http.ts';
+import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
 import type { RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 
@@ -12,7 +12,7 @@ import type { Services } from '../../services.ts';
  * broker. Delivering them to one is not part of this service yet.
  */
 export const registerMessageRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/admin/messages', { accept: ['application/x-json-stream'] }, async (ctx) => {
+  routes.get('/admin/messages', { accept: STREAM_ONLY }, async (ctx) => {
     const caller = await loadCaller(services.commands, ctx.state.issuer!);
     allowOnly(isAdmin(caller), `Account ${caller.account} can not list messages`);
     await sendStream(

@@ -3,7 +3,7 @@ import { removeConfigOption, removeConfigSection, requireConfigPermission, setCo
 import { configValueFromText, configValueToText } from '../../../domain/config/configValue.ts';
 import { AccessDenied, ConfigNotFound, ValueError } from '../../../domain/shared/errors.ts';
 import { configSectionsCollection, type ConfigSectionDocument } from '../../../projections/config/config.ts';
-import { sendCreated, sendJson, sendOk } from '../../http.ts';
+import { JSON_ONLY, sendCreated, sendJson, sendOk } from '../../http.ts';
 import { jsonObject } from '../../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
@@ -21,7 +21,7 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     sendCreated(ctx);
   };
 
-  routes.get('/config', { accept: ['application/json'] }, async (ctx) => {
+  routes.get('/config', { accept: JSON_ONLY }, async (ctx) => {
     await requireReader(ctx, 'retrieve sections');
     const result: Record<string, Record<string, unknown>> = {};
     for await (const section of sections().find({}, { sort: { _id: 1 } })) result[section.section] = typedOptions(section.options);
@@ -39,7 +39,7 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     await set(ctx, options);
   });
 
-  routes.get('/config/:section', { accept: ['application/json'] }, async (ctx) => {
+  routes.get('/config/:section', { accept: JSON_ONLY }, async (ctx) => {
     await requireReader(ctx, `retrieve options and values from section ${ctx.params.section}`);
     const section = await sections().get(ctx.params.section!);
     if (!section) throw new ConfigNotFound(`No configuration found for section '${ctx.params.section}'`);
@@ -51,7 +51,7 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     sendOk(ctx);
   });
 
-  routes.get('/config/:section/:option', { accept: ['application/json'] }, async (ctx) => {
+  routes.get('/config/:section/:option', { accept: JSON_ONLY }, async (ctx) => {
     const { section, option } = ctx.params as { section: string; option: string };
     try {
       await requireReader(ctx, `retrieve option ${option} from section ${section}`);

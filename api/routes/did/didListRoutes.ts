@@ -11,16 +11,13 @@ import { runDidSearch } from '../../../projections/did/didSearch.ts';
 import { didsCollection, type DidDocument } from '../../../projections/did/dids.ts';
 import { contentEntryJson, contentHistoryJson, didStatusJson, parentJson } from './didRendering.ts';
 import { didFromPath, didRefItem, asArray } from './didParams.ts';
-import { JSON_TYPE, mapStream, sendJson, sendStream } from '../../http.ts';
+import { JSON_ONLY, JSON_TYPE, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, queryBoolean, queryString } from '../../params.ts';
 import type { RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { rulesLockingFile, rulesOfDid } from '../../../projections/rule/ruleQueries.ts';
 import { ruleLines } from '../rule/rules.ts';
 import { ruleJson } from '../rule/ruleRendering.ts';
-
-const JSON_ONLY = ['application/json'];
-const STREAM_ONLY = ['application/x-json-stream'];
 
 const notFound = (did: DidRef) => new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
 

@@ -6,7 +6,7 @@ import { ancestorKeys, findDid } from '../../../projections/did/didQueries.ts';
 import { didsCollection, type DidDocument } from '../../../projections/did/dids.ts';
 import { didColumnMetadata, jsonMetadata } from './didRendering.ts';
 import { asArray, asObject, didFromPath, didRefItem } from './didParams.ts';
-import { sendCreated, sendJson, sendOk, sendStream } from '../../http.ts';
+import { JSON_ONLY, sendCreated, sendJson, sendOk, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param, paramBoolean, queryString } from '../../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
@@ -49,7 +49,7 @@ export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services
    * plugin is honoured with or without `inherit`). With `inherit`, keys a DID lacks come from
    * its nearest ancestor that has them, level by level.
    */
-  routes.post('/dids/bulkmeta', { accept: ['application/x-json-stream'] }, async (ctx) => {
+  routes.post('/dids/bulkmeta', { accept: STREAM_ONLY }, async (ctx) => {
     const parameters = jsonObject(ctx);
     const dids = asArray('dids', param(parameters, 'dids')).map((item) => didRefItem('dids', item));
     const inherit = paramBoolean(parameters, 'inherit', false);
@@ -89,7 +89,7 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
     await afterWrite(ctx, services, outcome.position);
     sendCreated(ctx);
   });
-  routes.get('/dids/*scope_name/meta', { accept: ['application/json'] }, async (ctx) => {
+  routes.get('/dids/*scope_name/meta', { accept: JSON_ONLY }, async (ctx) => {
     const did = didFromPath(ctx);
     const plugin = pluginOf(queryString(ctx, 'plugin') ?? 'DID_COLUMN');
     const document = await findDid(services.readModels, did.scope, did.name);

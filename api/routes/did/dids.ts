@@ -14,7 +14,7 @@ import {
   jsonObjectOrList,
   refuseRuleOptions,
 } from './didParams.ts';
-import { sendCreated, sendOk } from '../../http.ts';
+import { JSON_ONLY, sendCreated, sendOk } from '../../http.ts';
 import { replicasOption } from '../replica/replicaParams.ts';
 import { ruleRequestOf } from '../rule/ruleParams.ts';
 import { jsonList, jsonObject, param, paramBoolean, toBoolean } from '../../params.ts';
@@ -44,7 +44,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     await written(ctx, outcome.position, true);
   };
 
-  routes.post('/dids', { accept: ['application/json'], errors: { DatabaseException: 406 } }, async (ctx) => {
+  routes.post('/dids', { accept: JSON_ONLY, errors: { DatabaseException: 406 } }, async (ctx) => {
     const dids = jsonList(ctx).map((item) => newCollection(asObject('did', item), ctx.state.issuer!));
     const outcome = await addCollections(services.commands, { dids, single: false }, commandMetadata(ctx));
     await written(ctx, outcome.position, true);
@@ -82,7 +82,6 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     const { input_scope, input_name, output_scope, output_name, nbfiles } = ctx.params;
     await sample(ctx, { scope: input_scope!, name: input_name! }, { scope: output_scope!, name: output_name! }, nbfiles);
   });
-
 
   registerDidItemListRoutes(routes, services);
   routes.put('/dids/*scope_name/status', {}, async (ctx) => {

@@ -3,7 +3,7 @@ import type { IdentityType } from '../../../domain/identity/identity.ts';
 import { ValueError } from '../../../domain/shared/errors.ts';
 import { accountIdentitiesCollection, type AccountIdentityDocument } from '../../../projections/identity/identities.ts';
 import { IDENTITY_TYPES } from '../../../domain/identity/identity.ts';
-import { sendCreated, sendJson } from '../../http.ts';
+import { JSON_ONLY, sendCreated, sendJson } from '../../http.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 
@@ -38,7 +38,7 @@ export const registerIdentityRoutes = (routes: RouteTable, services: Services): 
   });
 
   // Rucio 39.0.0rc1 always answers 500 here (a misnamed URL variable); this answers what it meant to.
-  routes.get('/identities/:identity_key/:type/accounts', { accept: ['application/json'] }, async (ctx) => {
+  routes.get('/identities/:identity_key/:type/accounts', { accept: JSON_ONLY }, async (ctx) => {
     const identityType = ctx.params.type!.toUpperCase() as IdentityType;
     if (!(IDENTITY_TYPES as readonly string[]).includes(identityType)) throw new ValueError(`Unknown identity type ${ctx.params.type}`);
     const mappings = await services.readModels

@@ -5,7 +5,7 @@ import { RSE_PERMISSIONS } from '../../../domain/permission/rsePolicy.ts';
 import { availabilityInteger } from '../../../domain/rse/availability.ts';
 import { formatRucioDate } from '../../../domain/shared/dates.ts';
 import { rseDistancesCollection, rsesCollection, type RseDistanceDocument, type RseDocument } from '../../../projections/rse/rses.ts';
-import { sendCreated, sendJson } from '../../http.ts';
+import { JSON_ONLY, sendCreated, sendJson } from '../../http.ts';
 import { dataImportFromBody } from './importRequest.ts';
 import { jsonObject, queryBoolean } from '../../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
@@ -45,7 +45,7 @@ const exportedDistance = (distance: RseDistanceDocument) => ({
 /** `GET /export` and `POST /import` (§1.9, §1.12): one deployment's RSEs and distances seed another. */
 export const registerImportExportRoutes = (routes: RouteTable, services: Services): void => {
   for (const path of ['/export', '/export/']) {
-    routes.get(path, { accept: ['application/json'] }, async (ctx) => {
+    routes.get(path, { accept: JSON_ONLY }, async (ctx) => {
       const caller = await loadCaller(services.commands, ctx.state.issuer!);
       requirePermission(RSE_PERMISSIONS.exportData(caller), caller, 'export data');
       const withDistances = queryBoolean(ctx, 'distance', true);

@@ -1,14 +1,12 @@
 import { ValueError } from '../../../domain/shared/errors.ts';
 import { datasetLocksOfDid, datasetLocksOnRse } from '../../../projections/rule/ruleQueries.ts';
-import { mapStream, sendStream } from '../../http.ts';
+import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, queryString } from '../../params.ts';
 import type { RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { asArray, didFromPath, didRefItem } from '../did/didParams.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import { datasetLockJson } from '../rule/ruleRendering.ts';
-
-const STREAM_ONLY = ['application/x-json-stream'];
 
 /**
  * Rucio asks for `did_type=dataset` on both lock listings and answers anything else with a bare

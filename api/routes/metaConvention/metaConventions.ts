@@ -1,6 +1,6 @@
 import { addMetaConventionKey, addMetaConventionValue } from '../../../commands/metaConvention/metaConventionCommands.ts';
 import { metaConventionsCollection, type MetaConventionDocument } from '../../../projections/metaConvention/metaConventions.ts';
-import { sendCreated, sendJson } from '../../http.ts';
+import { JSON_ONLY, sendCreated, sendJson } from '../../http.ts';
 import { jsonObject, param } from '../../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
@@ -12,7 +12,7 @@ import type { Services } from '../../services.ts';
 export const registerMetaConventionRoutes = (routes: RouteTable, services: Services): void => {
   const conventions = () => services.readModels.collection<MetaConventionDocument>(metaConventionsCollection);
 
-  routes.get('/meta_conventions/', { accept: ['application/json'] }, async (ctx) => {
+  routes.get('/meta_conventions/', { accept: JSON_ONLY }, async (ctx) => {
     const keys: string[] = [];
     for await (const convention of conventions().find({}, { sort: { _id: 1 } })) keys.push(convention.key);
     sendJson(ctx, keys);
@@ -28,7 +28,7 @@ export const registerMetaConventionRoutes = (routes: RouteTable, services: Servi
     sendCreated(ctx);
   });
   // An unknown key simply has no values, as in Rucio.
-  routes.get('/meta_conventions/:key/', { accept: ['application/json'] }, async (ctx) => {
+  routes.get('/meta_conventions/:key/', { accept: JSON_ONLY }, async (ctx) => {
     const convention = await conventions().get(ctx.params.key!);
     sendJson(ctx, [...(convention?.values ?? [])].sort());
   });

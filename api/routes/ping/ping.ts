@@ -1,4 +1,4 @@
-import { sendJson } from '../../http.ts';
+import { JSON_ONLY, sendJson } from '../../http.ts';
 import type { RouteTable } from '../../route.ts';
 
 /** The API version the specification describes (002: "Versioning"). */
@@ -6,6 +6,6 @@ export const API_VERSION = '39.0.0rc1';
 
 export const registerPingRoutes = (routes: RouteTable): void => {
   for (const path of ['/ping', '/ping/']) {
-    routes.get(path, { auth: false, accept: ['application/json'] }, (ctx) => sendJson(ctx, { version: API_VERSION }));
+    routes.get(path, { auth: false, accept: JSON_ONLY }, (ctx) => sendJson(ctx, { version: API_VERSION }));
   }
 };

@@ -7,16 +7,13 @@ import { BAD_STATE_LETTERS, type BadReplicaDocument, type BadReplicaState } from
 import { badReplicaRows, badReplicaSummary, suspiciousReplicas } from '../../../projections/replica/badReplicaQueries.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { asArray, didRefItem } from '../did/didParams.ts';
-import { JSON_TYPE, mapStream, sendCreated, sendJson, sendStream } from '../../http.ts';
+import { JSON_ONLY, JSON_TYPE, mapStream, sendCreated, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param, paramBoolean, toBoolean } from '../../params.ts';
 import { integerParameter, optionalText, parseUtc, rseName } from './replicaParams.ts';
 import { replicaPfnsOf } from './replicaPfnLookup.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
-
-const JSON_ONLY = [JSON_TYPE];
-const STREAM_ONLY = ['application/x-json-stream'];
 
 /**
  * The query of Rucio's bad-replica listings: a URL-encoded JSON object, or an ordinary query

@@ -4,15 +4,13 @@ import { datasetReplicasOnRse, deepDatasetReplicas, storedDatasetReplicas } from
 import { findDid } from '../../../projections/did/didQueries.ts';
 import { didsCollection, type DidDocument } from '../../../projections/did/dids.ts';
 import { didFromPath } from '../did/didParams.ts';
-import { mapStream, sendStream } from '../../http.ts';
+import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param, queryBoolean } from '../../params.ts';
 import { readDids } from './replicaParams.ts';
 import { datasetReplicaJson } from './replicaRendering.ts';
 import type { RouteTable } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import type { Services } from '../../services.ts';
-
-const STREAM_ONLY = ['application/x-json-stream'];
 
 /**
  * Dataset replicas. Rucio's stored rows exist only where rules placed a dataset; here they are

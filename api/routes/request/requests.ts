@@ -3,16 +3,13 @@ import { allowOnly, isAdmin } from '../../../domain/permission/policy.ts';
 import { REQUEST_STATE_LETTERS, type RequestState } from '../../../domain/request/request.ts';
 import { RequestNotFound, RucioError } from '../../../domain/shared/errors.ts';
 import { activeRequest, archivedRequest, listRequests, rseIdsOfSite, type RequestListing } from '../../../projections/request/requestQueries.ts';
-import { mapStream, sendJson, sendStream } from '../../http.ts';
+import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { queryString } from '../../params.ts';
 import type { RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { didFromPath } from '../did/didParams.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import { requestJson } from '../rule/ruleRendering.ts';
-
-const JSON_ONLY = ['application/json'];
-const STREAM_ONLY = ['application/x-json-stream'];
 
 const missing = (what: string) => new RucioError('MissingParameter', what);
 

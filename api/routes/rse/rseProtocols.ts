@@ -3,13 +3,11 @@ import { lfnsToPfns, type Lfn } from '../../../domain/rse/lfn2pfn.ts';
 import { protocolChangesFromRequest, protocolFromRequest } from '../../../domain/rse/protocolInput.ts';
 import { InvalidPath, ReplicaNotFound, RSEProtocolNotSupported, ValueError } from '../../../domain/shared/errors.ts';
 import { replicaId, replicasCollection, type ReplicaDocument } from '../../../projections/replica/replicaDocuments.ts';
-import { sendCreated, sendJson, sendOk } from '../../http.ts';
+import { JSON_ONLY, sendCreated, sendJson, sendOk } from '../../http.ts';
 import { jsonObject, queryString } from '../../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
 import { activeRse, defaultLfn2pfnAlgorithm, lfn2pfnAlgorithmOf, rseSettings, sortedProtocols } from './rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
-
-const JSON_ONLY = ['application/json'];
 
 /** The optional `<hostname>/<port>` path segments that narrow a protocol update or deletion. */
 const protocolSelector = (ctx: AppContext) => {

@@ -21,16 +21,13 @@ import {
   type RseDocument,
   type RseUsageHistoryDocument,
 } from '../../../projections/rse/rses.ts';
-import { mapStream, sendCreated, sendJson, sendOk, sendStream, sendText } from '../../http.ts';
+import { JSON_ONLY, mapStream, sendCreated, sendJson, sendOk, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
 import { fromList } from '../../listSource.ts';
 import { jsonObject, param, queryBoolean, queryString } from '../../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
 import { integerParameter } from './rseRequests.ts';
 import { activeRse, distanceView } from './rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
-
-const JSON_ONLY = ['application/json'];
-const STREAM_ONLY = ['application/x-json-stream'];
 
 /** A required text parameter; missing is Rucio's KeyError. */
 const requiredText = (parameters: Record<string, unknown>, key: string): string => {

@@ -3,16 +3,13 @@ import { evaluateRseExpression } from '../../../domain/rse/rseExpression.ts';
 import { assertValidName } from '../../../domain/shared/names.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { rsesCollection, type RseDocument } from '../../../projections/rse/rses.ts';
-import { mapStream, sendCreated, sendJson, sendOk, sendStream } from '../../http.ts';
+import { JSON_ONLY, mapStream, sendCreated, sendJson, sendOk, sendStream, STREAM_ONLY } from '../../http.ts';
 import { fromList } from '../../listSource.ts';
 import { jsonObject, param, queryString } from '../../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
 import { rseAttributeValue, rsePropertiesForCreation, rsePropertyChanges } from './rseRequests.ts';
 import { activeRse, defaultLfn2pfnAlgorithm, rseDetail, rseListEntry, sortedAttributes } from './rseViews.ts';
 import type { Services } from '../../services.ts';
-
-const JSON_ONLY = ['application/json'];
-const STREAM_ONLY = ['application/x-json-stream'];
 
 /** RSEs and their attributes (rest-api-reference.md §1.21). */
 export const registerRseRoutes = (routes: RouteTable, services: Services): void => {

@@ -14,16 +14,13 @@ import {
   ruleHistoryOfDid,
   transferAttempts,
 } from '../../../projections/rule/ruleQueries.ts';
-import { mapStream, sendJson, sendOk, sendStream, sendText } from '../../http.ts';
+import { JSON_ONLY, mapStream, sendJson, sendOk, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param, toBoolean } from '../../params.ts';
 import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { didFromPath } from '../did/didParams.ts';
 import { ruleRequestOf, ruleUpdateOf } from './ruleParams.ts';
 import { didRuleHistoryJson, replicaLockJson, ruleJson } from './ruleRendering.ts';
-
-const JSON_ONLY = ['application/json'];
-const STREAM_ONLY = ['application/x-json-stream'];
 
 /**
  * Rucio's `/rules` statuses: the creation route answers 409 for the rule errors and
