@@ -22,7 +22,7 @@ export const requireRulePermission = (caller: Caller, allowed: boolean, what: st
  */
 export const requestRuleDeletion = async (context: CommandContext, data: { ruleId: string; purgeReplicas: boolean | null }, metadata: CommandMetadata) => {
   const caller = await loadCaller(context, metadata.account);
-  requireRulePermission(caller, RULE_PERMISSIONS.deleteRule(caller), `delete this replication rule`);
+  requireRulePermission(caller, RULE_PERMISSIONS.deleteRule(caller), 'remove this replication rule.');
   return handleCommand(context, ruleDecider, ruleStreamName(data.ruleId), { type: 'RequestRuleDeletion', data, metadata });
 };
 

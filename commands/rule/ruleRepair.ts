@@ -1,5 +1,6 @@
 import { didKey } from '../../domain/did/did.ts';
 import { ruleStreamName, type HeldLock, type LiveRule } from '../../domain/rule/rule.ts';
+import { evaluateRseExpression, type RseFacts } from '../../domain/rse/rseExpression.ts';
 import { targetRsesOf } from '../../domain/rule/ruleCreation.ts';
 import { ruleDecider, type RuleCommand } from '../../domain/rule/ruleDecider.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
@@ -19,8 +20,10 @@ import { RuleStep } from './ruleStep.ts';
  * outcome is the same: a rule stuck for more than 14 days is suspended; otherwise files the rule
  * does not cover yet get their locks, stuck locks of files that have enough good ones are
  * released, and each other STUCK lock is set OK when its replica has arrived meanwhile, or retried
- * in place (a new transfer) once its back-off has passed and its RSE takes writes. The rule's
- * state then follows from its counters.
+ * in place (a new transfer) once its back-off has passed and its RSE takes writes. A lock of a rule
+ * with a source expression that was never retried is stuck for want of a source: it is retried as
+ * soon as a source RSE holds an AVAILABLE copy, and not before. The rule's state then follows from
+ * its counters.
  */
 
 const HOUR = 3_600_000;
@@ -34,6 +37,17 @@ export const retryBackoffMs = (rule: LiveRule, now: Date): number => {
   if (rule.record.activity === 'Express') return 2 * HOUR;
   const age = now.getTime() - Date.parse(rule.record.createdAt);
   return age < DAY ? 2 * HOUR : age < 2 * DAY ? 4 * HOUR : age < 3 * DAY ? 6 * HOUR : 8 * HOUR;
+};
+
+/** The RSE ids a source expression selects; null without one, none when it selects nothing now. */
+const sourceRsesOf = (expression: string | null, rses: readonly RseFacts[]): Set<string> | null => {
+  if (expression === null) return null;
+  try {
+    return new Set(evaluateRseExpression(expression, rses).map((rse) => rse.id));
+  } catch (error) {
+    if (error instanceof RucioError) return new Set();
+    throw error;
+  }
 };
 
 export type RepairOutcome = Readonly<{ position: bigint | undefined; outcome: string }>;
@@ -77,13 +91,19 @@ export const repairRule = async (
   if (surplus.length > 0) position = (await releaseLocks(context, rule, surplus, [], { kind: 'repair', detail: 'surplus stuck locks' }, metadata)) ?? position;
 
   const backoff = data.ignoreBackoff ? 0 : retryBackoffMs(rule, now);
+  const sources = sourceRsesOf(rule.record.sourceReplicaExpression, rses);
   const arrived: HeldLock[] = [];
   const retry: HeldLock[] = [];
   for (const lock of stuck) {
     if (surplus.includes(lock)) continue;
-    const replica = (await loadFileReplicas(context, lock.scope, lock.name)).replicas.get(lock.rseId);
+    const replicas = (await loadFileReplicas(context, lock.scope, lock.name)).replicas;
+    const replica = replicas.get(lock.rseId);
     if (replica && (replica.state === 'AVAILABLE' || replica.state === 'TEMPORARY_UNAVAILABLE')) arrived.push(lock);
-    else if (now.getTime() - Date.parse(lock.since) >= backoff && writable.has(lock.rseId)) retry.push(lock);
+    else if (sources !== null && lock.repairs === 0) {
+      // A lock stuck for want of a source is retried once a source holds the file, back-off or not (Rucio's repair).
+      const sourceFound = [...replicas].some(([rseId, copy]) => sources.has(rseId) && copy.state === 'AVAILABLE');
+      if (sourceFound && writable.has(lock.rseId)) retry.push(lock);
+    } else if (now.getTime() - Date.parse(lock.since) >= backoff && writable.has(lock.rseId)) retry.push(lock);
   }
   if (arrived.length > 0 || retry.length > 0) {
     const step = new RuleStep(metadata);

@@ -88,7 +88,7 @@ export const reduceRule = async (
   metadata: CommandMetadata,
 ): Promise<{ ruleIds: string[]; position: bigint | undefined }> => {
   const caller = await loadCaller(context, metadata.account);
-  requireRulePermission(caller, RULE_PERMISSIONS.reduceRule(caller), 'reduce replication rule');
+  requireRulePermission(caller, RULE_PERMISSIONS.reduceRule(caller), 'reduce this replication rule.');
   const old = await loadLiveRule(context, data.ruleId);
   if (data.copies >= old.record.copies) throw new RuleReplaceFailed('Copies of the new rule must be smaller than the old rule.');
   if (old.state !== 'OK') throw new RuleReplaceFailed('The source rule must be OK.');
@@ -109,7 +109,7 @@ export const moveRule = async (
   metadata: CommandMetadata,
 ): Promise<{ ruleIds: string[]; position: bigint | undefined }> => {
   const caller = await loadCaller(context, metadata.account);
-  requireRulePermission(caller, RULE_PERMISSIONS.moveRule(caller), 'move replication rule');
+  requireRulePermission(caller, RULE_PERMISSIONS.moveRule(caller), 'move this replication rule.');
   const { dids, ...override } = data.override;
   if (dids !== undefined) throw new UnsupportedOperation('The override of a move may not change the DIDs of the rule.');
   const old = await loadLiveRule(context, data.ruleId);

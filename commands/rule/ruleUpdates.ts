@@ -56,7 +56,7 @@ export type RuleUpdate = Readonly<{
  */
 export const updateRule = async (context: CommandContext, data: { ruleId: string; update: RuleUpdate }, metadata: CommandMetadata) => {
   const caller = await loadCaller(context, metadata.account);
-  requireRulePermission(caller, RULE_PERMISSIONS.updateRule(caller), 'update replication rule');
+  requireRulePermission(caller, RULE_PERMISSIONS.updateRule(caller), 'update this replication rule.');
   const rule = await loadLiveRule(context, data.ruleId);
   const { update } = data;
   const changes: Record<string, unknown> = {};
@@ -123,7 +123,7 @@ const childChange = async (context: CommandContext, rule: LiveRule, childRuleId:
 /** `approve` in the options of an update: approval or denial (admins); denial deletes the rule. */
 export const approveRule = async (context: CommandContext, data: { ruleId: string; approve: boolean; reason: string | null }, metadata: CommandMetadata) => {
   const caller = await loadCaller(context, metadata.account);
-  requireRulePermission(caller, RULE_PERMISSIONS.approveRule(caller), 'approve/deny replication rule');
+  requireRulePermission(caller, RULE_PERMISSIONS.approveRule(caller), 'approve/deny this replication rule.');
   const rule = await loadLiveRule(context, data.ruleId);
   const ruleStream = ruleStreamName(rule.record.id);
   if (data.approve) {

@@ -78,8 +78,11 @@ export const NO_LOCKS: LockCounters = { ok: 0, replicating: 0, stuck: 0 };
 /** One lock as the rule keeps it: the file, the RSE, the bytes it counts, its state. */
 export type RuleLock = Readonly<{ scope: string; name: string; rseId: string; rse: string; bytes: number; state: LockState }>;
 
-/** A lock in the rule's state: also since when it is in its state (the repairer's back-off counts from it). */
-export type HeldLock = RuleLock & Readonly<{ since: string }>;
+/**
+ * A lock in the rule's state: also since when it is in its state (the repairer's back-off counts
+ * from it) and how often the repairer retried it (Rucio's `repair_cnt`).
+ */
+export type HeldLock = RuleLock & Readonly<{ since: string; repairs: number }>;
 
 /** One dataset lock: the rule's hold on a whole dataset at one RSE (grouping ALL or DATASET). */
 export type DatasetLock = Readonly<{ scope: string; name: string; rseId: string; rse: string; length: number | null; bytes: number | null }>;
@@ -226,7 +229,7 @@ export const evolveRule = (state: Rule, event: RuleEvent): Rule => {
   switch (event.type) {
     case 'RuleLocksCreated': {
       const locks = new Map(state.locks);
-      for (const lock of event.data.locks) locks.set(lockKey(lock.scope, lock.name, lock.rseId), { ...lock, since: event.data.at });
+      for (const lock of event.data.locks) locks.set(lockKey(lock.scope, lock.name, lock.rseId), { ...lock, since: event.data.at, repairs: 0 });
       const datasetLocks = new Map(state.datasetLocks);
       for (const lock of event.data.datasetLocks) datasetLocks.set(lockKey(lock.scope, lock.name, lock.rseId), lock);
       return { ...state, locks, datasetLocks, counters: event.data.counters };
@@ -240,7 +243,12 @@ export const evolveRule = (state: Rule, event: RuleEvent): Rule => {
     }
     case 'RuleLocksChanged': {
       const locks = new Map(state.locks);
-      for (const { previousState: _previous, ...lock } of event.data.locks) locks.set(lockKey(lock.scope, lock.name, lock.rseId), { ...lock, since: event.data.at });
+      const retried = event.data.cause.kind === 'repair';
+      for (const { previousState: _previous, ...lock } of event.data.locks) {
+        const key = lockKey(lock.scope, lock.name, lock.rseId);
+        const repairs = (state.locks.get(key)?.repairs ?? 0) + (retried && lock.state === 'REPLICATING' ? 1 : 0);
+        locks.set(key, { ...lock, since: event.data.at, repairs });
+      }
       return { ...state, locks, counters: event.data.counters };
     }
     case 'RuleStateChanged':

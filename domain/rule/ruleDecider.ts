@@ -105,7 +105,7 @@ export const requireLive = (state: Rule, ruleId: string): LiveRule => {
 };
 
 /** A held lock as events record it (without the time the rule keeps). */
-const recorded = ({ since: _since, ...lock }: HeldLock): RuleLock => lock;
+const recorded = ({ since: _since, repairs: _repairs, ...lock }: HeldLock): RuleLock => lock;
 
 const refOf = (rule: LiveRule) => ({ ruleId: rule.record.id, scope: rule.record.scope, name: rule.record.name, account: rule.record.account });
 

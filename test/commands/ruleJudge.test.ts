@@ -12,7 +12,9 @@ import { setMetadata } from '../../commands/did/didMetadata.ts';
 import { evaluateAttach, evaluateDetach } from '../../commands/rule/ruleEvaluation.ts';
 import { injectRule } from '../../commands/rule/ruleInjection.ts';
 import type { CommandContext } from '../../commands/commandContext.ts';
-import { as, commandSpec } from '../support/commandSpec.ts';
+import { as, commandSpec, SPEC_NOW } from '../support/commandSpec.ts';
+import { repairRule } from '../../commands/rule/ruleRepair.ts';
+import { transferFailed } from '../../commands/rule/ruleTransfers.ts';
 import type { StreamedEvent } from '../support/projectionHarness.ts';
 import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
 
@@ -151,14 +153,20 @@ describe('Commands: changing a rule', () => {
       .when((context) => requestRuleDeletion(context, { ruleId, purgeReplicas: null }, as('root')))
       .thenRefused(UnsupportedOperation));
 
-  it('repairs a STUCK rule by retrying its stuck locks once asked to boost (rule 18)', () =>
+  /** A rule whose only allowed source holds no copy: its lock is STUCK, and so is the rule. */
+  const stuckForWantOfSource = async (context: CommandContext, settle: () => Promise<void>) => {
+    await aWorld(context, { SITE_A: {}, SITE_B: {}, SITE_C: {} });
+    await aDataset(context, 'ds', ['f1'], 'SITE_A');
+    await settle();
+    [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B', { sourceReplicaExpression: 'SITE_C' }), as('root'))).ruleIds as [string];
+    await settle();
+  };
+
+  it('repairs a STUCK rule by retrying its stuck locks once asked to boost, when its source has the file (rule 18)', () =>
     spec
       .given(async (context, settle) => {
-        await aWorld(context, { SITE_A: {}, SITE_B: {}, SITE_C: {} });
-        await aDataset(context, 'ds', ['f1'], 'SITE_A');
-        await settle();
-        // No copy on the only allowed source: the lock is STUCK and so is the rule.
-        [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B', { sourceReplicaExpression: 'SITE_C' }), as('root'))).ruleIds as [string];
+        await stuckForWantOfSource(context, settle);
+        await addReplicas(context, { rse: 'SITE_C', files: [{ scope: SCOPE, name: 'f1', bytes: 100, adler32: '0cc737eb' }], ignoreAvailability: true }, as('root'));
         await settle();
       })
       .when((context) => updateRule(context, { ruleId, update: { boostRule: true } }, as('root')))
@@ -166,6 +174,33 @@ describe('Commands: changing a rule', () => {
         expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([{ [ruleId]: 'REPLICATING' }]);
         expect(ofType(events, 'RequestQueued').map((data) => (data.request as { retryCount: number }).retryCount)).to.deep.equal([1]);
         expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([['STUCK', 'REPLICATING']]);
+      }));
+
+  it('leaves a lock stuck for want of a source alone while no source has the file, boost or not (rule 18)', () =>
+    spec
+      .given(stuckForWantOfSource)
+      .when((context) => updateRule(context, { ruleId, update: { boostRule: true } }, as('root')))
+      .thenAppended((events) => {
+        expect(ofType(events, 'ReplicaLocksChanged')).to.have.length(0);
+        expect(ofType(events, 'RequestQueued')).to.have.length(0);
+        expect(ofType(events, 'RuleStateChanged')).to.have.length(0);
+      }));
+
+  it('retries a lock the repairer retried before in place once its back-off has passed, with a new transfer (rule 18)', () =>
+    spec
+      .given(async (context, settle) => {
+        await stuckForWantOfSource(context, settle);
+        await addReplicas(context, { rse: 'SITE_C', files: [{ scope: SCOPE, name: 'f1', bytes: 100, adler32: '0cc737eb' }], ignoreAvailability: true }, as('root'));
+        await updateRule(context, { ruleId, update: { boostRule: true } }, as('root'));
+        // The retried copy failed for good: the lock is STUCK again, with one repair behind it.
+        await transferFailed(context, { scope: SCOPE, name: 'f1', rse: 'SITE_B', error: 'failed' }, as('root'));
+        await settle();
+      })
+      .when((context) => repairRule(context, { ruleId }, { ...as('root'), now: new Date(SPEC_NOW.getTime() + 3 * 3_600_000) }))
+      .thenAppended((events) => {
+        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([{ [ruleId]: 'REPLICATING' }]);
+        expect(ofType(events, 'RequestQueued').map((data) => (data.request as { retryCount: number }).retryCount)).to.deep.equal([1]);
+        expect(ofType(events, 'RuleStateChanged').map((data) => data.state)).to.deep.equal(['REPLICATING']);
       }));
 });
 
