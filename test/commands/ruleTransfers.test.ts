@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { setDidStatus } from '../../commands/did/didLifecycle.ts';
 import { addRules } from '../../commands/rule/ruleCreation.ts';
-import { transferFailed, transferSucceeded } from '../../commands/rule/ruleTransfers.ts';
+import { changeReplicaStates, transferFailed, transferSucceeded } from '../../commands/rule/ruleTransfers.ts';
 import { updateRule } from '../../commands/rule/ruleUpdates.ts';
 import type { CommandContext } from '../../commands/commandContext.ts';
 import { ReplicaNotFound } from '../../domain/shared/errors.ts';
@@ -160,6 +160,23 @@ describe('Commands: a copy arrives or fails for good (rules 17 and 18)', () => {
         expect(ofType(events, 'RuleLocksChanged').map((data) => data.counters)).to.deep.equal([{ ok: 1, replicating: 0, stuck: 0 }]);
         expect(ofType(events, 'RuleStateChanged')).to.have.length(0);
       }));
+
+  it('changes several replicas in one step, counting each rule once (rule 17)', () =>
+    spec
+      .given(replicating(['f1', 'f2']))
+      .when((context) =>
+        changeReplicaStates(context, { rse: 'SITE_B', files: [{ scope: SCOPE, name: 'f1', state: 'AVAILABLE' }, { scope: SCOPE, name: 'f2', state: 'AVAILABLE' }] }, as('root')),
+      )
+      .thenAppended((events) => {
+        expect(ofType(events, 'RuleLocksChanged').map((data) => data.counters)).to.deep.equal([{ ok: 2, replicating: 0, stuck: 0 }]);
+        expect(ofType(events, 'RuleStateChanged').map((data) => data.state)).to.deep.equal(['OK']);
+      }));
+
+  it('changes nothing but the replica for other states', () =>
+    spec
+      .given(replicating(['f1']))
+      .when((context) => changeReplicaStates(context, { rse: 'SITE_A', files: [{ scope: SCOPE, name: 'f1', state: 'TEMPORARY_UNAVAILABLE' }] }, as('root')))
+      .thenAppended((events) => expect(events.map((event) => event.type)).to.deep.equal(['ReplicaStateChanged'])));
 
   it('refuses a file without a replica on the RSE', () =>
     spec.given(replicating(['f1'])).when((context) => transferSucceeded(context, { scope: SCOPE, name: 'nope', rse: 'SITE_B' }, as('root'))).thenRefused(ReplicaNotFound));
