@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { CommandMetadata } from '../domain/shared/event.ts';
 import { authenticate } from './auth/authenticate.ts';
-import { requireAccept } from './http.ts';
+import { requireAccept, sendCreated, sendOk } from './http.ts';
 import { compareRanks, rankPath, type RouteRank } from './routeRanking.ts';
 import type { AppContext, AppState, Services } from './services.ts';
 
@@ -111,8 +111,37 @@ export const commandMetadata = (ctx: AppContext): CommandMetadata => ({
  * Read your writes: answer only once every read model has applied the write's last event, or
  * after the configured bound (the write is durable either way; the delay is logged).
  */
-export const afterWrite = async (ctx: AppContext, services: Services, position: bigint | undefined): Promise<void> => {
+const afterWrite = async (ctx: AppContext, services: Services, position: bigint | undefined): Promise<void> => {
   if (position === undefined) return;
   const caughtUp = await services.progress.waitFor(position, services.config.readYourWritesTimeoutMs);
   if (!caughtUp) ctx.state.logger.warn({ position: position.toString() }, 'read models lag behind a write');
+};
+
+/** What every command gives back: the position of its last event, none when it wrote nothing. */
+type WriteOutcome = Readonly<{ position: bigint | undefined }>;
+
+/**
+ * A route's write: the command runs with this request's metadata, and the outcome comes back once
+ * the read models have caught up with it (read your writes), ready for the answer.
+ */
+export const runCommand = async <Outcome extends WriteOutcome>(
+  ctx: AppContext,
+  services: Services,
+  command: (metadata: CommandMetadata) => Promise<Outcome>,
+): Promise<Outcome> => {
+  const outcome = await command(commandMetadata(ctx));
+  await afterWrite(ctx, services, outcome.position);
+  return outcome;
+};
+
+/** A write answered as Rucio's creations are: 201 and the JSON string "Created". */
+export const created = async (ctx: AppContext, services: Services, command: (metadata: CommandMetadata) => Promise<WriteOutcome>): Promise<void> => {
+  await runCommand(ctx, services, command);
+  sendCreated(ctx);
+};
+
+/** A write answered as Rucio's updates and deletions are: 200 and an empty body. */
+export const ok = async (ctx: AppContext, services: Services, command: (metadata: CommandMetadata) => Promise<WriteOutcome>): Promise<void> => {
+  await runCommand(ctx, services, command);
+  sendOk(ctx);
 };

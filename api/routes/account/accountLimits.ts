@@ -5,10 +5,10 @@ import { AccountNotFound } from '../../../domain/shared/errors.ts';
 import { accountLimitsCollection, globalLimitId, localLimitId, type AccountLimitDocument } from '../../../projections/account/accountLimits.ts';
 import { accountsCollection, type AccountDocument } from '../../../projections/account/accounts.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
-import { JSON_ONLY, sendCreated, sendOk } from '../../http.ts';
+import { JSON_ONLY } from '../../http.ts';
 import { limitValue, sendJsonWithInfinity } from '../../infinityJson.ts';
 import { jsonObject, param } from '../../params.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { created, ok, type RouteTable } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
 
@@ -38,14 +38,10 @@ export const registerAccountLimitRoutes = (routes: RouteTable, services: Service
 
   const setLocal = async (ctx: AppContext) => {
     const bytes = limitBytes(param(jsonObject(ctx), 'bytes'));
-    const outcome = await setLocalAccountLimit(services.commands, { account: ctx.params.account!, rse: ctx.params.rse!, bytes }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => setLocalAccountLimit(services.commands, { account: ctx.params.account!, rse: ctx.params.rse!, bytes }, metadata));
   };
   const removeLocal = async (ctx: AppContext) => {
-    const outcome = await removeLocalAccountLimit(services.commands, { account: ctx.params.account!, rse: ctx.params.rse! }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => removeLocalAccountLimit(services.commands, { account: ctx.params.account!, rse: ctx.params.rse! }, metadata));
   };
 
   routes.post('/accountlimits/local/:account/:rse', {}, setLocal);
@@ -53,15 +49,11 @@ export const registerAccountLimitRoutes = (routes: RouteTable, services: Service
   routes.post('/accountlimits/global/:account/:rse_expression', {}, async (ctx) => {
     const bytes = limitBytes(param(jsonObject(ctx), 'bytes'));
     const data = { account: ctx.params.account!, rseExpression: ctx.params.rse_expression!, bytes, rses: await loadRseFacts(services.readModels) };
-    const outcome = await setGlobalAccountLimit(services.commands, data, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => setGlobalAccountLimit(services.commands, data, metadata));
   });
   routes.delete('/accountlimits/global/:account/:rse_expression', {}, async (ctx) => {
     const data = { account: ctx.params.account!, rseExpression: ctx.params.rse_expression!, rses: await loadRseFacts(services.readModels) };
-    const outcome = await removeGlobalAccountLimit(services.commands, data, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => removeGlobalAccountLimit(services.commands, data, metadata));
   });
   // The legacy form of /accountlimits/local/...
   routes.post('/accountlimits/:account/:rse', {}, setLocal);

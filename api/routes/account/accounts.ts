@@ -16,9 +16,9 @@ import type { Filter } from '../../../infra/readstore/readStore.ts';
 import { accountsCollection, type AccountDocument } from '../../../projections/account/accounts.ts';
 import { accountIdentitiesCollection, type AccountIdentityDocument } from '../../../projections/identity/identities.ts';
 import { scopesCollection, type ScopeDocument } from '../../../projections/scope/scopes.ts';
-import { JSON_ONLY, mapStream, sendCreated, sendJson, sendOk, sendStream, STREAM_ONLY } from '../../http.ts';
+import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param, paramBoolean } from '../../params.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { created, ok, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { wildcardPattern } from '../../wildcards.ts';
 import { listRules, ruleFilter } from '../../../projections/rule/ruleQueries.ts';
@@ -110,14 +110,10 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
     const key = ctx.params.key!;
     assertValidName('account_attribute', key);
     const value = attributeValue(param(parameters, 'value'));
-    const outcome = await addAccountAttribute(services.commands, { account: ctx.params.account!, key, value }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => addAccountAttribute(services.commands, { account: ctx.params.account!, key, value }, metadata));
   });
   routes.delete('/accounts/:account/attr/:key', {}, async (ctx) => {
-    const outcome = await removeAccountAttribute(services.commands, { account: ctx.params.account!, key: ctx.params.key! }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => removeAccountAttribute(services.commands, { account: ctx.params.account!, key: ctx.params.key! }, metadata));
   });
 
   // Scopes of an account.
@@ -133,9 +129,7 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   });
   routes.post('/accounts/:account/scopes/:scope', {}, async (ctx) => {
     assertValidName('scope', ctx.params.scope!);
-    const outcome = await addScope(services.commands, { scope: ctx.params.scope!, account: ctx.params.account! }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => addScope(services.commands, { scope: ctx.params.scope!, account: ctx.params.account! }, metadata));
   });
 
   // Identities of an account.
@@ -162,21 +156,15 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
     const email = optionalText(param(parameters, 'email'), 'email');
     const password = optionalText(parameters.password, 'password');
     const isDefault = paramBoolean(parameters, 'default', false);
-    const outcome = await grantIdentity(
-      services.commands,
-      { identity, identityType, account: ctx.params.account!, email, password, isDefault },
-      commandMetadata(ctx),
+    await created(ctx, services, (metadata) =>
+      grantIdentity(services.commands, { identity, identityType, account: ctx.params.account!, email, password, isDefault }, metadata),
     );
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
   });
   routes.delete('/accounts/:account/identities', { errors: { IdentityError: 404 } }, async (ctx) => {
     const parameters = jsonObject(ctx);
     const identity = requiredText(parameters, 'identity');
     const identityType = identityTypeOf(param(parameters, 'authtype'));
-    const outcome = await revokeIdentity(services.commands, { identity, identityType, account: ctx.params.account! }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => revokeIdentity(services.commands, { identity, identityType, account: ctx.params.account! }, metadata));
   });
 
   // One account.
@@ -196,9 +184,7 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   routes.put('/accounts/:account', {}, async (ctx) => {
     const changes = jsonObject(ctx);
     assertValidName('account', ctx.params.account!);
-    const outcome = await updateAccount(services.commands, { account: ctx.params.account!, changes }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => updateAccount(services.commands, { account: ctx.params.account!, changes }, metadata));
   });
   routes.post('/accounts/:account', {}, async (ctx) => {
     const parameters = jsonObject(ctx);
@@ -210,18 +196,12 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
     if (!(ACCOUNT_TYPES as readonly string[]).includes(accountType)) {
       throw new InvalidAccountType(`${String(type)} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`);
     }
-    const outcome = await createAccount(
-      services.commands,
-      { account, accountType: accountType as AccountType, email },
-      commandMetadata(ctx),
+    await created(ctx, services, (metadata) =>
+      createAccount(services.commands, { account, accountType: accountType as AccountType, email }, metadata),
     );
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
   });
   routes.delete('/accounts/:account', {}, async (ctx) => {
-    const outcome = await deleteAccount(services.commands, { account: ctx.params.account! }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => deleteAccount(services.commands, { account: ctx.params.account! }, metadata));
   });
 
   // All accounts.

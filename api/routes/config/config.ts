@@ -3,9 +3,9 @@ import { removeConfigOption, removeConfigSection, requireConfigPermission, setCo
 import { configValueFromText, configValueToText } from '../../../domain/config/configValue.ts';
 import { AccessDenied, ConfigNotFound, ValueError } from '../../../domain/shared/errors.ts';
 import { configSectionsCollection, type ConfigSectionDocument } from '../../../projections/config/config.ts';
-import { JSON_ONLY, sendCreated, sendJson, sendOk } from '../../http.ts';
+import { JSON_ONLY, sendJson } from '../../http.ts';
 import { jsonObject } from '../../params.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { created, ok, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 
 const typedOptions = (options: Record<string, string>) =>
@@ -16,9 +16,7 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
   const requireReader = async (ctx: AppContext, what: string) =>
     requireConfigPermission(await loadCaller(services.commands, ctx.state.issuer!), what);
   const set = async (ctx: AppContext, options: { section: string; option: string; value: string }[]) => {
-    const outcome = await setConfigOptions(services.commands, { options }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => setConfigOptions(services.commands, { options }, metadata));
   };
 
   routes.get('/config', { accept: JSON_ONLY }, async (ctx) => {
@@ -46,9 +44,7 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     sendJson(ctx, typedOptions(section.options));
   });
   routes.delete('/config/:section', {}, async (ctx) => {
-    const outcome = await removeConfigSection(services.commands, { section: ctx.params.section! }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => removeConfigSection(services.commands, { section: ctx.params.section! }, metadata));
   });
 
   routes.get('/config/:section/:option', { accept: JSON_ONLY }, async (ctx) => {
@@ -64,13 +60,9 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     sendJson(ctx, configValueFromText(value));
   });
   routes.delete('/config/:section/:option', {}, async (ctx) => {
-    const outcome = await removeConfigOption(
-      services.commands,
-      { section: ctx.params.section!, option: ctx.params.option! },
-      commandMetadata(ctx),
+    await ok(ctx, services, (metadata) =>
+      removeConfigOption(services.commands, { section: ctx.params.section!, option: ctx.params.option! }, metadata),
     );
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
   });
 
   routes.put('/config/:section/:option/:value', { errors: { ConfigurationError: 500 } }, async (ctx) => {

@@ -6,9 +6,9 @@ import { ancestorKeys, findDid } from '../../../projections/did/didQueries.ts';
 import { didsCollection, type DidDocument } from '../../../projections/did/dids.ts';
 import { didColumnMetadata, jsonMetadata } from './didRendering.ts';
 import { asArray, asObject, didFromPath, didRefItem } from './didParams.ts';
-import { JSON_ONLY, sendCreated, sendJson, sendOk, sendStream, STREAM_ONLY } from '../../http.ts';
+import { JSON_ONLY, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param, paramBoolean, queryString } from '../../params.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { created, ok, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 
 const pluginOf = (name: unknown): MetadataPlugin => {
@@ -39,9 +39,7 @@ export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services
       const entry = asObject('dids', item);
       return { ...didRefItem('dids', entry), meta: asObject('dids', param(entry, 'meta')) };
     });
-    const outcome = await setDidsMetadataBulk(services.commands, { dids }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => setDidsMetadataBulk(services.commands, { dids }, metadata));
   });
 
   /**
@@ -85,9 +83,7 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
     const parameters = jsonObject(ctx);
     const meta = { [ctx.params.key!]: param(parameters, 'value') };
     const recursive = paramBoolean(parameters, 'recursive', false);
-    const outcome = await setMetadata(services.commands, { ...did, meta, recursive, single: true }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => setMetadata(services.commands, { ...did, meta, recursive, single: true }, metadata));
   });
   routes.get('/dids/*scope_name/meta', { accept: JSON_ONLY }, async (ctx) => {
     const did = didFromPath(ctx);
@@ -101,16 +97,12 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
     const parameters = jsonObject(ctx);
     const meta = asObject('meta', param(parameters, 'meta'));
     const recursive = paramBoolean(parameters, 'recursive', false);
-    const outcome = await setMetadata(services.commands, { ...did, meta, recursive, single: false }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => setMetadata(services.commands, { ...did, meta, recursive, single: false }, metadata));
   });
   routes.delete('/dids/*scope_name/meta', { errors: { NotImplementedError: 409 } }, async (ctx) => {
     const did = didFromPath(ctx);
     const key = queryString(ctx, 'key');
     if (key === undefined) throw new KeyNotFound('No key provided to remove');
-    const outcome = await deleteMetadata(services.commands, { ...did, key }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => deleteMetadata(services.commands, { ...did, key }, metadata));
   });
 };

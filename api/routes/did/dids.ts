@@ -14,11 +14,11 @@ import {
   jsonObjectOrList,
   refuseRuleOptions,
 } from './didParams.ts';
-import { JSON_ONLY, sendCreated, sendOk } from '../../http.ts';
+import { JSON_ONLY } from '../../http.ts';
 import { replicasOption } from '../replica/replicaParams.ts';
 import { ruleRequestOf } from '../rule/ruleParams.ts';
 import { jsonList, jsonObject, param, paramBoolean, toBoolean } from '../../params.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { created, ok, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import {
   registerDidGetRoute,
@@ -31,23 +31,16 @@ import { registerDidBulkMetaRoutes, registerDidMetaRoutes } from './didMetaRoute
 
 /** The /dids area: creation, attachments, status, following, samples; listings and metadata beside. */
 export const registerDidRoutes = (routes: RouteTable, services: Services): void => {
-  const written = async (ctx: AppContext, position: bigint | undefined, created: boolean) => {
-    await afterWrite(ctx, services, position);
-    if (created) sendCreated(ctx);
-    else sendOk(ctx);
-  };
   /** Both sample routes: `nbfiles` is text that must read as an integer, as Python's int() reads it. */
   const sample = async (ctx: AppContext, input: DidRef, output: DidRef, nbfiles: unknown) => {
     const count = typeof nbfiles === 'number' ? nbfiles : /^\s*[+-]?\d+\s*$/.test(String(nbfiles)) ? Number(String(nbfiles).trim()) : Number.NaN;
     if (!Number.isInteger(count)) throw new ValueError(`invalid literal for int() with base 10: '${String(nbfiles)}'`);
-    const outcome = await createDidSample(services.commands, { input, output: checkDidRef('did', output), nbfiles: count }, commandMetadata(ctx));
-    await written(ctx, outcome.position, true);
+    await created(ctx, services, (metadata) => createDidSample(services.commands, { input, output: checkDidRef('did', output), nbfiles: count }, metadata));
   };
 
   routes.post('/dids', { accept: JSON_ONLY, errors: { DatabaseException: 406 } }, async (ctx) => {
     const dids = jsonList(ctx).map((item) => newCollection(asObject('did', item), ctx.state.issuer!));
-    const outcome = await addCollections(services.commands, { dids, single: false }, commandMetadata(ctx));
-    await written(ctx, outcome.position, true);
+    await created(ctx, services, (metadata) => addCollections(services.commands, { dids, single: false }, metadata));
   });
   registerDidStaticListRoutes(routes, services);
   routes.post('/dids/attachments', {}, async (ctx) => {
@@ -61,8 +54,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       const replicas = replicasOption(attachment, 'attachments', ownerOf(attachment));
       return { ...parent, children: attachRequests('attachments', attachment.dids), ...(replicas ? { replicas } : {}) };
     });
-    const outcome = await attachDids(services.commands, { attachments, ignoreDuplicates, single: false }, commandMetadata(ctx));
-    await written(ctx, outcome.position, true);
+    await created(ctx, services, (metadata) => attachDids(services.commands, { attachments, ignoreDuplicates, single: false }, metadata));
   });
   registerDidBulkMetaRoutes(routes, services);
   routes.post('/dids/sample', {}, async (ctx) => {
@@ -74,8 +66,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   });
   routes.post('/dids/resurrect', {}, async (ctx) => {
     const dids = asArray('dids', jsonList(ctx)).map((item) => didRefItem('dids', item));
-    const outcome = await resurrectDids(services.commands, { dids }, commandMetadata(ctx));
-    await written(ctx, outcome.position, true);
+    await created(ctx, services, (metadata) => resurrectDids(services.commands, { dids }, metadata));
   });
   registerDidSearchRoutes(routes, services);
   routes.post('/dids/:input_scope/:input_name/:output_scope/:output_name/:nbfiles/sample', {}, async (ctx) => {
@@ -91,8 +82,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       if (key !== 'open') throw new UnsupportedStatus(`The status ${key} is not a valid data identifier status.`);
     }
     if (!('open' in parameters)) throw new KeyError("'open' not defined");
-    const outcome = await setDidStatus(services.commands, { ...did, open: toBoolean(parameters.open, 'open') }, commandMetadata(ctx));
-    await written(ctx, outcome.position, false);
+    await ok(ctx, services, (metadata) => setDidStatus(services.commands, { ...did, open: toBoolean(parameters.open, 'open') }, metadata));
   });
   registerDidMetaRoutes(routes, services);
   routes.post('/dids/*scope_name/dids', {}, async (ctx) => {
@@ -103,26 +93,22 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     const children = attachRequests('attachment', parameters.dids);
     const replicas = replicasOption(parameters, 'attachment', ownerOf(parameters));
     const attachment = { ...parent, children, ...(replicas ? { replicas } : {}) };
-    const outcome = await attachDids(services.commands, { attachments: [attachment], ignoreDuplicates: false, single: true }, commandMetadata(ctx));
-    await written(ctx, outcome.position, true);
+    await created(ctx, services, (metadata) => attachDids(services.commands, { attachments: [attachment], ignoreDuplicates: false, single: true }, metadata));
   });
   routes.delete('/dids/*scope_name/dids', {}, async (ctx) => {
     const parent = didFromPath(ctx);
     const children = asArray('dids', param(jsonObject(ctx), 'dids')).map((item) => didRefItem('dids', item));
-    const outcome = await detachDids(services.commands, { ...parent, children }, commandMetadata(ctx));
-    await written(ctx, outcome.position, false);
+    await ok(ctx, services, (metadata) => detachDids(services.commands, { ...parent, children }, metadata));
   });
   routes.post('/dids/*scope_name/follow', {}, async (ctx) => {
     const did = didFromPath(ctx);
     const account = followerAccount(jsonObject(ctx));
-    const outcome = await followDid(services.commands, { ...did, account }, commandMetadata(ctx));
-    await written(ctx, outcome.position, true);
+    await created(ctx, services, (metadata) => followDid(services.commands, { ...did, account }, metadata));
   });
   routes.delete('/dids/*scope_name/follow', {}, async (ctx) => {
     const did = didFromPath(ctx);
     const account = followerAccount(jsonObject(ctx));
-    const outcome = await unfollowDid(services.commands, { ...did, account }, commandMetadata(ctx));
-    await written(ctx, outcome.position, false);
+    await ok(ctx, services, (metadata) => unfollowDid(services.commands, { ...did, account }, metadata));
   });
   registerScopeListingRoutes(routes, services);
   registerDidGetRoute(routes, services);
@@ -130,8 +116,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     const did = didFromPath(ctx);
     const parameters = jsonObject(ctx);
     const collection = newCollection({ ...parameters, type: param(parameters, 'type'), ...did }, ctx.state.issuer!);
-    const outcome = await addCollections(services.commands, { dids: [collection], single: true }, commandMetadata(ctx));
-    await written(ctx, outcome.position, true);
+    await created(ctx, services, (metadata) => addCollections(services.commands, { dids: [collection], single: true }, metadata));
   });
 };
 

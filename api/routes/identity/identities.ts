@@ -3,19 +3,19 @@ import type { IdentityType } from '../../../domain/identity/identity.ts';
 import { ValueError } from '../../../domain/shared/errors.ts';
 import { accountIdentitiesCollection, type AccountIdentityDocument } from '../../../projections/identity/identities.ts';
 import { IDENTITY_TYPES } from '../../../domain/identity/identity.ts';
-import { JSON_ONLY, sendCreated, sendJson } from '../../http.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { JSON_ONLY, sendJson } from '../../http.ts';
+import { created, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 
 export const registerIdentityRoutes = (routes: RouteTable, services: Services): void => {
   const register = async (ctx: AppContext, identityType: IdentityType, identity: string, password: string | null) => {
-    const outcome = await registerIdentity(
-      services.commands,
-      { identity, identityType, account: ctx.params.account!, email: ctx.get('X-Svc-Email'), password },
-      commandMetadata(ctx),
+    await created(ctx, services, (metadata) =>
+      registerIdentity(
+        services.commands,
+        { identity, identityType, account: ctx.params.account!, email: ctx.get('X-Svc-Email'), password },
+        metadata,
+      ),
     );
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
   };
 
   routes.put('/identities/:account/userpass', {}, async (ctx) => {

@@ -5,10 +5,10 @@ import { RSE_PERMISSIONS } from '../../../domain/permission/rsePolicy.ts';
 import { availabilityInteger } from '../../../domain/rse/availability.ts';
 import { formatRucioDate } from '../../../domain/shared/dates.ts';
 import { rseDistancesCollection, rsesCollection, type RseDistanceDocument, type RseDocument } from '../../../projections/rse/rses.ts';
-import { JSON_ONLY, sendCreated, sendJson } from '../../http.ts';
+import { JSON_ONLY, sendJson } from '../../http.ts';
 import { dataImportFromBody } from './importRequest.ts';
 import { jsonObject, queryBoolean } from '../../params.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { created, type RouteTable } from '../../route.ts';
 import { defaultLfn2pfnAlgorithm, lfn2pfnAlgorithmOf, rseSettings } from '../rse/rseViews.ts';
 import type { Services } from '../../services.ts';
 
@@ -66,9 +66,7 @@ export const registerImportExportRoutes = (routes: RouteTable, services: Service
     });
     routes.post(path.replace('export', 'import'), {}, async (ctx) => {
       const data = dataImportFromBody(jsonObject(ctx));
-      const outcome = await importData(services.commands, data, commandMetadata(ctx));
-      await afterWrite(ctx, services, outcome.position);
-      sendCreated(ctx);
+      await created(ctx, services, (metadata) => importData(services.commands, data, metadata));
     });
   }
 };

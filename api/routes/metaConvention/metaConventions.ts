@@ -1,8 +1,8 @@
 import { addMetaConventionKey, addMetaConventionValue } from '../../../commands/metaConvention/metaConventionCommands.ts';
 import { metaConventionsCollection, type MetaConventionDocument } from '../../../projections/metaConvention/metaConventions.ts';
-import { JSON_ONLY, sendCreated, sendJson } from '../../http.ts';
+import { JSON_ONLY, sendJson } from '../../http.ts';
 import { jsonObject, param } from '../../params.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { created, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 
 /**
@@ -19,13 +19,13 @@ export const registerMetaConventionRoutes = (routes: RouteTable, services: Servi
   });
   routes.post('/meta_conventions/:key', {}, async (ctx) => {
     const parameters = jsonObject(ctx);
-    const outcome = await addMetaConventionKey(
-      services.commands,
-      { key: ctx.params.key!, keyType: parameters.key_type, valueType: parameters.value_type, valueRegexp: parameters.value_regexp },
-      commandMetadata(ctx),
+    await created(ctx, services, (metadata) =>
+      addMetaConventionKey(
+        services.commands,
+        { key: ctx.params.key!, keyType: parameters.key_type, valueType: parameters.value_type, valueRegexp: parameters.value_regexp },
+        metadata,
+      ),
     );
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
   });
   // An unknown key simply has no values, as in Rucio.
   routes.get('/meta_conventions/:key/', { accept: JSON_ONLY }, async (ctx) => {
@@ -34,8 +34,6 @@ export const registerMetaConventionRoutes = (routes: RouteTable, services: Servi
   });
   routes.post('/meta_conventions/:key/', {}, async (ctx) => {
     const value = param(jsonObject(ctx), 'value');
-    const outcome = await addMetaConventionValue(services.commands, { key: ctx.params.key!, value }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => addMetaConventionValue(services.commands, { key: ctx.params.key!, value }, metadata));
   });
 };

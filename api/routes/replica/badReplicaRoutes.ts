@@ -7,11 +7,11 @@ import { BAD_STATE_LETTERS, type BadReplicaDocument, type BadReplicaState } from
 import { badReplicaRows, badReplicaSummary, suspiciousReplicas } from '../../../projections/replica/badReplicaQueries.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { asArray, didRefItem } from '../did/didParams.ts';
-import { JSON_ONLY, JSON_TYPE, mapStream, sendCreated, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
+import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param, paramBoolean, toBoolean } from '../../params.ts';
 import { integerParameter, optionalText, parseUtc, rseName } from './replicaParams.ts';
 import { replicaPfnsOf } from './replicaPfnLookup.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { created, type RouteTable, runCommand } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
 
@@ -151,13 +151,9 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
   for (const path of ['/replicas/suspicious', '/replicas/suspicious/']) {
     routes.post(path, { accept: JSON_ONLY }, async (ctx) => {
       const parameters = jsonObject(ctx);
-      const outcome = await declareReplicas(
-        services.commands,
-        { replicas: declaredReplicas(parameters.pfns), reason: optionalText(parameters.reason, 'reason'), force: false, declaration: 'SUSPICIOUS' },
-        commandMetadata(ctx),
-      );
-      await afterWrite(ctx, services, outcome.position);
-      sendJson(ctx, outcome.notDeclared, 201);
+      const declaration = { replicas: declaredReplicas(parameters.pfns), reason: optionalText(parameters.reason, 'reason'), force: false, declaration: 'SUSPICIOUS' as const };
+      const { notDeclared } = await runCommand(ctx, services, (metadata) => declareReplicas(services.commands, declaration, metadata));
+      sendJson(ctx, notDeclared, 201);
     });
   }
   for (const path of ['/replicas/bad/pfns', '/replicas/bad/pfns/']) {
@@ -169,18 +165,18 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
         if (typeof pfn !== 'string') throw new ValueError(`PFNs must be strings, not ${JSON.stringify(pfn)}`);
         return pfn;
       });
-      const outcome = await declareBadPfns(
-        services.commands,
-        {
-          pfns,
-          state: state as BadPfnState,
-          reason: optionalText(parameters.reason, 'reason'),
-          expiresAt: parameters.expires_at ? parseUtc(parameters.expires_at, 'fraction', 'expires_at') : undefined,
-        },
-        commandMetadata(ctx),
+      await created(ctx, services, (metadata) =>
+        declareBadPfns(
+          services.commands,
+          {
+            pfns,
+            state: state as BadPfnState,
+            reason: optionalText(parameters.reason, 'reason'),
+            expiresAt: parameters.expires_at ? parseUtc(parameters.expires_at, 'fraction', 'expires_at') : undefined,
+          },
+          metadata,
+        ),
       );
-      await afterWrite(ctx, services, outcome.position);
-      sendCreated(ctx);
     });
   }
   for (const path of ['/replicas/bad/dids', '/replicas/bad/dids/']) {
@@ -188,31 +184,23 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       const parameters = jsonObject(ctx);
       if (parameters.expires_at) parseUtc(parameters.expires_at, 'fraction', 'expires_at');
       const dids = asArray('dids', parameters.dids ?? []).map((item) => didRefItem('dids', item));
-      const outcome = await declareBadDids(
-        services.commands,
-        { dids, rse: rseName(parameters.rse), reason: optionalText(parameters.reason, 'reason') },
-        commandMetadata(ctx),
-      );
-      await afterWrite(ctx, services, outcome.position);
-      sendJson(ctx, outcome.notDeclared, 201);
+      const declaration = { dids, rse: rseName(parameters.rse), reason: optionalText(parameters.reason, 'reason') };
+      const { notDeclared } = await runCommand(ctx, services, (metadata) => declareBadDids(services.commands, declaration, metadata));
+      sendJson(ctx, notDeclared, 201);
     });
   }
   for (const path of ['/replicas/bad', '/replicas/bad/']) {
     routes.post(path, { accept: JSON_ONLY }, async (ctx) => {
       const parameters = jsonObject(ctx);
       const given = declaredReplicas(parameters.replicas);
-      const outcome = await declareReplicas(
-        services.commands,
-        {
-          replicas: given.length > 0 ? given : declaredReplicas(parameters.pfns),
-          reason: optionalText(parameters.reason, 'reason'),
-          force: paramBoolean(parameters, 'force', false),
-          declaration: 'BAD',
-        },
-        commandMetadata(ctx),
-      );
-      await afterWrite(ctx, services, outcome.position);
-      sendJson(ctx, outcome.notDeclared, 201);
+      const declaration = {
+        replicas: given.length > 0 ? given : declaredReplicas(parameters.pfns),
+        reason: optionalText(parameters.reason, 'reason'),
+        force: paramBoolean(parameters, 'force', false),
+        declaration: 'BAD' as const,
+      };
+      const { notDeclared } = await runCommand(ctx, services, (metadata) => declareReplicas(services.commands, declaration, metadata));
+      sendJson(ctx, notDeclared, 201);
     });
   }
   for (const path of ['/replicas/dids', '/replicas/dids/']) {

@@ -2,10 +2,10 @@ import { addReplicas } from '../../../commands/replica/replicaRegistration.ts';
 import { quarantineReplicas, refuseReplicaDeletion, setTombstones, updateReplicaStates } from '../../../commands/replica/replicaUpdates.ts';
 import { InputValidationError, ValueError } from '../../../domain/shared/errors.ts';
 import { asArray, asObject, didRefItem } from '../did/didParams.ts';
-import { sendCreated, sendOk } from '../../http.ts';
+import { sendOk } from '../../http.ts';
 import { jsonObject, param, paramBoolean } from '../../params.ts';
 import { replicaFiles, replicaStateChanges, rseName } from './replicaParams.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { commandMetadata, created, ok, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { registerBadReplicaDeclarationRoutes, registerBadReplicaListRoutes } from './badReplicaRoutes.ts';
 import { registerDatasetReplicaRoutes, registerDatasetReplicasBulkRoutes, registerDatasetsOnRseRoutes } from './datasetReplicaRoutes.ts';
@@ -17,12 +17,6 @@ import { registerReplicaGetRoute, registerReplicaListRoute } from './replicaList
  * read as scope and name: 400).
  */
 export const registerReplicaRoutes = (routes: RouteTable, services: Services): void => {
-  const written = async (ctx: AppContext, position: bigint | undefined, created: boolean) => {
-    await afterWrite(ctx, services, position);
-    if (created) sendCreated(ctx);
-    else sendOk(ctx);
-  };
-
   registerReplicaListRoute(routes, services);
   for (const path of ['/replicas', '/replicas/']) {
     routes.post(path, {}, async (ctx) => {
@@ -30,15 +24,13 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
       const rse = rseName(param(parameters, 'rse'));
       const files = replicaFiles('dids', param(parameters, 'files'));
       const ignoreAvailability = paramBoolean(parameters, 'ignore_availability', false);
-      const outcome = await addReplicas(services.commands, { rse, files, ignoreAvailability }, commandMetadata(ctx));
-      await written(ctx, outcome.position, true);
+      await created(ctx, services, (metadata) => addReplicas(services.commands, { rse, files, ignoreAvailability }, metadata));
     });
     routes.put(path, {}, async (ctx) => {
       const parameters = jsonObject(ctx);
       const rse = rseName(param(parameters, 'rse'));
       const files = replicaStateChanges(param(parameters, 'files'));
-      const outcome = await updateReplicaStates(services.commands, { rse, files }, commandMetadata(ctx));
-      await written(ctx, outcome.position, false);
+      await ok(ctx, services, (metadata) => updateReplicaStates(services.commands, { rse, files }, metadata));
     });
     routes.delete(path, {}, async (ctx) => {
       const parameters = jsonObject(ctx);
@@ -68,8 +60,7 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
         return { path: item.path, scope: text('scope'), name: text('name'), bytes: typeof item.bytes === 'number' ? item.bytes : null };
       });
       const target = rse !== null ? { name: rseName(rse) } : { id: String(rseId) };
-      const outcome = await quarantineReplicas(services.commands, { rse: target, replicas: dark }, commandMetadata(ctx));
-      await written(ctx, outcome.position, false);
+      await ok(ctx, services, (metadata) => quarantineReplicas(services.commands, { rse: target, replicas: dark }, metadata));
     });
   }
   for (const path of ['/replicas/tombstone', '/replicas/tombstone/']) {
@@ -80,8 +71,7 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
         if (!('rse' in item)) throw new ValueError("Each replica needs 'rse', 'scope' and 'name'");
         return { ...didRefItem('replicas', item), rse: rseName(item.rse) };
       });
-      const outcome = await setTombstones(services.commands, { replicas }, commandMetadata(ctx));
-      await written(ctx, outcome.position, true);
+      await created(ctx, services, (metadata) => setTombstones(services.commands, { replicas }, metadata));
     });
   }
   registerDatasetReplicaRoutes(routes, services);

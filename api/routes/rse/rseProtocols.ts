@@ -3,9 +3,9 @@ import { lfnsToPfns, type Lfn } from '../../../domain/rse/lfn2pfn.ts';
 import { protocolChangesFromRequest, protocolFromRequest } from '../../../domain/rse/protocolInput.ts';
 import { InvalidPath, ReplicaNotFound, RSEProtocolNotSupported, ValueError } from '../../../domain/shared/errors.ts';
 import { replicaId, replicasCollection, type ReplicaDocument } from '../../../projections/replica/replicaDocuments.ts';
-import { JSON_ONLY, sendCreated, sendJson, sendOk } from '../../http.ts';
+import { JSON_ONLY, sendJson } from '../../http.ts';
 import { jsonObject, queryString } from '../../params.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { created, ok, type RouteTable } from '../../route.ts';
 import { activeRse, defaultLfn2pfnAlgorithm, lfn2pfnAlgorithmOf, rseSettings, sortedProtocols } from './rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
 
@@ -37,14 +37,10 @@ const lfnsOf = (ctx: AppContext): Lfn[] => {
 export const registerRseProtocolRoutes = (routes: RouteTable, services: Services): void => {
   const update = async (ctx: AppContext) => {
     const changes = protocolChangesFromRequest(jsonObject(ctx));
-    const outcome = await updateRseProtocols(services.commands, { ...protocolSelector(ctx), changes }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => updateRseProtocols(services.commands, { ...protocolSelector(ctx), changes }, metadata));
   };
   const remove = async (ctx: AppContext) => {
-    const outcome = await removeRseProtocols(services.commands, protocolSelector(ctx), commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => removeRseProtocols(services.commands, protocolSelector(ctx), metadata));
   };
 
   for (const path of ['/rses/:rse/protocols/:scheme/:hostname/:port', '/rses/:rse/protocols/:scheme/:hostname']) {
@@ -59,9 +55,7 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
   });
   routes.post('/rses/:rse/protocols/:scheme', {}, async (ctx) => {
     const protocol = protocolFromRequest(ctx.params.scheme!, jsonObject(ctx));
-    const outcome = await addRseProtocol(services.commands, { rse: ctx.params.rse!, protocol }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => addRseProtocol(services.commands, { rse: ctx.params.rse!, protocol }, metadata));
   });
   routes.put('/rses/:rse/protocols/:scheme', {}, update);
   routes.delete('/rses/:rse/protocols/:scheme', {}, remove);

@@ -21,10 +21,10 @@ import {
   type RseDocument,
   type RseUsageHistoryDocument,
 } from '../../../projections/rse/rses.ts';
-import { JSON_ONLY, mapStream, sendCreated, sendJson, sendOk, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
+import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
 import { fromList } from '../../listSource.ts';
 import { jsonObject, param, queryBoolean, queryString } from '../../params.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { created, ok, type RouteTable, runCommand } from '../../route.ts';
 import { integerParameter } from './rseRequests.ts';
 import { activeRse, distanceView } from './rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
@@ -62,19 +62,14 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   });
   routes.post('/rses/:source/distances/:destination', {}, async (ctx) => {
     const distance = distanceParameter(jsonObject(ctx));
-    const outcome = await addRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination!, distance }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => addRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination!, distance }, metadata));
   });
   routes.put('/rses/:source/distances/:destination', {}, async (ctx) => {
     const distance = distanceParameter(jsonObject(ctx));
-    const outcome = await updateRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination!, distance }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => updateRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination!, distance }, metadata));
   });
   routes.delete('/rses/:source/distances/:destination', {}, async (ctx) => {
-    const outcome = await removeRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination! }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
+    await runCommand(ctx, services, (metadata) => removeRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination! }, metadata));
     sendText(ctx, 'Deleted');
   });
 
@@ -131,9 +126,7 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
       free: integerParameter('free', parameters.free, { nullable: true }),
       files: integerParameter('files', parameters.files, { nullable: true }),
     };
-    const outcome = await setRseUsage(services.commands, usage, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => setRseUsage(services.commands, usage, metadata));
   });
   routes.get('/rses/:rse/usage/history', { accept: STREAM_ONLY }, async (ctx) => {
     const document = await activeRse(services, ctx.params.rse!);
@@ -161,15 +154,11 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.put('/rses/:rse/limits', {}, async (ctx) => {
     const parameters = jsonObject(ctx);
     const limit = { rse: ctx.params.rse!, name: requiredText(parameters, 'name'), value: integerParameter('value', param(parameters, 'value'), { nullable: false })! };
-    const outcome = await setRseLimit(services.commands, limit, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => setRseLimit(services.commands, limit, metadata));
   });
   routes.delete('/rses/:rse/limits', {}, async (ctx) => {
     const name = requiredText(jsonObject(ctx), 'name');
-    const outcome = await removeRseLimit(services.commands, { rse: ctx.params.rse!, name }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => removeRseLimit(services.commands, { rse: ctx.params.rse!, name }, metadata));
   });
 
   routes.get('/rses/:rse/qos_policy', { accept: JSON_ONLY }, async (ctx) => {
@@ -177,13 +166,9 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   });
   const qosPolicy = (ctx: AppContext) => ({ rse: ctx.params.rse!, policy: ctx.params.policy! });
   routes.post('/rses/:rse/qos_policy/:policy', { accept: JSON_ONLY }, async (ctx) => {
-    const outcome = await addRseQosPolicy(services.commands, qosPolicy(ctx), commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => addRseQosPolicy(services.commands, qosPolicy(ctx), metadata));
   });
   routes.delete('/rses/:rse/qos_policy/:policy', { accept: JSON_ONLY }, async (ctx) => {
-    const outcome = await removeRseQosPolicy(services.commands, qosPolicy(ctx), commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => removeRseQosPolicy(services.commands, qosPolicy(ctx), metadata));
   });
 };

@@ -3,10 +3,10 @@ import { evaluateRseExpression } from '../../../domain/rse/rseExpression.ts';
 import { assertValidName } from '../../../domain/shared/names.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { rsesCollection, type RseDocument } from '../../../projections/rse/rses.ts';
-import { JSON_ONLY, mapStream, sendCreated, sendJson, sendOk, sendStream, STREAM_ONLY } from '../../http.ts';
+import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { fromList } from '../../listSource.ts';
 import { jsonObject, param, queryString } from '../../params.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { created, ok, type RouteTable } from '../../route.ts';
 import { rseAttributeValue, rsePropertiesForCreation, rsePropertyChanges } from './rseRequests.ts';
 import { activeRse, defaultLfn2pfnAlgorithm, rseDetail, rseListEntry, sortedAttributes } from './rseViews.ts';
 import type { Services } from '../../services.ts';
@@ -18,14 +18,10 @@ export const registerRseRoutes = (routes: RouteTable, services: Services): void 
   });
   routes.post('/rses/:rse/attr/:key', {}, async (ctx) => {
     const value = rseAttributeValue(param(jsonObject(ctx), 'value'));
-    const outcome = await setRseAttribute(services.commands, { rse: ctx.params.rse!, key: ctx.params.key!, value }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => setRseAttribute(services.commands, { rse: ctx.params.rse!, key: ctx.params.key!, value }, metadata));
   });
   routes.delete('/rses/:rse/attr/:key', {}, async (ctx) => {
-    const outcome = await removeRseAttribute(services.commands, { rse: ctx.params.rse!, key: ctx.params.key! }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => removeRseAttribute(services.commands, { rse: ctx.params.rse!, key: ctx.params.key! }, metadata));
   });
 
   routes.get('/rses/:rse', { accept: JSON_ONLY }, async (ctx) => {
@@ -36,22 +32,16 @@ export const registerRseRoutes = (routes: RouteTable, services: Services): void 
     const rse = ctx.params.rse!;
     const properties = rsePropertiesForCreation(jsonObject(ctx, { optional: true }));
     assertValidName('rse', rse);
-    const outcome = await createRse(services.commands, { rse, properties }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => createRse(services.commands, { rse, properties }, metadata));
   });
   // Rucio answers an update with 201, and the Python client expects exactly that.
   routes.put('/rses/:rse', {}, async (ctx) => {
     const rse = ctx.params.rse!;
     const changes = rsePropertyChanges(rse, jsonObject(ctx, { optional: true }));
-    const outcome = await updateRse(services.commands, { rse, changes }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => updateRse(services.commands, { rse, changes }, metadata));
   });
   routes.delete('/rses/:rse', {}, async (ctx) => {
-    const outcome = await deleteRse(services.commands, { rse: ctx.params.rse! }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
+    await ok(ctx, services, (metadata) => deleteRse(services.commands, { rse: ctx.params.rse! }, metadata));
   });
 
   /** All RSEs, or with `?expression=` the names of those it selects (an empty expression lists all). */

@@ -14,9 +14,9 @@ import {
   ruleHistoryOfDid,
   transferAttempts,
 } from '../../../projections/rule/ruleQueries.ts';
-import { JSON_ONLY, mapStream, sendJson, sendOk, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
+import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param, toBoolean } from '../../params.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { ok, type RouteTable, runCommand } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { didFromPath } from '../did/didParams.ts';
 import { ruleRequestOf, ruleUpdateOf } from './ruleParams.ts';
@@ -56,9 +56,8 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
   routes.post('/rules/', { errors: CREATION_ERRORS }, async (ctx) => {
     const body = jsonObject(ctx);
     const request = ruleRequestOf(body, ctx.state.issuer!);
-    const outcome = await addRules(services.commands, request, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendRuleIds(ctx, outcome.ruleIds);
+    const { ruleIds } = await runCommand(ctx, services, (metadata) => addRules(services.commands, request, metadata));
+    sendRuleIds(ctx, ruleIds);
   });
   routes.get('/rules/', { accept: STREAM_ONLY }, async (ctx) => {
     const filter = ruleFilter(queryFilters(ctx));
@@ -74,9 +73,9 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
     if (typeof copies !== 'number' || !Number.isInteger(copies)) throw new TypeError_(`'copies' must be an integer, not ${JSON.stringify(copies)}`);
     const exclude = body.exclude_expression ?? null;
     if (exclude !== null && typeof exclude !== 'string') throw new TypeError_(`'exclude_expression' must be a string`);
-    const outcome = await reduceRule(services.commands, { ruleId: ctx.params.rule_id!, copies, excludeExpression: exclude }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendRuleIds(ctx, outcome.ruleIds);
+    const reduction = { ruleId: ctx.params.rule_id!, copies, excludeExpression: exclude };
+    const { ruleIds } = await runCommand(ctx, services, (metadata) => reduceRule(services.commands, reduction, metadata));
+    sendRuleIds(ctx, ruleIds);
   });
   routes.post('/rules/:rule_id/move', { errors: { RuleReplaceFailed: 409 } }, async (ctx) => {
     const body = jsonObject(ctx);
@@ -85,9 +84,9 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
     const ruleId = typeof body.rule_id === 'string' ? body.rule_id : ctx.params.rule_id!;
     const override: Record<string, unknown> = { ...((body.override as Record<string, unknown> | undefined) ?? {}) };
     for (const key of ['activity', 'source_replica_expression'] as const) if (body[key] !== undefined) override[key] = body[key];
-    const outcome = await moveRule(services.commands, { ruleId, rseExpression: expression, override: moveOverride(override) }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendRuleIds(ctx, outcome.ruleIds);
+    const move = { ruleId, rseExpression: expression, override: moveOverride(override) };
+    const { ruleIds } = await runCommand(ctx, services, (metadata) => moveRule(services.commands, move, metadata));
+    sendRuleIds(ctx, ruleIds);
   });
   routes.get('/rules/:rule_id/analysis', { accept: JSON_ONLY }, async (ctx) => {
     sendJson(ctx, await examineRule(services, ctx.params.rule_id!));
@@ -107,28 +106,23 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
     const options = param(body, 'options');
     if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new TypeError_(`'options' must be a dictionary`);
     const given = options as Record<string, unknown>;
-    const metadata = commandMetadata(ctx);
     const ruleId = ctx.params.rule_id!;
-    let position: bigint | undefined;
-    if ('approve' in given) {
+    await ok(ctx, services, (metadata) => {
+      if (!('approve' in given)) return updateRule(services.commands, { ruleId, update: ruleUpdateOf(given) }, metadata);
       const { approve, comment } = given;
-      position = (await approveRule(services.commands, { ruleId, approve: toBoolean(approve, 'approve'), reason: typeof comment === 'string' ? comment : null }, metadata)).position;
-    } else {
-      position = (await updateRule(services.commands, { ruleId, update: ruleUpdateOf(given) }, metadata)).position;
-    }
-    await afterWrite(ctx, services, position);
-    sendOk(ctx);
+      return approveRule(services.commands, { ruleId, approve: toBoolean(approve, 'approve'), reason: typeof comment === 'string' ? comment : null }, metadata);
+    });
   });
   routes.delete('/rules/:rule_id', { errors: { UnsupportedOperation: 401 } }, async (ctx) => {
     const body = jsonObject(ctx);
     const purge = body.purge_replicas;
-    const outcome = await requestRuleDeletion(
-      services.commands,
-      { ruleId: ctx.params.rule_id!, purgeReplicas: purge === undefined || purge === null ? null : toBoolean(purge, 'purge_replicas') },
-      commandMetadata(ctx),
+    await ok(ctx, services, (metadata) =>
+      requestRuleDeletion(
+        services.commands,
+        { ruleId: ctx.params.rule_id!, purgeReplicas: purge === undefined || purge === null ? null : toBoolean(purge, 'purge_replicas') },
+        metadata,
+      ),
     );
-    await afterWrite(ctx, services, outcome.position);
-    sendOk(ctx);
   });
 };
 

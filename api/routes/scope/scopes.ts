@@ -3,8 +3,8 @@ import { AccountNotFound, ScopeNotFound } from '../../../domain/shared/errors.ts
 import { assertValidName } from '../../../domain/shared/names.ts';
 import { accountsCollection, type AccountDocument } from '../../../projections/account/accounts.ts';
 import { scopesCollection, type ScopeDocument } from '../../../projections/scope/scopes.ts';
-import { JSON_ONLY, sendCreated, sendJson } from '../../http.ts';
-import { afterWrite, commandMetadata, type RouteTable } from '../../route.ts';
+import { JSON_ONLY, sendJson } from '../../http.ts';
+import { created, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 
 export const registerScopeRoutes = (routes: RouteTable, services: Services): void => {
@@ -29,8 +29,6 @@ export const registerScopeRoutes = (routes: RouteTable, services: Services): voi
 
   routes.post('/scopes/:account/:scope', {}, async (ctx) => {
     assertValidName('scope', ctx.params.scope!);
-    const outcome = await addScope(services.commands, { scope: ctx.params.scope!, account: ctx.params.account! }, commandMetadata(ctx));
-    await afterWrite(ctx, services, outcome.position);
-    sendCreated(ctx);
+    await created(ctx, services, (metadata) => addScope(services.commands, { scope: ctx.params.scope!, account: ctx.params.account! }, metadata));
   });
 };
