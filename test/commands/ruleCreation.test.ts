@@ -3,7 +3,21 @@ import { addRules } from '../../commands/rule/ruleCreation.ts';
 import { setLocalAccountLimit } from '../../commands/account/accountLimitCommands.ts';
 import { createAccount } from '../../commands/account/accountCommands.ts';
 import { addScope } from '../../commands/scope/scopeCommands.ts';
-import { DuplicateRule, InsufficientAccountLimit, InsufficientTargetRSEs, InvalidRSEExpression, InvalidValueForKey } from '../../domain/shared/errors.ts';
+import {
+  DuplicateRule,
+  InsufficientAccountLimit,
+  InsufficientTargetRSEs,
+  InvalidReplicationRule,
+  InvalidRSEExpression,
+  InvalidRuleWeight,
+  InvalidValueForKey,
+  ManualRuleApprovalBlocked,
+  RSEWriteBlocked,
+  StagingAreaRuleRequiresLifetime,
+} from '../../domain/shared/errors.ts';
+import { setDidStatus } from '../../commands/did/didLifecycle.ts';
+import { injectRule } from '../../commands/rule/ruleInjection.ts';
+import { SPEC_NOW } from '../support/commandSpec.ts';
 import { as, commandSpec } from '../support/commandSpec.ts';
 import type { StreamedEvent } from '../support/projectionHarness.ts';
 import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
@@ -133,6 +147,108 @@ describe('Commands: adding a replication rule', () => {
         })
         .when((context) => addRules(context, aRuleRequest('ds', 'TAPE_B'), as('root')))
         .thenAppended((events) => expect(dataOf<{ autoLocked: boolean; rule: { locked: boolean } }>(events, 'RuleAdded')[0]).to.deep.include({ autoLocked: true })));
+  });
+
+  describe('where a rule may go and when it starts (rule 16)', () => {
+    /** SITE_A holding ds (f1, f2), and a target T with the given properties and attributes. */
+    const withTarget = (target: Parameters<typeof aWorld>[1][string], close = false) => async (context: Context, settle: () => Promise<void>) => {
+      await aWorld(context, { SITE_A: {}, T: target });
+      await aDataset(context, 'ds', ['f1', 'f2'], 'SITE_A');
+      if (close) await setDidStatus(context, { scope: SCOPE, name: 'ds', open: false }, as('root'));
+      await settle();
+    };
+
+    it('refuses a rule without a lifetime on a staging area (rule 16)', () =>
+      spec
+        .given(withTarget({ properties: { staging_area: true } }))
+        .when((context) => addRules(context, aRuleRequest('ds', 'T'), as('root')))
+        .thenRefused(StagingAreaRuleRequiresLifetime));
+
+    it('takes a rule with a lifetime on a staging area, whose copies are staged in (rule 16)', () =>
+      spec
+        .given(withTarget({ properties: { staging_area: true } }))
+        .when((context) => addRules(context, aRuleRequest('ds', 'T', { lifetime: 3600 }), as('root')))
+        .thenAppended((events) =>
+          expect(dataOf<{ request: { requestType: string } }>(events, 'RequestQueued').map((queued) => queued.request.requestType)).to.deep.equal(['STAGEIN', 'STAGEIN']),
+        ));
+
+    it('approves a closed dataset at once under the RSE\'s auto-approval thresholds, for the injector (rule 16)', () =>
+      spec
+        .given(withTarget({ attributes: { auto_approve_bytes: '1000' } }, true))
+        .when((context) => addRules(context, aRuleRequest('ds', 'T', { askApproval: true }), as('root')))
+        .thenAppended((events) => {
+          const [added] = dataOf<{ state: string; rule: { ignoreAccountLimit: boolean } }>(events, 'RuleAdded');
+          expect([added!.state, added!.rule.ignoreAccountLimit]).to.deep.equal(['INJECT', true]);
+        }));
+
+    it('keeps a rule waiting for approval above the thresholds (rule 16)', () =>
+      spec
+        .given(withTarget({ attributes: { auto_approve_bytes: '150' } }, true))
+        .when((context) => addRules(context, aRuleRequest('ds', 'T', { askApproval: true }), as('root')))
+        .thenAppended((events) => expect(dataOf<{ state: string }>(events, 'RuleAdded')[0]).to.include({ state: 'WAITING_APPROVAL' })));
+
+    it('keeps a rule on an open dataset waiting for approval, thresholds or not (rule 16)', () =>
+      spec
+        .given(withTarget({ attributes: { auto_approve_bytes: '1000' } }))
+        .when((context) => addRules(context, aRuleRequest('ds', 'T', { askApproval: true }), as('root')))
+        .thenAppended((events) => expect(dataOf<{ state: string }>(events, 'RuleAdded')[0]).to.include({ state: 'WAITING_APPROVAL' })));
+
+    it('refuses to ask approval for an expression of several RSEs (rule 16)', () =>
+      spec
+        .given(withTarget({}))
+        .when((context) => addRules(context, aRuleRequest('ds', 'T|SITE_A', { askApproval: true }), as('root')))
+        .thenRefused(InvalidReplicationRule, /multiple RSEs/));
+
+    it('refuses to ask approval where an RSE blocks manual approval', () =>
+      spec
+        .given(withTarget({ attributes: { block_manual_approval: true } }))
+        .when((context) => addRules(context, aRuleRequest('ds', 'T', { askApproval: true }), as('root')))
+        .thenRefused(ManualRuleApprovalBlocked));
+
+    it('puts a delayed rule in INJECT until its delay has passed (rule 16)', () =>
+      spec
+        .given(withTarget({}))
+        .when((context) => addRules(context, aRuleRequest('ds', 'T', { delayInjection: 600 }), as('root')))
+        .thenAppended((events) => {
+          const [added] = dataOf<{ state: string; rule: { injectAfter: string } }>(events, 'RuleAdded');
+          expect(added!.state).to.equal('INJECT');
+          expect(added!.rule.injectAfter).to.equal(new Date(SPEC_NOW.getTime() + 600_000).toISOString());
+        }));
+
+    it('leaves a delayed rule to the injector only once its delay has passed (rule 16)', () => {
+      let ruleId = '';
+      return spec
+        .given(async (context, settle) => {
+          await withTarget({})(context, settle);
+          [ruleId] = (await addRules(context, aRuleRequest('ds', 'T', { delayInjection: 600 }), as('root'))).ruleIds as [string];
+        })
+        .when((context) => injectRule(context, { ruleId }, as('root')))
+        .thenNothingHappened();
+    });
+
+    it('refuses a rule whose RSEs are all closed for writing', () =>
+      spec
+        .given(withTarget({ properties: { availability_write: false } }))
+        .when((context) => addRules(context, aRuleRequest('ds', 'T'), as('root')))
+        .thenRefused(RSEWriteBlocked));
+
+    it('leaves out RSEs closed for writing when others remain', () =>
+      spec
+        .given(withTarget({ properties: { availability_write: false } }))
+        .when((context) => addRules(context, aRuleRequest('ds', 'T|SITE_A', { copies: 2 }), as('root')))
+        .thenRefused(InsufficientTargetRSEs, /RSE set size 1/));
+
+    it('refuses a weight attribute that is not a number', () =>
+      spec
+        .given(withTarget({ attributes: { freespace: 'lots' } }))
+        .when((context) => addRules(context, aRuleRequest('ds', 'T', { weight: 'freespace' }), as('root')))
+        .thenRefused(InvalidRuleWeight));
+
+    it('keeps only the RSEs carrying the weight attribute', () =>
+      spec
+        .given(withTarget({ attributes: { freespace: '10' } }))
+        .when((context) => addRules(context, aRuleRequest('ds', 'T|SITE_A', { weight: 'freespace', copies: 2 }), as('root')))
+        .thenRefused(InsufficientTargetRSEs, /RSE set size 1/));
   });
 
   it('needs a scope of its own only for DIDs, not for the owner (a plain user may own rules on root data)', () =>
