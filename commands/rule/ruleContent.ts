@@ -94,3 +94,13 @@ export const ruleDidFacts = (ruleDid: RuleDid, content: RuleContent | undefined)
     content,
   };
 };
+
+/**
+ * Whether a rule's DID is closed (a file always is; a DID gone counts as open): the notifications
+ * of CLOSE and PROGRESS rules wait for it (Rucio reads the DID's `open` when the rule turns OK).
+ */
+export const didClosedOf = async (context: CommandContext, did: DidRef): Promise<boolean> => {
+  const state = await loadDid(context, did.scope, did.name);
+  if (state.status !== 'Live') return false;
+  return state.record.didType === 'FILE' || state.record.isOpen === false;
+};

@@ -6,7 +6,7 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadDid, loadFileReplicas } from '../did/didStreams.ts';
 import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
 import { pendingRequestsOf, RuleStep } from './ruleStep.ts';
-import { loadRuleContent, type RuleDid } from './ruleContent.ts';
+import { didClosedOf, loadRuleContent, type RuleDid } from './ruleContent.ts';
 import { loadRule } from './ruleDeletion.ts';
 import { applyRule, heldBy } from './ruleInjection.ts';
 
@@ -155,6 +155,7 @@ export const releaseLocks = async (
   const step = new RuleStep(metadata);
   const pending = await pendingRequestsOf((scope, name) => loadFileReplicas(context, scope, name), locks);
   step.unlockFiles(rule.record.id, locks, rule.record.purgeReplicas, pending, `no lock waits for it after a ${cause.kind}`);
+  const didClosed = await didClosedOf(context, rule.record);
   step.onRule(rule.record.id, () => [
     {
       type: 'RemoveLocks',
@@ -163,7 +164,7 @@ export const releaseLocks = async (
         locks: locks.map(({ scope, name, rseId }) => ({ scope, name, rseId })),
         datasetLocks: datasetLocks.map(({ scope, name, rseId }) => ({ scope, name, rseId })),
         cause,
-        didClosed: true,
+        didClosed,
       },
       metadata,
     },

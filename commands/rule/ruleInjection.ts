@@ -9,7 +9,7 @@ import { InsufficientAccountLimit, RucioError } from '../../domain/shared/errors
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount } from '../caller.ts';
 import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
-import { loadRuleContent, loadRuleDid } from './ruleContent.ts';
+import { didClosedOf, loadRuleContent, loadRuleDid } from './ruleContent.ts';
 import { lockConditionsOf, quotaFactsOf } from './ruleCreation.ts';
 import { loadRule } from './ruleDeletion.ts';
 import { RuleStep } from './ruleStep.ts';
@@ -75,7 +75,7 @@ export const applyRule = async (
   const selector = createSelector(candidates, record.copies, record.weight, record.ignoreAccountLimit ? { ...quota, unlimited: true } : quota);
   const placement = placeRule(content, record.grouping, record.copies, selector, seededRandom(seedOf(record.id)));
   const conditions = await lockConditionsOf(context, record, rses, content);
-  const didClosed = true;
+  const didClosed = await didClosedOf(context, record);
   const chunks: PlannedLock[][] = [];
   for (let start = 0; start < placement.locks.length; start += LOCKS_PER_STEP) chunks.push(placement.locks.slice(start, start + LOCKS_PER_STEP));
   if (chunks.length === 0) chunks.push([]);

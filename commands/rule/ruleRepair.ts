@@ -9,7 +9,7 @@ import { loadConfig } from '../config/configCommands.ts';
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { loadFileReplicas } from '../did/didStreams.ts';
 import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
-import { loadRuleContent, loadRuleDid } from './ruleContent.ts';
+import { didClosedOf, loadRuleContent, loadRuleDid } from './ruleContent.ts';
 import { loadRule } from './ruleDeletion.ts';
 import { releaseLocks } from './ruleEvaluation.ts';
 import { applyRule, heldBy } from './ruleInjection.ts';
@@ -114,10 +114,11 @@ export const repairRule = async (
     const usePreparer = settingValue((await loadConfig(context)).sections, SETTINGS.conveyorUsePreparer);
     step.retryLocks(rule.record, retry.map((lock) => ({ ...lock, stagingArea: stagingAreas.has(lock.rseId) })), usePreparer ? 'PREPARING' : 'QUEUED');
     const changes = [...arrived.map((lock) => ({ scope: lock.scope, name: lock.name, rseId: lock.rseId, state: 'OK' as const })), ...retry.map((lock) => ({ scope: lock.scope, name: lock.name, rseId: lock.rseId, state: 'REPLICATING' as const }))];
-    step.onRule(rule.record.id, () => [{ type: 'ChangeLocks', data: { ruleId: rule.record.id, locks: changes, cause: { kind: 'repair' }, error: null, didClosed: true }, metadata }]);
+    const didClosed = await didClosedOf(context, rule.record);
+    step.onRule(rule.record.id, () => [{ type: 'ChangeLocks', data: { ruleId: rule.record.id, locks: changes, cause: { kind: 'repair' }, error: null, didClosed }, metadata }]);
     position = lastPosition(await handleCommands(context, step.decisions(), { metadata })) ?? position;
   }
-  position = (await onRule({ type: 'RecountRule', data: { ruleId: rule.record.id }, metadata })).position ?? position;
+  position = (await onRule({ type: 'RecountRule', data: { ruleId: rule.record.id, didClosed: await didClosedOf(context, rule.record) }, metadata })).position ?? position;
   return { position, outcome: `${arrived.length} arrived, ${retry.length} retried, ${surplus.length} released` };
 };
 

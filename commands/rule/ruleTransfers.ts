@@ -7,9 +7,10 @@ import { ruleDecider, type LockRef, type RuleCommand } from '../../domain/rule/r
 import { ReplicaNotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { isWrongExpectedRevision } from '../../infra/eventstore/eventStore.ts';
-import { loadDid, loadFileReplicas } from '../did/didStreams.ts';
+import { loadFileReplicas } from '../did/didStreams.ts';
 import { handleCommands, lastPosition, onStream, type AnyStreamDecision, type CommandContext } from '../handleCommand.ts';
 import { loadRse } from '../rse/rseCommands.ts';
+import { didClosedOf } from './ruleContent.ts';
 import { loadRule } from './ruleDeletion.ts';
 
 /**
@@ -32,13 +33,10 @@ const ATTEMPTS = 6;
 const lockStateFor = (state: ReplicaState): Extract<LockState, 'OK' | 'STUCK'> | undefined =>
   state === 'AVAILABLE' ? 'OK' : state === 'UNAVAILABLE' ? 'STUCK' : undefined;
 
-/** Whether a rule's DID is closed (a file always is): notifications of CLOSE and PROGRESS rules wait for it. */
+/** Whether a rule's DID is closed: notifications of CLOSE and PROGRESS rules wait for it. */
 const ruleDidClosed = async (context: CommandContext, ruleId: string): Promise<boolean> => {
   const state = await loadRule(context, ruleId);
-  if (state.status === 'Absent') return false;
-  const did = await loadDid(context, state.record.scope, state.record.name);
-  if (did.status !== 'Live') return false;
-  return did.record.didType === 'FILE' || did.record.isOpen === false;
+  return state.status === 'Absent' ? false : didClosedOf(context, state.record);
 };
 
 /**

@@ -67,7 +67,7 @@ export type SetRuleState = Command<'SetRuleState', { ruleId: string; state: stri
 /** Plain option changes of `update_rule` (validated by the command layer). */
 export type UpdateRuleOptions = Command<'UpdateRuleOptions', { ruleId: string; changes: RuleUpdated['data']['changes'] }>;
 /** The repairer's recount: the state the counters give (a STUCK rule whose locks recovered turns OK). */
-export type RecountRule = Command<'RecountRule', { ruleId: string }>;
+export type RecountRule = Command<'RecountRule', { ruleId: string; didClosed: boolean }>;
 export type ApproveRule = Command<'ApproveRule', { ruleId: string }>;
 export type DenyRule = Command<'DenyRule', { ruleId: string; reason: string | null }>;
 /** The API's deletion: the rule expires within the hour; the cleaner deletes it then. */
@@ -248,7 +248,7 @@ export const recountRule = ({ data, metadata }: RecountRule, state: Rule): RuleE
   const rule = requireLive(state, data.ruleId);
   if (rule.state === 'SUSPENDED' || rule.state === 'WAITING_APPROVAL' || rule.state === 'INJECT') return [];
   const next = stateFromCounters(rule.counters);
-  return stateEvents(rule, next, next === 'STUCK' ? rule.error : null, rule.counters, { kind: 'repair' }, true, metadata);
+  return stateEvents(rule, next, next === 'STUCK' ? rule.error : null, rule.counters, { kind: 'repair' }, data.didClosed, metadata);
 };
 
 /** Approval only acts on a rule waiting for it; otherwise nothing happens (as in Rucio). */

@@ -9,6 +9,7 @@ import { AccessDenied, RuleReplaceFailed, UnsupportedOperation } from '../../dom
 import { moveRule, reduceRule } from '../../commands/rule/ruleReplacement.ts';
 import { deleteExpiredDid } from '../../commands/did/didLifecycle.ts';
 import { setMetadata } from '../../commands/did/didMetadata.ts';
+import { setDidStatus } from '../../commands/did/didLifecycle.ts';
 import { evaluateAttach, evaluateDetach } from '../../commands/rule/ruleEvaluation.ts';
 import { injectRule } from '../../commands/rule/ruleInjection.ts';
 import type { CommandContext } from '../../commands/commandContext.ts';
@@ -42,6 +43,36 @@ describe('Commands: the judge', () => {
           expect(ofType(events, 'RequestQueued')).to.have.length(2);
           expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([['INJECT', 'REPLICATING']]);
         }));
+
+    it('sends no RULE_OK for a notify=C rule injected OK while its dataset is open (rule 17)', () =>
+      spec
+        .given(async (context, settle) => {
+          await aWorld(context, { SITE_A: {} });
+          await aDataset(context, 'ds', ['f1'], 'SITE_A');
+          await settle();
+          [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_A', { asynchronous: true, notification: 'CLOSE' }), as('root'))).ruleIds as [string];
+          await settle();
+        })
+        .when((context) => injectRule(context, { ruleId }, as('root')))
+        .thenAppended((events) => {
+          expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([['INJECT', 'OK']]);
+          expect(ofType(events, 'RuleNotified')).to.have.length(0);
+        }));
+
+    it('sends RULE_OK for a notify=C rule injected OK on a closed dataset (rule 17)', () =>
+      spec
+        .given(async (context, settle) => {
+          await aWorld(context, { SITE_A: {} });
+          await aDataset(context, 'ds', ['f1'], 'SITE_A');
+          await setDidStatus(context, { scope: SCOPE, name: 'ds', open: false }, as('root'));
+          await settle();
+          [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_A', { asynchronous: true, notification: 'CLOSE' }), as('root'))).ruleIds as [string];
+          await settle();
+        })
+        .when((context) => injectRule(context, { ruleId }, as('root')))
+        .thenAppended((events) =>
+          expect(ofType(events, 'RuleNotified').flatMap((data) => (data.messages as { eventType: string }[]).map((message) => message.eventType))).to.deep.equal(['RULE_OK', 'DATASETLOCK_OK']),
+        ));
 
     it('does nothing to a rule that is not waiting for injection', () =>
       spec.given(withRule()).when((context) => injectRule(context, { ruleId }, as('root'))).thenNothingHappened());
