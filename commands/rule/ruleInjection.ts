@@ -10,8 +10,10 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount } from '../caller.ts';
 import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
 import { didClosedOf, loadRuleContent, loadRuleDid } from './ruleContent.ts';
-import { lockConditionsOf, quotaFactsOf } from './ruleCreation.ts';
-import { loadRule } from './ruleDeletion.ts';
+import { addRules, lockConditionsOf, quotaFactsOf } from './ruleCreation.ts';
+import { deleteRuleNow, loadRule } from './ruleDeletion.ts';
+import { loadDid } from '../did/didStreams.ts';
+import type { RuleRequest } from '../../domain/rule/ruleCreation.ts';
 import { RuleStep } from './ruleStep.ts';
 import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
 
@@ -107,7 +109,11 @@ export const injectRule = async (context: CommandContext, data: { ruleId: string
   const state = await loadRule(context, data.ruleId);
   if (state.status !== 'Live' || state.state !== 'INJECT') return { position: undefined, outcome: 'not waiting for injection' };
   if (state.record.injectAfter !== null && state.record.injectAfter > metadata.now.toISOString()) return { position: undefined, outcome: 'delayed' };
+  // A rule about to expire is left to the cleaner (Rucio's injector skips it).
+  const soon = new Date(metadata.now.getTime() + EXPIRING_SOON_MS).toISOString();
+  if (state.record.expiresAt !== null && state.record.expiresAt < soon && state.childRuleId === null) return { position: undefined, outcome: 'expiring soon' };
   try {
+    if (splits(state.record)) return await splitContainerRule(context, state, metadata);
     const ruleDid = await loadRuleDid(context, state.record);
     const content = await loadRuleContent(context, ruleDid, heldBy(state));
     const applied = await applyRule(context, state, content, { kind: 'injection' }, metadata);
@@ -122,4 +128,60 @@ export const injectRule = async (context: CommandContext, data: { ruleId: string
     });
     return { position: outcome.position, outcome: `${target.toLowerCase()}: ${error.message}` };
   }
+};
+
+/** Rules expiring sooner than this are not injected. */
+const EXPIRING_SOON_MS = 5 * 60_000;
+
+/** A container rule asked to be split (or an R2D2 request, by its name, as Rucio knows them). */
+const splits = (record: RuleRecord): boolean => record.didType === 'CONTAINER' && (record.splitContainer || record.name.includes('.r2d2_request.'));
+
+/**
+ * Rucio's split container: instead of its own locks, a container rule gets one asynchronous,
+ * unlocked, DATASET-grouped rule per dataset below it, free of quota, with its owner, expression,
+ * copies, remaining lifetime, activity, notification, comment and priority; datasets that have a
+ * rule of the same owner and expression already are skipped. Then the container rule is deleted.
+ * Run again after a crash, it skips the datasets it has done.
+ */
+export const splitContainerRule = async (context: CommandContext, rule: LiveRule, metadata: CommandMetadata): Promise<{ position: bigint | undefined; outcome: string }> => {
+  const { record } = rule;
+  const dids: DidRef[] = [];
+  for (const dataset of await context.ruleFacts.datasetsBelow(record)) {
+    const did = await loadDid(context, dataset.scope, dataset.name);
+    if (did.status !== 'Live') continue;
+    if ([...did.rules.values()].some((other) => other.account === record.account && other.rseExpression === record.rseExpression)) continue;
+    dids.push(dataset);
+  }
+  const step = (suffix: string): CommandMetadata => (metadata.causationId ? { ...metadata, causationId: `${metadata.causationId}/${suffix}` } : metadata);
+  let position: bigint | undefined;
+  if (dids.length > 0) {
+    const lifetime = record.expiresAt === null ? null : Math.max(0, Math.floor((Date.parse(record.expiresAt) - metadata.now.getTime()) / 1000));
+    const request: RuleRequest = {
+      dids,
+      account: record.account,
+      copies: record.copies,
+      rseExpression: record.rseExpression,
+      weight: null,
+      lifetime,
+      grouping: 'DATASET',
+      locked: false,
+      subscriptionId: null,
+      sourceReplicaExpression: null,
+      activity: record.activity,
+      notification: record.notification,
+      purgeReplicas: false,
+      ignoreAvailability: record.ignoreAvailability,
+      ignoreAccountLimit: true,
+      comment: record.comments,
+      askApproval: false,
+      asynchronous: true,
+      delayInjection: null,
+      priority: record.priority,
+      splitContainer: record.splitContainer,
+      meta: null,
+    };
+    position = (await addRules(context, request, step('split'))).position;
+  }
+  const deleted = await deleteRuleNow(context, { ruleId: record.id, purgeReplicas: null, cause: { kind: 'deletion', detail: 'split into dataset rules' }, ignoreLock: true, deleteParent: true }, step('split-done'));
+  return { position: deleted.position ?? position, outcome: `split into ${dids.length} dataset rules` };
 };

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { attachDids, detachDids } from '../../commands/did/didContent.ts';
+import { addCollections } from '../../commands/did/didCreation.ts';
 import { addReplicas } from '../../commands/replica/replicaRegistration.ts';
 import { addRules } from '../../commands/rule/ruleCreation.ts';
 import { deleteRuleNow, requestRuleDeletion } from '../../commands/rule/ruleDeletion.ts';
@@ -73,6 +74,42 @@ describe('Commands: the judge', () => {
         .thenAppended((events) =>
           expect(ofType(events, 'RuleNotified').flatMap((data) => (data.messages as { eventType: string }[]).map((message) => message.eventType))).to.deep.equal(['RULE_OK', 'DATASETLOCK_OK']),
         ));
+
+    it('splits a split_container rule into one asynchronous DATASET rule per dataset, skipping datasets with a like rule, and deletes it (rule 16)', () => {
+      let existing = '';
+      return spec
+        .given(async (context, settle) => {
+          await aWorld(context, { SITE_A: {}, SITE_B: {} });
+          await aDataset(context, 'ds1', ['f1'], 'SITE_A');
+          await aDataset(context, 'ds2', ['f2'], 'SITE_A');
+          await aDataset(context, 'ds3', ['f3'], 'SITE_A');
+          await addCollections(context, { dids: [{ scope: SCOPE, name: 'cont', didType: 'CONTAINER', monotonic: false, lifetime: null, meta: {}, children: [] }], single: true }, as('root'));
+          const children = ['ds1', 'ds2', 'ds3'].map((name) => ({ scope: SCOPE, name }));
+          await attachDids(context, { attachments: [{ scope: SCOPE, name: 'cont', children }], ignoreDuplicates: false, single: true }, as('root'));
+          await settle();
+          [existing] = (await addRules(context, aRuleRequest('ds3', 'SITE_B', { copies: 1 }), as('root'))).ruleIds as [string];
+          [ruleId] = (await addRules(context, aRuleRequest('cont', 'SITE_B', { splitContainer: true, grouping: 'ALL', activity: 'Express', lifetime: 7200 }), as('root'))).ruleIds as [string];
+          await settle();
+        })
+        .when((context) => injectRule(context, { ruleId }, as('root')))
+        .thenAppended((events) => {
+          const added = ofType(events, 'RuleAdded').map((data): Record<string, unknown> => ({ ...(data.rule as Record<string, unknown>), state: data.state }));
+          expect(added.map((rule) => rule.name).sort()).to.deep.equal(['ds1', 'ds2']);
+          for (const rule of added) {
+            expect(rule).to.include({ state: 'INJECT', grouping: 'DATASET', rseExpression: 'SITE_B', activity: 'Express', ignoreAccountLimit: true, locked: false, splitContainer: true });
+            expect(rule.expiresAt).to.equal(new Date(SPEC_NOW.getTime() + 7_200_000).toISOString());
+          }
+          expect(ofType(events, 'RuleDeleted').map((data) => data.ruleId)).to.deep.equal([ruleId]);
+          expect(ofType(events, 'ReplicaLocked')).to.have.length(0);
+          expect(ofType(events, 'RuleAdded').map((data) => (data.rule as { id: string }).id)).to.not.include(existing);
+        });
+    });
+
+    it('leaves a rule expiring within five minutes to the cleaner, as Rucio\'s injector does', () =>
+      spec
+        .given(withRule({ asynchronous: true, lifetime: 60 }))
+        .when((context) => injectRule(context, { ruleId }, as('root')))
+        .thenNothingHappened());
 
     it('does nothing to a rule that is not waiting for injection', () =>
       spec.given(withRule()).when((context) => injectRule(context, { ruleId }, as('root'))).thenNothingHappened());

@@ -67,7 +67,7 @@ export const injectorRole: EventRole<InjectorJob> = {
       injector.decide(job, {}),
       async (output) => {
         const outcome = await injectRule(context.commands, output.data, asRoot(injector.name, trigger, output.data.ruleId));
-        return outcome.outcome === 'not waiting for injection' || outcome.outcome === 'delayed' ? outcome.outcome : undefined;
+        return ['not waiting for injection', 'delayed', 'expiring soon'].includes(outcome.outcome) ? outcome.outcome : undefined;
       },
       (output) => output.data.ruleId,
     );
