@@ -53,7 +53,12 @@ export const sizeOf = (ruleDid: RuleDid): { length: number; bytes: number } => {
 export const loadRuleContent = async (
   context: CommandContext,
   ruleDid: RuleDid,
-  held: Readonly<{ lockedBy?: (file: DidRef) => readonly string[]; datasetLockedOn?: (dataset: DidRef) => readonly string[] }> = {},
+  held: Readonly<{
+    lockedBy?: (file: DidRef) => readonly string[];
+    datasetLockedOn?: (dataset: DidRef) => readonly string[];
+    /** Only these files (`scope:name`) of the datasets, when given: those an attach brought. */
+    onlyFiles?: ReadonlySet<string>;
+  }> = {},
 ): Promise<RuleContent> => {
   const { did } = ruleDid;
   if (did.record.didType === 'FILE') {
@@ -62,14 +67,16 @@ export const loadRuleContent = async (
     const file: PlacementFile = { scope: did.record.scope, name: did.record.name, bytes: did.record.bytes ?? 0, replicas, lockedBy: held.lockedBy?.(did.record) ?? [] };
     return { kind: 'file', file };
   }
-  const allFiles = ruleDid.datasets.flatMap((dataset) => filesOf(dataset.did));
+  const only = held.onlyFiles;
+  const chosenFiles = (dataset: LiveDid) => (only ? filesOf(dataset).filter((file) => only.has(didKey(file.scope, file.name))) : filesOf(dataset));
+  const allFiles = ruleDid.datasets.flatMap((dataset) => chosenFiles(dataset.did));
   const replicas = await context.ruleFacts.replicasOf(allFiles);
   const datasets: PlacementDataset[] = ruleDid.datasets.map((dataset) => ({
     scope: dataset.scope,
     name: dataset.name,
     closed: dataset.did.record.isOpen === false,
     lockedOn: held.datasetLockedOn?.(dataset) ?? [],
-    files: filesOf(dataset.did).map((file) => ({
+    files: chosenFiles(dataset.did).map((file) => ({
       scope: file.scope,
       name: file.name,
       bytes: file.bytes ?? 0,

@@ -64,12 +64,15 @@ export const evaluateAttach = async (
   const rules = (await rulesCovering(context, data)).filter((rule) => EVALUATED_STATES.has(rule.state));
   if (rules.length === 0) return { position: undefined, rules: 0, locks: 0, stuck: [] };
   const datasets = await affectedDatasets(context, parent, data.children);
+  // Files attached to a dataset are the only new ones there (Rucio evaluates only the new content
+  // rows): the dataset's other files are not placed again, so an attach costs what it brings.
+  const onlyFiles = parent.record.didType === 'DATASET' ? new Set(data.children.map((child) => didKey(child.scope, child.name))) : undefined;
   let position: bigint | undefined;
   let locks = 0;
   const stuck: string[] = [];
   for (const rule of rules) {
     const ruleDid: RuleDid = { did: parent, datasets };
-    const content = await loadRuleContent(context, ruleDid, heldBy(rule));
+    const content = await loadRuleContent(context, ruleDid, { ...heldBy(rule), ...(onlyFiles ? { onlyFiles } : {}) });
     const causeMetadata = metadata.causationId ? { ...metadata, causationId: `${metadata.causationId}/${rule.record.id}` } : metadata;
     try {
       const applied = await applyRule(context, rule, content, { kind: 'attach', detail: `${data.scope}:${data.name}` }, causeMetadata);
