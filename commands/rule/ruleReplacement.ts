@@ -21,13 +21,13 @@ import { newId, RuleStep } from './ruleStep.ts';
  */
 
 /** The add_rule request that reproduces a rule, with some options changed. */
-const requestOf = (record: RuleRecord, changes: Partial<RuleRequest>): RuleRequest => ({
+const requestOf = (record: RuleRecord, now: Date, changes: Partial<RuleRequest>): RuleRequest => ({
   dids: [{ scope: record.scope, name: record.name }],
   account: record.account,
   copies: record.copies,
   rseExpression: record.rseExpression,
   weight: record.weight,
-  lifetime: record.expiresAt === null ? null : Math.max(0, Math.round((Date.parse(record.expiresAt) - Date.now()) / 1000)),
+  lifetime: record.expiresAt === null ? null : Math.max(0, Math.round((Date.parse(record.expiresAt) - now.getTime()) / 1000)),
   grouping: record.grouping,
   locked: record.locked,
   subscriptionId: record.subscriptionId,
@@ -93,7 +93,7 @@ export const reduceRule = async (
   if (data.copies >= old.record.copies) throw new RuleReplaceFailed('Copies of the new rule must be smaller than the old rule.');
   if (old.state !== 'OK') throw new RuleReplaceFailed('The source rule must be OK.');
   const rseExpression = data.excludeExpression ? `(${old.record.rseExpression})\\(${data.excludeExpression})` : old.record.rseExpression;
-  const { plan, content } = await planReplacement(context, old, requestOf(old.record, { copies: data.copies, rseExpression }), metadata, caller.account);
+  const { plan, content } = await planReplacement(context, old, requestOf(old.record, metadata.now, { copies: data.copies, rseExpression }), metadata, caller.account);
   const step = new RuleStep(metadata);
   await addPlanned(context, step, plan, content, metadata, true);
   await planRuleDeletion(context, step, old, { purgeReplicas: null, cause: { kind: 'deletion', detail: `reduced to rule ${plan.record.id}` }, ignoreLock: true, deleteParent: true }, metadata);
@@ -114,7 +114,7 @@ export const moveRule = async (
   if (dids !== undefined) throw new UnsupportedOperation('The override of a move may not change the DIDs of the rule.');
   const old = await loadLiveRule(context, data.ruleId);
   if (old.childRuleId !== null) throw new RuleReplaceFailed('The rule must not have a child rule.');
-  const { plan, content } = await planReplacement(context, old, requestOf(old.record, { ...override, rseExpression: data.rseExpression }), metadata, caller.account);
+  const { plan, content } = await planReplacement(context, old, requestOf(old.record, metadata.now, { ...override, rseExpression: data.rseExpression }), metadata, caller.account);
   const step = new RuleStep(metadata);
   await addPlanned(context, step, plan, content, metadata, false);
   // The old rule expires now; while its child is not OK the link keeps the cleaner away from it.
