@@ -4,6 +4,7 @@ import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/di
 import { ruleStreamName, type LiveRule, type RuleUpdated } from '../../domain/rule/rule.ts';
 import { checkSourceExpression } from '../../domain/rule/ruleCreation.ts';
 import { ruleDecider, type RuleCommand } from '../../domain/rule/ruleDecider.ts';
+import { parseFilterDate } from '../../domain/shared/dates.ts';
 import { AccountNotFound, InputValidationError } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
@@ -76,7 +77,7 @@ export const updateRule = async (context: CommandContext, data: { ruleId: string
     changes.sourceReplicaExpression = update.sourceReplicaExpression;
   }
   if (update.priority !== undefined) changes.priority = update.priority;
-  if (update.eolAt !== undefined) changes.eolAt = update.eolAt;
+  if (update.eolAt !== undefined) changes.eolAt = update.eolAt === null ? null : eolOf(update.eolAt);
   if (update.meta !== undefined) changes.meta = update.meta;
   if (update.purgeReplicas !== undefined) changes.purgeReplicas = update.purgeReplicas;
   if (update.childRuleId !== undefined) Object.assign(changes, await childChange(context, rule, update.childRuleId));
@@ -103,6 +104,13 @@ export const updateRule = async (context: CommandContext, data: { ruleId: string
   // Rucio's boost moves the rule back in time so that its repairer takes it at once, back-off done.
   if (update.boostRule) position = (await repairRule(context, { ruleId: rule.record.id, ignoreBackoff: true }, metadata)).position ?? position;
   return { position };
+};
+
+/** An end of life as Rucio's date formats write it (UTC), kept as an ISO time; anything else is refused. */
+const eolOf = (text: string): string => {
+  const date = parseFilterDate(text);
+  if (!date) throw new InputValidationError(`eol_at: '${text}' is not a date`);
+  return date.toISOString();
 };
 
 /** A child rule: none dissolves the link (and clears the parent's expiry); another must share the DID. */

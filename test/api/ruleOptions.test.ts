@@ -158,8 +158,21 @@ describe('API: updating a rule (PUT /rules/{id})', () => {
 
   it('sets the comment, activity, end of life, meta and purge_replicas', async () => {
     const { ruleId } = await replicatingRule();
-    expectStatus(await update(ruleId, { comment: 'for the analysis', activity: 'Express', purge_replicas: true, meta: { project: 'p1' } }), 200);
-    expect(await ruleJsonOverHttp(server, ruleId)).to.include({ comments: 'for the analysis', activity: 'Express', purge_replicas: true, meta: '{"project":"p1"}' });
+    const options = { comment: 'for the analysis', activity: 'Express', eol_at: '2027-01-01T00:00:00', purge_replicas: true, meta: { project: 'p1' } };
+    expectStatus(await update(ruleId, options), 200);
+    expect(await ruleJsonOverHttp(server, ruleId)).to.include({
+      comments: 'for the analysis',
+      activity: 'Express',
+      eol_at: 'Fri, 01 Jan 2027 00:00:00 UTC',
+      purge_replicas: true,
+      meta: '{"project":"p1"}',
+    });
+  });
+
+  it('refuses an end of life that is not a date with 409 InputValidationError', async () => {
+    const { ruleId } = await replicatingRule();
+    expectError(await update(ruleId, { eol_at: 'next spring' }), 409, 'InputValidationError', /not a date/);
+    expect(await ruleJsonOverHttp(server, ruleId)).to.include({ eol_at: null });
   });
 
   it('refuses an unknown option with 409 InputValidationError', async () => {
