@@ -2,8 +2,9 @@ import { removeGlobalAccountLimit, removeLocalAccountLimit, setGlobalAccountLimi
 import { limitBytes } from '../../../domain/accountLimit/accountLimit.ts';
 import { matchRseExpression, parseRseExpression, type RseFacts } from '../../../domain/rse/rseExpression.ts';
 import { AccountNotFound } from '../../../domain/shared/errors.ts';
-import { accountLimitsCollection, globalLimitId, localLimitId, type AccountLimitDocument } from '../../../projections/account/accountLimits.ts';
-import { accountsCollection, type AccountDocument } from '../../../projections/account/accounts.ts';
+import { findGlobalLimit, findLocalLimit, globalLimitsOf, localLimitsOf } from '../../../projections/account/accountLimitQueries.ts';
+import { findAccount } from '../../../projections/account/accountQueries.ts';
+import type { AccountDocument } from '../../../projections/account/accounts.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { JSON_ONLY } from '../../http.ts';
 import { limitValue, sendJsonWithInfinity } from '../../infinityJson.ts';
@@ -24,7 +25,7 @@ export const resolvedRses = (rseExpression: string, rses: readonly RseFacts[]): 
 
 /** "Exists" means ACTIVE for every limit and usage lookup, as in Rucio. */
 export const activeAccount = async (services: Services, account: string): Promise<AccountDocument> => {
-  const document = await services.readModels.collection<AccountDocument>(accountsCollection).get(account);
+  const document = await findAccount(services.readModels, account);
   if (!document || document.status !== 'ACTIVE') throw new AccountNotFound(`Account ${account} does not exist`);
   return document;
 };
@@ -34,8 +35,6 @@ export const activeAccount = async (services: Services, account: string): Promis
  * `/accountlimits`, read under `/accounts/{account}/limits` (§1.3, §1.4).
  */
 export const registerAccountLimitRoutes = (routes: RouteTable, services: Services): void => {
-  const limits = () => services.readModels.collection<AccountLimitDocument>(accountLimitsCollection);
-
   const setLocal = async (ctx: AppContext) => {
     const bytes = limitBytes(param(jsonObject(ctx), 'bytes'));
     await created(ctx, services, (metadata) => setLocalAccountLimit(services.commands, { account: ctx.params.account!, rse: ctx.params.rse!, bytes }, metadata));
@@ -62,13 +61,13 @@ export const registerAccountLimitRoutes = (routes: RouteTable, services: Service
   const localLimits = async (ctx: AppContext) => {
     const account = (await activeAccount(services, ctx.params.account!)).account;
     const result: Record<string, number> = {};
-    for await (const limit of limits().find({ account, kind: 'local' }, { sort: { rse: 1 } })) result[limit.rse!] = limitValue(limit.bytes);
+    for await (const limit of localLimitsOf(services.readModels, account)) result[limit.rse!] = limitValue(limit.bytes);
     sendJsonWithInfinity(ctx, result);
   };
   const localLimit = async (ctx: AppContext) => {
     const account = (await activeAccount(services, ctx.params.account!)).account;
     const rse = await activeRse(services, ctx.params.rse!);
-    const limit = await limits().get(localLimitId(account, rse.id));
+    const limit = await findLocalLimit(services.readModels, account, rse.id);
     sendJsonWithInfinity(ctx, { [rse.rse]: limit ? limitValue(limit.bytes) : null });
   };
 
@@ -77,7 +76,7 @@ export const registerAccountLimitRoutes = (routes: RouteTable, services: Service
     const account = (await activeAccount(services, ctx.params.account!)).account;
     const rses = await loadRseFacts(services.readModels);
     const result: Record<string, unknown> = {};
-    for await (const limit of limits().find({ account, kind: 'global' }, { sort: { rseExpression: 1 } })) {
+    for await (const limit of globalLimitsOf(services.readModels, account)) {
       const resolved = resolvedRses(limit.rseExpression!, rses);
       result[limit.rseExpression!] = {
         resolved_rses: resolved.map((rse) => rse.rse),
@@ -91,7 +90,7 @@ export const registerAccountLimitRoutes = (routes: RouteTable, services: Service
   routes.get('/accounts/:account/limits/global/:rse_expression', { accept: JSON_ONLY }, async (ctx) => {
     const account = (await activeAccount(services, ctx.params.account!)).account;
     const expression = ctx.params.rse_expression!;
-    const limit = await limits().get(globalLimitId(account, expression));
+    const limit = await findGlobalLimit(services.readModels, account, expression);
     sendJsonWithInfinity(ctx, { [expression]: limit ? limitValue(limit.bytes) : null });
   });
   routes.get('/accounts/:account/limits', { accept: JSON_ONLY }, localLimits);

@@ -3,13 +3,8 @@ import { requirePermission } from '../../../domain/permission/policy.ts';
 import { mayReadAccountUsage } from '../../../domain/permission/rsePolicy.ts';
 import { evaluateRseExpression } from '../../../domain/rse/rseExpression.ts';
 import { isoSecondsOrNull } from '../../../domain/shared/dates.ts';
-import { accountLimitsCollection, globalLimitId, type AccountLimitDocument } from '../../../projections/account/accountLimits.ts';
-import {
-  accountUsageCollection,
-  accountUsageHistoryCollection,
-  type AccountUsageDocument,
-  type AccountUsageHistoryDocument,
-} from '../../../projections/account/accountUsage.ts';
+import { findGlobalLimit, globalLimitsOf, localLimitsOf } from '../../../projections/account/accountLimitQueries.ts';
+import { usageHistoryOf, usageOf, usageSummedOver } from '../../../projections/account/accountUsageQueries.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { JSON_ONLY, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonWithInfinity, limitValue } from '../../infinityJson.ts';
@@ -24,9 +19,6 @@ import { activeAccount, resolvedRses } from './accountLimits.ts';
  * model, which replica locks fill; without rules every usage is zero.
  */
 export const registerAccountUsageRoutes = (routes: RouteTable, services: Services): void => {
-  const usage = () => services.readModels.collection<AccountUsageDocument>(accountUsageCollection);
-  const limits = () => services.readModels.collection<AccountLimitDocument>(accountLimitsCollection);
-
   /** The account must exist, and the caller be an admin, the account itself or a country admin. */
   const readableAccount = async (ctx: AppContext, what: string): Promise<string> => {
     const caller = await loadCaller(services.commands, ctx.state.issuer!);
@@ -42,12 +34,11 @@ export const registerAccountUsageRoutes = (routes: RouteTable, services: Service
   const localUsage = async (ctx: AppContext) => {
     const account = await readableAccount(ctx, 'list account usage');
     const onlyRse = ctx.params.rse === undefined ? undefined : await activeRse(services, ctx.params.rse);
-    const rseFilter = onlyRse ? { rseId: onlyRse.id } : {};
     const rows = new Map<string, { rse: string; bytes: number; files: number; limit: number | undefined }>();
-    for await (const used of usage().find({ account, ...rseFilter })) {
+    for await (const used of usageOf(services.readModels, account, onlyRse?.id)) {
       rows.set(used.rseId, { rse: used.rse, bytes: used.bytes, files: used.files, limit: undefined });
     }
-    for await (const limit of limits().find({ account, kind: 'local', ...rseFilter })) {
+    for await (const limit of localLimitsOf(services.readModels, account, onlyRse?.id)) {
       const row = rows.get(limit.rseId!) ?? { rse: limit.rse!, bytes: 0, files: 0, limit: undefined };
       rows.set(limit.rseId!, { ...row, limit: limitValue(limit.bytes) });
     }
@@ -65,31 +56,21 @@ export const registerAccountUsageRoutes = (routes: RouteTable, services: Service
     await sendStream(ctx, fromList(entries), undefined, jsonWithInfinity);
   };
 
-  /** Usage summed over the RSEs an expression selects today. */
-  const usageOver = async (account: string, rseIds: readonly string[]) => {
-    let [bytes, files] = [0, 0];
-    for await (const used of usage().find({ account, rseId: { $in: [...rseIds] } })) {
-      bytes += used.bytes;
-      files += used.files;
-    }
-    return { bytes, files };
-  };
-
   const globalUsage = async (ctx: AppContext) => {
     const account = await readableAccount(ctx, 'list global account usage');
     const rses = await loadRseFacts(services.readModels);
     const expression = ctx.params.rse_expression;
     const line = async (rseExpression: string, rseIds: readonly string[], bytesLimit: number) => {
-      const used = await usageOver(account, rseIds);
+      const used = await usageSummedOver(services.readModels, account, rseIds);
       return { rse_expression: rseExpression, ...used, bytes_limit: bytesLimit, bytes_remaining: bytesLimit - used.bytes };
     };
     if (expression !== undefined) {
       const selected = evaluateRseExpression(expression, rses).map((rse) => rse.id);
-      const limit = await limits().get(globalLimitId(account, expression));
+      const limit = await findGlobalLimit(services.readModels, account, expression);
       await sendStream(ctx, fromList([await line(expression, selected, limit ? limitValue(limit.bytes) : 0)]), undefined, jsonWithInfinity);
       return;
     }
-    const globalLimits = limits().find({ account, kind: 'global' }, { sort: { rseExpression: 1 } });
+    const globalLimits = globalLimitsOf(services.readModels, account);
     async function* lines() {
       for await (const limit of globalLimits) {
         yield line(limit.rseExpression!, resolvedRses(limit.rseExpression!, rses).map((rse) => rse.id), limitValue(limit.bytes));
@@ -100,10 +81,7 @@ export const registerAccountUsageRoutes = (routes: RouteTable, services: Service
 
   routes.get('/accounts/:account/usage/history/:rse', { accept: JSON_ONLY }, async (ctx) => {
     const rse = await activeRse(services, ctx.params.rse!);
-    const history = await services.readModels
-      .collection<AccountUsageHistoryDocument>(accountUsageHistoryCollection)
-      .find({ account: ctx.params.account!, rseId: rse.id }, { sort: { updatedAt: 1 } })
-      .toArray();
+    const history = await usageHistoryOf(services.readModels, ctx.params.account!, rse.id);
     sendJson(ctx, history.map((entry) => ({ bytes: entry.bytes, files: entry.files, updated_at: isoSecondsOrNull(entry.updatedAt) })));
   });
   routes.get('/accounts/:account/usage/local', { accept: STREAM_ONLY }, localUsage);

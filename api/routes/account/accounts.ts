@@ -12,10 +12,10 @@ import { IDENTITY_TYPES, type IdentityType } from '../../../domain/identity/iden
 import { isoSecondsOrNull } from '../../../domain/shared/dates.ts';
 import { AccountNotFound, IdentityError, InvalidAccountType, InvalidObject, ScopeNotFound } from '../../../domain/shared/errors.ts';
 import { assertValidName, isValidName } from '../../../domain/shared/names.ts';
-import type { Filter } from '../../../infra/readstore/readStore.ts';
-import { accountsCollection, type AccountDocument } from '../../../projections/account/accounts.ts';
-import { accountIdentitiesCollection, type AccountIdentityDocument } from '../../../projections/identity/identities.ts';
-import { scopesCollection, type ScopeDocument } from '../../../projections/scope/scopes.ts';
+import { findAccount, listAccounts, type AccountListing } from '../../../projections/account/accountQueries.ts';
+import type { AccountDocument } from '../../../projections/account/accounts.ts';
+import { identitiesOfAccount } from '../../../projections/identity/identityQueries.ts';
+import { scopeNamesOfAccount } from '../../../projections/scope/scopeQueries.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param, paramBoolean } from '../../params.ts';
 import { created, ok, type RouteTable } from '../../route.ts';
@@ -68,34 +68,31 @@ const optionalText = (value: unknown, name: string): string | null => {
  * GET /accounts: every query parameter is a filter, as in Rucio: `account_type`, `identity`,
  * `account` (with `*` wildcards), and any other key as an account attribute key=value.
  */
-const accountListFilter = async (ctx: AppContext, services: Services): Promise<Filter> => {
-  const conditions: Filter[] = [{ status: 'ACTIVE' }];
+const accountListing = (ctx: AppContext): AccountListing => {
+  const listing: { accountType?: AccountType; account?: string; accountPattern?: string; identity?: string } = {};
+  const attributes: { key: string; value: string }[] = [];
   for (const [key, raw] of Object.entries(ctx.query)) {
     const value = Array.isArray(raw) ? raw[0]! : raw!;
     if (key === 'account_type') {
       if (!(ACCOUNT_TYPES as readonly string[]).includes(value)) {
         throw new InvalidAccountType(`${value} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`);
       }
-      conditions.push({ accountType: value });
+      listing.accountType = value as AccountType;
     } else if (key === 'account') {
-      conditions.push(value.includes('*') ? { account: { $regex: wildcardPattern(value) } } : { account: value });
+      if (value.includes('*')) listing.accountPattern = wildcardPattern(value);
+      else listing.account = value;
     } else if (key === 'identity') {
-      const mappings = await services.readModels
-        .collection<AccountIdentityDocument>(accountIdentitiesCollection)
-        .find({ identity: value })
-        .toArray();
-      conditions.push({ account: { $in: mappings.map((mapping) => mapping.account) } });
+      listing.identity = value;
     } else {
-      conditions.push({ attributes: { $elemMatch: { key, value } } });
+      attributes.push({ key, value });
     }
   }
-  return { $and: conditions };
+  return { ...listing, attributes };
 };
 
 export const registerAccountRoutes = (routes: RouteTable, services: Services): void => {
-  const accounts = () => services.readModels.collection<AccountDocument>(accountsCollection);
   const activeAccount = async (account: string, message: string): Promise<AccountDocument> => {
-    const document = await accounts().get(account);
+    const document = await findAccount(services.readModels, account);
     if (!document || document.status !== 'ACTIVE') throw new AccountNotFound(message);
     return document;
   };
@@ -119,13 +116,10 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   // Scopes of an account.
   routes.get('/accounts/:account/scopes/', { accept: JSON_ONLY }, async (ctx) => {
     const account = ctx.params.account!;
-    if (!(await accounts().get(account))) throw new AccountNotFound(`Account ID '${account}' does not exist`);
-    const scopes = await services.readModels
-      .collection<ScopeDocument>(scopesCollection)
-      .find({ account }, { sort: { _id: 1 } })
-      .toArray();
+    if (!(await findAccount(services.readModels, account))) throw new AccountNotFound(`Account ID '${account}' does not exist`);
+    const scopes = await scopeNamesOfAccount(services.readModels, account);
     if (scopes.length === 0) throw new ScopeNotFound(`no scopes found for account ID '${account}'`);
-    sendJson(ctx, scopes.map((scope) => scope.scope));
+    sendJson(ctx, scopes);
   });
   routes.post('/accounts/:account/scopes/:scope', {}, async (ctx) => {
     assertValidName('scope', ctx.params.scope!);
@@ -141,9 +135,7 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   routes.get('/accounts/:account/identities', { accept: STREAM_ONLY }, async (ctx) => {
     const account = ctx.params.account!;
     await activeAccount(account, `Account with ID '${account}' cannot be found`);
-    const mappings = services.readModels
-      .collection<AccountIdentityDocument>(accountIdentitiesCollection)
-      .find({ account }, { sort: { _id: 1 } });
+    const mappings = identitiesOfAccount(services.readModels, account);
     await sendStream(
       ctx,
       mapStream(mappings, (mapping) => ({ type: mapping.identityType, identity: mapping.identity, email: mapping.email })),
@@ -177,7 +169,7 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
       ctx.body = '';
       return;
     }
-    const document = isValidName('account', account) ? await accounts().get(account) : null;
+    const document = isValidName('account', account) ? await findAccount(services.readModels, account) : null;
     if (!document) throw new AccountNotFound(`Account with ID '${account}' cannot be found`);
     sendJson(ctx, accountDetails(document));
   });
@@ -207,8 +199,7 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   // All accounts.
   for (const path of ['/accounts', '/accounts/']) {
     routes.get(path, { accept: STREAM_ONLY }, async (ctx) => {
-      const filter = await accountListFilter(ctx, services);
-      const documents = accounts().find(filter, { sort: { account: 1 } });
+      const documents = await listAccounts(services.readModels, accountListing(ctx));
       await sendStream(ctx, mapStream(documents, (document) => ({ account: document.account, type: document.accountType, email: document.email })));
     });
   }

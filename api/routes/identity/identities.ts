@@ -1,7 +1,7 @@
 import { registerIdentity } from '../../../commands/identity/identityCommands.ts';
 import type { IdentityType } from '../../../domain/identity/identity.ts';
 import { ValueError } from '../../../domain/shared/errors.ts';
-import { accountIdentitiesCollection, type AccountIdentityDocument } from '../../../projections/identity/identities.ts';
+import { accountsOfIdentity } from '../../../projections/identity/identityQueries.ts';
 import { IDENTITY_TYPES } from '../../../domain/identity/identity.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import { created, type RouteTable } from '../../route.ts';
@@ -41,11 +41,7 @@ export const registerIdentityRoutes = (routes: RouteTable, services: Services): 
   routes.get('/identities/:identity_key/:type/accounts', { accept: JSON_ONLY }, async (ctx) => {
     const identityType = ctx.params.type!.toUpperCase() as IdentityType;
     if (!(IDENTITY_TYPES as readonly string[]).includes(identityType)) throw new ValueError(`Unknown identity type ${ctx.params.type}`);
-    const mappings = await services.readModels
-      .collection<AccountIdentityDocument>(accountIdentitiesCollection)
-      .find({ identity: ctx.params.identity_key!, identityType }, { sort: { account: 1 } })
-      .toArray();
-    sendJson(ctx, mappings.map((mapping) => mapping.account));
+    sendJson(ctx, await accountsOfIdentity(services.readModels, ctx.params.identity_key!, identityType));
   });
 };
 

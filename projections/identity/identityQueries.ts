@@ -1,0 +1,19 @@
+import type { IdentityType } from '../../domain/identity/identity.ts';
+import type { ReadModels } from '../runtime/readModels.ts';
+import { accountIdentitiesCollection, type AccountIdentityDocument } from './identities.ts';
+
+/** What the identity and account routes read of the identity-to-account mappings. */
+
+const mappings = (readModels: ReadModels) => readModels.collection<AccountIdentityDocument>(accountIdentitiesCollection);
+
+/** The accounts an identity is mapped to, by name; of one identity type, or of any when none is given. */
+export const accountsOfIdentity = async (readModels: ReadModels, identity: string, identityType?: IdentityType): Promise<string[]> => {
+  const found = await mappings(readModels)
+    .find({ identity, ...(identityType !== undefined ? { identityType } : {}) }, { sort: { account: 1 } })
+    .toArray();
+  return found.map((mapping) => mapping.account);
+};
+
+/** The identities mapped to an account, in id order (identity type, then identity). */
+export const identitiesOfAccount = (readModels: ReadModels, account: string): AsyncIterable<AccountIdentityDocument> =>
+  mappings(readModels).find({ account }, { sort: { _id: 1 } });
