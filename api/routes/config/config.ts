@@ -2,7 +2,7 @@ import { loadCaller } from '../../../commands/caller.ts';
 import { removeConfigOption, removeConfigSection, requireConfigPermission, setConfigOptions } from '../../../commands/config/configCommands.ts';
 import { configValueFromText, configValueToText } from '../../../domain/config/configValue.ts';
 import { AccessDenied, ConfigNotFound, ValueError } from '../../../domain/shared/errors.ts';
-import { configSectionsCollection, type ConfigSectionDocument } from '../../../projections/config/config.ts';
+import { configOption, configSection, configSectionsByName } from '../../../projections/config/configQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import { jsonObject } from '../../params.ts';
 import { created, ok, type RouteTable } from '../../route.ts';
@@ -12,7 +12,6 @@ const typedOptions = (options: Record<string, string>) =>
   Object.fromEntries(Object.entries(options).map(([option, value]) => [option, configValueFromText(value)]));
 
 export const registerConfigRoutes = (routes: RouteTable, services: Services): void => {
-  const sections = () => services.readModels.collection<ConfigSectionDocument>(configSectionsCollection);
   const requireReader = async (ctx: AppContext, what: string) =>
     requireConfigPermission(await loadCaller(services.commands, ctx.state.issuer!), what);
   const set = async (ctx: AppContext, options: { section: string; option: string; value: string }[]) => {
@@ -22,7 +21,7 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
   routes.get('/config', { accept: JSON_ONLY }, async (ctx) => {
     await requireReader(ctx, 'retrieve sections');
     const result: Record<string, Record<string, unknown>> = {};
-    for await (const section of sections().find({}, { sort: { _id: 1 } })) result[section.section] = typedOptions(section.options);
+    for await (const section of configSectionsByName(services.readModels)) result[section.section] = typedOptions(section.options);
     sendJson(ctx, result);
   });
 
@@ -39,7 +38,7 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
 
   routes.get('/config/:section', { accept: JSON_ONLY }, async (ctx) => {
     await requireReader(ctx, `retrieve options and values from section ${ctx.params.section}`);
-    const section = await sections().get(ctx.params.section!);
+    const section = await configSection(services.readModels, ctx.params.section!);
     if (!section) throw new ConfigNotFound(`No configuration found for section '${ctx.params.section}'`);
     sendJson(ctx, typedOptions(section.options));
   });
@@ -55,7 +54,7 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
       if (error instanceof AccessDenied) throw new AccessDenied(`Access to '${section}' option '${option}' denied`);
       throw error;
     }
-    const value = (await sections().get(section))?.options[option];
+    const value = await configOption(services.readModels, section, option);
     if (value === undefined) throw new ConfigNotFound(`No configuration found for section '${section}' option '${option}'`);
     sendJson(ctx, configValueFromText(value));
   });

@@ -1,5 +1,5 @@
 import { addMetaConventionKey, addMetaConventionValue } from '../../../commands/metaConvention/metaConventionCommands.ts';
-import { metaConventionsCollection, type MetaConventionDocument } from '../../../projections/metaConvention/metaConventions.ts';
+import { conventionKeys, findConvention } from '../../../projections/metaConvention/metaConventionQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import { jsonObject, param } from '../../params.ts';
 import { created, type RouteTable } from '../../route.ts';
@@ -10,12 +10,8 @@ import type { Services } from '../../services.ts';
  * adds (POST) its allowed values. The slash tells adding a key from adding a value.
  */
 export const registerMetaConventionRoutes = (routes: RouteTable, services: Services): void => {
-  const conventions = () => services.readModels.collection<MetaConventionDocument>(metaConventionsCollection);
-
   routes.get('/meta_conventions/', { accept: JSON_ONLY }, async (ctx) => {
-    const keys: string[] = [];
-    for await (const convention of conventions().find({}, { sort: { _id: 1 } })) keys.push(convention.key);
-    sendJson(ctx, keys);
+    sendJson(ctx, await conventionKeys(services.readModels));
   });
   routes.post('/meta_conventions/:key', {}, async (ctx) => {
     const parameters = jsonObject(ctx);
@@ -29,7 +25,7 @@ export const registerMetaConventionRoutes = (routes: RouteTable, services: Servi
   });
   // An unknown key simply has no values, as in Rucio.
   routes.get('/meta_conventions/:key/', { accept: JSON_ONLY }, async (ctx) => {
-    const convention = await conventions().get(ctx.params.key!);
+    const convention = await findConvention(services.readModels, ctx.params.key!);
     sendJson(ctx, [...(convention?.values ?? [])].sort());
   });
   routes.post('/meta_conventions/:key/', {}, async (ctx) => {
