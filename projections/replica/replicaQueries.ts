@@ -6,7 +6,7 @@ import { ancestorKeys, datasetsBelow } from '../did/didQueries.ts';
 import { didsCollection, type DidDocument } from '../did/dids.ts';
 import { loadListedRses, type ListedRse } from './listingRses.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { BY_FILE, replicasCollection, type ReplicaDocument } from './replicaDocuments.ts';
+import { BY_FILE, replicaId, replicasCollection, type ReplicaDocument } from './replicaDocuments.ts';
 
 /**
  * Rucio's `list_replicas` over the read models, as a stream: files named directly come first
@@ -98,6 +98,10 @@ export const replicaListing = async (readModels: ReadModels, request: ReplicaLis
 export async function* eachListedFile(pages: AsyncIterable<readonly ListedFile[]>): AsyncGenerator<ListedFile> {
   for await (const page of pages) yield* page;
 }
+
+/** One file's replica on one RSE, whatever its state. */
+export const findReplica = (readModels: ReadModels, scope: string, name: string, rseId: string): Promise<ReplicaDocument | null> =>
+  readModels.collection<ReplicaDocument>(replicasCollection).get(replicaId(scope, name, rseId));
 
 type FileFacts = Readonly<{ scope: string; name: string; bytes: number | null; md5: string | null; adler32: string | null }>;
 

@@ -4,7 +4,8 @@ import { requirePermission } from '../../../domain/permission/policy.ts';
 import { RSE_PERMISSIONS } from '../../../domain/permission/rsePolicy.ts';
 import { availabilityInteger } from '../../../domain/rse/availability.ts';
 import { formatRucioDate } from '../../../domain/shared/dates.ts';
-import { rseDistancesCollection, rsesCollection, type RseDistanceDocument, type RseDocument } from '../../../projections/rse/rses.ts';
+import { activeRses, everyDistance } from '../../../projections/rse/rseQueries.ts';
+import type { RseDistanceDocument, RseDocument } from '../../../projections/rse/rses.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import { dataImportFromBody } from './importRequest.ts';
 import { jsonObject, queryBoolean } from '../../params.ts';
@@ -52,13 +53,13 @@ export const registerImportExportRoutes = (routes: RouteTable, services: Service
       const defaultAlgorithm = await defaultLfn2pfnAlgorithm(services);
       const rses: Record<string, unknown> = {};
       const live = new Set<string>();
-      for await (const document of services.readModels.collection<RseDocument>(rsesCollection).find({ deleted: false }, { sort: { rse: 1 } })) {
+      for await (const document of activeRses(services.readModels)) {
         rses[document.rse] = exportedRse(document, defaultAlgorithm);
         live.add(document.id);
       }
       if (!withDistances) return sendJson(ctx, { rses });
       const distances: Record<string, Record<string, unknown>> = {};
-      for await (const distance of services.readModels.collection<RseDistanceDocument>(rseDistancesCollection).find({}, { sort: { _id: 1 } })) {
+      for await (const distance of everyDistance(services.readModels)) {
         if (!live.has(distance.srcRseId) || !live.has(distance.destRseId)) continue;
         (distances[distance.srcRse] ??= {})[distance.destRse] = exportedDistance(distance);
       }

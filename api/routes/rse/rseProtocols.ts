@@ -2,7 +2,7 @@ import { addRseProtocol, removeRseProtocols, updateRseProtocols } from '../../..
 import { lfnsToPfns, type Lfn } from '../../../domain/rse/lfn2pfn.ts';
 import { protocolChangesFromRequest, protocolFromRequest } from '../../../domain/rse/protocolInput.ts';
 import { InvalidPath, ReplicaNotFound, RSEProtocolNotSupported, ValueError } from '../../../domain/shared/errors.ts';
-import { replicaId, replicasCollection, type ReplicaDocument } from '../../../projections/replica/replicaDocuments.ts';
+import { findReplica } from '../../../projections/replica/replicaQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import { jsonObject, queryString } from '../../params.ts';
 import { created, ok, type RouteTable } from '../../route.ts';
@@ -86,9 +86,8 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
     };
     const storedPaths = new Map<string, string>();
     if (!settings.deterministic) {
-      const replicas = services.readModels.collection<ReplicaDocument>(replicasCollection);
       for (const { scope, name } of lfns) {
-        const path = (await replicas.get(replicaId(scope, name, document.id)))?.path;
+        const path = (await findReplica(services.readModels, scope, name, document.id))?.path;
         if (path) storedPaths.set(`${scope}:${name}`, path);
       }
     }

@@ -10,17 +10,11 @@ import {
 } from '../../../commands/rse/rseCommands.ts';
 import { formatRucioDate } from '../../../domain/shared/dates.ts';
 import { KeyError } from '../../../domain/shared/errors.ts';
-import { accountLimitsCollection, localLimitId, type AccountLimitDocument } from '../../../projections/account/accountLimits.ts';
-import { accountsCollection, type AccountDocument } from '../../../projections/account/accounts.ts';
-import { accountUsageCollection, accountUsageId, type AccountUsageDocument } from '../../../projections/account/accountUsage.ts';
-import {
-  distanceDocumentId,
-  rseDistancesCollection,
-  rseUsageHistoryCollection,
-  type RseDistanceDocument,
-  type RseDocument,
-  type RseUsageHistoryDocument,
-} from '../../../projections/rse/rses.ts';
+import { findLocalLimit } from '../../../projections/account/accountLimitQueries.ts';
+import { everyAccount } from '../../../projections/account/accountQueries.ts';
+import { accountUsageOn, usagesOnRse } from '../../../projections/account/accountUsageQueries.ts';
+import { findDistance, rseUsageHistory } from '../../../projections/rse/rseQueries.ts';
+import type { RseDocument } from '../../../projections/rse/rses.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
 import { fromList } from '../../listSource.ts';
 import { jsonObject, param, queryBoolean, queryString } from '../../params.ts';
@@ -44,11 +38,9 @@ const distanceParameter = (parameters: Record<string, unknown>): number | null =
 
 /** Usage, limits, QoS policies, distances and per-account usage of RSEs (§1.21). */
 export const registerRseResourceRoutes = (routes: RouteTable, services: Services): void => {
-  const accountUsage = () => services.readModels.collection<AccountUsageDocument>(accountUsageCollection);
-
   /** The accounts with bytes on an RSE, biggest first, as `per_account` lists them. */
   const accountUsagesOn = async (document: RseDocument, total: number) => {
-    const usages = await accountUsage().find({ rseId: document.id }).toArray();
+    const usages = await usagesOnRse(services.readModels, document.id);
     return usages
       .filter((usage) => usage.bytes !== 0)
       .sort((a, b) => b.bytes - a.bytes)
@@ -57,7 +49,7 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
 
   routes.get('/rses/:source/distances/:destination', { accept: JSON_ONLY }, async (ctx) => {
     const [source, destination] = [await activeRse(services, ctx.params.source!), await activeRse(services, ctx.params.destination!)];
-    const found = await services.readModels.collection<RseDistanceDocument>(rseDistancesCollection).get(distanceDocumentId(source.id, destination.id));
+    const found = await findDistance(services.readModels, source.id, destination.id);
     sendJson(ctx, found ? [distanceView(found)] : []);
   });
   routes.post('/rses/:source/distances/:destination', {}, async (ctx) => {
@@ -76,12 +68,11 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   /** Every account with its usage and quota on the RSE: lines of JSON labelled application/json, as in Rucio. */
   routes.get('/rses/:rse/accounts/usage', { accept: JSON_ONLY }, async (ctx) => {
     const document = await activeRse(services, ctx.params.rse!);
-    const limits = services.readModels.collection<AccountLimitDocument>(accountLimitsCollection);
-    const accounts = services.readModels.collection<AccountDocument>(accountsCollection).find({}, { sort: { account: 1 } });
+    const accounts = everyAccount(services.readModels);
     async function* lines() {
       for await (const account of accounts) {
-        const usage = await accountUsage().get(accountUsageId(account.account, document.id));
-        const limit = await limits.get(localLimitId(account.account, document.id));
+        const usage = await accountUsageOn(services.readModels, account.account, document.id);
+        const limit = await findLocalLimit(services.readModels, account.account, document.id);
         yield {
           rse_id: document.id,
           rse: document.rse,
@@ -131,9 +122,7 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.get('/rses/:rse/usage/history', { accept: STREAM_ONLY }, async (ctx) => {
     const document = await activeRse(services, ctx.params.rse!);
     const source = queryString(ctx, 'source');
-    const history = services.readModels
-      .collection<RseUsageHistoryDocument>(rseUsageHistoryCollection)
-      .find({ rseId: document.id, ...(source ? { source } : {}) }, { sort: { updatedAt: -1, _id: -1 } });
+    const history = rseUsageHistory(services.readModels, document.id, source);
     await sendStream(
       ctx,
       mapStream(history, (entry) => ({

@@ -3,24 +3,23 @@ import { DEFAULT_LFN2PFN_ALGORITHM } from '../../../domain/rse/lfn2pfn.ts';
 import { PROTOCOL_DOMAINS, compareProtocols, type RseProtocol } from '../../../domain/rse/protocol.ts';
 import { formatRucioDate, rucioDateOrNull } from '../../../domain/shared/dates.ts';
 import { RSENotFound } from '../../../domain/shared/errors.ts';
-import { configSectionsCollection, type ConfigSectionDocument } from '../../../projections/config/config.ts';
-import { rsesCollection, type RseDistanceDocument, type RseDocument } from '../../../projections/rse/rses.ts';
+import { configOption } from '../../../projections/config/configQueries.ts';
+import { findRse } from '../../../projections/rse/rseQueries.ts';
+import type { RseDistanceDocument, RseDocument } from '../../../projections/rse/rses.ts';
 import type { Services } from '../../services.ts';
 
 /** The answers' shapes for RSEs, as Rucio renders its rows and settings dictionaries. */
 
 /** An RSE that exists and is not deleted, or RSENotFound with Rucio's message. */
 export const activeRse = async (services: Services, rse: string): Promise<RseDocument> => {
-  const document = await services.readModels.collection<RseDocument>(rsesCollection).get(rse);
+  const document = await findRse(services.readModels, rse);
   if (!document || document.deleted) throw new RSENotFound(`RSE '${rse}' cannot be found in vo 'def'`);
   return document;
 };
 
 /** Config `policy.lfn2pfn_algorithm_default`, else `hash` (rucio.common.config). */
-export const defaultLfn2pfnAlgorithm = async (services: Services): Promise<string> => {
-  const policy = await services.readModels.collection<ConfigSectionDocument>(configSectionsCollection).get('policy');
-  return policy?.options.lfn2pfn_algorithm_default || DEFAULT_LFN2PFN_ALGORITHM;
-};
+export const defaultLfn2pfnAlgorithm = async (services: Services): Promise<string> =>
+  (await configOption(services.readModels, 'policy', 'lfn2pfn_algorithm_default')) || DEFAULT_LFN2PFN_ALGORITHM;
 
 export const lfn2pfnAlgorithmOf = (document: RseDocument, fallback: string): string => {
   const attribute = document.attributes.lfn2pfn_algorithm;

@@ -2,7 +2,7 @@ import { createRse, deleteRse, removeRseAttribute, setRseAttribute, updateRse } 
 import { evaluateRseExpression } from '../../../domain/rse/rseExpression.ts';
 import { assertValidName } from '../../../domain/shared/names.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
-import { rsesCollection, type RseDocument } from '../../../projections/rse/rses.ts';
+import { activeRses } from '../../../projections/rse/rseQueries.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { fromList } from '../../listSource.ts';
 import { jsonObject, param, queryString } from '../../params.ts';
@@ -52,7 +52,6 @@ export const registerRseRoutes = (routes: RouteTable, services: Services): void 
       await sendStream(ctx, fromList(selected.map((rse) => ({ rse: rse.rse }))));
       return;
     }
-    const documents = services.readModels.collection<RseDocument>(rsesCollection).find({ deleted: false }, { sort: { rse: 1 } });
-    await sendStream(ctx, mapStream(documents, rseListEntry));
+    await sendStream(ctx, mapStream(activeRses(services.readModels), rseListEntry));
   });
 };
