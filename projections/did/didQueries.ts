@@ -1,13 +1,15 @@
 import type { ChildFacts } from '../../domain/did/didContent.ts';
 import { didKey, type ContentTotals, type DidAvailability, type DidRef, type DidType } from '../../domain/did/did.ts';
-import { didContentsCollection, type ContentDocument } from './didContents.ts';
+import { didContentHistoryCollection, didContentsCollection, type ContentDocument, type ContentHistoryDocument } from './didContents.ts';
+import { didFollowersCollection, type FollowerDocument } from './didFollowers.ts';
 import { didsCollection, type DidDocument } from './dids.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 
 /**
- * Walks over the DID graph as the read models hold it: ancestors, the datasets below a container,
- * the files below any DID. Each step is one indexed query per level (or per collection), never a
- * scan; file lists stream from cursors.
+ * DIDs as the read models hold them: lookups, a DID's content, parents, history and followers,
+ * and walks over the graph (ancestors, the datasets below a container, the files below any DID).
+ * Each step is one indexed query per level (or per collection), never a scan; lists stream from
+ * cursors.
  */
 
 /** The copy of a file a listing shows: from its dataset's content, or the file itself. */
@@ -25,6 +27,43 @@ const dids = (readModels: ReadModels) => readModels.collection<DidDocument>(dids
 
 export const findDid = (readModels: ReadModels, scope: string, name: string): Promise<DidDocument | null> =>
   dids(readModels).get(didKey(scope, name));
+
+export const findDidByKey = (readModels: ReadModels, key: string): Promise<DidDocument | null> => dids(readModels).get(key);
+
+/** The DIDs that exist among those named, each once, in store order. */
+export const didsNamed = (readModels: ReadModels, refs: readonly DidRef[]): Promise<DidDocument[]> =>
+  dids(readModels).find({ _id: { $in: [...new Set(refs.map((ref) => didKey(ref.scope, ref.name)))] } }).toArray();
+
+/** DIDs flagged new, of one type or any; at most 1000, the one chunk Rucio hands out per call. */
+export const newDids = (readModels: ReadModels, didType: DidType | undefined): AsyncIterable<DidDocument> =>
+  dids(readModels).find({ is_new: true, ...(didType ? { did_type: didType } : {}) }, { limit: 1000 });
+
+/** The files carrying a GUID (a file's, but nothing stops two files from sharing one). */
+export const filesWithGuid = (readModels: ReadModels, guid: string): Promise<DidDocument[]> =>
+  dids(readModels).find({ guid, did_type: 'FILE' }).toArray();
+
+/** A collection's content edges, by child. */
+export const contentOf = (readModels: ReadModels, scope: string, name: string): AsyncIterable<ContentDocument> =>
+  contents(readModels).find({ parentKey: didKey(scope, name) }, { sort: { parentKey: 1, _id: 1 } });
+
+/** The edges detached from a collection, in the order they were detached. */
+export const contentHistoryOf = (readModels: ReadModels, scope: string, name: string): AsyncIterable<ContentHistoryDocument> =>
+  readModels
+    .collection<ContentHistoryDocument>(didContentHistoryCollection)
+    .find({ parentKey: didKey(scope, name) }, { sort: { parentKey: 1, _id: 1 } });
+
+/** The edges to a DID's parents, by parent. */
+export const listParents = (readModels: ReadModels, scope: string, name: string): AsyncIterable<ContentDocument> =>
+  contents(readModels).find({ childKey: didKey(scope, name) }, { sort: { _id: 1 } });
+
+/** The edges to the parents of each DID in turn, each DID's in store order. */
+export async function* parentsOfEach(readModels: ReadModels, children: readonly DidDocument[]): AsyncGenerator<ContentDocument> {
+  for (const child of children) yield* contents(readModels).find({ childKey: child._id });
+}
+
+/** The accounts following a DID, by account. */
+export const followersOf = (readModels: ReadModels, scope: string, name: string): AsyncIterable<FollowerDocument> =>
+  readModels.collection<FollowerDocument>(didFollowersCollection).find({ didKey: didKey(scope, name) }, { sort: { didKey: 1, _id: 1 } });
 
 export const parentsOf = async (readModels: ReadModels, scope: string, name: string): Promise<ContentDocument[]> =>
   contents(readModels).find({ childKey: didKey(scope, name) }, { sort: { _id: 1 } }).toArray();

@@ -1,14 +1,24 @@
 import { normalizeGuid } from '../../../domain/did/didMetadata.ts';
 import { planDidSearch } from '../../../domain/did/didSearch.ts';
-import { DID_TYPES, didKey, type DidRef } from '../../../domain/did/did.ts';
+import { DID_TYPES, type DidRef } from '../../../domain/did/did.ts';
 import { DataIdentifierNotFound, DIDFilterSyntaxError, ValueError } from '../../../domain/shared/errors.ts';
 import { parsePythonLiteral, PythonLiteralError } from '../../../domain/shared/pythonLiteral.ts';
-import { didContentsCollection, didContentHistoryCollection, type ContentDocument, type ContentHistoryDocument } from '../../../projections/did/didContents.ts';
-import { didFollowersCollection, type FollowerDocument } from '../../../projections/did/didFollowers.ts';
 import { listBelow, listScope } from '../../../projections/did/didListings.ts';
-import { dynamicTotals, filesBelow, findDid, type FileEntry } from '../../../projections/did/didQueries.ts';
+import {
+  contentHistoryOf,
+  contentOf,
+  dynamicTotals,
+  filesBelow,
+  filesWithGuid,
+  findDid,
+  followersOf,
+  listParents,
+  newDids,
+  parentsOfEach,
+  type FileEntry,
+} from '../../../projections/did/didQueries.ts';
 import { runDidSearch } from '../../../projections/did/didSearch.ts';
-import { didsCollection, type DidDocument } from '../../../projections/did/dids.ts';
+import type { DidDocument } from '../../../projections/did/dids.ts';
 import { contentEntryJson, contentHistoryJson, didStatusJson, parentJson } from './didRendering.ts';
 import { didFromPath, didRefItem, asArray } from './didParams.ts';
 import { JSON_ONLY, JSON_TYPE, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
@@ -52,15 +62,11 @@ const fileLine = (file: FileEntry, lumiblocknr?: unknown) => ({
 
 /** GET /dids/new, POST /dids/bulkfiles: static words. */
 export const registerDidStaticListRoutes = (routes: RouteTable, services: Services): void => {
-  const dids = () => services.readModels.collection<DidDocument>(didsCollection);
-
-  // Rucio hands out at most one chunk (1000) of new DIDs per call.
   routes.get('/dids/new', { accept: STREAM_ONLY }, async (ctx) => {
     const type = queryString(ctx, 'type');
     const didType = type === undefined ? undefined : DID_TYPES.find((candidate) => candidate === type.toUpperCase());
     if (type !== undefined && !didType) throw new ValueError(`'${type}' is not a valid DID type`);
-    const cursor = dids().find({ is_new: true, ...(didType ? { did_type: didType } : {}) }, { limit: 1000 });
-    await sendStream(ctx, mapStream(cursor, (did) => ({ scope: did.scope, name: did.name, did_type: did.did_type })));
+    await sendStream(ctx, mapStream(newDids(services.readModels, didType), (did) => ({ scope: did.scope, name: did.name, did_type: did.did_type })));
   });
 
   routes.post('/dids/bulkfiles', { accept: STREAM_ONLY }, async (ctx) => {
@@ -94,15 +100,9 @@ export const registerDidSearchRoutes = (routes: RouteTable, services: Services):
   routes.get('/dids/:guid/guid', { accept: STREAM_ONLY }, async (ctx) => {
     const given = ctx.params.guid!;
     const guid = normalizeGuid(given);
-    const files = guid ? await services.readModels.collection<DidDocument>(didsCollection).find({ guid, did_type: 'FILE' }).toArray() : [];
+    const files = guid ? await filesWithGuid(services.readModels, guid) : [];
     if (files.length === 0) throw new DataIdentifierNotFound(`No file associated to GUID : ${given}`);
-    const contents = services.readModels.collection<ContentDocument>(didContentsCollection);
-    async function* datasets() {
-      for (const file of files) {
-        for await (const edge of contents.find({ childKey: file._id })) yield { scope: edge.parentScope, name: edge.parentName };
-      }
-    }
-    await sendStream(ctx, datasets());
+    await sendStream(ctx, mapStream(parentsOfEach(services.readModels, files), (edge) => ({ scope: edge.parentScope, name: edge.parentName })));
   });
 };
 
@@ -140,29 +140,24 @@ const searchGroups = (ctx: AppContext): Record<string, unknown>[] => {
 export const registerDidItemListRoutes = (routes: RouteTable, services: Services): void => {
   routes.get('/dids/*scope_name/dids/history', { accept: STREAM_ONLY }, async (ctx) => {
     const did = didFromPath(ctx);
-    const history = services.readModels
-      .collection<ContentHistoryDocument>(didContentHistoryCollection)
-      .find({ parentKey: didKey(did.scope, did.name) }, { sort: { parentKey: 1, _id: 1 } });
+    const history = contentHistoryOf(services.readModels, did.scope, did.name);
     await sendStream(ctx, orNotFound(mapStream(history, contentHistoryJson), services, did));
   });
   routes.get('/dids/*scope_name/status', { accept: JSON_ONLY }, (ctx) => getDid(services, ctx));
   routes.get('/dids/*scope_name/dids', { accept: STREAM_ONLY }, async (ctx) => {
     const did = didFromPath(ctx);
-    const content = services.readModels
-      .collection<ContentDocument>(didContentsCollection)
-      .find({ parentKey: didKey(did.scope, did.name) }, { sort: { parentKey: 1, _id: 1 } });
+    const content = contentOf(services.readModels, did.scope, did.name);
     await sendStream(ctx, orNotFound(mapStream(content, contentEntryJson), services, did));
   });
   routes.get('/dids/*scope_name/files', { accept: STREAM_ONLY }, async (ctx) => {
     const document = await existingDid(services, ctx);
     // The long form is asked for by the parameter's presence, whatever its value.
     const long = ctx.query.long !== undefined;
-    const dids = services.readModels.collection<DidDocument>(didsCollection);
     await sendStream(
       ctx,
       (async function* () {
         for await (const file of filesBelow(services.readModels, document)) {
-          yield long ? fileLine(file, (await dids.get(didKey(file.scope, file.name)))?.lumiblocknr ?? null) : fileLine(file);
+          yield long ? fileLine(file, (await findDid(services.readModels, file.scope, file.name))?.lumiblocknr ?? null) : fileLine(file);
         }
       })(),
     );
@@ -178,15 +173,12 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
   });
   routes.get('/dids/*scope_name/parents', { accept: STREAM_ONLY }, async (ctx) => {
     const document = await existingDid(services, ctx);
-    const parents = services.readModels.collection<ContentDocument>(didContentsCollection).find({ childKey: document._id }, { sort: { _id: 1 } });
-    await sendStream(ctx, mapStream(parents, parentJson));
+    await sendStream(ctx, mapStream(listParents(services.readModels, document.scope, document.name), parentJson));
   });
   // Rucio streams these lines under the JSON content type.
   routes.get('/dids/*scope_name/follow', { accept: JSON_ONLY }, async (ctx) => {
     const document = await existingDid(services, ctx);
-    const followers = services.readModels
-      .collection<FollowerDocument>(didFollowersCollection)
-      .find({ didKey: document._id }, { sort: { didKey: 1, _id: 1 } });
+    const followers = followersOf(services.readModels, document.scope, document.name);
     await sendStream(ctx, mapStream(followers, (follower) => ({ user: follower.account })), JSON_TYPE);
   });
 };

@@ -2,8 +2,8 @@ import type { DidGraph } from '../../../commands/did/didGraph.ts';
 import { deleteMetadata, setDidsMetadataBulk, setMetadata } from '../../../commands/did/didMetadata.ts';
 import { metadataPluginNamed, type MetadataPlugin } from '../../../domain/did/didMetadata.ts';
 import { DataIdentifierNotFound, KeyNotFound, UnsupportedMetadataPlugin } from '../../../domain/shared/errors.ts';
-import { ancestorKeys, findDid } from '../../../projections/did/didQueries.ts';
-import { didsCollection, type DidDocument } from '../../../projections/did/dids.ts';
+import { ancestorKeys, findDid, findDidByKey } from '../../../projections/did/didQueries.ts';
+import type { DidDocument } from '../../../projections/did/dids.ts';
 import { didColumnMetadata, jsonMetadata } from './didRendering.ts';
 import { asArray, asObject, didFromPath, didRefItem } from './didParams.ts';
 import { JSON_ONLY, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
@@ -52,7 +52,6 @@ export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services
     const dids = asArray('dids', param(parameters, 'dids')).map((item) => didRefItem('dids', item));
     const inherit = paramBoolean(parameters, 'inherit', false);
     const plugin = pluginOf(parameters.plugin ?? 'JSON');
-    const collection = services.readModels.collection<DidDocument>(didsCollection);
     async function* lines() {
       for (const did of dids) {
         const document = await findDid(services.readModels, did.scope, did.name);
@@ -66,7 +65,7 @@ export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services
           for (const [key, value] of Object.entries(metadataOf(source, plugin))) if (!(key in line)) line[key] = value;
         };
         fill(document);
-        for (const ancestor of await ancestorKeys(services.readModels, did.scope, did.name, INHERIT_DEPTH)) fill(await collection.get(ancestor));
+        for (const ancestor of await ancestorKeys(services.readModels, did.scope, did.name, INHERIT_DEPTH)) fill(await findDidByKey(services.readModels, ancestor));
         yield line;
       }
     }

@@ -1,8 +1,6 @@
-import { didKey } from '../../../domain/did/did.ts';
 import { DataIdentifierNotFound, InvalidObject, ValueError } from '../../../domain/shared/errors.ts';
 import { datasetReplicasOnRse, deepDatasetReplicas, storedDatasetReplicas } from '../../../projections/replica/datasetReplicaQueries.ts';
-import { findDid } from '../../../projections/did/didQueries.ts';
-import { didsCollection, type DidDocument } from '../../../projections/did/dids.ts';
+import { didsNamed, findDid } from '../../../projections/did/didQueries.ts';
 import { didFromPath } from '../did/didParams.ts';
 import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param, queryBoolean } from '../../params.ts';
@@ -41,8 +39,7 @@ export const registerDatasetReplicasBulkRoutes = (routes: RouteTable, services: 
         if (error instanceof InvalidObject) throw new InvalidObject(`Cannot validate DIDs: ${error.message}`);
         throw error;
       }
-      const keys = [...new Set(dids.map((did) => didKey(did.scope, did.name)))];
-      const found = await services.readModels.collection<DidDocument>(didsCollection).find({ _id: { $in: keys } }).toArray();
+      const found = await didsNamed(services.readModels, dids);
       await sendStream(ctx, mapStream(storedDatasetReplicas(services.readModels, found), datasetReplicaJson));
     });
   }

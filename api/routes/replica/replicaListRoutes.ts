@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { DomainChoice, ListedFile } from '../../../domain/replica/replicaListing.ts';
 import { checkSortingAlgorithm, orderedPfns, type Coordinates } from '../../../domain/replica/replicaSorting.ts';
 import { DataIdentifierNotFound, InvalidObject } from '../../../domain/shared/errors.ts';
-import { configSectionsCollection, type ConfigSectionDocument } from '../../../projections/config/config.ts';
+import { configOption } from '../../../projections/config/configQueries.ts';
 import { findDid } from '../../../projections/did/didQueries.ts';
 import { loadListedRses } from '../../../projections/replica/listingRses.ts';
 import { eachListedFile, replicaListing, type ReplicaListingRequest } from '../../../projections/replica/replicaQueries.ts';
@@ -112,7 +112,7 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
             : parseUtc(updatedAfter, 'seconds', 'updated_after').toISOString(),
       resolveParents: paramBoolean(parameters, 'resolve_parents', false),
     };
-    const policy = await services.readModels.collection<ConfigSectionDocument>(configSectionsCollection).get('policy');
+    const policySchema = (await configOption(services.readModels, 'policy', 'schema')) || 'generic';
     await sendListing(
       ctx,
       services,
@@ -123,7 +123,7 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
         lanFirst: true,
         limit: limit === undefined ? undefined : integerParameter(limit, 'limit'),
       },
-      { metalink, nrandom, policySchema: policy?.options.schema || 'generic', detailedUrl: true },
+      { metalink, nrandom, policySchema, detailedUrl: true },
     );
   };
   const options = { accept: LISTING_TYPES, errors: { DataIdentifierNotFound: 400, SortingAlgorithmNotSupported: 400 } };
