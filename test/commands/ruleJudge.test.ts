@@ -244,6 +244,15 @@ describe('Commands: changing a rule', () => {
         expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([['STUCK', 'REPLICATING']]);
       }));
 
+  it('suspends a rule stuck for more than 14 days instead of repairing it (rule 18)', () =>
+    spec
+      .given(stuckForWantOfSource)
+      .when((context) => repairRule(context, { ruleId }, { ...as('root'), now: new Date(SPEC_NOW.getTime() + 15 * 86_400_000) }))
+      .thenAppended((events) => {
+        expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([['STUCK', 'SUSPENDED']]);
+        expect(ofType(events, 'ReplicaLocksChanged')).to.have.length(0);
+      }));
+
   it('leaves a lock stuck for want of a source alone while no source has the file, boost or not (rule 18)', () =>
     spec
       .given(stuckForWantOfSource)
