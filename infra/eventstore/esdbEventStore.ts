@@ -38,6 +38,12 @@ import {
  *
  * Idempotence: EventStoreDB itself acknowledges a repeated append of the same event ids at the
  * same expected revision without writing again, which is the contract's "repeated id = done".
+ * With an exact expected revision this holds even when the stream has moved on since (it compares
+ * the ids stored after that revision); with `any` it is only best effort (a cache of recent ids),
+ * which is why SteppedEventStore records exact revisions in its intents.
+ *
+ * `appendToStreams` appends one stream after the other: on its own it is not all or nothing.
+ * The service always wraps this store in SteppedEventStore (infra/stores.ts).
  */
 export class EsdbEventStore implements EventStore {
   private readonly client: EventStoreDBClient;
@@ -103,6 +109,18 @@ export class EsdbEventStore implements EventStore {
       throw error;
     }
     return events;
+  }
+
+  async streamRevision(streamName: string): Promise<bigint | 'no_stream'> {
+    try {
+      for await (const resolved of this.client.readStream(streamName, { direction: BACKWARDS, fromRevision: END, maxCount: 1 })) {
+        if (resolved.event) return resolved.event.revision;
+      }
+    } catch (error) {
+      if (error instanceof StreamNotFoundError) return 'no_stream';
+      throw error;
+    }
+    return 'no_stream';
   }
 
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {

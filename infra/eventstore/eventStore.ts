@@ -17,7 +17,17 @@ export type EventMetadata = Readonly<{
   schemaVersion: number;
   /** Id of the event that caused this one, for events appended by workers. */
   causationId?: string;
+  /**
+   * Set on every event of a multi-stream append written stream by stream (SteppedEventStore on
+   * EventStoreDB): the step's id and how many events it holds in all its streams together. A
+   * reader that must never show half a decision holds these events until it has `count` of them
+   * (or the step's `StepAbandoned`, see steppedEventStore.ts). Absent where the append was atomic.
+   */
+  step?: StepMark;
 }>;
+
+/** Which multi-stream step an event belongs to, and the step's number of events (all streams). */
+export type StepMark = Readonly<{ id: string; count: number }>;
 
 /** What the caller believes the stream's last revision to be. */
 export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | bigint;
@@ -53,6 +63,12 @@ export type StreamAppend = Readonly<{
   streamName: string;
   events: readonly NewEvent[];
   expectedRevision?: ExpectedRevision;
+  /**
+   * The stream's name holds an id made for this append, so no other writer can know it: with
+   * `no_stream`, a store that checks revisions before appending (SteppedEventStore) may skip
+   * reading it. Stores that append atomically ignore it.
+   */
+  fresh?: boolean;
 }>;
 
 export type ReadStreamOptions = Readonly<{
@@ -82,12 +98,16 @@ export interface AllSubscription extends AsyncIterable<readonly RecordedEvent[]>
 export interface EventStore {
   appendToStream(streamName: string, events: readonly NewEvent[], expectedRevision?: ExpectedRevision): Promise<AppendResult>;
   /**
-   * Appends to several streams. The SQLite adapter does it in one transaction (all or nothing);
-   * EventStoreDB has no multi-stream transaction, so its adapter appends one stream after the other.
+   * Appends to several streams, all or nothing as the caller sees it. The SQLite adapter does it
+   * in one transaction. EventStoreDB has no multi-stream transaction: its adapter appends one
+   * stream after the other, and the service wraps it in SteppedEventStore (steppedEventStore.ts),
+   * which records the appends as one intent first and completes them by a resumable step.
    */
   appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
   readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** Revision of the stream's last event, or `no_stream` when it has none. */
+  streamRevision(streamName: string): Promise<bigint | 'no_stream'>;
   subscribeToAll(options?: SubscribeToAllOptions): AllSubscription;
   /** Position of the newest event in `$all`, 0 when the store is empty. */
   headPosition(): Promise<bigint>;

@@ -221,6 +221,12 @@ export class SqliteEventStore implements EventStore {
     return rows.map(toRecordedEvent);
   }
 
+  async streamRevision(streamName: string): Promise<bigint | 'no_stream'> {
+    this.assertOpen();
+    const head = this.statements.streamHead.get(streamName)?.revision ?? null;
+    return head === null ? 'no_stream' : BigInt(head);
+  }
+
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     this.assertOpen();
     return this.statements.readAll.all(Number(options.after ?? 0n), options.maxCount).map(toRecordedEvent);

@@ -120,6 +120,31 @@ export const eventStoreContract = (adapterName: string, open: () => Promise<Even
         expect(await store.readStream(one)).to.have.length(1);
         expect(await store.readStream(two)).to.have.length(2);
       });
+
+      it('treats a repeated multi-stream append of the same event ids as already done', async () => {
+        const one = uniqueName('contract-');
+        const two = uniqueName('contract-');
+        const appends = [
+          { streamName: one, events: [newEvent('A')], expectedRevision: 'no_stream' as const },
+          { streamName: two, events: [newEvent('B'), newEvent('C')], expectedRevision: 'no_stream' as const },
+        ];
+        const first = await store.appendToStreams(appends);
+        const again = await store.appendToStreams(appends);
+        expect(again.map((r) => r.nextExpectedRevision)).to.deep.equal(first.map((r) => r.nextExpectedRevision));
+        expect((await store.readStream(one)).map((e) => e.type)).to.deep.equal(['A']);
+        expect((await store.readStream(two)).map((e) => e.type)).to.deep.equal(['B', 'C']);
+      });
+    });
+
+    describe('streamRevision', () => {
+      it('answers no_stream for a missing stream, then the revision of its last event', async () => {
+        const stream = uniqueName('contract-');
+        expect(await store.streamRevision(stream)).to.equal('no_stream');
+        await store.appendToStream(stream, [newEvent('A'), newEvent('B')], 'no_stream');
+        expect(await store.streamRevision(stream)).to.equal(1n);
+        await store.appendToStream(stream, [newEvent('C')], 1n);
+        expect(await store.streamRevision(stream)).to.equal(2n);
+      });
     });
 
     describe('readStream', () => {
