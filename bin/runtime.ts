@@ -51,7 +51,7 @@ const DRAIN_MS = 10_000;
  * workers, projections, stores and the private redis-server are closed, in that order.
  */
 export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: Logger): Promise<Runtime> => {
-  const { eventStore, readStore } = await openStores(config);
+  const { eventStore, readStore } = await openStores(config, { logger });
   const readModels = new ReadModels(readStore, allProjections);
   await readModels.refresh();
   const commands = createCommandContext({ eventStore, ...readModelPorts(readModels) });

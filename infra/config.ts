@@ -43,7 +43,10 @@ const environmentSchema = z.object({
     .string()
     .default('sqlite')
     .refine((value) => value === 'sqlite' || /^mongodb(\+srv)?:\/\//.test(value), 'expected sqlite or a mongodb:// URL'),
-  /** An existing Redis; without it the service starts a private redis-server from the PATH. */
+  /**
+   * An existing Redis; without it the service starts a private redis-server from the PATH.
+   * Required with an EventStoreDB event store (the leases of multi-stream appends live there).
+   */
   REDIS_URL: z
     .string()
     .refine((value) => /^rediss?:\/\//.test(value), 'expected a redis:// URL')
@@ -98,6 +101,9 @@ export class ConfigurationInvalidError extends Error {
   }
 }
 
+export const REDIS_URL_REQUIRED =
+  'REDIS_URL=undefined: required when DMS_EVENT_STORE is an EventStoreDB URL (multi-stream appends take leases in the Redis all processes share)';
+
 /** Reads and validates the environment; throws ConfigurationInvalidError naming each bad variable. */
 export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): ServiceConfig => {
   const known = Object.fromEntries(
@@ -112,6 +118,11 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     );
   }
   const env = parsed.data;
+  if (env.DMS_EVENT_STORE !== 'sqlite' && env.REDIS_URL === undefined) {
+    // Without a shared Redis, processes writing to EventStoreDB could interleave their multi-stream
+    // appends (see infra/eventstore/steppedEventStore.ts); a private redis-server is no help there.
+    throw new ConfigurationInvalidError([REDIS_URL_REQUIRED]);
+  }
   return {
     port: env.PORT,
     host: env.DMS_HOST,

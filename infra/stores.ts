@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ServiceConfig } from './config.ts';
+import { ConfigurationInvalidError, REDIS_URL_REQUIRED, type ServiceConfig } from './config.ts';
 import type { EventStore } from './eventstore/eventStore.ts';
+import type { Logger } from './logger.ts';
 import { SqliteEventStore } from './eventstore/sqliteEventStore.ts';
 import type { ReadStore } from './readstore/readStore.ts';
 import { SqliteReadStore } from './readstore/sqlite/sqliteReadStore.ts';
@@ -10,16 +11,38 @@ import { SqliteReadStore } from './readstore/sqlite/sqliteReadStore.ts';
  * Opens the event store and read store the configuration names (SQLite files under DMS_DATA_DIR
  * by default). The EventStoreDB and MongoDB drivers are loaded only when configured: they take
  * about 0.4 s to load, paid by every process and projection thread otherwise.
+ *
+ * SQLite appends several streams in one transaction. EventStoreDB cannot, so its store is wrapped
+ * in SteppedEventStore, which makes multi-stream appends whole through leases in the deployment's
+ * Redis (REDIS_URL, required with EventStoreDB) and completes steps earlier writers left unfinished
+ * before this returns.
  */
-export const openStores = async (config: ServiceConfig): Promise<{ eventStore: EventStore; readStore: ReadStore }> => {
+export const openStores = async (
+  config: ServiceConfig,
+  options: Readonly<{ logger?: Logger }> = {},
+): Promise<{ eventStore: EventStore; readStore: ReadStore }> => {
   if (config.eventStore.kind === 'sqlite' || config.readStore.kind === 'sqlite') mkdirSync(config.dataDir, { recursive: true });
   const eventStore =
     config.eventStore.kind === 'sqlite'
       ? new SqliteEventStore(join(config.dataDir, 'events.sqlite'), { backgroundCheckpoints: true })
-      : new (await import('./eventstore/esdbEventStore.ts')).EsdbEventStore(config.eventStore.url);
+      : await openEsdb(config.eventStore.url, config, options.logger);
   const readStore =
     config.readStore.kind === 'sqlite'
       ? new SqliteReadStore(join(config.dataDir, 'readmodels.sqlite'), { backgroundCheckpoints: true })
       : new (await import('./readstore/mongo/mongoReadStore.ts')).MongoReadStore(config.readStore.url);
   return { eventStore, readStore };
+};
+
+const openEsdb = async (url: string, config: ServiceConfig, logger: Logger | undefined): Promise<EventStore> => {
+  // loadConfig refuses this already; a hand-made configuration gets the same message.
+  if (!config.redisUrl) throw new ConfigurationInvalidError([REDIS_URL_REQUIRED]);
+  const [{ EsdbEventStore }, { SteppedEventStore }] = await Promise.all([
+    import('./eventstore/esdbEventStore.ts'),
+    import('./eventstore/steppedEventStore.ts'),
+  ]);
+  return SteppedEventStore.open(new EsdbEventStore(url), {
+    redis: config.redisUrl,
+    keyPrefix: config.queuePrefix,
+    ...(logger ? { logger: logger.child({ component: 'steps' }) } : {}),
+  });
 };
