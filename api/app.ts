@@ -3,7 +3,7 @@ import Koa, { type Middleware } from 'koa';
 import { koaBody } from 'koa-body';
 import { randomUUID } from 'node:crypto';
 import { ValueError } from '../domain/shared/errors.ts';
-import { configSectionsCollection, type ConfigSectionDocument } from '../projections/config/config.ts';
+import { configOption } from '../projections/config/configQueries.ts';
 import { errorMiddleware, writeError } from './errors.ts';
 import { RouteTable } from './route.ts';
 import { registerAccountLimitRoutes } from './routes/account/accountLimits.ts';
@@ -92,8 +92,7 @@ const corsPreflight =
   (services: Services): Middleware<AppState> =>
   async (ctx, next) => {
     if (ctx.method !== 'OPTIONS') return next();
-    const webui = await services.readModels.collection<ConfigSectionDocument>(configSectionsCollection).get('webui');
-    const allowed = (webui?.options.urls ?? '').split(',').map((url) => url.trim()).filter(Boolean);
+    const allowed = ((await configOption(services.readModels, 'webui', 'urls')) ?? '').split(',').map((url) => url.trim()).filter(Boolean);
     const origin = ctx.get('Origin');
     ctx.body = '';
     if (!origin || !allowed.includes(origin)) {
