@@ -162,6 +162,7 @@ export const handleCommands = async <D extends AnyStreamDecision>(
         appends.map((result) => ({
           streamName: result.decision.streamName,
           expectedRevision: result.revision,
+          ...(result.decision.fresh ? { fresh: true } : {}),
           events: result.events.map((event, index) => toNewEvent(event, result.decision.streamName, index, envelope)),
         })),
       );
