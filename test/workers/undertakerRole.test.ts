@@ -5,6 +5,7 @@ import { RoleStatusStore } from '../../workers/roleStatus.ts';
 import { undertakerRole } from '../../workers/did/undertakerRole.ts';
 import { eventually } from '../support/eventually.ts';
 import { newScope, path } from '../support/dids.ts';
+import { createRse } from '../api/rseSupport.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -41,6 +42,24 @@ describe('Role: the undertaker on a schedule (behaviour rule 7)', function () {
       const scope = await expiredDataset(server);
       await eventually(() => gone(server, scope), 15_000, 'the expired dataset deleted');
       await eventually(async () => ((await lastCycle(server.runtime))?.done ?? 0) >= 1, 5_000, 'a cycle that deleted it');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('leaves an expired dataset with a locked rule, and says why in its cycle', async () => {
+    let server = await startTestServer({ roles: { workers: true } });
+    try {
+      await everySecond(server);
+      server = await server.restart();
+      const scope = await newScope(server);
+      const rse = await createRse(server);
+      const body = [{ scope, name: 'ds', type: 'DATASET', rules: [{ copies: 1, rse_expression: rse, locked: true }] }];
+      expectStatus(await server.root('POST', '/dids', { body }), 201);
+      expectStatus(await server.root('POST', path(scope, 'ds', '/meta/lifetime'), { body: { value: -1 } }), 201);
+      const protectedDataset = (reason: string) => reason === 'a locked replication rule protects it';
+      await eventually(async () => ((await lastCycle(server.runtime))?.skippedSample ?? []).some((skip) => skip.what === `${scope}:ds` && protectedDataset(skip.reason)), 15_000, 'a cycle that left it');
+      expectStatus(await server.root('GET', path(scope, 'ds')), 200);
     } finally {
       await server.stop();
     }

@@ -3,6 +3,7 @@ import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { undertaker } from '../../domain/did/undertaker.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import { expiredDids } from '../../projections/did/didQueries.ts';
+import { lockedRuleCount } from '../../projections/rule/ruleQueries.ts';
 import { causationOf, type CycleReport, type ScheduledRole } from '../role.ts';
 
 /**
@@ -19,8 +20,8 @@ export const undertakerRole: ScheduledRole = {
     const sections = await context.settings();
     const now = trigger.startedAt.toISOString();
     const candidates = await expiredDids(context.readModels, now, settingValue(sections, SETTINGS.undertakerMaxDids));
-    // Replication rules arrive with their own area; until then no DID has a locked one.
-    const expired = candidates.map((did) => ({ ...did, lockedRules: 0 }));
+    // The command refuses a DID with a locked rule too; asking first lets the report say why.
+    const expired = await Promise.all(candidates.map(async (did) => ({ ...did, lockedRules: await lockedRuleCount(context.readModels, did.scope, did.name) })));
     const outputs = undertaker.decide({ now, dryRun: settingValue(sections, SETTINGS.undertakerDryRun) }, { expired });
     const skipped: { what: string; reason: string }[] = [];
     let done = 0;
