@@ -378,6 +378,22 @@ describe('API: reducing and moving a rule', () => {
     expect(await ruleJsonOverHttp(server, old)).to.include({ child_rule_id: null });
   });
 
+  it('moves a rule with notify and subscription_id overridden, as move_rule allows', async () => {
+    const { scope, a, c } = await world();
+    const old = await ruleOverHttp(server, { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: a });
+    const [moved] = JSON.parse(expectStatus(await post(old, 'move', { rse_expression: c, override: { notify: 'Y', subscription_id: 'abc' } }), 201).text) as string[];
+    expect(await ruleJsonOverHttp(server, moved!)).to.include({ notification: 'YES', subscription_id: 'abc' });
+  });
+
+  it('refuses to override the DIDs or an option move_rule does not know, changing nothing', async () => {
+    const { scope, a, c } = await world();
+    const old = await ruleOverHttp(server, { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: a });
+    expectError(await post(old, 'move', { rse_expression: c, override: { dids: [{ scope, name: 'ds' }] } }), 409, 'UnsupportedOperation', /Not allowed to override option dids/);
+    expectError(await post(old, 'move', { rse_expression: c, override: { priority: 1 } }), 409, 'UnsupportedOperation', /Non-valid override option priority/);
+    expectError(await post(old, 'move', { rse_expression: c, override: { copies: 'two' } }), 400, 'InvalidObject');
+    expect(await ruleJsonOverHttp(server, old)).to.include({ child_rule_id: null, state: 'OK' });
+  });
+
   it('refuses to move a rule that has a child with 409 RuleReplaceFailed', async () => {
     const { scope, a, c } = await world();
     const old = await ruleOverHttp(server, { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: a });

@@ -4,7 +4,8 @@ import type { RuleGrouping, RuleNotification } from '../../../domain/rule/rule.t
 import type { RuleRequest } from '../../../domain/rule/ruleCreation.ts';
 import type { RuleUpdate } from '../../../commands/rule/ruleUpdates.ts';
 import { RULE_UPDATE_OPTIONS } from '../../../commands/rule/ruleUpdates.ts';
-import { InputValidationError, InvalidObject } from '../../../domain/shared/errors.ts';
+import { InputValidationError, InvalidObject, UnsupportedOperation } from '../../../domain/shared/errors.ts';
+import type { MoveOverride } from '../../../commands/rule/ruleReplacement.ts';
 import { NAME_RULES } from '../../../domain/shared/names.ts';
 
 /**
@@ -118,6 +119,56 @@ export const ruleRequestOf = (body: unknown, issuer: string): RuleRequest => {
     splitContainer: rule.split_container ?? false,
     meta,
   };
+};
+
+/**
+ * The override of `move_rule`: the options `add_rule` was given for the old rule, by Rucio's
+ * names (core/rule.py `move_rule`): `dids` is not allowed, anything else unknown is not valid
+ * (both UnsupportedOperation), and each value is checked as `POST /rules/` checks it.
+ */
+const MOVE_OVERRIDE_KEYS = [
+  'account',
+  'copies',
+  'rse_expression',
+  'grouping',
+  'weight',
+  'lifetime',
+  'locked',
+  'subscription_id',
+  'source_replica_expression',
+  'activity',
+  'notify',
+  'purge_replicas',
+  'ignore_availability',
+  'comment',
+] as const;
+
+const moveOverrideSchema = addRuleSchema.pick(Object.fromEntries(MOVE_OVERRIDE_KEYS.map((key) => [key, true])) as { [K in (typeof MOVE_OVERRIDE_KEYS)[number]]: true }).partial();
+
+export const moveOverrideOf = (override: Readonly<Record<string, unknown>>): MoveOverride => {
+  for (const key of Object.keys(override)) {
+    if (key === 'dids' || key === 'session') throw new UnsupportedOperation(`Not allowed to override option ${key}`);
+    if (!(MOVE_OVERRIDE_KEYS as readonly string[]).includes(key)) throw new UnsupportedOperation(`Non-valid override option ${key}`);
+  }
+  const parsed = moveOverrideSchema.safeParse(override);
+  if (!parsed.success) throw problemOf(parsed.error, 'rule');
+  const given = parsed.data;
+  const result: { -readonly [K in keyof MoveOverride]: MoveOverride[K] } = {};
+  if (given.account != null) result.account = given.account;
+  if (given.copies !== undefined) result.copies = given.copies;
+  if (given.rse_expression !== undefined) result.rseExpression = given.rse_expression;
+  if (given.grouping != null) result.grouping = given.grouping as RuleGrouping;
+  if (given.weight !== undefined) result.weight = given.weight ?? null;
+  if (given.lifetime !== undefined) result.lifetime = given.lifetime ?? null;
+  if (given.locked != null) result.locked = given.locked;
+  if (given.subscription_id !== undefined) result.subscriptionId = given.subscription_id ?? null;
+  if (given.source_replica_expression !== undefined) result.sourceReplicaExpression = given.source_replica_expression ?? null;
+  if (given.activity != null) result.activity = given.activity;
+  if (given.notify != null) result.notification = NOTIFICATIONS[given.notify]!;
+  if (given.purge_replicas != null) result.purgeReplicas = given.purge_replicas;
+  if (given.ignore_availability != null) result.ignoreAvailability = given.ignore_availability;
+  if (given.comment !== undefined) result.comment = given.comment ?? null;
+  return result;
 };
 
 export const updateRuleSchema = z.object({

@@ -19,7 +19,7 @@ import { jsonObject, param, toBoolean } from '../../params.ts';
 import { ok, type RouteTable, runCommand } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { didFromPath } from '../did/didParams.ts';
-import { ruleRequestOf, ruleUpdateOf } from './ruleParams.ts';
+import { moveOverrideOf, ruleRequestOf, ruleUpdateOf } from './ruleParams.ts';
 import { didRuleHistoryJson, replicaLockJson, ruleJson } from './ruleRendering.ts';
 
 /**
@@ -84,7 +84,7 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
     const ruleId = typeof body.rule_id === 'string' ? body.rule_id : ctx.params.rule_id!;
     const override: Record<string, unknown> = { ...((body.override as Record<string, unknown> | undefined) ?? {}) };
     for (const key of ['activity', 'source_replica_expression'] as const) if (body[key] !== undefined) override[key] = body[key];
-    const move = { ruleId, rseExpression: expression, override: moveOverride(override) };
+    const move = { ruleId, rseExpression: expression, override: moveOverrideOf(override) };
     const { ruleIds } = await runCommand(ctx, services, (metadata) => moveRule(services.commands, move, metadata));
     sendRuleIds(ctx, ruleIds);
   });
@@ -124,35 +124,6 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
       ),
     );
   });
-};
-
-/** `move_rule`'s override, in add_rule's names, turned into the request's. */
-const moveOverride = (override: Record<string, unknown>) => {
-  const names: Readonly<Record<string, string>> = {
-    copies: 'copies',
-    weight: 'weight',
-    lifetime: 'lifetime',
-    grouping: 'grouping',
-    locked: 'locked',
-    account: 'account',
-    source_replica_expression: 'sourceReplicaExpression',
-    activity: 'activity',
-    purge_replicas: 'purgeReplicas',
-    ignore_availability: 'ignoreAvailability',
-    comment: 'comment',
-    priority: 'priority',
-  };
-  const result: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(override)) {
-    if (key === 'dids') {
-      result.dids = value;
-      continue;
-    }
-    const name = names[key];
-    if (!name) throw new InvalidObject(`Problem validating rule: '${key}' cannot be overridden when moving a rule`);
-    result[name] = value;
-  }
-  return result;
 };
 
 /**
