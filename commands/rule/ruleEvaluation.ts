@@ -1,4 +1,4 @@
-import { didKey, type DidRef, type LiveDid } from '../../domain/did/did.ts';
+import { didFromKey, didKey, type DidRef, type LiveDid } from '../../domain/did/did.ts';
 import { ruleStreamName, type LiveRule, type RuleLock } from '../../domain/rule/rule.ts';
 import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
@@ -22,8 +22,8 @@ export const rulesCovering = async (context: CommandContext, did: DidRef): Promi
   const keys = [didKey(did.scope, did.name), ...(await context.didGraph.ancestors(did.scope, did.name))];
   const rules: LiveRule[] = [];
   for (const key of keys) {
-    const separator = key.indexOf(':');
-    const state = await loadDid(context, key.slice(0, separator), key.slice(separator + 1));
+    const { scope, name } = didFromKey(key);
+    const state = await loadDid(context, scope, name);
     if (state.status !== 'Live') continue;
     for (const ruleId of state.rules.keys()) {
       const rule = await loadRule(context, ruleId);

@@ -17,6 +17,12 @@ export type DidRef = Readonly<{ scope: string; name: string }>;
 /** `scope:name`, Rucio's notation; neither part can contain the other's separator. */
 export const didKey = (scope: string, name: string): string => `${scope}:${name}`;
 
+/** The DID a key names (scopes hold no colon, names may). */
+export const didFromKey = (key: string): DidRef => {
+  const separator = key.indexOf(':');
+  return { scope: key.slice(0, separator), name: key.slice(separator + 1) };
+};
+
 export const didStreamName = (scope: string, name: string): string => `did-${didKey(scope, name)}`;
 
 /** What a collection keeps of each child: its type and the file facts its content rows copy. */

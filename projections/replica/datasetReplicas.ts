@@ -1,4 +1,4 @@
-import { didKey, type DidEvent } from '../../domain/did/did.ts';
+import { didFromKey, didKey, type DidEvent } from '../../domain/did/did.ts';
 import { stateAfter, type ReplicaEvent, type ReplicaTransition } from '../../domain/replica/replica.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { EventsOf, Projected } from '../projection.ts';
@@ -42,11 +42,6 @@ export const datasetReplicaId = (datasetKey: string, rseId: string): string => `
 
 type Change = Readonly<{ replicas: number; available: number; bytes: number }>;
 
-const splitKey = (key: string): { scope: string; name: string } => {
-  const colon = key.indexOf(':');
-  return { scope: key.slice(0, colon), name: key.slice(colon + 1) };
-};
-
 /** Adds `change` to one dataset's row on one RSE; a row without replicas left disappears. */
 const adjust = async (context: ProjectionContext, datasetKey: string, replica: { rseId: string; rse: string }, change: Change, at: string): Promise<void> => {
   const id = datasetReplicaId(datasetKey, replica.rseId);
@@ -54,7 +49,7 @@ const adjust = async (context: ProjectionContext, datasetKey: string, replica: {
     const replicas = (current?.replicas ?? 0) + change.replicas;
     if (replicas <= 0) return current ? null : undefined;
     return {
-      ...(current ?? { _id: id, datasetKey, ...splitKey(datasetKey), rse: replica.rse, rse_id: replica.rseId, created_at: at }),
+      ...(current ?? { _id: id, datasetKey, ...didFromKey(datasetKey), rse: replica.rse, rse_id: replica.rseId, created_at: at }),
       replicas,
       available_length: (current?.available_length ?? 0) + change.available,
       available_bytes: (current?.available_bytes ?? 0) + change.bytes,

@@ -1,5 +1,5 @@
 import type { RuleFacts } from '../../commands/rule/ruleFacts.ts';
-import { didKey } from '../../domain/did/did.ts';
+import { didFromKey, didKey } from '../../domain/did/did.ts';
 import type { ReplicaState } from '../../domain/replica/replica.ts';
 import { accountUsageCollection, type AccountUsageDocument } from '../account/accountUsage.ts';
 import { datasetsBelow } from '../did/didQueries.ts';
@@ -43,9 +43,6 @@ export const readModelRuleFacts = (readModels: ReadModels): RuleFacts => ({
   },
   async datasetsBelow(container) {
     const keys = [...(await datasetsBelow(readModels, container.scope, container.name))].sort();
-    return keys.map((key) => {
-      const separator = key.indexOf(':');
-      return { scope: key.slice(0, separator), name: key.slice(separator + 1) };
-    });
+    return keys.map(didFromKey);
   },
 });

@@ -1,4 +1,6 @@
+import { didFromKey } from '../../../domain/did/did.ts';
 import { ValueError } from '../../../domain/shared/errors.ts';
+import { datasetsBelow } from '../../../projections/did/didQueries.ts';
 import { datasetLocksOfDid, datasetLocksOnRse } from '../../../projections/rule/ruleQueries.ts';
 import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, queryString } from '../../params.ts';
@@ -22,8 +24,15 @@ export const registerLockRoutes = (routes: RouteTable, services: Services): void
     const body = jsonObject(ctx);
     if (!('dids' in body)) throw new ValueError('Can not find the list of DIDs in the data. Use "dids" keyword.');
     const dids = asArray('dids', body.dids, 10_000).map((item) => didRefItem('dids', item));
+    // Rucio's get_dataset_locks_bulk: a dataset's own locks; for a container, those of every dataset below it.
     async function* locks() {
-      for (const did of dids) yield* datasetLocksOfDid(services.readModels, did.scope, did.name);
+      for (const did of dids) {
+        yield* datasetLocksOfDid(services.readModels, did.scope, did.name);
+        for (const key of [...(await datasetsBelow(services.readModels, did.scope, did.name))].sort()) {
+          const { scope, name } = didFromKey(key);
+          yield* datasetLocksOfDid(services.readModels, scope, name);
+        }
+      }
     }
     await sendStream(ctx, mapStream(locks(), datasetLockJson));
   });
