@@ -1,3 +1,4 @@
+import { changeReplicaStates } from '../rule/ruleTransfers.ts';
 import { didKey, type DidRef } from '../../domain/did/did.ts';
 import { allowOnly } from '../../domain/permission/policy.ts';
 import { REPLICA_PERMISSIONS } from '../../domain/permission/replicaPolicy.ts';
@@ -49,14 +50,9 @@ export const updateReplicaStates = async (
 ): Promise<DidWriteOutcome> => {
   const caller = await loadCaller(context, metadata.account);
   allowOnly(REPLICA_PERMISSIONS.updateReplicasStates(caller), `Account ${caller.account} can not update file replicas state on ${data.rse}.`);
-  const rse = await activeRse(context, data.rse);
-  return onReplicas(
-    context,
-    data.files,
-    (file, target) => ({ type: 'ChangeReplicaState', data: { ...target, state: file.state }, metadata }),
-    async () => rse,
-    metadata,
-  );
+  await activeRse(context, data.rse);
+  // Rucio's update_replicas_states also tells the locks (successful_transfer / failed_transfer).
+  return { position: (await changeReplicaStates(context, { rse: data.rse, files: data.files }, metadata)).position };
 };
 
 /**

@@ -204,6 +204,8 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
         state: event.data.state,
         tombstone: event.data.tombstone,
         declaredBad: replica.declaredBad && !event.data.recovered,
+        // A copy that arrived or failed for good ends its request: a retry queues a new one.
+        pendingRequest: event.data.state === 'AVAILABLE' || event.data.state === 'UNAVAILABLE' ? null : replica.pendingRequest,
       });
     case 'ReplicaDeclaredBad':
       return withReplica(replicas, { ...replica, state: 'BAD', declaredBad: true });
