@@ -98,6 +98,8 @@ export type RuleHistoryDocument = Projected<{
   event: string;
   actor: string;
   cause: string | null;
+  /** The request that wrote the row: the creation row takes the counters of the locks its own request made. */
+  request_id: string;
 }>;
 
 export type RuleMessageDocument = Projected<{ rule_id: string; event_type: string; payload: Readonly<Record<string, unknown>>; created_at: string; position: number }>;
@@ -187,9 +189,16 @@ const COLUMN_OF: Readonly<Record<string, keyof RuleDocument>> = {
   ignoreAccountLimit: 'ignore_account_limit',
 };
 
+/**
+ * The creation row has a fixed id (sorting first among the rule's rows), so the locks its own
+ * request makes can give it their counters, as Rucio writes that row after `apply_rule`.
+ */
+const creationHistoryId = (ruleId: string): string => `${ruleId} ${'0'.repeat(20)}`;
+
 const history = async (context: ProjectionContext, rule: RuleDocument, state: RuleDocument['state'] | 'DELETED', event: string, cause: string | null, at: string) => {
   const recorded = context.currentEvent();
-  await context.collection<RuleHistoryDocument>(ruleHistoryCollection).create(`${rule.id} ${String(recorded.position).padStart(20, '0')}`, {
+  const id = event === 'RuleAdded' ? creationHistoryId(rule.id) : `${rule.id} ${String(recorded.position).padStart(20, '0')}`;
+  await context.collection<RuleHistoryDocument>(ruleHistoryCollection).create(id, {
     _id: '',
     rule_id: rule.id,
     scope: rule.scope,
@@ -206,6 +215,7 @@ const history = async (context: ProjectionContext, rule: RuleDocument, state: Ru
     event,
     actor: recorded.metadata.account,
     cause,
+    request_id: recorded.metadata.requestId,
   });
 };
 
@@ -307,10 +317,17 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
   const rule = seen.rule;
   if (!rule) return;
   switch (event.type) {
-    case 'RuleLocksCreated':
+    case 'RuleLocksCreated': {
+      const requestId = context.currentEvent().metadata.requestId;
+      await context.collection<RuleHistoryDocument>(ruleHistoryCollection).update(creationHistoryId(ruleId), (row) =>
+        row && row.request_id === requestId
+          ? { ...row, locks_ok_cnt: rule.locks_ok_cnt, locks_replicating_cnt: rule.locks_replicating_cnt, locks_stuck_cnt: rule.locks_stuck_cnt }
+          : undefined,
+      );
       await createLocks(context, rule.account, ruleId, event.data.locks, event.data.at);
       await createDatasetLocks(context, rule, event.data.datasetLocks, event.data.at);
       return;
+    }
     case 'RuleLocksRemoved':
       for (const lock of event.data.locks) await lockDocuments(context).update(ruleLockId(ruleId, lock.scope, lock.name, lock.rseId), (document) => (document ? null : undefined));
       for (const lock of event.data.datasetLocks) {
@@ -363,7 +380,7 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
 
 export const rulesProjection: Projection<RuleEvent | EventsOf<DidEvent, 'DidClosed'>> = {
   name: 'rules',
-  version: 1,
+  version: 2,
   collections: [rulesCollection, ruleLocksCollection, datasetLocksCollection, ruleHistoryCollection, ruleMessagesCollection],
   handles: {
     RuleAdded: true,

@@ -128,6 +128,14 @@ describe('API: replication rules', () => {
     expect(expectStatus(await server.root('GET', `/rules/${ruleId}/analysis`), 200).json()).to.deep.equal({ rule_error: 'This replication rule is SUSPENDED', transfers: [] });
   });
 
+  it('records the creation row of the history with the locks the creation made, as Rucio writes it after apply_rule', async () => {
+    const { scope, dataset, b } = await world();
+    expectStatus(await addRule({ dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse }), 201);
+    const [created] = expectStatus(await server.root('GET', `/rules/${scope}/${dataset}/history`), 200).lines<{ state: string; locks_replicating_cnt: number; locks_ok_cnt: number }>();
+    expect(created).to.include({ state: 'REPLICATING', locks_ok_cnt: 0 });
+    expect(created!.locks_replicating_cnt).to.be.greaterThan(0);
+  });
+
   it('answers the shadowed GET /rules/{id}/history with 400, as Rucio does', async () => {
     expectError(await server.root('GET', `/rules/${'a'.repeat(32)}/history`), 400, 'ValueError');
     expectError(await server.root('GET', `/rules/${'a'.repeat(32)}`), 404, 'RuleNotFound');
