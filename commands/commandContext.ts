@@ -1,7 +1,7 @@
 import type { EventStore } from '../infra/eventstore/eventStore.ts';
-import type { DidGraph } from './did/didGraph.ts';
-import type { ReplicaCatalogue } from './replica/replicaCatalogue.ts';
-import type { RuleFacts } from './rule/ruleFacts.ts';
+import type { DidGraph } from '../domain/did/didGraph.ts';
+import type { ReplicaCatalogue } from '../domain/replica/replicaCatalogue.ts';
+import type { RuleFacts } from '../domain/rule/ruleFacts.ts';
 import { StateCache } from './stateCache.ts';
 
 /**

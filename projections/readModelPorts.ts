@@ -1,6 +1,6 @@
-import type { DidGraph } from '../commands/did/didGraph.ts';
-import type { ReplicaCatalogue } from '../commands/replica/replicaCatalogue.ts';
-import type { RuleFacts } from '../commands/rule/ruleFacts.ts';
+import type { DidGraph } from '../domain/did/didGraph.ts';
+import type { ReplicaCatalogue } from '../domain/replica/replicaCatalogue.ts';
+import type { RuleFacts } from '../domain/rule/ruleFacts.ts';
 import { readModelDidGraph } from './did/readModelDidGraph.ts';
 import { readModelReplicaCatalogue } from './replica/readModelReplicaCatalogue.ts';
 import { readModelRuleFacts } from './rule/readModelRuleFacts.ts';

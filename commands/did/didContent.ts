@@ -6,7 +6,7 @@ import type { ReplicaFile } from '../../domain/replica/replicaRegistration.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import type { DidWriteOutcome } from './didCreation.ts';
-import type { DidGraph } from './didGraph.ts';
+import type { DidGraph } from '../../domain/did/didGraph.ts';
 import { decidedDid, loadAttachCandidates, loadDid, onDidStream, scopeAccess, type DidDecision } from './didStreams.ts';
 import { handleCommand, handleCommands, lastPosition, type CommandContext, type DecidedStates } from '../handleCommand.ts';
 import { planReplicaRegistrations, type RegistrationPlan } from '../replica/replicaRegistration.ts';

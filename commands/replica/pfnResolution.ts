@@ -3,7 +3,7 @@ import { pfnsToRses } from '../../domain/replica/pfnRses.ts';
 import { didCandidatesOfPath, parsePfn, schemeOf, storedPathOf } from '../../domain/replica/pfns.ts';
 import { selectProtocol } from '../../domain/rse/protocolSelection.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
-import type { CatalogueRse, ReplicaCatalogue } from './replicaCatalogue.ts';
+import type { CatalogueRse, ReplicaCatalogue } from '../../domain/replica/replicaCatalogue.ts';
 
 /** One PFN and the file it names on its RSE; `did` is undefined when no registered replica matches. */
 export type ResolvedPfn = Readonly<{ pfn: string; did: DidRef | undefined }>;

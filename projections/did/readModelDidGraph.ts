@@ -1,4 +1,4 @@
-import type { DidGraph } from '../../commands/did/didGraph.ts';
+import type { DidGraph } from '../../domain/did/didGraph.ts';
 import { ancestorKeys, catalogueFacts, datasetsBelow, filesBelow, findDid, parentsOf, sumDatasetTotals } from './didQueries.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 

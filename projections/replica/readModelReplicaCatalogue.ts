@@ -1,4 +1,4 @@
-import type { CatalogueRse, ReplicaCatalogue } from '../../commands/replica/replicaCatalogue.ts';
+import type { CatalogueRse, ReplicaCatalogue } from '../../domain/replica/replicaCatalogue.ts';
 import { DEFAULT_LFN2PFN_ALGORITHM } from '../../domain/rse/lfn2pfn.ts';
 import { configSectionsCollection, type ConfigSectionDocument } from '../config/config.ts';
 import type { ReadModels } from '../runtime/readModels.ts';

@@ -1,4 +1,4 @@
-import type { RuleFacts } from '../../commands/rule/ruleFacts.ts';
+import type { RuleFacts } from '../../domain/rule/ruleFacts.ts';
 import { didFromKey, didKey } from '../../domain/did/did.ts';
 import type { ReplicaState } from '../../domain/replica/replica.ts';
 import { accountUsageCollection, type AccountUsageDocument } from '../account/accountUsage.ts';

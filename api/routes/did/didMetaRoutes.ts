@@ -1,4 +1,4 @@
-import type { DidGraph } from '../../../commands/did/didGraph.ts';
+import type { DidGraph } from '../../../domain/did/didGraph.ts';
 import { deleteMetadata, setDidsMetadataBulk, setMetadata } from '../../../commands/did/didMetadata.ts';
 import { metadataPluginNamed, type MetadataPlugin } from '../../../domain/did/didMetadata.ts';
 import { DataIdentifierNotFound, KeyNotFound, UnsupportedMetadataPlugin } from '../../../domain/shared/errors.ts';

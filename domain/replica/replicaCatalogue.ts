@@ -1,5 +1,5 @@
-import type { DidRef } from '../../domain/did/did.ts';
-import type { PfnRse } from '../../domain/replica/pfnRses.ts';
+import type { DidRef } from '../did/did.ts';
+import type { PfnRse } from './pfnRses.ts';
 
 /** What resolving PFNs needs to know of an RSE. */
 export type CatalogueRse = PfnRse &
@@ -9,9 +9,10 @@ export type CatalogueRse = PfnRse &
   }>;
 
 /**
- * Facts about replicas that no single stream holds: which RSE a PFN belongs to, which file a
- * non-deterministic path stores, where a DID has replicas. They come from the read models
- * (api/replicaCatalogue.ts); read your writes keeps them current for the caller's own changes.
+ * A port, declared beside the decisions that need it: facts about replicas that no single stream
+ * holds (which RSE a PFN belongs to, which file a non-deterministic path stores, where a DID has
+ * replicas). Answered from the read models (projections/replica/readModelReplicaCatalogue.ts);
+ * read your writes keeps them current for the caller's own changes.
  */
 export interface ReplicaCatalogue {
   /** Every RSE that is not deleted, with its protocols. */

@@ -1,10 +1,12 @@
-import type { ChildFacts } from '../../domain/did/didContent.ts';
-import type { ContentTotals, DidRef } from '../../domain/did/did.ts';
+import type { ChildFacts } from './didContent.ts';
+import type { ContentTotals, DidRef } from './did.ts';
 
 /**
- * Facts about the DID graph that no single stream holds: who contains a DID, what lies below a
- * container. They come from the content read model (projections/didGraph.ts), which read your
- * writes keeps current for the caller's own changes.
+ * A port: facts about the DID graph that no single stream holds (who contains a DID, what lies
+ * below a container), which the command layer reads before deciding. Declared here, beside the
+ * decisions that need them; answered from the content read model
+ * (projections/did/readModelDidGraph.ts), which read your writes keeps current for the caller's
+ * own changes.
  */
 export interface DidGraph {
   /** Direct parents of a DID. */

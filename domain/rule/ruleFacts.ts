@@ -1,9 +1,9 @@
-import type { DidRef } from '../../domain/did/did.ts';
-import type { ReplicaState } from '../../domain/replica/replica.ts';
-import type { RseFacts } from '../../domain/rse/rseExpression.ts';
+import type { DidRef } from '../did/did.ts';
+import type { ReplicaState } from '../replica/replica.ts';
+import type { RseFacts } from '../rse/rseExpression.ts';
 
 /**
- * Facts about rules that no single stream holds: the RSEs expressions are evaluated over, the
+ * A port, declared beside the decisions that need it: facts about rules that no single stream holds: the RSEs expressions are evaluated over, the
  * owner's usage, the RSEs' space, where files have replicas, which datasets a container holds.
  * They come from the read models (projections/rule/readModelRuleFacts.ts); like Rucio's, quota
  * and usage are eventually consistent, while the locks themselves are decided on the streams.
