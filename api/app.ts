@@ -1,10 +1,12 @@
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
-import { koaBody } from 'koa-body';
 import { randomUUID } from 'node:crypto';
 import { ValueError } from '../domain/shared/errors.ts';
+import { CONTROL_CHARACTERS } from '../domain/shared/names.ts';
 import { configOption } from '../projections/config/configQueries.ts';
 import { errorMiddleware, writeError } from './errors.ts';
+import { hasBody, readBodyText } from './requestBody.ts';
+import { refuseUnsafeQuery } from './requestText.ts';
 import { RouteTable } from './route.ts';
 import { registerAccountLimitRoutes } from './routes/account/accountLimits.ts';
 import { registerAccountRoutes } from './routes/account/accounts.ts';
@@ -94,11 +96,12 @@ const corsPreflight =
     if (ctx.method !== 'OPTIONS') return next();
     const allowed = ((await configOption(services.readModels, 'webui', 'urls')) ?? '').split(',').map((url) => url.trim()).filter(Boolean);
     const origin = ctx.get('Origin');
-    ctx.body = '';
     if (!origin || !allowed.includes(origin)) {
-      ctx.status = 403;
+      // Rucio answers an empty 403; the error format tells the client why.
+      writeError(ctx, 403, 'AccessDenied', origin ? `The origin '${origin}' may not make cross-origin requests.` : 'OPTIONS is a CORS pre-flight: it needs an Origin header.');
       return;
     }
+    ctx.body = '';
     ctx.status = 200;
     ctx.set('Access-Control-Allow-Origin', origin);
     ctx.set('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE, OPTIONS');
@@ -109,7 +112,9 @@ const corsPreflight =
 /**
  * Rucio's web server decodes percent-escapes before routing (`%2F` in a DID name becomes a `/`
  * that `*scope_name` swallows). The router matches the decoded path; `%` is escaped again so the
- * router's own parameter decoding gives the decoded text back unchanged.
+ * router's own parameter decoding gives the decoded text back unchanged. A path that is not
+ * UTF-8 or holds control characters (`%0d%0a`) is refused: the router and the name patterns
+ * would otherwise stop at them and act on a shorter name than the one given.
  */
 const decodedRoutingPath = (): Middleware<AppState> => async (ctx, next) => {
   let decoded: string;
@@ -118,28 +123,23 @@ const decodedRoutingPath = (): Middleware<AppState> => async (ctx, next) => {
   } catch {
     throw new ValueError(`Could not decode the path '${ctx.path}'`);
   }
+  if (CONTROL_CHARACTERS.test(decoded)) throw new ValueError(`The path '${ctx.path}' holds control characters.`);
+  refuseUnsafeQuery(ctx.querystring);
   (ctx as unknown as { newRouterPath: string }).newRouterPath = decoded.replaceAll('%', '%25');
   await next();
 };
 
 /**
  * Bodies are JSON whatever their Content-Type (the Python client sends none, also on DELETE), so
- * every body is read as text and the routes parse it (api/params.ts).
+ * every body is read as text, bounded and checked (api/requestBody.ts), and the routes parse it
+ * (api/params.ts).
  */
-const rawTextBody = (limit: number): Middleware<AppState> => {
-  const parse = koaBody({
-    json: false,
-    urlencoded: false,
-    multipart: false,
-    text: true,
-    textLimit: limit,
-    parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as never,
-  });
-  return async (ctx, next) => {
-    if (ctx.request.length || ctx.get('Transfer-Encoding')) ctx.req.headers['content-type'] = 'text/plain; charset=utf-8';
-    await parse(ctx as never, next);
+const rawTextBody =
+  (limit: number): Middleware<AppState> =>
+  async (ctx, next) => {
+    if (hasBody(ctx.req)) (ctx.request as unknown as { body: string }).body = await readBodyText(ctx.req, limit);
+    await next();
   };
-};
 
 /**
  * What the router did not answer, as Werkzeug would: a path that only exists with a trailing

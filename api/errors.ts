@@ -10,16 +10,20 @@ const headerSafe = (text: string): string =>
   // Header values may not hold line breaks, and Node refuses characters outside Latin-1.
   text.replace(/[\r\n]/g, ' ').replace(/[^\t\x20-\x7e\xa0-\xff]/g, '?');
 
+/** A class or message as Rucio puts it in a header: one line, cut at 125 characters with `...`. */
+export const errorHeaderValue = (text: string): string => {
+  const flat = text.replace(/[\r\n]/g, ' ');
+  return headerSafe(flat.length > HEADER_MESSAGE_LIMIT ? `${flat.slice(0, HEADER_MESSAGE_LIMIT)}...` : flat);
+};
+
 /**
  * Writes an error the way Rucio does: the status, `ExceptionClass` and `ExceptionMessage`
  * headers, and the same two fields as a JSON body typed application/octet-stream.
  */
 export const writeError = (ctx: Context, status: number, exceptionClass: string, message: string): void => {
-  const flat = message.replace(/[\r\n]/g, ' ');
-  const headerMessage = flat.length > HEADER_MESSAGE_LIMIT ? `${flat.slice(0, HEADER_MESSAGE_LIMIT)}...` : flat;
   ctx.status = status;
-  ctx.set('ExceptionClass', headerSafe(exceptionClass));
-  ctx.set('ExceptionMessage', headerSafe(headerMessage));
+  ctx.set('ExceptionClass', errorHeaderValue(exceptionClass));
+  ctx.set('ExceptionMessage', errorHeaderValue(message));
   ctx.set('Content-Type', 'application/octet-stream');
   ctx.body = pythonJson({ ExceptionClass: exceptionClass, ExceptionMessage: message });
 };
@@ -33,20 +37,23 @@ export const errorMiddleware = (): Middleware<AppState> => async (ctx, next) => 
   try {
     await next();
   } catch (error) {
-    if (error instanceof RucioError) {
-      writeError(ctx, ctx.state.errorStatus?.[error.exceptionClass] ?? error.httpStatus, error.exceptionClass, error.message);
-      return;
-    }
-    const status = (error as { status?: number; expose?: boolean }).status;
-    if (status === 413) {
-      writeError(ctx, 413, 'RequestEntityTooLarge', 'The request body is larger than the server accepts.');
-      return;
-    }
-    if (status && status >= 400 && status < 500 && (error as { expose?: boolean }).expose) {
-      writeError(ctx, status, 'ValueError', (error as Error).message);
-      return;
-    }
-    ctx.state.logger?.error({ err: error }, 'unexpected error');
-    writeError(ctx, 500, 'RucioException', `An unexpected error occurred (request ${ctx.state.requestId ?? 'unknown'}).`);
+    answerError(ctx, error);
+    // A body left unread (refused for its size, its encoding) is not read to its end just to keep
+    // the connection: the answer closes it.
+    if (!ctx.req.complete) ctx.set('Connection', 'close');
   }
+};
+
+const answerError = (ctx: Context, error: unknown): void => {
+  if (error instanceof RucioError) {
+    writeError(ctx, ctx.state.errorStatus?.[error.exceptionClass] ?? error.httpStatus, error.exceptionClass, error.message);
+    return;
+  }
+  const status = (error as { status?: number }).status;
+  if (status && status >= 400 && status < 500 && (error as { expose?: boolean }).expose) {
+    writeError(ctx, status, 'ValueError', (error as Error).message);
+    return;
+  }
+  ctx.state.logger?.error({ err: error }, 'unexpected error');
+  writeError(ctx, 500, 'RucioException', `An unexpected error occurred (request ${ctx.state.requestId ?? 'unknown'}).`);
 };

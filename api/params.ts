@@ -1,4 +1,5 @@
 import { KeyError, TypeError_, ValueError } from '../domain/shared/errors.ts';
+import { checkJsonBounds } from './jsonBounds.ts';
 import type { AppContext } from './services.ts';
 
 /**
@@ -12,11 +13,14 @@ const rawBody = (ctx: AppContext): string => {
 
 /** The body parsed as JSON; `what` names the expected shape in the error ("dictionary", "list", ...). */
 export const parseJsonBody = (ctx: AppContext, what: string): unknown => {
+  let value: unknown;
   try {
-    return JSON.parse(rawBody(ctx)) as unknown;
+    value = JSON.parse(rawBody(ctx)) as unknown;
   } catch {
     throw new ValueError(`cannot decode json parameter ${what}`);
   }
+  checkJsonBounds(value);
+  return value;
 };
 
 /** A JSON object body; `optional` treats an empty body as `{}`. */

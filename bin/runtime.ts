@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createApp } from '../api/app.ts';
+import { createHttpServer } from '../api/httpServer.ts';
 import { TokenStore } from '../api/auth/tokenStore.ts';
 import type { Services } from '../api/services.ts';
 import { ensureRootAccount } from '../commands/bootstrap.ts';
@@ -124,9 +125,10 @@ export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: 
   let url: string | undefined;
   if (roles.api) {
     const app = createApp(services);
+    const httpServer = createHttpServer(app as never, { maxBodyBytes: config.maxBodyBytes, logger });
     server = await new Promise<Server>((resolve, reject) => {
-      const listening = app.listen(config.port, config.host, () => resolve(listening));
-      listening.once('error', reject);
+      httpServer.once('error', reject);
+      httpServer.listen(config.port, config.host, () => resolve(httpServer));
     });
     const address = server.address() as AddressInfo;
     url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;

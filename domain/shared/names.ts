@@ -12,6 +12,12 @@ export const NAME_RULES = {
   account_attribute: { pattern: /^[a-zA-Z0-9\-_\\/.]{1,30}$/, maxLength: 30 },
 } as const;
 
+/**
+ * C0 and C1 control characters and DEL: never part of a name, key or path. Refused wherever a
+ * name comes in, never stripped or cut at.
+ */
+export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
 export type NameKind = keyof typeof NAME_RULES;
 
 export const isValidName = (kind: NameKind, value: string): boolean => {

@@ -1,0 +1,71 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type Koa from 'koa';
+import type { Logger } from '../infra/logger.ts';
+import { errorHeaderValue } from './errors.ts';
+import { pythonJson } from './pythonJson.ts';
+
+/**
+ * The HTTP server around the Koa app. Node answers some requests before Koa sees them (headers
+ * too large, bytes that are not HTTP, a request too slow to arrive, `Expect: 100-continue`); here
+ * those answers take Rucio's error format too, and a body announced larger than the limit is
+ * refused before the client sends it.
+ */
+export const createHttpServer = (app: Koa<never>, options: { maxBodyBytes: number; logger: Logger }): Server => {
+  const server = createServer(app.callback());
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    const answer = clientErrorAnswer(error.code);
+    // A reset connection, or one whose answer is under way, cannot take another.
+    if (!answer || !socket.writable || (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    options.logger.info({ code: error.code, status: answer.status }, 'refused a malformed request');
+    socket.end(rawErrorResponse(answer.status, answer.exceptionClass, answer.message));
+  });
+  // Without this handler Node says "100 Continue" to any body; one announced too large is refused first.
+  server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    const declared = Number(request.headers['content-length'] ?? 0);
+    if (declared > options.maxBodyBytes) {
+      const body = pythonJson({ ExceptionClass: 'RequestEntityTooLarge', ExceptionMessage: tooLargeMessage(options.maxBodyBytes) });
+      response.writeHead(413, { ...errorHeaders('RequestEntityTooLarge', tooLargeMessage(options.maxBodyBytes)), 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+      response.end(body);
+      return;
+    }
+    response.writeContinue();
+    server.emit('request', request, response);
+  });
+  return server;
+};
+
+const tooLargeMessage = (limit: number) => `The request body is larger than the server accepts (${limit} bytes).`;
+
+type Answer = Readonly<{ status: number; exceptionClass: string; message: string }>;
+
+/** What Node's parser error means for the client; undefined for a connection that is gone. */
+const clientErrorAnswer = (code: string | undefined): Answer | undefined => {
+  if (code === 'ECONNRESET' || code === 'EPIPE') return undefined;
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return { status: 431, exceptionClass: 'RequestHeaderFieldsTooLarge', message: 'The request headers are larger than the server accepts.' };
+  }
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return { status: 408, exceptionClass: 'RequestTimeout', message: 'The request did not arrive in time.' };
+  }
+  return { status: 400, exceptionClass: 'ValueError', message: `The request is not valid HTTP (${code ?? 'unknown error'}).` };
+};
+
+const errorHeaders = (exceptionClass: string, message: string): Record<string, string> => ({
+  ExceptionClass: errorHeaderValue(exceptionClass),
+  ExceptionMessage: errorHeaderValue(message),
+  'Content-Type': 'application/octet-stream',
+});
+
+/** A whole HTTP/1.1 answer written on the socket, for requests Node never handed to the app. */
+const rawErrorResponse = (status: number, exceptionClass: string, message: string): string => {
+  const body = pythonJson({ ExceptionClass: exceptionClass, ExceptionMessage: message });
+  const headers = { ...errorHeaders(exceptionClass, message), 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
+  const reason = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }[status] ?? 'Error';
+  return `HTTP/1.1 ${status} ${reason}\r\n${Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}`)
+    .join('\r\n')}\r\n\r\n${body}`;
+};
