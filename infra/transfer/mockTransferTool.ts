@@ -61,10 +61,12 @@ export class MockTransferTool implements TransferTool {
     return reports;
   }
 
+  /** Only a job still SUBMITTED can be cancelled: a finished one keeps its outcome, as FTS answers 304 for it. */
   async cancel(externalIds: readonly string[]): Promise<void> {
+    const now = this.now();
     for (const externalId of externalIds) {
       const entry = this.jobs.get(externalId);
-      if (entry) entry.cancelled = true;
+      if (entry && now - entry.submittedAt < entry.delayMs) entry.cancelled = true;
     }
   }
 
