@@ -1,0 +1,237 @@
+import { constants } from 'node:fs';
+import { mkdir, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join, posix } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { checksumFile, checksumToVerify, mismatchOf, StreamChecksum, type ExpectedFile } from './checksums.ts';
+import type { TransferEndpoint, TransferJob } from './transferTool.ts';
+
+/**
+ * One verified copy between two directories of this machine: the work of the `posix` tool for one
+ * job. The destination appears whole or not at all: bytes go to a temporary name beside it, are
+ * summed as they stream, and are renamed into place only once size and checksum agree and the file
+ * is on disk (fsync of the file, then of its directory).
+ */
+
+export type CopyResult =
+  | Readonly<{ outcome: 'copied'; source: TransferEndpoint; bytes: number }>
+  /** The destination already held a verified copy (a job submitted again after a crash): nothing was copied. */
+  | Readonly<{ outcome: 'already-there' }>
+  | Readonly<{ outcome: 'failed'; reason: string }>;
+
+export type CopyOptions = Readonly<{
+  /** Bytes per read and write. */
+  chunkBytes: number;
+  /** A cap on each copy's rate, or null for none. */
+  maxBytesPerSecond: number | null;
+  /** A temporary file left untouched this long is taken for the leftover of a dead copy and replaced. */
+  staleTemporaryMs: number;
+  /** Aborting stops the copy between two chunks, removes the temporary file, and rejects with the signal's reason. */
+  signal: AbortSignal;
+}>;
+
+/**
+ * The local path of a `file` PFN. Accepts what `pfnFromProtocol` builds for the posix protocol,
+ * `file://<hostname><prefix><path>` (any host name: the tool reads the path on this machine, as
+ * Rucio's posix protocol does), and `file:///path`. The path is taken as written, not
+ * percent-decoded, since PFNs are built by concatenation. Throws for other schemes and for paths
+ * that are not absolute or that climb with `..`.
+ */
+export const pathOfFilePfn = (pfn: string): string => {
+  const match = /^file:\/\/([^/]*)(\/.*)$/.exec(pfn);
+  if (!match) throw new Error(`not a file:// PFN: ${pfn}`);
+  const path = match[2]!;
+  if (path.split('/').includes('..')) throw new Error(`the PFN climbs out of its prefix with '..': ${pfn}`);
+  return posix.normalize(path);
+};
+
+/** Thrown for a failure of the destination side: another source would not help. */
+class DestinationError extends Error {}
+
+/** Copies the job's file to its destination from the first source that gives the expected bytes. */
+export const copyVerified = async (job: TransferJob, options: CopyOptions): Promise<CopyResult> => {
+  let destination: string;
+  try {
+    destination = pathOfFilePfn(job.destination.pfn);
+  } catch (error) {
+    return { outcome: 'failed', reason: `destination ${job.destination.rse}: ${messageOf(error)}` };
+  }
+  if (job.sources.length === 0) return { outcome: 'failed', reason: 'no source given' };
+
+  try {
+    if (await holdsVerifiedCopy(destination, job.file, options)) return { outcome: 'already-there' };
+    await makeDirectories(dirname(destination));
+  } catch (error) {
+    if (isAbort(error, options.signal)) throw error;
+    return { outcome: 'failed', reason: `destination ${job.destination.pfn}: ${messageOf(error)}` };
+  }
+
+  const failures: string[] = [];
+  for (const source of job.sources) {
+    options.signal.throwIfAborted();
+    let sourcePath: string;
+    try {
+      sourcePath = pathOfFilePfn(source.pfn);
+    } catch (error) {
+      failures.push(`source ${source.rse}: ${messageOf(error)}`);
+      continue;
+    }
+    try {
+      const failure = await copyFrom(sourcePath, destination, job.file, options);
+      if (failure === null) return { outcome: 'copied', source, bytes: job.file.bytes };
+      failures.push(`source ${source.pfn}: ${failure}`);
+    } catch (error) {
+      if (isAbort(error, options.signal)) throw error;
+      if (error instanceof DestinationError) return { outcome: 'failed', reason: `destination ${job.destination.pfn}: ${error.message}` };
+      failures.push(`source ${source.pfn}: ${messageOf(error)}`);
+    }
+  }
+  return { outcome: 'failed', reason: failures.join('; ') };
+};
+
+/** True when the destination exists with the expected size and checksum. */
+const holdsVerifiedCopy = async (destination: string, expected: ExpectedFile, options: CopyOptions): Promise<boolean> => {
+  const existing = await stat(destination).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  });
+  if (existing === null || !existing.isFile() || existing.size !== expected.bytes) return false;
+  const actual = await checksumFile(destination, checksumToVerify(expected), options.chunkBytes, options.signal);
+  return mismatchOf(expected, actual) === null;
+};
+
+/**
+ * Copies one source; null when the destination now holds the file, else why this source did not
+ * do (a missing source, a size or checksum that differs). Throws DestinationError when writing
+ * failed, and the abort reason when cancelled; the temporary file is gone in every case but success.
+ */
+const copyFrom = async (sourcePath: string, destination: string, expected: ExpectedFile, options: CopyOptions): Promise<string | null> => {
+  let source: FileHandle;
+  try {
+    source = await open(sourcePath, 'r');
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : messageOf(error);
+  }
+  try {
+    const sourceStat = await source.stat();
+    if (!sourceStat.isFile()) return 'not a regular file';
+    if (sourceStat.size !== expected.bytes) return `size mismatch: expected ${expected.bytes} bytes, got ${sourceStat.size}`;
+
+    const temporary = join(dirname(destination), `.${basename(destination)}.part`);
+    const target = await openTemporary(temporary, options.staleTemporaryMs);
+    let renamed = false;
+    try {
+      const checksum = new StreamChecksum(checksumToVerify(expected));
+      await streamInto(source, target, checksum, options);
+      const mismatch = mismatchOf(expected, checksum.result());
+      if (mismatch !== null) return mismatch;
+      options.signal.throwIfAborted();
+      await destinationStep(() => target.sync());
+      await destinationStep(() => target.close());
+      await destinationStep(() => rename(temporary, destination));
+      renamed = true;
+      await destinationStep(() => syncDirectory(dirname(destination)));
+      return null;
+    } finally {
+      if (!renamed) {
+        await target.close().catch(() => undefined);
+        await unlink(temporary).catch(() => undefined);
+      }
+    }
+  } finally {
+    await source.close().catch(() => undefined);
+  }
+};
+
+/**
+ * Creates the temporary file, refusing to share it: a temporary name that exists belongs to a copy
+ * running elsewhere (the destination is busy), unless nobody has written to it for
+ * `staleTemporaryMs`, when it is the leftover of a copy that died and is replaced.
+ */
+const openTemporary = async (temporary: string, staleTemporaryMs: number): Promise<FileHandle> => {
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+  try {
+    return await open(temporary, flags, 0o644);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new DestinationError(messageOf(error));
+  }
+  const leftover = await stat(temporary).catch(() => null);
+  if (leftover !== null && Date.now() - leftover.mtimeMs < staleTemporaryMs) {
+    throw new DestinationError(`another copy to this destination is in progress (${temporary})`);
+  }
+  await unlink(temporary).catch(() => undefined);
+  return destinationStep(() => open(temporary, flags, 0o644));
+};
+
+/**
+ * Reads the source in chunks and writes each to the target while summing it. Two buffers: the
+ * next chunk is read while the previous one is written, and a chunk is summed while it is written.
+ */
+const streamInto = async (source: FileHandle, target: FileHandle, checksum: StreamChecksum, options: CopyOptions): Promise<void> => {
+  const buffers = [Buffer.allocUnsafe(options.chunkBytes), Buffer.allocUnsafe(options.chunkBytes)] as const;
+  const started = Date.now();
+  let writing: Promise<void> = Promise.resolve();
+  let position = 0;
+  let turn = 0;
+  try {
+    for (;;) {
+      options.signal.throwIfAborted();
+      const buffer = buffers[turn]!;
+      const { bytesRead } = await source.read(buffer, 0, options.chunkBytes, position);
+      await writing;
+      if (bytesRead === 0) break;
+      const chunk = buffer.subarray(0, bytesRead);
+      writing = writeAll(target, chunk, position);
+      checksum.update(chunk);
+      position += bytesRead;
+      turn = 1 - turn;
+      if (options.maxBytesPerSecond !== null) {
+        const due = started + (position * 1000) / options.maxBytesPerSecond - Date.now();
+        if (due > 0) await sleep(due, undefined, { signal: options.signal });
+      }
+    }
+  } finally {
+    // Never leave a write running on a handle the caller is about to close.
+    await writing.catch(() => undefined);
+  }
+  await writing;
+};
+
+const writeAll = async (target: FileHandle, chunk: Buffer, position: number): Promise<void> => {
+  let written = 0;
+  while (written < chunk.length) {
+    const result = await destinationStep(() => target.write(chunk, written, chunk.length - written, position + written));
+    written += result.bytesWritten;
+  }
+};
+
+/** mkdir -p, then fsync the parent of every directory it created, so the new path survives a crash. */
+const makeDirectories = async (directory: string): Promise<void> => {
+  const firstCreated = await mkdir(directory, { recursive: true });
+  if (firstCreated === undefined) return;
+  const top = dirname(firstCreated);
+  for (let parent = dirname(directory); ; parent = dirname(parent)) {
+    await syncDirectory(parent);
+    if (parent === top || parent === dirname(parent)) break;
+  }
+};
+
+const syncDirectory = async (directory: string): Promise<void> => {
+  const handle = await open(directory, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+};
+
+const destinationStep = async <T>(step: () => Promise<T>): Promise<T> => {
+  try {
+    return await step();
+  } catch (error) {
+    throw new DestinationError(messageOf(error));
+  }
+};
+
+const isAbort = (error: unknown, signal: AbortSignal): boolean => signal.aborted && (error === signal.reason || (error instanceof Error && error.name === 'AbortError'));
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
