@@ -23,6 +23,7 @@ import { registerRseProtocolRoutes } from './routes/rse/rseProtocols.ts';
 import { registerRseResourceRoutes } from './routes/rse/rseResources.ts';
 import { registerRseRoutes } from './routes/rse/rses.ts';
 import { registerMessageRoutes } from './routes/admin/messages.ts';
+import { registerSessionRoutes } from './routes/admin/sessions.ts';
 import { registerLockRoutes } from './routes/lock/locks.ts';
 import { registerRequestRoutes } from './routes/request/requests.ts';
 import { registerRuleRoutes } from './routes/rule/rules.ts';
@@ -53,6 +54,7 @@ export const createApp = (services: Services): Koa<AppState> => {
   registerRequestRoutes(routes, services);
   registerLockRoutes(routes, services);
   registerMessageRoutes(routes, services);
+  registerSessionRoutes(routes, services);
   const router = new Router<AppState>({ strict: true });
   routes.install(router);
 

@@ -5,6 +5,7 @@ import { bootstrapCommand } from './commands/bootstrap.ts';
 import { projectionsRebuildCommand } from './commands/projectionsRebuild.ts';
 import { projectionsStatusCommand } from './commands/projectionsStatus.ts';
 import { replayCommand } from './commands/replay.ts';
+import { revokeTokensCommand } from './commands/revokeTokens.ts';
 import { workersStatusCommand } from './commands/workersStatus.ts';
 import { startRuntime, type Roles } from './runtime.ts';
 
@@ -19,6 +20,7 @@ const USAGE = `Usage: dms <command>
   projections rebuild <name> rebuild one projection beside the serving one, then switch reads
   replay <stream> [--from N] the events of one stream as JSON lines (for audits)
   admin bootstrap            create the root account if it does not exist, then exit
+  admin revoke-tokens <acct> end every session (token) of an account at once
   help                       this text
 
 Configuration comes from environment variables; see README.md.`;
@@ -77,6 +79,7 @@ const main = async (args: string[]): Promise<number> => {
   }
   if (command === 'replay' && rest[0]) return replayCommand(config, rest[0], rest.slice(1));
   if (command === 'admin' && rest[0] === 'bootstrap') return bootstrapCommand(config);
+  if (command === 'admin' && rest[0] === 'revoke-tokens' && rest[1]) return revokeTokensCommand(config, rest[1]);
   console.error(USAGE);
   return 2;
 };

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createApp } from '../api/app.ts';
 import { createHttpServer } from '../api/httpServer.ts';
+import { SessionAccess } from '../api/auth/sessionAccess.ts';
 import { TokenStore } from '../api/auth/tokenStore.ts';
 import type { Services } from '../api/services.ts';
 import { ensureRootAccount } from '../commands/bootstrap.ts';
@@ -84,7 +85,7 @@ export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: 
     commands,
     readModels,
     progress,
-    tokens: new TokenStore(readStore, config.tokenLifetimeSeconds),
+    tokens: new TokenStore(readStore, config.tokenLifetimeSeconds, new SessionAccess(readModels, progress)),
   };
 
   if (roles.api) {

@@ -1,12 +1,17 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { IdentityType } from '../../domain/identity/identity.ts';
 import type { Collection, CollectionSpec, Document, ReadStore } from '../../infra/readstore/readStore.ts';
+import type { Session } from './sessionAccess.ts';
 
-export type TokenInfo = Readonly<{ account: string; identity: string; identityType: string; expiresAt: Date }>;
+export type TokenInfo = Session & Readonly<{ expiresAt: Date }>;
+
+/** Whether the session a token stands for may go on (api/auth/sessionAccess.ts); default: always. */
+export type SessionCheck = Readonly<{ allows(session: Session): Promise<boolean> }>;
 
 type TokenDocument = Document & {
   account: string;
   identity: string;
-  identityType: string;
+  identityType: IdentityType;
   appId: string;
   ip: string | null;
   createdAt: string;
@@ -20,7 +25,10 @@ type TokenDocument = Document & {
  */
 const tokensCollection: CollectionSpec = { name: 'auth_tokens', indexes: [{ fields: ['account', 'expiresAt'] }] };
 
-/** Validated tokens are remembered this long, but their expiry is checked on every use. */
+/**
+ * Validated tokens are remembered this long, but their expiry, and whether their account and
+ * identity still give access, are checked on every use.
+ */
 const CACHE_MS = 30_000;
 const CACHE_ENTRIES = 10_000;
 
@@ -31,12 +39,13 @@ export class TokenStore {
   constructor(
     readStore: ReadStore,
     private readonly lifetimeSeconds: number,
+    private readonly sessions: SessionCheck = { allows: async () => true },
   ) {
     this.tokens = readStore.collection<TokenDocument>(tokensCollection);
   }
 
   /** Issues a token `<account>-<identity>-<appid>-<32 hex>` (Rucio's shape) valid for the lifetime. */
-  async issue(input: { account: string; identity: string; identityType: string; appId: string; ip: string | null; now?: Date }) {
+  async issue(input: { account: string; identity: string; identityType: IdentityType; appId: string; ip: string | null; now?: Date }) {
     const now = input.now ?? new Date();
     // Expired tokens of the account go when it gets a new one, as in Rucio.
     await this.tokens.deleteMany({ account: input.account, expiresAt: { $lt: now.toISOString() } });
@@ -55,24 +64,29 @@ export class TokenStore {
     return { token, expiresAt };
   }
 
-  /** The token's owner, or undefined when the token is unknown or expired. */
+  /** The token's owner, or undefined when the token is unknown, expired, or its access has ended. */
   async validate(token: string, now = new Date()): Promise<TokenInfo | undefined> {
+    const info = await this.lookUp(token, now);
+    if (!info || info.expiresAt <= now) return undefined;
+    return (await this.sessions.allows(info)) ? info : undefined;
+  }
+
+  private async lookUp(token: string, now: Date): Promise<TokenInfo | undefined> {
     const key = hashToken(token);
     const cached = this.cache.get(key);
-    if (cached && now.getTime() - cached.cachedAt < CACHE_MS) {
-      return cached.info.expiresAt > now ? cached.info : undefined;
-    }
+    if (cached && now.getTime() - cached.cachedAt < CACHE_MS) return cached.info;
     const document = await this.tokens.get(key);
     if (!document) return undefined;
     const info: TokenInfo = {
       account: document.account,
       identity: document.identity,
       identityType: document.identityType,
+      issuedAt: new Date(document.createdAt),
       expiresAt: new Date(document.expiresAt),
     };
     if (this.cache.size >= CACHE_ENTRIES) this.cache.clear();
     this.cache.set(key, { info, cachedAt: now.getTime() });
-    return info.expiresAt > now ? info : undefined;
+    return info;
   }
 }
 

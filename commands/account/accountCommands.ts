@@ -59,3 +59,10 @@ export const removeAccountAttribute = async (
   requirePermission(ACCOUNT_PERMISSIONS.deleteAttribute(caller), caller, 'delete attribute');
   return onAccount(context, data.account, { type: 'RemoveAccountAttribute', data, metadata });
 };
+
+/** DELETE /admin/accounts/{account}/tokens: every token of the account issued so far stops working. */
+export const revokeAccountSessions = async (context: CommandContext, data: { account: string }, metadata: CommandMetadata) => {
+  const caller = await loadCaller(context, metadata.account);
+  requirePermission(ACCOUNT_PERMISSIONS.revokeSessions(caller), caller, 'revoke the tokens of an account');
+  return onAccount(context, data.account, { type: 'RevokeAccountSessions', data, metadata });
+};

@@ -13,6 +13,8 @@ export type AccountReactivated = Event<'AccountReactivated', { account: string; 
 export type AccountDeleted = Event<'AccountDeleted', { account: string; deletedAt: string }>;
 export type AccountAttributeAdded = Event<'AccountAttributeAdded', { account: string; key: string; value: string }>;
 export type AccountAttributeRemoved = Event<'AccountAttributeRemoved', { account: string; key: string }>;
+/** Every token issued to the account up to `revokedAt` stops working (sessions, not history, but who ended them is). */
+export type AccountSessionsRevoked = Event<'AccountSessionsRevoked', { account: string; revokedAt: string }>;
 
 export type AccountEvent =
   | AccountCreated
@@ -21,7 +23,8 @@ export type AccountEvent =
   | AccountReactivated
   | AccountDeleted
   | AccountAttributeAdded
-  | AccountAttributeRemoved;
+  | AccountAttributeRemoved
+  | AccountSessionsRevoked;
 
 /** Every account event type, each once: a type added to the union and missing here does not compile. */
 export const ACCOUNT_EVENT_TYPES = {
@@ -32,6 +35,7 @@ export const ACCOUNT_EVENT_TYPES = {
   AccountDeleted: true,
   AccountAttributeAdded: true,
   AccountAttributeRemoved: true,
+  AccountSessionsRevoked: true,
 } as const satisfies Readonly<Record<AccountEvent['type'], true>>;
 
 export type Account =

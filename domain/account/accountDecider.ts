@@ -14,11 +14,19 @@ export type UpdateAccount = Command<'UpdateAccount', { account: string; key: str
 export type DeleteAccount = Command<'DeleteAccount', { account: string }>;
 export type AddAccountAttribute = Command<'AddAccountAttribute', { account: string; key: string; value: string }>;
 export type RemoveAccountAttribute = Command<'RemoveAccountAttribute', { account: string; key: string }>;
+export type RevokeAccountSessions = Command<'RevokeAccountSessions', { account: string }>;
 
 /** `POST /import`: a new account is a USER account with the email; a known one takes the email given. */
 export type ImportAccount = Command<'ImportAccount', { account: string; email: string | null }>;
 
-export type AccountCommand = CreateAccount | UpdateAccount | DeleteAccount | AddAccountAttribute | RemoveAccountAttribute | ImportAccount;
+export type AccountCommand =
+  | CreateAccount
+  | UpdateAccount
+  | DeleteAccount
+  | AddAccountAttribute
+  | RemoveAccountAttribute
+  | ImportAccount
+  | RevokeAccountSessions;
 
 /** Rucio keeps this name for multi-VO setups; it can never be created. */
 const RESERVED_ACCOUNT_NAMES = new Set(['super_root']);
@@ -83,6 +91,15 @@ export const removeAccountAttribute = ({ data }: RemoveAccountAttribute, state: 
   return [{ type: 'AccountAttributeRemoved', data: { account: data.account, key: data.key } }];
 };
 
+/**
+ * Ends every session of the account opened so far. A deleted account has none left to end (its
+ * tokens stopped with the deletion), so it is not found, as for every other change.
+ */
+export const revokeAccountSessions = ({ data, metadata }: RevokeAccountSessions, state: Account): AccountEvent[] => {
+  if (state.status === 'Absent' || state.status === 'DELETED') throw new AccountNotFound(`Account with ID '${data.account}' cannot be found`);
+  return [{ type: 'AccountSessionsRevoked', data: { account: data.account, revokedAt: metadata.now.toISOString() } }];
+};
+
 export const importAccount = ({ data, metadata }: ImportAccount, state: Account): AccountEvent[] => {
   if (state.status === 'Absent') {
     return createAccount({ type: 'CreateAccount', data: { account: data.account, accountType: 'USER', email: data.email }, metadata }, state);
@@ -105,6 +122,8 @@ export const decideAccount = (command: AccountCommand, state: Account): AccountE
       return removeAccountAttribute(command, state);
     case 'ImportAccount':
       return importAccount(command, state);
+    case 'RevokeAccountSessions':
+      return revokeAccountSessions(command, state);
     default: {
       const unknown: never = command;
       throw new Error(`Unknown account command ${(unknown as AccountCommand).type}`);

@@ -29,6 +29,8 @@ export const ACCOUNT_PERMISSIONS = {
   deleteIdentity: isAdmin,
   addScope: isAdmin,
   config: isAdmin,
+  /** Our own route (`DELETE /admin/accounts/{account}/tokens`); Rucio has none. */
+  revokeSessions: isAdmin,
 } as const satisfies Record<string, (caller: Caller) => boolean>;
 
 /** Throws AccessDenied with the exact message of the Rucio gateway function at hand. */

@@ -16,6 +16,8 @@ export type AccountDocument = Projected<{
   updatedAt: string;
   suspendedAt: string | null;
   deletedAt: string | null;
+  /** Tokens issued up to this time no longer work: the last revocation or suspension (absent: none). */
+  sessionsRevokedAt?: string;
 }>;
 
 export const accountsCollection: CollectionSpec = {
@@ -25,7 +27,7 @@ export const accountsCollection: CollectionSpec = {
 
 export const accountsProjection = documentProjection<AccountDocument, AccountEvent>({
   name: 'accounts',
-  version: 2,
+  version: 3,
   collection: accountsCollection,
   handles: ACCOUNT_EVENT_TYPES,
   documentId: (event) => event.data.account,
@@ -50,7 +52,8 @@ export const accountsProjection = documentProjection<AccountDocument, AccountEve
       case 'AccountEmailChanged':
         return { ...document, email: event.data.email, updatedAt: at };
       case 'AccountSuspended':
-        return { ...document, status: 'SUSPENDED', suspendedAt: event.data.suspendedAt, updatedAt: at };
+        // A suspension ends the account's sessions for good: reactivating it does not bring them back.
+        return { ...document, status: 'SUSPENDED', suspendedAt: event.data.suspendedAt, sessionsRevokedAt: event.data.suspendedAt, updatedAt: at };
       case 'AccountReactivated':
         return { ...document, status: 'ACTIVE', suspendedAt: null, updatedAt: at };
       case 'AccountDeleted':
@@ -62,6 +65,8 @@ export const accountsProjection = documentProjection<AccountDocument, AccountEve
         };
       case 'AccountAttributeRemoved':
         return { ...document, attributes: document.attributes.filter((attribute) => attribute.key !== event.data.key) };
+      case 'AccountSessionsRevoked':
+        return { ...document, sessionsRevokedAt: event.data.revokedAt };
       default:
         return undefined;
     }

@@ -1,6 +1,6 @@
 import type { IdentityType } from '../../domain/identity/identity.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { accountIdentitiesCollection, type AccountIdentityDocument } from './identities.ts';
+import { accountIdentitiesCollection, accountIdentityDocumentId, type AccountIdentityDocument } from './identities.ts';
 
 /** What the identity and account routes read of the identity-to-account mappings. */
 
@@ -17,3 +17,11 @@ export const accountsOfIdentity = async (readModels: ReadModels, identity: strin
 /** The identities mapped to an account, in id order (identity type, then identity). */
 export const identitiesOfAccount = (readModels: ReadModels, account: string): AsyncIterable<AccountIdentityDocument> =>
   mappings(readModels).find({ account }, { sort: { _id: 1 } });
+
+/** Since when the identity is mapped to the account (the grant's time), or undefined when it is not. */
+export const identityMappedSince = async (
+  readModels: ReadModels,
+  account: string,
+  identityType: IdentityType,
+  identity: string,
+): Promise<string | undefined> => (await mappings(readModels).get(accountIdentityDocumentId(account, identityType, identity)))?.createdAt;

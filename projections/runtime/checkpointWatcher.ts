@@ -20,6 +20,11 @@ export class CheckpointWatcher implements ProjectionProgress {
     private readonly pollMs = 10,
   ) {}
 
+  /** Another process applies the events; this one learns where it stands only by polling. */
+  appliedPosition(): undefined {
+    return undefined;
+  }
+
   async waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     const states = this.readStore.collection<ProjectionStateDocument>(projectionStateCollection);

@@ -1,4 +1,6 @@
 import { hostname } from 'node:os';
+import type { Upcasters } from '../../domain/shared/upcasting.ts';
+import { eventUpcasters } from '../../domain/upcasters.ts';
 import type { EventStore } from '../../infra/eventstore/eventStore.ts';
 import type { Logger } from '../../infra/logger.ts';
 import type { ReadStore } from '../../infra/readstore/readStore.ts';
@@ -24,6 +26,12 @@ import type { ReadModels } from './readModels.ts';
 export interface ProjectionProgress {
   /** Resolves true once every serving projection has applied `position`, false on timeout. */
   waitFor(position: bigint, timeoutMs: number): Promise<boolean>;
+  /**
+   * The position every serving projection has applied, as this process knows it without asking
+   * the store; undefined when it only learns that by asking (then nothing may be cached against
+   * it). While it stays the same, no read model has changed.
+   */
+  appliedPosition(): bigint | undefined;
 }
 
 export type ProjectionStatus = Readonly<{
@@ -46,6 +54,8 @@ export type ProjectionRunnerOptions = Readonly<{
   batchSize?: number;
   /** Attempts at a failing batch before the projection at fault is set aside; default 3. */
   attempts?: number;
+  /** Upcasters applied to stored events before projections see them; default all of the domain's. */
+  upcasters?: Upcasters;
   /** How long a replaced generation stays readable for other API processes; default 30 s. */
   dropGraceMs?: number;
   /** How often rebuild requests are looked for and the heartbeat is written; default 1 s. */
@@ -132,6 +142,10 @@ export class ProjectionRunner implements ProjectionProgress {
     return this.waiters.wait(position, this.position, timeoutMs);
   }
 
+  appliedPosition(): bigint | undefined {
+    return this.live ? this.position : undefined;
+  }
+
   /** Resolves once no rebuild is left running and reads have switched (tests, the rebuild command). */
   async rebuildsFinished(pollMs = 20): Promise<void> {
     while (this.rebuilds.size > 0 || this.handovers.size > 0) await new Promise((resolve) => setTimeout(resolve, pollMs));
@@ -168,6 +182,7 @@ export class ProjectionRunner implements ProjectionProgress {
         logger: this.options.logger,
         batchSize: this.options.batchSize ?? 500,
         attempts: this.options.attempts ?? 3,
+        upcasters: this.options.upcasters ?? eventUpcasters,
         committed: (lane) => void this.afterCommit(lane),
         setAside: (lane, failure) => this.setAside(lane, failure),
       },

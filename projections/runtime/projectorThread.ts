@@ -56,6 +56,10 @@ export class ProjectorThread implements ProjectionProgress {
     return this.waiters.wait(position, this.position, timeoutMs);
   }
 
+  appliedPosition(): bigint {
+    return this.position;
+  }
+
   /** Asks the thread to finish its batch and close its stores; resolves once it has exited. */
   async stop(): Promise<void> {
     this.stopping = true;

@@ -73,4 +73,13 @@ describe('account decider', () => {
     given([created, { type: 'AccountSuspended', data: { account: 'jdoe', suspendedAt: AT } }])
       .when({ type: 'AddAccountAttribute', data: { account: 'jdoe', key: 'k', value: 'v' }, metadata: metadata() })
       .thenThrows(AccountNotFound));
+
+  it('revokes the sessions of an active or suspended account, and of no deleted or missing one', () => {
+    const revoke = { type: 'RevokeAccountSessions', data: { account: 'jdoe' }, metadata: metadata() } as const;
+    const revoked: AccountEvent = { type: 'AccountSessionsRevoked', data: { account: 'jdoe', revokedAt: AT } };
+    given([created]).when(revoke).then([revoked]);
+    given([created, { type: 'AccountSuspended', data: { account: 'jdoe', suspendedAt: AT } }]).when(revoke).then([revoked]);
+    given([created, { type: 'AccountDeleted', data: { account: 'jdoe', deletedAt: AT } }]).when(revoke).thenThrows(AccountNotFound);
+    given([]).when(revoke).thenThrows(AccountNotFound);
+  });
 });

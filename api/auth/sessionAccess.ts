@@ -1,0 +1,60 @@
+import type { IdentityType } from '../../domain/identity/identity.ts';
+import { findAccount } from '../../projections/account/accountQueries.ts';
+import { identityMappedSince } from '../../projections/identity/identityQueries.ts';
+import type { ProjectionProgress } from '../../projections/runtime/projectionRunner.ts';
+import type { ReadModels } from '../../projections/runtime/readModels.ts';
+
+/** Who a token was issued to, and when. */
+export type Session = Readonly<{ account: string; identity: string; identityType: IdentityType; issuedAt: Date }>;
+
+/** What decides whether an account's sessions may go on: its status, its mapping, its last revocation. */
+type Access = Readonly<{ active: boolean; mappedSince: string | undefined; revokedAt: string | undefined; position: bigint }>;
+
+const CACHE_ENTRIES = 10_000;
+
+/**
+ * A session lasts while its access does: the account ACTIVE (not suspended, not deleted), the
+ * identity it logged in with still mapped to it, and no revocation of the account's tokens since
+ * the token was issued (a suspension counts as one, so reactivating the account does not bring
+ * old tokens back; nor does mapping the identity again). Times compare the clocks of the API
+ * processes that issued the token and recorded the change, which must agree (NTP). Read from the read models on every request; a write that ends access
+ * answers only once they show it (read your writes), so the next request with the token fails.
+ *
+ * The facts of each account and identity are remembered with the position the read models had
+ * reached when they were read, and used again only while that position has not moved: any event
+ * applied since, whatever it is, makes the next request read them again. A process that learns
+ * the position only by asking (an API beside a separate projector) reads them every time.
+ */
+export class SessionAccess {
+  private readonly cache = new Map<string, Access>();
+
+  constructor(
+    private readonly readModels: ReadModels,
+    private readonly progress: Pick<ProjectionProgress, 'appliedPosition'>,
+  ) {}
+
+  async allows(session: Session): Promise<boolean> {
+    const access = await this.accessOf(session);
+    const issuedAt = session.issuedAt.toISOString();
+    // A mapping granted again after the token was issued is a new mapping: the old token stays ended.
+    if (!access.active || access.mappedSince === undefined || access.mappedSince > issuedAt) return false;
+    return access.revokedAt === undefined || issuedAt > access.revokedAt;
+  }
+
+  private async accessOf(session: Session): Promise<Access> {
+    const position = this.progress.appliedPosition();
+    const key = `${session.account}\u0000${session.identityType}\u0000${session.identity}`;
+    const cached = this.cache.get(key);
+    if (cached && position !== undefined && cached.position === position) return cached;
+    const [account, mappedSince] = await Promise.all([
+      findAccount(this.readModels, session.account),
+      identityMappedSince(this.readModels, session.account, session.identityType, session.identity),
+    ]);
+    const access: Access = { active: account?.status === 'ACTIVE', mappedSince, revokedAt: account?.sessionsRevokedAt, position: position ?? -1n };
+    if (position !== undefined) {
+      if (this.cache.size >= CACHE_ENTRIES) this.cache.clear();
+      this.cache.set(key, access);
+    }
+    return access;
+  }
+}
