@@ -12,6 +12,8 @@ import type { AnyProjection } from './projection.ts';
 import { quarantinedReplicasProjection } from './replica/quarantinedReplicas.ts';
 import { replicasProjection } from './replica/replicaProjection.ts';
 import { requestsProjection } from './request/requests.ts';
+import { transferLimitsProjection } from './request/transferLimits.ts';
+import { transferStatsProjection } from './request/transferStats.ts';
 import { rsesProjection } from './rse/rses.ts';
 import { rulesProjection } from './rule/ruleProjection.ts';
 import { scopesProjection } from './scope/scopes.ts';
@@ -34,4 +36,6 @@ export const allProjections: readonly AnyProjection[] = [
   quarantinedReplicasProjection,
   rulesProjection,
   requestsProjection,
+  transferLimitsProjection,
+  transferStatsProjection,
 ];

@@ -20,7 +20,7 @@ const REPLICA_COMMANDS: ReadonlySet<string> = new Set<ReplicaCommand['type']>([
   'SetReplicaTombstone',
 ]);
 
-const LOCK_COMMANDS: ReadonlySet<string> = new Set<ReplicaLockCommand['type']>(['LockReplica', 'UnlockReplica', 'ChangeReplicaLocks']);
+const LOCK_COMMANDS: ReadonlySet<string> = new Set<ReplicaLockCommand['type']>(['LockReplica', 'UnlockReplica', 'ChangeReplicaLocks', 'RequeueReplicaTransfer']);
 
 const isReplicaCommand = (command: DidStreamCommand): command is ReplicaCommand => REPLICA_COMMANDS.has(command.type);
 const isLockCommand = (command: DidStreamCommand): command is ReplicaLockCommand => LOCK_COMMANDS.has(command.type);

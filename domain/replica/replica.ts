@@ -111,6 +111,12 @@ export type ReplicaLocksChanged = Event<
   ReplicaRef & { locks: Readonly<Record<string, LockState>>; requestId: string | null; changedAt: string }
 >;
 
+/**
+ * The transfer the replica waits for failed and is tried again as a new request (the conveyor's
+ * finisher): the replica now waits for `requestId`, so a later unlock cancels the right one.
+ */
+export type ReplicaTransferRequeued = Event<'ReplicaTransferRequeued', ReplicaRef & { previousRequestId: string; requestId: string; requeuedAt: string }>;
+
 export type ReplicaEvent =
   | ReplicaAdded
   | ReplicaStateChanged
@@ -120,7 +126,8 @@ export type ReplicaEvent =
   | ReplicaTombstoneSet
   | ReplicaLocked
   | ReplicaUnlocked
-  | ReplicaLocksChanged;
+  | ReplicaLocksChanged
+  | ReplicaTransferRequeued;
 
 export const REPLICA_EVENT_TYPES: readonly ReplicaEvent['type'][] = [
   'ReplicaAdded',
@@ -132,6 +139,7 @@ export const REPLICA_EVENT_TYPES: readonly ReplicaEvent['type'][] = [
   'ReplicaLocked',
   'ReplicaUnlocked',
   'ReplicaLocksChanged',
+  'ReplicaTransferRequeued',
 ];
 
 /** The replica events that move a replica from one state to another, with the state they leave. */
@@ -240,6 +248,8 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
         locks: new Map([...replica.locks, ...Object.entries(event.data.locks)]),
         pendingRequest: event.data.requestId ?? replica.pendingRequest,
       });
+    case 'ReplicaTransferRequeued':
+      return replica.pendingRequest === event.data.previousRequestId ? withReplica(replicas, { ...replica, pendingRequest: event.data.requestId }) : replicas;
   }
 };
 

@@ -40,7 +40,14 @@ export type ChangeReplicaLocks = Command<
   Omit<LockTarget, 'ruleId'> & { locks: Readonly<Record<string, LockState>>; requestId?: string }
 >;
 
-export type ReplicaLockCommand = LockReplica | UnlockReplica | ChangeReplicaLocks;
+/**
+ * The transfer the replica waits for is tried again as a new request: the replica waits for
+ * `requestId` instead, if it still waits for `previousRequestId` (otherwise the old request was
+ * let go meanwhile and the retry is not wanted).
+ */
+export type RequeueReplicaTransfer = Command<'RequeueReplicaTransfer', Omit<LockTarget, 'ruleId'> & { previousRequestId: string; requestId: string }>;
+
+export type ReplicaLockCommand = LockReplica | UnlockReplica | ChangeReplicaLocks | RequeueReplicaTransfer;
 
 const ref = ({ scope, name, rse, rseId }: LockTarget | Omit<LockTarget, 'ruleId'>) => ({ scope, name, rse, rseId });
 
@@ -136,6 +143,17 @@ export const changeReplicaLocks = ({ data, metadata }: ChangeReplicaLocks, state
   return events;
 };
 
+export const requeueReplicaTransfer = ({ data, metadata }: RequeueReplicaTransfer, state: FileReplicas): ReplicaEvent[] => {
+  const replica = state.replicas.get(data.rseId);
+  if (!replica || replica.pendingRequest !== data.previousRequestId || data.requestId === data.previousRequestId) return [];
+  return [
+    {
+      type: 'ReplicaTransferRequeued',
+      data: { ...ref(data), previousRequestId: data.previousRequestId, requestId: data.requestId, requeuedAt: metadata.now.toISOString() },
+    },
+  ];
+};
+
 export const decideReplicaLock = (command: ReplicaLockCommand, state: FileReplicas): ReplicaEvent[] => {
   switch (command.type) {
     case 'LockReplica':
@@ -144,5 +162,7 @@ export const decideReplicaLock = (command: ReplicaLockCommand, state: FileReplic
       return unlockReplica(command, state);
     case 'ChangeReplicaLocks':
       return changeReplicaLocks(command, state);
+    case 'RequeueReplicaTransfer':
+      return requeueReplicaTransfer(command, state);
   }
 };

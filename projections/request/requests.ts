@@ -1,11 +1,13 @@
-import type { RequestEvent, RequestRecord, RequestState } from '../../domain/request/request.ts';
+import type { RankedSource, RequestEvent, RequestRecord, RequestState } from '../../domain/request/request.ts';
 import { didKey } from '../../domain/did/did.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { Projected, Projection } from '../projection.ts';
 
 /**
- * Transfer requests with Rucio's column names: the active ones (`requests`) and, once finished
- * or cancelled, the archived ones (`requests_history`), which the history routes answer from.
+ * Transfer requests with Rucio's column names: the active ones (`requests`) and, once archived
+ * or cancelled, the finished ones (`requests_history`), which the history routes answer from.
+ * Besides Rucio's columns a document keeps what the conveyor's daemons select on: when it entered
+ * its state (`changed_at`), the rankings of its sources, and the sources handed to the tool.
  */
 export type RequestDocument = Projected<{
   id: string;
@@ -40,11 +42,23 @@ export type RequestDocument = Projected<{
   transfertool: string | null;
   created_at: string;
   updated_at: string;
+  /** When the request entered its state. */
+  changed_at?: string;
+  /** Rankings from earlier attempts (Rucio's `sources` rows). */
+  sources?: readonly RankedSource[];
+  /** The request this one was retried as, once archived. */
+  retried_as?: string | null;
 }>;
 
 export const requestsCollection: CollectionSpec = {
   name: 'requests',
-  indexes: [{ fields: ['didKey', 'dest_rse_id'] }, { fields: ['state', 'requested_at'] }, { fields: ['rule_id'] }, { fields: ['dest_rse_id', 'state'] }],
+  indexes: [
+    { fields: ['didKey', 'dest_rse_id'] },
+    { fields: ['state', 'requested_at'] },
+    { fields: ['state', 'changed_at'] },
+    { fields: ['rule_id'] },
+    { fields: ['dest_rse_id', 'state'] },
+  ],
 };
 export const requestsHistoryCollection: CollectionSpec = {
   name: 'requests_history',
@@ -96,30 +110,92 @@ const documentOf = (request: RequestRecord, state: RequestState): RequestDocumen
   transfertool: null,
   created_at: request.requestedAt,
   updated_at: request.requestedAt,
+  changed_at: request.requestedAt,
+  sources: request.sources ?? [],
 });
+
+/** How an event changes an active request's document (the archiving events are applied apart). */
+const evolveActive = (document: RequestDocument, event: Exclude<RequestEvent, { type: 'RequestQueued' | 'RequestArchived' | 'RequestCancelled' }>): RequestDocument => {
+  const moved = (state: RequestState, at: string, changes: Partial<RequestDocument> = {}): RequestDocument => ({ ...document, ...changes, state, changed_at: at, updated_at: at });
+  switch (event.type) {
+    case 'RequestPrepared':
+      return moved(event.data.state, event.data.preparedAt, { source_rse_id: event.data.sourceRseId, source_rse: event.data.sourceRse, transfertool: event.data.transfertool });
+    case 'RequestSourcesUnavailable':
+      return moved(event.data.state, event.data.at, { err_msg: event.data.reason });
+    case 'RequestReleased':
+      return moved('QUEUED', event.data.releasedAt);
+    case 'RequestReturnedToPreparing':
+      return moved('PREPARING', event.data.at, { source_rse_id: null, source_rse: null, transfertool: null });
+    case 'RequestSubmitting': {
+      const main = event.data.sources[0];
+      return moved('SUBMITTING', event.data.submittingAt, {
+        dest_url: event.data.destUrl,
+        transfertool: event.data.transfertool,
+        submitted_at: event.data.submittingAt,
+        source_rse_id: main?.rseId ?? document.source_rse_id,
+        source_rse: main?.rse ?? document.source_rse,
+      });
+    }
+    case 'RequestSubmitted':
+      return moved('SUBMITTED', event.data.submittedAt, { external_id: event.data.externalId, external_host: event.data.externalHost, submitted_at: event.data.submittedAt });
+    case 'RequestSubmissionFailed':
+      return moved('SUBMISSION_FAILED', event.data.failedAt, { err_msg: event.data.reason });
+    case 'TransferSucceeded':
+      return moved('DONE', event.data.transferredAt, {
+        started_at: event.data.startedAt,
+        transferred_at: event.data.transferredAt,
+        source_rse_id: event.data.sourceRseId,
+        source_rse: event.data.sourceRse,
+      });
+    case 'TransferFailed':
+      return moved('FAILED', event.data.failedAt, { started_at: event.data.startedAt, err_msg: event.data.reason });
+    case 'TransferLost':
+      return moved('LOST', event.data.lostAt, { err_msg: event.data.reason });
+  }
+};
 
 export const requestsProjection: Projection<RequestEvent> = {
   name: 'requests',
-  version: 1,
+  version: 2,
   collections: [requestsCollection, requestsHistoryCollection],
-  handles: { RequestQueued: true, RequestCancelled: true },
+  handles: {
+    RequestQueued: true,
+    RequestPrepared: true,
+    RequestSourcesUnavailable: true,
+    RequestReleased: true,
+    RequestReturnedToPreparing: true,
+    RequestSubmitting: true,
+    RequestSubmitted: true,
+    RequestSubmissionFailed: true,
+    TransferSucceeded: true,
+    TransferFailed: true,
+    TransferLost: true,
+    RequestArchived: true,
+    RequestCancelled: true,
+  },
   async apply(event, context) {
     const active = context.collection<RequestDocument>(requestsCollection);
     switch (event.type) {
       case 'RequestQueued':
         await active.create(event.data.request.id, documentOf(event.data.request, event.data.state));
         return;
+      case 'RequestArchived':
       case 'RequestCancelled': {
         let archived: RequestDocument | null = null;
         await active.update(event.data.requestId, (document) => {
           if (!document) return undefined;
-          archived = { ...document, err_msg: `cancelled: ${event.data.reason}`, updated_at: event.data.cancelledAt };
+          archived =
+            event.type === 'RequestArchived'
+              ? { ...document, err_msg: event.data.error ?? document.err_msg, retried_as: event.data.retriedAs, updated_at: event.data.archivedAt }
+              : { ...document, err_msg: `cancelled: ${event.data.reason}`, updated_at: event.data.cancelledAt };
           return null;
         });
         const document = archived as RequestDocument | null;
         if (document) await context.collection<RequestDocument>(requestsHistoryCollection).create(document.id, document);
         return;
       }
+      default:
+        await active.update(event.data.requestId, (document) => (document ? evolveActive(document, event) : undefined));
     }
   },
 };
