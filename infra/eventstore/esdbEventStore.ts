@@ -14,6 +14,7 @@ import {
 } from '@eventstore/db-client';
 import type { EventMetadata } from './eventStore.ts';
 import { BatchingQueue } from './batchingQueue.ts';
+import { CHAIN_START, eventHash, withoutHash } from './eventHashes.ts';
 import {
   WrongExpectedRevisionError,
   type AllSubscription,
@@ -52,36 +53,79 @@ export class EsdbEventStore implements EventStore {
     this.client = EventStoreDBClient.connectionString(connectionString);
   }
 
+  /**
+   * Hashes: each event's hash chains to the one before it in the stream (eventHashes.ts), so the
+   * previous event is read first, and the append goes at exactly the revision read. With `any` or
+   * `stream_exists` a concurrent writer may come in between: the read and the append are then
+   * tried again; with an exact revision or `no_stream` the caller hears the conflict as before.
+   * A repeated append at an exact revision reads the same previous event, so it computes the same
+   * events and EventStoreDB acknowledges it as already done.
+   */
   async appendToStream(
     streamName: string,
     events: readonly NewEvent[],
     expectedRevision: ExpectedRevision = 'any',
   ): Promise<AppendResult> {
-    try {
-      const result = await this.client.appendToStream(
-        streamName,
-        events.map((event) =>
-          jsonEvent({
-            id: event.id,
-            type: event.type,
-            data: event.data as Record<string, unknown>,
-            metadata: event.metadata as unknown as Record<string, unknown>,
-          }),
-        ),
-        { expectedRevision: expectedRevision as AppendExpectedRevision },
-      );
-      return {
-        streamName,
-        nextExpectedRevision: result.nextExpectedRevision,
-        position: result.position?.commit ?? 0n,
-      };
-    } catch (error) {
-      if (error instanceof WrongExpectedVersionError) {
-        const actual = typeof error.actualVersion === 'bigint' ? error.actualVersion : 'no_stream';
-        throw new WrongExpectedRevisionError(streamName, expectedRevision, actual);
+    for (let attempt = 0; ; attempt += 1) {
+      const previous = await this.previousEvent(streamName, expectedRevision);
+      // With `any`, EventStoreDB's own check of repeated ids is best effort: a batch whose last
+      // event is the stream's last is answered as the first time.
+      const lastId = events[events.length - 1]?.id;
+      if (typeof expectedRevision !== 'bigint' && previous && lastId !== undefined && previous.id === lastId) {
+        return { streamName, nextExpectedRevision: previous.revision, position: previous.position };
       }
+      const exact: AppendExpectedRevision = typeof expectedRevision === 'bigint' || expectedRevision === 'no_stream' ? expectedRevision : previous ? previous.revision : 'no_stream';
+      let revision = typeof exact === 'bigint' ? exact : -1n;
+      let previousHash = previous?.metadata.hash ?? CHAIN_START;
+      const hashed = events.map((event) => {
+        revision += 1n;
+        const metadata = withoutHash(event.metadata);
+        previousHash = eventHash(previousHash, { id: event.id, streamName, revision, type: event.type, data: event.data, metadata });
+        return jsonEvent({
+          id: event.id,
+          type: event.type,
+          data: event.data as Record<string, unknown>,
+          metadata: { ...metadata, hash: previousHash } as unknown as Record<string, unknown>,
+        });
+      });
+      try {
+        const result = await this.client.appendToStream(streamName, hashed, { expectedRevision: exact });
+        return {
+          streamName,
+          nextExpectedRevision: result.nextExpectedRevision,
+          position: result.position?.commit ?? 0n,
+        };
+      } catch (error) {
+        if (error instanceof WrongExpectedVersionError) {
+          const actual = typeof error.actualVersion === 'bigint' ? error.actualVersion : 'no_stream';
+          if (exact !== expectedRevision && attempt < 10 && revisionAllows(expectedRevision, actual)) continue;
+          throw new WrongExpectedRevisionError(streamName, expectedRevision, actual);
+        }
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * The event the append chains to: the one at the expected revision, or the stream's last for
+   * `any` and `stream_exists`; undefined for `no_stream` or a missing stream.
+   */
+  private async previousEvent(streamName: string, expectedRevision: ExpectedRevision): Promise<RecordedEvent | undefined> {
+    if (expectedRevision === 'no_stream') return undefined;
+    try {
+      const read =
+        typeof expectedRevision === 'bigint'
+          ? this.client.readStream(streamName, { direction: FORWARDS, fromRevision: expectedRevision, maxCount: 1 })
+          : this.client.readStream(streamName, { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
+      for await (const resolved of read) {
+        const event = toRecordedEvent(resolved);
+        if (event) return event;
+      }
+    } catch (error) {
+      if (error instanceof StreamNotFoundError) return undefined;
       throw error;
     }
+    return undefined;
   }
 
   async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
@@ -141,6 +185,25 @@ export class EsdbEventStore implements EventStore {
     return events;
   }
 
+  /** One read of `$all` per position (commit = prepare here, see above), a few at a time. */
+  async readEventsAt(positions: readonly bigint[]): Promise<RecordedEvent[]> {
+    const wanted = [...new Set(positions)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const found: (RecordedEvent | undefined)[] = new Array(wanted.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < wanted.length) {
+        const index = next++;
+        const position = wanted[index]!;
+        for await (const resolved of this.client.readAll({ direction: FORWARDS, fromPosition: { commit: position, prepare: position }, maxCount: 1 })) {
+          const event = toRecordedEvent(resolved);
+          if (event && event.position === position) found[index] = event;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(16, wanted.length) }, worker));
+    return found.filter((event): event is RecordedEvent => event !== undefined);
+  }
+
   subscribeToAll(options: SubscribeToAllOptions = {}): AllSubscription {
     const after = options.after ?? 0n;
     const queue = new BatchingQueue<RecordedEvent>(options.batchSize ?? 500);
@@ -186,6 +249,10 @@ export class EsdbEventStore implements EventStore {
     await this.client.dispose();
   }
 }
+
+/** Whether a stream at `actual` still satisfies the caller's loose expectation (`any`, `stream_exists`). */
+const revisionAllows = (expected: ExpectedRevision, actual: bigint | 'no_stream'): boolean =>
+  expected === 'any' || (expected === 'stream_exists' && actual !== 'no_stream');
 
 const toRecordedEvent = (resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | undefined => {
   const event = resolved.event;

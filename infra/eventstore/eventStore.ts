@@ -24,6 +24,12 @@ export type EventMetadata = Readonly<{
    * (or the step's `StepAbandoned`, see steppedEventStore.ts). Absent where the append was atomic.
    */
   step?: StepMark;
+  /**
+   * Set by the event store at append time: the hash chaining this event to the one before it in
+   * its stream (infra/eventstore/eventHashes.ts). Absent on events written before hashing. A hash
+   * given in an appended event's metadata is ignored.
+   */
+  hash?: string;
 }>;
 
 /** Which multi-stream step an event belongs to, and the step's number of events (all streams). */
@@ -106,6 +112,11 @@ export interface EventStore {
   appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
   readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * The events at these global positions (an index of positions kept in a read model, say), in
+   * ascending position order; positions that hold no event are left out.
+   */
+  readEventsAt(positions: readonly bigint[]): Promise<RecordedEvent[]>;
   /** Revision of the stream's last event, or `no_stream` when it has none. */
   streamRevision(streamName: string): Promise<bigint | 'no_stream'>;
   subscribeToAll(options?: SubscribeToAllOptions): AllSubscription;

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { BroadcastChannel } from 'node:worker_threads';
 import { resolve } from 'node:path';
 import type { EventMetadata } from './eventStore.ts';
+import { CHAIN_START, eventHash, withoutHash } from './eventHashes.ts';
 import { SAFETY_AUTOCHECKPOINT_PAGES, WalCheckpointer } from '../sqliteCheckpointer.ts';
 import {
   EventIdConflictError,
@@ -27,6 +28,8 @@ type EventRow = {
   data: string;
   metadata: string;
   recorded_at: string;
+  /** Null for events written before hashing. */
+  hash: string | null;
 };
 
 export type SqliteEventStoreOptions = Readonly<{
@@ -56,11 +59,12 @@ export class SqliteEventStore implements EventStore {
 
   private readonly statements: {
     findById: Database.Statement<[string], Pick<EventRow, 'stream' | 'revision' | 'position'>>;
-    streamHead: Database.Statement<[string], { revision: number | null }>;
-    insert: Database.Statement<[string, string, number, string, string, string, string]>;
+    streamHead: Database.Statement<[string], { revision: number; hash: string | null }>;
+    insert: Database.Statement<[string, string, number, string, string, string, string, string]>;
     readStream: Database.Statement<[string, number], EventRow>;
     readStreamLimited: Database.Statement<[string, number, number], EventRow>;
     readAll: Database.Statement<[number, number], EventRow>;
+    readAt: Database.Statement<[string], EventRow>;
     head: Database.Statement<[], { position: number | null }>;
   };
 
@@ -89,22 +93,28 @@ export class SqliteEventStore implements EventStore {
         type TEXT NOT NULL,
         data TEXT NOT NULL,
         metadata TEXT NOT NULL,
-        recorded_at TEXT NOT NULL
+        recorded_at TEXT NOT NULL,
+        hash TEXT
       );
       CREATE UNIQUE INDEX IF NOT EXISTS events_by_id ON events (event_id);
       CREATE UNIQUE INDEX IF NOT EXISTS events_by_stream ON events (stream, revision);
     `);
+    // Files written before hashing gain the column; their events stay unhashed (NULL).
+    const columns = this.db.pragma('table_info(events)') as { name: string }[];
+    if (!columns.some((column) => column.name === 'hash')) this.db.exec('ALTER TABLE events ADD COLUMN hash TEXT');
     this.statements = {
       findById: this.db.prepare('SELECT stream, revision, position FROM events WHERE event_id = ?'),
-      streamHead: this.db.prepare('SELECT max(revision) AS revision FROM events WHERE stream = ?'),
+      // The stream's last event: its revision, and the hash the next event chains to.
+      streamHead: this.db.prepare('SELECT revision, hash FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1'),
       insert: this.db.prepare(
-        'INSERT INTO events (event_id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO events (event_id, stream, revision, type, data, metadata, recorded_at, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       // Without a LIMIT parameter SQLite answers a stream that does not exist three times faster;
       // commands read every stream they decide on, most often a new one (a file being registered).
       readStream: this.db.prepare('SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision'),
       readStreamLimited: this.db.prepare('SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?'),
       readAll: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
+      readAt: this.db.prepare('SELECT * FROM events WHERE position IN (SELECT value FROM json_each(?)) ORDER BY position'),
       head: this.db.prepare('SELECT max(position) AS position FROM events'),
     };
   }
@@ -173,24 +183,32 @@ export class SqliteEventStore implements EventStore {
     const partlyStored = stored.findIndex((row) => row !== undefined);
     if (partlyStored >= 0) throw new EventIdConflictError(streamName, events[partlyStored]!.id);
 
-    // 2. Optimistic concurrency: compare the stream's head with what the caller expected.
-    const head = this.statements.streamHead.get(streamName)?.revision ?? null;
+    // 2. Optimistic concurrency: compare the stream's head with what the caller expected. The
+    //    head is read inside the transaction, after the appends of the same group before this one,
+    //    and a rolled-back savepoint takes its rows with it: the hash chain never forks.
+    const last = this.statements.streamHead.get(streamName);
+    const head = last?.revision ?? null;
     assertExpectedRevision(streamName, expectedRevision, head);
 
-    // 3. Append after the head.
+    // 3. Append after the head, each event chained to the one before (a stream whose last event
+    //    was written before hashing starts a new chain).
     let revision = head ?? -1;
+    let previousHash = last?.hash ?? CHAIN_START;
     let position = 0;
     const recordedAt = new Date().toISOString();
     for (const event of events) {
       revision += 1;
+      const metadata = withoutHash(event.metadata);
+      previousHash = eventHash(previousHash, { id: event.id, streamName, revision: BigInt(revision), type: event.type, data: event.data, metadata });
       const info = this.statements.insert.run(
         event.id,
         streamName,
         revision,
         event.type,
         JSON.stringify(event.data),
-        this.metadataJson(event.metadata),
+        this.metadataJson(metadata),
         recordedAt,
+        previousHash,
       );
       position = Number(info.lastInsertRowid);
     }
@@ -225,6 +243,17 @@ export class SqliteEventStore implements EventStore {
     this.assertOpen();
     const head = this.statements.streamHead.get(streamName)?.revision ?? null;
     return head === null ? 'no_stream' : BigInt(head);
+  }
+
+  async readEventsAt(positions: readonly bigint[]): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    const events: RecordedEvent[] = [];
+    // One statement per thousand positions, whatever their number (a JSON array bound once).
+    for (let start = 0; start < positions.length; start += 1000) {
+      const chunk = positions.slice(start, start + 1000).map((position) => Number(position));
+      events.push(...this.statements.readAt.all(JSON.stringify(chunk)).map(toRecordedEvent));
+    }
+    return events.sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
   }
 
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
@@ -310,11 +339,18 @@ const assertExpectedRevision = (streamName: string, expected: ExpectedRevision, 
   if (!ok) throw new WrongExpectedRevisionError(streamName, expected, actual);
 };
 
+/** The hash has a column of its own, so the events of one command still share one metadata text. */
+const metadataOf = (row: EventRow): EventMetadata => {
+  const metadata = JSON.parse(row.metadata) as { hash?: string };
+  if (row.hash !== null) metadata.hash = row.hash;
+  return metadata as EventMetadata;
+};
+
 const toRecordedEvent = (row: EventRow): RecordedEvent => ({
   id: row.event_id,
   type: row.type,
   data: JSON.parse(row.data) as unknown,
-  metadata: JSON.parse(row.metadata) as EventMetadata,
+  metadata: metadataOf(row),
   streamName: row.stream,
   revision: BigInt(row.revision),
   position: BigInt(row.position),

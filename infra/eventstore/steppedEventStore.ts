@@ -40,6 +40,10 @@ import { StreamLeases, type AcquireOptions, type StreamLease } from './streamLea
  * at start and every few seconds (journal), always under the leases: a live writer holds them,
  * so it is never overtaken. Every event of a step carries `metadata.step = { id, count }`, so
  * readers can hold a step's events until they have all of them.
+ *
+ * Hashes (`metadata.hash`, eventHashes.ts) are computed by the inner store as it appends each
+ * stream, over the marked metadata; a step completed again appends the same events at the same
+ * revisions after the same previous events, so its hashes come out the same.
  */
 
 export const STEP_JOURNAL_STREAM = 'steps-journal';
@@ -215,6 +219,10 @@ export class SteppedEventStore implements EventStore {
 
   streamRevision(streamName: string): Promise<bigint | 'no_stream'> {
     return this.inner.streamRevision(streamName);
+  }
+
+  readEventsAt(positions: readonly bigint[]): Promise<RecordedEvent[]> {
+    return this.inner.readEventsAt(positions);
   }
 
   subscribeToAll(options?: SubscribeToAllOptions): AllSubscription {

@@ -4,6 +4,7 @@ import {
   type EventStore,
   type RecordedEvent,
 } from '../../infra/eventstore/eventStore.ts';
+import { CHAIN_START, eventHash } from '../../infra/eventstore/eventHashes.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
 
 export type EventStoreFixture = {
@@ -57,7 +58,9 @@ export const eventStoreContract = (adapterName: string, open: () => Promise<Even
         expect(read!.id).to.equal(event.id);
         expect(read!.streamName).to.equal(stream);
         expect(read!.data).to.deep.equal(event.data);
-        expect(read!.metadata).to.deep.equal(event.metadata);
+        const { hash, ...metadata } = read!.metadata;
+        expect(metadata).to.deep.equal(event.metadata);
+        expect(hash).to.be.a('string');
         expect(read!.recordedAt).to.be.instanceOf(Date);
       });
 
@@ -133,6 +136,71 @@ export const eventStoreContract = (adapterName: string, open: () => Promise<Even
         expect(again.map((r) => r.nextExpectedRevision)).to.deep.equal(first.map((r) => r.nextExpectedRevision));
         expect((await store.readStream(one)).map((e) => e.type)).to.deep.equal(['A']);
         expect((await store.readStream(two)).map((e) => e.type)).to.deep.equal(['B', 'C']);
+      });
+    });
+
+    describe('hashes', () => {
+      /** Recomputes every hash of the stream from the one before it. */
+      const expectChained = (events: readonly RecordedEvent[]): void => {
+        let previous = CHAIN_START;
+        for (const event of events) {
+          expect(event.metadata.hash, `hash of revision ${event.revision}`).to.equal(eventHash(previous, event));
+          previous = event.metadata.hash!;
+        }
+      };
+
+      it('chains each event of a stream to the one before it, across appends', async () => {
+        const stream = uniqueName('contract-');
+        await store.appendToStream(stream, [newEvent('A', { n: 1 }), newEvent('B', { n: 2 })], 'no_stream');
+        await store.appendToStream(stream, [newEvent('C', { nested: { z: 1, a: [true, null] } })], 1n);
+        await store.appendToStream(stream, [newEvent('D')], 'any');
+        const events = await store.readStream(stream);
+        expect(events).to.have.length(4);
+        expectChained(events);
+      });
+
+      it('keeps the chain of a multi-stream append per stream', async () => {
+        const one = uniqueName('contract-');
+        const two = uniqueName('contract-');
+        await store.appendToStream(one, [newEvent('Before')]);
+        await store.appendToStreams([
+          { streamName: one, events: [newEvent('A')], expectedRevision: 0n },
+          { streamName: two, events: [newEvent('B'), newEvent('C')], expectedRevision: 'no_stream' },
+        ]);
+        expectChained(await store.readStream(one));
+        expectChained(await store.readStream(two));
+      });
+
+      it('answers a repeated append with the hashes of the first one', async () => {
+        const stream = uniqueName('contract-');
+        await store.appendToStream(stream, [newEvent('Before')], 'no_stream');
+        const batch = [newEvent('A'), newEvent('B')];
+        await store.appendToStream(stream, batch, 0n);
+        const first = (await store.readStream(stream)).map((event) => event.metadata.hash);
+        await store.appendToStream(stream, batch, 0n);
+        expect((await store.readStream(stream)).map((event) => event.metadata.hash)).to.deep.equal(first);
+      });
+
+      it('ignores a hash given with an appended event', async () => {
+        const stream = uniqueName('contract-');
+        const event = newEvent('A');
+        await store.appendToStream(stream, [{ ...event, metadata: { ...event.metadata, hash: 'forged' } }]);
+        const [read] = await store.readStream(stream);
+        expect(read!.metadata.hash).to.equal(eventHash(CHAIN_START, { ...read!, metadata: event.metadata }));
+      });
+    });
+
+    describe('readEventsAt', () => {
+      it('reads the events at the given positions in position order, leaving out positions without one', async () => {
+        const stream = uniqueName('contract-');
+        await store.appendToStream(stream, ['A', 'B', 'C', 'D'].map((type) => newEvent(type)));
+        const events = await store.readStream(stream);
+        const wanted = [events[3]!.position, events[0]!.position, events[2]!.position];
+        const read = await store.readEventsAt([...wanted, (await store.headPosition()) + 1_000_000n]);
+        expect(read.map((event) => event.type)).to.deep.equal(['A', 'C', 'D']);
+        expect(read.map((event) => event.revision)).to.deep.equal([0n, 2n, 3n]);
+        expect(read[0]!.metadata.hash).to.equal(events[0]!.metadata.hash);
+        expect(await store.readEventsAt([])).to.deep.equal([]);
       });
     });
 

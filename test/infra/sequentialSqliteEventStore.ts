@@ -73,6 +73,10 @@ export class SequentialSqliteEventStore implements EventStore {
     return this.sqlite.readAll(options);
   }
 
+  readEventsAt(positions: readonly bigint[]): Promise<RecordedEvent[]> {
+    return this.sqlite.readEventsAt(positions);
+  }
+
   async streamRevision(streamName: string): Promise<bigint | 'no_stream'> {
     await this.beforeRevisionRead?.(streamName);
     return this.sqlite.streamRevision(streamName);

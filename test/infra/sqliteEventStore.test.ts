@@ -3,7 +3,8 @@ import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { EventIdConflictError, WrongExpectedRevisionError } from '../../infra/eventstore/eventStore.ts';
+import { CHAIN_START, eventHash } from '../../infra/eventstore/eventHashes.ts';
+import { EventIdConflictError, WrongExpectedRevisionError, type RecordedEvent } from '../../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -129,5 +130,73 @@ describe('SqliteEventStore specifics', () => {
     expect(result.stderr).to.equal('');
     expect(result.stdout.trim()).to.equal('closed');
     expect(result.status).to.equal(0);
+  });
+
+  describe('hashes', () => {
+    const expectChainedFrom = (start: string, events: readonly RecordedEvent[]): void => {
+      let previous = start;
+      for (const event of events) {
+        expect(event.metadata.hash, `hash of revision ${event.revision}`).to.equal(eventHash(previous, event));
+        previous = event.metadata.hash!;
+      }
+    };
+
+    it('chains appends to one stream committed together in one tick', async () => {
+      const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+      const stream = uniqueName('group-');
+      await Promise.all([
+        store.appendToStream(stream, [newEvent('A')]),
+        store.appendToStream(stream, [newEvent('B'), newEvent('C')]),
+        store.appendToStreams([{ streamName: stream, events: [newEvent('D')] }]),
+      ]);
+      const events = await store.readStream(stream);
+      expect(events.map((event) => event.type)).to.deep.equal(['A', 'B', 'C', 'D']);
+      expectChainedFrom(CHAIN_START, events);
+      await store.close();
+    });
+
+    it('chains the next append to what stayed when a caller of the same commit was refused', async () => {
+      const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+      const stream = uniqueName('rolled-back-');
+      const other = uniqueName('taken-');
+      await store.appendToStream(other, [newEvent('Taken')]);
+      const outcomes = await Promise.allSettled([
+        store.appendToStream(stream, [newEvent('A')]),
+        // Writes to `stream` first, then fails on `other`: its savepoint takes B away again.
+        store.appendToStreams([
+          { streamName: stream, events: [newEvent('B')] },
+          { streamName: other, events: [newEvent('Stale')], expectedRevision: 'no_stream' },
+        ]),
+        store.appendToStream(stream, [newEvent('C')]),
+      ]);
+      expect(outcomes.map((outcome) => outcome.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+      const events = await store.readStream(stream);
+      expect(events.map((event) => event.type)).to.deep.equal(['A', 'C']);
+      expectChainedFrom(CHAIN_START, events);
+      await store.close();
+    });
+
+    it('opens a file written before hashing: its events stay unhashed and new ones start a chain', async () => {
+      const path = join(dir.path, 'events.sqlite');
+      const old = new Database(path);
+      old.exec(`
+        CREATE TABLE events (position INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, stream TEXT NOT NULL,
+          revision INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, recorded_at TEXT NOT NULL);
+        CREATE UNIQUE INDEX events_by_id ON events (event_id);
+        CREATE UNIQUE INDEX events_by_stream ON events (stream, revision);
+      `);
+      const before = newEvent('Old');
+      old
+        .prepare('INSERT INTO events (event_id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, 0, ?, ?, ?, ?)')
+        .run(before.id, 'old-1', before.type, '{}', JSON.stringify(before.metadata), new Date().toISOString());
+      old.close();
+
+      const store = new SqliteEventStore(path);
+      await store.appendToStream('old-1', [newEvent('New')], 0n);
+      const [unhashed, hashed] = await store.readStream('old-1');
+      expect(unhashed!.metadata).to.deep.equal(before.metadata);
+      expectChainedFrom(CHAIN_START, [hashed!]);
+      await store.close();
+    });
   });
 });

@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import type { EventMetadata } from './eventStore.ts';
+
+/**
+ * Tamper evidence: every event carries `metadata.hash`, which chains it to the event before it in
+ * its stream:
+ *
+ *   hash = sha256_hex(previous hash + "\n" + canonical JSON of { data, id, metadata, revision, stream, type })
+ *
+ * where `metadata` is the event's metadata without `hash`, `revision` is the decimal string of the
+ * event's revision, and the previous hash of a stream's first event is the empty string. Canonical
+ * JSON is JSON with every object's keys in code-unit order and no whitespace, so anybody can
+ * recompute a hash from an export with a few lines of any language. The store's own recording
+ * time is not covered (EventStoreDB sets it after the hash is computed); `metadata.at` is.
+ *
+ * The adapters compute the hashes at append time from the stream's last hash; `dms audit verify`
+ * recomputes them (bin/commands/auditVerify.ts).
+ */
+
+/** The previous hash of a stream's first event (and of the first event written after unhashed ones). */
+export const CHAIN_START = '';
+
+/** What the hash of an event covers. */
+export type HashedFields = Readonly<{
+  id: string;
+  streamName: string;
+  revision: bigint;
+  type: string;
+  data: unknown;
+  /** The metadata as stored; a `hash` in it is left out. */
+  metadata: EventMetadata;
+}>;
+
+export const eventHash = (previousHash: string, event: HashedFields): string => {
+  // The canonical JSON of { data, id, metadata, revision, stream, type }, keys already in order;
+  // the metadata of one command is shared by its events, so its text is made once.
+  const body =
+    `{"data":${canonicalJson(event.data)},"id":${JSON.stringify(event.id)},"metadata":${canonicalMetadata(event.metadata)},` +
+    `"revision":"${event.revision.toString()}","stream":${JSON.stringify(event.streamName)},"type":${JSON.stringify(event.type)}}`;
+  return createHash('sha256').update(previousHash).update('\n').update(body).digest('hex');
+};
+
+/** Canonical texts of metadata objects without a hash (never mutated: they are readonly), by object. */
+const metadataTexts = new WeakMap<EventMetadata, string>();
+
+const canonicalMetadata = (metadata: EventMetadata): string => {
+  if (metadata.hash !== undefined) return canonicalJson(withoutHash(metadata));
+  let text = metadataTexts.get(metadata);
+  if (text === undefined) metadataTexts.set(metadata, (text = canonicalJson(metadata)));
+  return text;
+};
+
+/**
+ * JSON with object keys sorted by code unit and no whitespace. Values are taken as
+ * `JSON.stringify` takes them (`toJSON`, undefined members left out, undefined in arrays as
+ * null), so a value and the same value read back from its JSON give the same text.
+ */
+export const canonicalJson = (value: unknown): string => {
+  const text = canonical(value);
+  return text === undefined ? 'null' : text;
+};
+
+const canonical = (value: unknown): string | undefined => {
+  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    return canonical((value as { toJSON(): unknown }).toJSON());
+  }
+  if (Array.isArray(value)) return `[${value.map((item) => canonical(item) ?? 'null').join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const parts: string[] = [];
+    for (const key of Object.keys(value).sort()) {
+      const member = canonical((value as Record<string, unknown>)[key]);
+      if (member !== undefined) parts.push(`${JSON.stringify(key)}:${member}`);
+    }
+    return `{${parts.join(',')}}`;
+  }
+  return JSON.stringify(value) as string | undefined;
+};
+
+/** The metadata as given, without a `hash` a caller may have left in it (an import, a copy). */
+export const withoutHash = (metadata: EventMetadata): EventMetadata => {
+  if (metadata.hash === undefined) return metadata;
+  const { hash: _hash, ...rest } = metadata;
+  return rest;
+};
