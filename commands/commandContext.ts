@@ -2,6 +2,8 @@ import type { EventStore } from '../infra/eventstore/eventStore.ts';
 import type { DidGraph } from '../domain/did/didGraph.ts';
 import type { ReplicaCatalogue } from '../domain/replica/replicaCatalogue.ts';
 import type { RuleFacts } from '../domain/rule/ruleFacts.ts';
+import type { Upcasters } from '../domain/shared/upcasting.ts';
+import { eventUpcasters } from '../domain/upcasters.ts';
 import { StateCache } from './stateCache.ts';
 
 /**
@@ -15,10 +17,12 @@ export type CommandContext = Readonly<{
   didGraph: DidGraph;
   replicaCatalogue: ReplicaCatalogue;
   ruleFacts: RuleFacts;
+  /** Bring stored events to their current shape when read, and give new ones their schema version. */
+  upcasters: Upcasters;
 }>;
 
 export const createCommandContext = (
-  ports: Readonly<{ eventStore: EventStore; didGraph: DidGraph; replicaCatalogue: ReplicaCatalogue; ruleFacts: RuleFacts }>,
+  ports: Readonly<{ eventStore: EventStore; didGraph: DidGraph; replicaCatalogue: ReplicaCatalogue; ruleFacts: RuleFacts; upcasters?: Upcasters }>,
   /** States kept in memory, least recently used dropped first; default 10 000. */
   cacheEntries = 10_000,
-): CommandContext => ({ ...ports, stateCache: new StateCache(cacheEntries) });
+): CommandContext => ({ ...ports, upcasters: ports.upcasters ?? eventUpcasters, stateCache: new StateCache(cacheEntries) });

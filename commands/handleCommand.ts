@@ -96,9 +96,6 @@ export class StepPlan {
   }
 }
 
-/** Bumped together with an upcaster whenever an event's data changes shape. */
-const SCHEMA_VERSION = 1;
-
 /**
  * The one command handler: (1) read the stream, (2) rebuild the state with the decider's
  * `evolve`, (3) `decide`, (4) append with the revision that was read. A concurrent writer makes
@@ -157,13 +154,13 @@ export const handleCommands = async <D extends AnyStreamDecision>(
     }
     // 4. Append with the revisions that were read.
     try {
-      const envelope = eventMetadata(metadata, options);
+      const envelope = versionedMetadata(eventMetadata(metadata, options), context.upcasters);
       const appended = await context.eventStore.appendToStreams(
         appends.map((result) => ({
           streamName: result.decision.streamName,
           expectedRevision: result.revision,
           ...(result.decision.fresh ? { fresh: true } : {}),
-          events: result.events.map((event, index) => toNewEvent(event, result.decision.streamName, index, envelope)),
+          events: result.events.map((event, index) => toNewEvent(event, result.decision.streamName, index, envelope(event.type))),
         })),
       );
       const appendedBy = new Map(appends.map((result, index) => [result, appended[index]!]));
@@ -206,8 +203,9 @@ export const loadState = async <State, E extends Event>(
   const fromRevision = cached ? cached.revision + 1n : 0n;
   const events = await context.eventStore.readStream(streamName, { fromRevision });
   let state = cached ? cached.state : decider.initialState();
-  // The stream's events are the aggregate's own: its decider wrote them (evolve ignores others).
-  for (const event of events) state = decider.evolve(state, { type: event.type, data: event.data } as E);
+  // The stream's events are the aggregate's own: its decider wrote them (evolve ignores others),
+  // in the shape of the version they were written with, brought to the current one here.
+  for (const event of events) state = decider.evolve(state, { type: event.type, data: context.upcasters.upcast({ type: event.type, data: event.data, schemaVersion: event.metadata.schemaVersion }) } as E);
   const last = events[events.length - 1];
   const revision = last ? last.revision : cached?.revision;
   if (revision === undefined) return { state, revision: 'no_stream' };
@@ -229,8 +227,23 @@ const eventMetadata = (metadata: CommandMetadata, options: HandleOptions): Event
     account: metadata.account,
     requestId: metadata.requestId,
     at: metadata.now.toISOString(),
-    schemaVersion: SCHEMA_VERSION,
+    schemaVersion: 1,
     ...(causationId ? { causationId } : {}),
+  };
+};
+
+/**
+ * The metadata of an event of the given type: the command's, with the schema version its type is
+ * at now. Events of types at version 1 (nearly all) share the command's object; each other
+ * version gets one object of its own.
+ */
+const versionedMetadata = (metadata: EventMetadata, upcasters: CommandContext['upcasters']): ((type: string) => EventMetadata) => {
+  const byVersion = new Map<number, EventMetadata>([[metadata.schemaVersion, metadata]]);
+  return (type) => {
+    const version = upcasters.currentVersion(type);
+    let versioned = byVersion.get(version);
+    if (!versioned) byVersion.set(version, (versioned = { ...metadata, schemaVersion: version }));
+    return versioned;
   };
 };
 

@@ -1,4 +1,6 @@
 import type { Event } from '../domain/shared/event.ts';
+import type { Upcasters } from '../domain/shared/upcasting.ts';
+import { eventUpcasters } from '../domain/upcasters.ts';
 import type { RecordedEvent } from '../infra/eventstore/eventStore.ts';
 import type { CollectionSpec, Document } from '../infra/readstore/readStore.ts';
 import type { ProjectionContext } from './runtime/projectionContext.ts';
@@ -43,10 +45,12 @@ export type AnyProjection = Projection<any>;
 export const handledTypes = (projection: AnyProjection): ReadonlySet<string> => new Set(Object.keys(projection.handles));
 
 /**
- * A stored event as the typed event a projection handles. The runtime calls this only for event
- * types the projection's `handles` names, which is what makes the narrowing sound.
+ * A stored event as the typed event a projection handles, its data brought to the current shape
+ * of its type by the upcasters (domain/upcasters.ts unless told). The runtime calls this only for
+ * event types the projection's `handles` names, which is what makes the narrowing sound.
  */
-export const asHandled = <E extends Event>(recorded: RecordedEvent): E => ({ type: recorded.type, data: recorded.data }) as E;
+export const asHandled = <E extends Event>(recorded: RecordedEvent, upcasters: Upcasters = eventUpcasters): E =>
+  ({ type: recorded.type, data: upcasters.upcast({ type: recorded.type, data: recorded.data, schemaVersion: recorded.metadata?.schemaVersion }) }) as E;
 
 /** A projected document: the read model's fields plus the position guard. */
 export type Projected<T extends object = object> = Document & T & { _pos?: number };

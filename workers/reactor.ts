@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import { eventUpcasters } from '../domain/upcasters.ts';
 import type { AllSubscription, EventStore, RecordedEvent } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
@@ -127,8 +128,12 @@ export class Reactor {
 
   private async enqueue(batch: readonly RecordedEvent[]): Promise<void> {
     const jobsByQueue = new Map<Queue, { name: string; data: object; opts: { jobId: string; delay?: number } }[]>();
-    for (const event of batch) {
-      for (const { queue, jobOf, delayOf } of this.queuesByType.get(event.type) ?? []) {
+    for (const stored of batch) {
+      const targets = this.queuesByType.get(stored.type);
+      if (!targets) continue;
+      // Roles read the event's data in the current shape of its type.
+      const event = { ...stored, data: eventUpcasters.upcast({ type: stored.type, data: stored.data, schemaVersion: stored.metadata.schemaVersion }) };
+      for (const { queue, jobOf, delayOf } of targets) {
         const data = jobOf(event);
         if (data === undefined) continue;
         const delay = delayOf?.(event) ?? 0;

@@ -1,3 +1,5 @@
+import type { Event } from '../../domain/shared/event.ts';
+import type { Upcasters } from '../../domain/shared/upcasting.ts';
 import type { AllSubscription, EventStore, RecordedEvent } from '../../infra/eventstore/eventStore.ts';
 import type { Logger } from '../../infra/logger.ts';
 import type { ReadStore, ReadStoreTransaction } from '../../infra/readstore/readStore.ts';
@@ -41,6 +43,8 @@ export type LaneDependencies = Readonly<{
   logger: Logger;
   batchSize: number;
   attempts: number;
+  /** Bring stored events to the current shape of their type before projections see them. */
+  upcasters: Upcasters;
   /** Called after every committed batch (and after a batch nobody needed). */
   committed(lane: ProjectionLane): void;
   /** A projection kept failing on the same batch: take it out of service. */
@@ -172,6 +176,13 @@ export class ProjectionLane {
     lastPosition: bigint,
   ): Promise<void> {
     const updatedAt = new Date().toISOString();
+    // Each event is upcast once for every projection of the batch, when one first needs it.
+    const typed = new Map<RecordedEvent, Event>();
+    const typedOf = (event: RecordedEvent): Event => {
+      let result = typed.get(event);
+      if (!result) typed.set(event, (result = asHandled(event, this.dependencies.upcasters)));
+      return result;
+    };
     for (const target of targets) {
       const generation = target.generation;
       const context = new ProjectionContext(transaction, (logical) => physicalCollection(logical, generation));
@@ -179,7 +190,7 @@ export class ProjectionLane {
         if (event.position <= target.checkpoint || !target.handles.has(event.type)) continue;
         context.beginEvent(event);
         try {
-          await target.projection.apply(asHandled(event), context);
+          await target.projection.apply(typedOf(event), context);
         } catch (error) {
           throw new ProjectionFailure(target.projection.name, event, error);
         }

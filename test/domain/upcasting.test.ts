@@ -1,0 +1,57 @@
+import { expect } from 'chai';
+import { SchemaVersionTooNewError, upcaster, upcasterRegistry } from '../../domain/shared/upcasting.ts';
+import type { Event } from '../../domain/shared/event.ts';
+import { eventUpcasters } from '../../domain/upcasters.ts';
+
+type Renamed = Event<'Renamed', { fullName: string; at: string }>;
+
+describe('Upcasters', () => {
+  const registry = upcasterRegistry([
+    // Version 2 named the field `name`; version 3 calls it `fullName`.
+    upcaster<Renamed>('Renamed', 2, (data) => ({ fullName: data.name as string, at: data.at as string })),
+    // Version 1 had no time.
+    { type: 'Renamed', fromVersion: 1, upcast: (data) => ({ ...data, at: '1970-01-01T00:00:00.000Z' }) },
+  ]);
+
+  it('brings data of an old version to the current shape through every step after it', () => {
+    expect(registry.upcast({ type: 'Renamed', data: { name: 'a' }, schemaVersion: 1 })).to.deep.equal({ fullName: 'a', at: '1970-01-01T00:00:00.000Z' });
+    expect(registry.upcast({ type: 'Renamed', data: { name: 'b', at: 'then' }, schemaVersion: 2 })).to.deep.equal({ fullName: 'b', at: 'then' });
+  });
+
+  it('leaves data of the current version, and of types without upcasters, as they are', () => {
+    const current = { fullName: 'c', at: 'now' };
+    expect(registry.upcast({ type: 'Renamed', data: current, schemaVersion: 3 })).to.equal(current);
+    const other = { x: 1 };
+    expect(registry.upcast({ type: 'Other', data: other, schemaVersion: 1 })).to.equal(other);
+    expect(registry.upcast({ type: 'Other', data: other, schemaVersion: undefined })).to.equal(other);
+  });
+
+  it('names the version new events of each type are written with', () => {
+    expect(registry.currentVersion('Renamed')).to.equal(3);
+    expect(registry.currentVersion('Other')).to.equal(1);
+  });
+
+  it('refuses an event written with a version newer than the code knows', () => {
+    expect(() => registry.upcast({ type: 'Other', data: {}, schemaVersion: 2 })).to.throw(SchemaVersionTooNewError);
+  });
+
+  it('refuses a chain of upcasters with a gap', () => {
+    expect(() => upcasterRegistry([{ type: 'Gap', fromVersion: 2, upcast: (data) => data }])).to.throw(/without gaps/);
+  });
+
+  describe('ReplicaLocksChanged (the one shape changed with events stored)', () => {
+    const ref = { scope: 'user.jdoe', name: 'file1', rse: 'DISK', rseId: 'a'.repeat(32), locks: { rule1: 'OK' }, changedAt: '2026-11-22T10:00:00.000Z' };
+
+    it('names no transfer request for events written before requests were recorded', () => {
+      expect(eventUpcasters.upcast({ type: 'ReplicaLocksChanged', data: ref, schemaVersion: 1 })).to.deep.equal({ ...ref, requestId: null });
+    });
+
+    it('keeps the request of version 1 events written after the change', () => {
+      expect(eventUpcasters.upcast({ type: 'ReplicaLocksChanged', data: { ...ref, requestId: 'r1' }, schemaVersion: 1 })).to.deep.equal({ ...ref, requestId: 'r1' });
+    });
+
+    it('is written as version 2 from now on', () => {
+      expect(eventUpcasters.currentVersion('ReplicaLocksChanged')).to.equal(2);
+    });
+  });
+});
