@@ -75,6 +75,17 @@ export const SETTINGS = {
   /** The judge-cleaner: seconds between cycles and expired rules per cycle (Rucio: 200). */
   cleanerInterval: number('judge-cleaner', 'interval', 60, 1, DAY),
   cleanerMaxRules: number('judge-cleaner', 'max_rules', 200, 1, 100_000),
+  /**
+   * Failed logins, counted per identity and per client address over a window: the first
+   * `login_free_failures` cost nothing more; then each attempt waits `login_delay_base` seconds,
+   * twice as long after every further failure, up to `login_delay_max` (attempts that would wait
+   * longer are refused at once). A success clears the identity's count; an address's count ends
+   * `login_failure_window` seconds after its last failure.
+   */
+  loginFreeFailures: number('auth', 'login_free_failures', 5, 0, 1000),
+  loginDelayBase: number('auth', 'login_delay_base', 1, 0, 60),
+  loginDelayMax: number('auth', 'login_delay_max', 30, 0, 3600),
+  loginFailureWindow: number('auth', 'login_failure_window', 900, 1, 7 * DAY),
   /** New transfer requests wait for the preparer to choose their source (PREPARING) instead of being QUEUED. */
   conveyorUsePreparer: flag('conveyor', 'use_preparer', false),
 } as const;

@@ -20,11 +20,32 @@ export const hashPassword = async (password: string): Promise<string> => {
   return ['scrypt', DEFAULT_COST.N, DEFAULT_COST.r, DEFAULT_COST.p, salt.toString('hex'), key.toString('hex')].join('$');
 };
 
+/**
+ * Whether `password` matches the stored hash. Always one scrypt derivation, also when there is no
+ * usable hash (an unknown user, an identity without a password): then against a dummy hash of
+ * the same cost, so the answer takes as long for a name that does not exist as for a wrong
+ * password, and timing tells nobody which names exist.
+ */
 export const verifyPassword = async (password: string, stored: string | null | undefined): Promise<boolean> => {
-  const parts = stored?.split('$');
-  if (!parts || parts.length !== 6 || parts[0] !== 'scrypt') return false;
-  const [, n, r, p, saltHex, keyHex] = parts as [string, string, string, string, string, string];
-  const expected = Buffer.from(keyHex, 'hex');
-  const actual = await derive(password, Buffer.from(saltHex, 'hex'), { N: Number(n), r: Number(r), p: Number(p) });
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+  const parsed = parseHash(stored);
+  if (!parsed) {
+    const dummy = parseHash(await dummyHash())!;
+    await derive(password, dummy.salt, dummy.cost);
+    return false;
+  }
+  const actual = await derive(password, parsed.salt, parsed.cost);
+  return actual.length === parsed.key.length && timingSafeEqual(actual, parsed.key);
 };
+
+type ParsedHash = Readonly<{ cost: ScryptOptions; salt: Buffer; key: Buffer }>;
+
+const parseHash = (stored: string | null | undefined): ParsedHash | undefined => {
+  const parts = stored?.split('$');
+  if (!parts || parts.length !== 6 || parts[0] !== 'scrypt') return undefined;
+  const [, n, r, p, saltHex, keyHex] = parts as [string, string, string, string, string, string];
+  return { cost: { N: Number(n), r: Number(r), p: Number(p) }, salt: Buffer.from(saltHex, 'hex'), key: Buffer.from(keyHex, 'hex') };
+};
+
+let dummy: Promise<string> | undefined;
+/** A hash of a random password at the default cost, made once per process when first needed. */
+const dummyHash = (): Promise<string> => (dummy ??= hashPassword(randomBytes(32).toString('hex')));

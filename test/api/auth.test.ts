@@ -29,7 +29,7 @@ describe('API: authentication', () => {
       'CannotAuthenticate',
       /Cannot authenticate to account root with given credentials/,
     );
-    expectError(await userpass({ 'X-Svc-Username': uniqueName('nobody'), 'X-Svc-Password': 'x' }), 401, 'IdentityError');
+    expectError(await userpass({ 'X-Svc-Username': uniqueName('nobody'), 'X-Svc-Password': 'x' }), 401, 'IdentityNotFound', /Username\/Password pair does not exist/);
   });
 
   it('answers 206 with the account names when an identity maps to several accounts without a default', async () => {

@@ -1,11 +1,12 @@
-import { CannotAuthenticate, ConfigurationError, IdentityError, IdentityNotFound, ValueError } from '../../../domain/shared/errors.ts';
+import { checkIdentity, loginCandidates, mayLogIn, type CheckedIdentity, type LoginSubject } from '../../../commands/identity/authentication.ts';
 import { formatRucioDate } from '../../../domain/shared/dates.ts';
-import { loginCandidates, mayLogIn, type LoginSubject } from '../../../commands/identity/authentication.ts';
+import { CannotAuthenticate, ConfigurationError, IdentityError, IdentityNotFound, ValueError } from '../../../domain/shared/errors.ts';
+import { loginAttempt, throttledLogin } from '../../auth/loginAttempts.ts';
+import { LoginThrottle } from '../../auth/loginThrottle.ts';
 import { sendText } from '../../http.ts';
 import { pythonRepr } from '../../pythonRepr.ts';
 import type { RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
-
 const OCTET = 'application/octet-stream';
 const EXPOSED = 'X-Svc-Auth-Token, X-Svc-Auth-Token-Expires, X-Svc-Auth-Account, X-Svc-Auth-Accounts';
 
@@ -26,19 +27,13 @@ const clientAddress = (ctx: AppContext): string | null => ctx.get('X-Forwarded-F
  * Chooses the account to log in to when the client named none: the only one, or the default
  * one; several without a default answer 206 with their names (when `allowMultiple`).
  */
-const chooseAccount = async (
-  ctx: AppContext,
-  services: Services,
-  subject: LoginSubject,
-  allowMultiple: boolean,
-): Promise<string | undefined> => {
+const chooseAccount = (ctx: AppContext, checked: CheckedIdentity, allowMultiple: boolean): string | undefined => {
   const named = ctx.get('X-Svc-Account');
   if (named) return named;
-  const candidates = await loginCandidates(services.commands, subject);
+  const candidates = loginCandidates(checked);
   if (candidates.outcome === 'unknown-identity') throw new IdentityError('Cannot authenticate. The identity does not exist.');
-  if (candidates.outcome === 'wrong-password') {
-    throw new IdentityNotFound('Cannot authenticate. Username/Password pair does not exist.');
-  }
+  // An unknown username and a wrong password get the same answer: names cannot be told apart.
+  if (candidates.outcome === 'wrong-credentials') throw new IdentityNotFound('Cannot authenticate. Username/Password pair does not exist.');
   if (candidates.accounts.length === 0) throw new CannotAuthenticate('Cannot authenticate. The identity is mapped to no account.');
   if (candidates.accounts.length === 1) return candidates.accounts[0];
   if (candidates.defaultAccount) return candidates.defaultAccount;
@@ -48,8 +43,8 @@ const chooseAccount = async (
   return undefined;
 };
 
-const issueToken = async (ctx: AppContext, services: Services, subject: LoginSubject, account: string): Promise<void> => {
-  if (!(await mayLogIn(services.commands, { ...subject, account }))) {
+const issueToken = async (ctx: AppContext, services: Services, subject: LoginSubject, checked: CheckedIdentity, account: string): Promise<void> => {
+  if (!(await mayLogIn(services.commands, checked, account))) {
     throw new CannotAuthenticate(`Cannot authenticate to account ${account} with given credentials`);
   }
   const { token, expiresAt } = await services.tokens.issue({
@@ -80,14 +75,20 @@ const trustedHeader = (ctx: AppContext, name: string | undefined): string | unde
 export const registerAuthRoutes = (routes: RouteTable, services: Services): void => {
   const login = { auth: false, accept: [OCTET], commonHeaders: false, errors: { IdentityError: 401 } } as const;
 
+  // Password guesses are slowed down per identity and per client address (api/auth/loginThrottle.ts).
+  const throttle = new LoginThrottle();
   routes.get('/auth/userpass', login, async (ctx) => {
     setAuthHeaders(ctx);
     const username = ctx.get('X-Svc-Username');
     const password = ctx.get('X-Svc-Password');
     if (!username || !password) throw new CannotAuthenticate('Cannot authenticate without passing all required arguments');
     const subject: LoginSubject = { identityType: 'USERPASS', identity: username, password };
-    const account = await chooseAccount(ctx, services, subject, true);
-    if (account) await issueToken(ctx, services, subject, account);
+    await throttledLogin(ctx, services, throttle, username, async (outcome) => {
+      const checked = await checkIdentity(services.commands, subject);
+      outcome.credentialsValid = checked.credentialsValid;
+      const account = chooseAccount(ctx, checked, true);
+      if (account) await issueToken(ctx, services, subject, checked, account);
+    });
   });
 
   const x509 = async (ctx: AppContext) => {
@@ -96,8 +97,11 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
     if (!dn) throw new CannotAuthenticate('Cannot get DN');
     const subject: LoginSubject = { identityType: 'X509', identity: stripProxySuffixes(dn) };
     const allowMultiple = ctx.get('X-Svc-Allow-Return-Multiple-Accounts').toLowerCase() === 'true';
-    const account = await chooseAccount(ctx, services, subject, allowMultiple);
-    if (account) await issueToken(ctx, services, subject, account);
+    await loginAttempt(ctx, 'x509', subject.identity, async () => {
+      const checked = await checkIdentity(services.commands, subject);
+      const account = chooseAccount(ctx, checked, allowMultiple);
+      if (account) await issueToken(ctx, services, subject, checked, account);
+    });
   };
   for (const path of ['/auth/x509', '/auth/x509/webui', '/auth/x509_proxy']) routes.get(path, login, x509);
 
@@ -106,7 +110,8 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
     const principal = trustedHeader(ctx, services.config.gssRemoteUserHeader);
     const account = ctx.get('X-Svc-Account');
     if (!principal || !account) throw new ValueError('Account and REMOTE_USER must be set.');
-    await issueToken(ctx, services, { identityType: 'GSS', identity: principal }, account);
+    const subject: LoginSubject = { identityType: 'GSS', identity: principal };
+    await loginAttempt(ctx, 'gss', principal, async () => issueToken(ctx, services, subject, await checkIdentity(services.commands, subject), account));
   });
 
   routes.get('/auth/validate', { auth: false, accept: [OCTET], commonHeaders: false }, async (ctx) => {

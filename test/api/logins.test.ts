@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { loginCounts, type LoginOutcome } from '../../api/auth/loginStats.ts';
+import { expectError, expectStatus, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
+import { uniqueName } from '../support/events.ts';
+
+/**
+ * Logins (issue 14): an unknown username takes as long and answers the same as a wrong password,
+ * failed logins are slowed down per identity and per client address with thresholds from
+ * /config, and operators can count successes and failures.
+ */
+describe('API: login hardening', () => {
+  let server: TestServer;
+  before(async () => (server = await startTestServer()));
+  after(async () => server.stop());
+
+  const userpass = (username: string, password: string) =>
+    server.call('GET', '/auth/userpass', { headers: { 'X-Svc-Username': username, 'X-Svc-Password': password } });
+  const setThrottle = async (options: Record<string, number>) => expectStatus(await server.root('POST', '/config', { body: { auth: options } }), 201);
+  const timed = async (call: () => Promise<unknown>): Promise<number> => {
+    const started = process.hrtime.bigint();
+    await call();
+    return Number(process.hrtime.bigint() - started) / 1e6;
+  };
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  /** Lets this address's earlier failures run out: a one-second window, then an attempt that finds them expired. */
+  const forgetFailures = async () => {
+    await setThrottle({ login_failure_window: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await server.login(ROOT_USERNAME, 'secret-for-tests');
+  };
+  const count = (outcome: LoginOutcome) => loginCounts().find((entry) => entry.method === 'userpass' && entry.outcome === outcome)?.count ?? 0;
+
+  it('answers an unknown username as a wrong password, after the same work', async () => {
+    await setThrottle({ login_free_failures: 1000 });
+    const known = await userpass(ROOT_USERNAME, 'wrong');
+    const unknown = await userpass(uniqueName('nobody'), 'wrong');
+    expectError(known, 401, 'IdentityNotFound');
+    expect(unknown.json()).to.deep.equal(known.json());
+    expect(unknown.headers['exceptionmessage']).to.equal(known.headers['exceptionmessage']);
+    const knownMs: number[] = [];
+    const unknownMs: number[] = [];
+    for (let round = 0; round < 5; round += 1) {
+      knownMs.push(await timed(() => userpass(ROOT_USERNAME, 'wrong')));
+      unknownMs.push(await timed(() => userpass(uniqueName('nobody'), 'wrong')));
+    }
+    // Before, an unknown name answered in about 2 ms and a known one in over 100 ms (one scrypt each way now).
+    expect(median(unknownMs)).to.be.greaterThan(median(knownMs) * 0.5);
+    expect(median(knownMs)).to.be.greaterThan(median(unknownMs) * 0.5);
+  });
+
+  it('counts successes and failures for operators', async () => {
+    const [succeeded, failed] = [count('succeeded'), count('failed')];
+    await server.login(ROOT_USERNAME, 'secret-for-tests');
+    await userpass(ROOT_USERNAME, 'wrong');
+    expect(count('succeeded')).to.equal(succeeded + 1);
+    expect(count('failed')).to.equal(failed + 1);
+  });
+
+  it('slows down failed logins of one identity with a growing delay, then refuses the ones that would wait too long', async function () {
+    this.timeout(30_000);
+    const user = await server.createUser();
+    await forgetFailures();
+    await setThrottle({ login_free_failures: 2, login_delay_base: 0.3, login_delay_max: 1, login_failure_window: 60 });
+    expectError(await userpass(user.account, 'wrong'), 401, 'IdentityNotFound');
+    expectError(await userpass(user.account, 'wrong'), 401, 'IdentityNotFound');
+    const delayed = count('delayed');
+    const third = await timed(() => userpass(user.account, 'wrong'));
+    const fourth = await timed(() => userpass(user.account, 'wrong'));
+    expect(third).to.be.greaterThan(280);
+    expect(fourth).to.be.greaterThan(580);
+    expect(fourth).to.be.greaterThan(third);
+    expect(count('delayed')).to.equal(delayed + 2);
+    // Four failures: 1 s between attempts; of two made together the second's turn is 2 s off.
+    const together = await Promise.all([userpass(user.account, 'wrong'), userpass(user.account, 'wrong')]);
+    const refused = together.find((response) => /Too many failed logins/.test(response.text));
+    expect(refused, together.map((response) => response.text).join(' ')).to.not.equal(undefined);
+    expectError(refused!, 401, 'CannotAuthenticate');
+    // The right password still waits its turn, then succeeds and clears the identity's count.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expectStatus(await userpass(user.account, `pw-${user.account}`), 200);
+    await setThrottle({ login_free_failures: 1000 });
+  });
+
+  it('slows down failures from one client address across identities', async function () {
+    this.timeout(30_000);
+    await forgetFailures();
+    await setThrottle({ login_free_failures: 3, login_delay_base: 0.4, login_delay_max: 2, login_failure_window: 60 });
+    // Three names, one failure each: the address has used its free failures, and a fourth name waits.
+    for (let name = 0; name < 3; name += 1) await userpass(uniqueName('guess'), 'wrong');
+    const fourth = await timed(() => userpass(uniqueName('guess'), 'wrong'));
+    expect(fourth).to.be.greaterThan(380);
+    expect(fourth).to.be.lessThan(2500);
+    await setThrottle({ login_free_failures: 1000 });
+  });
+});
