@@ -46,7 +46,14 @@ const ruleDidClosed = async (context: CommandContext, ruleId: string): Promise<b
  */
 export const changeReplicaStates = async (
   context: CommandContext,
-  data: Readonly<{ rse: string; files: readonly ReplicaStateChange[] }>,
+  data: Readonly<{
+    rse: string;
+    files: readonly ReplicaStateChange[];
+    /** Commands decided on a file's stream before its state changes, by `scope:name` (the finisher's suspicious declarations). */
+    before?: ReadonlyMap<string, readonly DidStreamCommand[]>;
+    /** Decisions on other streams appended in the same step (the finisher archives the requests). */
+    alongside?: readonly AnyStreamDecision[];
+  }>,
   metadata: CommandMetadata,
 ): Promise<{ position: bigint | undefined; rules: string[] }> => {
   const rse = await loadRse(context, data.rse);
@@ -60,7 +67,7 @@ export const changeReplicaStates = async (
     const byRule = new Map<string, { locks: (LockRef & { state: LockState })[]; error: string | null }>();
     for (const file of data.files) {
       const key = didKey(file.scope, file.name);
-      const entry = byFile.get(key) ?? { scope: file.scope, name: file.name, commands: [] };
+      const entry = byFile.get(key) ?? { scope: file.scope, name: file.name, commands: [...(data.before?.get(key) ?? [])] };
       byFile.set(key, entry);
       const replica = (await loadFileReplicas(context, file.scope, file.name)).replicas.get(rseId);
       if (!replica) throw new ReplicaNotFound(`No row found for scope: ${file.scope} name: ${file.name} rse: ${rse.rse}`);
@@ -79,6 +86,7 @@ export const changeReplicaStates = async (
       }
     }
     const decisions: AnyStreamDecision[] = [...byFile.values()].map((file) => onStream(didStreamDecider, didStreamName(file.scope, file.name), file.commands));
+    decisions.push(...(data.alongside ?? []));
     for (const [ruleId, { locks, error }] of byRule) {
       const didClosed = await ruleDidClosed(context, ruleId);
       decisions.push(

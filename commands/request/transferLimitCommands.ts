@@ -1,0 +1,39 @@
+import { allowOnly, isAdmin } from '../../domain/permission/policy.ts';
+import { TRANSFER_LIMITS_STREAM, type TransferLimitDirection, type TransferLimits, type TransferLimitStrategy } from '../../domain/request/transferLimit.ts';
+import { transferLimitsDecider } from '../../domain/request/transferLimitDecider.ts';
+import type { CommandMetadata } from '../../domain/shared/event.ts';
+import { loadCaller } from '../caller.ts';
+import { handleCommand, loadAggregate, type CommandContext } from '../handleCommand.ts';
+import { newId } from '../rule/ruleStep.ts';
+
+/** Rucio's `set_transfer_limit` and `delete_transfer_limit` gateways: root and admins only. */
+
+export const loadTransferLimits = (context: CommandContext): Promise<TransferLimits> => loadAggregate(context, transferLimitsDecider, TRANSFER_LIMITS_STREAM);
+
+export type TransferLimitRequest = Readonly<{
+  rseExpression: string;
+  activity: string | null;
+  direction: TransferLimitDirection;
+  maxTransfers: number | null;
+  volume: number | null;
+  deadline: number | null;
+  strategy: TransferLimitStrategy | null;
+  transfers: number | null;
+  waitings: number | null;
+}>;
+
+export const setTransferLimit = async (context: CommandContext, data: TransferLimitRequest, metadata: CommandMetadata) => {
+  const caller = await loadCaller(context, metadata.account);
+  allowOnly(isAdmin(caller), `${caller.account} cannot set transfer limits. `);
+  return handleCommand(context, transferLimitsDecider, TRANSFER_LIMITS_STREAM, { type: 'SetTransferLimit', data: { ...data, newId: newId() }, metadata });
+};
+
+export const deleteTransferLimit = async (
+  context: CommandContext,
+  data: Readonly<{ rseExpression: string; activity: string | null; direction: TransferLimitDirection }>,
+  metadata: CommandMetadata,
+) => {
+  const caller = await loadCaller(context, metadata.account);
+  allowOnly(isAdmin(caller), `${caller.account} cannot delete transfer limits. `);
+  return handleCommand(context, transferLimitsDecider, TRANSFER_LIMITS_STREAM, { type: 'DeleteTransferLimit', data, metadata });
+};

@@ -1,0 +1,133 @@
+import { expect } from 'chai';
+import type { CommandContext } from '../../commands/commandContext.ts';
+import { markRequestsSubmitting, recordSubmissions, recordTransferReports } from '../../commands/request/conveyorSteps.ts';
+import { finishRequests } from '../../commands/request/requestFinishing.ts';
+import { loadFileReplicas } from '../../commands/did/didStreams.ts';
+import { addRules } from '../../commands/rule/ruleCreation.ts';
+import { loadRse } from '../../commands/rse/rseCommands.ts';
+import { retryIdOf } from '../../domain/request/retries.ts';
+import type { FinisherOutput } from '../../domain/request/finisher.ts';
+import { as, commandSpec } from '../support/commandSpec.ts';
+import type { StreamedEvent } from '../support/projectionHarness.ts';
+import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
+
+const ofType = (events: readonly StreamedEvent[], type: string) => events.filter((event) => event.type === type).map((event) => event.data as Record<string, any>);
+
+/**
+ * The conveyor's commands over a real event store: each daemon's batch is one step, every request
+ * decides on its own stream whether the step still applies, and the finisher changes replicas,
+ * locks, rules and requests together.
+ */
+describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
+  const spec = commandSpec();
+  let ruleId = '';
+  let requestId = '';
+
+  const pendingOf = async (context: CommandContext, name: string): Promise<string> => {
+    const rse = await loadRse(context, 'SITE_B');
+    if (rse.status !== 'Active') throw new Error('no SITE_B');
+    return (await loadFileReplicas(context, SCOPE, name)).replicas.get(rse.id)!.pendingRequest!;
+  };
+  let source = { rseId: '', rse: 'SITE_A', ranking: 0, pfn: 'root://a/f1' };
+  /** A rule to SITE_B on one file of SITE_A; its request submitted as job-1 when `submitted`. */
+  const world =
+    (submitted: 'queued' | 'submitting' | 'submitted' | 'DONE' | 'FAILED' = 'queued') =>
+    async (context: CommandContext, settle: () => Promise<void>) => {
+      await aWorld(context, { SITE_A: {}, SITE_B: {} });
+      await aDataset(context, 'ds', ['f1'], 'SITE_A');
+      await settle();
+      [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B'), as('root'))).ruleIds as [string];
+      requestId = await pendingOf(context, 'f1');
+      const siteA = await loadRse(context, 'SITE_A');
+      source = { ...source, rseId: siteA.status === 'Active' ? siteA.id : '' };
+      if (submitted === 'queued') return;
+      await markRequestsSubmitting(context, [{ type: 'SubmitTransfer', data: { requestId, sources: [source], destUrl: 'root://b/f1', transfertool: 'mock' } }], as('root'));
+      if (submitted === 'submitting') return;
+      await recordSubmissions(context, [{ requestId, externalId: 'job-1', externalHost: 'mock' }], as('root'));
+      if (submitted === 'submitted') return;
+      await recordTransferReports(
+        context,
+        [{ type: 'RecordTransferReport', data: { requestId, externalId: 'job-1', outcome: submitted, reason: submitted === 'FAILED' ? 'checksum mismatch' : null, source: null, startedAt: null, finishedAt: null } }],
+        as('root'),
+      );
+      await settle();
+    };
+  const finish = (output: (id: string) => FinisherOutput[]) => (context: CommandContext) => finishRequests(context, output(requestId), as('root'));
+
+  it('marks a QUEUED request SUBMITTING once: a second submitter finds it taken', () =>
+    spec
+      .given(world('submitting'))
+      .when(async (context) => {
+        const second = await markRequestsSubmitting(context, [{ type: 'SubmitTransfer', data: { requestId, sources: [source], destUrl: 'root://b/f1', transfertool: 'mock' } }], as('root'));
+        expect(second.submitting).to.have.length(0);
+      })
+      .thenNothingHappened());
+
+  it('ignores a report of another job than the request’s current one', () =>
+    spec
+      .given(world('submitted'))
+      .when((context) =>
+        recordTransferReports(context, [{ type: 'RecordTransferReport', data: { requestId, externalId: 'job-0', outcome: 'DONE', reason: null, source: null, startedAt: null, finishedAt: null } }], as('root')),
+      )
+      .thenNothingHappened());
+
+  it('finishes a DONE transfer: replica AVAILABLE, lock OK, rule OK and the request archived in one step (rule 17)', () =>
+    spec
+      .given(world('DONE'))
+      .when(finish((id) => [{ type: 'MarkReplicaAvailable', data: { requestId: id } }]))
+      .thenAppended((events) => {
+        expect(events.map((event) => event.type)).to.deep.equal(['ReplicaStateChanged', 'ReplicaLocksChanged', 'RequestArchived', 'RuleLocksChanged', 'RuleStateChanged']);
+        expect(ofType(events, 'ReplicaStateChanged')[0]).to.include({ state: 'AVAILABLE' });
+        expect(ofType(events, 'RuleStateChanged')[0]).to.include({ state: 'OK' });
+        expect(ofType(events, 'RequestArchived')[0]).to.include({ requestId, state: 'DONE', retriedAs: null });
+      }));
+
+  it('retries a FAILED transfer as a new request naming the previous attempt, the replica waiting for it (rule 22)', () =>
+    spec
+      .given(world('FAILED'))
+      .when(finish((id) => [{ type: 'RetryTransfer', data: { requestId: id, lowerRankings: true } }]))
+      .thenAppended((events) => {
+        const retry = retryIdOf(requestId);
+        expect(events.map((event) => [event.type, event.stream.split('-')[0]])).to.deep.equal([
+          ['ReplicaTransferRequeued', 'did'],
+          ['RequestArchived', 'request'],
+          ['RequestQueued', 'request'],
+        ]);
+        expect(ofType(events, 'RequestArchived')[0]).to.include({ state: 'FAILED', retriedAs: retry });
+        expect(ofType(events, 'RequestQueued')[0]!.request).to.deep.include({
+          id: retry,
+          previousAttemptId: requestId,
+          retryCount: 1,
+          sources: [{ rseId: source.rseId, rse: 'SITE_A', ranking: -1 }],
+        });
+      }));
+
+  it('gives up: replica UNAVAILABLE, lock STUCK, rule STUCK with the error, the source declared suspicious (rules 18, §2.4)', () =>
+    spec
+      .given(world('FAILED'))
+      .when(
+        finish((id) => [
+          { type: 'DeclareSourceSuspicious', data: { requestId: id, reason: 'checksum mismatch' } },
+          { type: 'GiveUpTransfer', data: { requestId: id, error: 'TRANSFER_FAILED:checksum mismatch' } },
+        ]),
+      )
+      .thenAppended((events) => {
+        expect(ofType(events, 'ReplicaDeclaredSuspicious')[0]).to.include({ rse: 'SITE_A', reason: 'checksum mismatch' });
+        expect(ofType(events, 'ReplicaStateChanged')[0]).to.include({ state: 'UNAVAILABLE' });
+        expect(ofType(events, 'ReplicaLocksChanged')[0]!.locks).to.deep.equal({ [ruleId]: 'STUCK' });
+        expect(ofType(events, 'RuleStateChanged')[0]).to.include({ state: 'STUCK', error: 'TRANSFER_FAILED:checksum mismatch' });
+        expect(ofType(events, 'RequestArchived')[0]).to.include({ state: 'FAILED', error: 'TRANSFER_FAILED:checksum mismatch' });
+      }));
+
+  it('leaves an archived request alone when a second finisher comes to it', () =>
+    spec
+      .given(async (context, settle) => {
+        await world('DONE')(context, settle);
+        await finishRequests(context, [{ type: 'MarkReplicaAvailable', data: { requestId } }], as('root'));
+      })
+      .when(async (context) => {
+        const outcome = await finishRequests(context, [{ type: 'MarkReplicaAvailable', data: { requestId } }], as('root'));
+        expect(outcome.skipped).to.deep.equal([{ what: requestId, reason: 'the request is archived already' }]);
+      })
+      .thenNothingHappened());
+});
