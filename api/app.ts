@@ -34,6 +34,9 @@ import type { AppContext, AppState, Services } from './services.ts';
 export const createApp = (services: Services): Koa<AppState> => {
   const app = new Koa<AppState>();
   app.silent = true;
+  // ctx.ip: the connection's address, or behind a trusted proxy the last hop it appended.
+  app.proxy = services.config.trustProxy;
+  app.maxIpsCount = 1;
   const routes = new RouteTable(services);
   registerPingRoutes(routes);
   registerAuthRoutes(routes, services);

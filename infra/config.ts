@@ -63,6 +63,12 @@ const environmentSchema = z.object({
   DMS_X509_DN_HEADER: z.string().min(1).optional(),
   /** Header a Kerberos-authenticating proxy sets to the principal (gss login); unset = off. */
   DMS_GSS_REMOTE_USER_HEADER: z.string().min(1).optional(),
+  /**
+   * Behind a reverse proxy: the client's address (for throttling failed logins, and logged) is
+   * the last one the proxy appended to X-Forwarded-For instead of the connection's. Off by
+   * default: a client could name any address itself.
+   */
+  DMS_TRUST_PROXY: booleanText.default(false),
   /** Largest request body accepted, in bytes (bulk registrations are large). */
   DMS_MAX_BODY_BYTES: integerText(1024, 2 ** 31).default(256 * 1024 * 1024),
   /** Start the background workers in `dms serve`; off for API-only processes. */
@@ -89,6 +95,7 @@ export type ServiceConfig = Readonly<{
   logLevel: string;
   x509DnHeader: string | undefined;
   gssRemoteUserHeader: string | undefined;
+  trustProxy: boolean;
   maxBodyBytes: number;
   workers: boolean;
   projectionThread: boolean;
@@ -140,6 +147,7 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     logLevel: env.DMS_LOG_LEVEL,
     x509DnHeader: env.DMS_X509_DN_HEADER,
     gssRemoteUserHeader: env.DMS_GSS_REMOTE_USER_HEADER,
+    trustProxy: env.DMS_TRUST_PROXY,
     maxBodyBytes: env.DMS_MAX_BODY_BYTES,
     workers: env.DMS_WORKERS,
     projectionThread: env.DMS_PROJECTION_THREAD,
