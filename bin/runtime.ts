@@ -24,6 +24,7 @@ import { allRoles } from '../workers/roles.ts';
 import type { Role } from '../workers/role.ts';
 import { Reactor, reactionsOf } from '../workers/reactor.ts';
 import { createWorkerContext } from '../workers/workerContext.ts';
+import { createTransferTools, type TransferTools } from '../infra/transfer/transferTools.ts';
 import { WorkerHost } from '../workers/workerHost.ts';
 import { forgetRedisUrl, rememberRedisUrl } from '../infra/queue/redisUrlFile.ts';
 
@@ -106,6 +107,7 @@ export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: 
   let redisUrl = config.redisUrl;
   let reactor: Reactor | undefined;
   let workerHost: WorkerHost | undefined;
+  let transferTools: TransferTools | undefined;
   if (roles.workers) {
     if (!redisUrl) {
       redis = await startPrivateRedisServer({ persistenceDir: join(config.dataDir, 'redis') });
@@ -116,7 +118,8 @@ export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: 
     const daemonRoles = selectRoles(roles.daemonRoles);
     reactor = new Reactor({ eventStore, readStore, redisUrl, prefix: config.queuePrefix, reactions: reactionsOf(daemonRoles), logger: logger.child({ role: 'reactor' }) });
     await reactor.start();
-    const workerContext = createWorkerContext(commands, readModels, progress, logger.child({ role: 'worker' }));
+    transferTools = createTransferTools({ dataDir: config.dataDir });
+    const workerContext = createWorkerContext(commands, readModels, progress, logger.child({ role: 'worker' }), transferTools);
     workerHost = new WorkerHost({ redisUrl, prefix: config.queuePrefix, roles: daemonRoles, context: workerContext, logger: logger.child({ role: 'worker' }) });
     await workerHost.start();
     logger.info({ roles: daemonRoles.map((role) => role.name) }, 'daemon roles running');
@@ -142,6 +145,7 @@ export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: 
       if (server) await closeServer(server);
       stopRefreshing();
       await workerHost?.stop();
+      await transferTools?.close();
       await reactor?.stop();
       await runner?.stop();
       await thread?.stop();

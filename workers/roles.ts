@@ -1,4 +1,5 @@
 import { undertakerRole } from './did/undertakerRole.ts';
+import { conveyorRoles } from './request/conveyorRoles.ts';
 import { cleanerRole, evaluatorRole, injectorRole, repairerRole } from './rule/judgeRoles.ts';
 import type { Role } from './role.ts';
 
@@ -7,4 +8,4 @@ import type { Role } from './role.ts';
  * (through the reactor) or a schedule. `dms serve` and `dms worker` run all of them; `dms worker
  * --roles a,b` only some.
  */
-export const allRoles: readonly Role[] = [injectorRole, evaluatorRole, repairerRole, cleanerRole, undertakerRole];
+export const allRoles: readonly Role[] = [injectorRole, evaluatorRole, repairerRole, cleanerRole, undertakerRole, ...conveyorRoles];

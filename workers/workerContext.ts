@@ -1,19 +1,22 @@
 import type { CommandContext } from '../commands/commandContext.ts';
 import type { ConfigSections } from '../domain/config/settings.ts';
 import type { Logger } from '../infra/logger.ts';
+import type { TransferTools } from '../infra/transfer/transferTools.ts';
 import { configSections } from '../projections/config/configQueries.ts';
 import type { ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
 import type { ReadModels } from '../projections/runtime/readModels.ts';
 
 /**
  * What a daemon role works with: the command layer (the only way it changes anything), the read
- * models for the facts its workflow needs, the configuration, and a logger. Built once per process
+ * models for the facts its workflow needs, the configuration, the transfer tools, and a logger. Built once per process
  * by bin/runtime.ts; workers never see the HTTP layer.
  */
 export type WorkerContext = Readonly<{
   commands: CommandContext;
   readModels: ReadModels;
   logger: Logger;
+  /** The transfer tools by name (the conveyor's submitter, poller and canceller talk to them). */
+  transferTools: TransferTools;
   /** The configuration (`/config`) as the read models show it now. */
   settings(): Promise<ConfigSections>;
   /**
@@ -31,10 +34,12 @@ export const createWorkerContext = (
   readModels: ReadModels,
   progress: Pick<ProjectionProgress, 'waitFor'>,
   logger: Logger,
+  transferTools: TransferTools,
 ): WorkerContext => ({
   commands,
   readModels,
   logger,
+  transferTools,
   settings: () => configSections(readModels),
   readModelsAt: (position) => progress.waitFor(position, READ_MODEL_WAIT_MS),
 });

@@ -1,4 +1,5 @@
 import { allowOnly, isAdmin } from '../../domain/permission/policy.ts';
+import { evaluateRseExpression } from '../../domain/rse/rseExpression.ts';
 import { TRANSFER_LIMITS_STREAM, type TransferLimitDirection, type TransferLimits, type TransferLimitStrategy } from '../../domain/request/transferLimit.ts';
 import { transferLimitsDecider } from '../../domain/request/transferLimitDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
@@ -25,6 +26,8 @@ export type TransferLimitRequest = Readonly<{
 export const setTransferLimit = async (context: CommandContext, data: TransferLimitRequest, metadata: CommandMetadata) => {
   const caller = await loadCaller(context, metadata.account);
   allowOnly(isAdmin(caller), `${caller.account} cannot set transfer limits. `);
+  // Rucio binds the limit to the RSEs its expression selects: one selecting none is refused.
+  evaluateRseExpression(data.rseExpression, await context.ruleFacts.rses());
   return handleCommand(context, transferLimitsDecider, TRANSFER_LIMITS_STREAM, { type: 'SetTransferLimit', data: { ...data, newId: newId() }, metadata });
 };
 

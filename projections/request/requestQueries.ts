@@ -3,6 +3,7 @@ import type { RequestState } from '../../domain/request/request.ts';
 import { rsesCollection, type RseDocument } from '../rse/rses.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 import { requestsCollection, requestsHistoryCollection, type RequestDocument } from './requests.ts';
+import { transferLimitsCollection, type TransferLimitDocument } from './transferLimits.ts';
 
 /** What the request routes read: one DID's request to an RSE, and the listings by state and link. */
 
@@ -37,5 +38,9 @@ export const listRequests = (
     );
 
 /** The RSEs whose `site` attribute names the site. */
-export const rseIdsOfSite = async (readModels: ReadModels, site: string): Promise<string[]> =>
-  (await readModels.collection<RseDocument>(rsesCollection).find({ deleted: false, 'attributes.site': site }).toArray()).map((rse) => rse.id);
+export const rseIdsOfSite = async (readModels: ReadModels, site: string): Promise<{ id: string; rse: string }[]> =>
+  (await readModels.collection<RseDocument>(rsesCollection).find({ deleted: false, 'attributes.site': site }, { sort: { rse: 1 } }).toArray()).map((rse) => ({ id: rse.id, rse: rse.rse }));
+
+/** Every transfer limit, as `list_transfer_limits` gives them. */
+export const listTransferLimits = (readModels: ReadModels): AsyncIterable<TransferLimitDocument> =>
+  readModels.collection<TransferLimitDocument>(transferLimitsCollection).find({}, { sort: { _id: 1 } });

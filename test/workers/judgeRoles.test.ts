@@ -6,6 +6,9 @@ import { newScope, path } from '../support/dids.ts';
 import { addReplicas, fileItem, rseWithProtocols } from '../api/replicaSupport.ts';
 import { replicasCollection, type ReplicaDocument } from '../../projections/replica/replicaDocuments.ts';
 
+/** The judge alone: with the conveyor running, the requests these tests look at would move on. */
+const JUDGE = { workers: true, daemonRoles: ['judge-injector', 'judge-evaluator', 'judge-repairer', 'judge-cleaner'] };
+
 /**
  * The judge as a user meets it: a server with its workers running, and rules that change without
  * anyone asking.
@@ -14,7 +17,7 @@ describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
   this.timeout(30_000);
   let server: TestServer;
   before(async () => {
-    server = await startTestServer({ roles: { workers: true } });
+    server = await startTestServer({ roles: JUDGE });
     expectStatus(await server.root('POST', '/config', { body: { 'judge-cleaner': { interval: 1 }, 'judge-repairer': { interval: 1, delta: 0 } } }), 201);
     server = await server.restart();
   });
@@ -100,7 +103,7 @@ describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
 describe('Roles: the judge-injector with a large rule (rule 16)', function () {
   this.timeout(30_000);
   let server: TestServer;
-  before(async () => (server = await startTestServer({ roles: { workers: true } })));
+  before(async () => (server = await startTestServer({ roles: JUDGE })));
   after(async () => server.stop());
   const addRule = async (body: object) => (JSON.parse(expectStatus(await server.root('POST', '/rules/', { body }), 201).text) as string[])[0]!;
   const ruleOf = async (ruleId: string) => (await server.root('GET', `/rules/${ruleId}`)).json<Record<string, unknown>>();

@@ -9,6 +9,7 @@ import { Reactor, reactionsOf, workerCheckpointsCollection, type EventJob } from
 import type { EventRole } from '../../workers/role.ts';
 import { RoleStatusStore } from '../../workers/roleStatus.ts';
 import { createWorkerContext } from '../../workers/workerContext.ts';
+import { createTransferTools } from '../../infra/transfer/transferTools.ts';
 import { createCommandContext } from '../../commands/commandContext.ts';
 import { allProjections } from '../../projections/index.ts';
 import { readModelPorts } from '../../projections/readModelPorts.ts';
@@ -41,7 +42,7 @@ describe('Reactor and workers (real Redis)', () => {
 
   const workerContext = () => {
     const readModels = new ReadModels(readStore, allProjections);
-    return createWorkerContext(createCommandContext({ eventStore, ...readModelPorts(readModels) }), readModels, { waitFor: async () => true }, silentLogger());
+    return createWorkerContext(createCommandContext({ eventStore, ...readModelPorts(readModels) }), readModels, { waitFor: async () => true }, silentLogger(), createTransferTools({ dataDir: dir.path }));
   };
 
   const reactorFor = () =>

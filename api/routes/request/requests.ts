@@ -3,6 +3,7 @@ import { allowOnly, isAdmin } from '../../../domain/permission/policy.ts';
 import { REQUEST_STATE_LETTERS, type RequestState } from '../../../domain/request/request.ts';
 import { RequestNotFound, RucioError } from '../../../domain/shared/errors.ts';
 import { activeRequest, archivedRequest, listRequests, rseIdsOfSite, type RequestListing } from '../../../projections/request/requestQueries.ts';
+import { requestMetrics } from '../../../projections/request/transferMetrics.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { queryString } from '../../params.ts';
 import type { RouteTable } from '../../route.ts';
@@ -10,62 +11,103 @@ import type { AppContext, Services } from '../../services.ts';
 import { didFromPath } from '../did/didParams.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import { requestJson } from '../rule/ruleRendering.ts';
+import { registerTransferLimitRoutes } from './transferLimits.ts';
 
 const missing = (what: string) => new RucioError('MissingParameter', what);
 
 /**
  * `request_states` (letters, comma-separated) and the source and destination, as RSE pairs or
- * site pairs (the RSEs with that `site` attribute). Rucio's own error names: MissingParameter,
- * Invalid, NotFound.
+ * site pairs (the RSEs with that `site` attribute), checked in Rucio's order with its error
+ * names: MissingParameter, Invalid, NotFound. Answers the RSE names too, for the permission message.
  */
-const listingOf = async (ctx: AppContext, services: Services): Promise<RequestListing> => {
-  const statesText = queryString(ctx, 'request_states');
+const listingOf = async (ctx: AppContext, services: Services): Promise<RequestListing & { sourceNames: string[]; destNames: string[] }> => {
+  const [srcRse, dstRse, srcSite, dstSite, statesText] = ['src_rse', 'dst_rse', 'src_site', 'dst_site', 'request_states'].map((name) => queryString(ctx, name));
   if (!statesText) throw missing('Request state is missing');
+  if (srcRse && !dstRse) throw missing('Destination RSE is missing');
+  if (dstRse && !srcRse) throw missing('Source RSE is missing');
+  if (srcSite && !dstSite) throw missing('Destination site is missing');
+  if (dstSite && !srcSite) throw missing('Source site is missing');
   const states: RequestState[] = statesText.split(',').map((letter) => {
-    const state = REQUEST_STATE_LETTERS[letter.trim()];
-    if (!state) throw new RucioError('Invalid', `Request state ${letter} is not valid`);
+    const state = REQUEST_STATE_LETTERS[letter];
+    if (!state) throw new RucioError('Invalid', 'Request state value is invalid');
     return state;
   });
-  const [srcRse, dstRse, srcSite, dstSite] = ['src_rse', 'dst_rse', 'src_site', 'dst_site'].map((name) => queryString(ctx, name));
-  if (srcRse || dstRse) {
-    if (!srcRse || !dstRse) throw missing('Both source and destination RSEs are needed');
-    return { states, sourceRseIds: [(await activeRse(services, srcRse)).id], destRseIds: [(await activeRse(services, dstRse)).id] };
+  if (srcSite && dstSite) {
+    const sources = await rseIdsOfSite(services.readModels, srcSite);
+    if (sources.length === 0) throw new RucioError('NotFound', `Could not resolve site name ${srcSite} to RSE`);
+    const dests = await rseIdsOfSite(services.readModels, dstSite);
+    if (dests.length === 0) throw new RucioError('NotFound', `Could not resolve site name ${dstSite} to RSE`);
+    return { states, sourceRseIds: sources.map((rse) => rse.id), destRseIds: dests.map((rse) => rse.id), sourceNames: sources.map((rse) => rse.rse), destNames: dests.map((rse) => rse.rse) };
   }
-  if (!srcSite || !dstSite) throw missing('Source and destination RSEs or sites are needed');
-  const sourceRseIds = await rseIdsOfSite(services.readModels, srcSite);
-  const destRseIds = await rseIdsOfSite(services.readModels, dstSite);
-  if (sourceRseIds.length === 0) throw new RucioError('NotFound', `Could not resolve site name ${srcSite} to RSE`);
-  if (destRseIds.length === 0) throw new RucioError('NotFound', `Could not resolve site name ${dstSite} to RSE`);
-  return { states, sourceRseIds, destRseIds };
+  // Rucio looks up the RSEs named (none named: an RSE called None, which does not exist).
+  const source = await activeRse(services, srcRse ?? 'None');
+  const dest = await activeRse(services, dstRse ?? 'None');
+  return { states, sourceRseIds: [source.id], destRseIds: [dest.id], sourceNames: [source.rse], destNames: [dest.rse] };
 };
 
-const requireListPermission = async (ctx: AppContext, services: Services) => {
+/** Listing requests is for admins (Rucio's perm_list_requests and perm_list_requests_history). */
+const requireListPermission = async (ctx: AppContext, services: Services, listing: { sourceNames: string[]; destNames: string[] }) => {
   const caller = await loadCaller(services.commands, ctx.state.issuer!);
-  allowOnly(isAdmin(caller), `Account ${caller.account} can not list requests`);
+  allowOnly(isAdmin(caller), `${caller.account} cannot list requests from RSEs ${pythonList(listing.sourceNames)} to RSEs ${pythonList(listing.destNames)}. `);
+};
+
+/** A list of names as Python prints it: `['A', 'B']`. */
+const pythonList = (names: readonly string[]): string => `[${names.map((name) => `'${name}'`).join(', ')}]`;
+
+/** A query integer as Flask's `type=int` reads it: anything else is the default. */
+const queryInteger = (ctx: AppContext, name: string, fallback: number): number => {
+  const text = queryString(ctx, name);
+  return text !== undefined && /^[+-]?\d+$/.test(text.trim()) ? Number(text) : fallback;
 };
 
 /** `<path:scope_name>/<rse>`: the DID is everything before the last segment. */
 const didAndRse = (ctx: AppContext) => ({ ...didFromPath(ctx), rse: ctx.params.rse! });
 
-/**
- * The /requests area (reading; transfer limits and metrics come with the conveyor).
- */
+const LIST_ERRORS = { MissingParameter: 400, Invalid: 400, NotFound: 404 } as const;
+
+/** The /requests area (rest-api-reference §1.20). */
 export const registerRequestRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/requests/list', { accept: STREAM_ONLY, errors: { MissingParameter: 400, Invalid: 400, NotFound: 404 } }, async (ctx) => {
-    await requireListPermission(ctx, services);
-    await sendStream(ctx, mapStream(listRequests(services.readModels, await listingOf(ctx, services), { history: false }), requestJson));
-  });
-  routes.get('/requests/history/list', { accept: STREAM_ONLY, errors: { MissingParameter: 400, Invalid: 400, NotFound: 404 } }, async (ctx) => {
-    await requireListPermission(ctx, services);
-    const offset = Number(queryString(ctx, 'offset') ?? 0);
-    const limit = Number(queryString(ctx, 'limit') ?? 100);
+  routes.get('/requests/list', { accept: STREAM_ONLY, errors: LIST_ERRORS }, async (ctx) => {
     const listing = await listingOf(ctx, services);
-    const page = { offset: Number.isInteger(offset) && offset >= 0 ? offset : 0, limit: Number.isInteger(limit) && limit > 0 ? Math.min(limit, 10_000) : 100 };
+    await requireListPermission(ctx, services, listing);
+    await sendStream(ctx, mapStream(listRequests(services.readModels, listing, { history: false }), requestJson));
+  });
+  routes.get('/requests/history/list', { accept: STREAM_ONLY, errors: LIST_ERRORS }, async (ctx) => {
+    const offset = queryInteger(ctx, 'offset', 0);
+    const limit = queryInteger(ctx, 'limit', 100);
+    const listing = await listingOf(ctx, services);
+    await requireListPermission(ctx, services, listing);
+    const page = { offset: Math.max(0, offset), limit: limit > 0 ? Math.min(limit, 10_000) : 100 };
     await sendStream(ctx, mapStream(listRequests(services.readModels, listing, { history: true, ...page }), requestJson));
+  });
+  routes.get('/requests/metrics', { accept: STREAM_ONLY }, async (ctx) => {
+    const [dstRse, srcRse, activity, groupBy, format] = ['dst_rse', 'src_rse', 'activity', 'group_by_rse_attribute', 'format'].map((name) => queryString(ctx, name));
+    const query = {
+      ...(srcRse ? { srcRseId: (await activeRse(services, srcRse)).id } : {}),
+      ...(dstRse ? { destRseId: (await activeRse(services, dstRse)).id } : {}),
+      ...(activity ? { activity } : {}),
+      ...(groupBy ? { groupByAttribute: groupBy } : {}),
+    };
+    const caller = await loadCaller(services.commands, ctx.state.issuer!);
+    allowOnly(isAdmin(caller), `${caller.account} cannot get request statistics. `);
+    const metrics = await requestMetrics(services.readModels, query, new Date());
+    if (format === 'panda') {
+      sendJson(ctx, metrics);
+      return;
+    }
+    await sendStream(
+      ctx,
+      (async function* () {
+        yield* Object.values(metrics);
+      })(),
+    );
   });
   routes.get('/requests/history/*scope_name/:rse', { accept: JSON_ONLY }, async (ctx) => {
     const { scope, name, rse } = didAndRse(ctx);
-    const request = await archivedRequest(services.readModels, scope, name, (await activeRse(services, rse)).id);
+    const rseId = (await activeRse(services, rse)).id;
+    const caller = await loadCaller(services.commands, ctx.state.issuer!);
+    allowOnly(isAdmin(caller), `${caller.account} cannot retrieve the request DID ${scope}:${name} to RSE ${rse}. `);
+    const request = await archivedRequest(services.readModels, scope, name, rseId);
     if (!request) throw new RequestNotFound(`No request found for DID ${scope}:${name} at RSE ${rse}`);
     sendJson(ctx, requestJson(request));
   });
@@ -75,4 +117,5 @@ export const registerRequestRoutes = (routes: RouteTable, services: Services): v
     if (!request) throw new RequestNotFound(`No request found for DID ${scope}:${name} at RSE ${rse}`);
     sendJson(ctx, requestJson(request));
   });
+  registerTransferLimitRoutes(routes, services);
 };

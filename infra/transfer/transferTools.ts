@@ -1,0 +1,61 @@
+import { MockTransferTool } from './mockTransferTool.ts';
+import type { TransferTool } from './transferTool.ts';
+
+/**
+ * The transfer tools this process can use, by the name an RSE's `transfertool` attribute (or the
+ * `conveyor.transfertool` setting) gives. Each tool is made on first use and kept for the
+ * process's life; `close` ends them all. A tool named but not known here makes the submission
+ * fail (SUBMISSION_FAILED), which the finisher retries like any other.
+ *
+ * Tools that keep their jobs in memory (`mock`) must be asked by the process that submitted to
+ * them: run the submitter, poller and canceller roles of such tools in one process.
+ */
+
+/** What a tool may need to start: where the service keeps its files. */
+export type TransferToolSettings = Readonly<{ dataDir: string }>;
+
+export type TransferToolFactory = (settings: TransferToolSettings) => TransferTool;
+
+/** One line per tool. */
+const FACTORIES: Readonly<Record<string, TransferToolFactory>> = {
+  mock: () => new MockTransferTool(),
+};
+
+export class TransferTools {
+  private readonly tools = new Map<string, TransferTool>();
+
+  constructor(
+    private readonly settings: TransferToolSettings,
+    private readonly factories: Readonly<Record<string, TransferToolFactory>> = FACTORIES,
+  ) {}
+
+  /** The names of the tools this process knows. */
+  names(): string[] {
+    return Object.keys(this.factories);
+  }
+
+  has(name: string): boolean {
+    return name in this.factories;
+  }
+
+  /** The tool of that name, made on first use; undefined for a tool this process does not know. */
+  get(name: string): TransferTool | undefined {
+    let tool = this.tools.get(name);
+    if (!tool) {
+      const factory = this.factories[name];
+      if (!factory) return undefined;
+      tool = factory(this.settings);
+      this.tools.set(name, tool);
+    }
+    return tool;
+  }
+
+  async close(): Promise<void> {
+    const tools = [...this.tools.values()];
+    this.tools.clear();
+    await Promise.all(tools.map((tool) => tool.close()));
+  }
+}
+
+export const createTransferTools = (settings: TransferToolSettings, factories?: Readonly<Record<string, TransferToolFactory>>): TransferTools =>
+  new TransferTools(settings, factories);

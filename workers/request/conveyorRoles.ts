@@ -1,0 +1,283 @@
+import { finishRequests } from '../../commands/request/requestFinishing.ts';
+import {
+  markRequestsSubmitting,
+  prepareRequests,
+  recordSubmissions,
+  recordTransferLimitStats,
+  recordTransferReports,
+  throttleRequests,
+  type SubmissionResult,
+} from '../../commands/request/conveyorSteps.ts';
+import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
+import { finisher } from '../../domain/request/finisher.ts';
+import { jobsToPoll, poller, type ToolReport } from '../../domain/request/poller.ts';
+import { preparer } from '../../domain/request/preparer.ts';
+import type { ActiveRequest } from '../../domain/request/request.ts';
+import { submitter } from '../../domain/request/submitter.ts';
+import { throttler, type RecordTransferLimitStats } from '../../domain/request/throttler.ts';
+import type { Topology } from '../../domain/request/topology.ts';
+import { bindLimits } from '../../domain/request/transferLimits.ts';
+import type { CommandMetadata } from '../../domain/shared/event.ts';
+import type { Skipped } from '../../domain/shared/workflow.ts';
+import type { TransferJob } from '../../infra/transfer/transferTool.ts';
+import {
+  candidateReplicas,
+  finishedRequests,
+  loadTopology,
+  pageMarkOf,
+  requestsInState,
+  selectionRequestOf,
+  submittedRequestOf,
+  throttledRequests,
+  transferLimits,
+  type PageMark,
+} from '../../projections/request/conveyorQueries.ts';
+import { causationOf, type CycleReport, type EventRole, type JobTrigger, type ScheduledRole } from '../role.ts';
+import type { WorkerContext } from '../workerContext.ts';
+
+/**
+ * Rucio's conveyor as roles: the preparer, throttler, submitter, poller and finisher run on
+ * schedules and work through what the read models show, a page at a time; the canceller reacts to
+ * cancelled requests. Each page is one workflow decision (domain/request/) and one atomic step of
+ * commands, issued as root with the job and the page as their cause, so a job run again appends
+ * nothing twice. Only the submitter, poller and canceller talk to transfer tools.
+ */
+
+/** Metadata of one step of a job: every step of a job has its own cause, so their event ids differ. */
+const asRoot = (role: string, trigger: JobTrigger, step: string): CommandMetadata => ({
+  now: new Date(),
+  account: 'root',
+  requestId: `${role}-${trigger.jobId}`,
+  causationId: causationOf(role, trigger, step),
+});
+
+const skippedOf = (outputs: readonly { type: string; data: object }[]): Skipped['data'][] =>
+  outputs.filter((output): output is Skipped => output.type === 'Skipped').map((output) => output.data);
+
+const withoutSkipped = <T extends { type: string }>(outputs: readonly T[]): Exclude<T, Skipped>[] => outputs.filter((output) => output.type !== 'Skipped') as Exclude<T, Skipped>[];
+
+export const preparerRole: ScheduledRole = {
+  kind: 'scheduled',
+  name: preparer.name,
+  interval: SETTINGS.preparerInterval,
+  async run(trigger, context) {
+    const sections = await context.settings();
+    const chunk = settingValue(sections, SETTINGS.preparerChunkSize);
+    const skipped: Skipped['data'][] = [];
+    let done = 0;
+    let mark: PageMark | undefined;
+    let topology: Topology | undefined;
+    for (let page = 0; ; page += 1) {
+      const documents = await requestsInState(context.readModels, 'PREPARING', 'requested_at', chunk, mark);
+      if (documents.length === 0) break;
+      mark = pageMarkOf(documents, 'requested_at');
+      topology ??= await loadTopology(context.readModels, sections);
+      const limits = bindLimits(topology, await transferLimits(context.readModels));
+      const outputs = preparer.decide(
+        { now: new Date().toISOString() },
+        { topology, limits, requests: documents.map((document) => ({ ...selectionRequestOf(document), activity: document.activity })), replicas: await candidateReplicas(context.readModels, documents) },
+      );
+      skipped.push(...skippedOf(outputs));
+      done += (await prepareRequests(context.commands, withoutSkipped(outputs), asRoot(preparer.name, trigger, `prepare-${page}`))).changed;
+    }
+    return { done, skipped };
+  },
+};
+
+export const throttlerRole: ScheduledRole = {
+  kind: 'scheduled',
+  name: throttler.name,
+  interval: SETTINGS.throttlerInterval,
+  async run(trigger, context) {
+    const limits = await transferLimits(context.readModels);
+    const requests = await throttledRequests(context.readModels, limits.length > 0);
+    if (requests.length === 0 && limits.length === 0) return { done: 0, skipped: [] };
+    const topology = await loadTopology(context.readModels, await context.settings());
+    const outputs = throttler.decide({ now: new Date().toISOString() }, { topology, limits: bindLimits(topology, limits), requests });
+    const moves = outputs.filter((output) => output.type !== 'RecordTransferLimitStats') as Exclude<(typeof outputs)[number], RecordTransferLimitStats>[];
+    const stats = outputs.filter((output): output is RecordTransferLimitStats => output.type === 'RecordTransferLimitStats');
+    const moved = await throttleRequests(context.commands, moves, asRoot(throttler.name, trigger, 'release'));
+    // The counts go in a step of their own, caused by what they are, so a job run again with
+    // other counts records them rather than taking them for the first run's.
+    const statsCause = stats.map((output) => `${output.data.id}:${output.data.transfers}:${output.data.waitings}`).join(',');
+    await recordTransferLimitStats(context.commands, stats, asRoot(throttler.name, trigger, `stats-${statsCause}`));
+    return { done: moved.changed, skipped: [] };
+  },
+};
+
+/** The request attributes a tool gets (Rucio's JSON keys), with the `mock_*` settings of the destination RSE. */
+const jobAttributes = (request: ActiveRequest, topology: Topology): Record<string, unknown> => {
+  const { attributes } = request.record;
+  const mock = Object.fromEntries(Object.entries(topology.rse(request.record.destRseId)?.attributes ?? {}).filter(([key]) => key.startsWith('mock_')));
+  const typed = Object.fromEntries(Object.entries(mock).map(([key, value]) => [key, typeof value === 'string' && value !== '' && !Number.isNaN(Number(value)) ? Number(value) : value]));
+  return {
+    activity: attributes.activity,
+    source_replica_expression: attributes.sourceReplicaExpression,
+    lifetime: attributes.lifetime,
+    ds_scope: attributes.dsScope,
+    ds_name: attributes.dsName,
+    bytes: attributes.bytes,
+    md5: attributes.md5,
+    adler32: attributes.adler32,
+    priority: attributes.priority,
+    allow_tape_source: attributes.allowTapeSource,
+    ...typed,
+  };
+};
+
+const transferJob = (request: ActiveRequest, topology: Topology): TransferJob => {
+  const { record } = request;
+  return {
+    requestId: record.id,
+    file: { scope: record.scope, name: record.name, bytes: record.bytes, adler32: record.adler32, md5: record.md5 },
+    sources: request.sourcesInUse.map((source) => ({ rse: source.rse, rseId: source.rseId, pfn: source.pfn })),
+    destination: { rse: record.destRse, rseId: record.destRseId, pfn: request.destUrl ?? '' },
+    activity: record.activity,
+    priority: record.priority,
+    attributes: jobAttributes(request, topology),
+  };
+};
+
+/** Hands the requests to their tools, in bulk per tool; a tool that throws fails the submission of its jobs. */
+const submitToTools = async (context: WorkerContext, requests: readonly ActiveRequest[], topology: Topology): Promise<SubmissionResult[]> => {
+  const byTool = new Map<string, ActiveRequest[]>();
+  for (const request of requests) byTool.set(request.transfertool ?? '', [...(byTool.get(request.transfertool ?? '') ?? []), request]);
+  const results: SubmissionResult[] = [];
+  for (const [name, batch] of byTool) {
+    const tool = context.transferTools.get(name);
+    if (!tool) {
+      results.push(...batch.map((request) => ({ requestId: request.record.id, failure: `Transfer tool ${name} is not available (known: ${context.transferTools.names().join(', ')})` })));
+      continue;
+    }
+    try {
+      const submitted = await tool.submit(batch.map((request) => transferJob(request, topology)));
+      results.push(...submitted.map(({ requestId, externalId, externalHost }) => ({ requestId, externalId, externalHost })));
+    } catch (error) {
+      context.logger.warn({ err: error, transfertool: name, jobs: batch.length }, 'submission failed');
+      results.push(...batch.map((request) => ({ requestId: request.record.id, failure: `${name}: ${(error as Error).message ?? String(error)}` })));
+    }
+  }
+  return results;
+};
+
+export const submitterRole: ScheduledRole = {
+  kind: 'scheduled',
+  name: submitter.name,
+  interval: SETTINGS.submitterInterval,
+  async run(trigger, context) {
+    const sections = await context.settings();
+    const chunk = settingValue(sections, SETTINGS.submitterChunkSize);
+    const skipped: Skipped['data'][] = [];
+    let done = 0;
+    let mark: PageMark | undefined;
+    let topology: Topology | undefined;
+    for (let page = 0; ; page += 1) {
+      const documents = await requestsInState(context.readModels, 'QUEUED', 'requested_at', chunk, mark);
+      if (documents.length === 0) break;
+      mark = pageMarkOf(documents, 'requested_at');
+      topology ??= await loadTopology(context.readModels, sections);
+      const outputs = submitter.decide(
+        { now: new Date().toISOString() },
+        { topology, requests: documents.map((document) => ({ ...selectionRequestOf(document), requestedAt: document.requested_at })), replicas: await candidateReplicas(context.readModels, documents) },
+      );
+      skipped.push(...skippedOf(outputs));
+      // 1. SUBMITTING first: a crash after this leaves a request the finisher retries, never a job nobody knows of.
+      const marked = await markRequestsSubmitting(context.commands, withoutSkipped(outputs), asRoot(submitter.name, trigger, `mark-${page}`));
+      // 2. The tools, in bulk; 3. what they answered.
+      const results = await submitToTools(context, marked.submitting, topology);
+      await recordSubmissions(context.commands, results, asRoot(submitter.name, trigger, `submitted-${page}`));
+      done += marked.changed;
+    }
+    return { done, skipped };
+  },
+};
+
+export const pollerRole: ScheduledRole = {
+  kind: 'scheduled',
+  name: poller.name,
+  interval: SETTINGS.pollerInterval,
+  async run(trigger, context) {
+    const sections = await context.settings();
+    const chunk = settingValue(sections, SETTINGS.pollerChunkSize);
+    const olderThan = settingValue(sections, SETTINGS.pollerOlderThan);
+    const skipped: Skipped['data'][] = [];
+    let done = 0;
+    let mark: PageMark | undefined;
+    for (let page = 0; ; page += 1) {
+      const documents = await requestsInState(context.readModels, 'SUBMITTED', 'changed_at', chunk, mark);
+      if (documents.length === 0) break;
+      mark = pageMarkOf(documents, 'changed_at');
+      const requests = documents.map(submittedRequestOf);
+      const reports = new Map<string, ToolReport>();
+      for (const [name, externalIds] of jobsToPoll(requests, new Date().toISOString(), olderThan)) {
+        const tool = context.transferTools.get(name);
+        if (!tool) {
+          skipped.push({ what: `${externalIds.length} jobs of ${name}`, reason: `transfer tool ${name} is not available here` });
+          continue;
+        }
+        try {
+          for (const [externalId, report] of await tool.poll(externalIds)) {
+            const source = report.source ? { rseId: report.source.rseId, rse: report.source.rse } : null;
+            reports.set(externalId, { externalId, state: report.state, reason: report.reason, source, startedAt: report.startedAt, finishedAt: report.finishedAt });
+          }
+        } catch (error) {
+          skipped.push({ what: `${externalIds.length} jobs of ${name}`, reason: `polling failed: ${(error as Error).message}` });
+        }
+      }
+      const outputs = poller.decide({ reports }, { requests });
+      done += (await recordTransferReports(context.commands, outputs, asRoot(poller.name, trigger, `reports-${page}`))).changed;
+    }
+    return { done, skipped };
+  },
+};
+
+export const finisherRole: ScheduledRole = {
+  kind: 'scheduled',
+  name: finisher.name,
+  interval: SETTINGS.finisherInterval,
+  async run(trigger, context) {
+    const sections = await context.settings();
+    const chunk = settingValue(sections, SETTINGS.finisherChunkSize);
+    const settings = {
+      retryProtocolMismatches: settingValue(sections, SETTINGS.conveyorRetryProtocolMismatches),
+      suspiciousPatterns: settingValue(sections, SETTINGS.conveyorSuspiciousPattern).split(',').filter((pattern) => pattern.trim() !== ''),
+      submittingTimeoutSeconds: settingValue(sections, SETTINGS.finisherSubmittingTimeout),
+    };
+    const skipped: { what: string; reason: string }[] = [];
+    let done = 0;
+    for (let page = 0; ; page += 1) {
+      const now = new Date();
+      const requests = await finishedRequests(context.readModels, chunk, new Date(now.getTime() - settings.submittingTimeoutSeconds * 1000).toISOString());
+      const outputs = finisher.decide({ now: now.toISOString() }, { requests, settings });
+      if (outputs.length === 0) break;
+      const outcome = await finishRequests(context.commands, outputs, asRoot(finisher.name, trigger, `finish-${page}`));
+      skipped.push(...outcome.skipped);
+      done += outcome.available + outcome.retried + outcome.givenUp;
+      // The finished requests leave the active read model once it shows this step: the next page starts there.
+      if (outcome.position === undefined || requests.length < chunk) break;
+      await context.readModelsAt(outcome.position);
+    }
+    return { done, skipped };
+  },
+};
+
+type CancelJob = Readonly<{ requestId: string; externalId: string; transfertool: string }>;
+
+/** Cancelled requests (a rule deleted, a lock gone) stop their tool's job (Rucio's `cancel_request_did`). */
+export const cancellerRole: EventRole<CancelJob> = {
+  kind: 'event',
+  name: 'conveyor-canceller',
+  eventTypes: ['RequestCancelled'],
+  jobOf: (event) => {
+    const data = event.data as { requestId: string; externalId?: string | null; transfertool?: string | null };
+    return data.externalId && data.transfertool ? { requestId: data.requestId, externalId: data.externalId, transfertool: data.transfertool } : undefined;
+  },
+  async process(job, _trigger, context): Promise<CycleReport> {
+    const tool = context.transferTools.get(job.transfertool);
+    if (!tool) return { done: 0, skipped: [{ what: job.requestId, reason: `transfer tool ${job.transfertool} is not available here` }] };
+    await tool.cancel([job.externalId]);
+    return { done: 1, skipped: [] };
+  },
+};
+
+export const conveyorRoles = [preparerRole, throttlerRole, submitterRole, pollerRole, finisherRole, cancellerRole] as const;
