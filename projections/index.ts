@@ -1,6 +1,7 @@
 import { accountLimitsProjection } from './account/accountLimits.ts';
 import { accountsProjection } from './account/accounts.ts';
 import { accountUsageProjection } from './account/accountUsage.ts';
+import { auditIndexProjection } from './audit/auditIndex.ts';
 import { badReplicasProjection } from './replica/badReplicas.ts';
 import { configProjection } from './config/config.ts';
 import { didContentsProjection } from './did/didContents.ts';
@@ -38,4 +39,5 @@ export const allProjections: readonly AnyProjection[] = [
   requestsProjection,
   transferLimitsProjection,
   transferStatsProjection,
+  auditIndexProjection,
 ];

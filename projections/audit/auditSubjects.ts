@@ -1,0 +1,180 @@
+import { ACCOUNT_EVENT_TYPES, type AccountEvent } from '../../domain/account/account.ts';
+import { ACCOUNT_LIMIT_EVENT_TYPES, type AccountLimitEvent } from '../../domain/accountLimit/accountLimit.ts';
+import type { ConfigEvent } from '../../domain/config/config.ts';
+import { DID_EVENT_TYPES, type DidEvent } from '../../domain/did/did.ts';
+import type { IdentityEvent } from '../../domain/identity/identity.ts';
+import { META_CONVENTION_EVENT_TYPES, type MetaConventionEvent } from '../../domain/metaConvention/metaConvention.ts';
+import { QUARANTINE_EVENT_TYPES, type QuarantineEvent } from '../../domain/quarantine/quarantine.ts';
+import { REPLICA_EVENT_TYPES, type ReplicaEvent } from '../../domain/replica/replica.ts';
+import { REQUEST_EVENT_TYPE_SET, type RequestEvent } from '../../domain/request/request.ts';
+import { RSE_EVENT_TYPES, type RseEvent } from '../../domain/rse/rse.ts';
+import { RULE_EVENT_TYPES, type RuleEvent } from '../../domain/rule/rule.ts';
+import type { ScopeEvent } from '../../domain/scope/scope.ts';
+import type { HandledTypes } from '../projection.ts';
+
+/** Every event of every area: what the audit feed lists (the step machinery's own events are not). */
+export type AuditedEvent =
+  | AccountEvent
+  | AccountLimitEvent
+  | ConfigEvent
+  | DidEvent
+  | IdentityEvent
+  | MetaConventionEvent
+  | QuarantineEvent
+  | ReplicaEvent
+  | RequestEvent
+  | RseEvent
+  | RuleEvent
+  | ScopeEvent;
+
+const everyType = <T extends string>(types: readonly T[]): Readonly<Record<T, true>> =>
+  Object.fromEntries(types.map((type) => [type, true])) as Record<T, true>;
+
+export const AUDITED_EVENT_TYPES: HandledTypes<AuditedEvent> = {
+  ...ACCOUNT_EVENT_TYPES,
+  ...ACCOUNT_LIMIT_EVENT_TYPES,
+  ...META_CONVENTION_EVENT_TYPES,
+  ...REQUEST_EVENT_TYPE_SET,
+  ...RSE_EVENT_TYPES,
+  ...everyType(DID_EVENT_TYPES),
+  ...everyType(QUARANTINE_EVENT_TYPES),
+  ...everyType(REPLICA_EVENT_TYPES),
+  ...everyType(RULE_EVENT_TYPES),
+  ConfigOptionSet: true,
+  ConfigOptionRemoved: true,
+  ConfigSectionRemoved: true,
+  IdentityAdded: true,
+  IdentityGrantedToAccount: true,
+  IdentityRevokedFromAccount: true,
+  ScopeAdded: true,
+};
+
+/**
+ * What the audit indexes an event under: the DIDs, rules and RSEs it concerns, each a string
+ * (`did:<scope>:<name>`, `rule:<id>`, `rse:<name>`). Neither part holds a space (Rucio's names
+ * do not), so `<subject> <position>` sorts a subject's events in order.
+ */
+export const didSubject = (scope: string, name: string): string => `did:${scope}:${name}`;
+export const ruleSubject = (ruleId: string): string => `rule:${ruleId}`;
+export const rseSubject = (rse: string): string => `rse:${rse}`;
+
+/**
+ * The subjects of one event, from its data:
+ *
+ * - a DID stream's events concern their DID; attaches, detaches and erasures also each child
+ *   (so a file's history shows the datasets it entered and left); replica events also their RSE;
+ *   lock events on a file's replicas, and a DID's rule records, also the rules;
+ * - a rule's events concern the rule and its DID, and the RSEs and datasets its locks are on;
+ * - an RSE's events concern the RSE (distances both ends), as do quarantined replicas and local
+ *   account limits;
+ * - a queued or cancelled transfer request concerns its file, and a queued one its rule and RSE.
+ *
+ * Accounts, identities, scopes, configuration and metadata conventions concern no subject: their
+ * events are found through the account that acted (the feed).
+ */
+export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
+  const subjects = new Set<string>();
+  switch (event.type) {
+    case 'DidsAttached':
+    case 'DidsDetached':
+    case 'DidErased':
+      subjects.add(didSubject(event.data.scope, event.data.name));
+      for (const child of event.data.children) subjects.add(didSubject(child.scope, child.name));
+      break;
+    case 'DidContentUpdated':
+      subjects.add(didSubject(event.data.scope, event.data.name)).add(didSubject(event.data.child.scope, event.data.child.name));
+      break;
+    case 'DidRuleAttached':
+    case 'DidRuleChanged':
+    case 'DidRuleDetached':
+      subjects.add(didSubject(event.data.scope, event.data.name)).add(ruleSubject(event.data.ruleId));
+      break;
+    case 'DidCreated':
+    case 'DidMetadataSet':
+    case 'DidMetadataKeyDeleted':
+    case 'DidClosed':
+    case 'DidReopened':
+    case 'DidFollowed':
+    case 'DidUnfollowed':
+    case 'FileExpiryCleared':
+    case 'DidResurrected':
+    case 'FileAvailabilityChanged':
+      subjects.add(didSubject(event.data.scope, event.data.name));
+      break;
+    case 'ReplicaLocked':
+    case 'ReplicaUnlocked':
+      subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse)).add(ruleSubject(event.data.ruleId));
+      break;
+    case 'ReplicaLocksChanged':
+      subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
+      for (const ruleId of Object.keys(event.data.locks)) subjects.add(ruleSubject(ruleId));
+      break;
+    case 'ReplicaAdded':
+    case 'ReplicaStateChanged':
+    case 'ReplicaDeclaredBad':
+    case 'ReplicaDeclaredSuspicious':
+    case 'ReplicaDeclaredTemporarilyUnavailable':
+    case 'ReplicaTombstoneSet':
+      subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
+      break;
+    case 'RuleAdded':
+      subjects.add(ruleSubject(event.data.rule.id)).add(didSubject(event.data.rule.scope, event.data.rule.name));
+      for (const rse of event.data.targetRses) subjects.add(rseSubject(rse));
+      break;
+    case 'RuleLocksCreated':
+    case 'RuleLocksRemoved':
+      subjects.add(ruleSubject(event.data.ruleId)).add(didSubject(event.data.scope, event.data.name));
+      for (const lock of event.data.locks) subjects.add(rseSubject(lock.rse));
+      for (const lock of event.data.datasetLocks) subjects.add(rseSubject(lock.rse)).add(didSubject(lock.scope, lock.name));
+      break;
+    case 'RuleLocksChanged':
+      subjects.add(ruleSubject(event.data.ruleId)).add(didSubject(event.data.scope, event.data.name));
+      for (const lock of event.data.locks) subjects.add(rseSubject(lock.rse));
+      break;
+    case 'RuleUpdated':
+      subjects.add(ruleSubject(event.data.ruleId)).add(didSubject(event.data.scope, event.data.name));
+      if (event.data.changes.childRuleId) subjects.add(ruleSubject(event.data.changes.childRuleId));
+      for (const moved of event.data.movedUsage ?? []) subjects.add(rseSubject(moved.rse));
+      break;
+    case 'RuleStateChanged':
+    case 'RuleApproved':
+    case 'RuleDenied':
+    case 'RuleDeleted':
+    case 'RuleNotified':
+      subjects.add(ruleSubject(event.data.ruleId)).add(didSubject(event.data.scope, event.data.name));
+      break;
+    case 'RseDistanceSet':
+    case 'RseDistanceRemoved':
+      subjects.add(rseSubject(event.data.rse)).add(rseSubject(event.data.destRse));
+      break;
+    case 'RseCreated':
+    case 'RseUpdated':
+    case 'RseDeleted':
+    case 'RseAttributeSet':
+    case 'RseAttributeRemoved':
+    case 'RseProtocolAdded':
+    case 'RseProtocolUpdated':
+    case 'RseProtocolRemoved':
+    case 'RseUsageSet':
+    case 'RseLimitSet':
+    case 'RseLimitRemoved':
+    case 'RseQosPolicyAdded':
+    case 'RseQosPolicyRemoved':
+    case 'ReplicasQuarantined':
+    case 'LocalAccountLimitSet':
+    case 'LocalAccountLimitRemoved':
+      subjects.add(rseSubject(event.data.rse));
+      break;
+    case 'RequestQueued': {
+      const { request } = event.data;
+      subjects.add(didSubject(request.scope, request.name)).add(ruleSubject(request.ruleId)).add(rseSubject(request.destRse));
+      break;
+    }
+    case 'RequestCancelled':
+      subjects.add(didSubject(event.data.scope, event.data.name));
+      break;
+    default:
+      break;
+  }
+  return subjects;
+};
