@@ -6,6 +6,7 @@ import { projectionsRebuildCommand } from './commands/projectionsRebuild.ts';
 import { projectionsStatusCommand } from './commands/projectionsStatus.ts';
 import { replayCommand } from './commands/replay.ts';
 import { revokeTokensCommand } from './commands/revokeTokens.ts';
+import { transfersStatusCommand } from './commands/transfersStatus.ts';
 import { workersStatusCommand } from './commands/workersStatus.ts';
 import { startRuntime, type Roles } from './runtime.ts';
 
@@ -16,6 +17,7 @@ const USAGE = `Usage: dms <command>
   projector                  only the projections
   worker [--roles a,b]       only the reactor and the daemon workers (all roles, or those named)
   workers status [--json]    each daemon role's queue and last cycle
+  transfers status [--json]  transfer requests per state and link, the oldest waiting, the last hour's failures
   projections status         checkpoint, head and lag of every projection
   projections rebuild <name> rebuild one projection beside the serving one, then switch reads
   replay <stream> [--from N] the events of one stream as JSON lines (for audits)
@@ -73,6 +75,7 @@ const main = async (args: string[]): Promise<number> => {
     return -1;
   }
   if (command === 'workers' && rest[0] === 'status') return workersStatusCommand(config, rest.slice(1));
+  if (command === 'transfers' && rest[0] === 'status') return transfersStatusCommand(config, rest.slice(1));
   if (command === 'projections' && rest[0] === 'status') return projectionsStatusCommand(config);
   if (command === 'projections' && rest[0] === 'rebuild' && rest[1]) {
     return projectionsRebuildCommand(config, rest[1], createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel));

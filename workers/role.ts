@@ -30,6 +30,8 @@ export type ScheduledRole = Readonly<{
   name: string;
   /** Seconds between cycles, from `/config`. */
   interval: Setting<number>;
+  /** Other settings a cycle reads (chunk sizes, bounds), shown by `dms workers status`; default none. */
+  settings?: readonly Setting<number | boolean | string>[];
   concurrency?: number;
   run(trigger: JobTrigger, context: WorkerContext): Promise<CycleReport>;
 }>;

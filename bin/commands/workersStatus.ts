@@ -29,7 +29,8 @@ export const workersStatusCommand = async (config: ServiceConfig, args: readonly
     const roles = await status.statusOf(allRoles);
     const rows = roles.map((role) => {
       const definition = allRoles.find((candidate) => candidate.name === role.role)!;
-      const trigger = definition.kind === 'scheduled' ? `every ${settingValue(sections, definition.interval)} s` : definition.eventTypes.join(', ');
+      const shown = definition.kind === 'scheduled' ? (definition.settings ?? []).map((setting) => `${setting.option} ${String(settingValue(sections, setting))}`) : [];
+      const trigger = definition.kind === 'scheduled' ? `every ${settingValue(sections, definition.interval)} s${shown.length > 0 ? ` (${shown.join(', ')})` : ''}` : definition.eventTypes.join(', ');
       return { ...role, trigger };
     });
     if (args.includes('--json')) {

@@ -5,6 +5,7 @@ import { expectStatus, startTestServer, type TestServer } from '../support/serve
 import { newScope, path } from '../support/dids.ts';
 import { fileItem, rseWithProtocols } from '../api/replicaSupport.ts';
 import { ruleJsonOverHttp, ruleOverHttp } from '../support/rules.ts';
+import { transferStatus } from '../../projections/request/transferStatus.ts';
 
 /**
  * The conveyor as a user meets it: a server with its workers, the `mock` transfer tool, and
@@ -85,6 +86,13 @@ describe('Roles: the conveyor at work with the mock tool (rules 17, 18 and 22)',
     const archived = expectStatus(await server.root('GET', `/requests/history/${scope}/f1/${c.rse}`), 200).json<RequestJson>();
     expect(archived).to.include({ state: 'NO_SOURCES', retry_count: null });
     void b;
+  });
+
+  it('shows what `dms transfers status` prints: nothing active left, the last hour’s failures', async () => {
+    const status = await transferStatus(server.runtime.services.readModels, new Date());
+    expect(status.states).to.deep.equal({});
+    expect(status.failuresLastHour.archived).to.include({ FAILED: 4, NO_SOURCES: 1 });
+    expect(status.failuresLastHour.transfersFailed.map((link) => link.files)).to.deep.equal([4]);
   });
 });
 

@@ -60,6 +60,7 @@ export const preparerRole: ScheduledRole = {
   kind: 'scheduled',
   name: preparer.name,
   interval: SETTINGS.preparerInterval,
+  settings: [SETTINGS.preparerChunkSize],
   async run(trigger, context) {
     const sections = await context.settings();
     const chunk = settingValue(sections, SETTINGS.preparerChunkSize);
@@ -164,6 +165,7 @@ export const submitterRole: ScheduledRole = {
   kind: 'scheduled',
   name: submitter.name,
   interval: SETTINGS.submitterInterval,
+  settings: [SETTINGS.submitterChunkSize],
   async run(trigger, context) {
     const sections = await context.settings();
     const chunk = settingValue(sections, SETTINGS.submitterChunkSize);
@@ -196,6 +198,7 @@ export const pollerRole: ScheduledRole = {
   kind: 'scheduled',
   name: poller.name,
   interval: SETTINGS.pollerInterval,
+  settings: [SETTINGS.pollerChunkSize, SETTINGS.pollerOlderThan],
   async run(trigger, context) {
     const sections = await context.settings();
     const chunk = settingValue(sections, SETTINGS.pollerChunkSize);
@@ -235,6 +238,7 @@ export const finisherRole: ScheduledRole = {
   kind: 'scheduled',
   name: finisher.name,
   interval: SETTINGS.finisherInterval,
+  settings: [SETTINGS.finisherChunkSize, SETTINGS.finisherSubmittingTimeout, SETTINGS.conveyorRetryProtocolMismatches, SETTINGS.conveyorSuspiciousPattern],
   async run(trigger, context) {
     const sections = await context.settings();
     const chunk = settingValue(sections, SETTINGS.finisherChunkSize);
