@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { uniqueName } from '../support/events.ts';
 import { ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
+import { markRequestsSubmitting, recordSubmissions, recordTransferReports } from '../../commands/request/conveyorSteps.ts';
+import { finishRequests } from '../../commands/request/requestFinishing.ts';
 
 /**
  * Runs the real Rucio Python client against the service. It needs a Python path under which
@@ -557,6 +559,57 @@ assert c.update_replication_rule(rule_id, {'locked': False})
 assert c.delete_replication_rule(rule_id, purge_replicas=True)
 rule = c.get_replication_rule(rule_id)
 assert rule['purge_replicas'] is True and (rule['expires_at'] - datetime.utcnow()).total_seconds() <= 3600, rule
+print('ok')
+`,
+    );
+    expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
+    expect(result.stdout.trim()).to.equal('ok');
+  });
+  it('reads transfer requests by DID and by link, active and archived, and sets, lists and deletes transfer limits (rules 22 and 24)', async () => {
+    const scope = uniqueName('py.');
+    const [source, target] = [uniqueName('PYSRC_').toUpperCase(), uniqueName('PYDST_').toUpperCase()];
+    const call = (method: string, path: string, body?: unknown) => server.root(method, path, body === undefined ? {} : { body });
+    const domains = { lan: { read: 1, write: 1, delete: 1 }, wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 } };
+    expect((await call('POST', `/scopes/root/${scope}`)).status).to.equal(201);
+    for (const rse of [source, target]) {
+      expect((await call('POST', `/rses/${rse}`, {})).status).to.equal(201);
+      expect((await call('POST', `/rses/${rse}/protocols/root`, { hostname: 'xrd.example.org', port: 1094, prefix: '/data', impl: 'rucio.rse.protocols.xrootd.Default', domains })).status).to.equal(201);
+    }
+    expect((await call('POST', '/dids', [{ scope, name: 'ds', type: 'DATASET' }])).status).to.equal(201);
+    const files = ['f1', 'f2'].map((name) => ({ scope, name, bytes: 100, adler32: '0cc737eb' }));
+    expect((await call('POST', `/dids/${scope}/ds/dids`, { rse: source, dids: files })).status).to.equal(201);
+    expect((await call('POST', '/rules/', { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: target })).status).to.equal(201);
+    // The conveyor's steps, by hand: f1 arrives and is archived, f2 stays SUBMITTED.
+    const { commands, progress } = server.runtime.services;
+    const metadata = () => ({ now: new Date(), account: 'root', requestId: uniqueName('py-') });
+    const settle = async (outcome: { position: bigint | undefined }) => {
+      if (outcome.position !== undefined) await progress.waitFor(outcome.position, 5000);
+    };
+    const sourceId = (await call('GET', `/rses/${source}`)).json<{ id: string }>().id;
+    const requestOf = async (name: string) => (await call('GET', `/requests/${scope}/${name}/${target}`)).json<{ id: string }>().id;
+    const [first, second] = [await requestOf('f1'), await requestOf('f2')];
+    const submit = (requestId: string) => ({ type: 'SubmitTransfer' as const, data: { requestId, sources: [{ rseId: sourceId, rse: source, ranking: 0, pfn: 'root://src/f' }], destUrl: 'root://dst/f', transfertool: 'mock' } });
+    await settle(await markRequestsSubmitting(commands, [submit(first), submit(second)], metadata()));
+    await settle(await recordSubmissions(commands, [{ requestId: first, externalId: 'job-1', externalHost: 'mock' }, { requestId: second, externalId: 'job-2', externalHost: 'mock' }], metadata()));
+    const done = { type: 'RecordTransferReport' as const, data: { requestId: first, externalId: 'job-1', outcome: 'DONE' as const, reason: null, source: null, startedAt: null, finishedAt: null } };
+    await settle(await recordTransferReports(commands, [done], metadata()));
+    await settle(await finishRequests(commands, [{ type: 'MarkReplicaAvailable', data: { requestId: first } }], metadata()));
+    const result = await runClient(
+      server,
+      `
+from rucio.client import Client
+c = Client()
+active = c.list_request_by_did('f2', '${target}', scope='${scope}')
+assert active['state'] == 'SUBMITTED' and active['id'] == '${second}' and active['external_id'] == 'job-2', active
+assert [r['id'] for r in c.list_requests('${source}', '${target}', 'S')] == ['${second}']
+archived = c.list_request_history_by_did('f1', '${target}', scope='${scope}')
+assert archived['state'] == 'DONE' and archived['id'] == '${first}', archived
+assert [r['name'] for r in c.list_requests_history('${source}', '${target}', 'D')] == ['f1']
+assert c.set_transfer_limit('${target}', max_transfers=5, strategy='grouped_fifo')
+limits = [l for l in c.list_transfer_limits() if l['rse_expression'] == '${target}']
+assert len(limits) == 1 and limits[0]['max_transfers'] == 5 and limits[0]['direction'] == 'DESTINATION', limits
+assert c.delete_transfer_limit('${target}')
+assert [l for l in c.list_transfer_limits() if l['rse_expression'] == '${target}'] == []
 print('ok')
 `,
     );
