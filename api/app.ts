@@ -23,6 +23,8 @@ import { registerRseProtocolRoutes } from './routes/rse/rseProtocols.ts';
 import { registerRseResourceRoutes } from './routes/rse/rseResources.ts';
 import { registerRseRoutes } from './routes/rse/rses.ts';
 import { registerMessageRoutes } from './routes/admin/messages.ts';
+import { registerProjectionRoutes } from './routes/admin/projections.ts';
+import { registerAuditRoutes } from './routes/audit/auditRoutes.ts';
 import { registerSessionRoutes } from './routes/admin/sessions.ts';
 import { registerLockRoutes } from './routes/lock/locks.ts';
 import { registerRequestRoutes } from './routes/request/requests.ts';
@@ -57,6 +59,8 @@ export const createApp = (services: Services): Koa<AppState> => {
   registerRequestRoutes(routes, services);
   registerLockRoutes(routes, services);
   registerMessageRoutes(routes, services);
+  registerProjectionRoutes(routes, services);
+  registerAuditRoutes(routes, services);
   registerSessionRoutes(routes, services);
   const router = new Router<AppState>({ strict: true });
   routes.install(router);

@@ -1,6 +1,7 @@
 import { ConfigurationInvalidError, loadConfig, type ServiceConfig } from '../infra/config.ts';
 import { createLogger } from '../infra/logger.ts';
 import { RedisServerMissingError } from '../infra/queue/redisServer.ts';
+import { auditVerifyCommand } from './commands/auditVerify.ts';
 import { bootstrapCommand } from './commands/bootstrap.ts';
 import { projectionsRebuildCommand } from './commands/projectionsRebuild.ts';
 import { projectionsStatusCommand } from './commands/projectionsStatus.ts';
@@ -21,6 +22,7 @@ const USAGE = `Usage: dms <command>
   projections status         checkpoint, head and lag of every projection
   projections rebuild <name> rebuild one projection beside the serving one, then switch reads
   replay <stream> [--from N] the events of one stream as JSON lines (for audits)
+  audit verify               check every stream's hash chain; name the first broken link
   admin bootstrap            create the root account if it does not exist, then exit
   admin revoke-tokens <acct> end every session (token) of an account at once
   help                       this text
@@ -80,6 +82,7 @@ const main = async (args: string[]): Promise<number> => {
   if (command === 'projections' && rest[0] === 'rebuild' && rest[1]) {
     return projectionsRebuildCommand(config, rest[1], createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel));
   }
+  if (command === 'audit' && rest[0] === 'verify') return auditVerifyCommand(config);
   if (command === 'replay' && rest[0]) return replayCommand(config, rest[0], rest.slice(1));
   if (command === 'admin' && rest[0] === 'bootstrap') return bootstrapCommand(config);
   if (command === 'admin' && rest[0] === 'revoke-tokens' && rest[1]) return revokeTokensCommand(config, rest[1]);

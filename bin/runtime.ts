@@ -9,6 +9,7 @@ import type { Services } from '../api/services.ts';
 import { ensureRootAccount } from '../commands/bootstrap.ts';
 import { createCommandContext } from '../commands/commandContext.ts';
 import type { ServiceConfig } from '../infra/config.ts';
+import type { Upcasters } from '../domain/shared/upcasting.ts';
 import type { EventStore } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { startPrivateRedisServer, type PrivateRedisServer } from '../infra/queue/redisServer.ts';
@@ -53,11 +54,21 @@ const DRAIN_MS = 10_000;
  * the API listens; on stop the API stops accepting first and finishes what it has, then the
  * workers, projections, stores and the private redis-server are closed, in that order.
  */
-export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: Logger): Promise<Runtime> => {
+export const startRuntime = async (
+  config: ServiceConfig,
+  roles: Roles,
+  logger: Logger,
+  /**
+   * Upcasters other than the domain's (tests of schema evolution). They reach the commands, the
+   * audit and projections run here; a projection thread always runs the domain's, so turn it off.
+   */
+  overrides: Readonly<{ upcasters?: Upcasters }> = {},
+): Promise<Runtime> => {
   const { eventStore, readStore } = await openStores(config, { logger });
   const readModels = new ReadModels(readStore, allProjections);
   await readModels.refresh();
-  const commands = createCommandContext({ eventStore, ...readModelPorts(readModels) });
+  const upcasters = overrides.upcasters ? { upcasters: overrides.upcasters } : {};
+  const commands = createCommandContext({ eventStore, ...readModelPorts(readModels), ...upcasters });
 
   let runner: ProjectionRunner | undefined;
   let thread: ProjectorThread | undefined;
@@ -68,7 +79,7 @@ export const startRuntime = async (config: ServiceConfig, roles: Roles, logger: 
     logger.info({ projections: allProjections.length, thread: true }, 'projections running');
     progress = thread;
   } else if (roles.projector) {
-    runner = new ProjectionRunner({ eventStore, readStore, readModels, projections: allProjections, logger: logger.child({ role: 'projector' }) });
+    runner = new ProjectionRunner({ eventStore, readStore, readModels, projections: allProjections, logger: logger.child({ role: 'projector' }), ...upcasters });
     await runner.start();
     logger.info({ projections: allProjections.length }, 'projections running');
     progress = runner;

@@ -108,6 +108,9 @@ export const RuleNotFound = rucioErrorClass('RuleNotFound', 404);
 export const RuleReplaceFailed = rucioErrorClass('RuleReplaceFailed', 409);
 export const StagingAreaRuleRequiresLifetime = rucioErrorClass('StagingAreaRuleRequiresLifetime', 409);
 
+/** Our own operations routes (`/admin/projections`), which Rucio does not have. */
+export const ProjectionNotFound = rucioErrorClass('ProjectionNotFound', 404);
+
 /**
  * Rucio exceptions nothing here raises yet, declared with Rucio's statuses so that the first use
  * answers as Rucio does.

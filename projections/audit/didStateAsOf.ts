@@ -17,6 +17,10 @@ import type { HistoryBound } from './auditQueries.ts';
  *
  * A stream is folded up to its first event past the bound, so with a time bound a stream whose
  * events' times went backwards (clocks of two API processes) stops early rather than skip one.
+ * A request's events share its time, so a time bound takes a request's changes whole; a position
+ * bound is widened to the whole request of the event at that position (its request id and time),
+ * as one decision spans several streams whose events take consecutive positions (a new rule is
+ * recorded on its DID just before its own stream starts).
  */
 export type DidStateAsOf = Readonly<{
   did: FileReplicas;
@@ -35,32 +39,41 @@ export const didStateAsOf = async (
   name: string,
   asOf: HistoryBound | undefined,
 ): Promise<DidStateAsOf> => {
+  const within = await boundOf(eventStore, asOf);
   const events = await eventStore.readStream(didStreamName(scope, name));
-  const folded = foldUpTo(didStreamDecider, events, asOf, upcasters);
+  const folded = foldUpTo(didStreamDecider, events, within, upcasters);
   const ruleIds = folded.state.did.status === 'Live' ? [...folded.state.did.rules.keys()] : [];
   let lastEvent = folded.last;
   const rules: { ruleId: string; rule: Rule }[] = [];
   for (const ruleId of ruleIds) {
-    const rule = foldUpTo(ruleDecider, await eventStore.readStream(ruleStreamName(ruleId)), asOf, upcasters);
+    const rule = foldUpTo(ruleDecider, await eventStore.readStream(ruleStreamName(ruleId)), within, upcasters);
     rules.push({ ruleId, rule: rule.state });
     if (rule.last && (!lastEvent || rule.last.position > lastEvent.position)) lastEvent = rule.last;
   }
   return { did: folded.state, rules, lastEvent, exists: events.length > 0 };
 };
 
-const within = (event: RecordedEvent, asOf: HistoryBound | undefined): boolean =>
-  asOf === undefined ? true : 'position' in asOf ? event.position <= asOf.position : event.metadata.at <= asOf.time;
+type Within = (event: RecordedEvent) => boolean;
+
+const boundOf = async (eventStore: EventStore, asOf: HistoryBound | undefined): Promise<Within> => {
+  if (asOf === undefined) return () => true;
+  if ('time' in asOf) return (event) => event.metadata.at <= asOf.time;
+  const [bounding] = await eventStore.readEventsAt([asOf.position]);
+  if (!bounding) return (event) => event.position <= asOf.position;
+  const { requestId, at } = bounding.metadata;
+  return (event) => event.position <= asOf.position || (event.metadata.requestId === requestId && event.metadata.at === at);
+};
 
 const foldUpTo = <State, E extends Event>(
   decider: Decider<State, never, E>,
   events: readonly RecordedEvent[],
-  asOf: HistoryBound | undefined,
+  within: Within,
   upcasters: Upcasters,
 ): { state: State; last: RecordedEvent | undefined } => {
   let state = decider.initialState();
   let last: RecordedEvent | undefined;
   for (const event of events) {
-    if (!within(event, asOf)) break;
+    if (!within(event)) break;
     const data = upcasters.upcast({ type: event.type, data: event.data, schemaVersion: event.metadata.schemaVersion });
     state = decider.evolve(state, { type: event.type, data } as E);
     last = event;

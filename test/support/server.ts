@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { Upcasters } from '../../domain/shared/upcasting.ts';
 import { loadConfig, type ServiceConfig } from '../../infra/config.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { startRuntime, type Roles, type Runtime } from '../../bin/runtime.ts';
@@ -31,6 +32,8 @@ export type TestServerOptions = {
   /** Reuse a data directory (a restart); it is removed by `removeDataDir` when the server stops. */
   dataDir?: string;
   removeDataDir?: () => void;
+  /** Upcasters instead of the domain's (with DMS_PROJECTION_THREAD=false to reach the projections). */
+  upcasters?: Upcasters;
 };
 
 /**
@@ -53,7 +56,7 @@ export const startTestServer = async (options: TestServerOptions = {}): Promise<
     ...(options.environment ?? {}),
   });
   const roles: Roles = { api: true, projector: true, workers: false, ...(options.roles ?? {}) };
-  const runtime = await startRuntime(config, roles, silentLogger());
+  const runtime = await startRuntime(config, roles, silentLogger(), options.upcasters ? { upcasters: options.upcasters } : {});
   const url = runtime.url!;
   const login = async (username: string, password: string, account?: string) => {
     const response = await request(url, 'GET', '/auth/userpass', {

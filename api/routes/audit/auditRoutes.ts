@@ -1,0 +1,102 @@
+import { loadCaller } from '../../../commands/caller.ts';
+import { scopeAccess } from '../../../commands/did/didStreams.ts';
+import { accountStreamName } from '../../../domain/account/account.ts';
+import { didStreamName } from '../../../domain/did/did.ts';
+import { AUDIT_PERMISSIONS } from '../../../domain/permission/auditPolicy.ts';
+import { allowOnly } from '../../../domain/permission/policy.ts';
+import { rseStreamName } from '../../../domain/rse/rse.ts';
+import { ruleStreamName } from '../../../domain/rule/rule.ts';
+import { AccountNotFound, DataIdentifierNotFound, RSENotFound, RuleNotFound, type RucioErrorClass } from '../../../domain/shared/errors.ts';
+import { eventsOf, feedEntries, subjectEntries, type HistoryRange } from '../../../projections/audit/auditQueries.ts';
+import { didSubject, rseSubject, ruleSubject } from '../../../projections/audit/auditSubjects.ts';
+import { didStateAsOf } from '../../../projections/audit/didStateAsOf.ts';
+import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
+import type { RouteTable } from '../../route.ts';
+import type { AppContext, Services } from '../../services.ts';
+import { didFromPath } from '../did/didParams.ts';
+import { eventTypes, historyBound, limitParam, positionParam } from './auditParams.ts';
+import { renderDidState, renderEvent } from './auditRendering.ts';
+
+/**
+ * The audit API (our own prefix; Rucio has none): the history of a DID, a rule, an RSE or an
+ * account as NDJSON, oldest first, found through the audit index (projections/audit) and read
+ * from the event store itself; a DID's state at a past position or time, folded from its events;
+ * and the whole feed, paged by position. Admins read everything; a scope's owner reads its DIDs.
+ *
+ * Filters: `since` and `until` (inclusive; a global position or an RFC 3339 time), `type`
+ * (repeated or comma-separated). The feed also takes `account`, `after` (a position: the last
+ * line of the previous page) and `limit` (default 1000, at most 10 000).
+ */
+export const registerAuditRoutes = (routes: RouteTable, services: Services): void => {
+  const { eventStore, upcasters } = services.commands;
+
+  const rangeOf = (ctx: AppContext): HistoryRange => {
+    const since = historyBound(ctx, 'since');
+    const until = historyBound(ctx, 'until');
+    const types = eventTypes(ctx);
+    return { ...(since ? { since } : {}), ...(until ? { until } : {}), ...(types ? { types } : {}) };
+  };
+
+  const requireStream = async (streamName: string, notFound: RucioErrorClass, message: string): Promise<void> => {
+    if ((await eventStore.streamRevision(streamName)) === 'no_stream') throw new notFound(message);
+  };
+
+  const requireHistoryReader = async (ctx: AppContext, what: string): Promise<void> => {
+    const caller = await loadCaller(services.commands, ctx.state.issuer!);
+    allowOnly(AUDIT_PERMISSIONS.readHistory(caller), `Account ${caller.account} can not read the history of ${what}`);
+  };
+
+  const requireDidHistoryReader = async (ctx: AppContext, scope: string, name: string): Promise<void> => {
+    const caller = await loadCaller(services.commands, ctx.state.issuer!);
+    const access = await scopeAccess(services.commands, caller, scope);
+    allowOnly(AUDIT_PERMISSIONS.readDidHistory(access), `Account ${caller.account} can not read the history of ${scope}:${name}`);
+    await requireStream(didStreamName(scope, name), DataIdentifierNotFound, `Data identifier '${scope}:${name}' not found`);
+  };
+
+  const sendHistory = (ctx: AppContext, entries: AsyncIterable<{ position: number }>): Promise<void> =>
+    sendStream(ctx, mapStream(eventsOf(eventStore, entries), renderEvent));
+
+  routes.get('/audit/dids/*scope_name/events', { accept: STREAM_ONLY }, async (ctx) => {
+    const { scope, name } = didFromPath(ctx);
+    await requireDidHistoryReader(ctx, scope, name);
+    await sendHistory(ctx, subjectEntries(services.readModels, didSubject(scope, name), rangeOf(ctx)));
+  });
+
+  routes.get('/audit/dids/*scope_name/state', { accept: JSON_ONLY }, async (ctx) => {
+    const { scope, name } = didFromPath(ctx);
+    const asOf = historyBound(ctx, 'as_of');
+    await requireDidHistoryReader(ctx, scope, name);
+    const state = await didStateAsOf(eventStore, upcasters, scope, name, asOf);
+    const asked = asOf === undefined ? null : 'position' in asOf ? Number(asOf.position) : asOf.time;
+    sendJson(ctx, renderDidState(scope, name, asked, state));
+  });
+
+  routes.get('/audit/rules/:ruleId/events', { accept: STREAM_ONLY }, async (ctx) => {
+    const { ruleId } = ctx.params as { ruleId: string };
+    await requireHistoryReader(ctx, `rule ${ruleId}`);
+    await requireStream(ruleStreamName(ruleId), RuleNotFound, `No replication rule found with id ${ruleId}`);
+    await sendHistory(ctx, subjectEntries(services.readModels, ruleSubject(ruleId), rangeOf(ctx)));
+  });
+
+  routes.get('/audit/rses/:rse/events', { accept: STREAM_ONLY }, async (ctx) => {
+    const { rse } = ctx.params as { rse: string };
+    await requireHistoryReader(ctx, `RSE ${rse}`);
+    await requireStream(rseStreamName(rse), RSENotFound, `RSE '${rse}' cannot be found`);
+    await sendHistory(ctx, subjectEntries(services.readModels, rseSubject(rse), rangeOf(ctx)));
+  });
+
+  routes.get('/audit/accounts/:account/events', { accept: STREAM_ONLY }, async (ctx) => {
+    const { account } = ctx.params as { account: string };
+    await requireHistoryReader(ctx, `account ${account}`);
+    await requireStream(accountStreamName(account), AccountNotFound, `Account with ID '${account}' cannot be found`);
+    await sendHistory(ctx, feedEntries(services.readModels, { ...rangeOf(ctx), account }));
+  });
+
+  routes.get('/audit/events', { accept: STREAM_ONLY }, async (ctx) => {
+    await requireHistoryReader(ctx, 'the service');
+    const account = typeof ctx.query.account === 'string' && ctx.query.account !== '' ? ctx.query.account : undefined;
+    const after = positionParam(ctx, 'after');
+    const query = { ...rangeOf(ctx), limit: limitParam(ctx, 1000, 10_000), ...(account ? { account } : {}), ...(after !== undefined ? { after } : {}) };
+    await sendHistory(ctx, feedEntries(services.readModels, query));
+  });
+};
