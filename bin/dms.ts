@@ -3,6 +3,8 @@ import { createLogger } from '../infra/logger.ts';
 import { RedisServerMissingError } from '../infra/queue/redisServer.ts';
 import { auditVerifyCommand } from './commands/auditVerify.ts';
 import { bootstrapCommand } from './commands/bootstrap.ts';
+import { eventsExportCommand } from './commands/eventsExport.ts';
+import { eventsImportCommand } from './commands/eventsImport.ts';
 import { projectionsRebuildCommand } from './commands/projectionsRebuild.ts';
 import { projectionsStatusCommand } from './commands/projectionsStatus.ts';
 import { replayCommand } from './commands/replay.ts';
@@ -20,9 +22,12 @@ const USAGE = `Usage: dms <command>
   workers status [--json]    each daemon role's queue and last cycle
   transfers status [--json]  transfer requests per state and link, the oldest waiting, the last hour's failures
   projections status         checkpoint, head and lag of every projection
-  projections rebuild <name> rebuild one projection beside the serving one, then switch reads
+  projections rebuild <name> [--detach]
+                             rebuild one projection beside the serving one, then switch reads
   replay <stream> [--from N] the events of one stream as JSON lines (for audits)
   audit verify               check every stream's hash chain; name the first broken link
+  events export [file]       the whole event log as NDJSON (stdout without a file)
+  events import [file]       append an exported log into an empty event store (stdin without a file)
   admin bootstrap            create the root account if it does not exist, then exit
   admin revoke-tokens <acct> end every session (token) of an account at once
   help                       this text
@@ -80,9 +85,11 @@ const main = async (args: string[]): Promise<number> => {
   if (command === 'transfers' && rest[0] === 'status') return transfersStatusCommand(config, rest.slice(1));
   if (command === 'projections' && rest[0] === 'status') return projectionsStatusCommand(config);
   if (command === 'projections' && rest[0] === 'rebuild' && rest[1]) {
-    return projectionsRebuildCommand(config, rest[1], createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel));
+    return projectionsRebuildCommand(config, rest[1], createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), rest.slice(2));
   }
   if (command === 'audit' && rest[0] === 'verify') return auditVerifyCommand(config);
+  if (command === 'events' && rest[0] === 'export') return eventsExportCommand(config, rest[1]);
+  if (command === 'events' && rest[0] === 'import') return eventsImportCommand(config, rest[1]);
   if (command === 'replay' && rest[0]) return replayCommand(config, rest[0], rest.slice(1));
   if (command === 'admin' && rest[0] === 'bootstrap') return bootstrapCommand(config);
   if (command === 'admin' && rest[0] === 'revoke-tokens' && rest[1]) return revokeTokensCommand(config, rest[1]);

@@ -1,23 +1,22 @@
 import type { ServiceConfig } from '../../infra/config.ts';
+import type { EventStore } from '../../infra/eventstore/eventStore.ts';
 import type { Logger } from '../../infra/logger.ts';
+import type { ReadStore } from '../../infra/readstore/readStore.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
-import { newRebuild, ProjectionRunner, requestRebuild } from '../../projections/runtime/projectionRunner.ts';
-import {
-  aliveProjectors,
-  projectionRebuildsCollection,
-  projectionStateCollection,
-  type ProjectionRebuildDocument,
-  type ProjectionStateDocument,
-} from '../../projections/runtime/projectionState.ts';
+import { ProjectionRunner } from '../../projections/runtime/projectionRunner.ts';
+import { projectionReports, requestProjectionRebuild } from '../../projections/runtime/projectionStatus.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
+import { Progress } from './progress.ts';
 
 /**
- * `dms projections rebuild NAME`: fills a new generation of the projection from the start of the
- * event log beside the serving one, then switches reads over. A running projector picks the
- * request up; without one, this command does the work itself and returns when reads have switched.
+ * `dms projections rebuild NAME [--detach]`: fills a new generation of the projection from the
+ * start of the event log beside the serving one, then switches reads over. A running projector
+ * picks the request up, and this command follows its progress until reads have switched (or
+ * returns at once with `--detach`); without a projector, it does the work itself. Progress (the
+ * rebuild's position in the log, events/s, ETA) goes to stderr.
  */
-export const projectionsRebuildCommand = async (config: ServiceConfig, name: string, logger: Logger): Promise<number> => {
+export const projectionsRebuildCommand = async (config: ServiceConfig, name: string, logger: Logger, args: readonly string[] = []): Promise<number> => {
   const projection = allProjections.find((candidate) => candidate.name === name);
   if (!projection) {
     console.error(`unknown projection ${name}; known: ${allProjections.map((candidate) => candidate.name).join(', ')}`);
@@ -25,31 +24,37 @@ export const projectionsRebuildCommand = async (config: ServiceConfig, name: str
   }
   const { eventStore, readStore } = await openStores(config);
   try {
-    const rebuilds = readStore.collection<ProjectionRebuildDocument>(projectionRebuildsCollection);
-    const existing = await rebuilds.get(name);
-    if (existing && !existing.error) {
-      console.log(`a rebuild of ${name} into generation ${existing.generation} is already under way`);
-    } else {
-      const state = await readStore.collection<ProjectionStateDocument>(projectionStateCollection).get(name);
-      const generation = Math.max(state?.servingGeneration ?? 1, existing?.generation ?? 0) + 1;
-      await requestRebuild(readStore, newRebuild(projection, generation, new Date().toISOString()));
-      console.log(`requested a rebuild of ${name} into generation ${generation}`);
-    }
-    const projectors = await aliveProjectors(readStore);
-    if (projectors.length > 0) {
-      console.log(`projector ${projectors[0]!._id} is running and will do it; follow it with: dms projections status`);
-      return 0;
+    const request = await requestProjectionRebuild(readStore, projection);
+    console.log(
+      request.alreadyUnderWay
+        ? `a rebuild of ${name} into generation ${request.generation} is already under way`
+        : `requested a rebuild of ${name} into generation ${request.generation}`,
+    );
+    const unit = config.eventStore.kind === 'sqlite' ? 'events' : 'positions';
+    if (request.projectorRunning) {
+      if (args.includes('--detach')) {
+        console.log('a projector is running and will do it; follow it with: dms projections status');
+        return 0;
+      }
+      console.log('a projector is running and does it; following its progress (interrupting this leaves the rebuild running)');
+      return await followRebuild(eventStore, readStore, name, unit);
     }
     console.log('no projector is running: rebuilding here');
-    const runner = new ProjectionRunner({
-      eventStore,
-      readStore,
-      readModels: new ReadModels(readStore, allProjections),
-      projections: allProjections,
-      logger,
-    });
+    const runner = new ProjectionRunner({ eventStore, readStore, readModels: new ReadModels(readStore, allProjections), projections: allProjections, logger });
     await runner.start();
-    await runner.rebuildsFinished();
+    const progress = new Progress(`rebuild ${name}`, unit);
+    const head = await eventStore.headPosition();
+    const timer = setInterval(() => {
+      const checkpoint = runner.status().find((status) => status.name === name)?.rebuild?.checkpoint;
+      if (checkpoint !== undefined) progress.update(Number(checkpoint), head === 0n ? 1 : Number(checkpoint) / Number(head));
+    }, 100);
+    try {
+      await runner.rebuildsFinished();
+    } finally {
+      clearInterval(timer);
+    }
+    progress.update(Number(head), 1);
+    progress.finish();
     await runner.dropReplacedGenerations();
     await runner.stop();
     console.log(`reads of ${name} now use the rebuilt generation`);
@@ -57,5 +62,27 @@ export const projectionsRebuildCommand = async (config: ServiceConfig, name: str
   } finally {
     await eventStore.close();
     await readStore.close();
+  }
+};
+
+/** Polls the projector's rebuild checkpoint until reads have switched (0) or the rebuild failed (1). */
+const followRebuild = async (eventStore: EventStore, readStore: ReadStore, name: string, unit: string): Promise<number> => {
+  const progress = new Progress(`rebuild ${name}`, unit);
+  const projection = allProjections.filter((candidate) => candidate.name === name);
+  for (;;) {
+    const [report] = await projectionReports(eventStore, readStore, projection);
+    if (!report?.rebuild) {
+      progress.update(Number(report?.checkpoint ?? 0n), 1);
+      progress.finish();
+      console.log(`reads of ${name} now use generation ${report?.generation ?? '?'}`);
+      return 0;
+    }
+    if (report.rebuild.error) {
+      progress.finish();
+      console.error(`the rebuild failed: ${report.rebuild.error}`);
+      return 1;
+    }
+    progress.update(Number(report.rebuild.checkpoint), report.rebuild.progress);
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 };
