@@ -1,6 +1,6 @@
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { Projected, Projection } from '../projection.ts';
-import { AUDITED_EVENT_TYPES, auditSubjects, type AuditedEvent } from './auditSubjects.ts';
+import { AUDITED_EVENT_TYPES, auditSubjects, streamSubject, type AuditedEvent } from './auditSubjects.ts';
 
 /**
  * The audit's index of the event log: where to find the events that concern a DID, a rule or an
@@ -10,9 +10,12 @@ import { AUDITED_EVENT_TYPES, auditSubjects, type AuditedEvent } from './auditSu
  *
  * - `audit_feed`: one document per event, `_id` its position (20 digits, so ids sort as
  *   positions), with the acting account, type, time and stream; indexed by account and by type.
- * - `audit_index`: one document per event and subject (auditSubjects.ts), `_id` `<subject>
- *   <position>`, so a subject's events are one range of the primary key, in order, without a
- *   secondary index. A 1 000-file attach is 1 002 documents: the dataset, each file, the feed.
+ * - `audit_index`: one document per event and subject it concerns (auditSubjects.ts) other than
+ *   the subject whose stream holds the event: a DID's, rule's or RSE's own events are read from
+ *   its stream (short, by design), and merged with these by position. `_id` is `<subject>
+ *   <position>`, so a subject's entries are one range of the primary key, in order, without a
+ *   secondary index. A file registered with a replica costs three documents (the feed's two and
+ *   its RSE's one); a 1 000-file attach 1 001 (the feed's and one per file).
  */
 export type AuditFeedDocument = Projected<{ position: number; account: string; type: string; at: string; stream: string }>;
 export type AuditIndexDocument = Projected<{ subject: string; position: number; type: string; at: string }>;
@@ -41,7 +44,9 @@ export const auditIndexProjection: Projection<AuditedEvent> = {
     const feed = context.collection<AuditFeedDocument>(auditFeedCollection);
     await feed.create(positionKey(position), { _id: positionKey(position), position: Number(position), account: metadata.account, type: event.type, at, stream: streamName });
     const index = context.collection<AuditIndexDocument>(auditIndexCollection);
+    const own = streamSubject(streamName);
     for (const subject of auditSubjects(event)) {
+      if (subject === own) continue;
       const id = subjectEntryId(subject, position);
       await index.create(id, { _id: id, subject, position: Number(position), type: event.type, at });
     }

@@ -86,6 +86,53 @@ export const feedEntries = (readModels: ReadModels, query: FeedQuery): AsyncIter
     .find({ ...filter, ...(query.account !== undefined ? { account: query.account } : {}) }, { sort: { _id: 1 }, ...(query.limit ? { limit: query.limit } : {}) });
 };
 
+/** Whether a stored event lies within the range (what the index filters do for its entries). */
+const withinRange = (event: RecordedEvent, bounds: Bounds): boolean =>
+  (bounds.fromPosition === undefined || event.position >= bounds.fromPosition) &&
+  (bounds.toPosition === undefined || event.position <= bounds.toPosition) &&
+  (bounds.fromTime === undefined || event.metadata.at >= bounds.fromTime) &&
+  (bounds.toTime === undefined || event.metadata.at <= bounds.toTime) &&
+  (bounds.types === undefined || bounds.types.includes(event.type));
+
+/** The events of one stream within the range, read a page at a time. */
+async function* streamEvents(eventStore: EventStore, streamName: string, bounds: Bounds, pageSize: number): AsyncGenerator<RecordedEvent> {
+  for (let fromRevision = 0n; ; ) {
+    const page = await eventStore.readStream(streamName, { fromRevision, maxCount: pageSize });
+    for (const event of page) {
+      if (bounds.toPosition !== undefined && event.position > bounds.toPosition) return;
+      if (withinRange(event, bounds)) yield event;
+    }
+    if (page.length < pageSize) return;
+    fromRevision = page[page.length - 1]!.revision + 1n;
+  }
+}
+
+/**
+ * The history of a DID, rule or RSE, oldest first: the events of its own stream merged by
+ * position with those of other streams the audit index names for it.
+ */
+export async function* subjectHistory(
+  readModels: ReadModels,
+  eventStore: EventStore,
+  subject: Readonly<{ subject: string; streamName: string }>,
+  range: HistoryRange,
+  pageSize = 500,
+): AsyncGenerator<RecordedEvent | MissingEvent> {
+  const own = streamEvents(eventStore, subject.streamName, boundsOf(range), pageSize)[Symbol.asyncIterator]();
+  const others = eventsOf(eventStore, subjectEntries(readModels, subject.subject, range), pageSize)[Symbol.asyncIterator]();
+  let a = await own.next();
+  let b = await others.next();
+  while (!a.done || !b.done) {
+    if (b.done || (!a.done && a.value.position < b.value.position)) {
+      yield a.value!;
+      a = await own.next();
+    } else {
+      yield b.value;
+      b = await others.next();
+    }
+  }
+}
+
 /** An index entry whose event the event store does not hold (it never should). */
 export type MissingEvent = Readonly<{ position: bigint; missing: true }>;
 

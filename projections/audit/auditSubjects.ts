@@ -59,6 +59,17 @@ export const ruleSubject = (ruleId: string): string => `rule:${ruleId}`;
 export const rseSubject = (rse: string): string => `rse:${rse}`;
 
 /**
+ * The subject whose own stream this is (`did-<scope>:<name>`, `rule-<id>`, `rse-<name>`, as the
+ * stream name helpers make them), if any. A subject's own events are read from its stream, so
+ * the index holds only the events of other streams that concern it.
+ */
+export const streamSubject = (streamName: string): string | undefined => {
+  const separator = streamName.indexOf('-');
+  const category = streamName.slice(0, separator);
+  return category === 'did' || category === 'rule' || category === 'rse' ? `${category}:${streamName.slice(separator + 1)}` : undefined;
+};
+
+/**
  * The subjects of one event, from its data:
  *
  * - a DID stream's events concern their DID; attaches, detaches and erasures also each child

@@ -7,7 +7,7 @@ import { allowOnly } from '../../../domain/permission/policy.ts';
 import { rseStreamName } from '../../../domain/rse/rse.ts';
 import { ruleStreamName } from '../../../domain/rule/rule.ts';
 import { AccountNotFound, DataIdentifierNotFound, RSENotFound, RuleNotFound, type RucioErrorClass } from '../../../domain/shared/errors.ts';
-import { eventsOf, feedEntries, subjectEntries, type HistoryRange } from '../../../projections/audit/auditQueries.ts';
+import { eventsOf, feedEntries, subjectHistory, type HistoryRange } from '../../../projections/audit/auditQueries.ts';
 import { didSubject, rseSubject, ruleSubject } from '../../../projections/audit/auditSubjects.ts';
 import { didStateAsOf } from '../../../projections/audit/didStateAsOf.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
@@ -56,10 +56,13 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
   const sendHistory = (ctx: AppContext, entries: AsyncIterable<{ position: number }>): Promise<void> =>
     sendStream(ctx, mapStream(eventsOf(eventStore, entries), renderEvent));
 
+  const sendSubjectHistory = (ctx: AppContext, subject: string, streamName: string): Promise<void> =>
+    sendStream(ctx, mapStream(subjectHistory(services.readModels, eventStore, { subject, streamName }, rangeOf(ctx)), renderEvent));
+
   routes.get('/audit/dids/*scope_name/events', { accept: STREAM_ONLY }, async (ctx) => {
     const { scope, name } = didFromPath(ctx);
     await requireDidHistoryReader(ctx, scope, name);
-    await sendHistory(ctx, subjectEntries(services.readModels, didSubject(scope, name), rangeOf(ctx)));
+    await sendSubjectHistory(ctx, didSubject(scope, name), didStreamName(scope, name));
   });
 
   routes.get('/audit/dids/*scope_name/state', { accept: JSON_ONLY }, async (ctx) => {
@@ -75,14 +78,14 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
     const { ruleId } = ctx.params as { ruleId: string };
     await requireHistoryReader(ctx, `rule ${ruleId}`);
     await requireStream(ruleStreamName(ruleId), RuleNotFound, `No replication rule found with id ${ruleId}`);
-    await sendHistory(ctx, subjectEntries(services.readModels, ruleSubject(ruleId), rangeOf(ctx)));
+    await sendSubjectHistory(ctx, ruleSubject(ruleId), ruleStreamName(ruleId));
   });
 
   routes.get('/audit/rses/:rse/events', { accept: STREAM_ONLY }, async (ctx) => {
     const { rse } = ctx.params as { rse: string };
     await requireHistoryReader(ctx, `RSE ${rse}`);
     await requireStream(rseStreamName(rse), RSENotFound, `RSE '${rse}' cannot be found`);
-    await sendHistory(ctx, subjectEntries(services.readModels, rseSubject(rse), rangeOf(ctx)));
+    await sendSubjectHistory(ctx, rseSubject(rse), rseStreamName(rse));
   });
 
   routes.get('/audit/accounts/:account/events', { accept: STREAM_ONLY }, async (ctx) => {
