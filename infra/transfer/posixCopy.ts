@@ -21,10 +21,14 @@ export type CopyResult =
 export type CopyOptions = Readonly<{
   /** Bytes per read and write. */
   chunkBytes: number;
+  /** Bytes written between two background flushes to disk. */
+  writeBehindBytes: number;
   /** A cap on each copy's rate, or null for none. */
   maxBytesPerSecond: number | null;
   /** A temporary file left untouched this long is taken for the leftover of a dead copy and replaced. */
   staleTemporaryMs: number;
+  /** Called once the bytes are written and verified, before they are made durable and renamed: the tool may start another copy meanwhile. */
+  onStreamed?: () => void;
   /** Aborting stops the copy between two chunks, removes the temporary file, and rejects with the signal's reason. */
   signal: AbortSignal;
 }>;
@@ -125,6 +129,7 @@ const copyFrom = async (sourcePath: string, destination: string, expected: Expec
       const mismatch = mismatchOf(expected, checksum.result());
       if (mismatch !== null) return mismatch;
       options.signal.throwIfAborted();
+      options.onStreamed?.();
       await destinationStep(() => target.sync());
       await destinationStep(() => target.close());
       await destinationStep(() => rename(temporary, destination));
@@ -165,16 +170,23 @@ const openTemporary = async (temporary: string, staleTemporaryMs: number): Promi
 /**
  * Reads the source in chunks and writes each to the target while summing it. Two buffers: the
  * next chunk is read while the previous one is written, and a chunk is summed while it is written.
+ * Every `writeBehindBytes` written, an fdatasync starts in the background (one at a time), so the
+ * disk writes while the copy goes on and the final fsync only waits for the tail: a copy that
+ * only flushed at its end waited for all its bytes at once (about a third slower in bench/posixCopies.ts).
  */
 const streamInto = async (source: FileHandle, target: FileHandle, checksum: StreamChecksum, options: CopyOptions): Promise<void> => {
   const buffers = [Buffer.allocUnsafe(options.chunkBytes), Buffer.allocUnsafe(options.chunkBytes)] as const;
   const started = Date.now();
   let writing: Promise<void> = Promise.resolve();
+  let flushing: Promise<void> | null = null;
+  let flushError: unknown = null;
+  let unflushed = 0;
   let position = 0;
   let turn = 0;
   try {
     for (;;) {
       options.signal.throwIfAborted();
+      if (flushError !== null) throw new DestinationError(messageOf(flushError));
       const buffer = buffers[turn]!;
       const { bytesRead } = await source.read(buffer, 0, options.chunkBytes, position);
       await writing;
@@ -183,17 +195,31 @@ const streamInto = async (source: FileHandle, target: FileHandle, checksum: Stre
       writing = writeAll(target, chunk, position);
       checksum.update(chunk);
       position += bytesRead;
+      unflushed += bytesRead;
       turn = 1 - turn;
+      if (unflushed >= options.writeBehindBytes && flushing === null) {
+        unflushed = 0;
+        flushing = writing
+          .then(() => target.datasync())
+          .catch((error: unknown) => {
+            flushError = error;
+          })
+          .finally(() => {
+            flushing = null;
+          });
+      }
       if (options.maxBytesPerSecond !== null) {
         const due = started + (position * 1000) / options.maxBytesPerSecond - Date.now();
         if (due > 0) await sleep(due, undefined, { signal: options.signal });
       }
     }
   } finally {
-    // Never leave a write running on a handle the caller is about to close.
+    // Never leave a write or a flush running on a handle the caller is about to close.
     await writing.catch(() => undefined);
+    await flushing;
   }
   await writing;
+  if (flushError !== null) throw new DestinationError(messageOf(flushError));
 };
 
 const writeAll = async (target: FileHandle, chunk: Buffer, position: number): Promise<void> => {

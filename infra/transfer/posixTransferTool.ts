@@ -4,10 +4,16 @@ import { copyVerified, pathOfFilePfn, type CopyResult } from './posixCopy.ts';
 import type { JobReport, SubmittedJob, TransferEndpoint, TransferJob, TransferTool } from './transferTool.ts';
 
 export type PosixTransferToolOptions = Readonly<{
-  /** Copies running at once (default 4); the others wait in order of priority, then of submission. */
+  /**
+   * Copies streaming at once (default 4); the others wait in order of priority, then of
+   * submission. A copy whose bytes are written and verified gives its place to the next while it
+   * waits for fsync and rename, up to as many such copies again.
+   */
   concurrency?: number;
   /** Bytes per read and write (default 1 MiB). */
   chunkBytes?: number;
+  /** Bytes a copy writes between two background flushes to disk (default 4 MiB); the final fsync then waits only for the rest. */
+  writeBehindBytes?: number;
   /** A cap on each copy's rate in bytes per second (default none). */
   maxBytesPerSecond?: number | null;
   /** A temporary file nobody wrote to for this long is the leftover of a dead copy (default 10 minutes). */
@@ -55,7 +61,10 @@ export class PosixTransferTool implements TransferTool {
   /** Queued jobs whose destination another job is writing, by destination. */
   private readonly blocked = new Map<string, Entry[]>();
   private readonly busyDestinations = new Set<string>();
+  /** Copies reading and writing bytes. */
   private running = 0;
+  /** Copies that gave their place and wait for their bytes to reach the disk. */
+  private finishing = 0;
   private closed = false;
   private readonly concurrency: number;
 
@@ -63,9 +72,14 @@ export class PosixTransferTool implements TransferTool {
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
   }
 
-  /** Copies running now (at most `concurrency`). */
+  /** Copies reading and writing bytes now (at most `concurrency`). */
   get runningCopies(): number {
     return this.running;
+  }
+
+  /** Copies whose bytes are written and that wait for fsync and rename (at most `concurrency`). */
+  get finishingCopies(): number {
+    return this.finishing;
   }
 
   async submit(jobs: readonly TransferJob[]): Promise<SubmittedJob[]> {
@@ -155,6 +169,7 @@ export class PosixTransferTool implements TransferTool {
 
   private start(entry: Entry): void {
     const abort = new AbortController();
+    let gaveItsPlace = false;
     entry.phase = 'running';
     entry.startedAt = this.now();
     entry.abort = abort;
@@ -162,16 +177,25 @@ export class PosixTransferTool implements TransferTool {
     this.busyDestinations.add(entry.destinationKey);
     entry.running = copyVerified(entry.job, {
       chunkBytes: this.options.chunkBytes ?? 1024 * 1024,
+      writeBehindBytes: this.options.writeBehindBytes ?? 4 * 1024 * 1024,
       maxBytesPerSecond: this.options.maxBytesPerSecond ?? null,
       staleTemporaryMs: this.options.staleTemporaryMs ?? 600_000,
       signal: abort.signal,
+      onStreamed: () => {
+        if (this.finishing >= this.concurrency) return;
+        gaveItsPlace = true;
+        this.running -= 1;
+        this.finishing += 1;
+        this.startCopies();
+      },
     })
       .then(
         (result) => this.finish(entry, outcomeOf(result)),
         (error: unknown) => this.finish(entry, { phase: 'failed', reason: abort.signal.aborted ? CANCELLED : `posix copy failed: ${String(error)}` }),
       )
       .finally(() => {
-        this.running -= 1;
+        if (gaveItsPlace) this.finishing -= 1;
+        else this.running -= 1;
         this.busyDestinations.delete(entry.destinationKey);
         const waiting = this.blocked.get(entry.destinationKey);
         if (waiting) {
