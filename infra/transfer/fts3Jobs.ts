@@ -1,0 +1,240 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { JobReport, JobState, TransferEndpoint, TransferJob } from './transferTool.ts';
+import { TransferToolWrongAnswer } from './transferToolErrors.ts';
+
+/**
+ * What the `fts3` tool sends to FTS3 and how it reads the answers, as pure functions. The
+ * submission is the JSON Rucio 39 builds (transfertool/fts3.py: `build_job_params` and
+ * `_file_from_transfer`) for a single-hop transfer to a disk RSE; the reading follows its
+ * `FTS3ApiTransferStatusReport` and `__bulk_query_responses`.
+ */
+
+export type SubmissionSettings = Readonly<{
+  /** `verify_checksum`: both ends (default), `source`, `target` or `none`. */
+  verifyChecksum: 'both' | 'source' | 'target' | 'none';
+  /** `selection_strategy` among several sources: Rucio's default `orderly` tries them in the order given. */
+  sourceStrategy: string;
+  /** `copy_pin_lifetime` when the job's attributes have no `lifetime` (Rucio's default 172800 s). */
+  defaultLifetimeSeconds: number;
+  /** Ask FTS to derive the job id from the request id (`id_generator: deterministic`, `sid`). */
+  deterministicIds: boolean;
+}>;
+
+/**
+ * `ADLER32:<hex>` (Rucio's preferred checksum), else `MD5:<hex>`, else null: the names in upper
+ * case as Rucio writes them (`'%s:%s' % (checksum_name.upper(), value)`).
+ */
+export const ftsChecksumOf = (file: TransferJob['file'], verifyChecksum: SubmissionSettings['verifyChecksum']): string | null => {
+  if (verifyChecksum === 'none') return null;
+  if (file.adler32) return `ADLER32:${file.adler32}`;
+  if (file.md5) return `MD5:${file.md5}`;
+  return null;
+};
+
+/**
+ * The body of `POST /jobs` for one transfer. Differences from Rucio, for lack of facts the port
+ * does not carry: no `account` (FTS does not need it), destinations taken for disk (no
+ * `bring_online`, `overwrite: true` unless the job's attributes say `overwrite: false`), and no
+ * space token or tape metadata.
+ */
+export const ftsSubmission = (job: TransferJob, settings: SubmissionSettings): Record<string, unknown> => {
+  const firstSource = job.sources[0];
+  const attributes = job.attributes;
+  const overwrite = attributes.overwrite === false ? false : true;
+  const lifetime = 'lifetime' in attributes ? (typeof attributes.lifetime === 'number' ? attributes.lifetime : null) : settings.defaultLifetimeSeconds;
+  const multiSources = job.sources.length > 1;
+  return {
+    files: [
+      {
+        sources: job.sources.map((source) => source.pfn),
+        destinations: [job.destination.pfn],
+        metadata: {
+          request_id: job.requestId,
+          scope: job.file.scope,
+          name: job.file.name,
+          activity: job.activity,
+          request_type: 'TRANSFER',
+          src_type: 'DISK',
+          dst_type: 'DISK',
+          src_rse: firstSource?.rse ?? null,
+          dst_rse: job.destination.rse,
+          src_rse_id: firstSource?.rseId ?? null,
+          dest_rse_id: job.destination.rseId,
+          filesize: job.file.bytes,
+          md5: job.file.md5,
+          adler32: job.file.adler32,
+        },
+        filesize: job.file.bytes,
+        checksum: ftsChecksumOf(job.file, settings.verifyChecksum),
+        selection_strategy: settings.sourceStrategy,
+        activity: job.activity,
+      },
+    ],
+    params: {
+      verify_checksum: settings.verifyChecksum,
+      copy_pin_lifetime: lifetime,
+      bring_online: null,
+      job_metadata: { issuer: 'rucio', multi_sources: multiSources, overwrite_when_only_on_disk: false },
+      overwrite,
+      overwrite_when_only_on_disk: false,
+      priority: job.priority,
+      s3alternate: true,
+      ...(settings.deterministicIds ? { id_generator: 'deterministic', sid: job.requestId } : {}),
+    },
+  };
+};
+
+/** A UUID version 5 (SHA-1 of namespace and name), as Python's `uuid.uuid5`. */
+export const uuid5 = (namespace: string, name: string): string => {
+  const namespaceBytes = Buffer.from(namespace.replaceAll('-', ''), 'hex');
+  if (namespaceBytes.length !== 16) throw new Error(`not a UUID: ${namespace}`);
+  const hash = createHash('sha1').update(namespaceBytes).update(name, 'utf8').digest().subarray(0, 16);
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const hex = hash.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+};
+
+/** The id FTS gives a job submitted with `sid` (Rucio's `__get_deterministic_id`): uuid5(uuid5(base_id, vo), sid). */
+export const deterministicJobId = (baseId: string, vo: string, sid: string): string => uuid5(uuid5(baseId, vo), sid);
+
+/** The file fields asked for when polling (Rucio's `bulk_query`, plus `filesize` for the bytes moved). */
+export const POLLED_FILE_FIELDS = 'file_state,dest_surl,finish_time,start_time,staging_start,staging_finished,reason,source_surl,file_metadata,filesize';
+
+const text = z.string().nullish();
+/** Metadata come back as submitted (an object), or as text from older servers. */
+const metadata = z.union([z.record(z.string(), z.unknown()), z.string()]).nullish();
+
+const fileAnswer = z.object({
+  file_state: z.string(),
+  reason: text,
+  source_surl: text,
+  dest_surl: text,
+  start_time: text,
+  finish_time: text,
+  filesize: z.number().nullish(),
+  file_metadata: metadata,
+});
+
+const jobAnswer = z.object({
+  job_id: z.string(),
+  http_status: z.string().optional(),
+  http_message: text,
+  job_state: z.string().optional(),
+  job_metadata: metadata,
+  reason: text,
+  files: z.array(fileAnswer).optional(),
+});
+
+export type FtsJobAnswer = z.infer<typeof jobAnswer>;
+type FtsFileAnswer = z.infer<typeof fileAnswer>;
+
+/** The jobs of a `GET /jobs/<ids>` answer: one object for one id, a list for several. */
+export const jobAnswersOf = (body: unknown, what: string): FtsJobAnswer[] => {
+  const parsed = z.array(jobAnswer).safeParse(Array.isArray(body) ? body : [body]);
+  if (!parsed.success) throw new TransferToolWrongAnswer(`${what}: not FTS job answers: ${parsed.error.message.slice(0, 300)}`);
+  return parsed.data;
+};
+
+const FINAL_JOB_STATES: ReadonlySet<string> = new Set(['FAILED', 'CANCELED', 'FINISHED', 'FINISHEDDIRTY']);
+
+/** FTS's messages for a destination that exists when overwriting is off (FTS >= 3.12.12, and before). */
+const FILE_EXISTS_MESSAGES = ['Destination file exists and is on tape', 'Destination file exists and overwrite is not enabled'];
+
+const objectOf = (value: unknown): Record<string, unknown> => {
+  if (typeof value === 'string') {
+    try {
+      return objectOf(JSON.parse(value));
+    } catch {
+      return {};
+    }
+  }
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+};
+
+const isTrue = (value: unknown): boolean => value === true || String(value).toLowerCase() === 'true';
+
+/**
+ * Rucio's `_is_recoverable_fts_overwrite_error`: FTS refused to overwrite, but the file it found
+ * (`dst_file`, reported with `dst_file_report`) has the expected size and checksum, on disk or
+ * already on tape: the copy is there, so the transfer is DONE.
+ */
+const destinationAlreadyCorrect = (reason: string | null, fileMetadata: Record<string, unknown>): boolean => {
+  if (!reason || !FILE_EXISTS_MESSAGES.some((message) => reason.includes(message))) return false;
+  const destination = objectOf(fileMetadata.dst_file);
+  const checksumType = String(destination.checksum_type ?? '').toLowerCase();
+  const sizeMatches = typeof destination.file_size === 'number' && destination.file_size !== 0 && destination.file_size === fileMetadata.filesize;
+  const checksumMatches =
+    (checksumType === 'adler32' && destination.checksum_value === fileMetadata.adler32) || (checksumType === 'md5' && destination.checksum_value === fileMetadata.md5);
+  return sizeMatches && checksumMatches && (fileMetadata.dst_type === 'DISK' || isTrue(destination.file_on_tape));
+};
+
+/** FTS times are UTC without a zone (`2024-05-01T10:00:00`). */
+const isoTime = (time: string | null | undefined): string | null => {
+  if (!time) return null;
+  const parsed = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(time) ? time : `${time}Z`);
+  return Number.isNaN(parsed) ? null : new Date(parsed).toISOString();
+};
+
+const noNews = (externalId: string): JobReport => ({ externalId, state: 'SUBMITTED', reason: null, source: null, bytesTransferred: null, startedAt: null, finishedAt: null });
+
+/** What a job answer says of the transfer; `sources` (the job's, when this process submitted it) name the source FTS read. */
+export const reportOfFtsJob = (externalId: string, answer: FtsJobAnswer, sources: readonly TransferEndpoint[] = []): JobReport => {
+  const httpStatus = answer.http_status ?? '200 Ok';
+  if (httpStatus.startsWith('404')) {
+    return { ...noNews(externalId), state: 'LOST', reason: answer.http_message ?? `FTS job ${externalId} not found` };
+  }
+  // Any other error (403: not ours to read) tells nothing of the transfer: as Rucio, ask again later.
+  if (!httpStatus.startsWith('200')) return noNews(externalId);
+
+  const jobState = answer.job_state ?? '';
+  const jobFinal = FINAL_JOB_STATES.has(jobState);
+  const multiSources = isTrue(objectOf(answer.job_metadata).multi_sources);
+  // A job with several sources has one file per source: wait for the job to end, then read the
+  // file that finished, or else the last one tried.
+  if (multiSources && !jobFinal) return noNews(externalId);
+  const files = answer.files ?? [];
+  const tried = multiSources ? files.filter((file) => file.file_state !== 'NOT_USED') : files;
+  const file: FtsFileAnswer | undefined = tried.find((candidate) => candidate.file_state === 'FINISHED') ?? tried.at(-1) ?? files.at(-1);
+
+  if (!file) {
+    if (!jobFinal) return noNews(externalId);
+    const state: JobState = jobState === 'FINISHED' ? 'DONE' : 'FAILED';
+    return { ...noNews(externalId), state, reason: state === 'DONE' ? null : (answer.reason ?? `FTS job ${jobState}`) };
+  }
+
+  const fileMetadata = objectOf(file.file_metadata);
+  const reason = file.reason || answer.reason || null;
+  let state: JobState = 'SUBMITTED';
+  switch (file.file_state) {
+    case 'FINISHED':
+      state = 'DONE';
+      break;
+    case 'FAILED':
+      if (jobFinal || !multiSources) state = destinationAlreadyCorrect(reason, fileMetadata) ? 'DONE' : 'FAILED';
+      break;
+    case 'CANCELED':
+      if (jobFinal) state = 'FAILED';
+      break;
+    case 'NOT_USED':
+      if (jobFinal) state = jobState === 'FINISHED' ? 'DONE' : 'FAILED';
+      break;
+  }
+  if (state === 'SUBMITTED') return noNews(externalId);
+
+  const sourceUrl = file.source_surl ?? null;
+  const source =
+    sources.find((candidate) => candidate.pfn === sourceUrl) ??
+    (sourceUrl !== null ? { rse: String(fileMetadata.src_rse ?? ''), rseId: String(fileMetadata.src_rse_id ?? ''), pfn: sourceUrl } : null);
+  const bytes = file.filesize ?? (typeof fileMetadata.filesize === 'number' ? fileMetadata.filesize : null);
+  return {
+    externalId,
+    state,
+    reason: state === 'DONE' ? null : (reason ?? `FTS file ${file.file_state}`),
+    source,
+    bytesTransferred: state === 'DONE' ? bytes : null,
+    startedAt: isoTime(file.start_time),
+    finishedAt: isoTime(file.finish_time),
+  };
+};
