@@ -1,4 +1,6 @@
+import { fts3ServersFromEnvironment } from './fts3Servers.ts';
 import { MockTransferTool } from './mockTransferTool.ts';
+import { PosixTransferTool } from './posixTransferTool.ts';
 import type { TransferTool } from './transferTool.ts';
 
 /**
@@ -7,7 +9,7 @@ import type { TransferTool } from './transferTool.ts';
  * process's life; `close` ends them all. A tool named but not known here makes the submission
  * fail (SUBMISSION_FAILED), which the finisher retries like any other.
  *
- * Tools that keep their jobs in memory (`mock`) must be asked by the process that submitted to
+ * Tools that keep their jobs in memory (`mock`, `posix`) must be asked by the process that submitted to
  * them: run the submitter, poller and canceller roles of such tools in one process.
  */
 
@@ -19,6 +21,8 @@ export type TransferToolFactory = (settings: TransferToolSettings) => TransferTo
 /** One line per tool. */
 const FACTORIES: Readonly<Record<string, TransferToolFactory>> = {
   mock: () => new MockTransferTool(),
+  posix: () => new PosixTransferTool(),
+  fts3: () => fts3ServersFromEnvironment(),
 };
 
 export class TransferTools {
