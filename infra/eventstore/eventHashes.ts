@@ -61,19 +61,34 @@ export const canonicalJson = (value: unknown): string => {
 };
 
 const canonical = (value: unknown): string | undefined => {
-  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
-    return canonical((value as { toJSON(): unknown }).toJSON());
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+      break;
+    default:
+      // undefined, functions and symbols are left out; a bigint throws, as in JSON.stringify.
+      return JSON.stringify(value) as string | undefined;
   }
-  if (Array.isArray(value)) return `[${value.map((item) => canonical(item) ?? 'null').join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const parts: string[] = [];
-    for (const key of Object.keys(value).sort()) {
-      const member = canonical((value as Record<string, unknown>)[key]);
-      if (member !== undefined) parts.push(`${JSON.stringify(key)}:${member}`);
-    }
-    return `{${parts.join(',')}}`;
+  if (value === null) return 'null';
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return canonical((value as { toJSON(): unknown }).toJSON());
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let index = 0; index < value.length; index += 1) text += `${index > 0 ? ',' : ''}${canonical(value[index]) ?? 'null'}`;
+    return `${text}]`;
   }
-  return JSON.stringify(value) as string | undefined;
+  const keys = Object.keys(value).sort();
+  let text = '{';
+  for (const key of keys) {
+    const member = canonical((value as Record<string, unknown>)[key]);
+    if (member === undefined) continue;
+    text += `${text.length > 1 ? ',' : ''}${JSON.stringify(key)}:${member}`;
+  }
+  return `${text}}`;
 };
 
 /** The metadata as given, without a `hash` a caller may have left in it (an import, a copy). */
