@@ -3,6 +3,9 @@ import { RucioError } from '../domain/shared/errors.ts';
 import { pythonJson } from './pythonJson.ts';
 import type { AppState } from './services.ts';
 
+/** Unread request bodies up to this size are drained after an error answer, keeping the connection. */
+const DRAIN_LIMIT_BYTES = 1024 * 1024;
+
 /** Rucio cuts the header copy of the message at 125 characters and appends `...`. */
 const HEADER_MESSAGE_LIMIT = 125;
 
@@ -38,9 +41,11 @@ export const errorMiddleware = (): Middleware<AppState> => async (ctx, next) => 
     await next();
   } catch (error) {
     answerError(ctx, error);
-    // A body left unread (refused for its size, its encoding) is not read to its end just to keep
-    // the connection: the answer closes it.
-    if (!ctx.req.complete) ctx.set('Connection', 'close');
+    // A body left unread (refused for its size, its encoding) is read to its end and dropped by
+    // Node to keep the connection, when it is small; a large or endless one is not worth it: the
+    // answer closes the connection instead.
+    const declared = Number(ctx.get('Content-Length') || Number.NaN);
+    if (!ctx.req.complete && !(declared <= DRAIN_LIMIT_BYTES)) ctx.set('Connection', 'close');
   }
 };
 

@@ -18,20 +18,21 @@ export const createAccount = async (
   return onAccount(context, data.account, { type: 'CreateAccount', data, metadata });
 };
 
-/** Applies `{key: value}` pairs in order, one command each, as Rucio's PUT /accounts/{account} does. */
+/**
+ * Applies `{key: value}` pairs in order, as Rucio's PUT /accounts/{account} does, but as one
+ * decision: a refused pair leaves the pairs before it unwritten too.
+ */
 export const updateAccount = async (
   context: CommandContext,
   data: { account: string; changes: Readonly<Record<string, unknown>> },
   metadata: CommandMetadata,
 ) => {
+  const changes = Object.entries(data.changes);
+  if (changes.length === 0) return { position: undefined };
   const caller = await loadCaller(context, metadata.account);
-  let position: bigint | undefined;
-  for (const [key, value] of Object.entries(data.changes)) {
-    requirePermission(ACCOUNT_PERMISSIONS.updateAccount(caller), caller, `change ${key}  of the account`);
-    const outcome = await onAccount(context, data.account, { type: 'UpdateAccount', data: { account: data.account, key, value }, metadata });
-    position = outcome.position ?? position;
-  }
-  return { position };
+  requirePermission(ACCOUNT_PERMISSIONS.updateAccount(caller), caller, `change ${changes[0]![0]}  of the account`);
+  const commands = changes.map(([key, value]): AccountCommand => ({ type: 'UpdateAccount', data: { account: data.account, key, value }, metadata }));
+  return handleCommand(context, accountDecider, accountStreamName(data.account), commands);
 };
 
 export const deleteAccount = async (context: CommandContext, data: { account: string }, metadata: CommandMetadata) => {

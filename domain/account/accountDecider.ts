@@ -80,12 +80,12 @@ export const deleteAccount = ({ data, metadata }: DeleteAccount, state: Account)
 
 export const addAccountAttribute = ({ data }: AddAccountAttribute, state: Account): AccountEvent[] => {
   if (state.status !== 'ACTIVE') throw new AccountNotFound(`Account ID '${data.account}' does not exist`);
-  if (data.key in state.attributes) throw new Duplicate(`Key ${data.key} already exist for account ${data.account}!`);
+  if (Object.hasOwn(state.attributes, data.key)) throw new Duplicate(`Key ${data.key} already exist for account ${data.account}!`);
   return [{ type: 'AccountAttributeAdded', data: { account: data.account, key: data.key, value: data.value } }];
 };
 
 export const removeAccountAttribute = ({ data }: RemoveAccountAttribute, state: Account): AccountEvent[] => {
-  if (state.status === 'Absent' || !(data.key in state.attributes)) {
+  if (state.status === 'Absent' || !Object.hasOwn(state.attributes, data.key)) {
     throw new AccountNotFound(`Attribute (${data.key}) does not exist for the account ${data.account}!`);
   }
   return [{ type: 'AccountAttributeRemoved', data: { account: data.account, key: data.key } }];

@@ -1,3 +1,5 @@
+import { isLifetime, LIMITS } from '../shared/limits.ts';
+import { keyProblem } from '../shared/names.ts';
 import { parseFilterDate, parseRucioDate } from '../shared/dates.ts';
 import { AccessDenied, InvalidMetadata, InvalidValueForKey, UnsupportedOperation } from '../shared/errors.ts';
 import { checkConvention, type MetaConvention } from '../metaConvention/metaConvention.ts';
@@ -90,8 +92,13 @@ const FILE_ONLY_COLUMNS = new Set(['guid', 'events']);
 /** Columns whose change Rucio carries to other tables, never to children with `recursive`. */
 const NOT_RECURSIVE_COLUMNS = new Set(['expired_at', 'eol_at', 'guid', 'events']);
 
-/** `.` separates a key from its operator in searches, so keys may not contain it. */
+/**
+ * `.` separates a key from its operator in searches, so keys may not contain it; nor may they be
+ * empty, too long, hold control characters, name a prototype property or start with `$`.
+ */
 export const assertKeyCharacters = (key: string): void => {
+  const problem = keyProblem(key, LIMITS.metadataKeyLength);
+  if (problem) throw new InvalidMetadata(`The metadata key ${JSON.stringify(key.slice(0, 100))} ${problem}.`);
   if (key.includes('.')) {
     throw new InvalidMetadata(
       'Restricted character "." found in metadata key. Reason: Used as a delimiter for key and operator (<key>.<operator>) in filtering engine.',
@@ -135,6 +142,9 @@ export const planMetadataChange = (
   const refused: string[] = [];
   for (const [key, value] of Object.entries(meta)) {
     assertKeyCharacters(key);
+    if (value !== undefined && JSON.stringify(value).length > LIMITS.metadataValueLength) {
+      throw new InvalidValueForKey(`The value of key ${key} is longer than ${LIMITS.metadataValueLength} characters of JSON`);
+    }
     const convention = conventions.get(key);
     if (convention) checkConvention(convention, target.didType, value);
     if (!managedByDidColumn(key)) {
@@ -165,7 +175,9 @@ export const planMetadataChange = (
 const expiryFromLifetime = (value: unknown, now: Date): string | null => {
   if (value === null) return null;
   const seconds = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
-  if (!Number.isFinite(seconds)) throw new InvalidValueForKey(`Value ${JSON.stringify(value)} of key lifetime is not a number of seconds`);
+  if (!isLifetime(seconds)) {
+    throw new InvalidValueForKey(`Value ${JSON.stringify(value)} of key lifetime is not a number of seconds (at most ${LIMITS.lifetimeSeconds} either way)`);
+  }
   return new Date(now.getTime() + seconds * 1000).toISOString();
 };
 

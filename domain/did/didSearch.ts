@@ -7,6 +7,8 @@ import {
   ValueError,
 } from '../shared/errors.ts';
 import { parsePythonLiteral, PythonLiteralError } from '../shared/pythonLiteral.ts';
+import { LIMITS } from '../shared/limits.ts';
+import { keyProblem } from '../shared/names.ts';
 import type { DidType } from './did.ts';
 import { DID_COLUMNS, managedByDidColumn } from './didMetadata.ts';
 
@@ -76,6 +78,8 @@ export const planDidSearch = (groups: readonly Readonly<Record<string, unknown>>
 const groupCriteria = (group: Readonly<Record<string, unknown>>, plugin: DidSearch['plugin']): Criterion[] => {
   const criteria: Criterion[] = [];
   for (const [rawKey, rawValue] of Object.entries(group)) {
+    const problem = keyProblem(rawKey, LIMITS.metadataKeyLength);
+    if (problem) throw new DIDFilterSyntaxError(`The filter key ${JSON.stringify(rawKey)} ${problem}.`);
     // Rucio once had created_after/before; both are kept (Rucio itself drops the second).
     const renamed = rawKey === 'created_after' ? 'created_at.gte' : rawKey === 'created_before' ? 'created_at.lte' : rawKey;
     const parts = renamed.split('.');

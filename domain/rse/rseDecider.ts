@@ -97,7 +97,7 @@ const settingAttributeEvents = (state: RseRecord, changes: Partial<RseProperties
     if (!(key in changes)) return [];
     const value = changes[key];
     if (value) return state.attributes[key] === value ? [] : [{ type: 'RseAttributeSet', data: { ...ref(state), key, value } }];
-    return key in state.attributes ? [{ type: 'RseAttributeRemoved', data: { ...ref(state), key } }] : [];
+    return Object.hasOwn(state.attributes, key) ? [{ type: 'RseAttributeRemoved', data: { ...ref(state), key } }] : [];
   });
 
 /**

@@ -34,13 +34,24 @@ const OPERATORS = new Set<string>(['|', '&', '\\']);
 
 const syntaxError = () => new InvalidRSEExpression('Expression does not comply to RSE Expression syntax');
 
+/**
+ * Bounds Rucio has not: the longest expression (the rule schema's `rse_expression` limit) and the
+ * deepest parentheses. Parsing and matching recurse, so an unbounded one would overflow the stack.
+ */
+export const RSE_EXPRESSION_MAX_LENGTH = 3000;
+const MAX_PARENTHESES_DEPTH = 32;
+
 /** Rucio checks the parentheses first: never more closed than opened, and as many of each. */
 const checkParentheses = (expression: string): void => {
+  if (expression.length > RSE_EXPRESSION_MAX_LENGTH) {
+    throw new InvalidRSEExpression(`The expression is longer than ${RSE_EXPRESSION_MAX_LENGTH} characters.`);
+  }
   let depth = 0;
   for (const char of expression) {
     if (char === '(') depth += 1;
     else if (char === ')') depth -= 1;
     if (depth < 0) throw new InvalidRSEExpression('Problem with parentheses.');
+    if (depth > MAX_PARENTHESES_DEPTH) throw new InvalidRSEExpression(`Parentheses nest deeper than ${MAX_PARENTHESES_DEPTH} levels.`);
   }
   if (depth !== 0) throw new InvalidRSEExpression('Problem with parentheses.');
 };
@@ -151,7 +162,7 @@ const equalsMatcher = (key: string, value: string | true): ((rse: RseFacts) => b
   }
   const wanted = storedText(value);
   return (rse) => {
-    const attribute = rse.attributes[key];
+    const attribute = Object.hasOwn(rse.attributes, key) ? rse.attributes[key] : undefined;
     return attribute !== undefined && storedText(attribute) === wanted;
   };
 };
@@ -163,7 +174,7 @@ const compareMatcher = (key: string, comparison: '<' | '>', value: string): ((rs
   const bound = pythonFloat(value);
   if (bound === undefined) return () => false;
   return (rse) => {
-    const attribute = rse.attributes[key];
+    const attribute = Object.hasOwn(rse.attributes, key) ? rse.attributes[key] : undefined;
     const number = attribute === undefined ? undefined : attributeNumber(attribute);
     if (number === undefined) return false;
     return comparison === '<' ? number < bound : number > bound;

@@ -18,6 +18,28 @@ export const NAME_RULES = {
  */
 export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 
+/**
+ * Keys that name a property every JavaScript object has: as the key of a map kept in an object
+ * (config sections, metadata, filters, attributes) they would reach the prototype instead of an
+ * entry, so they are refused wherever a client names a key.
+ */
+export const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * What is wrong with a key a client names (a metadata key, a config section or option, a filter,
+ * an attribute): empty, longer than `maxLength`, control characters, a prototype key, a leading
+ * `$`; undefined when nothing is.
+ */
+export const keyProblem = (key: string, maxLength: number): string | undefined => {
+  if (key === '') return 'is empty';
+  if (key.length > maxLength) return `is longer than ${maxLength} characters`;
+  if (CONTROL_CHARACTERS.test(key)) return 'holds control characters';
+  if (PROTOTYPE_KEYS.has(key)) return 'is reserved';
+  // MongoDB reads a leading `$` as an operator, in filters and in stored documents alike.
+  if (key.startsWith('$')) return "starts with '$'";
+  return undefined;
+};
+
 export type NameKind = keyof typeof NAME_RULES;
 
 export const isValidName = (kind: NameKind, value: string): boolean => {

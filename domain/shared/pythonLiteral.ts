@@ -1,3 +1,5 @@
+import { PROTOTYPE_KEYS } from './names.ts';
+
 /**
  * A safe reader for the Python literals Rucio evaluates with `ast.literal_eval`: the Python
  * client sends DID search filters as `str()` of a list of dicts (`[{'name': 'f*', 'length.gt': 0}]`).
@@ -17,8 +19,12 @@ const ESCAPES: Readonly<Record<string, string>> = { n: '\n', t: '\t', r: '\r', '
 
 const NUMBER = /^[0-9][0-9_]*(\.[0-9_]*)?([eE][+-]?[0-9]+)?|^\.[0-9][0-9_]*([eE][+-]?[0-9]+)?/;
 
+/** Lists and dicts inside each other, at most (filters nest two deep). */
+const MAX_DEPTH = 32;
+
 export const parsePythonLiteral = (text: string): PythonLiteral => {
   let index = 0;
+  let depth = 0;
   const fail = (what: string): never => {
     throw new PythonLiteralError(`${what} at position ${index} of ${JSON.stringify(text)}`);
   };
@@ -95,6 +101,8 @@ export const parsePythonLiteral = (text: string): PythonLiteral => {
     while (text[index] !== '}') {
       const key = readValue();
       if (typeof key !== 'string' && typeof key !== 'number' && typeof key !== 'boolean' && key !== null) fail('unhashable key');
+      // Assigned to an object, these would set its prototype, not an entry.
+      if (PROTOTYPE_KEYS.has(String(key))) fail(`reserved key '${String(key)}'`);
       expect(':');
       dict[String(key)] = readValue();
       skipSpace();
@@ -110,13 +118,13 @@ export const parsePythonLiteral = (text: string): PythonLiteral => {
     skipSpace();
     const char = text[index];
     if (char === undefined) return fail('unexpected end');
-    if (char === '{') {
+    if (char === '{' || char === '[' || char === '(') {
       index += 1;
-      return readDict();
-    }
-    if (char === '[' || char === '(') {
-      index += 1;
-      return readSequence(char === '[' ? ']' : ')');
+      depth += 1;
+      if (depth > MAX_DEPTH) fail('nested too deep');
+      const value = char === '{' ? readDict() : readSequence(char === '[' ? ']' : ')');
+      depth -= 1;
+      return value;
     }
     if (char === "'" || char === '"' || ((char === 'u' || char === 'U') && /['"]/.test(text[index + 1] ?? ''))) return readString();
     for (const [word, value] of [['True', true], ['False', false], ['None', null]] as const) {

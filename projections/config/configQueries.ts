@@ -20,5 +20,7 @@ export const configSectionsByName = (readModels: ReadModels): AsyncIterable<Conf
 export const configSection = (readModels: ReadModels, section: string): Promise<ConfigSectionDocument | null> => sectionsCollection(readModels).get(section);
 
 /** One option's stored text; undefined when the section or the option is missing. */
-export const configOption = async (readModels: ReadModels, section: string, option: string): Promise<string | undefined> =>
-  (await configSection(readModels, section))?.options[option];
+export const configOption = async (readModels: ReadModels, section: string, option: string): Promise<string | undefined> => {
+  const options = (await configSection(readModels, section))?.options;
+  return options && Object.hasOwn(options, option) ? options[option] : undefined;
+};

@@ -1,3 +1,4 @@
+import { wildcardRegexSource } from '../../domain/shared/wildcards.ts';
 import type { Criterion, DidSearch, FilterValue } from '../../domain/did/didSearch.ts';
 import type { Filter } from '../../infra/readstore/readStore.ts';
 import { didContentsCollection, type ContentDocument } from './didContents.ts';
@@ -17,9 +18,8 @@ const TEXT_COLUMNS = new Set([
   'phys_group',
 ]);
 
-/** SQL LIKE with `*` and `%` as wildcards and every other character literal, anchored at both ends. */
-export const likePattern = (pattern: string): RegExp =>
-  new RegExp(`^${pattern.split(/[*%]/).map((part) => part.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&')).join('.*')}$`, 's');
+/** SQL LIKE with `*` and `%` as wildcards and every other character literal, anchored at both ends, without backtracking. */
+export const likePattern = (pattern: string): RegExp => new RegExp(wildcardRegexSource(pattern, /[*%]/));
 
 const stored = (value: FilterValue, key: string, plugin: DidSearch['plugin']): unknown => {
   if (value instanceof Date) return value.toISOString();

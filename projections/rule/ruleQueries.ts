@@ -1,3 +1,4 @@
+import { wildcardRegexSource } from '../../domain/shared/wildcards.ts';
 import { didKey } from '../../domain/did/did.ts';
 import { RULE_STATE_LETTERS, RULE_STATES } from '../../domain/rule/rule.ts';
 import { parseFilterDate, parseRucioDate } from '../../domain/shared/dates.ts';
@@ -30,7 +31,7 @@ const datasetLocks = (readModels: ReadModels) => readModels.collection<DatasetLo
 export const findRule = (readModels: ReadModels, ruleId: string): Promise<RuleDocument | null> => rules(readModels).get(ruleId);
 
 /** A `*` wildcard as a regular expression anchored at both ends. */
-const wildcard = (value: string): Filter => ({ $regex: `^${value.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$` });
+const wildcard = (value: string): Filter => ({ $regex: wildcardRegexSource(value) });
 
 const DATE_FILTERS: Readonly<Record<string, [string, '$lt' | '$gt']>> = {
   created_before: ['created_at', '$lt'],
@@ -69,7 +70,7 @@ const COLUMNS = new Set([
 export const ruleFilter = (query: Readonly<Record<string, string>>): Filter => {
   const filter: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(query)) {
-    if (key in DATE_FILTERS) {
+    if (Object.hasOwn(DATE_FILTERS, key)) {
       const [column, operator] = DATE_FILTERS[key]!;
       const date = parseRucioDate(value) ?? parseFilterDate(value);
       if (!date) throw new InvalidValueForKey(`${key}: '${value}' is not a date`);

@@ -11,7 +11,8 @@ import { ACCOUNT_TYPES, type AccountType } from '../../../domain/account/account
 import { IDENTITY_TYPES, type IdentityType } from '../../../domain/identity/identity.ts';
 import { isoSecondsOrNull } from '../../../domain/shared/dates.ts';
 import { AccountNotFound, IdentityError, InvalidAccountType, InvalidObject, ScopeNotFound } from '../../../domain/shared/errors.ts';
-import { assertValidName, isValidName } from '../../../domain/shared/names.ts';
+import { checkText, LIMITS } from '../../../domain/shared/limits.ts';
+import { assertValidName, isValidName, PROTOTYPE_KEYS } from '../../../domain/shared/names.ts';
 import { findAccount, listAccounts, type AccountListing } from '../../../projections/account/accountQueries.ts';
 import type { AccountDocument } from '../../../projections/account/accounts.ts';
 import { identitiesOfAccount } from '../../../projections/identity/identityQueries.ts';
@@ -52,16 +53,23 @@ const identityTypeOf = (value: unknown): IdentityType => {
   return upper as IdentityType;
 };
 
-const requiredText = (parameters: Record<string, unknown>, name: string): string => {
+const requiredText = (parameters: Record<string, unknown>, name: string, maxLength: number): string => {
   const value = param(parameters, name);
   if (typeof value !== 'string' || value === '') throw new InvalidObject(`Problem validating ${name}: ${JSON.stringify(value)} is not a non-empty string`);
-  return value;
+  return checkText(name, value, maxLength);
 };
 
-const optionalText = (value: unknown, name: string): string | null => {
+const optionalText = (value: unknown, name: string, maxLength: number, options: { multiline?: boolean } = {}): string | null => {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string') throw new InvalidObject(`Problem validating ${name}: ${JSON.stringify(value)} is not of type 'string'`);
-  return value;
+  return checkText(name, value, maxLength, options);
+};
+
+/** An attribute key: Rucio's pattern, and never a prototype property's name (`constructor` fits the pattern). */
+const attributeKey = (key: string): string => {
+  assertValidName('account_attribute', key);
+  if (PROTOTYPE_KEYS.has(key)) throw new InvalidObject(`Problem validating account_attribute: '${key}' is reserved`);
+  return key;
 };
 
 /**
@@ -104,13 +112,13 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   });
   routes.post('/accounts/:account/attr/:key', {}, async (ctx) => {
     const parameters = jsonObject(ctx);
-    const key = ctx.params.key!;
-    assertValidName('account_attribute', key);
+    const key = attributeKey(ctx.params.key!);
     const value = attributeValue(param(parameters, 'value'));
     await created(ctx, services, (metadata) => addAccountAttribute(services.commands, { account: ctx.params.account!, key, value }, metadata));
   });
   routes.delete('/accounts/:account/attr/:key', {}, async (ctx) => {
-    await ok(ctx, services, (metadata) => removeAccountAttribute(services.commands, { account: ctx.params.account!, key: ctx.params.key! }, metadata));
+    const key = attributeKey(ctx.params.key!);
+    await ok(ctx, services, (metadata) => removeAccountAttribute(services.commands, { account: ctx.params.account!, key }, metadata));
   });
 
   // Scopes of an account.
@@ -143,10 +151,10 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   });
   routes.post('/accounts/:account/identities', {}, async (ctx) => {
     const parameters = jsonObject(ctx);
-    const identity = requiredText(parameters, 'identity');
+    const identity = requiredText(parameters, 'identity', LIMITS.identityLength);
     const identityType = identityTypeOf(param(parameters, 'authtype'));
-    const email = optionalText(param(parameters, 'email'), 'email');
-    const password = optionalText(parameters.password, 'password');
+    const email = optionalText(param(parameters, 'email'), 'email', LIMITS.emailLength);
+    const password = optionalText(parameters.password, 'password', LIMITS.passwordLength, { multiline: true });
     const isDefault = paramBoolean(parameters, 'default', false);
     await created(ctx, services, (metadata) =>
       grantIdentity(services.commands, { identity, identityType, account: ctx.params.account!, email, password, isDefault }, metadata),
@@ -154,7 +162,7 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   });
   routes.delete('/accounts/:account/identities', { errors: { IdentityError: 404 } }, async (ctx) => {
     const parameters = jsonObject(ctx);
-    const identity = requiredText(parameters, 'identity');
+    const identity = requiredText(parameters, 'identity', LIMITS.identityLength);
     const identityType = identityTypeOf(param(parameters, 'authtype'));
     await ok(ctx, services, (metadata) => revokeIdentity(services.commands, { identity, identityType, account: ctx.params.account! }, metadata));
   });
@@ -176,12 +184,13 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   routes.put('/accounts/:account', {}, async (ctx) => {
     const changes = jsonObject(ctx);
     assertValidName('account', ctx.params.account!);
+    if (typeof changes.email === 'string') checkText('email', changes.email, LIMITS.emailLength);
     await ok(ctx, services, (metadata) => updateAccount(services.commands, { account: ctx.params.account!, changes }, metadata));
   });
   routes.post('/accounts/:account', {}, async (ctx) => {
     const parameters = jsonObject(ctx);
     const type = param(parameters, 'type');
-    const email = optionalText(param(parameters, 'email'), 'email');
+    const email = optionalText(param(parameters, 'email'), 'email', LIMITS.emailLength);
     const account = ctx.params.account!;
     assertValidName('account', account);
     const accountType = typeof type === 'string' ? type.toUpperCase() : '';

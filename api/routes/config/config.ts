@@ -2,11 +2,27 @@ import { loadCaller } from '../../../commands/caller.ts';
 import { removeConfigOption, removeConfigSection, requireConfigPermission, setConfigOptions } from '../../../commands/config/configCommands.ts';
 import { configValueFromText, configValueToText } from '../../../domain/config/configValue.ts';
 import { AccessDenied, ConfigNotFound, ValueError } from '../../../domain/shared/errors.ts';
+import { LIMITS } from '../../../domain/shared/limits.ts';
+import { keyProblem } from '../../../domain/shared/names.ts';
 import { configOption, configSection, configSectionsByName } from '../../../projections/config/configQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import { jsonObject } from '../../params.ts';
 import { created, ok, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
+
+/** A section or option name: bounded, printable, never a prototype property's name (400 ValueError). */
+const configKey = (what: string, key: string): string => {
+  const problem = keyProblem(key, LIMITS.configKeyLength);
+  if (problem) throw new ValueError(`The ${what} ${JSON.stringify(key.slice(0, 100))} ${problem}.`);
+  return key;
+};
+
+/** A value as stored: text of at most Rucio's 4000 characters. */
+const configText = (value: unknown): string => {
+  const text = configValueToText(value);
+  if (text.length > LIMITS.configValueLength) throw new ValueError(`A configuration value is longer than ${LIMITS.configValueLength} characters.`);
+  return text;
+};
 
 const typedOptions = (options: Record<string, string>) =>
   Object.fromEntries(Object.entries(options).map(([option, value]) => [option, configValueFromText(value)]));
@@ -31,7 +47,8 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     const options: { section: string; option: string; value: string }[] = [];
     for (const [section, sectionOptions] of Object.entries(body)) {
       if (sectionOptions === null || typeof sectionOptions !== 'object' || Array.isArray(sectionOptions)) throw new ValueError('');
-      for (const [option, value] of Object.entries(sectionOptions)) options.push({ section, option, value: configValueToText(value) });
+      configKey('section', section);
+      for (const [option, value] of Object.entries(sectionOptions)) options.push({ section, option: configKey('option', option), value: configText(value) });
     }
     await set(ctx, options);
   });
@@ -43,7 +60,8 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     sendJson(ctx, typedOptions(section.options));
   });
   routes.delete('/config/:section', {}, async (ctx) => {
-    await ok(ctx, services, (metadata) => removeConfigSection(services.commands, { section: ctx.params.section! }, metadata));
+    const section = configKey('section', ctx.params.section!);
+    await ok(ctx, services, (metadata) => removeConfigSection(services.commands, { section }, metadata));
   });
 
   routes.get('/config/:section/:option', { accept: JSON_ONLY }, async (ctx) => {
@@ -59,12 +77,12 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     sendJson(ctx, configValueFromText(value));
   });
   routes.delete('/config/:section/:option', {}, async (ctx) => {
-    await ok(ctx, services, (metadata) =>
-      removeConfigOption(services.commands, { section: ctx.params.section!, option: ctx.params.option! }, metadata),
-    );
+    const section = configKey('section', ctx.params.section!);
+    const option = configKey('option', ctx.params.option!);
+    await ok(ctx, services, (metadata) => removeConfigOption(services.commands, { section, option }, metadata));
   });
 
   routes.put('/config/:section/:option/:value', { errors: { ConfigurationError: 500 } }, async (ctx) => {
-    await set(ctx, [{ section: ctx.params.section!, option: ctx.params.option!, value: ctx.params.value! }]);
+    await set(ctx, [{ section: configKey('section', ctx.params.section!), option: configKey('option', ctx.params.option!), value: configText(ctx.params.value!) }]);
   });
 };

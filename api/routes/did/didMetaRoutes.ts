@@ -1,6 +1,6 @@
 import type { DidGraph } from '../../../domain/did/didGraph.ts';
 import { deleteMetadata, setDidsMetadataBulk, setMetadata } from '../../../commands/did/didMetadata.ts';
-import { metadataPluginNamed, type MetadataPlugin } from '../../../domain/did/didMetadata.ts';
+import { assertKeyCharacters, metadataPluginNamed, type MetadataPlugin } from '../../../domain/did/didMetadata.ts';
 import { DataIdentifierNotFound, KeyNotFound, UnsupportedMetadataPlugin } from '../../../domain/shared/errors.ts';
 import { ancestorKeys, findDid, findDidByKey } from '../../../projections/did/didQueries.ts';
 import type { DidDocument } from '../../../projections/did/dids.ts';
@@ -102,6 +102,7 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
     const did = didFromPath(ctx);
     const key = queryString(ctx, 'key');
     if (key === undefined) throw new KeyNotFound('No key provided to remove');
+    assertKeyCharacters(key);
     await ok(ctx, services, (metadata) => deleteMetadata(services.commands, { ...did, key }, metadata));
   });
 };

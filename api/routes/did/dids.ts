@@ -3,6 +3,7 @@ import { attachDids, detachDids, type Attachment } from '../../../commands/did/d
 import { createDidSample, followDid, resurrectDids, setDidStatus, unfollowDid } from '../../../commands/did/didLifecycle.ts';
 import type { CollectionType, DidRef } from '../../../domain/did/did.ts';
 import { InvalidObject, KeyError, TypeError_, UnsupportedOperation, UnsupportedStatus, ValueError } from '../../../domain/shared/errors.ts';
+import { isLifetime, LIMITS } from '../../../domain/shared/limits.ts';
 import { isValidName } from '../../../domain/shared/names.ts';
 import {
   asArray,
@@ -17,7 +18,7 @@ import {
 import { JSON_ONLY } from '../../http.ts';
 import { replicasOption } from '../replica/replicaParams.ts';
 import { ruleRequestOf } from '../rule/ruleParams.ts';
-import { jsonList, jsonObject, param, paramBoolean, toBoolean } from '../../params.ts';
+import { jsonList, jsonObject, param, paramBoolean } from '../../params.ts';
 import { created, ok, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import {
@@ -35,6 +36,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   const sample = async (ctx: AppContext, input: DidRef, output: DidRef, nbfiles: unknown) => {
     const count = typeof nbfiles === 'number' ? nbfiles : /^\s*[+-]?\d+\s*$/.test(String(nbfiles)) ? Number(String(nbfiles).trim()) : Number.NaN;
     if (!Number.isInteger(count)) throw new ValueError(`invalid literal for int() with base 10: '${String(nbfiles)}'`);
+    if (count < 0) throw new ValueError(`nbfiles must not be negative, not ${count}`);
     await created(ctx, services, (metadata) => createDidSample(services.commands, { input, output: checkDidRef('did', output), nbfiles: count }, metadata));
   };
 
@@ -82,7 +84,10 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       if (key !== 'open') throw new UnsupportedStatus(`The status ${key} is not a valid data identifier status.`);
     }
     if (!('open' in parameters)) throw new KeyError("'open' not defined");
-    await ok(ctx, services, (metadata) => setDidStatus(services.commands, { ...did, open: toBoolean(parameters.open, 'open') }, metadata));
+    // A JSON boolean only: Rucio reads the value's truthiness, so "false" would reopen.
+    if (typeof parameters.open !== 'boolean') throw new TypeError_(`'open' must be a boolean type, not ${JSON.stringify(parameters.open)}.`);
+    const open = parameters.open;
+    await ok(ctx, services, (metadata) => setDidStatus(services.commands, { ...did, open }, metadata));
   });
   registerDidMetaRoutes(routes, services);
   routes.post('/dids/*scope_name/dids', {}, async (ctx) => {
@@ -147,8 +152,8 @@ const newCollection = (item: Record<string, unknown>, issuer: string): NewCollec
   const statuses = item.statuses === undefined || item.statuses === null ? {} : asObject('did', item.statuses);
   const meta = item.meta === undefined || item.meta === null ? {} : asObject('did', item.meta);
   const lifetime = item.lifetime === undefined || item.lifetime === null ? null : item.lifetime;
-  if (lifetime !== null && (typeof lifetime !== 'number' || !Number.isFinite(lifetime))) {
-    throw new InvalidObject(`Problem validating did: lifetime ${JSON.stringify(lifetime)} is not a number of seconds`);
+  if (lifetime !== null && !isLifetime(lifetime)) {
+    throw new InvalidObject(`Problem validating did: lifetime ${JSON.stringify(lifetime)} is not a number of seconds (at most ${LIMITS.lifetimeSeconds} either way)`);
   }
   const account = item.account === undefined || item.account === null ? undefined : item.account;
   if (account !== undefined && (typeof account !== 'string' || !isValidName('account', account))) {

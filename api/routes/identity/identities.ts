@@ -1,6 +1,7 @@
 import { registerIdentity } from '../../../commands/identity/identityCommands.ts';
 import type { IdentityType } from '../../../domain/identity/identity.ts';
 import { ValueError } from '../../../domain/shared/errors.ts';
+import { checkText, LIMITS } from '../../../domain/shared/limits.ts';
 import { accountsOfIdentity } from '../../../projections/identity/identityQueries.ts';
 import { IDENTITY_TYPES } from '../../../domain/identity/identity.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
@@ -9,6 +10,9 @@ import type { AppContext, Services } from '../../services.ts';
 
 export const registerIdentityRoutes = (routes: RouteTable, services: Services): void => {
   const register = async (ctx: AppContext, identityType: IdentityType, identity: string, password: string | null) => {
+    checkText('identity', identity, LIMITS.identityLength);
+    checkText('email', ctx.get('X-Svc-Email'), LIMITS.emailLength);
+    if (password !== null) checkText('password', password, LIMITS.passwordLength, { multiline: true });
     await created(ctx, services, (metadata) =>
       registerIdentity(
         services.commands,

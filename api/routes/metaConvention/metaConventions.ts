@@ -1,3 +1,6 @@
+import { assertKeyCharacters } from '../../../domain/did/didMetadata.ts';
+import { InvalidValueForKey } from '../../../domain/shared/errors.ts';
+import { LIMITS } from '../../../domain/shared/limits.ts';
 import { addMetaConventionKey, addMetaConventionValue } from '../../../commands/metaConvention/metaConventionCommands.ts';
 import { conventionKeys, findConvention } from '../../../projections/metaConvention/metaConventionQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
@@ -14,6 +17,7 @@ export const registerMetaConventionRoutes = (routes: RouteTable, services: Servi
     sendJson(ctx, await conventionKeys(services.readModels));
   });
   routes.post('/meta_conventions/:key', {}, async (ctx) => {
+    assertKeyCharacters(ctx.params.key!);
     const parameters = jsonObject(ctx);
     await created(ctx, services, (metadata) =>
       addMetaConventionKey(
@@ -29,7 +33,9 @@ export const registerMetaConventionRoutes = (routes: RouteTable, services: Servi
     sendJson(ctx, [...(convention?.values ?? [])].sort());
   });
   routes.post('/meta_conventions/:key/', {}, async (ctx) => {
+    assertKeyCharacters(ctx.params.key!);
     const value = param(jsonObject(ctx), 'value');
+    if (JSON.stringify(value).length > LIMITS.metadataValueLength) throw new InvalidValueForKey(`The value is longer than ${LIMITS.metadataValueLength} characters of JSON`);
     await created(ctx, services, (metadata) => addMetaConventionValue(services.commands, { key: ctx.params.key!, value }, metadata));
   });
 };

@@ -1,6 +1,8 @@
 import { availabilityFlags } from '../../../domain/rse/availability.ts';
 import { DEFAULT_RSE_PROPERTIES, MUTABLE_RSE_PROPERTIES, RSE_TYPES, type RseAttributeValue, type RseProperties } from '../../../domain/rse/rse.ts';
 import { InputValidationError, InvalidObject } from '../../../domain/shared/errors.ts';
+import { checkText, LIMITS } from '../../../domain/shared/limits.ts';
+import { keyProblem } from '../../../domain/shared/names.ts';
 import { toBoolean } from '../../params.ts';
 
 /**
@@ -26,7 +28,7 @@ const propertyValue = (key: keyof RseProperties, value: unknown): RseProperties[
   }
   if (TEXT_PROPERTIES.has(key)) {
     if (typeof value !== 'string') throw invalid(key, value, "of type 'string'");
-    return value;
+    return checkText(key, value, LIMITS.rseTextLength);
   }
   if (typeof value !== 'string' || !(RSE_TYPES as readonly string[]).includes(value)) throw invalid(key, value, `one of ${RSE_TYPES.join(', ')}`);
   return value;
@@ -91,8 +93,16 @@ export const rseAttributeValue = (value: unknown): RseAttributeValue => {
   if (typeof value === 'boolean') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string') throw invalid('value', value, 'a string, a number or a boolean');
+  checkText('value', value, LIMITS.rseAttributeValueLength);
   const lower = value.toLowerCase();
   return lower === 'true' ? true : lower === 'false' ? false : value;
+};
+
+/** An attribute key: Rucio's column width, printable, never a prototype property's name. */
+export const rseAttributeKey = (key: string): string => {
+  const problem = keyProblem(key, LIMITS.rseAttributeKeyLength);
+  if (problem) throw new InvalidObject(`Problem validating key: ${JSON.stringify(key.slice(0, 100))} ${problem}`);
+  return key;
 };
 
 /** A whole number where Rucio has an integer column; `nullable` lets null through. */

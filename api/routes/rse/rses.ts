@@ -7,7 +7,7 @@ import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../h
 import { fromList } from '../../listSource.ts';
 import { jsonObject, param, queryString } from '../../params.ts';
 import { created, ok, type RouteTable } from '../../route.ts';
-import { rseAttributeValue, rsePropertiesForCreation, rsePropertyChanges } from './rseRequests.ts';
+import { rseAttributeKey, rseAttributeValue, rsePropertiesForCreation, rsePropertyChanges } from './rseRequests.ts';
 import { activeRse, defaultLfn2pfnAlgorithm, rseDetail, rseListEntry, sortedAttributes } from './rseViews.ts';
 import type { Services } from '../../services.ts';
 
@@ -17,11 +17,13 @@ export const registerRseRoutes = (routes: RouteTable, services: Services): void 
     sendJson(ctx, sortedAttributes(await activeRse(services, ctx.params.rse!)));
   });
   routes.post('/rses/:rse/attr/:key', {}, async (ctx) => {
+    const key = rseAttributeKey(ctx.params.key!);
     const value = rseAttributeValue(param(jsonObject(ctx), 'value'));
-    await created(ctx, services, (metadata) => setRseAttribute(services.commands, { rse: ctx.params.rse!, key: ctx.params.key!, value }, metadata));
+    await created(ctx, services, (metadata) => setRseAttribute(services.commands, { rse: ctx.params.rse!, key, value }, metadata));
   });
   routes.delete('/rses/:rse/attr/:key', {}, async (ctx) => {
-    await ok(ctx, services, (metadata) => removeRseAttribute(services.commands, { rse: ctx.params.rse!, key: ctx.params.key! }, metadata));
+    const key = rseAttributeKey(ctx.params.key!);
+    await ok(ctx, services, (metadata) => removeRseAttribute(services.commands, { rse: ctx.params.rse!, key }, metadata));
   });
 
   routes.get('/rses/:rse', { accept: JSON_ONLY }, async (ctx) => {

@@ -28,6 +28,8 @@ import { didRuleHistoryJson, replicaLockJson, ruleJson } from './ruleRendering.t
  * for InputValidationError.
  */
 const CREATION_ERRORS = { InvalidObject: 409, InvalidRSEExpression: 409, InvalidValueForKey: 409, InvalidSourceReplicaExpression: 409, RSEWriteBlocked: 409, RSEOverQuota: 409 };
+/** Reducing and moving create a rule too: the creation errors Rucio leaves unmapped (500) are 409 there as well. */
+const REPLACEMENT_ERRORS = { RuleReplaceFailed: 409, InvalidSourceReplicaExpression: 409, RSEWriteBlocked: 409, RSEOverQuota: 409 };
 
 /** New rule ids: a JSON list under the text content type, as Rucio answers. */
 const sendRuleIds = (ctx: AppContext, ruleIds: readonly string[], status = 201) => sendText(ctx, JSON.stringify(ruleIds), status);
@@ -67,7 +69,7 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
   routes.get('/rules/:rule_id/locks', { accept: STREAM_ONLY }, async (ctx) => {
     await sendStream(ctx, mapStream(locksOfRule(services.readModels, ctx.params.rule_id!), replicaLockJson));
   });
-  routes.post('/rules/:rule_id/reduce', { errors: { RuleReplaceFailed: 409 } }, async (ctx) => {
+  routes.post('/rules/:rule_id/reduce', { errors: REPLACEMENT_ERRORS }, async (ctx) => {
     const body = jsonObject(ctx);
     const copies = param(body, 'copies');
     if (typeof copies !== 'number' || !Number.isInteger(copies)) throw new TypeError_(`'copies' must be an integer, not ${JSON.stringify(copies)}`);
@@ -77,7 +79,7 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
     const { ruleIds } = await runCommand(ctx, services, (metadata) => reduceRule(services.commands, reduction, metadata));
     sendRuleIds(ctx, ruleIds);
   });
-  routes.post('/rules/:rule_id/move', { errors: { RuleReplaceFailed: 409 } }, async (ctx) => {
+  routes.post('/rules/:rule_id/move', { errors: REPLACEMENT_ERRORS }, async (ctx) => {
     const body = jsonObject(ctx);
     const expression = param(body, 'rse_expression');
     if (typeof expression !== 'string') throw new TypeError_(`'rse_expression' must be a string`);
