@@ -1,5 +1,6 @@
 import { runAppendRates } from './appendRates.ts';
 import { runHttpOverhead } from './httpOverhead.ts';
+import { runPosixCopies } from './posixCopies.ts';
 import { runReplicaBenchmark } from './replicas.ts';
 import { runRuleBenchmark } from './rules.ts';
 
@@ -10,6 +11,7 @@ import { runRuleBenchmark } from './rules.ts';
 const benchmarks: Record<string, () => Promise<void>> = {
   appends: runAppendRates,
   http: runHttpOverhead,
+  copies: runPosixCopies,
   replicas: runReplicaBenchmark,
   rules: runRuleBenchmark,
 };
