@@ -171,8 +171,9 @@ const openTemporary = async (temporary: string, staleTemporaryMs: number): Promi
  * Reads the source in chunks and writes each to the target while summing it. Two buffers: the
  * next chunk is read while the previous one is written, and a chunk is summed while it is written.
  * Every `writeBehindBytes` written, an fdatasync starts in the background (one at a time), so the
- * disk writes while the copy goes on and the final fsync only waits for the tail: a copy that
- * only flushed at its end waited for all its bytes at once (about a third slower in bench/posixCopies.ts).
+ * disk writes while the copy goes on and the final fsync only waits for the tail. A copy that
+ * flushed only at its end waited for all its bytes at once: 236 MB/s against 321 MB/s with
+ * write-behind, averaged over five paired rounds of 1 GB on the development machine.
  */
 const streamInto = async (source: FileHandle, target: FileHandle, checksum: StreamChecksum, options: CopyOptions): Promise<void> => {
   const buffers = [Buffer.allocUnsafe(options.chunkBytes), Buffer.allocUnsafe(options.chunkBytes)] as const;
