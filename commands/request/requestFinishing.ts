@@ -67,9 +67,10 @@ export const finishRequests = async (context: CommandContext, outputs: readonly 
   const arrived: Finishing[] = [];
   const givenUp: (Finishing & { error: string | null })[] = [];
   const retries: (Finishing & { lowerRankings: boolean })[] = [];
-  for (const output of outputs) {
-    if (output.type === 'DeclareSourceSuspicious') continue;
-    const item = await load(output.data.requestId);
+  const acting = outputs.filter((output): output is Exclude<FinisherOutput, { type: 'DeclareSourceSuspicious' }> => output.type !== 'DeclareSourceSuspicious');
+  const loaded = await Promise.all(acting.map((output) => load(output.data.requestId)));
+  for (const [index, output] of acting.entries()) {
+    const item = loaded[index];
     if (!item) continue;
     if (output.type === 'MarkReplicaAvailable') arrived.push(item);
     else if (output.type === 'GiveUpTransfer') givenUp.push({ ...item, error: output.data.error });

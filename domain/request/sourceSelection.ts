@@ -93,6 +93,10 @@ export const matchingProtocols = (dest: TransferRse, source: TransferRse, scheme
   return undefined;
 };
 
+/** The same, worked out once per pair of RSEs (and scheme family) in a topology. */
+const pairOf = (topology: Topology, dest: TransferRse, source: TransferRse, schemes?: ReadonlySet<string>): ProtocolPair | undefined =>
+  topology.memo(`pair ${source.id} ${dest.id} ${schemes ? [...schemes].join(',') : '*'}`, () => matchingProtocols(dest, source, schemes));
+
 /** The path of the file on an RSE: computed on deterministic ones, the stored one elsewhere. */
 const pathOn = (topology: Topology, rse: TransferRse, request: SelectionRequest, storedPath: string | null): string | undefined => {
   if (!rse.properties.deterministic) return storedPath ?? undefined;
@@ -161,7 +165,7 @@ const rankedCandidates = (
       continue;
     }
     const distance = topology.distance(rse.id, dest.id);
-    const pair = matchingProtocols(dest, rse);
+    const pair = pairOf(topology, dest, rse);
     if (distance !== undefined && !pair) {
       droppedForScheme = true;
       dropped.push(`${rse.rse} (no matching protocol)`);
@@ -229,7 +233,7 @@ export const selectSources = (topology: Topology, request: SelectionRequest, rep
         .sort((a, b) => b.ranking - a.ranking || a.distance - b.distance || (a.rse.rse < b.rse.rse ? -1 : 1));
       for (const extra of extras) {
         if (sources.length > MAX_EXTRA_SOURCES) break; // the main source and four more
-        const pair = matchingProtocols(dest, extra.rse, family);
+        const pair = pairOf(topology, dest, extra.rse, family);
         const source = pair && submittedSource(topology, extra, pair.source, request);
         if (source) sources.push(source);
       }

@@ -66,26 +66,18 @@ export const submittedRequestOf = (document: RequestDocument): SubmittedRequest 
   submittedAt: document.submitted_at ?? document.updated_at,
 });
 
-/**
- * What the finisher works on: finished requests, oldest first, and requests SUBMITTING since
- * before `submittingBefore` (a submitter that died between marking and submitting).
- */
-export const finishedRequests = async (readModels: ReadModels, limit: number, submittingBefore: string): Promise<FinishedRequest[]> => {
-  const documents = await requests(readModels)
-    .find({ state: { $in: [...FINISHED_REQUEST_STATES] } }, { sort: { state: 1, changed_at: 1, _id: 1 }, limit })
-    .toArray();
-  const stuck = await requests(readModels)
-    .find({ state: 'SUBMITTING', changed_at: { $lt: submittingBefore } }, { sort: { state: 1, changed_at: 1, _id: 1 }, limit: Math.max(1, limit - documents.length) })
-    .toArray();
-  return [...documents, ...stuck].map((document) => ({
-    requestId: document.id,
-    state: document.state,
-    retryCount: document.retry_count,
-    error: document.err_msg,
-    changedAt: document.changed_at ?? document.updated_at,
-    hasSource: document.source_rse_id !== null,
-  }));
-};
+/** A request as the finisher's workflow sees it. */
+export const finishedRequestOf = (document: RequestDocument): FinishedRequest => ({
+  requestId: document.id,
+  state: document.state,
+  retryCount: document.retry_count,
+  error: document.err_msg,
+  changedAt: document.changed_at ?? document.updated_at,
+  hasSource: document.source_rse_id !== null,
+});
+
+/** The states the finisher takes requests from: the finished ones, then SUBMITTING (retried past a bound). */
+export const FINISHER_STATES: readonly RequestState[] = [...FINISHED_REQUEST_STATES, 'SUBMITTING'];
 
 /** The AVAILABLE replicas of the requests' files, as candidate sources, by request id. */
 export const candidateReplicas = async (readModels: ReadModels, page: readonly RequestDocument[]): Promise<Map<string, CandidateReplica[]>> => {

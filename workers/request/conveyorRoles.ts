@@ -22,7 +22,8 @@ import type { Skipped } from '../../domain/shared/workflow.ts';
 import type { TransferJob } from '../../infra/transfer/transferTool.ts';
 import {
   candidateReplicas,
-  finishedRequests,
+  finishedRequestOf,
+  FINISHER_STATES,
   loadTopology,
   pageMarkOf,
   requestsInState,
@@ -249,17 +250,23 @@ export const finisherRole: ScheduledRole = {
     };
     const skipped: { what: string; reason: string }[] = [];
     let done = 0;
-    for (let page = 0; ; page += 1) {
-      const now = new Date();
-      const requests = await finishedRequests(context.readModels, chunk, new Date(now.getTime() - settings.submittingTimeoutSeconds * 1000).toISOString());
-      const outputs = finisher.decide({ now: now.toISOString() }, { requests, settings });
-      if (outputs.length === 0) break;
-      const outcome = await finishRequests(context.commands, outputs, asRoot(finisher.name, trigger, `finish-${page}`));
-      skipped.push(...outcome.skipped);
-      done += outcome.available + outcome.retried + outcome.givenUp;
-      // The finished requests leave the active read model once it shows this step: the next page starts there.
-      if (outcome.position === undefined || requests.length < chunk) break;
-      await context.readModelsAt(outcome.position);
+    let page = 0;
+    // Each state a page at a time, oldest first: a page finished leaves the state, the next starts after it.
+    for (const state of FINISHER_STATES) {
+      const before = new Date(Date.now() - settings.submittingTimeoutSeconds * 1000).toISOString();
+      let mark: PageMark | undefined;
+      for (;;) {
+        const documents = await requestsInState(context.readModels, state, 'changed_at', chunk, mark);
+        const requests = (state === 'SUBMITTING' ? documents.filter((document) => (document.changed_at ?? document.updated_at) < before) : documents).map(finishedRequestOf);
+        if (requests.length === 0) break;
+        mark = pageMarkOf(documents, 'changed_at');
+        const outputs = finisher.decide({ now: new Date().toISOString() }, { requests, settings });
+        const outcome = await finishRequests(context.commands, outputs, asRoot(finisher.name, trigger, `finish-${page}`));
+        page += 1;
+        skipped.push(...outcome.skipped);
+        done += outcome.available + outcome.retried + outcome.givenUp;
+        if (documents.length < chunk) break;
+      }
     }
     return { done, skipped };
   },
