@@ -3,6 +3,7 @@ import { runHttpOverhead } from './httpOverhead.ts';
 import { runPosixCopies } from './posixCopies.ts';
 import { runReplicaBenchmark } from './replicas.ts';
 import { runRuleBenchmark } from './rules.ts';
+import { runTransferBenchmark } from './transfers.ts';
 
 /**
  * `npm run bench [name...]`: runs the benchmarks and prints their figures, each beside a
@@ -14,6 +15,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   copies: runPosixCopies,
   replicas: runReplicaBenchmark,
   rules: runRuleBenchmark,
+  transfers: runTransferBenchmark,
 };
 
 const chosen = process.argv.slice(2);
