@@ -1,6 +1,6 @@
 import type { Decider } from '../shared/decider.ts';
 import type { Command } from '../shared/event.ts';
-import { AccountNotFound, Duplicate, RucioException, ValueError } from '../shared/errors.ts';
+import { AccountNotFound, Duplicate, RucioException, UnsupportedOperation, ValueError } from '../shared/errors.ts';
 import {
   evolveAccount,
   initialAccount,
@@ -27,6 +27,9 @@ export type AccountCommand =
   | RemoveAccountAttribute
   | ImportAccount
   | RevokeAccountSessions;
+
+/** The account every deployment is administered by: it can be neither deleted nor suspended. */
+const ROOT = 'root';
 
 /** Rucio keeps this name for multi-VO setups; it can never be created. */
 const RESERVED_ACCOUNT_NAMES = new Set(['super_root']);
@@ -56,6 +59,7 @@ export const updateAccount = ({ data, metadata }: UpdateAccount, state: Account)
   switch (data.key) {
     case 'status': {
       if (data.value === 'SUSPENDED') {
+        if (data.account === ROOT) throw new UnsupportedOperation('The root account cannot be suspended: nobody could administer the service any more.');
         return state.status === 'SUSPENDED' ? [] : [{ type: 'AccountSuspended', data: { account: data.account, suspendedAt: at } }];
       }
       if (data.value === 'ACTIVE') {
@@ -75,6 +79,7 @@ export const updateAccount = ({ data, metadata }: UpdateAccount, state: Account)
 /** Deletion is soft: the account keeps its record with status DELETED and cannot come back. */
 export const deleteAccount = ({ data, metadata }: DeleteAccount, state: Account): AccountEvent[] => {
   if (state.status !== 'ACTIVE') throw new AccountNotFound(`Account with ID '${data.account}' cannot be found`);
+  if (data.account === ROOT) throw new UnsupportedOperation('The root account cannot be deleted: nobody could administer the service any more.');
   return [{ type: 'AccountDeleted', data: { account: data.account, deletedAt: metadata.now.toISOString() } }];
 };
 

@@ -1,6 +1,6 @@
 import { accountDecider } from '../../domain/account/accountDecider.ts';
 import type { AccountEvent } from '../../domain/account/account.ts';
-import { AccountNotFound, Duplicate, RucioException, ValueError } from '../../domain/shared/errors.ts';
+import { AccountNotFound, Duplicate, RucioException, UnsupportedOperation, ValueError } from '../../domain/shared/errors.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 
 const given = deciderSpec(accountDecider);
@@ -81,5 +81,13 @@ describe('account decider', () => {
     given([created, { type: 'AccountSuspended', data: { account: 'jdoe', suspendedAt: AT } }]).when(revoke).then([revoked]);
     given([created, { type: 'AccountDeleted', data: { account: 'jdoe', deletedAt: AT } }]).when(revoke).thenThrows(AccountNotFound);
     given([]).when(revoke).thenThrows(AccountNotFound);
+  });
+
+  it('never deletes nor suspends root', () => {
+    const root: AccountEvent = { type: 'AccountCreated', data: { account: 'root', accountType: 'SERVICE', email: null, createdAt: AT } };
+    given([root]).when({ type: 'DeleteAccount', data: { account: 'root' }, metadata: metadata() }).thenThrows(UnsupportedOperation, /cannot be deleted/);
+    given([root])
+      .when({ type: 'UpdateAccount', data: { account: 'root', key: 'status', value: 'SUSPENDED' }, metadata: metadata() })
+      .thenThrows(UnsupportedOperation, /cannot be suspended/);
   });
 });
