@@ -32,13 +32,8 @@ import { registerRuleRoutes } from './routes/rule/rules.ts';
 import { registerScopeRoutes } from './routes/scope/scopes.ts';
 import type { AppContext, AppState, Services } from './services.ts';
 
-/** The Koa application: one middleware chain, one router. Listening is the caller's business. */
-export const createApp = (services: Services): Koa<AppState> => {
-  const app = new Koa<AppState>();
-  app.silent = true;
-  // ctx.ip: the connection's address, or behind a trusted proxy the last hop it appended.
-  app.proxy = services.config.trustProxy;
-  app.maxIpsCount = 1;
+/** Every area's routes, registered in one table (api/route.ts). */
+export const routeTable = (services: Services): RouteTable => {
   const routes = new RouteTable(services);
   registerPingRoutes(routes);
   registerAuthRoutes(routes, services);
@@ -62,6 +57,17 @@ export const createApp = (services: Services): Koa<AppState> => {
   registerProjectionRoutes(routes, services);
   registerAuditRoutes(routes, services);
   registerSessionRoutes(routes, services);
+  return routes;
+};
+
+/** The Koa application: one middleware chain, one router. Listening is the caller's business. */
+export const createApp = (services: Services): Koa<AppState> => {
+  const app = new Koa<AppState>();
+  app.silent = true;
+  // ctx.ip: the connection's address, or behind a trusted proxy the last hop it appended.
+  app.proxy = services.config.trustProxy;
+  app.maxIpsCount = 1;
+  const routes = routeTable(services);
   const router = new Router<AppState>({ strict: true });
   routes.install(router);
 

@@ -21,9 +21,13 @@ export type RouteOptions = Readonly<{
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 
+/** What the table tells about a route: its method, its path pattern, whether it needs a token. */
+export type RouteEntry = Readonly<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; path: string; auth: boolean }>;
+
 type Route = Readonly<{
   method: Method;
   path: string;
+  auth: boolean;
   chain: readonly Middleware<AppState>[];
   rank: RouteRank;
   /** Registration index of the first route of the same shape, then of this route: Werkzeug's tie-breakers. */
@@ -56,6 +60,11 @@ export class RouteTable {
     return this.add('delete', path, options, handler);
   }
 
+  /** Every route, in registration order (read-only: for tests and documentation). */
+  entries(): readonly RouteEntry[] {
+    return this.routes.map(({ method, path, auth }) => ({ method: method.toUpperCase() as RouteEntry['method'], path, auth }));
+  }
+
   /** Puts every route on the router, best ranked first. Once: a route added later would be lost. */
   install(router: Router<AppState>): void {
     if (this.installed) throw new Error('The route table is installed already');
@@ -83,7 +92,7 @@ export class RouteTable {
     const rank = rankPath(path);
     const order = this.routes.length;
     if (!this.shapes.has(rank.shape)) this.shapes.set(rank.shape, order);
-    this.routes.push({ method, path, chain, rank, shapeOrder: this.shapes.get(rank.shape)!, order });
+    this.routes.push({ method, path, auth: options.auth ?? true, chain, rank, shapeOrder: this.shapes.get(rank.shape)!, order });
     return this;
   }
 }

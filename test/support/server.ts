@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Upcasters } from '../../domain/shared/upcasting.ts';
 import { loadConfig, type ServiceConfig } from '../../infra/config.ts';
-import { silentLogger } from '../../infra/logger.ts';
+import { silentLogger, type Logger } from '../../infra/logger.ts';
 import { startRuntime, type Roles, type Runtime } from '../../bin/runtime.ts';
 import { request, type HttpResponse, type RequestOptions } from './http.ts';
 import { uniqueName } from './events.ts';
@@ -34,6 +34,8 @@ export type TestServerOptions = {
   removeDataDir?: () => void;
   /** Upcasters instead of the domain's (with DMS_PROJECTION_THREAD=false to reach the projections). */
   upcasters?: Upcasters;
+  /** Where the server logs; default nowhere. */
+  logger?: Logger;
 };
 
 /**
@@ -56,7 +58,7 @@ export const startTestServer = async (options: TestServerOptions = {}): Promise<
     ...(options.environment ?? {}),
   });
   const roles: Roles = { api: true, projector: true, workers: false, ...(options.roles ?? {}) };
-  const runtime = await startRuntime(config, roles, silentLogger(), options.upcasters ? { upcasters: options.upcasters } : {});
+  const runtime = await startRuntime(config, roles, options.logger ?? silentLogger(), options.upcasters ? { upcasters: options.upcasters } : {});
   const url = runtime.url!;
   const login = async (username: string, password: string, account?: string) => {
     const response = await request(url, 'GET', '/auth/userpass', {
