@@ -1,4 +1,8 @@
 import { expect } from 'chai';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { checksumFile } from '../../infra/transfer/checksums.ts';
+import { makeTempDir } from '../support/tempDir.ts';
 import { uniqueName } from '../support/events.ts';
 import { eventually } from '../support/eventually.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
@@ -6,6 +10,10 @@ import { newScope, path } from '../support/dids.ts';
 import { fileItem, rseWithProtocols } from '../api/replicaSupport.ts';
 import { ruleJsonOverHttp, ruleOverHttp } from '../support/rules.ts';
 import { transferStatus } from '../../projections/request/transferStatus.ts';
+import { createTransferTools } from '../../infra/transfer/transferTools.ts';
+import type { RecordedEvent } from '../../infra/eventstore/eventStore.ts';
+import { cancellerRole } from '../../workers/request/conveyorRoles.ts';
+import type { WorkerContext } from '../../workers/workerContext.ts';
 
 /**
  * The conveyor as a user meets it: a server with its workers, the `mock` transfer tool, and
@@ -88,6 +96,38 @@ describe('Roles: the conveyor at work with the mock tool (rules 17, 18 and 22)',
     void b;
   });
 
+  it('copies a real file between two directories with the posix tool, verified, the rule OK (rules 17 and 22)', async () => {
+    const dirs = makeTempDir('posix-rses-');
+    try {
+      const scope = await newScope(server);
+      const fileProtocol = (rse: string) => ({
+        file: {
+          hostname: 'localhost',
+          port: 0,
+          prefix: join(dirs.path, rse),
+          impl: 'rucio.rse.protocols.posix.Default',
+          domains: { lan: { read: 1, write: 1, delete: 1 }, wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 } },
+        },
+      });
+      const a = await rseWithProtocols(server, [fileProtocol('A')]);
+      const b = await rseWithProtocols(server, [fileProtocol('B')]);
+      expectStatus(await server.root('POST', `/rses/${a.rse}/distances/${b.rse}`, { body: { distance: 1 } }), 201);
+      const pfns = expectStatus(await server.root('GET', `/rses/${a.rse}/lfns2pfns?lfn=${scope}:hello.txt`), 200).json<Record<string, string>>();
+      const source = pfns[`${scope}:hello.txt`]!.replace('file://localhost', '');
+      mkdirSync(dirname(source), { recursive: true });
+      writeFileSync(source, 'hello, transfers\n');
+      const { adler32 } = await checksumFile(source, 'adler32');
+      expectStatus(await server.root('POST', '/replicas', { body: { rse: a.rse, files: [{ scope, name: 'hello.txt', bytes: 17, adler32 }] } }), 201);
+      const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'hello.txt' }], copies: 1, rse_expression: b.rse });
+      await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 20_000, 'the rule OK');
+      const done = expectStatus(await server.root('GET', `/requests/history/${scope}/hello.txt/${b.rse}`), 200).json<RequestJson>();
+      expect(done).to.include({ state: 'DONE', transfertool: 'posix' });
+      expect(readFileSync((done.dest_url as string).replace('file://localhost', ''), 'utf8')).to.equal('hello, transfers\n');
+    } finally {
+      dirs.dispose();
+    }
+  });
+
   it('shows what `dms transfers status` prints: nothing active left, the last hour’s failures', async () => {
     const status = await transferStatus(server.runtime.services.readModels, new Date());
     expect(status.states).to.deep.equal({});
@@ -128,5 +168,19 @@ describe('Roles: the preparer and the throttler with a transfer limit (rule 24)'
     expect((await history(server, a.rse, b.rse, 'D')).map((request) => request.name).sort()).to.deep.equal(files);
     const [limit] = expectStatus(await server.root('GET', '/requests/transfer_limits'), 200).lines<RequestJson>();
     expect(limit).to.include({ rse_expression: b.rse, max_transfers: 1, direction: 'DESTINATION', activity: 'all_activities' });
+  });
+});
+
+describe('Roles: the conveyor-canceller', () => {
+  it('cancels the tool’s job of a cancelled request, and ignores requests without one', async () => {
+    const cancelled: string[] = [];
+    const tool = { name: 'fake', submit: async () => [], poll: async () => new Map(), cancel: async (ids: readonly string[]) => void cancelled.push(...ids), close: async () => undefined };
+    const transferTools = createTransferTools({ dataDir: '.' }, { fake: () => tool });
+    const context = { transferTools } as unknown as WorkerContext;
+    const event = (data: object) => ({ id: 'e1', type: 'RequestCancelled', streamName: 'request-r1', revision: 1n, position: 1n, data, metadata: {} }) as unknown as RecordedEvent;
+    expect(cancellerRole.jobOf(event({ requestId: 'r1', externalId: null, transfertool: null }))).to.equal(undefined);
+    const job = cancellerRole.jobOf(event({ requestId: 'r1', externalId: 'job-9', transfertool: 'fake' }))!;
+    expect(await cancellerRole.process(job, { jobId: 'e1', startedAt: new Date() }, context)).to.deep.equal({ done: 1, skipped: [] });
+    expect(cancelled).to.deep.equal(['job-9']);
   });
 });
