@@ -72,7 +72,9 @@ export const attachRequestItem = (schema: string, value: unknown): AttachRequest
   const ref = didRefItem(schema, item);
   const request: { scope: string; name: string; bytes?: unknown; adler32?: unknown; md5?: unknown } = { ...ref };
   if ('bytes' in item) {
-    if (typeof item.bytes !== 'number' || !Number.isInteger(item.bytes)) problem(schema, `${JSON.stringify(item.bytes)} is not of type 'integer'`);
+    if (typeof item.bytes !== 'number' || !Number.isSafeInteger(item.bytes) || item.bytes < 0) {
+      problem(schema, `${JSON.stringify(item.bytes)} is not a number of bytes (a whole number from 0 to 2^53-1)`);
+    }
     request.bytes = item.bytes;
   }
   for (const [key, pattern] of [['adler32', /^[a-fA-F\d]{8}$/], ['md5', /^[a-fA-F\d]{32}$/]] as const) {
