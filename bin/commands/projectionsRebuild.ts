@@ -33,10 +33,10 @@ export const projectionsRebuildCommand = async (config: ServiceConfig, name: str
     const unit = config.eventStore.kind === 'sqlite' ? 'events' : 'positions';
     if (request.projectorRunning) {
       if (args.includes('--detach')) {
-        console.log('a projector is running and will do it; follow it with: dms projections status');
+        console.log(`projector ${request.projector} is running and will do it; follow it with: dms projections status`);
         return 0;
       }
-      console.log('a projector is running and does it; following its progress (interrupting this leaves the rebuild running)');
+      console.log(`projector ${request.projector} is running and will do it; following its progress (interrupting this leaves the rebuild running)`);
       return await followRebuild(eventStore, readStore, name, unit);
     }
     console.log('no projector is running: rebuilding here');

@@ -80,7 +80,13 @@ export const projectionReports = async (eventStore: EventStore, readStore: ReadS
   return reports;
 };
 
-export type RebuildRequest = Readonly<{ generation: number; alreadyUnderWay: boolean; projectorRunning: boolean }>;
+export type RebuildRequest = Readonly<{
+  generation: number;
+  alreadyUnderWay: boolean;
+  projectorRunning: boolean;
+  /** A live projector process (`host:pid`) that will do the work, when one is running. */
+  projector?: string;
+}>;
 
 /**
  * Asks for a rebuild of one projection into a new generation (the projector picks it up within a
@@ -89,10 +95,11 @@ export type RebuildRequest = Readonly<{ generation: number; alreadyUnderWay: boo
 export const requestProjectionRebuild = async (readStore: ReadStore, projection: AnyProjection, now = new Date()): Promise<RebuildRequest> => {
   const rebuilds = readStore.collection<ProjectionRebuildDocument>(projectionRebuildsCollection);
   const existing = await rebuilds.get(projection.name);
-  const projectorRunning = (await aliveProjectors(readStore)).length > 0;
-  if (existing && !existing.error) return { generation: existing.generation, alreadyUnderWay: true, projectorRunning };
+  const [alive] = await aliveProjectors(readStore);
+  const projector = alive ? { projectorRunning: true, projector: alive._id } : { projectorRunning: false };
+  if (existing && !existing.error) return { generation: existing.generation, alreadyUnderWay: true, ...projector };
   const state = await readStore.collection<ProjectionStateDocument>(projectionStateCollection).get(projection.name);
   const generation = Math.max(state?.servingGeneration ?? 1, existing?.generation ?? 0) + 1;
   await requestRebuild(readStore, newRebuild(projection, generation, now.toISOString()));
-  return { generation, alreadyUnderWay: false, projectorRunning };
+  return { generation, alreadyUnderWay: false, ...projector };
 };
