@@ -57,8 +57,8 @@ export class EsdbEventStore implements EventStore {
    * Hashes: each event's hash chains to the one before it in the stream (eventHashes.ts), so the
    * previous event is read first, and the append goes at exactly the revision read. With `any` or
    * `stream_exists` a concurrent writer may come in between: the read and the append are then
-   * tried again; with an exact revision or `no_stream` the caller hears the conflict as before.
-   * A repeated append at an exact revision reads the same previous event, so it computes the same
+   * tried again after a short random pause; with an exact revision or `no_stream` the caller
+   * hears the conflict as before. A repeated append at an exact revision reads the same previous event, so it computes the same
    * events and EventStoreDB acknowledges it as already done.
    */
   async appendToStream(
@@ -98,7 +98,11 @@ export class EsdbEventStore implements EventStore {
       } catch (error) {
         if (error instanceof WrongExpectedVersionError) {
           const actual = typeof error.actualVersion === 'bigint' ? error.actualVersion : 'no_stream';
-          if (exact !== expectedRevision && attempt < 10 && revisionAllows(expectedRevision, actual)) continue;
+          if (exact !== expectedRevision && attempt < LOOSE_APPEND_ATTEMPTS && revisionAllows(expectedRevision, actual)) {
+            // A busy stream (the steps' journal): let the writers that met here spread out.
+            await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
+            continue;
+          }
           throw new WrongExpectedRevisionError(streamName, expectedRevision, actual);
         }
         throw error;
@@ -249,6 +253,13 @@ export class EsdbEventStore implements EventStore {
     await this.client.dispose();
   }
 }
+
+/**
+ * Tries of an append with `any` or `stream_exists` that meets other writers between reading the
+ * previous event and appending: each round one of them wins, so a busy stream (`steps-journal`,
+ * appended to by every step) still gets through.
+ */
+const LOOSE_APPEND_ATTEMPTS = 50;
 
 /** Whether a stream at `actual` still satisfies the caller's loose expectation (`any`, `stream_exists`). */
 const revisionAllows = (expected: ExpectedRevision, actual: bigint | 'no_stream'): boolean =>
