@@ -99,9 +99,16 @@ export class SqliteEventStore implements EventStore {
       CREATE UNIQUE INDEX IF NOT EXISTS events_by_id ON events (event_id);
       CREATE UNIQUE INDEX IF NOT EXISTS events_by_stream ON events (stream, revision);
     `);
-    // Files written before hashing gain the column; their events stay unhashed (NULL).
+    // Files written before hashing gain the column; their events stay unhashed (NULL). Two
+    // processes opening such a file at once may both try: the second finds it added.
     const columns = this.db.pragma('table_info(events)') as { name: string }[];
-    if (!columns.some((column) => column.name === 'hash')) this.db.exec('ALTER TABLE events ADD COLUMN hash TEXT');
+    if (!columns.some((column) => column.name === 'hash')) {
+      try {
+        this.db.exec('ALTER TABLE events ADD COLUMN hash TEXT');
+      } catch (error) {
+        if (!/duplicate column/i.test((error as Error).message)) throw error;
+      }
+    }
     this.statements = {
       findById: this.db.prepare('SELECT stream, revision, position FROM events WHERE event_id = ?'),
       // The stream's last event: its revision, and the hash the next event chains to.
