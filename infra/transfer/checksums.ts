@@ -8,45 +8,84 @@ import { open } from 'node:fs/promises';
 
 /** The largest prime below 2^16, Adler-32's modulus. */
 const BASE = 65521;
-/** zlib's NMAX: the most bytes summed before `b` could pass 2^32, so the modulo runs once per block instead of once per byte. */
+/** zlib's NMAX: the most bytes summed one at a time before `b` could pass 2^32. */
 const NMAX = 5552;
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+const EVEN_BYTES = 0x00ff00ff;
 
+/**
+ * Adler-32: `a` is 1 plus the sum of the bytes, `b` the sum of the successive values of `a`, both
+ * modulo 65521. Byte by byte, each byte waits for the previous sum; here 64 bytes at a time are
+ * read as 16 little-endian words whose bytes are summed in 16-bit lanes (bytes 0 and 2 of each
+ * word in one number, 1 and 3 in another), which the processor does several at once, about twice
+ * the rate of the byte loop. For a block of n = 4K bytes x_p (word k, byte j: p = 4k + j):
+ *   a' = a + sum(x_p)
+ *   b' = b + n a + sum((n - p) x_p) = b + n a + 4 sum_k prefix_k - (lane 1 + 2 lane 2 + 3 lane 3)
+ * where prefix_k sums the bytes of words 0..k and lane j sums byte j of every word.
+ */
 export class Adler32 {
   private a = 1;
   private b = 0;
 
   update(chunk: Uint8Array): this {
-    let a = this.a;
-    let b = this.b;
     const length = chunk.length;
-    let index = 0;
-    while (index < length) {
-      const end = Math.min(index + NMAX, length);
-      // Sixteen bytes per turn: V8 keeps a and b in registers, which roughly doubles the rate of a plain loop.
-      const end16 = end - ((end - index) & 15);
-      while (index < end16) {
-        a += chunk[index]!; b += a; a += chunk[index + 1]!; b += a; a += chunk[index + 2]!; b += a; a += chunk[index + 3]!; b += a;
-        a += chunk[index + 4]!; b += a; a += chunk[index + 5]!; b += a; a += chunk[index + 6]!; b += a; a += chunk[index + 7]!; b += a;
-        a += chunk[index + 8]!; b += a; a += chunk[index + 9]!; b += a; a += chunk[index + 10]!; b += a; a += chunk[index + 11]!; b += a;
-        a += chunk[index + 12]!; b += a; a += chunk[index + 13]!; b += a; a += chunk[index + 14]!; b += a; a += chunk[index + 15]!; b += a;
-        index += 16;
+    // Bytes up to a word boundary one at a time (all of them on a big-endian machine).
+    const head = LITTLE_ENDIAN ? Math.min(length, (4 - (chunk.byteOffset & 3)) & 3) : length;
+    this.bytewise(chunk, 0, head);
+    const wordCount = (length - head) >>> 2;
+    if (wordCount >= 16) {
+      const words = new Uint32Array(chunk.buffer, chunk.byteOffset + head, wordCount);
+      let a = this.a;
+      let b = this.b;
+      const blocks = wordCount >>> 4;
+      for (let block = 0, k = 0; block < blocks; block += 1) {
+        // Lanes of 16 bits: a block of 16 words sums at most 16 * 255 per lane, and the prefix
+        // sums at most 136 * 255; `| 0` keeps them 32-bit integers (read back unsigned).
+        let evenLanes = 0;
+        let oddLanes = 0;
+        let evenPrefixes = 0;
+        let oddPrefixes = 0;
+        for (const end = k + 16; k < end; k += 1) {
+          const word = words[k]!;
+          evenLanes += word & EVEN_BYTES;
+          oddLanes += (word >>> 8) & EVEN_BYTES;
+          evenPrefixes = (evenPrefixes + evenLanes) | 0;
+          oddPrefixes = (oddPrefixes + oddLanes) | 0;
+        }
+        const lane0 = evenLanes & 0xffff;
+        const lane2 = evenLanes >>> 16;
+        const lane1 = oddLanes & 0xffff;
+        const lane3 = oddLanes >>> 16;
+        const prefixes = (evenPrefixes & 0xffff) + (evenPrefixes >>> 16) + (oddPrefixes & 0xffff) + (oddPrefixes >>> 16);
+        b = (b + 64 * a + 4 * prefixes - (lane1 + 2 * lane2 + 3 * lane3)) % BASE;
+        a = (a + lane0 + lane1 + lane2 + lane3) % BASE;
       }
-      while (index < end) {
-        a += chunk[index]!;
-        b += a;
-        index += 1;
-      }
-      a %= BASE;
-      b %= BASE;
+      this.a = a;
+      this.b = b;
     }
-    this.a = a;
-    this.b = b;
+    this.bytewise(chunk, head + (wordCount & ~15) * 4, length);
     return this;
   }
 
   /** 8 lowercase hex digits, zero-padded as Rucio pads them. */
   digest(): string {
     return (((this.b << 16) | this.a) >>> 0).toString(16).padStart(8, '0');
+  }
+
+  private bytewise(chunk: Uint8Array, start: number, end: number): void {
+    let a = this.a;
+    let b = this.b;
+    for (let index = start; index < end; ) {
+      const stop = Math.min(end, index + NMAX);
+      for (; index < stop; index += 1) {
+        a += chunk[index]!;
+        b += a;
+      }
+      a %= BASE;
+      b %= BASE;
+    }
+    this.a = a;
+    this.b = b;
   }
 }
 

@@ -20,8 +20,8 @@ describe('transfer checksums', () => {
     const large = randomBytes(3 * 1024 * 1024 + 17);
     expect(new Adler32().update(large).digest()).to.equal(zlibAdler32(large));
     // Bytes of 0xff make the sums grow fastest: the modulo must come before they pass 2^32.
-    const ones = Buffer.alloc(100_000, 0xff);
-    expect(new Adler32().update(ones).digest()).to.equal(zlibAdler32(ones));
+    const ones = Buffer.alloc(100_003, 0xff);
+    for (const offset of [0, 1, 2, 3]) expect(new Adler32().update(ones.subarray(offset)).digest()).to.equal(zlibAdler32(ones.subarray(offset)));
   });
 
   it('gives the same Adler-32 however the stream is cut into chunks', () => {
