@@ -7,7 +7,8 @@ import { addRules } from '../../commands/rule/ruleCreation.ts';
 import { loadRse } from '../../commands/rse/rseCommands.ts';
 import { retryIdOf } from '../../domain/request/retries.ts';
 import type { FinisherOutput } from '../../domain/request/finisher.ts';
-import { as, commandSpec } from '../support/commandSpec.ts';
+import { as, commandSpec, SPEC_NOW } from '../support/commandSpec.ts';
+import { created } from '../support/didEvents.ts';
 import type { StreamedEvent } from '../support/projectionHarness.ts';
 import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
 
@@ -130,4 +131,43 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
         expect(outcome.skipped).to.deep.equal([{ what: requestId, reason: 'the request is archived already' }]);
       })
       .thenNothingHappened());
+  it('registers a copy that arrived for a replica deleted meanwhile with a tombstone of now, so no dark data is left', () => {
+    const record = {
+      id: 'dark1',
+      requestType: 'TRANSFER',
+      scope: 'user.jdoe',
+      name: 'f1',
+      destRseId: 'b'.repeat(32),
+      destRse: 'SITE_B',
+      ruleId: 'r1',
+      account: 'root',
+      activity: 'User Subscriptions',
+      bytes: 100,
+      md5: null,
+      adler32: '0cc737eb',
+      priority: 3,
+      retryCount: null,
+      previousAttemptId: null,
+      attributes: { activity: 'User Subscriptions', sourceReplicaExpression: null, lifetime: null, dsScope: null, dsName: null, bytes: 100, md5: null, adler32: '0cc737eb', priority: 3, allowTapeSource: true },
+      requestedAt: SPEC_NOW.toISOString(),
+    };
+    const link = { requestId: 'dark1', scope: 'user.jdoe', name: 'f1', destRseId: 'b'.repeat(32), destRse: 'SITE_B', sourceRseId: null, sourceRse: null, activity: 'User Subscriptions', bytes: 100, externalId: 'job-1' };
+    return spec
+      .given([
+        { stream: 'did-user.jdoe:f1', ...created('f1', 'FILE') },
+        { stream: 'request-dark1', type: 'RequestQueued', data: { request: record, state: 'QUEUED' } },
+        { stream: 'request-dark1', type: 'RequestSubmitting', data: { requestId: 'dark1', sources: [], destUrl: 'root://b/f1', transfertool: 'mock', submittingAt: SPEC_NOW.toISOString() } },
+        { stream: 'request-dark1', type: 'RequestSubmitted', data: { requestId: 'dark1', externalId: 'job-1', externalHost: 'mock', submittedAt: SPEC_NOW.toISOString() } },
+        { stream: 'request-dark1', type: 'TransferSucceeded', data: { ...link, startedAt: null, transferredAt: SPEC_NOW.toISOString() } },
+      ])
+      .when((context) => finishRequests(context, [{ type: 'MarkReplicaAvailable', data: { requestId: 'dark1' } }], as('root')))
+      .then([
+        { stream: 'request-dark1', type: 'RequestArchived', data: { requestId: 'dark1', scope: 'user.jdoe', name: 'f1', destRseId: 'b'.repeat(32), state: 'DONE', retriedAs: null, error: null, archivedAt: SPEC_NOW.toISOString() } },
+        {
+          stream: 'did-user.jdoe:f1',
+          type: 'ReplicaAdded',
+          data: { scope: 'user.jdoe', name: 'f1', rse: 'SITE_B', rseId: 'b'.repeat(32), bytes: 100, md5: null, adler32: '0cc737eb', path: null, state: 'AVAILABLE', tombstone: SPEC_NOW.toISOString(), addedAt: SPEC_NOW.toISOString() },
+        },
+      ]);
+  });
 });
