@@ -1,3 +1,4 @@
+import { pickFtsServer } from '../../infra/transfer/fts3TransferTool.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
 import {
   markRequestsSubmitting,
@@ -124,7 +125,15 @@ const jobAttributes = (request: ActiveRequest, topology: Topology): Record<strin
     priority: attributes.priority,
     allow_tape_source: attributes.allowTapeSource,
     ...typed,
+    ...ftsServerOf(request, topology),
   };
+};
+
+/** The FTS server of a transfer (Rucio's `_pick_fts_servers`), for the `fts3` tool: none when an end has no `fts` attribute. */
+const ftsServerOf = (request: ActiveRequest, topology: Topology): { fts?: string } => {
+  const source = request.sourcesInUse[0];
+  const server = source ? pickFtsServer(topology.rse(source.rseId)?.attributes ?? {}, topology.rse(request.record.destRseId)?.attributes ?? {}) : null;
+  return server ? { fts: server } : {};
 };
 
 const transferJob = (request: ActiveRequest, topology: Topology): TransferJob => {
