@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { createCommandContext } from '../commands/commandContext.ts';
-import { handleCommand, timeOrderedUuid } from '../commands/handleCommand.ts';
+import { handleCommand } from '../commands/handleCommand.ts';
+import { timeOrderedUuid } from '../infra/eventstore/eventIds.ts';
 import { SqliteReadStore } from '../infra/readstore/sqlite/sqliteReadStore.ts';
 import { allProjections } from '../projections/index.ts';
 import { readModelPorts } from '../projections/readModelPorts.ts';

@@ -1,8 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 import {
-  EventIdConflictError,
   isWrongExpectedRevision,
   WrongExpectedRevisionError,
   type AllSubscription,
@@ -18,6 +17,28 @@ import {
   type SubscribeToAllOptions,
 } from './eventStore.ts';
 import { StreamLeases, type AcquireOptions, type StreamLease } from './streamLeases.ts';
+import {
+  assertSameEvents,
+  checkOnlyResult,
+  derivedId,
+  intentOf,
+  nextRevision,
+  parseRevision,
+  revisionMatches,
+  segmentsOf,
+  STEP_JOURNAL_STREAM,
+  StepEventType,
+  stepIdOf,
+  stepMetadata,
+  stepStreamName,
+  type Intent,
+  type IntentAppend,
+  type IntentSegment,
+  type StepAbandonedData,
+  type StepStartedData,
+} from './stepIntent.ts';
+
+export { STEP_JOURNAL_STREAM, StepEventType, stepIdOf, stepStreamName, type StepAbandonedData, type StepStartedData } from './stepIntent.ts';
 
 /**
  * Multi-stream appends, all or nothing as the caller sees it, over an event store that writes
@@ -45,46 +66,6 @@ import { StreamLeases, type AcquireOptions, type StreamLease } from './streamLea
  * stream, over the marked metadata; a step completed again appends the same events at the same
  * revisions after the same previous events, so its hashes come out the same.
  */
-
-export const STEP_JOURNAL_STREAM = 'steps-journal';
-export const stepStreamName = (stepId: string): string => `step-${stepId}`;
-
-/** Event types this store writes in `step-<id>` streams and in the journal. */
-export const StepEventType = {
-  /** The intent (stream `step-<id>`): every append of the step, or the number of parts holding them. */
-  started: 'StepStarted',
-  /** A piece of a large intent, written before its `StepStarted`. */
-  intentPart: 'StepIntentPart',
-  /** Every stream of the step holds its events. */
-  completed: 'StepCompleted',
-  /** A stream of the step refused its events (another writer came in): the step stays partial. */
-  abandoned: 'StepAbandoned',
-  /** Journal (`steps-journal`): a step was started. */
-  opened: 'StepOpened',
-  /** Journal: a step was completed or abandoned. */
-  closed: 'StepClosed',
-} as const;
-
-export type StepStartedData = Readonly<{
-  stepId: string;
-  /** Events of the step in all its streams (what `metadata.step.count` says). */
-  count: number;
-  /** Streams the step appends to. */
-  streams: number;
-  /** 0: `segments` holds the appends; otherwise that many `StepIntentPart` events from `firstPartRevision`. */
-  parts: number;
-  firstPartRevision?: string;
-  segments?: readonly IntentSegment[];
-}>;
-
-export type StepAbandonedData = Readonly<{ stepId: string; reason: string; conflicts: readonly string[] }>;
-
-/** Some events of one stream of an intent; a stream's events may be split over several parts. */
-type IntentSegment = Readonly<{ streamName: string; expectedRevision: string; events: readonly NewEvent[] }>;
-
-type IntentAppend = { streamName: string; expectedRevision: bigint | 'no_stream'; events: NewEvent[] };
-
-type Intent = Readonly<{ stepId: string; count: number; appends: readonly IntentAppend[] }>;
 
 type StoredStep = Readonly<{
   /** Revision of the step stream's last event. */
@@ -618,111 +599,6 @@ export class SteppedEventStore implements EventStore {
 
 // ---- helpers
 
-/**
- * The step id of a multi-stream append, derived from its first event id: the same append made
- * again (a retried job with derived event ids) finds the step its first attempt started.
- */
-export const stepIdOf = (appends: readonly StreamAppend[]): string => {
-  const first = appends.find((append) => append.events.length > 0)?.events[0];
-  if (!first) throw new Error('A step appends at least one event');
-  return nameBasedUuid(`dms-step:${first.id}`);
-};
-
-const derivedId = (stepId: string, role: string): string => nameBasedUuid(`dms-step:${stepId}:${role}`);
-
-/** A name-based UUID (version 5 layout over SHA-1). */
-const nameBasedUuid = (text: string): string => {
-  const bytes = createHash('sha1').update(text).digest().subarray(0, 16);
-  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-};
-
-/** The intent: exact revisions, and every event marked with the step (one metadata object per original one). */
-const intentOf = (stepId: string, appends: readonly StreamAppend[], heads: readonly (bigint | 'no_stream')[]): Intent => {
-  const count = appends.reduce((total, append) => total + append.events.length, 0);
-  const step = { id: stepId, count };
-  const marked = new Map<EventMetadata, EventMetadata>();
-  const mark = (metadata: EventMetadata): EventMetadata => {
-    let result = marked.get(metadata);
-    if (!result) marked.set(metadata, (result = { ...metadata, step }));
-    return result;
-  };
-  return {
-    stepId,
-    count,
-    appends: appends
-      .map((append, index) => ({ append, head: heads[index]! }))
-      .filter(({ append }) => append.events.length > 0)
-      .map(({ append, head }) => ({
-        streamName: append.streamName,
-        expectedRevision: head,
-        events: append.events.map((event) => ({ id: event.id, type: event.type, data: event.data, metadata: mark(event.metadata) })),
-      })),
-  };
-};
-
-/** The metadata of the step's own events: the acting account and request of its first event. */
-const stepMetadata = (intent: Intent): EventMetadata => {
-  const { step: _step, ...metadata } = intent.appends[0]!.events[0]!.metadata;
-  return metadata;
-};
-
-/** The intent's appends in chunks of at most `maxBytes` of JSON (at least one event each). */
-const segmentsOf = (intent: Intent, maxBytes: number): IntentSegment[][] => {
-  const chunks: IntentSegment[][] = [];
-  let chunk: { streamName: string; expectedRevision: string; events: NewEvent[] }[] = [];
-  let size = 0;
-  for (const append of intent.appends) {
-    let segment: (typeof chunk)[number] | undefined;
-    for (const event of append.events) {
-      const eventSize = Buffer.byteLength(JSON.stringify(event)) + 1;
-      if (size > 0 && size + eventSize > maxBytes) {
-        chunks.push(chunk);
-        chunk = [];
-        size = 0;
-        segment = undefined;
-      }
-      if (!segment) {
-        segment = { streamName: append.streamName, expectedRevision: String(append.expectedRevision), events: [] };
-        chunk.push(segment);
-        size += append.streamName.length + 64;
-      }
-      segment.events.push(event);
-      size += eventSize;
-    }
-  }
-  if (chunk.length > 0) chunks.push(chunk);
-  return chunks;
-};
-
-const assertSameEvents = (intent: Intent, appends: readonly StreamAppend[]): void => {
-  const recorded = new Map(intent.appends.map((append) => [append.streamName, append.events.map((event) => event.id)]));
-  const writing = appends.filter((append) => append.events.length > 0);
-  for (const append of writing) {
-    const ids = recorded.get(append.streamName);
-    const same = ids !== undefined && ids.length === append.events.length && ids.every((id, index) => id === append.events[index]!.id);
-    if (!same) throw new EventIdConflictError(append.streamName, append.events[0]!.id);
-  }
-  if (writing.length !== intent.appends.length) throw new EventIdConflictError(writing[0]!.streamName, writing[0]!.events[0]!.id);
-};
-
-const revisionMatches = (expected: ExpectedRevision, head: bigint | 'no_stream'): boolean =>
-  expected === 'any' ||
-  (expected === 'no_stream' && head === 'no_stream') ||
-  (expected === 'stream_exists' && head !== 'no_stream') ||
-  (typeof expected === 'bigint' && head === expected);
-
-const checkOnlyResult = (streamName: string, head: bigint | 'no_stream'): AppendResult => ({
-  streamName,
-  nextExpectedRevision: head === 'no_stream' ? -1n : head,
-  position: 0n,
-});
-
-const nextRevision = (revision: bigint | 'no_stream'): bigint => (revision === 'no_stream' ? 0n : revision + 1n);
-
-const parseRevision = (text: string): bigint | 'no_stream' => (text === 'no_stream' ? 'no_stream' : BigInt(text));
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

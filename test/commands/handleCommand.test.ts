@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { createCommandContext } from '../../commands/commandContext.ts';
-import { deterministicUuid, handleCommand, handleCommands, loadState, onStream, timeOrderedUuid } from '../../commands/handleCommand.ts';
+import { handleCommand, handleCommands, loadState, onStream } from '../../commands/handleCommand.ts';
+import { deterministicUuid, timeOrderedUuid } from '../../infra/eventstore/eventIds.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { allProjections } from '../../projections/index.ts';
 import { readModelPorts } from '../../projections/readModelPorts.ts';
