@@ -1,4 +1,4 @@
-import type { RankedSource, RequestEvent, RequestRecord, RequestState } from '../../domain/request/request.ts';
+import { REQUEST_EVENT_TYPE_SET, type RankedSource, type RequestEvent, type RequestRecord, type RequestState } from '../../domain/request/request.ts';
 import { didKey } from '../../domain/did/did.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { Projected, Projection } from '../projection.ts';
@@ -158,21 +158,7 @@ export const requestsProjection: Projection<RequestEvent> = {
   name: 'requests',
   version: 2,
   collections: [requestsCollection, requestsHistoryCollection],
-  handles: {
-    RequestQueued: true,
-    RequestPrepared: true,
-    RequestSourcesUnavailable: true,
-    RequestReleased: true,
-    RequestReturnedToPreparing: true,
-    RequestSubmitting: true,
-    RequestSubmitted: true,
-    RequestSubmissionFailed: true,
-    TransferSucceeded: true,
-    TransferFailed: true,
-    TransferLost: true,
-    RequestArchived: true,
-    RequestCancelled: true,
-  },
+  handles: REQUEST_EVENT_TYPE_SET,
   async apply(event, context) {
     const active = context.collection<RequestDocument>(requestsCollection);
     switch (event.type) {
