@@ -19,6 +19,7 @@ import { tempDir } from './lib/tempDir.ts';
  */
 
 const DATASETS = Number(process.env.BENCH_RULE_DATASETS ?? 100);
+const JUDGE_ROLES = 'judge-injector,judge-evaluator,judge-repairer,judge-cleaner';
 const SCOPE = 'bench';
 const SOURCE = 'BENCH_SOURCE';
 const TARGETS = ['BENCH_TARGET_1', 'BENCH_TARGET_2', 'BENCH_TARGET_3', 'BENCH_TARGET_4'] as const;
@@ -67,7 +68,9 @@ export const runRuleBenchmark = async (): Promise<void> => {
   const dir = tempDir();
   let server: ServerProcess | undefined;
   try {
-    server = await startProcess('bin/dms.ts', ['serve'], { DMS_DATA_DIR: dir.path, PORT: '0', DMS_LOG_LEVEL: 'info' }, 'API listening');
+    // The judge alone: with the conveyor on, the mock tool would also copy and finish the requests
+    // the rules queue, and the figures would measure transfers too (bench/transfers.ts does).
+    server = await startProcess('bin/dms.ts', ['serve', '--roles', JUDGE_ROLES], { DMS_DATA_DIR: dir.path, PORT: '0', DMS_LOG_LEVEL: 'info' }, 'API listening');
     const call = client(server, await login(server));
     expectStatus(await call('POST', `/scopes/root/${SCOPE}`), 201, 'scope');
     for (const rse of [SOURCE, ...TARGETS]) await addRse(call, rse);
