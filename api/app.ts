@@ -5,6 +5,7 @@ import { ValueError } from '../domain/shared/errors.ts';
 import { CONTROL_CHARACTERS } from '../domain/shared/names.ts';
 import { configOption } from '../projections/config/configQueries.ts';
 import { errorMiddleware, writeError } from './errors.ts';
+import { registerOpenApiRoutes } from './openapi/openApiRoutes.ts';
 import { hasBody, readBodyText } from './requestBody.ts';
 import { refuseUnsafeQuery } from './requestText.ts';
 import { RouteTable } from './route.ts';
@@ -57,6 +58,7 @@ export const routeTable = (services: Services): RouteTable => {
   registerProjectionRoutes(routes, services);
   registerAuditRoutes(routes, services);
   registerSessionRoutes(routes, services);
+  registerOpenApiRoutes(routes);
   return routes;
 };
 

@@ -1,6 +1,8 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
+import type { ZodObject, ZodType } from 'zod';
 import type { CommandMetadata } from '../domain/shared/event.ts';
+import type { RucioErrorClass } from '../domain/shared/errors.ts';
 import { authenticate } from './auth/authenticate.ts';
 import { requireAccept, sendCreated, sendOk } from './http.ts';
 import { compareRanks, rankPath, type RouteRank } from './routeRanking.ts';
@@ -17,17 +19,52 @@ export type RouteOptions = Readonly<{
   errors?: Readonly<Record<string, number>>;
   /** Adds Rucio's CORS and no-cache headers (every blueprint but auth and redirect); default true. */
   commonHeaders?: boolean;
+} & RouteDocumentation>;
+
+/**
+ * What `GET /openapi.json` says of a route beyond its method, path, token and content types
+ * (api/openapi/openApiDocument.ts). All optional: a route without them is documented from the
+ * defaults of its method.
+ */
+export type RouteDocumentation = Readonly<{
+  /** What the route does, in one line. */
+  summary?: string;
+  /**
+   * The body it reads: the zod schema that checks it, a description of the JSON it takes where
+   * the route checks it by hand (`params.ts`), or `'none'`. Default: a JSON object, not described
+   * further, for POST and PUT; none for GET and DELETE.
+   */
+  body?: ZodType | BodyDescription | 'none';
+  /** The query parameters it reads: a zod object, or each name with what it means. */
+  query?: ZodObject | Readonly<Record<string, string>>;
+  /**
+   * Its answer on success where that is not the usual one: GET 200 (and POST with `accept`
+   * STREAM_ONLY) in the first `accept` type, else JSON; POST 201 with the JSON string "Created";
+   * PUT and DELETE 200 with an empty body. `'none'`: it always answers an error (a login method
+   * not offered).
+   */
+  success?: Readonly<{ status: number; type?: string; description?: string }> | 'none';
+  /**
+   * Exception classes it answers besides the ones every route may (ValueError, CannotAuthenticate
+   * with `auth`, UnsupportedRequestedContentType with `accept`, ...), at their declared status
+   * unless `errors` gives another.
+   */
+  raises?: readonly RucioErrorClass[];
 }>;
+
+/** A body a route checks by hand: a JSON object (or with `list`, a JSON list) and what it holds. */
+export type BodyDescription = Readonly<{ description: string; list?: boolean; optional?: boolean }>;
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 
-/** What the table tells about a route: its method, its path pattern, whether it needs a token. */
-export type RouteEntry = Readonly<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; path: string; auth: boolean }>;
+/** What the table tells about a route: its method, its path pattern, whether it needs a token, its options. */
+export type RouteEntry = Readonly<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; path: string; auth: boolean; options: RouteOptions }>;
 
 type Route = Readonly<{
   method: Method;
   path: string;
   auth: boolean;
+  options: RouteOptions;
   chain: readonly Middleware<AppState>[];
   rank: RouteRank;
   /** Registration index of the first route of the same shape, then of this route: Werkzeug's tie-breakers. */
@@ -62,7 +99,7 @@ export class RouteTable {
 
   /** Every route, in registration order (read-only: for tests and documentation). */
   entries(): readonly RouteEntry[] {
-    return this.routes.map(({ method, path, auth }) => ({ method: method.toUpperCase() as RouteEntry['method'], path, auth }));
+    return this.routes.map(({ method, path, auth, options }) => ({ method: method.toUpperCase() as RouteEntry['method'], path, auth, options }));
   }
 
   /** Puts every route on the router, best ranked first. Once: a route added later would be lost. */
@@ -92,7 +129,7 @@ export class RouteTable {
     const rank = rankPath(path);
     const order = this.routes.length;
     if (!this.shapes.has(rank.shape)) this.shapes.set(rank.shape, order);
-    this.routes.push({ method, path, auth: options.auth ?? true, chain, rank, shapeOrder: this.shapes.get(rank.shape)!, order });
+    this.routes.push({ method, path, auth: options.auth ?? true, options, chain, rank, shapeOrder: this.shapes.get(rank.shape)!, order });
     return this;
   }
 }

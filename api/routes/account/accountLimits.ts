@@ -1,7 +1,7 @@
 import { removeGlobalAccountLimit, removeLocalAccountLimit, setGlobalAccountLimit, setLocalAccountLimit } from '../../../commands/account/accountLimitCommands.ts';
 import { limitBytes } from '../../../domain/accountLimit/accountLimit.ts';
 import { matchRseExpression, parseRseExpression, type RseFacts } from '../../../domain/rse/rseExpression.ts';
-import { AccountNotFound } from '../../../domain/shared/errors.ts';
+import { AccountNotFound, RSENotFound } from '../../../domain/shared/errors.ts';
 import { findGlobalLimit, findLocalLimit, globalLimitsOf, localLimitsOf } from '../../../projections/account/accountLimitQueries.ts';
 import { findAccount } from '../../../projections/account/accountQueries.ts';
 import type { AccountDocument } from '../../../projections/account/accounts.ts';
@@ -9,7 +9,7 @@ import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { JSON_ONLY } from '../../http.ts';
 import { limitValue, sendJsonWithInfinity } from '../../infinityJson.ts';
 import { jsonObject, param } from '../../params.ts';
-import { created, ok, type RouteTable } from '../../route.ts';
+import { created, ok, type RouteOptions, type RouteTable } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
 
@@ -43,20 +43,34 @@ export const registerAccountLimitRoutes = (routes: RouteTable, services: Service
     await ok(ctx, services, (metadata) => removeLocalAccountLimit(services.commands, { account: ctx.params.account!, rse: ctx.params.rse! }, metadata));
   };
 
-  routes.post('/accountlimits/local/:account/:rse', {}, setLocal);
-  routes.delete('/accountlimits/local/:account/:rse', {}, removeLocal);
-  routes.post('/accountlimits/global/:account/:rse_expression', {}, async (ctx) => {
-    const bytes = limitBytes(param(jsonObject(ctx), 'bytes'));
-    const data = { account: ctx.params.account!, rseExpression: ctx.params.rse_expression!, bytes, rses: await loadRseFacts(services.readModels) };
-    await created(ctx, services, (metadata) => setGlobalAccountLimit(services.commands, data, metadata));
-  });
-  routes.delete('/accountlimits/global/:account/:rse_expression', {}, async (ctx) => {
-    const data = { account: ctx.params.account!, rseExpression: ctx.params.rse_expression!, rses: await loadRseFacts(services.readModels) };
-    await ok(ctx, services, (metadata) => removeGlobalAccountLimit(services.commands, data, metadata));
-  });
+  const setting: RouteOptions = {
+    summary: "Sets an account's quota on one RSE.",
+    body: { description: '`bytes`: the limit (-1: none).' },
+    raises: [AccountNotFound, RSENotFound],
+  };
+  const removing: RouteOptions = { summary: "Removes an account's quota on one RSE.", raises: [AccountNotFound, RSENotFound] };
+  routes.post('/accountlimits/local/:account/:rse', setting, setLocal);
+  routes.delete('/accountlimits/local/:account/:rse', removing, removeLocal);
+  routes.post(
+    '/accountlimits/global/:account/:rse_expression',
+    { summary: "Sets an account's quota over the RSEs of an expression.", body: { description: '`bytes`: the limit (-1: none).' }, raises: [AccountNotFound] },
+    async (ctx) => {
+      const bytes = limitBytes(param(jsonObject(ctx), 'bytes'));
+      const data = { account: ctx.params.account!, rseExpression: ctx.params.rse_expression!, bytes, rses: await loadRseFacts(services.readModels) };
+      await created(ctx, services, (metadata) => setGlobalAccountLimit(services.commands, data, metadata));
+    },
+  );
+  routes.delete(
+    '/accountlimits/global/:account/:rse_expression',
+    { summary: "Removes an account's quota over an RSE expression.", raises: [AccountNotFound] },
+    async (ctx) => {
+      const data = { account: ctx.params.account!, rseExpression: ctx.params.rse_expression!, rses: await loadRseFacts(services.readModels) };
+      await ok(ctx, services, (metadata) => removeGlobalAccountLimit(services.commands, data, metadata));
+    },
+  );
   // The legacy form of /accountlimits/local/...
-  routes.post('/accountlimits/:account/:rse', {}, setLocal);
-  routes.delete('/accountlimits/:account/:rse', {}, removeLocal);
+  routes.post('/accountlimits/:account/:rse', setting, setLocal);
+  routes.delete('/accountlimits/:account/:rse', removing, removeLocal);
 
   const localLimits = async (ctx: AppContext) => {
     const account = (await activeAccount(services, ctx.params.account!)).account;
@@ -71,28 +85,38 @@ export const registerAccountLimitRoutes = (routes: RouteTable, services: Service
     sendJsonWithInfinity(ctx, { [rse.rse]: limit ? limitValue(limit.bytes) : null });
   };
 
-  routes.get('/accounts/:account/limits/local', { accept: JSON_ONLY }, localLimits);
-  routes.get('/accounts/:account/limits/global', { accept: JSON_ONLY }, async (ctx) => {
-    const account = (await activeAccount(services, ctx.params.account!)).account;
-    const rses = await loadRseFacts(services.readModels);
-    const result: Record<string, unknown> = {};
-    for await (const limit of globalLimitsOf(services.readModels, account)) {
-      const resolved = resolvedRses(limit.rseExpression!, rses);
-      result[limit.rseExpression!] = {
-        resolved_rses: resolved.map((rse) => rse.rse),
-        resolved_rse_ids: resolved.map((rse) => rse.id),
-        limit: limitValue(limit.bytes),
-      };
-    }
-    sendJsonWithInfinity(ctx, result);
-  });
-  routes.get('/accounts/:account/limits/local/:rse', { accept: JSON_ONLY }, localLimit);
-  routes.get('/accounts/:account/limits/global/:rse_expression', { accept: JSON_ONLY }, async (ctx) => {
-    const account = (await activeAccount(services, ctx.params.account!)).account;
-    const expression = ctx.params.rse_expression!;
-    const limit = await findGlobalLimit(services.readModels, account, expression);
-    sendJsonWithInfinity(ctx, { [expression]: limit ? limitValue(limit.bytes) : null });
-  });
-  routes.get('/accounts/:account/limits', { accept: JSON_ONLY }, localLimits);
-  routes.get('/accounts/:account/limits/:rse', { accept: JSON_ONLY }, localLimit);
+  const listing: RouteOptions = { accept: JSON_ONLY, summary: "An account's local quotas, bytes by RSE.", raises: [AccountNotFound] };
+  const oneLimit: RouteOptions = { accept: JSON_ONLY, summary: "An account's quota on one RSE (null: none).", raises: [AccountNotFound, RSENotFound] };
+  routes.get('/accounts/:account/limits/local', listing, localLimits);
+  routes.get(
+    '/accounts/:account/limits/global',
+    { accept: JSON_ONLY, summary: "An account's global quotas by RSE expression, with the RSEs each selects.", raises: [AccountNotFound] },
+    async (ctx) => {
+      const account = (await activeAccount(services, ctx.params.account!)).account;
+      const rses = await loadRseFacts(services.readModels);
+      const result: Record<string, unknown> = {};
+      for await (const limit of globalLimitsOf(services.readModels, account)) {
+        const resolved = resolvedRses(limit.rseExpression!, rses);
+        result[limit.rseExpression!] = {
+          resolved_rses: resolved.map((rse) => rse.rse),
+          resolved_rse_ids: resolved.map((rse) => rse.id),
+          limit: limitValue(limit.bytes),
+        };
+      }
+      sendJsonWithInfinity(ctx, result);
+    },
+  );
+  routes.get('/accounts/:account/limits/local/:rse', oneLimit, localLimit);
+  routes.get(
+    '/accounts/:account/limits/global/:rse_expression',
+    { accept: JSON_ONLY, summary: "An account's quota over an RSE expression (null: none).", raises: [AccountNotFound] },
+    async (ctx) => {
+      const account = (await activeAccount(services, ctx.params.account!)).account;
+      const expression = ctx.params.rse_expression!;
+      const limit = await findGlobalLimit(services.readModels, account, expression);
+      sendJsonWithInfinity(ctx, { [expression]: limit ? limitValue(limit.bytes) : null });
+    },
+  );
+  routes.get('/accounts/:account/limits', listing, localLimits);
+  routes.get('/accounts/:account/limits/:rse', oneLimit, localLimit);
 };

@@ -9,7 +9,8 @@ import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { JSON_ONLY, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonWithInfinity, limitValue } from '../../infinityJson.ts';
 import { fromList } from '../../listSource.ts';
-import type { RouteTable } from '../../route.ts';
+import type { RouteOptions, RouteTable } from '../../route.ts';
+import { AccessDenied, AccountNotFound, RSENotFound } from '../../../domain/shared/errors.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { activeAccount, resolvedRses } from './accountLimits.ts';
@@ -79,17 +80,34 @@ export const registerAccountUsageRoutes = (routes: RouteTable, services: Service
     await sendStream(ctx, lines(), undefined, jsonWithInfinity);
   };
 
-  routes.get('/accounts/:account/usage/history/:rse', { accept: JSON_ONLY }, async (ctx) => {
-    const rse = await activeRse(services, ctx.params.rse!);
-    const history = await usageHistoryOf(services.readModels, ctx.params.account!, rse.id);
-    sendJson(ctx, history.map((entry) => ({ bytes: entry.bytes, files: entry.files, updated_at: isoSecondsOrNull(entry.updatedAt) })));
-  });
-  routes.get('/accounts/:account/usage/local', { accept: STREAM_ONLY }, localUsage);
-  routes.get('/accounts/:account/usage/global', { accept: STREAM_ONLY }, globalUsage);
-  routes.get('/accounts/:account/usage/local/:rse', { accept: STREAM_ONLY }, localUsage);
-  routes.get('/accounts/:account/usage/global/:rse_expression', { accept: STREAM_ONLY }, globalUsage);
-  routes.get('/accounts/:account/usage', { accept: STREAM_ONLY }, localUsage);
-  routes.get('/accounts/:account/usage/', { accept: STREAM_ONLY }, localUsage);
-  routes.get('/accounts/:account/usage/:rse', { accept: STREAM_ONLY }, localUsage);
+  const local: RouteOptions = {
+    accept: STREAM_ONLY,
+    summary: 'What an account stores per RSE against its local quotas: bytes, files, limit, remaining.',
+    raises: [AccessDenied, AccountNotFound, RSENotFound],
+  };
+  const global: RouteOptions = {
+    accept: STREAM_ONLY,
+    summary: 'What an account stores per RSE expression against its global quotas.',
+    raises: [AccessDenied, AccountNotFound],
+  };
+  routes.get(
+    '/accounts/:account/usage/history/:rse',
+    { accept: JSON_ONLY, summary: "The history of an account's usage of one RSE.", raises: [RSENotFound] },
+    async (ctx) => {
+      const rse = await activeRse(services, ctx.params.rse!);
+      const history = await usageHistoryOf(services.readModels, ctx.params.account!, rse.id);
+      sendJson(
+        ctx,
+        history.map((entry) => ({ bytes: entry.bytes, files: entry.files, updated_at: isoSecondsOrNull(entry.updatedAt) })),
+      );
+    },
+  );
+  routes.get('/accounts/:account/usage/local', local, localUsage);
+  routes.get('/accounts/:account/usage/global', global, globalUsage);
+  routes.get('/accounts/:account/usage/local/:rse', local, localUsage);
+  routes.get('/accounts/:account/usage/global/:rse_expression', global, globalUsage);
+  routes.get('/accounts/:account/usage', local, localUsage);
+  routes.get('/accounts/:account/usage/', local, localUsage);
+  routes.get('/accounts/:account/usage/:rse', local, localUsage);
 };
 

@@ -1,11 +1,11 @@
 import { loadCaller } from '../../../commands/caller.ts';
 import { AUDIT_PERMISSIONS } from '../../../domain/permission/auditPolicy.ts';
 import { allowOnly } from '../../../domain/permission/policy.ts';
-import { ProjectionNotFound } from '../../../domain/shared/errors.ts';
+import { AccessDenied, ProjectionNotFound } from '../../../domain/shared/errors.ts';
 import { allProjections } from '../../../projections/index.ts';
 import { projectionReports, requestProjectionRebuild, type ProjectionReport } from '../../../projections/runtime/projectionStatus.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
-import type { RouteTable } from '../../route.ts';
+import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 
 /**
@@ -22,13 +22,28 @@ import type { Services } from '../../services.ts';
 export const registerProjectionRoutes = (routes: RouteTable, services: Services): void => {
   const readStore = services.readModels.store;
 
-  routes.get('/admin/projections', { accept: JSON_ONLY }, async (ctx) => {
-    const caller = await loadCaller(services.commands, ctx.state.issuer!);
-    allowOnly(AUDIT_PERMISSIONS.readProjections(caller), `Account ${caller.account} can not read the projections`);
-    sendJson(ctx, (await projectionReports(services.commands.eventStore, readStore, allProjections)).map(renderReport));
-  });
+  routes.get(
+    '/admin/projections',
+    {
+      accept: JSON_ONLY,
+      summary: 'Every projection: version, generation, checkpoint, head, lag, status, a rebuild under way (admins).',
+      raises: [AccessDenied],
+    },
+    async (ctx) => {
+      const caller = await loadCaller(services.commands, ctx.state.issuer!);
+      allowOnly(AUDIT_PERMISSIONS.readProjections(caller), `Account ${caller.account} can not read the projections`);
+      sendJson(ctx, (await projectionReports(services.commands.eventStore, readStore, allProjections)).map(renderReport));
+    },
+  );
 
-  routes.post('/admin/projections/:name/rebuild', { accept: JSON_ONLY }, async (ctx) => {
+  const rebuild: RouteOptions = {
+    accept: JSON_ONLY,
+    summary: 'Asks the projector to rebuild a projection into a new generation (root).',
+    body: 'none',
+    success: { status: 202, description: 'The generation being built, and whether a rebuild was already under way.' },
+    raises: [ProjectionNotFound],
+  };
+  routes.post('/admin/projections/:name/rebuild', rebuild, async (ctx) => {
     const caller = await loadCaller(services.commands, ctx.state.issuer!);
     allowOnly(AUDIT_PERMISSIONS.rebuildProjection(caller), `Account ${caller.account} can not rebuild projections`);
     const projection = allProjections.find((candidate) => candidate.name === ctx.params.name);

@@ -1,4 +1,5 @@
 import { revokeAccountSessions } from '../../../commands/account/accountCommands.ts';
+import { AccountNotFound } from '../../../domain/shared/errors.ts';
 import { assertValidName } from '../../../domain/shared/names.ts';
 import { ok, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
@@ -10,7 +11,7 @@ import type { Services } from '../../services.ts';
  * the identity a token was issued for, ends its tokens too.
  */
 export const registerSessionRoutes = (routes: RouteTable, services: Services): void => {
-  routes.delete('/admin/accounts/:account/tokens', {}, async (ctx) => {
+  routes.delete('/admin/accounts/:account/tokens', { summary: 'Ends every session (token) of an account at once (admins).', raises: [AccountNotFound] }, async (ctx) => {
     const account = ctx.params.account!;
     assertValidName('account', account);
     await ok(ctx, services, (metadata) => revokeAccountSessions(services.commands, { account }, metadata));

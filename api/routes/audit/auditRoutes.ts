@@ -6,16 +6,24 @@ import { AUDIT_PERMISSIONS } from '../../../domain/permission/auditPolicy.ts';
 import { allowOnly } from '../../../domain/permission/policy.ts';
 import { rseStreamName } from '../../../domain/rse/rse.ts';
 import { ruleStreamName } from '../../../domain/rule/rule.ts';
-import { AccountNotFound, DataIdentifierNotFound, RSENotFound, RuleNotFound, type RucioErrorClass } from '../../../domain/shared/errors.ts';
+import { AccessDenied, AccountNotFound, DataIdentifierNotFound, RSENotFound, RuleNotFound, type RucioErrorClass } from '../../../domain/shared/errors.ts';
 import { eventsOf, feedEntries, subjectHistory, type HistoryRange } from '../../../projections/audit/auditQueries.ts';
 import { didSubject, rseSubject, ruleSubject } from '../../../projections/audit/auditSubjects.ts';
 import { didStateAsOf } from '../../../projections/audit/didStateAsOf.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import type { RouteTable } from '../../route.ts';
+import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { didFromPath } from '../did/didParams.ts';
 import { eventTypes, historyBound, limitParam, positionParam } from './auditParams.ts';
 import { renderDidState, renderEvent } from './auditRendering.ts';
+
+/** The filters of every history (documentation: GET /openapi.json). */
+const RANGE = {
+  since: 'The first event: a global position (digits) or an RFC 3339 time, inclusive.',
+  until: 'The last event: a global position or an RFC 3339 time, inclusive.',
+  type: 'Event types, the parameter repeated or comma-separated.',
+};
+const history = (summary: string, notFound: RucioErrorClass): RouteOptions => ({ accept: STREAM_ONLY, summary, query: RANGE, raises: [AccessDenied, notFound] });
 
 /**
  * The audit API (our own prefix; Rucio has none): the history of a DID, a rule, an RSE or an
@@ -59,13 +67,23 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
   const sendSubjectHistory = (ctx: AppContext, subject: string, streamName: string): Promise<void> =>
     sendStream(ctx, mapStream(subjectHistory(services.readModels, eventStore, { subject, streamName }, rangeOf(ctx)), renderEvent));
 
-  routes.get('/audit/dids/*scope_name/events', { accept: STREAM_ONLY }, async (ctx) => {
-    const { scope, name } = didFromPath(ctx);
-    await requireDidHistoryReader(ctx, scope, name);
-    await sendSubjectHistory(ctx, didSubject(scope, name), didStreamName(scope, name));
-  });
+  routes.get(
+    '/audit/dids/*scope_name/events',
+    history('Everything that touched a DID, oldest first (admins, or the owner of its scope).', DataIdentifierNotFound),
+    async (ctx) => {
+      const { scope, name } = didFromPath(ctx);
+      await requireDidHistoryReader(ctx, scope, name);
+      await sendSubjectHistory(ctx, didSubject(scope, name), didStreamName(scope, name));
+    },
+  );
 
-  routes.get('/audit/dids/*scope_name/state', { accept: JSON_ONLY }, async (ctx) => {
+  const pastState: RouteOptions = {
+    accept: JSON_ONLY,
+    summary: 'A DID as it was at a position or time, folded from its events and its rules’ events.',
+    query: { as_of: 'A global position or an RFC 3339 time; default now.' },
+    raises: [AccessDenied, DataIdentifierNotFound],
+  };
+  routes.get('/audit/dids/*scope_name/state', pastState, async (ctx) => {
     const { scope, name } = didFromPath(ctx);
     const asOf = historyBound(ctx, 'as_of');
     await requireDidHistoryReader(ctx, scope, name);
@@ -74,28 +92,39 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
     sendJson(ctx, renderDidState(scope, name, asked, state));
   });
 
-  routes.get('/audit/rules/:ruleId/events', { accept: STREAM_ONLY }, async (ctx) => {
+  routes.get('/audit/rules/:ruleId/events', history('A rule’s events, its locks and transfer requests (admins).', RuleNotFound), async (ctx) => {
     const { ruleId } = ctx.params as { ruleId: string };
     await requireHistoryReader(ctx, `rule ${ruleId}`);
     await requireStream(ruleStreamName(ruleId), RuleNotFound, `No replication rule found with id ${ruleId}`);
     await sendSubjectHistory(ctx, ruleSubject(ruleId), ruleStreamName(ruleId));
   });
 
-  routes.get('/audit/rses/:rse/events', { accept: STREAM_ONLY }, async (ctx) => {
+  routes.get('/audit/rses/:rse/events', history('An RSE’s events, the replicas, locks and rules it received or lost (admins).', RSENotFound), async (ctx) => {
     const { rse } = ctx.params as { rse: string };
     await requireHistoryReader(ctx, `RSE ${rse}`);
     await requireStream(rseStreamName(rse), RSENotFound, `RSE '${rse}' cannot be found`);
     await sendSubjectHistory(ctx, rseSubject(rse), rseStreamName(rse));
   });
 
-  routes.get('/audit/accounts/:account/events', { accept: STREAM_ONLY }, async (ctx) => {
+  routes.get('/audit/accounts/:account/events', history('What an account did: the events whose acting account it is (admins).', AccountNotFound), async (ctx) => {
     const { account } = ctx.params as { account: string };
     await requireHistoryReader(ctx, `account ${account}`);
     await requireStream(accountStreamName(account), AccountNotFound, `Account with ID '${account}' cannot be found`);
     await sendHistory(ctx, feedEntries(services.readModels, { ...rangeOf(ctx), account }));
   });
 
-  routes.get('/audit/events', { accept: STREAM_ONLY }, async (ctx) => {
+  const feed: RouteOptions = {
+    accept: STREAM_ONLY,
+    summary: 'The whole event feed, paged by position (admins).',
+    query: {
+      ...RANGE,
+      account: 'Only the events this account caused.',
+      after: 'The last position of the previous page.',
+      limit: 'Events per page: 1000 by default, at most 10 000.',
+    },
+    raises: [AccessDenied],
+  };
+  routes.get('/audit/events', feed, async (ctx) => {
     await requireHistoryReader(ctx, 'the service');
     const account = typeof ctx.query.account === 'string' && ctx.query.account !== '' ? ctx.query.account : undefined;
     const after = positionParam(ctx, 'after');

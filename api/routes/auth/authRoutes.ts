@@ -5,7 +5,7 @@ import { loginAttempt, throttledLogin } from '../../auth/loginAttempts.ts';
 import { LoginThrottle } from '../../auth/loginThrottle.ts';
 import { sendText } from '../../http.ts';
 import { pythonRepr } from '../../pythonRepr.ts';
-import type { RouteTable } from '../../route.ts';
+import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 const OCTET = 'application/octet-stream';
 const EXPOSED = 'X-Svc-Auth-Token, X-Svc-Auth-Token-Expires, X-Svc-Auth-Account, X-Svc-Auth-Accounts';
@@ -73,11 +73,24 @@ const stripProxySuffixes = (dn: string): string => {
 const trustedHeader = (ctx: AppContext, name: string | undefined): string | undefined => (name ? ctx.get(name) || undefined : undefined);
 
 export const registerAuthRoutes = (routes: RouteTable, services: Services): void => {
-  const login = { auth: false, accept: [OCTET], commonHeaders: false, errors: { IdentityError: 401 } } as const;
+  const login: RouteOptions = {
+    auth: false,
+    accept: [OCTET],
+    commonHeaders: false,
+    errors: { IdentityError: 401 },
+    success: {
+      status: 200,
+      type: OCTET,
+      description:
+        'An empty body; the token in X-Svc-Auth-Token, its expiry in X-Svc-Auth-Token-Expires, the account in X-Svc-Auth-Account. ' +
+        '206 with the account names (and X-Svc-Auth-Accounts) when the identity maps to several, none is the default and none was named in X-Svc-Account.',
+    },
+    raises: [CannotAuthenticate, IdentityError, IdentityNotFound],
+  };
 
   // Password guesses are slowed down per identity and per client address (api/auth/loginThrottle.ts).
   const throttle = new LoginThrottle();
-  routes.get('/auth/userpass', login, async (ctx) => {
+  routes.get('/auth/userpass', { ...login, summary: 'Logs in with X-Svc-Username and X-Svc-Password (and X-Svc-Account).' }, async (ctx) => {
     setAuthHeaders(ctx);
     const username = ctx.get('X-Svc-Username');
     const password = ctx.get('X-Svc-Password');
@@ -103,18 +116,31 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
       if (account) await issueToken(ctx, services, subject, checked, account);
     });
   };
-  for (const path of ['/auth/x509', '/auth/x509/webui', '/auth/x509_proxy']) routes.get(path, login, x509);
+  const x509Login = { ...login, summary: 'Logs in with the client certificate’s DN, passed by a TLS-terminating proxy in DMS_X509_DN_HEADER.' };
+  for (const path of ['/auth/x509', '/auth/x509/webui', '/auth/x509_proxy']) routes.get(path, x509Login, x509);
 
-  routes.get('/auth/gss', login, async (ctx) => {
-    setAuthHeaders(ctx, 'X-Svc-Auth-Token');
-    const principal = trustedHeader(ctx, services.config.gssRemoteUserHeader);
-    const account = ctx.get('X-Svc-Account');
-    if (!principal || !account) throw new ValueError('Account and REMOTE_USER must be set.');
-    const subject: LoginSubject = { identityType: 'GSS', identity: principal };
-    await loginAttempt(ctx, 'gss', principal, async () => issueToken(ctx, services, subject, await checkIdentity(services.commands, subject), account));
-  });
+  routes.get(
+    '/auth/gss',
+    { ...login, summary: 'Logs in with a Kerberos principal passed by a proxy in DMS_GSS_REMOTE_USER_HEADER, to the account in X-Svc-Account.' },
+    async (ctx) => {
+      setAuthHeaders(ctx, 'X-Svc-Auth-Token');
+      const principal = trustedHeader(ctx, services.config.gssRemoteUserHeader);
+      const account = ctx.get('X-Svc-Account');
+      if (!principal || !account) throw new ValueError('Account and REMOTE_USER must be set.');
+      const subject: LoginSubject = { identityType: 'GSS', identity: principal };
+      await loginAttempt(ctx, 'gss', principal, async () => issueToken(ctx, services, subject, await checkIdentity(services.commands, subject), account));
+    },
+  );
 
-  routes.get('/auth/validate', { auth: false, accept: [OCTET], commonHeaders: false }, async (ctx) => {
+  const validate: RouteOptions = {
+    auth: false,
+    accept: [OCTET],
+    commonHeaders: false,
+    summary: 'Tells the account, identity and expiry of the token in X-Svc-Auth-Token.',
+    success: { status: 200, type: OCTET, description: 'A Python dict literal: account, identity, lifetime, audience, authz_scope, vo.' },
+    raises: [CannotAuthenticate],
+  };
+  routes.get('/auth/validate', validate, async (ctx) => {
     setAuthHeaders(ctx, 'X-Svc-Auth-Token');
     const token = ctx.get('X-Svc-Auth-Token');
     if (!token) throw new ValueError('Token must be set.');
@@ -145,13 +171,25 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
     ['/auth/oidc_redirect', 'OIDC'],
     ['/auth/oidc_refresh', 'OIDC'],
   ] as const) {
-    routes.get(path, { auth: false, commonHeaders: false }, unsupported(method));
+    routes.get(
+      path,
+      { auth: false, commonHeaders: false, summary: `${method} login: not offered by this server.`, success: 'none', raises: [CannotAuthenticate] },
+      unsupported(method),
+    );
   }
   const saml = (ctx: AppContext) => {
     setAuthHeaders(ctx);
     throw new ConfigurationError('SAML not configured on the server side.');
   };
-  routes.get('/auth/saml', { auth: false, commonHeaders: false }, saml);
-  routes.post('/auth/saml', { auth: false, commonHeaders: false }, saml);
+  const samlOptions: RouteOptions = {
+    auth: false,
+    commonHeaders: false,
+    summary: 'SAML login: not configured on this server.',
+    body: 'none',
+    success: 'none',
+    raises: [ConfigurationError],
+  };
+  routes.get('/auth/saml', samlOptions, saml);
+  routes.post('/auth/saml', samlOptions, saml);
 };
 

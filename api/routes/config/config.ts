@@ -34,7 +34,7 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     await created(ctx, services, (metadata) => setConfigOptions(services.commands, { options }, metadata));
   };
 
-  routes.get('/config', { accept: JSON_ONLY }, async (ctx) => {
+  routes.get('/config', { accept: JSON_ONLY, summary: 'The whole configuration: `{section: {option: value}}` (admins).', raises: [AccessDenied] }, async (ctx) => {
     await requireReader(ctx, 'retrieve sections');
     const result: Record<string, Record<string, unknown>> = {};
     for await (const section of configSectionsByName(services.readModels)) result[section.section] = typedOptions(section.options);
@@ -42,7 +42,7 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
   });
 
   /** `{section: {option: value}}`; every section is checked before anything is written, then all at once. */
-  routes.post('/config', {}, async (ctx) => {
+  routes.post('/config', { summary: 'Sets options of several sections at once.', body: { description: '`{section: {option: value}}`.' } }, async (ctx) => {
     const body = jsonObject(ctx);
     const options: { section: string; option: string; value: string }[] = [];
     for (const [section, sectionOptions] of Object.entries(body)) {
@@ -53,18 +53,18 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     await set(ctx, options);
   });
 
-  routes.get('/config/:section', { accept: JSON_ONLY }, async (ctx) => {
+  routes.get('/config/:section', { accept: JSON_ONLY, summary: 'The options of one section.', raises: [AccessDenied, ConfigNotFound] }, async (ctx) => {
     await requireReader(ctx, `retrieve options and values from section ${ctx.params.section}`);
     const section = await configSection(services.readModels, ctx.params.section!);
     if (!section) throw new ConfigNotFound(`No configuration found for section '${ctx.params.section}'`);
     sendJson(ctx, typedOptions(section.options));
   });
-  routes.delete('/config/:section', {}, async (ctx) => {
+  routes.delete('/config/:section', { summary: 'Removes a section.', raises: [ConfigNotFound] }, async (ctx) => {
     const section = configKey('section', ctx.params.section!);
     await ok(ctx, services, (metadata) => removeConfigSection(services.commands, { section }, metadata));
   });
 
-  routes.get('/config/:section/:option', { accept: JSON_ONLY }, async (ctx) => {
+  routes.get('/config/:section/:option', { accept: JSON_ONLY, summary: 'One option’s value, typed as JSON.', raises: [AccessDenied, ConfigNotFound] }, async (ctx) => {
     const { section, option } = ctx.params as { section: string; option: string };
     try {
       await requireReader(ctx, `retrieve option ${option} from section ${section}`);
@@ -76,13 +76,24 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     if (value === undefined) throw new ConfigNotFound(`No configuration found for section '${section}' option '${option}'`);
     sendJson(ctx, configValueFromText(value));
   });
-  routes.delete('/config/:section/:option', {}, async (ctx) => {
+  routes.delete('/config/:section/:option', { summary: 'Removes an option.', raises: [ConfigNotFound] }, async (ctx) => {
     const section = configKey('section', ctx.params.section!);
     const option = configKey('option', ctx.params.option!);
     await ok(ctx, services, (metadata) => removeConfigOption(services.commands, { section, option }, metadata));
   });
 
-  routes.put('/config/:section/:option/:value', { errors: { ConfigurationError: 500 } }, async (ctx) => {
-    await set(ctx, [{ section: configKey('section', ctx.params.section!), option: configKey('option', ctx.params.option!), value: configText(ctx.params.value!) }]);
-  });
+  routes.put(
+    '/config/:section/:option/:value',
+    {
+      errors: { ConfigurationError: 500 },
+      summary: 'Sets one option from the path.',
+      body: 'none',
+      success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },
+    },
+    async (ctx) => {
+      await set(ctx, [
+        { section: configKey('section', ctx.params.section!), option: configKey('option', ctx.params.option!), value: configText(ctx.params.value!) },
+      ]);
+    },
+  );
 };

@@ -23,7 +23,7 @@ import { contentEntryJson, contentHistoryJson, didStatusJson, parentJson } from 
 import { didFromPath, didRefItem, asArray } from './didParams.ts';
 import { JSON_ONLY, JSON_TYPE, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, queryBoolean, queryString } from '../../params.ts';
-import type { RouteTable } from '../../route.ts';
+import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { rulesLockingFile, rulesOfDid } from '../../../projections/rule/ruleQueries.ts';
 import { ruleLines } from '../rule/rules.ts';
@@ -62,32 +62,55 @@ const fileLine = (file: FileEntry, lumiblocknr?: unknown) => ({
 
 /** GET /dids/new, POST /dids/bulkfiles: static words. */
 export const registerDidStaticListRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/dids/new', { accept: STREAM_ONLY }, async (ctx) => {
-    const type = queryString(ctx, 'type');
-    const didType = type === undefined ? undefined : DID_TYPES.find((candidate) => candidate === type.toUpperCase());
-    if (type !== undefined && !didType) throw new ValueError(`'${type}' is not a valid DID type`);
-    await sendStream(ctx, mapStream(newDids(services.readModels, didType), (did) => ({ scope: did.scope, name: did.name, did_type: did.did_type })));
-  });
+  routes.get(
+    '/dids/new',
+    { accept: STREAM_ONLY, summary: 'DIDs flagged new (not yet picked up by the transmogrifier).', query: { type: 'A DID type: FILE, DATASET, CONTAINER.' } },
+    async (ctx) => {
+      const type = queryString(ctx, 'type');
+      const didType = type === undefined ? undefined : DID_TYPES.find((candidate) => candidate === type.toUpperCase());
+      if (type !== undefined && !didType) throw new ValueError(`'${type}' is not a valid DID type`);
+      await sendStream(
+        ctx,
+        mapStream(newDids(services.readModels, didType), (did) => ({ scope: did.scope, name: did.name, did_type: did.did_type })),
+      );
+    },
+  );
 
-  routes.post('/dids/bulkfiles', { accept: STREAM_ONLY }, async (ctx) => {
-    const parameters = jsonObject(ctx);
-    const requested = asArray('dids', parameters.dids ?? []).map((item) => didRefItem('dids', item));
-    async function* files() {
-      for (const did of requested) {
-        const document = await findDid(services.readModels, did.scope, did.name);
-        if (!document) continue;
-        for await (const file of filesBelow(services.readModels, document)) {
-          yield { ...fileLine(file), parent_scope: did.scope, parent_name: did.name };
+  routes.post(
+    '/dids/bulkfiles',
+    { accept: STREAM_ONLY, summary: 'The files below each of several DIDs, with their parent.', body: { description: '`dids`: `{scope, name}` each.' } },
+    async (ctx) => {
+      const parameters = jsonObject(ctx);
+      const requested = asArray('dids', parameters.dids ?? []).map((item) => didRefItem('dids', item));
+      async function* files() {
+        for (const did of requested) {
+          const document = await findDid(services.readModels, did.scope, did.name);
+          if (!document) continue;
+          for await (const file of filesBelow(services.readModels, document)) {
+            yield { ...fileLine(file), parent_scope: did.scope, parent_name: did.name };
+          }
         }
       }
-    }
-    await sendStream(ctx, files());
-  });
+      await sendStream(ctx, files());
+    },
+  );
 };
 
 /** GET /dids/{scope}/dids/search and GET /dids/{guid}/guid. */
 export const registerDidSearchRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/dids/:scope/dids/search', { accept: STREAM_ONLY }, async (ctx) => {
+  const search: RouteOptions = {
+    accept: STREAM_ONLY,
+    summary: 'Searches a scope: names (or with `long`, the DIDs) matching the filters.',
+    query: {
+      filters: 'A Python literal list of dicts, each a group of conditions (`name`, `type`, `length.gt`, metadata keys, ...); without it, the other parameters are one group.',
+      type: 'collection (default), dataset, container, file or all.',
+      limit: 'At most this many.',
+      long: 'True: the whole DID instead of its name.',
+      recursive: 'True: below the matching collections too.',
+    },
+    raises: [DIDFilterSyntaxError],
+  };
+  routes.get('/dids/:scope/dids/search', search, async (ctx) => {
     const search = planDidSearch(searchGroups(ctx), queryString(ctx, 'type') ?? 'collection');
     const limitText = queryString(ctx, 'limit');
     // Flask's `type=int` turns an unreadable limit into no limit.
@@ -97,7 +120,7 @@ export const registerDidSearchRoutes = (routes: RouteTable, services: Services):
     await sendStream(ctx, mapStream(hits, (hit) => (long ? hit : hit.name)));
   });
 
-  routes.get('/dids/:guid/guid', { accept: STREAM_ONLY }, async (ctx) => {
+  routes.get('/dids/:guid/guid', { accept: STREAM_ONLY, summary: 'The datasets holding the file of a GUID.', raises: [DataIdentifierNotFound] }, async (ctx) => {
     const given = ctx.params.guid!;
     const guid = normalizeGuid(given);
     const files = guid ? await filesWithGuid(services.readModels, guid) : [];
@@ -138,75 +161,123 @@ const searchGroups = (ctx: AppContext): Record<string, unknown>[] => {
 
 /** The read routes under one DID: `/dids/{scope}/{name}/<suffix>`. */
 export const registerDidItemListRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/dids/*scope_name/dids/history', { accept: STREAM_ONLY }, async (ctx) => {
-    const did = didFromPath(ctx);
-    const history = contentHistoryOf(services.readModels, did.scope, did.name);
-    await sendStream(ctx, orNotFound(mapStream(history, contentHistoryJson), services, did));
-  });
-  routes.get('/dids/*scope_name/status', { accept: JSON_ONLY }, (ctx) => getDid(services, ctx));
-  routes.get('/dids/*scope_name/dids', { accept: STREAM_ONLY }, async (ctx) => {
+  routes.get(
+    '/dids/*scope_name/dids/history',
+    { accept: STREAM_ONLY, summary: 'What was ever attached to a collection, detached children included.', raises: [DataIdentifierNotFound] },
+    async (ctx) => {
+      const did = didFromPath(ctx);
+      const history = contentHistoryOf(services.readModels, did.scope, did.name);
+      await sendStream(ctx, orNotFound(mapStream(history, contentHistoryJson), services, did));
+    },
+  );
+  routes.get('/dids/*scope_name/status', didOptions, (ctx) => getDid(services, ctx));
+  routes.get('/dids/*scope_name/dids', { accept: STREAM_ONLY, summary: 'The children of a collection.', raises: [DataIdentifierNotFound] }, async (ctx) => {
     const did = didFromPath(ctx);
     const content = contentOf(services.readModels, did.scope, did.name);
     await sendStream(ctx, orNotFound(mapStream(content, contentEntryJson), services, did));
   });
-  routes.get('/dids/*scope_name/files', { accept: STREAM_ONLY }, async (ctx) => {
-    const document = await existingDid(services, ctx);
-    // The long form is asked for by the parameter's presence, whatever its value.
-    const long = ctx.query.long !== undefined;
-    await sendStream(
-      ctx,
-      (async function* () {
-        for await (const file of filesBelow(services.readModels, document)) {
-          yield long ? fileLine(file, (await findDid(services.readModels, file.scope, file.name))?.lumiblocknr ?? null) : fileLine(file);
-        }
-      })(),
-    );
-  });
-  routes.get('/dids/*scope_name/rules', { accept: STREAM_ONLY }, async (ctx) => {
+  routes.get(
+    '/dids/*scope_name/files',
+    { accept: STREAM_ONLY, summary: 'The files below a DID.', query: { long: 'Present: with `lumiblocknr`.' }, raises: [DataIdentifierNotFound] },
+    async (ctx) => {
+      const document = await existingDid(services, ctx);
+      // The long form is asked for by the parameter's presence, whatever its value.
+      const long = ctx.query.long !== undefined;
+      await sendStream(
+        ctx,
+        (async function* () {
+          for await (const file of filesBelow(services.readModels, document)) {
+            yield long ? fileLine(file, (await findDid(services.readModels, file.scope, file.name))?.lumiblocknr ?? null) : fileLine(file);
+          }
+        })(),
+      );
+    },
+  );
+  routes.get('/dids/*scope_name/rules', { accept: STREAM_ONLY, summary: 'The rules on a DID.', raises: [DataIdentifierNotFound] }, async (ctx) => {
     const document = await existingDid(services, ctx);
     await sendStream(ctx, ruleLines(services, rulesOfDid(services.readModels, document.scope, document.name)));
   });
   // Rucio's list_associated_rules_for_file: the rules holding a lock on the file.
-  routes.get('/dids/*scope_name/associated_rules', { accept: STREAM_ONLY }, async (ctx) => {
-    const document = await existingDid(services, ctx);
-    await sendStream(ctx, mapStream(rulesLockingFile(services.readModels, document.scope, document.name), (rule) => ruleJson(rule)));
-  });
-  routes.get('/dids/*scope_name/parents', { accept: STREAM_ONLY }, async (ctx) => {
+  routes.get(
+    '/dids/*scope_name/associated_rules',
+    { accept: STREAM_ONLY, summary: 'The rules holding a lock on a file.', raises: [DataIdentifierNotFound] },
+    async (ctx) => {
+      const document = await existingDid(services, ctx);
+      await sendStream(
+        ctx,
+        mapStream(rulesLockingFile(services.readModels, document.scope, document.name), (rule) => ruleJson(rule)),
+      );
+    },
+  );
+  routes.get('/dids/*scope_name/parents', { accept: STREAM_ONLY, summary: 'The collections a DID is attached to.', raises: [DataIdentifierNotFound] }, async (ctx) => {
     const document = await existingDid(services, ctx);
     await sendStream(ctx, mapStream(listParents(services.readModels, document.scope, document.name), parentJson));
   });
   // Rucio streams these lines under the JSON content type.
-  routes.get('/dids/*scope_name/follow', { accept: JSON_ONLY }, async (ctx) => {
-    const document = await existingDid(services, ctx);
-    const followers = followersOf(services.readModels, document.scope, document.name);
-    await sendStream(ctx, mapStream(followers, (follower) => ({ user: follower.account })), JSON_TYPE);
-  });
+  routes.get(
+    '/dids/*scope_name/follow',
+    { accept: JSON_ONLY, summary: 'The accounts following a DID (JSON lines, typed application/json as Rucio does).', raises: [DataIdentifierNotFound] },
+    async (ctx) => {
+      const document = await existingDid(services, ctx);
+      const followers = followersOf(services.readModels, document.scope, document.name);
+      await sendStream(
+        ctx,
+        mapStream(followers, (follower) => ({ user: follower.account })),
+        JSON_TYPE,
+      );
+    },
+  );
 };
 
 /** GET /dids/{scope} redirects to the scope listing (Werkzeug's strict slashes); then the listing. */
 export const registerScopeListingRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/dids/:scope', { auth: false, commonHeaders: false }, (ctx) => {
-    ctx.status = 308;
-    ctx.set('Location', `${ctx.path}/${ctx.querystring ? `?${ctx.querystring}` : ''}`);
-    ctx.body = '';
-  });
-  routes.get('/dids/:scope/', { accept: STREAM_ONLY }, async (ctx) => {
-    const scope = ctx.params.scope!;
-    const name = queryString(ctx, 'name');
-    const recursive = queryBoolean(ctx, 'recursive', false);
-    if (name === undefined) {
-      await sendStream(ctx, listScope(services.readModels, scope, recursive));
-      return;
-    }
-    const document = await findDid(services.readModels, scope, name);
-    if (!document) throw notFound({ scope, name });
-    await sendStream(ctx, listBelow(services.readModels, document, recursive));
-  });
+  routes.get(
+    '/dids/:scope',
+    {
+      auth: false,
+      commonHeaders: false,
+      summary: 'Redirects (308) to `/dids/{scope}/`.',
+      success: { status: 308, description: 'Location: the path with a slash.' },
+    },
+    (ctx) => {
+      ctx.status = 308;
+      ctx.set('Location', `${ctx.path}/${ctx.querystring ? `?${ctx.querystring}` : ''}`);
+      ctx.body = '';
+    },
+  );
+  routes.get(
+    '/dids/:scope/',
+    {
+      accept: STREAM_ONLY,
+      summary: 'The DIDs of a scope, or with `name` those below that DID.',
+      query: { name: 'A collection of the scope.', recursive: 'True: all levels below.' },
+      raises: [DataIdentifierNotFound],
+    },
+    async (ctx) => {
+      const scope = ctx.params.scope!;
+      const name = queryString(ctx, 'name');
+      const recursive = queryBoolean(ctx, 'recursive', false);
+      if (name === undefined) {
+        await sendStream(ctx, listScope(services.readModels, scope, recursive));
+        return;
+      }
+      const document = await findDid(services.readModels, scope, name);
+      if (!document) throw notFound({ scope, name });
+      await sendStream(ctx, listBelow(services.readModels, document, recursive));
+    },
+  );
 };
 
 /** GET /dids/{scope}/{name}: the DID itself. */
 export const registerDidGetRoute = (routes: RouteTable, services: Services): void => {
-  routes.get('/dids/*scope_name', { accept: JSON_ONLY }, (ctx) => getDid(services, ctx));
+  routes.get('/dids/*scope_name', didOptions, (ctx) => getDid(services, ctx));
+};
+
+const didOptions: RouteOptions = {
+  accept: JSON_ONLY,
+  summary: 'One DID: type, account, bytes, length, open, ...',
+  query: { dynamic_depth: 'FILE or DATASET: bytes and length summed below now.', dynamic: 'Present: the same as dynamic_depth=FILE.' },
+  raises: [DataIdentifierNotFound],
 };
 
 const getDid = async (services: Services, ctx: AppContext): Promise<void> => {

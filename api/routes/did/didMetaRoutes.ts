@@ -34,75 +34,115 @@ const INHERIT_DEPTH = 20;
 
 /** POST /dids/bulkdidsmeta (set) and /dids/bulkmeta (get): static words. */
 export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services): void => {
-  routes.post('/dids/bulkdidsmeta', {}, async (ctx) => {
-    const dids = asArray('dids', param(jsonObject(ctx), 'dids')).map((item) => {
-      const entry = asObject('dids', item);
-      return { ...didRefItem('dids', entry), meta: asObject('dids', param(entry, 'meta')) };
-    });
-    await created(ctx, services, (metadata) => setDidsMetadataBulk(services.commands, { dids }, metadata));
-  });
+  routes.post(
+    '/dids/bulkdidsmeta',
+    { summary: 'Sets metadata of several DIDs.', body: { description: '`dids`: `{scope, name, meta}` each.' }, raises: [DataIdentifierNotFound] },
+    async (ctx) => {
+      const dids = asArray('dids', param(jsonObject(ctx), 'dids')).map((item) => {
+        const entry = asObject('dids', item);
+        return { ...didRefItem('dids', entry), meta: asObject('dids', param(entry, 'meta')) };
+      });
+      await created(ctx, services, (metadata) => setDidsMetadataBulk(services.commands, { dids }, metadata));
+    },
+  );
 
   /**
    * One line per existing DID, in request order: `scope`, `name` and the plugin's keys (the
    * plugin is honoured with or without `inherit`). With `inherit`, keys a DID lacks come from
    * its nearest ancestor that has them, level by level.
    */
-  routes.post('/dids/bulkmeta', { accept: STREAM_ONLY }, async (ctx) => {
-    const parameters = jsonObject(ctx);
-    const dids = asArray('dids', param(parameters, 'dids')).map((item) => didRefItem('dids', item));
-    const inherit = paramBoolean(parameters, 'inherit', false);
-    const plugin = pluginOf(parameters.plugin ?? 'JSON');
-    async function* lines() {
-      for (const did of dids) {
-        const document = await findDid(services.readModels, did.scope, did.name);
-        if (!inherit) {
-          if (document) yield { scope: did.scope, name: did.name, ...metadataOf(document, plugin) };
-          continue;
+  routes.post(
+    '/dids/bulkmeta',
+    {
+      accept: STREAM_ONLY,
+      summary: 'The metadata of several DIDs, one line each.',
+      body: { description: '`dids`: `{scope, name}` each; `inherit`; `plugin` (JSON, DID_COLUMN, ALL).' },
+      raises: [UnsupportedMetadataPlugin],
+    },
+    async (ctx) => {
+      const parameters = jsonObject(ctx);
+      const dids = asArray('dids', param(parameters, 'dids')).map((item) => didRefItem('dids', item));
+      const inherit = paramBoolean(parameters, 'inherit', false);
+      const plugin = pluginOf(parameters.plugin ?? 'JSON');
+      async function* lines() {
+        for (const did of dids) {
+          const document = await findDid(services.readModels, did.scope, did.name);
+          if (!inherit) {
+            if (document) yield { scope: did.scope, name: did.name, ...metadataOf(document, plugin) };
+            continue;
+          }
+          const line: Record<string, unknown> = { scope: did.scope, name: did.name };
+          const fill = (source: DidDocument | null) => {
+            if (!source) return;
+            for (const [key, value] of Object.entries(metadataOf(source, plugin))) if (!(key in line)) line[key] = value;
+          };
+          fill(document);
+          for (const ancestor of await ancestorKeys(services.readModels, did.scope, did.name, INHERIT_DEPTH))
+            fill(await findDidByKey(services.readModels, ancestor));
+          yield line;
         }
-        const line: Record<string, unknown> = { scope: did.scope, name: did.name };
-        const fill = (source: DidDocument | null) => {
-          if (!source) return;
-          for (const [key, value] of Object.entries(metadataOf(source, plugin))) if (!(key in line)) line[key] = value;
-        };
-        fill(document);
-        for (const ancestor of await ancestorKeys(services.readModels, did.scope, did.name, INHERIT_DEPTH)) fill(await findDidByKey(services.readModels, ancestor));
-        yield line;
       }
-    }
-    await sendStream(ctx, lines());
-  });
+      await sendStream(ctx, lines());
+    },
+  );
 };
 
 /** GET, POST, DELETE /dids/{scope}/{name}/meta and POST /dids/{scope}/{name}/meta/{key}. */
 export const registerDidMetaRoutes = (routes: RouteTable, services: Services): void => {
-  const setErrors = { errors: { KeyNotFound: 400 } };
+  const setErrors = { errors: { KeyNotFound: 400 }, raises: [DataIdentifierNotFound, KeyNotFound] };
 
-  routes.post('/dids/*scope_name/meta/:key', setErrors, async (ctx) => {
-    const did = didFromPath(ctx);
-    const parameters = jsonObject(ctx);
-    const meta = { [ctx.params.key!]: param(parameters, 'value') };
-    const recursive = paramBoolean(parameters, 'recursive', false);
-    await created(ctx, services, (metadata) => setMetadata(services.commands, { ...did, meta, recursive, single: true }, metadata));
-  });
-  routes.get('/dids/*scope_name/meta', { accept: JSON_ONLY }, async (ctx) => {
-    const did = didFromPath(ctx);
-    const plugin = pluginOf(queryString(ctx, 'plugin') ?? 'DID_COLUMN');
-    const document = await findDid(services.readModels, did.scope, did.name);
-    if (!document) throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
-    sendJson(ctx, metadataOf(document, plugin));
-  });
-  routes.post('/dids/*scope_name/meta', setErrors, async (ctx) => {
-    const did = didFromPath(ctx);
-    const parameters = jsonObject(ctx);
-    const meta = asObject('meta', param(parameters, 'meta'));
-    const recursive = paramBoolean(parameters, 'recursive', false);
-    await created(ctx, services, (metadata) => setMetadata(services.commands, { ...did, meta, recursive, single: false }, metadata));
-  });
-  routes.delete('/dids/*scope_name/meta', { errors: { NotImplementedError: 409 } }, async (ctx) => {
-    const did = didFromPath(ctx);
-    const key = queryString(ctx, 'key');
-    if (key === undefined) throw new KeyNotFound('No key provided to remove');
-    assertKeyCharacters(key);
-    await ok(ctx, services, (metadata) => deleteMetadata(services.commands, { ...did, key }, metadata));
-  });
+  routes.post(
+    '/dids/*scope_name/meta/:key',
+    { ...setErrors, summary: 'Sets one metadata key of a DID.', body: { description: '`value`; `recursive`.' } },
+    async (ctx) => {
+      const did = didFromPath(ctx);
+      const parameters = jsonObject(ctx);
+      const meta = { [ctx.params.key!]: param(parameters, 'value') };
+      const recursive = paramBoolean(parameters, 'recursive', false);
+      await created(ctx, services, (metadata) => setMetadata(services.commands, { ...did, meta, recursive, single: true }, metadata));
+    },
+  );
+  routes.get(
+    '/dids/*scope_name/meta',
+    {
+      accept: JSON_ONLY,
+      summary: 'The metadata of a DID.',
+      query: { plugin: 'DID_COLUMN (default), JSON or ALL.' },
+      raises: [DataIdentifierNotFound, UnsupportedMetadataPlugin],
+    },
+    async (ctx) => {
+      const did = didFromPath(ctx);
+      const plugin = pluginOf(queryString(ctx, 'plugin') ?? 'DID_COLUMN');
+      const document = await findDid(services.readModels, did.scope, did.name);
+      if (!document) throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
+      sendJson(ctx, metadataOf(document, plugin));
+    },
+  );
+  routes.post(
+    '/dids/*scope_name/meta',
+    { ...setErrors, summary: 'Sets several metadata keys of a DID.', body: { description: '`meta`: `{key: value}`; `recursive`.' } },
+    async (ctx) => {
+      const did = didFromPath(ctx);
+      const parameters = jsonObject(ctx);
+      const meta = asObject('meta', param(parameters, 'meta'));
+      const recursive = paramBoolean(parameters, 'recursive', false);
+      await created(ctx, services, (metadata) => setMetadata(services.commands, { ...did, meta, recursive, single: false }, metadata));
+    },
+  );
+  routes.delete(
+    '/dids/*scope_name/meta',
+    {
+      errors: { NotImplementedError: 409 },
+      summary: 'Removes one JSON metadata key of a DID.',
+      query: { key: 'The key (required).' },
+      raises: [DataIdentifierNotFound, KeyNotFound],
+    },
+    async (ctx) => {
+      const did = didFromPath(ctx);
+      const key = queryString(ctx, 'key');
+      if (key === undefined) throw new KeyNotFound('No key provided to remove');
+      assertKeyCharacters(key);
+      await ok(ctx, services, (metadata) => deleteMetadata(services.commands, { ...did, key }, metadata));
+    },
+  );
 };

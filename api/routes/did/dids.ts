@@ -2,7 +2,18 @@ import { addCollections, type CollectionRule, type NewCollection } from '../../.
 import { attachDids, detachDids, type Attachment } from '../../../commands/did/didContent.ts';
 import { createDidSample, followDid, resurrectDids, setDidStatus, unfollowDid } from '../../../commands/did/didLifecycle.ts';
 import type { CollectionType, DidRef } from '../../../domain/did/did.ts';
-import { InvalidObject, KeyError, TypeError_, UnsupportedOperation, UnsupportedStatus, ValueError } from '../../../domain/shared/errors.ts';
+import {
+  DataIdentifierAlreadyExists,
+  DataIdentifierNotFound,
+  DuplicateContent,
+  InvalidObject,
+  KeyError,
+  ScopeNotFound,
+  TypeError_,
+  UnsupportedOperation,
+  UnsupportedStatus,
+  ValueError,
+} from '../../../domain/shared/errors.ts';
 import { isLifetime, LIMITS } from '../../../domain/shared/limits.ts';
 import { isValidName } from '../../../domain/shared/names.ts';
 import {
@@ -40,89 +51,159 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     await created(ctx, services, (metadata) => createDidSample(services.commands, { input, output: checkDidRef('did', output), nbfiles: count }, metadata));
   };
 
-  routes.post('/dids', { accept: JSON_ONLY, errors: { DatabaseException: 406 } }, async (ctx) => {
-    const dids = jsonList(ctx).map((item) => newCollection(asObject('did', item), ctx.state.issuer!));
-    await created(ctx, services, (metadata) => addCollections(services.commands, { dids, single: false }, metadata));
-  });
+  routes.post(
+    '/dids',
+    {
+      accept: JSON_ONLY,
+      errors: { DatabaseException: 406 },
+      summary: 'Creates datasets and containers (add_dids).',
+      body: {
+        list: true,
+        description: 'DIDs: `scope`, `name`, `type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.',
+      },
+      raises: [DataIdentifierAlreadyExists, ScopeNotFound, InvalidObject],
+    },
+    async (ctx) => {
+      const dids = jsonList(ctx).map((item) => newCollection(asObject('did', item), ctx.state.issuer!));
+      await created(ctx, services, (metadata) => addCollections(services.commands, { dids, single: false }, metadata));
+    },
+  );
   registerDidStaticListRoutes(routes, services);
-  routes.post('/dids/attachments', {}, async (ctx) => {
-    const body = jsonObjectOrList(ctx);
-    const list = Array.isArray(body) ? body : param(body, 'attachments');
-    const ignoreDuplicates = Array.isArray(body) ? false : paramBoolean(body, 'ignore_duplicate', false);
-    const attachments = asArray('attachments', list).map((item): Attachment => {
-      const attachment = asObject('attachments', item);
-      refuseRuleOptions(attachment);
-      const parent = didRefItem('attachments', attachment);
-      const replicas = replicasOption(attachment, 'attachments', ownerOf(attachment));
-      return { ...parent, children: attachRequests('attachments', attachment.dids), ...(replicas ? { replicas } : {}) };
-    });
-    await created(ctx, services, (metadata) => attachDids(services.commands, { attachments, ignoreDuplicates, single: false }, metadata));
-  });
+  routes.post(
+    '/dids/attachments',
+    {
+      summary: 'Attaches DIDs to several collections (files with `rse` registered as replicas there).',
+      body: { description: '`attachments`: `{scope, name, dids, rse?}` each; `ignore_duplicate`. A bare list is read as the attachments.' },
+      raises: [DataIdentifierNotFound, DuplicateContent],
+    },
+    async (ctx) => {
+      const body = jsonObjectOrList(ctx);
+      const list = Array.isArray(body) ? body : param(body, 'attachments');
+      const ignoreDuplicates = Array.isArray(body) ? false : paramBoolean(body, 'ignore_duplicate', false);
+      const attachments = asArray('attachments', list).map((item): Attachment => {
+        const attachment = asObject('attachments', item);
+        refuseRuleOptions(attachment);
+        const parent = didRefItem('attachments', attachment);
+        const replicas = replicasOption(attachment, 'attachments', ownerOf(attachment));
+        return { ...parent, children: attachRequests('attachments', attachment.dids), ...(replicas ? { replicas } : {}) };
+      });
+      await created(ctx, services, (metadata) => attachDids(services.commands, { attachments, ignoreDuplicates, single: false }, metadata));
+    },
+  );
   registerDidBulkMetaRoutes(routes, services);
-  routes.post('/dids/sample', {}, async (ctx) => {
-    const parameters = jsonObject(ctx);
-    const [inputScope, inputName, outputScope, outputName, nbfiles] = ['input_scope', 'input_name', 'output_scope', 'output_name', 'nbfiles'].map(
-      (name) => param(parameters, name),
-    );
-    await sample(ctx, { scope: String(inputScope), name: String(inputName) }, { scope: String(outputScope), name: String(outputName) }, nbfiles);
-  });
-  routes.post('/dids/resurrect', {}, async (ctx) => {
-    const dids = asArray('dids', jsonList(ctx)).map((item) => didRefItem('dids', item));
-    await created(ctx, services, (metadata) => resurrectDids(services.commands, { dids }, metadata));
-  });
+  routes.post(
+    '/dids/sample',
+    {
+      summary: 'Creates a dataset of `nbfiles` files drawn from another.',
+      body: { description: '`input_scope`, `input_name`, `output_scope`, `output_name`, `nbfiles`.' },
+      raises: [DataIdentifierNotFound],
+    },
+    async (ctx) => {
+      const parameters = jsonObject(ctx);
+      const [inputScope, inputName, outputScope, outputName, nbfiles] = ['input_scope', 'input_name', 'output_scope', 'output_name', 'nbfiles'].map((name) =>
+        param(parameters, name),
+      );
+      await sample(ctx, { scope: String(inputScope), name: String(inputName) }, { scope: String(outputScope), name: String(outputName) }, nbfiles);
+    },
+  );
+  routes.post(
+    '/dids/resurrect',
+    { summary: 'Brings deleted DIDs back.', body: { list: true, description: 'DIDs: `scope`, `name`.' }, raises: [DataIdentifierNotFound] },
+    async (ctx) => {
+      const dids = asArray('dids', jsonList(ctx)).map((item) => didRefItem('dids', item));
+      await created(ctx, services, (metadata) => resurrectDids(services.commands, { dids }, metadata));
+    },
+  );
   registerDidSearchRoutes(routes, services);
-  routes.post('/dids/:input_scope/:input_name/:output_scope/:output_name/:nbfiles/sample', {}, async (ctx) => {
-    const { input_scope, input_name, output_scope, output_name, nbfiles } = ctx.params;
-    await sample(ctx, { scope: input_scope!, name: input_name! }, { scope: output_scope!, name: output_name! }, nbfiles);
-  });
+  routes.post(
+    '/dids/:input_scope/:input_name/:output_scope/:output_name/:nbfiles/sample',
+    { summary: 'Creates a dataset of `nbfiles` files drawn from another.', body: 'none', raises: [DataIdentifierNotFound] },
+    async (ctx) => {
+      const { input_scope, input_name, output_scope, output_name, nbfiles } = ctx.params;
+      await sample(ctx, { scope: input_scope!, name: input_name! }, { scope: output_scope!, name: output_name! }, nbfiles);
+    },
+  );
 
   registerDidItemListRoutes(routes, services);
-  routes.put('/dids/*scope_name/status', {}, async (ctx) => {
-    const did = didFromPath(ctx);
-    const parameters = jsonObject(ctx);
-    for (const key of Object.keys(parameters)) {
-      if (key !== 'open') throw new UnsupportedStatus(`The status ${key} is not a valid data identifier status.`);
-    }
-    if (!('open' in parameters)) throw new KeyError("'open' not defined");
-    // A JSON boolean only: Rucio reads the value's truthiness, so "false" would reopen.
-    if (typeof parameters.open !== 'boolean') throw new TypeError_(`'open' must be a boolean type, not ${JSON.stringify(parameters.open)}.`);
-    const open = parameters.open;
-    await ok(ctx, services, (metadata) => setDidStatus(services.commands, { ...did, open }, metadata));
-  });
+  routes.put(
+    '/dids/*scope_name/status',
+    { summary: 'Closes or reopens a collection.', body: { description: '`open`: a JSON boolean.' }, raises: [DataIdentifierNotFound, UnsupportedStatus] },
+    async (ctx) => {
+      const did = didFromPath(ctx);
+      const parameters = jsonObject(ctx);
+      for (const key of Object.keys(parameters)) {
+        if (key !== 'open') throw new UnsupportedStatus(`The status ${key} is not a valid data identifier status.`);
+      }
+      if (!('open' in parameters)) throw new KeyError("'open' not defined");
+      // A JSON boolean only: Rucio reads the value's truthiness, so "false" would reopen.
+      if (typeof parameters.open !== 'boolean') throw new TypeError_(`'open' must be a boolean type, not ${JSON.stringify(parameters.open)}.`);
+      const open = parameters.open;
+      await ok(ctx, services, (metadata) => setDidStatus(services.commands, { ...did, open }, metadata));
+    },
+  );
   registerDidMetaRoutes(routes, services);
-  routes.post('/dids/*scope_name/dids', {}, async (ctx) => {
-    const parent = didFromPath(ctx);
-    const parameters = jsonObject(ctx);
-    refuseRuleOptions(parameters);
-    if (!('dids' in parameters)) throw new InvalidObject("Problem validating attachment: 'dids' is a required property");
-    const children = attachRequests('attachment', parameters.dids);
-    const replicas = replicasOption(parameters, 'attachment', ownerOf(parameters));
-    const attachment = { ...parent, children, ...(replicas ? { replicas } : {}) };
-    await created(ctx, services, (metadata) => attachDids(services.commands, { attachments: [attachment], ignoreDuplicates: false, single: true }, metadata));
-  });
-  routes.delete('/dids/*scope_name/dids', {}, async (ctx) => {
-    const parent = didFromPath(ctx);
-    const children = asArray('dids', param(jsonObject(ctx), 'dids')).map((item) => didRefItem('dids', item));
-    await ok(ctx, services, (metadata) => detachDids(services.commands, { ...parent, children }, metadata));
-  });
-  routes.post('/dids/*scope_name/follow', {}, async (ctx) => {
-    const did = didFromPath(ctx);
-    const account = followerAccount(jsonObject(ctx));
-    await created(ctx, services, (metadata) => followDid(services.commands, { ...did, account }, metadata));
-  });
-  routes.delete('/dids/*scope_name/follow', {}, async (ctx) => {
-    const did = didFromPath(ctx);
-    const account = followerAccount(jsonObject(ctx));
-    await ok(ctx, services, (metadata) => unfollowDid(services.commands, { ...did, account }, metadata));
-  });
+  routes.post(
+    '/dids/*scope_name/dids',
+    {
+      summary: 'Attaches DIDs to a collection (files with `rse` registered as replicas there).',
+      body: { description: '`dids`: `{scope, name, bytes?, adler32?, md5?, meta?}` each; `rse`, `account`.' },
+      raises: [DataIdentifierNotFound, DuplicateContent, InvalidObject],
+    },
+    async (ctx) => {
+      const parent = didFromPath(ctx);
+      const parameters = jsonObject(ctx);
+      refuseRuleOptions(parameters);
+      if (!('dids' in parameters)) throw new InvalidObject("Problem validating attachment: 'dids' is a required property");
+      const children = attachRequests('attachment', parameters.dids);
+      const replicas = replicasOption(parameters, 'attachment', ownerOf(parameters));
+      const attachment = { ...parent, children, ...(replicas ? { replicas } : {}) };
+      await created(ctx, services, (metadata) => attachDids(services.commands, { attachments: [attachment], ignoreDuplicates: false, single: true }, metadata));
+    },
+  );
+  routes.delete(
+    '/dids/*scope_name/dids',
+    { summary: 'Detaches DIDs from a collection.', body: { description: '`dids`: `{scope, name}` each.' }, raises: [DataIdentifierNotFound] },
+    async (ctx) => {
+      const parent = didFromPath(ctx);
+      const children = asArray('dids', param(jsonObject(ctx), 'dids')).map((item) => didRefItem('dids', item));
+      await ok(ctx, services, (metadata) => detachDids(services.commands, { ...parent, children }, metadata));
+    },
+  );
+  routes.post(
+    '/dids/*scope_name/follow',
+    { summary: 'Makes an account follow a DID.', body: { description: '`account`.' }, raises: [DataIdentifierNotFound] },
+    async (ctx) => {
+      const did = didFromPath(ctx);
+      const account = followerAccount(jsonObject(ctx));
+      await created(ctx, services, (metadata) => followDid(services.commands, { ...did, account }, metadata));
+    },
+  );
+  routes.delete(
+    '/dids/*scope_name/follow',
+    { summary: 'Makes an account stop following a DID.', body: { description: '`account`.' }, raises: [DataIdentifierNotFound] },
+    async (ctx) => {
+      const did = didFromPath(ctx);
+      const account = followerAccount(jsonObject(ctx));
+      await ok(ctx, services, (metadata) => unfollowDid(services.commands, { ...did, account }, metadata));
+    },
+  );
   registerScopeListingRoutes(routes, services);
   registerDidGetRoute(routes, services);
-  routes.post('/dids/*scope_name', { errors: { DatabaseException: 406 } }, async (ctx) => {
-    const did = didFromPath(ctx);
-    const parameters = jsonObject(ctx);
-    const collection = newCollection({ ...parameters, type: param(parameters, 'type'), ...did }, ctx.state.issuer!);
-    await created(ctx, services, (metadata) => addCollections(services.commands, { dids: [collection], single: true }, metadata));
-  });
+  routes.post(
+    '/dids/*scope_name',
+    {
+      errors: { DatabaseException: 406 },
+      summary: 'Creates a dataset or container (add_did).',
+      body: { description: '`type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.' },
+      raises: [DataIdentifierAlreadyExists, ScopeNotFound, InvalidObject],
+    },
+    async (ctx) => {
+      const did = didFromPath(ctx);
+      const parameters = jsonObject(ctx);
+      const collection = newCollection({ ...parameters, type: param(parameters, 'type'), ...did }, ctx.state.issuer!);
+      await created(ctx, services, (metadata) => addCollections(services.commands, { dids: [collection], single: true }, metadata));
+    },
+  );
 };
 
 const followerAccount = (parameters: Record<string, unknown>): string => {

@@ -46,28 +46,43 @@ const exportedDistance = (distance: RseDistanceDocument) => ({
 /** `GET /export` and `POST /import` (§1.9, §1.12): one deployment's RSEs and distances seed another. */
 export const registerImportExportRoutes = (routes: RouteTable, services: Services): void => {
   for (const path of ['/export', '/export/']) {
-    routes.get(path, { accept: JSON_ONLY }, async (ctx) => {
-      const caller = await loadCaller(services.commands, ctx.state.issuer!);
-      requirePermission(RSE_PERMISSIONS.exportData(caller), caller, 'export data');
-      const withDistances = queryBoolean(ctx, 'distance', true);
-      const defaultAlgorithm = await defaultLfn2pfnAlgorithm(services);
-      const rses: Record<string, unknown> = {};
-      const live = new Set<string>();
-      for await (const document of activeRses(services.readModels)) {
-        rses[document.rse] = exportedRse(document, defaultAlgorithm);
-        live.add(document.id);
-      }
-      if (!withDistances) return sendJson(ctx, { rses });
-      const distances: Record<string, Record<string, unknown>> = {};
-      for await (const distance of everyDistance(services.readModels)) {
-        if (!live.has(distance.srcRseId) || !live.has(distance.destRseId)) continue;
-        (distances[distance.srcRse] ??= {})[distance.destRse] = exportedDistance(distance);
-      }
-      sendJson(ctx, { rses, distances });
-    });
-    routes.post(path.replace('export', 'import'), {}, async (ctx) => {
-      const data = dataImportFromBody(jsonObject(ctx));
-      await created(ctx, services, (metadata) => importData(services.commands, data, metadata));
-    });
+    routes.get(
+      path,
+      {
+        accept: JSON_ONLY,
+        summary: 'Every RSE (record, attributes, protocols, settings) and distance, for another deployment’s import.',
+        query: { distance: 'False: without the distances.' },
+      },
+      async (ctx) => {
+        const caller = await loadCaller(services.commands, ctx.state.issuer!);
+        requirePermission(RSE_PERMISSIONS.exportData(caller), caller, 'export data');
+        const withDistances = queryBoolean(ctx, 'distance', true);
+        const defaultAlgorithm = await defaultLfn2pfnAlgorithm(services);
+        const rses: Record<string, unknown> = {};
+        const live = new Set<string>();
+        for await (const document of activeRses(services.readModels)) {
+          rses[document.rse] = exportedRse(document, defaultAlgorithm);
+          live.add(document.id);
+        }
+        if (!withDistances) return sendJson(ctx, { rses });
+        const distances: Record<string, Record<string, unknown>> = {};
+        for await (const distance of everyDistance(services.readModels)) {
+          if (!live.has(distance.srcRseId) || !live.has(distance.destRseId)) continue;
+          (distances[distance.srcRse] ??= {})[distance.destRse] = exportedDistance(distance);
+        }
+        sendJson(ctx, { rses, distances });
+      },
+    );
+    routes.post(
+      path.replace('export', 'import'),
+      {
+        summary: 'Creates or updates the RSEs, distances and accounts of an export, all or nothing.',
+        body: { description: '`rses`, `distances`, `accounts`, as `GET /export` answers.' },
+      },
+      async (ctx) => {
+        const data = dataImportFromBody(jsonObject(ctx));
+        await created(ctx, services, (metadata) => importData(services.commands, data, metadata));
+      },
+    );
   }
 };

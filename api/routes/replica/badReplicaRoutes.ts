@@ -11,7 +11,7 @@ import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../h
 import { jsonObject, param, paramBoolean, toBoolean } from '../../params.ts';
 import { integerParameter, optionalText, parseUtc, rseName } from './replicaParams.ts';
 import { replicaPfnsOf } from './replicaPfnLookup.ts';
-import { created, type RouteTable, runCommand } from '../../route.ts';
+import { created, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
 
@@ -55,9 +55,34 @@ const badRowJson = (row: BadReplicaDocument) => ({
 });
 
 /** The listings: GET /replicas/suspicious, /replicas/bad/states, /replicas/bad/summary. */
+const BAD_STATES: RouteOptions = {
+  accept: STREAM_ONLY,
+  summary: 'Bad, suspicious and recovered replica declarations, filtered by the query.',
+  query: {
+    state: 'BAD, SUSPICIOUS, RECOVERED, ... (or its letter).',
+    rse: 'An RSE name.',
+    younger_than: 'A UTC time.',
+    older_than: 'A UTC time.',
+    limit: 'At most this many.',
+    list_pfns: 'True: the PFNs of the replicas instead.',
+  },
+};
+const BAD_SUMMARY: RouteOptions = {
+  accept: STREAM_ONLY,
+  summary: 'Declarations counted per RSE, day and reason.',
+  query: { rse_expression: 'Only these RSEs.', from_date: 'The first day (UTC).', to_date: 'The last day (UTC).' },
+};
+const SUSPICIOUS: RouteOptions = {
+  accept: JSON_ONLY,
+  summary: 'Replicas declared suspicious at least `nattempts` times since `younger_than` (default: ten days ago).',
+  query: { rse_expression: 'Only these RSEs.', younger_than: 'A UTC time.', nattempts: 'The least number of declarations.' },
+};
+/** The declarations answer the replicas they could not declare, with the reason. */
+const NOT_DECLARED = { status: 201, type: 'application/json', description: 'The replicas not declared, by RSE, with the reason.' };
+
 export const registerBadReplicaListRoutes = (routes: RouteTable, services: Services): void => {
   for (const path of ['/replicas/bad/states', '/replicas/bad/states/']) {
-    routes.get(path, { accept: STREAM_ONLY }, async (ctx) => {
+    routes.get(path, BAD_STATES, async (ctx) => {
       const get = queryParameters(ctx);
       const state = get('state');
       const rse = get('rse');
@@ -78,7 +103,7 @@ export const registerBadReplicaListRoutes = (routes: RouteTable, services: Servi
     });
   }
   for (const path of ['/replicas/bad/summary', '/replicas/bad/summary/']) {
-    routes.get(path, { accept: STREAM_ONLY }, async (ctx) => {
+    routes.get(path, BAD_SUMMARY, async (ctx) => {
       const get = queryParameters(ctx);
       const summary = await badReplicaSummary(services.readModels, {
         ...(await rseIdsOptions(services, get('rse_expression'))),
@@ -96,7 +121,7 @@ export const registerBadReplicaListRoutes = (routes: RouteTable, services: Servi
     });
   }
   for (const path of ['/replicas/suspicious', '/replicas/suspicious/']) {
-    routes.get(path, { accept: JSON_ONLY }, async (ctx) => {
+    routes.get(path, SUSPICIOUS, async (ctx) => {
       const get = queryParameters(ctx);
       const youngerThan = get('younger_than');
       const nattempts = get('nattempts');
@@ -149,62 +174,98 @@ const BAD_PFN_STATES: readonly BadPfnState[] = ['BAD', 'SUSPICIOUS', 'TEMPORARY_
 export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services: Services): void => {
   const catalogue = services.commands.replicaCatalogue;
   for (const path of ['/replicas/suspicious', '/replicas/suspicious/']) {
-    routes.post(path, { accept: JSON_ONLY }, async (ctx) => {
-      const parameters = jsonObject(ctx);
-      const declaration = { replicas: declaredReplicas(parameters.pfns), reason: optionalText(parameters.reason, 'reason'), force: false, declaration: 'SUSPICIOUS' as const };
-      const { notDeclared } = await runCommand(ctx, services, (metadata) => declareReplicas(services.commands, declaration, metadata));
-      sendJson(ctx, notDeclared, 201);
-    });
+    routes.post(
+      path,
+      {
+        accept: JSON_ONLY,
+        summary: 'Declares replicas suspicious.',
+        body: { description: '`pfns`: PFNs or `{scope, name, rse or rse_id}`; `reason`.' },
+        success: NOT_DECLARED,
+      },
+      async (ctx) => {
+        const parameters = jsonObject(ctx);
+        const declaration = {
+          replicas: declaredReplicas(parameters.pfns),
+          reason: optionalText(parameters.reason, 'reason'),
+          force: false,
+          declaration: 'SUSPICIOUS' as const,
+        };
+        const { notDeclared } = await runCommand(ctx, services, (metadata) => declareReplicas(services.commands, declaration, metadata));
+        sendJson(ctx, notDeclared, 201);
+      },
+    );
   }
   for (const path of ['/replicas/bad/pfns', '/replicas/bad/pfns/']) {
-    routes.post(path, {}, async (ctx) => {
-      const parameters = jsonObject(ctx);
-      const state = parameters.state;
-      if (!BAD_PFN_STATES.includes(state as BadPfnState)) throw new ValueError(`'${String(state)}' is not a state PFNs can be declared in (${BAD_PFN_STATES.join(', ')})`);
-      const pfns = asArray('pfns', parameters.pfns ?? [], Number.POSITIVE_INFINITY).map((pfn) => {
-        if (typeof pfn !== 'string') throw new ValueError(`PFNs must be strings, not ${JSON.stringify(pfn)}`);
-        return pfn;
-      });
-      await created(ctx, services, (metadata) =>
-        declareBadPfns(
-          services.commands,
-          {
-            pfns,
-            state: state as BadPfnState,
-            reason: optionalText(parameters.reason, 'reason'),
-            expiresAt: parameters.expires_at ? parseUtc(parameters.expires_at, 'fraction', 'expires_at') : undefined,
-          },
-          metadata,
-        ),
-      );
-    });
+    routes.post(
+      path,
+      { summary: 'Declares PFNs BAD, SUSPICIOUS or TEMPORARY_UNAVAILABLE.', body: { description: '`pfns`, `state`, `reason`, `expires_at`.' } },
+      async (ctx) => {
+        const parameters = jsonObject(ctx);
+        const state = parameters.state;
+        if (!BAD_PFN_STATES.includes(state as BadPfnState))
+          throw new ValueError(`'${String(state)}' is not a state PFNs can be declared in (${BAD_PFN_STATES.join(', ')})`);
+        const pfns = asArray('pfns', parameters.pfns ?? [], Number.POSITIVE_INFINITY).map((pfn) => {
+          if (typeof pfn !== 'string') throw new ValueError(`PFNs must be strings, not ${JSON.stringify(pfn)}`);
+          return pfn;
+        });
+        await created(ctx, services, (metadata) =>
+          declareBadPfns(
+            services.commands,
+            {
+              pfns,
+              state: state as BadPfnState,
+              reason: optionalText(parameters.reason, 'reason'),
+              expiresAt: parameters.expires_at ? parseUtc(parameters.expires_at, 'fraction', 'expires_at') : undefined,
+            },
+            metadata,
+          ),
+        );
+      },
+    );
   }
   for (const path of ['/replicas/bad/dids', '/replicas/bad/dids/']) {
-    routes.post(path, {}, async (ctx) => {
-      const parameters = jsonObject(ctx);
-      if (parameters.expires_at) parseUtc(parameters.expires_at, 'fraction', 'expires_at');
-      const dids = asArray('dids', parameters.dids ?? []).map((item) => didRefItem('dids', item));
-      const declaration = { dids, rse: rseName(parameters.rse), reason: optionalText(parameters.reason, 'reason') };
-      const { notDeclared } = await runCommand(ctx, services, (metadata) => declareBadDids(services.commands, declaration, metadata));
-      sendJson(ctx, notDeclared, 201);
-    });
+    routes.post(
+      path,
+      {
+        summary: 'Declares replicas of DIDs on an RSE bad.',
+        body: { description: '`dids`: `{scope, name}` each; `rse`, `reason`, `expires_at`.' },
+        success: NOT_DECLARED,
+      },
+      async (ctx) => {
+        const parameters = jsonObject(ctx);
+        if (parameters.expires_at) parseUtc(parameters.expires_at, 'fraction', 'expires_at');
+        const dids = asArray('dids', parameters.dids ?? []).map((item) => didRefItem('dids', item));
+        const declaration = { dids, rse: rseName(parameters.rse), reason: optionalText(parameters.reason, 'reason') };
+        const { notDeclared } = await runCommand(ctx, services, (metadata) => declareBadDids(services.commands, declaration, metadata));
+        sendJson(ctx, notDeclared, 201);
+      },
+    );
   }
   for (const path of ['/replicas/bad', '/replicas/bad/']) {
-    routes.post(path, { accept: JSON_ONLY }, async (ctx) => {
-      const parameters = jsonObject(ctx);
-      const given = declaredReplicas(parameters.replicas);
-      const declaration = {
-        replicas: given.length > 0 ? given : declaredReplicas(parameters.pfns),
-        reason: optionalText(parameters.reason, 'reason'),
-        force: paramBoolean(parameters, 'force', false),
-        declaration: 'BAD' as const,
-      };
-      const { notDeclared } = await runCommand(ctx, services, (metadata) => declareReplicas(services.commands, declaration, metadata));
-      sendJson(ctx, notDeclared, 201);
-    });
+    routes.post(
+      path,
+      {
+        accept: JSON_ONLY,
+        summary: 'Declares replicas bad.',
+        body: { description: '`replicas` (or `pfns`): PFNs or `{scope, name, rse or rse_id}`; `reason`, `force`.' },
+        success: NOT_DECLARED,
+      },
+      async (ctx) => {
+        const parameters = jsonObject(ctx);
+        const given = declaredReplicas(parameters.replicas);
+        const declaration = {
+          replicas: given.length > 0 ? given : declaredReplicas(parameters.pfns),
+          reason: optionalText(parameters.reason, 'reason'),
+          force: paramBoolean(parameters, 'force', false),
+          declaration: 'BAD' as const,
+        };
+        const { notDeclared } = await runCommand(ctx, services, (metadata) => declareReplicas(services.commands, declaration, metadata));
+        sendJson(ctx, notDeclared, 201);
+      },
+    );
   }
   for (const path of ['/replicas/dids', '/replicas/dids/']) {
-    routes.post(path, { accept: STREAM_ONLY }, async (ctx) => {
+    routes.post(path, { accept: STREAM_ONLY, summary: 'The DIDs PFNs on an RSE stand for, one line per PFN.', body: { description: '`rse`, `pfns`.' } }, async (ctx) => {
       const parameters = jsonObject(ctx);
       const rse = await activeRse(services, rseName(param(parameters, 'rse')));
       const pfns = asArray('pfns', parameters.pfns ?? [], Number.POSITIVE_INFINITY).map((pfn) => {

@@ -1,4 +1,4 @@
-import { DataIdentifierNotFound, InvalidObject, ValueError } from '../../../domain/shared/errors.ts';
+import { DataIdentifierNotFound, InvalidObject, RSENotFound, ValueError } from '../../../domain/shared/errors.ts';
 import { datasetReplicasOnRse, deepDatasetReplicas, storedDatasetReplicas } from '../../../projections/replica/datasetReplicaQueries.ts';
 import { didsNamed, findDid } from '../../../projections/did/didQueries.ts';
 import { didFromPath } from '../did/didParams.ts';
@@ -19,7 +19,7 @@ import type { Services } from '../../services.ts';
 /** GET /replicas/rse/{rse}: the dataset replicas on one RSE. */
 export const registerDatasetsOnRseRoutes = (routes: RouteTable, services: Services): void => {
   for (const path of ['/replicas/rse/:rse', '/replicas/rse/:rse/']) {
-    routes.get(path, { accept: STREAM_ONLY }, async (ctx) => {
+    routes.get(path, { accept: STREAM_ONLY, summary: 'The dataset replicas on an RSE.', raises: [RSENotFound] }, async (ctx) => {
       const rse = await activeRse(services, ctx.params.rse!);
       await sendStream(ctx, mapStream(datasetReplicasOnRse(services.readModels, rse.id), datasetReplicaJson));
     });
@@ -29,38 +29,55 @@ export const registerDatasetsOnRseRoutes = (routes: RouteTable, services: Servic
 /** POST /replicas/datasets_bulk: the stored rows of several datasets. */
 export const registerDatasetReplicasBulkRoutes = (routes: RouteTable, services: Services): void => {
   for (const path of ['/replicas/datasets_bulk', '/replicas/datasets_bulk/']) {
-    routes.post(path, { accept: STREAM_ONLY }, async (ctx) => {
-      const requested = param(jsonObject(ctx), 'dids');
-      if (Array.isArray(requested) && requested.length === 0) throw new ValueError('List of DIDs is empty');
-      let dids;
-      try {
-        dids = readDids(requested);
-      } catch (error) {
-        if (error instanceof InvalidObject) throw new InvalidObject(`Cannot validate DIDs: ${error.message}`);
-        throw error;
-      }
-      const found = await didsNamed(services.readModels, dids);
-      await sendStream(ctx, mapStream(storedDatasetReplicas(services.readModels, found), datasetReplicaJson));
-    });
+    routes.post(
+      path,
+      { accept: STREAM_ONLY, summary: 'The replicas of several datasets.', body: { description: '`dids`: `{scope, name}` each.' }, raises: [InvalidObject] },
+      async (ctx) => {
+        const requested = param(jsonObject(ctx), 'dids');
+        if (Array.isArray(requested) && requested.length === 0) throw new ValueError('List of DIDs is empty');
+        let dids;
+        try {
+          dids = readDids(requested);
+        } catch (error) {
+          if (error instanceof InvalidObject) throw new InvalidObject(`Cannot validate DIDs: ${error.message}`);
+          throw error;
+        }
+        const found = await didsNamed(services.readModels, dids);
+        await sendStream(ctx, mapStream(storedDatasetReplicas(services.readModels, found), datasetReplicaJson));
+      },
+    );
   }
 };
 
 /** GET /replicas/{scope}/{name}/datasets (`deep`) and the experimental `datasets_vp`. */
 export const registerDatasetReplicaRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/replicas/*scope_name/datasets', { accept: STREAM_ONLY }, async (ctx) => {
-    const did = didFromPath(ctx);
-    const deep = queryBoolean(ctx, 'deep', false);
-    const dataset = await findDid(services.readModels, did.scope, did.name);
-    if (!dataset) throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
-    const rows = deep ? fromArray(await deepDatasetReplicas(services.readModels, dataset)) : storedDatasetReplicas(services.readModels, [dataset]);
-    await sendStream(ctx, mapStream(rows, datasetReplicaJson));
-  });
+  routes.get(
+    '/replicas/*scope_name/datasets',
+    {
+      accept: STREAM_ONLY,
+      summary: 'The replicas of a dataset per RSE: files and bytes there, available or not.',
+      query: { deep: 'True: counted from the file replicas now.' },
+      raises: [DataIdentifierNotFound],
+    },
+    async (ctx) => {
+      const did = didFromPath(ctx);
+      const deep = queryBoolean(ctx, 'deep', false);
+      const dataset = await findDid(services.readModels, did.scope, did.name);
+      if (!dataset) throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
+      const rows = deep ? fromArray(await deepDatasetReplicas(services.readModels, dataset)) : storedDatasetReplicas(services.readModels, [dataset]);
+      await sendStream(ctx, mapStream(rows, datasetReplicaJson));
+    },
+  );
   // Rucio answers nothing unless a virtual-placement service is configured; none is here.
-  routes.get('/replicas/*scope_name/datasets_vp', { accept: STREAM_ONLY }, async (ctx) => {
-    didFromPath(ctx);
-    queryBoolean(ctx, 'deep', false);
-    await sendStream(ctx, fromArray([]));
-  });
+  routes.get(
+    '/replicas/*scope_name/datasets_vp',
+    { accept: STREAM_ONLY, summary: 'Virtual placement: none is configured, so always empty.', query: { deep: 'Read and ignored.' } },
+    async (ctx) => {
+      didFromPath(ctx);
+      queryBoolean(ctx, 'deep', false);
+      await sendStream(ctx, fromArray([]));
+    },
+  );
 };
 
 async function* fromArray<T>(items: readonly T[]): AsyncGenerator<T> {

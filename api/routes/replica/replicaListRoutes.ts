@@ -11,7 +11,7 @@ import { mapStream, NDJSON_TYPE, sendChunks, sendStream } from '../../http.ts';
 import { jsonObject, paramBoolean, queryString } from '../../params.ts';
 import { integerParameter, parseUtc, readDids } from './replicaParams.ts';
 import { metalinkDocument, METALINK_TYPE, SUPPORTED_PROTOCOLS } from './replicaRendering.ts';
-import type { RouteTable } from '../../route.ts';
+import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 
 const LISTING_TYPES = [NDJSON_TYPE, METALINK_TYPE];
@@ -126,42 +126,61 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
       { metalink, nrandom, policySchema, detailedUrl: true },
     );
   };
-  const options = { accept: LISTING_TYPES, errors: { DataIdentifierNotFound: 400, SortingAlgorithmNotSupported: 400 } };
+  const options: RouteOptions = {
+    accept: LISTING_TYPES,
+    errors: { DataIdentifierNotFound: 400, SortingAlgorithmNotSupported: 400 },
+    summary: 'The replicas of DIDs (of the files below collections) with their PFNs, as NDJSON or a metalink document.',
+    body: {
+      description:
+        '`dids`: `{scope, name}` each; `schemes`, `domain`, `client_location`, `all_states`, `unavailable`, `ignore_availability`, `rse_expression`, `updated_after`, `resolve_parents`, `sort`, `limit`, `nrandom`.',
+    },
+    query: { sort: 'A sorting algorithm (geoip, closeness, random, ...).', select: 'The same as sort.' },
+    raises: [InvalidObject],
+  };
   routes.post('/replicas/list', options, list);
   routes.post('/replicas/list/', options, list);
 };
 
 /** GET /replicas/{scope}/{name}: one DID's replicas, every PFN sorted together; a DID that does not exist is not found. */
 export const registerReplicaGetRoute = (routes: RouteTable, services: Services): void => {
-  routes.get('/replicas/*scope_name', { accept: LISTING_TYPES }, async (ctx) => {
-    const did = didFromPath(ctx);
-    const metalink = wantsMetalink(ctx);
-    const limit = queryString(ctx, 'limit');
-    const schemes = queryString(ctx, 'schemes');
-    const request: ReplicaListingRequest = {
-      dids: [did],
-      // Rucio passes the text on as is and then walks it letter by letter; a comma-separated list is what is meant.
-      schemes: schemes ? schemes.split(',') : metalink ? SUPPORTED_PROTOCOLS : undefined,
-      domain: undefined,
-      clientSite: undefined,
-      states: 'available',
-      ignoreAvailability: true,
-      rseExpression: undefined,
-      updatedAfter: undefined,
-      resolveParents: false,
-    };
-    if (!(await findDid(services.readModels, did.scope, did.name))) throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
-    await sendListing(
-      ctx,
-      services,
-      request,
-      {
-        algorithm: queryString(ctx, 'select'),
-        client: { latitude: null, longitude: null },
-        lanFirst: false,
-        limit: limit ? integerParameter(limit, 'limit') : undefined,
-      },
-      { metalink, nrandom: undefined, policySchema: 'atlas', detailedUrl: false },
-    );
-  });
+  routes.get(
+    '/replicas/*scope_name',
+    {
+      accept: LISTING_TYPES,
+      summary: 'The replicas of one DID with their PFNs.',
+      query: { schemes: 'Comma-separated schemes.', select: 'A sorting algorithm.', limit: 'At most this many PFNs.' },
+      raises: [DataIdentifierNotFound],
+    },
+    async (ctx) => {
+      const did = didFromPath(ctx);
+      const metalink = wantsMetalink(ctx);
+      const limit = queryString(ctx, 'limit');
+      const schemes = queryString(ctx, 'schemes');
+      const request: ReplicaListingRequest = {
+        dids: [did],
+        // Rucio passes the text on as is and then walks it letter by letter; a comma-separated list is what is meant.
+        schemes: schemes ? schemes.split(',') : metalink ? SUPPORTED_PROTOCOLS : undefined,
+        domain: undefined,
+        clientSite: undefined,
+        states: 'available',
+        ignoreAvailability: true,
+        rseExpression: undefined,
+        updatedAfter: undefined,
+        resolveParents: false,
+      };
+      if (!(await findDid(services.readModels, did.scope, did.name))) throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
+      await sendListing(
+        ctx,
+        services,
+        request,
+        {
+          algorithm: queryString(ctx, 'select'),
+          client: { latitude: null, longitude: null },
+          lanFirst: false,
+          limit: limit ? integerParameter(limit, 'limit') : undefined,
+        },
+        { metalink, nrandom: undefined, policySchema: 'atlas', detailedUrl: false },
+      );
+    },
+  );
 };

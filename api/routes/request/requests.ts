@@ -1,12 +1,12 @@
 import { loadCaller } from '../../../commands/caller.ts';
 import { allowOnly, isAdmin } from '../../../domain/permission/policy.ts';
 import { REQUEST_STATE_LETTERS, type RequestState } from '../../../domain/request/request.ts';
-import { RequestNotFound, RucioError } from '../../../domain/shared/errors.ts';
+import { AccessDenied, RequestNotFound, RSENotFound, RucioError } from '../../../domain/shared/errors.ts';
 import { activeRequest, archivedRequest, listRequests, rseIdsOfSite, type RequestListing } from '../../../projections/request/requestQueries.ts';
 import { requestMetrics } from '../../../projections/request/transferMetrics.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { queryString } from '../../params.ts';
-import type { RouteTable } from '../../route.ts';
+import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { didFromPath } from '../did/didParams.ts';
 import { activeRse } from '../rse/rseViews.ts';
@@ -65,14 +65,48 @@ const didAndRse = (ctx: AppContext) => ({ ...didFromPath(ctx), rse: ctx.params.r
 
 const LIST_ERRORS = { MissingParameter: 400, Invalid: 400, NotFound: 404 } as const;
 
+const LISTING = {
+  src_rse: 'The source RSE.',
+  dst_rse: 'The destination RSE.',
+  src_site: 'The source site (the RSEs with that `site` attribute).',
+  dst_site: 'The destination site.',
+  request_states: 'Comma-separated states or their letters (Q, G, S, D, F, ...); required.',
+};
+const LIST: RouteOptions = {
+  accept: STREAM_ONLY,
+  errors: LIST_ERRORS,
+  summary: 'The transfer requests between RSEs or sites, in the given states.',
+  query: LISTING,
+  raises: [AccessDenied],
+};
+const HISTORY: RouteOptions = {
+  accept: STREAM_ONLY,
+  errors: LIST_ERRORS,
+  summary: 'The archived transfer requests between RSEs or sites, a page at a time.',
+  query: { ...LISTING, offset: 'Requests to skip; default 0.', limit: 'Requests per page; default 100, at most 10 000.' },
+  raises: [AccessDenied],
+};
+const METRICS: RouteOptions = {
+  accept: STREAM_ONLY,
+  summary: 'Transfer statistics per link: requests by state, files and bytes done and failed in the last hour, 6 hours, day (admins).',
+  query: {
+    dst_rse: 'The destination RSE.',
+    src_rse: 'The source RSE.',
+    activity: 'One activity.',
+    group_by_rse_attribute: 'Group RSEs by this attribute.',
+    format: 'panda: one JSON document.',
+  },
+  raises: [AccessDenied, RSENotFound],
+};
+
 /** The /requests area (rest-api-reference §1.20). */
 export const registerRequestRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/requests/list', { accept: STREAM_ONLY, errors: LIST_ERRORS }, async (ctx) => {
+  routes.get('/requests/list', LIST, async (ctx) => {
     const listing = await listingOf(ctx, services);
     await requireListPermission(ctx, services, listing);
     await sendStream(ctx, mapStream(listRequests(services.readModels, listing, { history: false }), requestJson));
   });
-  routes.get('/requests/history/list', { accept: STREAM_ONLY, errors: LIST_ERRORS }, async (ctx) => {
+  routes.get('/requests/history/list', HISTORY, async (ctx) => {
     const offset = queryInteger(ctx, 'offset', 0);
     const limit = queryInteger(ctx, 'limit', 100);
     const listing = await listingOf(ctx, services);
@@ -80,7 +114,7 @@ export const registerRequestRoutes = (routes: RouteTable, services: Services): v
     const page = { offset: Math.max(0, offset), limit: limit > 0 ? Math.min(limit, 10_000) : 100 };
     await sendStream(ctx, mapStream(listRequests(services.readModels, listing, { history: true, ...page }), requestJson));
   });
-  routes.get('/requests/metrics', { accept: STREAM_ONLY }, async (ctx) => {
+  routes.get('/requests/metrics', METRICS, async (ctx) => {
     const [dstRse, srcRse, activity, groupBy, format] = ['dst_rse', 'src_rse', 'activity', 'group_by_rse_attribute', 'format'].map((name) => queryString(ctx, name));
     const query = {
       ...(srcRse ? { srcRseId: (await activeRse(services, srcRse)).id } : {}),
@@ -102,20 +136,28 @@ export const registerRequestRoutes = (routes: RouteTable, services: Services): v
       })(),
     );
   });
-  routes.get('/requests/history/*scope_name/:rse', { accept: JSON_ONLY }, async (ctx) => {
-    const { scope, name, rse } = didAndRse(ctx);
-    const rseId = (await activeRse(services, rse)).id;
-    const caller = await loadCaller(services.commands, ctx.state.issuer!);
-    allowOnly(isAdmin(caller), `${caller.account} cannot retrieve the request DID ${scope}:${name} to RSE ${rse}. `);
-    const request = await archivedRequest(services.readModels, scope, name, rseId);
-    if (!request) throw new RequestNotFound(`No request found for DID ${scope}:${name} at RSE ${rse}`);
-    sendJson(ctx, requestJson(request));
-  });
-  routes.get('/requests/*scope_name/:rse', { accept: JSON_ONLY }, async (ctx) => {
-    const { scope, name, rse } = didAndRse(ctx);
-    const request = await activeRequest(services.readModels, scope, name, (await activeRse(services, rse)).id);
-    if (!request) throw new RequestNotFound(`No request found for DID ${scope}:${name} at RSE ${rse}`);
-    sendJson(ctx, requestJson(request));
-  });
+  routes.get(
+    '/requests/history/*scope_name/:rse',
+    { accept: JSON_ONLY, summary: 'The last archived request of a file to an RSE (admins).', raises: [AccessDenied, RSENotFound, RequestNotFound] },
+    async (ctx) => {
+      const { scope, name, rse } = didAndRse(ctx);
+      const rseId = (await activeRse(services, rse)).id;
+      const caller = await loadCaller(services.commands, ctx.state.issuer!);
+      allowOnly(isAdmin(caller), `${caller.account} cannot retrieve the request DID ${scope}:${name} to RSE ${rse}. `);
+      const request = await archivedRequest(services.readModels, scope, name, rseId);
+      if (!request) throw new RequestNotFound(`No request found for DID ${scope}:${name} at RSE ${rse}`);
+      sendJson(ctx, requestJson(request));
+    },
+  );
+  routes.get(
+    '/requests/*scope_name/:rse',
+    { accept: JSON_ONLY, summary: 'The active request of a file to an RSE.', raises: [RSENotFound, RequestNotFound] },
+    async (ctx) => {
+      const { scope, name, rse } = didAndRse(ctx);
+      const request = await activeRequest(services.readModels, scope, name, (await activeRse(services, rse)).id);
+      if (!request) throw new RequestNotFound(`No request found for DID ${scope}:${name} at RSE ${rse}`);
+      sendJson(ctx, requestJson(request));
+    },
+  );
   registerTransferLimitRoutes(routes, services);
 };

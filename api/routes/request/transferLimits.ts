@@ -3,12 +3,12 @@ import { deleteTransferLimit, setTransferLimit } from '../../../commands/request
 import { allowOnly, isAdmin } from '../../../domain/permission/policy.ts';
 import type { TransferLimitDirection, TransferLimitStrategy } from '../../../domain/request/transferLimit.ts';
 import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
-import { InvalidObject } from '../../../domain/shared/errors.ts';
+import { AccessDenied, InvalidObject } from '../../../domain/shared/errors.ts';
 import { listTransferLimits } from '../../../projections/request/requestQueries.ts';
 import type { TransferLimitDocument } from '../../../projections/request/transferLimits.ts';
 import { mapStream, sendOk, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param } from '../../params.ts';
-import { runCommand, type RouteTable } from '../../route.ts';
+import { runCommand, type RouteOptions, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 
 /** Rucio's TransferLimitDirection: the client sends the value (`D`, `S`); names are taken too. */
@@ -55,14 +55,23 @@ const limitJson = (limit: TransferLimitDocument) => ({
   updated_at: rucioDateOrNull(limit.updated_at),
 });
 
+const SET_LIMIT: RouteOptions = {
+  summary: 'Sets the transfer limit of an RSE expression, activity and direction (admins).',
+  body: {
+    description: '`rse_expression`, `max_transfers`, and optionally `activity`, `direction` (source, destination), `volume`, `deadline`, `strategy`, `transfers`, `waitings`.',
+  },
+  success: { status: 201, type: 'text/html; charset=utf-8', description: 'An empty body.' },
+  raises: [InvalidObject],
+};
+
 /** `/requests/transfer_limits`: list (NDJSON), set (PUT, 201 with an empty body) and delete. Admins only. */
 export const registerTransferLimitRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/requests/transfer_limits', { accept: STREAM_ONLY }, async (ctx) => {
+  routes.get('/requests/transfer_limits', { accept: STREAM_ONLY, summary: 'Every transfer limit (admins).', raises: [AccessDenied] }, async (ctx) => {
     const caller = await loadCaller(services.commands, ctx.state.issuer!);
     allowOnly(isAdmin(caller), `${caller.account} cannot list transfer limits. `);
     await sendStream(ctx, mapStream(listTransferLimits(services.readModels), limitJson));
   });
-  routes.put('/requests/transfer_limits', {}, async (ctx) => {
+  routes.put('/requests/transfer_limits', SET_LIMIT, async (ctx) => {
     const body = jsonObject(ctx);
     const rseExpression = textOf(param(body, 'rse_expression'), 'rse_expression');
     param(body, 'max_transfers');
@@ -80,10 +89,18 @@ export const registerTransferLimitRoutes = (routes: RouteTable, services: Servic
     await runCommand(ctx, services, (metadata) => setTransferLimit(services.commands, limit, metadata));
     sendOk(ctx, 201);
   });
-  routes.delete('/requests/transfer_limits', {}, async (ctx) => {
-    const body = jsonObject(ctx);
-    const selector = { rseExpression: textOf(param(body, 'rse_expression'), 'rse_expression'), activity: activityOf(body.activity), direction: directionOf(body.direction) };
-    await runCommand(ctx, services, (metadata) => deleteTransferLimit(services.commands, selector, metadata));
-    sendOk(ctx);
-  });
+  routes.delete(
+    '/requests/transfer_limits',
+    { summary: 'Removes a transfer limit.', body: { description: '`rse_expression`, `activity`, `direction`.' }, raises: [InvalidObject] },
+    async (ctx) => {
+      const body = jsonObject(ctx);
+      const selector = {
+        rseExpression: textOf(param(body, 'rse_expression'), 'rse_expression'),
+        activity: activityOf(body.activity),
+        direction: directionOf(body.direction),
+      };
+      await runCommand(ctx, services, (metadata) => deleteTransferLimit(services.commands, selector, metadata));
+      sendOk(ctx);
+    },
+  );
 };

@@ -1,11 +1,11 @@
 import { addRseProtocol, removeRseProtocols, updateRseProtocols } from '../../../commands/rse/rseCommands.ts';
 import { lfnsToPfns, type Lfn } from '../../../domain/rse/lfn2pfn.ts';
 import { protocolChangesFromRequest, protocolFromRequest } from '../../../domain/rse/protocolInput.ts';
-import { InvalidPath, ReplicaNotFound, RSEProtocolNotSupported, ValueError } from '../../../domain/shared/errors.ts';
+import { InvalidPath, ReplicaNotFound, RSENotFound, RSEProtocolNotSupported, ValueError } from '../../../domain/shared/errors.ts';
 import { findReplica } from '../../../projections/replica/replicaQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import { jsonObject, queryString } from '../../params.ts';
-import { created, ok, type RouteTable } from '../../route.ts';
+import { created, ok, type RouteOptions, type RouteTable } from '../../route.ts';
 import { activeRse, defaultLfn2pfnAlgorithm, lfn2pfnAlgorithmOf, rseSettings, sortedProtocols } from './rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
 
@@ -33,6 +33,13 @@ const lfnsOf = (ctx: AppContext): Lfn[] => {
   });
 };
 
+const LFNS2PFNS = {
+  lfn: '`scope:name`, repeated for several.',
+  scheme: 'A protocol scheme.',
+  domain: 'wan (default) or lan.',
+  operation: 'write (default), read, delete, third_party_copy_read, ...',
+};
+
 /** Protocols of RSEs and PFNs built from them (rest-api-reference.md §1.21). */
 export const registerRseProtocolRoutes = (routes: RouteTable, services: Services): void => {
   const update = async (ctx: AppContext) => {
@@ -43,56 +50,87 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
     await ok(ctx, services, (metadata) => removeRseProtocols(services.commands, protocolSelector(ctx), metadata));
   };
 
+  const updating: RouteOptions = {
+    summary: 'Changes the protocols of an RSE with this scheme (and hostname and port, when given).',
+    body: { description: 'The keys to change: `prefix`, `impl`, `domains`, `extended_attributes`, ...' },
+    raises: [RSENotFound, RSEProtocolNotSupported],
+  };
+  const removing: RouteOptions = {
+    summary: 'Removes the protocols of an RSE with this scheme (and hostname and port, when given).',
+    raises: [RSENotFound, RSEProtocolNotSupported],
+  };
   for (const path of ['/rses/:rse/protocols/:scheme/:hostname/:port', '/rses/:rse/protocols/:scheme/:hostname']) {
-    routes.put(path, {}, update);
-    routes.delete(path, {}, remove);
+    routes.put(path, updating, update);
+    routes.delete(path, removing, remove);
   }
 
   /** Rucio answers the RSE's whole settings here, whatever the scheme. */
-  routes.get('/rses/:rse/protocols/:scheme', { accept: JSON_ONLY }, async (ctx) => {
-    const document = await activeRse(services, ctx.params.rse!);
-    sendJson(ctx, rseSettings(document, await defaultLfn2pfnAlgorithm(services)));
-  });
-  routes.post('/rses/:rse/protocols/:scheme', {}, async (ctx) => {
-    const protocol = protocolFromRequest(ctx.params.scheme!, jsonObject(ctx));
-    await created(ctx, services, (metadata) => addRseProtocol(services.commands, { rse: ctx.params.rse!, protocol }, metadata));
-  });
-  routes.put('/rses/:rse/protocols/:scheme', {}, update);
-  routes.delete('/rses/:rse/protocols/:scheme', {}, remove);
+  routes.get(
+    '/rses/:rse/protocols/:scheme',
+    { accept: JSON_ONLY, summary: 'The RSE’s settings with every protocol, whatever the scheme (as Rucio answers).', raises: [RSENotFound] },
+    async (ctx) => {
+      const document = await activeRse(services, ctx.params.rse!);
+      sendJson(ctx, rseSettings(document, await defaultLfn2pfnAlgorithm(services)));
+    },
+  );
+  routes.post(
+    '/rses/:rse/protocols/:scheme',
+    {
+      summary: 'Adds a protocol to an RSE.',
+      body: {
+        description: '`hostname`, `port`, `prefix`, `impl`, `domains` (lan, wan: read, write, delete, third_party_copy_read, ...), `extended_attributes`.',
+      },
+      raises: [RSENotFound],
+    },
+    async (ctx) => {
+      const protocol = protocolFromRequest(ctx.params.scheme!, jsonObject(ctx));
+      await created(ctx, services, (metadata) => addRseProtocol(services.commands, { rse: ctx.params.rse!, protocol }, metadata));
+    },
+  );
+  routes.put('/rses/:rse/protocols/:scheme', updating, update);
+  routes.delete('/rses/:rse/protocols/:scheme', removing, remove);
 
-  routes.get('/rses/:rse/protocols', { accept: JSON_ONLY }, async (ctx) => {
-    const protocols = sortedProtocols(await activeRse(services, ctx.params.rse!));
-    if (protocols.length === 0) throw new RSEProtocolNotSupported('No protocols found for this RSE');
-    sendJson(ctx, protocols);
-  });
+  routes.get(
+    '/rses/:rse/protocols',
+    { accept: JSON_ONLY, summary: 'The protocols of an RSE, by priority.', raises: [RSENotFound, RSEProtocolNotSupported] },
+    async (ctx) => {
+      const protocols = sortedProtocols(await activeRse(services, ctx.params.rse!));
+      if (protocols.length === 0) throw new RSEProtocolNotSupported('No protocols found for this RSE');
+      sendJson(ctx, protocols);
+    },
+  );
 
   /**
    * `?lfn=scope:name` (repeatable), `scheme`, `domain` (default wan), `operation` (default
    * write). Non-deterministic RSEs only know the paths their replicas were registered with
    * (read from the replica read model); without a replica there is no PFN to give, as in Rucio.
    */
-  routes.get('/rses/:rse/lfns2pfns', { accept: JSON_ONLY }, async (ctx) => {
-    const lfns = lfnsOf(ctx);
-    const document = await activeRse(services, ctx.params.rse!);
-    const settings = {
-      deterministic: document.properties.deterministic,
-      lfn2pfnAlgorithm: lfn2pfnAlgorithmOf(document, await defaultLfn2pfnAlgorithm(services)),
-      protocols: document.protocols,
-    };
-    const choice = {
-      operation: queryString(ctx, 'operation') ?? 'write',
-      domain: queryString(ctx, 'domain') ?? 'wan',
-      scheme: queryString(ctx, 'scheme'),
-    };
-    const storedPaths = new Map<string, string>();
-    if (!settings.deterministic) {
-      for (const { scope, name } of lfns) {
-        const path = (await findReplica(services.readModels, scope, name, document.id))?.path;
-        if (path) storedPaths.set(`${scope}:${name}`, path);
+  routes.get(
+    '/rses/:rse/lfns2pfns',
+    { accept: JSON_ONLY, summary: 'The PFNs of LFNs on an RSE.', query: LFNS2PFNS, raises: [RSENotFound, InvalidPath, ReplicaNotFound] },
+    async (ctx) => {
+      const lfns = lfnsOf(ctx);
+      const document = await activeRse(services, ctx.params.rse!);
+      const settings = {
+        deterministic: document.properties.deterministic,
+        lfn2pfnAlgorithm: lfn2pfnAlgorithmOf(document, await defaultLfn2pfnAlgorithm(services)),
+        protocols: document.protocols,
+      };
+      const choice = {
+        operation: queryString(ctx, 'operation') ?? 'write',
+        domain: queryString(ctx, 'domain') ?? 'wan',
+        scheme: queryString(ctx, 'scheme'),
+      };
+      const storedPaths = new Map<string, string>();
+      if (!settings.deterministic) {
+        for (const { scope, name } of lfns) {
+          const path = (await findReplica(services.readModels, scope, name, document.id))?.path;
+          if (path) storedPaths.set(`${scope}:${name}`, path);
+        }
       }
-    }
-    const pfns = lfnsToPfns(settings, lfns, choice, storedPaths);
-    if (Object.keys(pfns).length === 0) throw new ReplicaNotFound('No replicas found');
-    sendJson(ctx, pfns);
-  });
+      const pfns = lfnsToPfns(settings, lfns, choice, storedPaths);
+      if (Object.keys(pfns).length === 0) throw new ReplicaNotFound('No replicas found');
+      sendJson(ctx, pfns);
+    },
+  );
 };

@@ -9,7 +9,7 @@ import {
   updateRseDistance,
 } from '../../../commands/rse/rseCommands.ts';
 import { formatRucioDate } from '../../../domain/shared/dates.ts';
-import { KeyError } from '../../../domain/shared/errors.ts';
+import { KeyError, RSENotFound } from '../../../domain/shared/errors.ts';
 import { findLocalLimit } from '../../../projections/account/accountLimitQueries.ts';
 import { everyAccount } from '../../../projections/account/accountQueries.ts';
 import { accountUsageOn, usagesOnRse } from '../../../projections/account/accountUsageQueries.ts';
@@ -47,117 +47,187 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
       .map((usage) => ({ used: usage.bytes, account: usage.account, percentage: total ? Math.round((usage.bytes / total) * 10_000) / 100 : 0 }));
   };
 
-  routes.get('/rses/:source/distances/:destination', { accept: JSON_ONLY }, async (ctx) => {
-    const [source, destination] = [await activeRse(services, ctx.params.source!), await activeRse(services, ctx.params.destination!)];
-    const found = await findDistance(services.readModels, source.id, destination.id);
-    sendJson(ctx, found ? [distanceView(found)] : []);
-  });
-  routes.post('/rses/:source/distances/:destination', {}, async (ctx) => {
-    const distance = distanceParameter(jsonObject(ctx));
-    await created(ctx, services, (metadata) => addRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination!, distance }, metadata));
-  });
-  routes.put('/rses/:source/distances/:destination', {}, async (ctx) => {
-    const distance = distanceParameter(jsonObject(ctx));
-    await ok(ctx, services, (metadata) => updateRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination!, distance }, metadata));
-  });
-  routes.delete('/rses/:source/distances/:destination', {}, async (ctx) => {
-    await runCommand(ctx, services, (metadata) => removeRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination! }, metadata));
-    sendText(ctx, 'Deleted');
-  });
+  routes.get(
+    '/rses/:source/distances/:destination',
+    { accept: JSON_ONLY, summary: 'The distance from one RSE to another (a list of at most one).', raises: [RSENotFound] },
+    async (ctx) => {
+      const [source, destination] = [await activeRse(services, ctx.params.source!), await activeRse(services, ctx.params.destination!)];
+      const found = await findDistance(services.readModels, source.id, destination.id);
+      sendJson(ctx, found ? [distanceView(found)] : []);
+    },
+  );
+  routes.post(
+    '/rses/:source/distances/:destination',
+    { summary: 'Sets the distance from one RSE to another.', body: { description: '`distance` (or `ranking`): a whole number.' }, raises: [RSENotFound] },
+    async (ctx) => {
+      const distance = distanceParameter(jsonObject(ctx));
+      await created(ctx, services, (metadata) =>
+        addRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination!, distance }, metadata),
+      );
+    },
+  );
+  routes.put(
+    '/rses/:source/distances/:destination',
+    { summary: 'Changes the distance from one RSE to another.', body: { description: '`distance` (or `ranking`).' }, raises: [RSENotFound] },
+    async (ctx) => {
+      const distance = distanceParameter(jsonObject(ctx));
+      await ok(ctx, services, (metadata) =>
+        updateRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination!, distance }, metadata),
+      );
+    },
+  );
+  routes.delete(
+    '/rses/:source/distances/:destination',
+    {
+      summary: 'Removes the distance from one RSE to another.',
+      success: { status: 200, type: 'text/html; charset=utf-8', description: 'The text "Deleted".' },
+      raises: [RSENotFound],
+    },
+    async (ctx) => {
+      await runCommand(ctx, services, (metadata) =>
+        removeRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination! }, metadata),
+      );
+      sendText(ctx, 'Deleted');
+    },
+  );
 
   /** Every account with its usage and quota on the RSE: lines of JSON labelled application/json, as in Rucio. */
-  routes.get('/rses/:rse/accounts/usage', { accept: JSON_ONLY }, async (ctx) => {
-    const document = await activeRse(services, ctx.params.rse!);
-    const accounts = everyAccount(services.readModels);
-    async function* lines() {
-      for await (const account of accounts) {
-        const usage = await accountUsageOn(services.readModels, account.account, document.id);
-        const limit = await findLocalLimit(services.readModels, account.account, document.id);
-        yield {
-          rse_id: document.id,
-          rse: document.rse,
-          account: account.account,
-          used_files: usage?.files ?? 0,
-          used_bytes: usage?.bytes ?? 0,
-          quota_bytes: limit?.bytes ?? null,
-        };
+  routes.get(
+    '/rses/:rse/accounts/usage',
+    {
+      accept: JSON_ONLY,
+      summary: 'Every account’s files, bytes and quota on the RSE (JSON lines, typed application/json as Rucio does).',
+      raises: [RSENotFound],
+    },
+    async (ctx) => {
+      const document = await activeRse(services, ctx.params.rse!);
+      const accounts = everyAccount(services.readModels);
+      async function* lines() {
+        for await (const account of accounts) {
+          const usage = await accountUsageOn(services.readModels, account.account, document.id);
+          const limit = await findLocalLimit(services.readModels, account.account, document.id);
+          yield {
+            rse_id: document.id,
+            rse: document.rse,
+            account: account.account,
+            used_files: usage?.files ?? 0,
+            used_bytes: usage?.bytes ?? 0,
+            quota_bytes: limit?.bytes ?? null,
+          };
+        }
       }
-    }
-    await sendStream(ctx, lines(), 'application/json');
-  });
+      await sendStream(ctx, lines(), 'application/json');
+    },
+  );
 
-  routes.get('/rses/:rse/usage', { accept: STREAM_ONLY }, async (ctx) => {
-    const document = await activeRse(services, ctx.params.rse!);
-    const perAccount = queryBoolean(ctx, 'per_account', false);
-    const source = queryString(ctx, 'source');
-    const entries = [];
-    for (const [name, usage] of Object.entries(document.usage).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      if (source && name !== source) continue;
-      const total = (usage.free ?? 0) + (usage.used ?? 0);
-      const entry = {
-        rse_id: document.id,
-        source: name,
-        used: usage.used,
-        free: usage.free,
-        total,
-        files: usage.files,
-        updated_at: formatRucioDate(new Date(usage.updatedAt)),
-        rse: document.rse,
+  routes.get(
+    '/rses/:rse/usage',
+    {
+      accept: STREAM_ONLY,
+      summary: 'The usage of an RSE per source (rucio, storage, ...).',
+      query: { source: 'Only this source.', per_account: 'True: with each account’s share of the rucio usage.' },
+      raises: [RSENotFound],
+    },
+    async (ctx) => {
+      const document = await activeRse(services, ctx.params.rse!);
+      const perAccount = queryBoolean(ctx, 'per_account', false);
+      const source = queryString(ctx, 'source');
+      const entries = [];
+      for (const [name, usage] of Object.entries(document.usage).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        if (source && name !== source) continue;
+        const total = (usage.free ?? 0) + (usage.used ?? 0);
+        const entry = {
+          rse_id: document.id,
+          source: name,
+          used: usage.used,
+          free: usage.free,
+          total,
+          files: usage.files,
+          updated_at: formatRucioDate(new Date(usage.updatedAt)),
+          rse: document.rse,
+        };
+        entries.push(perAccount && name === 'rucio' ? { ...entry, account_usages: await accountUsagesOn(document, total) } : entry);
+      }
+      await sendStream(ctx, fromList(entries));
+    },
+  );
+  routes.put(
+    '/rses/:rse/usage',
+    { summary: 'Records the usage of an RSE as a source measured it.', body: { description: '`source`, `used`, `free`, `files`.' }, raises: [RSENotFound] },
+    async (ctx) => {
+      const parameters = jsonObject(ctx);
+      const usage = {
+        rse: ctx.params.rse!,
+        source: requiredText(parameters, 'source'),
+        used: integerParameter('used', parameters.used, { nullable: true }),
+        free: integerParameter('free', parameters.free, { nullable: true }),
+        files: integerParameter('files', parameters.files, { nullable: true }),
       };
-      entries.push(perAccount && name === 'rucio' ? { ...entry, account_usages: await accountUsagesOn(document, total) } : entry);
-    }
-    await sendStream(ctx, fromList(entries));
-  });
-  routes.put('/rses/:rse/usage', {}, async (ctx) => {
-    const parameters = jsonObject(ctx);
-    const usage = {
-      rse: ctx.params.rse!,
-      source: requiredText(parameters, 'source'),
-      used: integerParameter('used', parameters.used, { nullable: true }),
-      free: integerParameter('free', parameters.free, { nullable: true }),
-      files: integerParameter('files', parameters.files, { nullable: true }),
-    };
-    await ok(ctx, services, (metadata) => setRseUsage(services.commands, usage, metadata));
-  });
-  routes.get('/rses/:rse/usage/history', { accept: STREAM_ONLY }, async (ctx) => {
-    const document = await activeRse(services, ctx.params.rse!);
-    const source = queryString(ctx, 'source');
-    const history = rseUsageHistory(services.readModels, document.id, source);
-    await sendStream(
-      ctx,
-      mapStream(history, (entry) => ({
-        rse_id: entry.rseId,
-        rse: entry.rse,
-        source: entry.source,
-        used: entry.used ?? 0,
-        total: (entry.used ?? 0) + (entry.free ?? 0),
-        free: entry.free ?? 0,
-        updated_at: formatRucioDate(new Date(entry.updatedAt)),
-      })),
-    );
-  });
+      await ok(ctx, services, (metadata) => setRseUsage(services.commands, usage, metadata));
+    },
+  );
+  routes.get(
+    '/rses/:rse/usage/history',
+    { accept: STREAM_ONLY, summary: 'The history of an RSE’s usage.', query: { source: 'Only this source.' }, raises: [RSENotFound] },
+    async (ctx) => {
+      const document = await activeRse(services, ctx.params.rse!);
+      const source = queryString(ctx, 'source');
+      const history = rseUsageHistory(services.readModels, document.id, source);
+      await sendStream(
+        ctx,
+        mapStream(history, (entry) => ({
+          rse_id: entry.rseId,
+          rse: entry.rse,
+          source: entry.source,
+          used: entry.used ?? 0,
+          total: (entry.used ?? 0) + (entry.free ?? 0),
+          free: entry.free ?? 0,
+          updated_at: formatRucioDate(new Date(entry.updatedAt)),
+        })),
+      );
+    },
+  );
 
-  routes.get('/rses/:rse/limits', { accept: JSON_ONLY }, async (ctx) => {
+  routes.get('/rses/:rse/limits', { accept: JSON_ONLY, summary: 'The named limits of an RSE (MinFreeSpace, ...).', raises: [RSENotFound] }, async (ctx) => {
     sendJson(ctx, (await activeRse(services, ctx.params.rse!)).limits);
   });
-  routes.put('/rses/:rse/limits', {}, async (ctx) => {
+  routes.put('/rses/:rse/limits', { summary: 'Sets a named limit of an RSE.', body: { description: '`name`, `value`.' }, raises: [RSENotFound] }, async (ctx) => {
     const parameters = jsonObject(ctx);
     const limit = { rse: ctx.params.rse!, name: requiredText(parameters, 'name'), value: integerParameter('value', param(parameters, 'value'), { nullable: false })! };
     await ok(ctx, services, (metadata) => setRseLimit(services.commands, limit, metadata));
   });
-  routes.delete('/rses/:rse/limits', {}, async (ctx) => {
+  routes.delete('/rses/:rse/limits', { summary: 'Removes a named limit of an RSE.', body: { description: '`name`.' }, raises: [RSENotFound] }, async (ctx) => {
     const name = requiredText(jsonObject(ctx), 'name');
     await ok(ctx, services, (metadata) => removeRseLimit(services.commands, { rse: ctx.params.rse!, name }, metadata));
   });
 
-  routes.get('/rses/:rse/qos_policy', { accept: JSON_ONLY }, async (ctx) => {
+  routes.get('/rses/:rse/qos_policy', { accept: JSON_ONLY, summary: 'The QoS policies of an RSE.', raises: [RSENotFound] }, async (ctx) => {
     sendJson(ctx, (await activeRse(services, ctx.params.rse!)).qosPolicies);
   });
   const qosPolicy = (ctx: AppContext) => ({ rse: ctx.params.rse!, policy: ctx.params.policy! });
-  routes.post('/rses/:rse/qos_policy/:policy', { accept: JSON_ONLY }, async (ctx) => {
-    await created(ctx, services, (metadata) => addRseQosPolicy(services.commands, qosPolicy(ctx), metadata));
-  });
-  routes.delete('/rses/:rse/qos_policy/:policy', { accept: JSON_ONLY }, async (ctx) => {
-    await ok(ctx, services, (metadata) => removeRseQosPolicy(services.commands, qosPolicy(ctx), metadata));
-  });
+  routes.post(
+    '/rses/:rse/qos_policy/:policy',
+    {
+      accept: JSON_ONLY,
+      summary: 'Adds a QoS policy to an RSE.',
+      body: 'none',
+      success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },
+      raises: [RSENotFound],
+    },
+    async (ctx) => {
+      await created(ctx, services, (metadata) => addRseQosPolicy(services.commands, qosPolicy(ctx), metadata));
+    },
+  );
+  routes.delete(
+    '/rses/:rse/qos_policy/:policy',
+    {
+      accept: JSON_ONLY,
+      summary: 'Removes a QoS policy from an RSE.',
+      success: { status: 200, type: 'text/html; charset=utf-8', description: 'Done: an empty body.' },
+      raises: [RSENotFound],
+    },
+    async (ctx) => {
+      await ok(ctx, services, (metadata) => removeRseQosPolicy(services.commands, qosPolicy(ctx), metadata));
+    },
+  );
 };

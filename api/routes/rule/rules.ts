@@ -3,7 +3,17 @@ import { requestRuleDeletion } from '../../../commands/rule/ruleDeletion.ts';
 import { moveRule, reduceRule } from '../../../commands/rule/ruleReplacement.ts';
 import { approveRule, updateRule } from '../../../commands/rule/ruleUpdates.ts';
 import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
-import { InvalidObject, RucioError, RuleNotFound, TypeError_ } from '../../../domain/shared/errors.ts';
+import {
+  AccessDenied,
+  DataIdentifierNotFound,
+  InsufficientAccountLimit,
+  InsufficientTargetRSEs,
+  InvalidObject,
+  InvalidValueForKey,
+  RucioError,
+  RuleNotFound,
+  TypeError_,
+} from '../../../domain/shared/errors.ts';
 import {
   availableSources,
   didBytes,
@@ -16,10 +26,10 @@ import {
 } from '../../../projections/rule/ruleQueries.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param, toBoolean } from '../../params.ts';
-import { ok, type RouteTable, runCommand } from '../../route.ts';
+import { ok, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { didFromPath } from '../did/didParams.ts';
-import { moveOverrideOf, ruleRequestOf, ruleUpdateOf } from './ruleParams.ts';
+import { addRuleSchema, moveOverrideOf, ruleRequestOf, ruleUpdateOf, updateRuleSchema } from './ruleParams.ts';
 import { didRuleHistoryJson, replicaLockJson, ruleJson } from './ruleRendering.ts';
 
 /**
@@ -30,6 +40,39 @@ import { didRuleHistoryJson, replicaLockJson, ruleJson } from './ruleRendering.t
 const CREATION_ERRORS = { InvalidObject: 409, InvalidRSEExpression: 409, InvalidValueForKey: 409, InvalidSourceReplicaExpression: 409, RSEWriteBlocked: 409, RSEOverQuota: 409 };
 /** Reducing and moving create a rule too: the creation errors Rucio leaves unmapped (500) are 409 there as well. */
 const REPLACEMENT_ERRORS = { RuleReplaceFailed: 409, InvalidSourceReplicaExpression: 409, RSEWriteBlocked: 409, RSEOverQuota: 409 };
+
+/** The answer of the routes that create rules. */
+const RULE_IDS = { status: 201, type: 'text/html; charset=utf-8', description: 'The new rule ids as a JSON list (typed text/html, as Rucio answers).' };
+const ADD_RULE: RouteOptions = {
+  errors: CREATION_ERRORS,
+  summary: 'Creates replication rules: one per DID.',
+  body: addRuleSchema,
+  success: RULE_IDS,
+  raises: [DataIdentifierNotFound, InsufficientAccountLimit, InsufficientTargetRSEs, AccessDenied],
+};
+const LIST_RULES: RouteOptions = {
+  accept: STREAM_ONLY,
+  summary: 'Rules, filtered by the columns given in the query (also `id`, `did_type`, `copies`, `locked`, `grouping`, `priority`, ...).',
+  query: {
+    scope: 'The DID’s scope; `*` is a wildcard.',
+    name: 'The DID’s name; `*` is a wildcard.',
+    account: 'The owner; `*` is a wildcard.',
+    state: 'A state or its letter: OK, REPLICATING, STUCK, SUSPENDED, ...',
+    rse_expression: 'The expression, as written.',
+    activity: 'The activity.',
+    created_before: 'A date.',
+    created_after: 'A date.',
+    updated_before: 'A date.',
+    updated_after: 'A date.',
+  },
+  raises: [InvalidValueForKey],
+};
+const UPDATE_RULE: RouteOptions = {
+  errors: { InputValidationError: 409, UnsupportedOperation: 409, DuplicateRule: 409 },
+  summary: 'Changes the options of a rule (`locked`, `lifetime`, `comment`, ...), or approves or denies it (`approve`).',
+  body: updateRuleSchema,
+  raises: [RuleNotFound, AccessDenied],
+};
 
 /** New rule ids: a JSON list under the text content type, as Rucio answers. */
 const sendRuleIds = (ctx: AppContext, ruleIds: readonly string[], status = 201) => sendText(ctx, JSON.stringify(ruleIds), status);
@@ -55,55 +98,79 @@ export const ruleLines = (services: Services, rules: AsyncIterable<Parameters<ty
  * `<rule_id>/history` (answered 400).
  */
 export const registerRuleRoutes = (routes: RouteTable, services: Services): void => {
-  routes.post('/rules/', { errors: CREATION_ERRORS }, async (ctx) => {
+  routes.post('/rules/', ADD_RULE, async (ctx) => {
     const body = jsonObject(ctx);
     const request = ruleRequestOf(body, ctx.state.issuer!);
     const { ruleIds } = await runCommand(ctx, services, (metadata) => addRules(services.commands, request, metadata));
     sendRuleIds(ctx, ruleIds);
   });
-  routes.get('/rules/', { accept: STREAM_ONLY }, async (ctx) => {
+  routes.get('/rules/', LIST_RULES, async (ctx) => {
     const filter = ruleFilter(queryFilters(ctx));
     await sendStream(ctx, ruleLines(services, listRules(services.readModels, filter)));
   });
 
-  routes.get('/rules/:rule_id/locks', { accept: STREAM_ONLY }, async (ctx) => {
+  routes.get('/rules/:rule_id/locks', { accept: STREAM_ONLY, summary: 'The replica locks of a rule.' }, async (ctx) => {
     await sendStream(ctx, mapStream(locksOfRule(services.readModels, ctx.params.rule_id!), replicaLockJson));
   });
-  routes.post('/rules/:rule_id/reduce', { errors: REPLACEMENT_ERRORS }, async (ctx) => {
-    const body = jsonObject(ctx);
-    const copies = param(body, 'copies');
-    if (typeof copies !== 'number' || !Number.isInteger(copies)) throw new TypeError_(`'copies' must be an integer, not ${JSON.stringify(copies)}`);
-    const exclude = body.exclude_expression ?? null;
-    if (exclude !== null && typeof exclude !== 'string') throw new TypeError_(`'exclude_expression' must be a string`);
-    const reduction = { ruleId: ctx.params.rule_id!, copies, excludeExpression: exclude };
-    const { ruleIds } = await runCommand(ctx, services, (metadata) => reduceRule(services.commands, reduction, metadata));
-    sendRuleIds(ctx, ruleIds);
-  });
-  routes.post('/rules/:rule_id/move', { errors: REPLACEMENT_ERRORS }, async (ctx) => {
-    const body = jsonObject(ctx);
-    const expression = param(body, 'rse_expression');
-    if (typeof expression !== 'string') throw new TypeError_(`'rse_expression' must be a string`);
-    const ruleId = typeof body.rule_id === 'string' ? body.rule_id : ctx.params.rule_id!;
-    const override: Record<string, unknown> = { ...((body.override as Record<string, unknown> | undefined) ?? {}) };
-    for (const key of ['activity', 'source_replica_expression'] as const) if (body[key] !== undefined) override[key] = body[key];
-    const move = { ruleId, rseExpression: expression, override: moveOverrideOf(override) };
-    const { ruleIds } = await runCommand(ctx, services, (metadata) => moveRule(services.commands, move, metadata));
-    sendRuleIds(ctx, ruleIds);
-  });
-  routes.get('/rules/:rule_id/analysis', { accept: JSON_ONLY }, async (ctx) => {
-    sendJson(ctx, await examineRule(services, ctx.params.rule_id!));
-  });
-  routes.get('/rules/*scope_name/history', { accept: STREAM_ONLY }, async (ctx) => {
+  routes.post(
+    '/rules/:rule_id/reduce',
+    {
+      errors: REPLACEMENT_ERRORS,
+      summary: 'Replaces a rule by one with fewer copies.',
+      body: { description: '`copies`, `exclude_expression`.' },
+      success: RULE_IDS,
+      raises: [RuleNotFound],
+    },
+    async (ctx) => {
+      const body = jsonObject(ctx);
+      const copies = param(body, 'copies');
+      if (typeof copies !== 'number' || !Number.isInteger(copies)) throw new TypeError_(`'copies' must be an integer, not ${JSON.stringify(copies)}`);
+      const exclude = body.exclude_expression ?? null;
+      if (exclude !== null && typeof exclude !== 'string') throw new TypeError_(`'exclude_expression' must be a string`);
+      const reduction = { ruleId: ctx.params.rule_id!, copies, excludeExpression: exclude };
+      const { ruleIds } = await runCommand(ctx, services, (metadata) => reduceRule(services.commands, reduction, metadata));
+      sendRuleIds(ctx, ruleIds);
+    },
+  );
+  routes.post(
+    '/rules/:rule_id/move',
+    {
+      errors: REPLACEMENT_ERRORS,
+      summary: 'Replaces a rule by one on other RSEs; the old one goes once the new one is OK.',
+      body: { description: '`rse_expression`, `override` (options of the new rule), `activity`, `source_replica_expression`.' },
+      success: RULE_IDS,
+      raises: [RuleNotFound],
+    },
+    async (ctx) => {
+      const body = jsonObject(ctx);
+      const expression = param(body, 'rse_expression');
+      if (typeof expression !== 'string') throw new TypeError_(`'rse_expression' must be a string`);
+      const ruleId = typeof body.rule_id === 'string' ? body.rule_id : ctx.params.rule_id!;
+      const override: Record<string, unknown> = { ...((body.override as Record<string, unknown> | undefined) ?? {}) };
+      for (const key of ['activity', 'source_replica_expression'] as const) if (body[key] !== undefined) override[key] = body[key];
+      const move = { ruleId, rseExpression: expression, override: moveOverrideOf(override) };
+      const { ruleIds } = await runCommand(ctx, services, (metadata) => moveRule(services.commands, move, metadata));
+      sendRuleIds(ctx, ruleIds);
+    },
+  );
+  routes.get(
+    '/rules/:rule_id/analysis',
+    { accept: JSON_ONLY, summary: 'Why a rule does not progress: its error, and per stuck lock the attempts, last error and sources.', raises: [RuleNotFound] },
+    async (ctx) => {
+      sendJson(ctx, await examineRule(services, ctx.params.rule_id!));
+    },
+  );
+  routes.get('/rules/*scope_name/history', { accept: STREAM_ONLY, summary: 'The history of the rules on a DID.' }, async (ctx) => {
     const did = didFromPath(ctx);
     await sendStream(ctx, mapStream(ruleHistoryOfDid(services.readModels, did.scope, did.name), didRuleHistoryJson));
   });
 
-  routes.get('/rules/:rule_id', { accept: JSON_ONLY }, async (ctx) => {
+  routes.get('/rules/:rule_id', { accept: JSON_ONLY, summary: 'One rule.', raises: [RuleNotFound] }, async (ctx) => {
     const body = jsonObject(ctx, { optional: true });
     if (body.estimate_ttc) throw new RucioError('NotImplemented', 'estimate_ttc is not implemented');
     sendJson(ctx, ruleJson(await ruleOrNotFound(services, ctx.params.rule_id!)));
   });
-  routes.put('/rules/:rule_id', { errors: { InputValidationError: 409, UnsupportedOperation: 409, DuplicateRule: 409 } }, async (ctx) => {
+  routes.put('/rules/:rule_id', UPDATE_RULE, async (ctx) => {
     const body = jsonObject(ctx);
     const options = param(body, 'options');
     if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new TypeError_(`'options' must be a dictionary`);
@@ -115,17 +182,26 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
       return approveRule(services.commands, { ruleId, approve: toBoolean(approve, 'approve'), reason: typeof comment === 'string' ? comment : null }, metadata);
     });
   });
-  routes.delete('/rules/:rule_id', { errors: { UnsupportedOperation: 401 } }, async (ctx) => {
-    const body = jsonObject(ctx);
-    const purge = body.purge_replicas;
-    await ok(ctx, services, (metadata) =>
-      requestRuleDeletion(
-        services.commands,
-        { ruleId: ctx.params.rule_id!, purgeReplicas: purge === undefined || purge === null ? null : toBoolean(purge, 'purge_replicas') },
-        metadata,
-      ),
-    );
-  });
+  routes.delete(
+    '/rules/:rule_id',
+    {
+      errors: { UnsupportedOperation: 401 },
+      summary: 'Deletes a rule (its locks are released).',
+      body: { description: '`purge_replicas`.' },
+      raises: [RuleNotFound],
+    },
+    async (ctx) => {
+      const body = jsonObject(ctx);
+      const purge = body.purge_replicas;
+      await ok(ctx, services, (metadata) =>
+        requestRuleDeletion(
+          services.commands,
+          { ruleId: ctx.params.rule_id!, purgeReplicas: purge === undefined || purge === null ? null : toBoolean(purge, 'purge_replicas') },
+          metadata,
+        ),
+      );
+    },
+  );
 };
 
 /**

@@ -8,11 +8,11 @@ import { created, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 
 export const registerScopeRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/scopes/', { accept: JSON_ONLY }, async (ctx) => {
+  routes.get('/scopes/', { accept: JSON_ONLY, summary: 'Every scope.' }, async (ctx) => {
     sendJson(ctx, await scopeNames(services.readModels));
   });
 
-  routes.get('/scopes/:account/scopes', { accept: JSON_ONLY }, async (ctx) => {
+  routes.get('/scopes/:account/scopes', { accept: JSON_ONLY, summary: 'The scopes an account owns.', raises: [AccountNotFound, ScopeNotFound] }, async (ctx) => {
     const account = ctx.params.account!;
     if (!(await findAccount(services.readModels, account))) throw new AccountNotFound(`Account ID '${account}' does not exist`);
     const owned = await scopeNamesOfAccount(services.readModels, account);
@@ -20,7 +20,7 @@ export const registerScopeRoutes = (routes: RouteTable, services: Services): voi
     sendJson(ctx, owned);
   });
 
-  routes.post('/scopes/:account/:scope', {}, async (ctx) => {
+  routes.post('/scopes/:account/:scope', { summary: 'Adds a scope owned by an account.', body: 'none', raises: [AccountNotFound] }, async (ctx) => {
     assertValidName('scope', ctx.params.scope!);
     await created(ctx, services, (metadata) => addScope(services.commands, { scope: ctx.params.scope!, account: ctx.params.account! }, metadata));
   });

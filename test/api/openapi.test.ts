@@ -1,0 +1,113 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { expect } from 'chai';
+import { routeTable } from '../../api/app.ts';
+import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
+
+type Operation = {
+  operationId: string;
+  parameters?: { name: string; in: string; required: boolean }[];
+  requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
+  responses: Record<string, { content?: Record<string, Record<string, unknown>>; headers?: Record<string, unknown>; 'x-exception-classes'?: string[] }>;
+  security?: unknown[];
+  'x-dms-routes': string[];
+};
+type Document = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, Record<string, string>> } };
+
+describe('GET /openapi.json', () => {
+  let server: TestServer;
+  let document: Document;
+  before(async () => {
+    server = await startTestServer();
+    const response = expectStatus(await server.call('GET', '/openapi.json'), 200);
+    expect(response.headers['content-type']).to.equal('application/json');
+    document = response.json<Document>();
+  });
+  after(async () => server?.stop());
+
+  const operations = () =>
+    Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(document));
+    expect(result.errors ?? [], JSON.stringify(result.errors, null, 1)?.slice(0, 2000)).to.deep.equal([]);
+    expect(result.valid).to.equal(true);
+    expect(validator.version).to.equal('3.1');
+  });
+
+  it('documents every route of the table, each in exactly one operation', () => {
+    const documented = operations().flatMap(({ operation }) => operation['x-dms-routes']);
+    const registered = routeTable(server.runtime.services)
+      .entries()
+      .map((route) => `${route.method} ${route.path}`);
+    expect([...documented].sort()).to.deep.equal([...registered].sort());
+  });
+
+  it('turns :x and *x into templates, each with its path parameter, and no two templates alike', () => {
+    const shapes = new Set<string>();
+    for (const [path, item] of Object.entries(document.paths)) {
+      expect(path, path).not.to.match(/[:*]\w/);
+      const shape = path.replace(/\{\w+\}/g, '{}');
+      expect(shapes.has(shape), `two templates of the shape ${shape}`).to.equal(false);
+      shapes.add(shape);
+      const variables = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+      for (const [method, operation] of Object.entries(item)) {
+        const inPath = (operation.parameters ?? []).filter((parameter) => parameter.in === 'path');
+        expect(
+          inPath.map((parameter) => parameter.name),
+          `${method} ${path}`,
+        ).to.deep.equal(variables);
+        expect(inPath.every((parameter) => parameter.required)).to.equal(true);
+      }
+    }
+    expect(document.paths['/dids/{scope_name}/dids']?.get).to.have.property('x-dms-routes').that.deep.equals(['GET /dids/*scope_name/dids']);
+  });
+
+  it('names the token header as the security scheme, and none for routes without a token', () => {
+    expect(document.components.securitySchemes.token).to.deep.include({ type: 'apiKey', in: 'header', name: 'X-Svc-Auth-Token' });
+    expect(document.paths['/ping']!.get!.security).to.deep.equal([]);
+    expect(document.paths['/accounts/{account}']!.get!.security).to.equal(undefined);
+    expect(document.paths['/accounts/{account}']!.get!.responses['401']!['x-exception-classes']).to.include('CannotAuthenticate');
+    expect(document.paths['/ping']!.get!.responses).not.to.have.property('401');
+  });
+
+  it('marks NDJSON answers as streams of application/x-json-stream', () => {
+    const listing = document.paths['/accounts/{account}/identities']!.get!.responses['200']!;
+    expect(listing.content).to.have.all.keys('application/x-json-stream');
+    expect(listing.content!['application/x-json-stream']).to.have.property('x-stream', 'ndjson');
+  });
+
+  it('takes request bodies from zod schemas where a route has one, and a described JSON object elsewhere', () => {
+    const addRule = document.paths['/rules/']!.post!;
+    const schema = addRule.requestBody!.content['application/json']!.schema as { properties: Record<string, unknown>; required: string[] };
+    expect(schema.properties).to.include.keys('dids', 'copies', 'rse_expression', 'lifetime', 'activity');
+    expect(schema.required).to.include.members(['dids', 'copies', 'rse_expression']);
+    expect(addRule.responses['201']!.content).to.have.key('text/html; charset=utf-8');
+    expect(addRule.responses['409']!['x-exception-classes']).to.include.members(['InvalidObject', 'InvalidRSEExpression']);
+    const someUpdate = document.paths['/accounts/{account}']!.put!;
+    expect(someUpdate.requestBody!.content['application/json']!.schema).to.deep.equal({ type: 'object' });
+  });
+
+  it('gives every error Rucio’s body and headers', () => {
+    for (const { path, method, operation } of operations()) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (Number(status) < 400) continue;
+        expect(response.headers, `${method} ${path} ${status}`).to.have.all.keys('ExceptionClass', 'ExceptionMessage');
+        expect(response.content!['application/octet-stream']!.schema).to.deep.equal({ $ref: '#/components/schemas/RucioError' });
+      }
+      expect(operation.responses, `${method} ${path}`).to.have.property('500');
+    }
+  });
+
+  it('lists the query parameters a route declares', () => {
+    const feed = document.paths['/audit/events']!.get!;
+    expect((feed.parameters ?? []).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name)).to.include.members([
+      'account',
+      'type',
+      'since',
+      'until',
+      'after',
+      'limit',
+    ]);
+  });
+});
