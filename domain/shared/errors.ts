@@ -108,6 +108,12 @@ export const RuleNotFound = rucioErrorClass('RuleNotFound', 404);
 export const RuleReplaceFailed = rucioErrorClass('RuleReplaceFailed', 409);
 export const StagingAreaRuleRequiresLifetime = rucioErrorClass('StagingAreaRuleRequiresLifetime', 409);
 
+/** Subscriptions and lifetime exceptions. */
+export const LifetimeExceptionDuplicate = rucioErrorClass('LifetimeExceptionDuplicate', 409);
+export const LifetimeExceptionNotFound = rucioErrorClass('LifetimeExceptionNotFound', 404);
+export const SubscriptionDuplicate = rucioErrorClass('SubscriptionDuplicate', 409);
+export const SubscriptionNotFound = rucioErrorClass('SubscriptionNotFound', 404);
+
 /** Our own operations routes (`/admin/projections`), which Rucio does not have. */
 export const ProjectionNotFound = rucioErrorClass('ProjectionNotFound', 404);
 
@@ -117,10 +123,6 @@ export const ProjectionNotFound = rucioErrorClass('ProjectionNotFound', 404);
  */
 export const CannotAuthorize = rucioErrorClass('CannotAuthorize', 401);
 export const DuplicateCriteriaInDIDFilter = rucioErrorClass('DuplicateCriteriaInDIDFilter', 400);
-export const LifetimeExceptionDuplicate = rucioErrorClass('LifetimeExceptionDuplicate', 409);
-export const LifetimeExceptionNotFound = rucioErrorClass('LifetimeExceptionNotFound', 404);
 export const OpenDataDataIdentifierAlreadyExists = rucioErrorClass('OpenDataDataIdentifierAlreadyExists', 409);
 export const ScratchDiskLifetimeConflict = rucioErrorClass('ScratchDiskLifetimeConflict', 409);
-export const SubscriptionDuplicate = rucioErrorClass('SubscriptionDuplicate', 409);
-export const SubscriptionNotFound = rucioErrorClass('SubscriptionNotFound', 404);
 export const VONotFound = rucioErrorClass('VONotFound', 404);
