@@ -5,6 +5,8 @@ import { ValueError } from '../domain/shared/errors.ts';
 import { CONTROL_CHARACTERS } from '../domain/shared/names.ts';
 import { configOption } from '../projections/config/configQueries.ts';
 import { errorMiddleware, writeError } from './errors.ts';
+import { httpMetrics } from './metrics/httpMetrics.ts';
+import { registerMetricsRoutes } from './metrics/metricsRoutes.ts';
 import { registerOpenApiRoutes } from './openapi/openApiRoutes.ts';
 import { hasBody, readBodyText } from './requestBody.ts';
 import { refuseUnsafeQuery } from './requestText.ts';
@@ -58,6 +60,7 @@ export const routeTable = (services: Services): RouteTable => {
   registerProjectionRoutes(routes, services);
   registerAuditRoutes(routes, services);
   registerSessionRoutes(routes, services);
+  registerMetricsRoutes(routes, services);
   registerOpenApiRoutes(routes);
   return routes;
 };
@@ -73,6 +76,7 @@ export const createApp = (services: Services): Koa<AppState> => {
   const router = new Router<AppState>({ strict: true });
   routes.install(router);
 
+  app.use(httpMetrics(services.metrics));
   app.use(requestLog(services));
   app.use(errorMiddleware());
   app.use(corsPreflight(services));

@@ -5,6 +5,7 @@ import type { Logger } from '../infra/logger.ts';
 import type { ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
 import type { ReadModels } from '../projections/runtime/readModels.ts';
 import type { TokenStore } from './auth/tokenStore.ts';
+import type { ServiceMetrics } from './metrics/serviceMetrics.ts';
 
 /** Everything a route needs, built once at start-up (bin/serve.ts) and in tests. */
 export type Services = Readonly<{
@@ -14,6 +15,8 @@ export type Services = Readonly<{
   readModels: ReadModels;
   progress: ProjectionProgress;
   tokens: TokenStore;
+  /** This process's metrics (`GET /metrics`). */
+  metrics: ServiceMetrics;
 }>;
 
 export type AppState = {

@@ -3,6 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createApp } from '../api/app.ts';
 import { createHttpServer } from '../api/httpServer.ts';
+import { MeteredEventStore } from '../api/metrics/meteredEventStore.ts';
+import { startMetricsServer, type MetricsServer } from '../api/metrics/metricsServer.ts';
+import { ServiceMetrics } from '../api/metrics/serviceMetrics.ts';
 import { SessionAccess } from '../api/auth/sessionAccess.ts';
 import { TokenStore } from '../api/auth/tokenStore.ts';
 import type { Services } from '../api/services.ts';
@@ -19,6 +22,7 @@ import { CheckpointWatcher } from '../projections/runtime/checkpointWatcher.ts';
 import { allProjections } from '../projections/index.ts';
 import { ProjectionRunner, type ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
 import { ProjectorThread } from '../projections/runtime/projectorThread.ts';
+import { projectionReports } from '../projections/runtime/projectionStatus.ts';
 import { ReadModels } from '../projections/runtime/readModels.ts';
 import { readModelPorts } from '../projections/readModelPorts.ts';
 import { allRoles } from '../workers/roles.ts';
@@ -38,6 +42,8 @@ export type Roles = Readonly<{ api: boolean; projector: boolean; workers: boolea
 export type Runtime = Readonly<{
   /** Base URL of the HTTP API when this process serves it. */
   url: string | undefined;
+  /** Base URL of the metrics port (DMS_METRICS_PORT) when this process serves one. */
+  metricsUrl: string | undefined;
   services: Services;
   eventStore: EventStore;
   readStore: ReadStore;
@@ -68,7 +74,9 @@ export const startRuntime = async (
   const readModels = new ReadModels(readStore, allProjections);
   await readModels.refresh();
   const upcasters = overrides.upcasters ? { upcasters: overrides.upcasters } : {};
-  const commands = createCommandContext({ eventStore, ...readModelPorts(readModels), ...upcasters });
+  const metrics = new ServiceMetrics((what, error) => logger.warn({ err: error, what }, 'could not read a metric'));
+  // Commands append through the metered store; projections and the reactor read the store itself.
+  const commands = createCommandContext({ eventStore: new MeteredEventStore(eventStore, metrics), ...readModelPorts(readModels), ...upcasters });
 
   let runner: ProjectionRunner | undefined;
   let thread: ProjectorThread | undefined;
@@ -86,6 +94,8 @@ export const startRuntime = async (
   } else {
     progress = new CheckpointWatcher(readStore, allProjections.map((projection) => projection.name));
   }
+  // The lag of the projections this process runs, from their stored checkpoints, when scraped.
+  if (roles.projector) metrics.watchProjections(() => projectionReports(eventStore, readStore, allProjections));
   // Without projections here, follow the projector when a rebuild switches reads to a new generation.
   const stopRefreshing = roles.projector
     ? () => undefined
@@ -98,6 +108,7 @@ export const startRuntime = async (
     readModels,
     progress,
     tokens: new TokenStore(readStore, config.tokenLifetimeSeconds, new SessionAccess(readModels, progress)),
+    metrics,
   };
 
   if (roles.api) {
@@ -131,8 +142,17 @@ export const startRuntime = async (
     await reactor.start();
     transferTools = createTransferTools({ dataDir: config.dataDir });
     const workerContext = createWorkerContext(commands, readModels, progress, logger.child({ role: 'worker' }), transferTools);
-    workerHost = new WorkerHost({ redisUrl, prefix: config.queuePrefix, roles: daemonRoles, context: workerContext, logger: logger.child({ role: 'worker' }) });
+    workerHost = new WorkerHost({
+      redisUrl,
+      prefix: config.queuePrefix,
+      roles: daemonRoles,
+      context: workerContext,
+      logger: logger.child({ role: 'worker' }),
+      onJobFinished: (role, outcome, seconds) => metrics.observeJob(role, outcome, seconds),
+    });
     await workerHost.start();
+    const host = workerHost;
+    metrics.watchQueues(() => host.jobCounts());
     logger.info({ roles: daemonRoles.map((role) => role.name) }, 'daemon roles running');
   }
 
@@ -149,11 +169,14 @@ export const startRuntime = async (
     url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
     logger.info({ url }, 'API listening');
   }
+  const metricsServer: MetricsServer | undefined =
+    config.metricsPort === undefined ? undefined : await startMetricsServer(metrics, { port: config.metricsPort, host: config.host, logger });
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       if (server) await closeServer(server);
+      await metricsServer?.stop();
       stopRefreshing();
       await workerHost?.stop();
       await transferTools?.close();
@@ -168,7 +191,7 @@ export const startRuntime = async (
       }
     })());
 
-  return { url, services, eventStore, readStore, runner, redisUrl, stop };
+  return { url, metricsUrl: metricsServer?.url, services, eventStore, readStore, runner, redisUrl, stop };
 };
 
 /** The daemon roles named (all when none are), refusing unknown names. */

@@ -75,6 +75,18 @@ const environmentSchema = z.object({
   DMS_WORKERS: booleanText.default(true),
   /** `dms serve` runs the projections on a thread of their own (a second core); false: on the API's thread. */
   DMS_PROJECTION_THREAD: booleanText.default(true),
+  /**
+   * Who may read `GET /metrics` on the API port, without a token: `loopback` (clients on this
+   * machine; behind DMS_TRUST_PROXY, the forwarded client's address counts), `open` (anyone who
+   * reaches the port) or `off` (not served there). See docs/security.md.
+   */
+  DMS_METRICS: z.enum(['loopback', 'open', 'off']).default('loopback'),
+  /**
+   * A port of its own, on DMS_HOST, that serves only `/metrics`, to anyone who reaches it: for
+   * Prometheus on an internal network, and for `dms projector` and `dms worker`, which have no
+   * API port. Unset: none.
+   */
+  DMS_METRICS_PORT: integerText(0, 65535).optional(),
 });
 
 export type ServiceConfig = Readonly<{
@@ -99,6 +111,8 @@ export type ServiceConfig = Readonly<{
   maxBodyBytes: number;
   workers: boolean;
   projectionThread: boolean;
+  metrics: 'loopback' | 'open' | 'off';
+  metricsPort: number | undefined;
 }>;
 
 export class ConfigurationInvalidError extends Error {
@@ -151,5 +165,7 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     maxBodyBytes: env.DMS_MAX_BODY_BYTES,
     workers: env.DMS_WORKERS,
     projectionThread: env.DMS_PROJECTION_THREAD,
+    metrics: env.DMS_METRICS,
+    metricsPort: env.DMS_METRICS_PORT,
   };
 };

@@ -15,7 +15,14 @@ export type WorkerHostOptions = Readonly<{
   prefix?: string;
   /** How often schedules follow a changed interval in `/config`; default 10 s. */
   scheduleRefreshMs?: number;
+  /** Told of every job that ended, with its outcome and duration (the metrics); default nobody. */
+  onJobFinished?: (role: string, outcome: 'completed' | 'failed', seconds: number) => void;
 }>;
+
+/** Jobs in one role's queue, by state. */
+export type QueueJobCounts = Readonly<{ queue: string; counts: Readonly<Record<string, number>> }>;
+
+const COUNTED_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized'] as const;
 
 /**
  * Runs the roles of this process as BullMQ workers, each with its own concurrency, and keeps the
@@ -65,16 +72,30 @@ export class WorkerHost {
     await this.status.close();
   }
 
+  /** Jobs by state in the queue of each role of this process (one Redis round trip per role). */
+  async jobCounts(): Promise<QueueJobCounts[]> {
+    return Promise.all(
+      this.options.roles.map(async (role) => ({ queue: role.name, counts: await this.queueOf(role.name).getJobCounts(...COUNTED_STATES) })),
+    );
+  }
+
   private async run(role: Role, job: Job): Promise<CycleReport> {
     const trigger: JobTrigger = { jobId: String(job.id), startedAt: new Date() };
+    let told = false;
+    const finished = (outcome: 'completed' | 'failed') => {
+      if (!told) this.options.onJobFinished?.(role.name, outcome, (Date.now() - trigger.startedAt.getTime()) / 1000);
+      told = true;
+    };
     try {
       const report = role.kind === 'event' ? await role.process(job.data, trigger, this.options.context) : await role.run(trigger, this.options.context);
+      finished('completed');
       await this.status.record(role.name, trigger.jobId, trigger.startedAt, report);
       if (report.done > 0 || report.skipped.length > 0) {
         this.options.logger.info({ daemon: role.name, jobId: trigger.jobId, done: report.done, skipped: report.skipped.length }, 'role cycle');
       }
       return report;
     } catch (error) {
+      finished('failed');
       await this.status.record(role.name, trigger.jobId, trigger.startedAt, { error }).catch(() => undefined);
       throw error;
     }

@@ -66,6 +66,7 @@ describe('GET /openapi.json', () => {
   it('names the token header as the security scheme, and none for routes without a token', () => {
     expect(document.components.securitySchemes.token).to.deep.include({ type: 'apiKey', in: 'header', name: 'X-Svc-Auth-Token' });
     expect(document.paths['/ping']!.get!.security).to.deep.equal([]);
+    expect(document.paths['/metrics']!.get!.security).to.deep.equal([]);
     expect(document.paths['/accounts/{account}']!.get!.security).to.equal(undefined);
     expect(document.paths['/accounts/{account}']!.get!.responses['401']!['x-exception-classes']).to.include('CannotAuthenticate');
     expect(document.paths['/ping']!.get!.responses).not.to.have.property('401');
