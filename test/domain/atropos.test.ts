@@ -7,7 +7,7 @@ const tick = (extra: Partial<AtroposTick> = {}): AtroposTick => ({ now, dryRun: 
 const rule = (ruleId: string, name: string, extra: Partial<RuleBeyondEndOfLife> = {}): RuleBeyondEndOfLife => ({ ruleId, scope: 'data18', name, eolAt: '2026-11-01T00:00:00.000Z', expiresAt: null, locked: false, ...extra });
 const given = workflowSpec(atropos);
 const expire = (ruleId: string, name: string, extra: object = {}) => ({
-  type: 'ExpireRule',
+  type: 'ExpireRule' as const,
   data: { ruleId, scope: 'data18', name, eolAt: '2026-11-01T00:00:00.000Z', lifetime: 86_400, purgeReplicas: false, unlock: false, ...extra },
 });
 

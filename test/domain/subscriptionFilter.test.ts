@@ -87,7 +87,7 @@ describe('Subscription filters (§7)', () => {
 });
 
 describe('The subscription index', () => {
-  const subscription = (id: string, filter: object, state: SubscriptionState = 'ACTIVE', priority = 3): { record: SubscriptionRecord; state: SubscriptionState } => ({
+  const subscription = (id: string, filter: Record<string, unknown>, state: SubscriptionState = 'ACTIVE', priority = 3): { record: SubscriptionRecord; state: SubscriptionState } => ({
     record: { id, name: id, account: 'root', filter, replicationRules: [], comments: null, lifetime: null, retroactive: false, dryRun: false, priority, createdAt: '2026-01-01T00:00:00.000Z' },
     state,
   });
