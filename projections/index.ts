@@ -18,6 +18,8 @@ import { transferStatsProjection } from './request/transferStats.ts';
 import { rsesProjection } from './rse/rses.ts';
 import { rulesProjection } from './rule/ruleProjection.ts';
 import { scopesProjection } from './scope/scopes.ts';
+import { subscriptionsProjection } from './subscription/subscriptions.ts';
+import { lifetimeExceptionsProjection } from './lifetimeException/lifetimeExceptions.ts';
 
 /** Every projection the service runs; the runner and ReadModels are built from this list. */
 export const allProjections: readonly AnyProjection[] = [
@@ -39,5 +41,7 @@ export const allProjections: readonly AnyProjection[] = [
   requestsProjection,
   transferLimitsProjection,
   transferStatsProjection,
+  subscriptionsProjection,
+  lifetimeExceptionsProjection,
   auditIndexProjection,
 ];
