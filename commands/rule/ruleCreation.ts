@@ -72,12 +72,14 @@ export const lockConditionsOf = async (
 /**
  * `add_rule`: one rule per DID, each with its locks, the replicas they create and the transfers
  * they queue, all in one atomic step; or in state INJECT / WAITING_APPROVAL without locks. Returns
- * the new rule ids in the order of the DIDs.
+ * the new rule ids in the order of the DIDs. `ruleIds` (one per DID) gives the ids instead of new
+ * ones: a daemon derives them from what it acts on, so that doing it again makes no second rule.
  */
 export const addRules = async (
   context: CommandContext,
   request: RuleRequest,
   metadata: CommandMetadata,
+  options: Readonly<{ ruleIds?: readonly string[] }> = {},
 ): Promise<{ ruleIds: string[]; position: bigint | undefined }> => {
   const caller = await loadCaller(context, metadata.account);
   allowOnly(RULE_PERMISSIONS.addRule(caller, request), `Account ${caller.account} can not add replication rule`);
@@ -101,7 +103,7 @@ export const addRules = async (
     ruleDids.push({ ruleDid, content });
     didFacts.push(ruleDidFacts(ruleDid, content));
   }
-  const ruleIds = request.dids.map(() => newId());
+  const ruleIds = options.ruleIds ? [...options.ruleIds] : request.dids.map(() => newId());
   const plans = planRules(request, { rses, quota, dids: didFacts, ruleIds, now: metadata.now, seed: randomInt(2 ** 31), requestedBy: caller.account });
 
   const step = new RuleStep(metadata);
