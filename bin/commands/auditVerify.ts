@@ -6,9 +6,10 @@ import { grouped, Progress } from './progress.ts';
 /**
  * `dms audit verify`: recomputes the hash chain of every stream through `$all`
  * (infra/eventstore/hashChains.ts), with progress on stderr, and names the first broken link:
- * stream, revision and position. Exit status 0 when every chain holds, 1 at a break.
+ * stream, revision and position. Exit status 0 when every chain holds, 1 at a break. `--json`
+ * prints the summary as one document instead (`verifyJson`).
  */
-export const auditVerifyCommand = async (config: ServiceConfig): Promise<number> => {
+export const auditVerifyCommand = async (config: ServiceConfig, options: Readonly<{ json?: boolean }> = {}): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
   try {
     const head = await eventStore.headPosition();
@@ -16,13 +17,35 @@ export const auditVerifyCommand = async (config: ServiceConfig): Promise<number>
     const started = Date.now();
     const report = await verifyHashChains(eventStore, { onProgress: (events, position) => progress.update(events, head === 0n ? 1 : Number(position) / Number(head)) });
     progress.finish();
-    for (const line of verifyLines(report, (Date.now() - started) / 1000)) console.log(line);
+    const seconds = (Date.now() - started) / 1000;
+    if (options.json) console.log(JSON.stringify(verifyJson(report, seconds), null, 2));
+    else for (const line of verifyLines(report, seconds)) console.log(line);
     return report.firstBreak ? 1 : 0;
   } finally {
     await eventStore.close();
     await readStore.close();
   }
 };
+
+/** The summary for scripts: the counts, whether every chain holds, and the first break or null. */
+export const verifyJson = (report: VerifyReport, seconds: number) => ({
+  holds: !report.firstBreak,
+  events: report.events,
+  streams: report.streams,
+  hashed: report.hashed,
+  unhashed: report.unhashed,
+  truncated_streams: report.truncatedStreams,
+  seconds: Math.round(seconds * 1000) / 1000,
+  first_break: report.firstBreak
+    ? {
+        stream: report.firstBreak.streamName,
+        revision: Number(report.firstBreak.revision),
+        position: Number(report.firstBreak.position),
+        reason: report.firstBreak.reason,
+        detail: report.firstBreak.detail,
+      }
+    : null,
+});
 
 /** What `verify` prints on stdout: the break first when there is one, then the counts. */
 export const verifyLines = (report: VerifyReport, seconds: number): string[] => {

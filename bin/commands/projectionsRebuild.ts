@@ -16,7 +16,7 @@ import { Progress } from './progress.ts';
  * returns at once with `--detach`); without a projector, it does the work itself. Progress (the
  * rebuild's position in the log, events/s, ETA) goes to stderr.
  */
-export const projectionsRebuildCommand = async (config: ServiceConfig, name: string, logger: Logger, args: readonly string[] = []): Promise<number> => {
+export const projectionsRebuildCommand = async (config: ServiceConfig, name: string, logger: Logger, options: Readonly<{ detach?: boolean }> = {}): Promise<number> => {
   const projection = allProjections.find((candidate) => candidate.name === name);
   if (!projection) {
     console.error(`unknown projection ${name}; known: ${allProjections.map((candidate) => candidate.name).join(', ')}`);
@@ -32,7 +32,7 @@ export const projectionsRebuildCommand = async (config: ServiceConfig, name: str
     );
     const unit = config.eventStore.kind === 'sqlite' ? 'events' : 'positions';
     if (request.projectorRunning) {
-      if (args.includes('--detach')) {
+      if (options.detach) {
         console.log(`projector ${request.projector} is running and will do it; follow it with: dms projections status`);
         return 0;
       }

@@ -1,4 +1,5 @@
 import type { ServiceConfig } from '../../infra/config.ts';
+import { projectionReportJson } from '../../api/routes/admin/projections.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
 import { projectionReports } from '../../projections/runtime/projectionStatus.ts';
@@ -8,13 +9,20 @@ import { printTable } from './table.ts';
 /**
  * Prints each projection's version, serving generation, checkpoint, the head of `$all`, the lag,
  * its status (with any rebuild in progress), and which projector processes are alive: what
- * `GET /admin/projections` answers too (projections/runtime/projectionStatus.ts).
+ * `GET /admin/projections` answers too (projections/runtime/projectionStatus.ts). `--json` prints
+ * `{ projections: [...as GET /admin/projections answers], projectors: ["host:pid", ...] }`.
  */
-export const projectionsStatusCommand = async (config: ServiceConfig): Promise<number> => {
+export const projectionsStatusCommand = async (config: ServiceConfig, options: Readonly<{ json?: boolean }> = {}): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
   try {
+    const reports = await projectionReports(eventStore, readStore, allProjections);
+    const alive = await aliveProjectors(readStore);
+    if (options.json) {
+      console.log(JSON.stringify({ projections: reports.map(projectionReportJson), projectors: alive.map((heartbeat) => heartbeat._id) }, null, 2));
+      return 0;
+    }
     const rows = [['projection', 'version', 'generation', 'checkpoint', 'head', 'lag', 'status']];
-    for (const report of await projectionReports(eventStore, readStore, allProjections)) {
+    for (const report of reports) {
       let status: string = report.status;
       if (report.error) status += `: ${report.error}`;
       const { rebuild } = report;
@@ -32,7 +40,6 @@ export const projectionsStatusCommand = async (config: ServiceConfig): Promise<n
       ]);
     }
     printTable(rows);
-    const alive = await aliveProjectors(readStore);
     console.log(alive.length > 0 ? `projectors: ${alive.map((heartbeat) => heartbeat._id).join(', ')}` : 'projectors: none running');
     return 0;
   } finally {

@@ -15,13 +15,13 @@ const counts = (states: Readonly<Record<string, number | undefined>>): string =>
  * oldest request waiting in each state, and the failures of the last hour. `--json` prints the
  * same as one document.
  */
-export const transfersStatusCommand = async (config: ServiceConfig, args: readonly string[]): Promise<number> => {
+export const transfersStatusCommand = async (config: ServiceConfig, options: Readonly<{ json?: boolean }> = {}): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
   try {
     const readModels = new ReadModels(readStore, allProjections);
     await readModels.refresh();
     const status = await transferStatus(readModels, new Date());
-    if (args.includes('--json')) {
+    if (options.json) {
       console.log(JSON.stringify(status, null, 2));
       return 0;
     }

@@ -14,7 +14,7 @@ import { printTable } from './table.ts';
  * (waiting, active, delayed, failed, completed jobs) and its last cycle: when, how long, what it
  * did and what it skipped, or the error it failed with. `--json` prints the same as one document.
  */
-export const workersStatusCommand = async (config: ServiceConfig, args: readonly string[]): Promise<number> => {
+export const workersStatusCommand = async (config: ServiceConfig, options: Readonly<{ json?: boolean }> = {}): Promise<number> => {
   const redisUrl = findRedisUrl(config.redisUrl, config.dataDir);
   if (!redisUrl) {
     console.error('No Redis to ask: set REDIS_URL, or start `dms serve` (which runs a private redis-server) with this DMS_DATA_DIR.');
@@ -33,7 +33,7 @@ export const workersStatusCommand = async (config: ServiceConfig, args: readonly
       const trigger = definition.kind === 'scheduled' ? `every ${settingValue(sections, definition.interval)} s${shown.length > 0 ? ` (${shown.join(', ')})` : ''}` : definition.eventTypes.join(', ');
       return { ...role, trigger };
     });
-    if (args.includes('--json')) {
+    if (options.json) {
       console.log(JSON.stringify(rows, null, 2));
       return 0;
     }

@@ -32,7 +32,7 @@ export const registerProjectionRoutes = (routes: RouteTable, services: Services)
     async (ctx) => {
       const caller = await loadCaller(services.commands, ctx.state.issuer!);
       allowOnly(AUDIT_PERMISSIONS.readProjections(caller), `Account ${caller.account} can not read the projections`);
-      sendJson(ctx, (await projectionReports(services.commands.eventStore, readStore, allProjections)).map(renderReport));
+      sendJson(ctx, (await projectionReports(services.commands.eventStore, readStore, allProjections)).map(projectionReportJson));
     },
   );
 
@@ -53,7 +53,8 @@ export const registerProjectionRoutes = (routes: RouteTable, services: Services)
   });
 };
 
-const renderReport = (report: ProjectionReport): Record<string, unknown> => ({
+/** A projection's report as JSON (positions as numbers): this route's answer, and `dms projections status --json`. */
+export const projectionReportJson = (report: ProjectionReport): Record<string, unknown> => ({
   name: report.name,
   version: report.version,
   generation: report.generation ?? null,

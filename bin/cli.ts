@@ -1,0 +1,192 @@
+import { Command, CommanderError, InvalidArgumentError, Option, type OutputConfiguration } from 'commander';
+import { loadConfig, type ServiceConfig } from '../infra/config.ts';
+import { createLogger } from '../infra/logger.ts';
+import { auditVerifyCommand } from './commands/auditVerify.ts';
+import { bootstrapCommand } from './commands/bootstrap.ts';
+import { eventsExportCommand } from './commands/eventsExport.ts';
+import { eventsImportCommand } from './commands/eventsImport.ts';
+import { projectionsRebuildCommand } from './commands/projectionsRebuild.ts';
+import { projectionsStatusCommand } from './commands/projectionsStatus.ts';
+import { replayCommand } from './commands/replay.ts';
+import { revokeTokensCommand } from './commands/revokeTokens.ts';
+import { transfersStatusCommand } from './commands/transfersStatus.ts';
+import { workersStatusCommand } from './commands/workersStatus.ts';
+import { startRuntime, type Roles } from './runtime.ts';
+
+/**
+ * The `dms` command line (commander). Exit statuses: 0 done; 1 the command failed (a broken hash
+ * chain, an import refused, an unexpected error); 2 the command line or the configuration is
+ * wrong (an unknown command or option, a missing argument, a bad environment variable). The
+ * service commands keep running until a signal stops them.
+ */
+
+/** What an action hands back: its exit status, or `running` for a service that stays up. */
+export type Outcome = number | 'running';
+
+export const USAGE_ERROR = 2;
+
+const ROLES: Record<'serve' | 'api' | 'projector' | 'worker', Roles> = {
+  serve: { api: true, projector: true, workers: true },
+  api: { api: true, projector: false, workers: false },
+  projector: { api: false, projector: true, workers: false },
+  worker: { api: false, projector: false, workers: true },
+};
+
+const runService = async (config: ServiceConfig, roles: Roles): Promise<void> => {
+  const logger = createLogger(config.logLevel);
+  const runtime = await startRuntime({ ...config, workers: roles.workers && config.workers }, { ...roles, workers: roles.workers && config.workers }, logger);
+  let signals = 0;
+  const shutdown = (signal: string) => {
+    signals += 1;
+    if (signals > 1) {
+      logger.warn({ signal }, 'second signal: exiting at once');
+      process.exit(1);
+    }
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    runtime.stop().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'error while stopping');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+};
+
+const roleList = (value: string): string[] => value.split(',').filter(Boolean);
+
+const revision = (value: string): bigint => {
+  if (!/^\d{1,19}$/.test(value)) throw new InvalidArgumentError('expected a revision: a whole number from 0.');
+  return BigInt(value);
+};
+
+const JSON_OPTION = ['--json', 'print one JSON document instead of text (for scripts)'] as const;
+
+/**
+ * The whole command line; `outcome` receives what the chosen action returned. `output` replaces
+ * stdout and stderr for help and usage errors (tests).
+ */
+export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputConfiguration = {}): Command => {
+  // Every action reads the configuration first, so that --help works whatever the environment holds.
+  const action =
+    <A extends unknown[]>(run: (config: ServiceConfig, ...args: A) => Promise<Outcome>) =>
+    async (...args: A): Promise<void> =>
+      outcome(await run(loadConfig(), ...args));
+
+  const program = new Command('dms')
+    .description("dms: an event-sourced data management service speaking Rucio 39's REST API")
+    .usage('<command> [options]')
+    .exitOverride()
+    .configureOutput(output)
+    .showHelpAfterError('(dms --help lists the commands)')
+    .addHelpText('after', '\nConfiguration comes from environment variables (DMS_DATA_DIR, DMS_EVENT_STORE, PORT, ...); see README.md.');
+
+  const service = (name: keyof typeof ROLES, description: string, rolesOption: 'shown' | 'hidden') => {
+    const roles = new Option('--roles <names>', 'run only these daemon roles, comma-separated (default: all)').argParser(roleList);
+    program
+      .command(name)
+      .description(description)
+      .addOption(rolesOption === 'shown' ? roles : roles.hideHelp())
+      .action(
+        action(async (config, options: { roles?: string[] }) => {
+          await runService(config, options.roles ? { ...ROLES[name], daemonRoles: options.roles } : ROLES[name]);
+          return 'running';
+        }),
+      );
+  };
+  service('serve', 'API, projections and workers in one process (the embedded default)', 'shown');
+  // --roles means nothing without workers; it stays accepted, as it always was.
+  service('api', 'only the HTTP API (scaled out; projections run elsewhere)', 'hidden');
+  service('projector', 'only the projections', 'hidden');
+  service('worker', 'only the reactor and the daemon workers', 'shown');
+
+  const workers = program.command('workers').description('the daemon roles: status');
+  workers
+    .command('status')
+    .description("each daemon role's queue (waiting, active, delayed, failed jobs) and its last cycle")
+    .option(...JSON_OPTION)
+    .action(action((config, options: { json?: boolean }) => workersStatusCommand(config, options)));
+
+  const transfers = program.command('transfers').description('the transfer requests: status');
+  transfers
+    .command('status')
+    .description("requests per state and link, the oldest waiting in each state, the last hour's failures")
+    .option(...JSON_OPTION)
+    .action(action((config, options: { json?: boolean }) => transfersStatusCommand(config, options)));
+
+  const projections = program.command('projections').description('the read models: status, rebuild <name>');
+  projections
+    .command('status')
+    .description('checkpoint, head of the event log, lag and status of every projection, and the projectors alive')
+    .option(...JSON_OPTION)
+    .action(action((config, options: { json?: boolean }) => projectionsStatusCommand(config, options)));
+  projections
+    .command('rebuild')
+    .description('rebuild one projection beside the serving one, then switch reads over, showing progress (exit 2 for an unknown name)')
+    .argument('<name>', 'the projection (dms projections status lists them)')
+    .option('--detach', 'return once a running projector has the request, without following it')
+    .action(
+      action((config, name: string, options: { detach?: boolean }) =>
+        projectionsRebuildCommand(config, name, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), options),
+      ),
+    );
+
+  program
+    .command('replay')
+    .description('the events of one stream, oldest first, as JSON lines (exit 1 when it has none)')
+    .argument('<stream>', 'a stream name: account-jdoe, did-user.jdoe:file1, rule-<id>, ...')
+    .option('--from <revision>', 'the first revision to print (default: 0)', revision)
+    .option('--json', 'print one JSON document with every event instead of one line each')
+    .action(action((config, stream: string, options: { from?: bigint; json?: boolean }) => replayCommand(config, stream, options)));
+
+  const audit = program.command('audit').description('the tamper evidence of the event log: verify');
+  audit
+    .command('verify')
+    .description("recompute every stream's hash chain and name the first broken link (exit 1 at a break)")
+    .option(...JSON_OPTION)
+    .action(action((config, options: { json?: boolean }) => auditVerifyCommand(config, options)));
+
+  const events = program.command('events').description('the event log as NDJSON: export [file], import [file]');
+  events
+    .command('export')
+    .description('write the whole event log as NDJSON, progress on stderr')
+    .argument('[file]', 'where to write it (default: stdout)')
+    .action(action((config, file: string | undefined) => eventsExportCommand(config, file)));
+  events
+    .command('import')
+    .description('append an exported log into an empty event store, checking its hash chains (exit 1 when refused)')
+    .argument('[file]', 'what to read (default: stdin)')
+    .action(action((config, file: string | undefined) => eventsImportCommand(config, file)));
+
+  const admin = program.command('admin').description('administration: bootstrap, revoke-tokens <account>');
+  admin
+    .command('bootstrap')
+    .description('create the root account from DMS_ROOT_* if it does not exist, then exit')
+    .action(action((config) => bootstrapCommand(config)));
+  admin
+    .command('revoke-tokens')
+    .description('end every session (token) of an account at once')
+    .argument('<account>', 'the account')
+    .action(action((config, account: string) => revokeTokensCommand(config, account)));
+
+  return program;
+};
+
+/** Runs the command line: the exit status, or `running` once a service has started. */
+export const runDms = async (argv: readonly string[], output: OutputConfiguration = {}): Promise<Outcome> => {
+  let result: Outcome = 0;
+  const program = dmsProgram((outcome) => (result = outcome), output);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    // Help asked for is 0; help shown for a missing command, and every usage error, is 2.
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : USAGE_ERROR;
+    throw error;
+  }
+  return result;
+};

@@ -1,0 +1,149 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { runDms } from '../../bin/cli.ts';
+import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
+
+const DMS = join(import.meta.dirname, '..', '..', 'bin', 'dms');
+
+type Run = Readonly<{ status: number; stdout: string; stderr: string }>;
+
+/** `bin/dms <args>` as an operator runs it, in a process of its own; never rejects. */
+const dms = (args: readonly string[], environment: NodeJS.ProcessEnv = {}): Promise<Run> =>
+  new Promise((resolve) => {
+    execFile(DMS, [...args], { env: { ...process.env, ...environment }, encoding: 'utf8' }, (error, stdout, stderr) => {
+      resolve({ status: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+
+/** The command line run in this process (help and usage errors only: they never reach an action). */
+const inProcess = async (args: readonly string[]): Promise<Run> => {
+  let stdout = '';
+  let stderr = '';
+  const status = await runDms(args, { writeOut: (text) => (stdout += text), writeErr: (text) => (stderr += text) });
+  return { status: status === 'running' ? -1 : status, stdout, stderr };
+};
+
+/** Every command and subcommand the command line has. */
+const COMMANDS = [
+  ['serve'],
+  ['api'],
+  ['projector'],
+  ['worker'],
+  ['workers'],
+  ['workers', 'status'],
+  ['transfers'],
+  ['transfers', 'status'],
+  ['projections'],
+  ['projections', 'status'],
+  ['projections', 'rebuild'],
+  ['replay'],
+  ['audit'],
+  ['audit', 'verify'],
+  ['events'],
+  ['events', 'export'],
+  ['events', 'import'],
+  ['admin'],
+  ['admin', 'bootstrap'],
+  ['admin', 'revoke-tokens'],
+] as const;
+
+describe('The dms command line', function () {
+  this.timeout(60_000);
+
+  it('lists every command with --help and exits 0, whatever the environment holds', async () => {
+    const [help, subcommand] = await Promise.all([dms(['--help'], { PORT: 'eighty' }), dms(['projections', 'rebuild', '--help'])]);
+    expect(subcommand.status, subcommand.stderr).to.equal(0);
+    expect(subcommand.stdout).to.match(/^Usage: dms projections rebuild \[options\] <name>/);
+    expect(help.status, help.stderr).to.equal(0);
+    expect(help.stdout).to.match(/^Usage: dms <command> \[options\]/);
+    for (const command of ['serve', 'api', 'projector', 'worker', 'workers', 'transfers', 'projections', 'replay', 'audit', 'events', 'admin']) {
+      expect(help.stdout).to.match(new RegExp(`^  ${command}\\b`, 'm'));
+    }
+    const word = await inProcess(['help']);
+    expect(word.status).to.equal(0);
+    expect(word.stdout).to.equal(help.stdout);
+  });
+
+  it('gives every command and subcommand its own --help', async () => {
+    const runs: Run[] = [];
+    for (const command of COMMANDS) runs.push(await inProcess([...command, '--help']));
+    for (const [index, run] of runs.entries()) {
+      const command = COMMANDS[index]!.join(' ');
+      expect(run.status, `${command}: ${run.stderr}`).to.equal(0);
+      expect(run.stdout, command).to.include(`Usage: dms ${command}`);
+    }
+    const rebuild = runs[COMMANDS.findIndex((command) => command.join(' ') === 'projections rebuild')]!;
+    expect(rebuild.stdout).to.include('<name>').and.to.include('--detach');
+    const status = runs[COMMANDS.findIndex((command) => command.join(' ') === 'projections status')]!;
+    expect(status.stdout).to.include('--json');
+  });
+
+  it('refuses an unknown command, a missing argument or a bad option value with exit status 2 and a message', async () => {
+    const [unknown, badEnvironment] = await Promise.all([dms(['frobnicate']), dms(['projections', 'status'], { PORT: 'eighty' })]);
+    const nothing = await inProcess([]);
+    const missing = await inProcess(['projections', 'rebuild']);
+    const badRevision = await inProcess(['replay', 'account-root', '--from', 'first']);
+    expect(unknown.status).to.equal(2);
+    expect(unknown.stderr).to.match(/unknown command 'frobnicate'/);
+    expect(nothing.status).to.equal(2);
+    expect(nothing.stderr).to.match(/Usage: dms/);
+    expect(missing.status).to.equal(2);
+    expect(missing.stderr).to.match(/missing required argument 'name'/);
+    expect(badRevision.status).to.equal(2);
+    expect(badRevision.stderr).to.match(/--from/);
+    expect(badEnvironment.status).to.equal(2);
+    expect(badEnvironment.stderr).to.match(/PORT="eighty"/);
+  });
+
+  describe('beside a running service', () => {
+    let server: TestServer;
+    let account: string;
+    const beside = (...args: string[]) => dms(args, { DMS_DATA_DIR: server.dataDir });
+    before(async () => {
+      server = await startTestServer();
+      ({ account } = await server.createUser());
+      expectStatus(await server.root('PUT', `/accounts/${account}`, { body: { email: 'cli@example.org' } }), 200);
+    });
+    after(async () => server?.stop());
+
+    it('prints projections status --json as one JSON document: every projection caught up, the projector alive', async () => {
+      const run = await beside('projections', 'status', '--json');
+      expect(run.status, run.stderr).to.equal(0);
+      const status = JSON.parse(run.stdout) as {
+        projections: { name: string; lag: number; checkpoint: number; head: number; status: string }[];
+        projectors: string[];
+      };
+      expect(status.projections.map((projection) => projection.name)).to.include.members(['accounts', 'identities', 'audit_index']);
+      for (const projection of status.projections) {
+        expect(projection, projection.name).to.include({ lag: 0, status: 'running' });
+        expect(projection.checkpoint).to.equal(projection.head);
+      }
+      expect(status.projectors).to.have.length(1);
+    });
+
+    it('prints audit verify --json and replay --json for scripts', async () => {
+      const [verify, replay, lines] = await Promise.all([
+        beside('audit', 'verify', '--json'),
+        beside('replay', `account-${account}`, '--json'),
+        beside('replay', `account-${account}`, '--from', '1'),
+      ]);
+      expect(verify.status, verify.stderr).to.equal(0);
+      const summary = JSON.parse(verify.stdout) as { holds: boolean; events: number; first_break: unknown };
+      expect(summary.holds).to.equal(true);
+      expect(summary.events).to.be.above(0);
+      expect(summary.first_break).to.equal(null);
+      expect(replay.status, replay.stderr).to.equal(0);
+      const history = JSON.parse(replay.stdout) as { stream: string; events: { type: string; revision: number }[] };
+      expect(history.stream).to.equal(`account-${account}`);
+      expect(history.events.map((event) => event.type)).to.deep.equal(['AccountCreated', 'AccountEmailChanged']);
+      expect(lines.status, lines.stderr).to.equal(0);
+      expect(
+        lines.stdout
+          .trim()
+          .split('\n')
+          .map((line) => (JSON.parse(line) as { revision: number }).revision),
+      ).to.deep.equal([1]);
+    });
+  });
+});
