@@ -81,6 +81,25 @@ export const addRules = async (
   metadata: CommandMetadata,
   options: Readonly<{ ruleIds?: readonly string[] }> = {},
 ): Promise<{ ruleIds: string[]; position: bigint | undefined }> => {
+  const step = new RuleStep(metadata);
+  const ruleIds = await planAddRules(context, request, step, metadata, options);
+  const outcomes = await handleCommands(context, step.decisions(), { metadata });
+  return { ruleIds, position: lastPosition(outcomes) };
+};
+
+/**
+ * Reads the facts of one `add_rule` request and adds its decisions to `step` (which the caller
+ * appends, maybe with other requests' decisions: the transmogrifier makes every rule of a new DID
+ * in one step). Refusals known before deciding (permissions, expressions, quotas) are thrown here;
+ * the streams' own (DuplicateRule) when the step is decided. Returns the rule ids.
+ */
+export const planAddRules = async (
+  context: CommandContext,
+  request: RuleRequest,
+  step: RuleStep,
+  metadata: CommandMetadata,
+  options: Readonly<{ ruleIds?: readonly string[] }> = {},
+): Promise<string[]> => {
   const caller = await loadCaller(context, metadata.account);
   allowOnly(RULE_PERMISSIONS.addRule(caller, request), `Account ${caller.account} can not add replication rule`);
   const owner = await loadAccount(context, request.account);
@@ -106,7 +125,6 @@ export const addRules = async (
   const ruleIds = options.ruleIds ? [...options.ruleIds] : request.dids.map(() => newId());
   const plans = planRules(request, { rses, quota, dids: didFacts, ruleIds, now: metadata.now, seed: randomInt(2 ** 31), requestedBy: caller.account });
 
-  const step = new RuleStep(metadata);
   for (const [index, plan] of plans.entries()) {
     const { record } = plan;
     step.onDid(record.scope, record.name, {
@@ -132,6 +150,5 @@ export const addRules = async (
       },
     ]);
   }
-  const outcomes = await handleCommands(context, step.decisions(), { metadata });
-  return { ruleIds, position: lastPosition(outcomes) };
+  return ruleIds;
 };

@@ -12,8 +12,9 @@ import { subscriptionRuleId } from '../../domain/subscription/subscriptionRules.
 import type { RuleToMake, SubscribedDid } from '../../domain/subscription/transmogrifier.ts';
 import { loadAccount } from '../caller.ts';
 import { loadDid } from '../did/didStreams.ts';
-import { handleCommand, loadAggregate, type CommandContext } from '../handleCommand.ts';
-import { addRules, quotaFactsOf } from '../rule/ruleCreation.ts';
+import { handleCommand, handleCommands, loadAggregate, type CommandContext } from '../handleCommand.ts';
+import { addRules, planAddRules, quotaFactsOf } from '../rule/ruleCreation.ts';
+import { RuleStep } from '../rule/ruleStep.ts';
 
 /**
  * What the transmogrifier does for a subscription and a DID, through the rule commands: each rule
@@ -85,6 +86,53 @@ export const createSubscriptionRules = async (
     if (rule.split) outcomes.push(...(await splitRule(context, data.subscriptionId, data.did, rule, metadata)));
     else outcomes.push(await addOne(context, rule, rule.ruleId, null, metadata));
   }
+  return outcomes;
+};
+
+/**
+ * Everything the transmogrifier does to one DID, in one atomic step when it can: the rules of
+ * every matching subscription and the end of its `is_new` flag (one append instead of one per
+ * rule). When the step is refused (one rule a duplicate of another on the DID, rule 11), each rule
+ * is made on its own, so the others are still made and the refusal is reported with its rule.
+ * Split rules, which choose their RSEs, are made afterwards, one by one.
+ */
+export const transmogrifyDid = async (
+  context: CommandContext,
+  data: Readonly<{ did: SubscribedDid; subscriptions: readonly Readonly<{ subscriptionId: string; rules: readonly RuleToMake[] }>[]; markProcessed: boolean }>,
+  metadata: CommandMetadata,
+): Promise<RuleOutcome[]> => {
+  const { did } = data;
+  const outcomes: RuleOutcome[] = [];
+  const step = new RuleStep(metadata);
+  const planned: RuleToMake[] = [];
+  const splits: { subscriptionId: string; rule: RuleToMake }[] = [];
+  for (const { subscriptionId, rules } of data.subscriptions) {
+    for (const rule of rules) {
+      if (rule.split) splits.push({ subscriptionId, rule });
+      else if (await ruleExists(context, rule.ruleId)) outcomes.push({ ruleId: rule.ruleId, rse: null, outcome: 'exists' });
+      else {
+        try {
+          await planAddRules(context, rule.request, step, metadata, { ruleIds: [rule.ruleId] });
+          planned.push(rule);
+        } catch (error) {
+          if (!(error instanceof RucioError)) throw error;
+          outcomes.push({ ruleId: rule.ruleId, rse: null, outcome: 'refused', reason: `${error.exceptionClass}: ${error.message}` });
+        }
+      }
+    }
+  }
+  const state = data.markProcessed ? await loadDid(context, did.scope, did.name) : undefined;
+  const flagged = state?.status === 'Live' && state.record.columns.is_new === true;
+  if (flagged) step.onDid(did.scope, did.name, { type: 'CopyDidColumns', data: { scope: did.scope, name: did.name, columns: { is_new: null } }, metadata });
+  try {
+    await handleCommands(context, step.decisions(), { metadata });
+    outcomes.push(...planned.map((rule): RuleOutcome => ({ ruleId: rule.ruleId, rse: null, outcome: 'created' })));
+  } catch (error) {
+    if (!(error instanceof RucioError)) throw error;
+    for (const rule of planned) outcomes.push(await addOne(context, rule, rule.ruleId, null, metadata));
+    if (flagged) await markDidProcessed(context, did, metadata);
+  }
+  for (const { subscriptionId, rule } of splits) outcomes.push(...(await splitRule(context, subscriptionId, did, rule, metadata)));
   return outcomes;
 };
 
