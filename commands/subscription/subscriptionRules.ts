@@ -75,20 +75,6 @@ const splitRule = async (context: CommandContext, subscriptionId: string, did: S
   return outcomes;
 };
 
-/** Makes a subscription's rules for one DID, in the subscription's order. */
-export const createSubscriptionRules = async (
-  context: CommandContext,
-  data: Readonly<{ subscriptionId: string; did: SubscribedDid; rules: readonly RuleToMake[] }>,
-  metadata: CommandMetadata,
-): Promise<RuleOutcome[]> => {
-  const outcomes: RuleOutcome[] = [];
-  for (const rule of data.rules) {
-    if (rule.split) outcomes.push(...(await splitRule(context, data.subscriptionId, data.did, rule, metadata)));
-    else outcomes.push(await addOne(context, rule, rule.ruleId, null, metadata));
-  }
-  return outcomes;
-};
-
 /**
  * Everything the transmogrifier does to one DID, in one atomic step when it can: the rules of
  * every matching subscription and the end of its `is_new` flag (one append instead of one per
