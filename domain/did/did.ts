@@ -146,10 +146,14 @@ export type DidClosed = Event<'DidClosed', { scope: string; name: string; totals
 export type DidReopened = Event<'DidReopened', { scope: string; name: string; reopenedAt: string }>;
 export type DidFollowed = Event<'DidFollowed', { scope: string; name: string; didType: DidType; account: string; followedAt: string }>;
 export type DidUnfollowed = Event<'DidUnfollowed', { scope: string; name: string; account: string }>;
-/** The undertaker deleted an expired collection: its content, metadata and followers go with it. */
+/**
+ * A DID was deleted: an expired collection (the undertaker), with its content, metadata and
+ * followers; a file whose last replica the reaper deleted; a collection the reaper's cleanup left
+ * empty. `reason` says why (absent on events written before the reaper existed: the undertaker's).
+ */
 export type DidErased = Event<
   'DidErased',
-  { scope: string; name: string; didType: CollectionType; children: readonly DidRef[]; erasedAt: string }
+  { scope: string; name: string; didType: DidType; children: readonly DidRef[]; erasedAt: string; reason?: string }
 >;
 /** The undertaker processed an expired file: the file stays, without expiry and JSON metadata. */
 export type FileExpiryCleared = Event<'FileExpiryCleared', { scope: string; name: string; clearedAt: string }>;

@@ -99,7 +99,9 @@ export const registerFile = ({ data, metadata }: RegisterFile, state: Did): DidE
     if (state.record.didType === 'FILE') return [];
     throw new UnsupportedOperation(`Data identifier '${file.scope}:${file.name}' is a ${state.record.didType}, not a file`);
   }
-  refuseExisting(state, file.scope, file.name);
+  // A file the reaper deleted with its last replica may be registered again (Rucio keeps no
+  // record of it by default); a deleted collection's name stays taken.
+  if (state.status !== 'Erased' || state.record.didType !== 'FILE') refuseExisting(state, file.scope, file.name);
   const now = metadata.now;
   const events: DidEvent[] = [
     {

@@ -4,12 +4,14 @@ import { createCollection, registerFile, type CreateCollection, type RegisterFil
 import {
   eraseExpiredDid,
   followDid,
+  removeDeletedChildren,
   resurrectDid,
   setDidStatus,
   setFileAvailability,
   unfollowDid,
   type EraseExpiredDid,
   type FollowDid,
+  type RemoveDeletedChildren,
   type ResurrectDid,
   type SetDidStatus,
   type SetFileAvailability,
@@ -42,6 +44,7 @@ export type DidCommand =
   | UnfollowDid
   | ResurrectDid
   | EraseExpiredDid
+  | RemoveDeletedChildren
   | SetFileAvailability
   | DidRuleCommand;
 
@@ -73,6 +76,8 @@ export const decideDid = (command: DidCommand, state: Did): DidEvent[] => {
       return resurrectDid(command, state);
     case 'EraseExpiredDid':
       return eraseExpiredDid(command, state);
+    case 'RemoveDeletedChildren':
+      return removeDeletedChildren(command, state);
     case 'SetFileAvailability':
       return setFileAvailability(command, state);
     case 'AttachRule':

@@ -11,6 +11,8 @@ import type { ContentTotals, DidRef } from './did.ts';
 export interface DidGraph {
   /** Direct parents of a DID. */
   parents(scope: string, name: string): Promise<DidRef[]>;
+  /** Direct parents of each DID, by `scope:name` (DIDs without parents are left out), in a few batched queries. */
+  parentsOfMany(dids: readonly DidRef[]): Promise<Map<string, DidRef[]>>;
   /** `scope:name` of every ancestor: parents, their parents, and so on. */
   ancestors(scope: string, name: string): Promise<ReadonlySet<string>>;
   /** Summed totals of the distinct datasets below a container (what closing it records). */

@@ -1,6 +1,7 @@
 import { DataIdentifierNotFound, Duplicate, UnsupportedOperation } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
-import { didKey, type ContentTotals, type Did, type DidAvailability, type DidEvent } from './did.ts';
+import { detachDids } from './didContent.ts';
+import { didKey, evolveDid, type ContentTotals, type Did, type DidAvailability, type DidEvent, type DidRef } from './did.ts';
 
 /**
  * A DID's life after creation: closing and reopening collections, followers, expiry and the
@@ -22,6 +23,14 @@ export type UnfollowDid = Command<'UnfollowDid', { scope: string; name: string; 
 export type ResurrectDid = Command<'ResurrectDid', { scope: string; name: string }>;
 export type EraseExpiredDid = Command<'EraseExpiredDid', { scope: string; name: string }>;
 export type SetFileAvailability = Command<'SetFileAvailability', { scope: string; name: string; availability: DidAvailability }>;
+/**
+ * The reaper's cleanup, upwards (Rucio's `__cleanup_after_replica_deletion`): a collection drops
+ * the children the cleanup deleted (files gone with their last replica, collections emptied
+ * below it); left empty by that, it is deleted when it is closed (or any, with
+ * `reaper.remove_open_did`) and no rule is on it. Children not attached (the read model the
+ * cleanup learnt its parents from lags) are ignored.
+ */
+export type RemoveDeletedChildren = Command<'RemoveDeletedChildren', { scope: string; name: string; children: readonly DidRef[]; removeOpen: boolean; reason: string }>;
 
 const notFound = (scope: string, name: string) => new DataIdentifierNotFound(`Data identifier '${scope}:${name}' not found`);
 
@@ -129,4 +138,14 @@ export const setFileAvailability = ({ data, metadata }: SetFileAvailability, sta
       data: { scope: data.scope, name: data.name, availability: data.availability, changedAt: metadata.now.toISOString() },
     },
   ];
+};
+
+export const removeDeletedChildren = ({ data, metadata }: RemoveDeletedChildren, state: Did): DidEvent[] => {
+  if (state.status !== 'Live' || state.record.didType === 'FILE') return [];
+  const detached = detachDids({ type: 'DetachDids', data: { scope: data.scope, name: data.name, children: data.children, ifAttached: true }, metadata }, state);
+  if (detached.length === 0) return [];
+  const after = detached.reduce(evolveDid, state);
+  const erasable = after.status === 'Live' && after.content.children.size === 0 && (after.record.isOpen === false || data.removeOpen) && after.rules.size === 0;
+  if (!erasable) return detached;
+  return [...detached, { type: 'DidErased', data: { scope: data.scope, name: data.name, didType: state.record.didType, children: [], erasedAt: metadata.now.toISOString(), reason: data.reason } }];
 };

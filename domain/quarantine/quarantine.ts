@@ -14,9 +14,22 @@ export type ReplicasQuarantined = Event<
   { rse: string; rseId: string; replicas: readonly QuarantinedReplica[]; quarantinedAt: string }
 >;
 
-export type QuarantineEvent = ReplicasQuarantined;
+/**
+ * What the dark reaper did with a quarantined path: its file deleted from storage (`deleted`, or
+ * `not-found`, which counts as deleted), or the entry dropped because the path is a registered
+ * replica after all (`registered`: the file stays).
+ */
+export type DarkFileOutcome = 'deleted' | 'not-found' | 'registered';
 
-export const QUARANTINE_EVENT_TYPES: readonly QuarantineEvent['type'][] = ['ReplicasQuarantined'];
+/** Entries the dark reaper is done with leave the quarantine (Rucio moves them to its history table). */
+export type QuarantinedReplicasRemoved = Event<
+  'QuarantinedReplicasRemoved',
+  { rse: string; rseId: string; replicas: readonly (QuarantinedReplica & { outcome: DarkFileOutcome })[]; daemon: string; removedAt: string }
+>;
+
+export type QuarantineEvent = ReplicasQuarantined | QuarantinedReplicasRemoved;
+
+export const QUARANTINE_EVENT_TYPES: readonly QuarantineEvent['type'][] = ['ReplicasQuarantined', 'QuarantinedReplicasRemoved'];
 
 export type Quarantine = Readonly<{ status: 'Empty' }> | Readonly<{ status: 'Holding'; paths: ReadonlySet<string> }>;
 
@@ -27,6 +40,12 @@ export const evolveQuarantine = (state: Quarantine, event: QuarantineEvent): Qua
     case 'ReplicasQuarantined': {
       const paths = new Set(state.status === 'Holding' ? state.paths : []);
       for (const replica of event.data.replicas) paths.add(replica.path);
+      return { status: 'Holding', paths };
+    }
+    case 'QuarantinedReplicasRemoved': {
+      if (state.status !== 'Holding') return state;
+      const paths = new Set(state.paths);
+      for (const replica of event.data.replicas) paths.delete(replica.path);
       return { status: 'Holding', paths };
     }
     default:

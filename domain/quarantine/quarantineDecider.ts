@@ -1,6 +1,6 @@
 import type { Decider } from '../shared/decider.ts';
 import type { Command } from '../shared/event.ts';
-import { evolveQuarantine, initialQuarantine, type Quarantine, type QuarantinedReplica, type QuarantineEvent } from './quarantine.ts';
+import { evolveQuarantine, initialQuarantine, type DarkFileOutcome, type Quarantine, type QuarantinedReplica, type QuarantineEvent } from './quarantine.ts';
 
 export type QuarantineReplicas = Command<
   'QuarantineReplicas',
@@ -12,6 +12,14 @@ export type QuarantineReplicas = Command<
     registered: ReadonlySet<string>;
   }
 >;
+
+/** The dark reaper is done with these entries (Rucio's `delete_quarantined_replicas`); paths not in quarantine are ignored. */
+export type RemoveQuarantinedReplicas = Command<
+  'RemoveQuarantinedReplicas',
+  { rse: string; rseId: string; replicas: readonly (QuarantinedReplica & { outcome: DarkFileOutcome })[]; daemon: string }
+>;
+
+export type QuarantineCommand = QuarantineReplicas | RemoveQuarantinedReplicas;
 
 /**
  * Rucio's `add_quarantined_replicas`: entries that are registered replicas on the RSE and paths
@@ -30,17 +38,27 @@ export const quarantineReplicas = ({ data, metadata }: QuarantineReplicas, state
   return [{ type: 'ReplicasQuarantined', data: { rse: data.rse, rseId: data.rseId, replicas, quarantinedAt: metadata.now.toISOString() } }];
 };
 
-export const quarantineDecider: Decider<Quarantine, QuarantineReplicas, QuarantineEvent> = {
+export const removeQuarantinedReplicas = ({ data, metadata }: RemoveQuarantinedReplicas, state: Quarantine): QuarantineEvent[] => {
+  if (state.status !== 'Holding') return [];
+  const seen = new Set<string>();
+  const replicas = data.replicas.filter((replica) => state.paths.has(replica.path) && !seen.has(replica.path) && seen.add(replica.path));
+  if (replicas.length === 0) return [];
+  return [{ type: 'QuarantinedReplicasRemoved', data: { rse: data.rse, rseId: data.rseId, replicas, daemon: data.daemon, removedAt: metadata.now.toISOString() } }];
+};
+
+export const quarantineDecider: Decider<Quarantine, QuarantineCommand, QuarantineEvent> = {
   name: 'quarantine',
   initialState: initialQuarantine,
   evolve: evolveQuarantine,
-  decide: (command: QuarantineReplicas, state: Quarantine): QuarantineEvent[] => {
+  decide: (command: QuarantineCommand, state: Quarantine): QuarantineEvent[] => {
     switch (command.type) {
       case 'QuarantineReplicas':
         return quarantineReplicas(command, state);
+      case 'RemoveQuarantinedReplicas':
+        return removeQuarantinedReplicas(command, state);
       default: {
-        const unknown: never = command.type;
-        throw new Error(`Unknown quarantine command ${String(unknown)}`);
+        const unknown: never = command;
+        throw new Error(`Unknown quarantine command ${String((unknown as QuarantineCommand).type)}`);
       }
     }
   },

@@ -2,14 +2,16 @@ import { didDecider, type DidCommand } from '../did/didDecider.ts';
 import type { Decider } from '../shared/decider.ts';
 import { evolveFileReplicas, initialFileReplicas, type DidStreamEvent, type FileReplicas } from './replica.ts';
 import { decideReplica, type ReplicaCommand } from './replicaDecider.ts';
+import { decideReplicaDeletion, type ReplicaDeletionCommand } from './replicaDeletion.ts';
 import { decideReplicaLock, type ReplicaLockCommand } from './replicaLocks.ts';
+import { decideReplicaRecovery, type ReplicaRecoveryCommand } from './replicaRecovery.ts';
 
 /**
  * The decider of a DID stream (`did-<scope>:<name>`): a file's replicas share its stream, so the
  * stream's aggregate is the DID with its replicas. DID commands are decided by the DID decider on
  * the DID alone; replica commands see the file and its replicas.
  */
-export type DidStreamCommand = DidCommand | ReplicaCommand | ReplicaLockCommand;
+export type DidStreamCommand = DidCommand | ReplicaCommand | ReplicaLockCommand | ReplicaDeletionCommand | ReplicaRecoveryCommand;
 
 const REPLICA_COMMANDS: ReadonlySet<string> = new Set<ReplicaCommand['type']>([
   'AddReplica',
@@ -18,12 +20,19 @@ const REPLICA_COMMANDS: ReadonlySet<string> = new Set<ReplicaCommand['type']>([
   'DeclareReplicaSuspicious',
   'DeclareReplicaTemporarilyUnavailable',
   'SetReplicaTombstone',
+  'PurgeUnlockedReplicas',
 ]);
 
 const LOCK_COMMANDS: ReadonlySet<string> = new Set<ReplicaLockCommand['type']>(['LockReplica', 'UnlockReplica', 'ChangeReplicaLocks', 'RequeueReplicaTransfer']);
 
+const DELETION_COMMANDS: ReadonlySet<string> = new Set<ReplicaDeletionCommand['type']>(['StartReplicaDeletion', 'RecordReplicaDeletion', 'EraseFileWithoutReplicas']);
+
+const RECOVERY_COMMANDS: ReadonlySet<string> = new Set<ReplicaRecoveryCommand['type']>(['ResolveBadReplica', 'EndTemporaryUnavailability']);
+
 const isReplicaCommand = (command: DidStreamCommand): command is ReplicaCommand => REPLICA_COMMANDS.has(command.type);
 const isLockCommand = (command: DidStreamCommand): command is ReplicaLockCommand => LOCK_COMMANDS.has(command.type);
+const isDeletionCommand = (command: DidStreamCommand): command is ReplicaDeletionCommand => DELETION_COMMANDS.has(command.type);
+const isRecoveryCommand = (command: DidStreamCommand): command is ReplicaRecoveryCommand => RECOVERY_COMMANDS.has(command.type);
 
 export const didStreamDecider: Decider<FileReplicas, DidStreamCommand, DidStreamEvent> = {
   name: 'did',
@@ -32,6 +41,8 @@ export const didStreamDecider: Decider<FileReplicas, DidStreamCommand, DidStream
   decide: (command, state) => {
     if (isReplicaCommand(command)) return decideReplica(command, state);
     if (isLockCommand(command)) return decideReplicaLock(command, state);
-    return didDecider.decide(command, state.did);
+    if (isDeletionCommand(command)) return decideReplicaDeletion(command, state);
+    if (isRecoveryCommand(command)) return decideReplicaRecovery(command, state);
+    return didDecider.decide(command as DidCommand, state.did);
   },
 };

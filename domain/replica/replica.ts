@@ -1,4 +1,4 @@
-import { evolveDid, initialDid, type Did, type DidEvent } from '../did/did.ts';
+import { evolveDid, initialDid, type Did, type DidEvent, type DidRef } from '../did/did.ts';
 import type { LockState } from '../rule/rule.ts';
 import type { Event } from '../shared/event.ts';
 
@@ -45,6 +45,8 @@ export type Replica = Readonly<{
   pendingRequest: string | null;
   /** An open BAD declaration: declaring it bad again is "Already declared" until it is AVAILABLE again. */
   declaredBad: boolean;
+  /** While TEMPORARY_UNAVAILABLE: when it becomes AVAILABLE again (the last declaration's expiry). */
+  temporaryUntil: string | null;
   createdAt: string;
 }>;
 
@@ -89,6 +91,56 @@ export type ReplicaDeclaredTemporarilyUnavailable = Event<
 export type ReplicaTombstoneSet = Event<'ReplicaTombstoneSet', ReplicaRef & { tombstone: string | null; setAt: string }>;
 
 /**
+ * A daemon started deleting the replica (the reaper, Rucio's `list_and_mark_unlocked_replicas`):
+ * it is BEING_DELETED with an obsolete tombstone from here, and a new lock brings it back. Decided
+ * on the file's stream, so it cannot win over a lock taken at the same time.
+ */
+export type ReplicaDeletionStarted = Event<
+  'ReplicaDeletionStarted',
+  ReplicaRef & { previousState: ReplicaState; previousTombstone: string | null; daemon: string; reason: string; changedAt: string }
+>;
+
+/**
+ * What deleting a replica's file from storage gave: `deleted`, `not-found` (it counts as deleted),
+ * or `catalogue-only` (a staging area, or an RSE whose storage is a mock: nothing to delete).
+ */
+export type StorageDeletion = 'deleted' | 'not-found' | 'catalogue-only';
+
+/** The replica is gone from the catalogue, its file from storage (the reaper's `delete_replicas`). */
+export type ReplicaDeleted = Event<
+  'ReplicaDeleted',
+  ReplicaRef & {
+    bytes: number;
+    path: string | null;
+    previousState: ReplicaState;
+    /** An open BAD declaration ends with it (DELETED in the declaration history). */
+    declaredBad: boolean;
+    storage: StorageDeletion;
+    daemon: string;
+    reason: string;
+    deletedAt: string;
+  }
+>;
+
+/**
+ * A BAD replica of which no other copy can be read (the necromancer, Rucio's
+ * `update_rules_for_lost_replica`): the rules' locks on it are removed (`locks`, with their state),
+ * its pending transfer cancelled, and it becomes UNAVAILABLE with an obsolete tombstone. The file is
+ * LOST (`FileAvailabilityChanged`) and detached from `datasets`.
+ */
+export type ReplicaLost = Event<
+  'ReplicaLost',
+  ReplicaRef & {
+    previousState: ReplicaState;
+    locks: Readonly<Record<string, LockState>>;
+    cancelledRequest: string | null;
+    datasets: readonly DidRef[];
+    reason: string;
+    lostAt: string;
+  }
+>;
+
+/**
  * A rule locked the replica (created just before when the file had none there). The tombstone is
  * cleared; `requestId` names the transfer queued to bring the replica, when one was.
  */
@@ -127,7 +179,10 @@ export type ReplicaEvent =
   | ReplicaLocked
   | ReplicaUnlocked
   | ReplicaLocksChanged
-  | ReplicaTransferRequeued;
+  | ReplicaTransferRequeued
+  | ReplicaDeletionStarted
+  | ReplicaDeleted
+  | ReplicaLost;
 
 export const REPLICA_EVENT_TYPES: readonly ReplicaEvent['type'][] = [
   'ReplicaAdded',
@@ -140,10 +195,13 @@ export const REPLICA_EVENT_TYPES: readonly ReplicaEvent['type'][] = [
   'ReplicaUnlocked',
   'ReplicaLocksChanged',
   'ReplicaTransferRequeued',
+  'ReplicaDeletionStarted',
+  'ReplicaDeleted',
+  'ReplicaLost',
 ];
 
 /** The replica events that move a replica from one state to another, with the state they leave. */
-export type ReplicaTransition = ReplicaStateChanged | ReplicaDeclaredBad | ReplicaDeclaredTemporarilyUnavailable;
+export type ReplicaTransition = ReplicaStateChanged | ReplicaDeclaredBad | ReplicaDeclaredTemporarilyUnavailable | ReplicaDeletionStarted | ReplicaLost;
 
 /** The state a transition leads to. */
 export const stateAfter = (event: ReplicaTransition): ReplicaState => {
@@ -154,6 +212,24 @@ export const stateAfter = (event: ReplicaTransition): ReplicaState => {
       return 'BAD';
     case 'ReplicaDeclaredTemporarilyUnavailable':
       return 'TEMPORARY_UNAVAILABLE';
+    case 'ReplicaDeletionStarted':
+      return 'BEING_DELETED';
+    case 'ReplicaLost':
+      return 'UNAVAILABLE';
+  }
+};
+
+/** When a transition happened. */
+export const transitionTime = (event: ReplicaTransition): string => {
+  switch (event.type) {
+    case 'ReplicaStateChanged':
+    case 'ReplicaDeletionStarted':
+      return event.data.changedAt;
+    case 'ReplicaDeclaredBad':
+    case 'ReplicaDeclaredTemporarilyUnavailable':
+      return event.data.declaredAt;
+    case 'ReplicaLost':
+      return event.data.lostAt;
   }
 };
 
@@ -200,8 +276,15 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
       locks: NO_LOCKS,
       pendingRequest: null,
       declaredBad: false,
+      temporaryUntil: null,
       createdAt: addedAt,
     });
+  }
+  if (event.type === 'ReplicaDeleted') {
+    if (!replicas.has(rseId)) return replicas;
+    const rest = new Map(replicas);
+    rest.delete(rseId);
+    return rest;
   }
   const replica = replicas.get(rseId);
   if (!replica) return replicas;
@@ -214,11 +297,24 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
         declaredBad: replica.declaredBad && !event.data.recovered,
         // A copy that arrived or failed for good ends its request: a retry queues a new one.
         pendingRequest: event.data.state === 'AVAILABLE' || event.data.state === 'UNAVAILABLE' ? null : replica.pendingRequest,
+        temporaryUntil: event.data.state === 'TEMPORARY_UNAVAILABLE' ? replica.temporaryUntil : null,
       });
     case 'ReplicaDeclaredBad':
-      return withReplica(replicas, { ...replica, state: 'BAD', declaredBad: true });
+      return withReplica(replicas, { ...replica, state: 'BAD', declaredBad: true, temporaryUntil: null });
     case 'ReplicaDeclaredTemporarilyUnavailable':
-      return withReplica(replicas, { ...replica, state: 'TEMPORARY_UNAVAILABLE' });
+      return withReplica(replicas, { ...replica, state: 'TEMPORARY_UNAVAILABLE', temporaryUntil: event.data.expiresAt });
+    case 'ReplicaDeletionStarted':
+      return withReplica(replicas, { ...replica, state: 'BEING_DELETED', tombstone: OBSOLETE_TOMBSTONE, temporaryUntil: null });
+    case 'ReplicaLost':
+      return withReplica(replicas, {
+        ...replica,
+        state: 'UNAVAILABLE',
+        tombstone: OBSOLETE_TOMBSTONE,
+        locks: NO_LOCKS,
+        declaredBad: false,
+        temporaryUntil: null,
+        pendingRequest: event.data.cancelledRequest !== null && event.data.cancelledRequest === replica.pendingRequest ? null : replica.pendingRequest,
+      });
     case 'ReplicaTombstoneSet':
       return withReplica(replicas, { ...replica, tombstone: event.data.tombstone });
     case 'ReplicaDeclaredSuspicious':

@@ -37,6 +37,11 @@ export type DeclareReplicaTemporarilyUnavailable = Command<
   ReplicaTarget & { reason: string | null; expiresAt: string }
 >;
 export type SetReplicaTombstone = Command<'SetReplicaTombstone', ReplicaTarget & { tombstone: string | null }>;
+/**
+ * The undertaker's `purge_all_replicas` for a file of an expired collection: every replica no lock
+ * holds, and with a tombstone, becomes obsolete (the reaper deletes it next).
+ */
+export type PurgeUnlockedReplicas = Command<'PurgeUnlockedReplicas', { scope: string; name: string }>;
 
 export type ReplicaCommand =
   | AddReplica
@@ -44,7 +49,8 @@ export type ReplicaCommand =
   | DeclareReplicaBad
   | DeclareReplicaSuspicious
   | DeclareReplicaTemporarilyUnavailable
-  | SetReplicaTombstone;
+  | SetReplicaTombstone
+  | PurgeUnlockedReplicas;
 
 const ref = ({ scope, name, rse, rseId }: ReplicaTarget) => ({ scope, name, rse, rseId });
 
@@ -171,6 +177,14 @@ export const setReplicaTombstone = ({ data, metadata }: SetReplicaTombstone, sta
   return [{ type: 'ReplicaTombstoneSet', data: { ...ref(data), tombstone: data.tombstone, setAt: metadata.now.toISOString() } }];
 };
 
+export const purgeUnlockedReplicas = ({ data, metadata }: PurgeUnlockedReplicas, state: FileReplicas): ReplicaEvent[] =>
+  [...state.replicas.values()]
+    .filter((replica) => replica.locks.size === 0 && replica.tombstone !== null && replica.tombstone !== OBSOLETE_TOMBSTONE)
+    .map((replica) => ({
+      type: 'ReplicaTombstoneSet',
+      data: { scope: data.scope, name: data.name, rse: replica.rse, rseId: replica.rseId, tombstone: OBSOLETE_TOMBSTONE, setAt: metadata.now.toISOString() },
+    }));
+
 /**
  * Why each of a file's declarations, decided in order, did not count ("Unknown replica",
  * "Already declared"), or undefined where it did: what Rucio reports back to the declarer.
@@ -206,6 +220,8 @@ export const decideReplica = (command: ReplicaCommand, state: FileReplicas): Rep
       return declareReplicaTemporarilyUnavailable(command, state);
     case 'SetReplicaTombstone':
       return setReplicaTombstone(command, state);
+    case 'PurgeUnlockedReplicas':
+      return purgeUnlockedReplicas(command, state);
     default: {
       const unknown: never = command;
       throw new Error(`Unknown replica command ${(unknown as ReplicaCommand).type}`);

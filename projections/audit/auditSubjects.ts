@@ -126,7 +126,14 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
     case 'ReplicaDeclaredSuspicious':
     case 'ReplicaDeclaredTemporarilyUnavailable':
     case 'ReplicaTombstoneSet':
+    case 'ReplicaDeletionStarted':
+    case 'ReplicaDeleted':
       subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
+      break;
+    case 'ReplicaLost':
+      subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
+      for (const ruleId of Object.keys(event.data.locks)) subjects.add(ruleSubject(ruleId));
+      for (const dataset of event.data.datasets) subjects.add(didSubject(dataset.scope, dataset.name));
       break;
     case 'RuleAdded':
       subjects.add(ruleSubject(event.data.rule.id)).add(didSubject(event.data.rule.scope, event.data.rule.name));
@@ -172,6 +179,7 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
     case 'RseQosPolicyAdded':
     case 'RseQosPolicyRemoved':
     case 'ReplicasQuarantined':
+    case 'QuarantinedReplicasRemoved':
     case 'LocalAccountLimitSet':
     case 'LocalAccountLimitRemoved':
       subjects.add(rseSubject(event.data.rse));

@@ -68,6 +68,18 @@ export const followersOf = (readModels: ReadModels, scope: string, name: string)
 export const parentsOf = async (readModels: ReadModels, scope: string, name: string): Promise<ContentDocument[]> =>
   contents(readModels).find({ childKey: didKey(scope, name) }, { sort: { _id: 1 } }).toArray();
 
+/** The direct parents of each DID by `scope:name`, 500 children per query. */
+export const parentsOfMany = async (readModels: ReadModels, dids: readonly DidRef[]): Promise<Map<string, DidRef[]>> => {
+  const keys = [...new Set(dids.map((did) => didKey(did.scope, did.name)))];
+  const parents = new Map<string, DidRef[]>();
+  for (let start = 0; start < keys.length; start += 500) {
+    for await (const edge of contents(readModels).find({ childKey: { $in: keys.slice(start, start + 500) } })) {
+      parents.set(edge.childKey, [...(parents.get(edge.childKey) ?? []), { scope: edge.parentScope, name: edge.parentName }]);
+    }
+  }
+  return parents;
+};
+
 /**
  * Every ancestor's key, nearest level first, up to `maxLevels` levels (default all). A DID graph
  * has no cycles, but the visited set guards anyway.

@@ -91,7 +91,7 @@ export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>(
     DidResurrected: true,
     FileAvailabilityChanged: true,
   },
-  // A DID's name is never reused, even after deletion, so its creation always makes a new document.
+  // A DID's document is gone before its name is used again (only a deleted file's may be), so its creation always makes a new document.
   creates: ['DidCreated'],
   documentId: (event) => didKey(event.data.scope, event.data.name),
   evolve: (document, event) => {

@@ -1,4 +1,4 @@
-import { didKey } from '../../domain/did/did.ts';
+import { didKey, type DidEvent } from '../../domain/did/did.ts';
 import type { ReplicaEvent } from '../../domain/replica/replica.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { EventsOf, Projected, Projection } from '../projection.ts';
@@ -44,15 +44,48 @@ export const badReplicasCollection: CollectionSpec = {
 const rowId = (event: ReplicaEvent, letter: string, position?: number): string =>
   `${didKey(event.data.scope, event.data.name)} ${event.data.rseId} ${letter}${position === undefined ? '' : ` ${String(position).padStart(20, '0')}`}`;
 
-type BadReplicaEvent = EventsOf<ReplicaEvent, 'ReplicaDeclaredBad' | 'ReplicaDeclaredSuspicious' | 'ReplicaDeclaredTemporarilyUnavailable' | 'ReplicaStateChanged'>;
+type BadReplicaEvent =
+  | EventsOf<ReplicaEvent, 'ReplicaDeclaredBad' | 'ReplicaDeclaredSuspicious' | 'ReplicaDeclaredTemporarilyUnavailable' | 'ReplicaStateChanged' | 'ReplicaDeleted' | 'ReplicaLost'>
+  | EventsOf<DidEvent, 'FileExpiryCleared' | 'DidErased'>;
 
+/**
+ * Version 2: BAD rows end DELETED when their replica is deleted or their file expired (the
+ * undertaker), LOST when the necromancer loses the replica; a temporary unavailability's row
+ * goes once the replica leaves that state (its expiry, a BAD declaration, a state update).
+ */
 export const badReplicasProjection: Projection<BadReplicaEvent> = {
   name: 'bad_replicas',
-  version: 1,
+  version: 2,
   collections: [badReplicasCollection],
-  handles: { ReplicaDeclaredBad: true, ReplicaDeclaredSuspicious: true, ReplicaDeclaredTemporarilyUnavailable: true, ReplicaStateChanged: true },
+  handles: {
+    ReplicaDeclaredBad: true,
+    ReplicaDeclaredSuspicious: true,
+    ReplicaDeclaredTemporarilyUnavailable: true,
+    ReplicaStateChanged: true,
+    ReplicaDeleted: true,
+    ReplicaLost: true,
+    FileExpiryCleared: true,
+    DidErased: true,
+  },
   async apply(event, context) {
     const rows = context.collection<BadReplicaDocument>(badReplicasCollection);
+    /** Open BAD rows (of one RSE, or of every RSE) take a final state. */
+    const closeBadRows = async (key: string, rseId: string | undefined, state: BadReplicaState, at: string) => {
+      for (const open of await rows.find({ didKey: key, ...(rseId ? { rse_id: rseId } : {}), state: 'BAD' })) {
+        await rows.update(open._id, (current) => (current ? { ...current, state, updated_at: at } : undefined));
+      }
+    };
+    const dropTemporaryRow = (key: string, rseId: string) => rows.update(`${key} ${rseId} T`, (current) => (current ? null : undefined));
+    if (event.type === 'FileExpiryCleared') {
+      await closeBadRows(didKey(event.data.scope, event.data.name), undefined, 'DELETED', event.data.clearedAt);
+      return;
+    }
+    if (event.type === 'DidErased') {
+      // The undertaker's BAD rows of the files concerned (Rucio's delete_dids): a file, or a dataset's files.
+      if (event.data.didType === 'FILE') await closeBadRows(didKey(event.data.scope, event.data.name), undefined, 'DELETED', event.data.erasedAt);
+      if (event.data.didType === 'DATASET') for (const child of event.data.children) await closeBadRows(didKey(child.scope, child.name), undefined, 'DELETED', event.data.erasedAt);
+      return;
+    }
     const { scope, name, rse, rseId } = event.data;
     const row = (state: BadReplicaState, fields: { reason: string | null; account: string; bytes: number; expires_at: string | null; at: string }) => ({
       didKey: didKey(scope, name),
@@ -70,6 +103,7 @@ export const badReplicasProjection: Projection<BadReplicaEvent> = {
     });
     switch (event.type) {
       case 'ReplicaDeclaredBad': {
+        if (event.data.previousState === 'TEMPORARY_UNAVAILABLE') await dropTemporaryRow(didKey(scope, name), rseId);
         const id = rowId(event, 'B', context.position);
         await rows.create(id, { _id: id, ...row('BAD', { ...event.data, expires_at: null, at: event.data.declaredAt }) });
         return;
@@ -90,13 +124,18 @@ export const badReplicasProjection: Projection<BadReplicaEvent> = {
         return;
       }
       case 'ReplicaStateChanged': {
-        if (!event.data.recovered) return;
+        if (event.data.previousState === 'TEMPORARY_UNAVAILABLE' && event.data.state !== 'TEMPORARY_UNAVAILABLE') await dropTemporaryRow(didKey(scope, name), rseId);
         // Recoveries are rare: looking the open BAD rows up costs one query then.
-        for (const open of await rows.find({ didKey: didKey(scope, name), rse_id: rseId, state: 'BAD' })) {
-          await rows.update(open._id, (current) => (current ? { ...current, state: 'RECOVERED', updated_at: event.data.changedAt } : undefined));
-        }
+        if (event.data.recovered) await closeBadRows(didKey(scope, name), rseId, 'RECOVERED', event.data.changedAt);
         return;
       }
+      case 'ReplicaDeleted':
+        // Only a replica declared BAD has rows to close (a TEMPORARY_UNAVAILABLE one is never deleted): no query for the others.
+        if (event.data.declaredBad) await closeBadRows(didKey(scope, name), rseId, 'DELETED', event.data.deletedAt);
+        return;
+      case 'ReplicaLost':
+        await closeBadRows(didKey(scope, name), rseId, 'LOST', event.data.lostAt);
+        return;
       default:
         return;
     }

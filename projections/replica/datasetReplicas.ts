@@ -1,5 +1,5 @@
 import { didFromKey, didKey, type DidEvent } from '../../domain/did/did.ts';
-import { stateAfter, type ReplicaEvent, type ReplicaTransition } from '../../domain/replica/replica.ts';
+import { stateAfter, transitionTime, type ReplicaEvent, type ReplicaTransition } from '../../domain/replica/replica.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { EventsOf, Projected } from '../projection.ts';
 import type { ProjectionContext } from '../runtime/projectionContext.ts';
@@ -74,11 +74,19 @@ export const countTransition = async (context: ProjectionContext, event: Replica
   const after = stateAfter(event) === 'AVAILABLE';
   if (before === after) return;
   const sign = after ? 1 : -1;
-  const at = event.type === 'ReplicaStateChanged' ? event.data.changedAt : event.data.declaredAt;
+  const at = transitionTime(event);
   const { scope, name, rse, rseId } = event.data;
   for (const datasetKey of (await parents(context).get(didKey(scope, name)))?.datasets ?? []) {
     await adjust(context, datasetKey, { rseId, rse }, { replicas: 0, available: sign, bytes: sign * replica.bytes }, at);
   }
+};
+
+/** A replica deleted leaves its datasets' rows (it counted as available only if it still was). */
+export const countDeletedReplica = async (context: ProjectionContext, event: Extract<ReplicaEvent, { type: 'ReplicaDeleted' }>, replica: ReplicaDocument): Promise<void> => {
+  const { scope, name, rse, rseId, deletedAt } = event.data;
+  const available = replica.state === 'AVAILABLE';
+  const change = { replicas: -1, available: available ? -1 : 0, bytes: available ? -replica.bytes : 0 };
+  for (const datasetKey of (await parents(context).get(didKey(scope, name)))?.datasets ?? []) await adjust(context, datasetKey, { rseId, rse }, change, deletedAt);
 };
 
 const PAGE = 500;

@@ -1,5 +1,5 @@
 import { didKey } from '../../domain/did/did.ts';
-import { stateAfter, type ReplicaEvent, type ReplicaState } from '../../domain/replica/replica.ts';
+import { OBSOLETE_TOMBSTONE, stateAfter, type ReplicaEvent, type ReplicaState } from '../../domain/replica/replica.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { Projected } from '../projection.ts';
 
@@ -30,7 +30,15 @@ export type ReplicaDocument = Projected<{
  */
 export const replicasCollection: CollectionSpec = {
   name: 'replicas',
-  indexes: [{ fields: ['didKey', '_id'] }, { fields: ['rse_id', 'path'] }, { fields: ['rse_id', 'didKey'] }],
+  indexes: [
+    { fields: ['didKey', '_id'] },
+    { fields: ['rse_id', 'path'] },
+    { fields: ['rse_id', 'didKey'] },
+    // The reaper's candidates of an RSE, unlocked, oldest tombstone first.
+    { fields: ['rse_id', 'lock_cnt', 'tombstone', 'updated_at'] },
+    // The necromancer's BAD replicas.
+    { fields: ['state', 'updated_at'] },
+  ],
 };
 
 /** The order in which replicas of several files come out of the file index without a sort. */
@@ -75,6 +83,12 @@ export const evolveReplica = (document: ReplicaDocument | null, event: ReplicaEv
       return { ...document, lock_cnt: document.lock_cnt + 1, tombstone: null, updated_at: event.data.lockedAt };
     case 'ReplicaUnlocked':
       return { ...document, lock_cnt: Math.max(0, document.lock_cnt - 1), tombstone: event.data.tombstone, state: event.data.state, updated_at: event.data.unlockedAt };
+    case 'ReplicaDeletionStarted':
+      return { ...document, state: 'BEING_DELETED', tombstone: OBSOLETE_TOMBSTONE, updated_at: event.data.changedAt };
+    case 'ReplicaDeleted':
+      return null;
+    case 'ReplicaLost':
+      return { ...document, state: 'UNAVAILABLE', lock_cnt: 0, tombstone: OBSOLETE_TOMBSTONE, updated_at: event.data.lostAt };
     default:
       return undefined;
   }

@@ -1,6 +1,7 @@
 import type { ReplicaEvent } from '../../domain/replica/replica.ts';
 import {
   countAddedReplica,
+  countDeletedReplica,
   countMembership,
   countTransition,
   datasetParentsCollection,
@@ -19,7 +20,16 @@ import { evolveReplica, replicaId, replicasCollection, type ReplicaDocument } fr
 type ReplicaProjectionEvent =
   | EventsOf<
       ReplicaEvent,
-      'ReplicaAdded' | 'ReplicaStateChanged' | 'ReplicaDeclaredBad' | 'ReplicaDeclaredTemporarilyUnavailable' | 'ReplicaTombstoneSet' | 'ReplicaLocked' | 'ReplicaUnlocked'
+      | 'ReplicaAdded'
+      | 'ReplicaStateChanged'
+      | 'ReplicaDeclaredBad'
+      | 'ReplicaDeclaredTemporarilyUnavailable'
+      | 'ReplicaTombstoneSet'
+      | 'ReplicaLocked'
+      | 'ReplicaUnlocked'
+      | 'ReplicaDeletionStarted'
+      | 'ReplicaDeleted'
+      | 'ReplicaLost'
     >
   | DatasetMembershipEvent;
 
@@ -35,6 +45,9 @@ export const replicasProjection: Projection<ReplicaProjectionEvent> = {
     ReplicaTombstoneSet: true,
     ReplicaLocked: true,
     ReplicaUnlocked: true,
+    ReplicaDeletionStarted: true,
+    ReplicaDeleted: true,
+    ReplicaLost: true,
     DidsAttached: true,
     DidsDetached: true,
     DidErased: true,
@@ -58,7 +71,15 @@ export const replicasProjection: Projection<ReplicaProjectionEvent> = {
       before = current;
       return evolveReplica(current, event);
     });
-    if (before && (event.type === 'ReplicaStateChanged' || event.type === 'ReplicaDeclaredBad' || event.type === 'ReplicaDeclaredTemporarilyUnavailable')) {
+    if (!before) return;
+    if (event.type === 'ReplicaDeleted') await countDeletedReplica(context, event, before);
+    else if (
+      event.type === 'ReplicaStateChanged' ||
+      event.type === 'ReplicaDeclaredBad' ||
+      event.type === 'ReplicaDeclaredTemporarilyUnavailable' ||
+      event.type === 'ReplicaDeletionStarted' ||
+      event.type === 'ReplicaLost'
+    ) {
       await countTransition(context, event, before);
     }
   },

@@ -1,5 +1,5 @@
 import type { RseProtocol } from '../../domain/rse/protocol.ts';
-import type { ReplicaAdded } from '../../domain/replica/replica.ts';
+import type { ReplicaAdded, ReplicaDeleted } from '../../domain/replica/replica.ts';
 import { RSE_EVENT_TYPES, type RseAttributeValue, type RseEvent, type RseProperties, type RseUsage } from '../../domain/rse/rse.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { Projected, Projection } from '../projection.ts';
@@ -56,16 +56,18 @@ export const distanceDocumentId = (srcRseId: string, destRseId: string): string 
  * its bytes and one file (Rucio's abacus-rse does this later from its counter table; here the
  * replica events drive it). Setting the source explicitly replaces the counter, as in Rucio.
  */
-const countedReplica = (usage: Record<string, RseUsage>, event: ReplicaAdded): Record<string, RseUsage> => {
+const countedReplica = (usage: Record<string, RseUsage>, event: ReplicaAdded | ReplicaDeleted): Record<string, RseUsage> => {
   const counter = usage.rucio;
+  const sign = event.type === 'ReplicaAdded' ? 1 : -1;
+  const at = event.type === 'ReplicaAdded' ? event.data.addedAt : event.data.deletedAt;
   return {
     ...usage,
-    rucio: { used: (counter?.used ?? 0) + event.data.bytes, free: counter?.free ?? null, files: (counter?.files ?? 0) + 1, updatedAt: event.data.addedAt },
+    rucio: { used: (counter?.used ?? 0) + sign * event.data.bytes, free: counter?.free ?? null, files: (counter?.files ?? 0) + sign, updatedAt: at },
   };
 };
 
 /** How each event changes the RSE's own document (undefined: the event does not touch it). */
-const evolveRseDocument = (document: RseDocument | null, event: RseEvent | ReplicaAdded): RseDocument | null | undefined => {
+const evolveRseDocument = (document: RseDocument | null, event: RseEvent | ReplicaAdded | ReplicaDeleted): RseDocument | null | undefined => {
   if (event.type === 'RseCreated') {
     return {
       _id: event.data.rse,
@@ -124,17 +126,19 @@ const evolveRseDocument = (document: RseDocument | null, event: RseEvent | Repli
     case 'RseQosPolicyRemoved':
       return { ...document, qosPolicies: document.qosPolicies.filter((policy) => policy !== event.data.policy) };
     case 'ReplicaAdded':
+    case 'ReplicaDeleted':
+      // The reaper's deletions give the counter back (Rucio's `delete_replicas` decreases it).
       return { ...document, usage: countedReplica(document.usage, event) };
     default:
       return undefined;
   }
 };
 
-export const rsesProjection: Projection<RseEvent | ReplicaAdded> = {
+export const rsesProjection: Projection<RseEvent | ReplicaAdded | ReplicaDeleted> = {
   name: 'rses',
   version: 2,
   collections: [rsesCollection, rseDistancesCollection, rseUsageHistoryCollection],
-  handles: { ...RSE_EVENT_TYPES, ReplicaAdded: true },
+  handles: { ...RSE_EVENT_TYPES, ReplicaAdded: true, ReplicaDeleted: true },
   async apply(event, context) {
     await context.collection<RseDocument>(rsesCollection).update(event.data.rse, (document) => evolveRseDocument(document, event));
     switch (event.type) {

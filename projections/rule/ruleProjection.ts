@@ -1,5 +1,6 @@
 import { didKey } from '../../domain/did/did.ts';
 import type { DidEvent } from '../../domain/did/did.ts';
+import type { ReplicaEvent } from '../../domain/replica/replica.ts';
 import type { DatasetLock, LockCounters, RuleEvent, RuleLock, RuleRecord, RuleState } from '../../domain/rule/rule.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { EventsOf, Projected, Projection } from '../projection.ts';
@@ -329,12 +330,15 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
       return;
     }
     case 'RuleLocksRemoved':
+      // A lost replica takes its lock away without changing the rule's state: the history says so.
+      if (event.data.cause.kind === 'recovery') await history(context, rule, rule.state, event.type, `recovery: ${event.data.cause.detail ?? ''}`, event.data.at);
       for (const lock of event.data.locks) await lockDocuments(context).update(ruleLockId(ruleId, lock.scope, lock.name, lock.rseId), (document) => (document ? null : undefined));
       for (const lock of event.data.datasetLocks) {
         await datasetLockDocuments(context).update(ruleLockId(ruleId, lock.scope, lock.name, lock.rseId), (document) => (document ? null : undefined));
       }
       return;
     case 'RuleLocksChanged':
+      if (event.data.cause.kind === 'recovery') await history(context, rule, rule.state, event.type, `recovery: ${event.data.cause.detail ?? ''}`, event.data.at);
       for (const lock of event.data.locks) {
         await lockDocuments(context).update(ruleLockId(ruleId, lock.scope, lock.name, lock.rseId), (document) =>
           document ? { ...document, state: lock.state, updated_at: event.data.at } : undefined,
@@ -378,7 +382,7 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
   }
 };
 
-export const rulesProjection: Projection<RuleEvent | EventsOf<DidEvent, 'DidClosed'>> = {
+export const rulesProjection: Projection<RuleEvent | EventsOf<DidEvent, 'DidClosed'> | EventsOf<ReplicaEvent, 'ReplicaLost'>> = {
   name: 'rules',
   version: 2,
   collections: [rulesCollection, ruleLocksCollection, datasetLocksCollection, ruleHistoryCollection, ruleMessagesCollection],
@@ -394,8 +398,25 @@ export const rulesProjection: Projection<RuleEvent | EventsOf<DidEvent, 'DidClos
     RuleDeleted: true,
     RuleNotified: true,
     DidClosed: true,
+    ReplicaLost: true,
   },
   async apply(event, context) {
+    if (event.type === 'ReplicaLost') {
+      // Rucio's LOST message, one per dataset the lost file leaves; messages of rules share the collection.
+      const { scope, name, datasets, lostAt } = event.data;
+      for (const [index, dataset] of datasets.entries()) {
+        const id = `lost ${String(context.position).padStart(20, '0')} ${index}`;
+        await context.collection<RuleMessageDocument>(ruleMessagesCollection).create(id, {
+          _id: id,
+          rule_id: '',
+          event_type: 'LOST',
+          payload: { scope, name, dataset_scope: dataset.scope, dataset_name: dataset.name },
+          created_at: lostAt,
+          position: context.position,
+        });
+      }
+      return;
+    }
     if (event.type === 'DidClosed') {
       // Dataset locks copy a dataset's size once it is closed (Rucio fills them only then).
       const key = didKey(event.data.scope, event.data.name);
