@@ -7,7 +7,9 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
 import type { DidWriteOutcome } from './didCreation.ts';
 import { loadAttachCandidates, loadDid, onDidStream, requireScope, scopeAccess } from './didStreams.ts';
-import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
+import { handleCommand, handleCommands, lastPosition, onStream, type AnyStreamDecision, type CommandContext } from '../handleCommand.ts';
+import { ruleStreamName } from '../../domain/rule/rule.ts';
+import { ruleDecider, type RuleCommand } from '../../domain/rule/ruleDecider.ts';
 import { loadRule, planRuleDeletion } from '../rule/ruleDeletion.ts';
 import { RuleStep } from '../rule/ruleStep.ts';
 
@@ -110,27 +112,61 @@ export const createDidSample = async (
   });
 };
 
+/** How the undertaker deletes (Rucio's `undertaker` options); the defaults are Rucio's. */
+export type ExpiryOptions = Readonly<{
+  /** A rule with more locks is only expired within the hour, and the DID kept another day. */
+  expireRulesLocksSize: number;
+  /** The unlocked replicas of a collection's files get an obsolete tombstone. */
+  purgeAllReplicas: boolean;
+}>;
+
+const RUCIO_EXPIRY_OPTIONS: ExpiryOptions = { expireRulesLocksSize: 10_000, purgeAllReplicas: false };
+
+/** Rucio resets the lifetime of a DID whose large rule was only expired to one day. */
+const POSTPONED_LIFETIME_SECONDS = 86_400;
+
 /**
  * The undertaker's command for one expired DID (Rucio's `delete_dids` with `expire_rules`): its
  * rules are deleted with their locks (purging the replicas they leave), it is detached from every
  * parent, and it is deleted (a collection) or stripped of its expiry and JSON metadata (a file),
- * all in one atomic step. A locked rule protects the DID: nothing is done then. Rucio leaves a
- * DID with parents for its next cycle after detaching it; here everything happens at once, the
- * detach events reaching the judge all the same.
+ * all in one atomic step; with `purgeAllReplicas` the unlocked replicas of a collection's files
+ * become obsolete too. A locked rule protects the DID: nothing is done then. A rule holding more
+ * than `expireRulesLocksSize` locks is only expired within the hour and the DID given another day
+ * (`postponed` says why): its locks go with the cleaner, the DID at the undertaker's next pass.
+ * Rucio leaves a DID with parents for its next cycle after detaching it; here everything happens
+ * at once, the detach events reaching the judge all the same.
  */
 export const deleteExpiredDid = async (
   context: CommandContext,
   data: DidRef,
   metadata: CommandMetadata,
-): Promise<DidWriteOutcome> => {
+  options: ExpiryOptions = RUCIO_EXPIRY_OPTIONS,
+): Promise<DidWriteOutcome & { postponed?: string }> => {
   const state = await loadDid(context, data.scope, data.name);
   const step = new RuleStep(metadata);
   // With a locked rule the DID's own decision refuses; its rules are left as they are.
   if (state.status === 'Live' && ![...state.rules.values()].some((rule) => rule.locked)) {
+    const rules = [];
     for (const ruleId of state.rules.keys()) {
       const rule = await loadRule(context, ruleId);
-      if (rule.status !== 'Live') continue;
+      if (rule.status === 'Live') rules.push(rule);
+    }
+    const large = rules.filter((rule) => rule.locks.size > options.expireRulesLocksSize);
+    if (large.length > 0) {
+      const decisions: AnyStreamDecision[] = large.map((rule) =>
+        onStream(ruleDecider, ruleStreamName(rule.record.id), { type: 'RequestRuleDeletion', data: { ruleId: rule.record.id, purgeReplicas: true }, metadata } satisfies RuleCommand),
+      );
+      decisions.push(onDidStream(data.scope, data.name, { type: 'SetDidMetadata', data: { ...data, meta: { lifetime: POSTPONED_LIFETIME_SECONDS }, conventions: new Map() }, metadata }));
+      const position = lastPosition(await handleCommands(context, decisions, { metadata }));
+      return { position, postponed: `rule ${large[0]!.record.id} holds ${large[0]!.locks.size} locks: expired within the hour, the DID kept another day` };
+    }
+    for (const rule of rules) {
       await planRuleDeletion(context, step, rule, { purgeReplicas: true, cause: { kind: 'deletion', detail: 'the DID expired' }, ignoreLock: false, deleteParent: true }, metadata);
+    }
+    if (options.purgeAllReplicas && state.record.didType !== 'FILE') {
+      for (const child of state.content.children.values()) {
+        if (child.didType === 'FILE') step.onDid(child.scope, child.name, { type: 'PurgeUnlockedReplicas', data: { scope: child.scope, name: child.name }, metadata });
+      }
     }
   }
   // The content read model may lag behind another writer: a parent that no longer holds the DID needs nothing.

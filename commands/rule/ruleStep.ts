@@ -114,7 +114,22 @@ export class RuleStep {
     }
   }
 
-  private requestFor(rule: RuleRecord, lock: PlannedLock, requestId: string, requestState: RequestState, retryCount: number | null): AnyStreamDecision {
+  /**
+   * Queues a transfer for a lock if the file's decision in this step asked for one (the replica
+   * waits for `requestId`): the necromancer's recovery copies go this way, with activity Recovery.
+   */
+  queueTransfer(rule: RuleRecord, lock: PlannedLock, requestId: string, requestState: RequestState, options: Readonly<{ retryCount?: number | null; activity?: string }> = {}): this {
+    this.requests.push(this.requestFor(rule, lock, requestId, requestState, options.retryCount ?? null, options.activity));
+    return this;
+  }
+
+  /** Decisions on other streams (a request to cancel), appended with the step. */
+  alongside(decision: AnyStreamDecision): this {
+    this.requests.push(decision);
+    return this;
+  }
+
+  private requestFor(rule: RuleRecord, lock: PlannedLock, requestId: string, requestState: RequestState, retryCount: number | null, activity?: string): AnyStreamDecision {
     const { metadata } = this;
     return onStream(
       requestDecider,
@@ -122,7 +137,8 @@ export class RuleStep {
       (decided): RequestCommand[] => {
         const file = decided.stateOf(didStreamDecider, didStreamName(lock.scope, lock.name));
         if (file?.replicas.get(lock.rse.rseId)?.pendingRequest !== requestId || file.did.status !== 'Live') return [];
-        const request = { ...requestRecord(rule, lock, requestId, file.did.record, metadata), retryCount };
+        const record = requestRecord(activity === undefined ? rule : { ...rule, activity }, lock, requestId, file.did.record, metadata);
+        const request = { ...record, retryCount };
         return [{ type: 'QueueRequest', data: { request, state: requestState }, metadata }];
       },
       { fresh: true },
