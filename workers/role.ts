@@ -49,6 +49,8 @@ export type CycleReport = Readonly<{
   done: number;
   /** What it decided to leave, and why; capped when stored. */
   skipped: readonly Readonly<{ what: string; reason: string }>[];
+  /** What it did, in a line (per RSE, bytes freed, ...), for roles whose count says too little; default none. */
+  detail?: string;
 }>;
 
 /** A job id that is also a valid causation id: derived event ids use it. */

@@ -12,6 +12,8 @@ export type LastCycle = Readonly<{
   skipped: number;
   /** The first few skipped items with their reasons. */
   skippedSample: readonly Readonly<{ what: string; reason: string }>[];
+  /** The job's own line on what it did, if it gave one. */
+  detail?: string;
   error: string | null;
 }>;
 
@@ -49,6 +51,7 @@ export class RoleStatusStore {
       done: report?.done ?? 0,
       skipped: report?.skipped.length ?? 0,
       skippedSample: report?.skipped.slice(0, SAMPLE) ?? [],
+      ...(report?.detail ? { detail: report.detail } : {}),
       error: 'error' in outcome ? String((outcome.error as Error)?.message ?? outcome.error) : null,
     };
     await this.redis.hset(`${this.prefix}:roles`, role, JSON.stringify(cycle));

@@ -1,4 +1,7 @@
 import { undertakerRole } from './did/undertakerRole.ts';
+import { darkReaperRole } from './quarantine/darkReaperRole.ts';
+import { reaperRole } from './replica/reaperRole.ts';
+import { recoveryRoles } from './replica/recoveryRoles.ts';
 import { conveyorRoles } from './request/conveyorRoles.ts';
 import { cleanerRole, evaluatorRole, injectorRole, repairerRole } from './rule/judgeRoles.ts';
 import type { Role } from './role.ts';
@@ -8,4 +11,4 @@ import type { Role } from './role.ts';
  * (through the reactor) or a schedule. `dms serve` and `dms worker` run all of them; `dms worker
  * --roles a,b` only some.
  */
-export const allRoles: readonly Role[] = [injectorRole, evaluatorRole, repairerRole, cleanerRole, undertakerRole, ...conveyorRoles];
+export const allRoles: readonly Role[] = [injectorRole, evaluatorRole, repairerRole, cleanerRole, undertakerRole, ...conveyorRoles, reaperRole, darkReaperRole, ...recoveryRoles];

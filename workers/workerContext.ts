@@ -1,6 +1,7 @@
 import type { CommandContext } from '../commands/commandContext.ts';
 import type { ConfigSections } from '../domain/config/settings.ts';
 import type { Logger } from '../infra/logger.ts';
+import { createStorages, type Storages } from '../infra/storage/storages.ts';
 import type { TransferTools } from '../infra/transfer/transferTools.ts';
 import { configSections } from '../projections/config/configQueries.ts';
 import type { ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
@@ -17,6 +18,8 @@ export type WorkerContext = Readonly<{
   logger: Logger;
   /** The transfer tools by name (the conveyor's submitter, poller and canceller talk to them). */
   transferTools: TransferTools;
+  /** The storages the deletion daemons delete on, by the RSE's delete protocol. */
+  storages: Storages;
   /** The configuration (`/config`) as the read models show it now. */
   settings(): Promise<ConfigSections>;
   /**
@@ -35,11 +38,13 @@ export const createWorkerContext = (
   progress: Pick<ProjectionProgress, 'waitFor'>,
   logger: Logger,
   transferTools: TransferTools,
+  storages: Storages = createStorages(),
 ): WorkerContext => ({
   commands,
   readModels,
   logger,
   transferTools,
+  storages,
   settings: () => configSections(readModels),
   readModelsAt: (position) => progress.waitFor(position, READ_MODEL_WAIT_MS),
 });

@@ -48,6 +48,7 @@ export const workersStatusCommand = async (config: ServiceConfig, options: Reado
     }
     printTable(table);
     for (const row of rows) {
+      if (row.lastCycle?.detail) console.log(`  ${row.role} did: ${row.lastCycle.detail}`);
       for (const skipped of row.lastCycle?.skippedSample ?? []) console.log(`  ${row.role} skipped ${skipped.what}: ${skipped.reason}`);
       if (row.nextRunAt) console.log(`  ${row.role} next runs at ${row.nextRunAt}`);
     }

@@ -7,15 +7,18 @@ import { lockedRuleCount } from '../../projections/rule/ruleQueries.ts';
 import { causationOf, type CycleReport, type ScheduledRole } from '../role.ts';
 
 /**
- * The undertaker on a schedule (`undertaker.interval`, default 60 s): reads the expired DIDs from
+ * The undertaker on a schedule (`undertaker.interval`, default 30 s): reads the expired DIDs from
  * the read models (at most `undertaker.max_dids`), lets the workflow choose, and deletes them as
- * root, `undertaker.chunk_size` at a time. A DID the command refuses (resurrected or given a new
- * lifetime meanwhile) is reported as skipped; the others go on.
+ * root, `undertaker.chunk_size` at a time, with their rules (purging their replicas, which the
+ * reaper then deletes). A DID the command refuses (resurrected or given a new lifetime meanwhile),
+ * or postpones (a rule over `undertaker.expire_rules_locks_size` locks), is reported as skipped;
+ * the others go on.
  */
 export const undertakerRole: ScheduledRole = {
   kind: 'scheduled',
   name: undertaker.name,
   interval: SETTINGS.undertakerInterval,
+  settings: [SETTINGS.undertakerMaxDids, SETTINGS.undertakerChunkSize, SETTINGS.undertakerDryRun, SETTINGS.undertakerExpireRulesLocksSize, SETTINGS.undertakerPurgeAllReplicas],
   async run(trigger, context) {
     const sections = await context.settings();
     const now = trigger.startedAt.toISOString();
@@ -30,14 +33,19 @@ export const undertakerRole: ScheduledRole = {
       return output.type === 'DeleteExpiredDid' ? [output.data] : [];
     });
     const chunkSize = settingValue(sections, SETTINGS.undertakerChunkSize);
+    const options = {
+      expireRulesLocksSize: settingValue(sections, SETTINGS.undertakerExpireRulesLocksSize),
+      purgeAllReplicas: settingValue(sections, SETTINGS.undertakerPurgeAllReplicas),
+    };
     for (let start = 0; start < deletions.length; start += chunkSize) {
       await Promise.all(
         deletions.slice(start, start + chunkSize).map(async (did) => {
           const item = `${did.scope}:${did.name}`;
           const metadata = { now: trigger.startedAt, account: 'root', requestId: `undertaker-${trigger.jobId}`, causationId: causationOf('undertaker', trigger, item) };
           try {
-            await deleteExpiredDid(context.commands, did, metadata);
-            done += 1;
+            const outcome = await deleteExpiredDid(context.commands, did, metadata, options);
+            if (outcome.postponed) skipped.push({ what: item, reason: outcome.postponed });
+            else done += 1;
           } catch (error) {
             if (!(error instanceof RucioError)) throw error;
             skipped.push({ what: item, reason: `${error.exceptionClass}: ${error.message}` });

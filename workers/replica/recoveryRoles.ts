@@ -1,0 +1,130 @@
+import { declareRecoveries, endTemporaryUnavailabilities, resolveBadReplica } from '../../commands/replica/replicaRecovery.ts';
+import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
+import { didKey } from '../../domain/did/did.ts';
+import { necromancer } from '../../domain/replica/necromancer.ts';
+import { parsePolicies, suspiciousReplicaRecoverer, type DeclareReplicaBad, type DeclareReplicaTemporarilyUnavailable } from '../../domain/replica/suspiciousReplicaRecoverer.ts';
+import { temporaryUnavailabilityExpiry, type EndTemporaryUnavailability } from '../../domain/replica/temporaryUnavailabilityExpiry.ts';
+import type { CommandMetadata } from '../../domain/shared/event.ts';
+import { RucioError } from '../../domain/shared/errors.ts';
+import type { Skipped } from '../../domain/shared/workflow.ts';
+import { activeRses, badReplicas, expiredTemporaryUnavailabilities, suspiciousForRecovery } from '../../projections/replica/deletionQueries.ts';
+import { causationOf, type JobTrigger, type ScheduledRole } from '../role.ts';
+import { contentDigest } from '../stepCause.ts';
+
+/**
+ * The recovery daemons on schedules: the necromancer (BAD replicas recovered from another copy or
+ * lost), minos-temporary-expiration (temporary unavailabilities that ended), and the
+ * suspicious-replica-recoverer (replicas declared suspicious often enough turn BAD). Each reads
+ * the read models, lets its workflow choose, and issues commands as root with the job as cause.
+ */
+
+const asRoot = (role: string, trigger: JobTrigger, item: string): CommandMetadata => ({
+  now: new Date(),
+  account: 'root',
+  requestId: `${role}-${trigger.jobId}`,
+  causationId: causationOf(role, trigger, item),
+});
+
+const skippedOf = (outputs: readonly { type: string; data: object }[]): Skipped['data'][] =>
+  outputs.filter((output): output is Skipped => output.type === 'Skipped').map((output) => output.data);
+
+/** The necromancer (`necromancer.interval`, 10 s): each BAD replica in its own step, oldest first. */
+export const necromancerRole: ScheduledRole = {
+  kind: 'scheduled',
+  name: necromancer.name,
+  interval: SETTINGS.necromancerInterval,
+  settings: [SETTINGS.necromancerBulk, SETTINGS.necromancerDryRun],
+  async run(trigger, context) {
+    const sections = await context.settings();
+    const bad = await badReplicas(context.readModels, settingValue(sections, SETTINGS.necromancerBulk));
+    const outputs = necromancer.decide({ dryRun: settingValue(sections, SETTINGS.necromancerDryRun) }, { bad });
+    const skipped = skippedOf(outputs);
+    const counts = { recover: 0, obsolete: 0, lost: 0 };
+    for (const output of outputs) {
+      if (output.type !== 'ResolveBadReplica') continue;
+      const { scope, name, rse, rseId } = output.data;
+      const what = `${didKey(scope, name)} on ${rse}`;
+      try {
+        const { outcome } = await resolveBadReplica(context.commands, { scope, name, rse, rseId, reason: 'no other copy can be read' }, asRoot(necromancer.name, trigger, `${rseId}/${didKey(scope, name)}`));
+        if (outcome === 'nothing') skipped.push({ what, reason: 'no longer BAD, or its file is LOST already' });
+        else counts[outcome] += 1;
+      } catch (error) {
+        if (!(error instanceof RucioError)) throw error;
+        skipped.push({ what, reason: `${error.exceptionClass}: ${error.message}` });
+      }
+    }
+    const done = counts.recover + counts.obsolete + counts.lost;
+    const detail = done > 0 ? `${counts.recover} being copied again, ${counts.obsolete} left to the reaper (no lock), ${counts.lost} lost` : undefined;
+    return { done, skipped, ...(detail ? { detail } : {}) };
+  },
+};
+
+/** minos-temporary-expiration (`minos-temporary-expiration.interval`, 60 s): expired unavailabilities end, in one step. */
+export const temporaryExpirationRole: ScheduledRole = {
+  kind: 'scheduled',
+  name: temporaryUnavailabilityExpiry.name,
+  interval: SETTINGS.temporaryExpirationInterval,
+  settings: [SETTINGS.temporaryExpirationBulk, SETTINGS.temporaryExpirationDryRun],
+  async run(trigger, context) {
+    const sections = await context.settings();
+    const now = trigger.startedAt.toISOString();
+    const unavailable = await expiredTemporaryUnavailabilities(context.readModels, now, settingValue(sections, SETTINGS.temporaryExpirationBulk));
+    const outputs = temporaryUnavailabilityExpiry.decide({ now, dryRun: settingValue(sections, SETTINGS.temporaryExpirationDryRun) }, { unavailable });
+    const skipped = skippedOf(outputs);
+    const ending = outputs.filter((output): output is EndTemporaryUnavailability => output.type === 'EndTemporaryUnavailability').map((output) => output.data);
+    if (ending.length === 0) return { done: 0, skipped };
+    const keys = ending.map((replica) => `${didKey(replica.scope, replica.name)} ${replica.rseId}`);
+    const { restored } = await endTemporaryUnavailabilities(context.commands, { replicas: ending }, asRoot(temporaryUnavailabilityExpiry.name, trigger, `end-${contentDigest(keys)}`));
+    const back = new Set(restored.map((replica) => `${didKey(replica.scope, replica.name)} ${replica.rseId}`));
+    for (const replica of ending) {
+      if (!back.has(`${didKey(replica.scope, replica.name)} ${replica.rseId}`)) skipped.push({ what: `${didKey(replica.scope, replica.name)} on ${replica.rse}`, reason: 'declared again, or no longer TEMPORARY_UNAVAILABLE' });
+    }
+    return { done: restored.length, skipped };
+  },
+};
+
+/** A day: the recoverer's window is in days, as Rucio's `younger_than`. */
+const DAY_MS = 86_400_000;
+
+/**
+ * The suspicious-replica-recoverer (`suspicious-replica-recoverer.interval`, 60 s) over the RSEs
+ * with `enable_suspicious_file_recovery` that can be read; declarations as root, in one step.
+ */
+export const suspiciousRecovererRole: ScheduledRole = {
+  kind: 'scheduled',
+  name: suspiciousReplicaRecoverer.name,
+  interval: SETTINGS.recovererInterval,
+  settings: [SETTINGS.recovererYoungerThan, SETTINGS.recovererNattempts, SETTINGS.recovererLimitPerRse, SETTINGS.recovererActiveMode],
+  async run(trigger, context) {
+    const sections = await context.settings();
+    const enabled = (value: unknown) => value === true || (typeof value === 'string' && value.toLowerCase() === 'true');
+    const rses = (await activeRses(context.readModels)).filter((rse) => enabled(rse.attributes.enable_suspicious_file_recovery) && rse.properties.availability_read);
+    if (rses.length === 0) return { done: 0, skipped: [] };
+    const youngerThan = new Date(trigger.startedAt.getTime() - settingValue(sections, SETTINGS.recovererYoungerThan) * DAY_MS).toISOString();
+    const suspicious = await suspiciousForRecovery(context.readModels, { rseIds: new Set(rses.map((rse) => rse.id)), youngerThan, nattempts: settingValue(sections, SETTINGS.recovererNattempts) });
+    const outputs = suspiciousReplicaRecoverer.decide(
+      {
+        activeMode: settingValue(sections, SETTINGS.recovererActiveMode),
+        limitPerRse: settingValue(sections, SETTINGS.recovererLimitPerRse),
+        policies: parsePolicies(settingValue(sections, SETTINGS.recovererPolicy)),
+      },
+      { suspicious },
+    );
+    const skipped = skippedOf(outputs);
+    const declarations = outputs.filter((output): output is DeclareReplicaBad | DeclareReplicaTemporarilyUnavailable => output.type !== 'Skipped');
+    if (declarations.length === 0) return { done: 0, skipped };
+    const metadata = asRoot(suspiciousReplicaRecoverer.name, trigger, `declare-${contentDigest(declarations.map((output) => `${output.data.rseId}/${didKey(output.data.scope, output.data.name)}`))}`);
+    const { declared } = await declareRecoveries(
+      context.commands,
+      {
+        bad: declarations.flatMap((output) => (output.type === 'DeclareReplicaBad' ? [output.data] : [])),
+        unavailable: declarations.flatMap((output) => (output.type === 'DeclareReplicaTemporarilyUnavailable' ? [{ ...output.data, reason: 'Suspicious replicas on a problematic RSE' }] : [])),
+      },
+      metadata,
+    );
+    const bad = declarations.filter((output) => output.type === 'DeclareReplicaBad').length;
+    return { done: declared, skipped, detail: `${bad} declared BAD, ${declarations.length - bad} made TEMPORARY_UNAVAILABLE` };
+  },
+};
+
+export const recoveryRoles = [necromancerRole, temporaryExpirationRole, suspiciousRecovererRole] as const;

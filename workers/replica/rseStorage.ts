@@ -1,0 +1,49 @@
+import { settingValue, SETTINGS, type ConfigSections } from '../../domain/config/settings.ts';
+import { deterministicPath } from '../../domain/rse/lfn2pfn.ts';
+import { pfnFromProtocol } from '../../domain/rse/lfn2pfn.ts';
+import type { RseProtocol } from '../../domain/rse/protocol.ts';
+import { selectProtocol } from '../../domain/rse/protocolSelection.ts';
+import { RucioError } from '../../domain/shared/errors.ts';
+import type { Storage } from '../../infra/storage/storage.ts';
+import type { RseDocument } from '../../projections/rse/rses.ts';
+import type { WorkerContext } from '../workerContext.ts';
+
+/**
+ * How the deletion daemons reach an RSE's files: its preferred `delete` protocol (WAN, as Rucio's
+ * reaper), the storage that speaks it, and the PFNs it gives. Staging areas are deleted from the
+ * catalogue only (Rucio's reaper does the same).
+ */
+export type RseStorage = Readonly<{
+  protocol: RseProtocol;
+  /** Null for a staging area: nothing to delete on storage. */
+  storage: Storage | null;
+  /** The PFN of a replica: its stored path on non-deterministic RSEs, the lfn2pfn path otherwise. */
+  pfnOf(scope: string, name: string, storedPath: string | null): string | undefined;
+  /** The PFN of a path below the protocol's prefix (a quarantined file). */
+  pfnOfPath(path: string): string;
+}>;
+
+/** The RSE's storage, or why the daemons cannot delete on it. */
+export const rseStorage = (context: WorkerContext, rse: RseDocument, sections: ConfigSections): RseStorage | { refusal: string } => {
+  let protocol: RseProtocol;
+  try {
+    protocol = selectProtocol(rse.protocols, { operation: 'delete', domain: 'wan' });
+  } catch (error) {
+    if (error instanceof RucioError) return { refusal: 'no delete protocol' };
+    throw error;
+  }
+  const stagingArea = rse.properties.staging_area;
+  const storage = context.storages.forProtocol(protocol);
+  if (!storage && !stagingArea) return { refusal: `no storage client here for its ${protocol.scheme} delete protocol (${protocol.impl})` };
+  const configured = rse.attributes.lfn2pfn_algorithm;
+  const algorithm = typeof configured === 'string' && configured ? configured : settingValue(sections, SETTINGS.lfn2pfnDefault);
+  return {
+    protocol,
+    storage: stagingArea ? null : storage!,
+    pfnOf: (scope, name, storedPath) => {
+      const path = rse.properties.deterministic ? deterministicPath(scope, name, algorithm) : storedPath;
+      return path === null ? undefined : pfnFromProtocol(protocol, path);
+    },
+    pfnOfPath: (path) => pfnFromProtocol(protocol, path),
+  };
+};
