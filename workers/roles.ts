@@ -5,10 +5,12 @@ import { recoveryRoles } from './replica/recoveryRoles.ts';
 import { conveyorRoles } from './request/conveyorRoles.ts';
 import { cleanerRole, evaluatorRole, injectorRole, repairerRole } from './rule/judgeRoles.ts';
 import type { Role } from './role.ts';
+import { atroposRole } from './lifetimeException/atroposRole.ts';
+import { transmogrifierRoles } from './subscription/transmogrifierRoles.ts';
 
 /**
  * The daemon roles this service runs, each wiring a workflow of domain/ to its trigger: events
  * (through the reactor) or a schedule. `dms serve` and `dms worker` run all of them; `dms worker
  * --roles a,b` only some.
  */
-export const allRoles: readonly Role[] = [injectorRole, evaluatorRole, repairerRole, cleanerRole, undertakerRole, ...conveyorRoles, reaperRole, darkReaperRole, ...recoveryRoles];
+export const allRoles: readonly Role[] = [injectorRole, evaluatorRole, repairerRole, cleanerRole, undertakerRole, ...conveyorRoles, reaperRole, darkReaperRole, ...recoveryRoles, ...transmogrifierRoles, atroposRole];

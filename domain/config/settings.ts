@@ -82,6 +82,36 @@ export const SETTINGS = {
   /** The judge-cleaner: seconds between cycles and expired rules per cycle (Rucio: 200). */
   cleanerInterval: number('judge-cleaner', 'interval', 60, 1, DAY),
   cleanerMaxRules: number('judge-cleaner', 'max_rules', 200, 1, 100_000),
+  /** The activity of rules a subscription makes without naming one (Rucio's transmogrifier: `rules.default_activity`, else `default`). */
+  rulesDefaultActivity: text('rules', 'default_activity', 'default'),
+  /**
+   * The transmogrifier's periodic pass: seconds between cycles (Rucio's daemon sleeps 60 s), in
+   * which subscriptions past their lifetime become INACTIVE and retroactive ones go through the
+   * DIDs that existed before them, `chunk_size` DIDs per step, at most `max_dids` per cycle.
+   */
+  transmogrifierRetroactiveInterval: number('transmogrifier-retroactive', 'interval', 60, 0.1, DAY),
+  transmogrifierRetroactiveChunkSize: number('transmogrifier-retroactive', 'chunk_size', 500, 1, 10_000),
+  transmogrifierRetroactiveMaxDids: number('transmogrifier-retroactive', 'max_dids', 10_000, 1, 1_000_000),
+  /**
+   * Lifetime exceptions (Rucio's `lifetime_model` section): requests are only taken while
+   * `cutoff_date` (YYYY-MM-DD) is in the future; `max_extension` days (0: no bound) default and cap
+   * an exception's end.
+   */
+  lifetimeModelCutoffDate: text('lifetime_model', 'cutoff_date', ''),
+  lifetimeModelMaxExtension: number('lifetime_model', 'max_extension', 0, 0, 36_500),
+  /**
+   * Atropos (Rucio's command-line options, by their names): seconds between cycles (its sleep,
+   * 60 s), a dry run that only reports, the grace period a condemned rule lives on (a day) plus up
+   * to `spread_period` seconds (0), purging the replicas and unlocking locked rules (both off), and
+   * rules per cycle.
+   */
+  atroposInterval: number('atropos', 'interval', 60, 1, DAY),
+  atroposDryRun: flag('atropos', 'dry_run', false),
+  atroposGracePeriod: number('atropos', 'grace_period', DAY, 0, 365 * DAY),
+  atroposSpreadPeriod: number('atropos', 'spread_period', 0, 0, 365 * DAY),
+  atroposPurgeReplicas: flag('atropos', 'purge_replicas', false),
+  atroposUnlock: flag('atropos', 'unlock', false),
+  atroposMaxRules: number('atropos', 'max_rules', 1000, 1, 100_000),
   /**
    * Failed logins, counted per identity and per client address over a window: the first
    * `login_free_failures` cost nothing more; then each attempt waits `login_delay_base` seconds,

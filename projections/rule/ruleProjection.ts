@@ -114,6 +114,7 @@ export const rulesCollection: CollectionSpec = {
     { fields: ['subscription_id'] },
     { fields: ['expires_at'] },
     { fields: ['child_rule_id'] },
+    { fields: ['eol_at'] },
   ],
 };
 export const ruleLocksCollection: CollectionSpec = {

@@ -145,6 +145,10 @@ export const ruleMessages = (readModels: ReadModels): AsyncIterable<RuleMessageD
 export const expiredRules = (readModels: ReadModels, now: string, limit: number): Promise<RuleDocument[]> =>
   rules(readModels).find({ expires_at: { $lt: now } }, { sort: { expires_at: 1 }, limit }).toArray();
 
+/** Rules whose end of life (`eol_at`) is past, soonest first (atropos's candidates). */
+export const rulesBeyondEndOfLife = (readModels: ReadModels, now: string, limit: number): Promise<RuleDocument[]> =>
+  rules(readModels).find({ eol_at: { $ne: null, $lt: now } }, { sort: { eol_at: 1 }, limit }).toArray();
+
 /** Rules waiting for a child rule, with the child's state (null when the child is gone). */
 export const parentRules = async (readModels: ReadModels, limit: number): Promise<{ ruleId: string; childState: RuleDocument['state'] | null }[]> => {
   const parents = await rules(readModels).find({ child_rule_id: { $ne: null } }, { limit }).toArray();
