@@ -33,6 +33,8 @@ import { registerLockRoutes } from './routes/lock/locks.ts';
 import { registerRequestRoutes } from './routes/request/requests.ts';
 import { registerRuleRoutes } from './routes/rule/rules.ts';
 import { registerScopeRoutes } from './routes/scope/scopes.ts';
+import { registerLifetimeExceptionRoutes } from './routes/lifetimeException/lifetimeExceptions.ts';
+import { registerSubscriptionRoutes } from './routes/subscription/subscriptions.ts';
 import type { AppContext, AppState, Services } from './services.ts';
 
 /** Every area's routes, registered in one table (api/route.ts). */
@@ -56,6 +58,8 @@ export const routeTable = (services: Services): RouteTable => {
   registerRuleRoutes(routes, services);
   registerRequestRoutes(routes, services);
   registerLockRoutes(routes, services);
+  registerSubscriptionRoutes(routes, services);
+  registerLifetimeExceptionRoutes(routes, services);
   registerMessageRoutes(routes, services);
   registerProjectionRoutes(routes, services);
   registerAuditRoutes(routes, services);

@@ -83,6 +83,15 @@ const freshRule = async (world: World, copies = 1): Promise<string> => {
   return (JSON.parse(response.text) as string[])[0]!;
 };
 const didPath = (world: World, name: string, suffix = '') => `/dids/${world.scope}/${name}${suffix}`;
+/** A subscription's options: the owner scope's datasets get a copy on the RSE. */
+const subscriptionBody = (world: World) => ({ options: { filter: { scope: [world.scope] }, replication_rules: [{ copies: 1, rse_expression: world.rse }], comments: 'perm', lifetime: null, retroactive: false } });
+/** A new dataset of the owner's scope whose end of life is past: a lifetime exception affects it. */
+const datasetPastItsEnd = async (world: World): Promise<string> => {
+  const name = uniqueName('ds');
+  await asRoot(world, 'POST', `/dids/${world.scope}/${name}`, { type: 'DATASET', meta: { eol_at: '2020-01-01' } }, 201);
+  return name;
+};
+
 /** The path pattern with its variables replaced. */
 const fill = (pattern: string, values: Record<string, string>) => pattern.replace(/[:*]([a-z_]+)/g, (_, name: string) => values[name] ?? `missing-${name}`);
 
@@ -377,6 +386,28 @@ const ROWS: readonly Row[] = [
   { routes: ['POST /rules/:rule_id/reduce'], expect: ADMIN(201), request: async (w) => ({ path: `/rules/${await freshRule(w, 2)}/reduce`, body: { copies: 1 } }) },
   { routes: ['POST /rules/:rule_id/move'], expect: ADMIN(201), request: async (w) => ({ path: `/rules/${await freshRule(w)}/move`, body: { rse_expression: w.otherRse } }) },
 
+  // Subscriptions (§9: add_subscription and update_subscription are admins').
+  { routes: ['POST /subscriptions/:account/:name'], expect: ADMIN(201), request: (w) => ({ path: `/subscriptions/${w.accounts.user}/${uniqueName('sub')}`, body: subscriptionBody(w) }) },
+  {
+    routes: ['PUT /subscriptions/:account/:name'],
+    expect: ADMIN(201),
+    request: async (w) => {
+      const name = uniqueName('sub');
+      await asRoot(w, 'POST', `/subscriptions/root/${name}`, subscriptionBody(w), 201);
+      return { path: `/subscriptions/root/${name}`, body: { options: { comments: 'changed' } } };
+    },
+  },
+  // Lifetime exceptions (§9: anyone asks; update_lifetime_exceptions is admins').
+  { routes: ['POST /lifetime_exceptions/'], expect: ANYONE(201), request: async (w) => ({ path: '/lifetime_exceptions/', body: { dids: [{ scope: w.scope, name: await datasetPastItsEnd(w) }], comments: 'perm' } }) },
+  {
+    routes: ['PUT /lifetime_exceptions/:exception_id'],
+    expect: ADMIN(201),
+    request: async (w) => {
+      const answer = await asRoot(w, 'POST', '/lifetime_exceptions/', { dids: [{ scope: w.scope, name: await datasetPastItsEnd(w) }], comments: 'perm' }, 201);
+      return { path: `/lifetime_exceptions/${Object.keys(answer.json<{ exceptions: object }>().exceptions)[0]}`, body: { state: 'A' } };
+    },
+  },
+
   // Metadata conventions: no action of their own in §9, so the default (admin).
   { routes: ['POST /meta_conventions/:key'], expect: ADMIN(201), request: () => ({ path: `/meta_conventions/${uniqueName('key')}`, body: { key_type: 'ALL' } }) },
   {
@@ -416,6 +447,8 @@ describe('API: the permission matrix of every write route', function () {
     const admin = await server.createUser({ admin: true });
     const scope = `user.${owner.account}`;
     expectStatus(await server.root('POST', `/accounts/${owner.account}/scopes/${scope}`), 201);
+    // Lifetime exceptions are taken while the cutoff date is ahead.
+    expectStatus(await server.root('POST', '/config', { body: { lifetime_model: { cutoff_date: `${new Date().getUTCFullYear() + 1}-12-31` } } }), 201);
     const { rse } = await rseWithProtocols(server, [{ root: protocol('root', 'first.example.org') }]);
     const { rse: otherRse } = await rseWithProtocols(server, [{ root: protocol('root', 'second.example.org') }]);
     for (const account of [user.account, owner.account, admin.account]) {

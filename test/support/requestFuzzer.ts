@@ -140,6 +140,13 @@ const BODY_KEYS = [
   'volatile',
   'availability_write',
   'latitude',
+  'filter',
+  'replication_rules',
+  'comments',
+  'retroactive',
+  'dry_run',
+  'pattern',
+  'excluded_pattern',
   '__proto__',
   'constructor',
 ];
@@ -176,6 +183,7 @@ const QUERY_KEYS = [
   'keys',
   'plugin',
   'created_after',
+  'subscription_id',
   'constructor',
 ];
 
@@ -333,6 +341,12 @@ const templates = (world: FuzzWorld): Readonly<Record<string, () => unknown>> =>
     'DELETE /rules/:rule_id': () => ({ purge_replicas: false }),
     'POST /meta_conventions/:key': () => ({ value: 'fuzz', key_type: 'ALL', value_type: 'str', value_regexp: null }),
     'POST /locks/bulk_locks_for_dids': () => ({ dids: [did()] }),
+    'POST /subscriptions/:account/:name': () => ({
+      options: { filter: { scope: [scope], did_type: ['DATASET'], pattern: 'data.*' }, replication_rules: [{ copies: 1, rse_expression: rse }], comments: 'fuzz', lifetime: 1, retroactive: false, dry_run: false, priority: 3 },
+    }),
+    'PUT /subscriptions/:account/:name': () => ({ options: { comments: 'fuzz', lifetime: 1, state: 'I', filter: { datatype: ['AOD'] } } }),
+    'POST /lifetime_exceptions/': () => ({ dids: [did()], pattern: 'fuzz', comments: 'fuzz', expires_at: null }),
+    'PUT /lifetime_exceptions/:exception_id': () => ({ state: 'A' }),
     'POST /import': () => ({ rses: { FUZZ_IMPORTED: { rse_type: 'DISK', attributes: { tier: 1 } } }, accounts: [{ account: 'fuzzimported', email: 'i@example.org' }] }),
   };
 };
