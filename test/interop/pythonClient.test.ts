@@ -616,4 +616,76 @@ print('ok')
     expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
     expect(result.stdout.trim()).to.equal('ok');
   });
+  it('adds, lists, updates and deactivates subscriptions and lists their rules (§7); asks for and lists lifetime exceptions (§8)', async () => {
+    const scope = uniqueName('py.');
+    const rse = `PY_SUB_${uniqueName('').toUpperCase()}`;
+    const [made, added] = [uniqueName('made'), uniqueName('added')];
+    const call = (method: string, path: string, body?: unknown) => server.root(method, path, body === undefined ? {} : { body });
+    expect((await call('POST', `/scopes/root/${scope}`)).status).to.equal(201);
+    expect((await call('POST', `/rses/${rse}`, {})).status).to.equal(201);
+    // A subscription with a rule made for it, to be read through the client.
+    const options = { filter: { scope: [scope] }, replication_rules: [{ copies: 1, rse_expression: rse }], comments: 'made over HTTP', lifetime: null, retroactive: false };
+    const madeId = (await call('POST', `/subscriptions/root/${made}`, { options })).text;
+    expect((await call('POST', `/dids/${scope}/ds`, { type: 'DATASET' })).status).to.equal(201);
+    const ruleResponse = await call('POST', '/rules/', { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: rse, subscription_id: madeId });
+    expect(ruleResponse.status, ruleResponse.text).to.equal(201);
+    const [ruleId] = JSON.parse(ruleResponse.text) as string[];
+    expect((await call('POST', `/dids/${scope}/old`, { type: 'DATASET', meta: { eol_at: '2020-01-01' } })).status).to.equal(201);
+    const result = await runClient(
+      server,
+      `
+import json
+from datetime import datetime, timedelta
+from rucio.client import Client
+from rucio.common.exception import SubscriptionDuplicate, LifetimeExceptionDuplicate, UnsupportedOperation
+c = Client()
+s = '${scope}'
+sub_id = c.add_subscription('${added}', 'root', {'scope': [s], 'did_type': ['DATASET']}, [{'copies': 1, 'rse_expression': '${rse}', 'activity': 'User Subscriptions'}], 'from the client', 30, False, False)
+assert len(sub_id) == 32, sub_id
+try:
+    c.add_subscription('${added}', 'root', {}, [{'copies': 1, 'rse_expression': '${rse}'}], 'again', False, False, False)
+    raise SystemExit('a duplicate subscription accepted')
+except SubscriptionDuplicate:
+    pass
+[sub] = list(c.list_subscriptions(name='${added}', account='root'))
+assert sub['id'] == sub_id and sub['state'] == 'ACTIVE' and sub['policyid'] == 3, sub
+assert json.loads(sub['filter']) == {'scope': [s], 'did_type': ['DATASET']}, sub
+assert json.loads(sub['replication_rules'])[0]['rse_expression'] == '${rse}', sub
+assert isinstance(sub['lifetime'], datetime) and isinstance(sub['created_at'], datetime), sub
+assert sub_id in [x['id'] for x in c.list_subscriptions(account='root')]
+assert [x['id'] for x in c.list_subscriptions(name='${added}')] == [sub_id]
+assert c.list_subscriptions(name='nothing-at-all', account='root') == []
+assert c.update_subscription('${added}', account='root', comments='changed', priority=1) is True
+[sub] = list(c.list_subscriptions(name='${added}', account='root'))
+assert sub['state'] == 'UPDATED' and sub['comments'] == 'changed' and sub['policyid'] == 1, sub
+rules = list(c.list_subscription_rules('root', '${made}'))
+assert [(r['id'], r['subscription_id'], r['name']) for r in rules] == [('${ruleId}', '${madeId}', 'ds')], rules
+assert c.deactivate_subscription('${added}', account='root') is True
+[sub] = list(c.list_subscriptions(name='${added}', account='root'))
+assert sub['state'] == 'INACTIVE' and isinstance(sub['expired_at'], datetime), sub
+
+try:
+    c.add_exception([{'scope': s, 'name': 'old'}], 'root', 'old.*', 'still needed', datetime.utcnow() + timedelta(days=7))
+    raise SystemExit('an exception accepted without a cutoff date')
+except UnsupportedOperation:
+    pass
+c.set_config_option('lifetime_model', 'cutoff_date', '%d-12-31' % (datetime.utcnow().year + 1))
+answer = c.add_exception([{'scope': s, 'name': 'old'}, {'scope': s, 'name': 'ds'}], 'root', 'old.*', 'still needed', datetime.utcnow() + timedelta(days=7))
+assert list(answer['exceptions'].values()) == [[{'scope': s, 'name': 'old', 'did_type': 'DATASET'}]], answer
+assert answer['unknown'] == [] and answer['not_affected'] == [{'scope': s, 'name': 'ds', 'did_type': 'DATASET'}], answer
+[exception_id] = answer['exceptions'].keys()
+rows = [e for e in c.list_exceptions() if e['id'] == exception_id]
+assert len(rows) == 1 and rows[0]['state'] == 'WAITING' and rows[0]['account'] == 'root' and rows[0]['pattern'] == 'old.*', rows
+assert isinstance(rows[0]['expires_at'], datetime) and rows[0]['expires_at'] > datetime.utcnow(), rows
+try:
+    c.add_exception([{'scope': s, 'name': 'old'}], 'root', None, 'again', datetime.utcnow() + timedelta(days=7))
+    raise SystemExit('a duplicate exception accepted')
+except LifetimeExceptionDuplicate:
+    pass
+print('ok')
+`,
+    );
+    expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
+    expect(result.stdout.trim()).to.equal('ok');
+  });
 });
