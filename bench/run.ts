@@ -1,4 +1,5 @@
 import { runAppendRates } from './appendRates.ts';
+import { runDeletionBenchmark } from './deletion.ts';
 import { runHttpOverhead } from './httpOverhead.ts';
 import { runPosixCopies } from './posixCopies.ts';
 import { runReplicaBenchmark } from './replicas.ts';
@@ -11,6 +12,7 @@ import { runTransferBenchmark } from './transfers.ts';
  */
 const benchmarks: Record<string, () => Promise<void>> = {
   appends: runAppendRates,
+  deletion: runDeletionBenchmark,
   http: runHttpOverhead,
   copies: runPosixCopies,
   replicas: runReplicaBenchmark,

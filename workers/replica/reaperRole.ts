@@ -205,11 +205,13 @@ const deleteReplicas = async (
   const recorded: RecordedDeletion[] = [];
   const threshold = settingValue(sections, SETTINGS.reaperAutoExcludeThreshold);
   for (let start = 0; start < started.marked.length && work.noAccessErrors < threshold; start += STORAGE_BATCH) {
+    const candidatesOfBatch = started.marked.slice(start, start + STORAGE_BATCH);
+    const still = await Promise.all(candidatesOfBatch.map((target) => stillBeingDeleted(context.commands, target)));
     const batch: DeletionTarget[] = [];
-    for (const target of started.marked.slice(start, start + STORAGE_BATCH)) {
-      if (await stillBeingDeleted(context.commands, target)) batch.push(target);
+    candidatesOfBatch.forEach((target, index) => {
+      if (still[index]) batch.push(target);
       else skipped.push({ what: `${didKey(target.scope, target.name)} on ${target.rse}`, reason: 'a new lock took it back before its file was deleted' });
-    }
+    });
     recorded.push(...(await deleteOnStorage(work, batch, candidates, skipped)));
     if (work.noAccessErrors >= threshold) {
       const timeout = settingValue(sections, SETTINGS.reaperAutoExcludeTimeout);

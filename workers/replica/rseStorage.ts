@@ -1,6 +1,5 @@
 import { settingValue, SETTINGS, type ConfigSections } from '../../domain/config/settings.ts';
-import { deterministicPath } from '../../domain/rse/lfn2pfn.ts';
-import { pfnFromProtocol } from '../../domain/rse/lfn2pfn.ts';
+import { deterministicPath, pfnFromProtocol } from '../../domain/rse/lfn2pfn.ts';
 import type { RseProtocol } from '../../domain/rse/protocol.ts';
 import { selectProtocol } from '../../domain/rse/protocolSelection.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
