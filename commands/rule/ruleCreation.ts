@@ -27,6 +27,8 @@ export const quotaFactsOf = async (
   ownerAttributes: Readonly<Record<string, string>>,
   rses: readonly RseFacts[],
 ): Promise<QuotaFacts> => {
+  // An admin owner is held to no quota and no RSE space: the selector reads neither (three reads saved per rule).
+  if (isAdmin({ account, attributes: ownerAttributes })) return { unlimited: true, localLimits: {}, globalLimits: [], usage: {}, space: {} };
   const limits = await loadAggregate(context, accountLimitsDecider, accountLimitsStreamName(account));
   const globalLimits = Object.entries(limits.global).map(([expression, bytes]) => {
     let rseIds: string[] = [];
@@ -39,7 +41,7 @@ export const quotaFactsOf = async (
     return { expression, bytes, rseIds };
   });
   return {
-    unlimited: isAdmin({ account, attributes: ownerAttributes }),
+    unlimited: false,
     localLimits: limits.local,
     globalLimits,
     usage: await context.ruleFacts.accountUsage(account),
@@ -98,13 +100,13 @@ export const planAddRules = async (
   request: RuleRequest,
   step: RuleStep,
   metadata: CommandMetadata,
-  options: Readonly<{ ruleIds?: readonly string[] }> = {},
+  options: Readonly<{ ruleIds?: readonly string[]; rses?: readonly RseFacts[] }> = {},
 ): Promise<string[]> => {
   const caller = await loadCaller(context, metadata.account);
   allowOnly(RULE_PERMISSIONS.addRule(caller, request), `Account ${caller.account} can not add replication rule`);
   const owner = await loadAccount(context, request.account);
   if (owner.status !== 'ACTIVE') throw new AccountNotFound(`Account ${request.account} does not exist`);
-  const rses = await context.ruleFacts.rses();
+  const rses = options.rses ?? (await context.ruleFacts.rses());
   const quota = await quotaFactsOf(context, request.account, owner.attributes, rses);
 
   const ruleDids = [];

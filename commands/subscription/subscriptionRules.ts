@@ -92,13 +92,14 @@ export const transmogrifyDid = async (
   const step = new RuleStep(metadata);
   const planned: RuleToMake[] = [];
   const splits: { subscriptionId: string; rule: RuleToMake }[] = [];
+  const rses = data.subscriptions.length > 0 ? await context.ruleFacts.rses() : [];
   for (const { subscriptionId, rules } of data.subscriptions) {
     for (const rule of rules) {
       if (rule.split) splits.push({ subscriptionId, rule });
       else if (await ruleExists(context, rule.ruleId)) outcomes.push({ ruleId: rule.ruleId, rse: null, outcome: 'exists' });
       else {
         try {
-          await planAddRules(context, rule.request, step, metadata, { ruleIds: [rule.ruleId] });
+          await planAddRules(context, rule.request, step, metadata, { ruleIds: [rule.ruleId], rses });
           planned.push(rule);
         } catch (error) {
           if (!(error instanceof RucioError)) throw error;
