@@ -4,6 +4,7 @@ import { runHttpOverhead } from './httpOverhead.ts';
 import { runPosixCopies } from './posixCopies.ts';
 import { runReplicaBenchmark } from './replicas.ts';
 import { runRuleBenchmark } from './rules.ts';
+import { runSubscriptionBenchmark } from './subscriptions.ts';
 import { runTransferBenchmark } from './transfers.ts';
 
 /**
@@ -17,6 +18,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   copies: runPosixCopies,
   replicas: runReplicaBenchmark,
   rules: runRuleBenchmark,
+  subscriptions: runSubscriptionBenchmark,
   transfers: runTransferBenchmark,
 };
 
