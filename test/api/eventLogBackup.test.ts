@@ -48,7 +48,10 @@ const readModelsOf = async (dataDir: string): Promise<Record<string, unknown[]>>
   }
 };
 
-describe('API: backing up and restoring the event log', () => {
+describe('API: backing up and restoring the event log', function () {
+  // Two servers, an export, an import and a full projection run: about 15 s on an idle 2-core machine.
+  this.timeout(90_000);
+
   it('exports a varied history and imports it into a fresh data directory, where every projection builds the same read models', async () => {
     const original = makeTempDir();
     const restored = makeTempDir();
