@@ -54,8 +54,52 @@ const canonicalMetadata = (metadata: EventMetadata): string => {
  * JSON with object keys sorted by code unit and no whitespace. Values are taken as
  * `JSON.stringify` takes them (`toJSON`, undefined members left out, undefined in arrays as
  * null), so a value and the same value read back from its JSON give the same text.
+ *
+ * Every event is hashed as it is appended, so this is on the write path of every command. The
+ * usual case lets `JSON.stringify` write a copy of the value whose objects have their keys
+ * inserted in sorted order (about three times faster than walking it here). Keys that object
+ * literals cannot hold in insertion order (array-index-like keys, which engines list first in
+ * numeric order, and `__proto__`) send the value to the walk of `canonicalJsonByWalk`, which says
+ * the same thing slower (test/infra/canonicalJson.test.ts holds them equal).
  */
 export const canonicalJson = (value: unknown): string => {
+  const copy = sortedCopy(value);
+  if (copy === NEEDS_WALK) return canonicalJsonByWalk(value);
+  return JSON.stringify(copy) ?? 'null';
+};
+
+const NEEDS_WALK: unique symbol = Symbol('needs the walk');
+
+/** Keys an object literal would not keep in the order they are set in. */
+const unorderable = (key: string): boolean => key === '__proto__' || (key.charCodeAt(0) >= 48 && key.charCodeAt(0) <= 57);
+
+/** The value with every object's keys in code-unit order (unchanged parts shared), or NEEDS_WALK. */
+const sortedCopy = (value: unknown): unknown => {
+  if (typeof value !== 'object' || value === null) return value;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return sortedCopy((value as { toJSON(): unknown }).toJSON());
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let index = 0; index < value.length; index += 1) {
+      const item = sortedCopy(value[index]);
+      if (item === NEEDS_WALK) return NEEDS_WALK;
+      if (item !== value[index]) (copy ??= value.slice())[index] = item;
+    }
+    return copy ?? value;
+  }
+  const keys = Object.keys(value);
+  for (const key of keys) if (unorderable(key)) return NEEDS_WALK;
+  keys.sort();
+  const copy: Record<string, unknown> = {};
+  for (const key of keys) {
+    const member = sortedCopy((value as Record<string, unknown>)[key]);
+    if (member === NEEDS_WALK) return NEEDS_WALK;
+    copy[key] = member;
+  }
+  return copy;
+};
+
+/** The canonical JSON by walking the value: the definition `canonicalJson` keeps to. */
+export const canonicalJsonByWalk = (value: unknown): string => {
   const text = canonical(value);
   return text === undefined ? 'null' : text;
 };
