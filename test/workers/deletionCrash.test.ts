@@ -2,10 +2,8 @@ import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { startProcess, type ServerProcess } from '../../bench/lib/serverProcess.ts';
-import { uniqueName } from '../support/events.ts';
+import { answered, killableServer } from '../support/killableServer.ts';
 import { eventually } from '../support/eventually.ts';
-import { request, type HttpResponse, type RequestOptions } from '../support/http.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 
 /**
@@ -19,48 +17,15 @@ describe('Roles: deletion survives a crash mid-way (rule 21)', function () {
   this.timeout(180_000);
   const dir = makeTempDir('deletion-crash-');
   const storage = join(dir.path, 'storage');
-  const environment = {
-    DMS_DATA_DIR: join(dir.path, 'data'),
-    PORT: '0',
-    DMS_LOG_LEVEL: 'info',
-    DMS_ROOT_USERNAME: 'crashroot',
-    DMS_ROOT_PASSWORD: 'crash-secret',
-    DMS_QUEUE_PREFIX: uniqueName('crash'),
-    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-  };
-  let server: ServerProcess | undefined;
+  const dataDir = join(dir.path, 'data');
+  const server = killableServer(dataDir);
   after(async () => {
-    await server?.stop();
+    await server.stop();
     dir.dispose();
   });
-
-  const start = async () => {
-    server = await startProcess('bin/dms.ts', ['serve'], environment, 'API listening');
-    const login = await request(server.url, 'GET', '/auth/userpass', { headers: { 'X-Svc-Username': 'crashroot', 'X-Svc-Password': 'crash-secret' } });
-    expect(login.status, login.text).to.equal(200);
-    const token = String(login.headers['x-svc-auth-token']);
-    return (method: string, path: string, options: Omit<RequestOptions, 'token'> = {}): Promise<HttpResponse> => request(server!.url, method, path, { ...options, token });
-  };
-  const ok = (response: HttpResponse, status: number) => {
-    expect(response.status, response.text).to.equal(status);
-    return response;
-  };
-  const crash = async () => {
-    const pid = server!.pid;
-    process.kill(pid, 'SIGKILL');
-    await eventually(() => {
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, 10_000, 'the server gone');
-    server = undefined;
-  };
   /** Names whose replica the event log records deleted, with how often. */
   const recordedDeletions = (): Map<string, number> => {
-    const events = new Database(join(environment.DMS_DATA_DIR, 'events.sqlite'), { readonly: true });
+    const events = new Database(join(dataDir, 'events.sqlite'), { readonly: true });
     try {
       const counts = new Map<string, number>();
       for (const row of events.prepare("SELECT data FROM events WHERE type = 'ReplicaDeleted'").all() as { data: string }[]) {
@@ -75,47 +40,47 @@ describe('Roles: deletion survives a crash mid-way (rule 21)', function () {
 
   it('loses no catalogue record and leaves no file the catalogue forgot, after SIGKILL during deletion and a restart', async () => {
     const files = Array.from({ length: 400 }, (_, index) => `f${String(index).padStart(3, '0')}`);
-    let call = await start();
+    let call = await server.start();
     // Small chunks: many steps to be caught between.
-    ok(await call('POST', '/config', { body: { reaper: { interval: 1, chunk_size: 10 } } }), 201);
-    ok(await call('POST', '/scopes/root/crash'), 201);
-    ok(await call('POST', '/rses/CRASH_POSIX', { body: {} }), 201);
+    answered(await call('POST', '/config', { body: { reaper: { interval: 1, chunk_size: 10 } } }), 201);
+    answered(await call('POST', '/scopes/root/crash'), 201);
+    answered(await call('POST', '/rses/CRASH_POSIX', { body: {} }), 201);
     const domains = { lan: { read: 1, write: 1, delete: 1 }, wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 } };
-    ok(await call('POST', '/rses/CRASH_POSIX/protocols/file', { body: { hostname: 'localhost', port: 0, prefix: storage, impl: 'rucio.rse.protocols.posix.Default', domains } }), 201);
+    answered(await call('POST', '/rses/CRASH_POSIX/protocols/file', { body: { hostname: 'localhost', port: 0, prefix: storage, impl: 'rucio.rse.protocols.posix.Default', domains } }), 201);
     const pathOf = new Map<string, string>();
     for (let start = 0; start < files.length; start += 100) {
       const batch = files.slice(start, start + 100);
       const query = batch.map((name) => `lfn=crash:${name}`).join('&');
-      const pfns = ok(await call('GET', `/rses/CRASH_POSIX/lfns2pfns?${query}`), 200).json<Record<string, string>>();
+      const pfns = answered(await call('GET', `/rses/CRASH_POSIX/lfns2pfns?${query}`), 200).json<Record<string, string>>();
       for (const name of batch) {
         const path = pfns[`crash:${name}`]!.replace('file://localhost', '');
         mkdirSync(dirname(path), { recursive: true });
         writeFileSync(path, 'x'.repeat(100));
         pathOf.set(name, path);
       }
-      ok(await call('POST', '/replicas', { body: { rse: 'CRASH_POSIX', files: batch.map((name) => ({ scope: 'crash', name, bytes: 100, adler32: '0cc737eb' })) } }), 201);
+      answered(await call('POST', '/replicas', { body: { rse: 'CRASH_POSIX', files: batch.map((name) => ({ scope: 'crash', name, bytes: 100, adler32: '0cc737eb' })) } }), 201);
     }
-    ok(await call('POST', '/dids/crash/ds', { body: { type: 'DATASET' } }), 201);
-    ok(await call('POST', '/dids/crash/ds/dids', { body: { dids: files.map((name) => ({ scope: 'crash', name })) } }), 201);
-    ok(await call('PUT', '/dids/crash/ds/status', { body: { open: false } }), 200);
-    ok(await call('POST', '/replicas/tombstone', { body: { replicas: files.map((name) => ({ scope: 'crash', name, rse: 'CRASH_POSIX' })) } }), 201);
+    answered(await call('POST', '/dids/crash/ds', { body: { type: 'DATASET' } }), 201);
+    answered(await call('POST', '/dids/crash/ds/dids', { body: { dids: files.map((name) => ({ scope: 'crash', name })) } }), 201);
+    answered(await call('PUT', '/dids/crash/ds/status', { body: { open: false } }), 200);
+    answered(await call('POST', '/replicas/tombstone', { body: { replicas: files.map((name) => ({ scope: 'crash', name, rse: 'CRASH_POSIX' })) } }), 201);
     const onDisk = () => files.filter((name) => existsSync(pathOf.get(name)!));
     await eventually(() => onDisk().length < files.length - 40, 60_000, 'deletion under way');
 
-    await crash();
+    await server.crash();
     // No dark data at the kill: every file still on disk still has its replica in the catalogue.
     const deletedAtCrash = recordedDeletions();
     const remaining = onDisk();
     expect(remaining.length, 'the kill came before the end').to.be.greaterThan(0);
     for (const name of remaining) expect(deletedAtCrash.has(name), `${name} is on disk and still in the catalogue`).to.equal(false);
 
-    call = await start();
+    call = await server.start();
     await eventually(() => onDisk().length === 0, 90_000, 'every file deleted after the restart');
     await eventually(async () => (await call('GET', '/dids/crash/ds')).status === 404, 30_000, 'the emptied dataset deleted');
     const deletions = recordedDeletions();
     expect([...deletions.keys()].sort()).to.deep.equal(files);
     expect([...deletions.values()].every((count) => count === 1), 'each replica recorded deleted once').to.equal(true);
-    const usage = ok(await call('GET', '/rses/CRASH_POSIX/usage'), 200).lines<{ source: string; files: number; used: number }>();
+    const usage = answered(await call('GET', '/rses/CRASH_POSIX/usage'), 200).lines<{ source: string; files: number; used: number }>();
     expect(usage.find((row) => row.source === 'rucio')).to.include({ files: 0, used: 0 });
   });
 });
