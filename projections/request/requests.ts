@@ -50,12 +50,18 @@ export type RequestDocument = Projected<{
   retried_as?: string | null;
 }>;
 
+/**
+ * The conveyor pages through a state sorted by `requested_at` or `changed_at`, then `_id`
+ * (conveyorQueries.ts). Requests made by one rule share `requested_at`, and a step stamps a
+ * thousand requests with one `changed_at`: without `_id` in the index SQLite sorts every request
+ * of the state on each page instead of walking the index.
+ */
 export const requestsCollection: CollectionSpec = {
   name: 'requests',
   indexes: [
     { fields: ['didKey', 'dest_rse_id'] },
-    { fields: ['state', 'requested_at'] },
-    { fields: ['state', 'changed_at'] },
+    { fields: ['state', 'requested_at', '_id'] },
+    { fields: ['state', 'changed_at', '_id'] },
     { fields: ['rule_id'] },
     { fields: ['dest_rse_id', 'state'] },
   ],
@@ -156,7 +162,8 @@ const evolveActive = (document: RequestDocument, event: Exclude<RequestEvent, { 
 
 export const requestsProjection: Projection<RequestEvent> = {
   name: 'requests',
-  version: 2,
+  // 3: the state indexes end with `_id` (a new generation, without the old indexes).
+  version: 3,
   collections: [requestsCollection, requestsHistoryCollection],
   handles: REQUEST_EVENT_TYPE_SET,
   async apply(event, context) {
