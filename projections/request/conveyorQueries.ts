@@ -31,11 +31,23 @@ const after = (field: string, mark: PageMark | undefined): Filter => (mark ? { $
 
 /**
  * Requests in a state, oldest first by `field` (`requested_at` for the work queues, `changed_at`
- * where the time in the state matters), a page at a time.
+ * where the time in the state matters), a page at a time; with `before`, only those whose `field`
+ * is older (the finisher's stale SUBMITTING requests: the fresh ones, often a whole page the
+ * submitter is working on, are not read at all).
  */
-export const requestsInState = (readModels: ReadModels, state: RequestState, field: 'requested_at' | 'changed_at', limit: number, mark?: PageMark): Promise<RequestDocument[]> =>
+export const requestsInState = (
+  readModels: ReadModels,
+  state: RequestState,
+  field: 'requested_at' | 'changed_at',
+  limit: number,
+  mark?: PageMark,
+  before?: string,
+): Promise<RequestDocument[]> =>
   requests(readModels)
-    .find({ state, ...after(field, mark) }, { sort: { state: 1, [field]: 1, _id: 1 }, limit })
+    .find(
+      { state, ...(before === undefined ? {} : { [field]: { $lt: before } }), ...after(field, mark) },
+      { sort: { state: 1, [field]: 1, _id: 1 }, limit },
+    )
     .toArray();
 
 export const pageMarkOf = (page: readonly RequestDocument[], field: 'requested_at' | 'changed_at'): PageMark | undefined => {

@@ -152,7 +152,11 @@ const transferJob = (request: ActiveRequest, topology: Topology): TransferJob =>
 /** Hands the requests to their tools, in bulk per tool; a tool that throws fails the submission of its jobs. */
 const submitToTools = async (context: WorkerContext, requests: readonly ActiveRequest[], topology: Topology): Promise<SubmissionResult[]> => {
   const byTool = new Map<string, ActiveRequest[]>();
-  for (const request of requests) byTool.set(request.transfertool ?? '', [...(byTool.get(request.transfertool ?? '') ?? []), request]);
+  for (const request of requests) {
+    const batch = byTool.get(request.transfertool ?? '');
+    if (batch) batch.push(request);
+    else byTool.set(request.transfertool ?? '', [request]);
+  }
   const results: SubmissionResult[] = [];
   for (const [name, batch] of byTool) {
     const tool = context.transferTools.get(name);
@@ -265,7 +269,8 @@ export const finisherRole: ScheduledRole = {
       const before = new Date(Date.now() - settings.submittingTimeoutSeconds * 1000).toISOString();
       let mark: PageMark | undefined;
       for (;;) {
-        const documents = await requestsInState(context.readModels, state, 'changed_at', chunk, mark);
+        // SUBMITTING: only the requests stuck past the timeout, not the ones a submitter is working on.
+        const documents = await requestsInState(context.readModels, state, 'changed_at', chunk, mark, state === 'SUBMITTING' ? before : undefined);
         const requests = (state === 'SUBMITTING' ? documents.filter((document) => (document.changed_at ?? document.updated_at) < before) : documents).map(finishedRequestOf);
         if (requests.length === 0) break;
         mark = pageMarkOf(documents, 'changed_at');
