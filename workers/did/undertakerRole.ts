@@ -4,7 +4,7 @@ import { undertaker } from '../../domain/did/undertaker.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import { expiredDids } from '../../projections/did/didQueries.ts';
 import { lockedRuleCount } from '../../projections/rule/ruleQueries.ts';
-import { causationOf, type CycleReport, type ScheduledRole } from '../role.ts';
+import { asRoot, type CycleReport, type ScheduledRole } from '../role.ts';
 
 /**
  * The undertaker on a schedule (`undertaker.interval`, default 30 s): reads the expired DIDs from
@@ -41,7 +41,7 @@ export const undertakerRole: ScheduledRole = {
       await Promise.all(
         deletions.slice(start, start + chunkSize).map(async (did) => {
           const item = `${did.scope}:${did.name}`;
-          const metadata = { now: trigger.startedAt, account: 'root', requestId: `undertaker-${trigger.jobId}`, causationId: causationOf('undertaker', trigger, item) };
+          const metadata = asRoot('undertaker', trigger, item);
           try {
             const outcome = await deleteExpiredDid(context.commands, did, metadata, options);
             if (outcome.postponed) skipped.push({ what: item, reason: outcome.postponed });

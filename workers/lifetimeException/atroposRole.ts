@@ -5,7 +5,7 @@ import { atropos } from '../../domain/lifetimeException/atropos.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import { approvedExceptionEnds } from '../../projections/lifetimeException/lifetimeExceptionQueries.ts';
 import { rulesBeyondEndOfLife } from '../../projections/rule/ruleQueries.ts';
-import { causationOf, type CycleReport, type ScheduledRole } from '../role.ts';
+import { asRoot, type CycleReport, type ScheduledRole } from '../role.ts';
 
 /**
  * Atropos on a schedule (`atropos.interval`): reads the rules past their end of life (at most
@@ -41,7 +41,7 @@ export const atroposRole: ScheduledRole = {
         skipped.push({ ...output.data });
         continue;
       }
-      const metadata = { now: trigger.startedAt, account: 'root', requestId: `atropos-${trigger.jobId}`, causationId: causationOf(atropos.name, trigger, output.data.ruleId) };
+      const metadata = asRoot(atropos.name, trigger, output.data.ruleId);
       try {
         const outcome = output.type === 'ExtendEndOfLife' ? await extendEndOfLife(context.commands, output.data, metadata) : await expireAtEndOfLife(context.commands, output.data, metadata);
         if (outcome.done) done += 1;

@@ -4,7 +4,7 @@ import { darkReaper, type QuarantinedEntry } from '../../domain/quarantine/darkR
 import type { DarkFileOutcome, QuarantinedReplica } from '../../domain/quarantine/quarantine.ts';
 import type { Skipped } from '../../domain/shared/workflow.ts';
 import { activeRses, quarantinedReplicasOf } from '../../projections/replica/deletionQueries.ts';
-import { causationOf, type ScheduledRole } from '../role.ts';
+import { asRoot, type ScheduledRole } from '../role.ts';
 import { rseStorage } from '../replica/rseStorage.ts';
 import { contentDigest } from '../stepCause.ts';
 
@@ -59,7 +59,7 @@ export const darkReaperRole: ScheduledRole = {
         });
       }
       if (removals.length === 0) continue;
-      const metadata = { now: new Date(), account: 'root', requestId: `${darkReaper.name}-${trigger.jobId}`, causationId: causationOf(darkReaper.name, trigger, `${rse.id}-${contentDigest(removals.map((entry) => entry.path))}`) };
+      const metadata = asRoot(darkReaper.name, trigger, `${rse.id}-${contentDigest(removals.map((entry) => entry.path))}`, new Date());
       const { removed } = await removeQuarantinedReplicas(context.commands, { rse: rse.rse, rseId: rse.id, replicas: removals, daemon: darkReaper.name }, metadata);
       done += removed;
       const deleted = removals.filter((entry) => entry.outcome !== 'registered').length;

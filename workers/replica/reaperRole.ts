@@ -7,7 +7,7 @@ import { RucioError } from '../../domain/shared/errors.ts';
 import type { Skipped } from '../../domain/shared/workflow.ts';
 import { activeRses, deletionCandidates, type CandidateMark } from '../../projections/replica/deletionQueries.ts';
 import type { RseDocument } from '../../projections/rse/rses.ts';
-import { causationOf, type JobTrigger, type ScheduledRole } from '../role.ts';
+import { asRoot, type JobTrigger, type ScheduledRole } from '../role.ts';
 import { contentDigest } from '../stepCause.ts';
 import type { WorkerContext } from '../workerContext.ts';
 import { rseStorage, type RseStorage } from './rseStorage.ts';
@@ -59,7 +59,7 @@ type RseWork = {
 
 /** The cause of one step: the job, the phase, the RSE and what the step is about, so a job run again with other content appends anew. */
 const stepMetadata = (trigger: JobTrigger, phase: string, rseId: string, keys: readonly string[]): CommandMetadata => {
-  return { now: new Date(), account: 'root', requestId: `${DAEMON}-${trigger.jobId}`, causationId: causationOf(DAEMON, trigger, `${phase}-${rseId}-${contentDigest(keys)}`) };
+  return asRoot(DAEMON, trigger, `${phase}-${rseId}-${contentDigest(keys)}`, new Date());
 };
 
 const targetKey = (target: { scope: string; name: string; rseId: string }): string => `${didKey(target.scope, target.name)} ${target.rseId}`;

@@ -4,11 +4,10 @@ import { didKey } from '../../domain/did/did.ts';
 import { necromancer } from '../../domain/replica/necromancer.ts';
 import { parsePolicies, suspiciousReplicaRecoverer, type DeclareReplicaBad, type DeclareReplicaTemporarilyUnavailable } from '../../domain/replica/suspiciousReplicaRecoverer.ts';
 import { temporaryUnavailabilityExpiry, type EndTemporaryUnavailability } from '../../domain/replica/temporaryUnavailabilityExpiry.ts';
-import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import type { Skipped } from '../../domain/shared/workflow.ts';
 import { activeRses, badReplicas, expiredTemporaryUnavailabilities, suspiciousForRecovery } from '../../projections/replica/deletionQueries.ts';
-import { causationOf, type JobTrigger, type ScheduledRole } from '../role.ts';
+import { asRoot, type JobTrigger, type ScheduledRole } from '../role.ts';
 import { contentDigest } from '../stepCause.ts';
 
 /**
@@ -18,12 +17,8 @@ import { contentDigest } from '../stepCause.ts';
  * the read models, lets its workflow choose, and issues commands as root with the job as cause.
  */
 
-const asRoot = (role: string, trigger: JobTrigger, item: string): CommandMetadata => ({
-  now: new Date(),
-  account: 'root',
-  requestId: `${role}-${trigger.jobId}`,
-  causationId: causationOf(role, trigger, item),
-});
+/** Recovery acts on the clock as it goes (replicas declared bad meanwhile): each step is timed when it is made. */
+const asRootNow = (role: string, trigger: JobTrigger, item: string) => asRoot(role, trigger, item, new Date());
 
 const skippedOf = (outputs: readonly { type: string; data: object }[]): Skipped['data'][] =>
   outputs.filter((output): output is Skipped => output.type === 'Skipped').map((output) => output.data);
@@ -45,7 +40,7 @@ export const necromancerRole: ScheduledRole = {
       const { scope, name, rse, rseId } = output.data;
       const what = `${didKey(scope, name)} on ${rse}`;
       try {
-        const { outcome } = await resolveBadReplica(context.commands, { scope, name, rse, rseId, reason: 'no other copy can be read' }, asRoot(necromancer.name, trigger, `${rseId}/${didKey(scope, name)}`));
+        const { outcome } = await resolveBadReplica(context.commands, { scope, name, rse, rseId, reason: 'no other copy can be read' }, asRootNow(necromancer.name, trigger, `${rseId}/${didKey(scope, name)}`));
         if (outcome === 'nothing') skipped.push({ what, reason: 'no longer BAD, or its file is LOST already' });
         else counts[outcome] += 1;
       } catch (error) {
@@ -74,7 +69,7 @@ export const temporaryExpirationRole: ScheduledRole = {
     const ending = outputs.filter((output): output is EndTemporaryUnavailability => output.type === 'EndTemporaryUnavailability').map((output) => output.data);
     if (ending.length === 0) return { done: 0, skipped };
     const keys = ending.map((replica) => `${didKey(replica.scope, replica.name)} ${replica.rseId}`);
-    const { restored } = await endTemporaryUnavailabilities(context.commands, { replicas: ending }, asRoot(temporaryUnavailabilityExpiry.name, trigger, `end-${contentDigest(keys)}`));
+    const { restored } = await endTemporaryUnavailabilities(context.commands, { replicas: ending }, asRootNow(temporaryUnavailabilityExpiry.name, trigger, `end-${contentDigest(keys)}`));
     const back = new Set(restored.map((replica) => `${didKey(replica.scope, replica.name)} ${replica.rseId}`));
     for (const replica of ending) {
       if (!back.has(`${didKey(replica.scope, replica.name)} ${replica.rseId}`)) skipped.push({ what: `${didKey(replica.scope, replica.name)} on ${replica.rse}`, reason: 'declared again, or no longer TEMPORARY_UNAVAILABLE' });
@@ -113,7 +108,7 @@ export const suspiciousRecovererRole: ScheduledRole = {
     const skipped = skippedOf(outputs);
     const declarations = outputs.filter((output): output is DeclareReplicaBad | DeclareReplicaTemporarilyUnavailable => output.type !== 'Skipped');
     if (declarations.length === 0) return { done: 0, skipped };
-    const metadata = asRoot(suspiciousReplicaRecoverer.name, trigger, `declare-${contentDigest(declarations.map((output) => `${output.data.rseId}/${didKey(output.data.scope, output.data.name)}`))}`);
+    const metadata = asRootNow(suspiciousReplicaRecoverer.name, trigger, `declare-${contentDigest(declarations.map((output) => `${output.data.rseId}/${didKey(output.data.scope, output.data.name)}`))}`);
     const { declared } = await declareRecoveries(
       context.commands,
       {

@@ -5,12 +5,11 @@ import { repairRule } from '../../commands/rule/ruleRepair.ts';
 import { releaseParentRule } from '../../commands/rule/ruleUpdates.ts';
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import type { DidRef } from '../../domain/did/did.ts';
-import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import { cleaner, evaluator, injector, repairer, type InjectorInput } from '../../domain/rule/judge.ts';
 import type { RuleRecord, RuleState } from '../../domain/rule/rule.ts';
 import { expiredRules, parentRules, rulesInState } from '../../projections/rule/ruleQueries.ts';
-import { causationOf, type CycleReport, type EventRole, type JobTrigger, type ScheduledRole } from '../role.ts';
+import { asRoot, type CycleReport, type EventRole, type ScheduledRole } from '../role.ts';
 
 /**
  * Rucio's judge as roles: the injector and the evaluator react to events (a rule added in INJECT
@@ -18,13 +17,6 @@ import { causationOf, type CycleReport, type EventRole, type JobTrigger, type Sc
  * facts, lets its workflow (domain/rule/judge.ts) decide, and acts through the rule commands as
  * root, with the job as the cause of what it appends.
  */
-
-const asRoot = (role: string, trigger: JobTrigger, item: string): CommandMetadata => ({
-  now: trigger.startedAt,
-  account: 'root',
-  requestId: `${role}-${trigger.jobId}`,
-  causationId: causationOf(role, trigger, item),
-});
 
 /** Runs each output, reporting what was done and what was refused (a rule gone meanwhile, say). */
 const carryOut = async <T>(outputs: readonly T[], act: (output: T) => Promise<string | undefined>, what: (output: T) => string): Promise<CycleReport> => {

@@ -7,7 +7,7 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { indexedSubscription } from '../../domain/subscription/subscriptionIndex.ts';
 import { retroactivePass, subscriptionCycle, transmogrifier, type CreateSubscriptionRules, type MatchOutput, type SubscribedDid } from '../../domain/subscription/transmogrifier.ts';
 import { didFactsOfDocument, existingDidsAfter, findSubscription, subscriptionRecordOf, subscriptionsToCheck } from '../../projections/subscription/subscriptionQueries.ts';
-import { causationOf, type CycleReport, type EventRole, type JobTrigger, type ScheduledRole } from '../role.ts';
+import { asRoot, type CycleReport, type EventRole, type ScheduledRole } from '../role.ts';
 import type { WorkerContext } from '../workerContext.ts';
 import { subscriptionIndexOf } from './subscriptionIndexCache.ts';
 
@@ -20,13 +20,6 @@ import { subscriptionIndexOf } from './subscriptionIndexCache.ts';
  * subscriptions past their lifetime become INACTIVE, and retroactive ones go through the DIDs that
  * existed before them, a page at a time, recording how far they got.
  */
-
-const asRoot = (role: string, trigger: JobTrigger, item: string): CommandMetadata => ({
-  now: trigger.startedAt,
-  account: 'root',
-  requestId: `${role}-${trigger.jobId}`,
-  causationId: causationOf(role, trigger, item),
-});
 
 /** What making a subscription's rules for a DID did, as the job's report counts it. */
 const reportRules = (what: string, outcomes: readonly RuleOutcome[], skipped: { what: string; reason: string }[]): number => {
