@@ -1,54 +1,94 @@
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { Projected, Projection } from '../projection.ts';
+import type { ProjectionCollection } from '../runtime/projectionContext.ts';
 import { AUDITED_EVENT_TYPES, auditSubjects, streamSubject, type AuditedEvent } from './auditSubjects.ts';
 
 /**
  * The audit's index of the event log: where to find the events that concern a DID, a rule or an
  * RSE, and what each account did. It holds positions, not events: the audit reads the events
  * themselves from the event store by position (`readEventsAt`), so the index stays small and an
- * edited read model can never change what an auditor is shown.
+ * edited read model can never change what an auditor is shown. The whole feed needs no index:
+ * it is the event store's own order (auditQueries.ts reads it from there).
  *
- * - `audit_feed`: one document per event, `_id` its position (20 digits, so ids sort as
- *   positions), with the acting account, type, time and stream; indexed by account and by type.
- * - `audit_index`: one document per event and subject it concerns (auditSubjects.ts) other than
- *   the subject whose stream holds the event: a DID's, rule's or RSE's own events are read from
- *   its stream (short, by design), and merged with these by position. `_id` is `<subject>
- *   <position>`, so a subject's entries are one range of the primary key, in order, without a
- *   secondary index. A file registered with a replica costs three documents (the feed's two and
- *   its RSE's one); a 1 000-file attach 1 001 (the feed's and one per file).
+ * Entries are kept in buckets of `POSITIONS_PER_BUCKET` positions: one document per key and
+ * bucket, `_id` `<key> <first position of the bucket>` (20 digits, so ids sort as positions),
+ * holding the entries of its positions in order. A key's entries are one range of the primary key,
+ * in order, without a secondary index; and a projection batch writes one document per key and
+ * bucket it touched, however many of its events share the key. A 5 000-lock rule step (15 000
+ * events) writes about 150 documents for its rule, as many for its RSE, a few for root and for
+ * each event type, and one per file for the file's transfer request, where one document per event
+ * and per key made 75 000.
+ *
+ * - `audit_index`, keys `did:<scope>:<name>`, `rule:<id>`, `rse:<name>`: the events that concern
+ *   a DID, rule or RSE (auditSubjects.ts) other than those of its own stream, which are read from
+ *   the stream (short, by design) and merged with these by position. Entries `[position, type,
+ *   time]`.
+ * - `audit_feed`, keys `account:<account>` (entries `[position, type, time]`: what the account
+ *   did) and `type:<type>` (entries `[position, time]`: the events of one type).
  */
-export type AuditFeedDocument = Projected<{ position: number; account: string; type: string; at: string; stream: string }>;
-export type AuditIndexDocument = Projected<{ subject: string; position: number; type: string; at: string }>;
 
-export const auditFeedCollection: CollectionSpec = {
-  name: 'audit_feed',
-  indexes: [{ fields: ['account', '_id'] }, { fields: ['type', '_id'] }],
-};
+/** An event of a subject's or an account's history: position, type, time. */
+export type HistoryEntry = readonly [position: number, type: string, at: string];
+/** An event of a type's history: position, time. */
+export type TypeEntry = readonly [position: number, at: string];
 
+export type AuditIndexDocument = Projected<{ subject: string; entries: HistoryEntry[] }>;
+export type AuditFeedDocument = Projected<{ key: string; entries: (HistoryEntry | TypeEntry)[] }>;
+
+/**
+ * Positions per bucket. Small enough that a busy key's bucket (root's, or a busy RSE's), rewritten
+ * by every small batch of a quiet service, stays a few kilobytes; large enough that bulk steps
+ * write few documents.
+ */
+export const POSITIONS_PER_BUCKET = 100;
+
+export const auditFeedCollection: CollectionSpec = { name: 'audit_feed', indexes: [] };
 export const auditIndexCollection: CollectionSpec = { name: 'audit_index', indexes: [] };
 
 /** A position as 20 digits: the widest bigint position a store can reach keeps the order of text. */
 export const positionKey = (position: bigint | number): string => position.toString().padStart(20, '0');
 
-export const subjectEntryId = (subject: string, position: bigint | number): string => `${subject} ${positionKey(position)}`;
+/** The id of the bucket of `key` that holds `position`. */
+export const bucketId = (key: string, position: bigint | number): string => {
+  const at = BigInt(position);
+  return `${key} ${positionKey(at - (at % BigInt(POSITIONS_PER_BUCKET)))}`;
+};
+
+export const accountKey = (account: string): string => `account:${account}`;
+export const typeKey = (type: string): string => `type:${type}`;
+
+/** Adds an entry to the bucket of `key` holding `position`; the batch's cache holds the bucket, so it is written once. */
+const addEntry = async <D extends Projected<{ entries: unknown[] }>>(
+  collection: ProjectionCollection<D>,
+  key: string,
+  position: bigint,
+  entry: D['entries'][number],
+  fresh: (id: string) => D,
+): Promise<void> => {
+  const id = bucketId(key, position);
+  await collection.update(id, (bucket) => {
+    const next = bucket ?? fresh(id);
+    next.entries.push(entry);
+    return next;
+  });
+};
 
 export const auditIndexProjection: Projection<AuditedEvent> = {
   name: 'audit_index',
-  version: 1,
+  version: 2,
   collections: [auditFeedCollection, auditIndexCollection],
   handles: AUDITED_EVENT_TYPES,
   async apply(event, context) {
     const { position, metadata, streamName } = context.currentEvent();
     const at = metadata.at;
-    // Every document is new: written without reading first (a repeated delivery keeps the stored one).
     const feed = context.collection<AuditFeedDocument>(auditFeedCollection);
-    await feed.create(positionKey(position), { _id: positionKey(position), position: Number(position), account: metadata.account, type: event.type, at, stream: streamName });
+    await addEntry(feed, accountKey(metadata.account), position, [Number(position), event.type, at], (id) => ({ _id: id, key: accountKey(metadata.account), entries: [] }));
+    await addEntry(feed, typeKey(event.type), position, [Number(position), at], (id) => ({ _id: id, key: typeKey(event.type), entries: [] }));
     const index = context.collection<AuditIndexDocument>(auditIndexCollection);
     const own = streamSubject(streamName);
     for (const subject of auditSubjects(event)) {
       if (subject === own) continue;
-      const id = subjectEntryId(subject, position);
-      await index.create(id, { _id: id, subject, position: Number(position), type: event.type, at });
+      await addEntry(index, subject, position, [Number(position), event.type, at], (id) => ({ _id: id, subject, entries: [] }));
     }
   },
 };

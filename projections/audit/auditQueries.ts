@@ -1,14 +1,18 @@
 import type { EventStore, RecordedEvent } from '../../infra/eventstore/eventStore.ts';
-import type { Filter } from '../../infra/readstore/readStore.ts';
+import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
+import type { Projected } from '../projection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 import {
+  accountKey,
   auditFeedCollection,
   auditIndexCollection,
-  positionKey,
-  subjectEntryId,
+  bucketId,
+  typeKey,
   type AuditFeedDocument,
   type AuditIndexDocument,
+  type HistoryEntry,
 } from './auditIndex.ts';
+import { AUDITED_EVENT_TYPES } from './auditSubjects.ts';
 
 /**
  * What auditors read: the positions the audit index holds for a subject or an account (or the
@@ -38,33 +42,48 @@ const boundsOf = (range: HistoryRange): Bounds => ({
   ...(range.types && range.types.length > 0 ? { types: range.types } : {}),
 });
 
+/** An event of a history as the index holds it. */
+export type IndexEntry = Readonly<{ position: number; type: string; at: string }>;
+
 /**
- * A filter on entries whose ids are `idOf(position)`, between `lowest` and `highest` (exclusive).
- * An event's time is when its command was decided, which follows the log's order only closely,
- * so time bounds and types are checked on each entry of the position range.
+ * The entries of one key of a bucketed collection (auditIndex.ts), oldest first: the key's
+ * buckets that may hold the range, one range of ids (a space ends the key in every id, and '!' is
+ * the next character), then their entries within the bounds. An event's time is when its command
+ * was decided, which follows the log's order only closely, so times are checked on each entry.
  */
-const boundsFilter = (bounds: Bounds, idOf: (position: bigint) => string, lowest: string, highest: string): Filter => {
+async function* bucketEntries<D extends Projected<{ entries: readonly (readonly unknown[])[] }>>(
+  readModels: ReadModels,
+  collection: CollectionSpec,
+  key: string,
+  bounds: Bounds,
+  decode: (entry: D['entries'][number]) => IndexEntry,
+): AsyncGenerator<IndexEntry> {
   const id: Record<string, string> = {};
-  if (bounds.fromPosition !== undefined) id.$gte = idOf(bounds.fromPosition);
-  else id.$gt = lowest;
-  if (bounds.toPosition !== undefined) id.$lte = idOf(bounds.toPosition);
-  else id.$lt = highest;
-  const at: Record<string, string> = {};
-  if (bounds.fromTime !== undefined) at.$gte = bounds.fromTime;
-  if (bounds.toTime !== undefined) at.$lte = bounds.toTime;
-  return {
-    _id: id,
-    ...(Object.keys(at).length > 0 ? { at } : {}),
-    ...(bounds.types ? { type: { $in: [...bounds.types] } } : {}),
-  };
-};
+  if (bounds.fromPosition !== undefined) id.$gte = bucketId(key, bounds.fromPosition);
+  else id.$gt = `${key} `;
+  if (bounds.toPosition !== undefined) id.$lte = bucketId(key, bounds.toPosition);
+  else id.$lt = `${key}!`;
+  for await (const bucket of readModels.collection<D>(collection).find({ _id: id }, { sort: { _id: 1 } })) {
+    for (const stored of bucket.entries) {
+      const entry = decode(stored);
+      if (entryWithin(entry, bounds)) yield entry;
+    }
+  }
+}
+
+/** Whether an index entry lies within the bounds (positions, times and types). */
+const entryWithin = (entry: IndexEntry, bounds: Bounds): boolean =>
+  (bounds.fromPosition === undefined || entry.position >= Number(bounds.fromPosition)) &&
+  (bounds.toPosition === undefined || entry.position <= Number(bounds.toPosition)) &&
+  (bounds.fromTime === undefined || entry.at >= bounds.fromTime) &&
+  (bounds.toTime === undefined || entry.at <= bounds.toTime) &&
+  (bounds.types === undefined || bounds.types.includes(entry.type));
+
+const historyEntry = ([position, type, at]: HistoryEntry): IndexEntry => ({ position, type, at });
 
 /** The index entries of one subject (`did:<scope>:<name>`, `rule:<id>`, `rse:<name>`), oldest first. */
-export const subjectEntries = (readModels: ReadModels, subject: string, range: HistoryRange): AsyncIterable<AuditIndexDocument> =>
-  readModels
-    .collection<AuditIndexDocument>(auditIndexCollection)
-    // A space ends the subject in every id, and '!' is the next character: the range is the subject's.
-    .find(boundsFilter(boundsOf(range), (position) => subjectEntryId(subject, position), `${subject} `, `${subject}!`), { sort: { _id: 1 } });
+export const subjectEntries = (readModels: ReadModels, subject: string, range: HistoryRange): AsyncGenerator<IndexEntry> =>
+  bucketEntries<AuditIndexDocument>(readModels, auditIndexCollection, subject, boundsOf(range), historyEntry);
 
 export type FeedQuery = HistoryRange &
   Readonly<{
@@ -72,19 +91,60 @@ export type FeedQuery = HistoryRange &
     account?: string;
     /** Only events after this position (the last one of the previous page). */
     after?: bigint;
-    /** At most this many entries; default all. */
+    /** At most this many events; default all. */
     limit?: number;
   }>;
 
-/** The feed: every event, or those of one account, oldest first. */
-export const feedEntries = (readModels: ReadModels, query: FeedQuery): AsyncIterable<AuditFeedDocument> => {
+/**
+ * The feed, oldest first: what one account did (its entries in the index), the events of some
+ * types (their entries, merged by position), or every event (the event store's own order, the
+ * step machinery left out). Reads a page at a time; stops at `limit`.
+ */
+export async function* feedEvents(readModels: ReadModels, eventStore: EventStore, query: FeedQuery, pageSize = 500): AsyncGenerator<RecordedEvent | MissingEvent> {
   const bounds = boundsOf(query);
   if (query.after !== undefined && (bounds.fromPosition === undefined || bounds.fromPosition <= query.after)) bounds.fromPosition = query.after + 1n;
-  const filter = boundsFilter(bounds, positionKey, positionKey(0), positionKey(10n ** 20n - 1n));
-  return readModels
-    .collection<AuditFeedDocument>(auditFeedCollection)
-    .find({ ...filter, ...(query.account !== undefined ? { account: query.account } : {}) }, { sort: { _id: 1 }, ...(query.limit ? { limit: query.limit } : {}) });
-};
+  const events =
+    query.account !== undefined
+      ? eventsOf(eventStore, bucketEntries<AuditFeedDocument>(readModels, auditFeedCollection, accountKey(query.account), bounds, (entry) => historyEntry(entry as HistoryEntry)), pageSize)
+      : bounds.types !== undefined
+        ? eventsOf(eventStore, mergedByPosition(bounds.types.map((type) => bucketEntries<AuditFeedDocument>(readModels, auditFeedCollection, typeKey(type), bounds, (entry) => ({ position: entry[0] as number, type, at: entry[1] as string })))), pageSize)
+        : loggedEvents(eventStore, bounds, pageSize);
+  let left = query.limit ?? Number.POSITIVE_INFINITY;
+  if (left <= 0) return;
+  for await (const event of events) {
+    yield event;
+    left -= 1;
+    if (left <= 0) return;
+  }
+}
+
+/** Every audited event of the log within the bounds, read from the event store a page at a time. */
+async function* loggedEvents(eventStore: EventStore, bounds: Bounds, pageSize: number): AsyncGenerator<RecordedEvent> {
+  for (let after = bounds.fromPosition !== undefined ? bounds.fromPosition - 1n : 0n; ; ) {
+    const page = await eventStore.readAll({ after, maxCount: pageSize });
+    for (const event of page) {
+      if (bounds.toPosition !== undefined && event.position > bounds.toPosition) return;
+      if (Object.hasOwn(AUDITED_EVENT_TYPES, event.type) && withinRange(event, bounds)) yield event;
+    }
+    if (page.length < pageSize) return;
+    after = page[page.length - 1]!.position;
+  }
+}
+
+/** Several ascending sequences of entries as one, by position. */
+async function* mergedByPosition(sources: readonly AsyncIterable<IndexEntry>[]): AsyncGenerator<IndexEntry> {
+  const iterators = sources.map((source) => source[Symbol.asyncIterator]());
+  const heads = await Promise.all(iterators.map((iterator) => iterator.next()));
+  for (;;) {
+    let lowest = -1;
+    heads.forEach((head, index) => {
+      if (!head.done && (lowest < 0 || head.value.position < (heads[lowest]!.value as IndexEntry).position)) lowest = index;
+    });
+    if (lowest < 0) return;
+    yield heads[lowest]!.value as IndexEntry;
+    heads[lowest] = await iterators[lowest]!.next();
+  }
+}
 
 /** Whether a stored event lies within the range (what the index filters do for its entries). */
 const withinRange = (event: RecordedEvent, bounds: Bounds): boolean =>

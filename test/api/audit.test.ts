@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { DidMetadataSet } from '../../domain/did/did.ts';
 import { upcaster, upcasterRegistry } from '../../domain/shared/upcasting.ts';
+import { auditIndexProjection } from '../../projections/audit/auditIndex.ts';
 import { uniqueName } from '../support/events.ts';
+import { eventually } from '../support/eventually.ts';
 import { newScope, path } from '../support/dids.ts';
 import { expectError, expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
 import { addReplicas, fileItem, rseWithProtocols } from './replicaSupport.ts';
@@ -208,6 +210,19 @@ describe('API: audit', () => {
       expectError(await server.root('GET', '/audit/events?limit=0'), 400, 'ValueError');
     });
 
+    it('lists the events of some types from the index exactly as the whole feed holds them, in order', async () => {
+      await aDatasetWithARule();
+      const types = ['RuleAdded', 'DidsAttached'];
+      const whole = (await history('/audit/events?limit=10000')).filter((line) => types.includes(line.type));
+      // The whole feed is the event log itself; the index of types follows it through its projection.
+      await eventually(async () => (await history(`/audit/events?type=${types.join(',')}&limit=10000`)).length >= whole.length, 10_000, 'the index up to date');
+      const typed = await history(`/audit/events?type=${types.join(',')}&limit=10000`);
+      expect(typed.map((line) => line.position).slice(0, whole.length)).to.deep.equal(whole.map((line) => line.position));
+      expect(typed.every((line) => types.includes(line.type))).to.equal(true);
+      const page = await history(`/audit/events?type=${types.join(',')}&limit=2&after=${typed[0]!.position}`);
+      expect(page.map((line) => line.position)).to.deep.equal(typed.slice(1, 3).map((line) => line.position));
+    });
+
     it('answers 404 for a DID, rule, RSE or account that never existed', async () => {
       const scope = await newScope(server);
       expectError(await server.root('GET', `/audit/dids/${scope}/nothing/events`), 404, 'DataIdentifierNotFound');
@@ -230,7 +245,7 @@ describe('API: audit', () => {
       const admin = await server.createUser({ admin: true });
       const projections = expectStatus(await server.call('GET', '/admin/projections', { token: admin.token }), 200).json<Record<string, any>[]>();
       const audit = projections.find((projection) => projection.name === 'audit_index')!;
-      expect(audit).to.include({ version: 1, status: 'running', rebuild: null, error: null });
+      expect(audit).to.include({ version: auditIndexProjection.version, status: 'running', rebuild: null, error: null });
       expect(audit.generation).to.be.a('number');
       expect(audit.head).to.be.at.least(audit.checkpoint);
       expect(audit.lag).to.equal(audit.head - audit.checkpoint);

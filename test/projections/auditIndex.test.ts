@@ -1,20 +1,40 @@
 import { expect } from 'chai';
 import { didStreamName } from '../../domain/did/did.ts';
 import { ruleStreamName } from '../../domain/rule/rule.ts';
-import { auditFeedCollection, auditIndexCollection, type AuditFeedDocument, type AuditIndexDocument } from '../../projections/audit/auditIndex.ts';
+import { auditFeedCollection, auditIndexCollection, POSITIONS_PER_BUCKET, type AuditFeedDocument, type AuditIndexDocument, type HistoryEntry, type TypeEntry } from '../../projections/audit/auditIndex.ts';
 import { AT } from '../support/deciderSpec.ts';
 import { created, fileEntry } from '../support/didEvents.ts';
 import { projectEvents, type StreamedEvent } from '../support/projectionHarness.ts';
 
-/** given(events on their streams).then(the audit's index): subjects and feed, by position. */
+/**
+ * given(events on their streams).then(the audit's index): the feed by position; the subjects'
+ * buckets, and their entries one by one with the bucket that holds each.
+ */
 const given = (events: readonly StreamedEvent[], options: { twice?: boolean } = {}) =>
   projectEvents(
     'audit-index-',
     events,
-    async (read) => ({
-      feed: await read<AuditFeedDocument>(auditFeedCollection),
-      index: await read<AuditIndexDocument>(auditIndexCollection),
-    }),
+    async (read) => {
+      const buckets = await read<AuditIndexDocument>(auditIndexCollection);
+      const feedBuckets = await read<AuditFeedDocument>(auditFeedCollection);
+      const feedOf = (prefix: string) =>
+        feedBuckets
+          .filter((bucket) => bucket.key.startsWith(prefix))
+          .flatMap((bucket) => bucket.entries.map((entry) => ({ bucket: bucket._id, key: bucket.key.slice(prefix.length), entry })))
+          .sort((a, b) => (a.entry[0] as number) - (b.entry[0] as number));
+      return {
+        byAccount: feedOf('account:').map(({ bucket, key, entry }) => {
+          const [position, type, at] = entry as HistoryEntry;
+          return { bucket, account: key, position, type, at };
+        }),
+        byType: feedOf('type:').map(({ bucket, key, entry }) => {
+          const [position, at] = entry as TypeEntry;
+          return { bucket, type: key, position, at };
+        }),
+        buckets,
+        index: buckets.flatMap((bucket) => bucket.entries.map(([position, type, at]) => ({ bucket: bucket._id, subject: bucket.subject, position, type, at }))),
+      };
+    },
     options,
   );
 
@@ -52,18 +72,21 @@ const history = [
 ];
 
 describe('The audit index', () => {
-  it('lists every domain event once in the feed, by position, with who acted and when; the step machinery is left out', async () => {
-    const { feed } = await given(history);
-    expect(feed.map((entry) => [entry.position, entry.type, entry.stream, entry.account])).to.deep.equal([
-      [1, 'DidCreated', 'did-user.jdoe:f1', 'root'],
-      [2, 'ReplicaAdded', 'did-user.jdoe:f1', 'root'],
-      [3, 'DidCreated', 'did-user.jdoe:ds', 'root'],
-      [4, 'DidsAttached', 'did-user.jdoe:ds', 'root'],
-      [5, 'RuleStateChanged', 'rule-r1', 'root'],
-      [6, 'AccountEmailChanged', 'account-jdoe', 'root'],
-    ]);
-    expect(feed[0]!._id).to.equal('00000000000000000001');
-    expect(feed[0]!.at).to.be.a('string');
+  it('lists every domain event once under the account that acted and once under its type, by position; the step machinery is left out', async () => {
+    const { byAccount, byType } = await given(history);
+    const expected = [
+      [1, 'DidCreated', 'root'],
+      [2, 'ReplicaAdded', 'root'],
+      [3, 'DidCreated', 'root'],
+      [4, 'DidsAttached', 'root'],
+      [5, 'RuleStateChanged', 'root'],
+      [6, 'AccountEmailChanged', 'root'],
+    ];
+    expect(byAccount.map((entry) => [entry.position, entry.type, entry.account])).to.deep.equal(expected);
+    expect(byType.map((entry) => [entry.position, entry.type, 'root'])).to.deep.equal(expected);
+    expect(byAccount[0]!.bucket).to.equal(`account:root ${'0'.repeat(20)}`);
+    expect(byType.find((entry) => entry.type === 'DidCreated')!.bucket).to.equal(`type:DidCreated ${'0'.repeat(20)}`);
+    expect(byAccount[0]!.at).to.be.a('string');
   });
 
   it('indexes each event under the DIDs, rules and RSEs it concerns besides the one whose stream holds it: an attach under each child', async () => {
@@ -74,15 +97,26 @@ describe('The audit index', () => {
     expect(bySubject('did:user.jdoe:ds')).to.deep.equal([[5, 'RuleStateChanged']]);
     expect(bySubject('rse:DISK')).to.deep.equal([[2, 'ReplicaAdded']]);
     expect(bySubject('rule:r1')).to.deep.equal([]);
-    expect(index.map((entry) => entry._id)).to.include('did:user.jdoe:ds 00000000000000000005');
+    expect(index.find((entry) => entry.subject === 'did:user.jdoe:ds')?.bucket).to.equal('did:user.jdoe:ds 00000000000000000000');
     expect(index).to.have.length(4);
+  });
+
+  it(`keeps a subject's entries in buckets of ${POSITIONS_PER_BUCKET} positions, in order, one document per subject and bucket`, async () => {
+    const files = Array.from({ length: POSITIONS_PER_BUCKET + 20 }, (_, index) => `f${index}`);
+    const { buckets } = await given(files.map((file) => replicaAdded(file, 'DISK')));
+    const disk = buckets.filter((bucket) => bucket.subject === 'rse:DISK');
+    expect(disk.map((bucket) => bucket._id)).to.deep.equal([`rse:DISK ${'0'.repeat(20)}`, `rse:DISK ${String(POSITIONS_PER_BUCKET).padStart(20, '0')}`]);
+    expect(disk.flatMap((bucket) => bucket.entries.map(([position]) => position))).to.deep.equal(files.map((_, index) => index + 1));
+    expect(disk[0]!.entries).to.have.length(POSITIONS_PER_BUCKET - 1);
   });
 
   it('comes out the same when every event is delivered twice', async () => {
     const once = await given(history);
     const twice = await given(history, { twice: true });
     const strip = (documents: readonly { at: string }[]) => documents.map(({ at: _at, ...rest }) => rest);
-    expect(strip(twice.feed)).to.deep.equal(strip(once.feed));
+    expect(strip(twice.byAccount)).to.deep.equal(strip(once.byAccount));
+    expect(strip(twice.byType)).to.deep.equal(strip(once.byType));
     expect(strip(twice.index)).to.deep.equal(strip(once.index));
+    expect(twice.buckets.map((bucket) => bucket._id)).to.deep.equal(once.buckets.map((bucket) => bucket._id));
   });
 });

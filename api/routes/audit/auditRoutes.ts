@@ -7,7 +7,7 @@ import { allowOnly } from '../../../domain/permission/policy.ts';
 import { rseStreamName } from '../../../domain/rse/rse.ts';
 import { ruleStreamName } from '../../../domain/rule/rule.ts';
 import { AccessDenied, AccountNotFound, DataIdentifierNotFound, RSENotFound, RuleNotFound, type RucioErrorClass } from '../../../domain/shared/errors.ts';
-import { eventsOf, feedEntries, subjectHistory, type HistoryRange } from '../../../projections/audit/auditQueries.ts';
+import { feedEvents, subjectHistory, type FeedQuery, type HistoryRange } from '../../../projections/audit/auditQueries.ts';
 import { didSubject, rseSubject, ruleSubject } from '../../../projections/audit/auditSubjects.ts';
 import { didStateAsOf } from '../../../projections/audit/didStateAsOf.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
@@ -61,8 +61,7 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
     await requireStream(didStreamName(scope, name), DataIdentifierNotFound, `Data identifier '${scope}:${name}' not found`);
   };
 
-  const sendHistory = (ctx: AppContext, entries: AsyncIterable<{ position: number }>): Promise<void> =>
-    sendStream(ctx, mapStream(eventsOf(eventStore, entries), renderEvent));
+  const sendFeed = (ctx: AppContext, query: FeedQuery): Promise<void> => sendStream(ctx, mapStream(feedEvents(services.readModels, eventStore, query), renderEvent));
 
   const sendSubjectHistory = (ctx: AppContext, subject: string, streamName: string): Promise<void> =>
     sendStream(ctx, mapStream(subjectHistory(services.readModels, eventStore, { subject, streamName }, rangeOf(ctx)), renderEvent));
@@ -110,7 +109,7 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
     const { account } = ctx.params as { account: string };
     await requireHistoryReader(ctx, `account ${account}`);
     await requireStream(accountStreamName(account), AccountNotFound, `Account with ID '${account}' cannot be found`);
-    await sendHistory(ctx, feedEntries(services.readModels, { ...rangeOf(ctx), account }));
+    await sendFeed(ctx, { ...rangeOf(ctx), account });
   });
 
   const feed: RouteOptions = {
@@ -129,6 +128,6 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
     const account = typeof ctx.query.account === 'string' && ctx.query.account !== '' ? ctx.query.account : undefined;
     const after = positionParam(ctx, 'after');
     const query = { ...rangeOf(ctx), limit: limitParam(ctx, 1000, 10_000), ...(account ? { account } : {}), ...(after !== undefined ? { after } : {}) };
-    await sendHistory(ctx, feedEntries(services.readModels, query));
+    await sendFeed(ctx, query);
   });
 };
