@@ -1,4 +1,3 @@
-import type { RseProtocol } from '../../domain/rse/protocol.ts';
 import { PosixStorage } from './posixStorage.ts';
 import type { FileDeletion, Storage } from './storage.ts';
 
@@ -21,13 +20,16 @@ export class MockStorage implements Storage {
   }
 }
 
+/** What choosing a storage reads of an RSE protocol: Rucio's implementation class and the scheme. */
+export type ProtocolIdentity = Readonly<{ impl: string; scheme: string }>;
+
 const FACTORIES: Readonly<Record<string, StorageFactory>> = {
   posix: () => new PosixStorage(),
   mock: () => new MockStorage(),
 };
 
 /** The storage kind a protocol's implementation names, if this process has one. */
-export const storageKindOf = (protocol: Pick<RseProtocol, 'impl' | 'scheme'>): string | undefined => {
+export const storageKindOf = (protocol: ProtocolIdentity): string | undefined => {
   if (protocol.impl.startsWith('rucio.rse.protocols.posix.')) return 'posix';
   if (protocol.impl.startsWith('rucio.rse.protocols.mock.') || protocol.scheme === 'mock') return 'mock';
   return undefined;
@@ -39,7 +41,7 @@ export class Storages {
   constructor(private readonly factories: Readonly<Record<string, StorageFactory>> = FACTORIES) {}
 
   /** The storage behind a protocol, made on first use; undefined when none here speaks it. */
-  forProtocol(protocol: Pick<RseProtocol, 'impl' | 'scheme'>): Storage | undefined {
+  forProtocol(protocol: ProtocolIdentity): Storage | undefined {
     const kind = storageKindOf(protocol);
     if (!kind) return undefined;
     let storage = this.made.get(kind);
