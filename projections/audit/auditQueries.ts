@@ -64,12 +64,24 @@ async function* bucketEntries<D extends Projected<{ entries: readonly (readonly 
   if (bounds.toPosition !== undefined) id.$lte = bucketId(key, bounds.toPosition);
   else id.$lt = `${key}!`;
   for await (const bucket of readModels.collection<D>(collection).find({ _id: id }, { sort: { _id: 1 } })) {
-    for (const stored of bucket.entries) {
+    for (const stored of storedEntries(bucket) as D['entries']) {
       const entry = decode(stored);
       if (entryWithin(entry, bounds)) yield entry;
     }
   }
 }
+
+/**
+ * The entries of a bucket. The index's first version kept one entry per document, as fields of
+ * its own (`position`, `type`, `at`, under ids `<subject> <position>` that the subject's range
+ * still finds): after an upgrade that generation keeps serving until the new one is rebuilt, so
+ * its documents are read as buckets of one.
+ */
+const storedEntries = (document: Readonly<{ entries?: unknown }>): readonly unknown[] => {
+  if (Array.isArray(document.entries)) return document.entries;
+  const { position, type, at } = document as Readonly<{ position?: unknown; type?: unknown; at?: unknown }>;
+  return typeof position === 'number' ? [[position, type, at]] : [];
+};
 
 /** Whether an index entry lies within the bounds (positions, times and types). */
 const entryWithin = (entry: IndexEntry, bounds: Bounds): boolean =>

@@ -2,6 +2,12 @@ import { expect } from 'chai';
 import { didStreamName } from '../../domain/did/did.ts';
 import { ruleStreamName } from '../../domain/rule/rule.ts';
 import { auditFeedCollection, auditIndexCollection, POSITIONS_PER_BUCKET, type AuditFeedDocument, type AuditIndexDocument, type HistoryEntry, type TypeEntry } from '../../projections/audit/auditIndex.ts';
+import { join } from 'node:path';
+import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
+import { subjectEntries } from '../../projections/audit/auditQueries.ts';
+import { allProjections } from '../../projections/index.ts';
+import { ReadModels } from '../../projections/runtime/readModels.ts';
+import { makeTempDir } from '../support/tempDir.ts';
 import { AT } from '../support/deciderSpec.ts';
 import { created, fileEntry } from '../support/didEvents.ts';
 import { projectEvents, type StreamedEvent } from '../support/projectionHarness.ts';
@@ -118,5 +124,22 @@ describe('The audit index', () => {
     expect(strip(twice.byType)).to.deep.equal(strip(once.byType));
     expect(strip(twice.index)).to.deep.equal(strip(once.index));
     expect(twice.buckets.map((bucket) => bucket._id)).to.deep.equal(once.buckets.map((bucket) => bucket._id));
+  });
+
+  it('reads the documents of its first version, one entry each, while the new version is rebuilt', async () => {
+    const dir = makeTempDir('audit-index-v1-');
+    const readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
+    try {
+      const readModels = new ReadModels(readStore, allProjections);
+      const stored = readModels.collection(auditIndexCollection);
+      const entry = (position: number) => ({ _id: `rse:DISK ${String(position).padStart(20, '0')}`, subject: 'rse:DISK', position, type: 'ReplicaAdded', at: AT, _pos: position });
+      for (const document of [entry(2), entry(7), { ...entry(9), _id: `rse:DISKS ${'9'.padStart(20, '0')}`, subject: 'rse:DISKS' }]) await stored.insertOne(document);
+      const read = [];
+      for await (const found of subjectEntries(readModels, 'rse:DISK', { since: { position: 3n } })) read.push(found);
+      expect(read).to.deep.equal([{ position: 7, type: 'ReplicaAdded', at: AT }]);
+    } finally {
+      await readStore.close();
+      dir.dispose();
+    }
   });
 });
