@@ -6,9 +6,8 @@ export type Call = (method: string, path: string, body?: unknown, headers?: Reco
 
 export const client = (server: ServerProcess, token: string, maxSockets = 8): Call => {
   const agent = new Agent({ keepAlive: true, maxSockets });
-  return (method, path, body, headers = {}) =>
+  const send = (method: string, path: string, payload: string | undefined, headers: Record<string, string>, retried: boolean): Promise<{ status: number; text: string }> =>
     new Promise((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
       const req = request(
         new URL(path, server.url),
         { method, agent, headers: { 'X-Svc-Auth-Token': token, ...headers, ...(payload ? { 'Content-Length': String(Buffer.byteLength(payload)) } : {}) } },
@@ -19,9 +18,15 @@ export const client = (server: ServerProcess, token: string, maxSockets = 8): Ca
           res.on('error', reject);
         },
       );
-      req.on('error', reject);
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        // A kept-alive socket the server closed for idleness just as this request went out on it:
+        // nothing reached the server, so send it again once, on a new socket (as Node's docs advise).
+        if (req.reusedSocket && error.code === 'ECONNRESET' && !retried) send(method, path, payload, headers, true).then(resolve, reject);
+        else reject(error);
+      });
       req.end(payload);
     });
+  return (method, path, body, headers = {}) => send(method, path, body === undefined ? undefined : JSON.stringify(body), headers, false);
 };
 
 export const expectStatus = (response: { status: number; text: string }, status: number, what: string): void => {
