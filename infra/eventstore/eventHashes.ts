@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { EventMetadata } from './eventStore.ts';
 
 /**
@@ -37,7 +37,8 @@ export const eventHash = (previousHash: string, event: HashedFields): string => 
   const body =
     `{"data":${canonicalJson(event.data)},"id":${JSON.stringify(event.id)},"metadata":${canonicalMetadata(event.metadata)},` +
     `"revision":"${event.revision.toString()}","stream":${JSON.stringify(event.streamName)},"type":${JSON.stringify(event.type)}}`;
-  return createHash('sha256').update(previousHash).update('\n').update(body).digest('hex');
+  // One call on one string: half the time of a Hash object fed three times, for events this small.
+  return hash('sha256', `${previousHash}\n${body}`, 'hex');
 };
 
 /** Canonical texts of metadata objects without a hash (never mutated: they are readonly), by object. */
