@@ -2,7 +2,7 @@ import type { Event } from '../../domain/shared/event.ts';
 import type { Upcasters } from '../../domain/shared/upcasting.ts';
 import type { AllSubscription, EventStore, RecordedEvent } from '../../infra/eventstore/eventStore.ts';
 import type { Logger } from '../../infra/logger.ts';
-import type { ReadStore, ReadStoreTransaction } from '../../infra/readstore/readStore.ts';
+import type { BulkOperation, ReadStore, ReadStoreTransaction } from '../../infra/readstore/readStore.ts';
 import { asHandled, type AnyProjection } from '../projection.ts';
 import { ProjectionContext } from './projectionContext.ts';
 import { WholeSteps } from './wholeSteps.ts';
@@ -183,6 +183,8 @@ export class ProjectionLane {
       if (!result) typed.set(event, (result = asHandled(event, this.dependencies.upcasters)));
       return result;
     };
+    // Every target's checkpoint moves to the batch's end, written together after the last one.
+    const checkpoints: BulkOperation<ProjectionCheckpointDocument>[] = [];
     for (const target of targets) {
       const generation = target.generation;
       const context = new ProjectionContext(transaction, (logical) => physicalCollection(logical, generation));
@@ -202,10 +204,9 @@ export class ProjectionLane {
       }
       const name = target.projection.name;
       const id = target.target === 'serving' ? servingCheckpointId(name) : rebuildCheckpointId(name);
-      await transaction
-        .collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection)
-        .replaceOne({ _id: id }, { _id: id, checkpoint: lastPosition.toString(), updatedAt }, { upsert: true });
+      checkpoints.push({ replaceOne: { filter: { _id: id }, replacement: { _id: id, checkpoint: lastPosition.toString(), updatedAt }, upsert: true } });
     }
+    await transaction.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection).bulkWrite(checkpoints);
   }
 }
 
