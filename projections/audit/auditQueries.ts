@@ -115,11 +115,13 @@ export type FeedQuery = HistoryRange &
 export async function* feedEvents(readModels: ReadModels, eventStore: EventStore, query: FeedQuery, pageSize = 500): AsyncGenerator<RecordedEvent | MissingEvent> {
   const bounds = boundsOf(query);
   if (query.after !== undefined && (bounds.fromPosition === undefined || bounds.fromPosition <= query.after)) bounds.fromPosition = query.after + 1n;
+  const feed = (key: string, decode: (entry: AuditFeedDocument['entries'][number]) => IndexEntry) =>
+    bucketEntries<AuditFeedDocument>(readModels, auditFeedCollection, key, bounds, decode);
   const events =
     query.account !== undefined
-      ? eventsOf(eventStore, bucketEntries<AuditFeedDocument>(readModels, auditFeedCollection, accountKey(query.account), bounds, (entry) => historyEntry(entry as HistoryEntry)), pageSize)
+      ? eventsOf(eventStore, feed(accountKey(query.account), (entry) => historyEntry(entry as HistoryEntry)), pageSize)
       : bounds.types !== undefined
-        ? eventsOf(eventStore, mergedByPosition(bounds.types.map((type) => bucketEntries<AuditFeedDocument>(readModels, auditFeedCollection, typeKey(type), bounds, (entry) => ({ position: entry[0] as number, type, at: entry[1] as string })))), pageSize)
+        ? eventsOf(eventStore, mergedByPosition(bounds.types.map((type) => feed(typeKey(type), ([position, at]) => ({ position: position as number, type, at: at as string })))), pageSize)
         : loggedEvents(eventStore, bounds, pageSize);
   let left = query.limit ?? Number.POSITIVE_INFINITY;
   if (left <= 0) return;
