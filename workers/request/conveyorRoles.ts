@@ -34,7 +34,7 @@ import {
   transferLimits,
   type PageMark,
 } from '../../projections/request/conveyorQueries.ts';
-import { causationOf, type CycleReport, type EventRole, type JobTrigger, type ScheduledRole } from '../role.ts';
+import { asRoot, type CycleReport, type EventRole, type JobTrigger, type ScheduledRole } from '../role.ts';
 import type { WorkerContext } from '../workerContext.ts';
 
 /**
@@ -45,13 +45,11 @@ import type { WorkerContext } from '../workerContext.ts';
  * nothing twice. Only the submitter, poller and canceller talk to transfer tools.
  */
 
-/** Metadata of one step of a job: every step of a job has its own cause, so their event ids differ. */
-const asRoot = (role: string, trigger: JobTrigger, step: string): CommandMetadata => ({
-  now: new Date(),
-  account: 'root',
-  requestId: `${role}-${trigger.jobId}`,
-  causationId: causationOf(role, trigger, step),
-});
+/**
+ * Metadata of one step of a job: every step of a job has its own cause, so their event ids differ;
+ * each is timed when it is made (a job's pages span the time transfers take).
+ */
+const stepOf = (role: string, trigger: JobTrigger, step: string): CommandMetadata => asRoot(role, trigger, step, new Date());
 
 const skippedOf = (outputs: readonly { type: string; data: object }[]): Skipped['data'][] =>
   outputs.filter((output): output is Skipped => output.type === 'Skipped').map((output) => output.data);
@@ -81,7 +79,7 @@ export const preparerRole: ScheduledRole = {
         { topology, limits, requests: documents.map((document) => ({ ...selectionRequestOf(document), activity: document.activity })), replicas: await candidateReplicas(context.readModels, documents) },
       );
       skipped.push(...skippedOf(outputs));
-      done += (await prepareRequests(context.commands, withoutSkipped(outputs), asRoot(preparer.name, trigger, `prepare-${page}`))).changed;
+      done += (await prepareRequests(context.commands, withoutSkipped(outputs), stepOf(preparer.name, trigger, `prepare-${page}`))).changed;
     }
     return { done, skipped };
   },
@@ -99,11 +97,11 @@ export const throttlerRole: ScheduledRole = {
     const outputs = throttler.decide({ now: new Date().toISOString() }, { topology, limits: bindLimits(topology, limits), requests });
     const moves = outputs.filter((output) => output.type !== 'RecordTransferLimitStats') as Exclude<(typeof outputs)[number], RecordTransferLimitStats>[];
     const stats = outputs.filter((output): output is RecordTransferLimitStats => output.type === 'RecordTransferLimitStats');
-    const moved = await throttleRequests(context.commands, moves, asRoot(throttler.name, trigger, 'release'));
+    const moved = await throttleRequests(context.commands, moves, stepOf(throttler.name, trigger, 'release'));
     // The counts go in a step of their own, caused by what they are, so a job run again with
     // other counts records them rather than taking them for the first run's.
     const statsCause = stats.map((output) => `${output.data.id}:${output.data.transfers}:${output.data.waitings}`).join(',');
-    await recordTransferLimitStats(context.commands, stats, asRoot(throttler.name, trigger, `stats-${statsCause}`));
+    await recordTransferLimitStats(context.commands, stats, stepOf(throttler.name, trigger, `stats-${statsCause}`));
     return { done: moved.changed, skipped: [] };
   },
 };
@@ -198,10 +196,10 @@ export const submitterRole: ScheduledRole = {
       );
       skipped.push(...skippedOf(outputs));
       // 1. SUBMITTING first: a crash after this leaves a request the finisher retries, never a job nobody knows of.
-      const marked = await markRequestsSubmitting(context.commands, withoutSkipped(outputs), asRoot(submitter.name, trigger, `mark-${page}`));
+      const marked = await markRequestsSubmitting(context.commands, withoutSkipped(outputs), stepOf(submitter.name, trigger, `mark-${page}`));
       // 2. The tools, in bulk; 3. what they answered.
       const results = await submitToTools(context, marked.submitting, topology);
-      await recordSubmissions(context.commands, results, asRoot(submitter.name, trigger, `submitted-${page}`));
+      await recordSubmissions(context.commands, results, stepOf(submitter.name, trigger, `submitted-${page}`));
       done += marked.changed;
     }
     return { done, skipped };
@@ -242,7 +240,7 @@ export const pollerRole: ScheduledRole = {
         }
       }
       const outputs = poller.decide({ reports }, { requests });
-      done += (await recordTransferReports(context.commands, outputs, asRoot(poller.name, trigger, `reports-${page}`))).changed;
+      done += (await recordTransferReports(context.commands, outputs, stepOf(poller.name, trigger, `reports-${page}`))).changed;
     }
     return { done, skipped };
   },
@@ -275,7 +273,7 @@ export const finisherRole: ScheduledRole = {
         if (requests.length === 0) break;
         mark = pageMarkOf(documents, 'changed_at');
         const outputs = finisher.decide({ now: new Date().toISOString() }, { requests, settings });
-        const outcome = await finishRequests(context.commands, outputs, asRoot(finisher.name, trigger, `finish-${page}`));
+        const outcome = await finishRequests(context.commands, outputs, stepOf(finisher.name, trigger, `finish-${page}`));
         page += 1;
         skipped.push(...outcome.skipped);
         done += outcome.available + outcome.retried + outcome.givenUp;
