@@ -412,6 +412,7 @@ describe('FTS servers and credentials', () => {
       try {
         execFileSync('openssl', ['version'], { stdio: 'ignore' });
       } catch {
+        console.log('      skipped: the openssl command is not installed, so no certificates can be made for the https tests');
         this.skip();
       }
       pki = makeTempDir('dms-fts-pki-');
