@@ -105,7 +105,13 @@ const requestLog =
     } finally {
       const milliseconds = Number(process.hrtime.bigint() - started) / 1e6;
       ctx.state.logger.info(
-        { method: ctx.method, url: ctx.url, status: ctx.status, ms: Math.round(milliseconds * 10) / 10, account: ctx.state.issuer },
+        {
+          method: ctx.method,
+          url: ctx.url,
+          status: ctx.status,
+          ms: Math.round(milliseconds * 10) / 10,
+          account: ctx.state.issuer,
+        },
         'request',
       );
     }
@@ -119,11 +125,21 @@ const corsPreflight =
   (services: Services): Middleware<AppState> =>
   async (ctx, next) => {
     if (ctx.method !== 'OPTIONS') return next();
-    const allowed = ((await configOption(services.readModels, 'webui', 'urls')) ?? '').split(',').map((url) => url.trim()).filter(Boolean);
+    const allowed = ((await configOption(services.readModels, 'webui', 'urls')) ?? '')
+      .split(',')
+      .map((url) => url.trim())
+      .filter(Boolean);
     const origin = ctx.get('Origin');
     if (!origin || !allowed.includes(origin)) {
       // Rucio answers an empty 403; the error format tells the client why.
-      writeError(ctx, 403, 'AccessDenied', origin ? `The origin '${origin}' may not make cross-origin requests.` : 'OPTIONS is a CORS pre-flight: it needs an Origin header.');
+      writeError(
+        ctx,
+        403,
+        'AccessDenied',
+        origin
+          ? `The origin '${origin}' may not make cross-origin requests.`
+          : 'OPTIONS is a CORS pre-flight: it needs an Origin header.',
+      );
       return;
     }
     ctx.body = '';
@@ -187,7 +203,12 @@ const unmatched =
       const allowed = new Set(matched.path.flatMap((layer) => layer.methods));
       allowed.add('OPTIONS');
       ctx.set('Allow', [...allowed].sort().join(', '));
-      writeError(ctx as AppContext, 405, 'MethodNotAllowed', `The method ${ctx.method} is not allowed for the requested URL.`);
+      writeError(
+        ctx as AppContext,
+        405,
+        'MethodNotAllowed',
+        `The method ${ctx.method} is not allowed for the requested URL.`,
+      );
       return;
     }
     writeError(ctx as AppContext, 404, 'NotFound', 'The requested URL was not found on the server.');

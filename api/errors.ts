@@ -51,7 +51,12 @@ export const errorMiddleware = (): Middleware<AppState> => async (ctx, next) => 
 
 const answerError = (ctx: Context, error: unknown): void => {
   if (error instanceof RucioError) {
-    writeError(ctx, ctx.state.errorStatus?.[error.exceptionClass] ?? error.httpStatus, error.exceptionClass, error.message);
+    writeError(
+      ctx,
+      ctx.state.errorStatus?.[error.exceptionClass] ?? error.httpStatus,
+      error.exceptionClass,
+      error.message,
+    );
     return;
   }
   const status = (error as { status?: number }).status;

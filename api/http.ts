@@ -50,7 +50,12 @@ export const sendStream = (
   contentType: string = NDJSON_TYPE,
   /** Writes one item as one line of JSON; default JSON.stringify. */
   serialize: (item: unknown) => string = JSON.stringify,
-): Promise<void> => sendChunks(ctx, mapStream(source, (item) => `${serialize(item)}\n`), contentType);
+): Promise<void> =>
+  sendChunks(
+    ctx,
+    mapStream(source, (item) => `${serialize(item)}\n`),
+    contentType,
+  );
 
 /**
  * Streams text chunks as they come (NDJSON lines, a metalink document), grouped into writes of

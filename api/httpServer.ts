@@ -16,7 +16,11 @@ export const createHttpServer = (app: Koa<never>, options: { maxBodyBytes: numbe
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     const answer = clientErrorAnswer(error.code);
     // A reset connection, or one whose answer is under way, cannot take another.
-    if (!answer || !socket.writable || (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage?.headersSent) {
+    if (
+      !answer ||
+      !socket.writable ||
+      (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage?.headersSent
+    ) {
       socket.destroy();
       return;
     }
@@ -27,8 +31,15 @@ export const createHttpServer = (app: Koa<never>, options: { maxBodyBytes: numbe
   server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
     const declared = Number(request.headers['content-length'] ?? 0);
     if (declared > options.maxBodyBytes) {
-      const body = pythonJson({ ExceptionClass: 'RequestEntityTooLarge', ExceptionMessage: tooLargeMessage(options.maxBodyBytes) });
-      response.writeHead(413, { ...errorHeaders('RequestEntityTooLarge', tooLargeMessage(options.maxBodyBytes)), 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+      const body = pythonJson({
+        ExceptionClass: 'RequestEntityTooLarge',
+        ExceptionMessage: tooLargeMessage(options.maxBodyBytes),
+      });
+      response.writeHead(413, {
+        ...errorHeaders('RequestEntityTooLarge', tooLargeMessage(options.maxBodyBytes)),
+        'Content-Length': Buffer.byteLength(body),
+        Connection: 'close',
+      });
       response.end(body);
       return;
     }
@@ -46,12 +57,20 @@ type Answer = Readonly<{ status: number; exceptionClass: string; message: string
 const clientErrorAnswer = (code: string | undefined): Answer | undefined => {
   if (code === 'ECONNRESET' || code === 'EPIPE') return undefined;
   if (code === 'HPE_HEADER_OVERFLOW') {
-    return { status: 431, exceptionClass: 'RequestHeaderFieldsTooLarge', message: 'The request headers are larger than the server accepts.' };
+    return {
+      status: 431,
+      exceptionClass: 'RequestHeaderFieldsTooLarge',
+      message: 'The request headers are larger than the server accepts.',
+    };
   }
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     return { status: 408, exceptionClass: 'RequestTimeout', message: 'The request did not arrive in time.' };
   }
-  return { status: 400, exceptionClass: 'ValueError', message: `The request is not valid HTTP (${code ?? 'unknown error'}).` };
+  return {
+    status: 400,
+    exceptionClass: 'ValueError',
+    message: `The request is not valid HTTP (${code ?? 'unknown error'}).`,
+  };
 };
 
 const errorHeaders = (exceptionClass: string, message: string): Record<string, string> => ({
@@ -63,8 +82,13 @@ const errorHeaders = (exceptionClass: string, message: string): Record<string, s
 /** A whole HTTP/1.1 answer written on the socket, for requests Node never handed to the app. */
 const rawErrorResponse = (status: number, exceptionClass: string, message: string): string => {
   const body = pythonJson({ ExceptionClass: exceptionClass, ExceptionMessage: message });
-  const headers = { ...errorHeaders(exceptionClass, message), 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
-  const reason = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }[status] ?? 'Error';
+  const headers = {
+    ...errorHeaders(exceptionClass, message),
+    'Content-Length': String(Buffer.byteLength(body)),
+    Connection: 'close',
+  };
+  const reason =
+    { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }[status] ?? 'Error';
   return `HTTP/1.1 ${status} ${reason}\r\n${Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}`)
     .join('\r\n')}\r\n\r\n${body}`;

@@ -10,7 +10,10 @@ const QUOTED_MARK = JSON.stringify(INFINITY_MARK);
  * JSON.stringify would write null.
  */
 export const jsonWithInfinity = (value: unknown): string =>
-  JSON.stringify(value, (_key, item: unknown) => (item === Infinity ? INFINITY_MARK : item)).replaceAll(QUOTED_MARK, 'Infinity');
+  JSON.stringify(value, (_key, item: unknown) => (item === Infinity ? INFINITY_MARK : item)).replaceAll(
+    QUOTED_MARK,
+    'Infinity',
+  );
 
 export const sendJsonWithInfinity = (ctx: Context, value: unknown): void => {
   ctx.status = 200;

@@ -28,14 +28,16 @@ export const checkJsonBounds = (document: unknown): void => {
     else if (typeof value === 'number') {
       if (!Number.isFinite(value)) throw new ValueError('A number in the body is too large.');
     } else if (value !== null && typeof value === 'object') {
-      if (depth >= JSON_LIMITS.maxDepth) throw new ValueError(`The body nests deeper than ${JSON_LIMITS.maxDepth} levels.`);
+      if (depth >= JSON_LIMITS.maxDepth)
+        throw new ValueError(`The body nests deeper than ${JSON_LIMITS.maxDepth} levels.`);
       if (Array.isArray(value)) {
         for (const item of value) pending.push({ value: item, depth: depth + 1 });
       } else {
         for (const [key, item] of Object.entries(value)) {
           checkString(key, 'A key');
           if (key === '__proto__') throw new ValueError("'__proto__' is not allowed as a key.");
-          if (CONTROL_CHARACTERS.test(key)) throw new ValueError(`The key ${JSON.stringify(key)} holds control characters.`);
+          if (CONTROL_CHARACTERS.test(key))
+            throw new ValueError(`The key ${JSON.stringify(key)} holds control characters.`);
           pending.push({ value: item, depth: depth + 1 });
         }
       }
@@ -49,5 +51,6 @@ const checkString = (text: string, what: string): void => {
   if (text.length > JSON_LIMITS.maxStringLength) {
     throw new ValueError(`${what} in the body is longer than ${JSON_LIMITS.maxStringLength} characters.`);
   }
-  if (LONE_SURROGATE.test(text)) throw new ValueError(`${what} in the body holds an unpaired surrogate (\\ud800-\\udfff).`);
+  if (LONE_SURROGATE.test(text))
+    throw new ValueError(`${what} in the body holds an unpaired surrogate (\\ud800-\\udfff).`);
 };

@@ -27,7 +27,8 @@ export const parseJsonBody = (ctx: AppContext, what: string): unknown => {
 export const jsonObject = (ctx: AppContext, options: { optional?: boolean } = {}): Record<string, unknown> => {
   if (options.optional && rawBody(ctx).trim() === '') return {};
   const body = parseJsonBody(ctx, 'dictionary');
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new TypeError_('body must be a json dictionary');
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new TypeError_('body must be a json dictionary');
   return body as Record<string, unknown>;
 };
 
@@ -53,7 +54,11 @@ export const toBoolean = (value: unknown, name: string): boolean => {
   throw new TypeError_(`'${name}' must be a boolean type.`);
 };
 
-export const paramBoolean = (parameters: Readonly<Record<string, unknown>>, name: string, fallback: boolean): boolean => {
+export const paramBoolean = (
+  parameters: Readonly<Record<string, unknown>>,
+  name: string,
+  fallback: boolean,
+): boolean => {
   const value = parameters[name];
   return value === undefined || value === null ? fallback : toBoolean(value, name);
 };

@@ -17,7 +17,13 @@ const reprString = (text: string): string => {
 
 /** `datetime.datetime(2025, 11, 22, 3, 55, 0, 123456)`: trailing zero seconds/microseconds are left out. */
 const reprDatetime = (date: Date): string => {
-  const fields = [date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate(), date.getUTCHours(), date.getUTCMinutes()];
+  const fields = [
+    date.getUTCFullYear(),
+    date.getUTCMonth() + 1,
+    date.getUTCDate(),
+    date.getUTCHours(),
+    date.getUTCMinutes(),
+  ];
   const seconds = date.getUTCSeconds();
   const microseconds = date.getUTCMilliseconds() * 1000;
   if (microseconds) fields.push(seconds, microseconds);
@@ -31,5 +37,7 @@ export const pythonRepr = (value: PythonValue): string => {
   if (typeof value === 'number') return String(value);
   if (typeof value === 'string') return reprString(value);
   if (value instanceof Date) return reprDatetime(value);
-  return `{${Object.entries(value).map(([key, item]) => `${reprString(key)}: ${pythonRepr(item)}`).join(', ')}}`;
+  return `{${Object.entries(value)
+    .map(([key, item]) => `${reprString(key)}: ${pythonRepr(item)}`)
+    .join(', ')}}`;
 };

@@ -52,7 +52,10 @@ export const readBodyText = async (request: IncomingMessage, limit: number): Pro
   let source: Readable = request;
   if (encoding !== '' && encoding !== 'identity') {
     const decoder = DECODERS[encoding];
-    if (!decoder) throw new UnsupportedMediaType(`Content-Encoding '${encoding}' is not supported; send the body as is, or gzip, deflate or br.`);
+    if (!decoder)
+      throw new UnsupportedMediaType(
+        `Content-Encoding '${encoding}' is not supported; send the body as is, or gzip, deflate or br.`,
+      );
     const decoding = decoder();
     request.on('error', (error) => decoding.destroy(error));
     source = request.pipe(decoding);

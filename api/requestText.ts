@@ -16,7 +16,8 @@ export const refuseUnsafeQuery = (querystring: string): void => {
     } catch {
       throw new ValueError(`The query string part '${part.slice(0, 100)}' is not percent-encoded UTF-8.`);
     }
-    if (CONTROL_CHARACTERS.test(decoded)) throw new ValueError(`The query string part '${part.slice(0, 100)}' holds control characters.`);
+    if (CONTROL_CHARACTERS.test(decoded))
+      throw new ValueError(`The query string part '${part.slice(0, 100)}' holds control characters.`);
     const key = decoded.split('=', 1)[0]!;
     if (PROTOTYPE_KEYS.has(key)) throw new ValueError(`'${key}' is not allowed as a query parameter.`);
   }

@@ -10,16 +10,18 @@ import type { AppContext, AppState, Services } from './services.ts';
 
 export type Handler = (ctx: AppContext) => Promise<void> | void;
 
-export type RouteOptions = Readonly<{
-  /** Needs X-Svc-Auth-Token; default true. */
-  auth?: boolean;
-  /** Content types the answer can take; an Accept header allowing none of them gets 406. */
-  accept?: readonly string[];
-  /** Statuses this route gives exception classes instead of the ones declared with each class. */
-  errors?: Readonly<Record<string, number>>;
-  /** Adds Rucio's CORS and no-cache headers (every blueprint but auth and redirect); default true. */
-  commonHeaders?: boolean;
-} & RouteDocumentation>;
+export type RouteOptions = Readonly<
+  {
+    /** Needs X-Svc-Auth-Token; default true. */
+    auth?: boolean;
+    /** Content types the answer can take; an Accept header allowing none of them gets 406. */
+    accept?: readonly string[];
+    /** Statuses this route gives exception classes instead of the ones declared with each class. */
+    errors?: Readonly<Record<string, number>>;
+    /** Adds Rucio's CORS and no-cache headers (every blueprint but auth and redirect); default true. */
+    commonHeaders?: boolean;
+  } & RouteDocumentation
+>;
 
 /**
  * What `GET /openapi.json` says of a route beyond its method, path, token and content types
@@ -58,7 +60,12 @@ export type BodyDescription = Readonly<{ description: string; list?: boolean; op
 type Method = 'get' | 'post' | 'put' | 'delete';
 
 /** What the table tells about a route: its method, its path pattern, whether it needs a token, its options. */
-export type RouteEntry = Readonly<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; path: string; auth: boolean; options: RouteOptions }>;
+export type RouteEntry = Readonly<{
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  auth: boolean;
+  options: RouteOptions;
+}>;
 
 type Route = Readonly<{
   method: Method;
@@ -99,14 +106,21 @@ export class RouteTable {
 
   /** Every route, in registration order (read-only: for tests and documentation). */
   entries(): readonly RouteEntry[] {
-    return this.routes.map(({ method, path, auth, options }) => ({ method: method.toUpperCase() as RouteEntry['method'], path, auth, options }));
+    return this.routes.map(({ method, path, auth, options }) => ({
+      method: method.toUpperCase() as RouteEntry['method'],
+      path,
+      auth,
+      options,
+    }));
   }
 
   /** Puts every route on the router, best ranked first. Once: a route added later would be lost. */
   install(router: Router<AppState>): void {
     if (this.installed) throw new Error('The route table is installed already');
     this.installed = true;
-    const ranked = [...this.routes].sort((a, b) => compareRanks(a.rank, b.rank) || a.shapeOrder - b.shapeOrder || a.order - b.order);
+    const ranked = [...this.routes].sort(
+      (a, b) => compareRanks(a.rank, b.rank) || a.shapeOrder - b.shapeOrder || a.order - b.order,
+    );
     for (const { method, path, chain } of ranked) {
       (router[method] as (path: string, ...middleware: Middleware<AppState>[]) => unknown).call(router, path, ...chain);
     }
@@ -129,7 +143,16 @@ export class RouteTable {
     const rank = rankPath(path);
     const order = this.routes.length;
     if (!this.shapes.has(rank.shape)) this.shapes.set(rank.shape, order);
-    this.routes.push({ method, path, auth: options.auth ?? true, options, chain, rank, shapeOrder: this.shapes.get(rank.shape)!, order });
+    this.routes.push({
+      method,
+      path,
+      auth: options.auth ?? true,
+      options,
+      chain,
+      rank,
+      shapeOrder: this.shapes.get(rank.shape)!,
+      order,
+    });
     return this;
   }
 }
@@ -181,13 +204,21 @@ export const runCommand = async <Outcome extends WriteOutcome>(
 };
 
 /** A write answered as Rucio's creations are: 201 and the JSON string "Created". */
-export const created = async (ctx: AppContext, services: Services, command: (metadata: CommandMetadata) => Promise<WriteOutcome>): Promise<void> => {
+export const created = async (
+  ctx: AppContext,
+  services: Services,
+  command: (metadata: CommandMetadata) => Promise<WriteOutcome>,
+): Promise<void> => {
   await runCommand(ctx, services, command);
   sendCreated(ctx);
 };
 
 /** A write answered as Rucio's updates and deletions are: 200 and an empty body. */
-export const ok = async (ctx: AppContext, services: Services, command: (metadata: CommandMetadata) => Promise<WriteOutcome>): Promise<void> => {
+export const ok = async (
+  ctx: AppContext,
+  services: Services,
+  command: (metadata: CommandMetadata) => Promise<WriteOutcome>,
+): Promise<void> => {
   await runCommand(ctx, services, command);
   sendOk(ctx);
 };

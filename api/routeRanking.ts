@@ -38,12 +38,15 @@ export const rankPath = (path: string): RouteRank => {
   const segments = path.split('/').slice(1);
   const parts: Part[] = [];
   for (const [index, segment] of segments.entries()) {
-    if (!/^(:\w+|\*\w+|[^:*{}()?+]*)$/.test(segment)) throw new Error(`The route ${path} uses syntax Werkzeug's ranking does not cover`);
+    if (!/^(:\w+|\*\w+|[^:*{}()?+]*)$/.test(segment))
+      throw new Error(`The route ${path} uses syntax Werkzeug's ranking does not cover`);
     if (segment.startsWith('*')) {
       parts.push({ kind: 'variable', weight: finalPartWeight(segments.slice(index + 1)) });
       break;
     }
-    parts.push(segment.startsWith(':') ? { kind: 'variable', weight: weighting([], [SEGMENT_WEIGHT]) } : { kind: 'static' });
+    parts.push(
+      segment.startsWith(':') ? { kind: 'variable', weight: weighting([], [SEGMENT_WEIGHT]) } : { kind: 'static' },
+    );
   }
   return { parts, shape: segments.map((segment) => (/^[:*]/.test(segment) ? segment[0] : segment)).join('/') };
 };

@@ -25,8 +25,19 @@ export const rawEventTable = (path: string) => {
     'CREATE TABLE events (position INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, stream TEXT NOT NULL, revision INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, recorded_at TEXT NOT NULL);' +
       'CREATE UNIQUE INDEX events_by_id ON events (event_id); CREATE UNIQUE INDEX events_by_stream ON events (stream, revision);',
   );
-  const insert = db.prepare('INSERT INTO events (event_id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
-  const insertOne = (index: number) => insert.run(timeOrderedUuid(), `raw-${index}`, 0, 'AccountCreated', JSON.stringify(data), JSON.stringify(metadata), metadata.at);
+  const insert = db.prepare(
+    'INSERT INTO events (event_id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const insertOne = (index: number) =>
+    insert.run(
+      timeOrderedUuid(),
+      `raw-${index}`,
+      0,
+      'AccountCreated',
+      JSON.stringify(data),
+      JSON.stringify(metadata),
+      metadata.at,
+    );
   return { db, insertOne };
 };
 
@@ -34,9 +45,11 @@ export const rawEventTable = (path: string) => {
 export const rawBatchRate = (raw: ReturnType<typeof rawEventTable>, from: number, count: number): number => {
   const start = process.hrtime.bigint();
   for (let first = 0; first < count; first += 1000) {
-    raw.db.transaction(() => {
-      for (let index = first; index < first + 1000; index += 1) raw.insertOne(from + index);
-    }).immediate();
+    raw.db
+      .transaction(() => {
+        for (let index = first; index < first + 1000; index += 1) raw.insertOne(from + index);
+      })
+      .immediate();
   }
   return perSecond(count, Number(process.hrtime.bigint() - start) / 1e6);
 };
@@ -63,17 +76,25 @@ export const runAppendRates = async (): Promise<void> => {
     const store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
     const event = () => ({ id: timeOrderedUuid(), type: 'AccountCreated', data, metadata });
     const storeSingleMs = await timed(async () => {
-      for (let index = 0; index < single; index += 1) await store.appendToStream(`one-${index}`, [event()], 'no_stream');
+      for (let index = 0; index < single; index += 1)
+        await store.appendToStream(`one-${index}`, [event()], 'no_stream');
     });
     const storeBatchMs = await timed(async () => {
       for (let start = 0; start < batched; start += 1000) {
         await store.appendToStreams(
-          Array.from({ length: 1000 }, (_, offset) => ({ streamName: `bulk-${start + offset}`, events: [event()], expectedRevision: 'no_stream' as const })),
+          Array.from({ length: 1000 }, (_, offset) => ({
+            streamName: `bulk-${start + offset}`,
+            events: [event()],
+            expectedRevision: 'no_stream' as const,
+          })),
         );
       }
     });
     const readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
-    const context = createCommandContext({ eventStore: store, ...readModelPorts(new ReadModels(readStore, allProjections)) });
+    const context = createCommandContext({
+      eventStore: store,
+      ...readModelPorts(new ReadModels(readStore, allProjections)),
+    });
     const commands = 2000;
     const now = new Date();
     const handlerMs = await timed(async () => {
@@ -90,10 +111,25 @@ export const runAppendRates = async (): Promise<void> => {
     await readStore.close();
 
     rows.push({ ...rawSingle, unit: 'rows/s' });
-    rows.push({ name: 'event store append, 1 event per append', value: perSecond(single, storeSingleMs), unit: 'events/s', baseline: rawSingle });
-    rows.push({ name: 'command handler, create account', value: perSecond(commands, handlerMs), unit: 'commands/s', baseline: rawSingle });
+    rows.push({
+      name: 'event store append, 1 event per append',
+      value: perSecond(single, storeSingleMs),
+      unit: 'events/s',
+      baseline: rawSingle,
+    });
+    rows.push({
+      name: 'command handler, create account',
+      value: perSecond(commands, handlerMs),
+      unit: 'commands/s',
+      baseline: rawSingle,
+    });
     rows.push({ ...rawBatch, unit: 'rows/s' });
-    rows.push({ name: 'event store, 1000 streams per append', value: perSecond(batched, storeBatchMs), unit: 'events/s', baseline: rawBatch });
+    rows.push({
+      name: 'event store, 1000 streams per append',
+      value: perSecond(batched, storeBatchMs),
+      unit: 'events/s',
+      baseline: rawBatch,
+    });
     printTable('Event store appends (SQLite, WAL, synchronous=FULL)', rows);
   } finally {
     dir.dispose();

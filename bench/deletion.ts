@@ -32,7 +32,12 @@ const cpuMs = (pid: number): number => {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 };
 
-const waitFor = async (what: string, condition: () => Promise<boolean>, pollMs = 100, timeoutMs = 3_600_000): Promise<void> => {
+const waitFor = async (
+  what: string,
+  condition: () => Promise<boolean>,
+  pollMs = 100,
+  timeoutMs = 3_600_000,
+): Promise<void> => {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
@@ -62,11 +67,22 @@ const layOut = (prefix: string | null, label: string, from: number, count: numbe
 /** An RSE whose new replicas get an obsolete tombstone (Rucio's negative `tombstone_delay`), deletion blocked until the clock starts. */
 const addRse = async (call: Call, rse: string, protocol: Record<string, unknown>) => {
   expectStatus(await call('POST', `/rses/${rse}`, { availability_delete: false }), 201, `RSE ${rse}`);
-  expectStatus(await call('POST', `/rses/${rse}/protocols/${protocol.scheme as string}`, protocol), 201, `protocol of ${rse}`);
-  expectStatus(await call('POST', `/rses/${rse}/attr/tombstone_delay`, { value: '-1' }), 201, `tombstone_delay of ${rse}`);
+  expectStatus(
+    await call('POST', `/rses/${rse}/protocols/${protocol.scheme as string}`, protocol),
+    201,
+    `protocol of ${rse}`,
+  );
+  expectStatus(
+    await call('POST', `/rses/${rse}/attr/tombstone_delay`, { value: '-1' }),
+    201,
+    `tombstone_delay of ${rse}`,
+  );
 };
 
-const DOMAINS = { lan: { read: 1, write: 1, delete: 1 }, wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 } };
+const DOMAINS = {
+  lan: { read: 1, write: 1, delete: 1 },
+  wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 },
+};
 
 const catalogueFiles = async (call: Call, rse: string): Promise<number> => {
   const response = await call('GET', `/rses/${rse}/usage?source=rucio`);
@@ -104,7 +120,8 @@ export const runDeletionBenchmark = async (): Promise<void> => {
   try {
     // rm of the same files, the same layout, then sync: what deleting them costs the file system.
     const baselineTree = join(dir.path, 'rm-baseline');
-    for (let start = 0; start < DELETIONS; start += DATASET_SIZE) layOut(baselineTree, 'rm', start, Math.min(DATASET_SIZE, DELETIONS - start));
+    for (let start = 0; start < DELETIONS; start += DATASET_SIZE)
+      layOut(baselineTree, 'rm', start, Math.min(DATASET_SIZE, DELETIONS - start));
     execFileSync('sync');
     const rmMs = await timed(() => execFileSync('rm', ['-r', baselineTree]));
     const syncMs = await timed(() => execFileSync('sync'));
@@ -112,17 +129,40 @@ export const runDeletionBenchmark = async (): Promise<void> => {
     const rmSynced = { name: 'rm -r and sync', value: perSecond(DELETIONS, rmMs + syncMs) };
 
     const storage = join(dir.path, 'storage');
-    server = await startProcess('bin/dms.ts', ['serve'], { DMS_DATA_DIR: join(dir.path, 'data'), PORT: '0', DMS_LOG_LEVEL: 'info' }, 'API listening');
+    server = await startProcess(
+      'bin/dms.ts',
+      ['serve'],
+      { DMS_DATA_DIR: join(dir.path, 'data'), PORT: '0', DMS_LOG_LEVEL: 'info' },
+      'API listening',
+    );
     const call = client(server, await login(server));
     expectStatus(await call('POST', '/config', { reaper: { interval: 1, chunk_size: CHUNK } }), 201, 'config');
     expectStatus(await call('POST', `/scopes/root/${SCOPE}`), 201, 'scope');
-    await addRse(call, 'BENCH_POSIX', { scheme: 'file', hostname: 'localhost', port: 0, prefix: storage, impl: 'rucio.rse.protocols.posix.Default', domains: DOMAINS });
-    await addRse(call, 'BENCH_MOCK', { scheme: 'mock', hostname: 'mock.example.org', port: 0, prefix: '/data', impl: 'rucio.rse.protocols.mock.Default', domains: DOMAINS });
+    await addRse(call, 'BENCH_POSIX', {
+      scheme: 'file',
+      hostname: 'localhost',
+      port: 0,
+      prefix: storage,
+      impl: 'rucio.rse.protocols.posix.Default',
+      domains: DOMAINS,
+    });
+    await addRse(call, 'BENCH_MOCK', {
+      scheme: 'mock',
+      hostname: 'mock.example.org',
+      port: 0,
+      prefix: '/data',
+      impl: 'rucio.rse.protocols.mock.Default',
+      domains: DOMAINS,
+    });
 
     // Rucio's posix layout is scope/md5[0:2]/md5[2:4]/name; the files below are written there.
     await register(call, 'BENCH_MOCK', 'mock', null);
     const catalogue = await reap(server, call, 'BENCH_MOCK');
-    rows.push({ name: `${DELETIONS} replicas, mock protocol: the catalogue alone (replica, file, and datasets deleted)`, value: perSecond(DELETIONS, catalogue.ms), unit: 'replicas/s' });
+    rows.push({
+      name: `${DELETIONS} replicas, mock protocol: the catalogue alone (replica, file, and datasets deleted)`,
+      value: perSecond(DELETIONS, catalogue.ms),
+      unit: 'replicas/s',
+    });
     rows.push({ name: '  server CPU time per replica (every thread)', value: catalogue.cpu / DELETIONS, unit: 'ms' });
 
     await register(call, 'BENCH_POSIX', 'posix', storage);
@@ -130,10 +170,20 @@ export const runDeletionBenchmark = async (): Promise<void> => {
     const files = await reap(server, call, 'BENCH_POSIX');
     const left = countFiles(storage);
     if (left !== 0) throw new Error(`${left} of ${onDiskBefore} files left on disk`);
-    rows.push({ name: `${DELETIONS} replicas on posix: files from disk, then the catalogue`, value: perSecond(DELETIONS, files.ms), unit: 'replicas/s', baseline: rm });
+    rows.push({
+      name: `${DELETIONS} replicas on posix: files from disk, then the catalogue`,
+      value: perSecond(DELETIONS, files.ms),
+      unit: 'replicas/s',
+      baseline: rm,
+    });
     rows.push({ name: '  the same in time', value: files.ms, unit: 'ms' });
     rows.push({ name: '  server CPU time per replica (every thread)', value: files.cpu / DELETIONS, unit: 'ms' });
-    rows.push({ name: '  the same beside rm -r and sync', value: perSecond(DELETIONS, files.ms), unit: 'replicas/s', baseline: rmSynced });
+    rows.push({
+      name: '  the same beside rm -r and sync',
+      value: perSecond(DELETIONS, files.ms),
+      unit: 'replicas/s',
+      baseline: rmSynced,
+    });
     rows.push({ ...rm, unit: 'files/s' });
     rows.push({ ...rmSynced, unit: 'files/s' });
   } finally {

@@ -18,7 +18,9 @@ export const runHttpOverhead = async (): Promise<void> => {
   const dms = await startDms(dir.path);
   try {
     const baseline = await runLoad({ url: bare.url, path: '/', concurrency: CONCURRENCY, durationMs: DURATION_MS });
-    const login = await fetch(`${dms.url}/auth/userpass`, { headers: { 'X-Svc-Username': 'ddmlab', 'X-Svc-Password': 'secret' } });
+    const login = await fetch(`${dms.url}/auth/userpass`, {
+      headers: { 'X-Svc-Username': 'ddmlab', 'X-Svc-Password': 'secret' },
+    });
     const token = login.headers.get('x-svc-auth-token')!;
     const ping = await runLoad({ url: dms.url, path: '/ping', concurrency: CONCURRENCY, durationMs: DURATION_MS });
     const read = await runLoad({
@@ -42,7 +44,12 @@ export const runHttpOverhead = async (): Promise<void> => {
     const rows: Row[] = [
       { name: `bare Koa route (p50 ${baseline.p50Ms.toFixed(2)} ms)`, value: baseline.perSecond, unit: 'req/s' },
       { name: `GET /ping (p50 ${ping.p50Ms.toFixed(2)} ms)`, value: ping.perSecond, unit: 'req/s', baseline: base },
-      { name: `GET /accounts/root, token checked (p50 ${read.p50Ms.toFixed(2)} ms)`, value: read.perSecond, unit: 'req/s', baseline: base },
+      {
+        name: `GET /accounts/root, token checked (p50 ${read.p50Ms.toFixed(2)} ms)`,
+        value: read.perSecond,
+        unit: 'req/s',
+        baseline: base,
+      },
       {
         name: `POST /accounts/{new}, durable + projected (p50 ${write.p50Ms.toFixed(2)} ms, p99 ${write.p99Ms.toFixed(2)} ms)`,
         value: write.perSecond,

@@ -102,7 +102,12 @@ export const runPosixCopies = async (): Promise<void> => {
       await emptied(cpDir);
       await run('sync', []);
       const cpMs = await timed(() => run('cp', [...sourcePaths, cpDir]));
-      const syncMs = await timed(() => run('sync', jobs.map((job) => join(cpDir, job.file.name))));
+      const syncMs = await timed(() =>
+        run(
+          'sync',
+          jobs.map((job) => join(cpDir, job.file.name)),
+        ),
+      );
       cpAlone.push(totalMb / (cpMs / 1000));
       cpDurable.push(totalMb / ((cpMs + syncMs) / 1000));
 
@@ -116,13 +121,27 @@ export const runPosixCopies = async (): Promise<void> => {
     const rows: Row[] = [
       { ...cpBaseline, unit: 'MB/s' },
       { name: 'cp + sync of the copies', value: durableBaseline.value, unit: 'MB/s', baseline: cpBaseline },
-      { name: `posix tool, ${CONCURRENCY} copies at once, adler32 + fsync`, value: median(tool), unit: 'MB/s', baseline: durableBaseline },
+      {
+        name: `posix tool, ${CONCURRENCY} copies at once, adler32 + fsync`,
+        value: median(tool),
+        unit: 'MB/s',
+        baseline: durableBaseline,
+      },
       { name: '  the same, against cp without fsync', value: median(tool), unit: 'MB/s', baseline: cpBaseline },
       // Rounds are paired (the tool runs right after cp), so a disk that slows down for a while moves both.
-      { name: 'posix tool / (cp + sync) within a round, median', value: median(tool.map((rate, round) => (100 * rate) / cpDurable[round]!)), unit: '%' },
+      {
+        name: 'posix tool / (cp + sync) within a round, median',
+        value: median(tool.map((rate, round) => (100 * rate) / cpDurable[round]!)),
+        unit: '%',
+      },
     ];
-    printTable(`Posix copies: ${files} files of ${FILE_MIB} MiB (${(totalMb / 1000).toFixed(2)} GB) on one disk, median of ${ROUNDS} rounds`, rows);
-    console.log(`  rounds, MB/s: cp ${cpAlone.map(Math.round).join(' ')}; cp + sync ${cpDurable.map(Math.round).join(' ')}; posix tool ${tool.map(Math.round).join(' ')}`);
+    printTable(
+      `Posix copies: ${files} files of ${FILE_MIB} MiB (${(totalMb / 1000).toFixed(2)} GB) on one disk, median of ${ROUNDS} rounds`,
+      rows,
+    );
+    console.log(
+      `  rounds, MB/s: cp ${cpAlone.map(Math.round).join(' ')}; cp + sync ${cpDurable.map(Math.round).join(' ')}; posix tool ${tool.map(Math.round).join(' ')}`,
+    );
   } finally {
     dir.dispose();
   }

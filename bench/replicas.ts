@@ -25,10 +25,22 @@ const RSE = 'BENCH_DISK';
 const prepare = async (call: Call): Promise<void> => {
   expectStatus(await call('POST', `/scopes/root/${SCOPE}`), 201, 'scope');
   expectStatus(await call('POST', `/rses/${RSE}`, {}), 201, 'RSE');
-  const domains = { lan: { read: 1, write: 1, delete: 1 }, wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 } };
-  const protocol = { hostname: 'xrd.example.org', port: 1094, prefix: '/data', impl: 'rucio.rse.protocols.xrootd.Default', domains };
+  const domains = {
+    lan: { read: 1, write: 1, delete: 1 },
+    wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 },
+  };
+  const protocol = {
+    hostname: 'xrd.example.org',
+    port: 1094,
+    prefix: '/data',
+    impl: 'rucio.rse.protocols.xrootd.Default',
+    domains,
+  };
   expectStatus(await call('POST', `/rses/${RSE}/protocols/root`, protocol), 201, 'protocol');
-  const collections = [{ scope: SCOPE, name: 'container', type: 'CONTAINER' }, ...Array.from({ length: DATASETS }, (_, index) => ({ scope: SCOPE, name: `dataset${index}`, type: 'DATASET' }))];
+  const collections = [
+    { scope: SCOPE, name: 'container', type: 'CONTAINER' },
+    ...Array.from({ length: DATASETS }, (_, index) => ({ scope: SCOPE, name: `dataset${index}`, type: 'DATASET' })),
+  ];
   expectStatus(await call('POST', '/dids', collections), 201, 'datasets');
 };
 
@@ -47,7 +59,11 @@ const register = async (call: Call): Promise<void> => {
         bytes: 1_000_000 + offset,
         adler32: '0cc737eb',
       }));
-      expectStatus(await call('POST', `/dids/${SCOPE}/dataset${index}/dids`, { rse: RSE, dids }), 201, `attach to dataset${index}`);
+      expectStatus(
+        await call('POST', `/dids/${SCOPE}/dataset${index}/dids`, { rse: RSE, dids }),
+        201,
+        `attach to dataset${index}`,
+      );
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -63,7 +79,13 @@ const projectAll = async (dataDir: string): Promise<number> => {
   const eventStore = new SqliteEventStore(join(dataDir, 'events.sqlite'), { backgroundCheckpoints: true });
   const readStore = new SqliteReadStore(join(dataDir, 'readmodels.sqlite'), { backgroundCheckpoints: true });
   const readModels = new ReadModels(readStore, allProjections);
-  const runner = new ProjectionRunner({ eventStore, readStore, readModels, projections: allProjections, logger: silentLogger() });
+  const runner = new ProjectionRunner({
+    eventStore,
+    readStore,
+    readModels,
+    projections: allProjections,
+    logger: silentLogger(),
+  });
   try {
     const head = await eventStore.headPosition();
     return await timed(async () => {
@@ -78,7 +100,10 @@ const projectAll = async (dataDir: string): Promise<number> => {
 };
 
 /** Streams the container's replicas, counting lines and sampling the server's memory meanwhile. */
-const streamContainer = async (server: ServerProcess, token: string): Promise<{ rows: number; ms: number; rssBefore: number; rssPeak: number }> => {
+const streamContainer = async (
+  server: ServerProcess,
+  token: string,
+): Promise<{ rows: number; ms: number; rssBefore: number; rssPeak: number }> => {
   // Anonymous memory: the read store maps its database file, whose pages count in VmRSS as they are read.
   const rssBefore = server.anonymousRssMiB();
   let rssPeak = rssBefore;
@@ -90,7 +115,10 @@ const streamContainer = async (server: ServerProcess, token: string): Promise<{ 
         const payload = JSON.stringify({ dids: [{ scope: SCOPE, name: 'container' }] });
         const req = request(
           new URL('/replicas/list', server.url),
-          { method: 'POST', headers: { 'X-Svc-Auth-Token': token, 'Content-Length': String(Buffer.byteLength(payload)) } },
+          {
+            method: 'POST',
+            headers: { 'X-Svc-Auth-Token': token, 'Content-Length': String(Buffer.byteLength(payload)) },
+          },
           (res) => {
             if (res.statusCode !== 200) reject(new Error(`list: ${res.statusCode}`));
             res.on('data', (chunk: Buffer) => {
@@ -134,16 +162,33 @@ export const runReplicaBenchmark = async (): Promise<void> => {
     const call = httpClient(server, token, CONCURRENCY + 1);
     await prepare(call);
     const ms = await timed(() => register(call));
-    rows.push({ name: `register ${FILES} files (attach with RSE, 1000 per call, ${CONCURRENCY} in flight), read models included`, value: perSecond(FILES, ms), unit: 'files/s', baseline: rawRate });
+    rows.push({
+      name: `register ${FILES} files (attach with RSE, 1000 per call, ${CONCURRENCY} in flight), read models included`,
+      value: perSecond(FILES, ms),
+      unit: 'files/s',
+      baseline: rawRate,
+    });
     const listing = await streamContainer(server, token);
     if (listing.rows !== FILES) throw new Error(`listed ${listing.rows} files, expected ${FILES}`);
-    rows.push({ name: `list the replicas of the ${FILES}-file container (NDJSON stream)`, value: perSecond(listing.rows, listing.ms), unit: 'rows/s' });
+    rows.push({
+      name: `list the replicas of the ${FILES}-file container (NDJSON stream)`,
+      value: perSecond(listing.rows, listing.ms),
+      unit: 'rows/s',
+    });
     rows.push({ name: 'server anonymous RSS before the listing', value: listing.rssBefore, unit: 'MiB' });
     rows.push({ name: 'server anonymous RSS, peak while streaming', value: listing.rssPeak, unit: 'MiB' });
     // Flat memory: streaming the same 100 000 rows twice more must not raise the peak further.
     const again = [await streamContainer(server, token), await streamContainer(server, token)];
-    rows.push({ name: 'server anonymous RSS, peak while streaming it twice more', value: Math.max(...again.map((run) => run.rssPeak)), unit: 'MiB' });
-    rows.push({ name: 'server peak RSS of the whole run (VmHWM, mapped database pages included)', value: server.peakRssMiB(), unit: 'MiB' });
+    rows.push({
+      name: 'server anonymous RSS, peak while streaming it twice more',
+      value: Math.max(...again.map((run) => run.rssPeak)),
+      unit: 'MiB',
+    });
+    rows.push({
+      name: 'server peak RSS of the whole run (VmHWM, mapped database pages included)',
+      value: server.peakRssMiB(),
+      unit: 'MiB',
+    });
   } finally {
     await server.stop();
     dir.dispose();
@@ -159,7 +204,12 @@ export const runReplicaBenchmark = async (): Promise<void> => {
     const call = httpClient(pairApi, await login(pairApi), CONCURRENCY + 1);
     await prepare(call);
     const ms = await timed(() => register(call));
-    rows.push({ name: 'the same with `dms api` + `dms projector` processes, read models included', value: perSecond(FILES, ms), unit: 'files/s', baseline: rawRate });
+    rows.push({
+      name: 'the same with `dms api` + `dms projector` processes, read models included',
+      value: perSecond(FILES, ms),
+      unit: 'files/s',
+      baseline: rawRate,
+    });
   } finally {
     await pairApi.stop();
     await projector.stop();
@@ -171,20 +221,36 @@ export const runReplicaBenchmark = async (): Promise<void> => {
   const api = await startProcess(
     'bin/dms.ts',
     ['api'],
-    { DMS_DATA_DIR: splitDir.path, PORT: '0', DMS_WORKERS: 'false', DMS_LOG_LEVEL: 'info', DMS_READ_YOUR_WRITES_TIMEOUT_MS: '0' },
+    {
+      DMS_DATA_DIR: splitDir.path,
+      PORT: '0',
+      DMS_WORKERS: 'false',
+      DMS_LOG_LEVEL: 'info',
+      DMS_READ_YOUR_WRITES_TIMEOUT_MS: '0',
+    },
     'API listening',
   );
   try {
     const call = httpClient(api, await login(api), CONCURRENCY + 1);
     await prepare(call);
     const writeMs = await timed(() => register(call));
-    rows.push({ name: 'write side alone (API process without projections)', value: perSecond(FILES, writeMs), unit: 'files/s', baseline: rawRate });
+    rows.push({
+      name: 'write side alone (API process without projections)',
+      value: perSecond(FILES, writeMs),
+      unit: 'files/s',
+      baseline: rawRate,
+    });
   } finally {
     await api.stop();
   }
   try {
     const projectMs = await projectAll(splitDir.path);
-    rows.push({ name: 'projections alone (every read model, from the start of the log)', value: perSecond(FILES, projectMs), unit: 'files/s', baseline: rawRate });
+    rows.push({
+      name: 'projections alone (every read model, from the start of the log)',
+      value: perSecond(FILES, projectMs),
+      unit: 'files/s',
+      baseline: rawRate,
+    });
   } finally {
     splitDir.dispose();
   }

@@ -26,16 +26,34 @@ const TARGETS = ['BENCH_TARGET_1', 'BENCH_TARGET_2', 'BENCH_TARGET_3', 'BENCH_TA
 
 const addRse = async (call: Call, rse: string) => {
   expectStatus(await call('POST', `/rses/${rse}`, {}), 201, `RSE ${rse}`);
-  const domains = { lan: { read: 1, write: 1, delete: 1 }, wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 } };
-  const protocol = { hostname: `${rse.toLowerCase()}.example.org`, port: 1094, prefix: '/data', impl: 'rucio.rse.protocols.xrootd.Default', domains };
+  const domains = {
+    lan: { read: 1, write: 1, delete: 1 },
+    wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 },
+  };
+  const protocol = {
+    hostname: `${rse.toLowerCase()}.example.org`,
+    port: 1094,
+    prefix: '/data',
+    impl: 'rucio.rse.protocols.xrootd.Default',
+    domains,
+  };
   expectStatus(await call('POST', `/rses/${rse}/protocols/root`, protocol), 201, `protocol of ${rse}`);
 };
 
 /** `count` files of 1 MB with a replica on the source, attached to `dataset` 1000 per call. */
 const fillDataset = async (call: Call, dataset: string, prefix: string, count: number) => {
   for (let start = 0; start < count; start += 1000) {
-    const dids = Array.from({ length: Math.min(1000, count - start) }, (_, offset) => ({ scope: SCOPE, name: `${prefix}.${start + offset}`, bytes: 1_000_000, adler32: '0cc737eb' }));
-    expectStatus(await call('POST', `/dids/${SCOPE}/${dataset}/dids`, { rse: SOURCE, dids }), 201, `attach to ${dataset}`);
+    const dids = Array.from({ length: Math.min(1000, count - start) }, (_, offset) => ({
+      scope: SCOPE,
+      name: `${prefix}.${start + offset}`,
+      bytes: 1_000_000,
+      adler32: '0cc737eb',
+    }));
+    expectStatus(
+      await call('POST', `/dids/${SCOPE}/${dataset}/dids`, { rse: SOURCE, dids }),
+      201,
+      `attach to ${dataset}`,
+    );
   }
 };
 
@@ -46,7 +64,11 @@ const ruleOn = async (call: Call, body: object): Promise<string> => {
 };
 
 /** Polls a rule until `done` says so (every 20 ms, at most 10 minutes). */
-const waitForRule = async (call: Call, ruleId: string, done: (rule: Record<string, number | string>) => boolean): Promise<void> => {
+const waitForRule = async (
+  call: Call,
+  ruleId: string,
+  done: (rule: Record<string, number | string>) => boolean,
+): Promise<void> => {
   const deadline = Date.now() + 600_000;
   for (;;) {
     const response = await call('GET', `/rules/${ruleId}`);
@@ -70,7 +92,12 @@ export const runRuleBenchmark = async (): Promise<void> => {
   try {
     // The judge alone: with the conveyor on, the mock tool would also copy and finish the requests
     // the rules queue, and the figures would measure transfers too (bench/transfers.ts does).
-    server = await startProcess('bin/dms.ts', ['serve', '--roles', JUDGE_ROLES], { DMS_DATA_DIR: dir.path, PORT: '0', DMS_LOG_LEVEL: 'info' }, 'API listening');
+    server = await startProcess(
+      'bin/dms.ts',
+      ['serve', '--roles', JUDGE_ROLES],
+      { DMS_DATA_DIR: dir.path, PORT: '0', DMS_LOG_LEVEL: 'info' },
+      'API listening',
+    );
     const call = client(server, await login(server));
     expectStatus(await call('POST', `/scopes/root/${SCOPE}`), 201, 'scope');
     for (const rse of [SOURCE, ...TARGETS]) await addRse(call, rse);
@@ -84,35 +111,76 @@ export const runRuleBenchmark = async (): Promise<void> => {
       await waitForRule(call, ruleId, (rule) => rule.locks_replicating_cnt === 10_000 && rule.state === 'REPLICATING');
     });
     const request = await call('GET', `/requests/${SCOPE}/big.9999/${TARGETS[0]}`);
-    expectStatus(request, 200, 'the last file\'s request');
-    rows.push({ name: 'rule on a 10 000-file dataset: locks, COPYING replicas and requests made (via the injector)', value: bigMs, unit: 'ms' });
+    expectStatus(request, 200, "the last file's request");
+    rows.push({
+      name: 'rule on a 10 000-file dataset: locks, COPYING replicas and requests made (via the injector)',
+      value: bigMs,
+      unit: 'ms',
+    });
     rows.push({ name: '  the same as a rate', value: perSecond(10_000, bigMs), unit: 'locks/s', baseline: rawRate });
 
     // 2. An asynchronous rule on a closed container of DATASETS × 1000 files.
-    const datasets = Array.from({ length: DATASETS }, (_, index) => ({ scope: SCOPE, name: `part${index}`, type: 'DATASET' }));
-    expectStatus(await call('POST', '/dids', [{ scope: SCOPE, name: 'container', type: 'CONTAINER' }, ...datasets]), 201, 'container');
+    const datasets = Array.from({ length: DATASETS }, (_, index) => ({
+      scope: SCOPE,
+      name: `part${index}`,
+      type: 'DATASET',
+    }));
+    expectStatus(
+      await call('POST', '/dids', [{ scope: SCOPE, name: 'container', type: 'CONTAINER' }, ...datasets]),
+      201,
+      'container',
+    );
     for (const dataset of datasets) await fillDataset(call, dataset.name, dataset.name, 1000);
-    expectStatus(await call('POST', `/dids/${SCOPE}/container/dids`, { dids: datasets.map(({ scope, name }) => ({ scope, name })) }), 201, 'attach datasets');
-    for (const dataset of datasets) expectStatus(await call('PUT', `/dids/${SCOPE}/${dataset.name}/status`, { open: false }), 200, 'close');
+    expectStatus(
+      await call('POST', `/dids/${SCOPE}/container/dids`, {
+        dids: datasets.map(({ scope, name }) => ({ scope, name })),
+      }),
+      201,
+      'attach datasets',
+    );
+    for (const dataset of datasets)
+      expectStatus(await call('PUT', `/dids/${SCOPE}/${dataset.name}/status`, { open: false }), 200, 'close');
     expectStatus(await call('PUT', `/dids/${SCOPE}/container/status`, { open: false }), 200, 'close container');
     const files = DATASETS * 1000;
     const containerMs = await timed(async () => {
-      ruleId = await ruleOn(call, { dids: [{ scope: SCOPE, name: 'container' }], copies: 1, rse_expression: TARGETS[1], asynchronous: true });
+      ruleId = await ruleOn(call, {
+        dids: [{ scope: SCOPE, name: 'container' }],
+        copies: 1,
+        rse_expression: TARGETS[1],
+        asynchronous: true,
+      });
       await waitForRule(call, ruleId, (rule) => rule.locks_replicating_cnt === files);
     });
-    rows.push({ name: `asynchronous rule on a closed ${files}-file container: every lock made by the injector`, value: containerMs, unit: 'ms' });
-    rows.push({ name: '  the same as a rate', value: perSecond(files, containerMs), unit: 'locks/s', baseline: rawRate });
+    rows.push({
+      name: `asynchronous rule on a closed ${files}-file container: every lock made by the injector`,
+      value: containerMs,
+      unit: 'ms',
+    });
+    rows.push({
+      name: '  the same as a rate',
+      value: perSecond(files, containerMs),
+      unit: 'locks/s',
+      baseline: rawRate,
+    });
 
     // 3. 1000 files attached to a dataset under 3 rules.
     expectStatus(await call('POST', '/dids', [{ scope: SCOPE, name: 'growing', type: 'DATASET' }]), 201, 'dataset');
     await fillDataset(call, 'growing', 'seed', 1);
     const ruleIds: string[] = [];
-    for (const target of TARGETS.slice(1)) ruleIds.push(await ruleOn(call, { dids: [{ scope: SCOPE, name: 'growing' }], copies: 1, rse_expression: target }));
+    for (const target of TARGETS.slice(1))
+      ruleIds.push(
+        await ruleOn(call, { dids: [{ scope: SCOPE, name: 'growing' }], copies: 1, rse_expression: target }),
+      );
     const attachMs = await timed(async () => {
       await fillDataset(call, 'growing', 'grown', 1000);
-      for (const id of ruleIds) await waitForRule(call, id, (rule) => Number(rule.locks_replicating_cnt) + Number(rule.locks_ok_cnt) === 1001);
+      for (const id of ruleIds)
+        await waitForRule(call, id, (rule) => Number(rule.locks_replicating_cnt) + Number(rule.locks_ok_cnt) === 1001);
     });
-    rows.push({ name: '1000 files attached under 3 rules: the 3000 locks made by the evaluator (attach included)', value: attachMs, unit: 'ms' });
+    rows.push({
+      name: '1000 files attached under 3 rules: the 3000 locks made by the evaluator (attach included)',
+      value: attachMs,
+      unit: 'ms',
+    });
     rows.push({ name: '  the same as a rate', value: perSecond(3000, attachMs), unit: 'locks/s', baseline: rawRate });
   } finally {
     await server?.stop();

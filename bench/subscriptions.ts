@@ -77,7 +77,13 @@ const expectedRules = (datasets: readonly ReturnType<typeof datasetOf>[]): numbe
   const filters = Array.from({ length: SUBSCRIPTIONS }, (_, index) => compileFilter(filterOf(index)));
   let rules = 0;
   for (const dataset of datasets) {
-    const facts: DidFacts = { scope: dataset.scope, name: dataset.name, didType: 'DATASET', account: 'root', columns: { hidden: false, ...dataset.meta } };
+    const facts: DidFacts = {
+      scope: dataset.scope,
+      name: dataset.name,
+      didType: 'DATASET',
+      account: 'root',
+      columns: { hidden: false, ...dataset.meta },
+    };
     for (const filter of filters) if (filter.matches(facts)) rules += 1;
   }
   return rules;
@@ -90,7 +96,15 @@ const createDatasets = async (call: Call, datasets: readonly ReturnType<typeof d
     while (next < datasets.length) {
       const batch = datasets.slice(next, next + PER_REQUEST);
       next += PER_REQUEST;
-      expectStatus(await call('POST', '/dids', batch.map((dataset) => ({ ...dataset, type: 'DATASET' }))), 201, 'datasets');
+      expectStatus(
+        await call(
+          'POST',
+          '/dids',
+          batch.map((dataset) => ({ ...dataset, type: 'DATASET' })),
+        ),
+        201,
+        'datasets',
+      );
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -102,7 +116,8 @@ const subscriptionRules = async (call: Call): Promise<number> => {
   for (let kind = 0; kind < OWNERS; kind += 1) {
     const response = await call('GET', `/subscriptions/${ownerOf(kind)}/rules/states`);
     expectStatus(response, 200, 'rule states');
-    for (const line of response.text.split('\n').filter(Boolean)) total += (JSON.parse(line) as { count: number }).count;
+    for (const line of response.text.split('\n').filter(Boolean))
+      total += (JSON.parse(line) as { count: number }).count;
   }
   return total;
 };
@@ -135,26 +150,58 @@ export const runSubscriptionBenchmark = async (): Promise<void> => {
   const dir = tempDir();
   let server: ServerProcess | undefined;
   try {
-    server = await startProcess('bin/dms.ts', ['serve', '--roles', 'transmogrifier'], { DMS_DATA_DIR: dir.path, PORT: '0', DMS_LOG_LEVEL: 'info' }, 'API listening');
+    server = await startProcess(
+      'bin/dms.ts',
+      ['serve', '--roles', 'transmogrifier'],
+      { DMS_DATA_DIR: dir.path, PORT: '0', DMS_LOG_LEVEL: 'info' },
+      'API listening',
+    );
     const call = client(server, await login(server), CONCURRENCY + 1);
     for (const rse of RSES) expectStatus(await call('POST', `/rses/${rse}`, {}), 201, `RSE ${rse}`);
-    for (let index = 0; index < SCOPES; index += 1) expectStatus(await call('POST', `/scopes/root/${scopeOf(index)}`), 201, 'scope');
+    for (let index = 0; index < SCOPES; index += 1)
+      expectStatus(await call('POST', `/scopes/root/${scopeOf(index)}`), 201, 'scope');
     expectStatus(await call('POST', '/scopes/root/bench.unsubscribed'), 201, 'scope');
     for (let kind = 0; kind < OWNERS; kind += 1) {
-      expectStatus(await call('POST', `/accounts/${ownerOf(kind)}`, { type: 'SERVICE', email: 'bench@example.org' }), 201, 'owner');
+      expectStatus(
+        await call('POST', `/accounts/${ownerOf(kind)}`, { type: 'SERVICE', email: 'bench@example.org' }),
+        201,
+        'owner',
+      );
       // Admin owners are held to no quota: the figures measure rules, not quota refusals.
-      expectStatus(await call('POST', `/accounts/${ownerOf(kind)}/attr/admin`, { value: 'True' }), 201, 'admin attribute');
+      expectStatus(
+        await call('POST', `/accounts/${ownerOf(kind)}/attr/admin`, { value: 'True' }),
+        201,
+        'admin attribute',
+      );
     }
     const subscriptionsMs = await timed(async () => {
       for (let index = 0; index < SUBSCRIPTIONS; index += 1) {
-        const options = { filter: filterOf(index), replication_rules: [{ copies: 1, rse_expression: RSES[index % RSES.length] }], comments: 'bench', lifetime: null, retroactive: false };
-        expectStatus(await call('POST', `/subscriptions/${ownerOf(Math.floor(index / SCOPES))}/sub${index}`, { options }), 201, 'subscription');
+        const options = {
+          filter: filterOf(index),
+          replication_rules: [{ copies: 1, rse_expression: RSES[index % RSES.length] }],
+          comments: 'bench',
+          lifetime: null,
+          retroactive: false,
+        };
+        expectStatus(
+          await call('POST', `/subscriptions/${ownerOf(Math.floor(index / SCOPES))}/sub${index}`, { options }),
+          201,
+          'subscription',
+        );
       }
     });
-    rows.push({ name: `${SUBSCRIPTIONS} subscriptions added (one request each)`, value: perSecond(SUBSCRIPTIONS, subscriptionsMs), unit: 'subscriptions/s' });
+    rows.push({
+      name: `${SUBSCRIPTIONS} subscriptions added (one request each)`,
+      value: perSecond(SUBSCRIPTIONS, subscriptionsMs),
+      unit: 'subscriptions/s',
+    });
 
     // The baseline: datasets no subscription matches, created the same way.
-    const unmatched = Array.from({ length: DATASETS }, (_, n) => ({ ...datasetOf(n, 'x'), scope: 'bench.unsubscribed', name: `plain_${n}` }));
+    const unmatched = Array.from({ length: DATASETS }, (_, n) => ({
+      ...datasetOf(n, 'x'),
+      scope: 'bench.unsubscribed',
+      name: `plain_${n}`,
+    }));
     let baselineMs = 0;
     const unmatchedMs = await timed(async () => {
       baselineMs = await timed(() => createDatasets(call, unmatched));
@@ -162,7 +209,12 @@ export const runSubscriptionBenchmark = async (): Promise<void> => {
     });
     const baseline = { name: 'creating datasets no subscription matches', value: perSecond(DATASETS, baselineMs) };
     rows.push({ ...baseline, unit: 'datasets/s' });
-    rows.push({ name: '  until the transmogrifier has seen each of them (no rule to make)', value: perSecond(DATASETS, unmatchedMs), unit: 'datasets/s', baseline });
+    rows.push({
+      name: '  until the transmogrifier has seen each of them (no rule to make)',
+      value: perSecond(DATASETS, unmatchedMs),
+      unit: 'datasets/s',
+      baseline,
+    });
 
     const datasets = Array.from({ length: DATASETS }, (_, n) => datasetOf(n, ''));
     const expected = expectedRules(datasets);
@@ -172,9 +224,23 @@ export const runSubscriptionBenchmark = async (): Promise<void> => {
       await waitForRules(call, expected);
       await waitForProcessed(call);
     });
-    rows.push({ name: `creating ${DATASETS} datasets the subscriptions match (the creation alone)`, value: perSecond(DATASETS, createdMs), unit: 'datasets/s', baseline });
-    rows.push({ name: `  until all ${expected} of their subscription rules exist (and every dataset is seen)`, value: allRulesMs, unit: 'ms' });
-    rows.push({ name: '  the same as a rate of datasets', value: perSecond(DATASETS, allRulesMs), unit: 'datasets/s', baseline });
+    rows.push({
+      name: `creating ${DATASETS} datasets the subscriptions match (the creation alone)`,
+      value: perSecond(DATASETS, createdMs),
+      unit: 'datasets/s',
+      baseline,
+    });
+    rows.push({
+      name: `  until all ${expected} of their subscription rules exist (and every dataset is seen)`,
+      value: allRulesMs,
+      unit: 'ms',
+    });
+    rows.push({
+      name: '  the same as a rate of datasets',
+      value: perSecond(DATASETS, allRulesMs),
+      unit: 'datasets/s',
+      baseline,
+    });
     rows.push({ name: '  the same as a rate of rules', value: perSecond(expected, allRulesMs), unit: 'rules/s' });
     rows.push({ name: '  peak resident memory of the server', value: server.peakRssMiB(), unit: 'MiB' });
   } finally {

@@ -26,8 +26,17 @@ const EVENTS_PER_TRANSFER = 7;
 
 const addRse = async (call: Call, rse: string) => {
   expectStatus(await call('POST', `/rses/${rse}`, {}), 201, `RSE ${rse}`);
-  const domains = { lan: { read: 1, write: 1, delete: 1 }, wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 } };
-  const protocol = { hostname: `${rse.toLowerCase()}.example.org`, port: 1094, prefix: '/data', impl: 'rucio.rse.protocols.xrootd.Default', domains };
+  const domains = {
+    lan: { read: 1, write: 1, delete: 1 },
+    wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 },
+  };
+  const protocol = {
+    hostname: `${rse.toLowerCase()}.example.org`,
+    port: 1094,
+    prefix: '/data',
+    impl: 'rucio.rse.protocols.xrootd.Default',
+    domains,
+  };
   expectStatus(await call('POST', `/rses/${rse}/protocols/root`, protocol), 201, `protocol of ${rse}`);
 };
 
@@ -43,7 +52,12 @@ const cpuMs = (pid: number): number => {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 };
 
-const waitFor = async (what: string, condition: () => Promise<boolean>, pollMs = 20, timeoutMs = 900_000): Promise<void> => {
+const waitFor = async (
+  what: string,
+  condition: () => Promise<boolean>,
+  pollMs = 20,
+  timeoutMs = 900_000,
+): Promise<void> => {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
@@ -59,28 +73,53 @@ export const runTransferBenchmark = async (): Promise<void> => {
   raw.db.close();
   baselineDir.dispose();
   rows.push({ ...rawRate, unit: 'rows/s' });
-  const rawTransfers = { name: `raw SQLite appends of ${EVENTS_PER_TRANSFER} events per transfer`, value: rawRate.value / EVENTS_PER_TRANSFER };
+  const rawTransfers = {
+    name: `raw SQLite appends of ${EVENTS_PER_TRANSFER} events per transfer`,
+    value: rawRate.value / EVENTS_PER_TRANSFER,
+  };
   rows.push({ ...rawTransfers, unit: 'transfers/s' });
 
   const dir = tempDir();
   let server: ServerProcess | undefined;
   try {
-    server = await startProcess('bin/dms.ts', ['serve'], { DMS_DATA_DIR: dir.path, PORT: '0', DMS_LOG_LEVEL: 'info' }, 'API listening');
+    server = await startProcess(
+      'bin/dms.ts',
+      ['serve'],
+      { DMS_DATA_DIR: dir.path, PORT: '0', DMS_LOG_LEVEL: 'info' },
+      'API listening',
+    );
     const call = client(server, await login(server));
     // Requests wait PREPARING, the preparer asleep, until the rule is whole.
-    expectStatus(await call('POST', '/config', { conveyor: { use_preparer: true }, 'conveyor-preparer': { interval: 86_400 } }), 201, 'config');
+    expectStatus(
+      await call('POST', '/config', { conveyor: { use_preparer: true }, 'conveyor-preparer': { interval: 86_400 } }),
+      201,
+      'config',
+    );
     expectStatus(await call('POST', `/scopes/root/${SCOPE}`), 201, 'scope');
     for (const rse of [SOURCE, TARGET]) await addRse(call, rse);
     expectStatus(await call('POST', `/rses/${SOURCE}/distances/${TARGET}`, { distance: 1 }), 201, 'distance');
     expectStatus(await call('POST', '/dids', [{ scope: SCOPE, name: 'big', type: 'DATASET' }]), 201, 'dataset');
     for (let start = 0; start < TRANSFERS; start += 1000) {
-      const dids = Array.from({ length: Math.min(1000, TRANSFERS - start) }, (_, offset) => ({ scope: SCOPE, name: `big.${start + offset}`, bytes: 1_000_000, adler32: '0cc737eb' }));
+      const dids = Array.from({ length: Math.min(1000, TRANSFERS - start) }, (_, offset) => ({
+        scope: SCOPE,
+        name: `big.${start + offset}`,
+        bytes: 1_000_000,
+        adler32: '0cc737eb',
+      }));
       expectStatus(await call('POST', `/dids/${SCOPE}/big/dids`, { rse: SOURCE, dids }), 201, 'attach');
     }
-    const created = await call('POST', '/rules/', { dids: [{ scope: SCOPE, name: 'big' }], copies: 1, rse_expression: TARGET });
+    const created = await call('POST', '/rules/', {
+      dids: [{ scope: SCOPE, name: 'big' }],
+      copies: 1,
+      rse_expression: TARGET,
+    });
     expectStatus(created, 201, 'rule');
     const [ruleId] = JSON.parse(created.text) as string[];
-    await waitFor('the rule injected', async () => (await ruleOf(call, ruleId!)).locks_replicating_cnt === TRANSFERS, 100);
+    await waitFor(
+      'the rule injected',
+      async () => (await ruleOf(call, ruleId!)).locks_replicating_cnt === TRANSFERS,
+      100,
+    );
 
     // Wake the preparer (the workers follow the configuration within 10 s); the clock starts at its first step.
     expectStatus(await call('POST', '/config', { 'conveyor-preparer': { interval: 1 } }), 201, 'config');
@@ -89,12 +128,23 @@ export const runTransferBenchmark = async (): Promise<void> => {
       return listed.status === 200 && listed.text.length > 0;
     });
     const cpuBefore = cpuMs(server.pid);
-    const conveyorMs = await timed(() => waitFor('the rule OK', async () => (await ruleOf(call, ruleId!)).state === 'OK', 50));
+    const conveyorMs = await timed(() =>
+      waitFor('the rule OK', async () => (await ruleOf(call, ruleId!)).state === 'OK', 50),
+    );
     const cpu = cpuMs(server.pid) - cpuBefore;
     const rule = await ruleOf(call, ruleId!);
     if (rule.locks_ok_cnt !== TRANSFERS) throw new Error(`the rule has ${rule.locks_ok_cnt} OK locks`);
-    rows.push({ name: `${TRANSFERS} transfers, preparer → submitter → poller → finisher, until the rule is OK`, value: conveyorMs, unit: 'ms' });
-    rows.push({ name: '  the same as a rate', value: perSecond(TRANSFERS, conveyorMs), unit: 'transfers/s', baseline: rawTransfers });
+    rows.push({
+      name: `${TRANSFERS} transfers, preparer → submitter → poller → finisher, until the rule is OK`,
+      value: conveyorMs,
+      unit: 'ms',
+    });
+    rows.push({
+      name: '  the same as a rate',
+      value: perSecond(TRANSFERS, conveyorMs),
+      unit: 'transfers/s',
+      baseline: rawTransfers,
+    });
     // CPU time is steadier than wall time on a shared machine: what the server spent, all threads.
     rows.push({ name: '  server CPU time per transfer (every thread)', value: cpu / TRANSFERS, unit: 'ms' });
   } finally {

@@ -34,7 +34,11 @@ const ROLES: Record<'serve' | 'api' | 'projector' | 'worker', Roles> = {
 
 const runService = async (config: ServiceConfig, roles: Roles): Promise<void> => {
   const logger = createLogger(config.logLevel);
-  const runtime = await startRuntime({ ...config, workers: roles.workers && config.workers }, { ...roles, workers: roles.workers && config.workers }, logger);
+  const runtime = await startRuntime(
+    { ...config, workers: roles.workers && config.workers },
+    { ...roles, workers: roles.workers && config.workers },
+    logger,
+  );
   let signals = 0;
   const shutdown = (signal: string) => {
     signals += 1;
@@ -84,10 +88,16 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .exitOverride()
     .configureOutput(output)
     .showHelpAfterError('(dms --help lists the commands)')
-    .addHelpText('after', '\nConfiguration comes from environment variables (DMS_DATA_DIR, DMS_EVENT_STORE, PORT, ...); see README.md.');
+    .addHelpText(
+      'after',
+      '\nConfiguration comes from environment variables (DMS_DATA_DIR, DMS_EVENT_STORE, PORT, ...); see README.md.',
+    );
 
   const service = (name: keyof typeof ROLES, description: string, rolesOption: 'shown' | 'hidden') => {
-    const roles = new Option('--roles <names>', 'run only these daemon roles, comma-separated (default: all)').argParser(roleList);
+    const roles = new Option(
+      '--roles <names>',
+      'run only these daemon roles, comma-separated (default: all)',
+    ).argParser(roleList);
     program
       .command(name)
       .description(description)
@@ -127,12 +137,19 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .action(action((config, options: { json?: boolean }) => projectionsStatusCommand(config, options)));
   projections
     .command('rebuild')
-    .description('rebuild one projection beside the serving one, then switch reads over, showing progress (exit 2 for an unknown name)')
+    .description(
+      'rebuild one projection beside the serving one, then switch reads over, showing progress (exit 2 for an unknown name)',
+    )
     .argument('<name>', 'the projection (dms projections status lists them)')
     .option('--detach', 'return once a running projector has the request, without following it')
     .action(
       action((config, name: string, options: { detach?: boolean }) =>
-        projectionsRebuildCommand(config, name, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), options),
+        projectionsRebuildCommand(
+          config,
+          name,
+          createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel),
+          options,
+        ),
       ),
     );
 
@@ -142,7 +159,11 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .argument('<stream>', 'a stream name: account-jdoe, did-user.jdoe:file1, rule-<id>, ...')
     .option('--from <revision>', 'the first revision to print (default: 0)', revision)
     .option('--json', 'print one JSON document with every event instead of one line each')
-    .action(action((config, stream: string, options: { from?: bigint; json?: boolean }) => replayCommand(config, stream, options)));
+    .action(
+      action((config, stream: string, options: { from?: bigint; json?: boolean }) =>
+        replayCommand(config, stream, options),
+      ),
+    );
 
   const audit = program.command('audit').description('the tamper evidence of the event log: verify');
   audit

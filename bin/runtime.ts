@@ -76,7 +76,11 @@ export const startRuntime = async (
   const upcasters = overrides.upcasters ? { upcasters: overrides.upcasters } : {};
   const metrics = new ServiceMetrics((what, error) => logger.warn({ err: error, what }, 'could not read a metric'));
   // Commands append through the metered store; projections and the reactor read the store itself.
-  const commands = createCommandContext({ eventStore: new MeteredEventStore(eventStore, metrics), ...readModelPorts(readModels), ...upcasters });
+  const commands = createCommandContext({
+    eventStore: new MeteredEventStore(eventStore, metrics),
+    ...readModelPorts(readModels),
+    ...upcasters,
+  });
 
   let runner: ProjectionRunner | undefined;
   let thread: ProjectorThread | undefined;
@@ -87,19 +91,31 @@ export const startRuntime = async (
     logger.info({ projections: allProjections.length, thread: true }, 'projections running');
     progress = thread;
   } else if (roles.projector) {
-    runner = new ProjectionRunner({ eventStore, readStore, readModels, projections: allProjections, logger: logger.child({ role: 'projector' }), ...upcasters });
+    runner = new ProjectionRunner({
+      eventStore,
+      readStore,
+      readModels,
+      projections: allProjections,
+      logger: logger.child({ role: 'projector' }),
+      ...upcasters,
+    });
     await runner.start();
     logger.info({ projections: allProjections.length }, 'projections running');
     progress = runner;
   } else {
-    progress = new CheckpointWatcher(readStore, allProjections.map((projection) => projection.name));
+    progress = new CheckpointWatcher(
+      readStore,
+      allProjections.map((projection) => projection.name),
+    );
   }
   // The lag of the projections this process runs, from their stored checkpoints, when scraped.
   if (roles.projector) metrics.watchProjections(() => projectionReports(eventStore, readStore, allProjections));
   // Without projections here, follow the projector when a rebuild switches reads to a new generation.
   const stopRefreshing = roles.projector
     ? () => undefined
-    : readModels.refreshEvery(1000, (error) => logger.warn({ err: error }, 'could not refresh the serving generations'));
+    : readModels.refreshEvery(1000, (error) =>
+        logger.warn({ err: error }, 'could not refresh the serving generations'),
+      );
 
   const services: Services = {
     config,
@@ -120,7 +136,9 @@ export const startRuntime = async (
     if (created === 'created') {
       logger.info({ username: config.rootUsername }, 'created the root account and its userpass identity');
       if (config.rootPasswordIsDefault) {
-        logger.warn('the root password is the default one; set DMS_ROOT_PASSWORD before the first start of a real deployment');
+        logger.warn(
+          'the root password is the default one; set DMS_ROOT_PASSWORD before the first start of a real deployment',
+        );
       }
     }
   }
@@ -138,10 +156,23 @@ export const startRuntime = async (
       logger.info({ url: redisUrl }, 'started a private redis-server');
     }
     const daemonRoles = selectRoles(roles.daemonRoles);
-    reactor = new Reactor({ eventStore, readStore, redisUrl, prefix: config.queuePrefix, reactions: reactionsOf(daemonRoles), logger: logger.child({ role: 'reactor' }) });
+    reactor = new Reactor({
+      eventStore,
+      readStore,
+      redisUrl,
+      prefix: config.queuePrefix,
+      reactions: reactionsOf(daemonRoles),
+      logger: logger.child({ role: 'reactor' }),
+    });
     await reactor.start();
     transferTools = createTransferTools({ dataDir: config.dataDir });
-    const workerContext = createWorkerContext(commands, readModels, progress, logger.child({ role: 'worker' }), transferTools);
+    const workerContext = createWorkerContext(
+      commands,
+      readModels,
+      progress,
+      logger.child({ role: 'worker' }),
+      transferTools,
+    );
     workerHost = new WorkerHost({
       redisUrl,
       prefix: config.queuePrefix,
@@ -170,7 +201,9 @@ export const startRuntime = async (
     logger.info({ url }, 'API listening');
   }
   const metricsServer: MetricsServer | undefined =
-    config.metricsPort === undefined ? undefined : await startMetricsServer(metrics, { port: config.metricsPort, host: config.host, logger });
+    config.metricsPort === undefined
+      ? undefined
+      : await startMetricsServer(metrics, { port: config.metricsPort, host: config.host, logger });
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -198,7 +231,10 @@ export const startRuntime = async (
 const selectRoles = (names: readonly string[] | undefined): readonly Role[] => {
   if (!names || names.length === 0) return allRoles;
   const unknown = names.filter((name) => !allRoles.some((role) => role.name === name));
-  if (unknown.length > 0) throw new Error(`Unknown daemon roles: ${unknown.join(', ')} (known: ${allRoles.map((role) => role.name).join(', ')})`);
+  if (unknown.length > 0)
+    throw new Error(
+      `Unknown daemon roles: ${unknown.join(', ')} (known: ${allRoles.map((role) => role.name).join(', ')})`,
+    );
   return allRoles.filter((role) => names.includes(role.name));
 };
 

@@ -21,7 +21,11 @@ export const ensureRootAccount = async (
   const options = { causationId: 'bootstrap-root' };
   let created = false;
   if ((await loadAccount(context, 'root')).status === 'Absent') {
-    const command = { type: 'CreateAccount', data: { account: 'root', accountType: 'SERVICE', email: root.email }, metadata } as const;
+    const command = {
+      type: 'CreateAccount',
+      data: { account: 'root', accountType: 'SERVICE', email: root.email },
+      metadata,
+    } as const;
     await handleCommand(context, accountDecider, accountStreamName('root'), command, options);
     created = true;
   }
@@ -34,7 +38,14 @@ export const ensureRootAccount = async (
       identityStreamName('USERPASS', root.username),
       {
         type: 'GrantIdentity',
-        data: { identity: root.username, identityType: 'USERPASS', account: 'root', email: root.email, passwordHash, isDefault: true },
+        data: {
+          identity: root.username,
+          identityType: 'USERPASS',
+          account: 'root',
+          email: root.email,
+          passwordHash,
+          isDefault: true,
+        },
         metadata,
       },
       options,

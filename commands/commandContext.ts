@@ -22,7 +22,17 @@ export type CommandContext = Readonly<{
 }>;
 
 export const createCommandContext = (
-  ports: Readonly<{ eventStore: EventStore; didGraph: DidGraph; replicaCatalogue: ReplicaCatalogue; ruleFacts: RuleFacts; upcasters?: Upcasters }>,
+  ports: Readonly<{
+    eventStore: EventStore;
+    didGraph: DidGraph;
+    replicaCatalogue: ReplicaCatalogue;
+    ruleFacts: RuleFacts;
+    upcasters?: Upcasters;
+  }>,
   /** States kept in memory, least recently used dropped first; default 10 000. */
   cacheEntries = 10_000,
-): CommandContext => ({ ...ports, upcasters: ports.upcasters ?? eventUpcasters, stateCache: new StateCache(cacheEntries) });
+): CommandContext => ({
+  ...ports,
+  upcasters: ports.upcasters ?? eventUpcasters,
+  stateCache: new StateCache(cacheEntries),
+});

@@ -72,7 +72,10 @@ export const onStream = <State, C extends Command, E extends Event>(
 ): StreamDecision<State, C, E> => ({
   streamName,
   decider,
-  commands: typeof commands === 'function' || Array.isArray(commands) ? (commands as StreamDecision<State, C, E>['commands']) : [commands as C],
+  commands:
+    typeof commands === 'function' || Array.isArray(commands)
+      ? (commands as StreamDecision<State, C, E>['commands'])
+      : [commands as C],
   ...(options.fresh ? { fresh: true } : {}),
 });
 
@@ -85,9 +88,14 @@ export class StepPlan {
 
   add<State, C extends Command, E extends Event>(decider: Decider<State, C, E>, streamName: string, command: C): this {
     const entry = this.streams.get(streamName);
-    if (entry && entry.decider.name !== decider.name) throw new Error(`Stream ${streamName} is decided by ${entry.decider.name}, not ${decider.name}`);
+    if (entry && entry.decider.name !== decider.name)
+      throw new Error(`Stream ${streamName} is decided by ${entry.decider.name}, not ${decider.name}`);
     if (entry) entry.commands.push(command);
-    else this.streams.set(streamName, { decider: decider as unknown as Decider<unknown, Command, Event>, commands: [command] });
+    else
+      this.streams.set(streamName, {
+        decider: decider as unknown as Decider<unknown, Command, Event>,
+        commands: [command],
+      });
     return this;
   }
 
@@ -123,7 +131,8 @@ export const handleCommands = async <D extends AnyStreamDecision>(
   options: HandleOptions = {},
 ): Promise<OutcomeOf<D>[]> => {
   const streamNames = new Set(decisions.map((decision) => decision.streamName));
-  if (streamNames.size !== decisions.length) throw new Error('A step decides each stream once: group its commands per stream');
+  if (streamNames.size !== decisions.length)
+    throw new Error('A step decides each stream once: group its commands per stream');
   const metadata = options.metadata ?? firstCommandMetadata(decisions);
   const retries = options.retries ?? 5;
   for (let attempt = 0; ; attempt += 1) {
@@ -131,7 +140,9 @@ export const handleCommands = async <D extends AnyStreamDecision>(
     const loaded = await Promise.all(
       decisions.map(async (decision) => ({
         decision,
-        ...(decision.fresh ? { state: decision.decider.initialState(), revision: 'no_stream' as const } : await loadState(context, decision.decider, decision.streamName)),
+        ...(decision.fresh
+          ? { state: decision.decider.initialState(), revision: 'no_stream' as const }
+          : await loadState(context, decision.decider, decision.streamName)),
       })),
     );
     // 3. Decide, stream after stream; later streams may read what earlier ones became.
@@ -150,7 +161,16 @@ export const handleCommands = async <D extends AnyStreamDecision>(
     });
     const appends = results.filter((result) => result.events.length > 0);
     if (appends.length === 0) {
-      return results.map(({ decision, previousState, newState }) => ({ streamName: decision.streamName, events: [], previousState, newState, position: undefined }) as unknown as OutcomeOf<D>);
+      return results.map(
+        ({ decision, previousState, newState }) =>
+          ({
+            streamName: decision.streamName,
+            events: [],
+            previousState,
+            newState,
+            position: undefined,
+          }) as unknown as OutcomeOf<D>,
+      );
     }
     // 4. Append with the revisions that were read.
     try {
@@ -160,16 +180,30 @@ export const handleCommands = async <D extends AnyStreamDecision>(
           streamName: result.decision.streamName,
           expectedRevision: result.revision,
           ...(result.decision.fresh ? { fresh: true } : {}),
-          events: result.events.map((event, index) => toNewEvent(event, result.decision.streamName, index, envelope(event.type))),
+          events: result.events.map((event, index) =>
+            toNewEvent(event, result.decision.streamName, index, envelope(event.type)),
+          ),
         })),
       );
       const appendedBy = new Map(appends.map((result, index) => [result, appended[index]!]));
       return results.map((result) => {
         const stored = appendedBy.get(result);
         const { previousState, newState } = result;
-        if (!stored) return { streamName: result.decision.streamName, events: [], previousState, newState, position: undefined };
-        context.stateCache.set(result.decision.decider.name, result.decision.streamName, stored.nextExpectedRevision, newState);
-        return { streamName: result.decision.streamName, events: result.events, previousState, newState, position: stored.position };
+        if (!stored)
+          return { streamName: result.decision.streamName, events: [], previousState, newState, position: undefined };
+        context.stateCache.set(
+          result.decision.decider.name,
+          result.decision.streamName,
+          stored.nextExpectedRevision,
+          newState,
+        );
+        return {
+          streamName: result.decision.streamName,
+          events: result.events,
+          previousState,
+          newState,
+          position: stored.position,
+        };
       }) as unknown as OutcomeOf<D>[];
     } catch (error) {
       if (!isWrongExpectedRevision(error) || attempt >= retries) throw error;
@@ -180,14 +214,19 @@ export const handleCommands = async <D extends AnyStreamDecision>(
 
 const firstCommandMetadata = (decisions: readonly AnyStreamDecision[]): CommandMetadata => {
   for (const decision of decisions) {
-    if (typeof decision.commands !== 'function' && decision.commands[0]) return (decision.commands[0] as Command).metadata;
+    if (typeof decision.commands !== 'function' && decision.commands[0])
+      return (decision.commands[0] as Command).metadata;
   }
   throw new Error('handleCommands needs the metadata of the step when no command is known in advance');
 };
 
 /** The global position of the last event a multi-stream command appended. */
 export const lastPosition = (outcomes: readonly CommandOutcome<unknown, Event>[]): bigint | undefined =>
-  outcomes.reduce<bigint | undefined>((last, outcome) => (outcome.position !== undefined && (last === undefined || outcome.position > last) ? outcome.position : last), undefined);
+  outcomes.reduce<bigint | undefined>(
+    (last, outcome) =>
+      outcome.position !== undefined && (last === undefined || outcome.position > last) ? outcome.position : last,
+    undefined,
+  );
 
 /**
  * The current state of an aggregate and the revision it reflects. Cached states are brought up
@@ -205,7 +244,15 @@ export const loadState = async <State, E extends Event>(
   let state = cached ? cached.state : decider.initialState();
   // The stream's events are the aggregate's own: its decider wrote them (evolve ignores others),
   // in the shape of the version they were written with, brought to the current one here.
-  for (const event of events) state = decider.evolve(state, { type: event.type, data: context.upcasters.upcast({ type: event.type, data: event.data, schemaVersion: event.metadata.schemaVersion }) } as E);
+  for (const event of events)
+    state = decider.evolve(state, {
+      type: event.type,
+      data: context.upcasters.upcast({
+        type: event.type,
+        data: event.data,
+        schemaVersion: event.metadata.schemaVersion,
+      }),
+    } as E);
   const last = events[events.length - 1];
   const revision = last ? last.revision : cached?.revision;
   if (revision === undefined) return { state, revision: 'no_stream' };
@@ -237,7 +284,10 @@ const eventMetadata = (metadata: CommandMetadata, options: HandleOptions): Event
  * at now. Events of types at version 1 (nearly all) share the command's object; each other
  * version gets one object of its own.
  */
-const versionedMetadata = (metadata: EventMetadata, upcasters: CommandContext['upcasters']): ((type: string) => EventMetadata) => {
+const versionedMetadata = (
+  metadata: EventMetadata,
+  upcasters: CommandContext['upcasters'],
+): ((type: string) => EventMetadata) => {
   const byVersion = new Map<number, EventMetadata>([[metadata.schemaVersion, metadata]]);
   return (type) => {
     const version = upcasters.currentVersion(type);
@@ -248,6 +298,8 @@ const versionedMetadata = (metadata: EventMetadata, upcasters: CommandContext['u
 };
 
 const toNewEvent = (event: Event, streamName: string, index: number, metadata: EventMetadata): NewEvent => {
-  const id = metadata.causationId ? deterministicUuid(`${metadata.causationId}/${streamName}/${index}`) : timeOrderedUuid();
+  const id = metadata.causationId
+    ? deterministicUuid(`${metadata.causationId}/${streamName}/${index}`)
+    : timeOrderedUuid();
   return { id, type: event.type, data: event.data, metadata };
 };

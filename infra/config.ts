@@ -5,22 +5,16 @@ import { z } from 'zod';
  * Configuration comes only from the environment, validated at start. A bad value stops the
  * service with a message that names the variable. Defaults suit one machine (the embedded mode).
  */
-const booleanText = z
-  .string()
-  .transform((value, issue) => {
-    const lower = value.trim().toLowerCase();
-    if (['1', 'true', 'yes', 'on'].includes(lower)) return true;
-    if (['0', 'false', 'no', 'off', ''].includes(lower)) return false;
-    issue.addIssue({ code: 'custom', message: 'expected true or false' });
-    return z.NEVER;
-  });
+const booleanText = z.string().transform((value, issue) => {
+  const lower = value.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(lower)) return true;
+  if (['0', 'false', 'no', 'off', ''].includes(lower)) return false;
+  issue.addIssue({ code: 'custom', message: 'expected true or false' });
+  return z.NEVER;
+});
 
 const integerText = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, 'expected a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+  z.string().regex(/^\d+$/, 'expected a whole number').transform(Number).pipe(z.number().int().min(min).max(max));
 
 const environmentSchema = z.object({
   /** TCP port of the HTTP API. */
@@ -37,12 +31,18 @@ const environmentSchema = z.object({
   DMS_EVENT_STORE: z
     .string()
     .default('sqlite')
-    .refine((value) => value === 'sqlite' || /^esdb(\+discover)?:\/\//.test(value), 'expected sqlite or an esdb:// URL'),
+    .refine(
+      (value) => value === 'sqlite' || /^esdb(\+discover)?:\/\//.test(value),
+      'expected sqlite or an esdb:// URL',
+    ),
   /** `sqlite` (files under DMS_DATA_DIR) or a MongoDB connection string `mongodb://...`. */
   DMS_READ_STORE: z
     .string()
     .default('sqlite')
-    .refine((value) => value === 'sqlite' || /^mongodb(\+srv)?:\/\//.test(value), 'expected sqlite or a mongodb:// URL'),
+    .refine(
+      (value) => value === 'sqlite' || /^mongodb(\+srv)?:\/\//.test(value),
+      'expected sqlite or a mongodb:// URL',
+    ),
   /**
    * An existing Redis; without it the service starts a private redis-server from the PATH.
    * Required with an EventStoreDB event store (the leases of multi-stream appends live there).
@@ -52,7 +52,10 @@ const environmentSchema = z.object({
     .refine((value) => /^rediss?:\/\//.test(value), 'expected a redis:// URL')
     .optional(),
   /** Prefix of this deployment's BullMQ keys in Redis, so deployments (or test runs) can share one Redis. */
-  DMS_QUEUE_PREFIX: z.string().regex(/^[\w.-]{1,64}$/, 'expected letters, digits, _, . or -').default('dms'),
+  DMS_QUEUE_PREFIX: z
+    .string()
+    .regex(/^[\w.-]{1,64}$/, 'expected letters, digits, _, . or -')
+    .default('dms'),
   /** Token lifetime in seconds (Rucio: one hour). */
   DMS_TOKEN_LIFETIME_SECONDS: integerText(1, 31 * 24 * 3600).default(3600),
   /** How long a write waits for the read models to show it before answering anyway. */
@@ -135,7 +138,9 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
   const parsed = environmentSchema.safeParse(known);
   if (!parsed.success) {
     throw new ConfigurationInvalidError(
-      parsed.error.issues.map((issue) => `${String(issue.path[0])}=${JSON.stringify(known[String(issue.path[0])])}: ${issue.message}`),
+      parsed.error.issues.map(
+        (issue) => `${String(issue.path[0])}=${JSON.stringify(known[String(issue.path[0])])}: ${issue.message}`,
+      ),
     );
   }
   const env = parsed.data;

@@ -21,7 +21,8 @@ export const openStores = async (
   config: ServiceConfig,
   options: Readonly<{ logger?: Logger }> = {},
 ): Promise<{ eventStore: EventStore; readStore: ReadStore }> => {
-  if (config.eventStore.kind === 'sqlite' || config.readStore.kind === 'sqlite') mkdirSync(config.dataDir, { recursive: true });
+  if (config.eventStore.kind === 'sqlite' || config.readStore.kind === 'sqlite')
+    mkdirSync(config.dataDir, { recursive: true });
   const eventStore =
     config.eventStore.kind === 'sqlite'
       ? new SqliteEventStore(join(config.dataDir, 'events.sqlite'), { backgroundCheckpoints: true })

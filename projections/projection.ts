@@ -42,7 +42,8 @@ export type EventEnvelope = Pick<RecordedEvent, 'streamName' | 'revision' | 'pos
 export type AnyProjection = Projection<any>;
 
 /** The handled types as a set, for the runtime's check. */
-export const handledTypes = (projection: AnyProjection): ReadonlySet<string> => new Set(Object.keys(projection.handles));
+export const handledTypes = (projection: AnyProjection): ReadonlySet<string> =>
+  new Set(Object.keys(projection.handles));
 
 /**
  * A stored event as the typed event a projection handles, its data brought to the current shape
@@ -50,7 +51,14 @@ export const handledTypes = (projection: AnyProjection): ReadonlySet<string> => 
  * event types the projection's `handles` names, which is what makes the narrowing sound.
  */
 export const asHandled = <E extends Event>(recorded: RecordedEvent, upcasters: Upcasters = eventUpcasters): E =>
-  ({ type: recorded.type, data: upcasters.upcast({ type: recorded.type, data: recorded.data, schemaVersion: recorded.metadata?.schemaVersion }) }) as E;
+  ({
+    type: recorded.type,
+    data: upcasters.upcast({
+      type: recorded.type,
+      data: recorded.data,
+      schemaVersion: recorded.metadata?.schemaVersion,
+    }),
+  }) as E;
 
 /** A projected document: the read model's fields plus the position guard. */
 export type Projected<T extends object = object> = Document & T & { _pos?: number };

@@ -7,7 +7,9 @@ import { readModelRuleFacts } from './rule/readModelRuleFacts.ts';
 import type { ReadModels } from './runtime/readModels.ts';
 
 /** The command ports answered from the read models, for `createCommandContext`. */
-export const readModelPorts = (readModels: ReadModels): Readonly<{ didGraph: DidGraph; replicaCatalogue: ReplicaCatalogue; ruleFacts: RuleFacts }> => ({
+export const readModelPorts = (
+  readModels: ReadModels,
+): Readonly<{ didGraph: DidGraph; replicaCatalogue: ReplicaCatalogue; ruleFacts: RuleFacts }> => ({
   didGraph: readModelDidGraph(readModels),
   replicaCatalogue: readModelReplicaCatalogue(readModels),
   ruleFacts: readModelRuleFacts(readModels),

@@ -37,7 +37,16 @@ export const eventJob = (event: RecordedEvent): EventJob => ({
 /** The reactions of the event roles: each role's queue gets the events it reacts to. */
 export const reactionsOf = (roles: readonly Role[]): Reaction[] =>
   roles.flatMap((role) =>
-    role.kind === 'event' ? [{ queue: role.name, eventTypes: role.eventTypes, jobOf: role.jobOf, ...(role.delayOf ? { delayOf: role.delayOf } : {}) }] : [],
+    role.kind === 'event'
+      ? [
+          {
+            queue: role.name,
+            eventTypes: role.eventTypes,
+            jobOf: role.jobOf,
+            ...(role.delayOf ? { delayOf: role.delayOf } : {}),
+          },
+        ]
+      : [],
   );
 
 type CheckpointDocument = Document & { checkpoint: string; updatedAt: string };
@@ -68,7 +77,10 @@ const CHECKPOINT_EVERY_MS = 1000;
  */
 export class Reactor {
   private readonly queues = new Map<string, Queue>();
-  private readonly queuesByType = new Map<string, { queue: Queue; jobOf: (event: RecordedEvent) => object | undefined; delayOf?: (event: RecordedEvent) => number }[]>();
+  private readonly queuesByType = new Map<
+    string,
+    { queue: Queue; jobOf: (event: RecordedEvent) => object | undefined; delayOf?: (event: RecordedEvent) => number }[]
+  >();
   private subscription: AllSubscription | undefined;
   private loop: Promise<void> | undefined;
   private stopping = false;
@@ -78,11 +90,19 @@ export class Reactor {
     for (const reaction of options.reactions) {
       let queue = this.queues.get(reaction.queue);
       if (!queue) {
-        queue = new Queue(reaction.queue, { connection: redisConnectionOptions(options.redisUrl), prefix: options.prefix ?? 'dms' });
+        queue = new Queue(reaction.queue, {
+          connection: redisConnectionOptions(options.redisUrl),
+          prefix: options.prefix ?? 'dms',
+        });
         this.queues.set(reaction.queue, queue);
       }
-      const target = { queue, jobOf: reaction.jobOf ?? eventJob, ...(reaction.delayOf ? { delayOf: reaction.delayOf } : {}) };
-      for (const type of reaction.eventTypes) this.queuesByType.set(type, [...(this.queuesByType.get(type) ?? []), target]);
+      const target = {
+        queue,
+        jobOf: reaction.jobOf ?? eventJob,
+        ...(reaction.delayOf ? { delayOf: reaction.delayOf } : {}),
+      };
+      for (const type of reaction.eventTypes)
+        this.queuesByType.set(type, [...(this.queuesByType.get(type) ?? []), target]);
     }
   }
 
@@ -115,7 +135,10 @@ export class Reactor {
 
   private async run(): Promise<void> {
     while (!this.stopping) {
-      this.subscription = this.options.eventStore.subscribeToAll({ after: this.checkpoint, batchSize: this.options.batchSize ?? 500 });
+      this.subscription = this.options.eventStore.subscribeToAll({
+        after: this.checkpoint,
+        batchSize: this.options.batchSize ?? 500,
+      });
       try {
         for await (const batch of this.subscription) {
           await this.enqueue(batch);
@@ -137,7 +160,14 @@ export class Reactor {
       const targets = this.queuesByType.get(stored.type);
       if (!targets) continue;
       // Roles read the event's data in the current shape of its type.
-      const event = { ...stored, data: eventUpcasters.upcast({ type: stored.type, data: stored.data, schemaVersion: stored.metadata.schemaVersion }) };
+      const event = {
+        ...stored,
+        data: eventUpcasters.upcast({
+          type: stored.type,
+          data: stored.data,
+          schemaVersion: stored.metadata.schemaVersion,
+        }),
+      };
       for (const { queue, jobOf, delayOf } of targets) {
         const data = jobOf(event);
         if (data === undefined) continue;

@@ -55,14 +55,20 @@ export type CycleReport = Readonly<{
 }>;
 
 /** A job id that is also a valid causation id: derived event ids use it. */
-export const causationOf = (role: string, trigger: JobTrigger, item: string): string => `${role}/${trigger.jobId}/${item}`;
+export const causationOf = (role: string, trigger: JobTrigger, item: string): string =>
+  `${role}/${trigger.jobId}/${item}`;
 
 /**
  * The metadata of what a role appends about `item`: as root, under a request id naming the role
  * and job, caused by the job (so a job run again derives the same event ids and appends nothing
  * twice). `now` is the job's start unless the role acts on the clock as it goes (deletions).
  */
-export const asRoot = (role: string, trigger: JobTrigger, item: string, now: Date = trigger.startedAt): CommandMetadata => ({
+export const asRoot = (
+  role: string,
+  trigger: JobTrigger,
+  item: string,
+  now: Date = trigger.startedAt,
+): CommandMetadata => ({
   now,
   account: 'root',
   requestId: `${role}-${trigger.jobId}`,

@@ -13,4 +13,16 @@ import { transmogrifierRoles } from './subscription/transmogrifierRoles.ts';
  * (through the reactor) or a schedule. `dms serve` and `dms worker` run all of them; `dms worker
  * --roles a,b` only some.
  */
-export const allRoles: readonly Role[] = [injectorRole, evaluatorRole, repairerRole, cleanerRole, undertakerRole, ...conveyorRoles, reaperRole, darkReaperRole, ...recoveryRoles, ...transmogrifierRoles, atroposRole];
+export const allRoles: readonly Role[] = [
+  injectorRole,
+  evaluatorRole,
+  repairerRole,
+  cleanerRole,
+  undertakerRole,
+  ...conveyorRoles,
+  reaperRole,
+  darkReaperRole,
+  ...recoveryRoles,
+  ...transmogrifierRoles,
+  atroposRole,
+];

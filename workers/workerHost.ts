@@ -53,13 +53,18 @@ export class WorkerHost {
         prefix: this.prefix,
         concurrency: role.concurrency ?? 1,
       });
-      worker.on('failed', (job, error) => this.options.logger.warn({ daemon: role.name, jobId: job?.id, err: error }, 'job failed'));
+      worker.on('failed', (job, error) =>
+        this.options.logger.warn({ daemon: role.name, jobId: job?.id, err: error }, 'job failed'),
+      );
       worker.on('error', (error) => this.options.logger.warn({ daemon: role.name, err: error }, 'worker error'));
       this.workers.push(worker);
     }
     await this.refreshSchedules();
     this.refresher = setInterval(
-      () => this.refreshSchedules().catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not refresh the schedules')),
+      () =>
+        this.refreshSchedules().catch((error: unknown) =>
+          this.options.logger.warn({ err: error }, 'could not refresh the schedules'),
+        ),
       this.options.scheduleRefreshMs ?? 10_000,
     );
     this.refresher.unref();
@@ -75,7 +80,10 @@ export class WorkerHost {
   /** Jobs by state in the queue of each role of this process (one Redis round trip per role). */
   async jobCounts(): Promise<QueueJobCounts[]> {
     return Promise.all(
-      this.options.roles.map(async (role) => ({ queue: role.name, counts: await this.queueOf(role.name).getJobCounts(...COUNTED_STATES) })),
+      this.options.roles.map(async (role) => ({
+        queue: role.name,
+        counts: await this.queueOf(role.name).getJobCounts(...COUNTED_STATES),
+      })),
     );
   }
 
@@ -87,11 +95,17 @@ export class WorkerHost {
       told = true;
     };
     try {
-      const report = role.kind === 'event' ? await role.process(job.data, trigger, this.options.context) : await role.run(trigger, this.options.context);
+      const report =
+        role.kind === 'event'
+          ? await role.process(job.data, trigger, this.options.context)
+          : await role.run(trigger, this.options.context);
       finished('completed');
       await this.status.record(role.name, trigger.jobId, trigger.startedAt, report);
       if (report.done > 0 || report.skipped.length > 0) {
-        this.options.logger.info({ daemon: role.name, jobId: trigger.jobId, done: report.done, skipped: report.skipped.length }, 'role cycle');
+        this.options.logger.info(
+          { daemon: role.name, jobId: trigger.jobId, done: report.done, skipped: report.skipped.length },
+          'role cycle',
+        );
       }
       return report;
     } catch (error) {

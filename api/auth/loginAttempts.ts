@@ -39,7 +39,10 @@ export const loginAttempt = async (
   } catch (error) {
     if (isLoginRefusal(ctx, error)) {
       countLogin(method, 'failed');
-      ctx.state.logger.warn({ ...facts, account: ctx.get('X-Svc-Account') || undefined, reason: error.exceptionClass }, 'login failed');
+      ctx.state.logger.warn(
+        { ...facts, account: ctx.get('X-Svc-Account') || undefined, reason: error.exceptionClass },
+        'login failed',
+      );
       onFailure();
     }
     throw error;
@@ -69,8 +72,13 @@ export const throttledLogin = async (
   const admission = throttle.admit([identityKey, addressKey], policy);
   if (admission.refused) {
     countLogin('userpass', 'refused');
-    ctx.state.logger.warn({ method: 'userpass', identity: username, address: ctx.ip, retryAfterMs: admission.retryAfterMs }, 'login refused: too many failures');
-    throw new CannotAuthenticate(`Too many failed logins for this identity or address; try again in ${Math.ceil(admission.retryAfterMs / 1000)} s.`);
+    ctx.state.logger.warn(
+      { method: 'userpass', identity: username, address: ctx.ip, retryAfterMs: admission.retryAfterMs },
+      'login refused: too many failures',
+    );
+    throw new CannotAuthenticate(
+      `Too many failed logins for this identity or address; try again in ${Math.ceil(admission.retryAfterMs / 1000)} s.`,
+    );
   }
   if (admission.waitMs > 0) {
     countLogin('userpass', 'delayed');
@@ -86,7 +94,11 @@ export const throttledLogin = async (
       // A right password to an account the identity may not use is no guess: only the address counts it.
       const failures = throttle.failed(outcome.credentialsValid ? [addressKey] : [identityKey, addressKey], policy);
       const delayMs = LoginThrottle.delayAfter(failures, policy);
-      if (delayMs > 0) ctx.state.logger.warn({ identity: username, address: ctx.ip, failures, delayMs }, 'login throttled: further attempts wait');
+      if (delayMs > 0)
+        ctx.state.logger.warn(
+          { identity: username, address: ctx.ip, failures, delayMs },
+          'login throttled: further attempts wait',
+        );
     },
   );
   if (outcome.credentialsValid) throttle.succeeded(identityKey);

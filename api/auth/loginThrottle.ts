@@ -13,7 +13,8 @@ export type ThrottlePolicy = Readonly<{
   windowMs: number;
 }>;
 
-export type Admission = { readonly refused: false; readonly waitMs: number } | { readonly refused: true; readonly retryAfterMs: number };
+export type Admission =
+  { readonly refused: false; readonly waitMs: number } | { readonly refused: true; readonly retryAfterMs: number };
 
 type KeyRecord = { failures: number; lastFailureAt: number; nextSlotAt: number };
 

@@ -8,7 +8,12 @@ import type { ReadModels } from '../../projections/runtime/readModels.ts';
 export type Session = Readonly<{ account: string; identity: string; identityType: IdentityType; issuedAt: Date }>;
 
 /** What decides whether an account's sessions may go on: its status, its mapping, its last revocation. */
-type Access = Readonly<{ active: boolean; mappedSince: string | undefined; revokedAt: string | undefined; position: bigint }>;
+type Access = Readonly<{
+  active: boolean;
+  mappedSince: string | undefined;
+  revokedAt: string | undefined;
+  position: bigint;
+}>;
 
 const CACHE_ENTRIES = 10_000;
 
@@ -50,7 +55,12 @@ export class SessionAccess {
       findAccount(this.readModels, session.account),
       identityMappedSince(this.readModels, session.account, session.identityType, session.identity),
     ]);
-    const access: Access = { active: account?.status === 'ACTIVE', mappedSince, revokedAt: account?.sessionsRevokedAt, position: position ?? -1n };
+    const access: Access = {
+      active: account?.status === 'ACTIVE',
+      mappedSince,
+      revokedAt: account?.sessionsRevokedAt,
+      position: position ?? -1n,
+    };
     if (position !== undefined) {
       if (this.cache.size >= CACHE_ENTRIES) this.cache.clear();
       this.cache.set(key, access);

@@ -45,7 +45,14 @@ export class TokenStore {
   }
 
   /** Issues a token `<account>-<identity>-<appid>-<32 hex>` (Rucio's shape) valid for the lifetime. */
-  async issue(input: { account: string; identity: string; identityType: IdentityType; appId: string; ip: string | null; now?: Date }) {
+  async issue(input: {
+    account: string;
+    identity: string;
+    identityType: IdentityType;
+    appId: string;
+    ip: string | null;
+    now?: Date;
+  }) {
     const now = input.now ?? new Date();
     // Expired tokens of the account go when it gets a new one, as in Rucio.
     await this.tokens.deleteMany({ account: input.account, expiresAt: { $lt: now.toISOString() } });

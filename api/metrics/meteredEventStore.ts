@@ -24,7 +24,11 @@ export class MeteredEventStore implements EventStore {
     private readonly metrics: ServiceMetrics,
   ) {}
 
-  appendToStream(streamName: string, events: readonly NewEvent[], expectedRevision?: ExpectedRevision): Promise<AppendResult> {
+  appendToStream(
+    streamName: string,
+    events: readonly NewEvent[],
+    expectedRevision?: ExpectedRevision,
+  ): Promise<AppendResult> {
     return this.timed(events.length, () => this.inner.appendToStream(streamName, events, expectedRevision));
   }
 

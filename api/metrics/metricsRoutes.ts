@@ -17,8 +17,13 @@ export const registerMetricsRoutes = (routes: RouteTable, services: Services): v
     {
       auth: false,
       commonHeaders: false,
-      summary: "This process's metrics in Prometheus's text format (requests, appends, projection lag, queues, logins, the process).",
-      success: { status: 200, type: 'text/plain; version=0.0.4; charset=utf-8', description: 'Prometheus text exposition format 0.0.4.' },
+      summary:
+        "This process's metrics in Prometheus's text format (requests, appends, projection lag, queues, logins, the process).",
+      success: {
+        status: 200,
+        type: 'text/plain; version=0.0.4; charset=utf-8',
+        description: 'Prometheus text exposition format 0.0.4.',
+      },
     },
     async (ctx) => {
       const policy = services.config.metrics;
@@ -27,7 +32,12 @@ export const registerMetricsRoutes = (routes: RouteTable, services: Services): v
         return;
       }
       if (policy === 'loopback' && !isLoopback(ctx)) {
-        writeError(ctx, 403, 'AccessDenied', 'Metrics are served to clients on this machine only (DMS_METRICS=loopback).');
+        writeError(
+          ctx,
+          403,
+          'AccessDenied',
+          'Metrics are served to clients on this machine only (DMS_METRICS=loopback).',
+        );
         return;
       }
       await sendMetrics(ctx, services);

@@ -17,7 +17,9 @@ export const startMetricsServer = async (
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
-      response.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Only GET /metrics is served here.\n');
+      response
+        .writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' })
+        .end('Only GET /metrics is served here.\n');
       return;
     }
     metrics.text().then(
@@ -27,7 +29,9 @@ export const startMetricsServer = async (
       },
       (error: unknown) => {
         options.logger.warn({ err: error }, 'could not collect the metrics');
-        response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('The metrics could not be collected.\n');
+        response
+          .writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' })
+          .end('The metrics could not be collected.\n');
       },
     );
   });

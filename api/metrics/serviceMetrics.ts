@@ -68,7 +68,11 @@ export class ServiceMetrics {
       labelNames: ['outcome'],
       registers,
     });
-    this.appendedEvents = new Counter({ name: 'dms_events_appended_total', help: 'Events written by successful appends.', registers });
+    this.appendedEvents = new Counter({
+      name: 'dms_events_appended_total',
+      help: 'Events written by successful appends.',
+      registers,
+    });
     this.appendDuration = new Histogram({
       name: 'dms_event_append_duration_seconds',
       help: 'Time an append took, durable commit included, by outcome.',
@@ -154,11 +158,15 @@ export class ServiceMetrics {
       'Events of the log the serving generation of the projection has not applied yet (head minus checkpoint).',
       (report) => Number(report.lag),
     );
-    perProjection('dms_projection_checkpoint', 'Position of the last event the serving generation of the projection applied.', (report) =>
-      Number(report.checkpoint),
+    perProjection(
+      'dms_projection_checkpoint',
+      'Position of the last event the serving generation of the projection applied.',
+      (report) => Number(report.checkpoint),
     );
-    perProjection('dms_projection_failed', '1 when the projection was set aside after failing on a batch (see dms projections status), else 0.', (report) =>
-      report.status === 'failed' ? 1 : 0,
+    perProjection(
+      'dms_projection_failed',
+      '1 when the projection was set aside after failing on a batch (see dms projections status), else 0.',
+      (report) => (report.status === 'failed' ? 1 : 0),
     );
     perProjection(
       'dms_projection_rebuild_progress_ratio',
@@ -178,7 +186,8 @@ export class ServiceMetrics {
       async collect() {
         this.reset();
         try {
-          for (const { queue, counts } of await depths()) for (const [state, count] of Object.entries(counts)) this.set({ queue, state }, count);
+          for (const { queue, counts } of await depths())
+            for (const [state, count] of Object.entries(counts)) this.set({ queue, state }, count);
         } catch (error) {
           onScrapeError('queues', error);
         }

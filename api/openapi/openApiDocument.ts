@@ -66,7 +66,10 @@ export const openApiDocument = (entries: readonly RouteEntry[]): OpenApiDocument
     const shared = item[method];
     if (shared) {
       shared['x-dms-routes'].push(routeName(entry));
-      shared.description = [shared.description, `\`${routeName(entry)}\` has the same template${entry.options.summary ? `: ${entry.options.summary}` : '.'}`]
+      shared.description = [
+        shared.description,
+        `\`${routeName(entry)}\` has the same template${entry.options.summary ? `: ${entry.options.summary}` : '.'}`,
+      ]
         .filter(Boolean)
         .join('\n\n');
       continue;
@@ -83,7 +86,11 @@ export const openApiDocument = (entries: readonly RouteEntry[]): OpenApiDocument
         'Rucio 39’s REST API, with every `X-Rucio-*` header named `X-Svc-*`. Bodies are JSON whatever their Content-Type (the Python client sends none). ' +
         'Errors carry Rucio’s `ExceptionClass` and `ExceptionMessage`, as headers and as a JSON body. Generated from the route table (api/openapi/openApiDocument.ts).',
     },
-    tags: [...new Set(Object.values(paths).flatMap((item) => Object.values(item).flatMap((operation) => operation.tags)))].sort().map((name) => ({ name })),
+    tags: [
+      ...new Set(Object.values(paths).flatMap((item) => Object.values(item).flatMap((operation) => operation.tags))),
+    ]
+      .sort()
+      .map((name) => ({ name })),
     security: [{ token: [] }],
     paths: sortedPaths,
     components: {
@@ -105,7 +112,10 @@ export const openApiDocument = (entries: readonly RouteEntry[]): OpenApiDocument
       },
       headers: {
         ExceptionClass: { description: 'The exception class, as in the body.', schema: { type: 'string' } },
-        ExceptionMessage: { description: 'The message, on one line, cut at 125 characters with `...`.', schema: { type: 'string' } },
+        ExceptionMessage: {
+          description: 'The message, on one line, cut at 125 characters with `...`.',
+          schema: { type: 'string' },
+        },
       },
     },
   };
@@ -149,7 +159,9 @@ const operation = (entry: RouteEntry, variables: readonly string[], operationId:
   const parameters: Record<string, unknown>[] = own.map((match, index) => {
     const name = variables[index] ?? match[2]!;
     const wildcard = match[1] === '*';
-    const description = [PATH_VARIABLES[name], wildcard ? 'One or more path segments: may hold `/`.' : undefined].filter(Boolean).join(' ');
+    const description = [PATH_VARIABLES[name], wildcard ? 'One or more path segments: may hold `/`.' : undefined]
+      .filter(Boolean)
+      .join(' ');
     return { name, in: 'path', required: true, schema: { type: 'string' }, ...(description ? { description } : {}) };
   });
   parameters.push(...queryParameters(options));
@@ -167,7 +179,10 @@ const operation = (entry: RouteEntry, variables: readonly string[], operationId:
 };
 
 const jsonSchemaOf = (schema: z.ZodType): Record<string, unknown> => {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   return rest;
 };
 
@@ -180,10 +195,22 @@ const queryParameters = (options: RouteOptions): Record<string, unknown>[] => {
     const schema = jsonSchemaOf(query) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
     return Object.entries(schema.properties ?? {}).map(([name, property]) => {
       const { description, ...propertySchema } = property;
-      return { name, in: 'query', required: (schema.required ?? []).includes(name), schema: propertySchema, ...(description ? { description } : {}) };
+      return {
+        name,
+        in: 'query',
+        required: (schema.required ?? []).includes(name),
+        schema: propertySchema,
+        ...(description ? { description } : {}),
+      };
     });
   }
-  return Object.entries(query).map(([name, description]) => ({ name, in: 'query', required: false, schema: { type: 'string' }, description }));
+  return Object.entries(query).map(([name, description]) => ({
+    name,
+    in: 'query',
+    required: false,
+    schema: { type: 'string' },
+    description,
+  }));
 };
 
 const BODY_NOTE = 'JSON; the Content-Type is not read (the Python client sends none).';
@@ -192,10 +219,17 @@ const requestBody = (entry: RouteEntry): Record<string, unknown> | undefined => 
   const { body } = entry.options;
   if (body === 'none') return undefined;
   if (isZod(body))
-    return { required: true, description: `Checked by the route’s zod schema. ${BODY_NOTE}`, content: { 'application/json': { schema: jsonSchemaOf(body) } } };
+    return {
+      required: true,
+      description: `Checked by the route’s zod schema. ${BODY_NOTE}`,
+      content: { 'application/json': { schema: jsonSchemaOf(body) } },
+    };
   if (body) return described(body);
   if (entry.method === 'POST' || entry.method === 'PUT') {
-    return described({ description: 'A JSON object with the keys of Rucio’s API for this route (not described here).', optional: true });
+    return described({
+      description: 'A JSON object with the keys of Rucio’s API for this route (not described here).',
+      optional: true,
+    });
   }
   return undefined;
 };
@@ -223,16 +257,30 @@ const successResponse = (entry: RouteEntry): Record<string, Record<string, unkno
     types = options.accept ?? ['application/json'];
     description = streams ? 'A stream of JSON documents, one per line.' : 'The answer.';
   } else if (entry.method === 'POST') {
-    return { '201': { description: 'Created: the JSON string "Created".', content: { 'application/json': { schema: { const: 'Created' } } } } };
+    return {
+      '201': {
+        description: 'Created: the JSON string "Created".',
+        content: { 'application/json': { schema: { const: 'Created' } } },
+      },
+    };
   } else {
-    return { '200': { description: 'Done: an empty body.', content: { [EMPTY_OK_TYPE]: { schema: { type: 'string', maxLength: 0 } } } } };
+    return {
+      '200': {
+        description: 'Done: an empty body.',
+        content: { [EMPTY_OK_TYPE]: { schema: { type: 'string', maxLength: 0 } } },
+      },
+    };
   }
   const content = Object.fromEntries(types.map((type) => [type, mediaType(type)]));
   return { [String(status)]: { description, ...(types.length > 0 ? { content } : {}) } };
 };
 
 const mediaType = (type: string): Record<string, unknown> => {
-  if (type === NDJSON_TYPE) return { schema: { type: 'string', description: 'One JSON document per line, sent as they are read.' }, 'x-stream': 'ndjson' };
+  if (type === NDJSON_TYPE)
+    return {
+      schema: { type: 'string', description: 'One JSON document per line, sent as they are read.' },
+      'x-stream': 'ndjson',
+    };
   if (type.startsWith('application/json')) return { schema: {} };
   return { schema: { type: 'string' } };
 };
@@ -261,7 +309,8 @@ const errorResponses = (entry: RouteEntry, readsBody: boolean): Record<string, R
     if (entry.method !== 'GET') add(401, 'AccessDenied');
   }
   if (options.accept) add(406, 'UnsupportedRequestedContentType');
-  for (const errorClass of options.raises ?? []) add(options.errors?.[errorClass.exceptionClass] ?? errorClass.httpStatus, errorClass.exceptionClass);
+  for (const errorClass of options.raises ?? [])
+    add(options.errors?.[errorClass.exceptionClass] ?? errorClass.httpStatus, errorClass.exceptionClass);
   for (const [exceptionClass, status] of Object.entries(options.errors ?? {})) add(status, exceptionClass);
   add(500, 'RucioException');
   return Object.fromEntries(
@@ -271,7 +320,10 @@ const errorResponses = (entry: RouteEntry, readsBody: boolean): Record<string, R
         String(status),
         {
           description: [...classes].join(', '),
-          headers: { ExceptionClass: { $ref: '#/components/headers/ExceptionClass' }, ExceptionMessage: { $ref: '#/components/headers/ExceptionMessage' } },
+          headers: {
+            ExceptionClass: { $ref: '#/components/headers/ExceptionClass' },
+            ExceptionMessage: { $ref: '#/components/headers/ExceptionMessage' },
+          },
           content: { [ERROR_BODY_TYPE]: { schema: { $ref: '#/components/schemas/RucioError' } } },
           'x-exception-classes': [...classes],
         },

@@ -10,7 +10,12 @@ export const registerOpenApiRoutes = (routes: RouteTable): void => {
   let document: OpenApiDocument | undefined;
   routes.get(
     '/openapi.json',
-    { auth: false, accept: JSON_ONLY, commonHeaders: false, summary: 'This document: every route of the service in OpenAPI 3.1.' },
+    {
+      auth: false,
+      accept: JSON_ONLY,
+      commonHeaders: false,
+      summary: 'This document: every route of the service in OpenAPI 3.1.',
+    },
     (ctx) => {
       document ??= openApiDocument(routes.entries());
       sendJson(ctx, document);

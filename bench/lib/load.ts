@@ -1,6 +1,12 @@
 import { Agent, request } from 'node:http';
 
-export type LoadResult = Readonly<{ requests: number; perSecond: number; p50Ms: number; p99Ms: number; failures: number }>;
+export type LoadResult = Readonly<{
+  requests: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  failures: number;
+}>;
 
 export type LoadOptions = Readonly<{
   url: string;
@@ -33,7 +39,10 @@ export const runLoad = async (options: LoadOptions): Promise<LoadResult> => {
         {
           method: options.method ?? 'GET',
           agent,
-          headers: { ...(options.headers ?? {}), ...(body ? { 'Content-Length': String(Buffer.byteLength(body)) } : {}) },
+          headers: {
+            ...(options.headers ?? {}),
+            ...(body ? { 'Content-Length': String(Buffer.byteLength(body)) } : {}),
+          },
         },
         (res) => {
           res.resume();
@@ -58,6 +67,13 @@ export const runLoad = async (options: LoadOptions): Promise<LoadResult> => {
   const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  const percentile = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? Number.NaN;
-  return { requests: latencies.length, perSecond: (latencies.length * 1000) / elapsedMs, p50Ms: percentile(0.5), p99Ms: percentile(0.99), failures };
+  const percentile = (p: number) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? Number.NaN;
+  return {
+    requests: latencies.length,
+    perSecond: (latencies.length * 1000) / elapsedMs,
+    p50Ms: percentile(0.5),
+    p99Ms: percentile(0.99),
+    failures,
+  };
 };

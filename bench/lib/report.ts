@@ -12,7 +12,13 @@ export const printTable = (title: string, rows: readonly Row[]): void => {
   ]);
   const widths = [0, 1, 2].map((column) => Math.max(...lines.map((line) => line[column]!.length)));
   console.log(`\n${title}`);
-  for (const line of lines) console.log(`  ${line.map((cell, column) => cell.padEnd(widths[column]!)).join('   ').trimEnd()}`);
+  for (const line of lines)
+    console.log(
+      `  ${line
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('   ')
+        .trimEnd()}`,
+    );
 };
 
 /** Runs `work` and returns how long it took in milliseconds. */

@@ -33,12 +33,21 @@ const extraNodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filt
  * event loop) and waits for the log line `{"msg": readyMessage}`; its `url`, if any, is the
  * process's address.
  */
-export const startProcess = async (entry: string, args: string[], environment: NodeJS.ProcessEnv, readyMessage: string): Promise<ServerProcess> => {
-  const child: ChildProcess = spawn(process.execPath, [...extraNodeArgs, '--import', 'tsx', join(ROOT, entry), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...environment },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+export const startProcess = async (
+  entry: string,
+  args: string[],
+  environment: NodeJS.ProcessEnv,
+  readyMessage: string,
+): Promise<ServerProcess> => {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...extraNodeArgs, '--import', 'tsx', join(ROOT, entry), ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...environment },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let buffer = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -70,4 +79,9 @@ export const startProcess = async (entry: string, args: string[], environment: N
 
 /** `dms serve` without workers (no Redis needed) on a fresh data directory and a free port. */
 export const startDms = (dataDir: string, environment: NodeJS.ProcessEnv = {}): Promise<ServerProcess> =>
-  startProcess('bin/dms.ts', ['serve'], { DMS_DATA_DIR: dataDir, PORT: '0', DMS_WORKERS: 'false', DMS_LOG_LEVEL: 'info', ...environment }, 'API listening');
+  startProcess(
+    'bin/dms.ts',
+    ['serve'],
+    { DMS_DATA_DIR: dataDir, PORT: '0', DMS_WORKERS: 'false', DMS_LOG_LEVEL: 'info', ...environment },
+    'API listening',
+  );

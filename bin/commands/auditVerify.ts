@@ -9,13 +9,18 @@ import { grouped, Progress } from './progress.ts';
  * stream, revision and position. Exit status 0 when every chain holds, 1 at a break. `--json`
  * prints the summary as one document instead (`verifyJson`).
  */
-export const auditVerifyCommand = async (config: ServiceConfig, options: Readonly<{ json?: boolean }> = {}): Promise<number> => {
+export const auditVerifyCommand = async (
+  config: ServiceConfig,
+  options: Readonly<{ json?: boolean }> = {},
+): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
   try {
     const head = await eventStore.headPosition();
     const progress = new Progress('verify', 'events');
     const started = Date.now();
-    const report = await verifyHashChains(eventStore, { onProgress: (events, position) => progress.update(events, head === 0n ? 1 : Number(position) / Number(head)) });
+    const report = await verifyHashChains(eventStore, {
+      onProgress: (events, position) => progress.update(events, head === 0n ? 1 : Number(position) / Number(head)),
+    });
     progress.finish();
     const seconds = (Date.now() - started) / 1000;
     if (options.json) console.log(JSON.stringify(verifyJson(report, seconds), null, 2));
@@ -60,9 +65,14 @@ export const verifyLines = (report: VerifyReport, seconds: number): string[] => 
       `(${grouped(report.hashed)} hashed) in ${seconds.toFixed(1)} s, ${rate} events/s`,
   );
   if (report.unhashed > 0) {
-    lines.push(`${grouped(report.unhashed)} events unhashed (written before hashing): each chain starts at its stream's first hashed event; dms events export and import give a store hashes throughout`);
+    lines.push(
+      `${grouped(report.unhashed)} events unhashed (written before hashing): each chain starts at its stream's first hashed event; dms events export and import give a store hashes throughout`,
+    );
   }
-  if (report.truncatedStreams > 0) lines.push(`${grouped(report.truncatedStreams)} step bookkeeping streams start after revision 0 (their oldest events were removed by $maxAge)`);
+  if (report.truncatedStreams > 0)
+    lines.push(
+      `${grouped(report.truncatedStreams)} step bookkeeping streams start after revision 0 (their oldest events were removed by $maxAge)`,
+    );
   if (!report.firstBreak) lines.push('every hash chain holds');
   return lines;
 };

@@ -10,12 +10,19 @@ import { openStores } from '../../infra/stores.ts';
 export const bootstrapCommand = async (config: ServiceConfig): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
   try {
-    const outcome = await ensureRootAccount(createCommandContext({ eventStore, ...readModelPorts(new ReadModels(readStore, allProjections)) }), {
-      username: config.rootUsername,
-      password: config.rootPassword,
-      email: config.rootEmail,
-    });
-    console.log(outcome === 'created' ? `created the root account with userpass identity ${config.rootUsername}` : 'the root account exists already');
+    const outcome = await ensureRootAccount(
+      createCommandContext({ eventStore, ...readModelPorts(new ReadModels(readStore, allProjections)) }),
+      {
+        username: config.rootUsername,
+        password: config.rootPassword,
+        email: config.rootEmail,
+      },
+    );
+    console.log(
+      outcome === 'created'
+        ? `created the root account with userpass identity ${config.rootUsername}`
+        : 'the root account exists already',
+    );
     return 0;
   } finally {
     await eventStore.close();

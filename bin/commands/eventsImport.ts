@@ -23,7 +23,10 @@ export const eventsImportCommand = async (config: ServiceConfig, file: string | 
   const input: Readable = file ? createReadStream(file) : process.stdin;
   const size = file ? statSync(file).size : undefined;
   let bytes = 0;
-  input.on('data', (chunk: Buffer | string) => (bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length));
+  input.on(
+    'data',
+    (chunk: Buffer | string) => (bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length),
+  );
   const progress = new Progress('import', 'events');
   const started = Date.now();
   try {
@@ -32,9 +35,16 @@ export const eventsImportCommand = async (config: ServiceConfig, file: string | 
     });
     progress.finish();
     const seconds = (Date.now() - started) / 1000;
-    console.log(`imported ${grouped(report.events)} events of ${grouped(report.streams)} streams in ${seconds.toFixed(1)} s, ${grouped(Math.round(report.events / Math.max(seconds, 0.001)))} events/s`);
-    console.log(report.movedPositions === 0 ? 'every event kept its position' : `${grouped(report.movedPositions)} appends got other positions than exported (expected on EventStoreDB)`);
-    if (report.unhashed > 0) console.log(`${grouped(report.unhashed)} events came without a hash (exported before hashing) and have one now`);
+    console.log(
+      `imported ${grouped(report.events)} events of ${grouped(report.streams)} streams in ${seconds.toFixed(1)} s, ${grouped(Math.round(report.events / Math.max(seconds, 0.001)))} events/s`,
+    );
+    console.log(
+      report.movedPositions === 0
+        ? 'every event kept its position'
+        : `${grouped(report.movedPositions)} appends got other positions than exported (expected on EventStoreDB)`,
+    );
+    if (report.unhashed > 0)
+      console.log(`${grouped(report.unhashed)} events came without a hash (exported before hashing) and have one now`);
     return 0;
   } catch (error) {
     progress.finish();

@@ -49,7 +49,8 @@ export class Progress {
       parts.push(`${Math.floor(this.fraction * 100)}%`.padStart(4));
     }
     parts.push(`${grouped(this.done)} ${this.unit}`, `${grouped(Math.round(rate))} ${this.unit}/s`);
-    if (this.fraction !== undefined && this.fraction > 0 && this.fraction < 1) parts.push(`ETA ${clock((seconds * (1 - this.fraction)) / this.fraction)}`);
+    if (this.fraction !== undefined && this.fraction > 0 && this.fraction < 1)
+      parts.push(`ETA ${clock((seconds * (1 - this.fraction)) / this.fraction)}`);
     else parts.push(`in ${clock(seconds)}`);
     const line = parts.join('  ');
     if (this.output.isTTY) {

@@ -16,7 +16,12 @@ import { Progress } from './progress.ts';
  * returns at once with `--detach`); without a projector, it does the work itself. Progress (the
  * rebuild's position in the log, events/s, ETA) goes to stderr.
  */
-export const projectionsRebuildCommand = async (config: ServiceConfig, name: string, logger: Logger, options: Readonly<{ detach?: boolean }> = {}): Promise<number> => {
+export const projectionsRebuildCommand = async (
+  config: ServiceConfig,
+  name: string,
+  logger: Logger,
+  options: Readonly<{ detach?: boolean }> = {},
+): Promise<number> => {
   const projection = allProjections.find((candidate) => candidate.name === name);
   if (!projection) {
     console.error(`unknown projection ${name}; known: ${allProjections.map((candidate) => candidate.name).join(', ')}`);
@@ -36,17 +41,26 @@ export const projectionsRebuildCommand = async (config: ServiceConfig, name: str
         console.log(`projector ${request.projector} is running and will do it; follow it with: dms projections status`);
         return 0;
       }
-      console.log(`projector ${request.projector} is running and will do it; following its progress (interrupting this leaves the rebuild running)`);
+      console.log(
+        `projector ${request.projector} is running and will do it; following its progress (interrupting this leaves the rebuild running)`,
+      );
       return await followRebuild(eventStore, readStore, name, unit);
     }
     console.log('no projector is running: rebuilding here');
-    const runner = new ProjectionRunner({ eventStore, readStore, readModels: new ReadModels(readStore, allProjections), projections: allProjections, logger });
+    const runner = new ProjectionRunner({
+      eventStore,
+      readStore,
+      readModels: new ReadModels(readStore, allProjections),
+      projections: allProjections,
+      logger,
+    });
     await runner.start();
     const progress = new Progress(`rebuild ${name}`, unit);
     const head = await eventStore.headPosition();
     const timer = setInterval(() => {
       const checkpoint = runner.status().find((status) => status.name === name)?.rebuild?.checkpoint;
-      if (checkpoint !== undefined) progress.update(Number(checkpoint), head === 0n ? 1 : Number(checkpoint) / Number(head));
+      if (checkpoint !== undefined)
+        progress.update(Number(checkpoint), head === 0n ? 1 : Number(checkpoint) / Number(head));
     }, 100);
     try {
       await runner.rebuildsFinished();
@@ -66,7 +80,12 @@ export const projectionsRebuildCommand = async (config: ServiceConfig, name: str
 };
 
 /** Polls the projector's rebuild checkpoint until reads have switched (0) or the rebuild failed (1). */
-const followRebuild = async (eventStore: EventStore, readStore: ReadStore, name: string, unit: string): Promise<number> => {
+const followRebuild = async (
+  eventStore: EventStore,
+  readStore: ReadStore,
+  name: string,
+  unit: string,
+): Promise<number> => {
   const progress = new Progress(`rebuild ${name}`, unit);
   const projection = allProjections.filter((candidate) => candidate.name === name);
   for (;;) {

@@ -12,13 +12,22 @@ import { printTable } from './table.ts';
  * `GET /admin/projections` answers too (projections/runtime/projectionStatus.ts). `--json` prints
  * `{ projections: [...as GET /admin/projections answers], projectors: ["host:pid", ...] }`.
  */
-export const projectionsStatusCommand = async (config: ServiceConfig, options: Readonly<{ json?: boolean }> = {}): Promise<number> => {
+export const projectionsStatusCommand = async (
+  config: ServiceConfig,
+  options: Readonly<{ json?: boolean }> = {},
+): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
   try {
     const reports = await projectionReports(eventStore, readStore, allProjections);
     const alive = await aliveProjectors(readStore);
     if (options.json) {
-      console.log(JSON.stringify({ projections: reports.map(projectionReportJson), projectors: alive.map((heartbeat) => heartbeat._id) }, null, 2));
+      console.log(
+        JSON.stringify(
+          { projections: reports.map(projectionReportJson), projectors: alive.map((heartbeat) => heartbeat._id) },
+          null,
+          2,
+        ),
+      );
       return 0;
     }
     const rows = [['projection', 'version', 'generation', 'checkpoint', 'head', 'lag', 'status']];
@@ -40,7 +49,11 @@ export const projectionsStatusCommand = async (config: ServiceConfig, options: R
       ]);
     }
     printTable(rows);
-    console.log(alive.length > 0 ? `projectors: ${alive.map((heartbeat) => heartbeat._id).join(', ')}` : 'projectors: none running');
+    console.log(
+      alive.length > 0
+        ? `projectors: ${alive.map((heartbeat) => heartbeat._id).join(', ')}`
+        : 'projectors: none running',
+    );
     return 0;
   } finally {
     await eventStore.close();

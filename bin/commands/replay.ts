@@ -19,7 +19,11 @@ const replayed = (event: RecordedEvent) => ({
  * `json` prints them as one document instead, `{ stream, events: [...] }`. Exit status 1 when the
  * stream has no events from `from` on.
  */
-export const replayCommand = async (config: ServiceConfig, streamName: string, options: Readonly<{ from?: bigint; json?: boolean }> = {}): Promise<number> => {
+export const replayCommand = async (
+  config: ServiceConfig,
+  streamName: string,
+  options: Readonly<{ from?: bigint; json?: boolean }> = {},
+): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
   try {
     const events = await eventStore.readStream(streamName, { fromRevision: options.from ?? 0n });

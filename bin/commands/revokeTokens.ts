@@ -21,8 +21,17 @@ export const revokeTokensCommand = async (config: ServiceConfig, account: string
     const readModels = new ReadModels(readStore, allProjections);
     await readModels.refresh();
     const context = createCommandContext({ eventStore, ...readModelPorts(readModels) });
-    const { position } = await revokeAccountSessions(context, { account }, { now: new Date(), account: 'root', requestId: 'cli-revoke-tokens' });
-    const applied = position === undefined || (await new CheckpointWatcher(readStore, allProjections.map((projection) => projection.name)).waitFor(position, WAIT_MS));
+    const { position } = await revokeAccountSessions(
+      context,
+      { account },
+      { now: new Date(), account: 'root', requestId: 'cli-revoke-tokens' },
+    );
+    const applied =
+      position === undefined ||
+      (await new CheckpointWatcher(
+        readStore,
+        allProjections.map((projection) => projection.name),
+      ).waitFor(position, WAIT_MS));
     console.log(
       applied
         ? `revoked every token of ${account}`

@@ -15,7 +15,10 @@ const counts = (states: Readonly<Record<string, number | undefined>>): string =>
  * oldest request waiting in each state, and the failures of the last hour. `--json` prints the
  * same as one document.
  */
-export const transfersStatusCommand = async (config: ServiceConfig, options: Readonly<{ json?: boolean }> = {}): Promise<number> => {
+export const transfersStatusCommand = async (
+  config: ServiceConfig,
+  options: Readonly<{ json?: boolean }> = {},
+): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
   try {
     const readModels = new ReadModels(readStore, allProjections);
@@ -27,14 +30,20 @@ export const transfersStatusCommand = async (config: ServiceConfig, options: Rea
     }
     console.log(`requests: ${counts(status.states)}`);
     if (status.links.length > 0) {
-      printTable([['source', 'destination', 'requests'], ...status.links.map((link) => [link.source, link.destination, counts(link.states)])]);
+      printTable([
+        ['source', 'destination', 'requests'],
+        ...status.links.map((link) => [link.source, link.destination, counts(link.states)]),
+      ]);
     }
     for (const oldest of status.oldestWaiting) {
-      console.log(`oldest ${oldest.state}: ${oldest.scope}:${oldest.name} to ${oldest.destination}, requested ${oldest.requestedAt} (${oldest.requestId})`);
+      console.log(
+        `oldest ${oldest.state}: ${oldest.scope}:${oldest.name} to ${oldest.destination}, requested ${oldest.requestedAt} (${oldest.requestId})`,
+      );
     }
     const failed = status.failuresLastHour;
     console.log(`last hour: archived failures ${counts(failed.archived)}`);
-    for (const link of failed.transfersFailed) console.log(`  ${link.files} transfers failed ${link.source} -> ${link.destination} (${link.activity})`);
+    for (const link of failed.transfersFailed)
+      console.log(`  ${link.files} transfers failed ${link.source} -> ${link.destination} (${link.activity})`);
     return 0;
   } finally {
     await eventStore.close();

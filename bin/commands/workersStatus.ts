@@ -14,10 +14,15 @@ import { printTable } from './table.ts';
  * (waiting, active, delayed, failed, completed jobs) and its last cycle: when, how long, what it
  * did and what it skipped, or the error it failed with. `--json` prints the same as one document.
  */
-export const workersStatusCommand = async (config: ServiceConfig, options: Readonly<{ json?: boolean }> = {}): Promise<number> => {
+export const workersStatusCommand = async (
+  config: ServiceConfig,
+  options: Readonly<{ json?: boolean }> = {},
+): Promise<number> => {
   const redisUrl = findRedisUrl(config.redisUrl, config.dataDir);
   if (!redisUrl) {
-    console.error('No Redis to ask: set REDIS_URL, or start `dms serve` (which runs a private redis-server) with this DMS_DATA_DIR.');
+    console.error(
+      'No Redis to ask: set REDIS_URL, or start `dms serve` (which runs a private redis-server) with this DMS_DATA_DIR.',
+    );
     return 1;
   }
   const { eventStore, readStore } = await openStores(config);
@@ -29,8 +34,14 @@ export const workersStatusCommand = async (config: ServiceConfig, options: Reado
     const roles = await status.statusOf(allRoles);
     const rows = roles.map((role) => {
       const definition = allRoles.find((candidate) => candidate.name === role.role)!;
-      const shown = definition.kind === 'scheduled' ? (definition.settings ?? []).map((setting) => `${setting.option} ${String(settingValue(sections, setting))}`) : [];
-      const trigger = definition.kind === 'scheduled' ? `every ${settingValue(sections, definition.interval)} s${shown.length > 0 ? ` (${shown.join(', ')})` : ''}` : definition.eventTypes.join(', ');
+      const shown =
+        definition.kind === 'scheduled'
+          ? (definition.settings ?? []).map((setting) => `${setting.option} ${String(settingValue(sections, setting))}`)
+          : [];
+      const trigger =
+        definition.kind === 'scheduled'
+          ? `every ${settingValue(sections, definition.interval)} s${shown.length > 0 ? ` (${shown.join(', ')})` : ''}`
+          : definition.eventTypes.join(', ');
       return { ...role, trigger };
     });
     if (options.json) {
@@ -44,12 +55,22 @@ export const workersStatusCommand = async (config: ServiceConfig, options: Reado
         ? 'never ran'
         : `${last.startedAt} (${last.durationMs} ms): ${last.error ? `failed: ${last.error}` : `did ${last.done}, skipped ${last.skipped}`}`;
       const { waiting, active, delayed, failed, completed } = row.counts;
-      table.push([row.role, row.trigger, String(waiting), String(active), String(delayed), String(failed), String(completed), lastText]);
+      table.push([
+        row.role,
+        row.trigger,
+        String(waiting),
+        String(active),
+        String(delayed),
+        String(failed),
+        String(completed),
+        lastText,
+      ]);
     }
     printTable(table);
     for (const row of rows) {
       if (row.lastCycle?.detail) console.log(`  ${row.role} did: ${row.lastCycle.detail}`);
-      for (const skipped of row.lastCycle?.skippedSample ?? []) console.log(`  ${row.role} skipped ${skipped.what}: ${skipped.reason}`);
+      for (const skipped of row.lastCycle?.skippedSample ?? [])
+        console.log(`  ${row.role} skipped ${skipped.what}: ${skipped.reason}`);
       if (row.nextRunAt) console.log(`  ${row.role} next runs at ${row.nextRunAt}`);
     }
     return 0;

@@ -31,7 +31,11 @@ export const updateAccount = async (
   if (changes.length === 0) return { position: undefined };
   const caller = await loadCaller(context, metadata.account);
   requirePermission(ACCOUNT_PERMISSIONS.updateAccount(caller), caller, `change ${changes[0]![0]}  of the account`);
-  const commands = changes.map(([key, value]): AccountCommand => ({ type: 'UpdateAccount', data: { account: data.account, key, value }, metadata }));
+  const commands = changes.map(([key, value]): AccountCommand => ({
+    type: 'UpdateAccount',
+    data: { account: data.account, key, value },
+    metadata,
+  }));
   return handleCommand(context, accountDecider, accountStreamName(data.account), commands);
 };
 
@@ -62,7 +66,11 @@ export const removeAccountAttribute = async (
 };
 
 /** DELETE /admin/accounts/{account}/tokens: every token of the account issued so far stops working. */
-export const revokeAccountSessions = async (context: CommandContext, data: { account: string }, metadata: CommandMetadata) => {
+export const revokeAccountSessions = async (
+  context: CommandContext,
+  data: { account: string },
+  metadata: CommandMetadata,
+) => {
   const caller = await loadCaller(context, metadata.account);
   requirePermission(ACCOUNT_PERMISSIONS.revokeSessions(caller), caller, 'revoke the tokens of an account');
   return onAccount(context, data.account, { type: 'RevokeAccountSessions', data, metadata });

@@ -34,17 +34,30 @@ export const setLocalAccountLimit = async (
 ) => {
   const rse = await localLimitFacts(context, metadata, data.rse, 'set account limits');
   await requireActiveAccount(context, data.account);
-  return onLimits(context, { type: 'SetLocalAccountLimit', data: { account: data.account, ...rse, bytes: data.bytes }, metadata });
+  return onLimits(context, {
+    type: 'SetLocalAccountLimit',
+    data: { account: data.account, ...rse, bytes: data.bytes },
+    metadata,
+  });
 };
 
-export const removeLocalAccountLimit = async (context: CommandContext, data: { account: string; rse: string }, metadata: CommandMetadata) => {
+export const removeLocalAccountLimit = async (
+  context: CommandContext,
+  data: { account: string; rse: string },
+  metadata: CommandMetadata,
+) => {
   const rse = await localLimitFacts(context, metadata, data.rse, 'delete account limits');
   await requireActiveAccount(context, data.account);
   return onLimits(context, { type: 'RemoveLocalAccountLimit', data: { account: data.account, ...rse }, metadata });
 };
 
 /** Country admins may act on a global limit when they administer every RSE its expression selects. */
-const requireGlobalPermission = (caller: Caller, rseExpression: string, rses: readonly RseFacts[], what: string): void => {
+const requireGlobalPermission = (
+  caller: Caller,
+  rseExpression: string,
+  rses: readonly RseFacts[],
+  what: string,
+): void => {
   const countries = evaluateRseExpression(rseExpression, rses).map((rse) => rse.attributes.country);
   requirePermission(mayManageGlobalLimit(caller, countries), caller, what);
 };
@@ -62,7 +75,11 @@ export const setGlobalAccountLimit = async (
   const caller = await loadCaller(context, metadata.account);
   requireGlobalPermission(caller, data.rseExpression, selected, 'set account limits');
   await requireActiveAccount(context, data.account);
-  return onLimits(context, { type: 'SetGlobalAccountLimit', data: { account: data.account, rseExpression: data.rseExpression, bytes: data.bytes }, metadata });
+  return onLimits(context, {
+    type: 'SetGlobalAccountLimit',
+    data: { account: data.account, rseExpression: data.rseExpression, bytes: data.bytes },
+    metadata,
+  });
 };
 
 /** Admins may remove a global limit whatever its expression selects today. */
@@ -74,5 +91,9 @@ export const removeGlobalAccountLimit = async (
   const caller = await loadCaller(context, metadata.account);
   if (!isAdmin(caller)) requireGlobalPermission(caller, data.rseExpression, data.rses, 'delete global account limits');
   await requireActiveAccount(context, data.account);
-  return onLimits(context, { type: 'RemoveGlobalAccountLimit', data: { account: data.account, rseExpression: data.rseExpression }, metadata });
+  return onLimits(context, {
+    type: 'RemoveGlobalAccountLimit',
+    data: { account: data.account, rseExpression: data.rseExpression },
+    metadata,
+  });
 };

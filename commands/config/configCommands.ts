@@ -6,9 +6,11 @@ import { loadCaller } from '../caller.ts';
 import { handleCommand, loadAggregate, type CommandContext } from '../handleCommand.ts';
 
 /** The whole configuration, read from its stream (for facts commands need, such as defaults). */
-export const loadConfig = (context: CommandContext): Promise<Config> => loadAggregate(context, configDecider, CONFIG_STREAM);
+export const loadConfig = (context: CommandContext): Promise<Config> =>
+  loadAggregate(context, configDecider, CONFIG_STREAM);
 
-const onConfig = (context: CommandContext, command: ConfigCommand) => handleCommand(context, configDecider, CONFIG_STREAM, command);
+const onConfig = (context: CommandContext, command: ConfigCommand) =>
+  handleCommand(context, configDecider, CONFIG_STREAM, command);
 
 /** Reading and writing the configuration are both for admins (Rucio's perm_config). */
 export const requireConfigPermission = (caller: Caller, what: string): void =>
@@ -24,13 +26,21 @@ export const setConfigOptions = async (
   return onConfig(context, { type: 'SetConfigOptions', data, metadata });
 };
 
-export const removeConfigOption = async (context: CommandContext, data: { section: string; option: string }, metadata: CommandMetadata) => {
+export const removeConfigOption = async (
+  context: CommandContext,
+  data: { section: string; option: string },
+  metadata: CommandMetadata,
+) => {
   const caller = await loadCaller(context, metadata.account);
   requireConfigPermission(caller, `remove option ${data.option} from section ${data.section}`);
   return onConfig(context, { type: 'RemoveConfigOption', data, metadata });
 };
 
-export const removeConfigSection = async (context: CommandContext, data: { section: string }, metadata: CommandMetadata) => {
+export const removeConfigSection = async (
+  context: CommandContext,
+  data: { section: string },
+  metadata: CommandMetadata,
+) => {
   const caller = await loadCaller(context, metadata.account);
   requireConfigPermission(caller, `remove section ${data.section}`);
   return onConfig(context, { type: 'RemoveConfigSection', data, metadata });

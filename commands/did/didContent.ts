@@ -8,7 +8,13 @@ import { loadCaller } from '../caller.ts';
 import type { DidWriteOutcome } from './didCreation.ts';
 import type { DidGraph } from '../../domain/did/didGraph.ts';
 import { decidedDid, loadAttachCandidates, loadDid, onDidStream, scopeAccess, type DidDecision } from './didStreams.ts';
-import { handleCommand, handleCommands, lastPosition, type CommandContext, type DecidedStates } from '../handleCommand.ts';
+import {
+  handleCommand,
+  handleCommands,
+  lastPosition,
+  type CommandContext,
+  type DecidedStates,
+} from '../handleCommand.ts';
 import { planReplicaRegistrations, type RegistrationPlan } from '../replica/replicaRegistration.ts';
 
 /** Children to attach to one parent. */
@@ -35,7 +41,9 @@ export const attachDids = async (
   metadata: CommandMetadata,
 ): Promise<DidWriteOutcome> => {
   const caller = await loadCaller(context, metadata.account);
-  const accesses = await Promise.all(data.attachments.map((attachment) => scopeAccess(context, caller, attachment.scope)));
+  const accesses = await Promise.all(
+    data.attachments.map((attachment) => scopeAccess(context, caller, attachment.scope)),
+  );
   if (data.single) {
     const [attachment] = data.attachments;
     allowOnly(
@@ -43,7 +51,10 @@ export const attachDids = async (
       `Account ${caller.account} can not add data identifiers to ${attachment!.scope}:${attachment!.name}.`,
     );
   } else {
-    allowOnly(DID_PERMISSIONS.attachToMany(caller, accesses), `Account ${caller.account} can not add data identifiers.`);
+    allowOnly(
+      DID_PERMISSIONS.attachToMany(caller, accesses),
+      `Account ${caller.account} can not add data identifiers.`,
+    );
   }
 
   const byParent = new Map<string, { parent: DidRef; state: Did; batches: AttachRequest[][] }>();
@@ -62,14 +73,24 @@ export const attachDids = async (
     const intoDataset = parent.status === 'Live' && parent.record.didType === 'DATASET';
     return attachment.replicas && intoDataset ? [{ ...attachment.replicas, ignoreAvailability: true }] : [];
   });
-  const plan = registrations.length > 0 ? await planReplicaRegistrations(context, caller, registrations, metadata) : undefined;
-  const factsOf = await childFactsLookup(context, data.attachments.flatMap((attachment) => attachment.children), plan);
+  const plan =
+    registrations.length > 0 ? await planReplicaRegistrations(context, caller, registrations, metadata) : undefined;
+  const factsOf = await childFactsLookup(
+    context,
+    data.attachments.flatMap((attachment) => attachment.children),
+    plan,
+  );
 
   const decisions: DidDecision[] = [...(plan?.decisions ?? [])];
   for (const { parent, state, batches } of byParent.values()) {
     // Only containers can close a cycle, so only they need their ancestors.
-    const ancestors = state.status === 'Live' && state.record.didType === 'CONTAINER' ? await context.didGraph.ancestors(parent.scope, parent.name) : new Set<string>();
-    decisions.push(attachDecision(parent, batches, factsOf, { ignoreDuplicates: data.ignoreDuplicates, ancestors }, metadata));
+    const ancestors =
+      state.status === 'Live' && state.record.didType === 'CONTAINER'
+        ? await context.didGraph.ancestors(parent.scope, parent.name)
+        : new Set<string>();
+    decisions.push(
+      attachDecision(parent, batches, factsOf, { ignoreDuplicates: data.ignoreDuplicates, ancestors }, metadata),
+    );
   }
   return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
 };
@@ -89,7 +110,9 @@ export const childFactsLookup = async (
 ): Promise<ChildFactsOf> => {
   const outside = requests.filter((request) => !plan?.files.has(didKey(request.scope, request.name)));
   const candidates = await loadAttachCandidates(context, outside);
-  const facts = new Map(candidates.map((candidate) => [didKey(candidate.request.scope, candidate.request.name), candidate.facts]));
+  const facts = new Map(
+    candidates.map((candidate) => [didKey(candidate.request.scope, candidate.request.name), candidate.facts]),
+  );
   return (request, decided) => {
     const key = didKey(request.scope, request.name);
     if (!plan?.files.has(key)) return facts.get(key);
@@ -111,13 +134,16 @@ export const attachDecision = (
   metadata: CommandMetadata,
 ): DidDecision =>
   onDidStream(parent.scope, parent.name, (decided) =>
-    batches.map(
-      (requests): AttachDids => ({
-        type: 'AttachDids',
-        data: { scope: parent.scope, name: parent.name, children: requests.map((request) => ({ request, facts: factsOf(request, decided) })), ...options },
-        metadata,
-      }),
-    ),
+    batches.map((requests): AttachDids => ({
+      type: 'AttachDids',
+      data: {
+        scope: parent.scope,
+        name: parent.name,
+        children: requests.map((request) => ({ request, facts: factsOf(request, decided) })),
+        ...options,
+      },
+      metadata,
+    })),
   );
 
 export const detachDids = async (
@@ -130,6 +156,10 @@ export const detachDids = async (
     DID_PERMISSIONS.writeCollection(await scopeAccess(context, caller, data.scope)),
     `Account ${caller.account} can not detach data identifiers from ${data.scope}:${data.name}.`,
   );
-  const outcome = await handleCommand(context, didStreamDecider, didStreamName(data.scope, data.name), { type: 'DetachDids', data, metadata });
+  const outcome = await handleCommand(context, didStreamDecider, didStreamName(data.scope, data.name), {
+    type: 'DetachDids',
+    data,
+    metadata,
+  });
   return { position: outcome.position };
 };

@@ -69,14 +69,23 @@ export const addCollections = async (
     await requireScope(context, did.scope);
     if (did.account !== undefined) await ensureAccountExists(context, did.account);
   }
-  const conventions = await loadConventions(context, data.dids.flatMap((did) => Object.keys(did.meta)));
-  const registrations = data.dids.flatMap((did) => (did.replicas && did.didType === 'DATASET' ? [{ ...did.replicas, ignoreAvailability: true }] : []));
-  const plan = registrations.length > 0 ? await planReplicaRegistrations(context, caller, registrations, metadata) : undefined;
-  const outside = data.dids.flatMap((did) => did.children).filter((child) => !ownKeys.has(didKey(child.scope, child.name)));
+  const conventions = await loadConventions(
+    context,
+    data.dids.flatMap((did) => Object.keys(did.meta)),
+  );
+  const registrations = data.dids.flatMap((did) =>
+    did.replicas && did.didType === 'DATASET' ? [{ ...did.replicas, ignoreAvailability: true }] : [],
+  );
+  const plan =
+    registrations.length > 0 ? await planReplicaRegistrations(context, caller, registrations, metadata) : undefined;
+  const outside = data.dids
+    .flatMap((did) => did.children)
+    .filter((child) => !ownKeys.has(didKey(child.scope, child.name)));
   const factsOf = await childFactsLookup(context, outside, plan);
 
   const step = new RuleStep(metadata);
-  for (const file of plan?.commands ?? []) for (const command of file.commands) step.onDid(file.scope, file.name, command);
+  for (const file of plan?.commands ?? [])
+    for (const command of file.commands) step.onDid(file.scope, file.name, command);
   // Decisions run in request order; a DID created earlier in the request is read from its new state.
   for (const did of data.dids) {
     step.onDid(did.scope, did.name, (decided): DidStreamCommand[] => {
@@ -85,11 +94,18 @@ export const addCollections = async (
         const created = own ? decidedDid(decided, request.scope, request.name) : undefined;
         return { request, facts: own ? (created ? childFactsOf(created) : undefined) : factsOf(request, decided) };
       });
-      return [{ type: 'CreateCollection', data: { ...did, account: did.account ?? caller.account, conventions, children }, metadata }];
+      return [
+        {
+          type: 'CreateCollection',
+          data: { ...did, account: did.account ?? caller.account, conventions, children },
+          metadata,
+        },
+      ];
     });
   }
   for (const did of data.dids) {
-    if (did.rules && did.rules.length > 0) await planCollectionRules(context, step, did, data.dids, plan, metadata, caller.account);
+    if (did.rules && did.rules.length > 0)
+      await planCollectionRules(context, step, did, data.dids, plan, metadata, caller.account);
   }
   return { position: lastPosition(await handleCommands(context, step.decisions(), { metadata })) };
 };
@@ -112,7 +128,11 @@ const planCollectionRules = async (
   caller: string,
 ): Promise<void> => {
   const datasets: PlacementDataset[] = [];
-  const datasetOf = async (scope: string, name: string, children: readonly AttachRequest[]): Promise<PlacementDataset> => {
+  const datasetOf = async (
+    scope: string,
+    name: string,
+    children: readonly AttachRequest[],
+  ): Promise<PlacementDataset> => {
     const existing = children.filter((child) => !plan?.registered.has(didKey(child.scope, child.name)));
     const catalogued = await context.didGraph.catalogued(existing);
     const replicas = await context.ruleFacts.replicasOf(existing);
@@ -126,7 +146,12 @@ const planCollectionRules = async (
         const replicaStates = registered
           ? Object.fromEntries(Object.entries(registered.replicas).map(([rseId, state]) => [rseId, { state }]))
           : (replicas.get(key) ?? {});
-        return { scope: child.scope, name: child.name, bytes: registered?.bytes ?? catalogued.get(key)?.bytes ?? 0, replicas: replicaStates };
+        return {
+          scope: child.scope,
+          name: child.name,
+          bytes: registered?.bytes ?? catalogued.get(key)?.bytes ?? 0,
+          replicas: replicaStates,
+        };
       }),
     };
   };
@@ -138,14 +163,23 @@ const planCollectionRules = async (
       else if (!own) {
         const state = await loadDid(context, child.scope, child.name);
         if (state.status === 'Live' && state.record.didType === 'DATASET') {
-          datasets.push(await datasetOf(child.scope, child.name, [...state.content.children.values()].map(({ scope, name }) => ({ scope, name }))));
+          datasets.push(
+            await datasetOf(
+              child.scope,
+              child.name,
+              [...state.content.children.values()].map(({ scope, name }) => ({ scope, name })),
+            ),
+          );
         }
       }
     }
   }
   const content: RuleContent = { kind: 'collection', datasets };
   const length = datasets.reduce((sum, dataset) => sum + dataset.files.length, 0);
-  const bytes = datasets.reduce((sum, dataset) => sum + dataset.files.reduce((total, file) => total + file.bytes, 0), 0);
+  const bytes = datasets.reduce(
+    (sum, dataset) => sum + dataset.files.reduce((total, file) => total + file.bytes, 0),
+    0,
+  );
   const rses = await context.ruleFacts.rses();
   for (const rule of did.rules ?? []) {
     const owner = await loadAccount(context, rule.account);
@@ -164,15 +198,42 @@ const planCollectionRules = async (
     const { record } = planned!;
     step.onDid(did.scope, did.name, {
       type: 'AttachRule',
-      data: { scope: did.scope, name: did.name, ruleId: record.id, rule: { account: record.account, rseExpression: record.rseExpression, copies: record.copies, locked: record.locked } },
+      data: {
+        scope: did.scope,
+        name: did.name,
+        ruleId: record.id,
+        rule: {
+          account: record.account,
+          rseExpression: record.rseExpression,
+          copies: record.copies,
+          locked: record.locked,
+        },
+      },
       metadata,
     });
-    const locksOf = planned!.placement ? step.lockFiles(record, planned!.placement.locks, await lockConditionsOf(context, record, rses, content)) : () => [];
-    const datasetLocks = (planned!.placement?.datasetLocks ?? []).map((lock) => ({ scope: lock.scope, name: lock.name, rseId: lock.rse.rseId, rse: lock.rse.rse, length: lock.length, bytes: lock.bytes }));
+    const locksOf = planned!.placement
+      ? step.lockFiles(record, planned!.placement.locks, await lockConditionsOf(context, record, rses, content))
+      : () => [];
+    const datasetLocks = (planned!.placement?.datasetLocks ?? []).map((lock) => ({
+      scope: lock.scope,
+      name: lock.name,
+      rseId: lock.rse.rseId,
+      rse: lock.rse.rse,
+      length: lock.length,
+      bytes: lock.bytes,
+    }));
     step.onRule(record.id, (decided) => [
       {
         type: 'AddRule',
-        data: { rule: record, state: planned!.state, locks: locksOf(decided), datasetLocks, targetRses: planned!.targetRses, autoLocked: planned!.autoLocked, didClosed: false },
+        data: {
+          rule: record,
+          state: planned!.state,
+          locks: locksOf(decided),
+          datasetLocks,
+          targetRses: planned!.targetRses,
+          autoLocked: planned!.autoLocked,
+          didClosed: false,
+        },
         metadata,
       },
     ]);

@@ -7,13 +7,25 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
 import type { DidWriteOutcome } from './didCreation.ts';
 import { loadAttachCandidates, loadDid, onDidStream, requireScope, scopeAccess } from './didStreams.ts';
-import { handleCommand, handleCommands, lastPosition, onStream, type AnyStreamDecision, type CommandContext } from '../handleCommand.ts';
+import {
+  handleCommand,
+  handleCommands,
+  lastPosition,
+  onStream,
+  type AnyStreamDecision,
+  type CommandContext,
+} from '../handleCommand.ts';
 import { ruleStreamName } from '../../domain/rule/rule.ts';
 import { ruleDecider, type RuleCommand } from '../../domain/rule/ruleDecider.ts';
 import { loadRule, planRuleDeletion } from '../rule/ruleDeletion.ts';
 import { RuleStep } from '../rule/ruleStep.ts';
 
-const single = async (context: CommandContext, scope: string, name: string, command: DidStreamCommand): Promise<DidWriteOutcome> => {
+const single = async (
+  context: CommandContext,
+  scope: string,
+  name: string,
+  command: DidStreamCommand,
+): Promise<DidWriteOutcome> => {
   const outcome = await handleCommand(context, didStreamDecider, didStreamName(scope, name), command);
   return { position: outcome.position };
 };
@@ -31,8 +43,14 @@ export const setDidStatus = async (
   );
   const state = await loadDid(context, data.scope, data.name);
   const closingContainer = !data.open && state.status === 'Live' && state.record.didType === 'CONTAINER';
-  const descendantTotals = closingContainer ? await context.didGraph.descendantDatasetTotals(data.scope, data.name) : NO_TOTALS;
-  return single(context, data.scope, data.name, { type: 'SetDidStatus', data: { ...data, descendantTotals }, metadata });
+  const descendantTotals = closingContainer
+    ? await context.didGraph.descendantDatasetTotals(data.scope, data.name)
+    : NO_TOTALS;
+  return single(context, data.scope, data.name, {
+    type: 'SetDidStatus',
+    data: { ...data, descendantTotals },
+    metadata,
+  });
 };
 
 export const followDid = async (
@@ -72,7 +90,9 @@ export const resurrectDids = async (
   const caller = await loadCaller(context, metadata.account);
   allowOnly(DID_PERMISSIONS.resurrect(caller), `Account ${caller.account} can not resurrect data identifiers.`);
   const distinct = new Map(data.dids.map((did) => [didKey(did.scope, did.name), did]));
-  const decisions = [...distinct.values()].map((did) => onDidStream(did.scope, did.name, { type: 'ResurrectDid', data: did, metadata }));
+  const decisions = [...distinct.values()].map((did) =>
+    onDidStream(did.scope, did.name, { type: 'ResurrectDid', data: did, metadata }),
+  );
   return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
 };
 
@@ -107,7 +127,16 @@ export const createDidSample = async (
   await requireScope(context, data.output.scope);
   return single(context, data.output.scope, data.output.name, {
     type: 'CreateCollection',
-    data: { ...data.output, didType: 'DATASET', account: caller.account, monotonic: false, lifetime: null, meta: {}, conventions: new Map(), children },
+    data: {
+      ...data.output,
+      didType: 'DATASET',
+      account: caller.account,
+      monotonic: false,
+      lifetime: null,
+      meta: {},
+      conventions: new Map(),
+      children,
+    },
     metadata,
   });
 };
@@ -154,24 +183,57 @@ export const deleteExpiredDid = async (
     const large = rules.filter((rule) => rule.locks.size > options.expireRulesLocksSize);
     if (large.length > 0) {
       const decisions: AnyStreamDecision[] = large.map((rule) =>
-        onStream(ruleDecider, ruleStreamName(rule.record.id), { type: 'RequestRuleDeletion', data: { ruleId: rule.record.id, purgeReplicas: true }, metadata } satisfies RuleCommand),
+        onStream(ruleDecider, ruleStreamName(rule.record.id), {
+          type: 'RequestRuleDeletion',
+          data: { ruleId: rule.record.id, purgeReplicas: true },
+          metadata,
+        } satisfies RuleCommand),
       );
-      decisions.push(onDidStream(data.scope, data.name, { type: 'SetDidMetadata', data: { ...data, meta: { lifetime: POSTPONED_LIFETIME_SECONDS }, conventions: new Map() }, metadata }));
+      decisions.push(
+        onDidStream(data.scope, data.name, {
+          type: 'SetDidMetadata',
+          data: { ...data, meta: { lifetime: POSTPONED_LIFETIME_SECONDS }, conventions: new Map() },
+          metadata,
+        }),
+      );
       const position = lastPosition(await handleCommands(context, decisions, { metadata }));
-      return { position, postponed: `rule ${large[0]!.record.id} holds ${large[0]!.locks.size} locks: expired within the hour, the DID kept another day` };
+      return {
+        position,
+        postponed: `rule ${large[0]!.record.id} holds ${large[0]!.locks.size} locks: expired within the hour, the DID kept another day`,
+      };
     }
     for (const rule of rules) {
-      await planRuleDeletion(context, step, rule, { purgeReplicas: true, cause: { kind: 'deletion', detail: 'the DID expired' }, ignoreLock: false, deleteParent: true }, metadata);
+      await planRuleDeletion(
+        context,
+        step,
+        rule,
+        {
+          purgeReplicas: true,
+          cause: { kind: 'deletion', detail: 'the DID expired' },
+          ignoreLock: false,
+          deleteParent: true,
+        },
+        metadata,
+      );
     }
     if (options.purgeAllReplicas && state.record.didType !== 'FILE') {
       for (const child of state.content.children.values()) {
-        if (child.didType === 'FILE') step.onDid(child.scope, child.name, { type: 'PurgeUnlockedReplicas', data: { scope: child.scope, name: child.name }, metadata });
+        if (child.didType === 'FILE')
+          step.onDid(child.scope, child.name, {
+            type: 'PurgeUnlockedReplicas',
+            data: { scope: child.scope, name: child.name },
+            metadata,
+          });
       }
     }
   }
   // The content read model may lag behind another writer: a parent that no longer holds the DID needs nothing.
   for (const parent of await context.didGraph.parents(data.scope, data.name)) {
-    step.onDid(parent.scope, parent.name, { type: 'DetachDids', data: { ...parent, children: [data], ifAttached: true }, metadata });
+    step.onDid(parent.scope, parent.name, {
+      type: 'DetachDids',
+      data: { ...parent, children: [data], ifAttached: true },
+      metadata,
+    });
   }
   step.onDid(data.scope, data.name, { type: 'EraseExpiredDid', data, metadata });
   return { position: lastPosition(await handleCommands(context, step.decisions(), { metadata })) };

@@ -10,7 +10,12 @@ import { handleCommand, handleCommands, lastPosition, StepPlan, type CommandCont
 import { loadConventions, loadDid, scopeAccess } from './didStreams.ts';
 
 /** Metadata for one DID; `recursive` copies plain column values to its direct children. */
-export type MetadataWrite = Readonly<{ scope: string; name: string; meta: Readonly<Record<string, unknown>>; recursive: boolean }>;
+export type MetadataWrite = Readonly<{
+  scope: string;
+  name: string;
+  meta: Readonly<Record<string, unknown>>;
+  recursive: boolean;
+}>;
 
 const addMetadataMessage = (caller: Caller, write: { scope: string; name: string }) =>
   `Account ${caller.account} can not add metadata to data identifier ${write.scope}:${write.name}.`;
@@ -27,15 +32,24 @@ const planMetadataWrite = async (
   conventions: ReadonlyMap<string, MetaConvention>,
   metadata: CommandMetadata,
 ): Promise<void> => {
-  const onDid = (scope: string, name: string, command: DidStreamCommand) => plan.add(didStreamDecider, didStreamName(scope, name), command);
-  onDid(write.scope, write.name, { type: 'SetDidMetadata', data: { scope: write.scope, name: write.name, meta: write.meta, conventions }, metadata });
+  const onDid = (scope: string, name: string, command: DidStreamCommand) =>
+    plan.add(didStreamDecider, didStreamName(scope, name), command);
+  onDid(write.scope, write.name, {
+    type: 'SetDidMetadata',
+    data: { scope: write.scope, name: write.name, meta: write.meta, conventions },
+    metadata,
+  });
   const state = await loadDid(context, write.scope, write.name);
   if (state.status !== 'Live') return;
   // Planned here only to know which other streams the write reaches; the DID's decision re-checks it.
   const change = planMetadataChange(state.record, write.meta, metadata.now, conventions);
   if (write.recursive && Object.keys(change.recursiveColumns).length > 0) {
     for (const child of state.content.children.values()) {
-      onDid(child.scope, child.name, { type: 'CopyDidColumns', data: { scope: child.scope, name: child.name, columns: change.recursiveColumns }, metadata });
+      onDid(child.scope, child.name, {
+        type: 'CopyDidColumns',
+        data: { scope: child.scope, name: child.name, columns: change.recursiveColumns },
+        metadata,
+      });
     }
   }
   const contentChange = {
@@ -61,7 +75,10 @@ export const setMetadata = async (
 ): Promise<DidWriteOutcome> => {
   const caller = await loadCaller(context, metadata.account);
   assertNotReserved(data.meta, caller.account, data.scope, data.name, data.single);
-  allowOnly(DID_PERMISSIONS.setMetadata(await scopeAccess(context, caller, data.scope)), addMetadataMessage(caller, data));
+  allowOnly(
+    DID_PERMISSIONS.setMetadata(await scopeAccess(context, caller, data.scope)),
+    addMetadataMessage(caller, data),
+  );
   const conventions = await loadConventions(context, Object.keys(data.meta));
   const plan = new StepPlan();
   await planMetadataWrite(context, plan, data, conventions, metadata);
@@ -80,13 +97,24 @@ export const setDidsMetadataBulk = async (
   const caller = await loadCaller(context, metadata.account);
   const merged = new Map<string, MetadataWrite>();
   for (const entry of data.dids) {
-    allowOnly(DID_PERMISSIONS.setMetadata(await scopeAccess(context, caller, entry.scope)), addMetadataMessage(caller, entry));
+    allowOnly(
+      DID_PERMISSIONS.setMetadata(await scopeAccess(context, caller, entry.scope)),
+      addMetadataMessage(caller, entry),
+    );
     assertNotReserved(entry.meta, caller.account, entry.scope, entry.name, false);
     const key = didKey(entry.scope, entry.name);
     const previous = merged.get(key);
-    merged.set(key, { scope: entry.scope, name: entry.name, meta: { ...(previous?.meta ?? {}), ...entry.meta }, recursive: false });
+    merged.set(key, {
+      scope: entry.scope,
+      name: entry.name,
+      meta: { ...(previous?.meta ?? {}), ...entry.meta },
+      recursive: false,
+    });
   }
-  const conventions = await loadConventions(context, data.dids.flatMap((entry) => Object.keys(entry.meta)));
+  const conventions = await loadConventions(
+    context,
+    data.dids.flatMap((entry) => Object.keys(entry.meta)),
+  );
   const plan = new StepPlan();
   for (const write of merged.values()) await planMetadataWrite(context, plan, write, conventions, metadata);
   return { position: lastPosition(await handleCommands(context, plan.decisions(), { metadata })) };
@@ -103,6 +131,10 @@ export const deleteMetadata = async (
     DID_PERMISSIONS.setMetadata(await scopeAccess(context, caller, data.scope)),
     `Account ${caller.account} can not delete metadata of data identifier ${data.scope}:${data.name}.`,
   );
-  const outcome = await handleCommand(context, didStreamDecider, didStreamName(data.scope, data.name), { type: 'DeleteDidMetadataKey', data, metadata });
+  const outcome = await handleCommand(context, didStreamDecider, didStreamName(data.scope, data.name), {
+    type: 'DeleteDidMetadataKey',
+    data,
+    metadata,
+  });
   return { position: outcome.position };
 };

@@ -1,13 +1,28 @@
-import { childFactsOf, type AttachCandidate, type AttachRequest, type ChildFacts } from '../../domain/did/didContent.ts';
+import {
+  childFactsOf,
+  type AttachCandidate,
+  type AttachRequest,
+  type ChildFacts,
+} from '../../domain/did/didContent.ts';
 import { didKey, didStreamName, type Did } from '../../domain/did/did.ts';
-import { metaConventionStreamName, type MetaConvention, type MetaConventionState } from '../../domain/metaConvention/metaConvention.ts';
+import {
+  metaConventionStreamName,
+  type MetaConvention,
+  type MetaConventionState,
+} from '../../domain/metaConvention/metaConvention.ts';
 import { metaConventionDecider } from '../../domain/metaConvention/metaConventionDecider.ts';
 import type { Caller, ScopeAccess } from '../../domain/permission/policy.ts';
 import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
 import type { DidStreamEvent, FileReplicas } from '../../domain/replica/replica.ts';
 import { ScopeNotFound } from '../../domain/shared/errors.ts';
 import { loadScope } from '../scope/scopeCommands.ts';
-import { loadAggregate, onStream, type CommandContext, type DecidedStates, type StreamDecision } from '../handleCommand.ts';
+import {
+  loadAggregate,
+  onStream,
+  type CommandContext,
+  type DecidedStates,
+  type StreamDecision,
+} from '../handleCommand.ts';
 
 /**
  * Helpers every DID command shares: decisions on DID streams, and the facts they read. A DID
@@ -47,7 +62,10 @@ export const loadMetaConvention = (context: CommandContext, key: string): Promis
   loadAggregate(context, metaConventionDecider, metaConventionStreamName(key));
 
 /** The conventions of the given metadata keys, for those that have one. */
-export const loadConventions = async (context: CommandContext, keys: Iterable<string>): Promise<Map<string, MetaConvention>> => {
+export const loadConventions = async (
+  context: CommandContext,
+  keys: Iterable<string>,
+): Promise<Map<string, MetaConvention>> => {
   const conventions = new Map<string, MetaConvention>();
   for (const key of new Set(keys)) {
     const state = await loadMetaConvention(context, key);

@@ -10,7 +10,8 @@ import { loadConventions, onDidStream, requireScope, type DidDecision } from './
 
 export const ensureAccountExists = async (context: CommandContext, account: string): Promise<void> => {
   const state = await loadAccount(context, account);
-  if (state.status === 'Absent' || state.status === 'DELETED') throw new AccountNotFound(`Account ID '${account}' does not exist`);
+  if (state.status === 'Absent' || state.status === 'DELETED')
+    throw new AccountNotFound(`Account ID '${account}' does not exist`);
 };
 
 /**
@@ -25,8 +26,12 @@ export const prepareFileRegistration = async (
   metadata: CommandMetadata,
 ): Promise<(file: FileRegistration) => RegisterFile> => {
   for (const scope of new Set(files.map((file) => file.scope))) await requireScope(context, scope);
-  for (const account of new Set(files.flatMap((file) => (file.account ? [file.account] : [])))) await ensureAccountExists(context, account);
-  const conventions = await loadConventions(context, files.flatMap((file) => Object.keys(file.meta ?? {})));
+  for (const account of new Set(files.flatMap((file) => (file.account ? [file.account] : []))))
+    await ensureAccountExists(context, account);
+  const conventions = await loadConventions(
+    context,
+    files.flatMap((file) => Object.keys(file.meta ?? {})),
+  );
   return (file) => ({ type: 'RegisterFile', data: { file, conventions }, metadata });
 };
 

@@ -33,22 +33,33 @@ export type LoginCandidates =
  */
 export const checkIdentity = async (context: CommandContext, subject: LoginSubject): Promise<CheckedIdentity> => {
   const state = await loadIdentity(context, subject.identityType, subject.identity);
-  if (subject.identityType !== 'USERPASS') return { state, credentialsValid: state.status === 'Present', vouched: true };
+  if (subject.identityType !== 'USERPASS')
+    return { state, credentialsValid: state.status === 'Present', vouched: true };
   const matches = await verifyPassword(subject.password ?? '', state.status === 'Present' ? state.passwordHash : null);
-  return { state, credentialsValid: matches && state.status === 'Present' && subject.password !== undefined, vouched: false };
+  return {
+    state,
+    credentialsValid: matches && state.status === 'Present' && subject.password !== undefined,
+    vouched: false,
+  };
 };
 
 /** The accounts a checked identity may log in to. */
 export const loginCandidates = (checked: CheckedIdentity): LoginCandidates => {
   const { state } = checked;
-  if (!checked.credentialsValid || state.status === 'Absent') return checked.vouched ? { outcome: 'unknown-identity' } : { outcome: 'wrong-credentials' };
+  if (!checked.credentialsValid || state.status === 'Absent')
+    return checked.vouched ? { outcome: 'unknown-identity' } : { outcome: 'wrong-credentials' };
   const accounts = Object.keys(state.accounts).sort();
   const defaultAccount = accounts.find((account) => state.accounts[account]?.isDefault);
   return { outcome: 'accounts', accounts, defaultAccount };
 };
 
 /** Whether the identity may log in to this account: credentials right, mapped, account active. */
-export const mayLogIn = async (context: CommandContext, checked: CheckedIdentity, account: string): Promise<boolean> => {
-  if (!checked.credentialsValid || checked.state.status === 'Absent' || !(account in checked.state.accounts)) return false;
+export const mayLogIn = async (
+  context: CommandContext,
+  checked: CheckedIdentity,
+  account: string,
+): Promise<boolean> => {
+  if (!checked.credentialsValid || checked.state.status === 'Absent' || !(account in checked.state.accounts))
+    return false;
   return (await loadAccount(context, account)).status === 'ACTIVE';
 };

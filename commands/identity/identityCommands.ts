@@ -7,11 +7,19 @@ import { hashPassword } from '../../infra/security/passwords.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
 import { handleCommand, loadAggregate, type CommandContext } from '../handleCommand.ts';
 
-export const loadIdentity = (context: CommandContext, identityType: IdentityType, identity: string): Promise<Identity> =>
-  loadAggregate(context, identityDecider, identityStreamName(identityType, identity));
+export const loadIdentity = (
+  context: CommandContext,
+  identityType: IdentityType,
+  identity: string,
+): Promise<Identity> => loadAggregate(context, identityDecider, identityStreamName(identityType, identity));
 
 const onIdentity = (context: CommandContext, command: IdentityCommand) =>
-  handleCommand(context, identityDecider, identityStreamName(command.data.identityType, command.data.identity), command);
+  handleCommand(
+    context,
+    identityDecider,
+    identityStreamName(command.data.identityType, command.data.identity),
+    command,
+  );
 
 const requireActiveAccount = async (context: CommandContext, account: string): Promise<void> => {
   const state = await loadAccount(context, account);
@@ -25,7 +33,14 @@ export const passwordHashFor = async (identityType: IdentityType, password: stri
 /** POST /accounts/{account}/identities: map an identity (created when missing) to an account. */
 export const grantIdentity = async (
   context: CommandContext,
-  data: { identity: string; identityType: IdentityType; account: string; email: string | null; password?: string | null; isDefault: boolean },
+  data: {
+    identity: string;
+    identityType: IdentityType;
+    account: string;
+    email: string | null;
+    password?: string | null;
+    isDefault: boolean;
+  },
   metadata: CommandMetadata,
 ) => {
   const caller = await loadCaller(context, metadata.account);
@@ -34,13 +49,23 @@ export const grantIdentity = async (
   const existing = await loadIdentity(context, data.identityType, data.identity);
   const passwordHash = existing.status === 'Absent' ? await passwordHashFor(data.identityType, data.password) : null;
   const { identity, identityType, account, email, isDefault } = data;
-  return onIdentity(context, { type: 'GrantIdentity', data: { identity, identityType, account, email, passwordHash, isDefault }, metadata });
+  return onIdentity(context, {
+    type: 'GrantIdentity',
+    data: { identity, identityType, account, email, passwordHash, isDefault },
+    metadata,
+  });
 };
 
 /** PUT /identities/{account}/{userpass|x509|gss}: create a new identity for an account. */
 export const registerIdentity = async (
   context: CommandContext,
-  data: { identity: string; identityType: IdentityType; account: string; email: string | null; password?: string | null },
+  data: {
+    identity: string;
+    identityType: IdentityType;
+    account: string;
+    email: string | null;
+    password?: string | null;
+  },
   metadata: CommandMetadata,
 ) => {
   const caller = await loadCaller(context, metadata.account);
@@ -48,7 +73,11 @@ export const registerIdentity = async (
   await requireActiveAccount(context, data.account);
   const passwordHash = await passwordHashFor(data.identityType, data.password);
   const { identity, identityType, account, email } = data;
-  return onIdentity(context, { type: 'RegisterIdentity', data: { identity, identityType, account, email, passwordHash }, metadata });
+  return onIdentity(context, {
+    type: 'RegisterIdentity',
+    data: { identity, identityType, account, email, passwordHash },
+    metadata,
+  });
 };
 
 /** DELETE /accounts/{account}/identities: remove the mapping between an identity and an account. */

@@ -55,17 +55,33 @@ export const importData = async (context: CommandContext, data: DataImport, meta
   for (const { source, destination, distance } of data.distances) {
     await rseIdOf(source);
     const destRseId = await rseIdOf(destination);
-    onRse(source, { type: 'SetRseDistance', data: { rse: source, destRseId, destRse: destination, distance }, metadata });
+    onRse(source, {
+      type: 'SetRseDistance',
+      data: { rse: source, destRseId, destRse: destination, distance },
+      metadata,
+    });
   }
   for (const item of data.accounts) {
-    const account: AccountCommand = { type: 'ImportAccount', data: { account: item.account, email: item.email }, metadata };
+    const account: AccountCommand = {
+      type: 'ImportAccount',
+      data: { account: item.account, email: item.email },
+      metadata,
+    };
     plan.add(accountDecider, accountStreamName(item.account), account);
     for (const { identityType, identity, password } of item.identities) {
       const known = await loadIdentity(context, identityType, identity);
       const passwordHash = known.status === 'Absent' ? await passwordHashFor(identityType, password) : null;
       const grant = {
         type: 'GrantIdentity',
-        data: { identity, identityType, account: item.account, email: item.email, passwordHash, isDefault: false, keepExisting: true },
+        data: {
+          identity,
+          identityType,
+          account: item.account,
+          email: item.email,
+          passwordHash,
+          isDefault: false,
+          keepExisting: true,
+        },
         metadata,
       } as const;
       plan.add(identityDecider, identityStreamName(identityType, identity), grant);

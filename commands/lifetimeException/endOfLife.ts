@@ -16,22 +16,42 @@ const causedBy = (metadata: CommandMetadata, item: string): CommandMetadata =>
   metadata.causationId ? { ...metadata, causationId: `${metadata.causationId}/${item}` } : metadata;
 
 /** The rule's end of life moves to the exception's end; a rule gone meanwhile is left alone. */
-export const extendEndOfLife = async (context: CommandContext, data: { ruleId: string; eolAt: string }, metadata: CommandMetadata) => {
+export const extendEndOfLife = async (
+  context: CommandContext,
+  data: { ruleId: string; eolAt: string },
+  metadata: CommandMetadata,
+) => {
   const rule = await loadAggregate(context, ruleDecider, ruleStreamName(data.ruleId));
   if (rule.status !== 'Live') return { position: undefined, done: false };
-  const outcome = await handleCommand(context, ruleDecider, ruleStreamName(data.ruleId), { type: 'UpdateRuleOptions', data: { ruleId: data.ruleId, changes: { eolAt: data.eolAt } }, metadata });
+  const outcome = await handleCommand(context, ruleDecider, ruleStreamName(data.ruleId), {
+    type: 'UpdateRuleOptions',
+    data: { ruleId: data.ruleId, changes: { eolAt: data.eolAt } },
+    metadata,
+  });
   return { position: outcome.position, done: true };
 };
 
 /** The rule expires `lifetime` seconds from now (the judge-cleaner then deletes it). */
 export const expireAtEndOfLife = async (
   context: CommandContext,
-  data: { ruleId: string; scope: string; name: string; eolAt: string; lifetime: number; purgeReplicas: boolean; unlock: boolean },
+  data: {
+    ruleId: string;
+    scope: string;
+    name: string;
+    eolAt: string;
+    lifetime: number;
+    purgeReplicas: boolean;
+    unlock: boolean;
+  },
   metadata: CommandMetadata,
 ) => {
   const rule = await loadAggregate(context, ruleDecider, ruleStreamName(data.ruleId));
   if (rule.status !== 'Live') return { position: undefined, done: false };
-  const update = { lifetime: data.lifetime, ...(data.purgeReplicas ? { purgeReplicas: true } : {}), ...(data.unlock ? { locked: false } : {}) };
+  const update = {
+    lifetime: data.lifetime,
+    ...(data.purgeReplicas ? { purgeReplicas: true } : {}),
+    ...(data.unlock ? { locked: false } : {}),
+  };
   let { position } = await updateRule(context, { ruleId: data.ruleId, update }, causedBy(metadata, 'rule'));
   const outcome = await handleCommand(context, didStreamDecider, didStreamName(data.scope, data.name), {
     type: 'CopyDidColumns',

@@ -1,6 +1,10 @@
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { didKey, type DidRef } from '../../domain/did/did.ts';
-import { planExceptions, type ExceptionDidFacts, type PlannedExceptions } from '../../domain/lifetimeException/exceptionRequest.ts';
+import {
+  planExceptions,
+  type ExceptionDidFacts,
+  type PlannedExceptions,
+} from '../../domain/lifetimeException/exceptionRequest.ts';
 import { lifetimeExceptionStreamName } from '../../domain/lifetimeException/lifetimeException.ts';
 import { lifetimeExceptionDecider } from '../../domain/lifetimeException/lifetimeExceptionDecider.ts';
 import { allowOnly } from '../../domain/permission/policy.ts';
@@ -11,7 +15,14 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import { loadConfig } from '../config/configCommands.ts';
 import { loadDid } from '../did/didStreams.ts';
-import { handleCommand, handleCommands, lastPosition, loadAggregate, onStream, type CommandContext } from '../handleCommand.ts';
+import {
+  handleCommand,
+  handleCommands,
+  lastPosition,
+  loadAggregate,
+  onStream,
+  type CommandContext,
+} from '../handleCommand.ts';
 import { newId } from '../rule/ruleStep.ts';
 
 /**
@@ -20,10 +31,19 @@ import { newId } from '../rule/ruleStep.ts';
  * a DID already comes from the read models (`hasOpenException`), as Rucio's database would tell.
  */
 
-export type ExceptionAsked = Readonly<{ dids: readonly DidRef[]; pattern: string | null; comments: string | null; expiresAt: string | null }>;
+export type ExceptionAsked = Readonly<{
+  dids: readonly DidRef[];
+  pattern: string | null;
+  comments: string | null;
+  expiresAt: string | null;
+}>;
 
 /** A DID's end of life: its `eol_at` column, else the earliest `eol_at` of its rules. */
-const endOfLifeOf = async (context: CommandContext, eolColumn: unknown, ruleIds: Iterable<string>): Promise<string | null> => {
+const endOfLifeOf = async (
+  context: CommandContext,
+  eolColumn: unknown,
+  ruleIds: Iterable<string>,
+): Promise<string | null> => {
   if (typeof eolColumn === 'string') return eolColumn;
   let earliest: string | null = null;
   for (const ruleId of ruleIds) {
@@ -72,16 +92,34 @@ export const addException = async (
   if (planned.exceptions.length === 0) return { ...planned, position: undefined };
   const outcomes = await handleCommands(
     context,
-    planned.exceptions.map((exception) => onStream(lifetimeExceptionDecider, lifetimeExceptionStreamName(exception.id), { type: 'RequestException', data: { exception }, metadata }, { fresh: true })),
+    planned.exceptions.map((exception) =>
+      onStream(
+        lifetimeExceptionDecider,
+        lifetimeExceptionStreamName(exception.id),
+        { type: 'RequestException', data: { exception }, metadata },
+        { fresh: true },
+      ),
+    ),
     { metadata },
   );
   return { ...planned, position: lastPosition(outcomes) };
 };
 
 /** `update_exception`: an admin approves or rejects (the approver is recorded with the decision). */
-export const decideException = async (context: CommandContext, data: { id: string; state: unknown }, metadata: CommandMetadata) => {
+export const decideException = async (
+  context: CommandContext,
+  data: { id: string; state: unknown },
+  metadata: CommandMetadata,
+) => {
   const caller = await loadCaller(context, metadata.account);
-  allowOnly(LIFETIME_EXCEPTION_PERMISSIONS.updateException(caller), `Account ${caller.account} can not update lifetime exceptions.`);
-  const outcome = await handleCommand(context, lifetimeExceptionDecider, lifetimeExceptionStreamName(data.id), { type: 'DecideException', data, metadata });
+  allowOnly(
+    LIFETIME_EXCEPTION_PERMISSIONS.updateException(caller),
+    `Account ${caller.account} can not update lifetime exceptions.`,
+  );
+  const outcome = await handleCommand(context, lifetimeExceptionDecider, lifetimeExceptionStreamName(data.id), {
+    type: 'DecideException',
+    data,
+    metadata,
+  });
   return { position: outcome.position };
 };

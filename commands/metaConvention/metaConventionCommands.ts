@@ -13,11 +13,26 @@ export const addMetaConventionKey = async (
 ) => {
   const caller = await loadCaller(context, metadata.account);
   allowOnly(DID_PERMISSIONS.metaConventions(caller), `Account ${caller.account} can not add key.`);
-  return handleCommand(context, metaConventionDecider, metaConventionStreamName(data.key), { type: 'AddMetaConventionKey', data, metadata });
+  return handleCommand(context, metaConventionDecider, metaConventionStreamName(data.key), {
+    type: 'AddMetaConventionKey',
+    data,
+    metadata,
+  });
 };
 
-export const addMetaConventionValue = async (context: CommandContext, data: { key: string; value: unknown }, metadata: CommandMetadata) => {
+export const addMetaConventionValue = async (
+  context: CommandContext,
+  data: { key: string; value: unknown },
+  metadata: CommandMetadata,
+) => {
   const caller = await loadCaller(context, metadata.account);
-  allowOnly(DID_PERMISSIONS.metaConventions(caller), `Account ${caller.account} can not add value ${String(data.value)} to key ${data.key}.`);
-  return handleCommand(context, metaConventionDecider, metaConventionStreamName(data.key), { type: 'AddMetaConventionValue', data, metadata });
+  allowOnly(
+    DID_PERMISSIONS.metaConventions(caller),
+    `Account ${caller.account} can not add value ${String(data.value)} to key ${data.key}.`,
+  );
+  return handleCommand(context, metaConventionDecider, metaConventionStreamName(data.key), {
+    type: 'AddMetaConventionValue',
+    data,
+    metadata,
+  });
 };

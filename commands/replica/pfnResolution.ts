@@ -54,7 +54,8 @@ export const resolvePfns = async (catalogue: ReplicaCatalogue, pfns: readonly st
   for (const [rseId, rsePfns] of mapped.byRse) {
     const rse = byId.get(rseId)!;
     const resolved: ResolvedPfn[] = [];
-    for (const pfn of rsePfns) resolved.push({ pfn, did: await resolvePfnOnRse(catalogue, rse, pfn, { guess: false }) });
+    for (const pfn of rsePfns)
+      resolved.push({ pfn, did: await resolvePfnOnRse(catalogue, rse, pfn, { guess: false }) });
     byRse.set(rseId, { rse, pfns: resolved });
   }
   return { byRse, unknown: mapped.unknown };

@@ -100,7 +100,11 @@ const targetsOf = async (
       if (!found) throw new RSENotFound(`RSE with id '${replica.rseId}' cannot be found`);
       rse = { rse: found.rse, rseId: found.id };
     } else rse = await activeRse(context, replica.rse!);
-    targets.push({ rse, label: `('${replica.scope}', '${replica.name}')`, did: { scope: replica.scope, name: replica.name } });
+    targets.push({
+      rse,
+      label: `('${replica.scope}', '${replica.name}')`,
+      did: { scope: replica.scope, name: replica.name },
+    });
   }
   return { targets, unknownPfns: [] };
 };
@@ -112,7 +116,11 @@ const declarer =
       ? { type: 'DeclareReplicaSuspicious', data: { ...target, reason }, metadata }
       : { type: 'DeclareReplicaBad', data: { ...target, reason, force }, metadata };
 
-const reportByRse = (targets: readonly Target[], reasons: ReadonlyMap<Target, string>, unknownPfns: readonly string[]): NotDeclared => {
+const reportByRse = (
+  targets: readonly Target[],
+  reasons: ReadonlyMap<Target, string>,
+  unknownPfns: readonly string[],
+): NotDeclared => {
   const report: NotDeclared = unknownPfns.length > 0 ? { unknown: [...unknownPfns] } : {};
   for (const target of targets) {
     const why = reasons.get(target);
@@ -133,17 +141,28 @@ export const declareReplicas = async (
 ): Promise<{ position: bigint | undefined; notDeclared: NotDeclared }> => {
   const caller = await loadCaller(context, metadata.account);
   if (data.declaration === 'SUSPICIOUS') {
-    allowOnly(REPLICA_PERMISSIONS.declareSuspicious(caller), `Account ${caller.account} can not declare suspicious replicas.`);
+    allowOnly(
+      REPLICA_PERMISSIONS.declareSuspicious(caller),
+      `Account ${caller.account} can not declare suspicious replicas.`,
+    );
   }
   if (data.replicas.length === 0) return { position: undefined, notDeclared: {} };
   const { targets, unknownPfns } = await targetsOf(context, data.replicas);
   if (data.declaration === 'BAD') {
     if (unknownPfns.length > 0) throw new ReplicaNotFound('Not all replicas found');
     for (const rse of new Set(targets.map((target) => target.rse.rse))) {
-      allowOnly(REPLICA_PERMISSIONS.declareBad(caller), `Account ${caller.account} can not declare bad replicas in RSE ${rse}.`);
+      allowOnly(
+        REPLICA_PERMISSIONS.declareBad(caller),
+        `Account ${caller.account} can not declare bad replicas in RSE ${rse}.`,
+      );
     }
   }
-  const { position, reasons } = await declareTargets(context, targets, declarer(data.declaration, data.reason, data.force, metadata), metadata);
+  const { position, reasons } = await declareTargets(
+    context,
+    targets,
+    declarer(data.declaration, data.reason, data.force, metadata),
+    metadata,
+  );
   return { position, notDeclared: reportByRse(targets, reasons, unknownPfns) };
 };
 
@@ -160,8 +179,16 @@ export const declareBadDids = async (
   requireDeclarer(caller, 'PFN or DIDs');
   const rse = await activeRse(context, data.rse);
   const targets = data.dids.map((did) => ({ rse, label: didKey(did.scope, did.name), did }));
-  const { position, reasons } = await declareTargets(context, targets, declarer('BAD', data.reason, false, metadata), metadata);
-  return { position, notDeclared: targets.flatMap((target) => (reasons.has(target) ? [`${target.label} ${reasons.get(target)}`] : [])) };
+  const { position, reasons } = await declareTargets(
+    context,
+    targets,
+    declarer('BAD', data.reason, false, metadata),
+    metadata,
+  );
+  return {
+    position,
+    notDeclared: targets.flatMap((target) => (reasons.has(target) ? [`${target.label} ${reasons.get(target)}`] : [])),
+  };
 };
 
 export type BadPfnState = 'BAD' | 'SUSPICIOUS' | 'TEMPORARY_UNAVAILABLE';
@@ -187,17 +214,26 @@ export const declareBadPfns = async (
   if (data.state === 'TEMPORARY_UNAVAILABLE' && !data.expiresAt) {
     throw new InputValidationError('When adding a TEMPORARY UNAVAILABLE pfn the expires_at value should be set.');
   }
-  if (data.state === 'BAD' && data.expiresAt) throw new InputValidationError("When adding a BAD pfn the expires_at value shouldn't be set.");
+  if (data.state === 'BAD' && data.expiresAt)
+    throw new InputValidationError("When adding a BAD pfn the expires_at value shouldn't be set.");
   const limit = now.getTime() + MAX_UNAVAILABILITY_DAYS * 86_400_000;
   if (data.expiresAt && data.expiresAt.getTime() > limit) {
     const days = Math.floor((data.expiresAt.getTime() - now.getTime()) / 86_400_000);
-    throw new InputValidationError(`The given duration of ${days} days exceeds the maximum duration of ${MAX_UNAVAILABILITY_DAYS} days.`);
+    throw new InputValidationError(
+      `The given duration of ${days} days exceeds the maximum duration of ${MAX_UNAVAILABILITY_DAYS} days.`,
+    );
   }
   if (data.pfns.length === 0) return { position: undefined };
   const { targets, unknownPfns } = await targetsOf(context, data.pfns);
-  if (unknownPfns.length > 0 || targets.some((target) => !target.did)) throw new ReplicaNotFound('Not all replicas found');
+  if (unknownPfns.length > 0 || targets.some((target) => !target.did))
+    throw new ReplicaNotFound('Not all replicas found');
   if (data.state !== 'TEMPORARY_UNAVAILABLE') {
-    const { position } = await declareTargets(context, targets, declarer(data.state, data.reason, false, metadata), metadata);
+    const { position } = await declareTargets(
+      context,
+      targets,
+      declarer(data.state, data.reason, false, metadata),
+      metadata,
+    );
     return { position };
   }
   if (data.expiresAt!.getTime() < now.getTime()) return { position: undefined };
@@ -205,7 +241,11 @@ export const declareBadPfns = async (
   const { position } = await declareTargets(
     context,
     targets,
-    (target) => ({ type: 'DeclareReplicaTemporarilyUnavailable', data: { ...target, reason: data.reason, expiresAt }, metadata }),
+    (target) => ({
+      type: 'DeclareReplicaTemporarilyUnavailable',
+      data: { ...target, reason: data.reason, expiresAt },
+      metadata,
+    }),
     metadata,
   );
   return { position };

@@ -4,7 +4,14 @@ import type { StorageDeletion } from '../../domain/replica/replica.ts';
 import { beingDeleted, undeletableBecause } from '../../domain/replica/replicaDeletion.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadFileReplicas } from '../did/didStreams.ts';
-import { handleCommands, lastPosition, onStream, type AnyStreamDecision, type CommandContext, type DecidedStates } from '../handleCommand.ts';
+import {
+  handleCommands,
+  lastPosition,
+  onStream,
+  type AnyStreamDecision,
+  type CommandContext,
+  type DecidedStates,
+} from '../handleCommand.ts';
 
 /**
  * The reaper's two steps on the catalogue around the deletion of files from storage (Rucio's
@@ -24,13 +31,21 @@ export const startReplicaDeletions = async (
   context: CommandContext,
   data: Readonly<{ replicas: readonly DeletionTarget[]; obsoleteOnly: boolean; daemon: string }>,
   metadata: CommandMetadata,
-): Promise<{ position: bigint | undefined; marked: DeletionTarget[]; refused: { target: DeletionTarget; reason: string }[] }> => {
+): Promise<{
+  position: bigint | undefined;
+  marked: DeletionTarget[];
+  refused: { target: DeletionTarget; reason: string }[];
+}> => {
   const byFile = groupByFile(data.replicas);
   const decisions = [...byFile.values()].map((targets) =>
     onStream(
       didStreamDecider,
       didStreamName(targets[0]!.scope, targets[0]!.name),
-      targets.map((target): DidStreamCommand => ({ type: 'StartReplicaDeletion', data: { ...target, obsoleteOnly: data.obsoleteOnly, daemon: data.daemon }, metadata })),
+      targets.map((target): DidStreamCommand => ({
+        type: 'StartReplicaDeletion',
+        data: { ...target, obsoleteOnly: data.obsoleteOnly, daemon: data.daemon },
+        metadata,
+      })),
     ),
   );
   const outcomes = await handleCommands(context, decisions, { metadata });
@@ -41,7 +56,13 @@ export const startReplicaDeletions = async (
     const after = outcomes[index]!.newState;
     for (const target of targets) {
       if (beingDeleted(after, target.rseId)) marked.push(target);
-      else refused.push({ target, reason: undeletableBecause(after, target.rseId, now, data.obsoleteOnly) ?? `it is ${after.replicas.get(target.rseId)?.state}` });
+      else
+        refused.push({
+          target,
+          reason:
+            undeletableBecause(after, target.rseId, now, data.obsoleteOnly) ??
+            `it is ${after.replicas.get(target.rseId)?.state}`,
+        });
     }
   });
   return { position: lastPosition(outcomes), marked, refused };
@@ -78,7 +99,8 @@ export const recordReplicaDeletions = async (
   const byFile = groupByFile(data.deletions);
   const files = [...byFile.values()].map((deletions) => ({ scope: deletions[0]!.scope, name: deletions[0]!.name }));
   const levels = await collectionLevels(context, files);
-  const reason = (deletions: readonly RecordedDeletion[]) => `last replica deleted by the ${data.daemon} (${deletions[0]!.reason})`;
+  const reason = (deletions: readonly RecordedDeletion[]) =>
+    `last replica deleted by the ${data.daemon} (${deletions[0]!.reason})`;
 
   // 1. The files: each replica recorded deleted, and the file deleted if none is left.
   const decisions: AnyStreamDecision[] = [...byFile.values()].map((deletions) => {
@@ -86,7 +108,15 @@ export const recordReplicaDeletions = async (
     return onStream(didStreamDecider, didStreamName(scope, name), [
       ...deletions.map((deletion): DidStreamCommand => ({
         type: 'RecordReplicaDeletion',
-        data: { scope, name, rse: deletion.rse, rseId: deletion.rseId, storage: deletion.storage, daemon: data.daemon, reason: deletion.reason },
+        data: {
+          scope,
+          name,
+          rse: deletion.rse,
+          rseId: deletion.rseId,
+          storage: deletion.storage,
+          daemon: data.daemon,
+          reason: deletion.reason,
+        },
         metadata,
       })),
       { type: 'EraseFileWithoutReplicas', data: { scope, name, reason: reason(deletions) }, metadata },
@@ -100,7 +130,12 @@ export const recordReplicaDeletions = async (
     const state = decided.stateOf(didStreamDecider, didStreamName(child.scope, child.name));
     if (!state) return false;
     if (state.did.status === 'Erased') return true;
-    return state.did.status === 'Live' && state.did.record.didType !== 'FILE' && state.did.content.children.size === 0 && touched.has(didKey(child.scope, child.name));
+    return (
+      state.did.status === 'Live' &&
+      state.did.record.didType !== 'FILE' &&
+      state.did.content.children.size === 0 &&
+      touched.has(didKey(child.scope, child.name))
+    );
   };
   for (const level of levels) {
     for (const { collection, children } of level) {
@@ -113,7 +148,13 @@ export const recordReplicaDeletions = async (
             return [];
           }
           touched.add(key);
-          return [{ type: 'RemoveDeletedChildren', data: { ...collection, children: gone, removeOpen: data.removeOpen, reason: cleanupReason }, metadata }];
+          return [
+            {
+              type: 'RemoveDeletedChildren',
+              data: { ...collection, children: gone, removeOpen: data.removeOpen, reason: cleanupReason },
+              metadata,
+            },
+          ];
         }),
       );
     }
@@ -126,13 +167,21 @@ export const recordReplicaDeletions = async (
   [...byFile.values()].forEach((deletions, index) => {
     const outcome = outcomes[index]!;
     for (const deletion of deletions) {
-      const target: DeletionTarget = { scope: deletion.scope, name: deletion.name, rse: deletion.rse, rseId: deletion.rseId, reason: deletion.reason };
-      if (outcome.events.some((event) => event.type === 'ReplicaDeleted' && event.data.rseId === deletion.rseId)) deleted.push(target);
+      const target: DeletionTarget = {
+        scope: deletion.scope,
+        name: deletion.name,
+        rse: deletion.rse,
+        rseId: deletion.rseId,
+        reason: deletion.reason,
+      };
+      if (outcome.events.some((event) => event.type === 'ReplicaDeleted' && event.data.rseId === deletion.rseId))
+        deleted.push(target);
       else if (outcome.newState.replicas.has(deletion.rseId)) retaken.push(target);
     }
   });
   for (const outcome of outcomes) {
-    for (const event of outcome.events) if (event.type === 'DidErased') erased.push({ scope: event.data.scope, name: event.data.name });
+    for (const event of outcome.events)
+      if (event.type === 'DidErased') erased.push({ scope: event.data.scope, name: event.data.name });
   }
   return { position: lastPosition(outcomes), deleted, retaken, erased };
 };

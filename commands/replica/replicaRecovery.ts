@@ -45,11 +45,21 @@ export const resolveBadReplica = async (
   const target = { scope: data.scope, name: data.name, rse: data.rse, rseId: data.rseId };
   const step = new RuleStep(metadata);
   const fileStream = didStreamName(data.scope, data.name);
-  step.onDid(data.scope, data.name, { type: 'ResolveBadReplica', data: { ...target, requestId, datasets, reason: data.reason }, metadata });
+  step.onDid(data.scope, data.name, {
+    type: 'ResolveBadReplica',
+    data: { ...target, requestId, datasets, reason: data.reason },
+    metadata,
+  });
   for (const dataset of datasets) {
     step.onDid(dataset.scope, dataset.name, (decided): DidStreamCommand[] =>
       replicaLostIn(decided, fileStream, data.rseId)
-        ? [{ type: 'DetachDids', data: { ...dataset, children: [{ scope: data.scope, name: data.name }], ifAttached: true }, metadata }]
+        ? [
+            {
+              type: 'DetachDids',
+              data: { ...dataset, children: [{ scope: data.scope, name: data.name }], ifAttached: true },
+              metadata,
+            },
+          ]
         : [],
     );
   }
@@ -68,7 +78,13 @@ export const resolveBadReplica = async (
       queued = true;
       step.queueTransfer(
         rule.record,
-        { scope: data.scope, name: data.name, bytes: replica.bytes, rse: { rseId: data.rseId, rse: data.rse, stagingArea, availabilityWrite: true }, dataset: null },
+        {
+          scope: data.scope,
+          name: data.name,
+          bytes: replica.bytes,
+          rse: { rseId: data.rseId, rse: data.rse, stagingArea, availabilityWrite: true },
+          dataset: null,
+        },
         requestId,
         usePreparer ? 'PREPARING' : 'QUEUED',
         { activity: RECOVERY_ACTIVITY },
@@ -77,11 +93,40 @@ export const resolveBadReplica = async (
     step.onRule(ruleId, (decided): RuleCommand[] => {
       const locks = decided.stateOf(didStreamDecider, fileStream)?.replicas.get(data.rseId)?.locks;
       if (replicaLostIn(decided, fileStream, data.rseId)) {
-        return [{ type: 'RemoveLocks', data: { ruleId, locks: [lock], datasetLocks: [], cause: { kind: 'recovery', detail: `${detail} lost` }, didClosed }, metadata }];
+        return [
+          {
+            type: 'RemoveLocks',
+            data: {
+              ruleId,
+              locks: [lock],
+              datasetLocks: [],
+              cause: { kind: 'recovery', detail: `${detail} lost` },
+              didClosed,
+            },
+            metadata,
+          },
+        ];
       }
       if (locks?.get(ruleId) !== 'REPLICATING') return [];
-      const commands: RuleCommand[] = [{ type: 'ChangeLocks', data: { ruleId, locks: [{ ...lock, state: 'REPLICATING' }], cause: { kind: 'recovery', detail: `${detail} bad` }, error: null, didClosed }, metadata }];
-      if (rule.record.sourceReplicaExpression !== null) commands.push({ type: 'UpdateRuleOptions', data: { ruleId, changes: { sourceReplicaExpression: null } }, metadata });
+      const commands: RuleCommand[] = [
+        {
+          type: 'ChangeLocks',
+          data: {
+            ruleId,
+            locks: [{ ...lock, state: 'REPLICATING' }],
+            cause: { kind: 'recovery', detail: `${detail} bad` },
+            error: null,
+            didClosed,
+          },
+          metadata,
+        },
+      ];
+      if (rule.record.sourceReplicaExpression !== null)
+        commands.push({
+          type: 'UpdateRuleOptions',
+          data: { ruleId, changes: { sourceReplicaExpression: null } },
+          metadata,
+        });
       return commands;
     });
   }
@@ -89,13 +134,18 @@ export const resolveBadReplica = async (
     const pending = replica.pendingRequest;
     step.alongside(
       onStream(requestDecider, requestStreamName(pending), (decided): RequestCommand[] =>
-        replicaLostIn(decided, fileStream, data.rseId) ? [{ type: 'CancelRequest', data: { requestId: pending, reason: `replica ${detail} lost` }, metadata }] : [],
+        replicaLostIn(decided, fileStream, data.rseId)
+          ? [{ type: 'CancelRequest', data: { requestId: pending, reason: `replica ${detail} lost` }, metadata }]
+          : [],
       ),
     );
   }
   const outcomes = await handleCommands(context, step.decisions(), { metadata });
   const fileOutcome = outcomes.find((outcome) => outcome.streamName === fileStream)!;
-  const decided = fileOutcome.events.length === 0 ? 'nothing' : badReplicaOutcome(fileOutcome.previousState as typeof file, data.rseId);
+  const decided =
+    fileOutcome.events.length === 0
+      ? 'nothing'
+      : badReplicaOutcome(fileOutcome.previousState as typeof file, data.rseId);
   return { position: lastPosition(outcomes), outcome: decided };
 };
 
@@ -103,7 +153,12 @@ export const resolveBadReplica = async (
 const replicaLostIn = (decided: DecidedStates, fileStream: string, rseId: string): boolean => {
   const state = decided.stateOf(didStreamDecider, fileStream);
   const replica = state?.replicas.get(rseId);
-  return state?.did.status === 'Live' && state.did.record.availability === 'LOST' && replica?.state === 'UNAVAILABLE' && replica.locks.size === 0;
+  return (
+    state?.did.status === 'Live' &&
+    state.did.record.availability === 'LOST' &&
+    replica?.state === 'UNAVAILABLE' &&
+    replica.locks.size === 0
+  );
 };
 
 /**
@@ -117,7 +172,11 @@ export const endTemporaryUnavailabilities = async (
   metadata: CommandMetadata,
 ): Promise<{ position: bigint | undefined; restored: ReplicaRef[] }> => {
   const byFile = new Map<string, ReplicaRef[]>();
-  for (const replica of data.replicas) byFile.set(didKey(replica.scope, replica.name), [...(byFile.get(didKey(replica.scope, replica.name)) ?? []), replica]);
+  for (const replica of data.replicas)
+    byFile.set(didKey(replica.scope, replica.name), [
+      ...(byFile.get(didKey(replica.scope, replica.name)) ?? []),
+      replica,
+    ]);
   const groups = [...byFile.values()];
   const outcomes = await handleCommands(
     context,
@@ -125,13 +184,21 @@ export const endTemporaryUnavailabilities = async (
       onStream(
         didStreamDecider,
         didStreamName(replicas[0]!.scope, replicas[0]!.name),
-        replicas.map((replica): DidStreamCommand => ({ type: 'EndTemporaryUnavailability', data: { ...replica }, metadata })),
+        replicas.map((replica): DidStreamCommand => ({
+          type: 'EndTemporaryUnavailability',
+          data: { ...replica },
+          metadata,
+        })),
       ),
     ),
     { metadata },
   );
   const restored = groups.flatMap((replicas, index) =>
-    replicas.filter((replica) => outcomes[index]!.events.some((event) => event.type === 'ReplicaStateChanged' && event.data.rseId === replica.rseId)),
+    replicas.filter((replica) =>
+      outcomes[index]!.events.some(
+        (event) => event.type === 'ReplicaStateChanged' && event.data.rseId === replica.rseId,
+      ),
+    ),
   );
   return { position: lastPosition(outcomes), restored };
 };
@@ -143,7 +210,10 @@ export const endTemporaryUnavailabilities = async (
  */
 export const declareRecoveries = async (
   context: CommandContext,
-  data: Readonly<{ bad: readonly (ReplicaRef & { reason: string })[]; unavailable: readonly (ReplicaRef & { reason: string; days: number })[] }>,
+  data: Readonly<{
+    bad: readonly (ReplicaRef & { reason: string })[];
+    unavailable: readonly (ReplicaRef & { reason: string; days: number })[];
+  }>,
   metadata: CommandMetadata,
 ): Promise<{ position: bigint | undefined; declared: number }> => {
   const byFile = new Map<string, DidStreamCommand[]>();
@@ -151,11 +221,25 @@ export const declareRecoveries = async (
     const stream = didStreamName(replica.scope, replica.name);
     byFile.set(stream, [...(byFile.get(stream) ?? []), command]);
   };
-  for (const { scope, name, rse, rseId, reason } of data.bad) add({ scope, name, rse, rseId }, { type: 'DeclareReplicaBad', data: { scope, name, rse, rseId, reason, force: false }, metadata });
+  for (const { scope, name, rse, rseId, reason } of data.bad)
+    add(
+      { scope, name, rse, rseId },
+      { type: 'DeclareReplicaBad', data: { scope, name, rse, rseId, reason, force: false }, metadata },
+    );
   for (const { scope, name, rse, rseId, reason, days } of data.unavailable) {
     const expiresAt = new Date(metadata.now.getTime() + days * 86_400_000).toISOString();
-    add({ scope, name, rse, rseId }, { type: 'DeclareReplicaTemporarilyUnavailable', data: { scope, name, rse, rseId, reason, expiresAt }, metadata });
+    add(
+      { scope, name, rse, rseId },
+      { type: 'DeclareReplicaTemporarilyUnavailable', data: { scope, name, rse, rseId, reason, expiresAt }, metadata },
+    );
   }
-  const outcomes = await handleCommands(context, [...byFile].map(([stream, commands]) => onStream(didStreamDecider, stream, commands)), { metadata });
-  return { position: lastPosition(outcomes), declared: outcomes.reduce((sum, outcome) => sum + outcome.events.length, 0) };
+  const outcomes = await handleCommands(
+    context,
+    [...byFile].map(([stream, commands]) => onStream(didStreamDecider, stream, commands)),
+    { metadata },
+  );
+  return {
+    position: lastPosition(outcomes),
+    declared: outcomes.reduce((sum, outcome) => sum + outcome.events.length, 0),
+  };
 };

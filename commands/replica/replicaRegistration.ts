@@ -2,7 +2,12 @@ import { didKey } from '../../domain/did/did.ts';
 import { allowOnly, type Caller } from '../../domain/permission/policy.ts';
 import { REPLICA_PERMISSIONS } from '../../domain/permission/replicaPolicy.ts';
 import type { DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
-import { planReplicas, type PlannedReplica, type RegistrationRse, type ReplicaFile } from '../../domain/replica/replicaRegistration.ts';
+import {
+  planReplicas,
+  type PlannedReplica,
+  type RegistrationRse,
+  type ReplicaFile,
+} from '../../domain/replica/replicaRegistration.ts';
 import type { ReplicaState } from '../../domain/replica/replica.ts';
 import { DEFAULT_LFN2PFN_ALGORITHM } from '../../domain/rse/lfn2pfn.ts';
 import { rseNotFound } from '../../domain/rse/rseDecider.ts';
@@ -23,7 +28,11 @@ export const defaultLfn2pfnAlgorithm = async (context: CommandContext): Promise<
   (await loadConfig(context)).sections.policy?.lfn2pfn_algorithm_default || DEFAULT_LFN2PFN_ALGORITHM;
 
 /** The facts registration needs of an RSE, from its own stream: it must exist and not be deleted. */
-export const loadRegistrationRse = async (context: CommandContext, rse: string, defaultAlgorithm: string): Promise<RegistrationRse> => {
+export const loadRegistrationRse = async (
+  context: CommandContext,
+  rse: string,
+  defaultAlgorithm: string,
+): Promise<RegistrationRse> => {
   const state = await loadRse(context, rse);
   if (state.status !== 'Active') throw rseNotFound(rse);
   const algorithm = state.attributes.lfn2pfn_algorithm;
@@ -66,14 +75,20 @@ export const planReplicaRegistrations = async (
   metadata: CommandMetadata,
 ): Promise<RegistrationPlan> => {
   for (const { rse } of registrations) {
-    allowOnly(REPLICA_PERMISSIONS.addReplicas(caller, rse), `Account ${caller.account} can not add file replicas on ${rse}.`);
+    allowOnly(
+      REPLICA_PERMISSIONS.addReplicas(caller, rse),
+      `Account ${caller.account} can not add file replicas on ${rse}.`,
+    );
   }
   const defaultAlgorithm = await defaultLfn2pfnAlgorithm(context);
   const skipAvailability = REPLICA_PERMISSIONS.skipAvailabilityCheck(caller);
   const byFile = new Map<string, { file: ReplicaFile; targets: Target[] }>();
   for (const registration of registrations) {
     const rse = await loadRegistrationRse(context, registration.rse, defaultAlgorithm);
-    const planned = planReplicas(rse, registration.files, { ignoreAvailability: registration.ignoreAvailability && skipAvailability, now: metadata.now });
+    const planned = planReplicas(rse, registration.files, {
+      ignoreAvailability: registration.ignoreAvailability && skipAvailability,
+      now: metadata.now,
+    });
     for (const file of registration.files) {
       const key = didKey(file.scope, file.name);
       const entry = byFile.get(key) ?? { file, targets: [] };
@@ -106,7 +121,10 @@ export const planReplicaRegistrations = async (
   const registered = new Map(
     [...byFile].map(([key, { file, targets }]) => [
       key,
-      { bytes: file.bytes, replicas: Object.fromEntries(targets.map(({ rse, planned }) => [rse.rseId, planned.state])) },
+      {
+        bytes: file.bytes,
+        replicas: Object.fromEntries(targets.map(({ rse, planned }) => [rse.rseId, planned.state])),
+      },
     ]),
   );
   return {
@@ -118,7 +136,11 @@ export const planReplicaRegistrations = async (
 };
 
 /** `add_replicas`: registers the replicas of one RSE, creating missing files, in one atomic step. */
-export const addReplicas = async (context: CommandContext, registration: ReplicaRegistration, metadata: CommandMetadata): Promise<DidWriteOutcome> => {
+export const addReplicas = async (
+  context: CommandContext,
+  registration: ReplicaRegistration,
+  metadata: CommandMetadata,
+): Promise<DidWriteOutcome> => {
   const caller = await loadCaller(context, metadata.account);
   const plan = await planReplicaRegistrations(context, caller, [registration], metadata);
   return { position: lastPosition(await handleCommands(context, plan.decisions, { metadata })) };

@@ -38,7 +38,9 @@ const onReplicas = async <T extends DidRef>(
     const next = command(item, { scope: item.scope, name: item.name, ...(await rseOf(item)) });
     byFile.set(key, [...(byFile.get(key) ?? []), next]);
   }
-  const decisions = [...byFile.values()].map((commands) => onDidStream(commands[0]!.data.scope, commands[0]!.data.name, commands));
+  const decisions = [...byFile.values()].map((commands) =>
+    onDidStream(commands[0]!.data.scope, commands[0]!.data.name, commands),
+  );
   return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
 };
 
@@ -49,7 +51,10 @@ export const updateReplicaStates = async (
   metadata: CommandMetadata,
 ): Promise<DidWriteOutcome> => {
   const caller = await loadCaller(context, metadata.account);
-  allowOnly(REPLICA_PERMISSIONS.updateReplicasStates(caller), `Account ${caller.account} can not update file replicas state on ${data.rse}.`);
+  allowOnly(
+    REPLICA_PERMISSIONS.updateReplicasStates(caller),
+    `Account ${caller.account} can not update file replicas state on ${data.rse}.`,
+  );
   await activeRse(context, data.rse);
   // Rucio's update_replicas_states also tells the locks (successful_transfer / failed_transfer).
   return { position: (await changeReplicaStates(context, { rse: data.rse, files: data.files }, metadata)).position };
@@ -69,7 +74,11 @@ export const setTombstones = async (
   return onReplicas(
     context,
     data.replicas,
-    (_replica, target) => ({ type: 'SetReplicaTombstone', data: { ...target, tombstone: OBSOLETE_TOMBSTONE }, metadata }),
+    (_replica, target) => ({
+      type: 'SetReplicaTombstone',
+      data: { ...target, tombstone: OBSOLETE_TOMBSTONE },
+      metadata,
+    }),
     (replica) => activeRse(context, replica.rse),
     metadata,
   );
@@ -79,7 +88,11 @@ export const setTombstones = async (
  * `DELETE /replicas`: Rucio's policy lets no account delete replicas through the API (only its
  * reaper does), so the answer is always AccessDenied with Rucio's message.
  */
-export const refuseReplicaDeletion = async (context: CommandContext, data: { rse: string }, metadata: CommandMetadata): Promise<never> => {
+export const refuseReplicaDeletion = async (
+  context: CommandContext,
+  data: { rse: string },
+  metadata: CommandMetadata,
+): Promise<never> => {
   const caller = await loadCaller(context, metadata.account);
   throw new AccessDenied(`Account ${caller.account} can not delete file replicas on ${data.rse}.`);
 };

@@ -3,11 +3,22 @@ import type { RecordTransferReport } from '../../domain/request/poller.ts';
 import { requestStreamName, type ActiveRequest, type Request } from '../../domain/request/request.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
 import type { SubmitTransfer } from '../../domain/request/submitter.ts';
-import type { RecordTransferLimitStats, ReleaseRequest, ReturnRequestToPreparing } from '../../domain/request/throttler.ts';
+import type {
+  RecordTransferLimitStats,
+  ReleaseRequest,
+  ReturnRequestToPreparing,
+} from '../../domain/request/throttler.ts';
 import { TRANSFER_LIMITS_STREAM } from '../../domain/request/transferLimit.ts';
 import { transferLimitsDecider } from '../../domain/request/transferLimitDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
-import { handleCommands, lastPosition, loadAggregate, onStream, type AnyStreamDecision, type CommandContext } from '../handleCommand.ts';
+import {
+  handleCommands,
+  lastPosition,
+  loadAggregate,
+  onStream,
+  type AnyStreamDecision,
+  type CommandContext,
+} from '../handleCommand.ts';
 
 /**
  * The conveyor's steps on requests, one atomic multi-stream step per batch: whatever the daemons'
@@ -16,14 +27,20 @@ import { handleCommands, lastPosition, loadAggregate, onStream, type AnyStreamDe
  * each stream and one append.
  */
 
-export const loadRequest = (context: CommandContext, requestId: string): Promise<Request> => loadAggregate(context, requestDecider, requestStreamName(requestId));
+export const loadRequest = (context: CommandContext, requestId: string): Promise<Request> =>
+  loadAggregate(context, requestDecider, requestStreamName(requestId));
 
-const onRequest = (requestId: string, command: RequestCommand): AnyStreamDecision => onStream(requestDecider, requestStreamName(requestId), command);
+const onRequest = (requestId: string, command: RequestCommand): AnyStreamDecision =>
+  onStream(requestDecider, requestStreamName(requestId), command);
 
 export type StepOutcome = Readonly<{ position: bigint | undefined; changed: number }>;
 
 /** Runs one command per request, all in one step; how many requests changed. */
-const stepOnRequests = async (context: CommandContext, commands: readonly Readonly<{ requestId: string; command: RequestCommand }>[], metadata: CommandMetadata): Promise<StepOutcome & { states: ActiveRequest[] }> => {
+const stepOnRequests = async (
+  context: CommandContext,
+  commands: readonly Readonly<{ requestId: string; command: RequestCommand }>[],
+  metadata: CommandMetadata,
+): Promise<StepOutcome & { states: ActiveRequest[] }> => {
   if (commands.length === 0) return { position: undefined, changed: 0, states: [] };
   const outcomes = await handleCommands(
     context,
@@ -31,36 +48,70 @@ const stepOnRequests = async (context: CommandContext, commands: readonly Readon
     { metadata },
   );
   const changed = outcomes.filter((outcome) => outcome.events.length > 0);
-  return { position: lastPosition(outcomes), changed: changed.length, states: changed.map((outcome) => outcome.newState).filter((state): state is ActiveRequest => state.status === 'Active') };
+  return {
+    position: lastPosition(outcomes),
+    changed: changed.length,
+    states: changed
+      .map((outcome) => outcome.newState)
+      .filter((state): state is ActiveRequest => state.status === 'Active'),
+  };
 };
 
 /** The preparer's choices: PREPARING requests become QUEUED or WAITING, or find no source. */
-export const prepareRequests = (context: CommandContext, outputs: readonly (PrepareRequest | RecordSourcesUnavailable)[], metadata: CommandMetadata): Promise<StepOutcome> =>
+export const prepareRequests = (
+  context: CommandContext,
+  outputs: readonly (PrepareRequest | RecordSourcesUnavailable)[],
+  metadata: CommandMetadata,
+): Promise<StepOutcome> =>
   stepOnRequests(
     context,
     outputs.map((output) => ({
       requestId: output.data.requestId,
       command:
         output.type === 'PrepareRequest'
-          ? { type: 'PrepareRequest', data: { sourceRseId: output.data.sourceRseId, sourceRse: output.data.sourceRse, transfertool: output.data.transfertool, waiting: output.data.waiting }, metadata }
-          : { type: 'RecordSourcesUnavailable', data: { state: output.data.state, reason: output.data.reason }, metadata },
+          ? {
+              type: 'PrepareRequest',
+              data: {
+                sourceRseId: output.data.sourceRseId,
+                sourceRse: output.data.sourceRse,
+                transfertool: output.data.transfertool,
+                waiting: output.data.waiting,
+              },
+              metadata,
+            }
+          : {
+              type: 'RecordSourcesUnavailable',
+              data: { state: output.data.state, reason: output.data.reason },
+              metadata,
+            },
     })),
     metadata,
   );
 
 /** The throttler's releases and returns, in one step. */
-export const throttleRequests = (context: CommandContext, outputs: readonly (ReleaseRequest | ReturnRequestToPreparing)[], metadata: CommandMetadata): Promise<StepOutcome> =>
+export const throttleRequests = (
+  context: CommandContext,
+  outputs: readonly (ReleaseRequest | ReturnRequestToPreparing)[],
+  metadata: CommandMetadata,
+): Promise<StepOutcome> =>
   stepOnRequests(
     context,
     outputs.map((output) => ({
       requestId: output.data.requestId,
-      command: output.type === 'ReleaseRequest' ? { type: 'ReleaseRequest', data: {}, metadata } : { type: 'ReturnRequestToPreparing', data: {}, metadata },
+      command:
+        output.type === 'ReleaseRequest'
+          ? { type: 'ReleaseRequest', data: {}, metadata }
+          : { type: 'ReturnRequestToPreparing', data: {}, metadata },
     })),
     metadata,
   );
 
 /** What the throttler observed under each limit, recorded where it changed. */
-export const recordTransferLimitStats = async (context: CommandContext, outputs: readonly RecordTransferLimitStats[], metadata: CommandMetadata): Promise<StepOutcome> => {
+export const recordTransferLimitStats = async (
+  context: CommandContext,
+  outputs: readonly RecordTransferLimitStats[],
+  metadata: CommandMetadata,
+): Promise<StepOutcome> => {
   if (outputs.length === 0) return { position: undefined, changed: 0 };
   const [outcome] = await handleCommands(context, [
     onStream(
@@ -88,12 +139,28 @@ export const markRequestsSubmitting = async (
       requestId: output.data.requestId,
       command:
         output.type === 'SubmitTransfer'
-          ? { type: 'MarkRequestSubmitting', data: { sources: output.data.sources, destUrl: output.data.destUrl, transfertool: output.data.transfertool }, metadata }
-          : { type: 'RecordSourcesUnavailable', data: { state: output.data.state, reason: output.data.reason }, metadata },
+          ? {
+              type: 'MarkRequestSubmitting',
+              data: {
+                sources: output.data.sources,
+                destUrl: output.data.destUrl,
+                transfertool: output.data.transfertool,
+              },
+              metadata,
+            }
+          : {
+              type: 'RecordSourcesUnavailable',
+              data: { state: output.data.state, reason: output.data.reason },
+              metadata,
+            },
     })),
     metadata,
   );
-  return { position: outcome.position, changed: outcome.changed, submitting: outcome.states.filter((state) => state.state === 'SUBMITTING') };
+  return {
+    position: outcome.position,
+    changed: outcome.changed,
+    submitting: outcome.states.filter((state) => state.state === 'SUBMITTING'),
+  };
 };
 
 export type SubmissionResult =
@@ -101,7 +168,11 @@ export type SubmissionResult =
   | Readonly<{ requestId: string; failure: string }>;
 
 /** The submitter's second step: what the tools answered. */
-export const recordSubmissions = (context: CommandContext, results: readonly SubmissionResult[], metadata: CommandMetadata): Promise<StepOutcome> =>
+export const recordSubmissions = (
+  context: CommandContext,
+  results: readonly SubmissionResult[],
+  metadata: CommandMetadata,
+): Promise<StepOutcome> =>
   stepOnRequests(
     context,
     results.map((result) => ({
@@ -109,20 +180,35 @@ export const recordSubmissions = (context: CommandContext, results: readonly Sub
       command:
         'failure' in result
           ? { type: 'RecordSubmissionFailure', data: { reason: result.failure }, metadata }
-          : { type: 'RecordSubmission', data: { externalId: result.externalId, externalHost: result.externalHost }, metadata },
+          : {
+              type: 'RecordSubmission',
+              data: { externalId: result.externalId, externalHost: result.externalHost },
+              metadata,
+            },
     })),
     metadata,
   );
 
 /** The poller's reports: DONE, FAILED or LOST, each counted only for the request's current job. */
-export const recordTransferReports = (context: CommandContext, outputs: readonly RecordTransferReport[], metadata: CommandMetadata): Promise<StepOutcome> =>
+export const recordTransferReports = (
+  context: CommandContext,
+  outputs: readonly RecordTransferReport[],
+  metadata: CommandMetadata,
+): Promise<StepOutcome> =>
   stepOnRequests(
     context,
     outputs.map(({ data }) => ({
       requestId: data.requestId,
       command: {
         type: 'RecordTransferReport',
-        data: { externalId: data.externalId, outcome: data.outcome, reason: data.reason, source: data.source, startedAt: data.startedAt, finishedAt: data.finishedAt },
+        data: {
+          externalId: data.externalId,
+          outcome: data.outcome,
+          reason: data.reason,
+          source: data.source,
+          startedAt: data.startedAt,
+          finishedAt: data.finishedAt,
+        },
         metadata,
       },
     })),

@@ -9,7 +9,14 @@ import { retryRecord } from '../../domain/request/retries.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadConfig } from '../config/configCommands.ts';
 import { loadFileReplicas } from '../did/didStreams.ts';
-import { handleCommands, lastPosition, onStream, type AnyStreamDecision, type CommandContext, type DecidedStates } from '../handleCommand.ts';
+import {
+  handleCommands,
+  lastPosition,
+  onStream,
+  type AnyStreamDecision,
+  type CommandContext,
+  type DecidedStates,
+} from '../handleCommand.ts';
 import { changeReplicaStates } from '../rule/ruleTransfers.ts';
 import { loadRequest } from './conveyorSteps.ts';
 
@@ -39,35 +46,69 @@ export type FinishOutcome = Readonly<{
 type Finishing = Readonly<{ request: ActiveRequest; file: FileReplicas; suspicious: string | null }>;
 
 /** Whether the replica still waits for this request (a failure of an older one changes nothing there). */
-const waitsFor = (file: FileReplicas, request: ActiveRequest): boolean => file.replicas.get(request.record.destRseId)?.pendingRequest === request.record.id;
+const waitsFor = (file: FileReplicas, request: ActiveRequest): boolean =>
+  file.replicas.get(request.record.destRseId)?.pendingRequest === request.record.id;
 
-const archive = (request: ActiveRequest, retriedAs: string | null, error: string | null, metadata: CommandMetadata): AnyStreamDecision =>
-  onStream(requestDecider, requestStreamName(request.record.id), { type: 'ArchiveRequest', data: { retriedAs, error }, metadata } satisfies RequestCommand);
+const archive = (
+  request: ActiveRequest,
+  retriedAs: string | null,
+  error: string | null,
+  metadata: CommandMetadata,
+): AnyStreamDecision =>
+  onStream(requestDecider, requestStreamName(request.record.id), {
+    type: 'ArchiveRequest',
+    data: { retriedAs, error },
+    metadata,
+  } satisfies RequestCommand);
 
 /** The suspicious declaration of a failed transfer's source, on the file's stream. */
 const suspiciousDeclaration = (item: Finishing, metadata: CommandMetadata): DidStreamCommand[] => {
   const source = item.request.sourcesInUse[0];
   if (item.suspicious === null || !source) return [];
   const { scope, name } = item.request.record;
-  return [{ type: 'DeclareReplicaSuspicious', data: { scope, name, rse: source.rse, rseId: source.rseId, reason: item.suspicious }, metadata }];
+  return [
+    {
+      type: 'DeclareReplicaSuspicious',
+      data: { scope, name, rse: source.rse, rseId: source.rseId, reason: item.suspicious },
+      metadata,
+    },
+  ];
 };
 
-export const finishRequests = async (context: CommandContext, outputs: readonly FinisherOutput[], metadata: CommandMetadata): Promise<FinishOutcome> => {
+export const finishRequests = async (
+  context: CommandContext,
+  outputs: readonly FinisherOutput[],
+  metadata: CommandMetadata,
+): Promise<FinishOutcome> => {
   const skipped: { what: string; reason: string }[] = [];
-  const suspicious = new Map(outputs.flatMap((output) => (output.type === 'DeclareSourceSuspicious' ? [[output.data.requestId, output.data.reason] as const] : [])));
+  const suspicious = new Map(
+    outputs.flatMap((output) =>
+      output.type === 'DeclareSourceSuspicious' ? [[output.data.requestId, output.data.reason] as const] : [],
+    ),
+  );
   const load = async (requestId: string): Promise<Finishing | undefined> => {
     const request = await loadRequest(context, requestId);
     if (request.status !== 'Active') {
-      skipped.push({ what: requestId, reason: `the request is ${request.status === 'Absent' ? 'unknown' : 'archived already'}` });
+      skipped.push({
+        what: requestId,
+        reason: `the request is ${request.status === 'Absent' ? 'unknown' : 'archived already'}`,
+      });
       return undefined;
     }
-    return { request, file: await loadFileReplicas(context, request.record.scope, request.record.name), suspicious: suspicious.get(requestId) ?? null };
+    return {
+      request,
+      file: await loadFileReplicas(context, request.record.scope, request.record.name),
+      suspicious: suspicious.get(requestId) ?? null,
+    };
   };
 
   const arrived: Finishing[] = [];
   const givenUp: (Finishing & { error: string | null })[] = [];
   const retries: (Finishing & { lowerRankings: boolean })[] = [];
-  const acting = outputs.filter((output): output is Exclude<FinisherOutput, { type: 'DeclareSourceSuspicious' }> => output.type !== 'DeclareSourceSuspicious');
+  const acting = outputs.filter(
+    (output): output is Exclude<FinisherOutput, { type: 'DeclareSourceSuspicious' }> =>
+      output.type !== 'DeclareSourceSuspicious',
+  );
   const loaded = await Promise.all(acting.map((output) => load(output.data.requestId)));
   for (const [index, output] of acting.entries()) {
     const item = loaded[index];
@@ -118,10 +159,12 @@ export const finishRequests = async (context: CommandContext, outputs: readonly 
         continue;
       }
       files.push({ scope, name, state: 'UNAVAILABLE', error: item.error });
-      if (declaration.length > 0) before.set(didKey(scope, name), [...(before.get(didKey(scope, name)) ?? []), ...declaration]);
+      if (declaration.length > 0)
+        before.set(didKey(scope, name), [...(before.get(didKey(scope, name)) ?? []), ...declaration]);
       alongside.push(archive(item.request, null, item.error, metadata));
     }
-    if (files.length > 0) later((await changeReplicaStates(context, { rse, files, before, alongside }, metadata)).position);
+    if (files.length > 0)
+      later((await changeReplicaStates(context, { rse, files, before, alongside }, metadata)).position);
     if (darkCopies.length > 0) later(await registerDarkCopies(context, darkCopies, metadata));
   }
   if (orphans.length > 0) later(lastPosition(await handleCommands(context, mergedPerStream(orphans), { metadata })));
@@ -135,7 +178,11 @@ export const finishRequests = async (context: CommandContext, outputs: readonly 
  * tombstone of now (Rucio's finisher does the same), and the request archived. A file deleted
  * altogether cannot take a replica: the request is only archived.
  */
-const registerDarkCopies = async (context: CommandContext, items: readonly Finishing[], metadata: CommandMetadata): Promise<bigint | undefined> => {
+const registerDarkCopies = async (
+  context: CommandContext,
+  items: readonly Finishing[],
+  metadata: CommandMetadata,
+): Promise<bigint | undefined> => {
   const decisions: AnyStreamDecision[] = [];
   const files = new Map<string, DidStreamCommand[]>();
   for (const { request, file } of items) {
@@ -145,7 +192,22 @@ const registerDarkCopies = async (context: CommandContext, items: readonly Finis
     const key = didStreamName(scope, name);
     files.set(key, [
       ...(files.get(key) ?? []),
-      { type: 'AddReplica', data: { scope, name, rse: destRse, rseId: destRseId, bytes, md5, adler32, path: null, state: 'AVAILABLE', tombstone: metadata.now.toISOString() }, metadata },
+      {
+        type: 'AddReplica',
+        data: {
+          scope,
+          name,
+          rse: destRse,
+          rseId: destRseId,
+          bytes,
+          md5,
+          adler32,
+          path: null,
+          state: 'AVAILABLE',
+          tombstone: metadata.now.toISOString(),
+        },
+        metadata,
+      },
     ]);
   }
   for (const [streamName, commands] of files) decisions.push(onStream(didStreamDecider, streamName, commands));
@@ -158,7 +220,11 @@ const mergedPerStream = (decisions: readonly AnyStreamDecision[]): AnyStreamDeci
   for (const decision of decisions) {
     const earlier = byStream.get(decision.streamName);
     if (!earlier) byStream.set(decision.streamName, decision);
-    else byStream.set(decision.streamName, { ...earlier, commands: [...(earlier.commands as readonly unknown[]), ...(decision.commands as readonly unknown[])] } as AnyStreamDecision);
+    else
+      byStream.set(decision.streamName, {
+        ...earlier,
+        commands: [...(earlier.commands as readonly unknown[]), ...(decision.commands as readonly unknown[])],
+      } as AnyStreamDecision);
   }
   return [...byStream.values()];
 };
@@ -169,7 +235,11 @@ const mergedPerStream = (decisions: readonly AnyStreamDecision[]): AnyStreamDeci
  * PREPARING when the preparer is on. A failure whose replica waits for nothing any more is only
  * archived.
  */
-const retryRequests = async (context: CommandContext, items: readonly (Finishing & { lowerRankings: boolean })[], metadata: CommandMetadata): Promise<bigint | undefined> => {
+const retryRequests = async (
+  context: CommandContext,
+  items: readonly (Finishing & { lowerRankings: boolean })[],
+  metadata: CommandMetadata,
+): Promise<bigint | undefined> => {
   const usePreparer = settingValue((await loadConfig(context)).sections, SETTINGS.conveyorUsePreparer);
   const files = new Map<string, DidStreamCommand[]>();
   const requests: AnyStreamDecision[] = [];
@@ -181,19 +251,45 @@ const retryRequests = async (context: CommandContext, items: readonly (Finishing
     files.set(stream, [
       ...(files.get(stream) ?? []),
       ...suspiciousDeclaration(item, metadata),
-      ...(waitsFor(file, request) ? [{ type: 'RequeueReplicaTransfer' as const, data: { scope, name, rse: destRse, rseId: destRseId, previousRequestId: request.record.id, requestId: retry.id }, metadata }] : []),
+      ...(waitsFor(file, request)
+        ? [
+            {
+              type: 'RequeueReplicaTransfer' as const,
+              data: {
+                scope,
+                name,
+                rse: destRse,
+                rseId: destRseId,
+                previousRequestId: request.record.id,
+                requestId: retry.id,
+              },
+              metadata,
+            },
+          ]
+        : []),
     ]);
     const retried = (decided: DecidedStates) =>
       decided.stateOf(didStreamDecider, stream)?.replicas.get(destRseId)?.pendingRequest === retry.id;
     requests.push(
       onStream(requestDecider, requestStreamName(request.record.id), (decided): RequestCommand[] => [
-        { type: 'ArchiveRequest', data: { retriedAs: retried(decided) ? retry.id : null, error: request.error }, metadata },
+        {
+          type: 'ArchiveRequest',
+          data: { retriedAs: retried(decided) ? retry.id : null, error: request.error },
+          metadata,
+        },
       ]),
       onStream(requestDecider, requestStreamName(retry.id), (decided): RequestCommand[] =>
-        retried(decided) ? [{ type: 'QueueRequest', data: { request: retry, state: usePreparer ? 'PREPARING' : 'QUEUED' }, metadata }] : [],
+        retried(decided)
+          ? [{ type: 'QueueRequest', data: { request: retry, state: usePreparer ? 'PREPARING' : 'QUEUED' }, metadata }]
+          : [],
       ),
     );
   }
-  const decisions = [...[...files].filter(([, commands]) => commands.length > 0).map(([streamName, commands]) => onStream(didStreamDecider, streamName, commands)), ...requests];
+  const decisions = [
+    ...[...files]
+      .filter(([, commands]) => commands.length > 0)
+      .map(([streamName, commands]) => onStream(didStreamDecider, streamName, commands)),
+    ...requests,
+  ];
   return lastPosition(await handleCommands(context, decisions, { metadata }));
 };

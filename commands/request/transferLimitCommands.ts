@@ -1,6 +1,11 @@
 import { allowOnly, isAdmin } from '../../domain/permission/policy.ts';
 import { evaluateRseExpression } from '../../domain/rse/rseExpression.ts';
-import { TRANSFER_LIMITS_STREAM, type TransferLimitDirection, type TransferLimits, type TransferLimitStrategy } from '../../domain/request/transferLimit.ts';
+import {
+  TRANSFER_LIMITS_STREAM,
+  type TransferLimitDirection,
+  type TransferLimits,
+  type TransferLimitStrategy,
+} from '../../domain/request/transferLimit.ts';
 import { transferLimitsDecider } from '../../domain/request/transferLimitDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
@@ -9,7 +14,8 @@ import { newId } from '../rule/ruleStep.ts';
 
 /** Rucio's `set_transfer_limit` and `delete_transfer_limit` gateways: root and admins only. */
 
-export const loadTransferLimits = (context: CommandContext): Promise<TransferLimits> => loadAggregate(context, transferLimitsDecider, TRANSFER_LIMITS_STREAM);
+export const loadTransferLimits = (context: CommandContext): Promise<TransferLimits> =>
+  loadAggregate(context, transferLimitsDecider, TRANSFER_LIMITS_STREAM);
 
 export type TransferLimitRequest = Readonly<{
   rseExpression: string;
@@ -23,12 +29,20 @@ export type TransferLimitRequest = Readonly<{
   waitings: number | null;
 }>;
 
-export const setTransferLimit = async (context: CommandContext, data: TransferLimitRequest, metadata: CommandMetadata) => {
+export const setTransferLimit = async (
+  context: CommandContext,
+  data: TransferLimitRequest,
+  metadata: CommandMetadata,
+) => {
   const caller = await loadCaller(context, metadata.account);
   allowOnly(isAdmin(caller), `${caller.account} cannot set transfer limits. `);
   // Rucio binds the limit to the RSEs its expression selects: one selecting none is refused.
   evaluateRseExpression(data.rseExpression, await context.ruleFacts.rses());
-  return handleCommand(context, transferLimitsDecider, TRANSFER_LIMITS_STREAM, { type: 'SetTransferLimit', data: { ...data, newId: newId() }, metadata });
+  return handleCommand(context, transferLimitsDecider, TRANSFER_LIMITS_STREAM, {
+    type: 'SetTransferLimit',
+    data: { ...data, newId: newId() },
+    metadata,
+  });
 };
 
 export const deleteTransferLimit = async (
@@ -38,5 +52,9 @@ export const deleteTransferLimit = async (
 ) => {
   const caller = await loadCaller(context, metadata.account);
   allowOnly(isAdmin(caller), `${caller.account} cannot delete transfer limits. `);
-  return handleCommand(context, transferLimitsDecider, TRANSFER_LIMITS_STREAM, { type: 'DeleteTransferLimit', data, metadata });
+  return handleCommand(context, transferLimitsDecider, TRANSFER_LIMITS_STREAM, {
+    type: 'DeleteTransferLimit',
+    data,
+    metadata,
+  });
 };

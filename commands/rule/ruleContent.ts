@@ -18,9 +18,11 @@ export type RuleDid = Readonly<{ did: LiveDid; datasets: readonly (DidRef & { di
 /** Loads the DID and, for a container, the datasets below it. DataIdentifierNotFound when it is gone. */
 export const loadRuleDid = async (context: CommandContext, ref: DidRef): Promise<RuleDid> => {
   const state = await loadFileReplicas(context, ref.scope, ref.name);
-  if (state.did.status !== 'Live') throw new DataIdentifierNotFound(`Data identifier '${ref.scope}:${ref.name}' not found`);
+  if (state.did.status !== 'Live')
+    throw new DataIdentifierNotFound(`Data identifier '${ref.scope}:${ref.name}' not found`);
   const did = state.did;
-  if (did.record.didType !== 'CONTAINER') return { did, datasets: did.record.didType === 'DATASET' ? [{ ...ref, did }] : [] };
+  if (did.record.didType !== 'CONTAINER')
+    return { did, datasets: did.record.didType === 'DATASET' ? [{ ...ref, did }] : [] };
   const datasets: (DidRef & { did: LiveDid })[] = [];
   for (const dataset of await context.ruleFacts.datasetsBelow(ref)) {
     const loaded = await loadDid(context, dataset.scope, dataset.name);
@@ -29,7 +31,8 @@ export const loadRuleDid = async (context: CommandContext, ref: DidRef): Promise
   return { did, datasets };
 };
 
-const filesOf = (dataset: LiveDid) => [...dataset.content.children.values()].filter((child) => child.didType === 'FILE');
+const filesOf = (dataset: LiveDid) =>
+  [...dataset.content.children.values()].filter((child) => child.didType === 'FILE');
 
 /** The number of files below the DID and their bytes (a file shared by two datasets counts twice). */
 export const sizeOf = (ruleDid: RuleDid): { length: number; bytes: number } => {
@@ -63,12 +66,21 @@ export const loadRuleContent = async (
   const { did } = ruleDid;
   if (did.record.didType === 'FILE') {
     const state = await loadFileReplicas(context, did.record.scope, did.record.name);
-    const replicas = Object.fromEntries([...state.replicas].map(([rseId, replica]) => [rseId, { state: replica.state }]));
-    const file: PlacementFile = { scope: did.record.scope, name: did.record.name, bytes: did.record.bytes ?? 0, replicas, lockedBy: held.lockedBy?.(did.record) ?? [] };
+    const replicas = Object.fromEntries(
+      [...state.replicas].map(([rseId, replica]) => [rseId, { state: replica.state }]),
+    );
+    const file: PlacementFile = {
+      scope: did.record.scope,
+      name: did.record.name,
+      bytes: did.record.bytes ?? 0,
+      replicas,
+      lockedBy: held.lockedBy?.(did.record) ?? [],
+    };
     return { kind: 'file', file };
   }
   const only = held.onlyFiles;
-  const chosenFiles = (dataset: LiveDid) => (only ? filesOf(dataset).filter((file) => only.has(didKey(file.scope, file.name))) : filesOf(dataset));
+  const chosenFiles = (dataset: LiveDid) =>
+    only ? filesOf(dataset).filter((file) => only.has(didKey(file.scope, file.name))) : filesOf(dataset);
   const allFiles = ruleDid.datasets.flatMap((dataset) => chosenFiles(dataset.did));
   const replicas = await context.ruleFacts.replicasOf(allFiles);
   const datasets: PlacementDataset[] = ruleDid.datasets.map((dataset) => ({

@@ -28,7 +28,8 @@ export const quotaFactsOf = async (
   rses: readonly RseFacts[],
 ): Promise<QuotaFacts> => {
   // An admin owner is held to no quota and no RSE space: the selector reads neither (three reads saved per rule).
-  if (isAdmin({ account, attributes: ownerAttributes })) return { unlimited: true, localLimits: {}, globalLimits: [], usage: {}, space: {} };
+  if (isAdmin({ account, attributes: ownerAttributes }))
+    return { unlimited: true, localLimits: {}, globalLimits: [], usage: {}, space: {} };
   const limits = await loadAggregate(context, accountLimitsDecider, accountLimitsStreamName(account));
   const globalLimits = Object.entries(limits.global).map(([expression, bytes]) => {
     let rseIds: string[] = [];
@@ -57,16 +58,24 @@ export const lockConditionsOf = async (
   content: RuleContent,
 ): Promise<LockConditions> => {
   const byId = new Map(rses.map((rse) => [rse.id, rse]));
-  const sources = rule.sourceReplicaExpression === null ? null : new Set(evaluateRseExpression(rule.sourceReplicaExpression, rses).map((rse) => rse.id));
+  const sources =
+    rule.sourceReplicaExpression === null
+      ? null
+      : new Set(evaluateRseExpression(rule.sourceReplicaExpression, rses).map((rse) => rse.id));
   const replicasByFile = new Map(
-    (content.kind === 'file' ? [content.file] : content.datasets.flatMap((dataset) => dataset.files)).map((file) => [didKey(file.scope, file.name), file.replicas]),
+    (content.kind === 'file' ? [content.file] : content.datasets.flatMap((dataset) => dataset.files)).map((file) => [
+      didKey(file.scope, file.name),
+      file.replicas,
+    ]),
   );
   const usePreparer = settingValue((await loadConfig(context)).sections, SETTINGS.conveyorUsePreparer);
   return {
     writable: (rseId) => rule.ignoreAvailability || byId.get(rseId)?.properties.availability_write === true,
     sourceAvailable: (lock) =>
       sources === null ||
-      Object.entries(replicasByFile.get(didKey(lock.scope, lock.name)) ?? {}).some(([rseId, replica]) => sources.has(rseId) && replica.state === 'AVAILABLE'),
+      Object.entries(replicasByFile.get(didKey(lock.scope, lock.name)) ?? {}).some(
+        ([rseId, replica]) => sources.has(rseId) && replica.state === 'AVAILABLE',
+      ),
     requestState: usePreparer ? 'PREPARING' : 'QUEUED',
   };
 };
@@ -125,17 +134,38 @@ export const planAddRules = async (
     didFacts.push(ruleDidFacts(ruleDid, content));
   }
   const ruleIds = options.ruleIds ? [...options.ruleIds] : request.dids.map(() => newId());
-  const plans = planRules(request, { rses, quota, dids: didFacts, ruleIds, now: metadata.now, seed: randomInt(2 ** 31), requestedBy: caller.account });
+  const plans = planRules(request, {
+    rses,
+    quota,
+    dids: didFacts,
+    ruleIds,
+    now: metadata.now,
+    seed: randomInt(2 ** 31),
+    requestedBy: caller.account,
+  });
 
   for (const [index, plan] of plans.entries()) {
     const { record } = plan;
     step.onDid(record.scope, record.name, {
       type: 'AttachRule',
-      data: { scope: record.scope, name: record.name, ruleId: record.id, rule: { account: record.account, rseExpression: record.rseExpression, copies: record.copies, locked: record.locked } },
+      data: {
+        scope: record.scope,
+        name: record.name,
+        ruleId: record.id,
+        rule: {
+          account: record.account,
+          rseExpression: record.rseExpression,
+          copies: record.copies,
+          locked: record.locked,
+        },
+      },
       metadata,
     });
     const content = ruleDids[index]!.content;
-    const locksOf = plan.placement && content ? step.lockFiles(record, plan.placement.locks, await lockConditionsOf(context, record, rses, content)) : () => [];
+    const locksOf =
+      plan.placement && content
+        ? step.lockFiles(record, plan.placement.locks, await lockConditionsOf(context, record, rses, content))
+        : () => [];
     const datasetLocks = (plan.placement?.datasetLocks ?? []).map((lock) => ({
       scope: lock.scope,
       name: lock.name,
@@ -147,7 +177,15 @@ export const planAddRules = async (
     step.onRule(record.id, (decided) => [
       {
         type: 'AddRule',
-        data: { rule: record, state: plan.state, locks: locksOf(decided), datasetLocks, targetRses: plan.targetRses, autoLocked: plan.autoLocked, didClosed: plan.didClosed },
+        data: {
+          rule: record,
+          state: plan.state,
+          locks: locksOf(decided),
+          datasetLocks,
+          targetRses: plan.targetRses,
+          autoLocked: plan.autoLocked,
+          didClosed: plan.didClosed,
+        },
         metadata,
       },
     ]);

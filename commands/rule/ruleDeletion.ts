@@ -8,9 +8,11 @@ import { loadFileReplicas } from '../did/didStreams.ts';
 import { handleCommand, handleCommands, lastPosition, loadAggregate, type CommandContext } from '../handleCommand.ts';
 import { pendingRequestsOf, RuleStep } from './ruleStep.ts';
 
-export const loadRule = (context: CommandContext, ruleId: string) => loadAggregate(context, ruleDecider, ruleStreamName(ruleId));
+export const loadRule = (context: CommandContext, ruleId: string) =>
+  loadAggregate(context, ruleDecider, ruleStreamName(ruleId));
 
-export const loadLiveRule = async (context: CommandContext, ruleId: string): Promise<LiveRule> => requireLive(await loadRule(context, ruleId), ruleId);
+export const loadLiveRule = async (context: CommandContext, ruleId: string): Promise<LiveRule> =>
+  requireLive(await loadRule(context, ruleId), ruleId);
 
 export const requireRulePermission = (caller: Caller, allowed: boolean, what: string): void =>
   allowOnly(allowed, `Account ${caller.account} can not ${what}`);
@@ -20,10 +22,18 @@ export const requireRulePermission = (caller: Caller, allowed: boolean, what: st
  * earlier expiry), optionally changing `purge_replicas`; the cleaner deletes it then. Locked rules
  * and rules with a child are refused.
  */
-export const requestRuleDeletion = async (context: CommandContext, data: { ruleId: string; purgeReplicas: boolean | null }, metadata: CommandMetadata) => {
+export const requestRuleDeletion = async (
+  context: CommandContext,
+  data: { ruleId: string; purgeReplicas: boolean | null },
+  metadata: CommandMetadata,
+) => {
   const caller = await loadCaller(context, metadata.account);
   requireRulePermission(caller, RULE_PERMISSIONS.deleteRule(caller), 'remove this replication rule.');
-  return handleCommand(context, ruleDecider, ruleStreamName(data.ruleId), { type: 'RequestRuleDeletion', data, metadata });
+  return handleCommand(context, ruleDecider, ruleStreamName(data.ruleId), {
+    type: 'RequestRuleDeletion',
+    data,
+    metadata,
+  });
 };
 
 /**
@@ -42,11 +52,21 @@ export const planRuleDeletion = async (
   const locks = [...rule.locks.values()];
   const pending = await pendingRequestsOf((scope, name) => loadFileReplicas(context, scope, name), locks);
   step.unlockFiles(rule.record.id, locks, purge, pending, `rule ${rule.record.id} deleted`);
-  step.onDid(rule.record.scope, rule.record.name, { type: 'DetachRule', data: { scope: rule.record.scope, name: rule.record.name, ruleId: rule.record.id }, metadata });
+  step.onDid(rule.record.scope, rule.record.name, {
+    type: 'DetachRule',
+    data: { scope: rule.record.scope, name: rule.record.name, ruleId: rule.record.id },
+    metadata,
+  });
   step.onRule(rule.record.id, () => [
     {
       type: 'DeleteRule',
-      data: { ruleId: rule.record.id, purgeReplicas: purge, cause: data.cause, ignoreLock: data.ignoreLock, deleteParent: data.deleteParent },
+      data: {
+        ruleId: rule.record.id,
+        purgeReplicas: purge,
+        cause: data.cause,
+        ignoreLock: data.ignoreLock,
+        deleteParent: data.deleteParent,
+      },
       metadata,
     },
   ]);

@@ -34,14 +34,21 @@ export const rulesCovering = async (context: CommandContext, did: DidRef): Promi
 };
 
 /** The datasets an attach to `parent` of `children` brings files into, loaded from their streams. */
-const affectedDatasets = async (context: CommandContext, parent: LiveDid, children: readonly DidRef[]): Promise<(DidRef & { did: LiveDid })[]> => {
-  if (parent.record.didType === 'DATASET') return [{ scope: parent.record.scope, name: parent.record.name, did: parent }];
+const affectedDatasets = async (
+  context: CommandContext,
+  parent: LiveDid,
+  children: readonly DidRef[],
+): Promise<(DidRef & { did: LiveDid })[]> => {
+  if (parent.record.didType === 'DATASET')
+    return [{ scope: parent.record.scope, name: parent.record.name, did: parent }];
   const datasets = new Map<string, DidRef>();
   for (const child of children) {
     const state = await loadDid(context, child.scope, child.name);
     if (state.status !== 'Live') continue;
     if (state.record.didType === 'DATASET') datasets.set(didKey(child.scope, child.name), child);
-    if (state.record.didType === 'CONTAINER') for (const dataset of await context.ruleFacts.datasetsBelow(child)) datasets.set(didKey(dataset.scope, dataset.name), dataset);
+    if (state.record.didType === 'CONTAINER')
+      for (const dataset of await context.ruleFacts.datasetsBelow(child))
+        datasets.set(didKey(dataset.scope, dataset.name), dataset);
   }
   const loaded: (DidRef & { did: LiveDid })[] = [];
   for (const dataset of datasets.values()) {
@@ -66,16 +73,27 @@ export const evaluateAttach = async (
   const datasets = await affectedDatasets(context, parent, data.children);
   // Files attached to a dataset are the only new ones there (Rucio evaluates only the new content
   // rows): the dataset's other files are not placed again, so an attach costs what it brings.
-  const onlyFiles = parent.record.didType === 'DATASET' ? new Set(data.children.map((child) => didKey(child.scope, child.name))) : undefined;
+  const onlyFiles =
+    parent.record.didType === 'DATASET'
+      ? new Set(data.children.map((child) => didKey(child.scope, child.name)))
+      : undefined;
   let position: bigint | undefined;
   let locks = 0;
   const stuck: string[] = [];
   for (const rule of rules) {
     const ruleDid: RuleDid = { did: parent, datasets };
     const content = await loadRuleContent(context, ruleDid, { ...heldBy(rule), ...(onlyFiles ? { onlyFiles } : {}) });
-    const causeMetadata = metadata.causationId ? { ...metadata, causationId: `${metadata.causationId}/${rule.record.id}` } : metadata;
+    const causeMetadata = metadata.causationId
+      ? { ...metadata, causationId: `${metadata.causationId}/${rule.record.id}` }
+      : metadata;
     try {
-      const applied = await applyRule(context, rule, content, { kind: 'attach', detail: `${data.scope}:${data.name}` }, causeMetadata);
+      const applied = await applyRule(
+        context,
+        rule,
+        content,
+        { kind: 'attach', detail: `${data.scope}:${data.name}` },
+        causeMetadata,
+      );
       position = applied.position ?? position;
       locks += applied.locks;
     } catch (error) {
@@ -108,11 +126,13 @@ const filesOfDetached = async (context: CommandContext, child: DidRef): Promise<
   const state = await loadDid(context, child.scope, child.name);
   if (state.status !== 'Live') return [];
   if (state.record.didType === 'FILE') return [child];
-  if (state.record.didType === 'DATASET') return [...state.content.children.values()].map(({ scope, name }) => ({ scope, name }));
+  if (state.record.didType === 'DATASET')
+    return [...state.content.children.values()].map(({ scope, name }) => ({ scope, name }));
   const files: DidRef[] = [];
   for (const dataset of await context.ruleFacts.datasetsBelow(child)) {
     const loaded = await loadDid(context, dataset.scope, dataset.name);
-    if (loaded.status === 'Live') files.push(...[...loaded.content.children.values()].map(({ scope, name }) => ({ scope, name })));
+    if (loaded.status === 'Live')
+      files.push(...[...loaded.content.children.values()].map(({ scope, name }) => ({ scope, name })));
   }
   return files;
 };
@@ -137,10 +157,22 @@ export const evaluateDetach = async (
       if (locks.length === 0 || (await stillBelow(context, file, ruleDid))) continue;
       gone.push(...locks);
     }
-    const datasetLocks = [...rule.datasetLocks.values()].filter((lock) => detachedDatasets.has(didKey(lock.scope, lock.name)));
+    const datasetLocks = [...rule.datasetLocks.values()].filter((lock) =>
+      detachedDatasets.has(didKey(lock.scope, lock.name)),
+    );
     if (gone.length === 0 && datasetLocks.length === 0) continue;
-    const causeMetadata = metadata.causationId ? { ...metadata, causationId: `${metadata.causationId}/${rule.record.id}` } : metadata;
-    position = (await releaseLocks(context, rule, gone, datasetLocks, { kind: 'detach', detail: `${data.scope}:${data.name}` }, causeMetadata)) ?? position;
+    const causeMetadata = metadata.causationId
+      ? { ...metadata, causationId: `${metadata.causationId}/${rule.record.id}` }
+      : metadata;
+    position =
+      (await releaseLocks(
+        context,
+        rule,
+        gone,
+        datasetLocks,
+        { kind: 'detach', detail: `${data.scope}:${data.name}` },
+        causeMetadata,
+      )) ?? position;
     released += gone.length;
   }
   return { position, rules: rules.length, locks: released };
@@ -157,7 +189,13 @@ export const releaseLocks = async (
 ): Promise<bigint | undefined> => {
   const step = new RuleStep(metadata);
   const pending = await pendingRequestsOf((scope, name) => loadFileReplicas(context, scope, name), locks);
-  step.unlockFiles(rule.record.id, locks, rule.record.purgeReplicas, pending, `no lock waits for it after a ${cause.kind}`);
+  step.unlockFiles(
+    rule.record.id,
+    locks,
+    rule.record.purgeReplicas,
+    pending,
+    `no lock waits for it after a ${cause.kind}`,
+  );
   const didClosed = await didClosedOf(context, rule.record);
   step.onRule(rule.record.id, () => [
     {

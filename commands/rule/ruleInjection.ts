@@ -74,26 +74,54 @@ export const applyRule = async (
     stagingArea: rse.properties.staging_area,
     availabilityWrite: rse.properties.availability_write,
   }));
-  const selector = createSelector(candidates, record.copies, record.weight, record.ignoreAccountLimit ? { ...quota, unlimited: true } : quota);
+  const selector = createSelector(
+    candidates,
+    record.copies,
+    record.weight,
+    record.ignoreAccountLimit ? { ...quota, unlimited: true } : quota,
+  );
   const placement = placeRule(content, record.grouping, record.copies, selector, seededRandom(seedOf(record.id)));
   const conditions = await lockConditionsOf(context, record, rses, content);
   const didClosed = await didClosedOf(context, record);
   const chunks: PlannedLock[][] = [];
-  for (let start = 0; start < placement.locks.length; start += LOCKS_PER_STEP) chunks.push(placement.locks.slice(start, start + LOCKS_PER_STEP));
+  for (let start = 0; start < placement.locks.length; start += LOCKS_PER_STEP)
+    chunks.push(placement.locks.slice(start, start + LOCKS_PER_STEP));
   if (chunks.length === 0) chunks.push([]);
   let position: bigint | undefined;
   for (const [index, locks] of chunks.entries()) {
     const last = index === chunks.length - 1;
-    const stepMetadata = metadata.causationId ? { ...metadata, causationId: `${metadata.causationId}/step-${index}` } : metadata;
+    const stepMetadata = metadata.causationId
+      ? { ...metadata, causationId: `${metadata.causationId}/step-${index}` }
+      : metadata;
     const step = new RuleStep(stepMetadata);
     const locksOf = step.lockFiles(record, locks, conditions);
     const datasetLocks = last
-      ? placement.datasetLocks.map((lock) => ({ scope: lock.scope, name: lock.name, rseId: lock.rse.rseId, rse: lock.rse.rse, length: lock.length, bytes: lock.bytes }))
+      ? placement.datasetLocks.map((lock) => ({
+          scope: lock.scope,
+          name: lock.name,
+          rseId: lock.rse.rseId,
+          rse: lock.rse.rse,
+          length: lock.length,
+          bytes: lock.bytes,
+        }))
       : [];
     step.onRule(record.id, (decided) => {
       const created = locksOf(decided);
       if (!last && created.length === 0) return [];
-      return [{ type: 'RecordLocks', data: { ruleId: record.id, locks: created, datasetLocks, cause: last ? cause : { ...cause, detail: `${cause.detail ?? ''} (part ${index + 1})`.trim() }, didClosed, final: last }, metadata: stepMetadata }];
+      return [
+        {
+          type: 'RecordLocks',
+          data: {
+            ruleId: record.id,
+            locks: created,
+            datasetLocks,
+            cause: last ? cause : { ...cause, detail: `${cause.detail ?? ''} (part ${index + 1})`.trim() },
+            didClosed,
+            final: last,
+          },
+          metadata: stepMetadata,
+        },
+      ];
     });
     position = lastPosition(await handleCommands(context, step.decisions(), { metadata: stepMetadata })) ?? position;
   }
@@ -105,13 +133,20 @@ export const applyRule = async (
  * locks. A selection refused for lack of quota suspends the rule, as Rucio does; other refusals
  * (no RSE left, an expression selecting nothing) leave it STUCK with the reason.
  */
-export const injectRule = async (context: CommandContext, data: { ruleId: string }, metadata: CommandMetadata): Promise<{ position: bigint | undefined; outcome: string }> => {
+export const injectRule = async (
+  context: CommandContext,
+  data: { ruleId: string },
+  metadata: CommandMetadata,
+): Promise<{ position: bigint | undefined; outcome: string }> => {
   const state = await loadRule(context, data.ruleId);
-  if (state.status !== 'Live' || state.state !== 'INJECT') return { position: undefined, outcome: 'not waiting for injection' };
-  if (state.record.injectAfter !== null && state.record.injectAfter > metadata.now.toISOString()) return { position: undefined, outcome: 'delayed' };
+  if (state.status !== 'Live' || state.state !== 'INJECT')
+    return { position: undefined, outcome: 'not waiting for injection' };
+  if (state.record.injectAfter !== null && state.record.injectAfter > metadata.now.toISOString())
+    return { position: undefined, outcome: 'delayed' };
   // A rule about to expire is left to the cleaner (Rucio's injector skips it).
   const soon = new Date(metadata.now.getTime() + EXPIRING_SOON_MS).toISOString();
-  if (state.record.expiresAt !== null && state.record.expiresAt < soon && state.childRuleId === null) return { position: undefined, outcome: 'expiring soon' };
+  if (state.record.expiresAt !== null && state.record.expiresAt < soon && state.childRuleId === null)
+    return { position: undefined, outcome: 'expiring soon' };
   try {
     if (splits(state.record)) return await splitContainerRule(context, state, metadata);
     const ruleDid = await loadRuleDid(context, state.record);
@@ -134,7 +169,8 @@ export const injectRule = async (context: CommandContext, data: { ruleId: string
 const EXPIRING_SOON_MS = 5 * 60_000;
 
 /** A container rule asked to be split (or an R2D2 request, by its name, as Rucio knows them). */
-const splits = (record: RuleRecord): boolean => record.didType === 'CONTAINER' && (record.splitContainer || record.name.includes('.r2d2_request.'));
+const splits = (record: RuleRecord): boolean =>
+  record.didType === 'CONTAINER' && (record.splitContainer || record.name.includes('.r2d2_request.'));
 
 /**
  * Rucio's split container: instead of its own locks, a container rule gets one asynchronous,
@@ -143,19 +179,32 @@ const splits = (record: RuleRecord): boolean => record.didType === 'CONTAINER' &
  * rule of the same owner and expression already are skipped. Then the container rule is deleted.
  * Run again after a crash, it skips the datasets it has done.
  */
-export const splitContainerRule = async (context: CommandContext, rule: LiveRule, metadata: CommandMetadata): Promise<{ position: bigint | undefined; outcome: string }> => {
+export const splitContainerRule = async (
+  context: CommandContext,
+  rule: LiveRule,
+  metadata: CommandMetadata,
+): Promise<{ position: bigint | undefined; outcome: string }> => {
   const { record } = rule;
   const dids: DidRef[] = [];
   for (const dataset of await context.ruleFacts.datasetsBelow(record)) {
     const did = await loadDid(context, dataset.scope, dataset.name);
     if (did.status !== 'Live') continue;
-    if ([...did.rules.values()].some((other) => other.account === record.account && other.rseExpression === record.rseExpression)) continue;
+    if (
+      [...did.rules.values()].some(
+        (other) => other.account === record.account && other.rseExpression === record.rseExpression,
+      )
+    )
+      continue;
     dids.push(dataset);
   }
-  const step = (suffix: string): CommandMetadata => (metadata.causationId ? { ...metadata, causationId: `${metadata.causationId}/${suffix}` } : metadata);
+  const step = (suffix: string): CommandMetadata =>
+    metadata.causationId ? { ...metadata, causationId: `${metadata.causationId}/${suffix}` } : metadata;
   let position: bigint | undefined;
   if (dids.length > 0) {
-    const lifetime = record.expiresAt === null ? null : Math.max(0, Math.floor((Date.parse(record.expiresAt) - metadata.now.getTime()) / 1000));
+    const lifetime =
+      record.expiresAt === null
+        ? null
+        : Math.max(0, Math.floor((Date.parse(record.expiresAt) - metadata.now.getTime()) / 1000));
     const request: RuleRequest = {
       dids,
       account: record.account,
@@ -182,6 +231,16 @@ export const splitContainerRule = async (context: CommandContext, rule: LiveRule
     };
     position = (await addRules(context, request, step('split'))).position;
   }
-  const deleted = await deleteRuleNow(context, { ruleId: record.id, purgeReplicas: null, cause: { kind: 'deletion', detail: 'split into dataset rules' }, ignoreLock: true, deleteParent: true }, step('split-done'));
+  const deleted = await deleteRuleNow(
+    context,
+    {
+      ruleId: record.id,
+      purgeReplicas: null,
+      cause: { kind: 'deletion', detail: 'split into dataset rules' },
+      ignoreLock: true,
+      deleteParent: true,
+    },
+    step('split-done'),
+  );
   return { position: deleted.position ?? position, outcome: `split into ${dids.length} dataset rules` };
 };

@@ -63,7 +63,11 @@ export const repairRule = async (
   const onRule = (command: RuleCommand) => handleCommand(context, ruleDecider, ruleStream, command);
   const now = metadata.now;
   if (state.stuckAt !== null && now.getTime() - Date.parse(state.stuckAt) > SUSPEND_AFTER_MS) {
-    const outcome = await onRule({ type: 'SetRuleState', data: { ruleId: state.record.id, state: 'SUSPENDED', error: state.error }, metadata });
+    const outcome = await onRule({
+      type: 'SetRuleState',
+      data: { ruleId: state.record.id, state: 'SUSPENDED', error: state.error },
+      metadata,
+    });
     return { position: outcome.position, outcome: 'suspended after 14 days stuck' };
   }
   let position: bigint | undefined;
@@ -71,14 +75,23 @@ export const repairRule = async (
   let writable: Set<string>;
   try {
     const targets = targetRsesOf(state.record.rseExpression, rses, state.record.ignoreAvailability);
-    writable = new Set(targets.filter((rse) => rse.properties.availability_write || state.record.ignoreAvailability).map((rse) => rse.id));
+    writable = new Set(
+      targets
+        .filter((rse) => rse.properties.availability_write || state.record.ignoreAvailability)
+        .map((rse) => rse.id),
+    );
     const content = await loadRuleContent(context, await loadRuleDid(context, state.record), heldBy(state));
-    position = (await applyRule(context, state, content, { kind: 'repair', detail: 'missing locks' }, metadata)).position;
+    position = (await applyRule(context, state, content, { kind: 'repair', detail: 'missing locks' }, metadata))
+      .position;
   } catch (error) {
     if (!(error instanceof RucioError)) throw error;
     const reason = `${error.exceptionClass}: ${error.message}`;
     const combined = state.error && !state.error.includes(reason) ? `${state.error}|${reason}`.slice(0, 255) : reason;
-    const outcome = await onRule({ type: 'SetRuleState', data: { ruleId: state.record.id, state: 'STUCK', error: combined }, metadata });
+    const outcome = await onRule({
+      type: 'SetRuleState',
+      data: { ruleId: state.record.id, state: 'STUCK', error: combined },
+      metadata,
+    });
     return { position: outcome.position, outcome: `still stuck: ${reason}` };
   }
 
@@ -86,9 +99,14 @@ export const repairRule = async (
   if (rule.status !== 'Live') return { position, outcome: 'gone' };
   const stuck = [...rule.locks.values()].filter((lock) => lock.state === 'STUCK');
   const good = new Map<string, number>();
-  for (const lock of rule.locks.values()) if (lock.state !== 'STUCK') good.set(didKey(lock.scope, lock.name), (good.get(didKey(lock.scope, lock.name)) ?? 0) + 1);
+  for (const lock of rule.locks.values())
+    if (lock.state !== 'STUCK')
+      good.set(didKey(lock.scope, lock.name), (good.get(didKey(lock.scope, lock.name)) ?? 0) + 1);
   const surplus = stuck.filter((lock) => (good.get(didKey(lock.scope, lock.name)) ?? 0) >= rule.record.copies);
-  if (surplus.length > 0) position = (await releaseLocks(context, rule, surplus, [], { kind: 'repair', detail: 'surplus stuck locks' }, metadata)) ?? position;
+  if (surplus.length > 0)
+    position =
+      (await releaseLocks(context, rule, surplus, [], { kind: 'repair', detail: 'surplus stuck locks' }, metadata)) ??
+      position;
 
   const backoff = data.ignoreBackoff ? 0 : retryBackoffMs(rule, now);
   const sources = sourceRsesOf(rule.record.sourceReplicaExpression, rses);
@@ -108,17 +126,51 @@ export const repairRule = async (
   if (arrived.length > 0 || retry.length > 0) {
     const step = new RuleStep(metadata);
     for (const lock of arrived) {
-      step.onDid(lock.scope, lock.name, { type: 'ChangeReplicaLocks', data: { scope: lock.scope, name: lock.name, rse: lock.rse, rseId: lock.rseId, locks: { [rule.record.id]: 'OK' } }, metadata });
+      step.onDid(lock.scope, lock.name, {
+        type: 'ChangeReplicaLocks',
+        data: {
+          scope: lock.scope,
+          name: lock.name,
+          rse: lock.rse,
+          rseId: lock.rseId,
+          locks: { [rule.record.id]: 'OK' },
+        },
+        metadata,
+      });
     }
     const stagingAreas = new Set(rses.filter((rse) => rse.properties.staging_area).map((rse) => rse.id));
     const usePreparer = settingValue((await loadConfig(context)).sections, SETTINGS.conveyorUsePreparer);
-    step.retryLocks(rule.record, retry.map((lock) => ({ ...lock, stagingArea: stagingAreas.has(lock.rseId) })), usePreparer ? 'PREPARING' : 'QUEUED');
-    const changes = [...arrived.map((lock) => ({ scope: lock.scope, name: lock.name, rseId: lock.rseId, state: 'OK' as const })), ...retry.map((lock) => ({ scope: lock.scope, name: lock.name, rseId: lock.rseId, state: 'REPLICATING' as const }))];
+    step.retryLocks(
+      rule.record,
+      retry.map((lock) => ({ ...lock, stagingArea: stagingAreas.has(lock.rseId) })),
+      usePreparer ? 'PREPARING' : 'QUEUED',
+    );
+    const changes = [
+      ...arrived.map((lock) => ({ scope: lock.scope, name: lock.name, rseId: lock.rseId, state: 'OK' as const })),
+      ...retry.map((lock) => ({
+        scope: lock.scope,
+        name: lock.name,
+        rseId: lock.rseId,
+        state: 'REPLICATING' as const,
+      })),
+    ];
     const didClosed = await didClosedOf(context, rule.record);
-    step.onRule(rule.record.id, () => [{ type: 'ChangeLocks', data: { ruleId: rule.record.id, locks: changes, cause: { kind: 'repair' }, error: null, didClosed }, metadata }]);
+    step.onRule(rule.record.id, () => [
+      {
+        type: 'ChangeLocks',
+        data: { ruleId: rule.record.id, locks: changes, cause: { kind: 'repair' }, error: null, didClosed },
+        metadata,
+      },
+    ]);
     position = lastPosition(await handleCommands(context, step.decisions(), { metadata })) ?? position;
   }
-  position = (await onRule({ type: 'RecountRule', data: { ruleId: rule.record.id, didClosed: await didClosedOf(context, rule.record) }, metadata })).position ?? position;
+  position =
+    (
+      await onRule({
+        type: 'RecountRule',
+        data: { ruleId: rule.record.id, didClosed: await didClosedOf(context, rule.record) },
+        metadata,
+      })
+    ).position ?? position;
   return { position, outcome: `${arrived.length} arrived, ${retry.length} retried, ${surplus.length} released` };
 };
-

@@ -27,7 +27,8 @@ const requestOf = (record: RuleRecord, now: Date, changes: Partial<RuleRequest>)
   copies: record.copies,
   rseExpression: record.rseExpression,
   weight: record.weight,
-  lifetime: record.expiresAt === null ? null : Math.max(0, Math.round((Date.parse(record.expiresAt) - now.getTime()) / 1000)),
+  lifetime:
+    record.expiresAt === null ? null : Math.max(0, Math.round((Date.parse(record.expiresAt) - now.getTime()) / 1000)),
   grouping: record.grouping,
   locked: record.locked,
   subscriptionId: record.subscriptionId,
@@ -60,25 +61,74 @@ const planReplacement = async (
   const quota = await quotaFactsOf(context, request.account, owner.status === 'Absent' ? {} : owner.attributes, rses);
   const ruleDid = await loadRuleDid(context, old.record);
   const content = await loadRuleContent(context, ruleDid);
-  const [plan] = planRules(request, { rses, quota, dids: [ruleDidFacts(ruleDid, content)], ruleIds: [newId()], now: metadata.now, seed: randomInt(2 ** 31), requestedBy: caller });
+  const [plan] = planRules(request, {
+    rses,
+    quota,
+    dids: [ruleDidFacts(ruleDid, content)],
+    ruleIds: [newId()],
+    now: metadata.now,
+    seed: randomInt(2 ** 31),
+    requestedBy: caller,
+  });
   return { plan: plan!, content };
 };
 
 /** Adds the planned rule to the step: attached to its DID, its files locked, the rule recording them. */
-const addPlanned = async (context: CommandContext, step: RuleStep, plan: PlannedRule, content: RuleContent, metadata: CommandMetadata, mustBeOk: boolean) => {
+const addPlanned = async (
+  context: CommandContext,
+  step: RuleStep,
+  plan: PlannedRule,
+  content: RuleContent,
+  metadata: CommandMetadata,
+  mustBeOk: boolean,
+) => {
   const { record } = plan;
   const rses = await context.ruleFacts.rses();
   step.onDid(record.scope, record.name, {
     type: 'AttachRule',
-    data: { scope: record.scope, name: record.name, ruleId: record.id, rule: { account: record.account, rseExpression: record.rseExpression, copies: record.copies, locked: record.locked } },
+    data: {
+      scope: record.scope,
+      name: record.name,
+      ruleId: record.id,
+      rule: {
+        account: record.account,
+        rseExpression: record.rseExpression,
+        copies: record.copies,
+        locked: record.locked,
+      },
+    },
     metadata,
   });
-  const locksOf = plan.placement ? step.lockFiles(record, plan.placement.locks, await lockConditionsOf(context, record, rses, content)) : () => [];
-  const datasetLocks = (plan.placement?.datasetLocks ?? []).map((lock) => ({ scope: lock.scope, name: lock.name, rseId: lock.rse.rseId, rse: lock.rse.rse, length: lock.length, bytes: lock.bytes }));
+  const locksOf = plan.placement
+    ? step.lockFiles(record, plan.placement.locks, await lockConditionsOf(context, record, rses, content))
+    : () => [];
+  const datasetLocks = (plan.placement?.datasetLocks ?? []).map((lock) => ({
+    scope: lock.scope,
+    name: lock.name,
+    rseId: lock.rse.rseId,
+    rse: lock.rse.rse,
+    length: lock.length,
+    bytes: lock.bytes,
+  }));
   step.onRule(record.id, (decided) => {
     const locks = locksOf(decided);
-    if (mustBeOk && locks.some((lock) => lock.state !== 'OK')) throw new RuleReplaceFailed('The new rule could not be fulfilled at once: its replicas are not all available.');
-    return [{ type: 'AddRule', data: { rule: record, state: null, locks, datasetLocks, targetRses: plan.targetRses, autoLocked: plan.autoLocked, didClosed: plan.didClosed }, metadata }];
+    if (mustBeOk && locks.some((lock) => lock.state !== 'OK'))
+      throw new RuleReplaceFailed('The new rule could not be fulfilled at once: its replicas are not all available.');
+    return [
+      {
+        type: 'AddRule',
+        data: {
+          rule: record,
+          state: null,
+          locks,
+          datasetLocks,
+          targetRses: plan.targetRses,
+          autoLocked: plan.autoLocked,
+          didClosed: plan.didClosed,
+        },
+        metadata,
+      },
+    ];
   });
 };
 
@@ -90,14 +140,37 @@ export const reduceRule = async (
   const caller = await loadCaller(context, metadata.account);
   requireRulePermission(caller, RULE_PERMISSIONS.reduceRule(caller), 'reduce this replication rule.');
   const old = await loadLiveRule(context, data.ruleId);
-  if (data.copies >= old.record.copies) throw new RuleReplaceFailed('Copies of the new rule must be smaller than the old rule.');
+  if (data.copies >= old.record.copies)
+    throw new RuleReplaceFailed('Copies of the new rule must be smaller than the old rule.');
   if (old.state !== 'OK') throw new RuleReplaceFailed('The source rule must be OK.');
-  const rseExpression = data.excludeExpression ? `(${old.record.rseExpression})\\(${data.excludeExpression})` : old.record.rseExpression;
-  const { plan, content } = await planReplacement(context, old, requestOf(old.record, metadata.now, { copies: data.copies, rseExpression }), metadata, caller.account);
+  const rseExpression = data.excludeExpression
+    ? `(${old.record.rseExpression})\\(${data.excludeExpression})`
+    : old.record.rseExpression;
+  const { plan, content } = await planReplacement(
+    context,
+    old,
+    requestOf(old.record, metadata.now, { copies: data.copies, rseExpression }),
+    metadata,
+    caller.account,
+  );
   const step = new RuleStep(metadata);
   await addPlanned(context, step, plan, content, metadata, true);
-  await planRuleDeletion(context, step, old, { purgeReplicas: null, cause: { kind: 'deletion', detail: `reduced to rule ${plan.record.id}` }, ignoreLock: true, deleteParent: true }, metadata);
-  return { ruleIds: [plan.record.id], position: lastPosition(await handleCommands(context, step.decisions(), { metadata })) };
+  await planRuleDeletion(
+    context,
+    step,
+    old,
+    {
+      purgeReplicas: null,
+      cause: { kind: 'deletion', detail: `reduced to rule ${plan.record.id}` },
+      ignoreLock: true,
+      deleteParent: true,
+    },
+    metadata,
+  );
+  return {
+    ruleIds: [plan.record.id],
+    position: lastPosition(await handleCommands(context, step.decisions(), { metadata })),
+  };
 };
 
 /** Options of `move_rule`'s override: add_rule's, but never the DIDs. */
@@ -114,7 +187,13 @@ export const moveRule = async (
   if (dids !== undefined) throw new UnsupportedOperation('The override of a move may not change the DIDs of the rule.');
   const old = await loadLiveRule(context, data.ruleId);
   if (old.childRuleId !== null) throw new RuleReplaceFailed('The rule must not have a child rule.');
-  const { plan, content } = await planReplacement(context, old, requestOf(old.record, metadata.now, { ...override, rseExpression: data.rseExpression }), metadata, caller.account);
+  const { plan, content } = await planReplacement(
+    context,
+    old,
+    requestOf(old.record, metadata.now, { ...override, rseExpression: data.rseExpression }),
+    metadata,
+    caller.account,
+  );
   const step = new RuleStep(metadata);
   await addPlanned(context, step, plan, content, metadata, false);
   // The old rule expires now; while its child is not OK the link keeps the cleaner away from it.
@@ -124,10 +203,16 @@ export const moveRule = async (
     return [
       {
         type: 'UpdateRuleOptions',
-        data: { ruleId: old.record.id, changes: { expiresAt: metadata.now.toISOString(), ...(childOk ? {} : { childRuleId: plan.record.id }) } },
+        data: {
+          ruleId: old.record.id,
+          changes: { expiresAt: metadata.now.toISOString(), ...(childOk ? {} : { childRuleId: plan.record.id }) },
+        },
         metadata,
       },
     ];
   });
-  return { ruleIds: [plan.record.id], position: lastPosition(await handleCommands(context, step.decisions(), { metadata })) };
+  return {
+    ruleIds: [plan.record.id],
+    position: lastPosition(await handleCommands(context, step.decisions(), { metadata })),
+  };
 };

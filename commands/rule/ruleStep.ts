@@ -61,7 +61,11 @@ export class RuleStep {
    * request that is queued only if the file's decision asked for a transfer. Returns how to read
    * the locks the files decided, for the rule's own record.
    */
-  lockFiles(rule: RuleRecord, locks: readonly PlannedLock[], conditions: LockConditions): (decided: DecidedStates) => RuleLock[] {
+  lockFiles(
+    rule: RuleRecord,
+    locks: readonly PlannedLock[],
+    conditions: LockConditions,
+  ): (decided: DecidedStates) => RuleLock[] {
     const { metadata } = this;
     for (const lock of locks) {
       const requestId = newId();
@@ -86,7 +90,9 @@ export class RuleStep {
       locks.flatMap((lock) => {
         const file = decided.stateOf(didStreamDecider, didStreamName(lock.scope, lock.name));
         const state = file?.replicas.get(lock.rse.rseId)?.locks.get(rule.id);
-        return state ? [{ scope: lock.scope, name: lock.name, rseId: lock.rse.rseId, rse: lock.rse.rse, bytes: lock.bytes, state }] : [];
+        return state
+          ? [{ scope: lock.scope, name: lock.name, rseId: lock.rse.rseId, rse: lock.rse.rse, bytes: lock.bytes, state }]
+          : [];
       });
   }
 
@@ -94,13 +100,31 @@ export class RuleStep {
    * Retries STUCK locks in place (the repairer): each lock becomes REPLICATING on its file's
    * stream, and a transfer is queued for it unless one is pending for the replica already.
    */
-  retryLocks(rule: RuleRecord, locks: readonly Readonly<{ scope: string; name: string; rse: string; rseId: string; bytes: number; stagingArea: boolean }>[], requestState: RequestState): void {
+  retryLocks(
+    rule: RuleRecord,
+    locks: readonly Readonly<{
+      scope: string;
+      name: string;
+      rse: string;
+      rseId: string;
+      bytes: number;
+      stagingArea: boolean;
+    }>[],
+    requestState: RequestState,
+  ): void {
     const { metadata } = this;
     for (const lock of locks) {
       const requestId = newId();
       this.onDid(lock.scope, lock.name, {
         type: 'ChangeReplicaLocks',
-        data: { scope: lock.scope, name: lock.name, rse: lock.rse, rseId: lock.rseId, locks: { [rule.id]: 'REPLICATING' }, requestId },
+        data: {
+          scope: lock.scope,
+          name: lock.name,
+          rse: lock.rse,
+          rseId: lock.rseId,
+          locks: { [rule.id]: 'REPLICATING' },
+          requestId,
+        },
         metadata,
       });
       const planned: PlannedLock = {
@@ -118,8 +142,16 @@ export class RuleStep {
    * Queues a transfer for a lock if the file's decision in this step asked for one (the replica
    * waits for `requestId`): the necromancer's recovery copies go this way, with activity Recovery.
    */
-  queueTransfer(rule: RuleRecord, lock: PlannedLock, requestId: string, requestState: RequestState, options: Readonly<{ retryCount?: number | null; activity?: string }> = {}): this {
-    this.requests.push(this.requestFor(rule, lock, requestId, requestState, options.retryCount ?? null, options.activity));
+  queueTransfer(
+    rule: RuleRecord,
+    lock: PlannedLock,
+    requestId: string,
+    requestState: RequestState,
+    options: Readonly<{ retryCount?: number | null; activity?: string }> = {},
+  ): this {
+    this.requests.push(
+      this.requestFor(rule, lock, requestId, requestState, options.retryCount ?? null, options.activity),
+    );
     return this;
   }
 
@@ -129,7 +161,14 @@ export class RuleStep {
     return this;
   }
 
-  private requestFor(rule: RuleRecord, lock: PlannedLock, requestId: string, requestState: RequestState, retryCount: number | null, activity?: string): AnyStreamDecision {
+  private requestFor(
+    rule: RuleRecord,
+    lock: PlannedLock,
+    requestId: string,
+    requestState: RequestState,
+    retryCount: number | null,
+    activity?: string,
+  ): AnyStreamDecision {
     const { metadata } = this;
     return onStream(
       requestDecider,
@@ -137,7 +176,13 @@ export class RuleStep {
       (decided): RequestCommand[] => {
         const file = decided.stateOf(didStreamDecider, didStreamName(lock.scope, lock.name));
         if (file?.replicas.get(lock.rse.rseId)?.pendingRequest !== requestId || file.did.status !== 'Live') return [];
-        const record = requestRecord(activity === undefined ? rule : { ...rule, activity }, lock, requestId, file.did.record, metadata);
+        const record = requestRecord(
+          activity === undefined ? rule : { ...rule, activity },
+          lock,
+          requestId,
+          file.did.record,
+          metadata,
+        );
         const request = { ...record, retryCount };
         return [{ type: 'QueueRequest', data: { request, state: requestState }, metadata }];
       },
@@ -159,7 +204,11 @@ export class RuleStep {
   ): void {
     const { metadata } = this;
     for (const lock of locks) {
-      this.onDid(lock.scope, lock.name, { type: 'UnlockReplica', data: { scope: lock.scope, name: lock.name, rse: lock.rse, rseId: lock.rseId, ruleId, purge }, metadata });
+      this.onDid(lock.scope, lock.name, {
+        type: 'UnlockReplica',
+        data: { scope: lock.scope, name: lock.name, rse: lock.rse, rseId: lock.rseId, ruleId, purge },
+        metadata,
+      });
       const requestId = pending.get(lockKey(lock.scope, lock.name, lock.rseId));
       if (!requestId) continue;
       this.requests.push(
@@ -175,10 +224,14 @@ export class RuleStep {
   decisions(): AnyStreamDecision[] {
     return [
       ...[...this.didStreams].map(([, { scope, name, parts }]) =>
-        onStream(didStreamDecider, didStreamName(scope, name), (decided) => parts.flatMap((part) => (typeof part === 'function' ? part(decided) : [part]))),
+        onStream(didStreamDecider, didStreamName(scope, name), (decided) =>
+          parts.flatMap((part) => (typeof part === 'function' ? part(decided) : [part])),
+        ),
       ),
       ...this.requests,
-      ...[...this.rules].map(([ruleId, parts]) => onStream(ruleDecider, ruleStreamName(ruleId), (decided) => parts.flatMap((part) => part(decided)))),
+      ...[...this.rules].map(([ruleId, parts]) =>
+        onStream(ruleDecider, ruleStreamName(ruleId), (decided) => parts.flatMap((part) => part(decided))),
+      ),
     ];
   }
 }
@@ -191,7 +244,10 @@ const requestRecord = (
   metadata: CommandMetadata,
 ): RequestRecord => {
   const bytes = file.bytes ?? lock.bytes;
-  const lifetime = rule.expiresAt === null ? null : Math.max(0, Math.round((Date.parse(rule.expiresAt) - metadata.now.getTime()) / 1000));
+  const lifetime =
+    rule.expiresAt === null
+      ? null
+      : Math.max(0, Math.round((Date.parse(rule.expiresAt) - metadata.now.getTime()) / 1000));
   return {
     id: requestId,
     requestType: lock.rse.stagingArea ? 'STAGEIN' : 'TRANSFER',
@@ -226,7 +282,10 @@ const requestRecord = (
 
 /** The transfers the replicas of `locks` wait for now, by lock key: what an unlock may cancel. */
 export const pendingRequestsOf = async (
-  loadFile: (scope: string, name: string) => Promise<Readonly<{ replicas: ReadonlyMap<string, Readonly<{ pendingRequest: string | null }>> }>>,
+  loadFile: (
+    scope: string,
+    name: string,
+  ) => Promise<Readonly<{ replicas: ReadonlyMap<string, Readonly<{ pendingRequest: string | null }>> }>>,
   locks: readonly Readonly<{ scope: string; name: string; rseId: string }>[],
 ): Promise<Map<string, string>> => {
   const pending = new Map<string, string>();

@@ -8,7 +8,13 @@ import { ReplicaNotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { isWrongExpectedRevision } from '../../infra/eventstore/eventStore.ts';
 import { loadFileReplicas } from '../did/didStreams.ts';
-import { handleCommands, lastPosition, onStream, type AnyStreamDecision, type CommandContext } from '../handleCommand.ts';
+import {
+  handleCommands,
+  lastPosition,
+  onStream,
+  type AnyStreamDecision,
+  type CommandContext,
+} from '../handleCommand.ts';
 import { loadRse } from '../rse/rseCommands.ts';
 import { didClosedOf } from './ruleContent.ts';
 import { loadRule } from './ruleDeletion.ts';
@@ -67,17 +73,26 @@ export const changeReplicaStates = async (
     const byRule = new Map<string, { locks: (LockRef & { state: LockState })[]; error: string | null }>();
     for (const file of data.files) {
       const key = didKey(file.scope, file.name);
-      const entry = byFile.get(key) ?? { scope: file.scope, name: file.name, commands: [...(data.before?.get(key) ?? [])] };
+      const entry = byFile.get(key) ?? {
+        scope: file.scope,
+        name: file.name,
+        commands: [...(data.before?.get(key) ?? [])],
+      };
       byFile.set(key, entry);
       const replica = (await loadFileReplicas(context, file.scope, file.name)).replicas.get(rseId);
-      if (!replica) throw new ReplicaNotFound(`No row found for scope: ${file.scope} name: ${file.name} rse: ${rse.rse}`);
+      if (!replica)
+        throw new ReplicaNotFound(`No row found for scope: ${file.scope} name: ${file.name} rse: ${rse.rse}`);
       const target = { scope: file.scope, name: file.name, rse: rse.rse, rseId };
       entry.commands.push({ type: 'ChangeReplicaState', data: { ...target, state: file.state }, metadata });
       const lockState = lockStateFor(file.state);
       if (!lockState) continue;
       const ruleIds = [...replica.locks].filter(([, state]) => state !== lockState).map(([ruleId]) => ruleId);
       if (ruleIds.length === 0) continue;
-      entry.commands.push({ type: 'ChangeReplicaLocks', data: { ...target, locks: Object.fromEntries(ruleIds.map((ruleId) => [ruleId, lockState])) }, metadata });
+      entry.commands.push({
+        type: 'ChangeReplicaLocks',
+        data: { ...target, locks: Object.fromEntries(ruleIds.map((ruleId) => [ruleId, lockState])) },
+        metadata,
+      });
       for (const ruleId of ruleIds) {
         const rule = byRule.get(ruleId) ?? { locks: [], error: null };
         rule.locks.push({ scope: file.scope, name: file.name, rseId, state: lockState });
@@ -85,22 +100,42 @@ export const changeReplicaStates = async (
         byRule.set(ruleId, rule);
       }
     }
-    const decisions: AnyStreamDecision[] = [...byFile.values()].map((file) => onStream(didStreamDecider, didStreamName(file.scope, file.name), file.commands));
+    const decisions: AnyStreamDecision[] = [...byFile.values()].map((file) =>
+      onStream(didStreamDecider, didStreamName(file.scope, file.name), file.commands),
+    );
     decisions.push(...(data.alongside ?? []));
     for (const [ruleId, { locks, error }] of byRule) {
       const didClosed = await ruleDidClosed(context, ruleId);
       decisions.push(
         onStream(ruleDecider, ruleStreamName(ruleId), (decided): RuleCommand[] => {
           // Only the locks the files' decisions changed are counted.
-          const changed = locks.filter((lock) => decided.stateOf(didStreamDecider, didStreamName(lock.scope, lock.name))?.replicas.get(rseId)?.locks.get(ruleId) === lock.state);
+          const changed = locks.filter(
+            (lock) =>
+              decided
+                .stateOf(didStreamDecider, didStreamName(lock.scope, lock.name))
+                ?.replicas.get(rseId)
+                ?.locks.get(ruleId) === lock.state,
+          );
           if (changed.length === 0) return [];
-          const detail = changed.length === 1 ? `${changed[0]!.scope}:${changed[0]!.name} on ${rse.rse}` : `${changed.length} files on ${rse.rse}`;
-          return [{ type: 'ChangeLocks', data: { ruleId, locks: changed, cause: { kind: 'transfer', detail }, error, didClosed }, metadata }];
+          const detail =
+            changed.length === 1
+              ? `${changed[0]!.scope}:${changed[0]!.name} on ${rse.rse}`
+              : `${changed.length} files on ${rse.rse}`;
+          return [
+            {
+              type: 'ChangeLocks',
+              data: { ruleId, locks: changed, cause: { kind: 'transfer', detail }, error, didClosed },
+              metadata,
+            },
+          ];
         }),
       );
     }
     try {
-      return { position: lastPosition(await handleCommands(context, decisions, { metadata, retries: 0 })), rules: [...byRule.keys()] };
+      return {
+        position: lastPosition(await handleCommands(context, decisions, { metadata, retries: 0 })),
+        rules: [...byRule.keys()],
+      };
     } catch (error) {
       if (!isWrongExpectedRevision(error) || attempt >= ATTEMPTS) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
@@ -112,8 +147,20 @@ export type TransferOutcome = DidRef & Readonly<{ rse: string }>;
 
 /** A copy arrived (a transfer DONE): the replica is AVAILABLE and every lock on it OK. */
 export const transferSucceeded = (context: CommandContext, data: TransferOutcome, metadata: CommandMetadata) =>
-  changeReplicaStates(context, { rse: data.rse, files: [{ scope: data.scope, name: data.name, state: 'AVAILABLE' }] }, metadata);
+  changeReplicaStates(
+    context,
+    { rse: data.rse, files: [{ scope: data.scope, name: data.name, state: 'AVAILABLE' }] },
+    metadata,
+  );
 
 /** A copy failed for good: the replica is UNAVAILABLE and every lock on it STUCK, with `error` on their rules. */
-export const transferFailed = (context: CommandContext, data: TransferOutcome & { error: string | null }, metadata: CommandMetadata) =>
-  changeReplicaStates(context, { rse: data.rse, files: [{ scope: data.scope, name: data.name, state: 'UNAVAILABLE', error: data.error }] }, metadata);
+export const transferFailed = (
+  context: CommandContext,
+  data: TransferOutcome & { error: string | null },
+  metadata: CommandMetadata,
+) =>
+  changeReplicaStates(
+    context,
+    { rse: data.rse, files: [{ scope: data.scope, name: data.name, state: 'UNAVAILABLE', error: data.error }] },
+    metadata,
+  );

@@ -8,7 +8,13 @@ import { parseFilterDate } from '../../domain/shared/dates.ts';
 import { AccountNotFound, InputValidationError } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
-import { handleCommands, lastPosition, onStream, type AnyStreamDecision, type CommandContext } from '../handleCommand.ts';
+import {
+  handleCommands,
+  lastPosition,
+  onStream,
+  type AnyStreamDecision,
+  type CommandContext,
+} from '../handleCommand.ts';
 import { loadLiveRule, loadRule, requireRulePermission } from './ruleDeletion.ts';
 import { repairRule } from './ruleRepair.ts';
 
@@ -55,7 +61,11 @@ export type RuleUpdate = Readonly<{
  * hands the rule to the repairer or stops it; a child rule must be on the same DID and is recorded
  * only while it is not OK yet. Everything of one call is one atomic step.
  */
-export const updateRule = async (context: CommandContext, data: { ruleId: string; update: RuleUpdate }, metadata: CommandMetadata) => {
+export const updateRule = async (
+  context: CommandContext,
+  data: { ruleId: string; update: RuleUpdate },
+  metadata: CommandMetadata,
+) => {
   const caller = await loadCaller(context, metadata.account);
   requireRulePermission(caller, RULE_PERMISSIONS.updateRule(caller), 'update this replication rule.');
   const rule = await loadLiveRule(context, data.ruleId);
@@ -64,7 +74,8 @@ export const updateRule = async (context: CommandContext, data: { ruleId: string
   if (update.comment !== undefined) changes.comments = update.comment;
   if (update.locked !== undefined) changes.locked = update.locked;
   if (update.lifetime !== undefined) {
-    changes.expiresAt = update.lifetime === null ? null : new Date(metadata.now.getTime() + update.lifetime * 1000).toISOString();
+    changes.expiresAt =
+      update.lifetime === null ? null : new Date(metadata.now.getTime() + update.lifetime * 1000).toISOString();
   }
   if (update.account !== undefined) {
     const owner = await loadAccount(context, update.account);
@@ -84,9 +95,14 @@ export const updateRule = async (context: CommandContext, data: { ruleId: string
 
   const ruleCommands: RuleCommand[] = [];
   if (Object.keys(changes).length > 0) {
-    ruleCommands.push({ type: 'UpdateRuleOptions', data: { ruleId: rule.record.id, changes: changes as RuleUpdated['data']['changes'] }, metadata });
+    ruleCommands.push({
+      type: 'UpdateRuleOptions',
+      data: { ruleId: rule.record.id, changes: changes as RuleUpdated['data']['changes'] },
+      metadata,
+    });
   }
-  if (update.state !== undefined) ruleCommands.push({ type: 'SetRuleState', data: { ruleId: rule.record.id, state: update.state }, metadata });
+  if (update.state !== undefined)
+    ruleCommands.push({ type: 'SetRuleState', data: { ruleId: rule.record.id, state: update.state }, metadata });
 
   const decisions: AnyStreamDecision[] = [];
   const locked = update.locked ?? rule.record.locked;
@@ -94,15 +110,23 @@ export const updateRule = async (context: CommandContext, data: { ruleId: string
   if (locked !== rule.record.locked || account !== rule.record.account) {
     const didCommand: DidStreamCommand = {
       type: 'ChangeDidRule',
-      data: { scope: rule.record.scope, name: rule.record.name, ruleId: rule.record.id, rule: { account, rseExpression: rule.record.rseExpression, copies: rule.record.copies, locked } },
+      data: {
+        scope: rule.record.scope,
+        name: rule.record.name,
+        ruleId: rule.record.id,
+        rule: { account, rseExpression: rule.record.rseExpression, copies: rule.record.copies, locked },
+      },
       metadata,
     };
     decisions.push(onStream(didStreamDecider, didStreamName(rule.record.scope, rule.record.name), didCommand));
   }
   if (ruleCommands.length > 0) decisions.push(onStream(ruleDecider, ruleStreamName(rule.record.id), ruleCommands));
-  let position = decisions.length > 0 ? lastPosition(await handleCommands(context, decisions, { metadata })) : undefined;
+  let position =
+    decisions.length > 0 ? lastPosition(await handleCommands(context, decisions, { metadata })) : undefined;
   // Rucio's boost moves the rule back in time so that its repairer takes it at once, back-off done.
-  if (update.boostRule) position = (await repairRule(context, { ruleId: rule.record.id, ignoreBackoff: true }, metadata)).position ?? position;
+  if (update.boostRule)
+    position =
+      (await repairRule(context, { ruleId: rule.record.id, ignoreBackoff: true }, metadata)).position ?? position;
   return { position };
 };
 
@@ -114,9 +138,14 @@ const eolOf = (text: string): string => {
 };
 
 /** A child rule: none dissolves the link (and clears the parent's expiry); another must share the DID. */
-const childChange = async (context: CommandContext, rule: LiveRule, childRuleId: string | null): Promise<Record<string, unknown>> => {
+const childChange = async (
+  context: CommandContext,
+  rule: LiveRule,
+  childRuleId: string | null,
+): Promise<Record<string, unknown>> => {
   if (childRuleId === null) {
-    if (rule.childRuleId === null) throw new InputValidationError(`Cannot detach child when no such relationship exists`);
+    if (rule.childRuleId === null)
+      throw new InputValidationError(`Cannot detach child when no such relationship exists`);
     return { childRuleId: null, expiresAt: null };
   }
   if (childRuleId === rule.record.id) throw new InputValidationError('Attempted to add a child rule to itself');
@@ -129,20 +158,38 @@ const childChange = async (context: CommandContext, rule: LiveRule, childRuleId:
 };
 
 /** `approve` in the options of an update: approval or denial (admins); denial deletes the rule. */
-export const approveRule = async (context: CommandContext, data: { ruleId: string; approve: boolean; reason: string | null }, metadata: CommandMetadata) => {
+export const approveRule = async (
+  context: CommandContext,
+  data: { ruleId: string; approve: boolean; reason: string | null },
+  metadata: CommandMetadata,
+) => {
   const caller = await loadCaller(context, metadata.account);
   requireRulePermission(caller, RULE_PERMISSIONS.approveRule(caller), 'approve/deny this replication rule.');
   const rule = await loadLiveRule(context, data.ruleId);
   const ruleStream = ruleStreamName(rule.record.id);
   if (data.approve) {
-    return { position: lastPosition(await handleCommands(context, [onStream(ruleDecider, ruleStream, { type: 'ApproveRule', data: { ruleId: rule.record.id }, metadata })], { metadata })) };
+    return {
+      position: lastPosition(
+        await handleCommands(
+          context,
+          [onStream(ruleDecider, ruleStream, { type: 'ApproveRule', data: { ruleId: rule.record.id }, metadata })],
+          { metadata },
+        ),
+      ),
+    };
   }
   // A denied rule holds no lock; it leaves its DID in the same step, as a deleted one would.
   const { scope, name } = rule.record;
   const decisions: AnyStreamDecision[] = [
-    onStream(ruleDecider, ruleStream, { type: 'DenyRule', data: { ruleId: rule.record.id, reason: data.reason }, metadata }),
+    onStream(ruleDecider, ruleStream, {
+      type: 'DenyRule',
+      data: { ruleId: rule.record.id, reason: data.reason },
+      metadata,
+    }),
     onStream(didStreamDecider, didStreamName(scope, name), (decided): DidStreamCommand[] =>
-      decided.stateOf(ruleDecider, ruleStream)?.status === 'Deleted' ? [{ type: 'DetachRule', data: { scope, name, ruleId: rule.record.id }, metadata }] : [],
+      decided.stateOf(ruleDecider, ruleStream)?.status === 'Deleted'
+        ? [{ type: 'DetachRule', data: { scope, name, ruleId: rule.record.id }, metadata }]
+        : [],
     ),
   ];
   return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
@@ -152,12 +199,22 @@ export const approveRule = async (context: CommandContext, data: { ruleId: strin
  * Rucio's `release_parent_rule`: a rule whose child is OK (or gone) loses the link, keeping the
  * expiry its move gave it, so that the cleaner deletes it in its turn. The cleaner's work.
  */
-export const releaseParentRule = async (context: CommandContext, data: { ruleId: string }, metadata: CommandMetadata) => {
+export const releaseParentRule = async (
+  context: CommandContext,
+  data: { ruleId: string },
+  metadata: CommandMetadata,
+) => {
   const state = await loadRule(context, data.ruleId);
   if (state.status !== 'Live' || state.childRuleId === null) return { position: undefined };
   const outcome = await handleCommands(
     context,
-    [onStream(ruleDecider, ruleStreamName(data.ruleId), { type: 'UpdateRuleOptions', data: { ruleId: data.ruleId, changes: { childRuleId: null } }, metadata })],
+    [
+      onStream(ruleDecider, ruleStreamName(data.ruleId), {
+        type: 'UpdateRuleOptions',
+        data: { ruleId: data.ruleId, changes: { childRuleId: null } },
+        metadata,
+      }),
+    ],
     { metadata },
   );
   return { position: lastPosition(outcome) };

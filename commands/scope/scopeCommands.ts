@@ -6,9 +6,14 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
 import { handleCommand, loadAggregate, type CommandContext } from '../handleCommand.ts';
 
-export const loadScope = (context: CommandContext, scope: string): Promise<Scope> => loadAggregate(context, scopeDecider, scopeStreamName(scope));
+export const loadScope = (context: CommandContext, scope: string): Promise<Scope> =>
+  loadAggregate(context, scopeDecider, scopeStreamName(scope));
 
-export const addScope = async (context: CommandContext, data: { scope: string; account: string }, metadata: CommandMetadata) => {
+export const addScope = async (
+  context: CommandContext,
+  data: { scope: string; account: string },
+  metadata: CommandMetadata,
+) => {
   const caller = await loadCaller(context, metadata.account);
   requirePermission(ACCOUNT_PERMISSIONS.addScope(caller), caller, 'add scope');
   const owner = await loadAccount(context, data.account);

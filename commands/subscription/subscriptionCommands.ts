@@ -2,13 +2,25 @@ import { allowOnly } from '../../domain/permission/policy.ts';
 import { SUBSCRIPTION_PERMISSIONS } from '../../domain/permission/subscriptionPolicy.ts';
 import { AccountNotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
-import { subscriptionStreamName, type RetroactiveCursor, type Subscription, type SubscriptionChanges } from '../../domain/subscription/subscription.ts';
+import {
+  subscriptionStreamName,
+  type RetroactiveCursor,
+  type Subscription,
+  type SubscriptionChanges,
+} from '../../domain/subscription/subscription.ts';
 import { subscriptionDecider, subscriptionNotFound } from '../../domain/subscription/subscriptionDecider.ts';
 import type { SubscriptionFilter } from '../../domain/subscription/subscriptionFilter.ts';
 import { subscriptionNamesDecider, subscriptionNamesStreamName } from '../../domain/subscription/subscriptionNames.ts';
 import type { SubscriptionRuleTemplate } from '../../domain/subscription/subscriptionRules.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
-import { handleCommand, handleCommands, lastPosition, loadAggregate, onStream, type CommandContext } from '../handleCommand.ts';
+import {
+  handleCommand,
+  handleCommands,
+  lastPosition,
+  loadAggregate,
+  onStream,
+  type CommandContext,
+} from '../handleCommand.ts';
 import { newId } from '../rule/ruleStep.ts';
 
 /**
@@ -61,8 +73,17 @@ export const addSubscription = async (context: CommandContext, data: NewSubscrip
   const outcomes = await handleCommands(
     context,
     [
-      onStream(subscriptionNamesDecider, subscriptionNamesStreamName(data.account), { type: 'ClaimSubscriptionName', data: { account: data.account, name: data.name, subscriptionId: id }, metadata }),
-      onStream(subscriptionDecider, subscriptionStreamName(id), { type: 'AddSubscription', data: { subscription }, metadata }, { fresh: true }),
+      onStream(subscriptionNamesDecider, subscriptionNamesStreamName(data.account), {
+        type: 'ClaimSubscriptionName',
+        data: { account: data.account, name: data.name, subscriptionId: id },
+        metadata,
+      }),
+      onStream(
+        subscriptionDecider,
+        subscriptionStreamName(id),
+        { type: 'AddSubscription', data: { subscription }, metadata },
+        { fresh: true },
+      ),
     ],
     { metadata },
   );
@@ -89,12 +110,20 @@ export const subscriptionIdOf = async (context: CommandContext, account: string,
   return id;
 };
 
-export const loadSubscription = (context: CommandContext, id: string): Promise<Subscription> => loadAggregate(context, subscriptionDecider, subscriptionStreamName(id));
+export const loadSubscription = (context: CommandContext, id: string): Promise<Subscription> =>
+  loadAggregate(context, subscriptionDecider, subscriptionStreamName(id));
 
 /** `update_subscription` of the account's subscription with that name. */
-export const updateSubscription = async (context: CommandContext, data: { account: string; name: string; update: SubscriptionUpdate }, metadata: CommandMetadata) => {
+export const updateSubscription = async (
+  context: CommandContext,
+  data: { account: string; name: string; update: SubscriptionUpdate },
+  metadata: CommandMetadata,
+) => {
   const caller = await loadCaller(context, metadata.account);
-  allowOnly(SUBSCRIPTION_PERMISSIONS.updateSubscription(caller), `Account ${caller.account} can not update subscription.`);
+  allowOnly(
+    SUBSCRIPTION_PERMISSIONS.updateSubscription(caller),
+    `Account ${caller.account} can not update subscription.`,
+  );
   const id = await subscriptionIdOf(context, data.account, data.name);
   const { update } = data;
   const changes: SubscriptionChanges = {
@@ -115,7 +144,11 @@ export const updateSubscription = async (context: CommandContext, data: { accoun
 
 /** The transmogrifier: a subscription whose lifetime is over becomes INACTIVE (nothing when it is not over). */
 export const expireSubscription = async (context: CommandContext, data: { id: string }, metadata: CommandMetadata) => {
-  const outcome = await handleCommand(context, subscriptionDecider, subscriptionStreamName(data.id), { type: 'ExpireSubscription', data, metadata });
+  const outcome = await handleCommand(context, subscriptionDecider, subscriptionStreamName(data.id), {
+    type: 'ExpireSubscription',
+    data,
+    metadata,
+  });
   return { position: outcome.position, expired: outcome.events.length > 0 };
 };
 
@@ -126,7 +159,9 @@ export const recordRetroactivePass = async (
   metadata: CommandMetadata,
 ) => {
   const commands = [
-    ...(data.progress ? [{ type: 'RecordRetroactiveProgress' as const, data: { id: data.id, ...data.progress }, metadata }] : []),
+    ...(data.progress
+      ? [{ type: 'RecordRetroactiveProgress' as const, data: { id: data.id, ...data.progress }, metadata }]
+      : []),
     ...(data.complete ? [{ type: 'CompleteRetroactivePass' as const, data: { id: data.id }, metadata }] : []),
   ];
   if (commands.length === 0) return { position: undefined };

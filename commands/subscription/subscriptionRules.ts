@@ -6,7 +6,11 @@ import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { chooseSplitRses } from '../../domain/subscription/splitRule.ts';
-import { subscriptionDryRunDecider, subscriptionDryRunStreamName, type DryRunRule } from '../../domain/subscription/subscriptionDryRun.ts';
+import {
+  subscriptionDryRunDecider,
+  subscriptionDryRunStreamName,
+  type DryRunRule,
+} from '../../domain/subscription/subscriptionDryRun.ts';
 import type { DidFacts } from '../../domain/subscription/subscriptionFilter.ts';
 import { subscriptionRuleId } from '../../domain/subscription/subscriptionRules.ts';
 import type { RuleToMake, SubscribedDid } from '../../domain/subscription/transmogrifier.ts';
@@ -25,7 +29,12 @@ import { RuleStep } from '../rule/ruleStep.ts';
  * reported with the rule.
  */
 
-export type RuleOutcome = Readonly<{ ruleId: string; rse: string | null; outcome: 'created' | 'exists' | 'covered' | 'refused'; reason?: string }>;
+export type RuleOutcome = Readonly<{
+  ruleId: string;
+  rse: string | null;
+  outcome: 'created' | 'exists' | 'covered' | 'refused';
+  reason?: string;
+}>;
 
 /** Each rule its own cause: event ids derive from it, and two rules on one DID stream must not share them. */
 const causedBy = (metadata: CommandMetadata, item: string): CommandMetadata =>
@@ -38,7 +47,13 @@ const ruleExists = async (context: CommandContext, ruleId: string): Promise<bool
   (await loadAggregate(context, ruleDecider, ruleStreamName(ruleId))).status !== 'Absent';
 
 /** One `add_rule` under its given id; a rule `add_rule` refuses is reported, not thrown. */
-const addOne = async (context: CommandContext, rule: RuleToMake, ruleId: string, rse: string | null, metadata: CommandMetadata): Promise<RuleOutcome> => {
+const addOne = async (
+  context: CommandContext,
+  rule: RuleToMake,
+  ruleId: string,
+  rse: string | null,
+  metadata: CommandMetadata,
+): Promise<RuleOutcome> => {
   if (await ruleExists(context, ruleId)) return { ruleId, rse, outcome: 'exists' };
   const request = rse === null ? rule.request : { ...rule.request, copies: 1, rseExpression: rse };
   try {
@@ -51,7 +66,12 @@ const addOne = async (context: CommandContext, rule: RuleToMake, ruleId: string,
 };
 
 /** The single RSEs the subscription's rules on the DID use already (preferred by split rules). */
-const usedRses = async (context: CommandContext, subscriptionId: string, did: DidRef, index: number): Promise<string[]> => {
+const usedRses = async (
+  context: CommandContext,
+  subscriptionId: string,
+  did: DidRef,
+  index: number,
+): Promise<string[]> => {
   const rses = (await context.ruleFacts.rses()).map((rse) => rse.rse);
   const used: string[] = [];
   for (const rse of rses) {
@@ -60,18 +80,36 @@ const usedRses = async (context: CommandContext, subscriptionId: string, did: Di
   return used;
 };
 
-const splitRule = async (context: CommandContext, subscriptionId: string, did: SubscribedDid, rule: RuleToMake, metadata: CommandMetadata): Promise<RuleOutcome[]> => {
+const splitRule = async (
+  context: CommandContext,
+  subscriptionId: string,
+  did: SubscribedDid,
+  rule: RuleToMake,
+  metadata: CommandMetadata,
+): Promise<RuleOutcome[]> => {
   const owner = await loadAccount(context, rule.request.account);
   const rses = await context.ruleFacts.rses();
-  const quota = await quotaFactsOf(context, rule.request.account, owner.status === 'Absent' ? {} : owner.attributes, rses);
+  const quota = await quotaFactsOf(
+    context,
+    rule.request.account,
+    owner.status === 'Absent' ? {} : owner.attributes,
+    rses,
+  );
   const choice = chooseSplitRses(
-    { rseExpression: rule.request.rseExpression, copies: rule.request.copies, weight: rule.request.weight, seed: seedOf(rule.ruleId) },
+    {
+      rseExpression: rule.request.rseExpression,
+      copies: rule.request.copies,
+      weight: rule.request.weight,
+      seed: seedOf(rule.ruleId),
+    },
     { rses, quota, usedRses: await usedRses(context, subscriptionId, did, rule.index) },
   );
   if (choice.kind === 'covered') return [{ ruleId: rule.ruleId, rse: null, outcome: 'covered' }];
-  if (choice.kind === 'impossible') return [{ ruleId: rule.ruleId, rse: null, outcome: 'refused', reason: choice.reason }];
+  if (choice.kind === 'impossible')
+    return [{ ruleId: rule.ruleId, rse: null, outcome: 'refused', reason: choice.reason }];
   const outcomes: RuleOutcome[] = [];
-  for (const rse of choice.rses) outcomes.push(await addOne(context, rule, subscriptionRuleId(subscriptionId, did, rule.index, rse), rse, metadata));
+  for (const rse of choice.rses)
+    outcomes.push(await addOne(context, rule, subscriptionRuleId(subscriptionId, did, rule.index, rse), rse, metadata));
   return outcomes;
 };
 
@@ -84,7 +122,11 @@ const splitRule = async (context: CommandContext, subscriptionId: string, did: S
  */
 export const transmogrifyDid = async (
   context: CommandContext,
-  data: Readonly<{ did: SubscribedDid; subscriptions: readonly Readonly<{ subscriptionId: string; rules: readonly RuleToMake[] }>[]; markProcessed: boolean }>,
+  data: Readonly<{
+    did: SubscribedDid;
+    subscriptions: readonly Readonly<{ subscriptionId: string; rules: readonly RuleToMake[] }>[];
+    markProcessed: boolean;
+  }>,
   metadata: CommandMetadata,
 ): Promise<RuleOutcome[]> => {
   const { did } = data;
@@ -96,21 +138,32 @@ export const transmogrifyDid = async (
   for (const { subscriptionId, rules } of data.subscriptions) {
     for (const rule of rules) {
       if (rule.split) splits.push({ subscriptionId, rule });
-      else if (await ruleExists(context, rule.ruleId)) outcomes.push({ ruleId: rule.ruleId, rse: null, outcome: 'exists' });
+      else if (await ruleExists(context, rule.ruleId))
+        outcomes.push({ ruleId: rule.ruleId, rse: null, outcome: 'exists' });
       else {
         try {
           await planAddRules(context, rule.request, step, metadata, { ruleIds: [rule.ruleId], rses });
           planned.push(rule);
         } catch (error) {
           if (!(error instanceof RucioError)) throw error;
-          outcomes.push({ ruleId: rule.ruleId, rse: null, outcome: 'refused', reason: `${error.exceptionClass}: ${error.message}` });
+          outcomes.push({
+            ruleId: rule.ruleId,
+            rse: null,
+            outcome: 'refused',
+            reason: `${error.exceptionClass}: ${error.message}`,
+          });
         }
       }
     }
   }
   const state = data.markProcessed ? await loadDid(context, did.scope, did.name) : undefined;
   const flagged = state?.status === 'Live' && state.record.columns.is_new === true;
-  if (flagged) step.onDid(did.scope, did.name, { type: 'CopyDidColumns', data: { scope: did.scope, name: did.name, columns: { is_new: null } }, metadata });
+  if (flagged)
+    step.onDid(did.scope, did.name, {
+      type: 'CopyDidColumns',
+      data: { scope: did.scope, name: did.name, columns: { is_new: null } },
+      metadata,
+    });
   try {
     await handleCommands(context, step.decisions(), { metadata });
     outcomes.push(...planned.map((rule): RuleOutcome => ({ ruleId: rule.ruleId, rse: null, outcome: 'created' })));
@@ -119,14 +172,21 @@ export const transmogrifyDid = async (
     for (const rule of planned) outcomes.push(await addOne(context, rule, rule.ruleId, null, metadata));
     if (flagged) await markDidProcessed(context, did, metadata);
   }
-  for (const { subscriptionId, rule } of splits) outcomes.push(...(await splitRule(context, subscriptionId, did, rule, metadata)));
+  for (const { subscriptionId, rule } of splits)
+    outcomes.push(...(await splitRule(context, subscriptionId, did, rule, metadata)));
   return outcomes;
 };
 
 /** Records what a dry-run subscription would have made for the DID (once per subscription and DID). */
 export const recordSubscriptionDryRun = async (
   context: CommandContext,
-  data: Readonly<{ subscriptionId: string; subscriptionName: string; account: string; did: SubscribedDid; rules: readonly DryRunRule[] }>,
+  data: Readonly<{
+    subscriptionId: string;
+    subscriptionName: string;
+    account: string;
+    did: SubscribedDid;
+    rules: readonly DryRunRule[];
+  }>,
   metadata: CommandMetadata,
 ) => {
   const { did } = data;
@@ -136,7 +196,15 @@ export const recordSubscriptionDryRun = async (
     subscriptionDryRunStreamName(data.subscriptionId, did.scope, did.name),
     {
       type: 'RecordDryRun',
-      data: { subscriptionId: data.subscriptionId, subscriptionName: data.subscriptionName, account: data.account, scope: did.scope, name: did.name, didType: did.didType, rules: data.rules },
+      data: {
+        subscriptionId: data.subscriptionId,
+        subscriptionName: data.subscriptionName,
+        account: data.account,
+        scope: did.scope,
+        name: did.name,
+        didType: did.didType,
+        rules: data.rules,
+      },
       metadata: causedBy(metadata, `dry-run/${data.subscriptionId}`),
     },
   );

@@ -6,8 +6,14 @@ export type AccountStatus = 'ACTIVE' | 'SUSPENDED' | 'DELETED';
 
 export const accountStreamName = (account: string): string => `account-${account}`;
 
-export type AccountCreated = Event<'AccountCreated', { account: string; accountType: AccountType; email: string | null; createdAt: string }>;
-export type AccountEmailChanged = Event<'AccountEmailChanged', { account: string; email: string | null; changedAt: string }>;
+export type AccountCreated = Event<
+  'AccountCreated',
+  { account: string; accountType: AccountType; email: string | null; createdAt: string }
+>;
+export type AccountEmailChanged = Event<
+  'AccountEmailChanged',
+  { account: string; email: string | null; changedAt: string }
+>;
 export type AccountSuspended = Event<'AccountSuspended', { account: string; suspendedAt: string }>;
 export type AccountReactivated = Event<'AccountReactivated', { account: string; reactivatedAt: string }>;
 export type AccountDeleted = Event<'AccountDeleted', { account: string; deletedAt: string }>;

@@ -1,15 +1,12 @@
 import type { Decider } from '../shared/decider.ts';
 import type { Command } from '../shared/event.ts';
 import { AccountNotFound, Duplicate, RucioException, UnsupportedOperation, ValueError } from '../shared/errors.ts';
-import {
-  evolveAccount,
-  initialAccount,
-  type Account,
-  type AccountEvent,
-  type AccountType,
-} from './account.ts';
+import { evolveAccount, initialAccount, type Account, type AccountEvent, type AccountType } from './account.ts';
 
-export type CreateAccount = Command<'CreateAccount', { account: string; accountType: AccountType; email: string | null }>;
+export type CreateAccount = Command<
+  'CreateAccount',
+  { account: string; accountType: AccountType; email: string | null }
+>;
 export type UpdateAccount = Command<'UpdateAccount', { account: string; key: string; value: unknown }>;
 export type DeleteAccount = Command<'DeleteAccount', { account: string }>;
 export type AddAccountAttribute = Command<'AddAccountAttribute', { account: string; key: string; value: string }>;
@@ -42,7 +39,12 @@ export const createAccount = ({ data, metadata }: CreateAccount, state: Account)
   return [
     {
       type: 'AccountCreated',
-      data: { account: data.account, accountType: data.accountType, email: data.email, createdAt: metadata.now.toISOString() },
+      data: {
+        account: data.account,
+        accountType: data.accountType,
+        email: data.email,
+        createdAt: metadata.now.toISOString(),
+      },
     },
   ];
 };
@@ -59,17 +61,27 @@ export const updateAccount = ({ data, metadata }: UpdateAccount, state: Account)
   switch (data.key) {
     case 'status': {
       if (data.value === 'SUSPENDED') {
-        if (data.account === ROOT) throw new UnsupportedOperation('The root account cannot be suspended: nobody could administer the service any more.');
-        return state.status === 'SUSPENDED' ? [] : [{ type: 'AccountSuspended', data: { account: data.account, suspendedAt: at } }];
+        if (data.account === ROOT)
+          throw new UnsupportedOperation(
+            'The root account cannot be suspended: nobody could administer the service any more.',
+          );
+        return state.status === 'SUSPENDED'
+          ? []
+          : [{ type: 'AccountSuspended', data: { account: data.account, suspendedAt: at } }];
       }
       if (data.value === 'ACTIVE') {
-        return state.status === 'ACTIVE' ? [] : [{ type: 'AccountReactivated', data: { account: data.account, reactivatedAt: at } }];
+        return state.status === 'ACTIVE'
+          ? []
+          : [{ type: 'AccountReactivated', data: { account: data.account, reactivatedAt: at } }];
       }
       throw new ValueError(`Unknown value ${String(data.value)}`);
     }
     case 'email': {
-      if (data.value !== null && typeof data.value !== 'string') throw new ValueError(`Unknown value ${String(data.value)}`);
-      return state.email === data.value ? [] : [{ type: 'AccountEmailChanged', data: { account: data.account, email: data.value, changedAt: at } }];
+      if (data.value !== null && typeof data.value !== 'string')
+        throw new ValueError(`Unknown value ${String(data.value)}`);
+      return state.email === data.value
+        ? []
+        : [{ type: 'AccountEmailChanged', data: { account: data.account, email: data.value, changedAt: at } }];
     }
     default:
       throw new ValueError(`Unknown key ${data.key}`);
@@ -79,13 +91,15 @@ export const updateAccount = ({ data, metadata }: UpdateAccount, state: Account)
 /** Deletion is soft: the account keeps its record with status DELETED and cannot come back. */
 export const deleteAccount = ({ data, metadata }: DeleteAccount, state: Account): AccountEvent[] => {
   if (state.status !== 'ACTIVE') throw new AccountNotFound(`Account with ID '${data.account}' cannot be found`);
-  if (data.account === ROOT) throw new UnsupportedOperation('The root account cannot be deleted: nobody could administer the service any more.');
+  if (data.account === ROOT)
+    throw new UnsupportedOperation('The root account cannot be deleted: nobody could administer the service any more.');
   return [{ type: 'AccountDeleted', data: { account: data.account, deletedAt: metadata.now.toISOString() } }];
 };
 
 export const addAccountAttribute = ({ data }: AddAccountAttribute, state: Account): AccountEvent[] => {
   if (state.status !== 'ACTIVE') throw new AccountNotFound(`Account ID '${data.account}' does not exist`);
-  if (Object.hasOwn(state.attributes, data.key)) throw new Duplicate(`Key ${data.key} already exist for account ${data.account}!`);
+  if (Object.hasOwn(state.attributes, data.key))
+    throw new Duplicate(`Key ${data.key} already exist for account ${data.account}!`);
   return [{ type: 'AccountAttributeAdded', data: { account: data.account, key: data.key, value: data.value } }];
 };
 
@@ -101,16 +115,23 @@ export const removeAccountAttribute = ({ data }: RemoveAccountAttribute, state: 
  * tokens stopped with the deletion), so it is not found, as for every other change.
  */
 export const revokeAccountSessions = ({ data, metadata }: RevokeAccountSessions, state: Account): AccountEvent[] => {
-  if (state.status === 'Absent' || state.status === 'DELETED') throw new AccountNotFound(`Account with ID '${data.account}' cannot be found`);
+  if (state.status === 'Absent' || state.status === 'DELETED')
+    throw new AccountNotFound(`Account with ID '${data.account}' cannot be found`);
   return [{ type: 'AccountSessionsRevoked', data: { account: data.account, revokedAt: metadata.now.toISOString() } }];
 };
 
 export const importAccount = ({ data, metadata }: ImportAccount, state: Account): AccountEvent[] => {
   if (state.status === 'Absent') {
-    return createAccount({ type: 'CreateAccount', data: { account: data.account, accountType: 'USER', email: data.email }, metadata }, state);
+    return createAccount(
+      { type: 'CreateAccount', data: { account: data.account, accountType: 'USER', email: data.email }, metadata },
+      state,
+    );
   }
   if (!data.email) return [];
-  return updateAccount({ type: 'UpdateAccount', data: { account: data.account, key: 'email', value: data.email }, metadata }, state);
+  return updateAccount(
+    { type: 'UpdateAccount', data: { account: data.account, key: 'email', value: data.email }, metadata },
+    state,
+  );
 };
 
 export const decideAccount = (command: AccountCommand, state: Account): AccountEvent[] => {

@@ -8,12 +8,22 @@ import { InvalidObject } from '../shared/errors.ts';
  */
 export const accountLimitsStreamName = (account: string): string => `accountlimits-${account}`;
 
-export type LocalAccountLimitSet = Event<'LocalAccountLimitSet', { account: string; rseId: string; rse: string; bytes: number }>;
-export type LocalAccountLimitRemoved = Event<'LocalAccountLimitRemoved', { account: string; rseId: string; rse: string }>;
-export type GlobalAccountLimitSet = Event<'GlobalAccountLimitSet', { account: string; rseExpression: string; bytes: number }>;
+export type LocalAccountLimitSet = Event<
+  'LocalAccountLimitSet',
+  { account: string; rseId: string; rse: string; bytes: number }
+>;
+export type LocalAccountLimitRemoved = Event<
+  'LocalAccountLimitRemoved',
+  { account: string; rseId: string; rse: string }
+>;
+export type GlobalAccountLimitSet = Event<
+  'GlobalAccountLimitSet',
+  { account: string; rseExpression: string; bytes: number }
+>;
 export type GlobalAccountLimitRemoved = Event<'GlobalAccountLimitRemoved', { account: string; rseExpression: string }>;
 
-export type AccountLimitEvent = LocalAccountLimitSet | LocalAccountLimitRemoved | GlobalAccountLimitSet | GlobalAccountLimitRemoved;
+export type AccountLimitEvent =
+  LocalAccountLimitSet | LocalAccountLimitRemoved | GlobalAccountLimitSet | GlobalAccountLimitRemoved;
 
 /** Every account limit event type, each once: a type added to the union and missing here does not compile. */
 export const ACCOUNT_LIMIT_EVENT_TYPES = {
@@ -52,11 +62,12 @@ export const evolveAccountLimits = (state: AccountLimits, event: AccountLimitEve
   }
 };
 
-
 /** A limit is a whole number of bytes, or -1 for no limit; anything else is refused. */
 export const limitBytes = (value: unknown): number => {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < -1) {
-    throw new InvalidObject(`Problem validating bytes: ${JSON.stringify(value)} is not an integer of at least -1 (-1 means no limit)`);
+    throw new InvalidObject(
+      `Problem validating bytes: ${JSON.stringify(value)} is not an integer of at least -1 (-1 means no limit)`,
+    );
   }
   return value;
 };

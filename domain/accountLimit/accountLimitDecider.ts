@@ -1,27 +1,46 @@
 import type { Decider } from '../shared/decider.ts';
 import type { Command } from '../shared/event.ts';
-import { evolveAccountLimits, initialAccountLimits, type AccountLimitEvent, type AccountLimits } from './accountLimit.ts';
+import {
+  evolveAccountLimits,
+  initialAccountLimits,
+  type AccountLimitEvent,
+  type AccountLimits,
+} from './accountLimit.ts';
 
-export type SetLocalAccountLimit = Command<'SetLocalAccountLimit', { account: string; rseId: string; rse: string; bytes: number }>;
-export type RemoveLocalAccountLimit = Command<'RemoveLocalAccountLimit', { account: string; rseId: string; rse: string }>;
-export type SetGlobalAccountLimit = Command<'SetGlobalAccountLimit', { account: string; rseExpression: string; bytes: number }>;
+export type SetLocalAccountLimit = Command<
+  'SetLocalAccountLimit',
+  { account: string; rseId: string; rse: string; bytes: number }
+>;
+export type RemoveLocalAccountLimit = Command<
+  'RemoveLocalAccountLimit',
+  { account: string; rseId: string; rse: string }
+>;
+export type SetGlobalAccountLimit = Command<
+  'SetGlobalAccountLimit',
+  { account: string; rseExpression: string; bytes: number }
+>;
 export type RemoveGlobalAccountLimit = Command<'RemoveGlobalAccountLimit', { account: string; rseExpression: string }>;
 
-export type AccountLimitCommand = SetLocalAccountLimit | RemoveLocalAccountLimit | SetGlobalAccountLimit | RemoveGlobalAccountLimit;
+export type AccountLimitCommand =
+  SetLocalAccountLimit | RemoveLocalAccountLimit | SetGlobalAccountLimit | RemoveGlobalAccountLimit;
 
 /** Setting is an upsert; the same value again changes nothing. */
 export const setLocalAccountLimit = ({ data }: SetLocalAccountLimit, state: AccountLimits): AccountLimitEvent[] =>
   state.local[data.rseId] === data.bytes ? [] : [{ type: 'LocalAccountLimitSet', data }];
 
 /** Removing a limit that is not set is no error in Rucio (it answers whether a row existed). */
-export const removeLocalAccountLimit = ({ data }: RemoveLocalAccountLimit, state: AccountLimits): AccountLimitEvent[] =>
-  data.rseId in state.local ? [{ type: 'LocalAccountLimitRemoved', data }] : [];
+export const removeLocalAccountLimit = (
+  { data }: RemoveLocalAccountLimit,
+  state: AccountLimits,
+): AccountLimitEvent[] => (data.rseId in state.local ? [{ type: 'LocalAccountLimitRemoved', data }] : []);
 
 export const setGlobalAccountLimit = ({ data }: SetGlobalAccountLimit, state: AccountLimits): AccountLimitEvent[] =>
   state.global[data.rseExpression] === data.bytes ? [] : [{ type: 'GlobalAccountLimitSet', data }];
 
-export const removeGlobalAccountLimit = ({ data }: RemoveGlobalAccountLimit, state: AccountLimits): AccountLimitEvent[] =>
-  data.rseExpression in state.global ? [{ type: 'GlobalAccountLimitRemoved', data }] : [];
+export const removeGlobalAccountLimit = (
+  { data }: RemoveGlobalAccountLimit,
+  state: AccountLimits,
+): AccountLimitEvent[] => (data.rseExpression in state.global ? [{ type: 'GlobalAccountLimitRemoved', data }] : []);
 
 export const decideAccountLimits = (command: AccountLimitCommand, state: AccountLimits): AccountLimitEvent[] => {
   switch (command.type) {

@@ -22,7 +22,10 @@ export const evolveConfig = (state: Config, event: ConfigEvent): Config => {
     case 'ConfigOptionRemoved': {
       const { [event.data.option]: _removed, ...options } = state.sections[event.data.section] ?? {};
       const { [event.data.section]: _old, ...others } = state.sections;
-      return { ...state, sections: Object.keys(options).length > 0 ? { ...others, [event.data.section]: options } : others };
+      return {
+        ...state,
+        sections: Object.keys(options).length > 0 ? { ...others, [event.data.section]: options } : others,
+      };
     }
     case 'ConfigSectionRemoved': {
       const { [event.data.section]: _removed, ...sections } = state.sections;

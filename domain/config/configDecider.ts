@@ -7,7 +7,10 @@ import { evolveConfig, initialConfig, type Config, type ConfigEvent } from './co
  * Values are stored as text, as Rucio stores them (`str(value)`), and typed again when read
  * (configValue.ts).
  */
-export type SetConfigOptions = Command<'SetConfigOptions', { options: readonly { section: string; option: string; value: string }[] }>;
+export type SetConfigOptions = Command<
+  'SetConfigOptions',
+  { options: readonly { section: string; option: string; value: string }[] }
+>;
 export type RemoveConfigOption = Command<'RemoveConfigOption', { section: string; option: string }>;
 export type RemoveConfigSection = Command<'RemoveConfigSection', { section: string }>;
 export type ConfigCommand = SetConfigOptions | RemoveConfigOption | RemoveConfigSection;
@@ -44,4 +47,9 @@ export const decideConfig = (command: ConfigCommand, state: Config): ConfigEvent
   }
 };
 
-export const configDecider: Decider<Config, ConfigCommand, ConfigEvent> = { name: 'config', initialState: initialConfig, evolve: evolveConfig, decide: decideConfig };
+export const configDecider: Decider<Config, ConfigCommand, ConfigEvent> = {
+  name: 'config',
+  initialState: initialConfig,
+  evolve: evolveConfig,
+  decide: decideConfig,
+};

@@ -125,17 +125,40 @@ export type DidCreated = Event<
 /** `columns` are DID_COLUMN keys with their new values (`lifetime` arrives as `expired_at`). */
 export type DidMetadataSet = Event<
   'DidMetadataSet',
-  { scope: string; name: string; columns: Readonly<Record<string, ColumnValue>>; json: Readonly<Record<string, unknown>>; setAt: string }
+  {
+    scope: string;
+    name: string;
+    columns: Readonly<Record<string, ColumnValue>>;
+    json: Readonly<Record<string, unknown>>;
+    setAt: string;
+  }
 >;
-export type DidMetadataKeyDeleted = Event<'DidMetadataKeyDeleted', { scope: string; name: string; key: string; deletedAt: string }>;
+export type DidMetadataKeyDeleted = Event<
+  'DidMetadataKeyDeleted',
+  { scope: string; name: string; key: string; deletedAt: string }
+>;
 /** One attach call: every child and the collection's totals afterwards. */
 export type DidsAttached = Event<
   'DidsAttached',
-  { scope: string; name: string; didType: CollectionType; children: readonly ContentEntry[]; totals: ContentTotals; attachedAt: string }
+  {
+    scope: string;
+    name: string;
+    didType: CollectionType;
+    children: readonly ContentEntry[];
+    totals: ContentTotals;
+    attachedAt: string;
+  }
 >;
 export type DidsDetached = Event<
   'DidsDetached',
-  { scope: string; name: string; didType: CollectionType; children: readonly ContentEntry[]; totals: ContentTotals; detachedAt: string }
+  {
+    scope: string;
+    name: string;
+    didType: CollectionType;
+    children: readonly ContentEntry[];
+    totals: ContentTotals;
+    detachedAt: string;
+  }
 >;
 /** A child file's guid or events changed; the collection's copy and totals follow. */
 export type DidContentUpdated = Event<
@@ -144,7 +167,10 @@ export type DidContentUpdated = Event<
 >;
 export type DidClosed = Event<'DidClosed', { scope: string; name: string; totals: ContentTotals; closedAt: string }>;
 export type DidReopened = Event<'DidReopened', { scope: string; name: string; reopenedAt: string }>;
-export type DidFollowed = Event<'DidFollowed', { scope: string; name: string; didType: DidType; account: string; followedAt: string }>;
+export type DidFollowed = Event<
+  'DidFollowed',
+  { scope: string; name: string; didType: DidType; account: string; followedAt: string }
+>;
 export type DidUnfollowed = Event<'DidUnfollowed', { scope: string; name: string; account: string }>;
 /**
  * A DID was deleted: an expired collection (the undertaker), with its content, metadata and
@@ -338,6 +364,7 @@ const withMetadata = (state: LiveDid, data: DidMetadataSet['data']): LiveDid => 
     if (field) record = { ...record, [field]: value };
     else columns[key] = value;
   }
-  const jsonMeta = Object.keys(data.json).length > 0 || state.jsonMeta ? { ...(state.jsonMeta ?? {}), ...data.json } : null;
+  const jsonMeta =
+    Object.keys(data.json).length > 0 || state.jsonMeta ? { ...(state.jsonMeta ?? {}), ...data.json } : null;
   return { ...state, record: { ...record, columns }, jsonMeta };
 };

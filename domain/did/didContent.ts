@@ -1,4 +1,10 @@
-import { DataIdentifierNotFound, DuplicateContent, FileAlreadyExists, FileConsistencyMismatch, UnsupportedOperation } from '../shared/errors.ts';
+import {
+  DataIdentifierNotFound,
+  DuplicateContent,
+  FileAlreadyExists,
+  FileConsistencyMismatch,
+  UnsupportedOperation,
+} from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
 import {
   didKey,
@@ -32,7 +38,13 @@ export type ChildFacts = Readonly<{
 }>;
 
 /** A child as the request names it; `bytes`, `adler32` and `md5` when given must match the catalogue. */
-export type AttachRequest = Readonly<{ scope: string; name: string; bytes?: unknown; adler32?: unknown; md5?: unknown }>;
+export type AttachRequest = Readonly<{
+  scope: string;
+  name: string;
+  bytes?: unknown;
+  adler32?: unknown;
+  md5?: unknown;
+}>;
 
 /** A requested child and its facts (undefined: no such DID). */
 export type AttachCandidate = Readonly<{ request: AttachRequest; facts: ChildFacts | undefined }>;
@@ -66,9 +78,13 @@ export type AttachDids = Command<
  * `ifAttached` (the undertaker, which learns the parents from a read model that may lag): a parent
  * that is gone, or children no longer attached, are skipped instead of refused.
  */
-export type DetachDids = Command<'DetachDids', { scope: string; name: string; children: readonly DidRef[]; ifAttached?: boolean }>;
+export type DetachDids = Command<
+  'DetachDids',
+  { scope: string; name: string; children: readonly DidRef[]; ifAttached?: boolean }
+>;
 
-const notFound = (scope: string, name: string) => new DataIdentifierNotFound(`Data identifier '${scope}:${name}' not found`);
+const notFound = (scope: string, name: string) =>
+  new DataIdentifierNotFound(`Data identifier '${scope}:${name}' not found`);
 
 /** The requested children, each key once with its last description (Rucio builds a dict). */
 const uniqueRequests = (children: readonly AttachCandidate[]): AttachCandidate[] => {
@@ -80,7 +96,8 @@ const uniqueRequests = (children: readonly AttachCandidate[]): AttachCandidate[]
 export const attachDids = ({ data, metadata }: AttachDids, state: Did): DidEvent[] => {
   if (state.status !== 'Live') throw notFound(data.scope, data.name);
   const parent = state.record;
-  if (parent.didType === 'FILE') throw new UnsupportedOperation(`Data identifier '${data.scope}:${data.name}' is a file`);
+  if (parent.didType === 'FILE')
+    throw new UnsupportedOperation(`Data identifier '${data.scope}:${data.name}' is a file`);
   if (!parent.isOpen) throw new UnsupportedOperation(`Data identifier '${data.scope}:${data.name}' is closed`);
   const entries = parent.didType === 'DATASET' ? filesToAttach(state, data) : collectionsToAttach(state, data);
   if (entries.length === 0) return [];
@@ -113,16 +130,28 @@ const filesToAttach = (state: LiveDid, data: AttachDids['data']): ContentEntry[]
       if (!(key in request)) continue;
       const claimed = pythonStr(request[key]);
       const stored = pythonStr(facts[key]);
-      if (claimed !== stored) throw new FileConsistencyMismatch(`${key} mismatch for '${label}': ${claimed}!=${stored}`);
+      if (claimed !== stored)
+        throw new FileConsistencyMismatch(`${key} mismatch for '${label}': ${claimed}!=${stored}`);
     }
     if (state.content.children.has(didKey(request.scope, request.name))) {
       duplicates.push(label);
       continue;
     }
-    entries.push({ scope: request.scope, name: request.name, didType: 'FILE', bytes: facts.bytes, adler32: facts.adler32, md5: facts.md5, guid: facts.guid, events: facts.events });
+    entries.push({
+      scope: request.scope,
+      name: request.name,
+      didType: 'FILE',
+      bytes: facts.bytes,
+      adler32: facts.adler32,
+      md5: facts.md5,
+      guid: facts.guid,
+      events: facts.events,
+    });
   }
   if (duplicates.length > 0 && !data.ignoreDuplicates) {
-    throw new FileAlreadyExists(`The file(s) ${duplicates.join(', ')} are already attached to ${data.scope}:${data.name}`);
+    throw new FileAlreadyExists(
+      `The file(s) ${duplicates.join(', ')} are already attached to ${data.scope}:${data.name}`,
+    );
   }
   return entries;
 };
@@ -139,10 +168,13 @@ const collectionsToAttach = (state: LiveDid, data: AttachDids['data']): ContentE
   for (const { request, facts } of requests) {
     const label = `${request.scope}:${request.name}`;
     if (!facts) throw notFound(request.scope, request.name);
-    if (facts.didType === 'FILE') throw new UnsupportedOperation(`Adding a file (${label}) to a container (${parentKey}) is forbidden`);
+    if (facts.didType === 'FILE')
+      throw new UnsupportedOperation(`Adding a file (${label}) to a container (${parentKey}) is forbidden`);
     childType ??= facts.didType;
     if (facts.didType !== childType) {
-      throw new UnsupportedOperation(`Mixed collection is not allowed: '${label}' is a ${facts.didType}(expected type: ${childType})`);
+      throw new UnsupportedOperation(
+        `Mixed collection is not allowed: '${label}' is a ${facts.didType}(expected type: ${childType})`,
+      );
     }
     if (facts.didType === 'CONTAINER' && data.ancestors.has(didKey(request.scope, request.name))) {
       throw new UnsupportedOperation(`Circular attachment detected. ${label} is already a parent of ${parentKey}`);
@@ -151,7 +183,16 @@ const collectionsToAttach = (state: LiveDid, data: AttachDids['data']): ContentE
       duplicates.push(label);
       continue;
     }
-    entries.push({ scope: request.scope, name: request.name, didType: facts.didType, bytes: null, adler32: null, md5: null, guid: null, events: null });
+    entries.push({
+      scope: request.scope,
+      name: request.name,
+      didType: facts.didType,
+      bytes: null,
+      adler32: null,
+      md5: null,
+      guid: null,
+      events: null,
+    });
   }
   if (duplicates.length > 0 && !data.ignoreDuplicates) {
     throw new DuplicateContent(`The data identifier(s) ${duplicates.join(', ')} are already attached to ${parentKey}`);
@@ -173,7 +214,8 @@ export const detachDids = ({ data, metadata }: DetachDids, state: Did): DidEvent
   const remaining = new Set(state.content.children.keys());
   const detached: ContentEntry[] = [];
   for (const child of data.children) {
-    if (child.scope === data.scope && child.name === data.name) throw new UnsupportedOperation('Self-detach is not valid.');
+    if (child.scope === data.scope && child.name === data.name)
+      throw new UnsupportedOperation('Self-detach is not valid.');
     const key = didKey(child.scope, child.name);
     if (!remaining.delete(key)) {
       throw new DataIdentifierNotFound(`Data identifier '${key}' not found under '${data.scope}:${data.name}'`);
@@ -201,7 +243,12 @@ export const detachDids = ({ data, metadata }: DetachDids, state: Did): DidEvent
  * a dataset counts and sums its files; a container counts its direct children and has no bytes
  * until it is closed (closing sums the files of all its datasets).
  */
-const totalsAfter = (didType: CollectionType, state: LiveDid, changed: readonly ContentEntry[], sign: 1 | -1): ContentTotals => {
+const totalsAfter = (
+  didType: CollectionType,
+  state: LiveDid,
+  changed: readonly ContentEntry[],
+  sign: 1 | -1,
+): ContentTotals => {
   const length = state.content.children.size + sign * changed.length;
   if (didType === 'CONTAINER') return { length, bytes: null, events: state.content.totals.events };
   let bytes = state.content.totals.bytes ?? 0;

@@ -44,7 +44,10 @@ export type FileRegistration = Readonly<{
   account?: string;
 }>;
 
-export type RegisterFile = Command<'RegisterFile', { file: FileRegistration; conventions: ReadonlyMap<string, MetaConvention> }>;
+export type RegisterFile = Command<
+  'RegisterFile',
+  { file: FileRegistration; conventions: ReadonlyMap<string, MetaConvention> }
+>;
 
 const refuseExisting = (state: Did, scope: string, name: string): void => {
   if (state.status === 'Live') throw new DataIdentifierAlreadyExists('Data Identifier already exists!');
@@ -77,14 +80,33 @@ export const createCollection = (command: CreateCollection, state: Did): DidEven
   ];
   if (Object.keys(data.meta).length > 0) {
     const change = planMetadataChange(data, data.meta, now, data.conventions);
-    events.push({ type: 'DidMetadataSet', data: { scope: data.scope, name: data.name, columns: change.columns, json: change.json, setAt: now.toISOString() } });
+    events.push({
+      type: 'DidMetadataSet',
+      data: {
+        scope: data.scope,
+        name: data.name,
+        columns: change.columns,
+        json: change.json,
+        setAt: now.toISOString(),
+      },
+    });
   }
   if (data.children.length > 0) {
     // A new DID has no ancestors, so its content cannot close a cycle.
     const created = events.reduce(evolveDid, state);
     events.push(
       ...attachDids(
-        { type: 'AttachDids', data: { scope: data.scope, name: data.name, children: data.children, ignoreDuplicates: false, ancestors: new Set() }, metadata },
+        {
+          type: 'AttachDids',
+          data: {
+            scope: data.scope,
+            name: data.name,
+            children: data.children,
+            ignoreDuplicates: false,
+            ancestors: new Set(),
+          },
+          metadata,
+        },
         created,
       ),
     );
@@ -97,7 +119,9 @@ export const registerFile = ({ data, metadata }: RegisterFile, state: Did): DidE
   const { file } = data;
   if (state.status === 'Live') {
     if (state.record.didType === 'FILE') return [];
-    throw new UnsupportedOperation(`Data identifier '${file.scope}:${file.name}' is a ${state.record.didType}, not a file`);
+    throw new UnsupportedOperation(
+      `Data identifier '${file.scope}:${file.name}' is a ${state.record.didType}, not a file`,
+    );
   }
   // A file the reaper deleted with its last replica may be registered again (Rucio keeps no
   // record of it by default); a deleted collection's name stays taken.
@@ -124,8 +148,22 @@ export const registerFile = ({ data, metadata }: RegisterFile, state: Did): DidE
     },
   ];
   if (file.meta && Object.keys(file.meta).length > 0) {
-    const change = planMetadataChange({ scope: file.scope, name: file.name, didType: 'FILE' }, file.meta, now, data.conventions);
-    events.push({ type: 'DidMetadataSet', data: { scope: file.scope, name: file.name, columns: change.columns, json: change.json, setAt: now.toISOString() } });
+    const change = planMetadataChange(
+      { scope: file.scope, name: file.name, didType: 'FILE' },
+      file.meta,
+      now,
+      data.conventions,
+    );
+    events.push({
+      type: 'DidMetadataSet',
+      data: {
+        scope: file.scope,
+        name: file.name,
+        columns: change.columns,
+        json: change.json,
+        setAt: now.toISOString(),
+      },
+    });
   }
   return events;
 };

@@ -93,4 +93,9 @@ export const decideDid = (command: DidCommand, state: Did): DidEvent[] => {
   }
 };
 
-export const didDecider: Decider<Did, DidCommand, DidEvent> = { name: 'did', initialState: initialDid, evolve: evolveDid, decide: decideDid };
+export const didDecider: Decider<Did, DidCommand, DidEvent> = {
+  name: 'did',
+  initialState: initialDid,
+  evolve: evolveDid,
+  decide: decideDid,
+};

@@ -1,7 +1,15 @@
 import { DataIdentifierNotFound, Duplicate, UnsupportedOperation } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
 import { detachDids } from './didContent.ts';
-import { didKey, evolveDid, type ContentTotals, type Did, type DidAvailability, type DidEvent, type DidRef } from './did.ts';
+import {
+  didKey,
+  evolveDid,
+  type ContentTotals,
+  type Did,
+  type DidAvailability,
+  type DidEvent,
+  type DidRef,
+} from './did.ts';
 
 /**
  * A DID's life after creation: closing and reopening collections, followers, expiry and the
@@ -22,7 +30,10 @@ export type FollowDid = Command<'FollowDid', { scope: string; name: string; acco
 export type UnfollowDid = Command<'UnfollowDid', { scope: string; name: string; account: string }>;
 export type ResurrectDid = Command<'ResurrectDid', { scope: string; name: string }>;
 export type EraseExpiredDid = Command<'EraseExpiredDid', { scope: string; name: string }>;
-export type SetFileAvailability = Command<'SetFileAvailability', { scope: string; name: string; availability: DidAvailability }>;
+export type SetFileAvailability = Command<
+  'SetFileAvailability',
+  { scope: string; name: string; availability: DidAvailability }
+>;
 /**
  * The reaper's cleanup, upwards (Rucio's `__cleanup_after_replica_deletion`): a collection drops
  * the children the cleanup deleted (files gone with their last replica, collections emptied
@@ -30,9 +41,13 @@ export type SetFileAvailability = Command<'SetFileAvailability', { scope: string
  * `reaper.remove_open_did`) and no rule is on it. Children not attached (the read model the
  * cleanup learnt its parents from lags) are ignored.
  */
-export type RemoveDeletedChildren = Command<'RemoveDeletedChildren', { scope: string; name: string; children: readonly DidRef[]; removeOpen: boolean; reason: string }>;
+export type RemoveDeletedChildren = Command<
+  'RemoveDeletedChildren',
+  { scope: string; name: string; children: readonly DidRef[]; removeOpen: boolean; reason: string }
+>;
 
-const notFound = (scope: string, name: string) => new DataIdentifierNotFound(`Data identifier '${scope}:${name}' not found`);
+const notFound = (scope: string, name: string) =>
+  new DataIdentifierNotFound(`Data identifier '${scope}:${name}' not found`);
 
 const ZERO_TOTALS: ContentTotals = { length: 0, bytes: 0, events: 0 };
 
@@ -70,7 +85,13 @@ export const followDid = ({ data, metadata }: FollowDid, state: Did): DidEvent[]
   return [
     {
       type: 'DidFollowed',
-      data: { scope: data.scope, name: data.name, didType: state.record.didType, account: data.account, followedAt: metadata.now.toISOString() },
+      data: {
+        scope: data.scope,
+        name: data.name,
+        didType: state.record.didType,
+        account: data.account,
+        followedAt: metadata.now.toISOString(),
+      },
     },
   ];
 };
@@ -93,12 +114,19 @@ export const resurrectDid = ({ data, metadata }: ResurrectDid, state: Did): DidE
     return [
       {
         type: 'DidResurrected',
-        data: { scope: data.scope, name: data.name, restored: { didType, account, createdAt, monotonic, isOpen, closedAt, columns }, resurrectedAt: at },
+        data: {
+          scope: data.scope,
+          name: data.name,
+          restored: { didType, account, createdAt, monotonic, isOpen, closedAt, columns },
+          resurrectedAt: at,
+        },
       },
     ];
   }
   if (state.status === 'Live' && state.record.expiredAt !== null && state.record.expiredAt < at) {
-    return [{ type: 'DidResurrected', data: { scope: data.scope, name: data.name, restored: null, resurrectedAt: at } }];
+    return [
+      { type: 'DidResurrected', data: { scope: data.scope, name: data.name, restored: null, resurrectedAt: at } },
+    ];
   }
   throw new DataIdentifierNotFound(`Deleted Data identifier '${data.scope}:${data.name}' not found`);
 };
@@ -120,8 +148,10 @@ export const eraseExpiredDid = ({ data, metadata }: EraseExpiredDid, state: Did)
   if ([...state.rules.values()].some((rule) => rule.locked)) {
     throw new UnsupportedOperation(`Data identifier '${data.scope}:${data.name}' has a locked replication rule`);
   }
-  if (state.rules.size > 0) throw new UnsupportedOperation(`Data identifier '${data.scope}:${data.name}' still has replication rules`);
-  if (didType === 'FILE') return [{ type: 'FileExpiryCleared', data: { scope: data.scope, name: data.name, clearedAt: at } }];
+  if (state.rules.size > 0)
+    throw new UnsupportedOperation(`Data identifier '${data.scope}:${data.name}' still has replication rules`);
+  if (didType === 'FILE')
+    return [{ type: 'FileExpiryCleared', data: { scope: data.scope, name: data.name, clearedAt: at } }];
   const children = [...state.content.children.values()].map(({ scope, name }) => ({ scope, name }));
   return [{ type: 'DidErased', data: { scope: data.scope, name: data.name, didType, children, erasedAt: at } }];
 };
@@ -135,17 +165,46 @@ export const setFileAvailability = ({ data, metadata }: SetFileAvailability, sta
   return [
     {
       type: 'FileAvailabilityChanged',
-      data: { scope: data.scope, name: data.name, availability: data.availability, changedAt: metadata.now.toISOString() },
+      data: {
+        scope: data.scope,
+        name: data.name,
+        availability: data.availability,
+        changedAt: metadata.now.toISOString(),
+      },
     },
   ];
 };
 
 export const removeDeletedChildren = ({ data, metadata }: RemoveDeletedChildren, state: Did): DidEvent[] => {
   if (state.status !== 'Live' || state.record.didType === 'FILE') return [];
-  const detached = detachDids({ type: 'DetachDids', data: { scope: data.scope, name: data.name, children: data.children, ifAttached: true }, metadata }, state);
+  const detached = detachDids(
+    {
+      type: 'DetachDids',
+      data: { scope: data.scope, name: data.name, children: data.children, ifAttached: true },
+      metadata,
+    },
+    state,
+  );
   if (detached.length === 0) return [];
   const after = detached.reduce(evolveDid, state);
-  const erasable = after.status === 'Live' && after.content.children.size === 0 && (after.record.isOpen === false || data.removeOpen) && after.rules.size === 0;
+  const erasable =
+    after.status === 'Live' &&
+    after.content.children.size === 0 &&
+    (after.record.isOpen === false || data.removeOpen) &&
+    after.rules.size === 0;
   if (!erasable) return detached;
-  return [...detached, { type: 'DidErased', data: { scope: data.scope, name: data.name, didType: state.record.didType, children: [], erasedAt: metadata.now.toISOString(), reason: data.reason } }];
+  return [
+    ...detached,
+    {
+      type: 'DidErased',
+      data: {
+        scope: data.scope,
+        name: data.name,
+        didType: state.record.didType,
+        children: [],
+        erasedAt: metadata.now.toISOString(),
+        reason: data.reason,
+      },
+    },
+  ];
 };

@@ -13,20 +13,75 @@ import type { ColumnValue, DidType } from './did.ts';
 
 /** Every column of Rucio's `dids` table, in table order. */
 export const DID_COLUMNS = [
-  'scope', 'name', 'account', 'did_type', 'is_open', 'monotonic', 'hidden', 'obsolete', 'complete', 'is_new',
-  'availability', 'suppressed', 'bytes', 'length', 'md5', 'adler32', 'expired_at', 'purge_replicas', 'deleted_at',
-  'events', 'guid', 'project', 'datatype', 'run_number', 'stream_name', 'prod_step', 'version', 'campaign', 'task_id',
-  'panda_id', 'lumiblocknr', 'provenance', 'phys_group', 'transient', 'accessed_at', 'closed_at', 'eol_at',
-  'is_archive', 'constituent', 'access_cnt', 'created_at', 'updated_at',
+  'scope',
+  'name',
+  'account',
+  'did_type',
+  'is_open',
+  'monotonic',
+  'hidden',
+  'obsolete',
+  'complete',
+  'is_new',
+  'availability',
+  'suppressed',
+  'bytes',
+  'length',
+  'md5',
+  'adler32',
+  'expired_at',
+  'purge_replicas',
+  'deleted_at',
+  'events',
+  'guid',
+  'project',
+  'datatype',
+  'run_number',
+  'stream_name',
+  'prod_step',
+  'version',
+  'campaign',
+  'task_id',
+  'panda_id',
+  'lumiblocknr',
+  'provenance',
+  'phys_group',
+  'transient',
+  'accessed_at',
+  'closed_at',
+  'eol_at',
+  'is_archive',
+  'constituent',
+  'access_cnt',
+  'created_at',
+  'updated_at',
 ] as const;
 
 const NOT_MANAGED_COLUMNS = new Set([
-  'account', 'availability', 'complete', 'created_at', 'did_type', 'is_open', 'monotonic', 'obsolete', 'scope',
-  'suppressed', 'updated_at',
+  'account',
+  'availability',
+  'complete',
+  'created_at',
+  'did_type',
+  'is_open',
+  'monotonic',
+  'obsolete',
+  'scope',
+  'suppressed',
+  'updated_at',
 ]);
 
 /** Keys DID_COLUMN manages without a column: they only mean something in searches (or `lifetime`). */
-const VIRTUAL_KEYS = ['lifetime', 'created_before', 'created_after', 'length.gt', 'length.lt', 'length.gte', 'length.lte', 'type'];
+const VIRTUAL_KEYS = [
+  'lifetime',
+  'created_before',
+  'created_after',
+  'length.gt',
+  'length.lt',
+  'length.gte',
+  'length.lte',
+  'type',
+];
 
 const DID_COLUMN_KEYS: ReadonlySet<string> = new Set([
   ...DID_COLUMNS.filter((column) => !NOT_MANAGED_COLUMNS.has(column)),
@@ -38,9 +93,26 @@ export const managedByDidColumn = (key: string): boolean => DID_COLUMN_KEYS.has(
 
 /** Keys no user may write (lib/rucio/common/constants.py `RESERVED_KEYS`). */
 export const RESERVED_KEYS: ReadonlySet<string> = new Set([
-  'scope', 'name', 'account', 'did_type', 'is_open', 'monotonic', 'obsolete', 'complete', 'availability', 'suppressed',
-  'bytes', 'length', 'md5', 'adler32', 'rule_evaluation_action', 'rule_evaluation_required', 'expired_at', 'deleted_at',
-  'created_at', 'updated_at',
+  'scope',
+  'name',
+  'account',
+  'did_type',
+  'is_open',
+  'monotonic',
+  'obsolete',
+  'complete',
+  'availability',
+  'suppressed',
+  'bytes',
+  'length',
+  'md5',
+  'adler32',
+  'rule_evaluation_action',
+  'rule_evaluation_required',
+  'expired_at',
+  'deleted_at',
+  'created_at',
+  'updated_at',
 ]);
 
 /** The Python client's names for the metadata plugins, matched without regard to case. */
@@ -107,7 +179,13 @@ export const assertKeyCharacters = (key: string): void => {
 };
 
 /** The gateway's refusal of reserved keys, with its two wordings (one key, several keys). */
-export const assertNotReserved = (meta: Readonly<Record<string, unknown>>, issuer: string, scope: string, name: string, single: boolean): void => {
+export const assertNotReserved = (
+  meta: Readonly<Record<string, unknown>>,
+  issuer: string,
+  scope: string,
+  name: string,
+  single: boolean,
+): void => {
   for (const key of Object.keys(meta)) {
     if (!RESERVED_KEYS.has(key)) continue;
     throw new AccessDenied(
@@ -143,7 +221,9 @@ export const planMetadataChange = (
   for (const [key, value] of Object.entries(meta)) {
     assertKeyCharacters(key);
     if (value !== undefined && JSON.stringify(value).length > LIMITS.metadataValueLength) {
-      throw new InvalidValueForKey(`The value of key ${key} is longer than ${LIMITS.metadataValueLength} characters of JSON`);
+      throw new InvalidValueForKey(
+        `The value of key ${key} is longer than ${LIMITS.metadataValueLength} characters of JSON`,
+      );
     }
     const convention = conventions.get(key);
     if (convention) checkConvention(convention, target.didType, value);
@@ -174,9 +254,12 @@ export const planMetadataChange = (
 
 const expiryFromLifetime = (value: unknown, now: Date): string | null => {
   if (value === null) return null;
-  const seconds = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
+  const seconds =
+    typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
   if (!isLifetime(seconds)) {
-    throw new InvalidValueForKey(`Value ${JSON.stringify(value)} of key lifetime is not a number of seconds (at most ${LIMITS.lifetimeSeconds} either way)`);
+    throw new InvalidValueForKey(
+      `Value ${JSON.stringify(value)} of key lifetime is not a number of seconds (at most ${LIMITS.lifetimeSeconds} either way)`,
+    );
   }
   return new Date(now.getTime() + seconds * 1000).toISOString();
 };
@@ -195,7 +278,8 @@ const columnValue = (key: string, column: ColumnKind & { nullable: boolean }, va
       if (typeof value !== 'string') return refuse('a string');
       return value.length <= column.maxLength ? value : refuse(`a string of at most ${column.maxLength} characters`);
     case 'date': {
-      const date = typeof value === 'string' ? (parseDay(value) ?? parseFilterDate(value) ?? parseRucioDate(value)) : undefined;
+      const date =
+        typeof value === 'string' ? (parseDay(value) ?? parseFilterDate(value) ?? parseRucioDate(value)) : undefined;
       return date ? date.toISOString() : refuse('a date');
     }
     case 'guid': {

@@ -13,10 +13,18 @@ import { managedByDidColumn, planMetadataChange } from './didMetadata.ts';
 
 export type SetDidMetadata = Command<
   'SetDidMetadata',
-  { scope: string; name: string; meta: Readonly<Record<string, unknown>>; conventions: ReadonlyMap<string, MetaConvention> }
+  {
+    scope: string;
+    name: string;
+    meta: Readonly<Record<string, unknown>>;
+    conventions: ReadonlyMap<string, MetaConvention>;
+  }
 >;
 /** The column values a parent's `recursive` write copies to this child. */
-export type CopyDidColumns = Command<'CopyDidColumns', { scope: string; name: string; columns: Readonly<Record<string, ColumnValue>> }>;
+export type CopyDidColumns = Command<
+  'CopyDidColumns',
+  { scope: string; name: string; columns: Readonly<Record<string, ColumnValue>> }
+>;
 /** A child file's new `guid`/`events`, for one of its parents. */
 export type UpdateContentEntry = Command<
   'UpdateContentEntry',
@@ -24,7 +32,8 @@ export type UpdateContentEntry = Command<
 >;
 export type DeleteDidMetadataKey = Command<'DeleteDidMetadataKey', { scope: string; name: string; key: string }>;
 
-const notFound = (scope: string, name: string) => new DataIdentifierNotFound(`Data identifier '${scope}:${name}' not found`);
+const notFound = (scope: string, name: string) =>
+  new DataIdentifierNotFound(`Data identifier '${scope}:${name}' not found`);
 
 export const setDidMetadata = ({ data, metadata }: SetDidMetadata, state: Did): DidEvent[] => {
   if (state.status !== 'Live') throw notFound(data.scope, data.name);
@@ -33,7 +42,13 @@ export const setDidMetadata = ({ data, metadata }: SetDidMetadata, state: Did): 
   return [
     {
       type: 'DidMetadataSet',
-      data: { scope: data.scope, name: data.name, columns: change.columns, json: change.json, setAt: metadata.now.toISOString() },
+      data: {
+        scope: data.scope,
+        name: data.name,
+        columns: change.columns,
+        json: change.json,
+        setAt: metadata.now.toISOString(),
+      },
     },
   ];
 };
@@ -41,7 +56,12 @@ export const setDidMetadata = ({ data, metadata }: SetDidMetadata, state: Did): 
 /** Rucio's recursive update touches whatever children exist; a vanished one is skipped. */
 export const copyDidColumns = ({ data, metadata }: CopyDidColumns, state: Did): DidEvent[] => {
   if (state.status !== 'Live' || Object.keys(data.columns).length === 0) return [];
-  return [{ type: 'DidMetadataSet', data: { scope: data.scope, name: data.name, columns: data.columns, json: {}, setAt: metadata.now.toISOString() } }];
+  return [
+    {
+      type: 'DidMetadataSet',
+      data: { scope: data.scope, name: data.name, columns: data.columns, json: {}, setAt: metadata.now.toISOString() },
+    },
+  ];
 };
 
 export const updateContentEntry = ({ data, metadata }: UpdateContentEntry, state: Did): DidEvent[] => {
@@ -57,7 +77,13 @@ export const updateContentEntry = ({ data, metadata }: UpdateContentEntry, state
   return [
     {
       type: 'DidContentUpdated',
-      data: { scope: data.scope, name: data.name, child: next, totals: totalsWithReplacedEntry(state, previous, next), updatedAt: metadata.now.toISOString() },
+      data: {
+        scope: data.scope,
+        name: data.name,
+        child: next,
+        totals: totalsWithReplacedEntry(state, previous, next),
+        updatedAt: metadata.now.toISOString(),
+      },
     },
   ];
 };
@@ -67,10 +93,16 @@ export const updateContentEntry = ({ data, metadata }: UpdateContentEntry, state
  * with DataIdentifierNotFound, and a missing key with KeyNotFound naming the key.
  */
 export const deleteDidMetadataKey = ({ data, metadata }: DeleteDidMetadataKey, state: Did): DidEvent[] => {
-  if (managedByDidColumn(data.key)) throw new NotImplementedError_('The DidColumnMeta plugin does not currently support deleting metadata.');
+  if (managedByDidColumn(data.key))
+    throw new NotImplementedError_('The DidColumnMeta plugin does not currently support deleting metadata.');
   if (state.status !== 'Live' || state.jsonMeta === null) {
     throw new DataIdentifierNotFound(`Key not found for data identifier '${data.scope}:${data.name}'`);
   }
   if (!(data.key in state.jsonMeta)) throw new KeyNotFound(data.key);
-  return [{ type: 'DidMetadataKeyDeleted', data: { scope: data.scope, name: data.name, key: data.key, deletedAt: metadata.now.toISOString() } }];
+  return [
+    {
+      type: 'DidMetadataKeyDeleted',
+      data: { scope: data.scope, name: data.name, key: data.key, deletedAt: metadata.now.toISOString() },
+    },
+  ];
 };

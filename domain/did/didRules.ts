@@ -14,10 +14,12 @@ export type DetachRule = Command<'DetachRule', { scope: string; name: string; ru
 
 export type DidRuleCommand = AttachRule | ChangeDidRule | DetachRule;
 
-const sameRule = (a: DidRule, b: DidRule): boolean => a.account === b.account && a.rseExpression === b.rseExpression && a.copies === b.copies;
+const sameRule = (a: DidRule, b: DidRule): boolean =>
+  a.account === b.account && a.rseExpression === b.rseExpression && a.copies === b.copies;
 
 export const attachRule = ({ data }: AttachRule, state: Did): DidEvent[] => {
-  if (state.status !== 'Live') throw new DataIdentifierNotFound(`Data identifier '${data.scope}:${data.name}' not found`);
+  if (state.status !== 'Live')
+    throw new DataIdentifierNotFound(`Data identifier '${data.scope}:${data.name}' not found`);
   if (state.rules.has(data.ruleId)) return [];
   for (const rule of state.rules.values()) {
     if (sameRule(rule, data.rule)) {
@@ -26,18 +28,24 @@ export const attachRule = ({ data }: AttachRule, state: Did): DidEvent[] => {
       );
     }
   }
-  return [{ type: 'DidRuleAttached', data: { scope: data.scope, name: data.name, ruleId: data.ruleId, rule: data.rule } }];
+  return [
+    { type: 'DidRuleAttached', data: { scope: data.scope, name: data.name, ruleId: data.ruleId, rule: data.rule } },
+  ];
 };
 
 /** A change of owner may make the rule a duplicate of another on the DID (Rucio's unique index again). */
 export const changeDidRule = ({ data }: ChangeDidRule, state: Did): DidEvent[] => {
   if (state.status !== 'Live' || !state.rules.has(data.ruleId)) return [];
   const current = state.rules.get(data.ruleId)!;
-  if (current.account === data.rule.account && current.locked === data.rule.locked && sameRule(current, data.rule)) return [];
+  if (current.account === data.rule.account && current.locked === data.rule.locked && sameRule(current, data.rule))
+    return [];
   for (const [ruleId, rule] of state.rules) {
-    if (ruleId !== data.ruleId && sameRule(rule, data.rule)) throw new DuplicateRule(`A duplicate rule for this account, did, rse_expression, copies already exists`);
+    if (ruleId !== data.ruleId && sameRule(rule, data.rule))
+      throw new DuplicateRule(`A duplicate rule for this account, did, rse_expression, copies already exists`);
   }
-  return [{ type: 'DidRuleChanged', data: { scope: data.scope, name: data.name, ruleId: data.ruleId, rule: data.rule } }];
+  return [
+    { type: 'DidRuleChanged', data: { scope: data.scope, name: data.name, ruleId: data.ruleId, rule: data.rule } },
+  ];
 };
 
 /** Detaching a rule the DID does not carry (or a DID already gone) changes nothing. */

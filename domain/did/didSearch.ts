@@ -81,14 +81,16 @@ const groupCriteria = (group: Readonly<Record<string, unknown>>, plugin: DidSear
     const problem = keyProblem(rawKey, LIMITS.metadataKeyLength);
     if (problem) throw new DIDFilterSyntaxError(`The filter key ${JSON.stringify(rawKey)} ${problem}.`);
     // Rucio once had created_after/before; both are kept (Rucio itself drops the second).
-    const renamed = rawKey === 'created_after' ? 'created_at.gte' : rawKey === 'created_before' ? 'created_at.lte' : rawKey;
+    const renamed =
+      rawKey === 'created_after' ? 'created_at.gte' : rawKey === 'created_before' ? 'created_at.lte' : rawKey;
     const parts = renamed.split('.');
     if (parts.length > 2) throw new DIDFilterSyntaxError(`Syntax error in filter key '${rawKey}'`);
     const [key, suffix] = parts as [string, string | undefined];
     if (plugin === 'DID_COLUMN' && !COLUMN_NAMES.has(key)) {
       throw new KeyNotFound(`'${key}' keyword could not be coerced to model class attribute. Attribute not found.`);
     }
-    if (suffix !== undefined && !OPERATORS.has(suffix)) throw new DIDFilterSyntaxError(`Unknown operator '${suffix}' in filter key '${rawKey}'`);
+    if (suffix !== undefined && !OPERATORS.has(suffix))
+      throw new DIDFilterSyntaxError(`Unknown operator '${suffix}' in filter key '${rawKey}'`);
     const operator = (suffix ?? 'eq') as FilterOperator;
     const value = typeof rawValue === 'string' ? typecast(rawValue) : (rawValue as FilterValue);
     const pattern = typeof value === 'string' && /[*%]/.test(value);
@@ -102,9 +104,12 @@ const groupCriteria = (group: Readonly<Record<string, unknown>>, plugin: DidSear
 
 /** Rucio's sanity checks (FilterEngine._sanity_check_translated_filters). */
 const checkCriterion = (key: string, operator: FilterOperator, value: FilterValue, pattern: boolean): void => {
-  if (key === 'name' && operator !== 'eq' && operator !== 'ne') throw new ValueError('Name operator must be an equality operator.');
-  if (key === 'length' && !(typeof value === 'number' && Number.isInteger(value))) throw new ValueError('Length has to be an integer value.');
-  if (pattern && operator !== 'eq' && operator !== 'ne') throw new DIDFilterSyntaxError('Wildcards can only be used with equality operators');
+  if (key === 'name' && operator !== 'eq' && operator !== 'ne')
+    throw new ValueError('Name operator must be an equality operator.');
+  if (key === 'length' && !(typeof value === 'number' && Number.isInteger(value)))
+    throw new ValueError('Length has to be an integer value.');
+  if (pattern && operator !== 'eq' && operator !== 'ne')
+    throw new DIDFilterSyntaxError('Wildcards can only be used with equality operators');
   if (key === 'created_at' && !(value instanceof Date)) {
     throw new DIDFilterSyntaxError(`Couldn't parse date '${String(value)}'. Valid formats are: ${VALID_DATE_FORMATS}`);
   }

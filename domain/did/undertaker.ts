@@ -26,7 +26,8 @@ export const undertaker: Workflow<UndertakerTick, UndertakerFacts, UndertakerOut
       .sort((a, b) => (a.expiredAt < b.expiredAt ? -1 : a.expiredAt > b.expiredAt ? 1 : 0))
       .map((did): UndertakerOutput => {
         const what = `${did.scope}:${did.name}`;
-        if (did.lockedRules > 0) return { type: 'Skipped', data: { what, reason: 'a locked replication rule protects it' } };
+        if (did.lockedRules > 0)
+          return { type: 'Skipped', data: { what, reason: 'a locked replication rule protects it' } };
         if (dryRun) return { type: 'Skipped', data: { what, reason: 'dry run' } };
         return { type: 'DeleteExpiredDid', data: { scope: did.scope, name: did.name } };
       }),

@@ -11,7 +11,13 @@ type IdentityKey = { identity: string; identityType: IdentityType };
  */
 export type GrantIdentity = Command<
   'GrantIdentity',
-  IdentityKey & { account: string; email: string | null; passwordHash: string | null; isDefault: boolean; keepExisting?: boolean }
+  IdentityKey & {
+    account: string;
+    email: string | null;
+    passwordHash: string | null;
+    isDefault: boolean;
+    keepExisting?: boolean;
+  }
 >;
 /** Creates a new identity and maps it to an account (PUT /identities/{account}/{type}). */
 export type RegisterIdentity = Command<
@@ -52,7 +58,8 @@ export const grantIdentity = ({ data, metadata }: GrantIdentity, state: Identity
 };
 
 export const registerIdentity = ({ data, metadata }: RegisterIdentity, state: Identity): IdentityEvent[] => {
-  if (state.status === 'Present') throw new Duplicate(`Identity pair '${data.identity}','${data.identityType}' already exists!`);
+  if (state.status === 'Present')
+    throw new Duplicate(`Identity pair '${data.identity}','${data.identityType}' already exists!`);
   const at = metadata.now.toISOString();
   return [added(data, at), granted(data, false, at)];
 };
@@ -64,7 +71,12 @@ export const revokeIdentity = ({ data, metadata }: RevokeIdentity, state: Identi
   return [
     {
       type: 'IdentityRevokedFromAccount',
-      data: { identity: data.identity, identityType: data.identityType, account: data.account, revokedAt: metadata.now.toISOString() },
+      data: {
+        identity: data.identity,
+        identityType: data.identityType,
+        account: data.account,
+        revokedAt: metadata.now.toISOString(),
+      },
     },
   ];
 };

@@ -26,7 +26,14 @@ export type AtroposTick = Readonly<{
   unlock: boolean;
 }>;
 
-export type RuleBeyondEndOfLife = Readonly<{ ruleId: string; scope: string; name: string; eolAt: string; expiresAt: string | null; locked: boolean }>;
+export type RuleBeyondEndOfLife = Readonly<{
+  ruleId: string;
+  scope: string;
+  name: string;
+  eolAt: string;
+  expiresAt: string | null;
+  locked: boolean;
+}>;
 
 export type AtroposFacts = Readonly<{
   /** Rules whose `eol_at` is past, soonest first. */
@@ -41,12 +48,24 @@ export type AtroposFacts = Readonly<{
 /** The rule's end of life moves to its DID's exception's end. */
 export type ExtendEndOfLife = WorkflowOutput<'ExtendEndOfLife', { ruleId: string; eolAt: string }>;
 /** The rule gets `lifetime` seconds; the DID gets `eol_at` metadata, as Rucio sets it. */
-export type ExpireRule = WorkflowOutput<'ExpireRule', { ruleId: string; scope: string; name: string; eolAt: string; lifetime: number; purgeReplicas: boolean; unlock: boolean }>;
+export type ExpireRule = WorkflowOutput<
+  'ExpireRule',
+  {
+    ruleId: string;
+    scope: string;
+    name: string;
+    eolAt: string;
+    lifetime: number;
+    purgeReplicas: boolean;
+    unlock: boolean;
+  }
+>;
 
 export type AtroposOutput = ExtendEndOfLife | ExpireRule | Skipped;
 
 /** The spread of one rule: a number in [0, spread] fixed by its id, so a cycle run again decides the same. */
-const spreadOf = (ruleId: string, spread: number): number => (spread <= 0 ? 0 : createHash('sha1').update(ruleId).digest().readUInt32BE(0) % (spread + 1));
+const spreadOf = (ruleId: string, spread: number): number =>
+  spread <= 0 ? 0 : createHash('sha1').update(ruleId).digest().readUInt32BE(0) % (spread + 1);
 
 export const atropos: Workflow<AtroposTick, AtroposFacts, AtroposOutput> = {
   name: 'atropos',
@@ -60,9 +79,17 @@ export const atropos: Workflow<AtroposTick, AtroposFacts, AtroposOutput> = {
         const key = didKey(rule.scope, rule.name);
         if (exceptions.has(key)) {
           const until = exceptions.get(key)!;
-          if (until === null) return { type: 'Skipped', data: { what, reason: 'an approved lifetime exception without end covers its DID' } };
+          if (until === null)
+            return {
+              type: 'Skipped',
+              data: { what, reason: 'an approved lifetime exception without end covers its DID' },
+            };
           if (until > tick.now) {
-            if (tick.dryRun) return { type: 'Skipped', data: { what, reason: `dry run: its end of life would move to ${until} (approved lifetime exception)` } };
+            if (tick.dryRun)
+              return {
+                type: 'Skipped',
+                data: { what, reason: `dry run: its end of life would move to ${until} (approved lifetime exception)` },
+              };
             return { type: 'ExtendEndOfLife', data: { ruleId: rule.ruleId, eolAt: until } };
           }
           if (until > eolAt) eolAt = until;
@@ -70,8 +97,24 @@ export const atropos: Workflow<AtroposTick, AtroposFacts, AtroposOutput> = {
         const lifetime = tick.gracePeriod + spreadOf(rule.ruleId, tick.spreadPeriod);
         const latest = new Date(Date.parse(tick.now) + (tick.gracePeriod + tick.spreadPeriod) * 1000).toISOString();
         // Rucio would set the lifetime again on every cycle, pushing the deletion back each time.
-        if (rule.expiresAt !== null && rule.expiresAt <= latest) return { type: 'Skipped', data: { what, reason: `expires at ${rule.expiresAt} already` } };
-        if (tick.dryRun) return { type: 'Skipped', data: { what, reason: `dry run: would expire in ${lifetime} s (end of life ${eolAt})` } };
-        return { type: 'ExpireRule', data: { ruleId: rule.ruleId, scope: rule.scope, name: rule.name, eolAt, lifetime, purgeReplicas: tick.purgeReplicas, unlock: tick.unlock && rule.locked } };
+        if (rule.expiresAt !== null && rule.expiresAt <= latest)
+          return { type: 'Skipped', data: { what, reason: `expires at ${rule.expiresAt} already` } };
+        if (tick.dryRun)
+          return {
+            type: 'Skipped',
+            data: { what, reason: `dry run: would expire in ${lifetime} s (end of life ${eolAt})` },
+          };
+        return {
+          type: 'ExpireRule',
+          data: {
+            ruleId: rule.ruleId,
+            scope: rule.scope,
+            name: rule.name,
+            eolAt,
+            lifetime,
+            purgeReplicas: tick.purgeReplicas,
+            unlock: tick.unlock && rule.locked,
+          },
+        };
       }),
 };

@@ -51,7 +51,8 @@ const cutoffOf = (text: string, now: Date): Date => {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text.trim());
   const date = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : undefined;
   const exact = date && match && date.getUTCMonth() === Number(match[2]) - 1 && date.getUTCDate() === Number(match[3]);
-  if (!date || !exact || date.getTime() < now.getTime()) throw new UnsupportedOperation('Cannot submit exception at that date.');
+  if (!date || !exact || date.getTime() < now.getTime())
+    throw new UnsupportedOperation('Cannot submit exception at that date.');
   return date;
 };
 
@@ -93,13 +94,20 @@ export const planExceptions = (
       notAffected.push(entry);
       continue;
     }
-    if (found.openException) throw new LifetimeExceptionDuplicate(`Account ${request.account} has a lifetime exception for ${key} already`);
+    if (found.openException)
+      throw new LifetimeExceptionDuplicate(`Account ${request.account} has a lifetime exception for ${key} already`);
     const group = `${did.scope}\u0000${found.datatype ?? ''}`;
     groups.set(group, [...(groups.get(group) ?? []), entry]);
   }
   const createdAt = request.now.toISOString();
-  const exceptions = [...groups.values()].map(
-    (dids): LifetimeExceptionRecord => ({ id: newId(), account: request.account, pattern: request.pattern, comments: request.comments, expiresAt, dids, createdAt }),
-  );
+  const exceptions = [...groups.values()].map((dids): LifetimeExceptionRecord => ({
+    id: newId(),
+    account: request.account,
+    pattern: request.pattern,
+    comments: request.comments,
+    expiresAt,
+    dids,
+    createdAt,
+  }));
   return { exceptions, unknown, notAffected };
 };

@@ -13,7 +13,11 @@ export const LIFETIME_EXCEPTION_STATES = ['WAITING', 'APPROVED', 'REJECTED'] as 
 export type LifetimeExceptionState = (typeof LIFETIME_EXCEPTION_STATES)[number];
 
 /** The letters Rucio stores, which the approval route takes as well as the names. */
-export const LIFETIME_EXCEPTION_STATE_LETTERS: Readonly<Record<string, LifetimeExceptionState>> = { W: 'WAITING', A: 'APPROVED', R: 'REJECTED' };
+export const LIFETIME_EXCEPTION_STATE_LETTERS: Readonly<Record<string, LifetimeExceptionState>> = {
+  W: 'WAITING',
+  A: 'APPROVED',
+  R: 'REJECTED',
+};
 
 export type ExceptionDid = Readonly<{ scope: string; name: string; didType: DidType }>;
 
@@ -31,12 +35,22 @@ export type LifetimeExceptionRecord = Readonly<{
 
 export type ExceptionRequested = Event<'ExceptionRequested', { exception: LifetimeExceptionRecord }>;
 /** An admin approved the exception: `approver` decided, `at` when. */
-export type ExceptionApproved = Event<'ExceptionApproved', { id: string; approver: string; previousState: LifetimeExceptionState; at: string }>;
-export type ExceptionRejected = Event<'ExceptionRejected', { id: string; approver: string; previousState: LifetimeExceptionState; at: string }>;
+export type ExceptionApproved = Event<
+  'ExceptionApproved',
+  { id: string; approver: string; previousState: LifetimeExceptionState; at: string }
+>;
+export type ExceptionRejected = Event<
+  'ExceptionRejected',
+  { id: string; approver: string; previousState: LifetimeExceptionState; at: string }
+>;
 
 export type LifetimeExceptionEvent = ExceptionRequested | ExceptionApproved | ExceptionRejected;
 
-export const LIFETIME_EXCEPTION_EVENT_TYPES: readonly LifetimeExceptionEvent['type'][] = ['ExceptionRequested', 'ExceptionApproved', 'ExceptionRejected'];
+export const LIFETIME_EXCEPTION_EVENT_TYPES: readonly LifetimeExceptionEvent['type'][] = [
+  'ExceptionRequested',
+  'ExceptionApproved',
+  'ExceptionRejected',
+];
 
 export type LiveLifetimeException = Readonly<{
   status: 'Live';
@@ -52,7 +66,8 @@ export type LifetimeException = Readonly<{ status: 'Absent' }> | LiveLifetimeExc
 export const initialLifetimeException = (): LifetimeException => ({ status: 'Absent' });
 
 export const evolveLifetimeException = (state: LifetimeException, event: LifetimeExceptionEvent): LifetimeException => {
-  if (event.type === 'ExceptionRequested') return { status: 'Live', record: event.data.exception, state: 'WAITING', decidedBy: null, decidedAt: null };
+  if (event.type === 'ExceptionRequested')
+    return { status: 'Live', record: event.data.exception, state: 'WAITING', decidedBy: null, decidedAt: null };
   if (state.status !== 'Live') return state;
   switch (event.type) {
     case 'ExceptionApproved':
@@ -71,5 +86,9 @@ export const evolveLifetimeException = (state: LifetimeException, event: Lifetim
  */
 export const exceptionStateOf = (given: unknown): LifetimeExceptionState | undefined => {
   if (typeof given !== 'string') return undefined;
-  return LIFETIME_EXCEPTION_STATE_LETTERS[given] ?? (LIFETIME_EXCEPTION_STATES as readonly string[]).find((state) => state === given.toUpperCase()) as LifetimeExceptionState | undefined;
+  return (
+    LIFETIME_EXCEPTION_STATE_LETTERS[given] ??
+    ((LIFETIME_EXCEPTION_STATES as readonly string[]).find((state) => state === given.toUpperCase()) as
+      LifetimeExceptionState | undefined)
+  );
 };

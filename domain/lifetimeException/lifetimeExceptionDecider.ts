@@ -25,16 +25,35 @@ export type LifetimeExceptionCommand = RequestException | DecideException;
 export const requestException = ({ data }: RequestException, state: LifetimeException): LifetimeExceptionEvent[] =>
   state.status === 'Absent' ? [{ type: 'ExceptionRequested', data: { exception: data.exception } }] : [];
 
-export const decideException = ({ data, metadata }: DecideException, state: LifetimeException): LifetimeExceptionEvent[] => {
+export const decideException = (
+  { data, metadata }: DecideException,
+  state: LifetimeException,
+): LifetimeExceptionEvent[] => {
   const wanted = exceptionStateOf(data.state);
-  if (wanted !== 'APPROVED' && wanted !== 'REJECTED') throw new UnsupportedOperation(`A lifetime exception can only be APPROVED (A) or REJECTED (R), not ${JSON.stringify(data.state ?? null)}.`);
-  if (state.status !== 'Live') throw new LifetimeExceptionNotFound(`No lifetime exception with the id ${data.id} found`);
+  if (wanted !== 'APPROVED' && wanted !== 'REJECTED')
+    throw new UnsupportedOperation(
+      `A lifetime exception can only be APPROVED (A) or REJECTED (R), not ${JSON.stringify(data.state ?? null)}.`,
+    );
+  if (state.status !== 'Live')
+    throw new LifetimeExceptionNotFound(`No lifetime exception with the id ${data.id} found`);
   if (state.state === wanted) return [];
-  const decision = { id: data.id, approver: metadata.account, previousState: state.state, at: metadata.now.toISOString() };
-  return [wanted === 'APPROVED' ? { type: 'ExceptionApproved', data: decision } : { type: 'ExceptionRejected', data: decision }];
+  const decision = {
+    id: data.id,
+    approver: metadata.account,
+    previousState: state.state,
+    at: metadata.now.toISOString(),
+  };
+  return [
+    wanted === 'APPROVED'
+      ? { type: 'ExceptionApproved', data: decision }
+      : { type: 'ExceptionRejected', data: decision },
+  ];
 };
 
-export const decideLifetimeException = (command: LifetimeExceptionCommand, state: LifetimeException): LifetimeExceptionEvent[] => {
+export const decideLifetimeException = (
+  command: LifetimeExceptionCommand,
+  state: LifetimeException,
+): LifetimeExceptionEvent[] => {
   switch (command.type) {
     case 'RequestException':
       return requestException(command, state);

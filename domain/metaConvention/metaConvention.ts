@@ -1,5 +1,12 @@
 import type { DidType } from '../did/did.ts';
-import { Duplicate, InvalidObject, InvalidValueForKey, KeyNotFound, UnsupportedKeyType, UnsupportedValueType } from '../shared/errors.ts';
+import {
+  Duplicate,
+  InvalidObject,
+  InvalidValueForKey,
+  KeyNotFound,
+  UnsupportedKeyType,
+  UnsupportedValueType,
+} from '../shared/errors.ts';
 import type { Command, Event } from '../shared/event.ts';
 
 /**
@@ -19,7 +26,10 @@ export type MetaConventionKeyAdded = Event<
   'MetaConventionKeyAdded',
   { key: string; keyType: KeyType; valueType: ValueType | null; valueRegexp: string | null; addedAt: string }
 >;
-export type MetaConventionValueAdded = Event<'MetaConventionValueAdded', { key: string; value: string; addedAt: string }>;
+export type MetaConventionValueAdded = Event<
+  'MetaConventionValueAdded',
+  { key: string; value: string; addedAt: string }
+>;
 export type MetaConventionEvent = MetaConventionKeyAdded | MetaConventionValueAdded;
 /** Every metadata convention event type, each once: a type added to the union and missing here does not compile. */
 export const META_CONVENTION_EVENT_TYPES = {
@@ -42,14 +52,20 @@ export const initialMetaConvention = (): MetaConventionState => ({ status: 'Abse
 export const evolveMetaConvention = (state: MetaConventionState, event: MetaConventionEvent): MetaConventionState => {
   switch (event.type) {
     case 'MetaConventionKeyAdded':
-      return { status: 'Defined', key: event.data.key, keyType: event.data.keyType, valueType: event.data.valueType, valueRegexp: event.data.valueRegexp, values: [] };
+      return {
+        status: 'Defined',
+        key: event.data.key,
+        keyType: event.data.keyType,
+        valueType: event.data.valueType,
+        valueRegexp: event.data.valueRegexp,
+        values: [],
+      };
     case 'MetaConventionValueAdded':
       return state.status === 'Defined' ? { ...state, values: [...state.values, event.data.value] } : state;
     default:
       return state;
   }
 };
-
 
 /**
  * Checks a metadata value against its key's convention: the DID type the key applies to, the
@@ -58,18 +74,26 @@ export const evolveMetaConvention = (state: MetaConventionState, event: MetaConv
  */
 export const checkConvention = (convention: MetaConvention, didType: DidType, value: unknown): void => {
   if (!keyTypeAllows(convention.keyType, didType)) {
-    throw new InvalidValueForKey(`The key ${convention.key} does not apply to a ${didType} (key type ${convention.keyType})`);
+    throw new InvalidValueForKey(
+      `The key ${convention.key} does not apply to a ${didType} (key type ${convention.keyType})`,
+    );
   }
   if (value === null) return;
   const text = String(value);
   if (convention.valueType !== null && !hasValueType(value, convention.valueType)) {
-    throw new InvalidValueForKey(`The value ${text} for the key ${convention.key} does not match the required type ${convention.valueType}`);
+    throw new InvalidValueForKey(
+      `The value ${text} for the key ${convention.key} does not match the required type ${convention.valueType}`,
+    );
   }
   if (convention.valueRegexp !== null && !matchesFromStart(convention.valueRegexp, text)) {
-    throw new InvalidValueForKey(`The value ${text} for the key ${convention.key} does not match the regular expression ${convention.valueRegexp}`);
+    throw new InvalidValueForKey(
+      `The value ${text} for the key ${convention.key} does not match the regular expression ${convention.valueRegexp}`,
+    );
   }
   if (convention.values.length > 0 && !convention.values.includes(text)) {
-    throw new InvalidValueForKey(`The value ${text} for the key ${convention.key} is not one of the allowed values ${JSON.stringify(convention.values)}`);
+    throw new InvalidValueForKey(
+      `The value ${text} for the key ${convention.key} is not one of the allowed values ${JSON.stringify(convention.values)}`,
+    );
   }
 };
 

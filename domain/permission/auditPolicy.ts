@@ -6,7 +6,8 @@ import { isAdmin, isRoot, type Caller, type ScopeAccess } from './policy.ts';
  * past states of its DIDs. Rebuilding a projection is root's alone: it replays the whole log.
  */
 export const AUDIT_PERMISSIONS = {
-  readDidHistory: (access: ScopeAccess): boolean => isAdmin(access.caller) || (access.scopeOwner !== undefined && access.scopeOwner === access.caller.account),
+  readDidHistory: (access: ScopeAccess): boolean =>
+    isAdmin(access.caller) || (access.scopeOwner !== undefined && access.scopeOwner === access.caller.account),
   readHistory: (caller: Caller): boolean => isAdmin(caller),
   readProjections: (caller: Caller): boolean => isAdmin(caller),
   rebuildProjection: (caller: Caller): boolean => isRoot(caller),

@@ -41,7 +41,8 @@ export const allowOnly = (allowed: boolean, message: string): void => {
 /** The facts DID permissions look at: the caller and the owner of the scope concerned. */
 export type ScopeAccess = Readonly<{ caller: Caller; scope: string; scopeOwner: string | undefined }>;
 
-const ownsScope = ({ caller, scopeOwner }: ScopeAccess): boolean => scopeOwner !== undefined && scopeOwner === caller.account;
+const ownsScope = ({ caller, scopeOwner }: ScopeAccess): boolean =>
+  scopeOwner !== undefined && scopeOwner === caller.account;
 
 /** Anyone may write into the scope called `mock` (Rucio's test scope). */
 const isMockScope = ({ scope }: ScopeAccess): boolean => scope === 'mock';
@@ -56,6 +57,7 @@ export const DID_PERMISSIONS = {
   setStatus: (access: ScopeAccess, reopening: boolean) => isAdmin(access.caller) || (!reopening && ownsScope(access)),
   resurrect: isAdmin,
   /** Following and unfollowing for oneself; admins for anyone; anyone in the `mock` scope. */
-  follow: (access: ScopeAccess, follower: string) => isAdmin(access.caller) || follower === access.caller.account || isMockScope(access),
+  follow: (access: ScopeAccess, follower: string) =>
+    isAdmin(access.caller) || follower === access.caller.account || isMockScope(access),
   metaConventions: isAdmin,
 } as const;

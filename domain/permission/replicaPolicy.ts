@@ -9,7 +9,8 @@ const OPEN_RSE_SUFFIXES = ['SCRATCHDISK', 'USERDISK', 'MOCK', 'LOCALGROUPDISK'] 
  * through the API (commands/replicaUpdates.ts refuses it): only the reaper deletes them.
  */
 export const REPLICA_PERMISSIONS = {
-  addReplicas: (caller: Caller, rse: string) => isAdmin(caller) || OPEN_RSE_SUFFIXES.some((suffix) => rse.endsWith(suffix)),
+  addReplicas: (caller: Caller, rse: string) =>
+    isAdmin(caller) || OPEN_RSE_SUFFIXES.some((suffix) => rse.endsWith(suffix)),
   skipAvailabilityCheck: isAdmin,
   updateReplicasStates: isAdmin,
   declareBad: isRoot,

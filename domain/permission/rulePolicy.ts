@@ -6,7 +6,8 @@ import { isAdmin, type Caller } from './policy.ts';
  * change, deletion, approval, reduction and move of a rule.
  */
 export const RULE_PERMISSIONS = {
-  addRule: (caller: Caller, rule: Readonly<{ account: string; locked: boolean }>) => isAdmin(caller) || (rule.account === caller.account && !rule.locked),
+  addRule: (caller: Caller, rule: Readonly<{ account: string; locked: boolean }>) =>
+    isAdmin(caller) || (rule.account === caller.account && !rule.locked),
   updateRule: isAdmin,
   deleteRule: isAdmin,
   approveRule: isAdmin,

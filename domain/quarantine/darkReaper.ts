@@ -7,17 +7,36 @@ import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
  */
 
 /** A quarantined entry with what the catalogue says of its path. */
-export type QuarantinedEntry = Readonly<{ path: string; scope: string | null; name: string | null; bytes: number | null; registered: boolean }>;
+export type QuarantinedEntry = Readonly<{
+  path: string;
+  scope: string | null;
+  name: string | null;
+  bytes: number | null;
+  registered: boolean;
+}>;
 
 export type DeleteDarkFile = WorkflowOutput<'DeleteDarkFile', { path: string }>;
 export type ForgetRegisteredFile = WorkflowOutput<'ForgetRegisteredFile', { path: string }>;
 export type DarkReaperOutput = DeleteDarkFile | ForgetRegisteredFile | Skipped;
 
-export const darkReaper: Workflow<Readonly<{ rse: string; dryRun: boolean }>, Readonly<{ entries: readonly QuarantinedEntry[] }>, DarkReaperOutput> = {
+export const darkReaper: Workflow<
+  Readonly<{ rse: string; dryRun: boolean }>,
+  Readonly<{ entries: readonly QuarantinedEntry[] }>,
+  DarkReaperOutput
+> = {
   name: 'dark-reaper',
   decide: ({ rse, dryRun }, { entries }) =>
     entries.map((entry): DarkReaperOutput => {
-      if (dryRun) return { type: 'Skipped', data: { what: `${entry.path} on ${rse}`, reason: entry.registered ? 'dry run (a registered replica: kept)' : 'dry run' } };
-      return entry.registered ? { type: 'ForgetRegisteredFile', data: { path: entry.path } } : { type: 'DeleteDarkFile', data: { path: entry.path } };
+      if (dryRun)
+        return {
+          type: 'Skipped',
+          data: {
+            what: `${entry.path} on ${rse}`,
+            reason: entry.registered ? 'dry run (a registered replica: kept)' : 'dry run',
+          },
+        };
+      return entry.registered
+        ? { type: 'ForgetRegisteredFile', data: { path: entry.path } }
+        : { type: 'DeleteDarkFile', data: { path: entry.path } };
     }),
 };

@@ -7,7 +7,12 @@ import type { Command, Event } from '../shared/event.ts';
  */
 export const quarantineStreamName = (rse: string): string => `quarantine-${rse}`;
 
-export type QuarantinedReplica = Readonly<{ path: string; scope: string | null; name: string | null; bytes: number | null }>;
+export type QuarantinedReplica = Readonly<{
+  path: string;
+  scope: string | null;
+  name: string | null;
+  bytes: number | null;
+}>;
 
 export type ReplicasQuarantined = Event<
   'ReplicasQuarantined',
@@ -24,12 +29,21 @@ export type DarkFileOutcome = 'deleted' | 'not-found' | 'registered';
 /** Entries the dark reaper is done with leave the quarantine (Rucio moves them to its history table). */
 export type QuarantinedReplicasRemoved = Event<
   'QuarantinedReplicasRemoved',
-  { rse: string; rseId: string; replicas: readonly (QuarantinedReplica & { outcome: DarkFileOutcome })[]; daemon: string; removedAt: string }
+  {
+    rse: string;
+    rseId: string;
+    replicas: readonly (QuarantinedReplica & { outcome: DarkFileOutcome })[];
+    daemon: string;
+    removedAt: string;
+  }
 >;
 
 export type QuarantineEvent = ReplicasQuarantined | QuarantinedReplicasRemoved;
 
-export const QUARANTINE_EVENT_TYPES: readonly QuarantineEvent['type'][] = ['ReplicasQuarantined', 'QuarantinedReplicasRemoved'];
+export const QUARANTINE_EVENT_TYPES: readonly QuarantineEvent['type'][] = [
+  'ReplicasQuarantined',
+  'QuarantinedReplicasRemoved',
+];
 
 export type Quarantine = Readonly<{ status: 'Empty' }> | Readonly<{ status: 'Holding'; paths: ReadonlySet<string> }>;
 

@@ -1,6 +1,13 @@
 import type { Decider } from '../shared/decider.ts';
 import type { Command } from '../shared/event.ts';
-import { evolveQuarantine, initialQuarantine, type DarkFileOutcome, type Quarantine, type QuarantinedReplica, type QuarantineEvent } from './quarantine.ts';
+import {
+  evolveQuarantine,
+  initialQuarantine,
+  type DarkFileOutcome,
+  type Quarantine,
+  type QuarantinedReplica,
+  type QuarantineEvent,
+} from './quarantine.ts';
 
 export type QuarantineReplicas = Command<
   'QuarantineReplicas',
@@ -16,7 +23,12 @@ export type QuarantineReplicas = Command<
 /** The dark reaper is done with these entries (Rucio's `delete_quarantined_replicas`); paths not in quarantine are ignored. */
 export type RemoveQuarantinedReplicas = Command<
   'RemoveQuarantinedReplicas',
-  { rse: string; rseId: string; replicas: readonly (QuarantinedReplica & { outcome: DarkFileOutcome })[]; daemon: string }
+  {
+    rse: string;
+    rseId: string;
+    replicas: readonly (QuarantinedReplica & { outcome: DarkFileOutcome })[];
+    daemon: string;
+  }
 >;
 
 export type QuarantineCommand = QuarantineReplicas | RemoveQuarantinedReplicas;
@@ -29,21 +41,37 @@ export const quarantineReplicas = ({ data, metadata }: QuarantineReplicas, state
   const known = new Set(state.status === 'Holding' ? state.paths : []);
   const replicas: QuarantinedReplica[] = [];
   for (const replica of data.replicas) {
-    if (replica.scope !== null && replica.name !== null && data.registered.has(`${replica.scope}:${replica.name}`)) continue;
+    if (replica.scope !== null && replica.name !== null && data.registered.has(`${replica.scope}:${replica.name}`))
+      continue;
     if (known.has(replica.path)) continue;
     known.add(replica.path);
     replicas.push(replica);
   }
   if (replicas.length === 0) return [];
-  return [{ type: 'ReplicasQuarantined', data: { rse: data.rse, rseId: data.rseId, replicas, quarantinedAt: metadata.now.toISOString() } }];
+  return [
+    {
+      type: 'ReplicasQuarantined',
+      data: { rse: data.rse, rseId: data.rseId, replicas, quarantinedAt: metadata.now.toISOString() },
+    },
+  ];
 };
 
-export const removeQuarantinedReplicas = ({ data, metadata }: RemoveQuarantinedReplicas, state: Quarantine): QuarantineEvent[] => {
+export const removeQuarantinedReplicas = (
+  { data, metadata }: RemoveQuarantinedReplicas,
+  state: Quarantine,
+): QuarantineEvent[] => {
   if (state.status !== 'Holding') return [];
   const seen = new Set<string>();
-  const replicas = data.replicas.filter((replica) => state.paths.has(replica.path) && !seen.has(replica.path) && seen.add(replica.path));
+  const replicas = data.replicas.filter(
+    (replica) => state.paths.has(replica.path) && !seen.has(replica.path) && seen.add(replica.path),
+  );
   if (replicas.length === 0) return [];
-  return [{ type: 'QuarantinedReplicasRemoved', data: { rse: data.rse, rseId: data.rseId, replicas, daemon: data.daemon, removedAt: metadata.now.toISOString() } }];
+  return [
+    {
+      type: 'QuarantinedReplicasRemoved',
+      data: { rse: data.rse, rseId: data.rseId, replicas, daemon: data.daemon, removedAt: metadata.now.toISOString() },
+    },
+  ];
 };
 
 export const quarantineDecider: Decider<Quarantine, QuarantineCommand, QuarantineEvent> = {

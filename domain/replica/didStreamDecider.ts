@@ -11,7 +11,8 @@ import { decideReplicaRecovery, type ReplicaRecoveryCommand } from './replicaRec
  * stream's aggregate is the DID with its replicas. DID commands are decided by the DID decider on
  * the DID alone; replica commands see the file and its replicas.
  */
-export type DidStreamCommand = DidCommand | ReplicaCommand | ReplicaLockCommand | ReplicaDeletionCommand | ReplicaRecoveryCommand;
+export type DidStreamCommand =
+  DidCommand | ReplicaCommand | ReplicaLockCommand | ReplicaDeletionCommand | ReplicaRecoveryCommand;
 
 const REPLICA_COMMANDS: ReadonlySet<string> = new Set<ReplicaCommand['type']>([
   'AddReplica',
@@ -23,16 +24,30 @@ const REPLICA_COMMANDS: ReadonlySet<string> = new Set<ReplicaCommand['type']>([
   'PurgeUnlockedReplicas',
 ]);
 
-const LOCK_COMMANDS: ReadonlySet<string> = new Set<ReplicaLockCommand['type']>(['LockReplica', 'UnlockReplica', 'ChangeReplicaLocks', 'RequeueReplicaTransfer']);
+const LOCK_COMMANDS: ReadonlySet<string> = new Set<ReplicaLockCommand['type']>([
+  'LockReplica',
+  'UnlockReplica',
+  'ChangeReplicaLocks',
+  'RequeueReplicaTransfer',
+]);
 
-const DELETION_COMMANDS: ReadonlySet<string> = new Set<ReplicaDeletionCommand['type']>(['StartReplicaDeletion', 'RecordReplicaDeletion', 'EraseFileWithoutReplicas']);
+const DELETION_COMMANDS: ReadonlySet<string> = new Set<ReplicaDeletionCommand['type']>([
+  'StartReplicaDeletion',
+  'RecordReplicaDeletion',
+  'EraseFileWithoutReplicas',
+]);
 
-const RECOVERY_COMMANDS: ReadonlySet<string> = new Set<ReplicaRecoveryCommand['type']>(['ResolveBadReplica', 'EndTemporaryUnavailability']);
+const RECOVERY_COMMANDS: ReadonlySet<string> = new Set<ReplicaRecoveryCommand['type']>([
+  'ResolveBadReplica',
+  'EndTemporaryUnavailability',
+]);
 
 const isReplicaCommand = (command: DidStreamCommand): command is ReplicaCommand => REPLICA_COMMANDS.has(command.type);
 const isLockCommand = (command: DidStreamCommand): command is ReplicaLockCommand => LOCK_COMMANDS.has(command.type);
-const isDeletionCommand = (command: DidStreamCommand): command is ReplicaDeletionCommand => DELETION_COMMANDS.has(command.type);
-const isRecoveryCommand = (command: DidStreamCommand): command is ReplicaRecoveryCommand => RECOVERY_COMMANDS.has(command.type);
+const isDeletionCommand = (command: DidStreamCommand): command is ReplicaDeletionCommand =>
+  DELETION_COMMANDS.has(command.type);
+const isRecoveryCommand = (command: DidStreamCommand): command is ReplicaRecoveryCommand =>
+  RECOVERY_COMMANDS.has(command.type);
 
 export const didStreamDecider: Decider<FileReplicas, DidStreamCommand, DidStreamEvent> = {
   name: 'did',

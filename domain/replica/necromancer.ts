@@ -12,7 +12,10 @@ export type NecromancerTick = Readonly<{ dryRun: boolean }>;
 /** A BAD replica as the read models show it. */
 export type BadReplica = Readonly<{ scope: string; name: string; rse: string; rseId: string; since: string }>;
 
-export type ResolveBadReplica = WorkflowOutput<'ResolveBadReplica', { scope: string; name: string; rse: string; rseId: string }>;
+export type ResolveBadReplica = WorkflowOutput<
+  'ResolveBadReplica',
+  { scope: string; name: string; rse: string; rseId: string }
+>;
 export type NecromancerOutput = ResolveBadReplica | Skipped;
 
 export const necromancer: Workflow<NecromancerTick, Readonly<{ bad: readonly BadReplica[] }>, NecromancerOutput> = {
@@ -21,6 +24,8 @@ export const necromancer: Workflow<NecromancerTick, Readonly<{ bad: readonly Bad
     [...bad]
       .sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : 0))
       .map(({ scope, name, rse, rseId }): NecromancerOutput =>
-        dryRun ? { type: 'Skipped', data: { what: `${scope}:${name} on ${rse}`, reason: 'dry run' } } : { type: 'ResolveBadReplica', data: { scope, name, rse, rseId } },
+        dryRun
+          ? { type: 'Skipped', data: { what: `${scope}:${name} on ${rse}`, reason: 'dry run' } }
+          : { type: 'ResolveBadReplica', data: { scope, name, rse, rseId } },
       ),
 };

@@ -22,7 +22,8 @@ export type PfnsByRse = Readonly<{
 export const pfnsToRses = (pfns: readonly string[], rses: readonly PfnRse[]): PfnsByRse => {
   const cleaned = [...new Set(pfns.map(cleanPfn))];
   const scheme = cleaned.length > 0 ? schemeOf(cleaned[0]!) : undefined;
-  if (cleaned.some((pfn) => schemeOf(pfn) !== scheme)) throw new InvalidType('The PFNs specified must have the same protocol');
+  if (cleaned.some((pfn) => schemeOf(pfn) !== scheme))
+    throw new InvalidType('The PFNs specified must have the same protocol');
   const patterns = rses
     .filter((rse) => !rse.stagingArea)
     .map((rse) => ({
@@ -40,7 +41,9 @@ export const pfnsToRses = (pfns: readonly string[], rses: readonly PfnRse[]): Pf
   for (const pfn of cleaned) {
     const matching = patterns.filter((entry) => entry.starts.some((start) => pfn.startsWith(start)));
     if (matching.length > 1) {
-      throw new InvalidPath(`The PFN ${pfn} matches several RSEs: ${matching.map((entry) => entry.rse.rse).join(', ')}`);
+      throw new InvalidPath(
+        `The PFN ${pfn} matches several RSEs: ${matching.map((entry) => entry.rse.rse).join(', ')}`,
+      );
     }
     const [match] = matching;
     if (!match) {

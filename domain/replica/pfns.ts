@@ -76,10 +76,16 @@ export const parsePfn = (protocol: RseProtocol, pfn: string): ParsedPfn => {
     throw new InvalidPath(`Invalid hostname: provided '${hostname}', expected '${protocol.hostname}'`);
   }
   // SRM PFNs are compared cleaned, without their port (cleanPfn).
-  const portless = portText === '' && (protocol.impl.startsWith('rucio.rse.protocols.srm.') || protocol.impl.startsWith('rucio.rse.protocols.gfal.'));
-  if (!portless && (!Number.isInteger(port) || protocol.port !== port)) throw new InvalidPath(`Invalid port: provided '${portText}', expected '${protocol.port}'`);
+  const portless =
+    portText === '' &&
+    (protocol.impl.startsWith('rucio.rse.protocols.srm.') || protocol.impl.startsWith('rucio.rse.protocols.gfal.'));
+  if (!portless && (!Number.isInteger(port) || protocol.port !== port))
+    throw new InvalidPath(`Invalid port: provided '${portText}', expected '${protocol.port}'`);
   if (!path.startsWith(prefix)) {
-    const provided = path.split('/').slice(0, prefix.split('/').length - 1).join('/');
+    const provided = path
+      .split('/')
+      .slice(0, prefix.split('/').length - 1)
+      .join('/');
     throw new InvalidPath(`Invalid prefix: provided '${provided}', expected '${prefix}'`);
   }
   const relative = path.slice(prefix.length).split('/');
@@ -101,10 +107,15 @@ const webServicePathOf = (protocol: RseProtocol): string | undefined => {
 export const storedPathOf = (parsed: ParsedPfn): string => `${parsed.path}${parsed.name}`;
 
 /** The PFNs of `lfns` through each of `protocols`, cleaned: what a deterministic RSE accepts. */
-export const expectedPfns = (protocols: readonly RseProtocol[], lfns: readonly DidRef[], algorithm: string): Set<string> => {
+export const expectedPfns = (
+  protocols: readonly RseProtocol[],
+  lfns: readonly DidRef[],
+  algorithm: string,
+): Set<string> => {
   const expected = new Set<string>();
   for (const protocol of protocols) {
-    for (const { scope, name } of lfns) expected.add(cleanPfn(pfnFromProtocol(protocol, deterministicPath(scope, name, algorithm))));
+    for (const { scope, name } of lfns)
+      expected.add(cleanPfn(pfnFromProtocol(protocol, deterministicPath(scope, name, algorithm))));
   }
   return expected;
 };

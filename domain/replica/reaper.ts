@@ -21,7 +21,8 @@ export type ReaperRseFacts = Readonly<{
   attributes: Readonly<Record<string, unknown>>;
 }>;
 
-const truthy = (value: unknown): boolean => value === true || (typeof value === 'string' && ['true', '1', 'yes'].includes(value.toLowerCase()));
+const truthy = (value: unknown): boolean =>
+  value === true || (typeof value === 'string' && ['true', '1', 'yes'].includes(value.toLowerCase()));
 
 /**
  * Rucio's `__check_rse_usage`: with `greedyDeletion` (or the daemon's greedy flag) a terabyte;
@@ -30,8 +31,12 @@ const truthy = (value: unknown): boolean => value === true || (typeof value === 
  * enough free space, only obsolete replicas go. `measured` stands in for a `storage` source
  * nobody reported: what the storage itself says (a posix RSE's file system).
  */
-export const reaperNeed = (rse: ReaperRseFacts, options: Readonly<{ greedy: boolean; measured?: Readonly<{ total: number; used: number }> | undefined }>): ReaperNeed => {
-  if (options.greedy || truthy(rse.attributes.greedyDeletion)) return { bytes: GREEDY_BYTES, obsoleteOnly: false, why: 'greedy deletion' };
+export const reaperNeed = (
+  rse: ReaperRseFacts,
+  options: Readonly<{ greedy: boolean; measured?: Readonly<{ total: number; used: number }> | undefined }>,
+): ReaperNeed => {
+  if (options.greedy || truthy(rse.attributes.greedyDeletion))
+    return { bytes: GREEDY_BYTES, obsoleteOnly: false, why: 'greedy deletion' };
   const totalSource = String(rse.attributes.source_for_total_space ?? 'storage');
   const usedSource = String(rse.attributes.source_for_used_space ?? 'storage');
   const reported = (source: string) => rse.usage[source];
@@ -51,7 +56,9 @@ export const reaperNeed = (rse: ReaperRseFacts, options: Readonly<{ greedy: bool
   if (total === undefined || used === undefined) return { bytes: 0, obsoleteOnly: true, why: 'obsolete' };
   const minFree = rse.limits.MinFreeSpace ?? 0;
   const needed = minFree ? minFree - (total - used) : 0;
-  return needed > 0 ? { bytes: needed, obsoleteOnly: false, why: `space needed: ${needed} bytes below MinFreeSpace` } : { bytes: 0, obsoleteOnly: true, why: 'obsolete' };
+  return needed > 0
+    ? { bytes: needed, obsoleteOnly: false, why: `space needed: ${needed} bytes below MinFreeSpace` }
+    : { bytes: 0, obsoleteOnly: true, why: 'obsolete' };
 };
 
 /** A replica the read models show as a candidate, with what they show of the file's other replicas. */
@@ -83,25 +90,42 @@ export type ReaperTick = Readonly<{
   dryRun: boolean;
 }>;
 
-export type DeleteReplica = WorkflowOutput<'DeleteReplica', { scope: string; name: string; rse: string; rseId: string; bytes: number; reason: string }>;
+export type DeleteReplica = WorkflowOutput<
+  'DeleteReplica',
+  { scope: string; name: string; rse: string; rseId: string; bytes: number; reason: string }
+>;
 export type ReaperOutput = DeleteReplica | Skipped;
 
 /** Why a candidate may not go now, or undefined when it may (the file's stream decides again). */
-export const candidateRefusal = (candidate: ReaperCandidate, tick: Pick<ReaperTick, 'now' | 'need' | 'delaySeconds'>): string | undefined => {
+export const candidateRefusal = (
+  candidate: ReaperCandidate,
+  tick: Pick<ReaperTick, 'now' | 'need' | 'delaySeconds'>,
+): string | undefined => {
   if (candidate.lockCount > 0) return 'a replication rule locks it';
   if (candidate.tombstone === null) return 'it has no tombstone';
-  if (tick.need.obsoleteOnly ? candidate.tombstone !== OBSOLETE_TOMBSTONE : candidate.tombstone >= tick.now) return `its tombstone ${candidate.tombstone} has not passed`;
+  if (tick.need.obsoleteOnly ? candidate.tombstone !== OBSOLETE_TOMBSTONE : candidate.tombstone >= tick.now)
+    return `its tombstone ${candidate.tombstone} has not passed`;
   if (candidate.state === 'BEING_DELETED') {
     const since = Date.parse(tick.now) - Date.parse(candidate.updatedAt);
     if (since < tick.delaySeconds * 1000) return `another deletion started ${Math.round(since / 1000)} s ago`;
-  } else if (candidate.state !== 'AVAILABLE' && candidate.state !== 'UNAVAILABLE' && candidate.state !== 'BAD') return `it is ${candidate.state}`;
+  } else if (candidate.state !== 'AVAILABLE' && candidate.state !== 'UNAVAILABLE' && candidate.state !== 'BAD')
+    return `it is ${candidate.state}`;
   if (candidate.transferPending && candidate.state === 'AVAILABLE') return 'it may be the source of a pending transfer';
-  if (candidate.transferPending && !candidate.availableElsewhere) return 'it is the last copy of a file whose transfer is pending';
+  if (candidate.transferPending && !candidate.availableElsewhere)
+    return 'it is the last copy of a file whose transfer is pending';
   return undefined;
 };
 
 const byTombstone = (a: ReaperCandidate, b: ReaperCandidate): number =>
-  (a.tombstone ?? '') < (b.tombstone ?? '') ? -1 : (a.tombstone ?? '') > (b.tombstone ?? '') ? 1 : a.updatedAt < b.updatedAt ? -1 : a.updatedAt > b.updatedAt ? 1 : 0;
+  (a.tombstone ?? '') < (b.tombstone ?? '')
+    ? -1
+    : (a.tombstone ?? '') > (b.tombstone ?? '')
+      ? 1
+      : a.updatedAt < b.updatedAt
+        ? -1
+        : a.updatedAt > b.updatedAt
+          ? 1
+          : 0;
 
 /**
  * Rucio's `list_and_mark_unlocked_replicas` over one page of candidates: oldest tombstone first,

@@ -8,7 +8,14 @@ import type { Event } from '../shared/event.ts';
  * is one append to one stream, and every decision about a replica sees the file it belongs to.
  */
 
-export const REPLICA_STATES = ['AVAILABLE', 'UNAVAILABLE', 'COPYING', 'BEING_DELETED', 'BAD', 'TEMPORARY_UNAVAILABLE'] as const;
+export const REPLICA_STATES = [
+  'AVAILABLE',
+  'UNAVAILABLE',
+  'COPYING',
+  'BEING_DELETED',
+  'BAD',
+  'TEMPORARY_UNAVAILABLE',
+] as const;
 export type ReplicaState = (typeof REPLICA_STATES)[number];
 
 /** The letters Rucio stores and several inputs take (ReplicaState in rucio/db/sqla/constants.py). */
@@ -71,12 +78,24 @@ export type ReplicaAdded = Event<
  */
 export type ReplicaStateChanged = Event<
   'ReplicaStateChanged',
-  ReplicaRef & { previousState: ReplicaState; state: ReplicaState; tombstone: string | null; recovered: boolean; changedAt: string }
+  ReplicaRef & {
+    previousState: ReplicaState;
+    state: ReplicaState;
+    tombstone: string | null;
+    recovered: boolean;
+    changedAt: string;
+  }
 >;
 /** A new BAD declaration: the replica becomes BAD and the declaration opens a history row. */
 export type ReplicaDeclaredBad = Event<
   'ReplicaDeclaredBad',
-  ReplicaRef & { previousState: ReplicaState; bytes: number; reason: string | null; account: string; declaredAt: string }
+  ReplicaRef & {
+    previousState: ReplicaState;
+    bytes: number;
+    reason: string | null;
+    account: string;
+    declaredAt: string;
+  }
 >;
 /** Every suspicious declaration counts; the replica's state does not change. */
 export type ReplicaDeclaredSuspicious = Event<
@@ -86,9 +105,19 @@ export type ReplicaDeclaredSuspicious = Event<
 /** The replica cannot be read until `expiresAt`; declaring it again moves the expiry. */
 export type ReplicaDeclaredTemporarilyUnavailable = Event<
   'ReplicaDeclaredTemporarilyUnavailable',
-  ReplicaRef & { previousState: ReplicaState; bytes: number; reason: string | null; account: string; expiresAt: string; declaredAt: string }
+  ReplicaRef & {
+    previousState: ReplicaState;
+    bytes: number;
+    reason: string | null;
+    account: string;
+    expiresAt: string;
+    declaredAt: string;
+  }
 >;
-export type ReplicaTombstoneSet = Event<'ReplicaTombstoneSet', ReplicaRef & { tombstone: string | null; setAt: string }>;
+export type ReplicaTombstoneSet = Event<
+  'ReplicaTombstoneSet',
+  ReplicaRef & { tombstone: string | null; setAt: string }
+>;
 
 /**
  * A daemon started deleting the replica (the reaper, Rucio's `list_and_mark_unlocked_replicas`):
@@ -97,7 +126,13 @@ export type ReplicaTombstoneSet = Event<'ReplicaTombstoneSet', ReplicaRef & { to
  */
 export type ReplicaDeletionStarted = Event<
   'ReplicaDeletionStarted',
-  ReplicaRef & { previousState: ReplicaState; previousTombstone: string | null; daemon: string; reason: string; changedAt: string }
+  ReplicaRef & {
+    previousState: ReplicaState;
+    previousTombstone: string | null;
+    daemon: string;
+    reason: string;
+    changedAt: string;
+  }
 >;
 
 /**
@@ -144,7 +179,10 @@ export type ReplicaLost = Event<
  * A rule locked the replica (created just before when the file had none there). The tombstone is
  * cleared; `requestId` names the transfer queued to bring the replica, when one was.
  */
-export type ReplicaLocked = Event<'ReplicaLocked', ReplicaRef & { ruleId: string; lockState: LockState; requestId: string | null; lockedAt: string }>;
+export type ReplicaLocked = Event<
+  'ReplicaLocked',
+  ReplicaRef & { ruleId: string; lockState: LockState; requestId: string | null; lockedAt: string }
+>;
 /**
  * A rule's lock on the replica is gone. `tombstone` is the replica's tombstone after (set when no
  * lock is left); `state` its state after (a replica still expected by a transfer no one waits for
@@ -152,7 +190,14 @@ export type ReplicaLocked = Event<'ReplicaLocked', ReplicaRef & { ruleId: string
  */
 export type ReplicaUnlocked = Event<
   'ReplicaUnlocked',
-  ReplicaRef & { ruleId: string; lockState: LockState; tombstone: string | null; state: ReplicaState; cancelledRequest: string | null; unlockedAt: string }
+  ReplicaRef & {
+    ruleId: string;
+    lockState: LockState;
+    tombstone: string | null;
+    state: ReplicaState;
+    cancelledRequest: string | null;
+    unlockedAt: string;
+  }
 >;
 /**
  * Locks of rules on the replica changed state (a transfer done or failed, a repair), by rule id;
@@ -167,7 +212,10 @@ export type ReplicaLocksChanged = Event<
  * The transfer the replica waits for failed and is tried again as a new request (the conveyor's
  * finisher): the replica now waits for `requestId`, so a later unlock cancels the right one.
  */
-export type ReplicaTransferRequeued = Event<'ReplicaTransferRequeued', ReplicaRef & { previousRequestId: string; requestId: string; requeuedAt: string }>;
+export type ReplicaTransferRequeued = Event<
+  'ReplicaTransferRequeued',
+  ReplicaRef & { previousRequestId: string; requestId: string; requeuedAt: string }
+>;
 
 export type ReplicaEvent =
   | ReplicaAdded
@@ -201,7 +249,12 @@ export const REPLICA_EVENT_TYPES: readonly ReplicaEvent['type'][] = [
 ];
 
 /** The replica events that move a replica from one state to another, with the state they leave. */
-export type ReplicaTransition = ReplicaStateChanged | ReplicaDeclaredBad | ReplicaDeclaredTemporarilyUnavailable | ReplicaDeletionStarted | ReplicaLost;
+export type ReplicaTransition =
+  | ReplicaStateChanged
+  | ReplicaDeclaredBad
+  | ReplicaDeclaredTemporarilyUnavailable
+  | ReplicaDeletionStarted
+  | ReplicaLost;
 
 /** The state a transition leads to. */
 export const stateAfter = (event: ReplicaTransition): ReplicaState => {
@@ -248,7 +301,8 @@ const NO_REPLICAS: Replicas = new Map();
 
 export const initialFileReplicas = (): FileReplicas => ({ did: initialDid(), replicas: NO_REPLICAS });
 
-const isReplicaEvent = (event: DidStreamEvent): event is ReplicaEvent => (REPLICA_EVENT_TYPES as readonly string[]).includes(event.type);
+const isReplicaEvent = (event: DidStreamEvent): event is ReplicaEvent =>
+  (REPLICA_EVENT_TYPES as readonly string[]).includes(event.type);
 
 export const evolveFileReplicas = (state: FileReplicas, event: DidStreamEvent): FileReplicas => {
   if (!isReplicaEvent(event)) {
@@ -296,15 +350,25 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
         tombstone: event.data.tombstone,
         declaredBad: replica.declaredBad && !event.data.recovered,
         // A copy that arrived or failed for good ends its request: a retry queues a new one.
-        pendingRequest: event.data.state === 'AVAILABLE' || event.data.state === 'UNAVAILABLE' ? null : replica.pendingRequest,
+        pendingRequest:
+          event.data.state === 'AVAILABLE' || event.data.state === 'UNAVAILABLE' ? null : replica.pendingRequest,
         temporaryUntil: event.data.state === 'TEMPORARY_UNAVAILABLE' ? replica.temporaryUntil : null,
       });
     case 'ReplicaDeclaredBad':
       return withReplica(replicas, { ...replica, state: 'BAD', declaredBad: true, temporaryUntil: null });
     case 'ReplicaDeclaredTemporarilyUnavailable':
-      return withReplica(replicas, { ...replica, state: 'TEMPORARY_UNAVAILABLE', temporaryUntil: event.data.expiresAt });
+      return withReplica(replicas, {
+        ...replica,
+        state: 'TEMPORARY_UNAVAILABLE',
+        temporaryUntil: event.data.expiresAt,
+      });
     case 'ReplicaDeletionStarted':
-      return withReplica(replicas, { ...replica, state: 'BEING_DELETED', tombstone: OBSOLETE_TOMBSTONE, temporaryUntil: null });
+      return withReplica(replicas, {
+        ...replica,
+        state: 'BEING_DELETED',
+        tombstone: OBSOLETE_TOMBSTONE,
+        temporaryUntil: null,
+      });
     case 'ReplicaLost':
       return withReplica(replicas, {
         ...replica,
@@ -313,7 +377,10 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
         locks: NO_LOCKS,
         declaredBad: false,
         temporaryUntil: null,
-        pendingRequest: event.data.cancelledRequest !== null && event.data.cancelledRequest === replica.pendingRequest ? null : replica.pendingRequest,
+        pendingRequest:
+          event.data.cancelledRequest !== null && event.data.cancelledRequest === replica.pendingRequest
+            ? null
+            : replica.pendingRequest,
       });
     case 'ReplicaTombstoneSet':
       return withReplica(replicas, { ...replica, tombstone: event.data.tombstone });
@@ -345,7 +412,9 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
         pendingRequest: event.data.requestId ?? replica.pendingRequest,
       });
     case 'ReplicaTransferRequeued':
-      return replica.pendingRequest === event.data.previousRequestId ? withReplica(replicas, { ...replica, pendingRequest: event.data.requestId }) : replicas;
+      return replica.pendingRequest === event.data.previousRequestId
+        ? withReplica(replicas, { ...replica, pendingRequest: event.data.requestId })
+        : replicas;
   }
 };
 

@@ -64,7 +64,21 @@ export const addReplica = ({ data, metadata }: AddReplica, state: FileReplicas):
   }
   if (state.replicas.has(data.rseId)) return [];
   const { bytes, md5, adler32, path, tombstone } = data;
-  return [{ type: 'ReplicaAdded', data: { ...ref(data), bytes, md5, adler32, path, state: data.state, tombstone, addedAt: metadata.now.toISOString() } }];
+  return [
+    {
+      type: 'ReplicaAdded',
+      data: {
+        ...ref(data),
+        bytes,
+        md5,
+        adler32,
+        path,
+        state: data.state,
+        tombstone,
+        addedAt: metadata.now.toISOString(),
+      },
+    },
+  ];
 };
 
 const existing = (state: FileReplicas, data: ReplicaTarget): Replica => {
@@ -80,9 +94,17 @@ const existing = (state: FileReplicas, data: ReplicaTarget): Replica => {
  */
 export const changeReplicaState = ({ data, metadata }: ChangeReplicaState, state: FileReplicas): ReplicaEvent[] => {
   const replica = existing(state, data);
-  const refuse = () => new UnsupportedOperation(`State ${data.state} for replica ${data.scope}:${data.name} on ${data.rse} cannot be updated`);
+  const refuse = () =>
+    new UnsupportedOperation(
+      `State ${data.state} for replica ${data.scope}:${data.name} on ${data.rse} cannot be updated`,
+    );
   if (data.state === 'BEING_DELETED' && replica.locks.size > 0) throw refuse();
-  if (data.state === 'TEMPORARY_UNAVAILABLE' && replica.state !== 'AVAILABLE' && replica.state !== 'TEMPORARY_UNAVAILABLE') throw refuse();
+  if (
+    data.state === 'TEMPORARY_UNAVAILABLE' &&
+    replica.state !== 'AVAILABLE' &&
+    replica.state !== 'TEMPORARY_UNAVAILABLE'
+  )
+    throw refuse();
   const recovered = data.state === 'AVAILABLE' && replica.declaredBad;
   if (replica.state === data.state && !recovered) return [];
   return [
@@ -120,24 +142,52 @@ export const declareReplicaBad = ({ data, metadata }: DeclareReplicaBad, state: 
   const at = metadata.now.toISOString();
   if (replica.declaredBad) {
     if (replica.state === 'BAD') return [];
-    return [{ type: 'ReplicaStateChanged', data: { ...ref(data), previousState: replica.state, state: 'BAD', tombstone: replica.tombstone, recovered: false, changedAt: at } }];
+    return [
+      {
+        type: 'ReplicaStateChanged',
+        data: {
+          ...ref(data),
+          previousState: replica.state,
+          state: 'BAD',
+          tombstone: replica.tombstone,
+          recovered: false,
+          changedAt: at,
+        },
+      },
+    ];
   }
   return [
     {
       type: 'ReplicaDeclaredBad',
-      data: { ...ref(data), previousState: replica.state, bytes: replica.bytes, reason: data.reason, account: metadata.account, declaredAt: at },
+      data: {
+        ...ref(data),
+        previousState: replica.state,
+        bytes: replica.bytes,
+        reason: data.reason,
+        account: metadata.account,
+        declaredAt: at,
+      },
     },
   ];
 };
 
 /** Every suspicious declaration is recorded (their count is what matters); the state stays. */
-export const declareReplicaSuspicious = ({ data, metadata }: DeclareReplicaSuspicious, state: FileReplicas): ReplicaEvent[] => {
+export const declareReplicaSuspicious = (
+  { data, metadata }: DeclareReplicaSuspicious,
+  state: FileReplicas,
+): ReplicaEvent[] => {
   const replica = state.replicas.get(data.rseId);
   if (!replica) return [];
   return [
     {
       type: 'ReplicaDeclaredSuspicious',
-      data: { ...ref(data), bytes: replica.bytes, reason: data.reason, account: metadata.account, declaredAt: metadata.now.toISOString() },
+      data: {
+        ...ref(data),
+        bytes: replica.bytes,
+        reason: data.reason,
+        account: metadata.account,
+        declaredAt: metadata.now.toISOString(),
+      },
     },
   ];
 };
@@ -172,17 +222,32 @@ export const declareReplicaTemporarilyUnavailable = (
 export const setReplicaTombstone = ({ data, metadata }: SetReplicaTombstone, state: FileReplicas): ReplicaEvent[] => {
   const replica = state.replicas.get(data.rseId);
   if (!replica) throw new ReplicaNotFound(`Replica ${data.scope}:${data.name} on RSE ${data.rse} could not be found.`);
-  if (replica.locks.size > 0) throw new ReplicaIsLocked(`Replica ${data.scope}:${data.name} on RSE ${data.rse} is locked.`);
+  if (replica.locks.size > 0)
+    throw new ReplicaIsLocked(`Replica ${data.scope}:${data.name} on RSE ${data.rse} is locked.`);
   if (replica.tombstone === data.tombstone) return [];
-  return [{ type: 'ReplicaTombstoneSet', data: { ...ref(data), tombstone: data.tombstone, setAt: metadata.now.toISOString() } }];
+  return [
+    {
+      type: 'ReplicaTombstoneSet',
+      data: { ...ref(data), tombstone: data.tombstone, setAt: metadata.now.toISOString() },
+    },
+  ];
 };
 
 export const purgeUnlockedReplicas = ({ data, metadata }: PurgeUnlockedReplicas, state: FileReplicas): ReplicaEvent[] =>
   [...state.replicas.values()]
-    .filter((replica) => replica.locks.size === 0 && replica.tombstone !== null && replica.tombstone !== OBSOLETE_TOMBSTONE)
+    .filter(
+      (replica) => replica.locks.size === 0 && replica.tombstone !== null && replica.tombstone !== OBSOLETE_TOMBSTONE,
+    )
     .map((replica) => ({
       type: 'ReplicaTombstoneSet',
-      data: { scope: data.scope, name: data.name, rse: replica.rse, rseId: replica.rseId, tombstone: OBSOLETE_TOMBSTONE, setAt: metadata.now.toISOString() },
+      data: {
+        scope: data.scope,
+        name: data.name,
+        rse: replica.rse,
+        rseId: replica.rseId,
+        tombstone: OBSOLETE_TOMBSTONE,
+        setAt: metadata.now.toISOString(),
+      },
     }));
 
 /**
@@ -229,4 +294,9 @@ export const decideReplica = (command: ReplicaCommand, state: FileReplicas): Rep
   }
 };
 
-export const replicaDecider: Decider<FileReplicas, ReplicaCommand, ReplicaEvent> = { name: 'fileReplicas', initialState: initialFileReplicas, evolve: evolveFileReplicas, decide: decideReplica };
+export const replicaDecider: Decider<FileReplicas, ReplicaCommand, ReplicaEvent> = {
+  name: 'fileReplicas',
+  initialState: initialFileReplicas,
+  evolve: evolveFileReplicas,
+  decide: decideReplica,
+};

@@ -1,6 +1,12 @@
 import type { Command } from '../shared/event.ts';
 import type { DidEvent } from '../did/did.ts';
-import { OBSOLETE_TOMBSTONE, type FileReplicas, type Replica, type ReplicaEvent, type StorageDeletion } from './replica.ts';
+import {
+  OBSOLETE_TOMBSTONE,
+  type FileReplicas,
+  type Replica,
+  type ReplicaEvent,
+  type StorageDeletion,
+} from './replica.ts';
 import type { ReplicaTarget } from './replicaDecider.ts';
 
 /**
@@ -12,13 +18,19 @@ import type { ReplicaTarget } from './replicaDecider.ts';
  */
 
 /** Why the reaper may not delete the replica now, or undefined when it may. */
-export const undeletableBecause = (file: FileReplicas, rseId: string, now: string, obsoleteOnly: boolean): string | undefined => {
+export const undeletableBecause = (
+  file: FileReplicas,
+  rseId: string,
+  now: string,
+  obsoleteOnly: boolean,
+): string | undefined => {
   const replica = file.replicas.get(rseId);
   if (!replica) return 'no such replica';
   if (replica.locks.size > 0) return 'a replication rule locks it';
   if (!DELETABLE_STATES.has(replica.state)) return `it is ${replica.state}`;
   if (replica.tombstone === null) return 'it has no tombstone';
-  if (obsoleteOnly ? replica.tombstone !== OBSOLETE_TOMBSTONE : replica.tombstone >= now) return `its tombstone ${replica.tombstone} has not passed`;
+  if (obsoleteOnly ? replica.tombstone !== OBSOLETE_TOMBSTONE : replica.tombstone >= now)
+    return `its tombstone ${replica.tombstone} has not passed`;
   return transferReason(file, replica);
 };
 
@@ -34,7 +46,8 @@ const transferReason = (file: FileReplicas, replica: Replica): string | undefine
   const others = [...file.replicas.values()].filter((other) => other.rseId !== replica.rseId);
   if (!others.some((other) => other.pendingRequest !== null)) return undefined;
   if (replica.state === 'AVAILABLE') return 'it may be the source of a pending transfer';
-  if (!others.some((other) => other.state === 'AVAILABLE')) return 'it is the last copy of a file whose transfer is pending';
+  if (!others.some((other) => other.state === 'AVAILABLE'))
+    return 'it is the last copy of a file whose transfer is pending';
   return undefined;
 };
 
@@ -43,19 +56,28 @@ const transferReason = (file: FileReplicas, replica: Replica): string | undefine
  * otherwise (the read model the candidate came from may lag). A replica already BEING_DELETED (a
  * deletion a crash interrupted) stays so: the deletion goes on.
  */
-export type StartReplicaDeletion = Command<'StartReplicaDeletion', ReplicaTarget & { obsoleteOnly: boolean; daemon: string; reason: string }>;
+export type StartReplicaDeletion = Command<
+  'StartReplicaDeletion',
+  ReplicaTarget & { obsoleteOnly: boolean; daemon: string; reason: string }
+>;
 
 /**
  * Records the replica deleted, its file gone from storage; nothing if it is no longer
  * BEING_DELETED without locks (a rule locked it meanwhile: it is COPYING, its transfer under way).
  */
-export type RecordReplicaDeletion = Command<'RecordReplicaDeletion', ReplicaTarget & { storage: StorageDeletion; daemon: string; reason: string }>;
+export type RecordReplicaDeletion = Command<
+  'RecordReplicaDeletion',
+  ReplicaTarget & { storage: StorageDeletion; daemon: string; reason: string }
+>;
 
 /**
  * The reaper's cleanup (Rucio's `__cleanup_after_replica_deletion`): a file left without any
  * replica, neither LOST nor held by a rule, is deleted. Its parents detach it in the same step.
  */
-export type EraseFileWithoutReplicas = Command<'EraseFileWithoutReplicas', { scope: string; name: string; reason: string }>;
+export type EraseFileWithoutReplicas = Command<
+  'EraseFileWithoutReplicas',
+  { scope: string; name: string; reason: string }
+>;
 
 export type ReplicaDeletionCommand = StartReplicaDeletion | RecordReplicaDeletion | EraseFileWithoutReplicas;
 
@@ -69,7 +91,14 @@ export const startReplicaDeletion = ({ data, metadata }: StartReplicaDeletion, s
   return [
     {
       type: 'ReplicaDeletionStarted',
-      data: { ...ref(data), previousState: replica.state, previousTombstone: replica.tombstone, daemon: data.daemon, reason: data.reason, changedAt: now },
+      data: {
+        ...ref(data),
+        previousState: replica.state,
+        previousTombstone: replica.tombstone,
+        daemon: data.daemon,
+        reason: data.reason,
+        changedAt: now,
+      },
     },
   ];
 };
@@ -80,7 +109,10 @@ export const beingDeleted = (state: FileReplicas, rseId: string): boolean => {
   return replica !== undefined && replica.state === 'BEING_DELETED' && replica.locks.size === 0;
 };
 
-export const recordReplicaDeletion = ({ data, metadata }: RecordReplicaDeletion, state: FileReplicas): ReplicaEvent[] => {
+export const recordReplicaDeletion = (
+  { data, metadata }: RecordReplicaDeletion,
+  state: FileReplicas,
+): ReplicaEvent[] => {
   if (!beingDeleted(state, data.rseId)) return [];
   const replica = state.replicas.get(data.rseId)!;
   return [
@@ -109,12 +141,30 @@ export const erasableFile = (state: FileReplicas): boolean =>
   state.did.record.availability !== 'LOST' &&
   state.did.rules.size === 0;
 
-export const eraseFileWithoutReplicas = ({ data, metadata }: EraseFileWithoutReplicas, state: FileReplicas): DidEvent[] => {
+export const eraseFileWithoutReplicas = (
+  { data, metadata }: EraseFileWithoutReplicas,
+  state: FileReplicas,
+): DidEvent[] => {
   if (!erasableFile(state)) return [];
-  return [{ type: 'DidErased', data: { scope: data.scope, name: data.name, didType: 'FILE', children: [], erasedAt: metadata.now.toISOString(), reason: data.reason } }];
+  return [
+    {
+      type: 'DidErased',
+      data: {
+        scope: data.scope,
+        name: data.name,
+        didType: 'FILE',
+        children: [],
+        erasedAt: metadata.now.toISOString(),
+        reason: data.reason,
+      },
+    },
+  ];
 };
 
-export const decideReplicaDeletion = (command: ReplicaDeletionCommand, state: FileReplicas): (ReplicaEvent | DidEvent)[] => {
+export const decideReplicaDeletion = (
+  command: ReplicaDeletionCommand,
+  state: FileReplicas,
+): (ReplicaEvent | DidEvent)[] => {
   switch (command.type) {
     case 'StartReplicaDeletion':
       return startReplicaDeletion(command, state);

@@ -31,7 +31,11 @@ export type ListingProtocol = Readonly<{ domain: ProtocolDomain; protocol: RsePr
  * domain; with `schemes`, the best one of each listed scheme the RSE serves (others are skipped).
  * `all` means both domains.
  */
-export const listingProtocols = (rse: ListingRse, domain: DomainChoice, schemes: readonly string[] | undefined): ListingProtocol[] => {
+export const listingProtocols = (
+  rse: ListingRse,
+  domain: DomainChoice,
+  schemes: readonly string[] | undefined,
+): ListingProtocol[] => {
   const domains: ProtocolDomain[] = domain === 'all' ? ['wan', 'lan'] : [domain];
   const best = (choice: { domain: ProtocolDomain; scheme?: string }): RseProtocol | undefined => {
     try {
@@ -41,7 +45,8 @@ export const listingProtocols = (rse: ListingRse, domain: DomainChoice, schemes:
       throw error;
     }
   };
-  const chosen = schemes && schemes.length > 0 ? schemes : domains.flatMap((each) => best({ domain: each })?.scheme ?? []);
+  const chosen =
+    schemes && schemes.length > 0 ? schemes : domains.flatMap((each) => best({ domain: each })?.scheme ?? []);
   const protocols: ListingProtocol[] = [];
   for (const scheme of new Set(chosen)) {
     for (const each of domains) {
@@ -75,7 +80,13 @@ export type ListedFile = {
   parents?: string[];
 };
 
-export type FileFacts = Readonly<{ scope: string; name: string; bytes: number | null; md5: string | null; adler32: string | null }>;
+export type FileFacts = Readonly<{
+  scope: string;
+  name: string;
+  bytes: number | null;
+  md5: string | null;
+  adler32: string | null;
+}>;
 
 export type ListedReplica = Readonly<{
   rse: ListingRse;
@@ -93,7 +104,16 @@ const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 
  * A replica on a non-deterministic RSE without a stored path has no PFN.
  */
 export const listedFile = (file: FileFacts, replicas: readonly ListedReplica[]): ListedFile => {
-  const listed: ListedFile = { scope: file.scope, name: file.name, bytes: file.bytes, md5: file.md5, adler32: file.adler32, pfns: {}, rses: {}, states: {} };
+  const listed: ListedFile = {
+    scope: file.scope,
+    name: file.name,
+    bytes: file.bytes,
+    md5: file.md5,
+    adler32: file.adler32,
+    pfns: {},
+    rses: {},
+    states: {},
+  };
   // A PFN served in both domains keeps the entry of the last protocol, as Rucio's dict does.
   const byPfn = new Map<string, PfnEntry>();
   const paths = new Map<string, string>();
@@ -107,7 +127,15 @@ export const listedFile = (file: FileFacts, replicas: readonly ListedReplica[]):
       }
       if (filePath === null) continue;
       const pfn = pfnFromProtocol(protocol, filePath);
-      byPfn.set(pfn, { rse_id: rse.id, rse: rse.rse, type: rse.rseType, volatile: rse.volatile, domain, priority, client_extract: false });
+      byPfn.set(pfn, {
+        rse_id: rse.id,
+        rse: rse.rse,
+        type: rse.rseType,
+        volatile: rse.volatile,
+        domain,
+        priority,
+        client_extract: false,
+      });
       if (protocol.scheme === 'srm') listed.space_token = spaceTokenOf(protocol);
     }
   }

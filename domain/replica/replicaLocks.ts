@@ -45,7 +45,10 @@ export type ChangeReplicaLocks = Command<
  * `requestId` instead, if it still waits for `previousRequestId` (otherwise the old request was
  * let go meanwhile and the retry is not wanted).
  */
-export type RequeueReplicaTransfer = Command<'RequeueReplicaTransfer', Omit<LockTarget, 'ruleId'> & { previousRequestId: string; requestId: string }>;
+export type RequeueReplicaTransfer = Command<
+  'RequeueReplicaTransfer',
+  Omit<LockTarget, 'ruleId'> & { previousRequestId: string; requestId: string }
+>;
 
 export type ReplicaLockCommand = LockReplica | UnlockReplica | ChangeReplicaLocks | RequeueReplicaTransfer;
 
@@ -59,7 +62,9 @@ const lockFor = (replica: Replica | undefined, stuck: boolean): { lockState: Loc
     case 'TEMPORARY_UNAVAILABLE':
       return { lockState: 'OK', transfer: false };
     case 'UNAVAILABLE':
-      return stuck ? { lockState: 'STUCK', transfer: false } : { lockState: 'REPLICATING', transfer: replica.pendingRequest === null };
+      return stuck
+        ? { lockState: 'STUCK', transfer: false }
+        : { lockState: 'REPLICATING', transfer: replica.pendingRequest === null };
     case 'BEING_DELETED':
       // Rucio queues nothing here and the copy would never come back; the file is being removed, so bring it again.
       return { lockState: 'REPLICATING', transfer: replica.pendingRequest === null && !stuck };
@@ -72,7 +77,8 @@ const lockFor = (replica: Replica | undefined, stuck: boolean): { lockState: Loc
 
 export const lockReplica = ({ data, metadata }: LockReplica, state: FileReplicas): ReplicaEvent[] => {
   const did = state.did;
-  if (did.status !== 'Live' || did.record.didType !== 'FILE') throw new DataIdentifierNotFound(`Data identifier '${data.scope}:${data.name}' not found`);
+  if (did.status !== 'Live' || did.record.didType !== 'FILE')
+    throw new DataIdentifierNotFound(`Data identifier '${data.scope}:${data.name}' not found`);
   const replica = state.replicas.get(data.rseId);
   if (replica?.locks.has(data.ruleId)) return [];
   const at = metadata.now.toISOString();
@@ -83,15 +89,34 @@ export const lockReplica = ({ data, metadata }: LockReplica, state: FileReplicas
     const { bytes, md5, adler32 } = did.record;
     events.push({
       type: 'ReplicaAdded',
-      data: { ...ref(data), bytes: bytes ?? 0, md5, adler32, path: data.path, state: stuck ? 'UNAVAILABLE' : 'COPYING', tombstone: null, addedAt: at },
+      data: {
+        ...ref(data),
+        bytes: bytes ?? 0,
+        md5,
+        adler32,
+        path: data.path,
+        state: stuck ? 'UNAVAILABLE' : 'COPYING',
+        tombstone: null,
+        addedAt: at,
+      },
     });
   } else if (lockState === 'REPLICATING' && replica.state !== 'COPYING') {
     events.push({
       type: 'ReplicaStateChanged',
-      data: { ...ref(data), previousState: replica.state, state: 'COPYING', tombstone: null, recovered: false, changedAt: at },
+      data: {
+        ...ref(data),
+        previousState: replica.state,
+        state: 'COPYING',
+        tombstone: null,
+        recovered: false,
+        changedAt: at,
+      },
     });
   }
-  events.push({ type: 'ReplicaLocked', data: { ...ref(data), ruleId: data.ruleId, lockState, requestId: transfer ? data.requestId : null, lockedAt: at } });
+  events.push({
+    type: 'ReplicaLocked',
+    data: { ...ref(data), ruleId: data.ruleId, lockState, requestId: transfer ? data.requestId : null, lockedAt: at },
+  });
   return events;
 };
 
@@ -122,7 +147,15 @@ export const unlockReplica = ({ data, metadata }: UnlockReplica, state: FileRepl
   return [
     {
       type: 'ReplicaUnlocked',
-      data: { ...ref(data), ruleId: data.ruleId, lockState, tombstone, state: replicaState, cancelledRequest, unlockedAt: metadata.now.toISOString() },
+      data: {
+        ...ref(data),
+        ruleId: data.ruleId,
+        lockState,
+        tombstone,
+        state: replicaState,
+        cancelledRequest,
+        unlockedAt: metadata.now.toISOString(),
+      },
     },
   ];
 };
@@ -130,26 +163,50 @@ export const unlockReplica = ({ data, metadata }: UnlockReplica, state: FileRepl
 export const changeReplicaLocks = ({ data, metadata }: ChangeReplicaLocks, state: FileReplicas): ReplicaEvent[] => {
   const replica = state.replicas.get(data.rseId);
   if (!replica) return [];
-  const changed = Object.fromEntries(Object.entries(data.locks).filter(([ruleId, lockState]) => replica.locks.has(ruleId) && replica.locks.get(ruleId) !== lockState));
+  const changed = Object.fromEntries(
+    Object.entries(data.locks).filter(
+      ([ruleId, lockState]) => replica.locks.has(ruleId) && replica.locks.get(ruleId) !== lockState,
+    ),
+  );
   if (Object.keys(changed).length === 0) return [];
   const at = metadata.now.toISOString();
-  const retrying = data.requestId !== undefined && Object.values(changed).includes('REPLICATING') && replica.state !== 'AVAILABLE';
+  const retrying =
+    data.requestId !== undefined && Object.values(changed).includes('REPLICATING') && replica.state !== 'AVAILABLE';
   const requestId = retrying && replica.pendingRequest === null ? data.requestId! : null;
   const events: ReplicaEvent[] = [];
   if (retrying && replica.state !== 'COPYING') {
-    events.push({ type: 'ReplicaStateChanged', data: { ...ref(data), previousState: replica.state, state: 'COPYING', tombstone: null, recovered: false, changedAt: at } });
+    events.push({
+      type: 'ReplicaStateChanged',
+      data: {
+        ...ref(data),
+        previousState: replica.state,
+        state: 'COPYING',
+        tombstone: null,
+        recovered: false,
+        changedAt: at,
+      },
+    });
   }
   events.push({ type: 'ReplicaLocksChanged', data: { ...ref(data), locks: changed, requestId, changedAt: at } });
   return events;
 };
 
-export const requeueReplicaTransfer = ({ data, metadata }: RequeueReplicaTransfer, state: FileReplicas): ReplicaEvent[] => {
+export const requeueReplicaTransfer = (
+  { data, metadata }: RequeueReplicaTransfer,
+  state: FileReplicas,
+): ReplicaEvent[] => {
   const replica = state.replicas.get(data.rseId);
-  if (!replica || replica.pendingRequest !== data.previousRequestId || data.requestId === data.previousRequestId) return [];
+  if (!replica || replica.pendingRequest !== data.previousRequestId || data.requestId === data.previousRequestId)
+    return [];
   return [
     {
       type: 'ReplicaTransferRequeued',
-      data: { ...ref(data), previousRequestId: data.previousRequestId, requestId: data.requestId, requeuedAt: metadata.now.toISOString() },
+      data: {
+        ...ref(data),
+        previousRequestId: data.previousRequestId,
+        requestId: data.requestId,
+        requeuedAt: metadata.now.toISOString(),
+      },
     },
   ];
 };

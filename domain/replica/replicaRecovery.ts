@@ -24,7 +24,10 @@ import type { ReplicaTarget } from './replicaDecider.ts';
  *
  * Nothing happens to a replica that is not BAD any more, or whose file is LOST already.
  */
-export type ResolveBadReplica = Command<'ResolveBadReplica', ReplicaTarget & { requestId: string; datasets: readonly DidRef[]; reason: string }>;
+export type ResolveBadReplica = Command<
+  'ResolveBadReplica',
+  ReplicaTarget & { requestId: string; datasets: readonly DidRef[]; reason: string }
+>;
 
 /** Ends a temporary unavailability whose expiry has passed: the replica is AVAILABLE again. */
 export type EndTemporaryUnavailability = Command<'EndTemporaryUnavailability', ReplicaTarget>;
@@ -36,31 +39,62 @@ export type BadReplicaOutcome = 'recover' | 'obsolete' | 'lost' | 'nothing';
 
 export const badReplicaOutcome = (state: FileReplicas, rseId: string): BadReplicaOutcome => {
   const replica = state.replicas.get(rseId);
-  if (!replica || replica.state !== 'BAD' || state.did.status !== 'Live' || state.did.record.availability === 'LOST') return 'nothing';
-  const readableElsewhere = [...state.replicas.values()].some((other) => other.rseId !== rseId && (other.state === 'AVAILABLE' || other.state === 'TEMPORARY_UNAVAILABLE'));
+  if (!replica || replica.state !== 'BAD' || state.did.status !== 'Live' || state.did.record.availability === 'LOST')
+    return 'nothing';
+  const readableElsewhere = [...state.replicas.values()].some(
+    (other) => other.rseId !== rseId && (other.state === 'AVAILABLE' || other.state === 'TEMPORARY_UNAVAILABLE'),
+  );
   if (!readableElsewhere) return 'lost';
   return replica.locks.size > 0 ? 'recover' : 'obsolete';
 };
 
 const ref = ({ scope, name, rse, rseId }: ReplicaTarget) => ({ scope, name, rse, rseId });
 
-export const resolveBadReplica = ({ data, metadata }: ResolveBadReplica, state: FileReplicas): (ReplicaEvent | DidEvent)[] => {
+export const resolveBadReplica = (
+  { data, metadata }: ResolveBadReplica,
+  state: FileReplicas,
+): (ReplicaEvent | DidEvent)[] => {
   const outcome = badReplicaOutcome(state, data.rseId);
   if (outcome === 'nothing') return [];
   const replica = state.replicas.get(data.rseId)!;
   const at = metadata.now.toISOString();
   switch (outcome) {
     case 'recover': {
-      const locks: Record<string, LockState> = Object.fromEntries([...replica.locks].filter(([, lock]) => lock !== 'REPLICATING').map(([ruleId]) => [ruleId, 'REPLICATING']));
+      const locks: Record<string, LockState> = Object.fromEntries(
+        [...replica.locks].filter(([, lock]) => lock !== 'REPLICATING').map(([ruleId]) => [ruleId, 'REPLICATING']),
+      );
       const requestId = replica.pendingRequest === null ? data.requestId : null;
       const events: ReplicaEvent[] = [
-        { type: 'ReplicaStateChanged', data: { ...ref(data), previousState: 'BAD', state: 'COPYING', tombstone: replica.tombstone, recovered: false, changedAt: at } },
+        {
+          type: 'ReplicaStateChanged',
+          data: {
+            ...ref(data),
+            previousState: 'BAD',
+            state: 'COPYING',
+            tombstone: replica.tombstone,
+            recovered: false,
+            changedAt: at,
+          },
+        },
       ];
-      if (Object.keys(locks).length > 0 || requestId !== null) events.push({ type: 'ReplicaLocksChanged', data: { ...ref(data), locks, requestId, changedAt: at } });
+      if (Object.keys(locks).length > 0 || requestId !== null)
+        events.push({ type: 'ReplicaLocksChanged', data: { ...ref(data), locks, requestId, changedAt: at } });
       return events;
     }
     case 'obsolete':
-      return [{ type: 'ReplicaStateChanged', data: { ...ref(data), previousState: 'BAD', state: 'UNAVAILABLE', tombstone: OBSOLETE_TOMBSTONE, recovered: false, changedAt: at } }];
+      return [
+        {
+          type: 'ReplicaStateChanged',
+          data: {
+            ...ref(data),
+            previousState: 'BAD',
+            state: 'UNAVAILABLE',
+            tombstone: OBSOLETE_TOMBSTONE,
+            recovered: false,
+            changedAt: at,
+          },
+        },
+      ];
     case 'lost':
       return [
         {
@@ -75,7 +109,10 @@ export const resolveBadReplica = ({ data, metadata }: ResolveBadReplica, state: 
             lostAt: at,
           },
         },
-        { type: 'FileAvailabilityChanged', data: { scope: data.scope, name: data.name, availability: 'LOST', changedAt: at } },
+        {
+          type: 'FileAvailabilityChanged',
+          data: { scope: data.scope, name: data.name, availability: 'LOST', changedAt: at },
+        },
       ];
   }
 };
@@ -84,19 +121,38 @@ export const resolveBadReplica = ({ data, metadata }: ResolveBadReplica, state: 
  * Only a replica still TEMPORARY_UNAVAILABLE, whose last declaration has expired, comes back: a
  * declaration made again meanwhile (a later expiry) or a BAD one keeps it as it is.
  */
-export const endTemporaryUnavailability = ({ data, metadata }: EndTemporaryUnavailability, state: FileReplicas): ReplicaEvent[] => {
+export const endTemporaryUnavailability = (
+  { data, metadata }: EndTemporaryUnavailability,
+  state: FileReplicas,
+): ReplicaEvent[] => {
   const replica = state.replicas.get(data.rseId);
   const at = metadata.now.toISOString();
-  if (!replica || replica.state !== 'TEMPORARY_UNAVAILABLE' || replica.temporaryUntil === null || replica.temporaryUntil > at) return [];
+  if (
+    !replica ||
+    replica.state !== 'TEMPORARY_UNAVAILABLE' ||
+    replica.temporaryUntil === null ||
+    replica.temporaryUntil > at
+  )
+    return [];
   return [
     {
       type: 'ReplicaStateChanged',
-      data: { ...ref(data), previousState: replica.state, state: 'AVAILABLE', tombstone: replica.tombstone, recovered: replica.declaredBad, changedAt: at },
+      data: {
+        ...ref(data),
+        previousState: replica.state,
+        state: 'AVAILABLE',
+        tombstone: replica.tombstone,
+        recovered: replica.declaredBad,
+        changedAt: at,
+      },
     },
   ];
 };
 
-export const decideReplicaRecovery = (command: ReplicaRecoveryCommand, state: FileReplicas): (ReplicaEvent | DidEvent)[] => {
+export const decideReplicaRecovery = (
+  command: ReplicaRecoveryCommand,
+  state: FileReplicas,
+): (ReplicaEvent | DidEvent)[] => {
   switch (command.type) {
     case 'ResolveBadReplica':
       return resolveBadReplica(command, state);

@@ -2,7 +2,12 @@ import type { FileRegistration } from '../did/didCreation.ts';
 import { didKey, type DidRef } from '../did/did.ts';
 import type { RseProtocol } from '../rse/protocol.ts';
 import { protocolsFor, selectProtocol } from '../rse/protocolSelection.ts';
-import { InvalidPath, ResourceTemporaryUnavailable, RSEProtocolNotSupported, UnsupportedOperation } from '../shared/errors.ts';
+import {
+  InvalidPath,
+  ResourceTemporaryUnavailable,
+  RSEProtocolNotSupported,
+  UnsupportedOperation,
+} from '../shared/errors.ts';
 import { cleanPfn, expectedPfns, parsePfn, schemeOf, storedPathOf } from './pfns.ts';
 import { OBSOLETE_TOMBSTONE, type ReplicaState } from './replica.ts';
 
@@ -35,7 +40,8 @@ export type PlannedReplica = Readonly<{ path: string | null; state: ReplicaState
  * makes them obsolete at once. A value that is not a whole number counts as none.
  */
 export const tombstoneFromDelay = (delay: unknown, now: Date): string | null => {
-  const seconds = typeof delay === 'number' ? delay : typeof delay === 'string' && /^\s*[+-]?\d+\s*$/.test(delay) ? Number(delay) : 0;
+  const seconds =
+    typeof delay === 'number' ? delay : typeof delay === 'string' && /^\s*[+-]?\d+\s*$/.test(delay) ? Number(delay) : 0;
   if (!Number.isInteger(seconds) || seconds === 0) return null;
   if (seconds < 0) return OBSOLETE_TOMBSTONE;
   return new Date(now.getTime() + seconds * 1000).toISOString();
@@ -65,7 +71,8 @@ export const planReplicas = (
   options: { ignoreAvailability: boolean; now: Date },
 ): Map<string, PlannedReplica> => {
   if (rse.volatile) throw new UnsupportedOperation(`Cannot add replicas on volatile RSE ${rse.rse} `);
-  if (!rse.availabilityWrite && !options.ignoreAvailability) throw new ResourceTemporaryUnavailable(`${rse.rse} is temporary unavailable for writing`);
+  if (!rse.availabilityWrite && !options.ignoreAvailability)
+    throw new ResourceTemporaryUnavailable(`${rse.rse} is temporary unavailable for writing`);
   if (!rse.deterministic && files.some((file) => file.pfn === undefined)) {
     throw new UnsupportedOperation(`PFN needed for this (non deterministic) RSE ${rse.rse} `);
   }
@@ -81,7 +88,8 @@ export const planReplicas = (
   for (const [scheme, withPfns] of byScheme) {
     if (!rse.deterministic) {
       const protocol = selectProtocol(rse.protocols, { operation: 'write', domain: 'wan', scheme });
-      for (const file of withPfns) paths.set(didKey(file.scope, file.name), storedPathOf(parsePfn(protocol, file.pfn!)));
+      for (const file of withPfns)
+        paths.set(didKey(file.scope, file.name), storedPathOf(parsePfn(protocol, file.pfn!)));
       continue;
     }
     checkDeterministicPfns(rse, scheme, withPfns);
@@ -101,7 +109,8 @@ const checkDeterministicPfns = (rse: RegistrationRse, scheme: string, files: rea
   const expected = expectedPfns(protocolsOrNone(rse.protocols, 'wan', scheme), lfns, rse.lfn2pfnAlgorithm);
   let unexpected = [...given].filter((pfn) => !expected.has(pfn));
   if (unexpected.length > 0) {
-    for (const pfn of expectedPfns(protocolsOrNone(rse.protocols, 'lan', scheme), lfns, rse.lfn2pfnAlgorithm)) expected.add(pfn);
+    for (const pfn of expectedPfns(protocolsOrNone(rse.protocols, 'lan', scheme), lfns, rse.lfn2pfnAlgorithm))
+      expected.add(pfn);
     unexpected = unexpected.filter((pfn) => !expected.has(pfn));
   }
   if (unexpected.length > 0) {

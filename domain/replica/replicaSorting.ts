@@ -40,8 +40,14 @@ const radians = (degrees: number): number => (degrees * Math.PI) / 180;
 
 /** Great-circle distance in km (haversine, Rucio's formula); unknown when a side has no coordinates. */
 export const distanceKm = (a: Coordinates, b: Coordinates): number => {
-  if (a.latitude === null || a.longitude === null || b.latitude === null || b.longitude === null) return UNKNOWN_DISTANCE;
-  const [lat1, lon1, lat2, lon2] = [a.latitude, a.longitude, b.latitude, b.longitude].map(radians) as [number, number, number, number];
+  if (a.latitude === null || a.longitude === null || b.latitude === null || b.longitude === null)
+    return UNKNOWN_DISTANCE;
+  const [lat1, lon1, lat2, lon2] = [a.latitude, a.longitude, b.latitude, b.longitude].map(radians) as [
+    number,
+    number,
+    number,
+    number,
+  ];
   const h = Math.sin((lat2 - lat1) / 2) ** 2 + Math.cos(lat1) * Math.cos(lat2) * Math.sin((lon2 - lon1) / 2) ** 2;
   return EARTH_RADIUS_KM * 2 * Math.asin(Math.sqrt(h));
 };
@@ -66,7 +72,9 @@ const sortByAlgorithm = (pfns: Pfn[], order: PfnOrder): Pfn[] => {
   }
   // Without a client location every distance is the same: the order stays.
   if (algorithm !== 'geoip' || order.client.latitude === null || order.client.longitude === null) return pfns;
-  const distances = new Map(pfns.map(([pfn, entry]) => [pfn, distanceKm(order.client, order.rseCoordinates(entry.rse_id))]));
+  const distances = new Map(
+    pfns.map(([pfn, entry]) => [pfn, distanceKm(order.client, order.rseCoordinates(entry.rse_id))]),
+  );
   return [...pfns].sort(([a], [b]) => distances.get(a)! - distances.get(b)!);
 };
 

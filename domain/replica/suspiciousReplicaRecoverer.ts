@@ -30,10 +30,20 @@ export type SuspiciousReplica = Readonly<{
   datatype: string | null;
 }>;
 
-export type RecovererTick = Readonly<{ activeMode: boolean; limitPerRse: number; policies: readonly SuspiciousPolicy[] }>;
+export type RecovererTick = Readonly<{
+  activeMode: boolean;
+  limitPerRse: number;
+  policies: readonly SuspiciousPolicy[];
+}>;
 
-export type DeclareReplicaBad = WorkflowOutput<'DeclareReplicaBad', { scope: string; name: string; rse: string; rseId: string; reason: string }>;
-export type DeclareReplicaTemporarilyUnavailable = WorkflowOutput<'DeclareReplicaTemporarilyUnavailable', { scope: string; name: string; rse: string; rseId: string; days: number }>;
+export type DeclareReplicaBad = WorkflowOutput<
+  'DeclareReplicaBad',
+  { scope: string; name: string; rse: string; rseId: string; reason: string }
+>;
+export type DeclareReplicaTemporarilyUnavailable = WorkflowOutput<
+  'DeclareReplicaTemporarilyUnavailable',
+  { scope: string; name: string; rse: string; rseId: string; days: number }
+>;
 export type RecovererOutput = DeclareReplicaBad | DeclareReplicaTemporarilyUnavailable | Skipped;
 
 /** Rucio's reason for the BAD declarations of this daemon. */
@@ -49,8 +59,10 @@ export const parsePolicies = (text: string): SuspiciousPolicy[] => {
     const parsed: unknown = JSON.parse(text);
     if (!Array.isArray(parsed)) return [];
     return parsed.flatMap((entry): SuspiciousPolicy[] => {
-      if (typeof entry !== 'object' || entry === null || typeof (entry as { action?: unknown }).action !== 'string') return [];
-      const list = (value: unknown) => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
+      if (typeof entry !== 'object' || entry === null || typeof (entry as { action?: unknown }).action !== 'string')
+        return [];
+      const list = (value: unknown) =>
+        Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
       const record = entry as Record<string, unknown>;
       return [{ scope: list(record.scope), datatype: list(record.datatype), action: String(record.action) }];
     });
@@ -73,28 +85,46 @@ const matches = (patterns: readonly string[], value: string): boolean =>
 const policyAction = (policies: readonly SuspiciousPolicy[], scope: string, datatype: string): string | undefined =>
   policies.find((policy) => matches(policy.scope, scope) && matches(policy.datatype, datatype))?.action;
 
-const lastCopyDecision = (replica: SuspiciousReplica, policies: readonly SuspiciousPolicy[]): { declare: boolean; why: string } => {
+const lastCopyDecision = (
+  replica: SuspiciousReplica,
+  policies: readonly SuspiciousPolicy[],
+): { declare: boolean; why: string } => {
   if (replica.datatype === null) return { declare: false, why: 'the last copy has no datatype: no action' };
   const action = policyAction(policies, replica.scope, replica.datatype);
   if (action === undefined) return { declare: false, why: 'the last copy matches no policy entry: ignored' };
-  if (action === 'ignore' || action === 'dry run') return { declare: false, why: `the last copy's policy says ${action}` };
+  if (action === 'ignore' || action === 'dry run')
+    return { declare: false, why: `the last copy's policy says ${action}` };
   if (action !== 'declare bad') return { declare: false, why: `unknown policy action ${action}` };
-  if (!replica.reasons.some((reason) => reason.toLowerCase().includes('checksum'))) return { declare: false, why: 'the last copy was not declared for a checksum problem' };
+  if (!replica.reasons.some((reason) => reason.toLowerCase().includes('checksum')))
+    return { declare: false, why: 'the last copy was not declared for a checksum problem' };
   return { declare: true, why: 'policy: declare bad' };
 };
 
-export const suspiciousReplicaRecoverer: Workflow<RecovererTick, Readonly<{ suspicious: readonly SuspiciousReplica[] }>, RecovererOutput> = {
+export const suspiciousReplicaRecoverer: Workflow<
+  RecovererTick,
+  Readonly<{ suspicious: readonly SuspiciousReplica[] }>,
+  RecovererOutput
+> = {
   name: 'suspicious-replica-recoverer',
   decide: ({ activeMode, limitPerRse, policies }, { suspicious }) => {
     const byRse = new Map<string, SuspiciousReplica[]>();
     for (const replica of suspicious) byRse.set(replica.rseId, [...(byRse.get(replica.rseId) ?? []), replica]);
     const outputs: RecovererOutput[] = [];
-    const passive = (what: string, action: string) => outputs.push({ type: 'Skipped', data: { what, reason: `active_mode is off: would ${action}` } });
+    const passive = (what: string, action: string) =>
+      outputs.push({ type: 'Skipped', data: { what, reason: `active_mode is off: would ${action}` } });
     for (const replicas of byRse.values()) {
       if (replicas.length > limitPerRse) {
         for (const { scope, name, rse, rseId } of replicas) {
-          if (activeMode) outputs.push({ type: 'DeclareReplicaTemporarilyUnavailable', data: { scope, name, rse, rseId, days: BROKEN_RSE_DAYS } });
-          else passive(`${scope}:${name} on ${rse}`, `make it TEMPORARY_UNAVAILABLE (${replicas.length} suspicious replicas on ${rse})`);
+          if (activeMode)
+            outputs.push({
+              type: 'DeclareReplicaTemporarilyUnavailable',
+              data: { scope, name, rse, rseId, days: BROKEN_RSE_DAYS },
+            });
+          else
+            passive(
+              `${scope}:${name} on ${rse}`,
+              `make it TEMPORARY_UNAVAILABLE (${replicas.length} suspicious replicas on ${rse})`,
+            );
         }
         continue;
       }
@@ -102,9 +132,11 @@ export const suspiciousReplicaRecoverer: Workflow<RecovererTick, Readonly<{ susp
         const { scope, name, rse, rseId } = replica;
         const what = `${scope}:${name} on ${rse}`;
         const fromAuditor = replica.reasons.some((reason) => reason.toLowerCase().includes('auditor'));
-        const decision = fromAuditor || replica.availableElsewhere ? { declare: true, why: '' } : lastCopyDecision(replica, policies);
+        const decision =
+          fromAuditor || replica.availableElsewhere ? { declare: true, why: '' } : lastCopyDecision(replica, policies);
         if (!decision.declare) outputs.push({ type: 'Skipped', data: { what, reason: decision.why } });
-        else if (activeMode) outputs.push({ type: 'DeclareReplicaBad', data: { scope, name, rse, rseId, reason: AUTOMATIC_RECOVERY } });
+        else if (activeMode)
+          outputs.push({ type: 'DeclareReplicaBad', data: { scope, name, rse, rseId, reason: AUTOMATIC_RECOVERY } });
         else passive(what, 'declare it BAD');
       }
     }

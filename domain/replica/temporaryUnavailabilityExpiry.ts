@@ -6,12 +6,25 @@ import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
  * declaration made again meanwhile (a later expiry) keeps the replica unavailable.
  */
 
-export type TemporaryUnavailability = Readonly<{ scope: string; name: string; rse: string; rseId: string; expiresAt: string }>;
+export type TemporaryUnavailability = Readonly<{
+  scope: string;
+  name: string;
+  rse: string;
+  rseId: string;
+  expiresAt: string;
+}>;
 
-export type EndTemporaryUnavailability = WorkflowOutput<'EndTemporaryUnavailability', { scope: string; name: string; rse: string; rseId: string }>;
+export type EndTemporaryUnavailability = WorkflowOutput<
+  'EndTemporaryUnavailability',
+  { scope: string; name: string; rse: string; rseId: string }
+>;
 export type TemporaryExpiryOutput = EndTemporaryUnavailability | Skipped;
 
-export const temporaryUnavailabilityExpiry: Workflow<Readonly<{ now: string; dryRun: boolean }>, Readonly<{ unavailable: readonly TemporaryUnavailability[] }>, TemporaryExpiryOutput> = {
+export const temporaryUnavailabilityExpiry: Workflow<
+  Readonly<{ now: string; dryRun: boolean }>,
+  Readonly<{ unavailable: readonly TemporaryUnavailability[] }>,
+  TemporaryExpiryOutput
+> = {
   name: 'minos-temporary-expiration',
   decide: ({ now, dryRun }, { unavailable }) =>
     [...unavailable]

@@ -54,7 +54,11 @@ const compiled = (patterns: readonly string[]): RegExp[] =>
     }
   });
 
-export const finisher: Workflow<Readonly<{ now: string }>, Readonly<{ requests: readonly FinishedRequest[]; settings: FinisherSettings }>, FinisherOutput> = {
+export const finisher: Workflow<
+  Readonly<{ now: string }>,
+  Readonly<{ requests: readonly FinishedRequest[]; settings: FinisherSettings }>,
+  FinisherOutput
+> = {
   name: 'conveyor-finisher',
   decide: ({ now }, { requests, settings }) => {
     const suspicious = compiled(settings.suspiciousPatterns);
@@ -65,10 +69,16 @@ export const finisher: Workflow<Readonly<{ now: string }>, Readonly<{ requests: 
       if (!FINISHED_REQUEST_STATES.has(state) && state !== 'SUBMITTING') return [];
       if (state === 'SUBMITTING' && Date.parse(request.changedAt) > submittingBefore) return [];
       const outputs: FinisherOutput[] = [];
-      if (state === 'FAILED' && request.hasSource && request.error && suspicious.some((pattern) => pattern.test(request.error!))) {
+      if (
+        state === 'FAILED' &&
+        request.hasSource &&
+        request.error &&
+        suspicious.some((pattern) => pattern.test(request.error!))
+      ) {
         outputs.push({ type: 'DeclareSourceSuspicious', data: { requestId, reason: request.error.slice(0, 255) } });
       }
-      if (shouldRetry(state, request.retryCount, settings.retryProtocolMismatches)) outputs.push({ type: 'RetryTransfer', data: { requestId, lowerRankings: state === 'FAILED' } });
+      if (shouldRetry(state, request.retryCount, settings.retryProtocolMismatches))
+        outputs.push({ type: 'RetryTransfer', data: { requestId, lowerRankings: state === 'FAILED' } });
       else outputs.push({ type: 'GiveUpTransfer', data: { requestId, error: transferError(state, request.error) } });
       return outputs;
     });

@@ -6,7 +6,12 @@ import type { Workflow, WorkflowOutput } from '../shared/workflow.ts';
  * change nothing. The request decides whether the report counts (only for its current job).
  */
 
-export type SubmittedRequest = Readonly<{ requestId: string; externalId: string; transfertool: string; submittedAt: string }>;
+export type SubmittedRequest = Readonly<{
+  requestId: string;
+  externalId: string;
+  transfertool: string;
+  submittedAt: string;
+}>;
 
 /** What a tool says of one job (the port's JobReport, in plain data). */
 export type ToolReport = Readonly<{
@@ -20,7 +25,15 @@ export type ToolReport = Readonly<{
 
 export type RecordTransferReport = WorkflowOutput<
   'RecordTransferReport',
-  { requestId: string; externalId: string; outcome: 'DONE' | 'FAILED' | 'LOST'; reason: string | null; source: Readonly<{ rseId: string; rse: string }> | null; startedAt: string | null; finishedAt: string | null }
+  {
+    requestId: string;
+    externalId: string;
+    outcome: 'DONE' | 'FAILED' | 'LOST';
+    reason: string | null;
+    source: Readonly<{ rseId: string; rse: string }> | null;
+    startedAt: string | null;
+    finishedAt: string | null;
+  }
 >;
 
 /**
@@ -28,7 +41,11 @@ export type RecordTransferReport = WorkflowOutput<
  * ago (Rucio's poller waits 60 s, leaving the rest to the receiver; here polling is the only way
  * to hear back, so the default asks at once).
  */
-export const jobsToPoll = (requests: readonly SubmittedRequest[], now: string, olderThanSeconds: number): Map<string, string[]> => {
+export const jobsToPoll = (
+  requests: readonly SubmittedRequest[],
+  now: string,
+  olderThanSeconds: number,
+): Map<string, string[]> => {
   const before = Date.parse(now) - olderThanSeconds * 1000;
   const byTool = new Map<string, string[]>();
   for (const request of requests) {
@@ -38,13 +55,30 @@ export const jobsToPoll = (requests: readonly SubmittedRequest[], now: string, o
   return byTool;
 };
 
-export const poller: Workflow<Readonly<{ reports: ReadonlyMap<string, ToolReport> }>, Readonly<{ requests: readonly SubmittedRequest[] }>, RecordTransferReport> = {
+export const poller: Workflow<
+  Readonly<{ reports: ReadonlyMap<string, ToolReport> }>,
+  Readonly<{ requests: readonly SubmittedRequest[] }>,
+  RecordTransferReport
+> = {
   name: 'conveyor-poller',
   decide: ({ reports }, { requests }) =>
     requests.flatMap((request): RecordTransferReport[] => {
       const report = reports.get(request.externalId);
       if (!report || report.state === 'SUBMITTED') return [];
       const { reason, source, startedAt, finishedAt } = report;
-      return [{ type: 'RecordTransferReport', data: { requestId: request.requestId, externalId: request.externalId, outcome: report.state, reason, source, startedAt, finishedAt } }];
+      return [
+        {
+          type: 'RecordTransferReport',
+          data: {
+            requestId: request.requestId,
+            externalId: request.externalId,
+            outcome: report.state,
+            reason,
+            source,
+            startedAt,
+            finishedAt,
+          },
+        },
+      ];
     }),
 };

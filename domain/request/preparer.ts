@@ -12,8 +12,14 @@ import { applicableLimits, type BoundLimit } from './transferLimits.ts';
  * cannot take writes stays PREPARING.
  */
 
-export type PrepareRequest = WorkflowOutput<'PrepareRequest', { requestId: string; sourceRseId: string; sourceRse: string; transfertool: string; waiting: boolean }>;
-export type RecordSourcesUnavailable = WorkflowOutput<'RecordSourcesUnavailable', { requestId: string; state: SourcelessState; reason: string }>;
+export type PrepareRequest = WorkflowOutput<
+  'PrepareRequest',
+  { requestId: string; sourceRseId: string; sourceRse: string; transfertool: string; waiting: boolean }
+>;
+export type RecordSourcesUnavailable = WorkflowOutput<
+  'RecordSourcesUnavailable',
+  { requestId: string; state: SourcelessState; reason: string }
+>;
 
 export type PreparingRequest = SelectionRequest & Readonly<{ activity: string }>;
 
@@ -25,21 +31,45 @@ export type PreparerFacts = Readonly<{
   replicas: ReadonlyMap<string, readonly CandidateReplica[]>;
 }>;
 
-export const preparer: Workflow<Readonly<{ now: string }>, PreparerFacts, PrepareRequest | RecordSourcesUnavailable | Skipped> = {
+export const preparer: Workflow<
+  Readonly<{ now: string }>,
+  PreparerFacts,
+  PrepareRequest | RecordSourcesUnavailable | Skipped
+> = {
   name: 'conveyor-preparer',
   decide: (_input, { topology, limits, requests, replicas }) =>
     requests.map((request): PrepareRequest | RecordSourcesUnavailable | Skipped => {
-      if (request.requestType !== 'TRANSFER') return { type: 'Skipped', data: { what: request.id, reason: `${request.requestType} requests wait for the stager, which is not built` } };
-      const selection = selectSources(topology, { ...request, preferredSourceRseId: null }, replicas.get(request.id) ?? []);
+      if (request.requestType !== 'TRANSFER')
+        return {
+          type: 'Skipped',
+          data: { what: request.id, reason: `${request.requestType} requests wait for the stager, which is not built` },
+        };
+      const selection = selectSources(
+        topology,
+        { ...request, preferredSourceRseId: null },
+        replicas.get(request.id) ?? [],
+      );
       switch (selection.kind) {
         case 'blocked':
           return { type: 'Skipped', data: { what: request.id, reason: selection.reason } };
         case 'unavailable':
-          return { type: 'RecordSourcesUnavailable', data: { requestId: request.id, state: selection.state, reason: selection.reason } };
+          return {
+            type: 'RecordSourcesUnavailable',
+            data: { requestId: request.id, state: selection.state, reason: selection.reason },
+          };
         case 'selected': {
           const source = selection.sources[0]!;
           const waiting = applicableLimits(limits, source.rseId, request.destRseId, request.activity).length > 0;
-          return { type: 'PrepareRequest', data: { requestId: request.id, sourceRseId: source.rseId, sourceRse: source.rse, transfertool: selection.transfertool, waiting } };
+          return {
+            type: 'PrepareRequest',
+            data: {
+              requestId: request.id,
+              sourceRseId: source.rseId,
+              sourceRse: source.rse,
+              transfertool: selection.transfertool,
+              waiting,
+            },
+          };
         }
       }
     }),

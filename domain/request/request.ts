@@ -114,7 +114,14 @@ export type RequestQueued = Event<'RequestQueued', { request: RequestRecord; sta
 /** The preparer chose the source and the tool: the request is QUEUED, or WAITING under a transfer limit. */
 export type RequestPrepared = Event<
   'RequestPrepared',
-  { requestId: string; state: 'QUEUED' | 'WAITING'; sourceRseId: string; sourceRse: string; transfertool: string; preparedAt: string }
+  {
+    requestId: string;
+    state: 'QUEUED' | 'WAITING';
+    sourceRseId: string;
+    sourceRse: string;
+    transfertool: string;
+    preparedAt: string;
+  }
 >;
 /** No source could be chosen: NO_SOURCES, ONLY_TAPE_SOURCES or MISMATCH_SCHEME, from PREPARING or QUEUED. */
 export type RequestSourcesUnavailable = Event<
@@ -128,16 +135,34 @@ export type RequestReturnedToPreparing = Event<'RequestReturnedToPreparing', { r
 /** The submitter took the request (QUEUED → SUBMITTING) with the sources and destination URL it hands to the tool. */
 export type RequestSubmitting = Event<
   'RequestSubmitting',
-  { requestId: string; sources: readonly SubmittedSource[]; destUrl: string; transfertool: string; submittingAt: string }
+  {
+    requestId: string;
+    sources: readonly SubmittedSource[];
+    destUrl: string;
+    transfertool: string;
+    submittingAt: string;
+  }
 >;
 /** The tool took the job. */
-export type RequestSubmitted = Event<'RequestSubmitted', { requestId: string; externalId: string; externalHost: string; submittedAt: string }>;
+export type RequestSubmitted = Event<
+  'RequestSubmitted',
+  { requestId: string; externalId: string; externalHost: string; submittedAt: string }
+>;
 /** The tool refused the job. */
-export type RequestSubmissionFailed = Event<'RequestSubmissionFailed', { requestId: string; reason: string; failedAt: string }>;
+export type RequestSubmissionFailed = Event<
+  'RequestSubmissionFailed',
+  { requestId: string; reason: string; failedAt: string }
+>;
 /** The tool reports the copy verified at the destination. */
-export type TransferSucceeded = Event<'TransferSucceeded', TransferLink & { startedAt: string | null; transferredAt: string }>;
+export type TransferSucceeded = Event<
+  'TransferSucceeded',
+  TransferLink & { startedAt: string | null; transferredAt: string }
+>;
 /** The tool reports the copy failed. */
-export type TransferFailed = Event<'TransferFailed', TransferLink & { reason: string; startedAt: string | null; failedAt: string }>;
+export type TransferFailed = Event<
+  'TransferFailed',
+  TransferLink & { reason: string; startedAt: string | null; failedAt: string }
+>;
 /** The tool does not know the job (a restarted tool, a purged job). */
 export type TransferLost = Event<'TransferLost', TransferLink & { reason: string; lostAt: string }>;
 /**
@@ -146,7 +171,16 @@ export type TransferLost = Event<'TransferLost', TransferLink & { reason: string
  */
 export type RequestArchived = Event<
   'RequestArchived',
-  { requestId: string; scope: string; name: string; destRseId: string; state: RequestState; retriedAs: string | null; error: string | null; archivedAt: string }
+  {
+    requestId: string;
+    scope: string;
+    name: string;
+    destRseId: string;
+    state: RequestState;
+    retriedAs: string | null;
+    error: string | null;
+    archivedAt: string;
+  }
 >;
 /**
  * The request is not wanted any more (its lock went away, its rule was deleted). `externalId`
@@ -199,7 +233,9 @@ export const REQUEST_EVENT_TYPE_SET = {
   RequestCancelled: true,
 } as const satisfies Readonly<Record<RequestEvent['type'], true>>;
 
-export const REQUEST_EVENT_TYPES: readonly RequestEvent['type'][] = Object.keys(REQUEST_EVENT_TYPE_SET) as RequestEvent['type'][];
+export const REQUEST_EVENT_TYPES: readonly RequestEvent['type'][] = Object.keys(
+  REQUEST_EVENT_TYPE_SET,
+) as RequestEvent['type'][];
 
 /** States from which a request no longer moves: the finisher archives it (retrying where allowed). */
 export const FINISHED_REQUEST_STATES: ReadonlySet<RequestState> = new Set([
@@ -237,11 +273,22 @@ export type ActiveRequest = Readonly<{
 export type Request =
   | Readonly<{ status: 'Absent' }>
   | ActiveRequest
-  | Readonly<{ status: 'Archived'; record: RequestRecord; state: RequestState; cancelled: boolean; retriedAs: string | null }>;
+  | Readonly<{
+      status: 'Archived';
+      record: RequestRecord;
+      state: RequestState;
+      cancelled: boolean;
+      retriedAs: string | null;
+    }>;
 
 export const initialRequest = (): Request => ({ status: 'Absent' });
 
-const moved = (state: ActiveRequest, next: RequestState, at: string, changes: Partial<ActiveRequest> = {}): ActiveRequest => ({
+const moved = (
+  state: ActiveRequest,
+  next: RequestState,
+  at: string,
+  changes: Partial<ActiveRequest> = {},
+): ActiveRequest => ({
   ...state,
   ...changes,
   state: next,
@@ -289,17 +336,29 @@ export const evolveRequest = (state: Request, event: RequestEvent): Request => {
       });
     }
     case 'RequestSubmitted':
-      return moved(state, 'SUBMITTED', event.data.submittedAt, { externalId: event.data.externalId, externalHost: event.data.externalHost });
+      return moved(state, 'SUBMITTED', event.data.submittedAt, {
+        externalId: event.data.externalId,
+        externalHost: event.data.externalHost,
+      });
     case 'RequestSubmissionFailed':
       return moved(state, 'SUBMISSION_FAILED', event.data.failedAt, { error: event.data.reason });
     case 'TransferSucceeded':
-      return moved(state, 'DONE', event.data.transferredAt, { sourceRseId: event.data.sourceRseId, sourceRse: event.data.sourceRse });
+      return moved(state, 'DONE', event.data.transferredAt, {
+        sourceRseId: event.data.sourceRseId,
+        sourceRse: event.data.sourceRse,
+      });
     case 'TransferFailed':
       return moved(state, 'FAILED', event.data.failedAt, { error: event.data.reason });
     case 'TransferLost':
       return moved(state, 'LOST', event.data.lostAt, { error: event.data.reason });
     case 'RequestArchived':
-      return { status: 'Archived', record: state.record, state: state.state, cancelled: false, retriedAs: event.data.retriedAs };
+      return {
+        status: 'Archived',
+        record: state.record,
+        state: state.state,
+        cancelled: false,
+        retriedAs: event.data.retriedAs,
+      };
     case 'RequestCancelled':
       return { status: 'Archived', record: state.record, state: state.state, cancelled: true, retriedAs: null };
   }

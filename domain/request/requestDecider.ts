@@ -23,7 +23,10 @@ import {
 /** Queues a new request; `state` is QUEUED, or PREPARING when the preparer chooses sources first. */
 export type QueueRequest = Command<'QueueRequest', { request: RequestRecord; state: RequestState }>;
 /** PREPARING → QUEUED, or WAITING when a transfer limit applies: the preparer's choice of source and tool. */
-export type PrepareRequest = Command<'PrepareRequest', { sourceRseId: string; sourceRse: string; transfertool: string; waiting: boolean }>;
+export type PrepareRequest = Command<
+  'PrepareRequest',
+  { sourceRseId: string; sourceRse: string; transfertool: string; waiting: boolean }
+>;
 /** PREPARING or QUEUED → NO_SOURCES, ONLY_TAPE_SOURCES or MISMATCH_SCHEME. */
 export type RecordSourcesUnavailable = Command<'RecordSourcesUnavailable', { state: SourcelessState; reason: string }>;
 /** WAITING → QUEUED (the throttler). */
@@ -31,7 +34,10 @@ export type ReleaseRequest = Command<'ReleaseRequest', Record<string, never>>;
 /** WAITING → PREPARING (the throttler, for requests waiting more than a day). */
 export type ReturnRequestToPreparing = Command<'ReturnRequestToPreparing', Record<string, never>>;
 /** QUEUED → SUBMITTING, before the tool is asked: a crash afterwards leaves a trace the finisher retries. */
-export type MarkRequestSubmitting = Command<'MarkRequestSubmitting', { sources: readonly SubmittedSource[]; destUrl: string; transfertool: string }>;
+export type MarkRequestSubmitting = Command<
+  'MarkRequestSubmitting',
+  { sources: readonly SubmittedSource[]; destUrl: string; transfertool: string }
+>;
 /** SUBMITTING → SUBMITTED with the tool's job id. */
 export type RecordSubmission = Command<'RecordSubmission', { externalId: string; externalHost: string }>;
 /** SUBMITTING → SUBMISSION_FAILED. */
@@ -74,7 +80,8 @@ export type RequestCommand =
   | ArchiveRequest
   | CancelRequest;
 
-const activeIn = (state: Request, states: readonly RequestState[]): state is ActiveRequest => state.status === 'Active' && states.includes(state.state);
+const activeIn = (state: Request, states: readonly RequestState[]): state is ActiveRequest =>
+  state.status === 'Active' && states.includes(state.state);
 
 export const queueRequest = ({ data }: QueueRequest, state: Request): RequestEvent[] =>
   state.status === 'Absent' ? [{ type: 'RequestQueued', data: { request: data.request, state: data.state } }] : [];
@@ -85,48 +92,84 @@ export const prepareRequest = ({ data, metadata }: PrepareRequest, state: Reques
   return [
     {
       type: 'RequestPrepared',
-      data: { requestId: state.record.id, state: data.waiting ? 'WAITING' : 'QUEUED', sourceRseId, sourceRse, transfertool, preparedAt: metadata.now.toISOString() },
+      data: {
+        requestId: state.record.id,
+        state: data.waiting ? 'WAITING' : 'QUEUED',
+        sourceRseId,
+        sourceRse,
+        transfertool,
+        preparedAt: metadata.now.toISOString(),
+      },
     },
   ];
 };
 
-export const recordSourcesUnavailable = ({ data, metadata }: RecordSourcesUnavailable, state: Request): RequestEvent[] => {
+export const recordSourcesUnavailable = (
+  { data, metadata }: RecordSourcesUnavailable,
+  state: Request,
+): RequestEvent[] => {
   if (!activeIn(state, ['PREPARING', 'QUEUED'])) return [];
   return [
     {
       type: 'RequestSourcesUnavailable',
-      data: { requestId: state.record.id, previousState: state.state, state: data.state, reason: data.reason, at: metadata.now.toISOString() },
+      data: {
+        requestId: state.record.id,
+        previousState: state.state,
+        state: data.state,
+        reason: data.reason,
+        at: metadata.now.toISOString(),
+      },
     },
   ];
 };
 
 export const releaseRequest = ({ metadata }: ReleaseRequest, state: Request): RequestEvent[] =>
-  activeIn(state, ['WAITING']) ? [{ type: 'RequestReleased', data: { requestId: state.record.id, releasedAt: metadata.now.toISOString() } }] : [];
+  activeIn(state, ['WAITING'])
+    ? [{ type: 'RequestReleased', data: { requestId: state.record.id, releasedAt: metadata.now.toISOString() } }]
+    : [];
 
 export const returnRequestToPreparing = ({ metadata }: ReturnRequestToPreparing, state: Request): RequestEvent[] =>
-  activeIn(state, ['WAITING']) ? [{ type: 'RequestReturnedToPreparing', data: { requestId: state.record.id, at: metadata.now.toISOString() } }] : [];
+  activeIn(state, ['WAITING'])
+    ? [{ type: 'RequestReturnedToPreparing', data: { requestId: state.record.id, at: metadata.now.toISOString() } }]
+    : [];
 
 export const markRequestSubmitting = ({ data, metadata }: MarkRequestSubmitting, state: Request): RequestEvent[] => {
   if (!activeIn(state, ['QUEUED'])) return [];
   const { sources, destUrl, transfertool } = data;
-  return [{ type: 'RequestSubmitting', data: { requestId: state.record.id, sources, destUrl, transfertool, submittingAt: metadata.now.toISOString() } }];
+  return [
+    {
+      type: 'RequestSubmitting',
+      data: { requestId: state.record.id, sources, destUrl, transfertool, submittingAt: metadata.now.toISOString() },
+    },
+  ];
 };
 
 export const recordSubmission = ({ data, metadata }: RecordSubmission, state: Request): RequestEvent[] => {
   if (!activeIn(state, ['SUBMITTING'])) return [];
   const { externalId, externalHost } = data;
-  return [{ type: 'RequestSubmitted', data: { requestId: state.record.id, externalId, externalHost, submittedAt: metadata.now.toISOString() } }];
+  return [
+    {
+      type: 'RequestSubmitted',
+      data: { requestId: state.record.id, externalId, externalHost, submittedAt: metadata.now.toISOString() },
+    },
+  ];
 };
 
 export const recordSubmissionFailure = ({ data, metadata }: RecordSubmissionFailure, state: Request): RequestEvent[] =>
   activeIn(state, ['SUBMITTING'])
-    ? [{ type: 'RequestSubmissionFailed', data: { requestId: state.record.id, reason: data.reason, failedAt: metadata.now.toISOString() } }]
+    ? [
+        {
+          type: 'RequestSubmissionFailed',
+          data: { requestId: state.record.id, reason: data.reason, failedAt: metadata.now.toISOString() },
+        },
+      ]
     : [];
 
 export const recordTransferReport = ({ data, metadata }: RecordTransferReport, state: Request): RequestEvent[] => {
   if (!activeIn(state, ['SUBMITTED']) || state.externalId !== data.externalId) return [];
   const { record } = state;
-  const source = data.source ?? (state.sourceRseId && state.sourceRse ? { rseId: state.sourceRseId, rse: state.sourceRse } : null);
+  const source =
+    data.source ?? (state.sourceRseId && state.sourceRse ? { rseId: state.sourceRseId, rse: state.sourceRse } : null);
   const link = {
     requestId: record.id,
     scope: record.scope,
@@ -144,19 +187,43 @@ export const recordTransferReport = ({ data, metadata }: RecordTransferReport, s
     case 'DONE':
       return [{ type: 'TransferSucceeded', data: { ...link, startedAt: data.startedAt, transferredAt: at } }];
     case 'FAILED':
-      return [{ type: 'TransferFailed', data: { ...link, reason: data.reason ?? 'Transfer failed', startedAt: data.startedAt, failedAt: at } }];
+      return [
+        {
+          type: 'TransferFailed',
+          data: { ...link, reason: data.reason ?? 'Transfer failed', startedAt: data.startedAt, failedAt: at },
+        },
+      ];
     case 'LOST':
-      return [{ type: 'TransferLost', data: { ...link, reason: data.reason ?? 'Transfer job unknown to the transfer tool', lostAt: metadata.now.toISOString() } }];
+      return [
+        {
+          type: 'TransferLost',
+          data: {
+            ...link,
+            reason: data.reason ?? 'Transfer job unknown to the transfer tool',
+            lostAt: metadata.now.toISOString(),
+          },
+        },
+      ];
   }
 };
 
 export const archiveRequest = ({ data, metadata }: ArchiveRequest, state: Request): RequestEvent[] => {
-  if (state.status !== 'Active' || (!FINISHED_REQUEST_STATES.has(state.state) && state.state !== 'SUBMITTING')) return [];
+  if (state.status !== 'Active' || (!FINISHED_REQUEST_STATES.has(state.state) && state.state !== 'SUBMITTING'))
+    return [];
   const { id, scope, name, destRseId } = state.record;
   return [
     {
       type: 'RequestArchived',
-      data: { requestId: id, scope, name, destRseId, state: state.state, retriedAs: data.retriedAs, error: data.error, archivedAt: metadata.now.toISOString() },
+      data: {
+        requestId: id,
+        scope,
+        name,
+        destRseId,
+        state: state.state,
+        retriedAs: data.retriedAs,
+        error: data.error,
+        archivedAt: metadata.now.toISOString(),
+      },
     },
   ];
 };

@@ -13,7 +13,11 @@ export const MAX_RETRIES = 3;
  * SUBMITTING (stuck past the bound) is always retried; NO_SOURCES and ONLY_TAPE_SOURCES never;
  * the others while the retry count is below 3, MISMATCH_SCHEME only when configured.
  */
-export const shouldRetry = (state: RequestState, retryCount: number | null, retryProtocolMismatches: boolean): boolean => {
+export const shouldRetry = (
+  state: RequestState,
+  retryCount: number | null,
+  retryProtocolMismatches: boolean,
+): boolean => {
   if (state === 'SUBMITTING') return true;
   if (state === 'NO_SOURCES' || state === 'ONLY_TAPE_SOURCES') return false;
   if (retryCount !== null && retryCount >= MAX_RETRIES) return false;
@@ -46,7 +50,8 @@ export const transferError = (state: RequestState, reason: string | null): strin
  * The id of the retry of a request: derived from the failed request's id, so a finisher job run
  * again after a crash queues the same retry instead of a second one. 32 hex digits, as Rucio's ids.
  */
-export const retryIdOf = (requestId: string): string => createHash('sha1').update(`${requestId}/retry`).digest('hex').slice(0, 32);
+export const retryIdOf = (requestId: string): string =>
+  createHash('sha1').update(`${requestId}/retry`).digest('hex').slice(0, 32);
 
 /**
  * The sources the retry starts from: every source known to the old request, those it used
@@ -68,7 +73,8 @@ const retrySources = (request: ActiveRequest, lowerRankings: boolean): RankedSou
  */
 export const retryRecord = (request: ActiveRequest, requestedAt: string, lowerRankings: boolean): RequestRecord => {
   const { record } = request;
-  const retryCount = record.retryCount === null ? 1 : request.state === 'SUBMITTING' ? record.retryCount : record.retryCount + 1;
+  const retryCount =
+    record.retryCount === null ? 1 : request.state === 'SUBMITTING' ? record.retryCount : record.retryCount + 1;
   return {
     ...record,
     id: retryIdOf(record.id),

@@ -72,7 +72,11 @@ export const compatibleSchemes = (destScheme: string, sourceScheme: string): boo
   destScheme === sourceScheme || (COMPATIBLE_SCHEMES[destScheme] ?? []).includes(sourceScheme);
 
 /** Protocols serving third-party copies in one direction, preferred first (ties: listing order). */
-const copyProtocols = (rse: TransferRse, operation: 'third_party_copy_read' | 'third_party_copy_write', schemes?: ReadonlySet<string>): RseProtocol[] =>
+const copyProtocols = (
+  rse: TransferRse,
+  operation: 'third_party_copy_read' | 'third_party_copy_write',
+  schemes?: ReadonlySet<string>,
+): RseProtocol[] =>
   rse.protocols
     .filter((protocol) => priorityOf(protocol, 'wan', operation) !== null && (!schemes || schemes.has(protocol.scheme)))
     .sort((a, b) => priorityOf(a, 'wan', operation)! - priorityOf(b, 'wan', operation)! || compareProtocols(a, b));
@@ -84,7 +88,11 @@ export type ProtocolPair = Readonly<{ dest: RseProtocol; source: RseProtocol }>;
  * the source's read protocols by priority; the first compatible pair wins. `schemes` narrows the
  * destination side (the main source's scheme family for extra sources).
  */
-export const matchingProtocols = (dest: TransferRse, source: TransferRse, schemes?: ReadonlySet<string>): ProtocolPair | undefined => {
+export const matchingProtocols = (
+  dest: TransferRse,
+  source: TransferRse,
+  schemes?: ReadonlySet<string>,
+): ProtocolPair | undefined => {
   const sources = copyProtocols(source, 'third_party_copy_read', schemes);
   for (const destProtocol of copyProtocols(dest, 'third_party_copy_write', schemes)) {
     const sourceProtocol = sources.find((candidate) => compatibleSchemes(destProtocol.scheme, candidate.scheme));
@@ -94,11 +102,23 @@ export const matchingProtocols = (dest: TransferRse, source: TransferRse, scheme
 };
 
 /** The same, worked out once per pair of RSEs (and scheme family) in a topology. */
-const pairOf = (topology: Topology, dest: TransferRse, source: TransferRse, schemes?: ReadonlySet<string>): ProtocolPair | undefined =>
-  topology.memo(`pair ${source.id} ${dest.id} ${schemes ? [...schemes].join(',') : '*'}`, () => matchingProtocols(dest, source, schemes));
+const pairOf = (
+  topology: Topology,
+  dest: TransferRse,
+  source: TransferRse,
+  schemes?: ReadonlySet<string>,
+): ProtocolPair | undefined =>
+  topology.memo(`pair ${source.id} ${dest.id} ${schemes ? [...schemes].join(',') : '*'}`, () =>
+    matchingProtocols(dest, source, schemes),
+  );
 
 /** The path of the file on an RSE: computed on deterministic ones, the stored one elsewhere. */
-const pathOn = (topology: Topology, rse: TransferRse, request: SelectionRequest, storedPath: string | null): string | undefined => {
+const pathOn = (
+  topology: Topology,
+  rse: TransferRse,
+  request: SelectionRequest,
+  storedPath: string | null,
+): string | undefined => {
   if (!rse.properties.deterministic) return storedPath ?? undefined;
   try {
     return deterministicPath(request.scope, request.name, topology.lfn2pfnAlgorithm(rse));
@@ -114,20 +134,33 @@ const pathOn = (topology: Topology, rse: TransferRse, request: SelectionRequest,
  */
 export const transfertoolFor = (topology: Topology, dest: TransferRse, pair: ProtocolPair): string => {
   const attribute = dest.attributes.transfertool;
-  const named = typeof attribute === 'string' ? attribute.split(',').map((name) => name.trim()).find(Boolean) : undefined;
+  const named =
+    typeof attribute === 'string'
+      ? attribute
+          .split(',')
+          .map((name) => name.trim())
+          .find(Boolean)
+      : undefined;
   if (named) return named;
   if (pair.dest.scheme === 'file' && pair.source.scheme === 'file') return 'posix';
   return topology.facts.defaultTransfertool;
 };
 
-type Candidate = Readonly<{ rse: TransferRse; replica: CandidateReplica; ranking: number; pair: ProtocolPair; distance: number }>;
+type Candidate = Readonly<{
+  rse: TransferRse;
+  replica: CandidateReplica;
+  ranking: number;
+  pair: ProtocolPair;
+  distance: number;
+}>;
 
 /** Why the destination cannot take transfers now, if it cannot. */
 export const destinationBlocked = (topology: Topology, request: SelectionRequest): string | undefined => {
   const dest = topology.rse(request.destRseId);
   if (!dest) return 'the destination RSE is deleted';
   if (!dest.properties.availability_write) return `${dest.rse} is blocked for write`;
-  if (attributeFlag(dest, 'restricted_write') && !topology.isTransferAdmin(request.account)) return `${dest.rse} is restricted for write`;
+  if (attributeFlag(dest, 'restricted_write') && !topology.isTransferAdmin(request.account))
+    return `${dest.rse} is restricted for write`;
   return undefined;
 };
 
@@ -178,7 +211,8 @@ const rankedCandidates = (
     kept.push({ rse, replica, ranking: rankings.get(rse.id) ?? 0, pair, distance });
   }
   if (kept.length === 0) {
-    const reason = replicas.length === 0 ? 'no AVAILABLE replica on another RSE' : `no usable source: ${dropped.join(', ')}`;
+    const reason =
+      replicas.length === 0 ? 'no AVAILABLE replica on another RSE' : `no usable source: ${dropped.join(', ')}`;
     if (droppedForTape) return { state: 'ONLY_TAPE_SOURCES', reason };
     if (droppedForScheme) return { state: 'MISMATCH_SCHEME', reason };
     return { state: 'NO_SOURCES', reason };
@@ -189,7 +223,8 @@ const rankedCandidates = (
   };
   const compare = (a: Candidate, b: Candidate): number => {
     const [costA, costB] = [cost(a), cost(b)];
-    for (let index = 0; index < costA.length; index += 1) if (costA[index] !== costB[index]) return costA[index]! - costB[index]!;
+    for (let index = 0; index < costA.length; index += 1)
+      if (costA[index] !== costB[index]) return costA[index]! - costB[index]!;
     return a.rse.rse < b.rse.rse ? -1 : a.rse.rse > b.rse.rse ? 1 : 0;
   };
   return { candidates: kept.sort(compare), linked: kept };
@@ -202,24 +237,42 @@ const rankedCandidates = (
 const destinationPath = (topology: Topology, dest: TransferRse, request: SelectionRequest): string | undefined =>
   pathOn(topology, { ...dest, properties: { ...dest.properties, deterministic: true } }, request, null);
 
-const submittedSource = (topology: Topology, candidate: Candidate, protocol: RseProtocol, request: SelectionRequest): SubmittedSource | undefined => {
+const submittedSource = (
+  topology: Topology,
+  candidate: Candidate,
+  protocol: RseProtocol,
+  request: SelectionRequest,
+): SubmittedSource | undefined => {
   const path = pathOn(topology, candidate.rse, request, candidate.replica.path);
   if (path === undefined) return undefined;
-  return { rseId: candidate.rse.id, rse: candidate.rse.rse, ranking: candidate.ranking, pfn: pfnFromProtocol(protocol, path) };
+  return {
+    rseId: candidate.rse.id,
+    rse: candidate.rse.rse,
+    ranking: candidate.ranking,
+    pfn: pfnFromProtocol(protocol, path),
+  };
 };
 
 /**
  * Chooses the sources of one request. With a preferred source (the preparer's choice) that is
  * still usable, it is the main source; otherwise every candidate is ranked.
  */
-export const selectSources = (topology: Topology, request: SelectionRequest, replicas: readonly CandidateReplica[]): SourceSelection => {
+export const selectSources = (
+  topology: Topology,
+  request: SelectionRequest,
+  replicas: readonly CandidateReplica[],
+): SourceSelection => {
   const blocked = destinationBlocked(topology, request);
   if (blocked) return { kind: 'blocked', reason: blocked };
   const dest = topology.rse(request.destRseId)!;
   const ranked = rankedCandidates(topology, dest, request, replicas);
   if ('state' in ranked) return { kind: 'unavailable', state: ranked.state, reason: ranked.reason };
-  const preferred = request.preferredSourceRseId ? ranked.candidates.find((candidate) => candidate.rse.id === request.preferredSourceRseId) : undefined;
-  const ordered = preferred ? [preferred, ...ranked.candidates.filter((candidate) => candidate !== preferred)] : ranked.candidates;
+  const preferred = request.preferredSourceRseId
+    ? ranked.candidates.find((candidate) => candidate.rse.id === request.preferredSourceRseId)
+    : undefined;
+  const ordered = preferred
+    ? [preferred, ...ranked.candidates.filter((candidate) => candidate !== preferred)]
+    : ranked.candidates;
   for (const main of ordered) {
     const destPath = destinationPath(topology, dest, request);
     const first = submittedSource(topology, main, main.pair.source, request);
@@ -238,7 +291,16 @@ export const selectSources = (topology: Topology, request: SelectionRequest, rep
         if (source) sources.push(source);
       }
     }
-    return { kind: 'selected', sources, destUrl: pfnFromProtocol(main.pair.dest, destPath), transfertool: transfertoolFor(topology, dest, main.pair) };
+    return {
+      kind: 'selected',
+      sources,
+      destUrl: pfnFromProtocol(main.pair.dest, destPath),
+      transfertool: transfertoolFor(topology, dest, main.pair),
+    };
   }
-  return { kind: 'unavailable', state: 'NO_SOURCES', reason: `no path for ${request.scope}:${request.name} on any source` };
+  return {
+    kind: 'unavailable',
+    state: 'NO_SOURCES',
+    reason: `no path for ${request.scope}:${request.name} on any source`,
+  };
 };

@@ -29,7 +29,10 @@ import { applicableLimits, type BoundLimit } from './transferLimits.ts';
 
 export type ReleaseRequest = WorkflowOutput<'ReleaseRequest', { requestId: string }>;
 export type ReturnRequestToPreparing = WorkflowOutput<'ReturnRequestToPreparing', { requestId: string }>;
-export type RecordTransferLimitStats = WorkflowOutput<'RecordTransferLimitStats', { id: string; transfers: number; waitings: number }>;
+export type RecordTransferLimitStats = WorkflowOutput<
+  'RecordTransferLimitStats',
+  { id: string; transfers: number; waitings: number }
+>;
 
 export type ThrottlerOutput = ReleaseRequest | ReturnRequestToPreparing | RecordTransferLimitStats;
 
@@ -60,7 +63,13 @@ export type ThrottlerFacts = Readonly<{
 /** A WAITING request untouched this long goes back to PREPARING (Rucio: one day). */
 export const STALE_WAITING_MS = 86_400_000;
 
-type LimitStat = { limit: BoundLimit; active: number; waiting: number; residual: number; accounts: Map<string, { active: number; waiting: number; residual: number }> };
+type LimitStat = {
+  limit: BoundLimit;
+  active: number;
+  waiting: number;
+  residual: number;
+  accounts: Map<string, { active: number; waiting: number; residual: number }>;
+};
 
 const residualOf = (limit: BoundLimit, active: number): number => {
   if (limit.maxTransfers === null) return Number.POSITIVE_INFINITY;
@@ -80,7 +89,8 @@ const splitPerAccount = (stat: LimitStat): void => {
   }
 };
 
-const byAge = (a: ThrottledRequest, b: ThrottledRequest): number => (a.requestedAt < b.requestedAt ? -1 : a.requestedAt > b.requestedAt ? 1 : a.id < b.id ? -1 : 1);
+const byAge = (a: ThrottledRequest, b: ThrottledRequest): number =>
+  a.requestedAt < b.requestedAt ? -1 : a.requestedAt > b.requestedAt ? 1 : a.id < b.id ? -1 : 1;
 
 type Dataset = { key: string; requests: ThrottledRequest[]; oldest: string; bytes: number };
 
@@ -94,7 +104,9 @@ const datasetsOf = (requests: readonly ThrottledRequest[]): Dataset[] => {
     if (request.requestedAt < dataset.oldest) dataset.oldest = request.requestedAt;
     datasets.set(key, dataset);
   }
-  return [...datasets.values()].sort((a, b) => (a.oldest < b.oldest ? -1 : a.oldest > b.oldest ? 1 : a.key < b.key ? -1 : 1));
+  return [...datasets.values()].sort((a, b) =>
+    a.oldest < b.oldest ? -1 : a.oldest > b.oldest ? 1 : a.key < b.key ? -1 : 1,
+  );
 };
 
 const releaseGroupedFifo = (
@@ -142,7 +154,9 @@ export const throttler: Workflow<Readonly<{ now: string }>, ThrottlerFacts, Thro
   decide: ({ now }, { topology, limits, requests }) => {
     const nowMs = Date.parse(now);
     // 1. What each limit covers.
-    const stats = new Map<string, LimitStat>(limits.map((limit) => [limit.id, { limit, active: 0, waiting: 0, residual: 0, accounts: new Map() }]));
+    const stats = new Map<string, LimitStat>(
+      limits.map((limit) => [limit.id, { limit, active: 0, waiting: 0, residual: 0, accounts: new Map() }]),
+    );
     const limitsOf = new Map<ThrottledRequest, BoundLimit[]>();
     for (const request of requests) {
       const applicable = applicableLimits(limits, request.sourceRseId, request.destRseId, request.activity);
@@ -167,7 +181,8 @@ export const throttler: Workflow<Readonly<{ now: string }>, ThrottlerFacts, Thro
     }
     const activeBytes = new Map<string, number>();
     for (const request of requests) {
-      if (request.state === 'QUEUED' || request.state === 'SUBMITTED') activeBytes.set(request.destRseId, (activeBytes.get(request.destRseId) ?? 0) + request.bytes);
+      if (request.state === 'QUEUED' || request.state === 'SUBMITTED')
+        activeBytes.set(request.destRseId, (activeBytes.get(request.destRseId) ?? 0) + request.bytes);
     }
     // 4. Groups of waiting requests under the same limits.
     const groups = new Map<string, { limits: BoundLimit[]; requests: ThrottledRequest[] }>();
@@ -177,7 +192,10 @@ export const throttler: Workflow<Readonly<{ now: string }>, ThrottlerFacts, Thro
       const source = request.sourceRseId ? topology.rse(request.sourceRseId) : undefined;
       if (!dest || !dest.properties.availability_write || (source && !source.properties.availability_read)) continue;
       const applicable = limitsOf.get(request)!;
-      const key = applicable.map((limit) => limit.id).sort().join(',');
+      const key = applicable
+        .map((limit) => limit.id)
+        .sort()
+        .join(',');
       const group = groups.get(key) ?? { limits: applicable, requests: [] };
       group.requests.push(request);
       groups.set(key, group);
@@ -187,7 +205,10 @@ export const throttler: Workflow<Readonly<{ now: string }>, ThrottlerFacts, Thro
     for (const group of ordered.sort((a, b) => byAge(a.requests[0]!, b.requests[0]!))) {
       const groupStats = group.limits.map((limit) => stats.get(limit.id)!);
       const toRelease = Math.min(Number.POSITIVE_INFINITY, ...groupStats.map((stat) => stat.residual));
-      const minOf = (values: (number | null)[]) => values.filter((value): value is number => value !== null).reduce<number | null>((min, value) => (min === null || value < min ? value : min), null);
+      const minOf = (values: (number | null)[]) =>
+        values
+          .filter((value): value is number => value !== null)
+          .reduce<number | null>((min, value) => (min === null || value < min ? value : min), null);
       const strategy = group.limits.some((limit) => limit.strategy === 'grouped_fifo') ? 'grouped_fifo' : 'fifo';
       const waiting = group.requests;
       let groupReleased: ThrottledRequest[];
@@ -195,7 +216,15 @@ export const throttler: Workflow<Readonly<{ now: string }>, ThrottlerFacts, Thro
       if (toRelease <= 0) groupReleased = [];
       else if (toRelease === Number.POSITIVE_INFINITY) groupReleased = waiting;
       else if (strategy === 'grouped_fifo') {
-        groupReleased = releaseGroupedFifo(waiting, toRelease, group.limits, minOf(group.limits.map((limit) => limit.deadline)), minOf(group.limits.map((limit) => limit.volume)), nowMs, (dest) => activeBytes.get(dest) ?? 0);
+        groupReleased = releaseGroupedFifo(
+          waiting,
+          toRelease,
+          group.limits,
+          minOf(group.limits.map((limit) => limit.deadline)),
+          minOf(group.limits.map((limit) => limit.volume)),
+          nowMs,
+          (dest) => activeBytes.get(dest) ?? 0,
+        );
       } else {
         groupReleased = [];
         const accounts = [...new Set(waiting.map((request) => request.account))].sort();
@@ -213,17 +242,26 @@ export const throttler: Workflow<Readonly<{ now: string }>, ThrottlerFacts, Thro
       for (const stat of groupStats) stat.residual -= groupReleased.length;
       released.push(...groupReleased);
     }
-    const outputs: ThrottlerOutput[] = released.sort(byAge).map((request) => ({ type: 'ReleaseRequest', data: { requestId: request.id } }));
+    const outputs: ThrottlerOutput[] = released
+      .sort(byAge)
+      .map((request) => ({ type: 'ReleaseRequest', data: { requestId: request.id } }));
     // 6. Stale waiting requests.
     const releasedIds = new Set(released.map((request) => request.id));
     for (const request of [...requests].sort(byAge)) {
-      if (request.state === 'WAITING' && !releasedIds.has(request.id) && Date.parse(request.changedAt) < nowMs - STALE_WAITING_MS) {
+      if (
+        request.state === 'WAITING' &&
+        !releasedIds.has(request.id) &&
+        Date.parse(request.changedAt) < nowMs - STALE_WAITING_MS
+      ) {
         outputs.push({ type: 'ReturnRequestToPreparing', data: { requestId: request.id } });
       }
     }
     for (const stat of stats.values()) {
       if (stat.limit.transfers !== stat.active || stat.limit.waitings !== stat.waiting) {
-        outputs.push({ type: 'RecordTransferLimitStats', data: { id: stat.limit.id, transfers: stat.active, waitings: stat.waiting } });
+        outputs.push({
+          type: 'RecordTransferLimitStats',
+          data: { id: stat.limit.id, transfers: stat.active, waitings: stat.waiting },
+        });
       }
     }
     return outputs;

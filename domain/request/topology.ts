@@ -75,7 +75,9 @@ export class Topology {
 
   lfn2pfnAlgorithm(rse: TransferRse): string {
     const attribute = rse.attributes.lfn2pfn_algorithm;
-    return typeof attribute === 'string' && attribute !== '' ? attribute : this.facts.lfn2pfnDefault || DEFAULT_LFN2PFN_ALGORITHM;
+    return typeof attribute === 'string' && attribute !== ''
+      ? attribute
+      : this.facts.lfn2pfnDefault || DEFAULT_LFN2PFN_ALGORITHM;
   }
 }
 
@@ -86,4 +88,5 @@ export const attributeFlag = (rse: TransferRse, key: string): boolean => {
 };
 
 /** Tape, or an RSE whose files must be staged first (Rucio's `is_tape_or_staging_required`). */
-export const isTapeOrStaging = (rse: TransferRse): boolean => rse.properties.rse_type === 'TAPE' || attributeFlag(rse, 'staging_required');
+export const isTapeOrStaging = (rse: TransferRse): boolean =>
+  rse.properties.rse_type === 'TAPE' || attributeFlag(rse, 'staging_required');

@@ -34,12 +34,19 @@ export type TransferLimit = Readonly<{
 }>;
 
 /** A limit is identified by its expression, activity and direction (the upsert key). */
-export const limitKey = (rseExpression: string, activity: string, direction: TransferLimitDirection): string => `${direction}\u0000${activity}\u0000${rseExpression}`;
+export const limitKey = (rseExpression: string, activity: string, direction: TransferLimitDirection): string =>
+  `${direction}\u0000${activity}\u0000${rseExpression}`;
 
 export type TransferLimitSet = Event<'TransferLimitSet', { limit: TransferLimit }>;
-export type TransferLimitDeleted = Event<'TransferLimitDeleted', { id: string; rseExpression: string; activity: string; direction: TransferLimitDirection; deletedAt: string }>;
+export type TransferLimitDeleted = Event<
+  'TransferLimitDeleted',
+  { id: string; rseExpression: string; activity: string; direction: TransferLimitDirection; deletedAt: string }
+>;
 /** The throttler's count of what a limit covers, recorded when it changes. */
-export type TransferLimitStatsRecorded = Event<'TransferLimitStatsRecorded', { id: string; transfers: number; waitings: number; at: string }>;
+export type TransferLimitStatsRecorded = Event<
+  'TransferLimitStatsRecorded',
+  { id: string; transfers: number; waitings: number; at: string }
+>;
 
 export type TransferLimitEvent = TransferLimitSet | TransferLimitDeleted | TransferLimitStatsRecorded;
 
@@ -58,7 +65,10 @@ export const evolveTransferLimits = (state: TransferLimits, event: TransferLimit
   switch (event.type) {
     case 'TransferLimitSet': {
       const { limit } = event.data;
-      return { status: 'Limits', limits: new Map(state.limits).set(limitKey(limit.rseExpression, limit.activity, limit.direction), limit) };
+      return {
+        status: 'Limits',
+        limits: new Map(state.limits).set(limitKey(limit.rseExpression, limit.activity, limit.direction), limit),
+      };
     }
     case 'TransferLimitDeleted': {
       const limits = new Map(state.limits);
@@ -69,7 +79,14 @@ export const evolveTransferLimits = (state: TransferLimits, event: TransferLimit
       const entry = [...state.limits].find(([, limit]) => limit.id === event.data.id);
       if (!entry) return state;
       const [key, limit] = entry;
-      return { status: 'Limits', limits: new Map(state.limits).set(key, { ...limit, transfers: event.data.transfers, waitings: event.data.waitings }) };
+      return {
+        status: 'Limits',
+        limits: new Map(state.limits).set(key, {
+          ...limit,
+          transfers: event.data.transfers,
+          waitings: event.data.waitings,
+        }),
+      };
     }
     default:
       return state;

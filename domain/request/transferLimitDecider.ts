@@ -19,7 +19,11 @@ import {
  * changes only what is given.
  */
 
-export type LimitSelector = Readonly<{ rseExpression: string; activity: string | null; direction: TransferLimitDirection }>;
+export type LimitSelector = Readonly<{
+  rseExpression: string;
+  activity: string | null;
+  direction: TransferLimitDirection;
+}>;
 
 export type SetTransferLimit = Command<
   'SetTransferLimit',
@@ -35,7 +39,10 @@ export type SetTransferLimit = Command<
   }
 >;
 export type DeleteTransferLimit = Command<'DeleteTransferLimit', LimitSelector>;
-export type RecordTransferLimitStats = Command<'RecordTransferLimitStats', { id: string; transfers: number; waitings: number }>;
+export type RecordTransferLimitStats = Command<
+  'RecordTransferLimitStats',
+  { id: string; transfers: number; waitings: number }
+>;
 
 export type TransferLimitCommand = SetTransferLimit | DeleteTransferLimit | RecordTransferLimitStats;
 
@@ -69,17 +76,39 @@ export const setTransferLimit = ({ data, metadata }: SetTransferLimit, state: Tr
 };
 
 /** Deleting a limit that does not exist is a silent no-op, as in Rucio. */
-export const deleteTransferLimit = ({ data, metadata }: DeleteTransferLimit, state: TransferLimits): TransferLimitEvent[] => {
+export const deleteTransferLimit = (
+  { data, metadata }: DeleteTransferLimit,
+  state: TransferLimits,
+): TransferLimitEvent[] => {
   const activity = data.activity ?? ALL_ACTIVITIES;
   const existing = state.limits.get(limitKey(data.rseExpression, activity, data.direction));
   if (!existing) return [];
-  return [{ type: 'TransferLimitDeleted', data: { id: existing.id, rseExpression: data.rseExpression, activity, direction: data.direction, deletedAt: metadata.now.toISOString() } }];
+  return [
+    {
+      type: 'TransferLimitDeleted',
+      data: {
+        id: existing.id,
+        rseExpression: data.rseExpression,
+        activity,
+        direction: data.direction,
+        deletedAt: metadata.now.toISOString(),
+      },
+    },
+  ];
 };
 
-export const recordTransferLimitStats = ({ data, metadata }: RecordTransferLimitStats, state: TransferLimits): TransferLimitEvent[] => {
+export const recordTransferLimitStats = (
+  { data, metadata }: RecordTransferLimitStats,
+  state: TransferLimits,
+): TransferLimitEvent[] => {
   const limit = [...state.limits.values()].find((candidate) => candidate.id === data.id);
   if (!limit || (limit.transfers === data.transfers && limit.waitings === data.waitings)) return [];
-  return [{ type: 'TransferLimitStatsRecorded', data: { id: data.id, transfers: data.transfers, waitings: data.waitings, at: metadata.now.toISOString() } }];
+  return [
+    {
+      type: 'TransferLimitStatsRecorded',
+      data: { id: data.id, transfers: data.transfers, waitings: data.waitings, at: metadata.now.toISOString() },
+    },
+  ];
 };
 
 export const decideTransferLimits = (command: TransferLimitCommand, state: TransferLimits): TransferLimitEvent[] => {

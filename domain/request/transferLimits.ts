@@ -12,9 +12,16 @@ export const bindLimits = (topology: Topology, limits: readonly TransferLimit[])
  * `applicable_rse_transfer_limits`): destination limits on the destination, source limits on the
  * source, each for the activity or for all activities.
  */
-export const applicableLimits = (limits: readonly BoundLimit[], sourceRseId: string | null, destRseId: string, activity: string): BoundLimit[] =>
+export const applicableLimits = (
+  limits: readonly BoundLimit[],
+  sourceRseId: string | null,
+  destRseId: string,
+  activity: string,
+): BoundLimit[] =>
   limits.filter(
     (limit) =>
       (limit.activity === ALL_ACTIVITIES || limit.activity === activity) &&
-      (limit.direction === 'DESTINATION' ? limit.rseIds.has(destRseId) : sourceRseId !== null && limit.rseIds.has(sourceRseId)),
+      (limit.direction === 'DESTINATION'
+        ? limit.rseIds.has(destRseId)
+        : sourceRseId !== null && limit.rseIds.has(sourceRseId)),
   );

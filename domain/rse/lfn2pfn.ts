@@ -8,13 +8,18 @@ export const LFN2PFN_ALGORITHMS = ['hash', 'identity'] as const;
 export const DEFAULT_LFN2PFN_ALGORITHM = 'hash';
 
 /** `user.jdoe` becomes `user/jdoe`: Rucio splits scopes starting with `user` or `group` on dots. */
-const scopePath = (scope: string): string => (scope.startsWith('user') || scope.startsWith('group') ? scope.replaceAll('.', '/') : scope);
+const scopePath = (scope: string): string =>
+  scope.startsWith('user') || scope.startsWith('group') ? scope.replaceAll('.', '/') : scope;
 
 /**
  * The path of a file on a deterministic RSE. `hash`: `<scope>/<md5[0:2]>/<md5[2:4]>/<name>` with
  * the md5 of `<scope>:<name>`; `identity`: `<scope>/<name>`.
  */
-export const deterministicPath = (scope: string, name: string, algorithm: string = DEFAULT_LFN2PFN_ALGORITHM): string => {
+export const deterministicPath = (
+  scope: string,
+  name: string,
+  algorithm: string = DEFAULT_LFN2PFN_ALGORITHM,
+): string => {
   switch (algorithm) {
     case 'hash': {
       const md5 = createHash('md5').update(`${scope}:${name}`, 'utf8').digest('hex');
@@ -37,7 +42,9 @@ const normalisedPrefix = (prefix: string | null): string => {
 
 const webServicePath = (protocol: RseProtocol): string => {
   const attributes = protocol.extended_attributes;
-  return isPlainObject(attributes) && typeof attributes.web_service_path === 'string' ? attributes.web_service_path : '';
+  return isPlainObject(attributes) && typeof attributes.web_service_path === 'string'
+    ? attributes.web_service_path
+    : '';
 };
 
 /**
@@ -48,7 +55,8 @@ const webServicePath = (protocol: RseProtocol): string => {
 export const pfnFromProtocol = (protocol: RseProtocol, path: string): string => {
   const prefix = normalisedPrefix(protocol.prefix);
   const relative = path.startsWith('/') ? path.slice(1) : path;
-  if (protocol.impl.startsWith('rucio.rse.protocols.posix.')) return `${protocol.scheme}://${protocol.hostname}${prefix}${relative}`;
+  if (protocol.impl.startsWith('rucio.rse.protocols.posix.'))
+    return `${protocol.scheme}://${protocol.hostname}${prefix}${relative}`;
   if (protocol.impl.startsWith('rucio.rse.protocols.gfal.') || protocol.impl.startsWith('rucio.rse.protocols.srm.')) {
     const hostname = protocol.hostname.includes('://') ? protocol.hostname.split('://')[1]! : protocol.hostname;
     const port = protocol.port ? `:${protocol.port}` : '';
@@ -81,7 +89,9 @@ export const lfnsToPfns = (
   const pfns: Record<string, string> = {};
   for (const { scope, name } of lfns) {
     const key = `${scope}:${name}`;
-    const path = settings.deterministic ? deterministicPath(scope, name, settings.lfn2pfnAlgorithm) : storedPaths.get(key);
+    const path = settings.deterministic
+      ? deterministicPath(scope, name, settings.lfn2pfnAlgorithm)
+      : storedPaths.get(key);
     if (path !== undefined) pfns[key] = pfnFromProtocol(protocol, path);
   }
   return pfns;

@@ -13,14 +13,26 @@ import {
 export const PROTOCOL_DOMAINS = ['lan', 'wan'] as const;
 export type ProtocolDomain = (typeof PROTOCOL_DOMAINS)[number];
 
-export const PROTOCOL_OPERATIONS = ['read', 'write', 'delete', 'third_party_copy_read', 'third_party_copy_write'] as const;
+export const PROTOCOL_OPERATIONS = [
+  'read',
+  'write',
+  'delete',
+  'third_party_copy_read',
+  'third_party_copy_write',
+] as const;
 export type ProtocolOperation = (typeof PROTOCOL_OPERATIONS)[number];
 
 export type Priority = number | null;
 
 export type ProtocolDomains = {
   lan: { read: Priority; write: Priority; delete: Priority };
-  wan: { read: Priority; write: Priority; delete: Priority; third_party_copy_read: Priority; third_party_copy_write: Priority };
+  wan: {
+    read: Priority;
+    write: Priority;
+    delete: Priority;
+    third_party_copy_read: Priority;
+    third_party_copy_write: Priority;
+  };
 };
 
 export type RseProtocol = {
@@ -53,13 +65,15 @@ export type PrioritySetting = Readonly<{ domain: ProtocolDomain; operation: Prot
  */
 export const prioritySettings = (domains: unknown): PrioritySetting[] => {
   if (domains === undefined) return [];
-  if (!isPlainObject(domains)) throw new InvalidObject(`Problem validating domains: ${JSON.stringify(domains)} is not of type 'object'`);
+  if (!isPlainObject(domains))
+    throw new InvalidObject(`Problem validating domains: ${JSON.stringify(domains)} is not of type 'object'`);
   const settings: PrioritySetting[] = [];
   for (const [domain, operations] of Object.entries(domains)) {
     if (!(PROTOCOL_DOMAINS as readonly string[]).includes(domain)) {
       throw new RSEProtocolDomainNotSupported(`The protocol domain '${domain}' is not defined in the schema.`);
     }
-    if (!isPlainObject(operations)) throw new InvalidObject(`Problem validating domains: ${JSON.stringify(operations)} is not of type 'object'`);
+    if (!isPlainObject(operations))
+      throw new InvalidObject(`Problem validating domains: ${JSON.stringify(operations)} is not of type 'object'`);
     for (const [operation, priority] of Object.entries(operations)) {
       if (!(PROTOCOL_OPERATIONS as readonly string[]).includes(operation)) {
         throw new RSEOperationNotSupported(`Operation '${operation}' not defined in schema.`);

@@ -17,7 +17,8 @@ import {
 const optionalText = (body: Readonly<Record<string, unknown>>, key: string, fallback: string | null): string | null => {
   const value = body[key];
   if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'string') throw new InvalidObject(`Problem validating protocol: ${key} ${JSON.stringify(value)} is not of type 'string'`);
+  if (typeof value !== 'string')
+    throw new InvalidObject(`Problem validating protocol: ${key} ${JSON.stringify(value)} is not of type 'string'`);
   return value;
 };
 
@@ -35,7 +36,8 @@ const requireSrmWebServicePath = (scheme: string, extendedAttributes: unknown): 
   const present = isPlainObject(extendedAttributes)
     ? 'web_service_path' in extendedAttributes
     : typeof extendedAttributes === 'string' && extendedAttributes.includes('web_service_path');
-  if (!present) throw new InvalidObject('Missing values! For SRM, extended_attributes and web_service_path must be specified');
+  if (!present)
+    throw new InvalidObject('Missing values! For SRM, extended_attributes and web_service_path must be specified');
 };
 
 /** What identifies the protocol a request names: hostname defaults to `localhost`, port to 0. */
@@ -77,10 +79,17 @@ const IDENTIFYING_KEYS = ['scheme', 'hostname', 'port'] as const;
 export const protocolChangesFromRequest = (body: Readonly<Record<string, unknown>>): ProtocolChanges => {
   const identifying = IDENTIFYING_KEYS.filter((key) => key in body);
   if (identifying.length > 0) {
-    throw new InvalidObject(`Problem validating protocol: ${identifying.join(', ')} identify a protocol and cannot be changed`);
+    throw new InvalidObject(
+      `Problem validating protocol: ${identifying.join(', ')} identify a protocol and cannot be changed`,
+    );
   }
   const priorities = prioritySettings(body.domains);
-  const changes: { prefix?: string | null; impl?: string; extended_attributes?: unknown; priorities: readonly PrioritySetting[] } = { priorities };
+  const changes: {
+    prefix?: string | null;
+    impl?: string;
+    extended_attributes?: unknown;
+    priorities: readonly PrioritySetting[];
+  } = { priorities };
   if ('prefix' in body) changes.prefix = optionalText(body, 'prefix', null);
   if ('impl' in body) {
     const impl = optionalText(body, 'impl', null);

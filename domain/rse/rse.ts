@@ -56,7 +56,15 @@ export const DEFAULT_RSE_PROPERTIES: Readonly<RseProperties> = {
 };
 
 /** Rucio copies these settings into attributes of the same name (core/rse.py RSE_SETTINGS). */
-export const RSE_SETTING_ATTRIBUTES = ['continent', 'city', 'region_code', 'country_name', 'time_zone', 'ISP', 'ASN'] as const;
+export const RSE_SETTING_ATTRIBUTES = [
+  'continent',
+  'city',
+  'region_code',
+  'country_name',
+  'time_zone',
+  'ISP',
+  'ASN',
+] as const;
 
 /** The properties `PUT /rses/{rse}` may change (core/rse.py MUTABLE_RSE_PROPERTIES, without renames). */
 export const MUTABLE_RSE_PROPERTIES = [
@@ -90,7 +98,10 @@ export type RseAttributeRemoved = Event<'RseAttributeRemoved', RseRef & { key: s
 export type RseProtocolAdded = Event<'RseProtocolAdded', RseRef & { protocol: RseProtocol }>;
 /** Carries the whole protocol after the change, so readers need not merge partial updates. */
 export type RseProtocolUpdated = Event<'RseProtocolUpdated', RseRef & { protocol: RseProtocol }>;
-export type RseProtocolRemoved = Event<'RseProtocolRemoved', RseRef & { scheme: string; hostname: string; port: number }>;
+export type RseProtocolRemoved = Event<
+  'RseProtocolRemoved',
+  RseRef & { scheme: string; hostname: string; port: number }
+>;
 export type RseUsageSet = Event<
   'RseUsageSet',
   RseRef & { source: string; used: number | null; free: number | null; files: number | null; updatedAt: string }
@@ -190,7 +201,9 @@ export const evolveRse = (state: Rse, event: RseEvent): Rse => {
     case 'RseProtocolUpdated':
       return {
         ...state,
-        protocols: state.protocols.map((protocol) => (sameProtocolKey(protocol, event.data.protocol) ? event.data.protocol : protocol)),
+        protocols: state.protocols.map((protocol) =>
+          sameProtocolKey(protocol, event.data.protocol) ? event.data.protocol : protocol,
+        ),
       };
     case 'RseProtocolRemoved':
       return { ...state, protocols: state.protocols.filter((protocol) => !sameProtocolKey(protocol, event.data)) };

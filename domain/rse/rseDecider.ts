@@ -1,8 +1,19 @@
 import { decideSteps, type Decider } from '../shared/decider.ts';
 import type { Command, CommandMetadata } from '../shared/event.ts';
-import { Duplicate, RSEAttributeNotFound, RSENotFound, RSEOperationNotSupported, RSEProtocolNotSupported } from '../shared/errors.ts';
+import {
+  Duplicate,
+  RSEAttributeNotFound,
+  RSENotFound,
+  RSEOperationNotSupported,
+  RSEProtocolNotSupported,
+} from '../shared/errors.ts';
 import { sameProtocolKey, type ProtocolKey, type RseProtocol } from './protocol.ts';
-import { applyProtocolChanges, protocolChangesFromRequest, protocolFromRequest, type ProtocolChanges } from './protocolInput.ts';
+import {
+  applyProtocolChanges,
+  protocolChangesFromRequest,
+  protocolFromRequest,
+  type ProtocolChanges,
+} from './protocolInput.ts';
 import {
   RSE_SETTING_ATTRIBUTES,
   evolveRse,
@@ -26,18 +37,33 @@ export type UpdateRseProtocols = Command<
   'UpdateRseProtocols',
   { rse: string; scheme: string; hostname?: string; port?: number; changes: ProtocolChanges }
 >;
-export type RemoveRseProtocols = Command<'RemoveRseProtocols', { rse: string; scheme: string; hostname?: string; port?: number }>;
-export type SetRseUsage = Command<'SetRseUsage', { rse: string; source: string; used: number | null; free: number | null; files: number | null }>;
+export type RemoveRseProtocols = Command<
+  'RemoveRseProtocols',
+  { rse: string; scheme: string; hostname?: string; port?: number }
+>;
+export type SetRseUsage = Command<
+  'SetRseUsage',
+  { rse: string; source: string; used: number | null; free: number | null; files: number | null }
+>;
 export type SetRseLimit = Command<'SetRseLimit', { rse: string; name: string; value: number }>;
 export type RemoveRseLimit = Command<'RemoveRseLimit', { rse: string; name: string }>;
 export type AddRseQosPolicy = Command<'AddRseQosPolicy', { rse: string; policy: string }>;
 export type RemoveRseQosPolicy = Command<'RemoveRseQosPolicy', { rse: string; policy: string }>;
 /** The destination's existence is a fact the command handler checks before deciding. */
-export type AddRseDistance = Command<'AddRseDistance', { rse: string; destRseId: string; destRse: string; distance: number | null }>;
-export type UpdateRseDistance = Command<'UpdateRseDistance', { rse: string; destRseId: string; destRse: string; distance: number | null }>;
+export type AddRseDistance = Command<
+  'AddRseDistance',
+  { rse: string; destRseId: string; destRse: string; distance: number | null }
+>;
+export type UpdateRseDistance = Command<
+  'UpdateRseDistance',
+  { rse: string; destRseId: string; destRse: string; distance: number | null }
+>;
 export type RemoveRseDistance = Command<'RemoveRseDistance', { rse: string; destRseId: string; destRse: string }>;
 /** Adds the distance, or updates it when the RSE has one to that destination already (import). */
-export type SetRseDistance = Command<'SetRseDistance', { rse: string; destRseId: string; destRse: string; distance: number | null }>;
+export type SetRseDistance = Command<
+  'SetRseDistance',
+  { rse: string; destRseId: string; destRse: string; distance: number | null }
+>;
 /**
  * `POST /import` for one RSE: a new RSE is created (with `rseId` and `properties`), an existing
  * one edited (`changes`); then its protocols are added or updated, its `MinFreeSpace` limit and
@@ -96,7 +122,8 @@ const settingAttributeEvents = (state: RseRecord, changes: Partial<RseProperties
   RSE_SETTING_ATTRIBUTES.flatMap((key): RseEvent[] => {
     if (!(key in changes)) return [];
     const value = changes[key];
-    if (value) return state.attributes[key] === value ? [] : [{ type: 'RseAttributeSet', data: { ...ref(state), key, value } }];
+    if (value)
+      return state.attributes[key] === value ? [] : [{ type: 'RseAttributeSet', data: { ...ref(state), key, value } }];
     return Object.hasOwn(state.attributes, key) ? [{ type: 'RseAttributeRemoved', data: { ...ref(state), key } }] : [];
   });
 
@@ -109,7 +136,17 @@ export const createRse = ({ data, metadata }: CreateRse, state: Rse): RseEvent[]
   if (state.status !== 'Absent') throw new Duplicate(`RSE '${data.rse}' already exists!`);
   const at = metadata.now.toISOString();
   const rseRef = { rseId: data.rseId, rse: data.rse };
-  const created: RseRecord = { id: data.rseId, rse: data.rse, properties: data.properties, attributes: {}, protocols: [], limits: {}, usage: {}, qosPolicies: [], distances: {} };
+  const created: RseRecord = {
+    id: data.rseId,
+    rse: data.rse,
+    properties: data.properties,
+    attributes: {},
+    protocols: [],
+    limits: {},
+    usage: {},
+    qosPolicies: [],
+    distances: {},
+  };
   return [
     { type: 'RseCreated', data: { ...rseRef, properties: data.properties, createdAt: at } },
     { type: 'RseAttributeSet', data: { ...rseRef, key: data.rse, value: true } },
@@ -137,8 +174,10 @@ export const updateRse = ({ data, metadata }: UpdateRse, state: Rse): RseEvent[]
  */
 export const deleteRse = ({ data, metadata }: DeleteRse, state: Rse): RseEvent[] => {
   const rse = requireActive(state, data.rse);
-  if (data.catalogueBytes !== 0 || (rse.usage.rucio?.used ?? 0) !== 0) throw new RSEOperationNotSupported(`RSE '${rse.rse}' is not empty`);
-  const nameAttribute: RseEvent[] = rse.rse in rse.attributes ? [{ type: 'RseAttributeRemoved', data: { ...ref(rse), key: rse.rse } }] : [];
+  if (data.catalogueBytes !== 0 || (rse.usage.rucio?.used ?? 0) !== 0)
+    throw new RSEOperationNotSupported(`RSE '${rse.rse}' is not empty`);
+  const nameAttribute: RseEvent[] =
+    rse.rse in rse.attributes ? [{ type: 'RseAttributeRemoved', data: { ...ref(rse), key: rse.rse } }] : [];
   return [{ type: 'RseDeleted', data: { ...ref(rse), deletedAt: metadata.now.toISOString() } }, ...nameAttribute];
 };
 
@@ -159,12 +198,17 @@ export const addRseProtocol = ({ data }: AddRseProtocol, state: Rse): RseEvent[]
   const rse = requireActive(state, data.rse);
   const { scheme, hostname, port } = data.protocol;
   if (rse.protocols.some((protocol) => sameProtocolKey(protocol, data.protocol))) {
-    throw new Duplicate(`Protocol '${scheme}' on port ${port} already registered for  '${rse.rse}' with hostname '${hostname}'.`);
+    throw new Duplicate(
+      `Protocol '${scheme}' on port ${port} already registered for  '${rse.rse}' with hostname '${hostname}'.`,
+    );
   }
   return [{ type: 'RseProtocolAdded', data: { ...ref(rse), protocol: data.protocol } }];
 };
 
-const matchingProtocols = (rse: RseRecord, key: { scheme: string; hostname?: string | undefined; port?: number | undefined }): RseProtocol[] =>
+const matchingProtocols = (
+  rse: RseRecord,
+  key: { scheme: string; hostname?: string | undefined; port?: number | undefined },
+): RseProtocol[] =>
   rse.protocols.filter(
     (protocol) =>
       protocol.scheme === key.scheme &&
@@ -183,21 +227,29 @@ export const updateRseProtocols = ({ data }: UpdateRseProtocols, state: Rse): Rs
   const rse = requireActive(state, data.rse);
   const matches = matchingProtocols(rse, data);
   if (matches.length === 0) throw protocolNotSupported(rse, data);
-  return matches.map((protocol) => ({ type: 'RseProtocolUpdated', data: { ...ref(rse), protocol: applyProtocolChanges(protocol, data.changes) } }));
+  return matches.map((protocol) => ({
+    type: 'RseProtocolUpdated',
+    data: { ...ref(rse), protocol: applyProtocolChanges(protocol, data.changes) },
+  }));
 };
 
 export const removeRseProtocols = ({ data }: RemoveRseProtocols, state: Rse): RseEvent[] => {
   const rse = requireActive(state, data.rse);
   const matches = matchingProtocols(rse, data);
   if (matches.length === 0) throw protocolNotSupported(rse, data);
-  return matches.map(({ scheme, hostname, port }) => ({ type: 'RseProtocolRemoved', data: { ...ref(rse), scheme, hostname, port } }));
+  return matches.map(({ scheme, hostname, port }) => ({
+    type: 'RseProtocolRemoved',
+    data: { ...ref(rse), scheme, hostname, port },
+  }));
 };
 
 /** Usage per source is replaced whole, missing numbers included (Rucio merges the row). */
 export const setRseUsage = ({ data, metadata }: SetRseUsage, state: Rse): RseEvent[] => {
   const rse = requireActive(state, data.rse);
   const { source, used, free, files } = data;
-  return [{ type: 'RseUsageSet', data: { ...ref(rse), source, used, free, files, updatedAt: metadata.now.toISOString() } }];
+  return [
+    { type: 'RseUsageSet', data: { ...ref(rse), source, used, free, files, updatedAt: metadata.now.toISOString() } },
+  ];
 };
 
 export const setRseLimit = ({ data }: SetRseLimit, state: Rse): RseEvent[] => {
@@ -220,17 +272,26 @@ export const addRseQosPolicy = ({ data }: AddRseQosPolicy, state: Rse): RseEvent
 
 export const removeRseQosPolicy = ({ data }: RemoveRseQosPolicy, state: Rse): RseEvent[] => {
   const rse = requireActive(state, data.rse);
-  return rse.qosPolicies.includes(data.policy) ? [{ type: 'RseQosPolicyRemoved', data: { ...ref(rse), policy: data.policy } }] : [];
+  return rse.qosPolicies.includes(data.policy)
+    ? [{ type: 'RseQosPolicyRemoved', data: { ...ref(rse), policy: data.policy } }]
+    : [];
 };
 
 const distanceSet = (rse: RseRecord, data: AddRseDistance['data'], metadata: CommandMetadata): RseEvent => ({
   type: 'RseDistanceSet',
-  data: { ...ref(rse), destRseId: data.destRseId, destRse: data.destRse, distance: data.distance, at: metadata.now.toISOString() },
+  data: {
+    ...ref(rse),
+    destRseId: data.destRseId,
+    destRse: data.destRse,
+    distance: data.distance,
+    at: metadata.now.toISOString(),
+  },
 });
 
 export const addRseDistance = ({ data, metadata }: AddRseDistance, state: Rse): RseEvent[] => {
   const rse = requireActive(state, data.rse);
-  if (data.destRseId in rse.distances) throw new Duplicate(`Distance from ${rse.rse} to ${data.destRse} already exists!`);
+  if (data.destRseId in rse.distances)
+    throw new Duplicate(`Distance from ${rse.rse} to ${data.destRse} already exists!`);
   return [distanceSet(rse, data, metadata)];
 };
 
@@ -261,17 +322,38 @@ export const importRse = ({ data, metadata }: ImportRse, state: Rse): RseEvent[]
   const steps: ((current: Rse) => RseEvent[])[] = [
     (current) =>
       current.status === 'Absent'
-        ? createRse({ type: 'CreateRse', data: { rseId: data.rseId, rse, properties: data.properties }, metadata }, current)
+        ? createRse(
+            { type: 'CreateRse', data: { rseId: data.rseId, rse, properties: data.properties }, metadata },
+            current,
+          )
         : updateRse({ type: 'UpdateRse', data: { rse, changes: data.changes }, metadata }, current),
     ...data.protocols.map(({ key, request }) => (current: Rse) => {
       if (!requireActive(current, rse).protocols.some((known) => sameProtocolKey(known, key))) {
-        return addRseProtocol({ type: 'AddRseProtocol', data: { rse, protocol: protocolFromRequest(key.scheme, request) }, metadata }, current);
+        return addRseProtocol(
+          { type: 'AddRseProtocol', data: { rse, protocol: protocolFromRequest(key.scheme, request) }, metadata },
+          current,
+        );
       }
       const { scheme: _scheme, hostname: _hostname, port: _port, ...named } = request;
-      return updateRseProtocols({ type: 'UpdateRseProtocols', data: { rse, ...key, changes: protocolChangesFromRequest(named) }, metadata }, current);
+      return updateRseProtocols(
+        { type: 'UpdateRseProtocols', data: { rse, ...key, changes: protocolChangesFromRequest(named) }, metadata },
+        current,
+      );
     }),
-    ...(data.minFreeSpace ? [(current: Rse) => setRseLimit({ type: 'SetRseLimit', data: { rse, name: 'MinFreeSpace', value: data.minFreeSpace! }, metadata }, current)] : []),
-    ...Object.entries(data.attributes).map(([key, value]) => (current: Rse) => setRseAttribute({ type: 'SetRseAttribute', data: { rse, key, value }, metadata }, current)),
+    ...(data.minFreeSpace
+      ? [
+          (current: Rse) =>
+            setRseLimit(
+              { type: 'SetRseLimit', data: { rse, name: 'MinFreeSpace', value: data.minFreeSpace! }, metadata },
+              current,
+            ),
+        ]
+      : []),
+    ...Object.entries(data.attributes).map(
+      ([key, value]) =>
+        (current: Rse) =>
+          setRseAttribute({ type: 'SetRseAttribute', data: { rse, key, value }, metadata }, current),
+    ),
   ];
   return decideSteps<Rse, RseEvent>(evolveRse, steps, state).events;
 };
@@ -321,4 +403,9 @@ export const decideRse = (command: RseCommand, state: Rse): RseEvent[] => {
   }
 };
 
-export const rseDecider: Decider<Rse, RseCommand, RseEvent> = { name: 'rse', initialState: initialRse, evolve: evolveRse, decide: decideRse };
+export const rseDecider: Decider<Rse, RseCommand, RseEvent> = {
+  name: 'rse',
+  initialState: initialRse,
+  evolve: evolveRse,
+  decide: decideRse,
+};

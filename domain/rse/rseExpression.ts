@@ -51,7 +51,8 @@ const checkParentheses = (expression: string): void => {
     if (char === '(') depth += 1;
     else if (char === ')') depth -= 1;
     if (depth < 0) throw new InvalidRSEExpression('Problem with parentheses.');
-    if (depth > MAX_PARENTHESES_DEPTH) throw new InvalidRSEExpression(`Parentheses nest deeper than ${MAX_PARENTHESES_DEPTH} levels.`);
+    if (depth > MAX_PARENTHESES_DEPTH)
+      throw new InvalidRSEExpression(`Parentheses nest deeper than ${MAX_PARENTHESES_DEPTH} levels.`);
   }
   if (depth !== 0) throw new InvalidRSEExpression('Problem with parentheses.');
 };
@@ -109,8 +110,27 @@ const primitiveNode = (text: string): RseExpressionNode => {
   return { kind: 'compare', key, comparison: separator[0] as '<' | '>', value };
 };
 
-const BOOLEAN_COLUMNS = new Set(['deterministic', 'volatile', 'staging_area', 'availability_read', 'availability_write', 'availability_delete']);
-const TEXT_COLUMNS = new Set(['id', 'rse', 'vo', 'city', 'region_code', 'country_name', 'continent', 'time_zone', 'ISP', 'ASN', 'qos_class']);
+const BOOLEAN_COLUMNS = new Set([
+  'deterministic',
+  'volatile',
+  'staging_area',
+  'availability_read',
+  'availability_write',
+  'availability_delete',
+]);
+const TEXT_COLUMNS = new Set([
+  'id',
+  'rse',
+  'vo',
+  'city',
+  'region_code',
+  'country_name',
+  'continent',
+  'time_zone',
+  'ISP',
+  'ASN',
+  'qos_class',
+]);
 const NUMBER_COLUMNS = new Set(['latitude', 'longitude', 'availability']);
 
 const columnValue = (rse: RseFacts, column: string): unknown => {
@@ -151,7 +171,8 @@ const storedText = (value: RseAttributeValue | true): string => {
   return lower === 'true' || lower === 'false' ? lower : value;
 };
 
-const isColumn = (key: string) => BOOLEAN_COLUMNS.has(key) || TEXT_COLUMNS.has(key) || NUMBER_COLUMNS.has(key) || key === 'rse_type';
+const isColumn = (key: string) =>
+  BOOLEAN_COLUMNS.has(key) || TEXT_COLUMNS.has(key) || NUMBER_COLUMNS.has(key) || key === 'rse_type';
 
 const equalsMatcher = (key: string, value: string | true): ((rse: RseFacts) => boolean) => {
   if (isColumn(key)) {

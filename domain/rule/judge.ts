@@ -17,13 +17,21 @@ export type InjectorInput =
 
 export const injector: Workflow<InjectorInput, Readonly<Record<string, never>>, InjectRule> = {
   name: 'judge-injector',
-  decide: (input) => (input.type === 'RuleApproved' || input.state === 'INJECT' ? [{ type: 'InjectRule', data: { ruleId: input.ruleId } }] : []),
+  decide: (input) =>
+    input.type === 'RuleApproved' || input.state === 'INJECT'
+      ? [{ type: 'InjectRule', data: { ruleId: input.ruleId } }]
+      : [],
 };
 
 export type EvaluateAttach = WorkflowOutput<'EvaluateAttach', DidRef & { children: readonly DidRef[] }>;
 export type EvaluateDetach = WorkflowOutput<'EvaluateDetach', DidRef & { children: readonly DidRef[] }>;
 
-export type EvaluatorInput = Readonly<{ type: 'DidsAttached' | 'DidsDetached'; scope: string; name: string; children: readonly DidRef[] }>;
+export type EvaluatorInput = Readonly<{
+  type: 'DidsAttached' | 'DidsDetached';
+  scope: string;
+  name: string;
+  children: readonly DidRef[];
+}>;
 
 /** The rules on the collection and above it; the evaluator has nothing to do without any. */
 export type EvaluatorFacts = Readonly<{ coveringRules: number }>;
@@ -69,16 +77,26 @@ export type CleanerFacts = Readonly<{
  * expired first; a parent whose child is OK (or gone) is released from the link, so that it
  * expires in its turn (Rucio's `release_parent_rule`).
  */
-export const cleaner: Workflow<Readonly<{ now: string }>, CleanerFacts, DeleteExpiredRule | ReleaseParentRule | Skipped> = {
+export const cleaner: Workflow<
+  Readonly<{ now: string }>,
+  CleanerFacts,
+  DeleteExpiredRule | ReleaseParentRule | Skipped
+> = {
   name: 'judge-cleaner',
   decide: ({ now }, { expired, parents }) => [
-    ...parents.filter((parent) => parent.childState === 'OK' || parent.childState === null).map((parent): ReleaseParentRule => ({ type: 'ReleaseParentRule', data: { ruleId: parent.ruleId } })),
+    ...parents
+      .filter((parent) => parent.childState === 'OK' || parent.childState === null)
+      .map((parent): ReleaseParentRule => ({ type: 'ReleaseParentRule', data: { ruleId: parent.ruleId } })),
     ...[...expired]
       .filter((rule) => rule.expiresAt < now)
       .sort((a, b) => (a.expiresAt < b.expiresAt ? -1 : 1))
       .map((rule): DeleteExpiredRule | Skipped => {
         if (rule.locked) return { type: 'Skipped', data: { what: rule.ruleId, reason: 'the rule is locked' } };
-        if (rule.childRuleId !== null) return { type: 'Skipped', data: { what: rule.ruleId, reason: `its child rule ${rule.childRuleId} is not OK yet` } };
+        if (rule.childRuleId !== null)
+          return {
+            type: 'Skipped',
+            data: { what: rule.ruleId, reason: `its child rule ${rule.childRuleId} is not OK yet` },
+          };
         return { type: 'DeleteExpiredRule', data: { ruleId: rule.ruleId } };
       }),
   ],

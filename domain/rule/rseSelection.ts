@@ -52,14 +52,20 @@ export type Selector = Readonly<{
 
 export type ChosenRse = Readonly<{ rseId: string; rse: string; stagingArea: boolean; availabilityWrite: boolean }>;
 
-const unlimitedOr = (bytes: number | undefined): number => (bytes === undefined ? 0 : bytes < 0 ? Number.POSITIVE_INFINITY : bytes);
+const unlimitedOr = (bytes: number | undefined): number =>
+  bytes === undefined ? 0 : bytes < 0 ? Number.POSITIVE_INFINITY : bytes;
 
 /**
  * Builds the selector for `copies` copies on `rses`: InvalidRuleWeight when the weight attribute
  * is not numeric, InsufficientTargetRSEs when fewer RSEs than copies carry it,
  * InsufficientAccountLimit when fewer than copies leave the owner room.
  */
-export const createSelector = (rses: readonly CandidateRse[], copies: number, weight: string | null, quota: QuotaFacts): Selector => {
+export const createSelector = (
+  rses: readonly CandidateRse[],
+  copies: number,
+  weight: string | null,
+  quota: QuotaFacts,
+): Selector => {
   let weighted: (CandidateRse & { weight: number })[] = rses.map((rse) => ({ ...rse, weight: 1 }));
   if (weight !== null) {
     weighted = [];
@@ -73,7 +79,9 @@ export const createSelector = (rses: readonly CandidateRse[], copies: number, we
     }
   }
   if (weighted.length < copies) {
-    throw new InsufficientTargetRSEs(`Target RSE set not sufficient for number of copies. (${copies} copies requested, RSE set size ${weighted.length})`);
+    throw new InsufficientTargetRSEs(
+      `Target RSE set not sufficient for number of copies. (${copies} copies requested, RSE set size ${weighted.length})`,
+    );
   }
   const globalLeft: Record<string, number> = {};
   for (const limit of quota.globalLimits) {
@@ -82,12 +90,28 @@ export const createSelector = (rses: readonly CandidateRse[], copies: number, we
   }
   const candidates: Candidate[] = [];
   for (const rse of weighted) {
-    const globals = quota.globalLimits.filter((limit) => limit.rseIds.includes(rse.rseId)).map((limit) => limit.expression);
+    const globals = quota.globalLimits
+      .filter((limit) => limit.rseIds.includes(rse.rseId))
+      .map((limit) => limit.expression);
     const space = quota.space[rse.rseId];
-    const spaceLeft = space?.maxSpace === null || space?.maxSpace === undefined ? Number.POSITIVE_INFINITY : space.maxSpace - space.used;
-    const base = { rseId: rse.rseId, rse: rse.rse, weight: rse.weight, stagingArea: rse.stagingArea, availabilityWrite: rse.availabilityWrite };
+    const spaceLeft =
+      space?.maxSpace === null || space?.maxSpace === undefined
+        ? Number.POSITIVE_INFINITY
+        : space.maxSpace - space.used;
+    const base = {
+      rseId: rse.rseId,
+      rse: rse.rse,
+      weight: rse.weight,
+      stagingArea: rse.stagingArea,
+      availabilityWrite: rse.availabilityWrite,
+    };
     if (quota.unlimited || 'mock' in rse.attributes) {
-      candidates.push({ ...base, quotaLeft: Number.POSITIVE_INFINITY, spaceLeft: Number.POSITIVE_INFINITY, globals: [] });
+      candidates.push({
+        ...base,
+        quotaLeft: Number.POSITIVE_INFINITY,
+        spaceLeft: Number.POSITIVE_INFINITY,
+        globals: [],
+      });
       continue;
     }
     const quotaLeft = unlimitedOr(quota.localLimits[rse.rseId]) - (quota.usage[rse.rseId] ?? 0);
@@ -95,7 +119,9 @@ export const createSelector = (rses: readonly CandidateRse[], copies: number, we
     candidates.push({ ...base, quotaLeft, spaceLeft: spaceLeft < 0 ? Number.POSITIVE_INFINITY : spaceLeft, globals });
   }
   if (candidates.length < copies) {
-    throw new InsufficientAccountLimit(`There is insufficient quota on any of the target RSE's to fullfill the operation.`);
+    throw new InsufficientAccountLimit(
+      `There is insufficient quota on any of the target RSE's to fullfill the operation.`,
+    );
   }
   return { candidates, globalLeft };
 };
@@ -119,16 +145,29 @@ export type SelectionRequest = Readonly<{
  * choice used up. RSEOverQuota when the RSEs lack space, InsufficientAccountLimit when the owner
  * lacks quota, InsufficientTargetRSEs when too few RSEs are allowed.
  */
-export const selectRses = (selector: Selector, request: SelectionRequest, random: Random): { chosen: ChosenRse[]; selector: Selector } => {
+export const selectRses = (
+  selector: Selector,
+  request: SelectionRequest,
+  random: Random,
+): { chosen: ChosenRse[]; selector: Selector } => {
   const blocked = new Set(request.blocklist ?? []);
   let remaining = selector.candidates.filter((candidate) => !blocked.has(candidate.rseId));
-  if (remaining.length < request.copies) throw new InsufficientTargetRSEs('There are not enough target RSEs to fulfil the request at this time.');
-  remaining = remaining.filter((candidate) => candidate.spaceLeft >= request.size - (request.existingBytes?.[candidate.rseId] ?? 0));
-  if (remaining.length < request.copies) throw new RSEOverQuota(`There is insufficient space on any of the target RSE's to fullfill the operation.`);
+  if (remaining.length < request.copies)
+    throw new InsufficientTargetRSEs('There are not enough target RSEs to fulfil the request at this time.');
   remaining = remaining.filter(
-    (candidate) => candidate.quotaLeft > request.size && candidate.globals.every((expression) => (selector.globalLeft[expression] ?? 0) >= request.size),
+    (candidate) => candidate.spaceLeft >= request.size - (request.existingBytes?.[candidate.rseId] ?? 0),
   );
-  if (remaining.length < request.copies) throw new InsufficientAccountLimit(`There is insufficient quota on any of the target RSE's to fullfill the operation.`);
+  if (remaining.length < request.copies)
+    throw new RSEOverQuota(`There is insufficient space on any of the target RSE's to fullfill the operation.`);
+  remaining = remaining.filter(
+    (candidate) =>
+      candidate.quotaLeft > request.size &&
+      candidate.globals.every((expression) => (selector.globalLeft[expression] ?? 0) >= request.size),
+  );
+  if (remaining.length < request.copies)
+    throw new InsufficientAccountLimit(
+      `There is insufficient quota on any of the target RSE's to fullfill the operation.`,
+    );
 
   const chosen: Candidate[] = [];
   for (let copy = 0; copy < request.copies; copy += 1) {
@@ -144,12 +183,20 @@ export const selectRses = (selector: Selector, request: SelectionRequest, random
   }
   const used = new Set(chosen.map((candidate) => candidate.rseId));
   const globalLeft = { ...selector.globalLeft };
-  for (const candidate of chosen) for (const expression of candidate.globals) globalLeft[expression] = (globalLeft[expression] ?? 0) - request.size;
+  for (const candidate of chosen)
+    for (const expression of candidate.globals) globalLeft[expression] = (globalLeft[expression] ?? 0) - request.size;
   const candidates = selector.candidates.map((candidate) =>
-    used.has(candidate.rseId) ? { ...candidate, quotaLeft: candidate.quotaLeft - request.size, spaceLeft: candidate.spaceLeft - request.size } : candidate,
+    used.has(candidate.rseId)
+      ? { ...candidate, quotaLeft: candidate.quotaLeft - request.size, spaceLeft: candidate.spaceLeft - request.size }
+      : candidate,
   );
   return {
-    chosen: chosen.map(({ rseId, rse, stagingArea, availabilityWrite }) => ({ rseId, rse, stagingArea, availabilityWrite })),
+    chosen: chosen.map(({ rseId, rse, stagingArea, availabilityWrite }) => ({
+      rseId,
+      rse,
+      stagingArea,
+      availabilityWrite,
+    })),
     selector: { candidates, globalLeft },
   };
 };

@@ -76,7 +76,14 @@ export type LockCounters = Readonly<{ ok: number; replicating: number; stuck: nu
 export const NO_LOCKS: LockCounters = { ok: 0, replicating: 0, stuck: 0 };
 
 /** One lock as the rule keeps it: the file, the RSE, the bytes it counts, its state. */
-export type RuleLock = Readonly<{ scope: string; name: string; rseId: string; rse: string; bytes: number; state: LockState }>;
+export type RuleLock = Readonly<{
+  scope: string;
+  name: string;
+  rseId: string;
+  rse: string;
+  bytes: number;
+  state: LockState;
+}>;
 
 /**
  * A lock in the rule's state: also since when it is in its state (the repairer's back-off counts
@@ -85,7 +92,14 @@ export type RuleLock = Readonly<{ scope: string; name: string; rseId: string; rs
 export type HeldLock = RuleLock & Readonly<{ since: string; repairs: number }>;
 
 /** One dataset lock: the rule's hold on a whole dataset at one RSE (grouping ALL or DATASET). */
-export type DatasetLock = Readonly<{ scope: string; name: string; rseId: string; rse: string; length: number | null; bytes: number | null }>;
+export type DatasetLock = Readonly<{
+  scope: string;
+  name: string;
+  rseId: string;
+  rse: string;
+  length: number | null;
+  bytes: number | null;
+}>;
 
 /** Why locks or the state changed: the step's kind and, for daemons, the event or job behind it. */
 export type RuleCause = Readonly<{
@@ -100,21 +114,41 @@ type RuleRef = { ruleId: string; scope: string; name: string; account: string };
  * its first locks make it, recorded with them by `RuleLocksCreated` and `RuleStateChanged`);
  * `targetRses` the RSEs its expression selected then.
  */
-export type RuleAdded = Event<'RuleAdded', { rule: RuleRecord; state: RuleState; error: string | null; targetRses: readonly string[]; autoLocked: boolean }>;
+export type RuleAdded = Event<
+  'RuleAdded',
+  { rule: RuleRecord; state: RuleState; error: string | null; targetRses: readonly string[]; autoLocked: boolean }
+>;
 /** Locks created in one step (creation, injection, an attach), batched; counters after the step. */
 export type RuleLocksCreated = Event<
   'RuleLocksCreated',
-  RuleRef & { locks: readonly RuleLock[]; datasetLocks: readonly DatasetLock[]; counters: LockCounters; cause: RuleCause; at: string }
+  RuleRef & {
+    locks: readonly RuleLock[];
+    datasetLocks: readonly DatasetLock[];
+    counters: LockCounters;
+    cause: RuleCause;
+    at: string;
+  }
 >;
 /** Locks removed in one step (files detached, repair, rule deletion); counters after the step. */
 export type RuleLocksRemoved = Event<
   'RuleLocksRemoved',
-  RuleRef & { locks: readonly RuleLock[]; datasetLocks: readonly DatasetLock[]; counters: LockCounters; cause: RuleCause; at: string }
+  RuleRef & {
+    locks: readonly RuleLock[];
+    datasetLocks: readonly DatasetLock[];
+    counters: LockCounters;
+    cause: RuleCause;
+    at: string;
+  }
 >;
 /** Locks that changed state (a transfer done or failed, a repair); counters after the step. */
 export type RuleLocksChanged = Event<
   'RuleLocksChanged',
-  RuleRef & { locks: readonly (RuleLock & { previousState: LockState })[]; counters: LockCounters; cause: RuleCause; at: string }
+  RuleRef & {
+    locks: readonly (RuleLock & { previousState: LockState })[];
+    counters: LockCounters;
+    cause: RuleCause;
+    at: string;
+  }
 >;
 export type RuleStateChanged = Event<
   'RuleStateChanged',
@@ -162,7 +196,13 @@ export type RuleDeleted = Event<'RuleDeleted', RuleRef & { purgeReplicas: boolea
  */
 export type RuleNotified = Event<
   'RuleNotified',
-  RuleRef & { messages: readonly Readonly<{ eventType: 'RULE_OK' | 'RULE_PROGRESS' | 'DATASETLOCK_OK'; payload: Readonly<Record<string, unknown>> }>[]; at: string }
+  RuleRef & {
+    messages: readonly Readonly<{
+      eventType: 'RULE_OK' | 'RULE_PROGRESS' | 'DATASETLOCK_OK';
+      payload: Readonly<Record<string, unknown>>;
+    }>[];
+    at: string;
+  }
 >;
 
 export type RuleEvent =
@@ -229,7 +269,8 @@ export const evolveRule = (state: Rule, event: RuleEvent): Rule => {
   switch (event.type) {
     case 'RuleLocksCreated': {
       const locks = new Map(state.locks);
-      for (const lock of event.data.locks) locks.set(lockKey(lock.scope, lock.name, lock.rseId), { ...lock, since: event.data.at, repairs: 0 });
+      for (const lock of event.data.locks)
+        locks.set(lockKey(lock.scope, lock.name, lock.rseId), { ...lock, since: event.data.at, repairs: 0 });
       const datasetLocks = new Map(state.datasetLocks);
       for (const lock of event.data.datasetLocks) datasetLocks.set(lockKey(lock.scope, lock.name, lock.rseId), lock);
       return { ...state, locks, datasetLocks, counters: event.data.counters };
@@ -252,7 +293,13 @@ export const evolveRule = (state: Rule, event: RuleEvent): Rule => {
       return { ...state, locks, counters: event.data.counters };
     }
     case 'RuleStateChanged':
-      return { ...state, state: event.data.state, error: event.data.error, stuckAt: event.data.stuckAt, counters: event.data.counters };
+      return {
+        ...state,
+        state: event.data.state,
+        error: event.data.error,
+        stuckAt: event.data.stuckAt,
+        counters: event.data.counters,
+      };
     case 'RuleUpdated': {
       const { childRuleId, ...changes } = event.data.changes;
       return {

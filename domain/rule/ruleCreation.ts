@@ -99,7 +99,11 @@ const candidateOf = (rse: RseFacts): CandidateRse => ({
 });
 
 /** The RSEs a rule may use: its expression's, without those closed for writing unless availability is ignored. */
-export const targetRsesOf = (expression: string, rses: readonly RseFacts[], ignoreAvailability: boolean): RseFacts[] => {
+export const targetRsesOf = (
+  expression: string,
+  rses: readonly RseFacts[],
+  ignoreAvailability: boolean,
+): RseFacts[] => {
   const resolved = evaluateRseExpression(expression, rses);
   if (ignoreAvailability) return resolved;
   const writable = resolved.filter((rse) => rse.properties.availability_write);
@@ -135,7 +139,8 @@ const autoApproved = (did: RuleDidFacts, target: RseFacts): boolean => {
 
 export const planRules = (request: RuleRequest, facts: RuleCreationFacts): PlannedRule[] => {
   // 1. Copies.
-  if (request.copies <= 0) throw new InvalidValueForKey('The number of copies for a replication rule should be greater than 0.');
+  if (request.copies <= 0)
+    throw new InvalidValueForKey('The number of copies for a replication rule should be greater than 0.');
   // 3. The expression, without RSEs closed for writing.
   const targets = targetRsesOf(request.rseExpression, facts.rses, request.ignoreAvailability);
   // 4. Staging areas keep data only for a while.
@@ -143,7 +148,8 @@ export const planRules = (request: RuleRequest, facts: RuleCreationFacts): Plann
     throw new StagingAreaRuleRequiresLifetime('Rules for a staging area must include a lifetime');
   }
   // 6. Tape without expiry: the rule is locked for the owner.
-  const autoLocked = !request.locked && request.lifetime === null && targets.some((rse) => rse.properties.rse_type === 'TAPE');
+  const autoLocked =
+    !request.locked && request.lifetime === null && targets.some((rse) => rse.properties.rse_type === 'TAPE');
   // 7. Manual approval may be blocked by the RSEs.
   if (request.askApproval && targets.some((rse) => isTrue(rse.attributes.block_manual_approval))) {
     throw new ManualRuleApprovalBlocked('The RSE expression contains an RSE which blocks manual approval.');
@@ -155,7 +161,8 @@ export const planRules = (request: RuleRequest, facts: RuleCreationFacts): Plann
   let selector: Selector = createSelector(targets.map(candidateOf), request.copies, request.weight, quota);
   // 10. Expiry.
   const at = facts.now.toISOString();
-  const expiresAt = request.lifetime === null ? null : new Date(facts.now.getTime() + request.lifetime * 1000).toISOString();
+  const expiresAt =
+    request.lifetime === null ? null : new Date(facts.now.getTime() + request.lifetime * 1000).toISOString();
   const random = seededRandom(facts.seed);
 
   return facts.dids.map((did, index): PlannedRule => {
@@ -184,14 +191,18 @@ export const planRules = (request: RuleRequest, facts: RuleCreationFacts): Plann
       expiresAt,
       eolAt: null,
       createdAt: at,
-      injectAfter: request.delayInjection ? new Date(facts.now.getTime() + request.delayInjection * 1000).toISOString() : null,
+      injectAfter: request.delayInjection
+        ? new Date(facts.now.getTime() + request.delayInjection * 1000).toISOString()
+        : null,
       requestedBy: facts.requestedBy,
     };
     const base = { targetRses: targets.map((rse) => rse.rse), autoLocked, didClosed: did.closed };
     // 13. Approval.
     if (request.askApproval) {
-      if (targets.length > 1) throw new InvalidReplicationRule('Ask approval is not allowed for rules with multiple RSEs');
-      if (autoApproved(did, targets[0]!)) return { ...base, record: { ...record, ignoreAccountLimit: true }, state: 'INJECT', placement: null };
+      if (targets.length > 1)
+        throw new InvalidReplicationRule('Ask approval is not allowed for rules with multiple RSEs');
+      if (autoApproved(did, targets[0]!))
+        return { ...base, record: { ...record, ignoreAccountLimit: true }, state: 'INJECT', placement: null };
       return { ...base, record, state: 'WAITING_APPROVAL', placement: null };
     }
     // 14. Large, asynchronous, delayed and split rules are left to the injector.
@@ -207,4 +218,5 @@ export const planRules = (request: RuleRequest, facts: RuleCreationFacts): Plann
   });
 };
 
-const isTrue = (value: unknown): boolean => value === true || (typeof value === 'string' && ['true', 'yes', '1', 'on'].includes(value.toLowerCase()));
+const isTrue = (value: unknown): boolean =>
+  value === true || (typeof value === 'string' && ['true', 'yes', '1', 'on'].includes(value.toLowerCase()));

@@ -17,7 +17,14 @@ import {
   type RuleState,
   type RuleUpdated,
 } from './rule.ts';
-import { countLocks, moveCounters, okMessages, progressMessages, stateAfterLocks, stateFromCounters } from './ruleState.ts';
+import {
+  countLocks,
+  moveCounters,
+  okMessages,
+  progressMessages,
+  stateAfterLocks,
+  stateFromCounters,
+} from './ruleState.ts';
 
 /**
  * Decisions on one rule's stream. The locks themselves are decided on the files' streams in the
@@ -48,7 +55,14 @@ export type AddRule = Command<
  */
 export type RecordLocks = Command<
   'RecordLocks',
-  { ruleId: string; locks: readonly RuleLock[]; datasetLocks: readonly DatasetLock[]; cause: RuleCause; didClosed: boolean; final: boolean }
+  {
+    ruleId: string;
+    locks: readonly RuleLock[];
+    datasetLocks: readonly DatasetLock[];
+    cause: RuleCause;
+    didClosed: boolean;
+    final: boolean;
+  }
 >;
 export type RemoveLocks = Command<
   'RemoveLocks',
@@ -57,7 +71,13 @@ export type RemoveLocks = Command<
 /** Locks that changed state on their replicas; `error` is the transfer's when locks went STUCK. */
 export type ChangeLocks = Command<
   'ChangeLocks',
-  { ruleId: string; locks: readonly (LockRef & { state: LockState })[]; cause: RuleCause; error: string | null; didClosed: boolean }
+  {
+    ruleId: string;
+    locks: readonly (LockRef & { state: LockState })[];
+    cause: RuleCause;
+    error: string | null;
+    didClosed: boolean;
+  }
 >;
 /**
  * `update_rule` with `state`: STUCK hands the rule to the repairer (also how a SUSPENDED rule is
@@ -65,7 +85,10 @@ export type ChangeLocks = Command<
  */
 export type SetRuleState = Command<'SetRuleState', { ruleId: string; state: string; error?: string | null }>;
 /** Plain option changes of `update_rule` (validated by the command layer). */
-export type UpdateRuleOptions = Command<'UpdateRuleOptions', { ruleId: string; changes: RuleUpdated['data']['changes'] }>;
+export type UpdateRuleOptions = Command<
+  'UpdateRuleOptions',
+  { ruleId: string; changes: RuleUpdated['data']['changes'] }
+>;
 /** The repairer's recount: the state the counters give (a STUCK rule whose locks recovered turns OK). */
 export type RecountRule = Command<'RecountRule', { ruleId: string; didClosed: boolean }>;
 export type ApproveRule = Command<'ApproveRule', { ruleId: string }>;
@@ -107,7 +130,12 @@ export const requireLive = (state: Rule, ruleId: string): LiveRule => {
 /** A held lock as events record it (without the time the rule keeps). */
 const recorded = ({ since: _since, repairs: _repairs, ...lock }: HeldLock): RuleLock => lock;
 
-const refOf = (rule: LiveRule) => ({ ruleId: rule.record.id, scope: rule.record.scope, name: rule.record.name, account: rule.record.account });
+const refOf = (rule: LiveRule) => ({
+  ruleId: rule.record.id,
+  scope: rule.record.scope,
+  name: rule.record.name,
+  account: rule.record.account,
+});
 
 /** The state event and notifications a change of state brings, if the state changed. */
 const stateEvents = (
@@ -123,10 +151,26 @@ const stateEvents = (
   const at = metadata.now.toISOString();
   const stuckAt = state === 'STUCK' ? (rule.stuckAt ?? at) : null;
   const events: RuleEvent[] = [
-    { type: 'RuleStateChanged', data: { ...refOf(rule), previousState: rule.state, state, error: state === 'OK' ? null : error, counters, stuckAt, cause, at } },
+    {
+      type: 'RuleStateChanged',
+      data: {
+        ...refOf(rule),
+        previousState: rule.state,
+        state,
+        error: state === 'OK' ? null : error,
+        counters,
+        stuckAt,
+        cause,
+        at,
+      },
+    },
   ];
   if (state === 'OK' && rule.state !== 'OK') {
-    const messages = okMessages({ ...refOf(rule), notification: rule.record.notification }, [...rule.datasetLocks.values()], didClosed);
+    const messages = okMessages(
+      { ...refOf(rule), notification: rule.record.notification },
+      [...rule.datasetLocks.values()],
+      didClosed,
+    );
     if (messages.length > 0) events.push({ type: 'RuleNotified', data: { ...refOf(rule), messages, at } });
   }
   return events;
@@ -141,11 +185,20 @@ export const addRule = ({ data, metadata }: AddRule, state: Rule): RuleEvent[] =
   const events: RuleEvent[] = [
     {
       type: 'RuleAdded',
-      data: { rule: data.rule, state: ruleState, error: ruleState === 'STUCK' ? 'MissingSourceReplica' : null, targetRses: data.targetRses, autoLocked: data.autoLocked },
+      data: {
+        rule: data.rule,
+        state: ruleState,
+        error: ruleState === 'STUCK' ? 'MissingSourceReplica' : null,
+        targetRses: data.targetRses,
+        autoLocked: data.autoLocked,
+      },
     },
   ];
   if (data.locks.length > 0 || data.datasetLocks.length > 0) {
-    events.push({ type: 'RuleLocksCreated', data: { ...ref, locks: data.locks, datasetLocks: data.datasetLocks, counters, cause: { kind: 'creation' }, at } });
+    events.push({
+      type: 'RuleLocksCreated',
+      data: { ...ref, locks: data.locks, datasetLocks: data.datasetLocks, counters, cause: { kind: 'creation' }, at },
+    });
   }
   if (ruleState === 'OK') {
     const messages = okMessages({ ...ref, notification: data.rule.notification }, data.datasetLocks, data.didClosed);
@@ -157,20 +210,33 @@ export const addRule = ({ data, metadata }: AddRule, state: Rule): RuleEvent[] =
 export const recordLocks = ({ data, metadata }: RecordLocks, state: Rule): RuleEvent[] => {
   const rule = requireLive(state, data.ruleId);
   const locks = data.locks.filter((lock) => !rule.locks.has(lockKey(lock.scope, lock.name, lock.rseId)));
-  const datasetLocks = data.datasetLocks.filter((lock) => !rule.datasetLocks.has(lockKey(lock.scope, lock.name, lock.rseId)));
+  const datasetLocks = data.datasetLocks.filter(
+    (lock) => !rule.datasetLocks.has(lockKey(lock.scope, lock.name, lock.rseId)),
+  );
   const injecting = rule.state === 'INJECT' && data.cause.kind === 'injection' && data.final;
   if (locks.length === 0 && datasetLocks.length === 0 && !injecting) return [];
   const counters = countLocks([...rule.locks.values(), ...locks]);
   const at = metadata.now.toISOString();
   const events: RuleEvent[] = [];
   if (locks.length > 0 || datasetLocks.length > 0) {
-    events.push({ type: 'RuleLocksCreated', data: { ...refOf(rule), locks, datasetLocks, counters, cause: data.cause, at } });
+    events.push({
+      type: 'RuleLocksCreated',
+      data: { ...refOf(rule), locks, datasetLocks, counters, cause: data.cause, at },
+    });
   }
   const newStuck = locks.some((lock) => lock.state === 'STUCK');
   if (rule.state === 'INJECT' && !injecting) return events;
-  const next = injecting ? stateFromCounters(counters) : stateAfterLocks(rule.state, counters, data.cause.kind, newStuck);
+  const next = injecting
+    ? stateFromCounters(counters)
+    : stateAfterLocks(rule.state, counters, data.cause.kind, newStuck);
   const error = next === 'STUCK' && newStuck ? 'MissingSourceReplica' : next === 'STUCK' ? rule.error : null;
-  const withLocks = { ...rule, datasetLocks: new Map([...rule.datasetLocks, ...datasetLocks.map((lock) => [lockKey(lock.scope, lock.name, lock.rseId), lock] as const)]) };
+  const withLocks = {
+    ...rule,
+    datasetLocks: new Map([
+      ...rule.datasetLocks,
+      ...datasetLocks.map((lock) => [lockKey(lock.scope, lock.name, lock.rseId), lock] as const),
+    ]),
+  };
   return [...events, ...stateEvents(withLocks, next, error, counters, data.cause, data.didClosed, metadata)];
 };
 
@@ -180,7 +246,9 @@ export const removeLocks = ({ data, metadata }: RemoveLocks, state: Rule): RuleE
     const held = rule.locks.get(lockKey(ref.scope, ref.name, ref.rseId));
     return held ? [recorded(held)] : [];
   });
-  const datasetLocks = data.datasetLocks.flatMap((ref) => rule.datasetLocks.get(lockKey(ref.scope, ref.name, ref.rseId)) ?? []);
+  const datasetLocks = data.datasetLocks.flatMap(
+    (ref) => rule.datasetLocks.get(lockKey(ref.scope, ref.name, ref.rseId)) ?? [],
+  );
   if (locks.length === 0 && datasetLocks.length === 0) return [];
   const removed = new Set(locks.map((lock) => lockKey(lock.scope, lock.name, lock.rseId)));
   const counters = countLocks([...rule.locks.entries()].filter(([key]) => !removed.has(key)).map(([, lock]) => lock));
@@ -196,10 +264,15 @@ export const changeLocks = ({ data, metadata }: ChangeLocks, state: Rule): RuleE
   const rule = requireLive(state, data.ruleId);
   const changed = data.locks.flatMap((change) => {
     const lock = rule.locks.get(lockKey(change.scope, change.name, change.rseId));
-    return lock && lock.state !== change.state ? [{ ...recorded(lock), state: change.state, previousState: lock.state }] : [];
+    return lock && lock.state !== change.state
+      ? [{ ...recorded(lock), state: change.state, previousState: lock.state }]
+      : [];
   });
   if (changed.length === 0) return [];
-  const counters = moveCounters(rule.counters, changed.map((lock) => ({ from: lock.previousState, to: lock.state })));
+  const counters = moveCounters(
+    rule.counters,
+    changed.map((lock) => ({ from: lock.previousState, to: lock.state })),
+  );
   const at = metadata.now.toISOString();
   const newStuck = changed.some((lock) => lock.state === 'STUCK');
   const next = stateAfterLocks(rule.state, counters, data.cause.kind, newStuck);
@@ -210,7 +283,12 @@ export const changeLocks = ({ data, metadata }: ChangeLocks, state: Rule): RuleE
   ];
   // A PROGRESS rule still replicating reports each new tenth of its locks done.
   if (rule.state === 'REPLICATING' && next === 'REPLICATING') {
-    const messages = progressMessages({ ...refOf(rule), notification: rule.record.notification }, rule.counters, counters, data.didClosed);
+    const messages = progressMessages(
+      { ...refOf(rule), notification: rule.record.notification },
+      rule.counters,
+      counters,
+      data.didClosed,
+    );
     if (messages.length > 0) events.push({ type: 'RuleNotified', data: { ...refOf(rule), messages, at } });
   }
   return events;
@@ -220,16 +298,31 @@ export const setRuleState = ({ data, metadata }: SetRuleState, state: Rule): Rul
   const rule = requireLive(state, data.ruleId);
   const wanted = data.state.toUpperCase();
   if (wanted !== 'STUCK' && wanted !== 'SUSPENDED') return [];
-  return stateEvents(rule, wanted, data.error === undefined ? rule.error : data.error, rule.counters, { kind: 'update' }, false, metadata);
+  return stateEvents(
+    rule,
+    wanted,
+    data.error === undefined ? rule.error : data.error,
+    rule.counters,
+    { kind: 'update' },
+    false,
+    metadata,
+  );
 };
 
 export const updateRuleOptions = ({ data, metadata }: UpdateRuleOptions, state: Rule): RuleEvent[] => {
   const rule = requireLive(state, data.ruleId);
   const current: Record<string, unknown> = { ...rule.record, childRuleId: rule.childRuleId };
-  const changes = Object.fromEntries(Object.entries(data.changes).filter(([key, value]) => JSON.stringify(current[key]) !== JSON.stringify(value)));
+  const changes = Object.fromEntries(
+    Object.entries(data.changes).filter(([key, value]) => JSON.stringify(current[key]) !== JSON.stringify(value)),
+  );
   if (Object.keys(changes).length === 0) return [];
   const movedUsage = 'account' in changes ? usageByRse(rule) : undefined;
-  return [{ type: 'RuleUpdated', data: { ...refOf(rule), changes, ...(movedUsage ? { movedUsage } : {}), at: metadata.now.toISOString() } }];
+  return [
+    {
+      type: 'RuleUpdated',
+      data: { ...refOf(rule), changes, ...(movedUsage ? { movedUsage } : {}), at: metadata.now.toISOString() },
+    },
+  ];
 };
 
 /** The bytes and files of a rule's locks per RSE: what its owner's usage holds for it. */
@@ -248,25 +341,41 @@ export const recountRule = ({ data, metadata }: RecountRule, state: Rule): RuleE
   const rule = requireLive(state, data.ruleId);
   if (rule.state === 'SUSPENDED' || rule.state === 'WAITING_APPROVAL' || rule.state === 'INJECT') return [];
   const next = stateFromCounters(rule.counters);
-  return stateEvents(rule, next, next === 'STUCK' ? rule.error : null, rule.counters, { kind: 'repair' }, data.didClosed, metadata);
+  return stateEvents(
+    rule,
+    next,
+    next === 'STUCK' ? rule.error : null,
+    rule.counters,
+    { kind: 'repair' },
+    data.didClosed,
+    metadata,
+  );
 };
 
 /** Approval only acts on a rule waiting for it; otherwise nothing happens (as in Rucio). */
 export const approveRule = ({ data, metadata }: ApproveRule, state: Rule): RuleEvent[] => {
   const rule = requireLive(state, data.ruleId);
   if (rule.state !== 'WAITING_APPROVAL') return [];
-  return [{ type: 'RuleApproved', data: { ...refOf(rule), approver: metadata.account, at: metadata.now.toISOString() } }];
+  return [
+    { type: 'RuleApproved', data: { ...refOf(rule), approver: metadata.account, at: metadata.now.toISOString() } },
+  ];
 };
 
 /** Denial deletes a waiting rule, locked or not (it holds no locks yet). */
 export const denyRule = ({ data, metadata }: DenyRule, state: Rule): RuleEvent[] => {
   const rule = requireLive(state, data.ruleId);
   if (rule.state !== 'WAITING_APPROVAL') return [];
-  return [{ type: 'RuleDenied', data: { ...refOf(rule), approver: metadata.account, reason: data.reason, at: metadata.now.toISOString() } }];
+  return [
+    {
+      type: 'RuleDenied',
+      data: { ...refOf(rule), approver: metadata.account, reason: data.reason, at: metadata.now.toISOString() },
+    },
+  ];
 };
 
 const refuseProtected = (rule: LiveRule, ignoreLock: boolean, deleteParent: boolean): void => {
-  if (rule.record.locked && !ignoreLock) throw new UnsupportedOperation(`The replication rule is locked and has to be unlocked before it can be deleted.`);
+  if (rule.record.locked && !ignoreLock)
+    throw new UnsupportedOperation(`The replication rule is locked and has to be unlocked before it can be deleted.`);
   if (rule.childRuleId !== null && !deleteParent) {
     throw new UnsupportedOperation(`The replication rule has a child rule and thus cannot be deleted.`);
   }
@@ -281,7 +390,9 @@ export const requestRuleDeletion = ({ data, metadata }: RequestRuleDeletion, sta
   const expiresAt = rule.record.expiresAt !== null && rule.record.expiresAt < soon ? rule.record.expiresAt : soon;
   const changes: RuleUpdated['data']['changes'] = {
     ...(expiresAt !== rule.record.expiresAt ? { expiresAt } : {}),
-    ...(data.purgeReplicas !== null && data.purgeReplicas !== rule.record.purgeReplicas ? { purgeReplicas: data.purgeReplicas } : {}),
+    ...(data.purgeReplicas !== null && data.purgeReplicas !== rule.record.purgeReplicas
+      ? { purgeReplicas: data.purgeReplicas }
+      : {}),
   };
   if (Object.keys(changes).length === 0) return [];
   return [{ type: 'RuleUpdated', data: { ...refOf(rule), changes, at: metadata.now.toISOString() } }];
@@ -306,7 +417,10 @@ export const deleteRule = ({ data, metadata }: DeleteRule, state: Rule): RuleEve
       },
     });
   }
-  events.push({ type: 'RuleDeleted', data: { ...refOf(rule), purgeReplicas: data.purgeReplicas ?? rule.record.purgeReplicas, cause: data.cause, at } });
+  events.push({
+    type: 'RuleDeleted',
+    data: { ...refOf(rule), purgeReplicas: data.purgeReplicas ?? rule.record.purgeReplicas, cause: data.cause, at },
+  });
   return events;
 };
 

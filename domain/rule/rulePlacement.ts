@@ -39,11 +39,25 @@ export type PlacementDataset = Readonly<{
 }>;
 
 /** The DID under the rule: one file, or the datasets of a dataset or container (each once). */
-export type RuleContent = Readonly<{ kind: 'file'; file: PlacementFile }> | Readonly<{ kind: 'collection'; datasets: readonly PlacementDataset[] }>;
+export type RuleContent =
+  | Readonly<{ kind: 'file'; file: PlacementFile }>
+  | Readonly<{ kind: 'collection'; datasets: readonly PlacementDataset[] }>;
 
 /** A lock to create: the file, the RSE, and the dataset it was placed with (for its transfer's attributes). */
-export type PlannedLock = Readonly<{ scope: string; name: string; bytes: number; rse: ChosenRse; dataset: Readonly<{ scope: string; name: string }> | null }>;
-export type PlannedDatasetLock = Readonly<{ scope: string; name: string; length: number | null; bytes: number | null; rse: ChosenRse }>;
+export type PlannedLock = Readonly<{
+  scope: string;
+  name: string;
+  bytes: number;
+  rse: ChosenRse;
+  dataset: Readonly<{ scope: string; name: string }> | null;
+}>;
+export type PlannedDatasetLock = Readonly<{
+  scope: string;
+  name: string;
+  length: number | null;
+  bytes: number | null;
+  rse: ChosenRse;
+}>;
 
 export type Placement = Readonly<{ locks: PlannedLock[]; datasetLocks: PlannedDatasetLock[]; selector: Selector }>;
 
@@ -53,7 +67,8 @@ const usable = (state: ReplicaState): boolean => state !== 'BEING_DELETED';
 const rsesByCoverage = (files: readonly PlacementFile[]): { order: string[]; bytes: Record<string, number> } => {
   const bytes: Record<string, number> = {};
   for (const file of files) {
-    for (const [rseId, replica] of Object.entries(file.replicas)) if (usable(replica.state)) bytes[rseId] = (bytes[rseId] ?? 0) + file.bytes;
+    for (const [rseId, replica] of Object.entries(file.replicas))
+      if (usable(replica.state)) bytes[rseId] = (bytes[rseId] ?? 0) + file.bytes;
   }
   const order = Object.keys(bytes).sort((a, b) => bytes[b]! - bytes[a]! || (a < b ? -1 : 1));
   return { order, bytes };
@@ -72,20 +87,37 @@ export const placeRule = (
   const locks: PlannedLock[] = [];
   const datasetLocks: PlannedDatasetLock[] = [];
   const lockCount = new Map<string, number>();
-  const alreadyLocked = (file: PlacementFile) => (lockCount.get(didKey(file.scope, file.name)) ?? 0) + (file.lockedBy?.length ?? 0);
+  const alreadyLocked = (file: PlacementFile) =>
+    (lockCount.get(didKey(file.scope, file.name)) ?? 0) + (file.lockedBy?.length ?? 0);
   const lockFiles = (files: readonly PlacementFile[], rses: readonly ChosenRse[], dataset: PlacementDataset | null) => {
     for (const file of files) {
       if (alreadyLocked(file) >= copies) continue;
       const held = new Set(file.lockedBy ?? []);
       for (const rse of rses) {
         if (held.has(rse.rseId) || alreadyLocked(file) >= copies) continue;
-        locks.push({ scope: file.scope, name: file.name, bytes: file.bytes, rse, dataset: dataset ? { scope: dataset.scope, name: dataset.name } : null });
+        locks.push({
+          scope: file.scope,
+          name: file.name,
+          bytes: file.bytes,
+          rse,
+          dataset: dataset ? { scope: dataset.scope, name: dataset.name } : null,
+        });
         lockCount.set(didKey(file.scope, file.name), (lockCount.get(didKey(file.scope, file.name)) ?? 0) + 1);
       }
     }
   };
-  const choose = (size: number, preferred: readonly string[], existingBytes: Record<string, number>, prioritize: boolean, count = copies) => {
-    const outcome = selectRses(selector, { size, copies: count, preferred, existingBytes, prioritizeOrderOverWeight: prioritize }, random);
+  const choose = (
+    size: number,
+    preferred: readonly string[],
+    existingBytes: Record<string, number>,
+    prioritize: boolean,
+    count = copies,
+  ) => {
+    const outcome = selectRses(
+      selector,
+      { size, copies: count, preferred, existingBytes, prioritizeOrderOverWeight: prioritize },
+      random,
+    );
     selector = outcome.selector;
     return outcome.chosen;
   };
@@ -107,9 +139,21 @@ export const placeRule = (
     const file = content.file;
     const missing = copies - (file.lockedBy?.length ?? 0);
     if (missing > 0) {
-      const preferred = Object.entries(file.replicas).filter(([, replica]) => usable(replica.state)).map(([rseId]) => rseId);
+      const preferred = Object.entries(file.replicas)
+        .filter(([, replica]) => usable(replica.state))
+        .map(([rseId]) => rseId);
       const existing = Object.fromEntries(preferred.map((rseId) => [rseId, file.bytes]));
-      lockFiles([file], choose(file.bytes, preferred.filter((rseId) => !(file.lockedBy ?? []).includes(rseId)), existing, false, missing), null);
+      lockFiles(
+        [file],
+        choose(
+          file.bytes,
+          preferred.filter((rseId) => !(file.lockedBy ?? []).includes(rseId)),
+          existing,
+          false,
+          missing,
+        ),
+        null,
+      );
     }
     return { locks, datasetLocks, selector };
   }
@@ -120,12 +164,20 @@ export const placeRule = (
       for (const file of dataset.files) {
         const missing = copies - alreadyLocked(file);
         if (missing <= 0) continue;
-        const preferred = Object.entries(file.replicas).filter(([, replica]) => usable(replica.state)).map(([rseId]) => rseId);
+        const preferred = Object.entries(file.replicas)
+          .filter(([, replica]) => usable(replica.state))
+          .map(([rseId]) => rseId);
         const existing = Object.fromEntries(preferred.map((rseId) => [rseId, file.bytes]));
         const blocked = file.lockedBy ?? [];
         const outcome = selectRses(
           selector,
-          { size: file.bytes, copies: missing, preferred: preferred.filter((rseId) => !blocked.includes(rseId)), existingBytes: existing, blocklist: blocked },
+          {
+            size: file.bytes,
+            copies: missing,
+            preferred: preferred.filter((rseId) => !blocked.includes(rseId)),
+            existingBytes: existing,
+            blocklist: blocked,
+          },
           random,
         );
         selector = outcome.selector;
@@ -137,10 +189,19 @@ export const placeRule = (
 
   if (grouping === 'ALL') {
     const files = datasets.flatMap((dataset) => dataset.files);
-    const held = [...new Set(datasets.flatMap((dataset) => [...(dataset.lockedOn ?? []), ...dataset.files.flatMap((file) => file.lockedBy ?? [])]))];
+    const held = [
+      ...new Set(
+        datasets.flatMap((dataset) => [
+          ...(dataset.lockedOn ?? []),
+          ...dataset.files.flatMap((file) => file.lockedBy ?? []),
+        ]),
+      ),
+    ];
     const rses = held.length >= copies ? heldRses(selector, held, copies) : undefined;
     const coverage = rsesByCoverage(files);
-    const chosen = rses ?? choose(sum(files), [...held, ...coverage.order.filter((rseId) => !held.includes(rseId))], coverage.bytes, true);
+    const chosen =
+      rses ??
+      choose(sum(files), [...held, ...coverage.order.filter((rseId) => !held.includes(rseId))], coverage.bytes, true);
     for (const dataset of datasets) {
       lockFiles(dataset.files, chosen, dataset);
       datasetLocksOf(dataset, chosen);
@@ -155,7 +216,12 @@ export const placeRule = (
     const chosen =
       held.length >= copies
         ? (heldRses(selector, held, copies) ?? choose(sum(dataset.files), held, coverage.bytes, true))
-        : choose(sum(dataset.files), [...held, ...coverage.order.filter((rseId) => !held.includes(rseId))], coverage.bytes, true);
+        : choose(
+            sum(dataset.files),
+            [...held, ...coverage.order.filter((rseId) => !held.includes(rseId))],
+            coverage.bytes,
+            true,
+          );
     lockFiles(dataset.files, chosen, dataset);
     datasetLocksOf(dataset, chosen);
   }
@@ -164,7 +230,14 @@ export const placeRule = (
 
 /** The RSEs a rule already uses for a group, when they are still candidates: new files join them. */
 const heldRses = (selector: Selector, held: readonly string[], copies: number): ChosenRse[] | undefined => {
-  const candidates = held.flatMap((rseId) => selector.candidates.filter((candidate) => candidate.rseId === rseId)).slice(0, copies);
+  const candidates = held
+    .flatMap((rseId) => selector.candidates.filter((candidate) => candidate.rseId === rseId))
+    .slice(0, copies);
   if (candidates.length < copies) return undefined;
-  return candidates.map(({ rseId, rse, stagingArea, availabilityWrite }) => ({ rseId, rse, stagingArea, availabilityWrite }));
+  return candidates.map(({ rseId, rse, stagingArea, availabilityWrite }) => ({
+    rseId,
+    rse,
+    stagingArea,
+    availabilityWrite,
+  }));
 };

@@ -1,4 +1,13 @@
-import type { DatasetLock, LockCounters, LockState, RuleCause, RuleLock, RuleNotification, RuleNotified, RuleState } from './rule.ts';
+import type {
+  DatasetLock,
+  LockCounters,
+  LockState,
+  RuleCause,
+  RuleLock,
+  RuleNotification,
+  RuleNotified,
+  RuleState,
+} from './rule.ts';
 
 /**
  * How a rule's lock counters drive its state (Rucio's §3.7 table), and the messages a rule emits
@@ -35,8 +44,10 @@ const bump = (counters: LockCounters, state: LockState, delta: number): LockCoun
 };
 
 /** Counters after some locks moved from one state to another. */
-export const moveCounters = (counters: LockCounters, moves: readonly Readonly<{ from: LockState; to: LockState }>[]): LockCounters =>
-  moves.reduce((current, move) => bump(bump(current, move.from, -1), move.to, 1), counters);
+export const moveCounters = (
+  counters: LockCounters,
+  moves: readonly Readonly<{ from: LockState; to: LockState }>[],
+): LockCounters => moves.reduce((current, move) => bump(bump(current, move.from, -1), move.to, 1), counters);
 
 /** The state a rule gets from its counters when its locks are (re)computed: creation, injection, repair. */
 export const stateFromCounters = (counters: LockCounters): RuleState =>
@@ -46,7 +57,12 @@ export const stateFromCounters = (counters: LockCounters): RuleState =>
  * The state after a step changed the locks, given the state before. SUSPENDED and
  * WAITING_APPROVAL never change this way; INJECT only through injection.
  */
-export const stateAfterLocks = (state: RuleState, counters: LockCounters, cause: RuleCause['kind'], newStuck: boolean): RuleState => {
+export const stateAfterLocks = (
+  state: RuleState,
+  counters: LockCounters,
+  cause: RuleCause['kind'],
+  newStuck: boolean,
+): RuleState => {
   if (state === 'SUSPENDED' || state === 'WAITING_APPROVAL') return state;
   switch (cause) {
     case 'creation':
@@ -86,7 +102,10 @@ export const okMessages = (
   datasetLocks: readonly DatasetLock[],
   didClosed: boolean,
 ): RuleNotified['data']['messages'] => {
-  const ruleOk = { eventType: 'RULE_OK' as const, payload: { scope: rule.scope, name: rule.name, rule_id: rule.ruleId } };
+  const ruleOk = {
+    eventType: 'RULE_OK' as const,
+    payload: { scope: rule.scope, name: rule.name, rule_id: rule.ruleId },
+  };
   const datasetOk = (lock: DatasetLock) => ({
     eventType: 'DATASETLOCK_OK' as const,
     payload: { scope: lock.scope, name: lock.name, rse: lock.rse, rse_id: lock.rseId, rule_id: rule.ruleId },
@@ -100,13 +119,20 @@ export const okMessages = (
       return didClosed ? [ruleOk, ...datasetLocks.filter((lock) => lock.length !== null).map(datasetOk)] : [];
     case 'PROGRESS':
       return didClosed
-        ? [ruleOk, { eventType: 'RULE_PROGRESS', payload: { scope: rule.scope, name: rule.name, rule_id: rule.ruleId, progress: 100 } }]
+        ? [
+            ruleOk,
+            {
+              eventType: 'RULE_PROGRESS',
+              payload: { scope: rule.scope, name: rule.name, rule_id: rule.ruleId, progress: 100 },
+            },
+          ]
         : [];
   }
 };
 
 /** Rucio's progress class of a rule: the share of its locks no longer replicating, in tens of percent, rounded down. */
-export const progressClass = (replicating: number, total: number): number => (total <= 0 ? 0 : Math.floor(((total - replicating) / total) * 10) * 10);
+export const progressClass = (replicating: number, total: number): number =>
+  total <= 0 ? 0 : Math.floor(((total - replicating) / total) * 10) * 10;
 
 /**
  * What a PROGRESS rule still REPLICATING tells the world when some of its locks turned OK (§3.17):
@@ -122,5 +148,7 @@ export const progressMessages = (
   const total = after.ok + after.replicating;
   const progress = progressClass(after.replicating, total);
   if (progressClass(before.replicating, total) === progress) return [];
-  return [{ eventType: 'RULE_PROGRESS', payload: { scope: rule.scope, name: rule.name, rule_id: rule.ruleId, progress } }];
+  return [
+    { eventType: 'RULE_PROGRESS', payload: { scope: rule.scope, name: rule.name, rule_id: rule.ruleId, progress } },
+  ];
 };

@@ -9,7 +9,9 @@ export type ScopeCommand = AddScope;
 
 export const addScope = ({ data, metadata }: AddScope, state: Scope): ScopeEvent[] => {
   if (state.status !== 'Absent') throw new Duplicate(`Scope '${data.scope}' already exists!`);
-  return [{ type: 'ScopeAdded', data: { scope: data.scope, account: data.account, addedAt: metadata.now.toISOString() } }];
+  return [
+    { type: 'ScopeAdded', data: { scope: data.scope, account: data.account, addedAt: metadata.now.toISOString() } },
+  ];
 };
 
 export const decideScope = (command: ScopeCommand, state: Scope): ScopeEvent[] => {
@@ -23,4 +25,9 @@ export const decideScope = (command: ScopeCommand, state: Scope): ScopeEvent[] =
   }
 };
 
-export const scopeDecider: Decider<Scope, ScopeCommand, ScopeEvent> = { name: 'scope', initialState: initialScope, evolve: evolveScope, decide: decideScope };
+export const scopeDecider: Decider<Scope, ScopeCommand, ScopeEvent> = {
+  name: 'scope',
+  initialState: initialScope,
+  evolve: evolveScope,
+  decide: decideScope,
+};

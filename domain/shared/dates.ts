@@ -22,7 +22,8 @@ export const rucioDateOrNull = (iso: string | null | undefined): string | null =
 export const isoSecondsOrNull = (iso: string | null | undefined): string | null =>
   iso ? formatIsoSeconds(new Date(iso)) : null;
 
-const RUCIO_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{4}) (\d{2}):(\d{2}):(\d{2}) UTC$/;
+const RUCIO_DATE =
+  /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{4}) (\d{2}):(\d{2}):(\d{2}) UTC$/;
 
 /** Parses Rucio's date format; undefined when the text has another shape. */
 export const parseRucioDate = (text: string): Date | undefined => {
@@ -30,7 +31,14 @@ export const parseRucioDate = (text: string): Date | undefined => {
   if (!match) return undefined;
   const [, day, month, year, hours, minutes, seconds] = match;
   return new Date(
-    Date.UTC(Number(year), MONTHS.indexOf(month as (typeof MONTHS)[number]), Number(day), Number(hours), Number(minutes), Number(seconds)),
+    Date.UTC(
+      Number(year),
+      MONTHS.indexOf(month as (typeof MONTHS)[number]),
+      Number(day),
+      Number(hours),
+      Number(minutes),
+      Number(seconds),
+    ),
   );
 };
 
@@ -49,7 +57,15 @@ export const parseFilterDate = (text: string): Date | undefined => {
   const [, year, month, day, hours, minutes, seconds, fraction] = match;
   const milliseconds = fraction ? Math.floor(Number(fraction.padEnd(6, '0')) / 1000) : 0;
   const date = new Date(
-    Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hours), Number(minutes), Number(seconds), milliseconds),
+    Date.UTC(
+      Number(year),
+      Number(month) - 1,
+      Number(day),
+      Number(hours),
+      Number(minutes),
+      Number(seconds),
+      milliseconds,
+    ),
   );
   const exact =
     date.getUTCMonth() === Number(month) - 1 &&

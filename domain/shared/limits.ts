@@ -37,8 +37,15 @@ export const isLifetime = (value: unknown): value is number =>
  * A text a client stores (an email, an identity, a value): at most `maxLength` characters, and,
  * unless `multiline`, no control characters. Refused whole with InvalidObject, never cut.
  */
-export const checkText = (what: string, value: string, maxLength: number, options: { multiline?: boolean } = {}): string => {
-  if (value.length > maxLength) throw new InvalidObject(`Problem validating ${what}: it is longer than ${maxLength} characters`);
-  if (!options.multiline && CONTROL_CHARACTERS.test(value)) throw new InvalidObject(`Problem validating ${what}: it holds control characters`);
+export const checkText = (
+  what: string,
+  value: string,
+  maxLength: number,
+  options: { multiline?: boolean } = {},
+): string => {
+  if (value.length > maxLength)
+    throw new InvalidObject(`Problem validating ${what}: it is longer than ${maxLength} characters`);
+  if (!options.multiline && CONTROL_CHARACTERS.test(value))
+    throw new InvalidObject(`Problem validating ${what}: it holds control characters`);
   return value;
 };

@@ -15,7 +15,19 @@ export class PythonLiteralError extends Error {
   }
 }
 
-const ESCAPES: Readonly<Record<string, string>> = { n: '\n', t: '\t', r: '\r', '0': '\0', '\\': '\\', "'": "'", '"': '"', a: '\x07', b: '\b', f: '\f', v: '\v' };
+const ESCAPES: Readonly<Record<string, string>> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  '0': '\0',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  a: '\x07',
+  b: '\b',
+  f: '\f',
+  v: '\v',
+};
 
 const NUMBER = /^[0-9][0-9_]*(\.[0-9_]*)?([eE][+-]?[0-9]+)?|^\.[0-9][0-9_]*([eE][+-]?[0-9]+)?/;
 
@@ -100,7 +112,8 @@ export const parsePythonLiteral = (text: string): PythonLiteral => {
     skipSpace();
     while (text[index] !== '}') {
       const key = readValue();
-      if (typeof key !== 'string' && typeof key !== 'number' && typeof key !== 'boolean' && key !== null) fail('unhashable key');
+      if (typeof key !== 'string' && typeof key !== 'number' && typeof key !== 'boolean' && key !== null)
+        fail('unhashable key');
       // Assigned to an object, these would set its prototype, not an entry.
       if (PROTOTYPE_KEYS.has(String(key))) fail(`reserved key '${String(key)}'`);
       expect(':');
@@ -126,8 +139,13 @@ export const parsePythonLiteral = (text: string): PythonLiteral => {
       depth -= 1;
       return value;
     }
-    if (char === "'" || char === '"' || ((char === 'u' || char === 'U') && /['"]/.test(text[index + 1] ?? ''))) return readString();
-    for (const [word, value] of [['True', true], ['False', false], ['None', null]] as const) {
+    if (char === "'" || char === '"' || ((char === 'u' || char === 'U') && /['"]/.test(text[index + 1] ?? '')))
+      return readString();
+    for (const [word, value] of [
+      ['True', true],
+      ['False', false],
+      ['None', null],
+    ] as const) {
       if (text.startsWith(word, index) && !/\w/.test(text[index + word.length] ?? '')) {
         index += word.length;
         return value;

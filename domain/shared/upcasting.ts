@@ -40,7 +40,9 @@ export class SchemaVersionTooNewError extends Error {
     readonly schemaVersion: number,
     readonly currentVersion: number,
   ) {
-    super(`${eventType} was written with schema version ${schemaVersion}; this code knows versions up to ${currentVersion}`);
+    super(
+      `${eventType} was written with schema version ${schemaVersion}; this code knows versions up to ${currentVersion}`,
+    );
     this.name = 'SchemaVersionTooNewError';
   }
 }
@@ -60,7 +62,10 @@ export const upcasterRegistry = (upcasters: readonly Upcaster[]): Upcasters => {
   for (const [type, chain] of byType) {
     chain.sort((a, b) => a.fromVersion - b.fromVersion);
     chain.forEach((item, index) => {
-      if (item.fromVersion !== index + 1) throw new Error(`Upcasters of ${type} must go from version 1 up without gaps; found one from version ${item.fromVersion}`);
+      if (item.fromVersion !== index + 1)
+        throw new Error(
+          `Upcasters of ${type} must go from version 1 up without gaps; found one from version ${item.fromVersion}`,
+        );
     });
   }
   const currentVersion = (type: string): number => (byType.get(type)?.length ?? 0) + 1;

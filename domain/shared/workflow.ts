@@ -14,7 +14,10 @@ export type Workflow<Input, Facts, Output extends WorkflowOutput> = Readonly<{
 }>;
 
 /** What a workflow asks for: a command by name with its data (metadata is the worker's). */
-export type WorkflowOutput<Type extends string = string, Data extends object = object> = Readonly<{ type: Type; data: Readonly<Data> }>;
+export type WorkflowOutput<Type extends string = string, Data extends object = object> = Readonly<{
+  type: Type;
+  data: Readonly<Data>;
+}>;
 
 /**
  * A step a workflow decided not to take, with the reason: what `dms workers status` reports as

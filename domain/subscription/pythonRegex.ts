@@ -36,14 +36,19 @@ export type StartMatcher = (text: string) => boolean;
 
 /** Compiles a Python expression, or throws InvalidObject naming `what` and why. */
 export const compilePythonRegex = (pattern: string, what: string): StartMatcher => {
-  if (pattern.length > MAX_PATTERN_LENGTH) throw new InvalidObject(`Problem validating subscription filter: ${what} is longer than ${MAX_PATTERN_LENGTH} characters`);
+  if (pattern.length > MAX_PATTERN_LENGTH)
+    throw new InvalidObject(
+      `Problem validating subscription filter: ${what} is longer than ${MAX_PATTERN_LENGTH} characters`,
+    );
   const { source, flags } = toJavaScript(pattern);
   let expression: RegExp;
   try {
     // Sticky: the match must start at index 0, as Python's re.match.
     expression = new RegExp(source, `${flags}y`);
   } catch (error) {
-    throw new InvalidObject(`Problem validating subscription filter: ${what} ${JSON.stringify(pattern)} is not a valid regular expression (${(error as Error).message})`);
+    throw new InvalidObject(
+      `Problem validating subscription filter: ${what} ${JSON.stringify(pattern)} is not a valid regular expression (${(error as Error).message})`,
+    );
   }
   return (text) => {
     expression.lastIndex = 0;

@@ -36,12 +36,22 @@ export const chooseSplitRses = (
   for (const blocklist of [closed, []]) {
     try {
       const selector = createSelector(
-        candidates.map((rse) => ({ rseId: rse.id, rse: rse.rse, attributes: rse.attributes, stagingArea: rse.properties.staging_area, availabilityWrite: rse.properties.availability_write })),
+        candidates.map((rse) => ({
+          rseId: rse.id,
+          rse: rse.rse,
+          attributes: rse.attributes,
+          stagingArea: rse.properties.staging_area,
+          availabilityWrite: rse.properties.availability_write,
+        })),
         request.copies,
         request.weight,
         facts.quota,
       );
-      const { chosen } = selectRses(selector, { size: 0, copies: request.copies, preferred: preferred.map((rse) => rse.id), blocklist }, seededRandom(request.seed));
+      const { chosen } = selectRses(
+        selector,
+        { size: 0, copies: request.copies, preferred: preferred.map((rse) => rse.id), blocklist },
+        seededRandom(request.seed),
+      );
       return { kind: 'chosen', rses: chosen.map((rse) => rse.rse).filter((rse) => !used.has(rse)) };
     } catch (error) {
       if (!(error instanceof RucioError)) throw error;

@@ -16,7 +16,13 @@ export const SUBSCRIPTION_STATES = ['ACTIVE', 'INACTIVE', 'NEW', 'UPDATED', 'BRO
 export type SubscriptionState = (typeof SUBSCRIPTION_STATES)[number];
 
 /** The letters Rucio stores, which `update_subscription` takes (`state: "I"`). */
-export const SUBSCRIPTION_STATE_LETTERS: Readonly<Record<string, SubscriptionState>> = { A: 'ACTIVE', I: 'INACTIVE', N: 'NEW', U: 'UPDATED', B: 'BROKEN' };
+export const SUBSCRIPTION_STATE_LETTERS: Readonly<Record<string, SubscriptionState>> = {
+  A: 'ACTIVE',
+  I: 'INACTIVE',
+  N: 'NEW',
+  U: 'UPDATED',
+  B: 'BROKEN',
+};
 
 /** Rucio's default priority (`policyid`): 0 is the highest, 5 the lowest. */
 export const DEFAULT_SUBSCRIPTION_PRIORITY = 3;
@@ -55,15 +61,30 @@ export type RetroactiveCursor = Readonly<{ scope: string; didType: DidType; name
 type SubscriptionRef = { id: string; account: string; name: string };
 
 /** A subscription was added: ACTIVE, or NEW while a retroactive one still has existing DIDs to go through. */
-export type SubscriptionAdded = Event<'SubscriptionAdded', { subscription: SubscriptionRecord; state: 'ACTIVE' | 'NEW' }>;
+export type SubscriptionAdded = Event<
+  'SubscriptionAdded',
+  { subscription: SubscriptionRecord; state: 'ACTIVE' | 'NEW' }
+>;
 /** `update_subscription`: the changed options, and the state it leaves (UPDATED, as Rucio does on every update). */
-export type SubscriptionUpdated = Event<'SubscriptionUpdated', SubscriptionRef & { changes: SubscriptionChanges; state: SubscriptionState; at: string }>;
+export type SubscriptionUpdated = Event<
+  'SubscriptionUpdated',
+  SubscriptionRef & { changes: SubscriptionChanges; state: SubscriptionState; at: string }
+>;
 /** INACTIVE: asked for (`state: "I"`), or its lifetime ran out. */
-export type SubscriptionDeactivated = Event<'SubscriptionDeactivated', SubscriptionRef & { reason: 'requested' | 'lifetime'; at: string }>;
+export type SubscriptionDeactivated = Event<
+  'SubscriptionDeactivated',
+  SubscriptionRef & { reason: 'requested' | 'lifetime'; at: string }
+>;
 /** The retroactive pass went through existing DIDs up to `after` (one page). */
-export type SubscriptionRetroactiveProgressed = Event<'SubscriptionRetroactiveProgressed', SubscriptionRef & { after: RetroactiveCursor; dids: number; at: string }>;
+export type SubscriptionRetroactiveProgressed = Event<
+  'SubscriptionRetroactiveProgressed',
+  SubscriptionRef & { after: RetroactiveCursor; dids: number; at: string }
+>;
 /** The retroactive pass has seen every existing DID; a NEW subscription becomes ACTIVE. */
-export type SubscriptionRetroactiveCompleted = Event<'SubscriptionRetroactiveCompleted', SubscriptionRef & { state: SubscriptionState; at: string }>;
+export type SubscriptionRetroactiveCompleted = Event<
+  'SubscriptionRetroactiveCompleted',
+  SubscriptionRef & { state: SubscriptionState; at: string }
+>;
 
 export type SubscriptionEvent =
   | SubscriptionAdded
@@ -116,7 +137,8 @@ export const evolveSubscription = (state: Subscription, event: SubscriptionEvent
         state: event.data.state,
         updatedAt: event.data.at,
         // Turning `retroactive` on starts a pass over the existing DIDs.
-        retroactivePass: retroactive && !state.record.retroactive ? { done: false, after: null } : state.retroactivePass,
+        retroactivePass:
+          retroactive && !state.record.retroactive ? { done: false, after: null } : state.retroactivePass,
       };
     }
     case 'SubscriptionDeactivated':
@@ -124,14 +146,21 @@ export const evolveSubscription = (state: Subscription, event: SubscriptionEvent
     case 'SubscriptionRetroactiveProgressed':
       return { ...state, retroactivePass: { done: false, after: event.data.after } };
     case 'SubscriptionRetroactiveCompleted':
-      return { ...state, state: event.data.state, updatedAt: event.data.at, retroactivePass: { done: true, after: state.retroactivePass.after } };
+      return {
+        ...state,
+        state: event.data.state,
+        updatedAt: event.data.at,
+        retroactivePass: { done: true, after: state.retroactivePass.after },
+      };
     default:
       return state;
   }
 };
 
 /** The states in which the transmogrifier gives a subscription's rules to new DIDs (NEW: while its retroactive pass runs). */
-export const isProcessed = (state: SubscriptionState): boolean => state === 'ACTIVE' || state === 'UPDATED' || state === 'NEW';
+export const isProcessed = (state: SubscriptionState): boolean =>
+  state === 'ACTIVE' || state === 'UPDATED' || state === 'NEW';
 
 /** Whether a subscription's lifetime is over at `now`. */
-export const lifetimeOver = (record: Pick<SubscriptionRecord, 'lifetime'>, now: string): boolean => record.lifetime !== null && record.lifetime <= now;
+export const lifetimeOver = (record: Pick<SubscriptionRecord, 'lifetime'>, now: string): boolean =>
+  record.lifetime !== null && record.lifetime <= now;

@@ -23,31 +23,51 @@ import {
 /** Adds a subscription; its name was claimed on the account's names stream in the same step. */
 export type AddSubscription = Command<'AddSubscription', { subscription: SubscriptionRecord }>;
 /** `update_subscription`: the options given (null ones left out by the caller), and whether INACTIVE was asked for. */
-export type UpdateSubscription = Command<'UpdateSubscription', { id: string; account: string; name: string; changes: SubscriptionChanges; deactivate: boolean }>;
+export type UpdateSubscription = Command<
+  'UpdateSubscription',
+  { id: string; account: string; name: string; changes: SubscriptionChanges; deactivate: boolean }
+>;
 /** The transmogrifier's check: a subscription past its lifetime becomes INACTIVE. */
 export type ExpireSubscription = Command<'ExpireSubscription', { id: string }>;
 /** The retroactive pass went through existing DIDs up to `after`. */
-export type RecordRetroactiveProgress = Command<'RecordRetroactiveProgress', { id: string; after: RetroactiveCursor; dids: number }>;
+export type RecordRetroactiveProgress = Command<
+  'RecordRetroactiveProgress',
+  { id: string; after: RetroactiveCursor; dids: number }
+>;
 /** The retroactive pass has seen every existing DID. */
 export type CompleteRetroactivePass = Command<'CompleteRetroactivePass', { id: string }>;
 
-export type SubscriptionCommand = AddSubscription | UpdateSubscription | ExpireSubscription | RecordRetroactiveProgress | CompleteRetroactivePass;
+export type SubscriptionCommand =
+  AddSubscription | UpdateSubscription | ExpireSubscription | RecordRetroactiveProgress | CompleteRetroactivePass;
 
-const refOf = (subscription: LiveSubscription) => ({ id: subscription.record.id, account: subscription.record.account, name: subscription.record.name });
+const refOf = (subscription: LiveSubscription) => ({
+  id: subscription.record.id,
+  account: subscription.record.account,
+  name: subscription.record.name,
+});
 
 /** A subscription id (or account and name) that names none: Rucio's SubscriptionNotFound. */
-export const subscriptionNotFound = (account: string, name: string) => new SubscriptionNotFound(`Subscription for account '${account}' named '${name}' not found`);
+export const subscriptionNotFound = (account: string, name: string) =>
+  new SubscriptionNotFound(`Subscription for account '${account}' named '${name}' not found`);
 
 /** Adding a subscription whose id exists already changes nothing (ids are made for the request). */
 export const addSubscription = ({ data }: AddSubscription, state: Subscription): SubscriptionEvent[] => {
   if (state.status !== 'Absent') return [];
-  return [{ type: 'SubscriptionAdded', data: { subscription: data.subscription, state: data.subscription.retroactive ? 'NEW' : 'ACTIVE' } }];
+  return [
+    {
+      type: 'SubscriptionAdded',
+      data: { subscription: data.subscription, state: data.subscription.retroactive ? 'NEW' : 'ACTIVE' },
+    },
+  ];
 };
 
 /** The options that differ from the record: only those are recorded. */
 const changedOptions = (record: SubscriptionRecord, changes: SubscriptionChanges): SubscriptionChanges =>
   Object.fromEntries(
-    Object.entries(changes).filter(([key, value]) => value !== undefined && JSON.stringify(record[key as keyof SubscriptionRecord]) !== JSON.stringify(value)),
+    Object.entries(changes).filter(
+      ([key, value]) =>
+        value !== undefined && JSON.stringify(record[key as keyof SubscriptionRecord]) !== JSON.stringify(value),
+    ),
   ) as SubscriptionChanges;
 
 /**
@@ -56,7 +76,10 @@ const changedOptions = (record: SubscriptionRecord, changes: SubscriptionChanges
  * An update that would change nothing (no new option, and the state it would set is the state it
  * has) appends nothing.
  */
-export const updateSubscription = ({ data, metadata }: UpdateSubscription, state: Subscription): SubscriptionEvent[] => {
+export const updateSubscription = (
+  { data, metadata }: UpdateSubscription,
+  state: Subscription,
+): SubscriptionEvent[] => {
   if (state.status !== 'Live') throw subscriptionNotFound(data.account, data.name);
   const changes = changedOptions(state.record, data.changes);
   const changed = Object.keys(changes).length > 0;
@@ -71,25 +94,49 @@ export const updateSubscription = ({ data, metadata }: UpdateSubscription, state
   return events;
 };
 
-export const expireSubscription = ({ data, metadata }: ExpireSubscription, state: Subscription): SubscriptionEvent[] => {
+export const expireSubscription = (
+  { data, metadata }: ExpireSubscription,
+  state: Subscription,
+): SubscriptionEvent[] => {
   if (state.status !== 'Live' || state.state === 'INACTIVE') return [];
   const at = metadata.now.toISOString();
   if (!lifetimeOver(state.record, at)) return [];
-  return [{ type: 'SubscriptionDeactivated', data: { id: data.id, account: state.record.account, name: state.record.name, reason: 'lifetime', at } }];
+  return [
+    {
+      type: 'SubscriptionDeactivated',
+      data: { id: data.id, account: state.record.account, name: state.record.name, reason: 'lifetime', at },
+    },
+  ];
 };
 
 /** Progress counts only while the pass runs and moves forward (a page seen again records nothing). */
-export const recordRetroactiveProgress = ({ data, metadata }: RecordRetroactiveProgress, state: Subscription): SubscriptionEvent[] => {
+export const recordRetroactiveProgress = (
+  { data, metadata }: RecordRetroactiveProgress,
+  state: Subscription,
+): SubscriptionEvent[] => {
   if (state.status !== 'Live' || state.retroactivePass.done) return [];
   const previous = state.retroactivePass.after;
   if (previous && JSON.stringify(previous) === JSON.stringify(data.after)) return [];
-  return [{ type: 'SubscriptionRetroactiveProgressed', data: { ...refOf(state), after: data.after, dids: data.dids, at: metadata.now.toISOString() } }];
+  return [
+    {
+      type: 'SubscriptionRetroactiveProgressed',
+      data: { ...refOf(state), after: data.after, dids: data.dids, at: metadata.now.toISOString() },
+    },
+  ];
 };
 
 /** The end of the pass: a NEW subscription becomes ACTIVE; any other keeps its state. */
-export const completeRetroactivePass = ({ metadata }: CompleteRetroactivePass, state: Subscription): SubscriptionEvent[] => {
+export const completeRetroactivePass = (
+  { metadata }: CompleteRetroactivePass,
+  state: Subscription,
+): SubscriptionEvent[] => {
   if (state.status !== 'Live' || state.retroactivePass.done) return [];
-  return [{ type: 'SubscriptionRetroactiveCompleted', data: { ...refOf(state), state: state.state === 'NEW' ? 'ACTIVE' : state.state, at: metadata.now.toISOString() } }];
+  return [
+    {
+      type: 'SubscriptionRetroactiveCompleted',
+      data: { ...refOf(state), state: state.state === 'NEW' ? 'ACTIVE' : state.state, at: metadata.now.toISOString() },
+    },
+  ];
 };
 
 export const decideSubscription = (command: SubscriptionCommand, state: Subscription): SubscriptionEvent[] => {

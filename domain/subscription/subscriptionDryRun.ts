@@ -26,7 +26,16 @@ export type DryRunRule = Readonly<{
 
 export type SubscriptionDryRunRecorded = Event<
   'SubscriptionDryRunRecorded',
-  { subscriptionId: string; subscriptionName: string; account: string; scope: string; name: string; didType: DidType; rules: readonly DryRunRule[]; at: string }
+  {
+    subscriptionId: string;
+    subscriptionName: string;
+    account: string;
+    scope: string;
+    name: string;
+    didType: DidType;
+    rules: readonly DryRunRule[];
+    at: string;
+  }
 >;
 export type SubscriptionDryRunEvent = SubscriptionDryRunRecorded;
 

@@ -46,13 +46,22 @@ const NOT_CONDITIONS = new Set(['split_rule', 'grouping']);
 /** `group` in Rucio's schema names the DID column `phys_group`. */
 const COLUMN_OF: Readonly<Record<string, string>> = { group: 'phys_group' };
 const COLUMNS: ReadonlySet<string> = new Set(DID_COLUMNS);
-const DATE_COLUMNS = new Set(['created_at', 'updated_at', 'expired_at', 'accessed_at', 'closed_at', 'eol_at', 'deleted_at']);
+const DATE_COLUMNS = new Set([
+  'created_at',
+  'updated_at',
+  'expired_at',
+  'accessed_at',
+  'closed_at',
+  'eol_at',
+  'deleted_at',
+]);
 
 const problem = (message: string): never => {
   throw new InvalidObject(`Problem validating subscription filter: ${message}`);
 };
 
-const isScalar = (value: unknown): value is string | number | boolean => typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+const isScalar = (value: unknown): value is string | number | boolean =>
+  typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
 
 /** A value or list of values as a list (Rucio accepts both for `account`, `did_type` and metadata keys). */
 const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
@@ -64,7 +73,8 @@ const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : [v
 export const parseSubscriptionFilter = (value: unknown): SubscriptionFilter => {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return problem('filter should be a dict');
   const filter = value as Record<string, unknown>;
-  if (JSON.stringify(filter).length > MAX_FILTER_LENGTH) problem(`the filter is longer than ${MAX_FILTER_LENGTH} characters of JSON`);
+  if (JSON.stringify(filter).length > MAX_FILTER_LENGTH)
+    problem(`the filter is longer than ${MAX_FILTER_LENGTH} characters of JSON`);
   for (const [key, given] of Object.entries(filter)) {
     const keyIssue = keyProblem(key, 255);
     if (keyIssue) problem(`the key ${JSON.stringify(key.slice(0, 50))} ${keyIssue}`);
@@ -82,30 +92,39 @@ export const parseSubscriptionFilter = (value: unknown): SubscriptionFilter => {
         continue;
       case 'scope':
         for (const scope of given as unknown[]) {
-          if (typeof scope !== 'string' || scope === '') problem('scope must be an array of non-empty strings (regular expressions)');
+          if (typeof scope !== 'string' || scope === '')
+            problem('scope must be an array of non-empty strings (regular expressions)');
           compilePythonRegex(scope as string, 'scope');
         }
         continue;
       case 'account':
         for (const account of asList(given)) {
-          if (typeof account !== 'string' || account.length > NAME_RULES.account.maxLength || !NAME_RULES.account.pattern.test(account)) {
+          if (
+            typeof account !== 'string' ||
+            account.length > NAME_RULES.account.maxLength ||
+            !NAME_RULES.account.pattern.test(account)
+          ) {
             problem(`account ${JSON.stringify(account)} is not an account name`);
           }
         }
         continue;
       case 'did_type':
         for (const didType of asList(given)) {
-          if (!DID_TYPES.includes(didType as DidType)) problem(`did_type ${JSON.stringify(didType)} is none of ${DID_TYPES.join(', ')}`);
+          if (!DID_TYPES.includes(didType as DidType))
+            problem(`did_type ${JSON.stringify(didType)} is none of ${DID_TYPES.join(', ')}`);
         }
         continue;
       case 'min_avg_file_size':
       case 'max_avg_file_size':
-        if (typeof given !== 'number' || !Number.isFinite(given) || given < 0) problem(`${key} must be a number of bytes`);
+        if (typeof given !== 'number' || !Number.isFinite(given) || given < 0)
+          problem(`${key} must be a number of bytes`);
         continue;
       default: {
         const column = COLUMN_OF[key] ?? key;
         if (!COLUMNS.has(column)) {
-          problem(`${JSON.stringify(key)} is neither a filter option nor a DID metadata column: no DID would ever match`);
+          problem(
+            `${JSON.stringify(key)} is neither a filter option nor a DID metadata column: no DID would ever match`,
+          );
         }
         const values = asList(given);
         if (values.length === 0) problem(`${key} lists no value: no DID would ever match`);
@@ -210,7 +229,9 @@ export const compileFilter = (filter: SubscriptionFilter): CompiledFilter => {
       }
       default: {
         const column = COLUMN_OF[key] ?? key;
-        const matchers = asList(given).map((value) => compilePythonRegex(pythonString(value as string | number | boolean), key));
+        const matchers = asList(given).map((value) =>
+          compilePythonRegex(pythonString(value as string | number | boolean), key),
+        );
         conditions.push((did) => {
           const text = columnText(did, column);
           return text !== undefined && matchers.some((matcher) => matcher(text));

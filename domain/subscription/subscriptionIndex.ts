@@ -27,7 +27,10 @@ const byPriority = (a: IndexedSubscription, b: IndexedSubscription): number =>
   a.record.priority - b.record.priority || (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0);
 
 /** A subscription with its filter compiled; undefined when the stored filter no longer compiles. */
-export const indexedSubscription = (record: SubscriptionRecord, state: SubscriptionState): IndexedSubscription | undefined => {
+export const indexedSubscription = (
+  record: SubscriptionRecord,
+  state: SubscriptionState,
+): IndexedSubscription | undefined => {
   try {
     return { record, state, filter: compileFilter(record.filter) };
   } catch (error) {
@@ -73,7 +76,8 @@ export class SubscriptionIndex {
     for (let length = 0; length <= scope.length; length += 1) {
       const byType = this.byPrefix.get(scope.slice(0, length));
       if (!byType) continue;
-      for (const subscription of [...(byType.get(didType) ?? []), ...(byType.get('*') ?? [])]) found.set(subscription.record.id, subscription);
+      for (const subscription of [...(byType.get(didType) ?? []), ...(byType.get('*') ?? [])])
+        found.set(subscription.record.id, subscription);
     }
     return [...found.values()].sort(byPriority);
   }

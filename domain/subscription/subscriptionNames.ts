@@ -10,12 +10,18 @@ import type { Command, Event } from '../shared/event.ts';
  */
 export const subscriptionNamesStreamName = (account: string): string => `subscriptionnames-${account}`;
 
-export type SubscriptionNameClaimed = Event<'SubscriptionNameClaimed', { account: string; name: string; subscriptionId: string }>;
+export type SubscriptionNameClaimed = Event<
+  'SubscriptionNameClaimed',
+  { account: string; name: string; subscriptionId: string }
+>;
 export type SubscriptionNamesEvent = SubscriptionNameClaimed;
 
 export type SubscriptionNames = Readonly<{ names: ReadonlyMap<string, string> }>;
 
-export type ClaimSubscriptionName = Command<'ClaimSubscriptionName', { account: string; name: string; subscriptionId: string }>;
+export type ClaimSubscriptionName = Command<
+  'ClaimSubscriptionName',
+  { account: string; name: string; subscriptionId: string }
+>;
 export type SubscriptionNamesCommand = ClaimSubscriptionName;
 
 export const evolveSubscriptionNames = (state: SubscriptionNames, event: SubscriptionNamesEvent): SubscriptionNames => {
@@ -24,11 +30,20 @@ export const evolveSubscriptionNames = (state: SubscriptionNames, event: Subscri
 };
 
 /** A name taken by another subscription is Rucio's SubscriptionDuplicate; claimed again by the same one, nothing. */
-export const claimSubscriptionName = ({ data }: ClaimSubscriptionName, state: SubscriptionNames): SubscriptionNamesEvent[] => {
+export const claimSubscriptionName = (
+  { data }: ClaimSubscriptionName,
+  state: SubscriptionNames,
+): SubscriptionNamesEvent[] => {
   const holder = state.names.get(data.name);
   if (holder === data.subscriptionId) return [];
-  if (holder !== undefined) throw new SubscriptionDuplicate(`Subscription '${data.name}' owned by '${data.account}' already exists!`);
-  return [{ type: 'SubscriptionNameClaimed', data: { account: data.account, name: data.name, subscriptionId: data.subscriptionId } }];
+  if (holder !== undefined)
+    throw new SubscriptionDuplicate(`Subscription '${data.name}' owned by '${data.account}' already exists!`);
+  return [
+    {
+      type: 'SubscriptionNameClaimed',
+      data: { account: data.account, name: data.name, subscriptionId: data.subscriptionId },
+    },
+  ];
 };
 
 export const subscriptionNamesDecider: Decider<SubscriptionNames, SubscriptionNamesCommand, SubscriptionNamesEvent> = {

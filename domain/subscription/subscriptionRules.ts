@@ -61,7 +61,9 @@ const flagOf = (value: unknown): boolean | undefined => {
 const wholeSeconds = (value: unknown): number | null | undefined => {
   if (value === undefined || value === null || value === 0 || value === false) return null;
   const number = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
-  return typeof number === 'number' && Number.isSafeInteger(number) && number >= 0 && number <= 100 * 365 * 86_400 ? number : undefined;
+  return typeof number === 'number' && Number.isSafeInteger(number) && number >= 0 && number <= 100 * 365 * 86_400
+    ? number
+    : undefined;
 };
 
 const checkExpression = (index: number, key: string, value: unknown): void => {
@@ -81,34 +83,60 @@ const checkExpression = (index: number, key: string, value: unknown): void => {
  * dictionaries with `copies` and `rse_expression` and known options of their types. `isActivity`
  * says which activity names are valid.
  */
-export const parseReplicationRules = (value: unknown, isActivity: (activity: string) => boolean): SubscriptionRuleTemplate[] => {
-  if (value === null || value === undefined || (Array.isArray(value) && value.length === 0)) throw new InvalidObject('You must specify a rule');
+export const parseReplicationRules = (
+  value: unknown,
+  isActivity: (activity: string) => boolean,
+): SubscriptionRuleTemplate[] => {
+  if (value === null || value === undefined || (Array.isArray(value) && value.length === 0))
+    throw new InvalidObject('You must specify a rule');
   if (!Array.isArray(value)) throw new InvalidObject('replication_rules should be a list');
-  if (JSON.stringify(value).length > MAX_RULES_LENGTH) throw new InvalidObject(`Problem validating replication_rules: longer than ${MAX_RULES_LENGTH} characters of JSON`);
+  if (JSON.stringify(value).length > MAX_RULES_LENGTH)
+    throw new InvalidObject(`Problem validating replication_rules: longer than ${MAX_RULES_LENGTH} characters of JSON`);
   return value.map((rule, index): SubscriptionRuleTemplate => {
-    if (rule === null || typeof rule !== 'object' || Array.isArray(rule)) return problem(index, 'a rule must be a dictionary');
+    if (rule === null || typeof rule !== 'object' || Array.isArray(rule))
+      return problem(index, 'a rule must be a dictionary');
     const given = rule as Record<string, unknown>;
     for (const key of Object.keys(given)) {
       if (CHAINED_KEYS.has(key)) problem(index, `${key}: chained subscriptions are not supported`);
-      if (!KNOWN_KEYS.has(key)) problem(index, `unknown option ${JSON.stringify(key.slice(0, 50))} (known: ${[...KNOWN_KEYS].join(', ')})`);
+      if (!KNOWN_KEYS.has(key))
+        problem(index, `unknown option ${JSON.stringify(key.slice(0, 50))} (known: ${[...KNOWN_KEYS].join(', ')})`);
     }
-    if (copiesOf(given.copies) === undefined) problem(index, `copies must be a whole number of at least 1, or "*" (got ${JSON.stringify(given.copies)})`);
+    if (copiesOf(given.copies) === undefined)
+      problem(index, `copies must be a whole number of at least 1, or "*" (got ${JSON.stringify(given.copies)})`);
     checkExpression(index, 'rse_expression', given.rse_expression);
     if (given.source_replica_expression !== undefined && given.source_replica_expression !== null) {
       checkExpression(index, 'source_replica_expression', given.source_replica_expression);
     }
-    if (given.weight !== undefined && given.weight !== null && (typeof given.weight !== 'string' || given.weight.length > 255)) problem(index, 'weight must be the name of an RSE attribute');
+    if (
+      given.weight !== undefined &&
+      given.weight !== null &&
+      (typeof given.weight !== 'string' || given.weight.length > 255)
+    )
+      problem(index, 'weight must be the name of an RSE attribute');
     if (wholeSeconds(given.lifetime) === undefined) problem(index, 'lifetime must be a whole number of seconds');
-    if (wholeSeconds(given.delay_injection) === undefined) problem(index, 'delay_injection must be a whole number of seconds');
+    if (wholeSeconds(given.delay_injection) === undefined)
+      problem(index, 'delay_injection must be a whole number of seconds');
     if (flagOf(given.locked) === undefined) problem(index, 'locked must be a boolean');
     if (flagOf(given.purge_replicas) === undefined) problem(index, 'purge_replicas must be a boolean');
-    if (given.ignore_availability !== undefined && typeof given.ignore_availability !== 'boolean') problem(index, 'ignore_availability must be a boolean');
-    if (given.activity !== undefined && (typeof given.activity !== 'string' || !isActivity(given.activity))) problem(index, `activity ${JSON.stringify(given.activity)} is not a known activity`);
-    if (given.grouping !== undefined && !GROUPINGS.includes(given.grouping as RuleGrouping)) problem(index, `grouping must be one of ${GROUPINGS.join(', ')}`);
-    if (given.account !== undefined && (typeof given.account !== 'string' || given.account.length > NAME_RULES.account.maxLength || !NAME_RULES.account.pattern.test(given.account))) {
+    if (given.ignore_availability !== undefined && typeof given.ignore_availability !== 'boolean')
+      problem(index, 'ignore_availability must be a boolean');
+    if (given.activity !== undefined && (typeof given.activity !== 'string' || !isActivity(given.activity)))
+      problem(index, `activity ${JSON.stringify(given.activity)} is not a known activity`);
+    if (given.grouping !== undefined && !GROUPINGS.includes(given.grouping as RuleGrouping))
+      problem(index, `grouping must be one of ${GROUPINGS.join(', ')}`);
+    if (
+      given.account !== undefined &&
+      (typeof given.account !== 'string' ||
+        given.account.length > NAME_RULES.account.maxLength ||
+        !NAME_RULES.account.pattern.test(given.account))
+    ) {
       problem(index, `account ${JSON.stringify(given.account)} is not an account name`);
     }
-    if (given.comments !== undefined && given.comments !== null && (typeof given.comments !== 'string' || given.comments.length > COMMENT_LENGTH)) {
+    if (
+      given.comments !== undefined &&
+      given.comments !== null &&
+      (typeof given.comments !== 'string' || given.comments.length > COMMENT_LENGTH)
+    ) {
       problem(index, `comments must be a string of at most ${COMMENT_LENGTH} characters`);
     }
     return given;
@@ -138,7 +166,12 @@ export const plannedRule = (
   options: Readonly<{ wildcardCopies: number; defaultActivity: string; split: boolean }>,
 ): PlannedRule => {
   const copies = copiesOf(template.copies);
-  const comments = template.comments !== undefined && template.comments !== null ? String(template.comments) : subscription.comments === null ? null : subscription.comments.slice(0, COMMENT_LENGTH);
+  const comments =
+    template.comments !== undefined && template.comments !== null
+      ? String(template.comments)
+      : subscription.comments === null
+        ? null
+        : subscription.comments.slice(0, COMMENT_LENGTH);
   return {
     index,
     split: options.split,
@@ -152,7 +185,8 @@ export const plannedRule = (
       grouping: (template.grouping as RuleGrouping | undefined) ?? 'DATASET',
       locked: flagOf(template.locked) ?? false,
       subscriptionId: subscription.id,
-      sourceReplicaExpression: typeof template.source_replica_expression === 'string' ? template.source_replica_expression : null,
+      sourceReplicaExpression:
+        typeof template.source_replica_expression === 'string' ? template.source_replica_expression : null,
       activity: typeof template.activity === 'string' ? template.activity : options.defaultActivity,
       notification: 'NO',
       purgeReplicas: flagOf(template.purge_replicas) ?? false,
@@ -178,7 +212,12 @@ export const wantsEveryRse = (template: SubscriptionRuleTemplate): boolean => te
  * The transmogrifier and the retroactive pass reach the same DID with the same ids, and a job run
  * again makes no second rule.
  */
-export const subscriptionRuleId = (subscriptionId: string, did: DidRef, index: number, rse: string | null = null): string =>
+export const subscriptionRuleId = (
+  subscriptionId: string,
+  did: DidRef,
+  index: number,
+  rse: string | null = null,
+): string =>
   createHash('sha1')
     .update(`subscription/${subscriptionId}/${did.scope}:${did.name}/${index}${rse === null ? '' : `/${rse}`}`)
     .digest('hex')

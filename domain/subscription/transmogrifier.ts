@@ -27,7 +27,13 @@ export type CreateSubscriptionRules = WorkflowOutput<
 >;
 export type RecordDryRun = WorkflowOutput<
   'RecordDryRun',
-  { subscriptionId: string; subscriptionName: string; account: string; did: SubscribedDid; rules: readonly DryRunRule[] }
+  {
+    subscriptionId: string;
+    subscriptionName: string;
+    account: string;
+    did: SubscribedDid;
+    rules: readonly DryRunRule[];
+  }
 >;
 /** The DID has been seen by the transmogrifier: its `is_new` flag goes (Rucio's `set_new_dids`). */
 export type MarkDidProcessed = WorkflowOutput<'MarkDidProcessed', DidRef>;
@@ -59,7 +65,12 @@ const dryRunRule = (rule: RuleToMake): DryRunRule => ({
  * is over or its filter does not match; skipped when one of its expressions selects no RSE (as
  * Rucio drops such subscriptions from a cycle); otherwise its rules, or their record for a dry run.
  */
-export const matchSubscription = (subscription: IndexedSubscription, did: DidFacts, now: string, facts: MatchFacts): MatchOutput[] => {
+export const matchSubscription = (
+  subscription: IndexedSubscription,
+  did: DidFacts,
+  now: string,
+  facts: MatchFacts,
+): MatchOutput[] => {
   const { record } = subscription;
   if (!isProcessed(subscription.state) || lifetimeOver(record, now) || !subscription.filter.matches(did)) return [];
   const what = `${record.account}/${record.name} on ${did.scope}:${did.name}`;
@@ -70,21 +81,48 @@ export const matchSubscription = (subscription: IndexedSubscription, did: DidFac
       selected = evaluateRseExpression(String(template.rse_expression), facts.rses);
     } catch (error) {
       if (!(error instanceof RucioError)) throw error;
-      return [{ type: 'Skipped', data: { what, reason: `rule ${index + 1}: ${error.exceptionClass}: ${error.message}` } }];
+      return [
+        { type: 'Skipped', data: { what, reason: `rule ${index + 1}: ${error.exceptionClass}: ${error.message}` } },
+      ];
     }
     const single = selected.length === 1 && selected[0]!.rse === template.rse_expression ? selected[0]! : undefined;
-    if (wantsEveryRse(template) && single && !single.properties.availability_write && template.ignore_availability !== true) {
+    if (
+      wantsEveryRse(template) &&
+      single &&
+      !single.properties.availability_write &&
+      template.ignore_availability !== true
+    ) {
       // Rucio's wildcard copies skip an RSE closed for writing.
       continue;
     }
-    const planned = plannedRule(template, index, record, did, { wildcardCopies: selected.length, defaultActivity: facts.defaultActivity, split: subscription.filter.splitRule });
+    const planned = plannedRule(template, index, record, did, {
+      wildcardCopies: selected.length,
+      defaultActivity: facts.defaultActivity,
+      split: subscription.filter.splitRule,
+    });
     rules.push({ ...planned, ruleId: subscriptionRuleId(record.id, did, index) });
   }
   if (rules.length === 0) return [];
   if (record.dryRun) {
-    return [{ type: 'RecordDryRun', data: { subscriptionId: record.id, subscriptionName: record.name, account: record.account, did: subscribedDid(did), rules: rules.map(dryRunRule) } }];
+    return [
+      {
+        type: 'RecordDryRun',
+        data: {
+          subscriptionId: record.id,
+          subscriptionName: record.name,
+          account: record.account,
+          did: subscribedDid(did),
+          rules: rules.map(dryRunRule),
+        },
+      },
+    ];
   }
-  return [{ type: 'CreateSubscriptionRules', data: { subscriptionId: record.id, subscriptionName: record.name, did: subscribedDid(did), rules } }];
+  return [
+    {
+      type: 'CreateSubscriptionRules',
+      data: { subscriptionId: record.id, subscriptionName: record.name, did: subscribedDid(did), rules },
+    },
+  ];
 };
 
 /** A new DID as the transmogrifier sees it: the facts of its stream when the job runs. */
@@ -105,13 +143,19 @@ export const transmogrifier: Workflow<NewDid, TransmogrifierFacts, MatchOutput |
   name: 'transmogrifier',
   decide: ({ did, now }, facts) => {
     if (did.didType === 'FILE') return [];
-    const outputs: (MatchOutput | MarkDidProcessed)[] = facts.subscriptions.flatMap((subscription) => matchSubscription(subscription, did, now, facts));
-    if (did.columns.is_new === true) outputs.push({ type: 'MarkDidProcessed', data: { scope: did.scope, name: did.name } });
+    const outputs: (MatchOutput | MarkDidProcessed)[] = facts.subscriptions.flatMap((subscription) =>
+      matchSubscription(subscription, did, now, facts),
+    );
+    if (did.columns.is_new === true)
+      outputs.push({ type: 'MarkDidProcessed', data: { scope: did.scope, name: did.name } });
     return outputs;
   },
 };
 
-export type RecordRetroactiveProgress = WorkflowOutput<'RecordRetroactiveProgress', { subscriptionId: string; after: RetroactiveCursor; dids: number }>;
+export type RecordRetroactiveProgress = WorkflowOutput<
+  'RecordRetroactiveProgress',
+  { subscriptionId: string; after: RetroactiveCursor; dids: number }
+>;
 export type CompleteRetroactivePass = WorkflowOutput<'CompleteRetroactivePass', { subscriptionId: string }>;
 
 /** One page of the DIDs that existed before a retroactive subscription, in pass order. */
@@ -128,7 +172,11 @@ export type RetroactivePage = Readonly<{
  * page is matched as a new one would be (files excepted), then the pass records how far it got, or
  * that it is over (a NEW subscription then becomes ACTIVE).
  */
-export const retroactivePass: Workflow<RetroactivePage, MatchFacts, MatchOutput | RecordRetroactiveProgress | CompleteRetroactivePass> = {
+export const retroactivePass: Workflow<
+  RetroactivePage,
+  MatchFacts,
+  MatchOutput | RecordRetroactiveProgress | CompleteRetroactivePass
+> = {
   name: 'transmogrifier-retroactive',
   decide: ({ subscription, dids, last, now }, facts) => {
     const subscriptionId = subscription.record.id;
@@ -136,7 +184,15 @@ export const retroactivePass: Workflow<RetroactivePage, MatchFacts, MatchOutput 
       .filter((did) => did.didType !== 'FILE')
       .flatMap((did) => matchSubscription(subscription, did, now, facts));
     const lastDid = dids[dids.length - 1];
-    if (lastDid) outputs.push({ type: 'RecordRetroactiveProgress', data: { subscriptionId, after: { scope: lastDid.scope, didType: lastDid.didType, name: lastDid.name }, dids: dids.length } });
+    if (lastDid)
+      outputs.push({
+        type: 'RecordRetroactiveProgress',
+        data: {
+          subscriptionId,
+          after: { scope: lastDid.scope, didType: lastDid.didType, name: lastDid.name },
+          dids: dids.length,
+        },
+      });
     if (last) outputs.push({ type: 'CompleteRetroactivePass', data: { subscriptionId } });
     return outputs;
   },
@@ -158,13 +214,19 @@ export type SubscriptionStatus = Readonly<{
  * INACTIVE; retroactive ones whose pass is not over take their next pages, by priority order of
  * the list given.
  */
-export const subscriptionCycle: Workflow<Readonly<{ now: string }>, Readonly<{ subscriptions: readonly SubscriptionStatus[] }>, ExpireSubscription | ContinueRetroactivePass> = {
+export const subscriptionCycle: Workflow<
+  Readonly<{ now: string }>,
+  Readonly<{ subscriptions: readonly SubscriptionStatus[] }>,
+  ExpireSubscription | ContinueRetroactivePass
+> = {
   name: 'transmogrifier-retroactive',
   decide: ({ now }, { subscriptions }) =>
     subscriptions.flatMap((subscription): (ExpireSubscription | ContinueRetroactivePass)[] => {
       if (subscription.state === 'INACTIVE') return [];
-      if (lifetimeOver(subscription, now)) return [{ type: 'ExpireSubscription', data: { subscriptionId: subscription.id } }];
-      if (subscription.retroactivePending && isProcessed(subscription.state)) return [{ type: 'ContinueRetroactivePass', data: { subscriptionId: subscription.id } }];
+      if (lifetimeOver(subscription, now))
+        return [{ type: 'ExpireSubscription', data: { subscriptionId: subscription.id } }];
+      if (subscription.retroactivePending && isProcessed(subscription.state))
+        return [{ type: 'ContinueRetroactivePass', data: { subscriptionId: subscription.id } }];
       return [];
     }),
 };

@@ -74,13 +74,25 @@ export class EsdbEventStore implements EventStore {
       if (typeof expectedRevision !== 'bigint' && previous && lastId !== undefined && previous.id === lastId) {
         return { streamName, nextExpectedRevision: previous.revision, position: previous.position };
       }
-      const exact: AppendExpectedRevision = typeof expectedRevision === 'bigint' || expectedRevision === 'no_stream' ? expectedRevision : previous ? previous.revision : 'no_stream';
+      const exact: AppendExpectedRevision =
+        typeof expectedRevision === 'bigint' || expectedRevision === 'no_stream'
+          ? expectedRevision
+          : previous
+            ? previous.revision
+            : 'no_stream';
       let revision = typeof exact === 'bigint' ? exact : -1n;
       let previousHash = previous?.metadata.hash ?? CHAIN_START;
       const hashed = events.map((event) => {
         revision += 1n;
         const metadata = withoutHash(event.metadata);
-        previousHash = eventHash(previousHash, { id: event.id, streamName, revision, type: event.type, data: event.data, metadata });
+        previousHash = eventHash(previousHash, {
+          id: event.id,
+          streamName,
+          revision,
+          type: event.type,
+          data: event.data,
+          metadata,
+        });
         return jsonEvent({
           id: event.id,
           type: event.type,
@@ -98,7 +110,11 @@ export class EsdbEventStore implements EventStore {
       } catch (error) {
         if (error instanceof WrongExpectedVersionError) {
           const actual = typeof error.actualVersion === 'bigint' ? error.actualVersion : 'no_stream';
-          if (exact !== expectedRevision && attempt < LOOSE_APPEND_ATTEMPTS && revisionAllows(expectedRevision, actual)) {
+          if (
+            exact !== expectedRevision &&
+            attempt < LOOSE_APPEND_ATTEMPTS &&
+            revisionAllows(expectedRevision, actual)
+          ) {
             // A busy stream (the steps' journal): let the writers that met here spread out.
             await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
             continue;
@@ -114,7 +130,10 @@ export class EsdbEventStore implements EventStore {
    * The event the append chains to: the one at the expected revision, or the stream's last for
    * `any` and `stream_exists`; undefined for `no_stream` or a missing stream.
    */
-  private async previousEvent(streamName: string, expectedRevision: ExpectedRevision): Promise<RecordedEvent | undefined> {
+  private async previousEvent(
+    streamName: string,
+    expectedRevision: ExpectedRevision,
+  ): Promise<RecordedEvent | undefined> {
     if (expectedRevision === 'no_stream') return undefined;
     try {
       const read =
@@ -161,7 +180,11 @@ export class EsdbEventStore implements EventStore {
 
   async streamRevision(streamName: string): Promise<bigint | 'no_stream'> {
     try {
-      for await (const resolved of this.client.readStream(streamName, { direction: BACKWARDS, fromRevision: END, maxCount: 1 })) {
+      for await (const resolved of this.client.readStream(streamName, {
+        direction: BACKWARDS,
+        fromRevision: END,
+        maxCount: 1,
+      })) {
         if (resolved.event) return resolved.event.revision;
       }
     } catch (error) {
@@ -198,7 +221,11 @@ export class EsdbEventStore implements EventStore {
       while (next < wanted.length) {
         const index = next++;
         const position = wanted[index]!;
-        for await (const resolved of this.client.readAll({ direction: FORWARDS, fromPosition: { commit: position, prepare: position }, maxCount: 1 })) {
+        for await (const resolved of this.client.readAll({
+          direction: FORWARDS,
+          fromPosition: { commit: position, prepare: position },
+          maxCount: 1,
+        })) {
           const event = toRecordedEvent(resolved);
           if (event && event.position === position) found[index] = event;
         }

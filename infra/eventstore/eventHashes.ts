@@ -72,12 +72,14 @@ export const canonicalJson = (value: unknown): string => {
 const NEEDS_WALK: unique symbol = Symbol('needs the walk');
 
 /** Keys an object literal would not keep in the order they are set in. */
-const unorderable = (key: string): boolean => key === '__proto__' || (key.charCodeAt(0) >= 48 && key.charCodeAt(0) <= 57);
+const unorderable = (key: string): boolean =>
+  key === '__proto__' || (key.charCodeAt(0) >= 48 && key.charCodeAt(0) <= 57);
 
 /** The value with every object's keys in code-unit order (unchanged parts shared), or NEEDS_WALK. */
 const sortedCopy = (value: unknown): unknown => {
   if (typeof value !== 'object' || value === null) return value;
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return sortedCopy((value as { toJSON(): unknown }).toJSON());
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
+    return sortedCopy((value as { toJSON(): unknown }).toJSON());
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
     for (let index = 0; index < value.length; index += 1) {
@@ -120,10 +122,12 @@ const canonical = (value: unknown): string | undefined => {
       return JSON.stringify(value) as string | undefined;
   }
   if (value === null) return 'null';
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return canonical((value as { toJSON(): unknown }).toJSON());
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
+    return canonical((value as { toJSON(): unknown }).toJSON());
   if (Array.isArray(value)) {
     let text = '[';
-    for (let index = 0; index < value.length; index += 1) text += `${index > 0 ? ',' : ''}${canonical(value[index]) ?? 'null'}`;
+    for (let index = 0; index < value.length; index += 1)
+      text += `${index > 0 ? ',' : ''}${canonical(value[index]) ?? 'null'}`;
     return `${text}]`;
   }
   const keys = Object.keys(value).sort();

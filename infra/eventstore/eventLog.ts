@@ -92,7 +92,8 @@ export const importEventLog = async (
   lines: AsyncIterable<string>,
   options: Readonly<{ chunkSize?: number; onProgress?: (events: number) => void }> = {},
 ): Promise<ImportReport> => {
-  if ((await eventStore.headPosition()) !== 0n) throw new EventImportError('The event store is not empty: an import goes only into an empty store');
+  if ((await eventStore.headPosition()) !== 0n)
+    throw new EventImportError('The event store is not empty: an import goes only into an empty store');
   const checker = new HashChainChecker();
   const chunkSize = options.chunkSize ?? 1000;
   const streams = new Set<string>();
@@ -127,16 +128,28 @@ export const importEventLog = async (
       data: event.data,
       metadata: event.metadata,
     });
-    if (broken) throw new EventImportError(`Line ${lineNumber}: stream ${broken.streamName}, revision ${broken.revision}: ${broken.detail}`);
+    if (broken)
+      throw new EventImportError(
+        `Line ${lineNumber}: stream ${broken.streamName}, revision ${broken.revision}: ${broken.detail}`,
+      );
     streams.add(event.stream);
-    const newEvent: NewEvent = { id: event.id, type: event.type, data: event.data, metadata: withoutHash(event.metadata) };
+    const newEvent: NewEvent = {
+      id: event.id,
+      type: event.type,
+      data: event.data,
+      metadata: withoutHash(event.metadata),
+    };
     const last = runs[runs.length - 1];
     if (last && last.append.streamName === event.stream) {
       last.append.events.push(newEvent);
       last.lastPosition = event.position;
     } else {
       runs.push({
-        append: { streamName: event.stream, expectedRevision: event.revision === 0 ? 'no_stream' : BigInt(event.revision - 1), events: [newEvent] },
+        append: {
+          streamName: event.stream,
+          expectedRevision: event.revision === 0 ? 'no_stream' : BigInt(event.revision - 1),
+          events: [newEvent],
+        },
         lastPosition: event.position,
       });
     }
@@ -169,6 +182,9 @@ const parseLine = (line: string, lineNumber: number): LoggedEvent => {
     typeof event.metadata === 'object' &&
     typeof event.metadata.account === 'string' &&
     typeof event.metadata.at === 'string';
-  if (!valid) throw new EventImportError(`Line ${lineNumber} is not an exported event (id, stream, revision, position, type, data, metadata)`);
+  if (!valid)
+    throw new EventImportError(
+      `Line ${lineNumber} is not an exported event (id, stream, revision, position, type, data, metadata)`,
+    );
   return event as LoggedEvent;
 };

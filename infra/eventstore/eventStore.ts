@@ -102,7 +102,11 @@ export interface AllSubscription extends AsyncIterable<readonly RecordedEvent[]>
 }
 
 export interface EventStore {
-  appendToStream(streamName: string, events: readonly NewEvent[], expectedRevision?: ExpectedRevision): Promise<AppendResult>;
+  appendToStream(
+    streamName: string,
+    events: readonly NewEvent[],
+    expectedRevision?: ExpectedRevision,
+  ): Promise<AppendResult>;
   /**
    * Appends to several streams, all or nothing as the caller sees it. The SQLite adapter does it
    * in one transaction. EventStoreDB has no multi-stream transaction: its adapter appends one
@@ -138,7 +142,10 @@ export class WrongExpectedRevisionError extends Error {
 
 /** Some but not all event ids of an append are already stored: a caller bug, never retried. */
 export class EventIdConflictError extends Error {
-  constructor(readonly streamName: string, readonly eventId: string) {
+  constructor(
+    readonly streamName: string,
+    readonly eventId: string,
+  ) {
     super(`Stream ${streamName}: event ${eventId} is already stored but the rest of its batch is not`);
     this.name = 'EventIdConflictError';
   }

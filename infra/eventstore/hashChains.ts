@@ -36,20 +36,32 @@ export class HashChainChecker {
   }
 
   /** The first break this event shows, or undefined when it continues its chain. */
-  check(event: Pick<RecordedEvent, 'id' | 'streamName' | 'revision' | 'position' | 'type' | 'data' | 'metadata'>): ChainBreak | undefined {
+  check(
+    event: Pick<RecordedEvent, 'id' | 'streamName' | 'revision' | 'position' | 'type' | 'data' | 'metadata'>,
+  ): ChainBreak | undefined {
     this.events += 1;
     const head = this.heads.get(event.streamName);
-    const broken = (reason: ChainBreak['reason'], detail: string): ChainBreak => ({ streamName: event.streamName, revision: event.revision, position: event.position, reason, detail });
+    const broken = (reason: ChainBreak['reason'], detail: string): ChainBreak => ({
+      streamName: event.streamName,
+      revision: event.revision,
+      position: event.position,
+      reason,
+      detail,
+    });
     const expected = head ? head.revision + 1n : 0n;
     // The chain of a truncated bookkeeping stream starts at its first event left, unchecked.
     const truncatedStart = !head && event.revision !== 0n && isStepBookkeeping(event.streamName);
     if (event.revision !== expected && !truncatedStart) {
-      return broken('missing-events', `expected revision ${expected} of the stream, found ${event.revision}: events are missing`);
+      return broken(
+        'missing-events',
+        `expected revision ${expected} of the stream, found ${event.revision}: events are missing`,
+      );
     }
     if (truncatedStart) this.truncatedStreams += 1;
     const hash = event.metadata.hash;
     if (hash === undefined) {
-      if (head?.hash !== undefined) return broken('unhashed-after-hashed', 'the event has no hash, but the one before it in its stream has');
+      if (head?.hash !== undefined)
+        return broken('unhashed-after-hashed', 'the event has no hash, but the one before it in its stream has');
       this.unhashed += 1;
       this.heads.set(event.streamName, { revision: event.revision, hash: undefined });
       return undefined;
@@ -57,7 +69,10 @@ export class HashChainChecker {
     if (!truncatedStart) {
       const recomputed = eventHash(head?.hash ?? CHAIN_START, event);
       if (recomputed !== hash) {
-        return broken('hash-mismatch', `the stored hash is ${hash}, the event and the hash before it give ${recomputed}: the event, or the hash of the one before it, was changed`);
+        return broken(
+          'hash-mismatch',
+          `the stored hash is ${hash}, the event and the hash before it give ${recomputed}: the event, or the hash of the one before it, was changed`,
+        );
       }
     }
     this.hashed += 1;
@@ -66,7 +81,8 @@ export class HashChainChecker {
   }
 }
 
-const isStepBookkeeping = (streamName: string): boolean => streamName === 'steps-journal' || streamName.startsWith('step-');
+const isStepBookkeeping = (streamName: string): boolean =>
+  streamName === 'steps-journal' || streamName.startsWith('step-');
 
 export type VerifyReport = Readonly<{
   events: number;

@@ -50,7 +50,11 @@ export type SqliteEventStoreOptions = Readonly<{
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
   private readonly listeners = new Set<() => void>();
-  private readonly pending: { appends: readonly StreamAppend[]; resolve(results: AppendResult[]): void; reject(error: unknown): void }[] = [];
+  private readonly pending: {
+    appends: readonly StreamAppend[];
+    resolve(results: AppendResult[]): void;
+    reject(error: unknown): void;
+  }[] = [];
   private readonly pollIntervalMs: number;
   private readonly checkpointer: WalCheckpointer | undefined;
   /** Tells the stores of the same file on other threads of this process that events were appended. */
@@ -119,9 +123,13 @@ export class SqliteEventStore implements EventStore {
       // Without a LIMIT parameter SQLite answers a stream that does not exist three times faster;
       // commands read every stream they decide on, most often a new one (a file being registered).
       readStream: this.db.prepare('SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision'),
-      readStreamLimited: this.db.prepare('SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?'),
+      readStreamLimited: this.db.prepare(
+        'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?',
+      ),
       readAll: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
-      readAt: this.db.prepare('SELECT * FROM events WHERE position IN (SELECT value FROM json_each(?)) ORDER BY position'),
+      readAt: this.db.prepare(
+        'SELECT * FROM events WHERE position IN (SELECT value FROM json_each(?)) ORDER BY position',
+      ),
       head: this.db.prepare('SELECT max(position) AS position FROM events'),
     };
   }
@@ -160,7 +168,9 @@ export class SqliteEventStore implements EventStore {
           group.map((item) => {
             try {
               // A nested transaction is a savepoint: a failure here undoes only this caller's appends.
-              return { results: this.db.transaction(() => item.appends.map((append) => this.appendInTransaction(append)))() };
+              return {
+                results: this.db.transaction(() => item.appends.map((append) => this.appendInTransaction(append)))(),
+              };
             } catch (error) {
               return { error };
             }
@@ -206,7 +216,14 @@ export class SqliteEventStore implements EventStore {
     for (const event of events) {
       revision += 1;
       const metadata = withoutHash(event.metadata);
-      previousHash = eventHash(previousHash, { id: event.id, streamName, revision: BigInt(revision), type: event.type, data: event.data, metadata });
+      previousHash = eventHash(previousHash, {
+        id: event.id,
+        streamName,
+        revision: BigInt(revision),
+        type: event.type,
+        data: event.data,
+        metadata,
+      });
       const info = this.statements.insert.run(
         event.id,
         streamName,
@@ -232,7 +249,8 @@ export class SqliteEventStore implements EventStore {
   private lastMetadata: { source: EventMetadata; json: string } | undefined;
 
   private metadataJson(metadata: EventMetadata): string {
-    if (this.lastMetadata?.source !== metadata) this.lastMetadata = { source: metadata, json: JSON.stringify(metadata) };
+    if (this.lastMetadata?.source !== metadata)
+      this.lastMetadata = { source: metadata, json: JSON.stringify(metadata) };
     return this.lastMetadata.json;
   }
 

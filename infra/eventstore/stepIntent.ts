@@ -1,5 +1,12 @@
 import { deterministicUuid } from './eventIds.ts';
-import { EventIdConflictError, type AppendResult, type EventMetadata, type ExpectedRevision, type NewEvent, type StreamAppend } from './eventStore.ts';
+import {
+  EventIdConflictError,
+  type AppendResult,
+  type EventMetadata,
+  type ExpectedRevision,
+  type NewEvent,
+  type StreamAppend,
+} from './eventStore.ts';
 
 /**
  * A step's intent and the shapes SteppedEventStore records it in (steppedEventStore.ts): the
@@ -59,10 +66,12 @@ export const stepIdOf = (appends: readonly StreamAppend[]): string => {
 
 export const derivedId = (stepId: string, role: string): string => deterministicUuid(`dms-step:${stepId}:${role}`);
 
-
-
 /** The intent: exact revisions, and every event marked with the step (one metadata object per original one). */
-export const intentOf = (stepId: string, appends: readonly StreamAppend[], heads: readonly (bigint | 'no_stream')[]): Intent => {
+export const intentOf = (
+  stepId: string,
+  appends: readonly StreamAppend[],
+  heads: readonly (bigint | 'no_stream')[],
+): Intent => {
   const count = appends.reduce((total, append) => total + append.events.length, 0);
   const step = { id: stepId, count };
   const marked = new Map<EventMetadata, EventMetadata>();
@@ -80,7 +89,12 @@ export const intentOf = (stepId: string, appends: readonly StreamAppend[], heads
       .map(({ append, head }) => ({
         streamName: append.streamName,
         expectedRevision: head,
-        events: append.events.map((event) => ({ id: event.id, type: event.type, data: event.data, metadata: mark(event.metadata) })),
+        events: append.events.map((event) => ({
+          id: event.id,
+          type: event.type,
+          data: event.data,
+          metadata: mark(event.metadata),
+        })),
       })),
   };
 };
@@ -124,10 +138,14 @@ export const assertSameEvents = (intent: Intent, appends: readonly StreamAppend[
   const writing = appends.filter((append) => append.events.length > 0);
   for (const append of writing) {
     const ids = recorded.get(append.streamName);
-    const same = ids !== undefined && ids.length === append.events.length && ids.every((id, index) => id === append.events[index]!.id);
+    const same =
+      ids !== undefined &&
+      ids.length === append.events.length &&
+      ids.every((id, index) => id === append.events[index]!.id);
     if (!same) throw new EventIdConflictError(append.streamName, append.events[0]!.id);
   }
-  if (writing.length !== intent.appends.length) throw new EventIdConflictError(writing[0]!.streamName, writing[0]!.events[0]!.id);
+  if (writing.length !== intent.appends.length)
+    throw new EventIdConflictError(writing[0]!.streamName, writing[0]!.events[0]!.id);
 };
 
 export const revisionMatches = (expected: ExpectedRevision, head: bigint | 'no_stream'): boolean =>
@@ -144,4 +162,5 @@ export const checkOnlyResult = (streamName: string, head: bigint | 'no_stream'):
 
 export const nextRevision = (revision: bigint | 'no_stream'): bigint => (revision === 'no_stream' ? 0n : revision + 1n);
 
-export const parseRevision = (text: string): bigint | 'no_stream' => (text === 'no_stream' ? 'no_stream' : BigInt(text));
+export const parseRevision = (text: string): bigint | 'no_stream' =>
+  text === 'no_stream' ? 'no_stream' : BigInt(text);

@@ -38,7 +38,14 @@ import {
   type StepStartedData,
 } from './stepIntent.ts';
 
-export { STEP_JOURNAL_STREAM, StepEventType, stepIdOf, stepStreamName, type StepAbandonedData, type StepStartedData } from './stepIntent.ts';
+export {
+  STEP_JOURNAL_STREAM,
+  StepEventType,
+  stepIdOf,
+  stepStreamName,
+  type StepAbandonedData,
+  type StepStartedData,
+} from './stepIntent.ts';
 
 /**
  * Multi-stream appends, all or nothing as the caller sees it, over an event store that writes
@@ -97,7 +104,9 @@ export type SteppedEventStoreOptions = Readonly<{
 /** Leases stayed held by another writer for longer than the append may wait. */
 export class StreamBusyError extends Error {
   constructor(readonly streamNames: readonly string[]) {
-    super(`Streams held by another writer for too long: ${streamNames.slice(0, 5).join(', ')}${streamNames.length > 5 ? ', ...' : ''}`);
+    super(
+      `Streams held by another writer for too long: ${streamNames.slice(0, 5).join(', ')}${streamNames.length > 5 ? ', ...' : ''}`,
+    );
     this.name = 'StreamBusyError';
   }
 }
@@ -112,7 +121,9 @@ export class StepAbandonedError extends Error {
     readonly stepId: string,
     readonly conflicts: readonly string[],
   ) {
-    super(`Step ${stepId} was abandoned: ${conflicts.length > 0 ? `streams ${conflicts.join(', ')} refused its events` : 'recorded as abandoned'}`);
+    super(
+      `Step ${stepId} was abandoned: ${conflicts.length > 0 ? `streams ${conflicts.join(', ')} refused its events` : 'recorded as abandoned'}`,
+    );
     this.name = 'StepAbandonedError';
   }
 }
@@ -143,14 +154,22 @@ export class SteppedEventStore implements EventStore {
     options: SteppedEventStoreOptions,
   ) {
     this.ownsRedis = typeof options.redis === 'string';
-    this.redis = typeof options.redis === 'string' ? new Redis(options.redis, { maxRetriesPerRequest: 3 }) : options.redis;
-    if (this.ownsRedis) this.redis.on('error', (error: Error) => this.logger?.warn({ err: error }, 'step leases: Redis connection error'));
+    this.redis =
+      typeof options.redis === 'string' ? new Redis(options.redis, { maxRetriesPerRequest: 3 }) : options.redis;
+    if (this.ownsRedis)
+      this.redis.on('error', (error: Error) =>
+        this.logger?.warn({ err: error }, 'step leases: Redis connection error'),
+      );
     this.logger = options.logger;
     const ttlMs = options.leaseTtlMs ?? 30_000;
     this.leases = new StreamLeases(this.redis, {
       keyPrefix: options.keyPrefix ?? 'dms',
       ttlMs,
-      onLost: (streamNames) => this.logger?.warn({ streams: streamNames.slice(0, 10) }, 'step leases: a lease lapsed while its writer was still working'),
+      onLost: (streamNames) =>
+        this.logger?.warn(
+          { streams: streamNames.slice(0, 10) },
+          'step leases: a lease lapsed while its writer was still working',
+        ),
     });
     this.leaseWaitMs = options.leaseWaitMs ?? ttlMs + 5000;
     this.recoveryIntervalMs = options.recoveryIntervalMs ?? 5000;
@@ -167,7 +186,11 @@ export class SteppedEventStore implements EventStore {
     const store = new SteppedEventStore(inner, options);
     try {
       const { unfinished } = await store.completePendingSteps({ waitForLeases: true });
-      if (unfinished > 0) store.logger?.warn({ unfinished }, 'steps still held by other writers; the sweep will complete them if they die');
+      if (unfinished > 0)
+        store.logger?.warn(
+          { unfinished },
+          'steps still held by other writers; the sweep will complete them if they die',
+        );
     } catch (error) {
       await store.close();
       throw error;
@@ -176,7 +199,11 @@ export class SteppedEventStore implements EventStore {
     return store;
   }
 
-  async appendToStream(streamName: string, events: readonly NewEvent[], expectedRevision: ExpectedRevision = 'any'): Promise<AppendResult> {
+  async appendToStream(
+    streamName: string,
+    events: readonly NewEvent[],
+    expectedRevision: ExpectedRevision = 'any',
+  ): Promise<AppendResult> {
     const [result] = await this.appendToStreams([{ streamName, events, expectedRevision }]);
     return result!;
   }
@@ -220,7 +247,9 @@ export class SteppedEventStore implements EventStore {
    * `waitForLeases` waited for (one lease wait for the whole call). Runs at `open` and every
    * `recoveryIntervalMs`.
    */
-  async completePendingSteps(options: Readonly<{ waitForLeases?: boolean }> = {}): Promise<{ finished: number; unfinished: number }> {
+  async completePendingSteps(
+    options: Readonly<{ waitForLeases?: boolean }> = {},
+  ): Promise<{ finished: number; unfinished: number }> {
     while (this.sweeping) await this.sweeping.catch(() => undefined);
     const sweep = this.sweep(options.waitForLeases ? this.leaseWaitMs : 0);
     this.sweeping = sweep;
@@ -244,12 +273,17 @@ export class SteppedEventStore implements EventStore {
 
   /** One stream (atomic in the inner store), or one writing stream and others only checked. */
   private async appendUnderLeases(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
-    const lease = await this.acquireForWriting(appends.map((append) => append.streamName), {});
+    const lease = await this.acquireForWriting(
+      appends.map((append) => append.streamName),
+      {},
+    );
     try {
       if (appends.length === 1) return await this.inner.appendToStreams(appends);
       const heads = await this.checkRevisions(appends);
       return await mapLimit(appends, this.concurrency, (append, index) =>
-        append.events.length > 0 ? this.inner.appendToStream(append.streamName, append.events, heads[index]!) : Promise.resolve(checkOnlyResult(append.streamName, heads[index]!)),
+        append.events.length > 0
+          ? this.inner.appendToStream(append.streamName, append.events, heads[index]!)
+          : Promise.resolve(checkOnlyResult(append.streamName, heads[index]!)),
       );
     } finally {
       await this.release(lease);
@@ -258,7 +292,10 @@ export class SteppedEventStore implements EventStore {
 
   private async appendAsStep(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     const stepId = stepIdOf(appends);
-    const lease = await this.acquireForWriting(appends.map((append) => append.streamName), { pendingStep: stepId });
+    const lease = await this.acquireForWriting(
+      appends.map((append) => append.streamName),
+      { pendingStep: stepId },
+    );
     let started = false;
     try {
       const stored = await this.readStep(stepId);
@@ -269,9 +306,15 @@ export class SteppedEventStore implements EventStore {
         assertSameEvents(stored.started.intent, appends);
         if (stored.finished === 'abandoned') throw new StepAbandonedError(stepId, []);
         started = true;
-        const results = await this.finishStep(stored.started.intent, stored.started.revision, lease, { closeInJournal: stored.finished === undefined });
+        const results = await this.finishStep(stored.started.intent, stored.started.revision, lease, {
+          closeInJournal: stored.finished === undefined,
+        });
         return await Promise.all(
-          appends.map(async (append) => results.get(append.streamName) ?? checkOnlyResult(append.streamName, await this.inner.streamRevision(append.streamName))),
+          appends.map(
+            async (append) =>
+              results.get(append.streamName) ??
+              checkOnlyResult(append.streamName, await this.inner.streamRevision(append.streamName)),
+          ),
         );
       }
       const heads = await this.checkRevisions(appends);
@@ -281,11 +324,20 @@ export class SteppedEventStore implements EventStore {
       const startedRevision = await this.writeIntent(intent, stored.head, stepMetadata(intent));
       await this.inner.appendToStream(
         STEP_JOURNAL_STREAM,
-        [{ id: derivedId(stepId, 'opened'), type: StepEventType.opened, data: { stepId, count: intent.count, streams: intent.appends.length }, metadata: stepMetadata(intent) }],
+        [
+          {
+            id: derivedId(stepId, 'opened'),
+            type: StepEventType.opened,
+            data: { stepId, count: intent.count, streams: intent.appends.length },
+            metadata: stepMetadata(intent),
+          },
+        ],
         'any',
       );
       const results = await this.finishStep(intent, startedRevision, lease, { closeInJournal: true });
-      return appends.map((append, index) => results.get(append.streamName) ?? checkOnlyResult(append.streamName, heads[index]!));
+      return appends.map(
+        (append, index) => results.get(append.streamName) ?? checkOnlyResult(append.streamName, heads[index]!),
+      );
     } catch (error) {
       await this.release(lease, started ? {} : { clearPendingOf: stepId });
       throw error;
@@ -296,12 +348,20 @@ export class SteppedEventStore implements EventStore {
    * Appends every stream of a started step at its recorded revision (a no-op where it is
    * there already), records the completion and releases the leases and pending keys.
    */
-  private async finishStep(intent: Intent, startedRevision: bigint, lease: StreamLease, options: Readonly<{ closeInJournal: boolean }>): Promise<Map<string, AppendResult>> {
+  private async finishStep(
+    intent: Intent,
+    startedRevision: bigint,
+    lease: StreamLease,
+    options: Readonly<{ closeInJournal: boolean }>,
+  ): Promise<Map<string, AppendResult>> {
     const results = new Map<string, AppendResult>();
     const conflicts: string[] = [];
     await mapLimit(intent.appends, this.concurrency, async (append) => {
       try {
-        results.set(append.streamName, await this.inner.appendToStream(append.streamName, append.events, append.expectedRevision));
+        results.set(
+          append.streamName,
+          await this.inner.appendToStream(append.streamName, append.events, append.expectedRevision),
+        );
       } catch (error) {
         if (!isWrongExpectedRevision(error)) throw error;
         conflicts.push(append.streamName);
@@ -315,7 +375,14 @@ export class SteppedEventStore implements EventStore {
     try {
       await this.inner.appendToStream(
         stepStreamName(intent.stepId),
-        [{ id: derivedId(intent.stepId, 'completed'), type: StepEventType.completed, data: { stepId: intent.stepId }, metadata }],
+        [
+          {
+            id: derivedId(intent.stepId, 'completed'),
+            type: StepEventType.completed,
+            data: { stepId: intent.stepId },
+            metadata,
+          },
+        ],
         startedRevision,
       );
     } catch (error) {
@@ -326,13 +393,32 @@ export class SteppedEventStore implements EventStore {
     return results;
   }
 
-  private async abandon(intent: Intent, startedRevision: bigint, lease: StreamLease, conflicts: readonly string[]): Promise<void> {
-    this.logger?.error({ stepId: intent.stepId, conflicts }, 'a step could not be completed: other writers appended to its streams while its leases were lost');
-    const data: StepAbandonedData = { stepId: intent.stepId, reason: 'streams refused the recorded events at the recorded revisions', conflicts };
+  private async abandon(
+    intent: Intent,
+    startedRevision: bigint,
+    lease: StreamLease,
+    conflicts: readonly string[],
+  ): Promise<void> {
+    this.logger?.error(
+      { stepId: intent.stepId, conflicts },
+      'a step could not be completed: other writers appended to its streams while its leases were lost',
+    );
+    const data: StepAbandonedData = {
+      stepId: intent.stepId,
+      reason: 'streams refused the recorded events at the recorded revisions',
+      conflicts,
+    };
     try {
       await this.inner.appendToStream(
         stepStreamName(intent.stepId),
-        [{ id: derivedId(intent.stepId, 'abandoned'), type: StepEventType.abandoned, data, metadata: stepMetadata(intent) }],
+        [
+          {
+            id: derivedId(intent.stepId, 'abandoned'),
+            type: StepEventType.abandoned,
+            data,
+            metadata: stepMetadata(intent),
+          },
+        ],
         startedRevision,
       );
     } catch (error) {
@@ -345,7 +431,14 @@ export class SteppedEventStore implements EventStore {
   private async closeInJournal(intent: Intent, outcome: 'completed' | 'abandoned'): Promise<void> {
     await this.inner.appendToStream(
       STEP_JOURNAL_STREAM,
-      [{ id: derivedId(intent.stepId, 'closed'), type: StepEventType.closed, data: { stepId: intent.stepId, outcome }, metadata: stepMetadata(intent) }],
+      [
+        {
+          id: derivedId(intent.stepId, 'closed'),
+          type: StepEventType.closed,
+          data: { stepId: intent.stepId, outcome },
+          metadata: stepMetadata(intent),
+        },
+      ],
       'any',
     );
     this.openSteps.delete(intent.stepId);
@@ -376,12 +469,27 @@ export class SteppedEventStore implements EventStore {
       // step exists only once its StepStarted does.
       const firstPart = nextRevision(revision);
       for (const [index, segments] of chunks.entries()) {
-        await this.inner.appendToStream(streamName, [{ id: randomUUID(), type: StepEventType.intentPart, data: { stepId: intent.stepId, index, segments }, metadata }], revision);
+        await this.inner.appendToStream(
+          streamName,
+          [
+            {
+              id: randomUUID(),
+              type: StepEventType.intentPart,
+              data: { stepId: intent.stepId, index, segments },
+              metadata,
+            },
+          ],
+          revision,
+        );
         revision = nextRevision(revision);
       }
       data = { ...base, parts: chunks.length, firstPartRevision: String(firstPart) };
     }
-    await this.inner.appendToStream(streamName, [{ id: derivedId(intent.stepId, 'started'), type: StepEventType.started, data, metadata }], revision);
+    await this.inner.appendToStream(
+      streamName,
+      [{ id: derivedId(intent.stepId, 'started'), type: StepEventType.started, data, metadata }],
+      revision,
+    );
     return nextRevision(revision);
   }
 
@@ -397,15 +505,26 @@ export class SteppedEventStore implements EventStore {
       segments = [...(data.segments ?? [])];
     } else {
       const first = BigInt(data.firstPartRevision!);
-      const parts = events.filter((event) => event.type === StepEventType.intentPart && event.revision >= first && event.revision < first + BigInt(data.parts));
-      if (parts.length !== data.parts) throw new Error(`Step ${stepId}: its intent names ${data.parts} parts, ${parts.length} are stored`);
+      const parts = events.filter(
+        (event) =>
+          event.type === StepEventType.intentPart &&
+          event.revision >= first &&
+          event.revision < first + BigInt(data.parts),
+      );
+      if (parts.length !== data.parts)
+        throw new Error(`Step ${stepId}: its intent names ${data.parts} parts, ${parts.length} are stored`);
       segments = parts.flatMap((part) => (part.data as { segments: IntentSegment[] }).segments);
     }
     const byStream = new Map<string, IntentAppend>();
     for (const segment of segments) {
       const append = byStream.get(segment.streamName);
       if (append) append.events.push(...segment.events);
-      else byStream.set(segment.streamName, { streamName: segment.streamName, expectedRevision: parseRevision(segment.expectedRevision), events: [...segment.events] });
+      else
+        byStream.set(segment.streamName, {
+          streamName: segment.streamName,
+          expectedRevision: parseRevision(segment.expectedRevision),
+          events: [...segment.events],
+        });
     }
     const later = events.slice(startedIndex + 1);
     const finished = later.some((event) => event.type === StepEventType.completed)
@@ -433,7 +552,12 @@ export class SteppedEventStore implements EventStore {
    * the unfinished steps it meets and reading the journal back when Redis lost its keys.
    * Undefined when the streams stayed held for `waitMs`.
    */
-  private async acquire(streamNames: readonly string[], options: AcquireOptions, waitMs: number, depth: number): Promise<StreamLease | undefined> {
+  private async acquire(
+    streamNames: readonly string[],
+    options: AcquireOptions,
+    waitMs: number,
+    depth: number,
+  ): Promise<StreamLease | undefined> {
     const deadline = Date.now() + waitMs;
     for (let attempt = 0; ; attempt += 1) {
       this.assertOpen();
@@ -444,7 +568,11 @@ export class SteppedEventStore implements EventStore {
         await this.restoreFromJournal();
         progress = true;
       } else if (outcome.kind === 'pending' && depth < 3) {
-        const completed = await this.completeStep(outcome.stepId, { waitMs: Math.max(0, deadline - Date.now()), knownStream: outcome.streamName, depth: depth + 1 });
+        const completed = await this.completeStep(outcome.stepId, {
+          waitMs: Math.max(0, deadline - Date.now()),
+          knownStream: outcome.streamName,
+          depth: depth + 1,
+        });
         progress = completed !== 'busy';
       }
       if (Date.now() >= deadline) return undefined;
@@ -476,7 +604,12 @@ export class SteppedEventStore implements EventStore {
     let step = await this.readStep(stepId);
     if (!step.started) {
       if (!options.knownStream) return 'finished';
-      const lease = await this.acquire([options.knownStream], { allowPendingOf: stepId }, options.waitMs, options.depth);
+      const lease = await this.acquire(
+        [options.knownStream],
+        { allowPendingOf: stepId },
+        options.waitMs,
+        options.depth,
+      );
       if (!lease) return 'busy';
       step = await this.readStep(stepId);
       // An intent written meanwhile: try again with the leases of all its streams.
@@ -486,7 +619,8 @@ export class SteppedEventStore implements EventStore {
     const { intent } = step.started;
     const names = intent.appends.map((append) => append.streamName);
     // A stream the step only checked (no events) is not in its intent but had a pending key too.
-    const checkedOnly = options.knownStream !== undefined && !names.includes(options.knownStream) ? [options.knownStream] : [];
+    const checkedOnly =
+      options.knownStream !== undefined && !names.includes(options.knownStream) ? [options.knownStream] : [];
     if (step.finished) {
       await this.leases.clearPending([...names, ...checkedOnly], stepId);
       if (options.fromJournal) await this.closeInJournal(intent, step.finished);
@@ -523,7 +657,11 @@ export class SteppedEventStore implements EventStore {
     for (const stepId of [...this.openSteps]) {
       if (this.closed) break;
       try {
-        const outcome = await this.completeStep(stepId, { waitMs: Math.max(0, deadline - Date.now()), depth: 0, fromJournal: true });
+        const outcome = await this.completeStep(stepId, {
+          waitMs: Math.max(0, deadline - Date.now()),
+          depth: 0,
+          fromJournal: true,
+        });
         if (outcome === 'finished') {
           this.openSteps.delete(stepId);
           finished += 1;
@@ -571,11 +709,15 @@ export class SteppedEventStore implements EventStore {
         const unfinished: { stepId: string; streamNames: string[] }[] = [];
         for (const stepId of open) {
           const step = await this.readStep(stepId);
-          if (step.started && !step.finished) unfinished.push({ stepId, streamNames: step.started.intent.appends.map((append) => append.streamName) });
+          if (step.started && !step.finished)
+            unfinished.push({ stepId, streamNames: step.started.intent.appends.map((append) => append.streamName) });
           this.openSteps.add(stepId);
         }
         await this.leases.restore(unfinished);
-        this.logger?.warn({ unfinished: unfinished.length }, 'step leases: Redis had no step keys; unfinished steps read back from the journal');
+        this.logger?.warn(
+          { unfinished: unfinished.length },
+          'step leases: Redis had no step keys; unfinished steps read back from the journal',
+        );
       } finally {
         this.restoring = undefined;
       }
@@ -599,14 +741,17 @@ export class SteppedEventStore implements EventStore {
 
 // ---- helpers
 
-
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** 2, 4, 8 ... up to 100 ms, each between half and one and a half times that. */
 const backoffMs = (attempt: number): number => Math.min(100, 2 ** (attempt + 1)) * (0.5 + Math.random());
 
 /** Maps with at most `limit` calls in flight; the first failure stops new calls and is thrown once the others settled. */
-const mapLimit = async <T, R>(items: readonly T[], limit: number, map: (item: T, index: number) => Promise<R>): Promise<R[]> => {
+const mapLimit = async <T, R>(
+  items: readonly T[],
+  limit: number,
+  map: (item: T, index: number) => Promise<R>,
+): Promise<R[]> => {
   const results = new Array<R>(items.length);
   let next = 0;
   let failure: { error: unknown } | undefined;

@@ -72,7 +72,14 @@ export class StreamLeases {
     const reply = (await acquireScript.run(
       this.redis,
       [...streamNames.map(this.leaseKey), ...streamNames.map(this.pendingKey), this.readyKey],
-      [token, String(this.ttlMs), String(streamNames.length), options.allowPendingOf ?? '', options.pendingStep ?? '', options.ignoreReset ? '1' : ''],
+      [
+        token,
+        String(this.ttlMs),
+        String(streamNames.length),
+        options.allowPendingOf ?? '',
+        options.pendingStep ?? '',
+        options.ignoreReset ? '1' : '',
+      ],
     )) as string[];
     switch (reply[0]) {
       case 'taken':
@@ -141,7 +148,12 @@ export class StreamLease {
   private async renew(): Promise<void> {
     if (this.released) return;
     try {
-      const lost = Number(await renewScript.run(this.redis, this.streamNames.map(this.leases.leaseKey), [this.token, String(this.leases.ttlMs)]));
+      const lost = Number(
+        await renewScript.run(this.redis, this.streamNames.map(this.leases.leaseKey), [
+          this.token,
+          String(this.leases.ttlMs),
+        ]),
+      );
       if (lost > 0 && !this.released && !this.lost) {
         this.lost = true;
         this.leases.reportLost(this.streamNames);

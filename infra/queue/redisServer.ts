@@ -42,8 +42,7 @@ export const startPrivateRedisServer = async (options: PrivateRedisOptions = {})
   } else {
     args.push('--appendonly', 'no');
   }
-  const watchdog =
-    'redis-server "$@" & child=$!; read _line; kill "$child" 2>/dev/null; wait "$child"';
+  const watchdog = 'redis-server "$@" & child=$!; read _line; kill "$child" 2>/dev/null; wait "$child"';
   const child = spawn('sh', ['-c', watchdog, 'redis-watchdog', ...args], {
     stdio: ['pipe', 'ignore', 'pipe'],
     detached: true,

@@ -32,8 +32,10 @@ export const applyUpdate = <T extends Document>(document: T, update: Update, ins
     if (!SUPPORTED_UPDATE_OPERATORS.has(operator)) throw new Error(`Unsupported update operator ${operator}`);
   }
   const updated = structuredClone(document) as Record<string, unknown>;
-  if (Object.keys(modifier).length > 0) mingoUpdate(updated, modifier as never, undefined, undefined, { cloneMode: 'deep' });
-  if (inserting && $setOnInsert) mingoUpdate(updated, { $set: $setOnInsert } as never, undefined, undefined, { cloneMode: 'deep' });
+  if (Object.keys(modifier).length > 0)
+    mingoUpdate(updated, modifier as never, undefined, undefined, { cloneMode: 'deep' });
+  if (inserting && $setOnInsert)
+    mingoUpdate(updated, { $set: $setOnInsert } as never, undefined, undefined, { cloneMode: 'deep' });
   if (updated._id !== document._id) throw new Error('An update may not change _id');
   return updated as T;
 };
@@ -44,7 +46,10 @@ export const upsertSeed = (filter: Filter): Document => {
   for (const [key, condition] of Object.entries(filter)) {
     if (key.startsWith('$')) continue;
     const isOperatorObject =
-      condition !== null && typeof condition === 'object' && !Array.isArray(condition) && !(condition instanceof RegExp) &&
+      condition !== null &&
+      typeof condition === 'object' &&
+      !Array.isArray(condition) &&
+      !(condition instanceof RegExp) &&
       Object.keys(condition).some((k) => k.startsWith('$'));
     const value = isOperatorObject ? (condition as Record<string, unknown>).$eq : condition;
     if (value === undefined || value instanceof RegExp) continue;
@@ -89,10 +94,12 @@ export const compareValues = (a: unknown, b: unknown): number => {
   return 0;
 };
 
-export const compareBySort = (sort: SortSpec) => (a: Document, b: Document): number => {
-  for (const [path, direction] of Object.entries(sort)) {
-    const order = compareValues(getPath(a, path), getPath(b, path));
-    if (order !== 0) return order * direction;
-  }
-  return compareValues(a._id, b._id);
-};
+export const compareBySort =
+  (sort: SortSpec) =>
+  (a: Document, b: Document): number => {
+    for (const [path, direction] of Object.entries(sort)) {
+      const order = compareValues(getPath(a, path), getPath(b, path));
+      if (order !== 0) return order * direction;
+    }
+    return compareValues(a._id, b._id);
+  };

@@ -90,7 +90,10 @@ export interface ReadStore {
 }
 
 export class DuplicateKeyError extends Error {
-  constructor(readonly collection: string, detail: string) {
+  constructor(
+    readonly collection: string,
+    detail: string,
+  ) {
     super(`Duplicate key in ${collection}: ${detail}`);
     this.name = 'DuplicateKeyError';
   }

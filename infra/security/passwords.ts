@@ -17,7 +17,9 @@ const derive = (password: string, salt: Buffer, options: ScryptOptions): Promise
 export const hashPassword = async (password: string): Promise<string> => {
   const salt = randomBytes(16);
   const key = await derive(password, salt, DEFAULT_COST);
-  return ['scrypt', DEFAULT_COST.N, DEFAULT_COST.r, DEFAULT_COST.p, salt.toString('hex'), key.toString('hex')].join('$');
+  return ['scrypt', DEFAULT_COST.N, DEFAULT_COST.r, DEFAULT_COST.p, salt.toString('hex'), key.toString('hex')].join(
+    '$',
+  );
 };
 
 /**
@@ -43,7 +45,11 @@ const parseHash = (stored: string | null | undefined): ParsedHash | undefined =>
   const parts = stored?.split('$');
   if (!parts || parts.length !== 6 || parts[0] !== 'scrypt') return undefined;
   const [, n, r, p, saltHex, keyHex] = parts as [string, string, string, string, string, string];
-  return { cost: { N: Number(n), r: Number(r), p: Number(p) }, salt: Buffer.from(saltHex, 'hex'), key: Buffer.from(keyHex, 'hex') };
+  return {
+    cost: { N: Number(n), r: Number(r), p: Number(p) },
+    salt: Buffer.from(saltHex, 'hex'),
+    key: Buffer.from(keyHex, 'hex'),
+  };
 };
 
 let dummy: Promise<string> | undefined;

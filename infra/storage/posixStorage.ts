@@ -39,7 +39,13 @@ export class PosixStorage implements Storage {
         } catch (error) {
           const code = (error as NodeJS.ErrnoException).code ?? '';
           if (code === 'ENOENT') results[index] = { pfn, outcome: 'not-found' };
-          else results[index] = { pfn, outcome: 'failed', reason: `${path}: ${messageOf(error)}`, noAccess: NO_ACCESS.has(code) };
+          else
+            results[index] = {
+              pfn,
+              outcome: 'failed',
+              reason: `${path}: ${messageOf(error)}`,
+              noAccess: NO_ACCESS.has(code),
+            };
         }
       }
     };
@@ -50,7 +56,13 @@ export class PosixStorage implements Storage {
         try {
           await syncDirectory(directory);
         } catch (error) {
-          for (const index of indexes) results[index] = { pfn: pfns[index]!, outcome: 'failed', reason: `${directory}: ${messageOf(error)}`, noAccess: true };
+          for (const index of indexes)
+            results[index] = {
+              pfn: pfns[index]!,
+              outcome: 'failed',
+              reason: `${directory}: ${messageOf(error)}`,
+              noAccess: true,
+            };
         }
       }),
     );

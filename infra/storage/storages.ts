@@ -55,4 +55,5 @@ export class Storages {
   }
 }
 
-export const createStorages = (factories?: Readonly<Record<string, StorageFactory>>): Storages => new Storages(factories);
+export const createStorages = (factories?: Readonly<Record<string, StorageFactory>>): Storages =>
+  new Storages(factories);

@@ -56,7 +56,8 @@ export class Adler32 {
         const lane2 = evenLanes >>> 16;
         const lane1 = oddLanes & 0xffff;
         const lane3 = oddLanes >>> 16;
-        const prefixes = (evenPrefixes & 0xffff) + (evenPrefixes >>> 16) + (oddPrefixes & 0xffff) + (oddPrefixes >>> 16);
+        const prefixes =
+          (evenPrefixes & 0xffff) + (evenPrefixes >>> 16) + (oddPrefixes & 0xffff) + (oddPrefixes >>> 16);
         b = (b + 64 * a + 4 * prefixes - (lane1 + 2 * lane2 + 3 * lane3)) % BASE;
         a = (a + lane0 + lane1 + lane2 + lane3) % BASE;
       }
@@ -75,7 +76,7 @@ export class Adler32 {
   private bytewise(chunk: Uint8Array, start: number, end: number): void {
     let a = this.a;
     let b = this.b;
-    for (let index = start; index < end; ) {
+    for (let index = start; index < end;) {
       const stop = Math.min(end, index + NMAX);
       for (; index < stop; index += 1) {
         a += chunk[index]!;
@@ -141,7 +142,12 @@ export const mismatchOf = (expected: ExpectedFile, actual: Checksums): string | 
 };
 
 /** Reads a file once, in chunks of `chunkBytes` (default 1 MiB), and sums it; never holds the whole file. */
-export const checksumFile = async (path: string, name: ChecksumName | null, chunkBytes = 1024 * 1024, signal?: AbortSignal): Promise<Checksums> => {
+export const checksumFile = async (
+  path: string,
+  name: ChecksumName | null,
+  chunkBytes = 1024 * 1024,
+  signal?: AbortSignal,
+): Promise<Checksums> => {
   const checksum = new StreamChecksum(name);
   const file = await open(path, 'r');
   try {

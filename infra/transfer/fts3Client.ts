@@ -43,7 +43,8 @@ export class Fts3Client {
 
   constructor(url: string, options: Readonly<{ credentials?: FtsCredentials; rejectUnauthorized?: boolean }> = {}) {
     const parsed = new URL(url);
-    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new Error(`an FTS server URL must be http(s): ${url}`);
+    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+      throw new Error(`an FTS server URL must be http(s): ${url}`);
     this.url = url.replace(/\/+$/, '');
     this.secure = parsed.protocol === 'https:';
     const credentials = options.credentials ?? {};
@@ -51,14 +52,23 @@ export class Fts3Client {
       ? new HttpsAgent({
           keepAlive: true,
           rejectUnauthorized: options.rejectUnauthorized ?? true,
-          ...(credentials.certificatePath ? { cert: readFileSync(credentials.certificatePath), key: readFileSync(credentials.keyPath ?? credentials.certificatePath) } : {}),
+          ...(credentials.certificatePath
+            ? {
+                cert: readFileSync(credentials.certificatePath),
+                key: readFileSync(credentials.keyPath ?? credentials.certificatePath),
+              }
+            : {}),
           ...(credentials.caPath ? { ca: readFileSync(credentials.caPath) } : {}),
         })
       : new HttpAgent({ keepAlive: true });
   }
 
   /** `path` starts with `/`; `body` is sent as JSON. */
-  request(method: 'GET' | 'POST' | 'DELETE', path: string, options: Readonly<{ body?: unknown; timeoutMs: number }>): Promise<FtsAnswer> {
+  request(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    options: Readonly<{ body?: unknown; timeoutMs: number }>,
+  ): Promise<FtsAnswer> {
     const what = `${method} ${this.url}${path}`;
     return new Promise((resolve, reject) => {
       const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
@@ -79,17 +89,23 @@ export class Fts3Client {
         request.destroy();
         reject(error);
       };
-      const deadline = setTimeout(() => fail(new TransferToolTimeout(`${what}: no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+      const deadline = setTimeout(
+        () => fail(new TransferToolTimeout(`${what}: no answer within ${options.timeoutMs} ms`)),
+        options.timeoutMs,
+      );
       request.on('error', (error) => fail(new TransferToolUnavailable(`${what}: ${error.message}`, { cause: error })));
       request.on('response', (response: IncomingMessage) => {
         const chunks: Buffer[] = [];
         let size = 0;
         response.on('data', (chunk: Buffer) => {
           size += chunk.length;
-          if (size > MAX_ANSWER_BYTES) fail(new TransferToolWrongAnswer(`${what}: answer larger than ${MAX_ANSWER_BYTES} bytes`));
+          if (size > MAX_ANSWER_BYTES)
+            fail(new TransferToolWrongAnswer(`${what}: answer larger than ${MAX_ANSWER_BYTES} bytes`));
           else chunks.push(chunk);
         });
-        response.on('error', (error) => fail(new TransferToolUnavailable(`${what}: ${error.message}`, { cause: error })));
+        response.on('error', (error) =>
+          fail(new TransferToolUnavailable(`${what}: ${error.message}`, { cause: error })),
+        );
         response.on('end', () => {
           if (settled) return;
           settled = true;
@@ -111,7 +127,9 @@ export const jsonOf = (answer: FtsAnswer, what: string): unknown => {
   try {
     return JSON.parse(answer.text);
   } catch {
-    throw new TransferToolWrongAnswer(`${what}: the answer (${answer.status}) is not JSON: ${answer.text.slice(0, 200)}`);
+    throw new TransferToolWrongAnswer(
+      `${what}: the answer (${answer.status}) is not JSON: ${answer.text.slice(0, 200)}`,
+    );
   }
 };
 

@@ -25,7 +25,10 @@ export type SubmissionSettings = Readonly<{
  * `ADLER32:<hex>` (Rucio's preferred checksum), else `MD5:<hex>`, else null: the names in upper
  * case as Rucio writes them (`'%s:%s' % (checksum_name.upper(), value)`).
  */
-export const ftsChecksumOf = (file: TransferJob['file'], verifyChecksum: SubmissionSettings['verifyChecksum']): string | null => {
+export const ftsChecksumOf = (
+  file: TransferJob['file'],
+  verifyChecksum: SubmissionSettings['verifyChecksum'],
+): string | null => {
   if (verifyChecksum === 'none') return null;
   if (file.adler32) return `ADLER32:${file.adler32}`;
   if (file.md5) return `MD5:${file.md5}`;
@@ -42,7 +45,12 @@ export const ftsSubmission = (job: TransferJob, settings: SubmissionSettings): R
   const firstSource = job.sources[0];
   const attributes = job.attributes;
   const overwrite = attributes.overwrite === false ? false : true;
-  const lifetime = 'lifetime' in attributes ? (typeof attributes.lifetime === 'number' ? attributes.lifetime : null) : settings.defaultLifetimeSeconds;
+  const lifetime =
+    'lifetime' in attributes
+      ? typeof attributes.lifetime === 'number'
+        ? attributes.lifetime
+        : null
+      : settings.defaultLifetimeSeconds;
   const multiSources = job.sources.length > 1;
   return {
     files: [
@@ -100,7 +108,8 @@ export const uuid5 = (namespace: string, name: string): string => {
 export const deterministicJobId = (baseId: string, vo: string, sid: string): string => uuid5(uuid5(baseId, vo), sid);
 
 /** The file fields asked for when polling (Rucio's `bulk_query`, plus `filesize` for the bytes moved). */
-export const POLLED_FILE_FIELDS = 'file_state,dest_surl,finish_time,start_time,staging_start,staging_finished,reason,source_surl,file_metadata,filesize';
+export const POLLED_FILE_FIELDS =
+  'file_state,dest_surl,finish_time,start_time,staging_start,staging_finished,reason,source_surl,file_metadata,filesize';
 
 const text = z.string().nullish();
 /** Metadata come back as submitted (an object), or as text from older servers. */
@@ -133,14 +142,18 @@ type FtsFileAnswer = z.infer<typeof fileAnswer>;
 /** The jobs of a `GET /jobs/<ids>` answer: one object for one id, a list for several. */
 export const jobAnswersOf = (body: unknown, what: string): FtsJobAnswer[] => {
   const parsed = z.array(jobAnswer).safeParse(Array.isArray(body) ? body : [body]);
-  if (!parsed.success) throw new TransferToolWrongAnswer(`${what}: not FTS job answers: ${parsed.error.message.slice(0, 300)}`);
+  if (!parsed.success)
+    throw new TransferToolWrongAnswer(`${what}: not FTS job answers: ${parsed.error.message.slice(0, 300)}`);
   return parsed.data;
 };
 
 const FINAL_JOB_STATES: ReadonlySet<string> = new Set(['FAILED', 'CANCELED', 'FINISHED', 'FINISHEDDIRTY']);
 
 /** FTS's messages for a destination that exists when overwriting is off (FTS >= 3.12.12, and before). */
-const FILE_EXISTS_MESSAGES = ['Destination file exists and is on tape', 'Destination file exists and overwrite is not enabled'];
+const FILE_EXISTS_MESSAGES = [
+  'Destination file exists and is on tape',
+  'Destination file exists and overwrite is not enabled',
+];
 
 const objectOf = (value: unknown): Record<string, unknown> => {
   if (typeof value === 'string') {
@@ -164,9 +177,13 @@ const destinationAlreadyCorrect = (reason: string | null, fileMetadata: Record<s
   if (!reason || !FILE_EXISTS_MESSAGES.some((message) => reason.includes(message))) return false;
   const destination = objectOf(fileMetadata.dst_file);
   const checksumType = String(destination.checksum_type ?? '').toLowerCase();
-  const sizeMatches = typeof destination.file_size === 'number' && destination.file_size !== 0 && destination.file_size === fileMetadata.filesize;
+  const sizeMatches =
+    typeof destination.file_size === 'number' &&
+    destination.file_size !== 0 &&
+    destination.file_size === fileMetadata.filesize;
   const checksumMatches =
-    (checksumType === 'adler32' && destination.checksum_value === fileMetadata.adler32) || (checksumType === 'md5' && destination.checksum_value === fileMetadata.md5);
+    (checksumType === 'adler32' && destination.checksum_value === fileMetadata.adler32) ||
+    (checksumType === 'md5' && destination.checksum_value === fileMetadata.md5);
   return sizeMatches && checksumMatches && (fileMetadata.dst_type === 'DISK' || isTrue(destination.file_on_tape));
 };
 
@@ -177,10 +194,22 @@ const isoTime = (time: string | null | undefined): string | null => {
   return Number.isNaN(parsed) ? null : new Date(parsed).toISOString();
 };
 
-const noNews = (externalId: string): JobReport => ({ externalId, state: 'SUBMITTED', reason: null, source: null, bytesTransferred: null, startedAt: null, finishedAt: null });
+const noNews = (externalId: string): JobReport => ({
+  externalId,
+  state: 'SUBMITTED',
+  reason: null,
+  source: null,
+  bytesTransferred: null,
+  startedAt: null,
+  finishedAt: null,
+});
 
 /** What a job answer says of the transfer; `sources` (the job's, when this process submitted it) name the source FTS read. */
-export const reportOfFtsJob = (externalId: string, answer: FtsJobAnswer, sources: readonly TransferEndpoint[] = []): JobReport => {
+export const reportOfFtsJob = (
+  externalId: string,
+  answer: FtsJobAnswer,
+  sources: readonly TransferEndpoint[] = [],
+): JobReport => {
   const httpStatus = answer.http_status ?? '200 Ok';
   if (httpStatus.startsWith('404')) {
     return { ...noNews(externalId), state: 'LOST', reason: answer.http_message ?? `FTS job ${externalId} not found` };
@@ -196,7 +225,8 @@ export const reportOfFtsJob = (externalId: string, answer: FtsJobAnswer, sources
   if (multiSources && !jobFinal) return noNews(externalId);
   const files = answer.files ?? [];
   const tried = multiSources ? files.filter((file) => file.file_state !== 'NOT_USED') : files;
-  const file: FtsFileAnswer | undefined = tried.find((candidate) => candidate.file_state === 'FINISHED') ?? tried.at(-1) ?? files.at(-1);
+  const file: FtsFileAnswer | undefined =
+    tried.find((candidate) => candidate.file_state === 'FINISHED') ?? tried.at(-1) ?? files.at(-1);
 
   if (!file) {
     if (!jobFinal) return noNews(externalId);
@@ -226,7 +256,9 @@ export const reportOfFtsJob = (externalId: string, answer: FtsJobAnswer, sources
   const sourceUrl = file.source_surl ?? null;
   const source =
     sources.find((candidate) => candidate.pfn === sourceUrl) ??
-    (sourceUrl !== null ? { rse: String(fileMetadata.src_rse ?? ''), rseId: String(fileMetadata.src_rse_id ?? ''), pfn: sourceUrl } : null);
+    (sourceUrl !== null
+      ? { rse: String(fileMetadata.src_rse ?? ''), rseId: String(fileMetadata.src_rse_id ?? ''), pfn: sourceUrl }
+      : null);
   const bytes = file.filesize ?? (typeof fileMetadata.filesize === 'number' ? fileMetadata.filesize : null);
   return {
     externalId,

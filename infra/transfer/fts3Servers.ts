@@ -53,7 +53,9 @@ export class Fts3Servers implements TransferTool {
       [...byServer].map(async ([server, batch]) => {
         // Without a server the job is refused by a tool that never connects: its URL is a placeholder.
         const tool = this.forServer(server || NO_SERVER);
-        const submitted = server ? await tool.submit(batch.map(({ job }) => job)) : batch.map(({ job }) => refusedWithoutServer(tool, job));
+        const submitted = server
+          ? await tool.submit(batch.map(({ job }) => job))
+          : batch.map(({ job }) => refusedWithoutServer(tool, job));
         submitted.forEach((answer, position) => {
           answers[batch[position]!.index] = answer;
           if (server) this.placed.set(answer.externalId, { server: tool.externalHost, finalAt: null });
@@ -68,23 +70,37 @@ export class Fts3Servers implements TransferTool {
     const unplaced: string[] = [];
     const byServer = new Map<string, string[]>();
     for (const externalId of new Set(externalIds)) {
-      const server = this.placed.get(externalId)?.server ?? (externalId.startsWith(REFUSED_PREFIX) ? NO_SERVER : undefined);
+      const server =
+        this.placed.get(externalId)?.server ?? (externalId.startsWith(REFUSED_PREFIX) ? NO_SERVER : undefined);
       if (server) byServer.set(server, [...(byServer.get(server) ?? []), externalId]);
       else unplaced.push(externalId);
     }
-    for (const [server, ids] of byServer) for (const [id, report] of await this.forServer(server).poll(ids)) found.set(id, report);
+    for (const [server, ids] of byServer)
+      for (const [id, report] of await this.forServer(server).poll(ids)) found.set(id, report);
     for (const server of unplaced.length > 0 ? (this.options.knownServers ?? []) : []) {
       const stillLost = unplaced.filter((id) => (found.get(id)?.state ?? 'LOST') === 'LOST');
       if (stillLost.length === 0) break;
       for (const [id, report] of await this.forServer(server).poll(stillLost)) {
         found.set(id, report);
-        if (report.state !== 'LOST') this.placed.set(id, { server: this.forServer(server).externalHost, finalAt: null });
+        if (report.state !== 'LOST')
+          this.placed.set(id, { server: this.forServer(server).externalHost, finalAt: null });
       }
     }
     this.forgetFinished(found);
     const reports = new Map<string, JobReport>();
     for (const externalId of externalIds) {
-      reports.set(externalId, found.get(externalId) ?? { externalId, state: 'LOST', reason: 'No known FTS server knows this job', source: null, bytesTransferred: null, startedAt: null, finishedAt: null });
+      reports.set(
+        externalId,
+        found.get(externalId) ?? {
+          externalId,
+          state: 'LOST',
+          reason: 'No known FTS server knows this job',
+          source: null,
+          bytesTransferred: null,
+          startedAt: null,
+          finishedAt: null,
+        },
+      );
     }
     return reports;
   }
@@ -92,7 +108,11 @@ export class Fts3Servers implements TransferTool {
   async cancel(externalIds: readonly string[]): Promise<void> {
     for (const externalId of externalIds) {
       const server = this.placed.get(externalId)?.server;
-      const servers = server ? [server] : externalId.startsWith(REFUSED_PREFIX) ? [] : (this.options.knownServers ?? []);
+      const servers = server
+        ? [server]
+        : externalId.startsWith(REFUSED_PREFIX)
+          ? []
+          : (this.options.knownServers ?? []);
       for (const url of servers) await this.forServer(url).cancel([externalId]);
     }
   }
@@ -104,7 +124,8 @@ export class Fts3Servers implements TransferTool {
       const placed = this.placed.get(externalId);
       if (placed && placed.finalAt === null && report.state !== 'SUBMITTED') placed.finalAt = now;
     }
-    for (const [externalId, placed] of this.placed) if (placed.finalAt !== null && now - placed.finalAt > 3_600_000) this.placed.delete(externalId);
+    for (const [externalId, placed] of this.placed)
+      if (placed.finalAt !== null && now - placed.finalAt > 3_600_000) this.placed.delete(externalId);
   }
 
   async close(): Promise<void> {
@@ -116,7 +137,9 @@ export class Fts3Servers implements TransferTool {
 
 const refusedWithoutServer = (tool: Fts3TransferTool, job: TransferJob): SubmittedJob => ({
   requestId: job.requestId,
-  externalId: tool.refuseUnsent('No FTS server for this transfer: the RSEs have no fts attribute and no server is configured'),
+  externalId: tool.refuseUnsent(
+    'No FTS server for this transfer: the RSEs have no fts attribute and no server is configured',
+  ),
   externalHost: tool.externalHost,
 });
 
@@ -126,4 +149,7 @@ const refusedWithoutServer = (tool: Fts3TransferTool, job: TransferJob): Submitt
  * the client certificate of `ftsCredentialsFromEnvironment`.
  */
 export const fts3ServersFromEnvironment = (environment: NodeJS.ProcessEnv = process.env): Fts3Servers =>
-  new Fts3Servers({ knownServers: ftsServersOf(environment.DMS_FTS_SERVERS), toolOptions: { credentials: ftsCredentialsFromEnvironment(environment) } });
+  new Fts3Servers({
+    knownServers: ftsServersOf(environment.DMS_FTS_SERVERS),
+    toolOptions: { credentials: ftsCredentialsFromEnvironment(environment) },
+  });

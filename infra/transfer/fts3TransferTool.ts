@@ -1,27 +1,36 @@
 import { randomUUID } from 'node:crypto';
 import { Fts3Client, ftsErrorMessage, jsonOf, type FtsCredentials } from './fts3Client.ts';
-import { deterministicJobId, ftsSubmission, jobAnswersOf, POLLED_FILE_FIELDS, reportOfFtsJob, type SubmissionSettings } from './fts3Jobs.ts';
+import {
+  deterministicJobId,
+  ftsSubmission,
+  jobAnswersOf,
+  POLLED_FILE_FIELDS,
+  reportOfFtsJob,
+  type SubmissionSettings,
+} from './fts3Jobs.ts';
 import type { JobReport, SubmittedJob, TransferEndpoint, TransferJob, TransferTool } from './transferTool.ts';
 import { TransferToolError, TransferToolUnavailable, TransferToolWrongAnswer } from './transferToolErrors.ts';
 
-export type Fts3TransferToolOptions = Readonly<{
-  /** The FTS3 REST endpoint, one of the RSE's `fts` attribute (`https://fts3.example.org:8446`). */
-  url: string;
-  /** Client certificate, key and CA files (default none; see `ftsCredentialsFromEnvironment`). */
-  credentials?: FtsCredentials;
-  /** Check the server's certificate (default true; Rucio does not check it). */
-  rejectUnauthorized?: boolean;
-  /** Deadline of one submission (default 30 s). */
-  submitTimeoutMs?: number;
-  /** Deadline of one poll or cancel request (default 30 s). */
-  queryTimeoutMs?: number;
-  /** Job ids asked for in one `GET /jobs/<ids>` (default 100, Rucio's `fts_bulk`). */
-  jobsPerPoll?: number;
-  /** Submissions in flight at once (default 4). */
-  submitConcurrency?: number;
-  /** How long a job FTS refused at submission still answers FAILED (default an hour, then LOST). */
-  keepRefusedMs?: number;
-} & Partial<SubmissionSettings>>;
+export type Fts3TransferToolOptions = Readonly<
+  {
+    /** The FTS3 REST endpoint, one of the RSE's `fts` attribute (`https://fts3.example.org:8446`). */
+    url: string;
+    /** Client certificate, key and CA files (default none; see `ftsCredentialsFromEnvironment`). */
+    credentials?: FtsCredentials;
+    /** Check the server's certificate (default true; Rucio does not check it). */
+    rejectUnauthorized?: boolean;
+    /** Deadline of one submission (default 30 s). */
+    submitTimeoutMs?: number;
+    /** Deadline of one poll or cancel request (default 30 s). */
+    queryTimeoutMs?: number;
+    /** Job ids asked for in one `GET /jobs/<ids>` (default 100, Rucio's `fts_bulk`). */
+    jobsPerPoll?: number;
+    /** Submissions in flight at once (default 4). */
+    submitConcurrency?: number;
+    /** How long a job FTS refused at submission still answers FAILED (default an hour, then LOST). */
+    keepRefusedMs?: number;
+  } & Partial<SubmissionSettings>
+>;
 
 /** Rucio's `conveyor.use_deterministic_id` reads `whoami` at most every 15 minutes. */
 const WHOAMI_CACHE_MS = 15 * 60 * 1000;
@@ -95,11 +104,23 @@ export class Fts3TransferTool implements TransferTool {
     }
     const perPoll = Math.max(1, this.options.jobsPerPoll ?? 100);
     for (let start = 0; start < remote.length; start += perPoll) {
-      for (const report of await this.pollChunk(remote.slice(start, start + perPoll))) found.set(report.externalId, report);
+      for (const report of await this.pollChunk(remote.slice(start, start + perPoll)))
+        found.set(report.externalId, report);
     }
     const reports = new Map<string, JobReport>();
     for (const externalId of externalIds) {
-      reports.set(externalId, found.get(externalId) ?? { externalId, state: 'SUBMITTED', reason: null, source: null, bytesTransferred: null, startedAt: null, finishedAt: null });
+      reports.set(
+        externalId,
+        found.get(externalId) ?? {
+          externalId,
+          state: 'SUBMITTED',
+          reason: null,
+          source: null,
+          bytesTransferred: null,
+          startedAt: null,
+          finishedAt: null,
+        },
+      );
     }
     return reports;
   }
@@ -109,7 +130,9 @@ export class Fts3TransferTool implements TransferTool {
     for (const externalId of externalIds) {
       if (externalId.startsWith(REFUSED_PREFIX)) continue;
       const what = `DELETE ${this.externalHost}/jobs/${externalId}`;
-      const answer = await this.client.request('DELETE', `/jobs/${encodeURIComponent(externalId)}`, { timeoutMs: this.queryTimeout() });
+      const answer = await this.client.request('DELETE', `/jobs/${encodeURIComponent(externalId)}`, {
+        timeoutMs: this.queryTimeout(),
+      });
       if (answer.status === 200 || answer.status === 304 || answer.status === 404) continue;
       throw new TransferToolUnavailable(`${what}: ${answer.status} ${ftsErrorMessage(answer)}`);
     }
@@ -124,7 +147,10 @@ export class Fts3TransferTool implements TransferTool {
     const expectedId = this.settings.deterministicIds ? await this.expectedJobId(job.requestId) : null;
     let answer;
     try {
-      answer = await this.client.request('POST', '/jobs', { body: ftsSubmission(job, this.settings), timeoutMs: this.options.submitTimeoutMs ?? 30_000 });
+      answer = await this.client.request('POST', '/jobs', {
+        body: ftsSubmission(job, this.settings),
+        timeoutMs: this.options.submitTimeoutMs ?? 30_000,
+      });
     } catch (error) {
       if (!(error instanceof TransferToolError)) throw error;
       // The job may have reached FTS: with a deterministic id it can be found again.
@@ -133,7 +159,8 @@ export class Fts3TransferTool implements TransferTool {
     if (answer.status === 200) {
       try {
         const body = jsonOf(answer, what) as { job_id?: unknown } | null;
-        if (typeof body?.job_id !== 'string' || body.job_id === '') throw new TransferToolWrongAnswer(`${what}: no job_id in ${answer.text.slice(0, 200)}`);
+        if (typeof body?.job_id !== 'string' || body.job_id === '')
+          throw new TransferToolWrongAnswer(`${what}: no job_id in ${answer.text.slice(0, 200)}`);
         return this.remember(body.job_id, job);
       } catch (error) {
         if (!(error instanceof TransferToolError)) throw error;
@@ -142,7 +169,8 @@ export class Fts3TransferTool implements TransferTool {
     }
     const refusal = `FTS ${this.externalHost} refused the job (${answer.status}): ${ftsErrorMessage(answer)}`;
     // 409: FTS has a job with this sid already, the one a lost answer created.
-    if (answer.status === 409) return expectedId ? this.remember(expectedId, job) : this.refuse(`DuplicateFileTransferSubmission: ${refusal}`);
+    if (answer.status === 409)
+      return expectedId ? this.remember(expectedId, job) : this.refuse(`DuplicateFileTransferSubmission: ${refusal}`);
     // A server error may come after the job was stored; a client error (400, 401, 403) never does.
     if (answer.status >= 500 && expectedId) return this.remember(expectedId, job);
     return this.refuse(refusal);
@@ -153,10 +181,23 @@ export class Fts3TransferTool implements TransferTool {
     const what = `GET ${this.externalHost}${path}`;
     const answer = await this.client.request('GET', path, { timeoutMs: this.queryTimeout() });
     if (answer.status === 404 && externalIds.length === 1) {
-      return [{ externalId: externalIds[0]!, state: 'LOST', reason: `FTS ${this.externalHost} does not know the job: ${ftsErrorMessage(answer)}`, source: null, bytesTransferred: null, startedAt: null, finishedAt: null }];
+      return [
+        {
+          externalId: externalIds[0]!,
+          state: 'LOST',
+          reason: `FTS ${this.externalHost} does not know the job: ${ftsErrorMessage(answer)}`,
+          source: null,
+          bytesTransferred: null,
+          startedAt: null,
+          finishedAt: null,
+        },
+      ];
     }
-    if (answer.status !== 200 && answer.status !== 207) throw new TransferToolUnavailable(`${what}: ${answer.status} ${ftsErrorMessage(answer)}`);
-    return jobAnswersOf(jsonOf(answer, what), what).map((job) => reportOfFtsJob(job.job_id, job, this.sourcesOf.get(job.job_id)?.sources));
+    if (answer.status !== 200 && answer.status !== 207)
+      throw new TransferToolUnavailable(`${what}: ${answer.status} ${ftsErrorMessage(answer)}`);
+    return jobAnswersOf(jsonOf(answer, what), what).map((job) =>
+      reportOfFtsJob(job.job_id, job, this.sourcesOf.get(job.job_id)?.sources),
+    );
   }
 
   /** FTS's id for the request's job (Rucio's `__get_deterministic_id`), or null when `whoami` does not answer. */
@@ -174,9 +215,12 @@ export class Fts3TransferTool implements TransferTool {
   private async askWhoami(): Promise<{ baseId: string; vo: string; at: number } | null> {
     try {
       const answer = await this.client.request('GET', '/whoami', { timeoutMs: this.queryTimeout() });
-      const body = answer.status === 200 ? (jsonOf(answer, 'whoami') as { base_id?: unknown; vos?: unknown } | null) : null;
+      const body =
+        answer.status === 200 ? (jsonOf(answer, 'whoami') as { base_id?: unknown; vos?: unknown } | null) : null;
       const vo = Array.isArray(body?.vos) ? (body.vos[0] as unknown) : undefined;
-      return typeof body?.base_id === 'string' && typeof vo === 'string' ? { baseId: body.base_id, vo, at: Date.now() } : null;
+      return typeof body?.base_id === 'string' && typeof vo === 'string'
+        ? { baseId: body.base_id, vo, at: Date.now() }
+        : null;
     } catch (error) {
       if (error instanceof TransferToolError) return null;
       throw error;
@@ -202,10 +246,26 @@ export class Fts3TransferTool implements TransferTool {
   private refusedReport(externalId: string): JobReport {
     const refused = this.refused.get(externalId);
     if (!refused) {
-      return { externalId, state: 'LOST', reason: 'Submission refused by FTS in an earlier process', source: null, bytesTransferred: null, startedAt: null, finishedAt: null };
+      return {
+        externalId,
+        state: 'LOST',
+        reason: 'Submission refused by FTS in an earlier process',
+        source: null,
+        bytesTransferred: null,
+        startedAt: null,
+        finishedAt: null,
+      };
     }
     const at = new Date(refused.at).toISOString();
-    return { externalId, state: 'FAILED', reason: refused.reason, source: null, bytesTransferred: null, startedAt: at, finishedAt: at };
+    return {
+      externalId,
+      state: 'FAILED',
+      reason: refused.reason,
+      source: null,
+      bytesTransferred: null,
+      startedAt: at,
+      finishedAt: at,
+    };
   }
 
   private forgetOld(): void {
@@ -213,7 +273,8 @@ export class Fts3TransferTool implements TransferTool {
     const now = Date.now();
     for (const [externalId, refused] of this.refused) if (now - refused.at > keepMs) this.refused.delete(externalId);
     // Sources only name the replica FTS read; a job polled after a day still gets it from the file metadata.
-    for (const [externalId, entry] of this.sourcesOf) if (now - entry.at > 86_400_000) this.sourcesOf.delete(externalId);
+    for (const [externalId, entry] of this.sourcesOf)
+      if (now - entry.at > 86_400_000) this.sourcesOf.delete(externalId);
   }
 
   private queryTimeout(): number {
@@ -223,7 +284,12 @@ export class Fts3TransferTool implements TransferTool {
 
 /** The FTS servers an `fts` RSE attribute lists (comma-separated, as Rucio splits it). */
 export const ftsServersOf = (attribute: unknown): string[] =>
-  typeof attribute === 'string' ? attribute.split(',').map((server) => server.trim()).filter((server) => server.length > 0) : [];
+  typeof attribute === 'string'
+    ? attribute
+        .split(',')
+        .map((server) => server.trim())
+        .filter((server) => server.length > 0)
+    : [];
 
 /**
  * The server for a transfer, as Rucio's `_pick_fts_servers` and `submission_builder_for_path`:
@@ -231,7 +297,10 @@ export const ftsServersOf = (attribute: unknown): string[] =>
  * source signs URLs for Google Cloud Storage, `sign_url = gcs`), and its first server. Null when
  * FTS cannot do the transfer.
  */
-export const pickFtsServer = (sourceAttributes: Readonly<Record<string, unknown>>, destinationAttributes: Readonly<Record<string, unknown>>): string | null => {
+export const pickFtsServer = (
+  sourceAttributes: Readonly<Record<string, unknown>>,
+  destinationAttributes: Readonly<Record<string, unknown>>,
+): string | null => {
   const source = ftsServersOf(sourceAttributes.fts);
   const destination = ftsServersOf(destinationAttributes.fts);
   if (source.length === 0 || destination.length === 0) return null;

@@ -12,10 +12,15 @@ import type { JobReport, SubmittedJob, TransferJob, TransferTool } from './trans
  */
 export class MockTransferTool implements TransferTool {
   readonly name = 'mock';
-  private readonly jobs = new Map<string, { job: TransferJob; submittedAt: number; fails: boolean; delayMs: number; cancelled: boolean }>();
+  private readonly jobs = new Map<
+    string,
+    { job: TransferJob; submittedAt: number; fails: boolean; delayMs: number; cancelled: boolean }
+  >();
   private sequence = 0;
 
-  constructor(private readonly options: Readonly<{ delayMs?: number; failureRate?: number; now?: () => number }> = {}) {}
+  constructor(
+    private readonly options: Readonly<{ delayMs?: number; failureRate?: number; now?: () => number }> = {},
+  ) {}
 
   async submit(jobs: readonly TransferJob[]): Promise<SubmittedJob[]> {
     const now = this.now();
@@ -25,7 +30,13 @@ export class MockTransferTool implements TransferTool {
       const outcome = job.attributes.mock_outcome;
       const rate = numberOr(job.attributes.mock_failure_rate, this.options.failureRate ?? 0);
       const fails = outcome === 'failed' || (outcome !== 'done' && rate > 0 && fractionOf(job.requestId) < rate);
-      this.jobs.set(externalId, { job, submittedAt: now, fails, delayMs: numberOr(job.attributes.mock_delay_ms, this.options.delayMs ?? 0), cancelled: false });
+      this.jobs.set(externalId, {
+        job,
+        submittedAt: now,
+        fails,
+        delayMs: numberOr(job.attributes.mock_delay_ms, this.options.delayMs ?? 0),
+        cancelled: false,
+      });
       return { requestId: job.requestId, externalId, externalHost: 'mock' };
     });
   }
@@ -37,16 +48,40 @@ export class MockTransferTool implements TransferTool {
     for (const externalId of externalIds) {
       const entry = this.jobs.get(externalId);
       if (!entry) {
-        reports.set(externalId, { externalId, state: 'LOST', reason: 'Transfer job unknown to the mock tool', source: null, bytesTransferred: null, startedAt: null, finishedAt: null });
+        reports.set(externalId, {
+          externalId,
+          state: 'LOST',
+          reason: 'Transfer job unknown to the mock tool',
+          source: null,
+          bytesTransferred: null,
+          startedAt: null,
+          finishedAt: null,
+        });
         continue;
       }
       const startedAt = new Date(entry.submittedAt).toISOString();
       if (entry.cancelled) {
-        reports.set(externalId, { externalId, state: 'FAILED', reason: 'Transfer cancelled', source: null, bytesTransferred: null, startedAt, finishedAt: new Date(now).toISOString() });
+        reports.set(externalId, {
+          externalId,
+          state: 'FAILED',
+          reason: 'Transfer cancelled',
+          source: null,
+          bytesTransferred: null,
+          startedAt,
+          finishedAt: new Date(now).toISOString(),
+        });
         continue;
       }
       if (now - entry.submittedAt < entry.delayMs) {
-        reports.set(externalId, { externalId, state: 'SUBMITTED', reason: null, source: null, bytesTransferred: null, startedAt, finishedAt: null });
+        reports.set(externalId, {
+          externalId,
+          state: 'SUBMITTED',
+          reason: null,
+          source: null,
+          bytesTransferred: null,
+          startedAt,
+          finishedAt: null,
+        });
         continue;
       }
       const source = entry.job.sources[0] ?? null;
@@ -54,8 +89,24 @@ export class MockTransferTool implements TransferTool {
       reports.set(
         externalId,
         entry.fails
-          ? { externalId, state: 'FAILED', reason: 'Mock transfer failed as asked', source, bytesTransferred: 0, startedAt, finishedAt }
-          : { externalId, state: 'DONE', reason: null, source, bytesTransferred: entry.job.file.bytes, startedAt, finishedAt },
+          ? {
+              externalId,
+              state: 'FAILED',
+              reason: 'Mock transfer failed as asked',
+              source,
+              bytesTransferred: 0,
+              startedAt,
+              finishedAt,
+            }
+          : {
+              externalId,
+              state: 'DONE',
+              reason: null,
+              source,
+              bytesTransferred: entry.job.file.bytes,
+              startedAt,
+              finishedAt,
+            },
       );
     }
     return reports;
@@ -88,7 +139,9 @@ export class MockTransferTool implements TransferTool {
 
 const KEEP_MS = 3_600_000;
 
-const numberOr = (value: unknown, fallback: number): number => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
+const numberOr = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 
 /** A stable number in [0, 1) from a request id. */
-const fractionOf = (requestId: string): number => createHash('sha1').update(requestId).digest().readUInt32BE(0) / 2 ** 32;
+const fractionOf = (requestId: string): number =>
+  createHash('sha1').update(requestId).digest().readUInt32BE(0) / 2 ** 32;

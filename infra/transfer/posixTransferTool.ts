@@ -137,10 +137,12 @@ export class PosixTransferTool implements TransferTool {
     this.closed = true;
     for (const queue of this.queues) queue.length = 0;
     this.blocked.clear();
-    const stopping = [...this.entries.values()].filter((entry) => entry.phase === 'running').map((entry) => {
-      entry.abort?.abort();
-      return entry.running;
-    });
+    const stopping = [...this.entries.values()]
+      .filter((entry) => entry.phase === 'running')
+      .map((entry) => {
+        entry.abort?.abort();
+        return entry.running;
+      });
     await Promise.all(stopping);
     this.entries.clear();
   }
@@ -191,7 +193,11 @@ export class PosixTransferTool implements TransferTool {
     })
       .then(
         (result) => this.finish(entry, outcomeOf(result)),
-        (error: unknown) => this.finish(entry, { phase: 'failed', reason: abort.signal.aborted ? CANCELLED : `posix copy failed: ${String(error)}` }),
+        (error: unknown) =>
+          this.finish(entry, {
+            phase: 'failed',
+            reason: abort.signal.aborted ? CANCELLED : `posix copy failed: ${String(error)}`,
+          }),
       )
       .finally(() => {
         if (gaveItsPlace) this.finishing -= 1;
@@ -208,7 +214,15 @@ export class PosixTransferTool implements TransferTool {
       });
   }
 
-  private finish(entry: Entry, outcome: Readonly<{ phase: 'done' | 'failed'; reason: string | null; source?: TransferEndpoint | null; bytes?: number }>): void {
+  private finish(
+    entry: Entry,
+    outcome: Readonly<{
+      phase: 'done' | 'failed';
+      reason: string | null;
+      source?: TransferEndpoint | null;
+      bytes?: number;
+    }>,
+  ): void {
     entry.phase = outcome.phase;
     entry.reason = outcome.reason;
     entry.source = outcome.source ?? null;
@@ -258,7 +272,8 @@ const destinationKeyOf = (job: TransferJob): string => {
 };
 
 /** Rucio's priorities run from 1 to 5; anything else is clamped. */
-const priorityIndex = (priority: number): number => Math.min(5, Math.max(1, Math.round(Number.isFinite(priority) ? priority : 3)));
+const priorityIndex = (priority: number): number =>
+  Math.min(5, Math.max(1, Math.round(Number.isFinite(priority) ? priority : 3)));
 
 const iso = (time: number | null): string | null => (time === null ? null : new Date(time).toISOString());
 

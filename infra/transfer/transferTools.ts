@@ -61,5 +61,7 @@ export class TransferTools {
   }
 }
 
-export const createTransferTools = (settings: TransferToolSettings, factories?: Readonly<Record<string, TransferToolFactory>>): TransferTools =>
-  new TransferTools(settings, factories);
+export const createTransferTools = (
+  settings: TransferToolSettings,
+  factories?: Readonly<Record<string, TransferToolFactory>>,
+): TransferTools => new TransferTools(settings, factories);

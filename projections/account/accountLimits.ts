@@ -41,7 +41,15 @@ export const accountLimitsProjection: Projection<AccountLimitEvent> = {
       case 'GlobalAccountLimitSet': {
         const { account, rseExpression, bytes } = event.data;
         const id = globalLimitId(account, rseExpression);
-        await limits.update(id, () => ({ _id: id, account, kind: 'global', rseId: null, rse: null, rseExpression, bytes }));
+        await limits.update(id, () => ({
+          _id: id,
+          account,
+          kind: 'global',
+          rseId: null,
+          rse: null,
+          rseExpression,
+          bytes,
+        }));
         return;
       }
       case 'GlobalAccountLimitRemoved':

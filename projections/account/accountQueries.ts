@@ -9,7 +9,8 @@ import { accountsCollection, type AccountDocument } from './accounts.ts';
 const accounts = (readModels: ReadModels) => readModels.collection<AccountDocument>(accountsCollection);
 
 /** The account whatever its status: callers decide what a suspended or deleted one means. */
-export const findAccount = (readModels: ReadModels, account: string): Promise<AccountDocument | null> => accounts(readModels).get(account);
+export const findAccount = (readModels: ReadModels, account: string): Promise<AccountDocument | null> =>
+  accounts(readModels).get(account);
 
 /** Rucio's `list_accounts` filters; every one given must hold. */
 export type AccountListing = Readonly<{
@@ -28,16 +29,22 @@ export type AccountListing = Readonly<{
  * The ACTIVE accounts that match, by name. Prepared before the stream starts (the identity's
  * accounts are read first), so a failure there is still a proper error answer.
  */
-export const listAccounts = async (readModels: ReadModels, listing: AccountListing): Promise<AsyncIterable<AccountDocument>> => {
+export const listAccounts = async (
+  readModels: ReadModels,
+  listing: AccountListing,
+): Promise<AsyncIterable<AccountDocument>> => {
   const conditions: Filter[] = [{ status: 'ACTIVE' }];
   if (listing.accountType !== undefined) conditions.push({ accountType: listing.accountType });
   if (listing.account !== undefined) conditions.push({ account: listing.account });
   if (listing.accountPattern !== undefined) conditions.push({ account: { $regex: listing.accountPattern } });
-  if (listing.identity !== undefined) conditions.push({ account: { $in: await accountsOfIdentity(readModels, listing.identity) } });
+  if (listing.identity !== undefined)
+    conditions.push({ account: { $in: await accountsOfIdentity(readModels, listing.identity) } });
   // Attribute keys may hold dots, so attributes are a list of pairs (projections/account/accounts.ts).
-  for (const { key, value } of listing.attributes ?? []) conditions.push({ attributes: { $elemMatch: { key, value } } });
+  for (const { key, value } of listing.attributes ?? [])
+    conditions.push({ attributes: { $elemMatch: { key, value } } });
   return accounts(readModels).find({ $and: conditions }, { sort: { account: 1 } });
 };
 
 /** Every account, suspended and deleted ones too, by name. */
-export const everyAccount = (readModels: ReadModels): AsyncIterable<AccountDocument> => accounts(readModels).find({}, { sort: { account: 1 } });
+export const everyAccount = (readModels: ReadModels): AsyncIterable<AccountDocument> =>
+  accounts(readModels).find({}, { sort: { account: 1 } });

@@ -26,7 +26,10 @@ export type AccountUsageHistoryDocument = Projected<{
   updatedAt: string;
 }>;
 
-export const accountUsageCollection: CollectionSpec = { name: 'account_usage', indexes: [{ fields: ['account'] }, { fields: ['rseId'] }] };
+export const accountUsageCollection: CollectionSpec = {
+  name: 'account_usage',
+  indexes: [{ fields: ['account'] }, { fields: ['rseId'] }],
+};
 export const accountUsageHistoryCollection: CollectionSpec = {
   name: 'account_usage_history',
   indexes: [{ fields: ['account', 'rseId', 'updatedAt'] }],
@@ -34,7 +37,15 @@ export const accountUsageHistoryCollection: CollectionSpec = {
 
 export const accountUsageId = (account: string, rseId: string): string => `${account}|${rseId}`;
 
-const adjust = async (context: ProjectionContext, account: string, rseId: string, rse: string, files: number, bytes: number, at: string): Promise<void> => {
+const adjust = async (
+  context: ProjectionContext,
+  account: string,
+  rseId: string,
+  rse: string,
+  files: number,
+  bytes: number,
+  at: string,
+): Promise<void> => {
   const id = accountUsageId(account, rseId);
   let after: AccountUsageDocument | null = null;
   await context.collection<AccountUsageDocument>(accountUsageCollection).update(id, (current) => {
@@ -71,7 +82,9 @@ const perRse = (locks: readonly { rseId: string; rse: string; bytes: number }[])
   return sums;
 };
 
-export const accountUsageProjection: Projection<EventsOf<RuleEvent, 'RuleLocksCreated' | 'RuleLocksRemoved' | 'RuleUpdated'>> = {
+export const accountUsageProjection: Projection<
+  EventsOf<RuleEvent, 'RuleLocksCreated' | 'RuleLocksRemoved' | 'RuleUpdated'>
+> = {
   name: 'account_usage',
   version: 2,
   collections: [accountUsageCollection, accountUsageHistoryCollection],
@@ -81,7 +94,8 @@ export const accountUsageProjection: Projection<EventsOf<RuleEvent, 'RuleLocksCr
       case 'RuleLocksCreated':
       case 'RuleLocksRemoved': {
         const sign = event.type === 'RuleLocksCreated' ? 1 : -1;
-        for (const [rseId, sum] of perRse(event.data.locks)) await adjust(context, event.data.account, rseId, sum.rse, sign * sum.files, sign * sum.bytes, event.data.at);
+        for (const [rseId, sum] of perRse(event.data.locks))
+          await adjust(context, event.data.account, rseId, sum.rse, sign * sum.files, sign * sum.bytes, event.data.at);
         return;
       }
       case 'RuleUpdated': {

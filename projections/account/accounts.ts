@@ -1,4 +1,9 @@
-import { ACCOUNT_EVENT_TYPES, type AccountEvent, type AccountStatus, type AccountType } from '../../domain/account/account.ts';
+import {
+  ACCOUNT_EVENT_TYPES,
+  type AccountEvent,
+  type AccountStatus,
+  type AccountType,
+} from '../../domain/account/account.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import { documentProjection, type Projected } from '../projection.ts';
 
@@ -53,7 +58,13 @@ export const accountsProjection = documentProjection<AccountDocument, AccountEve
         return { ...document, email: event.data.email, updatedAt: at };
       case 'AccountSuspended':
         // A suspension ends the account's sessions for good: reactivating it does not bring them back.
-        return { ...document, status: 'SUSPENDED', suspendedAt: event.data.suspendedAt, sessionsRevokedAt: event.data.suspendedAt, updatedAt: at };
+        return {
+          ...document,
+          status: 'SUSPENDED',
+          suspendedAt: event.data.suspendedAt,
+          sessionsRevokedAt: event.data.suspendedAt,
+          updatedAt: at,
+        };
       case 'AccountReactivated':
         return { ...document, status: 'ACTIVE', suspendedAt: null, updatedAt: at };
       case 'AccountDeleted':
@@ -61,7 +72,10 @@ export const accountsProjection = documentProjection<AccountDocument, AccountEve
       case 'AccountAttributeAdded':
         return {
           ...document,
-          attributes: [...document.attributes.filter((attribute) => attribute.key !== event.data.key), { key: event.data.key, value: event.data.value }],
+          attributes: [
+            ...document.attributes.filter((attribute) => attribute.key !== event.data.key),
+            { key: event.data.key, value: event.data.value },
+          ],
         };
       case 'AccountAttributeRemoved':
         return { ...document, attributes: document.attributes.filter((attribute) => attribute.key !== event.data.key) };

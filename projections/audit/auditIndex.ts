@@ -82,13 +82,25 @@ export const auditIndexProjection: Projection<AuditedEvent> = {
     const { position, metadata, streamName } = context.currentEvent();
     const at = metadata.at;
     const feed = context.collection<AuditFeedDocument>(auditFeedCollection);
-    await addEntry(feed, accountKey(metadata.account), position, [Number(position), event.type, at], (id) => ({ _id: id, key: accountKey(metadata.account), entries: [] }));
-    await addEntry(feed, typeKey(event.type), position, [Number(position), at], (id) => ({ _id: id, key: typeKey(event.type), entries: [] }));
+    await addEntry(feed, accountKey(metadata.account), position, [Number(position), event.type, at], (id) => ({
+      _id: id,
+      key: accountKey(metadata.account),
+      entries: [],
+    }));
+    await addEntry(feed, typeKey(event.type), position, [Number(position), at], (id) => ({
+      _id: id,
+      key: typeKey(event.type),
+      entries: [],
+    }));
     const index = context.collection<AuditIndexDocument>(auditIndexCollection);
     const own = streamSubject(streamName);
     for (const subject of auditSubjects(event)) {
       if (subject === own) continue;
-      await addEntry(index, subject, position, [Number(position), event.type, at], (id) => ({ _id: id, subject, entries: [] }));
+      await addEntry(index, subject, position, [Number(position), event.type, at], (id) => ({
+        _id: id,
+        subject,
+        entries: [],
+      }));
     }
   },
 };

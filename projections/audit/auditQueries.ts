@@ -32,7 +32,13 @@ export type HistoryRange = Readonly<{
 }>;
 
 /** The range as bounds: positions bound the primary-key range, times are checked on each entry. */
-type Bounds = { fromPosition?: bigint; toPosition?: bigint; fromTime?: string; toTime?: string; types?: readonly string[] };
+type Bounds = {
+  fromPosition?: bigint;
+  toPosition?: bigint;
+  fromTime?: string;
+  toTime?: string;
+  types?: readonly string[];
+};
 
 const boundsOf = (range: HistoryRange): Bounds => ({
   ...(range.since && 'position' in range.since ? { fromPosition: range.since.position } : {}),
@@ -94,7 +100,11 @@ const entryWithin = (entry: IndexEntry, bounds: Bounds): boolean =>
 const historyEntry = ([position, type, at]: HistoryEntry): IndexEntry => ({ position, type, at });
 
 /** The index entries of one subject (`did:<scope>:<name>`, `rule:<id>`, `rse:<name>`), oldest first. */
-export const subjectEntries = (readModels: ReadModels, subject: string, range: HistoryRange): AsyncGenerator<IndexEntry> =>
+export const subjectEntries = (
+  readModels: ReadModels,
+  subject: string,
+  range: HistoryRange,
+): AsyncGenerator<IndexEntry> =>
   bucketEntries<AuditIndexDocument>(readModels, auditIndexCollection, subject, boundsOf(range), historyEntry);
 
 export type FeedQuery = HistoryRange &
@@ -112,16 +122,34 @@ export type FeedQuery = HistoryRange &
  * types (their entries, merged by position), or every event (the event store's own order, the
  * step machinery left out). Reads a page at a time; stops at `limit`.
  */
-export async function* feedEvents(readModels: ReadModels, eventStore: EventStore, query: FeedQuery, pageSize = 500): AsyncGenerator<RecordedEvent | MissingEvent> {
+export async function* feedEvents(
+  readModels: ReadModels,
+  eventStore: EventStore,
+  query: FeedQuery,
+  pageSize = 500,
+): AsyncGenerator<RecordedEvent | MissingEvent> {
   const bounds = boundsOf(query);
-  if (query.after !== undefined && (bounds.fromPosition === undefined || bounds.fromPosition <= query.after)) bounds.fromPosition = query.after + 1n;
+  if (query.after !== undefined && (bounds.fromPosition === undefined || bounds.fromPosition <= query.after))
+    bounds.fromPosition = query.after + 1n;
   const feed = (key: string, decode: (entry: AuditFeedDocument['entries'][number]) => IndexEntry) =>
     bucketEntries<AuditFeedDocument>(readModels, auditFeedCollection, key, bounds, decode);
   const events =
     query.account !== undefined
-      ? eventsOf(eventStore, feed(accountKey(query.account), (entry) => historyEntry(entry as HistoryEntry)), pageSize)
+      ? eventsOf(
+          eventStore,
+          feed(accountKey(query.account), (entry) => historyEntry(entry as HistoryEntry)),
+          pageSize,
+        )
       : bounds.types !== undefined
-        ? eventsOf(eventStore, mergedByPosition(bounds.types.map((type) => feed(typeKey(type), ([position, at]) => ({ position: position as number, type, at: at as string })))), pageSize)
+        ? eventsOf(
+            eventStore,
+            mergedByPosition(
+              bounds.types.map((type) =>
+                feed(typeKey(type), ([position, at]) => ({ position: position as number, type, at: at as string })),
+              ),
+            ),
+            pageSize,
+          )
         : loggedEvents(eventStore, bounds, pageSize);
   let left = query.limit ?? Number.POSITIVE_INFINITY;
   if (left <= 0) return;
@@ -134,7 +162,7 @@ export async function* feedEvents(readModels: ReadModels, eventStore: EventStore
 
 /** Every audited event of the log within the bounds, read from the event store a page at a time. */
 async function* loggedEvents(eventStore: EventStore, bounds: Bounds, pageSize: number): AsyncGenerator<RecordedEvent> {
-  for (let after = bounds.fromPosition !== undefined ? bounds.fromPosition - 1n : 0n; ; ) {
+  for (let after = bounds.fromPosition !== undefined ? bounds.fromPosition - 1n : 0n; ;) {
     const page = await eventStore.readAll({ after, maxCount: pageSize });
     for (const event of page) {
       if (bounds.toPosition !== undefined && event.position > bounds.toPosition) return;
@@ -152,7 +180,8 @@ async function* mergedByPosition(sources: readonly AsyncIterable<IndexEntry>[]):
   for (;;) {
     let lowest = -1;
     heads.forEach((head, index) => {
-      if (!head.done && (lowest < 0 || head.value.position < (heads[lowest]!.value as IndexEntry).position)) lowest = index;
+      if (!head.done && (lowest < 0 || head.value.position < (heads[lowest]!.value as IndexEntry).position))
+        lowest = index;
     });
     if (lowest < 0) return;
     yield heads[lowest]!.value as IndexEntry;
@@ -169,8 +198,13 @@ const withinRange = (event: RecordedEvent, bounds: Bounds): boolean =>
   (bounds.types === undefined || bounds.types.includes(event.type));
 
 /** The events of one stream within the range, read a page at a time. */
-async function* streamEvents(eventStore: EventStore, streamName: string, bounds: Bounds, pageSize: number): AsyncGenerator<RecordedEvent> {
-  for (let fromRevision = 0n; ; ) {
+async function* streamEvents(
+  eventStore: EventStore,
+  streamName: string,
+  bounds: Bounds,
+  pageSize: number,
+): AsyncGenerator<RecordedEvent> {
+  for (let fromRevision = 0n; ;) {
     const page = await eventStore.readStream(streamName, { fromRevision, maxCount: pageSize });
     for (const event of page) {
       if (bounds.toPosition !== undefined && event.position > bounds.toPosition) return;
@@ -193,7 +227,9 @@ export async function* subjectHistory(
   pageSize = 500,
 ): AsyncGenerator<RecordedEvent | MissingEvent> {
   const own = streamEvents(eventStore, subject.streamName, boundsOf(range), pageSize)[Symbol.asyncIterator]();
-  const others = eventsOf(eventStore, subjectEntries(readModels, subject.subject, range), pageSize)[Symbol.asyncIterator]();
+  const others = eventsOf(eventStore, subjectEntries(readModels, subject.subject, range), pageSize)[
+    Symbol.asyncIterator
+  ]();
   let a = await own.next();
   let b = await others.next();
   while (!a.done || !b.done) {

@@ -66,7 +66,9 @@ export const rseSubject = (rse: string): string => `rse:${rse}`;
 export const streamSubject = (streamName: string): string | undefined => {
   const separator = streamName.indexOf('-');
   const category = streamName.slice(0, separator);
-  return category === 'did' || category === 'rule' || category === 'rse' ? `${category}:${streamName.slice(separator + 1)}` : undefined;
+  return category === 'did' || category === 'rule' || category === 'rse'
+    ? `${category}:${streamName.slice(separator + 1)}`
+    : undefined;
 };
 
 /**
@@ -93,7 +95,9 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
       for (const child of event.data.children) subjects.add(didSubject(child.scope, child.name));
       break;
     case 'DidContentUpdated':
-      subjects.add(didSubject(event.data.scope, event.data.name)).add(didSubject(event.data.child.scope, event.data.child.name));
+      subjects
+        .add(didSubject(event.data.scope, event.data.name))
+        .add(didSubject(event.data.child.scope, event.data.child.name));
       break;
     case 'DidRuleAttached':
     case 'DidRuleChanged':
@@ -114,7 +118,10 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
       break;
     case 'ReplicaLocked':
     case 'ReplicaUnlocked':
-      subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse)).add(ruleSubject(event.data.ruleId));
+      subjects
+        .add(didSubject(event.data.scope, event.data.name))
+        .add(rseSubject(event.data.rse))
+        .add(ruleSubject(event.data.ruleId));
       break;
     case 'ReplicaLocksChanged':
       subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
@@ -143,7 +150,8 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
     case 'RuleLocksRemoved':
       subjects.add(ruleSubject(event.data.ruleId)).add(didSubject(event.data.scope, event.data.name));
       for (const lock of event.data.locks) subjects.add(rseSubject(lock.rse));
-      for (const lock of event.data.datasetLocks) subjects.add(rseSubject(lock.rse)).add(didSubject(lock.scope, lock.name));
+      for (const lock of event.data.datasetLocks)
+        subjects.add(rseSubject(lock.rse)).add(didSubject(lock.scope, lock.name));
       break;
     case 'RuleLocksChanged':
       subjects.add(ruleSubject(event.data.ruleId)).add(didSubject(event.data.scope, event.data.name));
@@ -186,7 +194,10 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
       break;
     case 'RequestQueued': {
       const { request } = event.data;
-      subjects.add(didSubject(request.scope, request.name)).add(ruleSubject(request.ruleId)).add(rseSubject(request.destRse));
+      subjects
+        .add(didSubject(request.scope, request.name))
+        .add(ruleSubject(request.ruleId))
+        .add(rseSubject(request.destRse));
       break;
     }
     case 'RequestCancelled':

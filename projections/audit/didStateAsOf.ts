@@ -61,7 +61,8 @@ const boundOf = async (eventStore: EventStore, asOf: HistoryBound | undefined): 
   const [bounding] = await eventStore.readEventsAt([asOf.position]);
   if (!bounding) return (event) => event.position <= asOf.position;
   const { requestId, at } = bounding.metadata;
-  return (event) => event.position <= asOf.position || (event.metadata.requestId === requestId && event.metadata.at === at);
+  return (event) =>
+    event.position <= asOf.position || (event.metadata.requestId === requestId && event.metadata.at === at);
 };
 
 const foldUpTo = <State, E extends Event>(
@@ -80,4 +81,3 @@ const foldUpTo = <State, E extends Event>(
   }
   return { state, last };
 };
-

@@ -11,16 +11,22 @@ export const configSections = async (readModels: ReadModels): Promise<ConfigSect
   return sections;
 };
 
-const sectionsCollection = (readModels: ReadModels) => readModels.collection<ConfigSectionDocument>(configSectionsCollection);
+const sectionsCollection = (readModels: ReadModels) =>
+  readModels.collection<ConfigSectionDocument>(configSectionsCollection);
 
 /** Every section, by name. */
 export const configSectionsByName = (readModels: ReadModels): AsyncIterable<ConfigSectionDocument> =>
   sectionsCollection(readModels).find({}, { sort: { _id: 1 } });
 
-export const configSection = (readModels: ReadModels, section: string): Promise<ConfigSectionDocument | null> => sectionsCollection(readModels).get(section);
+export const configSection = (readModels: ReadModels, section: string): Promise<ConfigSectionDocument | null> =>
+  sectionsCollection(readModels).get(section);
 
 /** One option's stored text; undefined when the section or the option is missing. */
-export const configOption = async (readModels: ReadModels, section: string, option: string): Promise<string | undefined> => {
+export const configOption = async (
+  readModels: ReadModels,
+  section: string,
+  option: string,
+): Promise<string | undefined> => {
   const options = (await configSection(readModels, section))?.options;
   return options && Object.hasOwn(options, option) ? options[option] : undefined;
 };

@@ -67,7 +67,9 @@ const edge = (
   };
 };
 
-export const didContentsProjection: Projection<EventsOf<DidEvent, 'DidsAttached' | 'DidsDetached' | 'DidContentUpdated' | 'DidErased'>> = {
+export const didContentsProjection: Projection<
+  EventsOf<DidEvent, 'DidsAttached' | 'DidsDetached' | 'DidContentUpdated' | 'DidErased'>
+> = {
   name: 'did_contents',
   version: 1,
   collections: [didContentsCollection, didContentHistoryCollection],
@@ -94,21 +96,31 @@ export const didContentsProjection: Projection<EventsOf<DidEvent, 'DidsAttached'
           const created = current?.created_at ?? event.data.detachedAt;
           const { _pos: _ignored, ...attached } = current ?? edge(event.data, child, created);
           const historyId = `${parentKey} ${position} ${childKey}`;
-          await history.update(historyId, () => ({ ...attached, _id: historyId, updated_at: event.data.detachedAt, deleted_at: event.data.detachedAt }));
+          await history.update(historyId, () => ({
+            ...attached,
+            _id: historyId,
+            updated_at: event.data.detachedAt,
+            deleted_at: event.data.detachedAt,
+          }));
           await contents.update(contentId(parentKey, childKey), () => null);
         }
         return;
       }
       case 'DidContentUpdated': {
         const { child } = event.data;
-        await contents.update(contentId(didKey(event.data.scope, event.data.name), didKey(child.scope, child.name)), (document) =>
-          document ? { ...document, guid: child.guid, events: child.events, updated_at: event.data.updatedAt } : undefined,
+        await contents.update(
+          contentId(didKey(event.data.scope, event.data.name), didKey(child.scope, child.name)),
+          (document) =>
+            document
+              ? { ...document, guid: child.guid, events: child.events, updated_at: event.data.updatedAt }
+              : undefined,
         );
         return;
       }
       case 'DidErased': {
         const parentKey = didKey(event.data.scope, event.data.name);
-        for (const child of event.data.children) await contents.update(contentId(parentKey, didKey(child.scope, child.name)), () => null);
+        for (const child of event.data.children)
+          await contents.update(contentId(parentKey, didKey(child.scope, child.name)), () => null);
         return;
       }
       default:

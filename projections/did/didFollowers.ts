@@ -3,9 +3,19 @@ import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { EventsOf, Projected, Projection } from '../projection.ts';
 
 /** Who follows which DID: one document per (DID, account). */
-export type FollowerDocument = Projected<{ didKey: string; scope: string; name: string; did_type: DidType; account: string; created_at: string }>;
+export type FollowerDocument = Projected<{
+  didKey: string;
+  scope: string;
+  name: string;
+  did_type: DidType;
+  account: string;
+  created_at: string;
+}>;
 
-export const didFollowersCollection: CollectionSpec = { name: 'did_followers', indexes: [{ fields: ['didKey', '_id'] }] };
+export const didFollowersCollection: CollectionSpec = {
+  name: 'did_followers',
+  indexes: [{ fields: ['didKey', '_id'] }],
+};
 
 const followerId = (key: string, account: string): string => `${key} ${account}`;
 

@@ -1,6 +1,11 @@
 import type { ChildFacts } from '../../domain/did/didContent.ts';
 import { didKey, type ContentTotals, type DidAvailability, type DidRef, type DidType } from '../../domain/did/did.ts';
-import { didContentHistoryCollection, didContentsCollection, type ContentDocument, type ContentHistoryDocument } from './didContents.ts';
+import {
+  didContentHistoryCollection,
+  didContentsCollection,
+  type ContentDocument,
+  type ContentHistoryDocument,
+} from './didContents.ts';
 import { didFollowersCollection, type FollowerDocument } from './didFollowers.ts';
 import { didsCollection, type DidDocument } from './dids.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
@@ -28,11 +33,14 @@ const dids = (readModels: ReadModels) => readModels.collection<DidDocument>(dids
 export const findDid = (readModels: ReadModels, scope: string, name: string): Promise<DidDocument | null> =>
   dids(readModels).get(didKey(scope, name));
 
-export const findDidByKey = (readModels: ReadModels, key: string): Promise<DidDocument | null> => dids(readModels).get(key);
+export const findDidByKey = (readModels: ReadModels, key: string): Promise<DidDocument | null> =>
+  dids(readModels).get(key);
 
 /** The DIDs that exist among those named, each once, in store order. */
 export const didsNamed = (readModels: ReadModels, refs: readonly DidRef[]): Promise<DidDocument[]> =>
-  dids(readModels).find({ _id: { $in: [...new Set(refs.map((ref) => didKey(ref.scope, ref.name)))] } }).toArray();
+  dids(readModels)
+    .find({ _id: { $in: [...new Set(refs.map((ref) => didKey(ref.scope, ref.name)))] } })
+    .toArray();
 
 /** DIDs flagged new, of one type or any; at most 1000, the one chunk Rucio hands out per call. */
 export const newDids = (readModels: ReadModels, didType: DidType | undefined): AsyncIterable<DidDocument> =>
@@ -47,7 +55,11 @@ export const contentOf = (readModels: ReadModels, scope: string, name: string): 
   contents(readModels).find({ parentKey: didKey(scope, name) }, { sort: { parentKey: 1, _id: 1 } });
 
 /** The edges detached from a collection, in the order they were detached. */
-export const contentHistoryOf = (readModels: ReadModels, scope: string, name: string): AsyncIterable<ContentHistoryDocument> =>
+export const contentHistoryOf = (
+  readModels: ReadModels,
+  scope: string,
+  name: string,
+): AsyncIterable<ContentHistoryDocument> =>
   readModels
     .collection<ContentHistoryDocument>(didContentHistoryCollection)
     .find({ parentKey: didKey(scope, name) }, { sort: { parentKey: 1, _id: 1 } });
@@ -57,24 +69,37 @@ export const listParents = (readModels: ReadModels, scope: string, name: string)
   contents(readModels).find({ childKey: didKey(scope, name) }, { sort: { _id: 1 } });
 
 /** The edges to the parents of each DID in turn, each DID's in store order. */
-export async function* parentsOfEach(readModels: ReadModels, children: readonly DidDocument[]): AsyncGenerator<ContentDocument> {
+export async function* parentsOfEach(
+  readModels: ReadModels,
+  children: readonly DidDocument[],
+): AsyncGenerator<ContentDocument> {
   for (const child of children) yield* contents(readModels).find({ childKey: child._id });
 }
 
 /** The accounts following a DID, by account. */
 export const followersOf = (readModels: ReadModels, scope: string, name: string): AsyncIterable<FollowerDocument> =>
-  readModels.collection<FollowerDocument>(didFollowersCollection).find({ didKey: didKey(scope, name) }, { sort: { didKey: 1, _id: 1 } });
+  readModels
+    .collection<FollowerDocument>(didFollowersCollection)
+    .find({ didKey: didKey(scope, name) }, { sort: { didKey: 1, _id: 1 } });
 
 export const parentsOf = async (readModels: ReadModels, scope: string, name: string): Promise<ContentDocument[]> =>
-  contents(readModels).find({ childKey: didKey(scope, name) }, { sort: { _id: 1 } }).toArray();
+  contents(readModels)
+    .find({ childKey: didKey(scope, name) }, { sort: { _id: 1 } })
+    .toArray();
 
 /** The direct parents of each DID by `scope:name`, 500 children per query. */
-export const parentsOfMany = async (readModels: ReadModels, dids: readonly DidRef[]): Promise<Map<string, DidRef[]>> => {
+export const parentsOfMany = async (
+  readModels: ReadModels,
+  dids: readonly DidRef[],
+): Promise<Map<string, DidRef[]>> => {
   const keys = [...new Set(dids.map((did) => didKey(did.scope, did.name)))];
   const parents = new Map<string, DidRef[]>();
   for (let start = 0; start < keys.length; start += 500) {
     for await (const edge of contents(readModels).find({ childKey: { $in: keys.slice(start, start + 500) } })) {
-      parents.set(edge.childKey, [...(parents.get(edge.childKey) ?? []), { scope: edge.parentScope, name: edge.parentName }]);
+      parents.set(edge.childKey, [
+        ...(parents.get(edge.childKey) ?? []),
+        { scope: edge.parentScope, name: edge.parentName },
+      ]);
     }
   }
   return parents;
@@ -84,7 +109,12 @@ export const parentsOfMany = async (readModels: ReadModels, dids: readonly DidRe
  * Every ancestor's key, nearest level first, up to `maxLevels` levels (default all). A DID graph
  * has no cycles, but the visited set guards anyway.
  */
-export const ancestorKeys = async (readModels: ReadModels, scope: string, name: string, maxLevels = Number.POSITIVE_INFINITY): Promise<Set<string>> => {
+export const ancestorKeys = async (
+  readModels: ReadModels,
+  scope: string,
+  name: string,
+  maxLevels = Number.POSITIVE_INFINITY,
+): Promise<Set<string>> => {
   const found = new Set<string>();
   let frontier = [didKey(scope, name)];
   for (let level = 0; frontier.length > 0 && level < maxLevels; level += 1) {
@@ -119,7 +149,10 @@ export const datasetsBelow = async (readModels: ReadModels, scope: string, name:
 };
 
 /** What attaching needs to know of existing DIDs, fetched 500 keys per query. */
-export const catalogueFacts = async (readModels: ReadModels, refs: readonly DidRef[]): Promise<Map<string, ChildFacts>> => {
+export const catalogueFacts = async (
+  readModels: ReadModels,
+  refs: readonly DidRef[],
+): Promise<Map<string, ChildFacts>> => {
   const facts = new Map<string, ChildFacts>();
   const keys = [...new Set(refs.map((ref) => didKey(ref.scope, ref.name)))];
   for (let start = 0; start < keys.length; start += 500) {
@@ -180,7 +213,14 @@ export async function* filesBelow(readModels: ReadModels, did: DidDocument): Asy
   }
 }
 
-const fileEntry = (document: { scope: string; name: string; bytes?: unknown; adler32?: unknown; guid?: unknown; events?: unknown }): FileEntry => ({
+const fileEntry = (document: {
+  scope: string;
+  name: string;
+  bytes?: unknown;
+  adler32?: unknown;
+  guid?: unknown;
+  events?: unknown;
+}): FileEntry => ({
   scope: document.scope,
   name: document.name,
   bytes: (document.bytes as number | undefined) ?? null,
@@ -194,12 +234,17 @@ const fileEntry = (document: { scope: string; name: string; bytes?: unknown; adl
  * it (depth DATASET uses their stored values, depth FILE their files, which here are the same);
  * a file is one file. Other combinations give the stored values.
  */
-export const dynamicTotals = async (readModels: ReadModels, did: DidDocument, depth: 'FILE' | 'DATASET'): Promise<ContentTotals> => {
+export const dynamicTotals = async (
+  readModels: ReadModels,
+  did: DidDocument,
+  depth: 'FILE' | 'DATASET',
+): Promise<ContentTotals> => {
   if (did.did_type === 'FILE') return { length: 1, bytes: Number(did.bytes ?? 0), events: Number(did.events ?? 0) };
   if (did.did_type === 'DATASET' && depth === 'FILE') {
     return { length: Number(did.length ?? 0), bytes: Number(did.bytes ?? 0), events: Number(did.events ?? 0) };
   }
-  if (did.did_type === 'CONTAINER') return sumDatasetTotals(readModels, await datasetsBelow(readModels, did.scope, did.name));
+  if (did.did_type === 'CONTAINER')
+    return sumDatasetTotals(readModels, await datasetsBelow(readModels, did.scope, did.name));
   return { length: Number(did.length ?? 0), bytes: Number(did.bytes ?? 0), events: Number(did.events ?? 0) };
 };
 
@@ -213,5 +258,9 @@ export const expiredDids = async (
     .collection<DidDocument>(didsCollection)
     .find({ expired_at: { $lt: now } }, { sort: { expired_at: 1 }, limit })
     .toArray();
-  return documents.map((document) => ({ scope: document.scope, name: document.name, expiredAt: String(document.expired_at) }));
+  return documents.map((document) => ({
+    scope: document.scope,
+    name: document.name,
+    expiredAt: String(document.expired_at),
+  }));
 };

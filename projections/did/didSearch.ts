@@ -14,7 +14,17 @@ import type { ReadModels } from '../runtime/readModels.ts';
 
 /** DID columns holding text: a number in a filter means its digits there, as SQL compares it. */
 const TEXT_COLUMNS = new Set([
-  'name', 'md5', 'adler32', 'guid', 'project', 'datatype', 'stream_name', 'prod_step', 'version', 'campaign', 'provenance',
+  'name',
+  'md5',
+  'adler32',
+  'guid',
+  'project',
+  'datatype',
+  'stream_name',
+  'prod_step',
+  'version',
+  'campaign',
+  'provenance',
   'phys_group',
 ]);
 
@@ -37,7 +47,9 @@ const criterionFilter = (criterion: Criterion, plugin: DidSearch['plugin']): Fil
   const present: Filter = field.startsWith('meta.') ? { [field]: { $ne: null } } : {};
   if (criterion.pattern) {
     const regex = likePattern(String(criterion.value));
-    return criterion.operator === 'eq' ? { [field]: { $regex: regex } } : { $and: [present, { [field]: { $not: regex } }] };
+    return criterion.operator === 'eq'
+      ? { [field]: { $regex: regex } }
+      : { $and: [present, { [field]: { $not: regex } }] };
   }
   switch (criterion.operator) {
     case 'eq':
@@ -64,7 +76,13 @@ export const searchFilter = (search: DidSearch, scope: string): Filter => {
   return groups.length === 1 ? groups[0]! : { $or: groups };
 };
 
-export type SearchHit = Readonly<{ scope: string; name: string; did_type: string | null; bytes: number | null; length: number | null }>;
+export type SearchHit = Readonly<{
+  scope: string;
+  name: string;
+  did_type: string | null;
+  bytes: number | null;
+  length: number | null;
+}>;
 
 /**
  * Runs a search, lazily. With `recursive`, the children of every matching collection are searched
@@ -85,14 +103,18 @@ export async function* runDidSearch(
     const children: { scope: string; name: string }[] = [];
     for await (const did of query()) {
       if (did.did_type === 'FILE') continue;
-      for await (const child of contents.find({ parentKey: did._id }, { sort: { parentKey: 1, _id: 1 } })) children.push(child);
+      for await (const child of contents.find({ parentKey: did._id }, { sort: { parentKey: 1, _id: 1 } }))
+        children.push(child);
     }
     for (const child of children) {
       const named: DidSearch = {
         ...search,
         groups: search.groups.map((group) => ({
           ...group,
-          criteria: [...group.criteria.filter((criterion) => criterion.key !== 'name'), { key: 'name', operator: 'eq', value: child.name, pattern: false }],
+          criteria: [
+            ...group.criteria.filter((criterion) => criterion.key !== 'name'),
+            { key: 'name', operator: 'eq', value: child.name, pattern: false },
+          ],
         })),
       };
       yield* runDidSearch(readModels, named, child.scope, options, seen);
@@ -103,6 +125,12 @@ export async function* runDidSearch(
     seen.add(did._id);
     yield search.plugin === 'JSON'
       ? { scope: did.scope, name: did.name, did_type: null, bytes: null, length: null }
-      : { scope: did.scope, name: did.name, did_type: did.did_type, bytes: (did.bytes as number | undefined) ?? null, length: (did.length as number | undefined) ?? null };
+      : {
+          scope: did.scope,
+          name: did.name,
+          did_type: did.did_type,
+          bytes: (did.bytes as number | undefined) ?? null,
+          length: (did.length as number | undefined) ?? null,
+        };
   }
 }

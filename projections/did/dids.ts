@@ -44,7 +44,10 @@ export const didsCollection: CollectionSpec = {
   ],
 };
 
-const withColumns = (document: DidDocument, columns: Readonly<Record<string, ColumnValue | undefined>>): DidDocument => {
+const withColumns = (
+  document: DidDocument,
+  columns: Readonly<Record<string, ColumnValue | undefined>>,
+): DidDocument => {
   const next: DidDocument = { ...document };
   for (const [column, value] of Object.entries(columns)) {
     if (value === null || value === undefined) delete next[column];
@@ -96,7 +99,21 @@ export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>(
   documentId: (event) => didKey(event.data.scope, event.data.name),
   evolve: (document, event) => {
     if (event.type === 'DidCreated') {
-      const { scope, name, didType, account, createdAt, expiredAt, monotonic, isNew, bytes, adler32, md5, guid, events } = event.data;
+      const {
+        scope,
+        name,
+        didType,
+        account,
+        createdAt,
+        expiredAt,
+        monotonic,
+        isNew,
+        bytes,
+        adler32,
+        md5,
+        guid,
+        events,
+      } = event.data;
       return withColumns(
         {
           _id: didKey(scope, name),
@@ -115,7 +132,16 @@ export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>(
           updated_at: createdAt,
           meta: null,
         },
-        { is_open: didType === 'FILE' ? null : true, is_new: isNew, expired_at: expiredAt, bytes, adler32, md5, guid, events },
+        {
+          is_open: didType === 'FILE' ? null : true,
+          is_new: isNew,
+          expired_at: expiredAt,
+          bytes,
+          adler32,
+          md5,
+          guid,
+          events,
+        },
       );
     }
     if (event.type === 'DidResurrected' && event.data.restored) {
@@ -142,7 +168,10 @@ export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>(
     if (!document) return undefined;
     switch (event.type) {
       case 'DidMetadataSet': {
-        const meta = Object.keys(event.data.json).length > 0 || document.meta ? { ...(document.meta ?? {}), ...event.data.json } : null;
+        const meta =
+          Object.keys(event.data.json).length > 0 || document.meta
+            ? { ...(document.meta ?? {}), ...event.data.json }
+            : null;
         return withColumns({ ...document, meta, updated_at: event.data.setAt }, event.data.columns);
       }
       case 'DidMetadataKeyDeleted': {
@@ -156,7 +185,11 @@ export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>(
       case 'DidContentUpdated':
         return withTotals(document, event.data.totals, event.data.updatedAt);
       case 'DidClosed':
-        return withTotals({ ...document, is_open: false, closed_at: event.data.closedAt }, event.data.totals, event.data.closedAt);
+        return withTotals(
+          { ...document, is_open: false, closed_at: event.data.closedAt },
+          event.data.totals,
+          event.data.closedAt,
+        );
       case 'DidReopened':
         return { ...document, is_open: true, updated_at: event.data.reopenedAt };
       case 'DidErased':

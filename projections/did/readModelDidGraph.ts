@@ -1,11 +1,23 @@
 import type { DidGraph } from '../../domain/did/didGraph.ts';
-import { ancestorKeys, catalogueFacts, datasetsBelow, filesBelow, findDid, parentsOf, parentsOfMany, sumDatasetTotals } from './didQueries.ts';
+import {
+  ancestorKeys,
+  catalogueFacts,
+  datasetsBelow,
+  filesBelow,
+  findDid,
+  parentsOf,
+  parentsOfMany,
+  sumDatasetTotals,
+} from './didQueries.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 
 /** The DID graph facts commands need, answered from the content and DID read models. */
 export const readModelDidGraph = (readModels: ReadModels): DidGraph => ({
   async parents(scope, name) {
-    return (await parentsOf(readModels, scope, name)).map((edge) => ({ scope: edge.parentScope, name: edge.parentName }));
+    return (await parentsOf(readModels, scope, name)).map((edge) => ({
+      scope: edge.parentScope,
+      name: edge.parentName,
+    }));
   },
   parentsOfMany: (dids) => parentsOfMany(readModels, dids),
   ancestors: (scope, name) => ancestorKeys(readModels, scope, name),

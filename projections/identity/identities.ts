@@ -3,7 +3,12 @@ import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { Projected, Projection } from '../projection.ts';
 
 /** One document per identity (its email), and one per identity-to-account mapping. */
-export type IdentityDocument = Projected<{ identity: string; identityType: IdentityType; email: string | null; createdAt: string }>;
+export type IdentityDocument = Projected<{
+  identity: string;
+  identityType: IdentityType;
+  email: string | null;
+  createdAt: string;
+}>;
 export type AccountIdentityDocument = Projected<{
   account: string;
   identity: string;
@@ -19,7 +24,8 @@ export const accountIdentitiesCollection: CollectionSpec = {
   indexes: [{ fields: ['account'] }, { fields: ['identity', 'identityType'] }],
 };
 
-export const identityDocumentId = (identityType: IdentityType, identity: string): string => `${identityType}|${identity}`;
+export const identityDocumentId = (identityType: IdentityType, identity: string): string =>
+  `${identityType}|${identity}`;
 export const accountIdentityDocumentId = (account: string, identityType: IdentityType, identity: string): string =>
   `${account}|${identityType}|${identity}`;
 
@@ -56,7 +62,10 @@ export const identitiesProjection: Projection<IdentityEvent> = {
         return;
       }
       case 'IdentityRevokedFromAccount':
-        await mappings.update(accountIdentityDocumentId(event.data.account, event.data.identityType, event.data.identity), () => null);
+        await mappings.update(
+          accountIdentityDocumentId(event.data.account, event.data.identityType, event.data.identity),
+          () => null,
+        );
         return;
     }
   },

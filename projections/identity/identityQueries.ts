@@ -4,10 +4,15 @@ import { accountIdentitiesCollection, accountIdentityDocumentId, type AccountIde
 
 /** What the identity and account routes read of the identity-to-account mappings. */
 
-const mappings = (readModels: ReadModels) => readModels.collection<AccountIdentityDocument>(accountIdentitiesCollection);
+const mappings = (readModels: ReadModels) =>
+  readModels.collection<AccountIdentityDocument>(accountIdentitiesCollection);
 
 /** The accounts an identity is mapped to, by name; of one identity type, or of any when none is given. */
-export const accountsOfIdentity = async (readModels: ReadModels, identity: string, identityType?: IdentityType): Promise<string[]> => {
+export const accountsOfIdentity = async (
+  readModels: ReadModels,
+  identity: string,
+  identityType?: IdentityType,
+): Promise<string[]> => {
   const found = await mappings(readModels)
     .find({ identity, ...(identityType !== undefined ? { identityType } : {}) }, { sort: { account: 1 } })
     .toArray();
@@ -24,4 +29,5 @@ export const identityMappedSince = async (
   account: string,
   identityType: IdentityType,
   identity: string,
-): Promise<string | undefined> => (await mappings(readModels).get(accountIdentityDocumentId(account, identityType, identity)))?.createdAt;
+): Promise<string | undefined> =>
+  (await mappings(readModels).get(accountIdentityDocumentId(account, identityType, identity)))?.createdAt;

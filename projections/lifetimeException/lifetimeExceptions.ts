@@ -1,5 +1,8 @@
 import { didKey, type DidType } from '../../domain/did/did.ts';
-import type { LifetimeExceptionEvent, LifetimeExceptionState } from '../../domain/lifetimeException/lifetimeException.ts';
+import type {
+  LifetimeExceptionEvent,
+  LifetimeExceptionState,
+} from '../../domain/lifetimeException/lifetimeException.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { Projected, Projection } from '../projection.ts';
 
@@ -66,7 +69,9 @@ export const lifetimeExceptionsProjection: Projection<LifetimeExceptionEvent> = 
     const state: LifetimeExceptionState = event.type === 'ExceptionApproved' ? 'APPROVED' : 'REJECTED';
     for (const document of await documents.find({ id: event.data.id })) {
       await documents.update(document._id, (current) =>
-        current ? { ...current, state, decided_by: event.data.approver, decided_at: event.data.at, updated_at: event.data.at } : undefined,
+        current
+          ? { ...current, state, decided_by: event.data.approver, decided_at: event.data.at, updated_at: event.data.at }
+          : undefined,
       );
     }
   },

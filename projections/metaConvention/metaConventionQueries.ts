@@ -3,7 +3,8 @@ import { metaConventionsCollection, type MetaConventionDocument } from './metaCo
 
 /** What the meta convention routes read: the keys, and one key's convention. */
 
-const conventions = (readModels: ReadModels) => readModels.collection<MetaConventionDocument>(metaConventionsCollection);
+const conventions = (readModels: ReadModels) =>
+  readModels.collection<MetaConventionDocument>(metaConventionsCollection);
 
 /** Every key with a convention, by key: a short JSON list in Rucio, so gathered whole. */
 export const conventionKeys = async (readModels: ReadModels): Promise<string[]> => {
@@ -12,4 +13,5 @@ export const conventionKeys = async (readModels: ReadModels): Promise<string[]> 
   return keys;
 };
 
-export const findConvention = (readModels: ReadModels, key: string): Promise<MetaConventionDocument | null> => conventions(readModels).get(key);
+export const findConvention = (readModels: ReadModels, key: string): Promise<MetaConventionDocument | null> =>
+  conventions(readModels).get(key);

@@ -1,4 +1,9 @@
-import { META_CONVENTION_EVENT_TYPES, type KeyType, type MetaConventionEvent, type ValueType } from '../../domain/metaConvention/metaConvention.ts';
+import {
+  META_CONVENTION_EVENT_TYPES,
+  type KeyType,
+  type MetaConventionEvent,
+  type ValueType,
+} from '../../domain/metaConvention/metaConvention.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import { documentProjection, type Projected } from '../projection.ts';
 

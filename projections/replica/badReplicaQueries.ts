@@ -7,7 +7,10 @@ import { replicaId, replicasCollection, type ReplicaDocument } from './replicaDo
 
 const rows = (readModels: ReadModels) => readModels.collection<BadReplicaDocument>(badReplicasCollection);
 
-const createdBetween = (after?: { value: string; inclusive: boolean }, before?: { value: string; inclusive: boolean }): Filter => {
+const createdBetween = (
+  after?: { value: string; inclusive: boolean },
+  before?: { value: string; inclusive: boolean },
+): Filter => {
   const range: Record<string, string> = {};
   if (after) range[after.inclusive ? '$gte' : '$gt'] = after.value;
   if (before) range[before.inclusive ? '$lte' : '$lt'] = before.value;
@@ -31,7 +34,13 @@ export const badReplicaRows = (
     { sort: { created_at: 1 }, ...(options.limit ? { limit: options.limit } : {}) },
   );
 
-export type IncidentSummary = Readonly<{ rseId: string; rse: string; day: string; reason: string | null; counts: Partial<Record<BadReplicaState, number>> }>;
+export type IncidentSummary = Readonly<{
+  rseId: string;
+  rse: string;
+  day: string;
+  reason: string | null;
+  counts: Partial<Record<BadReplicaState, number>>;
+}>;
 
 /**
  * Rucio's `get_bad_replicas_summary`: declarations counted per RSE, day and reason, by state.
@@ -42,7 +51,10 @@ export const badReplicaSummary = async (
   readModels: ReadModels,
   options: { rseIds?: ReadonlySet<string>; fromDate?: string; toDate?: string },
 ): Promise<IncidentSummary[]> => {
-  const groups = new Map<string, { rseId: string; rse: string; day: string; reason: string | null; counts: Partial<Record<BadReplicaState, number>> }>();
+  const groups = new Map<
+    string,
+    { rseId: string; rse: string; day: string; reason: string | null; counts: Partial<Record<BadReplicaState, number>> }
+  >();
   const filter = createdBetween(
     options.fromDate ? { value: options.fromDate, inclusive: false } : undefined,
     options.toDate ? { value: options.toDate, inclusive: false } : undefined,
@@ -58,7 +70,14 @@ export const badReplicaSummary = async (
   return [...groups.values()];
 };
 
-export type SuspiciousReplica = Readonly<{ scope: string; name: string; rse: string; rseId: string; count: number; createdAt: string }>;
+export type SuspiciousReplica = Readonly<{
+  scope: string;
+  name: string;
+  rse: string;
+  rseId: string;
+  count: number;
+  createdAt: string;
+}>;
 
 /** Declarations that show a replica was dealt with: it is no longer merely suspicious. */
 const SETTLED: ReadonlySet<BadReplicaState> = new Set(['BAD', 'RECOVERED', 'DELETED']);
@@ -73,7 +92,10 @@ export const suspiciousReplicas = async (
   options: { rseIds?: ReadonlySet<string>; youngerThan: string; nattempts: number },
 ): Promise<SuspiciousReplica[]> => {
   const groups = new Map<string, { row: BadReplicaDocument; count: number; settled: boolean }>();
-  for await (const row of rows(readModels).find({ created_at: { $gte: options.youngerThan } }, { sort: { created_at: 1 } })) {
+  for await (const row of rows(readModels).find(
+    { created_at: { $gte: options.youngerThan } },
+    { sort: { created_at: 1 } },
+  )) {
     if (options.rseIds && !options.rseIds.has(row.rse_id)) continue;
     const key = `${row.didKey} ${row.rse_id}`;
     const group = groups.get(key) ?? { row, count: 0, settled: false };
@@ -86,7 +108,15 @@ export const suspiciousReplicas = async (
   for (const { row, count, settled } of groups.values()) {
     if (settled || count <= options.nattempts) continue;
     const replica = await replicas.get(replicaId(row.scope, row.name, row.rse_id));
-    if (replica) found.push({ scope: row.scope, name: row.name, rse: row.rse, rseId: row.rse_id, count, createdAt: replica.created_at });
+    if (replica)
+      found.push({
+        scope: row.scope,
+        name: row.name,
+        rse: row.rse,
+        rseId: row.rse_id,
+        count,
+        createdAt: replica.created_at,
+      });
   }
   return found;
 };

@@ -37,7 +37,12 @@ export type BadReplicaDocument = Projected<{
 
 export const badReplicasCollection: CollectionSpec = {
   name: 'bad_replicas',
-  indexes: [{ fields: ['created_at'] }, { fields: ['state', 'created_at'] }, { fields: ['rse_id', 'created_at'] }, { fields: ['didKey', 'rse_id', 'state'] }],
+  indexes: [
+    { fields: ['created_at'] },
+    { fields: ['state', 'created_at'] },
+    { fields: ['rse_id', 'created_at'] },
+    { fields: ['didKey', 'rse_id', 'state'] },
+  ],
 };
 
 /** Rows of one replica start with the file and RSE; the event's position keeps repeated rows apart. */
@@ -45,7 +50,15 @@ const rowId = (event: ReplicaEvent, letter: string, position?: number): string =
   `${didKey(event.data.scope, event.data.name)} ${event.data.rseId} ${letter}${position === undefined ? '' : ` ${String(position).padStart(20, '0')}`}`;
 
 type BadReplicaEvent =
-  | EventsOf<ReplicaEvent, 'ReplicaDeclaredBad' | 'ReplicaDeclaredSuspicious' | 'ReplicaDeclaredTemporarilyUnavailable' | 'ReplicaStateChanged' | 'ReplicaDeleted' | 'ReplicaLost'>
+  | EventsOf<
+      ReplicaEvent,
+      | 'ReplicaDeclaredBad'
+      | 'ReplicaDeclaredSuspicious'
+      | 'ReplicaDeclaredTemporarilyUnavailable'
+      | 'ReplicaStateChanged'
+      | 'ReplicaDeleted'
+      | 'ReplicaLost'
+    >
   | EventsOf<DidEvent, 'FileExpiryCleared' | 'DidErased'>;
 
 /**
@@ -75,19 +88,26 @@ export const badReplicasProjection: Projection<BadReplicaEvent> = {
         await rows.update(open._id, (current) => (current ? { ...current, state, updated_at: at } : undefined));
       }
     };
-    const dropTemporaryRow = (key: string, rseId: string) => rows.update(`${key} ${rseId} T`, (current) => (current ? null : undefined));
+    const dropTemporaryRow = (key: string, rseId: string) =>
+      rows.update(`${key} ${rseId} T`, (current) => (current ? null : undefined));
     if (event.type === 'FileExpiryCleared') {
       await closeBadRows(didKey(event.data.scope, event.data.name), undefined, 'DELETED', event.data.clearedAt);
       return;
     }
     if (event.type === 'DidErased') {
       // The undertaker's BAD rows of the files concerned (Rucio's delete_dids): a file, or a dataset's files.
-      if (event.data.didType === 'FILE') await closeBadRows(didKey(event.data.scope, event.data.name), undefined, 'DELETED', event.data.erasedAt);
-      if (event.data.didType === 'DATASET') for (const child of event.data.children) await closeBadRows(didKey(child.scope, child.name), undefined, 'DELETED', event.data.erasedAt);
+      if (event.data.didType === 'FILE')
+        await closeBadRows(didKey(event.data.scope, event.data.name), undefined, 'DELETED', event.data.erasedAt);
+      if (event.data.didType === 'DATASET')
+        for (const child of event.data.children)
+          await closeBadRows(didKey(child.scope, child.name), undefined, 'DELETED', event.data.erasedAt);
       return;
     }
     const { scope, name, rse, rseId } = event.data;
-    const row = (state: BadReplicaState, fields: { reason: string | null; account: string; bytes: number; expires_at: string | null; at: string }) => ({
+    const row = (
+      state: BadReplicaState,
+      fields: { reason: string | null; account: string; bytes: number; expires_at: string | null; at: string },
+    ) => ({
       didKey: didKey(scope, name),
       scope,
       name,
@@ -105,12 +125,18 @@ export const badReplicasProjection: Projection<BadReplicaEvent> = {
       case 'ReplicaDeclaredBad': {
         if (event.data.previousState === 'TEMPORARY_UNAVAILABLE') await dropTemporaryRow(didKey(scope, name), rseId);
         const id = rowId(event, 'B', context.position);
-        await rows.create(id, { _id: id, ...row('BAD', { ...event.data, expires_at: null, at: event.data.declaredAt }) });
+        await rows.create(id, {
+          _id: id,
+          ...row('BAD', { ...event.data, expires_at: null, at: event.data.declaredAt }),
+        });
         return;
       }
       case 'ReplicaDeclaredSuspicious': {
         const id = rowId(event, 'S', context.position);
-        await rows.create(id, { _id: id, ...row('SUSPICIOUS', { ...event.data, expires_at: null, at: event.data.declaredAt }) });
+        await rows.create(id, {
+          _id: id,
+          ...row('SUSPICIOUS', { ...event.data, expires_at: null, at: event.data.declaredAt }),
+        });
         return;
       }
       case 'ReplicaDeclaredTemporarilyUnavailable': {
@@ -118,13 +144,19 @@ export const badReplicasProjection: Projection<BadReplicaEvent> = {
         const at = event.data.declaredAt;
         await rows.update(id, (current) => ({
           _id: id,
-          ...row('TEMPORARY_UNAVAILABLE', { ...event.data, bytes: event.data.bytes, expires_at: event.data.expiresAt, at }),
+          ...row('TEMPORARY_UNAVAILABLE', {
+            ...event.data,
+            bytes: event.data.bytes,
+            expires_at: event.data.expiresAt,
+            at,
+          }),
           created_at: current?.created_at ?? at,
         }));
         return;
       }
       case 'ReplicaStateChanged': {
-        if (event.data.previousState === 'TEMPORARY_UNAVAILABLE' && event.data.state !== 'TEMPORARY_UNAVAILABLE') await dropTemporaryRow(didKey(scope, name), rseId);
+        if (event.data.previousState === 'TEMPORARY_UNAVAILABLE' && event.data.state !== 'TEMPORARY_UNAVAILABLE')
+          await dropTemporaryRow(didKey(scope, name), rseId);
         // Recoveries are rare: looking the open BAD rows up costs one query then.
         if (event.data.recovered) await closeBadRows(didKey(scope, name), rseId, 'RECOVERED', event.data.changedAt);
         return;

@@ -29,7 +29,9 @@ export type DatasetReplica = Readonly<{
 const PAGE = 500;
 
 const liveRseIds = async (readModels: ReadModels): Promise<Set<string>> =>
-  new Set((await readModels.collection<RseDocument>(rsesCollection).find({ deleted: false }).toArray()).map((rse) => rse.id));
+  new Set(
+    (await readModels.collection<RseDocument>(rsesCollection).find({ deleted: false }).toArray()).map((rse) => rse.id),
+  );
 
 /** A stored row with the dataset's own length and bytes. */
 const withTotals = (row: DatasetReplicaDocument, dataset: DidDocument): DatasetReplica => ({
@@ -47,7 +49,10 @@ const withTotals = (row: DatasetReplicaDocument, dataset: DidDocument): DatasetR
 });
 
 /** The stored rows of some datasets (a container or file among them has none). */
-export async function* storedDatasetReplicas(readModels: ReadModels, datasets: readonly DidDocument[]): AsyncGenerator<DatasetReplica> {
+export async function* storedDatasetReplicas(
+  readModels: ReadModels,
+  datasets: readonly DidDocument[],
+): AsyncGenerator<DatasetReplica> {
   const live = await liveRseIds(readModels);
   const rows = readModels.collection<DatasetReplicaDocument>(datasetReplicasCollection);
   for (const dataset of datasets) {
@@ -63,14 +68,18 @@ export async function* datasetReplicasOnRse(readModels: ReadModels, rseId: strin
   const dids = readModels.collection<DidDocument>(didsCollection);
   let page: DatasetReplicaDocument[] = [];
   const flush = async function* () {
-    const datasets = new Map((await dids.find({ _id: { $in: page.map((row) => row.datasetKey) } }).toArray()).map((did) => [did._id, did]));
+    const datasets = new Map(
+      (await dids.find({ _id: { $in: page.map((row) => row.datasetKey) } }).toArray()).map((did) => [did._id, did]),
+    );
     for (const row of page) {
       const dataset = datasets.get(row.datasetKey);
       if (dataset) yield withTotals(row, dataset);
     }
     page = [];
   };
-  for await (const row of readModels.collection<DatasetReplicaDocument>(datasetReplicasCollection).find({ rse_id: rseId }, { sort: { rse_id: 1, datasetKey: 1 } })) {
+  for await (const row of readModels
+    .collection<DatasetReplicaDocument>(datasetReplicasCollection)
+    .find({ rse_id: rseId }, { sort: { rse_id: 1, datasetKey: 1 } })) {
     page.push(row);
     if (page.length === PAGE) yield* flush();
   }
@@ -85,13 +94,23 @@ export const deepDatasetReplicas = async (readModels: ReadModels, dataset: DidDo
   if (dataset.did_type !== 'DATASET') return [];
   const live = await liveRseIds(readModels);
   const replicas = readModels.collection<ReplicaDocument>(replicasCollection);
-  const perRse = new Map<string, { rse: string; count: number; bytes: number; createdAt: string; updatedAt: string; accessedAt: string | null }>();
+  const perRse = new Map<
+    string,
+    { rse: string; count: number; bytes: number; createdAt: string; updatedAt: string; accessedAt: string | null }
+  >();
   let length = 0;
   let bytes = 0;
   const count = async (keys: string[]) => {
     for await (const replica of replicas.find({ didKey: { $in: keys } }, { sort: BY_FILE })) {
       if (replica.state !== 'AVAILABLE' || !live.has(replica.rse_id)) continue;
-      const entry = perRse.get(replica.rse_id) ?? { rse: replica.rse, count: 0, bytes: 0, createdAt: replica.created_at, updatedAt: replica.updated_at, accessedAt: null };
+      const entry = perRse.get(replica.rse_id) ?? {
+        rse: replica.rse,
+        count: 0,
+        bytes: 0,
+        createdAt: replica.created_at,
+        updatedAt: replica.updated_at,
+        accessedAt: null,
+      };
       entry.count += 1;
       entry.bytes += replica.bytes;
       if (replica.created_at < entry.createdAt) entry.createdAt = replica.created_at;
@@ -100,7 +119,9 @@ export const deepDatasetReplicas = async (readModels: ReadModels, dataset: DidDo
     }
   };
   let page: string[] = [];
-  for await (const edge of readModels.collection<ContentDocument>(didContentsCollection).find({ parentKey: didKey(dataset.scope, dataset.name) })) {
+  for await (const edge of readModels
+    .collection<ContentDocument>(didContentsCollection)
+    .find({ parentKey: didKey(dataset.scope, dataset.name) })) {
     length += 1;
     bytes += edge.bytes ?? 0;
     page.push(edge.childKey);

@@ -43,13 +43,26 @@ export const datasetReplicaId = (datasetKey: string, rseId: string): string => `
 type Change = Readonly<{ replicas: number; available: number; bytes: number }>;
 
 /** Adds `change` to one dataset's row on one RSE; a row without replicas left disappears. */
-const adjust = async (context: ProjectionContext, datasetKey: string, replica: { rseId: string; rse: string }, change: Change, at: string): Promise<void> => {
+const adjust = async (
+  context: ProjectionContext,
+  datasetKey: string,
+  replica: { rseId: string; rse: string },
+  change: Change,
+  at: string,
+): Promise<void> => {
   const id = datasetReplicaId(datasetKey, replica.rseId);
   await context.collection<DatasetReplicaDocument>(datasetReplicasCollection).update(id, (current) => {
     const replicas = (current?.replicas ?? 0) + change.replicas;
     if (replicas <= 0) return current ? null : undefined;
     return {
-      ...(current ?? { _id: id, datasetKey, ...didFromKey(datasetKey), rse: replica.rse, rse_id: replica.rseId, created_at: at }),
+      ...(current ?? {
+        _id: id,
+        datasetKey,
+        ...didFromKey(datasetKey),
+        rse: replica.rse,
+        rse_id: replica.rseId,
+        created_at: at,
+      }),
       replicas,
       available_length: (current?.available_length ?? 0) + change.available,
       available_bytes: (current?.available_bytes ?? 0) + change.bytes,
@@ -61,15 +74,23 @@ const adjust = async (context: ProjectionContext, datasetKey: string, replica: {
 const parents = (context: ProjectionContext) => context.collection<DatasetParentsDocument>(datasetParentsCollection);
 
 /** A new replica counts in every dataset its file belongs to. */
-export const countAddedReplica = async (context: ProjectionContext, event: Extract<ReplicaEvent, { type: 'ReplicaAdded' }>): Promise<void> => {
+export const countAddedReplica = async (
+  context: ProjectionContext,
+  event: Extract<ReplicaEvent, { type: 'ReplicaAdded' }>,
+): Promise<void> => {
   const { scope, name, rse, rseId, bytes, state, addedAt } = event.data;
   const available = state === 'AVAILABLE';
   const change = { replicas: 1, available: available ? 1 : 0, bytes: available ? bytes : 0 };
-  for (const datasetKey of (await parents(context).get(didKey(scope, name)))?.datasets ?? []) await adjust(context, datasetKey, { rseId, rse }, change, addedAt);
+  for (const datasetKey of (await parents(context).get(didKey(scope, name)))?.datasets ?? [])
+    await adjust(context, datasetKey, { rseId, rse }, change, addedAt);
 };
 
 /** A replica becoming (un)available moves its file in or out of its datasets' available counts. */
-export const countTransition = async (context: ProjectionContext, event: ReplicaTransition, replica: ReplicaDocument): Promise<void> => {
+export const countTransition = async (
+  context: ProjectionContext,
+  event: ReplicaTransition,
+  replica: ReplicaDocument,
+): Promise<void> => {
   const before = event.data.previousState === 'AVAILABLE';
   const after = stateAfter(event) === 'AVAILABLE';
   if (before === after) return;
@@ -77,16 +98,27 @@ export const countTransition = async (context: ProjectionContext, event: Replica
   const at = transitionTime(event);
   const { scope, name, rse, rseId } = event.data;
   for (const datasetKey of (await parents(context).get(didKey(scope, name)))?.datasets ?? []) {
-    await adjust(context, datasetKey, { rseId, rse }, { replicas: 0, available: sign, bytes: sign * replica.bytes }, at);
+    await adjust(
+      context,
+      datasetKey,
+      { rseId, rse },
+      { replicas: 0, available: sign, bytes: sign * replica.bytes },
+      at,
+    );
   }
 };
 
 /** A replica deleted leaves its datasets' rows (it counted as available only if it still was). */
-export const countDeletedReplica = async (context: ProjectionContext, event: Extract<ReplicaEvent, { type: 'ReplicaDeleted' }>, replica: ReplicaDocument): Promise<void> => {
+export const countDeletedReplica = async (
+  context: ProjectionContext,
+  event: Extract<ReplicaEvent, { type: 'ReplicaDeleted' }>,
+  replica: ReplicaDocument,
+): Promise<void> => {
   const { scope, name, rse, rseId, deletedAt } = event.data;
   const available = replica.state === 'AVAILABLE';
   const change = { replicas: -1, available: available ? -1 : 0, bytes: available ? -replica.bytes : 0 };
-  for (const datasetKey of (await parents(context).get(didKey(scope, name)))?.datasets ?? []) await adjust(context, datasetKey, { rseId, rse }, change, deletedAt);
+  for (const datasetKey of (await parents(context).get(didKey(scope, name)))?.datasets ?? [])
+    await adjust(context, datasetKey, { rseId, rse }, change, deletedAt);
 };
 
 const PAGE = 500;
@@ -102,11 +134,19 @@ export const countMembership = async (context: ProjectionContext, event: Dataset
   if (event.data.didType !== 'DATASET') return;
   const datasetKey = didKey(event.data.scope, event.data.name);
   const sign = event.type === 'DidsAttached' ? 1 : -1;
-  const at = event.type === 'DidsAttached' ? event.data.attachedAt : event.type === 'DidsDetached' ? event.data.detachedAt : event.data.erasedAt;
+  const at =
+    event.type === 'DidsAttached'
+      ? event.data.attachedAt
+      : event.type === 'DidsDetached'
+        ? event.data.detachedAt
+        : event.data.erasedAt;
   const keys = event.data.children.map((child) => didKey(child.scope, child.name));
   const replicas = context.collection<ReplicaDocument>(replicasCollection);
   for (let start = 0; start < keys.length; start += PAGE) {
-    for (const replica of await replicas.find({ didKey: { $in: keys.slice(start, start + PAGE) } }, { sort: BY_FILE })) {
+    for (const replica of await replicas.find(
+      { didKey: { $in: keys.slice(start, start + PAGE) } },
+      { sort: BY_FILE },
+    )) {
       const available = replica.state === 'AVAILABLE';
       const change = { replicas: sign, available: available ? sign : 0, bytes: available ? sign * replica.bytes : 0 };
       await adjust(context, datasetKey, { rseId: replica.rse_id, rse: replica.rse }, change, at);

@@ -22,7 +22,10 @@ const replicas = (readModels: ReadModels) => readModels.collection<ReplicaDocume
 
 /** The RSEs that are not deleted, by name. */
 export const activeRses = (readModels: ReadModels): Promise<RseDocument[]> =>
-  readModels.collection<RseDocument>(rsesCollection).find({ deleted: false }, { sort: { deleted: 1, rse: 1 } }).toArray();
+  readModels
+    .collection<RseDocument>(rsesCollection)
+    .find({ deleted: false }, { sort: { deleted: 1, rse: 1 } })
+    .toArray();
 
 /** Where a page of candidates ended: the next page starts after it. */
 export type CandidateMark = Readonly<{ tombstone: string; updatedAt: string; id: string }>;
@@ -51,12 +54,17 @@ export const deletionCandidates = async (
 ): Promise<{ candidates: ReaperCandidate[]; mark: CandidateMark | undefined }> => {
   const tombstone = options.obsoleteOnly ? { $eq: OBSOLETE_TOMBSTONE } : { $lt: options.now };
   const page = await replicas(readModels)
-    .find({ rse_id: rseId, lock_cnt: 0, tombstone, ...afterMark(options.after) }, { sort: { rse_id: 1, lock_cnt: 1, tombstone: 1, updated_at: 1, _id: 1 }, limit: options.limit })
+    .find(
+      { rse_id: rseId, lock_cnt: 0, tombstone, ...afterMark(options.after) },
+      { sort: { rse_id: 1, lock_cnt: 1, tombstone: 1, updated_at: 1, _id: 1 }, limit: options.limit },
+    )
     .toArray();
   const last = page[page.length - 1];
   if (!last) return { candidates: [], mark: undefined };
   const others = new Map<string, ReplicaDocument[]>();
-  for (const replica of await replicas(readModels).find({ didKey: { $in: page.map((document) => document.didKey) } }, { sort: BY_FILE }).toArray()) {
+  for (const replica of await replicas(readModels)
+    .find({ didKey: { $in: page.map((document) => document.didKey) } }, { sort: BY_FILE })
+    .toArray()) {
     if (replica.rse_id !== rseId) others.set(replica.didKey, [...(others.get(replica.didKey) ?? []), replica]);
   }
   const candidates = page.map((document): ReaperCandidate => {
@@ -81,7 +89,11 @@ export const deletionCandidates = async (
 
 /** Replicas in state BAD, oldest change first (Rucio's `list_bad_replicas`). */
 export const badReplicas = async (readModels: ReadModels, limit: number): Promise<BadReplica[]> =>
-  (await replicas(readModels).find({ state: 'BAD' }, { sort: { state: 1, updated_at: 1 }, limit }).toArray()).map((document) => ({
+  (
+    await replicas(readModels)
+      .find({ state: 'BAD' }, { sort: { state: 1, updated_at: 1 }, limit })
+      .toArray()
+  ).map((document) => ({
     scope: document.scope,
     name: document.name,
     rse: document.rse,
@@ -92,8 +104,16 @@ export const badReplicas = async (readModels: ReadModels, limit: number): Promis
 const badRows = (readModels: ReadModels) => readModels.collection<BadReplicaDocument>(badReplicasCollection);
 
 /** Temporary unavailabilities whose expiry has passed (Rucio's `list_expired_temporary_unavailable_replicas`). */
-export const expiredTemporaryUnavailabilities = async (readModels: ReadModels, now: string, limit: number): Promise<TemporaryUnavailability[]> =>
-  (await badRows(readModels).find({ state: 'TEMPORARY_UNAVAILABLE', expires_at: { $lt: now } }, { sort: { state: 1, created_at: 1 }, limit }).toArray()).map((row) => ({
+export const expiredTemporaryUnavailabilities = async (
+  readModels: ReadModels,
+  now: string,
+  limit: number,
+): Promise<TemporaryUnavailability[]> =>
+  (
+    await badRows(readModels)
+      .find({ state: 'TEMPORARY_UNAVAILABLE', expires_at: { $lt: now } }, { sort: { state: 1, created_at: 1 }, limit })
+      .toArray()
+  ).map((row) => ({
     scope: row.scope,
     name: row.name,
     rse: row.rse,
@@ -116,7 +136,10 @@ export const suspiciousForRecovery = async (
 ): Promise<SuspiciousReplica[]> => {
   if (options.rseIds.size === 0) return [];
   const groups = new Map<string, { row: BadReplicaDocument; count: number; settled: boolean; reasons: Set<string> }>();
-  for await (const row of badRows(readModels).find({ created_at: { $gte: options.youngerThan } }, { sort: { created_at: 1 } })) {
+  for await (const row of badRows(readModels).find(
+    { created_at: { $gte: options.youngerThan } },
+    { sort: { created_at: 1 } },
+  )) {
     if (!options.rseIds.has(row.rse_id)) continue;
     const key = `${row.didKey} ${row.rse_id}`;
     const group = groups.get(key) ?? { row, count: 0, settled: false, reasons: new Set<string>() };
@@ -130,8 +153,15 @@ export const suspiciousForRecovery = async (
   const chosen = [...groups.values()].filter((group) => !group.settled && group.count > options.nattempts);
   if (chosen.length === 0) return [];
   const files: DidRef[] = chosen.map(({ row }) => ({ scope: row.scope, name: row.name }));
-  const copies = await replicas(readModels).find({ didKey: { $in: files.map((file) => didKey(file.scope, file.name)) } }, { sort: BY_FILE }).toArray();
-  const datatypes = new Map((await didsNamed(readModels, files)).map((did) => [did._id, typeof did.datatype === 'string' ? did.datatype : null]));
+  const copies = await replicas(readModels)
+    .find({ didKey: { $in: files.map((file) => didKey(file.scope, file.name)) } }, { sort: BY_FILE })
+    .toArray();
+  const datatypes = new Map(
+    (await didsNamed(readModels, files)).map((did) => [
+      did._id,
+      typeof did.datatype === 'string' ? did.datatype : null,
+    ]),
+  );
   return chosen.flatMap(({ row, count, reasons }): SuspiciousReplica[] => {
     const ofFile = copies.filter((copy) => copy.didKey === row.didKey);
     if (!ofFile.some((copy) => copy.rse_id === row.rse_id)) return [];
@@ -151,5 +181,12 @@ export const suspiciousForRecovery = async (
 };
 
 /** The quarantined entries of an RSE, a page at a time by path. */
-export const quarantinedReplicasOf = (readModels: ReadModels, rseId: string, limit: number): Promise<QuarantinedReplicaDocument[]> =>
-  readModels.collection<QuarantinedReplicaDocument>(quarantinedReplicasCollection).find({ rse_id: rseId }, { sort: { rse_id: 1, path: 1 }, limit }).toArray();
+export const quarantinedReplicasOf = (
+  readModels: ReadModels,
+  rseId: string,
+  limit: number,
+): Promise<QuarantinedReplicaDocument[]> =>
+  readModels
+    .collection<QuarantinedReplicaDocument>(quarantinedReplicasCollection)
+    .find({ rse_id: rseId }, { sort: { rse_id: 1, path: 1 }, limit })
+    .toArray();

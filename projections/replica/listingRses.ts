@@ -17,8 +17,8 @@ export type ListedRse = Readonly<{
 
 /** Config `policy.lfn2pfn_algorithm_default`, else `hash`. */
 export const defaultAlgorithmOf = async (readModels: ReadModels): Promise<string> =>
-  (await readModels.collection<ConfigSectionDocument>(configSectionsCollection).get('policy'))?.options.lfn2pfn_algorithm_default ||
-  DEFAULT_LFN2PFN_ALGORITHM;
+  (await readModels.collection<ConfigSectionDocument>(configSectionsCollection).get('policy'))?.options
+    .lfn2pfn_algorithm_default || DEFAULT_LFN2PFN_ALGORITHM;
 
 export const listedRse = (document: RseDocument, defaultAlgorithm: string): ListedRse => {
   const algorithm = document.attributes.lfn2pfn_algorithm;
@@ -47,6 +47,9 @@ export const listedRse = (document: RseDocument, defaultAlgorithm: string): List
  */
 export const loadListedRses = async (readModels: ReadModels): Promise<Map<string, ListedRse>> => {
   const defaultAlgorithm = await defaultAlgorithmOf(readModels);
-  const documents = await readModels.collection<RseDocument>(rsesCollection).find({ deleted: false }, { sort: { rse: 1 } }).toArray();
+  const documents = await readModels
+    .collection<RseDocument>(rsesCollection)
+    .find({ deleted: false }, { sort: { rse: 1 } })
+    .toArray();
   return new Map(documents.map((document) => [document.id, listedRse(document, defaultAlgorithm)]));
 };

@@ -16,8 +16,14 @@ export type QuarantinedReplicaDocument = Projected<{
 /** Entries the dark reaper is done with (Rucio's `quarantined_replicas_history`), with what it did. */
 export type QuarantinedReplicaHistoryDocument = QuarantinedReplicaDocument & { outcome: string; deleted_at: string };
 
-export const quarantinedReplicasCollection: CollectionSpec = { name: 'quarantined_replicas', indexes: [{ fields: ['rse_id', 'path'] }] };
-export const quarantinedReplicasHistoryCollection: CollectionSpec = { name: 'quarantined_replicas_history', indexes: [{ fields: ['rse_id', 'deleted_at'] }] };
+export const quarantinedReplicasCollection: CollectionSpec = {
+  name: 'quarantined_replicas',
+  indexes: [{ fields: ['rse_id', 'path'] }],
+};
+export const quarantinedReplicasHistoryCollection: CollectionSpec = {
+  name: 'quarantined_replicas_history',
+  indexes: [{ fields: ['rse_id', 'deleted_at'] }],
+};
 
 export const quarantinedReplicasProjection: Projection<QuarantineEvent> = {
   name: 'quarantined_replicas',
@@ -44,7 +50,15 @@ export const quarantinedReplicasProjection: Projection<QuarantineEvent> = {
         return document ? null : undefined;
       });
       const historyId = `${id} ${String(context.position).padStart(20, '0')}`;
-      await history.update(historyId, () => ({ _id: historyId, rse, rse_id: rseId, ...replica, created_at: createdAt, outcome, deleted_at: removedAt }));
+      await history.update(historyId, () => ({
+        _id: historyId,
+        rse,
+        rse_id: rseId,
+        ...replica,
+        created_at: createdAt,
+        outcome,
+        deleted_at: removedAt,
+      }));
     }
   },
 };

@@ -22,12 +22,16 @@ export const readModelReplicaCatalogue = (readModels: ReadModels): ReplicaCatalo
   const rses = () => readModels.collection<RseDocument>(rsesCollection);
   const replicas = () => readModels.collection<ReplicaDocument>(replicasCollection);
   const defaultAlgorithm = async () =>
-    (await readModels.collection<ConfigSectionDocument>(configSectionsCollection).get('policy'))?.options.lfn2pfn_algorithm_default ||
-    DEFAULT_LFN2PFN_ALGORITHM;
+    (await readModels.collection<ConfigSectionDocument>(configSectionsCollection).get('policy'))?.options
+      .lfn2pfn_algorithm_default || DEFAULT_LFN2PFN_ALGORITHM;
   return {
     async rses() {
       const fallback = await defaultAlgorithm();
-      return (await rses().find({ deleted: false }, { sort: { rse: 1 } }).toArray()).map((document) => catalogueRse(document, fallback));
+      return (
+        await rses()
+          .find({ deleted: false }, { sort: { rse: 1 } })
+          .toArray()
+      ).map((document) => catalogueRse(document, fallback));
     },
     async rseById(rseId) {
       const document = await rses().findOne({ id: rseId, deleted: false });

@@ -48,7 +48,10 @@ export const BY_FILE = { didKey: 1, _id: 1 } as const;
 export const replicaId = (scope: string, name: string, rseId: string): string => `${didKey(scope, name)} ${rseId}`;
 
 /** How a replica event changes the replica's document (projections/replicaProjection.ts applies it). */
-export const evolveReplica = (document: ReplicaDocument | null, event: ReplicaEvent): ReplicaDocument | null | undefined => {
+export const evolveReplica = (
+  document: ReplicaDocument | null,
+  event: ReplicaEvent,
+): ReplicaDocument | null | undefined => {
   if (event.type === 'ReplicaAdded') {
     const { scope, name, rse, rseId, bytes, md5, adler32, path, state, tombstone, addedAt } = event.data;
     return {
@@ -73,7 +76,12 @@ export const evolveReplica = (document: ReplicaDocument | null, event: ReplicaEv
   if (!document) return undefined;
   switch (event.type) {
     case 'ReplicaStateChanged':
-      return { ...document, state: event.data.state, tombstone: event.data.tombstone, updated_at: event.data.changedAt };
+      return {
+        ...document,
+        state: event.data.state,
+        tombstone: event.data.tombstone,
+        updated_at: event.data.changedAt,
+      };
     case 'ReplicaDeclaredBad':
     case 'ReplicaDeclaredTemporarilyUnavailable':
       return { ...document, state: stateAfter(event), updated_at: event.data.declaredAt };
@@ -82,13 +90,25 @@ export const evolveReplica = (document: ReplicaDocument | null, event: ReplicaEv
     case 'ReplicaLocked':
       return { ...document, lock_cnt: document.lock_cnt + 1, tombstone: null, updated_at: event.data.lockedAt };
     case 'ReplicaUnlocked':
-      return { ...document, lock_cnt: Math.max(0, document.lock_cnt - 1), tombstone: event.data.tombstone, state: event.data.state, updated_at: event.data.unlockedAt };
+      return {
+        ...document,
+        lock_cnt: Math.max(0, document.lock_cnt - 1),
+        tombstone: event.data.tombstone,
+        state: event.data.state,
+        updated_at: event.data.unlockedAt,
+      };
     case 'ReplicaDeletionStarted':
       return { ...document, state: 'BEING_DELETED', tombstone: OBSOLETE_TOMBSTONE, updated_at: event.data.changedAt };
     case 'ReplicaDeleted':
       return null;
     case 'ReplicaLost':
-      return { ...document, state: 'UNAVAILABLE', lock_cnt: 0, tombstone: OBSOLETE_TOMBSTONE, updated_at: event.data.lostAt };
+      return {
+        ...document,
+        state: 'UNAVAILABLE',
+        lock_cnt: 0,
+        tombstone: OBSOLETE_TOMBSTONE,
+        updated_at: event.data.lostAt,
+      };
     default:
       return undefined;
   }

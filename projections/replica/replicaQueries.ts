@@ -1,5 +1,11 @@
 import { didKey, type DidRef } from '../../domain/did/did.ts';
-import { listedFile, listingProtocols, type DomainChoice, type ListedFile, type ListingProtocol } from '../../domain/replica/replicaListing.ts';
+import {
+  listedFile,
+  listingProtocols,
+  type DomainChoice,
+  type ListedFile,
+  type ListingProtocol,
+} from '../../domain/replica/replicaListing.ts';
 import { evaluateRseExpression } from '../../domain/rse/rseExpression.ts';
 import { didContentsCollection, type ContentDocument } from '../did/didContents.ts';
 import { ancestorKeys, datasetsBelow } from '../did/didQueries.ts';
@@ -46,10 +52,18 @@ type Replicas = Map<string, ReplicaDocument[]>;
  * any answer is sent) and returns the stream of listed files, in pages, each a fresh array of
  * fresh objects the caller may change.
  */
-export const replicaListing = async (readModels: ReadModels, request: ReplicaListingRequest): Promise<AsyncGenerator<ListedFile[]>> => {
+export const replicaListing = async (
+  readModels: ReadModels,
+  request: ReplicaListingRequest,
+): Promise<AsyncGenerator<ListedFile[]>> => {
   const rses = await loadListedRses(readModels);
   const allowed = request.rseExpression
-    ? new Set(evaluateRseExpression(request.rseExpression, [...rses.values()].map((rse) => rse.facts)).map((facts) => facts.id))
+    ? new Set(
+        evaluateRseExpression(
+          request.rseExpression,
+          [...rses.values()].map((rse) => rse.facts),
+        ).map((facts) => facts.id),
+      )
     : undefined;
   const states = request.states === 'all' ? undefined : STATES[request.states];
   const accepts = (replica: ReplicaDocument): boolean => {
@@ -63,7 +77,8 @@ export const replicaListing = async (readModels: ReadModels, request: ReplicaLis
   const protocolsOf = (rse: ListedRse): ListingProtocol[] => {
     let cached = protocols.get(rse.listing.id);
     if (!cached) {
-      const domain = request.domain ?? (request.clientSite !== undefined && rse.site === request.clientSite ? 'lan' : 'wan');
+      const domain =
+        request.domain ?? (request.clientSite !== undefined && rse.site === request.clientSite ? 'lan' : 'wan');
       cached = listingProtocols(rse.listing, domain, request.schemes);
       protocols.set(rse.listing.id, cached);
     }
@@ -82,7 +97,10 @@ export const replicaListing = async (readModels: ReadModels, request: ReplicaLis
   const replicasOf = async (keys: readonly string[]): Promise<Replicas> => {
     const byFile: Replicas = new Map();
     // A page's replicas are bounded by the page: read at once, not row by row through the cursor.
-    for (const replica of await readModels.collection<ReplicaDocument>(replicasCollection).find({ didKey: { $in: keys } }, { sort: BY_FILE }).toArray()) {
+    for (const replica of await readModels
+      .collection<ReplicaDocument>(replicasCollection)
+      .find({ didKey: { $in: keys } }, { sort: BY_FILE })
+      .toArray()) {
       if (!accepts(replica)) continue;
       const list = byFile.get(replica.didKey);
       if (list) list.push(replica);
@@ -100,10 +118,21 @@ export async function* eachListedFile(pages: AsyncIterable<readonly ListedFile[]
 }
 
 /** One file's replica on one RSE, whatever its state. */
-export const findReplica = (readModels: ReadModels, scope: string, name: string, rseId: string): Promise<ReplicaDocument | null> =>
+export const findReplica = (
+  readModels: ReadModels,
+  scope: string,
+  name: string,
+  rseId: string,
+): Promise<ReplicaDocument | null> =>
   readModels.collection<ReplicaDocument>(replicasCollection).get(replicaId(scope, name, rseId));
 
-type FileFacts = Readonly<{ scope: string; name: string; bytes: number | null; md5: string | null; adler32: string | null }>;
+type FileFacts = Readonly<{
+  scope: string;
+  name: string;
+  bytes: number | null;
+  md5: string | null;
+  adler32: string | null;
+}>;
 
 /** `resolve_parents`: each listed file with the keys of all its ancestors. */
 async function* withParents(readModels: ReadModels, pages: AsyncIterable<ListedFile[]>): AsyncGenerator<ListedFile[]> {
@@ -135,7 +164,9 @@ async function* listFiles(
       if (!did) continue;
       if (did.did_type === 'FILE') files.push(did);
       else if (did.did_type === 'DATASET') datasets.set(key, datasets.get(key) ?? datasets.size);
-      else for (const dataset of await datasetsBelow(readModels, did.scope, did.name)) datasets.set(dataset, datasets.get(dataset) ?? datasets.size);
+      else
+        for (const dataset of await datasetsBelow(readModels, did.scope, did.name))
+          datasets.set(dataset, datasets.get(dataset) ?? datasets.size);
     }
   }
   const named = new Set(files.map((file) => file._id));
@@ -143,7 +174,16 @@ async function* listFiles(
     const page = files.slice(start, start + PAGE);
     const replicas = await replicasOf(page.map((file) => file._id));
     yield page.map((file) =>
-      line({ scope: file.scope, name: file.name, bytes: numberOrNull(file.bytes), md5: textOrNull(file.md5), adler32: textOrNull(file.adler32) }, replicas.get(file._id) ?? []),
+      line(
+        {
+          scope: file.scope,
+          name: file.name,
+          bytes: numberOrNull(file.bytes),
+          md5: textOrNull(file.md5),
+          adler32: textOrNull(file.adler32),
+        },
+        replicas.get(file._id) ?? [],
+      ),
     );
   }
   for (const [datasetKey, order] of datasets) {
@@ -156,7 +196,12 @@ async function* listFiles(
         const found = replicas.get(edge.childKey);
         if (!found) continue;
         const first = found[0]!;
-        listed.push(line({ scope: edge.scope, name: edge.name, bytes: first.bytes, md5: first.md5, adler32: first.adler32 }, found));
+        listed.push(
+          line(
+            { scope: edge.scope, name: edge.name, bytes: first.bytes, md5: first.md5, adler32: first.adler32 },
+            found,
+          ),
+        );
       }
       if (listed.length > 0) yield listed;
     }
@@ -166,7 +211,7 @@ async function* listFiles(
 /** A dataset's file edges, PAGE edges at a time, in child order: each page one keyset query. */
 async function* contentPages(readModels: ReadModels, datasetKey: string): AsyncGenerator<ContentDocument[]> {
   const contents = readModels.collection<ContentDocument>(didContentsCollection);
-  for (let after: string | undefined; ; ) {
+  for (let after: string | undefined; ;) {
     const filter = after === undefined ? { parentKey: datasetKey } : { parentKey: datasetKey, _id: { $gt: after } };
     const edges = await contents.find(filter, { sort: { parentKey: 1, _id: 1 }, limit: PAGE }).toArray();
     const files = edges.filter((edge) => edge.did_type === 'FILE');

@@ -2,7 +2,12 @@ import { settingValue, SETTINGS, type ConfigSections } from '../../domain/config
 import { didKey } from '../../domain/did/did.ts';
 import type { FinishedRequest } from '../../domain/request/finisher.ts';
 import type { SubmittedRequest } from '../../domain/request/poller.ts';
-import { FINISHED_REQUEST_STATES, type RankedSource, type RequestState, type RequestType } from '../../domain/request/request.ts';
+import {
+  FINISHED_REQUEST_STATES,
+  type RankedSource,
+  type RequestState,
+  type RequestType,
+} from '../../domain/request/request.ts';
 import type { CandidateReplica, SelectionRequest } from '../../domain/request/sourceSelection.ts';
 import type { ThrottledRequest } from '../../domain/request/throttler.ts';
 import { Topology, type TransferRse } from '../../domain/request/topology.ts';
@@ -27,7 +32,8 @@ const requests = (readModels: ReadModels) => readModels.collection<RequestDocume
 /** Where a page of requests ended: the next page starts after it. */
 export type PageMark = Readonly<{ at: string; id: string }>;
 
-const after = (field: string, mark: PageMark | undefined): Filter => (mark ? { $or: [{ [field]: { $gt: mark.at } }, { [field]: mark.at, _id: { $gt: mark.id } }] } : {});
+const after = (field: string, mark: PageMark | undefined): Filter =>
+  mark ? { $or: [{ [field]: { $gt: mark.at } }, { [field]: mark.at, _id: { $gt: mark.id } }] } : {};
 
 /**
  * Requests in a state, oldest first by `field` (`requested_at` for the work queues, `changed_at`
@@ -50,7 +56,10 @@ export const requestsInState = (
     )
     .toArray();
 
-export const pageMarkOf = (page: readonly RequestDocument[], field: 'requested_at' | 'changed_at'): PageMark | undefined => {
+export const pageMarkOf = (
+  page: readonly RequestDocument[],
+  field: 'requested_at' | 'changed_at',
+): PageMark | undefined => {
   const last = page[page.length - 1];
   return last ? { at: (last[field] ?? last.requested_at) as string, id: last._id } : undefined;
 };
@@ -92,7 +101,10 @@ export const finishedRequestOf = (document: RequestDocument): FinishedRequest =>
 export const FINISHER_STATES: readonly RequestState[] = [...FINISHED_REQUEST_STATES, 'SUBMITTING'];
 
 /** The AVAILABLE replicas of the requests' files, as candidate sources, by request id. */
-export const candidateReplicas = async (readModels: ReadModels, page: readonly RequestDocument[]): Promise<Map<string, CandidateReplica[]>> => {
+export const candidateReplicas = async (
+  readModels: ReadModels,
+  page: readonly RequestDocument[],
+): Promise<Map<string, CandidateReplica[]>> => {
   const keys = [...new Set(page.map((document) => document.didKey))];
   const byFile = new Map<string, CandidateReplica[]>();
   for (let start = 0; start < keys.length; start += 500) {
@@ -102,7 +114,10 @@ export const candidateReplicas = async (readModels: ReadModels, page: readonly R
       .toArray();
     for (const replica of replicas) {
       if (replica.state !== 'AVAILABLE') continue;
-      byFile.set(replica.didKey, [...(byFile.get(replica.didKey) ?? []), { rseId: replica.rse_id, path: replica.path }]);
+      byFile.set(replica.didKey, [
+        ...(byFile.get(replica.didKey) ?? []),
+        { rseId: replica.rse_id, path: replica.path },
+      ]);
     }
   }
   return new Map(page.map((document) => [document.id, byFile.get(document.didKey) ?? []]));
@@ -119,7 +134,10 @@ const transferAdmins = async (readModels: ReadModels): Promise<Set<string>> => {
 
 /** The storage elements, distances and settings one conveyor cycle works with. */
 export const loadTopology = async (readModels: ReadModels, sections: ConfigSections): Promise<Topology> => {
-  const rses = await readModels.collection<RseDocument>(rsesCollection).find({ deleted: false }, { sort: { rse: 1 } }).toArray();
+  const rses = await readModels
+    .collection<RseDocument>(rsesCollection)
+    .find({ deleted: false }, { sort: { rse: 1 } })
+    .toArray();
   const known = new Set(rses.map((rse) => rse.id));
   const distances = new Map<string, Map<string, number | null>>();
   for await (const row of readModels.collection<RseDistanceDocument>(rseDistancesCollection).find({})) {
@@ -127,7 +145,13 @@ export const loadTopology = async (readModels: ReadModels, sections: ConfigSecti
     distances.set(row.srcRseId, (distances.get(row.srcRseId) ?? new Map()).set(row.destRseId, row.distance));
   }
   return new Topology({
-    rses: rses.map((rse): TransferRse => ({ id: rse.id, rse: rse.rse, properties: rse.properties, attributes: rse.attributes, protocols: rse.protocols })),
+    rses: rses.map((rse): TransferRse => ({
+      id: rse.id,
+      rse: rse.rse,
+      properties: rse.properties,
+      attributes: rse.attributes,
+      protocols: rse.protocols,
+    })),
     distances,
     transferAdmins: await transferAdmins(readModels),
     lfn2pfnDefault: settingValue(sections, SETTINGS.lfn2pfnDefault),
@@ -152,7 +176,12 @@ export const transferLimitOf = (document: TransferLimitDocument): TransferLimit 
 
 /** Every transfer limit, oldest first. */
 export const transferLimits = async (readModels: ReadModels): Promise<TransferLimit[]> =>
-  (await readModels.collection<TransferLimitDocument>(transferLimitsCollection).find({}, { sort: { _id: 1 } }).toArray())
+  (
+    await readModels
+      .collection<TransferLimitDocument>(transferLimitsCollection)
+      .find({}, { sort: { _id: 1 } })
+      .toArray()
+  )
     .map(transferLimitOf)
     .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
 
@@ -166,7 +195,8 @@ const firstDatasets = async (readModels: ReadModels, fileKeys: readonly string[]
       .toArray();
     for (const edge of edges) {
       const earlier = first.get(edge.childKey);
-      if (edge.parentType === 'DATASET' && (!earlier || edge.created_at < earlier.created_at)) first.set(edge.childKey, edge);
+      if (edge.parentType === 'DATASET' && (!earlier || edge.created_at < earlier.created_at))
+        first.set(edge.childKey, edge);
     }
   }
   return new Map([...first].map(([child, edge]) => [child, edge.parentKey]));
@@ -179,8 +209,15 @@ const firstDatasets = async (readModels: ReadModels, fileKeys: readonly string[]
 export const throttledRequests = async (readModels: ReadModels, withActive: boolean): Promise<ThrottledRequest[]> => {
   const states: RequestState[] = withActive ? ['WAITING', 'QUEUED', 'SUBMITTING', 'SUBMITTED'] : ['WAITING'];
   const documents: RequestDocument[] = [];
-  for (const state of states) documents.push(...(await requests(readModels).find({ state }, { sort: { state: 1, requested_at: 1, _id: 1 } }).toArray()));
-  const datasets = await firstDatasets(readModels, [...new Set(documents.filter((document) => document.state === 'WAITING').map((document) => document.didKey))]);
+  for (const state of states)
+    documents.push(
+      ...(await requests(readModels)
+        .find({ state }, { sort: { state: 1, requested_at: 1, _id: 1 } })
+        .toArray()),
+    );
+  const datasets = await firstDatasets(readModels, [
+    ...new Set(documents.filter((document) => document.state === 'WAITING').map((document) => document.didKey)),
+  ]);
   return documents.map((document) => ({
     id: document.id,
     state: document.state,

@@ -1,4 +1,10 @@
-import { REQUEST_EVENT_TYPE_SET, type RankedSource, type RequestEvent, type RequestRecord, type RequestState } from '../../domain/request/request.ts';
+import {
+  REQUEST_EVENT_TYPE_SET,
+  type RankedSource,
+  type RequestEvent,
+  type RequestRecord,
+  type RequestState,
+} from '../../domain/request/request.ts';
 import { didKey } from '../../domain/did/did.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { Projected, Projection } from '../projection.ts';
@@ -121,11 +127,24 @@ const documentOf = (request: RequestRecord, state: RequestState): RequestDocumen
 });
 
 /** How an event changes an active request's document (the archiving events are applied apart). */
-const evolveActive = (document: RequestDocument, event: Exclude<RequestEvent, { type: 'RequestQueued' | 'RequestArchived' | 'RequestCancelled' }>): RequestDocument => {
-  const moved = (state: RequestState, at: string, changes: Partial<RequestDocument> = {}): RequestDocument => ({ ...document, ...changes, state, changed_at: at, updated_at: at });
+const evolveActive = (
+  document: RequestDocument,
+  event: Exclude<RequestEvent, { type: 'RequestQueued' | 'RequestArchived' | 'RequestCancelled' }>,
+): RequestDocument => {
+  const moved = (state: RequestState, at: string, changes: Partial<RequestDocument> = {}): RequestDocument => ({
+    ...document,
+    ...changes,
+    state,
+    changed_at: at,
+    updated_at: at,
+  });
   switch (event.type) {
     case 'RequestPrepared':
-      return moved(event.data.state, event.data.preparedAt, { source_rse_id: event.data.sourceRseId, source_rse: event.data.sourceRse, transfertool: event.data.transfertool });
+      return moved(event.data.state, event.data.preparedAt, {
+        source_rse_id: event.data.sourceRseId,
+        source_rse: event.data.sourceRse,
+        transfertool: event.data.transfertool,
+      });
     case 'RequestSourcesUnavailable':
       return moved(event.data.state, event.data.at, { err_msg: event.data.reason });
     case 'RequestReleased':
@@ -143,7 +162,11 @@ const evolveActive = (document: RequestDocument, event: Exclude<RequestEvent, { 
       });
     }
     case 'RequestSubmitted':
-      return moved('SUBMITTED', event.data.submittedAt, { external_id: event.data.externalId, external_host: event.data.externalHost, submitted_at: event.data.submittedAt });
+      return moved('SUBMITTED', event.data.submittedAt, {
+        external_id: event.data.externalId,
+        external_host: event.data.externalHost,
+        submitted_at: event.data.submittedAt,
+      });
     case 'RequestSubmissionFailed':
       return moved('SUBMISSION_FAILED', event.data.failedAt, { err_msg: event.data.reason });
     case 'TransferSucceeded':
@@ -179,12 +202,18 @@ export const requestsProjection: Projection<RequestEvent> = {
           if (!document) return undefined;
           archived =
             event.type === 'RequestArchived'
-              ? { ...document, err_msg: event.data.error ?? document.err_msg, retried_as: event.data.retriedAs, updated_at: event.data.archivedAt }
+              ? {
+                  ...document,
+                  err_msg: event.data.error ?? document.err_msg,
+                  retried_as: event.data.retriedAs,
+                  updated_at: event.data.archivedAt,
+                }
               : { ...document, err_msg: `cancelled: ${event.data.reason}`, updated_at: event.data.cancelledAt };
           return null;
         });
         const document = archived as RequestDocument | null;
-        if (document) await context.collection<RequestDocument>(requestsHistoryCollection).create(document.id, document);
+        if (document)
+          await context.collection<RequestDocument>(requestsHistoryCollection).create(document.id, document);
         return;
       }
       default:

@@ -52,7 +52,9 @@ export const transferLimitsProjection: Projection<TransferLimitEvent> = {
         return;
       case 'TransferLimitStatsRecorded':
         await limits.update(event.data.id, (document) =>
-          document ? { ...document, transfers: event.data.transfers, waitings: event.data.waitings, updated_at: event.data.at } : undefined,
+          document
+            ? { ...document, transfers: event.data.transfers, waitings: event.data.waitings, updated_at: event.data.at }
+            : undefined,
         );
         return;
     }

@@ -11,7 +11,12 @@ import { transferStatsCollection, type TransferStatDocument } from './transferSt
  * by an RSE attribute's values instead of RSE names when `groupByAttribute` is given.
  */
 
-export type MetricsQuery = Readonly<{ destRseId?: string; srcRseId?: string; activity?: string; groupByAttribute?: string }>;
+export type MetricsQuery = Readonly<{
+  destRseId?: string;
+  srcRseId?: string;
+  activity?: string;
+  groupByAttribute?: string;
+}>;
 
 type Counts = Record<string, unknown>;
 type LinkMetrics = { files?: Counts; bytes?: Counts; distance?: number | null; src_rse?: string; dst_rse?: string };
@@ -27,7 +32,11 @@ const add = (record: Counts, key: string, value: number) => {
 
 const nested = (record: Counts, key: string): Counts => (record[key] ??= {}) as Counts;
 
-export const requestMetrics = async (readModels: ReadModels, query: MetricsQuery, now: Date): Promise<Record<string, LinkMetrics>> => {
+export const requestMetrics = async (
+  readModels: ReadModels,
+  query: MetricsQuery,
+  now: Date,
+): Promise<Record<string, LinkMetrics>> => {
   const metrics = new Map<string, LinkMetrics>();
   const linkOf = (src: string, dst: string): LinkMetrics => {
     const key = `${src} ${dst}`;
@@ -42,7 +51,9 @@ export const requestMetrics = async (readModels: ReadModels, query: MetricsQuery
   });
 
   // The queues now.
-  for await (const request of readModels.collection<RequestDocument>(requestsCollection).find({ state: 'QUEUED', ...narrowed('source_rse_id', 'dest_rse_id') })) {
+  for await (const request of readModels
+    .collection<RequestDocument>(requestsCollection)
+    .find({ state: 'QUEUED', ...narrowed('source_rse_id', 'dest_rse_id') })) {
     if (!request.source_rse_id) continue;
     const link = linkOf(request.source_rse_id, request.dest_rse_id);
     const files = (link.files ??= {});
@@ -61,11 +72,21 @@ export const requestMetrics = async (readModels: ReadModels, query: MetricsQuery
     .toArray();
   for (const [duration, label] of WINDOWS) {
     const since = new Date(now.getTime() - duration).toISOString();
-    const totals = new Map<string, { src: string | null; dst: string; activity: string; filesDone: number; bytesDone: number; filesFailed: number }>();
+    const totals = new Map<
+      string,
+      { src: string | null; dst: string; activity: string; filesDone: number; bytesDone: number; filesFailed: number }
+    >();
     for (const stat of stats) {
       if (stat.timestamp < since) continue;
       const key = `${stat.src_rse_id} ${stat.dest_rse_id} ${stat.activity}`;
-      const total = totals.get(key) ?? { src: stat.src_rse_id, dst: stat.dest_rse_id, activity: stat.activity, filesDone: 0, bytesDone: 0, filesFailed: 0 };
+      const total = totals.get(key) ?? {
+        src: stat.src_rse_id,
+        dst: stat.dest_rse_id,
+        activity: stat.activity,
+        filesDone: 0,
+        bytesDone: 0,
+        filesFailed: 0,
+      };
       total.filesDone += stat.files_done;
       total.bytesDone += stat.bytes_done;
       total.filesFailed += stat.files_failed;
@@ -90,8 +111,13 @@ export const requestMetrics = async (readModels: ReadModels, query: MetricsQuery
   }
 
   // The links' distances.
-  const distanceFilter: Filter = { ...(query.destRseId ? { destRseId: query.destRseId } : {}), ...(query.srcRseId ? { srcRseId: query.srcRseId } : {}) };
-  for await (const distance of readModels.collection<RseDistanceDocument>(rseDistancesCollection).find(distanceFilter)) {
+  const distanceFilter: Filter = {
+    ...(query.destRseId ? { destRseId: query.destRseId } : {}),
+    ...(query.srcRseId ? { srcRseId: query.srcRseId } : {}),
+  };
+  for await (const distance of readModels
+    .collection<RseDistanceDocument>(rseDistancesCollection)
+    .find(distanceFilter)) {
     linkOf(distance.srcRseId, distance.destRseId).distance = distance.distance;
   }
 

@@ -39,7 +39,16 @@ export const transferStatsProjection: Projection<TransferOutcomeEvent> = {
     const id = `${timestamp} ${destRseId} ${sourceRseId ?? '-'} ${activity}`;
     const done = event.type === 'TransferSucceeded';
     await context.collection<TransferStatDocument>(transferStatsCollection).update(id, (document) => {
-      const current = document ?? { _id: id, dest_rse_id: destRseId, src_rse_id: sourceRseId, activity, timestamp, files_done: 0, bytes_done: 0, files_failed: 0 };
+      const current = document ?? {
+        _id: id,
+        dest_rse_id: destRseId,
+        src_rse_id: sourceRseId,
+        activity,
+        timestamp,
+        files_done: 0,
+        bytes_done: 0,
+        files_failed: 0,
+      };
       return done
         ? { ...current, files_done: current.files_done + 1, bytes_done: current.bytes_done + bytes }
         : { ...current, files_failed: current.files_failed + 1 };

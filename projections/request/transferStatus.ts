@@ -13,8 +13,19 @@ import { transferStatsCollection, type TransferStatDocument } from './transferSt
 export type TransferStatus = Readonly<{
   at: string;
   states: Readonly<Partial<Record<RequestState, number>>>;
-  links: readonly Readonly<{ source: string; destination: string; states: Readonly<Partial<Record<RequestState, number>>> }>[];
-  oldestWaiting: readonly Readonly<{ state: RequestState; requestId: string; scope: string; name: string; destination: string; requestedAt: string }>[];
+  links: readonly Readonly<{
+    source: string;
+    destination: string;
+    states: Readonly<Partial<Record<RequestState, number>>>;
+  }>[];
+  oldestWaiting: readonly Readonly<{
+    state: RequestState;
+    requestId: string;
+    scope: string;
+    name: string;
+    destination: string;
+    requestedAt: string;
+  }>[];
   failuresLastHour: Readonly<{
     transfersFailed: readonly Readonly<{ source: string; destination: string; activity: string; files: number }>[];
     archived: Readonly<Partial<Record<RequestState, number>>>;
@@ -23,12 +34,23 @@ export type TransferStatus = Readonly<{
 
 /** The states in which a request waits for the conveyor to act. */
 const WAITING_STATES: readonly RequestState[] = ['PREPARING', 'WAITING', 'QUEUED', 'SUBMITTING'];
-const FAILURE_STATES: readonly RequestState[] = ['FAILED', 'LOST', 'SUBMISSION_FAILED', 'NO_SOURCES', 'ONLY_TAPE_SOURCES', 'MISMATCH_SCHEME', 'SUBMITTING'];
+const FAILURE_STATES: readonly RequestState[] = [
+  'FAILED',
+  'LOST',
+  'SUBMISSION_FAILED',
+  'NO_SOURCES',
+  'ONLY_TAPE_SOURCES',
+  'MISMATCH_SCHEME',
+  'SUBMITTING',
+];
 
 export const transferStatus = async (readModels: ReadModels, now: Date): Promise<TransferStatus> => {
   const active = readModels.collection<RequestDocument>(requestsCollection);
   const states: Partial<Record<RequestState, number>> = {};
-  const links = new Map<string, { source: string; destination: string; states: Partial<Record<RequestState, number>> }>();
+  const links = new Map<
+    string,
+    { source: string; destination: string; states: Partial<Record<RequestState, number>> }
+  >();
   for (const state of REQUEST_STATES) {
     const count = await active.count({ state });
     if (count === 0) continue;
@@ -44,13 +66,23 @@ export const transferStatus = async (readModels: ReadModels, now: Date): Promise
   const oldestWaiting: TransferStatus['oldestWaiting'][number][] = [];
   for (const state of WAITING_STATES) {
     const oldest = await active.findOne({ state }, { sort: { state: 1, requested_at: 1, _id: 1 } });
-    if (oldest) oldestWaiting.push({ state, requestId: oldest.id, scope: oldest.scope, name: oldest.name, destination: oldest.dest_rse, requestedAt: oldest.requested_at });
+    if (oldest)
+      oldestWaiting.push({
+        state,
+        requestId: oldest.id,
+        scope: oldest.scope,
+        name: oldest.name,
+        destination: oldest.dest_rse,
+        requestedAt: oldest.requested_at,
+      });
   }
   const hourAgo = new Date(now.getTime() - 3_600_000).toISOString();
   const failed = new Map<string, { source: string; destination: string; activity: string; files: number }>();
   const names = new Map<string, string>();
   for await (const rse of readModels.collection<RseDocument>(rsesCollection).find({})) names.set(rse.id, rse.rse);
-  for await (const stat of readModels.collection<TransferStatDocument>(transferStatsCollection).find({ timestamp: { $gte: hourAgo } })) {
+  for await (const stat of readModels
+    .collection<TransferStatDocument>(transferStatsCollection)
+    .find({ timestamp: { $gte: hourAgo } })) {
     if (!stat.files_failed) continue;
     const source = stat.src_rse_id ? (names.get(stat.src_rse_id) ?? stat.src_rse_id) : '?';
     const destination = names.get(stat.dest_rse_id) ?? stat.dest_rse_id;

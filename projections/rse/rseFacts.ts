@@ -14,6 +14,9 @@ export const rseFactsOf = (document: RseDocument): RseFacts => ({
  * has at most some hundreds of RSEs, so they are read whole.
  */
 export const loadRseFacts = async (readModels: ReadModels): Promise<RseFacts[]> => {
-  const documents = await readModels.collection<RseDocument>(rsesCollection).find({ deleted: false }, { sort: { rse: 1 } }).toArray();
+  const documents = await readModels
+    .collection<RseDocument>(rsesCollection)
+    .find({ deleted: false }, { sort: { rse: 1 } })
+    .toArray();
   return documents.map(rseFactsOf);
 };

@@ -18,17 +18,26 @@ const distances = (readModels: ReadModels) => readModels.collection<RseDistanceD
 export const findRse = (readModels: ReadModels, rse: string): Promise<RseDocument | null> => rses(readModels).get(rse);
 
 /** The RSEs that are not deleted, by name. */
-export const activeRses = (readModels: ReadModels): AsyncIterable<RseDocument> => rses(readModels).find({ deleted: false }, { sort: { rse: 1 } });
+export const activeRses = (readModels: ReadModels): AsyncIterable<RseDocument> =>
+  rses(readModels).find({ deleted: false }, { sort: { rse: 1 } });
 
 /** The distance from one RSE to another; distances are directed. */
-export const findDistance = (readModels: ReadModels, srcRseId: string, destRseId: string): Promise<RseDistanceDocument | null> =>
-  distances(readModels).get(distanceDocumentId(srcRseId, destRseId));
+export const findDistance = (
+  readModels: ReadModels,
+  srcRseId: string,
+  destRseId: string,
+): Promise<RseDistanceDocument | null> => distances(readModels).get(distanceDocumentId(srcRseId, destRseId));
 
 /** Every distance, deleted RSEs' too, by source then destination id. */
-export const everyDistance = (readModels: ReadModels): AsyncIterable<RseDistanceDocument> => distances(readModels).find({}, { sort: { _id: 1 } });
+export const everyDistance = (readModels: ReadModels): AsyncIterable<RseDistanceDocument> =>
+  distances(readModels).find({}, { sort: { _id: 1 } });
 
 /** The usage values set on an RSE, of one source or all, newest first. */
-export const rseUsageHistory = (readModels: ReadModels, rseId: string, source?: string): AsyncIterable<RseUsageHistoryDocument> =>
+export const rseUsageHistory = (
+  readModels: ReadModels,
+  rseId: string,
+  source?: string,
+): AsyncIterable<RseUsageHistoryDocument> =>
   readModels
     .collection<RseUsageHistoryDocument>(rseUsageHistoryCollection)
     .find({ rseId, ...(source ? { source } : {}) }, { sort: { updatedAt: -1, _id: -1 } });

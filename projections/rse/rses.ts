@@ -1,6 +1,12 @@
 import type { RseProtocol } from '../../domain/rse/protocol.ts';
 import type { ReplicaAdded, ReplicaDeleted } from '../../domain/replica/replica.ts';
-import { RSE_EVENT_TYPES, type RseAttributeValue, type RseEvent, type RseProperties, type RseUsage } from '../../domain/rse/rse.ts';
+import {
+  RSE_EVENT_TYPES,
+  type RseAttributeValue,
+  type RseEvent,
+  type RseProperties,
+  type RseUsage,
+} from '../../domain/rse/rse.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { Projected, Projection } from '../projection.ts';
 
@@ -42,12 +48,18 @@ export type RseUsageHistoryDocument = Projected<{
   updatedAt: string;
 }>;
 
-export const rsesCollection: CollectionSpec = { name: 'rses', indexes: [{ fields: ['deleted', 'rse'] }, { fields: ['id'] }] };
+export const rsesCollection: CollectionSpec = {
+  name: 'rses',
+  indexes: [{ fields: ['deleted', 'rse'] }, { fields: ['id'] }],
+};
 export const rseDistancesCollection: CollectionSpec = {
   name: 'rse_distances',
   indexes: [{ fields: ['srcRseId', 'destRseId'] }, { fields: ['destRseId'] }],
 };
-export const rseUsageHistoryCollection: CollectionSpec = { name: 'rse_usage_history', indexes: [{ fields: ['rseId', 'updatedAt'] }] };
+export const rseUsageHistoryCollection: CollectionSpec = {
+  name: 'rse_usage_history',
+  indexes: [{ fields: ['rseId', 'updatedAt'] }],
+};
 
 export const distanceDocumentId = (srcRseId: string, destRseId: string): string => `${srcRseId}|${destRseId}`;
 
@@ -56,18 +68,29 @@ export const distanceDocumentId = (srcRseId: string, destRseId: string): string 
  * its bytes and one file (Rucio's abacus-rse does this later from its counter table; here the
  * replica events drive it). Setting the source explicitly replaces the counter, as in Rucio.
  */
-const countedReplica = (usage: Record<string, RseUsage>, event: ReplicaAdded | ReplicaDeleted): Record<string, RseUsage> => {
+const countedReplica = (
+  usage: Record<string, RseUsage>,
+  event: ReplicaAdded | ReplicaDeleted,
+): Record<string, RseUsage> => {
   const counter = usage.rucio;
   const sign = event.type === 'ReplicaAdded' ? 1 : -1;
   const at = event.type === 'ReplicaAdded' ? event.data.addedAt : event.data.deletedAt;
   return {
     ...usage,
-    rucio: { used: (counter?.used ?? 0) + sign * event.data.bytes, free: counter?.free ?? null, files: (counter?.files ?? 0) + sign, updatedAt: at },
+    rucio: {
+      used: (counter?.used ?? 0) + sign * event.data.bytes,
+      free: counter?.free ?? null,
+      files: (counter?.files ?? 0) + sign,
+      updatedAt: at,
+    },
   };
 };
 
 /** How each event changes the RSE's own document (undefined: the event does not touch it). */
-const evolveRseDocument = (document: RseDocument | null, event: RseEvent | ReplicaAdded | ReplicaDeleted): RseDocument | null | undefined => {
+const evolveRseDocument = (
+  document: RseDocument | null,
+  event: RseEvent | ReplicaAdded | ReplicaDeleted,
+): RseDocument | null | undefined => {
   if (event.type === 'RseCreated') {
     return {
       _id: event.data.rse,
@@ -88,7 +111,11 @@ const evolveRseDocument = (document: RseDocument | null, event: RseEvent | Repli
   if (!document) return undefined;
   switch (event.type) {
     case 'RseUpdated':
-      return { ...document, properties: { ...document.properties, ...event.data.changes }, updatedAt: event.data.updatedAt };
+      return {
+        ...document,
+        properties: { ...document.properties, ...event.data.changes },
+        updatedAt: event.data.updatedAt,
+      };
     case 'RseDeleted':
       return { ...document, deleted: true, deletedAt: event.data.deletedAt, updatedAt: event.data.deletedAt };
     case 'RseAttributeSet':
@@ -102,13 +129,17 @@ const evolveRseDocument = (document: RseDocument | null, event: RseEvent | Repli
     case 'RseProtocolUpdated': {
       const { scheme, hostname, port } = event.data.protocol;
       const protocols = document.protocols.map((protocol) =>
-        protocol.scheme === scheme && protocol.hostname === hostname && protocol.port === port ? event.data.protocol : protocol,
+        protocol.scheme === scheme && protocol.hostname === hostname && protocol.port === port
+          ? event.data.protocol
+          : protocol,
       );
       return { ...document, protocols };
     }
     case 'RseProtocolRemoved': {
       const { scheme, hostname, port } = event.data;
-      const protocols = document.protocols.filter((protocol) => !(protocol.scheme === scheme && protocol.hostname === hostname && protocol.port === port));
+      const protocols = document.protocols.filter(
+        (protocol) => !(protocol.scheme === scheme && protocol.hostname === hostname && protocol.port === port),
+      );
       return { ...document, protocols };
     }
     case 'RseUsageSet': {
@@ -140,7 +171,9 @@ export const rsesProjection: Projection<RseEvent | ReplicaAdded | ReplicaDeleted
   collections: [rsesCollection, rseDistancesCollection, rseUsageHistoryCollection],
   handles: { ...RSE_EVENT_TYPES, ReplicaAdded: true, ReplicaDeleted: true },
   async apply(event, context) {
-    await context.collection<RseDocument>(rsesCollection).update(event.data.rse, (document) => evolveRseDocument(document, event));
+    await context
+      .collection<RseDocument>(rsesCollection)
+      .update(event.data.rse, (document) => evolveRseDocument(document, event));
     switch (event.type) {
       case 'RseDistanceSet': {
         const id = distanceDocumentId(event.data.rseId, event.data.destRseId);
@@ -157,7 +190,9 @@ export const rsesProjection: Projection<RseEvent | ReplicaAdded | ReplicaDeleted
         return;
       }
       case 'RseDistanceRemoved':
-        await context.collection<RseDistanceDocument>(rseDistancesCollection).update(distanceDocumentId(event.data.rseId, event.data.destRseId), () => null);
+        await context
+          .collection<RseDistanceDocument>(rseDistancesCollection)
+          .update(distanceDocumentId(event.data.rseId, event.data.destRseId), () => null);
         return;
       case 'RseUsageSet': {
         // The event's position makes the id, so a replayed event finds its own entry; padded so

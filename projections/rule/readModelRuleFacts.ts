@@ -16,7 +16,9 @@ export const readModelRuleFacts = (readModels: ReadModels): RuleFacts => ({
   rses: () => loadRseFacts(readModels),
   async accountUsage(account) {
     const usage: Record<string, number> = {};
-    for await (const document of readModels.collection<AccountUsageDocument>(accountUsageCollection).find({ account })) {
+    for await (const document of readModels
+      .collection<AccountUsageDocument>(accountUsageCollection)
+      .find({ account })) {
       usage[document.rseId] = document.bytes;
     }
     return usage;
@@ -24,7 +26,10 @@ export const readModelRuleFacts = (readModels: ReadModels): RuleFacts => ({
   async rseSpace() {
     const space: Record<string, { maxSpace: number | null; used: number }> = {};
     for await (const document of readModels.collection<RseDocument>(rsesCollection).find({ deleted: false })) {
-      space[document.id] = { maxSpace: document.limits.MaxSpaceAvailable ?? null, used: document.usage.rucio?.used ?? 0 };
+      space[document.id] = {
+        maxSpace: document.limits.MaxSpaceAvailable ?? null,
+        used: document.usage.rucio?.used ?? 0,
+      };
     }
     return space;
   },
@@ -32,7 +37,9 @@ export const readModelRuleFacts = (readModels: ReadModels): RuleFacts => ({
     const replicas = new Map<string, Record<string, { state: ReplicaState }>>();
     for (let start = 0; start < files.length; start += PAGE) {
       const keys = files.slice(start, start + PAGE).map((file) => didKey(file.scope, file.name));
-      const found = readModels.collection<ReplicaDocument>(replicasCollection).find({ didKey: { $in: keys } }, { sort: BY_FILE });
+      const found = readModels
+        .collection<ReplicaDocument>(replicasCollection)
+        .find({ didKey: { $in: keys } }, { sort: BY_FILE });
       for await (const replica of found) {
         const entry = replicas.get(replica.didKey) ?? {};
         entry[replica.rse_id] = { state: replica.state };

@@ -103,7 +103,13 @@ export type RuleHistoryDocument = Projected<{
   request_id: string;
 }>;
 
-export type RuleMessageDocument = Projected<{ rule_id: string; event_type: string; payload: Readonly<Record<string, unknown>>; created_at: string; position: number }>;
+export type RuleMessageDocument = Projected<{
+  rule_id: string;
+  event_type: string;
+  payload: Readonly<Record<string, unknown>>;
+  created_at: string;
+  position: number;
+}>;
 
 export const rulesCollection: CollectionSpec = {
   name: 'rules',
@@ -125,10 +131,17 @@ export const datasetLocksCollection: CollectionSpec = {
   name: 'dataset_locks',
   indexes: [{ fields: ['rule_id'] }, { fields: ['didKey'] }, { fields: ['rse_id', 'didKey'] }],
 };
-export const ruleHistoryCollection: CollectionSpec = { name: 'rule_history', indexes: [{ fields: ['didKey', 'updated_at'] }, { fields: ['rule_id', 'updated_at'] }] };
-export const ruleMessagesCollection: CollectionSpec = { name: 'rule_messages', indexes: [{ fields: ['position'] }, { fields: ['rule_id'] }] };
+export const ruleHistoryCollection: CollectionSpec = {
+  name: 'rule_history',
+  indexes: [{ fields: ['didKey', 'updated_at'] }, { fields: ['rule_id', 'updated_at'] }],
+};
+export const ruleMessagesCollection: CollectionSpec = {
+  name: 'rule_messages',
+  indexes: [{ fields: ['position'] }, { fields: ['rule_id'] }],
+};
 
-export const ruleLockId = (ruleId: string, scope: string, name: string, rseId: string): string => `${ruleId} ${didKey(scope, name)} ${rseId}`;
+export const ruleLockId = (ruleId: string, scope: string, name: string, rseId: string): string =>
+  `${ruleId} ${didKey(scope, name)} ${rseId}`;
 
 const ruleDocument = (rule: RuleRecord, state: RuleState, error: string | null): RuleDocument => ({
   _id: rule.id,
@@ -197,9 +210,17 @@ const COLUMN_OF: Readonly<Record<string, keyof RuleDocument>> = {
  */
 const creationHistoryId = (ruleId: string): string => `${ruleId} ${'0'.repeat(20)}`;
 
-const history = async (context: ProjectionContext, rule: RuleDocument, state: RuleDocument['state'] | 'DELETED', event: string, cause: string | null, at: string) => {
+const history = async (
+  context: ProjectionContext,
+  rule: RuleDocument,
+  state: RuleDocument['state'] | 'DELETED',
+  event: string,
+  cause: string | null,
+  at: string,
+) => {
   const recorded = context.currentEvent();
-  const id = event === 'RuleAdded' ? creationHistoryId(rule.id) : `${rule.id} ${String(recorded.position).padStart(20, '0')}`;
+  const id =
+    event === 'RuleAdded' ? creationHistoryId(rule.id) : `${rule.id} ${String(recorded.position).padStart(20, '0')}`;
   await context.collection<RuleHistoryDocument>(ruleHistoryCollection).create(id, {
     _id: '',
     rule_id: rule.id,
@@ -222,9 +243,16 @@ const history = async (context: ProjectionContext, rule: RuleDocument, state: Ru
 };
 
 const lockDocuments = (context: ProjectionContext) => context.collection<RuleLockDocument>(ruleLocksCollection);
-const datasetLockDocuments = (context: ProjectionContext) => context.collection<DatasetLockDocument>(datasetLocksCollection);
+const datasetLockDocuments = (context: ProjectionContext) =>
+  context.collection<DatasetLockDocument>(datasetLocksCollection);
 
-const createLocks = async (context: ProjectionContext, account: string, ruleId: string, locks: readonly RuleLock[], at: string) => {
+const createLocks = async (
+  context: ProjectionContext,
+  account: string,
+  ruleId: string,
+  locks: readonly RuleLock[],
+  at: string,
+) => {
   for (const lock of locks) {
     const id = ruleLockId(ruleId, lock.scope, lock.name, lock.rseId);
     await lockDocuments(context).create(id, {
@@ -244,7 +272,12 @@ const createLocks = async (context: ProjectionContext, account: string, ruleId: 
   }
 };
 
-const createDatasetLocks = async (context: ProjectionContext, rule: RuleDocument, locks: readonly DatasetLock[], at: string) => {
+const createDatasetLocks = async (
+  context: ProjectionContext,
+  rule: RuleDocument,
+  locks: readonly DatasetLock[],
+  at: string,
+) => {
   for (const lock of locks) {
     const id = ruleLockId(rule.id, lock.scope, lock.name, lock.rseId);
     await datasetLockDocuments(context).create(id, {
@@ -267,9 +300,16 @@ const createDatasetLocks = async (context: ProjectionContext, rule: RuleDocument
 };
 
 /** Dataset locks mirror their rule's state and owner. */
-const alignDatasetLocks = async (context: ProjectionContext, ruleId: string, change: Partial<Pick<DatasetLockDocument, 'state' | 'account'>>, at: string) => {
+const alignDatasetLocks = async (
+  context: ProjectionContext,
+  ruleId: string,
+  change: Partial<Pick<DatasetLockDocument, 'state' | 'account'>>,
+  at: string,
+) => {
   for (const lock of await datasetLockDocuments(context).find({ rule_id: ruleId })) {
-    await datasetLockDocuments(context).update(lock._id, (current) => (current ? { ...current, ...change, updated_at: at } : undefined));
+    await datasetLockDocuments(context).update(lock._id, (current) =>
+      current ? { ...current, ...change, updated_at: at } : undefined,
+    );
   }
 };
 
@@ -293,7 +333,12 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
         seen.rule = withCounters(document, event.data.counters, event.data.at);
         return seen.rule;
       case 'RuleStateChanged':
-        seen.rule = { ...withCounters(document, event.data.counters, event.data.at), state: event.data.state, error: event.data.error, stuck_at: event.data.stuckAt };
+        seen.rule = {
+          ...withCounters(document, event.data.counters, event.data.at),
+          state: event.data.state,
+          error: event.data.error,
+          stuck_at: event.data.stuckAt,
+        };
         return seen.rule;
       case 'RuleUpdated': {
         const next: Record<string, unknown> = { ...document, updated_at: event.data.at };
@@ -321,25 +366,53 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
   switch (event.type) {
     case 'RuleLocksCreated': {
       const requestId = context.currentEvent().metadata.requestId;
-      await context.collection<RuleHistoryDocument>(ruleHistoryCollection).update(creationHistoryId(ruleId), (row) =>
-        row && row.request_id === requestId
-          ? { ...row, locks_ok_cnt: rule.locks_ok_cnt, locks_replicating_cnt: rule.locks_replicating_cnt, locks_stuck_cnt: rule.locks_stuck_cnt }
-          : undefined,
-      );
+      await context
+        .collection<RuleHistoryDocument>(ruleHistoryCollection)
+        .update(creationHistoryId(ruleId), (row) =>
+          row && row.request_id === requestId
+            ? {
+                ...row,
+                locks_ok_cnt: rule.locks_ok_cnt,
+                locks_replicating_cnt: rule.locks_replicating_cnt,
+                locks_stuck_cnt: rule.locks_stuck_cnt,
+              }
+            : undefined,
+        );
       await createLocks(context, rule.account, ruleId, event.data.locks, event.data.at);
       await createDatasetLocks(context, rule, event.data.datasetLocks, event.data.at);
       return;
     }
     case 'RuleLocksRemoved':
       // A lost replica takes its lock away without changing the rule's state: the history says so.
-      if (event.data.cause.kind === 'recovery') await history(context, rule, rule.state, event.type, `recovery: ${event.data.cause.detail ?? ''}`, event.data.at);
-      for (const lock of event.data.locks) await lockDocuments(context).update(ruleLockId(ruleId, lock.scope, lock.name, lock.rseId), (document) => (document ? null : undefined));
+      if (event.data.cause.kind === 'recovery')
+        await history(
+          context,
+          rule,
+          rule.state,
+          event.type,
+          `recovery: ${event.data.cause.detail ?? ''}`,
+          event.data.at,
+        );
+      for (const lock of event.data.locks)
+        await lockDocuments(context).update(ruleLockId(ruleId, lock.scope, lock.name, lock.rseId), (document) =>
+          document ? null : undefined,
+        );
       for (const lock of event.data.datasetLocks) {
-        await datasetLockDocuments(context).update(ruleLockId(ruleId, lock.scope, lock.name, lock.rseId), (document) => (document ? null : undefined));
+        await datasetLockDocuments(context).update(ruleLockId(ruleId, lock.scope, lock.name, lock.rseId), (document) =>
+          document ? null : undefined,
+        );
       }
       return;
     case 'RuleLocksChanged':
-      if (event.data.cause.kind === 'recovery') await history(context, rule, rule.state, event.type, `recovery: ${event.data.cause.detail ?? ''}`, event.data.at);
+      if (event.data.cause.kind === 'recovery')
+        await history(
+          context,
+          rule,
+          rule.state,
+          event.type,
+          `recovery: ${event.data.cause.detail ?? ''}`,
+          event.data.at,
+        );
       for (const lock of event.data.locks) {
         await lockDocuments(context).update(ruleLockId(ruleId, lock.scope, lock.name, lock.rseId), (document) =>
           document ? { ...document, state: lock.state, updated_at: event.data.at } : undefined,
@@ -348,13 +421,22 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
       return;
     case 'RuleStateChanged':
       await alignDatasetLocks(context, ruleId, { state: event.data.state }, event.data.at);
-      await history(context, rule, event.data.state, event.type, event.data.cause.detail ? `${event.data.cause.kind}: ${event.data.cause.detail}` : event.data.cause.kind, event.data.at);
+      await history(
+        context,
+        rule,
+        event.data.state,
+        event.type,
+        event.data.cause.detail ? `${event.data.cause.kind}: ${event.data.cause.detail}` : event.data.cause.kind,
+        event.data.at,
+      );
       return;
     case 'RuleUpdated':
       if (event.data.changes.account !== undefined) {
         await alignDatasetLocks(context, ruleId, { account: event.data.changes.account }, event.data.at);
         for await (const lock of lockDocuments(context).stream({ rule_id: ruleId })) {
-          await lockDocuments(context).update(lock._id, (document) => (document ? { ...document, account: event.data.changes.account! } : undefined));
+          await lockDocuments(context).update(lock._id, (document) =>
+            document ? { ...document, account: event.data.changes.account! } : undefined,
+          );
         }
       }
       await history(context, rule, rule.state, event.type, Object.keys(event.data.changes).join(', '), event.data.at);
@@ -364,8 +446,16 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
       return;
     case 'RuleDenied':
     case 'RuleDeleted':
-      for (const lock of await datasetLockDocuments(context).find({ rule_id: ruleId })) await datasetLockDocuments(context).update(lock._id, () => null);
-      await history(context, rule, 'DELETED', event.type, event.type === 'RuleDenied' ? `denied by ${event.data.approver}` : event.data.cause.kind, event.data.at);
+      for (const lock of await datasetLockDocuments(context).find({ rule_id: ruleId }))
+        await datasetLockDocuments(context).update(lock._id, () => null);
+      await history(
+        context,
+        rule,
+        'DELETED',
+        event.type,
+        event.type === 'RuleDenied' ? `denied by ${event.data.approver}` : event.data.cause.kind,
+        event.data.at,
+      );
       return;
     case 'RuleNotified':
       for (const [index, message] of event.data.messages.entries()) {
@@ -383,10 +473,18 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
   }
 };
 
-export const rulesProjection: Projection<RuleEvent | EventsOf<DidEvent, 'DidClosed'> | EventsOf<ReplicaEvent, 'ReplicaLost'>> = {
+export const rulesProjection: Projection<
+  RuleEvent | EventsOf<DidEvent, 'DidClosed'> | EventsOf<ReplicaEvent, 'ReplicaLost'>
+> = {
   name: 'rules',
   version: 2,
-  collections: [rulesCollection, ruleLocksCollection, datasetLocksCollection, ruleHistoryCollection, ruleMessagesCollection],
+  collections: [
+    rulesCollection,
+    ruleLocksCollection,
+    datasetLocksCollection,
+    ruleHistoryCollection,
+    ruleMessagesCollection,
+  ],
   handles: {
     RuleAdded: true,
     RuleLocksCreated: true,
@@ -423,7 +521,14 @@ export const rulesProjection: Projection<RuleEvent | EventsOf<DidEvent, 'DidClos
       const key = didKey(event.data.scope, event.data.name);
       for (const lock of await datasetLockDocuments(context).find({ didKey: key })) {
         await datasetLockDocuments(context).update(lock._id, (document) =>
-          document ? { ...document, length: event.data.totals.length, bytes: event.data.totals.bytes, updated_at: event.data.closedAt } : undefined,
+          document
+            ? {
+                ...document,
+                length: event.data.totals.length,
+                bytes: event.data.totals.bytes,
+                updated_at: event.data.closedAt,
+              }
+            : undefined,
         );
       }
       return;

@@ -28,7 +28,8 @@ const rules = (readModels: ReadModels) => readModels.collection<RuleDocument>(ru
 const locks = (readModels: ReadModels) => readModels.collection<RuleLockDocument>(ruleLocksCollection);
 const datasetLocks = (readModels: ReadModels) => readModels.collection<DatasetLockDocument>(datasetLocksCollection);
 
-export const findRule = (readModels: ReadModels, ruleId: string): Promise<RuleDocument | null> => rules(readModels).get(ruleId);
+export const findRule = (readModels: ReadModels, ruleId: string): Promise<RuleDocument | null> =>
+  rules(readModels).get(ruleId);
 
 /** A `*` wildcard as a regular expression anchored at both ends. */
 const wildcard = (value: string): Filter => ({ $regex: wildcardRegexSource(value) });
@@ -79,7 +80,8 @@ export const ruleFilter = (query: Readonly<Record<string, string>>): Filter => {
     }
     if (!COLUMNS.has(key)) throw new InvalidValueForKey(`Unknown rule filter: ${key}`);
     if (key === 'state') {
-      const state = RULE_STATE_LETTERS[value] ?? (RULE_STATES as readonly string[]).find((name) => name === value.toUpperCase());
+      const state =
+        RULE_STATE_LETTERS[value] ?? (RULE_STATES as readonly string[]).find((name) => name === value.toUpperCase());
       if (!state) throw new InvalidValueForKey(`Unknown rule state: ${value}`);
       filter.state = state;
     } else if ((key === 'account' || key === 'scope' || key === 'name') && value.includes('*')) {
@@ -95,7 +97,8 @@ export const ruleFilter = (query: Readonly<Record<string, string>>): Filter => {
   return filter;
 };
 
-export const listRules = (readModels: ReadModels, filter: Filter): AsyncIterable<RuleDocument> => rules(readModels).find(filter, { sort: { _id: 1 } });
+export const listRules = (readModels: ReadModels, filter: Filter): AsyncIterable<RuleDocument> =>
+  rules(readModels).find(filter, { sort: { _id: 1 } });
 
 /** The DID's bytes, which `list_rules` adds to each rule. */
 export const didBytes = async (readModels: ReadModels, scope: string, name: string): Promise<number | null> => {
@@ -108,7 +111,11 @@ export const rulesOfDid = (readModels: ReadModels, scope: string, name: string):
   rules(readModels).find({ scope, name }, { sort: { _id: 1 } });
 
 /** Rules holding a lock on a file (Rucio's `list_associated_rules_for_file`), each once. */
-export async function* rulesLockingFile(readModels: ReadModels, scope: string, name: string): AsyncGenerator<RuleDocument> {
+export async function* rulesLockingFile(
+  readModels: ReadModels,
+  scope: string,
+  name: string,
+): AsyncGenerator<RuleDocument> {
   const seen = new Set<string>();
   for await (const lock of locks(readModels).find({ didKey: didKey(scope, name) })) {
     if (seen.has(lock.rule_id)) continue;
@@ -127,15 +134,26 @@ export const locksOfFile = (readModels: ReadModels, scope: string, name: string)
 export const datasetLocksOnRse = (readModels: ReadModels, rseId: string): AsyncIterable<DatasetLockDocument> =>
   datasetLocks(readModels).find({ rse_id: rseId }, { sort: { rse_id: 1, didKey: 1 } });
 
-export const datasetLocksOfDid = (readModels: ReadModels, scope: string, name: string): AsyncIterable<DatasetLockDocument> =>
-  datasetLocks(readModels).find({ didKey: didKey(scope, name) });
+export const datasetLocksOfDid = (
+  readModels: ReadModels,
+  scope: string,
+  name: string,
+): AsyncIterable<DatasetLockDocument> => datasetLocks(readModels).find({ didKey: didKey(scope, name) });
 
 /** Every history row of every rule of a DID, oldest first (`list_rule_full_history`). */
-export const ruleHistoryOfDid = (readModels: ReadModels, scope: string, name: string): AsyncIterable<RuleHistoryDocument> =>
-  readModels.collection<RuleHistoryDocument>(ruleHistoryCollection).find({ didKey: didKey(scope, name) }, { sort: { didKey: 1, updated_at: 1 } });
+export const ruleHistoryOfDid = (
+  readModels: ReadModels,
+  scope: string,
+  name: string,
+): AsyncIterable<RuleHistoryDocument> =>
+  readModels
+    .collection<RuleHistoryDocument>(ruleHistoryCollection)
+    .find({ didKey: didKey(scope, name) }, { sort: { didKey: 1, updated_at: 1 } });
 
 export const ruleHistory = (readModels: ReadModels, ruleId: string): AsyncIterable<RuleHistoryDocument> =>
-  readModels.collection<RuleHistoryDocument>(ruleHistoryCollection).find({ rule_id: ruleId }, { sort: { rule_id: 1, updated_at: 1 } });
+  readModels
+    .collection<RuleHistoryDocument>(ruleHistoryCollection)
+    .find({ rule_id: ruleId }, { sort: { rule_id: 1, updated_at: 1 } });
 
 /** The messages rules emitted, oldest first (what a broker would be sent). */
 export const ruleMessages = (readModels: ReadModels): AsyncIterable<RuleMessageDocument> =>
@@ -143,38 +161,67 @@ export const ruleMessages = (readModels: ReadModels): AsyncIterable<RuleMessageD
 
 /** Rules past their expiry, soonest expired first (the cleaner's candidates, locked ones included to say why they stay). */
 export const expiredRules = (readModels: ReadModels, now: string, limit: number): Promise<RuleDocument[]> =>
-  rules(readModels).find({ expires_at: { $lt: now } }, { sort: { expires_at: 1 }, limit }).toArray();
+  rules(readModels)
+    .find({ expires_at: { $lt: now } }, { sort: { expires_at: 1 }, limit })
+    .toArray();
 
 /** Rules whose end of life (`eol_at`) is past, soonest first (atropos's candidates). */
 export const rulesBeyondEndOfLife = (readModels: ReadModels, now: string, limit: number): Promise<RuleDocument[]> =>
-  rules(readModels).find({ eol_at: { $ne: null, $lt: now } }, { sort: { eol_at: 1 }, limit }).toArray();
+  rules(readModels)
+    .find({ eol_at: { $ne: null, $lt: now } }, { sort: { eol_at: 1 }, limit })
+    .toArray();
 
 /** Rules waiting for a child rule, with the child's state (null when the child is gone). */
-export const parentRules = async (readModels: ReadModels, limit: number): Promise<{ ruleId: string; childState: RuleDocument['state'] | null }[]> => {
-  const parents = await rules(readModels).find({ child_rule_id: { $ne: null } }, { limit }).toArray();
+export const parentRules = async (
+  readModels: ReadModels,
+  limit: number,
+): Promise<{ ruleId: string; childState: RuleDocument['state'] | null }[]> => {
+  const parents = await rules(readModels)
+    .find({ child_rule_id: { $ne: null } }, { limit })
+    .toArray();
   const found = [];
-  for (const parent of parents) found.push({ ruleId: parent.id, childState: (await findRule(readModels, parent.child_rule_id!))?.state ?? null });
+  for (const parent of parents)
+    found.push({ ruleId: parent.id, childState: (await findRule(readModels, parent.child_rule_id!))?.state ?? null });
   return found;
 };
 
 /** Rules in a state, least recently updated first (the injector's INJECT, the repairer's STUCK). */
-export const rulesInState = (readModels: ReadModels, state: string, updatedBefore: string, limit: number): Promise<RuleDocument[]> =>
-  rules(readModels).find({ state, updated_at: { $lt: updatedBefore } }, { sort: { state: 1, updated_at: 1 }, limit }).toArray();
+export const rulesInState = (
+  readModels: ReadModels,
+  state: string,
+  updatedBefore: string,
+  limit: number,
+): Promise<RuleDocument[]> =>
+  rules(readModels)
+    .find({ state, updated_at: { $lt: updatedBefore } }, { sort: { state: 1, updated_at: 1 }, limit })
+    .toArray();
 
 /** Locked rules on a DID: the undertaker leaves the DID alone. */
-export const lockedRuleCount = (readModels: ReadModels, scope: string, name: string): Promise<number> => rules(readModels).count({ scope, name, locked: true });
+export const lockedRuleCount = (readModels: ReadModels, scope: string, name: string): Promise<number> =>
+  rules(readModels).count({ scope, name, locked: true });
 
 /** The archived attempts of a transfer of a file to an RSE, oldest first (examine_rule). */
-export const transferAttempts = (readModels: ReadModels, scope: string, name: string, rseId: string): Promise<RequestDocument[]> =>
+export const transferAttempts = (
+  readModels: ReadModels,
+  scope: string,
+  name: string,
+  rseId: string,
+): Promise<RequestDocument[]> =>
   readModels
     .collection<RequestDocument>(requestsHistoryCollection)
     .find({ didKey: didKey(scope, name), dest_rse_id: rseId }, { sort: { didKey: 1, dest_rse_id: 1, updated_at: 1 } })
     .toArray();
 
-
 /** Where a file has an AVAILABLE copy, with whether each RSE is open for reading (examine_rule's sources). */
-export const availableSources = async (readModels: ReadModels, scope: string, name: string): Promise<{ rse: string; availabilityRead: boolean }[]> => {
-  const replicas = await readModels.collection<ReplicaDocument>(replicasCollection).find({ didKey: didKey(scope, name) }, { sort: BY_FILE }).toArray();
+export const availableSources = async (
+  readModels: ReadModels,
+  scope: string,
+  name: string,
+): Promise<{ rse: string; availabilityRead: boolean }[]> => {
+  const replicas = await readModels
+    .collection<ReplicaDocument>(replicasCollection)
+    .find({ didKey: didKey(scope, name) }, { sort: BY_FILE })
+    .toArray();
   const sources: { rse: string; availabilityRead: boolean }[] = [];
   for (const replica of replicas) {
     if (replica.state !== 'AVAILABLE') continue;

@@ -33,7 +33,8 @@ export class CheckpointWatcher implements ProjectionProgress {
       const running = await states.find({ _id: { $in: [...this.projectionNames] }, status: 'running' }).toArray();
       const ids = running.map((state) => servingCheckpointId(state._id));
       const positions = await checkpoints.find({ _id: { $in: ids } }).toArray();
-      if (positions.length === ids.length && positions.every((document) => BigInt(document.checkpoint) >= position)) return true;
+      if (positions.length === ids.length && positions.every((document) => BigInt(document.checkpoint) >= position))
+        return true;
       if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, this.pollMs));
     }

@@ -102,7 +102,10 @@ export class ProjectionLane {
 
   private async run(): Promise<void> {
     while (!this.stopping) {
-      this.subscription = this.dependencies.eventStore.subscribeToAll({ after: this.cursor, batchSize: this.dependencies.batchSize });
+      this.subscription = this.dependencies.eventStore.subscribeToAll({
+        after: this.cursor,
+        batchSize: this.dependencies.batchSize,
+      });
       // A new subscription reads again from the cursor, which is before anything held.
       this.steps = new WholeSteps();
       try {
@@ -114,7 +117,10 @@ export class ProjectionLane {
         }
       } catch (error) {
         if (this.stopping) break;
-        this.dependencies.logger.error({ err: error, lane: this.name }, 'projection subscription failed; resubscribing');
+        this.dependencies.logger.error(
+          { err: error, lane: this.name },
+          'projection subscription failed; resubscribing',
+        );
         await sleep(1000);
       } finally {
         await this.subscription.close();
@@ -133,7 +139,10 @@ export class ProjectionLane {
     }
     this.holdingSince ??= Date.now();
     if (Date.now() - this.holdingSince > HOLD_WARNING_MS) {
-      this.dependencies.logger.warn({ lane: this.name, from: this.steps.heldFrom?.toString(), held: this.steps.heldCount }, 'waiting for the rest of a multi-stream step');
+      this.dependencies.logger.warn(
+        { lane: this.name, from: this.steps.heldFrom?.toString(), held: this.steps.heldCount },
+        'waiting for the rest of a multi-stream step',
+      );
       this.holdingSince = Number.POSITIVE_INFINITY;
     }
   }
@@ -147,13 +156,18 @@ export class ProjectionLane {
         const targets = [...this.entries.values()].filter((entry) => entry.checkpoint < last.position);
         if (targets.length === 0) break;
         try {
-          await this.dependencies.readStore.transaction((transaction) => this.applyToEntries(transaction, targets, batch, last.position));
+          await this.dependencies.readStore.transaction((transaction) =>
+            this.applyToEntries(transaction, targets, batch, last.position),
+          );
           for (const target of targets) target.checkpoint = last.position;
           break;
         } catch (error) {
           if (this.stopping) return;
           const failure = error instanceof ProjectionFailure ? error : undefined;
-          this.dependencies.logger.error({ err: error, attempt, lane: this.name, projection: failure?.projectionName }, 'projection batch failed');
+          this.dependencies.logger.error(
+            { err: error, attempt, lane: this.name, projection: failure?.projectionName },
+            'projection batch failed',
+          );
           if (failure && attempt >= this.dependencies.attempts) {
             await this.dependencies.setAside(this, failure);
             attempt = 0;
@@ -204,7 +218,13 @@ export class ProjectionLane {
       }
       const name = target.projection.name;
       const id = target.target === 'serving' ? servingCheckpointId(name) : rebuildCheckpointId(name);
-      checkpoints.push({ replaceOne: { filter: { _id: id }, replacement: { _id: id, checkpoint: lastPosition.toString(), updatedAt }, upsert: true } });
+      checkpoints.push({
+        replaceOne: {
+          filter: { _id: id },
+          replacement: { _id: id, checkpoint: lastPosition.toString(), updatedAt },
+          upsert: true,
+        },
+      });
     }
     await transaction.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection).bulkWrite(checkpoints);
   }

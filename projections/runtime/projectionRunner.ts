@@ -99,23 +99,46 @@ export class ProjectionRunner implements ProjectionProgress {
       let rebuild = await rebuilds.get(projection.name);
       const now = new Date().toISOString();
       if (!state) {
-        state = { _id: projection.name, version: projection.version, servingGeneration: 1, status: 'running', updatedAt: now };
+        state = {
+          _id: projection.name,
+          version: projection.version,
+          servingGeneration: 1,
+          status: 'running',
+          updatedAt: now,
+        };
       }
       const { error: _error, ...withoutError } = state;
-      await states.replaceOne({ _id: projection.name }, { ...withoutError, status: 'running', updatedAt: now }, { upsert: true });
+      await states.replaceOne(
+        { _id: projection.name },
+        { ...withoutError, status: 'running', updatedAt: now },
+        { upsert: true },
+      );
       this.options.readModels.setServingGeneration(projection.name, state.servingGeneration);
       if (state.version === projection.version) {
-        liveEntries.push(entry(projection, state.servingGeneration, await this.checkpointOf(servingCheckpointId(projection.name)), 'serving'));
+        liveEntries.push(
+          entry(
+            projection,
+            state.servingGeneration,
+            await this.checkpointOf(servingCheckpointId(projection.name)),
+            'serving',
+          ),
+        );
       } else if (!rebuild || rebuild.version !== projection.version) {
         // The serving generation was built by other code: it stays readable but cannot be kept up to date.
-        this.options.logger.info({ projection: projection.name, from: state.version, to: projection.version }, 'projection version changed, rebuilding');
+        this.options.logger.info(
+          { projection: projection.name, from: state.version, to: projection.version },
+          'projection version changed, rebuilding',
+        );
         rebuild = newRebuild(projection, Math.max(state.servingGeneration, rebuild?.generation ?? 0) + 1, now);
         await requestRebuild(this.options.readStore, rebuild);
       }
       if (rebuild && rebuild.version === projection.version) await this.startRebuildLane(projection, rebuild);
     }
     for (const item of liveEntries) await this.ensureCollections(item.projection, item.generation);
-    const start = liveEntries.length > 0 ? liveEntries.reduce((low, item) => (item.checkpoint < low ? item.checkpoint : low), head) : head;
+    const start =
+      liveEntries.length > 0
+        ? liveEntries.reduce((low, item) => (item.checkpoint < low ? item.checkpoint : low), head)
+        : head;
     this.live = this.newLane('live', start);
     for (const item of liveEntries) this.live.entries.set(item.projection.name, item);
     this.live.start();
@@ -134,7 +157,8 @@ export class ProjectionRunner implements ProjectionProgress {
   /** The position every serving projection has applied. */
   get position(): bigint {
     let lowest: bigint | undefined;
-    for (const { checkpoint } of this.live?.entries.values() ?? []) if (lowest === undefined || checkpoint < lowest) lowest = checkpoint;
+    for (const { checkpoint } of this.live?.entries.values() ?? [])
+      if (lowest === undefined || checkpoint < lowest) lowest = checkpoint;
     return lowest ?? this.live?.cursor ?? 0n;
   }
 
@@ -148,7 +172,8 @@ export class ProjectionRunner implements ProjectionProgress {
 
   /** Resolves once no rebuild is left running and reads have switched (tests, the rebuild command). */
   async rebuildsFinished(pollMs = 20): Promise<void> {
-    while (this.rebuilds.size > 0 || this.handovers.size > 0) await new Promise((resolve) => setTimeout(resolve, pollMs));
+    while (this.rebuilds.size > 0 || this.handovers.size > 0)
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 
   /** Drops every replaced generation now instead of after the grace period. */
@@ -167,7 +192,15 @@ export class ProjectionRunner implements ProjectionProgress {
         servingGeneration: this.options.readModels.servingGeneration(projection.name),
         checkpoint: serving?.checkpoint ?? 0n,
         status: failure ? 'failed' : serving ? 'running' : 'rebuilding',
-        ...(rebuilding ? { rebuild: { generation: rebuilding.generation, version: rebuilding.projection.version, checkpoint: rebuilding.checkpoint } } : {}),
+        ...(rebuilding
+          ? {
+              rebuild: {
+                generation: rebuilding.generation,
+                version: rebuilding.projection.version,
+                checkpoint: rebuilding.checkpoint,
+              },
+            }
+          : {}),
         ...(failure ? { error: failure } : {}),
       };
     });
@@ -191,7 +224,9 @@ export class ProjectionRunner implements ProjectionProgress {
   }
 
   private async checkpointOf(id: string): Promise<bigint> {
-    const document = await this.options.readStore.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection).get(id);
+    const document = await this.options.readStore
+      .collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection)
+      .get(id);
     return BigInt(document?.checkpoint ?? '0');
   }
 
@@ -242,10 +277,16 @@ export class ProjectionRunner implements ProjectionProgress {
           status: 'running',
           updatedAt,
         };
-        await transaction.collection<ProjectionStateDocument>(projectionStateCollection).replaceOne({ _id: name }, state, { upsert: true });
+        await transaction
+          .collection<ProjectionStateDocument>(projectionStateCollection)
+          .replaceOne({ _id: name }, state, { upsert: true });
         const checkpoints = transaction.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection);
         const servingId = servingCheckpointId(name);
-        await checkpoints.replaceOne({ _id: servingId }, { _id: servingId, checkpoint: rebuilt.checkpoint.toString(), updatedAt }, { upsert: true });
+        await checkpoints.replaceOne(
+          { _id: servingId },
+          { _id: servingId, checkpoint: rebuilt.checkpoint.toString(), updatedAt },
+          { upsert: true },
+        );
         await checkpoints.deleteOne({ _id: rebuildCheckpointId(name) });
         await transaction.collection(projectionRebuildsCollection).deleteOne({ _id: name });
       });
@@ -257,7 +298,10 @@ export class ProjectionRunner implements ProjectionProgress {
       live.resume();
     }
     void lane.stop();
-    this.options.logger.info({ projection: name, generation: rebuilt.generation }, 'reads switched to the rebuilt generation');
+    this.options.logger.info(
+      { projection: name, generation: rebuilt.generation },
+      'reads switched to the rebuilt generation',
+    );
     if (previous !== rebuilt.generation) {
       const replaced = { projection: rebuilt.projection, generation: previous };
       this.replaced.push(replaced);
@@ -293,9 +337,12 @@ export class ProjectionRunner implements ProjectionProgress {
     if (this.stopped) return;
     try {
       await this.writeHeartbeat();
-      for await (const rebuild of this.options.readStore.collection<ProjectionRebuildDocument>(projectionRebuildsCollection).find({})) {
+      for await (const rebuild of this.options.readStore
+        .collection<ProjectionRebuildDocument>(projectionRebuildsCollection)
+        .find({})) {
         const projection = this.byName.get(rebuild._id);
-        if (!projection || this.rebuilds.has(rebuild._id) || rebuild.error || rebuild.version !== projection.version) continue;
+        if (!projection || this.rebuilds.has(rebuild._id) || rebuild.error || rebuild.version !== projection.version)
+          continue;
         this.options.logger.info({ projection: projection.name, generation: rebuild.generation }, 'rebuild requested');
         await this.startRebuildLane(projection, rebuild);
       }
@@ -307,8 +354,15 @@ export class ProjectionRunner implements ProjectionProgress {
   }
 
   private async writeHeartbeat(): Promise<void> {
-    const heartbeat: ProjectorHeartbeatDocument = { _id: this.heartbeatId, host: hostname(), pid: process.pid, at: new Date().toISOString() };
-    await this.options.readStore.collection(projectorHeartbeatsCollection).replaceOne({ _id: heartbeat._id }, heartbeat, { upsert: true });
+    const heartbeat: ProjectorHeartbeatDocument = {
+      _id: this.heartbeatId,
+      host: hostname(),
+      pid: process.pid,
+      at: new Date().toISOString(),
+    };
+    await this.options.readStore
+      .collection(projectorHeartbeatsCollection)
+      .replaceOne({ _id: heartbeat._id }, heartbeat, { upsert: true });
   }
 
   private async ensureCollections(projection: AnyProjection, generation: number): Promise<void> {
@@ -327,7 +381,12 @@ export class ProjectionRunner implements ProjectionProgress {
   }
 }
 
-const entry = (projection: AnyProjection, generation: number, checkpoint: bigint, target: LaneEntry['target']): LaneEntry => ({
+const entry = (
+  projection: AnyProjection,
+  generation: number,
+  checkpoint: bigint,
+  target: LaneEntry['target'],
+): LaneEntry => ({
   projection,
   handles: handledTypes(projection),
   generation,
@@ -348,6 +407,8 @@ export const newRebuild = (projection: AnyProjection, generation: number, now: s
 export const requestRebuild = async (readStore: ReadStore, rebuild: ProjectionRebuildDocument): Promise<void> => {
   await readStore.transaction(async (transaction) => {
     await transaction.collection(projectionCheckpointsCollection).deleteOne({ _id: rebuildCheckpointId(rebuild._id) });
-    await transaction.collection<ProjectionRebuildDocument>(projectionRebuildsCollection).replaceOne({ _id: rebuild._id }, rebuild, { upsert: true });
+    await transaction
+      .collection<ProjectionRebuildDocument>(projectionRebuildsCollection)
+      .replaceOne({ _id: rebuild._id }, rebuild, { upsert: true });
   });
 };

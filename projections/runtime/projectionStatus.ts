@@ -41,7 +41,11 @@ export type ProjectionReport = Readonly<{
   }>;
 }>;
 
-export const projectionReports = async (eventStore: EventStore, readStore: ReadStore, projections: readonly AnyProjection[]): Promise<ProjectionReport[]> => {
+export const projectionReports = async (
+  eventStore: EventStore,
+  readStore: ReadStore,
+  projections: readonly AnyProjection[],
+): Promise<ProjectionReport[]> => {
   const head = await eventStore.headPosition();
   const states = readStore.collection<ProjectionStateDocument>(projectionStateCollection);
   const rebuilds = readStore.collection<ProjectionRebuildDocument>(projectionRebuildsCollection);
@@ -92,7 +96,11 @@ export type RebuildRequest = Readonly<{
  * Asks for a rebuild of one projection into a new generation (the projector picks it up within a
  * second); a rebuild already under way is left alone. Says whether a projector is alive to do it.
  */
-export const requestProjectionRebuild = async (readStore: ReadStore, projection: AnyProjection, now = new Date()): Promise<RebuildRequest> => {
+export const requestProjectionRebuild = async (
+  readStore: ReadStore,
+  projection: AnyProjection,
+  now = new Date(),
+): Promise<RebuildRequest> => {
   const rebuilds = readStore.collection<ProjectionRebuildDocument>(projectionRebuildsCollection);
   const existing = await rebuilds.get(projection.name);
   const [alive] = await aliveProjectors(readStore);

@@ -46,7 +46,12 @@ export class ProjectorThread implements ProjectionProgress {
    * Starts the thread; resolves once its projections run (caught up or catching up). `entry`
    * names the thread's module; tests wrap the real one to make the thread die.
    */
-  static async start(config: ServiceConfig, readModels: ReadModels, logger: Logger, entry: URL = THREAD_ENTRY): Promise<ProjectorThread> {
+  static async start(
+    config: ServiceConfig,
+    readModels: ReadModels,
+    logger: Logger,
+    entry: URL = THREAD_ENTRY,
+  ): Promise<ProjectorThread> {
     const thread = new ProjectorThread(config, readModels, logger, entry);
     await thread.spawn();
     return thread;
@@ -81,7 +86,8 @@ export class ProjectorThread implements ProjectionProgress {
       let ready = false;
       worker.on('message', (message: ProjectorThreadMessage) => {
         if (message.type === 'ready') {
-          for (const [name, generation] of Object.entries(message.generations)) this.readModels.setServingGeneration(name, generation);
+          for (const [name, generation] of Object.entries(message.generations))
+            this.readModels.setServingGeneration(name, generation);
           ready = true;
           this.readyAt = Date.now();
           this.advance(message.position);

@@ -33,7 +33,9 @@ await runner.start();
 post({
   type: 'ready',
   position: runner.position,
-  generations: Object.fromEntries(allProjections.map((projection) => [projection.name, readModels.servingGeneration(projection.name)])),
+  generations: Object.fromEntries(
+    allProjections.map((projection) => [projection.name, readModels.servingGeneration(projection.name)]),
+  ),
 });
 
 port.on('message', (message: { type: 'stop' }) => {

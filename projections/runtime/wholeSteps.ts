@@ -64,7 +64,9 @@ export class WholeSteps {
 
   /** Steps released whole no longer need tracking; a held step keeps its ids. */
   private forgetReleased(released: readonly RecordedEvent[]): void {
-    const stillHeld = new Set(this.held.map((event) => event.metadata?.step?.id).filter((id): id is string => id !== undefined));
+    const stillHeld = new Set(
+      this.held.map((event) => event.metadata?.step?.id).filter((id): id is string => id !== undefined),
+    );
     for (const event of released) {
       const id = event.metadata?.step?.id;
       if (id && !stillHeld.has(id)) {

@@ -9,10 +9,12 @@ import { scopesCollection, type ScopeDocument } from './scopes.ts';
 
 const namesOf = async (readModels: ReadModels, filter: Filter): Promise<string[]> => {
   const names: string[] = [];
-  for await (const scope of readModels.collection<ScopeDocument>(scopesCollection).find(filter, { sort: { _id: 1 } })) names.push(scope.scope);
+  for await (const scope of readModels.collection<ScopeDocument>(scopesCollection).find(filter, { sort: { _id: 1 } }))
+    names.push(scope.scope);
   return names;
 };
 
 export const scopeNames = (readModels: ReadModels): Promise<string[]> => namesOf(readModels, {});
 
-export const scopeNamesOfAccount = (readModels: ReadModels, account: string): Promise<string[]> => namesOf(readModels, { account });
+export const scopeNamesOfAccount = (readModels: ReadModels, account: string): Promise<string[]> =>
+  namesOf(readModels, { account });

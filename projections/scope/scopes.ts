@@ -12,5 +12,11 @@ export const scopesProjection = documentProjection<ScopeDocument, ScopeEvent>({
   collection: scopesCollection,
   handles: { ScopeAdded: true },
   documentId: (event) => event.data.scope,
-  evolve: (_document, event) => ({ _id: event.data.scope, scope: event.data.scope, account: event.data.account, status: 'OPEN', createdAt: event.data.addedAt }),
+  evolve: (_document, event) => ({
+    _id: event.data.scope,
+    scope: event.data.scope,
+    account: event.data.account,
+    status: 'OPEN',
+    createdAt: event.data.addedAt,
+  }),
 });

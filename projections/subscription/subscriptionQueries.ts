@@ -22,35 +22,49 @@ import {
 
 const subscriptions = (readModels: ReadModels) => readModels.collection<SubscriptionDocument>(subscriptionsCollection);
 
-export const findSubscription = (readModels: ReadModels, id: string): Promise<SubscriptionDocument | null> => subscriptions(readModels).get(id);
+export const findSubscription = (readModels: ReadModels, id: string): Promise<SubscriptionDocument | null> =>
+  subscriptions(readModels).get(id);
 
 /**
  * Subscriptions by account (a `*` wildcard allowed, as Rucio's LIKE) and name, by account then
  * name. Either may be left out.
  */
-export const listSubscriptions = (readModels: ReadModels, by: Readonly<{ account?: string; name?: string }>): AsyncIterable<SubscriptionDocument> => {
+export const listSubscriptions = (
+  readModels: ReadModels,
+  by: Readonly<{ account?: string; name?: string }>,
+): AsyncIterable<SubscriptionDocument> => {
   const filter: Record<string, unknown> = {};
-  if (by.account !== undefined) filter.account = by.account.includes('*') ? { $regex: wildcardRegexSource(by.account) } : by.account;
+  if (by.account !== undefined)
+    filter.account = by.account.includes('*') ? { $regex: wildcardRegexSource(by.account) } : by.account;
   if (by.name !== undefined) filter.name = by.name;
   return subscriptions(readModels).find(filter, { sort: { account: 1, name: 1 } });
 };
 
 /** The subscriptions the transmogrifier's index holds: those it processes. */
 export const processedSubscriptions = (readModels: ReadModels): Promise<SubscriptionDocument[]> =>
-  subscriptions(readModels).find({ state: { $in: ['ACTIVE', 'UPDATED', 'NEW'] } }).toArray();
+  subscriptions(readModels)
+    .find({ state: { $in: ['ACTIVE', 'UPDATED', 'NEW'] } })
+    .toArray();
 
 /** The position of the last change to any subscription (0 before the first). */
 export const subscriptionsChangedAt = async (readModels: ReadModels): Promise<number> =>
-  (await readModels.collection<SubscriptionChangesDocument>(subscriptionChangesCollection).get(SUBSCRIPTION_CHANGES_ID))?.position ?? 0;
+  (await readModels.collection<SubscriptionChangesDocument>(subscriptionChangesCollection).get(SUBSCRIPTION_CHANGES_ID))
+    ?.position ?? 0;
 
 /** The subscriptions the periodic pass looks at: not INACTIVE, with a lifetime or a retroactive pass to do. */
 export const subscriptionsToCheck = async (readModels: ReadModels): Promise<SubscriptionDocument[]> =>
-  (await subscriptions(readModels).find({ state: { $in: ['ACTIVE', 'UPDATED', 'NEW', 'BROKEN'] } }).toArray()).filter(
-    (subscription) => subscription.lifetime !== null || subscription.retroactive_pending,
-  );
+  (
+    await subscriptions(readModels)
+      .find({ state: { $in: ['ACTIVE', 'UPDATED', 'NEW', 'BROKEN'] } })
+      .toArray()
+  ).filter((subscription) => subscription.lifetime !== null || subscription.retroactive_pending);
 
 /** The rules a subscription made, by id; with `state`, those in it. */
-export const rulesOfSubscription = (readModels: ReadModels, subscriptionId: string, state?: RuleState): AsyncIterable<RuleDocument> => {
+export const rulesOfSubscription = (
+  readModels: ReadModels,
+  subscriptionId: string,
+  state?: RuleState,
+): AsyncIterable<RuleDocument> => {
   const filter: Filter = state ? { subscription_id: subscriptionId, state } : { subscription_id: subscriptionId };
   return readModels.collection<RuleDocument>(rulesCollection).find(filter, { sort: { _id: 1 } });
 };
@@ -59,7 +73,10 @@ export const rulesOfSubscription = (readModels: ReadModels, subscriptionId: stri
 export type RuleStateCount = Readonly<{ account: string; name: string; state: RuleState; count: number }>;
 
 /** For each subscription in turn, its rules per state (states without rules left out). */
-export async function* ruleStateCounts(readModels: ReadModels, of: AsyncIterable<SubscriptionDocument>): AsyncGenerator<RuleStateCount> {
+export async function* ruleStateCounts(
+  readModels: ReadModels,
+  of: AsyncIterable<SubscriptionDocument>,
+): AsyncGenerator<RuleStateCount> {
   const rules = readModels.collection<RuleDocument>(rulesCollection);
   for await (const subscription of of) {
     for (const state of RULE_STATES) {
@@ -73,7 +90,9 @@ export async function* ruleStateCounts(readModels: ReadModels, of: AsyncIterable
 export const dryRuns = (readModels: ReadModels, subscriptionId?: string): AsyncIterable<DryRunDocument> =>
   subscriptionId === undefined
     ? readModels.collection<DryRunDocument>(subscriptionDryRunsCollection).find({}, { sort: { position: 1 } })
-    : readModels.collection<DryRunDocument>(subscriptionDryRunsCollection).find({ subscription_id: subscriptionId }, { sort: { subscription_id: 1, position: 1 } });
+    : readModels
+        .collection<DryRunDocument>(subscriptionDryRunsCollection)
+        .find({ subscription_id: subscriptionId }, { sort: { subscription_id: 1, position: 1 } });
 
 /** A subscription's record as its read model holds it (what the transmogrifier's index is built from). */
 export const subscriptionRecordOf = (document: SubscriptionDocument): SubscriptionRecord => ({
@@ -109,7 +128,12 @@ export const didFactsOfDocument = (document: DidDocument): DidFacts => ({
  */
 export const existingDidsAfter = async (
   readModels: ReadModels,
-  options: Readonly<{ after: RetroactiveCursor | null; scopeMatches: (scope: string) => boolean; didTypes: readonly DidType[]; limit: number }>,
+  options: Readonly<{
+    after: RetroactiveCursor | null;
+    scopeMatches: (scope: string) => boolean;
+    didTypes: readonly DidType[];
+    limit: number;
+  }>,
 ): Promise<{ dids: DidDocument[]; last: boolean }> => {
   const scopes = (await scopeNames(readModels)).filter(options.scopeMatches).sort();
   const types = [...options.didTypes].filter((type) => type !== 'FILE').sort();
@@ -122,7 +146,10 @@ export const existingDidsAfter = async (
       const name = after && scope === after.scope && didType === after.didType ? { name: { $gt: after.name } } : {};
       const page = await readModels
         .collection<DidDocument>(didsCollection)
-        .find({ scope, did_type: didType, ...name }, { sort: { scope: 1, did_type: 1, name: 1 }, limit: options.limit - dids.length + 1 })
+        .find(
+          { scope, did_type: didType, ...name },
+          { sort: { scope: 1, did_type: 1, name: 1 }, limit: options.limit - dids.length + 1 },
+        )
         .toArray();
       for (const did of page) {
         if (dids.length === options.limit) return { dids, last: false };

@@ -1,6 +1,10 @@
 import { didKey } from '../../domain/did/did.ts';
 import type { RuleEvent } from '../../domain/rule/rule.ts';
-import type { RetroactiveCursor, SubscriptionEvent, SubscriptionState } from '../../domain/subscription/subscription.ts';
+import type {
+  RetroactiveCursor,
+  SubscriptionEvent,
+  SubscriptionState,
+} from '../../domain/subscription/subscription.ts';
 import type { DryRunRule, SubscriptionDryRunEvent } from '../../domain/subscription/subscriptionDryRun.ts';
 import type { SubscriptionFilter } from '../../domain/subscription/subscriptionFilter.ts';
 import type { SubscriptionRuleTemplate } from '../../domain/subscription/subscriptionRules.ts';
@@ -67,11 +71,14 @@ export const SUBSCRIPTION_CHANGES_ID = 'subscriptions';
 
 type HandledEvent = SubscriptionEvent | SubscriptionDryRunEvent | EventsOf<RuleEvent, 'RuleAdded'>;
 
-const subscriptionDocuments = (context: ProjectionContext) => context.collection<SubscriptionDocument>(subscriptionsCollection);
+const subscriptionDocuments = (context: ProjectionContext) =>
+  context.collection<SubscriptionDocument>(subscriptionsCollection);
 
 /** `last_processed` moves forward only. */
 const processedAt = (document: SubscriptionDocument | null, at: string): SubscriptionDocument | undefined =>
-  document && (document.last_processed === null || document.last_processed < at) ? { ...document, last_processed: at } : undefined;
+  document && (document.last_processed === null || document.last_processed < at)
+    ? { ...document, last_processed: at }
+    : undefined;
 
 const applySubscriptionEvent = async (event: SubscriptionEvent, context: ProjectionContext): Promise<void> => {
   const documents = subscriptionDocuments(context);
@@ -126,10 +133,12 @@ const applySubscriptionEvent = async (event: SubscriptionEvent, context: Project
       }
     });
   }
-  await context.collection<SubscriptionChangesDocument>(subscriptionChangesCollection).update(SUBSCRIPTION_CHANGES_ID, (document) => ({
-    ...(document ?? { _id: SUBSCRIPTION_CHANGES_ID }),
-    position: context.position,
-  }));
+  await context
+    .collection<SubscriptionChangesDocument>(subscriptionChangesCollection)
+    .update(SUBSCRIPTION_CHANGES_ID, (document) => ({
+      ...(document ?? { _id: SUBSCRIPTION_CHANGES_ID }),
+      position: context.position,
+    }));
 };
 
 export const subscriptionsProjection: Projection<HandledEvent> = {
@@ -149,7 +158,10 @@ export const subscriptionsProjection: Projection<HandledEvent> = {
     switch (event.type) {
       case 'RuleAdded': {
         const { rule } = event.data;
-        if (rule.subscriptionId !== null) await subscriptionDocuments(context).update(rule.subscriptionId, (document) => processedAt(document, rule.createdAt));
+        if (rule.subscriptionId !== null)
+          await subscriptionDocuments(context).update(rule.subscriptionId, (document) =>
+            processedAt(document, rule.createdAt),
+          );
         return;
       }
       case 'SubscriptionDryRunRecorded': {

@@ -24,8 +24,12 @@ describe('API: account limits and usage', () => {
     const usage = expectStatus(await server.root('GET', `/accounts/${account}/usage`), 200);
     expect(usage.headers['content-type']).to.equal('application/x-json-stream');
     expect(usage.text).to.include(`"rse":"${first}","bytes":0,"files":0,"bytes_limit":1000,"bytes_remaining":1000`);
-    expect(usage.text).to.include(`"rse":"${second}","bytes":0,"files":0,"bytes_limit":Infinity,"bytes_remaining":Infinity`);
-    const one = expectStatus(await server.root('GET', `/accounts/${account}/usage/local/${first}`), 200).lines<Record<string, unknown>>();
+    expect(usage.text).to.include(
+      `"rse":"${second}","bytes":0,"files":0,"bytes_limit":Infinity,"bytes_remaining":Infinity`,
+    );
+    const one = expectStatus(await server.root('GET', `/accounts/${account}/usage/local/${first}`), 200).lines<
+      Record<string, unknown>
+    >();
     expect(one).to.have.length(1);
     expect(one[0]).to.deep.include({ rse: first, bytes_limit: 1000 });
     expectStatus(await server.root('DELETE', `/accountlimits/local/${account}/${first}`), 200);
@@ -42,17 +46,47 @@ describe('API: account limits and usage', () => {
     expectStatus(await server.root('POST', `/rses/${rse}/attr/${tag}`, { body: { value: 'yes' } }), 201);
     const { account } = await server.createUser();
     const expression = `${tag}=yes`;
-    expectStatus(await server.root('POST', `/accountlimits/global/${account}/${encodeURIComponent(expression)}`, { body: { bytes: 500 } }), 201);
-    const limits = JSON.parse(await json(`/accounts/${account}/limits/global`)) as Record<string, { resolved_rses: string[]; limit: number }>;
+    expectStatus(
+      await server.root('POST', `/accountlimits/global/${account}/${encodeURIComponent(expression)}`, {
+        body: { bytes: 500 },
+      }),
+      201,
+    );
+    const limits = JSON.parse(await json(`/accounts/${account}/limits/global`)) as Record<
+      string,
+      { resolved_rses: string[]; limit: number }
+    >;
     expect(limits[expression]).to.deep.include({ resolved_rses: [rse], limit: 500 });
-    expect(await json(`/accounts/${account}/limits/global/${encodeURIComponent(expression)}`)).to.equal(`{"${expression}":500}`);
+    expect(await json(`/accounts/${account}/limits/global/${encodeURIComponent(expression)}`)).to.equal(
+      `{"${expression}":500}`,
+    );
     const usage = expectStatus(await server.root('GET', `/accounts/${account}/usage/global`), 200).lines();
-    expect(usage).to.deep.equal([{ rse_expression: expression, bytes: 0, files: 0, bytes_limit: 500, bytes_remaining: 500 }]);
-    const one = expectStatus(await server.root('GET', `/accounts/${account}/usage/global/${encodeURIComponent(expression)}`), 200).lines();
+    expect(usage).to.deep.equal([
+      { rse_expression: expression, bytes: 0, files: 0, bytes_limit: 500, bytes_remaining: 500 },
+    ]);
+    const one = expectStatus(
+      await server.root('GET', `/accounts/${account}/usage/global/${encodeURIComponent(expression)}`),
+      200,
+    ).lines();
     expect(one).to.deep.equal(usage);
-    expectError(await server.root('POST', `/accountlimits/global/${account}/${encodeURIComponent('(bad')}`, { body: { bytes: 1 } }), 400, 'InvalidRSEExpression', /parentheses/);
-    expectError(await server.root('POST', `/accountlimits/global/${account}/${rseName()}`, { body: { bytes: 1 } }), 400, 'InvalidRSEExpression', /empty set/);
-    expectStatus(await server.root('DELETE', `/accountlimits/global/${account}/${encodeURIComponent(expression)}`), 200);
+    expectError(
+      await server.root('POST', `/accountlimits/global/${account}/${encodeURIComponent('(bad')}`, {
+        body: { bytes: 1 },
+      }),
+      400,
+      'InvalidRSEExpression',
+      /parentheses/,
+    );
+    expectError(
+      await server.root('POST', `/accountlimits/global/${account}/${rseName()}`, { body: { bytes: 1 } }),
+      400,
+      'InvalidRSEExpression',
+      /empty set/,
+    );
+    expectStatus(
+      await server.root('DELETE', `/accountlimits/global/${account}/${encodeURIComponent(expression)}`),
+      200,
+    );
     expect(await json(`/accounts/${account}/limits/global`)).to.equal('{}');
   });
 
@@ -64,8 +98,17 @@ describe('API: account limits and usage', () => {
     expectError(await server.root('POST', path, { body: { bytes: '5' } }), 400, 'InvalidObject');
     expectError(await server.root('POST', path, { body: {} }), 400, 'KeyError', /'bytes' not defined/);
     expectError(await server.root('POST', path, { body: 'bytes=5' }), 400, 'ValueError');
-    expectError(await server.root('POST', `/accountlimits/local/nobody-here/${rse}`, { body: { bytes: 5 } }), 404, 'AccountNotFound', /Account nobody-here does not exist/);
-    expectError(await server.root('POST', `/accountlimits/local/${account}/${rseName()}`, { body: { bytes: 5 } }), 404, 'RSENotFound');
+    expectError(
+      await server.root('POST', `/accountlimits/local/nobody-here/${rse}`, { body: { bytes: 5 } }),
+      404,
+      'AccountNotFound',
+      /Account nobody-here does not exist/,
+    );
+    expectError(
+      await server.root('POST', `/accountlimits/local/${account}/${rseName()}`, { body: { bytes: 5 } }),
+      404,
+      'RSENotFound',
+    );
     expectError(await server.root('GET', '/accounts/nobody-here/limits'), 404, 'AccountNotFound');
     expectError(await server.root('GET', `/accounts/${account}/limits/${rseName()}`), 404, 'RSENotFound');
     expectError(await server.root('GET', '/accounts/nobody-here/usage'), 404, 'AccountNotFound');
@@ -78,20 +121,35 @@ describe('API: account limits and usage', () => {
     expectStatus(await server.root('POST', `/rses/${swiss}/attr/country`, { body: { value: 'CH' } }), 201);
     const user = await server.createUser();
     const countryAdmin = await server.createUser();
-    expectStatus(await server.root('POST', `/accounts/${countryAdmin.account}/attr/country-FR`, { body: { value: 'admin' } }), 201);
-    const set = (token: string, rse: string) => server.call('POST', `/accountlimits/local/${user.account}/${rse}`, { token, body: { bytes: 10 } });
+    expectStatus(
+      await server.root('POST', `/accounts/${countryAdmin.account}/attr/country-FR`, { body: { value: 'admin' } }),
+      201,
+    );
+    const set = (token: string, rse: string) =>
+      server.call('POST', `/accountlimits/local/${user.account}/${rse}`, { token, body: { bytes: 10 } });
     expectError(await set(user.token, french), 401, 'AccessDenied', /can not set account limits/);
     expectStatus(await set(countryAdmin.token, french), 201);
     expectError(await set(countryAdmin.token, swiss), 401, 'AccessDenied');
     const global = (token: string, expression: string) =>
-      server.call('POST', `/accountlimits/global/${user.account}/${encodeURIComponent(expression)}`, { token, body: { bytes: 10 } });
+      server.call('POST', `/accountlimits/global/${user.account}/${encodeURIComponent(expression)}`, {
+        token,
+        body: { bytes: 10 },
+      });
     expectStatus(await global(countryAdmin.token, 'country=FR'), 201);
     expectError(await global(countryAdmin.token, `${french}|${swiss}`), 401, 'AccessDenied');
     expectStatus(await server.call('GET', `/accounts/${user.account}/usage`, { token: user.token }), 200);
     expectStatus(await server.call('GET', `/accounts/${user.account}/usage`, { token: countryAdmin.token }), 200);
     const stranger = await server.createUser();
-    expectError(await server.call('GET', `/accounts/${user.account}/usage`, { token: stranger.token }), 401, 'AccessDenied');
-    expectError(await server.call('GET', `/accounts/${user.account}/usage/global`, { token: stranger.token }), 401, 'AccessDenied');
+    expectError(
+      await server.call('GET', `/accounts/${user.account}/usage`, { token: stranger.token }),
+      401,
+      'AccessDenied',
+    );
+    expectError(
+      await server.call('GET', `/accounts/${user.account}/usage/global`, { token: stranger.token }),
+      401,
+      'AccessDenied',
+    );
   });
 
   it('answers the usage history of an account on an RSE (empty until rules exist)', async () => {

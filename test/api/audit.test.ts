@@ -9,7 +9,14 @@ import { auditIndexProjection } from '../../projections/audit/auditIndex.ts';
 import { uniqueName } from '../support/events.ts';
 import { eventually } from '../support/eventually.ts';
 import { newScope, path } from '../support/dids.ts';
-import { expectError, expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
+import {
+  expectError,
+  expectStatus,
+  ROOT_PASSWORD,
+  ROOT_USERNAME,
+  startTestServer,
+  type TestServer,
+} from '../support/server.ts';
 import { addReplicas, fileItem, rseWithProtocols } from './replicaSupport.ts';
 
 type AuditLine = {
@@ -33,7 +40,13 @@ const dms = (server: TestServer, ...args: string[]) =>
   spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', '..', 'bin', 'dms.ts'), ...args], {
     encoding: 'utf8',
     timeout: 60_000,
-    env: { ...process.env, DMS_DATA_DIR: server.dataDir, DMS_ROOT_USERNAME: ROOT_USERNAME, DMS_ROOT_PASSWORD: ROOT_PASSWORD, DMS_LOG_LEVEL: 'silent' },
+    env: {
+      ...process.env,
+      DMS_DATA_DIR: server.dataDir,
+      DMS_ROOT_USERNAME: ROOT_USERNAME,
+      DMS_ROOT_PASSWORD: ROOT_PASSWORD,
+      DMS_LOG_LEVEL: 'silent',
+    },
   });
 
 describe('API: audit', () => {
@@ -47,24 +60,43 @@ describe('API: audit', () => {
     const scope = await newScope(server, owner.account);
     const a = await rseWithProtocols(server);
     const b = await rseWithProtocols(server);
-    expectStatus(await server.root('POST', `/accountlimits/local/${owner.account}/${b.rse}`, { body: { bytes: 1_000_000 } }), 201);
+    expectStatus(
+      await server.root('POST', `/accountlimits/local/${owner.account}/${b.rse}`, { body: { bytes: 1_000_000 } }),
+      201,
+    );
     await addReplicas(server, a.rse, [fileItem(scope, 'f1'), fileItem(scope, 'f2')]);
     return { owner, scope, a, b };
   };
 
-  const history = async (url: string, token = server.rootToken) => expectStatus(await server.call('GET', url, { token }), 200).lines<AuditLine>();
+  const history = async (url: string, token = server.rootToken) =>
+    expectStatus(await server.call('GET', url, { token }), 200).lines<AuditLine>();
 
   it("tells a dataset's whole story with who and when, shows it as it was between two changes, and its hash chains hold until a stored event is edited", async () => {
     const { owner, scope, b } = await world();
     const dataset = uniqueName('ds');
-    const asOwner = (method: string, url: string, body?: object) => server.call(method, url, { token: owner.token, ...(body ? { body } : {}) });
+    const asOwner = (method: string, url: string, body?: object) =>
+      server.call(method, url, { token: owner.token, ...(body ? { body } : {}) });
     expectStatus(await asOwner('POST', path(scope, dataset), { type: 'DATASET' }), 201);
-    expectStatus(await asOwner('POST', path(scope, dataset, '/dids'), { dids: [{ scope, name: 'f1' }, { scope, name: 'f2' }] }), 201);
+    expectStatus(
+      await asOwner('POST', path(scope, dataset, '/dids'), {
+        dids: [
+          { scope, name: 'f1' },
+          { scope, name: 'f2' },
+        ],
+      }),
+      201,
+    );
     await pause(5);
     const betweenAttachAndMetadata = new Date().toISOString();
     await pause(5);
     expectStatus(await asOwner('POST', path(scope, dataset, '/meta/campaign'), { value: 'mc23' }), 201);
-    const ruleResponse = expectStatus(await server.call('POST', '/rules/', { token: owner.token, body: { dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse, account: owner.account } }), 201);
+    const ruleResponse = expectStatus(
+      await server.call('POST', '/rules/', {
+        token: owner.token,
+        body: { dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse, account: owner.account },
+      }),
+      201,
+    );
     const [ruleId] = JSON.parse(ruleResponse.text) as string[];
     expectStatus(await server.root('DELETE', `/rules/${ruleId}`, { body: {} }), 200);
 
@@ -83,9 +115,16 @@ describe('API: audit', () => {
       ['RuleLocksCreated', owner.account],
       ['RuleUpdated', 'root'],
     ]);
-    expect(lines.map((line) => line.position)).to.deep.equal([...lines.map((line) => line.position)].sort((x, y) => x - y));
+    expect(lines.map((line) => line.position)).to.deep.equal(
+      [...lines.map((line) => line.position)].sort((x, y) => x - y),
+    );
     const attach = lines[1]!;
-    expect(attach).to.include({ stream: `did-${scope}:${dataset}`, revision: 1, schema_version: 1, causation_id: null });
+    expect(attach).to.include({
+      stream: `did-${scope}:${dataset}`,
+      revision: 1,
+      schema_version: 1,
+      causation_id: null,
+    });
     expect(attach.at).to.match(/^\d{4}-\d{2}-\d{2}T/);
     expect(attach.request_id).to.be.a('string');
     expect(attach.hash).to.match(/^[0-9a-f]{64}$/);
@@ -94,19 +133,42 @@ describe('API: audit', () => {
     expect(deletion).to.include({ stream: `rule-${ruleId}`, revision: 2 });
     expect(deletion.data.changes.expiresAt).to.be.a('string');
 
-    const then = expectStatus(await server.root('GET', `/audit/dids/${scope}/${dataset}/state?as_of=${betweenAttachAndMetadata}`), 200).json<Record<string, any>>();
-    expect(then).to.include({ scope, name: dataset, status: 'LIVE', did_type: 'DATASET', account: owner.account, open: true, as_of: betweenAttachAndMetadata, position: attach.position });
+    const then = expectStatus(
+      await server.root('GET', `/audit/dids/${scope}/${dataset}/state?as_of=${betweenAttachAndMetadata}`),
+      200,
+    ).json<Record<string, any>>();
+    expect(then).to.include({
+      scope,
+      name: dataset,
+      status: 'LIVE',
+      did_type: 'DATASET',
+      account: owner.account,
+      open: true,
+      as_of: betweenAttachAndMetadata,
+      position: attach.position,
+    });
     expect(then.metadata).to.not.have.property('campaign');
     expect(then.content).to.deep.include({ length: 2, bytes: 200 });
     expect(then.content.children.map((child: { name: string }) => child.name)).to.deep.equal(['f1', 'f2']);
     expect(then.rules).to.deep.equal([]);
 
     const withRule = lines.find((line) => line.type === 'DidRuleAttached')!;
-    const ruled = expectStatus(await server.root('GET', `/audit/dids/${scope}/${dataset}/state?as_of=${withRule.position}`), 200).json<Record<string, any>>();
+    const ruled = expectStatus(
+      await server.root('GET', `/audit/dids/${scope}/${dataset}/state?as_of=${withRule.position}`),
+      200,
+    ).json<Record<string, any>>();
     expect(ruled.metadata).to.include({ campaign: 'mc23' });
     expect(ruled.rules).to.have.length(1);
-    expect(ruled.rules[0]).to.include({ id: ruleId, status: 'LIVE', account: owner.account, rse_expression: b.rse, copies: 1 });
-    const now = expectStatus(await server.root('GET', `/audit/dids/${scope}/${dataset}/state`), 200).json<Record<string, any>>();
+    expect(ruled.rules[0]).to.include({
+      id: ruleId,
+      status: 'LIVE',
+      account: owner.account,
+      rse_expression: b.rse,
+      copies: 1,
+    });
+    const now = expectStatus(await server.root('GET', `/audit/dids/${scope}/${dataset}/state`), 200).json<
+      Record<string, any>
+    >();
     expect(now.rules[0].expires_at).to.equal(deletion.data.changes.expiresAt);
 
     const verified = dms(server, 'audit', 'verify');
@@ -116,11 +178,15 @@ describe('API: audit', () => {
     const metadataEvent = lines.find((line) => line.type === 'DidMetadataSet')!;
     const raw = new Database(join(server.dataDir, 'events.sqlite'));
     raw.pragma('busy_timeout = 5000');
-    raw.prepare("UPDATE events SET data = json_set(data, '$.columns.campaign', 'forged') WHERE position = ?").run(metadataEvent.position);
+    raw
+      .prepare("UPDATE events SET data = json_set(data, '$.columns.campaign', 'forged') WHERE position = ?")
+      .run(metadataEvent.position);
     raw.close();
     const broken = dms(server, 'audit', 'verify');
     expect(broken.status, broken.stderr + broken.stdout).to.equal(1);
-    expect(broken.stdout).to.include(`BROKEN: stream did-${scope}:${dataset}, revision ${metadataEvent.revision}, position ${metadataEvent.position}`);
+    expect(broken.stdout).to.include(
+      `BROKEN: stream did-${scope}:${dataset}, revision ${metadataEvent.revision}, position ${metadataEvent.position}`,
+    );
   });
 
   /** A dataset of the owner's scope with f1 and f2 attached, its metadata set, and a rule of the owner on RSE B. */
@@ -128,10 +194,36 @@ describe('API: audit', () => {
     const world_ = await world();
     const { owner, scope, b } = world_;
     const dataset = uniqueName('ds');
-    expectStatus(await server.call('POST', path(scope, dataset), { token: owner.token, body: { type: 'DATASET' } }), 201);
-    expectStatus(await server.call('POST', path(scope, dataset, '/dids'), { token: owner.token, body: { dids: [{ scope, name: 'f1' }, { scope, name: 'f2' }] } }), 201);
-    expectStatus(await server.call('POST', path(scope, dataset, '/meta/campaign'), { token: owner.token, body: { value: 'mc23' } }), 201);
-    const response = expectStatus(await server.call('POST', '/rules/', { token: owner.token, body: { dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse, account: owner.account } }), 201);
+    expectStatus(
+      await server.call('POST', path(scope, dataset), { token: owner.token, body: { type: 'DATASET' } }),
+      201,
+    );
+    expectStatus(
+      await server.call('POST', path(scope, dataset, '/dids'), {
+        token: owner.token,
+        body: {
+          dids: [
+            { scope, name: 'f1' },
+            { scope, name: 'f2' },
+          ],
+        },
+      }),
+      201,
+    );
+    expectStatus(
+      await server.call('POST', path(scope, dataset, '/meta/campaign'), {
+        token: owner.token,
+        body: { value: 'mc23' },
+      }),
+      201,
+    );
+    const response = expectStatus(
+      await server.call('POST', '/rules/', {
+        token: owner.token,
+        body: { dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse, account: owner.account },
+      }),
+      201,
+    );
     const [ruleId] = JSON.parse(response.text) as string[];
     return { ...world_, dataset, ruleId: ruleId! };
   };
@@ -141,17 +233,34 @@ describe('API: audit', () => {
       const { owner, scope, dataset, ruleId, b } = await aDatasetWithARule();
       expect((await history(`/audit/dids/${scope}/${dataset}/events`, owner.token)).length).to.be.greaterThan(3);
       expectStatus(await server.call('GET', `/audit/dids/${scope}/${dataset}/state`, { token: owner.token }), 200);
-      expectError(await server.call('GET', `/audit/rules/${ruleId}/events`, { token: owner.token }), 401, 'AccessDenied');
+      expectError(
+        await server.call('GET', `/audit/rules/${ruleId}/events`, { token: owner.token }),
+        401,
+        'AccessDenied',
+      );
       expectError(await server.call('GET', `/audit/rses/${b.rse}/events`, { token: owner.token }), 401, 'AccessDenied');
-      expectError(await server.call('GET', `/audit/accounts/${owner.account}/events`, { token: owner.token }), 401, 'AccessDenied');
+      expectError(
+        await server.call('GET', `/audit/accounts/${owner.account}/events`, { token: owner.token }),
+        401,
+        'AccessDenied',
+      );
       expectError(await server.call('GET', '/audit/events', { token: owner.token }), 401, 'AccessDenied');
     });
 
     it('refuses the history of a DID to an account that neither owns its scope nor is an admin', async () => {
       const { scope, dataset } = await aDatasetWithARule();
       const stranger = await server.createUser();
-      expectError(await server.call('GET', `/audit/dids/${scope}/${dataset}/events`, { token: stranger.token }), 401, 'AccessDenied', /can not read the history/);
-      expectError(await server.call('GET', `/audit/dids/${scope}/${dataset}/state`, { token: stranger.token }), 401, 'AccessDenied');
+      expectError(
+        await server.call('GET', `/audit/dids/${scope}/${dataset}/events`, { token: stranger.token }),
+        401,
+        'AccessDenied',
+        /can not read the history/,
+      );
+      expectError(
+        await server.call('GET', `/audit/dids/${scope}/${dataset}/state`, { token: stranger.token }),
+        401,
+        'AccessDenied',
+      );
     });
 
     it('lets an admin read every history', async () => {
@@ -167,13 +276,24 @@ describe('API: audit', () => {
       const { scope, dataset } = await aDatasetWithARule();
       const all = await history(`/audit/dids/${scope}/${dataset}/events`);
       const types = (lines: AuditLine[]) => lines.map((line) => line.type);
-      expect(types(await history(`/audit/dids/${scope}/${dataset}/events?type=DidCreated,DidMetadataSet`))).to.deep.equal(['DidCreated', 'DidMetadataSet']);
-      expect(types(await history(`/audit/dids/${scope}/${dataset}/events?type=DidCreated&type=RuleAdded`))).to.deep.equal(['DidCreated', 'RuleAdded']);
-      const between = await history(`/audit/dids/${scope}/${dataset}/events?since=${all[1]!.position}&until=${all[2]!.position}`);
+      expect(
+        types(await history(`/audit/dids/${scope}/${dataset}/events?type=DidCreated,DidMetadataSet`)),
+      ).to.deep.equal(['DidCreated', 'DidMetadataSet']);
+      expect(
+        types(await history(`/audit/dids/${scope}/${dataset}/events?type=DidCreated&type=RuleAdded`)),
+      ).to.deep.equal(['DidCreated', 'RuleAdded']);
+      const between = await history(
+        `/audit/dids/${scope}/${dataset}/events?since=${all[1]!.position}&until=${all[2]!.position}`,
+      );
       expect(between.map((line) => line.position)).to.deep.equal([all[1]!.position, all[2]!.position]);
       const later = await history(`/audit/dids/${scope}/${dataset}/events?since=${encodeURIComponent(all[2]!.at)}`);
       expect(types(later)).to.include('DidMetadataSet').and.not.include('DidCreated');
-      expectError(await server.root('GET', `/audit/dids/${scope}/${dataset}/events?since=yesterday`), 400, 'ValueError', /RFC 3339/);
+      expectError(
+        await server.root('GET', `/audit/dids/${scope}/${dataset}/events?since=yesterday`),
+        400,
+        'ValueError',
+        /RFC 3339/,
+      );
     });
 
     it("shows a file's attachment to its dataset, and its replicas, in the file's own history", async () => {
@@ -189,8 +309,18 @@ describe('API: audit', () => {
     it("lists a rule's events with the locks it put on each file, and an RSE's events with the replicas it received", async () => {
       const { scope, ruleId, b } = await aDatasetWithARule();
       const rule = await history(`/audit/rules/${ruleId}/events`);
-      expect(rule.map((line) => line.type)).to.include.members(['RuleAdded', 'RuleLocksCreated', 'DidRuleAttached', 'ReplicaLocked']);
-      expect(rule.filter((line) => line.type === 'ReplicaLocked').map((line) => line.stream).sort()).to.deep.equal([`did-${scope}:f1`, `did-${scope}:f2`]);
+      expect(rule.map((line) => line.type)).to.include.members([
+        'RuleAdded',
+        'RuleLocksCreated',
+        'DidRuleAttached',
+        'ReplicaLocked',
+      ]);
+      expect(
+        rule
+          .filter((line) => line.type === 'ReplicaLocked')
+          .map((line) => line.stream)
+          .sort(),
+      ).to.deep.equal([`did-${scope}:f1`, `did-${scope}:f2`]);
       const rse = await history(`/audit/rses/${b.rse}/events`);
       expect(rse[0]!.type).to.equal('RseCreated');
       expect(rse.map((line) => line.type)).to.include.members(['RuleAdded', 'ReplicaAdded', 'ReplicaLocked']);
@@ -200,7 +330,12 @@ describe('API: audit', () => {
       const { owner } = await aDatasetWithARule();
       const done = await history(`/audit/accounts/${owner.account}/events`);
       expect(done.every((line) => line.account === owner.account)).to.equal(true);
-      expect(done.map((line) => line.type)).to.include.members(['DidCreated', 'DidsAttached', 'DidMetadataSet', 'RuleAdded']);
+      expect(done.map((line) => line.type)).to.include.members([
+        'DidCreated',
+        'DidsAttached',
+        'DidMetadataSet',
+        'RuleAdded',
+      ]);
       const first = await history('/audit/events?limit=3');
       expect(first).to.have.length(3);
       const next = await history(`/audit/events?limit=3&after=${first[2]!.position}`);
@@ -215,9 +350,15 @@ describe('API: audit', () => {
       const types = ['RuleAdded', 'DidsAttached'];
       const whole = (await history('/audit/events?limit=10000')).filter((line) => types.includes(line.type));
       // The whole feed is the event log itself; the index of types follows it through its projection.
-      await eventually(async () => (await history(`/audit/events?type=${types.join(',')}&limit=10000`)).length >= whole.length, 10_000, 'the index up to date');
+      await eventually(
+        async () => (await history(`/audit/events?type=${types.join(',')}&limit=10000`)).length >= whole.length,
+        10_000,
+        'the index up to date',
+      );
       const typed = await history(`/audit/events?type=${types.join(',')}&limit=10000`);
-      expect(typed.map((line) => line.position).slice(0, whole.length)).to.deep.equal(whole.map((line) => line.position));
+      expect(typed.map((line) => line.position).slice(0, whole.length)).to.deep.equal(
+        whole.map((line) => line.position),
+      );
       expect(typed.every((line) => types.includes(line.type))).to.equal(true);
       const page = await history(`/audit/events?type=${types.join(',')}&limit=2&after=${typed[0]!.position}`);
       expect(page.map((line) => line.position)).to.deep.equal(typed.slice(1, 3).map((line) => line.position));
@@ -235,17 +376,35 @@ describe('API: audit', () => {
     it('shows a DID as ABSENT before its creation', async () => {
       const { scope, dataset } = await aDatasetWithARule();
       const [created] = await history(`/audit/dids/${scope}/${dataset}/events`);
-      const before = expectStatus(await server.root('GET', `/audit/dids/${scope}/${dataset}/state?as_of=${created!.position - 1}`), 200).json<Record<string, unknown>>();
-      expect(before).to.deep.equal({ scope, name: dataset, as_of: created!.position - 1, position: null, at: null, status: 'ABSENT' });
+      const before = expectStatus(
+        await server.root('GET', `/audit/dids/${scope}/${dataset}/state?as_of=${created!.position - 1}`),
+        200,
+      ).json<Record<string, unknown>>();
+      expect(before).to.deep.equal({
+        scope,
+        name: dataset,
+        as_of: created!.position - 1,
+        position: null,
+        at: null,
+        status: 'ABSENT',
+      });
     });
   });
 
   describe('projections', () => {
     it('lists every projection with its generation, checkpoint and lag for admins', async () => {
       const admin = await server.createUser({ admin: true });
-      const projections = expectStatus(await server.call('GET', '/admin/projections', { token: admin.token }), 200).json<Record<string, any>[]>();
+      const projections = expectStatus(
+        await server.call('GET', '/admin/projections', { token: admin.token }),
+        200,
+      ).json<Record<string, any>[]>();
       const audit = projections.find((projection) => projection.name === 'audit_index')!;
-      expect(audit).to.include({ version: auditIndexProjection.version, status: 'running', rebuild: null, error: null });
+      expect(audit).to.include({
+        version: auditIndexProjection.version,
+        status: 'running',
+        rebuild: null,
+        error: null,
+      });
       expect(audit.generation).to.be.a('number');
       expect(audit.head).to.be.at.least(audit.checkpoint);
       expect(audit.lag).to.equal(audit.head - audit.checkpoint);
@@ -253,18 +412,31 @@ describe('API: audit', () => {
       expectError(await server.call('GET', '/admin/projections', { token: user.token }), 401, 'AccessDenied');
     });
 
-    it('rebuilds a projection on root\'s request and switches reads to the new generation', async () => {
+    it("rebuilds a projection on root's request and switches reads to the new generation", async () => {
       const before = expectStatus(await server.root('GET', '/admin/projections'), 200).json<Record<string, any>[]>();
       const generation = before.find((projection) => projection.name === 'scopes')!.generation as number;
       const admin = await server.createUser({ admin: true });
-      expectError(await server.call('POST', '/admin/projections/scopes/rebuild', { token: admin.token }), 401, 'AccessDenied');
+      expectError(
+        await server.call('POST', '/admin/projections/scopes/rebuild', { token: admin.token }),
+        401,
+        'AccessDenied',
+      );
       expectError(await server.root('POST', '/admin/projections/nothing/rebuild'), 404, 'ProjectionNotFound');
-      const requested = expectStatus(await server.root('POST', '/admin/projections/scopes/rebuild'), 202).json<Record<string, unknown>>();
-      expect(requested).to.include({ name: 'scopes', generation: generation + 1, already_under_way: false, projector_running: true });
+      const requested = expectStatus(await server.root('POST', '/admin/projections/scopes/rebuild'), 202).json<
+        Record<string, unknown>
+      >();
+      expect(requested).to.include({
+        name: 'scopes',
+        generation: generation + 1,
+        already_under_way: false,
+        projector_running: true,
+      });
       const deadline = Date.now() + 15_000;
       let scopes: Record<string, any> | undefined;
       while (Date.now() < deadline) {
-        scopes = expectStatus(await server.root('GET', '/admin/projections'), 200).json<Record<string, any>[]>().find((projection) => projection.name === 'scopes');
+        scopes = expectStatus(await server.root('GET', '/admin/projections'), 200)
+          .json<Record<string, any>[]>()
+          .find((projection) => projection.name === 'scopes');
         if (scopes?.generation === generation + 1 && scopes.rebuild === null) break;
         await pause(100);
       }
@@ -287,7 +459,13 @@ describe('API: audit of events stored in an older shape', () => {
     setAt: data.setAt as string,
   }));
   let server: TestServer;
-  before(async () => (server = await startTestServer({ upcasters: upcasterRegistry([metadataSetV1ToV2]), environment: { DMS_PROJECTION_THREAD: 'false' } })));
+  before(
+    async () =>
+      (server = await startTestServer({
+        upcasters: upcasterRegistry([metadataSetV1ToV2]),
+        environment: { DMS_PROJECTION_THREAD: 'false' },
+      })),
+  );
   after(async () => server.stop());
 
   it('replays a stored version 1 event through the projections, the command handler and the state endpoint in the current shape', async () => {
@@ -299,18 +477,34 @@ describe('API: audit of events stored in an older shape', () => {
     const at = new Date().toISOString();
     const old = await eventStore.appendToStream(
       stream,
-      [{ id: randomUUID(), type: 'DidMetadataSet', data: { scope, name: dataset, key: 'colour', value: 'red', setAt: at }, metadata: { account: 'root', requestId: 'old-code', at, schemaVersion: 1 } }],
+      [
+        {
+          id: randomUUID(),
+          type: 'DidMetadataSet',
+          data: { scope, name: dataset, key: 'colour', value: 'red', setAt: at },
+          metadata: { account: 'root', requestId: 'old-code', at, schemaVersion: 1 },
+        },
+      ],
       'stream_exists',
     );
     expect(await server.runtime.services.progress.waitFor(old.position, 5000)).to.equal(true);
 
-    expect(expectStatus(await server.root('GET', path(scope, dataset, '/meta?plugin=json')), 200).json()).to.deep.equal({ colour: 'red' });
+    expect(expectStatus(await server.root('GET', path(scope, dataset, '/meta?plugin=json')), 200).json()).to.deep.equal(
+      { colour: 'red' },
+    );
     expectStatus(await server.root('POST', path(scope, dataset, '/meta/shape'), { body: { value: 'round' } }), 201);
-    expect(expectStatus(await server.root('GET', path(scope, dataset, '/meta?plugin=json')), 200).json()).to.deep.equal({ colour: 'red', shape: 'round' });
+    expect(expectStatus(await server.root('GET', path(scope, dataset, '/meta?plugin=json')), 200).json()).to.deep.equal(
+      { colour: 'red', shape: 'round' },
+    );
 
-    const state = expectStatus(await server.root('GET', `/audit/dids/${scope}/${dataset}/state`), 200).json<Record<string, unknown>>();
+    const state = expectStatus(await server.root('GET', `/audit/dids/${scope}/${dataset}/state`), 200).json<
+      Record<string, unknown>
+    >();
     expect(state.json_metadata).to.deep.equal({ colour: 'red', shape: 'round' });
-    const lines = expectStatus(await server.root('GET', `/audit/dids/${scope}/${dataset}/events?type=DidMetadataSet`), 200).lines<AuditLine>();
+    const lines = expectStatus(
+      await server.root('GET', `/audit/dids/${scope}/${dataset}/events?type=DidMetadataSet`),
+      200,
+    ).lines<AuditLine>();
     expect(lines.map((line) => [line.schema_version, line.data.key ?? null])).to.deep.equal([
       [1, 'colour'],
       [2, null],

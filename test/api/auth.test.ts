@@ -1,5 +1,12 @@
 import { expect } from 'chai';
-import { expectError, expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
+import {
+  expectError,
+  expectStatus,
+  ROOT_PASSWORD,
+  ROOT_USERNAME,
+  startTestServer,
+  type TestServer,
+} from '../support/server.ts';
 import { uniqueName } from '../support/events.ts';
 
 describe('API: authentication', () => {
@@ -10,7 +17,10 @@ describe('API: authentication', () => {
   const userpass = (headers: Record<string, string>) => server.call('GET', '/auth/userpass', { headers });
 
   it('logs in with userpass and answers the token, its expiry and the account in headers', async () => {
-    const response = expectStatus(await userpass({ 'X-Svc-Username': ROOT_USERNAME, 'X-Svc-Password': ROOT_PASSWORD }), 200);
+    const response = expectStatus(
+      await userpass({ 'X-Svc-Username': ROOT_USERNAME, 'X-Svc-Password': ROOT_PASSWORD }),
+      200,
+    );
     expect(response.headers['content-type']).to.equal('application/octet-stream');
     expect(response.text).to.equal('');
     expect(response.headers['x-svc-auth-account']).to.equal('root');
@@ -21,22 +31,39 @@ describe('API: authentication', () => {
   });
 
   it('refuses a login without username or password, or with a wrong password', async () => {
-    expectError(await userpass({ 'X-Svc-Username': ROOT_USERNAME }), 401, 'CannotAuthenticate', /without passing all required arguments/);
-    expectError(await userpass({ 'X-Svc-Username': ROOT_USERNAME, 'X-Svc-Password': 'wrong' }), 401, 'IdentityNotFound');
+    expectError(
+      await userpass({ 'X-Svc-Username': ROOT_USERNAME }),
+      401,
+      'CannotAuthenticate',
+      /without passing all required arguments/,
+    );
+    expectError(
+      await userpass({ 'X-Svc-Username': ROOT_USERNAME, 'X-Svc-Password': 'wrong' }),
+      401,
+      'IdentityNotFound',
+    );
     expectError(
       await userpass({ 'X-Svc-Username': ROOT_USERNAME, 'X-Svc-Password': 'wrong', 'X-Svc-Account': 'root' }),
       401,
       'CannotAuthenticate',
       /Cannot authenticate to account root with given credentials/,
     );
-    expectError(await userpass({ 'X-Svc-Username': uniqueName('nobody'), 'X-Svc-Password': 'x' }), 401, 'IdentityNotFound', /Username\/Password pair does not exist/);
+    expectError(
+      await userpass({ 'X-Svc-Username': uniqueName('nobody'), 'X-Svc-Password': 'x' }),
+      401,
+      'IdentityNotFound',
+      /Username\/Password pair does not exist/,
+    );
   });
 
   it('answers 206 with the account names when an identity maps to several accounts without a default', async () => {
     const login = uniqueName('shared');
     const accounts = [uniqueName('team'), uniqueName('team')].sort();
     for (const account of accounts) {
-      expectStatus(await server.root('POST', `/accounts/${account}`, { body: { type: 'GROUP', email: 'team@example.org' } }), 201);
+      expectStatus(
+        await server.root('POST', `/accounts/${account}`, { body: { type: 'GROUP', email: 'team@example.org' } }),
+        201,
+      );
       expectStatus(
         await server.root('POST', `/accounts/${account}/identities`, {
           body: { identity: login, authtype: 'userpass', email: 'team@example.org', password: 'pw' },
@@ -47,13 +74,20 @@ describe('API: authentication', () => {
     const response = expectStatus(await userpass({ 'X-Svc-Username': login, 'X-Svc-Password': 'pw' }), 206);
     expect(response.json()).to.deep.equal(accounts);
     expect(response.headers['x-svc-auth-accounts']).to.equal(accounts.join(','));
-    const chosen = expectStatus(await userpass({ 'X-Svc-Username': login, 'X-Svc-Password': 'pw', 'X-Svc-Account': accounts[1]! }), 200);
+    const chosen = expectStatus(
+      await userpass({ 'X-Svc-Username': login, 'X-Svc-Password': 'pw', 'X-Svc-Account': accounts[1]! }),
+      200,
+    );
     expect(chosen.headers['x-svc-auth-account']).to.equal(accounts[1]);
   });
 
   it('checks the token on every authenticated route', async () => {
     expectError(await server.call('GET', '/accounts/root'), 400, 'ValueError', /^Token must be set\.$/);
-    expectError(await server.call('GET', '/accounts/root', { token: 'root-ddmlab-unknown-0000' }), 401, 'CannotAuthenticate');
+    expectError(
+      await server.call('GET', '/accounts/root', { token: 'root-ddmlab-unknown-0000' }),
+      401,
+      'CannotAuthenticate',
+    );
     expectStatus(await server.root('GET', '/accounts/root'), 200);
   });
 
@@ -69,14 +103,23 @@ describe('API: authentication', () => {
   it('refuses logins to suspended accounts', async () => {
     const { account } = await server.createUser();
     expectStatus(await server.root('PUT', `/accounts/${account}`, { body: { status: 'SUSPENDED' } }), 200);
-    expectError(await userpass({ 'X-Svc-Username': account, 'X-Svc-Password': `pw-${account}` }), 401, 'CannotAuthenticate');
+    expectError(
+      await userpass({ 'X-Svc-Username': account, 'X-Svc-Password': `pw-${account}` }),
+      401,
+      'CannotAuthenticate',
+    );
     expectStatus(await server.root('PUT', `/accounts/${account}`, { body: { status: 'ACTIVE' } }), 200);
     expectStatus(await userpass({ 'X-Svc-Username': account, 'X-Svc-Password': `pw-${account}` }), 200);
   });
 
   it('answers the login methods it does not offer with a clear refusal', async () => {
     expectError(await server.call('GET', '/auth/x509'), 401, 'CannotAuthenticate', /Cannot get DN/);
-    expectError(await server.call('GET', '/auth/ssh'), 401, 'CannotAuthenticate', /SSH authentication is not supported/);
+    expectError(
+      await server.call('GET', '/auth/ssh'),
+      401,
+      'CannotAuthenticate',
+      /SSH authentication is not supported/,
+    );
     expectError(await server.call('GET', '/auth/saml'), 400, 'ConfigurationError');
     expectError(await server.call('GET', '/auth/gss'), 400, 'ValueError', /Account and REMOTE_USER must be set/);
   });
@@ -109,15 +152,22 @@ describe('API: x509 and gss logins behind a trusted proxy', () => {
     const { account } = await server.createUser();
     const dn = `/DC=org/DC=example/CN=${account}`;
     expectStatus(
-      await server.root('PUT', `/identities/${account}/x509`, { headers: { 'X-SSL-Client-DN': dn, 'X-Svc-Email': 'x@example.org' } }),
+      await server.root('PUT', `/identities/${account}/x509`, {
+        headers: { 'X-SSL-Client-DN': dn, 'X-Svc-Email': 'x@example.org' },
+      }),
       201,
     );
-    const x509 = expectStatus(await server.call('GET', '/auth/x509', { headers: { 'X-SSL-Client-DN': `${dn}/CN=proxy` } }), 200);
+    const x509 = expectStatus(
+      await server.call('GET', '/auth/x509', { headers: { 'X-SSL-Client-DN': `${dn}/CN=proxy` } }),
+      200,
+    );
     expect(x509.headers['x-svc-auth-account']).to.equal(account);
 
     const principal = `${account}@EXAMPLE.ORG`;
     expectStatus(
-      await server.root('PUT', `/identities/${account}/gss`, { headers: { 'X-Remote-User': principal, 'X-Svc-Email': 'x@example.org' } }),
+      await server.root('PUT', `/identities/${account}/gss`, {
+        headers: { 'X-Remote-User': principal, 'X-Svc-Email': 'x@example.org' },
+      }),
       201,
     );
     const gss = expectStatus(

@@ -10,7 +10,11 @@ import type { ReadStore } from '../../infra/readstore/readStore.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
-import { projectionCheckpointsCollection, servingCheckpointId, type ProjectionCheckpointDocument } from '../../projections/runtime/projectionState.ts';
+import {
+  projectionCheckpointsCollection,
+  servingCheckpointId,
+  type ProjectionCheckpointDocument,
+} from '../../projections/runtime/projectionState.ts';
 import { request } from '../support/http.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 
@@ -18,7 +22,9 @@ const PASSWORD = 'crash-test-secret';
 const WRITERS = 8;
 
 const login = async (url: string): Promise<string> => {
-  const response = await request(url, 'GET', '/auth/userpass', { headers: { 'X-Svc-Username': 'ddmlab', 'X-Svc-Password': PASSWORD } });
+  const response = await request(url, 'GET', '/auth/userpass', {
+    headers: { 'X-Svc-Username': 'ddmlab', 'X-Svc-Password': PASSWORD },
+  });
   expect(response.status, response.text).to.equal(200);
   return String(response.headers['x-svc-auth-token']);
 };
@@ -50,7 +56,10 @@ const readModelContents = async (readStore: ReadStore): Promise<Record<string, u
   const contents: Record<string, unknown[]> = {};
   for (const projection of allProjections) {
     for (const collection of projection.collections) {
-      contents[collection.name] = await readModels.collection(collection).find({}, { sort: { _id: 1 } }).toArray();
+      contents[collection.name] = await readModels
+        .collection(collection)
+        .find({}, { sort: { _id: 1 } })
+        .toArray();
     }
   }
   return contents;
@@ -90,10 +99,16 @@ describe('crash recovery: kill -9 under concurrent writes', function () {
         sent += 1;
         try {
           if (index % 2 === 0) {
-            const response = await request(url, 'POST', `/accounts/${name}`, { token, body: { type: 'USER', email: `${name}@example.org` } });
+            const response = await request(url, 'POST', `/accounts/${name}`, {
+              token,
+              body: { type: 'USER', email: `${name}@example.org` },
+            });
             if (response.status === 201) acknowledged.accounts.push(name);
           } else {
-            const response = await request(url, 'POST', `/dids/${scope}/${name}`, { token, body: { type: 'DATASET', meta: { writer } } });
+            const response = await request(url, 'POST', `/dids/${scope}/${name}`, {
+              token,
+              body: { type: 'DATASET', meta: { writer } },
+            });
             if (response.status === 201) acknowledged.datasets.push(name);
           }
         } catch {
@@ -116,10 +131,12 @@ describe('crash recovery: kill -9 under concurrent writes', function () {
     token = await login(server.url);
     const missing: string[] = [];
     for (const account of acknowledged.accounts) {
-      if ((await request(server.url, 'GET', `/accounts/${account}`, { token })).status !== 200) missing.push(`account ${account}`);
+      if ((await request(server.url, 'GET', `/accounts/${account}`, { token })).status !== 200)
+        missing.push(`account ${account}`);
     }
     for (const dataset of acknowledged.datasets) {
-      if ((await request(server.url, 'GET', `/dids/${scope}/${dataset}`, { token })).status !== 200) missing.push(`dataset ${dataset}`);
+      if ((await request(server.url, 'GET', `/dids/${scope}/${dataset}`, { token })).status !== 200)
+        missing.push(`dataset ${dataset}`);
     }
     expect(missing, 'acknowledged writes lost').to.deep.equal([]);
 
@@ -139,7 +156,11 @@ describe('crash recovery: kill -9 under concurrent writes', function () {
     for (const file of ['events.sqlite', 'events.sqlite-wal']) {
       if (existsSync(join(dir.path, file))) copyFileSync(join(dir.path, file), join(rebuildDir.path, file));
     }
-    const rebuilt = await startRuntime(loadConfig({ DMS_DATA_DIR: rebuildDir.path, DMS_LOG_LEVEL: 'silent' }), { api: false, projector: true, workers: false }, silentLogger());
+    const rebuilt = await startRuntime(
+      loadConfig({ DMS_DATA_DIR: rebuildDir.path, DMS_LOG_LEVEL: 'silent' }),
+      { api: false, projector: true, workers: false },
+      silentLogger(),
+    );
     try {
       await waitForZeroLag(rebuilt.eventStore, rebuilt.readStore);
       const original = await openStores(config);

@@ -18,7 +18,13 @@ const dms = (dataDir: string, ...args: string[]) =>
   spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', '..', 'bin', 'dms.ts'), ...args], {
     encoding: 'utf8',
     timeout: 60_000,
-    env: { ...process.env, DMS_DATA_DIR: dataDir, DMS_ROOT_USERNAME: ROOT_USERNAME, DMS_ROOT_PASSWORD: ROOT_PASSWORD, DMS_LOG_LEVEL: 'silent' },
+    env: {
+      ...process.env,
+      DMS_DATA_DIR: dataDir,
+      DMS_ROOT_USERNAME: ROOT_USERNAME,
+      DMS_ROOT_PASSWORD: ROOT_PASSWORD,
+      DMS_LOG_LEVEL: 'silent',
+    },
   });
 
 const allEvents = async (dataDir: string): Promise<RecordedEvent[]> => {
@@ -39,7 +45,10 @@ const readModelsOf = async (dataDir: string): Promise<Record<string, unknown[]>>
     const collections: Record<string, unknown[]> = {};
     for (const projection of allProjections) {
       for (const spec of projection.collections) {
-        collections[spec.name] = await readModels.collection(spec).find({}, { sort: { _id: 1 } }).toArray();
+        collections[spec.name] = await readModels
+          .collection(spec)
+          .find({}, { sort: { _id: 1 } })
+          .toArray();
       }
     }
     return collections;
@@ -69,11 +78,35 @@ describe('API: backing up and restoring the event log', function () {
         const scope = await newScope(server, user.account);
         await addReplicas(server, a.rse, [fileItem(scope, 'f1'), fileItem(scope, 'f2'), fileItem(scope, 'f3')]);
         const dataset = uniqueName('ds');
-        expectStatus(await server.call('POST', path(scope, dataset), { token: user.token, body: { type: 'DATASET' } }), 201);
-        expectStatus(await server.call('POST', path(scope, dataset, '/dids'), { token: user.token, body: { dids: ['f1', 'f2', 'f3'].map((name) => ({ scope, name })) } }), 201);
-        expectStatus(await server.call('POST', path(scope, dataset, '/meta'), { token: user.token, body: { meta: { campaign: 'mc23', colour: 'red' } } }), 201);
-        expectStatus(await server.root('POST', `/accountlimits/local/${user.account}/${b.rse}`, { body: { bytes: 1_000_000 } }), 201);
-        expectStatus(await server.call('POST', '/rules/', { token: user.token, body: { dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse, account: user.account } }), 201);
+        expectStatus(
+          await server.call('POST', path(scope, dataset), { token: user.token, body: { type: 'DATASET' } }),
+          201,
+        );
+        expectStatus(
+          await server.call('POST', path(scope, dataset, '/dids'), {
+            token: user.token,
+            body: { dids: ['f1', 'f2', 'f3'].map((name) => ({ scope, name })) },
+          }),
+          201,
+        );
+        expectStatus(
+          await server.call('POST', path(scope, dataset, '/meta'), {
+            token: user.token,
+            body: { meta: { campaign: 'mc23', colour: 'red' } },
+          }),
+          201,
+        );
+        expectStatus(
+          await server.root('POST', `/accountlimits/local/${user.account}/${b.rse}`, { body: { bytes: 1_000_000 } }),
+          201,
+        );
+        expectStatus(
+          await server.call('POST', '/rules/', {
+            token: user.token,
+            body: { dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse, account: user.account },
+          }),
+          201,
+        );
       } finally {
         await server.stop();
       }
@@ -81,14 +114,19 @@ describe('API: backing up and restoring the event log', function () {
       const exported = dms(original.path, 'events', 'export', backup);
       expect(exported.status, exported.stderr).to.equal(0);
       expect(exported.stderr).to.match(/exported \d+ events/);
-      const lines = readFileSync(backup, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { position: number; metadata: { hash?: string } });
+      const lines = readFileSync(backup, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { position: number; metadata: { hash?: string } });
       const events = await allEvents(original.path);
       expect(lines.map((line) => line.position)).to.deep.equal(events.map((event) => Number(event.position)));
       expect(lines.every((line) => typeof line.metadata.hash === 'string')).to.equal(true);
 
       const imported = dms(restored.path, 'events', 'import', backup);
       expect(imported.status, imported.stderr + imported.stdout).to.equal(0);
-      expect(imported.stdout).to.include(`imported ${events.length} events`).and.include('every event kept its position');
+      expect(imported.stdout)
+        .to.include(`imported ${events.length} events`)
+        .and.include('every event kept its position');
       const refused = dms(restored.path, 'events', 'import', backup);
       expect(refused.status).to.equal(1);
       expect(refused.stderr).to.match(/not empty/);
@@ -99,12 +137,15 @@ describe('API: backing up and restoring the event log', function () {
 
       // Projections build from the imported log alone: the service appends nothing at start (root exists).
       const rebuilt = await startTestServer({ dataDir: restored.path, removeDataDir: () => undefined });
-      expect(await rebuilt.runtime.services.progress.waitFor(events[events.length - 1]!.position, 10_000)).to.equal(true);
+      expect(await rebuilt.runtime.services.progress.waitFor(events[events.length - 1]!.position, 10_000)).to.equal(
+        true,
+      );
       await rebuilt.stop();
       expect(await allEvents(restored.path)).to.have.length(events.length);
       const [before, after] = [await readModelsOf(original.path), await readModelsOf(restored.path)];
       expect(Object.keys(after)).to.deep.equal(Object.keys(before));
-      for (const collection of Object.keys(before)) expect(after[collection], collection).to.deep.equal(before[collection]);
+      for (const collection of Object.keys(before))
+        expect(after[collection], collection).to.deep.equal(before[collection]);
       expect(before.dids!.length).to.be.greaterThan(3);
       expect(before.rules).to.have.length(1);
     } finally {

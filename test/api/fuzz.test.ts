@@ -19,7 +19,10 @@ type Outcome = Readonly<{ request: FuzzRequest; requestId: string; response: Htt
 const problemsOf = ({ request, response }: Outcome): string[] => {
   const problems: string[] = [];
   // 503 is Rucio's answer to ResourceTemporaryUnavailable (an RSE not available for writing).
-  if (response.status >= 500 && !(response.status === 503 && response.headers['exceptionclass'] === 'ResourceTemporaryUnavailable')) {
+  if (
+    response.status >= 500 &&
+    !(response.status === 503 && response.headers['exceptionclass'] === 'ResourceTemporaryUnavailable')
+  ) {
     problems.push(`status ${response.status}`);
   }
   if (response.status >= 400) {
@@ -27,14 +30,17 @@ const problemsOf = ({ request, response }: Outcome): string[] => {
     if (typeof response.headers['exceptionmessage'] !== 'string') problems.push('no ExceptionMessage header');
     try {
       const body = response.json<Record<string, unknown>>();
-      if (typeof body.ExceptionClass !== 'string' || typeof body.ExceptionMessage !== 'string') problems.push('body lacks ExceptionClass or ExceptionMessage');
+      if (typeof body.ExceptionClass !== 'string' || typeof body.ExceptionMessage !== 'string')
+        problems.push('body lacks ExceptionClass or ExceptionMessage');
     } catch {
       problems.push('body is not JSON');
     }
   }
   if (problems.length === 0) return [];
   const body = request.body === undefined ? '' : ` body ${JSON.stringify(String(request.body).slice(0, 200))}`;
-  return [`${request.method} ${request.path.slice(0, 200)}${body} [${request.route}] → ${response.status} ${response.text.slice(0, 200)}: ${problems.join(', ')}`];
+  return [
+    `${request.method} ${request.path.slice(0, 200)}${body} [${request.route}] → ${response.status} ${response.text.slice(0, 200)}: ${problems.join(', ')}`,
+  ];
 };
 
 /**
@@ -52,26 +58,41 @@ describe('API: fuzzing every route', function () {
   const serverErrors: string[] = [];
 
   before(async () => {
-    server = await startTestServer({ logger: pino({ level: 'error' }, { write: (line: string) => void serverErrors.push(line) }) });
+    server = await startTestServer({
+      logger: pino({ level: 'error' }, { write: (line: string) => void serverErrors.push(line) }),
+    });
     // The fuzzer logs in wrongly often, always from one address: no delays for this run.
     expectStatus(await server.root('POST', '/config', { body: { auth: { login_free_failures: 1000 } } }), 201);
     const user = await server.createUser();
     const admin = await server.createUser({ admin: true });
     const victims = [uniqueName('victim'), uniqueName('victim')];
-    for (const account of victims) expectStatus(await server.root('POST', `/accounts/${account}`, { body: { type: 'USER', email: 'v@example.org' } }), 201);
+    for (const account of victims)
+      expectStatus(
+        await server.root('POST', `/accounts/${account}`, { body: { type: 'USER', email: 'v@example.org' } }),
+        201,
+      );
     const userScope = `user.${user.account}`;
     expectStatus(await server.root('POST', `/accounts/${user.account}/scopes/${userScope}`), 201);
     const rootScope = uniqueName('fuzz.');
     expectStatus(await server.root('POST', `/scopes/root/${rootScope}`), 201);
     const { rse } = await rseWithProtocols(server);
-    const { rse: scratch } = await rseWithProtocols(server, undefined, {}, `${uniqueName('F').toUpperCase()}_SCRATCHDISK`);
+    const { rse: scratch } = await rseWithProtocols(
+      server,
+      undefined,
+      {},
+      `${uniqueName('F').toUpperCase()}_SCRATCHDISK`,
+    );
     await aDatasetOverHttp(server, rootScope, 'dataset1', [
       { name: 'file1', at: rse },
       { name: 'file2', at: rse },
     ]);
     await aDatasetOverHttp(server, userScope, 'dataset2', [{ name: 'file3', at: scratch }]);
     expectStatus(await server.root('POST', `/dids/${rootScope}/container1`, { body: { type: 'CONTAINER' } }), 201);
-    const ruleId = await ruleOverHttp(server, { dids: [{ scope: rootScope, name: 'dataset1' }], copies: 1, rse_expression: rse });
+    const ruleId = await ruleOverHttp(server, {
+      dids: [{ scope: rootScope, name: 'dataset1' }],
+      copies: 1,
+      rse_expression: rse,
+    });
     world = {
       accounts: ['root', user.account, admin.account, ...victims, 'nobody'],
       protectedAccounts: ['root', user.account, admin.account],
@@ -106,10 +127,15 @@ describe('API: fuzzing every route', function () {
           const request = requests[index]!;
           const requestId = `fuzz-${index}`;
           try {
-            const response = await server.call(request.method, request.path, { headers: { ...request.headers, 'X-Request-Id': requestId }, body: request.body });
+            const response = await server.call(request.method, request.path, {
+              headers: { ...request.headers, 'X-Request-Id': requestId },
+              body: request.body,
+            });
             outcomes.push({ request, requestId, response });
           } catch (error) {
-            failedCalls.push(`${request.method} ${request.path.slice(0, 200)} body ${JSON.stringify(String(request.body ?? '').slice(0, 200))} headers ${JSON.stringify(request.headers)}: ${String(error)}`);
+            failedCalls.push(
+              `${request.method} ${request.path.slice(0, 200)} body ${JSON.stringify(String(request.body ?? '').slice(0, 200))} headers ${JSON.stringify(request.headers)}: ${String(error)}`,
+            );
           }
         }
       }),
@@ -117,27 +143,54 @@ describe('API: fuzzing every route', function () {
 
     const statuses = new Map<number, number>();
     for (const { response } of outcomes) statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-    console.log(`      seed ${seed}: ${outcomes.length} requests, statuses ${[...statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${status}×${count}`).join(' ')}`);
+    console.log(
+      `      seed ${seed}: ${outcomes.length} requests, statuses ${[...statuses]
+        .sort(([a], [b]) => a - b)
+        .map(([status, count]) => `${status}×${count}`)
+        .join(' ')}`,
+    );
     if (process.env.FUZZ_DEBUG) {
       const reasons = new Map<string, number>();
       for (const { response } of outcomes) {
-        const key = `${response.status} ${String(response.headers['exceptionclass'] ?? '')} ${String(response.headers['exceptionmessage'] ?? '').replace(/'[^']*'|\d+/g, '…').slice(0, 70)}`;
+        const key = `${response.status} ${String(response.headers['exceptionclass'] ?? '')} ${String(
+          response.headers['exceptionmessage'] ?? '',
+        )
+          .replace(/'[^']*'|\d+/g, '…')
+          .slice(0, 70)}`;
         reasons.set(key, (reasons.get(key) ?? 0) + 1);
       }
-      console.log([...reasons].sort(([, a], [, b]) => b - a).slice(0, 40).map(([key, count]) => `${count}\t${key}`).join('\n'));
+      console.log(
+        [...reasons]
+          .sort(([, a], [, b]) => b - a)
+          .slice(0, 40)
+          .map(([key, count]) => `${count}\t${key}`)
+          .join('\n'),
+      );
     }
     const problems = [...failedCalls, ...outcomes.flatMap(problemsOf)];
-    const stacks = serverErrors.map((line) => (JSON.parse(line) as { err?: { stack?: string } }).err?.stack?.split('\n').slice(0, 4).join(' | ') ?? line).slice(0, 10);
-    expect(problems, `seed ${seed}: ${problems.length} bad answers\n${problems.slice(0, 30).join('\n')}\n${stacks.join('\n')}`).to.deep.equal([]);
+    const stacks = serverErrors
+      .map(
+        (line) =>
+          (JSON.parse(line) as { err?: { stack?: string } }).err?.stack?.split('\n').slice(0, 4).join(' | ') ?? line,
+      )
+      .slice(0, 10);
+    expect(
+      problems,
+      `seed ${seed}: ${problems.length} bad answers\n${problems.slice(0, 30).join('\n')}\n${stacks.join('\n')}`,
+    ).to.deep.equal([]);
     expectStatus(await server.call('GET', '/ping'), 200);
 
     // A refused request wrote nothing: no event carries its request id.
-    const refused = new Set(outcomes.filter(({ response }) => response.status >= 400).map(({ requestId }) => requestId));
+    const refused = new Set(
+      outcomes.filter(({ response }) => response.status >= 400).map(({ requestId }) => requestId),
+    );
     const written: string[] = [];
-    for (let after = startPosition; ; ) {
+    for (let after = startPosition; ;) {
       const events = await server.runtime.eventStore.readAll({ after, maxCount: 1000 });
       if (events.length === 0) break;
-      for (const event of events) if (refused.has(event.metadata.requestId)) written.push(`${event.metadata.requestId}: ${event.type} on ${event.streamName}`);
+      for (const event of events)
+        if (refused.has(event.metadata.requestId))
+          written.push(`${event.metadata.requestId}: ${event.type} on ${event.streamName}`);
       after = events.at(-1)!.position;
     }
     const byId = new Map(outcomes.map((outcome) => [outcome.requestId, outcome]));

@@ -18,8 +18,13 @@ describe('Service lifecycle', () => {
     expectStatus(await server.root('PUT', `/config/lifecycle/${account}/kept`), 201);
     server = await server.restart();
     try {
-      expect(expectStatus(await server.call('GET', `/accounts/${account}`, { token }), 200).json()).to.include({ account, status: 'ACTIVE' });
-      expect(expectStatus(await server.root('GET', `/scopes/${account}/scopes`), 200).json()).to.deep.equal([`user.${account}`]);
+      expect(expectStatus(await server.call('GET', `/accounts/${account}`, { token }), 200).json()).to.include({
+        account,
+        status: 'ACTIVE',
+      });
+      expect(expectStatus(await server.root('GET', `/scopes/${account}/scopes`), 200).json()).to.deep.equal([
+        `user.${account}`,
+      ]);
       expect(expectStatus(await server.root('GET', `/config/lifecycle/${account}`), 200).json()).to.equal('kept');
       expect(await server.login(ROOT_USERNAME, ROOT_PASSWORD)).to.be.a('string');
     } finally {
@@ -27,14 +32,20 @@ describe('Service lifecycle', () => {
     }
   });
 
-  for (const [mode, thread] of [['on a thread of their own (the default)', 'true'], ['on the API thread', 'false']] as const) {
+  for (const [mode, thread] of [
+    ['on a thread of their own (the default)', 'true'],
+    ['on the API thread', 'false'],
+  ] as const) {
     it(`reads its writes with the projections ${mode}`, async () => {
       const server = await startTestServer({ environment: { DMS_PROJECTION_THREAD: thread } });
       try {
         await Promise.all(
           Array.from({ length: 20 }, async (_, index) => {
             const account = uniqueName(`ryw${index}`);
-            expectStatus(await server.root('POST', `/accounts/${account}`, { body: { type: 'USER', email: 'r@example.org' } }), 201);
+            expectStatus(
+              await server.root('POST', `/accounts/${account}`, { body: { type: 'USER', email: 'r@example.org' } }),
+              201,
+            );
             expect(expectStatus(await server.root('GET', `/accounts/${account}`), 200).json()).to.include({ account });
           }),
         );
@@ -48,7 +59,9 @@ describe('Service lifecycle', () => {
     const server = await startTestServer();
     try {
       const writes = Array.from({ length: 30 }, (_, index) =>
-        server.root('POST', `/accounts/${uniqueName(`burst${index}`)}`, { body: { type: 'USER', email: 'b@example.org' } }),
+        server.root('POST', `/accounts/${uniqueName(`burst${index}`)}`, {
+          body: { type: 'USER', email: 'b@example.org' },
+        }),
       );
       for (const response of await Promise.all(writes)) expectStatus(response, 201);
       const status = spawnSync(DMS, ['projections', 'status'], {
@@ -65,7 +78,12 @@ describe('Service lifecycle', () => {
         expect(checkpoint).to.equal(head);
         expect(state).to.equal('running');
       }
-      expect(rows.slice(1, -1).map((row) => row.split(/\s+/)[0])).to.include.members(['accounts', 'identities', 'scopes', 'config']);
+      expect(rows.slice(1, -1).map((row) => row.split(/\s+/)[0])).to.include.members([
+        'accounts',
+        'identities',
+        'scopes',
+        'config',
+      ]);
     } finally {
       await server.stop();
     }
@@ -103,7 +121,13 @@ describe('Service lifecycle', () => {
   it('reads its writes when the API and the projector run as separate processes', async function () {
     this.timeout(60_000);
     const dir = makeTempDir();
-    const environment: NodeJS.ProcessEnv = { ...process.env, DMS_DATA_DIR: dir.path, PORT: '0', DMS_LOG_LEVEL: 'info', DMS_ROOT_PASSWORD: ROOT_PASSWORD };
+    const environment: NodeJS.ProcessEnv = {
+      ...process.env,
+      DMS_DATA_DIR: dir.path,
+      PORT: '0',
+      DMS_LOG_LEVEL: 'info',
+      DMS_ROOT_PASSWORD: ROOT_PASSWORD,
+    };
     const started = (role: string) => {
       const child = spawn(DMS, [role], { env: environment, stdio: ['ignore', 'pipe', 'inherit'] });
       const lines: Record<string, unknown>[] = [];
@@ -121,7 +145,9 @@ describe('Service lifecycle', () => {
     try {
       await waitUntil(() => api.lines.some((line) => line.msg === 'API listening'), 30_000);
       const url = String(api.lines.find((line) => line.msg === 'API listening')!.url);
-      const login = await fetch(`${url}/auth/userpass`, { headers: { 'X-Svc-Username': ROOT_USERNAME, 'X-Svc-Password': ROOT_PASSWORD } });
+      const login = await fetch(`${url}/auth/userpass`, {
+        headers: { 'X-Svc-Username': ROOT_USERNAME, 'X-Svc-Password': ROOT_PASSWORD },
+      });
       const token = login.headers.get('x-svc-auth-token')!;
       for (let index = 0; index < 3; index += 1) {
         const account = uniqueName('split');
@@ -132,12 +158,16 @@ describe('Service lifecycle', () => {
         });
         expect(created.status).to.equal(201);
         const read = await fetch(`${url}/accounts/${account}`, { headers: { 'X-Svc-Auth-Token': token } });
-        expect(read.status, 'the API process answered only once the projector process had applied the write').to.equal(200);
+        expect(read.status, 'the API process answered only once the projector process had applied the write').to.equal(
+          200,
+        );
       }
     } finally {
       api.child.kill('SIGTERM');
       projector.child.kill('SIGTERM');
-      await Promise.all([api.child, projector.child].map((child) => new Promise((resolve) => child.once('exit', resolve))));
+      await Promise.all(
+        [api.child, projector.child].map((child) => new Promise((resolve) => child.once('exit', resolve))),
+      );
       dir.dispose();
     }
   });
@@ -147,9 +177,15 @@ describe('Service lifecycle', () => {
     try {
       const { account } = await server.createUser();
       expectStatus(await server.root('PUT', `/accounts/${account}`, { body: { email: 'audit@example.org' } }), 200);
-      const replay = spawnSync(DMS, ['replay', `account-${account}`], { env: { ...process.env, DMS_DATA_DIR: server.dataDir }, encoding: 'utf8' });
+      const replay = spawnSync(DMS, ['replay', `account-${account}`], {
+        env: { ...process.env, DMS_DATA_DIR: server.dataDir },
+        encoding: 'utf8',
+      });
       expect(replay.status, replay.stderr).to.equal(0);
-      const events = replay.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; account: string; revision: number });
+      const events = replay.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; account: string; revision: number });
       expect(events.map((event) => event.type)).to.deep.equal(['AccountCreated', 'AccountEmailChanged']);
       expect(events.map((event) => event.revision)).to.deep.equal([0, 1]);
       expect(events[1]!.account).to.equal('root');
@@ -167,7 +203,13 @@ describe('Service lifecycle', () => {
   it('finishes an in-flight request on SIGTERM, then stops its private redis-server and exits', async function () {
     this.timeout(60_000);
     const dir = makeTempDir();
-    const environment: NodeJS.ProcessEnv = { ...process.env, DMS_DATA_DIR: dir.path, PORT: '0', DMS_LOG_LEVEL: 'info', DMS_ROOT_PASSWORD: ROOT_PASSWORD };
+    const environment: NodeJS.ProcessEnv = {
+      ...process.env,
+      DMS_DATA_DIR: dir.path,
+      PORT: '0',
+      DMS_LOG_LEVEL: 'info',
+      DMS_ROOT_PASSWORD: ROOT_PASSWORD,
+    };
     delete environment.REDIS_URL;
     const child = spawn(DMS, ['serve'], { env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
     const logLines: Record<string, unknown>[] = [];
@@ -187,7 +229,9 @@ describe('Service lifecycle', () => {
       }
       const baseUrl = String(logLines.find((line) => line.msg === 'API listening')!.url);
       const redisUrl = String(logLines.find((line) => line.msg === 'started a private redis-server')!.url);
-      const login = await fetch(`${baseUrl}/auth/userpass`, { headers: { 'X-Svc-Username': 'ddmlab', 'X-Svc-Password': ROOT_PASSWORD } });
+      const login = await fetch(`${baseUrl}/auth/userpass`, {
+        headers: { 'X-Svc-Username': 'ddmlab', 'X-Svc-Password': ROOT_PASSWORD },
+      });
       const token = login.headers.get('x-svc-auth-token')!;
 
       // Send half a request body, stop the server, then send the rest: the request must complete.
@@ -195,10 +239,14 @@ describe('Service lifecycle', () => {
       const body = JSON.stringify({ type: 'USER', email: 'late@example.org' });
       const url = new URL(`/accounts/${account}`, baseUrl);
       const response = new Promise<number>((resolve, reject) => {
-        const req = httpRequest(url, { method: 'POST', headers: { 'X-Svc-Auth-Token': token, 'Content-Length': String(body.length) } }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        });
+        const req = httpRequest(
+          url,
+          { method: 'POST', headers: { 'X-Svc-Auth-Token': token, 'Content-Length': String(body.length) } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
         req.on('error', reject);
         req.write(body.slice(0, 10));
         setTimeout(() => {

@@ -8,7 +8,9 @@ describe('login throttle', () => {
   beforeEach(() => (now = 1_000_000));
 
   it('lets the free failures through, then doubles the delay with every further failure up to the largest', () => {
-    expect([0, 1, 2, 3, 4, 5, 6].map((failures) => LoginThrottle.delayAfter(failures, policy))).to.deep.equal([0, 0, 1000, 2000, 4000, 8000, 8000]);
+    expect([0, 1, 2, 3, 4, 5, 6].map((failures) => LoginThrottle.delayAfter(failures, policy))).to.deep.equal([
+      0, 0, 1000, 2000, 4000, 8000, 8000,
+    ]);
   });
 
   it('makes an attempt wait for its turn after too many failures of its identity', () => {

@@ -15,7 +15,8 @@ describe('API: login hardening', () => {
 
   const userpass = (username: string, password: string) =>
     server.call('GET', '/auth/userpass', { headers: { 'X-Svc-Username': username, 'X-Svc-Password': password } });
-  const setThrottle = async (options: Record<string, number>) => expectStatus(await server.root('POST', '/config', { body: { auth: options } }), 201);
+  const setThrottle = async (options: Record<string, number>) =>
+    expectStatus(await server.root('POST', '/config', { body: { auth: options } }), 201);
   const timed = async (call: () => Promise<unknown>): Promise<number> => {
     const started = process.hrtime.bigint();
     await call();
@@ -28,7 +29,8 @@ describe('API: login hardening', () => {
     await new Promise((resolve) => setTimeout(resolve, 1100));
     await server.login(ROOT_USERNAME, 'secret-for-tests');
   };
-  const count = (outcome: LoginOutcome) => loginCounts().find((entry) => entry.method === 'userpass' && entry.outcome === outcome)?.count ?? 0;
+  const count = (outcome: LoginOutcome) =>
+    loginCounts().find((entry) => entry.method === 'userpass' && entry.outcome === outcome)?.count ?? 0;
 
   it('answers an unknown username as a wrong password, after the same work', async () => {
     await setThrottle({ login_free_failures: 1000 });

@@ -15,7 +15,9 @@ const sample = (text: string, name: string, labels: Readonly<Record<string, stri
   for (const line of text.split('\n')) {
     const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!match || match[1] !== name) continue;
-    const given = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((pair) => [pair[1], pair[2]]));
+    const given = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((pair) => [pair[1], pair[2]]),
+    );
     if (Object.entries(labels).every(([key, value]) => given[key] === value)) return Number(match[3]);
   }
   return undefined;
@@ -38,18 +40,43 @@ describe('GET /metrics', () => {
       await server.root('GET', `/accounts/${uniqueName('nobody')}`);
       await server.call('GET', '/no/such/route');
       const text = await scrape();
-      expect(sample(text, 'dms_http_request_duration_seconds_count', { method: 'GET', route: '/accounts/:account', status: '200' })).to.be.at.least(1);
-      expect(sample(text, 'dms_http_request_duration_seconds_count', { method: 'GET', route: '/accounts/:account', status: '404' })).to.be.at.least(1);
-      expect(sample(text, 'dms_http_request_duration_seconds_count', { method: 'GET', route: '(none)', status: '404' })).to.be.at.least(1);
       expect(
-        sample(text, 'dms_http_request_duration_seconds_bucket', { method: 'POST', route: '/accounts/:account', status: '201', le: '+Inf' }),
+        sample(text, 'dms_http_request_duration_seconds_count', {
+          method: 'GET',
+          route: '/accounts/:account',
+          status: '200',
+        }),
+      ).to.be.at.least(1);
+      expect(
+        sample(text, 'dms_http_request_duration_seconds_count', {
+          method: 'GET',
+          route: '/accounts/:account',
+          status: '404',
+        }),
+      ).to.be.at.least(1);
+      expect(
+        sample(text, 'dms_http_request_duration_seconds_count', { method: 'GET', route: '(none)', status: '404' }),
+      ).to.be.at.least(1);
+      expect(
+        sample(text, 'dms_http_request_duration_seconds_bucket', {
+          method: 'POST',
+          route: '/accounts/:account',
+          status: '201',
+          le: '+Inf',
+        }),
       ).to.be.at.least(1);
       expect(text, 'raw paths never become labels').not.to.include(`route="/accounts/${account}"`);
     });
 
     it('times a streamed answer until its end', async () => {
       expectStatus(await server.root('GET', '/accounts'), 200);
-      expect(sample(await scrape(), 'dms_http_request_duration_seconds_count', { method: 'GET', route: '/accounts', status: '200' })).to.be.at.least(1);
+      expect(
+        sample(await scrape(), 'dms_http_request_duration_seconds_count', {
+          method: 'GET',
+          route: '/accounts',
+          status: '200',
+        }),
+      ).to.be.at.least(1);
     });
 
     it('counts event appends and the events they wrote', async () => {
@@ -88,7 +115,12 @@ describe('GET /metrics', () => {
   it('is refused to other clients with DMS_METRICS=loopback (behind a trusted proxy, the forwarded address counts)', async () => {
     const server = await startTestServer({ environment: { DMS_TRUST_PROXY: 'true' } });
     try {
-      expectError(await server.call('GET', '/metrics', { headers: { 'X-Forwarded-For': '192.0.2.7' } }), 403, 'AccessDenied', /DMS_METRICS=loopback/);
+      expectError(
+        await server.call('GET', '/metrics', { headers: { 'X-Forwarded-For': '192.0.2.7' } }),
+        403,
+        'AccessDenied',
+        /DMS_METRICS=loopback/,
+      );
       expectStatus(await server.call('GET', '/metrics', { headers: { 'X-Forwarded-For': '127.0.0.1' } }), 200);
     } finally {
       await server.stop();
@@ -128,13 +160,18 @@ describe('GET /metrics', () => {
   });
 
   it('tells loopback addresses from others', () => {
-    for (const address of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1']) expect(isLoopbackAddress(address), address).to.equal(true);
-    for (const address of ['10.0.0.1', '::ffff:10.0.0.1', '192.0.2.7', '::2', 'localhost', '']) expect(isLoopbackAddress(address), address).to.equal(false);
+    for (const address of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1'])
+      expect(isLoopbackAddress(address), address).to.equal(true);
+    for (const address of ['10.0.0.1', '::ffff:10.0.0.1', '192.0.2.7', '::2', 'localhost', ''])
+      expect(isLoopbackAddress(address), address).to.equal(false);
   });
 
   it('is served on a port of its own with DMS_METRICS_PORT, with the daemon roles’ queues and jobs', async function () {
     this.timeout(30_000);
-    const server = await startTestServer({ environment: { DMS_METRICS_PORT: '0', DMS_METRICS: 'off' }, roles: { workers: true } });
+    const server = await startTestServer({
+      environment: { DMS_METRICS_PORT: '0', DMS_METRICS: 'off' },
+      roles: { workers: true },
+    });
     try {
       const url = server.runtime.metricsUrl!;
       expect(url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);

@@ -7,11 +7,22 @@ type Operation = {
   operationId: string;
   parameters?: { name: string; in: string; required: boolean }[];
   requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
-  responses: Record<string, { content?: Record<string, Record<string, unknown>>; headers?: Record<string, unknown>; 'x-exception-classes'?: string[] }>;
+  responses: Record<
+    string,
+    {
+      content?: Record<string, Record<string, unknown>>;
+      headers?: Record<string, unknown>;
+      'x-exception-classes'?: string[];
+    }
+  >;
   security?: unknown[];
   'x-dms-routes': string[];
 };
-type Document = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, Record<string, string>> } };
+type Document = {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { securitySchemes: Record<string, Record<string, string>> };
+};
 
 describe('GET /openapi.json', () => {
   let server: TestServer;
@@ -25,7 +36,9 @@ describe('GET /openapi.json', () => {
   after(async () => server?.stop());
 
   const operations = () =>
-    Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
+    Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, operation]) => ({ path, method, operation })),
+    );
 
   it('is a valid OpenAPI 3.1 document', async () => {
     const validator = new Validator();
@@ -60,15 +73,23 @@ describe('GET /openapi.json', () => {
         expect(inPath.every((parameter) => parameter.required)).to.equal(true);
       }
     }
-    expect(document.paths['/dids/{scope_name}/dids']?.get).to.have.property('x-dms-routes').that.deep.equals(['GET /dids/*scope_name/dids']);
+    expect(document.paths['/dids/{scope_name}/dids']?.get)
+      .to.have.property('x-dms-routes')
+      .that.deep.equals(['GET /dids/*scope_name/dids']);
   });
 
   it('names the token header as the security scheme, and none for routes without a token', () => {
-    expect(document.components.securitySchemes.token).to.deep.include({ type: 'apiKey', in: 'header', name: 'X-Svc-Auth-Token' });
+    expect(document.components.securitySchemes.token).to.deep.include({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Svc-Auth-Token',
+    });
     expect(document.paths['/ping']!.get!.security).to.deep.equal([]);
     expect(document.paths['/metrics']!.get!.security).to.deep.equal([]);
     expect(document.paths['/accounts/{account}']!.get!.security).to.equal(undefined);
-    expect(document.paths['/accounts/{account}']!.get!.responses['401']!['x-exception-classes']).to.include('CannotAuthenticate');
+    expect(document.paths['/accounts/{account}']!.get!.responses['401']!['x-exception-classes']).to.include(
+      'CannotAuthenticate',
+    );
     expect(document.paths['/ping']!.get!.responses).not.to.have.property('401');
   });
 
@@ -80,11 +101,17 @@ describe('GET /openapi.json', () => {
 
   it('takes request bodies from zod schemas where a route has one, and a described JSON object elsewhere', () => {
     const addRule = document.paths['/rules/']!.post!;
-    const schema = addRule.requestBody!.content['application/json']!.schema as { properties: Record<string, unknown>; required: string[] };
+    const schema = addRule.requestBody!.content['application/json']!.schema as {
+      properties: Record<string, unknown>;
+      required: string[];
+    };
     expect(schema.properties).to.include.keys('dids', 'copies', 'rse_expression', 'lifetime', 'activity');
     expect(schema.required).to.include.members(['dids', 'copies', 'rse_expression']);
     expect(addRule.responses['201']!.content).to.have.key('text/html; charset=utf-8');
-    expect(addRule.responses['409']!['x-exception-classes']).to.include.members(['InvalidObject', 'InvalidRSEExpression']);
+    expect(addRule.responses['409']!['x-exception-classes']).to.include.members([
+      'InvalidObject',
+      'InvalidRSEExpression',
+    ]);
     const someUpdate = document.paths['/accounts/{account}']!.put!;
     expect(someUpdate.requestBody!.content['application/json']!.schema).to.deep.equal({ type: 'object' });
   });
@@ -94,7 +121,9 @@ describe('GET /openapi.json', () => {
       for (const [status, response] of Object.entries(operation.responses)) {
         if (Number(status) < 400) continue;
         expect(response.headers, `${method} ${path} ${status}`).to.have.all.keys('ExceptionClass', 'ExceptionMessage');
-        expect(response.content!['application/octet-stream']!.schema).to.deep.equal({ $ref: '#/components/schemas/RucioError' });
+        expect(response.content!['application/octet-stream']!.schema).to.deep.equal({
+          $ref: '#/components/schemas/RucioError',
+        });
       }
       expect(operation.responses, `${method} ${path}`).to.have.property('500');
     }
@@ -102,13 +131,8 @@ describe('GET /openapi.json', () => {
 
   it('lists the query parameters a route declares', () => {
     const feed = document.paths['/audit/events']!.get!;
-    expect((feed.parameters ?? []).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name)).to.include.members([
-      'account',
-      'type',
-      'since',
-      'until',
-      'after',
-      'limit',
-    ]);
+    expect(
+      (feed.parameters ?? []).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name),
+    ).to.include.members(['account', 'type', 'since', 'until', 'after', 'limit']);
   });
 });

@@ -5,7 +5,12 @@ import { createRse, rseName } from './rseSupport.ts';
 
 /** RSEs with protocols, and replica registration through the API, for the replica tests. */
 
-export const protocol = (scheme: string, hostname: string, priorities: { wan?: number | null; lan?: number | null } = {}, extra: object = {}) => {
+export const protocol = (
+  scheme: string,
+  hostname: string,
+  priorities: { wan?: number | null; lan?: number | null } = {},
+  extra: object = {},
+) => {
   const wan = priorities.wan === undefined ? 1 : priorities.wan;
   const lan = priorities.lan === undefined ? null : priorities.lan;
   return {
@@ -30,13 +35,20 @@ export const rseWithProtocols = async (
 ): Promise<{ rse: string; id: string }> => {
   const rse = await createRse(server, properties, name);
   for (const entry of protocols) {
-    for (const [scheme, body] of Object.entries(entry)) expectStatus(await server.root('POST', `/rses/${rse}/protocols/${scheme}`, { body }), 201);
+    for (const [scheme, body] of Object.entries(entry))
+      expectStatus(await server.root('POST', `/rses/${rse}/protocols/${scheme}`, { body }), 201);
   }
   const id = expectStatus(await server.root('GET', `/rses/${rse}`), 200).json<{ id: string }>().id;
   return { rse, id };
 };
 
-export const fileItem = (scope: string, name: string, extra: object = {}) => ({ scope, name, bytes: 100, adler32: '0cc737eb', ...extra });
+export const fileItem = (scope: string, name: string, extra: object = {}) => ({
+  scope,
+  name,
+  bytes: 100,
+  adler32: '0cc737eb',
+  ...extra,
+});
 
 /** Registers replicas as root (or `token`) through POST /replicas, expecting 201. */
 export const addReplicas = async (server: TestServer, rse: string, files: object[], token?: string): Promise<void> => {

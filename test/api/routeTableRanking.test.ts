@@ -76,7 +76,9 @@ const shuffled = <T>(items: readonly T[]): T[] => {
   return copy;
 };
 
-const serve = async (routes: readonly (readonly ['get' | 'post', string])[]): Promise<{ url: string; server: Server }> => {
+const serve = async (
+  routes: readonly (readonly ['get' | 'post', string])[],
+): Promise<{ url: string; server: Server }> => {
   const table = new RouteTable({} as Services);
   for (const [method, path] of routes) {
     table[method](path, { auth: false, commonHeaders: false }, (ctx) => {

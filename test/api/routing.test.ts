@@ -42,7 +42,11 @@ describe('API: routing and HTTP conventions', () => {
       'UnsupportedRequestedContentType',
     );
     expectStatus(await server.root('GET', '/accounts/root', { headers: { Accept: '*/*' } }), 200);
-    expectError(await server.root('GET', '/accounts', { headers: { Accept: 'application/json' } }), 406, 'UnsupportedRequestedContentType');
+    expectError(
+      await server.root('GET', '/accounts', { headers: { Accept: 'application/json' } }),
+      406,
+      'UnsupportedRequestedContentType',
+    );
   });
 
   it('cuts the header message at 125 characters and keeps the whole one in the body', async () => {
@@ -52,7 +56,9 @@ describe('API: routing and HTTP conventions', () => {
     const header = String(response.headers.exceptionmessage);
     expect(header).to.have.length(128);
     expect(header.endsWith('...')).to.equal(true);
-    expect(response.json<{ ExceptionMessage: string }>().ExceptionMessage).to.equal(`Account with ID '${name}' cannot be found`);
+    expect(response.json<{ ExceptionMessage: string }>().ExceptionMessage).to.equal(
+      `Account with ID '${name}' cannot be found`,
+    );
     expect(response.text).to.match(/^\{"ExceptionClass": "AccountNotFound", "ExceptionMessage": "/);
   });
 
@@ -65,7 +71,9 @@ describe('API: routing and HTTP conventions', () => {
       }),
       201,
     );
-    expect(expectStatus(await server.root('GET', `/accounts/${account}`), 200).json()).to.include({ email: 'c@example.org' });
+    expect(expectStatus(await server.root('GET', `/accounts/${account}`), 200).json()).to.include({
+      email: 'c@example.org',
+    });
   });
 
   it('decodes percent-escapes in the path before routing', async () => {
@@ -75,9 +83,16 @@ describe('API: routing and HTTP conventions', () => {
   });
 
   it('answers CORS pre-flights for configured web UI origins only', async () => {
-    expect((await server.call('OPTIONS', '/accounts/root', { headers: { Origin: 'https://ui.example.org' } })).status).to.equal(403);
+    expect(
+      (await server.call('OPTIONS', '/accounts/root', { headers: { Origin: 'https://ui.example.org' } })).status,
+    ).to.equal(403);
     // A value holding '/' cannot travel in the path (escapes are decoded before routing): use the body.
-    expectStatus(await server.root('POST', '/config', { body: { webui: { urls: 'https://ui.example.org, https://other.example.org' } } }), 201);
+    expectStatus(
+      await server.root('POST', '/config', {
+        body: { webui: { urls: 'https://ui.example.org, https://other.example.org' } },
+      }),
+      201,
+    );
     const allowed = await server.call('OPTIONS', '/accounts/root', {
       headers: { Origin: 'https://ui.example.org', 'Access-Control-Request-Headers': 'X-Svc-Auth-Token' },
     });
@@ -87,7 +102,9 @@ describe('API: routing and HTTP conventions', () => {
   });
 
   it('echoes a request id, or makes one', async () => {
-    expect((await server.call('GET', '/ping', { headers: { 'X-Request-Id': 'trace-123' } })).headers['x-request-id']).to.equal('trace-123');
+    expect(
+      (await server.call('GET', '/ping', { headers: { 'X-Request-Id': 'trace-123' } })).headers['x-request-id'],
+    ).to.equal('trace-123');
     expect((await server.call('GET', '/ping')).headers['x-request-id']).to.match(/^[0-9a-f-]{36}$/);
   });
 });

@@ -2,20 +2,37 @@ import { expect } from 'chai';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { createRse, getRse, rseName, webdav } from './rseSupport.ts';
 
-type Protocol = { scheme: string; hostname: string; port: number; prefix: string; domains: { lan: Record<string, number | null>; wan: Record<string, number | null> } };
+type Protocol = {
+  scheme: string;
+  hostname: string;
+  port: number;
+  prefix: string;
+  domains: { lan: Record<string, number | null>; wan: Record<string, number | null> };
+};
 
 describe('API: RSE protocols and PFNs', () => {
   let server: TestServer;
   before(async () => (server = await startTestServer()));
   after(async () => server.stop());
 
-  const protocols = async (rse: string) => expectStatus(await server.root('GET', `/rses/${rse}/protocols`), 200).json<Protocol[]>();
+  const protocols = async (rse: string) =>
+    expectStatus(await server.root('GET', `/rses/${rse}/protocols`), 200).json<Protocol[]>();
 
   it('adds protocols with Rucio defaults and lists them by hostname, scheme and port', async () => {
     const rse = await createRse(server);
-    expectError(await server.root('GET', `/rses/${rse}/protocols`), 404, 'RSEProtocolNotSupported', /^No protocols found for this RSE$/);
+    expectError(
+      await server.root('GET', `/rses/${rse}/protocols`),
+      404,
+      'RSEProtocolNotSupported',
+      /^No protocols found for this RSE$/,
+    );
     expectStatus(await server.root('POST', `/rses/${rse}/protocols/https`, { body: webdav() }), 201);
-    expectStatus(await server.root('POST', `/rses/${rse}/protocols/root`, { body: { impl: 'rucio.rse.protocols.xrootd.Default', domains: { wan: { read: 2 } } } }), 201);
+    expectStatus(
+      await server.root('POST', `/rses/${rse}/protocols/root`, {
+        body: { impl: 'rucio.rse.protocols.xrootd.Default', domains: { wan: { read: 2 } } },
+      }),
+      201,
+    );
     const listed = await protocols(rse);
     expect(listed.map((protocol) => [protocol.hostname, protocol.scheme, protocol.port])).to.deep.equal([
       ['eos.example.org', 'https', 443],
@@ -26,7 +43,10 @@ describe('API: RSE protocols and PFNs', () => {
       lan: { read: null, write: null, delete: null },
       wan: { read: 2, write: null, delete: null, third_party_copy_read: null, third_party_copy_write: null },
     });
-    const settings = expectStatus(await server.root('GET', `/rses/${rse}/protocols/root`), 200).json<{ protocols: Protocol[]; rse: string }>();
+    const settings = expectStatus(await server.root('GET', `/rses/${rse}/protocols/root`), 200).json<{
+      protocols: Protocol[];
+      rse: string;
+    }>();
     expect(settings.rse).to.equal(rse);
     expect(settings.protocols).to.have.length(2);
     expect((await getRse(server, rse)).protocols).to.deep.equal(listed);
@@ -36,43 +56,113 @@ describe('API: RSE protocols and PFNs', () => {
     const rse = await createRse(server);
     expectStatus(await server.root('POST', `/rses/${rse}/protocols/https`, { body: webdav() }), 201);
     const add = (body: unknown, scheme = 'davs') => server.root('POST', `/rses/${rse}/protocols/${scheme}`, { body });
-    expectError(await add(webdav({ prefix: '/other' }), 'https'), 409, 'Duplicate', /Protocol 'https' on port 443 already registered for  '.+' with hostname 'eos.example.org'./);
-    expectError(await add(webdav({ domains: { wan: { read: -1 } } })), 409, 'RSEProtocolPriorityError', /The provided priority \(-1\) for operation 'read' in domain 'wan' is not supported./);
+    expectError(
+      await add(webdav({ prefix: '/other' }), 'https'),
+      409,
+      'Duplicate',
+      /Protocol 'https' on port 443 already registered for  '.+' with hostname 'eos.example.org'./,
+    );
+    expectError(
+      await add(webdav({ domains: { wan: { read: -1 } } })),
+      409,
+      'RSEProtocolPriorityError',
+      /The provided priority \(-1\) for operation 'read' in domain 'wan' is not supported./,
+    );
     expectError(await add(webdav({ domains: { wan: { read: 'high' } } })), 409, 'RSEProtocolPriorityError');
-    expectError(await add(webdav({ domains: { site: { read: 1 } } })), 404, 'RSEProtocolDomainNotSupported', /The protocol domain 'site' is not defined in the schema./);
-    expectError(await add(webdav({ domains: { wan: { copy: 1 } } })), 404, 'RSEOperationNotSupported', /Operation 'copy' not defined in schema./);
+    expectError(
+      await add(webdav({ domains: { site: { read: 1 } } })),
+      404,
+      'RSEProtocolDomainNotSupported',
+      /The protocol domain 'site' is not defined in the schema./,
+    );
+    expectError(
+      await add(webdav({ domains: { wan: { copy: 1 } } })),
+      404,
+      'RSEOperationNotSupported',
+      /Operation 'copy' not defined in schema./,
+    );
     expectError(await add({ hostname: 'x' }), 400, 'InvalidObject', /^Missing values!$/);
     expectError(await add(webdav(), 'srm'), 400, 'InvalidObject', /web_service_path/);
     expectError(await add('not json'), 400, 'ValueError');
-    expectError(await server.root('POST', `/rses/${rseName()}/protocols/https`, { body: webdav() }), 404, 'RSENotFound');
+    expectError(
+      await server.root('POST', `/rses/${rseName()}/protocols/https`, { body: webdav() }),
+      404,
+      'RSENotFound',
+    );
     const { token } = await server.createUser();
-    expectError(await server.call('POST', `/rses/${rse}/protocols/davs`, { token, body: webdav() }), 401, 'AccessDenied');
+    expectError(
+      await server.call('POST', `/rses/${rse}/protocols/davs`, { token, body: webdav() }),
+      401,
+      'AccessDenied',
+    );
     expect((await protocols(rse)).map((protocol) => protocol.scheme)).to.deep.equal(['https']);
   });
 
   it('updates priorities and prefix by scheme, hostname and port, and swaps priorities as the client does', async () => {
     const rse = await createRse(server);
     expectStatus(await server.root('POST', `/rses/${rse}/protocols/https`, { body: webdav() }), 201);
-    expectStatus(await server.root('POST', `/rses/${rse}/protocols/root`, { body: webdav({ port: 1094, domains: { wan: { read: 2, write: 2 } } }) }), 201);
-    expectStatus(await server.root('PUT', `/rses/${rse}/protocols/https/eos.example.org/443`, { body: { domains: { wan: { read: 2 } } } }), 200);
-    expectStatus(await server.root('PUT', `/rses/${rse}/protocols/root/eos.example.org/1094`, { body: { domains: { wan: { read: 1 } } } }), 200);
+    expectStatus(
+      await server.root('POST', `/rses/${rse}/protocols/root`, {
+        body: webdav({ port: 1094, domains: { wan: { read: 2, write: 2 } } }),
+      }),
+      201,
+    );
+    expectStatus(
+      await server.root('PUT', `/rses/${rse}/protocols/https/eos.example.org/443`, {
+        body: { domains: { wan: { read: 2 } } },
+      }),
+      200,
+    );
+    expectStatus(
+      await server.root('PUT', `/rses/${rse}/protocols/root/eos.example.org/1094`, {
+        body: { domains: { wan: { read: 1 } } },
+      }),
+      200,
+    );
     expectStatus(await server.root('PUT', `/rses/${rse}/protocols/root`, { body: { prefix: '/xrootd' } }), 200);
     const [https, root] = await protocols(rse);
     expect(https!.domains.wan).to.deep.include({ read: 2, write: 1 });
     expect(root).to.deep.include({ prefix: '/xrootd' });
     expect(root!.domains.wan).to.deep.include({ read: 1, write: 2 });
-    expectError(await server.root('PUT', `/rses/${rse}/protocols/root/other.host`, { body: { prefix: '/x' } }), 404, 'RSEProtocolNotSupported', /for hostname 'other.host'/);
-    expectError(await server.root('PUT', `/rses/${rse}/protocols/root`, { body: { domains: { wan: { read: -3 } } } }), 409, 'RSEProtocolPriorityError');
-    expectError(await server.root('PUT', `/rses/${rse}/protocols/root`, { body: { port: 2 } }), 400, 'InvalidObject', /cannot be changed/);
-    expectError(await server.root('PUT', `/rses/${rse}/protocols/root/eos.example.org/abc`, { body: {} }), 400, 'ValueError');
+    expectError(
+      await server.root('PUT', `/rses/${rse}/protocols/root/other.host`, { body: { prefix: '/x' } }),
+      404,
+      'RSEProtocolNotSupported',
+      /for hostname 'other.host'/,
+    );
+    expectError(
+      await server.root('PUT', `/rses/${rse}/protocols/root`, { body: { domains: { wan: { read: -3 } } } }),
+      409,
+      'RSEProtocolPriorityError',
+    );
+    expectError(
+      await server.root('PUT', `/rses/${rse}/protocols/root`, { body: { port: 2 } }),
+      400,
+      'InvalidObject',
+      /cannot be changed/,
+    );
+    expectError(
+      await server.root('PUT', `/rses/${rse}/protocols/root/eos.example.org/abc`, { body: {} }),
+      400,
+      'ValueError',
+    );
     expect((await protocols(rse))[1]).to.deep.include({ prefix: '/xrootd', port: 1094 });
   });
 
   it('deletes protocols by scheme, hostname and port', async () => {
     const rse = await createRse(server);
-    for (const port of [443, 8443]) expectStatus(await server.root('POST', `/rses/${rse}/protocols/https`, { body: webdav({ port }) }), 201);
-    expectStatus(await server.root('POST', `/rses/${rse}/protocols/root`, { body: webdav({ hostname: 'xrd.example.org' }) }), 201);
-    expectError(await server.root('DELETE', `/rses/${rse}/protocols/https/eos.example.org/80`), 404, 'RSEProtocolNotSupported', /does not support protocol 'https' for hostname 'eos.example.org' on port '80'/);
+    for (const port of [443, 8443])
+      expectStatus(await server.root('POST', `/rses/${rse}/protocols/https`, { body: webdav({ port }) }), 201);
+    expectStatus(
+      await server.root('POST', `/rses/${rse}/protocols/root`, { body: webdav({ hostname: 'xrd.example.org' }) }),
+      201,
+    );
+    expectError(
+      await server.root('DELETE', `/rses/${rse}/protocols/https/eos.example.org/80`),
+      404,
+      'RSEProtocolNotSupported',
+      /does not support protocol 'https' for hostname 'eos.example.org' on port '80'/,
+    );
     expectStatus(await server.root('DELETE', `/rses/${rse}/protocols/https/eos.example.org/8443`), 200);
     expect((await protocols(rse)).map((protocol) => protocol.port)).to.deep.equal([443, 443]);
     expectStatus(await server.root('DELETE', `/rses/${rse}/protocols/https`), 200);
@@ -82,28 +172,69 @@ describe('API: RSE protocols and PFNs', () => {
 
   it('turns lfns into pfns by priority, scheme, domain and operation', async () => {
     const rse = await createRse(server);
-    expectStatus(await server.root('POST', `/rses/${rse}/protocols/https`, { body: webdav({ domains: { wan: { read: 2, write: 1 }, lan: { read: 1 } } }) }), 201);
     expectStatus(
-      await server.root('POST', `/rses/${rse}/protocols/root`, {
-        body: webdav({ hostname: 'xrd.example.org', port: 1094, prefix: '//atlas', impl: 'rucio.rse.protocols.xrootd.Default', domains: { wan: { read: 1, write: 2 } } }),
+      await server.root('POST', `/rses/${rse}/protocols/https`, {
+        body: webdav({ domains: { wan: { read: 2, write: 1 }, lan: { read: 1 } } }),
       }),
       201,
     );
-    const pfns = async (query: string) => expectStatus(await server.root('GET', `/rses/${rse}/lfns2pfns?${query}`), 200).json<Record<string, string>>();
+    expectStatus(
+      await server.root('POST', `/rses/${rse}/protocols/root`, {
+        body: webdav({
+          hostname: 'xrd.example.org',
+          port: 1094,
+          prefix: '//atlas',
+          impl: 'rucio.rse.protocols.xrootd.Default',
+          domains: { wan: { read: 1, write: 2 } },
+        }),
+      }),
+      201,
+    );
+    const pfns = async (query: string) =>
+      expectStatus(await server.root('GET', `/rses/${rse}/lfns2pfns?${query}`), 200).json<Record<string, string>>();
     expect(await pfns('lfn=user.jdoe:file1&lfn=data18:AOD.01234._000001.pool.root.1')).to.deep.equal({
       'user.jdoe:file1': 'https://eos.example.org:443/eos/data/user/jdoe/a2/cb/file1',
-      'data18:AOD.01234._000001.pool.root.1': 'https://eos.example.org:443/eos/data/data18/61/67/AOD.01234._000001.pool.root.1',
+      'data18:AOD.01234._000001.pool.root.1':
+        'https://eos.example.org:443/eos/data/data18/61/67/AOD.01234._000001.pool.root.1',
     });
-    expect(await pfns('lfn=user.jdoe:file1&operation=read')).to.deep.equal({ 'user.jdoe:file1': 'root://xrd.example.org:1094//atlas/user/jdoe/a2/cb/file1' });
-    expect(await pfns('lfn=user.jdoe:file1&operation=read&scheme=https')).to.deep.equal({ 'user.jdoe:file1': 'https://eos.example.org:443/eos/data/user/jdoe/a2/cb/file1' });
-    expect(await pfns('lfn=user.jdoe:file1&operation=read&domain=lan')).to.have.property('user.jdoe:file1').that.matches(/^https:/);
-    expectStatus(await server.root('POST', `/rses/${rse}/attr/lfn2pfn_algorithm`, { body: { value: 'identity' } }), 201);
-    expect(await pfns('lfn=user.jdoe:file1')).to.deep.equal({ 'user.jdoe:file1': 'https://eos.example.org:443/eos/data/user/jdoe/file1' });
-    expectError(await server.root('GET', `/rses/${rse}/lfns2pfns?lfn=nocolon&lfn=a:b`), 400, 'InvalidPath', /LFN\(s\) in invalid format: nocolon/);
-    expectError(await server.root('GET', `/rses/${rse}/lfns2pfns?lfn=a:b&operation=delete`), 404, 'RSEProtocolNotSupported');
+    expect(await pfns('lfn=user.jdoe:file1&operation=read')).to.deep.equal({
+      'user.jdoe:file1': 'root://xrd.example.org:1094//atlas/user/jdoe/a2/cb/file1',
+    });
+    expect(await pfns('lfn=user.jdoe:file1&operation=read&scheme=https')).to.deep.equal({
+      'user.jdoe:file1': 'https://eos.example.org:443/eos/data/user/jdoe/a2/cb/file1',
+    });
+    expect(await pfns('lfn=user.jdoe:file1&operation=read&domain=lan'))
+      .to.have.property('user.jdoe:file1')
+      .that.matches(/^https:/);
+    expectStatus(
+      await server.root('POST', `/rses/${rse}/attr/lfn2pfn_algorithm`, { body: { value: 'identity' } }),
+      201,
+    );
+    expect(await pfns('lfn=user.jdoe:file1')).to.deep.equal({
+      'user.jdoe:file1': 'https://eos.example.org:443/eos/data/user/jdoe/file1',
+    });
+    expectError(
+      await server.root('GET', `/rses/${rse}/lfns2pfns?lfn=nocolon&lfn=a:b`),
+      400,
+      'InvalidPath',
+      /LFN\(s\) in invalid format: nocolon/,
+    );
+    expectError(
+      await server.root('GET', `/rses/${rse}/lfns2pfns?lfn=a:b&operation=delete`),
+      404,
+      'RSEProtocolNotSupported',
+    );
     expectError(await server.root('GET', `/rses/${rse}/lfns2pfns?lfn=a:b&scheme=srm`), 404, 'RSEProtocolNotSupported');
-    expectError(await server.root('GET', `/rses/${rse}/lfns2pfns?lfn=a:b&domain=site`), 404, 'RSEProtocolDomainNotSupported');
-    expectError(await server.root('GET', `/rses/${rse}/lfns2pfns?lfn=a:b&operation=copy`), 404, 'RSEOperationNotSupported');
+    expectError(
+      await server.root('GET', `/rses/${rse}/lfns2pfns?lfn=a:b&domain=site`),
+      404,
+      'RSEProtocolDomainNotSupported',
+    );
+    expectError(
+      await server.root('GET', `/rses/${rse}/lfns2pfns?lfn=a:b&operation=copy`),
+      404,
+      'RSEOperationNotSupported',
+    );
     expectError(await server.root('GET', `/rses/${rseName()}/lfns2pfns?lfn=a:b`), 404, 'RSENotFound');
     expectError(await server.root('GET', `/rses/${rse}/lfns2pfns`), 404, 'ReplicaNotFound', /No replicas found/);
   });
@@ -111,6 +242,11 @@ describe('API: RSE protocols and PFNs', () => {
   it('answers a non-deterministic RSE as Rucio does without replicas: no PFN', async () => {
     const rse = await createRse(server, { deterministic: false });
     expectStatus(await server.root('POST', `/rses/${rse}/protocols/https`, { body: webdav() }), 201);
-    expectError(await server.root('GET', `/rses/${rse}/lfns2pfns?lfn=user.jdoe:file1`), 404, 'ReplicaNotFound', /No replicas found/);
+    expectError(
+      await server.root('GET', `/rses/${rse}/lfns2pfns?lfn=user.jdoe:file1`),
+      404,
+      'ReplicaNotFound',
+      /No replicas found/,
+    );
   });
 });

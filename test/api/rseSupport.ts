@@ -9,7 +9,8 @@ export const createRse = async (server: TestServer, body: object = {}, name = rs
   return name;
 };
 
-export const getRse = async (server: TestServer, name: string) => expectStatus(await server.root('GET', `/rses/${name}`), 200).json<Record<string, unknown>>();
+export const getRse = async (server: TestServer, name: string) =>
+  expectStatus(await server.root('GET', `/rses/${name}`), 200).json<Record<string, unknown>>();
 
 /** The names an expression selects, sorted. */
 export const selected = async (server: TestServer, expression: string): Promise<string[]> =>
@@ -23,6 +24,9 @@ export const webdav = (overrides: object = {}) => ({
   port: 443,
   prefix: '/eos/data',
   impl: 'rucio.rse.protocols.webdav.Default',
-  domains: { lan: { read: 1, write: 1, delete: 1 }, wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 } },
+  domains: {
+    lan: { read: 1, write: 1, delete: 1 },
+    wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 },
+  },
   ...overrides,
 });

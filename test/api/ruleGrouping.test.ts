@@ -1,7 +1,15 @@
 import { expect } from 'chai';
 import { newScope } from '../support/dids.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { aCollectionOverHttp, aDatasetOverHttp, attachOverHttp, datasetLocksOverHttp, locksOverHttp, ruleJsonOverHttp, ruleOverHttp } from '../support/rules.ts';
+import {
+  aCollectionOverHttp,
+  aDatasetOverHttp,
+  attachOverHttp,
+  datasetLocksOverHttp,
+  locksOverHttp,
+  ruleJsonOverHttp,
+  ruleOverHttp,
+} from '../support/rules.ts';
 import { rseWithProtocols } from './replicaSupport.ts';
 
 /**
@@ -17,7 +25,11 @@ describe('API: rule grouping (rule 15)', () => {
   /** Three RSEs A, B, C (C empty) and a scope. */
   const sites = async () => {
     const scope = await newScope(server);
-    const [a, b, c] = [(await rseWithProtocols(server)).rse, (await rseWithProtocols(server)).rse, (await rseWithProtocols(server)).rse];
+    const [a, b, c] = [
+      (await rseWithProtocols(server)).rse,
+      (await rseWithProtocols(server)).rse,
+      (await rseWithProtocols(server)).rse,
+    ];
     return { scope, a, b, c };
   };
 
@@ -42,19 +54,33 @@ describe('API: rule grouping (rule 15)', () => {
       { name: 'f2', at: a },
       { name: 'f3', at: b },
     ]);
-    const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: `${a}|${b}|${c}`, grouping: 'DATASET' });
+    const ruleId = await ruleOverHttp(server, {
+      dids: [{ scope, name: 'ds' }],
+      copies: 1,
+      rse_expression: `${a}|${b}|${c}`,
+      grouping: 'DATASET',
+    });
     expect(await locksOverHttp(server, ruleId)).to.deep.equal([
       ['f1', a, 'OK'],
       ['f2', a, 'OK'],
       ['f3', a, 'REPLICATING'],
     ]);
     expect(await datasetLocksOverHttp(server, scope, 'ds')).to.deep.equal([[a, 'REPLICATING']]);
-    expect(await ruleJsonOverHttp(server, ruleId)).to.include({ state: 'REPLICATING', grouping: 'DATASET', locks_ok_cnt: 2, locks_replicating_cnt: 1 });
+    expect(await ruleJsonOverHttp(server, ruleId)).to.include({
+      state: 'REPLICATING',
+      grouping: 'DATASET',
+      locks_ok_cnt: 2,
+      locks_replicating_cnt: 1,
+    });
   });
 
   it('DATASET places each dataset of a container on its own, where that dataset is (rule 15)', async () => {
     const { scope, a, b, c } = await containerOfTwo();
-    const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'cont' }], copies: 1, rse_expression: `${a}|${b}|${c}` });
+    const ruleId = await ruleOverHttp(server, {
+      dids: [{ scope, name: 'cont' }],
+      copies: 1,
+      rse_expression: `${a}|${b}|${c}`,
+    });
     expect(await locksOverHttp(server, ruleId)).to.deep.equal([
       ['f1', a, 'OK'],
       ['f2', a, 'OK'],
@@ -67,7 +93,12 @@ describe('API: rule grouping (rule 15)', () => {
 
   it('ALL keeps every file of a container together, on the RSE holding most of it (rule 15)', async () => {
     const { scope, a, b, c } = await containerOfTwo();
-    const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'cont' }], copies: 1, rse_expression: `${a}|${b}|${c}`, grouping: 'ALL' });
+    const ruleId = await ruleOverHttp(server, {
+      dids: [{ scope, name: 'cont' }],
+      copies: 1,
+      rse_expression: `${a}|${b}|${c}`,
+      grouping: 'ALL',
+    });
     expect(await locksOverHttp(server, ruleId)).to.deep.equal([
       ['f1', a, 'OK'],
       ['f2', a, 'OK'],
@@ -79,7 +110,12 @@ describe('API: rule grouping (rule 15)', () => {
 
   it('ALL with two copies puts both copies of every file on the same two RSEs (rule 15)', async () => {
     const { scope, a, b, c } = await containerOfTwo();
-    const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'cont' }], copies: 2, rse_expression: `${a}|${b}|${c}`, grouping: 'ALL' });
+    const ruleId = await ruleOverHttp(server, {
+      dids: [{ scope, name: 'cont' }],
+      copies: 2,
+      rse_expression: `${a}|${b}|${c}`,
+      grouping: 'ALL',
+    });
     const locks = await locksOverHttp(server, ruleId);
     expect(locks).to.have.length(6);
     expect([...new Set(locks.map(([, rse]) => rse))].sort()).to.deep.equal([a, b].sort());
@@ -91,7 +127,12 @@ describe('API: rule grouping (rule 15)', () => {
       { name: 'f1', at: a },
       { name: 'f2', at: b },
     ]);
-    const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: `${a}|${b}|${c}`, grouping: 'NONE' });
+    const ruleId = await ruleOverHttp(server, {
+      dids: [{ scope, name: 'ds' }],
+      copies: 1,
+      rse_expression: `${a}|${b}|${c}`,
+      grouping: 'NONE',
+    });
     expect(await locksOverHttp(server, ruleId)).to.deep.equal([
       ['f1', a, 'OK'],
       ['f2', b, 'OK'],
@@ -103,7 +144,12 @@ describe('API: rule grouping (rule 15)', () => {
   it('a rule on a file ignores grouping and keeps the file where it is (rule 15)', async () => {
     const { scope, a, b } = await sites();
     await aDatasetOverHttp(server, scope, 'ds', [{ name: 'f1', at: b }]);
-    const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: `${a}|${b}`, grouping: 'ALL' });
+    const ruleId = await ruleOverHttp(server, {
+      dids: [{ scope, name: 'f1' }],
+      copies: 1,
+      rse_expression: `${a}|${b}`,
+      grouping: 'ALL',
+    });
     expect(await locksOverHttp(server, ruleId)).to.deep.equal([['f1', b, 'OK']]);
     expect(await ruleJsonOverHttp(server, ruleId)).to.include({ state: 'OK', did_type: 'FILE' });
   });

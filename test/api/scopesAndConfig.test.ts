@@ -10,11 +10,22 @@ describe('API: scopes', () => {
   it('adds scopes through both paths and lists them globally and per account', async () => {
     const { account } = await server.createUser();
     const [first, second] = [`user.${account}`, `group.${account}`];
-    expectError(await server.root('GET', `/accounts/${account}/scopes/`), 404, 'ScopeNotFound', new RegExp(`no scopes found for account ID '${account}'`));
+    expectError(
+      await server.root('GET', `/accounts/${account}/scopes/`),
+      404,
+      'ScopeNotFound',
+      new RegExp(`no scopes found for account ID '${account}'`),
+    );
     expectStatus(await server.root('POST', `/accounts/${account}/scopes/${first}`), 201);
     expectStatus(await server.root('POST', `/scopes/${account}/${second}`), 201);
-    expect(expectStatus(await server.root('GET', `/accounts/${account}/scopes/`), 200).json()).to.deep.equal([second, first]);
-    expect(expectStatus(await server.root('GET', `/scopes/${account}/scopes`), 200).json()).to.deep.equal([second, first]);
+    expect(expectStatus(await server.root('GET', `/accounts/${account}/scopes/`), 200).json()).to.deep.equal([
+      second,
+      first,
+    ]);
+    expect(expectStatus(await server.root('GET', `/scopes/${account}/scopes`), 200).json()).to.deep.equal([
+      second,
+      first,
+    ]);
     const all = expectStatus(await server.root('GET', '/scopes/'), 200).json<string[]>();
     expect(all).to.include.members([first, second]);
   });
@@ -40,18 +51,33 @@ describe('API: config', () => {
 
   it('sets options by body and by path, types values on reading, and removes them', async () => {
     const section = uniqueName('sec');
-    expectStatus(await server.root('POST', '/config', { body: { [section]: { flag: true, count: 5, name: 'abc' } } }), 201);
+    expectStatus(
+      await server.root('POST', '/config', { body: { [section]: { flag: true, count: 5, name: 'abc' } } }),
+      201,
+    );
     expectStatus(await server.root('PUT', `/config/${section}/ratio/0.25`), 201);
-    expect(expectStatus(await server.root('GET', `/config/${section}`), 200).json()).to.deep.equal({ flag: true, count: 5, name: 'abc', ratio: 0.25 });
+    expect(expectStatus(await server.root('GET', `/config/${section}`), 200).json()).to.deep.equal({
+      flag: true,
+      count: 5,
+      name: 'abc',
+      ratio: 0.25,
+    });
     expect(expectStatus(await server.root('GET', `/config/${section}/name`), 200).json()).to.equal('abc');
-    expect(expectStatus(await server.root('GET', '/config'), 200).json<Record<string, unknown>>()[section]).to.deep.equal({
+    expect(
+      expectStatus(await server.root('GET', '/config'), 200).json<Record<string, unknown>>()[section],
+    ).to.deep.equal({
       flag: true,
       count: 5,
       name: 'abc',
       ratio: 0.25,
     });
     expectStatus(await server.root('DELETE', `/config/${section}/name`), 200);
-    expectError(await server.root('GET', `/config/${section}/name`), 404, 'ConfigNotFound', /section '.+' option 'name'/);
+    expectError(
+      await server.root('GET', `/config/${section}/name`),
+      404,
+      'ConfigNotFound',
+      /section '.+' option 'name'/,
+    );
     expectStatus(await server.root('DELETE', `/config/${section}`), 200);
     expectError(await server.root('GET', `/config/${section}`), 404, 'ConfigNotFound');
     expectError(await server.root('DELETE', `/config/${section}`), 404, 'ConfigNotFound');
@@ -66,7 +92,12 @@ describe('API: config', () => {
   it('is for admins only, reading included', async () => {
     const { token } = await server.createUser();
     expectError(await server.call('GET', '/config', { token }), 401, 'AccessDenied');
-    expectError(await server.call('GET', '/config/a/b', { token }), 401, 'AccessDenied', /Access to 'a' option 'b' denied/);
+    expectError(
+      await server.call('GET', '/config/a/b', { token }),
+      401,
+      'AccessDenied',
+      /Access to 'a' option 'b' denied/,
+    );
     expectError(await server.call('PUT', '/config/a/b/c', { token }), 401, 'AccessDenied');
     const admin = await server.createUser({ admin: true });
     expectStatus(await server.call('GET', '/config', { token: admin.token }), 200);

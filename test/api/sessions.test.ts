@@ -24,7 +24,14 @@ describe('API: sessions end when access ends', () => {
     await works(admin.token);
     expectStatus(await server.root('DELETE', `/accounts/${admin.account}`), 200);
     await refused(admin.token);
-    expectError(await server.call('POST', `/rses/${uniqueName('GONE').toUpperCase().replaceAll('-', '_')}`, { token: admin.token, body: {} }), 401, 'CannotAuthenticate');
+    expectError(
+      await server.call('POST', `/rses/${uniqueName('GONE').toUpperCase().replaceAll('-', '_')}`, {
+        token: admin.token,
+        body: {},
+      }),
+      401,
+      'CannotAuthenticate',
+    );
     expectError(await server.call('GET', '/auth/validate', { token: admin.token }), 401, 'CannotAuthenticate');
   });
 
@@ -47,12 +54,19 @@ describe('API: sessions end when access ends', () => {
       201,
     );
     const viaSecond = await server.login(second, 'pw2', user.account);
-    expectStatus(await server.root('DELETE', `/accounts/${user.account}/identities`, { body: { identity: second, authtype: 'USERPASS' } }), 200);
+    expectStatus(
+      await server.root('DELETE', `/accounts/${user.account}/identities`, {
+        body: { identity: second, authtype: 'USERPASS' },
+      }),
+      200,
+    );
     await refused(viaSecond);
     // The account's other identity keeps its session.
     await works(user.token);
     expectStatus(
-      await server.root('POST', `/accounts/${user.account}/identities`, { body: { identity: second, authtype: 'USERPASS', email: 'x@example.org' } }),
+      await server.root('POST', `/accounts/${user.account}/identities`, {
+        body: { identity: second, authtype: 'USERPASS', email: 'x@example.org' },
+      }),
       201,
     );
     await refused(viaSecond);
@@ -74,8 +88,17 @@ describe('API: sessions end when access ends', () => {
     const user = await server.createUser();
     const admin = await server.createUser({ admin: true });
     const victim = await server.createUser();
-    expectError(await server.call('DELETE', `/admin/accounts/${victim.account}/tokens`, { token: user.token }), 401, 'AccessDenied');
-    expectError(await server.call('DELETE', `/admin/accounts/${victim.account}/tokens`), 400, 'ValueError', /Token must be set/);
+    expectError(
+      await server.call('DELETE', `/admin/accounts/${victim.account}/tokens`, { token: user.token }),
+      401,
+      'AccessDenied',
+    );
+    expectError(
+      await server.call('DELETE', `/admin/accounts/${victim.account}/tokens`),
+      400,
+      'ValueError',
+      /Token must be set/,
+    );
     await works(victim.token);
     expectStatus(await server.call('DELETE', `/admin/accounts/${victim.account}/tokens`, { token: admin.token }), 200);
     await refused(victim.token);
@@ -95,10 +118,21 @@ describe('API: sessions end when access ends', () => {
     const user = await server.createUser();
     const run = (account: string) =>
       new Promise<{ code: number | null; output: string }>((resolve) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', '..', 'bin', 'dms.ts'), 'admin', 'revoke-tokens', account], {
-          env: { ...process.env, DMS_DATA_DIR: server.dataDir, DMS_LOG_LEVEL: 'silent' },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
+        const child = spawn(
+          process.execPath,
+          [
+            '--import',
+            'tsx',
+            join(import.meta.dirname, '..', '..', 'bin', 'dms.ts'),
+            'admin',
+            'revoke-tokens',
+            account,
+          ],
+          {
+            env: { ...process.env, DMS_DATA_DIR: server.dataDir, DMS_LOG_LEVEL: 'silent' },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
         let output = '';
         child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
         child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

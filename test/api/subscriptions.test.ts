@@ -5,7 +5,14 @@ import { expectError, expectStatus, startTestServer, type TestServer } from '../
 import { localLimitOverHttp } from '../support/rules.ts';
 import { rseWithProtocols } from './replicaSupport.ts';
 
-type SubscriptionLine = Record<string, unknown> & { id: string; name: string; account: string; state: string; filter: string; replication_rules: string };
+type SubscriptionLine = Record<string, unknown> & {
+  id: string;
+  name: string;
+  account: string;
+  state: string;
+  filter: string;
+  replication_rules: string;
+};
 
 /**
  * The /subscriptions routes over HTTP (rest-api-reference §1.24, behaviour reference §7), without
@@ -27,15 +34,24 @@ describe('API: subscriptions (§7)', function () {
   after(async () => server.stop());
 
   const options = (extra: object = {}) => ({
-    options: { filter: { scope: ['mc16_.*'], did_type: ['DATASET'] }, replication_rules: [{ copies: 1, rse_expression: rse }], comments: 'for tests', lifetime: null, retroactive: false, ...extra },
+    options: {
+      filter: { scope: ['mc16_.*'], did_type: ['DATASET'] },
+      replication_rules: [{ copies: 1, rse_expression: rse }],
+      comments: 'for tests',
+      lifetime: null,
+      retroactive: false,
+      ...extra,
+    },
   });
-  const add = async (account: string, name: string, body: object = options(), token = server.rootToken) => server.call('POST', `/subscriptions/${account}/${name}`, { body, token });
+  const add = async (account: string, name: string, body: object = options(), token = server.rootToken) =>
+    server.call('POST', `/subscriptions/${account}/${name}`, { body, token });
   const addOk = async (account: string, name: string, body: object = options()) => {
     const response = expectStatus(await add(account, name, body), 201);
     expect(response.headers['content-type']).to.match(/^text\/html/);
     return response.text;
   };
-  const byId = async (id: string) => expectStatus(await server.root('GET', `/subscriptions/id/${id}`), 200).json<SubscriptionLine>();
+  const byId = async (id: string) =>
+    expectStatus(await server.root('GET', `/subscriptions/id/${id}`), 200).json<SubscriptionLine>();
   const head = async () => server.runtime.services.commands.eventStore.headPosition();
 
   describe('POST /subscriptions/{account}/{name}', () => {
@@ -44,7 +60,17 @@ describe('API: subscriptions (§7)', function () {
       const id = await addOk('root', name, options({ priority: 1, lifetime: 2, comments: 'Daily AODs' }));
       expect(id).to.match(/^[0-9a-f]{32}$/);
       const subscription = await byId(id);
-      expect(subscription).to.include({ id, name, account: 'root', state: 'ACTIVE', policyid: 1, retroactive: false, dry_run: false, comments: 'Daily AODs', expired_at: null });
+      expect(subscription).to.include({
+        id,
+        name,
+        account: 'root',
+        state: 'ACTIVE',
+        policyid: 1,
+        retroactive: false,
+        dry_run: false,
+        comments: 'Daily AODs',
+        expired_at: null,
+      });
       expect(JSON.parse(subscription.filter)).to.deep.equal({ scope: ['mc16_.*'], did_type: ['DATASET'] });
       expect(subscription.filter).to.equal('{"scope": ["mc16_.*"], "did_type": ["DATASET"]}');
       expect(JSON.parse(subscription.replication_rules)).to.deep.equal([{ copies: 1, rse_expression: rse }]);
@@ -62,10 +88,20 @@ describe('API: subscriptions (§7)', function () {
       const name = uniqueName('sub');
       await addOk('root', name);
       const before = await head();
-      expectError(await add('root', name), 409, 'SubscriptionDuplicate', new RegExp(`Subscription '${name}' owned by 'root' already exists!`));
+      expectError(
+        await add('root', name),
+        409,
+        'SubscriptionDuplicate',
+        new RegExp(`Subscription '${name}' owned by 'root' already exists!`),
+      );
       expect(await head()).to.equal(before);
       await addOk(admin.account, name);
-      expect(expectStatus(await server.root('GET', `/subscriptions/name/${name}`), 200).lines<SubscriptionLine>().map((line) => line.account).sort()).to.deep.equal([admin.account, 'root'].sort());
+      expect(
+        expectStatus(await server.root('GET', `/subscriptions/name/${name}`), 200)
+          .lines<SubscriptionLine>()
+          .map((line) => line.account)
+          .sort(),
+      ).to.deep.equal([admin.account, 'root'].sort());
     });
 
     it('is for admins only (§9 add_subscription)', async () => {
@@ -82,23 +118,63 @@ describe('API: subscriptions (§7)', function () {
       const cases: [object, number, string, RegExp?][] = [
         [{}, 400, 'KeyError', /'options' not defined/],
         [{ options: [] }, 400, 'TypeError'],
-        [{ options: { filter: {}, replication_rules: [{ copies: 1, rse_expression: rse }], comments: null } }, 400, 'KeyError', /'lifetime' not defined/],
+        [
+          { options: { filter: {}, replication_rules: [{ copies: 1, rse_expression: rse }], comments: null } },
+          400,
+          'KeyError',
+          /'lifetime' not defined/,
+        ],
         [options({ filter: 'mc16' }), 400, 'InvalidObject', /filter should be a dict/],
         [options({ filter: null }), 400, 'InvalidObject', /filter should be a dict/],
-        [options({ filter: { pattern: '(unclosed' } }), 400, 'InvalidObject', /pattern "\(unclosed" is not a valid regular expression/],
+        [
+          options({ filter: { pattern: '(unclosed' } }),
+          400,
+          'InvalidObject',
+          /pattern "\(unclosed" is not a valid regular expression/,
+        ],
         [options({ filter: { scope: 'mc16' } }), 400, 'InvalidObject', /scope must be an array/],
         [options({ filter: { did_type: ['FOLDER'] } }), 400, 'InvalidObject', /did_type "FOLDER" is none of/],
         [options({ filter: { account: ['Not An Account'] } }), 400, 'InvalidObject', /is not an account name/],
-        [options({ filter: { colour: ['red'] } }), 400, 'InvalidObject', /"colour" is neither a filter option nor a DID metadata column/],
+        [
+          options({ filter: { colour: ['red'] } }),
+          400,
+          'InvalidObject',
+          /"colour" is neither a filter option nor a DID metadata column/,
+        ],
         [options({ filter: { split_rule: 'yes' } }), 400, 'InvalidObject', /split_rule must be a boolean/],
         [options({ replication_rules: [] }), 400, 'InvalidObject', /You must specify a rule/],
         [options({ replication_rules: { copies: 1 } }), 400, 'InvalidObject', /replication_rules should be a list/],
-        [options({ replication_rules: [{ copies: 1 }] }), 400, 'InvalidObject', /rule 1: rse_expression must be a non-empty string/],
-        [options({ replication_rules: [{ copies: 0, rse_expression: rse }] }), 400, 'InvalidObject', /copies must be a whole number of at least 1/],
+        [
+          options({ replication_rules: [{ copies: 1 }] }),
+          400,
+          'InvalidObject',
+          /rule 1: rse_expression must be a non-empty string/,
+        ],
+        [
+          options({ replication_rules: [{ copies: 0, rse_expression: rse }] }),
+          400,
+          'InvalidObject',
+          /copies must be a whole number of at least 1/,
+        ],
         [options({ replication_rules: [{ copies: 1, rse_expression: '((' }] }), 400, 'InvalidObject', /rse_expression/],
-        [options({ replication_rules: [{ copies: 1, rse_expression: rse, activity: 'Sightseeing' }] }), 400, 'InvalidObject', /not a known activity/],
-        [options({ replication_rules: [{ copies: 1, rse_expression: rse, chained_idx: 1 }] }), 400, 'InvalidObject', /chained subscriptions are not supported/],
-        [options({ replication_rules: [{ copies: 1, rse_expression: rse, copiez: 2 }] }), 400, 'InvalidObject', /unknown option "copiez"/],
+        [
+          options({ replication_rules: [{ copies: 1, rse_expression: rse, activity: 'Sightseeing' }] }),
+          400,
+          'InvalidObject',
+          /not a known activity/,
+        ],
+        [
+          options({ replication_rules: [{ copies: 1, rse_expression: rse, chained_idx: 1 }] }),
+          400,
+          'InvalidObject',
+          /chained subscriptions are not supported/,
+        ],
+        [
+          options({ replication_rules: [{ copies: 1, rse_expression: rse, copiez: 2 }] }),
+          400,
+          'InvalidObject',
+          /unknown option "copiez"/,
+        ],
         [options({ lifetime: -1 }), 400, 'InvalidObject', /lifetime must be a number of days/],
         [options({ lifetime: '7' }), 400, 'InvalidObject', /lifetime must be a number of days/],
         [options({ retroactive: 'maybe' }), 400, 'TypeError', /'retroactive' must be a boolean type/],
@@ -122,20 +198,50 @@ describe('API: subscriptions (§7)', function () {
       const [first, second] = [uniqueName('a'), uniqueName('b')];
       const firstId = await addOk(owner.account, first);
       await addOk(owner.account, second);
-      const byAccount = expectStatus(await server.call('GET', `/subscriptions/${owner.account}`, { token: user.token }), 200);
+      const byAccount = expectStatus(
+        await server.call('GET', `/subscriptions/${owner.account}`, { token: user.token }),
+        200,
+      );
       expect(byAccount.headers['content-type']).to.equal('application/x-json-stream');
       expect(byAccount.lines<SubscriptionLine>().map((line) => line.name)).to.deep.equal([first, second]);
-      expect(expectStatus(await server.root('GET', `/subscriptions/${owner.account}/${first}`), 200).lines<SubscriptionLine>().map((line) => line.id)).to.deep.equal([firstId]);
-      expect(expectStatus(await server.root('GET', `/subscriptions/name/${second}`), 200).lines<SubscriptionLine>()).to.have.length(1);
-      expect(expectStatus(await server.root('GET', '/subscriptions/'), 200).lines<SubscriptionLine>().map((line) => line.id)).to.include(firstId);
-      expect(expectStatus(await server.root('GET', `/subscriptions/${owner.account.slice(0, 6)}*`), 200).lines<SubscriptionLine>().map((line) => line.name)).to.include.members([first, second]);
+      expect(
+        expectStatus(await server.root('GET', `/subscriptions/${owner.account}/${first}`), 200)
+          .lines<SubscriptionLine>()
+          .map((line) => line.id),
+      ).to.deep.equal([firstId]);
+      expect(
+        expectStatus(await server.root('GET', `/subscriptions/name/${second}`), 200).lines<SubscriptionLine>(),
+      ).to.have.length(1);
+      expect(
+        expectStatus(await server.root('GET', '/subscriptions/'), 200)
+          .lines<SubscriptionLine>()
+          .map((line) => line.id),
+      ).to.include(firstId);
+      expect(
+        expectStatus(await server.root('GET', `/subscriptions/${owner.account.slice(0, 6)}*`), 200)
+          .lines<SubscriptionLine>()
+          .map((line) => line.name),
+      ).to.include.members([first, second]);
       expect((await server.root('GET', '/subscriptions')).status).to.equal(308);
-      expectError(await server.root('GET', `/subscriptions/${owner.account}/nothing`), 404, 'SubscriptionNotFound', new RegExp(`account '${owner.account}' named 'nothing' not found`));
+      expectError(
+        await server.root('GET', `/subscriptions/${owner.account}/nothing`),
+        404,
+        'SubscriptionNotFound',
+        new RegExp(`account '${owner.account}' named 'nothing' not found`),
+      );
       expectError(await server.root('GET', `/subscriptions/${uniqueName('nobody')}`), 404, 'SubscriptionNotFound');
-      expectError(await server.root('GET', `/subscriptions/name/${uniqueName('nothing')}`), 404, 'SubscriptionNotFound');
+      expectError(
+        await server.root('GET', `/subscriptions/name/${uniqueName('nothing')}`),
+        404,
+        'SubscriptionNotFound',
+      );
       expectError(await server.root('GET', `/subscriptions/id/${'0'.repeat(32)}`), 404, 'SubscriptionNotFound');
       expectError(await server.root('GET', '/subscriptions/id/not-an-id'), 404, 'SubscriptionNotFound');
-      expectError(await server.root('GET', `/subscriptions/${owner.account}`, { headers: { Accept: 'application/json' } }), 406, 'UnsupportedRequestedContentType');
+      expectError(
+        await server.root('GET', `/subscriptions/${owner.account}`, { headers: { Accept: 'application/json' } }),
+        406,
+        'UnsupportedRequestedContentType',
+      );
     });
   });
 
@@ -145,7 +251,16 @@ describe('API: subscriptions (§7)', function () {
       const id = await addOk('root', name);
       const response = expectStatus(
         await server.root('PUT', `/subscriptions/root/${name}`, {
-          body: { options: { filter: { pattern: 'data18.*' }, comments: 'changed', lifetime: 1, priority: 0, replication_rules: null, dry_run: true } },
+          body: {
+            options: {
+              filter: { pattern: 'data18.*' },
+              comments: 'changed',
+              lifetime: 1,
+              priority: 0,
+              replication_rules: null,
+              dry_run: true,
+            },
+          },
         }),
         201,
       );
@@ -164,7 +279,10 @@ describe('API: subscriptions (§7)', function () {
       const inactive = await byId(id);
       expect(inactive.state).to.equal('INACTIVE');
       expect(inactive.expired_at).to.be.a('string');
-      expectStatus(await server.root('PUT', `/subscriptions/root/${name}`, { body: { options: { comments: 'again' } } }), 201);
+      expectStatus(
+        await server.root('PUT', `/subscriptions/root/${name}`, { body: { options: { comments: 'again' } } }),
+        201,
+      );
       expect((await byId(id)).state).to.equal('UPDATED');
     });
 
@@ -172,10 +290,31 @@ describe('API: subscriptions (§7)', function () {
       const name = uniqueName('sub');
       await addOk('root', name);
       const before = await head();
-      expectError(await server.root('PUT', `/subscriptions/root/${uniqueName('none')}`, { body: { options: { comments: 'x' } } }), 404, 'SubscriptionNotFound');
-      expectError(await server.call('PUT', `/subscriptions/root/${name}`, { body: { options: { comments: 'x' } }, token: user.token }), 401, 'AccessDenied');
-      expectError(await server.root('PUT', `/subscriptions/root/${name}`, { body: { options: { state: 'PAUSED' } } }), 400, 'InvalidObject', /Invalid subscription state: PAUSED/);
-      expectError(await server.root('PUT', `/subscriptions/root/${name}`, { body: { options: { filter: { pattern: '[' } } } }), 400, 'InvalidObject', /not a valid regular expression/);
+      expectError(
+        await server.root('PUT', `/subscriptions/root/${uniqueName('none')}`, { body: { options: { comments: 'x' } } }),
+        404,
+        'SubscriptionNotFound',
+      );
+      expectError(
+        await server.call('PUT', `/subscriptions/root/${name}`, {
+          body: { options: { comments: 'x' } },
+          token: user.token,
+        }),
+        401,
+        'AccessDenied',
+      );
+      expectError(
+        await server.root('PUT', `/subscriptions/root/${name}`, { body: { options: { state: 'PAUSED' } } }),
+        400,
+        'InvalidObject',
+        /Invalid subscription state: PAUSED/,
+      );
+      expectError(
+        await server.root('PUT', `/subscriptions/root/${name}`, { body: { options: { filter: { pattern: '[' } } } }),
+        400,
+        'InvalidObject',
+        /not a valid regular expression/,
+      );
       expectError(await server.root('PUT', `/subscriptions/root/${name}`, { body: {} }), 400, 'KeyError');
       expect(await head()).to.equal(before);
     });
@@ -191,18 +330,46 @@ describe('API: subscriptions (§7)', function () {
       const ruleIds: string[] = [];
       for (const dataset of ['ds1', 'ds2']) {
         expectStatus(await server.root('POST', path(scope, dataset), { body: { type: 'DATASET' } }), 201);
-        const response = expectStatus(await server.root('POST', '/rules/', { body: { dids: [{ scope, name: dataset }], copies: 1, rse_expression: rse, account: owner.account, subscription_id: id } }), 201);
+        const response = expectStatus(
+          await server.root('POST', '/rules/', {
+            body: {
+              dids: [{ scope, name: dataset }],
+              copies: 1,
+              rse_expression: rse,
+              account: owner.account,
+              subscription_id: id,
+            },
+          }),
+          201,
+        );
         ruleIds.push(...(JSON.parse(response.text) as string[]));
       }
-      const rules = expectStatus(await server.root('GET', `/subscriptions/${owner.account}/${name}/rules`), 200).lines<{ id: string; subscription_id: string; state: string }>();
+      const rules = expectStatus(await server.root('GET', `/subscriptions/${owner.account}/${name}/rules`), 200).lines<{
+        id: string;
+        subscription_id: string;
+        state: string;
+      }>();
       expect(rules.map((rule) => rule.id).sort()).to.deep.equal([...ruleIds].sort());
       expect(rules.every((rule) => rule.subscription_id === id && rule.state === 'OK')).to.equal(true);
-      expect(expectStatus(await server.root('GET', `/subscriptions/${owner.account}/${name}/rules?state=O`), 200).lines()).to.have.length(2);
-      expect(expectStatus(await server.root('GET', `/subscriptions/${owner.account}/${name}/rules?state=STUCK`), 200).text).to.equal('');
-      const counts = expectStatus(await server.root('GET', `/subscriptions/${owner.account}/${name}/rules/states`), 200).lines();
+      expect(
+        expectStatus(await server.root('GET', `/subscriptions/${owner.account}/${name}/rules?state=O`), 200).lines(),
+      ).to.have.length(2);
+      expect(
+        expectStatus(await server.root('GET', `/subscriptions/${owner.account}/${name}/rules?state=STUCK`), 200).text,
+      ).to.equal('');
+      const counts = expectStatus(
+        await server.root('GET', `/subscriptions/${owner.account}/${name}/rules/states`),
+        200,
+      ).lines();
       expect(counts).to.deep.equal([{ account: owner.account, name, state: 'OK', count: 2 }]);
-      expect(expectStatus(await server.root('GET', `/subscriptions/${owner.account}/rules/states`), 200).lines()).to.deep.equal(counts);
-      expectError(await server.root('GET', `/subscriptions/${owner.account}/nothing/rules`), 404, 'SubscriptionNotFound');
+      expect(
+        expectStatus(await server.root('GET', `/subscriptions/${owner.account}/rules/states`), 200).lines(),
+      ).to.deep.equal(counts);
+      expectError(
+        await server.root('GET', `/subscriptions/${owner.account}/nothing/rules`),
+        404,
+        'SubscriptionNotFound',
+      );
       // The subscription's last_processed follows the rules made for it.
       expect((await byId(id)).last_processed).to.be.a('string');
     });
@@ -211,7 +378,11 @@ describe('API: subscriptions (§7)', function () {
   describe('GET /admin/subscriptions/dry_runs', () => {
     it('is for admins', async () => {
       expectStatus(await server.call('GET', '/admin/subscriptions/dry_runs', { token: admin.token }), 200);
-      expectError(await server.call('GET', '/admin/subscriptions/dry_runs', { token: user.token }), 401, 'AccessDenied');
+      expectError(
+        await server.call('GET', '/admin/subscriptions/dry_runs', { token: user.token }),
+        401,
+        'AccessDenied',
+      );
     });
   });
 });

@@ -52,12 +52,27 @@ describe('The dms command line', function () {
   this.timeout(60_000);
 
   it('lists every command with --help and exits 0, whatever the environment holds', async () => {
-    const [help, subcommand] = await Promise.all([dms(['--help'], { PORT: 'eighty' }), dms(['projections', 'rebuild', '--help'])]);
+    const [help, subcommand] = await Promise.all([
+      dms(['--help'], { PORT: 'eighty' }),
+      dms(['projections', 'rebuild', '--help']),
+    ]);
     expect(subcommand.status, subcommand.stderr).to.equal(0);
     expect(subcommand.stdout).to.match(/^Usage: dms projections rebuild \[options\] <name>/);
     expect(help.status, help.stderr).to.equal(0);
     expect(help.stdout).to.match(/^Usage: dms <command> \[options\]/);
-    for (const command of ['serve', 'api', 'projector', 'worker', 'workers', 'transfers', 'projections', 'replay', 'audit', 'events', 'admin']) {
+    for (const command of [
+      'serve',
+      'api',
+      'projector',
+      'worker',
+      'workers',
+      'transfers',
+      'projections',
+      'replay',
+      'audit',
+      'events',
+      'admin',
+    ]) {
       expect(help.stdout).to.match(new RegExp(`^  ${command}\\b`, 'm'));
     }
     const word = await inProcess(['help']);
@@ -80,7 +95,10 @@ describe('The dms command line', function () {
   });
 
   it('refuses an unknown command, a missing argument or a bad option value with exit status 2 and a message', async () => {
-    const [unknown, badEnvironment] = await Promise.all([dms(['frobnicate']), dms(['projections', 'status'], { PORT: 'eighty' })]);
+    const [unknown, badEnvironment] = await Promise.all([
+      dms(['frobnicate']),
+      dms(['projections', 'status'], { PORT: 'eighty' }),
+    ]);
     const nothing = await inProcess([]);
     const missing = await inProcess(['projections', 'rebuild']);
     const badRevision = await inProcess(['replay', 'account-root', '--from', 'first']);
@@ -114,7 +132,11 @@ describe('The dms command line', function () {
         projections: { name: string; lag: number; checkpoint: number; head: number; status: string }[];
         projectors: string[];
       };
-      expect(status.projections.map((projection) => projection.name)).to.include.members(['accounts', 'identities', 'audit_index']);
+      expect(status.projections.map((projection) => projection.name)).to.include.members([
+        'accounts',
+        'identities',
+        'audit_index',
+      ]);
       for (const projection of status.projections) {
         expect(projection, projection.name).to.include({ lag: 0, status: 'running' });
         expect(projection.checkpoint).to.equal(projection.head);

@@ -21,7 +21,9 @@ describe('Progress on stderr', () => {
     progress.finish();
     expect(tty.written).to.have.length(4);
     expect(tty.written[0]).to.equal('\rverify  [#####...............]   25%  1 000 events  1 000 events/s  ETA 0:03');
-    expect(tty.written[1]).to.match(/^\rverify {2}\[##########\.{10}\] {3}50% {2}2 000 events {2}1 000 events\/s {2}ETA 0:02/);
+    expect(tty.written[1]).to.match(
+      /^\rverify {2}\[##########\.{10}\] {3}50% {2}2 000 events {2}1 000 events\/s {2}ETA 0:02/,
+    );
     expect(tty.written[3]).to.equal('\n');
   });
 

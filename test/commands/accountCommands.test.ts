@@ -13,7 +13,13 @@ describe('Commands: accounts', () => {
       spec
         .given([])
         .when((context) => createAccount(context, { account: 'jdoe', accountType: 'USER', email: null }, as('root')))
-        .then([{ stream: 'account-jdoe', type: 'AccountCreated', data: { account: 'jdoe', accountType: 'USER', email: null, createdAt: at } }]));
+        .then([
+          {
+            stream: 'account-jdoe',
+            type: 'AccountCreated',
+            data: { account: 'jdoe', accountType: 'USER', email: null, createdAt: at },
+          },
+        ]));
 
     it('refuses an account with the admin attribute: only root adds accounts', () =>
       spec
@@ -42,15 +48,26 @@ describe('Commands: accounts', () => {
         .then([{ stream: 'account-jdoe', type: 'AccountDeleted', data: { account: 'jdoe', deletedAt: at } }]));
 
     it('refuses an account that does not exist', () =>
-      spec.given([]).when((context) => deleteAccount(context, { account: 'nobody' }, as('root'))).thenRefused(AccountNotFound));
+      spec
+        .given([])
+        .when((context) => deleteAccount(context, { account: 'nobody' }, as('root')))
+        .thenRefused(AccountNotFound));
   });
 
   describe('adding an attribute', () => {
     it('records it when an admin asks', () =>
       spec
         .given([accountCreated('ops'), adminAttributeAdded('ops'), accountCreated('jdoe')])
-        .when((context) => addAccountAttribute(context, { account: 'jdoe', key: 'country-fr', value: 'admin' }, as('ops')))
-        .then([{ stream: 'account-jdoe', type: 'AccountAttributeAdded', data: { account: 'jdoe', key: 'country-fr', value: 'admin' } }]));
+        .when((context) =>
+          addAccountAttribute(context, { account: 'jdoe', key: 'country-fr', value: 'admin' }, as('ops')),
+        )
+        .then([
+          {
+            stream: 'account-jdoe',
+            type: 'AccountAttributeAdded',
+            data: { account: 'jdoe', key: 'country-fr', value: 'admin' },
+          },
+        ]));
 
     it('refuses a plain account, even on itself', () =>
       spec

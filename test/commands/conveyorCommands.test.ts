@@ -1,6 +1,10 @@
 import { expect } from 'chai';
 import type { CommandContext } from '../../commands/commandContext.ts';
-import { markRequestsSubmitting, recordSubmissions, recordTransferReports } from '../../commands/request/conveyorSteps.ts';
+import {
+  markRequestsSubmitting,
+  recordSubmissions,
+  recordTransferReports,
+} from '../../commands/request/conveyorSteps.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
 import { loadFileReplicas } from '../../commands/did/didStreams.ts';
 import { addRules } from '../../commands/rule/ruleCreation.ts';
@@ -12,7 +16,8 @@ import { created } from '../support/didEvents.ts';
 import type { StreamedEvent } from '../support/projectionHarness.ts';
 import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
 
-const ofType = (events: readonly StreamedEvent[], type: string) => events.filter((event) => event.type === type).map((event) => event.data as Record<string, any>);
+const ofType = (events: readonly StreamedEvent[], type: string) =>
+  events.filter((event) => event.type === type).map((event) => event.data as Record<string, any>);
 
 /**
  * The conveyor's commands over a real event store: each daemon's batch is one step, every request
@@ -42,24 +47,56 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
       const siteA = await loadRse(context, 'SITE_A');
       source = { ...source, rseId: siteA.status === 'Active' ? siteA.id : '' };
       if (submitted === 'queued') return;
-      await markRequestsSubmitting(context, [{ type: 'SubmitTransfer', data: { requestId, sources: [source], destUrl: 'root://b/f1', transfertool: 'mock' } }], as('root'));
+      await markRequestsSubmitting(
+        context,
+        [
+          {
+            type: 'SubmitTransfer',
+            data: { requestId, sources: [source], destUrl: 'root://b/f1', transfertool: 'mock' },
+          },
+        ],
+        as('root'),
+      );
       if (submitted === 'submitting') return;
       await recordSubmissions(context, [{ requestId, externalId: 'job-1', externalHost: 'mock' }], as('root'));
       if (submitted === 'submitted') return;
       await recordTransferReports(
         context,
-        [{ type: 'RecordTransferReport', data: { requestId, externalId: 'job-1', outcome: submitted, reason: submitted === 'FAILED' ? 'checksum mismatch' : null, source: null, startedAt: null, finishedAt: null } }],
+        [
+          {
+            type: 'RecordTransferReport',
+            data: {
+              requestId,
+              externalId: 'job-1',
+              outcome: submitted,
+              reason: submitted === 'FAILED' ? 'checksum mismatch' : null,
+              source: null,
+              startedAt: null,
+              finishedAt: null,
+            },
+          },
+        ],
         as('root'),
       );
       await settle();
     };
-  const finish = (output: (id: string) => FinisherOutput[]) => (context: CommandContext) => finishRequests(context, output(requestId), as('root'));
+  const finish = (output: (id: string) => FinisherOutput[]) => (context: CommandContext) =>
+    finishRequests(context, output(requestId), as('root'));
 
   it('marks a QUEUED request SUBMITTING once: a second submitter finds it taken', () =>
     spec
       .given(world('submitting'))
       .when(async (context) => {
-        const second = await markRequestsSubmitting(context, [{ type: 'SubmitTransfer', data: { requestId, sources: [source], destUrl: 'root://b/f1', transfertool: 'mock' } }], as('root'));
+        const second = await markRequestsSubmitting(
+          context,
+          [
+            {
+              type: 'SubmitTransfer',
+              data: { requestId, sources: [source], destUrl: 'root://b/f1', transfertool: 'mock' },
+            },
+          ],
+          as('root'),
+        );
         expect(second.submitting).to.have.length(0);
       })
       .thenNothingHappened());
@@ -68,7 +105,24 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
     spec
       .given(world('submitted'))
       .when((context) =>
-        recordTransferReports(context, [{ type: 'RecordTransferReport', data: { requestId, externalId: 'job-0', outcome: 'DONE', reason: null, source: null, startedAt: null, finishedAt: null } }], as('root')),
+        recordTransferReports(
+          context,
+          [
+            {
+              type: 'RecordTransferReport',
+              data: {
+                requestId,
+                externalId: 'job-0',
+                outcome: 'DONE',
+                reason: null,
+                source: null,
+                startedAt: null,
+                finishedAt: null,
+              },
+            },
+          ],
+          as('root'),
+        ),
       )
       .thenNothingHappened());
 
@@ -77,7 +131,13 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
       .given(world('DONE'))
       .when(finish((id) => [{ type: 'MarkReplicaAvailable', data: { requestId: id } }]))
       .thenAppended((events) => {
-        expect(events.map((event) => event.type)).to.deep.equal(['ReplicaStateChanged', 'ReplicaLocksChanged', 'RequestArchived', 'RuleLocksChanged', 'RuleStateChanged']);
+        expect(events.map((event) => event.type)).to.deep.equal([
+          'ReplicaStateChanged',
+          'ReplicaLocksChanged',
+          'RequestArchived',
+          'RuleLocksChanged',
+          'RuleStateChanged',
+        ]);
         expect(ofType(events, 'ReplicaStateChanged')[0]).to.include({ state: 'AVAILABLE' });
         expect(ofType(events, 'RuleStateChanged')[0]).to.include({ state: 'OK' });
         expect(ofType(events, 'RequestArchived')[0]).to.include({ requestId, state: 'DONE', retriedAs: null });
@@ -113,11 +173,20 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
         ]),
       )
       .thenAppended((events) => {
-        expect(ofType(events, 'ReplicaDeclaredSuspicious')[0]).to.include({ rse: 'SITE_A', reason: 'checksum mismatch' });
+        expect(ofType(events, 'ReplicaDeclaredSuspicious')[0]).to.include({
+          rse: 'SITE_A',
+          reason: 'checksum mismatch',
+        });
         expect(ofType(events, 'ReplicaStateChanged')[0]).to.include({ state: 'UNAVAILABLE' });
         expect(ofType(events, 'ReplicaLocksChanged')[0]!.locks).to.deep.equal({ [ruleId]: 'STUCK' });
-        expect(ofType(events, 'RuleStateChanged')[0]).to.include({ state: 'STUCK', error: 'TRANSFER_FAILED:checksum mismatch' });
-        expect(ofType(events, 'RequestArchived')[0]).to.include({ state: 'FAILED', error: 'TRANSFER_FAILED:checksum mismatch' });
+        expect(ofType(events, 'RuleStateChanged')[0]).to.include({
+          state: 'STUCK',
+          error: 'TRANSFER_FAILED:checksum mismatch',
+        });
+        expect(ofType(events, 'RequestArchived')[0]).to.include({
+          state: 'FAILED',
+          error: 'TRANSFER_FAILED:checksum mismatch',
+        });
       }));
 
   it('leaves an archived request alone when a second finisher comes to it', () =>
@@ -127,7 +196,11 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
         await finishRequests(context, [{ type: 'MarkReplicaAvailable', data: { requestId } }], as('root'));
       })
       .when(async (context) => {
-        const outcome = await finishRequests(context, [{ type: 'MarkReplicaAvailable', data: { requestId } }], as('root'));
+        const outcome = await finishRequests(
+          context,
+          [{ type: 'MarkReplicaAvailable', data: { requestId } }],
+          as('root'),
+        );
         expect(outcome.skipped).to.deep.equal([{ what: requestId, reason: 'the request is archived already' }]);
       })
       .thenNothingHappened());
@@ -148,25 +221,92 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
       priority: 3,
       retryCount: null,
       previousAttemptId: null,
-      attributes: { activity: 'User Subscriptions', sourceReplicaExpression: null, lifetime: null, dsScope: null, dsName: null, bytes: 100, md5: null, adler32: '0cc737eb', priority: 3, allowTapeSource: true },
+      attributes: {
+        activity: 'User Subscriptions',
+        sourceReplicaExpression: null,
+        lifetime: null,
+        dsScope: null,
+        dsName: null,
+        bytes: 100,
+        md5: null,
+        adler32: '0cc737eb',
+        priority: 3,
+        allowTapeSource: true,
+      },
       requestedAt: SPEC_NOW.toISOString(),
     };
-    const link = { requestId: 'dark1', scope: 'user.jdoe', name: 'f1', destRseId: 'b'.repeat(32), destRse: 'SITE_B', sourceRseId: null, sourceRse: null, activity: 'User Subscriptions', bytes: 100, externalId: 'job-1' };
+    const link = {
+      requestId: 'dark1',
+      scope: 'user.jdoe',
+      name: 'f1',
+      destRseId: 'b'.repeat(32),
+      destRse: 'SITE_B',
+      sourceRseId: null,
+      sourceRse: null,
+      activity: 'User Subscriptions',
+      bytes: 100,
+      externalId: 'job-1',
+    };
     return spec
       .given([
         { stream: 'did-user.jdoe:f1', ...created('f1', 'FILE') },
         { stream: 'request-dark1', type: 'RequestQueued', data: { request: record, state: 'QUEUED' } },
-        { stream: 'request-dark1', type: 'RequestSubmitting', data: { requestId: 'dark1', sources: [], destUrl: 'root://b/f1', transfertool: 'mock', submittingAt: SPEC_NOW.toISOString() } },
-        { stream: 'request-dark1', type: 'RequestSubmitted', data: { requestId: 'dark1', externalId: 'job-1', externalHost: 'mock', submittedAt: SPEC_NOW.toISOString() } },
-        { stream: 'request-dark1', type: 'TransferSucceeded', data: { ...link, startedAt: null, transferredAt: SPEC_NOW.toISOString() } },
+        {
+          stream: 'request-dark1',
+          type: 'RequestSubmitting',
+          data: {
+            requestId: 'dark1',
+            sources: [],
+            destUrl: 'root://b/f1',
+            transfertool: 'mock',
+            submittingAt: SPEC_NOW.toISOString(),
+          },
+        },
+        {
+          stream: 'request-dark1',
+          type: 'RequestSubmitted',
+          data: { requestId: 'dark1', externalId: 'job-1', externalHost: 'mock', submittedAt: SPEC_NOW.toISOString() },
+        },
+        {
+          stream: 'request-dark1',
+          type: 'TransferSucceeded',
+          data: { ...link, startedAt: null, transferredAt: SPEC_NOW.toISOString() },
+        },
       ])
-      .when((context) => finishRequests(context, [{ type: 'MarkReplicaAvailable', data: { requestId: 'dark1' } }], as('root')))
+      .when((context) =>
+        finishRequests(context, [{ type: 'MarkReplicaAvailable', data: { requestId: 'dark1' } }], as('root')),
+      )
       .then([
-        { stream: 'request-dark1', type: 'RequestArchived', data: { requestId: 'dark1', scope: 'user.jdoe', name: 'f1', destRseId: 'b'.repeat(32), state: 'DONE', retriedAs: null, error: null, archivedAt: SPEC_NOW.toISOString() } },
+        {
+          stream: 'request-dark1',
+          type: 'RequestArchived',
+          data: {
+            requestId: 'dark1',
+            scope: 'user.jdoe',
+            name: 'f1',
+            destRseId: 'b'.repeat(32),
+            state: 'DONE',
+            retriedAs: null,
+            error: null,
+            archivedAt: SPEC_NOW.toISOString(),
+          },
+        },
         {
           stream: 'did-user.jdoe:f1',
           type: 'ReplicaAdded',
-          data: { scope: 'user.jdoe', name: 'f1', rse: 'SITE_B', rseId: 'b'.repeat(32), bytes: 100, md5: null, adler32: '0cc737eb', path: null, state: 'AVAILABLE', tombstone: SPEC_NOW.toISOString(), addedAt: SPEC_NOW.toISOString() },
+          data: {
+            scope: 'user.jdoe',
+            name: 'f1',
+            rse: 'SITE_B',
+            rseId: 'b'.repeat(32),
+            bytes: 100,
+            md5: null,
+            adler32: '0cc737eb',
+            path: null,
+            state: 'AVAILABLE',
+            tombstone: SPEC_NOW.toISOString(),
+            addedAt: SPEC_NOW.toISOString(),
+          },
         },
       ]);
   });

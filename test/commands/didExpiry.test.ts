@@ -20,7 +20,12 @@ describe('Command: deleting an expired DID (behaviour rule 7)', () => {
 
   const undertake = async (scope: string, name: string, options?: ExpiryOptions) => {
     const { commands, progress } = server.runtime.services;
-    const outcome = await deleteExpiredDid(commands, { scope, name }, { now: new Date(), account: 'root', requestId: uniqueName('undertaker-') }, options);
+    const outcome = await deleteExpiredDid(
+      commands,
+      { scope, name },
+      { now: new Date(), account: 'root', requestId: uniqueName('undertaker-') },
+      options,
+    );
     if (outcome.position !== undefined) await progress.waitFor(outcome.position, 5000);
     return outcome;
   };
@@ -30,8 +35,14 @@ describe('Command: deleting an expired DID (behaviour rule 7)', () => {
   it('deletes an expired dataset after detaching it from its parents, with its content and followers', async () => {
     const scope = await newScope(server);
     await registerFiles(server, [aFile(scope, 'f1')]);
-    expectStatus(await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET', dids: [{ scope, name: 'f1' }] } }), 201);
-    expectStatus(await server.root('POST', path(scope, 'cnt'), { body: { type: 'CONTAINER', dids: [{ scope, name: 'ds' }] } }), 201);
+    expectStatus(
+      await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET', dids: [{ scope, name: 'f1' }] } }),
+      201,
+    );
+    expectStatus(
+      await server.root('POST', path(scope, 'cnt'), { body: { type: 'CONTAINER', dids: [{ scope, name: 'ds' }] } }),
+      201,
+    );
     expectStatus(await server.root('POST', path(scope, 'ds', '/follow'), { body: { account: 'root' } }), 201);
     expectStatus(await server.root('POST', path(scope, 'ds', '/meta/colour'), { body: { value: 'red' } }), 201);
     await expire(scope, 'ds');
@@ -44,10 +55,18 @@ describe('Command: deleting an expired DID (behaviour rule 7)', () => {
     expect(expectStatus(await server.root('GET', path(scope, 'cnt', '/dids/history')), 200).lines()).to.have.length(1);
     expect(expectStatus(await server.root('GET', path(scope, 'f1', '/parents')), 200).text).to.equal('');
     expect(expectStatus(await server.root('GET', path(scope, 'f1')), 200).json()).to.include({ name: 'f1' });
-    expectError(await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET' } }), 406, 'DatabaseException', /A deleted DID ds with scope .* is reused/);
+    expectError(
+      await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET' } }),
+      406,
+      'DatabaseException',
+      /A deleted DID ds with scope .* is reused/,
+    );
 
     expectStatus(await server.root('POST', '/dids/resurrect', { body: [{ scope, name: 'ds' }] }), 201);
-    expect(expectStatus(await server.root('GET', path(scope, 'ds')), 200).json()).to.include({ expired_at: null, open: true });
+    expect(expectStatus(await server.root('GET', path(scope, 'ds')), 200).json()).to.include({
+      expired_at: null,
+      open: true,
+    });
     expect(expectStatus(await server.root('GET', path(scope, 'ds', '/dids')), 200).text).to.equal('');
     expect(expectStatus(await server.root('GET', path(scope, 'ds', '/follow')), 200).text).to.equal('');
   });
@@ -55,22 +74,46 @@ describe('Command: deleting an expired DID (behaviour rule 7)', () => {
   it('keeps an expired file, without its expiry and JSON metadata, detached from its datasets', async () => {
     const scope = await newScope(server);
     await registerFiles(server, [aFile(scope, 'f1', { meta: { colour: 'red' } })]);
-    expectStatus(await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET', dids: [{ scope, name: 'f1' }] } }), 201);
-    expect(expectStatus(await server.root('GET', path(scope, 'f1', '/meta?plugin=JSON')), 200).json()).to.deep.equal({ colour: 'red' });
+    expectStatus(
+      await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET', dids: [{ scope, name: 'f1' }] } }),
+      201,
+    );
+    expect(expectStatus(await server.root('GET', path(scope, 'f1', '/meta?plugin=JSON')), 200).json()).to.deep.equal({
+      colour: 'red',
+    });
     await expire(scope, 'f1');
 
     await undertake(scope, 'f1');
 
-    expect(expectStatus(await server.root('GET', path(scope, 'f1', '/meta')), 200).json()).to.include({ expired_at: null, did_type: 'FILE' });
-    expect(expectStatus(await server.root('GET', path(scope, 'f1', '/meta?plugin=JSON')), 200).json()).to.deep.equal({});
+    expect(expectStatus(await server.root('GET', path(scope, 'f1', '/meta')), 200).json()).to.include({
+      expired_at: null,
+      did_type: 'FILE',
+    });
+    expect(expectStatus(await server.root('GET', path(scope, 'f1', '/meta?plugin=JSON')), 200).json()).to.deep.equal(
+      {},
+    );
     expect(expectStatus(await server.root('GET', path(scope, 'ds', '/dids')), 200).text).to.equal('');
   });
 
   it('only expires within the hour a rule holding more locks than expire_rules_locks_size, and keeps the DID another day', async () => {
     const scope = await newScope(server);
     const rse = await createRse(server);
-    expectStatus(await server.root('POST', '/replicas', { body: { rse, files: [aFile(scope, 'f1'), aFile(scope, 'f2')] } }), 201);
-    expectStatus(await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET', dids: [{ scope, name: 'f1' }, { scope, name: 'f2' }] } }), 201);
+    expectStatus(
+      await server.root('POST', '/replicas', { body: { rse, files: [aFile(scope, 'f1'), aFile(scope, 'f2')] } }),
+      201,
+    );
+    expectStatus(
+      await server.root('POST', path(scope, 'ds'), {
+        body: {
+          type: 'DATASET',
+          dids: [
+            { scope, name: 'f1' },
+            { scope, name: 'f2' },
+          ],
+        },
+      }),
+      201,
+    );
     const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: rse });
     await expire(scope, 'ds');
 
@@ -88,12 +131,17 @@ describe('Command: deleting an expired DID (behaviour rule 7)', () => {
     const rse = await createRse(server);
     expectStatus(await server.root('POST', `/rses/${rse}/attr/tombstone_delay`, { body: { value: '3600' } }), 201);
     expectStatus(await server.root('POST', '/replicas', { body: { rse, files: [aFile(scope, 'f1')] } }), 201);
-    expectStatus(await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET', dids: [{ scope, name: 'f1' }] } }), 201);
+    expectStatus(
+      await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET', dids: [{ scope, name: 'f1' }] } }),
+      201,
+    );
     await expire(scope, 'ds');
 
     await undertake(scope, 'ds', { expireRulesLocksSize: 10_000, purgeAllReplicas: true });
 
-    const state = expectStatus(await server.root('GET', `/audit/dids/${scope}/f1/state`), 200).json<{ replicas: { tombstone: string | null }[] }>();
+    const state = expectStatus(await server.root('GET', `/audit/dids/${scope}/f1/state`), 200).json<{
+      replicas: { tombstone: string | null }[];
+    }>();
     expect(state.replicas.map((replica) => replica.tombstone)).to.deep.equal([OBSOLETE_TOMBSTONE]);
   });
 

@@ -29,11 +29,20 @@ describe('handleCommand', () => {
     await readStore.close();
     dir.dispose();
   });
-  const createContext = () => createCommandContext({ eventStore: store, ...readModelPorts(new ReadModels(readStore, allProjections)) });
+  const createContext = () =>
+    createCommandContext({ eventStore: store, ...readModelPorts(new ReadModels(readStore, allProjections)) });
 
   const metadata = () => ({ now: new Date(), account: 'root', requestId: 'r' });
-  const create = (account: string): AccountCommand => ({ type: 'CreateAccount', data: { account, accountType: 'USER', email: null }, metadata: metadata() });
-  const addAttribute = (account: string, key: string): AccountCommand => ({ type: 'AddAccountAttribute', data: { account, key, value: 'v' }, metadata: metadata() });
+  const create = (account: string): AccountCommand => ({
+    type: 'CreateAccount',
+    data: { account, accountType: 'USER', email: null },
+    metadata: metadata(),
+  });
+  const addAttribute = (account: string, key: string): AccountCommand => ({
+    type: 'AddAccountAttribute',
+    data: { account, key, value: 'v' },
+    metadata: metadata(),
+  });
 
   it('re-reads and decides again when another writer got there first', async () => {
     const account = uniqueName('acc');
@@ -44,11 +53,18 @@ describe('handleCommand', () => {
     // Both contexts cache the state at revision 0, then write concurrently.
     await loadState(second, accountDecider, streamName);
     const outcomes = await Promise.all(
-      ['a', 'b', 'c'].map((key, index) => handleCommand([first, second, first][index]!, accountDecider, streamName, addAttribute(account, key))),
+      ['a', 'b', 'c'].map((key, index) =>
+        handleCommand([first, second, first][index]!, accountDecider, streamName, addAttribute(account, key)),
+      ),
     );
     expect(outcomes.every((outcome) => outcome.position !== undefined)).to.equal(true);
     const events = await store.readStream(streamName);
-    expect(events.map((event) => event.type)).to.deep.equal(['AccountCreated', 'AccountAttributeAdded', 'AccountAttributeAdded', 'AccountAttributeAdded']);
+    expect(events.map((event) => event.type)).to.deep.equal([
+      'AccountCreated',
+      'AccountAttributeAdded',
+      'AccountAttributeAdded',
+      'AccountAttributeAdded',
+    ]);
     const { state } = await loadState(second, accountDecider, streamName);
     expect(state).to.have.nested.property('attributes.c');
   });
@@ -56,10 +72,19 @@ describe('handleCommand', () => {
   it('derives event ids from the cause, so a retried job appends nothing twice', async () => {
     const account = uniqueName('acc');
     const streamName = accountStreamName(account);
-    const first = await handleCommand(createContext(), accountDecider, streamName, create(account), { causationId: 'event-42' });
+    const first = await handleCommand(createContext(), accountDecider, streamName, create(account), {
+      causationId: 'event-42',
+    });
     const again = await store.appendToStream(
       streamName,
-      [{ id: deterministicUuid(`event-42/${streamName}/0`), type: 'AccountCreated', data: {}, metadata: { account: 'root', requestId: 'r', at: 'x', schemaVersion: 1 } }],
+      [
+        {
+          id: deterministicUuid(`event-42/${streamName}/0`),
+          type: 'AccountCreated',
+          data: {},
+          metadata: { account: 'root', requestId: 'r', at: 'x', schemaVersion: 1 },
+        },
+      ],
       'no_stream',
     );
     expect(again.position).to.equal(first.position);
@@ -85,7 +110,10 @@ describe('handleCommand', () => {
   it('decides several commands on one stream in order, each seeing what the one before did', async () => {
     const account = uniqueName('acc');
     const streamName = accountStreamName(account);
-    const outcome = await handleCommand(createContext(), accountDecider, streamName, [create(account), addAttribute(account, 'a')]);
+    const outcome = await handleCommand(createContext(), accountDecider, streamName, [
+      create(account),
+      addAttribute(account, 'a'),
+    ]);
     expect(outcome.events.map((event) => event.type)).to.deep.equal(['AccountCreated', 'AccountAttributeAdded']);
   });
 

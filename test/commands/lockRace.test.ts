@@ -29,7 +29,11 @@ describe('Invariant: a lock and a deletion of the same replica cannot both win',
             addRules(context, aRuleRequest(`ds-${file}`, 'SITE_A'), as('root')),
             deletion === 'tombstone'
               ? setTombstones(context, { replicas: [{ scope: SCOPE, name: file, rse: 'SITE_A' }] }, as('root'))
-              : updateReplicaStates(context, { rse: 'SITE_A', files: [{ scope: SCOPE, name: file, state: 'BEING_DELETED' }] }, as('root')),
+              : updateReplicaStates(
+                  context,
+                  { rse: 'SITE_A', files: [{ scope: SCOPE, name: file, state: 'BEING_DELETED' }] },
+                  as('root'),
+                ),
           ]),
         );
         for (const outcome of outcomes) {

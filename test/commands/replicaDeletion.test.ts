@@ -2,7 +2,12 @@ import { expect } from 'chai';
 import type { CommandContext } from '../../commands/commandContext.ts';
 import { setDidStatus } from '../../commands/did/didLifecycle.ts';
 import { loadDid, loadFileReplicas } from '../../commands/did/didStreams.ts';
-import { recordReplicaDeletions, startReplicaDeletions, stillBeingDeleted, type DeletionTarget } from '../../commands/replica/replicaDeletion.ts';
+import {
+  recordReplicaDeletions,
+  startReplicaDeletions,
+  stillBeingDeleted,
+  type DeletionTarget,
+} from '../../commands/replica/replicaDeletion.ts';
 import { addReplicas } from '../../commands/replica/replicaRegistration.ts';
 import { setTombstones } from '../../commands/replica/replicaUpdates.ts';
 import { loadRse } from '../../commands/rse/rseCommands.ts';
@@ -28,24 +33,41 @@ describe('Commands: the reaper’s deletion steps (rule 21)', () => {
     return { scope: SCOPE, name, rse: 'SITE_A', rseId: rse.id, reason: 'obsolete' };
   };
   /** Files of a closed dataset on SITE_A with obsolete tombstones. */
-  const obsolete = (files: readonly string[], dataset = 'ds') => async (context: CommandContext, settle: () => Promise<void>) => {
-    await aWorld(context, { SITE_A: {}, SITE_B: {} });
-    await aDataset(context, dataset, files, 'SITE_A');
-    await setDidStatus(context, { scope: SCOPE, name: dataset, open: false }, as('root'));
-    await setTombstones(context, { replicas: files.map((name) => ({ scope: SCOPE, name, rse: 'SITE_A' })) }, as('root'));
-    await settle();
-  };
+  const obsolete =
+    (files: readonly string[], dataset = 'ds') =>
+    async (context: CommandContext, settle: () => Promise<void>) => {
+      await aWorld(context, { SITE_A: {}, SITE_B: {} });
+      await aDataset(context, dataset, files, 'SITE_A');
+      await setDidStatus(context, { scope: SCOPE, name: dataset, open: false }, as('root'));
+      await setTombstones(
+        context,
+        { replicas: files.map((name) => ({ scope: SCOPE, name, rse: 'SITE_A' })) },
+        as('root'),
+      );
+      await settle();
+    };
   const typesByStream = (events: readonly StreamedEvent[]) => events.map((event) => `${event.stream} ${event.type}`);
 
   it('marks unlocked obsolete replicas BEING_DELETED, each on its file’s stream', () =>
     spec
       .given(obsolete(['f1', 'f2']))
       .when(async (context) => {
-        const outcome = await startReplicaDeletions(context, { replicas: [await targetOf(context, 'f1'), await targetOf(context, 'f2')], obsoleteOnly: true, daemon: 'reaper' }, as('root'));
+        const outcome = await startReplicaDeletions(
+          context,
+          {
+            replicas: [await targetOf(context, 'f1'), await targetOf(context, 'f2')],
+            obsoleteOnly: true,
+            daemon: 'reaper',
+          },
+          as('root'),
+        );
         expect(outcome.marked.map((target) => target.name)).to.deep.equal(['f1', 'f2']);
       })
       .thenAppended((events) =>
-        expect(typesByStream(events)).to.deep.equal([`did-${SCOPE}:f1 ReplicaDeletionStarted`, `did-${SCOPE}:f2 ReplicaDeletionStarted`]),
+        expect(typesByStream(events)).to.deep.equal([
+          `did-${SCOPE}:f1 ReplicaDeletionStarted`,
+          `did-${SCOPE}:f2 ReplicaDeletionStarted`,
+        ]),
       ));
 
   it('refuses to mark a replica a rule locks, saying so', () =>
@@ -58,7 +80,11 @@ describe('Commands: the reaper’s deletion steps (rule 21)', () => {
         await settle();
       })
       .when(async (context) => {
-        const outcome = await startReplicaDeletions(context, { replicas: [await targetOf(context, 'f1')], obsoleteOnly: false, daemon: 'reaper' }, as('root'));
+        const outcome = await startReplicaDeletions(
+          context,
+          { replicas: [await targetOf(context, 'f1')], obsoleteOnly: false, daemon: 'reaper' },
+          as('root'),
+        );
         expect(outcome.refused.map((refusal) => refusal.reason)).to.deep.equal(['a replication rule locks it']);
       })
       .thenNothingHappened());
@@ -69,7 +95,15 @@ describe('Commands: the reaper’s deletion steps (rule 21)', () => {
       .when(async (context) => {
         const targets = [await targetOf(context, 'f1'), await targetOf(context, 'f2')];
         await startReplicaDeletions(context, { replicas: targets, obsoleteOnly: true, daemon: 'reaper' }, as('root'));
-        const recorded = await recordReplicaDeletions(context, { deletions: targets.map((target) => ({ ...target, storage: 'deleted' })), daemon: 'reaper', removeOpen: false }, as('root'));
+        const recorded = await recordReplicaDeletions(
+          context,
+          {
+            deletions: targets.map((target) => ({ ...target, storage: 'deleted' })),
+            daemon: 'reaper',
+            removeOpen: false,
+          },
+          as('root'),
+        );
         expect(recorded.deleted.map((target) => target.name)).to.deep.equal(['f1', 'f2']);
         expect(recorded.erased.map((did) => did.name).sort()).to.deep.equal(['ds', 'f1', 'f2']);
         expect((await loadDid(context, SCOPE, 'ds')).status).to.equal('Erased');
@@ -89,16 +123,33 @@ describe('Commands: the reaper’s deletion steps (rule 21)', () => {
     spec
       .given(async (context, settle) => {
         await obsolete(['f1'])(context, settle);
-        await addReplicas(context, { rse: 'SITE_B', files: [{ scope: SCOPE, name: 'f1', bytes: 100, adler32: '0cc737eb' }], ignoreAvailability: true }, as('root'));
+        await addReplicas(
+          context,
+          {
+            rse: 'SITE_B',
+            files: [{ scope: SCOPE, name: 'f1', bytes: 100, adler32: '0cc737eb' }],
+            ignoreAvailability: true,
+          },
+          as('root'),
+        );
         await settle();
       })
       .when(async (context) => {
         const target = await targetOf(context, 'f1');
         await startReplicaDeletions(context, { replicas: [target], obsoleteOnly: true, daemon: 'reaper' }, as('root'));
-        const recorded = await recordReplicaDeletions(context, { deletions: [{ ...target, storage: 'not-found' }], daemon: 'reaper', removeOpen: false }, as('root'));
+        const recorded = await recordReplicaDeletions(
+          context,
+          { deletions: [{ ...target, storage: 'not-found' }], daemon: 'reaper', removeOpen: false },
+          as('root'),
+        );
         expect(recorded.erased).to.deep.equal([]);
       })
-      .thenAppended((events) => expect(typesByStream(events)).to.deep.equal([`did-${SCOPE}:f1 ReplicaDeletionStarted`, `did-${SCOPE}:f1 ReplicaDeleted`])));
+      .thenAppended((events) =>
+        expect(typesByStream(events)).to.deep.equal([
+          `did-${SCOPE}:f1 ReplicaDeletionStarted`,
+          `did-${SCOPE}:f1 ReplicaDeleted`,
+        ]),
+      ));
 
   it('gives a replica a lock took back after its file was deleted its transfer, and records no deletion for it', () =>
     spec
@@ -108,7 +159,11 @@ describe('Commands: the reaper’s deletion steps (rule 21)', () => {
         await startReplicaDeletions(context, { replicas: [target], obsoleteOnly: true, daemon: 'reaper' }, as('root'));
         // The file is deleted from storage here; meanwhile a rule locks the replica.
         await addRules(context, aRuleRequest('ds', 'SITE_A'), as('root'));
-        const recorded = await recordReplicaDeletions(context, { deletions: [{ ...target, storage: 'deleted' }], daemon: 'reaper', removeOpen: false }, as('root'));
+        const recorded = await recordReplicaDeletions(
+          context,
+          { deletions: [{ ...target, storage: 'deleted' }], daemon: 'reaper', removeOpen: false },
+          as('root'),
+        );
         expect(recorded.retaken.map((retaken) => retaken.name)).to.deep.equal(['f1']);
         const replica = (await loadFileReplicas(context, SCOPE, 'f1')).replicas.get(target.rseId)!;
         expect(replica.state).to.equal('COPYING');
@@ -126,22 +181,37 @@ describe('Commands: the reaper’s deletion steps (rule 21)', () => {
       .given(async (context, settle) => {
         await aWorld(context, { SITE_A: {} });
         for (const file of files) await aDataset(context, `ds-${file}`, [file], 'SITE_A');
-        await setTombstones(context, { replicas: files.map((name) => ({ scope: SCOPE, name, rse: 'SITE_A' })) }, as('root'));
+        await setTombstones(
+          context,
+          { replicas: files.map((name) => ({ scope: SCOPE, name, rse: 'SITE_A' })) },
+          as('root'),
+        );
         await settle();
       })
       .when(async (context) => {
         const reap = async (file: string) => {
           const target = await targetOf(context, file);
-          const { marked } = await startReplicaDeletions(context, { replicas: [target], obsoleteOnly: true, daemon: 'reaper' }, as('root'));
+          const { marked } = await startReplicaDeletions(
+            context,
+            { replicas: [target], obsoleteOnly: true, daemon: 'reaper' },
+            as('root'),
+          );
           if (marked.length === 0) return;
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 10));
           if (!(await stillBeingDeleted(context, target))) return;
           deletedOnStorage.add(file);
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 10));
-          await recordReplicaDeletions(context, { deletions: [{ ...target, storage: 'deleted' }], daemon: 'reaper', removeOpen: false }, as('root'));
+          await recordReplicaDeletions(
+            context,
+            { deletions: [{ ...target, storage: 'deleted' }], daemon: 'reaper', removeOpen: false },
+            as('root'),
+          );
         };
-        const outcomes = await Promise.allSettled(files.flatMap((file) => [reap(file), addRules(context, aRuleRequest(`ds-${file}`, 'SITE_A'), as('root'))]));
-        for (const outcome of outcomes) if (outcome.status === 'rejected' && !(outcome.reason instanceof RucioError)) throw outcome.reason;
+        const outcomes = await Promise.allSettled(
+          files.flatMap((file) => [reap(file), addRules(context, aRuleRequest(`ds-${file}`, 'SITE_A'), as('root'))]),
+        );
+        for (const outcome of outcomes)
+          if (outcome.status === 'rejected' && !(outcome.reason instanceof RucioError)) throw outcome.reason;
         const rseId = (await targetOf(context, 'f0')).rseId;
         for (const file of files) {
           const state = await loadFileReplicas(context, SCOPE, file);
@@ -159,7 +229,8 @@ describe('Commands: the reaper’s deletion steps (rule 21)', () => {
             expect(replica.state, `${file} comes back through a transfer`).to.equal('COPYING');
             expect(replica.pendingRequest, `${file} has its transfer`).to.be.a('string');
           }
-          if (!replica) expect(deletedOnStorage.has(file), `${file} left the catalogue only once deleted`).to.equal(true);
+          if (!replica)
+            expect(deletedOnStorage.has(file), `${file} left the catalogue only once deleted`).to.equal(true);
         }
       })
       .thenAppended(() => undefined);

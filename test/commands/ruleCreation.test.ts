@@ -23,7 +23,8 @@ import type { StreamedEvent } from '../support/projectionHarness.ts';
 import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
 
 const ofType = (events: readonly StreamedEvent[], type: string) => events.filter((event) => event.type === type);
-const dataOf = <T>(events: readonly StreamedEvent[], type: string) => ofType(events, type).map((event) => event.data as T);
+const dataOf = <T>(events: readonly StreamedEvent[], type: string) =>
+  ofType(events, type).map((event) => event.data as T);
 
 describe('Commands: adding a replication rule', () => {
   const spec = commandSpec();
@@ -40,18 +41,31 @@ describe('Commands: adding a replication rule', () => {
         .given(twoRses)
         .when((context) => addRules(context, aRuleRequest('ds', 'SITE_B'), as('root')))
         .thenAppended((events) => {
-          expect(dataOf<{ state: string; rse: string }>(events, 'ReplicaAdded').map(({ state, rse }) => [state, rse])).to.deep.equal([
+          expect(
+            dataOf<{ state: string; rse: string }>(events, 'ReplicaAdded').map(({ state, rse }) => [state, rse]),
+          ).to.deep.equal([
             ['COPYING', 'SITE_B'],
             ['COPYING', 'SITE_B'],
           ]);
-          expect(dataOf<{ lockState: string; requestId: string | null }>(events, 'ReplicaLocked').every((lock) => lock.lockState === 'REPLICATING' && lock.requestId)).to.equal(true);
-          expect(dataOf<{ state: string; request: { name: string; destRse: string } }>(events, 'RequestQueued').map((queued) => [queued.state, queued.request.name, queued.request.destRse]).sort()).to.deep.equal([
+          expect(
+            dataOf<{ lockState: string; requestId: string | null }>(events, 'ReplicaLocked').every(
+              (lock) => lock.lockState === 'REPLICATING' && lock.requestId,
+            ),
+          ).to.equal(true);
+          expect(
+            dataOf<{ state: string; request: { name: string; destRse: string } }>(events, 'RequestQueued')
+              .map((queued) => [queued.state, queued.request.name, queued.request.destRse])
+              .sort(),
+          ).to.deep.equal([
             ['QUEUED', 'f1', 'SITE_B'],
             ['QUEUED', 'f2', 'SITE_B'],
           ]);
           const [added] = dataOf<{ state: string; targetRses: string[] }>(events, 'RuleAdded');
           expect(added).to.include({ state: 'REPLICATING' });
-          const [locks] = dataOf<{ counters: object; locks: unknown[]; datasetLocks: { name: string; rse: string }[] }>(events, 'RuleLocksCreated');
+          const [locks] = dataOf<{ counters: object; locks: unknown[]; datasetLocks: { name: string; rse: string }[] }>(
+            events,
+            'RuleLocksCreated',
+          );
           expect(locks!.counters).to.deep.equal({ ok: 0, replicating: 2, stuck: 0 });
           expect(locks!.datasetLocks.map((lock) => [lock.name, lock.rse])).to.deep.equal([['ds', 'SITE_B']]);
           expect(ofType(events, 'DidRuleAttached').map((event) => event.stream)).to.deep.equal([`did-${SCOPE}:ds`]);
@@ -66,7 +80,11 @@ describe('Commands: adding a replication rule', () => {
         .when((context) => addRules(context, aRuleRequest('ds', 'SITE_B|SITE_A', { copies: 2 }), as('root')))
         .thenAppended((events) => {
           expect(ofType(events, 'RequestQueued')).to.have.length(0);
-          expect(dataOf<{ lockState: string }>(events, 'ReplicaLocked').map((lock) => lock.lockState).sort()).to.deep.equal(['OK', 'OK', 'REPLICATING', 'REPLICATING']);
+          expect(
+            dataOf<{ lockState: string }>(events, 'ReplicaLocked')
+              .map((lock) => lock.lockState)
+              .sort(),
+          ).to.deep.equal(['OK', 'OK', 'REPLICATING', 'REPLICATING']);
         }));
   });
 
@@ -78,14 +96,20 @@ describe('Commands: adding a replication rule', () => {
         .thenAppended((events) => {
           expect(ofType(events, 'ReplicaAdded')).to.have.length(0);
           expect(ofType(events, 'RequestQueued')).to.have.length(0);
-          expect(dataOf<{ lockState: string }>(events, 'ReplicaLocked').map((lock) => lock.lockState)).to.deep.equal(['OK', 'OK']);
+          expect(dataOf<{ lockState: string }>(events, 'ReplicaLocked').map((lock) => lock.lockState)).to.deep.equal([
+            'OK',
+            'OK',
+          ]);
           expect(dataOf<{ state: string }>(events, 'RuleAdded')[0]).to.include({ state: 'OK' });
         }));
   });
 
   describe('refusals (rule 11)', () => {
     it('refuses zero copies', () =>
-      spec.given(twoRses).when((context) => addRules(context, aRuleRequest('ds', 'SITE_B', { copies: 0 }), as('root'))).thenRefused(InvalidValueForKey));
+      spec
+        .given(twoRses)
+        .when((context) => addRules(context, aRuleRequest('ds', 'SITE_B', { copies: 0 }), as('root')))
+        .thenRefused(InvalidValueForKey));
 
     it('refuses more copies than the expression has RSEs', () =>
       spec
@@ -94,7 +118,10 @@ describe('Commands: adding a replication rule', () => {
         .thenRefused(InsufficientTargetRSEs, /2 copies requested, RSE set size 1/));
 
     it('refuses an expression that selects nothing', () =>
-      spec.given(twoRses).when((context) => addRules(context, aRuleRequest('ds', 'NOWHERE'), as('root'))).thenRefused(InvalidRSEExpression));
+      spec
+        .given(twoRses)
+        .when((context) => addRules(context, aRuleRequest('ds', 'NOWHERE'), as('root')))
+        .thenRefused(InvalidRSEExpression));
 
     it('refuses a second rule with the same DID, account, expression and copies', () =>
       spec
@@ -125,7 +152,9 @@ describe('Commands: adding a replication rule', () => {
           await setLocalAccountLimit(context, { account: 'jdoe', rse: 'SITE_B', bytes: 1_000_000 }, as('root'));
         })
         .when((context) => addRules(context, aRuleRequest('ds', 'SITE_B', { account: 'jdoe' }), as('jdoe')))
-        .thenAppended((events) => expect(dataOf<{ state: string }>(events, 'RuleAdded')[0]).to.include({ state: 'REPLICATING' })));
+        .thenAppended((events) =>
+          expect(dataOf<{ state: string }>(events, 'RuleAdded')[0]).to.include({ state: 'REPLICATING' }),
+        ));
   });
 
   describe('rules left for later (rule 16)', () => {
@@ -146,17 +175,23 @@ describe('Commands: adding a replication rule', () => {
           await settle();
         })
         .when((context) => addRules(context, aRuleRequest('ds', 'TAPE_B'), as('root')))
-        .thenAppended((events) => expect(dataOf<{ autoLocked: boolean; rule: { locked: boolean } }>(events, 'RuleAdded')[0]).to.deep.include({ autoLocked: true })));
+        .thenAppended((events) =>
+          expect(dataOf<{ autoLocked: boolean; rule: { locked: boolean } }>(events, 'RuleAdded')[0]).to.deep.include({
+            autoLocked: true,
+          }),
+        ));
   });
 
   describe('where a rule may go and when it starts (rule 16)', () => {
     /** SITE_A holding ds (f1, f2), and a target T with the given properties and attributes. */
-    const withTarget = (target: Parameters<typeof aWorld>[1][string], close = false) => async (context: Context, settle: () => Promise<void>) => {
-      await aWorld(context, { SITE_A: {}, T: target });
-      await aDataset(context, 'ds', ['f1', 'f2'], 'SITE_A');
-      if (close) await setDidStatus(context, { scope: SCOPE, name: 'ds', open: false }, as('root'));
-      await settle();
-    };
+    const withTarget =
+      (target: Parameters<typeof aWorld>[1][string], close = false) =>
+      async (context: Context, settle: () => Promise<void>) => {
+        await aWorld(context, { SITE_A: {}, T: target });
+        await aDataset(context, 'ds', ['f1', 'f2'], 'SITE_A');
+        if (close) await setDidStatus(context, { scope: SCOPE, name: 'ds', open: false }, as('root'));
+        await settle();
+      };
 
     it('refuses a rule without a lifetime on a staging area (rule 16)', () =>
       spec
@@ -169,10 +204,14 @@ describe('Commands: adding a replication rule', () => {
         .given(withTarget({ properties: { staging_area: true } }))
         .when((context) => addRules(context, aRuleRequest('ds', 'T', { lifetime: 3600 }), as('root')))
         .thenAppended((events) =>
-          expect(dataOf<{ request: { requestType: string } }>(events, 'RequestQueued').map((queued) => queued.request.requestType)).to.deep.equal(['STAGEIN', 'STAGEIN']),
+          expect(
+            dataOf<{ request: { requestType: string } }>(events, 'RequestQueued').map(
+              (queued) => queued.request.requestType,
+            ),
+          ).to.deep.equal(['STAGEIN', 'STAGEIN']),
         ));
 
-    it('approves a closed dataset at once under the RSE\'s auto-approval thresholds, for the injector (rule 16)', () =>
+    it("approves a closed dataset at once under the RSE's auto-approval thresholds, for the injector (rule 16)", () =>
       spec
         .given(withTarget({ attributes: { auto_approve_bytes: '1000' } }, true))
         .when((context) => addRules(context, aRuleRequest('ds', 'T', { askApproval: true }), as('root')))
@@ -185,13 +224,17 @@ describe('Commands: adding a replication rule', () => {
       spec
         .given(withTarget({ attributes: { auto_approve_bytes: '150' } }, true))
         .when((context) => addRules(context, aRuleRequest('ds', 'T', { askApproval: true }), as('root')))
-        .thenAppended((events) => expect(dataOf<{ state: string }>(events, 'RuleAdded')[0]).to.include({ state: 'WAITING_APPROVAL' })));
+        .thenAppended((events) =>
+          expect(dataOf<{ state: string }>(events, 'RuleAdded')[0]).to.include({ state: 'WAITING_APPROVAL' }),
+        ));
 
     it('keeps a rule on an open dataset waiting for approval, thresholds or not (rule 16)', () =>
       spec
         .given(withTarget({ attributes: { auto_approve_bytes: '1000' } }))
         .when((context) => addRules(context, aRuleRequest('ds', 'T', { askApproval: true }), as('root')))
-        .thenAppended((events) => expect(dataOf<{ state: string }>(events, 'RuleAdded')[0]).to.include({ state: 'WAITING_APPROVAL' })));
+        .thenAppended((events) =>
+          expect(dataOf<{ state: string }>(events, 'RuleAdded')[0]).to.include({ state: 'WAITING_APPROVAL' }),
+        ));
 
     it('refuses to ask approval for an expression of several RSEs (rule 16)', () =>
       spec
@@ -220,7 +263,8 @@ describe('Commands: adding a replication rule', () => {
       return spec
         .given(async (context, settle) => {
           await withTarget({})(context, settle);
-          [ruleId] = (await addRules(context, aRuleRequest('ds', 'T', { delayInjection: 600 }), as('root'))).ruleIds as [string];
+          [ruleId] = (await addRules(context, aRuleRequest('ds', 'T', { delayInjection: 600 }), as('root')))
+            .ruleIds as [string];
         })
         .when((context) => injectRule(context, { ruleId }, as('root')))
         .thenNothingHappened();
@@ -247,7 +291,9 @@ describe('Commands: adding a replication rule', () => {
     it('keeps only the RSEs carrying the weight attribute', () =>
       spec
         .given(withTarget({ attributes: { freespace: '10' } }))
-        .when((context) => addRules(context, aRuleRequest('ds', 'T|SITE_A', { weight: 'freespace', copies: 2 }), as('root')))
+        .when((context) =>
+          addRules(context, aRuleRequest('ds', 'T|SITE_A', { weight: 'freespace', copies: 2 }), as('root')),
+        )
         .thenRefused(InsufficientTargetRSEs, /RSE set size 1/));
   });
 

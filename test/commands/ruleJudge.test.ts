@@ -20,19 +20,22 @@ import { transferFailed } from '../../commands/rule/ruleTransfers.ts';
 import type { StreamedEvent } from '../support/projectionHarness.ts';
 import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
 
-const ofType = (events: readonly StreamedEvent[], type: string) => events.filter((event) => event.type === type).map((event) => event.data as Record<string, unknown>);
+const ofType = (events: readonly StreamedEvent[], type: string) =>
+  events.filter((event) => event.type === type).map((event) => event.data as Record<string, unknown>);
 
 /** The judge's commands: injection, attach and detach evaluation, deletion. */
 describe('Commands: the judge', () => {
   const spec = commandSpec();
   let ruleId = '';
-  const withRule = (extra: Parameters<typeof aRuleRequest>[2] = {}) => async (context: CommandContext, settle: () => Promise<void>) => {
-    await aWorld(context, { SITE_A: {}, SITE_B: {} });
-    await aDataset(context, 'ds', ['f1', 'f2'], 'SITE_A');
-    await settle();
-    [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B', extra), as('root'))).ruleIds as [string];
-    await settle();
-  };
+  const withRule =
+    (extra: Parameters<typeof aRuleRequest>[2] = {}) =>
+    async (context: CommandContext, settle: () => Promise<void>) => {
+      await aWorld(context, { SITE_A: {}, SITE_B: {} });
+      await aDataset(context, 'ds', ['f1', 'f2'], 'SITE_A');
+      await settle();
+      [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B', extra), as('root'))).ruleIds as [string];
+      await settle();
+    };
 
   describe('injecting an asynchronous rule (rule 16)', () => {
     it('gives it its locks and the state they make', () =>
@@ -42,7 +45,9 @@ describe('Commands: the judge', () => {
         .thenAppended((events) => {
           expect(ofType(events, 'ReplicaLocked')).to.have.length(2);
           expect(ofType(events, 'RequestQueued')).to.have.length(2);
-          expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([['INJECT', 'REPLICATING']]);
+          expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([
+            ['INJECT', 'REPLICATING'],
+          ]);
         }));
 
     it('sends no RULE_OK for a notify=C rule injected OK while its dataset is open (rule 17)', () =>
@@ -51,12 +56,20 @@ describe('Commands: the judge', () => {
           await aWorld(context, { SITE_A: {} });
           await aDataset(context, 'ds', ['f1'], 'SITE_A');
           await settle();
-          [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_A', { asynchronous: true, notification: 'CLOSE' }), as('root'))).ruleIds as [string];
+          [ruleId] = (
+            await addRules(
+              context,
+              aRuleRequest('ds', 'SITE_A', { asynchronous: true, notification: 'CLOSE' }),
+              as('root'),
+            )
+          ).ruleIds as [string];
           await settle();
         })
         .when((context) => injectRule(context, { ruleId }, as('root')))
         .thenAppended((events) => {
-          expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([['INJECT', 'OK']]);
+          expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([
+            ['INJECT', 'OK'],
+          ]);
           expect(ofType(events, 'RuleNotified')).to.have.length(0);
         }));
 
@@ -67,12 +80,22 @@ describe('Commands: the judge', () => {
           await aDataset(context, 'ds', ['f1'], 'SITE_A');
           await setDidStatus(context, { scope: SCOPE, name: 'ds', open: false }, as('root'));
           await settle();
-          [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_A', { asynchronous: true, notification: 'CLOSE' }), as('root'))).ruleIds as [string];
+          [ruleId] = (
+            await addRules(
+              context,
+              aRuleRequest('ds', 'SITE_A', { asynchronous: true, notification: 'CLOSE' }),
+              as('root'),
+            )
+          ).ruleIds as [string];
           await settle();
         })
         .when((context) => injectRule(context, { ruleId }, as('root')))
         .thenAppended((events) =>
-          expect(ofType(events, 'RuleNotified').flatMap((data) => (data.messages as { eventType: string }[]).map((message) => message.eventType))).to.deep.equal(['RULE_OK', 'DATASETLOCK_OK']),
+          expect(
+            ofType(events, 'RuleNotified').flatMap((data) =>
+              (data.messages as { eventType: string }[]).map((message) => message.eventType),
+            ),
+          ).to.deep.equal(['RULE_OK', 'DATASETLOCK_OK']),
         ));
 
     it('splits a split_container rule into one asynchronous DATASET rule per dataset, skipping datasets with a like rule, and deletes it (rule 16)', () => {
@@ -83,20 +106,65 @@ describe('Commands: the judge', () => {
           await aDataset(context, 'ds1', ['f1'], 'SITE_A');
           await aDataset(context, 'ds2', ['f2'], 'SITE_A');
           await aDataset(context, 'ds3', ['f3'], 'SITE_A');
-          await addCollections(context, { dids: [{ scope: SCOPE, name: 'cont', didType: 'CONTAINER', monotonic: false, lifetime: null, meta: {}, children: [] }], single: true }, as('root'));
+          await addCollections(
+            context,
+            {
+              dids: [
+                {
+                  scope: SCOPE,
+                  name: 'cont',
+                  didType: 'CONTAINER',
+                  monotonic: false,
+                  lifetime: null,
+                  meta: {},
+                  children: [],
+                },
+              ],
+              single: true,
+            },
+            as('root'),
+          );
           const children = ['ds1', 'ds2', 'ds3'].map((name) => ({ scope: SCOPE, name }));
-          await attachDids(context, { attachments: [{ scope: SCOPE, name: 'cont', children }], ignoreDuplicates: false, single: true }, as('root'));
+          await attachDids(
+            context,
+            { attachments: [{ scope: SCOPE, name: 'cont', children }], ignoreDuplicates: false, single: true },
+            as('root'),
+          );
           await settle();
-          [existing] = (await addRules(context, aRuleRequest('ds3', 'SITE_B', { copies: 1 }), as('root'))).ruleIds as [string];
-          [ruleId] = (await addRules(context, aRuleRequest('cont', 'SITE_B', { splitContainer: true, grouping: 'ALL', activity: 'Express', lifetime: 7200 }), as('root'))).ruleIds as [string];
+          [existing] = (await addRules(context, aRuleRequest('ds3', 'SITE_B', { copies: 1 }), as('root'))).ruleIds as [
+            string,
+          ];
+          [ruleId] = (
+            await addRules(
+              context,
+              aRuleRequest('cont', 'SITE_B', {
+                splitContainer: true,
+                grouping: 'ALL',
+                activity: 'Express',
+                lifetime: 7200,
+              }),
+              as('root'),
+            )
+          ).ruleIds as [string];
           await settle();
         })
         .when((context) => injectRule(context, { ruleId }, as('root')))
         .thenAppended((events) => {
-          const added = ofType(events, 'RuleAdded').map((data): Record<string, unknown> => ({ ...(data.rule as Record<string, unknown>), state: data.state }));
+          const added = ofType(events, 'RuleAdded').map((data): Record<string, unknown> => ({
+            ...(data.rule as Record<string, unknown>),
+            state: data.state,
+          }));
           expect(added.map((rule) => rule.name).sort()).to.deep.equal(['ds1', 'ds2']);
           for (const rule of added) {
-            expect(rule).to.include({ state: 'INJECT', grouping: 'DATASET', rseExpression: 'SITE_B', activity: 'Express', ignoreAccountLimit: true, locked: false, splitContainer: true });
+            expect(rule).to.include({
+              state: 'INJECT',
+              grouping: 'DATASET',
+              rseExpression: 'SITE_B',
+              activity: 'Express',
+              ignoreAccountLimit: true,
+              locked: false,
+              splitContainer: true,
+            });
             expect(rule.expiresAt).to.equal(new Date(SPEC_NOW.getTime() + 7_200_000).toISOString());
           }
           expect(ofType(events, 'RuleDeleted').map((data) => data.ruleId)).to.deep.equal([ruleId]);
@@ -105,14 +173,17 @@ describe('Commands: the judge', () => {
         });
     });
 
-    it('leaves a rule expiring within five minutes to the cleaner, as Rucio\'s injector does', () =>
+    it("leaves a rule expiring within five minutes to the cleaner, as Rucio's injector does", () =>
       spec
         .given(withRule({ asynchronous: true, lifetime: 60 }))
         .when((context) => injectRule(context, { ruleId }, as('root')))
         .thenNothingHappened());
 
     it('does nothing to a rule that is not waiting for injection', () =>
-      spec.given(withRule()).when((context) => injectRule(context, { ruleId }, as('root'))).thenNothingHappened());
+      spec
+        .given(withRule())
+        .when((context) => injectRule(context, { ruleId }, as('root')))
+        .thenNothingHappened());
   });
 
   describe('evaluating an attach below a rule (rule 19)', () => {
@@ -120,14 +191,36 @@ describe('Commands: the judge', () => {
       spec
         .given(async (context, settle) => {
           await withRule()(context, settle);
-          await addReplicas(context, { rse: 'SITE_A', files: [{ scope: SCOPE, name: 'f3', bytes: 100, adler32: '0cc737eb' }], ignoreAvailability: true }, as('root'));
-          await attachDids(context, { attachments: [{ scope: SCOPE, name: 'ds', children: [{ scope: SCOPE, name: 'f3' }] }], ignoreDuplicates: false, single: true }, as('root'));
+          await addReplicas(
+            context,
+            {
+              rse: 'SITE_A',
+              files: [{ scope: SCOPE, name: 'f3', bytes: 100, adler32: '0cc737eb' }],
+              ignoreAvailability: true,
+            },
+            as('root'),
+          );
+          await attachDids(
+            context,
+            {
+              attachments: [{ scope: SCOPE, name: 'ds', children: [{ scope: SCOPE, name: 'f3' }] }],
+              ignoreDuplicates: false,
+              single: true,
+            },
+            as('root'),
+          );
           await settle();
         })
-        .when((context) => evaluateAttach(context, { scope: SCOPE, name: 'ds', children: [{ scope: SCOPE, name: 'f3' }] }, as('root')))
+        .when((context) =>
+          evaluateAttach(context, { scope: SCOPE, name: 'ds', children: [{ scope: SCOPE, name: 'f3' }] }, as('root')),
+        )
         .thenAppended((events) => {
-          expect(ofType(events, 'ReplicaLocked').map((data) => [data.name, data.rse, data.lockState])).to.deep.equal([['f3', 'SITE_B', 'REPLICATING']]);
-          expect(ofType(events, 'RuleLocksCreated').map((data) => (data.counters as object))).to.deep.equal([{ ok: 0, replicating: 3, stuck: 0 }]);
+          expect(ofType(events, 'ReplicaLocked').map((data) => [data.name, data.rse, data.lockState])).to.deep.equal([
+            ['f3', 'SITE_B', 'REPLICATING'],
+          ]);
+          expect(ofType(events, 'RuleLocksCreated').map((data) => data.counters as object)).to.deep.equal([
+            { ok: 0, replicating: 3, stuck: 0 },
+          ]);
         }));
   });
 
@@ -139,11 +232,17 @@ describe('Commands: the judge', () => {
           await detachDids(context, { scope: SCOPE, name: 'ds', children: [{ scope: SCOPE, name: 'f1' }] }, as('root'));
           await settle();
         })
-        .when((context) => evaluateDetach(context, { scope: SCOPE, name: 'ds', children: [{ scope: SCOPE, name: 'f1' }] }, as('root')))
+        .when((context) =>
+          evaluateDetach(context, { scope: SCOPE, name: 'ds', children: [{ scope: SCOPE, name: 'f1' }] }, as('root')),
+        )
         .thenAppended((events) => {
-          expect(ofType(events, 'ReplicaUnlocked').map((data) => [data.name, data.state, data.tombstone])).to.deep.equal([['f1', 'UNAVAILABLE', '1970-01-01T00:00:00.000Z']]);
+          expect(
+            ofType(events, 'ReplicaUnlocked').map((data) => [data.name, data.state, data.tombstone]),
+          ).to.deep.equal([['f1', 'UNAVAILABLE', '1970-01-01T00:00:00.000Z']]);
           expect(ofType(events, 'RequestCancelled')).to.have.length(1);
-          expect(ofType(events, 'RuleLocksRemoved').map((data) => data.counters)).to.deep.equal([{ ok: 0, replicating: 1, stuck: 0 }]);
+          expect(ofType(events, 'RuleLocksRemoved').map((data) => data.counters)).to.deep.equal([
+            { ok: 0, replicating: 1, stuck: 0 },
+          ]);
         }));
   });
 
@@ -151,7 +250,13 @@ describe('Commands: the judge', () => {
     it('unlocks every file, cancels the transfers and detaches the rule from its DID', () =>
       spec
         .given(withRule())
-        .when((context) => deleteRuleNow(context, { ruleId, purgeReplicas: null, cause: { kind: 'deletion' }, ignoreLock: false, deleteParent: false }, as('root')))
+        .when((context) =>
+          deleteRuleNow(
+            context,
+            { ruleId, purgeReplicas: null, cause: { kind: 'deletion' }, ignoreLock: false, deleteParent: false },
+            as('root'),
+          ),
+        )
         .thenAppended((events) => {
           expect(ofType(events, 'ReplicaUnlocked')).to.have.length(2);
           expect(ofType(events, 'RequestCancelled')).to.have.length(2);
@@ -164,21 +269,27 @@ describe('Commands: the judge', () => {
 describe('Commands: changing a rule', () => {
   const spec = commandSpec();
   let ruleId = '';
-  const withRule = (extra: Parameters<typeof aRuleRequest>[2] = {}) => async (context: CommandContext, settle: () => Promise<void>) => {
-    await aWorld(context, { SITE_A: {}, SITE_B: {} });
-    await aDataset(context, 'ds', ['f1'], 'SITE_A');
-    await settle();
-    [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B', extra), as('root'))).ruleIds as [string];
-    await settle();
-  };
+  const withRule =
+    (extra: Parameters<typeof aRuleRequest>[2] = {}) =>
+    async (context: CommandContext, settle: () => Promise<void>) => {
+      await aWorld(context, { SITE_A: {}, SITE_B: {} });
+      await aDataset(context, 'ds', ['f1'], 'SITE_A');
+      await settle();
+      [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B', extra), as('root'))).ruleIds as [string];
+      await settle();
+    };
 
   it('locks a rule and tells its DID, so the undertaker leaves the DID alone', () =>
     spec
       .given(withRule())
       .when((context) => updateRule(context, { ruleId, update: { locked: true, comment: 'keep' } }, as('root')))
       .thenAppended((events) => {
-        expect(ofType(events, 'DidRuleChanged').map((data) => (data.rule as { locked: boolean }).locked)).to.deep.equal([true]);
-        expect(ofType(events, 'RuleUpdated').map((data) => data.changes)).to.deep.equal([{ locked: true, comments: 'keep' }]);
+        expect(ofType(events, 'DidRuleChanged').map((data) => (data.rule as { locked: boolean }).locked)).to.deep.equal(
+          [true],
+        );
+        expect(ofType(events, 'RuleUpdated').map((data) => data.changes)).to.deep.equal([
+          { locked: true, comments: 'keep' },
+        ]);
       }));
 
   it('refuses a plain account', () =>
@@ -200,14 +311,18 @@ describe('Commands: changing a rule', () => {
     spec
       .given(withRule({ askApproval: true }))
       .when((context) => approveRule(context, { ruleId, approve: false, reason: 'too big' }, as('root')))
-      .thenAppended((events) => expect(events.map((event) => event.type)).to.deep.equal(['RuleDenied', 'DidRuleDetached'])));
+      .thenAppended((events) =>
+        expect(events.map((event) => event.type)).to.deep.equal(['RuleDenied', 'DidRuleDetached']),
+      ));
 
   it('lets the API delete a rule only by expiring it within the hour (rule 20)', () =>
     spec
       .given(withRule())
       .when((context) => requestRuleDeletion(context, { ruleId, purgeReplicas: true }, as('root')))
       .thenAppended((events) => {
-        const [changes] = ofType(events, 'RuleUpdated').map((data) => data.changes as { expiresAt: string; purgeReplicas: boolean });
+        const [changes] = ofType(events, 'RuleUpdated').map(
+          (data) => data.changes as { expiresAt: string; purgeReplicas: boolean },
+        );
         expect(Date.parse(changes!.expiresAt) - Date.parse('2026-11-22T10:00:00.000Z')).to.equal(3_600_000);
         expect(changes!.purgeReplicas).to.equal(true);
       }));
@@ -226,7 +341,9 @@ describe('Commands: changing a rule', () => {
     await aWorld(context, { SITE_A: {}, SITE_B: {}, SITE_C: {} });
     await aDataset(context, 'ds', ['f1'], 'SITE_A');
     await settle();
-    [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B', { sourceReplicaExpression: 'SITE_C' }), as('root'))).ruleIds as [string];
+    [ruleId] = (
+      await addRules(context, aRuleRequest('ds', 'SITE_B', { sourceReplicaExpression: 'SITE_C' }), as('root'))
+    ).ruleIds as [string];
     await settle();
   };
 
@@ -234,22 +351,40 @@ describe('Commands: changing a rule', () => {
     spec
       .given(async (context, settle) => {
         await stuckForWantOfSource(context, settle);
-        await addReplicas(context, { rse: 'SITE_C', files: [{ scope: SCOPE, name: 'f1', bytes: 100, adler32: '0cc737eb' }], ignoreAvailability: true }, as('root'));
+        await addReplicas(
+          context,
+          {
+            rse: 'SITE_C',
+            files: [{ scope: SCOPE, name: 'f1', bytes: 100, adler32: '0cc737eb' }],
+            ignoreAvailability: true,
+          },
+          as('root'),
+        );
         await settle();
       })
       .when((context) => updateRule(context, { ruleId, update: { boostRule: true } }, as('root')))
       .thenAppended((events) => {
-        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([{ [ruleId]: 'REPLICATING' }]);
-        expect(ofType(events, 'RequestQueued').map((data) => (data.request as { retryCount: number }).retryCount)).to.deep.equal([1]);
-        expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([['STUCK', 'REPLICATING']]);
+        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([
+          { [ruleId]: 'REPLICATING' },
+        ]);
+        expect(
+          ofType(events, 'RequestQueued').map((data) => (data.request as { retryCount: number }).retryCount),
+        ).to.deep.equal([1]);
+        expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([
+          ['STUCK', 'REPLICATING'],
+        ]);
       }));
 
   it('suspends a rule stuck for more than 14 days instead of repairing it (rule 18)', () =>
     spec
       .given(stuckForWantOfSource)
-      .when((context) => repairRule(context, { ruleId }, { ...as('root'), now: new Date(SPEC_NOW.getTime() + 15 * 86_400_000) }))
+      .when((context) =>
+        repairRule(context, { ruleId }, { ...as('root'), now: new Date(SPEC_NOW.getTime() + 15 * 86_400_000) }),
+      )
       .thenAppended((events) => {
-        expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([['STUCK', 'SUSPENDED']]);
+        expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([
+          ['STUCK', 'SUSPENDED'],
+        ]);
         expect(ofType(events, 'ReplicaLocksChanged')).to.have.length(0);
       }));
 
@@ -267,16 +402,30 @@ describe('Commands: changing a rule', () => {
     spec
       .given(async (context, settle) => {
         await stuckForWantOfSource(context, settle);
-        await addReplicas(context, { rse: 'SITE_C', files: [{ scope: SCOPE, name: 'f1', bytes: 100, adler32: '0cc737eb' }], ignoreAvailability: true }, as('root'));
+        await addReplicas(
+          context,
+          {
+            rse: 'SITE_C',
+            files: [{ scope: SCOPE, name: 'f1', bytes: 100, adler32: '0cc737eb' }],
+            ignoreAvailability: true,
+          },
+          as('root'),
+        );
         await updateRule(context, { ruleId, update: { boostRule: true } }, as('root'));
         // The retried copy failed for good: the lock is STUCK again, with one repair behind it.
         await transferFailed(context, { scope: SCOPE, name: 'f1', rse: 'SITE_B', error: 'failed' }, as('root'));
         await settle();
       })
-      .when((context) => repairRule(context, { ruleId }, { ...as('root'), now: new Date(SPEC_NOW.getTime() + 3 * 3_600_000) }))
+      .when((context) =>
+        repairRule(context, { ruleId }, { ...as('root'), now: new Date(SPEC_NOW.getTime() + 3 * 3_600_000) }),
+      )
       .thenAppended((events) => {
-        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([{ [ruleId]: 'REPLICATING' }]);
-        expect(ofType(events, 'RequestQueued').map((data) => (data.request as { retryCount: number }).retryCount)).to.deep.equal([1]);
+        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([
+          { [ruleId]: 'REPLICATING' },
+        ]);
+        expect(
+          ofType(events, 'RequestQueued').map((data) => (data.request as { retryCount: number }).retryCount),
+        ).to.deep.equal([1]);
         expect(ofType(events, 'RuleStateChanged').map((data) => data.state)).to.deep.equal(['REPLICATING']);
       }));
 });
@@ -290,14 +439,28 @@ describe('Commands: replacing a rule', () => {
       .given(async (context, settle) => {
         await aWorld(context, { SITE_A: {}, SITE_B: {} });
         await aDataset(context, 'ds', ['f1'], 'SITE_A');
-        await addReplicas(context, { rse: 'SITE_B', files: [{ scope: SCOPE, name: 'f1', bytes: 100, adler32: '0cc737eb' }], ignoreAvailability: true }, as('root'));
+        await addReplicas(
+          context,
+          {
+            rse: 'SITE_B',
+            files: [{ scope: SCOPE, name: 'f1', bytes: 100, adler32: '0cc737eb' }],
+            ignoreAvailability: true,
+          },
+          as('root'),
+        );
         await settle();
-        [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_A|SITE_B', { copies: 2 }), as('root'))).ruleIds as [string];
+        [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_A|SITE_B', { copies: 2 }), as('root')))
+          .ruleIds as [string];
         await settle();
       })
       .when((context) => reduceRule(context, { ruleId, copies: 1, excludeExpression: 'SITE_B' }, as('root')))
       .thenAppended((events) => {
-        expect(ofType(events, 'RuleAdded').map((data) => [(data.rule as { rseExpression: string }).rseExpression, data.state])).to.deep.equal([['(SITE_A|SITE_B)\\(SITE_B)', 'OK']]);
+        expect(
+          ofType(events, 'RuleAdded').map((data) => [
+            (data.rule as { rseExpression: string }).rseExpression,
+            data.state,
+          ]),
+        ).to.deep.equal([['(SITE_A|SITE_B)\\(SITE_B)', 'OK']]);
         expect(ofType(events, 'RuleDeleted').map((data) => data.ruleId)).to.deep.equal([ruleId]);
         expect(ofType(events, 'RequestQueued')).to.have.length(0);
       }));
@@ -308,7 +471,8 @@ describe('Commands: replacing a rule', () => {
         await aWorld(context, { SITE_A: {}, SITE_B: {}, SITE_C: {} });
         await aDataset(context, 'ds', ['f1'], 'SITE_A');
         await settle();
-        [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B|SITE_C', { copies: 2 }), as('root'))).ruleIds as [string];
+        [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B|SITE_C', { copies: 2 }), as('root')))
+          .ruleIds as [string];
         await settle();
       })
       .when((context) => reduceRule(context, { ruleId, copies: 1, excludeExpression: null }, as('root')))
@@ -328,7 +492,9 @@ describe('Commands: replacing a rule', () => {
         const [added] = ofType(events, 'RuleAdded');
         expect(added).to.include({ state: 'REPLICATING' });
         const childId = (added!.rule as { id: string }).id;
-        expect(ofType(events, 'RuleUpdated').map((data) => data.changes)).to.deep.equal([{ expiresAt: '2026-11-22T10:00:00.000Z', childRuleId: childId }]);
+        expect(ofType(events, 'RuleUpdated').map((data) => data.changes)).to.deep.equal([
+          { expiresAt: '2026-11-22T10:00:00.000Z', childRuleId: childId },
+        ]);
       }));
 });
 
@@ -339,7 +505,11 @@ describe('Commands: the undertaker and rules (rule 7)', () => {
     await aDataset(context, 'ds', ['f1'], 'SITE_A');
     await settle();
     await addRules(context, aRuleRequest('ds', 'SITE_A', { locked }), as('root'));
-    await setMetadata(context, { scope: SCOPE, name: 'ds', meta: { lifetime: -1 }, recursive: false, single: true }, as('root'));
+    await setMetadata(
+      context,
+      { scope: SCOPE, name: 'ds', meta: { lifetime: -1 }, recursive: false, single: true },
+      as('root'),
+    );
     await settle();
   };
 
@@ -348,13 +518,12 @@ describe('Commands: the undertaker and rules (rule 7)', () => {
       .given(expiredWithRule(false))
       .when((context) => deleteExpiredDid(context, { scope: SCOPE, name: 'ds' }, as('root')))
       .thenAppended((events) => {
-        expect(ofType(events, 'ReplicaUnlocked').map((data) => data.tombstone)).to.deep.equal(['1970-01-01T00:00:00.000Z']);
-        expect(events.map((event) => event.type).filter((type) => type.startsWith('Rule') || type.startsWith('Did'))).to.deep.equal([
-          'DidRuleDetached',
-          'DidErased',
-          'RuleLocksRemoved',
-          'RuleDeleted',
+        expect(ofType(events, 'ReplicaUnlocked').map((data) => data.tombstone)).to.deep.equal([
+          '1970-01-01T00:00:00.000Z',
         ]);
+        expect(
+          events.map((event) => event.type).filter((type) => type.startsWith('Rule') || type.startsWith('Did')),
+        ).to.deep.equal(['DidRuleDetached', 'DidErased', 'RuleLocksRemoved', 'RuleDeleted']);
       }));
 
   it('leaves an expired dataset alone while one of its rules is locked', () =>

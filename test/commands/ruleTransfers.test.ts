@@ -9,9 +9,15 @@ import { as, commandSpec } from '../support/commandSpec.ts';
 import type { StreamedEvent } from '../support/projectionHarness.ts';
 import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
 
-const ofType = (events: readonly StreamedEvent[], type: string) => events.filter((event) => event.type === type).map((event) => event.data as Record<string, unknown>);
+const ofType = (events: readonly StreamedEvent[], type: string) =>
+  events.filter((event) => event.type === type).map((event) => event.data as Record<string, unknown>);
 const messagesOf = (events: readonly StreamedEvent[]) =>
-  ofType(events, 'RuleNotified').flatMap((data) => (data.messages as { eventType: string; payload: Record<string, unknown> }[]).map((message) => [message.eventType, message.payload]));
+  ofType(events, 'RuleNotified').flatMap((data) =>
+    (data.messages as { eventType: string; payload: Record<string, unknown> }[]).map((message) => [
+      message.eventType,
+      message.payload,
+    ]),
+  );
 
 /**
  * What the conveyor's finisher will call when a transfer ends (Rucio's update_replicas_states with
@@ -22,24 +28,31 @@ describe('Commands: a copy arrives or fails for good (rules 17 and 18)', () => {
   let ruleId = '';
 
   /** A dataset of `files` (replicas on SITE_A) under a rule to SITE_B, replicating; `close` closes the dataset first. */
-  const replicating = (files: readonly string[], extra: Parameters<typeof aRuleRequest>[2] = {}, close = false) => async (context: CommandContext, settle: () => Promise<void>) => {
-    await aWorld(context, { SITE_A: {}, SITE_B: {} });
-    await aDataset(context, 'ds', files, 'SITE_A');
-    if (close) await setDidStatus(context, { scope: SCOPE, name: 'ds', open: false }, as('root'));
-    await settle();
-    [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B', extra), as('root'))).ruleIds as [string];
-    await settle();
-  };
-  const arrives = (name: string) => (context: CommandContext) => transferSucceeded(context, { scope: SCOPE, name, rse: 'SITE_B' }, as('root'));
+  const replicating =
+    (files: readonly string[], extra: Parameters<typeof aRuleRequest>[2] = {}, close = false) =>
+    async (context: CommandContext, settle: () => Promise<void>) => {
+      await aWorld(context, { SITE_A: {}, SITE_B: {} });
+      await aDataset(context, 'ds', files, 'SITE_A');
+      if (close) await setDidStatus(context, { scope: SCOPE, name: 'ds', open: false }, as('root'));
+      await settle();
+      [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B', extra), as('root'))).ruleIds as [string];
+      await settle();
+    };
+  const arrives = (name: string) => (context: CommandContext) =>
+    transferSucceeded(context, { scope: SCOPE, name, rse: 'SITE_B' }, as('root'));
 
   it('makes the replica AVAILABLE and its lock OK, keeping the rule REPLICATING while other locks replicate', () =>
     spec
       .given(replicating(['f1', 'f2']))
       .when(arrives('f1'))
       .thenAppended((events) => {
-        expect(ofType(events, 'ReplicaStateChanged').map((data) => [data.name, data.previousState, data.state])).to.deep.equal([['f1', 'COPYING', 'AVAILABLE']]);
+        expect(
+          ofType(events, 'ReplicaStateChanged').map((data) => [data.name, data.previousState, data.state]),
+        ).to.deep.equal([['f1', 'COPYING', 'AVAILABLE']]);
         expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([{ [ruleId]: 'OK' }]);
-        expect(ofType(events, 'RuleLocksChanged').map((data) => data.counters)).to.deep.equal([{ ok: 1, replicating: 1, stuck: 0 }]);
+        expect(ofType(events, 'RuleLocksChanged').map((data) => data.counters)).to.deep.equal([
+          { ok: 1, replicating: 1, stuck: 0 },
+        ]);
         expect(ofType(events, 'RuleStateChanged')).to.have.length(0);
       }));
 
@@ -51,9 +64,9 @@ describe('Commands: a copy arrives or fails for good (rules 17 and 18)', () => {
       })
       .when(arrives('f2'))
       .thenAppended((events) => {
-        expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state, data.counters])).to.deep.equal([
-          ['REPLICATING', 'OK', { ok: 2, replicating: 0, stuck: 0 }],
-        ]);
+        expect(
+          ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state, data.counters]),
+        ).to.deep.equal([['REPLICATING', 'OK', { ok: 2, replicating: 0, stuck: 0 }]]);
         expect(ofType(events, 'RuleNotified')).to.have.length(0);
       }));
 
@@ -75,7 +88,9 @@ describe('Commands: a copy arrives or fails for good (rules 17 and 18)', () => {
       .when(arrives('f1'))
       .thenAppended((events) => {
         expect(ofType(events, 'RuleStateChanged')).to.have.length(0);
-        expect(messagesOf(events)).to.deep.equal([['RULE_PROGRESS', { scope: SCOPE, name: 'ds', rule_id: ruleId, progress: 50 }]]);
+        expect(messagesOf(events)).to.deep.equal([
+          ['RULE_PROGRESS', { scope: SCOPE, name: 'ds', rule_id: ruleId, progress: 50 }],
+        ]);
       }));
 
   it('ends a notify=P rule on a closed dataset with RULE_OK and RULE_PROGRESS at 100 (rule 17)', () =>
@@ -112,16 +127,25 @@ describe('Commands: a copy arrives or fails for good (rules 17 and 18)', () => {
     return spec
       .given(async (context, settle) => {
         await replicating(['f1'])(context, settle);
-        [second] = (await addRules(context, aRuleRequest('ds', 'SITE_B|SITE_A', { copies: 2 }), as('root'))).ruleIds as [string];
+        [second] = (await addRules(context, aRuleRequest('ds', 'SITE_B|SITE_A', { copies: 2 }), as('root')))
+          .ruleIds as [string];
         await settle();
       })
       .when(arrives('f1'))
       .thenAppended((events) => {
-        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([{ [ruleId]: 'OK', [second]: 'OK' }]);
-        expect(ofType(events, 'RuleStateChanged').map((data) => [data.ruleId, data.state]).sort()).to.deep.equal([
-          [ruleId, 'OK'],
-          [second, 'OK'],
-        ].sort());
+        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([
+          { [ruleId]: 'OK', [second]: 'OK' },
+        ]);
+        expect(
+          ofType(events, 'RuleStateChanged')
+            .map((data) => [data.ruleId, data.state])
+            .sort(),
+        ).to.deep.equal(
+          [
+            [ruleId, 'OK'],
+            [second, 'OK'],
+          ].sort(),
+        );
       });
   });
 
@@ -133,20 +157,28 @@ describe('Commands: a copy arrives or fails for good (rules 17 and 18)', () => {
       })
       .when(arrives('f1'))
       .thenAppended((events) => {
-        expect(ofType(events, 'RuleLocksChanged').map((data) => data.counters)).to.deep.equal([{ ok: 1, replicating: 0, stuck: 0 }]);
+        expect(ofType(events, 'RuleLocksChanged').map((data) => data.counters)).to.deep.equal([
+          { ok: 1, replicating: 0, stuck: 0 },
+        ]);
         expect(ofType(events, 'RuleStateChanged')).to.have.length(0);
       }));
 
   it('makes a failed copy UNAVAILABLE, its locks STUCK and the rule STUCK with the error (rule 18)', () =>
     spec
       .given(replicating(['f1', 'f2']))
-      .when((context) => transferFailed(context, { scope: SCOPE, name: 'f1', rse: 'SITE_B', error: 'TRANSFER [5] checksum mismatch' }, as('root')))
+      .when((context) =>
+        transferFailed(
+          context,
+          { scope: SCOPE, name: 'f1', rse: 'SITE_B', error: 'TRANSFER [5] checksum mismatch' },
+          as('root'),
+        ),
+      )
       .thenAppended((events) => {
         expect(ofType(events, 'ReplicaStateChanged').map((data) => data.state)).to.deep.equal(['UNAVAILABLE']);
         expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([{ [ruleId]: 'STUCK' }]);
-        expect(ofType(events, 'RuleStateChanged').map((data) => [data.state, data.error, data.counters])).to.deep.equal([
-          ['STUCK', 'TRANSFER [5] checksum mismatch', { ok: 0, replicating: 1, stuck: 1 }],
-        ]);
+        expect(ofType(events, 'RuleStateChanged').map((data) => [data.state, data.error, data.counters])).to.deep.equal(
+          [['STUCK', 'TRANSFER [5] checksum mismatch', { ok: 0, replicating: 1, stuck: 1 }]],
+        );
       }));
 
   it('keeps a STUCK rule STUCK when its stuck lock turns OK, until the repairer runs (Rucio does so)', () =>
@@ -157,7 +189,9 @@ describe('Commands: a copy arrives or fails for good (rules 17 and 18)', () => {
       })
       .when(arrives('f1'))
       .thenAppended((events) => {
-        expect(ofType(events, 'RuleLocksChanged').map((data) => data.counters)).to.deep.equal([{ ok: 1, replicating: 0, stuck: 0 }]);
+        expect(ofType(events, 'RuleLocksChanged').map((data) => data.counters)).to.deep.equal([
+          { ok: 1, replicating: 0, stuck: 0 },
+        ]);
         expect(ofType(events, 'RuleStateChanged')).to.have.length(0);
       }));
 
@@ -165,19 +199,40 @@ describe('Commands: a copy arrives or fails for good (rules 17 and 18)', () => {
     spec
       .given(replicating(['f1', 'f2']))
       .when((context) =>
-        changeReplicaStates(context, { rse: 'SITE_B', files: [{ scope: SCOPE, name: 'f1', state: 'AVAILABLE' }, { scope: SCOPE, name: 'f2', state: 'AVAILABLE' }] }, as('root')),
+        changeReplicaStates(
+          context,
+          {
+            rse: 'SITE_B',
+            files: [
+              { scope: SCOPE, name: 'f1', state: 'AVAILABLE' },
+              { scope: SCOPE, name: 'f2', state: 'AVAILABLE' },
+            ],
+          },
+          as('root'),
+        ),
       )
       .thenAppended((events) => {
-        expect(ofType(events, 'RuleLocksChanged').map((data) => data.counters)).to.deep.equal([{ ok: 2, replicating: 0, stuck: 0 }]);
+        expect(ofType(events, 'RuleLocksChanged').map((data) => data.counters)).to.deep.equal([
+          { ok: 2, replicating: 0, stuck: 0 },
+        ]);
         expect(ofType(events, 'RuleStateChanged').map((data) => data.state)).to.deep.equal(['OK']);
       }));
 
   it('changes nothing but the replica for other states', () =>
     spec
       .given(replicating(['f1']))
-      .when((context) => changeReplicaStates(context, { rse: 'SITE_A', files: [{ scope: SCOPE, name: 'f1', state: 'TEMPORARY_UNAVAILABLE' }] }, as('root')))
+      .when((context) =>
+        changeReplicaStates(
+          context,
+          { rse: 'SITE_A', files: [{ scope: SCOPE, name: 'f1', state: 'TEMPORARY_UNAVAILABLE' }] },
+          as('root'),
+        ),
+      )
       .thenAppended((events) => expect(events.map((event) => event.type)).to.deep.equal(['ReplicaStateChanged'])));
 
   it('refuses a file without a replica on the RSE', () =>
-    spec.given(replicating(['f1'])).when((context) => transferSucceeded(context, { scope: SCOPE, name: 'nope', rse: 'SITE_B' }, as('root'))).thenRefused(ReplicaNotFound));
+    spec
+      .given(replicating(['f1']))
+      .when((context) => transferSucceeded(context, { scope: SCOPE, name: 'nope', rse: 'SITE_B' }, as('root')))
+      .thenRefused(ReplicaNotFound));
 });

@@ -6,15 +6,31 @@ import { setConfigOptions } from '../../commands/config/configCommands.ts';
 import { setMetadata } from '../../commands/did/didMetadata.ts';
 import { addRules } from '../../commands/rule/ruleCreation.ts';
 import { updateRule } from '../../commands/rule/ruleUpdates.ts';
-import { addSubscription, updateSubscription, type NewSubscription } from '../../commands/subscription/subscriptionCommands.ts';
-import { markDidProcessed, recordSubscriptionDryRun, transmogrifyDid } from '../../commands/subscription/subscriptionRules.ts';
-import { AccessDenied, AccountNotFound, LifetimeExceptionDuplicate, SubscriptionDuplicate, SubscriptionNotFound, UnsupportedOperation } from '../../domain/shared/errors.ts';
+import {
+  addSubscription,
+  updateSubscription,
+  type NewSubscription,
+} from '../../commands/subscription/subscriptionCommands.ts';
+import {
+  markDidProcessed,
+  recordSubscriptionDryRun,
+  transmogrifyDid,
+} from '../../commands/subscription/subscriptionRules.ts';
+import {
+  AccessDenied,
+  AccountNotFound,
+  LifetimeExceptionDuplicate,
+  SubscriptionDuplicate,
+  SubscriptionNotFound,
+  UnsupportedOperation,
+} from '../../domain/shared/errors.ts';
 import { plannedRule, subscriptionRuleId } from '../../domain/subscription/subscriptionRules.ts';
 import { as, commandSpec, SPEC_NOW } from '../support/commandSpec.ts';
 import type { StreamedEvent } from '../support/projectionHarness.ts';
 import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
 
-const types = (events: readonly StreamedEvent[]) => events.map((event) => `${event.stream.replace(/-.*/, '')} ${event.type}`);
+const types = (events: readonly StreamedEvent[]) =>
+  events.map((event) => `${event.stream.replace(/-.*/, '')} ${event.type}`);
 const subscription = (extra: Partial<NewSubscription> = {}): NewSubscription => ({
   account: 'root',
   name: 'daily',
@@ -40,14 +56,21 @@ const world = async (context: Context, settle: () => Promise<void>) => {
 describe('Commands: subscriptions (§7)', () => {
   const spec = commandSpec();
 
-  it('adds a subscription, claiming its name on the account\'s names stream in the same step', () =>
+  it("adds a subscription, claiming its name on the account's names stream in the same step", () =>
     spec
       .given(world)
       .when((context) => addSubscription(context, subscription({ lifetimeDays: 1 }), root))
       .thenAppended((events) => {
-        expect(types(events)).to.deep.equal(['subscriptionnames SubscriptionNameClaimed', 'subscription SubscriptionAdded']);
+        expect(types(events)).to.deep.equal([
+          'subscriptionnames SubscriptionNameClaimed',
+          'subscription SubscriptionAdded',
+        ]);
         const added = events[1]!.data as { subscription: { id: string; lifetime: string }; state: string };
-        expect(events[0]!.data).to.deep.equal({ account: 'root', name: 'daily', subscriptionId: added.subscription.id });
+        expect(events[0]!.data).to.deep.equal({
+          account: 'root',
+          name: 'daily',
+          subscriptionId: added.subscription.id,
+        });
         expect(added.state).to.equal('ACTIVE');
         expect(added.subscription.lifetime).to.equal(new Date(SPEC_NOW.getTime() + 86_400_000).toISOString());
       }));
@@ -62,32 +85,63 @@ describe('Commands: subscriptions (§7)', () => {
       .thenRefused(SubscriptionDuplicate));
 
   it('refuses non-admins and unknown owners', async () => {
-    await spec.given(world).when((context) => addSubscription(context, subscription({ account: 'jdoe' }), as('jdoe'))).thenRefused(AccessDenied);
+    await spec
+      .given(world)
+      .when((context) => addSubscription(context, subscription({ account: 'jdoe' }), as('jdoe')))
+      .thenRefused(AccessDenied);
   });
-  it('refuses an owner that does not exist', () => spec.given(world).when((context) => addSubscription(context, subscription({ account: 'ghost' }), root)).thenRefused(AccountNotFound));
+  it('refuses an owner that does not exist', () =>
+    spec
+      .given(world)
+      .when((context) => addSubscription(context, subscription({ account: 'ghost' }), root))
+      .thenRefused(AccountNotFound));
 
-  it('updates the subscription the account\'s name points to', () =>
+  it("updates the subscription the account's name points to", () =>
     spec
       .given(async (context, settle) => {
         await world(context, settle);
         await addSubscription(context, subscription(), root);
       })
-      .when((context) => updateSubscription(context, { account: 'root', name: 'daily', update: { comments: 'changed', deactivate: true } }, root))
-      .thenAppended((events) => expect(types(events)).to.deep.equal(['subscription SubscriptionUpdated', 'subscription SubscriptionDeactivated'])));
+      .when((context) =>
+        updateSubscription(
+          context,
+          { account: 'root', name: 'daily', update: { comments: 'changed', deactivate: true } },
+          root,
+        ),
+      )
+      .thenAppended((events) =>
+        expect(types(events)).to.deep.equal([
+          'subscription SubscriptionUpdated',
+          'subscription SubscriptionDeactivated',
+        ]),
+      ));
 
   it('refuses to update a name the account does not use (SubscriptionNotFound)', () =>
-    spec.given(world).when((context) => updateSubscription(context, { account: 'root', name: 'nothing', update: { deactivate: false } }, root)).thenRefused(SubscriptionNotFound));
+    spec
+      .given(world)
+      .when((context) =>
+        updateSubscription(context, { account: 'root', name: 'nothing', update: { deactivate: false } }, root),
+      )
+      .thenRefused(SubscriptionNotFound));
 });
 
-describe('Commands: the transmogrifier\'s rules (§7)', () => {
+describe("Commands: the transmogrifier's rules (§7)", () => {
   const spec = commandSpec();
   const did = { scope: SCOPE, name: 'ds', didType: 'DATASET' as const };
   /** One subscription's rules for the DID, made as the transmogrifier makes them (the flag left alone). */
-  const make = (context: Parameters<typeof transmogrifyDid>[0], subscriptionId: string, rules: ReturnType<typeof rulesFor>, metadata = daemon) =>
-    transmogrifyDid(context, { did, subscriptions: [{ subscriptionId, rules }], markProcessed: false }, metadata);
+  const make = (
+    context: Parameters<typeof transmogrifyDid>[0],
+    subscriptionId: string,
+    rules: ReturnType<typeof rulesFor>,
+    metadata = daemon,
+  ) => transmogrifyDid(context, { did, subscriptions: [{ subscriptionId, rules }], markProcessed: false }, metadata);
   const rulesFor = (subscriptionId: string, templates: Record<string, unknown>[], split = false) =>
     templates.map((template, index) => ({
-      ...plannedRule(template, index, { id: subscriptionId, account: 'root', comments: null }, did, { wildcardCopies: 1, defaultActivity: 'default', split }),
+      ...plannedRule(template, index, { id: subscriptionId, account: 'root', comments: null }, did, {
+        wildcardCopies: 1,
+        defaultActivity: 'default',
+        split,
+      }),
       ruleId: subscriptionRuleId(subscriptionId, did, index),
     }));
 
@@ -96,8 +150,14 @@ describe('Commands: the transmogrifier\'s rules (§7)', () => {
       .given(world)
       .when((context) => make(context, 'sub1', rulesFor('sub1', [{ copies: 1, rse_expression: 'SITE_A' }])))
       .thenAppended((events) => {
-        const added = events.find((event) => event.type === 'RuleAdded')!.data as { rule: { id: string; subscriptionId: string; rseExpression: string } };
-        expect(added.rule).to.include({ id: subscriptionRuleId('sub1', did, 0), subscriptionId: 'sub1', rseExpression: 'SITE_A' });
+        const added = events.find((event) => event.type === 'RuleAdded')!.data as {
+          rule: { id: string; subscriptionId: string; rseExpression: string };
+        };
+        expect(added.rule).to.include({
+          id: subscriptionRuleId('sub1', did, 0),
+          subscriptionId: 'sub1',
+          rseExpression: 'SITE_A',
+        });
       }));
 
   it('does nothing when run again: the rule exists', () =>
@@ -107,7 +167,10 @@ describe('Commands: the transmogrifier\'s rules (§7)', () => {
         await make(context, 'sub1', rulesFor('sub1', [{ copies: 1, rse_expression: 'SITE_A' }]));
       })
       .when(async (context) => {
-        const outcomes = await make(context, 'sub1', rulesFor('sub1', [{ copies: 1, rse_expression: 'SITE_A' }]), { ...daemon, causationId: 'transmogrifier/job-2/x' });
+        const outcomes = await make(context, 'sub1', rulesFor('sub1', [{ copies: 1, rse_expression: 'SITE_A' }]), {
+          ...daemon,
+          causationId: 'transmogrifier/job-2/x',
+        });
         expect(outcomes.map((outcome) => outcome.outcome)).to.deep.equal(['exists']);
       })
       .thenNothingHappened());
@@ -119,7 +182,14 @@ describe('Commands: the transmogrifier\'s rules (§7)', () => {
         await addRules(context, aRuleRequest('ds', 'SITE_A'), root);
       })
       .when(async (context) => {
-        const outcomes = await make(context, 'sub1', rulesFor('sub1', [{ copies: 1, rse_expression: 'SITE_A' }, { copies: 1, rse_expression: 'SITE_B' }]));
+        const outcomes = await make(
+          context,
+          'sub1',
+          rulesFor('sub1', [
+            { copies: 1, rse_expression: 'SITE_A' },
+            { copies: 1, rse_expression: 'SITE_B' },
+          ]),
+        );
         expect(outcomes.map((outcome) => [outcome.outcome, outcome.reason?.split(':')[0]])).to.deep.equal([
           ['refused', 'DuplicateRule'],
           ['created', undefined],
@@ -137,12 +207,19 @@ describe('Commands: the transmogrifier\'s rules (§7)', () => {
         expect(again.map((outcome) => outcome.outcome)).to.deep.equal(['covered']);
       })
       .thenAppended((events) => {
-        const added = events.filter((event) => event.type === 'RuleAdded').map((event) => (event.data as { rule: { rseExpression: string; copies: number; id: string } }).rule);
-        expect(added.map((rule) => [rule.rseExpression, rule.copies]).sort()).to.deep.equal([['SITE_A', 1], ['SITE_B', 1]]);
-        expect(added.map((rule) => rule.id).sort()).to.deep.equal([subscriptionRuleId('sub1', did, 0, 'SITE_A'), subscriptionRuleId('sub1', did, 0, 'SITE_B')].sort());
+        const added = events
+          .filter((event) => event.type === 'RuleAdded')
+          .map((event) => (event.data as { rule: { rseExpression: string; copies: number; id: string } }).rule);
+        expect(added.map((rule) => [rule.rseExpression, rule.copies]).sort()).to.deep.equal([
+          ['SITE_A', 1],
+          ['SITE_B', 1],
+        ]);
+        expect(added.map((rule) => rule.id).sort()).to.deep.equal(
+          [subscriptionRuleId('sub1', did, 0, 'SITE_A'), subscriptionRuleId('sub1', did, 0, 'SITE_B')].sort(),
+        );
       }));
 
-  it('makes the rules of every matching subscription and clears the DID\'s is_new flag in one step', () =>
+  it("makes the rules of every matching subscription and clears the DID's is_new flag in one step", () =>
     spec
       .given(world)
       .when(async (context) => {
@@ -155,11 +232,19 @@ describe('Commands: the transmogrifier\'s rules (§7)', () => {
         expect(outcomes.map((outcome) => outcome.outcome)).to.deep.equal(['created', 'created']);
         // One decision: every event carries the job's own cause (the one-at-a-time path derives one per rule).
         const appended = await context.eventStore.readAll({ after: before, maxCount: 100_000 });
-        expect(new Set(appended.map((event) => event.metadata.causationId))).to.deep.equal(new Set([daemon.causationId]));
+        expect(new Set(appended.map((event) => event.metadata.causationId))).to.deep.equal(
+          new Set([daemon.causationId]),
+        );
       })
       .thenAppended((events) => {
-        expect(events.filter((event) => event.type === 'RuleAdded').map((event) => (event.data as { rule: { subscriptionId: string } }).rule.subscriptionId)).to.deep.equal(['sub1', 'sub2']);
-        expect(events.filter((event) => event.type === 'DidMetadataSet').map((event) => event.data)).to.deep.equal([{ scope: SCOPE, name: 'ds', columns: { is_new: null }, json: {}, setAt: SPEC_NOW.toISOString() }]);
+        expect(
+          events
+            .filter((event) => event.type === 'RuleAdded')
+            .map((event) => (event.data as { rule: { subscriptionId: string } }).rule.subscriptionId),
+        ).to.deep.equal(['sub1', 'sub2']);
+        expect(events.filter((event) => event.type === 'DidMetadataSet').map((event) => event.data)).to.deep.equal([
+          { scope: SCOPE, name: 'ds', columns: { is_new: null }, json: {}, setAt: SPEC_NOW.toISOString() },
+        ]);
       }));
 
   it('makes the rules one at a time when the step is refused, reporting the duplicate (rule 11) and still clearing the flag', () =>
@@ -192,16 +277,24 @@ describe('Commands: the transmogrifier\'s rules (§7)', () => {
         await recordSubscriptionDryRun(context, data, daemon);
         await recordSubscriptionDryRun(context, data, { ...daemon, causationId: 'another-job' });
       })
-      .thenAppended((events) => expect(types(events)).to.deep.equal(['subscriptiondryrun SubscriptionDryRunRecorded'])));
+      .thenAppended((events) =>
+        expect(types(events)).to.deep.equal(['subscriptiondryrun SubscriptionDryRunRecorded']),
+      ));
 
-  it('clears a processed DID\'s is_new flag, once', () =>
+  it("clears a processed DID's is_new flag, once", () =>
     spec
       .given(world)
       .when(async (context) => {
         await markDidProcessed(context, did, daemon);
         await markDidProcessed(context, did, daemon);
       })
-      .then([{ stream: `did-${SCOPE}:ds`, type: 'DidMetadataSet', data: { scope: SCOPE, name: 'ds', columns: { is_new: null }, json: {}, setAt: SPEC_NOW.toISOString() } }]));
+      .then([
+        {
+          stream: `did-${SCOPE}:ds`,
+          type: 'DidMetadataSet',
+          data: { scope: SCOPE, name: 'ds', columns: { is_new: null }, json: {}, setAt: SPEC_NOW.toISOString() },
+        },
+      ]));
 });
 
 describe('Commands: lifetime exceptions and atropos (§8)', () => {
@@ -209,11 +302,24 @@ describe('Commands: lifetime exceptions and atropos (§8)', () => {
   const noneOpen = { hasOpenException: async () => false };
   const withCutoff = async (context: Context, settle: () => Promise<void>) => {
     await world(context, settle);
-    await setConfigOptions(context, { options: [{ section: 'lifetime_model', option: 'cutoff_date', value: '2027-01-01' }] }, root);
-    await setMetadata(context, { scope: SCOPE, name: 'ds', meta: { eol_at: '2026-06-01' }, recursive: false, single: true }, root);
+    await setConfigOptions(
+      context,
+      { options: [{ section: 'lifetime_model', option: 'cutoff_date', value: '2027-01-01' }] },
+      root,
+    );
+    await setMetadata(
+      context,
+      { scope: SCOPE, name: 'ds', meta: { eol_at: '2026-06-01' }, recursive: false, single: true },
+      root,
+    );
     await settle();
   };
-  const ask = { dids: [{ scope: SCOPE, name: 'ds' }], pattern: null, comments: 'please', expiresAt: '2026-12-01T00:00:00.000Z' };
+  const ask = {
+    dids: [{ scope: SCOPE, name: 'ds' }],
+    pattern: null,
+    comments: 'please',
+    expiresAt: '2026-12-01T00:00:00.000Z',
+  };
 
   it('records a WAITING exception for a DID past its end of life before the cutoff, by the requester', () =>
     spec
@@ -221,14 +327,25 @@ describe('Commands: lifetime exceptions and atropos (§8)', () => {
       .when((context) => addException(context, ask, as('jdoe'), noneOpen))
       .thenAppended((events) => {
         expect(types(events)).to.deep.equal(['lifetimeexception ExceptionRequested']);
-        expect((events[0]!.data as { exception: object }).exception).to.deep.include({ account: 'jdoe', comments: 'please', expiresAt: '2026-12-01T00:00:00.000Z', dids: [{ scope: SCOPE, name: 'ds', didType: 'DATASET' }] });
+        expect((events[0]!.data as { exception: object }).exception).to.deep.include({
+          account: 'jdoe',
+          comments: 'please',
+          expiresAt: '2026-12-01T00:00:00.000Z',
+          dids: [{ scope: SCOPE, name: 'ds', didType: 'DATASET' }],
+        });
       }));
 
   it('refuses requests without a cutoff date, and duplicates, writing nothing', async () => {
-    await spec.given(world).when((context) => addException(context, ask, as('jdoe'), noneOpen)).thenRefused(UnsupportedOperation, /Cannot submit exception at that date/);
+    await spec
+      .given(world)
+      .when((context) => addException(context, ask, as('jdoe'), noneOpen))
+      .thenRefused(UnsupportedOperation, /Cannot submit exception at that date/);
   });
   it('refuses a DID the requester holds an exception for (LifetimeExceptionDuplicate)', () =>
-    spec.given(withCutoff).when((context) => addException(context, ask, as('jdoe'), { hasOpenException: async () => true })).thenRefused(LifetimeExceptionDuplicate));
+    spec
+      .given(withCutoff)
+      .when((context) => addException(context, ask, as('jdoe'), { hasOpenException: async () => true }))
+      .thenRefused(LifetimeExceptionDuplicate));
 
   it('lets admins approve, recording who did, and refuses the others', async () => {
     let id = '';
@@ -240,7 +357,13 @@ describe('Commands: lifetime exceptions and atropos (§8)', () => {
       .given(requested)
       .when((context) => decideException(context, { id, state: 'A' }, root))
       .thenAppended((events) =>
-        expect(events).to.deep.equal([{ stream: `lifetimeexception-${id}`, type: 'ExceptionApproved', data: { id, approver: 'root', previousState: 'WAITING', at: SPEC_NOW.toISOString() } }]),
+        expect(events).to.deep.equal([
+          {
+            stream: `lifetimeexception-${id}`,
+            type: 'ExceptionApproved',
+            data: { id, approver: 'root', previousState: 'WAITING', at: SPEC_NOW.toISOString() },
+          },
+        ]),
       );
   });
   it('refuses approvals by non-admins (§9 update_lifetime_exceptions)', () =>
@@ -259,18 +382,37 @@ describe('Commands: lifetime exceptions and atropos (§8)', () => {
     await updateRule(context, { ruleId, update: { eolAt: '2026-06-01 00:00:00' } }, root);
     await settle();
   };
-  it('atropos: condemns a rule past its end of life (a lifetime, the DID\'s eol_at)', () =>
+  it("atropos: condemns a rule past its end of life (a lifetime, the DID's eol_at)", () =>
     spec
       .given(withRule)
-      .when((context) => expireAtEndOfLife(context, { ruleId, scope: SCOPE, name: 'ds', eolAt: '2026-06-01T00:00:00.000Z', lifetime: 60, purgeReplicas: true, unlock: false }, { ...root, causationId: 'atropos/job/r' }))
+      .when((context) =>
+        expireAtEndOfLife(
+          context,
+          {
+            ruleId,
+            scope: SCOPE,
+            name: 'ds',
+            eolAt: '2026-06-01T00:00:00.000Z',
+            lifetime: 60,
+            purgeReplicas: true,
+            unlock: false,
+          },
+          { ...root, causationId: 'atropos/job/r' },
+        ),
+      )
       .thenAppended((events) => {
         expect(types(events)).to.deep.equal(['rule RuleUpdated', 'did DidMetadataSet']);
-        expect((events[0]!.data as { changes: object }).changes).to.deep.equal({ expiresAt: new Date(SPEC_NOW.getTime() + 60_000).toISOString(), purgeReplicas: true });
+        expect((events[0]!.data as { changes: object }).changes).to.deep.equal({
+          expiresAt: new Date(SPEC_NOW.getTime() + 60_000).toISOString(),
+          purgeReplicas: true,
+        });
         expect((events[1]!.data as { columns: object }).columns).to.deep.equal({ eol_at: '2026-06-01T00:00:00.000Z' });
       }));
   it('atropos: moves the end of life of a rule an approved exception covers', () =>
     spec
       .given(withRule)
       .when((context) => extendEndOfLife(context, { ruleId, eolAt: '2027-01-01T00:00:00.000Z' }, root))
-      .thenAppended((events) => expect((events[0]!.data as { changes: object }).changes).to.deep.equal({ eolAt: '2027-01-01T00:00:00.000Z' })));
+      .thenAppended((events) =>
+        expect((events[0]!.data as { changes: object }).changes).to.deep.equal({ eolAt: '2027-01-01T00:00:00.000Z' }),
+      ));
 });

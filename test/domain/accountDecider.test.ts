@@ -1,6 +1,12 @@
 import { accountDecider } from '../../domain/account/accountDecider.ts';
 import type { AccountEvent } from '../../domain/account/account.ts';
-import { AccountNotFound, Duplicate, RucioException, UnsupportedOperation, ValueError } from '../../domain/shared/errors.ts';
+import {
+  AccountNotFound,
+  Duplicate,
+  RucioException,
+  UnsupportedOperation,
+  ValueError,
+} from '../../domain/shared/errors.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 
 const given = deciderSpec(accountDecider);
@@ -12,33 +18,58 @@ const created: AccountEvent = {
 describe('account decider', () => {
   it('creates an account', () =>
     given([])
-      .when({ type: 'CreateAccount', data: { account: 'jdoe', accountType: 'USER', email: 'jdoe@example.org' }, metadata: metadata() })
+      .when({
+        type: 'CreateAccount',
+        data: { account: 'jdoe', accountType: 'USER', email: 'jdoe@example.org' },
+        metadata: metadata(),
+      })
       .then([created]));
 
   it('refuses a second account with the same name, even a deleted one', () => {
-    const command = { type: 'CreateAccount', data: { account: 'jdoe', accountType: 'USER', email: null }, metadata: metadata() } as const;
-    given([created]).when(command).thenThrows(Duplicate, /Account ID 'jdoe' already exists!/);
-    given([created, { type: 'AccountDeleted', data: { account: 'jdoe', deletedAt: AT } }]).when(command).thenThrows(Duplicate);
+    const command = {
+      type: 'CreateAccount',
+      data: { account: 'jdoe', accountType: 'USER', email: null },
+      metadata: metadata(),
+    } as const;
+    given([created])
+      .when(command)
+      .thenThrows(Duplicate, /Account ID 'jdoe' already exists!/);
+    given([created, { type: 'AccountDeleted', data: { account: 'jdoe', deletedAt: AT } }])
+      .when(command)
+      .thenThrows(Duplicate);
   });
 
   it('refuses the reserved name super_root', () =>
     given([])
-      .when({ type: 'CreateAccount', data: { account: 'super_root', accountType: 'SERVICE', email: null }, metadata: metadata() })
+      .when({
+        type: 'CreateAccount',
+        data: { account: 'super_root', accountType: 'SERVICE', email: null },
+        metadata: metadata(),
+      })
       .thenThrows(RucioException));
 
   it('suspends and reactivates, and does nothing when the status is already the asked one', () => {
-    const update = (value: string) => ({ type: 'UpdateAccount', data: { account: 'jdoe', key: 'status', value }, metadata: metadata() }) as const;
-    given([created]).when(update('SUSPENDED')).then([{ type: 'AccountSuspended', data: { account: 'jdoe', suspendedAt: AT } }]);
+    const update = (value: string) =>
+      ({ type: 'UpdateAccount', data: { account: 'jdoe', key: 'status', value }, metadata: metadata() }) as const;
+    given([created])
+      .when(update('SUSPENDED'))
+      .then([{ type: 'AccountSuspended', data: { account: 'jdoe', suspendedAt: AT } }]);
     given([created, { type: 'AccountSuspended', data: { account: 'jdoe', suspendedAt: AT } }])
       .when(update('ACTIVE'))
       .then([{ type: 'AccountReactivated', data: { account: 'jdoe', reactivatedAt: AT } }]);
     given([created]).when(update('ACTIVE')).thenNothingHappened();
-    given([created]).when(update('DELETED')).thenThrows(ValueError, /Unknown value DELETED/);
+    given([created])
+      .when(update('DELETED'))
+      .thenThrows(ValueError, /Unknown value DELETED/);
   });
 
   it('changes the email and refuses unknown keys', () => {
     given([created])
-      .when({ type: 'UpdateAccount', data: { account: 'jdoe', key: 'email', value: 'new@example.org' }, metadata: metadata() })
+      .when({
+        type: 'UpdateAccount',
+        data: { account: 'jdoe', key: 'email', value: 'new@example.org' },
+        metadata: metadata(),
+      })
       .then([{ type: 'AccountEmailChanged', data: { account: 'jdoe', email: 'new@example.org', changedAt: AT } }]);
     given([created])
       .when({ type: 'UpdateAccount', data: { account: 'jdoe', key: 'colour', value: 'red' }, metadata: metadata() })
@@ -54,12 +85,23 @@ describe('account decider', () => {
   });
 
   it('adds an attribute once and removes it', () => {
-    const added: AccountEvent = { type: 'AccountAttributeAdded', data: { account: 'jdoe', key: 'admin', value: 'True' } };
+    const added: AccountEvent = {
+      type: 'AccountAttributeAdded',
+      data: { account: 'jdoe', key: 'admin', value: 'True' },
+    };
     given([created])
-      .when({ type: 'AddAccountAttribute', data: { account: 'jdoe', key: 'admin', value: 'True' }, metadata: metadata() })
+      .when({
+        type: 'AddAccountAttribute',
+        data: { account: 'jdoe', key: 'admin', value: 'True' },
+        metadata: metadata(),
+      })
       .then([added]);
     given([created, added])
-      .when({ type: 'AddAccountAttribute', data: { account: 'jdoe', key: 'admin', value: 'False' }, metadata: metadata() })
+      .when({
+        type: 'AddAccountAttribute',
+        data: { account: 'jdoe', key: 'admin', value: 'False' },
+        metadata: metadata(),
+      })
       .thenThrows(Duplicate, /Key admin already exist for account jdoe!/);
     given([created, added])
       .when({ type: 'RemoveAccountAttribute', data: { account: 'jdoe', key: 'admin' }, metadata: metadata() })
@@ -78,16 +120,29 @@ describe('account decider', () => {
     const revoke = { type: 'RevokeAccountSessions', data: { account: 'jdoe' }, metadata: metadata() } as const;
     const revoked: AccountEvent = { type: 'AccountSessionsRevoked', data: { account: 'jdoe', revokedAt: AT } };
     given([created]).when(revoke).then([revoked]);
-    given([created, { type: 'AccountSuspended', data: { account: 'jdoe', suspendedAt: AT } }]).when(revoke).then([revoked]);
-    given([created, { type: 'AccountDeleted', data: { account: 'jdoe', deletedAt: AT } }]).when(revoke).thenThrows(AccountNotFound);
+    given([created, { type: 'AccountSuspended', data: { account: 'jdoe', suspendedAt: AT } }])
+      .when(revoke)
+      .then([revoked]);
+    given([created, { type: 'AccountDeleted', data: { account: 'jdoe', deletedAt: AT } }])
+      .when(revoke)
+      .thenThrows(AccountNotFound);
     given([]).when(revoke).thenThrows(AccountNotFound);
   });
 
   it('never deletes nor suspends root', () => {
-    const root: AccountEvent = { type: 'AccountCreated', data: { account: 'root', accountType: 'SERVICE', email: null, createdAt: AT } };
-    given([root]).when({ type: 'DeleteAccount', data: { account: 'root' }, metadata: metadata() }).thenThrows(UnsupportedOperation, /cannot be deleted/);
+    const root: AccountEvent = {
+      type: 'AccountCreated',
+      data: { account: 'root', accountType: 'SERVICE', email: null, createdAt: AT },
+    };
     given([root])
-      .when({ type: 'UpdateAccount', data: { account: 'root', key: 'status', value: 'SUSPENDED' }, metadata: metadata() })
+      .when({ type: 'DeleteAccount', data: { account: 'root' }, metadata: metadata() })
+      .thenThrows(UnsupportedOperation, /cannot be deleted/);
+    given([root])
+      .when({
+        type: 'UpdateAccount',
+        data: { account: 'root', key: 'status', value: 'SUSPENDED' },
+        metadata: metadata(),
+      })
       .thenThrows(UnsupportedOperation, /cannot be suspended/);
   });
 });

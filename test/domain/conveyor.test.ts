@@ -11,7 +11,13 @@ import { workflowSpec } from '../support/workflowSpec.ts';
 import { aSelectionRequest, aTopology, replicaOn, transferRse } from '../support/topology.ts';
 
 const now = '2026-11-22T10:00:00.000Z';
-const topology = aTopology([transferRse('DEST'), transferRse('SRC'), transferRse('OTHER')], [['SRC', 'DEST', 1], ['SRC', 'OTHER', 1]]);
+const topology = aTopology(
+  [transferRse('DEST'), transferRse('SRC'), transferRse('OTHER')],
+  [
+    ['SRC', 'DEST', 1],
+    ['SRC', 'OTHER', 1],
+  ],
+);
 const limit = (extra: Partial<TransferLimit> = {}): TransferLimit => ({
   id: 'limit-1',
   rseExpression: 'DEST',
@@ -35,41 +41,73 @@ describe('Workflow: the conveyor-preparer (rules 23 and 24)', () => {
   it('chooses the source and the tool, and queues the request when no limit applies', () =>
     given({ topology, limits: [], requests: [request], replicas })
       .when({ now })
-      .then([{ type: 'PrepareRequest', data: { requestId: 'r1', sourceRseId: 'src-id', sourceRse: 'SRC', transfertool: 'mock', waiting: false } }]));
+      .then([
+        {
+          type: 'PrepareRequest',
+          data: { requestId: 'r1', sourceRseId: 'src-id', sourceRse: 'SRC', transfertool: 'mock', waiting: false },
+        },
+      ]));
   it('makes the request wait when a transfer limit covers its destination', () =>
     given({ topology, limits: bindLimits(topology, [limit()]), requests: [request], replicas })
       .when({ now })
-      .then([{ type: 'PrepareRequest', data: { requestId: 'r1', sourceRseId: 'src-id', sourceRse: 'SRC', transfertool: 'mock', waiting: true } }]));
+      .then([
+        {
+          type: 'PrepareRequest',
+          data: { requestId: 'r1', sourceRseId: 'src-id', sourceRse: 'SRC', transfertool: 'mock', waiting: true },
+        },
+      ]));
   it('ignores a limit of another activity', () =>
     given({ topology, limits: bindLimits(topology, [limit({ activity: 'Express' })]), requests: [request], replicas })
       .when({ now })
-      .then([{ type: 'PrepareRequest', data: { requestId: 'r1', sourceRseId: 'src-id', sourceRse: 'SRC', transfertool: 'mock', waiting: false } }]));
+      .then([
+        {
+          type: 'PrepareRequest',
+          data: { requestId: 'r1', sourceRseId: 'src-id', sourceRse: 'SRC', transfertool: 'mock', waiting: false },
+        },
+      ]));
   it('records NO_SOURCES for a file held nowhere else', () =>
     given({ topology, limits: [], requests: [request], replicas: new Map() })
       .when({ now })
-      .then([{ type: 'RecordSourcesUnavailable', data: { requestId: 'r1', state: 'NO_SOURCES', reason: 'no AVAILABLE replica on another RSE' } }]));
+      .then([
+        {
+          type: 'RecordSourcesUnavailable',
+          data: { requestId: 'r1', state: 'NO_SOURCES', reason: 'no AVAILABLE replica on another RSE' },
+        },
+      ]));
 });
 
 describe('Workflow: the conveyor-submitter (rules 22 and 23)', () => {
   const given = workflowSpec(submitter);
   it('submits a queued request with its sources, URL and tool', () =>
-    given({ topology, requests: [{ ...aSelectionRequest('DEST'), requestedAt: now }], replicas: new Map([['r1', [replicaOn('SRC')]]]) })
+    given({
+      topology,
+      requests: [{ ...aSelectionRequest('DEST'), requestedAt: now }],
+      replicas: new Map([['r1', [replicaOn('SRC')]]]),
+    })
       .when({ now })
       .then([
         {
           type: 'SubmitTransfer',
           data: {
             requestId: 'r1',
-            sources: [{ rseId: 'src-id', rse: 'SRC', ranking: 0, pfn: 'root://src.example.org:1094/data/user/jdoe/f1' }],
+            sources: [
+              { rseId: 'src-id', rse: 'SRC', ranking: 0, pfn: 'root://src.example.org:1094/data/user/jdoe/f1' },
+            ],
             destUrl: 'root://dest.example.org:1094/data/user/jdoe/f1',
             transfertool: 'mock',
           },
         },
       ]));
   it('leaves STAGEIN requests for the stager', () =>
-    given({ topology, requests: [{ ...aSelectionRequest('DEST', { requestType: 'STAGEIN' }), requestedAt: now }], replicas: new Map() })
+    given({
+      topology,
+      requests: [{ ...aSelectionRequest('DEST', { requestType: 'STAGEIN' }), requestedAt: now }],
+      replicas: new Map(),
+    })
       .when({ now })
-      .then([{ type: 'Skipped', data: { what: 'r1', reason: 'STAGEIN requests wait for the stager, which is not built' } }]));
+      .then([
+        { type: 'Skipped', data: { what: 'r1', reason: 'STAGEIN requests wait for the stager, which is not built' } },
+      ]));
 });
 
 describe('Workflow: the conveyor-poller (rule 22)', () => {
@@ -82,43 +120,102 @@ describe('Workflow: the conveyor-poller (rule 22)', () => {
     given({ requests })
       .when({
         reports: new Map([
-          ['j1', { externalId: 'j1', state: 'DONE' as const, reason: null, source: null, startedAt: now, finishedAt: now }],
-          ['j2', { externalId: 'j2', state: 'SUBMITTED' as const, reason: null, source: null, startedAt: now, finishedAt: null }],
+          [
+            'j1',
+            { externalId: 'j1', state: 'DONE' as const, reason: null, source: null, startedAt: now, finishedAt: now },
+          ],
+          [
+            'j2',
+            {
+              externalId: 'j2',
+              state: 'SUBMITTED' as const,
+              reason: null,
+              source: null,
+              startedAt: now,
+              finishedAt: null,
+            },
+          ],
         ]),
       })
-      .then([{ type: 'RecordTransferReport', data: { requestId: 'r1', externalId: 'j1', outcome: 'DONE', reason: null, source: null, startedAt: now, finishedAt: now } }]));
+      .then([
+        {
+          type: 'RecordTransferReport',
+          data: {
+            requestId: 'r1',
+            externalId: 'j1',
+            outcome: 'DONE',
+            reason: null,
+            source: null,
+            startedAt: now,
+            finishedAt: now,
+          },
+        },
+      ]));
 });
 
 describe('Workflow: the conveyor-finisher (rules 17, 18 and 22)', () => {
   const given = workflowSpec(finisher);
-  const settings: FinisherSettings = { retryProtocolMismatches: false, suspiciousPatterns: ['.*checksum mismatch.*'], submittingTimeoutSeconds: 7200 };
-  const finished = (extra: Partial<FinishedRequest>): FinishedRequest => ({ requestId: 'r1', state: 'FAILED', retryCount: null, error: 'boom', changedAt: now, hasSource: true, ...extra });
+  const settings: FinisherSettings = {
+    retryProtocolMismatches: false,
+    suspiciousPatterns: ['.*checksum mismatch.*'],
+    submittingTimeoutSeconds: 7200,
+  };
+  const finished = (extra: Partial<FinishedRequest>): FinishedRequest => ({
+    requestId: 'r1',
+    state: 'FAILED',
+    retryCount: null,
+    error: 'boom',
+    changedAt: now,
+    hasSource: true,
+    ...extra,
+  });
 
   it('makes the replica of a DONE transfer available', () =>
-    given({ requests: [finished({ state: 'DONE', error: null })], settings }).when({ now }).then([{ type: 'MarkReplicaAvailable', data: { requestId: 'r1' } }]));
+    given({ requests: [finished({ state: 'DONE', error: null })], settings })
+      .when({ now })
+      .then([{ type: 'MarkReplicaAvailable', data: { requestId: 'r1' } }]));
   it('retries a FAILED transfer with its sources ranked lower, three times at most', () => {
-    given({ requests: [finished({ retryCount: 2 })], settings }).when({ now }).then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: true } }]);
-    given({ requests: [finished({ retryCount: 3 })], settings }).when({ now }).then([{ type: 'GiveUpTransfer', data: { requestId: 'r1', error: 'TRANSFER_FAILED:boom' } }]);
+    given({ requests: [finished({ retryCount: 2 })], settings })
+      .when({ now })
+      .then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: true } }]);
+    given({ requests: [finished({ retryCount: 3 })], settings })
+      .when({ now })
+      .then([{ type: 'GiveUpTransfer', data: { requestId: 'r1', error: 'TRANSFER_FAILED:boom' } }]);
   });
   it('never retries NO_SOURCES and ONLY_TAPE_SOURCES', () =>
-    given({ requests: [finished({ state: 'NO_SOURCES' }), finished({ requestId: 'r2', state: 'ONLY_TAPE_SOURCES' })], settings })
+    given({
+      requests: [finished({ state: 'NO_SOURCES' }), finished({ requestId: 'r2', state: 'ONLY_TAPE_SOURCES' })],
+      settings,
+    })
       .when({ now })
       .then([
         { type: 'GiveUpTransfer', data: { requestId: 'r1', error: 'NO_SOURCES:NO_SOURCES' } },
         { type: 'GiveUpTransfer', data: { requestId: 'r2', error: 'NO_SOURCES:ONLY_TAPE_SOURCES' } },
       ]));
   it('retries MISMATCH_SCHEME only when configured, LOST without touching rankings', () => {
-    given({ requests: [finished({ state: 'MISMATCH_SCHEME' })], settings }).when({ now }).then([{ type: 'GiveUpTransfer', data: { requestId: 'r1', error: 'MISMATCH_SCHEME:MISMATCH_SCHEME' } }]);
-    given({ requests: [finished({ state: 'MISMATCH_SCHEME' })], settings: { ...settings, retryProtocolMismatches: true } })
+    given({ requests: [finished({ state: 'MISMATCH_SCHEME' })], settings })
+      .when({ now })
+      .then([{ type: 'GiveUpTransfer', data: { requestId: 'r1', error: 'MISMATCH_SCHEME:MISMATCH_SCHEME' } }]);
+    given({
+      requests: [finished({ state: 'MISMATCH_SCHEME' })],
+      settings: { ...settings, retryProtocolMismatches: true },
+    })
       .when({ now })
       .then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: false } }]);
-    given({ requests: [finished({ state: 'LOST' })], settings }).when({ now }).then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: false } }]);
+    given({ requests: [finished({ state: 'LOST' })], settings })
+      .when({ now })
+      .then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: false } }]);
   });
   it('retries a request stuck SUBMITTING past the bound, whatever its count, and leaves a recent one', () => {
-    given({ requests: [finished({ state: 'SUBMITTING', retryCount: 3, changedAt: '2026-11-22T07:00:00.000Z' })], settings })
+    given({
+      requests: [finished({ state: 'SUBMITTING', retryCount: 3, changedAt: '2026-11-22T07:00:00.000Z' })],
+      settings,
+    })
       .when({ now })
       .then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: false } }]);
-    given({ requests: [finished({ state: 'SUBMITTING', changedAt: '2026-11-22T09:59:00.000Z' })], settings }).when({ now }).thenNothing();
+    given({ requests: [finished({ state: 'SUBMITTING', changedAt: '2026-11-22T09:59:00.000Z' })], settings })
+      .when({ now })
+      .thenNothing();
   });
   it('declares the source of a failure matching a suspicious pattern SUSPICIOUS first (§2.4)', () =>
     given({ requests: [finished({ error: 'source checksum mismatch detected' })], settings })
@@ -127,12 +224,17 @@ describe('Workflow: the conveyor-finisher (rules 17, 18 and 22)', () => {
         { type: 'DeclareSourceSuspicious', data: { requestId: 'r1', reason: 'source checksum mismatch detected' } },
         { type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: true } },
       ]));
-  it('derives the retry id from the failed request, so a finisher run twice queues one retry', () => expect(retryIdOf('r1')).to.equal(retryIdOf('r1')).and.not.equal(retryIdOf('r2')));
+  it('derives the retry id from the failed request, so a finisher run twice queues one retry', () =>
+    expect(retryIdOf('r1')).to.equal(retryIdOf('r1')).and.not.equal(retryIdOf('r2')));
 });
 
 describe('Workflow: the conveyor-throttler (rule 24)', () => {
   const given = workflowSpec(throttler);
-  const request = (id: string, state: ThrottledRequest['state'], extra: Partial<ThrottledRequest> = {}): ThrottledRequest => ({
+  const request = (
+    id: string,
+    state: ThrottledRequest['state'],
+    extra: Partial<ThrottledRequest> = {},
+  ): ThrottledRequest => ({
     id,
     state,
     sourceRseId: 'src-id',
@@ -147,24 +249,51 @@ describe('Workflow: the conveyor-throttler (rule 24)', () => {
     name: id,
     ...extra,
   });
-  const stats = (transfers: number, waitings: number) => ({ type: 'RecordTransferLimitStats' as const, data: { id: 'limit-1', transfers, waitings } });
+  const stats = (transfers: number, waitings: number) => ({
+    type: 'RecordTransferLimitStats' as const,
+    data: { id: 'limit-1', transfers, waitings },
+  });
   const release = (requestId: string) => ({ type: 'ReleaseRequest' as const, data: { requestId } });
 
   it('releases the oldest waiting requests up to the limit minus what is active', () =>
-    given({ topology, limits: bindLimits(topology, [limit({ maxTransfers: 3 })]), requests: [request('r3', 'WAITING'), request('r1', 'WAITING'), request('r2', 'WAITING'), request('r9', 'SUBMITTED')] })
+    given({
+      topology,
+      limits: bindLimits(topology, [limit({ maxTransfers: 3 })]),
+      requests: [
+        request('r3', 'WAITING'),
+        request('r1', 'WAITING'),
+        request('r2', 'WAITING'),
+        request('r9', 'SUBMITTED'),
+      ],
+    })
       .when({ now })
       .then([release('r1'), release('r2'), stats(1, 3)]));
   it('releases nothing while 80 % of the limit is in use', () =>
-    given({ topology, limits: bindLimits(topology, [limit({ maxTransfers: 5 })]), requests: [request('r1', 'WAITING'), ...['r5', 'r6', 'r7', 'r8'].map((id) => request(id, 'QUEUED'))] })
+    given({
+      topology,
+      limits: bindLimits(topology, [limit({ maxTransfers: 5 })]),
+      requests: [request('r1', 'WAITING'), ...['r5', 'r6', 'r7', 'r8'].map((id) => request(id, 'QUEUED'))],
+    })
       .when({ now })
       .then([stats(4, 1)]));
   it('never releases under a limit of 0 transfers', () =>
-    given({ topology, limits: bindLimits(topology, [limit({ maxTransfers: 0 })]), requests: [request('r1', 'WAITING')] }).when({ now }).then([stats(0, 1)]));
+    given({
+      topology,
+      limits: bindLimits(topology, [limit({ maxTransfers: 0 })]),
+      requests: [request('r1', 'WAITING')],
+    })
+      .when({ now })
+      .then([stats(0, 1)]));
   it('shares the capacity between accounts, fewest waiting first', () =>
     given({
       topology,
       limits: bindLimits(topology, [limit({ maxTransfers: 2 })]),
-      requests: [request('r1', 'WAITING', { account: 'busy' }), request('r2', 'WAITING', { account: 'busy' }), request('r3', 'WAITING', { account: 'busy' }), request('r4', 'WAITING', { account: 'quiet' })],
+      requests: [
+        request('r1', 'WAITING', { account: 'busy' }),
+        request('r2', 'WAITING', { account: 'busy' }),
+        request('r3', 'WAITING', { account: 'busy' }),
+        request('r4', 'WAITING', { account: 'quiet' }),
+      ],
     })
       .when({ now })
       .then([release('r1'), release('r4'), stats(0, 4)]));
@@ -172,14 +301,25 @@ describe('Workflow: the conveyor-throttler (rule 24)', () => {
     given({
       topology,
       limits: bindLimits(topology, [limit({ maxTransfers: 2, strategy: 'grouped_fifo', deadline: null })]),
-      requests: [request('r1', 'WAITING', { dataset: 'ds1' }), request('r2', 'WAITING', { dataset: 'ds1' }), request('r3', 'WAITING', { dataset: 'ds1' }), request('r4', 'WAITING', { dataset: 'ds2' })],
+      requests: [
+        request('r1', 'WAITING', { dataset: 'ds1' }),
+        request('r2', 'WAITING', { dataset: 'ds1' }),
+        request('r3', 'WAITING', { dataset: 'ds1' }),
+        request('r4', 'WAITING', { dataset: 'ds2' }),
+      ],
     })
       .when({ now })
       .then([release('r1'), release('r2'), release('r3'), stats(0, 4)]));
   it('releases everything of a group no limit covers any more', () =>
-    given({ topology, limits: [], requests: [request('r1', 'WAITING'), request('r2', 'WAITING')] }).when({ now }).then([release('r1'), release('r2')]));
+    given({ topology, limits: [], requests: [request('r1', 'WAITING'), request('r2', 'WAITING')] })
+      .when({ now })
+      .then([release('r1'), release('r2')]));
   it('sends requests waiting for more than a day back to PREPARING', () =>
-    given({ topology, limits: bindLimits(topology, [limit({ maxTransfers: 0, transfers: 0, waitings: 1 })]), requests: [request('r1', 'WAITING', { changedAt: '2026-11-21T09:00:00.000Z' })] })
+    given({
+      topology,
+      limits: bindLimits(topology, [limit({ maxTransfers: 0, transfers: 0, waitings: 1 })]),
+      requests: [request('r1', 'WAITING', { changedAt: '2026-11-21T09:00:00.000Z' })],
+    })
       .when({ now })
       .then([{ type: 'ReturnRequestToPreparing', data: { requestId: 'r1' } }]));
 });

@@ -1,9 +1,20 @@
 import { expect } from 'chai';
 import { darkReaper } from '../../domain/quarantine/darkReaper.ts';
 import { necromancer } from '../../domain/replica/necromancer.ts';
-import { GREEDY_BYTES, reaper, reaperNeed, type ReaperCandidate, type ReaperNeed } from '../../domain/replica/reaper.ts';
+import {
+  GREEDY_BYTES,
+  reaper,
+  reaperNeed,
+  type ReaperCandidate,
+  type ReaperNeed,
+} from '../../domain/replica/reaper.ts';
 import { OBSOLETE_TOMBSTONE } from '../../domain/replica/replica.ts';
-import { AUTOMATIC_RECOVERY, parsePolicies, suspiciousReplicaRecoverer, type SuspiciousReplica } from '../../domain/replica/suspiciousReplicaRecoverer.ts';
+import {
+  AUTOMATIC_RECOVERY,
+  parsePolicies,
+  suspiciousReplicaRecoverer,
+  type SuspiciousReplica,
+} from '../../domain/replica/suspiciousReplicaRecoverer.ts';
 import { temporaryUnavailabilityExpiry } from '../../domain/replica/temporaryUnavailabilityExpiry.ts';
 import { workflowSpec } from '../support/workflowSpec.ts';
 
@@ -11,28 +22,51 @@ const now = '2026-11-22T10:00:00.000Z';
 const rseId = 'a'.repeat(32);
 
 describe('Workflow: the reaper’s need (rule 21)', () => {
-  const rse = (limits: Record<string, number>, usage: Record<string, { used: number; free: number }> = {}, attributes: Record<string, unknown> = {}) => ({ limits, usage, attributes });
+  const rse = (
+    limits: Record<string, number>,
+    usage: Record<string, { used: number; free: number }> = {},
+    attributes: Record<string, unknown> = {},
+  ) => ({ limits, usage, attributes });
 
   it('asks for a terabyte on a greedy RSE', () =>
-    expect(reaperNeed(rse({}, {}, { greedyDeletion: true }), { greedy: false })).to.deep.equal({ bytes: GREEDY_BYTES, obsoleteOnly: false, why: 'greedy deletion' }));
+    expect(reaperNeed(rse({}, {}, { greedyDeletion: true }), { greedy: false })).to.deep.equal({
+      bytes: GREEDY_BYTES,
+      obsoleteOnly: false,
+      why: 'greedy deletion',
+    }));
 
   it('needs MinFreeSpace minus the free space of the storage usage', () =>
-    expect(reaperNeed(rse({ MinFreeSpace: 1000 }, { storage: { used: 900, free: 100 } }), { greedy: false })).to.deep.equal({
+    expect(
+      reaperNeed(rse({ MinFreeSpace: 1000 }, { storage: { used: 900, free: 100 } }), { greedy: false }),
+    ).to.deep.equal({
       bytes: 900,
       obsoleteOnly: false,
       why: 'space needed: 900 bytes below MinFreeSpace',
     }));
 
   it('deletes only obsolete replicas with enough free space, or without a storage usage', () => {
-    expect(reaperNeed(rse({ MinFreeSpace: 100 }, { storage: { used: 0, free: 1000 } }), { greedy: false }).obsoleteOnly).to.equal(true);
+    expect(
+      reaperNeed(rse({ MinFreeSpace: 100 }, { storage: { used: 0, free: 1000 } }), { greedy: false }).obsoleteOnly,
+    ).to.equal(true);
     expect(reaperNeed(rse({ MinFreeSpace: 100 }), { greedy: false }).obsoleteOnly).to.equal(true);
   });
 
   it('reads the sources the RSE’s attributes name', () =>
-    expect(reaperNeed(rse({ MinFreeSpace: 500 }, { srm: { used: 400, free: 0 }, rucio: { used: 300, free: 0 } }, { source_for_total_space: 'srm', source_for_used_space: 'rucio' }), { greedy: false }).bytes).to.equal(400));
+    expect(
+      reaperNeed(
+        rse(
+          { MinFreeSpace: 500 },
+          { srm: { used: 400, free: 0 }, rucio: { used: 300, free: 0 } },
+          { source_for_total_space: 'srm', source_for_used_space: 'rucio' },
+        ),
+        { greedy: false },
+      ).bytes,
+    ).to.equal(400));
 
   it('measures the storage itself when nobody reported its usage', () =>
-    expect(reaperNeed(rse({ MinFreeSpace: 50 }), { greedy: false, measured: { total: 100, used: 80 } }).bytes).to.equal(30));
+    expect(reaperNeed(rse({ MinFreeSpace: 50 }), { greedy: false, measured: { total: 100, used: 80 } }).bytes).to.equal(
+      30,
+    ));
 });
 
 describe('Workflow: the reaper’s choice (rule 21)', () => {
@@ -53,8 +87,18 @@ describe('Workflow: the reaper’s choice (rule 21)', () => {
     ...extra,
   });
   const obsolete: ReaperNeed = { bytes: 0, obsoleteOnly: true, why: 'obsolete' };
-  const tick = (need: ReaperNeed = obsolete, extra: object = {}) => ({ now, need, freedSoFar: 0, delaySeconds: 0, dryRun: false, ...extra });
-  const deletion = (name: string, reason = 'obsolete') => ({ type: 'DeleteReplica' as const, data: { scope: 'user.jdoe', name, rse: 'SITE_A', rseId, bytes: 100, reason } });
+  const tick = (need: ReaperNeed = obsolete, extra: object = {}) => ({
+    now,
+    need,
+    freedSoFar: 0,
+    delaySeconds: 0,
+    dryRun: false,
+    ...extra,
+  });
+  const deletion = (name: string, reason = 'obsolete') => ({
+    type: 'DeleteReplica' as const,
+    data: { scope: 'user.jdoe', name, rse: 'SITE_A', rseId, bytes: 100, reason },
+  });
 
   it('deletes obsolete replicas without space pressure, oldest tombstone first', () =>
     given({ candidates: [candidate('late', { updatedAt: '2026-11-21T11:00:00.000Z' }), candidate('early')] })
@@ -62,7 +106,13 @@ describe('Workflow: the reaper’s choice (rule 21)', () => {
       .then([deletion('early'), deletion('late')]));
 
   it('stops once the freed bytes exceed the need', () =>
-    given({ candidates: [candidate('a', { tombstone: '2026-11-20T00:00:00.000Z' }), candidate('b', { tombstone: '2026-11-21T00:00:00.000Z' }), candidate('c', { tombstone: '2026-11-21T01:00:00.000Z' })] })
+    given({
+      candidates: [
+        candidate('a', { tombstone: '2026-11-20T00:00:00.000Z' }),
+        candidate('b', { tombstone: '2026-11-21T00:00:00.000Z' }),
+        candidate('c', { tombstone: '2026-11-21T01:00:00.000Z' }),
+      ],
+    })
       .when(tick({ bytes: 150, obsoleteOnly: false, why: 'space needed' }))
       .then([deletion('a', 'space needed'), deletion('b', 'space needed')]));
 
@@ -77,14 +127,22 @@ describe('Workflow: the reaper’s choice (rule 21)', () => {
       .when(tick())
       .then([
         { type: 'Skipped', data: { what: 'user.jdoe:locked on SITE_A', reason: 'a replication rule locks it' } },
-        { type: 'Skipped', data: { what: 'user.jdoe:source on SITE_A', reason: 'it may be the source of a pending transfer' } },
-        { type: 'Skipped', data: { what: 'user.jdoe:last on SITE_A', reason: 'it is the last copy of a file whose transfer is pending' } },
+        {
+          type: 'Skipped',
+          data: { what: 'user.jdoe:source on SITE_A', reason: 'it may be the source of a pending transfer' },
+        },
+        {
+          type: 'Skipped',
+          data: { what: 'user.jdoe:last on SITE_A', reason: 'it is the last copy of a file whose transfer is pending' },
+        },
       ]));
 
   it('leaves a BEING_DELETED replica to the deletion under way until delay_seconds have passed', () =>
     given({ candidates: [candidate('busy', { state: 'BEING_DELETED', updatedAt: '2026-11-22T09:59:30.000Z' })] })
       .when(tick(obsolete, { delaySeconds: 600 }))
-      .then([{ type: 'Skipped', data: { what: 'user.jdoe:busy on SITE_A', reason: 'another deletion started 30 s ago' } }]));
+      .then([
+        { type: 'Skipped', data: { what: 'user.jdoe:busy on SITE_A', reason: 'another deletion started 30 s ago' } },
+      ]));
 
   it('reports what it would delete in a dry run', () =>
     given({ candidates: [candidate('f1')] })
@@ -105,17 +163,29 @@ describe('Workflow: the necromancer (rule 25)', () => {
       ]));
 
   it('only reports in a dry run', () =>
-    given({ bad: [bad('f1', now)] }).when({ dryRun: true }).then([{ type: 'Skipped', data: { what: 'user.jdoe:f1 on SITE_A', reason: 'dry run' } }]));
+    given({ bad: [bad('f1', now)] })
+      .when({ dryRun: true })
+      .then([{ type: 'Skipped', data: { what: 'user.jdoe:f1 on SITE_A', reason: 'dry run' } }]));
 });
 
 describe('Workflow: minos-temporary-expiration', () => {
   const given = workflowSpec(temporaryUnavailabilityExpiry);
-  const unavailable = (name: string, expiresAt: string) => ({ scope: 'user.jdoe', name, rse: 'SITE_A', rseId, expiresAt });
+  const unavailable = (name: string, expiresAt: string) => ({
+    scope: 'user.jdoe',
+    name,
+    rse: 'SITE_A',
+    rseId,
+    expiresAt,
+  });
 
   it('ends the unavailabilities whose expiry has passed, and only those', () =>
-    given({ unavailable: [unavailable('over', '2026-11-22T09:00:00.000Z'), unavailable('later', '2026-11-22T11:00:00.000Z')] })
+    given({
+      unavailable: [unavailable('over', '2026-11-22T09:00:00.000Z'), unavailable('later', '2026-11-22T11:00:00.000Z')],
+    })
       .when({ now, dryRun: false })
-      .then([{ type: 'EndTemporaryUnavailability', data: { scope: 'user.jdoe', name: 'over', rse: 'SITE_A', rseId } }]));
+      .then([
+        { type: 'EndTemporaryUnavailability', data: { scope: 'user.jdoe', name: 'over', rse: 'SITE_A', rseId } },
+      ]));
 });
 
 describe('Workflow: the suspicious-replica-recoverer (§2.4)', () => {
@@ -136,29 +206,58 @@ describe('Workflow: the suspicious-replica-recoverer (§2.4)', () => {
   it('declares BAD a replica with a copy elsewhere', () =>
     given({ suspicious: [suspicious('f1')] })
       .when(active)
-      .then([{ type: 'DeclareReplicaBad', data: { scope: 'user.jdoe', name: 'f1', rse: 'SITE_A', rseId, reason: AUTOMATIC_RECOVERY } }]));
+      .then([
+        {
+          type: 'DeclareReplicaBad',
+          data: { scope: 'user.jdoe', name: 'f1', rse: 'SITE_A', rseId, reason: AUTOMATIC_RECOVERY },
+        },
+      ]));
 
   it('ignores a last copy unless a policy says "declare bad" and the reason names a checksum', () => {
     given({ suspicious: [suspicious('f1', { availableElsewhere: false })] })
       .when(active)
-      .then([{ type: 'Skipped', data: { what: 'user.jdoe:f1 on SITE_A', reason: 'the last copy matches no policy entry: ignored' } }]);
+      .then([
+        {
+          type: 'Skipped',
+          data: { what: 'user.jdoe:f1 on SITE_A', reason: 'the last copy matches no policy entry: ignored' },
+        },
+      ]);
     given({ suspicious: [suspicious('f1', { availableElsewhere: false })] })
-      .when({ ...active, policies: parsePolicies('[{"scope": ["user"], "datatype": ["RAW"], "action": "declare bad"}]') })
-      .then([{ type: 'DeclareReplicaBad', data: { scope: 'user.jdoe', name: 'f1', rse: 'SITE_A', rseId, reason: AUTOMATIC_RECOVERY } }]);
+      .when({
+        ...active,
+        policies: parsePolicies('[{"scope": ["user"], "datatype": ["RAW"], "action": "declare bad"}]'),
+      })
+      .then([
+        {
+          type: 'DeclareReplicaBad',
+          data: { scope: 'user.jdoe', name: 'f1', rse: 'SITE_A', rseId, reason: AUTOMATIC_RECOVERY },
+        },
+      ]);
   });
 
   it('takes an RSE with more suspicious replicas than its limit for broken: TEMPORARY_UNAVAILABLE for three days', () =>
     given({ suspicious: [suspicious('f1'), suspicious('f2')] })
       .when({ ...active, limitPerRse: 1 })
       .then([
-        { type: 'DeclareReplicaTemporarilyUnavailable', data: { scope: 'user.jdoe', name: 'f1', rse: 'SITE_A', rseId, days: 3 } },
-        { type: 'DeclareReplicaTemporarilyUnavailable', data: { scope: 'user.jdoe', name: 'f2', rse: 'SITE_A', rseId, days: 3 } },
+        {
+          type: 'DeclareReplicaTemporarilyUnavailable',
+          data: { scope: 'user.jdoe', name: 'f1', rse: 'SITE_A', rseId, days: 3 },
+        },
+        {
+          type: 'DeclareReplicaTemporarilyUnavailable',
+          data: { scope: 'user.jdoe', name: 'f2', rse: 'SITE_A', rseId, days: 3 },
+        },
       ]));
 
   it('only reports outside active mode (Rucio’s default)', () =>
     given({ suspicious: [suspicious('f1')] })
       .when({ ...active, activeMode: false })
-      .then([{ type: 'Skipped', data: { what: 'user.jdoe:f1 on SITE_A', reason: 'active_mode is off: would declare it BAD' } }]));
+      .then([
+        {
+          type: 'Skipped',
+          data: { what: 'user.jdoe:f1 on SITE_A', reason: 'active_mode is off: would declare it BAD' },
+        },
+      ]));
 });
 
 describe('Workflow: the dark reaper (§2.7)', () => {

@@ -33,64 +33,159 @@ const createCollection = (name: string, extra: Record<string, unknown> = {}) =>
     metadata: metadata('jdoe'),
   }) as const;
 
-const erased: DidEvent = { type: 'DidErased', data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', children: [], erasedAt: AT } };
+const erased: DidEvent = {
+  type: 'DidErased',
+  data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', children: [], erasedAt: AT },
+};
 
 describe('DID decider: creation (behaviour rule 1)', () => {
   it('creates an open collection, with its expiry, metadata and content', () =>
     given([])
-      .when(createCollection('ds', { lifetime: 3600, meta: { project: 'p1', colour: 'blue' }, children: [{ request: { scope: 'user.jdoe', name: 'f1' }, facts: fileFacts() }] }))
+      .when(
+        createCollection('ds', {
+          lifetime: 3600,
+          meta: { project: 'p1', colour: 'blue' },
+          children: [{ request: { scope: 'user.jdoe', name: 'f1' }, facts: fileFacts() }],
+        }),
+      )
       .then([
         created('ds', 'DATASET', { expiredAt: LATER }),
-        { type: 'DidMetadataSet', data: { scope: 'user.jdoe', name: 'ds', columns: { project: 'p1' }, json: { colour: 'blue' }, setAt: AT } },
-        { type: 'DidsAttached', data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', children: [fileEntry('f1')], totals: { length: 1, bytes: 100, events: 10 }, attachedAt: AT } },
+        {
+          type: 'DidMetadataSet',
+          data: { scope: 'user.jdoe', name: 'ds', columns: { project: 'p1' }, json: { colour: 'blue' }, setAt: AT },
+        },
+        {
+          type: 'DidsAttached',
+          data: {
+            scope: 'user.jdoe',
+            name: 'ds',
+            didType: 'DATASET',
+            children: [fileEntry('f1')],
+            totals: { length: 1, bytes: 100, events: 10 },
+            attachedAt: AT,
+          },
+        },
       ]));
 
   it('refuses a DID that exists, and the name of a deleted one', () => {
-    given([created('ds', 'CONTAINER')]).when(createCollection('ds')).thenThrows(DataIdentifierAlreadyExists, /Data Identifier already exists!/);
-    given([created('ds', 'DATASET'), erased]).when(createCollection('ds')).thenThrows(DatabaseException, /A deleted DID ds with scope user.jdoe is reused/);
+    given([created('ds', 'CONTAINER')])
+      .when(createCollection('ds'))
+      .thenThrows(DataIdentifierAlreadyExists, /Data Identifier already exists!/);
+    given([created('ds', 'DATASET'), erased])
+      .when(createCollection('ds'))
+      .thenThrows(DatabaseException, /A deleted DID ds with scope user.jdoe is reused/);
   });
 
   const register = (name: string) =>
-    ({ type: 'RegisterFile', data: { file: { scope: 'user.jdoe', name, bytes: 7, adler32: 'abcdef01', guid: '{8AFC4F3E-2E4D-4C4B-9F16-7D3D2A1B0C9E}' }, conventions: new Map() }, metadata: metadata('jdoe') }) as const;
+    ({
+      type: 'RegisterFile',
+      data: {
+        file: {
+          scope: 'user.jdoe',
+          name,
+          bytes: 7,
+          adler32: 'abcdef01',
+          guid: '{8AFC4F3E-2E4D-4C4B-9F16-7D3D2A1B0C9E}',
+        },
+        conventions: new Map(),
+      },
+      metadata: metadata('jdoe'),
+    }) as const;
 
   it('registers a new file with its facts, and reuses an existing one as it is', () => {
     given([])
       .when(register('f1'))
-      .then([created('f1', 'FILE', { bytes: 7, adler32: 'abcdef01', events: null, guid: '8afc4f3e2e4d4c4b9f167d3d2a1b0c9e' })]);
-    given([created('f1', 'FILE', { bytes: 99 })]).when(register('f1')).thenNothingHappened();
-    given([created('f1', 'DATASET')]).when(register('f1')).thenThrows(UnsupportedOperation, /is a DATASET, not a file/);
+      .then([
+        created('f1', 'FILE', {
+          bytes: 7,
+          adler32: 'abcdef01',
+          events: null,
+          guid: '8afc4f3e2e4d4c4b9f167d3d2a1b0c9e',
+        }),
+      ]);
+    given([created('f1', 'FILE', { bytes: 99 })])
+      .when(register('f1'))
+      .thenNothingHappened();
+    given([created('f1', 'DATASET')])
+      .when(register('f1'))
+      .thenThrows(UnsupportedOperation, /is a DATASET, not a file/);
   });
 });
 
 describe('DID decider: status (behaviour rules 3 and 5)', () => {
   const status = (name: string, open: boolean, descendantTotals = NO_TOTALS) =>
-    ({ type: 'SetDidStatus', data: { scope: 'user.jdoe', name, open, descendantTotals }, metadata: metadata() }) as const;
+    ({
+      type: 'SetDidStatus',
+      data: { scope: 'user.jdoe', name, open, descendantTotals },
+      metadata: metadata(),
+    }) as const;
   const withFiles: DidEvent[] = [
     created('ds', 'DATASET'),
-    { type: 'DidsAttached', data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', children: [fileEntry('f1'), fileEntry('f2', { bytes: 5, events: null })], totals: { length: 2, bytes: 105, events: 10 }, attachedAt: AT } },
+    {
+      type: 'DidsAttached',
+      data: {
+        scope: 'user.jdoe',
+        name: 'ds',
+        didType: 'DATASET',
+        children: [fileEntry('f1'), fileEntry('f2', { bytes: 5, events: null })],
+        totals: { length: 2, bytes: 105, events: 10 },
+        attachedAt: AT,
+      },
+    },
   ];
 
   it('closing a dataset fixes length, bytes and events from its files (rule 5)', () =>
     given(withFiles)
       .when(status('ds', false))
-      .then([{ type: 'DidClosed', data: { scope: 'user.jdoe', name: 'ds', totals: { length: 2, bytes: 105, events: 10 }, closedAt: AT } }]));
+      .then([
+        {
+          type: 'DidClosed',
+          data: { scope: 'user.jdoe', name: 'ds', totals: { length: 2, bytes: 105, events: 10 }, closedAt: AT },
+        },
+      ]));
 
   it('closing an empty dataset records zeros, a container the totals of the datasets below it', () => {
     given([created('ds', 'DATASET')])
       .when(status('ds', false))
-      .then([{ type: 'DidClosed', data: { scope: 'user.jdoe', name: 'ds', totals: { length: 0, bytes: 0, events: 0 }, closedAt: AT } }]);
+      .then([
+        {
+          type: 'DidClosed',
+          data: { scope: 'user.jdoe', name: 'ds', totals: { length: 0, bytes: 0, events: 0 }, closedAt: AT },
+        },
+      ]);
     given([created('cnt', 'CONTAINER')])
       .when(status('cnt', false, { length: 7, bytes: 700, events: null }))
-      .then([{ type: 'DidClosed', data: { scope: 'user.jdoe', name: 'cnt', totals: { length: 7, bytes: 700, events: 0 }, closedAt: AT } }]);
+      .then([
+        {
+          type: 'DidClosed',
+          data: { scope: 'user.jdoe', name: 'cnt', totals: { length: 7, bytes: 700, events: 0 }, closedAt: AT },
+        },
+      ]);
   });
 
   it('changes only to the other state, and never for files (rule 3)', () => {
-    const closed = [...withFiles, { type: 'DidClosed', data: { scope: 'user.jdoe', name: 'ds', totals: { length: 2, bytes: 105, events: 10 }, closedAt: AT } } as DidEvent];
-    given(closed).when(status('ds', false)).thenThrows(UnsupportedOperation, /The status of the data identifier 'user.jdoe:ds' cannot be changed/);
-    given(withFiles).when(status('ds', true)).thenThrows(UnsupportedOperation, /cannot be changed/);
-    given(closed).when(status('ds', true)).then([{ type: 'DidReopened', data: { scope: 'user.jdoe', name: 'ds', reopenedAt: AT } }]);
-    given([created('f', 'FILE')]).when(status('f', false)).thenThrows(UnsupportedOperation, /cannot be changed/);
-    given([]).when(status('ds', false)).thenThrows(DataIdentifierNotFound, /not found/);
+    const closed = [
+      ...withFiles,
+      {
+        type: 'DidClosed',
+        data: { scope: 'user.jdoe', name: 'ds', totals: { length: 2, bytes: 105, events: 10 }, closedAt: AT },
+      } as DidEvent,
+    ];
+    given(closed)
+      .when(status('ds', false))
+      .thenThrows(UnsupportedOperation, /The status of the data identifier 'user.jdoe:ds' cannot be changed/);
+    given(withFiles)
+      .when(status('ds', true))
+      .thenThrows(UnsupportedOperation, /cannot be changed/);
+    given(closed)
+      .when(status('ds', true))
+      .then([{ type: 'DidReopened', data: { scope: 'user.jdoe', name: 'ds', reopenedAt: AT } }]);
+    given([created('f', 'FILE')])
+      .when(status('f', false))
+      .thenThrows(UnsupportedOperation, /cannot be changed/);
+    given([])
+      .when(status('ds', false))
+      .thenThrows(DataIdentifierNotFound, /not found/);
   });
 });
 
@@ -99,18 +194,33 @@ describe('DID decider: followers, resurrection, expiry', () => {
     ({ type, data: { scope: 'user.jdoe', name: 'ds', account }, metadata: metadata() }) as const;
 
   it('follows once and unfollows quietly', () => {
-    const followed: DidEvent = { type: 'DidFollowed', data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', account: 'alice', followedAt: AT } };
-    given([created('ds', 'DATASET')]).when(follow('FollowDid')).then([followed]);
-    given([created('ds', 'DATASET'), followed]).when(follow('FollowDid')).thenThrows(Duplicate, /already follows/);
-    given([created('ds', 'DATASET'), followed]).when(follow('UnfollowDid')).then([{ type: 'DidUnfollowed', data: { scope: 'user.jdoe', name: 'ds', account: 'alice' } }]);
-    given([created('ds', 'DATASET')]).when(follow('UnfollowDid')).thenNothingHappened();
+    const followed: DidEvent = {
+      type: 'DidFollowed',
+      data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', account: 'alice', followedAt: AT },
+    };
+    given([created('ds', 'DATASET')])
+      .when(follow('FollowDid'))
+      .then([followed]);
+    given([created('ds', 'DATASET'), followed])
+      .when(follow('FollowDid'))
+      .thenThrows(Duplicate, /already follows/);
+    given([created('ds', 'DATASET'), followed])
+      .when(follow('UnfollowDid'))
+      .then([{ type: 'DidUnfollowed', data: { scope: 'user.jdoe', name: 'ds', account: 'alice' } }]);
+    given([created('ds', 'DATASET')])
+      .when(follow('UnfollowDid'))
+      .thenNothingHappened();
     given([]).when(follow('FollowDid')).thenThrows(DataIdentifierNotFound);
   });
 
   const resurrect = { type: 'ResurrectDid', data: { scope: 'user.jdoe', name: 'ds' }, metadata: metadata() } as const;
 
   it('resurrects a deleted collection without its content, or clears a passed expiry', () => {
-    given([created('ds', 'DATASET', { expiredAt: EARLIER }), { type: 'DidClosed', data: { scope: 'user.jdoe', name: 'ds', totals: NO_TOTALS, closedAt: AT } }, erased])
+    given([
+      created('ds', 'DATASET', { expiredAt: EARLIER }),
+      { type: 'DidClosed', data: { scope: 'user.jdoe', name: 'ds', totals: NO_TOTALS, closedAt: AT } },
+      erased,
+    ])
       .when(resurrect)
       .then([
         {
@@ -118,51 +228,148 @@ describe('DID decider: followers, resurrection, expiry', () => {
           data: {
             scope: 'user.jdoe',
             name: 'ds',
-            restored: { didType: 'DATASET', account: 'jdoe', createdAt: AT, monotonic: false, isOpen: false, closedAt: AT, columns: { is_new: true } },
+            restored: {
+              didType: 'DATASET',
+              account: 'jdoe',
+              createdAt: AT,
+              monotonic: false,
+              isOpen: false,
+              closedAt: AT,
+              columns: { is_new: true },
+            },
             resurrectedAt: AT,
           },
         },
       ]);
-    given([created('ds', 'DATASET', { expiredAt: EARLIER })]).when(resurrect).then([{ type: 'DidResurrected', data: { scope: 'user.jdoe', name: 'ds', restored: null, resurrectedAt: AT } }]);
-    given([created('ds', 'DATASET', { expiredAt: LATER })]).when(resurrect).thenThrows(DataIdentifierNotFound, /Deleted Data identifier 'user.jdoe:ds' not found/);
+    given([created('ds', 'DATASET', { expiredAt: EARLIER })])
+      .when(resurrect)
+      .then([{ type: 'DidResurrected', data: { scope: 'user.jdoe', name: 'ds', restored: null, resurrectedAt: AT } }]);
+    given([created('ds', 'DATASET', { expiredAt: LATER })])
+      .when(resurrect)
+      .thenThrows(DataIdentifierNotFound, /Deleted Data identifier 'user.jdoe:ds' not found/);
     given([]).when(resurrect).thenThrows(DataIdentifierNotFound);
   });
 
   it('brings an erased collection back to life as the state after resurrection shows', () => {
     const events: DidEvent[] = [created('ds', 'DATASET', { expiredAt: EARLIER }), erased];
-    const state = [...events, { type: 'DidResurrected', data: { scope: 'user.jdoe', name: 'ds', restored: { didType: 'DATASET', account: 'jdoe', createdAt: AT, monotonic: false, isOpen: true, closedAt: null, columns: {} }, resurrectedAt: AT } } as DidEvent].reduce(evolveDid, initialDid());
+    const state = [
+      ...events,
+      {
+        type: 'DidResurrected',
+        data: {
+          scope: 'user.jdoe',
+          name: 'ds',
+          restored: {
+            didType: 'DATASET',
+            account: 'jdoe',
+            createdAt: AT,
+            monotonic: false,
+            isOpen: true,
+            closedAt: null,
+            columns: {},
+          },
+          resurrectedAt: AT,
+        },
+      } as DidEvent,
+    ].reduce(evolveDid, initialDid());
     expect(state.status).to.equal('Live');
     expect(state.status === 'Live' && state.record.expiredAt).to.equal(null);
   });
 
-  const erase = (name: string) => ({ type: 'EraseExpiredDid', data: { scope: 'user.jdoe', name }, metadata: metadata('root') }) as const;
+  const erase = (name: string) =>
+    ({ type: 'EraseExpiredDid', data: { scope: 'user.jdoe', name }, metadata: metadata('root') }) as const;
   const ruleOn = (name: string, locked: boolean): DidEvent => ({
     type: 'DidRuleAttached',
-    data: { scope: 'user.jdoe', name, ruleId: 'r1', rule: { account: 'jdoe', rseExpression: 'SITE', copies: 1, locked } },
+    data: {
+      scope: 'user.jdoe',
+      name,
+      ruleId: 'r1',
+      rule: { account: 'jdoe', rseExpression: 'SITE', copies: 1, locked },
+    },
   });
 
   it('erases an expired collection with its content, and only clears an expired file (rule 7)', () => {
-    given([created('ds', 'DATASET', { expiredAt: EARLIER }), { type: 'DidsAttached', data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', children: [fileEntry('f1')], totals: { length: 1, bytes: 100, events: 10 }, attachedAt: AT } }])
+    given([
+      created('ds', 'DATASET', { expiredAt: EARLIER }),
+      {
+        type: 'DidsAttached',
+        data: {
+          scope: 'user.jdoe',
+          name: 'ds',
+          didType: 'DATASET',
+          children: [fileEntry('f1')],
+          totals: { length: 1, bytes: 100, events: 10 },
+          attachedAt: AT,
+        },
+      },
+    ])
       .when(erase('ds'))
-      .then([{ type: 'DidErased', data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', children: [{ scope: 'user.jdoe', name: 'f1' }], erasedAt: AT } }]);
-    given([created('f1', 'FILE', { expiredAt: EARLIER })]).when(erase('f1')).then([{ type: 'FileExpiryCleared', data: { scope: 'user.jdoe', name: 'f1', clearedAt: AT } }]);
+      .then([
+        {
+          type: 'DidErased',
+          data: {
+            scope: 'user.jdoe',
+            name: 'ds',
+            didType: 'DATASET',
+            children: [{ scope: 'user.jdoe', name: 'f1' }],
+            erasedAt: AT,
+          },
+        },
+      ]);
+    given([created('f1', 'FILE', { expiredAt: EARLIER })])
+      .when(erase('f1'))
+      .then([{ type: 'FileExpiryCleared', data: { scope: 'user.jdoe', name: 'f1', clearedAt: AT } }]);
   });
 
   it('leaves alone what has not expired or has a locked rule (rule 7)', () => {
-    given([created('ds', 'DATASET', { expiredAt: LATER })]).when(erase('ds')).thenThrows(UnsupportedOperation, /has not expired/);
-    given([created('ds', 'DATASET')]).when(erase('ds')).thenThrows(UnsupportedOperation, /has not expired/);
-    given([created('ds', 'DATASET', { expiredAt: EARLIER }), ruleOn('ds', true)]).when(erase('ds')).thenThrows(UnsupportedOperation, /locked replication rule/);
-    given([created('ds', 'DATASET', { expiredAt: EARLIER }), ruleOn('ds', false)]).when(erase('ds')).thenThrows(UnsupportedOperation, /still has replication rules/);
+    given([created('ds', 'DATASET', { expiredAt: LATER })])
+      .when(erase('ds'))
+      .thenThrows(UnsupportedOperation, /has not expired/);
+    given([created('ds', 'DATASET')])
+      .when(erase('ds'))
+      .thenThrows(UnsupportedOperation, /has not expired/);
+    given([created('ds', 'DATASET', { expiredAt: EARLIER }), ruleOn('ds', true)])
+      .when(erase('ds'))
+      .thenThrows(UnsupportedOperation, /locked replication rule/);
+    given([created('ds', 'DATASET', { expiredAt: EARLIER }), ruleOn('ds', false)])
+      .when(erase('ds'))
+      .thenThrows(UnsupportedOperation, /still has replication rules/);
   });
 
   it('marks a file LOST, which then cannot be attached', () => {
-    const setLost = { type: 'SetFileAvailability', data: { scope: 'user.jdoe', name: 'f1', availability: 'LOST' }, metadata: metadata() } as const;
-    given([created('f1', 'FILE')]).when(setLost).then([{ type: 'FileAvailabilityChanged', data: { scope: 'user.jdoe', name: 'f1', availability: 'LOST', changedAt: AT } }]);
-    given([created('ds', 'DATASET')]).when({ ...setLost, data: { ...setLost.data, name: 'ds' } }).thenThrows(UnsupportedOperation, /is not a file/);
+    const setLost = {
+      type: 'SetFileAvailability',
+      data: { scope: 'user.jdoe', name: 'f1', availability: 'LOST' },
+      metadata: metadata(),
+    } as const;
+    given([created('f1', 'FILE')])
+      .when(setLost)
+      .then([
+        {
+          type: 'FileAvailabilityChanged',
+          data: { scope: 'user.jdoe', name: 'f1', availability: 'LOST', changedAt: AT },
+        },
+      ]);
+    given([created('ds', 'DATASET')])
+      .when({ ...setLost, data: { ...setLost.data, name: 'ds' } })
+      .thenThrows(UnsupportedOperation, /is not a file/);
   });
 
   it('keeps a container entry of a collection as the attach left it', () => {
-    const state = [created('cnt', 'CONTAINER'), { type: 'DidsAttached', data: { scope: 'user.jdoe', name: 'cnt', didType: 'CONTAINER', children: [collectionEntry('ds', 'DATASET')], totals: { length: 1, bytes: null, events: null }, attachedAt: AT } } as DidEvent].reduce(evolveDid, initialDid());
+    const state = [
+      created('cnt', 'CONTAINER'),
+      {
+        type: 'DidsAttached',
+        data: {
+          scope: 'user.jdoe',
+          name: 'cnt',
+          didType: 'CONTAINER',
+          children: [collectionEntry('ds', 'DATASET')],
+          totals: { length: 1, bytes: null, events: null },
+          attachedAt: AT,
+        },
+      } as DidEvent,
+    ].reduce(evolveDid, initialDid());
     expect(state.status === 'Live' && [...state.content.children.keys()]).to.deep.equal(['user.jdoe:ds']);
   });
 });

@@ -21,8 +21,11 @@ import { created, fileEntry } from '../support/didEvents.ts';
 
 const given = deciderSpec(didDecider);
 
-const setMeta = (name: string, meta: Record<string, unknown>, conventions: ReadonlyMap<string, MetaConvention> = new Map()) =>
-  ({ type: 'SetDidMetadata', data: { scope: 'user.jdoe', name, meta, conventions }, metadata: metadata() }) as const;
+const setMeta = (
+  name: string,
+  meta: Record<string, unknown>,
+  conventions: ReadonlyMap<string, MetaConvention> = new Map(),
+) => ({ type: 'SetDidMetadata', data: { scope: 'user.jdoe', name, meta, conventions }, metadata: metadata() }) as const;
 
 const metadataSet = (name: string, columns: Record<string, unknown>, json: Record<string, unknown>): DidEvent =>
   ({ type: 'DidMetadataSet', data: { scope: 'user.jdoe', name, columns, json, setAt: AT } }) as DidEvent;
@@ -30,30 +33,64 @@ const metadataSet = (name: string, columns: Record<string, unknown>, json: Recor
 describe('DID decider: metadata', () => {
   it('splits keys between the DID_COLUMN and JSON plugins and types column values', () =>
     given([created('ds', 'DATASET')])
-      .when(setMeta('ds', { project: 'data23', run_number: 42, hidden: true, lifetime: 60, eol_at: '2030-01-31', colour: 'red', tags: ['a'] }))
+      .when(
+        setMeta('ds', {
+          project: 'data23',
+          run_number: 42,
+          hidden: true,
+          lifetime: 60,
+          eol_at: '2030-01-31',
+          colour: 'red',
+          tags: ['a'],
+        }),
+      )
       .then([
         metadataSet(
           'ds',
-          { project: 'data23', run_number: 42, hidden: true, expired_at: new Date(NOW.getTime() + 60_000).toISOString(), eol_at: '2030-01-31T00:00:00.000Z' },
+          {
+            project: 'data23',
+            run_number: 42,
+            hidden: true,
+            expired_at: new Date(NOW.getTime() + 60_000).toISOString(),
+            eol_at: '2030-01-31T00:00:00.000Z',
+          },
           { colour: 'red', tags: ['a'] },
         ),
       ]));
 
   it('knows which keys the DID_COLUMN plugin manages', () => {
-    expect(['project', 'length', 'lifetime', 'created_before', 'type', 'guid'].every(managedByDidColumn)).to.equal(true);
+    expect(['project', 'length', 'lifetime', 'created_before', 'type', 'guid'].every(managedByDidColumn)).to.equal(
+      true,
+    );
     expect(['account', 'did_type', 'is_open', 'created_at', 'colour'].some(managedByDidColumn)).to.equal(false);
   });
 
   it('refuses keys with a dot, keys without a column, bad values and file-only keys on collections', () => {
     const dataset = [created('ds', 'DATASET')];
-    given(dataset).when(setMeta('ds', { 'a.b': 1 })).thenThrows(InvalidMetadata, /Restricted character "\."/);
-    given(dataset).when(setMeta('ds', { type: 'x', created_before: 'y' })).thenThrows(InvalidMetadata, /Some of the keys are not accepted: \['type', 'created_before'\]/);
-    given(dataset).when(setMeta('ds', { run_number: 'five' })).thenThrows(InvalidValueForKey, /key run_number is not an integer/);
-    given(dataset).when(setMeta('ds', { provenance: 'toolong' })).thenThrows(InvalidValueForKey, /at most 2 characters/);
-    given(dataset).when(setMeta('ds', { hidden: null })).thenThrows(InvalidValueForKey, /not allowed to be null/);
-    given(dataset).when(setMeta('ds', { lifetime: 'soon' })).thenThrows(InvalidValueForKey, /lifetime is not a number/);
-    given(dataset).when(setMeta('ds', { events: 3 })).thenThrows(UnsupportedOperation, /events for user.jdoe:ds cannot be updated/);
-    given([]).when(setMeta('ds', { colour: 'red' })).thenThrows(DataIdentifierNotFound);
+    given(dataset)
+      .when(setMeta('ds', { 'a.b': 1 }))
+      .thenThrows(InvalidMetadata, /Restricted character "\."/);
+    given(dataset)
+      .when(setMeta('ds', { type: 'x', created_before: 'y' }))
+      .thenThrows(InvalidMetadata, /Some of the keys are not accepted: \['type', 'created_before'\]/);
+    given(dataset)
+      .when(setMeta('ds', { run_number: 'five' }))
+      .thenThrows(InvalidValueForKey, /key run_number is not an integer/);
+    given(dataset)
+      .when(setMeta('ds', { provenance: 'toolong' }))
+      .thenThrows(InvalidValueForKey, /at most 2 characters/);
+    given(dataset)
+      .when(setMeta('ds', { hidden: null }))
+      .thenThrows(InvalidValueForKey, /not allowed to be null/);
+    given(dataset)
+      .when(setMeta('ds', { lifetime: 'soon' }))
+      .thenThrows(InvalidValueForKey, /lifetime is not a number/);
+    given(dataset)
+      .when(setMeta('ds', { events: 3 }))
+      .thenThrows(UnsupportedOperation, /events for user.jdoe:ds cannot be updated/);
+    given([])
+      .when(setMeta('ds', { colour: 'red' }))
+      .thenThrows(DataIdentifierNotFound);
   });
 
   it('sets guid and events on files, and a dataset follows a file with UpdateContentEntry', () => {
@@ -62,55 +99,137 @@ describe('DID decider: metadata', () => {
       .then([metadataSet('f1', { guid: '8afc4f3e2e4d4c4b9f167d3d2a1b0c9e', events: 33 }, {})]);
     given([
       created('ds', 'DATASET'),
-      { type: 'DidsAttached', data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', children: [fileEntry('f1'), fileEntry('f2')], totals: { length: 2, bytes: 200, events: 20 }, attachedAt: AT } },
+      {
+        type: 'DidsAttached',
+        data: {
+          scope: 'user.jdoe',
+          name: 'ds',
+          didType: 'DATASET',
+          children: [fileEntry('f1'), fileEntry('f2')],
+          totals: { length: 2, bytes: 200, events: 20 },
+          attachedAt: AT,
+        },
+      },
     ])
-      .when({ type: 'UpdateContentEntry', data: { scope: 'user.jdoe', name: 'ds', child: { scope: 'user.jdoe', name: 'f1' }, events: 33 }, metadata: metadata() })
-      .then([{ type: 'DidContentUpdated', data: { scope: 'user.jdoe', name: 'ds', child: fileEntry('f1', { events: 33 }), totals: { length: 2, bytes: 200, events: 43 }, updatedAt: AT } }]);
+      .when({
+        type: 'UpdateContentEntry',
+        data: { scope: 'user.jdoe', name: 'ds', child: { scope: 'user.jdoe', name: 'f1' }, events: 33 },
+        metadata: metadata(),
+      })
+      .then([
+        {
+          type: 'DidContentUpdated',
+          data: {
+            scope: 'user.jdoe',
+            name: 'ds',
+            child: fileEntry('f1', { events: 33 }),
+            totals: { length: 2, bytes: 200, events: 43 },
+            updatedAt: AT,
+          },
+        },
+      ]);
   });
 
   it('checks values against the metadata conventions of their keys', () => {
-    const datatype: MetaConvention = { key: 'datatype', keyType: 'DATASET', valueType: 'str', valueRegexp: '^[A-Z]', values: ['AOD', 'ESD'] };
+    const datatype: MetaConvention = {
+      key: 'datatype',
+      keyType: 'DATASET',
+      valueType: 'str',
+      valueRegexp: '^[A-Z]',
+      values: ['AOD', 'ESD'],
+    };
     const conventions = new Map([['datatype', datatype]]);
-    given([created('ds', 'DATASET')]).when(setMeta('ds', { datatype: 'AOD' }, conventions)).then([metadataSet('ds', { datatype: 'AOD' }, {})]);
-    given([created('ds', 'DATASET')]).when(setMeta('ds', { datatype: 'RAW' }, conventions)).thenThrows(InvalidValueForKey, /not one of the allowed values/);
-    given([created('ds', 'DATASET')]).when(setMeta('ds', { datatype: 'aod' }, conventions)).thenThrows(InvalidValueForKey, /does not match the regular expression/);
-    given([created('f1', 'FILE')]).when(setMeta('f1', { datatype: 'AOD' }, conventions)).thenThrows(InvalidValueForKey, /does not apply to a FILE/);
-    const size = new Map([['size', { key: 'size', keyType: 'ALL', valueType: 'int', valueRegexp: null, values: [] } as MetaConvention]]);
-    given([created('ds', 'DATASET')]).when(setMeta('ds', { size: '12' }, size)).thenThrows(InvalidValueForKey, /required type int/);
+    given([created('ds', 'DATASET')])
+      .when(setMeta('ds', { datatype: 'AOD' }, conventions))
+      .then([metadataSet('ds', { datatype: 'AOD' }, {})]);
+    given([created('ds', 'DATASET')])
+      .when(setMeta('ds', { datatype: 'RAW' }, conventions))
+      .thenThrows(InvalidValueForKey, /not one of the allowed values/);
+    given([created('ds', 'DATASET')])
+      .when(setMeta('ds', { datatype: 'aod' }, conventions))
+      .thenThrows(InvalidValueForKey, /does not match the regular expression/);
+    given([created('f1', 'FILE')])
+      .when(setMeta('f1', { datatype: 'AOD' }, conventions))
+      .thenThrows(InvalidValueForKey, /does not apply to a FILE/);
+    const size = new Map([
+      ['size', { key: 'size', keyType: 'ALL', valueType: 'int', valueRegexp: null, values: [] } as MetaConvention],
+    ]);
+    given([created('ds', 'DATASET')])
+      .when(setMeta('ds', { size: '12' }, size))
+      .thenThrows(InvalidValueForKey, /required type int/);
   });
 
-  const deleteKey = (name: string, key: string) => ({ type: 'DeleteDidMetadataKey', data: { scope: 'user.jdoe', name, key }, metadata: metadata() }) as const;
+  const deleteKey = (name: string, key: string) =>
+    ({ type: 'DeleteDidMetadataKey', data: { scope: 'user.jdoe', name, key }, metadata: metadata() }) as const;
 
   it('deletes JSON keys only', () => {
     const withJson = [created('ds', 'DATASET'), metadataSet('ds', {}, { colour: 'red' })];
-    given(withJson).when(deleteKey('ds', 'colour')).then([{ type: 'DidMetadataKeyDeleted', data: { scope: 'user.jdoe', name: 'ds', key: 'colour', deletedAt: AT } }]);
-    given(withJson).when(deleteKey('ds', 'shape')).thenThrows(KeyNotFound, /^shape$/);
-    given(withJson).when(deleteKey('ds', 'project')).thenThrows(NotImplementedError_, /does not currently support deleting metadata/);
-    given([created('ds', 'DATASET')]).when(deleteKey('ds', 'colour')).thenThrows(DataIdentifierNotFound, /Key not found for data identifier 'user.jdoe:ds'/);
+    given(withJson)
+      .when(deleteKey('ds', 'colour'))
+      .then([
+        { type: 'DidMetadataKeyDeleted', data: { scope: 'user.jdoe', name: 'ds', key: 'colour', deletedAt: AT } },
+      ]);
+    given(withJson)
+      .when(deleteKey('ds', 'shape'))
+      .thenThrows(KeyNotFound, /^shape$/);
+    given(withJson)
+      .when(deleteKey('ds', 'project'))
+      .thenThrows(NotImplementedError_, /does not currently support deleting metadata/);
+    given([created('ds', 'DATASET')])
+      .when(deleteKey('ds', 'colour'))
+      .thenThrows(DataIdentifierNotFound, /Key not found for data identifier 'user.jdoe:ds'/);
   });
 });
 
 describe('meta convention decider', () => {
   const conventions = deciderSpec(metaConventionDecider);
   const addKey = (keyType: unknown, valueType: unknown = null, valueRegexp: unknown = null) =>
-    ({ type: 'AddMetaConventionKey', data: { key: 'datatype', keyType, valueType, valueRegexp }, metadata: metadata() }) as const;
-  const addValue = (value: unknown) => ({ type: 'AddMetaConventionValue', data: { key: 'datatype', value }, metadata: metadata() }) as const;
-  const keyAdded = { type: 'MetaConventionKeyAdded', data: { key: 'datatype', keyType: 'DATASET', valueType: 'str', valueRegexp: '^[A-Z]+$', addedAt: AT } } as const;
+    ({
+      type: 'AddMetaConventionKey',
+      data: { key: 'datatype', keyType, valueType, valueRegexp },
+      metadata: metadata(),
+    }) as const;
+  const addValue = (value: unknown) =>
+    ({ type: 'AddMetaConventionValue', data: { key: 'datatype', value }, metadata: metadata() }) as const;
+  const keyAdded = {
+    type: 'MetaConventionKeyAdded',
+    data: { key: 'datatype', keyType: 'DATASET', valueType: 'str', valueRegexp: '^[A-Z]+$', addedAt: AT },
+  } as const;
 
   it('adds keys with the value types the Python client sends, once', () => {
-    conventions([]).when(addKey('DATASET', "<class 'str'>", '^[A-Z]+$')).then([keyAdded]);
-    conventions([]).when(addKey('D', 'str', '^[A-Z]+$')).then([keyAdded]);
-    conventions([keyAdded]).when(addKey('DATASET')).thenThrows(Duplicate, /key 'datatype' already exists!/);
-    conventions([]).when(addKey('DATASET', 'list')).thenThrows(UnsupportedValueType, /The type 'list' is not supported for values!/);
-    conventions([]).when(addKey(undefined)).thenThrows(UnsupportedKeyType, /The type 'None' is not supported for keys!/);
-    conventions([]).when(addKey('ALL', null, '(')).thenThrows(InvalidObject, /value_regexp/);
+    conventions([])
+      .when(addKey('DATASET', "<class 'str'>", '^[A-Z]+$'))
+      .then([keyAdded]);
+    conventions([])
+      .when(addKey('D', 'str', '^[A-Z]+$'))
+      .then([keyAdded]);
+    conventions([keyAdded])
+      .when(addKey('DATASET'))
+      .thenThrows(Duplicate, /key 'datatype' already exists!/);
+    conventions([])
+      .when(addKey('DATASET', 'list'))
+      .thenThrows(UnsupportedValueType, /The type 'list' is not supported for values!/);
+    conventions([])
+      .when(addKey(undefined))
+      .thenThrows(UnsupportedKeyType, /The type 'None' is not supported for keys!/);
+    conventions([])
+      .when(addKey('ALL', null, '('))
+      .thenThrows(InvalidObject, /value_regexp/);
   });
 
   it('adds allowed values that match the key, once', () => {
-    conventions([keyAdded]).when(addValue('AOD')).then([{ type: 'MetaConventionValueAdded', data: { key: 'datatype', value: 'AOD', addedAt: AT } }]);
-    conventions([keyAdded, { type: 'MetaConventionValueAdded', data: { key: 'datatype', value: 'AOD', addedAt: AT } }]).when(addValue('AOD')).thenThrows(Duplicate, /key-value 'datatype-AOD' already exists!/);
-    conventions([keyAdded]).when(addValue('aod')).thenThrows(InvalidValueForKey, /regular expression/);
+    conventions([keyAdded])
+      .when(addValue('AOD'))
+      .then([{ type: 'MetaConventionValueAdded', data: { key: 'datatype', value: 'AOD', addedAt: AT } }]);
+    conventions([keyAdded, { type: 'MetaConventionValueAdded', data: { key: 'datatype', value: 'AOD', addedAt: AT } }])
+      .when(addValue('AOD'))
+      .thenThrows(Duplicate, /key-value 'datatype-AOD' already exists!/);
+    conventions([keyAdded])
+      .when(addValue('aod'))
+      .thenThrows(InvalidValueForKey, /regular expression/);
     conventions([keyAdded]).when(addValue(5)).thenThrows(InvalidValueForKey);
-    conventions([]).when(addValue('AOD')).thenThrows(KeyNotFound, /key 'datatype' does not exist!/);
+    conventions([])
+      .when(addValue('AOD'))
+      .thenThrows(KeyNotFound, /key 'datatype' does not exist!/);
   });
 });

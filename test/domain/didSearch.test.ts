@@ -24,11 +24,51 @@ const expectRefusal = (run: () => unknown, errorClass: RucioErrorClass, message?
 };
 
 const documents = [
-  { _id: 's:data_1', scope: 's', name: 'data_1', did_type: 'DATASET', length: 3, created_at: '2024-01-10T00:00:00.000Z', meta: null },
-  { _id: 's:dataX1', scope: 's', name: 'dataX1', did_type: 'DATASET', created_at: '2024-03-01T00:00:00.000Z', meta: null },
-  { _id: 's:cont', scope: 's', name: 'cont', did_type: 'CONTAINER', length: 1, project: 'p1', created_at: '2024-02-01T00:00:00.000Z', meta: { colour: 'red', size: 5 } },
-  { _id: 's:file', scope: 's', name: 'file', did_type: 'FILE', bytes: 10, created_at: '2024-01-01T00:00:00.000Z', meta: { colour: 'blue' } },
-  { _id: 't:data_1', scope: 't', name: 'data_1', did_type: 'DATASET', length: 9, created_at: '2024-01-10T00:00:00.000Z', meta: null },
+  {
+    _id: 's:data_1',
+    scope: 's',
+    name: 'data_1',
+    did_type: 'DATASET',
+    length: 3,
+    created_at: '2024-01-10T00:00:00.000Z',
+    meta: null,
+  },
+  {
+    _id: 's:dataX1',
+    scope: 's',
+    name: 'dataX1',
+    did_type: 'DATASET',
+    created_at: '2024-03-01T00:00:00.000Z',
+    meta: null,
+  },
+  {
+    _id: 's:cont',
+    scope: 's',
+    name: 'cont',
+    did_type: 'CONTAINER',
+    length: 1,
+    project: 'p1',
+    created_at: '2024-02-01T00:00:00.000Z',
+    meta: { colour: 'red', size: 5 },
+  },
+  {
+    _id: 's:file',
+    scope: 's',
+    name: 'file',
+    did_type: 'FILE',
+    bytes: 10,
+    created_at: '2024-01-01T00:00:00.000Z',
+    meta: { colour: 'blue' },
+  },
+  {
+    _id: 't:data_1',
+    scope: 't',
+    name: 'data_1',
+    did_type: 'DATASET',
+    length: 9,
+    created_at: '2024-01-10T00:00:00.000Z',
+    meta: null,
+  },
 ];
 
 /** Names in scope `s` a search finds, through the MongoDB filter the read model runs. */
@@ -57,13 +97,24 @@ describe('DID search semantics (behaviour rule 6)', () => {
     expect(found([{ 'length.lte': '3' }])).to.deep.equal(['data_1', 'cont']);
     expect(found([{ 'length.ne': 3 }])).to.deep.equal(['dataX1', 'cont']);
     expect(found([{ 'project.ne': 'p1' }])).to.deep.equal(['data_1', 'dataX1']);
-    expectRefusal(() => planDidSearch([{ length: 'many' }], 'collection'), ValueError, /Length has to be an integer value./);
+    expectRefusal(
+      () => planDidSearch([{ length: 'many' }], 'collection'),
+      ValueError,
+      /Length has to be an integer value./,
+    );
   });
 
   it('takes both creation bounds and ORs groups', () => {
-    expect(found([{ created_after: '2024-01-05 00:00:00', created_before: '2024-02-15T00:00:00' }])).to.deep.equal(['data_1', 'cont']);
+    expect(found([{ created_after: '2024-01-05 00:00:00', created_before: '2024-02-15T00:00:00' }])).to.deep.equal([
+      'data_1',
+      'cont',
+    ]);
     expect(found([{ name: 'cont' }, { 'length.gt': 2 }])).to.deep.equal(['data_1', 'cont']);
-    expectRefusal(() => planDidSearch([{ created_after: 'yesterday' }], 'all'), DIDFilterSyntaxError, /Couldn't parse date 'yesterday'/);
+    expectRefusal(
+      () => planDidSearch([{ created_after: 'yesterday' }], 'all'),
+      DIDFilterSyntaxError,
+      /Couldn't parse date 'yesterday'/,
+    );
   });
 
   it('searches JSON metadata across types, only DIDs that have some', () => {
@@ -73,13 +124,33 @@ describe('DID search semantics (behaviour rule 6)', () => {
   });
 
   it('refuses keys of two plugins, unknown columns and bad operators', () => {
-    expectRefusal(() => planDidSearch([{ length: 1, colour: 'red' }], 'all'), InvalidMetadata, /do not all belong to the same metadata plugin/);
+    expectRefusal(
+      () => planDidSearch([{ length: 1, colour: 'red' }], 'all'),
+      InvalidMetadata,
+      /do not all belong to the same metadata plugin/,
+    );
     expectRefusal(() => planDidSearch([{ length: 1 }, { colour: 'red' }], 'all'), InvalidMetadata);
-    expectRefusal(() => planDidSearch([{ lifetime: 5 }], 'all'), KeyNotFound, /'lifetime' keyword could not be coerced/);
-    expectRefusal(() => planDidSearch([{ 'length.about': 5 }], 'all'), DIDFilterSyntaxError, /Unknown operator 'about'/);
+    expectRefusal(
+      () => planDidSearch([{ lifetime: 5 }], 'all'),
+      KeyNotFound,
+      /'lifetime' keyword could not be coerced/,
+    );
+    expectRefusal(
+      () => planDidSearch([{ 'length.about': 5 }], 'all'),
+      DIDFilterSyntaxError,
+      /Unknown operator 'about'/,
+    );
     expectRefusal(() => planDidSearch([{ 'length.gt.x': 5 }], 'all'), DIDFilterSyntaxError);
-    expectRefusal(() => planDidSearch([{ 'name.gt': 'a' }], 'all'), ValueError, /Name operator must be an equality operator/);
-    expectRefusal(() => planDidSearch([{ 'project.gt': 'a*' }], 'all'), DIDFilterSyntaxError, /Wildcards can only be used with equality operators/);
+    expectRefusal(
+      () => planDidSearch([{ 'name.gt': 'a' }], 'all'),
+      ValueError,
+      /Name operator must be an equality operator/,
+    );
+    expectRefusal(
+      () => planDidSearch([{ 'project.gt': 'a*' }], 'all'),
+      DIDFilterSyntaxError,
+      /Wildcards can only be used with equality operators/,
+    );
   });
 
   it('types text values as Rucio does', () => {
@@ -102,7 +173,9 @@ describe('Python literal reader', () => {
       { name: 'f*', 'length.gt': 0 },
       { type: 'dataset', x: -150 },
     ]);
-    expect(parsePythonLiteral("{'ok': True, 'none': None, 'no': False, 'tuple': (1, 2,), 'esc': 'it\\'s\\n'}")).to.deep.equal({
+    expect(
+      parsePythonLiteral("{'ok': True, 'none': None, 'no': False, 'tuple': (1, 2,), 'esc': 'it\\'s\\n'}"),
+    ).to.deep.equal({
       ok: true,
       none: null,
       no: false,

@@ -5,7 +5,10 @@ import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 
 const given = deciderSpec(identityDecider);
 const key = { identity: 'jdoe', identityType: 'USERPASS' } as const;
-const added: IdentityEvent = { type: 'IdentityAdded', data: { ...key, email: 'j@x.org', passwordHash: 'scrypt$h', addedAt: AT } };
+const added: IdentityEvent = {
+  type: 'IdentityAdded',
+  data: { ...key, email: 'j@x.org', passwordHash: 'scrypt$h', addedAt: AT },
+};
 const grantedTo = (account: string, isDefault = false): IdentityEvent => ({
   type: 'IdentityGrantedToAccount',
   data: { ...key, account, isDefault, grantedAt: AT },
@@ -13,35 +16,66 @@ const grantedTo = (account: string, isDefault = false): IdentityEvent => ({
 
 describe('identity decider', () => {
   const grant = (account: string, passwordHash: string | null = 'scrypt$h', isDefault = false) =>
-    ({ type: 'GrantIdentity', data: { ...key, account, email: 'j@x.org', passwordHash, isDefault }, metadata: metadata() }) as const;
+    ({
+      type: 'GrantIdentity',
+      data: { ...key, account, email: 'j@x.org', passwordHash, isDefault },
+      metadata: metadata(),
+    }) as const;
 
   it('creates a missing identity when granting it to an account', () =>
-    given([]).when(grant('jdoe', 'scrypt$h', true)).then([added, grantedTo('jdoe', true)]));
+    given([])
+      .when(grant('jdoe', 'scrypt$h', true))
+      .then([added, grantedTo('jdoe', true)]));
 
   it('grants an existing identity to another account without creating it again', () =>
-    given([added, grantedTo('jdoe')]).when(grant('team')).then([grantedTo('team')]));
+    given([added, grantedTo('jdoe')])
+      .when(grant('team'))
+      .then([grantedTo('team')]));
 
   it('refuses a mapping that exists already', () =>
-    given([added, grantedTo('jdoe')]).when(grant('jdoe')).thenThrows(Duplicate, /Identity pair 'jdoe','USERPASS' already exists!/));
+    given([added, grantedTo('jdoe')])
+      .when(grant('jdoe'))
+      .thenThrows(Duplicate, /Identity pair 'jdoe','USERPASS' already exists!/));
 
   it('needs a password for a new userpass identity, but not for x509', () => {
-    given([]).when(grant('jdoe', null)).thenThrows(IdentityError, /You must provide a password!/);
+    given([])
+      .when(grant('jdoe', null))
+      .thenThrows(IdentityError, /You must provide a password!/);
     const dn = '/DC=org/CN=John Doe';
     given([])
       .when({
         type: 'GrantIdentity',
-        data: { identity: dn, identityType: 'X509', account: 'jdoe', email: 'j@x.org', passwordHash: null, isDefault: false },
+        data: {
+          identity: dn,
+          identityType: 'X509',
+          account: 'jdoe',
+          email: 'j@x.org',
+          passwordHash: null,
+          isDefault: false,
+        },
         metadata: metadata(),
       })
       .then([
-        { type: 'IdentityAdded', data: { identity: dn, identityType: 'X509', email: 'j@x.org', passwordHash: null, addedAt: AT } },
-        { type: 'IdentityGrantedToAccount', data: { identity: dn, identityType: 'X509', account: 'jdoe', isDefault: false, grantedAt: AT } },
+        {
+          type: 'IdentityAdded',
+          data: { identity: dn, identityType: 'X509', email: 'j@x.org', passwordHash: null, addedAt: AT },
+        },
+        {
+          type: 'IdentityGrantedToAccount',
+          data: { identity: dn, identityType: 'X509', account: 'jdoe', isDefault: false, grantedAt: AT },
+        },
       ]);
   });
 
   it('registers only identities that do not exist yet', () => {
-    const register = { type: 'RegisterIdentity', data: { ...key, account: 'jdoe', email: 'j@x.org', passwordHash: 'scrypt$h' }, metadata: metadata() } as const;
-    given([]).when(register).then([added, grantedTo('jdoe')]);
+    const register = {
+      type: 'RegisterIdentity',
+      data: { ...key, account: 'jdoe', email: 'j@x.org', passwordHash: 'scrypt$h' },
+      metadata: metadata(),
+    } as const;
+    given([])
+      .when(register)
+      .then([added, grantedTo('jdoe')]);
     given([added]).when(register).thenThrows(Duplicate);
   });
 
@@ -50,6 +84,8 @@ describe('identity decider', () => {
     given([added, grantedTo('jdoe')])
       .when(revoke)
       .then([{ type: 'IdentityRevokedFromAccount', data: { ...key, account: 'jdoe', revokedAt: AT } }]);
-    given([added]).when(revoke).thenThrows(IdentityError, /Identity \('jdoe','USERPASS'\) does not exist!/);
+    given([added])
+      .when(revoke)
+      .thenThrows(IdentityError, /Identity \('jdoe','USERPASS'\) does not exist!/);
   });
 });

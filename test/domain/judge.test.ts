@@ -6,18 +6,28 @@ const now = '2026-11-22T10:00:00.000Z';
 describe('Workflow: the judge-injector (rule 16)', () => {
   const given = workflowSpec(injector);
   it('injects a rule added in INJECT', () =>
-    given({}).when({ type: 'RuleAdded', ruleId: 'r1', state: 'INJECT' }).then([{ type: 'InjectRule', data: { ruleId: 'r1' } }]));
-  it('injects an approved rule', () => given({}).when({ type: 'RuleApproved', ruleId: 'r1' }).then([{ type: 'InjectRule', data: { ruleId: 'r1' } }]));
-  it('leaves a rule created with its locks alone', () => given({}).when({ type: 'RuleAdded', ruleId: 'r1', state: 'REPLICATING' }).thenNothing());
+    given({})
+      .when({ type: 'RuleAdded', ruleId: 'r1', state: 'INJECT' })
+      .then([{ type: 'InjectRule', data: { ruleId: 'r1' } }]));
+  it('injects an approved rule', () =>
+    given({})
+      .when({ type: 'RuleApproved', ruleId: 'r1' })
+      .then([{ type: 'InjectRule', data: { ruleId: 'r1' } }]));
+  it('leaves a rule created with its locks alone', () =>
+    given({}).when({ type: 'RuleAdded', ruleId: 'r1', state: 'REPLICATING' }).thenNothing());
 });
 
 describe('Workflow: the judge-evaluator (rule 19)', () => {
   const given = workflowSpec(evaluator);
   const children = [{ scope: 's', name: 'f1' }];
   it('re-evaluates the rules over an attach', () =>
-    given({ coveringRules: 2 }).when({ type: 'DidsAttached', scope: 's', name: 'ds', children }).then([{ type: 'EvaluateAttach', data: { scope: 's', name: 'ds', children } }]));
+    given({ coveringRules: 2 })
+      .when({ type: 'DidsAttached', scope: 's', name: 'ds', children })
+      .then([{ type: 'EvaluateAttach', data: { scope: 's', name: 'ds', children } }]));
   it('re-evaluates the rules over a detach', () =>
-    given({ coveringRules: 1 }).when({ type: 'DidsDetached', scope: 's', name: 'ds', children }).then([{ type: 'EvaluateDetach', data: { scope: 's', name: 'ds', children } }]));
+    given({ coveringRules: 1 })
+      .when({ type: 'DidsDetached', scope: 's', name: 'ds', children })
+      .then([{ type: 'EvaluateDetach', data: { scope: 's', name: 'ds', children } }]));
   it('has nothing to do where no rule covers the collection', () =>
     given({ coveringRules: 0 }).when({ type: 'DidsAttached', scope: 's', name: 'ds', children }).thenNothing());
 });
@@ -48,7 +58,10 @@ describe('Workflow: the judge-cleaner (rule 20)', () => {
     childRuleId: null,
     ...extra,
   });
-  it('deletes an expired rule', () => given({ expired: [expired('r1')], parents: [] }).when({ now }).then([{ type: 'DeleteExpiredRule', data: { ruleId: 'r1' } }]));
+  it('deletes an expired rule', () =>
+    given({ expired: [expired('r1')], parents: [] })
+      .when({ now })
+      .then([{ type: 'DeleteExpiredRule', data: { ruleId: 'r1' } }]));
   it('keeps a locked rule and a rule waiting for its child, saying why', () =>
     given({ expired: [expired('locked', { locked: true }), expired('parent', { childRuleId: 'child' })], parents: [] })
       .when({ now })
@@ -57,7 +70,14 @@ describe('Workflow: the judge-cleaner (rule 20)', () => {
         { type: 'Skipped', data: { what: 'parent', reason: 'its child rule child is not OK yet' } },
       ]));
   it('releases a parent whose child is OK, and one whose child is gone', () =>
-    given({ expired: [], parents: [{ ruleId: 'p1', childState: 'OK' }, { ruleId: 'p2', childState: null }, { ruleId: 'p3', childState: 'REPLICATING' }] })
+    given({
+      expired: [],
+      parents: [
+        { ruleId: 'p1', childState: 'OK' },
+        { ruleId: 'p2', childState: null },
+        { ruleId: 'p3', childState: 'REPLICATING' },
+      ],
+    })
       .when({ now })
       .then([
         { type: 'ReleaseParentRule', data: { ruleId: 'p1' } },

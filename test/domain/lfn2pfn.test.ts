@@ -11,7 +11,12 @@ import {
   RSEProtocolPriorityError,
 } from '../../domain/shared/errors.ts';
 
-const protocol = (scheme: string, hostname: string, domains: object, overrides: Partial<RseProtocol> = {}): RseProtocol => ({
+const protocol = (
+  scheme: string,
+  hostname: string,
+  domains: object,
+  overrides: Partial<RseProtocol> = {},
+): RseProtocol => ({
   scheme,
   hostname,
   port: 443,
@@ -26,7 +31,9 @@ describe('lfn → pfn', () => {
   it('hashes the path as scope/md5[0:2]/md5[2:4]/name, splitting user and group scopes on dots', () => {
     // md5('user.jdoe:file1') = a2cb…, md5('data18:AOD.01234._000001.pool.root.1') = 6167…
     expect(deterministicPath('user.jdoe', 'file1')).to.equal('user/jdoe/a2/cb/file1');
-    expect(deterministicPath('data18', 'AOD.01234._000001.pool.root.1', 'hash')).to.equal('data18/61/67/AOD.01234._000001.pool.root.1');
+    expect(deterministicPath('data18', 'AOD.01234._000001.pool.root.1', 'hash')).to.equal(
+      'data18/61/67/AOD.01234._000001.pool.root.1',
+    );
     expect(deterministicPath('group.phys.higgs', 'x')).to.equal('group/phys/higgs/ee/2d/x');
     expect(deterministicPath('user.jdoe', 'file1', 'identity')).to.equal('user/jdoe/file1');
     expect(deterministicPath('mc16', 'a/b', 'identity')).to.equal('mc16/a/b');
@@ -34,15 +41,32 @@ describe('lfn → pfn', () => {
   });
 
   it('builds PFNs as the protocol implementations do', () => {
-    const https = protocol('https', 'eos.cern.ch', {}, { impl: 'rucio.rse.protocols.webdav.Default', prefix: 'eos/data' });
-    expect(pfnFromProtocol(https, 'user/jdoe/a2/cb/file1')).to.equal('https://eos.cern.ch:443/eos/data/user/jdoe/a2/cb/file1');
-    const posix = protocol('file', 'localhost', {}, { impl: 'rucio.rse.protocols.posix.Default', port: 0, prefix: '/tmp/rse' });
+    const https = protocol(
+      'https',
+      'eos.cern.ch',
+      {},
+      { impl: 'rucio.rse.protocols.webdav.Default', prefix: 'eos/data' },
+    );
+    expect(pfnFromProtocol(https, 'user/jdoe/a2/cb/file1')).to.equal(
+      'https://eos.cern.ch:443/eos/data/user/jdoe/a2/cb/file1',
+    );
+    const posix = protocol(
+      'file',
+      'localhost',
+      {},
+      { impl: 'rucio.rse.protocols.posix.Default', port: 0, prefix: '/tmp/rse' },
+    );
     expect(pfnFromProtocol(posix, 'a/b')).to.equal('file://localhost/tmp/rse/a/b');
-    const srm = protocol('srm', 'srm://se.example.org', {}, {
-      impl: 'rucio.rse.protocols.srm.Default',
-      port: 8446,
-      extended_attributes: { web_service_path: '/srm/managerv2?SFN=' },
-    });
+    const srm = protocol(
+      'srm',
+      'srm://se.example.org',
+      {},
+      {
+        impl: 'rucio.rse.protocols.srm.Default',
+        port: 8446,
+        extended_attributes: { web_service_path: '/srm/managerv2?SFN=' },
+      },
+    );
     expect(pfnFromProtocol(srm, '/a/b')).to.equal('srm://se.example.org:8446/srm/managerv2?SFN=/data/a/b');
     expect(pfnFromProtocol({ ...srm, port: 0 }, 'a/b')).to.equal('srm://se.example.org/srm/managerv2?SFN=/data/a/b');
     expect(pfnFromProtocol({ ...https, prefix: null }, 'a')).to.equal('https://eos.cern.ch:443/a');
@@ -56,23 +80,50 @@ describe('lfn → pfn', () => {
     ];
     expect(selectProtocol(protocols, { operation: 'write', domain: 'wan' }).scheme).to.equal('https');
     expect(selectProtocol(protocols, { operation: 'read', domain: 'wan' }).scheme).to.equal('davs');
-    expect(selectProtocol(protocols, { operation: 'read', domain: 'wan', scheme: 'https,root' }).scheme).to.equal('root');
+    expect(selectProtocol(protocols, { operation: 'read', domain: 'wan', scheme: 'https,root' }).scheme).to.equal(
+      'root',
+    );
     expect(selectProtocol(protocols, { operation: 'read', domain: 'lan' }).scheme).to.equal('root');
     expect(() => selectProtocol(protocols, { operation: 'delete', domain: 'wan' })).to.throw(RSEProtocolNotSupported);
-    expect(() => selectProtocol(protocols, { operation: 'read', domain: 'wan', scheme: 'srm' })).to.throw(RSEProtocolNotSupported);
-    expect(() => selectProtocol(protocols, { operation: 'copy', domain: 'wan' })).to.throw(RSEOperationNotSupported, /Operation copy is not supported/);
-    expect(() => selectProtocol(protocols, { operation: 'read', domain: 'WAN' })).to.throw(RSEProtocolDomainNotSupported, /Domain WAN not supported/);
+    expect(() => selectProtocol(protocols, { operation: 'read', domain: 'wan', scheme: 'srm' })).to.throw(
+      RSEProtocolNotSupported,
+    );
+    expect(() => selectProtocol(protocols, { operation: 'copy', domain: 'wan' })).to.throw(
+      RSEOperationNotSupported,
+      /Operation copy is not supported/,
+    );
+    expect(() => selectProtocol(protocols, { operation: 'read', domain: 'WAN' })).to.throw(
+      RSEProtocolDomainNotSupported,
+      /Domain WAN not supported/,
+    );
   });
 
   it('maps lfns of deterministic RSEs and only stored paths of non-deterministic ones', () => {
-    const protocols = [protocol('https', 'eos.cern.ch', { wan: { write: 1, read: 1 } }, { impl: 'rucio.rse.protocols.webdav.Default' })];
-    const lfns = [{ scope: 'user.jdoe', name: 'file1' }, { scope: 'user.jdoe', name: 'file2' }];
-    expect(lfnsToPfns({ deterministic: true, lfn2pfnAlgorithm: 'identity', protocols }, lfns, { operation: 'write', domain: 'wan' })).to.deep.equal({
+    const protocols = [
+      protocol('https', 'eos.cern.ch', { wan: { write: 1, read: 1 } }, { impl: 'rucio.rse.protocols.webdav.Default' }),
+    ];
+    const lfns = [
+      { scope: 'user.jdoe', name: 'file1' },
+      { scope: 'user.jdoe', name: 'file2' },
+    ];
+    expect(
+      lfnsToPfns({ deterministic: true, lfn2pfnAlgorithm: 'identity', protocols }, lfns, {
+        operation: 'write',
+        domain: 'wan',
+      }),
+    ).to.deep.equal({
       'user.jdoe:file1': 'https://eos.cern.ch:443/data/user/jdoe/file1',
       'user.jdoe:file2': 'https://eos.cern.ch:443/data/user/jdoe/file2',
     });
     const stored = new Map([['user.jdoe:file2', '/some/where/file2']]);
-    expect(lfnsToPfns({ deterministic: false, lfn2pfnAlgorithm: 'hash', protocols }, lfns, { operation: 'read', domain: 'wan' }, stored)).to.deep.equal({
+    expect(
+      lfnsToPfns(
+        { deterministic: false, lfn2pfnAlgorithm: 'hash', protocols },
+        lfns,
+        { operation: 'read', domain: 'wan' },
+        stored,
+      ),
+    ).to.deep.equal({
       'user.jdoe:file2': 'https://eos.cern.ch:443/data/some/where/file2',
     });
   });
@@ -80,19 +131,42 @@ describe('lfn → pfn', () => {
 
 describe('protocol requests', () => {
   it('fills Rucio defaults and checks priorities, domains and operations', () => {
-    const added = protocolFromRequest('https', { impl: 'rucio.rse.protocols.webdav.Default', domains: { wan: { read: 0 }, lan: { third_party_copy_read: 2 } } });
+    const added = protocolFromRequest('https', {
+      impl: 'rucio.rse.protocols.webdav.Default',
+      domains: { wan: { read: 0 }, lan: { third_party_copy_read: 2 } },
+    });
     expect(added).to.deep.include({ scheme: 'https', hostname: 'localhost', port: 0, prefix: null });
-    expect(added.domains.wan).to.deep.equal({ read: 0, write: null, delete: null, third_party_copy_read: 2, third_party_copy_write: null });
+    expect(added.domains.wan).to.deep.equal({
+      read: 0,
+      write: null,
+      delete: null,
+      third_party_copy_read: 2,
+      third_party_copy_write: null,
+    });
     expect(() => protocolFromRequest('https', { impl: 'x', domains: { wan: { read: -1 } } })).to.throw(
       RSEProtocolPriorityError,
       /The provided priority \(-1\) for operation 'read' in domain 'wan' is not supported./,
     );
-    expect(() => protocolFromRequest('https', { impl: 'x', domains: { wan: { read: true } } })).to.throw(RSEProtocolPriorityError, /\(True\)/);
-    expect(() => protocolFromRequest('https', { impl: 'x', domains: { wan: { read: 1.5 } } })).to.throw(RSEProtocolPriorityError);
-    expect(() => protocolFromRequest('https', { impl: 'x', domains: { site: { read: 1 } } })).to.throw(RSEProtocolDomainNotSupported, /'site'/);
-    expect(() => protocolFromRequest('https', { impl: 'x', domains: { wan: { copy: 1 } } })).to.throw(RSEOperationNotSupported, /Operation 'copy' not defined in schema./);
+    expect(() => protocolFromRequest('https', { impl: 'x', domains: { wan: { read: true } } })).to.throw(
+      RSEProtocolPriorityError,
+      /\(True\)/,
+    );
+    expect(() => protocolFromRequest('https', { impl: 'x', domains: { wan: { read: 1.5 } } })).to.throw(
+      RSEProtocolPriorityError,
+    );
+    expect(() => protocolFromRequest('https', { impl: 'x', domains: { site: { read: 1 } } })).to.throw(
+      RSEProtocolDomainNotSupported,
+      /'site'/,
+    );
+    expect(() => protocolFromRequest('https', { impl: 'x', domains: { wan: { copy: 1 } } })).to.throw(
+      RSEOperationNotSupported,
+      /Operation 'copy' not defined in schema./,
+    );
     expect(() => protocolFromRequest('https', {})).to.throw(InvalidObject, /^Missing values!$/);
-    expect(() => protocolFromRequest('srm', { impl: 'x' })).to.throw(InvalidObject, /web_service_path must be specified/);
+    expect(() => protocolFromRequest('srm', { impl: 'x' })).to.throw(
+      InvalidObject,
+      /web_service_path must be specified/,
+    );
     expect(() => protocolFromRequest('https', { impl: 'x', port: '443' })).to.throw(InvalidObject, /port/);
   });
 });

@@ -4,13 +4,21 @@ import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 
 const given = deciderSpec(quarantineDecider);
 const rse = { rse: 'SITE_DISK', rseId: 'a'.repeat(32) };
-const dark = (path: string, scope: string | null = null, name: string | null = null) => ({ path, scope, name, bytes: null });
+const dark = (path: string, scope: string | null = null, name: string | null = null) => ({
+  path,
+  scope,
+  name,
+  bytes: null,
+});
 const quarantine = (replicas: ReturnType<typeof dark>[], registered: string[] = []): QuarantineReplicas => ({
   type: 'QuarantineReplicas',
   data: { ...rse, replicas, registered: new Set(registered) },
   metadata: metadata(),
 });
-const quarantined = (replicas: ReturnType<typeof dark>[]): QuarantineEvent => ({ type: 'ReplicasQuarantined', data: { ...rse, replicas, quarantinedAt: AT } });
+const quarantined = (replicas: ReturnType<typeof dark>[]): QuarantineEvent => ({
+  type: 'ReplicasQuarantined',
+  data: { ...rse, replicas, quarantinedAt: AT },
+});
 
 describe('Quarantine decider (dark files of an RSE)', () => {
   it('quarantines paths once, skipping registered replicas and paths listed twice', () =>
@@ -19,5 +27,7 @@ describe('Quarantine decider (dark files of an RSE)', () => {
       .then([quarantined([dark('/new')])]));
 
   it('changes nothing when every path is known or registered', () =>
-    given([quarantined([dark('/old')])]).when(quarantine([dark('/old'), dark('/x', 'mc', 'f1')], ['mc:f1'])).thenNothingHappened());
+    given([quarantined([dark('/old')])])
+      .when(quarantine([dark('/old'), dark('/x', 'mc', 'f1')], ['mc:f1']))
+      .thenNothingHappened());
 });

@@ -1,21 +1,47 @@
 import type { DidEvent } from '../../domain/did/did.ts';
-import { OBSOLETE_TOMBSTONE, type DidStreamEvent, type ReplicaEvent, type ReplicaState } from '../../domain/replica/replica.ts';
+import {
+  OBSOLETE_TOMBSTONE,
+  type DidStreamEvent,
+  type ReplicaEvent,
+  type ReplicaState,
+} from '../../domain/replica/replica.ts';
 import { replicaDecider, type ReplicaCommand } from '../../domain/replica/replicaDecider.ts';
 import { DataIdentifierNotFound, ReplicaNotFound, UnsupportedOperation } from '../../domain/shared/errors.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 import { created } from '../support/didEvents.ts';
 
-const given = deciderSpec<ReplicaCommand, DidStreamEvent, ReturnType<typeof replicaDecider.initialState>>(replicaDecider);
+const given = deciderSpec<ReplicaCommand, DidStreamEvent, ReturnType<typeof replicaDecider.initialState>>(
+  replicaDecider,
+);
 const target = { scope: 'user.jdoe', name: 'f1', rse: 'SITE_DISK', rseId: 'a'.repeat(32) };
 const file: DidEvent = created('f1', 'FILE');
 
 const added = (state: ReplicaState = 'AVAILABLE', extra: object = {}): ReplicaEvent => ({
   type: 'ReplicaAdded',
-  data: { ...target, bytes: 100, md5: null, adler32: '0cc737eb', path: null, state, tombstone: null, addedAt: AT, ...extra },
+  data: {
+    ...target,
+    bytes: 100,
+    md5: null,
+    adler32: '0cc737eb',
+    path: null,
+    state,
+    tombstone: null,
+    addedAt: AT,
+    ...extra,
+  },
 });
 const command = <T extends ReplicaCommand['type']>(type: T, data: object, account = 'root') =>
   ({ type, data: { ...target, ...data }, metadata: metadata(account) }) as Extract<ReplicaCommand, { type: T }>;
-const add = (extra: object = {}) => command('AddReplica', { bytes: 100, md5: null, adler32: '0cc737eb', path: null, state: 'AVAILABLE', tombstone: null, ...extra });
+const add = (extra: object = {}) =>
+  command('AddReplica', {
+    bytes: 100,
+    md5: null,
+    adler32: '0cc737eb',
+    path: null,
+    state: 'AVAILABLE',
+    tombstone: null,
+    ...extra,
+  });
 const changeTo = (state: ReplicaState) => command('ChangeReplicaState', { state });
 const changed = (previousState: ReplicaState, state: ReplicaState, extra: object = {}): ReplicaEvent => ({
   type: 'ReplicaStateChanged',
@@ -30,43 +56,84 @@ describe('Replica decider: registration (behaviour rule 8)', () => {
   it('adds a replica to an existing file', () => given([file]).when(add()).then([added()]));
 
   it('adds nothing, silently, when the file already has a replica on that RSE', () =>
-    given([file, added()]).when(add({ bytes: 999 })).thenNothingHappened());
+    given([file, added()])
+      .when(add({ bytes: 999 }))
+      .thenNothingHappened());
 
   it('adds a replica on another RSE beside the first', () =>
     given([file, added()])
-      .when(command('AddReplica', { rse: 'OTHER_DISK', rseId: 'b'.repeat(32), bytes: 100, md5: null, adler32: null, path: '/a/f1', state: 'COPYING', tombstone: AT }))
+      .when(
+        command('AddReplica', {
+          rse: 'OTHER_DISK',
+          rseId: 'b'.repeat(32),
+          bytes: 100,
+          md5: null,
+          adler32: null,
+          path: '/a/f1',
+          state: 'COPYING',
+          tombstone: AT,
+        }),
+      )
       .then([
         {
           type: 'ReplicaAdded',
-          data: { ...target, rse: 'OTHER_DISK', rseId: 'b'.repeat(32), bytes: 100, md5: null, adler32: null, path: '/a/f1', state: 'COPYING', tombstone: AT, addedAt: AT },
+          data: {
+            ...target,
+            rse: 'OTHER_DISK',
+            rseId: 'b'.repeat(32),
+            bytes: 100,
+            md5: null,
+            adler32: null,
+            path: '/a/f1',
+            state: 'COPYING',
+            tombstone: AT,
+            addedAt: AT,
+          },
         },
       ]));
 
   it('refuses a replica of a file that does not exist or is a collection', () => {
     given([]).when(add()).thenThrows(DataIdentifierNotFound);
-    given([created('f1', 'DATASET')]).when(add()).thenThrows(DataIdentifierNotFound);
+    given([created('f1', 'DATASET')])
+      .when(add())
+      .thenThrows(DataIdentifierNotFound);
   });
 });
 
 describe('Replica decider: state changes (Rucio update_replicas_states, guards enforced)', () => {
   it('changes the state, and says nothing when it is already that state', () => {
-    given([file, added()]).when(changeTo('UNAVAILABLE')).then([changed('AVAILABLE', 'UNAVAILABLE')]);
+    given([file, added()])
+      .when(changeTo('UNAVAILABLE'))
+      .then([changed('AVAILABLE', 'UNAVAILABLE')]);
     given([file, added()]).when(changeTo('AVAILABLE')).thenNothingHappened();
   });
 
   it('gives BEING_DELETED an obsolete tombstone', () =>
-    given([file, added()]).when(changeTo('BEING_DELETED')).then([changed('AVAILABLE', 'BEING_DELETED', { tombstone: OBSOLETE_TOMBSTONE })]));
+    given([file, added()])
+      .when(changeTo('BEING_DELETED'))
+      .then([changed('AVAILABLE', 'BEING_DELETED', { tombstone: OBSOLETE_TOMBSTONE })]));
 
   it('makes only a readable replica temporarily unavailable', () => {
-    given([file, added()]).when(changeTo('TEMPORARY_UNAVAILABLE')).then([changed('AVAILABLE', 'TEMPORARY_UNAVAILABLE')]);
-    given([file, added('COPYING')]).when(changeTo('TEMPORARY_UNAVAILABLE')).thenThrows(UnsupportedOperation, /State TEMPORARY_UNAVAILABLE for replica user.jdoe:f1 on SITE_DISK cannot be updated/);
+    given([file, added()])
+      .when(changeTo('TEMPORARY_UNAVAILABLE'))
+      .then([changed('AVAILABLE', 'TEMPORARY_UNAVAILABLE')]);
+    given([file, added('COPYING')])
+      .when(changeTo('TEMPORARY_UNAVAILABLE'))
+      .thenThrows(
+        UnsupportedOperation,
+        /State TEMPORARY_UNAVAILABLE for replica user.jdoe:f1 on SITE_DISK cannot be updated/,
+      );
   });
 
   it('refuses a replica that does not exist', () =>
-    given([file]).when(changeTo('AVAILABLE')).thenThrows(ReplicaNotFound, /No row found for scope: user.jdoe name: f1 rse: SITE_DISK/));
+    given([file])
+      .when(changeTo('AVAILABLE'))
+      .thenThrows(ReplicaNotFound, /No row found for scope: user.jdoe name: f1 rse: SITE_DISK/));
 
   it('recovers a BAD replica that becomes AVAILABLE again', () =>
-    given([file, added(), declaredBad]).when(changeTo('AVAILABLE')).then([changed('BAD', 'AVAILABLE', { recovered: true })]));
+    given([file, added(), declaredBad])
+      .when(changeTo('AVAILABLE'))
+      .then([changed('BAD', 'AVAILABLE', { recovered: true })]));
 });
 
 describe('Replica decider: bad, suspicious and temporarily unavailable declarations', () => {
@@ -75,29 +142,47 @@ describe('Replica decider: bad, suspicious and temporarily unavailable declarati
   it('declares a replica bad once; a second declaration changes nothing unless forced', () => {
     given([file, added()]).when(bad()).then([declaredBad]);
     given([file, added(), declaredBad]).when(bad()).thenNothingHappened();
-    given([file, added(), declaredBad, changed('BAD', 'COPYING')]).when(bad(true)).then([changed('COPYING', 'BAD')]);
+    given([file, added(), declaredBad, changed('BAD', 'COPYING')])
+      .when(bad(true))
+      .then([changed('COPYING', 'BAD')]);
   });
 
   it('declares nothing for an unknown replica', () => given([file]).when(bad()).thenNothingHappened());
 
   it('records every suspicious declaration and leaves the state alone', () => {
     const suspicious = command('DeclareReplicaSuspicious', { reason: 'checksum' }, 'jdoe');
-    const event: ReplicaEvent = { type: 'ReplicaDeclaredSuspicious', data: { ...target, bytes: 100, reason: 'checksum', account: 'jdoe', declaredAt: AT } };
+    const event: ReplicaEvent = {
+      type: 'ReplicaDeclaredSuspicious',
+      data: { ...target, bytes: 100, reason: 'checksum', account: 'jdoe', declaredAt: AT },
+    };
     given([file, added()]).when(suspicious).then([event]);
     given([file, added(), event]).when(suspicious).then([event]);
   });
 
   it('makes an AVAILABLE replica temporarily unavailable until the expiry, and skips the others', () => {
-    const declare = command('DeclareReplicaTemporarilyUnavailable', { reason: 'downtime', expiresAt: '2026-11-23T10:00:00.000Z' });
+    const declare = command('DeclareReplicaTemporarilyUnavailable', {
+      reason: 'downtime',
+      expiresAt: '2026-11-23T10:00:00.000Z',
+    });
     given([file, added()])
       .when(declare)
       .then([
         {
           type: 'ReplicaDeclaredTemporarilyUnavailable',
-          data: { ...target, previousState: 'AVAILABLE', bytes: 100, reason: 'downtime', account: 'root', expiresAt: '2026-11-23T10:00:00.000Z', declaredAt: AT },
+          data: {
+            ...target,
+            previousState: 'AVAILABLE',
+            bytes: 100,
+            reason: 'downtime',
+            account: 'root',
+            expiresAt: '2026-11-23T10:00:00.000Z',
+            declaredAt: AT,
+          },
         },
       ]);
-    given([file, added('BAD')]).when(declare).thenNothingHappened();
+    given([file, added('BAD')])
+      .when(declare)
+      .thenNothingHappened();
   });
 });
 
@@ -106,6 +191,8 @@ describe('Replica decider: tombstones', () => {
     given([file, added()])
       .when(command('SetReplicaTombstone', { tombstone: OBSOLETE_TOMBSTONE }))
       .then([{ type: 'ReplicaTombstoneSet', data: { ...target, tombstone: OBSOLETE_TOMBSTONE, setAt: AT } }]);
-    given([file]).when(command('SetReplicaTombstone', { tombstone: OBSOLETE_TOMBSTONE })).thenThrows(ReplicaNotFound, /could not be found/);
+    given([file])
+      .when(command('SetReplicaTombstone', { tombstone: OBSOLETE_TOMBSTONE }))
+      .thenThrows(ReplicaNotFound, /could not be found/);
   });
 });

@@ -1,6 +1,11 @@
 import type { DidEvent } from '../../domain/did/did.ts';
 import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
-import { OBSOLETE_TOMBSTONE, type DidStreamEvent, type ReplicaEvent, type ReplicaState } from '../../domain/replica/replica.ts';
+import {
+  OBSOLETE_TOMBSTONE,
+  type DidStreamEvent,
+  type ReplicaEvent,
+  type ReplicaState,
+} from '../../domain/replica/replica.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 import { created } from '../support/didEvents.ts';
 
@@ -9,13 +14,19 @@ import { created } from '../support/didEvents.ts';
  * only when nothing holds it, recorded deleted only if still so, and the file goes with its last
  * replica.
  */
-const given = deciderSpec<DidStreamCommand, DidStreamEvent, ReturnType<typeof didStreamDecider.initialState>>(didStreamDecider);
+const given = deciderSpec<DidStreamCommand, DidStreamEvent, ReturnType<typeof didStreamDecider.initialState>>(
+  didStreamDecider,
+);
 const A = { scope: 'user.jdoe', name: 'f1', rse: 'SITE_A', rseId: 'a'.repeat(32) };
 const B = { ...A, rse: 'SITE_B', rseId: 'b'.repeat(32) };
 const file: DidEvent = created('f1', 'FILE');
 const PAST = '2026-11-21T10:00:00.000Z';
 
-const added = (at: typeof A, state: ReplicaState = 'AVAILABLE', tombstone: string | null = OBSOLETE_TOMBSTONE): ReplicaEvent => ({
+const added = (
+  at: typeof A,
+  state: ReplicaState = 'AVAILABLE',
+  tombstone: string | null = OBSOLETE_TOMBSTONE,
+): ReplicaEvent => ({
   type: 'ReplicaAdded',
   data: { ...at, bytes: 100, md5: null, adler32: '0cc737eb', path: null, state, tombstone, addedAt: AT },
 });
@@ -28,36 +39,70 @@ const start = (at: typeof A = A, obsoleteOnly = true): DidStreamCommand => ({
   data: { ...at, obsoleteOnly, daemon: 'reaper', reason: 'obsolete' },
   metadata: metadata(),
 });
-const started = (at: typeof A = A, previousState: ReplicaState = 'AVAILABLE', previousTombstone: string | null = OBSOLETE_TOMBSTONE): ReplicaEvent => ({
+const started = (
+  at: typeof A = A,
+  previousState: ReplicaState = 'AVAILABLE',
+  previousTombstone: string | null = OBSOLETE_TOMBSTONE,
+): ReplicaEvent => ({
   type: 'ReplicaDeletionStarted',
   data: { ...at, previousState, previousTombstone, daemon: 'reaper', reason: 'obsolete', changedAt: AT },
 });
-const record = (at: typeof A = A): DidStreamCommand => ({ type: 'RecordReplicaDeletion', data: { ...at, storage: 'deleted', daemon: 'reaper', reason: 'obsolete' }, metadata: metadata() });
-const erase: DidStreamCommand = { type: 'EraseFileWithoutReplicas', data: { scope: 'user.jdoe', name: 'f1', reason: 'last replica deleted' }, metadata: metadata() };
+const record = (at: typeof A = A): DidStreamCommand => ({
+  type: 'RecordReplicaDeletion',
+  data: { ...at, storage: 'deleted', daemon: 'reaper', reason: 'obsolete' },
+  metadata: metadata(),
+});
+const erase: DidStreamCommand = {
+  type: 'EraseFileWithoutReplicas',
+  data: { scope: 'user.jdoe', name: 'f1', reason: 'last replica deleted' },
+  metadata: metadata(),
+};
 
 describe('Replica deletion decider: marking (rule 21)', () => {
-  it('marks an unlocked replica with an obsolete tombstone BEING_DELETED', () => given([file, added(A)]).when(start()).then([started()]));
+  it('marks an unlocked replica with an obsolete tombstone BEING_DELETED', () =>
+    given([file, added(A)])
+      .when(start())
+      .then([started()]));
 
   it('marks a replica whose tombstone has passed when space is needed', () =>
-    given([file, added(A, 'AVAILABLE', PAST)]).when(start(A, false)).then([started(A, 'AVAILABLE', PAST)]));
+    given([file, added(A, 'AVAILABLE', PAST)])
+      .when(start(A, false))
+      .then([started(A, 'AVAILABLE', PAST)]));
 
   it('leaves a replica whose tombstone has passed but is not obsolete when only obsolete replicas go', () =>
-    given([file, added(A, 'AVAILABLE', PAST)]).when(start(A, true)).thenNothingHappened());
+    given([file, added(A, 'AVAILABLE', PAST)])
+      .when(start(A, true))
+      .thenNothingHappened());
 
-  it('never marks a replica a rule locks', () => given([file, added(A), locked(A)]).when(start()).thenNothingHappened());
+  it('never marks a replica a rule locks', () =>
+    given([file, added(A), locked(A)])
+      .when(start())
+      .thenNothingHappened());
 
-  it('never marks a protected replica (no tombstone)', () => given([file, added(A, 'AVAILABLE', null)]).when(start(A, false)).thenNothingHappened());
+  it('never marks a protected replica (no tombstone)', () =>
+    given([file, added(A, 'AVAILABLE', null)])
+      .when(start(A, false))
+      .thenNothingHappened());
 
-  it('leaves a COPYING replica alone', () => given([file, added(A, 'COPYING')]).when(start()).thenNothingHappened());
+  it('leaves a COPYING replica alone', () =>
+    given([file, added(A, 'COPYING')])
+      .when(start())
+      .thenNothingHappened());
 
   it('keeps an AVAILABLE replica while another copy of the file waits for its transfer (it may be the source)', () =>
-    given([file, added(A), added(B, 'COPYING', null), locked(B, 'req-1')]).when(start()).thenNothingHappened());
+    given([file, added(A), added(B, 'COPYING', null), locked(B, 'req-1')])
+      .when(start())
+      .thenNothingHappened());
 
   it('keeps the last copy while a transfer of the file is pending, even BAD', () =>
-    given([file, added(A, 'BAD'), added(B, 'COPYING', null), locked(B, 'req-1')]).when(start()).thenNothingHappened());
+    given([file, added(A, 'BAD'), added(B, 'COPYING', null), locked(B, 'req-1')])
+      .when(start())
+      .thenNothingHappened());
 
   it('marks nothing again when the replica is BEING_DELETED already (a deletion a crash interrupted)', () =>
-    given([file, added(A), started()]).when(start()).thenNothingHappened());
+    given([file, added(A), started()])
+      .when(start())
+      .thenNothingHappened());
 });
 
 describe('Replica deletion decider: recording (rule 21)', () => {
@@ -67,32 +112,130 @@ describe('Replica deletion decider: recording (rule 21)', () => {
       .then([
         {
           type: 'ReplicaDeleted',
-          data: { ...A, bytes: 100, path: null, previousState: 'BEING_DELETED', declaredBad: false, storage: 'deleted', daemon: 'reaper', reason: 'obsolete', deletedAt: AT },
+          data: {
+            ...A,
+            bytes: 100,
+            path: null,
+            previousState: 'BEING_DELETED',
+            declaredBad: false,
+            storage: 'deleted',
+            daemon: 'reaper',
+            reason: 'obsolete',
+            deletedAt: AT,
+          },
         },
       ]));
 
   it('records nothing for a replica a new lock took back (COPYING again)', () =>
-    given([file, added(A), started(), { type: 'ReplicaStateChanged', data: { ...A, previousState: 'BEING_DELETED', state: 'COPYING', tombstone: null, recovered: false, changedAt: AT } }, locked(A, 'req-2')])
+    given([
+      file,
+      added(A),
+      started(),
+      {
+        type: 'ReplicaStateChanged',
+        data: {
+          ...A,
+          previousState: 'BEING_DELETED',
+          state: 'COPYING',
+          tombstone: null,
+          recovered: false,
+          changedAt: AT,
+        },
+      },
+      locked(A, 'req-2'),
+    ])
       .when(record())
       .thenNothingHappened());
 
   it('deletes a file left without replicas', () =>
-    given([file, added(A), started(), { type: 'ReplicaDeleted', data: { ...A, bytes: 100, path: null, previousState: 'BEING_DELETED', declaredBad: false, storage: 'deleted', daemon: 'reaper', reason: 'obsolete', deletedAt: AT } }])
+    given([
+      file,
+      added(A),
+      started(),
+      {
+        type: 'ReplicaDeleted',
+        data: {
+          ...A,
+          bytes: 100,
+          path: null,
+          previousState: 'BEING_DELETED',
+          declaredBad: false,
+          storage: 'deleted',
+          daemon: 'reaper',
+          reason: 'obsolete',
+          deletedAt: AT,
+        },
+      },
+    ])
       .when(erase)
-      .then([{ type: 'DidErased', data: { scope: 'user.jdoe', name: 'f1', didType: 'FILE', children: [], erasedAt: AT, reason: 'last replica deleted' } }]));
+      .then([
+        {
+          type: 'DidErased',
+          data: {
+            scope: 'user.jdoe',
+            name: 'f1',
+            didType: 'FILE',
+            children: [],
+            erasedAt: AT,
+            reason: 'last replica deleted',
+          },
+        },
+      ]));
 
-  it('keeps a file that still has a replica elsewhere', () => given([file, added(A), added(B)]).when(erase).thenNothingHappened());
+  it('keeps a file that still has a replica elsewhere', () =>
+    given([file, added(A), added(B)])
+      .when(erase)
+      .thenNothingHappened());
 
   it('keeps a LOST file without replicas (its loss was not intended)', () =>
-    given([file, { type: 'FileAvailabilityChanged', data: { scope: 'user.jdoe', name: 'f1', availability: 'LOST', changedAt: AT } }]).when(erase).thenNothingHappened());
+    given([
+      file,
+      {
+        type: 'FileAvailabilityChanged',
+        data: { scope: 'user.jdoe', name: 'f1', availability: 'LOST', changedAt: AT },
+      },
+    ])
+      .when(erase)
+      .thenNothingHappened());
 
   it('lets a file deleted with its last replica be registered again', () =>
-    given([file, { type: 'DidErased', data: { scope: 'user.jdoe', name: 'f1', didType: 'FILE', children: [], erasedAt: AT, reason: 'last replica deleted' } }])
-      .when({ type: 'RegisterFile', data: { file: { scope: 'user.jdoe', name: 'f1', bytes: 5 }, conventions: new Map() }, metadata: metadata('jdoe') })
+    given([
+      file,
+      {
+        type: 'DidErased',
+        data: {
+          scope: 'user.jdoe',
+          name: 'f1',
+          didType: 'FILE',
+          children: [],
+          erasedAt: AT,
+          reason: 'last replica deleted',
+        },
+      },
+    ])
+      .when({
+        type: 'RegisterFile',
+        data: { file: { scope: 'user.jdoe', name: 'f1', bytes: 5 }, conventions: new Map() },
+        metadata: metadata('jdoe'),
+      })
       .then([
         {
           type: 'DidCreated',
-          data: { scope: 'user.jdoe', name: 'f1', didType: 'FILE', account: 'jdoe', createdAt: AT, expiredAt: null, monotonic: false, isNew: null, bytes: 5, adler32: null, md5: null, guid: null, events: null },
+          data: {
+            scope: 'user.jdoe',
+            name: 'f1',
+            didType: 'FILE',
+            account: 'jdoe',
+            createdAt: AT,
+            expiredAt: null,
+            monotonic: false,
+            isNew: null,
+            bytes: 5,
+            adler32: null,
+            md5: null,
+            guid: null,
+            events: null,
+          },
         },
       ]));
 });

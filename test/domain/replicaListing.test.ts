@@ -34,7 +34,10 @@ const site = (id: string, rse: string, protocols: RseProtocol[], extra: Partial<
   ...extra,
 });
 
-const near = site('1', 'NEAR_DISK', [protocol('root', 'near', 2, 1), protocol('https', 'near', 1, null)], { latitude: 46.2, longitude: 6.1 });
+const near = site('1', 'NEAR_DISK', [protocol('root', 'near', 2, 1), protocol('https', 'near', 1, null)], {
+  latitude: 46.2,
+  longitude: 6.1,
+});
 const far = site('2', 'FAR_DISK', [protocol('root', 'far', 1, null)], { latitude: -33.9, longitude: 151.2 });
 const facts = { scope: 'mc', name: 'f1', bytes: 10, md5: null, adler32: 'aaaaaaaa' };
 const order = (extra: Partial<PfnOrder> = {}): PfnOrder => ({
@@ -49,12 +52,16 @@ const order = (extra: Partial<PfnOrder> = {}): PfnOrder => ({
 
 describe('Replica listing: PFNs of a file (behaviour rule 10)', () => {
   it('uses the best read protocol per domain, or every requested scheme the RSE serves', () => {
-    expect(listingProtocols(near, 'wan', undefined).map(({ protocol: p, domain, priority }) => [p.scheme, domain, priority])).to.deep.equal([['https', 'wan', 1]]);
-    expect(listingProtocols(near, 'all', undefined).map(({ protocol: p, domain }) => [p.scheme, domain])).to.deep.equal([
-      ['https', 'wan'],
-      ['root', 'wan'],
-      ['root', 'lan'],
-    ]);
+    expect(
+      listingProtocols(near, 'wan', undefined).map(({ protocol: p, domain, priority }) => [p.scheme, domain, priority]),
+    ).to.deep.equal([['https', 'wan', 1]]);
+    expect(listingProtocols(near, 'all', undefined).map(({ protocol: p, domain }) => [p.scheme, domain])).to.deep.equal(
+      [
+        ['https', 'wan'],
+        ['root', 'wan'],
+        ['root', 'lan'],
+      ],
+    );
     expect(listingProtocols(near, 'wan', ['root', 'davs']).map(({ protocol: p }) => p.scheme)).to.deep.equal(['root']);
   });
 
@@ -67,16 +74,27 @@ describe('Replica listing: PFNs of a file (behaviour rule 10)', () => {
       ['root://near:1094/data/mc/f1', 'lan', 1],
       ['root://far:1094/data/mc/f1', 'wan', 2],
     ]);
-    expect(file.rses).to.deep.equal({ NEAR_DISK: ['root://near:1094/data/mc/f1'], FAR_DISK: ['root://far:1094/data/mc/f1'] });
+    expect(file.rses).to.deep.equal({
+      NEAR_DISK: ['root://near:1094/data/mc/f1'],
+      FAR_DISK: ['root://far:1094/data/mc/f1'],
+    });
     expect(file.states).to.deep.equal({ FAR_DISK: 'AVAILABLE', NEAR_DISK: 'AVAILABLE' });
   });
 
   it('gives a non-deterministic replica the PFN of its stored path, and none without one', () => {
     const tape = site('3', 'TAPE', [protocol('root', 'tape', 1, null)], { deterministic: false });
-    expect(Object.keys(listedFile(facts, [{ rse: tape, state: 'AVAILABLE', path: '/raw/f1', protocols: listingProtocols(tape, 'wan', undefined) }]).pfns)).to.deep.equal([
-      'root://tape:1094/data/raw/f1',
-    ]);
-    expect(listedFile(facts, [{ rse: tape, state: 'AVAILABLE', path: null, protocols: listingProtocols(tape, 'wan', undefined) }]).pfns).to.deep.equal({});
+    expect(
+      Object.keys(
+        listedFile(facts, [
+          { rse: tape, state: 'AVAILABLE', path: '/raw/f1', protocols: listingProtocols(tape, 'wan', undefined) },
+        ]).pfns,
+      ),
+    ).to.deep.equal(['root://tape:1094/data/raw/f1']);
+    expect(
+      listedFile(facts, [
+        { rse: tape, state: 'AVAILABLE', path: null, protocols: listingProtocols(tape, 'wan', undefined) },
+      ]).pfns,
+    ).to.deep.equal({});
   });
 });
 
@@ -105,6 +123,9 @@ describe('Replica listing: sorting PFNs for the client', () => {
     const unknown = orderedPfns(file, order({ client: { latitude: null, longitude: null }, lanFirst: false }));
     expect(Object.keys(unknown)).to.deep.equal(['root://near:1094/data/mc/f1', 'root://far:1094/data/mc/f1']);
     expect(Object.values(orderedPfns(file, order({ algorithm: 'random', limit: 1 })))).to.have.length(1);
-    expect(() => checkSortingAlgorithm('closest')).to.throw(SortingAlgorithmNotSupported, /Sorting algorithm: closest is not supported/);
+    expect(() => checkSortingAlgorithm('closest')).to.throw(
+      SortingAlgorithmNotSupported,
+      /Sorting algorithm: closest is not supported/,
+    );
   });
 });

@@ -18,7 +18,13 @@ const protocol = (overrides: Partial<RseProtocol> = {}): RseProtocol => ({
 describe('PFNs: taking them apart and putting them back', () => {
   it('parses a PFN against its protocol as Rucio does: doubled slashes collapse, the prefix goes', () => {
     const parsed = parsePfn(protocol(), 'root://xrd.example.org:1094//atlas/data/run1/file.root');
-    expect(parsed).to.deep.equal({ scheme: 'root', hostname: 'xrd.example.org', port: 1094, path: '/data/run1/', name: 'file.root' });
+    expect(parsed).to.deep.equal({
+      scheme: 'root',
+      hostname: 'xrd.example.org',
+      port: 1094,
+      path: '/data/run1/',
+      name: 'file.root',
+    });
     expect(storedPathOf(parsed)).to.equal('/data/run1/file.root');
     expect(parsePfn(protocol(), 'root://xrd.example.org:1094/atlas/file').path).to.equal('/');
   });
@@ -40,7 +46,9 @@ describe('PFNs: taking them apart and putting them back', () => {
   });
 
   it('finds the DID of a deterministic path, also for user scopes and names with slashes', () => {
-    expect(didCandidatesOfPath('/user/jdoe/a2/cb/file1', 'hash')).to.deep.equal([{ scope: 'user.jdoe', name: 'file1' }]);
+    expect(didCandidatesOfPath('/user/jdoe/a2/cb/file1', 'hash')).to.deep.equal([
+      { scope: 'user.jdoe', name: 'file1' },
+    ]);
     expect(didCandidatesOfPath('/user/jdoe/a2/cb/other', 'hash')).to.deep.equal([]);
     expect(didCandidatesOfPath('/data17/run/f1', 'identity')).to.deep.equal([{ scope: 'data17', name: 'run/f1' }]);
     expect(didCandidatesOfPath('/user/jdoe/f1', 'identity')).to.deep.equal([
@@ -59,7 +67,12 @@ describe('PFNs: which RSE serves them (Rucio get_pfn_to_rse)', () => {
 
   it('groups PFNs by RSE and reports those no RSE serves', () => {
     const mapped = pfnsToRses(
-      ['root://xrd.example.org:1094//atlas/f1', 'root://b.example.org:1094/b/f2', 'root://c.example.org:1094//atlas/f3', 'root://xrd.example.org:1094//atlas/f4'],
+      [
+        'root://xrd.example.org:1094//atlas/f1',
+        'root://b.example.org:1094/b/f2',
+        'root://c.example.org:1094//atlas/f3',
+        'root://xrd.example.org:1094//atlas/f4',
+      ],
       rses,
     );
     expect(mapped.scheme).to.equal('root');
@@ -71,8 +84,14 @@ describe('PFNs: which RSE serves them (Rucio get_pfn_to_rse)', () => {
   });
 
   it('refuses PFNs of several schemes, and PFNs two RSEs could serve', () => {
-    expect(() => pfnsToRses(['root://xrd.example.org:1094//atlas/f1', 'https://x/f2'], rses)).to.throw(InvalidType, /same protocol/);
+    expect(() => pfnsToRses(['root://xrd.example.org:1094//atlas/f1', 'https://x/f2'], rses)).to.throw(
+      InvalidType,
+      /same protocol/,
+    );
     const twins = [...rses, { id: 'd', rse: 'D_DISK', stagingArea: false, protocols: [protocol()] }];
-    expect(() => pfnsToRses(['root://xrd.example.org:1094//atlas/f1'], twins)).to.throw(InvalidPath, /matches several RSEs: A_DISK, D_DISK/);
+    expect(() => pfnsToRses(['root://xrd.example.org:1094//atlas/f1'], twins)).to.throw(
+      InvalidPath,
+      /matches several RSEs: A_DISK, D_DISK/,
+    );
   });
 });

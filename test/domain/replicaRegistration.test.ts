@@ -41,31 +41,54 @@ describe('Replica registration checks (behaviour rule 8)', () => {
   it('accepts on a deterministic RSE the PFNs its write protocols generate, WAN or LAN', () => {
     const planned = planReplicas(
       rse(),
-      [file('file1', { pfn: 'https://eos.example.org:443/eos/user/jdoe/a2/cb/file1' }), file('f2', { state: 'COPYING' })],
+      [
+        file('file1', { pfn: 'https://eos.example.org:443/eos/user/jdoe/a2/cb/file1' }),
+        file('f2', { state: 'COPYING' }),
+      ],
       options,
     );
     expect(planned.get('user.jdoe:file1')).to.deep.equal({ path: null, state: 'AVAILABLE', tombstone: null });
     expect(planned.get('user.jdoe:f2')).to.deep.equal({ path: null, state: 'COPYING', tombstone: null });
-    expect(planReplicas(rse(), [file('file1', { pfn: 'https://lan.example.org:443/eos/user/jdoe/a2/cb/file1' })], options).size).to.equal(1);
+    expect(
+      planReplicas(rse(), [file('file1', { pfn: 'https://lan.example.org:443/eos/user/jdoe/a2/cb/file1' })], options)
+        .size,
+    ).to.equal(1);
   });
 
   it('refuses a PFN a deterministic RSE would not generate with InvalidPath', () => {
-    expect(() => planReplicas(rse(), [file('file1', { pfn: 'https://eos.example.org:443/eos/elsewhere/file1' })], options)).to.throw(
+    expect(() =>
+      planReplicas(rse(), [file('file1', { pfn: 'https://eos.example.org:443/eos/elsewhere/file1' })], options),
+    ).to.throw(
       InvalidPath,
       /One of the PFNs provided \['https:\/\/eos.example.org:443\/eos\/elsewhere\/file1'\] for \['user.jdoe:file1'\] does not match/,
     );
   });
 
   it('stores the path of a non-deterministic replica, and needs a PFN there', () => {
-    const planned = planReplicas(rse({ deterministic: false }), [file('f1', { pfn: 'https://eos.example.org:443/eos/raw/2026/f1' })], options);
+    const planned = planReplicas(
+      rse({ deterministic: false }),
+      [file('f1', { pfn: 'https://eos.example.org:443/eos/raw/2026/f1' })],
+      options,
+    );
     expect(planned.get('user.jdoe:f1')!.path).to.equal('/raw/2026/f1');
-    expect(() => planReplicas(rse({ deterministic: false }), [file('f1')], options)).to.throw(UnsupportedOperation, /PFN needed/);
+    expect(() => planReplicas(rse({ deterministic: false }), [file('f1')], options)).to.throw(
+      UnsupportedOperation,
+      /PFN needed/,
+    );
   });
 
   it('refuses volatile RSEs, and RSEs not writable unless availability is ignored', () => {
-    expect(() => planReplicas(rse({ volatile: true }), [file('f1')], options)).to.throw(UnsupportedOperation, /volatile/);
-    expect(() => planReplicas(rse({ availabilityWrite: false }), [file('f1')], options)).to.throw(ResourceTemporaryUnavailable, /temporary unavailable for writing/);
-    expect(planReplicas(rse({ availabilityWrite: false }), [file('f1')], { ...options, ignoreAvailability: true }).size).to.equal(1);
+    expect(() => planReplicas(rse({ volatile: true }), [file('f1')], options)).to.throw(
+      UnsupportedOperation,
+      /volatile/,
+    );
+    expect(() => planReplicas(rse({ availabilityWrite: false }), [file('f1')], options)).to.throw(
+      ResourceTemporaryUnavailable,
+      /temporary unavailable for writing/,
+    );
+    expect(
+      planReplicas(rse({ availabilityWrite: false }), [file('f1')], { ...options, ignoreAvailability: true }).size,
+    ).to.equal(1);
   });
 
   it('derives the tombstone from the RSE tombstone_delay', () => {
@@ -73,6 +96,8 @@ describe('Replica registration checks (behaviour rule 8)', () => {
     expect(tombstoneFromDelay('-1', NOW)).to.equal(OBSOLETE_TOMBSTONE);
     expect(tombstoneFromDelay(undefined, NOW)).to.equal(null);
     expect(tombstoneFromDelay('0', NOW)).to.equal(null);
-    expect(planReplicas(rse({ tombstoneDelay: '-5' }), [file('f1')], options).get('user.jdoe:f1')!.tombstone).to.equal(OBSOLETE_TOMBSTONE);
+    expect(planReplicas(rse({ tombstoneDelay: '-5' }), [file('f1')], options).get('user.jdoe:f1')!.tombstone).to.equal(
+      OBSOLETE_TOMBSTONE,
+    );
   });
 });

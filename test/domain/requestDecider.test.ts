@@ -22,78 +22,231 @@ const record: RequestRecord = {
   priority: 3,
   retryCount: null,
   previousAttemptId: null,
-  attributes: { activity: 'User Subscriptions', sourceReplicaExpression: null, lifetime: null, dsScope: null, dsName: null, bytes: 100, md5: null, adler32: '0cc737eb', priority: 3, allowTapeSource: true },
+  attributes: {
+    activity: 'User Subscriptions',
+    sourceReplicaExpression: null,
+    lifetime: null,
+    dsScope: null,
+    dsName: null,
+    bytes: 100,
+    md5: null,
+    adler32: '0cc737eb',
+    priority: 3,
+    allowTapeSource: true,
+  },
   requestedAt: '2026-11-22T09:00:00.000Z',
 };
-const command = <T extends RequestCommand['type']>(type: T, data: object = {}) => ({ type, data, metadata: metadata() }) as Extract<RequestCommand, { type: T }>;
+const command = <T extends RequestCommand['type']>(type: T, data: object = {}) =>
+  ({ type, data, metadata: metadata() }) as Extract<RequestCommand, { type: T }>;
 
-const queued = (state: 'QUEUED' | 'PREPARING' = 'QUEUED'): RequestEvent => ({ type: 'RequestQueued', data: { request: record, state } });
+const queued = (state: 'QUEUED' | 'PREPARING' = 'QUEUED'): RequestEvent => ({
+  type: 'RequestQueued',
+  data: { request: record, state },
+});
 const source = { rseId: 'src-id', rse: 'SRC', ranking: 0, pfn: 'root://src:1094/data/f1' };
-const submitting: RequestEvent = { type: 'RequestSubmitting', data: { requestId: 'r1', sources: [source], destUrl: 'root://dest:1094/data/f1', transfertool: 'mock', submittingAt: AT } };
-const submitted: RequestEvent = { type: 'RequestSubmitted', data: { requestId: 'r1', externalId: 'job-1', externalHost: 'mock', submittedAt: AT } };
-const link = { requestId: 'r1', scope: 'user.jdoe', name: 'f1', destRseId: 'dest-id', destRse: 'DEST', sourceRseId: 'src-id', sourceRse: 'SRC', activity: 'User Subscriptions', bytes: 100, externalId: 'job-1' };
+const submitting: RequestEvent = {
+  type: 'RequestSubmitting',
+  data: {
+    requestId: 'r1',
+    sources: [source],
+    destUrl: 'root://dest:1094/data/f1',
+    transfertool: 'mock',
+    submittingAt: AT,
+  },
+};
+const submitted: RequestEvent = {
+  type: 'RequestSubmitted',
+  data: { requestId: 'r1', externalId: 'job-1', externalHost: 'mock', submittedAt: AT },
+};
+const link = {
+  requestId: 'r1',
+  scope: 'user.jdoe',
+  name: 'f1',
+  destRseId: 'dest-id',
+  destRse: 'DEST',
+  sourceRseId: 'src-id',
+  sourceRse: 'SRC',
+  activity: 'User Subscriptions',
+  bytes: 100,
+  externalId: 'job-1',
+};
 const report = (outcome: 'DONE' | 'FAILED' | 'LOST', externalId = 'job-1') =>
-  command('RecordTransferReport', { externalId, outcome, reason: outcome === 'DONE' ? null : 'boom', source: null, startedAt: AT, finishedAt: AT });
+  command('RecordTransferReport', {
+    externalId,
+    outcome,
+    reason: outcome === 'DONE' ? null : 'boom',
+    source: null,
+    startedAt: AT,
+    finishedAt: AT,
+  });
 
 describe('Request decider: the states of a request (behaviour rule 22)', () => {
   it('queues a request once', () => {
-    given([]).when(command('QueueRequest', { request: record, state: 'QUEUED' })).then([queued()]);
-    given([queued()]).when(command('QueueRequest', { request: record, state: 'QUEUED' })).thenNothingHappened();
+    given([])
+      .when(command('QueueRequest', { request: record, state: 'QUEUED' }))
+      .then([queued()]);
+    given([queued()])
+      .when(command('QueueRequest', { request: record, state: 'QUEUED' }))
+      .thenNothingHappened();
   });
 
   it('prepares a PREPARING request: QUEUED, or WAITING under a transfer limit (rule 24)', () => {
-    const prepare = (waiting: boolean) => command('PrepareRequest', { sourceRseId: 'src-id', sourceRse: 'SRC', transfertool: 'mock', waiting });
+    const prepare = (waiting: boolean) =>
+      command('PrepareRequest', { sourceRseId: 'src-id', sourceRse: 'SRC', transfertool: 'mock', waiting });
     given([queued('PREPARING')])
       .when(prepare(true))
-      .then([{ type: 'RequestPrepared', data: { requestId: 'r1', state: 'WAITING', sourceRseId: 'src-id', sourceRse: 'SRC', transfertool: 'mock', preparedAt: AT } }]);
-    given([queued('PREPARING')]).when(prepare(false)).then([{ type: 'RequestPrepared', data: { requestId: 'r1', state: 'QUEUED', sourceRseId: 'src-id', sourceRse: 'SRC', transfertool: 'mock', preparedAt: AT } }]);
-    given([queued('QUEUED')]).when(prepare(false)).thenNothingHappened();
+      .then([
+        {
+          type: 'RequestPrepared',
+          data: {
+            requestId: 'r1',
+            state: 'WAITING',
+            sourceRseId: 'src-id',
+            sourceRse: 'SRC',
+            transfertool: 'mock',
+            preparedAt: AT,
+          },
+        },
+      ]);
+    given([queued('PREPARING')])
+      .when(prepare(false))
+      .then([
+        {
+          type: 'RequestPrepared',
+          data: {
+            requestId: 'r1',
+            state: 'QUEUED',
+            sourceRseId: 'src-id',
+            sourceRse: 'SRC',
+            transfertool: 'mock',
+            preparedAt: AT,
+          },
+        },
+      ]);
+    given([queued('QUEUED')])
+      .when(prepare(false))
+      .thenNothingHappened();
   });
 
   it('records that no source could be chosen, from PREPARING or QUEUED only', () => {
     given([queued()])
       .when(command('RecordSourcesUnavailable', { state: 'NO_SOURCES', reason: 'none' }))
-      .then([{ type: 'RequestSourcesUnavailable', data: { requestId: 'r1', previousState: 'QUEUED', state: 'NO_SOURCES', reason: 'none', at: AT } }]);
-    given([queued(), submitting]).when(command('RecordSourcesUnavailable', { state: 'NO_SOURCES', reason: 'none' })).thenNothingHappened();
+      .then([
+        {
+          type: 'RequestSourcesUnavailable',
+          data: { requestId: 'r1', previousState: 'QUEUED', state: 'NO_SOURCES', reason: 'none', at: AT },
+        },
+      ]);
+    given([queued(), submitting])
+      .when(command('RecordSourcesUnavailable', { state: 'NO_SOURCES', reason: 'none' }))
+      .thenNothingHappened();
   });
 
   it('releases and returns only WAITING requests', () => {
-    const waiting: RequestEvent = { type: 'RequestPrepared', data: { requestId: 'r1', state: 'WAITING', sourceRseId: 'src-id', sourceRse: 'SRC', transfertool: 'mock', preparedAt: AT } };
-    given([queued('PREPARING'), waiting]).when(command('ReleaseRequest')).then([{ type: 'RequestReleased', data: { requestId: 'r1', releasedAt: AT } }]);
-    given([queued('PREPARING'), waiting]).when(command('ReturnRequestToPreparing')).then([{ type: 'RequestReturnedToPreparing', data: { requestId: 'r1', at: AT } }]);
+    const waiting: RequestEvent = {
+      type: 'RequestPrepared',
+      data: {
+        requestId: 'r1',
+        state: 'WAITING',
+        sourceRseId: 'src-id',
+        sourceRse: 'SRC',
+        transfertool: 'mock',
+        preparedAt: AT,
+      },
+    };
+    given([queued('PREPARING'), waiting])
+      .when(command('ReleaseRequest'))
+      .then([{ type: 'RequestReleased', data: { requestId: 'r1', releasedAt: AT } }]);
+    given([queued('PREPARING'), waiting])
+      .when(command('ReturnRequestToPreparing'))
+      .then([{ type: 'RequestReturnedToPreparing', data: { requestId: 'r1', at: AT } }]);
     given([queued()]).when(command('ReleaseRequest')).thenNothingHappened();
   });
 
   it('goes QUEUED → SUBMITTING → SUBMITTED, each only from the state before', () => {
-    const mark = command('MarkRequestSubmitting', { sources: [source], destUrl: 'root://dest:1094/data/f1', transfertool: 'mock' });
+    const mark = command('MarkRequestSubmitting', {
+      sources: [source],
+      destUrl: 'root://dest:1094/data/f1',
+      transfertool: 'mock',
+    });
     given([queued()]).when(mark).then([submitting]);
     given([queued(), submitting]).when(mark).thenNothingHappened();
-    given([queued(), submitting]).when(command('RecordSubmission', { externalId: 'job-1', externalHost: 'mock' })).then([submitted]);
-    given([queued()]).when(command('RecordSubmission', { externalId: 'job-1', externalHost: 'mock' })).thenNothingHappened();
+    given([queued(), submitting])
+      .when(command('RecordSubmission', { externalId: 'job-1', externalHost: 'mock' }))
+      .then([submitted]);
+    given([queued()])
+      .when(command('RecordSubmission', { externalId: 'job-1', externalHost: 'mock' }))
+      .thenNothingHappened();
     given([queued(), submitting])
       .when(command('RecordSubmissionFailure', { reason: 'refused' }))
       .then([{ type: 'RequestSubmissionFailed', data: { requestId: 'r1', reason: 'refused', failedAt: AT } }]);
   });
 
   it('records DONE, FAILED and LOST reports of its current job only', () => {
-    given([queued(), submitting, submitted]).when(report('DONE')).then([{ type: 'TransferSucceeded', data: { ...link, startedAt: AT, transferredAt: AT } }]);
-    given([queued(), submitting, submitted]).when(report('FAILED')).then([{ type: 'TransferFailed', data: { ...link, reason: 'boom', startedAt: AT, failedAt: AT } }]);
-    given([queued(), submitting, submitted]).when(report('LOST')).then([{ type: 'TransferLost', data: { ...link, reason: 'boom', lostAt: AT } }]);
+    given([queued(), submitting, submitted])
+      .when(report('DONE'))
+      .then([{ type: 'TransferSucceeded', data: { ...link, startedAt: AT, transferredAt: AT } }]);
+    given([queued(), submitting, submitted])
+      .when(report('FAILED'))
+      .then([{ type: 'TransferFailed', data: { ...link, reason: 'boom', startedAt: AT, failedAt: AT } }]);
+    given([queued(), submitting, submitted])
+      .when(report('LOST'))
+      .then([{ type: 'TransferLost', data: { ...link, reason: 'boom', lostAt: AT } }]);
     given([queued(), submitting, submitted]).when(report('DONE', 'an-earlier-job')).thenNothingHappened();
   });
 
   it('takes a second report of the same outcome as a no-op', () =>
-    given([queued(), submitting, submitted, { type: 'TransferSucceeded', data: { ...link, startedAt: AT, transferredAt: AT } }]).when(report('DONE')).thenNothingHappened());
+    given([
+      queued(),
+      submitting,
+      submitted,
+      { type: 'TransferSucceeded', data: { ...link, startedAt: AT, transferredAt: AT } },
+    ])
+      .when(report('DONE'))
+      .thenNothingHappened());
 
   it('archives finished requests and SUBMITTING ones, and nothing else', () => {
-    const failed: RequestEvent = { type: 'TransferFailed', data: { ...link, reason: 'boom', startedAt: AT, failedAt: AT } };
+    const failed: RequestEvent = {
+      type: 'TransferFailed',
+      data: { ...link, reason: 'boom', startedAt: AT, failedAt: AT },
+    };
     given([queued(), submitting, submitted, failed])
       .when(command('ArchiveRequest', { retriedAs: 'r2', error: null }))
-      .then([{ type: 'RequestArchived', data: { requestId: 'r1', scope: 'user.jdoe', name: 'f1', destRseId: 'dest-id', state: 'FAILED', retriedAs: 'r2', error: null, archivedAt: AT } }]);
+      .then([
+        {
+          type: 'RequestArchived',
+          data: {
+            requestId: 'r1',
+            scope: 'user.jdoe',
+            name: 'f1',
+            destRseId: 'dest-id',
+            state: 'FAILED',
+            retriedAs: 'r2',
+            error: null,
+            archivedAt: AT,
+          },
+        },
+      ]);
     given([queued(), submitting])
       .when(command('ArchiveRequest', { retriedAs: null, error: 'stuck' }))
-      .then([{ type: 'RequestArchived', data: { requestId: 'r1', scope: 'user.jdoe', name: 'f1', destRseId: 'dest-id', state: 'SUBMITTING', retriedAs: null, error: 'stuck', archivedAt: AT } }]);
-    given([queued(), submitting, submitted]).when(command('ArchiveRequest', { retriedAs: null, error: null })).thenNothingHappened();
+      .then([
+        {
+          type: 'RequestArchived',
+          data: {
+            requestId: 'r1',
+            scope: 'user.jdoe',
+            name: 'f1',
+            destRseId: 'dest-id',
+            state: 'SUBMITTING',
+            retriedAs: null,
+            error: 'stuck',
+            archivedAt: AT,
+          },
+        },
+      ]);
+    given([queued(), submitting, submitted])
+      .when(command('ArchiveRequest', { retriedAs: null, error: null }))
+      .thenNothingHappened();
   });
 
   it('cancels an unfinished request with the job the tool must stop', () =>
@@ -102,14 +255,27 @@ describe('Request decider: the states of a request (behaviour rule 22)', () => {
       .then([
         {
           type: 'RequestCancelled',
-          data: { requestId: 'r1', scope: 'user.jdoe', name: 'f1', destRseId: 'dest-id', previousState: 'SUBMITTED', reason: 'rule deleted', cancelledAt: AT, externalId: 'job-1', transfertool: 'mock' },
+          data: {
+            requestId: 'r1',
+            scope: 'user.jdoe',
+            name: 'f1',
+            destRseId: 'dest-id',
+            previousState: 'SUBMITTED',
+            reason: 'rule deleted',
+            cancelledAt: AT,
+            externalId: 'job-1',
+            transfertool: 'mock',
+          },
         },
       ]));
 });
 
 describe('Request retries (behaviour rule 22)', () => {
   const state = (events: RequestEvent[]) => events.reduce(requestDecider.evolve, requestDecider.initialState());
-  const failed: RequestEvent = { type: 'TransferFailed', data: { ...link, reason: 'boom', startedAt: AT, failedAt: AT } };
+  const failed: RequestEvent = {
+    type: 'TransferFailed',
+    data: { ...link, reason: 'boom', startedAt: AT, failedAt: AT },
+  };
 
   it('queues a new id naming the previous attempt, one retry more, with the used source ranked lower', () => {
     const active = state([queued(), submitting, submitted, failed]);
@@ -124,8 +290,14 @@ describe('Request retries (behaviour rule 22)', () => {
   });
 
   it('keeps the count of a request stuck SUBMITTING, and rankings when the transfer did not fail', () => {
-    const active = state([{ type: 'RequestQueued', data: { request: { ...record, retryCount: 2 }, state: 'QUEUED' } }, submitting]);
+    const active = state([
+      { type: 'RequestQueued', data: { request: { ...record, retryCount: 2 }, state: 'QUEUED' } },
+      submitting,
+    ]);
     if (active.status !== 'Active') throw new Error('not active');
-    expect(retryRecord(active, AT, false)).to.deep.include({ retryCount: 2, sources: [{ rseId: 'src-id', rse: 'SRC', ranking: 0 }] });
+    expect(retryRecord(active, AT, false)).to.deep.include({
+      retryCount: 2,
+      sources: [{ rseId: 'src-id', rse: 'SRC', ranking: 0 }],
+    });
   });
 });

@@ -2,7 +2,13 @@ import { DEFAULT_RSE_PROPERTIES, type RseEvent, type RseProperties } from '../..
 import { rseDecider } from '../../domain/rse/rseDecider.ts';
 import { noPriorities, type RseProtocol } from '../../domain/rse/protocol.ts';
 import { protocolChangesFromRequest } from '../../domain/rse/protocolInput.ts';
-import { Duplicate, RSEAttributeNotFound, RSENotFound, RSEOperationNotSupported, RSEProtocolNotSupported } from '../../domain/shared/errors.ts';
+import {
+  Duplicate,
+  RSEAttributeNotFound,
+  RSENotFound,
+  RSEOperationNotSupported,
+  RSEProtocolNotSupported,
+} from '../../domain/shared/errors.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 
 const given = deciderSpec(rseDecider);
@@ -16,7 +22,11 @@ const created: RseEvent[] = [
   { type: 'RseUsageSet', data: { ...ref, source: 'rucio', used: 0, free: null, files: 0, updatedAt: AT } },
 ];
 const deleted: RseEvent[] = [...created, { type: 'RseDeleted', data: { ...ref, deletedAt: AT } }];
-const command = <T extends string, D extends object>(type: T, data: D) => ({ type, data: { rse: 'CERN_DISK', ...data }, metadata: metadata() });
+const command = <T extends string, D extends object>(type: T, data: D) => ({
+  type,
+  data: { rse: 'CERN_DISK', ...data },
+  metadata: metadata(),
+});
 
 const protocol = (overrides: Partial<RseProtocol> = {}): RseProtocol => ({
   scheme: 'https',
@@ -32,11 +42,15 @@ const protocol = (overrides: Partial<RseProtocol> = {}): RseProtocol => ({
 describe('RSE decider', () => {
   describe('creation and deletion', () => {
     it('creates an RSE with its name attribute, its settings as attributes and a zero rucio counter', () =>
-      given([]).when({ type: 'CreateRse', data: { ...ref, properties }, metadata: metadata() }).then(created));
+      given([])
+        .when({ type: 'CreateRse', data: { ...ref, properties }, metadata: metadata() })
+        .then(created));
 
     it('refuses a name in use, also by a deleted RSE', () => {
       const create = { type: 'CreateRse', data: { ...ref, properties }, metadata: metadata() } as const;
-      given(created).when(create).thenThrows(Duplicate, /RSE 'CERN_DISK' already exists!/);
+      given(created)
+        .when(create)
+        .thenThrows(Duplicate, /RSE 'CERN_DISK' already exists!/);
       given(deleted).when(create).thenThrows(Duplicate);
     });
 
@@ -49,30 +63,50 @@ describe('RSE decider', () => {
         ]));
 
     it('refuses to delete an RSE holding replicas or whose rucio counter holds bytes, or one that is gone', () => {
-      given([...created, { type: 'RseUsageSet', data: { ...ref, source: 'rucio', used: 10, free: null, files: 1, updatedAt: AT } }])
+      given([
+        ...created,
+        { type: 'RseUsageSet', data: { ...ref, source: 'rucio', used: 10, free: null, files: 1, updatedAt: AT } },
+      ])
         .when(command('DeleteRse', { catalogueBytes: 0 }))
         .thenThrows(RSEOperationNotSupported, /RSE 'CERN_DISK' is not empty/);
-      given(created).when(command('DeleteRse', { catalogueBytes: 5 })).thenThrows(RSEOperationNotSupported, /is not empty/);
-      given(deleted).when(command('DeleteRse', { catalogueBytes: 0 })).thenThrows(RSENotFound, /RSE 'CERN_DISK' cannot be found in vo 'def'/);
-      given([]).when(command('DeleteRse', { catalogueBytes: 0 })).thenThrows(RSENotFound);
+      given(created)
+        .when(command('DeleteRse', { catalogueBytes: 5 }))
+        .thenThrows(RSEOperationNotSupported, /is not empty/);
+      given(deleted)
+        .when(command('DeleteRse', { catalogueBytes: 0 }))
+        .thenThrows(RSENotFound, /RSE 'CERN_DISK' cannot be found in vo 'def'/);
+      given([])
+        .when(command('DeleteRse', { catalogueBytes: 0 }))
+        .thenThrows(RSENotFound);
     });
   });
 
   describe('updates', () => {
     it('records only what changes and keeps the setting attributes in step', () =>
       given(created)
-        .when(command('UpdateRse', { changes: { city: 'Meyrin', country_name: null, volatile: false, availability_write: false } }))
+        .when(
+          command('UpdateRse', {
+            changes: { city: 'Meyrin', country_name: null, volatile: false, availability_write: false },
+          }),
+        )
         .then([
-          { type: 'RseUpdated', data: { ...ref, changes: { city: 'Meyrin', country_name: null, availability_write: false }, updatedAt: AT } },
+          {
+            type: 'RseUpdated',
+            data: { ...ref, changes: { city: 'Meyrin', country_name: null, availability_write: false }, updatedAt: AT },
+          },
           { type: 'RseAttributeSet', data: { ...ref, key: 'city', value: 'Meyrin' } },
           { type: 'RseAttributeRemoved', data: { ...ref, key: 'country_name' } },
         ]));
 
     it('does nothing when every value is already the asked one', () =>
-      given(created).when(command('UpdateRse', { changes: { city: 'Geneva', deterministic: true } })).thenNothingHappened());
+      given(created)
+        .when(command('UpdateRse', { changes: { city: 'Geneva', deterministic: true } }))
+        .thenNothingHappened());
 
     it('refuses to change a deleted RSE', () =>
-      given(deleted).when(command('UpdateRse', { changes: { city: 'x' } })).thenThrows(RSENotFound));
+      given(deleted)
+        .when(command('UpdateRse', { changes: { city: 'x' } }))
+        .thenThrows(RSENotFound));
   });
 
   describe('attributes', () => {
@@ -80,11 +114,15 @@ describe('RSE decider', () => {
       given(created)
         .when(command('SetRseAttribute', { key: 'tier', value: '1' }))
         .then([{ type: 'RseAttributeSet', data: { ...ref, key: 'tier', value: '1' } }]);
-      given(created).when(command('SetRseAttribute', { key: 'city', value: 'Geneva' })).thenNothingHappened();
+      given(created)
+        .when(command('SetRseAttribute', { key: 'city', value: 'Geneva' }))
+        .thenNothingHappened();
       given(created)
         .when(command('RemoveRseAttribute', { key: 'city' }))
         .then([{ type: 'RseAttributeRemoved', data: { ...ref, key: 'city' } }]);
-      given(created).when(command('RemoveRseAttribute', { key: 'tier' })).thenThrows(RSEAttributeNotFound, /RSE attribute 'tier' cannot be found/);
+      given(created)
+        .when(command('RemoveRseAttribute', { key: 'tier' }))
+        .thenThrows(RSEAttributeNotFound, /RSE attribute 'tier' cannot be found/);
     });
   });
 
@@ -92,36 +130,54 @@ describe('RSE decider', () => {
     const added: RseEvent = { type: 'RseProtocolAdded', data: { ...ref, protocol: protocol() } };
 
     it('adds a protocol and refuses the same scheme, hostname and port twice', () => {
-      given(created).when(command('AddRseProtocol', { protocol: protocol() })).then([added]);
+      given(created)
+        .when(command('AddRseProtocol', { protocol: protocol() }))
+        .then([added]);
       given([...created, added])
         .when(command('AddRseProtocol', { protocol: protocol({ prefix: '/other' }) }))
-        .thenThrows(Duplicate, /Protocol 'https' on port 443 already registered for  'CERN_DISK' with hostname 'eos.cern.ch'./);
-      given([...created, added]).when(command('AddRseProtocol', { protocol: protocol({ port: 8443 }) })).then([
-        { type: 'RseProtocolAdded', data: { ...ref, protocol: protocol({ port: 8443 }) } },
-      ]);
+        .thenThrows(
+          Duplicate,
+          /Protocol 'https' on port 443 already registered for  'CERN_DISK' with hostname 'eos.cern.ch'./,
+        );
+      given([...created, added])
+        .when(command('AddRseProtocol', { protocol: protocol({ port: 8443 }) }))
+        .then([{ type: 'RseProtocolAdded', data: { ...ref, protocol: protocol({ port: 8443 }) } }]);
     });
 
     it('updates every protocol of a scheme, narrowed by hostname and port when given', () => {
-      const second: RseEvent = { type: 'RseProtocolAdded', data: { ...ref, protocol: protocol({ hostname: 'other.cern.ch' }) } };
+      const second: RseEvent = {
+        type: 'RseProtocolAdded',
+        data: { ...ref, protocol: protocol({ hostname: 'other.cern.ch' }) },
+      };
       const changes = protocolChangesFromRequest({ prefix: '/new', domains: { wan: { read: 1 } } });
       const updated = (hostname: string): RseEvent => {
         const base = protocol({ hostname, prefix: '/new' });
-        return { type: 'RseProtocolUpdated', data: { ...ref, protocol: { ...base, domains: { ...base.domains, wan: { ...base.domains.wan, read: 1 } } } } };
+        return {
+          type: 'RseProtocolUpdated',
+          data: { ...ref, protocol: { ...base, domains: { ...base.domains, wan: { ...base.domains.wan, read: 1 } } } },
+        };
       };
-      given([...created, added, second]).when(command('UpdateRseProtocols', { scheme: 'https', changes })).then([updated('eos.cern.ch'), updated('other.cern.ch')]);
+      given([...created, added, second])
+        .when(command('UpdateRseProtocols', { scheme: 'https', changes }))
+        .then([updated('eos.cern.ch'), updated('other.cern.ch')]);
       given([...created, added, second])
         .when(command('UpdateRseProtocols', { scheme: 'https', hostname: 'other.cern.ch', port: 443, changes }))
         .then([updated('other.cern.ch')]);
       given([...created, added])
         .when(command('UpdateRseProtocols', { scheme: 'https', hostname: 'eos.cern.ch', port: 80, changes }))
-        .thenThrows(RSEProtocolNotSupported, /RSE 'CERN_DISK' does not support protocol 'https' for hostname 'eos.cern.ch' on port '80'/);
+        .thenThrows(
+          RSEProtocolNotSupported,
+          /RSE 'CERN_DISK' does not support protocol 'https' for hostname 'eos.cern.ch' on port '80'/,
+        );
     });
 
     it('removes matching protocols and refuses when none matches', () => {
       given([...created, added])
         .when(command('RemoveRseProtocols', { scheme: 'https', hostname: 'eos.cern.ch' }))
         .then([{ type: 'RseProtocolRemoved', data: { ...ref, scheme: 'https', hostname: 'eos.cern.ch', port: 443 } }]);
-      given([...created, added]).when(command('RemoveRseProtocols', { scheme: 'root' })).thenThrows(RSEProtocolNotSupported, /does not support protocol 'root'$/);
+      given([...created, added])
+        .when(command('RemoveRseProtocols', { scheme: 'root' }))
+        .thenThrows(RSEProtocolNotSupported, /does not support protocol 'root'$/);
     });
   });
 
@@ -129,35 +185,57 @@ describe('RSE decider', () => {
     it('replaces the usage of a source whole', () =>
       given(created)
         .when(command('SetRseUsage', { source: 'storage', used: 5, free: null, files: null }))
-        .then([{ type: 'RseUsageSet', data: { ...ref, source: 'storage', used: 5, free: null, files: null, updatedAt: AT } }]));
+        .then([
+          { type: 'RseUsageSet', data: { ...ref, source: 'storage', used: 5, free: null, files: null, updatedAt: AT } },
+        ]));
 
     it('sets and removes limits, silently when the limit is absent', () => {
       const set: RseEvent = { type: 'RseLimitSet', data: { ...ref, name: 'MinFreeSpace', value: 100 } };
-      given(created).when(command('SetRseLimit', { name: 'MinFreeSpace', value: 100 })).then([set]);
-      given([...created, set]).when(command('SetRseLimit', { name: 'MinFreeSpace', value: 100 })).thenNothingHappened();
-      given([...created, set]).when(command('RemoveRseLimit', { name: 'MinFreeSpace' })).then([{ type: 'RseLimitRemoved', data: { ...ref, name: 'MinFreeSpace' } }]);
-      given(created).when(command('RemoveRseLimit', { name: 'MinFreeSpace' })).thenNothingHappened();
+      given(created)
+        .when(command('SetRseLimit', { name: 'MinFreeSpace', value: 100 }))
+        .then([set]);
+      given([...created, set])
+        .when(command('SetRseLimit', { name: 'MinFreeSpace', value: 100 }))
+        .thenNothingHappened();
+      given([...created, set])
+        .when(command('RemoveRseLimit', { name: 'MinFreeSpace' }))
+        .then([{ type: 'RseLimitRemoved', data: { ...ref, name: 'MinFreeSpace' } }]);
+      given(created)
+        .when(command('RemoveRseLimit', { name: 'MinFreeSpace' }))
+        .thenNothingHappened();
     });
 
     it('adds QoS policies once and removes them silently', () => {
       const added: RseEvent = { type: 'RseQosPolicyAdded', data: { ...ref, policy: 'SSD' } };
-      given(created).when(command('AddRseQosPolicy', { policy: 'SSD' })).then([added]);
-      given([...created, added]).when(command('AddRseQosPolicy', { policy: 'SSD' })).thenThrows(Duplicate, /QoS policy SSD already exists!/);
-      given(created).when(command('RemoveRseQosPolicy', { policy: 'SSD' })).thenNothingHappened();
+      given(created)
+        .when(command('AddRseQosPolicy', { policy: 'SSD' }))
+        .then([added]);
+      given([...created, added])
+        .when(command('AddRseQosPolicy', { policy: 'SSD' }))
+        .thenThrows(Duplicate, /QoS policy SSD already exists!/);
+      given(created)
+        .when(command('RemoveRseQosPolicy', { policy: 'SSD' }))
+        .thenNothingHappened();
     });
 
     it('adds a distance once, updates only existing ones and removes them', () => {
       const destination = { destRseId: 'b'.repeat(32), destRse: 'BNL_DISK' };
       const set: RseEvent = { type: 'RseDistanceSet', data: { ...ref, ...destination, distance: 3, at: AT } };
-      given(created).when(command('AddRseDistance', { ...destination, distance: 3 })).then([set]);
+      given(created)
+        .when(command('AddRseDistance', { ...destination, distance: 3 }))
+        .then([set]);
       given([...created, set])
         .when(command('AddRseDistance', { ...destination, distance: 4 }))
         .thenThrows(Duplicate, /Distance from CERN_DISK to BNL_DISK already exists!/);
-      given(created).when(command('UpdateRseDistance', { ...destination, distance: 4 })).thenNothingHappened();
+      given(created)
+        .when(command('UpdateRseDistance', { ...destination, distance: 4 }))
+        .thenNothingHappened();
       given([...created, set])
         .when(command('UpdateRseDistance', { ...destination, distance: 4 }))
         .then([{ type: 'RseDistanceSet', data: { ...ref, ...destination, distance: 4, at: AT } }]);
-      given([...created, set]).when(command('RemoveRseDistance', destination)).then([{ type: 'RseDistanceRemoved', data: { ...ref, ...destination } }]);
+      given([...created, set])
+        .when(command('RemoveRseDistance', destination))
+        .then([{ type: 'RseDistanceRemoved', data: { ...ref, ...destination } }]);
     });
   });
 });

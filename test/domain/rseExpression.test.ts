@@ -1,10 +1,19 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { DEFAULT_RSE_PROPERTIES, type RseAttributeValue, type RseProperties } from '../../domain/rse/rse.ts';
-import { evaluateRseExpression, matchRseExpression, parseRseExpression, type RseFacts } from '../../domain/rse/rseExpression.ts';
+import {
+  evaluateRseExpression,
+  matchRseExpression,
+  parseRseExpression,
+  type RseFacts,
+} from '../../domain/rse/rseExpression.ts';
 import { InvalidObject, InvalidRSEExpression } from '../../domain/shared/errors.ts';
 
-const rse = (name: string, attributes: Record<string, RseAttributeValue> = {}, properties: Partial<RseProperties> = {}): RseFacts => ({
+const rse = (
+  name: string,
+  attributes: Record<string, RseAttributeValue> = {},
+  properties: Partial<RseProperties> = {},
+): RseFacts => ({
   id: `id-${name}`,
   rse: name,
   properties: { ...DEFAULT_RSE_PROPERTIES, ...properties },
@@ -15,7 +24,11 @@ const universe: RseFacts[] = [
   rse('CERN_DISK', { tier: '0', country: 'CH', type: 'DATADISK', freespace: '120' }, { city: 'Geneva' }),
   rse('CERN_TAPE', { tier: '0', country: 'CH', type: 'TAPE' }, { rse_type: 'TAPE', deterministic: false }),
   rse('BNL_DISK', { tier: '1', country: 'US', type: 'DATADISK', freespace: '40', tier1: true }),
-  rse('FZK-SCRATCH', { tier: '1', country: 'DE', type: 'SCRATCHDISK', freespace: 'lots', tier1: 'True' }, { availability_write: false }),
+  rse(
+    'FZK-SCRATCH',
+    { tier: '1', country: 'DE', type: 'SCRATCHDISK', freespace: 'lots', tier1: 'True' },
+    { availability_write: false },
+  ),
 ];
 
 const names = (expression: string) => evaluateRseExpression(expression, universe).map((selected) => selected.rse);
@@ -63,8 +76,22 @@ describe('RSE expressions', () => {
     });
 
     it('refuses bad syntax and empty results with Rucio messages', () => {
-      for (const expression of ['(CERN_DISK', 'CERN_DISK)', ')CERN_DISK(']) refused(expression, /^Problem with parentheses\.$/);
-      for (const expression of ['CERN_DISK|', '|CERN_DISK', 'CERN DISK', 'a.b', 'x>1.5', 'A__B', '()', '(A)(B)', 'A|&B', 'tier=1=2', '', 'A_']) {
+      for (const expression of ['(CERN_DISK', 'CERN_DISK)', ')CERN_DISK('])
+        refused(expression, /^Problem with parentheses\.$/);
+      for (const expression of [
+        'CERN_DISK|',
+        '|CERN_DISK',
+        'CERN DISK',
+        'a.b',
+        'x>1.5',
+        'A__B',
+        '()',
+        '(A)(B)',
+        'A|&B',
+        'tier=1=2',
+        '',
+        'A_',
+      ]) {
         refused(expression, /^Expression does not comply to RSE Expression syntax$/);
       }
       refused('NOWHERE', /^RSE Expression resulted in an empty set\.$/);
@@ -75,7 +102,10 @@ describe('RSE expressions', () => {
   describe('properties', () => {
     const attributeKeys = ['a', 'b', 'c', 'd'] as const;
     const universes = fc
-      .array(fc.record({ a: fc.boolean(), b: fc.boolean(), c: fc.boolean(), d: fc.boolean() }), { minLength: 1, maxLength: 8 })
+      .array(fc.record({ a: fc.boolean(), b: fc.boolean(), c: fc.boolean(), d: fc.boolean() }), {
+        minLength: 1,
+        maxLength: 8,
+      })
       .map((flags) =>
         flags.map((flag, index) =>
           rse(`R${index}`, Object.fromEntries(attributeKeys.filter((key) => flag[key]).map((key) => [key, true]))),
@@ -86,12 +116,20 @@ describe('RSE expressions', () => {
       tree: fc.oneof(
         { depthSize: 'small', withCrossShrink: true },
         fc.constantFrom(...attributeKeys).map((key) => ({ key })),
-        fc.record({ operator: fc.constantFrom('|' as const, '&' as const, '\\' as const), left: tie('tree'), right: tie('tree') }),
+        fc.record({
+          operator: fc.constantFrom('|' as const, '&' as const, '\\' as const),
+          left: tie('tree'),
+          right: tie('tree'),
+        }),
       ),
     })).tree;
-    const render = (tree: Tree): string => ('key' in tree ? tree.key : `(${render(tree.left)}${tree.operator}${render(tree.right)})`);
+    const render = (tree: Tree): string =>
+      'key' in tree ? tree.key : `(${render(tree.left)}${tree.operator}${render(tree.right)})`;
     const reference = (tree: Tree, rses: RseFacts[]): Set<string> => {
-      if ('key' in tree) return new Set(rses.filter((candidate) => candidate.attributes[tree.key] === true).map((candidate) => candidate.id));
+      if ('key' in tree)
+        return new Set(
+          rses.filter((candidate) => candidate.attributes[tree.key] === true).map((candidate) => candidate.id),
+        );
       const left = reference(tree.left, rses);
       const right = reference(tree.right, rses);
       if (tree.operator === '|') return new Set([...left, ...right]);
@@ -103,7 +141,9 @@ describe('RSE expressions', () => {
     it('evaluates fully parenthesised expressions as set algebra', () =>
       fc.assert(
         fc.property(universes, trees, (rses, tree) => {
-          expect(sorted(matchRseExpression(parseRseExpression(render(tree)), rses))).to.deep.equal(sorted(reference(tree, rses)));
+          expect(sorted(matchRseExpression(parseRseExpression(render(tree)), rses))).to.deep.equal(
+            sorted(reference(tree, rses)),
+          );
         }),
       ));
 
@@ -112,11 +152,18 @@ describe('RSE expressions', () => {
         fc.property(
           universes,
           fc.constantFrom(...attributeKeys),
-          fc.array(fc.tuple(fc.constantFrom('|' as const, '&' as const, '\\' as const), fc.constantFrom(...attributeKeys)), { maxLength: 6 }),
+          fc.array(
+            fc.tuple(fc.constantFrom('|' as const, '&' as const, '\\' as const), fc.constantFrom(...attributeKeys)),
+            { maxLength: 6 },
+          ),
           (rses, first, rest) => {
             const flat = first + rest.map(([operator, key]) => operator + key).join('');
-            const leftFolded = rest.reduce<Tree>((left, [operator, key]) => ({ operator, left, right: { key } }), { key: first });
-            expect(sorted(matchRseExpression(parseRseExpression(flat), rses))).to.deep.equal(sorted(reference(leftFolded, rses)));
+            const leftFolded = rest.reduce<Tree>((left, [operator, key]) => ({ operator, left, right: { key } }), {
+              key: first,
+            });
+            expect(sorted(matchRseExpression(parseRseExpression(flat), rses))).to.deep.equal(
+              sorted(reference(leftFolded, rses)),
+            );
           },
         ),
       ));

@@ -11,7 +11,9 @@ describe('scope decider', () => {
   const add = { type: 'AddScope', data: { scope: 'user.jdoe', account: 'jdoe' }, metadata: metadata() } as const;
 
   it('adds a scope owned by an account', () =>
-    given([]).when(add).then([{ type: 'ScopeAdded', data: { scope: 'user.jdoe', account: 'jdoe', addedAt: AT } }]));
+    given([])
+      .when(add)
+      .then([{ type: 'ScopeAdded', data: { scope: 'user.jdoe', account: 'jdoe', addedAt: AT } }]));
 
   it('refuses a scope that exists', () =>
     given([{ type: 'ScopeAdded', data: { scope: 'user.jdoe', account: 'root', addedAt: AT } }])
@@ -21,13 +23,21 @@ describe('scope decider', () => {
 
 describe('config decider', () => {
   const given = deciderSpec(configDecider);
-  const set = (section: string, option: string, value: string): ConfigEvent => ({ type: 'ConfigOptionSet', data: { section, option, value } });
+  const set = (section: string, option: string, value: string): ConfigEvent => ({
+    type: 'ConfigOptionSet',
+    data: { section, option, value },
+  });
 
   it('sets options and skips those that already hold the value', () =>
     given([set('core', 'a', '1')])
       .when({
         type: 'SetConfigOptions',
-        data: { options: [{ section: 'core', option: 'a', value: '1' }, { section: 'core', option: 'b', value: 'x' }] },
+        data: {
+          options: [
+            { section: 'core', option: 'a', value: '1' },
+            { section: 'core', option: 'b', value: 'x' },
+          ],
+        },
         metadata: metadata(),
       })
       .then([set('core', 'b', 'x')]));

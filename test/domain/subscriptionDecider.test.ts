@@ -20,40 +20,70 @@ const record = (extra: Partial<SubscriptionRecord> = {}): SubscriptionRecord => 
   createdAt: AT,
   ...extra,
 });
-const added = (extra: Partial<SubscriptionRecord> = {}, state: 'ACTIVE' | 'NEW' = 'ACTIVE'): SubscriptionEvent => ({ type: 'SubscriptionAdded', data: { subscription: record(extra), state } });
+const added = (extra: Partial<SubscriptionRecord> = {}, state: 'ACTIVE' | 'NEW' = 'ACTIVE'): SubscriptionEvent => ({
+  type: 'SubscriptionAdded',
+  data: { subscription: record(extra), state },
+});
 const ref = { id: 'sub1', account: 'root', name: 'daily' };
-const update = (changes: object, deactivate = false): SubscriptionCommand => ({ type: 'UpdateSubscription', data: { ...ref, changes, deactivate }, metadata: metadata() });
+const update = (changes: object, deactivate = false): SubscriptionCommand => ({
+  type: 'UpdateSubscription',
+  data: { ...ref, changes, deactivate },
+  metadata: metadata(),
+});
 
 describe('Decider: subscriptions (§7)', () => {
   describe('adding', () => {
-    it('adds it ACTIVE', () => given([]).when({ type: 'AddSubscription', data: { subscription: record() }, metadata: metadata() }).then([added()]));
+    it('adds it ACTIVE', () =>
+      given([])
+        .when({ type: 'AddSubscription', data: { subscription: record() }, metadata: metadata() })
+        .then([added()]));
     it('adds a retroactive one NEW', () =>
-      given([]).when({ type: 'AddSubscription', data: { subscription: record({ retroactive: true }) }, metadata: metadata() }).then([added({ retroactive: true }, 'NEW')]));
-    it('adds nothing when its id exists', () => given([added()]).when({ type: 'AddSubscription', data: { subscription: record() }, metadata: metadata() }).thenNothingHappened());
+      given([])
+        .when({ type: 'AddSubscription', data: { subscription: record({ retroactive: true }) }, metadata: metadata() })
+        .then([added({ retroactive: true }, 'NEW')]));
+    it('adds nothing when its id exists', () =>
+      given([added()])
+        .when({ type: 'AddSubscription', data: { subscription: record() }, metadata: metadata() })
+        .thenNothingHappened());
   });
 
   describe('updating', () => {
     it('records the changed options and leaves it UPDATED', () =>
       given([added()])
         .when(update({ comments: 'new', priority: 3 }))
-        .then([{ type: 'SubscriptionUpdated', data: { ...ref, changes: { comments: 'new' }, state: 'UPDATED', at: AT } }]));
+        .then([
+          { type: 'SubscriptionUpdated', data: { ...ref, changes: { comments: 'new' }, state: 'UPDATED', at: AT } },
+        ]));
     it('leaves it UPDATED even without options, as Rucio', () =>
-      given([added()]).when(update({})).then([{ type: 'SubscriptionUpdated', data: { ...ref, changes: {}, state: 'UPDATED', at: AT } }]));
+      given([added()])
+        .when(update({}))
+        .then([{ type: 'SubscriptionUpdated', data: { ...ref, changes: {}, state: 'UPDATED', at: AT } }]));
     it('appends nothing for an update that changes nothing on an UPDATED subscription', () =>
-      given([added(), { type: 'SubscriptionUpdated', data: { ...ref, changes: {}, state: 'UPDATED', at: AT } }]).when(update({ comments: null })).thenNothingHappened());
-    it('makes it INACTIVE with state I', () => given([added()]).when(update({}, true)).then([{ type: 'SubscriptionDeactivated', data: { ...ref, reason: 'requested', at: AT } }]));
+      given([added(), { type: 'SubscriptionUpdated', data: { ...ref, changes: {}, state: 'UPDATED', at: AT } }])
+        .when(update({ comments: null }))
+        .thenNothingHappened());
+    it('makes it INACTIVE with state I', () =>
+      given([added()])
+        .when(update({}, true))
+        .then([{ type: 'SubscriptionDeactivated', data: { ...ref, reason: 'requested', at: AT } }]));
     it('records options given with state I before stopping it', () =>
       given([added()])
         .when(update({ comments: 'last words' }, true))
         .then([
-          { type: 'SubscriptionUpdated', data: { ...ref, changes: { comments: 'last words' }, state: 'UPDATED', at: AT } },
+          {
+            type: 'SubscriptionUpdated',
+            data: { ...ref, changes: { comments: 'last words' }, state: 'UPDATED', at: AT },
+          },
           { type: 'SubscriptionDeactivated', data: { ...ref, reason: 'requested', at: AT } },
         ]));
     it('brings an INACTIVE subscription back as UPDATED', () =>
       given([added(), { type: 'SubscriptionDeactivated', data: { ...ref, reason: 'requested', at: AT } }])
         .when(update({}))
         .then([{ type: 'SubscriptionUpdated', data: { ...ref, changes: {}, state: 'UPDATED', at: AT } }]));
-    it('refuses a subscription that does not exist (SubscriptionNotFound)', () => given([]).when(update({})).thenThrows(SubscriptionNotFound, /account 'root' named 'daily' not found/));
+    it('refuses a subscription that does not exist (SubscriptionNotFound)', () =>
+      given([])
+        .when(update({}))
+        .thenThrows(SubscriptionNotFound, /account 'root' named 'daily' not found/));
   });
 
   describe('its lifetime', () => {
@@ -63,8 +93,13 @@ describe('Decider: subscriptions (§7)', () => {
         .when({ type: 'ExpireSubscription', data: { id: 'sub1' }, metadata: metadata() })
         .then([{ type: 'SubscriptionDeactivated', data: { ...ref, reason: 'lifetime', at: AT } }]));
     it('does nothing while it runs, or to an INACTIVE subscription', () => {
-      given([added({ lifetime: new Date(NOW.getTime() + 1000).toISOString() })]).when({ type: 'ExpireSubscription', data: { id: 'sub1' }, metadata: metadata() }).thenNothingHappened();
-      given([added({ lifetime: past }), { type: 'SubscriptionDeactivated', data: { ...ref, reason: 'requested', at: AT } }])
+      given([added({ lifetime: new Date(NOW.getTime() + 1000).toISOString() })])
+        .when({ type: 'ExpireSubscription', data: { id: 'sub1' }, metadata: metadata() })
+        .thenNothingHappened();
+      given([
+        added({ lifetime: past }),
+        { type: 'SubscriptionDeactivated', data: { ...ref, reason: 'requested', at: AT } },
+      ])
         .when({ type: 'ExpireSubscription', data: { id: 'sub1' }, metadata: metadata() })
         .thenNothingHappened();
     });
@@ -76,7 +111,10 @@ describe('Decider: subscriptions (§7)', () => {
       given([added({ retroactive: true }, 'NEW')])
         .when({ type: 'RecordRetroactiveProgress', data: { id: 'sub1', after, dids: 10 }, metadata: metadata() })
         .then([{ type: 'SubscriptionRetroactiveProgressed', data: { ...ref, after, dids: 10, at: AT } }]);
-      given([added({ retroactive: true }, 'NEW'), { type: 'SubscriptionRetroactiveProgressed', data: { ...ref, after, dids: 10, at: AT } }])
+      given([
+        added({ retroactive: true }, 'NEW'),
+        { type: 'SubscriptionRetroactiveProgressed', data: { ...ref, after, dids: 10, at: AT } },
+      ])
         .when({ type: 'RecordRetroactiveProgress', data: { id: 'sub1', after, dids: 10 }, metadata: metadata() })
         .thenNothingHappened();
     });
@@ -84,14 +122,22 @@ describe('Decider: subscriptions (§7)', () => {
       given([added({ retroactive: true }, 'NEW')])
         .when({ type: 'CompleteRetroactivePass', data: { id: 'sub1' }, metadata: metadata() })
         .then([{ type: 'SubscriptionRetroactiveCompleted', data: { ...ref, state: 'ACTIVE', at: AT } }]);
-      given([added({ retroactive: true }, 'NEW'), { type: 'SubscriptionUpdated', data: { ...ref, changes: {}, state: 'UPDATED', at: AT } }])
+      given([
+        added({ retroactive: true }, 'NEW'),
+        { type: 'SubscriptionUpdated', data: { ...ref, changes: {}, state: 'UPDATED', at: AT } },
+      ])
         .when({ type: 'CompleteRetroactivePass', data: { id: 'sub1' }, metadata: metadata() })
         .then([{ type: 'SubscriptionRetroactiveCompleted', data: { ...ref, state: 'UPDATED', at: AT } }]);
     });
     it('has nothing to do for a subscription that is not retroactive', () =>
-      given([added()]).when({ type: 'CompleteRetroactivePass', data: { id: 'sub1' }, metadata: metadata() }).thenNothingHappened());
+      given([added()])
+        .when({ type: 'CompleteRetroactivePass', data: { id: 'sub1' }, metadata: metadata() })
+        .thenNothingHappened());
     it('starts again when an update turns retroactive on', () =>
-      given([added(), { type: 'SubscriptionUpdated', data: { ...ref, changes: { retroactive: true }, state: 'UPDATED', at: AT } }])
+      given([
+        added(),
+        { type: 'SubscriptionUpdated', data: { ...ref, changes: { retroactive: true }, state: 'UPDATED', at: AT } },
+      ])
         .when({ type: 'CompleteRetroactivePass', data: { id: 'sub1' }, metadata: metadata() })
         .then([{ type: 'SubscriptionRetroactiveCompleted', data: { ...ref, state: 'UPDATED', at: AT } }]));
   });
@@ -99,19 +145,41 @@ describe('Decider: subscriptions (§7)', () => {
 
 describe('Decider: subscription names (§7: unique per account)', () => {
   const names = deciderSpec(subscriptionNamesDecider);
-  const claim = (subscriptionId: string) => ({ type: 'ClaimSubscriptionName' as const, data: { account: 'root', name: 'daily', subscriptionId }, metadata: metadata() });
-  const claimed = { type: 'SubscriptionNameClaimed' as const, data: { account: 'root', name: 'daily', subscriptionId: 'sub1' } };
+  const claim = (subscriptionId: string) => ({
+    type: 'ClaimSubscriptionName' as const,
+    data: { account: 'root', name: 'daily', subscriptionId },
+    metadata: metadata(),
+  });
+  const claimed = {
+    type: 'SubscriptionNameClaimed' as const,
+    data: { account: 'root', name: 'daily', subscriptionId: 'sub1' },
+  };
   it('claims a free name', () => names([]).when(claim('sub1')).then([claimed]));
   it('refuses a name another subscription holds (SubscriptionDuplicate)', () =>
-    names([claimed]).when(claim('sub2')).thenThrows(SubscriptionDuplicate, /Subscription 'daily' owned by 'root' already exists!/));
-  it('does nothing when the same subscription claims it again', () => names([claimed]).when(claim('sub1')).thenNothingHappened());
+    names([claimed])
+      .when(claim('sub2'))
+      .thenThrows(SubscriptionDuplicate, /Subscription 'daily' owned by 'root' already exists!/));
+  it('does nothing when the same subscription claims it again', () =>
+    names([claimed]).when(claim('sub1')).thenNothingHappened());
 });
 
 describe('Decider: dry runs of a subscription', () => {
   const dryRuns = deciderSpec(subscriptionDryRunDecider);
-  const data = { subscriptionId: 'sub1', subscriptionName: 'daily', account: 'root', scope: 's', name: 'ds', didType: 'DATASET' as const, rules: [] };
+  const data = {
+    subscriptionId: 'sub1',
+    subscriptionName: 'daily',
+    account: 'root',
+    scope: 's',
+    name: 'ds',
+    didType: 'DATASET' as const,
+    rules: [],
+  };
   it('records what would have been made, once', () => {
-    dryRuns([]).when({ type: 'RecordDryRun', data, metadata: metadata() }).then([{ type: 'SubscriptionDryRunRecorded', data: { ...data, at: AT } }]);
-    dryRuns([{ type: 'SubscriptionDryRunRecorded', data: { ...data, at: AT } }]).when({ type: 'RecordDryRun', data, metadata: metadata() }).thenNothingHappened();
+    dryRuns([])
+      .when({ type: 'RecordDryRun', data, metadata: metadata() })
+      .then([{ type: 'SubscriptionDryRunRecorded', data: { ...data, at: AT } }]);
+    dryRuns([{ type: 'SubscriptionDryRunRecorded', data: { ...data, at: AT } }])
+      .when({ type: 'RecordDryRun', data, metadata: metadata() })
+      .thenNothingHappened();
   });
 });

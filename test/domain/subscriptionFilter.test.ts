@@ -11,9 +11,18 @@ const did = (extra: Partial<DidFacts> = {}, columns: DidFacts['columns'] = {}): 
   didType: 'DATASET',
   account: 'prod',
   ...extra,
-  columns: { hidden: false, datatype: 'AOD', project: 'mc16_13TeV', run_number: 410470, length: null, bytes: null, ...columns },
+  columns: {
+    hidden: false,
+    datatype: 'AOD',
+    project: 'mc16_13TeV',
+    run_number: 410470,
+    length: null,
+    bytes: null,
+    ...columns,
+  },
 });
-const matches = (filter: object, facts: DidFacts = did()) => compileFilter(parseSubscriptionFilter(filter)).matches(facts);
+const matches = (filter: object, facts: DidFacts = did()) =>
+  compileFilter(parseSubscriptionFilter(filter)).matches(facts);
 
 describe('Subscription filters (§7)', () => {
   describe('matching, as the transmogrifier does', () => {
@@ -63,7 +72,8 @@ describe('Subscription filters (§7)', () => {
   });
 
   describe('checking, when a subscription is added or updated', () => {
-    const refused = (filter: unknown, message: RegExp) => expect(() => parseSubscriptionFilter(filter)).to.throw(InvalidObject, message);
+    const refused = (filter: unknown, message: RegExp) =>
+      expect(() => parseSubscriptionFilter(filter)).to.throw(InvalidObject, message);
     it('refuses what is not a dictionary', () => refused(['x'], /filter should be a dict/));
     it('refuses invalid regular expressions, naming the key', () => {
       refused({ pattern: '(' }, /pattern "\(" is not a valid regular expression/);
@@ -82,13 +92,38 @@ describe('Subscription filters (§7)', () => {
       refused({ datatype: [] }, /datatype lists no value/);
       refused({ __proto__x: 1, ['__proto__']: 1 }, /reserved|neither/);
     });
-    it('refuses filters longer than Rucio\'s column', () => refused({ pattern: 'a'.repeat(999), excluded_pattern: 'b'.repeat(999), project: ['c'.repeat(999), 'd'.repeat(999), 'e'.repeat(999)] }, /longer than 4000/));
+    it("refuses filters longer than Rucio's column", () =>
+      refused(
+        {
+          pattern: 'a'.repeat(999),
+          excluded_pattern: 'b'.repeat(999),
+          project: ['c'.repeat(999), 'd'.repeat(999), 'e'.repeat(999)],
+        },
+        /longer than 4000/,
+      ));
   });
 });
 
 describe('The subscription index', () => {
-  const subscription = (id: string, filter: Record<string, unknown>, state: SubscriptionState = 'ACTIVE', priority = 3): { record: SubscriptionRecord; state: SubscriptionState } => ({
-    record: { id, name: id, account: 'root', filter, replicationRules: [], comments: null, lifetime: null, retroactive: false, dryRun: false, priority, createdAt: '2026-01-01T00:00:00.000Z' },
+  const subscription = (
+    id: string,
+    filter: Record<string, unknown>,
+    state: SubscriptionState = 'ACTIVE',
+    priority = 3,
+  ): { record: SubscriptionRecord; state: SubscriptionState } => ({
+    record: {
+      id,
+      name: id,
+      account: 'root',
+      filter,
+      replicationRules: [],
+      comments: null,
+      lifetime: null,
+      retroactive: false,
+      dryRun: false,
+      priority,
+      createdAt: '2026-01-01T00:00:00.000Z',
+    },
     state,
   });
 
@@ -114,14 +149,34 @@ describe('The subscription index', () => {
       subscription('retroactive', { scope: ['mc16'] }, 'NEW', 5),
     ]);
     expect(index.size).to.equal(6);
-    expect(index.candidates('mc16_13TeV', 'DATASET').map((found) => found.record.id)).to.deep.equal(['alternation', 'mc', 'anyScope', 'retroactive']);
-    expect(index.candidates('mc16_13TeV', 'CONTAINER').map((found) => found.record.id)).to.deep.equal(['alternation', 'mc', 'anyScope', 'mcContainers', 'retroactive']);
-    expect(index.candidates('data18_13TeV', 'DATASET').map((found) => found.record.id)).to.deep.equal(['alternation', 'anyScope', 'data']);
-    expect(index.candidates('user.jdoe', 'DATASET').map((found) => found.record.id)).to.deep.equal(['alternation', 'anyScope']);
+    expect(index.candidates('mc16_13TeV', 'DATASET').map((found) => found.record.id)).to.deep.equal([
+      'alternation',
+      'mc',
+      'anyScope',
+      'retroactive',
+    ]);
+    expect(index.candidates('mc16_13TeV', 'CONTAINER').map((found) => found.record.id)).to.deep.equal([
+      'alternation',
+      'mc',
+      'anyScope',
+      'mcContainers',
+      'retroactive',
+    ]);
+    expect(index.candidates('data18_13TeV', 'DATASET').map((found) => found.record.id)).to.deep.equal([
+      'alternation',
+      'anyScope',
+      'data',
+    ]);
+    expect(index.candidates('user.jdoe', 'DATASET').map((found) => found.record.id)).to.deep.equal([
+      'alternation',
+      'anyScope',
+    ]);
   });
 
   it('finds among a thousand subscriptions of distinct scopes only the few a DID could match', () => {
-    const index = new SubscriptionIndex(Array.from({ length: 1000 }, (_, number) => subscription(`s${number}`, { scope: [`scope${number}\\.`] })));
+    const index = new SubscriptionIndex(
+      Array.from({ length: 1000 }, (_, number) => subscription(`s${number}`, { scope: [`scope${number}\\.`] })),
+    );
     expect(index.candidates('scope42.x', 'DATASET').map((found) => found.record.id)).to.deep.equal(['s42']);
   });
 });

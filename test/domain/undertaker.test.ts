@@ -3,7 +3,12 @@ import { workflowSpec } from '../support/workflowSpec.ts';
 
 const given = workflowSpec(undertaker);
 const now = '2026-11-22T10:00:00.000Z';
-const expired = (name: string, expiredAt: string, lockedRules = 0): ExpiredDid => ({ scope: 'user.jdoe', name, expiredAt, lockedRules });
+const expired = (name: string, expiredAt: string, lockedRules = 0): ExpiredDid => ({
+  scope: 'user.jdoe',
+  name,
+  expiredAt,
+  lockedRules,
+});
 
 describe('Workflow: the undertaker (behaviour rule 7)', () => {
   describe('when expired DIDs have no locked rule', () => {
@@ -20,12 +25,16 @@ describe('Workflow: the undertaker (behaviour rule 7)', () => {
     it('leaves it, saying why', () =>
       given({ expired: [expired('kept', '2026-11-21T09:00:00.000Z', 1)] })
         .when({ now, dryRun: false })
-        .then([{ type: 'Skipped', data: { what: 'user.jdoe:kept', reason: 'a locked replication rule protects it' } }]));
+        .then([
+          { type: 'Skipped', data: { what: 'user.jdoe:kept', reason: 'a locked replication rule protects it' } },
+        ]));
   });
 
   describe('when a DID has not expired at the tick', () => {
     it('does nothing with it (the read model may be ahead of the tick)', () =>
-      given({ expired: [expired('future', '2026-11-22T10:00:00.001Z')] }).when({ now, dryRun: false }).thenNothing());
+      given({ expired: [expired('future', '2026-11-22T10:00:00.001Z')] })
+        .when({ now, dryRun: false })
+        .thenNothing());
   });
 
   describe('in a dry run', () => {

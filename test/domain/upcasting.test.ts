@@ -14,8 +14,14 @@ describe('Upcasters', () => {
   ]);
 
   it('brings data of an old version to the current shape through every step after it', () => {
-    expect(registry.upcast({ type: 'Renamed', data: { name: 'a' }, schemaVersion: 1 })).to.deep.equal({ fullName: 'a', at: '1970-01-01T00:00:00.000Z' });
-    expect(registry.upcast({ type: 'Renamed', data: { name: 'b', at: 'then' }, schemaVersion: 2 })).to.deep.equal({ fullName: 'b', at: 'then' });
+    expect(registry.upcast({ type: 'Renamed', data: { name: 'a' }, schemaVersion: 1 })).to.deep.equal({
+      fullName: 'a',
+      at: '1970-01-01T00:00:00.000Z',
+    });
+    expect(registry.upcast({ type: 'Renamed', data: { name: 'b', at: 'then' }, schemaVersion: 2 })).to.deep.equal({
+      fullName: 'b',
+      at: 'then',
+    });
   });
 
   it('leaves data of the current version, and of types without upcasters, as they are', () => {
@@ -40,14 +46,26 @@ describe('Upcasters', () => {
   });
 
   describe('ReplicaLocksChanged (the one shape changed with events stored)', () => {
-    const ref = { scope: 'user.jdoe', name: 'file1', rse: 'DISK', rseId: 'a'.repeat(32), locks: { rule1: 'OK' }, changedAt: '2026-11-22T10:00:00.000Z' };
+    const ref = {
+      scope: 'user.jdoe',
+      name: 'file1',
+      rse: 'DISK',
+      rseId: 'a'.repeat(32),
+      locks: { rule1: 'OK' },
+      changedAt: '2026-11-22T10:00:00.000Z',
+    };
 
     it('names no transfer request for events written before requests were recorded', () => {
-      expect(eventUpcasters.upcast({ type: 'ReplicaLocksChanged', data: ref, schemaVersion: 1 })).to.deep.equal({ ...ref, requestId: null });
+      expect(eventUpcasters.upcast({ type: 'ReplicaLocksChanged', data: ref, schemaVersion: 1 })).to.deep.equal({
+        ...ref,
+        requestId: null,
+      });
     });
 
     it('keeps the request of version 1 events written after the change', () => {
-      expect(eventUpcasters.upcast({ type: 'ReplicaLocksChanged', data: { ...ref, requestId: 'r1' }, schemaVersion: 1 })).to.deep.equal({ ...ref, requestId: 'r1' });
+      expect(
+        eventUpcasters.upcast({ type: 'ReplicaLocksChanged', data: { ...ref, requestId: 'r1' }, schemaVersion: 1 }),
+      ).to.deep.equal({ ...ref, requestId: 'r1' });
     });
 
     it('is written as version 2 from now on', () => {

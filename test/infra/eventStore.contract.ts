@@ -1,9 +1,5 @@
 import { expect } from 'chai';
-import {
-  WrongExpectedRevisionError,
-  type EventStore,
-  type RecordedEvent,
-} from '../../infra/eventstore/eventStore.ts';
+import { WrongExpectedRevisionError, type EventStore, type RecordedEvent } from '../../infra/eventstore/eventStore.ts';
 import { CHAIN_START, eventHash } from '../../infra/eventstore/eventHashes.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
 
@@ -193,7 +189,10 @@ export const eventStoreContract = (adapterName: string, open: () => Promise<Even
     describe('readEventsAt', () => {
       it('reads the events at the given positions in position order, leaving out positions without one', async () => {
         const stream = uniqueName('contract-');
-        await store.appendToStream(stream, ['A', 'B', 'C', 'D'].map((type) => newEvent(type)));
+        await store.appendToStream(
+          stream,
+          ['A', 'B', 'C', 'D'].map((type) => newEvent(type)),
+        );
         const events = await store.readStream(stream);
         const wanted = [events[3]!.position, events[0]!.position, events[2]!.position];
         const read = await store.readEventsAt([...wanted, (await store.headPosition()) + 1_000_000n]);
@@ -218,7 +217,10 @@ export const eventStoreContract = (adapterName: string, open: () => Promise<Even
     describe('readStream', () => {
       it('reads from a revision and at most maxCount events; a missing stream reads empty', async () => {
         const stream = uniqueName('contract-');
-        await store.appendToStream(stream, ['A', 'B', 'C', 'D'].map((t) => newEvent(t)));
+        await store.appendToStream(
+          stream,
+          ['A', 'B', 'C', 'D'].map((t) => newEvent(t)),
+        );
         const page = await store.readStream(stream, { fromRevision: 1n, maxCount: 2 });
         expect(page.map((e) => e.type)).to.deep.equal(['B', 'C']);
         expect(await store.readStream(uniqueName('missing-'))).to.deep.equal([]);

@@ -15,7 +15,14 @@ import { deterministicJobId } from '../../infra/transfer/fts3Jobs.ts';
  * source is tried, `/hold` stays ACTIVE until cancelled; any other finishes.
  */
 
-export type RecordedRequest = Readonly<{ method: string; path: string; query: URLSearchParams; headers: IncomingMessage['headers']; body: unknown; peerCertificate: unknown }>;
+export type RecordedRequest = Readonly<{
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingMessage['headers'];
+  body: unknown;
+  peerCertificate: unknown;
+}>;
 
 /**
  * An answer a test imposes: status and JSON (or raw text); `hang`: no answer at all; `lost`: the
@@ -133,24 +140,32 @@ export class FakeFts3Server {
     }
 
     const [, first, second] = recorded.path.split('/');
-    if (first === 'whoami' && recorded.method === 'GET') return send(response, 200, { base_id: BASE_ID, vos: [VO], user_dn: '/CN=dms', method: 'certificate' });
+    if (first === 'whoami' && recorded.method === 'GET')
+      return send(response, 200, { base_id: BASE_ID, vos: [VO], user_dn: '/CN=dms', method: 'certificate' });
     if (first === 'jobs' && recorded.method === 'POST' && second === undefined) return this.submit(response, body);
-    if (first === 'jobs' && recorded.method === 'GET' && second) return this.get(response, second.split(','), recorded.query.get('files'));
+    if (first === 'jobs' && recorded.method === 'GET' && second)
+      return this.get(response, second.split(','), recorded.query.get('files'));
     if (first === 'jobs' && recorded.method === 'DELETE' && second) return this.cancel(response, second);
     return sendError(response, 404, 'Not Found', 'The requested URL was not found on the server.');
   }
 
   private submit(response: ServerResponse, body: unknown): void {
-    const submission = body as { files?: { sources?: string[]; destinations?: string[]; metadata?: unknown; filesize?: number }[]; params?: Record<string, unknown> } | null;
+    const submission = body as {
+      files?: { sources?: string[]; destinations?: string[]; metadata?: unknown; filesize?: number }[];
+      params?: Record<string, unknown>;
+    } | null;
     const files = submission?.files;
-    if (!Array.isArray(files) || files.length === 0) return sendError(response, 400, 'Bad Request', 'No transfers or namespace operations specified');
+    if (!Array.isArray(files) || files.length === 0)
+      return sendError(response, 400, 'Bad Request', 'No transfers or namespace operations specified');
     const file = files[0]!;
-    if (!file.sources?.length || !file.destinations?.length) return sendError(response, 400, 'Bad Request', 'Missing sources or destinations');
+    if (!file.sources?.length || !file.destinations?.length)
+      return sendError(response, 400, 'Bad Request', 'Missing sources or destinations');
     const params = submission?.params ?? {};
     let jobId: string = randomUUID();
     if (params.id_generator === 'deterministic' && typeof params.sid === 'string') {
       jobId = deterministicJobId(BASE_ID, VO, params.sid);
-      if (this.jobs.has(jobId)) return sendError(response, 409, 'Conflict', 'The sid provided by the user is duplicated');
+      if (this.jobs.has(jobId))
+        return sendError(response, 409, 'Conflict', 'The sid provided by the user is duplicated');
     }
     const multiSources = file.sources.length > 1;
     this.jobs.set(jobId, {
@@ -199,7 +214,8 @@ export class FakeFts3Server {
       }
       if (file.source_surl.includes('/fail')) {
         file.file_state = 'FAILED';
-        file.reason = 'TRANSFER [5] DESTINATION CHECKSUM MISMATCH Source and destination checksums do not match 0badf00d != 1a2b3c4d';
+        file.reason =
+          'TRANSFER [5] DESTINATION CHECKSUM MISMATCH Source and destination checksums do not match 0badf00d != 1a2b3c4d';
       } else {
         file.file_state = 'FINISHED';
       }
@@ -211,26 +227,46 @@ export class FakeFts3Server {
       break;
     }
     const states = job.files.map((file) => file.file_state);
-    job.job_state = states.includes('FINISHED') ? (states.includes('FAILED') && job.job_type !== 'R' ? 'FINISHEDDIRTY' : 'FINISHED') : 'FAILED';
-    if (job.job_state === 'FAILED') job.reason = 'One or more files failed. Please have a look at the details for more information';
+    job.job_state = states.includes('FINISHED')
+      ? states.includes('FAILED') && job.job_type !== 'R'
+        ? 'FINISHEDDIRTY'
+        : 'FINISHED'
+      : 'FAILED';
+    if (job.job_state === 'FAILED')
+      job.reason = 'One or more files failed. Please have a look at the details for more information';
   }
 
   private get(response: ServerResponse, jobIds: string[], fileFields: string | null): void {
     const fields = fileFields ? fileFields.split(',') : [];
     const answers = jobIds.map((jobId) => {
       const job = this.jobs.get(jobId);
-      if (!job) return { job_id: jobId, http_status: '404 Not Found', http_message: `No job with the id "${jobId}" has been found` };
+      if (!job)
+        return {
+          job_id: jobId,
+          http_status: '404 Not Found',
+          http_message: `No job with the id "${jobId}" has been found`,
+        };
       this.advance(job);
       const { polls: _polls, files, params: _params, ...rest } = job;
       return {
         ...rest,
         http_status: '200 Ok',
-        ...(fields.length > 0 ? { files: files.map((file) => Object.fromEntries(fields.filter((field) => field in file).map((field) => [field, file[field as keyof FakeFile]]))) } : {}),
+        ...(fields.length > 0
+          ? {
+              files: files.map((file) =>
+                Object.fromEntries(
+                  fields.filter((field) => field in file).map((field) => [field, file[field as keyof FakeFile]]),
+                ),
+              ),
+            }
+          : {}),
       };
     });
     if (jobIds.length === 1) {
       const only = answers[0]!;
-      return only.http_status === '200 Ok' ? send(response, 200, only) : sendError(response, 404, 'Not Found', JSON.stringify(only));
+      return only.http_status === '200 Ok'
+        ? send(response, 200, only)
+        : sendError(response, 404, 'Not Found', JSON.stringify(only));
     }
     send(response, answers.some((answer) => answer.http_status !== '200 Ok') ? 207 : 200, answers);
   }

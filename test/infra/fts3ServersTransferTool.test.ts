@@ -10,7 +10,9 @@ const jobFor = (fts: string | undefined, path: string, requestId: string = rando
   transferJob({
     requestId,
     file: { scope: 'user.jdoe', name: `file-${requestId}`, bytes: 100, adler32: '0cc737eb', md5: null },
-    sources: [{ rse: 'SOURCE_DISK', rseId: 'source-id', pfn: `davs://source.example.org:443/data${path}/${requestId}` }],
+    sources: [
+      { rse: 'SOURCE_DISK', rseId: 'source-id', pfn: `davs://source.example.org:443/data${path}/${requestId}` },
+    ],
     destination: { rse: 'DEST_DISK', rseId: 'dest-id', pfn: `davs://dest.example.org:443/data/${requestId}` },
     attributes: fts === undefined ? {} : { fts },
   });
@@ -48,8 +50,12 @@ describe('Fts3Servers', () => {
     await second.stop();
   });
 
-  it("sends each job to the first server of its fts attribute, or to the first known server", async () => {
-    const submitted = await tool.submit([jobFor(`${second.url},${first.url}`, '/ok'), jobFor(undefined, '/ok'), jobFor(second.url, '/ok')]);
+  it('sends each job to the first server of its fts attribute, or to the first known server', async () => {
+    const submitted = await tool.submit([
+      jobFor(`${second.url},${first.url}`, '/ok'),
+      jobFor(undefined, '/ok'),
+      jobFor(second.url, '/ok'),
+    ]);
     expect(submitted.map((job) => job.externalHost)).to.deep.equal([second.url, first.url, second.url]);
     expect([first.jobs.size, second.jobs.size]).to.deep.equal([1, 2]);
   });

@@ -6,15 +6,28 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ftsCredentialsFromEnvironment } from '../../infra/transfer/fts3Client.ts';
 import { deterministicJobId, reportOfFtsJob, uuid5, type FtsJobAnswer } from '../../infra/transfer/fts3Jobs.ts';
-import { Fts3TransferTool, ftsServersOf, pickFtsServer, type Fts3TransferToolOptions } from '../../infra/transfer/fts3TransferTool.ts';
+import {
+  Fts3TransferTool,
+  ftsServersOf,
+  pickFtsServer,
+  type Fts3TransferToolOptions,
+} from '../../infra/transfer/fts3TransferTool.ts';
 import type { TransferEndpoint, TransferJob } from '../../infra/transfer/transferTool.ts';
-import { TransferToolTimeout, TransferToolUnavailable, TransferToolWrongAnswer } from '../../infra/transfer/transferToolErrors.ts';
+import {
+  TransferToolTimeout,
+  TransferToolUnavailable,
+  TransferToolWrongAnswer,
+} from '../../infra/transfer/transferToolErrors.ts';
 import { expectRejection } from '../support/expectRejection.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import { BASE_ID, FakeFts3Server, VO } from './fakeFts3Server.ts';
 import { pollUntilFinal, transferJob, transferToolContract } from './transferTool.contract.ts';
 
-const source = (rse: string, path: string): TransferEndpoint => ({ rse, rseId: `${rse.toLowerCase()}-id`, pfn: `davs://${rse.toLowerCase()}.example.org:443/data${path}` });
+const source = (rse: string, path: string): TransferEndpoint => ({
+  rse,
+  rseId: `${rse.toLowerCase()}-id`,
+  pfn: `davs://${rse.toLowerCase()}.example.org:443/data${path}`,
+});
 
 /** A transfer between two WebDAV RSEs; the fake FTS server reads its outcome from the source paths. */
 const ftsJob = (path: string, overrides: Partial<TransferJob> = {}): TransferJob => {
@@ -23,7 +36,11 @@ const ftsJob = (path: string, overrides: Partial<TransferJob> = {}): TransferJob
     requestId,
     file: { scope: 'user.jdoe', name: `file-${requestId}`, bytes: 1_048_576, adler32: '0cc737eb', md5: null },
     sources: [source('SOURCE_DISK', `${path}/file-${requestId}`)],
-    destination: { rse: 'DEST_DISK', rseId: 'dest-disk-id', pfn: `davs://dest.example.org:443/data/user/jdoe/file-${requestId}` },
+    destination: {
+      rse: 'DEST_DISK',
+      rseId: 'dest-disk-id',
+      pfn: `davs://dest.example.org:443/data/user/jdoe/file-${requestId}`,
+    },
     activity: 'User Subscriptions',
     priority: 3,
     ...overrides,
@@ -64,9 +81,17 @@ describe('Fts3TransferTool', () => {
 
   describe('submit', () => {
     it("posts Rucio's job JSON to /jobs, one FTS job per transfer", async () => {
-      const job = ftsJob('/ok', { priority: 4, sources: [source('SITE_A', '/a'), source('SITE_B', '/b')], attributes: { lifetime: 3600 } });
+      const job = ftsJob('/ok', {
+        priority: 4,
+        sources: [source('SITE_A', '/a'), source('SITE_B', '/b')],
+        attributes: { lifetime: 3600 },
+      });
       const [submitted] = await tool.submit([job]);
-      expect(submitted).to.deep.equal({ requestId: job.requestId, externalId: submitted!.externalId, externalHost: server.url });
+      expect(submitted).to.deep.equal({
+        requestId: job.requestId,
+        externalId: submitted!.externalId,
+        externalHost: server.url,
+      });
       expect(server.jobs.has(submitted!.externalId)).to.equal(true);
 
       const [request] = server.requestsTo('POST', '/jobs');
@@ -114,18 +139,25 @@ describe('Fts3TransferTool', () => {
 
     it('sends MD5 when the file has no adler32, no checksum without either or when verification is off', async () => {
       const md5 = '9e107d9d372bb6826bd81d3542a419d6';
-      await tool.submit([ftsJob('/ok', { file: { scope: 's', name: 'n', bytes: 1, adler32: null, md5 } }), ftsJob('/ok', { file: { scope: 's', name: 'm', bytes: 1, adler32: null, md5: null } })]);
+      await tool.submit([
+        ftsJob('/ok', { file: { scope: 's', name: 'n', bytes: 1, adler32: null, md5 } }),
+        ftsJob('/ok', { file: { scope: 's', name: 'm', bytes: 1, adler32: null, md5: null } }),
+      ]);
       await tool.close();
       open({ verifyChecksum: 'none' });
       await tool.submit([ftsJob('/ok')]);
-      const sent = server.requestsTo('POST', '/jobs').map((request) => request.body as { files: { checksum: unknown }[]; params: { verify_checksum: unknown } });
+      const sent = server
+        .requestsTo('POST', '/jobs')
+        .map((request) => request.body as { files: { checksum: unknown }[]; params: { verify_checksum: unknown } });
       expect(sent.map((body) => body.files[0]!.checksum)).to.deep.equal([`MD5:${md5}`, null, null]);
       expect(sent[2]!.params.verify_checksum).to.equal('none');
     });
 
     it("takes the pin lifetime and overwrite from the request's attributes, as Rucio reads them", async () => {
       await tool.submit([ftsJob('/ok'), ftsJob('/ok', { attributes: { lifetime: null, overwrite: false } })]);
-      const params = server.requestsTo('POST', '/jobs').map((request) => (request.body as { params: Record<string, unknown> }).params);
+      const params = server
+        .requestsTo('POST', '/jobs')
+        .map((request) => (request.body as { params: Record<string, unknown> }).params);
       expect(params.map((param) => [param.copy_pin_lifetime, param.overwrite])).to.deep.equal([
         [172_800, true],
         [null, false],
@@ -137,20 +169,31 @@ describe('Fts3TransferTool', () => {
       const submitted = await open({ submitConcurrency: 3 }).submit(jobs);
       expect(submitted.map((job) => job.requestId)).to.deep.equal(jobs.map((job) => job.requestId));
       for (const [index, job] of submitted.entries()) {
-        expect((server.jobs.get(job.externalId)!.files[0]!.file_metadata as { request_id: string }).request_id).to.equal(jobs[index]!.requestId);
+        expect(
+          (server.jobs.get(job.externalId)!.files[0]!.file_metadata as { request_id: string }).request_id,
+        ).to.equal(jobs[index]!.requestId);
       }
     });
 
     it("reports a job FTS refuses as FAILED with FTS's message, without asking FTS about it", async () => {
-      server.answerNext((request) => request.method === 'POST', { status: 400, json: { status: '400 Bad Request', message: 'Invalid value within the request: priority' } });
+      server.answerNext((request) => request.method === 'POST', {
+        status: 400,
+        json: { status: '400 Bad Request', message: 'Invalid value within the request: priority' },
+      });
       server.answerNext((request) => request.method === 'POST', { status: 500, text: 'Internal Server Error' });
-      server.answerNext((request) => request.method === 'POST', { status: 409, json: { status: '409 Conflict', message: 'The submission is duplicated' } });
+      server.answerNext((request) => request.method === 'POST', {
+        status: 409,
+        json: { status: '409 Conflict', message: 'The submission is duplicated' },
+      });
       const submitted = await tool.submit([ftsJob('/ok'), ftsJob('/ok'), ftsJob('/ok')]);
       const reports = await tool.poll(submitted.map((job) => job.externalId));
       expect([...reports.values()].map((report) => [report.state, report.reason])).to.deep.equal([
         ['FAILED', `FTS ${server.url} refused the job (400): Invalid value within the request: priority`],
         ['FAILED', `FTS ${server.url} refused the job (500): Internal Server Error`],
-        ['FAILED', `DuplicateFileTransferSubmission: FTS ${server.url} refused the job (409): The submission is duplicated`],
+        [
+          'FAILED',
+          `DuplicateFileTransferSubmission: FTS ${server.url} refused the job (409): The submission is duplicated`,
+        ],
       ]);
       expect(server.requestsTo('GET', '/jobs')).to.deep.equal([]);
     });
@@ -171,7 +214,10 @@ describe('Fts3TransferTool', () => {
     });
 
     it('forgets refused submissions after keepRefusedMs, and a new process never knew them: LOST', async () => {
-      server.answerNext((request) => request.method === 'POST', { status: 400, json: { status: '400 Bad Request', message: 'no' } });
+      server.answerNext((request) => request.method === 'POST', {
+        status: 400,
+        json: { status: '400 Bad Request', message: 'no' },
+      });
       const [submitted] = await open({ keepRefusedMs: 0 }).submit([ftsJob('/ok')]);
       await new Promise((resolve) => setTimeout(resolve, 5));
       expect((await tool.poll([submitted!.externalId])).get(submitted!.externalId)!.state).to.equal('LOST');
@@ -180,18 +226,28 @@ describe('Fts3TransferTool', () => {
 
   describe('with deterministic ids (conveyor.use_deterministic_id)', () => {
     it('computes the id FTS derives from the request id, as Python uuid5 does', () => {
-      expect(uuid5('01874efb-4735-4595-bc9c-591aef8240c9', 'atlas')).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(uuid5('01874efb-4735-4595-bc9c-591aef8240c9', 'atlas')).to.match(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      );
       // uuid.uuid5(uuid.uuid5(UUID('01874efb-...'), 'atlas'), '0e4f2a6b-...') in Python 3.
-      expect(deterministicJobId('01874efb-4735-4595-bc9c-591aef8240c9', 'atlas', '0e4f2a6b-1c3d-4e5f-8a9b-0c1d2e3f4a5b')).to.equal('6c954b74-5f10-537c-aea6-fff6219618b0');
+      expect(
+        deterministicJobId('01874efb-4735-4595-bc9c-591aef8240c9', 'atlas', '0e4f2a6b-1c3d-4e5f-8a9b-0c1d2e3f4a5b'),
+      ).to.equal('6c954b74-5f10-537c-aea6-fff6219618b0');
     });
 
     it('sends the request id as sid, and asks whoami once', async () => {
       open({ deterministicIds: true });
       const jobs = [ftsJob('/ok'), ftsJob('/ok')];
       const submitted = await tool.submit(jobs);
-      const params = server.requestsTo('POST', '/jobs').map((request) => (request.body as { params: Record<string, unknown> }).params);
-      expect(params.map((param) => [param.id_generator, param.sid])).to.deep.equal(jobs.map((job) => ['deterministic', job.requestId]));
-      expect(submitted.map((job) => job.externalId)).to.deep.equal(jobs.map((job) => deterministicJobId(BASE_ID, VO, job.requestId)));
+      const params = server
+        .requestsTo('POST', '/jobs')
+        .map((request) => (request.body as { params: Record<string, unknown> }).params);
+      expect(params.map((param) => [param.id_generator, param.sid])).to.deep.equal(
+        jobs.map((job) => ['deterministic', job.requestId]),
+      );
+      expect(submitted.map((job) => job.externalId)).to.deep.equal(
+        jobs.map((job) => deterministicJobId(BASE_ID, VO, job.requestId)),
+      );
       expect(server.requestsTo('GET', '/whoami')).to.have.length(1);
     });
 
@@ -217,7 +273,14 @@ describe('Fts3TransferTool', () => {
       expect([...first.values()].map((report) => report.state)).to.deep.equal(['SUBMITTED', 'SUBMITTED', 'SUBMITTED']);
       const [request] = server.requestsTo('GET', '/jobs/');
       expect(request!.path).to.equal(`/jobs/${ids.join(',')}`);
-      expect(request!.query.get('files')!.split(',')).to.include.members(['file_state', 'source_surl', 'reason', 'start_time', 'finish_time', 'file_metadata']);
+      expect(request!.query.get('files')!.split(',')).to.include.members([
+        'file_state',
+        'source_surl',
+        'reason',
+        'start_time',
+        'finish_time',
+        'file_metadata',
+      ]);
 
       const reports = await pollUntilFinal(tool, ids);
       const [done, failed] = [reports.get(ids[0]!)!, reports.get(ids[1]!)!];
@@ -260,7 +323,10 @@ describe('Fts3TransferTool', () => {
 
     it('throws TransferToolUnavailable for an error status or a server that cannot be reached', async () => {
       const [submitted] = await tool.submit([ftsJob('/ok')]);
-      server.answerNext((request) => request.method === 'GET', { status: 503, json: { status: '503 Service Unavailable', message: 'Database is down' } });
+      server.answerNext((request) => request.method === 'GET', {
+        status: 503,
+        json: { status: '503 Service Unavailable', message: 'Database is down' },
+      });
       const error = await expectRejection(tool.poll([submitted!.externalId]), TransferToolUnavailable);
       expect(error.message).to.include('503 Database is down');
 
@@ -284,13 +350,18 @@ describe('Fts3TransferTool', () => {
       const [submitted] = await tool.submit([ftsJob('/hold')]);
       await tool.poll([submitted!.externalId]);
       await tool.cancel([submitted!.externalId]);
-      expect(server.requestsTo('DELETE', '/jobs/').map((request) => request.path)).to.deep.equal([`/jobs/${submitted!.externalId}`]);
+      expect(server.requestsTo('DELETE', '/jobs/').map((request) => request.path)).to.deep.equal([
+        `/jobs/${submitted!.externalId}`,
+      ]);
       const report = (await tool.poll([submitted!.externalId])).get(submitted!.externalId)!;
       expect(report).to.include({ state: 'FAILED', reason: 'Job canceled by the user' });
     });
 
     it('leaves finished jobs (304), unknown ones (404) and refused submissions alone', async () => {
-      server.answerNext((request) => request.method === 'POST', { status: 400, json: { status: '400 Bad Request', message: 'no' } });
+      server.answerNext((request) => request.method === 'POST', {
+        status: 400,
+        json: { status: '400 Bad Request', message: 'no' },
+      });
       const [refused] = await tool.submit([ftsJob('/ok')]);
       const [finished] = await tool.submit([ftsJob('/ok')]);
       await pollUntilFinal(tool, [finished!.externalId]);
@@ -301,7 +372,10 @@ describe('Fts3TransferTool', () => {
 
     it('throws when FTS answers the cancellation with an error', async () => {
       const [submitted] = await tool.submit([ftsJob('/hold')]);
-      server.answerNext((request) => request.method === 'DELETE', { status: 403, json: { status: '403 Forbidden', message: 'Not enough permissions' } });
+      server.answerNext((request) => request.method === 'DELETE', {
+        status: 403,
+        json: { status: '403 Forbidden', message: 'Not enough permissions' },
+      });
       const error = await expectRejection(tool.cancel([submitted!.externalId]), TransferToolUnavailable);
       expect(error.message).to.include('Not enough permissions');
     });
@@ -318,7 +392,15 @@ describe('FTS3 answers read as Rucio reads them', () => {
     start_time: '2024-05-01T10:00:00',
     finish_time: '2024-05-01T10:01:30',
     filesize: 42,
-    file_metadata: { request_id: 'r', src_rse: 'A', src_rse_id: 'a-id', filesize: 42, adler32: '0cc737eb', md5: null, dst_type: 'DISK' },
+    file_metadata: {
+      request_id: 'r',
+      src_rse: 'A',
+      src_rse_id: 'a-id',
+      filesize: 42,
+      adler32: '0cc737eb',
+      md5: null,
+      dst_type: 'DISK',
+    },
     ...extra,
   });
   const job = (jobState: string, files: ReturnType<typeof file>[], multiSources = false): FtsJobAnswer => ({
@@ -338,24 +420,47 @@ describe('FTS3 answers read as Rucio reads them', () => {
     expect(stateOf(job('FINISHEDDIRTY', [file('FAILED')]))).to.equal('FAILED');
     expect(stateOf(job('CANCELED', [file('CANCELED')]))).to.equal('FAILED');
     expect(stateOf(job('ACTIVE', [file('CANCELED')]))).to.equal('SUBMITTED');
-    for (const state of ['SUBMITTED', 'READY', 'ACTIVE', 'STAGING', 'STARTED', 'ARCHIVING', 'TOKEN_PREP']) expect(stateOf(job('ACTIVE', [file(state)]))).to.equal('SUBMITTED');
+    for (const state of ['SUBMITTED', 'READY', 'ACTIVE', 'STAGING', 'STARTED', 'ARCHIVING', 'TOKEN_PREP'])
+      expect(stateOf(job('ACTIVE', [file(state)]))).to.equal('SUBMITTED');
   });
 
   it('reads the times as UTC, the bytes moved and the source', () => {
     const report = reportOfFtsJob('job-1', job('FINISHED', [file('FINISHED')]), sources);
-    expect(report).to.deep.equal({ externalId: 'job-1', state: 'DONE', reason: null, source: sources[0], bytesTransferred: 42, startedAt: '2024-05-01T10:00:00.000Z', finishedAt: '2024-05-01T10:01:30.000Z' });
+    expect(report).to.deep.equal({
+      externalId: 'job-1',
+      state: 'DONE',
+      reason: null,
+      source: sources[0],
+      bytesTransferred: 42,
+      startedAt: '2024-05-01T10:00:00.000Z',
+      finishedAt: '2024-05-01T10:01:30.000Z',
+    });
     const failed = reportOfFtsJob('job-1', job('FAILED', [file('FAILED')]), sources);
     expect(failed).to.include({ state: 'FAILED', reason: 'FAILED reason', bytesTransferred: null });
   });
 
   it('waits for a job with several sources to end, then reads the file that finished or the last one tried', () => {
-    expect(stateOf(job('ACTIVE', [file('FAILED'), file('ACTIVE', { source_surl: sources[1]!.pfn })], true))).to.equal('SUBMITTED');
-    const done = reportOfFtsJob('job-1', job('FINISHED', [file('FAILED'), file('FINISHED', { source_surl: sources[1]!.pfn })], true), sources);
+    expect(stateOf(job('ACTIVE', [file('FAILED'), file('ACTIVE', { source_surl: sources[1]!.pfn })], true))).to.equal(
+      'SUBMITTED',
+    );
+    const done = reportOfFtsJob(
+      'job-1',
+      job('FINISHED', [file('FAILED'), file('FINISHED', { source_surl: sources[1]!.pfn })], true),
+      sources,
+    );
     expect(done).to.include({ state: 'DONE' });
     expect(done.source).to.deep.equal(sources[1]);
-    const unused = reportOfFtsJob('job-1', job('FINISHED', [file('FINISHED'), file('NOT_USED', { source_surl: sources[1]!.pfn })], true), sources);
+    const unused = reportOfFtsJob(
+      'job-1',
+      job('FINISHED', [file('FINISHED'), file('NOT_USED', { source_surl: sources[1]!.pfn })], true),
+      sources,
+    );
     expect(unused.source).to.deep.equal(sources[0]);
-    const failed = reportOfFtsJob('job-1', job('FAILED', [file('FAILED'), file('FAILED', { reason: 'second source failed too' })], true), sources);
+    const failed = reportOfFtsJob(
+      'job-1',
+      job('FAILED', [file('FAILED'), file('FAILED', { reason: 'second source failed too' })], true),
+      sources,
+    );
     expect(failed).to.include({ state: 'FAILED', reason: 'second source failed too' });
   });
 
@@ -366,15 +471,34 @@ describe('FTS3 answers read as Rucio reads them', () => {
 
   it('takes a refused overwrite of a destination that already holds the right file for DONE', () => {
     const exists = 'DESTINATION [17] Destination file exists and overwrite is not enabled';
-    const metadata = (dstFile: Record<string, unknown>) => ({ request_id: 'r', filesize: 42, adler32: '0cc737eb', md5: null, dst_type: 'DISK', dst_file: dstFile });
+    const metadata = (dstFile: Record<string, unknown>) => ({
+      request_id: 'r',
+      filesize: 42,
+      adler32: '0cc737eb',
+      md5: null,
+      dst_type: 'DISK',
+      dst_file: dstFile,
+    });
     const right = { file_size: 42, checksum_type: 'ADLER32', checksum_value: '0cc737eb', file_on_tape: false };
-    expect(stateOf(job('FAILED', [file('FAILED', { reason: exists, file_metadata: metadata(right) })]))).to.equal('DONE');
-    expect(stateOf(job('FAILED', [file('FAILED', { reason: exists, file_metadata: metadata({ ...right, checksum_value: 'ffffffff' }) })]))).to.equal('FAILED');
-    expect(stateOf(job('FAILED', [file('FAILED', { reason: 'other', file_metadata: metadata(right) })]))).to.equal('FAILED');
+    expect(stateOf(job('FAILED', [file('FAILED', { reason: exists, file_metadata: metadata(right) })]))).to.equal(
+      'DONE',
+    );
+    expect(
+      stateOf(
+        job('FAILED', [
+          file('FAILED', { reason: exists, file_metadata: metadata({ ...right, checksum_value: 'ffffffff' }) }),
+        ]),
+      ),
+    ).to.equal('FAILED');
+    expect(stateOf(job('FAILED', [file('FAILED', { reason: 'other', file_metadata: metadata(right) })]))).to.equal(
+      'FAILED',
+    );
   });
 
   it('reads metadata given as text, jobs without files, and per-job errors', () => {
-    expect(stateOf(job('FINISHED', [file('FINISHED', { file_metadata: JSON.stringify({ src_rse: 'A' }) })]))).to.equal('DONE');
+    expect(stateOf(job('FINISHED', [file('FINISHED', { file_metadata: JSON.stringify({ src_rse: 'A' }) })]))).to.equal(
+      'DONE',
+    );
     expect(stateOf({ job_id: 'job-1', http_status: '200 Ok', job_state: 'FINISHED', files: [] })).to.equal('DONE');
     expect(stateOf({ job_id: 'job-1', job_state: 'FAILED', reason: 'all failed' })).to.equal('FAILED');
     expect(stateOf({ job_id: 'job-1', job_state: 'ACTIVE' })).to.equal('SUBMITTED');
@@ -385,7 +509,10 @@ describe('FTS3 answers read as Rucio reads them', () => {
 
 describe('FTS servers and credentials', () => {
   it("lists the servers of an RSE's fts attribute, and picks the destination's first as Rucio does", () => {
-    expect(ftsServersOf('https://fts1.example.org:8446, https://fts2.example.org:8446,')).to.deep.equal(['https://fts1.example.org:8446', 'https://fts2.example.org:8446']);
+    expect(ftsServersOf('https://fts1.example.org:8446, https://fts2.example.org:8446,')).to.deep.equal([
+      'https://fts1.example.org:8446',
+      'https://fts2.example.org:8446',
+    ]);
     expect(ftsServersOf(undefined)).to.deep.equal([]);
     const source = { fts: 'https://src-fts:8446' };
     const destination = { fts: 'https://dst-fts:8446,https://dst-fts2:8446' };
@@ -396,8 +523,17 @@ describe('FTS servers and credentials', () => {
 
   it('reads certificate, key and CA paths from the environment, the X.509 proxy standing in for both', () => {
     expect(ftsCredentialsFromEnvironment({})).to.deep.equal({});
-    expect(ftsCredentialsFromEnvironment({ X509_USER_PROXY: '/tmp/x509up_u0' })).to.deep.equal({ certificatePath: '/tmp/x509up_u0' });
-    expect(ftsCredentialsFromEnvironment({ DMS_FTS_CERT: '/c.pem', DMS_FTS_KEY: '/k.pem', DMS_FTS_CA: '/ca.pem', X509_USER_PROXY: '/p' })).to.deep.equal({
+    expect(ftsCredentialsFromEnvironment({ X509_USER_PROXY: '/tmp/x509up_u0' })).to.deep.equal({
+      certificatePath: '/tmp/x509up_u0',
+    });
+    expect(
+      ftsCredentialsFromEnvironment({
+        DMS_FTS_CERT: '/c.pem',
+        DMS_FTS_KEY: '/k.pem',
+        DMS_FTS_CA: '/ca.pem',
+        X509_USER_PROXY: '/p',
+      }),
+    ).to.deep.equal({
       certificatePath: '/c.pem',
       keyPath: '/k.pem',
       caPath: '/ca.pem',
@@ -412,32 +548,84 @@ describe('FTS servers and credentials', () => {
       try {
         execFileSync('openssl', ['version'], { stdio: 'ignore' });
       } catch {
-        console.log('      skipped: the openssl command is not installed, so no certificates can be made for the https tests');
+        console.log(
+          '      skipped: the openssl command is not installed, so no certificates can be made for the https tests',
+        );
         this.skip();
       }
       pki = makeTempDir('dms-fts-pki-');
       const at = (name: string) => join(pki!.path, name);
       const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
-      openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=Test CA', '-keyout', at('ca.key'), '-out', at('ca.pem'));
+      openssl(
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=Test CA',
+        '-keyout',
+        at('ca.key'),
+        '-out',
+        at('ca.pem'),
+      );
       for (const [name, subject, extension] of [
         ['server', '/CN=127.0.0.1', 'subjectAltName=IP:127.0.0.1'],
         ['client', '/CN=dms conveyor', 'extendedKeyUsage=clientAuth'],
       ] as const) {
-        openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', subject, '-keyout', at(`${name}.key`), '-out', at(`${name}.csr`));
-        openssl('x509', '-req', '-in', at(`${name}.csr`), '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', extensionFile(at(`${name}.ext`), extension), '-out', at(`${name}.pem`));
+        openssl(
+          'req',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-subj',
+          subject,
+          '-keyout',
+          at(`${name}.key`),
+          '-out',
+          at(`${name}.csr`),
+        );
+        openssl(
+          'x509',
+          '-req',
+          '-in',
+          at(`${name}.csr`),
+          '-CA',
+          at('ca.pem'),
+          '-CAkey',
+          at('ca.key'),
+          '-CAcreateserial',
+          '-days',
+          '1',
+          '-extfile',
+          extensionFile(at(`${name}.ext`), extension),
+          '-out',
+          at(`${name}.pem`),
+        );
       }
     });
     after(() => pki?.dispose());
 
     beforeEach(async () => {
       const at = (name: string) => join(pki!.path, name);
-      server = await FakeFts3Server.start({ key: readFileSync(at('server.key')), cert: readFileSync(at('server.pem')), ca: readFileSync(at('ca.pem')), requestCert: true, rejectUnauthorized: true });
+      server = await FakeFts3Server.start({
+        key: readFileSync(at('server.key')),
+        cert: readFileSync(at('server.pem')),
+        ca: readFileSync(at('ca.pem')),
+        requestCert: true,
+        rejectUnauthorized: true,
+      });
     });
     afterEach(async () => server.stop());
 
     it('presents the client certificate and checks the server against the CA', async () => {
       const at = (name: string) => join(pki!.path, name);
-      const tool = new Fts3TransferTool({ url: server.url, credentials: { certificatePath: at('client.pem'), keyPath: at('client.key'), caPath: at('ca.pem') } });
+      const tool = new Fts3TransferTool({
+        url: server.url,
+        credentials: { certificatePath: at('client.pem'), keyPath: at('client.key'), caPath: at('ca.pem') },
+      });
       const [submitted] = await tool.submit([ftsJob('/ok')]);
       expect(server.jobs.has(submitted!.externalId)).to.equal(true);
       expect((server.requests[0]!.peerCertificate as { subject: { CN: string } }).subject.CN).to.equal('dms conveyor');
@@ -446,7 +634,10 @@ describe('FTS servers and credentials', () => {
 
     it('does not talk to a server its CAs do not vouch for', async () => {
       const at = (name: string) => join(pki!.path, name);
-      const tool = new Fts3TransferTool({ url: server.url, credentials: { certificatePath: at('client.pem'), keyPath: at('client.key') } });
+      const tool = new Fts3TransferTool({
+        url: server.url,
+        credentials: { certificatePath: at('client.pem'), keyPath: at('client.key') },
+      });
       await expectRejection(tool.poll([randomUUID()]), TransferToolUnavailable);
       await tool.close();
     });

@@ -23,7 +23,10 @@ describe('Hash chains', () => {
   });
 
   const aHistory = async () => {
-    await store.appendToStream('did-s:a', [newEvent('DidCreated', { name: 'a' }), newEvent('DidMetadataSet', { colour: 'red' })]);
+    await store.appendToStream('did-s:a', [
+      newEvent('DidCreated', { name: 'a' }),
+      newEvent('DidMetadataSet', { colour: 'red' }),
+    ]);
     await store.appendToStream('did-s:b', [newEvent('DidCreated', { name: 'b' })]);
     await store.appendToStream('did-s:a', [newEvent('DidClosed', {})]);
   };
@@ -74,7 +77,13 @@ describe('Hash chains', () => {
       tamper('DELETE FROM events WHERE position = 4');
       store = new SqliteEventStore(path);
       await store.appendToStream('did-s:a', [newEvent('DidClosed', {})]);
-      expect(await verifyHashChains(store)).to.deep.equal({ events: 4, streams: 2, hashed: 2, unhashed: 2, truncatedStreams: 0 });
+      expect(await verifyHashChains(store)).to.deep.equal({
+        events: 4,
+        streams: 2,
+        hashed: 2,
+        unhashed: 2,
+        truncatedStreams: 0,
+      });
     });
 
     it('refuses an unhashed event after hashed ones: a hash was taken away', async () => {
@@ -119,7 +128,10 @@ describe('Hash chains', () => {
       } catch (error) {
         failure = error;
       }
-      expect(failure).to.be.instanceOf(EventImportError).with.property('message').match(/not empty/);
+      expect(failure)
+        .to.be.instanceOf(EventImportError)
+        .with.property('message')
+        .match(/not empty/);
     });
 
     it('refuses a log edited after its export before writing the edited event', async () => {
@@ -133,7 +145,10 @@ describe('Hash chains', () => {
       } catch (error) {
         failure = error;
       }
-      expect(failure).to.be.instanceOf(EventImportError).with.property('message').match(/^Line 4: stream did-s:a, revision 2/);
+      expect(failure)
+        .to.be.instanceOf(EventImportError)
+        .with.property('message')
+        .match(/^Line 4: stream did-s:a, revision 2/);
       expect(await target.readAll({ maxCount: 100 })).to.have.length(3);
       await target.close();
     });

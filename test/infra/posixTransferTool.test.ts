@@ -18,7 +18,14 @@ const rseDirectories = () => {
   const sourcePrefix = join(dir.path, 'source_rse');
   const destinationPrefix = join(dir.path, 'dest_rse');
   mkdirSync(sourcePrefix);
-  const protocol = (prefix: string) => ({ scheme: 'file', hostname: 'localhost', port: 0, prefix, impl: 'rucio.rse.protocols.posix.Default' }) as unknown as RseProtocol;
+  const protocol = (prefix: string) =>
+    ({
+      scheme: 'file',
+      hostname: 'localhost',
+      port: 0,
+      prefix,
+      impl: 'rucio.rse.protocols.posix.Default',
+    }) as unknown as RseProtocol;
   const sourcePfn = (path: string) => pfnFromProtocol(protocol(sourcePrefix), path);
   const destinationPfn = (path: string) => pfnFromProtocol(protocol(destinationPrefix), path);
 
@@ -35,7 +42,13 @@ const rseDirectories = () => {
     writeSource(path, content);
     return transferJob({
       requestId,
-      file: { scope: 'user.jdoe', name: `file-${requestId}`, bytes: content.length, adler32: new Adler32().update(content).digest(), md5: null },
+      file: {
+        scope: 'user.jdoe',
+        name: `file-${requestId}`,
+        bytes: content.length,
+        adler32: new Adler32().update(content).digest(),
+        md5: null,
+      },
       sources: [{ rse: 'SOURCE_RSE', rseId: 'source-id', pfn: sourcePfn(path) }],
       destination: { rse: 'DEST_RSE', rseId: 'dest-id', pfn: destinationPfn(path) },
       ...overrides,
@@ -265,7 +278,10 @@ describe('PosixTransferTool', () => {
       const content = randomBytes(50_000);
       const job = rses.job(content);
       const submitted = await tool.submit([job, { ...job, requestId: randomUUID() }]);
-      const reports = await pollUntilFinal(tool, submitted.map((entry) => entry.externalId));
+      const reports = await pollUntilFinal(
+        tool,
+        submitted.map((entry) => entry.externalId),
+      );
       expect([...reports.values()].map((report) => report.state)).to.deep.equal(['DONE', 'DONE']);
       expect([...reports.values()].map((report) => report.bytesTransferred)).to.deep.equal([50_000, 0]);
     });

@@ -38,11 +38,7 @@ export const readStoreContract = (adapterName: string, open: () => Promise<ReadS
       store = fixture.store;
       spec = {
         name: uniqueName('contract_'),
-        indexes: [
-          { fields: ['kind', 'size'] },
-          { fields: ['name'], unique: true },
-          { fields: ['owner.account'] },
-        ],
+        indexes: [{ fields: ['kind', 'size'] }, { fields: ['name'], unique: true }, { fields: ['owner.account'] }],
       };
       items = store.collection<Item>(spec);
     });
@@ -61,8 +57,25 @@ export const readStoreContract = (adapterName: string, open: () => Promise<ReadS
     const seed = async () => {
       await items.bulkWrite(
         [
-          { _id: 'a', kind: 'file', size: 10, flag: true, name: 'user.jdoe.a', owner: { account: 'jdoe' }, tags: ['x'], note: 'alpha' },
-          { _id: 'b', kind: 'file', size: 20, flag: false, name: 'user.jdoe.b', owner: { account: 'jdoe' }, tags: ['x', 'y'] },
+          {
+            _id: 'a',
+            kind: 'file',
+            size: 10,
+            flag: true,
+            name: 'user.jdoe.a',
+            owner: { account: 'jdoe' },
+            tags: ['x'],
+            note: 'alpha',
+          },
+          {
+            _id: 'b',
+            kind: 'file',
+            size: 20,
+            flag: false,
+            name: 'user.jdoe.b',
+            owner: { account: 'jdoe' },
+            tags: ['x', 'y'],
+          },
           { _id: 'c', kind: 'dataset', size: 5, name: 'data.c', owner: { account: 'root' }, note: 'gamma' },
           { _id: 'd', kind: 'dataset', size: '15', name: 'data_d' },
           { _id: 'e', kind: null, size: null, flag: true, name: 'user.jdoexa' },
@@ -159,19 +172,40 @@ export const readStoreContract = (adapterName: string, open: () => Promise<ReadS
       });
 
       it('combines conditions with $or and $and', async () => {
-        expect(await sortedIds(items.find({ $or: [{ kind: 'dataset' }, { note: 'alpha' }] }))).to.deep.equal(['a', 'c', 'd']);
+        expect(await sortedIds(items.find({ $or: [{ kind: 'dataset' }, { note: 'alpha' }] }))).to.deep.equal([
+          'a',
+          'c',
+          'd',
+        ]);
         expect(await sortedIds(items.find({ $and: [{ kind: 'file' }, { flag: false }] }))).to.deep.equal(['b']);
         expect(
-          await sortedIds(items.find({ $or: [{ 'owner.account': 'root' }, { size: { $gt: 15 } }], kind: { $ne: null } })),
+          await sortedIds(
+            items.find({ $or: [{ 'owner.account': 'root' }, { size: { $gt: 15 } }], kind: { $ne: null } }),
+          ),
         ).to.deep.equal(['b', 'c']);
       });
 
       it('sorts, skips and limits on indexed and plain fields', async () => {
-        expect(await ids(items.find({ kind: { $in: ['file', 'dataset'] } }, { sort: { name: 1 } }))).to.deep.equal(['c', 'd', 'a', 'b']);
+        expect(await ids(items.find({ kind: { $in: ['file', 'dataset'] } }, { sort: { name: 1 } }))).to.deep.equal([
+          'c',
+          'd',
+          'a',
+          'b',
+        ]);
         expect(await ids(items.find({}, { sort: { name: -1 }, skip: 1, limit: 2 }))).to.deep.equal(['b', 'a']);
         expect(await ids(items.find({ kind: 'file' }, { sort: { note: -1 } }))).to.deep.equal(['a', 'b']);
-        expect(await ids(items.find({ flag: { $exists: true } }, { sort: { name: 1 }, limit: 2 }))).to.deep.equal(['a', 'b']);
-        expect(await ids(items.find({}, { sort: { kind: 1, size: -1 } }))).to.deep.equal(['f', 'e', 'd', 'c', 'b', 'a']);
+        expect(await ids(items.find({ flag: { $exists: true } }, { sort: { name: 1 }, limit: 2 }))).to.deep.equal([
+          'a',
+          'b',
+        ]);
+        expect(await ids(items.find({}, { sort: { kind: 1, size: -1 } }))).to.deep.equal([
+          'f',
+          'e',
+          'd',
+          'c',
+          'b',
+          'a',
+        ]);
       });
 
       it('finds one and counts', async () => {
@@ -238,7 +272,11 @@ export const readStoreContract = (adapterName: string, open: () => Promise<ReadS
           { upsert: true },
         );
         expect(first.upsertedId).to.equal('x');
-        await items.updateOne({ _id: 'x', kind: 'file' }, { $inc: { counter: 1 }, $setOnInsert: { note: 'again' } }, { upsert: true });
+        await items.updateOne(
+          { _id: 'x', kind: 'file' },
+          { $inc: { counter: 1 }, $setOnInsert: { note: 'again' } },
+          { upsert: true },
+        );
         expect(await items.get('x')).to.deep.equal({ _id: 'x', kind: 'file', counter: 2, note: 'created' });
         const missed = await items.updateOne({ _id: 'nope' }, { $set: { kind: 'file' } });
         expect(missed.matchedCount).to.equal(0);
@@ -248,8 +286,20 @@ export const readStoreContract = (adapterName: string, open: () => Promise<ReadS
       it('inserts a document in bulk only when its _id is free ($setOnInsert alone, upserting)', async () => {
         await items.insertOne({ _id: 'kept', kind: 'file', name: 'old' });
         await items.bulkWrite([
-          { updateOne: { filter: { _id: 'kept' }, update: { $setOnInsert: { kind: 'dataset', name: 'new' } }, upsert: true } },
-          { updateOne: { filter: { _id: 'fresh' }, update: { $setOnInsert: { kind: 'dataset', name: 'new' } }, upsert: true } },
+          {
+            updateOne: {
+              filter: { _id: 'kept' },
+              update: { $setOnInsert: { kind: 'dataset', name: 'new' } },
+              upsert: true,
+            },
+          },
+          {
+            updateOne: {
+              filter: { _id: 'fresh' },
+              update: { $setOnInsert: { kind: 'dataset', name: 'new' } },
+              upsert: true,
+            },
+          },
         ]);
         expect(await items.get('kept')).to.deep.equal({ _id: 'kept', kind: 'file', name: 'old' });
         expect(await items.get('fresh')).to.deep.equal({ _id: 'fresh', kind: 'dataset', name: 'new' });

@@ -28,7 +28,8 @@ export class SimulatedCrash extends Error {
  */
 export class SequentialSqliteEventStore implements EventStore {
   readonly sqlite: SqliteEventStore;
-  private crash: { remaining: number; counts: (streamName: string) => boolean; onCrash: (() => void) | undefined } | undefined;
+  private crash:
+    { remaining: number; counts: (streamName: string) => boolean; onCrash: (() => void) | undefined } | undefined;
   private crashed = false;
   /** Awaited before each `streamRevision` read. */
   beforeRevisionRead: ((streamName: string) => Promise<void> | void) | undefined;
@@ -42,11 +43,18 @@ export class SequentialSqliteEventStore implements EventStore {
    * throws SimulatedCrash instead of writing, and so does every append after it. `onCrash` runs
    * first (a test cuts the writer's Redis connection there, as a dying process would).
    */
-  crashAfter(appends: number, options: Readonly<{ counts?: (streamName: string) => boolean; onCrash?: () => void }> = {}): void {
+  crashAfter(
+    appends: number,
+    options: Readonly<{ counts?: (streamName: string) => boolean; onCrash?: () => void }> = {},
+  ): void {
     this.crash = { remaining: appends, counts: options.counts ?? (() => true), onCrash: options.onCrash };
   }
 
-  async appendToStream(streamName: string, events: readonly NewEvent[], expectedRevision: ExpectedRevision = 'any'): Promise<AppendResult> {
+  async appendToStream(
+    streamName: string,
+    events: readonly NewEvent[],
+    expectedRevision: ExpectedRevision = 'any',
+  ): Promise<AppendResult> {
     if (this.crashed) throw new SimulatedCrash(streamName);
     if (this.crash?.counts(streamName)) {
       if (this.crash.remaining === 0) {
@@ -61,7 +69,8 @@ export class SequentialSqliteEventStore implements EventStore {
 
   async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     const results: AppendResult[] = [];
-    for (const append of appends) results.push(await this.appendToStream(append.streamName, append.events, append.expectedRevision));
+    for (const append of appends)
+      results.push(await this.appendToStream(append.streamName, append.events, append.expectedRevision));
     return results;
   }
 

@@ -4,7 +4,11 @@ import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CHAIN_START, eventHash } from '../../infra/eventstore/eventHashes.ts';
-import { EventIdConflictError, WrongExpectedRevisionError, type RecordedEvent } from '../../infra/eventstore/eventStore.ts';
+import {
+  EventIdConflictError,
+  WrongExpectedRevisionError,
+  type RecordedEvent,
+} from '../../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -24,7 +28,10 @@ eventStoreContract('SQLite', async () => {
 
 eventStoreContract('SQLite with background WAL checkpoints', async () => {
   const dir = makeTempDir();
-  const store = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 20, backgroundCheckpoints: true });
+  const store = new SqliteEventStore(join(dir.path, 'events.sqlite'), {
+    pollIntervalMs: 20,
+    backgroundCheckpoints: true,
+  });
   return {
     store,
     dispose: async () => {
@@ -85,10 +92,21 @@ describe('SqliteEventStore specifics', () => {
       store.appendToStream(streams[1]!, [newEvent('Two')], 'no_stream'),
       store.appendToStreams([{ streamName: streams[2]!, events: [newEvent('Three'), newEvent('Four')] }]),
     ]);
-    expect(outcomes.map((outcome) => outcome.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(outcomes.map((outcome) => outcome.status)).to.deep.equal([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
     expect((outcomes[1] as PromiseRejectedResult).reason).to.be.instanceOf(WrongExpectedRevisionError);
     expect(await store.readStream(taken)).to.have.length(1);
-    expect((await store.readAll({ maxCount: 10 })).map((event) => event.type)).to.deep.equal(['A', 'One', 'Two', 'Three', 'Four']);
+    expect((await store.readAll({ maxCount: 10 })).map((event) => event.type)).to.deep.equal([
+      'A',
+      'One',
+      'Two',
+      'Three',
+      'Four',
+    ]);
     await store.close();
   });
 
@@ -113,10 +131,14 @@ describe('SqliteEventStore specifics', () => {
     const store = new SqliteEventStore(path, { backgroundCheckpoints: true });
     const sizeBefore = statSync(path).size;
     const stream = uniqueName('checkpointed');
-    await store.appendToStream(stream, Array.from({ length: 500 }, () => newEvent('Padded', { padding: 'x'.repeat(2000) })));
+    await store.appendToStream(
+      stream,
+      Array.from({ length: 500 }, () => newEvent('Padded', { padding: 'x'.repeat(2000) })),
+    );
     // The writer's own automatic checkpoint is pushed to 64 MiB, so only the worker thread can grow the file.
     const deadline = Date.now() + 5000;
-    while (statSync(path).size <= sizeBefore + 500 * 2000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (statSync(path).size <= sizeBefore + 500 * 2000 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     expect(statSync(path).size).to.be.greaterThan(sizeBefore + 500 * 2000);
     await store.close();
     const reopened = new SqliteEventStore(path);
@@ -126,7 +148,10 @@ describe('SqliteEventStore specifics', () => {
 
   it('closes stores with background checkpoints in a process that has nothing else to wait for', () => {
     const fixture = join(import.meta.dirname, '..', 'fixtures', 'closeStoresAndExit.ts');
-    const result = spawnSync(process.execPath, ['--import', 'tsx', fixture, dir.path], { encoding: 'utf8', timeout: 15_000 });
+    const result = spawnSync(process.execPath, ['--import', 'tsx', fixture, dir.path], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
     expect(result.stderr).to.equal('');
     expect(result.stdout.trim()).to.equal('closed');
     expect(result.status).to.equal(0);
@@ -187,7 +212,9 @@ describe('SqliteEventStore specifics', () => {
       `);
       const before = newEvent('Old');
       old
-        .prepare('INSERT INTO events (event_id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, 0, ?, ?, ?, ?)')
+        .prepare(
+          'INSERT INTO events (event_id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, 0, ?, ?, ?, ?)',
+        )
         .run(before.id, 'old-1', before.type, '{}', JSON.stringify(before.metadata), new Date().toISOString());
       old.close();
 

@@ -37,9 +37,9 @@ describe('SqliteReadStore specifics', () => {
     await store.collection({ name, indexes: [] }).insertOne({ _id: '1', kind: 'file' });
     const indexed = store.collection({ name, indexes: [{ fields: ['kind'] }] });
     expect((await indexed.find({ kind: 'file' }).toArray()).map((d) => d._id)).to.deep.equal(['1']);
-    const plan = store.reader
-      .prepare(`EXPLAIN QUERY PLAN SELECT id FROM "${name}" WHERE "f:kind" = 'file'`)
-      .all() as { detail: string }[];
+    const plan = store.reader.prepare(`EXPLAIN QUERY PLAN SELECT id FROM "${name}" WHERE "f:kind" = 'file'`).all() as {
+      detail: string;
+    }[];
     expect(plan.map((row) => row.detail).join(' ')).to.match(/USING (COVERING )?INDEX/);
   });
 
@@ -113,7 +113,10 @@ describe('SqliteReadStore specifics', () => {
 
     await fc.assert(
       fc.asyncProperty(filterArb, async (filter) => {
-        const expected = documents.filter(compileFilter(filter)).map((d) => d._id).sort();
+        const expected = documents
+          .filter(compileFilter(filter))
+          .map((d) => d._id)
+          .sort();
         const actual = (await collection.find(filter).toArray()).map((d) => d._id).sort();
         expect(actual, JSON.stringify(filter)).to.deep.equal(expected);
         expect(await collection.count(filter)).to.equal(expected.length);

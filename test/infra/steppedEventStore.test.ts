@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { join } from 'node:path';
-import { WrongExpectedRevisionError, type AppendResult, type RecordedEvent, type StreamAppend } from '../../infra/eventstore/eventStore.ts';
+import {
+  WrongExpectedRevisionError,
+  type AppendResult,
+  type RecordedEvent,
+  type StreamAppend,
+} from '../../infra/eventstore/eventStore.ts';
 import {
   STEP_JOURNAL_STREAM,
   StepEventType,
@@ -92,11 +97,21 @@ describe('SteppedEventStore', () => {
   type Writer = { inner: SequentialSqliteEventStore; redis: Redis; store: SteppedEventStore };
 
   /** A writer process: its own connection to the event store file and to Redis. */
-  const writer = async (how: 'open' | 'construct', options: Partial<SteppedEventStoreOptions> = {}): Promise<Writer> => {
+  const writer = async (
+    how: 'open' | 'construct',
+    options: Partial<SteppedEventStoreOptions> = {},
+  ): Promise<Writer> => {
     const redis = new Redis(redisUrl(), { maxRetriesPerRequest: 1 });
     const inner = new SequentialSqliteEventStore(join(dir.path, 'events.sqlite'));
-    const settings: SteppedEventStoreOptions = { redis, keyPrefix: prefix, leaseTtlMs: 300, recoveryIntervalMs: 0, ...options };
-    const store = how === 'open' ? await SteppedEventStore.open(inner, settings) : new SteppedEventStore(inner, settings);
+    const settings: SteppedEventStoreOptions = {
+      redis,
+      keyPrefix: prefix,
+      leaseTtlMs: 300,
+      recoveryIntervalMs: 0,
+      ...options,
+    };
+    const store =
+      how === 'open' ? await SteppedEventStore.open(inner, settings) : new SteppedEventStore(inner, settings);
     cleanups.push(async () => {
       await store.close().catch(() => inner.close());
       redis.disconnect();
@@ -108,7 +123,11 @@ describe('SteppedEventStore', () => {
     const streams = [uniqueName('step-a-'), uniqueName('step-b-'), uniqueName('step-c-')];
     return {
       streams,
-      appends: streams.map((streamName, index) => ({ streamName, events: [newEvent(`Decided${index}`, { index })], expectedRevision: 'no_stream' as const })),
+      appends: streams.map((streamName, index) => ({
+        streamName,
+        events: [newEvent(`Decided${index}`, { index })],
+        expectedRevision: 'no_stream' as const,
+      })),
     };
   };
 
@@ -127,14 +146,23 @@ describe('SteppedEventStore', () => {
   const typesOf = (events: readonly RecordedEvent[]): string[] => events.map((event) => event.type);
 
   /** Every stream holds its one event exactly once, marked with the step, and the step is completed. */
-  const expectCompleted = async (reader: SequentialSqliteEventStore, streams: readonly string[], stepId: string): Promise<void> => {
+  const expectCompleted = async (
+    reader: SequentialSqliteEventStore,
+    streams: readonly string[],
+    stepId: string,
+  ): Promise<void> => {
     for (const [index, stream] of streams.entries()) {
       const events = await reader.readStream(stream);
       expect(typesOf(events), stream).to.deep.equal([`Decided${index}`]);
       expect(events[0]!.metadata.step).to.deep.equal({ id: stepId, count: 3 });
     }
-    expect(typesOf(await reader.readStream(stepStreamName(stepId)))).to.deep.equal([StepEventType.started, StepEventType.completed]);
-    const journal = (await reader.readStream(STEP_JOURNAL_STREAM)).filter((event) => (event.data as { stepId: string }).stepId === stepId);
+    expect(typesOf(await reader.readStream(stepStreamName(stepId)))).to.deep.equal([
+      StepEventType.started,
+      StepEventType.completed,
+    ]);
+    const journal = (await reader.readStream(STEP_JOURNAL_STREAM)).filter(
+      (event) => (event.data as { stepId: string }).stepId === stepId,
+    );
     expect(typesOf(journal)).to.deep.equal([StepEventType.opened, StepEventType.closed]);
   };
 
@@ -180,14 +208,20 @@ describe('SteppedEventStore', () => {
     expect(typesOf(await other.inner.readStream(streams[1]!))).to.deep.equal(['Decided1', 'Later']);
     expect(typesOf(await other.inner.readStream(streams[0]!))).to.deep.equal(['Decided0']);
     expect(typesOf(await other.inner.readStream(streams[2]!))).to.deep.equal(['Decided2']);
-    expect(typesOf(await other.inner.readStream(stepStreamName(stepId)))).to.deep.equal([StepEventType.started, StepEventType.completed]);
+    expect(typesOf(await other.inner.readStream(stepStreamName(stepId)))).to.deep.equal([
+      StepEventType.started,
+      StepEventType.completed,
+    ]);
   });
 
   it('makes a writer that meets a pending step complete it first; its own stale append then conflicts', async () => {
     const { streams, stepId } = await crashInsideAStep();
     const other = await writer('construct');
     // It read the second stream before the step (no stream yet) and decided on that.
-    const failure = await expectRejection(other.store.appendToStream(streams[1]!, [newEvent('Stale')], 'no_stream'), WrongExpectedRevisionError);
+    const failure = await expectRejection(
+      other.store.appendToStream(streams[1]!, [newEvent('Stale')], 'no_stream'),
+      WrongExpectedRevisionError,
+    );
     expect(failure.actual).to.equal(0n);
     await expectCompleted(other.inner, streams, stepId);
   });
@@ -198,7 +232,10 @@ describe('SteppedEventStore', () => {
     const result = await other.store.appendToStream(streams[2]!, [newEvent('After')], 'any');
     expect(result.nextExpectedRevision).to.equal(1n);
     expect(typesOf(await other.inner.readStream(streams[2]!))).to.deep.equal(['Decided2', 'After']);
-    expect(typesOf(await other.inner.readStream(stepStreamName(stepId)))).to.deep.equal([StepEventType.started, StepEventType.completed]);
+    expect(typesOf(await other.inner.readStream(stepStreamName(stepId)))).to.deep.equal([
+      StepEventType.started,
+      StepEventType.completed,
+    ]);
     expect(typesOf(await other.inner.readStream(streams[1]!))).to.deep.equal(['Decided1']);
   });
 
@@ -240,7 +277,11 @@ describe('SteppedEventStore', () => {
     ];
     const deletion = [
       { streamName: common, events: [newEvent('ReplicaDeleted')], expectedRevision: 0n },
-      { streamName: uniqueName('deletion-'), events: [newEvent('DeletionStarted')], expectedRevision: 'no_stream' as const },
+      {
+        streamName: uniqueName('deletion-'),
+        events: [newEvent('DeletionStarted')],
+        expectedRevision: 'no_stream' as const,
+      },
     ];
     const outcomes = await Promise.allSettled([store.appendToStreams(lock), store.appendToStreams(deletion)]);
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).to.have.length(1);
@@ -255,7 +296,7 @@ describe('SteppedEventStore', () => {
     expect(await keysOf(admin, prefix)).to.deep.equal([`${prefix}:steps:ready`]);
   });
 
-  it('keeps a single-stream append from slipping in between a step\'s revision check and its append', async () => {
+  it("keeps a single-stream append from slipping in between a step's revision check and its append", async () => {
     const { store, inner } = await writer('open');
     const stream = uniqueName('replica-');
     await store.appendToStream(stream, [newEvent('ReplicaAdded')], 'no_stream');
@@ -332,7 +373,10 @@ describe('SteppedEventStore', () => {
     const restarted = await writer('open', { maxIntentBytes: 2000 });
     for (const stream of streams) {
       const events = await restarted.inner.readStream(stream);
-      expect(events.map((event) => (event.data as { index: number }).index), stream).to.deep.equal([0, 1, 2, 3]);
+      expect(
+        events.map((event) => (event.data as { index: number }).index),
+        stream,
+      ).to.deep.equal([0, 1, 2, 3]);
       expect(events[0]!.metadata.step).to.deep.equal({ id: stepId, count: 24 });
     }
     expect(typesOf(await restarted.inner.readStream(stepStreamName(stepId))).at(-1)).to.equal(StepEventType.completed);
@@ -344,7 +388,10 @@ describe('SteppedEventStore', () => {
     expect(await sweeping.inner.readStream(streams[2]!), 'not completed at start').to.deep.equal([]);
     // At its start the dead writer's leases were still held: the sweep picks the step up once they lapse.
     await eventually(
-      async () => (await sweeping.inner.readStream(STEP_JOURNAL_STREAM)).some((event) => event.type === StepEventType.closed && (event.data as { stepId: string }).stepId === stepId),
+      async () =>
+        (await sweeping.inner.readStream(STEP_JOURNAL_STREAM)).some(
+          (event) => event.type === StepEventType.closed && (event.data as { stepId: string }).stepId === stepId,
+        ),
       5000,
       'the step closed in the journal',
     );

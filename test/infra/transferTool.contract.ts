@@ -27,12 +27,17 @@ export const transferJob = (overrides: Partial<TransferJob> & Pick<TransferJob, 
 const FINAL: ReadonlySet<string> = new Set(['DONE', 'FAILED', 'LOST']);
 
 /** Polls until every job is final; the last reports. */
-export const pollUntilFinal = async (tool: TransferTool, externalIds: readonly string[], timeoutMs = 10_000): Promise<Map<string, JobReport>> => {
+export const pollUntilFinal = async (
+  tool: TransferTool,
+  externalIds: readonly string[],
+  timeoutMs = 10_000,
+): Promise<Map<string, JobReport>> => {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const reports = await tool.poll(externalIds);
     if ([...reports.values()].every((report) => FINAL.has(report.state))) return reports;
-    if (Date.now() > deadline) throw new Error(`jobs not final within ${timeoutMs} ms: ${JSON.stringify([...reports.values()])}`);
+    if (Date.now() > deadline)
+      throw new Error(`jobs not final within ${timeoutMs} ms: ${JSON.stringify([...reports.values()])}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 };
@@ -65,7 +70,10 @@ export const transferToolContract = (toolName: string, open: () => Promise<Trans
       expect(submitted.map((job) => job.requestId)).to.deep.equal(jobs.map((job) => job.requestId));
       expect(new Set(submitted.map((job) => job.externalId)).size).to.equal(3);
       for (const job of submitted) expect(job.externalHost).to.be.a('string').and.not.empty;
-      await pollUntilFinal(tool, submitted.map((job) => job.externalId));
+      await pollUntilFinal(
+        tool,
+        submitted.map((job) => job.externalId),
+      );
     });
 
     it('runs a job to DONE, with no reason and the times it ran', async () => {
@@ -99,8 +107,14 @@ export const transferToolContract = (toolName: string, open: () => Promise<Trans
     });
 
     it('answers a poll with every id asked for, in the order asked, known or not', async () => {
-      const submitted = await tool.submit([await fixture.jobThatSucceeds(requestId()), await fixture.jobThatFails(requestId())]);
-      await pollUntilFinal(tool, submitted.map((job) => job.externalId));
+      const submitted = await tool.submit([
+        await fixture.jobThatSucceeds(requestId()),
+        await fixture.jobThatFails(requestId()),
+      ]);
+      await pollUntilFinal(
+        tool,
+        submitted.map((job) => job.externalId),
+      );
       const asked = [`unknown-${randomUUID()}`, submitted[1]!.externalId, submitted[0]!.externalId];
       const reports = await tool.poll(asked);
       expect([...reports.keys()]).to.deep.equal(asked);
@@ -125,11 +139,23 @@ export const transferToolContract = (toolName: string, open: () => Promise<Trans
 
     it('keeps each job to its own outcome when several run at once', async () => {
       const jobs = await Promise.all(
-        Array.from({ length: 6 }, (_, index) => (index % 3 === 1 ? fixture.jobThatFails(requestId()) : fixture.jobThatSucceeds(requestId()))),
+        Array.from({ length: 6 }, (_, index) =>
+          index % 3 === 1 ? fixture.jobThatFails(requestId()) : fixture.jobThatSucceeds(requestId()),
+        ),
       );
       const submitted = await tool.submit(jobs);
-      const reports = await pollUntilFinal(tool, submitted.map((job) => job.externalId));
-      expect(submitted.map((job) => reports.get(job.externalId)!.state)).to.deep.equal(['DONE', 'FAILED', 'DONE', 'DONE', 'FAILED', 'DONE']);
+      const reports = await pollUntilFinal(
+        tool,
+        submitted.map((job) => job.externalId),
+      );
+      expect(submitted.map((job) => reports.get(job.externalId)!.state)).to.deep.equal([
+        'DONE',
+        'FAILED',
+        'DONE',
+        'DONE',
+        'FAILED',
+        'DONE',
+      ]);
     });
   });
 };

@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { uniqueName } from '../support/events.ts';
 import { ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
-import { markRequestsSubmitting, recordSubmissions, recordTransferReports } from '../../commands/request/conveyorSteps.ts';
+import {
+  markRequestsSubmitting,
+  recordSubmissions,
+  recordTransferReports,
+} from '../../commands/request/conveyorSteps.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
 
 /**
@@ -16,7 +20,10 @@ import { finishRequests } from '../../commands/request/requestFinishing.ts';
 const pythonPath = process.env.RUCIO_CLIENT_PYTHONPATH;
 
 /** Runs a client script in a child process; the server lives in this process, so never block it. */
-const runClient = async (server: TestServer, script: string): Promise<{ status: number | null; stdout: string; stderr: string }> => {
+const runClient = async (
+  server: TestServer,
+  script: string,
+): Promise<{ status: number | null; stdout: string; stderr: string }> => {
   const home = makeTempDir('rucio-home-');
   try {
     mkdirSync(join(home.path, 'etc'));
@@ -414,7 +421,12 @@ print('ok')
   it('places, lists, updates, locks, refuses and deletes replication rules, with quotas, usage and dataset locks', async () => {
     const scope = uniqueName('py.');
     const suffix = uniqueName('').toUpperCase();
-    const [source, target, other, extra] = [`PY_SRC_${suffix}`, `PY_DST_${suffix}`, `PY_OTHER_${suffix}`, `PY_EXTRA_${suffix}`];
+    const [source, target, other, extra] = [
+      `PY_SRC_${suffix}`,
+      `PY_DST_${suffix}`,
+      `PY_OTHER_${suffix}`,
+      `PY_EXTRA_${suffix}`,
+    ];
     const user = uniqueName('py');
     expect((await server.root('POST', `/scopes/root/${scope}`)).status).to.equal(201);
     const result = await runClient(
@@ -568,17 +580,33 @@ print('ok')
   it('reads transfer requests by DID and by link, active and archived, and sets, lists and deletes transfer limits (rules 22 and 24)', async () => {
     const scope = uniqueName('py.');
     const [source, target] = [uniqueName('PYSRC_').toUpperCase(), uniqueName('PYDST_').toUpperCase()];
-    const call = (method: string, path: string, body?: unknown) => server.root(method, path, body === undefined ? {} : { body });
-    const domains = { lan: { read: 1, write: 1, delete: 1 }, wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 } };
+    const call = (method: string, path: string, body?: unknown) =>
+      server.root(method, path, body === undefined ? {} : { body });
+    const domains = {
+      lan: { read: 1, write: 1, delete: 1 },
+      wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 },
+    };
     expect((await call('POST', `/scopes/root/${scope}`)).status).to.equal(201);
     for (const rse of [source, target]) {
       expect((await call('POST', `/rses/${rse}`, {})).status).to.equal(201);
-      expect((await call('POST', `/rses/${rse}/protocols/root`, { hostname: 'xrd.example.org', port: 1094, prefix: '/data', impl: 'rucio.rse.protocols.xrootd.Default', domains })).status).to.equal(201);
+      expect(
+        (
+          await call('POST', `/rses/${rse}/protocols/root`, {
+            hostname: 'xrd.example.org',
+            port: 1094,
+            prefix: '/data',
+            impl: 'rucio.rse.protocols.xrootd.Default',
+            domains,
+          })
+        ).status,
+      ).to.equal(201);
     }
     expect((await call('POST', '/dids', [{ scope, name: 'ds', type: 'DATASET' }])).status).to.equal(201);
     const files = ['f1', 'f2'].map((name) => ({ scope, name, bytes: 100, adler32: '0cc737eb' }));
     expect((await call('POST', `/dids/${scope}/ds/dids`, { rse: source, dids: files })).status).to.equal(201);
-    expect((await call('POST', '/rules/', { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: target })).status).to.equal(201);
+    expect(
+      (await call('POST', '/rules/', { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: target })).status,
+    ).to.equal(201);
     // The conveyor's steps, by hand: f1 arrives and is archived, f2 stays SUBMITTED.
     const { commands, progress } = server.runtime.services;
     const metadata = () => ({ now: new Date(), account: 'root', requestId: uniqueName('py-') });
@@ -586,14 +614,45 @@ print('ok')
       if (outcome.position !== undefined) await progress.waitFor(outcome.position, 5000);
     };
     const sourceId = (await call('GET', `/rses/${source}`)).json<{ id: string }>().id;
-    const requestOf = async (name: string) => (await call('GET', `/requests/${scope}/${name}/${target}`)).json<{ id: string }>().id;
+    const requestOf = async (name: string) =>
+      (await call('GET', `/requests/${scope}/${name}/${target}`)).json<{ id: string }>().id;
     const [first, second] = [await requestOf('f1'), await requestOf('f2')];
-    const submit = (requestId: string) => ({ type: 'SubmitTransfer' as const, data: { requestId, sources: [{ rseId: sourceId, rse: source, ranking: 0, pfn: 'root://src/f' }], destUrl: 'root://dst/f', transfertool: 'mock' } });
+    const submit = (requestId: string) => ({
+      type: 'SubmitTransfer' as const,
+      data: {
+        requestId,
+        sources: [{ rseId: sourceId, rse: source, ranking: 0, pfn: 'root://src/f' }],
+        destUrl: 'root://dst/f',
+        transfertool: 'mock',
+      },
+    });
     await settle(await markRequestsSubmitting(commands, [submit(first), submit(second)], metadata()));
-    await settle(await recordSubmissions(commands, [{ requestId: first, externalId: 'job-1', externalHost: 'mock' }, { requestId: second, externalId: 'job-2', externalHost: 'mock' }], metadata()));
-    const done = { type: 'RecordTransferReport' as const, data: { requestId: first, externalId: 'job-1', outcome: 'DONE' as const, reason: null, source: null, startedAt: null, finishedAt: null } };
+    await settle(
+      await recordSubmissions(
+        commands,
+        [
+          { requestId: first, externalId: 'job-1', externalHost: 'mock' },
+          { requestId: second, externalId: 'job-2', externalHost: 'mock' },
+        ],
+        metadata(),
+      ),
+    );
+    const done = {
+      type: 'RecordTransferReport' as const,
+      data: {
+        requestId: first,
+        externalId: 'job-1',
+        outcome: 'DONE' as const,
+        reason: null,
+        source: null,
+        startedAt: null,
+        finishedAt: null,
+      },
+    };
     await settle(await recordTransferReports(commands, [done], metadata()));
-    await settle(await finishRequests(commands, [{ type: 'MarkReplicaAvailable', data: { requestId: first } }], metadata()));
+    await settle(
+      await finishRequests(commands, [{ type: 'MarkReplicaAvailable', data: { requestId: first } }], metadata()),
+    );
     const result = await runClient(
       server,
       `
@@ -620,17 +679,31 @@ print('ok')
     const scope = uniqueName('py.');
     const rse = `PY_SUB_${uniqueName('').toUpperCase()}`;
     const [made, added] = [uniqueName('made'), uniqueName('added')];
-    const call = (method: string, path: string, body?: unknown) => server.root(method, path, body === undefined ? {} : { body });
+    const call = (method: string, path: string, body?: unknown) =>
+      server.root(method, path, body === undefined ? {} : { body });
     expect((await call('POST', `/scopes/root/${scope}`)).status).to.equal(201);
     expect((await call('POST', `/rses/${rse}`, {})).status).to.equal(201);
     // A subscription with a rule made for it, to be read through the client.
-    const options = { filter: { scope: [scope] }, replication_rules: [{ copies: 1, rse_expression: rse }], comments: 'made over HTTP', lifetime: null, retroactive: false };
+    const options = {
+      filter: { scope: [scope] },
+      replication_rules: [{ copies: 1, rse_expression: rse }],
+      comments: 'made over HTTP',
+      lifetime: null,
+      retroactive: false,
+    };
     const madeId = (await call('POST', `/subscriptions/root/${made}`, { options })).text;
     expect((await call('POST', `/dids/${scope}/ds`, { type: 'DATASET' })).status).to.equal(201);
-    const ruleResponse = await call('POST', '/rules/', { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: rse, subscription_id: madeId });
+    const ruleResponse = await call('POST', '/rules/', {
+      dids: [{ scope, name: 'ds' }],
+      copies: 1,
+      rse_expression: rse,
+      subscription_id: madeId,
+    });
     expect(ruleResponse.status, ruleResponse.text).to.equal(201);
     const [ruleId] = JSON.parse(ruleResponse.text) as string[];
-    expect((await call('POST', `/dids/${scope}/old`, { type: 'DATASET', meta: { eol_at: '2020-01-01' } })).status).to.equal(201);
+    expect(
+      (await call('POST', `/dids/${scope}/old`, { type: 'DATASET', meta: { eol_at: '2020-01-01' } })).status,
+    ).to.equal(201);
     const result = await runClient(
       server,
       `

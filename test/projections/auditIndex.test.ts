@@ -1,7 +1,15 @@
 import { expect } from 'chai';
 import { didStreamName } from '../../domain/did/did.ts';
 import { ruleStreamName } from '../../domain/rule/rule.ts';
-import { auditFeedCollection, auditIndexCollection, POSITIONS_PER_BUCKET, type AuditFeedDocument, type AuditIndexDocument, type HistoryEntry, type TypeEntry } from '../../projections/audit/auditIndex.ts';
+import {
+  auditFeedCollection,
+  auditIndexCollection,
+  POSITIONS_PER_BUCKET,
+  type AuditFeedDocument,
+  type AuditIndexDocument,
+  type HistoryEntry,
+  type TypeEntry,
+} from '../../projections/audit/auditIndex.ts';
 import { join } from 'node:path';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { subjectEntries } from '../../projections/audit/auditQueries.ts';
@@ -26,7 +34,9 @@ const given = (events: readonly StreamedEvent[], options: { twice?: boolean } = 
       const feedOf = (prefix: string) =>
         feedBuckets
           .filter((bucket) => bucket.key.startsWith(prefix))
-          .flatMap((bucket) => bucket.entries.map((entry) => ({ bucket: bucket._id, key: bucket.key.slice(prefix.length), entry })))
+          .flatMap((bucket) =>
+            bucket.entries.map((entry) => ({ bucket: bucket._id, key: bucket.key.slice(prefix.length), entry })),
+          )
           .sort((a, b) => (a.entry[0] as number) - (b.entry[0] as number));
       return {
         byAccount: feedOf('account:').map(({ bucket, key, entry }) => {
@@ -38,7 +48,15 @@ const given = (events: readonly StreamedEvent[], options: { twice?: boolean } = 
           return { bucket, type: key, position, at };
         }),
         buckets,
-        index: buckets.flatMap((bucket) => bucket.entries.map(([position, type, at]) => ({ bucket: bucket._id, subject: bucket.subject, position, type, at }))),
+        index: buckets.flatMap((bucket) =>
+          bucket.entries.map(([position, type, at]) => ({
+            bucket: bucket._id,
+            subject: bucket.subject,
+            position,
+            type,
+            at,
+          })),
+        ),
       };
     },
     options,
@@ -52,19 +70,50 @@ const onDid = (event: { type: string; data: object }): StreamedEvent => {
 const replicaAdded = (name: string, rse: string): StreamedEvent =>
   onDid({
     type: 'ReplicaAdded',
-    data: { scope: 'user.jdoe', name, rse, rseId: `${rse}-id`, bytes: 100, md5: null, adler32: '0cc737eb', path: null, state: 'AVAILABLE', tombstone: null, addedAt: AT },
+    data: {
+      scope: 'user.jdoe',
+      name,
+      rse,
+      rseId: `${rse}-id`,
+      bytes: 100,
+      md5: null,
+      adler32: '0cc737eb',
+      path: null,
+      state: 'AVAILABLE',
+      tombstone: null,
+      addedAt: AT,
+    },
   });
 
 const attached = (name: string, children: string[]): StreamedEvent =>
   onDid({
     type: 'DidsAttached',
-    data: { scope: 'user.jdoe', name, didType: 'DATASET', children: children.map((child) => fileEntry(child)), totals: { length: children.length, bytes: 100, events: 10 }, attachedAt: AT },
+    data: {
+      scope: 'user.jdoe',
+      name,
+      didType: 'DATASET',
+      children: children.map((child) => fileEntry(child)),
+      totals: { length: children.length, bytes: 100, events: 10 },
+      attachedAt: AT,
+    },
   });
 
 const ruleStateChanged = (ruleId: string, name: string): StreamedEvent => ({
   stream: ruleStreamName(ruleId),
   type: 'RuleStateChanged',
-  data: { ruleId, scope: 'user.jdoe', name, account: 'jdoe', previousState: 'REPLICATING', state: 'OK', error: null, counters: { ok: 1, replicating: 0, stuck: 0 }, stuckAt: null, cause: { kind: 'transfer' }, at: AT },
+  data: {
+    ruleId,
+    scope: 'user.jdoe',
+    name,
+    account: 'jdoe',
+    previousState: 'REPLICATING',
+    state: 'OK',
+    error: null,
+    counters: { ok: 1, replicating: 0, stuck: 0 },
+    stuckAt: null,
+    cause: { kind: 'transfer' },
+    at: AT,
+  },
 });
 
 const history = [
@@ -73,7 +122,11 @@ const history = [
   onDid(created('ds', 'DATASET')),
   attached('ds', ['f1', 'f2']),
   ruleStateChanged('r1', 'ds'),
-  { stream: 'account-jdoe', type: 'AccountEmailChanged', data: { account: 'jdoe', email: 'j@example.org', changedAt: AT } },
+  {
+    stream: 'account-jdoe',
+    type: 'AccountEmailChanged',
+    data: { account: 'jdoe', email: 'j@example.org', changedAt: AT },
+  },
   { stream: 'steps-journal', type: 'StepOpened', data: { stepId: 's1', count: 2, streams: 2 } },
 ];
 
@@ -97,13 +150,16 @@ describe('The audit index', () => {
 
   it('indexes each event under the DIDs, rules and RSEs it concerns besides the one whose stream holds it: an attach under each child', async () => {
     const { index } = await given(history);
-    const bySubject = (subject: string) => index.filter((entry) => entry.subject === subject).map((entry) => [entry.position, entry.type]);
+    const bySubject = (subject: string) =>
+      index.filter((entry) => entry.subject === subject).map((entry) => [entry.position, entry.type]);
     expect(bySubject('did:user.jdoe:f1')).to.deep.equal([[4, 'DidsAttached']]);
     expect(bySubject('did:user.jdoe:f2')).to.deep.equal([[4, 'DidsAttached']]);
     expect(bySubject('did:user.jdoe:ds')).to.deep.equal([[5, 'RuleStateChanged']]);
     expect(bySubject('rse:DISK')).to.deep.equal([[2, 'ReplicaAdded']]);
     expect(bySubject('rule:r1')).to.deep.equal([]);
-    expect(index.find((entry) => entry.subject === 'did:user.jdoe:ds')?.bucket).to.equal('did:user.jdoe:ds 00000000000000000000');
+    expect(index.find((entry) => entry.subject === 'did:user.jdoe:ds')?.bucket).to.equal(
+      'did:user.jdoe:ds 00000000000000000000',
+    );
     expect(index).to.have.length(4);
   });
 
@@ -111,8 +167,13 @@ describe('The audit index', () => {
     const files = Array.from({ length: POSITIONS_PER_BUCKET + 20 }, (_, index) => `f${index}`);
     const { buckets } = await given(files.map((file) => replicaAdded(file, 'DISK')));
     const disk = buckets.filter((bucket) => bucket.subject === 'rse:DISK');
-    expect(disk.map((bucket) => bucket._id)).to.deep.equal([`rse:DISK ${'0'.repeat(20)}`, `rse:DISK ${String(POSITIONS_PER_BUCKET).padStart(20, '0')}`]);
-    expect(disk.flatMap((bucket) => bucket.entries.map(([position]) => position))).to.deep.equal(files.map((_, index) => index + 1));
+    expect(disk.map((bucket) => bucket._id)).to.deep.equal([
+      `rse:DISK ${'0'.repeat(20)}`,
+      `rse:DISK ${String(POSITIONS_PER_BUCKET).padStart(20, '0')}`,
+    ]);
+    expect(disk.flatMap((bucket) => bucket.entries.map(([position]) => position))).to.deep.equal(
+      files.map((_, index) => index + 1),
+    );
     expect(disk[0]!.entries).to.have.length(POSITIONS_PER_BUCKET - 1);
   });
 
@@ -132,8 +193,20 @@ describe('The audit index', () => {
     try {
       const readModels = new ReadModels(readStore, allProjections);
       const stored = readModels.collection(auditIndexCollection);
-      const entry = (position: number) => ({ _id: `rse:DISK ${String(position).padStart(20, '0')}`, subject: 'rse:DISK', position, type: 'ReplicaAdded', at: AT, _pos: position });
-      for (const document of [entry(2), entry(7), { ...entry(9), _id: `rse:DISKS ${'9'.padStart(20, '0')}`, subject: 'rse:DISKS' }]) await stored.insertOne(document);
+      const entry = (position: number) => ({
+        _id: `rse:DISK ${String(position).padStart(20, '0')}`,
+        subject: 'rse:DISK',
+        position,
+        type: 'ReplicaAdded',
+        at: AT,
+        _pos: position,
+      });
+      for (const document of [
+        entry(2),
+        entry(7),
+        { ...entry(9), _id: `rse:DISKS ${'9'.padStart(20, '0')}`, subject: 'rse:DISKS' },
+      ])
+        await stored.insertOne(document);
       const read = [];
       for await (const found of subjectEntries(readModels, 'rse:DISK', { since: { position: 3n } })) read.push(found);
       expect(read).to.deep.equal([{ position: 7, type: 'ReplicaAdded', at: AT }]);

@@ -1,7 +1,11 @@
 import { projectEvents } from '../support/projectionHarness.ts';
 import { expect } from 'chai';
 import { didStreamName, type DidEvent } from '../../domain/did/did.ts';
-import { didContentHistoryCollection, didContentsCollection, type ContentDocument } from '../../projections/did/didContents.ts';
+import {
+  didContentHistoryCollection,
+  didContentsCollection,
+  type ContentDocument,
+} from '../../projections/did/didContents.ts';
 import { didFollowersCollection } from '../../projections/did/didFollowers.ts';
 import { didsCollection, type DidDocument } from '../../projections/did/dids.ts';
 import { AT } from '../support/deciderSpec.ts';
@@ -29,11 +33,25 @@ const given = (events: DidEvent[], options: { twice?: boolean } = {}) =>
 
 const attached = (name: string, children: string[], length: number): DidEvent => ({
   type: 'DidsAttached',
-  data: { scope: 'user.jdoe', name, didType: 'DATASET', children: children.map((child) => fileEntry(child)), totals: { length, bytes: 100 * length, events: 10 * length }, attachedAt: AT },
+  data: {
+    scope: 'user.jdoe',
+    name,
+    didType: 'DATASET',
+    children: children.map((child) => fileEntry(child)),
+    totals: { length, bytes: 100 * length, events: 10 * length },
+    attachedAt: AT,
+  },
 });
 const detached = (name: string, children: string[], length: number): DidEvent => ({
   type: 'DidsDetached',
-  data: { scope: 'user.jdoe', name, didType: 'DATASET', children: children.map((child) => fileEntry(child)), totals: { length, bytes: 100 * length, events: 10 * length }, detachedAt: AT },
+  data: {
+    scope: 'user.jdoe',
+    name,
+    didType: 'DATASET',
+    children: children.map((child) => fileEntry(child)),
+    totals: { length, bytes: 100 * length, events: 10 * length },
+    detachedAt: AT,
+  },
 });
 
 describe('DID projections', () => {
@@ -46,10 +64,27 @@ describe('DID projections', () => {
       detached('ds', ['f1'], 1),
       attached('ds', ['f1'], 2),
       detached('ds', ['f1'], 1),
-      { type: 'DidMetadataSet', data: { scope: 'user.jdoe', name: 'ds', columns: { project: 'p1', run_number: null }, json: { colour: 'red' }, setAt: AT } },
+      {
+        type: 'DidMetadataSet',
+        data: {
+          scope: 'user.jdoe',
+          name: 'ds',
+          columns: { project: 'p1', run_number: null },
+          json: { colour: 'red' },
+          setAt: AT,
+        },
+      },
     ]);
     expect(dids.map((did) => did._id)).to.deep.equal(['user.jdoe:ds', 'user.jdoe:f1', 'user.jdoe:f2']);
-    expect(dids[0]).to.include({ did_type: 'DATASET', length: 1, bytes: 100, events: 10, project: 'p1', is_open: true, is_new: true });
+    expect(dids[0]).to.include({
+      did_type: 'DATASET',
+      length: 1,
+      bytes: 100,
+      events: 10,
+      project: 'p1',
+      is_open: true,
+      is_new: true,
+    });
     expect(dids[0]!.meta).to.deep.equal({ colour: 'red' });
     expect(dids[0]).to.not.have.property('run_number');
     expect(dids[1]).to.include({ did_type: 'FILE', bytes: 100, adler32: '0cc737eb' });
@@ -62,8 +97,14 @@ describe('DID projections', () => {
       created('f1', 'FILE'),
       created('ds', 'DATASET'),
       attached('ds', ['f1'], 1),
-      { type: 'DidFollowed', data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', account: 'alice', followedAt: AT } },
-      { type: 'DidClosed', data: { scope: 'user.jdoe', name: 'ds', totals: { length: 1, bytes: 100, events: 10 }, closedAt: AT } },
+      {
+        type: 'DidFollowed',
+        data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', account: 'alice', followedAt: AT },
+      },
+      {
+        type: 'DidClosed',
+        data: { scope: 'user.jdoe', name: 'ds', totals: { length: 1, bytes: 100, events: 10 }, closedAt: AT },
+      },
     ];
     const once = await given(events);
     const twice = await given(events, { twice: true });
@@ -78,8 +119,20 @@ describe('DID projections', () => {
       created('f1', 'FILE'),
       created('ds', 'DATASET'),
       attached('ds', ['f1'], 1),
-      { type: 'DidFollowed', data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', account: 'alice', followedAt: AT } },
-      { type: 'DidErased', data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', children: [{ scope: 'user.jdoe', name: 'f1' }], erasedAt: AT } },
+      {
+        type: 'DidFollowed',
+        data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', account: 'alice', followedAt: AT },
+      },
+      {
+        type: 'DidErased',
+        data: {
+          scope: 'user.jdoe',
+          name: 'ds',
+          didType: 'DATASET',
+          children: [{ scope: 'user.jdoe', name: 'f1' }],
+          erasedAt: AT,
+        },
+      },
     ]);
     expect(dids.map((did) => did._id)).to.deep.equal(['user.jdoe:f1']);
     expect(contents).to.deep.equal([]);
@@ -91,13 +144,40 @@ describe('DID projections', () => {
       created('f1', 'FILE'),
       created('ds', 'DATASET'),
       attached('ds', ['f1'], 1),
-      { type: 'DidErased', data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', children: [{ scope: 'user.jdoe', name: 'f1' }], erasedAt: AT } },
+      {
+        type: 'DidErased',
+        data: {
+          scope: 'user.jdoe',
+          name: 'ds',
+          didType: 'DATASET',
+          children: [{ scope: 'user.jdoe', name: 'f1' }],
+          erasedAt: AT,
+        },
+      },
       {
         type: 'DidResurrected',
-        data: { scope: 'user.jdoe', name: 'ds', restored: { didType: 'DATASET', account: 'jdoe', createdAt: AT, monotonic: false, isOpen: true, closedAt: null, columns: { project: 'p1' } }, resurrectedAt: AT },
+        data: {
+          scope: 'user.jdoe',
+          name: 'ds',
+          restored: {
+            didType: 'DATASET',
+            account: 'jdoe',
+            createdAt: AT,
+            monotonic: false,
+            isOpen: true,
+            closedAt: null,
+            columns: { project: 'p1' },
+          },
+          resurrectedAt: AT,
+        },
       },
     ]);
-    expect(dids.find((did) => did._id === 'user.jdoe:ds')).to.include({ did_type: 'DATASET', is_open: true, project: 'p1', account: 'jdoe' });
+    expect(dids.find((did) => did._id === 'user.jdoe:ds')).to.include({
+      did_type: 'DATASET',
+      is_open: true,
+      project: 'p1',
+      account: 'jdoe',
+    });
     expect(dids.find((did) => did._id === 'user.jdoe:ds')).to.not.have.property('length');
     expect(contents).to.deep.equal([]);
   });

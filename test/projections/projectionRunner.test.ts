@@ -6,7 +6,13 @@ import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
-import { asHandled, documentProjection, type AnyProjection, type Projected, type Projection } from '../../projections/projection.ts';
+import {
+  asHandled,
+  documentProjection,
+  type AnyProjection,
+  type Projected,
+  type Projection,
+} from '../../projections/projection.ts';
 import { ProjectionContext } from '../../projections/runtime/projectionContext.ts';
 import { newRebuild, ProjectionRunner } from '../../projections/runtime/projectionRunner.ts';
 import { physicalCollection, projectionRebuildsCollection } from '../../projections/runtime/projectionState.ts';
@@ -52,7 +58,17 @@ describe('ProjectionRunner', () => {
   };
   const startRunner = async (projections: AnyProjection[], options: { batchSize?: number } = {}) => {
     const readModels = new ReadModels(readStore, projections);
-    runner = new ProjectionRunner({ eventStore, readStore, readModels, projections, logger: silentLogger(), attempts: 2, dropGraceMs: 0, housekeepingMs: 20, ...options });
+    runner = new ProjectionRunner({
+      eventStore,
+      readStore,
+      readModels,
+      projections,
+      logger: silentLogger(),
+      attempts: 2,
+      dropGraceMs: 0,
+      housekeepingMs: 20,
+      ...options,
+    });
     await runner.start();
     return readModels;
   };
@@ -76,7 +92,8 @@ describe('ProjectionRunner', () => {
     const readModels = await startRunner([counterProjection()], { batchSize: 2 });
     const stream = uniqueName('counter-');
     let result;
-    for (const name of ['a', 'b', 'c', 'd', 'e']) result = await eventStore.appendToStream(stream, [newEvent('Ticked', { name })]);
+    for (const name of ['a', 'b', 'c', 'd', 'e'])
+      result = await eventStore.appendToStream(stream, [newEvent('Ticked', { name })]);
     expect(await runner!.waitFor(result!.position, 2000)).to.equal(true);
     const counter = await readModels.collection<Counter>(counters).get(stream);
     expect(counter).to.include({ count: 5, _pos: Number(result!.position) });
@@ -86,7 +103,10 @@ describe('ProjectionRunner', () => {
   it('resumes from its stored checkpoint after a restart without applying anything twice', async () => {
     const stream = uniqueName('counter-');
     await startRunner([counterProjection()]);
-    const first = await eventStore.appendToStream(stream, [newEvent('Ticked', { name: 'a' }), newEvent('Ticked', { name: 'b' })]);
+    const first = await eventStore.appendToStream(stream, [
+      newEvent('Ticked', { name: 'a' }),
+      newEvent('Ticked', { name: 'b' }),
+    ]);
     await runner!.waitFor(first.position, 2000);
     await closeAll();
 
@@ -110,7 +130,11 @@ describe('ProjectionRunner', () => {
       creates: ['Opened'],
       documentId: (_event, envelope) => envelope.streamName,
       evolve: (document, event, envelope) =>
-        event.type === 'Opened' ? { _id: envelope.streamName, count: 0, names: [] } : document ? { ...document, count: document.count + 1 } : undefined,
+        event.type === 'Opened'
+          ? { _id: envelope.streamName, count: 0, names: [] }
+          : document
+            ? { ...document, count: document.count + 1 }
+            : undefined,
     });
     const stream = uniqueName('opened-');
     await eventStore.appendToStream(stream, [newEvent('Opened'), newEvent('Ticked'), newEvent('Ticked')]);
@@ -118,7 +142,10 @@ describe('ProjectionRunner', () => {
     const collectionName = uniqueName('opened_');
     const apply = (deliveries: RecordedEvent[]) =>
       readStore.transaction(async (transaction) => {
-        const context = new ProjectionContext(transaction, (logical) => ({ ...physicalCollection(logical, 1), name: collectionName }));
+        const context = new ProjectionContext(transaction, (logical) => ({
+          ...physicalCollection(logical, 1),
+          name: collectionName,
+        }));
         for (const event of deliveries) {
           context.beginEvent(event);
           await opening.apply(asHandled(event), context);
@@ -152,10 +179,16 @@ describe('ProjectionRunner', () => {
         }
         await context.flush();
       });
-      return readStore.collection({ name: collectionName, indexes: counters.indexes }).find({}, { sort: { _id: 1 } }).toArray();
+      return readStore
+        .collection({ name: collectionName, indexes: counters.indexes })
+        .find({}, { sort: { _id: 1 } })
+        .toArray();
     };
     const once = await project(events, uniqueName('once_'));
-    const twice = await project(events.flatMap((event) => [event, event]), uniqueName('twice_'));
+    const twice = await project(
+      events.flatMap((event) => [event, event]),
+      uniqueName('twice_'),
+    );
     expect(twice).to.deep.equal(once);
     expect(once.map((d) => (d as Counter).names)).to.deep.include(['e']);
   });
@@ -163,7 +196,10 @@ describe('ProjectionRunner', () => {
   it('rebuilds a new version beside the serving one and then switches reads over', async () => {
     const stream = uniqueName('counter-');
     await startRunner([counterProjection(1)]);
-    const written = await eventStore.appendToStream(stream, ['a', 'b'].map((name) => newEvent('Ticked', { name })));
+    const written = await eventStore.appendToStream(
+      stream,
+      ['a', 'b'].map((name) => newEvent('Ticked', { name })),
+    );
     await runner!.waitFor(written.position, 2000);
     await runner!.stop();
 
@@ -180,7 +216,8 @@ describe('ProjectionRunner', () => {
   it('rebuilds on request in its own lane while the serving generation stays current', async () => {
     const stream = uniqueName('counter-');
     const readModels = await startRunner([counterProjection()], { batchSize: 5 });
-    for (let index = 0; index < 20; index += 1) await eventStore.appendToStream(stream, [newEvent('Ticked', { name: `n${index}` })]);
+    for (let index = 0; index < 20; index += 1)
+      await eventStore.appendToStream(stream, [newEvent('Ticked', { name: `n${index}` })]);
     await runner!.waitFor(await eventStore.headPosition(), 2000);
 
     // Hold the rebuild's reading of the log (the live lane subscribed long ago) until released.
@@ -198,7 +235,9 @@ describe('ProjectionRunner', () => {
         close: () => subscription.close(),
       };
     };
-    await readStore.collection(projectionRebuildsCollection).insertOne(newRebuild(counterProjection(), 2, new Date().toISOString()));
+    await readStore
+      .collection(projectionRebuildsCollection)
+      .insertOne(newRebuild(counterProjection(), 2, new Date().toISOString()));
     await waitUntil(() => runner!.status()[0]!.rebuild !== undefined);
     const during = await eventStore.appendToStream(stream, [newEvent('Ticked', { name: 'during' })]);
     expect(await runner!.waitFor(during.position, 2000)).to.equal(true);

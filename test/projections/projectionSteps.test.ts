@@ -52,7 +52,12 @@ describe('Projections and multi-stream steps written stream by stream (EventStor
   const writer = async () => {
     const redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
     const inner = new SequentialSqliteEventStore(join(dir.path, 'events.sqlite'));
-    const store = await SteppedEventStore.open(inner, { redis, keyPrefix: prefix, leaseTtlMs: 300, recoveryIntervalMs: 0 });
+    const store = await SteppedEventStore.open(inner, {
+      redis,
+      keyPrefix: prefix,
+      leaseTtlMs: 300,
+      recoveryIntervalMs: 0,
+    });
     closers.push(async () => {
       await store.close().catch(() => inner.close());
       redis.disconnect();
@@ -64,18 +69,34 @@ describe('Projections and multi-stream steps written stream by stream (EventStor
     const dying = await writer();
     const readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
     const readModels = new ReadModels(readStore, [markerProjection]);
-    const runner = new ProjectionRunner({ eventStore: dying.inner, readStore, readModels, projections: [markerProjection], logger: silentLogger(), dropGraceMs: 0, housekeepingMs: 20 });
-    closers.push(async () => readStore.close(), async () => runner.stop());
+    const runner = new ProjectionRunner({
+      eventStore: dying.inner,
+      readStore,
+      readModels,
+      projections: [markerProjection],
+      logger: silentLogger(),
+      dropGraceMs: 0,
+      housekeepingMs: 20,
+    });
+    closers.push(
+      async () => readStore.close(),
+      async () => runner.stop(),
+    );
     await runner.start();
 
     const before = uniqueName('before-');
     await dying.store.appendToStream(before, [newEvent('Decided', { index: -1 })], 'no_stream');
     const streams = [uniqueName('a-'), uniqueName('b-'), uniqueName('c-')];
-    const appends: StreamAppend[] = streams.map((streamName, index) => ({ streamName, events: [newEvent('Decided', { index })], expectedRevision: 'no_stream' }));
+    const appends: StreamAppend[] = streams.map((streamName, index) => ({
+      streamName,
+      events: [newEvent('Decided', { index })],
+      expectedRevision: 'no_stream',
+    }));
     dying.inner.crashAfter(1, { counts: (name) => streams.includes(name), onCrash: () => dying.redis.disconnect() });
     await expectRejection(dying.store.appendToStreams(appends), SimulatedCrash);
 
-    const shown = async () => (await readModels.collection<Marker>(markers).find({}).toArray()).map((marker) => marker._id).sort();
+    const shown = async () =>
+      (await readModels.collection<Marker>(markers).find({}).toArray()).map((marker) => marker._id).sort();
     await eventually(async () => (await shown()).length > 0, 5000, 'the first write projected');
     expect(await shown()).to.deep.equal([before]);
     // The first stream's event is stored, but the lane holds it while the step is half written.

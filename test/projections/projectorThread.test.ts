@@ -23,7 +23,12 @@ describe('Projection thread', () => {
     const thread = await ProjectorThread.start(config, readModels, silentLogger());
     try {
       const account = uniqueName('threaded');
-      const event = newEvent('AccountCreated', { account, accountType: 'USER', email: 'a@example.org', createdAt: new Date().toISOString() });
+      const event = newEvent('AccountCreated', {
+        account,
+        accountType: 'USER',
+        email: 'a@example.org',
+        createdAt: new Date().toISOString(),
+      });
       const { position } = await eventStore.appendToStream(`account-${account}`, [event], 'no_stream');
       expect(await thread.waitFor(position, 10_000)).to.equal(true);
       expect(await readModels.collection(accountsCollection).get(account)).to.include({ account });
@@ -55,7 +60,12 @@ describe('Projection thread', () => {
     const diesOnce = new URL('../fixtures/projectorThreadDiesOnce.ts', import.meta.url);
     const thread = await ProjectorThread.start(config, readModels, silentLogger(), diesOnce);
     const create = async (account: string) => {
-      const event = newEvent('AccountCreated', { account, accountType: 'USER', email: 'a@example.org', createdAt: new Date().toISOString() });
+      const event = newEvent('AccountCreated', {
+        account,
+        accountType: 'USER',
+        email: 'a@example.org',
+        createdAt: new Date().toISOString(),
+      });
       return (await eventStore.appendToStream(`account-${account}`, [event], 'no_stream')).position;
     };
     try {

@@ -13,7 +13,29 @@ import { created, fileEntry } from '../support/didEvents.ts';
 const RSE = { rse: 'SITE_DISK', rseId: 'a'.repeat(32) };
 const rseCreated: RseEvent = {
   type: 'RseCreated',
-  data: { ...RSE, createdAt: AT, properties: { rse_type: 'DISK', deterministic: true, volatile: false, staging_area: false, city: null, region_code: null, country_name: null, continent: null, time_zone: null, ISP: null, ASN: null, latitude: null, longitude: null, availability_read: true, availability_write: true, availability_delete: true, qos_class: null } },
+  data: {
+    ...RSE,
+    createdAt: AT,
+    properties: {
+      rse_type: 'DISK',
+      deterministic: true,
+      volatile: false,
+      staging_area: false,
+      city: null,
+      region_code: null,
+      country_name: null,
+      continent: null,
+      time_zone: null,
+      ISP: null,
+      ASN: null,
+      latitude: null,
+      longitude: null,
+      availability_read: true,
+      availability_write: true,
+      availability_delete: true,
+      qos_class: null,
+    },
+  },
 };
 
 /** given(events).then(read models), through the real runner in batches of two, optionally twice. */
@@ -22,7 +44,11 @@ const given = (events: (DidStreamEvent | RseEvent)[], options: { twice?: boolean
     'replica-projections-',
     events.map((event) => {
       const data = event.data as { scope?: string; name?: string; rse: string };
-      return { stream: event.type.startsWith('Rse') ? rseStreamName(data.rse) : didStreamName(data.scope!, data.name!), type: event.type, data: event.data };
+      return {
+        stream: event.type.startsWith('Rse') ? rseStreamName(data.rse) : didStreamName(data.scope!, data.name!),
+        type: event.type,
+        data: event.data,
+      };
     }),
     async (read) => ({
       replicas: await read<ReplicaDocument>(replicasCollection),
@@ -35,7 +61,18 @@ const given = (events: (DidStreamEvent | RseEvent)[], options: { twice?: boolean
 
 const added = (name: string, state: ReplicaState = 'AVAILABLE', bytes = 100): ReplicaEvent => ({
   type: 'ReplicaAdded',
-  data: { scope: 'user.jdoe', name, ...RSE, bytes, md5: null, adler32: '0cc737eb', path: null, state, tombstone: null, addedAt: AT },
+  data: {
+    scope: 'user.jdoe',
+    name,
+    ...RSE,
+    bytes,
+    md5: null,
+    adler32: '0cc737eb',
+    path: null,
+    state,
+    tombstone: null,
+    addedAt: AT,
+  },
 });
 const changed = (name: string, previousState: ReplicaState, state: ReplicaState, recovered = false): ReplicaEvent => ({
   type: 'ReplicaStateChanged',
@@ -43,11 +80,27 @@ const changed = (name: string, previousState: ReplicaState, state: ReplicaState,
 });
 const declaredBad = (name: string): ReplicaEvent => ({
   type: 'ReplicaDeclaredBad',
-  data: { scope: 'user.jdoe', name, ...RSE, previousState: 'AVAILABLE', bytes: 100, reason: 'lost', account: 'root', declaredAt: AT },
+  data: {
+    scope: 'user.jdoe',
+    name,
+    ...RSE,
+    previousState: 'AVAILABLE',
+    bytes: 100,
+    reason: 'lost',
+    account: 'root',
+    declaredAt: AT,
+  },
 });
 const attached = (name: string, children: string[]): DidEvent => ({
   type: 'DidsAttached',
-  data: { scope: 'user.jdoe', name, didType: 'DATASET', children: children.map((child) => fileEntry(child)), totals: { length: children.length, bytes: 100, events: 0 }, attachedAt: AT },
+  data: {
+    scope: 'user.jdoe',
+    name,
+    didType: 'DATASET',
+    children: children.map((child) => fileEntry(child)),
+    totals: { length: children.length, bytes: 100, events: 0 },
+    attachedAt: AT,
+  },
 });
 
 const history = [
@@ -71,16 +124,28 @@ describe('Replica projections', () => {
       ['f2', 'AVAILABLE', 50],
     ]);
     expect(bad.map((row) => [row.name, row.state, row.reason])).to.deep.equal([['f1', 'RECOVERED', 'lost']]);
-    expect(datasets.map(({ name, replicas: count, available_length, available_bytes }) => ({ name, count, available_length, available_bytes }))).to.deep.equal([
-      { name: 'ds', count: 2, available_length: 2, available_bytes: 150 },
-    ]);
+    expect(
+      datasets.map(({ name, replicas: count, available_length, available_bytes }) => ({
+        name,
+        count,
+        available_length,
+        available_bytes,
+      })),
+    ).to.deep.equal([{ name: 'ds', count: 2, available_length: 2, available_bytes: 150 }]);
     expect(rses[0]!.usage.rucio).to.deep.include({ used: 150, files: 2 });
   });
 
   it('follow detaches: a dataset row without replicas left disappears', async () => {
     const detached: DidEvent = {
       type: 'DidsDetached',
-      data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', children: [fileEntry('f1'), fileEntry('f2')], totals: { length: 0, bytes: 0, events: 0 }, detachedAt: AT },
+      data: {
+        scope: 'user.jdoe',
+        name: 'ds',
+        didType: 'DATASET',
+        children: [fileEntry('f1'), fileEntry('f2')],
+        totals: { length: 0, bytes: 0, events: 0 },
+        detachedAt: AT,
+      },
     };
     expect((await given([...history, detached])).datasets).to.deep.equal([]);
   });
@@ -89,7 +154,8 @@ describe('Replica projections', () => {
     const strip = (documents: object[]) => documents.map(({ _pos, ...rest }: { _pos?: number }) => rest);
     const once = await given(history);
     const twice = await given(history, { twice: true });
-    for (const key of ['replicas', 'bad', 'datasets'] as const) expect(strip(twice[key])).to.deep.equal(strip(once[key]));
+    for (const key of ['replicas', 'bad', 'datasets'] as const)
+      expect(strip(twice[key])).to.deep.equal(strip(once[key]));
     expect(twice.rses[0]!.usage).to.deep.equal(once.rses[0]!.usage);
   });
 });

@@ -9,7 +9,13 @@ const event = (type: string, step?: StepMark, streamName = `s-${type}`, data: ob
     id: `${type}-${position}`,
     type,
     data,
-    metadata: { account: 'root', requestId: 'r', at: new Date(0).toISOString(), schemaVersion: 1, ...(step ? { step } : {}) },
+    metadata: {
+      account: 'root',
+      requestId: 'r',
+      at: new Date(0).toISOString(),
+      schemaVersion: 1,
+      ...(step ? { step } : {}),
+    },
     streamName,
     revision: 0n,
     position,
@@ -29,7 +35,12 @@ describe('WholeSteps: a lane never applies half a multi-stream step', () => {
 
   it('releases a step whose events all came in one batch', () => {
     const steps = new WholeSteps();
-    expect(types(steps.release([event('S1', step), event('X'), event('S2', step), event('S3', step)]))).to.deep.equal(['S1', 'X', 'S2', 'S3']);
+    expect(types(steps.release([event('S1', step), event('X'), event('S2', step), event('S3', step)]))).to.deep.equal([
+      'S1',
+      'X',
+      'S2',
+      'S3',
+    ]);
   });
 
   it('holds everything from the first event of an incomplete step, and releases it when the rest arrives', () => {
@@ -51,12 +62,17 @@ describe('WholeSteps: a lane never applies half a multi-stream step', () => {
   it('releases an abandoned step with the events it has', () => {
     const steps = new WholeSteps();
     expect(types(steps.release([event('S1', step)]))).to.deep.equal([]);
-    expect(types(steps.release([event('StepAbandoned', undefined, 'step-step1', { stepId: 'step1' }), event('B')]))).to.deep.equal(['S1', 'StepAbandoned', 'B']);
+    expect(
+      types(steps.release([event('StepAbandoned', undefined, 'step-step1', { stepId: 'step1' }), event('B')])),
+    ).to.deep.equal(['S1', 'StepAbandoned', 'B']);
   });
 
   it('releases the steps before an incomplete one', () => {
     const steps = new WholeSteps();
     const other = { id: 'step2', count: 2 };
-    expect(types(steps.release([event('T1', other), event('T2', other), event('S1', step)]))).to.deep.equal(['T1', 'T2']);
+    expect(types(steps.release([event('T1', other), event('T2', other), event('S1', step)]))).to.deep.equal([
+      'T1',
+      'T2',
+    ]);
   });
 });

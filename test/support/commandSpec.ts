@@ -52,7 +52,13 @@ export const commandSpec = () => {
   });
 
   const project = async () => {
-    const runner = new ProjectionRunner({ eventStore, readStore, readModels, projections: allProjections, logger: silentLogger() });
+    const runner = new ProjectionRunner({
+      eventStore,
+      readStore,
+      readModels,
+      projections: allProjections,
+      logger: silentLogger(),
+    });
     await runner.start();
     await runner.waitFor(await eventStore.headPosition(), 5000);
     await runner.stop();
@@ -85,7 +91,9 @@ export const commandSpec = () => {
       when: (run: Run) => {
         const outcome = (async () => {
           if (typeof history === 'function') await history(context, project);
-          else for (const event of history) await eventStore.appendToStream(event.stream, [newEvent(event.type, event.data)]);
+          else
+            for (const event of history)
+              await eventStore.appendToStream(event.stream, [newEvent(event.type, event.data)]);
           await project();
           return appendedBy(run);
         })();

@@ -4,7 +4,11 @@ import { AT } from './deciderSpec.ts';
 
 /** Event and fact builders for DID decider tests: whole facts, with defaults a test may override. */
 
-export const created = (name: string, didType: DidType, extra: Partial<Extract<DidEvent, { type: 'DidCreated' }>['data']> = {}): DidEvent => ({
+export const created = (
+  name: string,
+  didType: DidType,
+  extra: Partial<Extract<DidEvent, { type: 'DidCreated' }>['data']> = {},
+): DidEvent => ({
   type: 'DidCreated',
   data: {
     scope: 'user.jdoe',

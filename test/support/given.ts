@@ -25,14 +25,47 @@ export const scopeAdded = (scope: string, account: string): StreamedEvent => ({
   data: { scope, account, addedAt: at },
 });
 
-export const collectionCreated = (scope: string, name: string, didType: 'DATASET' | 'CONTAINER', account: string): StreamedEvent => ({
+export const collectionCreated = (
+  scope: string,
+  name: string,
+  didType: 'DATASET' | 'CONTAINER',
+  account: string,
+): StreamedEvent => ({
   stream: `did-${scope}:${name}`,
   type: 'DidCreated',
-  data: { scope, name, didType, account, createdAt: at, expiredAt: null, monotonic: false, isNew: true, bytes: null, adler32: null, md5: null, guid: null, events: null },
+  data: {
+    scope,
+    name,
+    didType,
+    account,
+    createdAt: at,
+    expiredAt: null,
+    monotonic: false,
+    isNew: true,
+    bytes: null,
+    adler32: null,
+    md5: null,
+    guid: null,
+    events: null,
+  },
 });
 
 export const fileCreated = (scope: string, name: string, account: string, bytes = 100): StreamedEvent => ({
   stream: `did-${scope}:${name}`,
   type: 'DidCreated',
-  data: { scope, name, didType: 'FILE', account, createdAt: at, expiredAt: null, monotonic: false, isNew: null, bytes, adler32: '0cc737eb', md5: null, guid: null, events: null },
+  data: {
+    scope,
+    name,
+    didType: 'FILE',
+    account,
+    createdAt: at,
+    expiredAt: null,
+    monotonic: false,
+    isNew: null,
+    bytes,
+    adler32: '0cc737eb',
+    md5: null,
+    guid: null,
+    events: null,
+  },
 });

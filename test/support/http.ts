@@ -21,7 +21,12 @@ export type RequestOptions = {
  * A request sent on a kept-alive connection that the server closed as idle in the same instant
  * is sent again once (Node's advice: `reusedSocket` and ECONNRESET): it never reached the server.
  */
-export const request = async (baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse> => {
+export const request = async (
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<HttpResponse> => {
   try {
     return await requestOnce(baseUrl, method, path, options);
   } catch (error) {

@@ -33,7 +33,9 @@ export const killableServer = (dataDir: string) => {
     async start(): Promise<RootCall> {
       const started = await startProcess('bin/dms.ts', ['serve'], environment, 'API listening');
       server = started;
-      const login = await request(started.url, 'GET', '/auth/userpass', { headers: { 'X-Svc-Username': ROOT_USERNAME, 'X-Svc-Password': ROOT_PASSWORD } });
+      const login = await request(started.url, 'GET', '/auth/userpass', {
+        headers: { 'X-Svc-Username': ROOT_USERNAME, 'X-Svc-Password': ROOT_PASSWORD },
+      });
       expect(login.status, login.text).to.equal(200);
       const token = String(login.headers['x-svc-auth-token']);
       return (method, path, options = {}) => request(started.url, method, path, { ...options, token });

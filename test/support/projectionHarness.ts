@@ -32,7 +32,14 @@ export const projectEvents = async <R>(
     for (const event of events) await eventStore.appendToStream(event.stream, [newEvent(event.type, event.data)]);
     const readModels = new ReadModels(readStore, allProjections);
     const run = async () => {
-      const runner = new ProjectionRunner({ eventStore, readStore, readModels, projections: allProjections, logger: silentLogger(), batchSize: 2 });
+      const runner = new ProjectionRunner({
+        eventStore,
+        readStore,
+        readModels,
+        projections: allProjections,
+        logger: silentLogger(),
+        batchSize: 2,
+      });
       await runner.start();
       await runner.waitFor(await eventStore.headPosition(), 5000);
       await runner.stop();
@@ -42,7 +49,13 @@ export const projectEvents = async <R>(
       await readStore.collection(projectionStateCollection).deleteMany({});
       await run();
     }
-    return await read(async <T>(spec: Parameters<ReadModels['collection']>[0]) => (await readModels.collection(spec).find({}, { sort: { _id: 1 } }).toArray()) as T[]);
+    return await read(
+      async <T>(spec: Parameters<ReadModels['collection']>[0]) =>
+        (await readModels
+          .collection(spec)
+          .find({}, { sort: { _id: 1 } })
+          .toArray()) as T[],
+    );
   } finally {
     await eventStore.close();
     await readStore.close();

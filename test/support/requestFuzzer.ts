@@ -200,7 +200,8 @@ const pick = <T>(values: readonly T[]): fc.Arbitrary<T> => fc.constantFrom(...va
 
 /** Text for a path variable, a value or a key: mostly names that exist, then hostile text, then anything. */
 const textFor = (world: FuzzWorld, variable: string, forWrite: boolean): fc.Arbitrary<string> => {
-  const writable = (names: readonly string[]) => (forWrite ? names.filter((name) => !world.protectedAccounts.includes(name)) : names);
+  const writable = (names: readonly string[]) =>
+    forWrite ? names.filter((name) => !world.protectedAccounts.includes(name)) : names;
   const known: readonly string[] = (() => {
     if (/account/.test(variable)) return writable(world.accounts);
     if (/scope/.test(variable)) return world.scopes;
@@ -228,7 +229,12 @@ const pathFor = (world: FuzzWorld, route: RouteEntry): fc.Arbitrary<string> => {
     if (part.startsWith('*')) {
       return fc.oneof(
         { weight: 6, arbitrary: pick(world.dids).map((did) => `${encode(did.scope)}/${encode(did.name)}`) },
-        { weight: 2, arbitrary: fc.tuple(textFor(world, 'scope', forWrite), textFor(world, 'name', forWrite)).map(([scope, name]) => `${encode(scope)}/${encode(name)}`) },
+        {
+          weight: 2,
+          arbitrary: fc
+            .tuple(textFor(world, 'scope', forWrite), textFor(world, 'name', forWrite))
+            .map(([scope, name]) => `${encode(scope)}/${encode(name)}`),
+        },
         { weight: 1, arbitrary: pick(RAW_FRAGMENTS).map((raw) => `${world.scopes[0]}/a${raw}b`) },
         { weight: 1, arbitrary: textFor(world, 'scope', forWrite).map(encode) },
       );
@@ -247,8 +253,16 @@ const pathFor = (world: FuzzWorld, route: RouteEntry): fc.Arbitrary<string> => {
 const didItem = (world: FuzzWorld) =>
   fc.oneof(
     pick(world.dids).map((did) => ({ ...did })),
-    fc.record({ scope: pick([...world.scopes, ...HOSTILE]), name: pick([...world.dids.map((did) => did.name), ...HOSTILE]) }),
-    fc.record({ scope: pick(world.scopes), name: fc.string({ maxLength: 12 }), bytes: pick(NUMBERS), adler32: pick(['0cc737eb', 'zz', '']) }),
+    fc.record({
+      scope: pick([...world.scopes, ...HOSTILE]),
+      name: pick([...world.dids.map((did) => did.name), ...HOSTILE]),
+    }),
+    fc.record({
+      scope: pick(world.scopes),
+      name: fc.string({ maxLength: 12 }),
+      bytes: pick(NUMBERS),
+      adler32: pick(['0cc737eb', 'zz', '']),
+    }),
   );
 
 /** A JSON value of any type, weighted towards what the API reads. */
@@ -259,7 +273,23 @@ const valueFor = (world: FuzzWorld, depth: number): fc.Arbitrary<unknown> => {
     fc.double({ noNaN: true, noDefaultInfinity: true }),
     fc.boolean(),
     fc.constant(null),
-    pick(['false', 'true', 'False', 'DATASET', 'CONTAINER', 'FILE', 'USER', 'USERPASS', 'A', 'SUSPENDED', 'ACTIVE', '', 'wan', 'ALL', 'OK']),
+    pick([
+      'false',
+      'true',
+      'False',
+      'DATASET',
+      'CONTAINER',
+      'FILE',
+      'USER',
+      'USERPASS',
+      'A',
+      'SUSPENDED',
+      'ACTIVE',
+      '',
+      'wan',
+      'ALL',
+      'OK',
+    ]),
     pick(HOSTILE),
     pick([...world.accounts, ...world.scopes, ...world.rses, ...world.ruleIds]),
     fc.string({ maxLength: 30 }),
@@ -286,20 +316,40 @@ const templates = (world: FuzzWorld): Readonly<Record<string, () => unknown>> =>
     'POST /accounts/:account': () => ({ type: 'USER', email: 'fuzz@example.org' }),
     'PUT /accounts/:account': () => ({ email: 'other@example.org', status: 'ACTIVE' }),
     'POST /accounts/:account/attr/:key': () => ({ value: 'True' }),
-    'POST /accounts/:account/identities': () => ({ identity: 'fuzzid', authtype: 'USERPASS', email: 'f@example.org', password: 'pw', default: false }),
+    'POST /accounts/:account/identities': () => ({
+      identity: 'fuzzid',
+      authtype: 'USERPASS',
+      email: 'f@example.org',
+      password: 'pw',
+      default: false,
+    }),
     'DELETE /accounts/:account/identities': () => ({ identity: 'fuzzid', authtype: 'USERPASS' }),
     'POST /config': () => ({ fuzz: { option: 'value', number: 5 } }),
     'POST /dids': () => [{ scope, name: 'newdataset', type: 'DATASET', lifetime: 3600, meta: { project: 'fuzz' } }],
-    'POST /dids/*scope_name': () => ({ type: 'DATASET', lifetime: 3600, meta: { project: 'fuzz' }, statuses: { monotonic: false } }),
+    'POST /dids/*scope_name': () => ({
+      type: 'DATASET',
+      lifetime: 3600,
+      meta: { project: 'fuzz' },
+      statuses: { monotonic: false },
+    }),
     'POST /dids/*scope_name/dids': () => ({ dids: [did()], rse }),
     'DELETE /dids/*scope_name/dids': () => ({ dids: [did()] }),
-    'POST /dids/attachments': () => ({ attachments: [{ scope, name: 'dataset1', dids: [file()], rse }], ignore_duplicate: true }),
+    'POST /dids/attachments': () => ({
+      attachments: [{ scope, name: 'dataset1', dids: [file()], rse }],
+      ignore_duplicate: true,
+    }),
     'PUT /dids/*scope_name/status': () => ({ open: false }),
     'POST /dids/*scope_name/meta': () => ({ meta: { project: 'fuzz', run_number: 5 } }),
     'POST /dids/*scope_name/meta/:key': () => ({ value: 'fuzz' }),
     'POST /dids/bulkdidsmeta': () => ({ dids: [{ ...did(), meta: { fuzz: 1 } }] }),
     'POST /dids/bulkmeta': () => ({ dids: [did()], inherit: false, plugin: 'JSON' }),
-    'POST /dids/sample': () => ({ input_scope: scope, input_name: 'dataset1', output_scope: otherScope, output_name: 'sample1', nbfiles: 1 }),
+    'POST /dids/sample': () => ({
+      input_scope: scope,
+      input_name: 'dataset1',
+      output_scope: otherScope,
+      output_name: 'sample1',
+      nbfiles: 1,
+    }),
     'POST /dids/resurrect': () => [did()],
     'POST /dids/*scope_name/follow': () => ({ account: world.accounts[0] }),
     'DELETE /dids/*scope_name/follow': () => ({ account: world.accounts[0] }),
@@ -309,14 +359,25 @@ const templates = (world: FuzzWorld): Readonly<Record<string, () => unknown>> =>
     'DELETE /replicas': () => ({ rse, files: [did()] }),
     'POST /replicas/list': () => ({ dids: [did()], schemes: ['root'], rse_expression: rse, all_states: true }),
     'POST /replicas/bad/dids': () => ({ rse, dids: [did()], reason: 'fuzz' }),
-    'POST /replicas/bad/pfns': () => ({ pfns: ['root://xrd.example.org:1094/data/x'], reason: 'fuzz', state: 'SUSPICIOUS', expires_at: null }),
+    'POST /replicas/bad/pfns': () => ({
+      pfns: ['root://xrd.example.org:1094/data/x'],
+      reason: 'fuzz',
+      state: 'SUSPICIOUS',
+      expires_at: null,
+    }),
     'POST /replicas/bad': () => ({ pfns: ['root://xrd.example.org:1094/data/x'], reason: 'fuzz' }),
     'POST /replicas/suspicious': () => ({ pfns: ['root://xrd.example.org:1094/data/x'], reason: 'fuzz' }),
     'POST /replicas/tombstone': () => ({ replicas: [{ rse, ...did() }] }),
     'POST /replicas/quarantine': () => ({ rse, replicas: [{ path: '/data/dark' }] }),
     'POST /replicas/datasets_bulk': () => ({ dids: [did()] }),
     'POST /replicas/dids': () => ({ pfns: ['root://xrd.example.org:1094/data/x'], rse }),
-    'POST /rses/:rse': () => ({ city: 'Geneva', deterministic: true, volatile: false, rse_type: 'DISK', latitude: 46.2 }),
+    'POST /rses/:rse': () => ({
+      city: 'Geneva',
+      deterministic: true,
+      volatile: false,
+      rse_type: 'DISK',
+      latitude: 46.2,
+    }),
     'PUT /rses/:rse': () => ({ availability_write: false, city: 'Bern' }),
     'POST /rses/:rse/attr/:key': () => ({ value: 'fuzz' }),
     'POST /rses/:rse/protocols/:scheme': () => ({
@@ -334,7 +395,14 @@ const templates = (world: FuzzWorld): Readonly<Record<string, () => unknown>> =>
     'POST /accountlimits/local/:account/:rse': () => ({ bytes: 1000 }),
     'POST /accountlimits/global/:account/:rse_expression': () => ({ bytes: 1000 }),
     'POST /accountlimits/:account/:rse': () => ({ bytes: 1000 }),
-    'POST /rules/': () => ({ dids: [did()], copies: 1, rse_expression: rse, lifetime: 3600, grouping: 'DATASET', comment: 'fuzz' }),
+    'POST /rules/': () => ({
+      dids: [did()],
+      copies: 1,
+      rse_expression: rse,
+      lifetime: 3600,
+      grouping: 'DATASET',
+      comment: 'fuzz',
+    }),
     'PUT /rules/:rule_id': () => ({ options: { lifetime: 3600, locked: false, comment: 'fuzz' } }),
     'POST /rules/:rule_id/reduce': () => ({ copies: 1 }),
     'POST /rules/:rule_id/move': () => ({ rse_expression: rse, override: { comment: 'fuzz' } }),
@@ -342,12 +410,25 @@ const templates = (world: FuzzWorld): Readonly<Record<string, () => unknown>> =>
     'POST /meta_conventions/:key': () => ({ value: 'fuzz', key_type: 'ALL', value_type: 'str', value_regexp: null }),
     'POST /locks/bulk_locks_for_dids': () => ({ dids: [did()] }),
     'POST /subscriptions/:account/:name': () => ({
-      options: { filter: { scope: [scope], did_type: ['DATASET'], pattern: 'data.*' }, replication_rules: [{ copies: 1, rse_expression: rse }], comments: 'fuzz', lifetime: 1, retroactive: false, dry_run: false, priority: 3 },
+      options: {
+        filter: { scope: [scope], did_type: ['DATASET'], pattern: 'data.*' },
+        replication_rules: [{ copies: 1, rse_expression: rse }],
+        comments: 'fuzz',
+        lifetime: 1,
+        retroactive: false,
+        dry_run: false,
+        priority: 3,
+      },
     }),
-    'PUT /subscriptions/:account/:name': () => ({ options: { comments: 'fuzz', lifetime: 1, state: 'I', filter: { datatype: ['AOD'] } } }),
+    'PUT /subscriptions/:account/:name': () => ({
+      options: { comments: 'fuzz', lifetime: 1, state: 'I', filter: { datatype: ['AOD'] } },
+    }),
     'POST /lifetime_exceptions/': () => ({ dids: [did()], pattern: 'fuzz', comments: 'fuzz', expires_at: null }),
     'PUT /lifetime_exceptions/:exception_id': () => ({ state: 'A' }),
-    'POST /import': () => ({ rses: { FUZZ_IMPORTED: { rse_type: 'DISK', attributes: { tier: 1 } } }, accounts: [{ account: 'fuzzimported', email: 'i@example.org' }] }),
+    'POST /import': () => ({
+      rses: { FUZZ_IMPORTED: { rse_type: 'DISK', attributes: { tier: 1 } } },
+      accounts: [{ account: 'fuzzimported', email: 'i@example.org' }],
+    }),
   };
 };
 
@@ -366,20 +447,30 @@ const mutated = (world: FuzzWorld, template: unknown): fc.Arbitrary<unknown> => 
         weight: 2,
         arbitrary: fc.tuple(pick(keys), pick(HOSTILE_VALUES)).map(([key, value]) => ({ ...object, [key]: value })),
       },
-      { weight: 1, arbitrary: pick(keys).map((key) => Object.fromEntries(Object.entries(object).filter(([name]) => name !== key))) },
-      { weight: 1, arbitrary: fc.tuple(pick(BODY_KEYS), valueFor(world, 2)).map(([key, value]) => ({ ...object, [key]: value })) },
+      {
+        weight: 1,
+        arbitrary: pick(keys).map((key) => Object.fromEntries(Object.entries(object).filter(([name]) => name !== key))),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.tuple(pick(BODY_KEYS), valueFor(world, 2)).map(([key, value]) => ({ ...object, [key]: value })),
+      },
       {
         weight: 2,
         // One level down: the first nested object or list (dids, meta, options, domains).
         arbitrary: (() => {
           const nested = keys.find((key) => object[key] !== null && typeof object[key] === 'object');
-          return nested ? mutated(world, object[nested]).map((value) => ({ ...object, [nested]: value })) : fc.constant(object);
+          return nested
+            ? mutated(world, object[nested]).map((value) => ({ ...object, [nested]: value }))
+            : fc.constant(object);
         })(),
       },
     );
   };
   if (Array.isArray(template)) {
-    return template.length > 0 ? mutated(world, template[0]).map((first) => [first, ...template.slice(1)]) : fc.constant(template);
+    return template.length > 0
+      ? mutated(world, template[0]).map((first) => [first, ...template.slice(1)])
+      : fc.constant(template);
   }
   if (template !== null && typeof template === 'object') return mutateObject(template as Record<string, unknown>);
   return fc.constant(template);
@@ -409,11 +500,19 @@ const HOSTILE_VALUES: readonly unknown[] = [
 ];
 
 /** A body: absent, a route's template mutated, an object of known keys, any JSON, or text that is not JSON at all. */
-const bodyFor = (world: FuzzWorld, route: RouteEntry): fc.Arbitrary<{ body: string | Buffer | undefined; headers: Record<string, string> }> => {
+const bodyFor = (
+  world: FuzzWorld,
+  route: RouteEntry,
+): fc.Arbitrary<{ body: string | Buffer | undefined; headers: Record<string, string> }> => {
   const json = (value: unknown) => ({ body: JSON.stringify(value), headers: {} });
-  const template = templates(world)[`${route.method} ${route.path.replace(/\/$/, '')}`] ?? templates(world)[`${route.method} ${route.path}`];
+  const template =
+    templates(world)[`${route.method} ${route.path.replace(/\/$/, '')}`] ??
+    templates(world)[`${route.method} ${route.path}`];
   return fc.oneof(
-    { weight: template ? 24 : 0, arbitrary: template ? mutated(world, template()).map(json) : fc.constant({ body: undefined, headers: {} }) },
+    {
+      weight: template ? 24 : 0,
+      arbitrary: template ? mutated(world, template()).map(json) : fc.constant({ body: undefined, headers: {} }),
+    },
     { weight: 2, arbitrary: fc.constant({ body: undefined, headers: {} }) },
     { weight: 10, arbitrary: fc.dictionary(pick(BODY_KEYS), valueFor(world, 1), { minKeys: 1, maxKeys: 6 }).map(json) },
     { weight: 2, arbitrary: fc.array(valueFor(world, 1), { maxLength: 4 }).map(json) },
@@ -434,7 +533,10 @@ const bodyFor = (world: FuzzWorld, route: RouteEntry): fc.Arbitrary<{ body: stri
     },
     { weight: 1, arbitrary: fc.constant({ body: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]), headers: {} }) },
     { weight: 1, arbitrary: fc.constant({ body: '{"type": "DATASET"}', headers: { 'Content-Encoding': 'gzip' } }) },
-    { weight: 1, arbitrary: fc.constant({ body: gzipSync('{"type": "DATASET"}'), headers: { 'Content-Encoding': 'gzip' } }) },
+    {
+      weight: 1,
+      arbitrary: fc.constant({ body: gzipSync('{"type": "DATASET"}'), headers: { 'Content-Encoding': 'gzip' } }),
+    },
     { weight: 1, arbitrary: fc.constant({ body: '{}', headers: { 'Content-Encoding': 'compress' } }) },
   );
 };
@@ -444,7 +546,10 @@ const queryFor = (world: FuzzWorld): fc.Arbitrary<string> =>
     .array(
       fc.tuple(
         pick(QUERY_KEYS),
-        fc.oneof(valueFor(world, 3).map((value) => (typeof value === 'string' ? value : JSON.stringify(value))), pick(['[{"name": "*"}]', "[{'name': '*'}]"])),
+        fc.oneof(
+          valueFor(world, 3).map((value) => (typeof value === 'string' ? value : JSON.stringify(value))),
+          pick(['[{"name": "*"}]', "[{'name': '*'}]"]),
+        ),
       ),
       { maxLength: 2 },
     )
@@ -471,7 +576,17 @@ export const fuzzRequest = (world: FuzzWorld, routes: readonly RouteEntry[]): fc
         ),
         extra: fc.dictionary(
           pick(['X-Svc-Account', 'X-Svc-Username', 'X-Svc-Password', 'Accept', 'X-Svc-AppID', 'Origin']),
-          pick(['root', 'ddmlab', 'wrong', 'application/json', 'application/x-json-stream', 'text/html', '*/*', 'nobody', 'https://ui.example.org']),
+          pick([
+            'root',
+            'ddmlab',
+            'wrong',
+            'application/json',
+            'application/x-json-stream',
+            'text/html',
+            '*/*',
+            'nobody',
+            'https://ui.example.org',
+          ]),
           { maxKeys: 2 },
         ),
       })

@@ -18,28 +18,46 @@ export const SCOPE = 'user.root';
 /** Root, a scope, and RSEs (DISK unless told), each with the attributes given. */
 export const aWorld = async (
   context: CommandContext,
-  rses: Readonly<Record<string, Readonly<{ properties?: Partial<RseProperties>; attributes?: Readonly<Record<string, string | boolean>> }>>>,
+  rses: Readonly<
+    Record<
+      string,
+      Readonly<{ properties?: Partial<RseProperties>; attributes?: Readonly<Record<string, string | boolean>> }>
+    >
+  >,
 ): Promise<void> => {
   await ensureRootAccount(context, { username: 'root-login', password: 'pw', email: 'root@localhost' });
   await addScope(context, { scope: SCOPE, account: 'root' }, as('root'));
   for (const [rse, { properties, attributes }] of Object.entries(rses)) {
     await createRse(context, { rse, properties: { ...DEFAULT_RSE_PROPERTIES, ...properties } }, as('root'));
-    for (const [key, value] of Object.entries(attributes ?? {})) await setRseAttribute(context, { rse, key, value }, as('root'));
+    for (const [key, value] of Object.entries(attributes ?? {}))
+      await setRseAttribute(context, { rse, key, value }, as('root'));
   }
 };
 
 /** A dataset of files, each 100 bytes, with a replica on `rse`. */
-export const aDataset = async (context: CommandContext, name: string, files: readonly string[], rse: string): Promise<void> => {
+export const aDataset = async (
+  context: CommandContext,
+  name: string,
+  files: readonly string[],
+  rse: string,
+): Promise<void> => {
   await addCollections(
     context,
-    { dids: [{ scope: SCOPE, name, didType: 'DATASET', monotonic: false, lifetime: null, meta: {}, children: [] }], single: true },
+    {
+      dids: [{ scope: SCOPE, name, didType: 'DATASET', monotonic: false, lifetime: null, meta: {}, children: [] }],
+      single: true,
+    },
     as('root'),
   );
   if (files.length === 0) return;
   const described = files.map((file) => ({ scope: SCOPE, name: file, bytes: 100, adler32: '0cc737eb' }));
   await addReplicas(context, { rse, files: described, ignoreAvailability: true }, as('root'));
   const children = described.map(({ scope, name: file }) => ({ scope, name: file }));
-  await attachDids(context, { attachments: [{ scope: SCOPE, name, children }], ignoreDuplicates: false, single: true }, as('root'));
+  await attachDids(
+    context,
+    { attachments: [{ scope: SCOPE, name, children }], ignoreDuplicates: false, single: true },
+    as('root'),
+  );
 };
 
 /** A rule request with Rucio's defaults, owned by root, for one DID of SCOPE. */
@@ -72,7 +90,12 @@ export const aRuleRequest = (name: string, rseExpression: string, extra: Partial
 /* Over HTTP: the same world through the API, for the rule tests of test/api and test/workers. */
 
 /** A collection (DATASET unless told) of `scope`, created as root. */
-export const aCollectionOverHttp = async (server: TestServer, scope: string, name: string, type: 'DATASET' | 'CONTAINER' = 'DATASET'): Promise<void> => {
+export const aCollectionOverHttp = async (
+  server: TestServer,
+  scope: string,
+  name: string,
+  type: 'DATASET' | 'CONTAINER' = 'DATASET',
+): Promise<void> => {
   expectStatus(await server.root('POST', didPath(scope, name), { body: { type } }), 201);
 };
 
@@ -88,14 +111,35 @@ export const aDatasetOverHttp = async (
 ): Promise<void> => {
   await aCollectionOverHttp(server, scope, name);
   for (const file of files) {
-    expectStatus(await server.root('POST', '/replicas', { body: { rse: file.at, files: [{ scope, name: file.name, bytes: file.bytes ?? 100, adler32: '0cc737eb' }] } }), 201);
+    expectStatus(
+      await server.root('POST', '/replicas', {
+        body: { rse: file.at, files: [{ scope, name: file.name, bytes: file.bytes ?? 100, adler32: '0cc737eb' }] },
+      }),
+      201,
+    );
   }
-  if (files.length > 0) expectStatus(await server.root('POST', didPath(scope, name, '/dids'), { body: { dids: files.map((file) => ({ scope, name: file.name })) } }), 201);
+  if (files.length > 0)
+    expectStatus(
+      await server.root('POST', didPath(scope, name, '/dids'), {
+        body: { dids: files.map((file) => ({ scope, name: file.name })) },
+      }),
+      201,
+    );
 };
 
 /** Attaches collections to a container as root. */
-export const attachOverHttp = async (server: TestServer, scope: string, container: string, children: readonly string[]): Promise<void> => {
-  expectStatus(await server.root('POST', didPath(scope, container, '/dids'), { body: { dids: children.map((name) => ({ scope, name })) } }), 201);
+export const attachOverHttp = async (
+  server: TestServer,
+  scope: string,
+  container: string,
+  children: readonly string[],
+): Promise<void> => {
+  expectStatus(
+    await server.root('POST', didPath(scope, container, '/dids'), {
+      body: { dids: children.map((name) => ({ scope, name })) },
+    }),
+    201,
+  );
 };
 
 /** POST /rules/ (as root unless a token is given), expecting 201; the new rule's id. */
@@ -116,18 +160,37 @@ export const locksOverHttp = async (server: TestServer, ruleId: string): Promise
     .sort();
 
 /** The dataset locks of a dataset as `[rse, state]`, sorted. */
-export const datasetLocksOverHttp = async (server: TestServer, scope: string, name: string): Promise<[string, string][]> =>
+export const datasetLocksOverHttp = async (
+  server: TestServer,
+  scope: string,
+  name: string,
+): Promise<[string, string][]> =>
   expectStatus(await server.root('GET', `/locks/${scope}/${name}?did_type=dataset`), 200)
     .lines<{ rse: string; state: string }>()
     .map((lock): [string, string] => [lock.rse, lock.state])
     .sort();
 
 /** Sets an account's local limit on an RSE as root. */
-export const localLimitOverHttp = async (server: TestServer, account: string, rse: string, bytes: number): Promise<void> => {
+export const localLimitOverHttp = async (
+  server: TestServer,
+  account: string,
+  rse: string,
+  bytes: number,
+): Promise<void> => {
   expectStatus(await server.root('POST', `/accountlimits/local/${account}/${rse}`, { body: { bytes } }), 201);
 };
 
 /** Sets an account's global limit on an RSE expression as root. */
-export const globalLimitOverHttp = async (server: TestServer, account: string, expression: string, bytes: number): Promise<void> => {
-  expectStatus(await server.root('POST', `/accountlimits/global/${account}/${encodeURIComponent(expression)}`, { body: { bytes } }), 201);
+export const globalLimitOverHttp = async (
+  server: TestServer,
+  account: string,
+  expression: string,
+  bytes: number,
+): Promise<void> => {
+  expectStatus(
+    await server.root('POST', `/accountlimits/global/${account}/${encodeURIComponent(expression)}`, {
+      body: { bytes },
+    }),
+    201,
+  );
 };

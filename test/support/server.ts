@@ -58,11 +58,20 @@ export const startTestServer = async (options: TestServerOptions = {}): Promise<
     ...(options.environment ?? {}),
   });
   const roles: Roles = { api: true, projector: true, workers: false, ...(options.roles ?? {}) };
-  const runtime = await startRuntime(config, roles, options.logger ?? silentLogger(), options.upcasters ? { upcasters: options.upcasters } : {});
+  const runtime = await startRuntime(
+    config,
+    roles,
+    options.logger ?? silentLogger(),
+    options.upcasters ? { upcasters: options.upcasters } : {},
+  );
   const url = runtime.url!;
   const login = async (username: string, password: string, account?: string) => {
     const response = await request(url, 'GET', '/auth/userpass', {
-      headers: { 'X-Svc-Username': username, 'X-Svc-Password': password, ...(account ? { 'X-Svc-Account': account } : {}) },
+      headers: {
+        'X-Svc-Username': username,
+        'X-Svc-Password': password,
+        ...(account ? { 'X-Svc-Account': account } : {}),
+      },
     });
     expect(response.status, response.text).to.equal(200);
     return String(response.headers['x-svc-auth-token']);
@@ -79,14 +88,18 @@ export const startTestServer = async (options: TestServerOptions = {}): Promise<
     async createUser(userOptions = {}) {
       const account = uniqueName('user');
       const password = `pw-${account}`;
-      expectStatus(await server.root('POST', `/accounts/${account}`, { body: { type: 'USER', email: `${account}@example.org` } }), 201);
+      expectStatus(
+        await server.root('POST', `/accounts/${account}`, { body: { type: 'USER', email: `${account}@example.org` } }),
+        201,
+      );
       expectStatus(
         await server.root('POST', `/accounts/${account}/identities`, {
           body: { identity: account, authtype: 'USERPASS', email: `${account}@example.org`, password, default: true },
         }),
         201,
       );
-      if (userOptions.admin) expectStatus(await server.root('POST', `/accounts/${account}/attr/admin`, { body: { value: 'True' } }), 201);
+      if (userOptions.admin)
+        expectStatus(await server.root('POST', `/accounts/${account}/attr/admin`, { body: { value: 'True' } }), 201);
       return { account, token: await login(account, password) };
     },
     async stop() {

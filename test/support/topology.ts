@@ -5,18 +5,36 @@ import type { SelectionRequest } from '../../domain/request/sourceSelection.ts';
 
 /** Builders for the conveyor's pure parts: RSEs with copy protocols, distances, requests. */
 
-export const copyProtocol = (scheme: string, hostname: string, priority = 1, extra: Partial<RseProtocol> = {}): RseProtocol => {
+export const copyProtocol = (
+  scheme: string,
+  hostname: string,
+  priority = 1,
+  extra: Partial<RseProtocol> = {},
+): RseProtocol => {
   const domains = noPriorities();
   domains.wan.third_party_copy_read = priority;
   domains.wan.third_party_copy_write = priority;
   domains.wan.read = priority;
   domains.wan.write = priority;
-  return { scheme, hostname, port: 1094, prefix: '/data', impl: 'rucio.rse.protocols.xrootd.Default', domains, extended_attributes: null, ...extra };
+  return {
+    scheme,
+    hostname,
+    port: 1094,
+    prefix: '/data',
+    impl: 'rucio.rse.protocols.xrootd.Default',
+    domains,
+    extended_attributes: null,
+    ...extra,
+  };
 };
 
 export const transferRse = (
   rse: string,
-  options: { properties?: Partial<RseProperties>; attributes?: Record<string, string | boolean>; protocols?: RseProtocol[] } = {},
+  options: {
+    properties?: Partial<RseProperties>;
+    attributes?: Record<string, string | boolean>;
+    protocols?: RseProtocol[];
+  } = {},
 ): TransferRse => ({
   id: `${rse.toLowerCase()}-id`,
   rse,

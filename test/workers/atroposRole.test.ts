@@ -19,7 +19,13 @@ describe('Roles: atropos and lifetime exceptions at work (§8)', function () {
     server = await startTestServer({ roles: ATROPOS });
     const cutoff = `${new Date().getUTCFullYear() + 1}-12-31`;
     expectStatus(
-      await server.root('POST', '/config', { body: { atropos: { interval: 1, grace_period: 2 }, 'judge-cleaner': { interval: 1 }, lifetime_model: { cutoff_date: cutoff } } }),
+      await server.root('POST', '/config', {
+        body: {
+          atropos: { interval: 1, grace_period: 2 },
+          'judge-cleaner': { interval: 1 },
+          lifetime_model: { cutoff_date: cutoff },
+        },
+      }),
       201,
     );
     server = await server.restart();
@@ -27,8 +33,18 @@ describe('Roles: atropos and lifetime exceptions at work (§8)', function () {
   after(async () => server.stop());
 
   const rule = async (scope: string, name: string, rse: string) => {
-    expectStatus(await server.root('POST', path(scope, name), { body: { type: 'DATASET', meta: { eol_at: '2021-01-01' } } }), 201);
-    return (JSON.parse(expectStatus(await server.root('POST', '/rules/', { body: { dids: [{ scope, name }], copies: 1, rse_expression: rse } }), 201).text) as string[])[0]!;
+    expectStatus(
+      await server.root('POST', path(scope, name), { body: { type: 'DATASET', meta: { eol_at: '2021-01-01' } } }),
+      201,
+    );
+    return (
+      JSON.parse(
+        expectStatus(
+          await server.root('POST', '/rules/', { body: { dids: [{ scope, name }], copies: 1, rse_expression: rse } }),
+          201,
+        ).text,
+      ) as string[]
+    )[0]!;
   };
   const ruleOf = async (ruleId: string) => server.root('GET', `/rules/${ruleId}`);
 
@@ -43,21 +59,48 @@ describe('Roles: atropos and lifetime exceptions at work (§8)', function () {
 
     // The user asks, cannot approve it himself; an admin does.
     const until = new Date(Date.now() + 7 * 86_400_000);
-    const answer = expectStatus(await server.call('POST', '/lifetime_exceptions/', { body: { dids: [{ scope, name: covered }], comments: 'still analysing', expires_at: until.toISOString().slice(0, 19) }, token: user.token }), 201);
+    const answer = expectStatus(
+      await server.call('POST', '/lifetime_exceptions/', {
+        body: {
+          dids: [{ scope, name: covered }],
+          comments: 'still analysing',
+          expires_at: until.toISOString().slice(0, 19),
+        },
+        token: user.token,
+      }),
+      201,
+    );
     const [id] = Object.keys(answer.json<{ exceptions: Record<string, unknown> }>().exceptions);
-    expectError(await server.call('PUT', `/lifetime_exceptions/${id}`, { body: { state: 'A' }, token: user.token }), 401, 'AccessDenied');
-    expectStatus(await server.call('PUT', `/lifetime_exceptions/${id}`, { body: { state: 'A' }, token: admin.token }), 201);
+    expectError(
+      await server.call('PUT', `/lifetime_exceptions/${id}`, { body: { state: 'A' }, token: user.token }),
+      401,
+      'AccessDenied',
+    );
+    expectStatus(
+      await server.call('PUT', `/lifetime_exceptions/${id}`, { body: { state: 'A' }, token: admin.token }),
+      201,
+    );
 
     // Both rules reach their end of life.
-    for (const ruleId of [coveredRule, condemnedRule]) expectStatus(await server.root('PUT', `/rules/${ruleId}`, { body: { options: { eol_at: '2021-06-01 00:00:00' } } }), 200);
+    for (const ruleId of [coveredRule, condemnedRule])
+      expectStatus(
+        await server.root('PUT', `/rules/${ruleId}`, { body: { options: { eol_at: '2021-06-01 00:00:00' } } }),
+        200,
+      );
 
-    await eventually(async () => (await ruleOf(condemnedRule)).status === 404, 20_000, 'the rule past its end of life deleted');
+    await eventually(
+      async () => (await ruleOf(condemnedRule)).status === 404,
+      20_000,
+      'the rule past its end of life deleted',
+    );
     const kept = expectStatus(await ruleOf(coveredRule), 200).json<{ expires_at: string | null; eol_at: string }>();
     expect(kept.expires_at).to.equal(null);
     // Its end of life moved to the exception's end: atropos comes back when the exception runs out.
     expect(Math.abs(Date.parse(kept.eol_at) - until.getTime())).to.be.below(1000);
     // Rucio also records the end of life on the condemned DID.
-    expect(expectStatus(await server.root('GET', path(scope, condemned, '/meta')), 200).json<{ eol_at: string }>().eol_at).to.be.a('string');
+    expect(
+      expectStatus(await server.root('GET', path(scope, condemned, '/meta')), 200).json<{ eol_at: string }>().eol_at,
+    ).to.be.a('string');
   });
 
   it('does nothing but report in a dry run', async () => {
@@ -66,7 +109,10 @@ describe('Roles: atropos and lifetime exceptions at work (§8)', function () {
       const { rse } = await rseWithProtocols(server);
       const scope = await newScope(server);
       const ruleId = await rule(scope, uniqueName('ds'), rse);
-      expectStatus(await server.root('PUT', `/rules/${ruleId}`, { body: { options: { eol_at: '2021-06-01 00:00:00' } } }), 200);
+      expectStatus(
+        await server.root('PUT', `/rules/${ruleId}`, { body: { options: { eol_at: '2021-06-01 00:00:00' } } }),
+        200,
+      );
       await new Promise((resolve) => setTimeout(resolve, 3500));
       expect(expectStatus(await ruleOf(ruleId), 200).json<{ expires_at: string | null }>().expires_at).to.equal(null);
     } finally {

@@ -18,7 +18,12 @@ describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
   let server: TestServer;
   before(async () => {
     server = await startTestServer({ roles: JUDGE });
-    expectStatus(await server.root('POST', '/config', { body: { 'judge-cleaner': { interval: 1 }, 'judge-repairer': { interval: 1, delta: 0 } } }), 201);
+    expectStatus(
+      await server.root('POST', '/config', {
+        body: { 'judge-cleaner': { interval: 1 }, 'judge-repairer': { interval: 1, delta: 0 } },
+      }),
+      201,
+    );
     server = await server.restart();
   });
   after(async () => server.stop());
@@ -30,15 +35,32 @@ describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
     const dataset = uniqueName('ds');
     expectStatus(await server.root('POST', path(scope, dataset), { body: { type: 'DATASET' } }), 201);
     await addReplicas(server, a.rse, [fileItem(scope, 'f1'), fileItem(scope, 'f2')]);
-    expectStatus(await server.root('POST', path(scope, dataset, '/dids'), { body: { dids: [{ scope, name: 'f1' }, { scope, name: 'f2' }] } }), 201);
+    expectStatus(
+      await server.root('POST', path(scope, dataset, '/dids'), {
+        body: {
+          dids: [
+            { scope, name: 'f1' },
+            { scope, name: 'f2' },
+          ],
+        },
+      }),
+      201,
+    );
     return { scope, dataset, a, b };
   };
-  const addRule = async (body: object) => (JSON.parse(expectStatus(await server.root('POST', '/rules/', { body }), 201).text) as string[])[0]!;
-  const ruleOf = async (ruleId: string) => (await server.root('GET', `/rules/${ruleId}`)).json<Record<string, unknown>>();
+  const addRule = async (body: object) =>
+    (JSON.parse(expectStatus(await server.root('POST', '/rules/', { body }), 201).text) as string[])[0]!;
+  const ruleOf = async (ruleId: string) =>
+    (await server.root('GET', `/rules/${ruleId}`)).json<Record<string, unknown>>();
 
   it('injects an asynchronous rule without anyone acting', async () => {
     const { scope, dataset, b } = await world();
-    const ruleId = await addRule({ dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse, asynchronous: true });
+    const ruleId = await addRule({
+      dids: [{ scope, name: dataset }],
+      copies: 1,
+      rse_expression: b.rse,
+      asynchronous: true,
+    });
     await eventually(async () => (await ruleOf(ruleId)).state === 'REPLICATING', 10_000, 'the rule injected');
     expect(await ruleOf(ruleId)).to.include({ locks_replicating_cnt: 2 });
   });
@@ -47,7 +69,10 @@ describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
     const { scope, dataset, a, b } = await world();
     const ruleId = await addRule({ dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse });
     await addReplicas(server, a.rse, [fileItem(scope, 'f3')]);
-    expectStatus(await server.root('POST', path(scope, dataset, '/dids'), { body: { dids: [{ scope, name: 'f3' }] } }), 201);
+    expectStatus(
+      await server.root('POST', path(scope, dataset, '/dids'), { body: { dids: [{ scope, name: 'f3' }] } }),
+      201,
+    );
     await eventually(async () => (await ruleOf(ruleId)).locks_replicating_cnt === 3, 10_000, 'the new file locked');
     expectStatus(await server.root('GET', `/requests/${scope}/f3/${b.rse}`), 200);
   });
@@ -55,7 +80,19 @@ describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
   it('injects an approved rule of a user without quota (rules 12 and 16)', async () => {
     const { scope, dataset, b } = await world();
     const user = await server.createUser();
-    const response = expectStatus(await server.call('POST', '/rules/', { body: { dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse, account: user.account, ask_approval: true }, token: user.token }), 201);
+    const response = expectStatus(
+      await server.call('POST', '/rules/', {
+        body: {
+          dids: [{ scope, name: dataset }],
+          copies: 1,
+          rse_expression: b.rse,
+          account: user.account,
+          ask_approval: true,
+        },
+        token: user.token,
+      }),
+      201,
+    );
     const [ruleId] = JSON.parse(response.text) as string[];
     expectStatus(await server.root('PUT', `/rules/${ruleId}`, { body: { options: { approve: true } } }), 200);
     await eventually(async () => (await ruleOf(ruleId!)).state === 'REPLICATING', 10_000, 'the approved rule injected');
@@ -65,12 +102,35 @@ describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
   it('gives the owner back the usage of a rule the cleaner deletes (rules 20 and 25)', async () => {
     const { scope, dataset, b } = await world();
     const user = await server.createUser();
-    expectStatus(await server.root('POST', `/accountlimits/local/${user.account}/${b.rse}`, { body: { bytes: 1_000 } }), 201);
-    const response = expectStatus(await server.call('POST', '/rules/', { body: { dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse, account: user.account, lifetime: 1 }, token: user.token }), 201);
+    expectStatus(
+      await server.root('POST', `/accountlimits/local/${user.account}/${b.rse}`, { body: { bytes: 1_000 } }),
+      201,
+    );
+    const response = expectStatus(
+      await server.call('POST', '/rules/', {
+        body: {
+          dids: [{ scope, name: dataset }],
+          copies: 1,
+          rse_expression: b.rse,
+          account: user.account,
+          lifetime: 1,
+        },
+        token: user.token,
+      }),
+      201,
+    );
     const [ruleId] = JSON.parse(response.text) as string[];
-    const usage = async () => expectStatus(await server.root('GET', `/accounts/${user.account}/usage/local/${b.rse}`), 200).lines<{ bytes: number; files: number }>()[0]!;
+    const usage = async () =>
+      expectStatus(await server.root('GET', `/accounts/${user.account}/usage/local/${b.rse}`), 200).lines<{
+        bytes: number;
+        files: number;
+      }>()[0]!;
     expect(await usage()).to.include({ bytes: 200, files: 2 });
-    await eventually(async () => (await server.root('GET', `/rules/${ruleId}`)).status === 404, 15_000, 'the expired rule deleted');
+    await eventually(
+      async () => (await server.root('GET', `/rules/${ruleId}`)).status === 404,
+      15_000,
+      'the expired rule deleted',
+    );
     await eventually(async () => (await usage()).bytes === 0, 5_000, 'the usage given back');
     expect(await usage()).to.include({ bytes: 0, files: 0, bytes_remaining: 1_000 });
   });
@@ -80,16 +140,29 @@ describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
     // A lifetime short enough for the test, long enough for the DELETE to come first.
     const ruleId = await addRule({ dids: [{ scope, name: dataset }], copies: 1, rse_expression: a.rse, lifetime: 3 });
     expectStatus(await server.root('DELETE', `/rules/${ruleId}`, { body: { purge_replicas: true } }), 200);
-    await eventually(async () => (await server.root('GET', `/rules/${ruleId}`)).status === 404, 15_000, 'the deleted rule gone');
+    await eventually(
+      async () => (await server.root('GET', `/rules/${ruleId}`)).status === 404,
+      15_000,
+      'the deleted rule gone',
+    );
     // Tombstones are no part of any answer: the replica read model shows them.
-    const left = await server.runtime.services.readModels.collection<ReplicaDocument>(replicasCollection).find({ rse_id: a.id }).toArray();
-    expect(left.filter((replica) => replica.name === 'f1' || replica.name === 'f2').map((replica) => replica.tombstone)).to.deep.equal(['1970-01-01T00:00:00.000Z', '1970-01-01T00:00:00.000Z']);
+    const left = await server.runtime.services.readModels
+      .collection<ReplicaDocument>(replicasCollection)
+      .find({ rse_id: a.id })
+      .toArray();
+    expect(
+      left.filter((replica) => replica.name === 'f1' || replica.name === 'f2').map((replica) => replica.tombstone),
+    ).to.deep.equal(['1970-01-01T00:00:00.000Z', '1970-01-01T00:00:00.000Z']);
   });
 
   it('deletes a rule once it expires, and its locks with it', async () => {
     const { scope, dataset, b } = await world();
     const ruleId = await addRule({ dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse, lifetime: 1 });
-    await eventually(async () => (await server.root('GET', `/rules/${ruleId}`)).status === 404, 15_000, 'the expired rule deleted');
+    await eventually(
+      async () => (await server.root('GET', `/rules/${ruleId}`)).status === 404,
+      15_000,
+      'the expired rule deleted',
+    );
     expectError(await server.root('GET', `/rules/${ruleId}`), 404, 'RuleNotFound');
     expect(expectStatus(await server.root('GET', `/rules/${ruleId}/locks`), 200).text).to.equal('');
     expectError(await server.root('GET', `/requests/${scope}/f1/${b.rse}`), 404, 'RequestNotFound');
@@ -105,8 +178,10 @@ describe('Roles: the judge-injector with a large rule (rule 16)', function () {
   let server: TestServer;
   before(async () => (server = await startTestServer({ roles: JUDGE })));
   after(async () => server.stop());
-  const addRule = async (body: object) => (JSON.parse(expectStatus(await server.root('POST', '/rules/', { body }), 201).text) as string[])[0]!;
-  const ruleOf = async (ruleId: string) => (await server.root('GET', `/rules/${ruleId}`)).json<Record<string, unknown>>();
+  const addRule = async (body: object) =>
+    (JSON.parse(expectStatus(await server.root('POST', '/rules/', { body }), 201).text) as string[])[0]!;
+  const ruleOf = async (ruleId: string) =>
+    (await server.root('GET', `/rules/${ruleId}`)).json<Record<string, unknown>>();
 
   it('injects a rule of 10 000 locks, which starts in INJECT, without anyone acting (rule 16)', async function () {
     this.timeout(180_000);
@@ -122,9 +197,14 @@ describe('Roles: the judge-injector with a large rule (rule 16)', function () {
     const ruleId = await addRule({ dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse });
     await eventually(async () => (await ruleOf(ruleId)).state === 'REPLICATING', 150_000, 'the large rule injected');
     expect(await ruleOf(ruleId)).to.include({ locks_replicating_cnt: 10_000, locks_ok_cnt: 0 });
-    const history = expectStatus(await server.root('GET', `/rules/${scope}/${dataset}/history`), 200).lines<{ state: string }>();
+    const history = expectStatus(await server.root('GET', `/rules/${scope}/${dataset}/history`), 200).lines<{
+      state: string;
+    }>();
     expect(history[0]).to.include({ state: 'INJECT' });
     expect(history.at(-1)).to.include({ state: 'REPLICATING' });
-    expect(expectStatus(await server.root('GET', `/requests/${scope}/f9999/${b.rse}`), 200).json()).to.include({ state: 'QUEUED', rule_id: ruleId });
+    expect(expectStatus(await server.root('GET', `/requests/${scope}/f9999/${b.rse}`), 200).json()).to.include({
+      state: 'QUEUED',
+      rule_id: ruleId,
+    });
   });
 });

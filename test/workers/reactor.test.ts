@@ -42,7 +42,13 @@ describe('Reactor and workers (real Redis)', () => {
 
   const workerContext = () => {
     const readModels = new ReadModels(readStore, allProjections);
-    return createWorkerContext(createCommandContext({ eventStore, ...readModelPorts(readModels) }), readModels, { waitFor: async () => true }, silentLogger(), createTransferTools({ dataDir: dir.path }));
+    return createWorkerContext(
+      createCommandContext({ eventStore, ...readModelPorts(readModels) }),
+      readModels,
+      { waitFor: async () => true },
+      silentLogger(),
+      createTransferTools({ dataDir: dir.path }),
+    );
   };
 
   const reactorFor = () =>
@@ -57,7 +63,11 @@ describe('Reactor and workers (real Redis)', () => {
 
   it('turns chosen events into jobs whose id is the event id, once, even when replayed', async () => {
     const stream = uniqueName('thing-');
-    const events = [newEvent('SomethingHappened', { n: 1 }), newEvent('Ignored'), newEvent('SomethingHappened', { n: 2 })];
+    const events = [
+      newEvent('SomethingHappened', { n: 1 }),
+      newEvent('Ignored'),
+      newEvent('SomethingHappened', { n: 2 }),
+    ];
     const appended = await eventStore.appendToStream(stream, events);
     const queue = new Queue(queueName, { connection: redisConnectionOptions(redisUrl()), prefix });
     try {
@@ -94,9 +104,22 @@ describe('Reactor and workers (real Redis)', () => {
         return { done: 1, skipped: [] };
       },
     };
-    const host = new WorkerHost({ redisUrl: redisUrl(), roles: [role], context: workerContext(), logger: silentLogger(), prefix });
+    const host = new WorkerHost({
+      redisUrl: redisUrl(),
+      roles: [role],
+      context: workerContext(),
+      logger: silentLogger(),
+      prefix,
+    });
     await host.start();
-    const reactor = new Reactor({ eventStore, readStore, redisUrl: redisUrl(), reactions: reactionsOf([role]), logger: silentLogger(), prefix });
+    const reactor = new Reactor({
+      eventStore,
+      readStore,
+      redisUrl: redisUrl(),
+      reactions: reactionsOf([role]),
+      logger: silentLogger(),
+      prefix,
+    });
     await reactor.start();
     const event = newEvent('SomethingHappened', { n: 3 });
     await eventStore.appendToStream(uniqueName('thing-'), [event]);
@@ -115,5 +138,4 @@ describe('Reactor and workers (real Redis)', () => {
       await queue.close();
     }
   });
-
 });

@@ -38,26 +38,51 @@ describe('Role: the reaper’s cycle (rule 21)', function () {
     scope = await newScope(server);
     count += 1;
     prefix = join(dirs.path, `rse-${count}-`);
-    const domains = { lan: { read: 1, write: 1, delete: 1 }, wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 } };
-    rse = await rseWithProtocols(server, [{ file: { hostname: 'localhost', port: 0, prefix, impl: 'rucio.rse.protocols.posix.Default', domains } }]);
+    const domains = {
+      lan: { read: 1, write: 1, delete: 1 },
+      wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 },
+    };
+    rse = await rseWithProtocols(server, [
+      { file: { hostname: 'localhost', port: 0, prefix, impl: 'rucio.rse.protocols.posix.Default', domains } },
+    ]);
   });
-  afterEach(async () => expectStatus(await server.root('POST', '/config', { body: { reaper: { dry_run: false, auto_exclude_threshold: 100 } } }), 201));
+  afterEach(async () =>
+    expectStatus(
+      await server.root('POST', '/config', { body: { reaper: { dry_run: false, auto_exclude_threshold: 100 } } }),
+      201,
+    ),
+  );
 
   const contextWith = (storage: Storage): WorkerContext =>
-    createWorkerContext(server.runtime.services.commands, server.runtime.services.readModels, server.runtime.services.progress, silentLogger(), createTransferTools({ dataDir: dirs.path }), createStorages({ posix: () => storage }));
+    createWorkerContext(
+      server.runtime.services.commands,
+      server.runtime.services.readModels,
+      server.runtime.services.progress,
+      silentLogger(),
+      createTransferTools({ dataDir: dirs.path }),
+      createStorages({ posix: () => storage }),
+    );
   let cycle = 0;
   const runCycle = async (storage: Storage = new PosixStorage()): Promise<CycleReport> => {
     cycle += 1;
     const report = await reaperRole.run({ jobId: `test-${cycle}`, startedAt: new Date() }, contextWith(storage));
     // Let the read models take the cycle's writes before the test reads them.
-    await server.runtime.services.progress.waitFor(await server.runtime.services.commands.eventStore.headPosition(), 5_000);
+    await server.runtime.services.progress.waitFor(
+      await server.runtime.services.commands.eventStore.headPosition(),
+      5_000,
+    );
     return report;
   };
   /** Files with an obsolete tombstone (or a passed one with `tombstone_delay`), written on disk unless `missing`. */
-  const files = async (names: readonly string[], options: { missing?: boolean; obsolete?: boolean } = {}): Promise<string[]> => {
+  const files = async (
+    names: readonly string[],
+    options: { missing?: boolean; obsolete?: boolean } = {},
+  ): Promise<string[]> => {
     const paths: string[] = [];
     for (const name of names) {
-      const pfns = expectStatus(await server.root('GET', `/rses/${rse.rse}/lfns2pfns?lfn=${scope}:${name}`), 200).json<Record<string, string>>();
+      const pfns = expectStatus(await server.root('GET', `/rses/${rse.rse}/lfns2pfns?lfn=${scope}:${name}`), 200).json<
+        Record<string, string>
+      >();
       const path = pfns[`${scope}:${name}`]!.replace('file://localhost', '');
       if (!options.missing) {
         mkdirSync(dirname(path), { recursive: true });
@@ -65,12 +90,24 @@ describe('Role: the reaper’s cycle (rule 21)', function () {
       }
       paths.push(path);
     }
-    expectStatus(await server.root('POST', '/replicas', { body: { rse: rse.rse, files: names.map((name) => ({ scope, name, bytes: 100, adler32: '0cc737eb' })) } }), 201);
-    if (options.obsolete !== false) expectStatus(await server.root('POST', '/replicas/tombstone', { body: { replicas: names.map((name) => ({ scope, name, rse: rse.rse })) } }), 201);
+    expectStatus(
+      await server.root('POST', '/replicas', {
+        body: { rse: rse.rse, files: names.map((name) => ({ scope, name, bytes: 100, adler32: '0cc737eb' })) },
+      }),
+      201,
+    );
+    if (options.obsolete !== false)
+      expectStatus(
+        await server.root('POST', '/replicas/tombstone', {
+          body: { replicas: names.map((name) => ({ scope, name, rse: rse.rse })) },
+        }),
+        201,
+      );
     return paths;
   };
   /** Replicas the cycle deleted on this test's RSE (a cycle works on every RSE, those of earlier tests too). */
-  const deletedHere = (report: CycleReport): number => Number(new RegExp(`${rse.rse}: deleted (\\d+)`).exec(report.detail ?? '')?.[1] ?? 0);
+  const deletedHere = (report: CycleReport): number =>
+    Number(new RegExp(`${rse.rse}: deleted (\\d+)`).exec(report.detail ?? '')?.[1] ?? 0);
   const stateOf = async (name: string) => {
     const response = await server.root('GET', `/audit/dids/${scope}/${name}/state`);
     return expectStatus(response, 200).json<{ status: string; replicas: { rse: string; state: string }[] }>();
@@ -99,8 +136,14 @@ describe('Role: the reaper’s cycle (rule 21)', function () {
     expectStatus(await server.root('POST', `/rses/${rse.rse}/attr/tombstone_delay`, { body: { value: '1' } }), 201);
     const paths = await files(['f1', 'f2', 'f3'], { obsolete: false });
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    expectStatus(await server.root('PUT', `/rses/${rse.rse}/usage`, { body: { source: 'storage', used: 1000, free: 850 } }), 200);
-    expectStatus(await server.root('PUT', `/rses/${rse.rse}/limits`, { body: { name: 'MinFreeSpace', value: 1000 } }), 200);
+    expectStatus(
+      await server.root('PUT', `/rses/${rse.rse}/usage`, { body: { source: 'storage', used: 1000, free: 850 } }),
+      200,
+    );
+    expectStatus(
+      await server.root('PUT', `/rses/${rse.rse}/limits`, { body: { name: 'MinFreeSpace', value: 1000 } }),
+      200,
+    );
     const report = await runCycle();
     expect(report.detail).to.match(/space needed: 150 bytes below MinFreeSpace/);
     // 100 bytes each: two replicas free more than the 150 needed; the third stays.
@@ -113,7 +156,8 @@ describe('Role: the reaper’s cycle (rule 21)', function () {
     expectStatus(await server.root('POST', '/config', { body: { reaper: { auto_exclude_threshold: 1 } } }), 201);
     const refusing: Storage = {
       name: 'posix',
-      delete: async (pfns): Promise<FileDeletion[]> => pfns.map((pfn) => ({ pfn, outcome: 'failed', reason: 'Permission denied', noAccess: true })),
+      delete: async (pfns): Promise<FileDeletion[]> =>
+        pfns.map((pfn) => ({ pfn, outcome: 'failed', reason: 'Permission denied', noAccess: true })),
       space: async () => undefined,
     };
     const report = await runCycle(refusing);
@@ -126,7 +170,9 @@ describe('Role: the reaper’s cycle (rule 21)', function () {
     }
     const next = await runCycle();
     expect(deletedHere(next)).to.equal(0);
-    expect(next.skipped.map((skip) => skip.reason).some((reason) => reason.startsWith('excluded until'))).to.equal(true);
+    expect(next.skipped.map((skip) => skip.reason).some((reason) => reason.startsWith('excluded until'))).to.equal(
+      true,
+    );
     clearReaperExclusions();
     const after = await runCycle();
     expect(deletedHere(after), 'the deletion finishes once the RSE is back').to.equal(2);

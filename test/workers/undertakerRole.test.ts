@@ -24,7 +24,8 @@ describe('Role: the undertaker on a schedule (behaviour rule 7)', function () {
   };
   const everySecond = async (server: TestServer) =>
     expectStatus(await server.root('POST', '/config', { body: { undertaker: { interval: 1 } } }), 201);
-  const gone = async (server: TestServer, scope: string) => (await server.root('GET', path(scope, 'ds'))).status === 404;
+  const gone = async (server: TestServer, scope: string) =>
+    (await server.root('GET', path(scope, 'ds'))).status === 404;
   const lastCycle = async (runtime: Runtime) => {
     const status = new RoleStatusStore(runtime.redisUrl!, runtime.services.config.queuePrefix);
     try {
@@ -41,7 +42,11 @@ describe('Role: the undertaker on a schedule (behaviour rule 7)', function () {
       server = await server.restart();
       const scope = await expiredDataset(server);
       await eventually(() => gone(server, scope), 15_000, 'the expired dataset deleted');
-      await eventually(async () => ((await lastCycle(server.runtime))?.done ?? 0) >= 1, 5_000, 'a cycle that deleted it');
+      await eventually(
+        async () => ((await lastCycle(server.runtime))?.done ?? 0) >= 1,
+        5_000,
+        'a cycle that deleted it',
+      );
     } finally {
       await server.stop();
     }
@@ -58,7 +63,14 @@ describe('Role: the undertaker on a schedule (behaviour rule 7)', function () {
       expectStatus(await server.root('POST', '/dids', { body }), 201);
       expectStatus(await server.root('POST', path(scope, 'ds', '/meta/lifetime'), { body: { value: -1 } }), 201);
       const protectedDataset = (reason: string) => reason === 'a locked replication rule protects it';
-      await eventually(async () => ((await lastCycle(server.runtime))?.skippedSample ?? []).some((skip) => skip.what === `${scope}:ds` && protectedDataset(skip.reason)), 15_000, 'a cycle that left it');
+      await eventually(
+        async () =>
+          ((await lastCycle(server.runtime))?.skippedSample ?? []).some(
+            (skip) => skip.what === `${scope}:ds` && protectedDataset(skip.reason),
+          ),
+        15_000,
+        'a cycle that left it',
+      );
       expectStatus(await server.root('GET', path(scope, 'ds')), 200);
     } finally {
       await server.stop();
@@ -71,7 +83,11 @@ describe('Role: the undertaker on a schedule (behaviour rule 7)', function () {
     try {
       await everySecond(server);
       const scope = await expiredDataset(server);
-      worker = await startRuntime(server.runtime.services.config, { api: false, projector: false, workers: true, daemonRoles: ['undertaker'] }, silentLogger());
+      worker = await startRuntime(
+        server.runtime.services.config,
+        { api: false, projector: false, workers: true, daemonRoles: ['undertaker'] },
+        silentLogger(),
+      );
       await eventually(() => gone(server, scope), 15_000, 'the expired dataset deleted');
       const cycle = await lastCycle(worker);
       expect(cycle?.error ?? null).to.equal(null);

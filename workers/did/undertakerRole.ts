@@ -18,13 +18,24 @@ export const undertakerRole: ScheduledRole = {
   kind: 'scheduled',
   name: undertaker.name,
   interval: SETTINGS.undertakerInterval,
-  settings: [SETTINGS.undertakerMaxDids, SETTINGS.undertakerChunkSize, SETTINGS.undertakerDryRun, SETTINGS.undertakerExpireRulesLocksSize, SETTINGS.undertakerPurgeAllReplicas],
+  settings: [
+    SETTINGS.undertakerMaxDids,
+    SETTINGS.undertakerChunkSize,
+    SETTINGS.undertakerDryRun,
+    SETTINGS.undertakerExpireRulesLocksSize,
+    SETTINGS.undertakerPurgeAllReplicas,
+  ],
   async run(trigger, context) {
     const sections = await context.settings();
     const now = trigger.startedAt.toISOString();
     const candidates = await expiredDids(context.readModels, now, settingValue(sections, SETTINGS.undertakerMaxDids));
     // The command refuses a DID with a locked rule too; asking first lets the report say why.
-    const expired = await Promise.all(candidates.map(async (did) => ({ ...did, lockedRules: await lockedRuleCount(context.readModels, did.scope, did.name) })));
+    const expired = await Promise.all(
+      candidates.map(async (did) => ({
+        ...did,
+        lockedRules: await lockedRuleCount(context.readModels, did.scope, did.name),
+      })),
+    );
     const outputs = undertaker.decide({ now, dryRun: settingValue(sections, SETTINGS.undertakerDryRun) }, { expired });
     const skipped: { what: string; reason: string }[] = [];
     let done = 0;

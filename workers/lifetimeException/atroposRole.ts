@@ -16,13 +16,34 @@ export const atroposRole: ScheduledRole = {
   kind: 'scheduled',
   name: atropos.name,
   interval: SETTINGS.atroposInterval,
-  settings: [SETTINGS.atroposDryRun, SETTINGS.atroposGracePeriod, SETTINGS.atroposSpreadPeriod, SETTINGS.atroposPurgeReplicas, SETTINGS.atroposUnlock, SETTINGS.atroposMaxRules],
+  settings: [
+    SETTINGS.atroposDryRun,
+    SETTINGS.atroposGracePeriod,
+    SETTINGS.atroposSpreadPeriod,
+    SETTINGS.atroposPurgeReplicas,
+    SETTINGS.atroposUnlock,
+    SETTINGS.atroposMaxRules,
+  ],
   async run(trigger, context) {
     const sections = await context.settings();
     const now = trigger.startedAt.toISOString();
-    const candidates = await rulesBeyondEndOfLife(context.readModels, now, settingValue(sections, SETTINGS.atroposMaxRules));
-    const rules = candidates.map((rule) => ({ ruleId: rule.id, scope: rule.scope, name: rule.name, eolAt: rule.eol_at!, expiresAt: rule.expires_at, locked: rule.locked }));
-    const exceptions = await approvedExceptionEnds(context.readModels, rules.map((rule) => didKey(rule.scope, rule.name)));
+    const candidates = await rulesBeyondEndOfLife(
+      context.readModels,
+      now,
+      settingValue(sections, SETTINGS.atroposMaxRules),
+    );
+    const rules = candidates.map((rule) => ({
+      ruleId: rule.id,
+      scope: rule.scope,
+      name: rule.name,
+      eolAt: rule.eol_at!,
+      expiresAt: rule.expires_at,
+      locked: rule.locked,
+    }));
+    const exceptions = await approvedExceptionEnds(
+      context.readModels,
+      rules.map((rule) => didKey(rule.scope, rule.name)),
+    );
     const outputs = atropos.decide(
       {
         now,
@@ -43,7 +64,10 @@ export const atroposRole: ScheduledRole = {
       }
       const metadata = asRoot(atropos.name, trigger, output.data.ruleId);
       try {
-        const outcome = output.type === 'ExtendEndOfLife' ? await extendEndOfLife(context.commands, output.data, metadata) : await expireAtEndOfLife(context.commands, output.data, metadata);
+        const outcome =
+          output.type === 'ExtendEndOfLife'
+            ? await extendEndOfLife(context.commands, output.data, metadata)
+            : await expireAtEndOfLife(context.commands, output.data, metadata);
         if (outcome.done) done += 1;
       } catch (error) {
         if (!(error instanceof RucioError)) throw error;

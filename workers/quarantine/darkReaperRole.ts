@@ -35,35 +35,77 @@ export const darkReaperRole: ScheduledRole = {
         skipped.push({ what: rse.rse, reason: storage.refusal });
         continue;
       }
-      const algorithm = typeof rse.attributes.lfn2pfn_algorithm === 'string' && rse.attributes.lfn2pfn_algorithm ? rse.attributes.lfn2pfn_algorithm : settingValue(sections, SETTINGS.lfn2pfnDefault);
-      const catalogueRse = { id: rse.id, rse: rse.rse, stagingArea: rse.properties.staging_area, deterministic: rse.properties.deterministic, lfn2pfnAlgorithm: algorithm, protocols: rse.protocols };
+      const algorithm =
+        typeof rse.attributes.lfn2pfn_algorithm === 'string' && rse.attributes.lfn2pfn_algorithm
+          ? rse.attributes.lfn2pfn_algorithm
+          : settingValue(sections, SETTINGS.lfn2pfnDefault);
+      const catalogueRse = {
+        id: rse.id,
+        rse: rse.rse,
+        stagingArea: rse.properties.staging_area,
+        deterministic: rse.properties.deterministic,
+        lfn2pfnAlgorithm: algorithm,
+        protocols: rse.protocols,
+      };
       const known: (QuarantinedEntry & { pfn: string; replica: QuarantinedReplica })[] = [];
       for (const entry of entries) {
-        const replica: QuarantinedReplica = { path: entry.path, scope: entry.scope, name: entry.name, bytes: entry.bytes };
+        const replica: QuarantinedReplica = {
+          path: entry.path,
+          scope: entry.scope,
+          name: entry.name,
+          bytes: entry.bytes,
+        };
         const pfn = storage.pfnOfPath(entry.path);
-        known.push({ ...replica, pfn, replica, registered: await isRegisteredReplica(context.commands, catalogueRse, replica, pfn) });
+        known.push({
+          ...replica,
+          pfn,
+          replica,
+          registered: await isRegisteredReplica(context.commands, catalogueRse, replica, pfn),
+        });
       }
       const outputs = darkReaper.decide({ rse: rse.rse, dryRun }, { entries: known });
-      skipped.push(...outputs.filter((output): output is Skipped => output.type === 'Skipped').map((output) => output.data));
+      skipped.push(
+        ...outputs.filter((output): output is Skipped => output.type === 'Skipped').map((output) => output.data),
+      );
       const byPath = new Map(known.map((entry) => [entry.path, entry]));
       const removals: (QuarantinedReplica & { outcome: DarkFileOutcome })[] = [];
-      const toDelete = outputs.flatMap((output) => (output.type === 'DeleteDarkFile' ? [byPath.get(output.data.path)!] : []));
-      for (const output of outputs) if (output.type === 'ForgetRegisteredFile') removals.push({ ...byPath.get(output.data.path)!.replica, outcome: 'registered' });
-      if (storage.storage === null) removals.push(...toDelete.map((entry) => ({ ...entry.replica, outcome: 'deleted' as const })));
+      const toDelete = outputs.flatMap((output) =>
+        output.type === 'DeleteDarkFile' ? [byPath.get(output.data.path)!] : [],
+      );
+      for (const output of outputs)
+        if (output.type === 'ForgetRegisteredFile')
+          removals.push({ ...byPath.get(output.data.path)!.replica, outcome: 'registered' });
+      if (storage.storage === null)
+        removals.push(...toDelete.map((entry) => ({ ...entry.replica, outcome: 'deleted' as const })));
       else if (toDelete.length > 0) {
         const results = await storage.storage.delete(toDelete.map((entry) => entry.pfn));
         results.forEach((result, index) => {
           const entry = toDelete[index]!;
-          if (result.outcome === 'failed') skipped.push({ what: `${entry.path} on ${rse.rse}`, reason: `deletion failed on storage, kept in quarantine: ${result.reason}` });
+          if (result.outcome === 'failed')
+            skipped.push({
+              what: `${entry.path} on ${rse.rse}`,
+              reason: `deletion failed on storage, kept in quarantine: ${result.reason}`,
+            });
           else removals.push({ ...entry.replica, outcome: result.outcome });
         });
       }
       if (removals.length === 0) continue;
-      const metadata = asRoot(darkReaper.name, trigger, `${rse.id}-${contentDigest(removals.map((entry) => entry.path))}`, new Date());
-      const { removed } = await removeQuarantinedReplicas(context.commands, { rse: rse.rse, rseId: rse.id, replicas: removals, daemon: darkReaper.name }, metadata);
+      const metadata = asRoot(
+        darkReaper.name,
+        trigger,
+        `${rse.id}-${contentDigest(removals.map((entry) => entry.path))}`,
+        new Date(),
+      );
+      const { removed } = await removeQuarantinedReplicas(
+        context.commands,
+        { rse: rse.rse, rseId: rse.id, replicas: removals, daemon: darkReaper.name },
+        metadata,
+      );
       done += removed;
       const deleted = removals.filter((entry) => entry.outcome !== 'registered').length;
-      detail.push(`${rse.rse}: ${deleted} dark files deleted, ${removals.length - deleted} registered replicas left in place`);
+      detail.push(
+        `${rse.rse}: ${deleted} dark files deleted, ${removals.length - deleted} registered replicas left in place`,
+      );
     }
     return { done, skipped, ...(detail.length > 0 ? { detail: detail.join('; ') } : {}) };
   },

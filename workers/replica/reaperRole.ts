@@ -1,7 +1,19 @@
-import { recordReplicaDeletions, startReplicaDeletions, stillBeingDeleted, type DeletionTarget, type RecordedDeletion } from '../../commands/replica/replicaDeletion.ts';
+import {
+  recordReplicaDeletions,
+  startReplicaDeletions,
+  stillBeingDeleted,
+  type DeletionTarget,
+  type RecordedDeletion,
+} from '../../commands/replica/replicaDeletion.ts';
 import { settingValue, SETTINGS, type ConfigSections } from '../../domain/config/settings.ts';
 import { didKey } from '../../domain/did/did.ts';
-import { reaper, reaperNeed, type DeleteReplica, type ReaperCandidate, type ReaperNeed } from '../../domain/replica/reaper.ts';
+import {
+  reaper,
+  reaperNeed,
+  type DeleteReplica,
+  type ReaperCandidate,
+  type ReaperNeed,
+} from '../../domain/replica/reaper.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import type { Skipped } from '../../domain/shared/workflow.ts';
@@ -62,7 +74,8 @@ const stepMetadata = (trigger: JobTrigger, phase: string, rseId: string, keys: r
   return asRoot(DAEMON, trigger, `${phase}-${rseId}-${contentDigest(keys)}`, new Date());
 };
 
-const targetKey = (target: { scope: string; name: string; rseId: string }): string => `${didKey(target.scope, target.name)} ${target.rseId}`;
+const targetKey = (target: { scope: string; name: string; rseId: string }): string =>
+  `${didKey(target.scope, target.name)} ${target.rseId}`;
 
 /** What an RSE needs, measuring a posix file system only when a `MinFreeSpace` limit asks for it and nobody reported the `storage` usage. */
 const needOf = async (rse: RseDocument, storage: RseStorage, greedy: boolean): Promise<ReaperNeed> => {
@@ -92,13 +105,16 @@ export const reaperRole: ScheduledRole = {
     const chunk = settingValue(sections, SETTINGS.reaperChunkSize);
     // One chunk per RSE in turn (Rucio's fast re-iterations), so a big deletion does not hold the others up.
     while (work.some((rse) => !rse.done)) {
-      for (const rse of work.filter((entry) => !entry.done)) await deleteChunk(context, sections, trigger, rse, chunk, skipped);
+      for (const rse of work.filter((entry) => !entry.done))
+        await deleteChunk(context, sections, trigger, rse, chunk, skipped);
     }
     const done = work.reduce((sum, rse) => sum + rse.counts.deleted, 0);
     const detail = work
       .filter((rse) => rse.counts.deleted + rse.counts.retaken + rse.counts.failed > 0)
       .map(({ rse, need, counts }) => {
-        const parts = [`deleted ${counts.deleted} (${counts.bytes} bytes${counts.notFound > 0 ? `, ${counts.notFound} not found on storage` : ''})`];
+        const parts = [
+          `deleted ${counts.deleted} (${counts.bytes} bytes${counts.notFound > 0 ? `, ${counts.notFound} not found on storage` : ''})`,
+        ];
         if (counts.erased > 0) parts.push(`${counts.erased} DIDs erased`);
         if (counts.retaken > 0) parts.push(`${counts.retaken} taken back by a new lock`);
         if (counts.failed > 0) parts.push(`${counts.failed} failed on storage`);
@@ -110,12 +126,19 @@ export const reaperRole: ScheduledRole = {
 };
 
 /** The RSEs this cycle works on, with their storage and need; those left alone are reported when they hold candidates. */
-const rsesToWork = async (context: WorkerContext, sections: ConfigSections, trigger: JobTrigger, skipped: Skipped['data'][]): Promise<RseWork[]> => {
+const rsesToWork = async (
+  context: WorkerContext,
+  sections: ConfigSections,
+  trigger: JobTrigger,
+  skipped: Skipped['data'][],
+): Promise<RseWork[]> => {
   const greedy = settingValue(sections, SETTINGS.reaperGreedy);
   const now = trigger.startedAt.toISOString();
   const work: RseWork[] = [];
   for (const rse of await activeRses(context.readModels)) {
-    const hasCandidates = async () => (await deletionCandidates(context.readModels, rse.id, { now, obsoleteOnly: false, limit: 1 })).candidates.length > 0;
+    const hasCandidates = async () =>
+      (await deletionCandidates(context.readModels, rse.id, { now, obsoleteOnly: false, limit: 1 })).candidates.length >
+      0;
     const leave = async (reason: string) => {
       if (await hasCandidates()) skipped.push({ what: rse.rse, reason });
     };
@@ -157,9 +180,21 @@ const rsesToWork = async (context: WorkerContext, sections: ConfigSections, trig
 };
 
 /** One chunk of one RSE: choose, mark, delete on storage, record. */
-const deleteChunk = async (context: WorkerContext, sections: ConfigSections, trigger: JobTrigger, work: RseWork, chunk: number, skipped: Skipped['data'][]): Promise<void> => {
+const deleteChunk = async (
+  context: WorkerContext,
+  sections: ConfigSections,
+  trigger: JobTrigger,
+  work: RseWork,
+  chunk: number,
+  skipped: Skipped['data'][],
+): Promise<void> => {
   const now = trigger.startedAt.toISOString();
-  const page = await deletionCandidates(context.readModels, work.rse.id, { now, obsoleteOnly: work.need.obsoleteOnly, limit: chunk, after: work.mark });
+  const page = await deletionCandidates(context.readModels, work.rse.id, {
+    now,
+    obsoleteOnly: work.need.obsoleteOnly,
+    limit: chunk,
+    after: work.mark,
+  });
   work.page += 1;
   if (page.candidates.length === 0) {
     work.done = true;
@@ -169,12 +204,22 @@ const deleteChunk = async (context: WorkerContext, sections: ConfigSections, tri
   // A replica this cycle already took (marked again by the projection behind it) is not taken twice.
   const fresh = page.candidates.filter((candidate) => !work.handled.has(targetKey(candidate)));
   const outputs = reaper.decide(
-    { now, need: work.need, freedSoFar: work.freed, delaySeconds: settingValue(sections, SETTINGS.reaperDelaySeconds), dryRun: settingValue(sections, SETTINGS.reaperDryRun) },
+    {
+      now,
+      need: work.need,
+      freedSoFar: work.freed,
+      delaySeconds: settingValue(sections, SETTINGS.reaperDelaySeconds),
+      dryRun: settingValue(sections, SETTINGS.reaperDryRun),
+    },
     { candidates: fresh },
   );
   const candidates = new Map(fresh.map((candidate) => [targetKey(candidate), candidate]));
-  const deletions = outputs.filter((output): output is DeleteReplica => output.type === 'DeleteReplica').map((output) => output.data);
-  skipped.push(...outputs.filter((output): output is Skipped => output.type === 'Skipped').map((output) => output.data));
+  const deletions = outputs
+    .filter((output): output is DeleteReplica => output.type === 'DeleteReplica')
+    .map((output) => output.data);
+  skipped.push(
+    ...outputs.filter((output): output is Skipped => output.type === 'Skipped').map((output) => output.data),
+  );
   for (const deletion of deletions) {
     work.handled.add(targetKey(deletion));
     if (candidates.get(targetKey(deletion))?.state !== 'UNAVAILABLE') work.freed += deletion.bytes;
@@ -197,10 +242,15 @@ const deleteReplicas = async (
   // 1. BEING_DELETED on the files' streams, where a lock refuses it.
   const started = await startReplicaDeletions(
     context.commands,
-    { replicas: deletions.map(({ scope, name, rse, rseId, reason }) => ({ scope, name, rse, rseId, reason })), obsoleteOnly: work.need.obsoleteOnly, daemon: DAEMON },
+    {
+      replicas: deletions.map(({ scope, name, rse, rseId, reason }) => ({ scope, name, rse, rseId, reason })),
+      obsoleteOnly: work.need.obsoleteOnly,
+      daemon: DAEMON,
+    },
     stepMetadata(trigger, 'mark', work.rse.id, keys),
   );
-  for (const { target, reason } of started.refused) skipped.push({ what: `${didKey(target.scope, target.name)} on ${target.rse}`, reason });
+  for (const { target, reason } of started.refused)
+    skipped.push({ what: `${didKey(target.scope, target.name)} on ${target.rse}`, reason });
   // 2. The files, a batch at a time, each checked on its stream just before.
   const recorded: RecordedDeletion[] = [];
   const threshold = settingValue(sections, SETTINGS.reaperAutoExcludeThreshold);
@@ -210,14 +260,21 @@ const deleteReplicas = async (
     const batch: DeletionTarget[] = [];
     candidatesOfBatch.forEach((target, index) => {
       if (still[index]) batch.push(target);
-      else skipped.push({ what: `${didKey(target.scope, target.name)} on ${target.rse}`, reason: 'a new lock took it back before its file was deleted' });
+      else
+        skipped.push({
+          what: `${didKey(target.scope, target.name)} on ${target.rse}`,
+          reason: 'a new lock took it back before its file was deleted',
+        });
     });
     recorded.push(...(await deleteOnStorage(work, batch, candidates, skipped)));
     if (work.noAccessErrors >= threshold) {
       const timeout = settingValue(sections, SETTINGS.reaperAutoExcludeTimeout);
       excluded.set(work.rse.id, { until: Date.now() + timeout * 1000, errors: work.noAccessErrors });
       skipped.push({ what: work.rse.rse, reason: `${work.noAccessErrors} storage errors: excluded for ${timeout} s` });
-      context.logger.warn({ daemon: DAEMON, rse: work.rse.rse, errors: work.noAccessErrors }, 'RSE temporarily excluded after storage errors');
+      context.logger.warn(
+        { daemon: DAEMON, rse: work.rse.rse, errors: work.noAccessErrors },
+        'RSE temporarily excluded after storage errors',
+      );
       work.done = true;
     }
   }
@@ -229,14 +286,26 @@ const deleteReplicas = async (
     stepMetadata(trigger, 'record', work.rse.id, recorded.map(targetKey)),
   );
   work.counts.deleted += outcome.deleted.length;
-  work.counts.bytes += outcome.deleted.reduce((sum, target) => sum + (candidates.get(targetKey(target))?.bytes ?? 0), 0);
+  work.counts.bytes += outcome.deleted.reduce(
+    (sum, target) => sum + (candidates.get(targetKey(target))?.bytes ?? 0),
+    0,
+  );
   work.counts.retaken += outcome.retaken.length;
   work.counts.erased += outcome.erased.length;
-  for (const target of outcome.retaken) skipped.push({ what: `${didKey(target.scope, target.name)} on ${target.rse}`, reason: 'a new lock took it back after its file was deleted: its transfer brings the file again' });
+  for (const target of outcome.retaken)
+    skipped.push({
+      what: `${didKey(target.scope, target.name)} on ${target.rse}`,
+      reason: 'a new lock took it back after its file was deleted: its transfer brings the file again',
+    });
 };
 
 /** Deletes the batch's files; those gone (or never there) come back for the catalogue step. */
-const deleteOnStorage = async (work: RseWork, batch: readonly DeletionTarget[], candidates: ReadonlyMap<string, ReaperCandidate>, skipped: Skipped['data'][]): Promise<RecordedDeletion[]> => {
+const deleteOnStorage = async (
+  work: RseWork,
+  batch: readonly DeletionTarget[],
+  candidates: ReadonlyMap<string, ReaperCandidate>,
+  skipped: Skipped['data'][],
+): Promise<RecordedDeletion[]> => {
   if (batch.length === 0) return [];
   const storage = work.storage.storage;
   if (storage === null) return batch.map((target) => ({ ...target, storage: 'catalogue-only' }));
@@ -251,7 +320,8 @@ const deleteOnStorage = async (work: RseWork, batch: readonly DeletionTarget[], 
     if (pfn === undefined) {
       // Rucio deletes an UNAVAILABLE replica without a PFN from the catalogue alone.
       if (candidates.get(targetKey(target))?.state === 'UNAVAILABLE') withPfns.push({ target, pfn: '' });
-      else skipped.push({ what: `${didKey(target.scope, target.name)} on ${target.rse}`, reason: 'no PFN for its file' });
+      else
+        skipped.push({ what: `${didKey(target.scope, target.name)} on ${target.rse}`, reason: 'no PFN for its file' });
       continue;
     }
     withPfns.push({ target, pfn });
@@ -271,7 +341,10 @@ const deleteOnStorage = async (work: RseWork, batch: readonly DeletionTarget[], 
     } else {
       work.counts.failed += 1;
       if (result?.outcome === 'failed' && result.noAccess) work.noAccessErrors += 1;
-      skipped.push({ what: `${didKey(target.scope, target.name)} on ${target.rse}`, reason: `deletion failed on storage, kept BEING_DELETED: ${result?.outcome === 'failed' ? result.reason : 'no answer'}` });
+      skipped.push({
+        what: `${didKey(target.scope, target.name)} on ${target.rse}`,
+        reason: `deletion failed on storage, kept BEING_DELETED: ${result?.outcome === 'failed' ? result.reason : 'no answer'}`,
+      });
     }
   }
   return recorded;

@@ -1,12 +1,29 @@
-import { declareRecoveries, endTemporaryUnavailabilities, resolveBadReplica } from '../../commands/replica/replicaRecovery.ts';
+import {
+  declareRecoveries,
+  endTemporaryUnavailabilities,
+  resolveBadReplica,
+} from '../../commands/replica/replicaRecovery.ts';
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { didKey } from '../../domain/did/did.ts';
 import { necromancer } from '../../domain/replica/necromancer.ts';
-import { parsePolicies, suspiciousReplicaRecoverer, type DeclareReplicaBad, type DeclareReplicaTemporarilyUnavailable } from '../../domain/replica/suspiciousReplicaRecoverer.ts';
-import { temporaryUnavailabilityExpiry, type EndTemporaryUnavailability } from '../../domain/replica/temporaryUnavailabilityExpiry.ts';
+import {
+  parsePolicies,
+  suspiciousReplicaRecoverer,
+  type DeclareReplicaBad,
+  type DeclareReplicaTemporarilyUnavailable,
+} from '../../domain/replica/suspiciousReplicaRecoverer.ts';
+import {
+  temporaryUnavailabilityExpiry,
+  type EndTemporaryUnavailability,
+} from '../../domain/replica/temporaryUnavailabilityExpiry.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import type { Skipped } from '../../domain/shared/workflow.ts';
-import { activeRses, badReplicas, expiredTemporaryUnavailabilities, suspiciousForRecovery } from '../../projections/replica/deletionQueries.ts';
+import {
+  activeRses,
+  badReplicas,
+  expiredTemporaryUnavailabilities,
+  suspiciousForRecovery,
+} from '../../projections/replica/deletionQueries.ts';
 import { asRoot, type JobTrigger, type ScheduledRole } from '../role.ts';
 import { contentDigest } from '../stepCause.ts';
 
@@ -40,7 +57,11 @@ export const necromancerRole: ScheduledRole = {
       const { scope, name, rse, rseId } = output.data;
       const what = `${didKey(scope, name)} on ${rse}`;
       try {
-        const { outcome } = await resolveBadReplica(context.commands, { scope, name, rse, rseId, reason: 'no other copy can be read' }, asRootNow(necromancer.name, trigger, `${rseId}/${didKey(scope, name)}`));
+        const { outcome } = await resolveBadReplica(
+          context.commands,
+          { scope, name, rse, rseId, reason: 'no other copy can be read' },
+          asRootNow(necromancer.name, trigger, `${rseId}/${didKey(scope, name)}`),
+        );
         if (outcome === 'nothing') skipped.push({ what, reason: 'no longer BAD, or its file is LOST already' });
         else counts[outcome] += 1;
       } catch (error) {
@@ -49,7 +70,10 @@ export const necromancerRole: ScheduledRole = {
       }
     }
     const done = counts.recover + counts.obsolete + counts.lost;
-    const detail = done > 0 ? `${counts.recover} being copied again, ${counts.obsolete} left to the reaper (no lock), ${counts.lost} lost` : undefined;
+    const detail =
+      done > 0
+        ? `${counts.recover} being copied again, ${counts.obsolete} left to the reaper (no lock), ${counts.lost} lost`
+        : undefined;
     return { done, skipped, ...(detail ? { detail } : {}) };
   },
 };
@@ -63,16 +87,33 @@ export const temporaryExpirationRole: ScheduledRole = {
   async run(trigger, context) {
     const sections = await context.settings();
     const now = trigger.startedAt.toISOString();
-    const unavailable = await expiredTemporaryUnavailabilities(context.readModels, now, settingValue(sections, SETTINGS.temporaryExpirationBulk));
-    const outputs = temporaryUnavailabilityExpiry.decide({ now, dryRun: settingValue(sections, SETTINGS.temporaryExpirationDryRun) }, { unavailable });
+    const unavailable = await expiredTemporaryUnavailabilities(
+      context.readModels,
+      now,
+      settingValue(sections, SETTINGS.temporaryExpirationBulk),
+    );
+    const outputs = temporaryUnavailabilityExpiry.decide(
+      { now, dryRun: settingValue(sections, SETTINGS.temporaryExpirationDryRun) },
+      { unavailable },
+    );
     const skipped = skippedOf(outputs);
-    const ending = outputs.filter((output): output is EndTemporaryUnavailability => output.type === 'EndTemporaryUnavailability').map((output) => output.data);
+    const ending = outputs
+      .filter((output): output is EndTemporaryUnavailability => output.type === 'EndTemporaryUnavailability')
+      .map((output) => output.data);
     if (ending.length === 0) return { done: 0, skipped };
     const keys = ending.map((replica) => `${didKey(replica.scope, replica.name)} ${replica.rseId}`);
-    const { restored } = await endTemporaryUnavailabilities(context.commands, { replicas: ending }, asRootNow(temporaryUnavailabilityExpiry.name, trigger, `end-${contentDigest(keys)}`));
+    const { restored } = await endTemporaryUnavailabilities(
+      context.commands,
+      { replicas: ending },
+      asRootNow(temporaryUnavailabilityExpiry.name, trigger, `end-${contentDigest(keys)}`),
+    );
     const back = new Set(restored.map((replica) => `${didKey(replica.scope, replica.name)} ${replica.rseId}`));
     for (const replica of ending) {
-      if (!back.has(`${didKey(replica.scope, replica.name)} ${replica.rseId}`)) skipped.push({ what: `${didKey(replica.scope, replica.name)} on ${replica.rse}`, reason: 'declared again, or no longer TEMPORARY_UNAVAILABLE' });
+      if (!back.has(`${didKey(replica.scope, replica.name)} ${replica.rseId}`))
+        skipped.push({
+          what: `${didKey(replica.scope, replica.name)} on ${replica.rse}`,
+          reason: 'declared again, or no longer TEMPORARY_UNAVAILABLE',
+        });
     }
     return { done: restored.length, skipped };
   },
@@ -89,14 +130,27 @@ export const suspiciousRecovererRole: ScheduledRole = {
   kind: 'scheduled',
   name: suspiciousReplicaRecoverer.name,
   interval: SETTINGS.recovererInterval,
-  settings: [SETTINGS.recovererYoungerThan, SETTINGS.recovererNattempts, SETTINGS.recovererLimitPerRse, SETTINGS.recovererActiveMode],
+  settings: [
+    SETTINGS.recovererYoungerThan,
+    SETTINGS.recovererNattempts,
+    SETTINGS.recovererLimitPerRse,
+    SETTINGS.recovererActiveMode,
+  ],
   async run(trigger, context) {
     const sections = await context.settings();
     const enabled = (value: unknown) => value === true || (typeof value === 'string' && value.toLowerCase() === 'true');
-    const rses = (await activeRses(context.readModels)).filter((rse) => enabled(rse.attributes.enable_suspicious_file_recovery) && rse.properties.availability_read);
+    const rses = (await activeRses(context.readModels)).filter(
+      (rse) => enabled(rse.attributes.enable_suspicious_file_recovery) && rse.properties.availability_read,
+    );
     if (rses.length === 0) return { done: 0, skipped: [] };
-    const youngerThan = new Date(trigger.startedAt.getTime() - settingValue(sections, SETTINGS.recovererYoungerThan) * DAY_MS).toISOString();
-    const suspicious = await suspiciousForRecovery(context.readModels, { rseIds: new Set(rses.map((rse) => rse.id)), youngerThan, nattempts: settingValue(sections, SETTINGS.recovererNattempts) });
+    const youngerThan = new Date(
+      trigger.startedAt.getTime() - settingValue(sections, SETTINGS.recovererYoungerThan) * DAY_MS,
+    ).toISOString();
+    const suspicious = await suspiciousForRecovery(context.readModels, {
+      rseIds: new Set(rses.map((rse) => rse.id)),
+      youngerThan,
+      nattempts: settingValue(sections, SETTINGS.recovererNattempts),
+    });
     const outputs = suspiciousReplicaRecoverer.decide(
       {
         activeMode: settingValue(sections, SETTINGS.recovererActiveMode),
@@ -106,19 +160,33 @@ export const suspiciousRecovererRole: ScheduledRole = {
       { suspicious },
     );
     const skipped = skippedOf(outputs);
-    const declarations = outputs.filter((output): output is DeclareReplicaBad | DeclareReplicaTemporarilyUnavailable => output.type !== 'Skipped');
+    const declarations = outputs.filter(
+      (output): output is DeclareReplicaBad | DeclareReplicaTemporarilyUnavailable => output.type !== 'Skipped',
+    );
     if (declarations.length === 0) return { done: 0, skipped };
-    const metadata = asRootNow(suspiciousReplicaRecoverer.name, trigger, `declare-${contentDigest(declarations.map((output) => `${output.data.rseId}/${didKey(output.data.scope, output.data.name)}`))}`);
+    const metadata = asRootNow(
+      suspiciousReplicaRecoverer.name,
+      trigger,
+      `declare-${contentDigest(declarations.map((output) => `${output.data.rseId}/${didKey(output.data.scope, output.data.name)}`))}`,
+    );
     const { declared } = await declareRecoveries(
       context.commands,
       {
         bad: declarations.flatMap((output) => (output.type === 'DeclareReplicaBad' ? [output.data] : [])),
-        unavailable: declarations.flatMap((output) => (output.type === 'DeclareReplicaTemporarilyUnavailable' ? [{ ...output.data, reason: 'Suspicious replicas on a problematic RSE' }] : [])),
+        unavailable: declarations.flatMap((output) =>
+          output.type === 'DeclareReplicaTemporarilyUnavailable'
+            ? [{ ...output.data, reason: 'Suspicious replicas on a problematic RSE' }]
+            : [],
+        ),
       },
       metadata,
     );
     const bad = declarations.filter((output) => output.type === 'DeclareReplicaBad').length;
-    return { done: declared, skipped, detail: `${bad} declared BAD, ${declarations.length - bad} made TEMPORARY_UNAVAILABLE` };
+    return {
+      done: declared,
+      skipped,
+      detail: `${bad} declared BAD, ${declarations.length - bad} made TEMPORARY_UNAVAILABLE`,
+    };
   },
 };
 

@@ -23,7 +23,11 @@ export type RseStorage = Readonly<{
 }>;
 
 /** The RSE's storage, or why the daemons cannot delete on it. */
-export const rseStorage = (context: WorkerContext, rse: RseDocument, sections: ConfigSections): RseStorage | { refusal: string } => {
+export const rseStorage = (
+  context: WorkerContext,
+  rse: RseDocument,
+  sections: ConfigSections,
+): RseStorage | { refusal: string } => {
   let protocol: RseProtocol;
   try {
     protocol = selectProtocol(rse.protocols, { operation: 'delete', domain: 'wan' });
@@ -33,9 +37,11 @@ export const rseStorage = (context: WorkerContext, rse: RseDocument, sections: C
   }
   const stagingArea = rse.properties.staging_area;
   const storage = context.storages.forProtocol(protocol);
-  if (!storage && !stagingArea) return { refusal: `no storage client here for its ${protocol.scheme} delete protocol (${protocol.impl})` };
+  if (!storage && !stagingArea)
+    return { refusal: `no storage client here for its ${protocol.scheme} delete protocol (${protocol.impl})` };
   const configured = rse.attributes.lfn2pfn_algorithm;
-  const algorithm = typeof configured === 'string' && configured ? configured : settingValue(sections, SETTINGS.lfn2pfnDefault);
+  const algorithm =
+    typeof configured === 'string' && configured ? configured : settingValue(sections, SETTINGS.lfn2pfnDefault);
   return {
     protocol,
     storage: stagingArea ? null : storage!,

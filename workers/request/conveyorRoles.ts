@@ -49,12 +49,14 @@ import type { WorkerContext } from '../workerContext.ts';
  * Metadata of one step of a job: every step of a job has its own cause, so their event ids differ;
  * each is timed when it is made (a job's pages span the time transfers take).
  */
-const stepOf = (role: string, trigger: JobTrigger, step: string): CommandMetadata => asRoot(role, trigger, step, new Date());
+const stepOf = (role: string, trigger: JobTrigger, step: string): CommandMetadata =>
+  asRoot(role, trigger, step, new Date());
 
 const skippedOf = (outputs: readonly { type: string; data: object }[]): Skipped['data'][] =>
   outputs.filter((output): output is Skipped => output.type === 'Skipped').map((output) => output.data);
 
-const withoutSkipped = <T extends { type: string }>(outputs: readonly T[]): Exclude<T, Skipped>[] => outputs.filter((output) => output.type !== 'Skipped') as Exclude<T, Skipped>[];
+const withoutSkipped = <T extends { type: string }>(outputs: readonly T[]): Exclude<T, Skipped>[] =>
+  outputs.filter((output) => output.type !== 'Skipped') as Exclude<T, Skipped>[];
 
 export const preparerRole: ScheduledRole = {
   kind: 'scheduled',
@@ -76,10 +78,21 @@ export const preparerRole: ScheduledRole = {
       const limits = bindLimits(topology, await transferLimits(context.readModels));
       const outputs = preparer.decide(
         { now: new Date().toISOString() },
-        { topology, limits, requests: documents.map((document) => ({ ...selectionRequestOf(document), activity: document.activity })), replicas: await candidateReplicas(context.readModels, documents) },
+        {
+          topology,
+          limits,
+          requests: documents.map((document) => ({ ...selectionRequestOf(document), activity: document.activity })),
+          replicas: await candidateReplicas(context.readModels, documents),
+        },
       );
       skipped.push(...skippedOf(outputs));
-      done += (await prepareRequests(context.commands, withoutSkipped(outputs), stepOf(preparer.name, trigger, `prepare-${page}`))).changed;
+      done += (
+        await prepareRequests(
+          context.commands,
+          withoutSkipped(outputs),
+          stepOf(preparer.name, trigger, `prepare-${page}`),
+        )
+      ).changed;
     }
     return { done, skipped };
   },
@@ -94,13 +107,23 @@ export const throttlerRole: ScheduledRole = {
     const requests = await throttledRequests(context.readModels, limits.length > 0);
     if (requests.length === 0 && limits.length === 0) return { done: 0, skipped: [] };
     const topology = await loadTopology(context.readModels, await context.settings());
-    const outputs = throttler.decide({ now: new Date().toISOString() }, { topology, limits: bindLimits(topology, limits), requests });
-    const moves = outputs.filter((output) => output.type !== 'RecordTransferLimitStats') as Exclude<(typeof outputs)[number], RecordTransferLimitStats>[];
-    const stats = outputs.filter((output): output is RecordTransferLimitStats => output.type === 'RecordTransferLimitStats');
+    const outputs = throttler.decide(
+      { now: new Date().toISOString() },
+      { topology, limits: bindLimits(topology, limits), requests },
+    );
+    const moves = outputs.filter((output) => output.type !== 'RecordTransferLimitStats') as Exclude<
+      (typeof outputs)[number],
+      RecordTransferLimitStats
+    >[];
+    const stats = outputs.filter(
+      (output): output is RecordTransferLimitStats => output.type === 'RecordTransferLimitStats',
+    );
     const moved = await throttleRequests(context.commands, moves, stepOf(throttler.name, trigger, 'release'));
     // The counts go in a step of their own, caused by what they are, so a job run again with
     // other counts records them rather than taking them for the first run's.
-    const statsCause = stats.map((output) => `${output.data.id}:${output.data.transfers}:${output.data.waitings}`).join(',');
+    const statsCause = stats
+      .map((output) => `${output.data.id}:${output.data.transfers}:${output.data.waitings}`)
+      .join(',');
     await recordTransferLimitStats(context.commands, stats, stepOf(throttler.name, trigger, `stats-${statsCause}`));
     return { done: moved.changed, skipped: [] };
   },
@@ -109,8 +132,15 @@ export const throttlerRole: ScheduledRole = {
 /** The request attributes a tool gets (Rucio's JSON keys), with the `mock_*` settings of the destination RSE. */
 const jobAttributes = (request: ActiveRequest, topology: Topology): Record<string, unknown> => {
   const { attributes } = request.record;
-  const mock = Object.fromEntries(Object.entries(topology.rse(request.record.destRseId)?.attributes ?? {}).filter(([key]) => key.startsWith('mock_')));
-  const typed = Object.fromEntries(Object.entries(mock).map(([key, value]) => [key, typeof value === 'string' && value !== '' && !Number.isNaN(Number(value)) ? Number(value) : value]));
+  const mock = Object.fromEntries(
+    Object.entries(topology.rse(request.record.destRseId)?.attributes ?? {}).filter(([key]) => key.startsWith('mock_')),
+  );
+  const typed = Object.fromEntries(
+    Object.entries(mock).map(([key, value]) => [
+      key,
+      typeof value === 'string' && value !== '' && !Number.isNaN(Number(value)) ? Number(value) : value,
+    ]),
+  );
   return {
     activity: attributes.activity,
     source_replica_expression: attributes.sourceReplicaExpression,
@@ -130,7 +160,12 @@ const jobAttributes = (request: ActiveRequest, topology: Topology): Record<strin
 /** The FTS server of a transfer (Rucio's `_pick_fts_servers`), for the `fts3` tool: none when an end has no `fts` attribute. */
 const ftsServerOf = (request: ActiveRequest, topology: Topology): { fts?: string } => {
   const source = request.sourcesInUse[0];
-  const server = source ? pickFtsServer(topology.rse(source.rseId)?.attributes ?? {}, topology.rse(request.record.destRseId)?.attributes ?? {}) : null;
+  const server = source
+    ? pickFtsServer(
+        topology.rse(source.rseId)?.attributes ?? {},
+        topology.rse(request.record.destRseId)?.attributes ?? {},
+      )
+    : null;
   return server ? { fts: server } : {};
 };
 
@@ -148,7 +183,11 @@ const transferJob = (request: ActiveRequest, topology: Topology): TransferJob =>
 };
 
 /** Hands the requests to their tools, in bulk per tool; a tool that throws fails the submission of its jobs. */
-const submitToTools = async (context: WorkerContext, requests: readonly ActiveRequest[], topology: Topology): Promise<SubmissionResult[]> => {
+const submitToTools = async (
+  context: WorkerContext,
+  requests: readonly ActiveRequest[],
+  topology: Topology,
+): Promise<SubmissionResult[]> => {
   const byTool = new Map<string, ActiveRequest[]>();
   for (const request of requests) {
     const batch = byTool.get(request.transfertool ?? '');
@@ -159,15 +198,27 @@ const submitToTools = async (context: WorkerContext, requests: readonly ActiveRe
   for (const [name, batch] of byTool) {
     const tool = context.transferTools.get(name);
     if (!tool) {
-      results.push(...batch.map((request) => ({ requestId: request.record.id, failure: `Transfer tool ${name} is not available (known: ${context.transferTools.names().join(', ')})` })));
+      results.push(
+        ...batch.map((request) => ({
+          requestId: request.record.id,
+          failure: `Transfer tool ${name} is not available (known: ${context.transferTools.names().join(', ')})`,
+        })),
+      );
       continue;
     }
     try {
       const submitted = await tool.submit(batch.map((request) => transferJob(request, topology)));
-      results.push(...submitted.map(({ requestId, externalId, externalHost }) => ({ requestId, externalId, externalHost })));
+      results.push(
+        ...submitted.map(({ requestId, externalId, externalHost }) => ({ requestId, externalId, externalHost })),
+      );
     } catch (error) {
       context.logger.warn({ err: error, transfertool: name, jobs: batch.length }, 'submission failed');
-      results.push(...batch.map((request) => ({ requestId: request.record.id, failure: `${name}: ${(error as Error).message ?? String(error)}` })));
+      results.push(
+        ...batch.map((request) => ({
+          requestId: request.record.id,
+          failure: `${name}: ${(error as Error).message ?? String(error)}`,
+        })),
+      );
     }
   }
   return results;
@@ -192,11 +243,22 @@ export const submitterRole: ScheduledRole = {
       topology ??= await loadTopology(context.readModels, sections);
       const outputs = submitter.decide(
         { now: new Date().toISOString() },
-        { topology, requests: documents.map((document) => ({ ...selectionRequestOf(document), requestedAt: document.requested_at })), replicas: await candidateReplicas(context.readModels, documents) },
+        {
+          topology,
+          requests: documents.map((document) => ({
+            ...selectionRequestOf(document),
+            requestedAt: document.requested_at,
+          })),
+          replicas: await candidateReplicas(context.readModels, documents),
+        },
       );
       skipped.push(...skippedOf(outputs));
       // 1. SUBMITTING first: a crash after this leaves a request the finisher retries, never a job nobody knows of.
-      const marked = await markRequestsSubmitting(context.commands, withoutSkipped(outputs), stepOf(submitter.name, trigger, `mark-${page}`));
+      const marked = await markRequestsSubmitting(
+        context.commands,
+        withoutSkipped(outputs),
+        stepOf(submitter.name, trigger, `mark-${page}`),
+      );
       // 2. The tools, in bulk; 3. what they answered.
       const results = await submitToTools(context, marked.submitting, topology);
       await recordSubmissions(context.commands, results, stepOf(submitter.name, trigger, `submitted-${page}`));
@@ -227,20 +289,34 @@ export const pollerRole: ScheduledRole = {
       for (const [name, externalIds] of jobsToPoll(requests, new Date().toISOString(), olderThan)) {
         const tool = context.transferTools.get(name);
         if (!tool) {
-          skipped.push({ what: `${externalIds.length} jobs of ${name}`, reason: `transfer tool ${name} is not available here` });
+          skipped.push({
+            what: `${externalIds.length} jobs of ${name}`,
+            reason: `transfer tool ${name} is not available here`,
+          });
           continue;
         }
         try {
           for (const [externalId, report] of await tool.poll(externalIds)) {
             const source = report.source ? { rseId: report.source.rseId, rse: report.source.rse } : null;
-            reports.set(externalId, { externalId, state: report.state, reason: report.reason, source, startedAt: report.startedAt, finishedAt: report.finishedAt });
+            reports.set(externalId, {
+              externalId,
+              state: report.state,
+              reason: report.reason,
+              source,
+              startedAt: report.startedAt,
+              finishedAt: report.finishedAt,
+            });
           }
         } catch (error) {
-          skipped.push({ what: `${externalIds.length} jobs of ${name}`, reason: `polling failed: ${(error as Error).message}` });
+          skipped.push({
+            what: `${externalIds.length} jobs of ${name}`,
+            reason: `polling failed: ${(error as Error).message}`,
+          });
         }
       }
       const outputs = poller.decide({ reports }, { requests });
-      done += (await recordTransferReports(context.commands, outputs, stepOf(poller.name, trigger, `reports-${page}`))).changed;
+      done += (await recordTransferReports(context.commands, outputs, stepOf(poller.name, trigger, `reports-${page}`)))
+        .changed;
     }
     return { done, skipped };
   },
@@ -250,13 +326,20 @@ export const finisherRole: ScheduledRole = {
   kind: 'scheduled',
   name: finisher.name,
   interval: SETTINGS.finisherInterval,
-  settings: [SETTINGS.finisherChunkSize, SETTINGS.finisherSubmittingTimeout, SETTINGS.conveyorRetryProtocolMismatches, SETTINGS.conveyorSuspiciousPattern],
+  settings: [
+    SETTINGS.finisherChunkSize,
+    SETTINGS.finisherSubmittingTimeout,
+    SETTINGS.conveyorRetryProtocolMismatches,
+    SETTINGS.conveyorSuspiciousPattern,
+  ],
   async run(trigger, context) {
     const sections = await context.settings();
     const chunk = settingValue(sections, SETTINGS.finisherChunkSize);
     const settings = {
       retryProtocolMismatches: settingValue(sections, SETTINGS.conveyorRetryProtocolMismatches),
-      suspiciousPatterns: settingValue(sections, SETTINGS.conveyorSuspiciousPattern).split(',').filter((pattern) => pattern.trim() !== ''),
+      suspiciousPatterns: settingValue(sections, SETTINGS.conveyorSuspiciousPattern)
+        .split(',')
+        .filter((pattern) => pattern.trim() !== ''),
       submittingTimeoutSeconds: settingValue(sections, SETTINGS.finisherSubmittingTimeout),
     };
     const skipped: { what: string; reason: string }[] = [];
@@ -268,12 +351,27 @@ export const finisherRole: ScheduledRole = {
       let mark: PageMark | undefined;
       for (;;) {
         // SUBMITTING: only the requests stuck past the timeout, not the ones a submitter is working on.
-        const documents = await requestsInState(context.readModels, state, 'changed_at', chunk, mark, state === 'SUBMITTING' ? before : undefined);
-        const requests = (state === 'SUBMITTING' ? documents.filter((document) => (document.changed_at ?? document.updated_at) < before) : documents).map(finishedRequestOf);
+        const documents = await requestsInState(
+          context.readModels,
+          state,
+          'changed_at',
+          chunk,
+          mark,
+          state === 'SUBMITTING' ? before : undefined,
+        );
+        const requests = (
+          state === 'SUBMITTING'
+            ? documents.filter((document) => (document.changed_at ?? document.updated_at) < before)
+            : documents
+        ).map(finishedRequestOf);
         if (requests.length === 0) break;
         mark = pageMarkOf(documents, 'changed_at');
         const outputs = finisher.decide({ now: new Date().toISOString() }, { requests, settings });
-        const outcome = await finishRequests(context.commands, outputs, stepOf(finisher.name, trigger, `finish-${page}`));
+        const outcome = await finishRequests(
+          context.commands,
+          outputs,
+          stepOf(finisher.name, trigger, `finish-${page}`),
+        );
         page += 1;
         skipped.push(...outcome.skipped);
         done += outcome.available + outcome.retried + outcome.givenUp;
@@ -293,14 +391,27 @@ export const cancellerRole: EventRole<CancelJob> = {
   eventTypes: ['RequestCancelled'],
   jobOf: (event) => {
     const data = event.data as { requestId: string; externalId?: string | null; transfertool?: string | null };
-    return data.externalId && data.transfertool ? { requestId: data.requestId, externalId: data.externalId, transfertool: data.transfertool } : undefined;
+    return data.externalId && data.transfertool
+      ? { requestId: data.requestId, externalId: data.externalId, transfertool: data.transfertool }
+      : undefined;
   },
   async process(job, _trigger, context): Promise<CycleReport> {
     const tool = context.transferTools.get(job.transfertool);
-    if (!tool) return { done: 0, skipped: [{ what: job.requestId, reason: `transfer tool ${job.transfertool} is not available here` }] };
+    if (!tool)
+      return {
+        done: 0,
+        skipped: [{ what: job.requestId, reason: `transfer tool ${job.transfertool} is not available here` }],
+      };
     await tool.cancel([job.externalId]);
     return { done: 1, skipped: [] };
   },
 };
 
-export const conveyorRoles = [preparerRole, throttlerRole, submitterRole, pollerRole, finisherRole, cancellerRole] as const;
+export const conveyorRoles = [
+  preparerRole,
+  throttlerRole,
+  submitterRole,
+  pollerRole,
+  finisherRole,
+  cancellerRole,
+] as const;

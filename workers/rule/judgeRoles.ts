@@ -19,7 +19,11 @@ import { asRoot, type CycleReport, type EventRole, type ScheduledRole } from '..
  */
 
 /** Runs each output, reporting what was done and what was refused (a rule gone meanwhile, say). */
-const carryOut = async <T>(outputs: readonly T[], act: (output: T) => Promise<string | undefined>, what: (output: T) => string): Promise<CycleReport> => {
+const carryOut = async <T>(
+  outputs: readonly T[],
+  act: (output: T) => Promise<string | undefined>,
+  what: (output: T) => string,
+): Promise<CycleReport> => {
   let done = 0;
   const skipped: { what: string; reason: string }[] = [];
   for (const output of outputs) {
@@ -44,8 +48,10 @@ export const injectorRole: EventRole<InjectorJob> = {
   concurrency: 2,
   jobOf: (event) => {
     const data = event.data as { rule?: RuleRecord; state?: RuleState; ruleId?: string };
-    if (event.type === 'RuleAdded' && data.rule && data.state === 'INJECT') return { type: 'RuleAdded', ruleId: data.rule.id, state: data.state, position: event.position.toString() };
-    if (event.type === 'RuleApproved' && data.ruleId) return { type: 'RuleApproved', ruleId: data.ruleId, position: event.position.toString() };
+    if (event.type === 'RuleAdded' && data.rule && data.state === 'INJECT')
+      return { type: 'RuleAdded', ruleId: data.rule.id, state: data.state, position: event.position.toString() };
+    if (event.type === 'RuleApproved' && data.ruleId)
+      return { type: 'RuleApproved', ruleId: data.ruleId, position: event.position.toString() };
     return undefined;
   },
   // A delayed injection waits in the queue until its time (Rucio moves the rule's creation there).
@@ -58,15 +64,27 @@ export const injectorRole: EventRole<InjectorJob> = {
     return carryOut(
       injector.decide(job, {}),
       async (output) => {
-        const outcome = await injectRule(context.commands, output.data, asRoot(injector.name, trigger, output.data.ruleId));
-        return ['not waiting for injection', 'delayed', 'expiring soon'].includes(outcome.outcome) ? outcome.outcome : undefined;
+        const outcome = await injectRule(
+          context.commands,
+          output.data,
+          asRoot(injector.name, trigger, output.data.ruleId),
+        );
+        return ['not waiting for injection', 'delayed', 'expiring soon'].includes(outcome.outcome)
+          ? outcome.outcome
+          : undefined;
       },
       (output) => output.data.ruleId,
     );
   },
 };
 
-type EvaluatorJob = Readonly<{ type: 'DidsAttached' | 'DidsDetached'; scope: string; name: string; children: readonly DidRef[]; position: string }>;
+type EvaluatorJob = Readonly<{
+  type: 'DidsAttached' | 'DidsDetached';
+  scope: string;
+  name: string;
+  children: readonly DidRef[];
+  position: string;
+}>;
 
 export const evaluatorRole: EventRole<EvaluatorJob> = {
   kind: 'event',
@@ -112,14 +130,20 @@ export const repairerRole: ScheduledRole = {
     const deltaSeconds = settingValue(sections, SETTINGS.repairerDelta);
     const now = trigger.startedAt.toISOString();
     const updatedBefore = new Date(trigger.startedAt.getTime() - deltaSeconds * 1000 + 1).toISOString();
-    const stuck = (await rulesInState(context.readModels, 'STUCK', updatedBefore, settingValue(sections, SETTINGS.repairerMaxRules))).map((rule) => ({
+    const stuck = (
+      await rulesInState(context.readModels, 'STUCK', updatedBefore, settingValue(sections, SETTINGS.repairerMaxRules))
+    ).map((rule) => ({
       ruleId: rule.id,
       updatedAt: rule.updated_at,
     }));
     return carryOut(
       repairer.decide({ now, deltaSeconds }, { stuck }),
       async (output) => {
-        const outcome = await repairRule(context.commands, output.data, asRoot(repairer.name, trigger, output.data.ruleId));
+        const outcome = await repairRule(
+          context.commands,
+          output.data,
+          asRoot(repairer.name, trigger, output.data.ruleId),
+        );
         return outcome.outcome === 'not stuck' ? outcome.outcome : undefined;
       },
       (output) => output.data.ruleId,
@@ -148,7 +172,18 @@ export const cleanerRole: ScheduledRole = {
         if (output.type === 'Skipped') return output.data.reason;
         const metadata = asRoot(cleaner.name, trigger, output.data.ruleId);
         if (output.type === 'ReleaseParentRule') await releaseParentRule(context.commands, output.data, metadata);
-        else await deleteRuleNow(context.commands, { ruleId: output.data.ruleId, purgeReplicas: null, cause: { kind: 'deletion', detail: 'expired' }, ignoreLock: false, deleteParent: false }, metadata);
+        else
+          await deleteRuleNow(
+            context.commands,
+            {
+              ruleId: output.data.ruleId,
+              purgeReplicas: null,
+              cause: { kind: 'deletion', detail: 'expired' },
+              ignoreLock: false,
+              deleteParent: false,
+            },
+            metadata,
+          );
         return undefined;
       },
       (output) => ('ruleId' in output.data ? output.data.ruleId : output.data.what),

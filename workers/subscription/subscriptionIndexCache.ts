@@ -1,5 +1,9 @@
 import { SubscriptionIndex } from '../../domain/subscription/subscriptionIndex.ts';
-import { processedSubscriptions, subscriptionRecordOf, subscriptionsChangedAt } from '../../projections/subscription/subscriptionQueries.ts';
+import {
+  processedSubscriptions,
+  subscriptionRecordOf,
+  subscriptionsChangedAt,
+} from '../../projections/subscription/subscriptionQueries.ts';
 import type { ReadModels } from '../../projections/runtime/readModels.ts';
 
 /**
@@ -17,7 +21,10 @@ export const subscriptionIndexOf = async (readModels: ReadModels): Promise<Subsc
   const cached = cache.get(readModels);
   if (cached && cached.position === position) return cached.index;
   const index = processedSubscriptions(readModels).then(
-    (documents) => new SubscriptionIndex(documents.map((document) => ({ record: subscriptionRecordOf(document), state: document.state }))),
+    (documents) =>
+      new SubscriptionIndex(
+        documents.map((document) => ({ record: subscriptionRecordOf(document), state: document.state })),
+      ),
   );
   cache.set(readModels, { position, index });
   // A failed build is not kept: the next job tries again.

@@ -1,12 +1,30 @@
 import { expireSubscription, recordRetroactivePass } from '../../commands/subscription/subscriptionCommands.ts';
-import { loadDidFacts, recordSubscriptionDryRun, transmogrifyDid, type RuleOutcome } from '../../commands/subscription/subscriptionRules.ts';
+import {
+  loadDidFacts,
+  recordSubscriptionDryRun,
+  transmogrifyDid,
+  type RuleOutcome,
+} from '../../commands/subscription/subscriptionRules.ts';
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { didKey, type DidType } from '../../domain/did/did.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { indexedSubscription } from '../../domain/subscription/subscriptionIndex.ts';
-import { retroactivePass, subscriptionCycle, transmogrifier, type CreateSubscriptionRules, type MatchOutput, type SubscribedDid } from '../../domain/subscription/transmogrifier.ts';
-import { didFactsOfDocument, existingDidsAfter, findSubscription, subscriptionRecordOf, subscriptionsToCheck } from '../../projections/subscription/subscriptionQueries.ts';
+import {
+  retroactivePass,
+  subscriptionCycle,
+  transmogrifier,
+  type CreateSubscriptionRules,
+  type MatchOutput,
+  type SubscribedDid,
+} from '../../domain/subscription/transmogrifier.ts';
+import {
+  didFactsOfDocument,
+  existingDidsAfter,
+  findSubscription,
+  subscriptionRecordOf,
+  subscriptionsToCheck,
+} from '../../projections/subscription/subscriptionQueries.ts';
 import { asRoot, type CycleReport, type EventRole, type ScheduledRole } from '../role.ts';
 import type { WorkerContext } from '../workerContext.ts';
 import { subscriptionIndexOf } from './subscriptionIndexCache.ts';
@@ -22,11 +40,19 @@ import { subscriptionIndexOf } from './subscriptionIndexCache.ts';
  */
 
 /** What making a subscription's rules for a DID did, as the job's report counts it. */
-const reportRules = (what: string, outcomes: readonly RuleOutcome[], skipped: { what: string; reason: string }[]): number => {
+const reportRules = (
+  what: string,
+  outcomes: readonly RuleOutcome[],
+  skipped: { what: string; reason: string }[],
+): number => {
   let done = 0;
   for (const outcome of outcomes) {
     if (outcome.outcome === 'created') done += 1;
-    else if (outcome.outcome === 'refused') skipped.push({ what: `${what} rule ${outcome.ruleId}${outcome.rse ? ` on ${outcome.rse}` : ''}`, reason: outcome.reason ?? 'refused' });
+    else if (outcome.outcome === 'refused')
+      skipped.push({
+        what: `${what} rule ${outcome.ruleId}${outcome.rse ? ` on ${outcome.rse}` : ''}`,
+        reason: outcome.reason ?? 'refused',
+      });
   }
   return done;
 };
@@ -37,8 +63,24 @@ type Report = { done: number; skipped: { what: string; reason: string }[] };
  * Carries out match outputs: dry runs recorded, skips reported, and for each DID every rule of
  * every matching subscription in one step (with the end of its `is_new` flag for `processed`).
  */
-const carryOut = async (context: WorkerContext, outputs: readonly MatchOutput[], processed: SubscribedDid | undefined, metadata: CommandMetadata, report: Report) => {
-  const byDid = new Map<string, { did: SubscribedDid; subscriptions: { subscriptionId: string; subscriptionName: string; rules: CreateSubscriptionRules['data']['rules'] }[] }>();
+const carryOut = async (
+  context: WorkerContext,
+  outputs: readonly MatchOutput[],
+  processed: SubscribedDid | undefined,
+  metadata: CommandMetadata,
+  report: Report,
+) => {
+  const byDid = new Map<
+    string,
+    {
+      did: SubscribedDid;
+      subscriptions: {
+        subscriptionId: string;
+        subscriptionName: string;
+        rules: CreateSubscriptionRules['data']['rules'];
+      }[];
+    }
+  >();
   const entryOf = (did: SubscribedDid) => {
     const key = didKey(did.scope, did.name);
     const entry = byDid.get(key) ?? { did, subscriptions: [] };
@@ -54,7 +96,11 @@ const carryOut = async (context: WorkerContext, outputs: readonly MatchOutput[],
     } else entryOf(output.data.did).subscriptions.push(output.data);
   }
   for (const [key, { did, subscriptions }] of byDid) {
-    const outcomes = await transmogrifyDid(context.commands, { did, subscriptions, markProcessed: did === processed }, byDid.size > 1 ? { ...metadata, causationId: `${metadata.causationId}/${key}` } : metadata);
+    const outcomes = await transmogrifyDid(
+      context.commands,
+      { did, subscriptions, markProcessed: did === processed },
+      byDid.size > 1 ? { ...metadata, causationId: `${metadata.causationId}/${key}` } : metadata,
+    );
     report.done += reportRules(`${key}`, outcomes, report.skipped);
   }
 };
@@ -84,12 +130,24 @@ export const transmogrifierRole: EventRole<NewDidJob> = {
     if (!did) return { done: 0, skipped: [{ what: `${job.scope}:${job.name}`, reason: 'the DID is gone' }] };
     const outputs = transmogrifier.decide(
       { did, now: trigger.startedAt.toISOString() },
-      { subscriptions: index.candidates(did.scope, did.didType), rses, defaultActivity: settingValue(sections, SETTINGS.rulesDefaultActivity) },
+      {
+        subscriptions: index.candidates(did.scope, did.didType),
+        rses,
+        defaultActivity: settingValue(sections, SETTINGS.rulesDefaultActivity),
+      },
     );
     const metadata = asRoot(transmogrifier.name, trigger, `${job.scope}:${job.name}`);
     const report: Report = { done: 0, skipped: [] };
-    const processed = outputs.some((output) => output.type === 'MarkDidProcessed') ? { scope: did.scope, name: did.name, didType: did.didType } : undefined;
-    await carryOut(context, outputs.filter((output): output is MatchOutput => output.type !== 'MarkDidProcessed'), processed, metadata, report);
+    const processed = outputs.some((output) => output.type === 'MarkDidProcessed')
+      ? { scope: did.scope, name: did.name, didType: did.didType }
+      : undefined;
+    await carryOut(
+      context,
+      outputs.filter((output): output is MatchOutput => output.type !== 'MarkDidProcessed'),
+      processed,
+      metadata,
+      report,
+    );
     return report satisfies CycleReport;
   },
 };
@@ -106,16 +164,29 @@ export const retroactiveRole: ScheduledRole = {
     let budget = settingValue(sections, SETTINGS.transmogrifierRetroactiveMaxDids);
     const defaultActivity = settingValue(sections, SETTINGS.rulesDefaultActivity);
     const report: Report = { done: 0, skipped: [] };
-    const candidates = (await subscriptionsToCheck(context.readModels)).sort((a, b) => a.policyid - b.policyid || (a.id < b.id ? -1 : 1));
+    const candidates = (await subscriptionsToCheck(context.readModels)).sort(
+      (a, b) => a.policyid - b.policyid || (a.id < b.id ? -1 : 1),
+    );
     const outputs = subscriptionCycle.decide(
       { now },
-      { subscriptions: candidates.map((subscription) => ({ id: subscription.id, state: subscription.state, lifetime: subscription.lifetime, retroactivePending: subscription.retroactive_pending })) },
+      {
+        subscriptions: candidates.map((subscription) => ({
+          id: subscription.id,
+          state: subscription.state,
+          lifetime: subscription.lifetime,
+          retroactivePending: subscription.retroactive_pending,
+        })),
+      },
     );
     for (const output of outputs) {
       const id = output.data.subscriptionId;
       try {
         if (output.type === 'ExpireSubscription') {
-          if ((await expireSubscription(context.commands, { id }, asRoot(retroactivePass.name, trigger, `expire/${id}`))).expired) report.done += 1;
+          if (
+            (await expireSubscription(context.commands, { id }, asRoot(retroactivePass.name, trigger, `expire/${id}`)))
+              .expired
+          )
+            report.done += 1;
           continue;
         }
         const document = await findSubscription(context.readModels, id);
@@ -135,12 +206,32 @@ export const retroactiveRole: ScheduledRole = {
           });
           budget -= found.dids.length;
           const rses = await context.commands.ruleFacts.rses();
-          const pageOutputs = retroactivePass.decide({ subscription, dids: found.dids.map(didFactsOfDocument), last: found.last, now }, { rses, defaultActivity });
+          const pageOutputs = retroactivePass.decide(
+            { subscription, dids: found.dids.map(didFactsOfDocument), last: found.last, now },
+            { rses, defaultActivity },
+          );
           const metadata = asRoot(retroactivePass.name, trigger, `${id}/${page}`);
-          await carryOut(context, pageOutputs.filter((item): item is MatchOutput => item.type === 'CreateSubscriptionRules' || item.type === 'RecordDryRun' || item.type === 'Skipped'), undefined, metadata, report);
+          await carryOut(
+            context,
+            pageOutputs.filter(
+              (item): item is MatchOutput =>
+                item.type === 'CreateSubscriptionRules' || item.type === 'RecordDryRun' || item.type === 'Skipped',
+            ),
+            undefined,
+            metadata,
+            report,
+          );
           const progress = pageOutputs.find((item) => item.type === 'RecordRetroactiveProgress');
           const complete = pageOutputs.some((item) => item.type === 'CompleteRetroactivePass');
-          await recordRetroactivePass(context.commands, { id, ...(progress ? { progress: { after: progress.data.after, dids: progress.data.dids } } : {}), complete }, metadata);
+          await recordRetroactivePass(
+            context.commands,
+            {
+              id,
+              ...(progress ? { progress: { after: progress.data.after, dids: progress.data.dids } } : {}),
+              complete,
+            },
+            metadata,
+          );
           if (complete || !progress) break;
           after = progress.data.after;
         }

@@ -1,8 +1,18 @@
-import { removeGlobalAccountLimit, removeLocalAccountLimit, setGlobalAccountLimit, setLocalAccountLimit } from '../../../commands/account/accountLimitCommands.ts';
+import {
+  removeGlobalAccountLimit,
+  removeLocalAccountLimit,
+  setGlobalAccountLimit,
+  setLocalAccountLimit,
+} from '../../../commands/account/accountLimitCommands.ts';
 import { limitBytes } from '../../../domain/accountLimit/accountLimit.ts';
 import { matchRseExpression, parseRseExpression, type RseFacts } from '../../../domain/rse/rseExpression.ts';
 import { AccountNotFound, RSENotFound } from '../../../domain/shared/errors.ts';
-import { findGlobalLimit, findLocalLimit, globalLimitsOf, localLimitsOf } from '../../../projections/account/accountLimitQueries.ts';
+import {
+  findGlobalLimit,
+  findLocalLimit,
+  globalLimitsOf,
+  localLimitsOf,
+} from '../../../projections/account/accountLimitQueries.ts';
 import { findAccount } from '../../../projections/account/accountQueries.ts';
 import type { AccountDocument } from '../../../projections/account/accounts.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
@@ -37,10 +47,14 @@ export const activeAccount = async (services: Services, account: string): Promis
 export const registerAccountLimitRoutes = (routes: RouteTable, services: Services): void => {
   const setLocal = async (ctx: AppContext) => {
     const bytes = limitBytes(param(jsonObject(ctx), 'bytes'));
-    await created(ctx, services, (metadata) => setLocalAccountLimit(services.commands, { account: ctx.params.account!, rse: ctx.params.rse!, bytes }, metadata));
+    await created(ctx, services, (metadata) =>
+      setLocalAccountLimit(services.commands, { account: ctx.params.account!, rse: ctx.params.rse!, bytes }, metadata),
+    );
   };
   const removeLocal = async (ctx: AppContext) => {
-    await ok(ctx, services, (metadata) => removeLocalAccountLimit(services.commands, { account: ctx.params.account!, rse: ctx.params.rse! }, metadata));
+    await ok(ctx, services, (metadata) =>
+      removeLocalAccountLimit(services.commands, { account: ctx.params.account!, rse: ctx.params.rse! }, metadata),
+    );
   };
 
   const setting: RouteOptions = {
@@ -48,15 +62,27 @@ export const registerAccountLimitRoutes = (routes: RouteTable, services: Service
     body: { description: '`bytes`: the limit (-1: none).' },
     raises: [AccountNotFound, RSENotFound],
   };
-  const removing: RouteOptions = { summary: "Removes an account's quota on one RSE.", raises: [AccountNotFound, RSENotFound] };
+  const removing: RouteOptions = {
+    summary: "Removes an account's quota on one RSE.",
+    raises: [AccountNotFound, RSENotFound],
+  };
   routes.post('/accountlimits/local/:account/:rse', setting, setLocal);
   routes.delete('/accountlimits/local/:account/:rse', removing, removeLocal);
   routes.post(
     '/accountlimits/global/:account/:rse_expression',
-    { summary: "Sets an account's quota over the RSEs of an expression.", body: { description: '`bytes`: the limit (-1: none).' }, raises: [AccountNotFound] },
+    {
+      summary: "Sets an account's quota over the RSEs of an expression.",
+      body: { description: '`bytes`: the limit (-1: none).' },
+      raises: [AccountNotFound],
+    },
     async (ctx) => {
       const bytes = limitBytes(param(jsonObject(ctx), 'bytes'));
-      const data = { account: ctx.params.account!, rseExpression: ctx.params.rse_expression!, bytes, rses: await loadRseFacts(services.readModels) };
+      const data = {
+        account: ctx.params.account!,
+        rseExpression: ctx.params.rse_expression!,
+        bytes,
+        rses: await loadRseFacts(services.readModels),
+      };
       await created(ctx, services, (metadata) => setGlobalAccountLimit(services.commands, data, metadata));
     },
   );
@@ -64,7 +90,11 @@ export const registerAccountLimitRoutes = (routes: RouteTable, services: Service
     '/accountlimits/global/:account/:rse_expression',
     { summary: "Removes an account's quota over an RSE expression.", raises: [AccountNotFound] },
     async (ctx) => {
-      const data = { account: ctx.params.account!, rseExpression: ctx.params.rse_expression!, rses: await loadRseFacts(services.readModels) };
+      const data = {
+        account: ctx.params.account!,
+        rseExpression: ctx.params.rse_expression!,
+        rses: await loadRseFacts(services.readModels),
+      };
       await ok(ctx, services, (metadata) => removeGlobalAccountLimit(services.commands, data, metadata));
     },
   );
@@ -85,12 +115,24 @@ export const registerAccountLimitRoutes = (routes: RouteTable, services: Service
     sendJsonWithInfinity(ctx, { [rse.rse]: limit ? limitValue(limit.bytes) : null });
   };
 
-  const listing: RouteOptions = { accept: JSON_ONLY, summary: "An account's local quotas, bytes by RSE.", raises: [AccountNotFound] };
-  const oneLimit: RouteOptions = { accept: JSON_ONLY, summary: "An account's quota on one RSE (null: none).", raises: [AccountNotFound, RSENotFound] };
+  const listing: RouteOptions = {
+    accept: JSON_ONLY,
+    summary: "An account's local quotas, bytes by RSE.",
+    raises: [AccountNotFound],
+  };
+  const oneLimit: RouteOptions = {
+    accept: JSON_ONLY,
+    summary: "An account's quota on one RSE (null: none).",
+    raises: [AccountNotFound, RSENotFound],
+  };
   routes.get('/accounts/:account/limits/local', listing, localLimits);
   routes.get(
     '/accounts/:account/limits/global',
-    { accept: JSON_ONLY, summary: "An account's global quotas by RSE expression, with the RSEs each selects.", raises: [AccountNotFound] },
+    {
+      accept: JSON_ONLY,
+      summary: "An account's global quotas by RSE expression, with the RSEs each selects.",
+      raises: [AccountNotFound],
+    },
     async (ctx) => {
       const account = (await activeAccount(services, ctx.params.account!)).account;
       const rses = await loadRseFacts(services.readModels);
@@ -109,7 +151,11 @@ export const registerAccountLimitRoutes = (routes: RouteTable, services: Service
   routes.get('/accounts/:account/limits/local/:rse', oneLimit, localLimit);
   routes.get(
     '/accounts/:account/limits/global/:rse_expression',
-    { accept: JSON_ONLY, summary: "An account's quota over an RSE expression (null: none).", raises: [AccountNotFound] },
+    {
+      accept: JSON_ONLY,
+      summary: "An account's quota over an RSE expression (null: none).",
+      raises: [AccountNotFound],
+    },
     async (ctx) => {
       const account = (await activeAccount(services, ctx.params.account!)).account;
       const expression = ctx.params.rse_expression!;

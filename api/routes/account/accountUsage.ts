@@ -63,18 +63,32 @@ export const registerAccountUsageRoutes = (routes: RouteTable, services: Service
     const expression = ctx.params.rse_expression;
     const line = async (rseExpression: string, rseIds: readonly string[], bytesLimit: number) => {
       const used = await usageSummedOver(services.readModels, account, rseIds);
-      return { rse_expression: rseExpression, ...used, bytes_limit: bytesLimit, bytes_remaining: bytesLimit - used.bytes };
+      return {
+        rse_expression: rseExpression,
+        ...used,
+        bytes_limit: bytesLimit,
+        bytes_remaining: bytesLimit - used.bytes,
+      };
     };
     if (expression !== undefined) {
       const selected = evaluateRseExpression(expression, rses).map((rse) => rse.id);
       const limit = await findGlobalLimit(services.readModels, account, expression);
-      await sendStream(ctx, fromList([await line(expression, selected, limit ? limitValue(limit.bytes) : 0)]), undefined, jsonWithInfinity);
+      await sendStream(
+        ctx,
+        fromList([await line(expression, selected, limit ? limitValue(limit.bytes) : 0)]),
+        undefined,
+        jsonWithInfinity,
+      );
       return;
     }
     const globalLimits = globalLimitsOf(services.readModels, account);
     async function* lines() {
       for await (const limit of globalLimits) {
-        yield line(limit.rseExpression!, resolvedRses(limit.rseExpression!, rses).map((rse) => rse.id), limitValue(limit.bytes));
+        yield line(
+          limit.rseExpression!,
+          resolvedRses(limit.rseExpression!, rses).map((rse) => rse.id),
+          limitValue(limit.bytes),
+        );
       }
     }
     await sendStream(ctx, lines(), undefined, jsonWithInfinity);
@@ -98,7 +112,11 @@ export const registerAccountUsageRoutes = (routes: RouteTable, services: Service
       const history = await usageHistoryOf(services.readModels, ctx.params.account!, rse.id);
       sendJson(
         ctx,
-        history.map((entry) => ({ bytes: entry.bytes, files: entry.files, updated_at: isoSecondsOrNull(entry.updatedAt) })),
+        history.map((entry) => ({
+          bytes: entry.bytes,
+          files: entry.files,
+          updated_at: isoSecondsOrNull(entry.updatedAt),
+        })),
       );
     },
   );
@@ -110,4 +128,3 @@ export const registerAccountUsageRoutes = (routes: RouteTable, services: Service
   routes.get('/accounts/:account/usage/', local, localUsage);
   routes.get('/accounts/:account/usage/:rse', local, localUsage);
 };
-

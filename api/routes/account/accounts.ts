@@ -10,7 +10,13 @@ import { addScope } from '../../../commands/scope/scopeCommands.ts';
 import { ACCOUNT_TYPES, type AccountType } from '../../../domain/account/account.ts';
 import { IDENTITY_TYPES, type IdentityType } from '../../../domain/identity/identity.ts';
 import { isoSecondsOrNull } from '../../../domain/shared/dates.ts';
-import { AccountNotFound, IdentityError, InvalidAccountType, InvalidObject, ScopeNotFound } from '../../../domain/shared/errors.ts';
+import {
+  AccountNotFound,
+  IdentityError,
+  InvalidAccountType,
+  InvalidObject,
+  ScopeNotFound,
+} from '../../../domain/shared/errors.ts';
 import { checkText, LIMITS } from '../../../domain/shared/limits.ts';
 import { assertValidName, isValidName, PROTOTYPE_KEYS } from '../../../domain/shared/names.ts';
 import { findAccount, listAccounts, type AccountListing } from '../../../projections/account/accountQueries.ts';
@@ -39,8 +45,10 @@ const accountDetails = (document: AccountDocument) => ({
 
 /** An account attribute value is text; booleans and numbers are accepted and kept as text. */
 const attributeValue = (value: unknown): string => {
-  const text = typeof value === 'boolean' ? (value ? 'True' : 'False') : typeof value === 'number' ? String(value) : value;
-  if (typeof text !== 'string') throw new InvalidObject(`Problem validating account_attribute: ${JSON.stringify(value)} is not of type 'string'`);
+  const text =
+    typeof value === 'boolean' ? (value ? 'True' : 'False') : typeof value === 'number' ? String(value) : value;
+  if (typeof text !== 'string')
+    throw new InvalidObject(`Problem validating account_attribute: ${JSON.stringify(value)} is not of type 'string'`);
   assertValidName('account_attribute', text);
   return text;
 };
@@ -55,13 +63,20 @@ const identityTypeOf = (value: unknown): IdentityType => {
 
 const requiredText = (parameters: Record<string, unknown>, name: string, maxLength: number): string => {
   const value = param(parameters, name);
-  if (typeof value !== 'string' || value === '') throw new InvalidObject(`Problem validating ${name}: ${JSON.stringify(value)} is not a non-empty string`);
+  if (typeof value !== 'string' || value === '')
+    throw new InvalidObject(`Problem validating ${name}: ${JSON.stringify(value)} is not a non-empty string`);
   return checkText(name, value, maxLength);
 };
 
-const optionalText = (value: unknown, name: string, maxLength: number, options: { multiline?: boolean } = {}): string | null => {
+const optionalText = (
+  value: unknown,
+  name: string,
+  maxLength: number,
+  options: { multiline?: boolean } = {},
+): string | null => {
   if (value === null || value === undefined) return null;
-  if (typeof value !== 'string') throw new InvalidObject(`Problem validating ${name}: ${JSON.stringify(value)} is not of type 'string'`);
+  if (typeof value !== 'string')
+    throw new InvalidObject(`Problem validating ${name}: ${JSON.stringify(value)} is not of type 'string'`);
   return checkText(name, value, maxLength, options);
 };
 
@@ -83,7 +98,9 @@ const accountListing = (ctx: AppContext): AccountListing => {
     const value = Array.isArray(raw) ? raw[0]! : raw!;
     if (key === 'account_type') {
       if (!(ACCOUNT_TYPES as readonly string[]).includes(value)) {
-        throw new InvalidAccountType(`${value} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`);
+        throw new InvalidAccountType(
+          `${value} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`,
+        );
       }
       listing.accountType = value as AccountType;
     } else if (key === 'account') {
@@ -106,10 +123,17 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   };
 
   // Attributes.
-  routes.get('/accounts/:account/attr/', { accept: JSON_ONLY, summary: "An account's attributes, as key and value.", raises: [AccountNotFound] }, async (ctx) => {
-    const document = await activeAccount(ctx.params.account!, `Account ID '${ctx.params.account}' does not exist`);
-    sendJson(ctx, document.attributes.map(({ key, value }) => ({ key, value })));
-  });
+  routes.get(
+    '/accounts/:account/attr/',
+    { accept: JSON_ONLY, summary: "An account's attributes, as key and value.", raises: [AccountNotFound] },
+    async (ctx) => {
+      const document = await activeAccount(ctx.params.account!, `Account ID '${ctx.params.account}' does not exist`);
+      sendJson(
+        ctx,
+        document.attributes.map(({ key, value }) => ({ key, value })),
+      );
+    },
+  );
   routes.post(
     '/accounts/:account/attr/:key',
     {
@@ -121,37 +145,62 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
       const parameters = jsonObject(ctx);
       const key = attributeKey(ctx.params.key!);
       const value = attributeValue(param(parameters, 'value'));
-      await created(ctx, services, (metadata) => addAccountAttribute(services.commands, { account: ctx.params.account!, key, value }, metadata));
+      await created(ctx, services, (metadata) =>
+        addAccountAttribute(services.commands, { account: ctx.params.account!, key, value }, metadata),
+      );
     },
   );
-  routes.delete('/accounts/:account/attr/:key', { summary: 'Removes an attribute of an account.', raises: [AccountNotFound] }, async (ctx) => {
-    const key = attributeKey(ctx.params.key!);
-    await ok(ctx, services, (metadata) => removeAccountAttribute(services.commands, { account: ctx.params.account!, key }, metadata));
-  });
+  routes.delete(
+    '/accounts/:account/attr/:key',
+    { summary: 'Removes an attribute of an account.', raises: [AccountNotFound] },
+    async (ctx) => {
+      const key = attributeKey(ctx.params.key!);
+      await ok(ctx, services, (metadata) =>
+        removeAccountAttribute(services.commands, { account: ctx.params.account!, key }, metadata),
+      );
+    },
+  );
 
   // Scopes of an account.
   routes.get(
     '/accounts/:account/scopes/',
-    { accept: JSON_ONLY, summary: 'The names of the scopes an account owns.', raises: [AccountNotFound, ScopeNotFound] },
+    {
+      accept: JSON_ONLY,
+      summary: 'The names of the scopes an account owns.',
+      raises: [AccountNotFound, ScopeNotFound],
+    },
     async (ctx) => {
       const account = ctx.params.account!;
-      if (!(await findAccount(services.readModels, account))) throw new AccountNotFound(`Account ID '${account}' does not exist`);
+      if (!(await findAccount(services.readModels, account)))
+        throw new AccountNotFound(`Account ID '${account}' does not exist`);
       const scopes = await scopeNamesOfAccount(services.readModels, account);
       if (scopes.length === 0) throw new ScopeNotFound(`no scopes found for account ID '${account}'`);
       sendJson(ctx, scopes);
     },
   );
-  routes.post('/accounts/:account/scopes/:scope', { summary: 'Adds a scope owned by the account.', body: 'none', raises: [AccountNotFound] }, async (ctx) => {
-    assertValidName('scope', ctx.params.scope!);
-    await created(ctx, services, (metadata) => addScope(services.commands, { scope: ctx.params.scope!, account: ctx.params.account! }, metadata));
-  });
+  routes.post(
+    '/accounts/:account/scopes/:scope',
+    { summary: 'Adds a scope owned by the account.', body: 'none', raises: [AccountNotFound] },
+    async (ctx) => {
+      assertValidName('scope', ctx.params.scope!);
+      await created(ctx, services, (metadata) =>
+        addScope(services.commands, { scope: ctx.params.scope!, account: ctx.params.account! }, metadata),
+      );
+    },
+  );
 
   // Identities of an account.
   routes.get(
     '/accounts/:account/rules',
-    { accept: STREAM_ONLY, summary: 'The rules an account owns; every query parameter is a filter on a rule column (`state`, `rse_expression`, ...).' },
+    {
+      accept: STREAM_ONLY,
+      summary:
+        'The rules an account owns; every query parameter is a filter on a rule column (`state`, `rse_expression`, ...).',
+    },
     async (ctx) => {
-      const query = Object.fromEntries(Object.entries(ctx.query).map(([key, value]) => [key, Array.isArray(value) ? value[0]! : String(value)]));
+      const query = Object.fromEntries(
+        Object.entries(ctx.query).map(([key, value]) => [key, Array.isArray(value) ? value[0]! : String(value)]),
+      );
       const filter = ruleFilter({ ...query, account: ctx.params.account! });
       await sendStream(ctx, ruleLines(services, listRules(services.readModels, filter)));
     },
@@ -165,7 +214,11 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
       const mappings = identitiesOfAccount(services.readModels, account);
       await sendStream(
         ctx,
-        mapStream(mappings, (mapping) => ({ type: mapping.identityType, identity: mapping.identity, email: mapping.email })),
+        mapStream(mappings, (mapping) => ({
+          type: mapping.identityType,
+          identity: mapping.identity,
+          email: mapping.email,
+        })),
       );
     },
   );
@@ -173,7 +226,10 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
     '/accounts/:account/identities',
     {
       summary: 'Maps an identity to the account (creating it with its password for USERPASS).',
-      body: { description: '`identity`, `authtype` (USERPASS, X509, GSS, SSH, SAML, OIDC), `email`, `password` (USERPASS), `default`.' },
+      body: {
+        description:
+          '`identity`, `authtype` (USERPASS, X509, GSS, SSH, SAML, OIDC), `email`, `password` (USERPASS), `default`.',
+      },
       raises: [AccountNotFound, IdentityError, InvalidObject],
     },
     async (ctx) => {
@@ -184,7 +240,11 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
       const password = optionalText(parameters.password, 'password', LIMITS.passwordLength, { multiline: true });
       const isDefault = paramBoolean(parameters, 'default', false);
       await created(ctx, services, (metadata) =>
-        grantIdentity(services.commands, { identity, identityType, account: ctx.params.account!, email, password, isDefault }, metadata),
+        grantIdentity(
+          services.commands,
+          { identity, identityType, account: ctx.params.account!, email, password, isDefault },
+          metadata,
+        ),
       );
     },
   );
@@ -200,14 +260,20 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
       const parameters = jsonObject(ctx);
       const identity = requiredText(parameters, 'identity', LIMITS.identityLength);
       const identityType = identityTypeOf(param(parameters, 'authtype'));
-      await ok(ctx, services, (metadata) => revokeIdentity(services.commands, { identity, identityType, account: ctx.params.account! }, metadata));
+      await ok(ctx, services, (metadata) =>
+        revokeIdentity(services.commands, { identity, identityType, account: ctx.params.account! }, metadata),
+      );
     },
   );
 
   // One account.
   routes.get(
     '/accounts/:account',
-    { accept: JSON_ONLY, summary: 'One account (`whoami`: a redirect to the caller’s account).', raises: [AccountNotFound] },
+    {
+      accept: JSON_ONLY,
+      summary: 'One account (`whoami`: a redirect to the caller’s account).',
+      raises: [AccountNotFound],
+    },
     async (ctx) => {
       const account = ctx.params.account!;
       if (account === 'whoami') {
@@ -233,12 +299,18 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
       const changes = jsonObject(ctx);
       assertValidName('account', ctx.params.account!);
       if (typeof changes.email === 'string') checkText('email', changes.email, LIMITS.emailLength);
-      await ok(ctx, services, (metadata) => updateAccount(services.commands, { account: ctx.params.account!, changes }, metadata));
+      await ok(ctx, services, (metadata) =>
+        updateAccount(services.commands, { account: ctx.params.account!, changes }, metadata),
+      );
     },
   );
   routes.post(
     '/accounts/:account',
-    { summary: 'Creates an account.', body: { description: '`type` (USER, GROUP, SERVICE) and `email`.' }, raises: [InvalidAccountType, InvalidObject] },
+    {
+      summary: 'Creates an account.',
+      body: { description: '`type` (USER, GROUP, SERVICE) and `email`.' },
+      raises: [InvalidAccountType, InvalidObject],
+    },
     async (ctx) => {
       const parameters = jsonObject(ctx);
       const type = param(parameters, 'type');
@@ -247,26 +319,47 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
       assertValidName('account', account);
       const accountType = typeof type === 'string' ? type.toUpperCase() : '';
       if (!(ACCOUNT_TYPES as readonly string[]).includes(accountType)) {
-        throw new InvalidAccountType(`${String(type)} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`);
+        throw new InvalidAccountType(
+          `${String(type)} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`,
+        );
       }
-      await created(ctx, services, (metadata) => createAccount(services.commands, { account, accountType: accountType as AccountType, email }, metadata));
+      await created(ctx, services, (metadata) =>
+        createAccount(services.commands, { account, accountType: accountType as AccountType, email }, metadata),
+      );
     },
   );
-  routes.delete('/accounts/:account', { summary: 'Deletes an account (its status becomes DELETED).', raises: [AccountNotFound] }, async (ctx) => {
-    await ok(ctx, services, (metadata) => deleteAccount(services.commands, { account: ctx.params.account! }, metadata));
-  });
+  routes.delete(
+    '/accounts/:account',
+    { summary: 'Deletes an account (its status becomes DELETED).', raises: [AccountNotFound] },
+    async (ctx) => {
+      await ok(ctx, services, (metadata) =>
+        deleteAccount(services.commands, { account: ctx.params.account! }, metadata),
+      );
+    },
+  );
 
   // All accounts.
   const listing: RouteOptions = {
     accept: STREAM_ONLY,
     summary: 'Every account, filtered by the query; any other query key is an account attribute and its value.',
-    query: { account_type: 'USER, GROUP or SERVICE.', account: 'An account name; `*` is a wildcard.', identity: 'Accounts this identity maps to.' },
+    query: {
+      account_type: 'USER, GROUP or SERVICE.',
+      account: 'An account name; `*` is a wildcard.',
+      identity: 'Accounts this identity maps to.',
+    },
     raises: [InvalidAccountType],
   };
   for (const path of ['/accounts', '/accounts/']) {
     routes.get(path, listing, async (ctx) => {
       const documents = await listAccounts(services.readModels, accountListing(ctx));
-      await sendStream(ctx, mapStream(documents, (document) => ({ account: document.account, type: document.accountType, email: document.email })));
+      await sendStream(
+        ctx,
+        mapStream(documents, (document) => ({
+          account: document.account,
+          type: document.accountType,
+          email: document.email,
+        })),
+      );
     });
   }
 };

@@ -15,7 +15,11 @@ import type { Services } from '../../services.ts';
 export const registerMessageRoutes = (routes: RouteTable, services: Services): void => {
   routes.get(
     '/admin/messages',
-    { accept: STREAM_ONLY, summary: 'The messages rules emitted (RULE_OK, RULE_PROGRESS, DATASETLOCK_OK), oldest first (admins).', raises: [AccessDenied] },
+    {
+      accept: STREAM_ONLY,
+      summary: 'The messages rules emitted (RULE_OK, RULE_PROGRESS, DATASETLOCK_OK), oldest first (admins).',
+      raises: [AccessDenied],
+    },
     async (ctx) => {
       const caller = await loadCaller(services.commands, ctx.state.issuer!);
       allowOnly(isAdmin(caller), `Account ${caller.account} can not list messages`);

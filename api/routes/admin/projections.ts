@@ -3,7 +3,11 @@ import { AUDIT_PERMISSIONS } from '../../../domain/permission/auditPolicy.ts';
 import { allowOnly } from '../../../domain/permission/policy.ts';
 import { AccessDenied, ProjectionNotFound } from '../../../domain/shared/errors.ts';
 import { allProjections } from '../../../projections/index.ts';
-import { projectionReports, requestProjectionRebuild, type ProjectionReport } from '../../../projections/runtime/projectionStatus.ts';
+import {
+  projectionReports,
+  requestProjectionRebuild,
+  type ProjectionReport,
+} from '../../../projections/runtime/projectionStatus.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
@@ -32,7 +36,10 @@ export const registerProjectionRoutes = (routes: RouteTable, services: Services)
     async (ctx) => {
       const caller = await loadCaller(services.commands, ctx.state.issuer!);
       allowOnly(AUDIT_PERMISSIONS.readProjections(caller), `Account ${caller.account} can not read the projections`);
-      sendJson(ctx, (await projectionReports(services.commands.eventStore, readStore, allProjections)).map(projectionReportJson));
+      sendJson(
+        ctx,
+        (await projectionReports(services.commands.eventStore, readStore, allProjections)).map(projectionReportJson),
+      );
     },
   );
 
@@ -47,9 +54,21 @@ export const registerProjectionRoutes = (routes: RouteTable, services: Services)
     const caller = await loadCaller(services.commands, ctx.state.issuer!);
     allowOnly(AUDIT_PERMISSIONS.rebuildProjection(caller), `Account ${caller.account} can not rebuild projections`);
     const projection = allProjections.find((candidate) => candidate.name === ctx.params.name);
-    if (!projection) throw new ProjectionNotFound(`No projection named '${ctx.params.name}'; known: ${allProjections.map((candidate) => candidate.name).join(', ')}`);
+    if (!projection)
+      throw new ProjectionNotFound(
+        `No projection named '${ctx.params.name}'; known: ${allProjections.map((candidate) => candidate.name).join(', ')}`,
+      );
     const request = await requestProjectionRebuild(readStore, projection);
-    sendJson(ctx, { name: projection.name, generation: request.generation, already_under_way: request.alreadyUnderWay, projector_running: request.projectorRunning }, 202);
+    sendJson(
+      ctx,
+      {
+        name: projection.name,
+        generation: request.generation,
+        already_under_way: request.alreadyUnderWay,
+        projector_running: request.projectorRunning,
+      },
+      202,
+    );
   });
 };
 

@@ -11,9 +11,13 @@ import type { Services } from '../../services.ts';
  * the identity a token was issued for, ends its tokens too.
  */
 export const registerSessionRoutes = (routes: RouteTable, services: Services): void => {
-  routes.delete('/admin/accounts/:account/tokens', { summary: 'Ends every session (token) of an account at once (admins).', raises: [AccountNotFound] }, async (ctx) => {
-    const account = ctx.params.account!;
-    assertValidName('account', account);
-    await ok(ctx, services, (metadata) => revokeAccountSessions(services.commands, { account }, metadata));
-  });
+  routes.delete(
+    '/admin/accounts/:account/tokens',
+    { summary: 'Ends every session (token) of an account at once (admins).', raises: [AccountNotFound] },
+    async (ctx) => {
+      const account = ctx.params.account!;
+      assertValidName('account', account);
+      await ok(ctx, services, (metadata) => revokeAccountSessions(services.commands, { account }, metadata));
+    },
+  );
 };

@@ -19,14 +19,18 @@ export const historyBound = (ctx: AppContext, name: string): HistoryBound | unde
   if (text === undefined || text === '') return undefined;
   if (/^\d{1,19}$/.test(text)) return { position: BigInt(text) };
   const time = RFC3339.test(text) ? new Date(text.replace(' ', 'T')) : undefined;
-  if (!time || Number.isNaN(time.getTime())) throw new ValueError(`${name} must be a global position or an RFC 3339 time, not '${text}'`);
+  if (!time || Number.isNaN(time.getTime()))
+    throw new ValueError(`${name} must be a global position or an RFC 3339 time, not '${text}'`);
   return { time: time.toISOString() };
 };
 
 /** Event types, the parameter repeated or its values comma-separated; undefined for none. */
 export const eventTypes = (ctx: AppContext, name = 'type'): string[] | undefined => {
   const value = ctx.query[name];
-  const types = (Array.isArray(value) ? value : value === undefined ? [] : [value]).flatMap((item) => item.split(',')).map((item) => item.trim()).filter(Boolean);
+  const types = (Array.isArray(value) ? value : value === undefined ? [] : [value])
+    .flatMap((item) => item.split(','))
+    .map((item) => item.trim())
+    .filter(Boolean);
   return types.length > 0 ? types : undefined;
 };
 

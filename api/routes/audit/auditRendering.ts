@@ -11,7 +11,11 @@ import type { DidStateAsOf } from '../../../projections/audit/didStateAsOf.ts';
  * with, and its hash (absent for events written before hashing).
  */
 export const renderEvent = (event: RecordedEvent | MissingEvent): Record<string, unknown> => {
-  if ('missing' in event) return { position: Number(event.position), error: 'the audit index names this position, but the event store holds no event there' };
+  if ('missing' in event)
+    return {
+      position: Number(event.position),
+      error: 'the audit index names this position, but the event store holds no event there',
+    };
   const { metadata } = event;
   return {
     position: Number(event.position),
@@ -35,7 +39,12 @@ export const renderEvent = (event: RecordedEvent | MissingEvent): Record<string,
  * them. `status` is LIVE, ERASED (a deleted collection) or ABSENT (not created yet, at that
  * point); `position` and `at` name the newest event folded.
  */
-export const renderDidState = (scope: string, name: string, asOf: string | number | null, state: DidStateAsOf): Record<string, unknown> => {
+export const renderDidState = (
+  scope: string,
+  name: string,
+  asOf: string | number | null,
+  state: DidStateAsOf,
+): Record<string, unknown> => {
   const { did } = state.did;
   const last = state.lastEvent;
   const base = {

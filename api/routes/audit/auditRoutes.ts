@@ -6,8 +6,20 @@ import { AUDIT_PERMISSIONS } from '../../../domain/permission/auditPolicy.ts';
 import { allowOnly } from '../../../domain/permission/policy.ts';
 import { rseStreamName } from '../../../domain/rse/rse.ts';
 import { ruleStreamName } from '../../../domain/rule/rule.ts';
-import { AccessDenied, AccountNotFound, DataIdentifierNotFound, RSENotFound, RuleNotFound, type RucioErrorClass } from '../../../domain/shared/errors.ts';
-import { feedEvents, subjectHistory, type FeedQuery, type HistoryRange } from '../../../projections/audit/auditQueries.ts';
+import {
+  AccessDenied,
+  AccountNotFound,
+  DataIdentifierNotFound,
+  RSENotFound,
+  RuleNotFound,
+  type RucioErrorClass,
+} from '../../../domain/shared/errors.ts';
+import {
+  feedEvents,
+  subjectHistory,
+  type FeedQuery,
+  type HistoryRange,
+} from '../../../projections/audit/auditQueries.ts';
 import { didSubject, rseSubject, ruleSubject } from '../../../projections/audit/auditSubjects.ts';
 import { didStateAsOf } from '../../../projections/audit/didStateAsOf.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
@@ -23,7 +35,12 @@ const RANGE = {
   until: 'The last event: a global position or an RFC 3339 time, inclusive.',
   type: 'Event types, the parameter repeated or comma-separated.',
 };
-const history = (summary: string, notFound: RucioErrorClass): RouteOptions => ({ accept: STREAM_ONLY, summary, query: RANGE, raises: [AccessDenied, notFound] });
+const history = (summary: string, notFound: RucioErrorClass): RouteOptions => ({
+  accept: STREAM_ONLY,
+  summary,
+  query: RANGE,
+  raises: [AccessDenied, notFound],
+});
 
 /**
  * The audit API (our own prefix; Rucio has none): the history of a DID, a rule, an RSE or an
@@ -57,14 +74,25 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
   const requireDidHistoryReader = async (ctx: AppContext, scope: string, name: string): Promise<void> => {
     const caller = await loadCaller(services.commands, ctx.state.issuer!);
     const access = await scopeAccess(services.commands, caller, scope);
-    allowOnly(AUDIT_PERMISSIONS.readDidHistory(access), `Account ${caller.account} can not read the history of ${scope}:${name}`);
-    await requireStream(didStreamName(scope, name), DataIdentifierNotFound, `Data identifier '${scope}:${name}' not found`);
+    allowOnly(
+      AUDIT_PERMISSIONS.readDidHistory(access),
+      `Account ${caller.account} can not read the history of ${scope}:${name}`,
+    );
+    await requireStream(
+      didStreamName(scope, name),
+      DataIdentifierNotFound,
+      `Data identifier '${scope}:${name}' not found`,
+    );
   };
 
-  const sendFeed = (ctx: AppContext, query: FeedQuery): Promise<void> => sendStream(ctx, mapStream(feedEvents(services.readModels, eventStore, query), renderEvent));
+  const sendFeed = (ctx: AppContext, query: FeedQuery): Promise<void> =>
+    sendStream(ctx, mapStream(feedEvents(services.readModels, eventStore, query), renderEvent));
 
   const sendSubjectHistory = (ctx: AppContext, subject: string, streamName: string): Promise<void> =>
-    sendStream(ctx, mapStream(subjectHistory(services.readModels, eventStore, { subject, streamName }, rangeOf(ctx)), renderEvent));
+    sendStream(
+      ctx,
+      mapStream(subjectHistory(services.readModels, eventStore, { subject, streamName }, rangeOf(ctx)), renderEvent),
+    );
 
   routes.get(
     '/audit/dids/*scope_name/events',
@@ -91,26 +119,38 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
     sendJson(ctx, renderDidState(scope, name, asked, state));
   });
 
-  routes.get('/audit/rules/:ruleId/events', history('A rule’s events, its locks and transfer requests (admins).', RuleNotFound), async (ctx) => {
-    const { ruleId } = ctx.params as { ruleId: string };
-    await requireHistoryReader(ctx, `rule ${ruleId}`);
-    await requireStream(ruleStreamName(ruleId), RuleNotFound, `No replication rule found with id ${ruleId}`);
-    await sendSubjectHistory(ctx, ruleSubject(ruleId), ruleStreamName(ruleId));
-  });
+  routes.get(
+    '/audit/rules/:ruleId/events',
+    history('A rule’s events, its locks and transfer requests (admins).', RuleNotFound),
+    async (ctx) => {
+      const { ruleId } = ctx.params as { ruleId: string };
+      await requireHistoryReader(ctx, `rule ${ruleId}`);
+      await requireStream(ruleStreamName(ruleId), RuleNotFound, `No replication rule found with id ${ruleId}`);
+      await sendSubjectHistory(ctx, ruleSubject(ruleId), ruleStreamName(ruleId));
+    },
+  );
 
-  routes.get('/audit/rses/:rse/events', history('An RSE’s events, the replicas, locks and rules it received or lost (admins).', RSENotFound), async (ctx) => {
-    const { rse } = ctx.params as { rse: string };
-    await requireHistoryReader(ctx, `RSE ${rse}`);
-    await requireStream(rseStreamName(rse), RSENotFound, `RSE '${rse}' cannot be found`);
-    await sendSubjectHistory(ctx, rseSubject(rse), rseStreamName(rse));
-  });
+  routes.get(
+    '/audit/rses/:rse/events',
+    history('An RSE’s events, the replicas, locks and rules it received or lost (admins).', RSENotFound),
+    async (ctx) => {
+      const { rse } = ctx.params as { rse: string };
+      await requireHistoryReader(ctx, `RSE ${rse}`);
+      await requireStream(rseStreamName(rse), RSENotFound, `RSE '${rse}' cannot be found`);
+      await sendSubjectHistory(ctx, rseSubject(rse), rseStreamName(rse));
+    },
+  );
 
-  routes.get('/audit/accounts/:account/events', history('What an account did: the events whose acting account it is (admins).', AccountNotFound), async (ctx) => {
-    const { account } = ctx.params as { account: string };
-    await requireHistoryReader(ctx, `account ${account}`);
-    await requireStream(accountStreamName(account), AccountNotFound, `Account with ID '${account}' cannot be found`);
-    await sendFeed(ctx, { ...rangeOf(ctx), account });
-  });
+  routes.get(
+    '/audit/accounts/:account/events',
+    history('What an account did: the events whose acting account it is (admins).', AccountNotFound),
+    async (ctx) => {
+      const { account } = ctx.params as { account: string };
+      await requireHistoryReader(ctx, `account ${account}`);
+      await requireStream(accountStreamName(account), AccountNotFound, `Account with ID '${account}' cannot be found`);
+      await sendFeed(ctx, { ...rangeOf(ctx), account });
+    },
+  );
 
   const feed: RouteOptions = {
     accept: STREAM_ONLY,
@@ -127,7 +167,12 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
     await requireHistoryReader(ctx, 'the service');
     const account = typeof ctx.query.account === 'string' && ctx.query.account !== '' ? ctx.query.account : undefined;
     const after = positionParam(ctx, 'after');
-    const query = { ...rangeOf(ctx), limit: limitParam(ctx, 1000, 10_000), ...(account ? { account } : {}), ...(after !== undefined ? { after } : {}) };
+    const query = {
+      ...rangeOf(ctx),
+      limit: limitParam(ctx, 1000, 10_000),
+      ...(account ? { account } : {}),
+      ...(after !== undefined ? { after } : {}),
+    };
     await sendFeed(ctx, query);
   });
 };

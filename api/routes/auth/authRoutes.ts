@@ -1,6 +1,18 @@
-import { checkIdentity, loginCandidates, mayLogIn, type CheckedIdentity, type LoginSubject } from '../../../commands/identity/authentication.ts';
+import {
+  checkIdentity,
+  loginCandidates,
+  mayLogIn,
+  type CheckedIdentity,
+  type LoginSubject,
+} from '../../../commands/identity/authentication.ts';
 import { formatRucioDate } from '../../../domain/shared/dates.ts';
-import { CannotAuthenticate, ConfigurationError, IdentityError, IdentityNotFound, ValueError } from '../../../domain/shared/errors.ts';
+import {
+  CannotAuthenticate,
+  ConfigurationError,
+  IdentityError,
+  IdentityNotFound,
+  ValueError,
+} from '../../../domain/shared/errors.ts';
 import { loginAttempt, throttledLogin } from '../../auth/loginAttempts.ts';
 import { LoginThrottle } from '../../auth/loginThrottle.ts';
 import { sendText } from '../../http.ts';
@@ -31,19 +43,29 @@ const chooseAccount = (ctx: AppContext, checked: CheckedIdentity, allowMultiple:
   const named = ctx.get('X-Svc-Account');
   if (named) return named;
   const candidates = loginCandidates(checked);
-  if (candidates.outcome === 'unknown-identity') throw new IdentityError('Cannot authenticate. The identity does not exist.');
+  if (candidates.outcome === 'unknown-identity')
+    throw new IdentityError('Cannot authenticate. The identity does not exist.');
   // An unknown username and a wrong password get the same answer: names cannot be told apart.
-  if (candidates.outcome === 'wrong-credentials') throw new IdentityNotFound('Cannot authenticate. Username/Password pair does not exist.');
-  if (candidates.accounts.length === 0) throw new CannotAuthenticate('Cannot authenticate. The identity is mapped to no account.');
+  if (candidates.outcome === 'wrong-credentials')
+    throw new IdentityNotFound('Cannot authenticate. Username/Password pair does not exist.');
+  if (candidates.accounts.length === 0)
+    throw new CannotAuthenticate('Cannot authenticate. The identity is mapped to no account.');
   if (candidates.accounts.length === 1) return candidates.accounts[0];
   if (candidates.defaultAccount) return candidates.defaultAccount;
-  if (!allowMultiple) throw new CannotAuthenticate('Cannot authenticate. The identity maps to several accounts and none is the default.');
+  if (!allowMultiple)
+    throw new CannotAuthenticate('Cannot authenticate. The identity maps to several accounts and none is the default.');
   ctx.set('X-Svc-Auth-Accounts', candidates.accounts.join(','));
   sendText(ctx, JSON.stringify(candidates.accounts), 206, OCTET);
   return undefined;
 };
 
-const issueToken = async (ctx: AppContext, services: Services, subject: LoginSubject, checked: CheckedIdentity, account: string): Promise<void> => {
+const issueToken = async (
+  ctx: AppContext,
+  services: Services,
+  subject: LoginSubject,
+  checked: CheckedIdentity,
+  account: string,
+): Promise<void> => {
   if (!(await mayLogIn(services.commands, checked, account))) {
     throw new CannotAuthenticate(`Cannot authenticate to account ${account} with given credentials`);
   }
@@ -70,7 +92,8 @@ const stripProxySuffixes = (dn: string): string => {
   }
 };
 
-const trustedHeader = (ctx: AppContext, name: string | undefined): string | undefined => (name ? ctx.get(name) || undefined : undefined);
+const trustedHeader = (ctx: AppContext, name: string | undefined): string | undefined =>
+  name ? ctx.get(name) || undefined : undefined;
 
 export const registerAuthRoutes = (routes: RouteTable, services: Services): void => {
   const login: RouteOptions = {
@@ -90,19 +113,24 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
 
   // Password guesses are slowed down per identity and per client address (api/auth/loginThrottle.ts).
   const throttle = new LoginThrottle();
-  routes.get('/auth/userpass', { ...login, summary: 'Logs in with X-Svc-Username and X-Svc-Password (and X-Svc-Account).' }, async (ctx) => {
-    setAuthHeaders(ctx);
-    const username = ctx.get('X-Svc-Username');
-    const password = ctx.get('X-Svc-Password');
-    if (!username || !password) throw new CannotAuthenticate('Cannot authenticate without passing all required arguments');
-    const subject: LoginSubject = { identityType: 'USERPASS', identity: username, password };
-    await throttledLogin(ctx, services, throttle, username, async (outcome) => {
-      const checked = await checkIdentity(services.commands, subject);
-      outcome.credentialsValid = checked.credentialsValid;
-      const account = chooseAccount(ctx, checked, true);
-      if (account) await issueToken(ctx, services, subject, checked, account);
-    });
-  });
+  routes.get(
+    '/auth/userpass',
+    { ...login, summary: 'Logs in with X-Svc-Username and X-Svc-Password (and X-Svc-Account).' },
+    async (ctx) => {
+      setAuthHeaders(ctx);
+      const username = ctx.get('X-Svc-Username');
+      const password = ctx.get('X-Svc-Password');
+      if (!username || !password)
+        throw new CannotAuthenticate('Cannot authenticate without passing all required arguments');
+      const subject: LoginSubject = { identityType: 'USERPASS', identity: username, password };
+      await throttledLogin(ctx, services, throttle, username, async (outcome) => {
+        const checked = await checkIdentity(services.commands, subject);
+        outcome.credentialsValid = checked.credentialsValid;
+        const account = chooseAccount(ctx, checked, true);
+        if (account) await issueToken(ctx, services, subject, checked, account);
+      });
+    },
+  );
 
   const x509 = async (ctx: AppContext) => {
     setAuthHeaders(ctx);
@@ -116,19 +144,28 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
       if (account) await issueToken(ctx, services, subject, checked, account);
     });
   };
-  const x509Login = { ...login, summary: 'Logs in with the client certificate’s DN, passed by a TLS-terminating proxy in DMS_X509_DN_HEADER.' };
+  const x509Login = {
+    ...login,
+    summary: 'Logs in with the client certificate’s DN, passed by a TLS-terminating proxy in DMS_X509_DN_HEADER.',
+  };
   for (const path of ['/auth/x509', '/auth/x509/webui', '/auth/x509_proxy']) routes.get(path, x509Login, x509);
 
   routes.get(
     '/auth/gss',
-    { ...login, summary: 'Logs in with a Kerberos principal passed by a proxy in DMS_GSS_REMOTE_USER_HEADER, to the account in X-Svc-Account.' },
+    {
+      ...login,
+      summary:
+        'Logs in with a Kerberos principal passed by a proxy in DMS_GSS_REMOTE_USER_HEADER, to the account in X-Svc-Account.',
+    },
     async (ctx) => {
       setAuthHeaders(ctx, 'X-Svc-Auth-Token');
       const principal = trustedHeader(ctx, services.config.gssRemoteUserHeader);
       const account = ctx.get('X-Svc-Account');
       if (!principal || !account) throw new ValueError('Account and REMOTE_USER must be set.');
       const subject: LoginSubject = { identityType: 'GSS', identity: principal };
-      await loginAttempt(ctx, 'gss', principal, async () => issueToken(ctx, services, subject, await checkIdentity(services.commands, subject), account));
+      await loginAttempt(ctx, 'gss', principal, async () =>
+        issueToken(ctx, services, subject, await checkIdentity(services.commands, subject), account),
+      );
     },
   );
 
@@ -137,7 +174,11 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
     accept: [OCTET],
     commonHeaders: false,
     summary: 'Tells the account, identity and expiry of the token in X-Svc-Auth-Token.',
-    success: { status: 200, type: OCTET, description: 'A Python dict literal: account, identity, lifetime, audience, authz_scope, vo.' },
+    success: {
+      status: 200,
+      type: OCTET,
+      description: 'A Python dict literal: account, identity, lifetime, audience, authz_scope, vo.',
+    },
     raises: [CannotAuthenticate],
   };
   routes.get('/auth/validate', validate, async (ctx) => {
@@ -173,7 +214,13 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
   ] as const) {
     routes.get(
       path,
-      { auth: false, commonHeaders: false, summary: `${method} login: not offered by this server.`, success: 'none', raises: [CannotAuthenticate] },
+      {
+        auth: false,
+        commonHeaders: false,
+        summary: `${method} login: not offered by this server.`,
+        success: 'none',
+        raises: [CannotAuthenticate],
+      },
       unsupported(method),
     );
   }
@@ -192,4 +239,3 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
   routes.get('/auth/saml', samlOptions, saml);
   routes.post('/auth/saml', samlOptions, saml);
 };
-

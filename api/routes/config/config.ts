@@ -1,5 +1,10 @@
 import { loadCaller } from '../../../commands/caller.ts';
-import { removeConfigOption, removeConfigSection, requireConfigPermission, setConfigOptions } from '../../../commands/config/configCommands.ts';
+import {
+  removeConfigOption,
+  removeConfigSection,
+  requireConfigPermission,
+  setConfigOptions,
+} from '../../../commands/config/configCommands.ts';
 import { configValueFromText, configValueToText } from '../../../domain/config/configValue.ts';
 import { AccessDenied, ConfigNotFound, ValueError } from '../../../domain/shared/errors.ts';
 import { LIMITS } from '../../../domain/shared/limits.ts';
@@ -20,7 +25,8 @@ const configKey = (what: string, key: string): string => {
 /** A value as stored: text of at most Rucio's 4000 characters. */
 const configText = (value: unknown): string => {
   const text = configValueToText(value);
-  if (text.length > LIMITS.configValueLength) throw new ValueError(`A configuration value is longer than ${LIMITS.configValueLength} characters.`);
+  if (text.length > LIMITS.configValueLength)
+    throw new ValueError(`A configuration value is longer than ${LIMITS.configValueLength} characters.`);
   return text;
 };
 
@@ -34,53 +40,81 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     await created(ctx, services, (metadata) => setConfigOptions(services.commands, { options }, metadata));
   };
 
-  routes.get('/config', { accept: JSON_ONLY, summary: 'The whole configuration: `{section: {option: value}}` (admins).', raises: [AccessDenied] }, async (ctx) => {
-    await requireReader(ctx, 'retrieve sections');
-    const result: Record<string, Record<string, unknown>> = {};
-    for await (const section of configSectionsByName(services.readModels)) result[section.section] = typedOptions(section.options);
-    sendJson(ctx, result);
-  });
+  routes.get(
+    '/config',
+    {
+      accept: JSON_ONLY,
+      summary: 'The whole configuration: `{section: {option: value}}` (admins).',
+      raises: [AccessDenied],
+    },
+    async (ctx) => {
+      await requireReader(ctx, 'retrieve sections');
+      const result: Record<string, Record<string, unknown>> = {};
+      for await (const section of configSectionsByName(services.readModels))
+        result[section.section] = typedOptions(section.options);
+      sendJson(ctx, result);
+    },
+  );
 
   /** `{section: {option: value}}`; every section is checked before anything is written, then all at once. */
-  routes.post('/config', { summary: 'Sets options of several sections at once.', body: { description: '`{section: {option: value}}`.' } }, async (ctx) => {
-    const body = jsonObject(ctx);
-    const options: { section: string; option: string; value: string }[] = [];
-    for (const [section, sectionOptions] of Object.entries(body)) {
-      if (sectionOptions === null || typeof sectionOptions !== 'object' || Array.isArray(sectionOptions)) throw new ValueError('');
-      configKey('section', section);
-      for (const [option, value] of Object.entries(sectionOptions)) options.push({ section, option: configKey('option', option), value: configText(value) });
-    }
-    await set(ctx, options);
-  });
+  routes.post(
+    '/config',
+    { summary: 'Sets options of several sections at once.', body: { description: '`{section: {option: value}}`.' } },
+    async (ctx) => {
+      const body = jsonObject(ctx);
+      const options: { section: string; option: string; value: string }[] = [];
+      for (const [section, sectionOptions] of Object.entries(body)) {
+        if (sectionOptions === null || typeof sectionOptions !== 'object' || Array.isArray(sectionOptions))
+          throw new ValueError('');
+        configKey('section', section);
+        for (const [option, value] of Object.entries(sectionOptions))
+          options.push({ section, option: configKey('option', option), value: configText(value) });
+      }
+      await set(ctx, options);
+    },
+  );
 
-  routes.get('/config/:section', { accept: JSON_ONLY, summary: 'The options of one section.', raises: [AccessDenied, ConfigNotFound] }, async (ctx) => {
-    await requireReader(ctx, `retrieve options and values from section ${ctx.params.section}`);
-    const section = await configSection(services.readModels, ctx.params.section!);
-    if (!section) throw new ConfigNotFound(`No configuration found for section '${ctx.params.section}'`);
-    sendJson(ctx, typedOptions(section.options));
-  });
+  routes.get(
+    '/config/:section',
+    { accept: JSON_ONLY, summary: 'The options of one section.', raises: [AccessDenied, ConfigNotFound] },
+    async (ctx) => {
+      await requireReader(ctx, `retrieve options and values from section ${ctx.params.section}`);
+      const section = await configSection(services.readModels, ctx.params.section!);
+      if (!section) throw new ConfigNotFound(`No configuration found for section '${ctx.params.section}'`);
+      sendJson(ctx, typedOptions(section.options));
+    },
+  );
   routes.delete('/config/:section', { summary: 'Removes a section.', raises: [ConfigNotFound] }, async (ctx) => {
     const section = configKey('section', ctx.params.section!);
     await ok(ctx, services, (metadata) => removeConfigSection(services.commands, { section }, metadata));
   });
 
-  routes.get('/config/:section/:option', { accept: JSON_ONLY, summary: 'One option’s value, typed as JSON.', raises: [AccessDenied, ConfigNotFound] }, async (ctx) => {
-    const { section, option } = ctx.params as { section: string; option: string };
-    try {
-      await requireReader(ctx, `retrieve option ${option} from section ${section}`);
-    } catch (error) {
-      if (error instanceof AccessDenied) throw new AccessDenied(`Access to '${section}' option '${option}' denied`);
-      throw error;
-    }
-    const value = await configOption(services.readModels, section, option);
-    if (value === undefined) throw new ConfigNotFound(`No configuration found for section '${section}' option '${option}'`);
-    sendJson(ctx, configValueFromText(value));
-  });
-  routes.delete('/config/:section/:option', { summary: 'Removes an option.', raises: [ConfigNotFound] }, async (ctx) => {
-    const section = configKey('section', ctx.params.section!);
-    const option = configKey('option', ctx.params.option!);
-    await ok(ctx, services, (metadata) => removeConfigOption(services.commands, { section, option }, metadata));
-  });
+  routes.get(
+    '/config/:section/:option',
+    { accept: JSON_ONLY, summary: 'One option’s value, typed as JSON.', raises: [AccessDenied, ConfigNotFound] },
+    async (ctx) => {
+      const { section, option } = ctx.params as { section: string; option: string };
+      try {
+        await requireReader(ctx, `retrieve option ${option} from section ${section}`);
+      } catch (error) {
+        if (error instanceof AccessDenied) throw new AccessDenied(`Access to '${section}' option '${option}' denied`);
+        throw error;
+      }
+      const value = await configOption(services.readModels, section, option);
+      if (value === undefined)
+        throw new ConfigNotFound(`No configuration found for section '${section}' option '${option}'`);
+      sendJson(ctx, configValueFromText(value));
+    },
+  );
+  routes.delete(
+    '/config/:section/:option',
+    { summary: 'Removes an option.', raises: [ConfigNotFound] },
+    async (ctx) => {
+      const section = configKey('section', ctx.params.section!);
+      const option = configKey('option', ctx.params.option!);
+      await ok(ctx, services, (metadata) => removeConfigOption(services.commands, { section, option }, metadata));
+    },
+  );
 
   routes.put(
     '/config/:section/:option/:value',
@@ -92,7 +126,11 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     },
     async (ctx) => {
       await set(ctx, [
-        { section: configKey('section', ctx.params.section!), option: configKey('option', ctx.params.option!), value: configText(ctx.params.value!) },
+        {
+          section: configKey('section', ctx.params.section!),
+          option: configKey('option', ctx.params.option!),
+          value: configText(ctx.params.value!),
+        },
       ]);
     },
   );

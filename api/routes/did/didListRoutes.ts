@@ -64,21 +64,33 @@ const fileLine = (file: FileEntry, lumiblocknr?: unknown) => ({
 export const registerDidStaticListRoutes = (routes: RouteTable, services: Services): void => {
   routes.get(
     '/dids/new',
-    { accept: STREAM_ONLY, summary: 'DIDs flagged new (not yet picked up by the transmogrifier).', query: { type: 'A DID type: FILE, DATASET, CONTAINER.' } },
+    {
+      accept: STREAM_ONLY,
+      summary: 'DIDs flagged new (not yet picked up by the transmogrifier).',
+      query: { type: 'A DID type: FILE, DATASET, CONTAINER.' },
+    },
     async (ctx) => {
       const type = queryString(ctx, 'type');
       const didType = type === undefined ? undefined : DID_TYPES.find((candidate) => candidate === type.toUpperCase());
       if (type !== undefined && !didType) throw new ValueError(`'${type}' is not a valid DID type`);
       await sendStream(
         ctx,
-        mapStream(newDids(services.readModels, didType), (did) => ({ scope: did.scope, name: did.name, did_type: did.did_type })),
+        mapStream(newDids(services.readModels, didType), (did) => ({
+          scope: did.scope,
+          name: did.name,
+          did_type: did.did_type,
+        })),
       );
     },
   );
 
   routes.post(
     '/dids/bulkfiles',
-    { accept: STREAM_ONLY, summary: 'The files below each of several DIDs, with their parent.', body: { description: '`dids`: `{scope, name}` each.' } },
+    {
+      accept: STREAM_ONLY,
+      summary: 'The files below each of several DIDs, with their parent.',
+      body: { description: '`dids`: `{scope, name}` each.' },
+    },
     async (ctx) => {
       const parameters = jsonObject(ctx);
       const requested = asArray('dids', parameters.dids ?? []).map((item) => didRefItem('dids', item));
@@ -102,7 +114,8 @@ export const registerDidSearchRoutes = (routes: RouteTable, services: Services):
     accept: STREAM_ONLY,
     summary: 'Searches a scope: names (or with `long`, the DIDs) matching the filters.',
     query: {
-      filters: 'A Python literal list of dicts, each a group of conditions (`name`, `type`, `length.gt`, metadata keys, ...); without it, the other parameters are one group.',
+      filters:
+        'A Python literal list of dicts, each a group of conditions (`name`, `type`, `length.gt`, metadata keys, ...); without it, the other parameters are one group.',
       type: 'collection (default), dataset, container, file or all.',
       limit: 'At most this many.',
       long: 'True: the whole DID instead of its name.',
@@ -116,17 +129,33 @@ export const registerDidSearchRoutes = (routes: RouteTable, services: Services):
     // Flask's `type=int` turns an unreadable limit into no limit.
     const limit = limitText !== undefined && /^\s*\d+\s*$/.test(limitText) ? Number(limitText) : undefined;
     const long = queryBoolean(ctx, 'long', false);
-    const hits = runDidSearch(services.readModels, search, ctx.params.scope!, { recursive: queryBoolean(ctx, 'recursive', false), ...(limit ? { limit } : {}) });
-    await sendStream(ctx, mapStream(hits, (hit) => (long ? hit : hit.name)));
+    const hits = runDidSearch(services.readModels, search, ctx.params.scope!, {
+      recursive: queryBoolean(ctx, 'recursive', false),
+      ...(limit ? { limit } : {}),
+    });
+    await sendStream(
+      ctx,
+      mapStream(hits, (hit) => (long ? hit : hit.name)),
+    );
   });
 
-  routes.get('/dids/:guid/guid', { accept: STREAM_ONLY, summary: 'The datasets holding the file of a GUID.', raises: [DataIdentifierNotFound] }, async (ctx) => {
-    const given = ctx.params.guid!;
-    const guid = normalizeGuid(given);
-    const files = guid ? await filesWithGuid(services.readModels, guid) : [];
-    if (files.length === 0) throw new DataIdentifierNotFound(`No file associated to GUID : ${given}`);
-    await sendStream(ctx, mapStream(parentsOfEach(services.readModels, files), (edge) => ({ scope: edge.parentScope, name: edge.parentName })));
-  });
+  routes.get(
+    '/dids/:guid/guid',
+    { accept: STREAM_ONLY, summary: 'The datasets holding the file of a GUID.', raises: [DataIdentifierNotFound] },
+    async (ctx) => {
+      const given = ctx.params.guid!;
+      const guid = normalizeGuid(given);
+      const files = guid ? await filesWithGuid(services.readModels, guid) : [];
+      if (files.length === 0) throw new DataIdentifierNotFound(`No file associated to GUID : ${given}`);
+      await sendStream(
+        ctx,
+        mapStream(parentsOfEach(services.readModels, files), (edge) => ({
+          scope: edge.parentScope,
+          name: edge.parentName,
+        })),
+      );
+    },
+  );
 };
 
 /**
@@ -146,14 +175,17 @@ const searchGroups = (ctx: AppContext): Record<string, unknown>[] => {
   try {
     parsed = parsePythonLiteral(text);
   } catch (error) {
-    if (error instanceof PythonLiteralError) throw new DIDFilterSyntaxError(`Could not read the filters: ${error.message}`);
+    if (error instanceof PythonLiteralError)
+      throw new DIDFilterSyntaxError(`Could not read the filters: ${error.message}`);
     throw error;
   }
   const groups = Array.isArray(parsed) ? parsed : [parsed];
   return groups.map((group) => {
-    if (group === null || typeof group !== 'object' || Array.isArray(group)) throw new DIDFilterSyntaxError('Input filters are of an unrecognised type.');
+    if (group === null || typeof group !== 'object' || Array.isArray(group))
+      throw new DIDFilterSyntaxError('Input filters are of an unrecognised type.');
     for (const value of Object.values(group)) {
-      if (value !== null && typeof value === 'object') throw new DIDFilterSyntaxError(`Filter values must be single values, not ${JSON.stringify(value)}`);
+      if (value !== null && typeof value === 'object')
+        throw new DIDFilterSyntaxError(`Filter values must be single values, not ${JSON.stringify(value)}`);
     }
     return group;
   });
@@ -163,7 +195,11 @@ const searchGroups = (ctx: AppContext): Record<string, unknown>[] => {
 export const registerDidItemListRoutes = (routes: RouteTable, services: Services): void => {
   routes.get(
     '/dids/*scope_name/dids/history',
-    { accept: STREAM_ONLY, summary: 'What was ever attached to a collection, detached children included.', raises: [DataIdentifierNotFound] },
+    {
+      accept: STREAM_ONLY,
+      summary: 'What was ever attached to a collection, detached children included.',
+      raises: [DataIdentifierNotFound],
+    },
     async (ctx) => {
       const did = didFromPath(ctx);
       const history = contentHistoryOf(services.readModels, did.scope, did.name);
@@ -171,14 +207,23 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
     },
   );
   routes.get('/dids/*scope_name/status', didOptions, (ctx) => getDid(services, ctx));
-  routes.get('/dids/*scope_name/dids', { accept: STREAM_ONLY, summary: 'The children of a collection.', raises: [DataIdentifierNotFound] }, async (ctx) => {
-    const did = didFromPath(ctx);
-    const content = contentOf(services.readModels, did.scope, did.name);
-    await sendStream(ctx, orNotFound(mapStream(content, contentEntryJson), services, did));
-  });
+  routes.get(
+    '/dids/*scope_name/dids',
+    { accept: STREAM_ONLY, summary: 'The children of a collection.', raises: [DataIdentifierNotFound] },
+    async (ctx) => {
+      const did = didFromPath(ctx);
+      const content = contentOf(services.readModels, did.scope, did.name);
+      await sendStream(ctx, orNotFound(mapStream(content, contentEntryJson), services, did));
+    },
+  );
   routes.get(
     '/dids/*scope_name/files',
-    { accept: STREAM_ONLY, summary: 'The files below a DID.', query: { long: 'Present: with `lumiblocknr`.' }, raises: [DataIdentifierNotFound] },
+    {
+      accept: STREAM_ONLY,
+      summary: 'The files below a DID.',
+      query: { long: 'Present: with `lumiblocknr`.' },
+      raises: [DataIdentifierNotFound],
+    },
     async (ctx) => {
       const document = await existingDid(services, ctx);
       // The long form is asked for by the parameter's presence, whatever its value.
@@ -187,16 +232,22 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
         ctx,
         (async function* () {
           for await (const file of filesBelow(services.readModels, document)) {
-            yield long ? fileLine(file, (await findDid(services.readModels, file.scope, file.name))?.lumiblocknr ?? null) : fileLine(file);
+            yield long
+              ? fileLine(file, (await findDid(services.readModels, file.scope, file.name))?.lumiblocknr ?? null)
+              : fileLine(file);
           }
         })(),
       );
     },
   );
-  routes.get('/dids/*scope_name/rules', { accept: STREAM_ONLY, summary: 'The rules on a DID.', raises: [DataIdentifierNotFound] }, async (ctx) => {
-    const document = await existingDid(services, ctx);
-    await sendStream(ctx, ruleLines(services, rulesOfDid(services.readModels, document.scope, document.name)));
-  });
+  routes.get(
+    '/dids/*scope_name/rules',
+    { accept: STREAM_ONLY, summary: 'The rules on a DID.', raises: [DataIdentifierNotFound] },
+    async (ctx) => {
+      const document = await existingDid(services, ctx);
+      await sendStream(ctx, ruleLines(services, rulesOfDid(services.readModels, document.scope, document.name)));
+    },
+  );
   // Rucio's list_associated_rules_for_file: the rules holding a lock on the file.
   routes.get(
     '/dids/*scope_name/associated_rules',
@@ -209,14 +260,22 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
       );
     },
   );
-  routes.get('/dids/*scope_name/parents', { accept: STREAM_ONLY, summary: 'The collections a DID is attached to.', raises: [DataIdentifierNotFound] }, async (ctx) => {
-    const document = await existingDid(services, ctx);
-    await sendStream(ctx, mapStream(listParents(services.readModels, document.scope, document.name), parentJson));
-  });
+  routes.get(
+    '/dids/*scope_name/parents',
+    { accept: STREAM_ONLY, summary: 'The collections a DID is attached to.', raises: [DataIdentifierNotFound] },
+    async (ctx) => {
+      const document = await existingDid(services, ctx);
+      await sendStream(ctx, mapStream(listParents(services.readModels, document.scope, document.name), parentJson));
+    },
+  );
   // Rucio streams these lines under the JSON content type.
   routes.get(
     '/dids/*scope_name/follow',
-    { accept: JSON_ONLY, summary: 'The accounts following a DID (JSON lines, typed application/json as Rucio does).', raises: [DataIdentifierNotFound] },
+    {
+      accept: JSON_ONLY,
+      summary: 'The accounts following a DID (JSON lines, typed application/json as Rucio does).',
+      raises: [DataIdentifierNotFound],
+    },
     async (ctx) => {
       const document = await existingDid(services, ctx);
       const followers = followersOf(services.readModels, document.scope, document.name);
@@ -276,14 +335,19 @@ export const registerDidGetRoute = (routes: RouteTable, services: Services): voi
 const didOptions: RouteOptions = {
   accept: JSON_ONLY,
   summary: 'One DID: type, account, bytes, length, open, ...',
-  query: { dynamic_depth: 'FILE or DATASET: bytes and length summed below now.', dynamic: 'Present: the same as dynamic_depth=FILE.' },
+  query: {
+    dynamic_depth: 'FILE or DATASET: bytes and length summed below now.',
+    dynamic: 'Present: the same as dynamic_depth=FILE.',
+  },
   raises: [DataIdentifierNotFound],
 };
 
 const getDid = async (services: Services, ctx: AppContext): Promise<void> => {
   const document = await existingDid(services, ctx);
   const requested = queryString(ctx, 'dynamic_depth');
-  const depth = requested !== undefined ? requested.toUpperCase() : ctx.query.dynamic !== undefined ? 'FILE' : undefined;
-  const dynamic = depth === 'FILE' || depth === 'DATASET' ? await dynamicTotals(services.readModels, document, depth) : undefined;
+  const depth =
+    requested !== undefined ? requested.toUpperCase() : ctx.query.dynamic !== undefined ? 'FILE' : undefined;
+  const dynamic =
+    depth === 'FILE' || depth === 'DATASET' ? await dynamicTotals(services.readModels, document, depth) : undefined;
   sendJson(ctx, didStatusJson(document, dynamic));
 };

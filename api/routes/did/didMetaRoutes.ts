@@ -36,7 +36,11 @@ const INHERIT_DEPTH = 20;
 export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services): void => {
   routes.post(
     '/dids/bulkdidsmeta',
-    { summary: 'Sets metadata of several DIDs.', body: { description: '`dids`: `{scope, name, meta}` each.' }, raises: [DataIdentifierNotFound] },
+    {
+      summary: 'Sets metadata of several DIDs.',
+      body: { description: '`dids`: `{scope, name, meta}` each.' },
+      raises: [DataIdentifierNotFound],
+    },
     async (ctx) => {
       const dids = asArray('dids', param(jsonObject(ctx), 'dids')).map((item) => {
         const entry = asObject('dids', item);
@@ -74,7 +78,8 @@ export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services
           const line: Record<string, unknown> = { scope: did.scope, name: did.name };
           const fill = (source: DidDocument | null) => {
             if (!source) return;
-            for (const [key, value] of Object.entries(metadataOf(source, plugin))) if (!(key in line)) line[key] = value;
+            for (const [key, value] of Object.entries(metadataOf(source, plugin)))
+              if (!(key in line)) line[key] = value;
           };
           fill(document);
           for (const ancestor of await ancestorKeys(services.readModels, did.scope, did.name, INHERIT_DEPTH))
@@ -99,7 +104,9 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
       const parameters = jsonObject(ctx);
       const meta = { [ctx.params.key!]: param(parameters, 'value') };
       const recursive = paramBoolean(parameters, 'recursive', false);
-      await created(ctx, services, (metadata) => setMetadata(services.commands, { ...did, meta, recursive, single: true }, metadata));
+      await created(ctx, services, (metadata) =>
+        setMetadata(services.commands, { ...did, meta, recursive, single: true }, metadata),
+      );
     },
   );
   routes.get(
@@ -120,13 +127,19 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
   );
   routes.post(
     '/dids/*scope_name/meta',
-    { ...setErrors, summary: 'Sets several metadata keys of a DID.', body: { description: '`meta`: `{key: value}`; `recursive`.' } },
+    {
+      ...setErrors,
+      summary: 'Sets several metadata keys of a DID.',
+      body: { description: '`meta`: `{key: value}`; `recursive`.' },
+    },
     async (ctx) => {
       const did = didFromPath(ctx);
       const parameters = jsonObject(ctx);
       const meta = asObject('meta', param(parameters, 'meta'));
       const recursive = paramBoolean(parameters, 'recursive', false);
-      await created(ctx, services, (metadata) => setMetadata(services.commands, { ...did, meta, recursive, single: false }, metadata));
+      await created(ctx, services, (metadata) =>
+        setMetadata(services.commands, { ...did, meta, recursive, single: false }, metadata),
+      );
     },
   );
   routes.delete(

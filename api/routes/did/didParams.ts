@@ -39,7 +39,8 @@ const checkPattern = (schema: string, kind: 'scope' | 'name', value: unknown): s
 };
 
 export const asObject = (schema: string, value: unknown): Record<string, unknown> => {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return problem(schema, `${JSON.stringify(value)} is not of type 'object'`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return problem(schema, `${JSON.stringify(value)} is not of type 'object'`);
   return value as Record<string, unknown>;
 };
 
@@ -57,7 +58,10 @@ const required = (schema: string, item: Record<string, unknown>, key: string): u
 /** A `{scope, name}` item of a request body, names checked. */
 export const didRefItem = (schema: string, value: unknown): DidRef => {
   const item = asObject(schema, value);
-  return { scope: checkPattern(schema, 'scope', required(schema, item, 'scope')), name: checkPattern(schema, 'name', required(schema, item, 'name')) };
+  return {
+    scope: checkPattern(schema, 'scope', required(schema, item, 'scope')),
+    name: checkPattern(schema, 'name', required(schema, item, 'name')),
+  };
 };
 
 /** Scope and name of the path, checked as the `did` schema checks them before a creation. */
@@ -77,9 +81,13 @@ export const attachRequestItem = (schema: string, value: unknown): AttachRequest
     }
     request.bytes = item.bytes;
   }
-  for (const [key, pattern] of [['adler32', /^[a-fA-F\d]{8}$/], ['md5', /^[a-fA-F\d]{32}$/]] as const) {
+  for (const [key, pattern] of [
+    ['adler32', /^[a-fA-F\d]{8}$/],
+    ['md5', /^[a-fA-F\d]{32}$/],
+  ] as const) {
     if (!(key in item)) continue;
-    if (typeof item[key] !== 'string' || !pattern.test(item[key])) problem(schema, `${JSON.stringify(item[key])} does not match '${pattern.source}'`);
+    if (typeof item[key] !== 'string' || !pattern.test(item[key]))
+      problem(schema, `${JSON.stringify(item[key])} does not match '${pattern.source}'`);
     request[key] = item[key];
   }
   return request;
@@ -93,8 +101,14 @@ export const attachRequests = (schema: string, value: unknown): AttachRequest[] 
  * rather than drop them silently, a request naming some is refused.
  */
 export const refuseRuleOptions = (parameters: Record<string, unknown>): void => {
-  if (Array.isArray(parameters.rules) ? parameters.rules.length > 0 : parameters.rules !== undefined && parameters.rules !== null) {
-    throw new InvalidObject("Problem validating attachment: Additional properties are not allowed ('rules' was unexpected)");
+  if (
+    Array.isArray(parameters.rules)
+      ? parameters.rules.length > 0
+      : parameters.rules !== undefined && parameters.rules !== null
+  ) {
+    throw new InvalidObject(
+      "Problem validating attachment: Additional properties are not allowed ('rules' was unexpected)",
+    );
   }
 };
 

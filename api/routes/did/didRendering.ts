@@ -6,7 +6,15 @@ import type { DidDocument } from '../../../projections/did/dids.ts';
 
 /** The JSON shapes of Rucio's DID answers, built from the read models (dates in Rucio's format). */
 
-const DATE_COLUMNS = new Set(['expired_at', 'deleted_at', 'accessed_at', 'closed_at', 'eol_at', 'created_at', 'updated_at']);
+const DATE_COLUMNS = new Set([
+  'expired_at',
+  'deleted_at',
+  'accessed_at',
+  'closed_at',
+  'eol_at',
+  'created_at',
+  'updated_at',
+]);
 
 const column = (document: DidDocument, name: string): unknown => {
   const value = document[name];
@@ -65,4 +73,8 @@ export const contentHistoryJson = (edge: ContentHistoryDocument) => ({
   updated_at: rucioDateOrNull(edge.updated_at),
 });
 
-export const parentJson = (edge: ContentDocument) => ({ scope: edge.parentScope, name: edge.parentName, type: edge.parentType });
+export const parentJson = (edge: ContentDocument) => ({
+  scope: edge.parentScope,
+  name: edge.parentName,
+  type: edge.parentType,
+});

@@ -1,6 +1,12 @@
 import { addCollections, type CollectionRule, type NewCollection } from '../../../commands/did/didCreation.ts';
 import { attachDids, detachDids, type Attachment } from '../../../commands/did/didContent.ts';
-import { createDidSample, followDid, resurrectDids, setDidStatus, unfollowDid } from '../../../commands/did/didLifecycle.ts';
+import {
+  createDidSample,
+  followDid,
+  resurrectDids,
+  setDidStatus,
+  unfollowDid,
+} from '../../../commands/did/didLifecycle.ts';
 import type { CollectionType, DidRef } from '../../../domain/did/did.ts';
 import {
   DataIdentifierAlreadyExists,
@@ -45,10 +51,17 @@ import { registerDidBulkMetaRoutes, registerDidMetaRoutes } from './didMetaRoute
 export const registerDidRoutes = (routes: RouteTable, services: Services): void => {
   /** Both sample routes: `nbfiles` is text that must read as an integer, as Python's int() reads it. */
   const sample = async (ctx: AppContext, input: DidRef, output: DidRef, nbfiles: unknown) => {
-    const count = typeof nbfiles === 'number' ? nbfiles : /^\s*[+-]?\d+\s*$/.test(String(nbfiles)) ? Number(String(nbfiles).trim()) : Number.NaN;
+    const count =
+      typeof nbfiles === 'number'
+        ? nbfiles
+        : /^\s*[+-]?\d+\s*$/.test(String(nbfiles))
+          ? Number(String(nbfiles).trim())
+          : Number.NaN;
     if (!Number.isInteger(count)) throw new ValueError(`invalid literal for int() with base 10: '${String(nbfiles)}'`);
     if (count < 0) throw new ValueError(`nbfiles must not be negative, not ${count}`);
-    await created(ctx, services, (metadata) => createDidSample(services.commands, { input, output: checkDidRef('did', output), nbfiles: count }, metadata));
+    await created(ctx, services, (metadata) =>
+      createDidSample(services.commands, { input, output: checkDidRef('did', output), nbfiles: count }, metadata),
+    );
   };
 
   routes.post(
@@ -59,7 +72,8 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       summary: 'Creates datasets and containers (add_dids).',
       body: {
         list: true,
-        description: 'DIDs: `scope`, `name`, `type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.',
+        description:
+          'DIDs: `scope`, `name`, `type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.',
       },
       raises: [DataIdentifierAlreadyExists, ScopeNotFound, InvalidObject],
     },
@@ -73,7 +87,10 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     '/dids/attachments',
     {
       summary: 'Attaches DIDs to several collections (files with `rse` registered as replicas there).',
-      body: { description: '`attachments`: `{scope, name, dids, rse?}` each; `ignore_duplicate`. A bare list is read as the attachments.' },
+      body: {
+        description:
+          '`attachments`: `{scope, name, dids, rse?}` each; `ignore_duplicate`. A bare list is read as the attachments.',
+      },
       raises: [DataIdentifierNotFound, DuplicateContent],
     },
     async (ctx) => {
@@ -85,9 +102,15 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
         refuseRuleOptions(attachment);
         const parent = didRefItem('attachments', attachment);
         const replicas = replicasOption(attachment, 'attachments', ownerOf(attachment));
-        return { ...parent, children: attachRequests('attachments', attachment.dids), ...(replicas ? { replicas } : {}) };
+        return {
+          ...parent,
+          children: attachRequests('attachments', attachment.dids),
+          ...(replicas ? { replicas } : {}),
+        };
       });
-      await created(ctx, services, (metadata) => attachDids(services.commands, { attachments, ignoreDuplicates, single: false }, metadata));
+      await created(ctx, services, (metadata) =>
+        attachDids(services.commands, { attachments, ignoreDuplicates, single: false }, metadata),
+      );
     },
   );
   registerDidBulkMetaRoutes(routes, services);
@@ -100,15 +123,28 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     },
     async (ctx) => {
       const parameters = jsonObject(ctx);
-      const [inputScope, inputName, outputScope, outputName, nbfiles] = ['input_scope', 'input_name', 'output_scope', 'output_name', 'nbfiles'].map((name) =>
-        param(parameters, name),
+      const [inputScope, inputName, outputScope, outputName, nbfiles] = [
+        'input_scope',
+        'input_name',
+        'output_scope',
+        'output_name',
+        'nbfiles',
+      ].map((name) => param(parameters, name));
+      await sample(
+        ctx,
+        { scope: String(inputScope), name: String(inputName) },
+        { scope: String(outputScope), name: String(outputName) },
+        nbfiles,
       );
-      await sample(ctx, { scope: String(inputScope), name: String(inputName) }, { scope: String(outputScope), name: String(outputName) }, nbfiles);
     },
   );
   routes.post(
     '/dids/resurrect',
-    { summary: 'Brings deleted DIDs back.', body: { list: true, description: 'DIDs: `scope`, `name`.' }, raises: [DataIdentifierNotFound] },
+    {
+      summary: 'Brings deleted DIDs back.',
+      body: { list: true, description: 'DIDs: `scope`, `name`.' },
+      raises: [DataIdentifierNotFound],
+    },
     async (ctx) => {
       const dids = asArray('dids', jsonList(ctx)).map((item) => didRefItem('dids', item));
       await created(ctx, services, (metadata) => resurrectDids(services.commands, { dids }, metadata));
@@ -117,17 +153,30 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   registerDidSearchRoutes(routes, services);
   routes.post(
     '/dids/:input_scope/:input_name/:output_scope/:output_name/:nbfiles/sample',
-    { summary: 'Creates a dataset of `nbfiles` files drawn from another.', body: 'none', raises: [DataIdentifierNotFound] },
+    {
+      summary: 'Creates a dataset of `nbfiles` files drawn from another.',
+      body: 'none',
+      raises: [DataIdentifierNotFound],
+    },
     async (ctx) => {
       const { input_scope, input_name, output_scope, output_name, nbfiles } = ctx.params;
-      await sample(ctx, { scope: input_scope!, name: input_name! }, { scope: output_scope!, name: output_name! }, nbfiles);
+      await sample(
+        ctx,
+        { scope: input_scope!, name: input_name! },
+        { scope: output_scope!, name: output_name! },
+        nbfiles,
+      );
     },
   );
 
   registerDidItemListRoutes(routes, services);
   routes.put(
     '/dids/*scope_name/status',
-    { summary: 'Closes or reopens a collection.', body: { description: '`open`: a JSON boolean.' }, raises: [DataIdentifierNotFound, UnsupportedStatus] },
+    {
+      summary: 'Closes or reopens a collection.',
+      body: { description: '`open`: a JSON boolean.' },
+      raises: [DataIdentifierNotFound, UnsupportedStatus],
+    },
     async (ctx) => {
       const did = didFromPath(ctx);
       const parameters = jsonObject(ctx);
@@ -136,7 +185,8 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       }
       if (!('open' in parameters)) throw new KeyError("'open' not defined");
       // A JSON boolean only: Rucio reads the value's truthiness, so "false" would reopen.
-      if (typeof parameters.open !== 'boolean') throw new TypeError_(`'open' must be a boolean type, not ${JSON.stringify(parameters.open)}.`);
+      if (typeof parameters.open !== 'boolean')
+        throw new TypeError_(`'open' must be a boolean type, not ${JSON.stringify(parameters.open)}.`);
       const open = parameters.open;
       await ok(ctx, services, (metadata) => setDidStatus(services.commands, { ...did, open }, metadata));
     },
@@ -153,16 +203,23 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       const parent = didFromPath(ctx);
       const parameters = jsonObject(ctx);
       refuseRuleOptions(parameters);
-      if (!('dids' in parameters)) throw new InvalidObject("Problem validating attachment: 'dids' is a required property");
+      if (!('dids' in parameters))
+        throw new InvalidObject("Problem validating attachment: 'dids' is a required property");
       const children = attachRequests('attachment', parameters.dids);
       const replicas = replicasOption(parameters, 'attachment', ownerOf(parameters));
       const attachment = { ...parent, children, ...(replicas ? { replicas } : {}) };
-      await created(ctx, services, (metadata) => attachDids(services.commands, { attachments: [attachment], ignoreDuplicates: false, single: true }, metadata));
+      await created(ctx, services, (metadata) =>
+        attachDids(services.commands, { attachments: [attachment], ignoreDuplicates: false, single: true }, metadata),
+      );
     },
   );
   routes.delete(
     '/dids/*scope_name/dids',
-    { summary: 'Detaches DIDs from a collection.', body: { description: '`dids`: `{scope, name}` each.' }, raises: [DataIdentifierNotFound] },
+    {
+      summary: 'Detaches DIDs from a collection.',
+      body: { description: '`dids`: `{scope, name}` each.' },
+      raises: [DataIdentifierNotFound],
+    },
     async (ctx) => {
       const parent = didFromPath(ctx);
       const children = asArray('dids', param(jsonObject(ctx), 'dids')).map((item) => didRefItem('dids', item));
@@ -171,7 +228,11 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   );
   routes.post(
     '/dids/*scope_name/follow',
-    { summary: 'Makes an account follow a DID.', body: { description: '`account`.' }, raises: [DataIdentifierNotFound] },
+    {
+      summary: 'Makes an account follow a DID.',
+      body: { description: '`account`.' },
+      raises: [DataIdentifierNotFound],
+    },
     async (ctx) => {
       const did = didFromPath(ctx);
       const account = followerAccount(jsonObject(ctx));
@@ -180,7 +241,11 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   );
   routes.delete(
     '/dids/*scope_name/follow',
-    { summary: 'Makes an account stop following a DID.', body: { description: '`account`.' }, raises: [DataIdentifierNotFound] },
+    {
+      summary: 'Makes an account stop following a DID.',
+      body: { description: '`account`.' },
+      raises: [DataIdentifierNotFound],
+    },
     async (ctx) => {
       const did = didFromPath(ctx);
       const account = followerAccount(jsonObject(ctx));
@@ -194,14 +259,19 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     {
       errors: { DatabaseException: 406 },
       summary: 'Creates a dataset or container (add_did).',
-      body: { description: '`type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.' },
+      body: {
+        description:
+          '`type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.',
+      },
       raises: [DataIdentifierAlreadyExists, ScopeNotFound, InvalidObject],
     },
     async (ctx) => {
       const did = didFromPath(ctx);
       const parameters = jsonObject(ctx);
       const collection = newCollection({ ...parameters, type: param(parameters, 'type'), ...did }, ctx.state.issuer!);
-      await created(ctx, services, (metadata) => addCollections(services.commands, { dids: [collection], single: true }, metadata));
+      await created(ctx, services, (metadata) =>
+        addCollections(services.commands, { dids: [collection], single: true }, metadata),
+      );
     },
   );
 };
@@ -227,14 +297,22 @@ const newCollection = (item: Record<string, unknown>, issuer: string): NewCollec
   const did = didRefItem('did', item);
   if (!('type' in item)) throw new KeyError("'type' not defined");
   const didType = typeof item.type === 'string' ? COLLECTION_TYPES[item.type.toUpperCase()] : undefined;
-  if (!didType) throw new InvalidObject(`Problem validating did: ${JSON.stringify(item.type)} is not one of ['DATASET', 'CONTAINER', 'FILE', 'F']`);
+  if (!didType)
+    throw new InvalidObject(
+      `Problem validating did: ${JSON.stringify(item.type)} is not one of ['DATASET', 'CONTAINER', 'FILE', 'F']`,
+    );
   if (didType === 'FILE') throw new UnsupportedOperation('Only collection (dataset/container) can be registered.');
-  const rules = item.rules === undefined || item.rules === null ? [] : asArray('did', item.rules).map((rule) => collectionRule(rule, did, issuer));
+  const rules =
+    item.rules === undefined || item.rules === null
+      ? []
+      : asArray('did', item.rules).map((rule) => collectionRule(rule, did, issuer));
   const statuses = item.statuses === undefined || item.statuses === null ? {} : asObject('did', item.statuses);
   const meta = item.meta === undefined || item.meta === null ? {} : asObject('did', item.meta);
   const lifetime = item.lifetime === undefined || item.lifetime === null ? null : item.lifetime;
   if (lifetime !== null && !isLifetime(lifetime)) {
-    throw new InvalidObject(`Problem validating did: lifetime ${JSON.stringify(lifetime)} is not a number of seconds (at most ${LIMITS.lifetimeSeconds} either way)`);
+    throw new InvalidObject(
+      `Problem validating did: lifetime ${JSON.stringify(lifetime)} is not a number of seconds (at most ${LIMITS.lifetimeSeconds} either way)`,
+    );
   }
   const account = item.account === undefined || item.account === null ? undefined : item.account;
   if (account !== undefined && (typeof account !== 'string' || !isValidName('account', account))) {
@@ -264,7 +342,9 @@ const ownerOf = (parameters: Record<string, unknown>): string | undefined => {
   const account = parameters.account;
   if (account === undefined || account === null) return undefined;
   if (typeof account !== 'string' || !isValidName('account', account)) {
-    throw new InvalidObject(`Problem validating attachment: account ${JSON.stringify(account)} is not a valid account name`);
+    throw new InvalidObject(
+      `Problem validating attachment: account ${JSON.stringify(account)} is not a valid account name`,
+    );
   }
   return account;
 };

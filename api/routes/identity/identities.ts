@@ -26,18 +26,27 @@ export const registerIdentityRoutes = (routes: RouteTable, services: Services): 
 
   routes.put(
     '/identities/:account/userpass',
-    { summary: 'Adds a USERPASS identity from X-Svc-Username, X-Svc-Password and X-Svc-Email.', body: 'none', success: CREATED },
+    {
+      summary: 'Adds a USERPASS identity from X-Svc-Username, X-Svc-Password and X-Svc-Email.',
+      body: 'none',
+      success: CREATED,
+    },
     async (ctx) => {
       const username = ctx.get('X-Svc-Username');
       const password = ctx.get('X-Svc-Password');
-      if (!username || !password || !ctx.get('X-Svc-Email')) throw new ValueError('Username, Email and Password must be set.');
+      if (!username || !password || !ctx.get('X-Svc-Email'))
+        throw new ValueError('Username, Email and Password must be set.');
       await register(ctx, 'USERPASS', username, password);
     },
   );
 
   routes.put(
     '/identities/:account/x509',
-    { summary: 'Adds the X509 identity of the DN in DMS_X509_DN_HEADER, with X-Svc-Email.', body: 'none', success: CREATED },
+    {
+      summary: 'Adds the X509 identity of the DN in DMS_X509_DN_HEADER, with X-Svc-Email.',
+      body: 'none',
+      success: CREATED,
+    },
     async (ctx) => {
       const dn = services.config.x509DnHeader ? ctx.get(services.config.x509DnHeader) : '';
       if (!dn || !ctx.get('X-Svc-Email')) throw new ValueError('SSL_CLIENT_S_DN and email must be set.');
@@ -47,7 +56,11 @@ export const registerIdentityRoutes = (routes: RouteTable, services: Services): 
 
   routes.put(
     '/identities/:account/gss',
-    { summary: 'Adds the GSS identity of the principal in DMS_GSS_REMOTE_USER_HEADER, with X-Svc-Email.', body: 'none', success: CREATED },
+    {
+      summary: 'Adds the GSS identity of the principal in DMS_GSS_REMOTE_USER_HEADER, with X-Svc-Email.',
+      body: 'none',
+      success: CREATED,
+    },
     async (ctx) => {
       const principal = services.config.gssRemoteUserHeader ? ctx.get(services.config.gssRemoteUserHeader) : '';
       if (!principal || !ctx.get('X-Svc-Email')) throw new ValueError('REMOTE_USER and email must be set.');
@@ -56,10 +69,14 @@ export const registerIdentityRoutes = (routes: RouteTable, services: Services): 
   );
 
   // Rucio 39.0.0rc1 always answers 500 here (a misnamed URL variable); this answers what it meant to.
-  routes.get('/identities/:identity_key/:type/accounts', { accept: JSON_ONLY, summary: 'The accounts an identity maps to.' }, async (ctx) => {
-    const identityType = ctx.params.type!.toUpperCase() as IdentityType;
-    if (!(IDENTITY_TYPES as readonly string[]).includes(identityType)) throw new ValueError(`Unknown identity type ${ctx.params.type}`);
-    sendJson(ctx, await accountsOfIdentity(services.readModels, ctx.params.identity_key!, identityType));
-  });
+  routes.get(
+    '/identities/:identity_key/:type/accounts',
+    { accept: JSON_ONLY, summary: 'The accounts an identity maps to.' },
+    async (ctx) => {
+      const identityType = ctx.params.type!.toUpperCase() as IdentityType;
+      if (!(IDENTITY_TYPES as readonly string[]).includes(identityType))
+        throw new ValueError(`Unknown identity type ${ctx.params.type}`);
+      sendJson(ctx, await accountsOfIdentity(services.readModels, ctx.params.identity_key!, identityType));
+    },
+  );
 };
-

@@ -7,7 +7,12 @@ import { DEFAULT_RSE_PROPERTIES, MUTABLE_RSE_PROPERTIES, type RseAttributeValue 
 import { IdentityError, InvalidObject } from '../../../domain/shared/errors.ts';
 import { assertValidName } from '../../../domain/shared/names.ts';
 import { param } from '../../params.ts';
-import { integerParameter, rseAttributeValue, rsePropertiesForCreation, rsePropertyChanges } from '../rse/rseRequests.ts';
+import {
+  integerParameter,
+  rseAttributeValue,
+  rsePropertiesForCreation,
+  rsePropertyChanges,
+} from '../rse/rseRequests.ts';
 
 /**
  * The body of `POST /import` (what `GET /export` gives, plus accounts), read and checked whole
@@ -32,7 +37,8 @@ const AVAILABILITY_FLAGS = ['availability_read', 'availability_write', 'availabi
 /** The record fields an import names; the deprecated bitmask only counts when no flag is given. */
 const recordFields = (entry: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> => {
   const fields = Object.fromEntries(Object.entries(entry).filter(([key]) => keys.includes(key)));
-  if ('availability' in entry && !AVAILABILITY_FLAGS.some((flag) => flag in entry)) fields.availability = entry.availability;
+  if ('availability' in entry && !AVAILABILITY_FLAGS.some((flag) => flag in entry))
+    fields.availability = entry.availability;
   return fields;
 };
 
@@ -43,15 +49,26 @@ const recordFields = (entry: Record<string, unknown>, keys: readonly string[]): 
  */
 const attributesOf = (entry: Record<string, unknown>): Record<string, RseAttributeValue> => {
   const attributes: Record<string, RseAttributeValue> = {};
-  for (const [key, value] of Object.entries(entry.attributes === undefined || entry.attributes === null ? {} : objectOf(entry.attributes, 'attributes'))) {
+  for (const [key, value] of Object.entries(
+    entry.attributes === undefined || entry.attributes === null ? {} : objectOf(entry.attributes, 'attributes'),
+  )) {
     if (value !== null) attributes[key] = rseAttributeValue(value);
   }
   const algorithm = entry.lfn2pfn_algorithm;
-  if (!('lfn2pfn_algorithm' in attributes) && typeof algorithm === 'string' && algorithm !== DEFAULT_LFN2PFN_ALGORITHM) {
+  if (
+    !('lfn2pfn_algorithm' in attributes) &&
+    typeof algorithm === 'string' &&
+    algorithm !== DEFAULT_LFN2PFN_ALGORITHM
+  ) {
     attributes.lfn2pfn_algorithm = algorithm;
   }
   const verifyChecksum = entry.verify_checksum;
-  if (!('verify_checksum' in attributes) && verifyChecksum !== undefined && verifyChecksum !== null && rseAttributeValue(verifyChecksum) !== true) {
+  if (
+    !('verify_checksum' in attributes) &&
+    verifyChecksum !== undefined &&
+    verifyChecksum !== null &&
+    rseAttributeValue(verifyChecksum) !== true
+  ) {
     attributes.verify_checksum = rseAttributeValue(verifyChecksum);
   }
   return attributes;
@@ -62,7 +79,8 @@ const rseImportOf = (rse: string, value: unknown): RseImport => {
   const entry = objectOf(value, `rses.${rse}`);
   const protocols = listOf(entry.protocols, `rses.${rse}.protocols`).map((value) => {
     const request = objectOf(value, 'protocol');
-    if (typeof request.scheme !== 'string' || request.scheme === '') throw invalidImport(`a protocol of ${rse} has no scheme`);
+    if (typeof request.scheme !== 'string' || request.scheme === '')
+      throw invalidImport(`a protocol of ${rse} has no scheme`);
     // Whether the whole protocol (impl included) is needed depends on the RSE; the rest is checked now.
     prioritySettings(request.domains);
     return { key: protocolKeyFromRequest(request.scheme, request), request };
@@ -97,15 +115,19 @@ const accountImportOf = (value: unknown): AccountImport => {
   if (typeof account !== 'string') throw invalidImport(`account ${JSON.stringify(account)} is not of type 'string'`);
   assertValidName('account', account);
   const email = entry.email ?? null;
-  if (email !== null && typeof email !== 'string') throw invalidImport(`email ${JSON.stringify(email)} is not of type 'string'`);
+  if (email !== null && typeof email !== 'string')
+    throw invalidImport(`email ${JSON.stringify(email)} is not of type 'string'`);
   const identities = listOf(entry.identities, `identities of ${account}`).map((item) => {
     const identity = objectOf(item, 'identity');
     const type = String(param(identity, 'type')).toUpperCase();
     if (!(IMPORTABLE_IDENTITY_TYPES as readonly string[]).includes(type)) {
-      throw new IdentityError(`${String(identity.type)} is not a valid identity type. Choose from ${IMPORTABLE_IDENTITY_TYPES.join(', ')}`);
+      throw new IdentityError(
+        `${String(identity.type)} is not a valid identity type. Choose from ${IMPORTABLE_IDENTITY_TYPES.join(', ')}`,
+      );
     }
     const key = param(identity, 'identity');
-    if (typeof key !== 'string' || key === '') throw invalidImport(`identity ${JSON.stringify(key)} is not a non-empty string`);
+    if (typeof key !== 'string' || key === '')
+      throw invalidImport(`identity ${JSON.stringify(key)} is not a non-empty string`);
     const password = identity.password ?? null;
     if (password !== null && typeof password !== 'string') throw invalidImport("password is not of type 'string'");
     return { identityType: type as IdentityType, identity: key, password };
@@ -114,7 +136,9 @@ const accountImportOf = (value: unknown): AccountImport => {
 };
 
 export const dataImportFromBody = (body: Readonly<Record<string, unknown>>): DataImport => ({
-  rses: Object.entries(body.rses === undefined || body.rses === null ? {} : objectOf(body.rses, 'rses')).map(([rse, value]) => rseImportOf(rse, value)),
+  rses: Object.entries(body.rses === undefined || body.rses === null ? {} : objectOf(body.rses, 'rses')).map(
+    ([rse, value]) => rseImportOf(rse, value),
+  ),
   distances: distancesOf(body.distances),
   accounts: listOf(body.accounts, 'accounts').map(accountImportOf),
 });

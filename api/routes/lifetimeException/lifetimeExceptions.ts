@@ -1,7 +1,17 @@
 import { addException, decideException } from '../../../commands/lifetimeException/lifetimeExceptionCommands.ts';
 import type { ExceptionDid } from '../../../domain/lifetimeException/lifetimeException.ts';
-import { AccessDenied, InvalidObject, LifetimeExceptionDuplicate, LifetimeExceptionNotFound, UnsupportedOperation } from '../../../domain/shared/errors.ts';
-import { exceptionRows, hasOpenException, listExceptions } from '../../../projections/lifetimeException/lifetimeExceptionQueries.ts';
+import {
+  AccessDenied,
+  InvalidObject,
+  LifetimeExceptionDuplicate,
+  LifetimeExceptionNotFound,
+  UnsupportedOperation,
+} from '../../../domain/shared/errors.ts';
+import {
+  exceptionRows,
+  hasOpenException,
+  listExceptions,
+} from '../../../projections/lifetimeException/lifetimeExceptionQueries.ts';
 import { mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject } from '../../params.ts';
 import { created, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
@@ -15,13 +25,20 @@ const ERRORS = { UnsupportedOperation: 400 };
 const ASK: RouteOptions = {
   errors: ERRORS,
   summary: 'Asks for exceptions to the end of life of DIDs (any account), while `lifetime_model.cutoff_date` is ahead.',
-  body: { description: "`{dids: [{scope, name}], pattern?, comments?, expires_at?}` (Rucio's date format or ISO 8601)." },
-  success: { status: 201, type: 'application/json', description: '`{exceptions: {id: [{scope, name, did_type}]}, unknown: [...], not_affected: [...]}`.' },
+  body: {
+    description: "`{dids: [{scope, name}], pattern?, comments?, expires_at?}` (Rucio's date format or ISO 8601).",
+  },
+  success: {
+    status: 201,
+    type: 'application/json',
+    description: '`{exceptions: {id: [{scope, name, did_type}]}, unknown: [...], not_affected: [...]}`.',
+  },
   raises: [UnsupportedOperation, InvalidObject, LifetimeExceptionDuplicate],
 };
 const DECIDE: RouteOptions = {
   errors: ERRORS,
-  summary: 'Approves (`{"state": "A"}`) or rejects (`"R"`) a lifetime exception (admins). Rucio 39 always answers 400 here.',
+  summary:
+    'Approves (`{"state": "A"}`) or rejects (`"R"`) a lifetime exception (admins). Rucio 39 always answers 400 here.',
   body: { description: '`{state}`: A, R, APPROVED or REJECTED.' },
   success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },
   raises: [UnsupportedOperation, LifetimeExceptionNotFound, AccessDenied],
@@ -34,31 +51,55 @@ const didJson = (did: ExceptionDid) => ({ scope: did.scope, name: did.name, did_
  * exceptions and reads them; admins approve or reject them.
  */
 export const registerLifetimeExceptionRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/lifetime_exceptions/', { accept: STREAM_ONLY, summary: 'Every lifetime exception: a line per exception and DID (query parameters are ignored, as in Rucio).' }, async (ctx) => {
-    await sendStream(ctx, mapStream(listExceptions(services.readModels), lifetimeExceptionJson));
-  });
+  routes.get(
+    '/lifetime_exceptions/',
+    {
+      accept: STREAM_ONLY,
+      summary: 'Every lifetime exception: a line per exception and DID (query parameters are ignored, as in Rucio).',
+    },
+    async (ctx) => {
+      await sendStream(ctx, mapStream(listExceptions(services.readModels), lifetimeExceptionJson));
+    },
+  );
   routes.post('/lifetime_exceptions/', ASK, async (ctx) => {
     const request = exceptionRequestOf(jsonObject(ctx));
     const planned = await runCommand(ctx, services, (metadata) =>
       addException(services.commands, request, metadata, {
-        hasOpenException: (did) => hasOpenException(services.readModels, metadata.account, did, metadata.now.toISOString()),
+        hasOpenException: (did) =>
+          hasOpenException(services.readModels, metadata.account, did, metadata.now.toISOString()),
       }),
     );
     const answer = {
-      exceptions: Object.fromEntries(planned.exceptions.map((exception) => [exception.id, exception.dids.map(didJson)])),
+      exceptions: Object.fromEntries(
+        planned.exceptions.map((exception) => [exception.id, exception.dids.map(didJson)]),
+      ),
       unknown: planned.unknown.map(didJson),
       not_affected: planned.notAffected.map(didJson),
     };
     sendJson(ctx, answer, 201);
   });
-  routes.get('/lifetime_exceptions/:exception_id', { accept: STREAM_ONLY, summary: 'The rows of one lifetime exception.', raises: [LifetimeExceptionNotFound] }, async (ctx) => {
-    const id = ctx.params.exception_id!;
-    const rows = await exceptionRows(services.readModels, id);
-    if (rows.length === 0) throw new LifetimeExceptionNotFound(`No lifetime exception with the id ${id} found`);
-    await sendStream(ctx, mapStream((async function* () { yield* rows; })(), lifetimeExceptionJson));
-  });
+  routes.get(
+    '/lifetime_exceptions/:exception_id',
+    { accept: STREAM_ONLY, summary: 'The rows of one lifetime exception.', raises: [LifetimeExceptionNotFound] },
+    async (ctx) => {
+      const id = ctx.params.exception_id!;
+      const rows = await exceptionRows(services.readModels, id);
+      if (rows.length === 0) throw new LifetimeExceptionNotFound(`No lifetime exception with the id ${id} found`);
+      await sendStream(
+        ctx,
+        mapStream(
+          (async function* () {
+            yield* rows;
+          })(),
+          lifetimeExceptionJson,
+        ),
+      );
+    },
+  );
   routes.put('/lifetime_exceptions/:exception_id', DECIDE, async (ctx) => {
     const body = jsonObject(ctx);
-    await created(ctx, services, (metadata) => decideException(services.commands, { id: ctx.params.exception_id!, state: body.state ?? null }, metadata));
+    await created(ctx, services, (metadata) =>
+      decideException(services.commands, { id: ctx.params.exception_id!, state: body.state ?? null }, metadata),
+    );
   });
 };

@@ -46,16 +46,25 @@ export const registerLockRoutes = (routes: RouteTable, services: Services): void
   );
   routes.get(
     '/locks/:rse',
-    { accept: STREAM_ONLY, summary: 'The dataset locks on an RSE.', query: { did_type: 'dataset (required).' }, raises: [RSENotFound] },
+    {
+      accept: STREAM_ONLY,
+      summary: 'The dataset locks on an RSE.',
+      query: { did_type: 'dataset (required).' },
+      raises: [RSENotFound],
+    },
     async (ctx) => {
       requireDatasetType(ctx);
       const rse = await activeRse(services, ctx.params.rse!);
       await sendStream(ctx, mapStream(datasetLocksOnRse(services.readModels, rse.id), datasetLockJson));
     },
   );
-  routes.get('/locks/*scope_name', { accept: STREAM_ONLY, summary: 'The locks of a dataset.', query: { did_type: 'dataset (required).' } }, async (ctx) => {
-    const did = didFromPath(ctx);
-    requireDatasetType(ctx);
-    await sendStream(ctx, mapStream(datasetLocksOfDid(services.readModels, did.scope, did.name), datasetLockJson));
-  });
+  routes.get(
+    '/locks/*scope_name',
+    { accept: STREAM_ONLY, summary: 'The locks of a dataset.', query: { did_type: 'dataset (required).' } },
+    async (ctx) => {
+      const did = didFromPath(ctx);
+      requireDatasetType(ctx);
+      await sendStream(ctx, mapStream(datasetLocksOfDid(services.readModels, did.scope, did.name), datasetLockJson));
+    },
+  );
 };

@@ -1,7 +1,10 @@
 import { assertKeyCharacters } from '../../../domain/did/didMetadata.ts';
 import { InvalidValueForKey } from '../../../domain/shared/errors.ts';
 import { LIMITS } from '../../../domain/shared/limits.ts';
-import { addMetaConventionKey, addMetaConventionValue } from '../../../commands/metaConvention/metaConventionCommands.ts';
+import {
+  addMetaConventionKey,
+  addMetaConventionValue,
+} from '../../../commands/metaConvention/metaConventionCommands.ts';
 import { conventionKeys, findConvention } from '../../../projections/metaConvention/metaConventionQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import { jsonObject, param } from '../../params.ts';
@@ -13,9 +16,13 @@ import type { Services } from '../../services.ts';
  * adds (POST) its allowed values. The slash tells adding a key from adding a value.
  */
 export const registerMetaConventionRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/meta_conventions/', { accept: JSON_ONLY, summary: 'The metadata keys with conventions.' }, async (ctx) => {
-    sendJson(ctx, await conventionKeys(services.readModels));
-  });
+  routes.get(
+    '/meta_conventions/',
+    { accept: JSON_ONLY, summary: 'The metadata keys with conventions.' },
+    async (ctx) => {
+      sendJson(ctx, await conventionKeys(services.readModels));
+    },
+  );
   routes.post(
     '/meta_conventions/:key',
     { summary: 'Adds a metadata key convention.', body: { description: '`key_type`, `value_type`, `value_regexp`.' } },
@@ -25,7 +32,12 @@ export const registerMetaConventionRoutes = (routes: RouteTable, services: Servi
       await created(ctx, services, (metadata) =>
         addMetaConventionKey(
           services.commands,
-          { key: ctx.params.key!, keyType: parameters.key_type, valueType: parameters.value_type, valueRegexp: parameters.value_regexp },
+          {
+            key: ctx.params.key!,
+            keyType: parameters.key_type,
+            valueType: parameters.value_type,
+            valueRegexp: parameters.value_regexp,
+          },
           metadata,
         ),
       );
@@ -36,10 +48,17 @@ export const registerMetaConventionRoutes = (routes: RouteTable, services: Servi
     const convention = await findConvention(services.readModels, ctx.params.key!);
     sendJson(ctx, [...(convention?.values ?? [])].sort());
   });
-  routes.post('/meta_conventions/:key/', { summary: 'Adds a value a key allows.', body: { description: '`value`.' }, raises: [InvalidValueForKey] }, async (ctx) => {
-    assertKeyCharacters(ctx.params.key!);
-    const value = param(jsonObject(ctx), 'value');
-    if (JSON.stringify(value).length > LIMITS.metadataValueLength) throw new InvalidValueForKey(`The value is longer than ${LIMITS.metadataValueLength} characters of JSON`);
-    await created(ctx, services, (metadata) => addMetaConventionValue(services.commands, { key: ctx.params.key!, value }, metadata));
-  });
+  routes.post(
+    '/meta_conventions/:key/',
+    { summary: 'Adds a value a key allows.', body: { description: '`value`.' }, raises: [InvalidValueForKey] },
+    async (ctx) => {
+      assertKeyCharacters(ctx.params.key!);
+      const value = param(jsonObject(ctx), 'value');
+      if (JSON.stringify(value).length > LIMITS.metadataValueLength)
+        throw new InvalidValueForKey(`The value is longer than ${LIMITS.metadataValueLength} characters of JSON`);
+      await created(ctx, services, (metadata) =>
+        addMetaConventionValue(services.commands, { key: ctx.params.key!, value }, metadata),
+      );
+    },
+  );
 };

@@ -6,6 +6,8 @@ export const API_VERSION = '39.0.0rc1';
 
 export const registerPingRoutes = (routes: RouteTable): void => {
   for (const path of ['/ping', '/ping/']) {
-    routes.get(path, { auth: false, accept: JSON_ONLY, summary: 'The API version, without a token.' }, (ctx) => sendJson(ctx, { version: API_VERSION }));
+    routes.get(path, { auth: false, accept: JSON_ONLY, summary: 'The API version, without a token.' }, (ctx) =>
+      sendJson(ctx, { version: API_VERSION }),
+    );
   }
 };

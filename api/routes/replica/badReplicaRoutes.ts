@@ -1,10 +1,24 @@
 import { resolvePfnOnRse } from '../../../commands/replica/pfnResolution.ts';
-import { declareBadDids, declareBadPfns, declareReplicas, type BadPfnState, type DeclaredReplica } from '../../../commands/replica/replicaDeclarations.ts';
+import {
+  declareBadDids,
+  declareBadPfns,
+  declareReplicas,
+  type BadPfnState,
+  type DeclaredReplica,
+} from '../../../commands/replica/replicaDeclarations.ts';
 import { evaluateRseExpression } from '../../../domain/rse/rseExpression.ts';
 import { formatRucioDate } from '../../../domain/shared/dates.ts';
 import { InvalidType, ValueError } from '../../../domain/shared/errors.ts';
-import { BAD_STATE_LETTERS, type BadReplicaDocument, type BadReplicaState } from '../../../projections/replica/badReplicas.ts';
-import { badReplicaRows, badReplicaSummary, suspiciousReplicas } from '../../../projections/replica/badReplicaQueries.ts';
+import {
+  BAD_STATE_LETTERS,
+  type BadReplicaDocument,
+  type BadReplicaState,
+} from '../../../projections/replica/badReplicas.ts';
+import {
+  badReplicaRows,
+  badReplicaSummary,
+  suspiciousReplicas,
+} from '../../../projections/replica/badReplicaQueries.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { asArray, didRefItem } from '../did/didParams.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
@@ -26,7 +40,10 @@ const queryParameters = (ctx: AppContext): ((name: string) => string | undefined
   } catch {
     parsed = undefined;
   }
-  const source = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : ctx.query;
+  const source =
+    parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : ctx.query;
   return (name) => {
     const value = source[name];
     const first = Array.isArray(value) ? value[0] : value;
@@ -35,14 +52,18 @@ const queryParameters = (ctx: AppContext): ((name: string) => string | undefined
 };
 
 const badStateOf = (text: string): BadReplicaState => {
-  const state = BAD_STATE_LETTERS[text] ?? (Object.values(BAD_STATE_LETTERS).includes(text as BadReplicaState) ? (text as BadReplicaState) : undefined);
+  const state =
+    BAD_STATE_LETTERS[text] ??
+    (Object.values(BAD_STATE_LETTERS).includes(text as BadReplicaState) ? (text as BadReplicaState) : undefined);
   if (!state) throw new ValueError(`'${text}' is not a valid BadFilesStatus`);
   return state;
 };
 
 /** The RSE ids an expression selects; none given means every RSE. */
 const rseIdsOf = async (services: Services, expression: string | undefined): Promise<Set<string> | undefined> =>
-  expression ? new Set(evaluateRseExpression(expression, await loadRseFacts(services.readModels)).map((rse) => rse.id)) : undefined;
+  expression
+    ? new Set(evaluateRseExpression(expression, await loadRseFacts(services.readModels)).map((rse) => rse.id))
+    : undefined;
 
 const badRowJson = (row: BadReplicaDocument) => ({
   scope: row.scope,
@@ -75,10 +96,18 @@ const BAD_SUMMARY: RouteOptions = {
 const SUSPICIOUS: RouteOptions = {
   accept: JSON_ONLY,
   summary: 'Replicas declared suspicious at least `nattempts` times since `younger_than` (default: ten days ago).',
-  query: { rse_expression: 'Only these RSEs.', younger_than: 'A UTC time.', nattempts: 'The least number of declarations.' },
+  query: {
+    rse_expression: 'Only these RSEs.',
+    younger_than: 'A UTC time.',
+    nattempts: 'The least number of declarations.',
+  },
 };
 /** The declarations answer the replicas they could not declare, with the reason. */
-const NOT_DECLARED = { status: 201, type: 'application/json', description: 'The replicas not declared, by RSE, with the reason.' };
+const NOT_DECLARED = {
+  status: 201,
+  type: 'application/json',
+  description: 'The replicas not declared, by RSE, with the reason.',
+};
 
 export const registerBadReplicaListRoutes = (routes: RouteTable, services: Services): void => {
   for (const path of ['/replicas/bad/states', '/replicas/bad/states/']) {
@@ -90,8 +119,12 @@ export const registerBadReplicaListRoutes = (routes: RouteTable, services: Servi
       const rows = badReplicaRows(services.readModels, {
         ...(state ? { state: badStateOf(state) } : {}),
         ...(rse ? { rseId: (await activeRse(services, rse)).id } : {}),
-        ...(get('younger_than') ? { youngerThan: parseUtc(get('younger_than'), 'fraction', 'younger_than').toISOString() } : {}),
-        ...(get('older_than') ? { olderThan: parseUtc(get('older_than'), 'fraction', 'older_than').toISOString() } : {}),
+        ...(get('younger_than')
+          ? { youngerThan: parseUtc(get('younger_than'), 'fraction', 'younger_than').toISOString() }
+          : {}),
+        ...(get('older_than')
+          ? { olderThan: parseUtc(get('older_than'), 'fraction', 'older_than').toISOString() }
+          : {}),
         ...(limit ? { limit: integerParameter(limit, 'limit') } : {}),
       });
       const listPfns = get('list_pfns');
@@ -128,12 +161,21 @@ export const registerBadReplicaListRoutes = (routes: RouteTable, services: Servi
       const found = await suspiciousReplicas(services.readModels, {
         ...(await rseIdsOptions(services, get('rse_expression'))),
         // Rucio looks ten days back unless told otherwise.
-        youngerThan: youngerThan ? parseUtc(youngerThan, 'seconds', 'younger_than').toISOString() : new Date(Date.now() - 10 * 86_400_000).toISOString(),
+        youngerThan: youngerThan
+          ? parseUtc(youngerThan, 'seconds', 'younger_than').toISOString()
+          : new Date(Date.now() - 10 * 86_400_000).toISOString(),
         nattempts: nattempts ? integerParameter(nattempts, 'nattempts') : 0,
       });
       sendJson(
         ctx,
-        found.map((replica) => ({ scope: replica.scope, name: replica.name, rse: replica.rse, rse_id: replica.rseId, cnt: replica.count, created_at: formatRucioDate(new Date(replica.createdAt)) })),
+        found.map((replica) => ({
+          scope: replica.scope,
+          name: replica.name,
+          rse: replica.rse,
+          rse_id: replica.rseId,
+          cnt: replica.count,
+          created_at: formatRucioDate(new Date(replica.createdAt)),
+        })),
       );
     });
   }
@@ -151,7 +193,10 @@ async function* fromArray<T>(items: readonly T[]): AsyncGenerator<T> {
 /** A declared replica: a PFN, or a DID with `rse` or `rse_id` (Rucio's InvalidType otherwise). */
 const declaredReplica = (value: unknown): DeclaredReplica => {
   if (typeof value === 'string') return value;
-  const item = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  const item =
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   const hasRse = item && (typeof item.rse === 'string' || typeof item.rse_id === 'string');
   if (!item || typeof item.scope !== 'string' || typeof item.name !== 'string' || !hasRse) {
     throw new InvalidType('The replica dictionary must include scope and either rse (name) or rse_id');
@@ -163,7 +208,10 @@ const declaredReplica = (value: unknown): DeclaredReplica => {
   };
 };
 
-const declaredReplicas = (value: unknown): DeclaredReplica[] => (value === undefined || value === null ? [] : asArray('replicas', value, Number.POSITIVE_INFINITY).map(declaredReplica));
+const declaredReplicas = (value: unknown): DeclaredReplica[] =>
+  value === undefined || value === null
+    ? []
+    : asArray('replicas', value, Number.POSITIVE_INFINITY).map(declaredReplica);
 
 const BAD_PFN_STATES: readonly BadPfnState[] = ['BAD', 'SUSPICIOUS', 'TEMPORARY_UNAVAILABLE'];
 
@@ -190,7 +238,9 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
           force: false,
           declaration: 'SUSPICIOUS' as const,
         };
-        const { notDeclared } = await runCommand(ctx, services, (metadata) => declareReplicas(services.commands, declaration, metadata));
+        const { notDeclared } = await runCommand(ctx, services, (metadata) =>
+          declareReplicas(services.commands, declaration, metadata),
+        );
         sendJson(ctx, notDeclared, 201);
       },
     );
@@ -198,12 +248,17 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
   for (const path of ['/replicas/bad/pfns', '/replicas/bad/pfns/']) {
     routes.post(
       path,
-      { summary: 'Declares PFNs BAD, SUSPICIOUS or TEMPORARY_UNAVAILABLE.', body: { description: '`pfns`, `state`, `reason`, `expires_at`.' } },
+      {
+        summary: 'Declares PFNs BAD, SUSPICIOUS or TEMPORARY_UNAVAILABLE.',
+        body: { description: '`pfns`, `state`, `reason`, `expires_at`.' },
+      },
       async (ctx) => {
         const parameters = jsonObject(ctx);
         const state = parameters.state;
         if (!BAD_PFN_STATES.includes(state as BadPfnState))
-          throw new ValueError(`'${String(state)}' is not a state PFNs can be declared in (${BAD_PFN_STATES.join(', ')})`);
+          throw new ValueError(
+            `'${String(state)}' is not a state PFNs can be declared in (${BAD_PFN_STATES.join(', ')})`,
+          );
         const pfns = asArray('pfns', parameters.pfns ?? [], Number.POSITIVE_INFINITY).map((pfn) => {
           if (typeof pfn !== 'string') throw new ValueError(`PFNs must be strings, not ${JSON.stringify(pfn)}`);
           return pfn;
@@ -236,7 +291,9 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
         if (parameters.expires_at) parseUtc(parameters.expires_at, 'fraction', 'expires_at');
         const dids = asArray('dids', parameters.dids ?? []).map((item) => didRefItem('dids', item));
         const declaration = { dids, rse: rseName(parameters.rse), reason: optionalText(parameters.reason, 'reason') };
-        const { notDeclared } = await runCommand(ctx, services, (metadata) => declareBadDids(services.commands, declaration, metadata));
+        const { notDeclared } = await runCommand(ctx, services, (metadata) =>
+          declareBadDids(services.commands, declaration, metadata),
+        );
         sendJson(ctx, notDeclared, 201);
       },
     );
@@ -259,27 +316,37 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
           force: paramBoolean(parameters, 'force', false),
           declaration: 'BAD' as const,
         };
-        const { notDeclared } = await runCommand(ctx, services, (metadata) => declareReplicas(services.commands, declaration, metadata));
+        const { notDeclared } = await runCommand(ctx, services, (metadata) =>
+          declareReplicas(services.commands, declaration, metadata),
+        );
         sendJson(ctx, notDeclared, 201);
       },
     );
   }
   for (const path of ['/replicas/dids', '/replicas/dids/']) {
-    routes.post(path, { accept: STREAM_ONLY, summary: 'The DIDs PFNs on an RSE stand for, one line per PFN.', body: { description: '`rse`, `pfns`.' } }, async (ctx) => {
-      const parameters = jsonObject(ctx);
-      const rse = await activeRse(services, rseName(param(parameters, 'rse')));
-      const pfns = asArray('pfns', parameters.pfns ?? [], Number.POSITIVE_INFINITY).map((pfn) => {
-        if (typeof pfn !== 'string') throw new ValueError(`PFNs must be strings, not ${JSON.stringify(pfn)}`);
-        return pfn;
-      });
-      const target = (await catalogue.rseById(rse.id))!;
-      async function* lines() {
-        for (const pfn of pfns) {
-          const did = await resolvePfnOnRse(catalogue, target, pfn, { guess: true });
-          if (did) yield { [pfn]: { scope: did.scope, name: did.name } };
+    routes.post(
+      path,
+      {
+        accept: STREAM_ONLY,
+        summary: 'The DIDs PFNs on an RSE stand for, one line per PFN.',
+        body: { description: '`rse`, `pfns`.' },
+      },
+      async (ctx) => {
+        const parameters = jsonObject(ctx);
+        const rse = await activeRse(services, rseName(param(parameters, 'rse')));
+        const pfns = asArray('pfns', parameters.pfns ?? [], Number.POSITIVE_INFINITY).map((pfn) => {
+          if (typeof pfn !== 'string') throw new ValueError(`PFNs must be strings, not ${JSON.stringify(pfn)}`);
+          return pfn;
+        });
+        const target = (await catalogue.rseById(rse.id))!;
+        async function* lines() {
+          for (const pfn of pfns) {
+            const did = await resolvePfnOnRse(catalogue, target, pfn, { guess: true });
+            if (did) yield { [pfn]: { scope: did.scope, name: did.name } };
+          }
         }
-      }
-      await sendStream(ctx, lines());
-    });
+        await sendStream(ctx, lines());
+      },
+    );
   }
 };

@@ -1,5 +1,9 @@
 import { DataIdentifierNotFound, InvalidObject, RSENotFound, ValueError } from '../../../domain/shared/errors.ts';
-import { datasetReplicasOnRse, deepDatasetReplicas, storedDatasetReplicas } from '../../../projections/replica/datasetReplicaQueries.ts';
+import {
+  datasetReplicasOnRse,
+  deepDatasetReplicas,
+  storedDatasetReplicas,
+} from '../../../projections/replica/datasetReplicaQueries.ts';
 import { didsNamed, findDid } from '../../../projections/did/didQueries.ts';
 import { didFromPath } from '../did/didParams.ts';
 import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
@@ -19,10 +23,14 @@ import type { Services } from '../../services.ts';
 /** GET /replicas/rse/{rse}: the dataset replicas on one RSE. */
 export const registerDatasetsOnRseRoutes = (routes: RouteTable, services: Services): void => {
   for (const path of ['/replicas/rse/:rse', '/replicas/rse/:rse/']) {
-    routes.get(path, { accept: STREAM_ONLY, summary: 'The dataset replicas on an RSE.', raises: [RSENotFound] }, async (ctx) => {
-      const rse = await activeRse(services, ctx.params.rse!);
-      await sendStream(ctx, mapStream(datasetReplicasOnRse(services.readModels, rse.id), datasetReplicaJson));
-    });
+    routes.get(
+      path,
+      { accept: STREAM_ONLY, summary: 'The dataset replicas on an RSE.', raises: [RSENotFound] },
+      async (ctx) => {
+        const rse = await activeRse(services, ctx.params.rse!);
+        await sendStream(ctx, mapStream(datasetReplicasOnRse(services.readModels, rse.id), datasetReplicaJson));
+      },
+    );
   }
 };
 
@@ -31,7 +39,12 @@ export const registerDatasetReplicasBulkRoutes = (routes: RouteTable, services: 
   for (const path of ['/replicas/datasets_bulk', '/replicas/datasets_bulk/']) {
     routes.post(
       path,
-      { accept: STREAM_ONLY, summary: 'The replicas of several datasets.', body: { description: '`dids`: `{scope, name}` each.' }, raises: [InvalidObject] },
+      {
+        accept: STREAM_ONLY,
+        summary: 'The replicas of several datasets.',
+        body: { description: '`dids`: `{scope, name}` each.' },
+        raises: [InvalidObject],
+      },
       async (ctx) => {
         const requested = param(jsonObject(ctx), 'dids');
         if (Array.isArray(requested) && requested.length === 0) throw new ValueError('List of DIDs is empty');
@@ -64,14 +77,20 @@ export const registerDatasetReplicaRoutes = (routes: RouteTable, services: Servi
       const deep = queryBoolean(ctx, 'deep', false);
       const dataset = await findDid(services.readModels, did.scope, did.name);
       if (!dataset) throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
-      const rows = deep ? fromArray(await deepDatasetReplicas(services.readModels, dataset)) : storedDatasetReplicas(services.readModels, [dataset]);
+      const rows = deep
+        ? fromArray(await deepDatasetReplicas(services.readModels, dataset))
+        : storedDatasetReplicas(services.readModels, [dataset]);
       await sendStream(ctx, mapStream(rows, datasetReplicaJson));
     },
   );
   // Rucio answers nothing unless a virtual-placement service is configured; none is here.
   routes.get(
     '/replicas/*scope_name/datasets_vp',
-    { accept: STREAM_ONLY, summary: 'Virtual placement: none is configured, so always empty.', query: { deep: 'Read and ignored.' } },
+    {
+      accept: STREAM_ONLY,
+      summary: 'Virtual placement: none is configured, so always empty.',
+      query: { deep: 'Read and ignored.' },
+    },
     async (ctx) => {
       didFromPath(ctx);
       queryBoolean(ctx, 'deep', false);

@@ -5,7 +5,11 @@ import { DataIdentifierNotFound, InvalidObject } from '../../../domain/shared/er
 import { configOption } from '../../../projections/config/configQueries.ts';
 import { findDid } from '../../../projections/did/didQueries.ts';
 import { loadListedRses } from '../../../projections/replica/listingRses.ts';
-import { eachListedFile, replicaListing, type ReplicaListingRequest } from '../../../projections/replica/replicaQueries.ts';
+import {
+  eachListedFile,
+  replicaListing,
+  type ReplicaListingRequest,
+} from '../../../projections/replica/replicaQueries.ts';
 import { didFromPath } from '../did/didParams.ts';
 import { mapStream, NDJSON_TYPE, sendChunks, sendStream } from '../../http.ts';
 import { jsonObject, paramBoolean, queryString } from '../../params.ts';
@@ -17,7 +21,8 @@ import type { AppContext, Services } from '../../services.ts';
 const LISTING_TYPES = [NDJSON_TYPE, METALINK_TYPE];
 
 /** NDJSON unless the Accept header prefers the metalink (Flask's `best_match`, NDJSON by default). */
-const wantsMetalink = (ctx: AppContext): boolean => ctx.get('Accept') !== '' && ctx.accepts(...LISTING_TYPES) === METALINK_TYPE;
+const wantsMetalink = (ctx: AppContext): boolean =>
+  ctx.get('Accept') !== '' && ctx.accepts(...LISTING_TYPES) === METALINK_TYPE;
 
 const DOMAINS: readonly (DomainChoice | null)[] = [null, 'wan', 'lan', 'all'];
 
@@ -39,7 +44,12 @@ async function* pickRandom<T>(source: AsyncIterable<T>, count: number): AsyncGen
   yield* chosen;
 }
 
-type Presentation = Readonly<{ algorithm: string | undefined; client: Coordinates; lanFirst: boolean; limit: number | undefined }>;
+type Presentation = Readonly<{
+  algorithm: string | undefined;
+  client: Coordinates;
+  lanFirst: boolean;
+  limit: number | undefined;
+}>;
 
 /** Streams the listing as NDJSON or metalink, each file's PFNs in the order the client gets them. */
 const sendListing = async (
@@ -63,7 +73,8 @@ const sendListing = async (
     let files: AsyncIterable<ListedFile> = eachListedFile(pages);
     if (options.nrandom) files = pickRandom(files, options.nrandom);
     const ordered = mapStream(files, present);
-    if (options.metalink) await sendChunks(ctx, metalinkDocument(ordered, options.policySchema, options.detailedUrl), METALINK_TYPE);
+    if (options.metalink)
+      await sendChunks(ctx, metalinkDocument(ordered, options.policySchema, options.detailedUrl), METALINK_TYPE);
     else await sendStream(ctx, ordered);
     return;
   }
@@ -79,15 +90,22 @@ const sendListing = async (
   );
 };
 
-const coordinate = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+const coordinate = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isFinite(value) ? value : null;
 
 /** POST /replicas/list, the main listing: many DIDs, every option; Rucio answers its errors here with 400. */
 export const registerReplicaListRoute = (routes: RouteTable, services: Services): void => {
   const list = async (ctx: AppContext) => {
     const parameters = jsonObject(ctx);
     const domain = parameters.domain ?? null;
-    if (!DOMAINS.includes(domain as DomainChoice | null)) throw new InvalidObject(`Problem validating domain: ${JSON.stringify(domain)} is not one of ['wan', 'lan', 'all']`);
-    const location = parameters.client_location === undefined || parameters.client_location === null ? {} : (parameters.client_location as Record<string, unknown>);
+    if (!DOMAINS.includes(domain as DomainChoice | null))
+      throw new InvalidObject(
+        `Problem validating domain: ${JSON.stringify(domain)} is not one of ['wan', 'lan', 'all']`,
+      );
+    const location =
+      parameters.client_location === undefined || parameters.client_location === null
+        ? {}
+        : (parameters.client_location as Record<string, unknown>);
     const schemes = parameters.schemes === undefined || parameters.schemes === null ? undefined : parameters.schemes;
     if (schemes !== undefined && (!Array.isArray(schemes) || schemes.some((scheme) => typeof scheme !== 'string'))) {
       throw new InvalidObject(`Problem validating schemes: ${JSON.stringify(schemes)} is not a list of schemes`);
@@ -101,9 +119,16 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
       schemes: schemes ?? (metalink ? SUPPORTED_PROTOCOLS : undefined),
       domain: (domain ?? undefined) as DomainChoice | undefined,
       clientSite: typeof location.site === 'string' ? location.site : undefined,
-      states: paramBoolean(parameters, 'all_states', false) ? 'all' : paramBoolean(parameters, 'unavailable', false) ? 'unavailable' : 'available',
+      states: paramBoolean(parameters, 'all_states', false)
+        ? 'all'
+        : paramBoolean(parameters, 'unavailable', false)
+          ? 'unavailable'
+          : 'available',
       ignoreAvailability: paramBoolean(parameters, 'ignore_availability', 'unavailable' in parameters),
-      rseExpression: typeof parameters.rse_expression === 'string' && parameters.rse_expression ? parameters.rse_expression : undefined,
+      rseExpression:
+        typeof parameters.rse_expression === 'string' && parameters.rse_expression
+          ? parameters.rse_expression
+          : undefined,
       updatedAfter:
         updatedAfter === null
           ? undefined
@@ -118,7 +143,10 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
       services,
       request,
       {
-        algorithm: queryString(ctx, 'sort') ?? queryString(ctx, 'select') ?? (typeof parameters.sort === 'string' ? parameters.sort : undefined),
+        algorithm:
+          queryString(ctx, 'sort') ??
+          queryString(ctx, 'select') ??
+          (typeof parameters.sort === 'string' ? parameters.sort : undefined),
         client: { latitude: coordinate(location.latitude), longitude: coordinate(location.longitude) },
         lanFirst: true,
         limit: limit === undefined ? undefined : integerParameter(limit, 'limit'),
@@ -168,7 +196,8 @@ export const registerReplicaGetRoute = (routes: RouteTable, services: Services):
         updatedAfter: undefined,
         resolveParents: false,
       };
-      if (!(await findDid(services.readModels, did.scope, did.name))) throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
+      if (!(await findDid(services.readModels, did.scope, did.name)))
+        throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
       await sendListing(
         ctx,
         services,

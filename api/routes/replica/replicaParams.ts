@@ -23,12 +23,18 @@ const CHECKSUMS = { adler32: /^[a-fA-F\d]{8}$/, md5: /^[a-fA-F\d]{32}$/ } as con
 const didItem = (schema: string, value: unknown): Record<string, unknown> & DidRef => {
   const item = asObject(schema, value);
   const unexpected = Object.keys(item).filter((key) => !DID_ITEM_KEYS.has(key));
-  if (unexpected.length > 0) problem(schema, `Additional properties are not allowed (${unexpected.map((key) => `'${key}'`).join(', ')} unexpected)`);
+  if (unexpected.length > 0)
+    problem(
+      schema,
+      `Additional properties are not allowed (${unexpected.map((key) => `'${key}'`).join(', ')} unexpected)`,
+    );
   const ref = didRefItem(schema, item);
-  if (item.type !== undefined && item.type !== 'FILE' && item.type !== 'F') problem(schema, `${JSON.stringify(item.type)} is not a file type`);
+  if (item.type !== undefined && item.type !== 'FILE' && item.type !== 'F')
+    problem(schema, `${JSON.stringify(item.type)} is not a file type`);
   for (const [key, pattern] of Object.entries(CHECKSUMS)) {
     const checksum = item[key];
-    if (checksum !== undefined && (typeof checksum !== 'string' || !pattern.test(checksum))) problem(schema, `${JSON.stringify(checksum)} does not match '${pattern.source}'`);
+    if (checksum !== undefined && (typeof checksum !== 'string' || !pattern.test(checksum)))
+      problem(schema, `${JSON.stringify(checksum)} does not match '${pattern.source}'`);
   }
   return { ...item, ...ref };
 };
@@ -47,8 +53,10 @@ export const replicaFiles = (schema: string, value: unknown): ReplicaFile[] =>
   asArray(schema, value).map((entry) => {
     const item = didItem(schema, entry);
     if (!('bytes' in item)) problem(schema, "'bytes' is a required property");
-    if (typeof item.bytes !== 'number' || !Number.isSafeInteger(item.bytes) || item.bytes < 0) problem(schema, `${JSON.stringify(item.bytes)} is not a number of bytes`);
-    if (item.pfn !== undefined && typeof item.pfn !== 'string') problem(schema, `${JSON.stringify(item.pfn)} is not of type 'string'`);
+    if (typeof item.bytes !== 'number' || !Number.isSafeInteger(item.bytes) || item.bytes < 0)
+      problem(schema, `${JSON.stringify(item.bytes)} is not a number of bytes`);
+    if (item.pfn !== undefined && typeof item.pfn !== 'string')
+      problem(schema, `${JSON.stringify(item.pfn)} is not of type 'string'`);
     const meta = item.meta === undefined || item.meta === null ? undefined : asObject(schema, item.meta);
     const file: ReplicaFile = {
       scope: item.scope,
@@ -97,7 +105,8 @@ export const readDids = (value: unknown): DidRef[] => {
     const item = asObject('r_dids', entry);
     for (const key of ['scope', 'name'] as const) {
       if (!(key in item)) problem('r_dids', `'${key}' is a required property`);
-      if (typeof item[key] !== 'string' || !/\w/.test(item[key])) problem('r_dids', `${JSON.stringify(item[key])} does not match '\\w'`);
+      if (typeof item[key] !== 'string' || !/\w/.test(item[key]))
+        problem('r_dids', `${JSON.stringify(item[key])} does not match '\\w'`);
     }
     return { scope: item.scope as string, name: item.name as string };
   });
@@ -106,7 +115,8 @@ export const readDids = (value: unknown): DidRef[] => {
 /** An RSE name as the `rse` schema wants it; a missing one is the body helper's KeyError. */
 export const rseName = (value: unknown, key = 'rse'): string => {
   if (value === undefined) throw new KeyError(`'${key}' not defined`);
-  if (typeof value !== 'string' || !isValidName('rse', value)) return problem('rse', `${JSON.stringify(value)} does not match '^([A-Z0-9]+([_-][A-Z0-9]+)*)$'`);
+  if (typeof value !== 'string' || !isValidName('rse', value))
+    return problem('rse', `${JSON.stringify(value)} does not match '^([A-Z0-9]+([_-][A-Z0-9]+)*)$'`);
   return value;
 };
 
@@ -132,10 +142,26 @@ export const parseUtc = (text: unknown, format: 'seconds' | 'fraction' | 'day', 
   const day = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
   const full = DATE_TIME.exec(text);
   const parts = format === 'day' ? (day ? [...day.slice(1), '0', '0', '0', undefined] : undefined) : full?.slice(1);
-  if (!parts || (format === 'fraction' && parts[6] === undefined) || (format === 'seconds' && parts[6] !== undefined)) return fail();
+  if (!parts || (format === 'fraction' && parts[6] === undefined) || (format === 'seconds' && parts[6] !== undefined))
+    return fail();
   const [year, month, date, hours, minutes, seconds, fraction] = parts as string[];
-  const value = new Date(Date.UTC(Number(year), Number(month) - 1, Number(date), Number(hours), Number(minutes), Number(seconds), fraction ? Number(fraction.padEnd(6, '0').slice(0, 3)) : 0));
-  if (value.getUTCDate() !== Number(date) || value.getUTCMonth() !== Number(month) - 1 || value.getUTCHours() !== Number(hours)) fail();
+  const value = new Date(
+    Date.UTC(
+      Number(year),
+      Number(month) - 1,
+      Number(date),
+      Number(hours),
+      Number(minutes),
+      Number(seconds),
+      fraction ? Number(fraction.padEnd(6, '0').slice(0, 3)) : 0,
+    ),
+  );
+  if (
+    value.getUTCDate() !== Number(date) ||
+    value.getUTCMonth() !== Number(month) - 1 ||
+    value.getUTCHours() !== Number(hours)
+  )
+    fail();
   return value;
 };
 
@@ -143,7 +169,13 @@ const FORMATS = { seconds: '%Y-%m-%dT%H:%M:%S', fraction: '%Y-%m-%dT%H:%M:%S.%f'
 
 /** An integer parameter, as Python's int() reads text; anything else is a ValueError. */
 export const integerParameter = (value: unknown, name: string): number => {
-  const number = typeof value === 'number' ? value : typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(number)) throw new ValueError(`invalid literal for int() with base 10: '${String(value)}' (${name})`);
+  const number =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value)
+        ? Number(value)
+        : Number.NaN;
+  if (!Number.isSafeInteger(number))
+    throw new ValueError(`invalid literal for int() with base 10: '${String(value)}' (${name})`);
   return number;
 };

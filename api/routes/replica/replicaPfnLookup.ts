@@ -9,7 +9,11 @@ const PAGE = 500;
  * `list_pfns` of the bad-replica listing: the PFNs of the listed files' replicas in any state,
  * on the named RSE only (its first PFN) or everywhere, each PFN once.
  */
-export async function* replicaPfnsOf(readModels: ReadModels, rows: AsyncIterable<BadReplicaDocument>, rse: string | undefined): AsyncGenerator<string> {
+export async function* replicaPfnsOf(
+  readModels: ReadModels,
+  rows: AsyncIterable<BadReplicaDocument>,
+  rse: string | undefined,
+): AsyncGenerator<string> {
   const seen = new Set<string>();
   const listPage = async function* (dids: DidRef[]): AsyncGenerator<string> {
     const files = await replicaListing(readModels, {

@@ -8,7 +8,21 @@ import type { DatasetReplica } from '../../../projections/replica/datasetReplica
 export const METALINK_TYPE = 'application/metalink4+xml';
 
 /** The protocols Rucio lists when a metalink is asked for without schemes (SUPPORTED_PROTOCOLS). */
-export const SUPPORTED_PROTOCOLS = ['gsiftp', 'srm', 'root', 'davs', 'http', 'https', 'file', 'storm', 'srm+https', 'scp', 'rsync', 'rclone', 'magnet'] as const;
+export const SUPPORTED_PROTOCOLS = [
+  'gsiftp',
+  'srm',
+  'root',
+  'davs',
+  'http',
+  'https',
+  'file',
+  'storm',
+  'srm+https',
+  'scp',
+  'rsync',
+  'rclone',
+  'magnet',
+] as const;
 
 const XML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
 
@@ -20,7 +34,8 @@ const METALINK_HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n<metalink xmlns="
 /** One `<file>` of a metalink (web/rest/flaskapi/v1/replicas.py `_generate_one_metalink_file`). */
 const metalinkFile = (file: ListedFile, policySchema: string, detailedUrl: boolean): string => {
   let xml = ` <file name="${file.name}">\n`;
-  if (file.parents && file.parents.length > 0) xml += `  <parents>\n${file.parents.map((parent) => `   <did>${parent}</did>\n`).join('')}  </parents>\n`;
+  if (file.parents && file.parents.length > 0)
+    xml += `  <parents>\n${file.parents.map((parent) => `   <did>${parent}</did>\n`).join('')}  </parents>\n`;
   xml += `  <identity>${file.scope}:${file.name}</identity>\n`;
   if (file.adler32 !== null) xml += `  <hash type="adler32">${file.adler32}</hash>\n`;
   if (file.md5 !== null) xml += `  <hash type="md5">${file.md5}</hash>\n`;
@@ -35,7 +50,11 @@ const metalinkFile = (file: ListedFile, policySchema: string, detailedUrl: boole
 };
 
 /** A metalink document streamed file by file; no file gives the empty document. */
-export async function* metalinkDocument(files: AsyncIterable<ListedFile>, policySchema: string, detailedUrl: boolean): AsyncGenerator<string> {
+export async function* metalinkDocument(
+  files: AsyncIterable<ListedFile>,
+  policySchema: string,
+  detailedUrl: boolean,
+): AsyncGenerator<string> {
   yield METALINK_HEAD;
   for await (const file of files) yield metalinkFile(file, policySchema, detailedUrl);
   yield '</metalink>\n';

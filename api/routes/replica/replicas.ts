@@ -1,6 +1,18 @@
 import { addReplicas } from '../../../commands/replica/replicaRegistration.ts';
-import { quarantineReplicas, refuseReplicaDeletion, setTombstones, updateReplicaStates } from '../../../commands/replica/replicaUpdates.ts';
-import { AccessDenied, DataIdentifierNotFound, InputValidationError, ReplicaNotFound, RSENotFound, ValueError } from '../../../domain/shared/errors.ts';
+import {
+  quarantineReplicas,
+  refuseReplicaDeletion,
+  setTombstones,
+  updateReplicaStates,
+} from '../../../commands/replica/replicaUpdates.ts';
+import {
+  AccessDenied,
+  DataIdentifierNotFound,
+  InputValidationError,
+  ReplicaNotFound,
+  RSENotFound,
+  ValueError,
+} from '../../../domain/shared/errors.ts';
 import { asArray, asObject, didRefItem } from '../did/didParams.ts';
 import { sendOk } from '../../http.ts';
 import { jsonObject, param, paramBoolean } from '../../params.ts';
@@ -8,7 +20,11 @@ import { replicaFiles, replicaStateChanges, rseName } from './replicaParams.ts';
 import { commandMetadata, created, ok, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { registerBadReplicaDeclarationRoutes, registerBadReplicaListRoutes } from './badReplicaRoutes.ts';
-import { registerDatasetReplicaRoutes, registerDatasetReplicasBulkRoutes, registerDatasetsOnRseRoutes } from './datasetReplicaRoutes.ts';
+import {
+  registerDatasetReplicaRoutes,
+  registerDatasetReplicasBulkRoutes,
+  registerDatasetsOnRseRoutes,
+} from './datasetReplicaRoutes.ts';
 import { registerReplicaGetRoute, registerReplicaListRoute } from './replicaListRoutes.ts';
 
 /**
@@ -25,7 +41,10 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
       path,
       {
         summary: 'Registers files and their replicas on an RSE.',
-        body: { description: '`rse`; `files`: `{scope, name, bytes, adler32?, md5?, pfn?, meta?}` each; `ignore_availability`.' },
+        body: {
+          description:
+            '`rse`; `files`: `{scope, name, bytes, adler32?, md5?, pfn?, meta?}` each; `ignore_availability`.',
+        },
         raises: [RSENotFound],
       },
       async (ctx) => {
@@ -33,7 +52,9 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
         const rse = rseName(param(parameters, 'rse'));
         const files = replicaFiles('dids', param(parameters, 'files'));
         const ignoreAvailability = paramBoolean(parameters, 'ignore_availability', false);
-        await created(ctx, services, (metadata) => addReplicas(services.commands, { rse, files, ignoreAvailability }, metadata));
+        await created(ctx, services, (metadata) =>
+          addReplicas(services.commands, { rse, files, ignoreAvailability }, metadata),
+        );
       },
     );
     routes.put(
@@ -83,21 +104,32 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
       async (ctx) => {
         const parameters = jsonObject(ctx);
         const replicas =
-          parameters.replicas === undefined || parameters.replicas === null ? [] : asArray('replicas', parameters.replicas, Number.POSITIVE_INFINITY);
+          parameters.replicas === undefined || parameters.replicas === null
+            ? []
+            : asArray('replicas', parameters.replicas, Number.POSITIVE_INFINITY);
         if (replicas.length === 0) {
           sendOk(ctx);
           return;
         }
         const [rse, rseId] = [parameters.rse ?? null, parameters.rse_id ?? null];
-        if ((rse === null) === (rseId === null)) throw new InputValidationError('Either RSE name or RSE id must be specified, but not both');
+        if ((rse === null) === (rseId === null))
+          throw new InputValidationError('Either RSE name or RSE id must be specified, but not both');
         const dark = replicas.map((entry) => {
           const item = asObject('replicas', entry);
           if (typeof item.path !== 'string') throw new InputValidationError('Replica info must include path');
-          const text = (key: string) => (typeof item[key] === 'string' && item[key] !== '' ? (item[key] as string) : null);
-          return { path: item.path, scope: text('scope'), name: text('name'), bytes: typeof item.bytes === 'number' ? item.bytes : null };
+          const text = (key: string) =>
+            typeof item[key] === 'string' && item[key] !== '' ? (item[key] as string) : null;
+          return {
+            path: item.path,
+            scope: text('scope'),
+            name: text('name'),
+            bytes: typeof item.bytes === 'number' ? item.bytes : null,
+          };
         });
         const target = rse !== null ? { name: rseName(rse) } : { id: String(rseId) };
-        await ok(ctx, services, (metadata) => quarantineReplicas(services.commands, { rse: target, replicas: dark }, metadata));
+        await ok(ctx, services, (metadata) =>
+          quarantineReplicas(services.commands, { rse: target, replicas: dark }, metadata),
+        );
       },
     );
   }

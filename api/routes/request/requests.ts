@@ -2,7 +2,13 @@ import { loadCaller } from '../../../commands/caller.ts';
 import { allowOnly, isAdmin } from '../../../domain/permission/policy.ts';
 import { REQUEST_STATE_LETTERS, type RequestState } from '../../../domain/request/request.ts';
 import { AccessDenied, RequestNotFound, RSENotFound, RucioError } from '../../../domain/shared/errors.ts';
-import { activeRequest, archivedRequest, listRequests, rseIdsOfSite, type RequestListing } from '../../../projections/request/requestQueries.ts';
+import {
+  activeRequest,
+  archivedRequest,
+  listRequests,
+  rseIdsOfSite,
+  type RequestListing,
+} from '../../../projections/request/requestQueries.ts';
 import { requestMetrics } from '../../../projections/request/transferMetrics.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { queryString } from '../../params.ts';
@@ -20,8 +26,17 @@ const missing = (what: string) => new RucioError('MissingParameter', what);
  * site pairs (the RSEs with that `site` attribute), checked in Rucio's order with its error
  * names: MissingParameter, Invalid, NotFound. Answers the RSE names too, for the permission message.
  */
-const listingOf = async (ctx: AppContext, services: Services): Promise<RequestListing & { sourceNames: string[]; destNames: string[] }> => {
-  const [srcRse, dstRse, srcSite, dstSite, statesText] = ['src_rse', 'dst_rse', 'src_site', 'dst_site', 'request_states'].map((name) => queryString(ctx, name));
+const listingOf = async (
+  ctx: AppContext,
+  services: Services,
+): Promise<RequestListing & { sourceNames: string[]; destNames: string[] }> => {
+  const [srcRse, dstRse, srcSite, dstSite, statesText] = [
+    'src_rse',
+    'dst_rse',
+    'src_site',
+    'dst_site',
+    'request_states',
+  ].map((name) => queryString(ctx, name));
   if (!statesText) throw missing('Request state is missing');
   if (srcRse && !dstRse) throw missing('Destination RSE is missing');
   if (dstRse && !srcRse) throw missing('Source RSE is missing');
@@ -37,7 +52,13 @@ const listingOf = async (ctx: AppContext, services: Services): Promise<RequestLi
     if (sources.length === 0) throw new RucioError('NotFound', `Could not resolve site name ${srcSite} to RSE`);
     const dests = await rseIdsOfSite(services.readModels, dstSite);
     if (dests.length === 0) throw new RucioError('NotFound', `Could not resolve site name ${dstSite} to RSE`);
-    return { states, sourceRseIds: sources.map((rse) => rse.id), destRseIds: dests.map((rse) => rse.id), sourceNames: sources.map((rse) => rse.rse), destNames: dests.map((rse) => rse.rse) };
+    return {
+      states,
+      sourceRseIds: sources.map((rse) => rse.id),
+      destRseIds: dests.map((rse) => rse.id),
+      sourceNames: sources.map((rse) => rse.rse),
+      destNames: dests.map((rse) => rse.rse),
+    };
   }
   // Rucio looks up the RSEs named (none named: an RSE called None, which does not exist).
   const source = await activeRse(services, srcRse ?? 'None');
@@ -46,9 +67,16 @@ const listingOf = async (ctx: AppContext, services: Services): Promise<RequestLi
 };
 
 /** Listing requests is for admins (Rucio's perm_list_requests and perm_list_requests_history). */
-const requireListPermission = async (ctx: AppContext, services: Services, listing: { sourceNames: string[]; destNames: string[] }) => {
+const requireListPermission = async (
+  ctx: AppContext,
+  services: Services,
+  listing: { sourceNames: string[]; destNames: string[] },
+) => {
   const caller = await loadCaller(services.commands, ctx.state.issuer!);
-  allowOnly(isAdmin(caller), `${caller.account} cannot list requests from RSEs ${pythonList(listing.sourceNames)} to RSEs ${pythonList(listing.destNames)}. `);
+  allowOnly(
+    isAdmin(caller),
+    `${caller.account} cannot list requests from RSEs ${pythonList(listing.sourceNames)} to RSEs ${pythonList(listing.destNames)}. `,
+  );
 };
 
 /** A list of names as Python prints it: `['A', 'B']`. */
@@ -83,12 +111,17 @@ const HISTORY: RouteOptions = {
   accept: STREAM_ONLY,
   errors: LIST_ERRORS,
   summary: 'The archived transfer requests between RSEs or sites, a page at a time.',
-  query: { ...LISTING, offset: 'Requests to skip; default 0.', limit: 'Requests per page; default 100, at most 10 000.' },
+  query: {
+    ...LISTING,
+    offset: 'Requests to skip; default 0.',
+    limit: 'Requests per page; default 100, at most 10 000.',
+  },
   raises: [AccessDenied],
 };
 const METRICS: RouteOptions = {
   accept: STREAM_ONLY,
-  summary: 'Transfer statistics per link: requests by state, files and bytes done and failed in the last hour, 6 hours, day (admins).',
+  summary:
+    'Transfer statistics per link: requests by state, files and bytes done and failed in the last hour, 6 hours, day (admins).',
   query: {
     dst_rse: 'The destination RSE.',
     src_rse: 'The source RSE.',
@@ -112,10 +145,19 @@ export const registerRequestRoutes = (routes: RouteTable, services: Services): v
     const listing = await listingOf(ctx, services);
     await requireListPermission(ctx, services, listing);
     const page = { offset: Math.max(0, offset), limit: limit > 0 ? Math.min(limit, 10_000) : 100 };
-    await sendStream(ctx, mapStream(listRequests(services.readModels, listing, { history: true, ...page }), requestJson));
+    await sendStream(
+      ctx,
+      mapStream(listRequests(services.readModels, listing, { history: true, ...page }), requestJson),
+    );
   });
   routes.get('/requests/metrics', METRICS, async (ctx) => {
-    const [dstRse, srcRse, activity, groupBy, format] = ['dst_rse', 'src_rse', 'activity', 'group_by_rse_attribute', 'format'].map((name) => queryString(ctx, name));
+    const [dstRse, srcRse, activity, groupBy, format] = [
+      'dst_rse',
+      'src_rse',
+      'activity',
+      'group_by_rse_attribute',
+      'format',
+    ].map((name) => queryString(ctx, name));
     const query = {
       ...(srcRse ? { srcRseId: (await activeRse(services, srcRse)).id } : {}),
       ...(dstRse ? { destRseId: (await activeRse(services, dstRse)).id } : {}),
@@ -138,7 +180,11 @@ export const registerRequestRoutes = (routes: RouteTable, services: Services): v
   });
   routes.get(
     '/requests/history/*scope_name/:rse',
-    { accept: JSON_ONLY, summary: 'The last archived request of a file to an RSE (admins).', raises: [AccessDenied, RSENotFound, RequestNotFound] },
+    {
+      accept: JSON_ONLY,
+      summary: 'The last archived request of a file to an RSE (admins).',
+      raises: [AccessDenied, RSENotFound, RequestNotFound],
+    },
     async (ctx) => {
       const { scope, name, rse } = didAndRse(ctx);
       const rseId = (await activeRse(services, rse)).id;

@@ -29,7 +29,9 @@ const countOf = (body: Readonly<Record<string, unknown>>, key: string): number |
 const strategyOf = (value: unknown): TransferLimitStrategy | null => {
   if (value === undefined || value === null) return null;
   if (value === 'fifo' || value === 'grouped_fifo') return value;
-  throw new InvalidObject(`Problem validating strategy: ${JSON.stringify(value)} is not one of ['fifo', 'grouped_fifo']`);
+  throw new InvalidObject(
+    `Problem validating strategy: ${JSON.stringify(value)} is not one of ['fifo', 'grouped_fifo']`,
+  );
 };
 
 const textOf = (value: unknown, key: string): string => {
@@ -37,7 +39,8 @@ const textOf = (value: unknown, key: string): string => {
   throw new InvalidObject(`Problem validating ${key}: ${JSON.stringify(value)} is not a non-empty string`);
 };
 
-const activityOf = (value: unknown): string | null => (value === undefined || value === null ? null : textOf(value, 'activity'));
+const activityOf = (value: unknown): string | null =>
+  value === undefined || value === null ? null : textOf(value, 'activity');
 
 /** A limit as `list_transfer_limits` renders it (the direction by name, dates in Rucio's format). */
 const limitJson = (limit: TransferLimitDocument) => ({
@@ -58,7 +61,8 @@ const limitJson = (limit: TransferLimitDocument) => ({
 const SET_LIMIT: RouteOptions = {
   summary: 'Sets the transfer limit of an RSE expression, activity and direction (admins).',
   body: {
-    description: '`rse_expression`, `max_transfers`, and optionally `activity`, `direction` (source, destination), `volume`, `deadline`, `strategy`, `transfers`, `waitings`.',
+    description:
+      '`rse_expression`, `max_transfers`, and optionally `activity`, `direction` (source, destination), `volume`, `deadline`, `strategy`, `transfers`, `waitings`.',
   },
   success: { status: 201, type: 'text/html; charset=utf-8', description: 'An empty body.' },
   raises: [InvalidObject],
@@ -66,11 +70,15 @@ const SET_LIMIT: RouteOptions = {
 
 /** `/requests/transfer_limits`: list (NDJSON), set (PUT, 201 with an empty body) and delete. Admins only. */
 export const registerTransferLimitRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/requests/transfer_limits', { accept: STREAM_ONLY, summary: 'Every transfer limit (admins).', raises: [AccessDenied] }, async (ctx) => {
-    const caller = await loadCaller(services.commands, ctx.state.issuer!);
-    allowOnly(isAdmin(caller), `${caller.account} cannot list transfer limits. `);
-    await sendStream(ctx, mapStream(listTransferLimits(services.readModels), limitJson));
-  });
+  routes.get(
+    '/requests/transfer_limits',
+    { accept: STREAM_ONLY, summary: 'Every transfer limit (admins).', raises: [AccessDenied] },
+    async (ctx) => {
+      const caller = await loadCaller(services.commands, ctx.state.issuer!);
+      allowOnly(isAdmin(caller), `${caller.account} cannot list transfer limits. `);
+      await sendStream(ctx, mapStream(listTransferLimits(services.readModels), limitJson));
+    },
+  );
   routes.put('/requests/transfer_limits', SET_LIMIT, async (ctx) => {
     const body = jsonObject(ctx);
     const rseExpression = textOf(param(body, 'rse_expression'), 'rse_expression');
@@ -91,7 +99,11 @@ export const registerTransferLimitRoutes = (routes: RouteTable, services: Servic
   });
   routes.delete(
     '/requests/transfer_limits',
-    { summary: 'Removes a transfer limit.', body: { description: '`rse_expression`, `activity`, `direction`.' }, raises: [InvalidObject] },
+    {
+      summary: 'Removes a transfer limit.',
+      body: { description: '`rse_expression`, `activity`, `direction`.' },
+      raises: [InvalidObject],
+    },
     async (ctx) => {
       const body = jsonObject(ctx);
       const selector = {

@@ -1,7 +1,13 @@
 import { addRseProtocol, removeRseProtocols, updateRseProtocols } from '../../../commands/rse/rseCommands.ts';
 import { lfnsToPfns, type Lfn } from '../../../domain/rse/lfn2pfn.ts';
 import { protocolChangesFromRequest, protocolFromRequest } from '../../../domain/rse/protocolInput.ts';
-import { InvalidPath, ReplicaNotFound, RSENotFound, RSEProtocolNotSupported, ValueError } from '../../../domain/shared/errors.ts';
+import {
+  InvalidPath,
+  ReplicaNotFound,
+  RSENotFound,
+  RSEProtocolNotSupported,
+  ValueError,
+} from '../../../domain/shared/errors.ts';
 import { findReplica } from '../../../projections/replica/replicaQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import { jsonObject, queryString } from '../../params.ts';
@@ -11,8 +17,14 @@ import type { AppContext, Services } from '../../services.ts';
 
 /** The optional `<hostname>/<port>` path segments that narrow a protocol update or deletion. */
 const protocolSelector = (ctx: AppContext) => {
-  const { rse, scheme, hostname, port } = ctx.params as { rse: string; scheme: string; hostname?: string; port?: string };
-  if (port !== undefined && !/^[+-]?\d+$/.test(port.trim())) throw new ValueError(`invalid literal for int() with base 10: '${port}'`);
+  const { rse, scheme, hostname, port } = ctx.params as {
+    rse: string;
+    scheme: string;
+    hostname?: string;
+    port?: string;
+  };
+  if (port !== undefined && !/^[+-]?\d+$/.test(port.trim()))
+    throw new ValueError(`invalid literal for int() with base 10: '${port}'`);
   return {
     rse,
     scheme,
@@ -44,7 +56,9 @@ const LFNS2PFNS = {
 export const registerRseProtocolRoutes = (routes: RouteTable, services: Services): void => {
   const update = async (ctx: AppContext) => {
     const changes = protocolChangesFromRequest(jsonObject(ctx));
-    await ok(ctx, services, (metadata) => updateRseProtocols(services.commands, { ...protocolSelector(ctx), changes }, metadata));
+    await ok(ctx, services, (metadata) =>
+      updateRseProtocols(services.commands, { ...protocolSelector(ctx), changes }, metadata),
+    );
   };
   const remove = async (ctx: AppContext) => {
     await ok(ctx, services, (metadata) => removeRseProtocols(services.commands, protocolSelector(ctx), metadata));
@@ -67,7 +81,11 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
   /** Rucio answers the RSE's whole settings here, whatever the scheme. */
   routes.get(
     '/rses/:rse/protocols/:scheme',
-    { accept: JSON_ONLY, summary: 'The RSE’s settings with every protocol, whatever the scheme (as Rucio answers).', raises: [RSENotFound] },
+    {
+      accept: JSON_ONLY,
+      summary: 'The RSE’s settings with every protocol, whatever the scheme (as Rucio answers).',
+      raises: [RSENotFound],
+    },
     async (ctx) => {
       const document = await activeRse(services, ctx.params.rse!);
       sendJson(ctx, rseSettings(document, await defaultLfn2pfnAlgorithm(services)));
@@ -78,13 +96,16 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
     {
       summary: 'Adds a protocol to an RSE.',
       body: {
-        description: '`hostname`, `port`, `prefix`, `impl`, `domains` (lan, wan: read, write, delete, third_party_copy_read, ...), `extended_attributes`.',
+        description:
+          '`hostname`, `port`, `prefix`, `impl`, `domains` (lan, wan: read, write, delete, third_party_copy_read, ...), `extended_attributes`.',
       },
       raises: [RSENotFound],
     },
     async (ctx) => {
       const protocol = protocolFromRequest(ctx.params.scheme!, jsonObject(ctx));
-      await created(ctx, services, (metadata) => addRseProtocol(services.commands, { rse: ctx.params.rse!, protocol }, metadata));
+      await created(ctx, services, (metadata) =>
+        addRseProtocol(services.commands, { rse: ctx.params.rse!, protocol }, metadata),
+      );
     },
   );
   routes.put('/rses/:rse/protocols/:scheme', updating, update);
@@ -92,7 +113,11 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
 
   routes.get(
     '/rses/:rse/protocols',
-    { accept: JSON_ONLY, summary: 'The protocols of an RSE, by priority.', raises: [RSENotFound, RSEProtocolNotSupported] },
+    {
+      accept: JSON_ONLY,
+      summary: 'The protocols of an RSE, by priority.',
+      raises: [RSENotFound, RSEProtocolNotSupported],
+    },
     async (ctx) => {
       const protocols = sortedProtocols(await activeRse(services, ctx.params.rse!));
       if (protocols.length === 0) throw new RSEProtocolNotSupported('No protocols found for this RSE');
@@ -107,7 +132,12 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
    */
   routes.get(
     '/rses/:rse/lfns2pfns',
-    { accept: JSON_ONLY, summary: 'The PFNs of LFNs on an RSE.', query: LFNS2PFNS, raises: [RSENotFound, InvalidPath, ReplicaNotFound] },
+    {
+      accept: JSON_ONLY,
+      summary: 'The PFNs of LFNs on an RSE.',
+      query: LFNS2PFNS,
+      raises: [RSENotFound, InvalidPath, ReplicaNotFound],
+    },
     async (ctx) => {
       const lfns = lfnsOf(ctx);
       const document = await activeRse(services, ctx.params.rse!);

@@ -1,5 +1,11 @@
 import { availabilityFlags } from '../../../domain/rse/availability.ts';
-import { DEFAULT_RSE_PROPERTIES, MUTABLE_RSE_PROPERTIES, RSE_TYPES, type RseAttributeValue, type RseProperties } from '../../../domain/rse/rse.ts';
+import {
+  DEFAULT_RSE_PROPERTIES,
+  MUTABLE_RSE_PROPERTIES,
+  RSE_TYPES,
+  type RseAttributeValue,
+  type RseProperties,
+} from '../../../domain/rse/rse.ts';
 import { InputValidationError, InvalidObject } from '../../../domain/shared/errors.ts';
 import { checkText, LIMITS } from '../../../domain/shared/limits.ts';
 import { keyProblem } from '../../../domain/shared/names.ts';
@@ -10,9 +16,25 @@ import { toBoolean } from '../../params.ts';
  * 400 InvalidObject here (Rucio fails in the database and answers 500).
  */
 
-const BOOLEAN_PROPERTIES = new Set(['deterministic', 'volatile', 'staging_area', 'availability_read', 'availability_write', 'availability_delete']);
+const BOOLEAN_PROPERTIES = new Set([
+  'deterministic',
+  'volatile',
+  'staging_area',
+  'availability_read',
+  'availability_write',
+  'availability_delete',
+]);
 const NUMBER_PROPERTIES = new Set(['latitude', 'longitude']);
-const TEXT_PROPERTIES = new Set(['city', 'region_code', 'country_name', 'continent', 'time_zone', 'ISP', 'ASN', 'qos_class']);
+const TEXT_PROPERTIES = new Set([
+  'city',
+  'region_code',
+  'country_name',
+  'continent',
+  'time_zone',
+  'ISP',
+  'ASN',
+  'qos_class',
+]);
 const AVAILABILITY_FLAGS = ['availability_read', 'availability_write', 'availability_delete'] as const;
 
 const invalid = (key: string, value: unknown, expected: string) =>
@@ -30,13 +52,16 @@ const propertyValue = (key: keyof RseProperties, value: unknown): RseProperties[
     if (typeof value !== 'string') throw invalid(key, value, "of type 'string'");
     return checkText(key, value, LIMITS.rseTextLength);
   }
-  if (typeof value !== 'string' || !(RSE_TYPES as readonly string[]).includes(value)) throw invalid(key, value, `one of ${RSE_TYPES.join(', ')}`);
+  if (typeof value !== 'string' || !(RSE_TYPES as readonly string[]).includes(value))
+    throw invalid(key, value, `one of ${RSE_TYPES.join(', ')}`);
   return value;
 };
 
 const refuseBothAvailabilityStyles = (body: Readonly<Record<string, unknown>>): void => {
   if ('availability' in body && AVAILABILITY_FLAGS.some((flag) => flag in body)) {
-    throw new InputValidationError("'availability' can not be specified with 'availability_read', 'availability_write' or 'availability_delete'");
+    throw new InputValidationError(
+      "'availability' can not be specified with 'availability_read', 'availability_write' or 'availability_delete'",
+    );
   }
 };
 
@@ -47,7 +72,8 @@ const refuseBothAvailabilityStyles = (body: Readonly<Record<string, unknown>>): 
 export const rsePropertiesForCreation = (body: Readonly<Record<string, unknown>>): RseProperties => {
   refuseBothAvailabilityStyles(body);
   const properties: Record<string, unknown> = { ...DEFAULT_RSE_PROPERTIES };
-  if (body.availability !== undefined && body.availability !== null) Object.assign(properties, availabilityFlags(body.availability));
+  if (body.availability !== undefined && body.availability !== null)
+    Object.assign(properties, availabilityFlags(body.availability));
   for (const key of Object.keys(DEFAULT_RSE_PROPERTIES) as (keyof RseProperties)[]) {
     if (key === 'qos_class' || !(key in body)) continue;
     const value = propertyValue(key, body[key]);
@@ -72,12 +98,14 @@ export const rsePropertyChanges = (rse: string, body: Readonly<Record<string, un
       throw new InputValidationError(`The key '${key}' does not exist for RSE properties.`);
     }
   }
-  if (body.availability !== undefined && body.availability !== null) Object.assign(changes, availabilityFlags(body.availability));
+  if (body.availability !== undefined && body.availability !== null)
+    Object.assign(changes, availabilityFlags(body.availability));
   for (const key of MUTABLE_RSE_PROPERTIES) {
     if (!(key in body)) continue;
     const value = propertyValue(key, body[key]);
     if (key === 'qos_class') {
-      changes.qos_class = typeof value === 'string' && !['', 'none', 'null'].includes(value.toLowerCase()) ? value : null;
+      changes.qos_class =
+        typeof value === 'string' && !['', 'none', 'null'].includes(value.toLowerCase()) ? value : null;
     } else if (value !== null || TEXT_PROPERTIES.has(key) || NUMBER_PROPERTIES.has(key)) {
       changes[key] = value;
     }

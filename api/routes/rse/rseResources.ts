@@ -33,7 +33,9 @@ const requiredText = (parameters: Record<string, unknown>, key: string): string 
 /** `distance`, else the deprecated `ranking`; both absent is a distance of null. */
 const distanceParameter = (parameters: Record<string, unknown>): number | null => {
   const distance = parameters.distance ?? null;
-  return distance === null ? integerParameter('ranking', parameters.ranking ?? null, { nullable: true }) : integerParameter('distance', distance, { nullable: true });
+  return distance === null
+    ? integerParameter('ranking', parameters.ranking ?? null, { nullable: true })
+    : integerParameter('distance', distance, { nullable: true });
 };
 
 /** Usage, limits, QoS policies, distances and per-account usage of RSEs (§1.21). */
@@ -44,35 +46,62 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
     return usages
       .filter((usage) => usage.bytes !== 0)
       .sort((a, b) => b.bytes - a.bytes)
-      .map((usage) => ({ used: usage.bytes, account: usage.account, percentage: total ? Math.round((usage.bytes / total) * 10_000) / 100 : 0 }));
+      .map((usage) => ({
+        used: usage.bytes,
+        account: usage.account,
+        percentage: total ? Math.round((usage.bytes / total) * 10_000) / 100 : 0,
+      }));
   };
 
   routes.get(
     '/rses/:source/distances/:destination',
-    { accept: JSON_ONLY, summary: 'The distance from one RSE to another (a list of at most one).', raises: [RSENotFound] },
+    {
+      accept: JSON_ONLY,
+      summary: 'The distance from one RSE to another (a list of at most one).',
+      raises: [RSENotFound],
+    },
     async (ctx) => {
-      const [source, destination] = [await activeRse(services, ctx.params.source!), await activeRse(services, ctx.params.destination!)];
+      const [source, destination] = [
+        await activeRse(services, ctx.params.source!),
+        await activeRse(services, ctx.params.destination!),
+      ];
       const found = await findDistance(services.readModels, source.id, destination.id);
       sendJson(ctx, found ? [distanceView(found)] : []);
     },
   );
   routes.post(
     '/rses/:source/distances/:destination',
-    { summary: 'Sets the distance from one RSE to another.', body: { description: '`distance` (or `ranking`): a whole number.' }, raises: [RSENotFound] },
+    {
+      summary: 'Sets the distance from one RSE to another.',
+      body: { description: '`distance` (or `ranking`): a whole number.' },
+      raises: [RSENotFound],
+    },
     async (ctx) => {
       const distance = distanceParameter(jsonObject(ctx));
       await created(ctx, services, (metadata) =>
-        addRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination!, distance }, metadata),
+        addRseDistance(
+          services.commands,
+          { source: ctx.params.source!, destination: ctx.params.destination!, distance },
+          metadata,
+        ),
       );
     },
   );
   routes.put(
     '/rses/:source/distances/:destination',
-    { summary: 'Changes the distance from one RSE to another.', body: { description: '`distance` (or `ranking`).' }, raises: [RSENotFound] },
+    {
+      summary: 'Changes the distance from one RSE to another.',
+      body: { description: '`distance` (or `ranking`).' },
+      raises: [RSENotFound],
+    },
     async (ctx) => {
       const distance = distanceParameter(jsonObject(ctx));
       await ok(ctx, services, (metadata) =>
-        updateRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination!, distance }, metadata),
+        updateRseDistance(
+          services.commands,
+          { source: ctx.params.source!, destination: ctx.params.destination!, distance },
+          metadata,
+        ),
       );
     },
   );
@@ -85,7 +114,11 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
     },
     async (ctx) => {
       await runCommand(ctx, services, (metadata) =>
-        removeRseDistance(services.commands, { source: ctx.params.source!, destination: ctx.params.destination! }, metadata),
+        removeRseDistance(
+          services.commands,
+          { source: ctx.params.source!, destination: ctx.params.destination! },
+          metadata,
+        ),
       );
       sendText(ctx, 'Deleted');
     },
@@ -146,14 +179,20 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
           updated_at: formatRucioDate(new Date(usage.updatedAt)),
           rse: document.rse,
         };
-        entries.push(perAccount && name === 'rucio' ? { ...entry, account_usages: await accountUsagesOn(document, total) } : entry);
+        entries.push(
+          perAccount && name === 'rucio' ? { ...entry, account_usages: await accountUsagesOn(document, total) } : entry,
+        );
       }
       await sendStream(ctx, fromList(entries));
     },
   );
   routes.put(
     '/rses/:rse/usage',
-    { summary: 'Records the usage of an RSE as a source measured it.', body: { description: '`source`, `used`, `free`, `files`.' }, raises: [RSENotFound] },
+    {
+      summary: 'Records the usage of an RSE as a source measured it.',
+      body: { description: '`source`, `used`, `free`, `files`.' },
+      raises: [RSENotFound],
+    },
     async (ctx) => {
       const parameters = jsonObject(ctx);
       const usage = {
@@ -168,7 +207,12 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   );
   routes.get(
     '/rses/:rse/usage/history',
-    { accept: STREAM_ONLY, summary: 'The history of an RSE’s usage.', query: { source: 'Only this source.' }, raises: [RSENotFound] },
+    {
+      accept: STREAM_ONLY,
+      summary: 'The history of an RSE’s usage.',
+      query: { source: 'Only this source.' },
+      raises: [RSENotFound],
+    },
     async (ctx) => {
       const document = await activeRse(services, ctx.params.rse!);
       const source = queryString(ctx, 'source');
@@ -188,22 +232,44 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
     },
   );
 
-  routes.get('/rses/:rse/limits', { accept: JSON_ONLY, summary: 'The named limits of an RSE (MinFreeSpace, ...).', raises: [RSENotFound] }, async (ctx) => {
-    sendJson(ctx, (await activeRse(services, ctx.params.rse!)).limits);
-  });
-  routes.put('/rses/:rse/limits', { summary: 'Sets a named limit of an RSE.', body: { description: '`name`, `value`.' }, raises: [RSENotFound] }, async (ctx) => {
-    const parameters = jsonObject(ctx);
-    const limit = { rse: ctx.params.rse!, name: requiredText(parameters, 'name'), value: integerParameter('value', param(parameters, 'value'), { nullable: false })! };
-    await ok(ctx, services, (metadata) => setRseLimit(services.commands, limit, metadata));
-  });
-  routes.delete('/rses/:rse/limits', { summary: 'Removes a named limit of an RSE.', body: { description: '`name`.' }, raises: [RSENotFound] }, async (ctx) => {
-    const name = requiredText(jsonObject(ctx), 'name');
-    await ok(ctx, services, (metadata) => removeRseLimit(services.commands, { rse: ctx.params.rse!, name }, metadata));
-  });
+  routes.get(
+    '/rses/:rse/limits',
+    { accept: JSON_ONLY, summary: 'The named limits of an RSE (MinFreeSpace, ...).', raises: [RSENotFound] },
+    async (ctx) => {
+      sendJson(ctx, (await activeRse(services, ctx.params.rse!)).limits);
+    },
+  );
+  routes.put(
+    '/rses/:rse/limits',
+    { summary: 'Sets a named limit of an RSE.', body: { description: '`name`, `value`.' }, raises: [RSENotFound] },
+    async (ctx) => {
+      const parameters = jsonObject(ctx);
+      const limit = {
+        rse: ctx.params.rse!,
+        name: requiredText(parameters, 'name'),
+        value: integerParameter('value', param(parameters, 'value'), { nullable: false })!,
+      };
+      await ok(ctx, services, (metadata) => setRseLimit(services.commands, limit, metadata));
+    },
+  );
+  routes.delete(
+    '/rses/:rse/limits',
+    { summary: 'Removes a named limit of an RSE.', body: { description: '`name`.' }, raises: [RSENotFound] },
+    async (ctx) => {
+      const name = requiredText(jsonObject(ctx), 'name');
+      await ok(ctx, services, (metadata) =>
+        removeRseLimit(services.commands, { rse: ctx.params.rse!, name }, metadata),
+      );
+    },
+  );
 
-  routes.get('/rses/:rse/qos_policy', { accept: JSON_ONLY, summary: 'The QoS policies of an RSE.', raises: [RSENotFound] }, async (ctx) => {
-    sendJson(ctx, (await activeRse(services, ctx.params.rse!)).qosPolicies);
-  });
+  routes.get(
+    '/rses/:rse/qos_policy',
+    { accept: JSON_ONLY, summary: 'The QoS policies of an RSE.', raises: [RSENotFound] },
+    async (ctx) => {
+      sendJson(ctx, (await activeRse(services, ctx.params.rse!)).qosPolicies);
+    },
+  );
   const qosPolicy = (ctx: AppContext) => ({ rse: ctx.params.rse!, policy: ctx.params.policy! });
   routes.post(
     '/rses/:rse/qos_policy/:policy',

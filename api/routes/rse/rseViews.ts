@@ -49,7 +49,8 @@ export const protocolView = (protocol: RseProtocol) => ({
   extended_attributes: protocol.extended_attributes,
 });
 
-export const sortedProtocols = (document: RseDocument) => [...document.protocols].sort(compareProtocols).map(protocolView);
+export const sortedProtocols = (document: RseDocument) =>
+  [...document.protocols].sort(compareProtocols).map(protocolView);
 
 /** Rucio's RSE settings (`get_rse_protocols`): what clients build PFNs from. */
 export const rseSettings = (document: RseDocument, defaultAlgorithm: string) => {

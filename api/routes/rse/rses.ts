@@ -1,4 +1,10 @@
-import { createRse, deleteRse, removeRseAttribute, setRseAttribute, updateRse } from '../../../commands/rse/rseCommands.ts';
+import {
+  createRse,
+  deleteRse,
+  removeRseAttribute,
+  setRseAttribute,
+  updateRse,
+} from '../../../commands/rse/rseCommands.ts';
 import { evaluateRseExpression } from '../../../domain/rse/rseExpression.ts';
 import { InvalidRSEExpression, RSENotFound } from '../../../domain/shared/errors.ts';
 import { assertValidName } from '../../../domain/shared/names.ts';
@@ -14,33 +20,56 @@ import type { Services } from '../../services.ts';
 
 /** RSEs and their attributes (rest-api-reference.md §1.21). */
 export const registerRseRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/rses/:rse/attr/', { accept: JSON_ONLY, summary: "An RSE's attributes.", raises: [RSENotFound] }, async (ctx) => {
-    sendJson(ctx, sortedAttributes(await activeRse(services, ctx.params.rse!)));
-  });
+  routes.get(
+    '/rses/:rse/attr/',
+    { accept: JSON_ONLY, summary: "An RSE's attributes.", raises: [RSENotFound] },
+    async (ctx) => {
+      sendJson(ctx, sortedAttributes(await activeRse(services, ctx.params.rse!)));
+    },
+  );
   routes.post(
     '/rses/:rse/attr/:key',
-    { summary: 'Sets an attribute of an RSE.', body: { description: '`value`: a string, number or boolean.' }, raises: [RSENotFound] },
+    {
+      summary: 'Sets an attribute of an RSE.',
+      body: { description: '`value`: a string, number or boolean.' },
+      raises: [RSENotFound],
+    },
     async (ctx) => {
       const key = rseAttributeKey(ctx.params.key!);
       const value = rseAttributeValue(param(jsonObject(ctx), 'value'));
-      await created(ctx, services, (metadata) => setRseAttribute(services.commands, { rse: ctx.params.rse!, key, value }, metadata));
+      await created(ctx, services, (metadata) =>
+        setRseAttribute(services.commands, { rse: ctx.params.rse!, key, value }, metadata),
+      );
     },
   );
-  routes.delete('/rses/:rse/attr/:key', { summary: 'Removes an attribute of an RSE.', raises: [RSENotFound] }, async (ctx) => {
-    const key = rseAttributeKey(ctx.params.key!);
-    await ok(ctx, services, (metadata) => removeRseAttribute(services.commands, { rse: ctx.params.rse!, key }, metadata));
-  });
+  routes.delete(
+    '/rses/:rse/attr/:key',
+    { summary: 'Removes an attribute of an RSE.', raises: [RSENotFound] },
+    async (ctx) => {
+      const key = rseAttributeKey(ctx.params.key!);
+      await ok(ctx, services, (metadata) =>
+        removeRseAttribute(services.commands, { rse: ctx.params.rse!, key }, metadata),
+      );
+    },
+  );
 
-  routes.get('/rses/:rse', { accept: JSON_ONLY, summary: 'One RSE: its record and settings.', raises: [RSENotFound] }, async (ctx) => {
-    const document = await activeRse(services, ctx.params.rse!);
-    sendJson(ctx, rseDetail(document, await defaultLfn2pfnAlgorithm(services)));
-  });
+  routes.get(
+    '/rses/:rse',
+    { accept: JSON_ONLY, summary: 'One RSE: its record and settings.', raises: [RSENotFound] },
+    async (ctx) => {
+      const document = await activeRse(services, ctx.params.rse!);
+      sendJson(ctx, rseDetail(document, await defaultLfn2pfnAlgorithm(services)));
+    },
+  );
   routes.post(
     '/rses/:rse',
     {
       errors: { InputValidationError: 422 },
       summary: 'Creates an RSE.',
-      body: { optional: true, description: 'Its properties: `deterministic`, `volatile`, `rse_type`, `city`, `country_name`, `latitude`, ...' },
+      body: {
+        optional: true,
+        description: 'Its properties: `deterministic`, `volatile`, `rse_type`, `city`, `country_name`, `latitude`, ...',
+      },
     },
     async (ctx) => {
       const rse = ctx.params.rse!;
@@ -64,9 +93,13 @@ export const registerRseRoutes = (routes: RouteTable, services: Services): void 
       await created(ctx, services, (metadata) => updateRse(services.commands, { rse, changes }, metadata));
     },
   );
-  routes.delete('/rses/:rse', { summary: 'Deletes an RSE (disabled; its name is never taken again).', raises: [RSENotFound] }, async (ctx) => {
-    await ok(ctx, services, (metadata) => deleteRse(services.commands, { rse: ctx.params.rse! }, metadata));
-  });
+  routes.delete(
+    '/rses/:rse',
+    { summary: 'Deletes an RSE (disabled; its name is never taken again).', raises: [RSENotFound] },
+    async (ctx) => {
+      await ok(ctx, services, (metadata) => deleteRse(services.commands, { rse: ctx.params.rse! }, metadata));
+    },
+  );
 
   /** All RSEs, or with `?expression=` the names of those it selects (an empty expression lists all). */
   routes.get(

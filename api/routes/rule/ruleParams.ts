@@ -51,11 +51,19 @@ const integer = z.number().int().safe();
 export const addRuleSchema = z
   .object({
     dids: z.array(z.looseObject(didRef.shape)).min(1).max(1000),
-    account: z.string().regex(/^[a-z0-9-_]{1,25}$/).nullish(),
+    account: z
+      .string()
+      .regex(/^[a-z0-9-_]{1,25}$/)
+      .nullish(),
     copies: integer,
     rse_expression: z.string().min(1).max(3000),
     weight: z.string().max(255).nullish(),
-    lifetime: z.number().finite().min(0).max(100 * 365 * 86_400).nullish(),
+    lifetime: z
+      .number()
+      .finite()
+      .min(0)
+      .max(100 * 365 * 86_400)
+      .nullish(),
     grouping: z.enum(['ALL', 'DATASET', 'NONE']).nullish(),
     locked: z.boolean().nullish(),
     subscription_id: z.string().max(64).nullish(),
@@ -67,7 +75,10 @@ export const addRuleSchema = z
     comment: z.string().max(250).nullish(),
     ask_approval: z.boolean().nullish(),
     asynchronous: z.boolean().nullish(),
-    delay_injection: integer.min(0).max(365 * 86_400).nullish(),
+    delay_injection: integer
+      .min(0)
+      .max(365 * 86_400)
+      .nullish(),
     priority: integer.min(0).max(5).nullish(),
     split_container: z.boolean().nullish(),
     meta: z.union([z.string().max(3999), z.record(z.string(), z.unknown())]).nullish(),
@@ -90,7 +101,10 @@ export const ruleRequestOf = (body: unknown, issuer: string): RuleRequest => {
   if (typeof rule.meta === 'string') {
     try {
       const value = JSON.parse(rule.meta) as unknown;
-      meta = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { value };
+      meta =
+        value !== null && typeof value === 'object' && !Array.isArray(value)
+          ? (value as Record<string, unknown>)
+          : { value };
     } catch {
       throw new InvalidObject('Problem validating rule: meta is not a JSON document');
     }
@@ -143,12 +157,19 @@ const MOVE_OVERRIDE_KEYS = [
   'comment',
 ] as const;
 
-const moveOverrideSchema = addRuleSchema.pick(Object.fromEntries(MOVE_OVERRIDE_KEYS.map((key) => [key, true])) as { [K in (typeof MOVE_OVERRIDE_KEYS)[number]]: true }).partial();
+const moveOverrideSchema = addRuleSchema
+  .pick(
+    Object.fromEntries(MOVE_OVERRIDE_KEYS.map((key) => [key, true])) as {
+      [K in (typeof MOVE_OVERRIDE_KEYS)[number]]: true;
+    },
+  )
+  .partial();
 
 export const moveOverrideOf = (override: Readonly<Record<string, unknown>>): MoveOverride => {
   for (const key of Object.keys(override)) {
     if (key === 'dids' || key === 'session') throw new UnsupportedOperation(`Not allowed to override option ${key}`);
-    if (!(MOVE_OVERRIDE_KEYS as readonly string[]).includes(key)) throw new UnsupportedOperation(`Non-valid override option ${key}`);
+    if (!(MOVE_OVERRIDE_KEYS as readonly string[]).includes(key))
+      throw new UnsupportedOperation(`Non-valid override option ${key}`);
   }
   const parsed = moveOverrideSchema.safeParse(override);
   if (!parsed.success) throw problemOf(parsed.error, 'rule');
@@ -162,7 +183,8 @@ export const moveOverrideOf = (override: Readonly<Record<string, unknown>>): Mov
   if (given.lifetime !== undefined) result.lifetime = given.lifetime ?? null;
   if (given.locked != null) result.locked = given.locked;
   if (given.subscription_id !== undefined) result.subscriptionId = given.subscription_id ?? null;
-  if (given.source_replica_expression !== undefined) result.sourceReplicaExpression = given.source_replica_expression ?? null;
+  if (given.source_replica_expression !== undefined)
+    result.sourceReplicaExpression = given.source_replica_expression ?? null;
   if (given.activity != null) result.activity = given.activity;
   if (given.notify != null) result.notification = NOTIFICATIONS[given.notify]!;
   if (given.purge_replicas != null) result.purgeReplicas = given.purge_replicas;
@@ -181,14 +203,24 @@ export const updateRuleSchema = z.object({
  */
 export const ruleUpdateOf = (options: Readonly<Record<string, unknown>>): RuleUpdate => {
   for (const key of Object.keys(options)) {
-    if (!(RULE_UPDATE_OPTIONS as readonly string[]).includes(key)) throw new InputValidationError(`${key} is not a valid option to set.`);
+    if (!(RULE_UPDATE_OPTIONS as readonly string[]).includes(key))
+      throw new InputValidationError(`${key} is not a valid option to set.`);
   }
   const checked = z
     .object({
       comment: z.string().max(250).nullable().optional(),
       locked: z.boolean().optional(),
-      lifetime: z.number().finite().min(-100 * 365 * 86_400).max(100 * 365 * 86_400).nullable().optional(),
-      account: z.string().regex(/^[a-z0-9-_]{1,25}$/).optional(),
+      lifetime: z
+        .number()
+        .finite()
+        .min(-100 * 365 * 86_400)
+        .max(100 * 365 * 86_400)
+        .nullable()
+        .optional(),
+      account: z
+        .string()
+        .regex(/^[a-z0-9-_]{1,25}$/)
+        .optional(),
       state: z.string().max(32).optional(),
       activity: z.enum(ACTIVITIES).optional(),
       source_replica_expression: z.string().max(3000).nullable().optional(),

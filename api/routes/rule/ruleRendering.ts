@@ -1,6 +1,11 @@
 import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
 import type { RequestDocument } from '../../../projections/request/requests.ts';
-import type { DatasetLockDocument, RuleDocument, RuleHistoryDocument, RuleLockDocument } from '../../../projections/rule/ruleProjection.ts';
+import type {
+  DatasetLockDocument,
+  RuleDocument,
+  RuleHistoryDocument,
+  RuleLockDocument,
+} from '../../../projections/rule/ruleProjection.ts';
 
 /** The JSON shapes of Rucio's rule answers, built from the read models (dates in Rucio's format). */
 

@@ -37,12 +37,28 @@ import { didRuleHistoryJson, replicaLockJson, ruleJson } from './ruleRendering.t
  * InvalidRSEExpression; deletion answers 401 for UnsupportedOperation (a locked rule); updates 409
  * for InputValidationError.
  */
-const CREATION_ERRORS = { InvalidObject: 409, InvalidRSEExpression: 409, InvalidValueForKey: 409, InvalidSourceReplicaExpression: 409, RSEWriteBlocked: 409, RSEOverQuota: 409 };
+const CREATION_ERRORS = {
+  InvalidObject: 409,
+  InvalidRSEExpression: 409,
+  InvalidValueForKey: 409,
+  InvalidSourceReplicaExpression: 409,
+  RSEWriteBlocked: 409,
+  RSEOverQuota: 409,
+};
 /** Reducing and moving create a rule too: the creation errors Rucio leaves unmapped (500) are 409 there as well. */
-const REPLACEMENT_ERRORS = { RuleReplaceFailed: 409, InvalidSourceReplicaExpression: 409, RSEWriteBlocked: 409, RSEOverQuota: 409 };
+const REPLACEMENT_ERRORS = {
+  RuleReplaceFailed: 409,
+  InvalidSourceReplicaExpression: 409,
+  RSEWriteBlocked: 409,
+  RSEOverQuota: 409,
+};
 
 /** The answer of the routes that create rules. */
-const RULE_IDS = { status: 201, type: 'text/html; charset=utf-8', description: 'The new rule ids as a JSON list (typed text/html, as Rucio answers).' };
+const RULE_IDS = {
+  status: 201,
+  type: 'text/html; charset=utf-8',
+  description: 'The new rule ids as a JSON list (typed text/html, as Rucio answers).',
+};
 const ADD_RULE: RouteOptions = {
   errors: CREATION_ERRORS,
   summary: 'Creates replication rules: one per DID.',
@@ -52,7 +68,8 @@ const ADD_RULE: RouteOptions = {
 };
 const LIST_RULES: RouteOptions = {
   accept: STREAM_ONLY,
-  summary: 'Rules, filtered by the columns given in the query (also `id`, `did_type`, `copies`, `locked`, `grouping`, `priority`, ...).',
+  summary:
+    'Rules, filtered by the columns given in the query (also `id`, `did_type`, `copies`, `locked`, `grouping`, `priority`, ...).',
   query: {
     scope: 'The DID’s scope; `*` is a wildcard.',
     name: 'The DID’s name; `*` is a wildcard.',
@@ -69,13 +86,15 @@ const LIST_RULES: RouteOptions = {
 };
 const UPDATE_RULE: RouteOptions = {
   errors: { InputValidationError: 409, UnsupportedOperation: 409, DuplicateRule: 409 },
-  summary: 'Changes the options of a rule (`locked`, `lifetime`, `comment`, ...), or approves or denies it (`approve`).',
+  summary:
+    'Changes the options of a rule (`locked`, `lifetime`, `comment`, ...), or approves or denies it (`approve`).',
   body: updateRuleSchema,
   raises: [RuleNotFound, AccessDenied],
 };
 
 /** New rule ids: a JSON list under the text content type, as Rucio answers. */
-const sendRuleIds = (ctx: AppContext, ruleIds: readonly string[], status = 201) => sendText(ctx, JSON.stringify(ruleIds), status);
+const sendRuleIds = (ctx: AppContext, ruleIds: readonly string[], status = 201) =>
+  sendText(ctx, JSON.stringify(ruleIds), status);
 
 const ruleOrNotFound = async (services: Services, ruleId: string) => {
   const rule = await findRule(services.readModels, ruleId);
@@ -85,7 +104,9 @@ const ruleOrNotFound = async (services: Services, ruleId: string) => {
 
 /** The query string as Rucio's list views pass it on: every parameter a filter, one value each. */
 const queryFilters = (ctx: AppContext): Record<string, string> =>
-  Object.fromEntries(Object.entries(ctx.query).map(([key, value]) => [key, Array.isArray(value) ? value[0]! : String(value)]));
+  Object.fromEntries(
+    Object.entries(ctx.query).map(([key, value]) => [key, Array.isArray(value) ? value[0]! : String(value)]),
+  );
 
 /** Rule lines with the DID's bytes (`list_rules`). */
 export const ruleLines = (services: Services, rules: AsyncIterable<Parameters<typeof ruleJson>[0]>) =>
@@ -124,11 +145,15 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
     async (ctx) => {
       const body = jsonObject(ctx);
       const copies = param(body, 'copies');
-      if (typeof copies !== 'number' || !Number.isInteger(copies)) throw new TypeError_(`'copies' must be an integer, not ${JSON.stringify(copies)}`);
+      if (typeof copies !== 'number' || !Number.isInteger(copies))
+        throw new TypeError_(`'copies' must be an integer, not ${JSON.stringify(copies)}`);
       const exclude = body.exclude_expression ?? null;
-      if (exclude !== null && typeof exclude !== 'string') throw new TypeError_(`'exclude_expression' must be a string`);
+      if (exclude !== null && typeof exclude !== 'string')
+        throw new TypeError_(`'exclude_expression' must be a string`);
       const reduction = { ruleId: ctx.params.rule_id!, copies, excludeExpression: exclude };
-      const { ruleIds } = await runCommand(ctx, services, (metadata) => reduceRule(services.commands, reduction, metadata));
+      const { ruleIds } = await runCommand(ctx, services, (metadata) =>
+        reduceRule(services.commands, reduction, metadata),
+      );
       sendRuleIds(ctx, ruleIds);
     },
   );
@@ -137,7 +162,9 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
     {
       errors: REPLACEMENT_ERRORS,
       summary: 'Replaces a rule by one on other RSEs; the old one goes once the new one is OK.',
-      body: { description: '`rse_expression`, `override` (options of the new rule), `activity`, `source_replica_expression`.' },
+      body: {
+        description: '`rse_expression`, `override` (options of the new rule), `activity`, `source_replica_expression`.',
+      },
       success: RULE_IDS,
       raises: [RuleNotFound],
     },
@@ -147,7 +174,8 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
       if (typeof expression !== 'string') throw new TypeError_(`'rse_expression' must be a string`);
       const ruleId = typeof body.rule_id === 'string' ? body.rule_id : ctx.params.rule_id!;
       const override: Record<string, unknown> = { ...((body.override as Record<string, unknown> | undefined) ?? {}) };
-      for (const key of ['activity', 'source_replica_expression'] as const) if (body[key] !== undefined) override[key] = body[key];
+      for (const key of ['activity', 'source_replica_expression'] as const)
+        if (body[key] !== undefined) override[key] = body[key];
       const move = { ruleId, rseExpression: expression, override: moveOverrideOf(override) };
       const { ruleIds } = await runCommand(ctx, services, (metadata) => moveRule(services.commands, move, metadata));
       sendRuleIds(ctx, ruleIds);
@@ -155,15 +183,23 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
   );
   routes.get(
     '/rules/:rule_id/analysis',
-    { accept: JSON_ONLY, summary: 'Why a rule does not progress: its error, and per stuck lock the attempts, last error and sources.', raises: [RuleNotFound] },
+    {
+      accept: JSON_ONLY,
+      summary: 'Why a rule does not progress: its error, and per stuck lock the attempts, last error and sources.',
+      raises: [RuleNotFound],
+    },
     async (ctx) => {
       sendJson(ctx, await examineRule(services, ctx.params.rule_id!));
     },
   );
-  routes.get('/rules/*scope_name/history', { accept: STREAM_ONLY, summary: 'The history of the rules on a DID.' }, async (ctx) => {
-    const did = didFromPath(ctx);
-    await sendStream(ctx, mapStream(ruleHistoryOfDid(services.readModels, did.scope, did.name), didRuleHistoryJson));
-  });
+  routes.get(
+    '/rules/*scope_name/history',
+    { accept: STREAM_ONLY, summary: 'The history of the rules on a DID.' },
+    async (ctx) => {
+      const did = didFromPath(ctx);
+      await sendStream(ctx, mapStream(ruleHistoryOfDid(services.readModels, did.scope, did.name), didRuleHistoryJson));
+    },
+  );
 
   routes.get('/rules/:rule_id', { accept: JSON_ONLY, summary: 'One rule.', raises: [RuleNotFound] }, async (ctx) => {
     const body = jsonObject(ctx, { optional: true });
@@ -173,13 +209,19 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
   routes.put('/rules/:rule_id', UPDATE_RULE, async (ctx) => {
     const body = jsonObject(ctx);
     const options = param(body, 'options');
-    if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new TypeError_(`'options' must be a dictionary`);
+    if (options === null || typeof options !== 'object' || Array.isArray(options))
+      throw new TypeError_(`'options' must be a dictionary`);
     const given = options as Record<string, unknown>;
     const ruleId = ctx.params.rule_id!;
     await ok(ctx, services, (metadata) => {
-      if (!('approve' in given)) return updateRule(services.commands, { ruleId, update: ruleUpdateOf(given) }, metadata);
+      if (!('approve' in given))
+        return updateRule(services.commands, { ruleId, update: ruleUpdateOf(given) }, metadata);
       const { approve, comment } = given;
-      return approveRule(services.commands, { ruleId, approve: toBoolean(approve, 'approve'), reason: typeof comment === 'string' ? comment : null }, metadata);
+      return approveRule(
+        services.commands,
+        { ruleId, approve: toBoolean(approve, 'approve'), reason: typeof comment === 'string' ? comment : null },
+        metadata,
+      );
     });
   });
   routes.delete(
@@ -196,7 +238,10 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
       await ok(ctx, services, (metadata) =>
         requestRuleDeletion(
           services.commands,
-          { ruleId: ctx.params.rule_id!, purgeReplicas: purge === undefined || purge === null ? null : toBoolean(purge, 'purge_replicas') },
+          {
+            ruleId: ctx.params.rule_id!,
+            purgeReplicas: purge === undefined || purge === null ? null : toBoolean(purge, 'purge_replicas'),
+          },
           metadata,
         ),
       );

@@ -12,16 +12,27 @@ export const registerScopeRoutes = (routes: RouteTable, services: Services): voi
     sendJson(ctx, await scopeNames(services.readModels));
   });
 
-  routes.get('/scopes/:account/scopes', { accept: JSON_ONLY, summary: 'The scopes an account owns.', raises: [AccountNotFound, ScopeNotFound] }, async (ctx) => {
-    const account = ctx.params.account!;
-    if (!(await findAccount(services.readModels, account))) throw new AccountNotFound(`Account ID '${account}' does not exist`);
-    const owned = await scopeNamesOfAccount(services.readModels, account);
-    if (owned.length === 0) throw new ScopeNotFound(`no scopes found for account ID '${account}'`);
-    sendJson(ctx, owned);
-  });
+  routes.get(
+    '/scopes/:account/scopes',
+    { accept: JSON_ONLY, summary: 'The scopes an account owns.', raises: [AccountNotFound, ScopeNotFound] },
+    async (ctx) => {
+      const account = ctx.params.account!;
+      if (!(await findAccount(services.readModels, account)))
+        throw new AccountNotFound(`Account ID '${account}' does not exist`);
+      const owned = await scopeNamesOfAccount(services.readModels, account);
+      if (owned.length === 0) throw new ScopeNotFound(`no scopes found for account ID '${account}'`);
+      sendJson(ctx, owned);
+    },
+  );
 
-  routes.post('/scopes/:account/:scope', { summary: 'Adds a scope owned by an account.', body: 'none', raises: [AccountNotFound] }, async (ctx) => {
-    assertValidName('scope', ctx.params.scope!);
-    await created(ctx, services, (metadata) => addScope(services.commands, { scope: ctx.params.scope!, account: ctx.params.account! }, metadata));
-  });
+  routes.post(
+    '/scopes/:account/:scope',
+    { summary: 'Adds a scope owned by an account.', body: 'none', raises: [AccountNotFound] },
+    async (ctx) => {
+      assertValidName('scope', ctx.params.scope!);
+      await created(ctx, services, (metadata) =>
+        addScope(services.commands, { scope: ctx.params.scope!, account: ctx.params.account! }, metadata),
+      );
+    },
+  );
 };

@@ -2,7 +2,11 @@ import type { NewSubscription, SubscriptionUpdate } from '../../../commands/subs
 import { checkText } from '../../../domain/shared/limits.ts';
 import { InvalidObject, TypeError_ } from '../../../domain/shared/errors.ts';
 import { NAME_RULES } from '../../../domain/shared/names.ts';
-import { DEFAULT_SUBSCRIPTION_PRIORITY, SUBSCRIPTION_STATE_LETTERS, SUBSCRIPTION_STATES } from '../../../domain/subscription/subscription.ts';
+import {
+  DEFAULT_SUBSCRIPTION_PRIORITY,
+  SUBSCRIPTION_STATE_LETTERS,
+  SUBSCRIPTION_STATES,
+} from '../../../domain/subscription/subscription.ts';
 import { parseSubscriptionFilter } from '../../../domain/subscription/subscriptionFilter.ts';
 import { parseReplicationRules } from '../../../domain/subscription/subscriptionRules.ts';
 import { param, toBoolean } from '../../params.ts';
@@ -42,7 +46,8 @@ export const accountName = (account: string): string => {
 /** The `options` object of both subscription bodies; a body without it is KeyError, one of another type TypeError. */
 export const subscriptionOptions = (body: Readonly<Record<string, unknown>>): Record<string, unknown> => {
   const options = param(body, 'options');
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new TypeError_(`'options' must be a dictionary`);
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw new TypeError_(`'options' must be a dictionary`);
   return options as Record<string, unknown>;
 };
 
@@ -56,7 +61,9 @@ const comments = (value: unknown): string | null => {
 const lifetimeDays = (value: unknown): number | null => {
   if (value === null || value === false || value === 0 || value === undefined) return null;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_LIFETIME_DAYS) {
-    throw new InvalidObject(`Problem validating subscription: lifetime must be a number of days between 0 and ${MAX_LIFETIME_DAYS}, not ${JSON.stringify(value)}`);
+    throw new InvalidObject(
+      `Problem validating subscription: lifetime must be a number of days between 0 and ${MAX_LIFETIME_DAYS}, not ${JSON.stringify(value)}`,
+    );
   }
   return value;
 };
@@ -65,7 +72,9 @@ const lifetimeDays = (value: unknown): number | null => {
 const priority = (value: unknown): number | undefined => {
   if (value === null || value === undefined || value === false) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < PRIORITY_RANGE[0] || value > PRIORITY_RANGE[1]) {
-    throw new InvalidObject(`Problem validating subscription: priority must be a whole number, not ${JSON.stringify(value)}`);
+    throw new InvalidObject(
+      `Problem validating subscription: priority must be a whole number, not ${JSON.stringify(value)}`,
+    );
   }
   return value;
 };
@@ -75,7 +84,11 @@ const priority = (value: unknown): number | undefined => {
  * are required (null allowed where Rucio allows it), `retroactive`, `dry_run` and `priority`
  * optional (false, false, 3).
  */
-export const newSubscriptionOf = (account: string, name: string, body: Readonly<Record<string, unknown>>): NewSubscription => {
+export const newSubscriptionOf = (
+  account: string,
+  name: string,
+  body: Readonly<Record<string, unknown>>,
+): NewSubscription => {
   const options = subscriptionOptions(body);
   const filter = parseSubscriptionFilter(param(options, 'filter'));
   const replicationRules = parseReplicationRules(param(options, 'replication_rules'), isActivity);
@@ -87,7 +100,10 @@ export const newSubscriptionOf = (account: string, name: string, body: Readonly<
     replicationRules,
     comments: comments(given.comments),
     lifetimeDays: lifetimeDays(given.lifetime),
-    retroactive: options.retroactive === undefined || options.retroactive === null ? false : toBoolean(options.retroactive, 'retroactive'),
+    retroactive:
+      options.retroactive === undefined || options.retroactive === null
+        ? false
+        : toBoolean(options.retroactive, 'retroactive'),
     dryRun: options.dry_run === undefined || options.dry_run === null ? false : toBoolean(options.dry_run, 'dry_run'),
     priority: priority(options.priority) ?? DEFAULT_SUBSCRIPTION_PRIORITY,
   };
@@ -95,8 +111,15 @@ export const newSubscriptionOf = (account: string, name: string, body: Readonly<
 
 /** Rucio's `SubscriptionState(value)`: a letter (I, A, ...); the names are taken too. */
 const stateOf = (value: unknown): string => {
-  const state = typeof value === 'string' ? (SUBSCRIPTION_STATE_LETTERS[value] ?? (SUBSCRIPTION_STATES as readonly string[]).find((name) => name === value.toUpperCase())) : undefined;
-  if (!state) throw new InvalidObject(`Invalid subscription state: ${typeof value === 'string' ? value.slice(0, 50) : JSON.stringify(value)}`);
+  const state =
+    typeof value === 'string'
+      ? (SUBSCRIPTION_STATE_LETTERS[value] ??
+        (SUBSCRIPTION_STATES as readonly string[]).find((name) => name === value.toUpperCase()))
+      : undefined;
+  if (!state)
+    throw new InvalidObject(
+      `Invalid subscription state: ${typeof value === 'string' ? value.slice(0, 50) : JSON.stringify(value)}`,
+    );
   return state;
 };
 
@@ -109,10 +132,18 @@ const stateOf = (value: unknown): string => {
  */
 export const subscriptionUpdateOf = (body: Readonly<Record<string, unknown>>): SubscriptionUpdate => {
   const options = subscriptionOptions(body);
-  const truthy = (value: unknown) => value !== undefined && value !== null && value !== false && value !== '' && value !== 0 && !(Array.isArray(value) && value.length === 0) && !(typeof value === 'object' && !Array.isArray(value) && Object.keys(value as object).length === 0);
+  const truthy = (value: unknown) =>
+    value !== undefined &&
+    value !== null &&
+    value !== false &&
+    value !== '' &&
+    value !== 0 &&
+    !(Array.isArray(value) && value.length === 0) &&
+    !(typeof value === 'object' && !Array.isArray(value) && Object.keys(value as object).length === 0);
   const update: { -readonly [K in keyof SubscriptionUpdate]: SubscriptionUpdate[K] } = { deactivate: false };
   if (truthy(options.filter)) update.filter = parseSubscriptionFilter(options.filter);
-  if (truthy(options.replication_rules)) update.replicationRules = parseReplicationRules(options.replication_rules, isActivity);
+  if (truthy(options.replication_rules))
+    update.replicationRules = parseReplicationRules(options.replication_rules, isActivity);
   if (truthy(options.comments)) update.comments = comments(options.comments) ?? undefined;
   if (truthy(options.lifetime)) update.lifetimeDays = lifetimeDays(options.lifetime) ?? undefined;
   if (truthy(options.retroactive) && toBoolean(options.retroactive, 'retroactive')) update.retroactive = true;

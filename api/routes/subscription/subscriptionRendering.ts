@@ -33,7 +33,12 @@ export const subscriptionJson = (subscription: SubscriptionDocument) => ({
 });
 
 /** A line of the rule-state counts (Rucio writes the tuple as a JSON list; the specification's record is an object). */
-export const ruleStateCountJson = (row: RuleStateCount) => ({ account: row.account, name: row.name, state: row.state, count: row.count });
+export const ruleStateCountJson = (row: RuleStateCount) => ({
+  account: row.account,
+  name: row.name,
+  state: row.state,
+  count: row.count,
+});
 
 /** What a dry-run subscription would have made for one DID. */
 export const dryRunJson = (record: DryRunDocument) => ({

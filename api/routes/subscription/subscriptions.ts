@@ -2,9 +2,21 @@ import { loadCaller } from '../../../commands/caller.ts';
 import { addSubscription, updateSubscription } from '../../../commands/subscription/subscriptionCommands.ts';
 import { allowOnly } from '../../../domain/permission/policy.ts';
 import { SUBSCRIPTION_PERMISSIONS } from '../../../domain/permission/subscriptionPolicy.ts';
-import { AccessDenied, AccountNotFound, InvalidObject, InvalidValueForKey, SubscriptionDuplicate, SubscriptionNotFound } from '../../../domain/shared/errors.ts';
+import {
+  AccessDenied,
+  AccountNotFound,
+  InvalidObject,
+  InvalidValueForKey,
+  SubscriptionDuplicate,
+  SubscriptionNotFound,
+} from '../../../domain/shared/errors.ts';
 import { listRules, ruleFilter } from '../../../projections/rule/ruleQueries.ts';
-import { dryRuns, findSubscription, listSubscriptions, ruleStateCounts } from '../../../projections/subscription/subscriptionQueries.ts';
+import {
+  dryRuns,
+  findSubscription,
+  listSubscriptions,
+  ruleStateCounts,
+} from '../../../projections/subscription/subscriptionQueries.ts';
 import type { SubscriptionDocument } from '../../../projections/subscription/subscriptions.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, queryString } from '../../params.ts';
@@ -25,7 +37,9 @@ const ADD_SUBSCRIPTION: RouteOptions = {
 };
 const UPDATE_SUBSCRIPTION: RouteOptions = {
   summary: 'Changes a subscription (admins); `state: "I"` stops it. Answered 201 as Rucio does.',
-  body: { description: '`{options: {filter?, replication_rules?, comments?, lifetime?, retroactive?, priority?, state?}}`.' },
+  body: {
+    description: '`{options: {filter?, replication_rules?, comments?, lifetime?, retroactive?, priority?, state?}}`.',
+  },
   success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },
   raises: [InvalidObject, SubscriptionNotFound, AccessDenied],
 };
@@ -54,30 +68,63 @@ const noneFound = (account: string | undefined, name: string | undefined) => () 
  */
 export const registerSubscriptionRoutes = (routes: RouteTable, services: Services): void => {
   const listing = (account: string | undefined, name: string | undefined) =>
-    mapStream(orNotFound(listSubscriptions(services.readModels, { account, name }), noneFound(account, name)), subscriptionJson);
+    mapStream(
+      orNotFound(listSubscriptions(services.readModels, { account, name }), noneFound(account, name)),
+      subscriptionJson,
+    );
 
-  routes.get('/subscriptions/', { accept: STREAM_ONLY, summary: 'Every subscription.', raises: [SubscriptionNotFound] }, async (ctx) => {
-    await sendStream(ctx, listing(undefined, undefined));
-  });
-  routes.get('/subscriptions/:account', { accept: STREAM_ONLY, summary: 'The subscriptions of an account (`*` wildcards allowed).', raises: [SubscriptionNotFound] }, async (ctx) => {
-    await sendStream(ctx, listing(ctx.params.account!, undefined));
-  });
-  routes.get('/subscriptions/name/:name', { accept: STREAM_ONLY, summary: 'The subscriptions of that name, of every account.', raises: [SubscriptionNotFound] }, async (ctx) => {
-    await sendStream(ctx, listing(undefined, ctx.params.name!));
-  });
-  routes.get('/subscriptions/id/:subscription_id', { accept: JSON_ONLY, summary: 'One subscription by id.', raises: [SubscriptionNotFound] }, async (ctx) => {
-    const id = ctx.params.subscription_id!;
-    const subscription = isRucioId(id) ? await findSubscription(services.readModels, id) : null;
-    if (!subscription) throw new SubscriptionNotFound(`No subscription with the id ${id} found`);
-    sendJson(ctx, subscriptionJson(subscription));
-  });
-  routes.get('/subscriptions/:account/:name', { accept: STREAM_ONLY, summary: 'One subscription, as a stream of one line.', raises: [SubscriptionNotFound] }, async (ctx) => {
-    await sendStream(ctx, listing(ctx.params.account!, ctx.params.name!));
-  });
+  routes.get(
+    '/subscriptions/',
+    { accept: STREAM_ONLY, summary: 'Every subscription.', raises: [SubscriptionNotFound] },
+    async (ctx) => {
+      await sendStream(ctx, listing(undefined, undefined));
+    },
+  );
+  routes.get(
+    '/subscriptions/:account',
+    {
+      accept: STREAM_ONLY,
+      summary: 'The subscriptions of an account (`*` wildcards allowed).',
+      raises: [SubscriptionNotFound],
+    },
+    async (ctx) => {
+      await sendStream(ctx, listing(ctx.params.account!, undefined));
+    },
+  );
+  routes.get(
+    '/subscriptions/name/:name',
+    {
+      accept: STREAM_ONLY,
+      summary: 'The subscriptions of that name, of every account.',
+      raises: [SubscriptionNotFound],
+    },
+    async (ctx) => {
+      await sendStream(ctx, listing(undefined, ctx.params.name!));
+    },
+  );
+  routes.get(
+    '/subscriptions/id/:subscription_id',
+    { accept: JSON_ONLY, summary: 'One subscription by id.', raises: [SubscriptionNotFound] },
+    async (ctx) => {
+      const id = ctx.params.subscription_id!;
+      const subscription = isRucioId(id) ? await findSubscription(services.readModels, id) : null;
+      if (!subscription) throw new SubscriptionNotFound(`No subscription with the id ${id} found`);
+      sendJson(ctx, subscriptionJson(subscription));
+    },
+  );
+  routes.get(
+    '/subscriptions/:account/:name',
+    { accept: STREAM_ONLY, summary: 'One subscription, as a stream of one line.', raises: [SubscriptionNotFound] },
+    async (ctx) => {
+      await sendStream(ctx, listing(ctx.params.account!, ctx.params.name!));
+    },
+  );
 
   routes.post('/subscriptions/:account/:name', ADD_SUBSCRIPTION, async (ctx) => {
     const subscription = newSubscriptionOf(ctx.params.account!, ctx.params.name!, jsonObject(ctx));
-    const { id } = await runCommand(ctx, services, (metadata) => addSubscription(services.commands, subscription, metadata));
+    const { id } = await runCommand(ctx, services, (metadata) =>
+      addSubscription(services.commands, subscription, metadata),
+    );
     // Rucio answers the bare id as text, which the client returns as it is.
     sendText(ctx, id, 201);
   });
@@ -87,30 +134,59 @@ export const registerSubscriptionRoutes = (routes: RouteTable, services: Service
     await created(ctx, services, (metadata) => updateSubscription(services.commands, { ...target, update }, metadata));
   });
 
-  routes.get('/subscriptions/:account/:name/rules', { accept: STREAM_ONLY, summary: 'The rules a subscription made.', query: { state: 'A rule state or its letter.' }, raises: [SubscriptionNotFound, InvalidValueForKey] }, async (ctx) => {
-    const { account, name } = ctx.params as { account: string; name: string };
-    const state = queryString(ctx, 'state');
-    let subscription: SubscriptionDocument | undefined;
-    for await (const found of listSubscriptions(services.readModels, { account, name })) {
-      subscription = found;
-      break;
-    }
-    if (!subscription) throw noneFound(account, name)();
-    const filter = ruleFilter({ subscription_id: subscription.id, ...(state ? { state } : {}) });
-    await sendStream(ctx, ruleLines(services, listRules(services.readModels, filter)));
-  });
-  routes.get('/subscriptions/:account/:name/rules/states', { accept: STREAM_ONLY, summary: 'The rules of a subscription per state: `{account, name, state, count}` lines.' }, async (ctx) => {
-    const of = listSubscriptions(services.readModels, { account: ctx.params.account!, name: ctx.params.name! });
-    await sendStream(ctx, mapStream(ruleStateCounts(services.readModels, of), ruleStateCountJson));
-  });
-  routes.get('/subscriptions/:account/rules/states', { accept: STREAM_ONLY, summary: 'The rules of each subscription of an account per state.' }, async (ctx) => {
-    const of = listSubscriptions(services.readModels, { account: ctx.params.account! });
-    await sendStream(ctx, mapStream(ruleStateCounts(services.readModels, of), ruleStateCountJson));
-  });
+  routes.get(
+    '/subscriptions/:account/:name/rules',
+    {
+      accept: STREAM_ONLY,
+      summary: 'The rules a subscription made.',
+      query: { state: 'A rule state or its letter.' },
+      raises: [SubscriptionNotFound, InvalidValueForKey],
+    },
+    async (ctx) => {
+      const { account, name } = ctx.params as { account: string; name: string };
+      const state = queryString(ctx, 'state');
+      let subscription: SubscriptionDocument | undefined;
+      for await (const found of listSubscriptions(services.readModels, { account, name })) {
+        subscription = found;
+        break;
+      }
+      if (!subscription) throw noneFound(account, name)();
+      const filter = ruleFilter({ subscription_id: subscription.id, ...(state ? { state } : {}) });
+      await sendStream(ctx, ruleLines(services, listRules(services.readModels, filter)));
+    },
+  );
+  routes.get(
+    '/subscriptions/:account/:name/rules/states',
+    { accept: STREAM_ONLY, summary: 'The rules of a subscription per state: `{account, name, state, count}` lines.' },
+    async (ctx) => {
+      const of = listSubscriptions(services.readModels, { account: ctx.params.account!, name: ctx.params.name! });
+      await sendStream(ctx, mapStream(ruleStateCounts(services.readModels, of), ruleStateCountJson));
+    },
+  );
+  routes.get(
+    '/subscriptions/:account/rules/states',
+    { accept: STREAM_ONLY, summary: 'The rules of each subscription of an account per state.' },
+    async (ctx) => {
+      const of = listSubscriptions(services.readModels, { account: ctx.params.account! });
+      await sendStream(ctx, mapStream(ruleStateCounts(services.readModels, of), ruleStateCountJson));
+    },
+  );
 
-  routes.get('/admin/subscriptions/dry_runs', { accept: STREAM_ONLY, summary: 'What dry-run subscriptions would have made, per DID, oldest first (admins).', query: { subscription_id: 'Only this subscription.' }, raises: [AccessDenied] }, async (ctx) => {
-    const caller = await loadCaller(services.commands, ctx.state.issuer!);
-    allowOnly(SUBSCRIPTION_PERMISSIONS.listDryRuns(caller), `Account ${caller.account} can not list what subscriptions would have made`);
-    await sendStream(ctx, mapStream(dryRuns(services.readModels, queryString(ctx, 'subscription_id')), dryRunJson));
-  });
+  routes.get(
+    '/admin/subscriptions/dry_runs',
+    {
+      accept: STREAM_ONLY,
+      summary: 'What dry-run subscriptions would have made, per DID, oldest first (admins).',
+      query: { subscription_id: 'Only this subscription.' },
+      raises: [AccessDenied],
+    },
+    async (ctx) => {
+      const caller = await loadCaller(services.commands, ctx.state.issuer!);
+      allowOnly(
+        SUBSCRIPTION_PERMISSIONS.listDryRuns(caller),
+        `Account ${caller.account} can not list what subscriptions would have made`,
+      );
+      await sendStream(ctx, mapStream(dryRuns(services.readModels, queryString(ctx, 'subscription_id')), dryRunJson));
+    },
+  );
 };

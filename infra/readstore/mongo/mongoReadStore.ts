@@ -86,7 +86,9 @@ export class MongoReadStore implements ReadStore {
         for (const index of spec.indexes) {
           await this.db
             .collection(spec.name)
-            .createIndex(Object.fromEntries(index.fields.map((field) => [field, 1])), { unique: index.unique ?? false });
+            .createIndex(Object.fromEntries(index.fields.map((field) => [field, 1])), {
+              unique: index.unique ?? false,
+            });
         }
       })();
       this.ensured.set(spec.name, ensured);
@@ -117,13 +119,20 @@ class MongoBackedCollection<T extends Document> implements Collection<T> {
 
   async findOne(filter: Filter, options: FindOptions = {}): Promise<T | null> {
     await this.ready;
-    return (await this.collection.findOne(filter as MongoFilter<T>, { ...this.options(), ...findOptions(options) })) as T | null;
+    return (await this.collection.findOne(filter as MongoFilter<T>, {
+      ...this.options(),
+      ...findOptions(options),
+    })) as T | null;
   }
 
   find(filter: Filter, options: FindOptions = {}): Cursor<T> {
     const open = async () => {
       await this.ready;
-      return this.collection.find(filter as MongoFilter<T>, { ...this.options(), ...findOptions(options), batchSize: 500 });
+      return this.collection.find(filter as MongoFilter<T>, {
+        ...this.options(),
+        ...findOptions(options),
+        batchSize: 500,
+      });
     };
     return {
       async *[Symbol.asyncIterator]() {
@@ -148,10 +157,14 @@ class MongoBackedCollection<T extends Document> implements Collection<T> {
     return this.translate(async () =>
       toUpdateResult(
         // An upsert whose filter names no _id takes the replacement's own _id, as the SQLite adapter does.
-        await this.collection.replaceOne(filter as MongoFilter<T>, ('_id' in filter ? withoutId(replacement) : replacement) as never, {
-          ...this.options(),
-          upsert: options.upsert ?? false,
-        }),
+        await this.collection.replaceOne(
+          filter as MongoFilter<T>,
+          ('_id' in filter ? withoutId(replacement) : replacement) as never,
+          {
+            ...this.options(),
+            upsert: options.upsert ?? false,
+          },
+        ),
       ),
     );
   }
@@ -202,7 +215,8 @@ class MongoBackedCollection<T extends Document> implements Collection<T> {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof MongoServerError && error.code === 11000) throw new DuplicateKeyError(this.name, error.message);
+      if (error instanceof MongoServerError && error.code === 11000)
+        throw new DuplicateKeyError(this.name, error.message);
       throw error;
     }
   }
@@ -219,7 +233,11 @@ const withoutId = <T extends Document>(document: T): Omit<T, '_id'> => {
   return rest;
 };
 
-const toUpdateResult = (result: { matchedCount: number; modifiedCount: number; upsertedId?: unknown }): UpdateResult => ({
+const toUpdateResult = (result: {
+  matchedCount: number;
+  modifiedCount: number;
+  upsertedId?: unknown;
+}): UpdateResult => ({
   matchedCount: result.matchedCount,
   modifiedCount: result.modifiedCount,
   ...(result.upsertedId != null ? { upsertedId: String(result.upsertedId) } : {}),

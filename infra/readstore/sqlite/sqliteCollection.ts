@@ -122,7 +122,8 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
           // Insert-if-absent by `_id` (only $setOnInsert, upserting), as projections create documents: no probe.
           const id = onlyId(filter);
           const onlyOnInsert = Object.keys(update).length === 1 && update.$setOnInsert !== undefined;
-          if (id !== undefined && upsert && onlyOnInsert) this.putSync(schema, { ...update.$setOnInsert, _id: id } as T, 'insertIfAbsent');
+          if (id !== undefined && upsert && onlyOnInsert)
+            this.putSync(schema, { ...update.$setOnInsert, _id: id } as T, 'insertIfAbsent');
           else this.updateOneSync(schema, filter, update, upsert ?? false);
         } else if ('updateMany' in operation) {
           this.updateManySync(schema, operation.updateMany.filter, operation.updateMany.update);
@@ -134,7 +135,10 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
 
   private schema(): Promise<TableSchema> {
     this.store.assertOpen();
-    return this.store.ensureSchema(this.spec, this.mode === 'transaction' ? (this.createdInTransaction ?? []) : undefined);
+    return this.store.ensureSchema(
+      this.spec,
+      this.mode === 'transaction' ? (this.createdInTransaction ?? []) : undefined,
+    );
   }
 
   private readConnection(): Database.Database {
@@ -152,7 +156,12 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
    * rows stream page by page, each page continuing after the last row of the previous one
    * (keyset pagination). A sort on a field without a column sorts in memory.
    */
-  private *scan(connection: Database.Database, schema: TableSchema, filter: Filter, options: FindOptions): Generator<T> {
+  private *scan(
+    connection: Database.Database,
+    schema: TableSchema,
+    filter: Filter,
+    options: FindOptions,
+  ): Generator<T> {
     const columns = columnLookup(schema);
     const sql = filterToSql(filter, columns);
     const matches = sql.exact ? undefined : compileFilter(filter);
@@ -209,7 +218,11 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
   private putSync(schema: TableSchema, document: T, mode: 'insert' | 'upsert' | 'insertIfAbsent'): void {
     if (typeof document._id !== 'string') throw new Error(`Documents of ${this.name} need a string _id`);
     const put = putStatementsOf(schema);
-    const values = [document._id, JSON.stringify(document), ...put.fields.map((field) => columnValueOf(this.name, document, field))];
+    const values = [
+      document._id,
+      JSON.stringify(document),
+      ...put.fields.map((field) => columnValueOf(this.name, document, field)),
+    ];
     try {
       this.store.statement(this.store.writer, put[mode]).run(...values);
     } catch (error) {
@@ -241,7 +254,8 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
   }
 
   private existingId(schema: TableSchema, id: string): string | undefined {
-    const row = this.store.statement(this.store.writer, `SELECT id FROM ${schema.quotedName} WHERE id = ?`).get(id) as { id: string } | undefined;
+    const row = this.store.statement(this.store.writer, `SELECT id FROM ${schema.quotedName} WHERE id = ?`).get(id) as
+      { id: string } | undefined;
     return row?.id;
   }
 
@@ -264,7 +278,9 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
   }
 
   private deleteSync(schema: TableSchema, filter: Filter, limit: number | undefined): number {
-    const ids = [...this.scan(this.store.writer, schema, filter, limit ? { limit } : {})].map((document) => document._id);
+    const ids = [...this.scan(this.store.writer, schema, filter, limit ? { limit } : {})].map(
+      (document) => document._id,
+    );
     const remove = this.store.statement(this.store.writer, `DELETE FROM ${schema.quotedName} WHERE id = ?`);
     for (const id of ids) remove.run(id);
     return ids.length;
@@ -275,7 +291,10 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
  * The INSERT statements of a table, built once per schema: every projected document goes through
  * them, so their text is not rebuilt per write.
  */
-const putStatements = new WeakMap<TableSchema, { fields: string[]; insert: string; upsert: string; insertIfAbsent: string }>();
+const putStatements = new WeakMap<
+  TableSchema,
+  { fields: string[]; insert: string; upsert: string; insertIfAbsent: string }
+>();
 
 const putStatementsOf = (schema: TableSchema) => {
   let statements = putStatements.get(schema);
@@ -283,8 +302,16 @@ const putStatementsOf = (schema: TableSchema) => {
     const fields = [...schema.columns.keys()];
     const columnList = ['id', 'doc', ...fields.map((field) => schema.columns.get(field)!)];
     const insert = `INSERT INTO ${schema.quotedName} (${columnList.join(', ')}) VALUES (${columnList.map(() => '?').join(', ')})`;
-    const conflict = ` ON CONFLICT(id) DO UPDATE SET ${columnList.slice(1).map((column) => `${column} = excluded.${column}`).join(', ')}`;
-    statements = { fields, insert, upsert: `${insert}${conflict}`, insertIfAbsent: `${insert} ON CONFLICT(id) DO NOTHING` };
+    const conflict = ` ON CONFLICT(id) DO UPDATE SET ${columnList
+      .slice(1)
+      .map((column) => `${column} = excluded.${column}`)
+      .join(', ')}`;
+    statements = {
+      fields,
+      insert,
+      upsert: `${insert}${conflict}`,
+      insertIfAbsent: `${insert} ON CONFLICT(id) DO NOTHING`,
+    };
     putStatements.set(schema, statements);
   }
   return statements;

@@ -1,13 +1,7 @@
 import Database from 'better-sqlite3';
 import { AsyncLock } from '../../asyncLock.ts';
 import { SAFETY_AUTOCHECKPOINT_PAGES, WalCheckpointer } from '../../sqliteCheckpointer.ts';
-import type {
-  Collection,
-  CollectionSpec,
-  Document,
-  ReadStore,
-  ReadStoreTransaction,
-} from '../readStore.ts';
+import type { Collection, CollectionSpec, Document, ReadStore, ReadStoreTransaction } from '../readStore.ts';
 import { columnName, columnValueOf, quoteIdentifier } from './columns.ts';
 import { SqliteCollection } from './sqliteCollection.ts';
 
@@ -84,7 +78,8 @@ export class SqliteReadStore implements ReadStore {
   knownSchema(spec: CollectionSpec): TableSchema | undefined {
     const known = this.schemas.get(spec.name);
     const complete =
-      known && spec.indexes.every((index) => index.fields.every((field) => field === '_id' || known.columns.has(field)));
+      known &&
+      spec.indexes.every((index) => index.fields.every((field) => field === '_id' || known.columns.has(field)));
     return complete ? known : undefined;
   }
 
