@@ -155,6 +155,15 @@ export const startRuntime = async (
         );
       }
     }
+    // Read your writes for what start-up wrote (root, or another process's start just before):
+    // a token is checked against the read models, so a login answered before they show root
+    // would give a token refused at its first use.
+    const head = await eventStore.headPosition();
+    if (!(await progress.waitFor(head, config.readYourWritesTimeoutMs)))
+      logger.warn(
+        { position: head.toString() },
+        'the read models lag behind the event log (is a projector running?): logins to accounts they do not show yet give tokens that are refused',
+      );
   }
 
   let redis: PrivateRedisServer | undefined;
