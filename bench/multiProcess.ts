@@ -1,4 +1,5 @@
 import { startPrivateRedisServer } from '../infra/queue/redisServer.ts';
+import { login } from './lib/httpClient.ts';
 import { runLoad, type LoadResult } from './lib/load.ts';
 import { printTable, type Row } from './lib/report.ts';
 import { startDms, startProcess, type ServerProcess } from './lib/serverProcess.ts';
@@ -51,7 +52,7 @@ export const runMultiProcessBenchmark = async (): Promise<void> => {
       const dir = tempDir();
       const { api, stop } = await setup.start(dir.path);
       try {
-        const token = await loginUntilAccepted(api.url);
+        const token = await login(api);
         const write = (concurrency: number, prefix: string): Promise<LoadResult> =>
           runLoad({
             url: api.url,
@@ -92,23 +93,4 @@ export const runMultiProcessBenchmark = async (): Promise<void> => {
     await redis.stop();
   }
   printTable(`POST /accounts/{new}, durable and projected before the answer, ${DURATION_MS / 1000} s each`, rows);
-};
-
-/**
- * Logs in as root and returns the token once a request with it is accepted: the API process may
- * listen before the projector has applied the root account it created.
- */
-const loginUntilAccepted = async (url: string): Promise<string> => {
-  const login = await fetch(`${url}/auth/userpass`, {
-    headers: { 'X-Svc-Username': 'ddmlab', 'X-Svc-Password': 'secret' },
-  });
-  const token = login.headers.get('x-svc-auth-token');
-  if (!token) throw new Error(`login failed with ${login.status}`);
-  for (let attempt = 0; attempt < 100; attempt += 1) {
-    const root = await fetch(`${url}/accounts/root`, { headers: { 'X-Svc-Auth-Token': token } });
-    await root.arrayBuffer();
-    if (root.status === 200) return token;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('the token was never accepted');
 };
