@@ -32,7 +32,8 @@ export type RedisPositionSignalsOptions = Readonly<{
  */
 export class RedisPositionSignals {
   private readonly publisher: Redis;
-  private readonly subscriber: Redis;
+  /** None when this process listens to nothing. */
+  private readonly subscriber: Redis | undefined;
   private readonly listeners = new Map<PositionSignalName, Set<(position: bigint) => void>>();
   private readonly pending = new Map<PositionSignalName, bigint>();
   private readonly counts: Record<PositionSignalName, Record<SignalCount['event'], number>> = {
@@ -52,18 +53,21 @@ export class RedisPositionSignals {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
     });
-    this.subscriber = new Redis(options.url, {
+    this.publisher.on('error', (error) => this.outage(error));
+    if (options.listen.length === 0) {
+      this.publisher.on('ready', () => this.restored());
+      return;
+    }
+    const subscriber = new Redis(options.url, {
       connectionName: `${options.prefix}:position-signals:listen`,
       autoResubscribe: false,
       maxRetriesPerRequest: 1,
     });
-    for (const connection of [this.publisher, this.subscriber]) connection.on('error', (error) => this.outage(error));
-    this.publisher.on('ready', () => {
-      if (this.options.listen.length === 0) this.restored();
-    });
-    this.subscriber.on('ready', () => void this.subscribe());
-    this.subscriber.on('close', () => (this.subscribed = false));
-    this.subscriber.on('message', (channel: string, message: string) => this.received(channel, message));
+    subscriber.on('error', (error) => this.outage(error));
+    subscriber.on('ready', () => void this.subscribe(subscriber));
+    subscriber.on('close', () => (this.subscribed = false));
+    subscriber.on('message', (channel: string, message: string) => this.received(channel, message));
+    this.subscriber = subscriber;
   }
 
   /** Connects; resolves once subscribed, or after `connectTimeoutMs` with the signals still connecting. */
@@ -72,10 +76,7 @@ export class RedisPositionSignals {
     const deadline = Date.now() + (options.connectTimeoutMs ?? 5000);
     while (!signals.connected() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     if (!signals.connected())
-      options.logger.warn(
-        { url: options.url },
-        'position signals: Redis did not answer yet; polling the stores until it does',
-      );
+      options.logger.warn('position signals: Redis did not answer yet; polling the stores until it does');
     return signals;
   }
 
@@ -113,9 +114,9 @@ export class RedisPositionSignals {
     this.flush();
     this.closed = true;
     this.subscribed = false;
-    await Promise.allSettled([this.publisher.quit(), this.subscriber.quit()]);
-    this.publisher.disconnect();
-    this.subscriber.disconnect();
+    const connections = this.subscriber ? [this.publisher, this.subscriber] : [this.publisher];
+    await Promise.allSettled(connections.map((connection) => connection.quit()));
+    for (const connection of connections) connection.disconnect();
   }
 
   private channel(name: PositionSignalName): string {
@@ -153,10 +154,10 @@ export class RedisPositionSignals {
   }
 
   /** On every (re)connection: subscribed only once Redis has confirmed every channel. */
-  private async subscribe(): Promise<void> {
-    if (this.options.listen.length === 0 || this.closed) return;
+  private async subscribe(subscriber: Redis): Promise<void> {
+    if (this.closed) return;
     try {
-      await this.subscriber.subscribe(...this.options.listen.map((name) => this.channel(name)));
+      await subscriber.subscribe(...this.options.listen.map((name) => this.channel(name)));
       if (this.closed) return;
       this.subscribed = true;
       this.restored();
