@@ -1,6 +1,7 @@
 import { runAppendRates } from './appendRates.ts';
 import { runDeletionBenchmark } from './deletion.ts';
 import { runHttpOverhead } from './httpOverhead.ts';
+import { runMultiProcessBenchmark } from './multiProcess.ts';
 import { runPosixCopies } from './posixCopies.ts';
 import { runReplicaBenchmark } from './replicas.ts';
 import { runRuleBenchmark } from './rules.ts';
@@ -15,6 +16,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   appends: runAppendRates,
   deletion: runDeletionBenchmark,
   http: runHttpOverhead,
+  multiprocess: runMultiProcessBenchmark,
   copies: runPosixCopies,
   replicas: runReplicaBenchmark,
   rules: runRuleBenchmark,

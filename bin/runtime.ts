@@ -16,6 +16,7 @@ import type { Upcasters } from '../domain/shared/upcasting.ts';
 import type { EventStore } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { startPrivateRedisServer, type PrivateRedisServer } from '../infra/queue/redisServer.ts';
+import { RedisPositionSignals, type PositionSignalName } from '../infra/queue/redisPositionSignals.ts';
 import type { ReadStore } from '../infra/readstore/readStore.ts';
 import { openStores } from '../infra/stores.ts';
 import { CheckpointWatcher } from '../projections/runtime/checkpointWatcher.ts';
@@ -70,7 +71,11 @@ export const startRuntime = async (
    */
   overrides: Readonly<{ upcasters?: Upcasters }> = {},
 ): Promise<Runtime> => {
-  const { eventStore, readStore } = await openStores(config, { logger });
+  const signals = await openPositionSignals(config, roles, logger);
+  const { eventStore, readStore } = await openStores(config, {
+    logger,
+    ...(signals && config.eventStore.kind === 'sqlite' ? { appended: signals.signal('appended') } : {}),
+  });
   const readModels = new ReadModels(readStore, allProjections);
   await readModels.refresh();
   const upcasters = overrides.upcasters ? { upcasters: overrides.upcasters } : {};
@@ -84,6 +89,7 @@ export const startRuntime = async (
 
   let runner: ProjectionRunner | undefined;
   let thread: ProjectorThread | undefined;
+  let watcher: CheckpointWatcher | undefined;
   let progress: ProjectionProgress;
   if (roles.projector && roles.api && config.projectionThread) {
     // Answering requests and projecting take two cores instead of turns on one.
@@ -98,16 +104,24 @@ export const startRuntime = async (
       projections: allProjections,
       logger: logger.child({ role: 'projector' }),
       ...upcasters,
+      // Processes waiting for the projections elsewhere hear of each committed batch at once.
+      ...(signals ? { onProgress: (position: bigint) => signals.signal('applied').publish(position) } : {}),
     });
     await runner.start();
+    signals?.signal('applied').publish(runner.position);
     logger.info({ projections: allProjections.length }, 'projections running');
     progress = runner;
   } else {
-    progress = new CheckpointWatcher(
+    watcher = new CheckpointWatcher(
       readStore,
       allProjections.map((projection) => projection.name),
+      signals ? { applied: signals.signal('applied') } : {},
     );
+    const outcomes = watcher;
+    metrics.watchReadYourWrites(() => outcomes.waitOutcomes());
+    progress = watcher;
   }
+  if (signals) metrics.watchPositionSignals(() => signals.signalCounts());
   // The lag of the projections this process runs, from their stored checkpoints, when scraped.
   if (roles.projector) metrics.watchProjections(() => projectionReports(eventStore, readStore, allProjections));
   // Without projections here, follow the projector when a rebuild switches reads to a new generation.
@@ -141,6 +155,15 @@ export const startRuntime = async (
         );
       }
     }
+    // Read your writes for what start-up wrote (root, or another process's start just before):
+    // a token is checked against the read models, so a login answered before they show root
+    // would give a token refused at its first use.
+    const head = await eventStore.headPosition();
+    if (!(await progress.waitFor(head, config.readYourWritesTimeoutMs)))
+      logger.warn(
+        { position: head.toString() },
+        'the read models lag behind the event log (is a projector running?): logins to accounts they do not show yet give tokens that are refused',
+      );
   }
 
   let redis: PrivateRedisServer | undefined;
@@ -218,6 +241,8 @@ export const startRuntime = async (
       await thread?.stop();
       await eventStore.close();
       await readStore.close();
+      watcher?.close();
+      await signals?.close();
       if (redis) {
         forgetRedisUrl(config.dataDir);
         await redis.stop();
@@ -225,6 +250,36 @@ export const startRuntime = async (
     })());
 
   return { url, metricsUrl: metricsServer?.url, services, eventStore, readStore, runner, redisUrl, stop };
+};
+
+/**
+ * The processes of a split deployment (`dms api`, `dms projector`, `dms worker`) tell each other
+ * their progress through the shared Redis: writers that events were appended (which wakes the
+ * projector's and the reactor's subscriptions on a SQLite log; EventStoreDB pushes new events by
+ * itself), the projector what it has applied (which ends the writes' waits). `dms serve` keeps its
+ * projections in the process and needs none. Without REDIS_URL both sides poll.
+ */
+const openPositionSignals = async (
+  config: ServiceConfig,
+  roles: Roles,
+  logger: Logger,
+): Promise<RedisPositionSignals | undefined> => {
+  if (roles.api && roles.projector) return undefined;
+  if (!config.redisUrl) {
+    logger.info(
+      'REDIS_URL is unset: this process finds the progress of the others by polling the stores (writes answer about 200 ms later)',
+    );
+    return undefined;
+  }
+  const listen: PositionSignalName[] = [];
+  if (config.eventStore.kind === 'sqlite' && (roles.projector || roles.workers)) listen.push('appended');
+  if (!roles.projector) listen.push('applied');
+  return RedisPositionSignals.open({
+    url: config.redisUrl,
+    prefix: config.queuePrefix,
+    listen,
+    logger: logger.child({ component: 'position-signals' }),
+  });
 };
 
 /** The daemon roles named (all when none are), refusing unknown names. */

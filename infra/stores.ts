@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { ConfigurationInvalidError, REDIS_URL_REQUIRED, type ServiceConfig } from './config.ts';
 import type { EventStore } from './eventstore/eventStore.ts';
 import type { Logger } from './logger.ts';
+import type { PositionSignal } from './positionSignal.ts';
 import { SqliteEventStore } from './eventstore/sqliteEventStore.ts';
 import type { ReadStore } from './readstore/readStore.ts';
 import { SqliteReadStore } from './readstore/sqlite/sqliteReadStore.ts';
@@ -19,13 +20,24 @@ import { SqliteReadStore } from './readstore/sqlite/sqliteReadStore.ts';
  */
 export const openStores = async (
   config: ServiceConfig,
-  options: Readonly<{ logger?: Logger }> = {},
+  options: Readonly<{
+    logger?: Logger;
+    /**
+     * "Appended up to P" between processes, for a SQLite event store shared by several processes
+     * (see SqliteEventStore's `crossProcess`). EventStoreDB's subscriptions are pushed by the
+     * server already, so it needs none.
+     */
+    appended?: PositionSignal;
+  }> = {},
 ): Promise<{ eventStore: EventStore; readStore: ReadStore }> => {
   if (config.eventStore.kind === 'sqlite' || config.readStore.kind === 'sqlite')
     mkdirSync(config.dataDir, { recursive: true });
   const eventStore =
     config.eventStore.kind === 'sqlite'
-      ? new SqliteEventStore(join(config.dataDir, 'events.sqlite'), { backgroundCheckpoints: true })
+      ? new SqliteEventStore(join(config.dataDir, 'events.sqlite'), {
+          backgroundCheckpoints: true,
+          ...(options.appended ? { crossProcess: options.appended } : {}),
+        })
       : await openEsdb(config.eventStore.url, config, options.logger);
   const readStore =
     config.readStore.kind === 'sqlite'

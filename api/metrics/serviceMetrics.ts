@@ -175,6 +175,37 @@ export class ServiceMetrics {
     );
   }
 
+  /**
+   * In a process whose projections run elsewhere (`dms api`, `dms worker`): how its waits for the
+   * read models ended, counted as they end and read when scraped.
+   */
+  watchReadYourWrites(outcomes: () => Readonly<Record<'signal' | 'checkpoints' | 'timeout', number>>): void {
+    new Counter({
+      name: 'dms_read_your_writes_waits_total',
+      help: 'Waits for the projector by how they ended: signal (its announcement over Redis), checkpoints (seen in the stored checkpoints: the announcement was lost, late, or there is no Redis), timeout (the read models lagged; the write answered anyway).',
+      labelNames: ['ended_by'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [endedBy, count] of Object.entries(outcomes())) this.inc({ ended_by: endedBy }, count);
+      },
+    });
+  }
+
+  /** The position signals this process sent and heard over Redis (a split deployment), read when scraped. */
+  watchPositionSignals(counts: () => readonly Readonly<{ signal: string; event: string; count: number }>[]): void {
+    new Counter({
+      name: 'dms_position_signals_total',
+      help: "Position signals over Redis by signal (appended: events written; applied: the projector's progress) and event (published, dropped: Redis unreachable, received).",
+      labelNames: ['signal', 'event'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { signal, event, count } of counts()) this.inc({ signal, event }, count);
+      },
+    });
+  }
+
   /** Per queue of this process's daemon roles, read when scraped: jobs by state (waiting, active, delayed, failed, ...). */
   watchQueues(depths: () => Promise<readonly QueueDepth[]>): void {
     const onScrapeError = this.onScrapeError;

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { BroadcastChannel } from 'node:worker_threads';
 import { resolve } from 'node:path';
 import type { EventMetadata } from './eventStore.ts';
+import type { PositionSignal } from '../positionSignal.ts';
 import { CHAIN_START, eventHash, withoutHash } from './eventHashes.ts';
 import { SAFETY_AUTOCHECKPOINT_PAGES, WalCheckpointer } from '../sqliteCheckpointer.ts';
 import {
@@ -40,6 +41,12 @@ export type SqliteEventStoreOptions = Readonly<{
    * it on; short-lived tools and tests need no extra thread.
    */
   backgroundCheckpoints?: boolean;
+  /**
+   * Carries "appended up to P" between the processes sharing the file (the deployment's Redis,
+   * infra/queue/redisPositionSignals.ts): each commit is announced on it, and what other processes
+   * announce wakes this one's subscriptions at once instead of at their next poll. Default none.
+   */
+  crossProcess?: PositionSignal;
 }>;
 
 /**
@@ -59,6 +66,8 @@ export class SqliteEventStore implements EventStore {
   private readonly checkpointer: WalCheckpointer | undefined;
   /** Tells the stores of the same file on other threads of this process that events were appended. */
   private readonly appended: BroadcastChannel;
+  private readonly crossProcess: PositionSignal | undefined;
+  private readonly stopHearing: () => void;
   private closed = false;
 
   private readonly statements: {
@@ -76,10 +85,12 @@ export class SqliteEventStore implements EventStore {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
     this.db = new Database(path);
     // A subscription on another thread (the projection thread of `dms serve`) wakes at once
-    // instead of at its next poll; other processes still find new events by polling.
+    // instead of at its next poll; other processes through `crossProcess`, or by polling.
     this.appended = new BroadcastChannel(`dms-sqlite-events:${resolve(path)}`);
     this.appended.onmessage = () => this.notify();
     (this.appended as BroadcastChannel & { unref(): void }).unref();
+    this.crossProcess = options.crossProcess;
+    this.stopHearing = this.crossProcess?.subscribe(() => this.notify()) ?? (() => undefined);
     this.db.pragma('journal_mode = WAL');
     // FULL: the WAL is synced at every commit, so an acknowledged append survives a power cut.
     this.db.pragma('synchronous = FULL');
@@ -188,6 +199,12 @@ export class SqliteEventStore implements EventStore {
     });
     this.notify();
     this.appended.postMessage(null);
+    if (this.crossProcess) {
+      let last = 0n;
+      for (const outcome of outcomes)
+        if ('results' in outcome) for (const { position } of outcome.results) if (position > last) last = position;
+      if (last > 0n) this.crossProcess.publish(last);
+    }
   }
 
   private appendInTransaction({ streamName, events, expectedRevision = 'any' }: StreamAppend): AppendResult {
@@ -341,6 +358,7 @@ export class SqliteEventStore implements EventStore {
     this.closed = true;
     for (const listener of [...this.listeners]) listener();
     this.appended.close();
+    this.stopHearing();
     await this.checkpointer?.stop();
     this.db.close();
   }

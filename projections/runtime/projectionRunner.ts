@@ -328,8 +328,9 @@ export class ProjectionRunner implements ProjectionProgress {
     await this.options.readStore.collection(collection).updateOne({ _id: name }, { $set: update });
     if (lane !== this.live) this.rebuilds.delete(name);
     this.options.logger.error({ projection: name, error: message }, 'projection set aside after repeated failures');
-    // Writers waiting only on the failed projection may go on.
+    // Writers waiting only on the failed projection may go on, here and wherever progress is reported.
     this.resolveWaiters();
+    if (lane === this.live) this.options.onProgress?.(this.position);
   }
 
   /** Starts rebuilds that `dms projections rebuild` requested, and says this projector is alive. */

@@ -118,60 +118,6 @@ describe('Service lifecycle', () => {
     }
   });
 
-  it('reads its writes when the API and the projector run as separate processes', async function () {
-    this.timeout(60_000);
-    const dir = makeTempDir();
-    const environment: NodeJS.ProcessEnv = {
-      ...process.env,
-      DMS_DATA_DIR: dir.path,
-      PORT: '0',
-      DMS_LOG_LEVEL: 'info',
-      DMS_ROOT_PASSWORD: ROOT_PASSWORD,
-    };
-    const started = (role: string) => {
-      const child = spawn(DMS, [role], { env: environment, stdio: ['ignore', 'pipe', 'inherit'] });
-      const lines: Record<string, unknown>[] = [];
-      let buffer = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        buffer += chunk.toString();
-        const complete = buffer.split('\n');
-        buffer = complete.pop()!;
-        for (const line of complete) if (line.startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
-      });
-      return { child, lines };
-    };
-    const projector = started('projector');
-    const api = started('api');
-    try {
-      await waitUntil(() => api.lines.some((line) => line.msg === 'API listening'), 30_000);
-      const url = String(api.lines.find((line) => line.msg === 'API listening')!.url);
-      const login = await fetch(`${url}/auth/userpass`, {
-        headers: { 'X-Svc-Username': ROOT_USERNAME, 'X-Svc-Password': ROOT_PASSWORD },
-      });
-      const token = login.headers.get('x-svc-auth-token')!;
-      for (let index = 0; index < 3; index += 1) {
-        const account = uniqueName('split');
-        const created = await fetch(`${url}/accounts/${account}`, {
-          method: 'POST',
-          headers: { 'X-Svc-Auth-Token': token },
-          body: JSON.stringify({ type: 'USER', email: 'split@example.org' }),
-        });
-        expect(created.status).to.equal(201);
-        const read = await fetch(`${url}/accounts/${account}`, { headers: { 'X-Svc-Auth-Token': token } });
-        expect(read.status, 'the API process answered only once the projector process had applied the write').to.equal(
-          200,
-        );
-      }
-    } finally {
-      api.child.kill('SIGTERM');
-      projector.child.kill('SIGTERM');
-      await Promise.all(
-        [api.child, projector.child].map((child) => new Promise((resolve) => child.once('exit', resolve))),
-      );
-      dir.dispose();
-    }
-  });
-
   it('replays the history of a stream for auditors', async () => {
     const server = await startTestServer();
     try {
