@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { ValueError } from '../domain/shared/errors.ts';
 import { CONTROL_CHARACTERS } from '../domain/shared/names.ts';
 import { configOption } from '../projections/config/configQueries.ts';
+import { clientHeaders } from './clientHeaders.ts';
 import { errorMiddleware, writeError } from './errors.ts';
 import { httpMetrics } from './metrics/httpMetrics.ts';
 import { registerMetricsRoutes } from './metrics/metricsRoutes.ts';
@@ -82,6 +83,8 @@ export const createApp = (services: Services): Koa<AppState> => {
 
   app.use(httpMetrics(services.metrics));
   app.use(requestLog(services));
+  // Outside the error answers, so that they get the X-Rucio-* twins too.
+  app.use(clientHeaders(services.config.clientHeaders));
   app.use(errorMiddleware());
   app.use(corsPreflight(services));
   app.use(decodedRoutingPath());
