@@ -28,7 +28,7 @@ export const clientHeaders =
     for (const [name, value] of Object.entries(ctx.response.headers)) {
       if (!name.startsWith(SVC) || value === undefined) continue;
       const twin = `${RUCIO}${name.slice(SVC.length)}`;
-      if (!ctx.response.has(twin)) ctx.set(twin, typeof value === 'number' ? String(value) : value);
+      if (ctx.response.headers[twin] === undefined) ctx.set(twin, typeof value === 'number' ? String(value) : value);
     }
     const exposed = ctx.response.get('Access-Control-Expose-Headers');
     if (exposed) ctx.set('Access-Control-Expose-Headers', withRucioTwins(exposed));
