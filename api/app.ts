@@ -84,7 +84,9 @@ export const createApp = (services: Services): Koa<AppState> => {
   app.use(httpMetrics(services.metrics));
   app.use(requestLog(services));
   // Outside the error answers, so that they get the X-Rucio-* twins too.
-  app.use(clientHeaders(services.config.clientHeaders));
+  app.use(
+    clientHeaders(services.config.clientHeaders, [services.config.x509DnHeader, services.config.gssRemoteUserHeader]),
+  );
   app.use(errorMiddleware());
   app.use(corsPreflight(services));
   app.use(decodedRoutingPath());

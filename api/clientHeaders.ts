@@ -14,15 +14,22 @@ export type ClientHeaders = 'svc' | 'rucio';
 const SVC = 'x-svc-';
 const RUCIO = 'x-rucio-';
 
-export const clientHeaders =
-  (mode: ClientHeaders): Middleware<AppState> =>
-  async (ctx, next) => {
+export const clientHeaders = (
+  mode: ClientHeaders,
+  /**
+   * Headers only a trusted proxy may set (DMS_X509_DN_HEADER, DMS_GSS_REMOTE_USER_HEADER): never
+   * made from a client's X-Rucio-* header, or a client could name itself where the proxy sent none.
+   */
+  proxyHeaders: readonly (string | undefined)[] = [],
+): Middleware<AppState> => {
+  const trusted = new Set(proxyHeaders.filter((name) => name !== undefined).map((name) => name.toLowerCase()));
+  return async (ctx, next) => {
     ctx.state.clientHeaders = mode;
     if (mode === 'svc') return next();
     const headers = ctx.req.headers;
     for (const [name, value] of Object.entries(headers)) {
       const twin = `${SVC}${name.slice(RUCIO.length)}`;
-      if (name.startsWith(RUCIO) && headers[twin] === undefined) headers[twin] = value;
+      if (name.startsWith(RUCIO) && headers[twin] === undefined && !trusted.has(twin)) headers[twin] = value;
     }
     await next();
     for (const [name, value] of Object.entries(ctx.response.headers)) {
@@ -33,6 +40,7 @@ export const clientHeaders =
     const exposed = ctx.response.get('Access-Control-Expose-Headers');
     if (exposed) ctx.set('Access-Control-Expose-Headers', withRucioTwins(exposed));
   };
+};
 
 /** `X-Svc-Auth-Token, X-Svc-Auth-Account` → the same followed by `X-Rucio-Auth-Token, X-Rucio-Auth-Account`. */
 const withRucioTwins = (list: string): string => {

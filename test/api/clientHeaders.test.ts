@@ -59,7 +59,12 @@ describe('API: client header names (DMS_CLIENT_HEADERS)', () => {
 
   describe('DMS_CLIENT_HEADERS=rucio', () => {
     let server: TestServer;
-    before(async () => (server = await startTestServer({ environment: { DMS_CLIENT_HEADERS: 'rucio' } })));
+    before(
+      async () =>
+        (server = await startTestServer({
+          environment: { DMS_CLIENT_HEADERS: 'rucio', DMS_X509_DN_HEADER: 'X-Svc-Client-DN' },
+        })),
+    );
     after(async () => server.stop());
 
     it('logs in with X-Rucio-* headers and answers every X-Svc-* header under both names, exposed to browsers under both', async () => {
@@ -94,6 +99,23 @@ describe('API: client header names (DMS_CLIENT_HEADERS)', () => {
         headers: { 'X-Svc-Auth-Token': server.rootToken, 'X-Rucio-Auth-Token': 'root-ddmlab-unknown-0000' },
       });
       expectStatus(both, 200);
+    });
+
+    it('never makes a trusted proxy header from its X-Rucio-* twin: a client cannot name its own DN', async () => {
+      const dn = '/DC=org/CN=proxied';
+      expectStatus(
+        await server.root('POST', '/accounts/root/identities', {
+          body: { identity: dn, authtype: 'X509', email: 'x@example.org', default: true },
+        }),
+        201,
+      );
+      expectStatus(await server.call('GET', '/auth/x509', { headers: { 'X-Svc-Client-DN': dn } }), 200);
+      expectError(
+        await server.call('GET', '/auth/x509', { headers: { 'X-Rucio-Client-DN': dn } }),
+        401,
+        'CannotAuthenticate',
+        /Cannot get DN/,
+      );
     });
 
     it('names both token headers when neither is sent', async () => {

@@ -98,12 +98,16 @@ export const run = async (
   args: readonly string[],
   options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {},
 ): Promise<Run> => {
-  const child = spawn(command, args, { env: options.env ?? process.env, cwd: options.cwd });
+  const child = spawn(command, args, {
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdin.end(options.input ?? '');
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  if (options.input !== undefined) child.stdin!.end(options.input);
   const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
   return { status, stdout, stderr };
 };
