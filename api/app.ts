@@ -4,10 +4,12 @@ import { randomUUID } from 'node:crypto';
 import { ValueError } from '../domain/shared/errors.ts';
 import { CONTROL_CHARACTERS } from '../domain/shared/names.ts';
 import { configOption } from '../projections/config/configQueries.ts';
+import { clientHeaders } from './clientHeaders.ts';
 import { errorMiddleware, writeError } from './errors.ts';
 import { httpMetrics } from './metrics/httpMetrics.ts';
 import { registerMetricsRoutes } from './metrics/metricsRoutes.ts';
 import { registerOpenApiRoutes } from './openapi/openApiRoutes.ts';
+import { sendText } from './http.ts';
 import { hasBody, readBodyText } from './requestBody.ts';
 import { refuseUnsafeQuery } from './requestText.ts';
 import { RouteTable } from './route.ts';
@@ -82,6 +84,10 @@ export const createApp = (services: Services): Koa<AppState> => {
 
   app.use(httpMetrics(services.metrics));
   app.use(requestLog(services));
+  // Outside the error answers, so that they get the X-Rucio-* twins too.
+  app.use(
+    clientHeaders(services.config.clientHeaders, [services.config.x509DnHeader, services.config.gssRemoteUserHeader]),
+  );
   app.use(errorMiddleware());
   app.use(corsPreflight(services));
   app.use(decodedRoutingPath());
@@ -184,7 +190,7 @@ const rawTextBody =
 
 /**
  * What the router did not answer, as Werkzeug would: a path that only exists with a trailing
- * slash redirects there (308, method and body kept); a known path with another method is 405
+ * slash redirects there (308, method and body kept, a line saying so as the body); a known path with another method is 405
  * with `Allow`; anything else is 404.
  */
 const unmatched =
@@ -193,9 +199,16 @@ const unmatched =
     const path = (ctx as unknown as { newRouterPath: string }).newRouterPath;
     const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
     if (!path.endsWith('/') && router.match(`${path}/`, method).route) {
+      const location = `${ctx.path}/${ctx.querystring ? `?${ctx.querystring}` : ''}`;
       ctx.status = 308;
-      ctx.set('Location', `${ctx.path}/${ctx.querystring ? `?${ctx.querystring}` : ''}`);
-      ctx.body = '';
+      ctx.set('Location', location);
+      // Clients follow the Location; a person with `curl -s` sees this instead of nothing.
+      sendText(
+        ctx,
+        `Permanent redirect to ${location}: this path ends with a slash. Send the same request there (curl: -L).\n`,
+        308,
+        'text/plain; charset=utf-8',
+      );
       return;
     }
     const matched = router.match(path, method);

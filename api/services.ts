@@ -25,6 +25,8 @@ export type AppState = {
   /** The authenticated account (Rucio's "issuer"), set by the token check. */
   issuer?: string;
   identity?: string;
+  /** The header names this server reads and writes (DMS_CLIENT_HEADERS, api/clientHeaders.ts). */
+  clientHeaders?: 'svc' | 'rucio';
   /** Statuses this route gives some exception classes instead of the defaults. */
   errorStatus?: Readonly<Record<string, number>>;
 };

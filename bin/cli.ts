@@ -1,4 +1,5 @@
-import { Command, CommanderError, InvalidArgumentError, Option, type OutputConfiguration } from 'commander';
+import { Argument, Command, CommanderError, InvalidArgumentError, Option, type OutputConfiguration } from 'commander';
+import { RULE_STATES } from '../domain/rule/rule.ts';
 import { loadConfig, type ServiceConfig } from '../infra/config.ts';
 import { createLogger } from '../infra/logger.ts';
 import { auditVerifyCommand } from './commands/auditVerify.ts';
@@ -10,6 +11,7 @@ import { projectionsStatusCommand } from './commands/projectionsStatus.ts';
 import { replayCommand } from './commands/replay.ts';
 import { revokeTokensCommand } from './commands/revokeTokens.ts';
 import { transfersStatusCommand } from './commands/transfersStatus.ts';
+import { waitRuleCommand } from './commands/waitRule.ts';
 import { workersStatusCommand } from './commands/workersStatus.ts';
 import { startRuntime, type Roles } from './runtime.ts';
 
@@ -69,7 +71,16 @@ const revision = (value: string): bigint => {
   return BigInt(value);
 };
 
+const seconds = (value: string): number => {
+  if (!/^\d+(\.\d+)?$/.test(value)) throw new InvalidArgumentError('expected a number of seconds.');
+  return Number(value);
+};
+
 const JSON_OPTION = ['--json', 'print one JSON document instead of text (for scripts)'] as const;
+const WIDE_OPTION = [
+  '--wide',
+  'every table row on one line, however wide (default: fit the terminal, or 100 columns)',
+] as const;
 
 /**
  * The whole command line; `outcome` receives what the chosen action returned. `output` replaces
@@ -120,21 +131,24 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .command('status')
     .description("each daemon role's queue (waiting, active, delayed, failed jobs) and its last cycle")
     .option(...JSON_OPTION)
-    .action(action((config, options: { json?: boolean }) => workersStatusCommand(config, options)));
+    .option(...WIDE_OPTION)
+    .action(action((config, options: { json?: boolean; wide?: boolean }) => workersStatusCommand(config, options)));
 
   const transfers = program.command('transfers').description('the transfer requests: status');
   transfers
     .command('status')
     .description("requests per state and link, the oldest waiting in each state, the last hour's failures")
     .option(...JSON_OPTION)
-    .action(action((config, options: { json?: boolean }) => transfersStatusCommand(config, options)));
+    .option(...WIDE_OPTION)
+    .action(action((config, options: { json?: boolean; wide?: boolean }) => transfersStatusCommand(config, options)));
 
   const projections = program.command('projections').description('the read models: status, rebuild <name>');
   projections
     .command('status')
     .description('checkpoint, head of the event log, lag and status of every projection, and the projectors alive')
     .option(...JSON_OPTION)
-    .action(action((config, options: { json?: boolean }) => projectionsStatusCommand(config, options)));
+    .option(...WIDE_OPTION)
+    .action(action((config, options: { json?: boolean; wide?: boolean }) => projectionsStatusCommand(config, options)));
   projections
     .command('rebuild')
     .description(
@@ -183,6 +197,20 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .description('append an exported log into an empty event store, checking its hash chains (exit 1 when refused)')
     .argument('[file]', 'what to read (default: stdin)')
     .action(action((config, file: string | undefined) => eventsImportCommand(config, file)));
+
+  const wait = program.command('wait').description('wait for a state: rule <id> <state>');
+  wait
+    .command('rule')
+    .description('wait until a rule is in a state (exit 1 when the time runs out first), as GET /rules/{id} shows it')
+    .argument('<id>', 'the rule id')
+    .addArgument(new Argument('<state>', 'the state to wait for').choices(RULE_STATES))
+    .option('--timeout <seconds>', 'give up after this long', seconds, 60)
+    .option('--json', 'print the rule as GET /rules/{id} answers it')
+    .action(
+      action((config, id: string, state: string, options: { timeout: number; json?: boolean }) =>
+        waitRuleCommand(config, id, state, { timeoutSeconds: options.timeout, json: options.json }),
+      ),
+    );
 
   const admin = program.command('admin').description('administration: bootstrap, revoke-tokens <account>');
   admin

@@ -90,6 +90,17 @@ const environmentSchema = z.object({
    * API port. Unset: none.
    */
   DMS_METRICS_PORT: integerText(0, 65535).optional(),
+  /**
+   * The request and response header names spoken: `svc` (the specification's `X-Svc-*` only) or
+   * `rucio`, where every `X-Rucio-*` request header is also read as its `X-Svc-*` twin and every
+   * `X-Svc-*` response header is also sent as `X-Rucio-*`, so the stock Rucio client works
+   * unmodified (api/clientHeaders.ts).
+   */
+  DMS_CLIENT_HEADERS: z
+    .string()
+    .transform((value) => value.trim().toLowerCase())
+    .pipe(z.enum(['svc', 'rucio'], { error: 'expected svc (X-Svc-* headers only) or rucio (X-Rucio-* too)' }))
+    .default('svc'),
 });
 
 export type ServiceConfig = Readonly<{
@@ -116,6 +127,8 @@ export type ServiceConfig = Readonly<{
   projectionThread: boolean;
   metrics: 'loopback' | 'open' | 'off';
   metricsPort: number | undefined;
+  /** `svc`: X-Svc-* headers only; `rucio`: X-Rucio-* ones too (DMS_CLIENT_HEADERS). */
+  clientHeaders: 'svc' | 'rucio';
 }>;
 
 export class ConfigurationInvalidError extends Error {
@@ -172,5 +185,6 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     projectionThread: env.DMS_PROJECTION_THREAD,
     metrics: env.DMS_METRICS,
     metricsPort: env.DMS_METRICS_PORT,
+    clientHeaders: env.DMS_CLIENT_HEADERS,
   };
 };

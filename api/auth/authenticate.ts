@@ -1,17 +1,18 @@
 import type { Middleware } from 'koa';
 import { CannotAuthenticate, ValueError } from '../../domain/shared/errors.ts';
+import { missingHeaders } from '../clientHeaders.ts';
 import type { AppState, Services } from '../services.ts';
 
 /**
  * The token check of every authenticated route (Rucio's `request_auth_env`): no token is 400
- * ValueError, an unknown or expired token 401 CannotAuthenticate, which makes the Python client
+ * ValueError (naming the header), an unknown or expired token 401 CannotAuthenticate, which makes the Python client
  * log in again and retry.
  */
 export const authenticate =
   (services: Services): Middleware<AppState> =>
   async (ctx, next) => {
     const token = ctx.get('X-Svc-Auth-Token');
-    if (!token) throw new ValueError('Token must be set.');
+    if (!token) throw new ValueError(missingHeaders(ctx, 'Token must be set', ['X-Svc-Auth-Token']));
     const info = await services.tokens.validate(token);
     if (!info) throw new CannotAuthenticate('Cannot authenticate with given credentials');
     ctx.state.issuer = info.account;

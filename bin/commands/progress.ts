@@ -1,7 +1,8 @@
 /**
  * Progress of a long command (a rebuild, a verify, an export or import) on stderr: on a terminal
  * a bar redrawn in place, at most ten times a second; otherwise (a log, a pipe) a plain line every
- * `plainEveryMs` (default 5 s) and at the end, so logs stay readable. Results go to stdout.
+ * `plainEveryMs` (default 5 s), counted from the start, and the final line once, so logs stay
+ * readable. Results go to stdout.
  *
  *   verify  [##########..........]  51%  512 000 events  98 400 events/s  ETA 0:05
  */
@@ -9,8 +10,10 @@ export type ProgressOutput = Readonly<{ isTTY?: boolean; columns?: number; write
 
 export class Progress {
   private readonly started: number;
-  private lastDrawn = 0;
+  private lastDrawn: number;
   private lastLine = '';
+  /** What the last line drawn showed, so that `finish` does not print the same again. */
+  private drawnState: string | undefined;
   private done = 0;
   private fraction: number | undefined;
 
@@ -22,6 +25,7 @@ export class Progress {
     private readonly now: () => number = Date.now,
   ) {
     this.started = now();
+    this.lastDrawn = this.started;
   }
 
   /** `done` units so far; `fraction` (0 to 1) of the whole when it is known, for the bar and the ETA. */
@@ -36,8 +40,14 @@ export class Progress {
 
   /** Draws the final state and ends the line. */
   finish(): void {
-    this.draw(this.now());
-    if (this.output.isTTY) this.output.write('\n');
+    if (this.output.isTTY) {
+      this.draw(this.now());
+      this.output.write('\n');
+    } else if (this.drawnState !== this.state()) this.draw(this.now());
+  }
+
+  private state(): string {
+    return `${this.done}/${this.fraction}`;
   }
 
   private draw(now: number): void {
@@ -60,6 +70,7 @@ export class Progress {
       this.output.write(`${line}\n`);
     }
     this.lastLine = line;
+    this.drawnState = this.state();
   }
 }
 

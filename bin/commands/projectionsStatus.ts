@@ -14,7 +14,7 @@ import { printTable } from './table.ts';
  */
 export const projectionsStatusCommand = async (
   config: ServiceConfig,
-  options: Readonly<{ json?: boolean }> = {},
+  options: Readonly<{ json?: boolean; wide?: boolean }> = {},
 ): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
   try {
@@ -48,7 +48,7 @@ export const projectionsStatusCommand = async (
         status,
       ]);
     }
-    printTable(rows);
+    printTable(rows, options);
     console.log(
       alive.length > 0
         ? `projectors: ${alive.map((heartbeat) => heartbeat._id).join(', ')}`

@@ -17,7 +17,7 @@ const counts = (states: Readonly<Record<string, number | undefined>>): string =>
  */
 export const transfersStatusCommand = async (
   config: ServiceConfig,
-  options: Readonly<{ json?: boolean }> = {},
+  options: Readonly<{ json?: boolean; wide?: boolean }> = {},
 ): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
   try {
@@ -30,10 +30,13 @@ export const transfersStatusCommand = async (
     }
     console.log(`requests: ${counts(status.states)}`);
     if (status.links.length > 0) {
-      printTable([
-        ['source', 'destination', 'requests'],
-        ...status.links.map((link) => [link.source, link.destination, counts(link.states)]),
-      ]);
+      printTable(
+        [
+          ['source', 'destination', 'requests'],
+          ...status.links.map((link) => [link.source, link.destination, counts(link.states)]),
+        ],
+        options,
+      );
     }
     for (const oldest of status.oldestWaiting) {
       console.log(

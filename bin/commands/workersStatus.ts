@@ -7,16 +7,16 @@ import { allProjections } from '../../projections/index.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { RoleStatusStore } from '../../workers/roleStatus.ts';
 import { allRoles } from '../../workers/roles.ts';
-import { printTable } from './table.ts';
+import { printTable, wrapLine } from './table.ts';
 
 /**
  * Prints every daemon role: its trigger (events, or the interval `/config` gives), its queue
- * (waiting, active, delayed, failed, completed jobs) and its last cycle: when, how long, what it
+ * (waiting, active, delayed, failed, completed jobs: `wait act delay fail done`) and its last cycle: when, how long, what it
  * did and what it skipped, or the error it failed with. `--json` prints the same as one document.
  */
 export const workersStatusCommand = async (
   config: ServiceConfig,
-  options: Readonly<{ json?: boolean }> = {},
+  options: Readonly<{ json?: boolean; wide?: boolean }> = {},
 ): Promise<number> => {
   const redisUrl = findRedisUrl(config.redisUrl, config.dataDir);
   if (!redisUrl) {
@@ -48,30 +48,30 @@ export const workersStatusCommand = async (
       console.log(JSON.stringify(rows, null, 2));
       return 0;
     }
-    const table = [['role', 'trigger', 'waiting', 'active', 'delayed', 'failed', 'completed', 'last cycle']];
+    // Short headers keep the table within 100 columns: the jobs waiting, active, delayed, failed and
+    // completed; the last cycle's start (today's in UTC as a time) and length, what it did and skipped.
+    const now = new Date().toISOString();
+    const table = [['role', 'trigger', 'wait', 'act', 'delay', 'fail', 'done', 'last run', 'did', 'skip']];
     for (const row of rows) {
       const last = row.lastCycle;
-      const lastText = !last
-        ? 'never ran'
-        : `${last.startedAt} (${last.durationMs} ms): ${last.error ? `failed: ${last.error}` : `did ${last.done}, skipped ${last.skipped}`}`;
       const { waiting, active, delayed, failed, completed } = row.counts;
       table.push([
         row.role,
         row.trigger,
-        String(waiting),
-        String(active),
-        String(delayed),
-        String(failed),
-        String(completed),
-        lastText,
+        ...[waiting, active, delayed, failed, completed].map(String),
+        last ? `${shortTime(last.startedAt, now)} ${last.durationMs} ms` : 'never',
+        last && !last.error ? String(last.done) : '-',
+        last && !last.error ? String(last.skipped) : '-',
       ]);
     }
-    printTable(table);
+    printTable(table, options);
+    const say = (line: string) => wrapLine(line, options).forEach((part) => console.log(part));
     for (const row of rows) {
-      if (row.lastCycle?.detail) console.log(`  ${row.role} did: ${row.lastCycle.detail}`);
+      if (row.lastCycle?.error) say(`  ${row.role} failed: ${row.lastCycle.error}`);
+      if (row.lastCycle?.detail) say(`  ${row.role} did: ${row.lastCycle.detail}`);
       for (const skipped of row.lastCycle?.skippedSample ?? [])
-        console.log(`  ${row.role} skipped ${skipped.what}: ${skipped.reason}`);
-      if (row.nextRunAt) console.log(`  ${row.role} next runs at ${row.nextRunAt}`);
+        say(`  ${row.role} skipped ${skipped.what}: ${skipped.reason}`);
+      if (row.nextRunAt) say(`  ${row.role} next runs at ${row.nextRunAt}`);
     }
     return 0;
   } finally {
@@ -79,4 +79,10 @@ export const workersStatusCommand = async (
     await eventStore.close();
     await readStore.close();
   }
+};
+
+/** An ISO time as `07:25:27Z` when it is today (UTC), else `2026-11-20 07:25:27Z`: narrower than ISO. */
+const shortTime = (iso: string, now: string): string => {
+  const [day, time] = [iso.slice(0, 10), iso.slice(11, 19)];
+  return day === now.slice(0, 10) ? `${time}Z` : `${day} ${time}Z`;
 };

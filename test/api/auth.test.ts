@@ -82,7 +82,12 @@ describe('API: authentication', () => {
   });
 
   it('checks the token on every authenticated route', async () => {
-    expectError(await server.call('GET', '/accounts/root'), 400, 'ValueError', /^Token must be set\.$/);
+    expectError(
+      await server.call('GET', '/accounts/root'),
+      400,
+      'ValueError',
+      /^Token must be set: send the X-Svc-Auth-Token header\.$/,
+    );
     expectError(
       await server.call('GET', '/accounts/root', { token: 'root-ddmlab-unknown-0000' }),
       401,

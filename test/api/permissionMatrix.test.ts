@@ -11,7 +11,7 @@ import { protocol, rseWithProtocols } from './replicaSupport.ts';
  * request needs (as root) for each caller afresh, so a refusal is about the caller and a success
  * changes something real. A write route without a row fails the test: new routes get a row.
  *
- * Callers: no token (400 "Token must be set." on every authenticated route), a plain account, the
+ * Callers: no token (400 "Token must be set: send the X-Svc-Auth-Token header." on every authenticated route), a plain account, the
  * owner of the scope the request touches, an account with the `admin` attribute, and root.
  */
 type Who = 'anonymous' | 'user' | 'owner' | 'admin' | 'root';

@@ -21,6 +21,9 @@ describe('API: routing and HTTP conventions', () => {
     const response = await server.root('GET', '/scopes?x=1');
     expect(response.status).to.equal(308);
     expect(response.headers.location).to.equal('/scopes/?x=1');
+    expect(response.text).to.equal(
+      'Permanent redirect to /scopes/?x=1: this path ends with a slash. Send the same request there (curl: -L).\n',
+    );
     expect((await server.root('GET', '/accounts/root/attr')).headers.location).to.equal('/accounts/root/attr/');
   });
 

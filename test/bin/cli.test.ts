@@ -1,19 +1,27 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { runDms } from '../../bin/cli.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
+import { makeTempDir } from '../support/tempDir.ts';
+import { uniqueName } from '../support/events.ts';
 
 const DMS = join(import.meta.dirname, '..', '..', 'bin', 'dms');
 
 type Run = Readonly<{ status: number; stdout: string; stderr: string }>;
 
 /** `bin/dms <args>` as an operator runs it, in a process of its own; never rejects. */
-const dms = (args: readonly string[], environment: NodeJS.ProcessEnv = {}): Promise<Run> =>
+const dms = (args: readonly string[], environment: NodeJS.ProcessEnv = {}, command = DMS): Promise<Run> =>
   new Promise((resolve) => {
-    execFile(DMS, [...args], { env: { ...process.env, ...environment }, encoding: 'utf8' }, (error, stdout, stderr) => {
-      resolve({ status: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      command,
+      [...args],
+      { env: { ...process.env, ...environment }, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        resolve({ status: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 
 /** The command line run in this process (help and usage errors only: they never reach an action). */
@@ -46,6 +54,8 @@ const COMMANDS = [
   ['admin'],
   ['admin', 'bootstrap'],
   ['admin', 'revoke-tokens'],
+  ['wait'],
+  ['wait', 'rule'],
 ] as const;
 
 describe('The dms command line', function () {
@@ -114,6 +124,26 @@ describe('The dms command line', function () {
     expect(badEnvironment.stderr).to.match(/PORT="eighty"/);
   });
 
+  it('runs through a symlink, a chain of relative ones, and as an npm bin link to the package', async () => {
+    const temp = makeTempDir('dms-links-');
+    try {
+      symlinkSync(DMS, join(temp.path, 'dms'));
+      symlinkSync('dms', join(temp.path, 'relative'));
+      // What `npm install <this package>` makes: node_modules/dms -> the package, .bin/dms -> ../dms/bin/dms.
+      mkdirSync(join(temp.path, 'node_modules', '.bin'), { recursive: true });
+      symlinkSync(join(import.meta.dirname, '..', '..'), join(temp.path, 'node_modules', 'dms'));
+      symlinkSync(join('..', 'dms', 'bin', 'dms'), join(temp.path, 'node_modules', '.bin', 'dms'));
+      const links = ['dms', 'relative', join('node_modules', '.bin', 'dms')];
+      const runs = await Promise.all(links.map((link) => dms(['--help'], {}, join(temp.path, link))));
+      for (const [index, run] of runs.entries()) {
+        expect(run.status, `${links[index]}: ${run.stderr}`).to.equal(0);
+        expect(run.stdout, links[index]).to.match(/^Usage: dms <command> \[options\]/);
+      }
+    } finally {
+      temp.dispose();
+    }
+  });
+
   describe('beside a running service', () => {
     let server: TestServer;
     let account: string;
@@ -142,6 +172,53 @@ describe('The dms command line', function () {
         expect(projection.checkpoint).to.equal(projection.head);
       }
       expect(status.projectors).to.have.length(1);
+    });
+
+    it('waits for a rule to be in a state, and gives up naming the state it is in', async () => {
+      const scope = uniqueName('wait.');
+      const rse = uniqueName('WAIT_').toUpperCase();
+      expectStatus(await server.root('POST', `/accounts/root/scopes/${scope}`), 201);
+      expectStatus(await server.root('POST', `/rses/${rse}`, { body: {} }), 201);
+      const file = { scope, name: 'f1', bytes: 1, adler32: '00000001' };
+      expectStatus(await server.root('POST', '/replicas', { body: { rse, files: [file] } }), 201);
+      const added = expectStatus(
+        await server.root('POST', '/rules/', {
+          body: { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: rse },
+        }),
+        201,
+      );
+      const [ruleId] = added.json<string[]>();
+      const [ok, json, stuck] = await Promise.all([
+        beside('wait', 'rule', ruleId!, 'OK'),
+        beside('wait', 'rule', ruleId!, 'OK', '--json'),
+        beside('wait', 'rule', ruleId!, 'STUCK', '--timeout', '0.3'),
+      ]);
+      expect(ok.status, ok.stderr).to.equal(0);
+      expect(ok.stdout).to.match(new RegExp(`^rule ${ruleId} OK \\(locks OK 1, replicating 0, stuck 0\\) after `));
+      expect(json.status, json.stderr).to.equal(0);
+      expect(JSON.parse(json.stdout)).to.include({ id: ruleId, state: 'OK', locks_ok_cnt: 1, rse_expression: rse });
+      expect(stuck.status).to.equal(1);
+      expect(stuck.stderr).to.match(new RegExp(`rule ${ruleId} is not STUCK after 0\\.\\d s: OK \\(locks OK 1`));
+    });
+
+    it('fits workers status in 100 columns when not on a terminal, and prints it whole with --wide', async () => {
+      const environment = {
+        REDIS_URL: process.env.REDIS_URL,
+        DMS_QUEUE_PREFIX: server.runtime.services.config.queuePrefix,
+      };
+      const [fitted, wide] = await Promise.all([
+        dms(['workers', 'status'], { DMS_DATA_DIR: server.dataDir, ...environment }),
+        dms(['workers', 'status', '--wide'], { DMS_DATA_DIR: server.dataDir, ...environment }),
+      ]);
+      expect(fitted.status, fitted.stderr).to.equal(0);
+      const lines = fitted.stdout.trimEnd().split('\n');
+      expect(lines[0]).to.match(/^role +trigger +wait +act +delay +fail +done +last run +did +skip$/);
+      for (const line of lines) expect(line.length, line).to.be.at.most(100);
+      // Wrapped, not cut: the fitted table has every character of the wide one.
+      expect(wide.status, wide.stderr).to.equal(0);
+      const characters = (text: string) => [...text.replace(/\s+/g, '')].sort().join('');
+      expect(characters(fitted.stdout)).to.equal(characters(wide.stdout));
+      expect(Math.max(...wide.stdout.split('\n').map((line) => line.length))).to.be.above(100);
     });
 
     it('prints audit verify --json and replay --json for scripts', async () => {

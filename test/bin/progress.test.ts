@@ -43,6 +43,36 @@ describe('Progress on stderr', () => {
     ]);
   });
 
+  it('prints the final line once elsewhere, when the last periodic line already showed the end', () => {
+    let now = 1_795_000_000_000;
+    const log = output(false);
+    const progress = new Progress('verify', 'events', log, 5000, () => now);
+    now += 10;
+    progress.update(500, 1);
+    progress.finish();
+    expect(log.written).to.deep.equal(['verify  100%  500 events  50 000 events/s  in 0:00\n']);
+
+    const slow = output(false);
+    const export_ = new Progress('export', 'events', slow, 5000, () => now);
+    now += 5000;
+    export_.update(800, 1);
+    now += 2000;
+    export_.finish();
+    expect(slow.written).to.deep.equal(['export  100%  800 events  160 events/s  in 0:05\n']);
+  });
+
+  it('does not draw on a terminal before the first tenth of a second', () => {
+    let now = 1_795_000_000_000;
+    const tty = output(true);
+    const progress = new Progress('verify', 'events', tty, 5000, () => now);
+    now += 50;
+    progress.update(10, 0.1);
+    expect(tty.written).to.deep.equal([]);
+    progress.finish();
+    expect(tty.written).to.have.length(2);
+    expect(tty.written[1]).to.equal('\n');
+  });
+
   it('groups digits and writes durations as a clock', () => {
     expect(grouped(1234567)).to.equal('1 234 567');
     expect(clock(65)).to.equal('1:05');

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { uniqueName } from '../support/events.ts';
 import { ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
@@ -11,53 +10,57 @@ import {
   recordTransferReports,
 } from '../../commands/request/conveyorSteps.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
+import {
+  checkStockClient,
+  CLIENT_PYTHON,
+  CLIENT_PYTHONPATH,
+  makeRucioHome,
+  renamedClientPath,
+  rucioConfig,
+  run,
+  SKIP_REASON,
+  type Run,
+} from './rucioClient.ts';
 
 /**
- * Runs the real Rucio Python client against the service. It needs a Python path under which
- * `rucio.client` (Rucio 39, with its X-Rucio- header names read as X-Svc-) and its dependencies
- * import: RUCIO_CLIENT_PYTHONPATH. Without it the test says so and is skipped.
+ * Runs the real Rucio 39 Python client against the service (test/interop/rucioClient.ts says how
+ * to point it at one), twice: the stock client, unmodified, against a server in the
+ * DMS_CLIENT_HEADERS=rucio mode, and a copy renamed at test time (X-Rucio- to X-Svc-) against
+ * a server in the default mode. Without RUCIO_CLIENT_PYTHONPATH the test says so and is skipped.
  */
-const pythonPath = process.env.RUCIO_CLIENT_PYTHONPATH;
+type Variant = Readonly<{ title: string; environment: Record<string, string>; renamed: boolean }>;
 
-/** Runs a client script in a child process; the server lives in this process, so never block it. */
-const runClient = async (
-  server: TestServer,
-  script: string,
-): Promise<{ status: number | null; stdout: string; stderr: string }> => {
-  const home = makeTempDir('rucio-home-');
-  try {
-    mkdirSync(join(home.path, 'etc'));
-    writeFileSync(
-      join(home.path, 'etc', 'rucio.cfg'),
-      `[client]\nrucio_host = ${server.url}\nauth_host = ${server.url}\nauth_type = userpass\n` +
-        `username = ${ROOT_USERNAME}\npassword = ${ROOT_PASSWORD}\naccount = root\nrequest_retries = 2\n`,
-    );
-    const child = spawn('python3', ['-c', script], {
-      env: { ...process.env, RUCIO_HOME: home.path, PYTHONPATH: pythonPath, TMPDIR: home.path },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    return { status, stdout, stderr };
-  } finally {
-    home.dispose();
-  }
-};
+const VARIANTS: readonly Variant[] = [
+  { title: 'the stock client, DMS_CLIENT_HEADERS=rucio', environment: { DMS_CLIENT_HEADERS: 'rucio' }, renamed: false },
+  { title: 'a copy renamed X-Rucio- to X-Svc-, the default headers', environment: {}, renamed: true },
+];
 
-describe('Interop: the Rucio Python client', () => {
-  if (!pythonPath) {
-    it('runs when RUCIO_CLIENT_PYTHONPATH names an importable Rucio client', function () {
-      console.log('      skipped: RUCIO_CLIENT_PYTHONPATH is not set, so the Rucio Python client cannot be imported');
-      this.skip();
-    });
-    return;
-  }
-
+const clientSuite = (variant: Variant, stockPath: string): void => {
   let server: TestServer;
-  before(async () => (server = await startTestServer()));
-  after(async () => server.stop());
+  let pythonPath = stockPath;
+  let disposeRenamed = (): void => undefined;
+  before(async () => {
+    checkStockClient(stockPath);
+    if (variant.renamed) ({ pythonPath, dispose: disposeRenamed } = renamedClientPath(stockPath));
+    server = await startTestServer({ environment: variant.environment });
+  });
+  after(async () => {
+    await server?.stop();
+    disposeRenamed();
+  });
+
+  /** Runs a client script with a rucio.cfg for the server, in a directory of its own. */
+  const runClient = async (testServer: TestServer, script: string): Promise<Run> => {
+    const home = makeRucioHome(rucioConfig(testServer.url, ROOT_USERNAME, ROOT_PASSWORD), pythonPath);
+    try {
+      return await run(CLIENT_PYTHON, ['-c', script], {
+        env: { ...process.env, RUCIO_HOME: home.path, PYTHONPATH: pythonPath, TMPDIR: home.path },
+        cwd: home.path,
+      });
+    } finally {
+      home.dispose();
+    }
+  };
 
   it('manages accounts, identities, scopes and configuration', async () => {
     const account = uniqueName('py');
@@ -761,4 +764,65 @@ print('ok')
     expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
     expect(result.stdout.trim()).to.equal('ok');
   });
+
+  it('uploads, downloads and adds a rule with the rucio command line, on posix RSEs (directories)', async () => {
+    const scope = uniqueName('cli.');
+    const [first, second] = [uniqueName('CLI_A_').toUpperCase(), uniqueName('CLI_B_').toUpperCase()];
+    const work = makeTempDir('rucio-cli-');
+    const home = makeRucioHome(rucioConfig(server.url, ROOT_USERNAME, ROOT_PASSWORD), pythonPath);
+    try {
+      expect((await server.root('POST', `/accounts/root/scopes/${scope}`)).status).to.equal(201);
+      for (const rse of [first, second]) {
+        mkdirSync(join(work.path, rse));
+        expect((await server.root('POST', `/rses/${rse}`, { body: {} })).status).to.equal(201);
+        const protocol = {
+          hostname: 'localhost',
+          port: 0,
+          prefix: join(work.path, rse),
+          impl: 'rucio.rse.protocols.posix.Default',
+          domains: { lan: { read: 1, write: 1, delete: 1 }, wan: { read: 1, write: 1, delete: 1 } },
+        };
+        const added = await server.root('POST', `/rses/${rse}/protocols/file`, { body: protocol });
+        expect(added.status, added.text).to.equal(201);
+      }
+      writeFileSync(join(work.path, 'notes.txt'), 'uploaded by the rucio command line\n');
+      const rucio = (...args: string[]) =>
+        run(join(home.path, 'bin', 'rucio'), args, {
+          env: { ...process.env, RUCIO_HOME: home.path, TMPDIR: home.path },
+          cwd: work.path,
+        });
+      const explain = (result: Run) => `${result.stdout}\n${result.stderr}`;
+      const upload = await rucio('upload', '--rse', first, '--scope', scope, 'notes.txt');
+      expect(upload.status, explain(upload)).to.equal(0);
+      const download = await rucio('download', '--dir', 'downloaded', `${scope}:notes.txt`);
+      expect(download.status, explain(download)).to.equal(0);
+      expect(readFileSync(join(work.path, 'downloaded', scope, 'notes.txt'), 'utf8')).to.equal(
+        'uploaded by the rucio command line\n',
+      );
+      const added = await rucio('rule', 'add', `${scope}:notes.txt`, '--copies', '1', '--rses', second);
+      expect(added.status, explain(added)).to.equal(0);
+      const ruleId = added.stdout.trim();
+      expect(ruleId).to.match(/^[0-9a-f]{32}$/);
+      const shown = await rucio('rule', 'show', ruleId);
+      expect(shown.status, explain(shown)).to.equal(0);
+      // No workers run here: the copy is not made, the rule waits for it.
+      expect(shown.stdout).to.match(/State:\s+REPLICATING/);
+      expect(shown.stdout).to.match(new RegExp(`RSE Expression:\\s+${second}`));
+    } finally {
+      home.dispose();
+      work.dispose();
+    }
+  });
+};
+
+describe('Interop: the Rucio Python client', () => {
+  const stockPath = CLIENT_PYTHONPATH;
+  if (!stockPath) {
+    it('runs when RUCIO_CLIENT_PYTHONPATH names an importable Rucio client', function () {
+      console.log(`      skipped: ${SKIP_REASON}`);
+      this.skip();
+    });
+    return;
+  }
+  for (const variant of VARIANTS) describe(variant.title, () => clientSuite(variant, stockPath));
 });

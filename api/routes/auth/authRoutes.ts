@@ -15,6 +15,7 @@ import {
 } from '../../../domain/shared/errors.ts';
 import { loginAttempt, throttledLogin } from '../../auth/loginAttempts.ts';
 import { LoginThrottle } from '../../auth/loginThrottle.ts';
+import { missingHeaders } from '../../clientHeaders.ts';
 import { sendText } from '../../http.ts';
 import { pythonRepr } from '../../pythonRepr.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
@@ -121,7 +122,12 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
       const username = ctx.get('X-Svc-Username');
       const password = ctx.get('X-Svc-Password');
       if (!username || !password)
-        throw new CannotAuthenticate('Cannot authenticate without passing all required arguments');
+        throw new CannotAuthenticate(
+          missingHeaders(ctx, 'Cannot authenticate without passing all required arguments', [
+            'X-Svc-Username',
+            'X-Svc-Password',
+          ]),
+        );
       const subject: LoginSubject = { identityType: 'USERPASS', identity: username, password };
       await throttledLogin(ctx, services, throttle, username, async (outcome) => {
         const checked = await checkIdentity(services.commands, subject);
@@ -184,7 +190,7 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
   routes.get('/auth/validate', validate, async (ctx) => {
     setAuthHeaders(ctx, 'X-Svc-Auth-Token');
     const token = ctx.get('X-Svc-Auth-Token');
-    if (!token) throw new ValueError('Token must be set.');
+    if (!token) throw new ValueError(missingHeaders(ctx, 'Token must be set', ['X-Svc-Auth-Token']));
     const info = await services.tokens.validate(token);
     if (!info) throw new CannotAuthenticate('Cannot authenticate with given credentials');
     const body = pythonRepr({
