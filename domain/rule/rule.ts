@@ -1,5 +1,5 @@
 import type { DidRef, DidType } from '../did/did.ts';
-import type { Event } from '../shared/event.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 
 /**
  * A replication rule: N copies of a DID on the RSEs an expression selects, kept by locks, one per
@@ -217,18 +217,18 @@ export type RuleEvent =
   | RuleDeleted
   | RuleNotified;
 
-export const RULE_EVENT_TYPES: readonly RuleEvent['type'][] = [
-  'RuleAdded',
-  'RuleLocksCreated',
-  'RuleLocksRemoved',
-  'RuleLocksChanged',
-  'RuleStateChanged',
-  'RuleUpdated',
-  'RuleApproved',
-  'RuleDenied',
-  'RuleDeleted',
-  'RuleNotified',
-];
+export const RULE_EVENT_TYPES = eventTypes<RuleEvent>({
+  RuleAdded: true,
+  RuleLocksCreated: true,
+  RuleLocksRemoved: true,
+  RuleLocksChanged: true,
+  RuleStateChanged: true,
+  RuleUpdated: true,
+  RuleApproved: true,
+  RuleDenied: true,
+  RuleDeleted: true,
+  RuleNotified: true,
+});
 
 /** `scope:name` then the RSE id: one lock. */
 export const lockKey = (scope: string, name: string, rseId: string): string => `${scope}:${name} ${rseId}`;
