@@ -5,13 +5,15 @@ import {
   type ReplicaEvent,
   type ReplicaState,
 } from '../../domain/replica/replica.ts';
-import { replicaDecider, type ReplicaCommand } from '../../domain/replica/replicaDecider.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import type { ReplicaCommand } from '../../domain/replica/replicaStates.ts';
 import { DataIdentifierNotFound, ReplicaNotFound, UnsupportedOperation } from '../../domain/shared/errors.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 import { created } from '../support/didEvents.ts';
 
-const given = deciderSpec<ReplicaCommand, DidStreamEvent, ReturnType<typeof replicaDecider.initialState>>(
-  replicaDecider,
+/** The replica commands as production decides them: on the file's stream, with the file. */
+const given = deciderSpec<DidStreamCommand, DidStreamEvent, ReturnType<typeof didStreamDecider.initialState>>(
+  didStreamDecider,
 );
 const target = { scope: 'user.jdoe', name: 'f1', rse: 'SITE_DISK', rseId: 'a'.repeat(32) };
 const file: DidEvent = created('f1', 'FILE');
