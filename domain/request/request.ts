@@ -244,9 +244,6 @@ export const FINISHED_REQUEST_STATES: ReadonlySet<RequestState> = new Set([
   'MISMATCH_SCHEME',
 ]);
 
-/** States in which a transfer counts against transfer limits (the throttler's "active"). */
-export const ACTIVE_REQUEST_STATES: ReadonlySet<RequestState> = new Set(['QUEUED', 'SUBMITTING', 'SUBMITTED']);
-
 export type ActiveRequest = Readonly<{
   status: 'Active';
   record: RequestRecord;

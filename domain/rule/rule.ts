@@ -32,9 +32,6 @@ export type RuleGrouping = (typeof RULE_GROUPINGS)[number];
 export const RULE_NOTIFICATIONS = ['YES', 'NO', 'CLOSE', 'PROGRESS'] as const;
 export type RuleNotification = (typeof RULE_NOTIFICATIONS)[number];
 
-/** Rucio's default priority of a rule's transfers. */
-export const DEFAULT_RULE_PRIORITY = 3;
-
 /** What a rule asks for and how it behaves: every option of `add_rule`, as recorded. */
 export type RuleRecord = Readonly<{
   id: string;
