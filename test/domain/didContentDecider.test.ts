@@ -1,4 +1,4 @@
-import { didDecider } from '../../domain/did/didDecider.ts';
+import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
 import type { AttachCandidate } from '../../domain/did/didContent.ts';
 import type { ContentEntry, DidEvent } from '../../domain/did/did.ts';
 import {
@@ -11,7 +11,8 @@ import {
 import { collectionEntry, collectionFacts, created, fileEntry, fileFacts } from '../support/didEvents.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 
-const given = deciderSpec(didDecider);
+/** DID commands as production decides them: on the DID's stream, whose decider hands them to the DID decider. */
+const given = deciderSpec(didStreamDecider);
 
 const attach = (
   name: string,

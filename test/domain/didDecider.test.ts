@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { didDecider } from '../../domain/did/didDecider.ts';
+import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
 import { evolveDid, initialDid, NO_TOTALS, type DidEvent } from '../../domain/did/did.ts';
 import {
   DatabaseException,
@@ -11,7 +11,8 @@ import {
 import { AT, deciderSpec, metadata, NOW } from '../support/deciderSpec.ts';
 import { collectionEntry, created, fileEntry, fileFacts } from '../support/didEvents.ts';
 
-const given = deciderSpec(didDecider);
+/** DID commands as production decides them: on the DID's stream, whose decider hands them to the DID decider. */
+const given = deciderSpec(didStreamDecider);
 const LATER = new Date(NOW.getTime() + 3_600_000).toISOString();
 const EARLIER = new Date(NOW.getTime() - 1000).toISOString();
 

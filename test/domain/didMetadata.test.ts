@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { didDecider } from '../../domain/did/didDecider.ts';
+import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
 import { managedByDidColumn } from '../../domain/did/didMetadata.ts';
 import type { DidEvent } from '../../domain/did/did.ts';
 import type { MetaConvention } from '../../domain/metaConvention/metaConvention.ts';
@@ -19,7 +19,8 @@ import {
 import { AT, deciderSpec, metadata, NOW } from '../support/deciderSpec.ts';
 import { created, fileEntry } from '../support/didEvents.ts';
 
-const given = deciderSpec(didDecider);
+/** DID commands as production decides them: on the DID's stream, whose decider hands them to the DID decider. */
+const given = deciderSpec(didStreamDecider);
 
 const setMeta = (
   name: string,
