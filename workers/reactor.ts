@@ -1,10 +1,11 @@
 import { Queue } from 'bullmq';
+import type { Event } from '../domain/shared/event.ts';
 import { eventUpcasters } from '../domain/upcasters.ts';
 import type { AllSubscription, EventStore, RecordedEvent } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
 import type { CollectionSpec, Document, ReadStore } from '../infra/readstore/readStore.ts';
-import type { Role } from './role.ts';
+import { reactsTo, type EventRole, type Role } from './role.ts';
 
 /**
  * Which events become jobs on which queue, and the job data an event becomes (by default the
@@ -36,18 +37,20 @@ export const eventJob = (event: RecordedEvent): EventJob => ({
 
 /** The reactions of the event roles: each role's queue gets the events it reacts to. */
 export const reactionsOf = (roles: readonly Role[]): Reaction[] =>
-  roles.flatMap((role) =>
-    role.kind === 'event'
-      ? [
-          {
-            queue: role.name,
-            eventTypes: role.eventTypes,
-            jobOf: role.jobOf,
-            ...(role.delayOf ? { delayOf: role.delayOf } : {}),
-          },
-        ]
-      : [],
-  );
+  roles.flatMap((role) => (role.kind === 'event' ? [reactionOf(role)] : []));
+
+const reactionOf = <E extends Event, Job extends object>(role: EventRole<E, Job>): Reaction => {
+  // The one narrowing from a stored event to the role's union, sound because the reactor hands a
+  // reaction only the events of the types it lists, their data upcast to the current shape.
+  const isHandled = (event: RecordedEvent): event is RecordedEvent & E => Object.hasOwn(role.handles, event.type);
+  const { delayOf } = role;
+  return {
+    queue: role.name,
+    eventTypes: reactsTo(role),
+    jobOf: (event) => (isHandled(event) ? role.jobOf(event, event) : undefined),
+    ...(delayOf ? { delayOf: (event: RecordedEvent) => (isHandled(event) ? delayOf(event, event) : 0) } : {}),
+  };
+};
 
 type CheckpointDocument = Document & { checkpoint: string; updatedAt: string };
 

@@ -1,5 +1,7 @@
 import type { Setting } from '../domain/config/settings.ts';
-import type { CommandMetadata } from '../domain/shared/event.ts';
+import { RucioError } from '../domain/shared/errors.ts';
+import type { CommandMetadata, Event, EventTypes } from '../domain/shared/event.ts';
+import type { Skipped, WorkflowOutput } from '../domain/shared/workflow.ts';
 import type { RecordedEvent } from '../infra/eventstore/eventStore.ts';
 import type { WorkerContext } from './workerContext.ts';
 
@@ -12,19 +14,46 @@ import type { WorkerContext } from './workerContext.ts';
  * - A scheduled role gets a job at an interval read from the configuration (a BullMQ job
  *   scheduler), and works through what it finds in the read models.
  */
-export type EventRole<Job extends object> = Readonly<{
+
+/**
+ * A role set off by events, typed by the union of the events it reacts to, as projections are:
+ * `handles` names every type of that union (a record keyed by the union's types, so it can only
+ * name events that exist), and `jobOf` and `delayOf` get the event already narrowed, its data
+ * typed. Write one with `eventRole` (below), which takes the types from the area's record.
+ */
+export type EventRole<E extends Event, Job extends object> = Readonly<{
   kind: 'event';
   /** The role's name, which is also its queue's name. */
   name: string;
-  eventTypes: readonly string[];
+  handles: Readonly<Record<E['type'], true>>;
   /** The job an event becomes: the role's own typed data; undefined when the event needs no work. */
-  jobOf(event: RecordedEvent): Job | undefined;
+  jobOf(event: E, envelope: RoleEnvelope): Job | undefined;
   /** Milliseconds the job waits before it may run (a rule whose injection is delayed); default none. */
-  delayOf?(event: RecordedEvent): number;
+  delayOf?(event: E, envelope: RoleEnvelope): number;
   /** Jobs one process works on at once; default 1. */
   concurrency?: number;
   process(job: Job, trigger: JobTrigger, context: WorkerContext): Promise<CycleReport>;
 }>;
+
+/** What an event role may read of a stored event besides its type and data. */
+export type RoleEnvelope = Pick<RecordedEvent, 'id' | 'streamName' | 'position' | 'metadata'>;
+
+/**
+ * An event role on events of one area, or of several with `ALL_EVENT_TYPES` (domain/events.ts):
+ * the area's record gives the union, `handles` the types the role reacts to, and the events reach
+ * `jobOf` narrowed to those types.
+ *
+ *     eventRole(RULE_EVENT_TYPES, {
+ *       name: 'judge-injector',
+ *       handles: { RuleAdded: true, RuleApproved: true },
+ *       jobOf: (event, { position }) => ...,   // event: RuleAdded | RuleApproved
+ *       async process(job, trigger, context) { ... },
+ *     })
+ */
+export const eventRole = <E extends Event, T extends E['type'], Job extends object>(
+  _area: EventTypes<E>,
+  role: Omit<EventRole<Extract<E, { type: T }>, Job>, 'kind' | 'handles'> & { handles: Readonly<Record<T, true>> },
+): EventRole<Extract<E, { type: T }>, Job> => ({ kind: 'event', ...role });
 
 export type ScheduledRole = Readonly<{
   kind: 'scheduled';
@@ -37,19 +66,26 @@ export type ScheduledRole = Readonly<{
   run(trigger: JobTrigger, context: WorkerContext): Promise<CycleReport>;
 }>;
 
-// Roles of different job types are listed together; each keeps its own type through its definition.
+// Roles of different unions and job types are listed together; each keeps its own types through
+// its definition, and the reactor only hands a role the events its `handles` names.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Role = EventRole<any> | ScheduledRole;
+export type Role = EventRole<any, any> | ScheduledRole;
+
+/** The event types a role reacts to (none for a scheduled role), for the reactor and `dms workers status`. */
+export const reactsTo = (role: Role): string[] => (role.kind === 'event' ? Object.keys(role.handles) : []);
 
 /** The job being worked on: its id (event roles: the causing event's id) and when it started. */
 export type JobTrigger = Readonly<{ jobId: string; startedAt: Date }>;
+
+/** Something a job left, and why: what `dms workers status` shows as skipped. */
+export type SkippedItem = Skipped['data'];
 
 /** What one job did, kept per role for `dms workers status`. */
 export type CycleReport = Readonly<{
   /** How many things the job acted on (DIDs deleted, locks created, ...). */
   done: number;
   /** What it decided to leave, and why; capped when stored. */
-  skipped: readonly Readonly<{ what: string; reason: string }>[];
+  skipped: readonly SkippedItem[];
   /** What it did, in a line (per RSE, bytes freed, ...), for roles whose count says too little; default none. */
   detail?: string;
 }>;
@@ -61,16 +97,79 @@ export const causationOf = (role: string, trigger: JobTrigger, item: string): st
 /**
  * The metadata of what a role appends about `item`: as root, under a request id naming the role
  * and job, caused by the job (so a job run again derives the same event ids and appends nothing
- * twice). `now` is the job's start unless the role acts on the clock as it goes (deletions).
+ * twice). `now` is the job's start.
  */
-export const asRoot = (
-  role: string,
-  trigger: JobTrigger,
-  item: string,
-  now: Date = trigger.startedAt,
-): CommandMetadata => ({
-  now,
+export const asRoot = (role: string, trigger: JobTrigger, item: string): CommandMetadata => ({
+  now: trigger.startedAt,
   account: 'root',
   requestId: `${role}-${trigger.jobId}`,
   causationId: causationOf(role, trigger, item),
 });
+
+/**
+ * The same for one step of a job that acts on the clock as it goes (a page of transfers, a chunk
+ * of deletions): the step names its own cause, so the steps of a job derive different event ids,
+ * and is timed when it is made, since a job's steps span the time transfers and deletions take.
+ */
+export const stepOf = (role: string, trigger: JobTrigger, step: string): CommandMetadata => ({
+  ...asRoot(role, trigger, step),
+  now: new Date(),
+});
+
+/** The outputs a workflow decided to leave, with why. */
+export const skippedOf = (outputs: readonly WorkflowOutput[]): SkippedItem[] =>
+  outputs.filter((output): output is Skipped => output.type === 'Skipped').map((output) => output.data);
+
+/** The outputs a workflow asks to carry out: every one but the skipped. */
+export const withoutSkipped = <Output extends WorkflowOutput>(outputs: readonly Output[]): Exclude<Output, Skipped>[] =>
+  outputs.filter((output): output is Exclude<Output, Skipped> => output.type !== 'Skipped');
+
+/** What a failure says, whatever was thrown (a tool's error, a string). */
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Runs one action of a job, and says why a command refused it, if one did: a `RucioError` (the
+ * rule is gone, the DID was given a new lifetime meanwhile) comes back as `<ExceptionClass>:
+ * <message>`, and the job goes on with its other items. Any other error fails the job, which
+ * BullMQ retries.
+ */
+export const refusalOf = async (act: () => Promise<unknown>): Promise<string | undefined> => {
+  try {
+    await act();
+    return undefined;
+  } catch (error) {
+    if (error instanceof RucioError) return `${error.exceptionClass}: ${error.message}`;
+    throw error;
+  }
+};
+
+/**
+ * Carries out a workflow's outputs and reports them. A `Skipped` output is reported as it is;
+ * each other one goes to `act`, which issues its commands and returns why they left it undone
+ * (a rule no longer waiting, say), or nothing when they did it. A command's refusal is reported
+ * too (`refusalOf`). `inChunksOf` outputs are carried out at once (default 1: one after the
+ * other).
+ */
+export const carryOut = async <Output extends WorkflowOutput>(
+  outputs: readonly Output[],
+  what: (output: Exclude<Output, Skipped>) => string,
+  act: (output: Exclude<Output, Skipped>) => Promise<string | void>,
+  inChunksOf = 1,
+): Promise<CycleReport> => {
+  let done = 0;
+  const skipped: SkippedItem[] = [];
+  const carryOne = async (output: Exclude<Output, Skipped>) => {
+    let left: string | void = undefined;
+    const refusal = await refusalOf(async () => {
+      left = await act(output);
+    });
+    const reason = refusal ?? left;
+    if (reason) skipped.push({ what: what(output), reason });
+    else done += 1;
+  };
+  skipped.push(...skippedOf(outputs));
+  const actions = withoutSkipped(outputs);
+  for (let start = 0; start < actions.length; start += inChunksOf)
+    await Promise.all(actions.slice(start, start + inChunksOf).map(carryOne));
+  return { done, skipped };
+};

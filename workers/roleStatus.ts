@@ -1,21 +1,26 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { z } from 'zod';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
-import type { CycleReport, Role } from './role.ts';
+import { messageOf, type CycleReport, type Role } from './role.ts';
 
-/** The last job of a role, as `dms workers status` shows it. */
-export type LastCycle = Readonly<{
-  jobId: string;
-  startedAt: string;
-  durationMs: number;
-  done: number;
-  skipped: number;
-  /** The first few skipped items with their reasons. */
-  skippedSample: readonly Readonly<{ what: string; reason: string }>[];
-  /** The job's own line on what it did, if it gave one. */
-  detail?: string;
-  error: string | null;
-}>;
+/** The last job of a role, as `dms workers status` shows it (stored as JSON, read back through this schema). */
+const lastCycleSchema = z
+  .object({
+    jobId: z.string(),
+    startedAt: z.string(),
+    durationMs: z.number(),
+    done: z.number(),
+    skipped: z.number(),
+    /** The first few skipped items with their reasons. */
+    skippedSample: z.array(z.object({ what: z.string(), reason: z.string() }).readonly()).readonly(),
+    /** The job's own line on what it did, if it gave one. */
+    detail: z.string().optional(),
+    error: z.string().nullable(),
+  })
+  .readonly();
+
+export type LastCycle = z.infer<typeof lastCycleSchema>;
 
 export type RoleStatus = Readonly<{
   role: string;
@@ -52,14 +57,20 @@ export class RoleStatusStore {
       skipped: report?.skipped.length ?? 0,
       skippedSample: report?.skipped.slice(0, SAMPLE) ?? [],
       ...(report?.detail ? { detail: report.detail } : {}),
-      error: 'error' in outcome ? String((outcome.error as Error)?.message ?? outcome.error) : null,
+      error: 'error' in outcome ? messageOf(outcome.error) : null,
     };
     await this.redis.hset(`${this.prefix}:roles`, role, JSON.stringify(cycle));
   }
 
   async lastCycles(): Promise<Map<string, LastCycle>> {
     const stored = await this.redis.hgetall(`${this.prefix}:roles`);
-    return new Map(Object.entries(stored).map(([role, json]) => [role, JSON.parse(json) as LastCycle]));
+    // An entry that does not read as a cycle (written by another version) is left out, not fatal.
+    return new Map(
+      Object.entries(stored).flatMap(([role, json]) => {
+        const cycle = lastCycleSchema.safeParse(JSON.parse(json));
+        return cycle.success ? [[role, cycle.data]] : [];
+      }),
+    );
   }
 
   /** Queue depths, job outcomes and the last cycle of every role. */

@@ -62,7 +62,7 @@ export class WorkerHost {
     await this.refreshSchedules();
     this.refresher = setInterval(
       () =>
-        this.refreshSchedules().catch((error: unknown) =>
+        void this.refreshSchedules().catch((error: unknown) =>
           this.options.logger.warn({ err: error }, 'could not refresh the schedules'),
         ),
       this.options.scheduleRefreshMs ?? 10_000,

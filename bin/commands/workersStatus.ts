@@ -5,6 +5,7 @@ import { openStores } from '../../infra/stores.ts';
 import { configSections } from '../../projections/config/configQueries.ts';
 import { allProjections } from '../../projections/index.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
+import { reactsTo } from '../../workers/role.ts';
 import { RoleStatusStore } from '../../workers/roleStatus.ts';
 import { allRoles } from '../../workers/roles.ts';
 import { printTable, wrapLine } from './table.ts';
@@ -41,7 +42,7 @@ export const workersStatusCommand = async (
       const trigger =
         definition.kind === 'scheduled'
           ? `every ${settingValue(sections, definition.interval)} s${shown.length > 0 ? ` (${shown.join(', ')})` : ''}`
-          : definition.eventTypes.join(', ');
+          : reactsTo(definition).join(', ');
       return { ...role, trigger };
     });
     if (options.json) {

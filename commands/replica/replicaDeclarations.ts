@@ -7,7 +7,7 @@ import {
   type DeclareReplicaSuspicious,
   type DeclareReplicaTemporarilyUnavailable,
   type ReplicaTarget,
-} from '../../domain/replica/replicaDecider.ts';
+} from '../../domain/replica/replicaStates.ts';
 import { rseNotFound } from '../../domain/rse/rseDecider.ts';
 import { InputValidationError, InvalidType, ReplicaNotFound, RSENotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';

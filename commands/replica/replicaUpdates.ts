@@ -5,7 +5,7 @@ import { REPLICA_PERMISSIONS } from '../../domain/permission/replicaPolicy.ts';
 import { quarantineStreamName, type QuarantinedReplica } from '../../domain/quarantine/quarantine.ts';
 import { quarantineDecider } from '../../domain/quarantine/quarantineDecider.ts';
 import { OBSOLETE_TOMBSTONE, type ReplicaState } from '../../domain/replica/replica.ts';
-import type { ReplicaCommand, ReplicaTarget } from '../../domain/replica/replicaDecider.ts';
+import type { ReplicaCommand, ReplicaTarget } from '../../domain/replica/replicaStates.ts';
 import { rseNotFound } from '../../domain/rse/rseDecider.ts';
 import { AccessDenied, RSENotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';

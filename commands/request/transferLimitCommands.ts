@@ -3,19 +3,15 @@ import { evaluateRseExpression } from '../../domain/rse/rseExpression.ts';
 import {
   TRANSFER_LIMITS_STREAM,
   type TransferLimitDirection,
-  type TransferLimits,
   type TransferLimitStrategy,
 } from '../../domain/request/transferLimit.ts';
 import { transferLimitsDecider } from '../../domain/request/transferLimitDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
-import { handleCommand, loadAggregate, type CommandContext } from '../handleCommand.ts';
+import { handleCommand, type CommandContext } from '../handleCommand.ts';
 import { newId } from '../rule/ruleStep.ts';
 
 /** Rucio's `set_transfer_limit` and `delete_transfer_limit` gateways: root and admins only. */
-
-export const loadTransferLimits = (context: CommandContext): Promise<TransferLimits> =>
-  loadAggregate(context, transferLimitsDecider, TRANSFER_LIMITS_STREAM);
 
 export type TransferLimitRequest = Readonly<{
   rseExpression: string;

@@ -5,7 +5,6 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import {
   subscriptionStreamName,
   type RetroactiveCursor,
-  type Subscription,
   type SubscriptionChanges,
 } from '../../domain/subscription/subscription.ts';
 import { subscriptionDecider, subscriptionNotFound } from '../../domain/subscription/subscriptionDecider.ts';
@@ -109,9 +108,6 @@ export const subscriptionIdOf = async (context: CommandContext, account: string,
   if (id === undefined) throw subscriptionNotFound(account, name);
   return id;
 };
-
-export const loadSubscription = (context: CommandContext, id: string): Promise<Subscription> =>
-  loadAggregate(context, subscriptionDecider, subscriptionStreamName(id));
 
 /** `update_subscription` of the account's subscription with that name. */
 export const updateSubscription = async (

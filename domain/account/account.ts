@@ -1,4 +1,4 @@
-import type { Event } from '../shared/event.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 
 export const ACCOUNT_TYPES = ['USER', 'GROUP', 'SERVICE'] as const;
 export type AccountType = (typeof ACCOUNT_TYPES)[number];
@@ -33,7 +33,7 @@ export type AccountEvent =
   | AccountSessionsRevoked;
 
 /** Every account event type, each once: a type added to the union and missing here does not compile. */
-export const ACCOUNT_EVENT_TYPES = {
+export const ACCOUNT_EVENT_TYPES = eventTypes<AccountEvent>({
   AccountCreated: true,
   AccountEmailChanged: true,
   AccountSuspended: true,
@@ -42,7 +42,7 @@ export const ACCOUNT_EVENT_TYPES = {
   AccountAttributeAdded: true,
   AccountAttributeRemoved: true,
   AccountSessionsRevoked: true,
-} as const satisfies Readonly<Record<AccountEvent['type'], true>>;
+});
 
 export type Account =
   | { status: 'Absent' }

@@ -1,4 +1,4 @@
-import type { Command, Event } from '../shared/event.ts';
+import { eventTypes, type Command, type Event } from '../shared/event.ts';
 import { InvalidObject } from '../shared/errors.ts';
 
 /**
@@ -26,12 +26,12 @@ export type AccountLimitEvent =
   LocalAccountLimitSet | LocalAccountLimitRemoved | GlobalAccountLimitSet | GlobalAccountLimitRemoved;
 
 /** Every account limit event type, each once: a type added to the union and missing here does not compile. */
-export const ACCOUNT_LIMIT_EVENT_TYPES = {
+export const ACCOUNT_LIMIT_EVENT_TYPES = eventTypes<AccountLimitEvent>({
   LocalAccountLimitSet: true,
   LocalAccountLimitRemoved: true,
   GlobalAccountLimitSet: true,
   GlobalAccountLimitRemoved: true,
-} as const satisfies Readonly<Record<AccountLimitEvent['type'], true>>;
+});
 
 export type AccountLimits = Readonly<{
   status: 'Tracked';

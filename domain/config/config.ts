@@ -1,4 +1,4 @@
-import type { Command, Event } from '../shared/event.ts';
+import { eventTypes, type Command, type Event } from '../shared/event.ts';
 import { ConfigNotFound } from '../shared/errors.ts';
 
 /** All configuration lives in one stream: it is small and changes rarely. */
@@ -8,6 +8,12 @@ export type ConfigOptionSet = Event<'ConfigOptionSet', { section: string; option
 export type ConfigOptionRemoved = Event<'ConfigOptionRemoved', { section: string; option: string }>;
 export type ConfigSectionRemoved = Event<'ConfigSectionRemoved', { section: string }>;
 export type ConfigEvent = ConfigOptionSet | ConfigOptionRemoved | ConfigSectionRemoved;
+
+export const CONFIG_EVENT_TYPES = eventTypes<ConfigEvent>({
+  ConfigOptionSet: true,
+  ConfigOptionRemoved: true,
+  ConfigSectionRemoved: true,
+});
 
 export type Config = { status: 'Configured'; sections: Readonly<Record<string, Readonly<Record<string, string>>>> };
 

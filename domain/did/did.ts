@@ -1,4 +1,4 @@
-import type { Event } from '../shared/event.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 
 /**
  * A data identifier (DID): a file, a dataset (a collection of files) or a container (a collection
@@ -220,25 +220,25 @@ export type DidEvent =
   | DidResurrected
   | FileAvailabilityChanged;
 
-export const DID_EVENT_TYPES: readonly DidEvent['type'][] = [
-  'DidCreated',
-  'DidRuleAttached',
-  'DidRuleChanged',
-  'DidRuleDetached',
-  'DidMetadataSet',
-  'DidMetadataKeyDeleted',
-  'DidsAttached',
-  'DidsDetached',
-  'DidContentUpdated',
-  'DidClosed',
-  'DidReopened',
-  'DidFollowed',
-  'DidUnfollowed',
-  'DidErased',
-  'FileExpiryCleared',
-  'DidResurrected',
-  'FileAvailabilityChanged',
-];
+export const DID_EVENT_TYPES = eventTypes<DidEvent>({
+  DidCreated: true,
+  DidRuleAttached: true,
+  DidRuleChanged: true,
+  DidRuleDetached: true,
+  DidMetadataSet: true,
+  DidMetadataKeyDeleted: true,
+  DidsAttached: true,
+  DidsDetached: true,
+  DidContentUpdated: true,
+  DidClosed: true,
+  DidReopened: true,
+  DidFollowed: true,
+  DidUnfollowed: true,
+  DidErased: true,
+  FileExpiryCleared: true,
+  DidResurrected: true,
+  FileAvailabilityChanged: true,
+});
 
 export const initialDid = (): Did => ({ status: 'Absent' });
 

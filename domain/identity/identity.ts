@@ -1,4 +1,4 @@
-import type { Event } from '../shared/event.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 
 export const IDENTITY_TYPES = ['X509', 'GSS', 'USERPASS', 'SSH', 'SAML', 'OIDC'] as const;
 export type IdentityType = (typeof IDENTITY_TYPES)[number];
@@ -28,6 +28,12 @@ export type IdentityRevokedFromAccount = Event<
 >;
 
 export type IdentityEvent = IdentityAdded | IdentityGrantedToAccount | IdentityRevokedFromAccount;
+
+export const IDENTITY_EVENT_TYPES = eventTypes<IdentityEvent>({
+  IdentityAdded: true,
+  IdentityGrantedToAccount: true,
+  IdentityRevokedFromAccount: true,
+});
 
 export type Identity =
   | { status: 'Absent' }

@@ -1,5 +1,5 @@
 import type { DidType } from '../did/did.ts';
-import type { Event } from '../shared/event.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 
 /**
  * A lifetime exception (Rucio's `lifetime_except` rows sharing one id, behaviour reference §8): an
@@ -46,11 +46,11 @@ export type ExceptionRejected = Event<
 
 export type LifetimeExceptionEvent = ExceptionRequested | ExceptionApproved | ExceptionRejected;
 
-export const LIFETIME_EXCEPTION_EVENT_TYPES: readonly LifetimeExceptionEvent['type'][] = [
-  'ExceptionRequested',
-  'ExceptionApproved',
-  'ExceptionRejected',
-];
+export const LIFETIME_EXCEPTION_EVENT_TYPES = eventTypes<LifetimeExceptionEvent>({
+  ExceptionRequested: true,
+  ExceptionApproved: true,
+  ExceptionRejected: true,
+});
 
 export type LiveLifetimeException = Readonly<{
   status: 'Live';

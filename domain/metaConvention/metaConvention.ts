@@ -7,7 +7,7 @@ import {
   UnsupportedKeyType,
   UnsupportedValueType,
 } from '../shared/errors.ts';
-import type { Command, Event } from '../shared/event.ts';
+import { eventTypes, type Command, type Event } from '../shared/event.ts';
 
 /**
  * Metadata conventions (Rucio's `did_keys` / `did_key_map`): keys with the DID types they apply
@@ -32,10 +32,10 @@ export type MetaConventionValueAdded = Event<
 >;
 export type MetaConventionEvent = MetaConventionKeyAdded | MetaConventionValueAdded;
 /** Every metadata convention event type, each once: a type added to the union and missing here does not compile. */
-export const META_CONVENTION_EVENT_TYPES = {
+export const META_CONVENTION_EVENT_TYPES = eventTypes<MetaConventionEvent>({
   MetaConventionKeyAdded: true,
   MetaConventionValueAdded: true,
-} as const satisfies Readonly<Record<MetaConventionEvent['type'], true>>;
+});
 
 export type MetaConvention = Readonly<{
   key: string;

@@ -1,4 +1,4 @@
-import type { Command, Event } from '../shared/event.ts';
+import { eventTypes, type Command, type Event } from '../shared/event.ts';
 
 /**
  * Quarantined replicas are dark files: found on an RSE's storage by a consistency check but not
@@ -40,10 +40,10 @@ export type QuarantinedReplicasRemoved = Event<
 
 export type QuarantineEvent = ReplicasQuarantined | QuarantinedReplicasRemoved;
 
-export const QUARANTINE_EVENT_TYPES: readonly QuarantineEvent['type'][] = [
-  'ReplicasQuarantined',
-  'QuarantinedReplicasRemoved',
-];
+export const QUARANTINE_EVENT_TYPES = eventTypes<QuarantineEvent>({
+  ReplicasQuarantined: true,
+  QuarantinedReplicasRemoved: true,
+});
 
 export type Quarantine = Readonly<{ status: 'Empty' }> | Readonly<{ status: 'Holding'; paths: ReadonlySet<string> }>;
 

@@ -1,7 +1,7 @@
 import { didDecider, type DidCommand } from '../did/didDecider.ts';
 import type { Decider } from '../shared/decider.ts';
 import { evolveFileReplicas, initialFileReplicas, type DidStreamEvent, type FileReplicas } from './replica.ts';
-import { decideReplica, type ReplicaCommand } from './replicaDecider.ts';
+import { decideReplica, type ReplicaCommand } from './replicaStates.ts';
 import { decideReplicaDeletion, type ReplicaDeletionCommand } from './replicaDeletion.ts';
 import { decideReplicaLock, type ReplicaLockCommand } from './replicaLocks.ts';
 import { decideReplicaRecovery, type ReplicaRecoveryCommand } from './replicaRecovery.ts';
@@ -50,7 +50,8 @@ const isRecoveryCommand = (command: DidStreamCommand): command is ReplicaRecover
   RECOVERY_COMMANDS.has(command.type);
 
 export const didStreamDecider: Decider<FileReplicas, DidStreamCommand, DidStreamEvent> = {
-  name: 'did',
+  // Not `did`: that is the DID decider, which decides the DID alone and has another state.
+  name: 'didStream',
   initialState: initialFileReplicas,
   evolve: evolveFileReplicas,
   decide: (command, state) => {
@@ -58,6 +59,6 @@ export const didStreamDecider: Decider<FileReplicas, DidStreamCommand, DidStream
     if (isLockCommand(command)) return decideReplicaLock(command, state);
     if (isDeletionCommand(command)) return decideReplicaDeletion(command, state);
     if (isRecoveryCommand(command)) return decideReplicaRecovery(command, state);
-    return didDecider.decide(command as DidCommand, state.did);
+    return didDecider.decide(command, state.did);
   },
 };

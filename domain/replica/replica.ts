@@ -1,6 +1,6 @@
 import { evolveDid, initialDid, type Did, type DidEvent, type DidRef } from '../did/did.ts';
 import type { LockState } from '../rule/rule.ts';
-import type { Event } from '../shared/event.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 
 /**
  * A file's replicas: its copies on storage elements. They live in the file's own stream
@@ -232,21 +232,21 @@ export type ReplicaEvent =
   | ReplicaDeleted
   | ReplicaLost;
 
-export const REPLICA_EVENT_TYPES: readonly ReplicaEvent['type'][] = [
-  'ReplicaAdded',
-  'ReplicaStateChanged',
-  'ReplicaDeclaredBad',
-  'ReplicaDeclaredSuspicious',
-  'ReplicaDeclaredTemporarilyUnavailable',
-  'ReplicaTombstoneSet',
-  'ReplicaLocked',
-  'ReplicaUnlocked',
-  'ReplicaLocksChanged',
-  'ReplicaTransferRequeued',
-  'ReplicaDeletionStarted',
-  'ReplicaDeleted',
-  'ReplicaLost',
-];
+export const REPLICA_EVENT_TYPES = eventTypes<ReplicaEvent>({
+  ReplicaAdded: true,
+  ReplicaStateChanged: true,
+  ReplicaDeclaredBad: true,
+  ReplicaDeclaredSuspicious: true,
+  ReplicaDeclaredTemporarilyUnavailable: true,
+  ReplicaTombstoneSet: true,
+  ReplicaLocked: true,
+  ReplicaUnlocked: true,
+  ReplicaLocksChanged: true,
+  ReplicaTransferRequeued: true,
+  ReplicaDeletionStarted: true,
+  ReplicaDeleted: true,
+  ReplicaLost: true,
+});
 
 /** The replica events that move a replica from one state to another, with the state they leave. */
 export type ReplicaTransition =
@@ -301,8 +301,7 @@ const NO_REPLICAS: Replicas = new Map();
 
 export const initialFileReplicas = (): FileReplicas => ({ did: initialDid(), replicas: NO_REPLICAS });
 
-const isReplicaEvent = (event: DidStreamEvent): event is ReplicaEvent =>
-  (REPLICA_EVENT_TYPES as readonly string[]).includes(event.type);
+const isReplicaEvent = (event: DidStreamEvent): event is ReplicaEvent => Object.hasOwn(REPLICA_EVENT_TYPES, event.type);
 
 export const evolveFileReplicas = (state: FileReplicas, event: DidStreamEvent): FileReplicas => {
   if (!isReplicaEvent(event)) {

@@ -7,7 +7,7 @@ import {
   type ReplicaEvent,
   type StorageDeletion,
 } from './replica.ts';
-import type { ReplicaTarget } from './replicaDecider.ts';
+import type { ReplicaTarget } from './replicaStates.ts';
 
 /**
  * The reaper's decisions on a file's stream (behaviour rule 21). A replica is deleted in three

@@ -2,7 +2,7 @@ import type { DidEvent, DidRef } from '../did/did.ts';
 import type { LockState } from '../rule/rule.ts';
 import type { Command } from '../shared/event.ts';
 import { OBSOLETE_TOMBSTONE, type FileReplicas, type ReplicaEvent } from './replica.ts';
-import type { ReplicaTarget } from './replicaDecider.ts';
+import type { ReplicaTarget } from './replicaStates.ts';
 
 /**
  * What becomes of damaged replicas, decided on the file's stream, which holds every copy of the

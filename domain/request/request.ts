@@ -1,4 +1,4 @@
-import type { Event } from '../shared/event.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 
 /**
  * A transfer request: one file to bring to one RSE for a rule. Each request is an aggregate with
@@ -217,7 +217,7 @@ export type RequestEvent =
   | RequestCancelled;
 
 /** Every request event type, each once: a type added to the union and missing here does not compile. */
-export const REQUEST_EVENT_TYPE_SET = {
+export const REQUEST_EVENT_TYPES = eventTypes<RequestEvent>({
   RequestQueued: true,
   RequestPrepared: true,
   RequestSourcesUnavailable: true,
@@ -231,11 +231,7 @@ export const REQUEST_EVENT_TYPE_SET = {
   TransferLost: true,
   RequestArchived: true,
   RequestCancelled: true,
-} as const satisfies Readonly<Record<RequestEvent['type'], true>>;
-
-export const REQUEST_EVENT_TYPES: readonly RequestEvent['type'][] = Object.keys(
-  REQUEST_EVENT_TYPE_SET,
-) as RequestEvent['type'][];
+});
 
 /** States from which a request no longer moves: the finisher archives it (retrying where allowed). */
 export const FINISHED_REQUEST_STATES: ReadonlySet<RequestState> = new Set([
@@ -247,9 +243,6 @@ export const FINISHED_REQUEST_STATES: ReadonlySet<RequestState> = new Set([
   'SUBMISSION_FAILED',
   'MISMATCH_SCHEME',
 ]);
-
-/** States in which a transfer counts against transfer limits (the throttler's "active"). */
-export const ACTIVE_REQUEST_STATES: ReadonlySet<RequestState> = new Set(['QUEUED', 'SUBMITTING', 'SUBMITTED']);
 
 export type ActiveRequest = Readonly<{
   status: 'Active';

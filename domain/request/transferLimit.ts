@@ -1,4 +1,4 @@
-import type { Event } from '../shared/event.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 
 /**
  * Transfer limits (Rucio's `transfer_limits`): how many transfers may be active to (or from) the
@@ -50,11 +50,11 @@ export type TransferLimitStatsRecorded = Event<
 
 export type TransferLimitEvent = TransferLimitSet | TransferLimitDeleted | TransferLimitStatsRecorded;
 
-export const TRANSFER_LIMIT_EVENT_TYPES = {
+export const TRANSFER_LIMIT_EVENT_TYPES = eventTypes<TransferLimitEvent>({
   TransferLimitSet: true,
   TransferLimitDeleted: true,
   TransferLimitStatsRecorded: true,
-} as const satisfies Readonly<Record<TransferLimitEvent['type'], true>>;
+});
 
 /** The limits by key. */
 export type TransferLimits = Readonly<{ status: 'Limits'; limits: ReadonlyMap<string, TransferLimit> }>;

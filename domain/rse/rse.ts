@@ -1,4 +1,4 @@
-import type { Event } from '../shared/event.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 import { sameProtocolKey, type RseProtocol } from './protocol.ts';
 
 /**
@@ -135,7 +135,7 @@ export type RseEvent =
   | RseDistanceRemoved;
 
 /** Every RSE event type, each once: a type added to the union and missing here does not compile. */
-export const RSE_EVENT_TYPES = {
+export const RSE_EVENT_TYPES = eventTypes<RseEvent>({
   RseCreated: true,
   RseUpdated: true,
   RseDeleted: true,
@@ -151,7 +151,7 @@ export const RSE_EVENT_TYPES = {
   RseQosPolicyRemoved: true,
   RseDistanceSet: true,
   RseDistanceRemoved: true,
-} as const satisfies Readonly<Record<RseEvent['type'], true>>;
+});
 
 export type RseRecord = {
   id: string;

@@ -1,6 +1,6 @@
 import type { DidRef } from '../did/did.ts';
 import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
-import type { RuleState } from './rule.ts';
+import type { RuleAdded, RuleApproved, RuleState } from './rule.ts';
 
 /**
  * Rucio's judge daemons as workflows: which rules to inject, re-evaluate, repair and clean, given
@@ -15,12 +15,22 @@ export type InjectorInput =
   | Readonly<{ type: 'RuleAdded'; ruleId: string; state: RuleState }>
   | Readonly<{ type: 'RuleApproved'; ruleId: string }>;
 
+/** What the injector reads of the events it reacts to. */
+export const injectorInputOf = (event: RuleAdded | RuleApproved): InjectorInput =>
+  event.type === 'RuleAdded'
+    ? { type: 'RuleAdded', ruleId: event.data.rule.id, state: event.data.state }
+    : { type: 'RuleApproved', ruleId: event.data.ruleId };
+
+/**
+ * Whether the injector has a rule to inject: one added in INJECT (asynchronous, delayed, or too
+ * large to place at once), or one approved. A rule added in another state has its locks already.
+ */
+export const awaitsInjection = (input: InjectorInput): boolean =>
+  input.type === 'RuleApproved' || input.state === 'INJECT';
+
 export const injector: Workflow<InjectorInput, Readonly<Record<string, never>>, InjectRule> = {
   name: 'judge-injector',
-  decide: (input) =>
-    input.type === 'RuleApproved' || input.state === 'INJECT'
-      ? [{ type: 'InjectRule', data: { ruleId: input.ruleId } }]
-      : [],
+  decide: (input) => (awaitsInjection(input) ? [{ type: 'InjectRule', data: { ruleId: input.ruleId } }] : []),
 };
 
 export type EvaluateAttach = WorkflowOutput<'EvaluateAttach', DidRef & { children: readonly DidRef[] }>;
@@ -50,13 +60,20 @@ export type RepairRule = WorkflowOutput<'RepairRule', { ruleId: string }>;
 /** STUCK rules as the read models show them, with when each last changed. */
 export type RepairerFacts = Readonly<{ stuck: readonly Readonly<{ ruleId: string; updatedAt: string }>[] }>;
 
-/** The repairer takes STUCK rules left alone for `deltaSeconds` (Rucio: 1800 s), least recently updated first. */
+/**
+ * The repairer takes the STUCK rules left alone for `deltaSeconds` (`judge-repairer.delta`, Rucio:
+ * 1800 s): those last updated before this moment (as Rucio's `get_stuck_rules`).
+ */
+export const repairableBefore = (now: string, deltaSeconds: number): string =>
+  new Date(Date.parse(now) - deltaSeconds * 1000).toISOString();
+
+/** The repairer takes STUCK rules left alone long enough (`repairableBefore`), least recently updated first. */
 export const repairer: Workflow<Readonly<{ now: string; deltaSeconds: number }>, RepairerFacts, RepairRule> = {
   name: 'judge-repairer',
   decide: ({ now, deltaSeconds }, { stuck }) => {
-    const before = Date.parse(now) - deltaSeconds * 1000;
+    const before = Date.parse(repairableBefore(now, deltaSeconds));
     return [...stuck]
-      .filter((rule) => Date.parse(rule.updatedAt) <= before)
+      .filter((rule) => Date.parse(rule.updatedAt) < before)
       .sort((a, b) => (a.updatedAt < b.updatedAt ? -1 : 1))
       .map((rule) => ({ type: 'RepairRule', data: { ruleId: rule.ruleId } }));
   },

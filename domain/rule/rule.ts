@@ -1,5 +1,5 @@
 import type { DidRef, DidType } from '../did/did.ts';
-import type { Event } from '../shared/event.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 
 /**
  * A replication rule: N copies of a DID on the RSEs an expression selects, kept by locks, one per
@@ -31,9 +31,6 @@ export type RuleGrouping = (typeof RULE_GROUPINGS)[number];
 
 export const RULE_NOTIFICATIONS = ['YES', 'NO', 'CLOSE', 'PROGRESS'] as const;
 export type RuleNotification = (typeof RULE_NOTIFICATIONS)[number];
-
-/** Rucio's default priority of a rule's transfers. */
-export const DEFAULT_RULE_PRIORITY = 3;
 
 /** What a rule asks for and how it behaves: every option of `add_rule`, as recorded. */
 export type RuleRecord = Readonly<{
@@ -217,18 +214,18 @@ export type RuleEvent =
   | RuleDeleted
   | RuleNotified;
 
-export const RULE_EVENT_TYPES: readonly RuleEvent['type'][] = [
-  'RuleAdded',
-  'RuleLocksCreated',
-  'RuleLocksRemoved',
-  'RuleLocksChanged',
-  'RuleStateChanged',
-  'RuleUpdated',
-  'RuleApproved',
-  'RuleDenied',
-  'RuleDeleted',
-  'RuleNotified',
-];
+export const RULE_EVENT_TYPES = eventTypes<RuleEvent>({
+  RuleAdded: true,
+  RuleLocksCreated: true,
+  RuleLocksRemoved: true,
+  RuleLocksChanged: true,
+  RuleStateChanged: true,
+  RuleUpdated: true,
+  RuleApproved: true,
+  RuleDenied: true,
+  RuleDeleted: true,
+  RuleNotified: true,
+});
 
 /** `scope:name` then the RSE id: one lock. */
 export const lockKey = (scope: string, name: string, rseId: string): string => `${scope}:${name} ${rseId}`;

@@ -26,12 +26,6 @@ export const countLocks = (locks: Iterable<Pick<RuleLock, 'state'>>): LockCounte
   return { ok, replicating, stuck };
 };
 
-export const addCounters = (a: LockCounters, b: LockCounters, sign: 1 | -1 = 1): LockCounters => ({
-  ok: a.ok + sign * b.ok,
-  replicating: a.replicating + sign * b.replicating,
-  stuck: a.stuck + sign * b.stuck,
-});
-
 const bump = (counters: LockCounters, state: LockState, delta: number): LockCounters => {
   switch (state) {
     case 'OK':

@@ -1,10 +1,12 @@
-import type { Command, Event } from '../shared/event.ts';
+import { eventTypes, type Command, type Event } from '../shared/event.ts';
 import { Duplicate } from '../shared/errors.ts';
 
 export const scopeStreamName = (scope: string): string => `scope-${scope}`;
 
 export type ScopeAdded = Event<'ScopeAdded', { scope: string; account: string; addedAt: string }>;
 export type ScopeEvent = ScopeAdded;
+
+export const SCOPE_EVENT_TYPES = eventTypes<ScopeEvent>({ ScopeAdded: true });
 
 export type Scope = { status: 'Absent' } | { status: 'OPEN'; scope: string; account: string };
 

@@ -16,9 +16,6 @@ export type Decider<State, C extends Command, E extends Event> = Readonly<{
   decide(command: C, state: State): E[];
 }>;
 
-/** The state type of a decider. */
-export type StateOf<D> = D extends Decider<infer State, never, never> ? State : never;
-
 /**
  * Decides several commands on one stream one after the other: each sees the state the events of
  * the ones before it left. A refused command refuses them all.

@@ -44,7 +44,6 @@ export const AccountNotFound = rucioErrorClass('AccountNotFound', 404);
 export const CannotAuthenticate = rucioErrorClass('CannotAuthenticate', 401);
 export const ConfigNotFound = rucioErrorClass('ConfigNotFound', 404);
 export const ConfigurationError = rucioErrorClass('ConfigurationError', 400);
-export const CounterNotFound = rucioErrorClass('CounterNotFound', 404);
 export const DatabaseException = rucioErrorClass('DatabaseException');
 export const DataIdentifierAlreadyExists = rucioErrorClass('DataIdentifierAlreadyExists', 409);
 export const DataIdentifierNotFound = rucioErrorClass('DataIdentifierNotFound', 404);
@@ -100,7 +99,6 @@ export const InvalidReplicationRule = rucioErrorClass('InvalidReplicationRule', 
 export const InvalidRuleWeight = rucioErrorClass('InvalidRuleWeight', 409);
 export const InvalidSourceReplicaExpression = rucioErrorClass('InvalidSourceReplicaExpression');
 export const ManualRuleApprovalBlocked = rucioErrorClass('ManualRuleApprovalBlocked', 409);
-export const ReplicationRuleCreationTemporaryFailed = rucioErrorClass('ReplicationRuleCreationTemporaryFailed', 409);
 export const RequestNotFound = rucioErrorClass('RequestNotFound', 404);
 export const RSEOverQuota = rucioErrorClass('RSEOverQuota');
 export const RSEWriteBlocked = rucioErrorClass('RSEWriteBlocked');
@@ -122,7 +120,9 @@ export const ProjectionNotFound = rucioErrorClass('ProjectionNotFound', 404);
  * answers as Rucio does.
  */
 export const CannotAuthorize = rucioErrorClass('CannotAuthorize', 401);
+export const CounterNotFound = rucioErrorClass('CounterNotFound', 404);
 export const DuplicateCriteriaInDIDFilter = rucioErrorClass('DuplicateCriteriaInDIDFilter', 400);
 export const OpenDataDataIdentifierAlreadyExists = rucioErrorClass('OpenDataDataIdentifierAlreadyExists', 409);
+export const ReplicationRuleCreationTemporaryFailed = rucioErrorClass('ReplicationRuleCreationTemporaryFailed', 409);
 export const ScratchDiskLifetimeConflict = rucioErrorClass('ScratchDiskLifetimeConflict', 409);
 export const VONotFound = rucioErrorClass('VONotFound', 404);

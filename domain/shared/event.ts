@@ -9,6 +9,23 @@ export type Event<Type extends string = string, Data extends object = object> = 
   data: Readonly<Data>;
 }>;
 
+declare const eventUnion: unique symbol;
+
+/**
+ * Every type of an event union, each once, as a record (`{ DidCreated: true, ... }`): each area
+ * declares its own with `eventTypes`, and `domain/events.ts` lists them all. The record also
+ * carries the union it was made from, as a type only (nothing at run time), so that whoever takes
+ * the record can name the union's events with their data: an event role names its area's record
+ * and reads the events it reacts to already narrowed (workers/role.ts).
+ */
+export type EventTypes<E extends Event> = Readonly<Record<E['type'], true>> & { readonly [eventUnion]?: E };
+
+/**
+ * The record of an event union's types: leaving a type of the union out, or naming one it does not
+ * have, does not compile.
+ */
+export const eventTypes = <E extends Event>(types: Readonly<Record<E['type'], true>>): EventTypes<E> => types;
+
 export type CommandMetadata = Readonly<{
   /** The moment the command is decided at; deciders use this instead of a clock. */
   now: Date;

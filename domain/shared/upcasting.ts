@@ -83,6 +83,3 @@ export const upcasterRegistry = (upcasters: readonly Upcaster[]): Upcasters => {
     },
   };
 };
-
-/** No upcasters: every type at version 1 (tools and tests that read events as stored). */
-export const NO_UPCASTERS: Upcasters = upcasterRegistry([]);

@@ -1,11 +1,12 @@
 /**
  * A daemon's logic (Rucio's judge, conveyor, undertaker, ...), in the shape of Emmett's
- * workflows: given what set it off (an event, or the tick of a schedule) and the facts read for
- * it, decide what to do. Pure, like a decider: the worker that runs it (workers/) reads the facts,
- * calls `decide`, and carries each output out by issuing a command; the domain never sees a queue.
+ * workflows without their state: given what set it off (an event, or the tick of a schedule) and
+ * the facts read for it, decide what to do. Pure, like a decider: the worker that runs it
+ * (workers/) reads the facts, calls `decide`, and carries each output out by issuing a command;
+ * the domain never sees a queue.
  *
- * The state a process needs between steps lives in the aggregates it commands (a rule, a
- * request), so a workflow keeps none of its own.
+ * An Emmett workflow folds what it sees into a state of its own; here the state a process needs
+ * between steps lives in the aggregates it commands (a rule, a request), so a workflow keeps none.
  */
 export type Workflow<Input, Facts, Output extends WorkflowOutput> = Readonly<{
   /** Names the daemon role in logs, queues and `dms workers status`. */

@@ -1,5 +1,5 @@
 import type { DidType } from '../did/did.ts';
-import type { Event } from '../shared/event.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 import type { SubscriptionFilter } from './subscriptionFilter.ts';
 import type { SubscriptionRuleTemplate } from './subscriptionRules.ts';
 
@@ -93,13 +93,13 @@ export type SubscriptionEvent =
   | SubscriptionRetroactiveProgressed
   | SubscriptionRetroactiveCompleted;
 
-export const SUBSCRIPTION_EVENT_TYPES: readonly SubscriptionEvent['type'][] = [
-  'SubscriptionAdded',
-  'SubscriptionUpdated',
-  'SubscriptionDeactivated',
-  'SubscriptionRetroactiveProgressed',
-  'SubscriptionRetroactiveCompleted',
-];
+export const SUBSCRIPTION_EVENT_TYPES = eventTypes<SubscriptionEvent>({
+  SubscriptionAdded: true,
+  SubscriptionUpdated: true,
+  SubscriptionDeactivated: true,
+  SubscriptionRetroactiveProgressed: true,
+  SubscriptionRetroactiveCompleted: true,
+});
 
 export type LiveSubscription = Readonly<{
   status: 'Live';

@@ -1,6 +1,6 @@
 import type { DidType } from '../did/did.ts';
 import { unknownCommand, type Decider } from '../shared/decider.ts';
-import type { Command, Event } from '../shared/event.ts';
+import { eventTypes, type Command, type Event } from '../shared/event.ts';
 
 /**
  * What a `dry_run` subscription would have done to one DID: the rules the transmogrifier would
@@ -38,6 +38,10 @@ export type SubscriptionDryRunRecorded = Event<
   }
 >;
 export type SubscriptionDryRunEvent = SubscriptionDryRunRecorded;
+
+export const SUBSCRIPTION_DRY_RUN_EVENT_TYPES = eventTypes<SubscriptionDryRunEvent>({
+  SubscriptionDryRunRecorded: true,
+});
 
 export type SubscriptionDryRun = Readonly<{ recorded: boolean }>;
 

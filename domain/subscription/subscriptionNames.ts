@@ -1,6 +1,6 @@
 import { unknownCommand, type Decider } from '../shared/decider.ts';
 import { SubscriptionDuplicate } from '../shared/errors.ts';
-import type { Command, Event } from '../shared/event.ts';
+import { eventTypes, type Command, type Event } from '../shared/event.ts';
 
 /**
  * The names of one account's subscriptions, each with its subscription's id: the stream that
@@ -15,6 +15,8 @@ export type SubscriptionNameClaimed = Event<
   { account: string; name: string; subscriptionId: string }
 >;
 export type SubscriptionNamesEvent = SubscriptionNameClaimed;
+
+export const SUBSCRIPTION_NAMES_EVENT_TYPES = eventTypes<SubscriptionNamesEvent>({ SubscriptionNameClaimed: true });
 
 export type SubscriptionNames = Readonly<{ names: ReadonlyMap<string, string> }>;
 

@@ -98,5 +98,3 @@ export class DuplicateKeyError extends Error {
     this.name = 'DuplicateKeyError';
   }
 }
-
-export const isDuplicateKeyError = (error: unknown): error is DuplicateKeyError => error instanceof DuplicateKeyError;

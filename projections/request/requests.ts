@@ -1,5 +1,5 @@
 import {
-  REQUEST_EVENT_TYPE_SET,
+  REQUEST_EVENT_TYPES,
   type RankedSource,
   type RequestEvent,
   type RequestRecord,
@@ -188,7 +188,7 @@ export const requestsProjection: Projection<RequestEvent> = {
   // 3: the state indexes end with `_id` (a new generation, without the old indexes).
   version: 3,
   collections: [requestsCollection, requestsHistoryCollection],
-  handles: REQUEST_EVENT_TYPE_SET,
+  handles: REQUEST_EVENT_TYPES,
   async apply(event, context) {
     const active = context.collection<RequestDocument>(requestsCollection);
     switch (event.type) {

@@ -128,9 +128,6 @@ export async function* rulesLockingFile(
 export const locksOfRule = (readModels: ReadModels, ruleId: string): AsyncIterable<RuleLockDocument> =>
   locks(readModels).find({ rule_id: ruleId }, { sort: { rule_id: 1, _id: 1 } });
 
-export const locksOfFile = (readModels: ReadModels, scope: string, name: string): AsyncIterable<RuleLockDocument> =>
-  locks(readModels).find({ didKey: didKey(scope, name) });
-
 export const datasetLocksOnRse = (readModels: ReadModels, rseId: string): AsyncIterable<DatasetLockDocument> =>
   datasetLocks(readModels).find({ rse_id: rseId }, { sort: { rse_id: 1, didKey: 1 } });
 
@@ -149,11 +146,6 @@ export const ruleHistoryOfDid = (
   readModels
     .collection<RuleHistoryDocument>(ruleHistoryCollection)
     .find({ didKey: didKey(scope, name) }, { sort: { didKey: 1, updated_at: 1 } });
-
-export const ruleHistory = (readModels: ReadModels, ruleId: string): AsyncIterable<RuleHistoryDocument> =>
-  readModels
-    .collection<RuleHistoryDocument>(ruleHistoryCollection)
-    .find({ rule_id: ruleId }, { sort: { rule_id: 1, updated_at: 1 } });
 
 /** The messages rules emitted, oldest first (what a broker would be sent). */
 export const ruleMessages = (readModels: ReadModels): AsyncIterable<RuleMessageDocument> =>

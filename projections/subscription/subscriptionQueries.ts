@@ -3,7 +3,6 @@ import { RULE_STATES, type RuleState } from '../../domain/rule/rule.ts';
 import type { RetroactiveCursor, SubscriptionRecord } from '../../domain/subscription/subscription.ts';
 import type { DidFacts } from '../../domain/subscription/subscriptionFilter.ts';
 import { wildcardRegexSource } from '../../domain/shared/wildcards.ts';
-import type { Filter } from '../../infra/readstore/readStore.ts';
 import { didsCollection, type DidDocument } from '../did/dids.ts';
 import { rulesCollection, type RuleDocument } from '../rule/ruleProjection.ts';
 import { scopeNames } from '../scope/scopeQueries.ts';
@@ -58,16 +57,6 @@ export const subscriptionsToCheck = async (readModels: ReadModels): Promise<Subs
       .find({ state: { $in: ['ACTIVE', 'UPDATED', 'NEW', 'BROKEN'] } })
       .toArray()
   ).filter((subscription) => subscription.lifetime !== null || subscription.retroactive_pending);
-
-/** The rules a subscription made, by id; with `state`, those in it. */
-export const rulesOfSubscription = (
-  readModels: ReadModels,
-  subscriptionId: string,
-  state?: RuleState,
-): AsyncIterable<RuleDocument> => {
-  const filter: Filter = state ? { subscription_id: subscriptionId, state } : { subscription_id: subscriptionId };
-  return readModels.collection<RuleDocument>(rulesCollection).find(filter, { sort: { _id: 1 } });
-};
 
 /** Rucio's `list_subscription_rule_states` row: a subscription's rules in one state. */
 export type RuleStateCount = Readonly<{ account: string; name: string; state: RuleState; count: number }>;

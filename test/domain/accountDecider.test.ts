@@ -25,18 +25,20 @@ describe('account decider', () => {
       })
       .then([created]));
 
-  it('refuses a second account with the same name, even a deleted one', () => {
+  describe('when a second account with the same name is created', () => {
     const command = {
       type: 'CreateAccount',
       data: { account: 'jdoe', accountType: 'USER', email: null },
       metadata: metadata(),
     } as const;
-    given([created])
-      .when(command)
-      .thenThrows(Duplicate, /Account ID 'jdoe' already exists!/);
-    given([created, { type: 'AccountDeleted', data: { account: 'jdoe', deletedAt: AT } }])
-      .when(command)
-      .thenThrows(Duplicate);
+    it('refuses it', () =>
+      given([created])
+        .when(command)
+        .thenThrows(Duplicate, /Account ID 'jdoe' already exists!/));
+    it('refuses it even when the first was deleted', () =>
+      given([created, { type: 'AccountDeleted', data: { account: 'jdoe', deletedAt: AT } }])
+        .when(command)
+        .thenThrows(Duplicate));
   });
 
   it('refuses the reserved name super_root', () =>
@@ -48,67 +50,82 @@ describe('account decider', () => {
       })
       .thenThrows(RucioException));
 
-  it('suspends and reactivates, and does nothing when the status is already the asked one', () => {
+  describe('when the status is updated', () => {
     const update = (value: string) =>
       ({ type: 'UpdateAccount', data: { account: 'jdoe', key: 'status', value }, metadata: metadata() }) as const;
-    given([created])
-      .when(update('SUSPENDED'))
-      .then([{ type: 'AccountSuspended', data: { account: 'jdoe', suspendedAt: AT } }]);
-    given([created, { type: 'AccountSuspended', data: { account: 'jdoe', suspendedAt: AT } }])
-      .when(update('ACTIVE'))
-      .then([{ type: 'AccountReactivated', data: { account: 'jdoe', reactivatedAt: AT } }]);
-    given([created]).when(update('ACTIVE')).thenNothingHappened();
-    given([created])
-      .when(update('DELETED'))
-      .thenThrows(ValueError, /Unknown value DELETED/);
+    it('suspends an active account', () =>
+      given([created])
+        .when(update('SUSPENDED'))
+        .then([{ type: 'AccountSuspended', data: { account: 'jdoe', suspendedAt: AT } }]));
+    it('reactivates a suspended account', () =>
+      given([created, { type: 'AccountSuspended', data: { account: 'jdoe', suspendedAt: AT } }])
+        .when(update('ACTIVE'))
+        .then([{ type: 'AccountReactivated', data: { account: 'jdoe', reactivatedAt: AT } }]));
+    it('does nothing when the status is already the asked one', () =>
+      given([created]).when(update('ACTIVE')).thenNothingHappened());
+    it('refuses a status that cannot be asked for', () =>
+      given([created])
+        .when(update('DELETED'))
+        .thenThrows(ValueError, /Unknown value DELETED/));
   });
 
-  it('changes the email and refuses unknown keys', () => {
-    given([created])
-      .when({
-        type: 'UpdateAccount',
-        data: { account: 'jdoe', key: 'email', value: 'new@example.org' },
-        metadata: metadata(),
-      })
-      .then([{ type: 'AccountEmailChanged', data: { account: 'jdoe', email: 'new@example.org', changedAt: AT } }]);
-    given([created])
-      .when({ type: 'UpdateAccount', data: { account: 'jdoe', key: 'colour', value: 'red' }, metadata: metadata() })
-      .thenThrows(ValueError, /Unknown key colour/);
+  describe('when another key is updated', () => {
+    it('changes the email', () =>
+      given([created])
+        .when({
+          type: 'UpdateAccount',
+          data: { account: 'jdoe', key: 'email', value: 'new@example.org' },
+          metadata: metadata(),
+        })
+        .then([{ type: 'AccountEmailChanged', data: { account: 'jdoe', email: 'new@example.org', changedAt: AT } }]));
+    it('refuses an unknown key', () =>
+      given([created])
+        .when({ type: 'UpdateAccount', data: { account: 'jdoe', key: 'colour', value: 'red' }, metadata: metadata() })
+        .thenThrows(ValueError, /Unknown key colour/));
   });
 
-  it('deletes an active account once; a missing or deleted one is not found', () => {
+  describe('when an account is deleted', () => {
     const remove = { type: 'DeleteAccount', data: { account: 'jdoe' }, metadata: metadata() } as const;
     const deleted: AccountEvent = { type: 'AccountDeleted', data: { account: 'jdoe', deletedAt: AT } };
-    given([created]).when(remove).then([deleted]);
-    given([created, deleted]).when(remove).thenThrows(AccountNotFound);
-    given([]).when(remove).thenThrows(AccountNotFound);
+    it('deletes an active account', () => given([created]).when(remove).then([deleted]));
+    it('finds a deleted account no more', () => given([created, deleted]).when(remove).thenThrows(AccountNotFound));
+    it('finds no missing account', () => given([]).when(remove).thenThrows(AccountNotFound));
   });
 
-  it('adds an attribute once and removes it', () => {
+  describe('when attributes are added and removed', () => {
     const added: AccountEvent = {
       type: 'AccountAttributeAdded',
       data: { account: 'jdoe', key: 'admin', value: 'True' },
     };
-    given([created])
-      .when({
-        type: 'AddAccountAttribute',
-        data: { account: 'jdoe', key: 'admin', value: 'True' },
-        metadata: metadata(),
-      })
-      .then([added]);
-    given([created, added])
-      .when({
-        type: 'AddAccountAttribute',
-        data: { account: 'jdoe', key: 'admin', value: 'False' },
-        metadata: metadata(),
-      })
-      .thenThrows(Duplicate, /Key admin already exist for account jdoe!/);
-    given([created, added])
-      .when({ type: 'RemoveAccountAttribute', data: { account: 'jdoe', key: 'admin' }, metadata: metadata() })
-      .then([{ type: 'AccountAttributeRemoved', data: { account: 'jdoe', key: 'admin' } }]);
-    given([created])
-      .when({ type: 'RemoveAccountAttribute', data: { account: 'jdoe', key: 'admin' }, metadata: metadata() })
-      .thenThrows(AccountNotFound, /Attribute \(admin\) does not exist/);
+    const remove = {
+      type: 'RemoveAccountAttribute',
+      data: { account: 'jdoe', key: 'admin' },
+      metadata: metadata(),
+    } as const;
+    it('adds an attribute', () =>
+      given([created])
+        .when({
+          type: 'AddAccountAttribute',
+          data: { account: 'jdoe', key: 'admin', value: 'True' },
+          metadata: metadata(),
+        })
+        .then([added]));
+    it('adds an attribute only once', () =>
+      given([created, added])
+        .when({
+          type: 'AddAccountAttribute',
+          data: { account: 'jdoe', key: 'admin', value: 'False' },
+          metadata: metadata(),
+        })
+        .thenThrows(Duplicate, /Key admin already exist for account jdoe!/));
+    it('removes an attribute', () =>
+      given([created, added])
+        .when(remove)
+        .then([{ type: 'AccountAttributeRemoved', data: { account: 'jdoe', key: 'admin' } }]));
+    it('refuses to remove an attribute the account does not have', () =>
+      given([created])
+        .when(remove)
+        .thenThrows(AccountNotFound, /Attribute \(admin\) does not exist/));
   });
 
   it('adds no attribute to a suspended account', () =>
@@ -116,33 +133,37 @@ describe('account decider', () => {
       .when({ type: 'AddAccountAttribute', data: { account: 'jdoe', key: 'k', value: 'v' }, metadata: metadata() })
       .thenThrows(AccountNotFound));
 
-  it('revokes the sessions of an active or suspended account, and of no deleted or missing one', () => {
+  describe('when the sessions of an account are revoked', () => {
     const revoke = { type: 'RevokeAccountSessions', data: { account: 'jdoe' }, metadata: metadata() } as const;
     const revoked: AccountEvent = { type: 'AccountSessionsRevoked', data: { account: 'jdoe', revokedAt: AT } };
-    given([created]).when(revoke).then([revoked]);
-    given([created, { type: 'AccountSuspended', data: { account: 'jdoe', suspendedAt: AT } }])
-      .when(revoke)
-      .then([revoked]);
-    given([created, { type: 'AccountDeleted', data: { account: 'jdoe', deletedAt: AT } }])
-      .when(revoke)
-      .thenThrows(AccountNotFound);
-    given([]).when(revoke).thenThrows(AccountNotFound);
+    it('revokes those of an active account', () => given([created]).when(revoke).then([revoked]));
+    it('revokes those of a suspended account', () =>
+      given([created, { type: 'AccountSuspended', data: { account: 'jdoe', suspendedAt: AT } }])
+        .when(revoke)
+        .then([revoked]));
+    it('finds no deleted account', () =>
+      given([created, { type: 'AccountDeleted', data: { account: 'jdoe', deletedAt: AT } }])
+        .when(revoke)
+        .thenThrows(AccountNotFound));
+    it('finds no missing account', () => given([]).when(revoke).thenThrows(AccountNotFound));
   });
 
-  it('never deletes nor suspends root', () => {
+  describe('given root', () => {
     const root: AccountEvent = {
       type: 'AccountCreated',
       data: { account: 'root', accountType: 'SERVICE', email: null, createdAt: AT },
     };
-    given([root])
-      .when({ type: 'DeleteAccount', data: { account: 'root' }, metadata: metadata() })
-      .thenThrows(UnsupportedOperation, /cannot be deleted/);
-    given([root])
-      .when({
-        type: 'UpdateAccount',
-        data: { account: 'root', key: 'status', value: 'SUSPENDED' },
-        metadata: metadata(),
-      })
-      .thenThrows(UnsupportedOperation, /cannot be suspended/);
+    it('never deletes it', () =>
+      given([root])
+        .when({ type: 'DeleteAccount', data: { account: 'root' }, metadata: metadata() })
+        .thenThrows(UnsupportedOperation, /cannot be deleted/));
+    it('never suspends it', () =>
+      given([root])
+        .when({
+          type: 'UpdateAccount',
+          data: { account: 'root', key: 'status', value: 'SUSPENDED' },
+          metadata: metadata(),
+        })
+        .thenThrows(UnsupportedOperation, /cannot be suspended/));
   });
 });

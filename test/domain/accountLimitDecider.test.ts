@@ -13,40 +13,51 @@ const globalSet: AccountLimitEvent = {
 };
 
 describe('account limits decider', () => {
-  it('sets local limits as an upsert and removes them silently when absent', () => {
-    given([])
-      .when({ type: 'SetLocalAccountLimit', data: { ...local, bytes: 100 }, metadata: metadata() })
-      .then([localSet]);
-    given([localSet])
-      .when({ type: 'SetLocalAccountLimit', data: { ...local, bytes: 100 }, metadata: metadata() })
-      .thenNothingHappened();
-    given([localSet])
-      .when({ type: 'SetLocalAccountLimit', data: { ...local, bytes: 5 }, metadata: metadata() })
-      .then([{ type: 'LocalAccountLimitSet', data: { ...local, bytes: 5 } }]);
-    given([localSet])
-      .when({ type: 'RemoveLocalAccountLimit', data: local, metadata: metadata() })
-      .then([{ type: 'LocalAccountLimitRemoved', data: local }]);
-    given([]).when({ type: 'RemoveLocalAccountLimit', data: local, metadata: metadata() }).thenNothingHappened();
+  describe('when a local limit is set', () => {
+    const set = (bytes: number) =>
+      ({ type: 'SetLocalAccountLimit', data: { ...local, bytes }, metadata: metadata() }) as const;
+    it('sets it', () => given([]).when(set(100)).then([localSet]));
+    it('sets nothing when the limit is already that', () => given([localSet]).when(set(100)).thenNothingHappened());
+    it('replaces another limit', () =>
+      given([localSet])
+        .when(set(5))
+        .then([{ type: 'LocalAccountLimitSet', data: { ...local, bytes: 5 } }]));
   });
 
-  it('sets and removes global limits per expression', () => {
-    given([])
-      .when({
-        type: 'SetGlobalAccountLimit',
-        data: { account: 'jdoe', rseExpression: 'tier=1', bytes: -1 },
-        metadata: metadata(),
-      })
-      .then([globalSet]);
-    given([globalSet])
-      .when({
-        type: 'RemoveGlobalAccountLimit',
-        data: { account: 'jdoe', rseExpression: 'tier=1' },
-        metadata: metadata(),
-      })
-      .then([{ type: 'GlobalAccountLimitRemoved', data: { account: 'jdoe', rseExpression: 'tier=1' } }]);
-    given([])
-      .when({ type: 'RemoveGlobalAccountLimit', data: { account: 'jdoe', rseExpression: 'x' }, metadata: metadata() })
-      .thenNothingHappened();
+  describe('when a local limit is removed', () => {
+    const remove = { type: 'RemoveLocalAccountLimit', data: local, metadata: metadata() } as const;
+    it('removes it', () =>
+      given([localSet])
+        .when(remove)
+        .then([{ type: 'LocalAccountLimitRemoved', data: local }]));
+    it('removes nothing, silently, when there is none', () => given([]).when(remove).thenNothingHappened());
+  });
+
+  describe('when global limits are set and removed, per expression', () => {
+    it('sets one', () =>
+      given([])
+        .when({
+          type: 'SetGlobalAccountLimit',
+          data: { account: 'jdoe', rseExpression: 'tier=1', bytes: -1 },
+          metadata: metadata(),
+        })
+        .then([globalSet]));
+    it('removes one', () =>
+      given([globalSet])
+        .when({
+          type: 'RemoveGlobalAccountLimit',
+          data: { account: 'jdoe', rseExpression: 'tier=1' },
+          metadata: metadata(),
+        })
+        .then([{ type: 'GlobalAccountLimitRemoved', data: { account: 'jdoe', rseExpression: 'tier=1' } }]));
+    it('removes nothing, silently, for an expression without one', () =>
+      given([])
+        .when({
+          type: 'RemoveGlobalAccountLimit',
+          data: { account: 'jdoe', rseExpression: 'x' },
+          metadata: metadata(),
+        })
+        .thenNothingHappened());
   });
 
   it('accepts whole bytes and -1 for no limit, nothing else', () => {

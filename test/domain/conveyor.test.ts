@@ -174,13 +174,15 @@ describe('Workflow: the conveyor-finisher (rules 17, 18 and 22)', () => {
     given({ requests: [finished({ state: 'DONE', error: null })], settings })
       .when({ now })
       .then([{ type: 'MarkReplicaAvailable', data: { requestId: 'r1' } }]));
-  it('retries a FAILED transfer with its sources ranked lower, three times at most', () => {
-    given({ requests: [finished({ retryCount: 2 })], settings })
-      .when({ now })
-      .then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: true } }]);
-    given({ requests: [finished({ retryCount: 3 })], settings })
-      .when({ now })
-      .then([{ type: 'GiveUpTransfer', data: { requestId: 'r1', error: 'TRANSFER_FAILED:boom' } }]);
+  describe('given a FAILED transfer', () => {
+    it('retries it with its sources ranked lower', () =>
+      given({ requests: [finished({ retryCount: 2 })], settings })
+        .when({ now })
+        .then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: true } }]));
+    it('gives it up after three retries', () =>
+      given({ requests: [finished({ retryCount: 3 })], settings })
+        .when({ now })
+        .then([{ type: 'GiveUpTransfer', data: { requestId: 'r1', error: 'TRANSFER_FAILED:boom' } }]));
   });
   it('never retries NO_SOURCES and ONLY_TAPE_SOURCES', () =>
     given({
@@ -192,30 +194,35 @@ describe('Workflow: the conveyor-finisher (rules 17, 18 and 22)', () => {
         { type: 'GiveUpTransfer', data: { requestId: 'r1', error: 'NO_SOURCES:NO_SOURCES' } },
         { type: 'GiveUpTransfer', data: { requestId: 'r2', error: 'NO_SOURCES:ONLY_TAPE_SOURCES' } },
       ]));
-  it('retries MISMATCH_SCHEME only when configured, LOST without touching rankings', () => {
-    given({ requests: [finished({ state: 'MISMATCH_SCHEME' })], settings })
-      .when({ now })
-      .then([{ type: 'GiveUpTransfer', data: { requestId: 'r1', error: 'MISMATCH_SCHEME:MISMATCH_SCHEME' } }]);
-    given({
-      requests: [finished({ state: 'MISMATCH_SCHEME' })],
-      settings: { ...settings, retryProtocolMismatches: true },
-    })
-      .when({ now })
-      .then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: false } }]);
+  describe('given a MISMATCH_SCHEME request', () => {
+    it('gives it up by default', () =>
+      given({ requests: [finished({ state: 'MISMATCH_SCHEME' })], settings })
+        .when({ now })
+        .then([{ type: 'GiveUpTransfer', data: { requestId: 'r1', error: 'MISMATCH_SCHEME:MISMATCH_SCHEME' } }]));
+    it('retries it when configured to, without touching rankings', () =>
+      given({
+        requests: [finished({ state: 'MISMATCH_SCHEME' })],
+        settings: { ...settings, retryProtocolMismatches: true },
+      })
+        .when({ now })
+        .then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: false } }]));
+  });
+  it('retries a LOST transfer without touching rankings', () =>
     given({ requests: [finished({ state: 'LOST' })], settings })
       .when({ now })
-      .then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: false } }]);
-  });
-  it('retries a request stuck SUBMITTING past the bound, whatever its count, and leaves a recent one', () => {
-    given({
-      requests: [finished({ state: 'SUBMITTING', retryCount: 3, changedAt: '2026-11-22T07:00:00.000Z' })],
-      settings,
-    })
-      .when({ now })
-      .then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: false } }]);
-    given({ requests: [finished({ state: 'SUBMITTING', changedAt: '2026-11-22T09:59:00.000Z' })], settings })
-      .when({ now })
-      .thenNothing();
+      .then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: false } }]));
+  describe('given a request SUBMITTING', () => {
+    it('retries it when stuck past the bound, whatever its count', () =>
+      given({
+        requests: [finished({ state: 'SUBMITTING', retryCount: 3, changedAt: '2026-11-22T07:00:00.000Z' })],
+        settings,
+      })
+        .when({ now })
+        .then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: false } }]));
+    it('leaves a recent one to its submitter', () =>
+      given({ requests: [finished({ state: 'SUBMITTING', changedAt: '2026-11-22T09:59:00.000Z' })], settings })
+        .when({ now })
+        .thenNothing());
   });
   it('declares the source of a failure matching a suspicious pattern SUSPICIOUS first (§2.4)', () =>
     given({ requests: [finished({ error: 'source checksum mismatch detected' })], settings })

@@ -213,26 +213,28 @@ describe('Workflow: the suspicious-replica-recoverer (§2.4)', () => {
         },
       ]));
 
-  it('ignores a last copy unless a policy says "declare bad" and the reason names a checksum', () => {
-    given({ suspicious: [suspicious('f1', { availableElsewhere: false })] })
-      .when(active)
-      .then([
-        {
-          type: 'Skipped',
-          data: { what: 'user.jdoe:f1 on SITE_A', reason: 'the last copy matches no policy entry: ignored' },
-        },
-      ]);
-    given({ suspicious: [suspicious('f1', { availableElsewhere: false })] })
-      .when({
-        ...active,
-        policies: parsePolicies('[{"scope": ["user"], "datatype": ["RAW"], "action": "declare bad"}]'),
-      })
-      .then([
-        {
-          type: 'DeclareReplicaBad',
-          data: { scope: 'user.jdoe', name: 'f1', rse: 'SITE_A', rseId, reason: AUTOMATIC_RECOVERY },
-        },
-      ]);
+  describe('given a last copy', () => {
+    it('ignores it when no policy names it', () =>
+      given({ suspicious: [suspicious('f1', { availableElsewhere: false })] })
+        .when(active)
+        .then([
+          {
+            type: 'Skipped',
+            data: { what: 'user.jdoe:f1 on SITE_A', reason: 'the last copy matches no policy entry: ignored' },
+          },
+        ]));
+    it('declares it BAD when a policy says "declare bad" and the reason names a checksum', () =>
+      given({ suspicious: [suspicious('f1', { availableElsewhere: false })] })
+        .when({
+          ...active,
+          policies: parsePolicies('[{"scope": ["user"], "datatype": ["RAW"], "action": "declare bad"}]'),
+        })
+        .then([
+          {
+            type: 'DeclareReplicaBad',
+            data: { scope: 'user.jdoe', name: 'f1', rse: 'SITE_A', rseId, reason: AUTOMATIC_RECOVERY },
+          },
+        ]));
   });
 
   it('takes an RSE with more suspicious replicas than its limit for broken: TEMPORARY_UNAVAILABLE for three days', () =>

@@ -1,4 +1,4 @@
-import { didDecider } from '../../domain/did/didDecider.ts';
+import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
 import type { AttachCandidate } from '../../domain/did/didContent.ts';
 import type { ContentEntry, DidEvent } from '../../domain/did/did.ts';
 import {
@@ -11,7 +11,8 @@ import {
 import { collectionEntry, collectionFacts, created, fileEntry, fileFacts } from '../support/didEvents.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 
-const given = deciderSpec(didDecider);
+/** DID commands as production decides them: on the DID's stream, whose decider hands them to the DID decider. */
+const given = deciderSpec(didStreamDecider);
 
 const attach = (
   name: string,
@@ -58,108 +59,131 @@ describe('DID decider: attach and detach (behaviour rules 2-4)', () => {
       .when(attach('ds', [child('f2')]))
       .then([attached('ds', 'DATASET', [fileEntry('f2')], 2, 200, 20)]));
 
-  it('refuses what may not go into a dataset', () => {
+  describe('refuses what may not go into a dataset', () => {
     const dataset = [created('ds', 'DATASET')];
-    given(dataset)
-      .when(attach('ds', [child('sub', collectionFacts('DATASET'))]))
-      .thenThrows(UnsupportedOperation, /of type DATASET cannot be added to a dataset/);
-    given(dataset)
-      .when(attach('ds', [{ request: { scope: 'user.jdoe', name: 'missing' }, facts: undefined }]))
-      .thenThrows(DataIdentifierNotFound, /'user.jdoe:missing' not found/);
-    given(dataset)
-      .when(attach('ds', [child('lost', fileFacts({ availability: 'LOST' }))]))
-      .thenThrows(UnsupportedOperation, /File user.jdoe:lost is LOST and cannot be attached/);
+    it('a dataset', () =>
+      given(dataset)
+        .when(attach('ds', [child('sub', collectionFacts('DATASET'))]))
+        .thenThrows(UnsupportedOperation, /of type DATASET cannot be added to a dataset/));
+    it('a DID that does not exist', () =>
+      given(dataset)
+        .when(attach('ds', [{ request: { scope: 'user.jdoe', name: 'missing' }, facts: undefined }]))
+        .thenThrows(DataIdentifierNotFound, /'user.jdoe:missing' not found/));
+    it('a LOST file', () =>
+      given(dataset)
+        .when(attach('ds', [child('lost', fileFacts({ availability: 'LOST' }))]))
+        .thenThrows(UnsupportedOperation, /File user.jdoe:lost is LOST and cannot be attached/));
   });
 
-  it('refuses files whose size or checksums differ from the catalogue (rule 4)', () => {
+  describe('checks attached files against the catalogue (rule 4)', () => {
     const dataset = [created('ds', 'DATASET')];
-    given(dataset)
-      .when(attach('ds', [child('f1', fileFacts(), { bytes: 101 })]))
-      .thenThrows(FileConsistencyMismatch, /bytes mismatch for 'user.jdoe:f1': 101!=100/);
-    given(dataset)
-      .when(attach('ds', [child('f1', fileFacts(), { adler32: 'deadbeef' })]))
-      .thenThrows(FileConsistencyMismatch, /adler32 mismatch .*deadbeef!=0cc737eb/);
-    given(dataset)
-      .when(attach('ds', [child('f1', fileFacts(), { md5: '0'.repeat(32) })]))
-      .thenThrows(FileConsistencyMismatch, /md5 mismatch .*!=None/);
-    given(dataset)
-      .when(attach('ds', [child('f1', fileFacts(), { bytes: 100, adler32: '0cc737eb' })]))
-      .then([attached('ds', 'DATASET', [fileEntry('f1')], 1, 100, 10)]);
+    it('refuses another size', () =>
+      given(dataset)
+        .when(attach('ds', [child('f1', fileFacts(), { bytes: 101 })]))
+        .thenThrows(FileConsistencyMismatch, /bytes mismatch for 'user.jdoe:f1': 101!=100/));
+    it('refuses another adler32', () =>
+      given(dataset)
+        .when(attach('ds', [child('f1', fileFacts(), { adler32: 'deadbeef' })]))
+        .thenThrows(FileConsistencyMismatch, /adler32 mismatch .*deadbeef!=0cc737eb/));
+    it('refuses an md5 the catalogue does not have', () =>
+      given(dataset)
+        .when(attach('ds', [child('f1', fileFacts(), { md5: '0'.repeat(32) })]))
+        .thenThrows(FileConsistencyMismatch, /md5 mismatch .*!=None/));
+    it('attaches a file whose size and checksum match', () =>
+      given(dataset)
+        .when(attach('ds', [child('f1', fileFacts(), { bytes: 100, adler32: '0cc737eb' })]))
+        .then([attached('ds', 'DATASET', [fileEntry('f1')], 1, 100, 10)]));
   });
 
-  it('refuses a file attached twice unless duplicates are ignored (rule 4)', () => {
+  describe('given a file attached already (rule 4)', () => {
     const history = [created('ds', 'DATASET'), attached('ds', 'DATASET', [fileEntry('f1')], 1, 100, 10)];
-    given(history)
-      .when(attach('ds', [child('f1'), child('f2')]))
-      .thenThrows(FileAlreadyExists, /user.jdoe:f1/);
-    given(history)
-      .when(attach('ds', [child('f1'), child('f2')], { ignoreDuplicates: true }))
-      .then([attached('ds', 'DATASET', [fileEntry('f2')], 2, 200, 20)]);
-    given(history)
-      .when(attach('ds', [child('f1')], { ignoreDuplicates: true }))
-      .thenNothingHappened();
+    it('refuses it again', () =>
+      given(history)
+        .when(attach('ds', [child('f1'), child('f2')]))
+        .thenThrows(FileAlreadyExists, /user.jdoe:f1/));
+    it('attaches the others when duplicates are ignored', () =>
+      given(history)
+        .when(attach('ds', [child('f1'), child('f2')], { ignoreDuplicates: true }))
+        .then([attached('ds', 'DATASET', [fileEntry('f2')], 2, 200, 20)]));
+    it('attaches nothing when it was the only one and duplicates are ignored', () =>
+      given(history)
+        .when(attach('ds', [child('f1')], { ignoreDuplicates: true }))
+        .thenNothingHappened());
   });
 
-  it('puts datasets or containers into containers, never files, mixtures, itself or its ancestors (rule 2)', () => {
+  describe('puts datasets or containers into containers (rule 2)', () => {
     const container = [created('cnt', 'CONTAINER')];
-    given(container)
-      .when(attach('cnt', [child('ds1', collectionFacts('DATASET')), child('ds2', collectionFacts('DATASET'))]))
-      .then([
-        attached(
-          'cnt',
-          'CONTAINER',
-          [collectionEntry('ds1', 'DATASET'), collectionEntry('ds2', 'DATASET')],
-          2,
-          null,
-          null,
-        ),
-      ]);
-    given(container)
-      .when(attach('cnt', [child('f1')]))
-      .thenThrows(UnsupportedOperation, /Adding a file \(user.jdoe:f1\) to a container \(user.jdoe:cnt\) is forbidden/);
-    given(container)
-      .when(attach('cnt', [child('ds1', collectionFacts('DATASET')), child('c2', collectionFacts('CONTAINER'))]))
-      .thenThrows(UnsupportedOperation, /Mixed collection is not allowed/);
-    given(container)
-      .when(attach('cnt', [child('cnt', collectionFacts('CONTAINER'))]))
-      .thenThrows(UnsupportedOperation, /Self-append is not valid!/);
-    given(container)
-      .when(attach('cnt', [child('top', collectionFacts('CONTAINER'))], { ancestors: ['user.jdoe:top'] }))
-      .thenThrows(
-        UnsupportedOperation,
-        /Circular attachment detected. user.jdoe:top is already a parent of user.jdoe:cnt/,
-      );
+    it('attaches datasets', () =>
+      given(container)
+        .when(attach('cnt', [child('ds1', collectionFacts('DATASET')), child('ds2', collectionFacts('DATASET'))]))
+        .then([
+          attached(
+            'cnt',
+            'CONTAINER',
+            [collectionEntry('ds1', 'DATASET'), collectionEntry('ds2', 'DATASET')],
+            2,
+            null,
+            null,
+          ),
+        ]));
+    it('never a file', () =>
+      given(container)
+        .when(attach('cnt', [child('f1')]))
+        .thenThrows(
+          UnsupportedOperation,
+          /Adding a file \(user.jdoe:f1\) to a container \(user.jdoe:cnt\) is forbidden/,
+        ));
+    it('never a mixture of datasets and containers', () =>
+      given(container)
+        .when(attach('cnt', [child('ds1', collectionFacts('DATASET')), child('c2', collectionFacts('CONTAINER'))]))
+        .thenThrows(UnsupportedOperation, /Mixed collection is not allowed/));
+    it('never the container itself', () =>
+      given(container)
+        .when(attach('cnt', [child('cnt', collectionFacts('CONTAINER'))]))
+        .thenThrows(UnsupportedOperation, /Self-append is not valid!/));
+    it('never one of its ancestors', () =>
+      given(container)
+        .when(attach('cnt', [child('top', collectionFacts('CONTAINER'))], { ancestors: ['user.jdoe:top'] }))
+        .thenThrows(
+          UnsupportedOperation,
+          /Circular attachment detected. user.jdoe:top is already a parent of user.jdoe:cnt/,
+        ));
   });
 
-  it('refuses a collection attached twice to a container unless duplicates are ignored', () => {
+  describe('given a collection attached already to a container', () => {
     const history = [
       created('cnt', 'CONTAINER'),
       attached('cnt', 'CONTAINER', [collectionEntry('ds1', 'DATASET')], 1, null, null),
     ];
-    given(history)
-      .when(attach('cnt', [child('ds1', collectionFacts('DATASET'))]))
-      .thenThrows(DuplicateContent, /user.jdoe:ds1/);
-    given(history)
-      .when(attach('cnt', [child('ds1', collectionFacts('DATASET'))], { ignoreDuplicates: true }))
-      .thenNothingHappened();
+    it('refuses it again', () =>
+      given(history)
+        .when(attach('cnt', [child('ds1', collectionFacts('DATASET'))]))
+        .thenThrows(DuplicateContent, /user.jdoe:ds1/));
+    it('attaches nothing when duplicates are ignored', () =>
+      given(history)
+        .when(attach('cnt', [child('ds1', collectionFacts('DATASET'))], { ignoreDuplicates: true }))
+        .thenNothingHappened());
   });
 
-  it('attaches nothing to a file, a closed collection or a missing one (rule 3)', () => {
-    given([created('f', 'FILE')])
-      .when(attach('f', [child('f1')]))
-      .thenThrows(UnsupportedOperation, /'user.jdoe:f' is a file/);
-    given([
-      created('ds', 'DATASET'),
-      {
-        type: 'DidClosed',
-        data: { scope: 'user.jdoe', name: 'ds', totals: { length: 0, bytes: 0, events: 0 }, closedAt: AT },
-      },
-    ])
-      .when(attach('ds', [child('f1')]))
-      .thenThrows(UnsupportedOperation, /'user.jdoe:ds' is closed/);
-    given([])
-      .when(attach('ds', [child('f1')]))
-      .thenThrows(DataIdentifierNotFound, /'user.jdoe:ds' not found/);
+  describe('attaches nothing (rule 3)', () => {
+    it('to a file', () =>
+      given([created('f', 'FILE')])
+        .when(attach('f', [child('f1')]))
+        .thenThrows(UnsupportedOperation, /'user.jdoe:f' is a file/));
+    it('to a closed collection', () =>
+      given([
+        created('ds', 'DATASET'),
+        {
+          type: 'DidClosed',
+          data: { scope: 'user.jdoe', name: 'ds', totals: { length: 0, bytes: 0, events: 0 }, closedAt: AT },
+        },
+      ])
+        .when(attach('ds', [child('f1')]))
+        .thenThrows(UnsupportedOperation, /'user.jdoe:ds' is closed/));
+    it('to a missing collection', () =>
+      given([])
+        .when(attach('ds', [child('f1')]))
+        .thenThrows(DataIdentifierNotFound, /'user.jdoe:ds' not found/));
   });
 
   const detach = (names: string[], parent = 'ds') =>
@@ -193,22 +217,27 @@ describe('DID decider: attach and detach (behaviour rules 2-4)', () => {
         },
       ]));
 
-  it('refuses to detach what is not there', () => {
+  describe('refuses to detach what is not there', () => {
     const history = [created('ds', 'DATASET'), attached('ds', 'DATASET', [fileEntry('f1')], 1, 100, 10)];
-    given(history)
-      .when(detach(['f9']))
-      .thenThrows(DataIdentifierNotFound, /'user.jdoe:f9' not found under 'user.jdoe:ds'/);
-    given(history)
-      .when(detach(['f1', 'f1']))
-      .thenThrows(DataIdentifierNotFound, /not found under/);
-    given(history)
-      .when(detach(['ds']))
-      .thenThrows(UnsupportedOperation, /Self-detach is not valid./);
-    given([created('ds', 'DATASET')])
-      .when(detach(['f1']))
-      .thenThrows(DataIdentifierNotFound, /has no child data identifiers/);
-    given([created('f', 'FILE')])
-      .when(detach(['f1'], 'f'))
-      .thenThrows(DataIdentifierNotFound, /'user.jdoe:f' not found/);
+    it('a child not attached', () =>
+      given(history)
+        .when(detach(['f9']))
+        .thenThrows(DataIdentifierNotFound, /'user.jdoe:f9' not found under 'user.jdoe:ds'/));
+    it('a child named twice', () =>
+      given(history)
+        .when(detach(['f1', 'f1']))
+        .thenThrows(DataIdentifierNotFound, /not found under/));
+    it('the collection itself', () =>
+      given(history)
+        .when(detach(['ds']))
+        .thenThrows(UnsupportedOperation, /Self-detach is not valid./));
+    it('any child of an empty collection', () =>
+      given([created('ds', 'DATASET')])
+        .when(detach(['f1']))
+        .thenThrows(DataIdentifierNotFound, /has no child data identifiers/));
+    it('anything under a file', () =>
+      given([created('f', 'FILE')])
+        .when(detach(['f1'], 'f'))
+        .thenThrows(DataIdentifierNotFound, /'user.jdoe:f' not found/));
   });
 });

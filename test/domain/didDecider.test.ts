@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { didDecider } from '../../domain/did/didDecider.ts';
+import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
 import { evolveDid, initialDid, NO_TOTALS, type DidEvent } from '../../domain/did/did.ts';
 import {
   DatabaseException,
@@ -11,7 +11,8 @@ import {
 import { AT, deciderSpec, metadata, NOW } from '../support/deciderSpec.ts';
 import { collectionEntry, created, fileEntry, fileFacts } from '../support/didEvents.ts';
 
-const given = deciderSpec(didDecider);
+/** DID commands as production decides them: on the DID's stream, whose decider hands them to the DID decider. */
+const given = deciderSpec(didStreamDecider);
 const LATER = new Date(NOW.getTime() + 3_600_000).toISOString();
 const EARLIER = new Date(NOW.getTime() - 1000).toISOString();
 
@@ -67,13 +68,15 @@ describe('DID decider: creation (behaviour rule 1)', () => {
         },
       ]));
 
-  it('refuses a DID that exists, and the name of a deleted one', () => {
-    given([created('ds', 'CONTAINER')])
-      .when(createCollection('ds'))
-      .thenThrows(DataIdentifierAlreadyExists, /Data Identifier already exists!/);
-    given([created('ds', 'DATASET'), erased])
-      .when(createCollection('ds'))
-      .thenThrows(DatabaseException, /A deleted DID ds with scope user.jdoe is reused/);
+  describe('refuses a name taken', () => {
+    it('by a DID that exists', () =>
+      given([created('ds', 'CONTAINER')])
+        .when(createCollection('ds'))
+        .thenThrows(DataIdentifierAlreadyExists, /Data Identifier already exists!/));
+    it('by a deleted DID', () =>
+      given([created('ds', 'DATASET'), erased])
+        .when(createCollection('ds'))
+        .thenThrows(DatabaseException, /A deleted DID ds with scope user.jdoe is reused/));
   });
 
   const register = (name: string) =>
@@ -92,23 +95,26 @@ describe('DID decider: creation (behaviour rule 1)', () => {
       metadata: metadata('jdoe'),
     }) as const;
 
-  it('registers a new file with its facts, and reuses an existing one as it is', () => {
-    given([])
-      .when(register('f1'))
-      .then([
-        created('f1', 'FILE', {
-          bytes: 7,
-          adler32: 'abcdef01',
-          events: null,
-          guid: '8afc4f3e2e4d4c4b9f167d3d2a1b0c9e',
-        }),
-      ]);
-    given([created('f1', 'FILE', { bytes: 99 })])
-      .when(register('f1'))
-      .thenNothingHappened();
-    given([created('f1', 'DATASET')])
-      .when(register('f1'))
-      .thenThrows(UnsupportedOperation, /is a DATASET, not a file/);
+  describe('when a file is registered', () => {
+    it('registers a new file with its facts', () =>
+      given([])
+        .when(register('f1'))
+        .then([
+          created('f1', 'FILE', {
+            bytes: 7,
+            adler32: 'abcdef01',
+            events: null,
+            guid: '8afc4f3e2e4d4c4b9f167d3d2a1b0c9e',
+          }),
+        ]));
+    it('reuses an existing file as it is', () =>
+      given([created('f1', 'FILE', { bytes: 99 })])
+        .when(register('f1'))
+        .thenNothingHappened());
+    it('refuses a name that is not a file', () =>
+      given([created('f1', 'DATASET')])
+        .when(register('f1'))
+        .thenThrows(UnsupportedOperation, /is a DATASET, not a file/));
   });
 });
 
@@ -144,26 +150,28 @@ describe('DID decider: status (behaviour rules 3 and 5)', () => {
         },
       ]));
 
-  it('closing an empty dataset records zeros, a container the totals of the datasets below it', () => {
-    given([created('ds', 'DATASET')])
-      .when(status('ds', false))
-      .then([
-        {
-          type: 'DidClosed',
-          data: { scope: 'user.jdoe', name: 'ds', totals: { length: 0, bytes: 0, events: 0 }, closedAt: AT },
-        },
-      ]);
-    given([created('cnt', 'CONTAINER')])
-      .when(status('cnt', false, { length: 7, bytes: 700, events: null }))
-      .then([
-        {
-          type: 'DidClosed',
-          data: { scope: 'user.jdoe', name: 'cnt', totals: { length: 7, bytes: 700, events: 0 }, closedAt: AT },
-        },
-      ]);
+  describe('closing a collection without files records its totals', () => {
+    it('zeros for an empty dataset', () =>
+      given([created('ds', 'DATASET')])
+        .when(status('ds', false))
+        .then([
+          {
+            type: 'DidClosed',
+            data: { scope: 'user.jdoe', name: 'ds', totals: { length: 0, bytes: 0, events: 0 }, closedAt: AT },
+          },
+        ]));
+    it('the totals of the datasets below a container', () =>
+      given([created('cnt', 'CONTAINER')])
+        .when(status('cnt', false, { length: 7, bytes: 700, events: null }))
+        .then([
+          {
+            type: 'DidClosed',
+            data: { scope: 'user.jdoe', name: 'cnt', totals: { length: 7, bytes: 700, events: 0 }, closedAt: AT },
+          },
+        ]));
   });
 
-  it('changes only to the other state, and never for files (rule 3)', () => {
+  describe('changes the status only to the other one, and never of files (rule 3)', () => {
     const closed = [
       ...withFiles,
       {
@@ -171,21 +179,26 @@ describe('DID decider: status (behaviour rules 3 and 5)', () => {
         data: { scope: 'user.jdoe', name: 'ds', totals: { length: 2, bytes: 105, events: 10 }, closedAt: AT },
       } as DidEvent,
     ];
-    given(closed)
-      .when(status('ds', false))
-      .thenThrows(UnsupportedOperation, /The status of the data identifier 'user.jdoe:ds' cannot be changed/);
-    given(withFiles)
-      .when(status('ds', true))
-      .thenThrows(UnsupportedOperation, /cannot be changed/);
-    given(closed)
-      .when(status('ds', true))
-      .then([{ type: 'DidReopened', data: { scope: 'user.jdoe', name: 'ds', reopenedAt: AT } }]);
-    given([created('f', 'FILE')])
-      .when(status('f', false))
-      .thenThrows(UnsupportedOperation, /cannot be changed/);
-    given([])
-      .when(status('ds', false))
-      .thenThrows(DataIdentifierNotFound, /not found/);
+    it('refuses to close a closed dataset', () =>
+      given(closed)
+        .when(status('ds', false))
+        .thenThrows(UnsupportedOperation, /The status of the data identifier 'user.jdoe:ds' cannot be changed/));
+    it('refuses to open an open dataset', () =>
+      given(withFiles)
+        .when(status('ds', true))
+        .thenThrows(UnsupportedOperation, /cannot be changed/));
+    it('reopens a closed dataset', () =>
+      given(closed)
+        .when(status('ds', true))
+        .then([{ type: 'DidReopened', data: { scope: 'user.jdoe', name: 'ds', reopenedAt: AT } }]));
+    it('refuses to close a file', () =>
+      given([created('f', 'FILE')])
+        .when(status('f', false))
+        .thenThrows(UnsupportedOperation, /cannot be changed/));
+    it('refuses a missing DID', () =>
+      given([])
+        .when(status('ds', false))
+        .thenThrows(DataIdentifierNotFound, /not found/));
   });
 });
 
@@ -193,61 +206,70 @@ describe('DID decider: followers, resurrection, expiry', () => {
   const follow = (type: 'FollowDid' | 'UnfollowDid', account = 'alice') =>
     ({ type, data: { scope: 'user.jdoe', name: 'ds', account }, metadata: metadata() }) as const;
 
-  it('follows once and unfollows quietly', () => {
+  describe('when an account follows a DID', () => {
     const followed: DidEvent = {
       type: 'DidFollowed',
       data: { scope: 'user.jdoe', name: 'ds', didType: 'DATASET', account: 'alice', followedAt: AT },
     };
-    given([created('ds', 'DATASET')])
-      .when(follow('FollowDid'))
-      .then([followed]);
-    given([created('ds', 'DATASET'), followed])
-      .when(follow('FollowDid'))
-      .thenThrows(Duplicate, /already follows/);
-    given([created('ds', 'DATASET'), followed])
-      .when(follow('UnfollowDid'))
-      .then([{ type: 'DidUnfollowed', data: { scope: 'user.jdoe', name: 'ds', account: 'alice' } }]);
-    given([created('ds', 'DATASET')])
-      .when(follow('UnfollowDid'))
-      .thenNothingHappened();
-    given([]).when(follow('FollowDid')).thenThrows(DataIdentifierNotFound);
+    it('follows it', () =>
+      given([created('ds', 'DATASET')])
+        .when(follow('FollowDid'))
+        .then([followed]));
+    it('follows it only once', () =>
+      given([created('ds', 'DATASET'), followed])
+        .when(follow('FollowDid'))
+        .thenThrows(Duplicate, /already follows/));
+    it('unfollows it', () =>
+      given([created('ds', 'DATASET'), followed])
+        .when(follow('UnfollowDid'))
+        .then([{ type: 'DidUnfollowed', data: { scope: 'user.jdoe', name: 'ds', account: 'alice' } }]));
+    it('unfollows quietly a DID it does not follow', () =>
+      given([created('ds', 'DATASET')])
+        .when(follow('UnfollowDid'))
+        .thenNothingHappened());
+    it('refuses a missing DID', () => given([]).when(follow('FollowDid')).thenThrows(DataIdentifierNotFound));
   });
 
   const resurrect = { type: 'ResurrectDid', data: { scope: 'user.jdoe', name: 'ds' }, metadata: metadata() } as const;
 
-  it('resurrects a deleted collection without its content, or clears a passed expiry', () => {
-    given([
-      created('ds', 'DATASET', { expiredAt: EARLIER }),
-      { type: 'DidClosed', data: { scope: 'user.jdoe', name: 'ds', totals: NO_TOTALS, closedAt: AT } },
-      erased,
-    ])
-      .when(resurrect)
-      .then([
-        {
-          type: 'DidResurrected',
-          data: {
-            scope: 'user.jdoe',
-            name: 'ds',
-            restored: {
-              didType: 'DATASET',
-              account: 'jdoe',
-              createdAt: AT,
-              monotonic: false,
-              isOpen: false,
-              closedAt: AT,
-              columns: { is_new: true },
+  describe('when a DID is resurrected', () => {
+    it('brings back a deleted collection without its content', () =>
+      given([
+        created('ds', 'DATASET', { expiredAt: EARLIER }),
+        { type: 'DidClosed', data: { scope: 'user.jdoe', name: 'ds', totals: NO_TOTALS, closedAt: AT } },
+        erased,
+      ])
+        .when(resurrect)
+        .then([
+          {
+            type: 'DidResurrected',
+            data: {
+              scope: 'user.jdoe',
+              name: 'ds',
+              restored: {
+                didType: 'DATASET',
+                account: 'jdoe',
+                createdAt: AT,
+                monotonic: false,
+                isOpen: false,
+                closedAt: AT,
+                columns: { is_new: true },
+              },
+              resurrectedAt: AT,
             },
-            resurrectedAt: AT,
           },
-        },
-      ]);
-    given([created('ds', 'DATASET', { expiredAt: EARLIER })])
-      .when(resurrect)
-      .then([{ type: 'DidResurrected', data: { scope: 'user.jdoe', name: 'ds', restored: null, resurrectedAt: AT } }]);
-    given([created('ds', 'DATASET', { expiredAt: LATER })])
-      .when(resurrect)
-      .thenThrows(DataIdentifierNotFound, /Deleted Data identifier 'user.jdoe:ds' not found/);
-    given([]).when(resurrect).thenThrows(DataIdentifierNotFound);
+        ]));
+    it('clears a passed expiry of a live one', () =>
+      given([created('ds', 'DATASET', { expiredAt: EARLIER })])
+        .when(resurrect)
+        .then([
+          { type: 'DidResurrected', data: { scope: 'user.jdoe', name: 'ds', restored: null, resurrectedAt: AT } },
+        ]));
+    it('refuses a DID whose expiry has not passed', () =>
+      given([created('ds', 'DATASET', { expiredAt: LATER })])
+        .when(resurrect)
+        .thenThrows(DataIdentifierNotFound, /Deleted Data identifier 'user.jdoe:ds' not found/));
+    it('refuses a missing DID', () => given([]).when(resurrect).thenThrows(DataIdentifierNotFound));
   });
 
   it('brings an erased collection back to life as the state after resurrection shows', () => {
@@ -288,71 +310,79 @@ describe('DID decider: followers, resurrection, expiry', () => {
     },
   });
 
-  it('erases an expired collection with its content, and only clears an expired file (rule 7)', () => {
-    given([
-      created('ds', 'DATASET', { expiredAt: EARLIER }),
-      {
-        type: 'DidsAttached',
-        data: {
-          scope: 'user.jdoe',
-          name: 'ds',
-          didType: 'DATASET',
-          children: [fileEntry('f1')],
-          totals: { length: 1, bytes: 100, events: 10 },
-          attachedAt: AT,
-        },
-      },
-    ])
-      .when(erase('ds'))
-      .then([
+  describe('when an expired DID is erased (rule 7)', () => {
+    it('erases a collection with its content', () =>
+      given([
+        created('ds', 'DATASET', { expiredAt: EARLIER }),
         {
-          type: 'DidErased',
+          type: 'DidsAttached',
           data: {
             scope: 'user.jdoe',
             name: 'ds',
             didType: 'DATASET',
-            children: [{ scope: 'user.jdoe', name: 'f1' }],
-            erasedAt: AT,
+            children: [fileEntry('f1')],
+            totals: { length: 1, bytes: 100, events: 10 },
+            attachedAt: AT,
           },
         },
-      ]);
-    given([created('f1', 'FILE', { expiredAt: EARLIER })])
-      .when(erase('f1'))
-      .then([{ type: 'FileExpiryCleared', data: { scope: 'user.jdoe', name: 'f1', clearedAt: AT } }]);
+      ])
+        .when(erase('ds'))
+        .then([
+          {
+            type: 'DidErased',
+            data: {
+              scope: 'user.jdoe',
+              name: 'ds',
+              didType: 'DATASET',
+              children: [{ scope: 'user.jdoe', name: 'f1' }],
+              erasedAt: AT,
+            },
+          },
+        ]));
+    it('only clears the expiry of a file', () =>
+      given([created('f1', 'FILE', { expiredAt: EARLIER })])
+        .when(erase('f1'))
+        .then([{ type: 'FileExpiryCleared', data: { scope: 'user.jdoe', name: 'f1', clearedAt: AT } }]));
   });
 
-  it('leaves alone what has not expired or has a locked rule (rule 7)', () => {
-    given([created('ds', 'DATASET', { expiredAt: LATER })])
-      .when(erase('ds'))
-      .thenThrows(UnsupportedOperation, /has not expired/);
-    given([created('ds', 'DATASET')])
-      .when(erase('ds'))
-      .thenThrows(UnsupportedOperation, /has not expired/);
-    given([created('ds', 'DATASET', { expiredAt: EARLIER }), ruleOn('ds', true)])
-      .when(erase('ds'))
-      .thenThrows(UnsupportedOperation, /locked replication rule/);
-    given([created('ds', 'DATASET', { expiredAt: EARLIER }), ruleOn('ds', false)])
-      .when(erase('ds'))
-      .thenThrows(UnsupportedOperation, /still has replication rules/);
+  describe('leaves alone what has not expired or has rules (rule 7)', () => {
+    it('a DID whose expiry has not passed', () =>
+      given([created('ds', 'DATASET', { expiredAt: LATER })])
+        .when(erase('ds'))
+        .thenThrows(UnsupportedOperation, /has not expired/));
+    it('a DID without an expiry', () =>
+      given([created('ds', 'DATASET')])
+        .when(erase('ds'))
+        .thenThrows(UnsupportedOperation, /has not expired/));
+    it('a DID with a locked rule', () =>
+      given([created('ds', 'DATASET', { expiredAt: EARLIER }), ruleOn('ds', true)])
+        .when(erase('ds'))
+        .thenThrows(UnsupportedOperation, /locked replication rule/));
+    it('a DID with rules still', () =>
+      given([created('ds', 'DATASET', { expiredAt: EARLIER }), ruleOn('ds', false)])
+        .when(erase('ds'))
+        .thenThrows(UnsupportedOperation, /still has replication rules/));
   });
 
-  it('marks a file LOST, which then cannot be attached', () => {
+  describe('when a file is marked LOST', () => {
     const setLost = {
       type: 'SetFileAvailability',
       data: { scope: 'user.jdoe', name: 'f1', availability: 'LOST' },
       metadata: metadata(),
     } as const;
-    given([created('f1', 'FILE')])
-      .when(setLost)
-      .then([
-        {
-          type: 'FileAvailabilityChanged',
-          data: { scope: 'user.jdoe', name: 'f1', availability: 'LOST', changedAt: AT },
-        },
-      ]);
-    given([created('ds', 'DATASET')])
-      .when({ ...setLost, data: { ...setLost.data, name: 'ds' } })
-      .thenThrows(UnsupportedOperation, /is not a file/);
+    it('marks it', () =>
+      given([created('f1', 'FILE')])
+        .when(setLost)
+        .then([
+          {
+            type: 'FileAvailabilityChanged',
+            data: { scope: 'user.jdoe', name: 'f1', availability: 'LOST', changedAt: AT },
+          },
+        ]));
+    it('refuses a collection', () =>
+      given([created('ds', 'DATASET')])
+        .when({ ...setLost, data: { ...setLost.data, name: 'ds' } })
+        .thenThrows(UnsupportedOperation, /is not a file/));
   });
 
   it('keeps a container entry of a collection as the attach left it', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { didDecider } from '../../domain/did/didDecider.ts';
+import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
 import { managedByDidColumn } from '../../domain/did/didMetadata.ts';
 import type { DidEvent } from '../../domain/did/did.ts';
 import type { MetaConvention } from '../../domain/metaConvention/metaConvention.ts';
@@ -19,7 +19,8 @@ import {
 import { AT, deciderSpec, metadata, NOW } from '../support/deciderSpec.ts';
 import { created, fileEntry } from '../support/didEvents.ts';
 
-const given = deciderSpec(didDecider);
+/** DID commands as production decides them: on the DID's stream, whose decider hands them to the DID decider. */
+const given = deciderSpec(didStreamDecider);
 
 const setMeta = (
   name: string,
@@ -65,72 +66,82 @@ describe('DID decider: metadata', () => {
     expect(['account', 'did_type', 'is_open', 'created_at', 'colour'].some(managedByDidColumn)).to.equal(false);
   });
 
-  it('refuses keys with a dot, keys without a column, bad values and file-only keys on collections', () => {
+  describe('refuses metadata a collection cannot take', () => {
     const dataset = [created('ds', 'DATASET')];
-    given(dataset)
-      .when(setMeta('ds', { 'a.b': 1 }))
-      .thenThrows(InvalidMetadata, /Restricted character "\."/);
-    given(dataset)
-      .when(setMeta('ds', { type: 'x', created_before: 'y' }))
-      .thenThrows(InvalidMetadata, /Some of the keys are not accepted: \['type', 'created_before'\]/);
-    given(dataset)
-      .when(setMeta('ds', { run_number: 'five' }))
-      .thenThrows(InvalidValueForKey, /key run_number is not an integer/);
-    given(dataset)
-      .when(setMeta('ds', { provenance: 'toolong' }))
-      .thenThrows(InvalidValueForKey, /at most 2 characters/);
-    given(dataset)
-      .when(setMeta('ds', { hidden: null }))
-      .thenThrows(InvalidValueForKey, /not allowed to be null/);
-    given(dataset)
-      .when(setMeta('ds', { lifetime: 'soon' }))
-      .thenThrows(InvalidValueForKey, /lifetime is not a number/);
-    given(dataset)
-      .when(setMeta('ds', { events: 3 }))
-      .thenThrows(UnsupportedOperation, /events for user.jdoe:ds cannot be updated/);
-    given([])
-      .when(setMeta('ds', { colour: 'red' }))
-      .thenThrows(DataIdentifierNotFound);
+    it('a key with a dot', () =>
+      given(dataset)
+        .when(setMeta('ds', { 'a.b': 1 }))
+        .thenThrows(InvalidMetadata, /Restricted character "\."/));
+    it('keys without a column', () =>
+      given(dataset)
+        .when(setMeta('ds', { type: 'x', created_before: 'y' }))
+        .thenThrows(InvalidMetadata, /Some of the keys are not accepted: \['type', 'created_before'\]/));
+    it('a run number that is not an integer', () =>
+      given(dataset)
+        .when(setMeta('ds', { run_number: 'five' }))
+        .thenThrows(InvalidValueForKey, /key run_number is not an integer/));
+    it('a value longer than its column', () =>
+      given(dataset)
+        .when(setMeta('ds', { provenance: 'toolong' }))
+        .thenThrows(InvalidValueForKey, /at most 2 characters/));
+    it('null where it is not allowed', () =>
+      given(dataset)
+        .when(setMeta('ds', { hidden: null }))
+        .thenThrows(InvalidValueForKey, /not allowed to be null/));
+    it('a lifetime that is not a number', () =>
+      given(dataset)
+        .when(setMeta('ds', { lifetime: 'soon' }))
+        .thenThrows(InvalidValueForKey, /lifetime is not a number/));
+    it('a file-only key on a collection', () =>
+      given(dataset)
+        .when(setMeta('ds', { events: 3 }))
+        .thenThrows(UnsupportedOperation, /events for user.jdoe:ds cannot be updated/));
+    it('any key of a missing DID', () =>
+      given([])
+        .when(setMeta('ds', { colour: 'red' }))
+        .thenThrows(DataIdentifierNotFound));
   });
 
-  it('sets guid and events on files, and a dataset follows a file with UpdateContentEntry', () => {
-    given([created('f1', 'FILE')])
-      .when(setMeta('f1', { guid: '8AFC4F3E-2E4D-4C4B-9F16-7D3D2A1B0C9E', events: 33 }))
-      .then([metadataSet('f1', { guid: '8afc4f3e2e4d4c4b9f167d3d2a1b0c9e', events: 33 }, {})]);
-    given([
-      created('ds', 'DATASET'),
-      {
-        type: 'DidsAttached',
-        data: {
-          scope: 'user.jdoe',
-          name: 'ds',
-          didType: 'DATASET',
-          children: [fileEntry('f1'), fileEntry('f2')],
-          totals: { length: 2, bytes: 200, events: 20 },
-          attachedAt: AT,
-        },
-      },
-    ])
-      .when({
-        type: 'UpdateContentEntry',
-        data: { scope: 'user.jdoe', name: 'ds', child: { scope: 'user.jdoe', name: 'f1' }, events: 33 },
-        metadata: metadata(),
-      })
-      .then([
+  describe('when the events of a file change', () => {
+    it('sets guid and events on the file', () =>
+      given([created('f1', 'FILE')])
+        .when(setMeta('f1', { guid: '8AFC4F3E-2E4D-4C4B-9F16-7D3D2A1B0C9E', events: 33 }))
+        .then([metadataSet('f1', { guid: '8afc4f3e2e4d4c4b9f167d3d2a1b0c9e', events: 33 }, {})]));
+    it('updates the dataset’s entry of the file and its totals (UpdateContentEntry)', () =>
+      given([
+        created('ds', 'DATASET'),
         {
-          type: 'DidContentUpdated',
+          type: 'DidsAttached',
           data: {
             scope: 'user.jdoe',
             name: 'ds',
-            child: fileEntry('f1', { events: 33 }),
-            totals: { length: 2, bytes: 200, events: 43 },
-            updatedAt: AT,
+            didType: 'DATASET',
+            children: [fileEntry('f1'), fileEntry('f2')],
+            totals: { length: 2, bytes: 200, events: 20 },
+            attachedAt: AT,
           },
         },
-      ]);
+      ])
+        .when({
+          type: 'UpdateContentEntry',
+          data: { scope: 'user.jdoe', name: 'ds', child: { scope: 'user.jdoe', name: 'f1' }, events: 33 },
+          metadata: metadata(),
+        })
+        .then([
+          {
+            type: 'DidContentUpdated',
+            data: {
+              scope: 'user.jdoe',
+              name: 'ds',
+              child: fileEntry('f1', { events: 33 }),
+              totals: { length: 2, bytes: 200, events: 43 },
+              updatedAt: AT,
+            },
+          },
+        ]));
   });
 
-  it('checks values against the metadata conventions of their keys', () => {
+  describe('checks values against the metadata conventions of their keys', () => {
     const datatype: MetaConvention = {
       key: 'datatype',
       keyType: 'DATASET',
@@ -139,45 +150,54 @@ describe('DID decider: metadata', () => {
       values: ['AOD', 'ESD'],
     };
     const conventions = new Map([['datatype', datatype]]);
-    given([created('ds', 'DATASET')])
-      .when(setMeta('ds', { datatype: 'AOD' }, conventions))
-      .then([metadataSet('ds', { datatype: 'AOD' }, {})]);
-    given([created('ds', 'DATASET')])
-      .when(setMeta('ds', { datatype: 'RAW' }, conventions))
-      .thenThrows(InvalidValueForKey, /not one of the allowed values/);
-    given([created('ds', 'DATASET')])
-      .when(setMeta('ds', { datatype: 'aod' }, conventions))
-      .thenThrows(InvalidValueForKey, /does not match the regular expression/);
-    given([created('f1', 'FILE')])
-      .when(setMeta('f1', { datatype: 'AOD' }, conventions))
-      .thenThrows(InvalidValueForKey, /does not apply to a FILE/);
-    const size = new Map([
-      ['size', { key: 'size', keyType: 'ALL', valueType: 'int', valueRegexp: null, values: [] } as MetaConvention],
+    const size = new Map<string, MetaConvention>([
+      ['size', { key: 'size', keyType: 'ALL', valueType: 'int', valueRegexp: null, values: [] }],
     ]);
-    given([created('ds', 'DATASET')])
-      .when(setMeta('ds', { size: '12' }, size))
-      .thenThrows(InvalidValueForKey, /required type int/);
+    it('accepts an allowed value', () =>
+      given([created('ds', 'DATASET')])
+        .when(setMeta('ds', { datatype: 'AOD' }, conventions))
+        .then([metadataSet('ds', { datatype: 'AOD' }, {})]));
+    it('refuses a value not allowed', () =>
+      given([created('ds', 'DATASET')])
+        .when(setMeta('ds', { datatype: 'RAW' }, conventions))
+        .thenThrows(InvalidValueForKey, /not one of the allowed values/));
+    it('refuses a value not matching the expression', () =>
+      given([created('ds', 'DATASET')])
+        .when(setMeta('ds', { datatype: 'aod' }, conventions))
+        .thenThrows(InvalidValueForKey, /does not match the regular expression/));
+    it('refuses a key that does not apply to the DID’s type', () =>
+      given([created('f1', 'FILE')])
+        .when(setMeta('f1', { datatype: 'AOD' }, conventions))
+        .thenThrows(InvalidValueForKey, /does not apply to a FILE/));
+    it('refuses a value of another type', () =>
+      given([created('ds', 'DATASET')])
+        .when(setMeta('ds', { size: '12' }, size))
+        .thenThrows(InvalidValueForKey, /required type int/));
   });
 
   const deleteKey = (name: string, key: string) =>
     ({ type: 'DeleteDidMetadataKey', data: { scope: 'user.jdoe', name, key }, metadata: metadata() }) as const;
 
-  it('deletes JSON keys only', () => {
+  describe('when a key is deleted', () => {
     const withJson = [created('ds', 'DATASET'), metadataSet('ds', {}, { colour: 'red' })];
-    given(withJson)
-      .when(deleteKey('ds', 'colour'))
-      .then([
-        { type: 'DidMetadataKeyDeleted', data: { scope: 'user.jdoe', name: 'ds', key: 'colour', deletedAt: AT } },
-      ]);
-    given(withJson)
-      .when(deleteKey('ds', 'shape'))
-      .thenThrows(KeyNotFound, /^shape$/);
-    given(withJson)
-      .when(deleteKey('ds', 'project'))
-      .thenThrows(NotImplementedError_, /does not currently support deleting metadata/);
-    given([created('ds', 'DATASET')])
-      .when(deleteKey('ds', 'colour'))
-      .thenThrows(DataIdentifierNotFound, /Key not found for data identifier 'user.jdoe:ds'/);
+    it('deletes a JSON key', () =>
+      given(withJson)
+        .when(deleteKey('ds', 'colour'))
+        .then([
+          { type: 'DidMetadataKeyDeleted', data: { scope: 'user.jdoe', name: 'ds', key: 'colour', deletedAt: AT } },
+        ]));
+    it('refuses a key the DID does not have', () =>
+      given(withJson)
+        .when(deleteKey('ds', 'shape'))
+        .thenThrows(KeyNotFound, /^shape$/));
+    it('refuses a column key', () =>
+      given(withJson)
+        .when(deleteKey('ds', 'project'))
+        .thenThrows(NotImplementedError_, /does not currently support deleting metadata/));
+    it('refuses a DID without JSON metadata', () =>
+      given([created('ds', 'DATASET')])
+        .when(deleteKey('ds', 'colour'))
+        .thenThrows(DataIdentifierNotFound, /Key not found for data identifier 'user.jdoe:ds'/));
   });
 });
 
@@ -196,40 +216,54 @@ describe('meta convention decider', () => {
     data: { key: 'datatype', keyType: 'DATASET', valueType: 'str', valueRegexp: '^[A-Z]+$', addedAt: AT },
   } as const;
 
-  it('adds keys with the value types the Python client sends, once', () => {
-    conventions([])
-      .when(addKey('DATASET', "<class 'str'>", '^[A-Z]+$'))
-      .then([keyAdded]);
-    conventions([])
-      .when(addKey('D', 'str', '^[A-Z]+$'))
-      .then([keyAdded]);
-    conventions([keyAdded])
-      .when(addKey('DATASET'))
-      .thenThrows(Duplicate, /key 'datatype' already exists!/);
-    conventions([])
-      .when(addKey('DATASET', 'list'))
-      .thenThrows(UnsupportedValueType, /The type 'list' is not supported for values!/);
-    conventions([])
-      .when(addKey(undefined))
-      .thenThrows(UnsupportedKeyType, /The type 'None' is not supported for keys!/);
-    conventions([])
-      .when(addKey('ALL', null, '('))
-      .thenThrows(InvalidObject, /value_regexp/);
+  describe('when a key is added', () => {
+    it('takes the value type as the Python client sends it', () =>
+      conventions([])
+        .when(addKey('DATASET', "<class 'str'>", '^[A-Z]+$'))
+        .then([keyAdded]));
+    it('takes the key type by its letter', () =>
+      conventions([])
+        .when(addKey('D', 'str', '^[A-Z]+$'))
+        .then([keyAdded]));
+    it('adds a key only once', () =>
+      conventions([keyAdded])
+        .when(addKey('DATASET'))
+        .thenThrows(Duplicate, /key 'datatype' already exists!/));
+    it('refuses a value type it does not know', () =>
+      conventions([])
+        .when(addKey('DATASET', 'list'))
+        .thenThrows(UnsupportedValueType, /The type 'list' is not supported for values!/));
+    it('refuses a missing key type', () =>
+      conventions([])
+        .when(addKey(undefined))
+        .thenThrows(UnsupportedKeyType, /The type 'None' is not supported for keys!/));
+    it('refuses an expression that does not compile', () =>
+      conventions([])
+        .when(addKey('ALL', null, '('))
+        .thenThrows(InvalidObject, /value_regexp/));
   });
 
-  it('adds allowed values that match the key, once', () => {
-    conventions([keyAdded])
-      .when(addValue('AOD'))
-      .then([{ type: 'MetaConventionValueAdded', data: { key: 'datatype', value: 'AOD', addedAt: AT } }]);
-    conventions([keyAdded, { type: 'MetaConventionValueAdded', data: { key: 'datatype', value: 'AOD', addedAt: AT } }])
-      .when(addValue('AOD'))
-      .thenThrows(Duplicate, /key-value 'datatype-AOD' already exists!/);
-    conventions([keyAdded])
-      .when(addValue('aod'))
-      .thenThrows(InvalidValueForKey, /regular expression/);
-    conventions([keyAdded]).when(addValue(5)).thenThrows(InvalidValueForKey);
-    conventions([])
-      .when(addValue('AOD'))
-      .thenThrows(KeyNotFound, /key 'datatype' does not exist!/);
+  describe('when a value is added', () => {
+    it('adds a value matching the key', () =>
+      conventions([keyAdded])
+        .when(addValue('AOD'))
+        .then([{ type: 'MetaConventionValueAdded', data: { key: 'datatype', value: 'AOD', addedAt: AT } }]));
+    it('adds a value only once', () =>
+      conventions([
+        keyAdded,
+        { type: 'MetaConventionValueAdded', data: { key: 'datatype', value: 'AOD', addedAt: AT } },
+      ])
+        .when(addValue('AOD'))
+        .thenThrows(Duplicate, /key-value 'datatype-AOD' already exists!/));
+    it('refuses a value not matching the key’s expression', () =>
+      conventions([keyAdded])
+        .when(addValue('aod'))
+        .thenThrows(InvalidValueForKey, /regular expression/));
+    it('refuses a value that is not a string', () =>
+      conventions([keyAdded]).when(addValue(5)).thenThrows(InvalidValueForKey));
+    it('refuses a value of a key that does not exist', () =>
+      conventions([])
+        .when(addValue('AOD'))
+        .thenThrows(KeyNotFound, /key 'datatype' does not exist!/));
   });
 });

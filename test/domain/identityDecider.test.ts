@@ -37,55 +37,60 @@ describe('identity decider', () => {
       .when(grant('jdoe'))
       .thenThrows(Duplicate, /Identity pair 'jdoe','USERPASS' already exists!/));
 
-  it('needs a password for a new userpass identity, but not for x509', () => {
-    given([])
-      .when(grant('jdoe', null))
-      .thenThrows(IdentityError, /You must provide a password!/);
+  describe('when a new identity is granted', () => {
     const dn = '/DC=org/CN=John Doe';
-    given([])
-      .when({
-        type: 'GrantIdentity',
-        data: {
-          identity: dn,
-          identityType: 'X509',
-          account: 'jdoe',
-          email: 'j@x.org',
-          passwordHash: null,
-          isDefault: false,
-        },
-        metadata: metadata(),
-      })
-      .then([
-        {
-          type: 'IdentityAdded',
-          data: { identity: dn, identityType: 'X509', email: 'j@x.org', passwordHash: null, addedAt: AT },
-        },
-        {
-          type: 'IdentityGrantedToAccount',
-          data: { identity: dn, identityType: 'X509', account: 'jdoe', isDefault: false, grantedAt: AT },
-        },
-      ]);
+    it('needs a password for a userpass identity', () =>
+      given([])
+        .when(grant('jdoe', null))
+        .thenThrows(IdentityError, /You must provide a password!/));
+    it('needs none for an x509 identity', () =>
+      given([])
+        .when({
+          type: 'GrantIdentity',
+          data: {
+            identity: dn,
+            identityType: 'X509',
+            account: 'jdoe',
+            email: 'j@x.org',
+            passwordHash: null,
+            isDefault: false,
+          },
+          metadata: metadata(),
+        })
+        .then([
+          {
+            type: 'IdentityAdded',
+            data: { identity: dn, identityType: 'X509', email: 'j@x.org', passwordHash: null, addedAt: AT },
+          },
+          {
+            type: 'IdentityGrantedToAccount',
+            data: { identity: dn, identityType: 'X509', account: 'jdoe', isDefault: false, grantedAt: AT },
+          },
+        ]));
   });
 
-  it('registers only identities that do not exist yet', () => {
+  describe('when an identity is registered', () => {
     const register = {
       type: 'RegisterIdentity',
       data: { ...key, account: 'jdoe', email: 'j@x.org', passwordHash: 'scrypt$h' },
       metadata: metadata(),
     } as const;
-    given([])
-      .when(register)
-      .then([added, grantedTo('jdoe')]);
-    given([added]).when(register).thenThrows(Duplicate);
+    it('registers one that does not exist yet', () =>
+      given([])
+        .when(register)
+        .then([added, grantedTo('jdoe')]));
+    it('refuses one that exists', () => given([added]).when(register).thenThrows(Duplicate));
   });
 
-  it('revokes a mapping, and refuses one that does not exist', () => {
+  describe('when a mapping is revoked', () => {
     const revoke = { type: 'RevokeIdentity', data: { ...key, account: 'jdoe' }, metadata: metadata() } as const;
-    given([added, grantedTo('jdoe')])
-      .when(revoke)
-      .then([{ type: 'IdentityRevokedFromAccount', data: { ...key, account: 'jdoe', revokedAt: AT } }]);
-    given([added])
-      .when(revoke)
-      .thenThrows(IdentityError, /Identity \('jdoe','USERPASS'\) does not exist!/);
+    it('revokes it', () =>
+      given([added, grantedTo('jdoe')])
+        .when(revoke)
+        .then([{ type: 'IdentityRevokedFromAccount', data: { ...key, account: 'jdoe', revokedAt: AT } }]));
+    it('refuses one that does not exist', () =>
+      given([added])
+        .when(revoke)
+        .thenThrows(IdentityError, /Identity \('jdoe','USERPASS'\) does not exist!/));
   });
 });

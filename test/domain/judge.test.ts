@@ -1,4 +1,6 @@
-import { cleaner, evaluator, injector, repairer } from '../../domain/rule/judge.ts';
+import { expect } from 'chai';
+import { cleaner, evaluator, injector, injectorInputOf, repairableBefore, repairer } from '../../domain/rule/judge.ts';
+import type { RuleRecord } from '../../domain/rule/rule.ts';
 import { workflowSpec } from '../support/workflowSpec.ts';
 
 const now = '2026-11-22T10:00:00.000Z';
@@ -15,6 +17,29 @@ describe('Workflow: the judge-injector (rule 16)', () => {
       .then([{ type: 'InjectRule', data: { ruleId: 'r1' } }]));
   it('leaves a rule created with its locks alone', () =>
     given({}).when({ type: 'RuleAdded', ruleId: 'r1', state: 'REPLICATING' }).thenNothing());
+
+  describe('reading the events it reacts to', () => {
+    it('takes the rule and its state from RuleAdded', () =>
+      expect(
+        injectorInputOf({
+          type: 'RuleAdded',
+          data: {
+            rule: { id: 'r1' } as RuleRecord,
+            state: 'INJECT',
+            error: null,
+            targetRses: [],
+            autoLocked: false,
+          },
+        }),
+      ).to.deep.equal({ type: 'RuleAdded', ruleId: 'r1', state: 'INJECT' }));
+    it('takes the rule from RuleApproved', () =>
+      expect(
+        injectorInputOf({
+          type: 'RuleApproved',
+          data: { ruleId: 'r1', scope: 's', name: 'ds', account: 'jdoe', approver: 'root', at: now },
+        }),
+      ).to.deep.equal({ type: 'RuleApproved', ruleId: 'r1' }));
+  });
 });
 
 describe('Workflow: the judge-evaluator (rule 19)', () => {
@@ -47,6 +72,20 @@ describe('Workflow: the judge-repairer (rule 18)', () => {
         { type: 'RepairRule', data: { ruleId: 'early' } },
         { type: 'RepairRule', data: { ruleId: 'late' } },
       ]));
+});
+
+describe('Workflow: the judge-repairer at the end of its delta (rule 18)', () => {
+  const given = workflowSpec(repairer);
+  it('takes the rules last updated before now minus the delta', () =>
+    expect(repairableBefore(now, 1800)).to.equal('2026-11-22T09:30:00.000Z'));
+  it('leaves a rule updated exactly at that moment for the next cycle, as Rucio does', () =>
+    given({ stuck: [{ ruleId: 'r1', updatedAt: '2026-11-22T09:30:00.000Z' }] })
+      .when({ now, deltaSeconds: 1800 })
+      .thenNothing());
+  it('repairs a rule updated a millisecond before it', () =>
+    given({ stuck: [{ ruleId: 'r1', updatedAt: '2026-11-22T09:29:59.999Z' }] })
+      .when({ now, deltaSeconds: 1800 })
+      .then([{ type: 'RepairRule', data: { ruleId: 'r1' } }]));
 });
 
 describe('Workflow: the judge-cleaner (rule 20)', () => {

@@ -39,13 +39,19 @@ describe('Decider: lifetime exceptions (§8)', () => {
     given([])
       .when({ type: 'RequestException', data: { exception }, metadata: metadata('jdoe') })
       .then([requested]));
-  it('records who approved it, with A or APPROVED', () => {
-    given([requested])
-      .when(decide('A'))
-      .then([{ type: 'ExceptionApproved', data: { id: 'e1', approver: 'admin', previousState: 'WAITING', at: AT } }]);
-    given([requested])
-      .when(decide('APPROVED'))
-      .then([{ type: 'ExceptionApproved', data: { id: 'e1', approver: 'admin', previousState: 'WAITING', at: AT } }]);
+  describe('when an exception is approved', () => {
+    it('records who approved it, with A', () =>
+      given([requested])
+        .when(decide('A'))
+        .then([
+          { type: 'ExceptionApproved', data: { id: 'e1', approver: 'admin', previousState: 'WAITING', at: AT } },
+        ]));
+    it('records who approved it, with APPROVED', () =>
+      given([requested])
+        .when(decide('APPROVED'))
+        .then([
+          { type: 'ExceptionApproved', data: { id: 'e1', approver: 'admin', previousState: 'WAITING', at: AT } },
+        ]));
   });
   it('records who rejected it, also after an approval', () =>
     given([
@@ -61,12 +67,13 @@ describe('Decider: lifetime exceptions (§8)', () => {
     ])
       .when(decide('R'))
       .thenNothingHappened());
-  it('refuses any state but APPROVED and REJECTED (UnsupportedOperation), WAITING included', () => {
-    given([requested])
-      .when(decide('W'))
-      .thenThrows(UnsupportedOperation, /only be APPROVED \(A\) or REJECTED \(R\)/);
-    given([requested]).when(decide('X')).thenThrows(UnsupportedOperation);
-    given([requested]).when(decide(null)).thenThrows(UnsupportedOperation);
+  describe('refuses any state but APPROVED and REJECTED (UnsupportedOperation)', () => {
+    it('WAITING included', () =>
+      given([requested])
+        .when(decide('W'))
+        .thenThrows(UnsupportedOperation, /only be APPROVED \(A\) or REJECTED \(R\)/));
+    it('an unknown state', () => given([requested]).when(decide('X')).thenThrows(UnsupportedOperation));
+    it('no state', () => given([requested]).when(decide(null)).thenThrows(UnsupportedOperation));
   });
   it('refuses an exception that does not exist (LifetimeExceptionNotFound)', () =>
     given([]).when(decide('A')).thenThrows(LifetimeExceptionNotFound));

@@ -258,13 +258,15 @@ describe('DID decider: the reaper’s cleanup upwards (rule 21)', () => {
       .when(remove(['f1']))
       .then([detached(['f1'], 0), erased]));
 
-  it('keeps an open dataset its last file left, unless reaper.remove_open_did', () => {
-    given(dataset(true, ['f1']))
-      .when(remove(['f1']))
-      .then([detached(['f1'], 0)]);
-    given(dataset(true, ['f1']))
-      .when(remove(['f1'], true))
-      .then([detached(['f1'], 0), erased]);
+  describe('given an open dataset its last file left', () => {
+    it('keeps it', () =>
+      given(dataset(true, ['f1']))
+        .when(remove(['f1']))
+        .then([detached(['f1'], 0)]));
+    it('deletes it with reaper.remove_open_did', () =>
+      given(dataset(true, ['f1']))
+        .when(remove(['f1'], true))
+        .then([detached(['f1'], 0), erased]));
   });
 
   it('ignores children that are not attached (a read model behind)', () =>

@@ -81,68 +81,75 @@ const report = (outcome: 'DONE' | 'FAILED' | 'LOST', externalId = 'job-1') =>
   });
 
 describe('Request decider: the states of a request (behaviour rule 22)', () => {
-  it('queues a request once', () => {
-    given([])
-      .when(command('QueueRequest', { request: record, state: 'QUEUED' }))
-      .then([queued()]);
-    given([queued()])
-      .when(command('QueueRequest', { request: record, state: 'QUEUED' }))
-      .thenNothingHappened();
+  describe('when a request is queued', () => {
+    it('queues it', () =>
+      given([])
+        .when(command('QueueRequest', { request: record, state: 'QUEUED' }))
+        .then([queued()]));
+    it('queues it only once', () =>
+      given([queued()])
+        .when(command('QueueRequest', { request: record, state: 'QUEUED' }))
+        .thenNothingHappened());
   });
 
-  it('prepares a PREPARING request: QUEUED, or WAITING under a transfer limit (rule 24)', () => {
+  describe('when a PREPARING request is prepared', () => {
     const prepare = (waiting: boolean) =>
       command('PrepareRequest', { sourceRseId: 'src-id', sourceRse: 'SRC', transfertool: 'mock', waiting });
-    given([queued('PREPARING')])
-      .when(prepare(true))
-      .then([
-        {
-          type: 'RequestPrepared',
-          data: {
-            requestId: 'r1',
-            state: 'WAITING',
-            sourceRseId: 'src-id',
-            sourceRse: 'SRC',
-            transfertool: 'mock',
-            preparedAt: AT,
+    it('makes it WAIT under a transfer limit (rule 24)', () =>
+      given([queued('PREPARING')])
+        .when(prepare(true))
+        .then([
+          {
+            type: 'RequestPrepared',
+            data: {
+              requestId: 'r1',
+              state: 'WAITING',
+              sourceRseId: 'src-id',
+              sourceRse: 'SRC',
+              transfertool: 'mock',
+              preparedAt: AT,
+            },
           },
-        },
-      ]);
-    given([queued('PREPARING')])
-      .when(prepare(false))
-      .then([
-        {
-          type: 'RequestPrepared',
-          data: {
-            requestId: 'r1',
-            state: 'QUEUED',
-            sourceRseId: 'src-id',
-            sourceRse: 'SRC',
-            transfertool: 'mock',
-            preparedAt: AT,
+        ]));
+    it('queues it otherwise', () =>
+      given([queued('PREPARING')])
+        .when(prepare(false))
+        .then([
+          {
+            type: 'RequestPrepared',
+            data: {
+              requestId: 'r1',
+              state: 'QUEUED',
+              sourceRseId: 'src-id',
+              sourceRse: 'SRC',
+              transfertool: 'mock',
+              preparedAt: AT,
+            },
           },
-        },
-      ]);
-    given([queued('QUEUED')])
-      .when(prepare(false))
-      .thenNothingHappened();
+        ]));
+    it('prepares nothing that is not PREPARING', () =>
+      given([queued('QUEUED')])
+        .when(prepare(false))
+        .thenNothingHappened());
   });
 
-  it('records that no source could be chosen, from PREPARING or QUEUED only', () => {
-    given([queued()])
-      .when(command('RecordSourcesUnavailable', { state: 'NO_SOURCES', reason: 'none' }))
-      .then([
-        {
-          type: 'RequestSourcesUnavailable',
-          data: { requestId: 'r1', previousState: 'QUEUED', state: 'NO_SOURCES', reason: 'none', at: AT },
-        },
-      ]);
-    given([queued(), submitting])
-      .when(command('RecordSourcesUnavailable', { state: 'NO_SOURCES', reason: 'none' }))
-      .thenNothingHappened();
+  describe('records that no source could be chosen, from PREPARING or QUEUED only', () => {
+    it('from QUEUED', () =>
+      given([queued()])
+        .when(command('RecordSourcesUnavailable', { state: 'NO_SOURCES', reason: 'none' }))
+        .then([
+          {
+            type: 'RequestSourcesUnavailable',
+            data: { requestId: 'r1', previousState: 'QUEUED', state: 'NO_SOURCES', reason: 'none', at: AT },
+          },
+        ]));
+    it('not from SUBMITTING', () =>
+      given([queued(), submitting])
+        .when(command('RecordSourcesUnavailable', { state: 'NO_SOURCES', reason: 'none' }))
+        .thenNothingHappened());
   });
 
-  it('releases and returns only WAITING requests', () => {
+  describe('given a WAITING request', () => {
     const waiting: RequestEvent = {
       type: 'RequestPrepared',
       data: {
@@ -154,45 +161,55 @@ describe('Request decider: the states of a request (behaviour rule 22)', () => {
         preparedAt: AT,
       },
     };
-    given([queued('PREPARING'), waiting])
-      .when(command('ReleaseRequest'))
-      .then([{ type: 'RequestReleased', data: { requestId: 'r1', releasedAt: AT } }]);
-    given([queued('PREPARING'), waiting])
-      .when(command('ReturnRequestToPreparing'))
-      .then([{ type: 'RequestReturnedToPreparing', data: { requestId: 'r1', at: AT } }]);
-    given([queued()]).when(command('ReleaseRequest')).thenNothingHappened();
+    it('releases it', () =>
+      given([queued('PREPARING'), waiting])
+        .when(command('ReleaseRequest'))
+        .then([{ type: 'RequestReleased', data: { requestId: 'r1', releasedAt: AT } }]));
+    it('returns it to PREPARING', () =>
+      given([queued('PREPARING'), waiting])
+        .when(command('ReturnRequestToPreparing'))
+        .then([{ type: 'RequestReturnedToPreparing', data: { requestId: 'r1', at: AT } }]));
+    it('releases nothing that is not WAITING', () =>
+      given([queued()]).when(command('ReleaseRequest')).thenNothingHappened());
   });
 
-  it('goes QUEUED → SUBMITTING → SUBMITTED, each only from the state before', () => {
+  describe('goes QUEUED → SUBMITTING → SUBMITTED, each only from the state before', () => {
     const mark = command('MarkRequestSubmitting', {
       sources: [source],
       destUrl: 'root://dest:1094/data/f1',
       transfertool: 'mock',
     });
-    given([queued()]).when(mark).then([submitting]);
-    given([queued(), submitting]).when(mark).thenNothingHappened();
-    given([queued(), submitting])
-      .when(command('RecordSubmission', { externalId: 'job-1', externalHost: 'mock' }))
-      .then([submitted]);
-    given([queued()])
-      .when(command('RecordSubmission', { externalId: 'job-1', externalHost: 'mock' }))
-      .thenNothingHappened();
-    given([queued(), submitting])
-      .when(command('RecordSubmissionFailure', { reason: 'refused' }))
-      .then([{ type: 'RequestSubmissionFailed', data: { requestId: 'r1', reason: 'refused', failedAt: AT } }]);
+    it('marks a QUEUED request SUBMITTING', () => given([queued()]).when(mark).then([submitting]));
+    it('marks it only once', () => given([queued(), submitting]).when(mark).thenNothingHappened());
+    it('records the submission of a SUBMITTING request', () =>
+      given([queued(), submitting])
+        .when(command('RecordSubmission', { externalId: 'job-1', externalHost: 'mock' }))
+        .then([submitted]));
+    it('records no submission of a QUEUED one', () =>
+      given([queued()])
+        .when(command('RecordSubmission', { externalId: 'job-1', externalHost: 'mock' }))
+        .thenNothingHappened());
+    it('records the submission’s failure', () =>
+      given([queued(), submitting])
+        .when(command('RecordSubmissionFailure', { reason: 'refused' }))
+        .then([{ type: 'RequestSubmissionFailed', data: { requestId: 'r1', reason: 'refused', failedAt: AT } }]));
   });
 
-  it('records DONE, FAILED and LOST reports of its current job only', () => {
-    given([queued(), submitting, submitted])
-      .when(report('DONE'))
-      .then([{ type: 'TransferSucceeded', data: { ...link, startedAt: AT, transferredAt: AT } }]);
-    given([queued(), submitting, submitted])
-      .when(report('FAILED'))
-      .then([{ type: 'TransferFailed', data: { ...link, reason: 'boom', startedAt: AT, failedAt: AT } }]);
-    given([queued(), submitting, submitted])
-      .when(report('LOST'))
-      .then([{ type: 'TransferLost', data: { ...link, reason: 'boom', lostAt: AT } }]);
-    given([queued(), submitting, submitted]).when(report('DONE', 'an-earlier-job')).thenNothingHappened();
+  describe('records the reports of its current job only', () => {
+    it('DONE', () =>
+      given([queued(), submitting, submitted])
+        .when(report('DONE'))
+        .then([{ type: 'TransferSucceeded', data: { ...link, startedAt: AT, transferredAt: AT } }]));
+    it('FAILED', () =>
+      given([queued(), submitting, submitted])
+        .when(report('FAILED'))
+        .then([{ type: 'TransferFailed', data: { ...link, reason: 'boom', startedAt: AT, failedAt: AT } }]));
+    it('LOST', () =>
+      given([queued(), submitting, submitted])
+        .when(report('LOST'))
+        .then([{ type: 'TransferLost', data: { ...link, reason: 'boom', lostAt: AT } }]));
+    it('none of an earlier job', () =>
+      given([queued(), submitting, submitted]).when(report('DONE', 'an-earlier-job')).thenNothingHappened());
   });
 
   it('takes a second report of the same outcome as a no-op', () =>
@@ -205,48 +222,51 @@ describe('Request decider: the states of a request (behaviour rule 22)', () => {
       .when(report('DONE'))
       .thenNothingHappened());
 
-  it('archives finished requests and SUBMITTING ones, and nothing else', () => {
+  describe('archives finished requests and SUBMITTING ones, and nothing else', () => {
     const failed: RequestEvent = {
       type: 'TransferFailed',
       data: { ...link, reason: 'boom', startedAt: AT, failedAt: AT },
     };
-    given([queued(), submitting, submitted, failed])
-      .when(command('ArchiveRequest', { retriedAs: 'r2', error: null }))
-      .then([
-        {
-          type: 'RequestArchived',
-          data: {
-            requestId: 'r1',
-            scope: 'user.jdoe',
-            name: 'f1',
-            destRseId: 'dest-id',
-            state: 'FAILED',
-            retriedAs: 'r2',
-            error: null,
-            archivedAt: AT,
+    it('a FAILED request, naming its retry', () =>
+      given([queued(), submitting, submitted, failed])
+        .when(command('ArchiveRequest', { retriedAs: 'r2', error: null }))
+        .then([
+          {
+            type: 'RequestArchived',
+            data: {
+              requestId: 'r1',
+              scope: 'user.jdoe',
+              name: 'f1',
+              destRseId: 'dest-id',
+              state: 'FAILED',
+              retriedAs: 'r2',
+              error: null,
+              archivedAt: AT,
+            },
           },
-        },
-      ]);
-    given([queued(), submitting])
-      .when(command('ArchiveRequest', { retriedAs: null, error: 'stuck' }))
-      .then([
-        {
-          type: 'RequestArchived',
-          data: {
-            requestId: 'r1',
-            scope: 'user.jdoe',
-            name: 'f1',
-            destRseId: 'dest-id',
-            state: 'SUBMITTING',
-            retriedAs: null,
-            error: 'stuck',
-            archivedAt: AT,
+        ]));
+    it('a SUBMITTING request, with the error', () =>
+      given([queued(), submitting])
+        .when(command('ArchiveRequest', { retriedAs: null, error: 'stuck' }))
+        .then([
+          {
+            type: 'RequestArchived',
+            data: {
+              requestId: 'r1',
+              scope: 'user.jdoe',
+              name: 'f1',
+              destRseId: 'dest-id',
+              state: 'SUBMITTING',
+              retriedAs: null,
+              error: 'stuck',
+              archivedAt: AT,
+            },
           },
-        },
-      ]);
-    given([queued(), submitting, submitted])
-      .when(command('ArchiveRequest', { retriedAs: null, error: null }))
-      .thenNothingHappened();
+        ]));
+    it('nothing of a request still SUBMITTED', () =>
+      given([queued(), submitting, submitted])
+        .when(command('ArchiveRequest', { retriedAs: null, error: null }))
+        .thenNothingHappened());
   });
 
   it('cancels an unfinished request with the job the tool must stop', () =>

@@ -46,12 +46,13 @@ describe('RSE decider', () => {
         .when({ type: 'CreateRse', data: { ...ref, properties }, metadata: metadata() })
         .then(created));
 
-    it('refuses a name in use, also by a deleted RSE', () => {
+    describe('refuses a name in use', () => {
       const create = { type: 'CreateRse', data: { ...ref, properties }, metadata: metadata() } as const;
-      given(created)
-        .when(create)
-        .thenThrows(Duplicate, /RSE 'CERN_DISK' already exists!/);
-      given(deleted).when(create).thenThrows(Duplicate);
+      it('by an RSE', () =>
+        given(created)
+          .when(create)
+          .thenThrows(Duplicate, /RSE 'CERN_DISK' already exists!/));
+      it('by a deleted RSE', () => given(deleted).when(create).thenThrows(Duplicate));
     });
 
     it('deletes an empty RSE and drops its name attribute', () =>
@@ -62,22 +63,26 @@ describe('RSE decider', () => {
           { type: 'RseAttributeRemoved', data: { ...ref, key: 'CERN_DISK' } },
         ]));
 
-    it('refuses to delete an RSE holding replicas or whose rucio counter holds bytes, or one that is gone', () => {
-      given([
-        ...created,
-        { type: 'RseUsageSet', data: { ...ref, source: 'rucio', used: 10, free: null, files: 1, updatedAt: AT } },
-      ])
-        .when(command('DeleteRse', { catalogueBytes: 0 }))
-        .thenThrows(RSEOperationNotSupported, /RSE 'CERN_DISK' is not empty/);
-      given(created)
-        .when(command('DeleteRse', { catalogueBytes: 5 }))
-        .thenThrows(RSEOperationNotSupported, /is not empty/);
-      given(deleted)
-        .when(command('DeleteRse', { catalogueBytes: 0 }))
-        .thenThrows(RSENotFound, /RSE 'CERN_DISK' cannot be found in vo 'def'/);
-      given([])
-        .when(command('DeleteRse', { catalogueBytes: 0 }))
-        .thenThrows(RSENotFound);
+    describe('refuses to delete an RSE that is not empty or is gone', () => {
+      it('one whose rucio counter holds bytes', () =>
+        given([
+          ...created,
+          { type: 'RseUsageSet', data: { ...ref, source: 'rucio', used: 10, free: null, files: 1, updatedAt: AT } },
+        ])
+          .when(command('DeleteRse', { catalogueBytes: 0 }))
+          .thenThrows(RSEOperationNotSupported, /RSE 'CERN_DISK' is not empty/));
+      it('one holding replicas', () =>
+        given(created)
+          .when(command('DeleteRse', { catalogueBytes: 5 }))
+          .thenThrows(RSEOperationNotSupported, /is not empty/));
+      it('a deleted one', () =>
+        given(deleted)
+          .when(command('DeleteRse', { catalogueBytes: 0 }))
+          .thenThrows(RSENotFound, /RSE 'CERN_DISK' cannot be found in vo 'def'/));
+      it('a missing one', () =>
+        given([])
+          .when(command('DeleteRse', { catalogueBytes: 0 }))
+          .thenThrows(RSENotFound));
     });
   });
 
@@ -110,41 +115,48 @@ describe('RSE decider', () => {
   });
 
   describe('attributes', () => {
-    it('sets, replaces and removes attributes', () => {
-      given(created)
-        .when(command('SetRseAttribute', { key: 'tier', value: '1' }))
-        .then([{ type: 'RseAttributeSet', data: { ...ref, key: 'tier', value: '1' } }]);
-      given(created)
-        .when(command('SetRseAttribute', { key: 'city', value: 'Geneva' }))
-        .thenNothingHappened();
-      given(created)
-        .when(command('RemoveRseAttribute', { key: 'city' }))
-        .then([{ type: 'RseAttributeRemoved', data: { ...ref, key: 'city' } }]);
-      given(created)
-        .when(command('RemoveRseAttribute', { key: 'tier' }))
-        .thenThrows(RSEAttributeNotFound, /RSE attribute 'tier' cannot be found/);
+    describe('when attributes are set and removed', () => {
+      it('sets one', () =>
+        given(created)
+          .when(command('SetRseAttribute', { key: 'tier', value: '1' }))
+          .then([{ type: 'RseAttributeSet', data: { ...ref, key: 'tier', value: '1' } }]));
+      it('sets nothing when the value is the same', () =>
+        given(created)
+          .when(command('SetRseAttribute', { key: 'city', value: 'Geneva' }))
+          .thenNothingHappened());
+      it('removes one', () =>
+        given(created)
+          .when(command('RemoveRseAttribute', { key: 'city' }))
+          .then([{ type: 'RseAttributeRemoved', data: { ...ref, key: 'city' } }]));
+      it('refuses to remove an attribute the RSE does not have', () =>
+        given(created)
+          .when(command('RemoveRseAttribute', { key: 'tier' }))
+          .thenThrows(RSEAttributeNotFound, /RSE attribute 'tier' cannot be found/));
     });
   });
 
   describe('protocols', () => {
     const added: RseEvent = { type: 'RseProtocolAdded', data: { ...ref, protocol: protocol() } };
 
-    it('adds a protocol and refuses the same scheme, hostname and port twice', () => {
-      given(created)
-        .when(command('AddRseProtocol', { protocol: protocol() }))
-        .then([added]);
-      given([...created, added])
-        .when(command('AddRseProtocol', { protocol: protocol({ prefix: '/other' }) }))
-        .thenThrows(
-          Duplicate,
-          /Protocol 'https' on port 443 already registered for  'CERN_DISK' with hostname 'eos.cern.ch'./,
-        );
-      given([...created, added])
-        .when(command('AddRseProtocol', { protocol: protocol({ port: 8443 }) }))
-        .then([{ type: 'RseProtocolAdded', data: { ...ref, protocol: protocol({ port: 8443 }) } }]);
+    describe('when a protocol is added', () => {
+      it('adds it', () =>
+        given(created)
+          .when(command('AddRseProtocol', { protocol: protocol() }))
+          .then([added]));
+      it('refuses the same scheme, hostname and port twice', () =>
+        given([...created, added])
+          .when(command('AddRseProtocol', { protocol: protocol({ prefix: '/other' }) }))
+          .thenThrows(
+            Duplicate,
+            /Protocol 'https' on port 443 already registered for {2}'CERN_DISK' with hostname 'eos.cern.ch'./,
+          ));
+      it('adds the same scheme on another port', () =>
+        given([...created, added])
+          .when(command('AddRseProtocol', { protocol: protocol({ port: 8443 }) }))
+          .then([{ type: 'RseProtocolAdded', data: { ...ref, protocol: protocol({ port: 8443 }) } }]));
     });
 
-    it('updates every protocol of a scheme, narrowed by hostname and port when given', () => {
+    describe('updates every protocol of a scheme, narrowed by hostname and port when given', () => {
       const second: RseEvent = {
         type: 'RseProtocolAdded',
         data: { ...ref, protocol: protocol({ hostname: 'other.cern.ch' }) },
@@ -157,27 +169,34 @@ describe('RSE decider', () => {
           data: { ...ref, protocol: { ...base, domains: { ...base.domains, wan: { ...base.domains.wan, read: 1 } } } },
         };
       };
-      given([...created, added, second])
-        .when(command('UpdateRseProtocols', { scheme: 'https', changes }))
-        .then([updated('eos.cern.ch'), updated('other.cern.ch')]);
-      given([...created, added, second])
-        .when(command('UpdateRseProtocols', { scheme: 'https', hostname: 'other.cern.ch', port: 443, changes }))
-        .then([updated('other.cern.ch')]);
-      given([...created, added])
-        .when(command('UpdateRseProtocols', { scheme: 'https', hostname: 'eos.cern.ch', port: 80, changes }))
-        .thenThrows(
-          RSEProtocolNotSupported,
-          /RSE 'CERN_DISK' does not support protocol 'https' for hostname 'eos.cern.ch' on port '80'/,
-        );
+      it('every one of the scheme', () =>
+        given([...created, added, second])
+          .when(command('UpdateRseProtocols', { scheme: 'https', changes }))
+          .then([updated('eos.cern.ch'), updated('other.cern.ch')]));
+      it('the one of a hostname and port', () =>
+        given([...created, added, second])
+          .when(command('UpdateRseProtocols', { scheme: 'https', hostname: 'other.cern.ch', port: 443, changes }))
+          .then([updated('other.cern.ch')]));
+      it('refuses when none matches', () =>
+        given([...created, added])
+          .when(command('UpdateRseProtocols', { scheme: 'https', hostname: 'eos.cern.ch', port: 80, changes }))
+          .thenThrows(
+            RSEProtocolNotSupported,
+            /RSE 'CERN_DISK' does not support protocol 'https' for hostname 'eos.cern.ch' on port '80'/,
+          ));
     });
 
-    it('removes matching protocols and refuses when none matches', () => {
-      given([...created, added])
-        .when(command('RemoveRseProtocols', { scheme: 'https', hostname: 'eos.cern.ch' }))
-        .then([{ type: 'RseProtocolRemoved', data: { ...ref, scheme: 'https', hostname: 'eos.cern.ch', port: 443 } }]);
-      given([...created, added])
-        .when(command('RemoveRseProtocols', { scheme: 'root' }))
-        .thenThrows(RSEProtocolNotSupported, /does not support protocol 'root'$/);
+    describe('when protocols are removed', () => {
+      it('removes the matching ones', () =>
+        given([...created, added])
+          .when(command('RemoveRseProtocols', { scheme: 'https', hostname: 'eos.cern.ch' }))
+          .then([
+            { type: 'RseProtocolRemoved', data: { ...ref, scheme: 'https', hostname: 'eos.cern.ch', port: 443 } },
+          ]));
+      it('refuses when none matches', () =>
+        given([...created, added])
+          .when(command('RemoveRseProtocols', { scheme: 'root' }))
+          .thenThrows(RSEProtocolNotSupported, /does not support protocol 'root'$/));
     });
   });
 
@@ -189,53 +208,65 @@ describe('RSE decider', () => {
           { type: 'RseUsageSet', data: { ...ref, source: 'storage', used: 5, free: null, files: null, updatedAt: AT } },
         ]));
 
-    it('sets and removes limits, silently when the limit is absent', () => {
+    describe('when limits are set and removed', () => {
       const set: RseEvent = { type: 'RseLimitSet', data: { ...ref, name: 'MinFreeSpace', value: 100 } };
-      given(created)
-        .when(command('SetRseLimit', { name: 'MinFreeSpace', value: 100 }))
-        .then([set]);
-      given([...created, set])
-        .when(command('SetRseLimit', { name: 'MinFreeSpace', value: 100 }))
-        .thenNothingHappened();
-      given([...created, set])
-        .when(command('RemoveRseLimit', { name: 'MinFreeSpace' }))
-        .then([{ type: 'RseLimitRemoved', data: { ...ref, name: 'MinFreeSpace' } }]);
-      given(created)
-        .when(command('RemoveRseLimit', { name: 'MinFreeSpace' }))
-        .thenNothingHappened();
+      it('sets one', () =>
+        given(created)
+          .when(command('SetRseLimit', { name: 'MinFreeSpace', value: 100 }))
+          .then([set]));
+      it('sets nothing when the value is the same', () =>
+        given([...created, set])
+          .when(command('SetRseLimit', { name: 'MinFreeSpace', value: 100 }))
+          .thenNothingHappened());
+      it('removes one', () =>
+        given([...created, set])
+          .when(command('RemoveRseLimit', { name: 'MinFreeSpace' }))
+          .then([{ type: 'RseLimitRemoved', data: { ...ref, name: 'MinFreeSpace' } }]));
+      it('removes nothing, silently, when the limit is absent', () =>
+        given(created)
+          .when(command('RemoveRseLimit', { name: 'MinFreeSpace' }))
+          .thenNothingHappened());
     });
 
-    it('adds QoS policies once and removes them silently', () => {
+    describe('when QoS policies are added and removed', () => {
       const added: RseEvent = { type: 'RseQosPolicyAdded', data: { ...ref, policy: 'SSD' } };
-      given(created)
-        .when(command('AddRseQosPolicy', { policy: 'SSD' }))
-        .then([added]);
-      given([...created, added])
-        .when(command('AddRseQosPolicy', { policy: 'SSD' }))
-        .thenThrows(Duplicate, /QoS policy SSD already exists!/);
-      given(created)
-        .when(command('RemoveRseQosPolicy', { policy: 'SSD' }))
-        .thenNothingHappened();
+      it('adds one', () =>
+        given(created)
+          .when(command('AddRseQosPolicy', { policy: 'SSD' }))
+          .then([added]));
+      it('adds one only once', () =>
+        given([...created, added])
+          .when(command('AddRseQosPolicy', { policy: 'SSD' }))
+          .thenThrows(Duplicate, /QoS policy SSD already exists!/));
+      it('removes one silently when absent', () =>
+        given(created)
+          .when(command('RemoveRseQosPolicy', { policy: 'SSD' }))
+          .thenNothingHappened());
     });
 
-    it('adds a distance once, updates only existing ones and removes them', () => {
+    describe('when distances are added, updated and removed', () => {
       const destination = { destRseId: 'b'.repeat(32), destRse: 'BNL_DISK' };
       const set: RseEvent = { type: 'RseDistanceSet', data: { ...ref, ...destination, distance: 3, at: AT } };
-      given(created)
-        .when(command('AddRseDistance', { ...destination, distance: 3 }))
-        .then([set]);
-      given([...created, set])
-        .when(command('AddRseDistance', { ...destination, distance: 4 }))
-        .thenThrows(Duplicate, /Distance from CERN_DISK to BNL_DISK already exists!/);
-      given(created)
-        .when(command('UpdateRseDistance', { ...destination, distance: 4 }))
-        .thenNothingHappened();
-      given([...created, set])
-        .when(command('UpdateRseDistance', { ...destination, distance: 4 }))
-        .then([{ type: 'RseDistanceSet', data: { ...ref, ...destination, distance: 4, at: AT } }]);
-      given([...created, set])
-        .when(command('RemoveRseDistance', destination))
-        .then([{ type: 'RseDistanceRemoved', data: { ...ref, ...destination } }]);
+      it('adds one', () =>
+        given(created)
+          .when(command('AddRseDistance', { ...destination, distance: 3 }))
+          .then([set]));
+      it('adds one only once', () =>
+        given([...created, set])
+          .when(command('AddRseDistance', { ...destination, distance: 4 }))
+          .thenThrows(Duplicate, /Distance from CERN_DISK to BNL_DISK already exists!/));
+      it('updates nothing that does not exist', () =>
+        given(created)
+          .when(command('UpdateRseDistance', { ...destination, distance: 4 }))
+          .thenNothingHappened());
+      it('updates one', () =>
+        given([...created, set])
+          .when(command('UpdateRseDistance', { ...destination, distance: 4 }))
+          .then([{ type: 'RseDistanceSet', data: { ...ref, ...destination, distance: 4, at: AT } }]));
+      it('removes one', () =>
+        given([...created, set])
+          .when(command('RemoveRseDistance', destination))
+          .then([{ type: 'RseDistanceRemoved', data: { ...ref, ...destination } }]));
     });
   });
 });

@@ -42,19 +42,23 @@ describe('config decider', () => {
       })
       .then([set('core', 'b', 'x')]));
 
-  it('removes an option and a section, refusing missing ones', () => {
-    given([set('core', 'a', '1')])
-      .when({ type: 'RemoveConfigOption', data: { section: 'core', option: 'a' }, metadata: metadata() })
-      .then([{ type: 'ConfigOptionRemoved', data: { section: 'core', option: 'a' } }]);
-    given([set('core', 'a', '1'), { type: 'ConfigOptionRemoved', data: { section: 'core', option: 'a' } }])
-      .when({ type: 'RemoveConfigSection', data: { section: 'core' }, metadata: metadata() })
-      .thenThrows(ConfigNotFound, /No configuration found for section 'core'/);
-    given([])
-      .when({ type: 'RemoveConfigOption', data: { section: 'core', option: 'a' }, metadata: metadata() })
-      .thenThrows(ConfigNotFound, /option 'a'/);
-    given([set('core', 'a', '1')])
-      .when({ type: 'RemoveConfigSection', data: { section: 'core' }, metadata: metadata() })
-      .then([{ type: 'ConfigSectionRemoved', data: { section: 'core' } }]);
+  describe('when options and sections are removed', () => {
+    it('removes an option', () =>
+      given([set('core', 'a', '1')])
+        .when({ type: 'RemoveConfigOption', data: { section: 'core', option: 'a' }, metadata: metadata() })
+        .then([{ type: 'ConfigOptionRemoved', data: { section: 'core', option: 'a' } }]));
+    it('refuses a section left without options', () =>
+      given([set('core', 'a', '1'), { type: 'ConfigOptionRemoved', data: { section: 'core', option: 'a' } }])
+        .when({ type: 'RemoveConfigSection', data: { section: 'core' }, metadata: metadata() })
+        .thenThrows(ConfigNotFound, /No configuration found for section 'core'/));
+    it('refuses a missing option', () =>
+      given([])
+        .when({ type: 'RemoveConfigOption', data: { section: 'core', option: 'a' }, metadata: metadata() })
+        .thenThrows(ConfigNotFound, /option 'a'/));
+    it('removes a section', () =>
+      given([set('core', 'a', '1')])
+        .when({ type: 'RemoveConfigSection', data: { section: 'core' }, metadata: metadata() })
+        .then([{ type: 'ConfigSectionRemoved', data: { section: 'core' } }]));
   });
 
   it('stores values as text and types them again like Rucio', () => {

@@ -92,42 +92,48 @@ describe('Decider: subscriptions (§7)', () => {
       given([added({ lifetime: past })])
         .when({ type: 'ExpireSubscription', data: { id: 'sub1' }, metadata: metadata() })
         .then([{ type: 'SubscriptionDeactivated', data: { ...ref, reason: 'lifetime', at: AT } }]));
-    it('does nothing while it runs, or to an INACTIVE subscription', () => {
-      given([added({ lifetime: new Date(NOW.getTime() + 1000).toISOString() })])
-        .when({ type: 'ExpireSubscription', data: { id: 'sub1' }, metadata: metadata() })
-        .thenNothingHappened();
-      given([
-        added({ lifetime: past }),
-        { type: 'SubscriptionDeactivated', data: { ...ref, reason: 'requested', at: AT } },
-      ])
-        .when({ type: 'ExpireSubscription', data: { id: 'sub1' }, metadata: metadata() })
-        .thenNothingHappened();
+    describe('does nothing to a subscription', () => {
+      it('that still runs', () =>
+        given([added({ lifetime: new Date(NOW.getTime() + 1000).toISOString() })])
+          .when({ type: 'ExpireSubscription', data: { id: 'sub1' }, metadata: metadata() })
+          .thenNothingHappened());
+      it('that is INACTIVE already', () =>
+        given([
+          added({ lifetime: past }),
+          { type: 'SubscriptionDeactivated', data: { ...ref, reason: 'requested', at: AT } },
+        ])
+          .when({ type: 'ExpireSubscription', data: { id: 'sub1' }, metadata: metadata() })
+          .thenNothingHappened());
     });
   });
 
   describe('the retroactive pass', () => {
     const after = { scope: 's', didType: 'DATASET' as const, name: 'ds9' };
-    it('records how far it got, once per position', () => {
-      given([added({ retroactive: true }, 'NEW')])
-        .when({ type: 'RecordRetroactiveProgress', data: { id: 'sub1', after, dids: 10 }, metadata: metadata() })
-        .then([{ type: 'SubscriptionRetroactiveProgressed', data: { ...ref, after, dids: 10, at: AT } }]);
-      given([
-        added({ retroactive: true }, 'NEW'),
-        { type: 'SubscriptionRetroactiveProgressed', data: { ...ref, after, dids: 10, at: AT } },
-      ])
-        .when({ type: 'RecordRetroactiveProgress', data: { id: 'sub1', after, dids: 10 }, metadata: metadata() })
-        .thenNothingHappened();
+    describe('records how far it got, once per position', () => {
+      it('a new position', () =>
+        given([added({ retroactive: true }, 'NEW')])
+          .when({ type: 'RecordRetroactiveProgress', data: { id: 'sub1', after, dids: 10 }, metadata: metadata() })
+          .then([{ type: 'SubscriptionRetroactiveProgressed', data: { ...ref, after, dids: 10, at: AT } }]));
+      it('not the same position again', () =>
+        given([
+          added({ retroactive: true }, 'NEW'),
+          { type: 'SubscriptionRetroactiveProgressed', data: { ...ref, after, dids: 10, at: AT } },
+        ])
+          .when({ type: 'RecordRetroactiveProgress', data: { id: 'sub1', after, dids: 10 }, metadata: metadata() })
+          .thenNothingHappened());
     });
-    it('makes a NEW subscription ACTIVE when it is over, and keeps another state', () => {
-      given([added({ retroactive: true }, 'NEW')])
-        .when({ type: 'CompleteRetroactivePass', data: { id: 'sub1' }, metadata: metadata() })
-        .then([{ type: 'SubscriptionRetroactiveCompleted', data: { ...ref, state: 'ACTIVE', at: AT } }]);
-      given([
-        added({ retroactive: true }, 'NEW'),
-        { type: 'SubscriptionUpdated', data: { ...ref, changes: {}, state: 'UPDATED', at: AT } },
-      ])
-        .when({ type: 'CompleteRetroactivePass', data: { id: 'sub1' }, metadata: metadata() })
-        .then([{ type: 'SubscriptionRetroactiveCompleted', data: { ...ref, state: 'UPDATED', at: AT } }]);
+    describe('when it is over', () => {
+      it('makes a NEW subscription ACTIVE', () =>
+        given([added({ retroactive: true }, 'NEW')])
+          .when({ type: 'CompleteRetroactivePass', data: { id: 'sub1' }, metadata: metadata() })
+          .then([{ type: 'SubscriptionRetroactiveCompleted', data: { ...ref, state: 'ACTIVE', at: AT } }]));
+      it('keeps another state', () =>
+        given([
+          added({ retroactive: true }, 'NEW'),
+          { type: 'SubscriptionUpdated', data: { ...ref, changes: {}, state: 'UPDATED', at: AT } },
+        ])
+          .when({ type: 'CompleteRetroactivePass', data: { id: 'sub1' }, metadata: metadata() })
+          .then([{ type: 'SubscriptionRetroactiveCompleted', data: { ...ref, state: 'UPDATED', at: AT } }]));
     });
     it('has nothing to do for a subscription that is not retroactive', () =>
       given([added()])
@@ -174,12 +180,14 @@ describe('Decider: dry runs of a subscription', () => {
     didType: 'DATASET' as const,
     rules: [],
   };
-  it('records what would have been made, once', () => {
-    dryRuns([])
-      .when({ type: 'RecordDryRun', data, metadata: metadata() })
-      .then([{ type: 'SubscriptionDryRunRecorded', data: { ...data, at: AT } }]);
-    dryRuns([{ type: 'SubscriptionDryRunRecorded', data: { ...data, at: AT } }])
-      .when({ type: 'RecordDryRun', data, metadata: metadata() })
-      .thenNothingHappened();
+  describe('records what would have been made, once', () => {
+    it('the first time', () =>
+      dryRuns([])
+        .when({ type: 'RecordDryRun', data, metadata: metadata() })
+        .then([{ type: 'SubscriptionDryRunRecorded', data: { ...data, at: AT } }]));
+    it('not again', () =>
+      dryRuns([{ type: 'SubscriptionDryRunRecorded', data: { ...data, at: AT } }])
+        .when({ type: 'RecordDryRun', data, metadata: metadata() })
+        .thenNothingHappened());
   });
 });

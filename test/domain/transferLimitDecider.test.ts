@@ -45,34 +45,37 @@ describe('Transfer limits decider (behaviour rule 24)', () => {
     given([])
       .when(set({}))
       .then([{ type: 'TransferLimitSet', data: { limit } }]));
-  it('updates only what is given, keyed by expression, activity and direction', () => {
-    given([{ type: 'TransferLimitSet', data: { limit } }])
-      .when(set({ newId: 'other', maxTransfers: 5 }))
-      .then([{ type: 'TransferLimitSet', data: { limit: { ...limit, maxTransfers: 5 } } }]);
-    given([{ type: 'TransferLimitSet', data: { limit } }])
-      .when(set({ maxTransfers: 0 }))
-      .thenNothingHappened();
+  describe('updates only what is given, keyed by expression, activity and direction', () => {
+    it('changes the limit of the same key, keeping its id', () =>
+      given([{ type: 'TransferLimitSet', data: { limit } }])
+        .when(set({ newId: 'other', maxTransfers: 5 }))
+        .then([{ type: 'TransferLimitSet', data: { limit: { ...limit, maxTransfers: 5 } } }]));
+    it('changes nothing when the values are the same', () =>
+      given([{ type: 'TransferLimitSet', data: { limit } }])
+        .when(set({ maxTransfers: 0 }))
+        .thenNothingHappened());
   });
-  it('deletes a limit, and deleting a missing one changes nothing', () => {
+  describe('when a limit is deleted', () => {
     const remove = {
       type: 'DeleteTransferLimit',
       data: { rseExpression: 'DEST', activity: null, direction: 'DESTINATION' },
       metadata: metadata(),
     } as TransferLimitCommand;
-    given([{ type: 'TransferLimitSet', data: { limit } }])
-      .when(remove)
-      .then([
-        {
-          type: 'TransferLimitDeleted',
-          data: {
-            id: 'l1',
-            rseExpression: 'DEST',
-            activity: 'all_activities',
-            direction: 'DESTINATION',
-            deletedAt: AT,
+    it('deletes it', () =>
+      given([{ type: 'TransferLimitSet', data: { limit } }])
+        .when(remove)
+        .then([
+          {
+            type: 'TransferLimitDeleted',
+            data: {
+              id: 'l1',
+              rseExpression: 'DEST',
+              activity: 'all_activities',
+              direction: 'DESTINATION',
+              deletedAt: AT,
+            },
           },
-        },
-      ]);
-    given([]).when(remove).thenNothingHappened();
+        ]));
+    it('changes nothing when there is none', () => given([]).when(remove).thenNothingHappened());
   });
 });

@@ -12,6 +12,7 @@ import { ruleJsonOverHttp, ruleOverHttp } from '../support/rules.ts';
 import { transferStatus } from '../../projections/request/transferStatus.ts';
 import { createTransferTools } from '../../infra/transfer/transferTools.ts';
 import type { RecordedEvent } from '../../infra/eventstore/eventStore.ts';
+import { reactionsOf } from '../../workers/reactor.ts';
 import { cancellerRole } from '../../workers/request/conveyorRoles.ts';
 import type { WorkerContext } from '../../workers/workerContext.ts';
 
@@ -20,7 +21,7 @@ import type { WorkerContext } from '../../workers/workerContext.ts';
  * rules whose copies arrive (or fail) without anyone acting.
  */
 
-type RequestJson = Record<string, any>;
+type RequestJson = Record<string, unknown>;
 
 /** Two RSEs linked A → B, a dataset of `files` on A: what a rule to B needs to transfer. */
 const linkedWorld = async (
@@ -271,9 +272,18 @@ describe('Roles: the conveyor-canceller', () => {
         data,
         metadata: {},
       }) as unknown as RecordedEvent;
-    expect(cancellerRole.jobOf(event({ requestId: 'r1', externalId: null, transfertool: null }))).to.equal(undefined);
-    const job = cancellerRole.jobOf(event({ requestId: 'r1', externalId: 'job-9', transfertool: 'fake' }))!;
-    expect(await cancellerRole.process(job, { jobId: 'e1', startedAt: new Date() }, context)).to.deep.equal({
+    // As the reactor makes jobs of events: through the role's reaction.
+    const [reaction] = reactionsOf([cancellerRole]);
+    expect(reaction!.jobOf!(event({ requestId: 'r1', externalId: null, transfertool: null }))).to.equal(undefined);
+    const job = reaction!.jobOf!(event({ requestId: 'r1', externalId: 'job-9', transfertool: 'fake' }));
+    expect(job).to.deep.equal({ requestId: 'r1', externalId: 'job-9', transfertool: 'fake' });
+    expect(
+      await cancellerRole.process(
+        job as Parameters<typeof cancellerRole.process>[0],
+        { jobId: 'e1', startedAt: new Date() },
+        context,
+      ),
+    ).to.deep.equal({
       done: 1,
       skipped: [],
     });

@@ -6,6 +6,7 @@ import { silentLogger } from '../../infra/logger.ts';
 import { redisConnectionOptions } from '../../infra/queue/connection.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { Reactor, reactionsOf, workerCheckpointsCollection, type EventJob } from '../../workers/reactor.ts';
+import type { Event } from '../../domain/shared/event.ts';
 import type { EventRole } from '../../workers/role.ts';
 import { RoleStatusStore } from '../../workers/roleStatus.ts';
 import { createWorkerContext } from '../../workers/workerContext.ts';
@@ -94,11 +95,11 @@ describe('Reactor and workers (real Redis)', () => {
 
   it('hands the jobs to the role of their queue, as the data the role made of the event', async () => {
     const processed: { n: number; eventId: string }[] = [];
-    const role: EventRole<{ n: number; eventId: string }> = {
+    const role: EventRole<Event<'SomethingHappened', { n: number }>, { n: number; eventId: string }> = {
       kind: 'event',
       name: queueName,
-      eventTypes: ['SomethingHappened'],
-      jobOf: (event) => ({ n: (event.data as { n: number }).n, eventId: event.id }),
+      handles: { SomethingHappened: true },
+      jobOf: (event, { id }) => ({ n: event.data.n, eventId: id }),
       async process(job) {
         processed.push(job);
         return { done: 1, skipped: [] };

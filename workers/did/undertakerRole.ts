@@ -1,10 +1,9 @@
 import { deleteExpiredDid } from '../../commands/did/didLifecycle.ts';
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { undertaker } from '../../domain/did/undertaker.ts';
-import { RucioError } from '../../domain/shared/errors.ts';
 import { expiredDids } from '../../projections/did/didQueries.ts';
 import { lockedRuleCount } from '../../projections/rule/ruleQueries.ts';
-import { asRoot, type CycleReport, type ScheduledRole } from '../role.ts';
+import { asRoot, carryOut, type ScheduledRole } from '../role.ts';
 
 /**
  * The undertaker on a schedule (`undertaker.interval`, default 30 s): reads the expired DIDs from
@@ -36,34 +35,18 @@ export const undertakerRole: ScheduledRole = {
         lockedRules: await lockedRuleCount(context.readModels, did.scope, did.name),
       })),
     );
-    const outputs = undertaker.decide({ now, dryRun: settingValue(sections, SETTINGS.undertakerDryRun) }, { expired });
-    const skipped: { what: string; reason: string }[] = [];
-    let done = 0;
-    const deletions = outputs.flatMap((output) => {
-      if (output.type === 'Skipped') skipped.push({ ...output.data });
-      return output.type === 'DeleteExpiredDid' ? [output.data] : [];
-    });
-    const chunkSize = settingValue(sections, SETTINGS.undertakerChunkSize);
     const options = {
       expireRulesLocksSize: settingValue(sections, SETTINGS.undertakerExpireRulesLocksSize),
       purgeAllReplicas: settingValue(sections, SETTINGS.undertakerPurgeAllReplicas),
     };
-    for (let start = 0; start < deletions.length; start += chunkSize) {
-      await Promise.all(
-        deletions.slice(start, start + chunkSize).map(async (did) => {
-          const item = `${did.scope}:${did.name}`;
-          const metadata = asRoot('undertaker', trigger, item);
-          try {
-            const outcome = await deleteExpiredDid(context.commands, did, metadata, options);
-            if (outcome.postponed) skipped.push({ what: item, reason: outcome.postponed });
-            else done += 1;
-          } catch (error) {
-            if (!(error instanceof RucioError)) throw error;
-            skipped.push({ what: item, reason: `${error.exceptionClass}: ${error.message}` });
-          }
-        }),
-      );
-    }
-    return { done, skipped } satisfies CycleReport;
+    return carryOut(
+      undertaker.decide({ now, dryRun: settingValue(sections, SETTINGS.undertakerDryRun) }, { expired }),
+      ({ data }) => `${data.scope}:${data.name}`,
+      async ({ data }) => {
+        const metadata = asRoot(undertaker.name, trigger, `${data.scope}:${data.name}`);
+        return (await deleteExpiredDid(context.commands, data, metadata, options)).postponed;
+      },
+      settingValue(sections, SETTINGS.undertakerChunkSize),
+    );
   },
 };

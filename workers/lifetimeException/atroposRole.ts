@@ -2,10 +2,9 @@ import { expireAtEndOfLife, extendEndOfLife } from '../../commands/lifetimeExcep
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { didKey } from '../../domain/did/did.ts';
 import { atropos } from '../../domain/lifetimeException/atropos.ts';
-import { RucioError } from '../../domain/shared/errors.ts';
 import { approvedExceptionEnds } from '../../projections/lifetimeException/lifetimeExceptionQueries.ts';
 import { rulesBeyondEndOfLife } from '../../projections/rule/ruleQueries.ts';
-import { asRoot, type CycleReport, type ScheduledRole } from '../role.ts';
+import { asRoot, carryOut, type ScheduledRole } from '../role.ts';
 
 /**
  * Atropos on a schedule (`atropos.interval`): reads the rules past their end of life (at most
@@ -44,36 +43,27 @@ export const atroposRole: ScheduledRole = {
       context.readModels,
       rules.map((rule) => didKey(rule.scope, rule.name)),
     );
-    const outputs = atropos.decide(
-      {
-        now,
-        dryRun: settingValue(sections, SETTINGS.atroposDryRun),
-        gracePeriod: settingValue(sections, SETTINGS.atroposGracePeriod),
-        spreadPeriod: settingValue(sections, SETTINGS.atroposSpreadPeriod),
-        purgeReplicas: settingValue(sections, SETTINGS.atroposPurgeReplicas),
-        unlock: settingValue(sections, SETTINGS.atroposUnlock),
-      },
-      { rules, exceptions },
-    );
-    let done = 0;
-    const skipped: { what: string; reason: string }[] = [];
-    for (const output of outputs) {
-      if (output.type === 'Skipped') {
-        skipped.push({ ...output.data });
-        continue;
-      }
-      const metadata = asRoot(atropos.name, trigger, output.data.ruleId);
-      try {
-        const outcome =
+    return carryOut(
+      atropos.decide(
+        {
+          now,
+          dryRun: settingValue(sections, SETTINGS.atroposDryRun),
+          gracePeriod: settingValue(sections, SETTINGS.atroposGracePeriod),
+          spreadPeriod: settingValue(sections, SETTINGS.atroposSpreadPeriod),
+          purgeReplicas: settingValue(sections, SETTINGS.atroposPurgeReplicas),
+          unlock: settingValue(sections, SETTINGS.atroposUnlock),
+        },
+        { rules, exceptions },
+      ),
+      (output) => output.data.ruleId,
+      async (output) => {
+        const metadata = asRoot(atropos.name, trigger, output.data.ruleId);
+        const { done } =
           output.type === 'ExtendEndOfLife'
             ? await extendEndOfLife(context.commands, output.data, metadata)
             : await expireAtEndOfLife(context.commands, output.data, metadata);
-        if (outcome.done) done += 1;
-      } catch (error) {
-        if (!(error instanceof RucioError)) throw error;
-        skipped.push({ what: output.data.ruleId, reason: `${error.exceptionClass}: ${error.message}` });
-      }
-    }
-    return { done, skipped } satisfies CycleReport;
+        return done ? undefined : 'the rule is gone';
+      },
+    );
   },
 };

@@ -2,9 +2,8 @@ import { isRegisteredReplica, removeQuarantinedReplicas } from '../../commands/r
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { darkReaper, type QuarantinedEntry } from '../../domain/quarantine/darkReaper.ts';
 import type { DarkFileOutcome, QuarantinedReplica } from '../../domain/quarantine/quarantine.ts';
-import type { Skipped } from '../../domain/shared/workflow.ts';
 import { activeRses, quarantinedReplicasOf } from '../../projections/replica/deletionQueries.ts';
-import { asRoot, type ScheduledRole } from '../role.ts';
+import { skippedOf, stepOf, type ScheduledRole, type SkippedItem } from '../role.ts';
 import { rseStorage } from '../replica/rseStorage.ts';
 import { contentDigest } from '../stepCause.ts';
 
@@ -24,7 +23,7 @@ export const darkReaperRole: ScheduledRole = {
     const sections = await context.settings();
     const chunk = settingValue(sections, SETTINGS.darkReaperChunkSize);
     const dryRun = settingValue(sections, SETTINGS.darkReaperDryRun);
-    const skipped: Skipped['data'][] = [];
+    const skipped: SkippedItem[] = [];
     let done = 0;
     const detail: string[] = [];
     for (const rse of await activeRses(context.readModels)) {
@@ -64,9 +63,7 @@ export const darkReaperRole: ScheduledRole = {
         });
       }
       const outputs = darkReaper.decide({ rse: rse.rse, dryRun }, { entries: known });
-      skipped.push(
-        ...outputs.filter((output): output is Skipped => output.type === 'Skipped').map((output) => output.data),
-      );
+      skipped.push(...skippedOf(outputs));
       const byPath = new Map(known.map((entry) => [entry.path, entry]));
       const removals: (QuarantinedReplica & { outcome: DarkFileOutcome })[] = [];
       const toDelete = outputs.flatMap((output) =>
@@ -90,11 +87,10 @@ export const darkReaperRole: ScheduledRole = {
         });
       }
       if (removals.length === 0) continue;
-      const metadata = asRoot(
+      const metadata = stepOf(
         darkReaper.name,
         trigger,
         `${rse.id}-${contentDigest(removals.map((entry) => entry.path))}`,
-        new Date(),
       );
       const { removed } = await removeQuarantinedReplicas(
         context.commands,

@@ -16,10 +16,9 @@ import {
 } from '../../domain/replica/reaper.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
-import type { Skipped } from '../../domain/shared/workflow.ts';
 import { activeRses, deletionCandidates, type CandidateMark } from '../../projections/replica/deletionQueries.ts';
 import type { RseDocument } from '../../projections/rse/rses.ts';
-import { asRoot, type JobTrigger, type ScheduledRole } from '../role.ts';
+import { skippedOf, stepOf, type JobTrigger, type ScheduledRole, type SkippedItem } from '../role.ts';
 import { contentDigest } from '../stepCause.ts';
 import type { WorkerContext } from '../workerContext.ts';
 import { rseStorage, type RseStorage } from './rseStorage.ts';
@@ -70,9 +69,8 @@ type RseWork = {
 };
 
 /** The cause of one step: the job, the phase, the RSE and what the step is about, so a job run again with other content appends anew. */
-const stepMetadata = (trigger: JobTrigger, phase: string, rseId: string, keys: readonly string[]): CommandMetadata => {
-  return asRoot(DAEMON, trigger, `${phase}-${rseId}-${contentDigest(keys)}`, new Date());
-};
+const stepMetadata = (trigger: JobTrigger, phase: string, rseId: string, keys: readonly string[]): CommandMetadata =>
+  stepOf(DAEMON, trigger, `${phase}-${rseId}-${contentDigest(keys)}`);
 
 const targetKey = (target: { scope: string; name: string; rseId: string }): string =>
   `${didKey(target.scope, target.name)} ${target.rseId}`;
@@ -100,7 +98,7 @@ export const reaperRole: ScheduledRole = {
   ],
   async run(trigger, context) {
     const sections = await context.settings();
-    const skipped: Skipped['data'][] = [];
+    const skipped: SkippedItem[] = [];
     const work = await rsesToWork(context, sections, trigger, skipped);
     const chunk = settingValue(sections, SETTINGS.reaperChunkSize);
     // One chunk per RSE in turn (Rucio's fast re-iterations), so a big deletion does not hold the others up.
@@ -130,7 +128,7 @@ const rsesToWork = async (
   context: WorkerContext,
   sections: ConfigSections,
   trigger: JobTrigger,
-  skipped: Skipped['data'][],
+  skipped: SkippedItem[],
 ): Promise<RseWork[]> => {
   const greedy = settingValue(sections, SETTINGS.reaperGreedy);
   const now = trigger.startedAt.toISOString();
@@ -186,7 +184,7 @@ const deleteChunk = async (
   trigger: JobTrigger,
   work: RseWork,
   chunk: number,
-  skipped: Skipped['data'][],
+  skipped: SkippedItem[],
 ): Promise<void> => {
   const now = trigger.startedAt.toISOString();
   const page = await deletionCandidates(context.readModels, work.rse.id, {
@@ -217,9 +215,7 @@ const deleteChunk = async (
   const deletions = outputs
     .filter((output): output is DeleteReplica => output.type === 'DeleteReplica')
     .map((output) => output.data);
-  skipped.push(
-    ...outputs.filter((output): output is Skipped => output.type === 'Skipped').map((output) => output.data),
-  );
+  skipped.push(...skippedOf(outputs));
   for (const deletion of deletions) {
     work.handled.add(targetKey(deletion));
     if (candidates.get(targetKey(deletion))?.state !== 'UNAVAILABLE') work.freed += deletion.bytes;
@@ -236,7 +232,7 @@ const deleteReplicas = async (
   work: RseWork,
   deletions: readonly DeleteReplica['data'][],
   candidates: ReadonlyMap<string, ReaperCandidate>,
-  skipped: Skipped['data'][],
+  skipped: SkippedItem[],
 ): Promise<void> => {
   const keys = deletions.map(targetKey);
   // 1. BEING_DELETED on the files' streams, where a lock refuses it.
@@ -304,7 +300,7 @@ const deleteOnStorage = async (
   work: RseWork,
   batch: readonly DeletionTarget[],
   candidates: ReadonlyMap<string, ReaperCandidate>,
-  skipped: Skipped['data'][],
+  skipped: SkippedItem[],
 ): Promise<RecordedDeletion[]> => {
   if (batch.length === 0) return [];
   const storage = work.storage.storage;

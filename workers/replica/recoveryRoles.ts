@@ -6,25 +6,18 @@ import {
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { didKey } from '../../domain/did/did.ts';
 import { necromancer } from '../../domain/replica/necromancer.ts';
-import {
-  parsePolicies,
-  suspiciousReplicaRecoverer,
-  type DeclareReplicaBad,
-  type DeclareReplicaTemporarilyUnavailable,
-} from '../../domain/replica/suspiciousReplicaRecoverer.ts';
+import { parsePolicies, suspiciousReplicaRecoverer } from '../../domain/replica/suspiciousReplicaRecoverer.ts';
 import {
   temporaryUnavailabilityExpiry,
   type EndTemporaryUnavailability,
 } from '../../domain/replica/temporaryUnavailabilityExpiry.ts';
-import { RucioError } from '../../domain/shared/errors.ts';
-import type { Skipped } from '../../domain/shared/workflow.ts';
 import {
   activeRses,
   badReplicas,
   expiredTemporaryUnavailabilities,
   suspiciousForRecovery,
 } from '../../projections/replica/deletionQueries.ts';
-import { asRoot, type JobTrigger, type ScheduledRole } from '../role.ts';
+import { carryOut, skippedOf, stepOf, withoutSkipped, type ScheduledRole } from '../role.ts';
 import { contentDigest } from '../stepCause.ts';
 
 /**
@@ -33,12 +26,6 @@ import { contentDigest } from '../stepCause.ts';
  * suspicious-replica-recoverer (replicas declared suspicious often enough turn BAD). Each reads
  * the read models, lets its workflow choose, and issues commands as root with the job as cause.
  */
-
-/** Recovery acts on the clock as it goes (replicas declared bad meanwhile): each step is timed when it is made. */
-const asRootNow = (role: string, trigger: JobTrigger, item: string) => asRoot(role, trigger, item, new Date());
-
-const skippedOf = (outputs: readonly { type: string; data: object }[]): Skipped['data'][] =>
-  outputs.filter((output): output is Skipped => output.type === 'Skipped').map((output) => output.data);
 
 /** The necromancer (`necromancer.interval`, 10 s): each BAD replica in its own step, oldest first. */
 export const necromancerRole: ScheduledRole = {
@@ -50,25 +37,21 @@ export const necromancerRole: ScheduledRole = {
     const sections = await context.settings();
     const bad = await badReplicas(context.readModels, settingValue(sections, SETTINGS.necromancerBulk));
     const outputs = necromancer.decide({ dryRun: settingValue(sections, SETTINGS.necromancerDryRun) }, { bad });
-    const skipped = skippedOf(outputs);
     const counts = { recover: 0, obsolete: 0, lost: 0 };
-    for (const output of outputs) {
-      if (output.type !== 'ResolveBadReplica') continue;
-      const { scope, name, rse, rseId } = output.data;
-      const what = `${didKey(scope, name)} on ${rse}`;
-      try {
+    const { skipped } = await carryOut(
+      outputs,
+      ({ data }) => `${didKey(data.scope, data.name)} on ${data.rse}`,
+      async ({ data: { scope, name, rse, rseId } }) => {
+        // Each step is timed when it is made: replicas are declared bad meanwhile.
         const { outcome } = await resolveBadReplica(
           context.commands,
           { scope, name, rse, rseId, reason: 'no other copy can be read' },
-          asRootNow(necromancer.name, trigger, `${rseId}/${didKey(scope, name)}`),
+          stepOf(necromancer.name, trigger, `${rseId}/${didKey(scope, name)}`),
         );
-        if (outcome === 'nothing') skipped.push({ what, reason: 'no longer BAD, or its file is LOST already' });
-        else counts[outcome] += 1;
-      } catch (error) {
-        if (!(error instanceof RucioError)) throw error;
-        skipped.push({ what, reason: `${error.exceptionClass}: ${error.message}` });
-      }
-    }
+        if (outcome === 'nothing') return 'no longer BAD, or its file is LOST already';
+        counts[outcome] += 1;
+      },
+    );
     const done = counts.recover + counts.obsolete + counts.lost;
     const detail =
       done > 0
@@ -105,7 +88,7 @@ export const temporaryExpirationRole: ScheduledRole = {
     const { restored } = await endTemporaryUnavailabilities(
       context.commands,
       { replicas: ending },
-      asRootNow(temporaryUnavailabilityExpiry.name, trigger, `end-${contentDigest(keys)}`),
+      stepOf(temporaryUnavailabilityExpiry.name, trigger, `end-${contentDigest(keys)}`),
     );
     const back = new Set(restored.map((replica) => `${didKey(replica.scope, replica.name)} ${replica.rseId}`));
     for (const replica of ending) {
@@ -160,11 +143,9 @@ export const suspiciousRecovererRole: ScheduledRole = {
       { suspicious },
     );
     const skipped = skippedOf(outputs);
-    const declarations = outputs.filter(
-      (output): output is DeclareReplicaBad | DeclareReplicaTemporarilyUnavailable => output.type !== 'Skipped',
-    );
+    const declarations = withoutSkipped(outputs);
     if (declarations.length === 0) return { done: 0, skipped };
-    const metadata = asRootNow(
+    const metadata = stepOf(
       suspiciousReplicaRecoverer.name,
       trigger,
       `declare-${contentDigest(declarations.map((output) => `${output.data.rseId}/${didKey(output.data.scope, output.data.name)}`))}`,

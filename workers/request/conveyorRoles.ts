@@ -13,13 +13,11 @@ import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { finisher } from '../../domain/request/finisher.ts';
 import { jobsToPoll, poller, type ToolReport } from '../../domain/request/poller.ts';
 import { preparer } from '../../domain/request/preparer.ts';
-import type { ActiveRequest } from '../../domain/request/request.ts';
+import { REQUEST_EVENT_TYPES, type ActiveRequest } from '../../domain/request/request.ts';
 import { submitter } from '../../domain/request/submitter.ts';
 import { throttler, type RecordTransferLimitStats } from '../../domain/request/throttler.ts';
 import type { Topology } from '../../domain/request/topology.ts';
 import { bindLimits } from '../../domain/request/transferLimits.ts';
-import type { CommandMetadata } from '../../domain/shared/event.ts';
-import type { Skipped } from '../../domain/shared/workflow.ts';
 import type { TransferJob } from '../../infra/transfer/transferTool.ts';
 import {
   candidateReplicas,
@@ -34,7 +32,15 @@ import {
   transferLimits,
   type PageMark,
 } from '../../projections/request/conveyorQueries.ts';
-import { asRoot, type CycleReport, type EventRole, type JobTrigger, type ScheduledRole } from '../role.ts';
+import {
+  eventRole,
+  messageOf,
+  skippedOf,
+  stepOf,
+  withoutSkipped,
+  type ScheduledRole,
+  type SkippedItem,
+} from '../role.ts';
 import type { WorkerContext } from '../workerContext.ts';
 
 /**
@@ -45,19 +51,6 @@ import type { WorkerContext } from '../workerContext.ts';
  * nothing twice. Only the submitter, poller and canceller talk to transfer tools.
  */
 
-/**
- * Metadata of one step of a job: every step of a job has its own cause, so their event ids differ;
- * each is timed when it is made (a job's pages span the time transfers take).
- */
-const stepOf = (role: string, trigger: JobTrigger, step: string): CommandMetadata =>
-  asRoot(role, trigger, step, new Date());
-
-const skippedOf = (outputs: readonly { type: string; data: object }[]): Skipped['data'][] =>
-  outputs.filter((output): output is Skipped => output.type === 'Skipped').map((output) => output.data);
-
-const withoutSkipped = <T extends { type: string }>(outputs: readonly T[]): Exclude<T, Skipped>[] =>
-  outputs.filter((output) => output.type !== 'Skipped') as Exclude<T, Skipped>[];
-
 export const preparerRole: ScheduledRole = {
   kind: 'scheduled',
   name: preparer.name,
@@ -66,7 +59,7 @@ export const preparerRole: ScheduledRole = {
   async run(trigger, context) {
     const sections = await context.settings();
     const chunk = settingValue(sections, SETTINGS.preparerChunkSize);
-    const skipped: Skipped['data'][] = [];
+    const skipped: SkippedItem[] = [];
     let done = 0;
     let mark: PageMark | undefined;
     let topology: Topology | undefined;
@@ -111,10 +104,10 @@ export const throttlerRole: ScheduledRole = {
       { now: new Date().toISOString() },
       { topology, limits: bindLimits(topology, limits), requests },
     );
-    const moves = outputs.filter((output) => output.type !== 'RecordTransferLimitStats') as Exclude<
-      (typeof outputs)[number],
-      RecordTransferLimitStats
-    >[];
+    const moves = outputs.filter(
+      (output): output is Exclude<(typeof outputs)[number], RecordTransferLimitStats> =>
+        output.type !== 'RecordTransferLimitStats',
+    );
     const stats = outputs.filter(
       (output): output is RecordTransferLimitStats => output.type === 'RecordTransferLimitStats',
     );
@@ -216,7 +209,7 @@ const submitToTools = async (
       results.push(
         ...batch.map((request) => ({
           requestId: request.record.id,
-          failure: `${name}: ${(error as Error).message ?? String(error)}`,
+          failure: `${name}: ${messageOf(error)}`,
         })),
       );
     }
@@ -232,7 +225,7 @@ export const submitterRole: ScheduledRole = {
   async run(trigger, context) {
     const sections = await context.settings();
     const chunk = settingValue(sections, SETTINGS.submitterChunkSize);
-    const skipped: Skipped['data'][] = [];
+    const skipped: SkippedItem[] = [];
     let done = 0;
     let mark: PageMark | undefined;
     let topology: Topology | undefined;
@@ -277,7 +270,7 @@ export const pollerRole: ScheduledRole = {
     const sections = await context.settings();
     const chunk = settingValue(sections, SETTINGS.pollerChunkSize);
     const olderThan = settingValue(sections, SETTINGS.pollerOlderThan);
-    const skipped: Skipped['data'][] = [];
+    const skipped: SkippedItem[] = [];
     let done = 0;
     let mark: PageMark | undefined;
     for (let page = 0; ; page += 1) {
@@ -310,7 +303,7 @@ export const pollerRole: ScheduledRole = {
         } catch (error) {
           skipped.push({
             what: `${externalIds.length} jobs of ${name}`,
-            reason: `polling failed: ${(error as Error).message}`,
+            reason: `polling failed: ${messageOf(error)}`,
           });
         }
       }
@@ -342,7 +335,7 @@ export const finisherRole: ScheduledRole = {
         .filter((pattern) => pattern.trim() !== ''),
       submittingTimeoutSeconds: settingValue(sections, SETTINGS.finisherSubmittingTimeout),
     };
-    const skipped: { what: string; reason: string }[] = [];
+    const skipped: SkippedItem[] = [];
     let done = 0;
     let page = 0;
     // Each state a page at a time, oldest first: a page finished leaves the state, the next starts after it.
@@ -385,17 +378,14 @@ export const finisherRole: ScheduledRole = {
 type CancelJob = Readonly<{ requestId: string; externalId: string; transfertool: string }>;
 
 /** Cancelled requests (a rule deleted, a lock gone) stop their tool's job (Rucio's `cancel_request_did`). */
-export const cancellerRole: EventRole<CancelJob> = {
-  kind: 'event',
+export const cancellerRole = eventRole(REQUEST_EVENT_TYPES, {
   name: 'conveyor-canceller',
-  eventTypes: ['RequestCancelled'],
-  jobOf: (event) => {
-    const data = event.data as { requestId: string; externalId?: string | null; transfertool?: string | null };
-    return data.externalId && data.transfertool
+  handles: { RequestCancelled: true },
+  jobOf: ({ data }): CancelJob | undefined =>
+    data.externalId && data.transfertool
       ? { requestId: data.requestId, externalId: data.externalId, transfertool: data.transfertool }
-      : undefined;
-  },
-  async process(job, _trigger, context): Promise<CycleReport> {
+      : undefined,
+  async process(job, _trigger, context) {
     const tool = context.transferTools.get(job.transfertool);
     if (!tool)
       return {
@@ -405,7 +395,7 @@ export const cancellerRole: EventRole<CancelJob> = {
     await tool.cancel([job.externalId]);
     return { done: 1, skipped: [] };
   },
-};
+});
 
 export const conveyorRoles = [
   preparerRole,

@@ -4,12 +4,21 @@ import { injectRule } from '../../commands/rule/ruleInjection.ts';
 import { repairRule } from '../../commands/rule/ruleRepair.ts';
 import { releaseParentRule } from '../../commands/rule/ruleUpdates.ts';
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
-import type { DidRef } from '../../domain/did/did.ts';
-import { RucioError } from '../../domain/shared/errors.ts';
-import { cleaner, evaluator, injector, repairer, type InjectorInput } from '../../domain/rule/judge.ts';
-import type { RuleRecord, RuleState } from '../../domain/rule/rule.ts';
+import { DID_EVENT_TYPES } from '../../domain/did/did.ts';
+import {
+  awaitsInjection,
+  cleaner,
+  evaluator,
+  injector,
+  injectorInputOf,
+  repairableBefore,
+  repairer,
+  type EvaluatorInput,
+  type InjectorInput,
+} from '../../domain/rule/judge.ts';
+import { RULE_EVENT_TYPES } from '../../domain/rule/rule.ts';
 import { expiredRules, parentRules, rulesInState } from '../../projections/rule/ruleQueries.ts';
-import { asRoot, type CycleReport, type EventRole, type ScheduledRole } from '../role.ts';
+import { asRoot, carryOut, eventRole, type ScheduledRole } from '../role.ts';
 
 /**
  * Rucio's judge as roles: the injector and the evaluator react to events (a rule added in INJECT
@@ -18,108 +27,71 @@ import { asRoot, type CycleReport, type EventRole, type ScheduledRole } from '..
  * root, with the job as the cause of what it appends.
  */
 
-/** Runs each output, reporting what was done and what was refused (a rule gone meanwhile, say). */
-const carryOut = async <T>(
-  outputs: readonly T[],
-  act: (output: T) => Promise<string | undefined>,
-  what: (output: T) => string,
-): Promise<CycleReport> => {
-  let done = 0;
-  const skipped: { what: string; reason: string }[] = [];
-  for (const output of outputs) {
-    try {
-      const refused = await act(output);
-      if (refused) skipped.push({ what: what(output), reason: refused });
-      else done += 1;
-    } catch (error) {
-      if (!(error instanceof RucioError)) throw error;
-      skipped.push({ what: what(output), reason: `${error.exceptionClass}: ${error.message}` });
-    }
-  }
-  return { done, skipped };
-};
-
 type InjectorJob = InjectorInput & { position: string };
 
-export const injectorRole: EventRole<InjectorJob> = {
-  kind: 'event',
+export const injectorRole = eventRole(RULE_EVENT_TYPES, {
   name: injector.name,
-  eventTypes: ['RuleAdded', 'RuleApproved'],
+  handles: { RuleAdded: true, RuleApproved: true },
   concurrency: 2,
-  jobOf: (event) => {
-    const data = event.data as { rule?: RuleRecord; state?: RuleState; ruleId?: string };
-    if (event.type === 'RuleAdded' && data.rule && data.state === 'INJECT')
-      return { type: 'RuleAdded', ruleId: data.rule.id, state: data.state, position: event.position.toString() };
-    if (event.type === 'RuleApproved' && data.ruleId)
-      return { type: 'RuleApproved', ruleId: data.ruleId, position: event.position.toString() };
-    return undefined;
+  jobOf: (event, { position }): InjectorJob | undefined => {
+    const input = injectorInputOf(event);
+    return awaitsInjection(input) ? { ...input, position: position.toString() } : undefined;
   },
   // A delayed injection waits in the queue until its time (Rucio moves the rule's creation there).
   delayOf: (event) => {
-    const injectAfter = (event.data as { rule?: RuleRecord }).rule?.injectAfter;
+    const injectAfter = event.type === 'RuleAdded' ? event.data.rule.injectAfter : null;
     return injectAfter ? Math.max(0, Date.parse(injectAfter) - Date.now()) : 0;
   },
   async process(job, trigger, context) {
     await context.readModelsAt(BigInt(job.position));
     return carryOut(
       injector.decide(job, {}),
+      (output) => output.data.ruleId,
       async (output) => {
-        const outcome = await injectRule(
+        const { outcome } = await injectRule(
           context.commands,
           output.data,
           asRoot(injector.name, trigger, output.data.ruleId),
         );
-        return ['not waiting for injection', 'delayed', 'expiring soon'].includes(outcome.outcome)
-          ? outcome.outcome
+        return outcome === 'not waiting for injection' || outcome === 'delayed' || outcome === 'expiring soon'
+          ? outcome
           : undefined;
       },
-      (output) => output.data.ruleId,
     );
   },
-};
+});
 
-type EvaluatorJob = Readonly<{
-  type: 'DidsAttached' | 'DidsDetached';
-  scope: string;
-  name: string;
-  children: readonly DidRef[];
-  position: string;
-}>;
+type EvaluatorJob = EvaluatorInput & { position: string };
 
-export const evaluatorRole: EventRole<EvaluatorJob> = {
-  kind: 'event',
+export const evaluatorRole = eventRole(DID_EVENT_TYPES, {
   name: evaluator.name,
-  eventTypes: ['DidsAttached', 'DidsDetached'],
+  handles: { DidsAttached: true, DidsDetached: true },
   concurrency: 2,
-  jobOf: (event) => {
-    const data = event.data as { scope: string; name: string; children: readonly DidRef[] };
-    return {
-      type: event.type as EvaluatorJob['type'],
-      scope: data.scope,
-      name: data.name,
-      children: data.children.map(({ scope, name }) => ({ scope, name })),
-      position: event.position.toString(),
-    };
-  },
+  jobOf: ({ type, data }, { position }): EvaluatorJob => ({
+    type,
+    scope: data.scope,
+    name: data.name,
+    children: data.children.map(({ scope, name }) => ({ scope, name })),
+    position: position.toString(),
+  }),
   async process(job, trigger, context) {
     // The graph facts (ancestors, parents) must show the attach or detach itself.
     await context.readModelsAt(BigInt(job.position));
     const coveringRules = (await rulesCovering(context.commands, job)).length;
     return carryOut(
       evaluator.decide(job, { coveringRules }),
+      (output) => `${output.type} ${output.data.scope}:${output.data.name}`,
       async (output) => {
         const metadata = asRoot(evaluator.name, trigger, `${output.data.scope}:${output.data.name}`);
         if (output.type === 'EvaluateAttach') {
-          const outcome = await evaluateAttach(context.commands, output.data, metadata);
-          return outcome.stuck.length > 0 ? `rules stuck: ${outcome.stuck.join(', ')}` : undefined;
+          const { stuck } = await evaluateAttach(context.commands, output.data, metadata);
+          return stuck.length > 0 ? `rules stuck: ${stuck.join(', ')}` : undefined;
         }
-        if (output.type === 'EvaluateDetach') await evaluateDetach(context.commands, output.data, metadata);
-        return undefined;
+        await evaluateDetach(context.commands, output.data, metadata);
       },
-      (output) => `${output.type} ${output.data.scope}:${output.data.name}`,
     );
   },
-};
+});
 
 export const repairerRole: ScheduledRole = {
   kind: 'scheduled',
@@ -129,24 +101,25 @@ export const repairerRole: ScheduledRole = {
     const sections = await context.settings();
     const deltaSeconds = settingValue(sections, SETTINGS.repairerDelta);
     const now = trigger.startedAt.toISOString();
-    const updatedBefore = new Date(trigger.startedAt.getTime() - deltaSeconds * 1000 + 1).toISOString();
     const stuck = (
-      await rulesInState(context.readModels, 'STUCK', updatedBefore, settingValue(sections, SETTINGS.repairerMaxRules))
-    ).map((rule) => ({
-      ruleId: rule.id,
-      updatedAt: rule.updated_at,
-    }));
+      await rulesInState(
+        context.readModels,
+        'STUCK',
+        repairableBefore(now, deltaSeconds),
+        settingValue(sections, SETTINGS.repairerMaxRules),
+      )
+    ).map((rule) => ({ ruleId: rule.id, updatedAt: rule.updated_at }));
     return carryOut(
       repairer.decide({ now, deltaSeconds }, { stuck }),
+      (output) => output.data.ruleId,
       async (output) => {
-        const outcome = await repairRule(
+        const { outcome } = await repairRule(
           context.commands,
           output.data,
           asRoot(repairer.name, trigger, output.data.ruleId),
         );
-        return outcome.outcome === 'not stuck' ? outcome.outcome : undefined;
+        return outcome === 'not stuck' ? outcome : undefined;
       },
-      (output) => output.data.ruleId,
     );
   },
 };
@@ -168,8 +141,8 @@ export const cleanerRole: ScheduledRole = {
     const parents = await parentRules(context.readModels, limit);
     return carryOut(
       cleaner.decide({ now }, { expired, parents }),
+      (output) => output.data.ruleId,
       async (output) => {
-        if (output.type === 'Skipped') return output.data.reason;
         const metadata = asRoot(cleaner.name, trigger, output.data.ruleId);
         if (output.type === 'ReleaseParentRule') await releaseParentRule(context.commands, output.data, metadata);
         else
@@ -184,9 +157,7 @@ export const cleanerRole: ScheduledRole = {
             },
             metadata,
           );
-        return undefined;
       },
-      (output) => ('ruleId' in output.data ? output.data.ruleId : output.data.what),
     );
   },
 };

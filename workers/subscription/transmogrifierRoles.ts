@@ -6,8 +6,7 @@ import {
   type RuleOutcome,
 } from '../../commands/subscription/subscriptionRules.ts';
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
-import { didKey, type DidType } from '../../domain/did/did.ts';
-import { RucioError } from '../../domain/shared/errors.ts';
+import { DID_EVENT_TYPES, didKey, type DidType } from '../../domain/did/did.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { indexedSubscription } from '../../domain/subscription/subscriptionIndex.ts';
 import {
@@ -25,7 +24,7 @@ import {
   subscriptionRecordOf,
   subscriptionsToCheck,
 } from '../../projections/subscription/subscriptionQueries.ts';
-import { asRoot, type CycleReport, type EventRole, type ScheduledRole } from '../role.ts';
+import { asRoot, eventRole, refusalOf, type ScheduledRole, type SkippedItem } from '../role.ts';
 import type { WorkerContext } from '../workerContext.ts';
 import { subscriptionIndexOf } from './subscriptionIndexCache.ts';
 
@@ -40,11 +39,7 @@ import { subscriptionIndexOf } from './subscriptionIndexCache.ts';
  */
 
 /** What making a subscription's rules for a DID did, as the job's report counts it. */
-const reportRules = (
-  what: string,
-  outcomes: readonly RuleOutcome[],
-  skipped: { what: string; reason: string }[],
-): number => {
+const reportRules = (what: string, outcomes: readonly RuleOutcome[], skipped: SkippedItem[]): number => {
   let done = 0;
   for (const outcome of outcomes) {
     if (outcome.outcome === 'created') done += 1;
@@ -57,13 +52,14 @@ const reportRules = (
   return done;
 };
 
-type Report = { done: number; skipped: { what: string; reason: string }[] };
+/** What a job has done so far. */
+type Report = { done: number; skipped: SkippedItem[] };
 
 /**
  * Carries out match outputs: dry runs recorded, skips reported, and for each DID every rule of
  * every matching subscription in one step (with the end of its `is_new` flag for `processed`).
  */
-const carryOut = async (
+const makeRules = async (
   context: WorkerContext,
   outputs: readonly MatchOutput[],
   processed: SubscribedDid | undefined,
@@ -107,17 +103,15 @@ const carryOut = async (
 
 type NewDidJob = Readonly<{ scope: string; name: string; didType: DidType; position: string }>;
 
-export const transmogrifierRole: EventRole<NewDidJob> = {
-  kind: 'event',
+export const transmogrifierRole = eventRole(DID_EVENT_TYPES, {
   name: transmogrifier.name,
-  eventTypes: ['DidCreated'],
+  handles: { DidCreated: true },
   concurrency: 32,
-  jobOf: (event) => {
-    const data = event.data as { scope: string; name: string; didType: DidType };
-    // Files are never matched (Rucio only clears their flag; they are never flagged here).
-    if (data.didType === 'FILE') return undefined;
-    return { scope: data.scope, name: data.name, didType: data.didType, position: event.position.toString() };
-  },
+  // Files are never matched (Rucio only clears their flag; they are never flagged here).
+  jobOf: ({ data }, { position }): NewDidJob | undefined =>
+    data.didType === 'FILE'
+      ? undefined
+      : { scope: data.scope, name: data.name, didType: data.didType, position: position.toString() },
   async process(job, trigger, context) {
     // The index must hold every subscription added before the DID was.
     await context.readModelsAt(BigInt(job.position));
@@ -141,16 +135,16 @@ export const transmogrifierRole: EventRole<NewDidJob> = {
     const processed = outputs.some((output) => output.type === 'MarkDidProcessed')
       ? { scope: did.scope, name: did.name, didType: did.didType }
       : undefined;
-    await carryOut(
+    await makeRules(
       context,
       outputs.filter((output): output is MatchOutput => output.type !== 'MarkDidProcessed'),
       processed,
       metadata,
       report,
     );
-    return report satisfies CycleReport;
+    return report;
   },
-};
+});
 
 export const retroactiveRole: ScheduledRole = {
   kind: 'scheduled',
@@ -180,21 +174,21 @@ export const retroactiveRole: ScheduledRole = {
     );
     for (const output of outputs) {
       const id = output.data.subscriptionId;
-      try {
+      const refusal = await refusalOf(async () => {
         if (output.type === 'ExpireSubscription') {
           if (
             (await expireSubscription(context.commands, { id }, asRoot(retroactivePass.name, trigger, `expire/${id}`)))
               .expired
           )
             report.done += 1;
-          continue;
+          return;
         }
         const document = await findSubscription(context.readModels, id);
-        if (!document) continue;
+        if (!document) return;
         const subscription = indexedSubscription(subscriptionRecordOf(document), document.state);
         if (!subscription) {
           report.skipped.push({ what: `${document.account}/${document.name}`, reason: 'its filter does not compile' });
-          continue;
+          return;
         }
         let after = document.retroactive_after;
         for (let page = 0; budget > 0; page += 1) {
@@ -211,7 +205,7 @@ export const retroactiveRole: ScheduledRole = {
             { rses, defaultActivity },
           );
           const metadata = asRoot(retroactivePass.name, trigger, `${id}/${page}`);
-          await carryOut(
+          await makeRules(
             context,
             pageOutputs.filter(
               (item): item is MatchOutput =>
@@ -235,12 +229,10 @@ export const retroactiveRole: ScheduledRole = {
           if (complete || !progress) break;
           after = progress.data.after;
         }
-      } catch (error) {
-        if (!(error instanceof RucioError)) throw error;
-        report.skipped.push({ what: id, reason: `${error.exceptionClass}: ${error.message}` });
-      }
+      });
+      if (refusal) report.skipped.push({ what: id, reason: refusal });
     }
-    return report satisfies CycleReport;
+    return report;
   },
 };
 

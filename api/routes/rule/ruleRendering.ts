@@ -57,15 +57,6 @@ export const replicaLockJson = (lock: RuleLockDocument) => ({
   rule_id: lock.rule_id,
 });
 
-/** A replica lock as the lock listings of a file give it (with owner and bytes). */
-export const fileLockJson = (lock: RuleLockDocument) => ({
-  ...replicaLockJson(lock),
-  account: lock.account,
-  bytes: lock.bytes,
-  created_at: rucioDateOrNull(lock.created_at),
-  updated_at: rucioDateOrNull(lock.updated_at),
-});
-
 export const datasetLockJson = (lock: DatasetLockDocument) => ({
   rse_id: lock.rse_id,
   rse: lock.rse,
@@ -77,15 +68,6 @@ export const datasetLockJson = (lock: DatasetLockDocument) => ({
   length: lock.length,
   bytes: lock.bytes,
   accessed_at: rucioDateOrNull(lock.accessed_at),
-});
-
-/** A row of one rule's history (`list_rule_history`). */
-export const ruleHistoryJson = (row: RuleHistoryDocument) => ({
-  updated_at: rucioDateOrNull(row.updated_at),
-  state: row.state,
-  locks_ok_cnt: row.locks_ok_cnt,
-  locks_stuck_cnt: row.locks_stuck_cnt,
-  locks_replicating_cnt: row.locks_replicating_cnt,
 });
 
 /**

@@ -5,13 +5,15 @@ import {
   type ReplicaEvent,
   type ReplicaState,
 } from '../../domain/replica/replica.ts';
-import { replicaDecider, type ReplicaCommand } from '../../domain/replica/replicaDecider.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import type { ReplicaCommand } from '../../domain/replica/replicaStates.ts';
 import { DataIdentifierNotFound, ReplicaNotFound, UnsupportedOperation } from '../../domain/shared/errors.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 import { created } from '../support/didEvents.ts';
 
-const given = deciderSpec<ReplicaCommand, DidStreamEvent, ReturnType<typeof replicaDecider.initialState>>(
-  replicaDecider,
+/** The replica commands as production decides them: on the file's stream, with the file. */
+const given = deciderSpec<DidStreamCommand, DidStreamEvent, ReturnType<typeof didStreamDecider.initialState>>(
+  didStreamDecider,
 );
 const target = { scope: 'user.jdoe', name: 'f1', rse: 'SITE_DISK', rseId: 'a'.repeat(32) };
 const file: DidEvent = created('f1', 'FILE');
@@ -52,7 +54,7 @@ const declaredBad: ReplicaEvent = {
   data: { ...target, previousState: 'AVAILABLE', bytes: 100, reason: 'corrupt', account: 'root', declaredAt: AT },
 };
 
-describe('Replica decider: registration (behaviour rule 8)', () => {
+describe('DID stream decider, replicas: registration (behaviour rule 8)', () => {
   it('adds a replica to an existing file', () => given([file]).when(add()).then([added()]));
 
   it('adds nothing, silently, when the file already has a replica on that RSE', () =>
@@ -92,20 +94,23 @@ describe('Replica decider: registration (behaviour rule 8)', () => {
         },
       ]));
 
-  it('refuses a replica of a file that does not exist or is a collection', () => {
-    given([]).when(add()).thenThrows(DataIdentifierNotFound);
-    given([created('f1', 'DATASET')])
-      .when(add())
-      .thenThrows(DataIdentifierNotFound);
+  describe('refuses a replica of a file that is not there', () => {
+    it('no DID at all', () => given([]).when(add()).thenThrows(DataIdentifierNotFound));
+    it('a collection', () =>
+      given([created('f1', 'DATASET')])
+        .when(add())
+        .thenThrows(DataIdentifierNotFound));
   });
 });
 
-describe('Replica decider: state changes (Rucio update_replicas_states, guards enforced)', () => {
-  it('changes the state, and says nothing when it is already that state', () => {
-    given([file, added()])
-      .when(changeTo('UNAVAILABLE'))
-      .then([changed('AVAILABLE', 'UNAVAILABLE')]);
-    given([file, added()]).when(changeTo('AVAILABLE')).thenNothingHappened();
+describe('DID stream decider, replicas: state changes (Rucio update_replicas_states, guards enforced)', () => {
+  describe('when the state changes', () => {
+    it('records the change', () =>
+      given([file, added()])
+        .when(changeTo('UNAVAILABLE'))
+        .then([changed('AVAILABLE', 'UNAVAILABLE')]));
+    it('says nothing when the replica is already in that state', () =>
+      given([file, added()]).when(changeTo('AVAILABLE')).thenNothingHappened());
   });
 
   it('gives BEING_DELETED an obsolete tombstone', () =>
@@ -113,16 +118,18 @@ describe('Replica decider: state changes (Rucio update_replicas_states, guards e
       .when(changeTo('BEING_DELETED'))
       .then([changed('AVAILABLE', 'BEING_DELETED', { tombstone: OBSOLETE_TOMBSTONE })]));
 
-  it('makes only a readable replica temporarily unavailable', () => {
-    given([file, added()])
-      .when(changeTo('TEMPORARY_UNAVAILABLE'))
-      .then([changed('AVAILABLE', 'TEMPORARY_UNAVAILABLE')]);
-    given([file, added('COPYING')])
-      .when(changeTo('TEMPORARY_UNAVAILABLE'))
-      .thenThrows(
-        UnsupportedOperation,
-        /State TEMPORARY_UNAVAILABLE for replica user.jdoe:f1 on SITE_DISK cannot be updated/,
-      );
+  describe('makes only a readable replica temporarily unavailable', () => {
+    it('an AVAILABLE one', () =>
+      given([file, added()])
+        .when(changeTo('TEMPORARY_UNAVAILABLE'))
+        .then([changed('AVAILABLE', 'TEMPORARY_UNAVAILABLE')]));
+    it('not a COPYING one', () =>
+      given([file, added('COPYING')])
+        .when(changeTo('TEMPORARY_UNAVAILABLE'))
+        .thenThrows(
+          UnsupportedOperation,
+          /State TEMPORARY_UNAVAILABLE for replica user.jdoe:f1 on SITE_DISK cannot be updated/,
+        ));
   });
 
   it('refuses a replica that does not exist', () =>
@@ -136,63 +143,69 @@ describe('Replica decider: state changes (Rucio update_replicas_states, guards e
       .then([changed('BAD', 'AVAILABLE', { recovered: true })]));
 });
 
-describe('Replica decider: bad, suspicious and temporarily unavailable declarations', () => {
+describe('DID stream decider, replicas: bad, suspicious and temporarily unavailable declarations', () => {
   const bad = (force = false) => command('DeclareReplicaBad', { reason: 'corrupt', force });
 
-  it('declares a replica bad once; a second declaration changes nothing unless forced', () => {
-    given([file, added()]).when(bad()).then([declaredBad]);
-    given([file, added(), declaredBad]).when(bad()).thenNothingHappened();
-    given([file, added(), declaredBad, changed('BAD', 'COPYING')])
-      .when(bad(true))
-      .then([changed('COPYING', 'BAD')]);
+  describe('when a replica is declared bad', () => {
+    it('declares it', () => given([file, added()]).when(bad()).then([declaredBad]));
+    it('changes nothing when it is declared already', () =>
+      given([file, added(), declaredBad]).when(bad()).thenNothingHappened());
+    it('declares it again when forced', () =>
+      given([file, added(), declaredBad, changed('BAD', 'COPYING')])
+        .when(bad(true))
+        .then([changed('COPYING', 'BAD')]));
   });
 
   it('declares nothing for an unknown replica', () => given([file]).when(bad()).thenNothingHappened());
 
-  it('records every suspicious declaration and leaves the state alone', () => {
+  describe('records every suspicious declaration and leaves the state alone', () => {
     const suspicious = command('DeclareReplicaSuspicious', { reason: 'checksum' }, 'jdoe');
     const event: ReplicaEvent = {
       type: 'ReplicaDeclaredSuspicious',
       data: { ...target, bytes: 100, reason: 'checksum', account: 'jdoe', declaredAt: AT },
     };
-    given([file, added()]).when(suspicious).then([event]);
-    given([file, added(), event]).when(suspicious).then([event]);
+    it('the first', () => given([file, added()]).when(suspicious).then([event]));
+    it('the next ones', () => given([file, added(), event]).when(suspicious).then([event]));
   });
 
-  it('makes an AVAILABLE replica temporarily unavailable until the expiry, and skips the others', () => {
+  describe('when a replica is declared temporarily unavailable', () => {
     const declare = command('DeclareReplicaTemporarilyUnavailable', {
       reason: 'downtime',
       expiresAt: '2026-11-23T10:00:00.000Z',
     });
-    given([file, added()])
-      .when(declare)
-      .then([
-        {
-          type: 'ReplicaDeclaredTemporarilyUnavailable',
-          data: {
-            ...target,
-            previousState: 'AVAILABLE',
-            bytes: 100,
-            reason: 'downtime',
-            account: 'root',
-            expiresAt: '2026-11-23T10:00:00.000Z',
-            declaredAt: AT,
+    it('makes an AVAILABLE replica so until the expiry', () =>
+      given([file, added()])
+        .when(declare)
+        .then([
+          {
+            type: 'ReplicaDeclaredTemporarilyUnavailable',
+            data: {
+              ...target,
+              previousState: 'AVAILABLE',
+              bytes: 100,
+              reason: 'downtime',
+              account: 'root',
+              expiresAt: '2026-11-23T10:00:00.000Z',
+              declaredAt: AT,
+            },
           },
-        },
-      ]);
-    given([file, added('BAD')])
-      .when(declare)
-      .thenNothingHappened();
+        ]));
+    it('skips a replica in another state', () =>
+      given([file, added('BAD')])
+        .when(declare)
+        .thenNothingHappened());
   });
 });
 
-describe('Replica decider: tombstones', () => {
-  it('sets a tombstone, and refuses an unknown replica', () => {
-    given([file, added()])
-      .when(command('SetReplicaTombstone', { tombstone: OBSOLETE_TOMBSTONE }))
-      .then([{ type: 'ReplicaTombstoneSet', data: { ...target, tombstone: OBSOLETE_TOMBSTONE, setAt: AT } }]);
-    given([file])
-      .when(command('SetReplicaTombstone', { tombstone: OBSOLETE_TOMBSTONE }))
-      .thenThrows(ReplicaNotFound, /could not be found/);
+describe('DID stream decider, replicas: tombstones', () => {
+  describe('when a tombstone is set', () => {
+    it('sets it', () =>
+      given([file, added()])
+        .when(command('SetReplicaTombstone', { tombstone: OBSOLETE_TOMBSTONE }))
+        .then([{ type: 'ReplicaTombstoneSet', data: { ...target, tombstone: OBSOLETE_TOMBSTONE, setAt: AT } }]));
+    it('refuses an unknown replica', () =>
+      given([file])
+        .when(command('SetReplicaTombstone', { tombstone: OBSOLETE_TOMBSTONE }))
+        .thenThrows(ReplicaNotFound, /could not be found/));
   });
 });

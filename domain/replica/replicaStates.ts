@@ -1,9 +1,8 @@
-import type { Decider } from '../shared/decider.ts';
+import { unknownCommand } from '../shared/decider.ts';
 import { DataIdentifierNotFound, ReplicaIsLocked, ReplicaNotFound, UnsupportedOperation } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
 import {
   evolveFileReplicas,
-  initialFileReplicas,
   OBSOLETE_TOMBSTONE,
   type FileReplicas,
   type Replica,
@@ -12,8 +11,10 @@ import {
 } from './replica.ts';
 
 /**
- * Decisions about one file's replicas. Each command names the file and the RSE; facts about the
- * RSE (its id, the tombstone its `tombstone_delay` gives) are looked up by the command layer.
+ * Decisions about one file's replicas: their registration, states, declarations and tombstones.
+ * They are taken on the file's stream, by its decider (`didStreamDecider`), which sees the file
+ * with all its replicas. Each command names the file and the RSE; facts about the RSE (its id, the
+ * tombstone its `tombstone_delay` gives) are looked up by the command layer.
  */
 
 export type ReplicaTarget = Readonly<{ scope: string; name: string; rse: string; rseId: string }>;
@@ -287,16 +288,7 @@ export const decideReplica = (command: ReplicaCommand, state: FileReplicas): Rep
       return setReplicaTombstone(command, state);
     case 'PurgeUnlockedReplicas':
       return purgeUnlockedReplicas(command, state);
-    default: {
-      const unknown: never = command;
-      throw new Error(`Unknown replica command ${(unknown as ReplicaCommand).type}`);
-    }
+    default:
+      return unknownCommand('replica', command);
   }
-};
-
-export const replicaDecider: Decider<FileReplicas, ReplicaCommand, ReplicaEvent> = {
-  name: 'fileReplicas',
-  initialState: initialFileReplicas,
-  evolve: evolveFileReplicas,
-  decide: decideReplica,
 };
