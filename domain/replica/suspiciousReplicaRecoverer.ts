@@ -1,4 +1,5 @@
 import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
+import { compilePythonPattern, UnsupportedPattern } from '../shared/pythonRegex.ts';
 
 /**
  * The suspicious-replica-recoverer (Rucio's daemon, §2.4): replicas declared SUSPICIOUS more than
@@ -71,13 +72,15 @@ export const parsePolicies = (text: string): SuspiciousPolicy[] => {
   }
 };
 
+/** Python's `re.match`, on RE2 (domain/shared/pythonRegex.ts); an expression it cannot run matches nothing. */
 const matches = (patterns: readonly string[], value: string): boolean =>
   patterns.length === 0 ||
   patterns.some((pattern) => {
     try {
-      return new RegExp(`^(?:${pattern})`).test(value);
-    } catch {
-      return false;
+      return compilePythonPattern(pattern)(value);
+    } catch (error) {
+      if (error instanceof UnsupportedPattern) return false;
+      throw error;
     }
   });
 
