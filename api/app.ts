@@ -3,7 +3,7 @@ import Koa, { type Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
 import { ValueError } from '../domain/shared/errors.ts';
 import { CONTROL_CHARACTERS } from '../domain/shared/names.ts';
-import { configOption } from '../projections/config/configQueries.ts';
+import { configSetting } from '../projections/config/configQueries.ts';
 import { errorMiddleware, writeError } from './errors.ts';
 import { httpMetrics } from './metrics/httpMetrics.ts';
 import { registerMetricsRoutes } from './metrics/metricsRoutes.ts';
@@ -36,6 +36,7 @@ import { registerScopeRoutes } from './routes/scope/scopes.ts';
 import { registerLifetimeExceptionRoutes } from './routes/lifetimeException/lifetimeExceptions.ts';
 import { registerSubscriptionRoutes } from './routes/subscription/subscriptions.ts';
 import type { AppContext, AppState, Services } from './services.ts';
+import { SETTINGS } from '../domain/config/settings.ts';
 
 /** Every area's routes, registered in one table (api/route.ts). */
 export const routeTable = (services: Services): RouteTable => {
@@ -125,7 +126,7 @@ const corsPreflight =
   (services: Services): Middleware<AppState> =>
   async (ctx, next) => {
     if (ctx.method !== 'OPTIONS') return next();
-    const allowed = ((await configOption(services.readModels, 'webui', 'urls')) ?? '')
+    const allowed = (await configSetting(services.readModels, SETTINGS.webuiUrls))
       .split(',')
       .map((url) => url.trim())
       .filter(Boolean);

@@ -3,7 +3,8 @@ import type { ConfigEvent } from '../../domain/config/config.ts';
 import { configDecider } from '../../domain/config/configDecider.ts';
 import { configValueFromText, configValueToText } from '../../domain/config/configValue.ts';
 import { scopeDecider } from '../../domain/scope/scopeDecider.ts';
-import { ConfigNotFound, Duplicate } from '../../domain/shared/errors.ts';
+import { ConfigNotFound, ConfigurationError, Duplicate } from '../../domain/shared/errors.ts';
+import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 
 describe('scope decider', () => {
@@ -41,6 +42,62 @@ describe('config decider', () => {
         metadata: metadata(),
       })
       .then([set('core', 'b', 'x')]));
+
+  it("refuses a value out of a read option's declared range, naming what it takes, and writes nothing", () => {
+    const setting = (section: string, option: string, value: string) =>
+      ({
+        type: 'SetConfigOptions',
+        data: {
+          options: [
+            { section: 'core', option: 'a', value: '1' },
+            { section, option, value },
+          ],
+        },
+        metadata: metadata(),
+      }) as const;
+    given([])
+      .when(setting('auth', 'login_free_failures', '100000'))
+      .thenThrows(ConfigurationError, /from 0 to 1000/);
+    given([])
+      .when(setting('auth', 'login_free_failures', '2.5'))
+      .thenThrows(ConfigurationError, /a whole number/);
+    given([])
+      .when(setting('auth', 'login_delay_max', '1e400'))
+      .thenThrows(ConfigurationError, /a number from 0/);
+    given([])
+      .when(setting('reaper', 'greedy', 'perhaps'))
+      .thenThrows(ConfigurationError, /True or False/);
+    given([])
+      .when(setting('policy', 'lfn2pfn_algorithm_default', 'md5'))
+      .thenThrows(ConfigurationError, /hash, identity/);
+    given([])
+      .when(setting('lifetime_model', 'cutoff_date', '2026-02-30'))
+      .thenThrows(ConfigurationError, /YYYY-MM-DD/);
+    given([])
+      .when(setting('suspicious-replica-recoverer', 'policy', '[{"scope": ["(?=x)"], "action": "ignore"}]'))
+      .thenThrows(ConfigurationError, /JSON list/);
+    given([])
+      .when(setting('auth', 'login_free_failures', '10'))
+      .then([set('core', 'a', '1'), set('auth', 'login_free_failures', '10')]);
+    given([])
+      .when(setting('lifetime_model', 'cutoff_date', ''))
+      .then([set('core', 'a', '1'), set('lifetime_model', 'cutoff_date', '')]);
+  });
+
+  it('reads a setting as declared, the default for what is not set or no longer fits', () => {
+    expect(settingValue({ auth: { login_free_failures: '10' } }, SETTINGS.loginFreeFailures)).to.equal(10);
+    expect(settingValue({}, SETTINGS.loginFreeFailures)).to.equal(5);
+    expect(settingValue({ auth: { login_free_failures: '100000' } }, SETTINGS.loginFreeFailures)).to.equal(5);
+    expect(
+      settingValue({ conveyor: { suspicious_pattern: ' a.* , b ' } }, SETTINGS.conveyorSuspiciousPattern),
+    ).to.deep.equal(['a.*', 'b']);
+    expect(
+      settingValue(
+        { 'suspicious-replica-recoverer': { policy: '[{"datatype": ["RAW"], "action": "declare bad"}]' } },
+        SETTINGS.recovererPolicy,
+      ),
+    ).to.deep.equal([{ scope: [], datatype: ['RAW'], action: 'declare bad' }]);
+  });
 
   it('removes an option and a section, refusing missing ones', () => {
     given([set('core', 'a', '1')])

@@ -7,7 +7,6 @@ import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { didKey } from '../../domain/did/did.ts';
 import { necromancer } from '../../domain/replica/necromancer.ts';
 import {
-  parsePolicies,
   suspiciousReplicaRecoverer,
   type DeclareReplicaBad,
   type DeclareReplicaTemporarilyUnavailable,
@@ -155,7 +154,7 @@ export const suspiciousRecovererRole: ScheduledRole = {
       {
         activeMode: settingValue(sections, SETTINGS.recovererActiveMode),
         limitPerRse: settingValue(sections, SETTINGS.recovererLimitPerRse),
-        policies: parsePolicies(settingValue(sections, SETTINGS.recovererPolicy)),
+        policies: settingValue(sections, SETTINGS.recovererPolicy),
       },
       { suspicious },
     );
