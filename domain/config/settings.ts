@@ -179,13 +179,16 @@ export const SETTINGS = {
   atroposUnlock: flag('atropos', 'unlock', false),
   atroposMaxRules: integer('atropos', 'max_rules', 1000, 1, 100_000),
   /**
-   * Failed logins, counted per identity and per client address over a window: the first
-   * `login_free_failures` cost nothing more; then each attempt waits `login_delay_base` seconds,
-   * twice as long after every further failure, up to `login_delay_max` (attempts that would wait
-   * longer are refused at once). A success clears the identity's count; an address's count ends
-   * `login_failure_window` seconds after its last failure.
+   * Failed logins (api/auth/loginThrottle.ts): free failures per identity from one client address,
+   * per identity from all addresses together, and distinct failing identities per address (one
+   * user's typos count once there). Past one of them each attempt waits `login_delay_base`
+   * seconds, twice as long after every further failure, up to `login_delay_max` (attempts that
+   * would wait longer are refused at once). A success clears its identity's counts; counts end
+   * `login_failure_window` seconds after their last failure.
    */
   loginFreeFailures: integer('auth', 'login_free_failures', 5, 0, 1000),
+  loginIdentityFreeFailures: integer('auth', 'login_identity_free_failures', 20, 0, 100_000),
+  loginAddressFreeIdentities: integer('auth', 'login_address_free_identities', 20, 0, 10_000),
   loginDelayBase: number('auth', 'login_delay_base', 1, 0, 60),
   loginDelayMax: number('auth', 'login_delay_max', 30, 0, 3600),
   loginFailureWindow: number('auth', 'login_failure_window', 900, 1, 7 * DAY),
