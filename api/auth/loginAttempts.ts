@@ -3,7 +3,7 @@ import { CannotAuthenticate, RucioError } from '../../domain/shared/errors.ts';
 import { configSection } from '../../projections/config/configQueries.ts';
 import type { AppContext, Services } from '../services.ts';
 import { countLogin, type LoginMethod } from './loginStats.ts';
-import { LoginThrottle, type ThrottlePolicy } from './loginThrottle.ts';
+import type { LoginThrottle, ThrottlePolicy } from './loginThrottle.ts';
 
 /** The throttle's rules, from the `auth` section of /config (domain/config/settings.ts). */
 export const throttlePolicy = async (services: Services): Promise<ThrottlePolicy> => {
