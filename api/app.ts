@@ -86,7 +86,7 @@ export const createApp = (services: Services): Koa<AppState> => {
   app.use(errorMiddleware());
   app.use(corsPreflight(services));
   app.use(decodedRoutingPath());
-  app.use(rawTextBody(services.config.maxBodyBytes));
+  app.use(rawTextBody(services.config.maxBodyBytes, services.config.connections.bodyIdleTimeoutMs));
   app.use(router.routes());
   app.use(unmatched(router));
   return app;
@@ -177,9 +177,10 @@ const decodedRoutingPath = (): Middleware<AppState> => async (ctx, next) => {
  * (api/params.ts).
  */
 const rawTextBody =
-  (limit: number): Middleware<AppState> =>
+  (limit: number, idleMs: number): Middleware<AppState> =>
   async (ctx, next) => {
-    if (hasBody(ctx.req)) (ctx.request as unknown as { body: string }).body = await readBodyText(ctx.req, limit);
+    if (hasBody(ctx.req))
+      (ctx.request as unknown as { body: string }).body = await readBodyText(ctx.req, limit, idleMs);
     await next();
   };
 

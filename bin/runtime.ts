@@ -191,7 +191,12 @@ export const startRuntime = async (
   let url: string | undefined;
   if (roles.api) {
     const app = createApp(services);
-    const httpServer = createHttpServer(app as never, { maxBodyBytes: config.maxBodyBytes, logger });
+    const httpServer = createHttpServer(app as never, {
+      maxBodyBytes: config.maxBodyBytes,
+      logger,
+      bounds: config.connections,
+      trustProxy: config.trustProxy,
+    });
     server = await new Promise<Server>((resolve, reject) => {
       httpServer.once('error', reject);
       httpServer.listen(config.port, config.host, () => resolve(httpServer));
