@@ -3,7 +3,7 @@ import Koa, { type Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
 import { ValueError } from '../domain/shared/errors.ts';
 import { CONTROL_CHARACTERS } from '../domain/shared/names.ts';
-import { configOption } from '../projections/config/configQueries.ts';
+import { configSetting } from '../projections/config/configQueries.ts';
 import { clientHeaders } from './clientHeaders.ts';
 import { errorMiddleware, writeError } from './errors.ts';
 import { httpMetrics } from './metrics/httpMetrics.ts';
@@ -38,6 +38,7 @@ import { registerScopeRoutes } from './routes/scope/scopes.ts';
 import { registerLifetimeExceptionRoutes } from './routes/lifetimeException/lifetimeExceptions.ts';
 import { registerSubscriptionRoutes } from './routes/subscription/subscriptions.ts';
 import type { AppContext, AppState, Services } from './services.ts';
+import { SETTINGS } from '../domain/config/settings.ts';
 
 /** Every area's routes, registered in one table (api/route.ts). */
 export const routeTable = (services: Services): RouteTable => {
@@ -91,7 +92,7 @@ export const createApp = (services: Services): Koa<AppState> => {
   app.use(errorMiddleware());
   app.use(corsPreflight(services));
   app.use(decodedRoutingPath());
-  app.use(rawTextBody(services.config.maxBodyBytes));
+  app.use(rawTextBody(services.config.maxBodyBytes, services.config.connections.bodyIdleTimeoutMs));
   app.use(router.routes());
   app.use(unmatched(router));
   return app;
@@ -131,7 +132,7 @@ const corsPreflight =
   (services: Services): Middleware<AppState> =>
   async (ctx, next) => {
     if (ctx.method !== 'OPTIONS') return next();
-    const allowed = ((await configOption(services.readModels, 'webui', 'urls')) ?? '')
+    const allowed = (await configSetting(services.readModels, SETTINGS.webuiUrls))
       .split(',')
       .map((url) => url.trim())
       .filter(Boolean);
@@ -182,9 +183,10 @@ const decodedRoutingPath = (): Middleware<AppState> => async (ctx, next) => {
  * (api/params.ts).
  */
 const rawTextBody =
-  (limit: number): Middleware<AppState> =>
+  (limit: number, idleMs: number): Middleware<AppState> =>
   async (ctx, next) => {
-    if (hasBody(ctx.req)) (ctx.request as unknown as { body: string }).body = await readBodyText(ctx.req, limit);
+    if (hasBody(ctx.req))
+      (ctx.request as unknown as { body: string }).body = await readBodyText(ctx.req, limit, idleMs);
     await next();
   };
 

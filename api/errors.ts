@@ -45,7 +45,8 @@ export const errorMiddleware = (): Middleware<AppState> => async (ctx, next) => 
     // Node to keep the connection, when it is small; a large or endless one is not worth it: the
     // answer closes the connection instead.
     const declared = Number(ctx.get('Content-Length') || Number.NaN);
-    if (!ctx.req.complete && !(declared <= DRAIN_LIMIT_BYTES)) ctx.set('Connection', 'close');
+    // A body that stopped arriving (408) will not drain either.
+    if (!ctx.req.complete && (!(declared <= DRAIN_LIMIT_BYTES) || ctx.status === 408)) ctx.set('Connection', 'close');
   }
 };
 

@@ -1,18 +1,85 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import type { Logger } from '../infra/logger.ts';
 import { errorHeaderValue } from './errors.ts';
 import { pythonJson } from './pythonJson.ts';
 
+/** The bounds of api/httpServer.ts (ServiceConfig.connections). */
+export type ConnectionBounds = Readonly<{
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  /** Connections one address may hold at once; 0: no bound. */
+  maxPerAddress: number;
+}>;
+
+/** How often Node looks for requests past their time (its default, 30 s, would let one run 30 s late). */
+const CHECK_INTERVAL_MS = 1000;
+
 /**
  * The HTTP server around the Koa app. Node answers some requests before Koa sees them (headers
  * too large, bytes that are not HTTP, a request too slow to arrive, `Expect: 100-continue`); here
  * those answers take Rucio's error format too, and a body announced larger than the limit is
  * refused before the client sends it.
+ *
+ * Every connection is bounded in time (docs/security.md, "Connections"): its headers must arrive
+ * within `headersTimeoutMs` and its whole request within `requestTimeoutMs` (else `408`, by Node's
+ * own clock, checked every second), a body may not pause longer than the body idle timeout (the
+ * body reader, api/requestBody.ts) and an idle keep-alive connection is closed after
+ * `keepAliveTimeoutMs`. Without a trusted proxy in front, one client address may hold at most
+ * `maxPerAddress` connections: requests on the ones past that are answered `429` and closed.
  */
-export const createHttpServer = (app: Koa<never>, options: { maxBodyBytes: number; logger: Logger }): Server => {
-  const server = createServer(app.callback());
+export const createHttpServer = (
+  app: Koa<never>,
+  options: { maxBodyBytes: number; logger: Logger; bounds: ConnectionBounds; trustProxy: boolean },
+): Server => {
+  const { bounds } = options;
+  const handler = app.callback();
+  /** Connections past their address's bound: their requests are refused. */
+  const overCapacity = new WeakSet<Socket>();
+  const server = createServer(
+    {
+      headersTimeout: bounds.headersTimeoutMs,
+      requestTimeout: bounds.requestTimeoutMs,
+      keepAliveTimeout: bounds.keepAliveTimeoutMs,
+      connectionsCheckingInterval: CHECK_INTERVAL_MS,
+    },
+    (request, response) => {
+      if (!overCapacity.has(request.socket)) {
+        void handler(request, response);
+        return;
+      }
+      const message = `Too many connections from this address (at most ${bounds.maxPerAddress} at once).`;
+      const body = pythonJson({ ExceptionClass: 'TooManyConnections', ExceptionMessage: message });
+      response.writeHead(429, {
+        ...errorHeaders('TooManyConnections', message),
+        'Content-Length': Buffer.byteLength(body),
+        Connection: 'close',
+      });
+      response.end(body);
+    },
+  );
+  server.keepAliveTimeout = bounds.keepAliveTimeoutMs;
+  // Behind a proxy every connection comes from the proxy: the bound would be on it, not on clients.
+  if (!options.trustProxy && bounds.maxPerAddress > 0) {
+    const open = new Map<string, number>();
+    server.on('connection', (socket: Socket) => {
+      const address = socket.remoteAddress ?? '';
+      const count = (open.get(address) ?? 0) + 1;
+      open.set(address, count);
+      if (count > bounds.maxPerAddress) {
+        overCapacity.add(socket);
+        options.logger.warn({ address, connections: count }, 'too many connections from one address');
+      }
+      socket.once('close', () => {
+        const left = (open.get(address) ?? 1) - 1;
+        if (left <= 0) open.delete(address);
+        else open.set(address, left);
+      });
+    });
+  }
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     const answer = clientErrorAnswer(error.code);
     // A reset connection, or one whose answer is under way, cannot take another.

@@ -16,6 +16,12 @@ export class RequestEntityTooLarge extends RucioError {
   }
 }
 
+export class RequestTimeout extends RucioError {
+  constructor(idleMs: number) {
+    super('RequestTimeout', `The request body stopped arriving: nothing came for ${idleMs / 1000} s.`, 408);
+  }
+}
+
 export class UnsupportedMediaType extends RucioError {
   constructor(message: string) {
     super('UnsupportedMediaType', message, 415);
@@ -44,13 +50,16 @@ export const hasBody = (request: IncomingMessage): boolean => {
 
 /**
  * The body as text: at most `limit` bytes once decoded (so a small compressed body cannot grow
- * past it either), decoded from its Content-Encoding, and valid UTF-8.
+ * past it either), decoded from its Content-Encoding, and valid UTF-8. A body that pauses for
+ * `idleMs` is refused (408): a client that announces 100 bytes and sends 10 holds nothing for
+ * long. Nothing is destroyed here, so the refusal can still be answered on the connection.
  */
-export const readBodyText = async (request: IncomingMessage, limit: number): Promise<string> => {
+export const readBodyText = async (request: IncomingMessage, limit: number, idleMs: number): Promise<string> => {
   refuseDeclaredLength(request, limit);
   const encoding = (request.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const encoded = encoding !== '' && encoding !== 'identity';
   let source: Readable = request;
-  if (encoding !== '' && encoding !== 'identity') {
+  if (encoded) {
     const decoder = DECODERS[encoding];
     if (!decoder)
       throw new UnsupportedMediaType(
@@ -62,17 +71,47 @@ export const readBodyText = async (request: IncomingMessage, limit: number): Pro
   }
   const chunks: Buffer[] = [];
   let total = 0;
-  try {
-    for await (const chunk of source as AsyncIterable<Buffer>) {
+  await new Promise<void>((resolve, reject) => {
+    let idle: NodeJS.Timeout | undefined;
+    const finish = (error?: Error) => {
+      clearTimeout(idle);
+      source.off('data', onData);
+      source.off('end', onEnd);
+      source.off('error', onError);
+      request.off('close', onClose);
+      if (error) {
+        // Stop taking bytes; the answer closes the connection (api/errors.ts).
+        request.pause();
+        reject(error);
+      } else resolve();
+    };
+    const wait = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => finish(new RequestTimeout(idleMs)), idleMs);
+    };
+    const onData = (chunk: Buffer) => {
       total += chunk.length;
-      if (total > limit) throw new RequestEntityTooLarge(limit);
+      if (total > limit) return finish(new RequestEntityTooLarge(limit));
       chunks.push(chunk);
-    }
-  } catch (error) {
-    if (error instanceof RucioError) throw error;
-    if (encoding !== '' && encoding !== 'identity') throw new ValueError(`The body is not valid ${encoding} data.`);
-    throw new ValueError('The request body could not be read to its end.');
-  }
+      wait();
+    };
+    const onEnd = () => finish();
+    const onError = () =>
+      finish(
+        new ValueError(
+          encoded ? `The body is not valid ${encoding} data.` : 'The request body could not be read to its end.',
+        ),
+      );
+    // A client that goes away mid-body: no end will come.
+    const onClose = () => {
+      if (!request.complete) finish(new ValueError('The request body could not be read to its end.'));
+    };
+    source.on('data', onData);
+    source.once('end', onEnd);
+    source.once('error', onError);
+    request.once('close', onClose);
+    wait();
+  });
   try {
     return UTF8.decode(Buffer.concat(chunks, total));
   } catch {

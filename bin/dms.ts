@@ -1,6 +1,8 @@
 import { ConfigurationInvalidError } from '../infra/config.ts';
+import { DataDirInUseError } from '../infra/dataDirLock.ts';
 import { RedisServerMissingError } from '../infra/queue/redisServer.ts';
 import { runDms, USAGE_ERROR } from './cli.ts';
+import { PortInUseError } from './runtime.ts';
 
 /** `bin/dms`: the command line (bin/cli.ts) and its exit status. */
 
@@ -14,7 +16,13 @@ runDms(process.argv.slice(2)).then(
     if (outcome !== 'running') process.exit(outcome);
   },
   (error: unknown) => {
-    if (error instanceof ConfigurationInvalidError || error instanceof RedisServerMissingError) {
+    // What the environment gets wrong is said in a sentence, without a stack trace.
+    if (
+      error instanceof ConfigurationInvalidError ||
+      error instanceof RedisServerMissingError ||
+      error instanceof DataDirInUseError ||
+      error instanceof PortInUseError
+    ) {
       console.error(error.message);
       process.exit(USAGE_ERROR);
     }

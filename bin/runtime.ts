@@ -33,6 +33,7 @@ import { createWorkerContext } from '../workers/workerContext.ts';
 import { createTransferTools, type TransferTools } from '../infra/transfer/transferTools.ts';
 import { WorkerHost } from '../workers/workerHost.ts';
 import { forgetRedisUrl, rememberRedisUrl } from '../infra/queue/redisUrlFile.ts';
+import { lockDataDir, type DataDirLock, type LockName } from '../infra/dataDirLock.ts';
 
 /**
  * Which parts run in this process: `dms serve` runs all three, the scaled-out commands one each.
@@ -56,10 +57,20 @@ export type Runtime = Readonly<{
 /** How long in-flight requests may take to finish after a stop request before they are cut. */
 const DRAIN_MS = 10_000;
 
+/** The port is taken by another program: said plainly, without a stack trace (bin/dms.ts). */
+export class PortInUseError extends Error {
+  constructor(host: string, port: number) {
+    super(`${host}:${port} is already in use by another program. Stop it, or start dms with another PORT.`);
+    this.name = 'PortInUseError';
+  }
+}
+
 /**
- * Opens the stores and starts this process's roles. Order matters: projections catch up before
- * the API listens; on stop the API stops accepting first and finishes what it has, then the
- * workers, projections, stores and the private redis-server are closed, in that order.
+ * Takes this process's locks on the data directory (infra/dataDirLock.ts), then opens the stores
+ * and starts its roles. Order matters: projections catch up before the API listens; on stop the
+ * API stops accepting first and finishes what it has, then the workers, projections, stores and
+ * the private redis-server are closed, in that order, and the locks let go last. A start that
+ * fails half-way stops what it had started and lets the locks go.
  */
 export const startRuntime = async (
   config: ServiceConfig,
@@ -71,11 +82,70 @@ export const startRuntime = async (
    */
   overrides: Readonly<{ upcasters?: Upcasters }> = {},
 ): Promise<Runtime> => {
+  // Before anything is opened or started: a second process on the same data directory stops here.
+  const locks = takeDataDirLocks(config, roles);
+  const undo: (() => Promise<void> | void)[] = [];
+  try {
+    return await startRoles(config, roles, logger, overrides, locks, undo);
+  } catch (error) {
+    for (const step of undo.reverse()) {
+      try {
+        await step();
+      } catch (stopError) {
+        logger.warn({ err: stopError }, 'could not stop a part of a failed start');
+      }
+    }
+    for (const lock of locks) lock.release();
+    throw error;
+  }
+};
+
+/**
+ * The locks the roles need: the projector's where the stores are the data directory's SQLite
+ * files, the private Redis's where this process would start one. `dms api` takes none.
+ */
+const takeDataDirLocks = (config: ServiceConfig, roles: Roles): DataDirLock[] => {
+  const command =
+    roles.api && roles.projector
+      ? 'dms serve'
+      : roles.projector
+        ? 'dms projector'
+        : roles.workers
+          ? 'dms worker'
+          : 'dms api';
+  const names: LockName[] = [];
+  if (roles.projector && (config.eventStore.kind === 'sqlite' || config.readStore.kind === 'sqlite'))
+    names.push('projector');
+  if (roles.workers && !config.redisUrl) names.push('redis');
+  const locks: DataDirLock[] = [];
+  try {
+    for (const name of names) locks.push(lockDataDir(config.dataDir, name, command));
+  } catch (error) {
+    for (const lock of locks) lock.release();
+    throw error;
+  }
+  return locks;
+};
+
+const startRoles = async (
+  config: ServiceConfig,
+  roles: Roles,
+  logger: Logger,
+  overrides: Readonly<{ upcasters?: Upcasters }>,
+  locks: readonly DataDirLock[],
+  /** What to stop, should the start fail later on. */
+  undo: (() => Promise<void> | void)[],
+): Promise<Runtime> => {
   const signals = await openPositionSignals(config, roles, logger);
+  undo.push(() => signals?.close());
   const { eventStore, readStore } = await openStores(config, {
     logger,
     ...(signals && config.eventStore.kind === 'sqlite' ? { appended: signals.signal('appended') } : {}),
   });
+  undo.push(
+    () => eventStore.close(),
+    () => readStore.close(),
+  );
   const readModels = new ReadModels(readStore, allProjections);
   await readModels.refresh();
   const upcasters = overrides.upcasters ? { upcasters: overrides.upcasters } : {};
@@ -94,6 +164,8 @@ export const startRuntime = async (
   if (roles.projector && roles.api && config.projectionThread) {
     // Answering requests and projecting take two cores instead of turns on one.
     thread = await ProjectorThread.start(config, readModels, logger);
+    const started = thread;
+    undo.push(() => started.stop());
     logger.info({ projections: allProjections.length, thread: true }, 'projections running');
     progress = thread;
   } else if (roles.projector) {
@@ -109,6 +181,8 @@ export const startRuntime = async (
     });
     await runner.start();
     signals?.signal('applied').publish(runner.position);
+    const started = runner;
+    undo.push(() => started.stop());
     logger.info({ projections: allProjections.length }, 'projections running');
     progress = runner;
   } else {
@@ -130,6 +204,7 @@ export const startRuntime = async (
     : readModels.refreshEvery(1000, (error) =>
         logger.warn({ err: error }, 'could not refresh the serving generations'),
       );
+  undo.push(stopRefreshing);
 
   const services: Services = {
     config,
@@ -174,7 +249,13 @@ export const startRuntime = async (
   if (roles.workers) {
     if (!redisUrl) {
       redis = await startPrivateRedisServer({ persistenceDir: join(config.dataDir, 'redis') });
+      const started = redis;
+      undo.push(async () => {
+        forgetRedisUrl(config.dataDir);
+        await started.stop();
+      });
       redisUrl = redis.url;
+      // Only the holder of the data directory's `redis` lock gets here (takeDataDirLocks).
       rememberRedisUrl(config.dataDir, redisUrl);
       logger.info({ url: redisUrl }, 'started a private redis-server');
     }
@@ -188,7 +269,11 @@ export const startRuntime = async (
       logger: logger.child({ role: 'reactor' }),
     });
     await reactor.start();
+    const startedReactor = reactor;
+    undo.push(() => startedReactor.stop());
     transferTools = createTransferTools({ dataDir: config.dataDir });
+    const startedTools = transferTools;
+    undo.push(() => startedTools.close());
     const workerContext = createWorkerContext(
       commands,
       readModels,
@@ -206,6 +291,7 @@ export const startRuntime = async (
     });
     await workerHost.start();
     const host = workerHost;
+    undo.push(() => host.stop());
     metrics.watchQueues(() => host.jobCounts());
     logger.info({ roles: daemonRoles.map((role) => role.name) }, 'daemon roles running');
   }
@@ -214,13 +300,23 @@ export const startRuntime = async (
   let url: string | undefined;
   if (roles.api) {
     const app = createApp(services);
-    const httpServer = createHttpServer(app as never, { maxBodyBytes: config.maxBodyBytes, logger });
+    const httpServer = createHttpServer(app as never, {
+      maxBodyBytes: config.maxBodyBytes,
+      logger,
+      bounds: config.connections,
+      trustProxy: config.trustProxy,
+    });
     server = await new Promise<Server>((resolve, reject) => {
-      httpServer.once('error', reject);
+      httpServer.once('error', (error: NodeJS.ErrnoException) =>
+        reject(error.code === 'EADDRINUSE' ? new PortInUseError(config.host, config.port) : error),
+      );
       httpServer.listen(config.port, config.host, () => resolve(httpServer));
     });
+    const listening = server;
+    undo.push(() => closeServer(listening));
     const address = server.address() as AddressInfo;
     url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+    for (const lock of locks) lock.describe(url);
     logger.info({ url }, 'API listening');
   }
   const metricsServer: MetricsServer | undefined =
@@ -247,6 +343,7 @@ export const startRuntime = async (
         forgetRedisUrl(config.dataDir);
         await redis.stop();
       }
+      for (const lock of locks) lock.release();
     })());
 
   return { url, metricsUrl: metricsServer?.url, services, eventStore, readStore, runner, redisUrl, stop };

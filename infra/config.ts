@@ -74,6 +74,17 @@ const environmentSchema = z.object({
   DMS_TRUST_PROXY: booleanText.default(false),
   /** Largest request body accepted, in bytes (bulk registrations are large). */
   DMS_MAX_BODY_BYTES: integerText(1024, 2 ** 31).default(256 * 1024 * 1024),
+  /**
+   * How long a connection may take, in milliseconds (docs/security.md, "Connections"): its
+   * request's headers; a pause in its body; its whole request (headers and body); idle between
+   * requests (keep-alive). A request too slow is answered 408 and the connection closed.
+   */
+  DMS_HEADERS_TIMEOUT_MS: integerText(1000, 600_000).default(20_000),
+  DMS_BODY_IDLE_TIMEOUT_MS: integerText(1000, 600_000).default(20_000),
+  DMS_REQUEST_TIMEOUT_MS: integerText(1000, 3_600_000).default(300_000),
+  DMS_KEEP_ALIVE_TIMEOUT_MS: integerText(1000, 600_000).default(5000),
+  /** Connections one client address may hold open at once, when not behind DMS_TRUST_PROXY; 0: no bound. */
+  DMS_MAX_CONNECTIONS_PER_ADDRESS: integerText(0, 1_000_000).default(256),
   /** Start the background workers in `dms serve`; off for API-only processes. */
   DMS_WORKERS: booleanText.default(true),
   /** `dms serve` runs the projections on a thread of their own (a second core); false: on the API's thread. */
@@ -123,6 +134,14 @@ export type ServiceConfig = Readonly<{
   gssRemoteUserHeader: string | undefined;
   trustProxy: boolean;
   maxBodyBytes: number;
+  /** Bounds on each connection's time (milliseconds) and on connections per address (0: none). */
+  connections: Readonly<{
+    headersTimeoutMs: number;
+    bodyIdleTimeoutMs: number;
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxPerAddress: number;
+  }>;
   workers: boolean;
   projectionThread: boolean;
   metrics: 'loopback' | 'open' | 'off';
@@ -162,6 +181,10 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     // appends (see infra/eventstore/steppedEventStore.ts); a private redis-server is no help there.
     throw new ConfigurationInvalidError([REDIS_URL_REQUIRED]);
   }
+  if (env.DMS_HEADERS_TIMEOUT_MS > env.DMS_REQUEST_TIMEOUT_MS)
+    throw new ConfigurationInvalidError([
+      `DMS_HEADERS_TIMEOUT_MS=${env.DMS_HEADERS_TIMEOUT_MS}: must not exceed DMS_REQUEST_TIMEOUT_MS (${env.DMS_REQUEST_TIMEOUT_MS})`,
+    ]);
   return {
     port: env.PORT,
     host: env.DMS_HOST,
@@ -181,6 +204,13 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     gssRemoteUserHeader: env.DMS_GSS_REMOTE_USER_HEADER,
     trustProxy: env.DMS_TRUST_PROXY,
     maxBodyBytes: env.DMS_MAX_BODY_BYTES,
+    connections: {
+      headersTimeoutMs: env.DMS_HEADERS_TIMEOUT_MS,
+      bodyIdleTimeoutMs: env.DMS_BODY_IDLE_TIMEOUT_MS,
+      requestTimeoutMs: env.DMS_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: env.DMS_KEEP_ALIVE_TIMEOUT_MS,
+      maxPerAddress: env.DMS_MAX_CONNECTIONS_PER_ADDRESS,
+    },
     workers: env.DMS_WORKERS,
     projectionThread: env.DMS_PROJECTION_THREAD,
     metrics: env.DMS_METRICS,

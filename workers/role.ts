@@ -61,7 +61,7 @@ export type ScheduledRole = Readonly<{
   /** Seconds between cycles, from `/config`. */
   interval: Setting<number>;
   /** Other settings a cycle reads (chunk sizes, bounds), shown by `dms workers status`; default none. */
-  settings?: readonly Setting<number | boolean | string>[];
+  settings?: readonly Setting<unknown>[];
   concurrency?: number;
   run(trigger: JobTrigger, context: WorkerContext): Promise<CycleReport>;
 }>;

@@ -3,7 +3,7 @@ import { CannotAuthenticate, RucioError } from '../../domain/shared/errors.ts';
 import { configSection } from '../../projections/config/configQueries.ts';
 import type { AppContext, Services } from '../services.ts';
 import { countLogin, type LoginMethod } from './loginStats.ts';
-import { LoginThrottle, type ThrottlePolicy } from './loginThrottle.ts';
+import type { LoginThrottle, ThrottlePolicy } from './loginThrottle.ts';
 
 /** The throttle's rules, from the `auth` section of /config (domain/config/settings.ts). */
 export const throttlePolicy = async (services: Services): Promise<ThrottlePolicy> => {
@@ -11,6 +11,8 @@ export const throttlePolicy = async (services: Services): Promise<ThrottlePolicy
   const sections: ConfigSections = section ? { auth: section.options } : {};
   return {
     freeFailures: settingValue(sections, SETTINGS.loginFreeFailures),
+    identityFreeFailures: settingValue(sections, SETTINGS.loginIdentityFreeFailures),
+    addressFreeIdentities: settingValue(sections, SETTINGS.loginAddressFreeIdentities),
     baseDelayMs: settingValue(sections, SETTINGS.loginDelayBase) * 1000,
     maxDelayMs: settingValue(sections, SETTINGS.loginDelayMax) * 1000,
     windowMs: settingValue(sections, SETTINGS.loginFailureWindow) * 1000,
@@ -54,9 +56,10 @@ export const loginAttempt = async (
 };
 
 /**
- * A userpass attempt under the throttle: it waits its turn when its identity or address has
- * failed too often (or is refused when the turn is too far off), then runs; a failure counts
- * against both keys, a right password clears the identity's count.
+ * A userpass attempt under the throttle (api/auth/loginThrottle.ts): it waits its turn when its
+ * identity, its identity from this address, or this address has failed too often (or is refused
+ * when the turn is too far off), then runs; a failure is counted, a right password clears the
+ * identity's counts.
  */
 export const throttledLogin = async (
   ctx: AppContext,
@@ -66,10 +69,9 @@ export const throttledLogin = async (
   /** Runs the login, setting `credentialsValid` as soon as the password is known to be right. */
   login: (outcome: { credentialsValid: boolean }) => Promise<void>,
 ): Promise<void> => {
-  const identityKey = `USERPASS ${username}`;
-  const addressKey = `address ${ctx.ip}`;
+  const attempt = { identity: `USERPASS ${username}`, address: ctx.ip };
   const policy = await throttlePolicy(services);
-  const admission = throttle.admit([identityKey, addressKey], policy);
+  const admission = throttle.admit(attempt, policy);
   if (admission.refused) {
     countLogin('userpass', 'refused');
     ctx.state.logger.warn(
@@ -91,15 +93,14 @@ export const throttledLogin = async (
     username,
     () => login(outcome),
     () => {
-      // A right password to an account the identity may not use is no guess: only the address counts it.
-      const failures = throttle.failed(outcome.credentialsValid ? [addressKey] : [identityKey, addressKey], policy);
-      const delayMs = LoginThrottle.delayAfter(failures, policy);
+      // A right password to an account the identity may not use is no guess at the password.
+      const delayMs = throttle.failed(attempt, policy, !outcome.credentialsValid);
       if (delayMs > 0)
         ctx.state.logger.warn(
-          { identity: username, address: ctx.ip, failures, delayMs },
+          { identity: username, address: ctx.ip, delayMs },
           'login throttled: further attempts wait',
         );
     },
   );
-  if (outcome.credentialsValid) throttle.succeeded(identityKey);
+  if (outcome.credentialsValid) throttle.succeeded(attempt);
 };

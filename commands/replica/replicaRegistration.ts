@@ -9,7 +9,6 @@ import {
   type ReplicaFile,
 } from '../../domain/replica/replicaRegistration.ts';
 import type { ReplicaState } from '../../domain/replica/replica.ts';
-import { DEFAULT_LFN2PFN_ALGORITHM } from '../../domain/rse/lfn2pfn.ts';
 import { rseNotFound } from '../../domain/rse/rseDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
@@ -19,13 +18,14 @@ import { onDidStream, type DidDecision } from '../did/didStreams.ts';
 import { prepareFileRegistration } from '../did/fileRegistration.ts';
 import { handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
 import { loadRse } from '../rse/rseCommands.ts';
+import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 
 /** Replicas to register on one RSE, as `add_replicas` receives them. */
 export type ReplicaRegistration = Readonly<{ rse: string; files: readonly ReplicaFile[]; ignoreAvailability: boolean }>;
 
 /** Config `policy.lfn2pfn_algorithm_default`, else `hash`. */
 export const defaultLfn2pfnAlgorithm = async (context: CommandContext): Promise<string> =>
-  (await loadConfig(context)).sections.policy?.lfn2pfn_algorithm_default || DEFAULT_LFN2PFN_ALGORITHM;
+  settingValue((await loadConfig(context)).sections, SETTINGS.lfn2pfnDefault);
 
 /** The facts registration needs of an RSE, from its own stream: it must exist and not be deleted. */
 export const loadRegistrationRse = async (

@@ -1,48 +1,114 @@
+import { parsePolicies, type SuspiciousPolicy } from '../replica/suspiciousReplicaRecoverer.ts';
+import { LFN2PFN_ALGORITHMS } from '../rse/lfn2pfn.ts';
+import { pythonPatternProblem } from '../shared/pythonRegex.ts';
 import { configValueFromText } from './configValue.ts';
 
 /**
  * The configuration options the service itself reads (`/config`), each declared once with its
- * section, option, type and default, so every reader (a command, a query, a daemon) gets the same
- * value for the same stored text. Section and option names are Rucio's where Rucio has them.
+ * section, option, type, range and default. The declaration is the one source of both sides: a
+ * value `PUT` or `POST /config` would store is refused (`ConfigurationError`, with what the option
+ * takes) unless `parse` takes it, and every reader (a command, a query, a daemon) reads the typed
+ * value through `settingValue`, so what `GET /config` shows is what is in force. Options nothing
+ * declares stay free-form, as Rucio's configuration is. Section and option names are Rucio's where
+ * Rucio has them.
  */
 export type Setting<T> = Readonly<{
   section: string;
   option: string;
   defaultValue: T;
-  /** The typed value of the stored text, or undefined when the text does not fit (the default applies). */
+  /** What the option takes, in words: the refusal of anything else says it. */
+  allowed: string;
+  /**
+   * The typed value of the stored text; undefined for the empty text of a text option (the
+   * default applies) and for text the option does not take (refused when stored; one stored
+   * before the option was declared gives the default too).
+   */
   parse(text: string): T | undefined;
+  /** Whether the text may be stored (the empty text of a text option may: it means the default). */
+  accepts(text: string): boolean;
 }>;
 
 /** Configuration sections as stored: section → option → text. */
 export type ConfigSections = Readonly<Record<string, Readonly<Record<string, string>>>>;
 
-const text = (section: string, option: string, defaultValue: string): Setting<string> => ({
+/** Text, checked by `valid` when given (an empty text means the default). */
+/** `YYYY-MM-DD`, a day of the calendar. */
+const isCalendarDate = (value: string): boolean => {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value.trim());
+  if (!match) return false;
+  const date = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])));
+  return date.getUTCMonth() === Number(match[2]) - 1 && date.getUTCDate() === Number(match[3]);
+};
+
+const text = (
+  section: string,
+  option: string,
+  defaultValue: string,
+  allowed = 'any text',
+  valid: (value: string) => boolean = () => true,
+): Setting<string> => ({
   section,
   option,
   defaultValue,
-  parse: (value) => (value === '' ? undefined : value),
+  allowed,
+  parse: (value) => (value === '' || !valid(value) ? undefined : value),
+  accepts: (value) => value === '' || valid(value),
 });
 
-/** A number within bounds (Rucio's `config_get_int` / `config_get_float` with a range check). */
-const number = (section: string, option: string, defaultValue: number, min: number, max: number): Setting<number> => ({
-  section,
-  option,
-  defaultValue,
-  parse: (value) => {
-    const typed = configValueFromText(value);
-    return typeof typed === 'number' && typed >= min && typed <= max ? typed : undefined;
-  },
-});
+/** A value of a kind other than text: `parse` says what it takes, and nothing else may be stored. */
+const typed = <T>(
+  section: string,
+  option: string,
+  defaultValue: T,
+  allowed: string,
+  parse: (text: string) => T | undefined,
+): Setting<T> => ({ section, option, defaultValue, allowed, parse, accepts: (value) => parse(value) !== undefined });
 
-const flag = (section: string, option: string, defaultValue: boolean): Setting<boolean> => ({
-  section,
-  option,
-  defaultValue,
-  parse: (value) => {
-    const typed = configValueFromText(value);
-    return typeof typed === 'boolean' ? typed : typed === 1 ? true : typed === 0 ? false : undefined;
-  },
-});
+/** A number within bounds (Rucio's `config_get_float` with a range check). */
+const number = (section: string, option: string, defaultValue: number, min: number, max: number): Setting<number> =>
+  typed(section, option, defaultValue, `a number from ${min} to ${max}`, (value) => {
+    const parsed = configValueFromText(value);
+    return typeof parsed === 'number' && parsed >= min && parsed <= max ? parsed : undefined;
+  });
+
+/** A whole number within bounds (Rucio's `config_get_int` with a range check): counts and sizes. */
+const integer = (section: string, option: string, defaultValue: number, min: number, max: number): Setting<number> =>
+  typed(section, option, defaultValue, `a whole number from ${min} to ${max}`, (value) => {
+    const parsed = configValueFromText(value);
+    return typeof parsed === 'number' && Number.isInteger(parsed) && parsed >= min && parsed <= max
+      ? parsed
+      : undefined;
+  });
+
+const flag = (section: string, option: string, defaultValue: boolean): Setting<boolean> =>
+  typed(section, option, defaultValue, 'True or False (or 1 or 0)', (value) => {
+    const parsed = configValueFromText(value);
+    return typeof parsed === 'boolean' ? parsed : parsed === 1 ? true : parsed === 0 ? false : undefined;
+  });
+
+/** One of a few names. */
+const choice = (section: string, option: string, defaultValue: string, names: readonly string[]): Setting<string> =>
+  text(section, option, defaultValue, `one of ${names.join(', ')}`, (value) => names.includes(value));
+
+/** Comma-separated Python regular expressions, each runnable on RE2 (domain/shared/pythonRegex.ts). */
+const patternList = (section: string, option: string): Setting<readonly string[]> => {
+  const patterns = (value: string) =>
+    value
+      .split(',')
+      .map((pattern) => pattern.trim())
+      .filter(Boolean);
+  return {
+    section,
+    option,
+    defaultValue: [],
+    allowed: 'regular expressions separated by commas, without backreferences or lookarounds (RE2)',
+    parse: (value) => {
+      const list = patterns(value);
+      return list.every((pattern) => pythonPatternProblem(pattern) === undefined) ? list : undefined;
+    },
+    accepts: (value) => patterns(value).every((pattern) => pythonPatternProblem(pattern) === undefined),
+  };
+};
 
 /** The value of a setting in stored configuration sections. */
 export const settingValue = <T>(sections: ConfigSections, setting: Setting<T>): T => {
@@ -54,7 +120,7 @@ const DAY = 86_400;
 
 export const SETTINGS = {
   /** The lfn2pfn algorithm of RSEs without an `lfn2pfn_algorithm` attribute (rucio.common.config). */
-  lfn2pfnDefault: text('policy', 'lfn2pfn_algorithm_default', 'hash'),
+  lfn2pfnDefault: choice('policy', 'lfn2pfn_algorithm_default', 'hash', LFN2PFN_ALGORITHMS),
   /** The policy schema named in metalink documents. */
   policySchema: text('policy', 'schema', 'generic'),
   /** Origins allowed by the CORS pre-flight, comma-separated. */
@@ -65,23 +131,23 @@ export const SETTINGS = {
    * reports what it would delete.
    */
   undertakerInterval: number('undertaker', 'interval', 30, 1, DAY),
-  undertakerMaxDids: number('undertaker', 'max_dids', 10_000, 1, 1_000_000),
-  undertakerChunkSize: number('undertaker', 'chunk_size', 10, 1, 10_000),
+  undertakerMaxDids: integer('undertaker', 'max_dids', 10_000, 1, 1_000_000),
+  undertakerChunkSize: integer('undertaker', 'chunk_size', 10, 1, 10_000),
   undertakerDryRun: flag('undertaker', 'dry_run', false),
   /**
    * A rule of an expired DID with more locks than this is only expired within the hour and the
    * DID given another day (Rucio's `expire_rules_locks_size`); `purge_all_replicas` gives the
    * unlocked replicas of an expired collection's files an obsolete tombstone (Rucio's, default off).
    */
-  undertakerExpireRulesLocksSize: number('undertaker', 'expire_rules_locks_size', 10_000, 0, 100_000_000),
+  undertakerExpireRulesLocksSize: integer('undertaker', 'expire_rules_locks_size', 10_000, 0, 100_000_000),
   undertakerPurgeAllReplicas: flag('undertaker', 'purge_all_replicas', false),
   /** The judge-repairer: seconds between cycles, how long a STUCK rule is left alone first (Rucio: 1800 s), rules per cycle. */
   repairerInterval: number('judge-repairer', 'interval', 60, 1, DAY),
   repairerDelta: number('judge-repairer', 'delta', 1800, 0, 30 * DAY),
-  repairerMaxRules: number('judge-repairer', 'max_rules', 100, 1, 100_000),
+  repairerMaxRules: integer('judge-repairer', 'max_rules', 100, 1, 100_000),
   /** The judge-cleaner: seconds between cycles and expired rules per cycle (Rucio: 200). */
   cleanerInterval: number('judge-cleaner', 'interval', 60, 1, DAY),
-  cleanerMaxRules: number('judge-cleaner', 'max_rules', 200, 1, 100_000),
+  cleanerMaxRules: integer('judge-cleaner', 'max_rules', 200, 1, 100_000),
   /** The activity of rules a subscription makes without naming one (Rucio's transmogrifier: `rules.default_activity`, else `default`). */
   rulesDefaultActivity: text('rules', 'default_activity', 'default'),
   /**
@@ -90,15 +156,15 @@ export const SETTINGS = {
    * DIDs that existed before them, `chunk_size` DIDs per step, at most `max_dids` per cycle.
    */
   transmogrifierRetroactiveInterval: number('transmogrifier-retroactive', 'interval', 60, 0.1, DAY),
-  transmogrifierRetroactiveChunkSize: number('transmogrifier-retroactive', 'chunk_size', 500, 1, 10_000),
-  transmogrifierRetroactiveMaxDids: number('transmogrifier-retroactive', 'max_dids', 10_000, 1, 1_000_000),
+  transmogrifierRetroactiveChunkSize: integer('transmogrifier-retroactive', 'chunk_size', 500, 1, 10_000),
+  transmogrifierRetroactiveMaxDids: integer('transmogrifier-retroactive', 'max_dids', 10_000, 1, 1_000_000),
   /**
    * Lifetime exceptions (Rucio's `lifetime_model` section): requests are only taken while
    * `cutoff_date` (YYYY-MM-DD) is in the future; `max_extension` days (0: no bound) default and cap
    * an exception's end.
    */
-  lifetimeModelCutoffDate: text('lifetime_model', 'cutoff_date', ''),
-  lifetimeModelMaxExtension: number('lifetime_model', 'max_extension', 0, 0, 36_500),
+  lifetimeModelCutoffDate: text('lifetime_model', 'cutoff_date', '', 'a date YYYY-MM-DD', isCalendarDate),
+  lifetimeModelMaxExtension: integer('lifetime_model', 'max_extension', 0, 0, 36_500),
   /**
    * Atropos (Rucio's command-line options, by their names): seconds between cycles (its sleep,
    * 60 s), a dry run that only reports, the grace period a condemned rule lives on (a day) plus up
@@ -111,15 +177,18 @@ export const SETTINGS = {
   atroposSpreadPeriod: number('atropos', 'spread_period', 0, 0, 365 * DAY),
   atroposPurgeReplicas: flag('atropos', 'purge_replicas', false),
   atroposUnlock: flag('atropos', 'unlock', false),
-  atroposMaxRules: number('atropos', 'max_rules', 1000, 1, 100_000),
+  atroposMaxRules: integer('atropos', 'max_rules', 1000, 1, 100_000),
   /**
-   * Failed logins, counted per identity and per client address over a window: the first
-   * `login_free_failures` cost nothing more; then each attempt waits `login_delay_base` seconds,
-   * twice as long after every further failure, up to `login_delay_max` (attempts that would wait
-   * longer are refused at once). A success clears the identity's count; an address's count ends
-   * `login_failure_window` seconds after its last failure.
+   * Failed logins (api/auth/loginThrottle.ts): free failures per identity from one client address,
+   * per identity from all addresses together, and distinct failing identities per address (one
+   * user's typos count once there). Past one of them each attempt waits `login_delay_base`
+   * seconds, twice as long after every further failure, up to `login_delay_max` (attempts that
+   * would wait longer are refused at once). A success clears its identity's counts; counts end
+   * `login_failure_window` seconds after their last failure.
    */
-  loginFreeFailures: number('auth', 'login_free_failures', 5, 0, 1000),
+  loginFreeFailures: integer('auth', 'login_free_failures', 5, 0, 1000),
+  loginIdentityFreeFailures: integer('auth', 'login_identity_free_failures', 20, 0, 100_000),
+  loginAddressFreeIdentities: integer('auth', 'login_address_free_identities', 20, 0, 10_000),
   loginDelayBase: number('auth', 'login_delay_base', 1, 0, 60),
   loginDelayMax: number('auth', 'login_delay_max', 30, 0, 3600),
   loginFailureWindow: number('auth', 'login_failure_window', 900, 1, 7 * DAY),
@@ -130,11 +199,11 @@ export const SETTINGS = {
    * (those go to `posix`). Rucio's default is `fts3`; here `mock`, which copies nothing and suits
    * RSEs without real storage.
    */
-  conveyorTransfertool: text('conveyor', 'transfertool', 'mock'),
+  conveyorTransfertool: choice('conveyor', 'transfertool', 'mock', ['fts3', 'mock', 'posix']),
   /** Whether MISMATCH_SCHEME requests are retried (Rucio's option, default false). */
   conveyorRetryProtocolMismatches: flag('conveyor', 'retry_protocol_mismatches', false),
   /** Comma-separated regular expressions: a failure matching one declares its source SUSPICIOUS; default none. */
-  conveyorSuspiciousPattern: text('conveyor', 'suspicious_pattern', ''),
+  conveyorSuspiciousPattern: patternList('conveyor', 'suspicious_pattern'),
   /**
    * The conveyor's daemons: seconds between cycles and requests per batch (one atomic step each).
    * Rucio's submitter and poller sleep 600 s and take bulks of 100-1000; here the submitter, poller
@@ -144,15 +213,15 @@ export const SETTINGS = {
    * the rest; here polling is the only way to hear back, so 0).
    */
   preparerInterval: number('conveyor-preparer', 'interval', 1, 0.1, DAY),
-  preparerChunkSize: number('conveyor-preparer', 'chunk_size', 1000, 1, 100_000),
+  preparerChunkSize: integer('conveyor-preparer', 'chunk_size', 1000, 1, 100_000),
   throttlerInterval: number('conveyor-throttler', 'interval', 600, 0.1, DAY),
   submitterInterval: number('conveyor-submitter', 'interval', 1, 0.1, DAY),
-  submitterChunkSize: number('conveyor-submitter', 'chunk_size', 1000, 1, 100_000),
+  submitterChunkSize: integer('conveyor-submitter', 'chunk_size', 1000, 1, 100_000),
   pollerInterval: number('conveyor-poller', 'interval', 1, 0.1, DAY),
-  pollerChunkSize: number('conveyor-poller', 'chunk_size', 1000, 1, 100_000),
+  pollerChunkSize: integer('conveyor-poller', 'chunk_size', 1000, 1, 100_000),
   pollerOlderThan: number('conveyor-poller', 'older_than', 0, 0, DAY),
   finisherInterval: number('conveyor-finisher', 'interval', 1, 0.1, DAY),
-  finisherChunkSize: number('conveyor-finisher', 'chunk_size', 1000, 1, 100_000),
+  finisherChunkSize: integer('conveyor-finisher', 'chunk_size', 1000, 1, 100_000),
   finisherSubmittingTimeout: number('conveyor-finisher', 'submitting_timeout', 7200, 1, 30 * DAY),
   /**
    * The reaper: seconds between cycles (Rucio sleeps 60 s; 10 s here, so a replica made obsolete
@@ -164,24 +233,24 @@ export const SETTINGS = {
    * deleted too (Rucio's `reaper.remove_open_did`).
    */
   reaperInterval: number('reaper', 'interval', 10, 0.1, DAY),
-  reaperChunkSize: number('reaper', 'chunk_size', 100, 1, 100_000),
+  reaperChunkSize: integer('reaper', 'chunk_size', 100, 1, 100_000),
   reaperGreedy: flag('reaper', 'greedy', false),
   reaperDelaySeconds: number('reaper', 'delay_seconds', 0, 0, 30 * DAY),
   reaperDryRun: flag('reaper', 'dry_run', false),
-  reaperAutoExcludeThreshold: number('reaper', 'auto_exclude_threshold', 100, 1, 1_000_000),
+  reaperAutoExcludeThreshold: integer('reaper', 'auto_exclude_threshold', 100, 1, 1_000_000),
   reaperAutoExcludeTimeout: number('reaper', 'auto_exclude_timeout', 600, 0, 30 * DAY),
   reaperRemoveOpenDid: flag('reaper', 'remove_open_did', false),
   /** The dark reaper: seconds between cycles (Rucio: 300), quarantined files per chunk (Rucio: 100), dry run. */
   darkReaperInterval: number('dark-reaper', 'interval', 30, 0.1, DAY),
-  darkReaperChunkSize: number('dark-reaper', 'chunk_size', 100, 1, 100_000),
+  darkReaperChunkSize: integer('dark-reaper', 'chunk_size', 100, 1, 100_000),
   darkReaperDryRun: flag('dark-reaper', 'dry_run', false),
   /** The necromancer: seconds between cycles (Rucio: 60), BAD replicas per cycle (Rucio's `bulk`: 100), dry run. */
   necromancerInterval: number('necromancer', 'interval', 10, 0.1, DAY),
-  necromancerBulk: number('necromancer', 'bulk', 1000, 1, 100_000),
+  necromancerBulk: integer('necromancer', 'bulk', 1000, 1, 100_000),
   necromancerDryRun: flag('necromancer', 'dry_run', false),
   /** minos-temporary-expiration: seconds between cycles (Rucio: 60), expired unavailabilities per cycle (Rucio: 1000), dry run. */
   temporaryExpirationInterval: number('minos-temporary-expiration', 'interval', 60, 0.1, DAY),
-  temporaryExpirationBulk: number('minos-temporary-expiration', 'bulk', 1000, 1, 100_000),
+  temporaryExpirationBulk: integer('minos-temporary-expiration', 'bulk', 1000, 1, 100_000),
   temporaryExpirationDryRun: flag('minos-temporary-expiration', 'dry_run', false),
   /**
    * The suspicious-replica-recoverer (its command-line options in Rucio): seconds between cycles
@@ -193,8 +262,28 @@ export const SETTINGS = {
    */
   recovererInterval: number('suspicious-replica-recoverer', 'interval', 60, 0.1, 30 * DAY),
   recovererYoungerThan: number('suspicious-replica-recoverer', 'younger_than', 5, 0, 365),
-  recovererNattempts: number('suspicious-replica-recoverer', 'nattempts', 5, 0, 1_000_000),
-  recovererLimitPerRse: number('suspicious-replica-recoverer', 'limit_suspicious_files_on_rse', 5, 0, 1_000_000),
+  recovererNattempts: integer('suspicious-replica-recoverer', 'nattempts', 5, 0, 1_000_000),
+  recovererLimitPerRse: integer('suspicious-replica-recoverer', 'limit_suspicious_files_on_rse', 5, 0, 1_000_000),
   recovererActiveMode: flag('suspicious-replica-recoverer', 'active_mode', false),
-  recovererPolicy: text('suspicious-replica-recoverer', 'policy', ''),
+  recovererPolicy: typed<readonly SuspiciousPolicy[]>(
+    'suspicious-replica-recoverer',
+    'policy',
+    [],
+    'a JSON list of {"scope": [regex], "datatype": [regex], "action": "declare bad" | "ignore" | "dry run"}',
+    parsePolicies,
+  ),
 } as const;
+
+const SETTING_BY_OPTION: ReadonlyMap<string, Setting<unknown>> = new Map(
+  Object.values(SETTINGS).map((setting: Setting<unknown>) => [`${setting.section}\u0000${setting.option}`, setting]),
+);
+
+/** The declared setting of an option; undefined for free-form options. */
+export const declaredSetting = (section: string, option: string): Setting<unknown> | undefined =>
+  SETTING_BY_OPTION.get(`${section}\u0000${option}`);
+
+/** Why the text cannot be stored for the option (what it takes), or undefined when it can. */
+export const settingProblem = (section: string, option: string, value: string): string | undefined => {
+  const setting = declaredSetting(section, option);
+  return setting && !setting.accepts(value) ? `expected ${setting.allowed}` : undefined;
+};

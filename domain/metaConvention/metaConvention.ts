@@ -1,13 +1,7 @@
 import type { DidType } from '../did/did.ts';
-import {
-  Duplicate,
-  InvalidObject,
-  InvalidValueForKey,
-  KeyNotFound,
-  UnsupportedKeyType,
-  UnsupportedValueType,
-} from '../shared/errors.ts';
-import { eventTypes, type Command, type Event } from '../shared/event.ts';
+import { InvalidValueForKey } from '../shared/errors.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
+import { compilePythonPattern, UnsupportedPattern } from '../shared/pythonRegex.ts';
 
 /**
  * Metadata conventions (Rucio's `did_keys` / `did_key_map`): keys with the DID types they apply
@@ -69,7 +63,8 @@ export const evolveMetaConvention = (state: MetaConventionState, event: MetaConv
 
 /**
  * Checks a metadata value against its key's convention: the DID type the key applies to, the
- * value type, the pattern (matched from the start, as Python's `re.match`) and, when the key
+ * value type, the pattern (matched from the start, as Python's `re.match`, on RE2:
+ * domain/shared/pythonRegex.ts) and, when the key
  * lists allowed values, membership.
  */
 export const checkConvention = (convention: MetaConvention, didType: DidType, value: unknown): void => {
@@ -120,13 +115,15 @@ export const hasValueType = (value: unknown, valueType: ValueType): boolean => {
   }
 };
 
-export const compiles = (pattern: string): boolean => {
+/**
+ * A stored pattern RE2 cannot run (accepted before patterns ran on RE2) matches nothing: a value
+ * is refused rather than checked by a backtracking engine.
+ */
+export const matchesFromStart = (pattern: string, text: string): boolean => {
   try {
-    new RegExp(pattern);
-    return true;
-  } catch {
-    return false;
+    return compilePythonPattern(pattern)(text);
+  } catch (error) {
+    if (error instanceof UnsupportedPattern) return false;
+    throw error;
   }
 };
-
-export const matchesFromStart = (pattern: string, text: string): boolean => new RegExp(pattern, 'y').test(text);

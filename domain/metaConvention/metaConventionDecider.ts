@@ -8,8 +8,8 @@ import {
   UnsupportedValueType,
 } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
+import { pythonPatternProblem } from '../shared/pythonRegex.ts';
 import {
-  compiles,
   evolveMetaConvention,
   hasValueType,
   initialMetaConvention,
@@ -52,23 +52,26 @@ export const addMetaConventionKey = (
   }
   // Python formats a missing key type as 'None'.
   const keyTypeText = data.keyType === null || data.keyType === undefined ? 'None' : String(data.keyType);
-  const keyType =
-    KEY_TYPE_LETTERS[keyTypeText] ?? (KEY_TYPES as readonly string[]).find((type) => type === keyTypeText);
+  const keyType = KEY_TYPE_LETTERS[keyTypeText] ?? KEY_TYPES.find((type) => type === keyTypeText);
   if (!keyType) throw new UnsupportedKeyType(`The type '${keyTypeText}' is not supported for keys!`);
   let valueRegexp: string | null = null;
   if (data.valueRegexp !== null && data.valueRegexp !== undefined) {
-    if (typeof data.valueRegexp !== 'string' || !compiles(data.valueRegexp)) {
+    if (typeof data.valueRegexp !== 'string')
       throw new InvalidObject(
         `Problem validating value_regexp: ${JSON.stringify(data.valueRegexp)} is not a valid regular expression`,
       );
-    }
+    const problem = pythonPatternProblem(data.valueRegexp);
+    if (problem !== undefined)
+      throw new InvalidObject(
+        `Problem validating value_regexp: ${JSON.stringify(data.valueRegexp.slice(0, 200))} is not a valid regular expression here (${problem})`,
+      );
     valueRegexp = data.valueRegexp;
   }
   if (state.status !== 'Absent') throw new Duplicate(`key '${data.key}' already exists!`);
   return [
     {
       type: 'MetaConventionKeyAdded',
-      data: { key: data.key, keyType: keyType as KeyType, valueType, valueRegexp, addedAt: metadata.now.toISOString() },
+      data: { key: data.key, keyType, valueType, valueRegexp, addedAt: metadata.now.toISOString() },
     },
   ];
 };

@@ -1,4 +1,5 @@
 import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
+import { compilePythonPattern, pythonPatternProblem, UnsupportedPattern } from '../shared/pythonRegex.ts';
 
 /**
  * The suspicious-replica-recoverer (Rucio's daemon, §2.4): replicas declared SUSPICIOUS more than
@@ -52,32 +53,50 @@ export const AUTOMATIC_RECOVERY = 'Suspicious. Automatic recovery.';
 /** How long the replicas of a broken RSE stay unreadable (Rucio: three days). */
 export const BROKEN_RSE_DAYS = 3;
 
-/** The policy entries of Rucio's JSON file, given as text; entries without an action are dropped, bad JSON gives none. */
-export const parsePolicies = (text: string): SuspiciousPolicy[] => {
+/** What a policy entry may say of last copies (Rucio's daemon knows these three). */
+export const POLICY_ACTIONS = ['declare bad', 'ignore', 'dry run'] as const;
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const isPatternList = (value: unknown): value is string[] =>
+  Array.isArray(value) &&
+  value.every((item): item is string => typeof item === 'string' && pythonPatternProblem(item) === undefined);
+
+/**
+ * The policy entries of Rucio's JSON file, given as text (the empty text: none); undefined when
+ * the text is not a JSON list of entries with a known action and lists of regular expressions
+ * RE2 runs (the setting refuses such text when it is stored).
+ */
+export const parsePolicies = (text: string): SuspiciousPolicy[] | undefined => {
   if (text.trim() === '') return [];
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(text);
-    if (!Array.isArray(parsed)) return [];
-    return parsed.flatMap((entry): SuspiciousPolicy[] => {
-      if (typeof entry !== 'object' || entry === null || typeof (entry as { action?: unknown }).action !== 'string')
-        return [];
-      const list = (value: unknown) =>
-        Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
-      const record = entry as Record<string, unknown>;
-      return [{ scope: list(record.scope), datatype: list(record.datatype), action: String(record.action) }];
-    });
+    parsed = JSON.parse(text);
   } catch {
-    return [];
+    return undefined;
   }
+  if (!Array.isArray(parsed)) return undefined;
+  const policies: SuspiciousPolicy[] = [];
+  for (const entry of parsed as unknown[]) {
+    if (!isRecord(entry)) return undefined;
+    const { scope = [], datatype = [], action } = entry;
+    if (typeof action !== 'string' || !(POLICY_ACTIONS as readonly string[]).includes(action)) return undefined;
+    if (!isPatternList(scope) || !isPatternList(datatype)) return undefined;
+    policies.push({ scope, datatype, action });
+  }
+  return policies;
 };
 
+/** Python's `re.match`, on RE2 (domain/shared/pythonRegex.ts); an expression it cannot run matches nothing. */
 const matches = (patterns: readonly string[], value: string): boolean =>
   patterns.length === 0 ||
   patterns.some((pattern) => {
     try {
-      return new RegExp(`^(?:${pattern})`).test(value);
-    } catch {
-      return false;
+      return compilePythonPattern(pattern)(value);
+    } catch (error) {
+      if (error instanceof UnsupportedPattern) return false;
+      throw error;
     }
   });
 

@@ -1,3 +1,4 @@
+import { compilePythonPattern, UnsupportedPattern, type StartMatcher } from '../shared/pythonRegex.ts';
 import type { Workflow, WorkflowOutput } from '../shared/workflow.ts';
 import { FINISHED_REQUEST_STATES, type RequestState } from './request.ts';
 import { shouldRetry, transferError } from './retries.ts';
@@ -44,13 +45,17 @@ export type FinisherSettings = Readonly<{
   submittingTimeoutSeconds: number;
 }>;
 
-/** Patterns that compile; one that does not is ignored rather than stopping the finisher. */
-const compiled = (patterns: readonly string[]): RegExp[] =>
+/**
+ * The patterns, on RE2 (domain/shared/pythonRegex.ts); `/config` refuses one RE2 cannot run, and
+ * one stored before that is ignored rather than stopping the finisher.
+ */
+const compiled = (patterns: readonly string[]): StartMatcher[] =>
   patterns.flatMap((pattern) => {
     try {
-      return [new RegExp(`^(?:${pattern.trim()})`)];
-    } catch {
-      return [];
+      return [compilePythonPattern(pattern.trim())];
+    } catch (error) {
+      if (error instanceof UnsupportedPattern) return [];
+      throw error;
     }
   });
 
@@ -73,7 +78,7 @@ export const finisher: Workflow<
         state === 'FAILED' &&
         request.hasSource &&
         request.error &&
-        suspicious.some((pattern) => pattern.test(request.error!))
+        suspicious.some((matches) => matches(request.error!))
       ) {
         outputs.push({ type: 'DeclareSourceSuspicious', data: { requestId, reason: request.error.slice(0, 255) } });
       }

@@ -4,6 +4,7 @@ import { isPlainObject, type RseProtocol } from './protocol.ts';
 import { selectProtocol, type ProtocolChoice } from './protocolSelection.ts';
 
 /** The default of the built-in lfn2pfn algorithms (rse/translation.py), the other being `identity`. */
+export const LFN2PFN_ALGORITHMS = ['hash', 'identity'] as const;
 export const DEFAULT_LFN2PFN_ALGORITHM = 'hash';
 
 /** `user.jdoe` becomes `user/jdoe`: Rucio splits scopes starting with `user` or `group` on dots. */

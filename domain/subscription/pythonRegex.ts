@@ -1,59 +1,25 @@
 import { InvalidObject } from '../shared/errors.ts';
+import { compilePythonPattern, UnsupportedPattern, type StartMatcher } from '../shared/pythonRegex.ts';
 
 /**
  * Subscription filters are Python regular expressions applied with `re.match` (anchored at the
- * start of the text, not at its end: `mc16` matches the scope `mc16_13TeV`). They are turned into
- * JavaScript expressions once, when a subscription is read: the few Python-only spellings are
- * rewritten, anything JavaScript cannot compile is refused with InvalidObject when the
+ * start of the text, not at its end: `mc16` matches the scope `mc16_13TeV`), run on RE2
+ * (domain/shared/pythonRegex.ts). One RE2 cannot run is refused with InvalidObject when the
  * subscription is added or updated.
  */
 
-/** Longest expression accepted (the whole filter is bounded by Rucio's 4000-character column too). */
-export const MAX_PATTERN_LENGTH = 1000;
-
-/** Python spellings with a JavaScript twin: named groups, their back-references, `\A` and `\Z`. */
-const toJavaScript = (source: string): { source: string; flags: string } => {
-  let flags = '';
-  let rewritten = source;
-  // A leading inline flag group: `(?i)`, `(?s)`, `(?is)`, ...
-  const inline = /^\(\?([aiLmsux]+)\)/.exec(rewritten);
-  if (inline) {
-    for (const flag of inline[1]!) {
-      if (flag === 'i' || flag === 'm' || flag === 's') flags += flag;
-    }
-    rewritten = rewritten.slice(inline[0].length);
-  }
-  rewritten = rewritten
-    .replace(/\(\?P<([A-Za-z_][A-Za-z0-9_]*)>/g, '(?<$1>')
-    .replace(/\(\?P=([A-Za-z_][A-Za-z0-9_]*)\)/g, '\\k<$1>')
-    .replace(/\\A/g, '^')
-    .replace(/\\Z/g, '$');
-  return { source: rewritten, flags };
-};
-
-/** A matcher with `re.match` semantics: does the expression match at the start of the text? */
-export type StartMatcher = (text: string) => boolean;
+export type { StartMatcher } from '../shared/pythonRegex.ts';
 
 /** Compiles a Python expression, or throws InvalidObject naming `what` and why. */
 export const compilePythonRegex = (pattern: string, what: string): StartMatcher => {
-  if (pattern.length > MAX_PATTERN_LENGTH)
-    throw new InvalidObject(
-      `Problem validating subscription filter: ${what} is longer than ${MAX_PATTERN_LENGTH} characters`,
-    );
-  const { source, flags } = toJavaScript(pattern);
-  let expression: RegExp;
   try {
-    // Sticky: the match must start at index 0, as Python's re.match.
-    expression = new RegExp(source, `${flags}y`);
+    return compilePythonPattern(pattern);
   } catch (error) {
+    if (!(error instanceof UnsupportedPattern)) throw error;
     throw new InvalidObject(
-      `Problem validating subscription filter: ${what} ${JSON.stringify(pattern)} is not a valid regular expression (${(error as Error).message})`,
+      `Problem validating subscription filter: ${what} ${JSON.stringify(pattern.slice(0, 200))} is not a valid regular expression here (${error.reason})`,
     );
   }
-  return (text) => {
-    expression.lastIndex = 0;
-    return expression.test(text);
-  };
 };
 
 const META = new Set(['.', '^', '$', '*', '+', '?', '{', '}', '[', ']', '\\', '|', '(', ')']);

@@ -1,4 +1,4 @@
-import type { ConfigSections } from '../../domain/config/settings.ts';
+import { settingValue, type ConfigSections, type Setting } from '../../domain/config/settings.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 import { configSectionsCollection, type ConfigSectionDocument } from './config.ts';
 
@@ -29,4 +29,10 @@ export const configOption = async (
 ): Promise<string | undefined> => {
   const options = (await configSection(readModels, section))?.options;
   return options && Object.hasOwn(options, option) ? options[option] : undefined;
+};
+
+/** One declared setting's value in force (domain/config/settings.ts), from its section alone. */
+export const configSetting = async <T>(readModels: ReadModels, setting: Setting<T>): Promise<T> => {
+  const options = (await configSection(readModels, setting.section))?.options;
+  return settingValue(options ? { [setting.section]: options } : {}, setting);
 };

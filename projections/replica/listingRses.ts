@@ -1,10 +1,10 @@
 import type { ListingRse } from '../../domain/replica/replicaListing.ts';
-import { DEFAULT_LFN2PFN_ALGORITHM } from '../../domain/rse/lfn2pfn.ts';
 import type { RseFacts } from '../../domain/rse/rseExpression.ts';
-import { configSectionsCollection, type ConfigSectionDocument } from '../config/config.ts';
+import { configSetting } from '../config/configQueries.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 import { rseFactsOf } from '../rse/rseFacts.ts';
 import { rsesCollection, type RseDocument } from '../rse/rses.ts';
+import { SETTINGS } from '../../domain/config/settings.ts';
 
 /** An RSE as replica listings see it: PFN facts, readability, site, expression facts. */
 export type ListedRse = Readonly<{
@@ -16,9 +16,8 @@ export type ListedRse = Readonly<{
 }>;
 
 /** Config `policy.lfn2pfn_algorithm_default`, else `hash`. */
-export const defaultAlgorithmOf = async (readModels: ReadModels): Promise<string> =>
-  (await readModels.collection<ConfigSectionDocument>(configSectionsCollection).get('policy'))?.options
-    .lfn2pfn_algorithm_default || DEFAULT_LFN2PFN_ALGORITHM;
+export const defaultAlgorithmOf = (readModels: ReadModels): Promise<string> =>
+  configSetting(readModels, SETTINGS.lfn2pfnDefault);
 
 export const listedRse = (document: RseDocument, defaultAlgorithm: string): ListedRse => {
   const algorithm = document.attributes.lfn2pfn_algorithm;

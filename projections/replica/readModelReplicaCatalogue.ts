@@ -1,6 +1,6 @@
 import type { CatalogueRse, ReplicaCatalogue } from '../../domain/replica/replicaCatalogue.ts';
-import { DEFAULT_LFN2PFN_ALGORITHM } from '../../domain/rse/lfn2pfn.ts';
-import { configSectionsCollection, type ConfigSectionDocument } from '../config/config.ts';
+import { configSetting } from '../config/configQueries.ts';
+import { SETTINGS } from '../../domain/config/settings.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 import { replicaId, replicasCollection, type ReplicaDocument } from './replicaDocuments.ts';
 import { rsesCollection, type RseDocument } from '../rse/rses.ts';
@@ -21,9 +21,7 @@ const catalogueRse = (document: RseDocument, defaultAlgorithm: string): Catalogu
 export const readModelReplicaCatalogue = (readModels: ReadModels): ReplicaCatalogue => {
   const rses = () => readModels.collection<RseDocument>(rsesCollection);
   const replicas = () => readModels.collection<ReplicaDocument>(replicasCollection);
-  const defaultAlgorithm = async () =>
-    (await readModels.collection<ConfigSectionDocument>(configSectionsCollection).get('policy'))?.options
-      .lfn2pfn_algorithm_default || DEFAULT_LFN2PFN_ALGORITHM;
+  const defaultAlgorithm = () => configSetting(readModels, SETTINGS.lfn2pfnDefault);
   return {
     async rses() {
       const fallback = await defaultAlgorithm();

@@ -309,4 +309,30 @@ describe('API: metadata conventions', () => {
       /does not apply to a CONTAINER/,
     );
   });
+
+  it('checks a value against `(a+)+$` at once, /ping answering meanwhile, and refuses backreferences when stored', async () => {
+    const key = uniqueName('k');
+    expectStatus(
+      await server.root('POST', `/meta_conventions/${key}`, { body: { key_type: 'ALL', value_regexp: '(a+)+$' } }),
+      201,
+    );
+    const scope = await newScope(server);
+    expectStatus(await server.root('POST', path(scope, 'ds'), { body: { type: 'DATASET' } }), 201);
+    // A backtracking engine takes 2^n steps here: 34 letters held the event loop for 71 s, 3990 would never end.
+    const [refused, ping] = await Promise.all([
+      server.root('POST', path(scope, 'ds', `/meta/${key}`), { body: { value: `${'a'.repeat(3990)}!` } }),
+      server.call('GET', '/ping'),
+    ]);
+    expectError(refused, 400, 'InvalidValueForKey', /does not match the regular expression/);
+    expectStatus(ping, 200);
+    expectStatus(await server.root('POST', path(scope, 'ds', `/meta/${key}`), { body: { value: 'aaa' } }), 201);
+    expectError(
+      await server.root('POST', `/meta_conventions/${uniqueName('k')}`, {
+        body: { key_type: 'ALL', value_regexp: '(a)\\1' },
+      }),
+      400,
+      'InvalidObject',
+      /backreference .* linear time/,
+    );
+  });
 });

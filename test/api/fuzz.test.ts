@@ -93,7 +93,17 @@ describe('API: fuzzing every route', function () {
       copies: 1,
       rse_expression: rse,
     });
+    // Keys whose convention backtracks catastrophically on `aaaa…!` (issue 22): values are written to them.
+    const metaKeys = [uniqueName('re'), uniqueName('re')];
+    for (const [index, key] of metaKeys.entries())
+      expectStatus(
+        await server.root('POST', `/meta_conventions/${key}`, {
+          body: { key_type: 'ALL', value_regexp: ['(a+)+$', '(a|aa)+$'][index] },
+        }),
+        201,
+      );
     world = {
+      metaKeys,
       accounts: ['root', user.account, admin.account, ...victims, 'nobody'],
       protectedAccounts: ['root', user.account, admin.account],
       scopes: [rootScope, userScope, 'mock'],

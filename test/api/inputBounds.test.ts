@@ -366,3 +366,79 @@ describe('API: bounded input', () => {
     });
   });
 });
+
+/**
+ * Issue 22: every connection is bounded in time (headers, a pause in the body, the whole
+ * request, idle keep-alive) and, without a proxy in front, in number per address. The bounds
+ * are set low here so that each test waits about a second.
+ */
+describe('API: connections bounded in time and number', () => {
+  let server: TestServer;
+  before(
+    async () =>
+      (server = await startTestServer({
+        environment: {
+          DMS_HEADERS_TIMEOUT_MS: '1000',
+          DMS_BODY_IDLE_TIMEOUT_MS: '1000',
+          DMS_REQUEST_TIMEOUT_MS: '2500',
+          DMS_KEEP_ALIVE_TIMEOUT_MS: '1000',
+          DMS_MAX_CONNECTIONS_PER_ADDRESS: '3',
+        },
+      })),
+  );
+  after(async () => server.stop());
+  const host = () => new URL(server.url).host;
+
+  it('answers a body that stops half-way with 408 in Rucio format and closes the connection', async () => {
+    const { text, closedAfterMs } = await rawExchange(
+      server.url,
+      `POST /accounts/x HTTP/1.1\r\nHost: ${host()}\r\nContent-Length: 100\r\n\r\n0123456789`,
+    );
+    expectRawError(text, 408, 'RequestTimeout');
+    expect(parseRaw(text).body).to.match(/stopped arriving: nothing came for 1 s/);
+    expect(closedAfterMs).to.not.equal(undefined);
+  });
+
+  it('answers headers that never end with 408, and a body that trickles past the request time', async () => {
+    const headers = await rawExchange(server.url, `GET /ping HTTP/1.1\r\nHost: ${host()}\r\nX-Slow: `);
+    expectRawError(headers.text, 408, 'RequestTimeout');
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.write(`POST /accounts/x HTTP/1.1\r\nHost: ${host()}\r\nContent-Length: 100\r\n\r\n`);
+    // A byte every 300 ms never pauses a second, but the request as a whole takes too long.
+    const trickle = setInterval(() => socket.write('a'), 300);
+    await new Promise((resolve) => socket.on('close', resolve));
+    clearInterval(trickle);
+    expectRawError(text, 408, 'RequestTimeout');
+  });
+
+  it('closes a keep-alive connection left idle', async () => {
+    const { text, closedAfterMs } = await rawExchange(server.url, `GET /ping HTTP/1.1\r\nHost: ${host()}\r\n\r\n`);
+    expect(parseRaw(text).status).to.equal(200);
+    expect(closedAfterMs).to.not.equal(undefined);
+  });
+
+  it('refuses requests on connections past the bound per address with 429, until one closes', async () => {
+    const { hostname, port } = new URL(server.url);
+    const held = await Promise.all(
+      [1, 2, 3].map(
+        () =>
+          new Promise<ReturnType<typeof connect>>((resolve) => {
+            const socket = connect(Number(port), hostname, () => resolve(socket));
+            socket.on('error', () => undefined);
+          }),
+      ),
+    );
+    try {
+      const refused = await rawExchange(server.url, `GET /ping HTTP/1.1\r\nHost: ${host()}\r\n\r\n`);
+      expectRawError(refused.text, 429, 'TooManyConnections');
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expectStatus(await server.call('GET', '/ping'), 200);
+  });
+});

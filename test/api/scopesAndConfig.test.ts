@@ -1,3 +1,4 @@
+import { throttlePolicy } from '../../api/auth/loginAttempts.ts';
 import { expect } from 'chai';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { uniqueName } from '../support/events.ts';
@@ -87,6 +88,53 @@ describe('API: config', () => {
     const [good, bad] = [uniqueName('sec'), uniqueName('sec')];
     expectError(await server.root('POST', '/config', { body: { [good]: { a: 1 }, [bad]: 'flat' } }), 400, 'ValueError');
     expectError(await server.root('GET', `/config/${good}`), 404, 'ConfigNotFound');
+  });
+
+  it('refuses values out of the declared range of the options the service reads, and keeps others free-form', async () => {
+    expectError(
+      await server.root('PUT', '/config/auth/login_free_failures/100000'),
+      400,
+      'ConfigurationError',
+      /option 'login_free_failures': expected a whole number from 0 to 1000/,
+    );
+    const free = uniqueName('sec');
+    expectError(
+      await server.root('POST', '/config', { body: { [free]: { a: 1 }, auth: { login_delay_max: '1e400' } } }),
+      400,
+      'ConfigurationError',
+      /option 'login_delay_max': expected a number from 0 to 3600/,
+    );
+    expectError(
+      await server.root('PUT', `/config/conveyor/suspicious_pattern/${encodeURIComponent('.*(a)\\1,x')}`),
+      400,
+      'ConfigurationError',
+      /regular expressions .* without backreferences/,
+    );
+    expectError(
+      await server.root('PUT', '/config/undertaker/dry_run/maybe'),
+      400,
+      'ConfigurationError',
+      /True or False/,
+    );
+    expectError(
+      await server.root('PUT', '/config/conveyor/transfertool/ftp'),
+      400,
+      'ConfigurationError',
+      /fts3, mock, posix/,
+    );
+    expectError(await server.root('GET', `/config/${free}`), 404, 'ConfigNotFound');
+    expectError(await server.root('GET', '/config/auth'), 404, 'ConfigNotFound');
+
+    // What GET /config shows is what the throttle uses.
+    expectStatus(await server.root('PUT', '/config/auth/login_free_failures/7'), 201);
+    expectStatus(await server.root('PUT', '/config/auth/remark/anything goes'), 201);
+    expect(expectStatus(await server.root('GET', '/config/auth'), 200).json()).to.deep.equal({
+      login_free_failures: 7,
+      remark: 'anything goes',
+    });
+    expect((await throttlePolicy(server.runtime.services)).freeFailures).to.equal(7);
+    expectStatus(await server.root('DELETE', '/config/auth'), 200);
+    expect((await throttlePolicy(server.runtime.services)).freeFailures).to.equal(5);
   });
 
   it('is for admins only, reading included', async () => {

@@ -132,6 +132,13 @@ describe('API: subscriptions (§7)', function () {
           'InvalidObject',
           /pattern "\(unclosed" is not a valid regular expression/,
         ],
+        [
+          options({ filter: { pattern: '(?P<p>mc)_(?P=p)', excluded_pattern: 'x' } }),
+          400,
+          'InvalidObject',
+          /pattern .* backreference .* linear time/,
+        ],
+        [options({ filter: { datatype: ['(?!RAW)'] } }), 400, 'InvalidObject', /datatype .* lookaround/],
         [options({ filter: { scope: 'mc16' } }), 400, 'InvalidObject', /scope must be an array/],
         [options({ filter: { did_type: ['FOLDER'] } }), 400, 'InvalidObject', /did_type "FOLDER" is none of/],
         [options({ filter: { account: ['Not An Account'] } }), 400, 'InvalidObject', /is not an account name/],

@@ -227,7 +227,7 @@ describe('Workflow: the suspicious-replica-recoverer (§2.4)', () => {
       given({ suspicious: [suspicious('f1', { availableElsewhere: false })] })
         .when({
           ...active,
-          policies: parsePolicies('[{"scope": ["user"], "datatype": ["RAW"], "action": "declare bad"}]'),
+          policies: parsePolicies('[{"scope": ["user"], "datatype": ["RAW"], "action": "declare bad"}]')!,
         })
         .then([
           {

@@ -241,6 +241,14 @@ describe('meta convention decider', () => {
       conventions([])
         .when(addKey('ALL', null, '('))
         .thenThrows(InvalidObject, /value_regexp/));
+    it('refuses an expression with a backreference, which a linear-time engine cannot run', () =>
+      conventions([])
+        .when(addKey('ALL', null, '([A-Z])\\1'))
+        .thenThrows(InvalidObject, /value_regexp.*backreference/));
+    it('refuses an expression with a lookaround, which a linear-time engine cannot run', () =>
+      conventions([])
+        .when(addKey('ALL', null, '(?=A)[A-Z]+'))
+        .thenThrows(InvalidObject, /value_regexp.*lookaround/));
   });
 
   describe('when a value is added', () => {

@@ -3,7 +3,8 @@ import type { ConfigEvent } from '../../domain/config/config.ts';
 import { configDecider } from '../../domain/config/configDecider.ts';
 import { configValueFromText, configValueToText } from '../../domain/config/configValue.ts';
 import { scopeDecider } from '../../domain/scope/scopeDecider.ts';
-import { ConfigNotFound, Duplicate } from '../../domain/shared/errors.ts';
+import { ConfigNotFound, ConfigurationError, Duplicate } from '../../domain/shared/errors.ts';
+import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 
 describe('scope decider', () => {
@@ -41,6 +42,75 @@ describe('config decider', () => {
         metadata: metadata(),
       })
       .then([set('core', 'b', 'x')]));
+
+  describe("when a value is out of a read option's declared range", () => {
+    const setting = (section: string, option: string, value: string) =>
+      ({
+        type: 'SetConfigOptions',
+        data: {
+          options: [
+            { section: 'core', option: 'a', value: '1' },
+            { section, option, value },
+          ],
+        },
+        metadata: metadata(),
+      }) as const;
+    it('refuses a count above its range, naming the range, and writes nothing', () =>
+      given([])
+        .when(setting('auth', 'login_free_failures', '100000'))
+        .thenThrows(ConfigurationError, /from 0 to 1000/));
+    it('refuses a fraction where a whole number is read', () =>
+      given([])
+        .when(setting('auth', 'login_free_failures', '2.5'))
+        .thenThrows(ConfigurationError, /a whole number/));
+    it('refuses a number that is not finite', () =>
+      given([])
+        .when(setting('auth', 'login_delay_max', '1e400'))
+        .thenThrows(ConfigurationError, /a number from 0/));
+    it('refuses a boolean that is neither True nor False', () =>
+      given([])
+        .when(setting('reaper', 'greedy', 'perhaps'))
+        .thenThrows(ConfigurationError, /True or False/));
+    it('refuses a choice not offered', () =>
+      given([])
+        .when(setting('policy', 'lfn2pfn_algorithm_default', 'md5'))
+        .thenThrows(ConfigurationError, /hash, identity/));
+    it('refuses a date that does not exist', () =>
+      given([])
+        .when(setting('lifetime_model', 'cutoff_date', '2026-02-30'))
+        .thenThrows(ConfigurationError, /YYYY-MM-DD/));
+    it('refuses a policy whose pattern needs backtracking', () =>
+      given([])
+        .when(setting('suspicious-replica-recoverer', 'policy', '[{"scope": ["(?=x)"], "action": "ignore"}]'))
+        .thenThrows(ConfigurationError, /JSON list/));
+    it('takes a count within its range', () =>
+      given([])
+        .when(setting('auth', 'login_free_failures', '10'))
+        .then([set('core', 'a', '1'), set('auth', 'login_free_failures', '10')]));
+    it('takes an empty date, which means none', () =>
+      given([])
+        .when(setting('lifetime_model', 'cutoff_date', ''))
+        .then([set('core', 'a', '1'), set('lifetime_model', 'cutoff_date', '')]));
+  });
+
+  describe('when a setting is read', () => {
+    it('reads a whole number as declared', () =>
+      expect(settingValue({ auth: { login_free_failures: '10' } }, SETTINGS.loginFreeFailures)).to.equal(10));
+    it('reads the default for what is not set', () => expect(settingValue({}, SETTINGS.loginFreeFailures)).to.equal(5));
+    it('reads the default for what no longer fits', () =>
+      expect(settingValue({ auth: { login_free_failures: '100000' } }, SETTINGS.loginFreeFailures)).to.equal(5));
+    it('reads a list of patterns', () =>
+      expect(
+        settingValue({ conveyor: { suspicious_pattern: ' a.* , b ' } }, SETTINGS.conveyorSuspiciousPattern),
+      ).to.deep.equal(['a.*', 'b']));
+    it("reads the recoverer's policy", () =>
+      expect(
+        settingValue(
+          { 'suspicious-replica-recoverer': { policy: '[{"datatype": ["RAW"], "action": "declare bad"}]' } },
+          SETTINGS.recovererPolicy,
+        ),
+      ).to.deep.equal([{ scope: [], datatype: ['RAW'], action: 'declare bad' }]));
+  });
 
   describe('when options and sections are removed', () => {
     it('removes an option', () =>

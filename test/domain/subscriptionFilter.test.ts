@@ -66,7 +66,7 @@ describe('Subscription filters (§7)', () => {
       expect(matches({ split_rule: true, grouping: 'DATASET' })).to.equal(true);
     });
     it('reads Python spellings: named groups and \\Z', () => {
-      expect(matches({ pattern: '(?P<project>mc16)_13TeV\\.(?P=project)?' })).to.equal(true);
+      expect(matches({ pattern: '(?P<project>mc16)_13TeV\\.(?P<run>4104)' })).to.equal(true);
       expect(matches({ pattern: 'mc16_13TeV.410470.AOD.e6337\\Z' })).to.equal(true);
     });
   });
@@ -79,6 +79,12 @@ describe('Subscription filters (§7)', () => {
       refused({ pattern: '(' }, /pattern "\(" is not a valid regular expression/);
       refused({ scope: ['[a-'] }, /scope "\[a-" is not a valid regular expression/);
       refused({ datatype: ['*AOD'] }, /datatype "\*AOD" is not a valid regular expression/);
+    });
+    it('refuses what needs backtracking (RE2 runs every pattern in linear time)', () => {
+      refused({ pattern: '(?P<p>mc16)_(?P=p)' }, /pattern .* backreference/);
+      refused({ pattern: '(a)\\1' }, /backreference \\1/);
+      refused({ scope: ['mc(?=16)'] }, /scope .* lookaround/);
+      refused({ excluded_pattern: '(?<!x)AOD' }, /lookaround/);
     });
     it('refuses values of the wrong type', () => {
       refused({ datatype: 'AOD' }, /datatype must be an array/);

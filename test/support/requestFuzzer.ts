@@ -20,6 +20,8 @@ export type FuzzWorld = Readonly<{
   rses: readonly string[];
   ruleIds: readonly string[];
   tokens: readonly string[];
+  /** Metadata keys with a convention whose pattern backtracks catastrophically (`(a+)+$`). */
+  metaKeys: readonly string[];
 }>;
 
 export type FuzzRequest = Readonly<{
@@ -66,6 +68,33 @@ const HOSTILE = [
   'mock',
   'A_B',
   '0',
+] as const;
+
+/**
+ * Regular expressions that take exponential time on a backtracking engine (with the long inputs
+ * below), and ones that need backtracking at all: each must be run in linear time or refused.
+ */
+const CATASTROPHIC_PATTERNS = [
+  '(a+)+$',
+  '(a|aa)+$',
+  '(a|a)*$',
+  '(.*a){20}$',
+  '(\\w+\\s?)*$',
+  '^(([a-z])+.)+[A-Z]([a-z])+$',
+  '(x+x+)+y',
+  '(a)\\1',
+  '(?P<x>a)(?P=x)',
+  '(?=a)a',
+  '(?<!b)a',
+  '(?:a{1000}){1000}',
+] as const;
+
+/** Inputs the patterns above choke on, up to the longest values the API takes. */
+const LONG_INPUTS = [
+  `${'a'.repeat(34)}!`,
+  `${'a'.repeat(3990)}!`,
+  `${'a '.repeat(1000)}!`,
+  `${'x'.repeat(240)}`,
 ] as const;
 
 /** Raw path fragments sent unencoded: bad percent escapes and encoded bytes that are not UTF-8. */
@@ -207,7 +236,8 @@ const textFor = (world: FuzzWorld, variable: string, forWrite: boolean): fc.Arbi
     if (/scope/.test(variable)) return world.scopes;
     if (/rse|source|destination/.test(variable)) return [...world.rses, 'A_B', 'NOPE'];
     if (/rule/.test(variable)) return world.ruleIds;
-    if (/name|key|guid/.test(variable)) return world.dids.map((did) => did.name);
+    if (variable === 'key') return [...world.metaKeys, ...world.dids.map((did) => did.name)];
+    if (/name|guid/.test(variable)) return world.dids.map((did) => did.name);
     if (/scheme/.test(variable)) return ['root', 'https', 'file', 'srm'];
     if (/section|option/.test(variable)) return ['webui', 'policy', 'fuzz', 'undertaker'];
     if (variable === 'nbfiles' || variable === 'port') return ['1', '-1', '0', '1e300', 'x'];
@@ -293,6 +323,8 @@ const valueFor = (world: FuzzWorld, depth: number): fc.Arbitrary<unknown> => {
     pick(HOSTILE),
     pick([...world.accounts, ...world.scopes, ...world.rses, ...world.ruleIds]),
     fc.string({ maxLength: 30 }),
+    pick(CATASTROPHIC_PATTERNS),
+    pick(LONG_INPUTS),
   );
   if (depth >= 3) return leaves;
   return fc.oneof(
@@ -340,7 +372,7 @@ const templates = (world: FuzzWorld): Readonly<Record<string, () => unknown>> =>
     }),
     'PUT /dids/*scope_name/status': () => ({ open: false }),
     'POST /dids/*scope_name/meta': () => ({ meta: { project: 'fuzz', run_number: 5 } }),
-    'POST /dids/*scope_name/meta/:key': () => ({ value: 'fuzz' }),
+    'POST /dids/*scope_name/meta/:key': () => ({ value: LONG_INPUTS[0] }),
     'POST /dids/bulkdidsmeta': () => ({ dids: [{ ...did(), meta: { fuzz: 1 } }] }),
     'POST /dids/bulkmeta': () => ({ dids: [did()], inherit: false, plugin: 'JSON' }),
     'POST /dids/sample': () => ({
@@ -407,11 +439,21 @@ const templates = (world: FuzzWorld): Readonly<Record<string, () => unknown>> =>
     'POST /rules/:rule_id/reduce': () => ({ copies: 1 }),
     'POST /rules/:rule_id/move': () => ({ rse_expression: rse, override: { comment: 'fuzz' } }),
     'DELETE /rules/:rule_id': () => ({ purge_replicas: false }),
-    'POST /meta_conventions/:key': () => ({ value: 'fuzz', key_type: 'ALL', value_type: 'str', value_regexp: null }),
+    'POST /meta_conventions/:key': () => ({
+      value: 'fuzz',
+      key_type: 'ALL',
+      value_type: 'str',
+      value_regexp: CATASTROPHIC_PATTERNS[0],
+    }),
     'POST /locks/bulk_locks_for_dids': () => ({ dids: [did()] }),
     'POST /subscriptions/:account/:name': () => ({
       options: {
-        filter: { scope: [scope], did_type: ['DATASET'], pattern: 'data.*' },
+        filter: {
+          scope: [scope],
+          did_type: ['DATASET'],
+          pattern: 'data.*',
+          excluded_pattern: CATASTROPHIC_PATTERNS[3],
+        },
         replication_rules: [{ copies: 1, rse_expression: rse }],
         comments: 'fuzz',
         lifetime: 1,
@@ -479,6 +521,8 @@ const mutated = (world: FuzzWorld, template: unknown): fc.Arbitrary<unknown> => 
 /** Values that break types, ranges and names: what a careless client or an attacker sends. */
 const HOSTILE_VALUES: readonly unknown[] = [
   ...NUMBERS,
+  ...CATASTROPHIC_PATTERNS,
+  ...LONG_INPUTS,
   -0.5,
   1.5,
   '1e300',

@@ -6,7 +6,7 @@ import {
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { didKey } from '../../domain/did/did.ts';
 import { necromancer } from '../../domain/replica/necromancer.ts';
-import { parsePolicies, suspiciousReplicaRecoverer } from '../../domain/replica/suspiciousReplicaRecoverer.ts';
+import { suspiciousReplicaRecoverer } from '../../domain/replica/suspiciousReplicaRecoverer.ts';
 import {
   temporaryUnavailabilityExpiry,
   type EndTemporaryUnavailability,
@@ -138,7 +138,7 @@ export const suspiciousRecovererRole: ScheduledRole = {
       {
         activeMode: settingValue(sections, SETTINGS.recovererActiveMode),
         limitPerRse: settingValue(sections, SETTINGS.recovererLimitPerRse),
-        policies: parsePolicies(settingValue(sections, SETTINGS.recovererPolicy)),
+        policies: settingValue(sections, SETTINGS.recovererPolicy),
       },
       { suspicious },
     );

@@ -330,9 +330,7 @@ export const finisherRole: ScheduledRole = {
     const chunk = settingValue(sections, SETTINGS.finisherChunkSize);
     const settings = {
       retryProtocolMismatches: settingValue(sections, SETTINGS.conveyorRetryProtocolMismatches),
-      suspiciousPatterns: settingValue(sections, SETTINGS.conveyorSuspiciousPattern)
-        .split(',')
-        .filter((pattern) => pattern.trim() !== ''),
+      suspiciousPatterns: settingValue(sections, SETTINGS.conveyorSuspiciousPattern),
       submittingTimeoutSeconds: settingValue(sections, SETTINGS.finisherSubmittingTimeout),
     };
     const skipped: SkippedItem[] = [];

@@ -6,7 +6,7 @@ import {
   setConfigOptions,
 } from '../../../commands/config/configCommands.ts';
 import { configValueFromText, configValueToText } from '../../../domain/config/configValue.ts';
-import { AccessDenied, ConfigNotFound, ValueError } from '../../../domain/shared/errors.ts';
+import { AccessDenied, ConfigNotFound, ConfigurationError, ValueError } from '../../../domain/shared/errors.ts';
 import { LIMITS } from '../../../domain/shared/limits.ts';
 import { keyProblem } from '../../../domain/shared/names.ts';
 import { configOption, configSection, configSectionsByName } from '../../../projections/config/configQueries.ts';
@@ -59,7 +59,11 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
   /** `{section: {option: value}}`; every section is checked before anything is written, then all at once. */
   routes.post(
     '/config',
-    { summary: 'Sets options of several sections at once.', body: { description: '`{section: {option: value}}`.' } },
+    {
+      summary: 'Sets options of several sections at once.',
+      body: { description: '`{section: {option: value}}`.' },
+      raises: [ConfigurationError],
+    },
     async (ctx) => {
       const body = jsonObject(ctx);
       const options: { section: string; option: string; value: string }[] = [];
@@ -119,7 +123,7 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
   routes.put(
     '/config/:section/:option/:value',
     {
-      errors: { ConfigurationError: 500 },
+      raises: [ConfigurationError],
       summary: 'Sets one option from the path.',
       body: 'none',
       success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },

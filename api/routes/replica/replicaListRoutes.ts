@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { DomainChoice, ListedFile } from '../../../domain/replica/replicaListing.ts';
 import { checkSortingAlgorithm, orderedPfns, type Coordinates } from '../../../domain/replica/replicaSorting.ts';
 import { DataIdentifierNotFound, InvalidObject } from '../../../domain/shared/errors.ts';
-import { configOption } from '../../../projections/config/configQueries.ts';
+import { configSetting } from '../../../projections/config/configQueries.ts';
 import { findDid } from '../../../projections/did/didQueries.ts';
 import { loadListedRses } from '../../../projections/replica/listingRses.ts';
 import {
@@ -17,6 +17,7 @@ import { integerParameter, parseUtc, readDids } from './replicaParams.ts';
 import { metalinkDocument, METALINK_TYPE, SUPPORTED_PROTOCOLS } from './replicaRendering.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
+import { SETTINGS } from '../../../domain/config/settings.ts';
 
 const LISTING_TYPES = [NDJSON_TYPE, METALINK_TYPE];
 
@@ -137,7 +138,7 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
             : parseUtc(updatedAfter, 'seconds', 'updated_after').toISOString(),
       resolveParents: paramBoolean(parameters, 'resolve_parents', false),
     };
-    const policySchema = (await configOption(services.readModels, 'policy', 'schema')) || 'generic';
+    const policySchema = await configSetting(services.readModels, SETTINGS.policySchema);
     await sendListing(
       ctx,
       services,

@@ -1,12 +1,12 @@
 import { availabilityInteger } from '../../../domain/rse/availability.ts';
-import { DEFAULT_LFN2PFN_ALGORITHM } from '../../../domain/rse/lfn2pfn.ts';
 import { PROTOCOL_DOMAINS, compareProtocols, type RseProtocol } from '../../../domain/rse/protocol.ts';
 import { formatRucioDate, rucioDateOrNull } from '../../../domain/shared/dates.ts';
 import { RSENotFound } from '../../../domain/shared/errors.ts';
-import { configOption } from '../../../projections/config/configQueries.ts';
+import { configSetting } from '../../../projections/config/configQueries.ts';
 import { findRse } from '../../../projections/rse/rseQueries.ts';
 import type { RseDistanceDocument, RseDocument } from '../../../projections/rse/rses.ts';
 import type { Services } from '../../services.ts';
+import { SETTINGS } from '../../../domain/config/settings.ts';
 
 /** The answers' shapes for RSEs, as Rucio renders its rows and settings dictionaries. */
 
@@ -18,8 +18,8 @@ export const activeRse = async (services: Services, rse: string): Promise<RseDoc
 };
 
 /** Config `policy.lfn2pfn_algorithm_default`, else `hash` (rucio.common.config). */
-export const defaultLfn2pfnAlgorithm = async (services: Services): Promise<string> =>
-  (await configOption(services.readModels, 'policy', 'lfn2pfn_algorithm_default')) || DEFAULT_LFN2PFN_ALGORITHM;
+export const defaultLfn2pfnAlgorithm = (services: Services): Promise<string> =>
+  configSetting(services.readModels, SETTINGS.lfn2pfnDefault);
 
 export const lfn2pfnAlgorithmOf = (document: RseDocument, fallback: string): string => {
   const attribute = document.attributes.lfn2pfn_algorithm;
