@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { readOidcProviders, type OidcProviderConfig } from './oidcProviders.ts';
 
 /**
  * Configuration comes only from the environment, validated at start. A bad value stops the
@@ -90,6 +91,11 @@ const environmentSchema = z.object({
    * API port. Unset: none.
    */
   DMS_METRICS_PORT: integerText(0, 65535).optional(),
+  /**
+   * A JSON file of the trusted OpenID providers, in the shape of Rucio's `idpsecrets.json`
+   * (infra/oidcProviders.ts, docs/security.md). Unset: no OIDC login, and JWTs are not accepted.
+   */
+  DMS_OIDC_PROVIDERS: z.string().min(1).optional(),
 });
 
 export type ServiceConfig = Readonly<{
@@ -116,6 +122,8 @@ export type ServiceConfig = Readonly<{
   projectionThread: boolean;
   metrics: 'loopback' | 'open' | 'off';
   metricsPort: number | undefined;
+  /** The trusted OpenID providers (DMS_OIDC_PROVIDERS); empty when none. */
+  oidcProviders: readonly OidcProviderConfig[];
 }>;
 
 export class ConfigurationInvalidError extends Error {
@@ -149,6 +157,11 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     // appends (see infra/eventstore/steppedEventStore.ts); a private redis-server is no help there.
     throw new ConfigurationInvalidError([REDIS_URL_REQUIRED]);
   }
+  const oidc = env.DMS_OIDC_PROVIDERS === undefined ? { providers: [] } : readOidcProviders(env.DMS_OIDC_PROVIDERS);
+  if ('problem' in oidc)
+    throw new ConfigurationInvalidError([
+      `DMS_OIDC_PROVIDERS=${JSON.stringify(env.DMS_OIDC_PROVIDERS)}: ${oidc.problem}`,
+    ]);
   return {
     port: env.PORT,
     host: env.DMS_HOST,
@@ -172,5 +185,6 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     projectionThread: env.DMS_PROJECTION_THREAD,
     metrics: env.DMS_METRICS,
     metricsPort: env.DMS_METRICS_PORT,
+    oidcProviders: oidc.providers,
   };
 };

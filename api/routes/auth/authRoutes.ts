@@ -19,6 +19,7 @@ import { sendText } from '../../http.ts';
 import { pythonRepr } from '../../pythonRepr.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
+import { registerOidcRoutes } from './oidcRoutes.ts';
 const OCTET = 'application/octet-stream';
 const EXPOSED = 'X-Svc-Auth-Token, X-Svc-Auth-Token-Expires, X-Svc-Auth-Account, X-Svc-Auth-Accounts';
 
@@ -206,11 +207,6 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
   for (const [path, method] of [
     ['/auth/ssh', 'SSH'],
     ['/auth/ssh_challenge_token', 'SSH'],
-    ['/auth/oidc', 'OIDC'],
-    ['/auth/oidc_token', 'OIDC'],
-    ['/auth/oidc_code', 'OIDC'],
-    ['/auth/oidc_redirect', 'OIDC'],
-    ['/auth/oidc_refresh', 'OIDC'],
   ] as const) {
     routes.get(
       path,
@@ -224,6 +220,7 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
       unsupported(method),
     );
   }
+  registerOidcRoutes(routes, services);
   const saml = (ctx: AppContext) => {
     setAuthHeaders(ctx);
     throw new ConfigurationError('SAML not configured on the server side.');
