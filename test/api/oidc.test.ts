@@ -39,7 +39,7 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
     deadIssuer = `http://127.0.0.1:${await freePort()}`;
     const service = `http://127.0.0.1:${port}`;
     const redirectUris = [`${service}/auth/oidc_code`, `${service}/auth/oidc_token`];
-    provider.addClient({
+    await provider.addClient({
       client_id: 'dms',
       client_secret: 'dms-secret',
       redirect_uris: redirectUris,
@@ -200,7 +200,7 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
       await expectWhoami(await provider.accessToken(user), account);
       await setConfig('jwks_refresh_interval', '0');
       try {
-        provider.rotateKeys();
+        await provider.rotateKeys();
         await expectWhoami(await provider.accessToken(user), account);
       } finally {
         await setConfig('jwks_refresh_interval', '30');
@@ -220,6 +220,110 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
       } finally {
         await setConfig('jwks_refresh_interval', '30');
       }
+    });
+  });
+
+  describe('the authorization-code flow', () => {
+    const startLogin = async (headers: Record<string, string>): Promise<URL> => {
+      const response = expectStatus(await server.call('GET', '/auth/oidc', { headers }), 200);
+      return new URL(String(response.headers['x-svc-oidc-auth-url']));
+    };
+    const onService = (url: URL, headers: Record<string, string> = {}) =>
+      server.call('GET', `${url.pathname}${url.search}`, { headers });
+    const fetchToken = (code: string) =>
+      server.call('GET', `/auth/oidc_redirect?${code}`, { headers: { 'X-Svc-Client-Fetch-Token': 'True' } });
+
+    it('logs in automatically (X-Svc-Client-Authorize-Auto): the provider sends the client to /auth/oidc_token, which answers the token', async () => {
+      const { account, user } = await mappedUser();
+      const authUrl = await startLogin({ 'X-Svc-Account': account, 'X-Svc-Client-Authorize-Auto': 'True' });
+      expect(authUrl.origin).to.equal(provider.issuer);
+      expect(authUrl.searchParams.get('code_challenge_method')).to.equal('S256');
+      const callback = await provider.authorize(authUrl.href, user);
+      expect(callback.pathname).to.equal('/auth/oidc_token');
+      const answer = expectStatus(await onService(callback), 200);
+      const token = String(answer.headers['x-svc-auth-token']);
+      expect(token).to.match(new RegExp(`^${account}-oidc-unknown-[0-9a-f]{32}$`));
+      expect(answer.headers['x-svc-auth-token-expires']).to.match(/ UTC$/);
+      await expectWhoami(token, account);
+      // The provider's answer is used once: a replay finds the login request taken.
+      expectError(await onService(callback), 401, 'CannotAuthorize', /Cannot authorize token request/);
+    });
+
+    it('lets a polling client fetch its token once the user has logged in through /auth/oidc_redirect', async () => {
+      const { account, user } = await mappedUser();
+      const url = await startLogin({ 'X-Svc-Account': account, 'X-Svc-Client-Authorize-Polling': 'True' });
+      expect(url.pathname).to.equal('/auth/oidc_redirect');
+      const code = url.search.slice(1);
+      expectError(await fetchToken(code), 401, 'CannotAuthenticate', /Cannot finalize your token request/);
+      const callback = await provider.authorize(url.href, user);
+      expect(callback.pathname).to.equal('/auth/oidc_code');
+      const page = expectStatus(await onService(callback), 200);
+      expect(page.headers['content-type']).to.match(/^text\/html/);
+      const token = String(expectStatus(await fetchToken(code), 200).headers['x-svc-auth-token']);
+      await expectWhoami(token, account);
+      expectError(await fetchToken(code), 401, 'CannotAuthenticate');
+    });
+
+    it('shows a browser user the code to paste, which fetches the token of the default account', async () => {
+      const { account, user } = await mappedUser();
+      const url = await startLogin({});
+      const callback = await provider.authorize(url.href, user);
+      const page = expectStatus(await onService(callback), 200).text;
+      const code = /<code>([\w-]+)<\/code>/.exec(page)?.[1];
+      expect(code, page).to.be.a('string');
+      const token = String(expectStatus(await fetchToken(code!), 200).headers['x-svc-auth-token']);
+      await expectWhoami(token, account);
+    });
+
+    it('refuses a provider user whose identity is mapped to no account', async () => {
+      const { account } = await mappedUser();
+      const authUrl = await startLogin({ 'X-Svc-Account': account, 'X-Svc-Client-Authorize-Auto': 'True' });
+      const callback = await provider.authorize(authUrl.href, uniqueName('stranger'));
+      expectError(await onService(callback), 401, 'CannotAuthorize', /is unknown to Rucio/);
+    });
+
+    it('refuses to start without the scope and audience the server requires, or with an unknown provider', async () => {
+      expectError(
+        await server.call('GET', '/auth/oidc', { headers: { 'X-Svc-Client-Authorize-Scope': 'openid' } }),
+        401,
+        'CannotAuthenticate',
+        /Requirements of scope and audience/,
+      );
+      expectError(
+        await server.call('GET', '/auth/oidc', { headers: { 'X-Svc-Client-Authorize-Issuer': 'nowhere' } }),
+        401,
+        'CannotAuthenticate',
+        /nowhere is not configured/,
+      );
+    });
+
+    it('refreshes a token whose login kept a refresh token (offline_access)', async () => {
+      const { account, user } = await mappedUser();
+      const authUrl = await startLogin({
+        'X-Svc-Account': account,
+        'X-Svc-Client-Authorize-Auto': 'True',
+        'X-Svc-Client-Authorize-Scope': 'openid profile offline_access',
+      });
+      const token = String(
+        expectStatus(await onService(await provider.authorize(authUrl.href, user)), 200).headers['x-svc-auth-token'],
+      );
+      const refresh = (presented: string) =>
+        server.call('GET', '/auth/oidc_refresh', {
+          headers: { 'X-Svc-Account': account, 'X-Svc-Auth-Token': presented },
+        });
+      // Within five minutes of its issue the same token comes back, as Rucio answers.
+      const same = expectStatus(await refresh(token), 200);
+      expect(same.headers['x-svc-auth-token']).to.equal(token);
+      expect(Number(same.headers['x-svc-auth-token-expires'])).to.be.greaterThan(Date.now() / 1000);
+      // Later, the provider is asked with the refresh token (the clock of the call moved on six minutes).
+      const later = new Date(Date.now() + 6 * 60_000);
+      const refreshed = await server.runtime.services.oidc.login.refresh(token, account, later);
+      expect(refreshed?.token).to.be.a('string').and.not.equal(token);
+      await expectWhoami(refreshed!.token, account);
+      // The refresh token went with it: the old token refreshes no more.
+      expect(await server.runtime.services.oidc.login.refresh(token, account, later)).to.equal(undefined);
+      const none = expectStatus(await refresh(uniqueName('nothing')), 401);
+      expect(none.headers['exceptionclass']).to.equal('CannotAuthorize');
     });
   });
 });

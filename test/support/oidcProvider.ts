@@ -2,7 +2,7 @@ import { generateKeyPairSync, randomBytes, randomUUID, createHash } from 'node:c
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { JWK } from 'jose';
-import Provider, { type ClientMetadata, type Configuration } from 'oidc-provider';
+import type { ClientMetadata, Configuration, default as ProviderClass } from 'oidc-provider';
 
 /**
  * A real OpenID Connect provider for the tests: `oidc-provider` (the certified implementation),
@@ -17,7 +17,7 @@ export type TestOidcProvider = {
   /** Requests received, by path (`/jwks`, `/.well-known/openid-configuration`, ...). */
   requestCounts: Map<string, number>;
   /** Registers one more client (the service under test, or the test's own). */
-  addClient(client: ClientMetadata): void;
+  addClient(client: ClientMetadata): Promise<void>;
   /**
    * Logs `user` in and consents, following redirects from `url` (an authorization URL, or a URL
    * that redirects to one) until the provider sends the browser outside itself; returns that URL
@@ -31,7 +31,7 @@ export type TestOidcProvider = {
    */
   accessToken(user: string, options?: { audience?: string; scope?: string; ttlSeconds?: number }): Promise<string>;
   /** A new signing key replaces the current one; `keepOld` leaves the old one in the JWKS. */
-  rotateKeys(options?: { keepOld?: boolean }): void;
+  rotateKeys(options?: { keepOld?: boolean }): Promise<void>;
   /** The current signing key's private JWK (to sign tokens the provider never issued, with its kid). */
   signingKey(): JWK;
   stop(): Promise<void>;
@@ -47,7 +47,24 @@ const newSigningKey = (): JWK => {
 
 const base64url = (bytes: Buffer): string => bytes.toString('base64url');
 
+/**
+ * oidc-provider warns on stderr that it wants Node 22 (it runs on 20, which this project targets)
+ * and that its in-memory adapter and development pages are for development: both known here.
+ */
+const withoutProviderWarnings = async <T>(work: () => T | Promise<T>): Promise<T> => {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] !== 'string' || !args[0].startsWith('oidc-provider WARNING')) warn(...args);
+  };
+  try {
+    return await work();
+  } finally {
+    console.warn = warn;
+  }
+};
+
 export const startTestOidcProvider = async (): Promise<TestOidcProvider> => {
+  const Provider = await withoutProviderWarnings(async () => (await import('oidc-provider')).default);
   let keys: JWK[] = [newSigningKey()];
   const clients: ClientMetadata[] = [
     {
@@ -61,7 +78,7 @@ export const startTestOidcProvider = async (): Promise<TestOidcProvider> => {
   // Access-token lifetimes asked for by `accessToken`, by user.
   const ttlByUser = new Map<string, number>();
   const requestCounts = new Map<string, number>();
-  let provider: Provider | undefined;
+  let provider: ProviderClass | undefined;
 
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
@@ -119,13 +136,13 @@ export const startTestOidcProvider = async (): Promise<TestOidcProvider> => {
       ctx.body = out;
     },
   });
-  const build = () => {
-    const built = new Provider(issuer, configuration());
+  const build = async () => {
+    const built = await withoutProviderWarnings(() => new Provider(issuer, configuration()));
     // Errors the provider answers are the test's to read, not to log.
     built.on('server_error', () => undefined);
     return built;
   };
-  provider = build();
+  provider = await build();
 
   const authorize = async (start: string, user: string): Promise<URL> => {
     const cookies = new Map<string, string>();
@@ -222,15 +239,15 @@ export const startTestOidcProvider = async (): Promise<TestOidcProvider> => {
   return {
     issuer,
     requestCounts,
-    addClient(client) {
+    async addClient(client) {
       clients.push(client);
-      provider = build();
+      provider = await build();
     },
     authorize,
     accessToken,
-    rotateKeys(options = {}) {
+    async rotateKeys(options = {}) {
       keys = options.keepOld ? [newSigningKey(), ...keys] : [newSigningKey()];
-      provider = build();
+      provider = await build();
     },
     signingKey: () => keys[0]!,
     async stop() {
