@@ -2,6 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option, type OutputConfi
 import { loadConfig, type ServiceConfig } from '../infra/config.ts';
 import { createLogger } from '../infra/logger.ts';
 import { auditVerifyCommand } from './commands/auditVerify.ts';
+import { authIssuersCommand } from './commands/authIssuers.ts';
 import { bootstrapCommand } from './commands/bootstrap.ts';
 import { eventsExportCommand } from './commands/eventsExport.ts';
 import { eventsImportCommand } from './commands/eventsImport.ts';
@@ -183,6 +184,16 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .description('append an exported log into an empty event store, checking its hash chains (exit 1 when refused)')
     .argument('[file]', 'what to read (default: stdin)')
     .action(action((config, file: string | undefined) => eventsImportCommand(config, file)));
+
+  const auth = program.command('auth').description('authentication: issuers (the trusted OpenID providers)');
+  auth
+    .command('issuers')
+    .description(
+      'the OpenID providers of DMS_OIDC_PROVIDERS and whether their keys were fetched (--check: fetch them now; exit 1 if one fails)',
+    )
+    .option('--check', 'fetch each provider’s discovery document and keys from this machine now')
+    .option(...JSON_OPTION)
+    .action(action((config, options: { json?: boolean; check?: boolean }) => authIssuersCommand(config, options)));
 
   const admin = program.command('admin').description('administration: bootstrap, revoke-tokens <account>');
   admin

@@ -4,6 +4,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { decodeJwt, importJWK, SignJWT, type JWK } from 'jose';
+import { authIssuersCommand } from '../../bin/commands/authIssuers.ts';
+import { loadConfig } from '../../infra/config.ts';
 import { uniqueName } from '../support/events.ts';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidcProvider.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
@@ -31,6 +33,7 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
   let provider: TestOidcProvider;
   let server: TestServer;
   let deadIssuer: string;
+  let providersFile: string;
   const temp = makeTempDir();
 
   before(async () => {
@@ -46,7 +49,7 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
     });
-    const file = join(temp.path, 'idpsecrets.json');
+    const file = (providersFile = join(temp.path, 'idpsecrets.json'));
     writeFileSync(
       file,
       JSON.stringify({
@@ -93,20 +96,27 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
   const setConfig = async (option: string, value: string) =>
     expectStatus(await server.root('POST', '/config', { body: { oidc: { [option]: value } } }), 201);
 
-  /** A JWT with the claims of a real one, signed with a key the provider never published. */
+  /** A JWT with the claims of a real one, signed with a key the provider never published (each time under a new key id). */
+  const forgingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
   const forge = async (claims: Record<string, unknown>): Promise<string> => {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const jwk: JWK = privateKey.export({ format: 'jwk' });
     const kid = randomUUID();
     return new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', kid, typ: 'at+jwt' })
-      .sign(await importJWK({ ...jwk, kid }, 'RS256'));
+      .sign(await importJWK({ ...forgingKey, kid } satisfies JWK, 'RS256'));
   };
 
   describe('a JWT in X-Svc-Auth-Token', () => {
     it('authenticates the account its identity is mapped to', async () => {
       const { account, user } = await mappedUser();
       await expectWhoami(await provider.accessToken(user), account);
+    });
+
+    it('is described by /auth/validate with its audience and scope', async () => {
+      const { account, user, identity } = await mappedUser();
+      const token = await provider.accessToken(user);
+      const answer = expectStatus(await server.call('GET', '/auth/validate', { token }), 200).text;
+      expect(answer).to.include(`'account': '${account}'`).and.include(`'identity': '${identity}'`);
+      expect(answer).to.include(`'audience': 'rucio'`).and.include(`'authz_scope': 'openid profile'`);
     });
 
     it('is refused once expired', async () => {
@@ -221,6 +231,37 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
         await setConfig('jwks_refresh_interval', '30');
       }
     });
+  });
+
+  it('is shown to operators by dms auth issuers: each provider, and whether its keys were fetched', async () => {
+    const { account, user } = await mappedUser();
+    await expectWhoami(await provider.accessToken(user), account);
+    const printed: string[] = [];
+    const log = console.log;
+    console.log = (text: string) => printed.push(text);
+    let status: number;
+    try {
+      status = await authIssuersCommand(
+        loadConfig({ DMS_DATA_DIR: server.dataDir, DMS_OIDC_PROVIDERS: providersFile }),
+        {
+          json: true,
+        },
+      );
+    } finally {
+      console.log = log;
+    }
+    const run = { status, stdout: printed.join('\n') };
+    expect(run.status).to.equal(0);
+    const [trusted, down] = JSON.parse(run.stdout) as {
+      nickname: string;
+      keys_fetched_at: string | null;
+      key_ids: string[];
+      last_error: string | null;
+    }[];
+    expect(trusted).to.include({ nickname: 'testidp', last_error: null });
+    expect(trusted!.keys_fetched_at).to.be.a('string');
+    expect(trusted!.key_ids).to.include(provider.signingKey().kid);
+    expect(down).to.include({ nickname: 'down', keys_fetched_at: null });
   });
 
   describe('the authorization-code flow', () => {

@@ -43,6 +43,8 @@ const COMMANDS = [
   ['events'],
   ['events', 'export'],
   ['events', 'import'],
+  ['auth'],
+  ['auth', 'issuers'],
   ['admin'],
   ['admin', 'bootstrap'],
   ['admin', 'revoke-tokens'],
@@ -71,6 +73,7 @@ describe('The dms command line', function () {
       'replay',
       'audit',
       'events',
+      'auth',
       'admin',
     ]) {
       expect(help.stdout).to.match(new RegExp(`^  ${command}\\b`, 'm'));

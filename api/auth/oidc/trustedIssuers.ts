@@ -114,6 +114,14 @@ export class TrustedIssuer {
     }
   }
 
+  /** Fetches the discovery document and keys now, whatever the interval (`dms auth issuers --check`). */
+  async fetchNow(): Promise<{ keyIds: readonly string[]; error: string | undefined }> {
+    this.lastAttemptAt = Date.now();
+    this.inFlight ??= this.fetchAll().finally(() => (this.inFlight = undefined));
+    await this.inFlight;
+    return { keyIds: this.keys?.keyIds ?? [], error: this.lastError };
+  }
+
   private unreachable(): string {
     return `the issuer ${this.config.issuer} could not be reached${this.lastError ? ` (${this.lastError})` : ''}; try again later`;
   }
