@@ -134,9 +134,9 @@ export const registerOidcRoutes = (routes: RouteTable, services: Services): void
         sendErrorPage(ctx, 401, 'CannotAuthenticate', NOT_FINALIZED);
         return;
       }
+      // Rucio's 303: the browser follows with a GET whatever brought it here.
       ctx.status = 303;
       ctx.redirect(target);
-      ctx.status = 303;
     },
   );
 
