@@ -4,6 +4,7 @@ import type { ServiceConfig } from '../infra/config.ts';
 import type { Logger } from '../infra/logger.ts';
 import type { ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
 import type { ReadModels } from '../projections/runtime/readModels.ts';
+import type { Oidc } from './auth/oidc/oidc.ts';
 import type { TokenStore } from './auth/tokenStore.ts';
 import type { ServiceMetrics } from './metrics/serviceMetrics.ts';
 
@@ -15,6 +16,8 @@ export type Services = Readonly<{
   readModels: ReadModels;
   progress: ProjectionProgress;
   tokens: TokenStore;
+  /** OpenID Connect: trusted providers, JWTs as tokens, the login flow (api/auth/oidc/). */
+  oidc: Oidc;
   /** This process's metrics (`GET /metrics`). */
   metrics: ServiceMetrics;
 }>;

@@ -3,6 +3,7 @@ import { RULE_STATES } from '../domain/rule/rule.ts';
 import { loadConfig, type ServiceConfig } from '../infra/config.ts';
 import { createLogger } from '../infra/logger.ts';
 import { auditVerifyCommand } from './commands/auditVerify.ts';
+import { authIssuersCommand } from './commands/authIssuers.ts';
 import { bootstrapCommand } from './commands/bootstrap.ts';
 import { eventsExportCommand } from './commands/eventsExport.ts';
 import { eventsImportCommand } from './commands/eventsImport.ts';
@@ -211,6 +212,15 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
         waitRuleCommand(config, id, state, { timeoutSeconds: options.timeout, json: options.json }),
       ),
     );
+  const auth = program.command('auth').description('authentication: issuers (the trusted OpenID providers)');
+  auth
+    .command('issuers')
+    .description(
+      'the OpenID providers of DMS_OIDC_PROVIDERS and whether their keys were fetched (--check: fetch them now; exit 1 if one fails)',
+    )
+    .option('--check', 'fetch each provider’s discovery document and keys from this machine now')
+    .option(...JSON_OPTION)
+    .action(action((config, options: { json?: boolean; check?: boolean }) => authIssuersCommand(config, options)));
 
   const admin = program.command('admin').description('administration: bootstrap, revoke-tokens <account>');
   admin

@@ -6,6 +6,7 @@ import { createHttpServer } from '../api/httpServer.ts';
 import { MeteredEventStore } from '../api/metrics/meteredEventStore.ts';
 import { startMetricsServer, type MetricsServer } from '../api/metrics/metricsServer.ts';
 import { ServiceMetrics } from '../api/metrics/serviceMetrics.ts';
+import { Oidc } from '../api/auth/oidc/oidc.ts';
 import { SessionAccess } from '../api/auth/sessionAccess.ts';
 import { TokenStore } from '../api/auth/tokenStore.ts';
 import type { Services } from '../api/services.ts';
@@ -206,13 +207,16 @@ const startRoles = async (
       );
   undo.push(stopRefreshing);
 
+  const sessions = new SessionAccess(readModels, progress);
+  const tokens = new TokenStore(readStore, config.tokenLifetimeSeconds, sessions);
   const services: Services = {
     config,
     logger,
     commands,
     readModels,
     progress,
-    tokens: new TokenStore(readStore, config.tokenLifetimeSeconds, new SessionAccess(readModels, progress)),
+    tokens,
+    oidc: new Oidc(config.oidcProviders, { readStore, readModels, commands, tokens, sessions, logger }),
     metrics,
   };
 

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { readOidcProviders, type OidcProviderConfig } from './oidcProviders.ts';
 
 /**
  * Configuration comes only from the environment, validated at start. A bad value stops the
@@ -112,6 +113,11 @@ const environmentSchema = z.object({
     .transform((value) => value.trim().toLowerCase())
     .pipe(z.enum(['svc', 'rucio'], { error: 'expected svc (X-Svc-* headers only) or rucio (X-Rucio-* too)' }))
     .default('svc'),
+  /**
+   * A JSON file of the trusted OpenID providers, in the shape of Rucio's `idpsecrets.json`
+   * (infra/oidcProviders.ts, docs/security.md). Unset: no OIDC login, and JWTs are not accepted.
+   */
+  DMS_OIDC_PROVIDERS: z.string().min(1).optional(),
 });
 
 export type ServiceConfig = Readonly<{
@@ -148,6 +154,8 @@ export type ServiceConfig = Readonly<{
   metricsPort: number | undefined;
   /** `svc`: X-Svc-* headers only; `rucio`: X-Rucio-* ones too (DMS_CLIENT_HEADERS). */
   clientHeaders: 'svc' | 'rucio';
+  /** The trusted OpenID providers (DMS_OIDC_PROVIDERS); empty when none. */
+  oidcProviders: readonly OidcProviderConfig[];
 }>;
 
 export class ConfigurationInvalidError extends Error {
@@ -185,6 +193,11 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     throw new ConfigurationInvalidError([
       `DMS_HEADERS_TIMEOUT_MS=${env.DMS_HEADERS_TIMEOUT_MS}: must not exceed DMS_REQUEST_TIMEOUT_MS (${env.DMS_REQUEST_TIMEOUT_MS})`,
     ]);
+  const oidc = env.DMS_OIDC_PROVIDERS === undefined ? { providers: [] } : readOidcProviders(env.DMS_OIDC_PROVIDERS);
+  if ('problem' in oidc)
+    throw new ConfigurationInvalidError([
+      `DMS_OIDC_PROVIDERS=${JSON.stringify(env.DMS_OIDC_PROVIDERS)}: ${oidc.problem}`,
+    ]);
   return {
     port: env.PORT,
     host: env.DMS_HOST,
@@ -216,5 +229,6 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     metrics: env.DMS_METRICS,
     metricsPort: env.DMS_METRICS_PORT,
     clientHeaders: env.DMS_CLIENT_HEADERS,
+    oidcProviders: oidc.providers,
   };
 };

@@ -4,8 +4,17 @@ import { identityMappedSince } from '../../projections/identity/identityQueries.
 import type { ProjectionProgress } from '../../projections/runtime/projectionRunner.ts';
 import type { ReadModels } from '../../projections/runtime/readModels.ts';
 
-/** Who a token was issued to, and when. */
-export type Session = Readonly<{ account: string; identity: string; identityType: IdentityType; issuedAt: Date }>;
+/**
+ * Who a token was issued to, and when. `issuedElsewhere`: the token is a provider's JWT, not one
+ * of this service's logins, so its identity may well have been mapped after it was issued.
+ */
+export type Session = Readonly<{
+  account: string;
+  identity: string;
+  identityType: IdentityType;
+  issuedAt: Date;
+  issuedElsewhere?: boolean;
+}>;
 
 /** What decides whether an account's sessions may go on: its status, its mapping, its last revocation. */
 type Access = Readonly<{
@@ -42,7 +51,8 @@ export class SessionAccess {
     const access = await this.accessOf(session);
     const issuedAt = session.issuedAt.toISOString();
     // A mapping granted again after the token was issued is a new mapping: the old token stays ended.
-    if (!access.active || access.mappedSince === undefined || access.mappedSince > issuedAt) return false;
+    if (!access.active || access.mappedSince === undefined) return false;
+    if (access.mappedSince > issuedAt && !session.issuedElsewhere) return false;
     return access.revokedAt === undefined || issuedAt > access.revokedAt;
   }
 

@@ -44,19 +44,23 @@ export class TokenStore {
     this.tokens = readStore.collection<TokenDocument>(tokensCollection);
   }
 
-  /** Issues a token `<account>-<identity>-<appid>-<32 hex>` (Rucio's shape) valid for the lifetime. */
+  /**
+   * Issues a token `<account>-<identity>-<appid>-<32 hex>` (Rucio's shape) valid for the lifetime;
+   * `label` stands for the identity in it where that is long or personal (an OIDC subject).
+   */
   async issue(input: {
     account: string;
     identity: string;
     identityType: IdentityType;
     appId: string;
     ip: string | null;
+    label?: string;
     now?: Date;
   }) {
     const now = input.now ?? new Date();
     // Expired tokens of the account go when it gets a new one, as in Rucio.
     await this.tokens.deleteMany({ account: input.account, expiresAt: { $lt: now.toISOString() } });
-    const token = `${input.account}-${input.identity}-${input.appId}-${randomBytes(16).toString('hex')}`;
+    const token = `${input.account}-${input.label ?? input.identity}-${input.appId}-${randomBytes(16).toString('hex')}`;
     const expiresAt = new Date(now.getTime() + this.lifetimeSeconds * 1000);
     await this.tokens.insertOne({
       _id: hashToken(token),

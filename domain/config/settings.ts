@@ -192,6 +192,17 @@ export const SETTINGS = {
   loginDelayBase: number('auth', 'login_delay_base', 1, 0, 60),
   loginDelayMax: number('auth', 'login_delay_max', 30, 0, 3600),
   loginFailureWindow: number('auth', 'login_failure_window', 900, 1, 7 * DAY),
+  /**
+   * JWTs of trusted OpenID providers (Rucio's `oidc` section): every audience in
+   * `expected_audience` must be in the token's `aud`, and every scope in `expected_scope` in its
+   * `scope` (space-separated, as Rucio reads them); the code flow asks for them too. The keys of
+   * an issuer are fetched again for an unknown key id at most once per `jwks_refresh_interval`
+   * seconds (30), and when older than `jwks_max_age` (an hour).
+   */
+  oidcExpectedAudience: text('oidc', 'expected_audience', 'rucio'),
+  oidcExpectedScope: text('oidc', 'expected_scope', 'openid profile'),
+  oidcJwksRefreshInterval: number('oidc', 'jwks_refresh_interval', 30, 0, DAY),
+  oidcJwksMaxAge: number('oidc', 'jwks_max_age', 3600, 60, 30 * DAY),
   /** New transfer requests wait for the preparer to choose their source (PREPARING) instead of being QUEUED. */
   conveyorUsePreparer: flag('conveyor', 'use_preparer', false),
   /**

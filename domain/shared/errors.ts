@@ -58,6 +58,7 @@ export const InputValidationError = rucioErrorClass('InputValidationError', 400)
 export const InvalidAccountType = rucioErrorClass('InvalidAccountType', 400);
 export const InvalidMetadata = rucioErrorClass('InvalidMetadata', 400);
 export const InvalidObject = rucioErrorClass('InvalidObject', 400);
+export const InvalidRequest = rucioErrorClass('InvalidRequest', 400);
 export const InvalidPath = rucioErrorClass('InvalidPath', 400);
 export const InvalidRSEExpression = rucioErrorClass('InvalidRSEExpression', 400);
 export const InvalidType = rucioErrorClass('InvalidType', 400);

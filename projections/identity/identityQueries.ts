@@ -31,3 +31,15 @@ export const identityMappedSince = async (
   identity: string,
 ): Promise<string | undefined> =>
   (await mappings(readModels).get(accountIdentityDocumentId(account, identityType, identity)))?.createdAt;
+
+/** The accounts an identity is mapped to, each with its default flag and since when. */
+export const mappingsOfIdentity = async (
+  readModels: ReadModels,
+  identity: string,
+  identityType: IdentityType,
+): Promise<{ account: string; isDefault: boolean; since: string }[]> => {
+  const found = await mappings(readModels)
+    .find({ identity, identityType }, { sort: { account: 1 } })
+    .toArray();
+  return found.map((mapping) => ({ account: mapping.account, isDefault: mapping.isDefault, since: mapping.createdAt }));
+};

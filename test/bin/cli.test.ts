@@ -51,6 +51,8 @@ const COMMANDS = [
   ['events'],
   ['events', 'export'],
   ['events', 'import'],
+  ['auth'],
+  ['auth', 'issuers'],
   ['admin'],
   ['admin', 'bootstrap'],
   ['admin', 'revoke-tokens'],
@@ -81,6 +83,7 @@ describe('The dms command line', function () {
       'replay',
       'audit',
       'events',
+      'auth',
       'admin',
     ]) {
       expect(help.stdout).to.match(new RegExp(`^  ${command}\\b`, 'm'));

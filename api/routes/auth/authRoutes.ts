@@ -20,6 +20,8 @@ import { sendText } from '../../http.ts';
 import { pythonRepr } from '../../pythonRepr.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
+import { looksLikeJwt } from '../../auth/oidc/jwtTokens.ts';
+import { registerOidcRoutes } from './oidcRoutes.ts';
 const OCTET = 'application/octet-stream';
 const EXPOSED = 'X-Svc-Auth-Token, X-Svc-Auth-Token-Expires, X-Svc-Auth-Account, X-Svc-Auth-Accounts';
 
@@ -191,14 +193,17 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
     setAuthHeaders(ctx, 'X-Svc-Auth-Token');
     const token = ctx.get('X-Svc-Auth-Token');
     if (!token) throw new ValueError(missingHeaders(ctx, 'Token must be set', ['X-Svc-Auth-Token']));
-    const info = await services.tokens.validate(token);
+    const info =
+      (await services.tokens.validate(token)) ??
+      (services.oidc.enabled && looksLikeJwt(token) ? await services.oidc.jwt.authenticate(token) : undefined);
     if (!info) throw new CannotAuthenticate('Cannot authenticate with given credentials');
     const body = pythonRepr({
       account: info.account,
       identity: info.identity,
       lifetime: info.expiresAt,
-      audience: null,
-      authz_scope: null,
+      // A provider's JWT tells what it was issued for; this service's own tokens carry neither.
+      audience: 'audience' in info && typeof info.audience === 'string' ? info.audience : null,
+      authz_scope: 'scope' in info && typeof info.scope === 'string' ? info.scope : null,
       vo: 'def',
     });
     sendText(ctx, body, 200, OCTET);
@@ -212,11 +217,6 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
   for (const [path, method] of [
     ['/auth/ssh', 'SSH'],
     ['/auth/ssh_challenge_token', 'SSH'],
-    ['/auth/oidc', 'OIDC'],
-    ['/auth/oidc_token', 'OIDC'],
-    ['/auth/oidc_code', 'OIDC'],
-    ['/auth/oidc_redirect', 'OIDC'],
-    ['/auth/oidc_refresh', 'OIDC'],
   ] as const) {
     routes.get(
       path,
@@ -230,6 +230,7 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
       unsupported(method),
     );
   }
+  registerOidcRoutes(routes, services);
   const saml = (ctx: AppContext) => {
     setAuthHeaders(ctx);
     throw new ConfigurationError('SAML not configured on the server side.');
