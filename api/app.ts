@@ -37,6 +37,7 @@ import { registerRuleRoutes } from './routes/rule/rules.ts';
 import { registerScopeRoutes } from './routes/scope/scopes.ts';
 import { registerLifetimeExceptionRoutes } from './routes/lifetimeException/lifetimeExceptions.ts';
 import { registerSubscriptionRoutes } from './routes/subscription/subscriptions.ts';
+import { registerOpenDataRoutes } from './routes/opendata/opendata.ts';
 import type { AppContext, AppState, Services } from './services.ts';
 
 /** Every area's routes, registered in one table (api/route.ts). */
@@ -62,6 +63,7 @@ export const routeTable = (services: Services): RouteTable => {
   registerLockRoutes(routes, services);
   registerSubscriptionRoutes(routes, services);
   registerLifetimeExceptionRoutes(routes, services);
+  registerOpenDataRoutes(routes, services);
   registerMessageRoutes(routes, services);
   registerProjectionRoutes(routes, services);
   registerAuditRoutes(routes, services);

@@ -197,4 +197,14 @@ export const SETTINGS = {
   recovererLimitPerRse: number('suspicious-replica-recoverer', 'limit_suspicious_files_on_rse', 5, 0, 1_000_000),
   recovererActiveMode: flag('suspicious-replica-recoverer', 'active_mode', false),
   recovererPolicy: text('suspicious-replica-recoverer', 'policy', ''),
+  /**
+   * Open data (Rucio's `opendata` section): the RSE expression whose disk replicas an entry's
+   * `files` list (no default: Rucio refuses to list files without one), and the rule Rucio
+   * reports as an entry's open data rule: the DID's rule of `rule_account` with `rule_copies`
+   * copies on `rule_rse_expression` (none reported without an expression).
+   */
+  opendataRseExpression: text('opendata', 'rse_expression', ''),
+  opendataRuleRseExpression: text('opendata', 'rule_rse_expression', ''),
+  opendataRuleAccount: text('opendata', 'rule_account', 'root'),
+  opendataRuleCopies: number('opendata', 'rule_copies', 1, 1, 100),
 } as const;
