@@ -38,6 +38,7 @@ import { registerScopeRoutes } from './routes/scope/scopes.ts';
 import { registerLifetimeExceptionRoutes } from './routes/lifetimeException/lifetimeExceptions.ts';
 import { registerSubscriptionRoutes } from './routes/subscription/subscriptions.ts';
 import { registerOpenDataRoutes } from './routes/opendata/opendata.ts';
+import { registerDiracRoutes } from './routes/dirac/dirac.ts';
 import type { AppContext, AppState, Services } from './services.ts';
 
 /** Every area's routes, registered in one table (api/route.ts). */
@@ -64,6 +65,7 @@ export const routeTable = (services: Services): RouteTable => {
   registerSubscriptionRoutes(routes, services);
   registerLifetimeExceptionRoutes(routes, services);
   registerOpenDataRoutes(routes, services);
+  registerDiracRoutes(routes, services);
   registerMessageRoutes(routes, services);
   registerProjectionRoutes(routes, services);
   registerAuditRoutes(routes, services);

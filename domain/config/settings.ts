@@ -44,6 +44,17 @@ const flag = (section: string, option: string, defaultValue: boolean): Setting<b
   },
 });
 
+/** The scope extraction algorithms Rucio ships; `def` for any other name. */
+export const SCOPE_CONVENTIONS = ['def', 'dirac'] as const;
+export type ScopeConvention = (typeof SCOPE_CONVENTIONS)[number];
+
+const scopeConvention = (section: string, option: string): Setting<ScopeConvention | undefined> => ({
+  section,
+  option,
+  defaultValue: undefined,
+  parse: (value) => SCOPE_CONVENTIONS.find((convention) => convention === value),
+});
+
 /** The value of a setting in stored configuration sections. */
 export const settingValue = <T>(sections: ConfigSections, setting: Setting<T>): T => {
   const stored = sections[setting.section]?.[setting.option];
@@ -207,4 +218,18 @@ export const SETTINGS = {
   opendataRuleRseExpression: text('opendata', 'rule_rse_expression', ''),
   opendataRuleAccount: text('opendata', 'rule_account', 'root'),
   opendataRuleCopies: number('opendata', 'rule_copies', 1, 1, 100),
+  /**
+   * How a scope is read from a DID name without one (Rucio's `extract_scope` algorithms):
+   * `def`, the scope before the first dot (two parts for `user.` and `group.`), or `dirac`, the
+   * second path element of `/vo/scope/...` (the first for `/vo`). Rucio reads `common`, then
+   * `policy`; an unknown name is `def`, as in Rucio.
+   */
+  extractScope: scopeConvention('common', 'extract_scope'),
+  policyExtractScope: scopeConvention('policy', 'extract_scope'),
+  /**
+   * DIRAC's `add_files`: the lifetime (seconds) of the rule a new dataset gets, by scope, as a JSON
+   * object of Python regular expressions (matched from the start of the scope, first match wins)
+   * to seconds; `{}` for none. Checked when read: invalid JSON is refused, as in Rucio.
+   */
+  diracLifetime: text('dirac', 'lifetime', '{}'),
 } as const;
