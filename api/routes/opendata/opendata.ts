@@ -97,12 +97,12 @@ const sendList = async (ctx: AppContext, services: Services, state: OpenDataStat
     const iterator = documents[Symbol.asyncIterator]();
     let total = 0;
     let next = await iterator.next();
-    yield `{"offset": ${offset ?? 0}, "dids": [`;
+    yield `{"offset":${offset ?? 0},"dids":[`;
     for (; !next.done; next = await iterator.next()) {
-      yield `${total > 0 ? ', ' : ''}${JSON.stringify(openDataListItem(next.value))}`;
+      yield `${total > 0 ? ',' : ''}${JSON.stringify(openDataListItem(next.value))}`;
       total += 1;
     }
-    yield `], "total": ${total}}`;
+    yield `],"total":${total}}`;
   }
   await sendChunks(ctx, chunks(), JSON_TYPE);
 };
@@ -142,14 +142,14 @@ const sendEntry = async (ctx: AppContext, services: Services, state: OpenDataSta
     // The first file is read before anything is sent: an invalid expression is still an error answer.
     let next = await files.next();
     const head = JSON.stringify(entry);
-    yield `${head.slice(0, -1)}, "files": [`;
+    yield `${head.slice(0, -1)},"files":[`;
     let first = true;
     for (; !next.done; next = await files.next()) {
       summary.add(next.value);
-      yield `${first ? '' : ', '}${JSON.stringify(next.value)}`;
+      yield `${first ? '' : ','}${JSON.stringify(next.value)}`;
       first = false;
     }
-    yield `], "files_summary": ${JSON.stringify(summary)}}`;
+    yield `],"files_summary":${JSON.stringify(summary)}}`;
   }
   await sendChunks(ctx, chunks(), JSON_TYPE);
 };
