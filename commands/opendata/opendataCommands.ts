@@ -12,9 +12,13 @@ import {
 } from '../../domain/opendata/opendataIdentifiers.ts';
 import { OPENDATA_PERMISSIONS } from '../../domain/permission/opendataPolicy.ts';
 import { allowOnly } from '../../domain/permission/policy.ts';
-import { DataIdentifierNotFound } from '../../domain/shared/errors.ts';
+import { settingValue, SETTINGS, type ConfigSections } from '../../domain/config/settings.ts';
+import { ConfigurationError, DataIdentifierNotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
+import { loadConfig } from '../config/configCommands.ts';
+import { planAddRules } from '../rule/ruleCreation.ts';
+import { RuleStep } from '../rule/ruleStep.ts';
 import { loadDid, scopeAccess } from '../did/didStreams.ts';
 import {
   handleCommand,
@@ -120,6 +124,71 @@ const didClosedNow = async (context: CommandContext, ref: EntryRef): Promise<boo
 };
 
 /**
+ * The rule Rucio gives an entry turning PUBLIC when `opendata.rule_enable` is on: none when the DID
+ * has the configured one already (found as Rucio finds it: account, expression and copies), else
+ * a new one planned into the same step. Answers the parts of the reply it adds.
+ */
+const openDataRule = async (
+  context: CommandContext,
+  ref: EntryRef,
+  sections: ConfigSections,
+  metadata: CommandMetadata,
+): Promise<{ decisions: AnyStreamDecision[]; reply: Record<string, unknown> }> => {
+  if (!settingValue(sections, SETTINGS.opendataRuleEnable)) return { decisions: [], reply: {} };
+  const ruleExpression = settingValue(sections, SETTINGS.opendataRuleRseExpression);
+  const account = settingValue(sections, SETTINGS.opendataRuleAccount);
+  const copies = settingValue(sections, SETTINGS.opendataRuleCopies);
+  if (ruleExpression !== '') {
+    const did = await loadDid(context, ref.scope, ref.name);
+    const existing =
+      did.status === 'Live'
+        ? [...did.rules].find(
+            ([, rule]) => rule.account === account && rule.rseExpression === ruleExpression && rule.copies === copies,
+          )?.[0]
+        : undefined;
+    if (existing !== undefined)
+      return { decisions: [], reply: { rule: existing, comments: 'Replication rule already exists' } };
+  }
+  const rseExpression = ruleExpression || settingValue(sections, SETTINGS.opendataRseExpression);
+  if (rseExpression === '')
+    throw new ConfigurationError(
+      'opendata.rule_enable needs opendata.rule_rse_expression or opendata.rse_expression: where the rule puts the data.',
+    );
+  const step = new RuleStep(metadata);
+  const [ruleId] = await planAddRules(
+    context,
+    {
+      dids: [{ scope: ref.scope, name: ref.name }],
+      account,
+      copies,
+      rseExpression,
+      weight: null,
+      lifetime: null,
+      grouping: 'DATASET',
+      locked: false,
+      subscriptionId: null,
+      sourceReplicaExpression: null,
+      activity: settingValue(sections, SETTINGS.opendataRuleActivity),
+      notification: 'NO',
+      purgeReplicas: false,
+      ignoreAvailability: false,
+      ignoreAccountLimit: false,
+      comment: null,
+      askApproval: false,
+      asynchronous: settingValue(sections, SETTINGS.opendataRuleAsynchronous),
+      delayInjection: null,
+      priority: 3,
+      splitContainer: false,
+      meta: null,
+    },
+    step,
+    metadata,
+    { configured: true },
+  );
+  return { decisions: step.decisions(), reply: { rule: ruleId, comments: 'Replication rule created' } };
+};
+
+/**
  * `update_opendata_did`: state, metadata, DOI and record id in one atomic step; a DOI or record id
  * another entry holds refuses the whole update. Answers Rucio's summary of what it set.
  */
@@ -137,6 +206,11 @@ export const updateOpenDataDid = async (
     if (entry.status !== 'Listed') throw openDataDidNotFound(data.scope, data.name);
     const didClosed = changes.state === 'PUBLIC' ? await didClosedNow(context, data) : true;
     const read = { doi: entry.doi, recordId: entry.recordId };
+    // Only a DID that may become PUBLIC gets its rule: a refused move makes no rule.
+    const rule =
+      changes.state === 'PUBLIC' && didClosed
+        ? await openDataRule(context, data, (await loadConfig(context)).sections, metadata)
+        : { decisions: [], reply: {} };
     const outcomes = await handleCommands(
       context,
       [
@@ -147,12 +221,14 @@ export const updateOpenDataDid = async (
         }),
         ...identifierDecisions(data, 'doi', changes.doi, entry.doi, metadata),
         ...identifierDecisions(data, 'record_id', changes.recordId, entry.recordId, metadata),
+        ...rule.decisions,
       ],
       { metadata },
     );
     const ref = { scope: data.scope, name: data.name };
     const result: Record<string, unknown> = {};
-    if (changes.state !== undefined) Object.assign(result, ref, { state_old: entry.state, state_new: changes.state });
+    if (changes.state !== undefined)
+      Object.assign(result, ref, { state_old: entry.state, state_new: changes.state }, rule.reply);
     if (changes.meta !== undefined) Object.assign(result, ref, { meta_new: changes.meta });
     if (changes.doi !== undefined) Object.assign(result, ref, { doi_new: changes.doi, doi_old: entry.doi });
     if (changes.recordId !== undefined)

@@ -219,6 +219,14 @@ export const SETTINGS = {
   opendataRuleAccount: text('opendata', 'rule_account', 'root'),
   opendataRuleCopies: number('opendata', 'rule_copies', 1, 1, 100),
   /**
+   * With `rule_enable`, an entry turning PUBLIC gets that rule when the DID has none (on
+   * `rule_rse_expression`, else `rse_expression`; grouping DATASET), with `rule_activity` and, with
+   * `rule_asynchronous`, its locks placed by the judge later.
+   */
+  opendataRuleEnable: flag('opendata', 'rule_enable', false),
+  opendataRuleActivity: text('opendata', 'rule_activity', 'User Subscriptions'),
+  opendataRuleAsynchronous: flag('opendata', 'rule_asynchronous', false),
+  /**
    * How a scope is read from a DID name without one (Rucio's `extract_scope` algorithms):
    * `def`, the scope before the first dot (two parts for `user.` and `group.`), or `dirac`, the
    * second path element of `/vo/scope/...` (the first for `/vo`). Rucio reads `common`, then

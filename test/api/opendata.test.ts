@@ -282,6 +282,48 @@ describe('API: open data', function () {
     });
   });
 
+  describe('the open data rule (opendata.rule_enable)', () => {
+    it('is made when an entry turns PUBLIC, owned by root on opendata.rule_rse_expression, and found again after', async () => {
+      const { rse } = await rseWithProtocols(server, [{ root: protocol('root', `${uniqueName('od')}.example.org`) }]);
+      const owner = await server.createUser();
+      const ownScope = await newScope(server, owner.account);
+      const name = uniqueName('ds');
+      const files = [{ scope: ownScope, name: uniqueName('f'), bytes: 3 }];
+      expectStatus(
+        await server.root('POST', `/dids/${ownScope}/${name}`, { body: { type: 'DATASET', rse, dids: files } }),
+        201,
+      );
+      expectStatus(await server.root('PUT', `/dids/${ownScope}/${name}/status`, { body: { open: false } }), 200);
+      const path = `/opendata/dids/${ownScope}/${name}`;
+      expectStatus(await server.call('POST', path, { token: owner.token }), 201);
+      for (const [option, value] of [
+        ['rule_enable', 'True'],
+        ['rule_rse_expression', rse],
+      ])
+        expectStatus(await server.root('PUT', `/config/opendata/${option}/${value}`), 201);
+      try {
+        // The scope's owner may not add rules for root: the configuration's rule is made all the same.
+        const made = expectStatus(
+          await server.call('PUT', path, { body: { state: 'public' }, token: owner.token }),
+          200,
+        ).json<{ rule: string; comments: string }>();
+        expect(made).to.deep.include({ state_new: 'PUBLIC', comments: 'Replication rule created' });
+        const rule = expectStatus(await server.root('GET', `/rules/${made.rule}`), 200).json();
+        expect(rule).to.include({ account: 'root', rse_expression: rse, grouping: 'DATASET', state: 'OK' });
+        expect(expectStatus(await server.root('GET', path), 200).json()).to.include({ rule: made.rule });
+        expectStatus(await server.call('PUT', path, { body: { state: 'suspended' }, token: owner.token }), 200);
+        const again = expectStatus(
+          await server.call('PUT', path, { body: { state: 'public' }, token: owner.token }),
+          200,
+        ).json();
+        expect(again).to.deep.include({ rule: made.rule, comments: 'Replication rule already exists' });
+      } finally {
+        for (const option of ['rule_enable', 'rule_rse_expression'])
+          expectStatus(await server.root('DELETE', `/config/opendata/${option}`), 200);
+      }
+    });
+  });
+
   it('tells the DID’s history what happened to its entry (the audit)', async () => {
     const name = await dataset();
     expectStatus(await update(name, { state: 'public', doi: `10.9999/${uniqueName('doi')}` }), 200);
