@@ -87,9 +87,6 @@ export type OpenDataChanges = Readonly<{
 /** Rucio's answer to an update: one part per option given, merged. */
 export type OpenDataUpdateResult = Readonly<Record<string, unknown>>;
 
-const identifierKey = (kind: OpenDataIdentifierKind, value: string | number | null): string | null =>
-  value === null ? null : opendataIdentifierStreamName(kind, value);
-
 /** The claim of a new value and the release of the old one, when the value's stream changes. */
 const identifierDecisions = (
   ref: EntryRef,
@@ -99,22 +96,23 @@ const identifierDecisions = (
   metadata: CommandMetadata,
 ): AnyStreamDecision[] => {
   if (next === undefined) return [];
-  const nextStream = identifierKey(kind, next)!;
-  const previousStream = identifierKey(kind, previous);
+  const nextStream = opendataIdentifierStreamName(kind, next);
+  const previousStream = previous === null ? null : opendataIdentifierStreamName(kind, previous);
+  // Only the case of a DOI changes: the entry keeps its stream.
   if (nextStream === previousStream) return [];
   const claim = (value: string | number) => ({ kind, value, scope: ref.scope, name: ref.name });
-  return [
+  const decisions = [
     onStream(opendataIdentifierDecider, nextStream, { type: 'ClaimOpenDataIdentifier', data: claim(next), metadata }),
-    ...(previousStream === null || previous === null
-      ? []
-      : [
-          onStream(opendataIdentifierDecider, previousStream, {
-            type: 'ReleaseOpenDataIdentifier',
-            data: claim(previous),
-            metadata,
-          }),
-        ]),
   ];
+  if (previousStream !== null && previous !== null)
+    decisions.push(
+      onStream(opendataIdentifierDecider, previousStream, {
+        type: 'ReleaseOpenDataIdentifier',
+        data: claim(previous),
+        metadata,
+      }),
+    );
+  return decisions;
 };
 
 /** A collection must be closed to become PUBLIC; a file always is, and so is a DID gone meanwhile (as in Rucio). */

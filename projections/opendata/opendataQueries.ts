@@ -22,7 +22,8 @@ export const listOpenDataDids = (
   readModels: ReadModels,
   by: Readonly<{ state?: OpenDataState; limit?: number; offset?: number }>,
 ): AsyncIterable<OpenDataDidDocument> =>
-  entries(readModels).find(by.state === undefined ? {} : { state: by.state }, {
+  // `limit=0` asks for nothing (SQL's LIMIT 0), where the read store takes 0 for no limit.
+  entries(readModels).find(by.limit === 0 ? { _id: { $in: [] } } : by.state === undefined ? {} : { state: by.state }, {
     sort: { updated_at: 1, _id: 1 },
     ...(by.offset ? { skip: by.offset } : {}),
     ...(by.limit !== undefined ? { limit: by.limit } : {}),

@@ -212,6 +212,11 @@ describe('API: open data', function () {
       const page = expectStatus(await server.root('GET', '/opendata/dids?limit=2&offset=1'), 200).json<Listing>();
       expect(page).to.deep.include({ offset: 1, total: 2 });
       expect(page.dids.map((entry) => entry.name)).to.deep.equal(all.dids.slice(1, 3).map((entry) => entry.name));
+      expect(expectStatus(await server.root('GET', '/opendata/dids?limit=0'), 200).json()).to.deep.equal({
+        offset: 0,
+        dids: [],
+        total: 0,
+      });
       expectError(await server.root('GET', '/opendata/dids?state=gone'), 400, 'OpenDataError');
     });
 
