@@ -37,6 +37,8 @@ import { registerRuleRoutes } from './routes/rule/rules.ts';
 import { registerScopeRoutes } from './routes/scope/scopes.ts';
 import { registerLifetimeExceptionRoutes } from './routes/lifetimeException/lifetimeExceptions.ts';
 import { registerSubscriptionRoutes } from './routes/subscription/subscriptions.ts';
+import { registerOpenDataRoutes } from './routes/opendata/opendata.ts';
+import { registerDiracRoutes } from './routes/dirac/dirac.ts';
 import type { AppContext, AppState, Services } from './services.ts';
 import { SETTINGS } from '../domain/config/settings.ts';
 
@@ -63,6 +65,8 @@ export const routeTable = (services: Services): RouteTable => {
   registerLockRoutes(routes, services);
   registerSubscriptionRoutes(routes, services);
   registerLifetimeExceptionRoutes(routes, services);
+  registerOpenDataRoutes(routes, services);
+  registerDiracRoutes(routes, services);
   registerMessageRoutes(routes, services);
   registerProjectionRoutes(routes, services);
   registerAuditRoutes(routes, services);

@@ -16,6 +16,8 @@ import { eventTypes } from './shared/event.ts';
 import { SUBSCRIPTION_EVENT_TYPES, type SubscriptionEvent } from './subscription/subscription.ts';
 import { SUBSCRIPTION_DRY_RUN_EVENT_TYPES, type SubscriptionDryRunEvent } from './subscription/subscriptionDryRun.ts';
 import { SUBSCRIPTION_NAMES_EVENT_TYPES, type SubscriptionNamesEvent } from './subscription/subscriptionNames.ts';
+import { OPENDATA_EVENT_TYPES, type OpenDataEvent } from './opendata/opendata.ts';
+import { OPENDATA_IDENTIFIER_EVENT_TYPES, type OpenDataIdentifierEvent } from './opendata/opendataIdentifiers.ts';
 
 /**
  * Every event the domain records, area by area. Each area declares its event types once, in
@@ -41,7 +43,9 @@ export type DomainEvent =
   | ScopeEvent
   | SubscriptionEvent
   | SubscriptionDryRunEvent
-  | SubscriptionNamesEvent;
+  | SubscriptionNamesEvent
+  | OpenDataEvent
+  | OpenDataIdentifierEvent;
 
 /** Each area's record of event types, keyed by the name of its union (`AccountLimitEvent`: `accountLimit`). */
 export const EVENT_TYPES_BY_AREA = {
@@ -62,6 +66,8 @@ export const EVENT_TYPES_BY_AREA = {
   subscription: SUBSCRIPTION_EVENT_TYPES,
   subscriptionDryRun: SUBSCRIPTION_DRY_RUN_EVENT_TYPES,
   subscriptionNames: SUBSCRIPTION_NAMES_EVENT_TYPES,
+  openData: OPENDATA_EVENT_TYPES,
+  openDataIdentifier: OPENDATA_IDENTIFIER_EVENT_TYPES,
 } as const;
 
 /** Every event type of every area, each once (an event role reacting to events of several areas names this record). */
@@ -83,4 +89,6 @@ export const ALL_EVENT_TYPES = eventTypes<DomainEvent>({
   ...SUBSCRIPTION_EVENT_TYPES,
   ...SUBSCRIPTION_DRY_RUN_EVENT_TYPES,
   ...SUBSCRIPTION_NAMES_EVENT_TYPES,
+  ...OPENDATA_EVENT_TYPES,
+  ...OPENDATA_IDENTIFIER_EVENT_TYPES,
 });

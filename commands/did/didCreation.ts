@@ -12,7 +12,7 @@ import { ensureAccountExists } from './fileRegistration.ts';
 import { handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
 import { planReplicaRegistrations, type RegistrationPlan } from '../replica/replicaRegistration.ts';
 import { randomInt } from 'node:crypto';
-import { planRules, type RuleRequest } from '../../domain/rule/ruleCreation.ts';
+import { planRules, type RuleDidFacts, type RuleRequest } from '../../domain/rule/ruleCreation.ts';
 import type { PlacementDataset, RuleContent } from '../../domain/rule/rulePlacement.ts';
 import { AccountNotFound } from '../../domain/shared/errors.ts';
 import { loadAccount } from '../caller.ts';
@@ -118,7 +118,7 @@ export type CollectionRule = Omit<RuleRequest, 'dids'>;
  * registered now are where the request puts them, others where the catalogue has them), and its
  * rules are planned on that, exactly as `add_rule` would on the collection once it exists.
  */
-const planCollectionRules = async (
+export const planCollectionRules = async (
   context: CommandContext,
   step: RuleStep,
   did: NewCollection,
@@ -180,27 +180,52 @@ const planCollectionRules = async (
     (sum, dataset) => sum + dataset.files.reduce((total, file) => total + file.bytes, 0),
     0,
   );
+  await planRulesOnNewDid(
+    context,
+    step,
+    { scope: did.scope, name: did.name, didType: did.didType, length, bytes, closed: false, content },
+    did.rules ?? [],
+    metadata,
+    caller,
+  );
+};
+
+/**
+ * Rules on a DID created in the same step (a collection of `add_did(s)`, a file DIRAC registers),
+ * planned on `target`'s content as the step leaves it, exactly as `add_rule` would plan them once
+ * the DID exists: each rule attached to the DID, its locks on the files' streams with the
+ * transfers they need, and the rule's own stream, all added to `step`.
+ */
+export const planRulesOnNewDid = async (
+  context: CommandContext,
+  step: RuleStep,
+  target: RuleDidFacts & { content: RuleContent },
+  rules: readonly CollectionRule[],
+  metadata: CommandMetadata,
+  caller: string,
+): Promise<void> => {
+  const { content } = target;
   const rses = await context.ruleFacts.rses();
-  for (const rule of did.rules ?? []) {
+  for (const rule of rules) {
     const owner = await loadAccount(context, rule.account);
     if (owner.status !== 'ACTIVE') throw new AccountNotFound(`Account ${rule.account} does not exist`);
     const quota = await quotaFactsOf(context, rule.account, owner.attributes, rses);
-    const request: RuleRequest = { ...rule, dids: [{ scope: did.scope, name: did.name }] };
+    const request: RuleRequest = { ...rule, dids: [{ scope: target.scope, name: target.name }] };
     const [planned] = planRules(request, {
       rses,
       quota,
-      dids: [{ scope: did.scope, name: did.name, didType: did.didType, length, bytes, closed: false, content }],
+      dids: [target],
       ruleIds: [newId()],
       now: metadata.now,
       seed: randomInt(2 ** 31),
       requestedBy: caller,
     });
     const { record } = planned!;
-    step.onDid(did.scope, did.name, {
+    step.onDid(target.scope, target.name, {
       type: 'AttachRule',
       data: {
-        scope: did.scope,
-        name: did.name,
+        scope: target.scope,
+        name: target.name,
         ruleId: record.id,
         rule: {
           account: record.account,
@@ -232,7 +257,7 @@ const planCollectionRules = async (
           datasetLocks,
           targetRses: planned!.targetRses,
           autoLocked: planned!.autoLocked,
-          didClosed: false,
+          didClosed: target.closed,
         },
         metadata,
       },

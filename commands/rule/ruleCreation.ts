@@ -109,10 +109,19 @@ export const planAddRules = async (
   request: RuleRequest,
   step: RuleStep,
   metadata: CommandMetadata,
-  options: Readonly<{ ruleIds?: readonly string[]; rses?: readonly RseFacts[] }> = {},
+  options: Readonly<{
+    ruleIds?: readonly string[];
+    rses?: readonly RseFacts[];
+    /**
+     * A rule the configuration asks for (open data's `opendata.rule_*`), made for whoever's
+     * change calls for it, as Rucio's core makes it: the caller's own permission is not asked.
+     */
+    configured?: boolean;
+  }> = {},
 ): Promise<string[]> => {
   const caller = await loadCaller(context, metadata.account);
-  allowOnly(RULE_PERMISSIONS.addRule(caller, request), `Account ${caller.account} can not add replication rule`);
+  if (!options.configured)
+    allowOnly(RULE_PERMISSIONS.addRule(caller, request), `Account ${caller.account} can not add replication rule`);
   const owner = await loadAccount(context, request.account);
   if (owner.status !== 'ACTIVE') throw new AccountNotFound(`Account ${request.account} does not exist`);
   const rses = options.rses ?? (await context.ruleFacts.rses());

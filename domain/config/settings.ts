@@ -1,3 +1,4 @@
+import { parseDiracLifetimes } from '../dirac/diracPaths.ts';
 import { parsePolicies, type SuspiciousPolicy } from '../replica/suspiciousReplicaRecoverer.ts';
 import { LFN2PFN_ALGORITHMS } from '../rse/lfn2pfn.ts';
 import { pythonPatternProblem } from '../shared/pythonRegex.ts';
@@ -109,6 +110,20 @@ const patternList = (section: string, option: string): Setting<readonly string[]
     accepts: (value) => patterns(value).every((pattern) => pythonPatternProblem(pattern) === undefined),
   };
 };
+
+/** The scope extraction algorithms Rucio ships; `def` for any other name. */
+export const SCOPE_CONVENTIONS = ['def', 'dirac'] as const;
+export type ScopeConvention = (typeof SCOPE_CONVENTIONS)[number];
+
+/** Any name is taken, as Rucio takes it: one it does not ship reads as `def` (undefined here). */
+const scopeConvention = (section: string, option: string): Setting<ScopeConvention | undefined> => ({
+  section,
+  option,
+  defaultValue: undefined,
+  allowed: `a scope extraction algorithm (${SCOPE_CONVENTIONS.join(', ')}; any other name means def)`,
+  parse: (value) => SCOPE_CONVENTIONS.find((convention) => convention === value),
+  accepts: () => true,
+});
 
 /** The value of a setting in stored configuration sections. */
 export const settingValue = <T>(sections: ConfigSections, setting: Setting<T>): T => {
@@ -282,6 +297,51 @@ export const SETTINGS = {
     [],
     'a JSON list of {"scope": [regex], "datatype": [regex], "action": "declare bad" | "ignore" | "dry run"}',
     parsePolicies,
+  ),
+  /**
+   * Open data (Rucio's `opendata` section): the RSE expression whose disk replicas an entry's
+   * `files` list (no default: Rucio refuses to list files without one), and the rule Rucio
+   * reports as an entry's open data rule: the DID's rule of `rule_account` with `rule_copies`
+   * copies on `rule_rse_expression` (none reported without an expression).
+   */
+  opendataRseExpression: text('opendata', 'rse_expression', ''),
+  opendataRuleRseExpression: text('opendata', 'rule_rse_expression', ''),
+  opendataRuleAccount: text('opendata', 'rule_account', 'root'),
+  opendataRuleCopies: integer('opendata', 'rule_copies', 1, 1, 100),
+  /**
+   * With `rule_enable`, an entry turning PUBLIC gets that rule when the DID has none (on
+   * `rule_rse_expression`, else `rse_expression`; grouping DATASET), with `rule_activity` and, with
+   * `rule_asynchronous`, its locks placed by the judge later.
+   */
+  opendataRuleEnable: flag('opendata', 'rule_enable', false),
+  opendataRuleActivity: text('opendata', 'rule_activity', 'User Subscriptions'),
+  opendataRuleAsynchronous: flag('opendata', 'rule_asynchronous', false),
+  /**
+   * How a scope is read from a DID name without one (Rucio's `extract_scope` algorithms):
+   * `def`, the scope before the first dot (two parts for `user.` and `group.`), or `dirac`, the
+   * second path element of `/vo/scope/...` (the first for `/vo`). Rucio reads `common`, then
+   * `policy`; an unknown name is `def`, as in Rucio.
+   */
+  extractScope: scopeConvention('common', 'extract_scope'),
+  policyExtractScope: scopeConvention('policy', 'extract_scope'),
+  /**
+   * DIRAC's `add_files`: the lifetime (seconds) of the rule a new dataset gets, by scope, as a JSON
+   * object of Python regular expressions (matched from the start of the scope, first match wins)
+   * to seconds; `{}` for none. Checked when read: invalid JSON is refused, as in Rucio.
+   */
+  diracLifetime: text(
+    'dirac',
+    'lifetime',
+    '{}',
+    'a JSON object of scope patterns (RE2, without backreferences or lookarounds) to seconds',
+    (value) => {
+      try {
+        parseDiracLifetimes(value);
+        return true;
+      } catch {
+        return false;
+      }
+    },
   ),
 } as const;
 

@@ -113,6 +113,18 @@ export const LifetimeExceptionNotFound = rucioErrorClass('LifetimeExceptionNotFo
 export const SubscriptionDuplicate = rucioErrorClass('SubscriptionDuplicate', 409);
 export const SubscriptionNotFound = rucioErrorClass('SubscriptionNotFound', 404);
 
+/**
+ * The open data catalogue: Rucio's open data routes answer 400 for every exception but
+ * AccessDenied, the two not-found ones and AlreadyExists.
+ */
+export const OpenDataError = rucioErrorClass('OpenDataError', 400);
+export const OpenDataDataIdentifierAlreadyExists = rucioErrorClass('OpenDataDataIdentifierAlreadyExists', 409);
+export const OpenDataDataIdentifierNotFound = rucioErrorClass('OpenDataDataIdentifierNotFound', 404);
+export const OpenDataDuplicateDOI = rucioErrorClass('OpenDataDuplicateDOI', 400);
+export const OpenDataDuplicateRecordID = rucioErrorClass('OpenDataDuplicateRecordID', 400);
+export const OpenDataInvalidState = rucioErrorClass('OpenDataInvalidState', 400);
+export const OpenDataInvalidStateUpdate = rucioErrorClass('OpenDataInvalidStateUpdate', 400);
+
 /** Our own operations routes (`/admin/projections`), which Rucio does not have. */
 export const ProjectionNotFound = rucioErrorClass('ProjectionNotFound', 404);
 
@@ -123,7 +135,6 @@ export const ProjectionNotFound = rucioErrorClass('ProjectionNotFound', 404);
 export const CannotAuthorize = rucioErrorClass('CannotAuthorize', 401);
 export const CounterNotFound = rucioErrorClass('CounterNotFound', 404);
 export const DuplicateCriteriaInDIDFilter = rucioErrorClass('DuplicateCriteriaInDIDFilter', 400);
-export const OpenDataDataIdentifierAlreadyExists = rucioErrorClass('OpenDataDataIdentifierAlreadyExists', 409);
 export const ReplicationRuleCreationTemporaryFailed = rucioErrorClass('ReplicationRuleCreationTemporaryFailed', 409);
 export const ScratchDiskLifetimeConflict = rucioErrorClass('ScratchDiskLifetimeConflict', 409);
 export const VONotFound = rucioErrorClass('VONotFound', 404);

@@ -27,6 +27,8 @@ export const LIMITS = {
   rseAttributeValueLength: 255,
   /** Rucio's RSE text columns (city, country_name, time_zone, ISP, ASN): String(255). */
   rseTextLength: 255,
+  /** An open data entry's metadata document: a JSON column without bound in Rucio; 64 KiB of JSON here. */
+  opendataMetaLength: 65_536,
 } as const;
 
 /** Whether `value` is a lifetime in seconds within bounds (finite, at most a century either way). */

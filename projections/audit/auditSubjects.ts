@@ -10,6 +10,11 @@ import { REQUEST_EVENT_TYPES, type RequestEvent } from '../../domain/request/req
 import { RSE_EVENT_TYPES, type RseEvent } from '../../domain/rse/rse.ts';
 import { RULE_EVENT_TYPES, type RuleEvent } from '../../domain/rule/rule.ts';
 import type { ScopeEvent } from '../../domain/scope/scope.ts';
+import { OPENDATA_EVENT_TYPES, type OpenDataEvent } from '../../domain/opendata/opendata.ts';
+import {
+  OPENDATA_IDENTIFIER_EVENT_TYPES,
+  type OpenDataIdentifierEvent,
+} from '../../domain/opendata/opendataIdentifiers.ts';
 import type { HandledTypes } from '../projection.ts';
 
 /** Every event of every area: what the audit feed lists (the step machinery's own events are not). */
@@ -25,7 +30,9 @@ export type AuditedEvent =
   | RequestEvent
   | RseEvent
   | RuleEvent
-  | ScopeEvent;
+  | ScopeEvent
+  | OpenDataEvent
+  | OpenDataIdentifierEvent;
 
 export const AUDITED_EVENT_TYPES: HandledTypes<AuditedEvent> = {
   ...ACCOUNT_EVENT_TYPES,
@@ -44,6 +51,8 @@ export const AUDITED_EVENT_TYPES: HandledTypes<AuditedEvent> = {
   IdentityGrantedToAccount: true,
   IdentityRevokedFromAccount: true,
   ScopeAdded: true,
+  ...OPENDATA_EVENT_TYPES,
+  ...OPENDATA_IDENTIFIER_EVENT_TYPES,
 };
 
 /**
@@ -77,7 +86,8 @@ export const streamSubject = (streamName: string): string | undefined => {
  * - a rule's events concern the rule and its DID, and the RSEs and datasets its locks are on;
  * - an RSE's events concern the RSE (distances both ends), as do quarantined replicas and local
  *   account limits;
- * - a queued or cancelled transfer request concerns its file, and a queued one its rule and RSE.
+ * - a queued or cancelled transfer request concerns its file, and a queued one its rule and RSE;
+ * - an open data entry's events, and those of the DOI and record id it holds, concern its DID.
  *
  * Accounts, identities, scopes, configuration and metadata conventions concern no subject: their
  * events are found through the account that acted (the feed).
@@ -198,6 +208,17 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
       break;
     }
     case 'RequestCancelled':
+      subjects.add(didSubject(event.data.scope, event.data.name));
+      break;
+    // An open data entry, and the DOI or record id it takes or gives up, concern its DID.
+    case 'OpenDataDidAdded':
+    case 'OpenDataDidStateChanged':
+    case 'OpenDataDidMetaSet':
+    case 'OpenDataDidDoiSet':
+    case 'OpenDataDidRecordIdSet':
+    case 'OpenDataDidDeleted':
+    case 'OpenDataIdentifierClaimed':
+    case 'OpenDataIdentifierReleased':
       subjects.add(didSubject(event.data.scope, event.data.name));
       break;
     default:

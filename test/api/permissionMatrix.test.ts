@@ -118,6 +118,13 @@ const datasetPastItsEnd = async (world: World): Promise<string> => {
   return name;
 };
 
+/** A dataset of the owner's scope in the open data catalogue (a DRAFT), as root; its entry's path. */
+const freshOpenDataEntry = async (world: World): Promise<string> => {
+  const path = `/opendata/dids/${world.scope}/${await freshDataset(world)}`;
+  await asRoot(world, 'POST', path, undefined, 201);
+  return path;
+};
+
 /** The path pattern with its variables replaced. */
 const fill = (pattern: string, values: Record<string, string>) =>
   pattern.replace(/[:*]([a-z_]+)/g, (_, name: string) => values[name] ?? `missing-${name}`);
@@ -743,6 +750,35 @@ const ROWS: readonly Row[] = [
 
   // SAML is not configured: every caller gets Rucio's answer, no token needed.
   { routes: ['POST /auth/saml'], expect: [400, 400, 400, 400, 400], request: () => ({ path: '/auth/saml' }) },
+  // Open data (Rucio asks no permission; here admins and the owner of the DID's scope).
+  {
+    routes: ['POST /opendata/dids/:scope/:name'],
+    expect: OWNER(201),
+    request: async (w) => ({ path: `/opendata/dids/${w.scope}/${await freshDataset(w)}` }),
+  },
+  {
+    routes: ['PUT /opendata/dids/:scope/:name'],
+    expect: OWNER(200),
+    request: async (w) => ({ path: await freshOpenDataEntry(w), body: { meta: { title: 'perm' } } }),
+  },
+  {
+    routes: ['DELETE /opendata/dids/:scope/:name'],
+    expect: OWNER(204),
+    request: async (w) => ({ path: await freshOpenDataEntry(w) }),
+  },
+  // DIRAC: the files' scope (the owner's) and replicas on an RSE that takes only admins'.
+  {
+    routes: ['POST /dirac/addfiles', 'POST /dirac/addfiles/'],
+    expect: ADMIN(201),
+    request: async (w, _who, path) => {
+      const vo = `/${w.scope}`;
+      await asRoot(w, 'PUT', '/config/common/extract_scope/dirac');
+      await asRoot(w, 'POST', `/rses/${w.rse}/attr/ANY`, { value: true });
+      await asRoot(w, 'POST', '/dids', [{ scope: w.scope, name: vo, type: 'CONTAINER' }]);
+      const lfn = `${vo}/${w.scope}/${uniqueName('dir')}/f`;
+      return { path, body: { lfns: [{ lfn, rse: w.rse, bytes: 1, adler32: '0cc737eb' }] } };
+    },
+  },
 ];
 
 describe('API: the permission matrix of every write route', function () {

@@ -765,6 +765,100 @@ print('ok')
     expect(result.stdout.trim()).to.equal('ok');
   });
 
+  it('registers, updates, publishes, lists and removes open data entries', async () => {
+    const scope = uniqueName('py.');
+    const doi = `10.1234/${uniqueName('py')}`;
+    expect((await server.root('POST', `/scopes/root/${scope}`)).status).to.equal(201);
+    const result = await runClient(
+      server,
+      `
+from rucio.client import Client
+from rucio.common.exception import (DataIdentifierNotFound, OpenDataDataIdentifierAlreadyExists,
+    OpenDataDataIdentifierNotFound, OpenDataDuplicateDOI, OpenDataInvalidStateUpdate)
+c = Client()
+s = '${scope}'
+assert c.add_dataset(s, 'od1') and c.add_dataset(s, 'od2')
+assert c.add_opendata_did(scope=s, name='od1') is True
+for error, call in ((OpenDataDataIdentifierAlreadyExists, lambda: c.add_opendata_did(scope=s, name='od1')),
+                    (DataIdentifierNotFound, lambda: c.add_opendata_did(scope=s, name='nothing')),
+                    (OpenDataInvalidStateUpdate, lambda: c.update_opendata_did(scope=s, name='od1', state='public'))):
+    try:
+        call()
+        raise SystemExit('accepted: %s' % error.__name__)
+    except error:
+        pass
+entry = c.get_opendata_did(scope=s, name='od1')
+assert entry['state'] == 'DRAFT' and entry['doi'] is None and entry['record_id'] is None, entry
+assert c.close(s, 'od1')
+done = c.update_opendata_did(scope=s, name='od1', state='public', meta={'title': 'Run 2'}, doi='${doi}', record_id=42)
+assert done['state_old'] == 'DRAFT' and done['state_new'] == 'PUBLIC' and done['doi_new'] == '${doi}' and done['record_id_new'] == 42, done
+public = c.list_opendata_dids(public=True)
+assert (s, 'od1', 'PUBLIC') in [(d['scope'], d['name'], d['state']) for d in public['dids']], public
+entry = c.get_opendata_did(scope=s, name='od1', public=True, include_metadata=True)
+assert entry['meta'] == {'title': 'Run 2'} and entry['doi'] == '${doi}' and entry['record_id'] == 42, entry
+assert c.add_opendata_did(scope=s, name='od2')
+assert 'od2' in [d['name'] for d in c.list_opendata_dids(state='draft')['dids']]
+assert 'od2' not in [d['name'] for d in c.list_opendata_dids(public=True)['dids']]
+try:
+    c.update_opendata_did(scope=s, name='od2', doi='${doi}')
+    raise SystemExit('a DOI given twice')
+except OpenDataDuplicateDOI:
+    pass
+assert c.remove_opendata_did(scope=s, name='od2') is True
+try:
+    c.get_opendata_did(scope=s, name='od2')
+    raise SystemExit('removed entry found')
+except OpenDataDataIdentifierNotFound:
+    pass
+print('ok')
+`,
+    );
+    expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
+    expect(result.stdout.trim()).to.equal('ok');
+  });
+
+  it('registers files by their DIRAC paths with add_files: datasets, containers, replicas and rules', async () => {
+    const [vo, scope] = [uniqueName('vo'), uniqueName('sc')];
+    const rse = `PY_${uniqueName('').toUpperCase()}_DIRAC`;
+    const result = await runClient(
+      server,
+      `
+from rucio.client import Client
+from rucio.common.exception import DataIdentifierNotFound
+from rucio.common.utils import generate_uuid
+c = Client()
+vo, s, rse = '${vo}', '${scope}', '${rse}'
+c.set_config_option('common', 'extract_scope', 'dirac')
+assert c.add_rse(rse)
+assert c.add_protocol(rse, {'scheme': 'root', 'hostname': '${vo}.example.org', 'port': 1094, 'prefix': '/data', 'impl': 'rucio.rse.protocols.xrootd.Default', 'domains': {'wan': {'read': 1, 'write': 1, 'delete': 1}}})
+assert c.add_rse_attribute(rse, 'ANY', True)
+c.add_scope('root', vo)
+c.add_scope('root', s)
+assert c.add_container(vo, '/' + vo)
+base = '/%s/%s' % (vo, s)
+files = [{'lfn': base + '/run1/raw/f%d' % i, 'rse': rse, 'bytes': 10, 'adler32': '0cc737eb', 'guid': generate_uuid()} for i in (1, 2)]
+assert c.add_files(files, parents_metadata={base + '/run1/raw': {'project': 'p1'}}) is True
+assert sorted(d['name'] for d in c.list_content(s, base + '/run1/raw')) == [f['lfn'] for f in files]
+assert [(d['name'], d['type']) for d in c.list_content(vo, '/' + vo)] == [(base, 'CONTAINER')]
+assert [(d['name'], d['type']) for d in c.list_content(s, base + '/run1')] == [(base + '/run1/raw', 'DATASET')]
+rules = list(c.list_did_rules(s, base + '/run1/raw'))
+assert [(r['rse_expression'], r['grouping'], r['state']) for r in rules] == [('ANY=true', 'NONE', 'OK')], rules
+assert [r['rse_expression'] for r in c.list_did_rules(s, files[0]['lfn'])] == [rse]
+assert c.get_metadata(s, base + '/run1/raw')['project'] == 'p1'
+replicas = list(c.list_replicas([{'scope': s, 'name': files[0]['lfn']}]))
+assert list(replicas[0]['rses']) == [rse], replicas
+try:
+    c.add_files([{'lfn': '/novo-${vo}/%s/ds/f' % s, 'rse': rse, 'bytes': 1, 'adler32': '0cc737eb'}])
+    raise SystemExit('files added without a top container')
+except DataIdentifierNotFound as error:
+    assert 'top container' in str(error), error
+print('ok')
+`,
+    );
+    expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
+    expect(result.stdout.trim()).to.equal('ok');
+  });
+
   it('uploads, downloads and adds a rule with the rucio command line, on posix RSEs (directories)', async () => {
     const scope = uniqueName('cli.');
     const [first, second] = [uniqueName('CLI_A_').toUpperCase(), uniqueName('CLI_B_').toUpperCase()];

@@ -1,0 +1,103 @@
+import { addDiracFiles, type DiracFile } from '../../../commands/dirac/diracFiles.ts';
+import {
+  AccessDenied,
+  DataIdentifierAlreadyExists,
+  DataIdentifierNotFound,
+  InvalidObject,
+  InvalidPath,
+  RSENotFound,
+  ScopeNotFound,
+  UnsupportedOperation,
+} from '../../../domain/shared/errors.ts';
+import { isValidName } from '../../../domain/shared/names.ts';
+import { sendText } from '../../http.ts';
+import { jsonObject, param, paramBoolean } from '../../params.ts';
+import { runCommand, type RouteOptions, type RouteTable } from '../../route.ts';
+import type { Services } from '../../services.ts';
+import { asArray, asObject } from '../did/didParams.ts';
+import { rseName } from '../replica/replicaParams.ts';
+
+/**
+ * DIRAC's catalogue integration (Rucio's dirac.py): `POST /dirac/addfiles`, with or without the
+ * trailing slash, answers `Created` as text. UnsupportedOperation (a path taken by a DID of the
+ * other kind) is 405 here and a database failure 503, as in Rucio.
+ */
+
+const problem = (detail: string): never => {
+  throw new InvalidObject(`Problem validating lfns: ${detail}`);
+};
+
+const CHECKSUMS = { adler32: /^[a-fA-F\d]{8}$/, md5: /^[a-fA-F\d]{32}$/ } as const;
+
+/** Optional text of an entry: absent or null is null; anything but text is refused. */
+const optionalText = (item: Readonly<Record<string, unknown>>, key: string, pattern?: RegExp): string | null => {
+  const value = item[key] ?? null;
+  if (value === null) return null;
+  if (typeof value !== 'string') return problem(`the ${key} ${JSON.stringify(value)} is not a string`);
+  if (pattern && !pattern.test(value)) return problem(`${JSON.stringify(value)} does not match '${pattern.source}'`);
+  return value;
+};
+
+/** One entry of `lfns`: `lfn`, `rse`, `bytes` required; `adler32`, `md5`, `guid`, `pfn`, `meta` optional. */
+const diracFileOf = (value: unknown): DiracFile => {
+  const item = asObject('lfns', value);
+  const lfn = param(item, 'lfn');
+  if (typeof lfn !== 'string' || !isValidName('name', lfn)) return problem(`${JSON.stringify(lfn)} is not a file name`);
+  const bytes = param(item, 'bytes');
+  if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0)
+    return problem(`${JSON.stringify(bytes)} is not a number of bytes`);
+  const pfn = optionalText(item, 'pfn');
+  return {
+    lfn,
+    rse: rseName(param(item, 'rse')),
+    bytes,
+    adler32: optionalText(item, 'adler32', CHECKSUMS.adler32),
+    md5: optionalText(item, 'md5', CHECKSUMS.md5),
+    guid: optionalText(item, 'guid'),
+    ...(pfn !== null ? { pfn } : {}),
+    meta: item.meta === undefined || item.meta === null ? {} : asObject('lfns', item.meta),
+  };
+};
+
+/** `parents_metadata`: an object of paths to metadata objects; absent or null for none. */
+const parentsMetadataOf = (value: unknown): Record<string, Record<string, unknown>> => {
+  if (value === undefined || value === null) return {};
+  const parents = asObject('parents_metadata', value);
+  return Object.fromEntries(Object.entries(parents).map(([path, meta]) => [path, asObject('parents_metadata', meta)]));
+};
+
+const ADD_FILES: RouteOptions = {
+  errors: { UnsupportedOperation: 405, DatabaseException: 503 },
+  summary:
+    'Registers files by their DIRAC paths with their replicas, datasets (rule ANY=true, grouping NONE), containers and rules, in one atomic step.',
+  body: {
+    description:
+      '`lfns`: `[{lfn, rse, bytes, adler32?, md5?, guid?, pfn?, meta?}]`; `ignore_availability` (admins); `parents_metadata`: `{path: {key: value}}` for the datasets and containers created.',
+  },
+  success: { status: 201, type: 'text/html; charset=utf-8', description: 'The text `Created`.' },
+  raises: [
+    InvalidPath,
+    AccessDenied,
+    UnsupportedOperation,
+    DataIdentifierAlreadyExists,
+    DataIdentifierNotFound,
+    RSENotFound,
+    ScopeNotFound,
+    InvalidObject,
+  ],
+};
+
+export const registerDiracRoutes = (routes: RouteTable, services: Services): void => {
+  for (const path of ['/dirac/addfiles', '/dirac/addfiles/'])
+    routes.post(path, ADD_FILES, async (ctx) => {
+      const parameters = jsonObject(ctx);
+      const files = asArray('lfns', param(parameters, 'lfns'), 10_000).map(diracFileOf);
+      const request = {
+        files,
+        ignoreAvailability: paramBoolean(parameters, 'ignore_availability', false),
+        parentsMetadata: parentsMetadataOf(parameters.parents_metadata),
+      };
+      await runCommand(ctx, services, (metadata) => addDiracFiles(services.commands, request, metadata));
+      sendText(ctx, 'Created', 201);
+    });
+};

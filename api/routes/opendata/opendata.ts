@@ -1,0 +1,332 @@
+import {
+  addOpenDataDid,
+  deleteOpenDataDid,
+  updateOpenDataDid,
+  type OpenDataChanges,
+} from '../../../commands/opendata/opendataCommands.ts';
+import { settingValue, SETTINGS } from '../../../domain/config/settings.ts';
+import { openDataStateNamed, type OpenDataState } from '../../../domain/opendata/opendata.ts';
+import { openDataDidNotFound } from '../../../domain/opendata/opendataDecider.ts';
+import {
+  AccessDenied,
+  ConfigurationError,
+  DataIdentifierNotFound,
+  InputValidationError,
+  OpenDataDataIdentifierAlreadyExists,
+  OpenDataDataIdentifierNotFound,
+  OpenDataDuplicateDOI,
+  OpenDataDuplicateRecordID,
+  OpenDataError,
+  OpenDataInvalidState,
+  OpenDataInvalidStateUpdate,
+  ValueError,
+} from '../../../domain/shared/errors.ts';
+import { LIMITS } from '../../../domain/shared/limits.ts';
+import { configSections } from '../../../projections/config/configQueries.ts';
+import {
+  findOpenDataDid,
+  listOpenDataDids,
+  openDataFiles,
+  openDataRuleId,
+} from '../../../projections/opendata/opendataQueries.ts';
+import { JSON_ONLY, JSON_TYPE, sendChunks, sendJson } from '../../http.ts';
+import { checkJsonBounds } from '../../jsonBounds.ts';
+import { jsonObject, queryString } from '../../params.ts';
+import { runCommand, type RouteTable } from '../../route.ts';
+import type { AppContext, Services } from '../../services.ts';
+import { parseScopeName } from '../did/didParams.ts';
+import { FilesSummary, openDataEntry, openDataListItem } from './opendataRendering.ts';
+
+/**
+ * The open data catalogue (Rucio 39's opendata.py and opendata_public.py): `/opendata/dids` for
+ * accounts with a token (entries in any state; changes for admins and the scope's owner), and
+ * `/opendata/public/dids` for anyone, which shows PUBLIC entries only.
+ */
+
+const LIST_QUERY = {
+  limit: 'At most this many entries (a whole number; other text is ignored, as Flask ignores it).',
+  offset: 'Entries to skip first.',
+} as const;
+const GET_QUERY = {
+  files:
+    '`1`: the files, with the PFNs of their disk replicas on `opendata.rse_expression`, and a summary (default 0).',
+  meta: '`1`: the metadata document (default 0).',
+  doi: '`1` (default): the DOI.',
+  record_id: '`1` (default): the record id.',
+} as const;
+
+/** Rucio's open data views answer 400 for every exception they do not name; these keep their own status. */
+const READ_RAISES = [OpenDataDataIdentifierNotFound, OpenDataError, ConfigurationError];
+
+/** A state as the query or body gives it; anything else is Rucio's OpenDataError listing the states. */
+const stateOf = (value: unknown): OpenDataState => {
+  const state = typeof value === 'string' ? openDataStateNamed(value) : undefined;
+  if (!state)
+    throw new OpenDataError(
+      `Invalid state ${JSON.stringify(value)}. Valid open data states are: draft, public, suspended.`,
+    );
+  return state;
+};
+
+/** Flask's `type=int`: a whole number, or nothing when the text is not one; never negative here. */
+const queryCount = (ctx: AppContext, name: string): number | undefined => {
+  const text = queryString(ctx, name);
+  if (text === undefined || !/^\s*[+-]?\d+\s*$/.test(text)) return undefined;
+  const value = Number(text.trim());
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new ValueError(`'${name}' must be a whole number from 0, not ${text}.`);
+  return value;
+};
+
+/** A switch of the single-entry view: only `1` turns it on. */
+const querySwitch = (ctx: AppContext, name: string, fallback: '0' | '1'): boolean =>
+  (queryString(ctx, name) ?? fallback).toLowerCase() === '1';
+
+const entryOf = (ctx: AppContext) => parseScopeName(`${ctx.params.scope}/${ctx.params.name}`);
+
+/** The listing: `{dids, offset, total}`, where `total` counts the entries of this page, as in Rucio. */
+const sendList = async (ctx: AppContext, services: Services, state: OpenDataState | undefined) => {
+  const limit = queryCount(ctx, 'limit');
+  const offset = queryCount(ctx, 'offset');
+  const documents = listOpenDataDids(services.readModels, {
+    ...(state ? { state } : {}),
+    ...(limit !== undefined ? { limit } : {}),
+    ...(offset !== undefined ? { offset } : {}),
+  });
+  async function* chunks(): AsyncGenerator<string> {
+    const iterator = documents[Symbol.asyncIterator]();
+    let total = 0;
+    let next = await iterator.next();
+    yield `{"offset":${offset ?? 0},"dids":[`;
+    for (; !next.done; next = await iterator.next()) {
+      yield `${total > 0 ? ',' : ''}${JSON.stringify(openDataListItem(next.value))}`;
+      total += 1;
+    }
+    yield `],"total":${total}}`;
+  }
+  await sendChunks(ctx, chunks(), JSON_TYPE);
+};
+
+/** One entry; with `files`, the files stream out, followed by their summary. */
+const sendEntry = async (ctx: AppContext, services: Services, state: OpenDataState | undefined) => {
+  const did = entryOf(ctx);
+  const document = await findOpenDataDid(services.readModels, did.scope, did.name);
+  if (!document || (state !== undefined && document.state !== state)) throw openDataDidNotFound(did.scope, did.name);
+  const sections = await configSections(services.readModels);
+  const rule = await openDataRuleId(services.readModels, did, {
+    rseExpression: settingValue(sections, SETTINGS.opendataRuleRseExpression),
+    account: settingValue(sections, SETTINGS.opendataRuleAccount),
+    copies: settingValue(sections, SETTINGS.opendataRuleCopies),
+  });
+  const entry = openDataEntry(
+    document,
+    {
+      doi: querySwitch(ctx, 'doi', '1'),
+      recordId: querySwitch(ctx, 'record_id', '1'),
+      meta: querySwitch(ctx, 'meta', '0'),
+    },
+    rule,
+  );
+  if (!querySwitch(ctx, 'files', '0')) {
+    sendJson(ctx, entry);
+    return;
+  }
+  const rseExpression = settingValue(sections, SETTINGS.opendataRseExpression);
+  if (rseExpression === '')
+    throw new ConfigurationError(
+      'Listing open data files needs the configuration option opendata.rse_expression (the RSEs whose disk replicas are listed).',
+    );
+  const summary = new FilesSummary();
+  const files = openDataFiles(services.readModels, did, rseExpression);
+  async function* chunks(): AsyncGenerator<string> {
+    // The first file is read before anything is sent: an invalid expression is still an error answer.
+    let next = await files.next();
+    const head = JSON.stringify(entry);
+    yield `${head.slice(0, -1)},"files":[`;
+    let first = true;
+    for (; !next.done; next = await files.next()) {
+      summary.add(next.value);
+      yield `${first ? '' : ','}${JSON.stringify(next.value)}`;
+      first = false;
+    }
+    yield `],"files_summary":${JSON.stringify(summary)}}`;
+  }
+  await sendChunks(ctx, chunks(), JSON_TYPE);
+};
+
+/** Python's truthiness, which Rucio's "nothing to update" check uses: null, false, 0, '' and {} count as nothing. */
+const given = (value: unknown): boolean =>
+  value !== undefined &&
+  value !== null &&
+  value !== false &&
+  value !== 0 &&
+  value !== '' &&
+  !(typeof value === 'object' && Object.keys(value).length === 0);
+
+/** The body of `update_opendata_did`, read as Rucio's view and gateway read it. */
+const changesOf = (body: Readonly<Record<string, unknown>>): OpenDataChanges => {
+  const option = (key: string): unknown => (body[key] === null ? undefined : body[key]);
+  const state = option('state') === undefined ? undefined : stateOf(option('state'));
+  const meta = metaOf(option('meta'));
+  const doi = option('doi');
+  if (doi !== undefined && typeof doi !== 'string') throw new InputValidationError('The DOI must be a string.');
+  const recordId = recordIdOf(option('record_id'));
+  if (![state, meta, doi, recordId].some(given))
+    throw new InputValidationError("Nothing to update: give at least one of 'state', 'meta', 'doi' or 'record_id'.");
+  return {
+    ...(state !== undefined ? { state } : {}),
+    ...(meta !== undefined ? { meta } : {}),
+    ...(doi !== undefined ? { doi } : {}),
+    ...(recordId !== undefined ? { recordId } : {}),
+  };
+};
+
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * `meta`: a JSON object, or its text (Rucio's gateway parses it), held to the bounds of a body and
+ * to a size of its own.
+ */
+const metaOf = (value: unknown): Record<string, unknown> | undefined => {
+  if (value === undefined) return undefined;
+  let meta = value;
+  if (typeof value === 'string') {
+    try {
+      meta = JSON.parse(value);
+    } catch (error) {
+      throw new ValueError(`Invalid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    checkJsonBounds(meta);
+  }
+  if (!isJsonObject(meta)) throw new InputValidationError("'meta' must be a JSON object.");
+  if (JSON.stringify(meta).length > LIMITS.opendataMetaLength)
+    throw new InputValidationError(`'meta' is longer than ${LIMITS.opendataMetaLength} characters of JSON.`);
+  return meta;
+};
+
+/** `int(record_id)` as Rucio's view does it: a whole number, or text that reads as one. */
+const recordIdOf = (value: unknown): number | undefined => {
+  if (value === undefined) return undefined;
+  const number =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value)
+        ? Number(value.trim())
+        : Number.NaN;
+  if (!Number.isSafeInteger(number)) throw new ValueError(`invalid literal for int(): ${JSON.stringify(value)}`);
+  return number;
+};
+
+export const registerOpenDataRoutes = (routes: RouteTable, services: Services): void => {
+  routes.get(
+    '/opendata/dids',
+    {
+      accept: JSON_ONLY,
+      summary: 'Open data entries in any state, by last update: `{dids, offset, total}`.',
+      query: { ...LIST_QUERY, state: 'draft, public or suspended (any case): only entries in that state.' },
+      raises: [OpenDataError],
+    },
+    async (ctx) => {
+      const state = queryString(ctx, 'state');
+      await sendList(ctx, services, state === undefined ? undefined : stateOf(state));
+    },
+  );
+  routes.get(
+    '/opendata/public/dids',
+    {
+      auth: false,
+      accept: JSON_ONLY,
+      summary: 'PUBLIC open data entries, by last update, without a token.',
+      query: LIST_QUERY,
+    },
+    async (ctx) => sendList(ctx, services, 'PUBLIC'),
+  );
+  routes.get(
+    '/opendata/dids/:scope/:name',
+    {
+      accept: JSON_ONLY,
+      summary: 'One open data entry; `state` answers it only in that state.',
+      query: { ...GET_QUERY, state: 'draft, public or suspended.' },
+      raises: READ_RAISES,
+    },
+    async (ctx) => {
+      const state = queryString(ctx, 'state');
+      await sendEntry(ctx, services, state === undefined ? undefined : stateOf(state));
+    },
+  );
+  routes.get(
+    '/opendata/public/dids/:scope/:name',
+    {
+      auth: false,
+      accept: JSON_ONLY,
+      summary: 'One PUBLIC open data entry, without a token.',
+      query: GET_QUERY,
+      raises: READ_RAISES,
+    },
+    async (ctx) => sendEntry(ctx, services, 'PUBLIC'),
+  );
+  routes.post(
+    '/opendata/dids/:scope/:name',
+    {
+      summary: 'Registers an existing DID as open data, as a DRAFT (admins and the scope owner).',
+      body: 'none',
+      success: { status: 201, type: JSON_TYPE, description: 'An empty body.' },
+      raises: [DataIdentifierNotFound, OpenDataDataIdentifierAlreadyExists, AccessDenied],
+    },
+    async (ctx) => {
+      const did = entryOf(ctx);
+      await runCommand(ctx, services, (metadata) => addOpenDataDid(services.commands, did, metadata));
+      ctx.status = 201;
+      ctx.set('Content-Type', JSON_TYPE);
+      ctx.body = '';
+    },
+  );
+  routes.put(
+    '/opendata/dids/:scope/:name',
+    {
+      summary:
+        'Updates an open data entry: state, metadata, DOI, record id, all or nothing (admins and the scope owner).',
+      body: {
+        description:
+          '`state` (draft, public, suspended), `meta` (a JSON object, or its text), `doi` (10.NNNN/suffix, unique), `record_id` (a whole number, unique).',
+      },
+      success: {
+        status: 200,
+        type: JSON_TYPE,
+        description:
+          'What was set: `state_old`/`state_new`, `meta_new`, `doi_old`/`doi_new`, `record_id_old`/`record_id_new`.',
+      },
+      raises: [
+        OpenDataDataIdentifierNotFound,
+        OpenDataInvalidStateUpdate,
+        OpenDataDuplicateDOI,
+        OpenDataDuplicateRecordID,
+        InputValidationError,
+        OpenDataError,
+        AccessDenied,
+      ],
+    },
+    async (ctx) => {
+      const did = entryOf(ctx);
+      const changes = changesOf(jsonObject(ctx));
+      const { result } = await runCommand(ctx, services, (metadata) =>
+        updateOpenDataDid(services.commands, { ...did, changes }, metadata),
+      );
+      sendJson(ctx, result);
+    },
+  );
+  routes.delete(
+    '/opendata/dids/:scope/:name',
+    {
+      summary: 'Removes a DRAFT entry from the catalogue (admins and the scope owner).',
+      success: { status: 204, description: 'No body.' },
+      raises: [OpenDataDataIdentifierNotFound, OpenDataInvalidState, AccessDenied],
+    },
+    async (ctx) => {
+      const did = entryOf(ctx);
+      await runCommand(ctx, services, (metadata) => deleteOpenDataDid(services.commands, did, metadata));
+      ctx.status = 204;
+    },
+  );
+};
