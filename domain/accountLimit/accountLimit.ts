@@ -1,4 +1,4 @@
-import type { Command, Event } from '../shared/event.ts';
+import type { Event } from '../shared/event.ts';
 import { InvalidObject } from '../shared/errors.ts';
 
 /**

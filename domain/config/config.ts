@@ -1,5 +1,4 @@
-import type { Command, Event } from '../shared/event.ts';
-import { ConfigNotFound } from '../shared/errors.ts';
+import type { Event } from '../shared/event.ts';
 
 /** All configuration lives in one stream: it is small and changes rarely. */
 export const CONFIG_STREAM = 'config';

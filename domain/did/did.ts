@@ -1,4 +1,5 @@
 import type { Event } from '../shared/event.ts';
+import { isKeyOf } from '../shared/narrowing.ts';
 
 /**
  * A data identifier (DID): a file, a dataset (a collection of files) or a container (a collection
@@ -360,8 +361,7 @@ const withMetadata = (state: LiveDid, data: DidMetadataSet['data']): LiveDid => 
   let record = state.record;
   const columns: Record<string, ColumnValue> = { ...record.columns };
   for (const [key, value] of Object.entries(data.columns)) {
-    const field = RECORD_COLUMNS[key as keyof typeof RECORD_COLUMNS];
-    if (field) record = { ...record, [field]: value };
+    if (isKeyOf(RECORD_COLUMNS, key)) record = { ...record, [RECORD_COLUMNS[key]]: value };
     else columns[key] = value;
   }
   const jsonMeta =

@@ -1,13 +1,6 @@
 import type { DidType } from '../did/did.ts';
-import {
-  Duplicate,
-  InvalidObject,
-  InvalidValueForKey,
-  KeyNotFound,
-  UnsupportedKeyType,
-  UnsupportedValueType,
-} from '../shared/errors.ts';
-import type { Command, Event } from '../shared/event.ts';
+import { InvalidValueForKey } from '../shared/errors.ts';
+import type { Event } from '../shared/event.ts';
 
 /**
  * Metadata conventions (Rucio's `did_keys` / `did_key_map`): keys with the DID types they apply

@@ -52,8 +52,7 @@ export const addMetaConventionKey = (
   }
   // Python formats a missing key type as 'None'.
   const keyTypeText = data.keyType === null || data.keyType === undefined ? 'None' : String(data.keyType);
-  const keyType =
-    KEY_TYPE_LETTERS[keyTypeText] ?? (KEY_TYPES as readonly string[]).find((type) => type === keyTypeText);
+  const keyType = KEY_TYPE_LETTERS[keyTypeText] ?? KEY_TYPES.find((type) => type === keyTypeText);
   if (!keyType) throw new UnsupportedKeyType(`The type '${keyTypeText}' is not supported for keys!`);
   let valueRegexp: string | null = null;
   if (data.valueRegexp !== null && data.valueRegexp !== undefined) {
@@ -68,7 +67,7 @@ export const addMetaConventionKey = (
   return [
     {
       type: 'MetaConventionKeyAdded',
-      data: { key: data.key, keyType: keyType as KeyType, valueType, valueRegexp, addedAt: metadata.now.toISOString() },
+      data: { key: data.key, keyType, valueType, valueRegexp, addedAt: metadata.now.toISOString() },
     },
   ];
 };

@@ -1,4 +1,4 @@
-import type { Command, Event } from '../shared/event.ts';
+import type { Event } from '../shared/event.ts';
 
 /**
  * Quarantined replicas are dark files: found on an RSE's storage by a consistency check but not

@@ -58,6 +58,6 @@ export const didStreamDecider: Decider<FileReplicas, DidStreamCommand, DidStream
     if (isLockCommand(command)) return decideReplicaLock(command, state);
     if (isDeletionCommand(command)) return decideReplicaDeletion(command, state);
     if (isRecoveryCommand(command)) return decideReplicaRecovery(command, state);
-    return didDecider.decide(command as DidCommand, state.did);
+    return didDecider.decide(command, state.did);
   },
 };

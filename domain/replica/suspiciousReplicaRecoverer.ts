@@ -1,4 +1,5 @@
 import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
+import { isRecord } from '../shared/narrowing.ts';
 
 /**
  * The suspicious-replica-recoverer (Rucio's daemon, §2.4): replicas declared SUSPICIOUS more than
@@ -59,12 +60,10 @@ export const parsePolicies = (text: string): SuspiciousPolicy[] => {
     const parsed: unknown = JSON.parse(text);
     if (!Array.isArray(parsed)) return [];
     return parsed.flatMap((entry): SuspiciousPolicy[] => {
-      if (typeof entry !== 'object' || entry === null || typeof (entry as { action?: unknown }).action !== 'string')
-        return [];
+      if (!isRecord(entry) || typeof entry.action !== 'string') return [];
       const list = (value: unknown) =>
         Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
-      const record = entry as Record<string, unknown>;
-      return [{ scope: list(record.scope), datatype: list(record.datatype), action: String(record.action) }];
+      return [{ scope: list(entry.scope), datatype: list(entry.datatype), action: entry.action }];
     });
   } catch {
     return [];

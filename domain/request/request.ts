@@ -1,4 +1,5 @@
 import type { Event } from '../shared/event.ts';
+import { keysOf } from '../shared/narrowing.ts';
 
 /**
  * A transfer request: one file to bring to one RSE for a rule. Each request is an aggregate with
@@ -233,9 +234,7 @@ export const REQUEST_EVENT_TYPE_SET = {
   RequestCancelled: true,
 } as const satisfies Readonly<Record<RequestEvent['type'], true>>;
 
-export const REQUEST_EVENT_TYPES: readonly RequestEvent['type'][] = Object.keys(
-  REQUEST_EVENT_TYPE_SET,
-) as RequestEvent['type'][];
+export const REQUEST_EVENT_TYPES: readonly RequestEvent['type'][] = keysOf(REQUEST_EVENT_TYPE_SET);
 
 /** States from which a request no longer moves: the finisher archives it (retrying where allowed). */
 export const FINISHED_REQUEST_STATES: ReadonlySet<RequestState> = new Set([

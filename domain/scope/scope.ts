@@ -1,5 +1,4 @@
-import type { Command, Event } from '../shared/event.ts';
-import { Duplicate } from '../shared/errors.ts';
+import type { Event } from '../shared/event.ts';
 
 export const scopeStreamName = (scope: string): string => `scope-${scope}`;
 

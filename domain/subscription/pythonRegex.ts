@@ -1,4 +1,5 @@
 import { InvalidObject } from '../shared/errors.ts';
+import { errorMessage } from '../shared/narrowing.ts';
 
 /**
  * Subscription filters are Python regular expressions applied with `re.match` (anchored at the
@@ -47,7 +48,7 @@ export const compilePythonRegex = (pattern: string, what: string): StartMatcher 
     expression = new RegExp(source, `${flags}y`);
   } catch (error) {
     throw new InvalidObject(
-      `Problem validating subscription filter: ${what} ${JSON.stringify(pattern)} is not a valid regular expression (${(error as Error).message})`,
+      `Problem validating subscription filter: ${what} ${JSON.stringify(pattern)} is not a valid regular expression (${errorMessage(error)})`,
     );
   }
   return (text) => {

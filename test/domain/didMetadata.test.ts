@@ -151,8 +151,8 @@ describe('DID decider: metadata', () => {
     given([created('f1', 'FILE')])
       .when(setMeta('f1', { datatype: 'AOD' }, conventions))
       .thenThrows(InvalidValueForKey, /does not apply to a FILE/);
-    const size = new Map([
-      ['size', { key: 'size', keyType: 'ALL', valueType: 'int', valueRegexp: null, values: [] } as MetaConvention],
+    const size = new Map<string, MetaConvention>([
+      ['size', { key: 'size', keyType: 'ALL', valueType: 'int', valueRegexp: null, values: [] }],
     ]);
     given([created('ds', 'DATASET')])
       .when(setMeta('ds', { size: '12' }, size))

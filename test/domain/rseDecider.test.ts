@@ -137,7 +137,7 @@ describe('RSE decider', () => {
         .when(command('AddRseProtocol', { protocol: protocol({ prefix: '/other' }) }))
         .thenThrows(
           Duplicate,
-          /Protocol 'https' on port 443 already registered for  'CERN_DISK' with hostname 'eos.cern.ch'./,
+          /Protocol 'https' on port 443 already registered for {2}'CERN_DISK' with hostname 'eos.cern.ch'./,
         );
       given([...created, added])
         .when(command('AddRseProtocol', { protocol: protocol({ port: 8443 }) }))
