@@ -1,5 +1,5 @@
 import type { Event } from '../shared/event.ts';
-import { isKeyOf } from '../shared/narrowing.ts';
+import { isKeyOf, keysOf } from '../shared/narrowing.ts';
 
 /**
  * A data identifier (DID): a file, a dataset (a collection of files) or a container (a collection
@@ -45,6 +45,9 @@ export const NO_TOTALS: ContentTotals = { length: null, bytes: null, events: nul
 
 /** A scalar value of a DID_COLUMN metadata column (dates as ISO 8601 strings). */
 export type ColumnValue = string | number | boolean | null;
+
+export const isColumnValue = (value: unknown): value is ColumnValue =>
+  value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
 
 export type DidRecord = Readonly<{
   scope: string;
@@ -221,25 +224,28 @@ export type DidEvent =
   | DidResurrected
   | FileAvailabilityChanged;
 
-export const DID_EVENT_TYPES: readonly DidEvent['type'][] = [
-  'DidCreated',
-  'DidRuleAttached',
-  'DidRuleChanged',
-  'DidRuleDetached',
-  'DidMetadataSet',
-  'DidMetadataKeyDeleted',
-  'DidsAttached',
-  'DidsDetached',
-  'DidContentUpdated',
-  'DidClosed',
-  'DidReopened',
-  'DidFollowed',
-  'DidUnfollowed',
-  'DidErased',
-  'FileExpiryCleared',
-  'DidResurrected',
-  'FileAvailabilityChanged',
-];
+/** Every DID event type, each once: a type added to the union and missing here does not compile. */
+export const DID_EVENT_TYPE_SET = {
+  DidCreated: true,
+  DidRuleAttached: true,
+  DidRuleChanged: true,
+  DidRuleDetached: true,
+  DidMetadataSet: true,
+  DidMetadataKeyDeleted: true,
+  DidsAttached: true,
+  DidsDetached: true,
+  DidContentUpdated: true,
+  DidClosed: true,
+  DidReopened: true,
+  DidFollowed: true,
+  DidUnfollowed: true,
+  DidErased: true,
+  FileExpiryCleared: true,
+  DidResurrected: true,
+  FileAvailabilityChanged: true,
+} as const satisfies Readonly<Record<DidEvent['type'], true>>;
+
+export const DID_EVENT_TYPES: readonly DidEvent['type'][] = keysOf(DID_EVENT_TYPE_SET);
 
 export const initialDid = (): Did => ({ status: 'Absent' });
 

@@ -1,4 +1,5 @@
 import type { Event } from '../shared/event.ts';
+import { keysOf } from '../shared/narrowing.ts';
 
 /**
  * Quarantined replicas are dark files: found on an RSE's storage by a consistency check but not
@@ -40,10 +41,13 @@ export type QuarantinedReplicasRemoved = Event<
 
 export type QuarantineEvent = ReplicasQuarantined | QuarantinedReplicasRemoved;
 
-export const QUARANTINE_EVENT_TYPES: readonly QuarantineEvent['type'][] = [
-  'ReplicasQuarantined',
-  'QuarantinedReplicasRemoved',
-];
+/** Every quarantine event type, each once: a type added to the union and missing here does not compile. */
+export const QUARANTINE_EVENT_TYPE_SET = {
+  ReplicasQuarantined: true,
+  QuarantinedReplicasRemoved: true,
+} as const satisfies Readonly<Record<QuarantineEvent['type'], true>>;
+
+export const QUARANTINE_EVENT_TYPES: readonly QuarantineEvent['type'][] = keysOf(QUARANTINE_EVENT_TYPE_SET);
 
 export type Quarantine = Readonly<{ status: 'Empty' }> | Readonly<{ status: 'Holding'; paths: ReadonlySet<string> }>;
 

@@ -1,7 +1,7 @@
 import { evolveDid, initialDid, type Did, type DidEvent, type DidRef } from '../did/did.ts';
 import type { LockState } from '../rule/rule.ts';
 import type { Event } from '../shared/event.ts';
-import { isOneOf } from '../shared/narrowing.ts';
+import { isOneOf, keysOf } from '../shared/narrowing.ts';
 
 /**
  * A file's replicas: its copies on storage elements. They live in the file's own stream
@@ -233,21 +233,24 @@ export type ReplicaEvent =
   | ReplicaDeleted
   | ReplicaLost;
 
-export const REPLICA_EVENT_TYPES: readonly ReplicaEvent['type'][] = [
-  'ReplicaAdded',
-  'ReplicaStateChanged',
-  'ReplicaDeclaredBad',
-  'ReplicaDeclaredSuspicious',
-  'ReplicaDeclaredTemporarilyUnavailable',
-  'ReplicaTombstoneSet',
-  'ReplicaLocked',
-  'ReplicaUnlocked',
-  'ReplicaLocksChanged',
-  'ReplicaTransferRequeued',
-  'ReplicaDeletionStarted',
-  'ReplicaDeleted',
-  'ReplicaLost',
-];
+/** Every replica event type, each once: a type added to the union and missing here does not compile. */
+export const REPLICA_EVENT_TYPE_SET = {
+  ReplicaAdded: true,
+  ReplicaStateChanged: true,
+  ReplicaDeclaredBad: true,
+  ReplicaDeclaredSuspicious: true,
+  ReplicaDeclaredTemporarilyUnavailable: true,
+  ReplicaTombstoneSet: true,
+  ReplicaLocked: true,
+  ReplicaUnlocked: true,
+  ReplicaLocksChanged: true,
+  ReplicaTransferRequeued: true,
+  ReplicaDeletionStarted: true,
+  ReplicaDeleted: true,
+  ReplicaLost: true,
+} as const satisfies Readonly<Record<ReplicaEvent['type'], true>>;
+
+export const REPLICA_EVENT_TYPES: readonly ReplicaEvent['type'][] = keysOf(REPLICA_EVENT_TYPE_SET);
 
 /** The replica events that move a replica from one state to another, with the state they leave. */
 export type ReplicaTransition =

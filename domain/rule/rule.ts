@@ -1,5 +1,6 @@
 import type { DidRef, DidType } from '../did/did.ts';
 import type { Event } from '../shared/event.ts';
+import { keysOf } from '../shared/narrowing.ts';
 
 /**
  * A replication rule: N copies of a DID on the RSEs an expression selects, kept by locks, one per
@@ -217,18 +218,21 @@ export type RuleEvent =
   | RuleDeleted
   | RuleNotified;
 
-export const RULE_EVENT_TYPES: readonly RuleEvent['type'][] = [
-  'RuleAdded',
-  'RuleLocksCreated',
-  'RuleLocksRemoved',
-  'RuleLocksChanged',
-  'RuleStateChanged',
-  'RuleUpdated',
-  'RuleApproved',
-  'RuleDenied',
-  'RuleDeleted',
-  'RuleNotified',
-];
+/** Every rule event type, each once: a type added to the union and missing here does not compile. */
+export const RULE_EVENT_TYPE_SET = {
+  RuleAdded: true,
+  RuleLocksCreated: true,
+  RuleLocksRemoved: true,
+  RuleLocksChanged: true,
+  RuleStateChanged: true,
+  RuleUpdated: true,
+  RuleApproved: true,
+  RuleDenied: true,
+  RuleDeleted: true,
+  RuleNotified: true,
+} as const satisfies Readonly<Record<RuleEvent['type'], true>>;
+
+export const RULE_EVENT_TYPES: readonly RuleEvent['type'][] = keysOf(RULE_EVENT_TYPE_SET);
 
 /** `scope:name` then the RSE id: one lock. */
 export const lockKey = (scope: string, name: string, rseId: string): string => `${scope}:${name} ${rseId}`;

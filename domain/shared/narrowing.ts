@@ -20,5 +20,11 @@ export const isKeyOf = <T extends object>(record: T, key: PropertyKey): key is k
 export const keysOf = <T extends object>(record: T): (keyof T & string)[] =>
   Object.keys(record).filter((key) => isKeyOf(record, key));
 
+/** A value as a number, or null when it is none (missing included): an optional column read back. */
+export const numberOrNull = (value: unknown): number | null => (typeof value === 'number' ? value : null);
+
+/** A value as text, or null when it is none (missing included): an optional column read back. */
+export const textOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
 /** The message of a caught error, whatever was thrown. */
 export const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -1,14 +1,14 @@
 import { ACCOUNT_EVENT_TYPES, type AccountEvent } from '../../domain/account/account.ts';
 import { ACCOUNT_LIMIT_EVENT_TYPES, type AccountLimitEvent } from '../../domain/accountLimit/accountLimit.ts';
 import type { ConfigEvent } from '../../domain/config/config.ts';
-import { DID_EVENT_TYPES, type DidEvent } from '../../domain/did/did.ts';
+import { DID_EVENT_TYPE_SET, type DidEvent } from '../../domain/did/did.ts';
 import type { IdentityEvent } from '../../domain/identity/identity.ts';
 import { META_CONVENTION_EVENT_TYPES, type MetaConventionEvent } from '../../domain/metaConvention/metaConvention.ts';
-import { QUARANTINE_EVENT_TYPES, type QuarantineEvent } from '../../domain/quarantine/quarantine.ts';
-import { REPLICA_EVENT_TYPES, type ReplicaEvent } from '../../domain/replica/replica.ts';
+import { QUARANTINE_EVENT_TYPE_SET, type QuarantineEvent } from '../../domain/quarantine/quarantine.ts';
+import { REPLICA_EVENT_TYPE_SET, type ReplicaEvent } from '../../domain/replica/replica.ts';
 import { REQUEST_EVENT_TYPE_SET, type RequestEvent } from '../../domain/request/request.ts';
 import { RSE_EVENT_TYPES, type RseEvent } from '../../domain/rse/rse.ts';
-import { RULE_EVENT_TYPES, type RuleEvent } from '../../domain/rule/rule.ts';
+import { RULE_EVENT_TYPE_SET, type RuleEvent } from '../../domain/rule/rule.ts';
 import type { ScopeEvent } from '../../domain/scope/scope.ts';
 import type { HandledTypes } from '../projection.ts';
 
@@ -27,19 +27,16 @@ export type AuditedEvent =
   | RuleEvent
   | ScopeEvent;
 
-const everyType = <T extends string>(types: readonly T[]): Readonly<Record<T, true>> =>
-  Object.fromEntries(types.map((type) => [type, true])) as Record<T, true>;
-
 export const AUDITED_EVENT_TYPES: HandledTypes<AuditedEvent> = {
   ...ACCOUNT_EVENT_TYPES,
   ...ACCOUNT_LIMIT_EVENT_TYPES,
   ...META_CONVENTION_EVENT_TYPES,
   ...REQUEST_EVENT_TYPE_SET,
   ...RSE_EVENT_TYPES,
-  ...everyType(DID_EVENT_TYPES),
-  ...everyType(QUARANTINE_EVENT_TYPES),
-  ...everyType(REPLICA_EVENT_TYPES),
-  ...everyType(RULE_EVENT_TYPES),
+  ...DID_EVENT_TYPE_SET,
+  ...QUARANTINE_EVENT_TYPE_SET,
+  ...REPLICA_EVENT_TYPE_SET,
+  ...RULE_EVENT_TYPE_SET,
   ConfigOptionSet: true,
   ConfigOptionRemoved: true,
   ConfigSectionRemoved: true,
