@@ -35,7 +35,7 @@ import { registerRuleRoutes } from './routes/rule/rules.ts';
 import { registerScopeRoutes } from './routes/scope/scopes.ts';
 import { registerLifetimeExceptionRoutes } from './routes/lifetimeException/lifetimeExceptions.ts';
 import { registerSubscriptionRoutes } from './routes/subscription/subscriptions.ts';
-import type { AppContext, AppState, Services } from './services.ts';
+import type { AppState, Services } from './services.ts';
 
 /** Every area's routes, registered in one table (api/route.ts). */
 export const routeTable = (services: Services): RouteTable => {
@@ -166,7 +166,7 @@ const decodedRoutingPath = (): Middleware<AppState> => async (ctx, next) => {
   }
   if (CONTROL_CHARACTERS.test(decoded)) throw new ValueError(`The path '${ctx.path}' holds control characters.`);
   refuseUnsafeQuery(ctx.querystring);
-  (ctx as unknown as { newRouterPath: string }).newRouterPath = decoded.replaceAll('%', '%25');
+  ctx.newRouterPath = decoded.replaceAll('%', '%25');
   await next();
 };
 
@@ -178,7 +178,7 @@ const decodedRoutingPath = (): Middleware<AppState> => async (ctx, next) => {
 const rawTextBody =
   (limit: number): Middleware<AppState> =>
   async (ctx, next) => {
-    if (hasBody(ctx.req)) (ctx.request as unknown as { body: string }).body = await readBodyText(ctx.req, limit);
+    if (hasBody(ctx.req)) ctx.state.body = await readBodyText(ctx.req, limit);
     await next();
   };
 
@@ -190,7 +190,7 @@ const rawTextBody =
 const unmatched =
   (router: Router<AppState>): Middleware<AppState> =>
   async (ctx) => {
-    const path = (ctx as unknown as { newRouterPath: string }).newRouterPath;
+    const path = ctx.newRouterPath ?? ctx.path;
     const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
     if (!path.endsWith('/') && router.match(`${path}/`, method).route) {
       ctx.status = 308;
@@ -203,13 +203,8 @@ const unmatched =
       const allowed = new Set(matched.path.flatMap((layer) => layer.methods));
       allowed.add('OPTIONS');
       ctx.set('Allow', [...allowed].sort().join(', '));
-      writeError(
-        ctx as AppContext,
-        405,
-        'MethodNotAllowed',
-        `The method ${ctx.method} is not allowed for the requested URL.`,
-      );
+      writeError(ctx, 405, 'MethodNotAllowed', `The method ${ctx.method} is not allowed for the requested URL.`);
       return;
     }
-    writeError(ctx as AppContext, 404, 'NotFound', 'The requested URL was not found on the server.');
+    writeError(ctx, 404, 'NotFound', 'The requested URL was not found on the server.');
   };

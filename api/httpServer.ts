@@ -12,7 +12,9 @@ import { pythonJson } from './pythonJson.ts';
  * refused before the client sends it.
  */
 export const createHttpServer = (app: Koa<never>, options: { maxBodyBytes: number; logger: Logger }): Server => {
-  const server = createServer(app.callback());
+  const handle = app.callback();
+  // Koa answers every error of a request itself: the promise of its handling never rejects.
+  const server = createServer((request, response) => void handle(request, response));
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     const answer = clientErrorAnswer(error.code);
     // A reset connection, or one whose answer is under way, cannot take another.

@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createApp } from '../api/app.ts';
 import { createHttpServer } from '../api/httpServer.ts';
@@ -191,12 +190,13 @@ export const startRuntime = async (
   let url: string | undefined;
   if (roles.api) {
     const app = createApp(services);
-    const httpServer = createHttpServer(app as never, { maxBodyBytes: config.maxBodyBytes, logger });
+    const httpServer = createHttpServer(app, { maxBodyBytes: config.maxBodyBytes, logger });
     server = await new Promise<Server>((resolve, reject) => {
       httpServer.once('error', reject);
       httpServer.listen(config.port, config.host, () => resolve(httpServer));
     });
-    const address = server.address() as AddressInfo;
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('The API server listens on no TCP port');
     url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
     logger.info({ url }, 'API listening');
   }
