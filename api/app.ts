@@ -39,7 +39,7 @@ import { registerLifetimeExceptionRoutes } from './routes/lifetimeException/life
 import { registerSubscriptionRoutes } from './routes/subscription/subscriptions.ts';
 import { registerOpenDataRoutes } from './routes/opendata/opendata.ts';
 import { registerDiracRoutes } from './routes/dirac/dirac.ts';
-import type { AppContext, AppState, Services } from './services.ts';
+import type { AppState, Services } from './services.ts';
 import { SETTINGS } from '../domain/config/settings.ts';
 
 /** Every area's routes, registered in one table (api/route.ts). */
@@ -177,7 +177,7 @@ const decodedRoutingPath = (): Middleware<AppState> => async (ctx, next) => {
   }
   if (CONTROL_CHARACTERS.test(decoded)) throw new ValueError(`The path '${ctx.path}' holds control characters.`);
   refuseUnsafeQuery(ctx.querystring);
-  (ctx as unknown as { newRouterPath: string }).newRouterPath = decoded.replaceAll('%', '%25');
+  ctx.newRouterPath = decoded.replaceAll('%', '%25');
   await next();
 };
 
@@ -189,8 +189,7 @@ const decodedRoutingPath = (): Middleware<AppState> => async (ctx, next) => {
 const rawTextBody =
   (limit: number, idleMs: number): Middleware<AppState> =>
   async (ctx, next) => {
-    if (hasBody(ctx.req))
-      (ctx.request as unknown as { body: string }).body = await readBodyText(ctx.req, limit, idleMs);
+    if (hasBody(ctx.req)) ctx.state.body = await readBodyText(ctx.req, limit, idleMs);
     await next();
   };
 
@@ -202,7 +201,7 @@ const rawTextBody =
 const unmatched =
   (router: Router<AppState>): Middleware<AppState> =>
   async (ctx) => {
-    const path = (ctx as unknown as { newRouterPath: string }).newRouterPath;
+    const path = ctx.newRouterPath ?? ctx.path;
     const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
     if (!path.endsWith('/') && router.match(`${path}/`, method).route) {
       const location = `${ctx.path}/${ctx.querystring ? `?${ctx.querystring}` : ''}`;
@@ -222,13 +221,8 @@ const unmatched =
       const allowed = new Set(matched.path.flatMap((layer) => layer.methods));
       allowed.add('OPTIONS');
       ctx.set('Allow', [...allowed].sort().join(', '));
-      writeError(
-        ctx as AppContext,
-        405,
-        'MethodNotAllowed',
-        `The method ${ctx.method} is not allowed for the requested URL.`,
-      );
+      writeError(ctx, 405, 'MethodNotAllowed', `The method ${ctx.method} is not allowed for the requested URL.`);
       return;
     }
-    writeError(ctx as AppContext, 404, 'NotFound', 'The requested URL was not found on the server.');
+    writeError(ctx, 404, 'NotFound', 'The requested URL was not found on the server.');
   };

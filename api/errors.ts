@@ -50,6 +50,15 @@ export const errorMiddleware = (): Middleware<AppState> => async (ctx, next) => 
   }
 };
 
+const isClientError = (error: unknown): error is Error & { status: number } =>
+  error instanceof Error &&
+  'status' in error &&
+  typeof error.status === 'number' &&
+  error.status >= 400 &&
+  error.status < 500 &&
+  'expose' in error &&
+  error.expose === true;
+
 const answerError = (ctx: Context, error: unknown): void => {
   if (error instanceof RucioError) {
     writeError(
@@ -60,9 +69,9 @@ const answerError = (ctx: Context, error: unknown): void => {
     );
     return;
   }
-  const status = (error as { status?: number }).status;
-  if (status && status >= 400 && status < 500 && (error as { expose?: boolean }).expose) {
-    writeError(ctx, status, 'ValueError', (error as Error).message);
+  // Koa's own client errors (http-errors): their status, and a message meant to be shown.
+  if (isClientError(error)) {
+    writeError(ctx, error.status, 'ValueError', error.message);
     return;
   }
   ctx.state.logger?.error({ err: error }, 'unexpected error');

@@ -48,6 +48,7 @@ export const createHttpServer = (
     },
     (request, response) => {
       if (!overCapacity.has(request.socket)) {
+        // Koa answers every error of a request itself: the promise of its handling never rejects.
         void handler(request, response);
         return;
       }

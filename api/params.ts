@@ -1,14 +1,14 @@
 import { KeyError, TypeError_, ValueError } from '../domain/shared/errors.ts';
 import { checkJsonBounds } from './jsonBounds.ts';
 import type { AppContext } from './services.ts';
+import { isRecord } from '../domain/shared/narrowing.ts';
 
 /**
  * Request bodies the way Rucio's helpers read them (flaskapi/v1/common.py): the raw body is JSON
  * whatever the Content-Type says (the Python client sends none), also on DELETE.
  */
 const rawBody = (ctx: AppContext): string => {
-  const body = (ctx.request as unknown as { body?: unknown }).body;
-  return typeof body === 'string' ? body : '';
+  return ctx.state.body ?? '';
 };
 
 /** The body parsed as JSON; `what` names the expected shape in the error ("dictionary", "list", ...). */
@@ -27,9 +27,8 @@ export const parseJsonBody = (ctx: AppContext, what: string): unknown => {
 export const jsonObject = (ctx: AppContext, options: { optional?: boolean } = {}): Record<string, unknown> => {
   if (options.optional && rawBody(ctx).trim() === '') return {};
   const body = parseJsonBody(ctx, 'dictionary');
-  if (body === null || typeof body !== 'object' || Array.isArray(body))
-    throw new TypeError_('body must be a json dictionary');
-  return body as Record<string, unknown>;
+  if (!isRecord(body)) throw new TypeError_('body must be a json dictionary');
+  return body;
 };
 
 export const jsonList = (ctx: AppContext, options: { optional?: boolean } = {}): unknown[] => {

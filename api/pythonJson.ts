@@ -8,7 +8,7 @@ export const pythonJson = (value: unknown): string => {
   if (typeof value === 'number' || typeof value === 'boolean') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(pythonJson).join(', ')}]`;
   if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, item]) => item !== undefined);
+    const entries = Object.entries(value).filter(([, item]) => item !== undefined);
     return `{${entries.map(([key, item]) => `${pythonJson(key)}: ${pythonJson(item)}`).join(', ')}}`;
   }
   return 'null';

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import type { Middleware } from 'koa';
+import type { RouterMiddleware } from '@koa/router';
 import type { ZodObject, ZodType } from 'zod';
 import type { CommandMetadata } from '../domain/shared/event.ts';
 import type { RucioErrorClass } from '../domain/shared/errors.ts';
@@ -59,6 +59,8 @@ export type BodyDescription = Readonly<{ description: string; list?: boolean; op
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 
+const UPPER_CASE = { get: 'GET', post: 'POST', put: 'PUT', delete: 'DELETE' } as const satisfies Record<Method, string>;
+
 /** What the table tells about a route: its method, its path pattern, whether it needs a token, its options. */
 export type RouteEntry = Readonly<{
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -72,7 +74,7 @@ type Route = Readonly<{
   path: string;
   auth: boolean;
   options: RouteOptions;
-  chain: readonly Middleware<AppState>[];
+  chain: readonly RouterMiddleware<AppState>[];
   rank: RouteRank;
   /** Registration index of the first route of the same shape, then of this route: Werkzeug's tie-breakers. */
   shapeOrder: number;
@@ -107,7 +109,7 @@ export class RouteTable {
   /** Every route, in registration order (read-only: for tests and documentation). */
   entries(): readonly RouteEntry[] {
     return this.routes.map(({ method, path, auth, options }) => ({
-      method: method.toUpperCase() as RouteEntry['method'],
+      method: UPPER_CASE[method],
       path,
       auth,
       options,
@@ -122,23 +124,23 @@ export class RouteTable {
       (a, b) => compareRanks(a.rank, b.rank) || a.shapeOrder - b.shapeOrder || a.order - b.order,
     );
     for (const { method, path, chain } of ranked) {
-      (router[method] as (path: string, ...middleware: Middleware<AppState>[]) => unknown).call(router, path, ...chain);
+      router[method](path, ...chain);
     }
   }
 
   private add(method: Method, path: string, options: RouteOptions, handler: Handler): this {
     if (this.installed) throw new Error(`The route ${path} comes after the route table was installed`);
-    const chain: Middleware<AppState>[] = [
+    const chain: RouterMiddleware<AppState>[] = [
       async (ctx, next) => {
         if (options.errors) ctx.state.errorStatus = options.errors;
-        if (options.commonHeaders ?? true) setCommonHeaders(ctx as unknown as AppContext);
+        if (options.commonHeaders ?? true) setCommonHeaders(ctx);
         await next();
       },
     ];
     if (options.auth ?? true) chain.push(authenticate(this.services));
     chain.push(async (ctx) => {
-      if (options.accept) requireAccept(ctx as unknown as AppContext, options.accept);
-      await handler(ctx as unknown as AppContext);
+      if (options.accept) requireAccept(ctx, options.accept);
+      await handler(ctx);
     });
     const rank = rankPath(path);
     const order = this.routes.length;

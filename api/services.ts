@@ -32,6 +32,18 @@ export type AppState = {
   clientHeaders?: 'svc' | 'rucio';
   /** Statuses this route gives some exception classes instead of the defaults. */
   errorStatus?: Readonly<Record<string, number>>;
+  /** The request's body as text, read and bounded before routing (api/app.ts); absent when it has none. */
+  body?: string;
 };
+
+/** What @koa/router reads and writes on Koa's context besides Koa's own fields. */
+declare module 'koa' {
+  interface DefaultContext {
+    /** The path the router matches: set to the decoded path before routing (api/app.ts). */
+    newRouterPath?: string;
+    /** The pattern of the route that matched (`/dids/*scope_name/dids`), set by the router. */
+    routerPath?: string;
+  }
+}
 
 export type AppContext = ParameterizedContext<AppState> & { params: Record<string, string> };

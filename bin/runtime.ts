@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createApp } from '../api/app.ts';
 import { createHttpServer } from '../api/httpServer.ts';
@@ -304,7 +303,7 @@ const startRoles = async (
   let url: string | undefined;
   if (roles.api) {
     const app = createApp(services);
-    const httpServer = createHttpServer(app as never, {
+    const httpServer = createHttpServer(app, {
       maxBodyBytes: config.maxBodyBytes,
       logger,
       bounds: config.connections,
@@ -318,7 +317,8 @@ const startRoles = async (
     });
     const listening = server;
     undo.push(() => closeServer(listening));
-    const address = server.address() as AddressInfo;
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('The API server listens on no TCP port');
     url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
     for (const lock of locks) lock.describe(url);
     logger.info({ url }, 'API listening');

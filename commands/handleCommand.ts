@@ -1,5 +1,6 @@
 import { decideInOrder, type Decider } from '../domain/shared/decider.ts';
 import type { Command, CommandMetadata, Event } from '../domain/shared/event.ts';
+import { upcastEvent } from '../domain/shared/upcasting.ts';
 import {
   isWrongExpectedRevision,
   type EventMetadata,
@@ -26,6 +27,8 @@ export type HandleOptions = Readonly<{
 
 export type CommandOutcome<State, E extends Event> = Readonly<{
   streamName: string;
+  /** The name of the decider that decided the stream. */
+  deciderName: string;
   events: E[];
   /** The state the commands were decided on (what a report of their effect compares with). */
   previousState: State;
@@ -59,9 +62,24 @@ export type StreamDecision<State, C extends Command, E extends Event> = Readonly
 /** The outcome of a decision, typed by its decider. */
 export type OutcomeOf<D> = D extends StreamDecision<infer State, infer _C, infer E> ? CommandOutcome<State, E> : never;
 
-// Decisions on several aggregates travel in one list; each keeps its own types through `onStream`.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyStreamDecision = StreamDecision<any, any, any>;
+/** The decisions a decider makes on a stream (a list of decisions of one aggregate). */
+export type DecisionOf<D> = D extends Decider<infer State, infer C, infer E> ? StreamDecision<State, C, E> : never;
+
+/**
+ * Decisions on several aggregates travel in one list, typed by what they share; each keeps its
+ * own types through `onStream`, and `handleCommands` gives each outcome back typed by its decision.
+ */
+export type AnyStreamDecision = StreamDecision<unknown, Command, Event>;
+
+/**
+ * A value one of a step's deciders made (a state, an outcome), typed again by that decider.
+ * Decisions on several aggregates travel in one list, which the compiler can only type by what
+ * they share; each value is read back with the decider or decision that made it (matched by the
+ * decider's name, or by the order of the list), which is what makes the narrowing sound.
+ */
+const madeBy = <T>(value: unknown): T =>
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- read back with the decider that made it (see above)
+  value as T;
 
 /** A decision on one stream, typed by its decider. */
 export const onStream = <State, C extends Command, E extends Event>(
@@ -72,12 +90,13 @@ export const onStream = <State, C extends Command, E extends Event>(
 ): StreamDecision<State, C, E> => ({
   streamName,
   decider,
-  commands:
-    typeof commands === 'function' || Array.isArray(commands)
-      ? (commands as StreamDecision<State, C, E>['commands'])
-      : [commands as C],
+  commands: isOneCommand(commands) ? [commands] : commands,
   ...(options.fresh ? { fresh: true } : {}),
 });
+
+const isOneCommand = <C extends Command>(
+  commands: C | readonly C[] | ((decided: DecidedStates) => readonly C[]),
+): commands is C => typeof commands !== 'function' && !Array.isArray(commands);
 
 /**
  * Commands gathered per stream for one step, in the order they were added: a step that touches a
@@ -93,7 +112,7 @@ export class StepPlan {
     if (entry) entry.commands.push(command);
     else
       this.streams.set(streamName, {
-        decider: decider as unknown as Decider<unknown, Command, Event>,
+        decider,
         commands: [command],
       });
     return this;
@@ -115,10 +134,8 @@ export const handleCommand = async <State, C extends Command, E extends Event>(
   streamName: string,
   command: C | readonly C[],
   options: HandleOptions = {},
-): Promise<CommandOutcome<State, E>> => {
-  const [outcome] = await handleCommands(context, [onStream(decider, streamName, command)], options);
-  return outcome as CommandOutcome<State, E>;
-};
+): Promise<CommandOutcome<State, E>> =>
+  (await decideAndAppend(context, [onStream(decider, streamName, command)], options))[0]!;
 
 /**
  * The same for a decision spanning several streams: every stream is read and decided, in list
@@ -129,7 +146,14 @@ export const handleCommands = async <D extends AnyStreamDecision>(
   context: CommandContext,
   decisions: readonly D[],
   options: HandleOptions = {},
-): Promise<OutcomeOf<D>[]> => {
+): Promise<OutcomeOf<D>[]> => madeBy<OutcomeOf<D>[]>(await decideAndAppend(context, decisions, options));
+
+/** Both handlers' work, typed by what the decisions share: one outcome per decision, in order. */
+const decideAndAppend = async <State, C extends Command, E extends Event>(
+  context: CommandContext,
+  decisions: readonly StreamDecision<State, C, E>[],
+  options: HandleOptions,
+): Promise<CommandOutcome<State, E>[]> => {
   const streamNames = new Set(decisions.map((decision) => decision.streamName));
   if (streamNames.size !== decisions.length)
     throw new Error('A step decides each stream once: group its commands per stream');
@@ -148,29 +172,27 @@ export const handleCommands = async <D extends AnyStreamDecision>(
     // 3. Decide, stream after stream; later streams may read what earlier ones became.
     const newStates = new Map<string, { deciderName: string; state: unknown }>();
     const decided: DecidedStates = {
-      stateOf: <State>(decider: Decider<State, never, Event>, streamName: string) => {
+      stateOf: <Decided>(decider: Decider<Decided, never, Event>, streamName: string) => {
         const entry = newStates.get(streamName);
-        return entry && entry.deciderName === decider.name ? (entry.state as State) : undefined;
+        return entry && entry.deciderName === decider.name ? madeBy<Decided>(entry.state) : undefined;
       },
     };
     const results = loaded.map(({ decision, state, revision }) => {
       const commands = typeof decision.commands === 'function' ? decision.commands(decided) : decision.commands;
       const outcome = decideInOrder(decision.decider, commands, state);
       newStates.set(decision.streamName, { deciderName: decision.decider.name, state: outcome.state });
-      return { decision, revision, events: outcome.events as Event[], previousState: state, newState: outcome.state };
+      return { decision, revision, events: outcome.events, previousState: state, newState: outcome.state };
     });
     const appends = results.filter((result) => result.events.length > 0);
     if (appends.length === 0) {
-      return results.map(
-        ({ decision, previousState, newState }) =>
-          ({
-            streamName: decision.streamName,
-            events: [],
-            previousState,
-            newState,
-            position: undefined,
-          }) as unknown as OutcomeOf<D>,
-      );
+      return results.map(({ decision, previousState, newState }) => ({
+        streamName: decision.streamName,
+        deciderName: decision.decider.name,
+        events: [],
+        previousState,
+        newState,
+        position: undefined,
+      }));
     }
     // 4. Append with the revisions that were read.
     try {
@@ -189,22 +211,19 @@ export const handleCommands = async <D extends AnyStreamDecision>(
       return results.map((result) => {
         const stored = appendedBy.get(result);
         const { previousState, newState } = result;
+        const { streamName, decider } = result.decision;
         if (!stored)
-          return { streamName: result.decision.streamName, events: [], previousState, newState, position: undefined };
-        context.stateCache.set(
-          result.decision.decider.name,
-          result.decision.streamName,
-          stored.nextExpectedRevision,
-          newState,
-        );
+          return { streamName, deciderName: decider.name, events: [], previousState, newState, position: undefined };
+        context.stateCache.set(decider.name, streamName, stored.nextExpectedRevision, newState);
         return {
-          streamName: result.decision.streamName,
+          streamName,
+          deciderName: decider.name,
           events: result.events,
           previousState,
           newState,
           position: stored.position,
         };
-      }) as unknown as OutcomeOf<D>[];
+      });
     } catch (error) {
       if (!isWrongExpectedRevision(error) || attempt >= retries) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * (attempt + 1)));
@@ -212,12 +231,24 @@ export const handleCommands = async <D extends AnyStreamDecision>(
   }
 };
 
-const firstCommandMetadata = (decisions: readonly AnyStreamDecision[]): CommandMetadata => {
+const firstCommandMetadata = (decisions: readonly StreamDecision<unknown, Command, Event>[]): CommandMetadata => {
   for (const decision of decisions) {
-    if (typeof decision.commands !== 'function' && decision.commands[0])
-      return (decision.commands[0] as Command).metadata;
+    if (typeof decision.commands !== 'function' && decision.commands[0]) return decision.commands[0].metadata;
   }
   throw new Error('handleCommands needs the metadata of the step when no command is known in advance');
+};
+
+/**
+ * The outcome on one stream of a step, typed by the decider that decided it; undefined when the
+ * step did not decide the stream, or another decider did.
+ */
+export const outcomeOn = <State, E extends Event>(
+  outcomes: readonly CommandOutcome<unknown, Event>[],
+  decider: Decider<State, never, E>,
+  streamName: string,
+): CommandOutcome<State, E> | undefined => {
+  const outcome = outcomes.find((candidate) => candidate.streamName === streamName);
+  return outcome?.deciderName === decider.name ? madeBy<CommandOutcome<State, E>>(outcome) : undefined;
 };
 
 /** The global position of the last event a multi-stream command appended. */
@@ -238,21 +269,22 @@ export const loadState = async <State, E extends Event>(
   decider: Decider<State, never, E>,
   streamName: string,
 ): Promise<{ state: State; revision: ExpectedRevision }> => {
-  const cached = context.stateCache.get<State>(decider.name, streamName);
+  // The cache is keyed by the decider's name: a cached state is one this decider made.
+  const cached = context.stateCache.get(decider.name, streamName);
   const fromRevision = cached ? cached.revision + 1n : 0n;
   const events = await context.eventStore.readStream(streamName, { fromRevision });
-  let state = cached ? cached.state : decider.initialState();
+  let state = cached ? madeBy<State>(cached.state) : decider.initialState();
   // The stream's events are the aggregate's own: its decider wrote them (evolve ignores others),
   // in the shape of the version they were written with, brought to the current one here.
   for (const event of events)
-    state = decider.evolve(state, {
-      type: event.type,
-      data: context.upcasters.upcast({
+    state = decider.evolve(
+      state,
+      upcastEvent<E>(context.upcasters, {
         type: event.type,
         data: event.data,
         schemaVersion: event.metadata.schemaVersion,
       }),
-    } as E);
+    );
   const last = events[events.length - 1];
   const revision = last ? last.revision : cached?.revision;
   if (revision === undefined) return { state, revision: 'no_stream' };

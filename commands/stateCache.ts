@@ -8,13 +8,14 @@ export class StateCache {
 
   constructor(private readonly maxEntries: number) {}
 
-  get<State>(aggregateName: string, streamName: string): { revision: bigint; state: State } | undefined {
+  /** The entry of a stream, with the state the aggregate's decider (named by `aggregateName`) left. */
+  get(aggregateName: string, streamName: string): { revision: bigint; state: unknown } | undefined {
     const key = `${aggregateName}\u0000${streamName}`;
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     this.entries.delete(key);
     this.entries.set(key, entry);
-    return entry as { revision: bigint; state: State };
+    return entry;
   }
 
   set(aggregateName: string, streamName: string, revision: bigint, state: unknown): void {

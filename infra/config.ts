@@ -158,6 +158,60 @@ export type ServiceConfig = Readonly<{
   oidcProviders: readonly OidcProviderConfig[];
 }>;
 
+/**
+ * A configuration handed to another thread (the projection thread gets its process's) as it
+ * arrives there: structured-cloned data, checked against the shape rather than taken on trust.
+ */
+const serviceConfigSchema = z.object({
+  port: z.number(),
+  host: z.string(),
+  dataDir: z.string(),
+  rootUsername: z.string(),
+  rootPassword: z.string(),
+  rootEmail: z.string(),
+  rootPasswordIsDefault: z.boolean(),
+  eventStore: z.union([
+    z.object({ kind: z.literal('sqlite') }),
+    z.object({ kind: z.literal('esdb'), url: z.string() }),
+  ]),
+  readStore: z.union([
+    z.object({ kind: z.literal('sqlite') }),
+    z.object({ kind: z.literal('mongodb'), url: z.string() }),
+  ]),
+  redisUrl: z.string().or(z.undefined()),
+  queuePrefix: z.string(),
+  tokenLifetimeSeconds: z.number(),
+  readYourWritesTimeoutMs: z.number(),
+  logLevel: z.string(),
+  x509DnHeader: z.string().or(z.undefined()),
+  gssRemoteUserHeader: z.string().or(z.undefined()),
+  trustProxy: z.boolean(),
+  maxBodyBytes: z.number(),
+  connections: z.object({
+    headersTimeoutMs: z.number(),
+    bodyIdleTimeoutMs: z.number(),
+    requestTimeoutMs: z.number(),
+    keepAliveTimeoutMs: z.number(),
+    maxPerAddress: z.number(),
+  }),
+  workers: z.boolean(),
+  projectionThread: z.boolean(),
+  metrics: z.enum(['loopback', 'open', 'off']),
+  metricsPort: z.number().or(z.undefined()),
+  clientHeaders: z.enum(['svc', 'rucio']),
+  oidcProviders: z.array(
+    z.object({
+      nickname: z.string(),
+      issuer: z.string(),
+      clientId: z.string(),
+      clientSecret: z.string(),
+      redirectUris: z.array(z.string()),
+    }),
+  ),
+}) satisfies z.ZodType<ServiceConfig>;
+
+export const parseServiceConfig = (value: unknown): ServiceConfig => serviceConfigSchema.parse(value);
+
 export class ConfigurationInvalidError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((problem) => `  ${problem}`).join('\n')}`);

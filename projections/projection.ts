@@ -1,5 +1,5 @@
 import type { Event } from '../domain/shared/event.ts';
-import type { Upcasters } from '../domain/shared/upcasting.ts';
+import { upcastEvent, type Upcasters } from '../domain/shared/upcasting.ts';
 import { eventUpcasters } from '../domain/upcasters.ts';
 import type { RecordedEvent } from '../infra/eventstore/eventStore.ts';
 import type { CollectionSpec, Document } from '../infra/readstore/readStore.ts';
@@ -37,9 +37,11 @@ export type EventsOf<E extends Event, T extends E['type']> = Extract<E, { type: 
 /** What a projection may read of a stored event besides its type and data. */
 export type EventEnvelope = Pick<RecordedEvent, 'streamName' | 'revision' | 'position' | 'metadata'>;
 
-/** Projections of different unions listed together (the runner only looks at `handles`). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyProjection = Projection<any>;
+/**
+ * Projections of different unions listed together (the runner only looks at `handles`): a
+ * projection of a union is one of `Event`, its `apply` taking the events its `handles` names.
+ */
+export type AnyProjection = Projection<Event>;
 
 /** The handled types as a set, for the runtime's check. */
 export const handledTypes = (projection: AnyProjection): ReadonlySet<string> =>
@@ -51,14 +53,11 @@ export const handledTypes = (projection: AnyProjection): ReadonlySet<string> =>
  * event types the projection's `handles` names, which is what makes the narrowing sound.
  */
 export const asHandled = <E extends Event>(recorded: RecordedEvent, upcasters: Upcasters = eventUpcasters): E =>
-  ({
+  upcastEvent<E>(upcasters, {
     type: recorded.type,
-    data: upcasters.upcast({
-      type: recorded.type,
-      data: recorded.data,
-      schemaVersion: recorded.metadata?.schemaVersion,
-    }),
-  }) as E;
+    data: recorded.data,
+    schemaVersion: recorded.metadata?.schemaVersion,
+  });
 
 /** A projected document: the read model's fields plus the position guard. */
 export type Projected<T extends object = object> = Document & T & { _pos?: number };

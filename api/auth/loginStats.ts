@@ -14,15 +14,17 @@ export type LoginOutcome =
   /** Refused by the throttle without checking its credentials. */
   | 'refused';
 
-const counts = new Map<string, number>();
+type LoginCount = { method: LoginMethod; outcome: LoginOutcome; count: number };
+
+/** By `<method> <outcome>`. */
+const counts = new Map<string, LoginCount>();
 
 export const countLogin = (method: LoginMethod, outcome: LoginOutcome): void => {
   const key = `${method} ${outcome}`;
-  counts.set(key, (counts.get(key) ?? 0) + 1);
+  const counted = counts.get(key);
+  if (counted) counted.count += 1;
+  else counts.set(key, { method, outcome, count: 1 });
 };
 
-export const loginCounts = (): readonly Readonly<{ method: LoginMethod; outcome: LoginOutcome; count: number }>[] =>
-  [...counts].map(([key, count]) => {
-    const [method, outcome] = key.split(' ') as [LoginMethod, LoginOutcome];
-    return { method, outcome, count };
-  });
+export const loginCounts = (): readonly Readonly<LoginCount>[] =>
+  [...counts.values()].map((counted) => ({ ...counted }));

@@ -17,7 +17,7 @@ export const httpMetrics =
   async (ctx, next) => {
     const started = process.hrtime.bigint();
     const observe = (status: number) => {
-      const route = (ctx as unknown as { routerPath?: string }).routerPath ?? UNMATCHED_ROUTE;
+      const route = ctx.routerPath ?? UNMATCHED_ROUTE;
       metrics.observeRequest(ctx.method, route, status, Number(process.hrtime.bigint() - started) / 1e9);
     };
     try {

@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../infra/logger.ts';
 import type { ServiceMetrics } from './serviceMetrics.ts';
 
@@ -39,7 +38,8 @@ export const startMetricsServer = async (
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
   });
-  const address = server.address() as AddressInfo;
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('The metrics server listens on no TCP port');
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   options.logger.info({ url: `${url}/metrics` }, 'metrics listening');
   return {

@@ -6,7 +6,6 @@ import type { ReplicaFile } from '../../domain/replica/replicaRegistration.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import type { DidWriteOutcome } from './didCreation.ts';
-import type { DidGraph } from '../../domain/did/didGraph.ts';
 import { decidedDid, loadAttachCandidates, loadDid, onDidStream, scopeAccess, type DidDecision } from './didStreams.ts';
 import {
   handleCommand,

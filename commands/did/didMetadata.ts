@@ -52,9 +52,11 @@ const planMetadataWrite = async (
       });
     }
   }
+  // The planner gives `guid` as text and `events` as a number, either null when cleared.
+  const { guid, events } = change.columns;
   const contentChange = {
-    ...('guid' in change.columns ? { guid: change.columns.guid as string | null } : {}),
-    ...('events' in change.columns ? { events: change.columns.events as number | null } : {}),
+    ...('guid' in change.columns && (typeof guid === 'string' || guid === null) ? { guid } : {}),
+    ...('events' in change.columns && (typeof events === 'number' || events === null) ? { events } : {}),
   };
   if (Object.keys(contentChange).length > 0) {
     for (const parent of await context.didGraph.parents(write.scope, write.name)) {

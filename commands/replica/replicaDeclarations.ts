@@ -81,19 +81,20 @@ const targetsOf = async (
   context: CommandContext,
   replicas: readonly DeclaredReplica[],
 ): Promise<{ targets: Target[]; unknownPfns: readonly string[] }> => {
-  const asPfns = typeof replicas[0] === 'string';
-  if (replicas.some((replica) => (typeof replica === 'string') !== asPfns)) {
+  const pfns = replicas.filter((replica) => typeof replica === 'string');
+  const dids = replicas.filter((replica) => typeof replica !== 'string');
+  if (pfns.length > 0 && dids.length > 0) {
     throw new InvalidType('The replicas must be specified either as a list of PFNs (strings) or list of dicts');
   }
-  if (asPfns) {
-    const resolution = await resolvePfns(context.replicaCatalogue, replicas as string[]);
+  if (pfns.length > 0) {
+    const resolution = await resolvePfns(context.replicaCatalogue, pfns);
     const targets = [...resolution.byRse.values()].flatMap(({ rse, pfns }) =>
       pfns.map(({ pfn, did }) => ({ rse: { rse: rse.rse, rseId: rse.id }, label: pfn, did })),
     );
     return { targets, unknownPfns: resolution.unknown };
   }
   const targets: Target[] = [];
-  for (const replica of replicas as Exclude<DeclaredReplica, string>[]) {
+  for (const replica of dids) {
     let rse;
     if (replica.rseId !== undefined) {
       const found = await context.replicaCatalogue.rseById(replica.rseId);

@@ -8,9 +8,9 @@ import {
   handleCommands,
   lastPosition,
   onStream,
-  type AnyStreamDecision,
   type CommandContext,
   type DecidedStates,
+  type DecisionOf,
 } from '../handleCommand.ts';
 
 /**
@@ -103,7 +103,7 @@ export const recordReplicaDeletions = async (
     `last replica deleted by the ${data.daemon} (${deletions[0]!.reason})`;
 
   // 1. The files: each replica recorded deleted, and the file deleted if none is left.
-  const decisions: AnyStreamDecision[] = [...byFile.values()].map((deletions) => {
+  const decisions: DecisionOf<typeof didStreamDecider>[] = [...byFile.values()].map((deletions) => {
     const { scope, name } = deletions[0]!;
     return onStream(didStreamDecider, didStreamName(scope, name), [
       ...deletions.map((deletion): DidStreamCommand => ({

@@ -8,7 +8,14 @@ import type { RuleCommand } from '../../domain/rule/ruleDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadConfig } from '../config/configCommands.ts';
 import { loadFileReplicas } from '../did/didStreams.ts';
-import { handleCommands, lastPosition, onStream, type CommandContext, type DecidedStates } from '../handleCommand.ts';
+import {
+  handleCommands,
+  lastPosition,
+  onStream,
+  outcomeOn,
+  type CommandContext,
+  type DecidedStates,
+} from '../handleCommand.ts';
 import { loadRse } from '../rse/rseCommands.ts';
 import { didClosedOf } from '../rule/ruleContent.ts';
 import { loadRule } from '../rule/ruleDeletion.ts';
@@ -141,11 +148,9 @@ export const resolveBadReplica = async (
     );
   }
   const outcomes = await handleCommands(context, step.decisions(), { metadata });
-  const fileOutcome = outcomes.find((outcome) => outcome.streamName === fileStream)!;
+  const fileOutcome = outcomeOn(outcomes, didStreamDecider, fileStream)!;
   const decided =
-    fileOutcome.events.length === 0
-      ? 'nothing'
-      : badReplicaOutcome(fileOutcome.previousState as typeof file, data.rseId);
+    fileOutcome.events.length === 0 ? 'nothing' : badReplicaOutcome(fileOutcome.previousState, data.rseId);
   return { position: lastPosition(outcomes), outcome: decided };
 };
 

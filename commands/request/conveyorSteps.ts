@@ -16,8 +16,8 @@ import {
   lastPosition,
   loadAggregate,
   onStream,
-  type AnyStreamDecision,
   type CommandContext,
+  type DecisionOf,
 } from '../handleCommand.ts';
 
 /**
@@ -30,7 +30,7 @@ import {
 export const loadRequest = (context: CommandContext, requestId: string): Promise<Request> =>
   loadAggregate(context, requestDecider, requestStreamName(requestId));
 
-const onRequest = (requestId: string, command: RequestCommand): AnyStreamDecision =>
+const onRequest = (requestId: string, command: RequestCommand): DecisionOf<typeof requestDecider> =>
   onStream(requestDecider, requestStreamName(requestId), command);
 
 export type StepOutcome = Readonly<{ position: bigint | undefined; changed: number }>;

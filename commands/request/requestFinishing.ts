@@ -6,7 +6,7 @@ import type { FinisherOutput } from '../../domain/request/finisher.ts';
 import { requestStreamName, type ActiveRequest } from '../../domain/request/request.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
 import { retryRecord } from '../../domain/request/retries.ts';
-import type { CommandMetadata } from '../../domain/shared/event.ts';
+import type { Command, CommandMetadata } from '../../domain/shared/event.ts';
 import { loadConfig } from '../config/configCommands.ts';
 import { loadFileReplicas } from '../did/didStreams.ts';
 import {
@@ -214,17 +214,22 @@ const registerDarkCopies = async (
   return lastPosition(await handleCommands(context, decisions, { metadata }));
 };
 
+/** The commands of a decision known before deciding (all the finisher makes). */
+const listed = (decision: AnyStreamDecision): readonly Command[] => {
+  if (typeof decision.commands === 'function')
+    throw new Error(
+      `The decision on ${decision.streamName} depends on other streams: it cannot be joined with another`,
+    );
+  return decision.commands;
+};
+
 /** Decisions on the same stream joined into one (a step decides each stream once). */
 const mergedPerStream = (decisions: readonly AnyStreamDecision[]): AnyStreamDecision[] => {
   const byStream = new Map<string, AnyStreamDecision>();
   for (const decision of decisions) {
     const earlier = byStream.get(decision.streamName);
     if (!earlier) byStream.set(decision.streamName, decision);
-    else
-      byStream.set(decision.streamName, {
-        ...earlier,
-        commands: [...(earlier.commands as readonly unknown[]), ...(decision.commands as readonly unknown[])],
-      } as AnyStreamDecision);
+    else byStream.set(decision.streamName, { ...earlier, commands: [...listed(earlier), ...listed(decision)] });
   }
   return [...byStream.values()];
 };

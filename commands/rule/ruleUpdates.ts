@@ -1,7 +1,7 @@
 import { didStreamName } from '../../domain/did/did.ts';
 import { RULE_PERMISSIONS } from '../../domain/permission/rulePolicy.ts';
 import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
-import { ruleStreamName, type LiveRule, type RuleUpdated } from '../../domain/rule/rule.ts';
+import { ruleStreamName, type LiveRule } from '../../domain/rule/rule.ts';
 import { checkSourceExpression } from '../../domain/rule/ruleCreation.ts';
 import { ruleDecider, type RuleCommand } from '../../domain/rule/ruleDecider.ts';
 import { parseFilterDate } from '../../domain/shared/dates.ts';
@@ -97,7 +97,7 @@ export const updateRule = async (
   if (Object.keys(changes).length > 0) {
     ruleCommands.push({
       type: 'UpdateRuleOptions',
-      data: { ruleId: rule.record.id, changes: changes as RuleUpdated['data']['changes'] },
+      data: { ruleId: rule.record.id, changes },
       metadata,
     });
   }

@@ -1,4 +1,4 @@
-import { eventTypes, type Command, type Event } from '../shared/event.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 import { InvalidObject } from '../shared/errors.ts';
 
 /**

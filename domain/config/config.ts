@@ -1,5 +1,4 @@
-import { eventTypes, type Command, type Event } from '../shared/event.ts';
-import { ConfigNotFound } from '../shared/errors.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 
 /** All configuration lives in one stream: it is small and changes rarely. */
 export const CONFIG_STREAM = 'config';

@@ -1,4 +1,5 @@
 import { eventTypes, type Event } from '../shared/event.ts';
+import { isKeyOf } from '../shared/narrowing.ts';
 
 /**
  * A data identifier (DID): a file, a dataset (a collection of files) or a container (a collection
@@ -44,6 +45,9 @@ export const NO_TOTALS: ContentTotals = { length: null, bytes: null, events: nul
 
 /** A scalar value of a DID_COLUMN metadata column (dates as ISO 8601 strings). */
 export type ColumnValue = string | number | boolean | null;
+
+export const isColumnValue = (value: unknown): value is ColumnValue =>
+  value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
 
 export type DidRecord = Readonly<{
   scope: string;
@@ -360,8 +364,7 @@ const withMetadata = (state: LiveDid, data: DidMetadataSet['data']): LiveDid => 
   let record = state.record;
   const columns: Record<string, ColumnValue> = { ...record.columns };
   for (const [key, value] of Object.entries(data.columns)) {
-    const field = RECORD_COLUMNS[key as keyof typeof RECORD_COLUMNS];
-    if (field) record = { ...record, [field]: value };
+    if (isKeyOf(RECORD_COLUMNS, key)) record = { ...record, [RECORD_COLUMNS[key]]: value };
     else columns[key] = value;
   }
   const jsonMeta =

@@ -9,6 +9,7 @@ import {
 import { parsePythonLiteral, PythonLiteralError } from '../shared/pythonLiteral.ts';
 import { LIMITS } from '../shared/limits.ts';
 import { keyProblem } from '../shared/names.ts';
+import { isKeyOf, isOneOf } from '../shared/narrowing.ts';
 import type { DidType } from './did.ts';
 import { DID_COLUMNS, managedByDidColumn } from './didMetadata.ts';
 
@@ -36,7 +37,11 @@ const TYPES: Readonly<Record<SearchTypeName, readonly DidType[]>> = {
   file: ['FILE'],
 };
 
-const OPERATORS: ReadonlySet<string> = new Set(['gte', 'lte', 'lt', 'gt', 'ne']);
+/** The operators a key names after a dot; a key without one means `eq`. */
+const SUFFIX_OPERATORS: readonly FilterOperator[] = ['gte', 'lte', 'lt', 'gt', 'ne'];
+
+const isFilterValue = (value: unknown): value is FilterValue =>
+  value === null || ['string', 'number', 'boolean'].includes(typeof value) || value instanceof Date;
 
 const VALID_DATE_FORMATS =
   "('%Y-%m-%d %H:%M:%S', '%Y-%m-%dT%H:%M:%S', '%Y-%m-%d %H:%M:%S.%fZ', '%Y-%m-%dT%H:%M:%S.%fZ', '%a, %d %b %Y %H:%M:%S UTC')";
@@ -64,7 +69,7 @@ export const planDidSearch = (groups: readonly Readonly<Record<string, unknown>>
       const { type, ...rest } = group;
       // The JSON plugin knows no types: it matches DIDs of every type.
       const typeName = plugin === 'JSON' ? 'all' : String(type ?? didType).toLowerCase();
-      const didTypes = TYPES[typeName as SearchTypeName];
+      const didTypes = isKeyOf(TYPES, typeName) ? TYPES[typeName] : undefined;
       if (!didTypes) {
         throw new UnsupportedOperation(
           `${typeName} is not a valid type. Valid types are dict_keys(['all', 'collection', 'container', 'dataset', 'file'])`,
@@ -83,16 +88,17 @@ const groupCriteria = (group: Readonly<Record<string, unknown>>, plugin: DidSear
     // Rucio once had created_after/before; both are kept (Rucio itself drops the second).
     const renamed =
       rawKey === 'created_after' ? 'created_at.gte' : rawKey === 'created_before' ? 'created_at.lte' : rawKey;
-    const parts = renamed.split('.');
-    if (parts.length > 2) throw new DIDFilterSyntaxError(`Syntax error in filter key '${rawKey}'`);
-    const [key, suffix] = parts as [string, string | undefined];
+    const [key = '', suffix, ...extra] = renamed.split('.');
+    if (extra.length > 0) throw new DIDFilterSyntaxError(`Syntax error in filter key '${rawKey}'`);
     if (plugin === 'DID_COLUMN' && !COLUMN_NAMES.has(key)) {
       throw new KeyNotFound(`'${key}' keyword could not be coerced to model class attribute. Attribute not found.`);
     }
-    if (suffix !== undefined && !OPERATORS.has(suffix))
+    if (suffix !== undefined && !isOneOf(SUFFIX_OPERATORS, suffix))
       throw new DIDFilterSyntaxError(`Unknown operator '${suffix}' in filter key '${rawKey}'`);
-    const operator = (suffix ?? 'eq') as FilterOperator;
-    const value = typeof rawValue === 'string' ? typecast(rawValue) : (rawValue as FilterValue);
+    const operator = suffix ?? 'eq';
+    if (!isFilterValue(rawValue))
+      throw new DIDFilterSyntaxError(`Filter values must be single values, not ${JSON.stringify(rawValue)}`);
+    const value = typeof rawValue === 'string' ? typecast(rawValue) : rawValue;
     const pattern = typeof value === 'string' && /[*%]/.test(value);
     checkCriterion(key, operator, value, pattern);
     // A lone wildcard means "anything": no criterion at all.

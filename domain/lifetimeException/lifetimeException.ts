@@ -87,8 +87,6 @@ export const evolveLifetimeException = (state: LifetimeException, event: Lifetim
 export const exceptionStateOf = (given: unknown): LifetimeExceptionState | undefined => {
   if (typeof given !== 'string') return undefined;
   return (
-    LIFETIME_EXCEPTION_STATE_LETTERS[given] ??
-    ((LIFETIME_EXCEPTION_STATES as readonly string[]).find((state) => state === given.toUpperCase()) as
-      LifetimeExceptionState | undefined)
+    LIFETIME_EXCEPTION_STATE_LETTERS[given] ?? LIFETIME_EXCEPTION_STATES.find((state) => state === given.toUpperCase())
   );
 };

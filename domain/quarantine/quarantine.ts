@@ -1,4 +1,4 @@
-import { eventTypes, type Command, type Event } from '../shared/event.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 
 /**
  * Quarantined replicas are dark files: found on an RSE's storage by a consistency check but not

@@ -4,6 +4,7 @@ import type { RseProtocol } from '../rse/protocol.ts';
 import { isValidName } from '../shared/names.ts';
 import { InvalidPath } from '../shared/errors.ts';
 import type { DidRef } from '../did/did.ts';
+import { isRecord } from '../shared/narrowing.ts';
 
 /**
  * Physical file names: taking them apart the way Rucio's protocols do (`parse_pfns`), comparing
@@ -98,8 +99,8 @@ export const parsePfn = (protocol: RseProtocol, pfn: string): ParsedPfn => {
 
 const webServicePathOf = (protocol: RseProtocol): string | undefined => {
   const attributes = protocol.extended_attributes;
-  if (attributes === null || typeof attributes !== 'object' || Array.isArray(attributes)) return undefined;
-  const path = (attributes as Record<string, unknown>).web_service_path;
+  if (!isRecord(attributes)) return undefined;
+  const path = attributes.web_service_path;
   return typeof path === 'string' && path !== '' ? path : undefined;
 };
 

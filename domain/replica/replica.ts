@@ -1,6 +1,7 @@
 import { evolveDid, initialDid, type Did, type DidEvent, type DidRef } from '../did/did.ts';
 import type { LockState } from '../rule/rule.ts';
 import { eventTypes, type Event } from '../shared/event.ts';
+import { isOneOf } from '../shared/narrowing.ts';
 
 /**
  * A file's replicas: its copies on storage elements. They live in the file's own stream
@@ -30,7 +31,7 @@ const STATE_LETTERS: Readonly<Record<string, ReplicaState>> = {
 
 /** A replica state given by name or by letter; undefined for anything else (SOURCE included). */
 export const replicaStateNamed = (text: string): ReplicaState | undefined =>
-  (REPLICA_STATES as readonly string[]).includes(text) ? (text as ReplicaState) : STATE_LETTERS[text];
+  isOneOf(REPLICA_STATES, text) ? text : STATE_LETTERS[text];
 
 /** Rucio's OBSOLETE tombstone: the reaper deletes such replicas even without space pressure. */
 export const OBSOLETE_TOMBSTONE = '1970-01-01T00:00:00.000Z';

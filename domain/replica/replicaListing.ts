@@ -2,6 +2,7 @@ import { deterministicPath, pfnFromProtocol } from '../rse/lfn2pfn.ts';
 import { priorityOf, type ProtocolDomain, type RseProtocol } from '../rse/protocol.ts';
 import { protocolsFor } from '../rse/protocolSelection.ts';
 import { RSEProtocolNotSupported } from '../shared/errors.ts';
+import { isRecord } from '../shared/narrowing.ts';
 
 /**
  * One line of `list_replicas`: a file with the PFNs of its replicas, built from the replicas and
@@ -76,7 +77,8 @@ export type ListedFile = {
   pfns: Record<string, PfnEntry>;
   rses: Record<string, string[]>;
   states: Record<string, string>;
-  space_token?: string | null;
+  /** As the protocol's extended attributes give it (Rucio passes it through). */
+  space_token?: unknown;
   parents?: string[];
 };
 
@@ -158,9 +160,8 @@ const byDomainThenPriority = ([pfnA, a]: Pfn, [pfnB, b]: Pfn): number =>
 const byRseThenPriority = ([pfnA, a]: Pfn, [pfnB, b]: Pfn): number =>
   compareText(a.rse_id, b.rse_id) || a.priority - b.priority || compareText(pfnA, pfnB);
 
-const spaceTokenOf = (protocol: RseProtocol): string | null => {
+const spaceTokenOf = (protocol: RseProtocol): unknown => {
   const attributes = protocol.extended_attributes;
-  if (attributes === null || typeof attributes !== 'object' || Array.isArray(attributes)) return null;
-  const token = (attributes as Record<string, unknown>).space_token;
-  return token === undefined ? null : (token as string | null);
+  if (!isRecord(attributes)) return null;
+  return attributes.space_token === undefined ? null : attributes.space_token;
 };

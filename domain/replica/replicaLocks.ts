@@ -172,7 +172,7 @@ export const changeReplicaLocks = ({ data, metadata }: ChangeReplicaLocks, state
   const at = metadata.now.toISOString();
   const retrying =
     data.requestId !== undefined && Object.values(changed).includes('REPLICATING') && replica.state !== 'AVAILABLE';
-  const requestId = retrying && replica.pendingRequest === null ? data.requestId! : null;
+  const requestId = retrying && replica.pendingRequest === null ? data.requestId : null;
   const events: ReplicaEvent[] = [];
   if (retrying && replica.state !== 'COPYING') {
     events.push({

@@ -42,11 +42,11 @@ const radians = (degrees: number): number => (degrees * Math.PI) / 180;
 export const distanceKm = (a: Coordinates, b: Coordinates): number => {
   if (a.latitude === null || a.longitude === null || b.latitude === null || b.longitude === null)
     return UNKNOWN_DISTANCE;
-  const [lat1, lon1, lat2, lon2] = [a.latitude, a.longitude, b.latitude, b.longitude].map(radians) as [
-    number,
-    number,
-    number,
-    number,
+  const [lat1, lon1, lat2, lon2] = [
+    radians(a.latitude),
+    radians(a.longitude),
+    radians(b.latitude),
+    radians(b.longitude),
   ];
   const h = Math.sin((lat2 - lat1) / 2) ** 2 + Math.cos(lat1) * Math.cos(lat2) * Math.sin((lon2 - lon1) / 2) ** 2;
   return EARTH_RADIUS_KM * 2 * Math.asin(Math.sqrt(h));

@@ -10,8 +10,11 @@ import type { ReplicaLocksChanged } from './replica.ts';
  * Events of version 1 written after that change carry it already and keep it.
  */
 export const replicaUpcasters: readonly Upcaster[] = [
-  upcaster<ReplicaLocksChanged>('ReplicaLocksChanged', 1, (data) => ({
-    ...(data as ReplicaLocksChanged['data']),
-    requestId: (data.requestId as string | null | undefined) ?? null,
+  upcaster<ReplicaLocksChanged, ReplicaLocksChangedV1>('ReplicaLocksChanged', 1, (data) => ({
+    ...data,
+    requestId: data.requestId ?? null,
   })),
 ];
+
+/** `ReplicaLocksChanged` at version 1: `requestId` may be missing. */
+type ReplicaLocksChangedV1 = Omit<ReplicaLocksChanged['data'], 'requestId'> & Readonly<{ requestId?: string | null }>;

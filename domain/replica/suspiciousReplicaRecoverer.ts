@@ -1,5 +1,6 @@
 import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
 import { compilePythonPattern, pythonPatternProblem, UnsupportedPattern } from '../shared/pythonRegex.ts';
+import { isOneOf, isRecord } from '../shared/narrowing.ts';
 
 /**
  * The suspicious-replica-recoverer (Rucio's daemon, §2.4): replicas declared SUSPICIOUS more than
@@ -56,9 +57,6 @@ export const BROKEN_RSE_DAYS = 3;
 /** What a policy entry may say of last copies (Rucio's daemon knows these three). */
 export const POLICY_ACTIONS = ['declare bad', 'ignore', 'dry run'] as const;
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 const isPatternList = (value: unknown): value is string[] =>
   Array.isArray(value) &&
   value.every((item): item is string => typeof item === 'string' && pythonPatternProblem(item) === undefined);
@@ -81,7 +79,7 @@ export const parsePolicies = (text: string): SuspiciousPolicy[] | undefined => {
   for (const entry of parsed as unknown[]) {
     if (!isRecord(entry)) return undefined;
     const { scope = [], datatype = [], action } = entry;
-    if (typeof action !== 'string' || !(POLICY_ACTIONS as readonly string[]).includes(action)) return undefined;
+    if (typeof action !== 'string' || !isOneOf(POLICY_ACTIONS, action)) return undefined;
     if (!isPatternList(scope) || !isPatternList(datatype)) return undefined;
     policies.push({ scope, datatype, action });
   }

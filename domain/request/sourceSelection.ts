@@ -101,16 +101,27 @@ export const matchingProtocols = (
   return undefined;
 };
 
+/**
+ * The protocol pairs worked out in a topology (a cycle), by pair of RSEs and scheme family: they
+ * are the same for every request of the cycle.
+ */
+const pairsByTopology = new WeakMap<Topology, Map<string, ProtocolPair | undefined>>();
+
 /** The same, worked out once per pair of RSEs (and scheme family) in a topology. */
 const pairOf = (
   topology: Topology,
   dest: TransferRse,
   source: TransferRse,
   schemes?: ReadonlySet<string>,
-): ProtocolPair | undefined =>
-  topology.memo(`pair ${source.id} ${dest.id} ${schemes ? [...schemes].join(',') : '*'}`, () =>
-    matchingProtocols(dest, source, schemes),
-  );
+): ProtocolPair | undefined => {
+  let pairs = pairsByTopology.get(topology);
+  if (!pairs) pairsByTopology.set(topology, (pairs = new Map()));
+  const key = `${source.id} ${dest.id} ${schemes ? [...schemes].join(',') : '*'}`;
+  if (pairs.has(key)) return pairs.get(key);
+  const pair = matchingProtocols(dest, source, schemes);
+  pairs.set(key, pair);
+  return pair;
+};
 
 /** The path of the file on an RSE: computed on deterministic ones, the stored one elsewhere. */
 const pathOn = (

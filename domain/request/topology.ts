@@ -27,7 +27,6 @@ export type TopologyFacts = Readonly<{
 export class Topology {
   private readonly byId: ReadonlyMap<string, TransferRse>;
   private readonly expressions = new Map<string, ReadonlySet<string>>();
-  private readonly memos = new Map<string, unknown>();
 
   constructor(readonly facts: TopologyFacts) {
     this.byId = new Map(facts.rses.map((rse) => [rse.id, rse]));
@@ -56,17 +55,6 @@ export class Topology {
       this.expressions.set(expression, ids);
     }
     return ids;
-  }
-
-  /**
-   * What `compute` answers for `key`, computed once per topology (a cycle): protocol pairs
-   * between two RSEs are the same for every request of the cycle.
-   */
-  memo<T>(key: string, compute: () => T): T {
-    if (this.memos.has(key)) return this.memos.get(key) as T;
-    const value = compute();
-    this.memos.set(key, value);
-    return value;
   }
 
   isTransferAdmin(account: string): boolean {

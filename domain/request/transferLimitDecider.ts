@@ -67,12 +67,19 @@ export const setTransferLimit = ({ data, metadata }: SetTransferLimit, state: Tr
     };
     return [{ type: 'TransferLimitSet', data: { limit } }];
   }
-  const changes: Partial<Record<keyof TransferLimit, unknown>> = {};
-  for (const key of ['maxTransfers', 'volume', 'deadline', 'strategy', 'transfers', 'waitings'] as const) {
-    if (data[key] !== null && data[key] !== existing[key]) changes[key] = data[key];
-  }
-  if (Object.keys(changes).length === 0) return [];
-  return [{ type: 'TransferLimitSet', data: { limit: { ...existing, ...changes, updatedAt: at } as TransferLimit } }];
+  // What is given (not null) replaces what the limit holds.
+  const updated: TransferLimit = {
+    ...existing,
+    maxTransfers: data.maxTransfers ?? existing.maxTransfers,
+    volume: data.volume ?? existing.volume,
+    deadline: data.deadline ?? existing.deadline,
+    strategy: data.strategy ?? existing.strategy,
+    transfers: data.transfers ?? existing.transfers,
+    waitings: data.waitings ?? existing.waitings,
+  };
+  const changing = ['maxTransfers', 'volume', 'deadline', 'strategy', 'transfers', 'waitings'] as const;
+  if (changing.every((key) => updated[key] === existing[key])) return [];
+  return [{ type: 'TransferLimitSet', data: { limit: { ...updated, updatedAt: at } } }];
 };
 
 /** Deleting a limit that does not exist is a silent no-op, as in Rucio. */

@@ -4,6 +4,7 @@ import {
   RSEProtocolDomainNotSupported,
   RSEProtocolPriorityError,
 } from '../shared/errors.ts';
+import { isOneOf } from '../shared/narrowing.ts';
 
 /**
  * An access protocol of an RSE. `(scheme, hostname, port)` identifies it. Each domain and
@@ -69,13 +70,13 @@ export const prioritySettings = (domains: unknown): PrioritySetting[] => {
     throw new InvalidObject(`Problem validating domains: ${JSON.stringify(domains)} is not of type 'object'`);
   const settings: PrioritySetting[] = [];
   for (const [domain, operations] of Object.entries(domains)) {
-    if (!(PROTOCOL_DOMAINS as readonly string[]).includes(domain)) {
+    if (!isOneOf(PROTOCOL_DOMAINS, domain)) {
       throw new RSEProtocolDomainNotSupported(`The protocol domain '${domain}' is not defined in the schema.`);
     }
     if (!isPlainObject(operations))
       throw new InvalidObject(`Problem validating domains: ${JSON.stringify(operations)} is not of type 'object'`);
     for (const [operation, priority] of Object.entries(operations)) {
-      if (!(PROTOCOL_OPERATIONS as readonly string[]).includes(operation)) {
+      if (!isOneOf(PROTOCOL_OPERATIONS, operation)) {
         throw new RSEOperationNotSupported(`Operation '${operation}' not defined in schema.`);
       }
       if (priority !== null && !(typeof priority === 'number' && Number.isInteger(priority) && priority >= 0)) {
@@ -83,7 +84,7 @@ export const prioritySettings = (domains: unknown): PrioritySetting[] => {
           `The provided priority (${pythonText(priority)}) for operation '${operation}' in domain '${domain}' is not supported.`,
         );
       }
-      settings.push({ domain: domain as ProtocolDomain, operation: operation as ProtocolOperation, priority });
+      settings.push({ domain, operation, priority });
     }
   }
   return settings;

@@ -1,13 +1,6 @@
 import { RSEOperationNotSupported, RSEProtocolDomainNotSupported, RSEProtocolNotSupported } from '../shared/errors.ts';
-import {
-  PROTOCOL_DOMAINS,
-  PROTOCOL_OPERATIONS,
-  compareProtocols,
-  priorityOf,
-  type ProtocolDomain,
-  type ProtocolOperation,
-  type RseProtocol,
-} from './protocol.ts';
+import { PROTOCOL_DOMAINS, PROTOCOL_OPERATIONS, compareProtocols, priorityOf, type RseProtocol } from './protocol.ts';
+import { isOneOf } from '../shared/narrowing.ts';
 
 export type ProtocolChoice = Readonly<{
   operation: string;
@@ -22,14 +15,13 @@ export type ProtocolChoice = Readonly<{
  * candidate at all is RSEProtocolNotSupported.
  */
 export const protocolsFor = (protocols: readonly RseProtocol[], choice: ProtocolChoice): RseProtocol[] => {
-  if (!(PROTOCOL_OPERATIONS as readonly string[]).includes(choice.operation)) {
-    throw new RSEOperationNotSupported(`Operation ${choice.operation} is not supported`);
+  const { operation, domain } = choice;
+  if (!isOneOf(PROTOCOL_OPERATIONS, operation)) {
+    throw new RSEOperationNotSupported(`Operation ${operation} is not supported`);
   }
-  if (!(PROTOCOL_DOMAINS as readonly string[]).includes(choice.domain)) {
-    throw new RSEProtocolDomainNotSupported(`Domain ${choice.domain} not supported`);
+  if (!isOneOf(PROTOCOL_DOMAINS, domain)) {
+    throw new RSEProtocolDomainNotSupported(`Domain ${domain} not supported`);
   }
-  const operation = choice.operation as ProtocolOperation;
-  const domain = choice.domain as ProtocolDomain;
   const schemes = choice.scheme ? choice.scheme.split(',') : undefined;
   const candidates = protocols.filter(
     (protocol) => (!schemes || schemes.includes(protocol.scheme)) && priorityOf(protocol, domain, operation) !== null,

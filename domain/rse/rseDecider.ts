@@ -24,6 +24,7 @@ import {
   type RseProperties,
   type RseRecord,
 } from './rse.ts';
+import { keysOf } from '../shared/narrowing.ts';
 
 export type CreateRse = Command<'CreateRse', { rseId: string; rse: string; properties: RseProperties }>;
 export type UpdateRse = Command<'UpdateRse', { rse: string; changes: Partial<RseProperties> }>;
@@ -158,9 +159,8 @@ export const createRse = ({ data, metadata }: CreateRse, state: Rse): RseEvent[]
 /** Only the properties that differ are recorded; nothing differs, nothing happens. */
 export const updateRse = ({ data, metadata }: UpdateRse, state: Rse): RseEvent[] => {
   const rse = requireActive(state, data.rse);
-  const changes = Object.fromEntries(
-    Object.entries(data.changes).filter(([key, value]) => rse.properties[key as keyof RseProperties] !== value),
-  ) as Partial<RseProperties>;
+  const changes = { ...data.changes };
+  for (const key of keysOf(changes)) if (rse.properties[key] === changes[key]) delete changes[key];
   if (Object.keys(changes).length === 0) return [];
   return [
     { type: 'RseUpdated', data: { ...ref(rse), changes, updatedAt: metadata.now.toISOString() } },

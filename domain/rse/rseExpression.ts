@@ -2,6 +2,7 @@ import { InvalidObject, InvalidRSEExpression } from '../shared/errors.ts';
 import { availabilityInteger } from './availability.ts';
 import { pythonFloat } from './pythonFloat.ts';
 import type { RseAttributeValue, RseProperties } from './rse.ts';
+import { isKeyOf, isOneOf } from '../shared/narrowing.ts';
 
 /**
  * RSE expressions (Rucio's core/rse_expression_parser.py). Terms: `*` (every RSE), a bare word
@@ -30,7 +31,7 @@ export type RseExpressionNode =
 
 const KEY_VALUE = /[A-Za-z0-9._-]+[=<>][A-Za-z0-9_-]+/y;
 const BARE_WORD = /[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*/y;
-const OPERATORS = new Set<string>(['|', '&', '\\']);
+const OPERATORS: readonly RseExpressionOperator[] = ['|', '&', '\\'];
 
 const syntaxError = () => new InvalidRSEExpression('Expression does not comply to RSE Expression syntax');
 
@@ -88,10 +89,11 @@ export const parseRseExpression = (expression: string): RseExpressionNode => {
 
   const sequence = (): RseExpressionNode => {
     let left = term();
-    while (position < expression.length && OPERATORS.has(expression[position]!)) {
-      const operator = expression[position] as RseExpressionOperator;
+    let operator = expression[position];
+    while (isOneOf(OPERATORS, operator)) {
       position += 1;
       left = { kind: 'operation', operator, left, right: term() };
+      operator = expression[position];
     }
     return left;
   };
@@ -106,8 +108,9 @@ const primitiveNode = (text: string): RseExpressionNode => {
   if (!separator) return { kind: 'equals', key: text, value: true };
   const key = text.slice(0, separator.index);
   const value = text.slice(separator.index + 1);
-  if (separator[0] === '=') return { kind: 'equals', key, value };
-  return { kind: 'compare', key, comparison: separator[0] as '<' | '>', value };
+  const comparison = separator[0];
+  if (comparison === '<' || comparison === '>') return { kind: 'compare', key, comparison, value };
+  return { kind: 'equals', key, value };
 };
 
 const BOOLEAN_COLUMNS = new Set([
@@ -144,7 +147,7 @@ const columnValue = (rse: RseFacts, column: string): unknown => {
     case 'availability':
       return availabilityInteger(rse.properties);
     default:
-      return rse.properties[column as keyof RseProperties];
+      return isKeyOf(rse.properties, column) ? rse.properties[column] : undefined;
   }
 };
 

@@ -1,5 +1,4 @@
-import { eventTypes, type Command, type Event } from '../shared/event.ts';
-import { Duplicate } from '../shared/errors.ts';
+import { eventTypes, type Event } from '../shared/event.ts';
 
 export const scopeStreamName = (scope: string): string => `scope-${scope}`;
 

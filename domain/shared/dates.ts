@@ -33,7 +33,7 @@ export const parseRucioDate = (text: string): Date | undefined => {
   return new Date(
     Date.UTC(
       Number(year),
-      MONTHS.indexOf(month as (typeof MONTHS)[number]),
+      MONTHS.findIndex((name) => name === month),
       Number(day),
       Number(hours),
       Number(minutes),

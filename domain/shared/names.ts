@@ -13,10 +13,10 @@ export const NAME_RULES = {
 } as const;
 
 /**
- * C0 and C1 control characters and DEL: never part of a name, key or path. Refused wherever a
+ * C0 and C1 control characters and DEL (Unicode's Cc: U+0000–U+001F, U+007F–U+009F): never part of a name, key or path. Refused wherever a
  * name comes in, never stripped or cut at.
  */
-export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+export const CONTROL_CHARACTERS = /\p{Cc}/u;
 
 /**
  * Keys that name a property every JavaScript object has: as the key of a map kept in an object

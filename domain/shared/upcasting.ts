@@ -16,12 +16,27 @@ export type Upcaster = Readonly<{
   upcast(data: Readonly<Record<string, unknown>>): unknown;
 }>;
 
-/** An upcaster typed by the event whose data it produces: the result must be that event's data. */
-export const upcaster = <E extends Event>(
+/**
+ * Stored event data taken as the shape its type and schema version name. The event store holds
+ * only what this code's deciders wrote, typed by their event unions and stamped with their type's
+ * schema version, and each upcaster turns one version into the next: so a stored event's type and
+ * version say what its data is. This is the one place that claim is made (for the upcasters'
+ * input and for `upcastEvent`); checking every field of every event would cost the projection
+ * loop more than it could catch.
+ */
+const storedAs = <T>(data: unknown): T =>
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the type and schema version of a stored event name its shape (see above)
+  data as T;
+
+/**
+ * An upcaster typed by the event whose data it produces (the result must be that event's data)
+ * and by the shape its type had at `fromVersion` (`Old`, by default any fields).
+ */
+export const upcaster = <E extends Event, Old extends object = Readonly<Record<string, unknown>>>(
   type: E['type'],
   fromVersion: number,
-  upcast: (data: Readonly<Record<string, unknown>>) => E['data'],
-): Upcaster => ({ type, fromVersion, upcast });
+  upcast: (data: Old) => E['data'],
+): Upcaster => ({ type, fromVersion, upcast: (data) => upcast(storedAs<Old>(data)) });
 
 /** What an upcaster registry needs of a stored event. */
 export type StoredShape = Readonly<{ type: string; data: unknown; schemaVersion: number | undefined }>;
@@ -78,8 +93,16 @@ export const upcasterRegistry = (upcasters: readonly Upcaster[]): Upcasters => {
       if (version > current) throw new SchemaVersionTooNewError(type, version, current);
       if (!chain || version === current) return data;
       let shaped = data;
-      for (const item of chain.slice(version - 1)) shaped = item.upcast(shaped as Readonly<Record<string, unknown>>);
+      for (const item of chain.slice(version - 1)) shaped = item.upcast(storedAs(shaped));
       return shaped;
     },
   };
 };
+
+/**
+ * A stored event as an event of the union `E`, its data brought to the current shape of its type.
+ * The caller knows the stream or the type belongs to `E` (a decider's own stream, whose `evolve`
+ * ignores any other type; a projection's handled types); the data's shape is `storedAs`'s claim.
+ */
+export const upcastEvent = <E extends Event>(upcasters: Upcasters, stored: StoredShape): E =>
+  storedAs<E>({ type: stored.type, data: upcasters.upcast(stored) });

@@ -12,6 +12,7 @@ import {
   type SubscriptionEvent,
   type SubscriptionRecord,
 } from './subscription.ts';
+import { keysOf } from '../shared/narrowing.ts';
 
 /**
  * Decisions on one subscription's stream (behaviour reference §7, Rucio's core/subscription.py):
@@ -62,13 +63,13 @@ export const addSubscription = ({ data }: AddSubscription, state: Subscription):
 };
 
 /** The options that differ from the record: only those are recorded. */
-const changedOptions = (record: SubscriptionRecord, changes: SubscriptionChanges): SubscriptionChanges =>
-  Object.fromEntries(
-    Object.entries(changes).filter(
-      ([key, value]) =>
-        value !== undefined && JSON.stringify(record[key as keyof SubscriptionRecord]) !== JSON.stringify(value),
-    ),
-  ) as SubscriptionChanges;
+const changedOptions = (record: SubscriptionRecord, changes: SubscriptionChanges): SubscriptionChanges => {
+  const changed = { ...changes };
+  for (const key of keysOf(changed)) {
+    if (changed[key] === undefined || JSON.stringify(record[key]) === JSON.stringify(changed[key])) delete changed[key];
+  }
+  return changed;
+};
 
 /**
  * Rucio sets UPDATED on every update, options or not (which also brings an INACTIVE subscription

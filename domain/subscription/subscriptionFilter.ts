@@ -2,7 +2,8 @@ import type { ColumnValue, DidType } from '../did/did.ts';
 import { DID_COLUMNS } from '../did/didMetadata.ts';
 import { InvalidObject } from '../shared/errors.ts';
 import { keyProblem, NAME_RULES } from '../shared/names.ts';
-import { compilePythonRegex, literalPrefix, type StartMatcher } from './pythonRegex.ts';
+import { isOneOf, isRecord } from '../shared/narrowing.ts';
+import { compilePythonRegex, literalPrefix } from './pythonRegex.ts';
 
 /**
  * A subscription's filter (behaviour reference §7; Rucio's `subscription_filter` schema and the
@@ -56,9 +57,10 @@ const DATE_COLUMNS = new Set([
   'deleted_at',
 ]);
 
-const problem = (message: string): never => {
+// A declaration, so that the compiler narrows what follows a call (an arrow function's `never` does not).
+function problem(message: string): never {
   throw new InvalidObject(`Problem validating subscription filter: ${message}`);
-};
+}
 
 const isScalar = (value: unknown): value is string | number | boolean =>
   typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
@@ -66,13 +68,28 @@ const isScalar = (value: unknown): value is string | number | boolean =>
 /** A value or list of values as a list (Rucio accepts both for `account`, `did_type` and metadata keys). */
 const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
 
+/*
+ * The values of a stored filter, read as `parseSubscriptionFilter` checked them when the filter
+ * was stored; one that is not (a store edited by hand) is refused as it would have been then.
+ */
+const textOf = (key: string, value: unknown): string =>
+  typeof value === 'string' ? value : problem(`${key} must be a string`);
+const scalarOf = (key: string, value: unknown): string | number | boolean =>
+  isScalar(value) ? value : problem(`the values of ${key} must be strings, numbers or booleans`);
+const didTypeOf = (value: unknown): DidType =>
+  isOneOf(DID_TYPES, value) ? value : problem(`did_type ${JSON.stringify(value)} is none of ${DID_TYPES.join(', ')}`);
+const bytesOf = (key: string, value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0
+    ? value
+    : problem(`${key} must be a number of bytes`);
+
 /**
  * Checks a filter as given in a request: a JSON object of known keys with values of their
  * types, valid regular expressions and account names. Throws InvalidObject saying what is wrong.
  */
 export const parseSubscriptionFilter = (value: unknown): SubscriptionFilter => {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return problem('filter should be a dict');
-  const filter = value as Record<string, unknown>;
+  if (!isRecord(value)) return problem('filter should be a dict');
+  const filter = value;
   if (JSON.stringify(filter).length > MAX_FILTER_LENGTH)
     problem(`the filter is longer than ${MAX_FILTER_LENGTH} characters of JSON`);
   for (const [key, given] of Object.entries(filter)) {
@@ -88,13 +105,13 @@ export const parseSubscriptionFilter = (value: unknown): SubscriptionFilter => {
         continue;
       case 'pattern':
       case 'excluded_pattern':
-        compilePythonRegex(given as string, key);
+        compilePythonRegex(textOf(key, given), key);
         continue;
       case 'scope':
-        for (const scope of given as unknown[]) {
+        for (const scope of asList(given)) {
           if (typeof scope !== 'string' || scope === '')
             problem('scope must be an array of non-empty strings (regular expressions)');
-          compilePythonRegex(scope as string, 'scope');
+          compilePythonRegex(scope, 'scope');
         }
         continue;
       case 'account':
@@ -109,15 +126,11 @@ export const parseSubscriptionFilter = (value: unknown): SubscriptionFilter => {
         }
         continue;
       case 'did_type':
-        for (const didType of asList(given)) {
-          if (!DID_TYPES.includes(didType as DidType))
-            problem(`did_type ${JSON.stringify(didType)} is none of ${DID_TYPES.join(', ')}`);
-        }
+        for (const didType of asList(given)) didTypeOf(didType);
         continue;
       case 'min_avg_file_size':
       case 'max_avg_file_size':
-        if (typeof given !== 'number' || !Number.isFinite(given) || given < 0)
-          problem(`${key} must be a number of bytes`);
+        bytesOf(key, given);
         continue;
       default: {
         const column = COLUMN_OF[key] ?? key;
@@ -128,10 +141,7 @@ export const parseSubscriptionFilter = (value: unknown): SubscriptionFilter => {
         }
         const values = asList(given);
         if (values.length === 0) problem(`${key} lists no value: no DID would ever match`);
-        for (const item of values) {
-          if (!isScalar(item)) problem(`the values of ${key} must be strings, numbers or booleans`);
-          compilePythonRegex(pythonString(item as string | number | boolean), key);
-        }
+        for (const item of values) compilePythonRegex(pythonString(scalarOf(key, item)), key);
       }
     }
   }
@@ -186,17 +196,17 @@ export const compileFilter = (filter: SubscriptionFilter): CompiledFilter => {
     if (NOT_CONDITIONS.has(key)) continue;
     switch (key) {
       case 'pattern': {
-        const matcher = compilePythonRegex(given as string, key);
+        const matcher = compilePythonRegex(textOf(key, given), key);
         conditions.push((did) => matcher(did.name));
         break;
       }
       case 'excluded_pattern': {
-        const matcher = compilePythonRegex(given as string, key);
+        const matcher = compilePythonRegex(textOf(key, given), key);
         conditions.push((did) => !matcher(did.name));
         break;
       }
       case 'scope': {
-        const scopes = given as string[];
+        const scopes = asList(given).map((scope) => textOf(key, scope));
         const matchers = scopes.map((scope) => compilePythonRegex(scope, key));
         scopePrefixes = scopes.map(literalPrefix);
         scopeMatches = (scope) => matchers.some((matcher) => matcher(scope));
@@ -204,19 +214,19 @@ export const compileFilter = (filter: SubscriptionFilter): CompiledFilter => {
         break;
       }
       case 'account': {
-        const accounts = new Set(asList(given) as string[]);
+        const accounts = new Set(asList(given).map((account) => textOf(key, account)));
         conditions.push((did) => accounts.has(did.account));
         break;
       }
       case 'did_type': {
-        didTypes = [...new Set(asList(given) as DidType[])];
+        didTypes = [...new Set(asList(given).map(didTypeOf))];
         const types = new Set(didTypes);
         conditions.push((did) => types.has(did.didType));
         break;
       }
       case 'min_avg_file_size':
       case 'max_avg_file_size': {
-        const bound = given as number;
+        const bound = bytesOf(key, given);
         conditions.push((did) => {
           const length = did.columns.length;
           const bytes = did.columns.bytes;
@@ -229,9 +239,7 @@ export const compileFilter = (filter: SubscriptionFilter): CompiledFilter => {
       }
       default: {
         const column = COLUMN_OF[key] ?? key;
-        const matchers = asList(given).map((value) =>
-          compilePythonRegex(pythonString(value as string | number | boolean), key),
-        );
+        const matchers = asList(given).map((value) => compilePythonRegex(pythonString(scalarOf(key, value)), key));
         conditions.push((did) => {
           const text = columnText(did, column);
           return text !== undefined && matchers.some((matcher) => matcher(text));

@@ -6,6 +6,7 @@ import type { RuleRequest } from '../rule/ruleCreation.ts';
 import { InvalidObject, RucioError } from '../shared/errors.ts';
 import { NAME_RULES } from '../shared/names.ts';
 import type { SubscriptionRecord } from './subscription.ts';
+import { isOneOf, isRecord } from '../shared/narrowing.ts';
 
 /**
  * The `replication_rules` of a subscription (behaviour reference §7, Rucio's transmogrifier
@@ -38,9 +39,10 @@ const KNOWN_KEYS = new Set([
 /** Chained subscriptions (Rucio's `associated_site` algorithm) are not offered. */
 const CHAINED_KEYS = new Set(['chained_idx', 'algorithm', 'associated_site_idx']);
 
-const problem = (index: number, message: string): never => {
+// A declaration, so that the compiler narrows what follows a call (an arrow function's `never` does not).
+function problem(index: number, message: string): never {
   throw new InvalidObject(`Problem validating replication_rules: rule ${index + 1}: ${message}`);
-};
+}
 
 /** Rucio reads `copies` with `int()`: whole numbers, also as text; `*` means one per RSE of the expression. */
 const copiesOf = (value: unknown): number | '*' | undefined => {
@@ -71,7 +73,7 @@ const checkExpression = (index: number, key: string, value: unknown): void => {
     problem(index, `${key} must be a non-empty string of at most ${RSE_EXPRESSION_MAX_LENGTH} characters`);
   }
   try {
-    parseRseExpression(value as string);
+    parseRseExpression(value);
   } catch (error) {
     if (!(error instanceof RucioError)) throw error;
     problem(index, `${key} ${JSON.stringify(value)}: ${error.message}`);
@@ -93,9 +95,8 @@ export const parseReplicationRules = (
   if (JSON.stringify(value).length > MAX_RULES_LENGTH)
     throw new InvalidObject(`Problem validating replication_rules: longer than ${MAX_RULES_LENGTH} characters of JSON`);
   return value.map((rule, index): SubscriptionRuleTemplate => {
-    if (rule === null || typeof rule !== 'object' || Array.isArray(rule))
-      return problem(index, 'a rule must be a dictionary');
-    const given = rule as Record<string, unknown>;
+    if (!isRecord(rule)) return problem(index, 'a rule must be a dictionary');
+    const given = rule;
     for (const key of Object.keys(given)) {
       if (CHAINED_KEYS.has(key)) problem(index, `${key}: chained subscriptions are not supported`);
       if (!KNOWN_KEYS.has(key))
@@ -122,7 +123,7 @@ export const parseReplicationRules = (
       problem(index, 'ignore_availability must be a boolean');
     if (given.activity !== undefined && (typeof given.activity !== 'string' || !isActivity(given.activity)))
       problem(index, `activity ${JSON.stringify(given.activity)} is not a known activity`);
-    if (given.grouping !== undefined && !GROUPINGS.includes(given.grouping as RuleGrouping))
+    if (given.grouping !== undefined && !isOneOf(GROUPINGS, given.grouping))
       problem(index, `grouping must be one of ${GROUPINGS.join(', ')}`);
     if (
       given.account !== undefined &&
@@ -182,7 +183,7 @@ export const plannedRule = (
       rseExpression: String(template.rse_expression),
       weight: typeof template.weight === 'string' ? template.weight : null,
       lifetime: wholeSeconds(template.lifetime) ?? null,
-      grouping: (template.grouping as RuleGrouping | undefined) ?? 'DATASET',
+      grouping: isOneOf(GROUPINGS, template.grouping) ? template.grouping : 'DATASET',
       locked: flagOf(template.locked) ?? false,
       subscriptionId: subscription.id,
       sourceReplicaExpression:

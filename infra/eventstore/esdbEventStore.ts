@@ -10,14 +10,17 @@ import {
   WrongExpectedVersionError,
   type AllStreamResolvedEvent,
   type AppendExpectedRevision,
+  type JSONType,
   type ResolvedEvent,
 } from '@eventstore/db-client';
-import type { EventMetadata } from './eventStore.ts';
+import { isRecord } from '../narrowing.ts';
 import { BatchingQueue } from './batchingQueue.ts';
 import { CHAIN_START, eventHash, withoutHash } from './eventHashes.ts';
 import {
+  isEventMetadata,
   WrongExpectedRevisionError,
   type AllSubscription,
+  type EventMetadata,
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
@@ -96,8 +99,8 @@ export class EsdbEventStore implements EventStore {
         return jsonEvent({
           id: event.id,
           type: event.type,
-          data: event.data as Record<string, unknown>,
-          metadata: { ...metadata, hash: previousHash } as unknown as Record<string, unknown>,
+          data: jsonData(event),
+          metadata: { ...metadata, hash: previousHash },
         });
       });
       try {
@@ -292,6 +295,18 @@ const LOOSE_APPEND_ATTEMPTS = 50;
 const revisionAllows = (expected: ExpectedRevision, actual: bigint | 'no_stream'): boolean =>
   expected === 'any' || (expected === 'stream_exists' && actual !== 'no_stream');
 
+/** An event's data as EventStoreDB takes JSON data: an object (as every event's here), an array or a string. */
+const jsonData = (event: NewEvent): JSONType => {
+  const { data } = event;
+  if (isRecord(data) || Array.isArray(data) || typeof data === 'string') return data;
+  throw new TypeError(`Event ${event.id} (${event.type}): its data is not a JSON object`);
+};
+
+const metadataOf = (id: string, metadata: unknown): EventMetadata => {
+  if (!isEventMetadata(metadata)) throw new Error(`Event ${id} is stored without its metadata`);
+  return metadata;
+};
+
 const toRecordedEvent = (resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | undefined => {
   const event = resolved.event;
   if (!event || event.type.startsWith('$') || !event.isJson) return undefined;
@@ -299,7 +314,7 @@ const toRecordedEvent = (resolved: ResolvedEvent | AllStreamResolvedEvent): Reco
     id: event.id,
     type: event.type,
     data: event.data,
-    metadata: event.metadata as unknown as EventMetadata,
+    metadata: metadataOf(event.id, event.metadata),
     streamName: event.streamId,
     revision: event.revision,
     position: event.position?.commit ?? resolved.commitPosition ?? 0n,

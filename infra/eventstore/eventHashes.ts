@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type { EventMetadata } from './eventStore.ts';
+import { isRecord } from '../narrowing.ts';
 
 /**
  * Tamper evidence: every event carries `metadata.hash`, which chains it to the event before it in
@@ -78,8 +79,7 @@ const unorderable = (key: string): boolean =>
 /** The value with every object's keys in code-unit order (unchanged parts shared), or NEEDS_WALK. */
 const sortedCopy = (value: unknown): unknown => {
   if (typeof value !== 'object' || value === null) return value;
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
-    return sortedCopy((value as { toJSON(): unknown }).toJSON());
+  if ('toJSON' in value && typeof value.toJSON === 'function') return sortedCopy(value.toJSON());
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
     for (let index = 0; index < value.length; index += 1) {
@@ -89,12 +89,16 @@ const sortedCopy = (value: unknown): unknown => {
     }
     return copy ?? value;
   }
+  return isRecord(value) ? sortedRecord(value) : value;
+};
+
+const sortedRecord = (value: Readonly<Record<string, unknown>>): unknown => {
   const keys = Object.keys(value);
   for (const key of keys) if (unorderable(key)) return NEEDS_WALK;
   keys.sort();
   const copy: Record<string, unknown> = {};
   for (const key of keys) {
-    const member = sortedCopy((value as Record<string, unknown>)[key]);
+    const member = sortedCopy(value[key]);
     if (member === NEEDS_WALK) return NEEDS_WALK;
     copy[key] = member;
   }
@@ -119,21 +123,21 @@ const canonical = (value: unknown): string | undefined => {
       break;
     default:
       // undefined, functions and symbols are left out; a bigint throws, as in JSON.stringify.
-      return JSON.stringify(value) as string | undefined;
+      return JSON.stringify(value);
   }
   if (value === null) return 'null';
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
-    return canonical((value as { toJSON(): unknown }).toJSON());
+  if ('toJSON' in value && typeof value.toJSON === 'function') return canonical(value.toJSON());
   if (Array.isArray(value)) {
     let text = '[';
     for (let index = 0; index < value.length; index += 1)
       text += `${index > 0 ? ',' : ''}${canonical(value[index]) ?? 'null'}`;
     return `${text}]`;
   }
+  if (!isRecord(value)) return undefined;
   const keys = Object.keys(value).sort();
   let text = '{';
   for (const key of keys) {
-    const member = canonical((value as Record<string, unknown>)[key]);
+    const member = canonical(value[key]);
     if (member === undefined) continue;
     text += `${text.length > 1 ? ',' : ''}${JSON.stringify(key)}:${member}`;
   }

@@ -1,6 +1,14 @@
 import { withoutHash } from './eventHashes.ts';
-import type { EventMetadata, EventStore, NewEvent, RecordedEvent, StreamAppend } from './eventStore.ts';
+import {
+  isEventMetadata,
+  type EventMetadata,
+  type EventStore,
+  type NewEvent,
+  type RecordedEvent,
+  type StreamAppend,
+} from './eventStore.ts';
 import { HashChainChecker } from './hashChains.ts';
+import { isRecord } from '../narrowing.ts';
 
 /**
  * The event log as NDJSON, for backups and moves between stores: one event per line, oldest first
@@ -167,24 +175,22 @@ const parseLine = (line: string, lineNumber: number): LoggedEvent => {
   } catch {
     throw new EventImportError(`Line ${lineNumber} is not JSON`);
   }
-  const event = value as Partial<LoggedEvent> | null;
-  const valid =
-    event !== null &&
-    typeof event === 'object' &&
-    typeof event.id === 'string' &&
-    typeof event.stream === 'string' &&
-    typeof event.type === 'string' &&
-    Number.isSafeInteger(event.revision) &&
-    event.revision! >= 0 &&
-    Number.isSafeInteger(event.position) &&
-    'data' in event &&
-    event.metadata !== null &&
-    typeof event.metadata === 'object' &&
-    typeof event.metadata.account === 'string' &&
-    typeof event.metadata.at === 'string';
-  if (!valid)
+  if (!isLoggedEvent(value))
     throw new EventImportError(
       `Line ${lineNumber} is not an exported event (id, stream, revision, position, type, data, metadata)`,
     );
-  return event as LoggedEvent;
+  return value;
 };
+
+/** What an import relies on of an exported line; the rest is as the exporting service wrote it. */
+const isLoggedEvent = (value: unknown): value is LoggedEvent =>
+  isRecord(value) &&
+  typeof value.id === 'string' &&
+  typeof value.stream === 'string' &&
+  typeof value.type === 'string' &&
+  typeof value.revision === 'number' &&
+  Number.isSafeInteger(value.revision) &&
+  value.revision >= 0 &&
+  Number.isSafeInteger(value.position) &&
+  'data' in value &&
+  isEventMetadata(value.metadata);

@@ -1,3 +1,5 @@
+import { isRecord } from '../narrowing.ts';
+
 /**
  * The event store port. Streams are named `<category>-<id>`; `$all` orders every event of every
  * stream by a global position. Revisions count from 0 within a stream; positions only grow.
@@ -31,6 +33,13 @@ export type EventMetadata = Readonly<{
    */
   hash?: string;
 }>;
+
+/**
+ * Whether a value read back from a store or an export is an event's envelope: an object naming
+ * the acting account and the time. What else it holds is as the appending adapter wrote it.
+ */
+export const isEventMetadata = (value: unknown): value is EventMetadata =>
+  isRecord(value) && typeof value.account === 'string' && typeof value.at === 'string';
 
 /** Which multi-stream step an event belongs to, and the step's number of events (all streams). */
 export type StepMark = Readonly<{ id: string; count: number }>;

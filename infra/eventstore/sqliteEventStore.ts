@@ -1,14 +1,15 @@
 import Database from 'better-sqlite3';
 import { BroadcastChannel } from 'node:worker_threads';
 import { resolve } from 'node:path';
-import type { EventMetadata } from './eventStore.ts';
 import type { PositionSignal } from '../positionSignal.ts';
 import { CHAIN_START, eventHash, withoutHash } from './eventHashes.ts';
 import { SAFETY_AUTOCHECKPOINT_PAGES, WalCheckpointer } from '../sqliteCheckpointer.ts';
 import {
   EventIdConflictError,
+  isEventMetadata,
   WrongExpectedRevisionError,
   type AllSubscription,
+  type EventMetadata,
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
@@ -19,6 +20,10 @@ import {
   type StreamAppend,
   type SubscribeToAllOptions,
 } from './eventStore.ts';
+import { errorMessage } from '../narrowing.ts';
+
+/** Where a subscription stands: the last position delivered, and how to wake it from its wait. */
+type SubscriptionState = { after: bigint; closed: boolean; wake: (() => void) | undefined };
 
 type EventRow = {
   position: number;
@@ -116,12 +121,12 @@ export class SqliteEventStore implements EventStore {
     `);
     // Files written before hashing gain the column; their events stay unhashed (NULL). Two
     // processes opening such a file at once may both try: the second finds it added.
-    const columns = this.db.pragma('table_info(events)') as { name: string }[];
+    const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(events)').all();
     if (!columns.some((column) => column.name === 'hash')) {
       try {
         this.db.exec('ALTER TABLE events ADD COLUMN hash TEXT');
       } catch (error) {
-        if (!/duplicate column/i.test((error as Error).message)) throw error;
+        if (!/duplicate column/i.test(errorMessage(error))) throw error;
       }
     }
     this.statements = {
@@ -309,47 +314,47 @@ export class SqliteEventStore implements EventStore {
   }
 
   subscribeToAll(options: SubscribeToAllOptions = {}): AllSubscription {
-    const store = this;
+    const subscription: SubscriptionState = { after: options.after ?? 0n, closed: false, wake: undefined };
     const batchSize = options.batchSize ?? 500;
-    let after = options.after ?? 0n;
-    let closed = false;
-    let wake: (() => void) | undefined;
-
-    const waitForAppend = () =>
-      new Promise<void>((resolve) => {
-        const timer = setTimeout(done, store.pollIntervalMs);
-        function done() {
-          clearTimeout(timer);
-          store.listeners.delete(done);
-          wake = undefined;
-          resolve();
-        }
-        wake = done;
-        store.listeners.add(done);
-      });
-
     return {
-      async *[Symbol.asyncIterator]() {
-        while (!closed && !store.closed) {
-          const batch = await store.readAll({ after, maxCount: batchSize });
-          if (batch.length > 0) {
-            after = batch[batch.length - 1]!.position;
-            yield batch;
-            continue;
-          }
-          await waitForAppend();
-        }
-      },
-      async close() {
-        closed = true;
-        wake?.();
+      [Symbol.asyncIterator]: () => this.batchesOf(subscription, batchSize),
+      close: async () => {
+        subscription.closed = true;
+        subscription.wake?.();
       },
     };
   }
 
+  private async *batchesOf(subscription: SubscriptionState, batchSize: number): AsyncGenerator<RecordedEvent[]> {
+    while (!subscription.closed && !this.closed) {
+      const batch = await this.readAll({ after: subscription.after, maxCount: batchSize });
+      if (batch.length > 0) {
+        subscription.after = batch[batch.length - 1]!.position;
+        yield batch;
+        continue;
+      }
+      await this.waitForAppend(subscription);
+    }
+  }
+
+  /** Resolves at the next append this process hears of, or after the poll interval. */
+  private waitForAppend(subscription: SubscriptionState): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.listeners.delete(done);
+        subscription.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, this.pollIntervalMs);
+      subscription.wake = done;
+      this.listeners.add(done);
+    });
+  }
+
   /** SQLite's `synchronous` level of the writing connection (2 = FULL). */
   synchronousLevel(): number {
-    return this.db.pragma('synchronous', { simple: true }) as number;
+    return Number(this.db.pragma('synchronous', { simple: true }));
   }
 
   async close(): Promise<void> {
@@ -384,9 +389,9 @@ const assertExpectedRevision = (streamName: string, expected: ExpectedRevision, 
 
 /** The hash has a column of its own, so the events of one command still share one metadata text. */
 const metadataOf = (row: EventRow): EventMetadata => {
-  const metadata = JSON.parse(row.metadata) as { hash?: string };
-  if (row.hash !== null) metadata.hash = row.hash;
-  return metadata as EventMetadata;
+  const metadata: unknown = JSON.parse(row.metadata);
+  if (!isEventMetadata(metadata)) throw new Error(`Event ${row.event_id} is stored without its metadata`);
+  return row.hash === null ? metadata : { ...metadata, hash: row.hash };
 };
 
 const toRecordedEvent = (row: EventRow): RecordedEvent => ({

@@ -1,6 +1,8 @@
 import { deterministicUuid } from './eventIds.ts';
+import { isRecord } from '../narrowing.ts';
 import {
   EventIdConflictError,
+  isEventMetadata,
   type AppendResult,
   type EventMetadata,
   type ExpectedRevision,
@@ -49,6 +51,46 @@ export type StepAbandonedData = Readonly<{ stepId: string; reason: string; confl
 
 /** Some events of one stream of an intent; a stream's events may be split over several parts. */
 export type IntentSegment = Readonly<{ streamName: string; expectedRevision: string; events: readonly NewEvent[] }>;
+
+/*
+ * The step records read back (a `StepStarted`, its parts, the journal) are checked as far as a
+ * recovery relies on them: these stores wrote them, but a step resumed from a wrong shape would
+ * append wrong events, so a record that is not one is refused rather than replayed.
+ */
+
+export const isStepStartedData = (value: unknown): value is StepStartedData =>
+  isRecord(value) &&
+  typeof value.stepId === 'string' &&
+  typeof value.count === 'number' &&
+  typeof value.streams === 'number' &&
+  typeof value.parts === 'number' &&
+  (value.firstPartRevision === undefined || typeof value.firstPartRevision === 'string') &&
+  (value.segments === undefined || isSegmentList(value.segments));
+
+/** The segments of a `StepIntentPart`'s data, or undefined when it holds none. */
+export const intentPartSegments = (data: unknown): readonly IntentSegment[] | undefined =>
+  isRecord(data) && isSegmentList(data.segments) ? data.segments : undefined;
+
+/** The step a journal event (`StepOpened`, `StepClosed`) names. */
+export const journalStepId = (data: unknown): string | undefined =>
+  isRecord(data) && typeof data.stepId === 'string' ? data.stepId : undefined;
+
+const isSegmentList = (value: unknown): value is readonly IntentSegment[] =>
+  Array.isArray(value) && value.every(isIntentSegment);
+
+const isIntentSegment = (value: unknown): value is IntentSegment =>
+  isRecord(value) &&
+  typeof value.streamName === 'string' &&
+  typeof value.expectedRevision === 'string' &&
+  Array.isArray(value.events) &&
+  value.events.every(isNewEvent);
+
+const isNewEvent = (value: unknown): value is NewEvent =>
+  isRecord(value) &&
+  typeof value.id === 'string' &&
+  typeof value.type === 'string' &&
+  'data' in value &&
+  isEventMetadata(value.metadata);
 
 export type IntentAppend = { streamName: string; expectedRevision: bigint | 'no_stream'; events: NewEvent[] };
 

@@ -22,6 +22,9 @@ import {
   checkOnlyResult,
   derivedId,
   intentOf,
+  intentPartSegments,
+  isStepStartedData,
+  journalStepId,
   nextRevision,
   parseRevision,
   revisionMatches,
@@ -282,7 +285,7 @@ export class SteppedEventStore implements EventStore {
       const heads = await this.checkRevisions(appends);
       return await mapLimit(appends, this.concurrency, (append, index) =>
         append.events.length > 0
-          ? this.inner.appendToStream(append.streamName, append.events, heads[index]!)
+          ? this.inner.appendToStream(append.streamName, append.events, heads[index])
           : Promise.resolve(checkOnlyResult(append.streamName, heads[index]!)),
       );
     } finally {
@@ -499,7 +502,8 @@ export class SteppedEventStore implements EventStore {
     const startedIndex = events.findIndex((event) => event.type === StepEventType.started);
     if (startedIndex < 0) return { head };
     const started = events[startedIndex]!;
-    const data = started.data as StepStartedData;
+    const data = started.data;
+    if (!isStepStartedData(data)) throw new Error(`Step ${stepId}: its ${started.type} holds no intent`);
     let segments: IntentSegment[];
     if (data.parts === 0) {
       segments = [...(data.segments ?? [])];
@@ -513,7 +517,11 @@ export class SteppedEventStore implements EventStore {
       );
       if (parts.length !== data.parts)
         throw new Error(`Step ${stepId}: its intent names ${data.parts} parts, ${parts.length} are stored`);
-      segments = parts.flatMap((part) => (part.data as { segments: IntentSegment[] }).segments);
+      segments = parts.flatMap((part) => {
+        const partSegments = intentPartSegments(part.data);
+        if (!partSegments) throw new Error(`Step ${stepId}: its intent part ${part.revision} holds no segments`);
+        return partSegments;
+      });
     }
     const byStream = new Map<string, IntentAppend>();
     for (const segment of segments) {
@@ -687,7 +695,8 @@ export class SteppedEventStore implements EventStore {
       const page = await this.inner.readStream(STEP_JOURNAL_STREAM, { fromRevision: next, maxCount: 1000 });
       if (page.length === 0) break;
       for (const event of page) {
-        const { stepId } = event.data as { stepId: string };
+        const stepId = journalStepId(event.data);
+        if (stepId === undefined) continue;
         if (event.type === StepEventType.opened) open.add(stepId);
         else if (event.type === StepEventType.closed) open.delete(stepId);
       }

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { errorMessage } from '../narrowing.ts';
 
 /**
  * Leases on stream names in Redis, for an event store that has no multi-stream transaction
@@ -69,18 +70,20 @@ export class StreamLeases {
   /** Takes a lease on every stream, or nothing and says why. */
   async tryAcquire(streamNames: readonly string[], options: AcquireOptions = {}): Promise<AcquireOutcome> {
     const token = randomUUID();
-    const reply = (await acquireScript.run(
-      this.redis,
-      [...streamNames.map(this.leaseKey), ...streamNames.map(this.pendingKey), this.readyKey],
-      [
-        token,
-        String(this.ttlMs),
-        String(streamNames.length),
-        options.allowPendingOf ?? '',
-        options.pendingStep ?? '',
-        options.ignoreReset ? '1' : '',
-      ],
-    )) as string[];
+    const reply = textsOf(
+      await acquireScript.run(
+        this.redis,
+        [...streamNames.map(this.leaseKey), ...streamNames.map(this.pendingKey), this.readyKey],
+        [
+          token,
+          String(this.ttlMs),
+          String(streamNames.length),
+          options.allowPendingOf ?? '',
+          options.pendingStep ?? '',
+          options.ignoreReset ? '1' : '',
+        ],
+      ),
+    );
     switch (reply[0]) {
       case 'taken':
         return { kind: 'taken', lease: new StreamLease(this, this.redis, token, streamNames) };
@@ -185,6 +188,12 @@ export class StreamLease {
   }
 }
 
+/** A script's reply as the list of strings the acquiring script answers with. */
+const textsOf = (reply: unknown): string[] => {
+  if (Array.isArray(reply) && reply.every((item) => typeof item === 'string')) return reply;
+  throw new Error(`A lease script answered ${JSON.stringify(reply)}, not a list of strings`);
+};
+
 /** A Lua script run by EVALSHA, loaded by EVAL the first time a server does not know it. */
 class LuaScript {
   private readonly sha: string;
@@ -197,7 +206,7 @@ class LuaScript {
     try {
       return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (error) {
-      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+      if (!errorMessage(error).startsWith('NOSCRIPT')) throw error;
       return redis.eval(this.source, keys.length, ...keys, ...args);
     }
   }

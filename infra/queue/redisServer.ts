@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
+import { errorMessage } from '../narrowing.ts';
 
 export type PrivateRedisServer = Readonly<{
   url: string;
@@ -54,7 +55,9 @@ export const startPrivateRedisServer = async (options: PrivateRedisOptions = {})
     await waitForPong(port, options.startTimeoutMs ?? 10_000, child);
   } catch (error) {
     await stopChild(child);
-    throw new Error(`redis-server did not start on port ${port}: ${(error as Error).message} ${stderr}`.trim());
+    throw new Error(`redis-server did not start on port ${port}: ${errorMessage(error)} ${stderr}`.trim(), {
+      cause: error,
+    });
   }
   return { url: `redis://127.0.0.1:${port}`, port, stop: () => stopChild(child) };
 };

@@ -1,7 +1,8 @@
 import { Query } from 'mingo';
-import { update as mingoUpdate } from 'mingo/updater';
+import { update as mingoUpdate, type Modifier } from 'mingo/updater';
 import { randomUUID } from 'node:crypto';
 import type { Document, Filter, SortSpec, Update } from './readStore.ts';
+import { isObject, isRecord } from '../narrowing.ts';
 
 /**
  * Document logic the embedded adapter shares: MongoDB's query semantics come from mingo, so what
@@ -11,15 +12,25 @@ import type { Document, Filter, SortSpec, Update } from './readStore.ts';
 export const getPath = (document: unknown, path: string): unknown => {
   let value: unknown = document;
   for (const part of path.split('.')) {
-    if (value === null || typeof value !== 'object') return undefined;
-    value = (value as Record<string, unknown>)[part];
+    if (!isObject(value)) return undefined;
+    value = value[part];
   }
   return value;
 };
 
+/**
+ * A stored document as the type its collection was opened with. A collection holds only what
+ * code opening it with that type wrote (a projection writes its documents, its query module reads
+ * them), so the collection's type parameter is the claim, made where the collection is opened;
+ * the adapters hand every document back through here rather than cast where they read it.
+ */
+export const asDocument = <T extends Document>(stored: unknown): T =>
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- a collection's type parameter names what its writers stored (see above)
+  stored as T;
+
 export const compileFilter = (filter: Filter): ((document: Document) => boolean) => {
   if (Object.keys(filter).length === 0) return () => true;
-  const query = new Query(filter as Record<string, unknown>, {});
+  const query = new Query(filter, {});
   return (document) => query.test(document);
 };
 
@@ -31,14 +42,22 @@ export const applyUpdate = <T extends Document>(document: T, update: Update, ins
   for (const operator of Object.keys(update)) {
     if (!SUPPORTED_UPDATE_OPERATORS.has(operator)) throw new Error(`Unsupported update operator ${operator}`);
   }
-  const updated = structuredClone(document) as Record<string, unknown>;
-  if (Object.keys(modifier).length > 0)
-    mingoUpdate(updated, modifier as never, undefined, undefined, { cloneMode: 'deep' });
-  if (inserting && $setOnInsert)
-    mingoUpdate(updated, { $set: $setOnInsert } as never, undefined, undefined, { cloneMode: 'deep' });
+  const updated = structuredClone(document);
+  // mingo changes the copy in place; what an update makes of a document is still a T, as the
+  // collection's writers promise.
+  const apply = (modifier: Modifier<Record<string, unknown>>) =>
+    mingoUpdate<Record<string, unknown>>(updated, modifier, undefined, undefined, { cloneMode: 'deep' });
+  if (Object.keys(modifier).length > 0) apply(mingoModifier(modifier));
+  if (inserting && $setOnInsert) apply({ $set: $setOnInsert });
   if (updated._id !== document._id) throw new Error('An update may not change _id');
-  return updated as T;
+  return updated;
 };
+
+/** MongoDB's update operators as mingo types them (it reads only the paths of `$unset`). */
+const mingoModifier = ({ $unset, ...operators }: Omit<Update, '$setOnInsert'>): Modifier<Record<string, unknown>> => ({
+  ...operators,
+  ...($unset ? { $unset: Object.fromEntries(Object.keys($unset).map((path) => [path, ''] as const)) } : {}),
+});
 
 /** The document an upsert starts from: `_id` and the equality conditions of the filter. */
 export const upsertSeed = (filter: Filter): Document => {
@@ -46,25 +65,26 @@ export const upsertSeed = (filter: Filter): Document => {
   for (const [key, condition] of Object.entries(filter)) {
     if (key.startsWith('$')) continue;
     const isOperatorObject =
-      condition !== null &&
-      typeof condition === 'object' &&
-      !Array.isArray(condition) &&
-      !(condition instanceof RegExp) &&
-      Object.keys(condition).some((k) => k.startsWith('$'));
-    const value = isOperatorObject ? (condition as Record<string, unknown>).$eq : condition;
+      isRecord(condition) && !(condition instanceof RegExp) && Object.keys(condition).some((k) => k.startsWith('$'));
+    const value = isOperatorObject ? condition.$eq : condition;
     if (value === undefined || value instanceof RegExp) continue;
     setPath(seed, key, value);
   }
-  if (typeof seed._id !== 'string') seed._id = randomUUID();
-  return seed as Document;
+  return { ...seed, _id: typeof seed._id === 'string' ? seed._id : randomUUID() };
 };
 
 const setPath = (target: Record<string, unknown>, path: string, value: unknown): void => {
   const parts = path.split('.');
   let node = target;
   for (const part of parts.slice(0, -1)) {
-    if (node[part] === null || typeof node[part] !== 'object') node[part] = {};
-    node = node[part] as Record<string, unknown>;
+    const child = node[part];
+    if (isObject(child)) {
+      node = child;
+    } else {
+      const created: Record<string, unknown> = {};
+      node[part] = created;
+      node = created;
+    }
   }
   node[parts[parts.length - 1]!] = value;
 };

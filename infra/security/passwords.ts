@@ -42,9 +42,9 @@ export const verifyPassword = async (password: string, stored: string | null | u
 type ParsedHash = Readonly<{ cost: ScryptOptions; salt: Buffer; key: Buffer }>;
 
 const parseHash = (stored: string | null | undefined): ParsedHash | undefined => {
-  const parts = stored?.split('$');
-  if (!parts || parts.length !== 6 || parts[0] !== 'scrypt') return undefined;
-  const [, n, r, p, saltHex, keyHex] = parts as [string, string, string, string, string, string];
+  const parts = stored?.split('$') ?? [];
+  const [scheme, n, r, p, saltHex, keyHex] = parts;
+  if (parts.length !== 6 || scheme !== 'scrypt' || saltHex === undefined || keyHex === undefined) return undefined;
   return {
     cost: { N: Number(n), r: Number(r), p: Number(p) },
     salt: Buffer.from(saltHex, 'hex'),

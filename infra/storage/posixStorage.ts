@@ -2,6 +2,7 @@ import { open, statfs, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { pathOfFilePfn } from '../transfer/posixCopy.ts';
 import type { FileDeletion, Storage, StorageSpace } from './storage.ts';
+import { errorCode } from '../narrowing.ts';
 
 /** Errors of the storage rather than of one file (Rucio's ServiceUnavailable, RSEAccessDenied). */
 const NO_ACCESS = new Set(['EACCES', 'EPERM', 'EROFS', 'EIO', 'ENOTCONN', 'ESTALE', 'EHOSTDOWN', 'ENODEV', 'ENXIO']);
@@ -37,7 +38,7 @@ export class PosixStorage implements Storage {
           results[index] = { pfn, outcome: 'deleted' };
           directories.set(dirname(path), [...(directories.get(dirname(path)) ?? []), index]);
         } catch (error) {
-          const code = (error as NodeJS.ErrnoException).code ?? '';
+          const code = errorCode(error) ?? '';
           if (code === 'ENOENT') results[index] = { pfn, outcome: 'not-found' };
           else
             results[index] = {

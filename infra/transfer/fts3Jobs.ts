@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { JobReport, JobState, TransferEndpoint, TransferJob } from './transferTool.ts';
 import { TransferToolWrongAnswer } from './transferToolErrors.ts';
+import { isRecord } from '../narrowing.ts';
 
 /**
  * What the `fts3` tool sends to FTS3 and how it reads the answers, as pure functions. The
@@ -163,7 +164,7 @@ const objectOf = (value: unknown): Record<string, unknown> => {
       return {};
     }
   }
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  return isRecord(value) ? value : {};
 };
 
 const isTrue = (value: unknown): boolean => value === true || String(value).toLowerCase() === 'true';

@@ -10,6 +10,7 @@ import {
 } from './fts3Jobs.ts';
 import type { JobReport, SubmittedJob, TransferEndpoint, TransferJob, TransferTool } from './transferTool.ts';
 import { TransferToolError, TransferToolUnavailable, TransferToolWrongAnswer } from './transferToolErrors.ts';
+import { isRecord } from '../narrowing.ts';
 
 export type Fts3TransferToolOptions = Readonly<
   {
@@ -158,8 +159,8 @@ export class Fts3TransferTool implements TransferTool {
     }
     if (answer.status === 200) {
       try {
-        const body = jsonOf(answer, what) as { job_id?: unknown } | null;
-        if (typeof body?.job_id !== 'string' || body.job_id === '')
+        const body = jsonOf(answer, what);
+        if (!isRecord(body) || typeof body.job_id !== 'string' || body.job_id === '')
           throw new TransferToolWrongAnswer(`${what}: no job_id in ${answer.text.slice(0, 200)}`);
         return this.remember(body.job_id, job);
       } catch (error) {
@@ -215,10 +216,10 @@ export class Fts3TransferTool implements TransferTool {
   private async askWhoami(): Promise<{ baseId: string; vo: string; at: number } | null> {
     try {
       const answer = await this.client.request('GET', '/whoami', { timeoutMs: this.queryTimeout() });
-      const body =
-        answer.status === 200 ? (jsonOf(answer, 'whoami') as { base_id?: unknown; vos?: unknown } | null) : null;
-      const vo = Array.isArray(body?.vos) ? (body.vos[0] as unknown) : undefined;
-      return typeof body?.base_id === 'string' && typeof vo === 'string'
+      const body = answer.status === 200 ? jsonOf(answer, 'whoami') : null;
+      if (!isRecord(body)) return null;
+      const vo: unknown = Array.isArray(body.vos) ? body.vos[0] : undefined;
+      return typeof body.base_id === 'string' && typeof vo === 'string'
         ? { baseId: body.base_id, vo, at: Date.now() }
         : null;
     } catch (error) {

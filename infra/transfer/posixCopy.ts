@@ -4,6 +4,7 @@ import { basename, dirname, join, posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checksumFile, checksumToVerify, mismatchOf, StreamChecksum, type ExpectedFile } from './checksums.ts';
 import type { TransferEndpoint, TransferJob } from './transferTool.ts';
+import { errorCode } from '../narrowing.ts';
 
 /**
  * One verified copy between two directories of this machine: the work of the `posix` tool for one
@@ -123,7 +124,7 @@ const copyFrom = async (
   try {
     source = await open(sourcePath, 'r');
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : messageOf(error);
+    return errorCode(error) === 'ENOENT' ? 'no such file' : messageOf(error);
   }
   try {
     const sourceStat = await source.stat();
@@ -168,7 +169,7 @@ const openTemporary = async (temporary: string, staleTemporaryMs: number): Promi
   try {
     return await open(temporary, flags, 0o644);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new DestinationError(messageOf(error));
+    if (errorCode(error) !== 'EEXIST') throw new DestinationError(messageOf(error));
   }
   const leftover = await stat(temporary).catch(() => null);
   if (leftover !== null && Date.now() - leftover.mtimeMs < staleTemporaryMs) {

@@ -139,9 +139,9 @@ export class PosixTransferTool implements TransferTool {
     this.blocked.clear();
     const stopping = [...this.entries.values()]
       .filter((entry) => entry.phase === 'running')
-      .map((entry) => {
+      .flatMap((entry) => {
         entry.abort?.abort();
-        return entry.running;
+        return entry.running ? [entry.running] : [];
       });
     await Promise.all(stopping);
     this.entries.clear();

@@ -54,7 +54,7 @@ const adjust = async (
       files: (current?.files ?? 0) + files,
       bytes: (current?.bytes ?? 0) + bytes,
       updatedAt: at,
-    } as AccountUsageDocument;
+    };
     return after;
   });
   const snapshot = after as AccountUsageDocument | null;

@@ -2,16 +2,7 @@ import type { EventStore, RecordedEvent } from '../../infra/eventstore/eventStor
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { Projected } from '../projection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import {
-  accountKey,
-  auditFeedCollection,
-  auditIndexCollection,
-  bucketId,
-  typeKey,
-  type AuditFeedDocument,
-  type AuditIndexDocument,
-  type HistoryEntry,
-} from './auditIndex.ts';
+import { accountKey, auditFeedCollection, auditIndexCollection, bucketId, typeKey } from './auditIndex.ts';
 import { AUDITED_EVENT_TYPES } from './auditSubjects.ts';
 
 /**
@@ -57,25 +48,28 @@ export type IndexEntry = Readonly<{ position: number; type: string; at: string }
  * the next character), then their entries within the bounds. An event's time is when its command
  * was decided, which follows the log's order only closely, so times are checked on each entry.
  */
-async function* bucketEntries<D extends Projected<{ entries: readonly (readonly unknown[])[] }>>(
+async function* bucketEntries(
   readModels: ReadModels,
   collection: CollectionSpec,
   key: string,
   bounds: Bounds,
-  decode: (entry: D['entries'][number]) => IndexEntry,
+  decode: (entry: unknown) => IndexEntry | undefined,
 ): AsyncGenerator<IndexEntry> {
   const id: Record<string, string> = {};
   if (bounds.fromPosition !== undefined) id.$gte = bucketId(key, bounds.fromPosition);
   else id.$gt = `${key} `;
   if (bounds.toPosition !== undefined) id.$lte = bucketId(key, bounds.toPosition);
   else id.$lt = `${key}!`;
-  for await (const bucket of readModels.collection<D>(collection).find({ _id: id }, { sort: { _id: 1 } })) {
-    for (const stored of storedEntries(bucket) as D['entries']) {
+  for await (const bucket of readModels.collection<StoredBucket>(collection).find({ _id: id }, { sort: { _id: 1 } })) {
+    for (const stored of storedEntries(bucket)) {
       const entry = decode(stored);
-      if (entryWithin(entry, bounds)) yield entry;
+      if (entry && entryWithin(entry, bounds)) yield entry;
     }
   }
 }
+
+/** A bucket as either version of the index stored it (see `storedEntries`). */
+type StoredBucket = Projected<{ entries?: unknown; position?: unknown; type?: unknown; at?: unknown }>;
 
 /**
  * The entries of a bucket. The index's first version kept one entry per document, as fields of
@@ -83,9 +77,9 @@ async function* bucketEntries<D extends Projected<{ entries: readonly (readonly 
  * still finds): after an upgrade that generation keeps serving until the new one is rebuilt, so
  * its documents are read as buckets of one.
  */
-const storedEntries = (document: Readonly<{ entries?: unknown }>): readonly unknown[] => {
+const storedEntries = (document: StoredBucket): readonly unknown[] => {
   if (Array.isArray(document.entries)) return document.entries;
-  const { position, type, at } = document as Readonly<{ position?: unknown; type?: unknown; at?: unknown }>;
+  const { position, type, at } = document;
   return typeof position === 'number' ? [[position, type, at]] : [];
 };
 
@@ -97,7 +91,23 @@ const entryWithin = (entry: IndexEntry, bounds: Bounds): boolean =>
   (bounds.toTime === undefined || entry.at <= bounds.toTime) &&
   (bounds.types === undefined || bounds.types.includes(entry.type));
 
-const historyEntry = ([position, type, at]: HistoryEntry): IndexEntry => ({ position, type, at });
+/*
+ * Entries as the index writes them (auditIndex.ts): `HistoryEntry` for subjects and accounts,
+ * `TypeEntry` for types. One of another shape (nothing this code wrote) is left out.
+ */
+const historyEntry = (entry: unknown): IndexEntry | undefined => {
+  if (!Array.isArray(entry)) return undefined;
+  const [position, type, at]: unknown[] = entry;
+  return typeof position === 'number' && typeof type === 'string' && typeof at === 'string'
+    ? { position, type, at }
+    : undefined;
+};
+
+const typeEntry = (entry: unknown, type: string): IndexEntry | undefined => {
+  if (!Array.isArray(entry)) return undefined;
+  const [position, at]: unknown[] = entry;
+  return typeof position === 'number' && typeof at === 'string' ? { position, type, at } : undefined;
+};
 
 /** The index entries of one subject (`did:<scope>:<name>`, `rule:<id>`, `rse:<name>`), oldest first. */
 export const subjectEntries = (
@@ -105,7 +115,7 @@ export const subjectEntries = (
   subject: string,
   range: HistoryRange,
 ): AsyncGenerator<IndexEntry> =>
-  bucketEntries<AuditIndexDocument>(readModels, auditIndexCollection, subject, boundsOf(range), historyEntry);
+  bucketEntries(readModels, auditIndexCollection, subject, boundsOf(range), historyEntry);
 
 export type FeedQuery = HistoryRange &
   Readonly<{
@@ -131,23 +141,15 @@ export async function* feedEvents(
   const bounds = boundsOf(query);
   if (query.after !== undefined && (bounds.fromPosition === undefined || bounds.fromPosition <= query.after))
     bounds.fromPosition = query.after + 1n;
-  const feed = (key: string, decode: (entry: AuditFeedDocument['entries'][number]) => IndexEntry) =>
-    bucketEntries<AuditFeedDocument>(readModels, auditFeedCollection, key, bounds, decode);
+  const feed = (key: string, decode: (entry: unknown) => IndexEntry | undefined) =>
+    bucketEntries(readModels, auditFeedCollection, key, bounds, decode);
   const events =
     query.account !== undefined
-      ? eventsOf(
-          eventStore,
-          feed(accountKey(query.account), (entry) => historyEntry(entry as HistoryEntry)),
-          pageSize,
-        )
+      ? eventsOf(eventStore, feed(accountKey(query.account), historyEntry), pageSize)
       : bounds.types !== undefined
         ? eventsOf(
             eventStore,
-            mergedByPosition(
-              bounds.types.map((type) =>
-                feed(typeKey(type), ([position, at]) => ({ position: position as number, type, at: at as string })),
-              ),
-            ),
+            mergedByPosition(bounds.types.map((type) => feed(typeKey(type), (entry) => typeEntry(entry, type)))),
             pageSize,
           )
         : loggedEvents(eventStore, bounds, pageSize);
@@ -176,16 +178,19 @@ async function* loggedEvents(eventStore: EventStore, bounds: Bounds, pageSize: n
 /** Several ascending sequences of entries as one, by position. */
 async function* mergedByPosition(sources: readonly AsyncIterable<IndexEntry>[]): AsyncGenerator<IndexEntry> {
   const iterators = sources.map((source) => source[Symbol.asyncIterator]());
-  const heads = await Promise.all(iterators.map((iterator) => iterator.next()));
+  const next = async (iterator: AsyncIterator<IndexEntry>): Promise<IndexEntry | undefined> => {
+    const result = await iterator.next();
+    return result.done ? undefined : result.value;
+  };
+  const heads = await Promise.all(iterators.map(next));
   for (;;) {
     let lowest = -1;
     heads.forEach((head, index) => {
-      if (!head.done && (lowest < 0 || head.value.position < (heads[lowest]!.value as IndexEntry).position))
-        lowest = index;
+      if (head && (lowest < 0 || head.position < heads[lowest]!.position)) lowest = index;
     });
     if (lowest < 0) return;
-    yield heads[lowest]!.value as IndexEntry;
-    heads[lowest] = await iterators[lowest]!.next();
+    yield heads[lowest]!;
+    heads[lowest] = await next(iterators[lowest]!);
   }
 }
 

@@ -5,7 +5,7 @@ import { ruleStreamName, type Rule } from '../../domain/rule/rule.ts';
 import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
 import type { Decider } from '../../domain/shared/decider.ts';
 import type { Event } from '../../domain/shared/event.ts';
-import type { Upcasters } from '../../domain/shared/upcasting.ts';
+import { upcastEvent, type Upcasters } from '../../domain/shared/upcasting.ts';
 import type { EventStore, RecordedEvent } from '../../infra/eventstore/eventStore.ts';
 import type { HistoryBound } from './auditQueries.ts';
 
@@ -75,8 +75,10 @@ const foldUpTo = <State, E extends Event>(
   let last: RecordedEvent | undefined;
   for (const event of events) {
     if (!within(event)) break;
-    const data = upcasters.upcast({ type: event.type, data: event.data, schemaVersion: event.metadata.schemaVersion });
-    state = decider.evolve(state, { type: event.type, data } as E);
+    state = decider.evolve(
+      state,
+      upcastEvent<E>(upcasters, { type: event.type, data: event.data, schemaVersion: event.metadata.schemaVersion }),
+    );
     last = event;
   }
   return { state, last };

@@ -1,4 +1,5 @@
 import { didKey, type DidType } from '../../domain/did/did.ts';
+import { numberOrNull } from '../../domain/shared/narrowing.ts';
 import { didContentsCollection, type ContentDocument } from './didContents.ts';
 import { didsCollection, type DidDocument } from './dids.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
@@ -66,7 +67,7 @@ export async function* listScope(
         type: did.did_type,
         parent: null,
         level: 0,
-        bytes: did.did_type === 'FILE' ? ((did.bytes as number | undefined) ?? null) : null,
+        bytes: did.did_type === 'FILE' ? numberOrNull(did.bytes) : null,
       };
       if (recursive && did.did_type !== 'FILE') yield* drill(readModels, did, 0, true);
     }

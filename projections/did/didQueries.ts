@@ -1,5 +1,6 @@
 import type { ChildFacts } from '../../domain/did/didContent.ts';
-import { didKey, type ContentTotals, type DidAvailability, type DidRef, type DidType } from '../../domain/did/did.ts';
+import { didKey, type ContentTotals, type DidRef, type DidType } from '../../domain/did/did.ts';
+import { numberOrNull, textOrNull } from '../../domain/shared/narrowing.ts';
 import {
   didContentHistoryCollection,
   didContentsCollection,
@@ -158,13 +159,13 @@ export const catalogueFacts = async (
   for (let start = 0; start < keys.length; start += 500) {
     for await (const did of dids(readModels).find({ _id: { $in: keys.slice(start, start + 500) } })) {
       facts.set(did._id, {
-        didType: did.did_type as DidType,
-        availability: did.availability as DidAvailability,
-        bytes: (did.bytes as number | undefined) ?? null,
-        adler32: (did.adler32 as string | undefined) ?? null,
-        md5: (did.md5 as string | undefined) ?? null,
-        guid: (did.guid as string | undefined) ?? null,
-        events: (did.events as number | undefined) ?? null,
+        didType: did.did_type,
+        availability: did.availability,
+        bytes: numberOrNull(did.bytes),
+        adler32: textOrNull(did.adler32),
+        md5: textOrNull(did.md5),
+        guid: textOrNull(did.guid),
+        events: numberOrNull(did.events),
       });
     }
   }
@@ -223,10 +224,10 @@ const fileEntry = (document: {
 }): FileEntry => ({
   scope: document.scope,
   name: document.name,
-  bytes: (document.bytes as number | undefined) ?? null,
-  adler32: (document.adler32 as string | undefined) ?? null,
-  guid: (document.guid as string | undefined) ?? null,
-  events: (document.events as number | undefined) ?? null,
+  bytes: numberOrNull(document.bytes),
+  adler32: textOrNull(document.adler32),
+  guid: textOrNull(document.guid),
+  events: numberOrNull(document.events),
 });
 
 /**

@@ -4,6 +4,7 @@ import type { Filter } from '../../infra/readstore/readStore.ts';
 import { didContentsCollection, type ContentDocument } from './didContents.ts';
 import { didsCollection, type DidDocument } from './dids.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
+import { numberOrNull } from '../../domain/shared/narrowing.ts';
 
 /**
  * Answers a planned DID search (domain/did/didSearch.ts) from the DID read model with one MongoDB
@@ -129,8 +130,8 @@ export async function* runDidSearch(
           scope: did.scope,
           name: did.name,
           did_type: did.did_type,
-          bytes: (did.bytes as number | undefined) ?? null,
-          length: (did.length as number | undefined) ?? null,
+          bytes: numberOrNull(did.bytes),
+          length: numberOrNull(did.length),
         };
   }
 }

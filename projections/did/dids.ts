@@ -1,4 +1,10 @@
-import { didKey, type ColumnValue, type ContentTotals, type DidEvent } from '../../domain/did/did.ts';
+import {
+  didKey,
+  type ColumnValue,
+  type ContentTotals,
+  type DidAvailability,
+  type DidEvent,
+} from '../../domain/did/did.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import { documentProjection, type EventsOf, type Projected } from '../projection.ts';
 
@@ -12,7 +18,7 @@ export type DidDocument = Projected<{
   name: string;
   account: string;
   did_type: 'FILE' | 'DATASET' | 'CONTAINER';
-  availability: string;
+  availability: DidAvailability;
   monotonic: boolean;
   hidden: boolean;
   obsolete: boolean;

@@ -67,7 +67,7 @@ const adjust = async (
       available_length: (current?.available_length ?? 0) + change.available,
       available_bytes: (current?.available_bytes ?? 0) + change.bytes,
       updated_at: at,
-    } as DatasetReplicaDocument;
+    };
   });
 };
 

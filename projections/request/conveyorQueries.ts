@@ -2,12 +2,8 @@ import { settingValue, SETTINGS, type ConfigSections } from '../../domain/config
 import { didKey } from '../../domain/did/did.ts';
 import type { FinishedRequest } from '../../domain/request/finisher.ts';
 import type { SubmittedRequest } from '../../domain/request/poller.ts';
-import {
-  FINISHED_REQUEST_STATES,
-  type RankedSource,
-  type RequestState,
-  type RequestType,
-} from '../../domain/request/request.ts';
+import { FINISHED_REQUEST_STATES, type RankedSource, type RequestState } from '../../domain/request/request.ts';
+import { textOrNull } from '../../domain/shared/narrowing.ts';
 import type { CandidateReplica, SelectionRequest } from '../../domain/request/sourceSelection.ts';
 import type { ThrottledRequest } from '../../domain/request/throttler.ts';
 import { Topology, type TransferRse } from '../../domain/request/topology.ts';
@@ -61,7 +57,7 @@ export const pageMarkOf = (
   field: 'requested_at' | 'changed_at',
 ): PageMark | undefined => {
   const last = page[page.length - 1];
-  return last ? { at: (last[field] ?? last.requested_at) as string, id: last._id } : undefined;
+  return last ? { at: last[field] ?? last.requested_at, id: last._id } : undefined;
 };
 
 const rankingsOf = (document: RequestDocument): readonly RankedSource[] => document.sources ?? [];
@@ -69,12 +65,12 @@ const rankingsOf = (document: RequestDocument): readonly RankedSource[] => docum
 /** A request as source selection sees it. */
 export const selectionRequestOf = (document: RequestDocument): SelectionRequest => ({
   id: document.id,
-  requestType: document.request_type as RequestType,
+  requestType: document.request_type,
   scope: document.scope,
   name: document.name,
   destRseId: document.dest_rse_id,
   account: document.account,
-  sourceReplicaExpression: (document.attributes.source_replica_expression as string | null | undefined) ?? null,
+  sourceReplicaExpression: textOrNull(document.attributes.source_replica_expression),
   allowTapeSource: document.attributes.allow_tape_source !== false,
   rankings: rankingsOf(document),
   preferredSourceRseId: document.source_rse_id,

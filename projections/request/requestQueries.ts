@@ -49,20 +49,18 @@ export const listRequests = (
   listing: RequestListing,
   options: Readonly<{ history: boolean; offset?: number; limit?: number }>,
 ): AsyncIterable<RequestDocument> =>
-  readModels
-    .collection<RequestDocument>(options.history ? requestsHistoryCollection : requestsCollection)
-    .find(
-      {
-        state: { $in: [...listing.states] },
-        source_rse_id: { $in: [...listing.sourceRseIds] },
-        dest_rse_id: { $in: [...listing.destRseIds] },
-      },
-      {
-        sort: { _id: 1 },
-        ...(options.offset ? { skip: options.offset } : {}),
-        ...(options.limit ? { limit: options.limit } : {}),
-      },
-    );
+  readModels.collection<RequestDocument>(options.history ? requestsHistoryCollection : requestsCollection).find(
+    {
+      state: { $in: [...listing.states] },
+      source_rse_id: { $in: [...listing.sourceRseIds] },
+      dest_rse_id: { $in: [...listing.destRseIds] },
+    },
+    {
+      sort: { _id: 1 },
+      ...(options.offset ? { skip: options.offset } : {}),
+      ...(options.limit ? { limit: options.limit } : {}),
+    },
+  );
 
 /** The RSEs whose `site` attribute names the site. */
 export const rseIdsOfSite = async (readModels: ReadModels, site: string): Promise<{ id: string; rse: string }[]> =>

@@ -4,6 +4,7 @@ import {
   type RequestEvent,
   type RequestRecord,
   type RequestState,
+  type RequestType,
 } from '../../domain/request/request.ts';
 import { didKey } from '../../domain/did/did.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
@@ -17,7 +18,7 @@ import type { Projected, Projection } from '../projection.ts';
  */
 export type RequestDocument = Projected<{
   id: string;
-  request_type: string;
+  request_type: RequestType;
   scope: string;
   name: string;
   didKey: string;

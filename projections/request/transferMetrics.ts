@@ -3,6 +3,7 @@ import { rseDistancesCollection, rsesCollection, type RseDistanceDocument, type 
 import type { ReadModels } from '../runtime/readModels.ts';
 import { requestsCollection, type RequestDocument } from './requests.ts';
 import { transferStatsCollection, type TransferStatDocument } from './transferStats.ts';
+import { isRecord, numberOrNull } from '../../domain/shared/narrowing.ts';
 
 /**
  * Rucio's `get_request_metrics` (behaviour-reference §4.7): per link `SRC:DST`, the files and
@@ -27,10 +28,17 @@ const WINDOWS: readonly (readonly [number, string])[] = [
 ];
 
 const add = (record: Counts, key: string, value: number) => {
-  record[key] = ((record[key] as number | undefined) ?? 0) + value;
+  record[key] = (numberOrNull(record[key]) ?? 0) + value;
 };
 
-const nested = (record: Counts, key: string): Counts => (record[key] ??= {}) as Counts;
+/** The counts under `key`, made when missing (a key holds either counts or a number, never both). */
+const nested = (record: Counts, key: string): Counts => {
+  const counts = record[key];
+  if (isRecord(counts)) return counts;
+  const made: Counts = {};
+  record[key] = made;
+  return made;
+};
 
 export const requestMetrics = async (
   readModels: ReadModels,
@@ -126,7 +134,7 @@ export const requestMetrics = async (
   for await (const rse of readModels.collection<RseDocument>(rsesCollection).find({})) rses.set(rse.id, rse);
   const answer: Record<string, LinkMetrics> = {};
   for (const [key, link] of metrics) {
-    const [srcId, dstId] = key.split(' ') as [string, string];
+    const [srcId = '', dstId = ''] = key.split(' ');
     const src = rses.get(srcId);
     const dst = rses.get(dstId);
     if (!src || !dst) continue;

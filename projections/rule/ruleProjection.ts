@@ -1,7 +1,15 @@
 import { didKey } from '../../domain/did/did.ts';
 import type { DidEvent } from '../../domain/did/did.ts';
 import type { ReplicaEvent } from '../../domain/replica/replica.ts';
-import type { DatasetLock, LockCounters, RuleEvent, RuleLock, RuleRecord, RuleState } from '../../domain/rule/rule.ts';
+import type {
+  DatasetLock,
+  LockCounters,
+  RuleEvent,
+  RuleLock,
+  RuleRecord,
+  RuleState,
+  RuleUpdated,
+} from '../../domain/rule/rule.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { EventsOf, Projected, Projection } from '../projection.ts';
 import type { ProjectionContext } from '../runtime/projectionContext.ts';
@@ -189,20 +197,23 @@ const withCounters = (document: RuleDocument, counters: LockCounters, at: string
 });
 
 /** The record's option names as the rule document calls them. */
-const COLUMN_OF: Readonly<Record<string, keyof RuleDocument>> = {
-  expiresAt: 'expires_at',
-  locked: 'locked',
-  account: 'account',
-  comments: 'comments',
-  activity: 'activity',
-  sourceReplicaExpression: 'source_replica_expression',
-  priority: 'priority',
-  childRuleId: 'child_rule_id',
-  eolAt: 'eol_at',
-  meta: 'meta',
-  purgeReplicas: 'purge_replicas',
-  ignoreAccountLimit: 'ignore_account_limit',
-};
+/** The columns an update of a rule's options changes: those it names. */
+const changedColumns = (changes: RuleUpdated['data']['changes']): Partial<RuleDocument> => ({
+  ...(changes.expiresAt !== undefined ? { expires_at: changes.expiresAt } : {}),
+  ...(changes.locked !== undefined ? { locked: changes.locked } : {}),
+  ...(changes.account !== undefined ? { account: changes.account } : {}),
+  ...(changes.comments !== undefined ? { comments: changes.comments } : {}),
+  ...(changes.activity !== undefined ? { activity: changes.activity } : {}),
+  ...(changes.sourceReplicaExpression !== undefined
+    ? { source_replica_expression: changes.sourceReplicaExpression }
+    : {}),
+  ...(changes.priority !== undefined ? { priority: changes.priority } : {}),
+  ...(changes.childRuleId !== undefined ? { child_rule_id: changes.childRuleId } : {}),
+  ...(changes.eolAt !== undefined ? { eol_at: changes.eolAt } : {}),
+  ...(changes.meta !== undefined ? { meta: changes.meta } : {}),
+  ...(changes.purgeReplicas !== undefined ? { purge_replicas: changes.purgeReplicas } : {}),
+  ...(changes.ignoreAccountLimit !== undefined ? { ignore_account_limit: changes.ignoreAccountLimit } : {}),
+});
 
 /**
  * The creation row has a fixed id (sorting first among the rule's rows), so the locks its own
@@ -341,12 +352,7 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
         };
         return seen.rule;
       case 'RuleUpdated': {
-        const next: Record<string, unknown> = { ...document, updated_at: event.data.at };
-        for (const [key, value] of Object.entries(event.data.changes)) {
-          const column = COLUMN_OF[key];
-          if (column) next[column] = value;
-        }
-        seen.rule = next as RuleDocument;
+        seen.rule = { ...document, updated_at: event.data.at, ...changedColumns(event.data.changes) };
         return seen.rule;
       }
       case 'RuleApproved':
@@ -366,18 +372,16 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
   switch (event.type) {
     case 'RuleLocksCreated': {
       const requestId = context.currentEvent().metadata.requestId;
-      await context
-        .collection<RuleHistoryDocument>(ruleHistoryCollection)
-        .update(creationHistoryId(ruleId), (row) =>
-          row && row.request_id === requestId
-            ? {
-                ...row,
-                locks_ok_cnt: rule.locks_ok_cnt,
-                locks_replicating_cnt: rule.locks_replicating_cnt,
-                locks_stuck_cnt: rule.locks_stuck_cnt,
-              }
-            : undefined,
-        );
+      await context.collection<RuleHistoryDocument>(ruleHistoryCollection).update(creationHistoryId(ruleId), (row) =>
+        row && row.request_id === requestId
+          ? {
+              ...row,
+              locks_ok_cnt: rule.locks_ok_cnt,
+              locks_replicating_cnt: rule.locks_replicating_cnt,
+              locks_stuck_cnt: rule.locks_stuck_cnt,
+            }
+          : undefined,
+      );
       await createLocks(context, rule.account, ruleId, event.data.locks, event.data.at);
       await createDatasetLocks(context, rule, event.data.datasetLocks, event.data.at);
       return;

@@ -75,7 +75,7 @@ export const ruleFilter = (query: Readonly<Record<string, string>>): Filter => {
       const [column, operator] = DATE_FILTERS[key]!;
       const date = parseRucioDate(value) ?? parseFilterDate(value);
       if (!date) throw new InvalidValueForKey(`${key}: '${value}' is not a date`);
-      filter[column] = { ...((filter[column] as object) ?? {}), [operator]: date.toISOString() };
+      filter[column] = { ...(filter[column] ?? {}), [operator]: date.toISOString() };
       continue;
     }
     if (!COLUMNS.has(key)) throw new InvalidValueForKey(`Unknown rule filter: ${key}`);

@@ -7,6 +7,7 @@ import type {
   FindOptions,
   ReadStoreTransaction,
 } from '../../infra/readstore/readStore.ts';
+import { asDocument } from '../../infra/readstore/documents.ts';
 import type { Projected } from '../projection.ts';
 
 /**
@@ -19,7 +20,7 @@ import type { Projected } from '../projection.ts';
  * event already touched the document (one event may update a document in several steps).
  */
 export class ProjectionContext {
-  private readonly collections = new Map<string, ProjectionCollection<Projected>>();
+  private readonly collections = new Map<string, CachedCollection>();
   private event: RecordedEvent | undefined;
   private touchedByEvent = new Set<string>();
 
@@ -43,13 +44,14 @@ export class ProjectionContext {
     return this.event;
   }
 
+  /** The collection as documents of type `T`: every call for one collection shares its cache. */
   collection<T extends Projected>(logical: CollectionSpec): ProjectionCollection<T> {
     let collection = this.collections.get(logical.name);
     if (!collection) {
-      collection = new ProjectionCollection<Projected>(this.transaction.collection(this.physicalSpec(logical)), this);
+      collection = new CachedCollection(this.transaction.collection(this.physicalSpec(logical)), this);
       this.collections.set(logical.name, collection);
     }
-    return collection as unknown as ProjectionCollection<T>;
+    return new ProjectionCollection<T>(collection);
   }
 
   /** Whether the current event may change this document; records that it does. */
@@ -76,15 +78,58 @@ export class ProjectionContext {
  */
 type CacheEntry<T> = { document: T | null; dirty: boolean; blind?: boolean };
 
+/**
+ * One collection of a batch as a projection reads and writes it, typed by its documents. The
+ * documents come from the collection's cache shared by every view of it, typed as the collection
+ * is (the read store's `asDocument`).
+ */
 export class ProjectionCollection<T extends Projected> {
-  private readonly cache = new Map<string, CacheEntry<T>>();
+  constructor(private readonly cached: CachedCollection) {}
+
+  async get(id: string): Promise<T | null> {
+    const document = await this.cached.get(id);
+    return document && asDocument<T>(document);
+  }
+
+  /**
+   * Creates a document the current event brings into being (a DID's creation, a new replica),
+   * without reading the store first. If the document exists when the batch is written, the event
+   * was applied before, so the stored one is kept. A document this batch already knows is simply
+   * replaced, as `update` would.
+   */
+  create(id: string, document: T): Promise<void> {
+    return this.cached.create(id, document);
+  }
+
+  /**
+   * Changes one document: `change` gets the current document (or null) and returns the new one,
+   * null to delete it, or undefined to leave it as it is. Skipped when the document already
+   * reflects the current event.
+   */
+  update(id: string, change: (document: T | null) => T | null | undefined): Promise<void> {
+    return this.cached.update(id, (document) => change(document && asDocument<T>(document)));
+  }
+
+  /** Queries see every change made earlier in the batch: pending writes are flushed first. */
+  async find(filter: Filter, options?: FindOptions): Promise<T[]> {
+    return (await this.cached.find(filter, options)).map((document) => asDocument<T>(document));
+  }
+
+  async *stream(filter: Filter, options?: FindOptions): AsyncGenerator<T> {
+    for await (const document of this.cached.stream(filter, options)) yield asDocument<T>(document);
+  }
+}
+
+/** A collection of the batch with its write-back cache (see ProjectionContext). */
+class CachedCollection {
+  private readonly cache = new Map<string, CacheEntry<Projected>>();
 
   constructor(
-    private readonly collection: Collection<T>,
+    private readonly collection: Collection<Projected>,
     private readonly context: ProjectionContext,
   ) {}
 
-  async get(id: string): Promise<T | null> {
+  async get(id: string): Promise<Projected | null> {
     const cached = this.cache.get(id);
     if (cached && !cached.blind) return cached.document;
     const document = await this.collection.get(id);
@@ -97,26 +142,15 @@ export class ProjectionCollection<T extends Projected> {
     return document;
   }
 
-  /**
-   * Creates a document the current event brings into being (a DID's creation, a new replica),
-   * without reading the store first. If the document exists when the batch is written, the event
-   * was applied before, so the stored one is kept. A document this batch already knows is simply
-   * replaced, as `update` would.
-   */
-  async create(id: string, document: T): Promise<void> {
+  async create(id: string, document: Projected): Promise<void> {
     if (this.cache.has(id)) return this.update(id, () => document);
     this.context.markTouched(this.collection.name, id);
     this.cache.set(id, { document: { ...document, _id: id, _pos: this.context.position }, dirty: true, blind: true });
   }
 
-  /**
-   * Changes one document: `change` gets the current document (or null) and returns the new one,
-   * null to delete it, or undefined to leave it as it is. Skipped when the document already
-   * reflects the current event.
-   */
-  async update(id: string, change: (document: T | null) => T | null | undefined): Promise<void> {
+  async update(id: string, change: (document: Projected | null) => Projected | null | undefined): Promise<void> {
     const current = await this.get(id);
-    if (!this.context.claim(this.collection.name, current ? current : ({ _id: id } as T))) return;
+    if (!this.context.claim(this.collection.name, current ? current : { _id: id })) return;
     const next = change(current);
     if (next === undefined) return;
     this.context.markTouched(this.collection.name, id);
@@ -127,19 +161,18 @@ export class ProjectionCollection<T extends Projected> {
     this.cache.set(id, { document: { ...next, _id: id, _pos: this.context.position }, dirty: true });
   }
 
-  /** Queries see every change made earlier in the batch: pending writes are flushed first. */
-  async find(filter: Filter, options?: FindOptions): Promise<T[]> {
+  async find(filter: Filter, options?: FindOptions): Promise<Projected[]> {
     await this.flush();
     return this.collection.find(filter, options).toArray();
   }
 
-  async *stream(filter: Filter, options?: FindOptions): AsyncGenerator<T> {
+  async *stream(filter: Filter, options?: FindOptions): AsyncGenerator<Projected> {
     await this.flush();
     yield* this.collection.find(filter, options);
   }
 
   async flush(): Promise<void> {
-    const operations: BulkOperation<T>[] = [];
+    const operations: BulkOperation<Projected>[] = [];
     for (const [id, entry] of this.cache) {
       if (!entry.dirty) continue;
       if (entry.blind && entry.document) {

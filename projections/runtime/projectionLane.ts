@@ -13,6 +13,7 @@ import {
   servingCheckpointId,
   type ProjectionCheckpointDocument,
 } from './projectionState.ts';
+import { errorMessage } from '../../domain/shared/narrowing.ts';
 
 /** A projection as a lane runs it: which generation it writes and up to where it has applied `$all`. */
 export type LaneEntry = {
@@ -32,7 +33,7 @@ export class ProjectionFailure extends Error {
   ) {
     super(
       `Projection ${projectionName} failed${event ? ` on ${event.type} at ${event.position}` : ''}: ` +
-        String((cause as Error)?.message ?? cause),
+        errorMessage(cause),
     );
   }
 }

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import type { ServiceConfig } from '../../infra/config.ts';
+import { parseServiceConfig } from '../../infra/config.ts';
+import { isRecord } from '../../infra/narrowing.ts';
 import { createLogger } from '../../infra/logger.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../index.ts';
@@ -12,7 +13,7 @@ import { ReadModels } from './readModels.ts';
  * connections, own ProjectionRunner; it reports the applied position after each batch and every
  * switch of generation, and stops when asked, closing its stores.
  */
-const config = (workerData as { config: ServiceConfig }).config;
+const config = parseServiceConfig(isRecord(workerData) ? workerData.config : undefined);
 const port = parentPort!;
 const post = (message: ProjectorThreadMessage) => port.postMessage(message);
 const logger = createLogger(config.logLevel).child({ role: 'projector', thread: 'projections' });

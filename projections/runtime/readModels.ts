@@ -32,7 +32,9 @@ export class ReadModels {
    * projector when a rebuild switches reads over. Returns a function that stops it.
    */
   refreshEvery(intervalMs: number, onError: (error: unknown) => void): () => void {
-    const timer = setInterval(() => this.refresh().catch(onError), intervalMs);
+    const timer = setInterval(() => {
+      this.refresh().catch(onError);
+    }, intervalMs);
     timer.unref();
     return () => clearInterval(timer);
   }

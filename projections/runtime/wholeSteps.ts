@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../../infra/eventstore/eventStore.ts';
+import { isRecord } from '../../domain/shared/narrowing.ts';
 
 /** The event that ends a multi-stream step without all its events (infra/eventstore/steppedEventStore.ts). */
 const STEP_ABANDONED = 'StepAbandoned';
@@ -22,7 +23,7 @@ export class WholeSteps {
   private readonly abandoned = new Set<string>();
 
   /** The events of `batch` (after any held before) that may be applied now, in order. */
-  release(batch: readonly RecordedEvent[]): RecordedEvent[] {
+  release(batch: readonly RecordedEvent[]): readonly RecordedEvent[] {
     const events = this.held.length === 0 ? batch : [...this.held, ...batch];
     for (const event of batch) {
       const step = event.metadata?.step;
@@ -31,7 +32,7 @@ export class WholeSteps {
         ids.add(event.id);
         this.seen.set(step.id, ids);
       } else if (event.type === STEP_ABANDONED && event.streamName.startsWith('step-')) {
-        const stepId = (event.data as { stepId?: unknown }).stepId;
+        const stepId = isRecord(event.data) ? event.data.stepId : undefined;
         // Its events come before it in `$all`; a step that wrote none has nothing to release.
         if (typeof stepId === 'string' && this.seen.has(stepId)) this.abandoned.add(stepId);
       }
@@ -40,7 +41,7 @@ export class WholeSteps {
     if (cut < 0) {
       this.held = [];
       this.forgetReleased(events);
-      return events as RecordedEvent[];
+      return events;
     }
     const released = events.slice(0, cut);
     this.held = events.slice(cut);

@@ -1,4 +1,4 @@
-import type { DidType } from '../../domain/did/did.ts';
+import { isColumnValue, type DidType } from '../../domain/did/did.ts';
 import { RULE_STATES, type RuleState } from '../../domain/rule/rule.ts';
 import type { RetroactiveCursor, SubscriptionRecord } from '../../domain/subscription/subscription.ts';
 import type { DidFacts } from '../../domain/subscription/subscriptionFilter.ts';
@@ -107,7 +107,11 @@ export const didFactsOfDocument = (document: DidDocument): DidFacts => ({
   name: document.name,
   didType: document.did_type,
   account: document.account,
-  columns: Object.fromEntries(Object.entries(document).filter(([key]) => !NOT_COLUMNS.has(key))) as DidFacts['columns'],
+  columns: Object.fromEntries(
+    Object.entries(document).flatMap(([key, value]) =>
+      !NOT_COLUMNS.has(key) && isColumnValue(value) ? [[key, value]] : [],
+    ),
+  ),
 });
 
 /**

@@ -30,8 +30,27 @@ type AuditLine = {
   causation_id: string | null;
   schema_version: number;
   hash: string | null;
-  data: Record<string, any>;
+  /** What these tests read of the data of the events they look at. */
+  data: Readonly<{ children?: { name: string }[]; changes?: { expiresAt?: string }; rse?: string; key?: string }>;
 };
+
+/** What these tests read of a DID's state (`/audit/dids/.../state`). */
+type DidStateJson = Readonly<{
+  metadata: Record<string, unknown>;
+  content: { length: number; bytes: number; children: { name: string }[] };
+  rules: { expires_at: string | null }[];
+}>;
+
+/** What these tests read of a projection's status (`/admin/projections`). */
+type ProjectionJson = Readonly<{
+  name: string;
+  generation: number;
+  head: number;
+  checkpoint: number;
+  lag: number;
+  rebuild: unknown;
+  status: string;
+}>;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -128,15 +147,15 @@ describe('API: audit', () => {
     expect(attach.at).to.match(/^\d{4}-\d{2}-\d{2}T/);
     expect(attach.request_id).to.be.a('string');
     expect(attach.hash).to.match(/^[0-9a-f]{64}$/);
-    expect(attach.data.children.map((child: { name: string }) => child.name)).to.deep.equal(['f1', 'f2']);
+    expect(attach.data.children!.map((child) => child.name)).to.deep.equal(['f1', 'f2']);
     const deletion = lines[lines.length - 1]!;
     expect(deletion).to.include({ stream: `rule-${ruleId}`, revision: 2 });
-    expect(deletion.data.changes.expiresAt).to.be.a('string');
+    expect(deletion.data.changes!.expiresAt).to.be.a('string');
 
     const then = expectStatus(
       await server.root('GET', `/audit/dids/${scope}/${dataset}/state?as_of=${betweenAttachAndMetadata}`),
       200,
-    ).json<Record<string, any>>();
+    ).json<DidStateJson>();
     expect(then).to.include({
       scope,
       name: dataset,
@@ -149,14 +168,14 @@ describe('API: audit', () => {
     });
     expect(then.metadata).to.not.have.property('campaign');
     expect(then.content).to.deep.include({ length: 2, bytes: 200 });
-    expect(then.content.children.map((child: { name: string }) => child.name)).to.deep.equal(['f1', 'f2']);
+    expect(then.content.children.map((child) => child.name)).to.deep.equal(['f1', 'f2']);
     expect(then.rules).to.deep.equal([]);
 
     const withRule = lines.find((line) => line.type === 'DidRuleAttached')!;
     const ruled = expectStatus(
       await server.root('GET', `/audit/dids/${scope}/${dataset}/state?as_of=${withRule.position}`),
       200,
-    ).json<Record<string, any>>();
+    ).json<DidStateJson>();
     expect(ruled.metadata).to.include({ campaign: 'mc23' });
     expect(ruled.rules).to.have.length(1);
     expect(ruled.rules[0]).to.include({
@@ -166,10 +185,11 @@ describe('API: audit', () => {
       rse_expression: b.rse,
       copies: 1,
     });
-    const now = expectStatus(await server.root('GET', `/audit/dids/${scope}/${dataset}/state`), 200).json<
-      Record<string, any>
-    >();
-    expect(now.rules[0].expires_at).to.equal(deletion.data.changes.expiresAt);
+    const now = expectStatus(
+      await server.root('GET', `/audit/dids/${scope}/${dataset}/state`),
+      200,
+    ).json<DidStateJson>();
+    expect(now.rules[0]!.expires_at).to.equal(deletion.data.changes!.expiresAt);
 
     const verified = dms(server, 'audit', 'verify');
     expect(verified.status, verified.stderr + verified.stdout).to.equal(0);
@@ -266,8 +286,8 @@ describe('API: audit', () => {
     it('lets an admin read every history', async () => {
       const { scope, dataset, ruleId } = await aDatasetWithARule();
       const admin = await server.createUser({ admin: true });
-      expect(await history(`/audit/dids/${scope}/${dataset}/events`, admin.token)).to.not.be.empty;
-      expect(await history(`/audit/rules/${ruleId}/events`, admin.token)).to.not.be.empty;
+      expect(await history(`/audit/dids/${scope}/${dataset}/events`, admin.token)).to.not.deep.equal([]);
+      expect(await history(`/audit/rules/${ruleId}/events`, admin.token)).to.not.deep.equal([]);
     });
   });
 
@@ -397,7 +417,7 @@ describe('API: audit', () => {
       const projections = expectStatus(
         await server.call('GET', '/admin/projections', { token: admin.token }),
         200,
-      ).json<Record<string, any>[]>();
+      ).json<ProjectionJson[]>();
       const audit = projections.find((projection) => projection.name === 'audit_index')!;
       expect(audit).to.include({
         version: auditIndexProjection.version,
@@ -413,8 +433,8 @@ describe('API: audit', () => {
     });
 
     it("rebuilds a projection on root's request and switches reads to the new generation", async () => {
-      const before = expectStatus(await server.root('GET', '/admin/projections'), 200).json<Record<string, any>[]>();
-      const generation = before.find((projection) => projection.name === 'scopes')!.generation as number;
+      const before = expectStatus(await server.root('GET', '/admin/projections'), 200).json<ProjectionJson[]>();
+      const generation = before.find((projection) => projection.name === 'scopes')!.generation;
       const admin = await server.createUser({ admin: true });
       expectError(
         await server.call('POST', '/admin/projections/scopes/rebuild', { token: admin.token }),
@@ -432,16 +452,16 @@ describe('API: audit', () => {
         projector_running: true,
       });
       const deadline = Date.now() + 15_000;
-      let scopes: Record<string, any> | undefined;
+      let scopes: ProjectionJson | undefined;
       while (Date.now() < deadline) {
         scopes = expectStatus(await server.root('GET', '/admin/projections'), 200)
-          .json<Record<string, any>[]>()
+          .json<ProjectionJson[]>()
           .find((projection) => projection.name === 'scopes');
         if (scopes?.generation === generation + 1 && scopes.rebuild === null) break;
         await pause(100);
       }
       expect(scopes).to.include({ generation: generation + 1, rebuild: null, status: 'running' });
-      expect(expectStatus(await server.root('GET', '/scopes/'), 200).json<string[]>()).to.not.be.empty;
+      expect(expectStatus(await server.root('GET', '/scopes/'), 200).json<string[]>()).to.not.deep.equal([]);
     });
   });
 });

@@ -47,7 +47,7 @@ describe('API: bad, suspicious and temporarily unavailable replicas', () => {
         rse,
         rse_id: id,
         cnt: 2,
-        created_at: (suspicious.json() as { created_at: string }[])[0]!.created_at,
+        created_at: suspicious.json<{ created_at: string }[]>()[0]!.created_at,
       },
     ]);
     expect(

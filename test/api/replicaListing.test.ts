@@ -102,17 +102,13 @@ describe('API: listing replicas (behaviour rules 9 and 10)', () => {
       schemes: ['root'],
     });
     expect(
-      Object.entries(line!.pfns).map(([pfn, entry]: [string, any]) => [
-        pfn.split('/')[2],
-        entry.domain,
-        entry.priority,
-      ]),
+      Object.entries(line!.pfns).map(([pfn, entry]) => [pfn.split('/')[2], entry.domain, entry.priority]),
     ).to.deep.equal([
       ['near.example.org:1094', 'lan', 1],
       ['far.example.org:1094', 'wan', 2],
     ]);
     const both = await listReplicas(server, { dids: [{ scope, name: 'f1' }], domain: 'all', rse_expression: near.rse });
-    expect(Object.values(both[0]!.pfns).map((entry: any) => [entry.domain, entry.priority])).to.deep.equal([
+    expect(Object.values(both[0]!.pfns).map((entry) => [entry.domain, entry.priority])).to.deep.equal([
       ['lan', 1],
       ['wan', 2],
     ]);

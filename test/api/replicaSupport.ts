@@ -56,7 +56,18 @@ export const addReplicas = async (server: TestServer, rse: string, files: object
   expect(response.status, response.text).to.equal(201);
 };
 
+/** A line of `POST /replicas/list` as the tests read it; the other fields are compared whole. */
+export type ListedReplicaJson = Readonly<{
+  scope: string;
+  name: string;
+  pfns: Readonly<Record<string, Readonly<{ domain: string; priority: number; rse: string; [field: string]: unknown }>>>;
+  rses: Readonly<Record<string, readonly string[]>>;
+  states: Readonly<Record<string, string>>;
+  parents?: readonly string[];
+  [field: string]: unknown;
+}>;
+
 export const listReplicas = async (server: TestServer, body: object, query = '') =>
-  expectStatus(await server.root('POST', `/replicas/list${query}`, { body }), 200).lines<Record<string, any>>();
+  expectStatus(await server.root('POST', `/replicas/list${query}`, { body }), 200).lines<ListedReplicaJson>();
 
 export const newScopeName = (): string => uniqueName('s.');

@@ -13,7 +13,7 @@ import { newScope, path } from '../support/dids.ts';
 import { fileItem, rseWithProtocols } from './replicaSupport.ts';
 import { ruleOverHttp } from '../support/rules.ts';
 
-type Json = Record<string, any>;
+type Json = Readonly<Record<string, unknown>>;
 
 /**
  * The /requests routes over HTTP (rest-api-reference §1.20). Requests are queued by rules; the

@@ -60,7 +60,7 @@ describe('API: RSE protocols and PFNs', () => {
       await add(webdav({ prefix: '/other' }), 'https'),
       409,
       'Duplicate',
-      /Protocol 'https' on port 443 already registered for  '.+' with hostname 'eos.example.org'./,
+      /Protocol 'https' on port 443 already registered for {2}'.+' with hostname 'eos.example.org'./,
     );
     expectError(
       await add(webdav({ domains: { wan: { read: -1 } } })),

@@ -11,7 +11,8 @@ import {
 import { rseWithProtocols } from './replicaSupport.ts';
 
 /** Seconds between a Rucio date (`Mon, 23 Nov 2026 10:00:00 UTC`) and now. */
-const secondsFromNow = (date: string): number => (Date.parse(date.replace(' UTC', ' GMT')) - Date.now()) / 1000;
+const secondsFromNow = (date: unknown): number =>
+  (Date.parse(String(date).replace(' UTC', ' GMT')) - Date.now()) / 1000;
 
 /**
  * The rule routes over HTTP, one option or answer per test: refusals of POST /rules/, every
@@ -480,7 +481,7 @@ describe('API: reducing and moving a rule', () => {
       [
         [a, 'OK'],
         [c, 'REPLICATING'],
-      ].sort() as [string, string][],
+      ].sort(),
     );
   });
 

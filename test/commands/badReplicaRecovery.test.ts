@@ -31,7 +31,7 @@ describe('Commands: a BAD replica is recovered or lost (rule 25)', () => {
     return state.id;
   };
   const ofType = (events: readonly StreamedEvent[], type: string) =>
-    events.filter((event) => event.type === type).map((event) => event.data as Record<string, any>);
+    events.filter((event) => event.type === type).map((event) => event.data as Readonly<Record<string, unknown>>);
 
   /** ds [f1] on SITE_A under a rule to SITE_A (OK), f1 also on SITE_B when `copy`, the replica on SITE_A declared BAD. */
   const badReplica =
@@ -83,7 +83,9 @@ describe('Commands: a BAD replica is recovered or lost (rule 25)', () => {
         const [queued] = ofType(events, 'RequestQueued');
         expect(queued!.request).to.include({ name: 'f1', destRse: 'SITE_A', activity: RECOVERY_ACTIVITY });
         expect(
-          ofType(events, 'RuleLocksChanged').map((data) => data.locks.map((lock: { state: string }) => lock.state)),
+          ofType(events, 'RuleLocksChanged').map((data) =>
+            (data.locks as { state: string }[]).map((lock) => lock.state),
+          ),
         ).to.deep.equal([['REPLICATING']]);
         expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([
           ['OK', 'REPLICATING'],

@@ -17,7 +17,7 @@ import type { StreamedEvent } from '../support/projectionHarness.ts';
 import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
 
 const ofType = (events: readonly StreamedEvent[], type: string) =>
-  events.filter((event) => event.type === type).map((event) => event.data as Record<string, any>);
+  events.filter((event) => event.type === type).map((event) => event.data as Readonly<Record<string, unknown>>);
 
 /**
  * The conveyor's commands over a real event store: each daemon's batch is one step, every request

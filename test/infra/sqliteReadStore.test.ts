@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { join } from 'node:path';
 import { compileFilter } from '../../infra/readstore/documents.ts';
-import type { Document, Filter } from '../../infra/readstore/readStore.ts';
+import type { Document } from '../../infra/readstore/readStore.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -96,7 +96,7 @@ describe('SqliteReadStore specifics', () => {
       fc.constantFrom('^a', '^user\\.', 'b$', '^us.r', '^a|^u').map((v) => ({ $regex: v })),
       fc.boolean().map((v) => ({ $exists: v })),
     );
-    const leaf = fc.tuple(field, condition).map(([f, c]) => ({ [f]: c }) as Filter);
+    const leaf = fc.tuple(field, condition).map(([f, c]) => ({ [f]: c }));
     const filterArb = fc.oneof(
       leaf,
       fc.array(leaf, { minLength: 1, maxLength: 3 }).map((parts) => ({ $or: parts })),

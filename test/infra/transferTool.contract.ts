@@ -69,7 +69,7 @@ export const transferToolContract = (toolName: string, open: () => Promise<Trans
       const submitted = await tool.submit(jobs);
       expect(submitted.map((job) => job.requestId)).to.deep.equal(jobs.map((job) => job.requestId));
       expect(new Set(submitted.map((job) => job.externalId)).size).to.equal(3);
-      for (const job of submitted) expect(job.externalHost).to.be.a('string').and.not.empty;
+      for (const job of submitted) expect(job.externalHost).to.be.a('string').that.is.not.equal('');
       await pollUntilFinal(
         tool,
         submitted.map((job) => job.externalId),
@@ -82,14 +82,14 @@ export const transferToolContract = (toolName: string, open: () => Promise<Trans
       const report = reports.get(submitted!.externalId)!;
       expect(report).to.include({ externalId: submitted!.externalId, state: 'DONE', reason: null });
       expect(report.finishedAt).to.be.a('string');
-      expect(Date.parse(report.finishedAt!)).to.not.be.NaN;
+      expect(Number.isNaN(Date.parse(report.finishedAt!))).to.equal(false);
     });
 
     it('reports a job that cannot be done as FAILED, with the reason', async () => {
       const [submitted] = await tool.submit([await fixture.jobThatFails(requestId())]);
       const report = (await pollUntilFinal(tool, [submitted!.externalId])).get(submitted!.externalId)!;
       expect(report.state).to.equal('FAILED');
-      expect(report.reason).to.be.a('string').and.not.empty;
+      expect(report.reason).to.be.a('string').that.is.not.equal('');
     });
 
     it('returns from submit before a long job ends, and reports it SUBMITTED meanwhile', async () => {
@@ -139,7 +139,7 @@ export const transferToolContract = (toolName: string, open: () => Promise<Trans
 
     it('keeps each job to its own outcome when several run at once', async () => {
       const jobs = await Promise.all(
-        Array.from({ length: 6 }, (_, index) =>
+        Array.from({ length: 6 }, async (_, index) =>
           index % 3 === 1 ? fixture.jobThatFails(requestId()) : fixture.jobThatSucceeds(requestId()),
         ),
       );

@@ -37,7 +37,7 @@ const given = (events: readonly StreamedEvent[], options: { twice?: boolean } = 
           .flatMap((bucket) =>
             bucket.entries.map((entry) => ({ bucket: bucket._id, key: bucket.key.slice(prefix.length), entry })),
           )
-          .sort((a, b) => (a.entry[0] as number) - (b.entry[0] as number));
+          .sort((a, b) => a.entry[0] - b.entry[0]);
       return {
         byAccount: feedOf('account:').map(({ bucket, key, entry }) => {
           const [position, type, at] = entry as HistoryEntry;

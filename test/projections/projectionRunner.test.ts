@@ -91,12 +91,12 @@ describe('ProjectionRunner', () => {
   it('applies events in batches and lets writers wait for their position', async () => {
     const readModels = await startRunner([counterProjection()], { batchSize: 2 });
     const stream = uniqueName('counter-');
-    let result;
+    let position = 0n;
     for (const name of ['a', 'b', 'c', 'd', 'e'])
-      result = await eventStore.appendToStream(stream, [newEvent('Ticked', { name })]);
-    expect(await runner!.waitFor(result!.position, 2000)).to.equal(true);
+      ({ position } = await eventStore.appendToStream(stream, [newEvent('Ticked', { name })]));
+    expect(await runner!.waitFor(position, 2000)).to.equal(true);
     const counter = await readModels.collection<Counter>(counters).get(stream);
-    expect(counter).to.include({ count: 5, _pos: Number(result!.position) });
+    expect(counter).to.include({ count: 5, _pos: Number(position) });
     expect(counter!.names).to.deep.equal(['a', 'b', 'c', 'd', 'e']);
   });
 

@@ -149,8 +149,11 @@ export const ruleOverHttp = async (server: TestServer, body: object, token?: str
 };
 
 /** GET /rules/{id} as root, expecting 200. */
-export const ruleJsonOverHttp = async (server: TestServer, ruleId: string): Promise<Record<string, any>> =>
-  expectStatus(await server.root('GET', `/rules/${ruleId}`), 200).json<Record<string, any>>();
+export const ruleJsonOverHttp = async (
+  server: TestServer,
+  ruleId: string,
+): Promise<Readonly<Record<string, unknown>>> =>
+  expectStatus(await server.root('GET', `/rules/${ruleId}`), 200).json<Readonly<Record<string, unknown>>>();
 
 /** The rule's replica locks as `[name, rse, state]`, sorted. */
 export const locksOverHttp = async (server: TestServer, ruleId: string): Promise<[string, string, string][]> =>

@@ -21,7 +21,7 @@ import type { WorkerContext } from '../../workers/workerContext.ts';
  * rules whose copies arrive (or fail) without anyone acting.
  */
 
-type RequestJson = Record<string, unknown>;
+type RequestJson = Readonly<Record<string, unknown>>;
 
 /** Two RSEs linked A → B, a dataset of `files` on A: what a rule to B needs to transfer. */
 const linkedWorld = async (

@@ -30,6 +30,7 @@ import type { AppContext, Services } from '../../services.ts';
 import { wildcardPattern } from '../../wildcards.ts';
 import { listRules, ruleFilter } from '../../../projections/rule/ruleQueries.ts';
 import { ruleLines } from '../rule/rules.ts';
+import { isOneOf } from '../../../domain/shared/narrowing.ts';
 
 /** Account details as Rucio's `Account.to_dict()`, with its `YYYY-MM-DDTHH:MM:SS` dates. */
 const accountDetails = (document: AccountDocument) => ({
@@ -55,10 +56,10 @@ const attributeValue = (value: unknown): string => {
 
 const identityTypeOf = (value: unknown): IdentityType => {
   const upper = typeof value === 'string' ? value.toUpperCase() : '';
-  if (!(IDENTITY_TYPES as readonly string[]).includes(upper)) {
+  if (!isOneOf(IDENTITY_TYPES, upper)) {
     throw new IdentityError(`${String(value)} is not a valid identity type. Choose from ${IDENTITY_TYPES.join(', ')}`);
   }
-  return upper as IdentityType;
+  return upper;
 };
 
 const requiredText = (parameters: Record<string, unknown>, name: string, maxLength: number): string => {
@@ -97,12 +98,12 @@ const accountListing = (ctx: AppContext): AccountListing => {
   for (const [key, raw] of Object.entries(ctx.query)) {
     const value = Array.isArray(raw) ? raw[0]! : raw!;
     if (key === 'account_type') {
-      if (!(ACCOUNT_TYPES as readonly string[]).includes(value)) {
+      if (!isOneOf(ACCOUNT_TYPES, value)) {
         throw new InvalidAccountType(
           `${value} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`,
         );
       }
-      listing.accountType = value as AccountType;
+      listing.accountType = value;
     } else if (key === 'account') {
       if (value.includes('*')) listing.accountPattern = wildcardPattern(value);
       else listing.account = value;
@@ -318,13 +319,13 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
       const account = ctx.params.account!;
       assertValidName('account', account);
       const accountType = typeof type === 'string' ? type.toUpperCase() : '';
-      if (!(ACCOUNT_TYPES as readonly string[]).includes(accountType)) {
+      if (!isOneOf(ACCOUNT_TYPES, accountType)) {
         throw new InvalidAccountType(
           `${String(type)} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`,
         );
       }
       await created(ctx, services, (metadata) =>
-        createAccount(services.commands, { account, accountType: accountType as AccountType, email }, metadata),
+        createAccount(services.commands, { account, accountType, email }, metadata),
       );
     },
   );

@@ -123,7 +123,7 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
     '/audit/rules/:ruleId/events',
     history('A rule’s events, its locks and transfer requests (admins).', RuleNotFound),
     async (ctx) => {
-      const { ruleId } = ctx.params as { ruleId: string };
+      const ruleId = ctx.params.ruleId!;
       await requireHistoryReader(ctx, `rule ${ruleId}`);
       await requireStream(ruleStreamName(ruleId), RuleNotFound, `No replication rule found with id ${ruleId}`);
       await sendSubjectHistory(ctx, ruleSubject(ruleId), ruleStreamName(ruleId));
@@ -134,7 +134,7 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
     '/audit/rses/:rse/events',
     history('An RSE’s events, the replicas, locks and rules it received or lost (admins).', RSENotFound),
     async (ctx) => {
-      const { rse } = ctx.params as { rse: string };
+      const rse = ctx.params.rse!;
       await requireHistoryReader(ctx, `RSE ${rse}`);
       await requireStream(rseStreamName(rse), RSENotFound, `RSE '${rse}' cannot be found`);
       await sendSubjectHistory(ctx, rseSubject(rse), rseStreamName(rse));
@@ -145,7 +145,7 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
     '/audit/accounts/:account/events',
     history('What an account did: the events whose acting account it is (admins).', AccountNotFound),
     async (ctx) => {
-      const { account } = ctx.params as { account: string };
+      const account = ctx.params.account!;
       await requireHistoryReader(ctx, `account ${account}`);
       await requireStream(accountStreamName(account), AccountNotFound, `Account with ID '${account}' cannot be found`);
       await sendFeed(ctx, { ...rangeOf(ctx), account });

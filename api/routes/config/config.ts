@@ -97,7 +97,8 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     '/config/:section/:option',
     { accept: JSON_ONLY, summary: 'One option’s value, typed as JSON.', raises: [AccessDenied, ConfigNotFound] },
     async (ctx) => {
-      const { section, option } = ctx.params as { section: string; option: string };
+      const section = ctx.params.section!;
+      const option = ctx.params.option!;
       try {
         await requireReader(ctx, `retrieve option ${option} from section ${section}`);
       } catch (error) {

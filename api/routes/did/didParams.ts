@@ -1,9 +1,10 @@
 import type { AttachRequest } from '../../../domain/did/didContent.ts';
 import type { DidRef } from '../../../domain/did/did.ts';
-import { InvalidObject, TypeError_, UnsupportedOperation, ValueError } from '../../../domain/shared/errors.ts';
+import { InvalidObject, TypeError_, ValueError } from '../../../domain/shared/errors.ts';
 import { NAME_RULES } from '../../../domain/shared/names.ts';
 import { parseJsonBody } from '../../params.ts';
 import type { AppContext } from '../../services.ts';
+import { isRecord } from '../../../domain/shared/narrowing.ts';
 
 /**
  * Reading DID requests the way Rucio's views and schemas do (lib/rucio/common/schema/generic.py):
@@ -39,9 +40,8 @@ const checkPattern = (schema: string, kind: 'scope' | 'name', value: unknown): s
 };
 
 export const asObject = (schema: string, value: unknown): Record<string, unknown> => {
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    return problem(schema, `${JSON.stringify(value)} is not of type 'object'`);
-  return value as Record<string, unknown>;
+  if (!isRecord(value)) return problem(schema, `${JSON.stringify(value)} is not of type 'object'`);
+  return value;
 };
 
 export const asArray = (schema: string, value: unknown, maxItems = 1000): unknown[] => {
@@ -115,6 +115,6 @@ export const refuseRuleOptions = (parameters: Record<string, unknown>): void => 
 /** A JSON body that may be an object or a list (POST /dids/attachments). */
 export const jsonObjectOrList = (ctx: AppContext): Record<string, unknown> | unknown[] => {
   const body = parseJsonBody(ctx, 'dictionary or list');
-  if (body === null || typeof body !== 'object') throw new TypeError_('body must be a json dictionary or list');
-  return body as Record<string, unknown> | unknown[];
+  if (!isRecord(body) && !Array.isArray(body)) throw new TypeError_('body must be a json dictionary or list');
+  return body;
 };

@@ -19,7 +19,8 @@ const DATE_COLUMNS = new Set([
 const column = (document: DidDocument, name: string): unknown => {
   const value = document[name];
   if (value === undefined || value === null) return null;
-  return DATE_COLUMNS.has(name) ? rucioDateOrNull(value as string) : value;
+  // Dates are stored as ISO strings (see projections/did/dids.ts).
+  return DATE_COLUMNS.has(name) && typeof value === 'string' ? rucioDateOrNull(value) : value;
 };
 
 /** `get_did`: the file or collection record, with live sizes when `dynamic_depth` asked for them. */

@@ -7,6 +7,7 @@ import { IDENTITY_TYPES } from '../../../domain/identity/identity.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import { created, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
+import { isOneOf } from '../../../domain/shared/narrowing.ts';
 
 const CREATED = { status: 201, type: 'application/json', description: 'The JSON string "Created".' };
 
@@ -73,9 +74,8 @@ export const registerIdentityRoutes = (routes: RouteTable, services: Services): 
     '/identities/:identity_key/:type/accounts',
     { accept: JSON_ONLY, summary: 'The accounts an identity maps to.' },
     async (ctx) => {
-      const identityType = ctx.params.type!.toUpperCase() as IdentityType;
-      if (!(IDENTITY_TYPES as readonly string[]).includes(identityType))
-        throw new ValueError(`Unknown identity type ${ctx.params.type}`);
+      const identityType = ctx.params.type!.toUpperCase();
+      if (!isOneOf(IDENTITY_TYPES, identityType)) throw new ValueError(`Unknown identity type ${ctx.params.type}`);
       sendJson(ctx, await accountsOfIdentity(services.readModels, ctx.params.identity_key!, identityType));
     },
   );

@@ -13,6 +13,7 @@ import {
   rsePropertiesForCreation,
   rsePropertyChanges,
 } from '../rse/rseRequests.ts';
+import { isOneOf } from '../../../domain/shared/narrowing.ts';
 
 /**
  * The body of `POST /import` (what `GET /export` gives, plus accounts), read and checked whole
@@ -120,7 +121,7 @@ const accountImportOf = (value: unknown): AccountImport => {
   const identities = listOf(entry.identities, `identities of ${account}`).map((item) => {
     const identity = objectOf(item, 'identity');
     const type = String(param(identity, 'type')).toUpperCase();
-    if (!(IMPORTABLE_IDENTITY_TYPES as readonly string[]).includes(type)) {
+    if (!isOneOf(IMPORTABLE_IDENTITY_TYPES, type)) {
       throw new IdentityError(
         `${String(identity.type)} is not a valid identity type. Choose from ${IMPORTABLE_IDENTITY_TYPES.join(', ')}`,
       );
@@ -130,7 +131,7 @@ const accountImportOf = (value: unknown): AccountImport => {
       throw invalidImport(`identity ${JSON.stringify(key)} is not a non-empty string`);
     const password = identity.password ?? null;
     if (password !== null && typeof password !== 'string') throw invalidImport("password is not of type 'string'");
-    return { identityType: type as IdentityType, identity: key, password };
+    return { identityType: type, identity: key, password };
   });
   return { account, email, identities };
 };

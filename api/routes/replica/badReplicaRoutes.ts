@@ -28,6 +28,7 @@ import { replicaPfnsOf } from './replicaPfnLookup.ts';
 import { created, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
+import { isOneOf, isRecord } from '../../../domain/shared/narrowing.ts';
 
 /**
  * The query of Rucio's bad-replica listings: a URL-encoded JSON object, or an ordinary query
@@ -40,10 +41,7 @@ const queryParameters = (ctx: AppContext): ((name: string) => string | undefined
   } catch {
     parsed = undefined;
   }
-  const source =
-    parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : ctx.query;
+  const source = isRecord(parsed) ? parsed : ctx.query;
   return (name) => {
     const value = source[name];
     const first = Array.isArray(value) ? value[0] : value;
@@ -52,9 +50,7 @@ const queryParameters = (ctx: AppContext): ((name: string) => string | undefined
 };
 
 const badStateOf = (text: string): BadReplicaState => {
-  const state =
-    BAD_STATE_LETTERS[text] ??
-    (Object.values(BAD_STATE_LETTERS).includes(text as BadReplicaState) ? (text as BadReplicaState) : undefined);
+  const state = BAD_STATE_LETTERS[text] ?? Object.values(BAD_STATE_LETTERS).find((known) => known === text);
   if (!state) throw new ValueError(`'${text}' is not a valid BadFilesStatus`);
   return state;
 };
@@ -193,19 +189,12 @@ async function* fromArray<T>(items: readonly T[]): AsyncGenerator<T> {
 /** A declared replica: a PFN, or a DID with `rse` or `rse_id` (Rucio's InvalidType otherwise). */
 const declaredReplica = (value: unknown): DeclaredReplica => {
   if (typeof value === 'string') return value;
-  const item =
-    value !== null && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  const hasRse = item && (typeof item.rse === 'string' || typeof item.rse_id === 'string');
-  if (!item || typeof item.scope !== 'string' || typeof item.name !== 'string' || !hasRse) {
-    throw new InvalidType('The replica dictionary must include scope and either rse (name) or rse_id');
+  if (isRecord(value) && typeof value.scope === 'string' && typeof value.name === 'string') {
+    const { scope, name, rse, rse_id: rseId } = value;
+    if (typeof rseId === 'string') return { scope, name, rseId };
+    if (typeof rse === 'string') return { scope, name, rse };
   }
-  return {
-    scope: item.scope,
-    name: item.name,
-    ...(typeof item.rse_id === 'string' ? { rseId: item.rse_id } : { rse: item.rse as string }),
-  };
+  throw new InvalidType('The replica dictionary must include scope and either rse (name) or rse_id');
 };
 
 const declaredReplicas = (value: unknown): DeclaredReplica[] =>
@@ -255,7 +244,7 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       async (ctx) => {
         const parameters = jsonObject(ctx);
         const state = parameters.state;
-        if (!BAD_PFN_STATES.includes(state as BadPfnState))
+        if (!isOneOf(BAD_PFN_STATES, state))
           throw new ValueError(
             `'${String(state)}' is not a state PFNs can be declared in (${BAD_PFN_STATES.join(', ')})`,
           );
@@ -268,7 +257,7 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
             services.commands,
             {
               pfns,
-              state: state as BadPfnState,
+              state,
               reason: optionalText(parameters.reason, 'reason'),
               expiresAt: parameters.expires_at ? parseUtc(parameters.expires_at, 'fraction', 'expires_at') : undefined,
             },

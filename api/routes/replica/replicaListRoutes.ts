@@ -18,6 +18,7 @@ import { metalinkDocument, METALINK_TYPE, SUPPORTED_PROTOCOLS } from './replicaR
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { SETTINGS } from '../../../domain/config/settings.ts';
+import { isOneOf, isRecord } from '../../../domain/shared/narrowing.ts';
 
 const LISTING_TYPES = [NDJSON_TYPE, METALINK_TYPE];
 
@@ -99,14 +100,11 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
   const list = async (ctx: AppContext) => {
     const parameters = jsonObject(ctx);
     const domain = parameters.domain ?? null;
-    if (!DOMAINS.includes(domain as DomainChoice | null))
+    if (!isOneOf(DOMAINS, domain))
       throw new InvalidObject(
         `Problem validating domain: ${JSON.stringify(domain)} is not one of ['wan', 'lan', 'all']`,
       );
-    const location =
-      parameters.client_location === undefined || parameters.client_location === null
-        ? {}
-        : (parameters.client_location as Record<string, unknown>);
+    const location = isRecord(parameters.client_location) ? parameters.client_location : {};
     const schemes = parameters.schemes === undefined || parameters.schemes === null ? undefined : parameters.schemes;
     if (schemes !== undefined && (!Array.isArray(schemes) || schemes.some((scheme) => typeof scheme !== 'string'))) {
       throw new InvalidObject(`Problem validating schemes: ${JSON.stringify(schemes)} is not a list of schemes`);
@@ -118,7 +116,7 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
     const request: ReplicaListingRequest = {
       dids: readDids(parameters.dids ?? []),
       schemes: schemes ?? (metalink ? SUPPORTED_PROTOCOLS : undefined),
-      domain: (domain ?? undefined) as DomainChoice | undefined,
+      domain: domain ?? undefined,
       clientSite: typeof location.site === 'string' ? location.site : undefined,
       states: paramBoolean(parameters, 'all_states', false)
         ? 'all'

@@ -4,15 +4,17 @@ import type { ReplicaFile } from '../../../domain/replica/replicaRegistration.ts
 import { InvalidObject, KeyError, ValueError } from '../../../domain/shared/errors.ts';
 import { isValidName } from '../../../domain/shared/names.ts';
 import { asArray, asObject, didRefItem } from '../did/didParams.ts';
+import { textOrNull } from '../../../domain/shared/narrowing.ts';
 
 /**
  * Replica request bodies read as Rucio's `dids` / `r_dids` schemas read them
  * (lib/rucio/common/schema/generic.py): at most 1000 items, only the schema's keys.
  */
 
-const problem = (schema: string, detail: string): never => {
+// A declaration, so that the compiler narrows what follows a call (an arrow function's `never` does not).
+function problem(schema: string, detail: string): never {
   throw new InvalidObject(`Problem validating ${schema}: ${detail}`);
-};
+}
 
 /** The keys a `did` item of the schema may carry. */
 const DID_ITEM_KEYS = new Set(['scope', 'name', 'type', 'meta', 'rules', 'bytes', 'adler32', 'md5', 'state', 'pfn']);
@@ -61,11 +63,12 @@ export const replicaFiles = (schema: string, value: unknown): ReplicaFile[] =>
     const file: ReplicaFile = {
       scope: item.scope,
       name: item.name,
-      bytes: item.bytes as number,
-      adler32: (item.adler32 as string | undefined) ?? null,
-      md5: (item.md5 as string | undefined) ?? null,
+      bytes: item.bytes,
+      // Checked against their patterns by didItem.
+      adler32: textOrNull(item.adler32),
+      md5: textOrNull(item.md5),
       ...(meta ? { meta } : {}),
-      ...(item.pfn !== undefined ? { pfn: item.pfn as string } : {}),
+      ...(item.pfn !== undefined ? { pfn: item.pfn } : {}),
       ...(item.state !== undefined ? { state: stateOf(schema, item.state) } : {}),
     };
     return file;
@@ -103,12 +106,15 @@ export const readDids = (value: unknown): DidRef[] => {
   if (Array.isArray(value) && value.length === 0) return [];
   return asArray('r_dids', value).map((entry) => {
     const item = asObject('r_dids', entry);
-    for (const key of ['scope', 'name'] as const) {
+    const text = (key: 'scope' | 'name'): string => {
+      const value = item[key];
       if (!(key in item)) problem('r_dids', `'${key}' is a required property`);
-      if (typeof item[key] !== 'string' || !/\w/.test(item[key]))
-        problem('r_dids', `${JSON.stringify(item[key])} does not match '\\w'`);
-    }
-    return { scope: item.scope as string, name: item.name as string };
+      if (typeof value !== 'string' || !/\w/.test(value))
+        problem('r_dids', `${JSON.stringify(value)} does not match '\\w'`);
+      return value;
+    };
+    const scope = text('scope');
+    return { scope, name: text('name') };
   });
 };
 
@@ -144,7 +150,7 @@ export const parseUtc = (text: unknown, format: 'seconds' | 'fraction' | 'day', 
   const parts = format === 'day' ? (day ? [...day.slice(1), '0', '0', '0', undefined] : undefined) : full?.slice(1);
   if (!parts || (format === 'fraction' && parts[6] === undefined) || (format === 'seconds' && parts[6] !== undefined))
     return fail();
-  const [year, month, date, hours, minutes, seconds, fraction] = parts as string[];
+  const [year, month, date, hours, minutes, seconds, fraction] = parts;
   const value = new Date(
     Date.UTC(
       Number(year),

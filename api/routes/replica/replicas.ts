@@ -18,7 +18,7 @@ import { sendOk } from '../../http.ts';
 import { jsonObject, param, paramBoolean } from '../../params.ts';
 import { replicaFiles, replicaStateChanges, rseName } from './replicaParams.ts';
 import { commandMetadata, created, ok, type RouteTable } from '../../route.ts';
-import type { AppContext, Services } from '../../services.ts';
+import type { Services } from '../../services.ts';
 import { registerBadReplicaDeclarationRoutes, registerBadReplicaListRoutes } from './badReplicaRoutes.ts';
 import {
   registerDatasetReplicaRoutes,
@@ -117,8 +117,7 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
         const dark = replicas.map((entry) => {
           const item = asObject('replicas', entry);
           if (typeof item.path !== 'string') throw new InputValidationError('Replica info must include path');
-          const text = (key: string) =>
-            typeof item[key] === 'string' && item[key] !== '' ? (item[key] as string) : null;
+          const text = (key: string) => (typeof item[key] === 'string' && item[key] !== '' ? item[key] : null);
           return {
             path: item.path,
             scope: text('scope'),

@@ -17,17 +17,12 @@ import type { AppContext, Services } from '../../services.ts';
 
 /** The optional `<hostname>/<port>` path segments that narrow a protocol update or deletion. */
 const protocolSelector = (ctx: AppContext) => {
-  const { rse, scheme, hostname, port } = ctx.params as {
-    rse: string;
-    scheme: string;
-    hostname?: string;
-    port?: string;
-  };
+  const { rse, scheme, hostname, port } = ctx.params;
   if (port !== undefined && !/^[+-]?\d+$/.test(port.trim()))
     throw new ValueError(`invalid literal for int() with base 10: '${port}'`);
   return {
-    rse,
-    scheme,
+    rse: rse!,
+    scheme: scheme!,
     ...(hostname !== undefined ? { hostname } : {}),
     ...(port !== undefined ? { port: Number.parseInt(port, 10) } : {}),
   };

@@ -10,20 +10,13 @@ import { InputValidationError, InvalidObject } from '../../../domain/shared/erro
 import { checkText, LIMITS } from '../../../domain/shared/limits.ts';
 import { keyProblem } from '../../../domain/shared/names.ts';
 import { toBoolean } from '../../params.ts';
+import { isOneOf, keysOf } from '../../../domain/shared/narrowing.ts';
 
 /**
  * RSE request bodies, typed the way Rucio's columns type them. A value of the wrong type is a
  * 400 InvalidObject here (Rucio fails in the database and answers 500).
  */
 
-const BOOLEAN_PROPERTIES = new Set([
-  'deterministic',
-  'volatile',
-  'staging_area',
-  'availability_read',
-  'availability_write',
-  'availability_delete',
-]);
 const NUMBER_PROPERTIES = new Set(['latitude', 'longitude']);
 const TEXT_PROPERTIES = new Set([
   'city',
@@ -40,22 +33,52 @@ const AVAILABILITY_FLAGS = ['availability_read', 'availability_write', 'availabi
 const invalid = (key: string, value: unknown, expected: string) =>
   new InvalidObject(`Problem validating ${key}: ${JSON.stringify(value)} is not ${expected}`);
 
-/** One property value; null means "the default" on creation and "nothing" on update. */
-const propertyValue = (key: keyof RseProperties, value: unknown): RseProperties[keyof RseProperties] | null => {
-  if (value === null) return null;
-  if (BOOLEAN_PROPERTIES.has(key)) return toBoolean(value, key);
-  if (NUMBER_PROPERTIES.has(key)) {
+const booleanProperty =
+  (key: string) =>
+  (value: unknown): boolean =>
+    toBoolean(value, key);
+
+const numberProperty =
+  (key: string) =>
+  (value: unknown): number => {
     if (typeof value !== 'number' || !Number.isFinite(value)) throw invalid(key, value, 'a number');
     return value;
-  }
-  if (TEXT_PROPERTIES.has(key)) {
+  };
+
+const textProperty =
+  (key: string) =>
+  (value: unknown): string => {
     if (typeof value !== 'string') throw invalid(key, value, "of type 'string'");
     return checkText(key, value, LIMITS.rseTextLength);
-  }
-  if (typeof value !== 'string' || !(RSE_TYPES as readonly string[]).includes(value))
-    throw invalid(key, value, `one of ${RSE_TYPES.join(', ')}`);
-  return value;
+  };
+
+/** How each property is read from a body (a value of another type is refused). */
+const PROPERTY_READERS: { readonly [K in keyof RseProperties]: (value: unknown) => NonNullable<RseProperties[K]> } = {
+  rse_type: (value) => {
+    if (!isOneOf(RSE_TYPES, value)) throw invalid('rse_type', value, `one of ${RSE_TYPES.join(', ')}`);
+    return value;
+  },
+  deterministic: booleanProperty('deterministic'),
+  volatile: booleanProperty('volatile'),
+  staging_area: booleanProperty('staging_area'),
+  city: textProperty('city'),
+  region_code: textProperty('region_code'),
+  country_name: textProperty('country_name'),
+  continent: textProperty('continent'),
+  time_zone: textProperty('time_zone'),
+  ISP: textProperty('ISP'),
+  ASN: textProperty('ASN'),
+  latitude: numberProperty('latitude'),
+  longitude: numberProperty('longitude'),
+  availability_read: booleanProperty('availability_read'),
+  availability_write: booleanProperty('availability_write'),
+  availability_delete: booleanProperty('availability_delete'),
+  qos_class: textProperty('qos_class'),
 };
+
+/** One property value; null means "the default" on creation and "nothing" on update. */
+const propertyValue = <K extends keyof RseProperties>(key: K, value: unknown): NonNullable<RseProperties[K]> | null =>
+  value === null ? null : PROPERTY_READERS[key](value);
 
 const refuseBothAvailabilityStyles = (body: Readonly<Record<string, unknown>>): void => {
   if ('availability' in body && AVAILABILITY_FLAGS.some((flag) => flag in body)) {
@@ -71,15 +94,16 @@ const refuseBothAvailabilityStyles = (body: Readonly<Record<string, unknown>>): 
  */
 export const rsePropertiesForCreation = (body: Readonly<Record<string, unknown>>): RseProperties => {
   refuseBothAvailabilityStyles(body);
-  const properties: Record<string, unknown> = { ...DEFAULT_RSE_PROPERTIES };
+  const properties: RseProperties = { ...DEFAULT_RSE_PROPERTIES };
   if (body.availability !== undefined && body.availability !== null)
     Object.assign(properties, availabilityFlags(body.availability));
-  for (const key of Object.keys(DEFAULT_RSE_PROPERTIES) as (keyof RseProperties)[]) {
-    if (key === 'qos_class' || !(key in body)) continue;
+  const given = <K extends keyof RseProperties>(key: K): void => {
+    if (key === 'qos_class' || !(key in body)) return;
     const value = propertyValue(key, body[key]);
     if (value !== null) properties[key] = value;
-  }
-  return properties as RseProperties;
+  };
+  for (const key of keysOf(DEFAULT_RSE_PROPERTIES)) given(key);
+  return properties;
 };
 
 /**
@@ -110,7 +134,7 @@ export const rsePropertyChanges = (rse: string, body: Readonly<Record<string, un
       changes[key] = value;
     }
   }
-  return changes as Partial<RseProperties>;
+  return changes;
 };
 
 /**

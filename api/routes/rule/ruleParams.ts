@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import type { DidRef } from '../../../domain/did/did.ts';
-import type { RuleGrouping, RuleNotification } from '../../../domain/rule/rule.ts';
+import type { RuleNotification } from '../../../domain/rule/rule.ts';
 import type { RuleRequest } from '../../../domain/rule/ruleCreation.ts';
 import type { RuleUpdate } from '../../../commands/rule/ruleUpdates.ts';
 import { RULE_UPDATE_OPTIONS } from '../../../commands/rule/ruleUpdates.ts';
 import { InputValidationError, InvalidObject, UnsupportedOperation } from '../../../domain/shared/errors.ts';
 import type { MoveOverride } from '../../../commands/rule/ruleReplacement.ts';
 import { NAME_RULES } from '../../../domain/shared/names.ts';
+import { isRecord } from '../../../domain/shared/narrowing.ts';
 
 /**
  * The bodies of the rule routes, checked as Rucio's `rule` schema does (lib/rucio/common/schema/
@@ -101,10 +102,7 @@ export const ruleRequestOf = (body: unknown, issuer: string): RuleRequest => {
   if (typeof rule.meta === 'string') {
     try {
       const value = JSON.parse(rule.meta) as unknown;
-      meta =
-        value !== null && typeof value === 'object' && !Array.isArray(value)
-          ? (value as Record<string, unknown>)
-          : { value };
+      meta = isRecord(value) ? value : { value };
     } catch {
       throw new InvalidObject('Problem validating rule: meta is not a JSON document');
     }
@@ -116,7 +114,7 @@ export const ruleRequestOf = (body: unknown, issuer: string): RuleRequest => {
     rseExpression: rule.rse_expression,
     weight: rule.weight ?? null,
     lifetime: rule.lifetime ?? null,
-    grouping: (rule.grouping ?? 'DATASET') as RuleGrouping,
+    grouping: rule.grouping ?? 'DATASET',
     locked: rule.locked ?? false,
     subscriptionId: rule.subscription_id ?? null,
     sourceReplicaExpression: rule.source_replica_expression ?? null,
@@ -140,36 +138,29 @@ export const ruleRequestOf = (body: unknown, issuer: string): RuleRequest => {
  * names (core/rule.py `move_rule`): `dids` is not allowed, anything else unknown is not valid
  * (both UnsupportedOperation), and each value is checked as `POST /rules/` checks it.
  */
-const MOVE_OVERRIDE_KEYS = [
-  'account',
-  'copies',
-  'rse_expression',
-  'grouping',
-  'weight',
-  'lifetime',
-  'locked',
-  'subscription_id',
-  'source_replica_expression',
-  'activity',
-  'notify',
-  'purge_replicas',
-  'ignore_availability',
-  'comment',
-] as const;
+const MOVE_OVERRIDE_KEYS = {
+  account: true,
+  copies: true,
+  rse_expression: true,
+  grouping: true,
+  weight: true,
+  lifetime: true,
+  locked: true,
+  subscription_id: true,
+  source_replica_expression: true,
+  activity: true,
+  notify: true,
+  purge_replicas: true,
+  ignore_availability: true,
+  comment: true,
+} as const;
 
-const moveOverrideSchema = addRuleSchema
-  .pick(
-    Object.fromEntries(MOVE_OVERRIDE_KEYS.map((key) => [key, true])) as {
-      [K in (typeof MOVE_OVERRIDE_KEYS)[number]]: true;
-    },
-  )
-  .partial();
+const moveOverrideSchema = addRuleSchema.pick(MOVE_OVERRIDE_KEYS).partial();
 
 export const moveOverrideOf = (override: Readonly<Record<string, unknown>>): MoveOverride => {
   for (const key of Object.keys(override)) {
     if (key === 'dids' || key === 'session') throw new UnsupportedOperation(`Not allowed to override option ${key}`);
-    if (!(MOVE_OVERRIDE_KEYS as readonly string[]).includes(key))
-      throw new UnsupportedOperation(`Non-valid override option ${key}`);
+    if (!Object.hasOwn(MOVE_OVERRIDE_KEYS, key)) throw new UnsupportedOperation(`Non-valid override option ${key}`);
   }
   const parsed = moveOverrideSchema.safeParse(override);
   if (!parsed.success) throw problemOf(parsed.error, 'rule');
@@ -178,7 +169,7 @@ export const moveOverrideOf = (override: Readonly<Record<string, unknown>>): Mov
   if (given.account != null) result.account = given.account;
   if (given.copies !== undefined) result.copies = given.copies;
   if (given.rse_expression !== undefined) result.rseExpression = given.rse_expression;
-  if (given.grouping != null) result.grouping = given.grouping as RuleGrouping;
+  if (given.grouping != null) result.grouping = given.grouping;
   if (given.weight !== undefined) result.weight = given.weight ?? null;
   if (given.lifetime !== undefined) result.lifetime = given.lifetime ?? null;
   if (given.locked != null) result.locked = given.locked;
@@ -256,5 +247,5 @@ export const ruleUpdateOf = (options: Readonly<Record<string, unknown>>): RuleUp
   copy('meta', 'meta');
   copy('purge_replicas', 'purgeReplicas');
   copy('boost_rule', 'boostRule');
-  return update as RuleUpdate;
+  return update;
 };

@@ -8,7 +8,6 @@ import {
   DataIdentifierNotFound,
   InsufficientAccountLimit,
   InsufficientTargetRSEs,
-  InvalidObject,
   InvalidValueForKey,
   RucioError,
   RuleNotFound,
@@ -31,6 +30,7 @@ import type { AppContext, Services } from '../../services.ts';
 import { didFromPath } from '../did/didParams.ts';
 import { addRuleSchema, moveOverrideOf, ruleRequestOf, ruleUpdateOf, updateRuleSchema } from './ruleParams.ts';
 import { didRuleHistoryJson, replicaLockJson, ruleJson } from './ruleRendering.ts';
+import { isRecord } from '../../../domain/shared/narrowing.ts';
 
 /**
  * Rucio's `/rules` statuses: the creation route answers 409 for the rule errors and
@@ -173,7 +173,8 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
       const expression = param(body, 'rse_expression');
       if (typeof expression !== 'string') throw new TypeError_(`'rse_expression' must be a string`);
       const ruleId = typeof body.rule_id === 'string' ? body.rule_id : ctx.params.rule_id!;
-      const override: Record<string, unknown> = { ...((body.override as Record<string, unknown> | undefined) ?? {}) };
+      const given = body.override;
+      const override: Record<string, unknown> = typeof given === 'object' && given !== null ? { ...given } : {};
       for (const key of ['activity', 'source_replica_expression'] as const)
         if (body[key] !== undefined) override[key] = body[key];
       const move = { ruleId, rseExpression: expression, override: moveOverrideOf(override) };
@@ -209,9 +210,8 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
   routes.put('/rules/:rule_id', UPDATE_RULE, async (ctx) => {
     const body = jsonObject(ctx);
     const options = param(body, 'options');
-    if (options === null || typeof options !== 'object' || Array.isArray(options))
-      throw new TypeError_(`'options' must be a dictionary`);
-    const given = options as Record<string, unknown>;
+    if (!isRecord(options)) throw new TypeError_(`'options' must be a dictionary`);
+    const given = options;
     const ruleId = ctx.params.rule_id!;
     await ok(ctx, services, (metadata) => {
       if (!('approve' in given))

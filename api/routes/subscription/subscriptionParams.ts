@@ -11,6 +11,7 @@ import { parseSubscriptionFilter } from '../../../domain/subscription/subscripti
 import { parseReplicationRules } from '../../../domain/subscription/subscriptionRules.ts';
 import { param, toBoolean } from '../../params.ts';
 import { ACTIVITIES } from '../rule/ruleParams.ts';
+import { isRecord } from '../../../domain/shared/narrowing.ts';
 
 /**
  * The bodies of the subscription routes, read as Rucio's views read them
@@ -46,9 +47,8 @@ export const accountName = (account: string): string => {
 /** The `options` object of both subscription bodies; a body without it is KeyError, one of another type TypeError. */
 export const subscriptionOptions = (body: Readonly<Record<string, unknown>>): Record<string, unknown> => {
   const options = param(body, 'options');
-  if (options === null || typeof options !== 'object' || Array.isArray(options))
-    throw new TypeError_(`'options' must be a dictionary`);
-  return options as Record<string, unknown>;
+  if (!isRecord(options)) throw new TypeError_(`'options' must be a dictionary`);
+  return options;
 };
 
 const comments = (value: unknown): string | null => {
@@ -139,7 +139,7 @@ export const subscriptionUpdateOf = (body: Readonly<Record<string, unknown>>): S
     value !== '' &&
     value !== 0 &&
     !(Array.isArray(value) && value.length === 0) &&
-    !(typeof value === 'object' && !Array.isArray(value) && Object.keys(value as object).length === 0);
+    !(typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0);
   const update: { -readonly [K in keyof SubscriptionUpdate]: SubscriptionUpdate[K] } = { deactivate: false };
   if (truthy(options.filter)) update.filter = parseSubscriptionFilter(options.filter);
   if (truthy(options.replication_rules))

@@ -88,7 +88,7 @@ export const registerSubscriptionRoutes = (routes: RouteTable, services: Service
       raises: [SubscriptionNotFound],
     },
     async (ctx) => {
-      await sendStream(ctx, listing(ctx.params.account!, undefined));
+      await sendStream(ctx, listing(ctx.params.account, undefined));
     },
   );
   routes.get(
@@ -99,7 +99,7 @@ export const registerSubscriptionRoutes = (routes: RouteTable, services: Service
       raises: [SubscriptionNotFound],
     },
     async (ctx) => {
-      await sendStream(ctx, listing(undefined, ctx.params.name!));
+      await sendStream(ctx, listing(undefined, ctx.params.name));
     },
   );
   routes.get(
@@ -116,7 +116,7 @@ export const registerSubscriptionRoutes = (routes: RouteTable, services: Service
     '/subscriptions/:account/:name',
     { accept: STREAM_ONLY, summary: 'One subscription, as a stream of one line.', raises: [SubscriptionNotFound] },
     async (ctx) => {
-      await sendStream(ctx, listing(ctx.params.account!, ctx.params.name!));
+      await sendStream(ctx, listing(ctx.params.account, ctx.params.name));
     },
   );
 
@@ -143,7 +143,8 @@ export const registerSubscriptionRoutes = (routes: RouteTable, services: Service
       raises: [SubscriptionNotFound, InvalidValueForKey],
     },
     async (ctx) => {
-      const { account, name } = ctx.params as { account: string; name: string };
+      const account = ctx.params.account!;
+      const name = ctx.params.name!;
       const state = queryString(ctx, 'state');
       let subscription: SubscriptionDocument | undefined;
       for await (const found of listSubscriptions(services.readModels, { account, name })) {

@@ -5,8 +5,9 @@ import {
   type ClientSession,
   type Collection as MongoCollection,
   type Db,
-  type Filter as MongoFilter,
+  type UpdateFilter,
 } from 'mongodb';
+import { asDocument } from '../documents.ts';
 import {
   DuplicateKeyError,
   type BulkOperation,
@@ -39,20 +40,19 @@ export class MongoReadStore implements ReadStore {
   }
 
   collection<T extends Document = Document>(spec: CollectionSpec): Collection<T> {
-    return new MongoBackedCollection<T>(this.db.collection<T>(spec.name), this.ensure(spec), undefined);
+    return new MongoBackedCollection<T>(this.db.collection(spec.name), this.ensure(spec), undefined);
   }
 
   async transaction<R>(work: (transaction: ReadStoreTransaction) => Promise<R>): Promise<R> {
     const session = this.client.startSession();
     try {
-      let result: R | undefined;
-      await session.withTransaction(async () => {
-        result = await work({
+      // The driver answers with what the work answered (the last try's, when it retried).
+      return await session.withTransaction(() =>
+        work({
           collection: <T extends Document>(spec: CollectionSpec) =>
-            new MongoBackedCollection<T>(this.db.collection<T>(spec.name), this.ensure(spec), session),
-        });
-      });
-      return result as R;
+            new MongoBackedCollection<T>(this.db.collection(spec.name), this.ensure(spec), session),
+        }),
+      );
     } finally {
       await session.endSession();
     }
@@ -84,11 +84,9 @@ export class MongoReadStore implements ReadStore {
         const existing = await this.db.listCollections({ name: spec.name }, { nameOnly: true }).toArray();
         if (existing.length === 0) await this.db.createCollection(spec.name).catch(ignoreExists);
         for (const index of spec.indexes) {
-          await this.db
-            .collection(spec.name)
-            .createIndex(Object.fromEntries(index.fields.map((field) => [field, 1])), {
-              unique: index.unique ?? false,
-            });
+          await this.db.collection(spec.name).createIndex(Object.fromEntries(index.fields.map((field) => [field, 1])), {
+            unique: index.unique ?? false,
+          });
         }
       })();
       this.ensured.set(spec.name, ensured);
@@ -101,11 +99,17 @@ const ignoreExists = (error: unknown): void => {
   if (!(error instanceof MongoServerError && error.codeName === 'NamespaceExists')) throw error;
 };
 
+/**
+ * One collection through the driver, which sees it as a collection of the port's untyped
+ * documents (string ids, any fields): filters pass as they are (MongoDB-shaped already), updates
+ * through `toMongoUpdate`, and documents come back as the collection's type through `asDocument`,
+ * as in the SQLite adapter.
+ */
 class MongoBackedCollection<T extends Document> implements Collection<T> {
   readonly name: string;
 
   constructor(
-    private readonly collection: MongoCollection<T>,
+    private readonly collection: MongoCollection<Document>,
     private readonly ready: Promise<void>,
     private readonly session: ClientSession | undefined,
   ) {
@@ -114,21 +118,23 @@ class MongoBackedCollection<T extends Document> implements Collection<T> {
 
   async get(id: string): Promise<T | null> {
     await this.ready;
-    return (await this.collection.findOne({ _id: id } as MongoFilter<T>, this.options())) as T | null;
+    return documentOrNull<T>(await this.collection.findOne({ _id: id }, this.options()));
   }
 
   async findOne(filter: Filter, options: FindOptions = {}): Promise<T | null> {
     await this.ready;
-    return (await this.collection.findOne(filter as MongoFilter<T>, {
-      ...this.options(),
-      ...findOptions(options),
-    })) as T | null;
+    return documentOrNull<T>(
+      await this.collection.findOne(filter, {
+        ...this.options(),
+        ...findOptions(options),
+      }),
+    );
   }
 
   find(filter: Filter, options: FindOptions = {}): Cursor<T> {
     const open = async () => {
       await this.ready;
-      return this.collection.find(filter as MongoFilter<T>, {
+      return this.collection.find(filter, {
         ...this.options(),
         ...findOptions(options),
         batchSize: 500,
@@ -136,20 +142,20 @@ class MongoBackedCollection<T extends Document> implements Collection<T> {
     };
     return {
       async *[Symbol.asyncIterator]() {
-        for await (const document of await open()) yield document as T;
+        for await (const document of await open()) yield asDocument<T>(document);
       },
-      toArray: async () => (await (await open()).toArray()) as T[],
+      toArray: async () => (await (await open()).toArray()).map((document) => asDocument<T>(document)),
     };
   }
 
   async count(filter: Filter = {}): Promise<number> {
     await this.ready;
-    return this.collection.countDocuments(filter as MongoFilter<T>, this.options());
+    return this.collection.countDocuments(filter, this.options());
   }
 
   async insertOne(document: T): Promise<void> {
     await this.translate(async () => {
-      await this.collection.insertOne(document as never, this.options());
+      await this.collection.insertOne(document, this.options());
     });
   }
 
@@ -157,14 +163,10 @@ class MongoBackedCollection<T extends Document> implements Collection<T> {
     return this.translate(async () =>
       toUpdateResult(
         // An upsert whose filter names no _id takes the replacement's own _id, as the SQLite adapter does.
-        await this.collection.replaceOne(
-          filter as MongoFilter<T>,
-          ('_id' in filter ? withoutId(replacement) : replacement) as never,
-          {
-            ...this.options(),
-            upsert: options.upsert ?? false,
-          },
-        ),
+        await this.collection.replaceOne(filter, '_id' in filter ? withoutId(replacement) : replacement, {
+          ...this.options(),
+          upsert: options.upsert ?? false,
+        }),
       ),
     );
   }
@@ -172,7 +174,7 @@ class MongoBackedCollection<T extends Document> implements Collection<T> {
   async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
     return this.translate(async () =>
       toUpdateResult(
-        await this.collection.updateOne(filter as MongoFilter<T>, update as never, {
+        await this.collection.updateOne(filter, toMongoUpdate(update), {
           ...this.options(),
           upsert: options.upsert ?? false,
         }),
@@ -182,24 +184,24 @@ class MongoBackedCollection<T extends Document> implements Collection<T> {
 
   async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
     return this.translate(async () =>
-      toUpdateResult(await this.collection.updateMany(filter as MongoFilter<T>, update as never, this.options())),
+      toUpdateResult(await this.collection.updateMany(filter, toMongoUpdate(update), this.options())),
     );
   }
 
   async deleteOne(filter: Filter): Promise<number> {
     await this.ready;
-    return (await this.collection.deleteOne(filter as MongoFilter<T>, this.options())).deletedCount;
+    return (await this.collection.deleteOne(filter, this.options())).deletedCount;
   }
 
   async deleteMany(filter: Filter): Promise<number> {
     await this.ready;
-    return (await this.collection.deleteMany(filter as MongoFilter<T>, this.options())).deletedCount;
+    return (await this.collection.deleteMany(filter, this.options())).deletedCount;
   }
 
   async bulkWrite(operations: readonly BulkOperation<T>[]): Promise<void> {
     if (operations.length === 0) return;
     await this.translate(async () => {
-      await this.collection.bulkWrite(operations.map(toMongoOperation) as AnyBulkWriteOperation<T>[], {
+      await this.collection.bulkWrite(operations.map(toMongoOperation), {
         ...this.options(),
         ordered: true,
       });
@@ -243,9 +245,26 @@ const toUpdateResult = (result: {
   ...(result.upsertedId != null ? { upsertedId: String(result.upsertedId) } : {}),
 });
 
-const toMongoOperation = <T extends Document>(operation: BulkOperation<T>): unknown => {
+const documentOrNull = <T extends Document>(document: Document | null): T | null =>
+  document === null ? null : asDocument<T>(document);
+
+/**
+ * The port's update as the driver's. The port speaks MongoDB's update language over fields no
+ * schema names; the driver types each operator by the fields of the collection's schema (`$push`
+ * only on array fields, say), which a schema of untyped fields cannot satisfy. The update is
+ * handed over as it is, which is what the driver sends anyway.
+ */
+const toMongoUpdate = (update: Update): UpdateFilter<Document> =>
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- MongoDB's update syntax over untyped fields (see above)
+  update as UpdateFilter<Document>;
+
+const toMongoOperation = <T extends Document>(operation: BulkOperation<T>): AnyBulkWriteOperation<Document> => {
   if ('replaceOne' in operation && '_id' in operation.replaceOne.filter) {
     return { replaceOne: { ...operation.replaceOne, replacement: withoutId(operation.replaceOne.replacement) } };
   }
+  if ('updateOne' in operation)
+    return { updateOne: { ...operation.updateOne, update: toMongoUpdate(operation.updateOne.update) } };
+  if ('updateMany' in operation)
+    return { updateMany: { ...operation.updateMany, update: toMongoUpdate(operation.updateMany.update) } };
   return operation;
 };

@@ -1,5 +1,6 @@
 import type { Filter } from '../readStore.ts';
 import { encodeScalar, type ColumnValue } from './columns.ts';
+import { isRecord } from '../../narrowing.ts';
 
 /**
  * Translates a MongoDB filter into a SQL WHERE clause over indexed columns.
@@ -22,24 +23,26 @@ export const filterToSql = (filter: Filter, columnOf: ColumnLookup): SqlFilter =
 
 const translateEntry = (key: string, condition: unknown, columnOf: ColumnLookup): SqlFilter => {
   if (key === '$and' && Array.isArray(condition)) {
-    return and(condition.map((sub) => filterToSql(sub as Filter, columnOf)));
+    return and(condition.map((sub) => subFilterToSql(sub, columnOf)));
   }
   if (key === '$or' && Array.isArray(condition)) {
-    return or(condition.map((sub) => filterToSql(sub as Filter, columnOf)));
+    return or(condition.map((sub) => subFilterToSql(sub, columnOf)));
   }
   if (key.startsWith('$')) return SUPERSET;
   const column = columnOf(key);
   if (!column) return SUPERSET;
   if (isOperatorObject(condition)) {
     return and(
-      Object.entries(condition).map(([operator, operand]) =>
-        translateOperator(column, operator, operand, condition as Record<string, unknown>),
-      ),
+      Object.entries(condition).map(([operator, operand]) => translateOperator(column, operator, operand, condition)),
     );
   }
   if (condition instanceof RegExp) return regexFilter(column, condition.source, condition.flags);
   return equals(column, condition);
 };
+
+/** A member of `$and` or `$or`; one that is no filter object is left to mingo, which refuses it. */
+const subFilterToSql = (filter: unknown, columnOf: ColumnLookup): SqlFilter =>
+  isRecord(filter) ? filterToSql(filter, columnOf) : SUPERSET;
 
 const isOperatorObject = (value: unknown): value is Record<string, unknown> =>
   value !== null &&

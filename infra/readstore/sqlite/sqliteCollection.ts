@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import { applyUpdate, compareBySort, compileFilter, upsertSeed } from '../documents.ts';
+import { errorCode, errorMessage } from '../../narrowing.ts';
+import { applyUpdate, asDocument, compareBySort, compileFilter, upsertSeed } from '../documents.ts';
 import {
   DuplicateKeyError,
   type BulkOperation,
@@ -14,12 +15,11 @@ import {
 } from '../readStore.ts';
 import { columnValueOf, type ColumnValue } from './columns.ts';
 import { filterToSql } from './filterToSql.ts';
+import { indexedColumn, numberColumn, textColumn } from './rows.ts';
 import type { SqliteReadStore, TableSchema } from './sqliteReadStore.ts';
 
 /** Rows fetched per query while streaming; each page is a separate statement, so no cursor stays open. */
 const PAGE_SIZE = 500;
-
-type Row = { id: string; doc: string; [sortColumn: string]: ColumnValue };
 
 /**
  * One collection of the embedded read store. In 'committed' mode reads use the reader connection
@@ -42,8 +42,8 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     const schema = await this.schema();
     const row = this.store
       .statement(this.readConnection(), `SELECT doc FROM ${schema.quotedName} WHERE id = ?`)
-      .get(id) as { doc: string } | undefined;
-    return row ? (JSON.parse(row.doc) as T) : null;
+      .get(id);
+    return row ? asDocument<T>(JSON.parse(textColumn(row, 'doc'))) : null;
   }
 
   async findOne(filter: Filter, options: FindOptions = {}): Promise<T | null> {
@@ -53,19 +53,19 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
   }
 
   find(filter: Filter, options: FindOptions = {}): Cursor<T> {
-    const collection = this;
-    const iterate = async function* (): AsyncGenerator<T> {
-      const schema = await collection.schema();
-      yield* collection.scan(collection.readConnection(), schema, filter, options);
-    };
     return {
-      [Symbol.asyncIterator]: iterate,
+      [Symbol.asyncIterator]: () => this.matching(filter, options),
       // All at once from the synchronous scan: no asynchronous step per document.
       toArray: async () => {
-        const schema = await collection.schema();
-        return [...collection.scan(collection.readConnection(), schema, filter, options)];
+        const schema = await this.schema();
+        return [...this.scan(this.readConnection(), schema, filter, options)];
       },
     };
+  }
+
+  private async *matching(filter: Filter, options: FindOptions): AsyncGenerator<T> {
+    const schema = await this.schema();
+    yield* this.scan(this.readConnection(), schema, filter, options);
   }
 
   async count(filter: Filter = {}): Promise<number> {
@@ -74,8 +74,8 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     if (sql.exact) {
       const row = this.store
         .statement(this.readConnection(), `SELECT count(*) AS n FROM ${schema.quotedName} WHERE ${sql.where}`)
-        .get(...sql.params) as { n: number };
-      return row.n;
+        .get(...sql.params);
+      return numberColumn(row, 'n');
     }
     let count = 0;
     for (const _ of this.scan(this.readConnection(), schema, filter, {})) count += 1;
@@ -123,7 +123,7 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
           const id = onlyId(filter);
           const onlyOnInsert = Object.keys(update).length === 1 && update.$setOnInsert !== undefined;
           if (id !== undefined && upsert && onlyOnInsert)
-            this.putSync(schema, { ...update.$setOnInsert, _id: id } as T, 'insertIfAbsent');
+            this.putSync(schema, asDocument<T>({ ...update.$setOnInsert, _id: id }), 'insertIfAbsent');
           else this.updateOneSync(schema, filter, update, upsert ?? false);
         } else if ('updateMany' in operation) {
           this.updateManySync(schema, operation.updateMany.filter, operation.updateMany.update);
@@ -196,10 +196,10 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
           `SELECT id, doc, ${selectColumns} FROM ${schema.quotedName} WHERE (${sql.where}) AND (${keyset.where}) ` +
             `ORDER BY ${orderBy} LIMIT ? OFFSET ?`,
         )
-        .all(...sql.params, ...keyset.params, pageSize, sqlOffset) as Row[];
+        .all(...sql.params, ...keyset.params, pageSize, sqlOffset);
       sqlOffset = 0;
       for (const row of rows) {
-        const document = JSON.parse(row.doc) as T;
+        const document = asDocument<T>(JSON.parse(textColumn(row, 'doc')));
         if (matches && !matches(document)) continue;
         if (skip > 0) {
           skip -= 1;
@@ -210,8 +210,8 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
         if (remaining <= 0) return;
       }
       if (rows.length < pageSize) return;
-      const last = rows[rows.length - 1]!;
-      after = order.map((_, index) => last[`k${index}`] ?? null);
+      const last = rows[rows.length - 1];
+      after = order.map((_, index) => indexedColumn(last, `k${index}`));
     }
   }
 
@@ -226,9 +226,9 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     try {
       this.store.statement(this.store.writer, put[mode]).run(...values);
     } catch (error) {
-      const code = (error as { code?: string }).code;
+      const code = errorCode(error);
       if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') {
-        throw new DuplicateKeyError(this.name, `${document._id}: ${(error as Error).message}`);
+        throw new DuplicateKeyError(this.name, `${document._id}: ${errorMessage(error)}`);
       }
       throw error;
     }
@@ -248,15 +248,14 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
       return { matchedCount: 1, modifiedCount: 1 };
     }
     if (!upsert) return { matchedCount: 0, modifiedCount: 0 };
-    const document = { ...replacement, _id: replacement._id ?? upsertSeed(filter)._id } as T;
+    const document = { ...replacement, _id: replacement._id ?? upsertSeed(filter)._id };
     this.putSync(schema, document, 'insert');
     return { matchedCount: 0, modifiedCount: 0, upsertedId: document._id };
   }
 
   private existingId(schema: TableSchema, id: string): string | undefined {
-    const row = this.store.statement(this.store.writer, `SELECT id FROM ${schema.quotedName} WHERE id = ?`).get(id) as
-      { id: string } | undefined;
-    return row?.id;
+    const row = this.store.statement(this.store.writer, `SELECT id FROM ${schema.quotedName} WHERE id = ?`).get(id);
+    return row === undefined ? undefined : textColumn(row, 'id');
   }
 
   private updateOneSync(schema: TableSchema, filter: Filter, update: Update, upsert: boolean): UpdateResult {
@@ -266,7 +265,7 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
       return { matchedCount: 1, modifiedCount: 1 };
     }
     if (!upsert) return { matchedCount: 0, modifiedCount: 0 };
-    const document = applyUpdate(upsertSeed(filter) as T, update, true);
+    const document = applyUpdate(asDocument<T>(upsertSeed(filter)), update, true);
     this.putSync(schema, document, 'insert');
     return { matchedCount: 0, modifiedCount: 0, upsertedId: document._id };
   }

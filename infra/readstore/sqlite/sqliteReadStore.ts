@@ -119,8 +119,10 @@ export class SqliteReadStore implements ReadStore {
 
   async listCollections(): Promise<string[]> {
     const rows = this.reader
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-      .all() as { name: string }[];
+      .prepare<[], { name: string }>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+      )
+      .all();
     return rows.map((row) => row.name);
   }
 
@@ -153,7 +155,10 @@ export class SqliteReadStore implements ReadStore {
     const quotedName = quoteIdentifier(spec.name);
     this.writer.exec(`CREATE TABLE IF NOT EXISTS ${quotedName} (id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL)`);
     const existing = new Set(
-      (this.writer.prepare(`PRAGMA table_info(${quotedName})`).all() as { name: string }[]).map((c) => c.name),
+      this.writer
+        .prepare<[], { name: string }>(`PRAGMA table_info(${quotedName})`)
+        .all()
+        .map((c) => c.name),
     );
     const columns = new Map<string, string>();
     const added: string[] = [];
@@ -178,7 +183,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   private backfill(name: string, quotedName: string, fields: string[]): void {
-    const rows = this.writer.prepare(`SELECT id, doc FROM ${quotedName}`).all() as { id: string; doc: string }[];
+    const rows = this.writer.prepare<[], { id: string; doc: string }>(`SELECT id, doc FROM ${quotedName}`).all();
     const update = this.writer.prepare(
       `UPDATE ${quotedName} SET ${fields.map((field) => `${quoteIdentifier(columnName(field))} = ?`).join(', ')} WHERE id = ?`,
     );
