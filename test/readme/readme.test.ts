@@ -30,7 +30,9 @@ import {
  * in that directory, in order, in one bash, so `data/...` and `bin/dms` mean what they mean in
  * a checkout. The one rewrite: `localhost:8080` and `127.0.0.1:8080` become the test server's
  * port. Blocks that install or start things (`npm ci`, `npm start`, `npm test`, `pip install`)
- * are what the test does itself, and are not run.
+ * are what the test does itself, and are not run; nor is the OpenID provider of "Logging in with
+ * OpenID Connect" (test/support/oidcProviderDemo.ts), which runs until interrupted while the
+ * reader goes on in another terminal (test/api/oidc.test.ts runs the same flows against it).
  *
  * The section "Using the Rucio client" needs the stock client (RUCIO_CLIENT_PYTHONPATH, as the
  * interop test): its server is restarted on the same data with DMS_CLIENT_HEADERS=rucio, the
@@ -41,7 +43,8 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const CLIENT_SECTION = 'Using the Rucio client';
 
 const blocks = codeBlocks(readFileSync(join(ROOT, 'README.md'), 'utf8'));
-const runnable = (block: Block) => block.language === 'sh' && !/\b(npm (ci|start|test)|pip install)\b/.test(block.code);
+const runnable = (block: Block) =>
+  block.language === 'sh' && !/\b(npm (ci|start|test)|pip install|oidcProviderDemo\.ts)\b/.test(block.code);
 const withPort = (port: string) => (code: string) => code.replace(/\b(localhost|127\.0\.0\.1):8080\b/g, `$1:${port}`);
 
 /** Runs sh blocks in one bash in `cwd`; fails the test with every check that did not hold. */
