@@ -75,7 +75,8 @@ const addEntry = async <D extends Projected<{ entries: unknown[] }>>(
 
 export const auditIndexProjection: Projection<AuditedEvent> = {
   name: 'audit_index',
-  version: 2,
+  // 3: subscriptions, lifetime exceptions and transfer limits are indexed too.
+  version: 3,
   collections: [auditFeedCollection, auditIndexCollection],
   handles: AUDITED_EVENT_TYPES,
   async apply(event, context) {
