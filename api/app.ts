@@ -18,6 +18,7 @@ import { registerAccountRoutes } from './routes/account/accounts.ts';
 import { registerAccountUsageRoutes } from './routes/account/accountUsage.ts';
 import { registerAuthRoutes } from './routes/auth/authRoutes.ts';
 import { registerConfigRoutes } from './routes/config/config.ts';
+import { registerHeartbeatRoutes } from './routes/heartbeat/heartbeats.ts';
 import { registerDidRoutes } from './routes/did/dids.ts';
 import { registerIdentityRoutes } from './routes/identity/identities.ts';
 import { registerImportExportRoutes } from './routes/importExport/importExport.ts';
@@ -67,6 +68,7 @@ export const routeTable = (services: Services): RouteTable => {
   registerAuditRoutes(routes, services);
   registerSessionRoutes(routes, services);
   registerMetricsRoutes(routes, services);
+  registerHeartbeatRoutes(routes, services);
   registerOpenApiRoutes(routes);
   return routes;
 };
