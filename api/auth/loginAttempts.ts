@@ -54,9 +54,10 @@ export const loginAttempt = async (
 };
 
 /**
- * A userpass attempt under the throttle: it waits its turn when its identity or address has
- * failed too often (or is refused when the turn is too far off), then runs; a failure counts
- * against both keys, a right password clears the identity's count.
+ * A userpass (or SSH) attempt under the throttle: it waits its turn when its identity or address
+ * has failed too often (or is refused when the turn is too far off), then runs; a failure counts
+ * against both keys, right credentials clear the identity's count. An SSH login's identity is
+ * the account it logs in to: its client names no key.
  */
 export const throttledLogin = async (
   ctx: AppContext,
@@ -65,15 +66,16 @@ export const throttledLogin = async (
   username: string,
   /** Runs the login, setting `credentialsValid` as soon as the password is known to be right. */
   login: (outcome: { credentialsValid: boolean }) => Promise<void>,
+  method: 'userpass' | 'ssh' = 'userpass',
 ): Promise<void> => {
-  const identityKey = `USERPASS ${username}`;
+  const identityKey = `${method === 'ssh' ? 'SSH' : 'USERPASS'} ${username}`;
   const addressKey = `address ${ctx.ip}`;
   const policy = await throttlePolicy(services);
   const admission = throttle.admit([identityKey, addressKey], policy);
   if (admission.refused) {
-    countLogin('userpass', 'refused');
+    countLogin(method, 'refused');
     ctx.state.logger.warn(
-      { method: 'userpass', identity: username, address: ctx.ip, retryAfterMs: admission.retryAfterMs },
+      { method, identity: username, address: ctx.ip, retryAfterMs: admission.retryAfterMs },
       'login refused: too many failures',
     );
     throw new CannotAuthenticate(
@@ -81,13 +83,13 @@ export const throttledLogin = async (
     );
   }
   if (admission.waitMs > 0) {
-    countLogin('userpass', 'delayed');
+    countLogin(method, 'delayed');
     await new Promise((resolve) => setTimeout(resolve, admission.waitMs));
   }
   const outcome = { credentialsValid: false };
   await loginAttempt(
     ctx,
-    'userpass',
+    method,
     username,
     () => login(outcome),
     () => {

@@ -44,11 +44,16 @@ export class TokenStore {
     this.tokens = readStore.collection<TokenDocument>(tokensCollection);
   }
 
-  /** Issues a token `<account>-<identity>-<appid>-<32 hex>` (Rucio's shape) valid for the lifetime. */
+  /**
+   * Issues a token `<account>-<identity>-<appid>-<32 hex>` (Rucio's shape) valid for the lifetime;
+   * `tokenIdentity` names the identity in the token where Rucio does not use it whole (SSH:
+   * `ssh:pubkey`, not the key).
+   */
   async issue(input: {
     account: string;
     identity: string;
     identityType: IdentityType;
+    tokenIdentity?: string;
     appId: string;
     ip: string | null;
     now?: Date;
@@ -56,7 +61,7 @@ export class TokenStore {
     const now = input.now ?? new Date();
     // Expired tokens of the account go when it gets a new one, as in Rucio.
     await this.tokens.deleteMany({ account: input.account, expiresAt: { $lt: now.toISOString() } });
-    const token = `${input.account}-${input.identity}-${input.appId}-${randomBytes(16).toString('hex')}`;
+    const token = `${input.account}-${input.tokenIdentity ?? input.identity}-${input.appId}-${randomBytes(16).toString('hex')}`;
     const expiresAt = new Date(now.getTime() + this.lifetimeSeconds * 1000);
     await this.tokens.insertOne({
       _id: hashToken(token),

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { uniqueName } from '../support/events.ts';
 import { ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
+import { sshKeyPair } from '../support/sshKeys.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import {
   markRequestsSubmitting,
@@ -763,6 +764,42 @@ print('ok')
     );
     expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
     expect(result.stdout.trim()).to.equal('ok');
+  });
+
+  it('logs in with an SSH key (paramiko signs the challenge, ssh-rsa) and acts as the account', async () => {
+    const account = uniqueName('pyssh');
+    const key = sshKeyPair('rsa');
+    expect(
+      (await server.root('POST', `/accounts/${account}`, { body: { type: 'USER', email: 'a@b.c' } })).status,
+    ).to.equal(201);
+    const identity = { identity: key.publicLine, authtype: 'SSH', email: 'a@b.c' };
+    expect((await server.root('POST', `/accounts/${account}/identities`, { body: identity })).status).to.equal(201);
+    const config =
+      `[client]\nrucio_host = ${server.url}\nauth_host = ${server.url}\nauth_type = ssh\n` +
+      `account = ${account}\nrequest_retries = 2\n`;
+    const home = makeRucioHome(config, pythonPath);
+    try {
+      const keyFile = join(home.path, 'id_rsa');
+      writeFileSync(keyFile, key.privatePem, { mode: 0o600 });
+      const result = await run(
+        CLIENT_PYTHON,
+        [
+          '-c',
+          `
+from rucio.client import Client
+c = Client(creds={'ssh_private_key': '${keyFile}'})
+assert c.auth_token.startswith('${account}-ssh:pubkey-'), c.auth_token
+assert c.whoami()['account'] == '${account}'
+print('ok')
+`,
+        ],
+        { env: { ...process.env, RUCIO_HOME: home.path, PYTHONPATH: pythonPath, TMPDIR: home.path }, cwd: home.path },
+      );
+      expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
+      expect(result.stdout.trim()).to.equal('ok');
+    } finally {
+      home.dispose();
+    }
   });
 
   it('uploads, downloads and adds a rule with the rucio command line, on posix RSEs (directories)', async () => {
