@@ -19,6 +19,7 @@ import { registerAccountUsageRoutes } from './routes/account/accountUsage.ts';
 import { registerAuthRoutes } from './routes/auth/authRoutes.ts';
 import { registerConfigRoutes } from './routes/config/config.ts';
 import { registerHeartbeatRoutes } from './routes/heartbeat/heartbeats.ts';
+import { registerTraceRoutes, TRACE_BODY_BYTES, TRACE_PATHS } from './routes/trace/traces.ts';
 import { registerDidRoutes } from './routes/did/dids.ts';
 import { registerIdentityRoutes } from './routes/identity/identities.ts';
 import { registerImportExportRoutes } from './routes/importExport/importExport.ts';
@@ -69,6 +70,7 @@ export const routeTable = (services: Services): RouteTable => {
   registerSessionRoutes(routes, services);
   registerMetricsRoutes(routes, services);
   registerHeartbeatRoutes(routes, services);
+  registerTraceRoutes(routes, services);
   registerOpenApiRoutes(routes);
   return routes;
 };
@@ -186,7 +188,9 @@ const decodedRoutingPath = (): Middleware<AppState> => async (ctx, next) => {
 const rawTextBody =
   (limit: number): Middleware<AppState> =>
   async (ctx, next) => {
-    if (hasBody(ctx.req)) (ctx.request as unknown as { body: string }).body = await readBodyText(ctx.req, limit);
+    // Traces come without a token: their bodies are bounded far lower (api/routes/trace/traces.ts).
+    const bound = TRACE_PATHS.has(ctx.path) ? Math.min(limit, TRACE_BODY_BYTES) : limit;
+    if (hasBody(ctx.req)) (ctx.request as unknown as { body: string }).body = await readBodyText(ctx.req, bound);
     await next();
   };
 

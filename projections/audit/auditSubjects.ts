@@ -147,6 +147,7 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
     case 'FileExpiryCleared':
     case 'DidResurrected':
     case 'FileAvailabilityChanged':
+    case 'DidAccessed':
       subjects.add(didSubject(event.data.scope, event.data.name));
       break;
     case 'ReplicaLocked':
@@ -168,6 +169,7 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
     case 'ReplicaTombstoneSet':
     case 'ReplicaDeletionStarted':
     case 'ReplicaDeleted':
+    case 'ReplicaAccessed':
       subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
       break;
     case 'ReplicaLost':
