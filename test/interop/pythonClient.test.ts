@@ -4,6 +4,10 @@ import { join } from 'node:path';
 import { uniqueName } from '../support/events.ts';
 import { ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
 import { sshKeyPair } from '../support/sshKeys.ts';
+import { silentLogger } from '../../infra/logger.ts';
+import { createTransferTools } from '../../infra/transfer/transferTools.ts';
+import { kronosRole } from '../../workers/trace/kronosRole.ts';
+import { createWorkerContext } from '../../workers/workerContext.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import {
   markRequestsSubmitting,
@@ -836,6 +840,20 @@ print('ok')
       expect(readFileSync(join(work.path, 'downloaded', scope, 'notes.txt'), 'utf8')).to.equal(
         'uploaded by the rucio command line\n',
       );
+      // The download sent a trace (without a token): kronos records the read on the file.
+      const { commands, readModels, progress } = server.runtime.services;
+      const context = createWorkerContext(
+        commands,
+        readModels,
+        progress,
+        silentLogger(),
+        createTransferTools({ dataDir: work.path }),
+      );
+      await kronosRole.run({ jobId: `interop-${scope}`, startedAt: new Date(Date.now() + 5000) }, context);
+      await progress.waitFor(await commands.eventStore.headPosition(), 5000);
+      const meta = (await server.root('GET', `/dids/${scope}/notes.txt/meta`)).json<Record<string, unknown>>();
+      expect(meta.access_cnt, JSON.stringify(meta)).to.equal(1);
+      expect(meta.accessed_at).to.be.a('string');
       const added = await rucio('rule', 'add', `${scope}:notes.txt`, '--copies', '1', '--rses', second);
       expect(added.status, explain(added)).to.equal(0);
       const ruleId = added.stdout.trim();
