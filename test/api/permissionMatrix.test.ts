@@ -743,6 +743,23 @@ const ROWS: readonly Row[] = [
 
   // SAML is not configured: every caller gets Rucio's answer, no token needed.
   { routes: ['POST /auth/saml'], expect: [400, 400, 400, 400, 400], request: () => ({ path: '/auth/saml' }) },
+
+  // Heartbeats (§9: the default permission, admins) and traces (no token, as Rucio takes them).
+  {
+    routes: ['POST /heartbeats'],
+    expect: ADMIN(200),
+    request: () => ({ path: '/heartbeats', body: { executable: uniqueName('perm'), hostname: 'h', pid: 1 } }),
+  },
+  {
+    routes: ['POST /traces/'],
+    expect: [201, 201, 201, 201, 201],
+    request: () => ({ path: '/traces/', body: { eventType: 'upload', clientState: 'DONE' } }),
+  },
+  {
+    routes: ['POST /nongrid_traces/'],
+    expect: [201, 201, 201, 201, 201],
+    request: () => ({ path: '/nongrid_traces/', body: { payload: 'x' } }),
+  },
 ];
 
 describe('API: the permission matrix of every write route', function () {
