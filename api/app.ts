@@ -18,6 +18,8 @@ import { registerAccountRoutes } from './routes/account/accounts.ts';
 import { registerAccountUsageRoutes } from './routes/account/accountUsage.ts';
 import { registerAuthRoutes } from './routes/auth/authRoutes.ts';
 import { registerConfigRoutes } from './routes/config/config.ts';
+import { registerHeartbeatRoutes } from './routes/heartbeat/heartbeats.ts';
+import { registerTraceRoutes, TRACE_BODY_BYTES, TRACE_PATHS } from './routes/trace/traces.ts';
 import { registerDidRoutes } from './routes/did/dids.ts';
 import { registerIdentityRoutes } from './routes/identity/identities.ts';
 import { registerImportExportRoutes } from './routes/importExport/importExport.ts';
@@ -72,6 +74,8 @@ export const routeTable = (services: Services): RouteTable => {
   registerAuditRoutes(routes, services);
   registerSessionRoutes(routes, services);
   registerMetricsRoutes(routes, services);
+  registerHeartbeatRoutes(routes, services);
+  registerTraceRoutes(routes, services);
   registerOpenApiRoutes(routes);
   return routes;
 };
@@ -189,7 +193,9 @@ const decodedRoutingPath = (): Middleware<AppState> => async (ctx, next) => {
 const rawTextBody =
   (limit: number, idleMs: number): Middleware<AppState> =>
   async (ctx, next) => {
-    if (hasBody(ctx.req)) ctx.state.body = await readBodyText(ctx.req, limit, idleMs);
+    // Traces come without a token: their bodies are bounded far lower (api/routes/trace/traces.ts).
+    const bound = TRACE_PATHS.has(ctx.path) ? Math.min(limit, TRACE_BODY_BYTES) : limit;
+    if (hasBody(ctx.req)) ctx.state.body = await readBodyText(ctx.req, bound, idleMs);
     await next();
   };
 

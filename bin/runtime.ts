@@ -14,6 +14,7 @@ import { createCommandContext } from '../commands/commandContext.ts';
 import type { ServiceConfig } from '../infra/config.ts';
 import type { Upcasters } from '../domain/shared/upcasting.ts';
 import type { EventStore } from '../infra/eventstore/eventStore.ts';
+import { HeartbeatStore } from '../infra/heartbeats/heartbeatStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { startPrivateRedisServer, type PrivateRedisServer } from '../infra/queue/redisServer.ts';
 import { RedisPositionSignals, type PositionSignalName } from '../infra/queue/redisPositionSignals.ts';
@@ -291,6 +292,7 @@ const startRoles = async (
       context: workerContext,
       logger: logger.child({ role: 'worker' }),
       onJobFinished: (role, outcome, seconds) => metrics.observeJob(role, outcome, seconds),
+      heartbeats: new HeartbeatStore(readStore),
     });
     await workerHost.start();
     const host = workerHost;

@@ -7,6 +7,7 @@ import { cleanerRole, evaluatorRole, injectorRole, repairerRole } from './rule/j
 import type { Role } from './role.ts';
 import { atroposRole } from './lifetimeException/atroposRole.ts';
 import { transmogrifierRoles } from './subscription/transmogrifierRoles.ts';
+import { kronosRole } from './trace/kronosRole.ts';
 
 /**
  * The daemon roles this service runs, each wiring a workflow of domain/ to its trigger: events
@@ -25,4 +26,5 @@ export const allRoles: readonly Role[] = [
   ...recoveryRoles,
   ...transmogrifierRoles,
   atroposRole,
+  kronosRole,
 ];

@@ -1,5 +1,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
+import { hostname } from 'node:os';
 import { settingValue } from '../domain/config/settings.ts';
+import type { HeartbeatInput, HeartbeatStore } from '../infra/heartbeats/heartbeatStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
 import type { CycleReport, JobTrigger, Role, ScheduledRole } from './role.ts';
@@ -17,7 +19,13 @@ export type WorkerHostOptions = Readonly<{
   scheduleRefreshMs?: number;
   /** Told of every job that ended, with its outcome and duration (the metrics); default nobody. */
   onJobFinished?: (role: string, outcome: 'completed' | 'failed', seconds: number) => void;
+  /** Where each running role beats (`GET /heartbeats`); default nowhere. */
+  heartbeats?: HeartbeatStore;
+  /** How often each role beats; default 30 s. A role silent for three beats is gone. */
+  heartbeatIntervalMs?: number;
 }>;
+
+const HEARTBEAT_INTERVAL_MS = 30_000;
 
 /** Jobs in one role's queue, by state. */
 export type QueueJobCounts = Readonly<{ queue: string; counts: Readonly<Record<string, number>> }>;
@@ -37,6 +45,8 @@ export class WorkerHost {
   private readonly intervals = new Map<string, number>();
   private readonly status: RoleStatusStore;
   private refresher: NodeJS.Timeout | undefined;
+  private beating: NodeJS.Timeout | undefined;
+  private lastBeat: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: WorkerHostOptions) {
     this.status = new RoleStatusStore(options.redisUrl, this.prefix);
@@ -68,10 +78,27 @@ export class WorkerHost {
       this.options.scheduleRefreshMs ?? 10_000,
     );
     this.refresher.unref();
+    if (this.options.heartbeats) {
+      await this.beat();
+      this.beating = setInterval(() => {
+        this.lastBeat = this.beat().catch((error: unknown) =>
+          this.options.logger.warn({ err: error }, 'could not record the heartbeats'),
+        );
+      }, this.heartbeatIntervalMs);
+      this.beating.unref();
+    }
   }
 
   async stop(): Promise<void> {
     if (this.refresher) clearInterval(this.refresher);
+    if (this.beating) clearInterval(this.beating);
+    await this.lastBeat;
+    // A role that stops says so at once, as Rucio's daemons do, rather than fading out.
+    const store = this.options.heartbeats;
+    if (store)
+      await Promise.all(this.options.roles.map((role) => store.die(this.heartbeatOf(role.name)))).catch(
+        (error: unknown) => this.options.logger.warn({ err: error }, 'could not remove the heartbeats'),
+      );
     await Promise.all(this.workers.map((worker) => worker.close()));
     await Promise.all([...this.queues.values()].map((queue) => queue.close()));
     await this.status.close();
@@ -85,6 +112,30 @@ export class WorkerHost {
         counts: await this.queueOf(role.name).getJobCounts(...COUNTED_STATES),
       })),
     );
+  }
+
+  private get heartbeatIntervalMs(): number {
+    return this.options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
+  }
+
+  /** The heartbeat of one role of this process: Node runs every role on the main thread. */
+  private heartbeatOf(role: string): HeartbeatInput {
+    return { executable: role, hostname: hostname(), pid: process.pid, threadId: 0, threadName: 'main', payload: null };
+  }
+
+  /**
+   * One beat of every role whose worker runs, each expiring the beats of its executable silent
+   * for three intervals (a process that died), then every heartbeat a day old (Rucio's expiry).
+   */
+  private async beat(): Promise<void> {
+    const store = this.options.heartbeats;
+    if (!store) return;
+    const now = new Date();
+    const olderThanSeconds = (3 * this.heartbeatIntervalMs) / 1000;
+    for (const [index, role] of this.options.roles.entries()) {
+      if (this.workers[index]?.isRunning()) await store.beat(this.heartbeatOf(role.name), now, olderThanSeconds);
+    }
+    await store.expire(now);
   }
 
   private async run(role: Role, job: Job): Promise<CycleReport> {

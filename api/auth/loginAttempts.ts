@@ -56,10 +56,11 @@ export const loginAttempt = async (
 };
 
 /**
- * A userpass attempt under the throttle (api/auth/loginThrottle.ts): it waits its turn when its
- * identity, its identity from this address, or this address has failed too often (or is refused
- * when the turn is too far off), then runs; a failure is counted, a right password clears the
- * identity's counts.
+ * A userpass (or SSH) attempt under the throttle (api/auth/loginThrottle.ts): it waits its turn
+ * when its identity, its identity from this address, or this address has failed too often (or is
+ * refused when the turn is too far off), then runs; a failure is counted, right credentials clear
+ * the identity's counts. An SSH login's identity is the account it logs in to: its client names no
+ * key.
  */
 export const throttledLogin = async (
   ctx: AppContext,
@@ -68,14 +69,15 @@ export const throttledLogin = async (
   username: string,
   /** Runs the login, setting `credentialsValid` as soon as the password is known to be right. */
   login: (outcome: { credentialsValid: boolean }) => Promise<void>,
+  method: 'userpass' | 'ssh' = 'userpass',
 ): Promise<void> => {
-  const attempt = { identity: `USERPASS ${username}`, address: ctx.ip };
+  const attempt = { identity: `${method === 'ssh' ? 'SSH' : 'USERPASS'} ${username}`, address: ctx.ip };
   const policy = await throttlePolicy(services);
   const admission = throttle.admit(attempt, policy);
   if (admission.refused) {
-    countLogin('userpass', 'refused');
+    countLogin(method, 'refused');
     ctx.state.logger.warn(
-      { method: 'userpass', identity: username, address: ctx.ip, retryAfterMs: admission.retryAfterMs },
+      { method, identity: username, address: ctx.ip, retryAfterMs: admission.retryAfterMs },
       'login refused: too many failures',
     );
     throw new CannotAuthenticate(
@@ -83,13 +85,13 @@ export const throttledLogin = async (
     );
   }
   if (admission.waitMs > 0) {
-    countLogin('userpass', 'delayed');
+    countLogin(method, 'delayed');
     await new Promise((resolve) => setTimeout(resolve, admission.waitMs));
   }
   const outcome = { credentialsValid: false };
   await loginAttempt(
     ctx,
-    'userpass',
+    method,
     username,
     () => login(outcome),
     () => {

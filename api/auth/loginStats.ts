@@ -2,7 +2,7 @@
  * Counts of login attempts since this process started, by method and outcome, for operators:
  * the metrics endpoint reads `loginCounts()`; every attempt is also logged.
  */
-export type LoginMethod = 'userpass' | 'x509' | 'gss';
+export type LoginMethod = 'userpass' | 'x509' | 'gss' | 'ssh';
 
 export type LoginOutcome =
   /** A token was issued. */

@@ -46,7 +46,8 @@ export class TokenStore {
 
   /**
    * Issues a token `<account>-<identity>-<appid>-<32 hex>` (Rucio's shape) valid for the lifetime;
-   * `label` stands for the identity in it where that is long or personal (an OIDC subject).
+   * `label` stands for the identity in it where that is long or personal (an OIDC subject), or
+   * where Rucio does not use it whole (SSH: `ssh:pubkey`, not the key).
    */
   async issue(input: {
     account: string;

@@ -198,6 +198,13 @@ export type FileAvailabilityChanged = Event<
   { scope: string; name: string; availability: DidAvailability; changedAt: string }
 >;
 
+/**
+ * Reads of a dataset (kronos: traces of its files' downloads, or a `touch` of it) since the last
+ * batch of traces: `accessedAt` the latest, `accesses` how many batches saw it (Rucio counts one
+ * per batch for a dataset).
+ */
+export type DidAccessed = Event<'DidAccessed', { scope: string; name: string; accesses: number; accessedAt: string }>;
+
 /** A replication rule was added on the DID. */
 export type DidRuleAttached = Event<'DidRuleAttached', { scope: string; name: string; ruleId: string; rule: DidRule }>;
 /** A rule on the DID changed what the DID keeps of it (its owner, its lock). */
@@ -222,7 +229,8 @@ export type DidEvent =
   | DidErased
   | FileExpiryCleared
   | DidResurrected
-  | FileAvailabilityChanged;
+  | FileAvailabilityChanged
+  | DidAccessed;
 
 export const DID_EVENT_TYPES = eventTypes<DidEvent>({
   DidCreated: true,
@@ -242,6 +250,7 @@ export const DID_EVENT_TYPES = eventTypes<DidEvent>({
   FileExpiryCleared: true,
   DidResurrected: true,
   FileAvailabilityChanged: true,
+  DidAccessed: true,
 });
 
 export const initialDid = (): Did => ({ status: 'Absent' });

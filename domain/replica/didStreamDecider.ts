@@ -2,6 +2,7 @@ import { didDecider, type DidCommand } from '../did/didDecider.ts';
 import type { Decider } from '../shared/decider.ts';
 import { evolveFileReplicas, initialFileReplicas, type DidStreamEvent, type FileReplicas } from './replica.ts';
 import { decideReplica, type ReplicaCommand } from './replicaStates.ts';
+import { decideReplicaAccess, type ReplicaAccessCommand } from './replicaAccess.ts';
 import { decideReplicaDeletion, type ReplicaDeletionCommand } from './replicaDeletion.ts';
 import { decideReplicaLock, type ReplicaLockCommand } from './replicaLocks.ts';
 import { decideReplicaRecovery, type ReplicaRecoveryCommand } from './replicaRecovery.ts';
@@ -12,7 +13,12 @@ import { decideReplicaRecovery, type ReplicaRecoveryCommand } from './replicaRec
  * the DID alone; replica commands see the file and its replicas.
  */
 export type DidStreamCommand =
-  DidCommand | ReplicaCommand | ReplicaLockCommand | ReplicaDeletionCommand | ReplicaRecoveryCommand;
+  | DidCommand
+  | ReplicaCommand
+  | ReplicaLockCommand
+  | ReplicaDeletionCommand
+  | ReplicaRecoveryCommand
+  | ReplicaAccessCommand;
 
 const REPLICA_COMMANDS: ReadonlySet<string> = new Set<ReplicaCommand['type']>([
   'AddReplica',
@@ -42,12 +48,19 @@ const RECOVERY_COMMANDS: ReadonlySet<string> = new Set<ReplicaRecoveryCommand['t
   'EndTemporaryUnavailability',
 ]);
 
+const ACCESS_COMMANDS: ReadonlySet<string> = new Set<ReplicaAccessCommand['type']>([
+  'RecordReplicaAccess',
+  'RecordDatasetAccess',
+]);
+
 const isReplicaCommand = (command: DidStreamCommand): command is ReplicaCommand => REPLICA_COMMANDS.has(command.type);
 const isLockCommand = (command: DidStreamCommand): command is ReplicaLockCommand => LOCK_COMMANDS.has(command.type);
 const isDeletionCommand = (command: DidStreamCommand): command is ReplicaDeletionCommand =>
   DELETION_COMMANDS.has(command.type);
 const isRecoveryCommand = (command: DidStreamCommand): command is ReplicaRecoveryCommand =>
   RECOVERY_COMMANDS.has(command.type);
+const isAccessCommand = (command: DidStreamCommand): command is ReplicaAccessCommand =>
+  ACCESS_COMMANDS.has(command.type);
 
 export const didStreamDecider: Decider<FileReplicas, DidStreamCommand, DidStreamEvent> = {
   // Not `did`: that is the DID decider, which decides the DID alone and has another state.
@@ -59,6 +72,7 @@ export const didStreamDecider: Decider<FileReplicas, DidStreamCommand, DidStream
     if (isLockCommand(command)) return decideReplicaLock(command, state);
     if (isDeletionCommand(command)) return decideReplicaDeletion(command, state);
     if (isRecoveryCommand(command)) return decideReplicaRecovery(command, state);
+    if (isAccessCommand(command)) return decideReplicaAccess(command, state);
     return didDecider.decide(command, state.did);
   },
 };

@@ -56,6 +56,8 @@ export type Replica = Readonly<{
   /** While TEMPORARY_UNAVAILABLE: when it becomes AVAILABLE again (the last declaration's expiry). */
   temporaryUntil: string | null;
   createdAt: string;
+  /** When a trace last showed it read; null while none has. */
+  accessedAt: string | null;
 }>;
 
 /** Every replica event names the file and the RSE. */
@@ -210,6 +212,18 @@ export type ReplicaLocksChanged = Event<
 >;
 
 /**
+ * The replica was read (kronos: traces of finished downloads from its RSE, Rucio's
+ * `touch_replica`), `accesses` times since the last batch of traces, the latest at `accessedAt`.
+ * `tombstone` is its tombstone after: a tombstone that was set (neither none nor obsolete) moves
+ * to the access, so that the reaper, oldest tombstone first, takes the least recently read first.
+ * The file's own access count and time go up with it.
+ */
+export type ReplicaAccessed = Event<
+  'ReplicaAccessed',
+  ReplicaRef & { accesses: number; accessedAt: string; tombstone: string | null }
+>;
+
+/**
  * The transfer the replica waits for failed and is tried again as a new request (the conveyor's
  * finisher): the replica now waits for `requestId`, so a later unlock cancels the right one.
  */
@@ -231,7 +245,8 @@ export type ReplicaEvent =
   | ReplicaTransferRequeued
   | ReplicaDeletionStarted
   | ReplicaDeleted
-  | ReplicaLost;
+  | ReplicaLost
+  | ReplicaAccessed;
 
 export const REPLICA_EVENT_TYPES = eventTypes<ReplicaEvent>({
   ReplicaAdded: true,
@@ -247,6 +262,7 @@ export const REPLICA_EVENT_TYPES = eventTypes<ReplicaEvent>({
   ReplicaDeletionStarted: true,
   ReplicaDeleted: true,
   ReplicaLost: true,
+  ReplicaAccessed: true,
 });
 
 /** The replica events that move a replica from one state to another, with the state they leave. */
@@ -332,6 +348,7 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
       declaredBad: false,
       temporaryUntil: null,
       createdAt: addedAt,
+      accessedAt: null,
     });
   }
   if (event.type === 'ReplicaDeleted') {
@@ -410,6 +427,12 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
         ...replica,
         locks: new Map([...replica.locks, ...Object.entries(event.data.locks)]),
         pendingRequest: event.data.requestId ?? replica.pendingRequest,
+      });
+    case 'ReplicaAccessed':
+      return withReplica(replicas, {
+        ...replica,
+        accessedAt: event.data.accessedAt,
+        tombstone: event.data.tombstone,
       });
     case 'ReplicaTransferRequeued':
       return replica.pendingRequest === event.data.previousRequestId

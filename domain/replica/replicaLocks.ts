@@ -125,7 +125,8 @@ export const lockReplica = ({ data, metadata }: LockReplica, state: FileReplicas
  * lock changes; the last lock gone, an epoch tombstone (deleted at the reaper's next pass) when
  * the rule purges, the replica is UNAVAILABLE, or the lock was still waiting for its copy (then
  * the replica becomes UNAVAILABLE and its pending transfer is cancelled); otherwise a tombstone at
- * the replica's creation, so it goes when space is needed.
+ * the replica's last read, or its creation when never read, so it goes when space is needed, the
+ * least recently read first.
  */
 export const unlockReplica = ({ data, metadata }: UnlockReplica, state: FileReplicas): ReplicaEvent[] => {
   const replica = state.replicas.get(data.rseId);
@@ -138,7 +139,7 @@ export const unlockReplica = ({ data, metadata }: UnlockReplica, state: FileRepl
   let cancelledRequest: string | null = null;
   if (lastLock) {
     if (data.purge || replica.state === 'UNAVAILABLE' || replicating) tombstone = OBSOLETE_TOMBSTONE;
-    else tombstone = replica.createdAt;
+    else tombstone = replica.accessedAt ?? replica.createdAt;
     if (replicating && replica.state === 'COPYING') {
       replicaState = 'UNAVAILABLE';
       cancelledRequest = replica.pendingRequest;

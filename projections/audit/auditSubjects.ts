@@ -2,6 +2,7 @@ import { ACCOUNT_EVENT_TYPES, type AccountEvent } from '../../domain/account/acc
 import { ACCOUNT_LIMIT_EVENT_TYPES, type AccountLimitEvent } from '../../domain/accountLimit/accountLimit.ts';
 import type { ConfigEvent } from '../../domain/config/config.ts';
 import { DID_EVENT_TYPES, type DidEvent } from '../../domain/did/did.ts';
+import type { DomainEvent } from '../../domain/events.ts';
 import type { IdentityEvent } from '../../domain/identity/identity.ts';
 import { META_CONVENTION_EVENT_TYPES, type MetaConventionEvent } from '../../domain/metaConvention/metaConvention.ts';
 import { QUARANTINE_EVENT_TYPES, type QuarantineEvent } from '../../domain/quarantine/quarantine.ts';
@@ -15,6 +16,20 @@ import {
   OPENDATA_IDENTIFIER_EVENT_TYPES,
   type OpenDataIdentifierEvent,
 } from '../../domain/opendata/opendataIdentifiers.ts';
+import {
+  LIFETIME_EXCEPTION_EVENT_TYPES,
+  type LifetimeExceptionEvent,
+} from '../../domain/lifetimeException/lifetimeException.ts';
+import { TRANSFER_LIMIT_EVENT_TYPES, type TransferLimitEvent } from '../../domain/request/transferLimit.ts';
+import { SUBSCRIPTION_EVENT_TYPES, type SubscriptionEvent } from '../../domain/subscription/subscription.ts';
+import {
+  SUBSCRIPTION_DRY_RUN_EVENT_TYPES,
+  type SubscriptionDryRunEvent,
+} from '../../domain/subscription/subscriptionDryRun.ts';
+import {
+  SUBSCRIPTION_NAMES_EVENT_TYPES,
+  type SubscriptionNamesEvent,
+} from '../../domain/subscription/subscriptionNames.ts';
 import type { HandledTypes } from '../projection.ts';
 
 /** Every event of every area: what the audit feed lists (the step machinery's own events are not). */
@@ -32,8 +47,18 @@ export type AuditedEvent =
   | RuleEvent
   | ScopeEvent
   | OpenDataEvent
-  | OpenDataIdentifierEvent;
+  | OpenDataIdentifierEvent
+  | SubscriptionEvent
+  | SubscriptionNamesEvent
+  | SubscriptionDryRunEvent
+  | LifetimeExceptionEvent
+  | TransferLimitEvent;
 
+/**
+ * The types the audit indexes. Checked against every event the domain declares
+ * (domain/events.ts): an area whose events are left out here does not compile, and
+ * test/projections/auditCoverage.test.ts names the types left out.
+ */
 export const AUDITED_EVENT_TYPES: HandledTypes<AuditedEvent> = {
   ...ACCOUNT_EVENT_TYPES,
   ...ACCOUNT_LIMIT_EVENT_TYPES,
@@ -53,7 +78,12 @@ export const AUDITED_EVENT_TYPES: HandledTypes<AuditedEvent> = {
   ScopeAdded: true,
   ...OPENDATA_EVENT_TYPES,
   ...OPENDATA_IDENTIFIER_EVENT_TYPES,
-};
+  ...SUBSCRIPTION_EVENT_TYPES,
+  ...SUBSCRIPTION_NAMES_EVENT_TYPES,
+  ...SUBSCRIPTION_DRY_RUN_EVENT_TYPES,
+  ...LIFETIME_EXCEPTION_EVENT_TYPES,
+  ...TRANSFER_LIMIT_EVENT_TYPES,
+} satisfies HandledTypes<DomainEvent>;
 
 /**
  * What the audit indexes an event under: the DIDs, rules and RSEs it concerns, each a string
@@ -63,6 +93,7 @@ export const AUDITED_EVENT_TYPES: HandledTypes<AuditedEvent> = {
 export const didSubject = (scope: string, name: string): string => `did:${scope}:${name}`;
 export const ruleSubject = (ruleId: string): string => `rule:${ruleId}`;
 export const rseSubject = (rse: string): string => `rse:${rse}`;
+export const subscriptionSubject = (id: string): string => `subscription:${id}`;
 
 /**
  * The subject whose own stream this is (`did-<scope>:<name>`, `rule-<id>`, `rse-<name>`, as the
@@ -72,7 +103,7 @@ export const rseSubject = (rse: string): string => `rse:${rse}`;
 export const streamSubject = (streamName: string): string | undefined => {
   const separator = streamName.indexOf('-');
   const category = streamName.slice(0, separator);
-  return category === 'did' || category === 'rule' || category === 'rse'
+  return category === 'did' || category === 'rule' || category === 'rse' || category === 'subscription'
     ? `${category}:${streamName.slice(separator + 1)}`
     : undefined;
 };
@@ -87,10 +118,15 @@ export const streamSubject = (streamName: string): string | undefined => {
  * - an RSE's events concern the RSE (distances both ends), as do quarantined replicas and local
  *   account limits;
  * - a queued or cancelled transfer request concerns its file, and a queued one its rule and RSE;
+ * - a subscription's events concern the subscription (its name claimed on the owner's names
+ *   stream, each dry run also the DID it was made for), and a rule a subscription made concerns
+ *   the subscription too, so that its history shows what it made;
+ * - a lifetime exception's request concerns each of its DIDs.
  * - an open data entry's events, and those of the DOI and record id it holds, concern its DID.
  *
- * Accounts, identities, scopes, configuration and metadata conventions concern no subject: their
- * events are found through the account that acted (the feed).
+ * Accounts, identities, scopes, configuration, metadata conventions and transfer limits concern
+ * no subject, nor do a lifetime exception's approval and rejection (found through its stream):
+ * their events are found through the account that acted and their type (the feed).
  */
 export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
   const subjects = new Set<string>();
@@ -121,6 +157,7 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
     case 'FileExpiryCleared':
     case 'DidResurrected':
     case 'FileAvailabilityChanged':
+    case 'DidAccessed':
       subjects.add(didSubject(event.data.scope, event.data.name));
       break;
     case 'ReplicaLocked':
@@ -142,6 +179,7 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
     case 'ReplicaTombstoneSet':
     case 'ReplicaDeletionStarted':
     case 'ReplicaDeleted':
+    case 'ReplicaAccessed':
       subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
       break;
     case 'ReplicaLost':
@@ -152,6 +190,7 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
     case 'RuleAdded':
       subjects.add(ruleSubject(event.data.rule.id)).add(didSubject(event.data.rule.scope, event.data.rule.name));
       for (const rse of event.data.targetRses) subjects.add(rseSubject(rse));
+      if (event.data.rule.subscriptionId) subjects.add(subscriptionSubject(event.data.rule.subscriptionId));
       break;
     case 'RuleLocksCreated':
     case 'RuleLocksRemoved':
@@ -220,6 +259,24 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
     case 'OpenDataIdentifierClaimed':
     case 'OpenDataIdentifierReleased':
       subjects.add(didSubject(event.data.scope, event.data.name));
+      break;
+    case 'SubscriptionAdded':
+      subjects.add(subscriptionSubject(event.data.subscription.id));
+      break;
+    case 'SubscriptionUpdated':
+    case 'SubscriptionDeactivated':
+    case 'SubscriptionRetroactiveProgressed':
+    case 'SubscriptionRetroactiveCompleted':
+      subjects.add(subscriptionSubject(event.data.id));
+      break;
+    case 'SubscriptionNameClaimed':
+      subjects.add(subscriptionSubject(event.data.subscriptionId));
+      break;
+    case 'SubscriptionDryRunRecorded':
+      subjects.add(subscriptionSubject(event.data.subscriptionId)).add(didSubject(event.data.scope, event.data.name));
+      break;
+    case 'ExceptionRequested':
+      for (const did of event.data.exception.dids) subjects.add(didSubject(did.scope, did.name));
       break;
     default:
       break;

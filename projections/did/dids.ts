@@ -5,6 +5,7 @@ import {
   type DidAvailability,
   type DidEvent,
 } from '../../domain/did/did.ts';
+import type { ReplicaEvent } from '../../domain/replica/replica.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import { documentProjection, type EventsOf, type Projected } from '../projection.ts';
 
@@ -65,22 +66,32 @@ const withColumns = (
 const withTotals = (document: DidDocument, totals: ContentTotals, at: string): DidDocument =>
   withColumns({ ...document, updated_at: at }, totals);
 
-/** The DID events that change a DID's own document. */
-type DidDocumentEvent = EventsOf<
-  DidEvent,
-  | 'DidCreated'
-  | 'DidMetadataSet'
-  | 'DidMetadataKeyDeleted'
-  | 'DidsAttached'
-  | 'DidsDetached'
-  | 'DidContentUpdated'
-  | 'DidClosed'
-  | 'DidReopened'
-  | 'DidErased'
-  | 'FileExpiryCleared'
-  | 'DidResurrected'
-  | 'FileAvailabilityChanged'
->;
+/** The DID events that change a DID's own document, and the reads of a file's replicas (its access count and time). */
+type DidDocumentEvent =
+  | EventsOf<ReplicaEvent, 'ReplicaAccessed'>
+  | EventsOf<
+      DidEvent,
+      | 'DidCreated'
+      | 'DidMetadataSet'
+      | 'DidMetadataKeyDeleted'
+      | 'DidsAttached'
+      | 'DidsDetached'
+      | 'DidContentUpdated'
+      | 'DidClosed'
+      | 'DidReopened'
+      | 'DidErased'
+      | 'FileExpiryCleared'
+      | 'DidResurrected'
+      | 'FileAvailabilityChanged'
+      | 'DidAccessed'
+    >;
+
+/** Rucio's `accessed_at` and `access_cnt` after reads: the latest time, the count increased. */
+const accessed = (document: DidDocument, accesses: number, accessedAt: string): DidDocument => {
+  const previous = typeof document.accessed_at === 'string' ? document.accessed_at : '';
+  const count = typeof document.access_cnt === 'number' ? document.access_cnt : 0;
+  return { ...document, accessed_at: previous > accessedAt ? previous : accessedAt, access_cnt: count + accesses };
+};
 
 export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>({
   name: 'dids',
@@ -99,6 +110,8 @@ export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>(
     FileExpiryCleared: true,
     DidResurrected: true,
     FileAvailabilityChanged: true,
+    DidAccessed: true,
+    ReplicaAccessed: true,
   },
   // A DID's document is gone before its name is used again (only a deleted file's may be), so its creation always makes a new document.
   creates: ['DidCreated'],
@@ -206,6 +219,9 @@ export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>(
         return withColumns({ ...document, updated_at: event.data.resurrectedAt }, { expired_at: null });
       case 'FileAvailabilityChanged':
         return { ...document, availability: event.data.availability, updated_at: event.data.changedAt };
+      case 'DidAccessed':
+      case 'ReplicaAccessed':
+        return accessed(document, event.data.accesses, event.data.accessedAt);
       default:
         return undefined;
     }

@@ -109,6 +109,9 @@ export const evolveReplica = (
         tombstone: OBSOLETE_TOMBSTONE,
         updated_at: event.data.lostAt,
       };
+    case 'ReplicaAccessed':
+      // A read changes neither the replica's state nor when it last changed (the reaper's order within a tombstone).
+      return { ...document, accessed_at: event.data.accessedAt, tombstone: event.data.tombstone };
     default:
       return undefined;
   }

@@ -30,6 +30,7 @@ type ReplicaProjectionEvent =
       | 'ReplicaDeletionStarted'
       | 'ReplicaDeleted'
       | 'ReplicaLost'
+      | 'ReplicaAccessed'
     >
   | DatasetMembershipEvent;
 
@@ -48,6 +49,7 @@ export const replicasProjection: Projection<ReplicaProjectionEvent> = {
     ReplicaDeletionStarted: true,
     ReplicaDeleted: true,
     ReplicaLost: true,
+    ReplicaAccessed: true,
     DidsAttached: true,
     DidsDetached: true,
     DidErased: true,

@@ -31,7 +31,14 @@ type AuditLine = {
   schema_version: number;
   hash: string | null;
   /** What these tests read of the data of the events they look at. */
-  data: Readonly<{ children?: { name: string }[]; changes?: { expiresAt?: string }; rse?: string; key?: string }>;
+  data: Readonly<{
+    children?: { name: string }[];
+    changes?: { expiresAt?: string };
+    rse?: string;
+    key?: string;
+    subscription?: { id: string };
+    limit?: { rseExpression: string };
+  }>;
 };
 
 /** What these tests read of a DID's state (`/audit/dids/.../state`). */
@@ -382,6 +389,68 @@ describe('API: audit', () => {
       expect(typed.every((line) => types.includes(line.type))).to.equal(true);
       const page = await history(`/audit/events?type=${types.join(',')}&limit=2&after=${typed[0]!.position}`);
       expect(page.map((line) => line.position)).to.deep.equal(typed.slice(1, 3).map((line) => line.position));
+    });
+
+    it('shows a new subscription in the feed and in its own history, with the name it claimed', async () => {
+      const { b } = await world();
+      const name = uniqueName('sub');
+      const added = await server.root('POST', `/subscriptions/root/${name}`, {
+        body: {
+          options: {
+            filter: { scope: ['mc16_.*'], did_type: ['DATASET'] },
+            replication_rules: [{ copies: 1, rse_expression: b.rse }],
+            comments: 'audited',
+            lifetime: null,
+            retroactive: false,
+          },
+        },
+      });
+      const id = expectStatus(added, 201).text;
+      const isMine = (line: AuditLine) => line.type === 'SubscriptionAdded' && line.data.subscription?.id === id;
+      const feed = await history('/audit/events?limit=10000');
+      expect(feed.filter(isMine).map((line) => [line.account, line.stream])).to.deep.equal([
+        ['root', `subscription-${id}`],
+      ]);
+      await eventually(
+        async () => (await history('/audit/events?type=SubscriptionAdded&limit=10000')).some(isMine),
+        10_000,
+        'the feed of its type',
+      );
+      const own = await history(`/audit/subscriptions/${id}/events`);
+      expect(own.map((line) => line.type)).to.deep.equal(['SubscriptionNameClaimed', 'SubscriptionAdded']);
+      expect(own[0]!.stream).to.equal('subscriptionnames-root');
+      expectError(
+        await server.root('GET', `/audit/subscriptions/${'0'.repeat(32)}/events`),
+        404,
+        'SubscriptionNotFound',
+      );
+    });
+
+    it("shows a lifetime exception's request in each DID's history, and transfer limits in the feed", async () => {
+      const { scope, a } = await world();
+      const dataset = uniqueName('ds');
+      expectStatus(
+        await server.root('POST', path(scope, dataset), { body: { type: 'DATASET', meta: { eol_at: '2020-01-01' } } }),
+        201,
+      );
+      const cutoff = `${new Date().getUTCFullYear() + 1}-12-31`;
+      expectStatus(await server.root('POST', '/config', { body: { lifetime_model: { cutoff_date: cutoff } } }), 201);
+      expectStatus(
+        await server.root('POST', '/lifetime_exceptions/', {
+          body: { dids: [{ scope, name: dataset }], comments: 'c' },
+        }),
+        201,
+      );
+      const didHistory = await history(`/audit/dids/${scope}/${dataset}/events`);
+      expect(didHistory.map((line) => line.type)).to.deep.equal(['DidCreated', 'DidMetadataSet', 'ExceptionRequested']);
+      expect(didHistory[2]!.stream).to.match(/^lifetimeexception-/);
+
+      expectStatus(
+        await server.root('PUT', '/requests/transfer_limits', { body: { rse_expression: a.rse, max_transfers: 3 } }),
+        201,
+      );
+      const limits = await history('/audit/events?type=TransferLimitSet&limit=10000');
+      expect(limits.some((line) => line.data.limit?.rseExpression === a.rse)).to.equal(true);
     });
 
     it('answers 404 for a DID, rule, RSE or account that never existed', async () => {

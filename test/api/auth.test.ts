@@ -120,10 +120,10 @@ describe('API: authentication', () => {
   it('answers the login methods it does not offer with a clear refusal', async () => {
     expectError(await server.call('GET', '/auth/x509'), 401, 'CannotAuthenticate', /Cannot get DN/);
     expectError(
-      await server.call('GET', '/auth/ssh'),
+      await server.call('GET', '/auth/oidc'),
       401,
       'CannotAuthenticate',
-      /SSH authentication is not supported/,
+      /OIDC authentication is not supported/,
     );
     expectError(await server.call('GET', '/auth/saml'), 400, 'ConfigurationError');
     expectError(await server.call('GET', '/auth/gss'), 400, 'ValueError', /Account and REMOTE_USER must be set/);

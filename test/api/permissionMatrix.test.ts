@@ -779,6 +779,22 @@ const ROWS: readonly Row[] = [
       return { path, body: { lfns: [{ lfn, rse: w.rse, bytes: 1, adler32: '0cc737eb' }] } };
     },
   },
+  // Heartbeats (§9: the default permission, admins) and traces (no token, as Rucio takes them).
+  {
+    routes: ['POST /heartbeats'],
+    expect: ADMIN(200),
+    request: () => ({ path: '/heartbeats', body: { executable: uniqueName('perm'), hostname: 'h', pid: 1 } }),
+  },
+  {
+    routes: ['POST /traces/'],
+    expect: [201, 201, 201, 201, 201],
+    request: () => ({ path: '/traces/', body: { eventType: 'upload', clientState: 'DONE' } }),
+  },
+  {
+    routes: ['POST /nongrid_traces/'],
+    expect: [201, 201, 201, 201, 201],
+    request: () => ({ path: '/nongrid_traces/', body: { payload: 'x' } }),
+  },
 ];
 
 describe('API: the permission matrix of every write route', function () {

@@ -3,6 +3,11 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { uniqueName } from '../support/events.ts';
 import { ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
+import { sshKeyPair } from '../support/sshKeys.ts';
+import { silentLogger } from '../../infra/logger.ts';
+import { createTransferTools } from '../../infra/transfer/transferTools.ts';
+import { kronosRole } from '../../workers/trace/kronosRole.ts';
+import { createWorkerContext } from '../../workers/workerContext.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import {
   markRequestsSubmitting,
@@ -859,6 +864,42 @@ print('ok')
     expect(result.stdout.trim()).to.equal('ok');
   });
 
+  it('logs in with an SSH key (paramiko signs the challenge, ssh-rsa) and acts as the account', async () => {
+    const account = uniqueName('pyssh');
+    const key = sshKeyPair('rsa');
+    expect(
+      (await server.root('POST', `/accounts/${account}`, { body: { type: 'USER', email: 'a@b.c' } })).status,
+    ).to.equal(201);
+    const identity = { identity: key.publicLine, authtype: 'SSH', email: 'a@b.c' };
+    expect((await server.root('POST', `/accounts/${account}/identities`, { body: identity })).status).to.equal(201);
+    const config =
+      `[client]\nrucio_host = ${server.url}\nauth_host = ${server.url}\nauth_type = ssh\n` +
+      `account = ${account}\nrequest_retries = 2\n`;
+    const home = makeRucioHome(config, pythonPath);
+    try {
+      const keyFile = join(home.path, 'id_rsa');
+      writeFileSync(keyFile, key.privatePem, { mode: 0o600 });
+      const result = await run(
+        CLIENT_PYTHON,
+        [
+          '-c',
+          `
+from rucio.client import Client
+c = Client(creds={'ssh_private_key': '${keyFile}'})
+assert c.auth_token.startswith('${account}-ssh:pubkey-'), c.auth_token
+assert c.whoami()['account'] == '${account}'
+print('ok')
+`,
+        ],
+        { env: { ...process.env, RUCIO_HOME: home.path, PYTHONPATH: pythonPath, TMPDIR: home.path }, cwd: home.path },
+      );
+      expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
+      expect(result.stdout.trim()).to.equal('ok');
+    } finally {
+      home.dispose();
+    }
+  });
+
   it('uploads, downloads and adds a rule with the rucio command line, on posix RSEs (directories)', async () => {
     const scope = uniqueName('cli.');
     const [first, second] = [uniqueName('CLI_A_').toUpperCase(), uniqueName('CLI_B_').toUpperCase()];
@@ -893,6 +934,20 @@ print('ok')
       expect(readFileSync(join(work.path, 'downloaded', scope, 'notes.txt'), 'utf8')).to.equal(
         'uploaded by the rucio command line\n',
       );
+      // The download sent a trace (without a token): kronos records the read on the file.
+      const { commands, readModels, progress } = server.runtime.services;
+      const context = createWorkerContext(
+        commands,
+        readModels,
+        progress,
+        silentLogger(),
+        createTransferTools({ dataDir: work.path }),
+      );
+      await kronosRole.run({ jobId: `interop-${scope}`, startedAt: new Date(Date.now() + 5000) }, context);
+      await progress.waitFor(await commands.eventStore.headPosition(), 5000);
+      const meta = (await server.root('GET', `/dids/${scope}/notes.txt/meta`)).json<Record<string, unknown>>();
+      expect(meta.access_cnt, JSON.stringify(meta)).to.equal(1);
+      expect(meta.accessed_at).to.be.a('string');
       const added = await rucio('rule', 'add', `${scope}:notes.txt`, '--copies', '1', '--rses', second);
       expect(added.status, explain(added)).to.equal(0);
       const ruleId = added.stdout.trim();

@@ -6,12 +6,14 @@ import { AUDIT_PERMISSIONS } from '../../../domain/permission/auditPolicy.ts';
 import { allowOnly } from '../../../domain/permission/policy.ts';
 import { rseStreamName } from '../../../domain/rse/rse.ts';
 import { ruleStreamName } from '../../../domain/rule/rule.ts';
+import { subscriptionStreamName } from '../../../domain/subscription/subscription.ts';
 import {
   AccessDenied,
   AccountNotFound,
   DataIdentifierNotFound,
   RSENotFound,
   RuleNotFound,
+  SubscriptionNotFound,
   type RucioErrorClass,
 } from '../../../domain/shared/errors.ts';
 import {
@@ -20,7 +22,7 @@ import {
   type FeedQuery,
   type HistoryRange,
 } from '../../../projections/audit/auditQueries.ts';
-import { didSubject, rseSubject, ruleSubject } from '../../../projections/audit/auditSubjects.ts';
+import { didSubject, rseSubject, ruleSubject, subscriptionSubject } from '../../../projections/audit/auditSubjects.ts';
 import { didStateAsOf } from '../../../projections/audit/didStateAsOf.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
@@ -138,6 +140,17 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
       await requireHistoryReader(ctx, `RSE ${rse}`);
       await requireStream(rseStreamName(rse), RSENotFound, `RSE '${rse}' cannot be found`);
       await sendSubjectHistory(ctx, rseSubject(rse), rseStreamName(rse));
+    },
+  );
+
+  routes.get(
+    '/audit/subscriptions/:id/events',
+    history('A subscription’s events, its name, dry runs and the rules it made (admins).', SubscriptionNotFound),
+    async (ctx) => {
+      const id = ctx.params.id!;
+      await requireHistoryReader(ctx, `subscription ${id}`);
+      await requireStream(subscriptionStreamName(id), SubscriptionNotFound, `No subscription with the id ${id} found`);
+      await sendSubjectHistory(ctx, subscriptionSubject(id), subscriptionStreamName(id));
     },
   );
 

@@ -1,3 +1,4 @@
+import { loadAccount } from '../../../commands/caller.ts';
 import {
   checkIdentity,
   loginCandidates,
@@ -6,6 +7,9 @@ import {
   type LoginSubject,
 } from '../../../commands/identity/authentication.ts';
 import { formatRucioDate } from '../../../domain/shared/dates.ts';
+import { isValidName } from '../../../domain/shared/names.ts';
+import { base64Bytes, parseSshPublicKey, verifySshSignature } from '../../../infra/security/sshSignatures.ts';
+import { identitiesOfAccount } from '../../../projections/identity/identityQueries.ts';
 import {
   CannotAuthenticate,
   ConfigurationError,
@@ -15,6 +19,7 @@ import {
 } from '../../../domain/shared/errors.ts';
 import { loginAttempt, throttledLogin } from '../../auth/loginAttempts.ts';
 import { LoginThrottle } from '../../auth/loginThrottle.ts';
+import { SshChallenges } from '../../auth/sshChallenges.ts';
 import { missingHeaders } from '../../clientHeaders.ts';
 import { sendText } from '../../http.ts';
 import { pythonRepr } from '../../pythonRepr.ts';
@@ -68,6 +73,7 @@ const issueToken = async (
   subject: LoginSubject,
   checked: CheckedIdentity,
   account: string,
+  tokenIdentity?: string,
 ): Promise<void> => {
   if (!(await mayLogIn(services.commands, checked, account))) {
     throw new CannotAuthenticate(`Cannot authenticate to account ${account} with given credentials`);
@@ -76,6 +82,7 @@ const issueToken = async (
     account,
     identity: subject.identity,
     identityType: subject.identityType,
+    ...(tokenIdentity ? { label: tokenIdentity } : {}),
     appId: ctx.get('X-Svc-AppID') || 'unknown',
     ip: clientAddress(ctx),
   });
@@ -97,6 +104,30 @@ const stripProxySuffixes = (dn: string): string => {
 
 const trustedHeader = (ctx: AppContext, name: string | undefined): string | undefined =>
   name ? ctx.get(name) || undefined : undefined;
+
+/**
+ * The SSH identity of `account` whose key signed one of the account's open challenges (Rucio's
+ * `get_auth_token_ssh`: every SSH identity of the account against every open challenge), with
+ * the challenge closed; undefined when none did.
+ */
+const sshSigner = async (
+  services: Services,
+  challenges: SshChallenges,
+  account: string,
+  signature: Buffer,
+): Promise<LoginSubject | undefined> => {
+  const open = await challenges.open(account);
+  if (open.length === 0) return undefined;
+  for await (const mapping of identitiesOfAccount(services.readModels, account)) {
+    if (mapping.identityType !== 'SSH') continue;
+    const key = parseSshPublicKey(mapping.identity);
+    const signed = key && open.find((challenge) => verifySshSignature(key, signature, challenge));
+    if (!signed) continue;
+    // A challenge serves one login: a signature seen on the wire cannot log in again.
+    return (await challenges.use(signed)) ? { identityType: 'SSH', identity: mapping.identity } : undefined;
+  }
+  return undefined;
+};
 
 export const registerAuthRoutes = (routes: RouteTable, services: Services): void => {
   const login: RouteOptions = {
@@ -209,27 +240,79 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
     sendText(ctx, body, 200, OCTET);
   });
 
-  // Login methods this server does not offer answer as Rucio does when they are not configured.
-  const unsupported = (method: string) => (ctx: AppContext) => {
-    setAuthHeaders(ctx);
-    throw new CannotAuthenticate(`${method} authentication is not supported by this server.`);
-  };
-  for (const [path, method] of [
-    ['/auth/ssh', 'SSH'],
-    ['/auth/ssh_challenge_token', 'SSH'],
-  ] as const) {
-    routes.get(
-      path,
-      {
-        auth: false,
-        commonHeaders: false,
-        summary: `${method} login: not offered by this server.`,
-        success: 'none',
-        raises: [CannotAuthenticate],
+  const challenges = new SshChallenges(services.readModels.store);
+  routes.get(
+    '/auth/ssh_challenge_token',
+    {
+      ...login,
+      summary: 'A challenge for an SSH login to the account in X-Svc-Account: sign it within ten seconds.',
+      success: {
+        status: 200,
+        type: OCTET,
+        description:
+          'An empty body; the challenge in X-Svc-SSH-Challenge-Token, its expiry in X-Svc-SSH-Challenge-Token-Expires.',
       },
-      unsupported(method),
-    );
-  }
+    },
+    async (ctx) => {
+      setAuthHeaders(ctx, 'X-Svc-Auth-Token');
+      const account = ctx.get('X-Svc-Account');
+      if (!account) throw new ValueError(missingHeaders(ctx, 'Account must be set', ['X-Svc-Account']));
+      const exists =
+        isValidName('account', account) && (await loadAccount(services.commands, account)).status !== 'Absent';
+      if (!exists) throw new CannotAuthenticate(`Cannot generate challenge for account ${account}`);
+      const { challenge, expiresAt } = await challenges.issue(account, clientAddress(ctx));
+      ctx.set('X-Svc-SSH-Challenge-Token', challenge);
+      ctx.set('X-Svc-SSH-Challenge-Token-Expires', formatRucioDate(expiresAt));
+      sendText(ctx, '', 200, OCTET);
+    },
+  );
+  routes.get(
+    '/auth/ssh',
+    {
+      ...login,
+      summary:
+        'Logs in to the account in X-Svc-Account with X-Svc-SSH-Signature: an open challenge signed with a key of one of its SSH identities.',
+      success: {
+        status: 200,
+        type: OCTET,
+        description: 'An empty body; the token in X-Svc-Auth-Token, its expiry in X-Svc-Auth-Token-Expires.',
+      },
+    },
+    async (ctx) => {
+      setAuthHeaders(ctx, 'X-Svc-Auth-Token');
+      const account = ctx.get('X-Svc-Account');
+      const signatureText = ctx.get('X-Svc-SSH-Signature');
+      if (!account || !signatureText)
+        throw new ValueError(
+          missingHeaders(ctx, 'Account and SSH signature must be set', ['X-Svc-Account', 'X-Svc-SSH-Signature']),
+        );
+      await throttledLogin(
+        ctx,
+        services,
+        throttle,
+        account,
+        async (outcome) => {
+          const signature = base64Bytes(signatureText);
+          if (!signature)
+            throw new CannotAuthenticate(`Cannot authenticate to account ${account} with malformed signature`);
+          const subject = await sshSigner(services, challenges, account, signature);
+          if (!subject)
+            throw new CannotAuthenticate(`Cannot authenticate to account ${account} with given credentials`);
+          outcome.credentialsValid = true;
+          await issueToken(
+            ctx,
+            services,
+            subject,
+            await checkIdentity(services.commands, subject),
+            account,
+            'ssh:pubkey',
+          );
+        },
+        'ssh',
+      );
+    },
+  );
+
   registerOidcRoutes(routes, services);
   const saml = (ctx: AppContext) => {
     setAuthHeaders(ctx);
