@@ -37,6 +37,7 @@ import { registerRuleRoutes } from './routes/rule/rules.ts';
 import { registerScopeRoutes } from './routes/scope/scopes.ts';
 import { registerLifetimeExceptionRoutes } from './routes/lifetimeException/lifetimeExceptions.ts';
 import { registerSubscriptionRoutes } from './routes/subscription/subscriptions.ts';
+import { registerArchiveRoutes } from './routes/did/archives.ts';
 import type { AppContext, AppState, Services } from './services.ts';
 
 /** Every area's routes, registered in one table (api/route.ts). */
@@ -67,6 +68,7 @@ export const routeTable = (services: Services): RouteTable => {
   registerAuditRoutes(routes, services);
   registerSessionRoutes(routes, services);
   registerMetricsRoutes(routes, services);
+  registerArchiveRoutes(routes, services);
   registerOpenApiRoutes(routes);
   return routes;
 };

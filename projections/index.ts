@@ -20,6 +20,7 @@ import { rulesProjection } from './rule/ruleProjection.ts';
 import { scopesProjection } from './scope/scopes.ts';
 import { subscriptionsProjection } from './subscription/subscriptions.ts';
 import { lifetimeExceptionsProjection } from './lifetimeException/lifetimeExceptions.ts';
+import { archiveContentsProjection } from './did/archiveContents.ts';
 
 /** Every projection the service runs; the runner and ReadModels are built from this list. */
 export const allProjections: readonly AnyProjection[] = [
@@ -44,4 +45,5 @@ export const allProjections: readonly AnyProjection[] = [
   subscriptionsProjection,
   lifetimeExceptionsProjection,
   auditIndexProjection,
+  archiveContentsProjection,
 ];

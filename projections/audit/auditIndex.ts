@@ -75,7 +75,7 @@ const addEntry = async <D extends Projected<{ entries: unknown[] }>>(
 
 export const auditIndexProjection: Projection<AuditedEvent> = {
   name: 'audit_index',
-  version: 2,
+  version: 3,
   collections: [auditFeedCollection, auditIndexCollection],
   handles: AUDITED_EVENT_TYPES,
   async apply(event, context) {

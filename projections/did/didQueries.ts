@@ -165,6 +165,7 @@ export const catalogueFacts = async (
         md5: (did.md5 as string | undefined) ?? null,
         guid: (did.guid as string | undefined) ?? null,
         events: (did.events as number | undefined) ?? null,
+        isArchive: did.is_archive === true,
       });
     }
   }

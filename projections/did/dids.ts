@@ -74,6 +74,9 @@ type DidDocumentEvent = EventsOf<
   | 'FileExpiryCleared'
   | 'DidResurrected'
   | 'FileAvailabilityChanged'
+  | 'ArchiveContentAdded'
+  | 'FileMarkedConstituent'
+  | 'DatasetMarkedArchive'
 >;
 
 export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>({
@@ -93,6 +96,9 @@ export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>(
     FileExpiryCleared: true,
     DidResurrected: true,
     FileAvailabilityChanged: true,
+    ArchiveContentAdded: true,
+    FileMarkedConstituent: true,
+    DatasetMarkedArchive: true,
   },
   // A DID's document is gone before its name is used again (only a deleted file's may be), so its creation always makes a new document.
   creates: ['DidCreated'],
@@ -200,6 +206,12 @@ export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>(
         return withColumns({ ...document, updated_at: event.data.resurrectedAt }, { expired_at: null });
       case 'FileAvailabilityChanged':
         return { ...document, availability: event.data.availability, updated_at: event.data.changedAt };
+      case 'ArchiveContentAdded':
+        return { ...document, is_archive: true, updated_at: event.data.addedAt };
+      case 'FileMarkedConstituent':
+        return { ...document, constituent: true, updated_at: event.data.markedAt };
+      case 'DatasetMarkedArchive':
+        return { ...document, is_archive: true, updated_at: event.data.markedAt };
       default:
         return undefined;
     }
