@@ -38,6 +38,8 @@ import { registerScopeRoutes } from './routes/scope/scopes.ts';
 import { registerLifetimeExceptionRoutes } from './routes/lifetimeException/lifetimeExceptions.ts';
 import { registerSubscriptionRoutes } from './routes/subscription/subscriptions.ts';
 import { registerArchiveRoutes } from './routes/did/archives.ts';
+import { registerCredentialRoutes } from './routes/credential/credentials.ts';
+import { registerRedirectRoutes } from './routes/redirect/redirect.ts';
 import type { AppContext, AppState, Services } from './services.ts';
 
 /** Every area's routes, registered in one table (api/route.ts). */
@@ -69,6 +71,8 @@ export const routeTable = (services: Services): RouteTable => {
   registerSessionRoutes(routes, services);
   registerMetricsRoutes(routes, services);
   registerArchiveRoutes(routes, services);
+  registerCredentialRoutes(routes, services);
+  registerRedirectRoutes(routes, services);
   registerOpenApiRoutes(routes);
   return routes;
 };

@@ -33,6 +33,9 @@ import { createWorkerContext } from '../workers/workerContext.ts';
 import { createTransferTools, type TransferTools } from '../infra/transfer/transferTools.ts';
 import { WorkerHost } from '../workers/workerHost.ts';
 import { forgetRedisUrl, rememberRedisUrl } from '../infra/queue/redisUrlFile.ts';
+import { geoLocator } from '../infra/geoLocator.ts';
+import { RseAccounts } from '../infra/security/rseAccounts.ts';
+import { UrlSigner } from '../infra/storage/urlSigner.ts';
 
 /**
  * Which parts run in this process: `dms serve` runs all three, the scaled-out commands one each.
@@ -139,6 +142,8 @@ export const startRuntime = async (
     progress,
     tokens: new TokenStore(readStore, config.tokenLifetimeSeconds, new SessionAccess(readModels, progress)),
     metrics,
+    urlSigner: new UrlSigner(config.rseAccounts ? new RseAccounts(config.rseAccounts, logger) : undefined),
+    geoLocator: geoLocator(config.geoipDatabase, logger),
   };
 
   if (roles.api) {

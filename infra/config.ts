@@ -1,5 +1,7 @@
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { readRseAccounts, RseAccountsInvalid } from './security/rseAccounts.ts';
 
 /**
  * Configuration comes only from the environment, validated at start. A bad value stops the
@@ -101,6 +103,37 @@ const environmentSchema = z.object({
     .transform((value) => value.trim().toLowerCase())
     .pipe(z.enum(['svc', 'rucio'], { error: 'expected svc (X-Svc-* headers only) or rucio (X-Rucio-* too)' }))
     .default('svc'),
+  /**
+   * A JSON file in the format of Rucio's `rse-accounts.cfg`: the storage keys signed URLs are
+   * made with, per RSE id or name (infra/security/rseAccounts.ts). Unset: no URL is signed.
+   */
+  DMS_RSE_ACCOUNTS: z
+    .string()
+    .min(1)
+    .transform((path, issue) => {
+      try {
+        readRseAccounts(resolve(path));
+        return resolve(path);
+      } catch (error) {
+        if (!(error instanceof RseAccountsInvalid)) throw error;
+        issue.addIssue({ code: 'custom', message: error.message });
+        return z.NEVER;
+      }
+    })
+    .optional(),
+  /** A MaxMind City database file (`.mmdb`) that locates clients by IP for `geoip` replica sorting. */
+  DMS_GEOIP_DB: z
+    .string()
+    .min(1)
+    .refine((path) => {
+      try {
+        return statSync(path).isFile();
+      } catch {
+        return false;
+      }
+    }, 'expected a readable MaxMind database file')
+    .transform((path) => resolve(path))
+    .optional(),
 });
 
 export type ServiceConfig = Readonly<{
@@ -129,6 +162,10 @@ export type ServiceConfig = Readonly<{
   metricsPort: number | undefined;
   /** `svc`: X-Svc-* headers only; `rucio`: X-Rucio-* ones too (DMS_CLIENT_HEADERS). */
   clientHeaders: 'svc' | 'rucio';
+  /** The RSE accounts file signed URLs are made with (DMS_RSE_ACCOUNTS), if any. */
+  rseAccounts: string | undefined;
+  /** The MaxMind database `geoip` sorting locates clients with (DMS_GEOIP_DB), if any. */
+  geoipDatabase: string | undefined;
 }>;
 
 export class ConfigurationInvalidError extends Error {
@@ -186,5 +223,7 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     metrics: env.DMS_METRICS,
     metricsPort: env.DMS_METRICS_PORT,
     clientHeaders: env.DMS_CLIENT_HEADERS,
+    rseAccounts: env.DMS_RSE_ACCOUNTS,
+    geoipDatabase: env.DMS_GEOIP_DB,
   };
 };
