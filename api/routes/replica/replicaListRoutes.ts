@@ -24,7 +24,7 @@ import type { AppContext, Services } from '../../services.ts';
 const LISTING_TYPES = [NDJSON_TYPE, METALINK_TYPE];
 
 /** NDJSON unless the Accept header prefers the metalink (Flask's `best_match`, NDJSON by default). */
-export const wantsMetalink = (ctx: AppContext): boolean =>
+const wantsMetalink = (ctx: AppContext): boolean =>
   ctx.get('Accept') !== '' && ctx.accepts(...LISTING_TYPES) === METALINK_TYPE;
 
 const DOMAINS: readonly DomainChoice[] = ['wan', 'lan', 'all'];
@@ -49,7 +49,7 @@ async function* pickRandom<T>(source: AsyncIterable<T>, count: number): AsyncGen
   yield* chosen;
 }
 
-export type Presentation = Readonly<{
+type Presentation = Readonly<{
   algorithm: string | undefined;
   client: Coordinates;
   lanFirst: boolean;
