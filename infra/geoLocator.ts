@@ -31,7 +31,7 @@ const openReader = (path: string): Reader<CityResponse> => {
     return new Reader<CityResponse>(readFileSync(path));
   } catch (error) {
     throw new GeoLocatorInvalid(
-      path,
+      `DMS_GEOIP_DB=${path}`,
       `is not a MaxMind database (${error instanceof Error ? error.message : String(error)})`,
     );
   }
@@ -59,7 +59,10 @@ class MaxMindLocator implements GeoLocator {
     this.version = versionOf(source);
   }
 
-  locate(address: string): Location | null {
+  locate(given: string): Location | null {
+    // A server listening on IPv6 sees IPv4 clients as IPv4-mapped addresses (::ffff:a.b.c.d).
+    const mapped = given.toLowerCase().startsWith('::ffff:') ? given.slice(7) : undefined;
+    const address = mapped !== undefined && isIP(mapped) === 4 ? mapped : given;
     const version = isIP(address);
     if (version === 0) return null;
     this.refresh();

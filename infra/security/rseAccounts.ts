@@ -70,14 +70,18 @@ const problemsOf = (error: z.ZodError): string =>
 const gcsKeys = (path: string): GcsKeys => {
   const parsed = serviceAccountSchema.safeParse(readJson(path));
   if (!parsed.success) throw new RseAccountsInvalid(path, problemsOf(parsed.error));
+  let privateKey: KeyObject;
   try {
-    return { clientEmail: parsed.data.client_email, privateKey: createPrivateKey(parsed.data.private_key) };
+    privateKey = createPrivateKey(parsed.data.private_key);
   } catch (error) {
     throw new RseAccountsInvalid(
       path,
       `private_key is no private key (${error instanceof Error ? error.message : ''})`,
     );
   }
+  // GCS signs with RSA-SHA256 only.
+  if (privateKey.asymmetricKeyType !== 'rsa') throw new RseAccountsInvalid(path, 'private_key is no RSA key');
+  return { clientEmail: parsed.data.client_email, privateKey };
 };
 
 /** Reads and checks the file, and every service-account file it names. */

@@ -98,15 +98,23 @@ export class UrlSigner {
     }
     const endpoint = `https://${endpointHost}:${url.port || '443'}`;
     const client = this.s3Client(endpoint, keys, style === 'path');
-    // The URL's path is percent-encoded; the SDK encodes the object key itself.
-    const input = { Bucket: bucket, Key: decodeURIComponent(key) };
+    // The URL's path is percent-encoded; the SDK encodes the bucket and key itself.
+    const input = { Bucket: decoded(bucket), Key: decoded(key) };
     const command =
       request.operation === 'read'
         ? new GetObjectCommand(input)
         : request.operation === 'write'
           ? new PutObjectCommand(input)
           : new DeleteObjectCommand(input);
-    return getSignedUrl(client, command, { expiresIn: request.lifetime, signingDate: request.now });
+    try {
+      return await getSignedUrl(client, command, { expiresIn: request.lifetime, signingDate: request.now });
+    } catch (error) {
+      // The SDK refuses what cannot name an S3 object (a bucket name S3 does not allow, ...).
+      throw new UrlNotSigned(
+        'unsupported',
+        `Not a valid S3 URL: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
 
   private s3Client(endpoint: string, keys: S3Keys, pathStyle: boolean): S3Client {
@@ -127,6 +135,15 @@ export class UrlSigner {
     return client;
   }
 }
+
+/** A percent-encoded part of a URL's path, decoded; a malformed one is no S3 URL. */
+const decoded = (text: string): string => {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new UrlNotSigned('unsupported', `Not a valid S3 URL: ${JSON.stringify(text)} is not percent-encoded UTF-8`);
+  }
+};
 
 /** RFC 3986 encoding: everything but unreserved characters percent-encoded, in UTF-8. */
 const encodeRfc3986 = (text: string): string =>

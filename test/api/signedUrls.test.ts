@@ -241,6 +241,12 @@ describe('API: signed URLs for S3, GCS and Swift storage', () => {
     expectError(await signUrl(`rse=${unsigned}&svc=s3&url=${url}`), 409, 'UnsupportedOperation', /no sign_url/);
     expectError(await signUrl(`rse=${keyless}&svc=s3&url=${url}`), 500, 'ErrorLoadingCredentials', /no S3 keys/);
     expectError(
+      await signUrl(`rse=${s3}&svc=s3&url=${encoded('https://s3.example.org/bucket/%E0%A4%A')}`),
+      409,
+      'UnsupportedOperation',
+      /not percent-encoded UTF-8/,
+    );
+    expectError(
       await signUrl(`rse=${s3}&svc=s3&url=${encoded('https://s3.example.org/bucket')}`),
       409,
       'UnsupportedOperation',
