@@ -30,7 +30,7 @@ export const archiveContentsCollection: CollectionSpec = {
 };
 
 /** Names hold no spaces, so a space separates archive and constituent unambiguously. */
-export const archiveContentId = (archiveKey: string, childKey: string): string => `${archiveKey} ${childKey}`;
+const archiveContentId = (archiveKey: string, childKey: string): string => `${archiveKey} ${childKey}`;
 
 export const archiveContentsProjection: Projection<EventsOf<DidEvent, 'ArchiveContentAdded' | 'DidErased'>> = {
   name: 'archive_contents',

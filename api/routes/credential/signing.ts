@@ -90,7 +90,7 @@ export const listingSigner = (
 };
 
 /** The RSE's `s3_url_style` attribute, when it is text. */
-export const s3UrlStyleOf = (rse: ListedRse | undefined): string | undefined => {
+const s3UrlStyleOf = (rse: ListedRse | undefined): string | undefined => {
   const style = rse?.facts.attributes.s3_url_style;
   return typeof style === 'string' ? style : undefined;
 };
