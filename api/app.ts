@@ -41,8 +41,11 @@ import { registerLifetimeExceptionRoutes } from './routes/lifetimeException/life
 import { registerSubscriptionRoutes } from './routes/subscription/subscriptions.ts';
 import { registerOpenDataRoutes } from './routes/opendata/opendata.ts';
 import { registerDiracRoutes } from './routes/dirac/dirac.ts';
-import type { AppState, Services } from './services.ts';
 import { SETTINGS } from '../domain/config/settings.ts';
+import { registerArchiveRoutes } from './routes/did/archives.ts';
+import { registerCredentialRoutes } from './routes/credential/credentials.ts';
+import { registerRedirectRoutes } from './routes/redirect/redirect.ts';
+import type { AppState, Services } from './services.ts';
 
 /** Every area's routes, registered in one table (api/route.ts). */
 export const routeTable = (services: Services): RouteTable => {
@@ -76,6 +79,9 @@ export const routeTable = (services: Services): RouteTable => {
   registerMetricsRoutes(routes, services);
   registerHeartbeatRoutes(routes, services);
   registerTraceRoutes(routes, services);
+  registerArchiveRoutes(routes, services);
+  registerCredentialRoutes(routes, services);
+  registerRedirectRoutes(routes, services);
   registerOpenApiRoutes(routes);
   return routes;
 };

@@ -1,6 +1,8 @@
 import type { ParameterizedContext } from 'koa';
 import type { CommandContext } from '../commands/handleCommand.ts';
 import type { ServiceConfig } from '../infra/config.ts';
+import type { GeoLocator } from '../infra/geoLocator.ts';
+import type { UrlSigner } from '../infra/storage/urlSigner.ts';
 import type { Logger } from '../infra/logger.ts';
 import type { ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
 import type { ReadModels } from '../projections/runtime/readModels.ts';
@@ -20,6 +22,10 @@ export type Services = Readonly<{
   oidc: Oidc;
   /** This process's metrics (`GET /metrics`). */
   metrics: ServiceMetrics;
+  /** Signs storage URLs with the keys of DMS_RSE_ACCOUNTS (`/credentials/signurl`, signed listings). */
+  urlSigner: UrlSigner;
+  /** Locates client addresses with DMS_GEOIP_DB (`geoip` replica sorting). */
+  geoLocator: GeoLocator;
 }>;
 
 export type AppState = {

@@ -35,6 +35,9 @@ import { createTransferTools, type TransferTools } from '../infra/transfer/trans
 import { WorkerHost } from '../workers/workerHost.ts';
 import { forgetRedisUrl, rememberRedisUrl } from '../infra/queue/redisUrlFile.ts';
 import { lockDataDir, type DataDirLock, type LockName } from '../infra/dataDirLock.ts';
+import { geoLocator } from '../infra/geoLocator.ts';
+import { RseAccounts } from '../infra/security/rseAccounts.ts';
+import { UrlSigner } from '../infra/storage/urlSigner.ts';
 
 /**
  * Which parts run in this process: `dms serve` runs all three, the scaled-out commands one each.
@@ -218,6 +221,8 @@ const startRoles = async (
     tokens,
     oidc: new Oidc(config.oidcProviders, { readStore, readModels, commands, tokens, sessions, logger }),
     metrics,
+    urlSigner: new UrlSigner(config.rseAccounts ? new RseAccounts(config.rseAccounts, logger) : undefined),
+    geoLocator: geoLocator(config.geoipDatabase, logger),
   };
 
   if (roles.api) {

@@ -1,6 +1,8 @@
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { readOidcProviders, type OidcProviderConfig } from './oidcProviders.ts';
+import { readRseAccounts, RseAccountsInvalid } from './security/rseAccounts.ts';
 
 /**
  * Configuration comes only from the environment, validated at start. A bad value stops the
@@ -118,6 +120,37 @@ const environmentSchema = z.object({
    * (infra/oidcProviders.ts, docs/security.md). Unset: no OIDC login, and JWTs are not accepted.
    */
   DMS_OIDC_PROVIDERS: z.string().min(1).optional(),
+  /**
+   * A JSON file in the format of Rucio's `rse-accounts.cfg`: the storage keys signed URLs are
+   * made with, per RSE id or name (infra/security/rseAccounts.ts). Unset: no URL is signed.
+   */
+  DMS_RSE_ACCOUNTS: z
+    .string()
+    .min(1)
+    .transform((path, issue) => {
+      try {
+        readRseAccounts(resolve(path));
+        return resolve(path);
+      } catch (error) {
+        if (!(error instanceof RseAccountsInvalid)) throw error;
+        issue.addIssue({ code: 'custom', message: error.message });
+        return z.NEVER;
+      }
+    })
+    .optional(),
+  /** A MaxMind City database file (`.mmdb`) that locates clients by IP for `geoip` replica sorting. */
+  DMS_GEOIP_DB: z
+    .string()
+    .min(1)
+    .refine((path) => {
+      try {
+        return statSync(path).isFile();
+      } catch {
+        return false;
+      }
+    }, 'expected a readable MaxMind database file')
+    .transform((path) => resolve(path))
+    .optional(),
 });
 
 export type ServiceConfig = Readonly<{
@@ -156,6 +189,10 @@ export type ServiceConfig = Readonly<{
   clientHeaders: 'svc' | 'rucio';
   /** The trusted OpenID providers (DMS_OIDC_PROVIDERS); empty when none. */
   oidcProviders: readonly OidcProviderConfig[];
+  /** The RSE accounts file signed URLs are made with (DMS_RSE_ACCOUNTS), if any. */
+  rseAccounts: string | undefined;
+  /** The MaxMind database `geoip` sorting locates clients with (DMS_GEOIP_DB), if any. */
+  geoipDatabase: string | undefined;
 }>;
 
 /**
@@ -208,6 +245,8 @@ const serviceConfigSchema = z.object({
       redirectUris: z.array(z.string()),
     }),
   ),
+  rseAccounts: z.string().or(z.undefined()),
+  geoipDatabase: z.string().or(z.undefined()),
 }) satisfies z.ZodType<ServiceConfig>;
 
 export const parseServiceConfig = (value: unknown): ServiceConfig => serviceConfigSchema.parse(value);
@@ -284,5 +323,7 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     metricsPort: env.DMS_METRICS_PORT,
     clientHeaders: env.DMS_CLIENT_HEADERS,
     oidcProviders: oidc.providers,
+    rseAccounts: env.DMS_RSE_ACCOUNTS,
+    geoipDatabase: env.DMS_GEOIP_DB,
   };
 };

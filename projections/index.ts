@@ -21,6 +21,7 @@ import { scopesProjection } from './scope/scopes.ts';
 import { subscriptionsProjection } from './subscription/subscriptions.ts';
 import { lifetimeExceptionsProjection } from './lifetimeException/lifetimeExceptions.ts';
 import { opendataDidsProjection } from './opendata/opendataDids.ts';
+import { archiveContentsProjection } from './did/archiveContents.ts';
 
 /** Every projection the service runs; the runner and ReadModels are built from this list. */
 export const allProjections: readonly AnyProjection[] = [
@@ -46,4 +47,5 @@ export const allProjections: readonly AnyProjection[] = [
   lifetimeExceptionsProjection,
   auditIndexProjection,
   opendataDidsProjection,
+  archiveContentsProjection,
 ];

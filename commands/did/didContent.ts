@@ -1,9 +1,12 @@
+import { isArchiveName } from '../../domain/did/archiveContent.ts';
 import { childFactsOf, type AttachDids, type AttachRequest, type ChildFacts } from '../../domain/did/didContent.ts';
 import { didKey, didStreamName, type Did, type DidRef } from '../../domain/did/did.ts';
 import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
 import { allowOnly, DID_PERMISSIONS } from '../../domain/permission/policy.ts';
 import type { ReplicaFile } from '../../domain/replica/replicaRegistration.ts';
+import { UnsupportedOperation } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
+import { archiveDecisions } from './archiveContent.ts';
 import { loadCaller } from '../caller.ts';
 import type { DidWriteOutcome } from './didCreation.ts';
 import { decidedDid, loadAttachCandidates, loadDid, onDidStream, scopeAccess, type DidDecision } from './didStreams.ts';
@@ -67,6 +70,23 @@ export const attachDids = async (
     entry.batches.push([...attachment.children]);
     byParent.set(key, entry);
   }
+  const archives = [...byParent.values()].filter(({ parent, state }) => isArchiveFile(parent, state));
+  if (archives.length > 0) {
+    // Constituents and collections are decided differently; one call takes one kind of parent, so
+    // that it stays one atomic step.
+    if (archives.length < byParent.size)
+      throw new UnsupportedOperation('Files cannot be attached to archives and to collections in the same call');
+    const decisions = await archiveDecisions(
+      context,
+      data.attachments.map((attachment) => ({
+        archive: { scope: attachment.scope, name: attachment.name },
+        children: attachment.children,
+      })),
+      data.ignoreDuplicates,
+      metadata,
+    );
+    return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
+  }
   const registrations = data.attachments.flatMap((attachment) => {
     const parent = byParent.get(didKey(attachment.scope, attachment.name))!.state;
     const intoDataset = parent.status === 'Live' && parent.record.didType === 'DATASET';
@@ -93,6 +113,10 @@ export const attachDids = async (
   }
   return { position: lastPosition(await handleCommands(context, decisions, { metadata })) };
 };
+
+/** A file whose name makes it an archive (Rucio's `is_archive`): attaching to it puts files inside. */
+const isArchiveFile = (parent: DidRef, state: Did): boolean =>
+  state.status === 'Live' && state.record.didType === 'FILE' && isArchiveName(parent.name);
 
 /** The facts of a child when its parent's decision is made. */
 export type ChildFactsOf = (request: AttachRequest, decided: DecidedStates) => ChildFacts | undefined;

@@ -88,6 +88,11 @@ export type LiveDid = Readonly<{
   jsonMeta: Readonly<Record<string, unknown>> | null;
   /** The replication rules on this DID, by rule id (what makes a rule a duplicate, and protects the DID). */
   rules: ReadonlyMap<string, DidRule>;
+  /**
+   * An archive file's constituents (the files inside it: Rucio's `archive_contents`), by
+   * `scope:name`; absent until files are added to it. Copied on change, never mutated.
+   */
+  constituents?: ReadonlyMap<string, ContentEntry>;
 }>;
 
 /** What a DID keeps of a rule on it: what a duplicate is recognised by, and whether it is locked. */
@@ -204,6 +209,24 @@ export type FileAvailabilityChanged = Event<
  * per batch for a dataset).
  */
 export type DidAccessed = Event<'DidAccessed', { scope: string; name: string; accesses: number; accessedAt: string }>;
+/**
+ * Files were put into an archive file (a `.zip`, `.tar.gz`, ...: `isArchiveName`), with the facts
+ * of each as the archive's content rows keep them; the archive is then `is_archive`.
+ */
+export type ArchiveContentAdded = Event<
+  'ArchiveContentAdded',
+  { scope: string; name: string; constituents: readonly ContentEntry[]; addedAt: string }
+>;
+/** A file became a constituent of an archive (its `constituent` column). */
+export type FileMarkedConstituent = Event<
+  'FileMarkedConstituent',
+  { scope: string; name: string; archive: DidRef; markedAt: string }
+>;
+/** A dataset holds an archive file (its `is_archive` column). */
+export type DatasetMarkedArchive = Event<
+  'DatasetMarkedArchive',
+  { scope: string; name: string; archive: DidRef; markedAt: string }
+>;
 
 /** A replication rule was added on the DID. */
 export type DidRuleAttached = Event<'DidRuleAttached', { scope: string; name: string; ruleId: string; rule: DidRule }>;
@@ -230,7 +253,10 @@ export type DidEvent =
   | FileExpiryCleared
   | DidResurrected
   | FileAvailabilityChanged
-  | DidAccessed;
+  | DidAccessed
+  | ArchiveContentAdded
+  | FileMarkedConstituent
+  | DatasetMarkedArchive;
 
 export const DID_EVENT_TYPES = eventTypes<DidEvent>({
   DidCreated: true,
@@ -251,6 +277,9 @@ export const DID_EVENT_TYPES = eventTypes<DidEvent>({
   DidResurrected: true,
   FileAvailabilityChanged: true,
   DidAccessed: true,
+  ArchiveContentAdded: true,
+  FileMarkedConstituent: true,
+  DatasetMarkedArchive: true,
 });
 
 export const initialDid = (): Did => ({ status: 'Absent' });
@@ -319,6 +348,15 @@ export const evolveDid = (state: Did, event: DidEvent): Did => {
       rules.delete(event.data.ruleId);
       return { ...state, rules };
     }
+    case 'ArchiveContentAdded': {
+      const constituents = new Map(state.constituents);
+      for (const entry of event.data.constituents) constituents.set(didKey(entry.scope, entry.name), entry);
+      return { ...withColumn(state, 'is_archive', true), constituents };
+    }
+    case 'FileMarkedConstituent':
+      return withColumn(state, 'constituent', true);
+    case 'DatasetMarkedArchive':
+      return withColumn(state, 'is_archive', true);
     default:
       return state;
   }
@@ -365,6 +403,11 @@ const resurrectedDid = (state: Did, data: DidResurrected['data']): Did => {
   if (state.status !== 'Live') return state;
   return { ...state, record: { ...state.record, expiredAt: null } };
 };
+
+const withColumn = (state: LiveDid, column: string, value: ColumnValue): LiveDid => ({
+  ...state,
+  record: { ...state.record, columns: { ...state.record.columns, [column]: value } },
+});
 
 /** Columns with a place of their own in the record; the rest stay in `columns`. */
 const RECORD_COLUMNS = { expired_at: 'expiredAt', guid: 'guid', events: 'events' } as const;

@@ -35,6 +35,8 @@ export type ChildFacts = Readonly<{
   md5: string | null;
   guid: string | null;
   events: number | null;
+  /** An archive file with constituents: a dataset it enters becomes `is_archive`. */
+  isArchive?: boolean;
 }>;
 
 /** A child as the request names it; `bytes`, `adler32` and `md5` when given must match the catalogue. */
@@ -59,6 +61,7 @@ export const childFactsOf = (state: Did): ChildFacts | undefined =>
         md5: state.record.md5,
         guid: state.record.guid,
         events: state.record.events,
+        isArchive: state.record.columns.is_archive === true,
       }
     : undefined;
 
@@ -101,7 +104,7 @@ export const attachDids = ({ data, metadata }: AttachDids, state: Did): DidEvent
   if (!parent.isOpen) throw new UnsupportedOperation(`Data identifier '${data.scope}:${data.name}' is closed`);
   const entries = parent.didType === 'DATASET' ? filesToAttach(state, data) : collectionsToAttach(state, data);
   if (entries.length === 0) return [];
-  return [
+  const events: DidEvent[] = [
     {
       type: 'DidsAttached',
       data: {
@@ -114,6 +117,22 @@ export const attachDids = ({ data, metadata }: AttachDids, state: Did): DidEvent
       },
     },
   ];
+  // A dataset that takes an archive file is marked, as Rucio marks it when the file is attached.
+  const attached = new Set(entries.map((entry) => didKey(entry.scope, entry.name)));
+  const archive = data.children.find(
+    ({ request, facts }) => facts?.isArchive === true && attached.has(didKey(request.scope, request.name)),
+  );
+  if (parent.didType === 'DATASET' && archive && parent.columns.is_archive !== true)
+    events.push({
+      type: 'DatasetMarkedArchive',
+      data: {
+        scope: data.scope,
+        name: data.name,
+        archive: { scope: archive.request.scope, name: archive.request.name },
+        markedAt: metadata.now.toISOString(),
+      },
+    });
+  return events;
 };
 
 const filesToAttach = (state: LiveDid, data: AttachDids['data']): ContentEntry[] => {

@@ -1,4 +1,5 @@
 import type { Decider } from '../shared/decider.ts';
+import { addArchiveContent, markConstituent, markDatasetArchive, type ArchiveCommand } from './archiveContent.ts';
 import { attachDids, detachDids, type AttachDids, type DetachDids } from './didContent.ts';
 import { createCollection, registerFile, type CreateCollection, type RegisterFile } from './didCreation.ts';
 import {
@@ -46,7 +47,8 @@ export type DidCommand =
   | EraseExpiredDid
   | RemoveDeletedChildren
   | SetFileAvailability
-  | DidRuleCommand;
+  | DidRuleCommand
+  | ArchiveCommand;
 
 export const decideDid = (command: DidCommand, state: Did): DidEvent[] => {
   switch (command.type) {
@@ -86,6 +88,12 @@ export const decideDid = (command: DidCommand, state: Did): DidEvent[] => {
       return changeDidRule(command, state);
     case 'DetachRule':
       return detachRule(command, state);
+    case 'AddArchiveContent':
+      return addArchiveContent(command, state);
+    case 'MarkConstituent':
+      return markConstituent(command, state);
+    case 'MarkDatasetArchive':
+      return markDatasetArchive(command, state);
     default: {
       const unknown: never = command;
       throw new Error(`Unknown DID command ${(unknown as DidCommand).type}`);

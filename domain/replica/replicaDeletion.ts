@@ -133,19 +133,25 @@ export const recordReplicaDeletion = (
   ];
 };
 
-/** Whether the file has gone with its last replica (a LOST file stays, as do files with rules). */
+/**
+ * Whether the file has gone with its last replica (a LOST file stays, as do files with rules, and
+ * archive constituents, which are read through their archives' replicas).
+ */
 export const erasableFile = (state: FileReplicas): boolean =>
   state.did.status === 'Live' &&
   state.did.record.didType === 'FILE' &&
   state.replicas.size === 0 &&
   state.did.record.availability !== 'LOST' &&
-  state.did.rules.size === 0;
+  state.did.rules.size === 0 &&
+  state.did.record.columns.constituent !== true;
 
 export const eraseFileWithoutReplicas = (
   { data, metadata }: EraseFileWithoutReplicas,
   state: FileReplicas,
 ): DidEvent[] => {
-  if (!erasableFile(state)) return [];
+  if (!erasableFile(state) || state.did.status !== 'Live') return [];
+  // An archive leaves with its content: its constituents are named, so their rows go too.
+  const constituents = [...(state.did.constituents?.values() ?? [])].map(({ scope, name }) => ({ scope, name }));
   return [
     {
       type: 'DidErased',
@@ -153,7 +159,7 @@ export const eraseFileWithoutReplicas = (
         scope: data.scope,
         name: data.name,
         didType: 'FILE',
-        children: [],
+        children: constituents,
         erasedAt: metadata.now.toISOString(),
         reason: data.reason,
       },

@@ -1,3 +1,4 @@
+import { didKey, type DidRef } from '../did/did.ts';
 import { deterministicPath, pfnFromProtocol } from '../rse/lfn2pfn.ts';
 import { priorityOf, type ProtocolDomain, type RseProtocol } from '../rse/protocol.ts';
 import { protocolsFor } from '../rse/protocolSelection.ts';
@@ -21,6 +22,8 @@ export type ListingRse = Readonly<{
   protocols: readonly RseProtocol[];
   latitude: number | null;
   longitude: number | null;
+  /** The `sign_url` attribute: the service (`s3`, `gcs`, `swift`) that signs this RSE's https PFNs for root. */
+  signUrl?: string;
 }>;
 
 export type DomainChoice = 'wan' | 'lan' | 'all';
@@ -29,13 +32,15 @@ export type ListingProtocol = Readonly<{ domain: ProtocolDomain; protocol: RsePr
 
 /**
  * The read protocols a listing builds PFNs with on one RSE: without `schemes`, the best one per
- * domain; with `schemes`, the best one of each listed scheme the RSE serves (others are skipped).
+ * domain; with `schemes`, the best one of each listed scheme the RSE serves (others are skipped);
+ * then the `additional` schemes not chosen yet (`root` for archives, which xrootd reads inside).
  * `all` means both domains.
  */
 export const listingProtocols = (
   rse: ListingRse,
   domain: DomainChoice,
   schemes: readonly string[] | undefined,
+  additional: readonly string[] = [],
 ): ListingProtocol[] => {
   const domains: ProtocolDomain[] = domain === 'all' ? ['wan', 'lan'] : [domain];
   const best = (choice: { domain: ProtocolDomain; scheme?: string }): RseProtocol | undefined => {
@@ -49,7 +54,7 @@ export const listingProtocols = (
   const chosen =
     schemes && schemes.length > 0 ? schemes : domains.flatMap((each) => best({ domain: each })?.scheme ?? []);
   const protocols: ListingProtocol[] = [];
-  for (const scheme of new Set(chosen)) {
+  for (const scheme of new Set([...chosen, ...additional])) {
     for (const each of domains) {
       const protocol = best({ domain: each, scheme });
       if (protocol) protocols.push({ domain: each, protocol, priority: priorityOf(protocol, each, 'read')! });
@@ -96,7 +101,53 @@ export type ListedReplica = Readonly<{
   /** Stored path on a non-deterministic RSE. */
   path: string | null;
   protocols: readonly ListingProtocol[];
+  /**
+   * Set when this is a replica of an archive holding the file (`resolve_archives`): its PFNs are
+   * the archive's, asking for the file inside (`xrdcl.unzip`), in the `zip` domain.
+   */
+  archive?: DidRef;
 }>;
+
+/** A PFN before signing and numbering, with what made it. */
+type RawPfn = Readonly<{
+  pfn: string;
+  rse: ListingRse;
+  domain: ProtocolDomain;
+  protocol: RseProtocol;
+  priority: number;
+  archive: DidRef | undefined;
+}>;
+
+/**
+ * A PFN as given back by signing: the signed URL, or null when it cannot be signed (no keys), in
+ * which case the listing leaves it out, as Rucio does.
+ */
+export type SignedPfns = (rse: ListingRse, pfn: string) => string | null;
+
+/** The PFNs of a file's replicas, each from the file's own path or, for an archive's replica, the archive's. */
+function* rawPfns(file: FileFacts, replicas: readonly ListedReplica[]): Generator<RawPfn> {
+  const paths = new Map<string, string>();
+  for (const { rse, path, protocols, archive } of replicas) {
+    const target = archive ?? file;
+    for (const { domain, protocol, priority } of protocols) {
+      let filePath: string | null = path;
+      if (rse.deterministic) {
+        const key = `${rse.lfn2pfnAlgorithm} ${didKey(target.scope, target.name)}`;
+        filePath = paths.get(key) ?? deterministicPath(target.scope, target.name, rse.lfn2pfnAlgorithm);
+        paths.set(key, filePath);
+      }
+      if (filePath === null) continue;
+      yield { pfn: pfnFromProtocol(protocol, filePath), rse, domain, protocol, priority, archive };
+    }
+  }
+}
+
+/** Rucio signs the https PFNs of RSEs with a `sign_url` attribute, for callers allowed to sign. */
+const needsSigning = (raw: RawPfn): boolean => raw.rse.signUrl !== undefined && raw.protocol.scheme === 'https';
+
+/** The PFNs of a listing line that signing would change (asked for before `listedFile`, which is synchronous). */
+export const pfnsToSign = (file: FileFacts, replicas: readonly ListedReplica[]): { rse: ListingRse; pfn: string }[] =>
+  [...rawPfns(file, replicas)].filter(needsSigning).map(({ rse, pfn }) => ({ rse, pfn }));
 
 const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -105,7 +156,7 @@ const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 
  * protocol priority, then text, and numbered from 1; `rses` lists each RSE's PFNs in that order.
  * A replica on a non-deterministic RSE without a stored path has no PFN.
  */
-export const listedFile = (file: FileFacts, replicas: readonly ListedReplica[]): ListedFile => {
+export const listedFile = (file: FileFacts, replicas: readonly ListedReplica[], signed?: SignedPfns): ListedFile => {
   const listed: ListedFile = {
     scope: file.scope,
     name: file.name,
@@ -116,30 +167,33 @@ export const listedFile = (file: FileFacts, replicas: readonly ListedReplica[]):
     rses: {},
     states: {},
   };
+  for (const { rse, state } of replicas) listed.states[rse.rse] = state;
   // A PFN served in both domains keeps the entry of the last protocol, as Rucio's dict does.
   const byPfn = new Map<string, PfnEntry>();
-  const paths = new Map<string, string>();
-  for (const { rse, state, path, protocols } of replicas) {
-    listed.states[rse.rse] = state;
-    for (const { domain, protocol, priority } of protocols) {
-      let filePath: string | null = path;
-      if (rse.deterministic) {
-        filePath = paths.get(rse.lfn2pfnAlgorithm) ?? deterministicPath(file.scope, file.name, rse.lfn2pfnAlgorithm);
-        paths.set(rse.lfn2pfnAlgorithm, filePath);
-      }
-      if (filePath === null) continue;
-      const pfn = pfnFromProtocol(protocol, filePath);
-      byPfn.set(pfn, {
-        rse_id: rse.id,
-        rse: rse.rse,
-        type: rse.rseType,
-        volatile: rse.volatile,
-        domain,
-        priority,
-        client_extract: false,
-      });
-      if (protocol.scheme === 'srm') listed.space_token = spaceTokenOf(protocol);
+  for (const raw of rawPfns(file, replicas)) {
+    const { rse, domain, protocol, archive } = raw;
+    let pfn: string | null = raw.pfn;
+    if (signed && needsSigning(raw)) pfn = signed(rse, pfn);
+    if (pfn === null) continue;
+    let entry: PfnEntry = {
+      rse_id: rse.id,
+      rse: rse.rse,
+      type: rse.rseType,
+      volatile: rse.volatile,
+      domain,
+      priority: raw.priority,
+      client_extract: false,
+    };
+    if (archive) {
+      pfn = withQuery(pfn, 'xrdcl.unzip', file.name);
+      // xrootd reads a file inside an archive itself: its PFN comes first, and the client extracts nothing.
+      entry =
+        protocol.scheme === 'root'
+          ? { ...entry, domain: 'zip', priority: -1 }
+          : { ...entry, domain: 'zip', client_extract: true };
     }
+    byPfn.set(pfn, entry);
+    if (protocol.scheme === 'srm') listed.space_token = spaceTokenOf(protocol);
   }
   // The entries are this line's own objects: numbering them in place copies nothing.
   const pfns = byPfn.size > 1 ? [...byPfn].sort(byDomainThenPriority) : [...byPfn];
@@ -150,6 +204,53 @@ export const listedFile = (file: FileFacts, replicas: readonly ListedReplica[]):
   const byRse = pfns.length > 1 ? [...pfns].sort(byRseThenPriority) : pfns;
   for (const [pfn, entry] of byRse) (listed.rses[entry.rse] ??= []).push(pfn);
   return listed;
+};
+
+/** Bytes Python's `quote_plus` leaves as they are. */
+const UNRESERVED = /^[A-Za-z0-9_.~-]$/;
+
+/** Python's `quote_plus` with no safe characters: UTF-8, percent-encoded, a space as `+`. */
+const quotePlus = (text: string): string =>
+  [...new TextEncoder().encode(text)]
+    .map((byte) => {
+      const char = String.fromCharCode(byte);
+      if (char === ' ') return '+';
+      return UNRESERVED.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    })
+    .join('');
+
+/** Python's `unquote_plus`, keeping malformed escapes as they are. */
+const unquotePlus = (text: string): string => {
+  const spaced = text.replaceAll('+', ' ');
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced;
+  }
+};
+
+/**
+ * Rucio's `add_url_query`: the URL's query read as pairs (`parse_qsl`: pairs without a value
+ * dropped, a repeated name keeping its last value in its first place), the pair set, and the whole
+ * query written again with `urlencode`.
+ */
+export const withQuery = (url: string, key: string, value: string): string => {
+  const hash = url.indexOf('#');
+  const fragment = hash >= 0 ? url.slice(hash) : '';
+  const beforeFragment = hash >= 0 ? url.slice(0, hash) : url;
+  const question = beforeFragment.indexOf('?');
+  const base = question >= 0 ? beforeFragment.slice(0, question) : beforeFragment;
+  const query = new Map<string, string>();
+  if (question >= 0) {
+    for (const pair of beforeFragment.slice(question + 1).split('&')) {
+      const equals = pair.indexOf('=');
+      if (equals < 0 || equals === pair.length - 1) continue;
+      query.set(unquotePlus(pair.slice(0, equals)), unquotePlus(pair.slice(equals + 1)));
+    }
+  }
+  query.set(key, value);
+  const encoded = [...query].map(([name, text]) => `${quotePlus(name)}=${quotePlus(text)}`).join('&');
+  return `${base}?${encoded}${fragment}`;
 };
 
 type Pfn = [string, PfnEntry];

@@ -21,10 +21,10 @@ export type Coordinates = Readonly<{ latitude: number | null; longitude: number 
 
 export type PfnOrder = Readonly<{
   algorithm: string | undefined;
-  /** Where the client is, when it said so (`client_location`). */
+  /** Where the client is: what it said (`client_location`), else where its address is, if known. */
   client: Coordinates;
-  /** Coordinates of an RSE, by id, from its record. */
-  rseCoordinates(rseId: string): Coordinates;
+  /** Where a PFN's storage is: its host's address located, else its RSE's own coordinates. */
+  pfnCoordinates(pfn: string, entry: PfnEntry): Coordinates;
   /** `POST /replicas/list` puts LAN PFNs first by priority and sorts only the WAN ones. */
   lanFirst: boolean;
   limit: number | undefined;
@@ -52,15 +52,36 @@ export const distanceKm = (a: Coordinates, b: Coordinates): number => {
   return EARTH_RADIUS_KM * 2 * Math.asin(Math.sqrt(h));
 };
 
-type Pfn = [string, PfnEntry];
+export type Pfn = [string, PfnEntry];
 
 /**
- * `geoip` orders by the distance between the client and the RSE (from the RSE's own latitude and
- * longitude; there is no GeoIP database here, so an RSE or client without coordinates counts as
- * far away and keeps its place). `custom_table` needs a distance table this service does not
- * have, so it keeps the order. `random` shuffles. Sorts are stable.
+ * The host a PFN's storage answers on, as Rucio's geoip sorter finds it: the URL's host, or for
+ * a root proxy URL (`root://proxy//root://host:1094//path`) the host behind the proxy. Lower case,
+ * without port or IPv6 brackets; undefined when the PFN names none.
  */
-const sortByAlgorithm = (pfns: Pfn[], order: PfnOrder): Pfn[] => {
+export const storageHostOf = (pfn: string): string | undefined => {
+  const parse = (url: string) => /^([A-Za-z][A-Za-z\d+.-]*):\/\/([^/?#]*)([^?#]*)/.exec(url);
+  let url = parse(pfn);
+  if (url && url[1]!.toLowerCase() === 'root') {
+    const inner = parse(url[3]!.replace(/^\/+/, ''));
+    if (inner && hostOf(inner[2]!)) url = inner;
+  }
+  return url ? hostOf(url[2]!) : undefined;
+};
+
+const hostOf = (authority: string): string | undefined => {
+  const hostPort = authority.slice(authority.lastIndexOf('@') + 1);
+  const host = hostPort.startsWith('[') ? hostPort.slice(1, hostPort.indexOf(']')) : hostPort.split(':')[0]!;
+  return host ? host.toLowerCase() : undefined;
+};
+
+/**
+ * `geoip` orders by the distance between the client and each PFN's storage (see `PfnOrder`; a side
+ * without coordinates counts as far away and keeps its place, so with no location known at all
+ * the order stays, as in Rucio without a GeoIP database). `custom_table` needs a distance table
+ * this service does not have, so it keeps the order. `random` shuffles. Sorts are stable.
+ */
+export const sortByAlgorithm = (pfns: Pfn[], order: PfnOrder): Pfn[] => {
   const algorithm = order.algorithm || 'geoip';
   if (algorithm === 'random') {
     const shuffled = [...pfns];
@@ -73,7 +94,7 @@ const sortByAlgorithm = (pfns: Pfn[], order: PfnOrder): Pfn[] => {
   // Without a client location every distance is the same: the order stays.
   if (algorithm !== 'geoip' || order.client.latitude === null || order.client.longitude === null) return pfns;
   const distances = new Map(
-    pfns.map(([pfn, entry]) => [pfn, distanceKm(order.client, order.rseCoordinates(entry.rse_id))]),
+    pfns.map(([pfn, entry]) => [pfn, distanceKm(order.client, order.pfnCoordinates(pfn, entry))]),
   );
   return [...pfns].sort(([a], [b]) => distances.get(a)! - distances.get(b)!);
 };

@@ -138,3 +138,6 @@ export const DuplicateCriteriaInDIDFilter = rucioErrorClass('DuplicateCriteriaIn
 export const ReplicationRuleCreationTemporaryFailed = rucioErrorClass('ReplicationRuleCreationTemporaryFailed', 409);
 export const ScratchDiskLifetimeConflict = rucioErrorClass('ScratchDiskLifetimeConflict', 409);
 export const VONotFound = rucioErrorClass('VONotFound', 404);
+
+/** Signed URLs: the storage keys of an RSE are not configured (Rucio's, without a status: 500). */
+export const ErrorLoadingCredentials = rucioErrorClass('ErrorLoadingCredentials');

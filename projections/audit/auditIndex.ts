@@ -75,7 +75,7 @@ const addEntry = async <D extends Projected<{ entries: unknown[] }>>(
 
 export const auditIndexProjection: Projection<AuditedEvent> = {
   name: 'audit_index',
-  // 3: subscriptions, lifetime exceptions, transfer limits and open data are indexed too.
+  // 3: subscriptions, lifetime exceptions, transfer limits, open data and archives are indexed too.
   version: 3,
   collections: [auditFeedCollection, auditIndexCollection],
   handles: AUDITED_EVENT_TYPES,

@@ -112,7 +112,8 @@ export const streamSubject = (streamName: string): string | undefined => {
  * The subjects of one event, from its data:
  *
  * - a DID stream's events concern their DID; attaches, detaches and erasures also each child
- *   (so a file's history shows the datasets it entered and left); replica events also their RSE;
+ *   (so a file's history shows the datasets it entered and left), as do an archive's new content
+ *   and the marks it leaves on constituents and datasets; replica events also their RSE;
  *   lock events on a file's replicas, and a DID's rule records, also the rules;
  * - a rule's events concern the rule and its DID, and the RSEs and datasets its locks are on;
  * - an RSE's events concern the RSE (distances both ends), as do quarantined replicas and local
@@ -136,6 +137,16 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
     case 'DidErased':
       subjects.add(didSubject(event.data.scope, event.data.name));
       for (const child of event.data.children) subjects.add(didSubject(child.scope, child.name));
+      break;
+    case 'ArchiveContentAdded':
+      subjects.add(didSubject(event.data.scope, event.data.name));
+      for (const child of event.data.constituents) subjects.add(didSubject(child.scope, child.name));
+      break;
+    case 'FileMarkedConstituent':
+    case 'DatasetMarkedArchive':
+      subjects
+        .add(didSubject(event.data.scope, event.data.name))
+        .add(didSubject(event.data.archive.scope, event.data.archive.name));
       break;
     case 'DidContentUpdated':
       subjects

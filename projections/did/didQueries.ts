@@ -166,6 +166,7 @@ export const catalogueFacts = async (
         md5: textOrNull(did.md5),
         guid: textOrNull(did.guid),
         events: numberOrNull(did.events),
+        isArchive: did.is_archive === true,
       });
     }
   }

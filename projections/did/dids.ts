@@ -84,6 +84,9 @@ type DidDocumentEvent =
       | 'DidResurrected'
       | 'FileAvailabilityChanged'
       | 'DidAccessed'
+      | 'ArchiveContentAdded'
+      | 'FileMarkedConstituent'
+      | 'DatasetMarkedArchive'
     >;
 
 /** Rucio's `accessed_at` and `access_cnt` after reads: the latest time, the count increased. */
@@ -112,6 +115,9 @@ export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>(
     FileAvailabilityChanged: true,
     DidAccessed: true,
     ReplicaAccessed: true,
+    ArchiveContentAdded: true,
+    FileMarkedConstituent: true,
+    DatasetMarkedArchive: true,
   },
   // A DID's document is gone before its name is used again (only a deleted file's may be), so its creation always makes a new document.
   creates: ['DidCreated'],
@@ -222,6 +228,12 @@ export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>(
       case 'DidAccessed':
       case 'ReplicaAccessed':
         return accessed(document, event.data.accesses, event.data.accessedAt);
+      case 'ArchiveContentAdded':
+        return { ...document, is_archive: true, updated_at: event.data.addedAt };
+      case 'FileMarkedConstituent':
+        return { ...document, constituent: true, updated_at: event.data.markedAt };
+      case 'DatasetMarkedArchive':
+        return { ...document, is_archive: true, updated_at: event.data.markedAt };
       default:
         return undefined;
     }

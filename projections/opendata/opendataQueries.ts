@@ -65,6 +65,7 @@ export async function* openDataFiles(
       rseExpression,
       updatedAfter: undefined,
       resolveParents: false,
+      resolveArchives: false,
     });
     for await (const listed of listing)
       for (const file of listed) uris.set(didKey(file.scope, file.name), diskPfns(file));

@@ -22,6 +22,7 @@ export const defaultAlgorithmOf = (readModels: ReadModels): Promise<string> =>
 export const listedRse = (document: RseDocument, defaultAlgorithm: string): ListedRse => {
   const algorithm = document.attributes.lfn2pfn_algorithm;
   const site = document.attributes.site;
+  const signUrl = document.attributes.sign_url;
   return {
     listing: {
       id: document.id,
@@ -33,6 +34,7 @@ export const listedRse = (document: RseDocument, defaultAlgorithm: string): List
       protocols: document.protocols,
       latitude: document.properties.latitude,
       longitude: document.properties.longitude,
+      ...(typeof signUrl === 'string' ? { signUrl } : {}),
     },
     readable: document.properties.availability_read,
     site: typeof site === 'string' ? site : undefined,

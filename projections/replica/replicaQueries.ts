@@ -2,12 +2,16 @@ import { didKey, type DidRef } from '../../domain/did/did.ts';
 import {
   listedFile,
   listingProtocols,
+  pfnsToSign,
   type DomainChoice,
   type ListedFile,
+  type ListedReplica,
   type ListingProtocol,
+  type ListingRse,
 } from '../../domain/replica/replicaListing.ts';
 import { evaluateRseExpression } from '../../domain/rse/rseExpression.ts';
 import { didContentsCollection, type ContentDocument } from '../did/didContents.ts';
+import { archivesHolding } from '../did/archiveQueries.ts';
 import { ancestorKeys, datasetsBelow } from '../did/didQueries.ts';
 import { didsCollection, type DidDocument } from '../did/dids.ts';
 import { loadListedRses, type ListedRse } from './listingRses.ts';
@@ -36,7 +40,16 @@ export type ReplicaListingRequest = Readonly<{
   /** ISO time: only replicas updated since. */
   updatedAfter: string | undefined;
   resolveParents: boolean;
+  /** Named files that are archive constituents are also listed with their archives' replicas. */
+  resolveArchives: boolean;
+  /**
+   * Signs a PFN of an RSE with a `sign_url` attribute (null: it cannot be, and is left out);
+   * absent, nothing is signed (callers who may not sign, as Rucio's non-root ones).
+   */
+  sign?: PfnSigner;
 }>;
+
+export type PfnSigner = (rse: ListingRse, pfn: string) => Promise<string | null>;
 
 const PAGE = 500;
 
@@ -73,26 +86,40 @@ export const replicaListing = async (
     if (request.updatedAfter && replica.updated_at < request.updatedAfter) return false;
     return !states || states.has(replica.state);
   };
+  // Archives' replicas are read with `root` besides the asked schemes, so protocols are cached per kind.
   const protocols = new Map<string, ListingProtocol[]>();
-  const protocolsOf = (rse: ListedRse): ListingProtocol[] => {
-    let cached = protocols.get(rse.listing.id);
+  const protocolsOf = (rse: ListedRse, archive: boolean): ListingProtocol[] => {
+    const key = `${rse.listing.id} ${archive}`;
+    let cached = protocols.get(key);
     if (!cached) {
       const domain =
         request.domain ?? (request.clientSite !== undefined && rse.site === request.clientSite ? 'lan' : 'wan');
-      cached = listingProtocols(rse.listing, domain, request.schemes);
-      protocols.set(rse.listing.id, cached);
+      cached = listingProtocols(rse.listing, domain, request.schemes, archive ? ['root'] : []);
+      protocols.set(key, cached);
     }
     return cached;
   };
-  const line = (file: FileFacts, replicas: readonly ReplicaDocument[]): ListedFile => {
-    const sorted = [...replicas].sort((a, b) => (a.rse < b.rse ? -1 : a.rse > b.rse ? 1 : 0));
-    return listedFile(
-      file,
-      sorted.map((replica) => {
-        const rse = rses.get(replica.rse_id)!;
-        return { rse: rse.listing, state: replica.state, path: replica.path, protocols: protocolsOf(rse) };
-      }),
-    );
+  const byRse = (a: ReplicaDocument, b: ReplicaDocument) => (a.rse < b.rse ? -1 : a.rse > b.rse ? 1 : 0);
+  const line: Line = async (file, replicas, archived = []) => {
+    const listed: ListedReplica[] = [...replicas].sort(byRse).map((replica) => {
+      const rse = rses.get(replica.rse_id)!;
+      return { rse: rse.listing, state: replica.state, path: replica.path, protocols: protocolsOf(rse, false) };
+    });
+    for (const { archive, replica } of archived) {
+      const rse = rses.get(replica.rse_id)!;
+      listed.push({
+        rse: rse.listing,
+        state: replica.state,
+        path: replica.path,
+        protocols: protocolsOf(rse, true),
+        archive,
+      });
+    }
+    const toSign = request.sign ? pfnsToSign(file, listed) : [];
+    if (toSign.length === 0 || !request.sign) return listedFile(file, listed);
+    const sign = request.sign;
+    const signed = new Map(await Promise.all(toSign.map(async ({ rse, pfn }) => [pfn, await sign(rse, pfn)] as const)));
+    return listedFile(file, listed, (_rse, pfn) => signed.get(pfn) ?? null);
   };
   const replicasOf = async (keys: readonly string[]): Promise<Replicas> => {
     const byFile: Replicas = new Map();
@@ -108,7 +135,23 @@ export const replicaListing = async (
     }
     return byFile;
   };
-  const pages = listFiles(readModels, request.dids, replicasOf, line);
+  const archivesOf = async (files: readonly DidDocument[]): Promise<Map<string, ArchivedReplica[]>> => {
+    const byFile = new Map<string, ArchivedReplica[]>();
+    const constituents = files.filter((file) => file.constituent === true).map((file) => file._id);
+    if (!request.resolveArchives || constituents.length === 0) return byFile;
+    const holding = await archivesHolding(readModels, constituents);
+    const archiveReplicas = await replicasOf([
+      ...new Set([...holding.values()].flat().map((archive) => didKey(archive.scope, archive.name))),
+    ]);
+    for (const [fileKey, archives] of holding) {
+      const found = archives.flatMap((archive) =>
+        (archiveReplicas.get(didKey(archive.scope, archive.name)) ?? []).map((replica) => ({ archive, replica })),
+      );
+      if (found.length > 0) byFile.set(fileKey, found);
+    }
+    return byFile;
+  };
+  const pages = listFiles(readModels, request.dids, replicasOf, archivesOf, line);
   return request.resolveParents ? withParents(readModels, pages) : pages;
 };
 
@@ -134,6 +177,16 @@ type FileFacts = Readonly<{
   adler32: string | null;
 }>;
 
+/** A replica of an archive holding a listed file. */
+type ArchivedReplica = Readonly<{ archive: DidRef; replica: ReplicaDocument }>;
+
+/** Builds one listing line from a file's replicas and those of the archives holding it. */
+type Line = (
+  file: FileFacts,
+  replicas: readonly ReplicaDocument[],
+  archived?: readonly ArchivedReplica[],
+) => Promise<ListedFile>;
+
 /** `resolve_parents`: each listed file with the keys of all its ancestors. */
 async function* withParents(readModels: ReadModels, pages: AsyncIterable<ListedFile[]>): AsyncGenerator<ListedFile[]> {
   for await (const page of pages) {
@@ -150,7 +203,8 @@ async function* listFiles(
   readModels: ReadModels,
   requested: readonly DidRef[],
   replicasOf: (keys: readonly string[]) => Promise<Replicas>,
-  line: (file: FileFacts, replicas: readonly ReplicaDocument[]) => ListedFile,
+  archivesOf: (files: readonly DidDocument[]) => Promise<Map<string, ArchivedReplica[]>>,
+  line: Line,
 ): AsyncGenerator<ListedFile[]> {
   const keys = [...new Set(requested.map((did) => didKey(did.scope, did.name)))];
   const dids = readModels.collection<DidDocument>(didsCollection);
@@ -173,18 +227,24 @@ async function* listFiles(
   for (let start = 0; start < files.length; start += PAGE) {
     const page = files.slice(start, start + PAGE);
     const replicas = await replicasOf(page.map((file) => file._id));
-    yield page.map((file) =>
-      line(
-        {
-          scope: file.scope,
-          name: file.name,
-          bytes: numberOrNull(file.bytes),
-          md5: textOrNull(file.md5),
-          adler32: textOrNull(file.adler32),
-        },
-        replicas.get(file._id) ?? [],
-      ),
-    );
+    const archived = await archivesOf(page);
+    const lines: ListedFile[] = [];
+    for (const file of page) {
+      lines.push(
+        await line(
+          {
+            scope: file.scope,
+            name: file.name,
+            bytes: numberOrNull(file.bytes),
+            md5: textOrNull(file.md5),
+            adler32: textOrNull(file.adler32),
+          },
+          replicas.get(file._id) ?? [],
+          archived.get(file._id),
+        ),
+      );
+    }
+    yield lines;
   }
   for (const [datasetKey, order] of datasets) {
     for await (const page of contentPages(readModels, datasetKey)) {
@@ -197,7 +257,7 @@ async function* listFiles(
         if (!found) continue;
         const first = found[0]!;
         listed.push(
-          line(
+          await line(
             { scope: edge.scope, name: edge.name, bytes: first.bytes, md5: first.md5, adler32: first.adler32 },
             found,
           ),

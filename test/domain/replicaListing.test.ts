@@ -43,7 +43,7 @@ const facts = { scope: 'mc', name: 'f1', bytes: 10, md5: null, adler32: 'aaaaaaa
 const order = (extra: Partial<PfnOrder> = {}): PfnOrder => ({
   algorithm: undefined,
   client: { latitude: 47.4, longitude: 8.5 },
-  rseCoordinates: (id) => (id === '1' ? near : far),
+  pfnCoordinates: (_pfn, entry) => (entry.rse_id === '1' ? near : far),
   lanFirst: true,
   limit: undefined,
   random: () => 0,

@@ -44,14 +44,25 @@ const clientSuite = (variant: Variant, stockPath: string): void => {
   let server: TestServer;
   let pythonPath = stockPath;
   let disposeRenamed = (): void => undefined;
+  // The S3 RSE whose keys the server's RSE accounts file holds (signed URLs).
+  const signingRse = uniqueName('PY_S3_').toUpperCase();
+  const keys = makeTempDir('rse-accounts-');
   before(async () => {
     checkStockClient(stockPath);
     if (variant.renamed) ({ pythonPath, dispose: disposeRenamed } = renamedClientPath(stockPath));
-    server = await startTestServer({ environment: variant.environment });
+    const accounts = join(keys.path, 'rse-accounts.cfg');
+    writeFileSync(
+      accounts,
+      JSON.stringify({
+        [signingRse]: { access_key: 'AKIDPY', secret_key: 'py-secret', signature_version: 's3v4', region: 'us-east-1' },
+      }),
+    );
+    server = await startTestServer({ environment: { ...variant.environment, DMS_RSE_ACCOUNTS: accounts } });
   });
   after(async () => {
     await server?.stop();
     disposeRenamed();
+    keys.dispose();
   });
 
   /** Runs a client script with a rucio.cfg for the server, in a directory of its own. */
@@ -763,6 +774,58 @@ try:
     raise SystemExit('a duplicate exception accepted')
 except LifetimeExceptionDuplicate:
     pass
+print('ok')
+`,
+    );
+    expect(result.status, `${result.stdout}\n${result.stderr}`).to.equal(0);
+    expect(result.stdout.trim()).to.equal('ok');
+  });
+
+  it('puts files into an archive and lists them through it, as metalink too, signs URLs, and follows a redirect', async () => {
+    const scope = uniqueName('py.');
+    const disk = uniqueName('PY_ARCH_').toUpperCase();
+    expect((await server.root('POST', `/scopes/root/${scope}`)).status).to.equal(201);
+    const result = await runClient(
+      server,
+      `
+import requests
+from urllib.parse import quote
+from rucio.client import Client
+from rucio.client.credentialclient import CredentialClient
+from rucio.common.exception import UnsupportedOperation
+from rucio.common.utils import parse_replicas_from_string
+c = Client()
+s = '${scope}'
+domains = {'wan': {'read': 1, 'write': 1, 'delete': 1}}
+for rse, host in (('${disk}', 'xrd.example.org'), ('${signingRse}', 's3.example.org')):
+    assert c.add_rse(rse)
+    assert c.add_protocol(rse, {'scheme': 'https', 'hostname': host, 'port': 443, 'prefix': '/bucket', 'impl': 'rucio.rse.protocols.webdav.Default', 'domains': domains})
+assert c.add_protocol('${disk}', {'scheme': 'root', 'hostname': 'xrd.example.org', 'port': 1094, 'prefix': '/data', 'impl': 'rucio.rse.protocols.xrootd.Default', 'domains': {'wan': {'read': 2, 'write': 2, 'delete': 2}}})
+assert c.add_rse_attribute('${signingRse}', 'sign_url', 's3')
+assert c.add_replicas('${disk}', [{'scope': s, 'name': 'logs.tar.gz', 'bytes': 100, 'adler32': '0cc737eb'}])
+assert c.add_files_to_archive(s, 'logs.tar.gz', [{'scope': s, 'name': 'a.log', 'bytes': 7, 'adler32': '00000001'}])
+assert list(c.list_archive_content(s, 'logs.tar.gz')) == [{'scope': s, 'name': 'a.log', 'bytes': 7, 'adler32': '00000001', 'md5': None}]
+assert c.get_metadata(s, 'a.log')['constituent'] is True and c.get_metadata(s, 'logs.tar.gz')['is_archive'] is True
+try:
+    c.add_files_to_archive(s, 'a.log', [{'scope': s, 'name': 'b.log', 'bytes': 1}])
+    raise SystemExit('a file that is no archive took files')
+except UnsupportedOperation:
+    pass
+[line] = list(c.list_replicas([{'scope': s, 'name': 'a.log'}], schemes=['https']))
+assert sorted((p.split('?')[0].split(':')[0], e['domain'], e['client_extract']) for p, e in line['pfns'].items()) == [('https', 'zip', True), ('root', 'zip', False)], line
+assert all(p.endswith('?xrdcl.unzip=a.log') for p in line['pfns']), line
+assert list(c.list_replicas([{'scope': s, 'name': 'a.log'}], resolve_archives=False))[0]['pfns'] == {}
+[entry] = parse_replicas_from_string(c.list_replicas([{'scope': s, 'name': 'a.log'}], metalink=True))
+assert entry['did'] == s + ':a.log' and entry['bytes'] == 7, entry
+assert [(src['rse'], src['domain'], src['priority'], src['client_extract']) for src in entry['sources']][0] == ('${disk}', 'zip', '1', False), entry
+url = CredentialClient().get_signed_url('${signingRse}', 's3', 'read', 'https://s3.example.org/bucket/data/f.txt', lifetime=600)
+assert url.startswith('https://s3.example.org/bucket/data/f.txt?') and 'X-Amz-Credential=AKIDPY' in url and 'X-Amz-Expires=600' in url and 'X-Amz-Signature=' in url, url
+assert c.add_replicas('${signingRse}', [{'scope': s, 'name': 'f.txt', 'bytes': 1, 'adler32': '0cc737eb'}])
+[signed] = list(c.list_replicas([{'scope': s, 'name': 'f.txt'}], signature_lifetime=300))
+assert all('X-Amz-Expires=300' in p for p in signed['pfns']) and len(signed['pfns']) == 1, signed
+# A download redirect needs no token: any HTTP client follows it.
+answer = requests.get(c.host + '/redirect/%s/logs.tar.gz' % s, allow_redirects=False)
+assert answer.status_code == 303 and answer.headers['Location'].startswith('https://xrd.example.org:443/bucket/'), (answer.status_code, answer.headers)
 print('ok')
 `,
     );

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { DomainChoice, ListedFile } from '../../../domain/replica/replicaListing.ts';
 import { checkSortingAlgorithm, orderedPfns, type Coordinates } from '../../../domain/replica/replicaSorting.ts';
+import type { ListedRse } from '../../../projections/replica/listingRses.ts';
 import { DataIdentifierNotFound, InvalidObject } from '../../../domain/shared/errors.ts';
 import { configSetting } from '../../../projections/config/configQueries.ts';
 import { findDid } from '../../../projections/did/didQueries.ts';
@@ -15,6 +16,8 @@ import { mapStream, NDJSON_TYPE, sendChunks, sendStream } from '../../http.ts';
 import { jsonObject, paramBoolean, queryString } from '../../params.ts';
 import { integerParameter, parseUtc, readDids } from './replicaParams.ts';
 import { metalinkDocument, METALINK_TYPE, SUPPORTED_PROTOCOLS } from './replicaRendering.ts';
+import { clientCoordinates, pfnCoordinates } from './locations.ts';
+import { checkLifetime, defaultSignatureLifetime, listingSigner, maySign } from '../credential/signing.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { SETTINGS } from '../../../domain/config/settings.ts';
@@ -26,10 +29,10 @@ const LISTING_TYPES = [NDJSON_TYPE, METALINK_TYPE];
 const wantsMetalink = (ctx: AppContext): boolean =>
   ctx.get('Accept') !== '' && ctx.accepts(...LISTING_TYPES) === METALINK_TYPE;
 
-const DOMAINS: readonly (DomainChoice | null)[] = [null, 'wan', 'lan', 'all'];
+const DOMAINS: readonly DomainChoice[] = ['wan', 'lan', 'all'];
 
 /** Uniform in [0, 1) from the crypto source: PFN shuffles and `nrandom` draws. */
-const random = (): number => randomInt(0, 2 ** 47) / 2 ** 47;
+export const random = (): number => randomInt(0, 2 ** 47) / 2 ** 47;
 
 /** `nrandom`: n files drawn uniformly from the stream (reservoir sampling); the rest are read, not kept. */
 async function* pickRandom<T>(source: AsyncIterable<T>, count: number): AsyncGenerator<T> {
@@ -59,18 +62,24 @@ const sendListing = async (
   services: Services,
   request: ReplicaListingRequest,
   presentation: Presentation,
-  options: { metalink: boolean; nrandom: number | undefined; policySchema: string; detailedUrl: boolean },
+  options: {
+    metalink: boolean;
+    nrandom: number | undefined;
+    policySchema: string;
+    detailedUrl: boolean;
+    /** Signs the https PFNs of RSEs with `sign_url` for this many seconds (root only). */
+    signatureLifetime?: number;
+  },
 ): Promise<void> => {
   checkSortingAlgorithm(presentation.algorithm);
   const rses = await loadListedRses(services.readModels);
-  const unknown = { latitude: null, longitude: null };
-  const order = { ...presentation, random, rseCoordinates: (rseId: string) => rses.get(rseId)?.listing ?? unknown };
-  const pages = await replicaListing(services.readModels, request);
-  // Each file is a fresh object of this request: reordering its PFNs in place copies nothing.
-  const present = (file: ListedFile): ListedFile => {
-    file.pfns = orderedPfns(file, order);
-    return file;
-  };
+  const pages = await replicaListing(services.readModels, {
+    ...request,
+    ...(options.signatureLifetime === undefined
+      ? {}
+      : { sign: listingSigner(ctx, services, rses, options.signatureLifetime) }),
+  });
+  const present = presenter(services, rses, presentation);
   if (options.metalink || options.nrandom) {
     let files: AsyncIterable<ListedFile> = eachListedFile(pages);
     if (options.nrandom) files = pickRandom(files, options.nrandom);
@@ -92,20 +101,31 @@ const sendListing = async (
   );
 };
 
-const coordinate = (value: unknown): number | null =>
-  typeof value === 'number' && Number.isFinite(value) ? value : null;
+/** Puts each listed file's PFNs in the order the client gets them, numbered, at most `limit`. */
+export const presenter = (
+  services: Services,
+  rses: ReadonlyMap<string, ListedRse>,
+  presentation: Presentation,
+): ((file: ListedFile) => ListedFile) => {
+  const order = { ...presentation, random, pfnCoordinates: pfnCoordinates(services, rses) };
+  // Each file is a fresh object of this request: reordering its PFNs in place copies nothing.
+  return (file) => {
+    file.pfns = orderedPfns(file, order);
+    return file;
+  };
+};
 
 /** POST /replicas/list, the main listing: many DIDs, every option; Rucio answers its errors here with 400. */
 export const registerReplicaListRoute = (routes: RouteTable, services: Services): void => {
   const list = async (ctx: AppContext) => {
     const parameters = jsonObject(ctx);
     const domain = parameters.domain ?? null;
-    if (!isOneOf(DOMAINS, domain))
+    if (domain !== null && !isOneOf(DOMAINS, domain))
       throw new InvalidObject(
         `Problem validating domain: ${JSON.stringify(domain)} is not one of ['wan', 'lan', 'all']`,
       );
     const location = isRecord(parameters.client_location) ? parameters.client_location : {};
-    const schemes = parameters.schemes === undefined || parameters.schemes === null ? undefined : parameters.schemes;
+    const schemes = parameters.schemes ?? undefined;
     if (schemes !== undefined && (!Array.isArray(schemes) || schemes.some((scheme) => typeof scheme !== 'string'))) {
       throw new InvalidObject(`Problem validating schemes: ${JSON.stringify(schemes)} is not a list of schemes`);
     }
@@ -115,7 +135,7 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
     const nrandom = parameters.nrandom ? integerParameter(parameters.nrandom, 'nrandom') : undefined;
     const request: ReplicaListingRequest = {
       dids: readDids(parameters.dids ?? []),
-      schemes: schemes ?? (metalink ? SUPPORTED_PROTOCOLS : undefined),
+      schemes: schemes?.map(String) ?? (metalink ? SUPPORTED_PROTOCOLS : undefined),
       domain: domain ?? undefined,
       clientSite: typeof location.site === 'string' ? location.site : undefined,
       states: paramBoolean(parameters, 'all_states', false)
@@ -135,7 +155,14 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
             ? new Date(updatedAfter * 1000).toISOString()
             : parseUtc(updatedAfter, 'seconds', 'updated_after').toISOString(),
       resolveParents: paramBoolean(parameters, 'resolve_parents', false),
+      resolveArchives: paramBoolean(parameters, 'resolve_archives', true),
     };
+    // Rucio signs for callers allowed to (root), for the lifetime asked or the configured one.
+    const signatureLifetime = !maySign(ctx)
+      ? undefined
+      : parameters.signature_lifetime === undefined || parameters.signature_lifetime === null
+        ? await defaultSignatureLifetime(services)
+        : checkLifetime(integerParameter(parameters.signature_lifetime, 'signature_lifetime'), 'signature_lifetime');
     const policySchema = await configSetting(services.readModels, SETTINGS.policySchema);
     await sendListing(
       ctx,
@@ -146,11 +173,12 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
           queryString(ctx, 'sort') ??
           queryString(ctx, 'select') ??
           (typeof parameters.sort === 'string' ? parameters.sort : undefined),
-        client: { latitude: coordinate(location.latitude), longitude: coordinate(location.longitude) },
+        // The client's address, not an `ip` it names: as Rucio, which overwrites `client_location.ip`.
+        client: clientCoordinates(services, location, ctx.ip),
         lanFirst: true,
         limit: limit === undefined ? undefined : integerParameter(limit, 'limit'),
       },
-      { metalink, nrandom, policySchema, detailedUrl: true },
+      { metalink, nrandom, policySchema, detailedUrl: true, signatureLifetime },
     );
   };
   const options: RouteOptions = {
@@ -159,7 +187,7 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
     summary: 'The replicas of DIDs (of the files below collections) with their PFNs, as NDJSON or a metalink document.',
     body: {
       description:
-        '`dids`: `{scope, name}` each; `schemes`, `domain`, `client_location`, `all_states`, `unavailable`, `ignore_availability`, `rse_expression`, `updated_after`, `resolve_parents`, `sort`, `limit`, `nrandom`.',
+        '`dids`: `{scope, name}` each; `schemes`, `domain`, `client_location`, `all_states`, `unavailable`, `ignore_availability`, `rse_expression`, `updated_after`, `resolve_parents`, `resolve_archives`, `signature_lifetime`, `sort`, `limit`, `nrandom`.',
     },
     query: { sort: 'A sorting algorithm (geoip, closeness, random, ...).', select: 'The same as sort.' },
     raises: [InvalidObject],
@@ -194,6 +222,7 @@ export const registerReplicaGetRoute = (routes: RouteTable, services: Services):
         rseExpression: undefined,
         updatedAfter: undefined,
         resolveParents: false,
+        resolveArchives: true,
       };
       if (!(await findDid(services.readModels, did.scope, did.name)))
         throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
@@ -203,7 +232,7 @@ export const registerReplicaGetRoute = (routes: RouteTable, services: Services):
         request,
         {
           algorithm: queryString(ctx, 'select'),
-          client: { latitude: null, longitude: null },
+          client: clientCoordinates(services, {}, ctx.ip),
           lanFirst: false,
           limit: limit ? integerParameter(limit, 'limit') : undefined,
         },

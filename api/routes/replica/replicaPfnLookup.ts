@@ -26,6 +26,8 @@ export async function* replicaPfnsOf(
       rseExpression: undefined,
       updatedAfter: undefined,
       resolveParents: false,
+      // A bad replica is the file's own: PFNs inside archives are not its.
+      resolveArchives: false,
     });
     for await (const file of eachListedFile(files)) {
       const pfns = rse === undefined ? Object.values(file.rses).flat() : (file.rses[rse] ?? []).slice(0, 1);

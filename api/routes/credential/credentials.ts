@@ -1,0 +1,89 @@
+import {
+  AccessDenied,
+  ErrorLoadingCredentials,
+  RSENotFound,
+  UnsupportedOperation,
+  ValueError,
+} from '../../../domain/shared/errors.ts';
+import { SIGN_URL_OPERATIONS, type SignUrlOperation } from '../../../infra/storage/urlSigner.ts';
+import { sendText } from '../../http.ts';
+import { queryString } from '../../params.ts';
+import type { RouteOptions, RouteTable } from '../../route.ts';
+import type { AppContext, Services } from '../../services.ts';
+import { activeRse } from '../rse/rseViews.ts';
+import { integerParameter } from '../replica/replicaParams.ts';
+import { checkLifetime, isSignUrlService, maySign, signingError } from './signing.ts';
+
+const isOperation = (value: string): value is SignUrlOperation =>
+  (SIGN_URL_OPERATIONS as readonly string[]).includes(value);
+
+/**
+ * GET /credentials/signurl (and Rucio's legacy `/credentials/signur`): a URL of an RSE's storage
+ * signed for one operation (`op`: read, write, delete) for `lifetime` seconds, by the service
+ * `svc` (gcs, s3, swift), with the keys of the RSE accounts file (DMS_RSE_ACCOUNTS). Root only,
+ * as in Rucio, and only for RSEs whose `sign_url` attribute says their URLs are signed. The
+ * answer is the signed URL as text.
+ */
+export const registerCredentialRoutes = (routes: RouteTable, services: Services): void => {
+  const signUrl = async (ctx: AppContext): Promise<void> => {
+    ctx.set('Access-Control-Expose-Headers', 'X-Svc-Auth-Token');
+    const account = ctx.get('X-Svc-Account');
+    if (!account) throw new ValueError('Parameter "account" not found.');
+    const rseName = queryString(ctx, 'rse');
+    if (rseName === undefined) throw new ValueError('Parameter "rse" not found');
+    const url = queryString(ctx, 'url');
+    if (url === undefined) throw new ValueError('Parameter "url" not found');
+    const lifetimeText = queryString(ctx, 'lifetime');
+    const lifetime = checkLifetime(
+      lifetimeText === undefined ? 600 : integerParameter(lifetimeText, 'lifetime'),
+      'lifetime',
+    );
+    const service = queryString(ctx, 'svc') || 'gcs';
+    if (!isSignUrlService(service))
+      throw new ValueError('Parameter "svc" must be either empty (which defaults to "gcs"), "gcs", "s3" or "swift"');
+    const operation = queryString(ctx, 'op') || 'read';
+    if (!isOperation(operation))
+      throw new ValueError(
+        'Parameter "op" must be either empty (which defaults to "read"), "read", "write", or "delete".',
+      );
+    const issuer = ctx.state.issuer!;
+    if (!maySign(ctx))
+      throw new AccessDenied(
+        `Account ${issuer} can not get signed URL for rse=${rseName}, service=${service}, operation=${operation}, url=${url}, lifetime=${lifetime}`,
+      );
+    const rse = await activeRse(services, rseName);
+    if (rse.attributes.sign_url === undefined)
+      throw new UnsupportedOperation(`The URLs of RSE ${rseName} are not signed: it has no sign_url attribute`);
+    const style = rse.attributes.s3_url_style;
+    let signed: string;
+    try {
+      signed = await services.urlSigner.sign({
+        rse: { id: rse.id, name: rse.rse },
+        service,
+        operation,
+        url,
+        lifetime,
+        ...(typeof style === 'string' ? { s3UrlStyle: style } : {}),
+        now: new Date(),
+      });
+    } catch (error) {
+      throw signingError(error);
+    }
+    sendText(ctx, signed);
+  };
+  const options: RouteOptions = {
+    accept: ['application/octet-stream'],
+    summary: 'A storage URL signed for one operation and a lifetime (root only; RSEs with sign_url).',
+    query: {
+      rse: 'The RSE the URL points to (required).',
+      url: 'The URL to sign (required).',
+      lifetime: 'Seconds the signature lasts, 1 to 604800 (default 600).',
+      svc: 'gcs (default), s3 or swift.',
+      op: 'read (default), write or delete.',
+    },
+    success: { status: 200, type: 'text/html; charset=utf-8', description: 'The signed URL.' },
+    raises: [AccessDenied, RSENotFound, UnsupportedOperation, ErrorLoadingCredentials],
+  };
+  routes.get('/credentials/signurl', options, signUrl);
+  routes.get('/credentials/signur', options, signUrl);
+};
