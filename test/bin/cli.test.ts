@@ -40,6 +40,7 @@ const COMMANDS = [
   ['replay'],
   ['audit'],
   ['audit', 'verify'],
+  ['audit', 'anchor'],
   ['events'],
   ['events', 'export'],
   ['events', 'import'],
