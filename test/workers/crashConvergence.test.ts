@@ -18,6 +18,8 @@ import { makeTempDir } from '../support/tempDir.ts';
  */
 const FILES = Number(process.env.DMS_CRASH_CONTAINER_FILES ?? 10_000);
 const DATASETS = Math.max(1, Math.ceil(FILES / 1000));
+/** Bounds of the waits, growing with the container (they bound a hang, never measure). */
+const WAIT_MS = Math.max(300_000, FILES * 20);
 const JUDGE = ['judge-injector', 'judge-evaluator', 'judge-repairer', 'judge-cleaner'];
 
 const DOMAINS = {
@@ -73,7 +75,7 @@ const aContainer = async (call: RootCall): Promise<void> => {
 };
 
 describe('Crash: kill -9 mid-way through long work converges to a rebuild (issue 22)', function () {
-  this.timeout(600_000);
+  this.timeout(4 * WAIT_MS);
 
   it(`finishes an asynchronous rule on a ${FILES}-file container killed during the injector's cycle, equal to a rebuild`, async () => {
     const dir = makeTempDir('crash-injector-');
@@ -102,7 +104,7 @@ describe('Crash: kill -9 mid-way through long work converges to a rebuild (issue
           (await stores.eventStore.readStream(ruleStreamName(ruleId!)))
             .filter((event) => event.type === 'RuleLocksCreated')
             .reduce((sum, event) => sum + (event.data as { locks: unknown[] }).locks.length, 0);
-        await eventually(async () => (await locksWritten()) > 0, 300_000, "the injector's first step written");
+        await eventually(async () => (await locksWritten()) > 0, WAIT_MS, "the injector's first step written");
         await server.crash();
         atCrash = await locksWritten();
       } finally {
@@ -116,11 +118,11 @@ describe('Crash: kill -9 mid-way through long work converges to a rebuild (issue
         const rule = await call('GET', `/rules/${ruleId}`);
         return rule.status === 200 ? rule.json<{ locks_replicating_cnt: number }>().locks_replicating_cnt : 0;
       };
-      await eventually(async () => (await locks()) === FILES, 300_000, 'every lock made after the restart');
+      await eventually(async () => (await locks()) === FILES, WAIT_MS, 'every lock made after the restart');
       const rule = answered(await call('GET', `/rules/${ruleId}`), 200).json<Record<string, unknown>>();
       expect(rule).to.include({ state: 'REPLICATING', locks_ok_cnt: 0, locks_stuck_cnt: 0 });
       await server.stop();
-      const readModels = await expectReadModelsEqualRebuild(dir.path);
+      const readModels = await expectReadModelsEqualRebuild(dir.path, WAIT_MS);
       expect(readModels.rule_locks, 'one lock per file').to.have.length(FILES);
     } finally {
       await server.stop();
