@@ -17,7 +17,7 @@ describe('MockTransferTool', () => {
   it('keeps at most MAX_JOBS jobs: the oldest are LOST beyond, the newest still answer', async () => {
     let now = 1_000_000;
     const tool = new MockTransferTool({ now: () => now });
-    const job = transferJob({ attributes: { mock_outcome: 'done' } });
+    const job = transferJob({ requestId: 'soak-bound', attributes: { mock_outcome: 'done' } });
     const [first] = await tool.submit([job]);
     const rest = await tool.submit(Array.from({ length: MAX_JOBS }, () => job));
     now += 1;
