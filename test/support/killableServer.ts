@@ -14,9 +14,10 @@ export type RootCall = (method: string, path: string, options?: Omit<RequestOpti
  * A `dms serve` in a process of its own, on `dataDir`, for crash tests: started (again) on the
  * same data by `start`, killed with SIGKILL by `crash` (no shutdown, no finished jobs: whatever
  * was in memory is gone), stopped for good by `stop` (call it in `after`). Each instance gets its
- * own queue prefix, so it shares a Redis with other tests safely.
+ * own queue prefix, so it shares a Redis with other tests safely. `roles` limits the daemon
+ * roles it runs (default: all).
  */
-export const killableServer = (dataDir: string) => {
+export const killableServer = (dataDir: string, options: Readonly<{ roles?: readonly string[] }> = {}) => {
   const environment = {
     DMS_DATA_DIR: dataDir,
     PORT: '0',
@@ -31,7 +32,8 @@ export const killableServer = (dataDir: string) => {
   return {
     /** Starts the server and logs in as root. */
     async start(): Promise<RootCall> {
-      const started = await startProcess('bin/dms.ts', ['serve'], environment, 'API listening');
+      const roles = options.roles ? ['--roles', options.roles.join(',')] : [];
+      const started = await startProcess('bin/dms.ts', ['serve', ...roles], environment, 'API listening');
       server = started;
       const login = await request(started.url, 'GET', '/auth/userpass', {
         headers: { 'X-Svc-Username': ROOT_USERNAME, 'X-Svc-Password': ROOT_PASSWORD },
