@@ -298,6 +298,7 @@ const startRoles = async (
       logger: logger.child({ role: 'worker' }),
       onJobFinished: (role, outcome, seconds) => metrics.observeJob(role, outcome, seconds),
       heartbeats: new HeartbeatStore(readStore),
+      jobLockMs: config.jobLockSeconds * 1000,
     });
     await workerHost.start();
     const host = workerHost;

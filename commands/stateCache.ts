@@ -30,7 +30,7 @@ export class StateCache {
     if (!entry) return undefined;
     this.entries.delete(key);
     this.entries.set(key, entry);
-    return entry;
+    return { revision: entry.revision, state: entry.state };
   }
 
   set(aggregateName: string, streamName: string, revision: bigint, state: unknown): void {

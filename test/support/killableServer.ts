@@ -25,6 +25,8 @@ export const killableServer = (dataDir: string, options: Readonly<{ roles?: read
     DMS_ROOT_USERNAME: ROOT_USERNAME,
     DMS_ROOT_PASSWORD: ROOT_PASSWORD,
     DMS_QUEUE_PREFIX: uniqueName('crash'),
+    // A killed process's job is taken over after this, not BullMQ's 30 s.
+    DMS_JOB_LOCK_SECONDS: '3',
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
   };
   let server: ServerProcess | undefined;
