@@ -66,7 +66,7 @@ export const describeEvent = (event) => {
     if (parts.length >= 4) break;
   }
   for (const [key, value] of Object.entries(data)) {
-    if (Array.isArray(value) && value.length > 0) parts.push(`${value.length} ${key}`);
+    if (Array.isArray(value) && value.length > 0) parts.push(`${key}: ${value.length}`);
   }
   return parts.join(' · ');
 };

@@ -102,7 +102,7 @@ export const render = async (view) => {
                 : null,
             ];
             return [
-              [h('span', { class: 'mono' }, role.role), ...notes],
+              [h('span', { class: 'mono nowrap' }, role.role), ...notes],
               h('span', { class: 'small' }, role.trigger),
               formatCount((role.counts.waiting ?? 0) + (role.counts.prioritized ?? 0)),
               formatCount(role.counts.active),
@@ -110,7 +110,12 @@ export const render = async (view) => {
               role.counts.failed ? h('span', { class: 'bad-text' }, formatCount(role.counts.failed)) : '0',
               formatCount(role.counts.completed),
               last
-                ? [timeElement(last.started_at), h('div', { class: 'small muted' }, `${last.duration_ms} ms`)]
+                ? h(
+                    'span',
+                    { class: 'nowrap', title: last.started_at },
+                    formatAgo(last.started_at),
+                    h('div', { class: 'small muted' }, `took ${last.duration_ms} ms`),
+                  )
                 : h('span', { class: 'muted' }, 'never'),
               last?.error ? badge('FAILED') : last ? formatCount(last.done) : '–',
               last && !last.error ? formatCount(last.skipped) : '–',

@@ -127,7 +127,7 @@ export const render = async (view) => {
                   ' ',
                   badge(item.did.type),
                   ` ${formatBytes(item.did.bytes)}`,
-                  item.did.length ? `, ${item.did.length} files` : '',
+                  item.did.length ? `, ${item.did.length} file${item.did.length === 1 ? '' : 's'}` : '',
                 ]
               : [
                   h('span', { class: 'bad-mark', 'aria-hidden': 'true' }, '✗ '),

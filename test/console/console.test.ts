@@ -36,8 +36,10 @@ describe('Console: the web console in a real browser', function () {
   let beforeRule: Date;
   let ruleId: string;
 
-  const shot = async (name: string) => {
-    await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: false });
+  /** The page from its top (the whole page with `whole`), nothing focused. */
+  const shot = async (name: string, whole = false) => {
+    await page.evaluate('document.activeElement?.blur(); window.scrollTo(0, 0)');
+    await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: whole });
   };
 
   /** Logs in through the login form and waits for the first page. */
@@ -130,7 +132,7 @@ describe('Console: the web console in a real browser', function () {
     // The RSEs the expression selects, with the account's free quota there, as it is typed.
     await page.locator('.check tr', { hasText: rseB }).filter({ hasText: '1.0 MB' }).waitFor();
     await page.locator('#rule-comment').fill('a copy for the analysis');
-    await shot('3-rule-wizard');
+    await shot('3-rule-wizard', true);
     await sleepUntil(beforeRule.getTime() + 200);
     await page.getByRole('button', { name: 'Create the rule' }).click();
     await page.waitForURL(/#\/rule\//);
@@ -160,7 +162,7 @@ describe('Console: the web console in a real browser', function () {
     await changedRule.waitFor();
     expect(await changedRule.innerText()).to.include('absent');
     expect(await page.locator('.diff-summary').innerText()).to.match(/\d+ fields? differ/);
-    await shot('4-history');
+    await shot('4-history', true);
   });
 
   it('lets root rebuild a projection from the page and shows its progress until the switch-over', async () => {
@@ -172,7 +174,7 @@ describe('Console: the web console in a real browser', function () {
     await page.locator('.switched[data-projection="rules"]').waitFor({ timeout: 60_000 });
     const row = page.locator('#projection-table tr', { hasText: 'rules' }).first();
     expect(await row.innerText()).to.match(/switched to generation \d+/);
-    await shot('5-projections');
+    await shot('5-projections', true);
   });
 
   it('verifies the event log’s hash chains from the audit page, with the verdict', async () => {
