@@ -1,5 +1,8 @@
 import { loadCaller } from '../../../commands/caller.ts';
+import { SETTINGS } from '../../../domain/config/settings.ts';
 import { consoleRoles } from '../../../domain/permission/operationsPolicy.ts';
+import { allowOnly } from '../../../domain/permission/policy.ts';
+import { AccessDenied } from '../../../domain/shared/errors.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import type { RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
@@ -14,6 +17,9 @@ import type { Services } from '../../services.ts';
  * - `GET /console/session`: who the token is (account, identity) and whether the console shows
  *   the admins' pages and root's actions. The API decides every request anyway; this only spares
  *   a plain account buttons that would be refused.
+ * - `GET /console/settings` (admins): every option the service reads, with its default and what
+ *   it takes, so that the configuration page shows what is in force where `/config` holds
+ *   nothing.
  */
 export const registerConsoleRoutes = (routes: RouteTable, services: Services): void => {
   routes.get(
@@ -41,6 +47,28 @@ export const registerConsoleRoutes = (routes: RouteTable, services: Services): v
     async (ctx) => {
       const caller = await loadCaller(services.commands, ctx.state.issuer!);
       sendJson(ctx, { account: caller.account, identity: ctx.state.identity ?? null, ...consoleRoles(caller) });
+    },
+  );
+
+  routes.get(
+    '/console/settings',
+    {
+      accept: JSON_ONLY,
+      summary: 'Every configuration option the service reads: section, option, default, what it takes (admins).',
+      raises: [AccessDenied],
+    },
+    async (ctx) => {
+      const caller = await loadCaller(services.commands, ctx.state.issuer!);
+      allowOnly(consoleRoles(caller).admin, `Account ${caller.account} can not read the settings`);
+      sendJson(
+        ctx,
+        Object.values(SETTINGS).map((setting) => ({
+          section: setting.section,
+          option: setting.option,
+          default: setting.defaultValue,
+          allowed: setting.allowed,
+        })),
+      );
     },
   );
 };
