@@ -109,7 +109,7 @@ export const comparisonTable = (then, now, options) => {
       { class: 'diff-summary' },
       changed === 0
         ? 'No difference: the state then is the state now.'
-        : `${changed} field${changed === 1 ? '' : 's'} differ.`,
+        : `${changed} field${changed === 1 ? ' differs' : 's differ'}.`,
     ),
     h(
       'div',
