@@ -82,9 +82,12 @@ export const render = async (view) => {
       const headers = { 'X-Svc-Client-Authorize-Issuer': nickname, 'X-Svc-Client-Authorize-Polling': 'True' };
       if (account.value.trim()) headers['X-Svc-Account'] = account.value.trim();
       const started = await call('/auth/oidc', { headers, anonymous: true });
-      const url = started.headers.get('X-Svc-OIDC-Auth-URL');
-      if (!url) throw new Error('The server gave no login URL.');
-      window.open(url, '_blank', 'noopener');
+      const given = started.headers.get('X-Svc-OIDC-Auth-URL');
+      if (!given) throw new Error('The server gave no login URL.');
+      window.open(given, '_blank', 'noopener');
+      // The token is fetched from this origin, whichever host name the server wrote in the URL.
+      const parsed = new URL(given, location.href);
+      const url = `${parsed.pathname}${parsed.search}`;
       replace(
         message,
         h(

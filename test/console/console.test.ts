@@ -41,6 +41,11 @@ describe('Console: the web console in a real browser', function () {
 
   /** The page from its top (the whole page with `whole`), nothing focused. */
   const shot = async (name: string, whole = false) => {
+    // Every form control the page shows has a label a screen reader reads.
+    const unlabelled = await page.evaluate(`[...document.querySelectorAll('input, select, textarea')]
+      .filter((control) => !control.hidden && control.labels.length === 0 && !control.getAttribute('aria-label'))
+      .map((control) => control.id || control.outerHTML)`);
+    expect(unlabelled, `controls without a label on ${name}`).to.deep.equal([]);
     await page.evaluate('document.activeElement?.blur(); window.scrollTo(0, 0)');
     await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: whole });
   };
