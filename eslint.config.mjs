@@ -18,6 +18,7 @@ const BROWSER_GLOBALS = [
   'console',
   'CustomEvent',
   'AbortController',
+  'HTMLElement',
   'TextDecoderStream',
   'CSS',
 ];

@@ -350,18 +350,22 @@ export const debounce = (action, ms) => {
  * Re-renders a live part of a page without losing the keyboard focus: the focused control is
  * found again after the update by its id or its accessible name.
  * @param {Element} container
- * @param {() => void} update
+ * @param {() => unknown} update
  */
-export const keepFocus = (container, update) => {
+export const keepFocus = async (container, update) => {
   const focused = document.activeElement;
-  const key =
-    focused && container.contains(focused)
-      ? focused.id
-        ? `#${CSS.escape(focused.id)}`
-        : focused.getAttribute('aria-label')
-          ? `[aria-label="${CSS.escape(focused.getAttribute('aria-label') ?? '')}"]`
-          : undefined
-      : undefined;
-  update();
-  if (key) /** @type {HTMLElement | null} */ (container.querySelector(key))?.focus();
+  const label = focused?.getAttribute('aria-label');
+  const text =
+    focused instanceof HTMLElement && (focused.tagName === 'A' || focused.tagName === 'BUTTON')
+      ? focused.textContent
+      : null;
+  const inside = focused !== null && focused !== container && container.contains(focused);
+  await update();
+  if (!inside || container.contains(focused)) return;
+  const again = focused.id
+    ? container.querySelector(`#${CSS.escape(focused.id)}`)
+    : label
+      ? container.querySelector(`[aria-label="${CSS.escape(label)}"]`)
+      : [...container.querySelectorAll(focused.tagName)].find((candidate) => candidate.textContent === text);
+  if (again instanceof HTMLElement) again.focus();
 };

@@ -8,6 +8,7 @@ import {
   formatBytes,
   formatCount,
   h,
+  keepFocus,
   link,
   replace,
   rseLink,
@@ -127,8 +128,12 @@ export const render = async (view) => {
   // Rules still at work are followed until they settle.
   if (rules.some((/** @type {any} */ rule) => rule.state !== 'OK')) {
     view.every(2000, async () => {
-      const again = await showRules();
-      await showReplicas(replicasBox, scope, name, did.type);
+      /** @type {any[]} */
+      let again = [];
+      await keepFocus(view.main, async () => {
+        again = await showRules();
+        await showReplicas(replicasBox, scope, name, did.type);
+      });
       return !again.every((/** @type {any} */ rule) => rule.state === 'OK');
     });
   }

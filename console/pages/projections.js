@@ -106,7 +106,18 @@ export const render = async (view) => {
       replace(
         body,
         table(
-          ['Projection', 'Version', 'Generation', 'Checkpoint', 'Lag', 'Lag, last 2 min', 'Status', 'Rebuild', ''],
+          [
+            'Projection',
+            'Version',
+            'Generation',
+            'Checkpoint',
+            'Head',
+            'Lag',
+            'Lag, last 2 min',
+            'Status',
+            'Rebuild',
+            '',
+          ],
           projections.map((/** @type {any} */ projection) => {
             const rebuildCell = projection.rebuild
               ? h(
@@ -157,7 +168,7 @@ export const render = async (view) => {
                 : '',
             ];
           }),
-          { numeric: [1, 2, 3, 4], caption: 'Projections' },
+          { numeric: [1, 2, 3, 4, 5], caption: 'Projections' },
         ),
       ),
     );

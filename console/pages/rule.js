@@ -7,6 +7,7 @@ import {
   fields,
   formatCount,
   h,
+  keepFocus,
   link,
   replace,
   rseLink,
@@ -177,8 +178,12 @@ export const render = async (view) => {
   await showHistory(historyBox, rule, view);
   if (rule.state !== 'OK') {
     view.every(1500, async () => {
-      const again = await refresh();
-      await showHistory(historyBox, again, view);
+      /** @type {any} */
+      let again;
+      await keepFocus(view.main, async () => {
+        again = await refresh();
+        await showHistory(historyBox, again, view);
+      });
       const live = /** @type {HTMLElement | null} */ (document.getElementById('live-status'));
       if (live && again.state !== rule.state) live.textContent = `Rule ${again.id} is ${again.state}`;
       rule.state = again.state;
