@@ -193,6 +193,22 @@ describe('Console: the web console in a real browser', function () {
     await shot('6-audit');
   });
 
+  it('edits a configuration option in place and resets it to its default', async () => {
+    await page.getByRole('link', { name: 'Configuration' }).click();
+    await page.locator('#config-filter').fill('webui');
+    const input = page.locator('#config-webui-urls');
+    await input.fill('https://webui.example.org');
+    await page.getByRole('button', { name: 'Save webui.urls' }).click();
+    await page.locator('[role=status]', { hasText: 'Saved webui.urls' }).waitFor();
+    expect(expectStatus(await server.root('GET', '/config/webui/urls'), 200).json()).to.equal(
+      'https://webui.example.org',
+    );
+    await shot('9-configuration');
+    await page.getByRole('button', { name: 'Reset webui.urls' }).click();
+    await page.locator('[role=status]', { hasText: 'back to its default' }).waitFor();
+    expectStatus(await server.root('GET', '/config/webui/urls'), 404);
+  });
+
   it('shows the daemons and the transfers of the last hour to root', async () => {
     await page.getByRole('link', { name: 'Transfers' }).click();
     await page.locator('.tile', { hasText: 'Done, last hour' }).waitFor();
