@@ -55,8 +55,12 @@ export const render = async (view) => {
     section('Read models', body),
   );
 
+  /** The rebuild this page started, until it has switched over. */
+  let started = '';
+
   /** @param {string} name */
   const rebuild = async (name) => {
+    started = name;
     replace(message);
     try {
       const answer = await getJson(`/admin/projections/${part(name)}/rebuild`, { method: 'POST' });
@@ -89,6 +93,18 @@ export const render = async (view) => {
       if (before !== undefined && projection.generation !== null && projection.generation !== before)
         switched.set(projection.name, { generation: projection.generation, at: now });
       if (projection.generation !== null) generations.set(projection.name, projection.generation);
+    }
+    const done = started ? switched.get(started) : undefined;
+    if (done) {
+      replace(
+        message,
+        h(
+          'div',
+          { class: 'alert good', role: 'status' },
+          `The rebuild of ${started} is done: reads switched to generation ${done.generation}.`,
+        ),
+      );
+      started = '';
     }
     const head = Math.max(0, ...projections.map((/** @type {any} */ projection) => projection.head));
     const behind = projections.filter((/** @type {any} */ projection) => projection.lag > 0).length;
@@ -143,6 +159,7 @@ export const render = async (view) => {
               String(projection.version),
               projection.generation === null ? '–' : String(projection.generation),
               formatCount(projection.checkpoint),
+              formatCount(projection.head),
               formatCount(projection.lag),
               sparkline(
                 lags.get(projection.name) ?? [],
