@@ -182,6 +182,14 @@ describe('Console: the web console in a real browser', function () {
     await page.locator('.switched[data-projection="rules"]').waitFor({ timeout: 60_000 });
     const row = page.locator('#projection-table tr', { hasText: 'rules' }).first();
     expect(await row.innerText()).to.match(/switched to generation \d+/);
+    await page.locator('[role=status]', { hasText: 'The rebuild of rules is done' }).waitFor();
+    // Each figure under its own heading: the lag is what the checkpoint lacks of the head.
+    const headings = await page.locator('#projection-table thead th').allInnerTexts();
+    const cells = await row.locator('td').allInnerTexts();
+    const figure = (name: string) =>
+      Number(cells[headings.findIndex((heading) => heading.trim().toLowerCase() === name)]?.replaceAll(',', ''));
+    expect(figure('checkpoint')).to.be.above(0);
+    expect(figure('checkpoint') + figure('lag')).to.equal(figure('head'));
     await shot('5-projections', true);
   });
 
