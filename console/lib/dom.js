@@ -134,6 +134,7 @@ export const formatAgo = (value, now = new Date()) => {
   const time = typeof value === 'string' || value === null || value === undefined ? parseTime(value) : value;
   if (!time) return '–';
   const seconds = Math.round((now.getTime() - time.getTime()) / 1000);
+  if (Math.abs(seconds) < 1) return 'now';
   const future = seconds < 0;
   const magnitude = Math.abs(seconds);
   const text =
