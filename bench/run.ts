@@ -3,6 +3,7 @@ import { runDeletionBenchmark } from './deletion.ts';
 import { runHttpOverhead } from './httpOverhead.ts';
 import { runMultiProcessBenchmark } from './multiProcess.ts';
 import { runPosixCopies } from './posixCopies.ts';
+import { runRebuildBenchmark } from './rebuild.ts';
 import { runReplicaBenchmark } from './replicas.ts';
 import { runRuleBenchmark } from './rules.ts';
 import { runSubscriptionBenchmark } from './subscriptions.ts';
@@ -18,6 +19,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   http: runHttpOverhead,
   multiprocess: runMultiProcessBenchmark,
   copies: runPosixCopies,
+  rebuild: runRebuildBenchmark,
   replicas: runReplicaBenchmark,
   rules: runRuleBenchmark,
   subscriptions: runSubscriptionBenchmark,
