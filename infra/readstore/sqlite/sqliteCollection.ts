@@ -13,7 +13,8 @@ import {
   type Update,
   type UpdateResult,
 } from '../readStore.ts';
-import { columnValueOf, type ColumnValue } from './columns.ts';
+import { encodeScalar, IndexedFieldTypeError, type ColumnValue } from './columns.ts';
+import { isObject } from '../../narrowing.ts';
 import { filterToSql } from './filterToSql.ts';
 import { indexedColumn, numberColumn, textColumn } from './rows.ts';
 import type { SqliteReadStore, TableSchema } from './sqliteReadStore.ts';
@@ -109,28 +110,65 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
   async bulkWrite(operations: readonly BulkOperation<T>[]): Promise<void> {
     if (operations.length === 0) return;
     await this.writeSync((schema) => {
-      for (const operation of operations) {
-        if ('insertOne' in operation) this.putSync(schema, operation.insertOne.document, 'insert');
-        else if ('replaceOne' in operation) {
-          const { filter, replacement, upsert } = operation.replaceOne;
-          // A bulk upsert by `_id` (how projections write back) reports no result: one statement, no probe.
-          const id = onlyId(filter);
-          if (id !== undefined && upsert) this.putSync(schema, { ...replacement, _id: id }, 'upsert');
-          else this.replaceOneSync(schema, filter, replacement, upsert ?? false);
-        } else if ('updateOne' in operation) {
-          const { filter, update, upsert } = operation.updateOne;
-          // Insert-if-absent by `_id` (only $setOnInsert, upserting), as projections create documents: no probe.
-          const id = onlyId(filter);
-          const onlyOnInsert = Object.keys(update).length === 1 && update.$setOnInsert !== undefined;
-          if (id !== undefined && upsert && onlyOnInsert)
-            this.putSync(schema, asDocument<T>({ ...update.$setOnInsert, _id: id }), 'insertIfAbsent');
-          else this.updateOneSync(schema, filter, update, upsert ?? false);
-        } else if ('updateMany' in operation) {
-          this.updateManySync(schema, operation.updateMany.filter, operation.updateMany.update);
-        } else if ('deleteOne' in operation) this.deleteSync(schema, operation.deleteOne.filter, 1);
-        else this.deleteSync(schema, operation.deleteMany.filter, undefined);
+      if (operations.length === 1) return this.applyOperations(schema, operations);
+      // A failing statement undoes only itself: the savepoint makes the whole bulk write atomic,
+      // inside the caller's transaction too.
+      const writer = this.store.writer;
+      writer.exec('SAVEPOINT bulk_write');
+      try {
+        this.applyOperations(schema, operations);
+        writer.exec('RELEASE bulk_write');
+      } catch (error) {
+        writer.exec('ROLLBACK TO bulk_write');
+        writer.exec('RELEASE bulk_write');
+        throw error;
       }
     });
+  }
+
+  /**
+   * Runs of writes by `_id` (how projections write a batch back: documents replaced whole,
+   * created where absent, deleted) go out as multi-row statements; anything else one by one, in
+   * order.
+   */
+  private applyOperations(schema: TableSchema, operations: readonly BulkOperation<T>[]): void {
+    const rows = new RowRuns(this.store, schema, this.name);
+    for (const operation of operations) {
+      if ('insertOne' in operation) rows.put('insert', operation.insertOne.document);
+      else if ('replaceOne' in operation) {
+        const { filter, replacement, upsert } = operation.replaceOne;
+        const id = onlyId(filter);
+        if (id !== undefined && upsert) rows.put('upsert', { ...replacement, _id: id });
+        else {
+          rows.flush();
+          this.replaceOneSync(schema, filter, replacement, upsert ?? false);
+        }
+      } else if ('updateOne' in operation) {
+        const { filter, update, upsert } = operation.updateOne;
+        // Insert-if-absent by `_id` (only $setOnInsert, upserting), as projections create documents: no probe.
+        const id = onlyId(filter);
+        const onlyOnInsert = Object.keys(update).length === 1 && update.$setOnInsert !== undefined;
+        if (id !== undefined && upsert && onlyOnInsert)
+          rows.put('insertIfAbsent', asDocument<T>({ ...update.$setOnInsert, _id: id }));
+        else {
+          rows.flush();
+          this.updateOneSync(schema, filter, update, upsert ?? false);
+        }
+      } else if ('deleteOne' in operation) {
+        const id = onlyId(operation.deleteOne.filter);
+        if (id !== undefined) rows.delete(id);
+        else {
+          rows.flush();
+          this.deleteSync(schema, operation.deleteOne.filter, 1);
+        }
+      } else {
+        rows.flush();
+        if ('updateMany' in operation)
+          this.updateManySync(schema, operation.updateMany.filter, operation.updateMany.update);
+        else this.deleteSync(schema, operation.deleteMany.filter, undefined);
+      }
+    }
+    rows.flush();
   }
 
   private schema(): Promise<TableSchema> {
@@ -215,23 +253,10 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     }
   }
 
-  private putSync(schema: TableSchema, document: T, mode: 'insert' | 'upsert' | 'insertIfAbsent'): void {
-    if (typeof document._id !== 'string') throw new Error(`Documents of ${this.name} need a string _id`);
-    const put = putStatementsOf(schema);
-    const values = [
-      document._id,
-      JSON.stringify(document),
-      ...put.fields.map((field) => columnValueOf(this.name, document, field)),
-    ];
-    try {
-      this.store.statement(this.store.writer, put[mode]).run(...values);
-    } catch (error) {
-      const code = errorCode(error);
-      if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') {
-        throw new DuplicateKeyError(this.name, `${document._id}: ${errorMessage(error)}`);
-      }
-      throw error;
-    }
+  private putSync(schema: TableSchema, document: T, mode: PutMode): void {
+    const rows = new RowRuns(this.store, schema, this.name);
+    rows.put(mode, document);
+    rows.flush();
   }
 
   private firstMatch(schema: TableSchema, filter: Filter): T | undefined {
@@ -286,35 +311,142 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
   }
 }
 
-/**
- * The INSERT statements of a table, built once per schema: every projected document goes through
- * them, so their text is not rebuilt per write.
- */
-const putStatements = new WeakMap<
-  TableSchema,
-  { fields: string[]; insert: string; upsert: string; insertIfAbsent: string }
->();
+type PutMode = 'insert' | 'upsert' | 'insertIfAbsent';
 
-const putStatementsOf = (schema: TableSchema) => {
+/** Rows per multi-row statement, largest first: a run of n rows takes few statements of these sizes. */
+const ROWS_PER_STATEMENT = [64, 16, 4, 1] as const;
+
+/**
+ * The statements that write a table's rows, built once per schema and row count: every projected
+ * document goes through them, so their text is not rebuilt per write.
+ */
+type PutStatements = {
+  /** The indexed fields, each as its path's parts, in column order. */
+  fields: readonly (readonly string[])[];
+  sql(mode: PutMode | 'delete', rows: number): string;
+};
+
+const putStatements = new WeakMap<TableSchema, PutStatements>();
+
+const putStatementsOf = (schema: TableSchema): PutStatements => {
   let statements = putStatements.get(schema);
   if (!statements) {
-    const fields = [...schema.columns.keys()];
-    const columnList = ['id', 'doc', ...fields.map((field) => schema.columns.get(field)!)];
-    const insert = `INSERT INTO ${schema.quotedName} (${columnList.join(', ')}) VALUES (${columnList.map(() => '?').join(', ')})`;
-    const conflict = ` ON CONFLICT(id) DO UPDATE SET ${columnList
-      .slice(1)
-      .map((column) => `${column} = excluded.${column}`)
-      .join(', ')}`;
+    const paths = [...schema.columns.keys()];
+    const columnList = ['id', 'doc', ...paths.map((path) => schema.columns.get(path)!)];
+    const row = `(${columnList.map(() => '?').join(', ')})`;
+    const conflict: Record<PutMode, string> = {
+      insert: '',
+      upsert: ` ON CONFLICT(id) DO UPDATE SET ${columnList
+        .slice(1)
+        .map((column) => `${column} = excluded.${column}`)
+        .join(', ')}`,
+      insertIfAbsent: ' ON CONFLICT(id) DO NOTHING',
+    };
+    const texts = new Map<string, string>();
     statements = {
-      fields,
-      insert,
-      upsert: `${insert}${conflict}`,
-      insertIfAbsent: `${insert} ON CONFLICT(id) DO NOTHING`,
+      fields: paths.map((path) => path.split('.')),
+      sql: (mode, rows) => {
+        const key = `${mode} ${rows}`;
+        let text = texts.get(key);
+        if (text === undefined) {
+          text =
+            mode === 'delete'
+              ? `DELETE FROM ${schema.quotedName} WHERE id IN (${Array.from({ length: rows }, () => '?').join(', ')})`
+              : `INSERT INTO ${schema.quotedName} (${columnList.join(', ')}) VALUES ${Array.from({ length: rows }, () => row).join(', ')}${conflict[mode]}`;
+          texts.set(key, text);
+        }
+        return text;
+      },
     };
     putStatements.set(schema, statements);
   }
   return statements;
 };
+
+/** The value of an indexed field as its column holds it (see columns.ts). */
+const fieldColumn = (collection: string, document: unknown, parts: readonly string[]): ColumnValue => {
+  let value: unknown = document;
+  for (const part of parts) {
+    if (!isObject(value)) {
+      value = undefined;
+      break;
+    }
+    value = value[part];
+  }
+  const encoded = encodeScalar(value);
+  if (encoded === undefined) throw new IndexedFieldTypeError(collection, parts.join('.'));
+  return encoded;
+};
+
+/**
+ * Consecutive writes of one kind by `_id`, sent as multi-row statements when the kind changes or
+ * the run is flushed: a statement per row costs more in binding and stepping than the row itself.
+ */
+class RowRuns {
+  private mode: PutMode | 'delete' | undefined;
+  private readonly parameters: ColumnValue[] = [];
+  private rows = 0;
+  private readonly statements: PutStatements;
+
+  constructor(
+    private readonly store: SqliteReadStore,
+    private readonly schema: TableSchema,
+    private readonly name: string,
+  ) {
+    this.statements = putStatementsOf(schema);
+  }
+
+  put(mode: PutMode, document: Document): void {
+    if (typeof document._id !== 'string') throw new Error(`Documents of ${this.name} need a string _id`);
+    if (this.mode !== mode) this.flush();
+    this.mode = mode;
+    this.parameters.push(document._id, JSON.stringify(document));
+    for (const parts of this.statements.fields) this.parameters.push(fieldColumn(this.name, document, parts));
+    this.rows += 1;
+    if (this.rows >= MAX_RUN) this.flush();
+  }
+
+  delete(id: string): void {
+    if (this.mode !== 'delete') this.flush();
+    this.mode = 'delete';
+    this.parameters.push(id);
+    this.rows += 1;
+    if (this.rows >= MAX_RUN) this.flush();
+  }
+
+  flush(): void {
+    const mode = this.mode;
+    if (mode === undefined || this.rows === 0) return;
+    const width = this.parameters.length / this.rows;
+    let offset = 0;
+    let left = this.rows;
+    try {
+      for (const size of ROWS_PER_STATEMENT) {
+        if (left < size) continue;
+        const statement = this.store.statement(this.store.writer, this.statements.sql(mode, size));
+        while (left >= size) {
+          statement.run(this.parameters.slice(offset, offset + size * width));
+          offset += size * width;
+          left -= size;
+        }
+      }
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        const more = this.rows > 1 ? ` (or one of the ${this.rows - 1} written with it)` : '';
+        throw new DuplicateKeyError(this.name, `${String(this.parameters[0])}${more}: ${errorMessage(error)}`);
+      }
+      throw error;
+    } finally {
+      this.parameters.length = 0;
+      this.rows = 0;
+      this.mode = undefined;
+    }
+  }
+}
+
+/** Rows gathered before a run is written, so a huge bulk write never holds all its parameters. */
+const MAX_RUN = 1024;
 
 /** The id of a filter that is exactly `{ _id: <string> }`. */
 const onlyId = (filter: Filter): string | undefined => {
