@@ -10,7 +10,7 @@ import {
   type ListingRse,
 } from '../../domain/replica/replicaListing.ts';
 import { evaluateRseExpression } from '../../domain/rse/rseExpression.ts';
-import { didContentsCollection, type ContentDocument } from '../did/didContents.ts';
+import { didContentsCollection, EDGE_ORDER, edgesOf, type ContentDocument } from '../did/didContents.ts';
 import { archivesHolding } from '../did/archiveQueries.ts';
 import { ancestorKeys, datasetsBelow } from '../did/didQueries.ts';
 import { didsCollection, type DidDocument } from '../did/dids.ts';
@@ -272,8 +272,7 @@ async function* listFiles(
 async function* contentPages(readModels: ReadModels, datasetKey: string): AsyncGenerator<ContentDocument[]> {
   const contents = readModels.collection<ContentDocument>(didContentsCollection);
   for (let after: string | undefined; ;) {
-    const filter = after === undefined ? { parentKey: datasetKey } : { parentKey: datasetKey, _id: { $gt: after } };
-    const edges = await contents.find(filter, { sort: { parentKey: 1, _id: 1 }, limit: PAGE }).toArray();
+    const edges = await contents.find(edgesOf(datasetKey, after), { sort: EDGE_ORDER, limit: PAGE }).toArray();
     const files = edges.filter((edge) => edge.did_type === 'FILE');
     if (files.length > 0) yield files;
     if (edges.length < PAGE) return;

@@ -83,10 +83,19 @@ export class MongoReadStore implements ReadStore {
       ensured = (async () => {
         const existing = await this.db.listCollections({ name: spec.name }, { nameOnly: true }).toArray();
         if (existing.length === 0) await this.db.createCollection(spec.name).catch(ignoreExists);
+        const collection = this.db.collection(spec.name);
+        const declared = new Set<string>();
         for (const index of spec.indexes) {
-          await this.db.collection(spec.name).createIndex(Object.fromEntries(index.fields.map((field) => [field, 1])), {
-            unique: index.unique ?? false,
-          });
+          declared.add(
+            await collection.createIndex(Object.fromEntries(index.fields.map((field) => [field, 1])), {
+              unique: index.unique ?? false,
+            }),
+          );
+        }
+        // An index the collection no longer declares would still cost every write: it goes.
+        for (const index of await collection.listIndexes().toArray()) {
+          const name: unknown = index.name;
+          if (typeof name === 'string' && name !== '_id_' && !declared.has(name)) await collection.dropIndex(name);
         }
       })();
       this.ensured.set(spec.name, ensured);

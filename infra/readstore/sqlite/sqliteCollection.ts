@@ -73,9 +73,9 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     const schema = await this.schema();
     const sql = filterToSql(filter, columnLookup(schema));
     if (sql.exact) {
-      const row = this.store
-        .statement(this.readConnection(), `SELECT count(*) AS n FROM ${schema.quotedName} WHERE ${sql.where}`)
-        .get(...sql.params);
+      const text = `SELECT count(*) AS n FROM ${schema.quotedName} WHERE ${sql.where}`;
+      this.tellPlan(this.readConnection(), text, sql.params);
+      const row = this.store.statement(this.readConnection(), text).get(...sql.params);
       return numberColumn(row, 'n');
     }
     let count = 0;
@@ -171,6 +171,15 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     rows.flush();
   }
 
+  private tellPlan(connection: Database.Database, text: string, parameters: readonly ColumnValue[]): void {
+    if (!this.store.queryPlans) return;
+    const plan = connection
+      .prepare(`EXPLAIN QUERY PLAN ${text}`)
+      .all(...parameters)
+      .map((row) => textColumn(row, 'detail'));
+    this.store.queryPlans({ collection: this.name, sql: text, plan });
+  }
+
   private schema(): Promise<TableSchema> {
     this.store.assertOpen();
     return this.store.ensureSchema(
@@ -228,13 +237,12 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     for (;;) {
       const keyset = after ? keysetCondition(order, after) : { where: '1', params: [] as ColumnValue[] };
       const pageSize = sql.exact ? Math.min(PAGE_SIZE, remaining) : PAGE_SIZE;
-      const rows = this.store
-        .statement(
-          connection,
-          `SELECT id, doc, ${selectColumns} FROM ${schema.quotedName} WHERE (${sql.where}) AND (${keyset.where}) ` +
-            `ORDER BY ${orderBy} LIMIT ? OFFSET ?`,
-        )
-        .all(...sql.params, ...keyset.params, pageSize, sqlOffset);
+      const text =
+        `SELECT id, doc, ${selectColumns} FROM ${schema.quotedName} WHERE (${sql.where}) AND (${keyset.where}) ` +
+        `ORDER BY ${orderBy} LIMIT ? OFFSET ?`;
+      const parameters = [...sql.params, ...keyset.params, pageSize, sqlOffset];
+      this.tellPlan(connection, text, parameters);
+      const rows = this.store.statement(connection, text).all(...parameters);
       sqlOffset = 0;
       for (const row of rows) {
         const document = asDocument<T>(JSON.parse(textColumn(row, 'doc')));
