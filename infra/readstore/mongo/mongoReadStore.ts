@@ -7,7 +7,7 @@ import {
   type Db,
   type UpdateFilter,
 } from 'mongodb';
-import { asDocument } from '../documents.ts';
+import { asDocument, selectedOf } from '../documents.ts';
 import {
   DuplicateKeyError,
   type BulkOperation,
@@ -19,6 +19,7 @@ import {
   type FindOptions,
   type ReadStore,
   type ReadStoreTransaction,
+  type Selected,
   type Update,
   type UpdateResult,
 } from '../readStore.ts';
@@ -155,6 +156,22 @@ class MongoBackedCollection<T extends Document> implements Collection<T> {
       },
       toArray: async () => (await (await open()).toArray()).map((document) => asDocument<T>(document)),
     };
+  }
+
+  async select<K extends keyof T & string>(
+    filter: Filter,
+    fields: readonly K[],
+    options: FindOptions = {},
+  ): Promise<Selected<T, K>[]> {
+    await this.ready;
+    const documents = await this.collection
+      .find(filter, {
+        ...this.options(),
+        ...findOptions(options),
+        projection: Object.fromEntries(fields.map((field) => [field, 1])),
+      })
+      .toArray();
+    return documents.map((document) => selectedOf(asDocument<T>(document), fields));
   }
 
   async count(filter: Filter = {}): Promise<number> {

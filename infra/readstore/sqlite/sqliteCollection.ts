@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { errorCode, errorMessage } from '../../narrowing.ts';
-import { applyUpdate, asDocument, compareBySort, compileFilter, upsertSeed } from '../documents.ts';
+import { applyUpdate, asDocument, compareBySort, compileFilter, selectedOf, upsertSeed } from '../documents.ts';
 import {
   DuplicateKeyError,
   type BulkOperation,
@@ -10,13 +10,14 @@ import {
   type Document,
   type Filter,
   type FindOptions,
+  type Selected,
   type Update,
   type UpdateResult,
 } from '../readStore.ts';
-import { encodeScalar, IndexedFieldTypeError, type ColumnValue } from './columns.ts';
+import { decodeColumn, encodeScalar, IndexedFieldTypeError, type ColumnValue } from './columns.ts';
 import { isObject } from '../../narrowing.ts';
-import { filterToSql } from './filterToSql.ts';
-import { indexedColumn, numberColumn, textColumn } from './rows.ts';
+import { filterToSql, type SqlFilter } from './filterToSql.ts';
+import { numberColumn, rawIndexed, rawText, textColumn } from './rows.ts';
 import type { SqliteReadStore, TableSchema } from './sqliteReadStore.ts';
 
 /** Rows fetched per query while streaming; each page is a separate statement, so no cursor stays open. */
@@ -42,9 +43,9 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
   async get(id: string): Promise<T | null> {
     const schema = await this.schema();
     const row = this.store
-      .statement(this.readConnection(), `SELECT doc FROM ${schema.quotedName} WHERE id = ?`)
+      .rawStatement(this.readConnection(), `SELECT doc FROM ${schema.quotedName} WHERE id = ?`)
       .get(id);
-    return row ? asDocument<T>(JSON.parse(textColumn(row, 'doc'))) : null;
+    return row ? asDocument<T>(JSON.parse(rawText(row, 0))) : null;
   }
 
   async findOne(filter: Filter, options: FindOptions = {}): Promise<T | null> {
@@ -59,7 +60,9 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
       // All at once from the synchronous scan: no asynchronous step per document.
       toArray: async () => {
         const schema = await this.schema();
-        return [...this.scan(this.readConnection(), schema, filter, options)];
+        const documents: T[] = [];
+        for (const page of this.pages(this.readConnection(), schema, filter, options)) documents.push(...page);
+        return documents;
       },
     };
   }
@@ -198,66 +201,130 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     return this.store.write(() => work(schema));
   }
 
-  /**
-   * Yields matching documents in sort order. When the filter and sort are expressible in SQL the
-   * rows stream page by page, each page continuing after the last row of the previous one
-   * (keyset pagination). A sort on a field without a column sorts in memory.
-   */
+  /** Matching documents in sort order, one at a time (see `pages`). */
   private *scan(
     connection: Database.Database,
     schema: TableSchema,
     filter: Filter,
     options: FindOptions,
   ): Generator<T> {
-    const columns = columnLookup(schema);
-    const sql = filterToSql(filter, columns);
-    const matches = sql.exact ? undefined : compileFilter(filter);
-    const sortEntries = Object.entries(options.sort ?? {});
-    const sortColumns = sortEntries.map(([field, direction]) => ({ column: columns(field), direction }));
-    let skip = options.skip ?? 0;
-    let remaining = options.limit && options.limit > 0 ? options.limit : Number.POSITIVE_INFINITY;
+    for (const page of this.pages(connection, schema, filter, options)) yield* page;
+  }
 
-    if (sortColumns.some((sort) => sort.column === undefined)) {
+  /**
+   * Yields matching documents in sort order, a page at a time. When the filter and sort are
+   * expressible in SQL the rows stream page by page (`keysetPages`). A sort on a field without a
+   * column sorts in memory.
+   */
+  private *pages(
+    connection: Database.Database,
+    schema: TableSchema,
+    filter: Filter,
+    options: FindOptions,
+  ): Generator<T[]> {
+    const sql = filterToSql(filter, columnLookup(schema));
+    const order = sqlOrder(schema, options);
+    if (!order) {
       const candidates: T[] = [];
-      for (const document of this.scan(connection, schema, filter, {})) candidates.push(document);
+      for (const page of this.pages(connection, schema, filter, {}))
+        for (const document of page) candidates.push(document);
       candidates.sort(compareBySort(options.sort ?? {}));
-      yield* candidates.slice(skip, skip + remaining);
+      const skip = options.skip ?? 0;
+      yield candidates.slice(skip, options.limit && options.limit > 0 ? skip + options.limit : undefined);
       return;
     }
+    const matches = sql.exact ? undefined : compileFilter(filter);
+    yield* this.keysetPages(connection, schema, sql, order, options, ['doc'], (row) => {
+      const document = asDocument<T>(JSON.parse(rawText(row, 0)));
+      return matches && !matches(document) ? undefined : document;
+    });
+  }
 
-    const order = sortColumns.map((sort) => ({ column: sort.column!, direction: sort.direction }));
-    if (!order.some((sort) => sort.column === 'id')) order.push({ column: 'id', direction: 1 });
-    const selectColumns = order.map((sort, index) => `${sort.column} AS k${index}`).join(', ');
+  async select<K extends keyof T & string>(
+    filter: Filter,
+    fields: readonly K[],
+    options: FindOptions = {},
+  ): Promise<Selected<T, K>[]> {
+    const schema = await this.schema();
+    const connection = this.readConnection();
+    const sql = filterToSql(filter, columnLookup(schema));
+    const order = sqlOrder(schema, options);
+    const columns = fields.map(columnLookup(schema));
+    const selected: Selected<T, K>[] = [];
+    if (!sql.exact || !order || columns.some((column) => column === undefined)) {
+      for (const page of this.pages(connection, schema, filter, options))
+        for (const document of page) selected.push(selectedOf(document, fields));
+      return selected;
+    }
+    // Every field has a column: the documents themselves are never read.
+    const pages = this.keysetPages(
+      connection,
+      schema,
+      sql,
+      order,
+      options,
+      ['id', ...columns.map((c) => c!)],
+      (row) => {
+        const record: Record<string, unknown> = { _id: rawText(row, 0) };
+        fields.forEach((field, index) => (record[field] = decodeColumn(rawIndexed(row, index + 1))));
+        // The record holds the fields asked for, each decoded from its column as the document held it.
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- columns hold the document's values (columns.ts)
+        return record as Selected<T, K>;
+      },
+    );
+    for (const page of pages) selected.push(...page);
+    return selected;
+  }
+
+  /**
+   * Rows in `order`, page by page, each page one statement continuing after the last row of the
+   * previous one (keyset pagination), so no statement stays open. Rows come back as arrays (the
+   * `leading` columns, then the order's) and `read` turns each into an item, or undefined when
+   * it does not count (a document mingo refuses).
+   */
+  private *keysetPages<R>(
+    connection: Database.Database,
+    schema: TableSchema,
+    sql: SqlFilter,
+    order: readonly SortColumn[],
+    options: FindOptions,
+    leading: readonly string[],
+    read: (row: unknown) => R | undefined,
+  ): Generator<R[]> {
+    let skip = options.skip ?? 0;
+    let remaining = options.limit && options.limit > 0 ? options.limit : Number.POSITIVE_INFINITY;
+    const selectColumns = [...leading, ...order.map((sort) => sort.column)].join(', ');
     const orderBy = order.map((sort) => `${sort.column} ${sort.direction === 1 ? 'ASC' : 'DESC'}`).join(', ');
     let after: ColumnValue[] | undefined;
-    // With an exact filter the first page can skip in SQL; otherwise mingo decides what counts.
+    // With an exact filter the first page can skip in SQL; otherwise `read` decides what counts.
     let sqlOffset = sql.exact ? skip : 0;
     if (sql.exact) skip = 0;
-
     for (;;) {
       const keyset = after ? keysetCondition(order, after) : { where: '1', params: [] as ColumnValue[] };
       const pageSize = sql.exact ? Math.min(PAGE_SIZE, remaining) : PAGE_SIZE;
       const text =
-        `SELECT id, doc, ${selectColumns} FROM ${schema.quotedName} WHERE (${sql.where}) AND (${keyset.where}) ` +
+        `SELECT ${selectColumns} FROM ${schema.quotedName} WHERE (${sql.where}) AND (${keyset.where}) ` +
         `ORDER BY ${orderBy} LIMIT ? OFFSET ?`;
       const parameters = [...sql.params, ...keyset.params, pageSize, sqlOffset];
       this.tellPlan(connection, text, parameters);
-      const rows = this.store.statement(connection, text).all(...parameters);
+      const rows = this.store.rawStatement(connection, text).all(...parameters);
       sqlOffset = 0;
+      const page: R[] = [];
       for (const row of rows) {
-        const document = asDocument<T>(JSON.parse(textColumn(row, 'doc')));
-        if (matches && !matches(document)) continue;
+        const item = read(row);
+        if (item === undefined) continue;
         if (skip > 0) {
           skip -= 1;
           continue;
         }
-        yield document;
+        page.push(item);
         remaining -= 1;
-        if (remaining <= 0) return;
+        if (remaining <= 0) break;
       }
-      if (rows.length < pageSize) return;
+      if (page.length > 0) yield page;
+      if (remaining <= 0 || rows.length < pageSize) return;
       const last = rows[rows.length - 1];
-      after = order.map((_, index) => indexedColumn(last, `k${index}`));
+      after = order.map((_, index) => rawIndexed(last, leading.length + index));
     }
   }
 
@@ -456,6 +523,21 @@ class RowRuns {
 /** Rows gathered before a run is written, so a huge bulk write never holds all its parameters. */
 const MAX_RUN = 1024;
 
+type SortColumn = { column: string; direction: 1 | -1 };
+
+/** The sort as columns, `id` last to break ties; undefined when a sorted field has no column. */
+const sqlOrder = (schema: TableSchema, options: FindOptions): SortColumn[] | undefined => {
+  const columns = columnLookup(schema);
+  const order: SortColumn[] = [];
+  for (const [field, direction] of Object.entries(options.sort ?? {})) {
+    const column = columns(field);
+    if (column === undefined) return undefined;
+    order.push({ column, direction });
+  }
+  if (!order.some((sort) => sort.column === 'id')) order.push({ column: 'id', direction: 1 });
+  return order;
+};
+
 /** The id of a filter that is exactly `{ _id: <string> }`. */
 const onlyId = (filter: Filter): string | undefined => {
   const keys = Object.keys(filter);
@@ -473,7 +555,7 @@ const columnLookup =
  * descending, and `IS` compares NULL-safely.
  */
 const keysetCondition = (
-  order: { column: string; direction: 1 | -1 }[],
+  order: readonly SortColumn[],
   after: ColumnValue[],
 ): { where: string; params: ColumnValue[] } => {
   const branches: string[] = [];

@@ -28,6 +28,7 @@ export class SqliteReadStore implements ReadStore {
   private readonly lock = new AsyncLock();
   private readonly schemas = new Map<string, TableSchema>();
   private readonly statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+  private readonly rawStatements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
   private readonly checkpointer: WalCheckpointer | undefined;
   private closed = false;
   /** Told the plan of every query before it runs (tests check that queries use an index). */
@@ -118,6 +119,21 @@ export class SqliteReadStore implements ReadStore {
     let statement = cache.get(sql);
     if (!statement) {
       statement = connection.prepare(sql);
+      cache.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** A cached statement that answers rows as arrays of the selected columns, in order. */
+  rawStatement(connection: Database.Database, sql: string): Database.Statement {
+    let cache = this.rawStatements.get(connection);
+    if (!cache) {
+      cache = new Map();
+      this.rawStatements.set(connection, cache);
+    }
+    let statement = cache.get(sql);
+    if (!statement) {
+      statement = connection.prepare(sql).raw(true);
       cache.set(sql, statement);
     }
     return statement;
