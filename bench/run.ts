@@ -3,6 +3,7 @@ import { runDeletionBenchmark } from './deletion.ts';
 import { runHttpOverhead } from './httpOverhead.ts';
 import { runMultiProcessBenchmark } from './multiProcess.ts';
 import { runPosixCopies } from './posixCopies.ts';
+import { runRebuildBenchmark } from './rebuild.ts';
 import { runReplicaBenchmark } from './replicas.ts';
 import { runRuleBenchmark } from './rules.ts';
 import { runSoak } from './soak.ts';
@@ -19,6 +20,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   http: runHttpOverhead,
   multiprocess: runMultiProcessBenchmark,
   copies: runPosixCopies,
+  rebuild: runRebuildBenchmark,
   replicas: runReplicaBenchmark,
   rules: runRuleBenchmark,
   soak: runSoak,
