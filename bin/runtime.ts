@@ -14,6 +14,7 @@ import { createCommandContext } from '../commands/commandContext.ts';
 import type { ServiceConfig } from '../infra/config.ts';
 import type { Upcasters } from '../domain/shared/upcasting.ts';
 import type { EventStore } from '../infra/eventstore/eventStore.ts';
+import { SqliteEventStore } from '../infra/eventstore/sqliteEventStore.ts';
 import { HeartbeatStore } from '../infra/heartbeats/heartbeatStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { startPrivateRedisServer, type PrivateRedisServer } from '../infra/queue/redisServer.ts';
@@ -251,6 +252,8 @@ const startRoles = async (
     progress = watcher;
   }
   if (signals) metrics.watchPositionSignals(() => signals.signalCounts());
+  // The process that writes a SQLite log (not a cluster's workers, which send their appends).
+  if (eventStore instanceof SqliteEventStore) metrics.watchCommits(() => eventStore.commitStats());
   // The lag of the projections this process runs, from their stored checkpoints, when scraped.
   if (roles.projector) metrics.watchProjections(() => projectionReports(eventStore, readStore, allProjections));
   // Without projections here, follow the projector when a rebuild switches reads to a new generation.

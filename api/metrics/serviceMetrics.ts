@@ -209,6 +209,41 @@ export class ServiceMetrics {
     });
   }
 
+  /**
+   * The SQLite event log's commits in this process (the one that writes it), read when scraped:
+   * with appends arriving together sharing a commit, appends over commits is the group size.
+   */
+  watchCommits(stats: () => Readonly<{ commits: number; appends: number; seconds: number }>): void {
+    const registers = [this.registry];
+    new Counter({
+      name: 'dms_event_log_commits_total',
+      help: 'Transactions the SQLite event log committed, each with one fsync; appends arriving together share one (group commit).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stats().commits);
+      },
+    });
+    new Counter({
+      name: 'dms_event_log_committed_appends_total',
+      help: 'Appends (one per decision) the commits of dms_event_log_commits_total held, whatever their outcome.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stats().appends);
+      },
+    });
+    new Counter({
+      name: 'dms_event_log_commit_seconds_total',
+      help: 'Time spent committing, fsync included (over dms_event_log_commits_total: the time of one commit).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stats().seconds);
+      },
+    });
+  }
+
   /** Per queue of this process's daemon roles, read when scraped: jobs by state (waiting, active, delayed, failed, ...). */
   watchQueues(depths: () => Promise<readonly QueueDepth[]>): void {
     const onScrapeError = this.onScrapeError;

@@ -149,6 +149,12 @@ export const serveCluster = async (
     }
   };
 
+  // Each worker accepts from the shared socket itself (SCHED_NONE) rather than the primary
+  // accepting and handing connections over (round robin): a connection handed to a worker that
+  // dies before taking it would stay open in the primary, unanswered, for ever; and the primary's
+  // loop stays free for appends. The kernel wakes whichever worker waits for connections, so a
+  // busy one takes fewer.
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
   cluster.setupPrimary({ exec: WORKER_ENTRY, serialization: 'advanced' });
   const fork = (): void => {
     const worker = cluster.fork();

@@ -22,6 +22,8 @@ import {
 } from './eventStore.ts';
 import { errorMessage } from '../narrowing.ts';
 
+export type CommitStats = { commits: number; appends: number; seconds: number };
+
 /** Where a subscription stands: the last position delivered, and how to wake it from its wait. */
 type SubscriptionState = { after: bigint; closed: boolean; wake: (() => void) | undefined };
 
@@ -74,6 +76,7 @@ export class SqliteEventStore implements EventStore {
   private readonly crossProcess: PositionSignal | undefined;
   private readonly stopHearing: () => void;
   private closed = false;
+  private readonly commits: CommitStats = { commits: 0, appends: 0, seconds: 0 };
 
   private readonly statements: {
     findById: Database.Statement<[string], Pick<EventRow, 'stream' | 'revision' | 'position'>>;
@@ -177,6 +180,7 @@ export class SqliteEventStore implements EventStore {
     const group = this.pending.splice(0);
     if (group.length === 0) return;
     let outcomes: ({ results: AppendResult[] } | { error: unknown })[];
+    const started = process.hrtime.bigint();
     try {
       this.assertOpen();
       outcomes = this.db
@@ -197,6 +201,9 @@ export class SqliteEventStore implements EventStore {
       for (const item of group) item.reject(error);
       return;
     }
+    this.commits.commits += 1;
+    this.commits.appends += group.length;
+    this.commits.seconds += Number(process.hrtime.bigint() - started) / 1e9;
     group.forEach((item, index) => {
       const outcome = outcomes[index]!;
       if ('error' in outcome) item.reject(outcome.error);
@@ -350,6 +357,14 @@ export class SqliteEventStore implements EventStore {
       subscription.wake = done;
       this.listeners.add(done);
     });
+  }
+
+  /**
+   * The commits so far: how many, how many callers' appends they held (more appends than commits:
+   * appends shared a commit), and the seconds they took, fsync included.
+   */
+  commitStats(): Readonly<CommitStats> {
+    return { ...this.commits };
   }
 
   /** SQLite's `synchronous` level of the writing connection (2 = FULL). */
