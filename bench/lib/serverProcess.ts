@@ -52,7 +52,8 @@ export const startProcess = async (
     let buffer = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       buffer += chunk.toString();
-      for (const line of buffer.split('\n')) {
+      // Whole lines only: a chunk may end inside one, which then waits for the next chunk.
+      for (const line of buffer.split('\n').slice(0, -1)) {
         if (!line.startsWith('{')) continue;
         const parsed = JSON.parse(line) as { msg?: string; url?: string };
         if (parsed.msg === readyMessage) resolve(parsed.url ?? '');
