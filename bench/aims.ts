@@ -368,33 +368,44 @@ const catalogueFigures = async (raw: Raw): Promise<Figure[]> => {
     });
 
     // Every projection rebuilt at once from the log all of the above wrote (the requests sent
-    // together, so that the projector starts them in one lane that reads the log once).
+    // together, so that the projector starts them in one lane that reads the log once). The
+    // projector looks for requests every second: the clock starts at the first reading that
+    // shows every rebuild under way, and counts the events from the furthest-behind one then.
     progress('rebuild of every projection');
-    const reports = JSON.parse((await call('GET', '/admin/projections')).text) as { name: string; head: number }[];
+    type Report = { name: string; head: number; rebuild: { checkpoint: number; error: string | null } | null };
+    const projections = async (): Promise<Report[]> => {
+      const response = await call('GET', '/admin/projections');
+      expectStatus(response, 200, 'projections');
+      return JSON.parse(response.text) as Report[];
+    };
+    const reports = await projections();
     const events = reports[0]!.head;
     const admin = client(server, token, reports.length);
-    const rebuildMs = await timed(async () => {
-      const requested = await Promise.all(
-        reports.map(({ name }) => admin('POST', `/admin/projections/${name}/rebuild`)),
-      );
-      for (const response of requested) expectStatus(response, 202, 'rebuild');
-      await waitUntil(
-        'the rebuilds finished',
-        async () => {
-          const now = JSON.parse((await call('GET', '/admin/projections')).text) as {
-            name: string;
-            rebuild: { error: string | null } | null;
-          }[];
-          const failed = now.find((report) => report.rebuild?.error);
-          if (failed) throw new Error(`the rebuild of ${failed.name} failed: ${failed.rebuild!.error}`);
-          return now.every((report) => report.rebuild === null);
-        },
-        50,
-      );
-    });
+    const requestedAt = process.hrtime.bigint();
+    const requested = await Promise.all(reports.map(({ name }) => admin('POST', `/admin/projections/${name}/rebuild`)));
+    for (const response of requested) expectStatus(response, 202, 'rebuild');
+    let started: { at: bigint; checkpoint: number } = { at: requestedAt, checkpoint: 0 };
+    let seenUnderWay = false;
+    await waitUntil(
+      'the rebuilds finished',
+      async () => {
+        const at = process.hrtime.bigint();
+        const now = await projections();
+        const failed = now.find((report) => report.rebuild?.error);
+        if (failed) throw new Error(`the rebuild of ${failed.name} failed: ${failed.rebuild!.error}`);
+        const underWay = now.filter((report) => report.rebuild !== null);
+        if (!seenUnderWay && underWay.length > 0 && underWay.every((report) => report.rebuild!.checkpoint > 0)) {
+          seenUnderWay = true;
+          started = { at, checkpoint: Math.min(...underWay.map((report) => report.rebuild!.checkpoint)) };
+        }
+        return underWay.length === 0;
+      },
+      50,
+    );
+    const rebuildMs = Number(process.hrtime.bigint() - started.at) / 1e6;
     figures.push({
       name: `rebuild of every projection (${reports.length}) from this log of ${formatNumber(events)} events`,
-      value: perSecond(events, rebuildMs),
+      value: perSecond(events - started.checkpoint, rebuildMs),
       unit: 'events/s',
       better: 'higher',
       aim: { atLeast: 150_000 },
