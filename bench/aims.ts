@@ -241,7 +241,7 @@ const catalogueFigures = async (raw: Raw): Promise<Figure[]> => {
         await attach(call, dataset, 'pool', index * perDataset, perDataset);
     });
     figures.push({
-      name: `attach ${formatNumber(TWENTY)} files to 20 datasets (${perDataset} each, ${Math.min(1000, perDataset)} per call)`,
+      name: `attach ${formatNumber(TWENTY)} files to 20 datasets (${formatNumber(perDataset)} each, ${formatNumber(Math.min(1000, perDataset))} per call)`,
       value: perSecond(TWENTY, twentyMs),
       unit: 'files/s',
       better: 'higher',
