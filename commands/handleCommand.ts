@@ -21,7 +21,10 @@ export type HandleOptions = Readonly<{
    * as done.
    */
   causationId?: string;
-  /** Attempts after a concurrent write to the same stream; default 5. */
+  /**
+   * Attempts after a concurrent write to the same stream by another process (this process's own
+   * commands on a stream take turns); default 10, each after a random wait that doubles.
+   */
   retries?: number;
 }>;
 
@@ -158,7 +161,46 @@ const decideAndAppend = async <State, C extends Command, E extends Event>(
   if (streamNames.size !== decisions.length)
     throw new Error('A step decides each stream once: group its commands per stream');
   const metadata = options.metadata ?? firstCommandMetadata(decisions);
-  const retries = options.retries ?? 5;
+  const retries = options.retries ?? 10;
+  return inTurn(context.eventStore, streamNames, () =>
+    decideAndAppendOnce(context, decisions, options, metadata, retries),
+  );
+};
+
+/**
+ * The streams' commands of this process in the order they came, one decision at a time per stream:
+ * two commands of one process never decide on the same revision, so only other processes' writes
+ * (API workers, daemons elsewhere) make a decision stale. A decision waits for every earlier one
+ * that shares a stream with it; all its streams are taken at once, so no two can wait on each other.
+ */
+const turns = new WeakMap<object, Map<string, Promise<void>>>();
+const inTurn = async <T>(store: object, streamNames: ReadonlySet<string>, work: () => Promise<T>): Promise<T> => {
+  let tails = turns.get(store);
+  if (!tails) turns.set(store, (tails = new Map()));
+  let release = () => {};
+  const done = new Promise<void>((resolve) => (release = resolve));
+  const earlier: Promise<void>[] = [];
+  for (const name of streamNames) {
+    const tail = tails.get(name);
+    if (tail) earlier.push(tail);
+    tails.set(name, done);
+  }
+  try {
+    if (earlier.length > 0) await Promise.all(earlier);
+    return await work();
+  } finally {
+    release();
+    for (const name of streamNames) if (tails.get(name) === done) tails.delete(name);
+  }
+};
+
+const decideAndAppendOnce = async <State, C extends Command, E extends Event>(
+  context: CommandContext,
+  decisions: readonly StreamDecision<State, C, E>[],
+  options: HandleOptions,
+  metadata: CommandMetadata,
+  retries: number,
+): Promise<CommandOutcome<State, E>[]> => {
   for (let attempt = 0; ; attempt += 1) {
     // 1. Read each stream and 2. rebuild its state.
     const loaded = await Promise.all(
@@ -226,7 +268,9 @@ const decideAndAppend = async <State, C extends Command, E extends Event>(
       });
     } catch (error) {
       if (!isWrongExpectedRevision(error) || attempt >= retries) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * (attempt + 1)));
+      // Another process wrote first: a random wait that doubles (5 ms up to 320 ms) lets contenders
+      // take turns instead of colliding again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * 2 ** Math.min(attempt, 6)));
     }
   }
 };

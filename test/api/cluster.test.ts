@@ -108,6 +108,34 @@ describe('dms serve with two API workers', function () {
     for (const name of [...distinct, contested]) expect((await call('GET', `/accounts/${name}`)).status).to.equal(200);
   });
 
+  it('keeps every file of large attaches into one dataset sent at once through both workers', async () => {
+    const scope = uniqueName('sc').slice(0, 25);
+    const rse = uniqueName('CL_DISK')
+      .toUpperCase()
+      .replace(/[^A-Z0-9_]/g, '_');
+    expect((await call('POST', `/scopes/root/${scope}`)).status).to.equal(201);
+    expect((await call('POST', `/rses/${rse}`, {})).status).to.equal(201);
+    expect((await call('POST', '/dids', [{ scope, name: 'ds', type: 'DATASET' }])).status).to.equal(201);
+    // Each attach rewrites the dataset's stream: the calls race for it from two processes.
+    const attaches = await Promise.all(
+      Array.from({ length: 8 }, (_, call_) =>
+        call('POST', `/dids/${scope}/ds/dids`, {
+          rse,
+          dids: Array.from({ length: 250 }, (_, index) => ({
+            scope,
+            name: `f.${call_}.${index}`,
+            bytes: 1000,
+            adler32: '0cc737eb',
+          })),
+        }),
+      ),
+    );
+    expect(attaches.map((answer) => answer.status)).to.deep.equal(attaches.map(() => 201));
+    const dataset = await call('GET', `/dids/${scope}/ds?dynamic_depth=FILE`);
+    expect(dataset.status, dataset.text).to.equal(200);
+    expect(dataset.json<{ length: number }>().length).to.equal(2000);
+  });
+
   it('serves the metrics of every process summed, whichever worker is asked', async () => {
     const name = uniqueName('metrics');
     expect((await createAccount(name)).status).to.equal(201);

@@ -24,7 +24,9 @@ describe('handleCommand', () => {
     store = new SqliteEventStore(join(dir.path, 'events.sqlite'));
     readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
   });
+  const closeAfter: SqliteEventStore[] = [];
   afterEach(async () => {
+    for (const other of closeAfter.splice(0)) await other.close();
     await store.close();
     await readStore.close();
     dir.dispose();
@@ -44,11 +46,17 @@ describe('handleCommand', () => {
     metadata: metadata(),
   });
 
-  it('re-reads and decides again when another writer got there first', async () => {
+  it('re-reads and decides again when another process wrote first', async () => {
     const account = uniqueName('acc');
     const streamName = accountStreamName(account);
     const first = createContext();
-    const second = createContext();
+    // Another process: its own connection to the same log, whose commands do not take turns with ours.
+    const otherStore = new SqliteEventStore(join(dir.path, 'events.sqlite'));
+    closeAfter.push(otherStore);
+    const second = createCommandContext({
+      eventStore: otherStore,
+      ...readModelPorts(new ReadModels(readStore, allProjections)),
+    });
     await handleCommand(first, accountDecider, streamName, create(account));
     // Both contexts cache the state at revision 0, then write concurrently.
     await loadState(second, accountDecider, streamName);
@@ -67,6 +75,19 @@ describe('handleCommand', () => {
     ]);
     const { state } = await loadState(second, accountDecider, streamName);
     expect(state).to.have.nested.property('attributes.c');
+  });
+
+  it("lets one process's commands on a stream take turns: ten at once succeed without a retry", async () => {
+    const account = uniqueName('acc');
+    const streamName = accountStreamName(account);
+    const context = createContext();
+    await handleCommand(context, accountDecider, streamName, create(account));
+    const keys = Array.from({ length: 10 }, (_, index) => `k${index}`);
+    const outcomes = await Promise.all(
+      keys.map((key) => handleCommand(context, accountDecider, streamName, addAttribute(account, key), { retries: 0 })),
+    );
+    expect(outcomes.every((outcome) => outcome.position !== undefined)).to.equal(true);
+    expect((await store.readStream(streamName)).map((event) => event.type)).to.have.length(11);
   });
 
   it('derives event ids from the cause, so a retried job appends nothing twice', async () => {
