@@ -1,5 +1,6 @@
 import { runAppendRates } from './appendRates.ts';
 import { runDeletionBenchmark } from './deletion.ts';
+import { runGranularityBenchmark } from './granularity.ts';
 import { runHttpOverhead } from './httpOverhead.ts';
 import { runMultiProcessBenchmark } from './multiProcess.ts';
 import { runPosixCopies } from './posixCopies.ts';
@@ -15,6 +16,7 @@ import { runTransferBenchmark } from './transfers.ts';
 const benchmarks: Record<string, () => Promise<void>> = {
   appends: runAppendRates,
   deletion: runDeletionBenchmark,
+  granularity: runGranularityBenchmark,
   http: runHttpOverhead,
   multiprocess: runMultiProcessBenchmark,
   copies: runPosixCopies,
