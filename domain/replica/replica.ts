@@ -49,8 +49,8 @@ export type Replica = Readonly<{
   tombstone: string | null;
   /** The rule locks on the replica, by rule id, with their state. A locked replica is never deleted. */
   locks: ReadonlyMap<string, LockState>;
-  /** The transfer request that is to bring this replica here, while one is pending. */
-  pendingRequest: string | null;
+  /** The transfer request that is to bring this replica here, while one is pending, with its stream. */
+  pendingRequest: PendingRequest | null;
   /** An open BAD declaration: declaring it bad again is "Already declared" until it is AVAILABLE again. */
   declaredBad: boolean;
   /** While TEMPORARY_UNAVAILABLE: when it becomes AVAILABLE again (the last declaration's expiry). */
@@ -59,6 +59,9 @@ export type Replica = Readonly<{
   /** When a trace last showed it read; null while none has. */
   accessedAt: string | null;
 }>;
+
+/** A transfer request a replica waits for: its id and the stream of its batch (request.ts). */
+export type PendingRequest = Readonly<{ id: string; stream: string }>;
 
 /** Every replica event names the file and the RSE. */
 type ReplicaRef = { scope: string; name: string; rse: string; rseId: string };
@@ -180,11 +183,18 @@ export type ReplicaLost = Event<
 
 /**
  * A rule locked the replica (created just before when the file had none there). The tombstone is
- * cleared; `requestId` names the transfer queued to bring the replica, when one was.
+ * cleared; `requestId` names the transfer queued to bring the replica, when one was, and
+ * `requestStream` the stream of its batch.
  */
 export type ReplicaLocked = Event<
   'ReplicaLocked',
-  ReplicaRef & { ruleId: string; lockState: LockState; requestId: string | null; lockedAt: string }
+  ReplicaRef & {
+    ruleId: string;
+    lockState: LockState;
+    requestId: string | null;
+    requestStream: string | null;
+    lockedAt: string;
+  }
 >;
 /**
  * A rule's lock on the replica is gone. `tombstone` is the replica's tombstone after (set when no
@@ -204,11 +214,16 @@ export type ReplicaUnlocked = Event<
 >;
 /**
  * Locks of rules on the replica changed state (a transfer done or failed, a repair), by rule id;
- * `requestId` names a transfer queued for them (a repair retrying in place).
+ * `requestId` names a transfer queued for them (a repair retrying in place), in `requestStream`.
  */
 export type ReplicaLocksChanged = Event<
   'ReplicaLocksChanged',
-  ReplicaRef & { locks: Readonly<Record<string, LockState>>; requestId: string | null; changedAt: string }
+  ReplicaRef & {
+    locks: Readonly<Record<string, LockState>>;
+    requestId: string | null;
+    requestStream: string | null;
+    changedAt: string;
+  }
 >;
 
 /**
@@ -395,7 +410,7 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
         declaredBad: false,
         temporaryUntil: null,
         pendingRequest:
-          event.data.cancelledRequest !== null && event.data.cancelledRequest === replica.pendingRequest
+          event.data.cancelledRequest !== null && event.data.cancelledRequest === replica.pendingRequest?.id
             ? null
             : replica.pendingRequest,
       });
@@ -408,12 +423,13 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
         ...replica,
         locks: new Map(replica.locks).set(event.data.ruleId, event.data.lockState),
         tombstone: null,
-        pendingRequest: event.data.requestId ?? replica.pendingRequest,
+        pendingRequest: pendingOf(event.data) ?? replica.pendingRequest,
       });
     case 'ReplicaUnlocked': {
       const locks = new Map(replica.locks);
       locks.delete(event.data.ruleId);
-      const cancelled = event.data.cancelledRequest !== null && event.data.cancelledRequest === replica.pendingRequest;
+      const cancelled =
+        event.data.cancelledRequest !== null && event.data.cancelledRequest === replica.pendingRequest?.id;
       return withReplica(replicas, {
         ...replica,
         locks,
@@ -426,7 +442,7 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
       return withReplica(replicas, {
         ...replica,
         locks: new Map([...replica.locks, ...Object.entries(event.data.locks)]),
-        pendingRequest: event.data.requestId ?? replica.pendingRequest,
+        pendingRequest: pendingOf(event.data) ?? replica.pendingRequest,
       });
     case 'ReplicaAccessed':
       return withReplica(replicas, {
@@ -435,12 +451,23 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
         tombstone: event.data.tombstone,
       });
     case 'ReplicaTransferRequeued':
-      return replica.pendingRequest === event.data.previousRequestId
-        ? withReplica(replicas, { ...replica, pendingRequest: event.data.requestId })
+      // A retry is queued in the batch of the request it retries.
+      return replica.pendingRequest?.id === event.data.previousRequestId
+        ? withReplica(replicas, {
+            ...replica,
+            pendingRequest: { id: event.data.requestId, stream: replica.pendingRequest.stream },
+          })
         : replicas;
   }
 };
 
 const NO_LOCKS: ReadonlyMap<string, LockState> = new Map();
+
+/** The request an event says the replica now waits for, if any. */
+const pendingOf = ({
+  requestId,
+  requestStream,
+}: Readonly<{ requestId: string | null; requestStream: string | null }>): PendingRequest | null =>
+  requestId === null || requestStream === null ? null : { id: requestId, stream: requestStream };
 
 const withReplica = (replicas: Replicas, replica: Replica): Replicas => new Map(replicas).set(replica.rseId, replica);

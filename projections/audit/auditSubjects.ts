@@ -249,16 +249,16 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
     case 'LocalAccountLimitRemoved':
       subjects.add(rseSubject(event.data.rse));
       break;
-    case 'RequestQueued': {
-      const { request } = event.data;
-      subjects
-        .add(didSubject(request.scope, request.name))
-        .add(ruleSubject(request.ruleId))
-        .add(rseSubject(request.destRse));
+    // A batch of requests concerns each request's file; a queued one also its rule and RSE.
+    case 'RequestQueued':
+      for (const { request } of event.data.requests)
+        subjects
+          .add(didSubject(request.scope, request.name))
+          .add(ruleSubject(request.ruleId))
+          .add(rseSubject(request.destRse));
       break;
-    }
     case 'RequestCancelled':
-      subjects.add(didSubject(event.data.scope, event.data.name));
+      for (const request of event.data.requests) subjects.add(didSubject(request.scope, request.name));
       break;
     // An open data entry, and the DOI or record id it takes or gives up, concern its DID.
     case 'OpenDataDidAdded':

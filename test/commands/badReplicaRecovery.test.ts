@@ -80,7 +80,7 @@ describe('Commands: a BAD replica is recovered or lost (rule 25)', () => {
           ofType(events, 'ReplicaStateChanged').map((data) => [data.rse, data.previousState, data.state]),
         ).to.deep.equal([['SITE_A', 'BAD', 'COPYING']]);
         expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.have.length(1);
-        const [queued] = ofType(events, 'RequestQueued');
+        const [queued] = ofType(events, 'RequestQueued').flatMap((data) => data.requests as { request: object }[]);
         expect(queued!.request).to.include({ name: 'f1', destRse: 'SITE_A', activity: RECOVERY_ACTIVITY });
         expect(
           ofType(events, 'RuleLocksChanged').map((data) =>

@@ -167,7 +167,7 @@ describe('Commands: the reaper’s deletion steps (rule 21)', () => {
         expect(recorded.retaken.map((retaken) => retaken.name)).to.deep.equal(['f1']);
         const replica = (await loadFileReplicas(context, SCOPE, 'f1')).replicas.get(target.rseId)!;
         expect(replica.state).to.equal('COPYING');
-        expect(replica.pendingRequest).to.be.a('string');
+        expect(replica.pendingRequest?.id).to.be.a('string');
       })
       .thenAppended((events) => {
         expect(events.filter((event) => event.type === 'ReplicaDeleted')).to.deep.equal([]);
@@ -227,7 +227,7 @@ describe('Commands: the reaper’s deletion steps (rule 21)', () => {
           if (replica && replica.locks.size > 0 && deletedOnStorage.has(file)) {
             // The lock came after the file was deleted: the replica waits for a transfer to bring it back.
             expect(replica.state, `${file} comes back through a transfer`).to.equal('COPYING');
-            expect(replica.pendingRequest, `${file} has its transfer`).to.be.a('string');
+            expect(replica.pendingRequest?.id, `${file} has its transfer`).to.be.a('string');
           }
           if (!replica)
             expect(deletedOnStorage.has(file), `${file} left the catalogue only once deleted`).to.equal(true);

@@ -53,7 +53,11 @@ describe('Commands: adding a replication rule', () => {
             ),
           ).to.equal(true);
           expect(
-            dataOf<{ state: string; request: { name: string; destRse: string } }>(events, 'RequestQueued')
+            dataOf<{ requests: { state: string; request: { name: string; destRse: string } }[] }>(
+              events,
+              'RequestQueued',
+            )
+              .flatMap((queued) => queued.requests)
               .map((queued) => [queued.state, queued.request.name, queued.request.destRse])
               .sort(),
           ).to.deep.equal([
@@ -205,9 +209,9 @@ describe('Commands: adding a replication rule', () => {
         .when((context) => addRules(context, aRuleRequest('ds', 'T', { lifetime: 3600 }), as('root')))
         .thenAppended((events) =>
           expect(
-            dataOf<{ request: { requestType: string } }>(events, 'RequestQueued').map(
-              (queued) => queued.request.requestType,
-            ),
+            dataOf<{ requests: { request: { requestType: string } }[] }>(events, 'RequestQueued')
+              .flatMap((queued) => queued.requests)
+              .map((queued) => queued.request.requestType),
           ).to.deep.equal(['STAGEIN', 'STAGEIN']),
         ));
 

@@ -22,6 +22,9 @@ import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
 
 const ofType = (events: readonly StreamedEvent[], type: string) =>
   events.filter((event) => event.type === type).map((event) => event.data as Record<string, unknown>);
+/** The requests the batch events of a type name, in order. */
+const requestItems = (events: readonly StreamedEvent[], type: string) =>
+  ofType(events, type).flatMap((data) => data.requests as Record<string, unknown>[]);
 
 /** The judge's commands: injection, attach and detach evaluation, deletion. */
 describe('Commands: the judge', () => {
@@ -44,7 +47,11 @@ describe('Commands: the judge', () => {
         .when((context) => injectRule(context, { ruleId }, as('root')))
         .thenAppended((events) => {
           expect(ofType(events, 'ReplicaLocked')).to.have.length(2);
-          expect(ofType(events, 'RequestQueued')).to.have.length(2);
+          // The two requests of the rule on SITE_B are one batch: one event, on a stream of their own.
+          expect(events.filter((event) => event.type === 'RequestQueued').map((event) => event.stream)).to.satisfy(
+            (streams: string[]) => streams.length === 1 && streams[0]!.startsWith(`requests-${ruleId}-SITE_B-`),
+          );
+          expect(requestItems(events, 'RequestQueued')).to.have.length(2);
           expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([
             ['INJECT', 'REPLICATING'],
           ]);
@@ -239,7 +246,7 @@ describe('Commands: the judge', () => {
           expect(
             ofType(events, 'ReplicaUnlocked').map((data) => [data.name, data.state, data.tombstone]),
           ).to.deep.equal([['f1', 'UNAVAILABLE', '1970-01-01T00:00:00.000Z']]);
-          expect(ofType(events, 'RequestCancelled')).to.have.length(1);
+          expect(requestItems(events, 'RequestCancelled')).to.have.length(1);
           expect(ofType(events, 'RuleLocksRemoved').map((data) => data.counters)).to.deep.equal([
             { ok: 0, replicating: 1, stuck: 0 },
           ]);
@@ -259,7 +266,9 @@ describe('Commands: the judge', () => {
         )
         .thenAppended((events) => {
           expect(ofType(events, 'ReplicaUnlocked')).to.have.length(2);
-          expect(ofType(events, 'RequestCancelled')).to.have.length(2);
+          // Both requests were queued in one batch: their cancellation is one event.
+          expect(ofType(events, 'RequestCancelled')).to.have.length(1);
+          expect(requestItems(events, 'RequestCancelled')).to.have.length(2);
           expect(ofType(events, 'DidRuleDetached')).to.have.length(1);
           expect(events.map((event) => event.type).slice(-2)).to.deep.equal(['RuleLocksRemoved', 'RuleDeleted']);
         }));
@@ -368,7 +377,7 @@ describe('Commands: changing a rule', () => {
           { [ruleId]: 'REPLICATING' },
         ]);
         expect(
-          ofType(events, 'RequestQueued').map((data) => (data.request as { retryCount: number }).retryCount),
+          requestItems(events, 'RequestQueued').map((item) => (item.request as { retryCount: number }).retryCount),
         ).to.deep.equal([1]);
         expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([
           ['STUCK', 'REPLICATING'],
@@ -424,7 +433,7 @@ describe('Commands: changing a rule', () => {
           { [ruleId]: 'REPLICATING' },
         ]);
         expect(
-          ofType(events, 'RequestQueued').map((data) => (data.request as { retryCount: number }).retryCount),
+          requestItems(events, 'RequestQueued').map((item) => (item.request as { retryCount: number }).retryCount),
         ).to.deep.equal([1]);
         expect(ofType(events, 'RuleStateChanged').map((data) => data.state)).to.deep.equal(['REPLICATING']);
       }));

@@ -41,7 +41,7 @@ const accessed = (accessedAt: string, tombstone: string | null, accesses = 2): R
 });
 const locked: ReplicaEvent = {
   type: 'ReplicaLocked',
-  data: { ...target, ruleId: 'r1', lockState: 'OK', requestId: null, lockedAt: EARLIER },
+  data: { ...target, ruleId: 'r1', lockState: 'OK', requestId: null, requestStream: null, lockedAt: EARLIER },
 };
 const unlock: UnlockReplica = {
   type: 'UnlockReplica',

@@ -32,7 +32,14 @@ const added = (
 });
 const locked = (at: typeof A, requestId: string | null = null): ReplicaEvent => ({
   type: 'ReplicaLocked',
-  data: { ...at, ruleId: 'r1', lockState: requestId ? 'REPLICATING' : 'OK', requestId, lockedAt: AT },
+  data: {
+    ...at,
+    ruleId: 'r1',
+    lockState: requestId ? 'REPLICATING' : 'OK',
+    requestId,
+    requestStream: requestId ? 'requests-b1' : null,
+    lockedAt: AT,
+  },
 });
 const start = (at: typeof A = A, obsoleteOnly = true): DidStreamCommand => ({
   type: 'StartReplicaDeletion',

@@ -26,7 +26,7 @@ const added = (at: typeof A, state: ReplicaState = 'AVAILABLE'): ReplicaEvent =>
 });
 const locked = (at: typeof A, ruleId = 'r1'): ReplicaEvent => ({
   type: 'ReplicaLocked',
-  data: { ...at, ruleId, lockState: 'OK', requestId: null, lockedAt: AT },
+  data: { ...at, ruleId, lockState: 'OK', requestId: null, requestStream: null, lockedAt: AT },
 });
 const declaredBad = (at: typeof A): ReplicaEvent => ({
   type: 'ReplicaDeclaredBad',
@@ -34,7 +34,7 @@ const declaredBad = (at: typeof A): ReplicaEvent => ({
 });
 const resolve = (datasets: { scope: string; name: string }[] = []): DidStreamCommand => ({
   type: 'ResolveBadReplica',
-  data: { ...A, requestId: 'req-1', datasets, reason: 'no other copy can be read' },
+  data: { ...A, request: { id: 'req-1', stream: 'requests-b1' }, datasets, reason: 'no other copy can be read' },
   metadata: metadata(),
 });
 
@@ -49,7 +49,7 @@ describe('Replica recovery decider: a BAD replica (rule 25)', () => {
         },
         {
           type: 'ReplicaLocksChanged',
-          data: { ...A, locks: { r1: 'REPLICATING' }, requestId: 'req-1', changedAt: AT },
+          data: { ...A, locks: { r1: 'REPLICATING' }, requestId: 'req-1', requestStream: 'requests-b1', changedAt: AT },
         },
       ]));
 
@@ -81,7 +81,7 @@ describe('Replica recovery decider: a BAD replica (rule 25)', () => {
         },
         {
           type: 'ReplicaLocksChanged',
-          data: { ...A, locks: { r1: 'REPLICATING' }, requestId: 'req-1', changedAt: AT },
+          data: { ...A, locks: { r1: 'REPLICATING' }, requestId: 'req-1', requestStream: 'requests-b1', changedAt: AT },
         },
       ]));
 

@@ -45,7 +45,7 @@ describe('Upcasters', () => {
     expect(() => upcasterRegistry([{ type: 'Gap', fromVersion: 2, upcast: (data) => data }])).to.throw(/without gaps/);
   });
 
-  describe('ReplicaLocksChanged (the one shape changed with events stored)', () => {
+  describe('ReplicaLocksChanged (changed twice with events stored)', () => {
     const ref = {
       scope: 'user.jdoe',
       name: 'file1',
@@ -59,17 +59,24 @@ describe('Upcasters', () => {
       expect(eventUpcasters.upcast({ type: 'ReplicaLocksChanged', data: ref, schemaVersion: 1 })).to.deep.equal({
         ...ref,
         requestId: null,
+        requestStream: null,
       });
     });
 
-    it('keeps the request of version 1 events written after the change', () => {
+    it('keeps the request of version 1 events written after the change, in its own stream as requests were then', () => {
       expect(
         eventUpcasters.upcast({ type: 'ReplicaLocksChanged', data: { ...ref, requestId: 'r1' }, schemaVersion: 1 }),
-      ).to.deep.equal({ ...ref, requestId: 'r1' });
+      ).to.deep.equal({ ...ref, requestId: 'r1', requestStream: 'request-r1' });
     });
 
-    it('is written as version 2 from now on', () => {
-      expect(eventUpcasters.currentVersion('ReplicaLocksChanged')).to.equal(2);
+    it('names the stream of the request of version 2 events (before batches: its own)', () => {
+      expect(
+        eventUpcasters.upcast({ type: 'ReplicaLocksChanged', data: { ...ref, requestId: 'r1' }, schemaVersion: 2 }),
+      ).to.deep.equal({ ...ref, requestId: 'r1', requestStream: 'request-r1' });
+    });
+
+    it('is written as version 3 from now on', () => {
+      expect(eventUpcasters.currentVersion('ReplicaLocksChanged')).to.equal(3);
     });
   });
 });
