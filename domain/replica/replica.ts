@@ -66,6 +66,18 @@ export type PendingRequest = Readonly<{ id: string; stream: string }>;
 /** Every replica event names the file and the RSE. */
 type ReplicaRef = { scope: string; name: string; rse: string; rseId: string };
 
+/** A rule's lock on a replica as the replica records it, with the transfer it waits for (if any). */
+export type ReplicaLock = Readonly<{
+  ruleId: string;
+  lockState: LockState;
+  requestId: string | null;
+  requestStream: string | null;
+}>;
+
+/**
+ * A replica registered, or made by a rule's lock (`lock`, the replica created COPYING and locked
+ * in one event: docs/architecture.md, "Event granularity"); null when registered.
+ */
 export type ReplicaAdded = Event<
   'ReplicaAdded',
   ReplicaRef & {
@@ -75,12 +87,15 @@ export type ReplicaAdded = Event<
     path: string | null;
     state: ReplicaState;
     tombstone: string | null;
+    lock: ReplicaLock | null;
     addedAt: string;
   }
 >;
 /**
  * A state update (Rucio's `update_replicas_states`). `tombstone` is the replica's tombstone after
- * the change; `recovered` says an open BAD declaration ends here (becoming AVAILABLE again).
+ * the change; `recovered` says an open BAD declaration ends here (becoming AVAILABLE again);
+ * `locks` the rules' locks on the replica that changed with it, by rule id (a transfer done makes
+ * them OK, one given up STUCK), in the same event.
  */
 export type ReplicaStateChanged = Event<
   'ReplicaStateChanged',
@@ -89,6 +104,7 @@ export type ReplicaStateChanged = Event<
     state: ReplicaState;
     tombstone: string | null;
     recovered: boolean;
+    locks: Readonly<Record<string, LockState>>;
     changedAt: string;
   }
 >;
@@ -182,19 +198,18 @@ export type ReplicaLost = Event<
 >;
 
 /**
- * A rule locked the replica (created just before when the file had none there). The tombstone is
- * cleared; `requestId` names the transfer queued to bring the replica, when one was, and
- * `requestStream` the stream of its batch.
+ * A rule locked the replica. The tombstone is cleared; `requestId` names the transfer queued to
+ * bring the replica, when one was, and `requestStream` the stream of its batch; `previousState`
+ * the state the replica left to become COPYING for it (UNAVAILABLE, BEING_DELETED), in the same
+ * event, or null when its state stayed.
  */
 export type ReplicaLocked = Event<
   'ReplicaLocked',
-  ReplicaRef & {
-    ruleId: string;
-    lockState: LockState;
-    requestId: string | null;
-    requestStream: string | null;
-    lockedAt: string;
-  }
+  ReplicaRef &
+    ReplicaLock & {
+      previousState: ReplicaState | null;
+      lockedAt: string;
+    }
 >;
 /**
  * A rule's lock on the replica is gone. `tombstone` is the replica's tombstone after (set when no
@@ -280,17 +295,32 @@ export const REPLICA_EVENT_TYPES = eventTypes<ReplicaEvent>({
   ReplicaAccessed: true,
 });
 
-/** The replica events that move a replica from one state to another, with the state they leave. */
+/**
+ * The replica events that move a replica from one state to another, with the state they leave (a
+ * lock's only when it made the replica COPYING: `previousState` not null).
+ */
 export type ReplicaTransition =
   | ReplicaStateChanged
   | ReplicaDeclaredBad
   | ReplicaDeclaredTemporarilyUnavailable
   | ReplicaDeletionStarted
-  | ReplicaLost;
+  | ReplicaLost
+  | (ReplicaLocked & { data: { previousState: ReplicaState } });
+
+/** Whether a replica event moves the replica to another state. */
+export const isTransition = (event: ReplicaEvent): event is ReplicaTransition =>
+  event.type === 'ReplicaStateChanged' ||
+  event.type === 'ReplicaDeclaredBad' ||
+  event.type === 'ReplicaDeclaredTemporarilyUnavailable' ||
+  event.type === 'ReplicaDeletionStarted' ||
+  event.type === 'ReplicaLost' ||
+  (event.type === 'ReplicaLocked' && event.data.previousState !== null);
 
 /** The state a transition leads to. */
 export const stateAfter = (event: ReplicaTransition): ReplicaState => {
   switch (event.type) {
+    case 'ReplicaLocked':
+      return 'COPYING';
     case 'ReplicaStateChanged':
       return event.data.state;
     case 'ReplicaDeclaredBad':
@@ -310,6 +340,8 @@ export const transitionTime = (event: ReplicaTransition): string => {
     case 'ReplicaStateChanged':
     case 'ReplicaDeletionStarted':
       return event.data.changedAt;
+    case 'ReplicaLocked':
+      return event.data.lockedAt;
     case 'ReplicaDeclaredBad':
     case 'ReplicaDeclaredTemporarilyUnavailable':
       return event.data.declaredAt;
@@ -348,7 +380,7 @@ export const evolveFileReplicas = (state: FileReplicas, event: DidStreamEvent): 
 const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
   const { rseId } = event.data;
   if (event.type === 'ReplicaAdded') {
-    const { rse, bytes, md5, adler32, path, state, tombstone, addedAt } = event.data;
+    const { rse, bytes, md5, adler32, path, state, tombstone, lock, addedAt } = event.data;
     return withReplica(replicas, {
       rse,
       rseId,
@@ -358,8 +390,8 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
       path,
       state,
       tombstone,
-      locks: NO_LOCKS,
-      pendingRequest: null,
+      locks: lock ? new Map([[lock.ruleId, lock.lockState]]) : NO_LOCKS,
+      pendingRequest: lock ? pendingOf(lock) : null,
       declaredBad: false,
       temporaryUntil: null,
       createdAt: addedAt,
@@ -378,6 +410,10 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
     case 'ReplicaStateChanged':
       return withReplica(replicas, {
         ...replica,
+        locks:
+          Object.keys(event.data.locks).length === 0
+            ? replica.locks
+            : new Map([...replica.locks, ...Object.entries(event.data.locks)]),
         state: event.data.state,
         tombstone: event.data.tombstone,
         declaredBad: replica.declaredBad && !event.data.recovered,
@@ -421,6 +457,8 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
     case 'ReplicaLocked':
       return withReplica(replicas, {
         ...replica,
+        state: event.data.previousState === null ? replica.state : 'COPYING',
+        temporaryUntil: event.data.previousState === null ? replica.temporaryUntil : null,
         locks: new Map(replica.locks).set(event.data.ruleId, event.data.lockState),
         tombstone: null,
         pendingRequest: pendingOf(event.data) ?? replica.pendingRequest,

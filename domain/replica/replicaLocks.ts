@@ -97,47 +97,34 @@ export const lockReplica = ({ data, metadata }: LockReplica, state: FileReplicas
   const at = metadata.now.toISOString();
   const stuck = !data.writable || !data.sourceAvailable;
   const { lockState, transfer } = lockFor(replica, stuck);
-  const events: ReplicaEvent[] = [];
+  const lock = {
+    ruleId: data.ruleId,
+    lockState,
+    requestId: transfer ? data.requestId : null,
+    requestStream: transfer ? data.requestStream : null,
+  };
+  // One event per replica: created and locked, or locked (and made COPYING when it waits for a copy).
   if (!replica) {
     const { bytes, md5, adler32 } = did.record;
-    events.push({
-      type: 'ReplicaAdded',
-      data: {
-        ...ref(data),
-        bytes: bytes ?? 0,
-        md5,
-        adler32,
-        path: data.path,
-        state: stuck ? 'UNAVAILABLE' : 'COPYING',
-        tombstone: null,
-        addedAt: at,
+    return [
+      {
+        type: 'ReplicaAdded',
+        data: {
+          ...ref(data),
+          bytes: bytes ?? 0,
+          md5,
+          adler32,
+          path: data.path,
+          state: stuck ? 'UNAVAILABLE' : 'COPYING',
+          tombstone: null,
+          lock,
+          addedAt: at,
+        },
       },
-    });
-  } else if (lockState === 'REPLICATING' && replica.state !== 'COPYING') {
-    events.push({
-      type: 'ReplicaStateChanged',
-      data: {
-        ...ref(data),
-        previousState: replica.state,
-        state: 'COPYING',
-        tombstone: null,
-        recovered: false,
-        changedAt: at,
-      },
-    });
+    ];
   }
-  events.push({
-    type: 'ReplicaLocked',
-    data: {
-      ...ref(data),
-      ruleId: data.ruleId,
-      lockState,
-      requestId: transfer ? data.requestId : null,
-      requestStream: transfer ? data.requestStream : null,
-      lockedAt: at,
-    },
-  });
-  return events;
+  const previousState = lockState === 'REPLICATING' && replica.state !== 'COPYING' ? replica.state : null;
+  return [{ type: 'ReplicaLocked', data: { ...ref(data), ...lock, previousState, lockedAt: at } }];
 };
 
 /**
@@ -204,6 +191,7 @@ export const changeReplicaLocks = ({ data, metadata }: ChangeReplicaLocks, state
         state: 'COPYING',
         tombstone: null,
         recovered: false,
+        locks: {},
         changedAt: at,
       },
     });

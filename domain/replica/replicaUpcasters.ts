@@ -1,7 +1,7 @@
 import { requestStreamName } from '../request/request.ts';
 import type { Event } from '../shared/event.ts';
 import { upcaster, type Upcaster } from '../shared/upcasting.ts';
-import type { ReplicaLocked, ReplicaLocksChanged } from './replica.ts';
+import type { ReplicaAdded, ReplicaLocked, ReplicaLocksChanged, ReplicaStateChanged } from './replica.ts';
 
 /**
  * Shapes of replica events that changed after events had been stored with the old one.
@@ -14,6 +14,12 @@ import type { ReplicaLocked, ReplicaLocksChanged } from './replica.ts';
  * `ReplicaLocked` 1 → 2 and `ReplicaLocksChanged` 2 → 3: `requestStream`, the stream of the
  * request the replica waits for, came with batches of requests (docs/architecture.md, "Event
  * granularity"); before them each request had its own stream, `request-<id>`.
+ *
+ * One event per replica and step (the same page): `ReplicaAdded` 1 → 2 gains `lock`, the lock of
+ * a replica a rule creates (before, a `ReplicaLocked` followed: null); `ReplicaLocked` 2 → 3
+ * gains `previousState`, the state a lock moved to COPYING (before, a `ReplicaStateChanged`
+ * preceded it: null); `ReplicaStateChanged` 1 → 2 gains `locks`, the locks that changed with the
+ * state (before, a `ReplicaLocksChanged` followed: none).
  */
 export const replicaUpcasters: readonly Upcaster[] = [
   upcaster<Event<'ReplicaLocksChanged', ReplicaLocksChangedV2>, ReplicaLocksChangedV1>(
@@ -25,11 +31,21 @@ export const replicaUpcasters: readonly Upcaster[] = [
     ...data,
     requestStream: streamOf(data.requestId),
   })),
-  upcaster<ReplicaLocked, Omit<ReplicaLocked['data'], 'requestStream'>>('ReplicaLocked', 1, (data) => ({
+  upcaster<Event<'ReplicaLocked', ReplicaLockedV2>, Omit<ReplicaLockedV2, 'requestStream'>>(
+    'ReplicaLocked',
+    1,
+    (data) => ({ ...data, requestStream: streamOf(data.requestId) }),
+  ),
+  upcaster<ReplicaLocked, ReplicaLockedV2>('ReplicaLocked', 2, (data) => ({ ...data, previousState: null })),
+  upcaster<ReplicaAdded, Omit<ReplicaAdded['data'], 'lock'>>('ReplicaAdded', 1, (data) => ({ ...data, lock: null })),
+  upcaster<ReplicaStateChanged, Omit<ReplicaStateChanged['data'], 'locks'>>('ReplicaStateChanged', 1, (data) => ({
     ...data,
-    requestStream: streamOf(data.requestId),
+    locks: {},
   })),
 ];
+
+/** `ReplicaLocked` at version 2: no `previousState`. */
+type ReplicaLockedV2 = Omit<ReplicaLocked['data'], 'previousState'>;
 
 const streamOf = (requestId: string | null): string | null =>
   requestId === null ? null : requestStreamName(requestId);

@@ -179,11 +179,14 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
         .add(ruleSubject(event.data.ruleId));
       break;
     case 'ReplicaLocksChanged':
+    case 'ReplicaStateChanged':
       subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
       for (const ruleId of Object.keys(event.data.locks)) subjects.add(ruleSubject(ruleId));
       break;
     case 'ReplicaAdded':
-    case 'ReplicaStateChanged':
+      subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
+      if (event.data.lock) subjects.add(ruleSubject(event.data.lock.ruleId));
+      break;
     case 'ReplicaDeclaredBad':
     case 'ReplicaDeclaredSuspicious':
     case 'ReplicaDeclaredTemporarilyUnavailable':

@@ -1,4 +1,4 @@
-import type { ReplicaEvent } from '../../domain/replica/replica.ts';
+import { isTransition, type ReplicaEvent } from '../../domain/replica/replica.ts';
 import {
   countAddedReplica,
   countDeletedReplica,
@@ -75,14 +75,6 @@ export const replicasProjection: Projection<ReplicaProjectionEvent> = {
     });
     if (!before) return;
     if (event.type === 'ReplicaDeleted') await countDeletedReplica(context, event, before);
-    else if (
-      event.type === 'ReplicaStateChanged' ||
-      event.type === 'ReplicaDeclaredBad' ||
-      event.type === 'ReplicaDeclaredTemporarilyUnavailable' ||
-      event.type === 'ReplicaDeletionStarted' ||
-      event.type === 'ReplicaLost'
-    ) {
-      await countTransition(context, event, before);
-    }
+    else if (isTransition(event)) await countTransition(context, event, before);
   },
 };

@@ -147,12 +147,12 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
       .thenAppended((events) => {
         expect(events.map((event) => event.type)).to.deep.equal([
           'ReplicaStateChanged',
-          'ReplicaLocksChanged',
           'RequestArchived',
           'RuleLocksChanged',
           'RuleStateChanged',
         ]);
         expect(ofType(events, 'ReplicaStateChanged')[0]).to.include({ state: 'AVAILABLE' });
+        expect(ofType(events, 'ReplicaStateChanged')[0]!.locks).to.deep.equal({ [ruleId]: 'OK' });
         expect(ofType(events, 'RuleStateChanged')[0]).to.include({ state: 'OK' });
         expect(ofType(events, 'RequestArchived')[0]!.requests).to.deep.equal([
           {
@@ -205,7 +205,7 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
           reason: 'checksum mismatch',
         });
         expect(ofType(events, 'ReplicaStateChanged')[0]).to.include({ state: 'UNAVAILABLE' });
-        expect(ofType(events, 'ReplicaLocksChanged')[0]!.locks).to.deep.equal({ [ruleId]: 'STUCK' });
+        expect(ofType(events, 'ReplicaStateChanged')[0]!.locks).to.deep.equal({ [ruleId]: 'STUCK' });
         expect(ofType(events, 'RuleStateChanged')[0]).to.include({
           state: 'STUCK',
           error: 'TRANSFER_FAILED:checksum mismatch',
@@ -350,6 +350,7 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
             path: null,
             state: 'AVAILABLE',
             tombstone: SPEC_NOW.toISOString(),
+            lock: null,
             addedAt: SPEC_NOW.toISOString(),
           },
         },

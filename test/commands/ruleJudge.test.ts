@@ -46,7 +46,11 @@ describe('Commands: the judge', () => {
         .given(withRule({ asynchronous: true }))
         .when((context) => injectRule(context, { ruleId }, as('root')))
         .thenAppended((events) => {
-          expect(ofType(events, 'ReplicaLocked')).to.have.length(2);
+          // Each file's replica created and locked in one event.
+          expect(ofType(events, 'ReplicaLocked')).to.have.length(0);
+          expect(
+            ofType(events, 'ReplicaAdded').map((data) => (data.lock as { lockState: string }).lockState),
+          ).to.deep.equal(['REPLICATING', 'REPLICATING']);
           // The two requests of the rule on SITE_B are one batch: one event, on a stream of their own.
           expect(events.filter((event) => event.type === 'RequestQueued').map((event) => event.stream)).to.satisfy(
             (streams: string[]) => streams.length === 1 && streams[0]!.startsWith(`requests-${ruleId}-SITE_B-`),
@@ -222,9 +226,14 @@ describe('Commands: the judge', () => {
           evaluateAttach(context, { scope: SCOPE, name: 'ds', children: [{ scope: SCOPE, name: 'f3' }] }, as('root')),
         )
         .thenAppended((events) => {
-          expect(ofType(events, 'ReplicaLocked').map((data) => [data.name, data.rse, data.lockState])).to.deep.equal([
-            ['f3', 'SITE_B', 'REPLICATING'],
-          ]);
+          expect(
+            ofType(events, 'ReplicaAdded').map((data) => [
+              data.name,
+              data.rse,
+              data.state,
+              (data.lock as { lockState: string }).lockState,
+            ]),
+          ).to.deep.equal([['f3', 'SITE_B', 'COPYING', 'REPLICATING']]);
           expect(ofType(events, 'RuleLocksCreated').map((data) => data.counters as object)).to.deep.equal([
             { ok: 0, replicating: 3, stuck: 0 },
           ]);

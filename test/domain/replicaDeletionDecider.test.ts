@@ -28,7 +28,7 @@ const added = (
   tombstone: string | null = OBSOLETE_TOMBSTONE,
 ): ReplicaEvent => ({
   type: 'ReplicaAdded',
-  data: { ...at, bytes: 100, md5: null, adler32: '0cc737eb', path: null, state, tombstone, addedAt: AT },
+  data: { ...at, bytes: 100, md5: null, adler32: '0cc737eb', path: null, state, tombstone, lock: null, addedAt: AT },
 });
 const locked = (at: typeof A, requestId: string | null = null): ReplicaEvent => ({
   type: 'ReplicaLocked',
@@ -38,6 +38,7 @@ const locked = (at: typeof A, requestId: string | null = null): ReplicaEvent => 
     lockState: requestId ? 'REPLICATING' : 'OK',
     requestId,
     requestStream: requestId ? 'requests-b1' : null,
+    previousState: null,
     lockedAt: AT,
   },
 });
@@ -138,18 +139,19 @@ describe('Replica deletion decider: recording (rule 21)', () => {
       file,
       added(A),
       started(),
+      // The lock made it COPYING again, in the same event.
       {
-        type: 'ReplicaStateChanged',
+        type: 'ReplicaLocked',
         data: {
           ...A,
+          ruleId: 'r1',
+          lockState: 'REPLICATING',
+          requestId: 'req-2',
+          requestStream: 'requests-b1',
           previousState: 'BEING_DELETED',
-          state: 'COPYING',
-          tombstone: null,
-          recovered: false,
-          changedAt: AT,
+          lockedAt: AT,
         },
       },
-      locked(A, 'req-2'),
     ])
       .when(record())
       .thenNothingHappened());

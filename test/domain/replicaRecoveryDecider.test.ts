@@ -22,11 +22,21 @@ const file: DidEvent = created('f1', 'FILE');
 
 const added = (at: typeof A, state: ReplicaState = 'AVAILABLE'): ReplicaEvent => ({
   type: 'ReplicaAdded',
-  data: { ...at, bytes: 100, md5: null, adler32: '0cc737eb', path: null, state, tombstone: null, addedAt: AT },
+  data: {
+    ...at,
+    bytes: 100,
+    md5: null,
+    adler32: '0cc737eb',
+    path: null,
+    state,
+    tombstone: null,
+    lock: null,
+    addedAt: AT,
+  },
 });
 const locked = (at: typeof A, ruleId = 'r1'): ReplicaEvent => ({
   type: 'ReplicaLocked',
-  data: { ...at, ruleId, lockState: 'OK', requestId: null, requestStream: null, lockedAt: AT },
+  data: { ...at, ruleId, lockState: 'OK', requestId: null, requestStream: null, previousState: null, lockedAt: AT },
 });
 const declaredBad = (at: typeof A): ReplicaEvent => ({
   type: 'ReplicaDeclaredBad',
@@ -45,7 +55,15 @@ describe('Replica recovery decider: a BAD replica (rule 25)', () => {
       .then([
         {
           type: 'ReplicaStateChanged',
-          data: { ...A, previousState: 'BAD', state: 'COPYING', tombstone: null, recovered: false, changedAt: AT },
+          data: {
+            ...A,
+            previousState: 'BAD',
+            state: 'COPYING',
+            tombstone: null,
+            recovered: false,
+            locks: {},
+            changedAt: AT,
+          },
         },
         {
           type: 'ReplicaLocksChanged',
@@ -77,7 +95,15 @@ describe('Replica recovery decider: a BAD replica (rule 25)', () => {
       .then([
         {
           type: 'ReplicaStateChanged',
-          data: { ...A, previousState: 'BAD', state: 'COPYING', tombstone: null, recovered: false, changedAt: AT },
+          data: {
+            ...A,
+            previousState: 'BAD',
+            state: 'COPYING',
+            tombstone: null,
+            recovered: false,
+            locks: {},
+            changedAt: AT,
+          },
         },
         {
           type: 'ReplicaLocksChanged',
@@ -97,6 +123,7 @@ describe('Replica recovery decider: a BAD replica (rule 25)', () => {
             state: 'UNAVAILABLE',
             tombstone: OBSOLETE_TOMBSTONE,
             recovered: false,
+            locks: {},
             changedAt: AT,
           },
         },
@@ -162,6 +189,7 @@ describe('Replica recovery decider: a temporary unavailability ends', () => {
             state: 'AVAILABLE',
             tombstone: null,
             recovered: false,
+            locks: {},
             changedAt: AT,
           },
         },

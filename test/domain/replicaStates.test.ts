@@ -28,6 +28,7 @@ const added = (state: ReplicaState = 'AVAILABLE', extra: object = {}): ReplicaEv
     path: null,
     state,
     tombstone: null,
+    lock: null,
     addedAt: AT,
     ...extra,
   },
@@ -47,7 +48,7 @@ const add = (extra: object = {}) =>
 const changeTo = (state: ReplicaState) => command('ChangeReplicaState', { state });
 const changed = (previousState: ReplicaState, state: ReplicaState, extra: object = {}): ReplicaEvent => ({
   type: 'ReplicaStateChanged',
-  data: { ...target, previousState, state, tombstone: null, recovered: false, changedAt: AT, ...extra },
+  data: { ...target, previousState, state, tombstone: null, recovered: false, locks: {}, changedAt: AT, ...extra },
 });
 const declaredBad: ReplicaEvent = {
   type: 'ReplicaDeclaredBad',
@@ -89,6 +90,7 @@ describe('DID stream decider, replicas: registration (behaviour rule 8)', () => 
             path: '/a/f1',
             state: 'COPYING',
             tombstone: AT,
+            lock: null,
             addedAt: AT,
           },
         },

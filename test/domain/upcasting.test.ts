@@ -79,4 +79,35 @@ describe('Upcasters', () => {
       expect(eventUpcasters.currentVersion('ReplicaLocksChanged')).to.equal(3);
     });
   });
+
+  describe('replica events folded to one per replica and step', () => {
+    const ref = { scope: 'user.jdoe', name: 'file1', rse: 'DISK', rseId: 'a'.repeat(32) };
+
+    it('reads a ReplicaAdded of version 1 as a replica added without a lock (its lock followed apart)', () => {
+      const added = { ...ref, bytes: 1, md5: null, adler32: null, path: null, state: 'COPYING', tombstone: null };
+      expect(
+        eventUpcasters.upcast({ type: 'ReplicaAdded', data: { ...added, addedAt: 'then' }, schemaVersion: 1 }),
+      ).to.deep.equal({ ...added, lock: null, addedAt: 'then' });
+      expect(eventUpcasters.currentVersion('ReplicaAdded')).to.equal(2);
+    });
+
+    it('reads a ReplicaLocked of version 1 as a lock that left the state alone, its request in its own stream', () => {
+      const locked = { ...ref, ruleId: 'rule1', lockState: 'REPLICATING', requestId: 'r1', lockedAt: 'then' };
+      expect(eventUpcasters.upcast({ type: 'ReplicaLocked', data: locked, schemaVersion: 1 })).to.deep.equal({
+        ...locked,
+        requestStream: 'request-r1',
+        previousState: null,
+      });
+      expect(eventUpcasters.currentVersion('ReplicaLocked')).to.equal(3);
+    });
+
+    it('reads a ReplicaStateChanged of version 1 as a change that moved no lock', () => {
+      const changed = { ...ref, previousState: 'COPYING', state: 'AVAILABLE', tombstone: null, recovered: false };
+      expect(eventUpcasters.upcast({ type: 'ReplicaStateChanged', data: changed, schemaVersion: 1 })).to.deep.equal({
+        ...changed,
+        locks: {},
+      });
+      expect(eventUpcasters.currentVersion('ReplicaStateChanged')).to.equal(2);
+    });
+  });
 });
