@@ -21,6 +21,11 @@ import { tempDir } from './lib/tempDir.ts';
  * For each flow: events, streams and stored event bytes per item, read from the event store by
  * position; read-model documents written (and removed) per item, read from the read store
  * (a document counts once however often the flow rewrote it); server CPU per item.
+ *
+ * BENCH_GRANULARITY_BASELINE names another tree of this service (with its node_modules), e.g. main
+ * exported by `git worktree add --detach /tmp/dms-main main` or `git archive main | tar -x -C
+ * /tmp/dms-main` plus a link to node_modules: the same flows run on its server first, in the same
+ * run, and every figure is printed beside that baseline's.
  */
 
 const FILES = Number(process.env.BENCH_GRANULARITY_FILES ?? 2000);
@@ -130,7 +135,9 @@ const ruleOf = async (call: Call, ruleId: string): Promise<Record<string, number
 const settle = async (call: Call): Promise<void> =>
   expectStatus(await call('POST', '/config', { bench: { settled: Date.now() } }), 201, 'settle');
 
-export const runGranularityBenchmark = async (): Promise<void> => {
+type Profile = Readonly<{ rows: Row[]; types: string[] }>;
+
+const profile = async (tree: string | undefined): Promise<Profile> => {
   const dir = tempDir();
   const data = join(dir.path, 'data');
   const eventsPath = join(data, 'events.sqlite');
@@ -144,6 +151,7 @@ export const runGranularityBenchmark = async (): Promise<void> => {
       ['serve'],
       { DMS_DATA_DIR: data, PORT: '0', DMS_LOG_LEVEL: 'info' },
       'API listening',
+      tree,
     );
     const running = server;
     const call = client(server, await login(server));
@@ -240,6 +248,24 @@ export const runGranularityBenchmark = async (): Promise<void> => {
     await server?.stop();
     dir.dispose();
   }
+  return { rows, types };
+};
+
+export const runGranularityBenchmark = async (): Promise<void> => {
+  const baselineTree = process.env.BENCH_GRANULARITY_BASELINE;
+  const baseline = baselineTree ? await profile(baselineTree) : undefined;
+  const current = await profile(undefined);
+  const rows = current.rows.map((row, index) => {
+    const before = baseline?.rows[index];
+    return before && before.name === row.name && before.value > 0
+      ? { ...row, baseline: { name: `baseline (${before.value.toFixed(2)})`, value: before.value } }
+      : row;
+  });
   printTable(`Event granularity: what each flow writes per item (${FILES} files)`, rows);
-  for (const line of types) console.log(`  ${line}`);
+  if (baseline) {
+    console.log('  baseline:');
+    for (const line of baseline.types) console.log(`    ${line}`);
+    console.log('  this tree:');
+  }
+  for (const line of current.types) console.log(`  ${line}`);
 };
