@@ -4,6 +4,25 @@
 import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** What the console's modules use of the browser (console/). */
+const BROWSER_GLOBALS = [
+  'window',
+  'document',
+  'location',
+  'sessionStorage',
+  'fetch',
+  'URL',
+  'URLSearchParams',
+  'setTimeout',
+  'clearTimeout',
+  'console',
+  'CustomEvent',
+  'AbortController',
+  'HTMLElement',
+  'TextDecoderStream',
+  'CSS',
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**', 'coverage/**'] },
   eslint.configs.recommended,
@@ -34,5 +53,17 @@ export default tseslint.config(
   {
     files: ['**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    // The web console's browser modules: plain JavaScript with JSDoc types, which `tsc -p console`
+    // checks; here without type information, with the browser's globals.
+    files: ['console/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      sourceType: 'module',
+      parserOptions: { projectService: false, project: false },
+      globals: Object.fromEntries(BROWSER_GLOBALS.map((name) => [name, 'readonly'])),
+    },
+    rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-undef': 'error' },
   },
 );

@@ -45,6 +45,12 @@ import { SETTINGS } from '../domain/config/settings.ts';
 import { registerArchiveRoutes } from './routes/did/archives.ts';
 import { registerCredentialRoutes } from './routes/credential/credentials.ts';
 import { registerRedirectRoutes } from './routes/redirect/redirect.ts';
+import { registerDaemonRoutes } from './routes/admin/daemons.ts';
+import { registerTransferStatusRoute } from './routes/admin/transfers.ts';
+import { registerEventLogVerifyRoute } from './routes/audit/eventLogVerify.ts';
+import { registerRuleStateRoute } from './routes/audit/ruleState.ts';
+import { registerConsoleRoutes } from './routes/console/consoleRoutes.ts';
+import { consoleFilesMiddleware } from './consoleFiles.ts';
 import type { AppState, Services } from './services.ts';
 
 /** Every area's routes, registered in one table (api/route.ts). */
@@ -82,6 +88,11 @@ export const routeTable = (services: Services): RouteTable => {
   registerArchiveRoutes(routes, services);
   registerCredentialRoutes(routes, services);
   registerRedirectRoutes(routes, services);
+  registerDaemonRoutes(routes, services);
+  registerTransferStatusRoute(routes, services);
+  registerEventLogVerifyRoute(routes, services);
+  registerRuleStateRoute(routes, services);
+  registerConsoleRoutes(routes, services);
   registerOpenApiRoutes(routes);
   return routes;
 };
@@ -104,6 +115,8 @@ export const createApp = (services: Services): Koa<AppState> => {
     clientHeaders(services.config.clientHeaders, [services.config.x509DnHeader, services.config.gssRemoteUserHeader]),
   );
   app.use(errorMiddleware());
+  // The web console's page and modules (console/), before the API's routing.
+  app.use(consoleFilesMiddleware());
   app.use(corsPreflight(services));
   app.use(decodedRoutingPath());
   app.use(rawTextBody(services.config.maxBodyBytes, services.config.connections.bodyIdleTimeoutMs));

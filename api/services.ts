@@ -26,6 +26,30 @@ export type Services = Readonly<{
   urlSigner: UrlSigner;
   /** Locates client addresses with DMS_GEOIP_DB (`geoip` replica sorting). */
   geoLocator: GeoLocator;
+  /**
+   * The daemon roles' queues and last cycles (`GET /admin/daemons`), read from the deployment's
+   * Redis by the runtime (bin/runtime.ts); undefined when this process knows no Redis to ask.
+   */
+  daemons?: () => Promise<readonly DaemonRoleStatus[] | undefined>;
+}>;
+
+/** One daemon role as `dms workers status` shows it (workers/daemonStatus.ts makes it). */
+export type DaemonRoleStatus = Readonly<{
+  role: string;
+  kind: 'event' | 'scheduled';
+  trigger: string;
+  counts: Readonly<Record<string, number>>;
+  lastCycle: Readonly<{
+    jobId: string;
+    startedAt: string;
+    durationMs: number;
+    done: number;
+    skipped: number;
+    skippedSample: readonly Readonly<{ what: string; reason: string }>[];
+    detail?: string;
+    error: string | null;
+  }> | null;
+  nextRunAt: string | null;
 }>;
 
 export type AppState = {

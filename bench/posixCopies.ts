@@ -85,8 +85,13 @@ export const runPosixCopies = async (): Promise<void> => {
       jobs.push({
         requestId: `bench-${index}`,
         file: { scope: 'bench', name, bytes: fileBytes, adler32: new Adler32().update(content).digest(), md5: null },
-        sources: [{ rse: 'SOURCE_RSE', rseId: 'source', pfn: `file://localhost${sourceDir}/${name}` }],
-        destination: { rse: 'POSIX_RSE', rseId: 'posix', pfn: `file://localhost${toolDir}/bench/${name}` },
+        sources: [{ rse: 'SOURCE_RSE', rseId: 'source', pfn: `file://localhost${sourceDir}/${name}`, root: sourceDir }],
+        destination: {
+          rse: 'POSIX_RSE',
+          rseId: 'posix',
+          pfn: `file://localhost${toolDir}/bench/${name}`,
+          root: toolDir,
+        },
         activity: 'Benchmark',
         priority: 3,
         attributes: {},

@@ -6,6 +6,7 @@ import { runMultiProcessBenchmark } from './multiProcess.ts';
 import { runPosixCopies } from './posixCopies.ts';
 import { runReplicaBenchmark } from './replicas.ts';
 import { runRuleBenchmark } from './rules.ts';
+import { runSoak } from './soak.ts';
 import { runSubscriptionBenchmark } from './subscriptions.ts';
 import { runTransferBenchmark } from './transfers.ts';
 
@@ -22,12 +23,14 @@ const benchmarks: Record<string, () => Promise<void>> = {
   copies: runPosixCopies,
   replicas: runReplicaBenchmark,
   rules: runRuleBenchmark,
+  soak: runSoak,
   subscriptions: runSubscriptionBenchmark,
   transfers: runTransferBenchmark,
 };
 
 const chosen = process.argv.slice(2);
-for (const name of chosen.length > 0 ? chosen : Object.keys(benchmarks)) {
+// The soak runs for ten minutes: only when named.
+for (const name of chosen.length > 0 ? chosen : Object.keys(benchmarks).filter((name) => name !== 'soak')) {
   const benchmark = benchmarks[name];
   if (!benchmark) {
     console.error(`unknown benchmark ${name}; known: ${Object.keys(benchmarks).join(', ')}`);

@@ -2,6 +2,7 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option, type O
 import { RULE_STATES } from '../domain/rule/rule.ts';
 import { loadConfig, type ServiceConfig } from '../infra/config.ts';
 import { createLogger } from '../infra/logger.ts';
+import { auditAnchorCommand } from './commands/auditAnchor.ts';
 import { auditVerifyCommand } from './commands/auditVerify.ts';
 import { authIssuersCommand } from './commands/authIssuers.ts';
 import { bootstrapCommand } from './commands/bootstrap.ts';
@@ -74,6 +75,11 @@ const revision = (value: string): bigint => {
 
 const seconds = (value: string): number => {
   if (!/^\d+(\.\d+)?$/.test(value)) throw new InvalidArgumentError('expected a number of seconds.');
+  return Number(value);
+};
+
+const positiveCount = (value: string): number => {
+  if (!/^[1-9]\d{0,8}$/.test(value)) throw new InvalidArgumentError('expected a whole number from 1.');
   return Number(value);
 };
 
@@ -180,12 +186,35 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
       ),
     );
 
-  const audit = program.command('audit').description('the tamper evidence of the event log: verify');
+  const audit = program.command('audit').description('the tamper evidence of the event log: verify, anchor');
   audit
     .command('verify')
-    .description("recompute every stream's hash chain and name the first broken link (exit 1 at a break)")
+    .description(
+      "recompute every stream's hash chain and the log chain, and name the first broken link (exit 1 at a break)",
+    )
+    .option('--anchor <file>', 'also check the log against an anchor `dms audit anchor` wrote: a cut tail shows')
+    .option('--key-file <file>', "the anchor's signing key")
     .option(...JSON_OPTION)
-    .action(action((config, options: { json?: boolean }) => auditVerifyCommand(config, options)));
+    .action(
+      action((config, options: { json?: boolean; anchor?: string; keyFile?: string }) =>
+        auditVerifyCommand(config, options),
+      ),
+    );
+  audit
+    .command('anchor')
+    .description("write the log chain's head (an anchor) to keep elsewhere, for `audit verify --anchor`")
+    .argument('[file]', 'where to write it (default: stdout)')
+    .option('--key-file <file>', 'sign the anchor with HMAC-SHA256 under the key in this file')
+    .option(
+      '--checkpoint-every <events>',
+      "EventStoreDB: keep the chain's value every this many events too (default: 10000)",
+      positiveCount,
+    )
+    .action(
+      action((config, file: string | undefined, options: { keyFile?: string; checkpointEvery?: number }) =>
+        auditAnchorCommand(config, file, options),
+      ),
+    );
 
   const events = program.command('events').description('the event log as NDJSON: export [file], import [file]');
   events

@@ -33,7 +33,8 @@ import { Reactor, reactionsOf } from '../workers/reactor.ts';
 import { createWorkerContext } from '../workers/workerContext.ts';
 import { createTransferTools, type TransferTools } from '../infra/transfer/transferTools.ts';
 import { WorkerHost } from '../workers/workerHost.ts';
-import { forgetRedisUrl, rememberRedisUrl } from '../infra/queue/redisUrlFile.ts';
+import { findRedisUrl, forgetRedisUrl, rememberRedisUrl } from '../infra/queue/redisUrlFile.ts';
+import { daemonStatus } from '../workers/daemonStatus.ts';
 import { lockDataDir, type DataDirLock, type LockName } from '../infra/dataDirLock.ts';
 import { geoLocator } from '../infra/geoLocator.ts';
 import { RseAccounts } from '../infra/security/rseAccounts.ts';
@@ -210,6 +211,8 @@ const startRoles = async (
       );
   undo.push(stopRefreshing);
 
+  let redis: PrivateRedisServer | undefined;
+  let redisUrl = config.redisUrl;
   const sessions = new SessionAccess(readModels, progress);
   const tokens = new TokenStore(readStore, config.tokenLifetimeSeconds, sessions);
   const services: Services = {
@@ -223,6 +226,12 @@ const startRoles = async (
     metrics,
     urlSigner: new UrlSigner(config.rseAccounts ? new RseAccounts(config.rseAccounts, logger) : undefined),
     geoLocator: geoLocator(config.geoipDatabase, logger),
+    // Asked when an admin looks: this process's private Redis once started, else REDIS_URL, else
+    // the private Redis of the `dms serve` sharing the data directory.
+    daemons: async () => {
+      const url = redisUrl ?? findRedisUrl(config.redisUrl, config.dataDir);
+      return url ? daemonStatus(url, config.queuePrefix, readModels, allRoles) : undefined;
+    },
   };
 
   if (roles.api) {
@@ -250,8 +259,6 @@ const startRoles = async (
       );
   }
 
-  let redis: PrivateRedisServer | undefined;
-  let redisUrl = config.redisUrl;
   let reactor: Reactor | undefined;
   let workerHost: WorkerHost | undefined;
   let transferTools: TransferTools | undefined;
@@ -298,6 +305,7 @@ const startRoles = async (
       logger: logger.child({ role: 'worker' }),
       onJobFinished: (role, outcome, seconds) => metrics.observeJob(role, outcome, seconds),
       heartbeats: new HeartbeatStore(readStore),
+      jobLockMs: config.jobLockSeconds * 1000,
     });
     await workerHost.start();
     const host = workerHost;

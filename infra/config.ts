@@ -90,6 +90,12 @@ const environmentSchema = z.object({
   DMS_MAX_CONNECTIONS_PER_ADDRESS: integerText(0, 1_000_000).default(256),
   /** Start the background workers in `dms serve`; off for API-only processes. */
   DMS_WORKERS: booleanText.default(true),
+  /**
+   * Seconds a daemon job stays with a worker process that stopped renewing it (killed, frozen)
+   * before another process takes it over, and how often workers look for such jobs (BullMQ's
+   * `lockDuration` and `stalledInterval`; 30 s as BullMQ's own default).
+   */
+  DMS_JOB_LOCK_SECONDS: integerText(1, 3600).default(30),
   /** `dms serve` runs the projections on a thread of their own (a second core); false: on the API's thread. */
   DMS_PROJECTION_THREAD: booleanText.default(true),
   /**
@@ -182,6 +188,8 @@ export type ServiceConfig = Readonly<{
     maxPerAddress: number;
   }>;
   workers: boolean;
+  /** Seconds before a job of a dead worker process is taken over (DMS_JOB_LOCK_SECONDS). */
+  jobLockSeconds: number;
   projectionThread: boolean;
   metrics: 'loopback' | 'open' | 'off';
   metricsPort: number | undefined;
@@ -232,6 +240,7 @@ const serviceConfigSchema = z.object({
     maxPerAddress: z.number(),
   }),
   workers: z.boolean(),
+  jobLockSeconds: z.number(),
   projectionThread: z.boolean(),
   metrics: z.enum(['loopback', 'open', 'off']),
   metricsPort: z.number().or(z.undefined()),
@@ -318,6 +327,7 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
       maxPerAddress: env.DMS_MAX_CONNECTIONS_PER_ADDRESS,
     },
     workers: env.DMS_WORKERS,
+    jobLockSeconds: env.DMS_JOB_LOCK_SECONDS,
     projectionThread: env.DMS_PROJECTION_THREAD,
     metrics: env.DMS_METRICS,
     metricsPort: env.DMS_METRICS_PORT,

@@ -13,10 +13,11 @@ import { SqliteReadStore } from './readstore/sqlite/sqliteReadStore.ts';
  * by default). The EventStoreDB and MongoDB drivers are loaded only when configured: they take
  * about 0.4 s to load, paid by every process and projection thread otherwise.
  *
- * SQLite appends several streams in one transaction. EventStoreDB cannot, so its store is wrapped
- * in SteppedEventStore, which makes multi-stream appends whole through leases in the deployment's
- * Redis (REDIS_URL, required with EventStoreDB) and completes steps earlier writers left unfinished
- * before this returns.
+ * SQLite appends several streams in one transaction, and so does KurrentDB 25.1 or later. Older
+ * servers (EventStoreDB 20.x to 24.x) cannot, so their store is wrapped in SteppedEventStore, which
+ * makes multi-stream appends whole through leases in the deployment's Redis (REDIS_URL, required
+ * with EventStoreDB) and completes steps earlier writers left unfinished before this returns
+ * (infra/eventstore/esdbEventStoreOpening.ts).
  */
 export const openStores = async (
   config: ServiceConfig,
@@ -49,13 +50,12 @@ export const openStores = async (
 const openEsdb = async (url: string, config: ServiceConfig, logger: Logger | undefined): Promise<EventStore> => {
   // loadConfig refuses this already; a hand-made configuration gets the same message.
   if (!config.redisUrl) throw new ConfigurationInvalidError([REDIS_URL_REQUIRED]);
-  const [{ EsdbEventStore }, { SteppedEventStore }] = await Promise.all([
-    import('./eventstore/esdbEventStore.ts'),
-    import('./eventstore/steppedEventStore.ts'),
-  ]);
-  return SteppedEventStore.open(new EsdbEventStore(url), {
-    redis: config.redisUrl,
-    keyPrefix: config.queuePrefix,
-    ...(logger ? { logger: logger.child({ component: 'steps' }) } : {}),
+  const { openEsdbEventStore } = await import('./eventstore/esdbEventStoreOpening.ts');
+  return openEsdbEventStore(url, {
+    steps: {
+      redis: config.redisUrl,
+      keyPrefix: config.queuePrefix,
+      ...(logger ? { logger: logger.child({ component: 'steps' }) } : {}),
+    },
   });
 };

@@ -23,6 +23,8 @@ export type WorkerHostOptions = Readonly<{
   heartbeats?: HeartbeatStore;
   /** How often each role beats; default 30 s. A role silent for three beats is gone. */
   heartbeatIntervalMs?: number;
+  /** How long a job stays with a process that stopped renewing its lock, and how often that is looked for; default 30 s. */
+  jobLockMs?: number;
 }>;
 
 const HEARTBEAT_INTERVAL_MS = 30_000;
@@ -62,6 +64,8 @@ export class WorkerHost {
         connection: redisConnectionOptions(this.options.redisUrl),
         prefix: this.prefix,
         concurrency: role.concurrency ?? 1,
+        lockDuration: this.options.jobLockMs ?? 30_000,
+        stalledInterval: this.options.jobLockMs ?? 30_000,
       });
       worker.on('failed', (job, error) =>
         this.options.logger.warn({ daemon: role.name, jobId: job?.id, err: error }, 'job failed'),

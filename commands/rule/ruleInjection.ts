@@ -21,13 +21,23 @@ import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
  * Applying a rule's locks after its creation: the judge-injector for rules in INJECT, and the
  * judge-evaluator for files attached below a rule. The placement is computed whole, then written
  * in steps of at most `LOCKS_PER_STEP` locks, each atomic. Each step's events derive their ids from
- * the job and the step, and a rule knows the locks it holds: a job run again after a crash skips
- * what is written and finishes the rest, choosing the same RSEs (the placement's seed comes from
- * the rule, and held RSEs are preferred).
+ * the job and the locks the step writes, and a rule knows the locks it holds: a job run again
+ * after a crash places only the locks still missing and writes them, choosing the same RSEs (the
+ * placement's seed comes from the rule, and held RSEs are preferred). A step is named by its locks,
+ * not by its place: the run again starts its steps where the first run stopped, and a step named
+ * `step-0` again would reuse the ids of the first run's first step for other locks (which the
+ * event store refuses, and the rule would never finish).
  */
 
 /** Locks written per atomic step: bounds the size of one transaction and of one event. */
 export const LOCKS_PER_STEP = 5_000;
+
+/** What names a step: a digest of the locks it writes (and whether it is the last, which may write none). */
+const stepNameOf = (locks: readonly PlannedLock[], last: boolean): string => {
+  const digest = createHash('sha1');
+  for (const lock of locks) digest.update(`${lock.scope}\u0000${lock.name}\u0000${lock.rse.rseId}\n`);
+  return `${last ? 'last-' : ''}${digest.digest('hex').slice(0, 16)}`;
+};
 
 /** A seed fixed per rule, so that a placement computed again chooses as it did before. */
 const seedOf = (ruleId: string): number => createHash('sha1').update(ruleId).digest().readUInt32BE(0);
@@ -91,7 +101,7 @@ export const applyRule = async (
   for (const [index, locks] of chunks.entries()) {
     const last = index === chunks.length - 1;
     const stepMetadata = metadata.causationId
-      ? { ...metadata, causationId: `${metadata.causationId}/step-${index}` }
+      ? { ...metadata, causationId: `${metadata.causationId}/step-${stepNameOf(locks, last)}` }
       : metadata;
     const step = new RuleStep(stepMetadata);
     const locksOf = step.lockFiles(record, locks, conditions);

@@ -66,6 +66,26 @@ export const pfnFromProtocol = (protocol: RseProtocol, path: string): string => 
   return `${protocol.scheme}://${protocol.hostname}:${protocol.port}${prefix}${relative}`;
 };
 
+/**
+ * The directory a PFN of one of these protocols lies in on this machine: the prefix of the
+ * posix (`file`) protocol whose PFNs start as this one does (the longest such, when several do),
+ * for the posix transfer tool to keep every path inside. Undefined when no posix protocol with a
+ * prefix built it.
+ */
+export const localRootOf = (protocols: readonly RseProtocol[], pfn: string): string | undefined => {
+  let root: string | undefined;
+  let longest = -1;
+  for (const protocol of protocols) {
+    if (!protocol.impl.startsWith('rucio.rse.protocols.posix.') || !protocol.prefix) continue;
+    const base = pfnFromProtocol(protocol, '');
+    if (pfn.startsWith(base) && base.length > longest) {
+      root = protocol.prefix;
+      longest = base.length;
+    }
+  }
+  return root;
+};
+
 export type PfnSettings = Readonly<{
   deterministic: boolean;
   lfn2pfnAlgorithm: string;

@@ -40,6 +40,30 @@ const requireSrmWebServicePath = (scheme: string, extendedAttributes: unknown): 
     throw new InvalidObject('Missing values! For SRM, extended_attributes and web_service_path must be specified');
 };
 
+/** Rucio's posix implementation reads `file` PFNs on the machine itself. */
+const isLocalFiles = (scheme: string, impl: string | null | undefined): boolean =>
+  scheme === 'file' || (impl ?? '').startsWith('rucio.rse.protocols.posix.');
+
+/** `/`, then names separated by single slashes, none `.` or `..`; one trailing slash allowed. */
+const isAbsoluteNormalisedPath = (path: string): boolean => {
+  if (!path.startsWith('/')) return false;
+  const names = path.slice(1).replace(/\/$/, '');
+  return names === '' || names.split('/').every((name) => name !== '' && name !== '.' && name !== '..');
+};
+
+/**
+ * The prefix of a protocol on this machine's files is the directory the posix tool and the
+ * deletion daemons stay inside: it must be an absolute normalised path (a stricter check than
+ * Rucio's, recorded in docs/compatibility.md). Absent (null) stays allowed, as in Rucio; those
+ * tools then refuse the protocol until it has one.
+ */
+const requireLocalPrefix = (scheme: string, impl: string | null | undefined, prefix: string | null): void => {
+  if (prefix === null || !isLocalFiles(scheme, impl) || isAbsoluteNormalisedPath(prefix)) return;
+  throw new InvalidObject(
+    `Problem validating protocol: the prefix '${prefix}' of a protocol on local files must be an absolute normalised path (starting with '/', without '.', '..' or empty names)`,
+  );
+};
+
 /** What identifies the protocol a request names: hostname defaults to `localhost`, port to 0. */
 export const protocolKeyFromRequest = (scheme: string, body: Readonly<Record<string, unknown>>): ProtocolKey => ({
   scheme,
@@ -54,9 +78,11 @@ export const protocolFromRequest = (scheme: string, body: Readonly<Record<string
   requireSrmWebServicePath(scheme, extendedAttributes);
   const impl = optionalText(body, 'impl', null);
   if (!impl) throw new InvalidObject('Missing values!');
+  const prefix = optionalText(body, 'prefix', null);
+  requireLocalPrefix(scheme, impl, prefix);
   return {
     ...protocolKeyFromRequest(scheme, body),
-    prefix: optionalText(body, 'prefix', null),
+    prefix,
     impl,
     domains,
     extended_attributes: extendedAttributes,
@@ -73,10 +99,13 @@ export type ProtocolChanges = Readonly<{
 const IDENTIFYING_KEYS = ['scheme', 'hostname', 'port'] as const;
 
 /**
- * `PUT /rses/{rse}/protocols/...`: prefix, impl, extended attributes and priorities may change.
- * Scheme, hostname and port identify the protocol and stay as they are.
+ * `PUT /rses/{rse}/protocols/{scheme}...`: prefix, impl, extended attributes and priorities may
+ * change. Scheme, hostname and port identify the protocol and stay as they are.
  */
-export const protocolChangesFromRequest = (body: Readonly<Record<string, unknown>>): ProtocolChanges => {
+export const protocolChangesFromRequest = (
+  body: Readonly<Record<string, unknown>>,
+  scheme: string,
+): ProtocolChanges => {
   const identifying = IDENTIFYING_KEYS.filter((key) => key in body);
   if (identifying.length > 0) {
     throw new InvalidObject(
@@ -97,6 +126,7 @@ export const protocolChangesFromRequest = (body: Readonly<Record<string, unknown
     changes.impl = impl;
   }
   if ('extended_attributes' in body) changes.extended_attributes = body.extended_attributes;
+  if (changes.prefix !== undefined) requireLocalPrefix(scheme, changes.impl, changes.prefix);
   return changes;
 };
 

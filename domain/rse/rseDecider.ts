@@ -336,7 +336,11 @@ export const importRse = ({ data, metadata }: ImportRse, state: Rse): RseEvent[]
       }
       const { scheme: _scheme, hostname: _hostname, port: _port, ...named } = request;
       return updateRseProtocols(
-        { type: 'UpdateRseProtocols', data: { rse, ...key, changes: protocolChangesFromRequest(named) }, metadata },
+        {
+          type: 'UpdateRseProtocols',
+          data: { rse, ...key, changes: protocolChangesFromRequest(named, key.scheme) },
+          metadata,
+        },
         current,
       );
     }),

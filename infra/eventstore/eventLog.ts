@@ -9,14 +9,16 @@ import {
 } from './eventStore.ts';
 import { HashChainChecker } from './hashChains.ts';
 import { isRecord } from '../narrowing.ts';
+import { LogChainChecker } from './logChain.ts';
 
 /**
  * The event log as NDJSON, for backups and moves between stores: one event per line, oldest first
  * (the order of `$all`), with everything the store keeps of it:
  *
  *   {"position":1,"stream":"account-root","revision":0,"id":"…","type":"AccountCreated",
- *    "data":{…},"metadata":{"account":"root",…,"hash":"…"},"recordedAt":"2026-…Z"}
+ *    "data":{…},"metadata":{"account":"root",…,"hash":"…"},"recordedAt":"2026-…Z","logHash":"…"}
  *
+ * (`logHash`, the event's link in the log chain, only from stores that keep it: logChain.ts.)
  * An import appends the lines in that order into an empty store, with the same ids, streams,
  * revisions, types, data and metadata; the store computes the hashes again (the same ones, for a
  * store that was hashed throughout) and records its own time. Positions come out the same on
@@ -31,6 +33,7 @@ export type LoggedEvent = Readonly<{
   data: unknown;
   metadata: EventMetadata;
   recordedAt: string;
+  logHash?: string;
 }>;
 
 export const loggedEvent = (event: RecordedEvent): LoggedEvent => ({
@@ -42,6 +45,7 @@ export const loggedEvent = (event: RecordedEvent): LoggedEvent => ({
   data: event.data,
   metadata: event.metadata,
   recordedAt: event.recordedAt.toISOString(),
+  ...(event.logHash !== undefined ? { logHash: event.logHash } : {}),
 });
 
 /** Every event of the store as NDJSON text, in chunks of about 64 KiB; `onProgress` after every read. */
@@ -88,8 +92,9 @@ export type ImportReport = Readonly<{
 
 /**
  * Appends the events of an NDJSON log (`exportEventLog`'s format) into an empty store, in order.
- * Every hash a line carries is checked against its stream's chain first, so a log edited after
- * its export is refused before the edited event is written. Events are appended in chunks of
+ * Every hash a line carries is checked against its stream's chain first, and every log hash
+ * against the log chain, so a log edited, cut inside or reordered after its export is refused
+ * before the first event it changed is written (the store computes both chains again). Events are appended in chunks of
  * `chunkSize` (default 1000): consecutive events of one stream as one append at their recorded
  * revision, the appends of a chunk in one call, which SQLite commits as one transaction in order
  * and EventStoreDB appends one after the other. On EventStoreDB give the store itself, not the
@@ -103,6 +108,7 @@ export const importEventLog = async (
   if ((await eventStore.headPosition()) !== 0n)
     throw new EventImportError('The event store is not empty: an import goes only into an empty store');
   const checker = new HashChainChecker();
+  const logChecker = new LogChainChecker('stored');
   const chunkSize = options.chunkSize ?? 1000;
   const streams = new Set<string>();
   let runs: { append: StreamAppend & { events: NewEvent[] }; lastPosition: number }[] = [];
@@ -140,6 +146,17 @@ export const importEventLog = async (
       throw new EventImportError(
         `Line ${lineNumber}: stream ${broken.streamName}, revision ${broken.revision}: ${broken.detail}`,
       );
+    const logBroken = logChecker.check({
+      id: event.id,
+      streamName: event.stream,
+      revision: BigInt(event.revision),
+      position: BigInt(event.position),
+      type: event.type,
+      data: event.data,
+      metadata: event.metadata,
+      ...(typeof event.logHash === 'string' ? { logHash: event.logHash } : {}),
+    });
+    if (logBroken) throw new EventImportError(`Line ${lineNumber}: the log chain: ${logBroken.detail}`);
     streams.add(event.stream);
     const newEvent: NewEvent = {
       id: event.id,

@@ -64,6 +64,11 @@ export type RecordedEvent = Readonly<{
   revision: bigint;
   position: bigint;
   recordedAt: Date;
+  /**
+   * The event's link in the log chain (logChain.ts), on stores that keep it with the event
+   * (SQLite); absent on EventStoreDB and on events written before the log chain existed.
+   */
+  logHash?: string;
 }>;
 
 export type AppendResult = Readonly<{

@@ -3,6 +3,7 @@ import { BroadcastChannel } from 'node:worker_threads';
 import { resolve } from 'node:path';
 import type { PositionSignal } from '../positionSignal.ts';
 import { CHAIN_START, eventHash, withoutHash } from './eventHashes.ts';
+import { LOG_CHAIN_START, logHash } from './logChain.ts';
 import { SAFETY_AUTOCHECKPOINT_PAGES, WalCheckpointer } from '../sqliteCheckpointer.ts';
 import {
   EventIdConflictError,
@@ -36,6 +37,8 @@ type EventRow = {
   recorded_at: string;
   /** Null for events written before hashing. */
   hash: string | null;
+  /** Null for events written before the log chain (logChain.ts). */
+  log_hash: string | null;
 };
 
 export type SqliteEventStoreOptions = Readonly<{
@@ -57,7 +60,9 @@ export type SqliteEventStoreOptions = Readonly<{
 /**
  * The embedded event store: one SQLite file in WAL mode with `synchronous=FULL`, so a commit is
  * on disk before `append` resolves. `position` is the table's AUTOINCREMENT key, which never
- * reuses a value, so it serves as the global order of `$all`.
+ * reuses a value, so it serves as the global order of `$all`. Every event carries two hashes:
+ * its stream's chain (`hash`, eventHashes.ts) and the log's (`log_hash`, logChain.ts), both
+ * computed in the append's transaction, which holds the file's write lock.
  */
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
@@ -74,11 +79,14 @@ export class SqliteEventStore implements EventStore {
   private readonly crossProcess: PositionSignal | undefined;
   private readonly stopHearing: () => void;
   private closed = false;
+  /** The log hash the next event appended in the open transaction chains to. */
+  private logHead = LOG_CHAIN_START;
 
   private readonly statements: {
     findById: Database.Statement<[string], Pick<EventRow, 'stream' | 'revision' | 'position'>>;
     streamHead: Database.Statement<[string], { revision: number; hash: string | null }>;
-    insert: Database.Statement<[string, string, number, string, string, string, string, string]>;
+    logHead: Database.Statement<[], { log_hash: string | null }>;
+    insert: Database.Statement<[string, string, number, string, string, string, string, string, string]>;
     readStream: Database.Statement<[string, number], EventRow>;
     readStreamLimited: Database.Statement<[string, number, number], EventRow>;
     readAll: Database.Statement<[number, number], EventRow>;
@@ -114,17 +122,19 @@ export class SqliteEventStore implements EventStore {
         data TEXT NOT NULL,
         metadata TEXT NOT NULL,
         recorded_at TEXT NOT NULL,
-        hash TEXT
+        hash TEXT,
+        log_hash TEXT
       );
       CREATE UNIQUE INDEX IF NOT EXISTS events_by_id ON events (event_id);
       CREATE UNIQUE INDEX IF NOT EXISTS events_by_stream ON events (stream, revision);
     `);
-    // Files written before hashing gain the column; their events stay unhashed (NULL). Two
-    // processes opening such a file at once may both try: the second finds it added.
+    // Files written before hashing, or before the log chain, gain the columns; their events stay
+    // without (NULL). Two processes opening such a file at once may both try: the second finds it added.
     const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(events)').all();
-    if (!columns.some((column) => column.name === 'hash')) {
+    for (const column of ['hash', 'log_hash']) {
+      if (columns.some((existing) => existing.name === column)) continue;
       try {
-        this.db.exec('ALTER TABLE events ADD COLUMN hash TEXT');
+        this.db.exec(`ALTER TABLE events ADD COLUMN ${column} TEXT`);
       } catch (error) {
         if (!/duplicate column/i.test(errorMessage(error))) throw error;
       }
@@ -133,8 +143,10 @@ export class SqliteEventStore implements EventStore {
       findById: this.db.prepare('SELECT stream, revision, position FROM events WHERE event_id = ?'),
       // The stream's last event: its revision, and the hash the next event chains to.
       streamHead: this.db.prepare('SELECT revision, hash FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1'),
+      // The log's last event: the log hash the next event chains to (NULL before the log chain).
+      logHead: this.db.prepare('SELECT log_hash FROM events ORDER BY position DESC LIMIT 1'),
       insert: this.db.prepare(
-        'INSERT INTO events (event_id, stream, revision, type, data, metadata, recorded_at, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO events (event_id, stream, revision, type, data, metadata, recorded_at, hash, log_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       // Without a LIMIT parameter SQLite answers a stream that does not exist three times faster;
       // commands read every stream they decide on, most often a new one (a file being registered).
@@ -180,18 +192,22 @@ export class SqliteEventStore implements EventStore {
     try {
       this.assertOpen();
       outcomes = this.db
-        .transaction(() =>
-          group.map((item) => {
+        .transaction(() => {
+          // Read once the write lock is held: other processes append to the same file.
+          this.logHead = this.statements.logHead.get()?.log_hash ?? LOG_CHAIN_START;
+          return group.map((item) => {
+            const logHeadBefore = this.logHead;
             try {
               // A nested transaction is a savepoint: a failure here undoes only this caller's appends.
               return {
                 results: this.db.transaction(() => item.appends.map((append) => this.appendInTransaction(append)))(),
               };
             } catch (error) {
+              this.logHead = logHeadBefore;
               return { error };
             }
-          }),
-        )
+          });
+        })
         .immediate();
     } catch (error) {
       for (const item of group) item.reject(error);
@@ -229,8 +245,8 @@ export class SqliteEventStore implements EventStore {
     const head = last?.revision ?? null;
     assertExpectedRevision(streamName, expectedRevision, head);
 
-    // 3. Append after the head, each event chained to the one before (a stream whose last event
-    //    was written before hashing starts a new chain).
+    // 3. Append after the head, each event chained to the one before in its stream (a stream
+    //    whose last event was written before hashing starts a new chain) and in the log.
     let revision = head ?? -1;
     let previousHash = last?.hash ?? CHAIN_START;
     let position = 0;
@@ -255,6 +271,7 @@ export class SqliteEventStore implements EventStore {
         this.metadataJson(metadata),
         recordedAt,
         previousHash,
+        (this.logHead = logHash(this.logHead, previousHash)),
       );
       position = Number(info.lastInsertRowid);
     }
@@ -403,4 +420,5 @@ const toRecordedEvent = (row: EventRow): RecordedEvent => ({
   revision: BigInt(row.revision),
   position: BigInt(row.position),
   recordedAt: new Date(row.recorded_at),
+  ...(row.log_hash !== null ? { logHash: row.log_hash } : {}),
 });

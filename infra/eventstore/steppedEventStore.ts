@@ -263,13 +263,37 @@ export class SteppedEventStore implements EventStore {
     }
   }
 
+  /**
+   * Completes the steps writers of this protocol left unfinished, then lets go, leaving `inner`
+   * open: for a deployment whose server now appends several streams atomically (KurrentDB 25.1),
+   * whose writers take no leases, so no step of this protocol may stay half-written (readers would
+   * hold at it for ever). Waits, up to the lease wait, for the leases of writers that died to
+   * lapse; answers how many steps are still held, by writers of this protocol still running.
+   */
+  static async finishLeftSteps(
+    inner: EventStore,
+    options: SteppedEventStoreOptions,
+  ): Promise<{ finished: number; unfinished: number }> {
+    const store = new SteppedEventStore(inner, { ...options, recoveryIntervalMs: 0 });
+    try {
+      return await store.completePendingSteps({ waitForLeases: true });
+    } finally {
+      await store.letGo();
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.letGo();
+    await this.inner.close();
+  }
+
+  /** Stops the sweeps and closes the Redis connection this store made; the inner store stays open. */
+  private async letGo(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
     await this.sweeping?.catch(() => undefined);
     if (this.ownsRedis) await this.redis.quit().catch(() => this.redis.disconnect());
-    await this.inner.close();
   }
 
   // ---- appends

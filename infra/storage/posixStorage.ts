@@ -1,6 +1,14 @@
-import { open, statfs, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { pathOfFilePfn } from '../transfer/posixCopy.ts';
+import { lstat, statfs, unlink } from 'node:fs/promises';
+import { dirname, posix } from 'node:path';
+import {
+  assertStillInside,
+  checkedParent,
+  localFileOf,
+  OutsideRootError,
+  pathOfFilePfn,
+  syncDirectory,
+  type LocalFile,
+} from './localFiles.ts';
 import type { FileDeletion, Storage, StorageSpace } from './storage.ts';
 import { errorCode } from '../narrowing.ts';
 
@@ -14,37 +22,41 @@ const PARALLEL = 16;
  * Deletion on a `file` protocol (Rucio's `rucio.rse.protocols.posix.Default`): the PFN's path on
  * this machine is unlinked (a missing file is `not-found`), then each directory that lost a file
  * is fsynced, so the deletion survives a power cut before the catalogue forgets the replica.
- * Directories are left in place, as Rucio's posix protocol leaves them.
+ * Directories are left in place, as Rucio's posix protocol leaves them. Nothing outside the
+ * protocol's prefix is touched: a PFN outside it, a link among its directories, or a prefix that
+ * is not an absolute normalised path fail the file (localFiles.ts); a link in the file's place is
+ * removed itself, never its target.
  */
 export class PosixStorage implements Storage {
   readonly name = 'posix';
 
-  async delete(pfns: readonly string[]): Promise<FileDeletion[]> {
+  async delete(pfns: readonly string[], root: string | null): Promise<FileDeletion[]> {
     const results: FileDeletion[] = new Array(pfns.length);
     const directories = new Map<string, number[]>();
     let next = 0;
     const worker = async () => {
       for (let index = next++; index < pfns.length; index = next++) {
         const pfn = pfns[index]!;
-        let path: string;
+        let file: LocalFile;
         try {
-          path = pathOfFilePfn(pfn);
+          file = localFileOf(pfn, root);
         } catch (error) {
           results[index] = { pfn, outcome: 'failed', reason: messageOf(error), noAccess: false };
           continue;
         }
         try {
-          await unlink(path);
+          const directory = await unlinkInside(file);
           results[index] = { pfn, outcome: 'deleted' };
-          directories.set(dirname(path), [...(directories.get(dirname(path)) ?? []), index]);
+          directories.set(directory, [...(directories.get(directory) ?? []), index]);
         } catch (error) {
           const code = errorCode(error) ?? '';
-          if (code === 'ENOENT') results[index] = { pfn, outcome: 'not-found' };
+          // A directory missing on the way (ENOENT) or a file where one was expected (ENOTDIR): the file is not there.
+          if (code === 'ENOENT' || code === 'ENOTDIR') results[index] = { pfn, outcome: 'not-found' };
           else
             results[index] = {
               pfn,
               outcome: 'failed',
-              reason: `${path}: ${messageOf(error)}`,
+              reason: error instanceof OutsideRootError ? messageOf(error) : `${file.path}: ${messageOf(error)}`,
               noAccess: NO_ACCESS.has(code),
             };
         }
@@ -90,13 +102,15 @@ export class PosixStorage implements Storage {
   }
 }
 
-const syncDirectory = async (directory: string): Promise<void> => {
-  const handle = await open(directory, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+/** Unlinks the file through its checked directory; answers that directory, to be flushed. */
+const unlinkInside = async (file: LocalFile): Promise<string> => {
+  const { directory } = await checkedParent(file, { create: false });
+  const path = posix.join(directory, file.name);
+  const stats = await lstat(path);
+  if (stats.isDirectory()) throw new Error(`${file.path} is a directory`);
+  await assertStillInside(directory);
+  await unlink(path);
+  return directory;
 };
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

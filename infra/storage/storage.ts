@@ -22,9 +22,10 @@ export interface Storage {
   readonly name: string;
   /**
    * Deletes the files, answering for each PFN in order. A file reported gone stays gone after a
-   * crash of this machine (the directory is flushed before the answer).
+   * crash of this machine (the directory is flushed before the answer). `root` is the protocol's
+   * prefix: a storage on this machine touches nothing outside it (infra/storage/localFiles.ts).
    */
-  delete(pfns: readonly string[]): Promise<FileDeletion[]>;
+  delete(pfns: readonly string[], root: string | null): Promise<FileDeletion[]>;
   /** Total and used bytes of the file system holding `pfn`, when this storage can tell. */
   space(pfn: string): Promise<StorageSpace | undefined>;
 }

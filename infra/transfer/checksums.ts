@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 
 /**
  * Checksums computed over a stream of chunks, as Rucio stores them: adler32 as 8 lowercase hex
@@ -143,13 +143,14 @@ export const mismatchOf = (expected: ExpectedFile, actual: Checksums): string | 
 
 /** Reads a file once, in chunks of `chunkBytes` (default 1 MiB), and sums it; never holds the whole file. */
 export const checksumFile = async (
-  path: string,
+  /** A path, or a handle the caller opened (and closes). */
+  source: string | FileHandle,
   name: ChecksumName | null,
   chunkBytes = 1024 * 1024,
   signal?: AbortSignal,
 ): Promise<Checksums> => {
   const checksum = new StreamChecksum(name);
-  const file = await open(path, 'r');
+  const file = typeof source === 'string' ? await open(source, 'r') : source;
   try {
     const buffer = Buffer.allocUnsafe(chunkBytes);
     for (;;) {
@@ -159,7 +160,7 @@ export const checksumFile = async (
       checksum.update(buffer.subarray(0, bytesRead));
     }
   } finally {
-    await file.close();
+    if (typeof source === 'string') await file.close();
   }
   return checksum.result();
 };

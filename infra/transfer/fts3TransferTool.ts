@@ -235,6 +235,11 @@ export class Fts3TransferTool implements TransferTool {
 
   private remember(externalId: string, job: TransferJob): string {
     this.sourcesOf.set(externalId, { sources: job.sources, at: Date.now() });
+    // A day of jobs is millions at a busy site: the oldest go first beyond the bound.
+    for (const oldest of this.sourcesOf.keys()) {
+      if (this.sourcesOf.size <= MAX_REMEMBERED_SOURCES) break;
+      this.sourcesOf.delete(oldest);
+    }
     return externalId;
   }
 
@@ -282,6 +287,9 @@ export class Fts3TransferTool implements TransferTool {
     return this.options.queryTimeoutMs ?? 30_000;
   }
 }
+
+/** Jobs whose sources are remembered at most (a few hundred bytes each). */
+const MAX_REMEMBERED_SOURCES = 100_000;
 
 /** The FTS servers an `fts` RSE attribute lists (comma-separated, as Rucio splits it). */
 export const ftsServersOf = (attribute: unknown): string[] =>

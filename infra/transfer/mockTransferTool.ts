@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { JobReport, SubmittedJob, TransferJob, TransferTool } from './transferTool.ts';
+import type { JobReport, SubmittedJob, TransferEndpoint, TransferJob, TransferTool } from './transferTool.ts';
 
 /**
  * The `mock` tool: copies nothing, and reports the outcome the job asks for, for RSEs without
@@ -9,12 +9,22 @@ import type { JobReport, SubmittedJob, TransferJob, TransferTool } from './trans
  *   request always gets the same answer),
  * - `mock_delay_ms`: how long the job stays SUBMITTED (default the tool's `delayMs`, 0).
  * Jobs live in this process: after a restart they are LOST, as an FTS job purged by its server.
+ * A job is kept an hour after it could have finished, at most `MAX_JOBS` of them (the oldest go
+ * first), and only what its report needs: at a hundred transfers a second, whole jobs kept an
+ * hour held most of the process's memory.
  */
 export class MockTransferTool implements TransferTool {
   readonly name = 'mock';
   private readonly jobs = new Map<
     string,
-    { job: TransferJob; submittedAt: number; fails: boolean; delayMs: number; cancelled: boolean }
+    {
+      submittedAt: number;
+      fails: boolean;
+      delayMs: number;
+      cancelled: boolean;
+      source: TransferEndpoint | null;
+      bytes: number;
+    }
   >();
   private sequence = 0;
 
@@ -24,21 +34,27 @@ export class MockTransferTool implements TransferTool {
 
   async submit(jobs: readonly TransferJob[]): Promise<SubmittedJob[]> {
     const now = this.now();
-    return jobs.map((job) => {
+    const submitted = jobs.map((job) => {
       this.sequence += 1;
       const externalId = `mock-${process.pid}-${now}-${this.sequence}`;
       const outcome = job.attributes.mock_outcome;
       const rate = numberOr(job.attributes.mock_failure_rate, this.options.failureRate ?? 0);
       const fails = outcome === 'failed' || (outcome !== 'done' && rate > 0 && fractionOf(job.requestId) < rate);
       this.jobs.set(externalId, {
-        job,
         submittedAt: now,
         fails,
         delayMs: numberOr(job.attributes.mock_delay_ms, this.options.delayMs ?? 0),
         cancelled: false,
+        source: job.sources[0] ?? null,
+        bytes: job.file.bytes,
       });
       return { requestId: job.requestId, externalId, externalHost: 'mock' };
     });
+    for (const externalId of this.jobs.keys()) {
+      if (this.jobs.size <= MAX_JOBS) break;
+      this.jobs.delete(externalId);
+    }
+    return submitted;
   }
 
   async poll(externalIds: readonly string[]): Promise<Map<string, JobReport>> {
@@ -84,7 +100,7 @@ export class MockTransferTool implements TransferTool {
         });
         continue;
       }
-      const source = entry.job.sources[0] ?? null;
+      const source = entry.source;
       const finishedAt = new Date(now).toISOString();
       reports.set(
         externalId,
@@ -103,7 +119,7 @@ export class MockTransferTool implements TransferTool {
               state: 'DONE',
               reason: null,
               source,
-              bytesTransferred: entry.job.file.bytes,
+              bytesTransferred: entry.bytes,
               startedAt,
               finishedAt,
             },
@@ -125,9 +141,13 @@ export class MockTransferTool implements TransferTool {
     this.jobs.clear();
   }
 
-  /** Jobs are kept an hour after they could have finished, then forgotten (as FTS purges old jobs). */
+  /**
+   * Jobs are kept an hour after they could have finished, then forgotten (as FTS purges old jobs).
+   * They are in the order of submission: the walk stops at the first one submitted within the hour.
+   */
   private forgetOldJobs(now: number): void {
     for (const [externalId, entry] of this.jobs) {
+      if (now - entry.submittedAt <= KEEP_MS) break;
       if (now - entry.submittedAt - entry.delayMs > KEEP_MS) this.jobs.delete(externalId);
     }
   }
@@ -138,6 +158,9 @@ export class MockTransferTool implements TransferTool {
 }
 
 const KEEP_MS = 3_600_000;
+
+/** Jobs kept at most (about 200 bytes each); a poller asks for its jobs within seconds. */
+export const MAX_JOBS = 100_000;
 
 const numberOr = (value: unknown, fallback: number): number =>
   typeof value === 'number' && Number.isFinite(value) ? value : fallback;

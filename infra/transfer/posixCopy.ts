@@ -1,16 +1,28 @@
-import { constants } from 'node:fs';
-import { mkdir, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join, posix } from 'node:path';
+import { lstat, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  assertStillInside,
+  checkedParent,
+  createInside,
+  localFileOf,
+  openInside,
+  syncCreated,
+  syncDirectory,
+  type LocalFile,
+} from '../storage/localFiles.ts';
 import { checksumFile, checksumToVerify, mismatchOf, StreamChecksum, type ExpectedFile } from './checksums.ts';
 import type { TransferEndpoint, TransferJob } from './transferTool.ts';
 import { errorCode } from '../narrowing.ts';
+
+export { pathOfFilePfn } from '../storage/localFiles.ts';
 
 /**
  * One verified copy between two directories of this machine: the work of the `posix` tool for one
  * job. The destination appears whole or not at all: bytes go to a temporary name beside it, are
  * summed as they stream, and are renamed into place only once size and checksum agree and the file
- * is on disk (fsync of the file, then of its directory).
+ * is on disk (fsync of the file, then of its directory). Every path stays inside its RSE's root,
+ * the endpoint's `root` (infra/storage/localFiles.ts): a link inside an RSE is never followed.
  */
 
 export type CopyResult =
@@ -34,37 +46,25 @@ export type CopyOptions = Readonly<{
   signal: AbortSignal;
 }>;
 
-/**
- * The local path of a `file` PFN. Accepts what `pfnFromProtocol` builds for the posix protocol,
- * `file://<hostname><prefix><path>` (any host name: the tool reads the path on this machine, as
- * Rucio's posix protocol does), and `file:///path`. The path is taken as written, not
- * percent-decoded, since PFNs are built by concatenation. Throws for other schemes and for paths
- * that are not absolute or that climb with `..`.
- */
-export const pathOfFilePfn = (pfn: string): string => {
-  const match = /^file:\/\/([^/]*)(\/.*)$/.exec(pfn);
-  if (!match) throw new Error(`not a file:// PFN: ${pfn}`);
-  const path = match[2]!;
-  if (path.split('/').includes('..')) throw new Error(`the PFN climbs out of its prefix with '..': ${pfn}`);
-  return posix.normalize(path);
-};
-
 /** Thrown for a failure of the destination side: another source would not help. */
 class DestinationError extends Error {}
 
 /** Copies the job's file to its destination from the first source that gives the expected bytes. */
 export const copyVerified = async (job: TransferJob, options: CopyOptions): Promise<CopyResult> => {
-  let destination: string;
+  let destination: LocalFile;
   try {
-    destination = pathOfFilePfn(job.destination.pfn);
+    destination = localFileOf(job.destination.pfn, job.destination.root);
   } catch (error) {
     return { outcome: 'failed', reason: `destination ${job.destination.rse}: ${messageOf(error)}` };
   }
   if (job.sources.length === 0) return { outcome: 'failed', reason: 'no source given' };
 
+  let directory: string;
   try {
     if (await holdsVerifiedCopy(destination, job.file, options)) return { outcome: 'already-there' };
-    await makeDirectories(dirname(destination));
+    const parent = await checkedParent(destination, { create: true });
+    await syncCreated(parent.created);
+    directory = parent.directory;
   } catch (error) {
     if (isAbort(error, options.signal)) throw error;
     return { outcome: 'failed', reason: `destination ${job.destination.pfn}: ${messageOf(error)}` };
@@ -73,15 +73,15 @@ export const copyVerified = async (job: TransferJob, options: CopyOptions): Prom
   const failures: string[] = [];
   for (const source of job.sources) {
     options.signal.throwIfAborted();
-    let sourcePath: string;
+    let sourceFile: LocalFile;
     try {
-      sourcePath = pathOfFilePfn(source.pfn);
+      sourceFile = localFileOf(source.pfn, source.root);
     } catch (error) {
       failures.push(`source ${source.rse}: ${messageOf(error)}`);
       continue;
     }
     try {
-      const failure = await copyFrom(sourcePath, destination, job.file, options);
+      const failure = await copyFrom(sourceFile, directory, destination.name, job.file, options);
       if (failure === null) return { outcome: 'copied', source, bytes: job.file.bytes };
       failures.push(`source ${source.pfn}: ${failure}`);
     } catch (error) {
@@ -94,19 +94,30 @@ export const copyVerified = async (job: TransferJob, options: CopyOptions): Prom
   return { outcome: 'failed', reason: failures.join('; ') };
 };
 
-/** True when the destination exists with the expected size and checksum. */
+/**
+ * True when the destination exists with the expected size and checksum. A link in its place is
+ * no copy (the rename will replace the link itself).
+ */
 const holdsVerifiedCopy = async (
-  destination: string,
+  destination: LocalFile,
   expected: ExpectedFile,
   options: CopyOptions,
 ): Promise<boolean> => {
-  const existing = await stat(destination).catch((error: NodeJS.ErrnoException) => {
+  const missing = (error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return null;
     throw error;
-  });
+  };
+  const parent = await checkedParent(destination, { create: false }).catch(missing);
+  if (parent === null) return false;
+  const existing = await lstat(posix.join(parent.directory, destination.name)).catch(missing);
   if (existing === null || !existing.isFile() || existing.size !== expected.bytes) return false;
-  const actual = await checksumFile(destination, checksumToVerify(expected), options.chunkBytes, options.signal);
-  return mismatchOf(expected, actual) === null;
+  const handle = await openInside(parent.directory, destination.name);
+  try {
+    const actual = await checksumFile(handle, checksumToVerify(expected), options.chunkBytes, options.signal);
+    return mismatchOf(expected, actual) === null;
+  } finally {
+    await handle.close();
+  }
 };
 
 /**
@@ -115,14 +126,15 @@ const holdsVerifiedCopy = async (
  * failed, and the abort reason when cancelled; the temporary file is gone in every case but success.
  */
 const copyFrom = async (
-  sourcePath: string,
-  destination: string,
+  sourceFile: LocalFile,
+  directory: string,
+  name: string,
   expected: ExpectedFile,
   options: CopyOptions,
 ): Promise<string | null> => {
   let source: FileHandle;
   try {
-    source = await open(sourcePath, 'r');
+    source = await openInside((await checkedParent(sourceFile, { create: false })).directory, sourceFile.name);
   } catch (error) {
     return errorCode(error) === 'ENOENT' ? 'no such file' : messageOf(error);
   }
@@ -132,8 +144,10 @@ const copyFrom = async (
     if (sourceStat.size !== expected.bytes)
       return `size mismatch: expected ${expected.bytes} bytes, got ${sourceStat.size}`;
 
-    const temporary = join(dirname(destination), `.${basename(destination)}.part`);
-    const target = await openTemporary(temporary, options.staleTemporaryMs);
+    const temporaryName = `.${name}.part`;
+    const temporary = posix.join(directory, temporaryName);
+    const destination = posix.join(directory, name);
+    const target = await openTemporary(directory, temporaryName, options.staleTemporaryMs);
     let renamed = false;
     try {
       const checksum = new StreamChecksum(checksumToVerify(expected));
@@ -144,9 +158,10 @@ const copyFrom = async (
       options.onStreamed?.();
       await destinationStep(() => target.sync());
       await destinationStep(() => target.close());
+      await destinationStep(() => assertStillInside(directory));
       await destinationStep(() => rename(temporary, destination));
       renamed = true;
-      await destinationStep(() => syncDirectory(dirname(destination)));
+      await destinationStep(() => syncDirectory(directory));
       return null;
     } finally {
       if (!renamed) {
@@ -164,19 +179,20 @@ const copyFrom = async (
  * running elsewhere (the destination is busy), unless nobody has written to it for
  * `staleTemporaryMs`, when it is the leftover of a copy that died and is replaced.
  */
-const openTemporary = async (temporary: string, staleTemporaryMs: number): Promise<FileHandle> => {
-  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+const openTemporary = async (directory: string, name: string, staleTemporaryMs: number): Promise<FileHandle> => {
+  const temporary = posix.join(directory, name);
   try {
-    return await open(temporary, flags, 0o644);
+    return await createInside(directory, name);
   } catch (error) {
     if (errorCode(error) !== 'EEXIST') throw new DestinationError(messageOf(error));
   }
-  const leftover = await stat(temporary).catch(() => null);
+  const leftover = await lstat(temporary).catch(() => null);
   if (leftover !== null && Date.now() - leftover.mtimeMs < staleTemporaryMs) {
     throw new DestinationError(`another copy to this destination is in progress (${temporary})`);
   }
+  // Unlinking removes a link itself, never its target.
   await unlink(temporary).catch(() => undefined);
-  return destinationStep(() => open(temporary, flags, 0o644));
+  return destinationStep(() => createInside(directory, name));
 };
 
 /**
@@ -247,26 +263,6 @@ const writeAll = async (target: FileHandle, chunk: Buffer, position: number): Pr
       target.write(chunk, written, chunk.length - written, position + written),
     );
     written += result.bytesWritten;
-  }
-};
-
-/** mkdir -p, then fsync the parent of every directory it created, so the new path survives a crash. */
-const makeDirectories = async (directory: string): Promise<void> => {
-  const firstCreated = await mkdir(directory, { recursive: true });
-  if (firstCreated === undefined) return;
-  const top = dirname(firstCreated);
-  for (let parent = dirname(directory); ; parent = dirname(parent)) {
-    await syncDirectory(parent);
-    if (parent === top || parent === dirname(parent)) break;
-  }
-};
-
-const syncDirectory = async (directory: string): Promise<void> => {
-  const handle = await open(directory, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 };
 

@@ -40,6 +40,9 @@ type Entry = {
 
 const CANCELLED = 'Transfer cancelled';
 
+/** Jobs kept at most, finished ones dropped oldest first beyond it: a poller asks for its jobs within seconds. */
+const MAX_KEPT_JOBS = 10_000;
+
 /**
  * The `posix` tool: real copies between RSEs whose protocol is `file`, both mounted on this
  * machine (PFN `file://<host>/<prefix><path>`). Each job copies from the first source that gives
@@ -239,11 +242,17 @@ export class PosixTransferTool implements TransferTool {
     if (waiting && blockedIndex >= 0) waiting.splice(blockedIndex, 1);
   }
 
+  /** Finished jobs go after `keepFinishedMs`, and the oldest first beyond MAX_KEPT_JOBS jobs in all. */
   private forgetOldJobs(): void {
     const keepMs = this.options.keepFinishedMs ?? 3_600_000;
     const now = this.now();
+    let excess = this.entries.size - MAX_KEPT_JOBS;
     for (const [externalId, entry] of this.entries) {
-      if (entry.finishedAt !== null && now - entry.finishedAt > keepMs) this.entries.delete(externalId);
+      if (entry.finishedAt === null) continue;
+      if (excess > 0 || now - entry.finishedAt > keepMs) {
+        this.entries.delete(externalId);
+        excess -= 1;
+      }
     }
   }
 

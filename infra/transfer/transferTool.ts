@@ -10,8 +10,12 @@
  * changes nothing.
  */
 
-/** One endpoint of a copy: the RSE and the physical file name there. */
-export type TransferEndpoint = Readonly<{ rse: string; rseId: string; pfn: string }>;
+/**
+ * One endpoint of a copy: the RSE and the physical file name there. `root`: for a PFN of a `file`
+ * protocol, the protocol's prefix, which the `posix` tool keeps every path inside (it refuses a
+ * `file` endpoint without one); other tools ignore it.
+ */
+export type TransferEndpoint = Readonly<{ rse: string; rseId: string; pfn: string; root?: string }>;
 
 /** What the destination must hold once the copy is verified. */
 export type TransferFile = Readonly<{

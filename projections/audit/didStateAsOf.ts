@@ -53,9 +53,9 @@ export const didStateAsOf = async (
   return { did: folded.state, rules, lastEvent, exists: events.length > 0 };
 };
 
-type Within = (event: RecordedEvent) => boolean;
+export type Within = (event: RecordedEvent) => boolean;
 
-const boundOf = async (eventStore: EventStore, asOf: HistoryBound | undefined): Promise<Within> => {
+export const boundOf = async (eventStore: EventStore, asOf: HistoryBound | undefined): Promise<Within> => {
   if (asOf === undefined) return () => true;
   if ('time' in asOf) return (event) => event.metadata.at <= asOf.time;
   const [bounding] = await eventStore.readEventsAt([asOf.position]);
@@ -65,7 +65,7 @@ const boundOf = async (eventStore: EventStore, asOf: HistoryBound | undefined): 
     event.position <= asOf.position || (event.metadata.requestId === requestId && event.metadata.at === at);
 };
 
-const foldUpTo = <State, E extends Event>(
+export const foldUpTo = <State, E extends Event>(
   decider: Decider<State, never, E>,
   events: readonly RecordedEvent[],
   within: Within,

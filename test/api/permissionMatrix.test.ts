@@ -239,6 +239,13 @@ const ROWS: readonly Row[] = [
     request: () => ({ path: '/admin/projections/no_such_projection/rebuild' }),
   },
 
+  // Our own route (issue 24, the console): verifying the hash chains reads the whole log, for admins.
+  {
+    routes: ['POST /audit/verify'],
+    expect: ADMIN(200),
+    request: () => ({ path: '/audit/verify' }),
+  },
+
   // Configuration (§9: config get/set admin).
   {
     routes: ['POST /config'],

@@ -98,6 +98,31 @@ describe('API: RSE protocols and PFNs', () => {
     expect((await protocols(rse)).map((protocol) => protocol.scheme)).to.deep.equal(['https']);
   });
 
+  it('refuses a file protocol whose prefix is not an absolute normalised path, on POST and PUT, changing nothing', async () => {
+    const rse = await createRse(server);
+    const posix = (prefix: string) => ({
+      prefix,
+      impl: 'rucio.rse.protocols.posix.Default',
+      domains: { wan: { read: 1 } },
+    });
+    for (const prefix of ['../../../somewhere', 'relative/rse', '/data/../etc', '/data/./rse', '/data//rse']) {
+      expectError(
+        await server.root('POST', `/rses/${rse}/protocols/file`, { body: posix(prefix) }),
+        400,
+        'InvalidObject',
+        /must be an absolute normalised path/,
+      );
+    }
+    expectStatus(await server.root('POST', `/rses/${rse}/protocols/file`, { body: posix('/data/rse/') }), 201);
+    expectError(
+      await server.root('PUT', `/rses/${rse}/protocols/file`, { body: { prefix: '/data/rse/../../etc' } }),
+      400,
+      'InvalidObject',
+      /the prefix '\/data\/rse\/..\/..\/etc' of a protocol on local files/,
+    );
+    expect((await protocols(rse)).map((protocol) => protocol.prefix)).to.deep.equal(['/data/rse/']);
+  });
+
   it('updates priorities and prefix by scheme, hostname and port, and swaps priorities as the client does', async () => {
     const rse = await createRse(server);
     expectStatus(await server.root('POST', `/rses/${rse}/protocols/https`, { body: webdav() }), 201);

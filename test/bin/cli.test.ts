@@ -48,6 +48,7 @@ const COMMANDS = [
   ['replay'],
   ['audit'],
   ['audit', 'verify'],
+  ['audit', 'anchor'],
   ['events'],
   ['events', 'export'],
   ['events', 'import'],

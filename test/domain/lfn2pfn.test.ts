@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { deterministicPath, lfnsToPfns, pfnFromProtocol } from '../../domain/rse/lfn2pfn.ts';
+import { deterministicPath, lfnsToPfns, localRootOf, pfnFromProtocol } from '../../domain/rse/lfn2pfn.ts';
 import { noPriorities, withPriorities, prioritySettings, type RseProtocol } from '../../domain/rse/protocol.ts';
 import { protocolFromRequest } from '../../domain/rse/protocolInput.ts';
 import { selectProtocol } from '../../domain/rse/protocolSelection.ts';
@@ -70,6 +70,16 @@ describe('lfn → pfn', () => {
     expect(pfnFromProtocol(srm, '/a/b')).to.equal('srm://se.example.org:8446/srm/managerv2?SFN=/data/a/b');
     expect(pfnFromProtocol({ ...srm, port: 0 }, 'a/b')).to.equal('srm://se.example.org/srm/managerv2?SFN=/data/a/b');
     expect(pfnFromProtocol({ ...https, prefix: null }, 'a')).to.equal('https://eos.cern.ch:443/a');
+  });
+
+  it('finds the local directory a posix PFN lies in: the prefix of the protocol that built it, the longest when several fit', () => {
+    const posix = (hostname: string, prefix: string | null) =>
+      protocol('file', hostname, {}, { impl: 'rucio.rse.protocols.posix.Default', port: 0, prefix });
+    const protocols = [posix('localhost', '/data'), posix('localhost', '/data/rse'), posix('other', null)];
+    expect(localRootOf(protocols, 'file://localhost/data/rse/a/b')).to.equal('/data/rse');
+    expect(localRootOf(protocols, 'file://localhost/data/x')).to.equal('/data');
+    expect(localRootOf(protocols, 'file://other/data/x')).to.equal(undefined);
+    expect(localRootOf(protocols, 'root://localhost/data/x')).to.equal(undefined);
   });
 
   it('chooses the protocol with the lowest priority for the operation and domain, ties in listing order', () => {

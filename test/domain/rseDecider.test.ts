@@ -161,7 +161,7 @@ describe('RSE decider', () => {
         type: 'RseProtocolAdded',
         data: { ...ref, protocol: protocol({ hostname: 'other.cern.ch' }) },
       };
-      const changes = protocolChangesFromRequest({ prefix: '/new', domains: { wan: { read: 1 } } });
+      const changes = protocolChangesFromRequest({ prefix: '/new', domains: { wan: { read: 1 } } }, 'root');
       const updated = (hostname: string): RseEvent => {
         const base = protocol({ hostname, prefix: '/new' });
         return {

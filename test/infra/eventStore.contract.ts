@@ -9,8 +9,9 @@ export type EventStoreFixture = {
 };
 
 /**
- * The behaviour every event store adapter must have. Run by sqliteEventStore.test.ts always and
- * by esdbEventStore.test.ts when ESDB_URL is set. Every test writes to streams of its own.
+ * The behaviour every event store adapter must have. Run by sqliteEventStore.test.ts and
+ * steppedEventStore.test.ts always, and by esdbEventStore.test.ts when ESDB_URL is set (on both
+ * paths of multi-stream appends). Every test writes to streams of its own.
  */
 export const eventStoreContract = (adapterName: string, open: () => Promise<EventStoreFixture>): void => {
   describe(`EventStore contract: ${adapterName}`, () => {
@@ -118,6 +119,44 @@ export const eventStoreContract = (adapterName: string, open: () => Promise<Even
         expect(results.map((r) => r.nextExpectedRevision)).to.deep.equal([0n, 1n]);
         expect(await store.readStream(one)).to.have.length(1);
         expect(await store.readStream(two)).to.have.length(2);
+      });
+
+      it('keeps data and metadata as given in every stream', async () => {
+        const one = uniqueName('contract-');
+        const two = uniqueName('contract-');
+        const first = newEvent('A', { name: 'f1', nested: { bytes: 12, list: [1, 'two', null] } });
+        const second = newEvent('B', { adler32: '0cc737eb' });
+        const caused = { ...second, metadata: { ...second.metadata, causationId: first.id, schemaVersion: 2 } };
+        await store.appendToStreams([
+          { streamName: one, events: [first], expectedRevision: 'no_stream' },
+          { streamName: two, events: [caused], expectedRevision: 'no_stream' },
+        ]);
+        for (const [stream, given] of [
+          [one, first],
+          [two, caused],
+        ] as const) {
+          const [read] = await store.readStream(stream);
+          expect(read!.id).to.equal(given.id);
+          expect(read!.data).to.deep.equal(given.data);
+          // A store that writes the streams one by one marks the step (SteppedEventStore).
+          const { hash, step: _step, ...metadata } = read!.metadata;
+          expect(metadata).to.deep.equal(given.metadata);
+          expect(hash).to.be.a('string');
+        }
+      });
+
+      it('writes nothing to any stream when one of them is refused', async () => {
+        const taken = uniqueName('contract-');
+        await store.appendToStream(taken, [newEvent('A')], 'no_stream');
+        const fresh = uniqueName('contract-');
+        await expectWrongRevision(
+          store.appendToStreams([
+            { streamName: fresh, events: [newEvent('B')], expectedRevision: 'no_stream' },
+            { streamName: taken, events: [newEvent('C')], expectedRevision: 'no_stream' },
+          ]),
+        );
+        expect(await store.readStream(fresh)).to.deep.equal([]);
+        expect((await store.readStream(taken)).map((event) => event.type)).to.deep.equal(['A']);
       });
 
       it('treats a repeated multi-stream append of the same event ids as already done', async () => {

@@ -40,7 +40,21 @@ describe('Hash chains', () => {
     it('holds for a history as the store wrote it', async () => {
       await aHistory();
       const report = await verifyHashChains(store, { batchSize: 2 });
-      expect(report).to.deep.equal({ events: 4, streams: 2, hashed: 4, unhashed: 0, truncatedStreams: 0 });
+      const [newest] = await store.readEventsAt([4n]);
+      expect(report).to.deep.equal({
+        events: 4,
+        streams: 2,
+        hashed: 4,
+        unhashed: 0,
+        truncatedStreams: 0,
+        logChain: {
+          mode: 'stored',
+          startsAt: 1n,
+          unchained: 0,
+          chained: 4,
+          head: { position: 4n, logHash: newest!.logHash, events: 4 },
+        },
+      });
     });
 
     it('names the edited event: its stream, revision and position', async () => {
@@ -50,26 +64,43 @@ describe('Hash chains', () => {
       expect(firstBreak).to.include({ streamName: 'did-s:a', revision: 1n, position: 2n, reason: 'hash-mismatch' });
     });
 
-    it('names the next event of the stream when the edited event was given its matching hash too', async () => {
+    it('names the edited event in the log chain when it was given its matching stream hash too', async () => {
       await aHistory();
       const [created, metadataSet] = await store.readStream('did-s:a');
       const forged = { ...metadataSet!, data: { colour: 'blue' } };
       const forgedHash = eventHash(created!.metadata.hash!, forged);
       tamper(`UPDATE events SET data = '{"colour":"blue"}', hash = '${forgedHash}' WHERE position = 2`);
       const { firstBreak } = await verifyHashChains(store);
+      expect(firstBreak).to.include({
+        streamName: 'did-s:a',
+        revision: 1n,
+        position: 2n,
+        reason: 'log-chain-mismatch',
+      });
+    });
+
+    it('names the next event of the stream when the edited event was given its matching hash, in a log without the log chain', async () => {
+      await aHistory();
+      const [created, metadataSet] = await store.readStream('did-s:a');
+      const forged = { ...metadataSet!, data: { colour: 'blue' } };
+      const forgedHash = eventHash(created!.metadata.hash!, forged);
+      tamper(
+        `UPDATE events SET log_hash = NULL; UPDATE events SET data = '{"colour":"blue"}', hash = '${forgedHash}' WHERE position = 2`,
+      );
+      const { firstBreak } = await verifyHashChains(store);
       expect(firstBreak).to.include({ streamName: 'did-s:a', revision: 2n, position: 4n, reason: 'hash-mismatch' });
     });
 
-    it('names a stream with an event taken out', async () => {
+    it('names a stream with an event taken out, in a log without the log chain', async () => {
       await aHistory();
-      tamper('DELETE FROM events WHERE position = 2');
+      tamper('UPDATE events SET log_hash = NULL; DELETE FROM events WHERE position = 2');
       const { firstBreak } = await verifyHashChains(store);
       expect(firstBreak).to.include({ streamName: 'did-s:a', revision: 2n, position: 4n, reason: 'missing-events' });
     });
 
     it('counts events written before hashing and starts the chain at the first hashed one', async () => {
       await aHistory();
-      tamper('UPDATE events SET hash = NULL WHERE position IN (1, 2)');
+      tamper('UPDATE events SET log_hash = NULL; UPDATE events SET hash = NULL WHERE position IN (1, 2)');
       const report = await verifyHashChains(store);
       expect(report.firstBreak).to.include({ position: 4n, reason: 'hash-mismatch' });
       // Had the store been written before hashing, its first hashed event would chain from the start.
@@ -77,13 +108,9 @@ describe('Hash chains', () => {
       tamper('DELETE FROM events WHERE position = 4');
       store = new SqliteEventStore(path);
       await store.appendToStream('did-s:a', [newEvent('DidClosed', {})]);
-      expect(await verifyHashChains(store)).to.deep.equal({
-        events: 4,
-        streams: 2,
-        hashed: 2,
-        unhashed: 2,
-        truncatedStreams: 0,
-      });
+      const { logChain, ...counts } = await verifyHashChains(store);
+      expect(counts).to.deep.equal({ events: 4, streams: 2, hashed: 2, unhashed: 2, truncatedStreams: 0 });
+      expect(logChain).to.include({ startsAt: 5n, unchained: 3, chained: 1 });
     });
 
     it('refuses an unhashed event after hashed ones: a hash was taken away', async () => {
@@ -153,11 +180,27 @@ describe('Hash chains', () => {
       await target.close();
     });
 
+    it('refuses a log with a whole stream taken out of its middle, at the line after it', async () => {
+      await aHistory();
+      const lines = await linesOf(store);
+      let failure: unknown;
+      try {
+        await intoFreshStore([...lines.slice(0, 2), ...lines.slice(3)]);
+      } catch (error) {
+        failure = error;
+      }
+      expect(failure)
+        .to.be.instanceOf(EventImportError)
+        .with.property('message')
+        .match(/^Line 3: the log chain: .* between position 2 and it/);
+    });
+
     it('gives hashes to events exported before hashing', async () => {
       await aHistory();
       const lines = (await linesOf(store)).map((line) => {
-        const event = JSON.parse(line) as { metadata: Record<string, unknown> };
+        const event = JSON.parse(line) as { metadata: Record<string, unknown>; logHash?: string };
         delete event.metadata.hash;
+        delete event.logHash;
         return JSON.stringify(event);
       });
       const { report, events } = await intoFreshStore(lines);

@@ -1,4 +1,5 @@
-import { MockTransferTool } from '../../infra/transfer/mockTransferTool.ts';
+import { expect } from 'chai';
+import { MAX_JOBS, MockTransferTool } from '../../infra/transfer/mockTransferTool.ts';
 import { transferJob, transferToolContract } from './transferTool.contract.ts';
 
 transferToolContract('mock', async () => {
@@ -10,4 +11,18 @@ transferToolContract('mock', async () => {
     jobThatRuns: (requestId) => transferJob({ requestId, attributes: { mock_delay_ms: 600_000 } }),
     dispose: () => tool.close(),
   };
+});
+
+describe('MockTransferTool', () => {
+  it('keeps at most MAX_JOBS jobs: the oldest are LOST beyond, the newest still answer', async () => {
+    let now = 1_000_000;
+    const tool = new MockTransferTool({ now: () => now });
+    const job = transferJob({ requestId: 'soak-bound', attributes: { mock_outcome: 'done' } });
+    const [first] = await tool.submit([job]);
+    const rest = await tool.submit(Array.from({ length: MAX_JOBS }, () => job));
+    now += 1;
+    const reports = await tool.poll([first!.externalId, rest[rest.length - 1]!.externalId]);
+    expect([...reports.values()].map((report) => report.state)).to.deep.equal(['LOST', 'DONE']);
+    await tool.close();
+  });
 });

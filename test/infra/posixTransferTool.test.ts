@@ -1,6 +1,17 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID, createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pfnFromProtocol } from '../../domain/rse/lfn2pfn.ts';
 import type { RseProtocol } from '../../domain/rse/protocol.ts';
@@ -49,8 +60,8 @@ const rseDirectories = () => {
         adler32: new Adler32().update(content).digest(),
         md5: null,
       },
-      sources: [{ rse: 'SOURCE_RSE', rseId: 'source-id', pfn: sourcePfn(path) }],
-      destination: { rse: 'DEST_RSE', rseId: 'dest-id', pfn: destinationPfn(path) },
+      sources: [{ rse: 'SOURCE_RSE', rseId: 'source-id', pfn: sourcePfn(path), root: sourcePrefix }],
+      destination: { rse: 'DEST_RSE', rseId: 'dest-id', pfn: destinationPfn(path), root: destinationPrefix },
       ...overrides,
     });
   };
@@ -174,7 +185,12 @@ describe('PosixTransferTool', () => {
 
     it('tries the next source when one is missing, and reports the source it read', async () => {
       const job = rses.job(randomBytes(4000));
-      const missing = { rse: 'GONE_RSE', rseId: 'gone-id', pfn: rses.sourcePfn('nowhere/file') };
+      const missing = {
+        rse: 'GONE_RSE',
+        rseId: 'gone-id',
+        pfn: rses.sourcePfn('nowhere/file'),
+        root: rses.sourcePrefix,
+      };
       const report = await runOne({ ...job, sources: [missing, ...job.sources] });
       expect(report.state).to.equal('DONE');
       expect(report.source).to.deep.equal(job.sources[0]);
@@ -184,7 +200,7 @@ describe('PosixTransferTool', () => {
       const content = randomBytes(4000);
       const job = rses.job(content);
       rses.writeSource('corrupt/copy', randomBytes(4000));
-      const corrupt = { rse: 'BAD_RSE', rseId: 'bad-id', pfn: rses.sourcePfn('corrupt/copy') };
+      const corrupt = { rse: 'BAD_RSE', rseId: 'bad-id', pfn: rses.sourcePfn('corrupt/copy'), root: rses.sourcePrefix };
       const report = await runOne({ ...job, sources: [corrupt, ...job.sources] });
       expect(report.state).to.equal('DONE');
       expect(report.source!.rse).to.equal('SOURCE_RSE');
@@ -194,8 +210,8 @@ describe('PosixTransferTool', () => {
     it('names every source that failed when none works', async () => {
       const job = rses.job(randomBytes(10));
       const sources = [
-        { rse: 'A', rseId: 'a', pfn: rses.sourcePfn('missing/a') },
-        { rse: 'B', rseId: 'b', pfn: rses.sourcePfn('missing/b') },
+        { rse: 'A', rseId: 'a', pfn: rses.sourcePfn('missing/a'), root: rses.sourcePrefix },
+        { rse: 'B', rseId: 'b', pfn: rses.sourcePfn('missing/b'), root: rses.sourcePrefix },
       ];
       const report = await runOne({ ...job, sources });
       expect(report.state).to.equal('FAILED');
@@ -239,6 +255,80 @@ describe('PosixTransferTool', () => {
       utimesSync(temporary, old, old);
       expect((await runOne({ ...job, requestId: randomUUID() })).state).to.equal('DONE');
       expect(existsSync(temporary)).to.equal(false);
+    });
+  });
+
+  describe('inside the RSE (issue 22)', () => {
+    /** A directory beside the RSEs, with a canary file the tool must never write. */
+    const outside = () => {
+      const directory = join(rses.dir.path, 'outside');
+      mkdirSync(directory, { recursive: true });
+      const canary = join(directory, 'canary');
+      writeFileSync(canary, 'canary');
+      return { directory, canary };
+    };
+    const pathBelow = (job: TransferJob) => pathOfFilePfn(job.destination.pfn).slice(rses.destinationPrefix.length + 1);
+
+    it('refuses to copy through a symbolic link among the destination directories; the canary outside survives', async () => {
+      const job = rses.job(randomBytes(100));
+      const { directory } = outside();
+      // user/jdoe/<xx>/<yy>/<name> in the RSE: `user` points outside, where the same path ends at a canary.
+      const below = pathBelow(job).split('/');
+      mkdirSync(rses.destinationPrefix);
+      symlinkSync(directory, join(rses.destinationPrefix, below[0]!));
+      const canary = join(directory, ...below.slice(1));
+      mkdirSync(dirname(canary), { recursive: true });
+      writeFileSync(canary, 'canary');
+      const report = await runOne(job);
+      expect(report.state).to.equal('FAILED');
+      expect(report.reason).to.match(/is a symbolic link: the RSE's files are reached without following links/);
+      expect(readFileSync(canary, 'utf8')).to.equal('canary');
+      expect(filesBelow(directory).sort()).to.deep.equal([join(directory, 'canary'), canary].sort());
+    });
+
+    it('replaces a destination that is a link with the copy itself; the file it pointed to survives', async () => {
+      const content = randomBytes(100);
+      const job = rses.job(content);
+      const { canary } = outside();
+      const destination = pathOfFilePfn(job.destination.pfn);
+      mkdirSync(dirname(destination), { recursive: true });
+      symlinkSync(canary, destination);
+      expect((await runOne(job)).state).to.equal('DONE');
+      expect(lstatSync(destination).isSymbolicLink()).to.equal(false);
+      expect(readFileSync(destination).equals(content)).to.equal(true);
+      expect(readFileSync(canary, 'utf8')).to.equal('canary');
+    });
+
+    it('does not read a source that is a link to a file outside its RSE, even one with the right bytes', async () => {
+      const content = randomBytes(100);
+      const job = rses.job(content);
+      const { directory } = outside();
+      const source = pathOfFilePfn(job.sources[0]!.pfn);
+      writeFileSync(join(directory, 'secret'), content);
+      rmSync(source);
+      symlinkSync(join(directory, 'secret'), source);
+      const report = await runOne(job);
+      expect(report.state).to.equal('FAILED');
+      expect(report.reason).to.match(/is a symbolic link: the RSE's files are read without following links/);
+      expect(filesBelow(rses.destinationPrefix)).to.deep.equal([]);
+    });
+
+    it('refuses a PFN outside the prefix, a prefix that is not normalised, and a file endpoint without one', async () => {
+      const job = rses.job(randomBytes(10));
+      const elsewhere = { ...job.destination, root: join(rses.dir.path, 'elsewhere') };
+      const climbing = { ...job.destination, root: `${rses.destinationPrefix}/../dest_rse` };
+      const { root: _root, ...rootless } = job.destination;
+      const reasons = await Promise.all(
+        [elsewhere, climbing, rootless].map(async (destination) => {
+          const report = await runOne({ ...job, requestId: randomUUID(), destination });
+          expect(report.state).to.equal('FAILED');
+          return report.reason;
+        }),
+      );
+      expect(reasons[0]).to.match(/is not below the prefix/);
+      expect(reasons[1]).to.match(/is not an absolute normalised path/);
+      expect(reasons[2]).to.match(/no file protocol prefix/);
+      expect(existsSync(rses.destinationPrefix)).to.equal(false);
     });
   });
 

@@ -9,6 +9,8 @@ import {
   WrongExpectedRevisionError,
   type RecordedEvent,
 } from '../../infra/eventstore/eventStore.ts';
+import { verifyHashChains } from '../../infra/eventstore/hashChains.ts';
+import { LOG_CHAIN_START, logHash } from '../../infra/eventstore/logChain.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -198,6 +200,10 @@ describe('SqliteEventStore specifics', () => {
       const events = await store.readStream(stream);
       expect(events.map((event) => event.type)).to.deep.equal(['A', 'C']);
       expectChainedFrom(CHAIN_START, events);
+      // The log chain went back with the savepoint too: C follows A in it.
+      const log = await store.readAll({ maxCount: 10 });
+      expect(log.map((event) => event.type)).to.deep.equal(['Taken', 'A', 'C']);
+      expect((await verifyHashChains(store)).firstBreak).to.equal(undefined);
       await store.close();
     });
 
@@ -223,6 +229,9 @@ describe('SqliteEventStore specifics', () => {
       const [unhashed, hashed] = await store.readStream('old-1');
       expect(unhashed!.metadata).to.deep.equal(before.metadata);
       expectChainedFrom(CHAIN_START, [hashed!]);
+      // The log chain starts at the first event written after, too.
+      expect(unhashed!.logHash).to.equal(undefined);
+      expect(hashed!.logHash).to.equal(logHash(LOG_CHAIN_START, hashed!.metadata.hash!));
       await store.close();
     });
   });

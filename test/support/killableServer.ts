@@ -14,9 +14,10 @@ export type RootCall = (method: string, path: string, options?: Omit<RequestOpti
  * A `dms serve` in a process of its own, on `dataDir`, for crash tests: started (again) on the
  * same data by `start`, killed with SIGKILL by `crash` (no shutdown, no finished jobs: whatever
  * was in memory is gone), stopped for good by `stop` (call it in `after`). Each instance gets its
- * own queue prefix, so it shares a Redis with other tests safely.
+ * own queue prefix, so it shares a Redis with other tests safely. `roles` limits the daemon
+ * roles it runs (default: all).
  */
-export const killableServer = (dataDir: string) => {
+export const killableServer = (dataDir: string, options: Readonly<{ roles?: readonly string[] }> = {}) => {
   const environment = {
     DMS_DATA_DIR: dataDir,
     PORT: '0',
@@ -24,6 +25,8 @@ export const killableServer = (dataDir: string) => {
     DMS_ROOT_USERNAME: ROOT_USERNAME,
     DMS_ROOT_PASSWORD: ROOT_PASSWORD,
     DMS_QUEUE_PREFIX: uniqueName('crash'),
+    // A killed process's job is taken over after this, not BullMQ's 30 s.
+    DMS_JOB_LOCK_SECONDS: '3',
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
   };
   let server: ServerProcess | undefined;
@@ -31,7 +34,8 @@ export const killableServer = (dataDir: string) => {
   return {
     /** Starts the server and logs in as root. */
     async start(): Promise<RootCall> {
-      const started = await startProcess('bin/dms.ts', ['serve'], environment, 'API listening');
+      const roles = options.roles ? ['--roles', options.roles.join(',')] : [];
+      const started = await startProcess('bin/dms.ts', ['serve', ...roles], environment, 'API listening');
       server = started;
       const login = await request(started.url, 'GET', '/auth/userpass', {
         headers: { 'X-Svc-Username': ROOT_USERNAME, 'X-Svc-Password': ROOT_PASSWORD },

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { answered, killableServer } from '../support/killableServer.ts';
+import { expectReadModelsEqualRebuild } from '../support/readModelRebuild.ts';
 import { eventually } from '../support/eventually.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 
@@ -11,7 +12,7 @@ import { makeTempDir } from '../support/tempDir.ts';
  * a posix RSE's files, then started again on the same data, finishes the work. At the moment of
  * the kill, and at the end, no file on disk is one the catalogue has forgotten (no dark data), and
  * every replica the catalogue dropped is one whose file is gone; in the end each replica was
- * recorded deleted exactly once.
+ * recorded deleted exactly once, and the read models equal a rebuild from the events.
  */
 describe('Roles: deletion survives a crash mid-way (rule 21)', function () {
   this.timeout(180_000);
@@ -122,5 +123,8 @@ describe('Roles: deletion survives a crash mid-way (rule 21)', function () {
       used: number;
     }>();
     expect(usage.find((row) => row.source === 'rucio')).to.include({ files: 0, used: 0 });
+    // And the read models are the ones a projector makes from the events alone (issue 22).
+    await server.stop();
+    await expectReadModelsEqualRebuild(dataDir);
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { silentLogger } from '../../infra/logger.ts';
 import { PosixStorage } from '../../infra/storage/posixStorage.ts';
@@ -176,5 +176,23 @@ describe('Role: the reaper’s cycle (rule 21)', function () {
     clearReaperExclusions();
     const after = await runCycle();
     expect(deletedHere(after), 'the deletion finishes once the RSE is back').to.equal(2);
+  });
+
+  it('deletes nothing through a symbolic link among the RSE’s directories: the canary it leads to survives (issue 22)', async () => {
+    const [path] = await files(['f1']);
+    // <prefix>/<scope>/<xx>/<yy>/f1: the scope's directory is swapped for a link to one outside, holding a canary there.
+    const below = path!.slice(prefix.length + 1).split('/');
+    const outside = join(dirs.path, `outside-${count}`);
+    const canary = join(outside, ...below.slice(1));
+    mkdirSync(dirname(canary), { recursive: true });
+    writeFileSync(canary, 'canary');
+    rmSync(join(prefix, below[0]!), { recursive: true });
+    symlinkSync(outside, join(prefix, below[0]!));
+    const report = await runCycle();
+    expect(deletedHere(report)).to.equal(0);
+    expect(readFileSync(canary, 'utf8')).to.equal('canary');
+    const state = await stateOf('f1');
+    expect(state.status, 'the replica keeps its record').to.equal('LIVE');
+    expect(state.replicas.map((replica) => replica.state)).to.deep.equal(['BEING_DELETED']);
   });
 });

@@ -3,9 +3,16 @@ import { deterministicPath, pfnFromProtocol } from '../../domain/rse/lfn2pfn.ts'
 import type { RseProtocol } from '../../domain/rse/protocol.ts';
 import { selectProtocol } from '../../domain/rse/protocolSelection.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
-import type { Storage } from '../../infra/storage/storage.ts';
+import type { FileDeletion, Storage, StorageSpace } from '../../infra/storage/storage.ts';
 import type { RseDocument } from '../../projections/rse/rses.ts';
 import type { WorkerContext } from '../workerContext.ts';
+
+/** The storage of one RSE, kept inside its protocol's prefix (infra/storage/localFiles.ts). */
+export type RseFiles = Readonly<{
+  name: string;
+  delete(pfns: readonly string[]): Promise<FileDeletion[]>;
+  space(pfn: string): Promise<StorageSpace | undefined>;
+}>;
 
 /**
  * How the deletion daemons reach an RSE's files: its preferred `delete` protocol (WAN, as Rucio's
@@ -15,7 +22,7 @@ import type { WorkerContext } from '../workerContext.ts';
 export type RseStorage = Readonly<{
   protocol: RseProtocol;
   /** Null for a staging area: nothing to delete on storage. */
-  storage: Storage | null;
+  storage: RseFiles | null;
   /** The PFN of a replica: its stored path on non-deterministic RSEs, the lfn2pfn path otherwise. */
   pfnOf(scope: string, name: string, storedPath: string | null): string | undefined;
   /** The PFN of a path below the protocol's prefix (a quarantined file). */
@@ -44,7 +51,7 @@ export const rseStorage = (
     typeof configured === 'string' && configured ? configured : settingValue(sections, SETTINGS.lfn2pfnDefault);
   return {
     protocol,
-    storage: stagingArea ? null : storage!,
+    storage: stagingArea ? null : insidePrefix(storage!, protocol.prefix),
     pfnOf: (scope, name, storedPath) => {
       const path = rse.properties.deterministic ? deterministicPath(scope, name, algorithm) : storedPath;
       return path === null ? undefined : pfnFromProtocol(protocol, path);
@@ -52,3 +59,10 @@ export const rseStorage = (
     pfnOfPath: (path) => pfnFromProtocol(protocol, path),
   };
 };
+
+/** The storage, every deletion kept below the protocol's prefix. */
+const insidePrefix = (storage: Storage, prefix: string | null): RseFiles => ({
+  name: storage.name,
+  delete: (pfns) => storage.delete(pfns, prefix),
+  space: (pfn) => storage.space(pfn),
+});

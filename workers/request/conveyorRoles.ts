@@ -17,8 +17,9 @@ import { REQUEST_EVENT_TYPES, type ActiveRequest } from '../../domain/request/re
 import { submitter } from '../../domain/request/submitter.ts';
 import { throttler, type RecordTransferLimitStats } from '../../domain/request/throttler.ts';
 import type { Topology } from '../../domain/request/topology.ts';
+import { localRootOf } from '../../domain/rse/lfn2pfn.ts';
 import { bindLimits } from '../../domain/request/transferLimits.ts';
-import type { TransferJob } from '../../infra/transfer/transferTool.ts';
+import type { TransferEndpoint, TransferJob } from '../../infra/transfer/transferTool.ts';
 import {
   candidateReplicas,
   finishedRequestOf,
@@ -164,13 +165,19 @@ const ftsServerOf = (request: ActiveRequest, topology: Topology): { fts?: string
   return server ? { fts: server } : {};
 };
 
+/** An end of a copy; a PFN of a posix protocol carries its prefix, which the posix tool stays inside. */
+const endpoint = (topology: Topology, rse: string, rseId: string, pfn: string): TransferEndpoint => {
+  const root = localRootOf(topology.rse(rseId)?.protocols ?? [], pfn);
+  return { rse, rseId, pfn, ...(root !== undefined ? { root } : {}) };
+};
+
 const transferJob = (request: ActiveRequest, topology: Topology): TransferJob => {
   const { record } = request;
   return {
     requestId: record.id,
     file: { scope: record.scope, name: record.name, bytes: record.bytes, adler32: record.adler32, md5: record.md5 },
-    sources: request.sourcesInUse.map((source) => ({ rse: source.rse, rseId: source.rseId, pfn: source.pfn })),
-    destination: { rse: record.destRse, rseId: record.destRseId, pfn: request.destUrl ?? '' },
+    sources: request.sourcesInUse.map((source) => endpoint(topology, source.rse, source.rseId, source.pfn)),
+    destination: endpoint(topology, record.destRse, record.destRseId, request.destUrl ?? ''),
     activity: record.activity,
     priority: record.priority,
     attributes: jobAttributes(request, topology),

@@ -117,7 +117,7 @@ const renderReplica = (replica: Replica): Record<string, unknown> => ({
   declared_bad: replica.declaredBad,
 });
 
-const renderRule = (ruleId: string, rule: Rule): Record<string, unknown> => {
+export const renderRule = (ruleId: string, rule: Rule): Record<string, unknown> => {
   if (rule.status === 'Absent') return { id: ruleId, status: 'ABSENT' };
   const { record } = rule;
   const options = {

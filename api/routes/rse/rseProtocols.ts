@@ -50,7 +50,7 @@ const LFNS2PFNS = {
 /** Protocols of RSEs and PFNs built from them (rest-api-reference.md §1.21). */
 export const registerRseProtocolRoutes = (routes: RouteTable, services: Services): void => {
   const update = async (ctx: AppContext) => {
-    const changes = protocolChangesFromRequest(jsonObject(ctx));
+    const changes = protocolChangesFromRequest(jsonObject(ctx), ctx.params.scheme!);
     await ok(ctx, services, (metadata) =>
       updateRseProtocols(services.commands, { ...protocolSelector(ctx), changes }, metadata),
     );

@@ -1,0 +1,179 @@
+import { allLines, getJson } from '../lib/api.js';
+import {
+  badge,
+  errorBox,
+  formatBytes,
+  formatCount,
+  h,
+  replace,
+  rseLink,
+  section,
+  table,
+  timeElement,
+  didLink,
+} from '../lib/dom.js';
+import { stackedBars } from '../lib/charts.js';
+import { tile } from './projections.js';
+
+/**
+ * Transfers for operators: the active requests per state and per link, the last hour's throughput
+ * and failures as a chart (5-minute buckets), the oldest request waiting in each state, and the
+ * per-link statistics of `/requests/metrics`.
+ */
+export const title = 'Transfers';
+
+/** @param {import('../app.js').View} view */
+export const render = async (view) => {
+  const summary = h('div', { class: 'tiles' });
+  const chartBox = h('div');
+  const linksBox = h('div');
+  const waitingBox = h('div');
+  const metricsBox = h('div');
+  replace(
+    view.main,
+    h(
+      'div',
+      { class: 'page-head' },
+      h(
+        'div',
+        null,
+        h('h1', null, 'Transfers'),
+        h(
+          'p',
+          { class: 'muted' },
+          'Transfer requests the conveyor works on, the links they use, and what finished or failed in the last hour.',
+        ),
+      ),
+    ),
+    summary,
+    chartBox,
+    h('div', { class: 'grid two' }, linksBox, waitingBox),
+    metricsBox,
+  );
+  const refresh = async () => {
+    let status;
+    try {
+      status = await getJson('/admin/transfers');
+    } catch (error) {
+      replace(summary, errorBox(error));
+      return;
+    }
+    const active = Object.values(status.states).reduce(
+      (/** @type {number} */ sum, /** @type {any} */ count) => sum + count,
+      0,
+    );
+    const done = status.throughput.reduce(
+      (/** @type {number} */ sum, /** @type {any} */ bucket) => sum + bucket.files_done,
+      0,
+    );
+    const bytes = status.throughput.reduce(
+      (/** @type {number} */ sum, /** @type {any} */ bucket) => sum + bucket.bytes_done,
+      0,
+    );
+    const failed = status.throughput.reduce(
+      (/** @type {number} */ sum, /** @type {any} */ bucket) => sum + bucket.files_failed,
+      0,
+    );
+    replace(
+      summary,
+      tile('Active requests', formatCount(active), active > 0 ? 'busy' : ''),
+      ...Object.entries(status.states).map(([state, count]) => tile(state, formatCount(Number(count)), 'busy')),
+      tile('Done, last hour', formatCount(done), 'good'),
+      tile('Bytes, last hour', formatBytes(bytes)),
+      tile('Failed, last hour', formatCount(failed), failed > 0 ? 'bad' : 'good'),
+    );
+    replace(
+      chartBox,
+      section(
+        'Throughput, last hour',
+        stackedBars(
+          status.throughput.map((/** @type {any} */ bucket) => ({
+            label: bucket.at.slice(11, 16),
+            values: [bucket.files_done, bucket.files_failed],
+          })),
+          [
+            { name: 'files done', className: 'series-good' },
+            { name: 'files failed', className: 'series-bad' },
+          ],
+          `Files transferred per 5 minutes over the last hour: ${done} done, ${failed} failed`,
+        ),
+      ),
+    );
+    replace(
+      linksBox,
+      section(
+        'Active requests per link',
+        table(
+          ['Source', 'Destination', 'States'],
+          status.links.map((/** @type {any} */ link) => [
+            link.source === '?' ? h('span', { class: 'muted' }, 'not chosen yet') : rseLink(link.source),
+            rseLink(link.destination),
+            h(
+              'span',
+              { class: 'badges' },
+              Object.entries(link.states).map(([state, count]) => [badge(state), ` ${count} `]),
+            ),
+          ]),
+          { empty: 'No transfer under way.', caption: 'Active requests per link' },
+        ),
+      ),
+    );
+    replace(
+      waitingBox,
+      section('Oldest waiting', [
+        table(
+          ['State', 'File', 'To', 'Since'],
+          status.oldest_waiting.map((/** @type {any} */ request) => [
+            badge(request.state),
+            didLink(request.scope, request.name),
+            rseLink(request.destination),
+            timeElement(request.requested_at),
+          ]),
+          { empty: 'Nothing waits for the conveyor.', caption: 'Oldest request waiting in each state' },
+        ),
+        Object.keys(status.failures_last_hour.archived).length > 0
+          ? h(
+              'p',
+              { class: 'small' },
+              'Ended in failure, last hour: ',
+              Object.entries(status.failures_last_hour.archived).map(([state, count]) => [badge(state), ` ${count} `]),
+            )
+          : null,
+      ]),
+    );
+    const metrics = await allLines('/requests/metrics', 1000).catch(() => []);
+    replace(
+      metricsBox,
+      section(
+        'Links, done and failed',
+        table(
+          [
+            'Source',
+            'Destination',
+            'Distance',
+            'Files done, 1 h',
+            'Bytes done, 1 h',
+            'Files failed, 1 h',
+            'Files done, 6 h',
+          ],
+          metrics.map((row) => [
+            rseLink(row.src_rse),
+            rseLink(row.dst_rse),
+            row.distance === null || row.distance === undefined ? '–' : String(row.distance),
+            formatCount(row.files?.['done-total-1h'] ?? 0),
+            formatBytes(row.bytes?.['done-total-1h'] ?? 0),
+            formatCount(row.files?.['failed-total-1h'] ?? 0),
+            formatCount(row.files?.['done-total-6h'] ?? 0),
+          ]),
+          {
+            empty: 'No transfer in the last six hours.',
+            numeric: [2, 3, 4, 5, 6],
+            caption: 'Transfer metrics per link',
+          },
+        ),
+      ),
+    );
+  };
+  await refresh();
+  view.every(3000, refresh);
+};
