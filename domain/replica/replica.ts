@@ -95,7 +95,8 @@ export type ReplicaAdded = Event<
  * A state update (Rucio's `update_replicas_states`). `tombstone` is the replica's tombstone after
  * the change; `recovered` says an open BAD declaration ends here (becoming AVAILABLE again);
  * `locks` the rules' locks on the replica that changed with it, by rule id (a transfer done makes
- * them OK, one given up STUCK), in the same event.
+ * them OK, one given up STUCK, a repair or a recovery REPLICATING again), and `requestId` the
+ * transfer queued for them then (in `requestStream`), in the same event.
  */
 export type ReplicaStateChanged = Event<
   'ReplicaStateChanged',
@@ -105,6 +106,8 @@ export type ReplicaStateChanged = Event<
     tombstone: string | null;
     recovered: boolean;
     locks: Readonly<Record<string, LockState>>;
+    requestId: string | null;
+    requestStream: string | null;
     changedAt: string;
   }
 >;
@@ -419,7 +422,9 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
         declaredBad: replica.declaredBad && !event.data.recovered,
         // A copy that arrived or failed for good ends its request: a retry queues a new one.
         pendingRequest:
-          event.data.state === 'AVAILABLE' || event.data.state === 'UNAVAILABLE' ? null : replica.pendingRequest,
+          event.data.state === 'AVAILABLE' || event.data.state === 'UNAVAILABLE'
+            ? null
+            : (pendingOf(event.data) ?? replica.pendingRequest),
         temporaryUntil: event.data.state === 'TEMPORARY_UNAVAILABLE' ? replica.temporaryUntil : null,
       });
     case 'ReplicaDeclaredBad':

@@ -181,32 +181,25 @@ export const changeReplicaLocks = ({ data, metadata }: ChangeReplicaLocks, state
   const retrying =
     data.request !== undefined && Object.values(changed).includes('REPLICATING') && replica.state !== 'AVAILABLE';
   const request = retrying && replica.pendingRequest === null ? (data.request ?? null) : null;
-  const events: ReplicaEvent[] = [];
-  if (retrying && replica.state !== 'COPYING') {
-    events.push({
-      type: 'ReplicaStateChanged',
-      data: {
-        ...ref(data),
-        previousState: replica.state,
-        state: 'COPYING',
-        tombstone: null,
-        recovered: false,
-        locks: {},
-        changedAt: at,
+  const queued = { requestId: request?.id ?? null, requestStream: request?.stream ?? null };
+  // A retry that makes the replica COPYING again changes its state, its locks and its request in one event.
+  if (retrying && replica.state !== 'COPYING')
+    return [
+      {
+        type: 'ReplicaStateChanged',
+        data: {
+          ...ref(data),
+          previousState: replica.state,
+          state: 'COPYING',
+          tombstone: null,
+          recovered: false,
+          locks: changed,
+          ...queued,
+          changedAt: at,
+        },
       },
-    });
-  }
-  events.push({
-    type: 'ReplicaLocksChanged',
-    data: {
-      ...ref(data),
-      locks: changed,
-      requestId: request?.id ?? null,
-      requestStream: request?.stream ?? null,
-      changedAt: at,
-    },
-  });
-  return events;
+    ];
+  return [{ type: 'ReplicaLocksChanged', data: { ...ref(data), locks: changed, ...queued, changedAt: at } }];
 };
 
 export const requeueReplicaTransfer = (

@@ -64,7 +64,8 @@ export const resolveBadReplica = (
         [...replica.locks].filter(([, lock]) => lock !== 'REPLICATING').map(([ruleId]) => [ruleId, 'REPLICATING']),
       );
       const request = replica.pendingRequest === null ? (data.request ?? null) : null;
-      const events: ReplicaEvent[] = [
+      // The replica COPYING again, its locks waiting for the copy and the transfer queued: one event.
+      return [
         {
           type: 'ReplicaStateChanged',
           data: {
@@ -73,23 +74,13 @@ export const resolveBadReplica = (
             state: 'COPYING',
             tombstone: replica.tombstone,
             recovered: false,
-            locks: {},
-            changedAt: at,
-          },
-        },
-      ];
-      if (Object.keys(locks).length > 0 || request !== null)
-        events.push({
-          type: 'ReplicaLocksChanged',
-          data: {
-            ...ref(data),
             locks,
             requestId: request?.id ?? null,
             requestStream: request?.stream ?? null,
             changedAt: at,
           },
-        });
-      return events;
+        },
+      ];
     }
     case 'obsolete':
       return [
@@ -102,6 +93,8 @@ export const resolveBadReplica = (
             tombstone: OBSOLETE_TOMBSTONE,
             recovered: false,
             locks: {},
+            requestId: null,
+            requestStream: null,
             changedAt: at,
           },
         },
@@ -155,6 +148,8 @@ export const endTemporaryUnavailability = (
         tombstone: replica.tombstone,
         recovered: replica.declaredBad,
         locks: {},
+        requestId: null,
+        requestStream: null,
         changedAt: at,
       },
     },

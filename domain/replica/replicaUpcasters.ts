@@ -18,8 +18,9 @@ import type { ReplicaAdded, ReplicaLocked, ReplicaLocksChanged, ReplicaStateChan
  * One event per replica and step (the same page): `ReplicaAdded` 1 → 2 gains `lock`, the lock of
  * a replica a rule creates (before, a `ReplicaLocked` followed: null); `ReplicaLocked` 2 → 3
  * gains `previousState`, the state a lock moved to COPYING (before, a `ReplicaStateChanged`
- * preceded it: null); `ReplicaStateChanged` 1 → 2 gains `locks`, the locks that changed with the
- * state (before, a `ReplicaLocksChanged` followed: none).
+ * preceded it: null); `ReplicaStateChanged` 1 → 2 gains `locks` and `requestId`/`requestStream`,
+ * the locks that changed with the state and the transfer queued for them (before, a
+ * `ReplicaLocksChanged` followed: none).
  */
 export const replicaUpcasters: readonly Upcaster[] = [
   upcaster<Event<'ReplicaLocksChanged', ReplicaLocksChangedV2>, ReplicaLocksChangedV1>(
@@ -38,10 +39,11 @@ export const replicaUpcasters: readonly Upcaster[] = [
   ),
   upcaster<ReplicaLocked, ReplicaLockedV2>('ReplicaLocked', 2, (data) => ({ ...data, previousState: null })),
   upcaster<ReplicaAdded, Omit<ReplicaAdded['data'], 'lock'>>('ReplicaAdded', 1, (data) => ({ ...data, lock: null })),
-  upcaster<ReplicaStateChanged, Omit<ReplicaStateChanged['data'], 'locks'>>('ReplicaStateChanged', 1, (data) => ({
-    ...data,
-    locks: {},
-  })),
+  upcaster<ReplicaStateChanged, Omit<ReplicaStateChanged['data'], 'locks' | 'requestId' | 'requestStream'>>(
+    'ReplicaStateChanged',
+    1,
+    (data) => ({ ...data, locks: {}, requestId: null, requestStream: null }),
+  ),
 ];
 
 /** `ReplicaLocked` at version 2: no `previousState`. */

@@ -382,9 +382,14 @@ describe('Commands: changing a rule', () => {
       })
       .when((context) => updateRule(context, { ruleId, update: { boostRule: true } }, as('root')))
       .thenAppended((events) => {
-        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([
-          { [ruleId]: 'REPLICATING' },
-        ]);
+        // The replica COPYING again, its lock REPLICATING and its new transfer: one event.
+        expect(ofType(events, 'ReplicaLocksChanged')).to.have.length(0);
+        expect(
+          ofType(events, 'ReplicaStateChanged').map((data) => [data.previousState, data.state, data.locks]),
+        ).to.deep.equal([['UNAVAILABLE', 'COPYING', { [ruleId]: 'REPLICATING' }]]);
+        expect(ofType(events, 'ReplicaStateChanged')[0]!.requestId).to.equal(
+          (requestItems(events, 'RequestQueued')[0]!.request as { id: string }).id,
+        );
         expect(
           requestItems(events, 'RequestQueued').map((item) => (item.request as { retryCount: number }).retryCount),
         ).to.deep.equal([1]);
@@ -404,6 +409,7 @@ describe('Commands: changing a rule', () => {
           ['STUCK', 'SUSPENDED'],
         ]);
         expect(ofType(events, 'ReplicaLocksChanged')).to.have.length(0);
+        expect(ofType(events, 'ReplicaStateChanged')).to.have.length(0);
       }));
 
   it('leaves a lock stuck for want of a source alone while no source has the file, boost or not (rule 18)', () =>
@@ -412,6 +418,7 @@ describe('Commands: changing a rule', () => {
       .when((context) => updateRule(context, { ruleId, update: { boostRule: true } }, as('root')))
       .thenAppended((events) => {
         expect(ofType(events, 'ReplicaLocksChanged')).to.have.length(0);
+        expect(ofType(events, 'ReplicaStateChanged')).to.have.length(0);
         expect(ofType(events, 'RequestQueued')).to.have.length(0);
         expect(ofType(events, 'RuleStateChanged')).to.have.length(0);
       }));
@@ -438,9 +445,14 @@ describe('Commands: changing a rule', () => {
         repairRule(context, { ruleId }, { ...as('root'), now: new Date(SPEC_NOW.getTime() + 3 * 3_600_000) }),
       )
       .thenAppended((events) => {
-        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([
-          { [ruleId]: 'REPLICATING' },
-        ]);
+        // The replica COPYING again, its lock REPLICATING and its new transfer: one event.
+        expect(ofType(events, 'ReplicaLocksChanged')).to.have.length(0);
+        expect(
+          ofType(events, 'ReplicaStateChanged').map((data) => [data.previousState, data.state, data.locks]),
+        ).to.deep.equal([['UNAVAILABLE', 'COPYING', { [ruleId]: 'REPLICATING' }]]);
+        expect(ofType(events, 'ReplicaStateChanged')[0]!.requestId).to.equal(
+          (requestItems(events, 'RequestQueued')[0]!.request as { id: string }).id,
+        );
         expect(
           requestItems(events, 'RequestQueued').map((item) => (item.request as { retryCount: number }).retryCount),
         ).to.deep.equal([1]);

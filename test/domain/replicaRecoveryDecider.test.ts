@@ -49,7 +49,7 @@ const resolve = (datasets: { scope: string; name: string }[] = []): DidStreamCom
 });
 
 describe('Replica recovery decider: a BAD replica (rule 25)', () => {
-  it('is copied again from another AVAILABLE copy: COPYING, its locks REPLICATING, a transfer queued', () =>
+  it('is copied again from another AVAILABLE copy: COPYING, its locks REPLICATING, a transfer queued, in one event', () =>
     given([file, added(A), added(B), locked(A), declaredBad(A)])
       .when(resolve())
       .then([
@@ -61,13 +61,11 @@ describe('Replica recovery decider: a BAD replica (rule 25)', () => {
             state: 'COPYING',
             tombstone: null,
             recovered: false,
-            locks: {},
+            locks: { r1: 'REPLICATING' },
+            requestId: 'req-1',
+            requestStream: 'requests-b1',
             changedAt: AT,
           },
-        },
-        {
-          type: 'ReplicaLocksChanged',
-          data: { ...A, locks: { r1: 'REPLICATING' }, requestId: 'req-1', requestStream: 'requests-b1', changedAt: AT },
         },
       ]));
 
@@ -101,13 +99,11 @@ describe('Replica recovery decider: a BAD replica (rule 25)', () => {
             state: 'COPYING',
             tombstone: null,
             recovered: false,
-            locks: {},
+            locks: { r1: 'REPLICATING' },
+            requestId: 'req-1',
+            requestStream: 'requests-b1',
             changedAt: AT,
           },
-        },
-        {
-          type: 'ReplicaLocksChanged',
-          data: { ...A, locks: { r1: 'REPLICATING' }, requestId: 'req-1', requestStream: 'requests-b1', changedAt: AT },
         },
       ]));
 
@@ -124,6 +120,8 @@ describe('Replica recovery decider: a BAD replica (rule 25)', () => {
             tombstone: OBSOLETE_TOMBSTONE,
             recovered: false,
             locks: {},
+            requestId: null,
+            requestStream: null,
             changedAt: AT,
           },
         },
@@ -190,6 +188,8 @@ describe('Replica recovery decider: a temporary unavailability ends', () => {
             tombstone: null,
             recovered: false,
             locks: {},
+            requestId: null,
+            requestStream: null,
             changedAt: AT,
           },
         },

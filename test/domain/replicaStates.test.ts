@@ -48,7 +48,18 @@ const add = (extra: object = {}) =>
 const changeTo = (state: ReplicaState) => command('ChangeReplicaState', { state });
 const changed = (previousState: ReplicaState, state: ReplicaState, extra: object = {}): ReplicaEvent => ({
   type: 'ReplicaStateChanged',
-  data: { ...target, previousState, state, tombstone: null, recovered: false, locks: {}, changedAt: AT, ...extra },
+  data: {
+    ...target,
+    previousState,
+    state,
+    tombstone: null,
+    recovered: false,
+    locks: {},
+    requestId: null,
+    requestStream: null,
+    changedAt: AT,
+    ...extra,
+  },
 });
 const declaredBad: ReplicaEvent = {
   type: 'ReplicaDeclaredBad',

@@ -101,11 +101,13 @@ describe('Upcasters', () => {
       expect(eventUpcasters.currentVersion('ReplicaLocked')).to.equal(3);
     });
 
-    it('reads a ReplicaStateChanged of version 1 as a change that moved no lock', () => {
+    it('reads a ReplicaStateChanged of version 1 as a change that moved no lock and queued no transfer', () => {
       const changed = { ...ref, previousState: 'COPYING', state: 'AVAILABLE', tombstone: null, recovered: false };
       expect(eventUpcasters.upcast({ type: 'ReplicaStateChanged', data: changed, schemaVersion: 1 })).to.deep.equal({
         ...changed,
         locks: {},
+        requestId: null,
+        requestStream: null,
       });
       expect(eventUpcasters.currentVersion('ReplicaStateChanged')).to.equal(2);
     });

@@ -86,6 +86,8 @@ const changed = (name: string, previousState: ReplicaState, state: ReplicaState,
     tombstone: null,
     recovered,
     locks: {},
+    requestId: null,
+    requestStream: null,
     changedAt: AT,
   },
 });
