@@ -164,6 +164,9 @@ const profile = async (tree: string | undefined): Promise<Profile> => {
       201,
       'config',
     );
+    // The worker host follows a changed interval within 10 s: until then the preparer may still
+    // run every second and prepare the rule's requests inside the locks' flow.
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
     expectStatus(await call('POST', `/scopes/root/${SCOPE}`), 201, 'scope');
     const root = (rse: string) => ({
       scheme: 'root',
