@@ -24,7 +24,13 @@ const transfers = (data) => {
 
 /** Sentences for a few types an auditor meets most; the rest are described from their fields. */
 const SENTENCES = /** @type {Record<string, (data: any) => string | undefined>} */ ({
-  DidCreated: (data) => `${String(data.didType ?? data.type ?? 'DID').toLowerCase()} ${didOf(data) ?? ''} created`,
+  // A file registered with replicas carries them (docs/architecture.md, "Event granularity").
+  DidCreated: (data) =>
+    `${String(data.didType ?? data.type ?? 'DID').toLowerCase()} ${didOf(data) ?? ''} created${
+      Array.isArray(data.replicas) && data.replicas.length > 0
+        ? ` with a replica on ${data.replicas.map((/** @type {any} */ replica) => replica.rse).join(', ')}`
+        : ''
+    }`,
   RuleAdded: (data) => {
     const rule = data.rule ?? data;
     const copies = rule.copies ?? '?';

@@ -1,3 +1,4 @@
+import type { ReplicaAdded } from '../replica/replica.ts';
 import { eventTypes, type Event } from '../shared/event.ts';
 import { isKeyOf } from '../shared/narrowing.ts';
 
@@ -129,6 +130,12 @@ export type DidCreated = Event<
     md5: string | null;
     guid: string | null;
     events: number | null;
+    /**
+     * The replicas a file was registered with in the same step, each as its `ReplicaAdded` would
+     * say (one event per file and registration call: docs/architecture.md, "Event granularity");
+     * none for collections and files created alone.
+     */
+    replicas: readonly ReplicaAdded['data'][];
   }
 >;
 /** `columns` are DID_COLUMN keys with their new values (`lifetime` arrives as `expired_at`). */

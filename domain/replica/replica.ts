@@ -370,10 +370,36 @@ export const initialFileReplicas = (): FileReplicas => ({ did: initialDid(), rep
 
 const isReplicaEvent = (event: DidStreamEvent): event is ReplicaEvent => Object.hasOwn(REPLICA_EVENT_TYPES, event.type);
 
+/** The replicas a file was registered with, as the `ReplicaAdded` events its `DidCreated` holds. */
+export const replicasAddedWith = (event: Extract<DidStreamEvent, { type: 'DidCreated' }>): ReplicaAdded[] =>
+  event.data.replicas.map((data) => ({ type: 'ReplicaAdded', data }));
+
+/**
+ * One event per file and registration: a file's `DidCreated` takes the `ReplicaAdded` events that
+ * follow it in the same step (docs/architecture.md, "Event granularity"). Folding the result gives
+ * the same state: `evolveFileReplicas` adds them after creating the file.
+ */
+export const compactFileRegistration = (events: DidStreamEvent[]): DidStreamEvent[] => {
+  const compacted: DidStreamEvent[] = [];
+  for (const event of events) {
+    const last = compacted.at(-1);
+    if (event.type === 'ReplicaAdded' && last?.type === 'DidCreated' && last.data.didType === 'FILE')
+      compacted[compacted.length - 1] = {
+        type: 'DidCreated',
+        data: { ...last.data, replicas: [...last.data.replicas, event.data] },
+      };
+    else compacted.push(event);
+  }
+  return compacted;
+};
+
 export const evolveFileReplicas = (state: FileReplicas, event: DidStreamEvent): FileReplicas => {
   if (!isReplicaEvent(event)) {
     const did = evolveDid(state.did, event);
-    return did === state.did ? state : { ...state, did };
+    const created = did === state.did ? state : { ...state, did };
+    return event.type === 'DidCreated' && event.data.replicas.length > 0
+      ? replicasAddedWith(event).reduce(evolveFileReplicas, created)
+      : created;
   }
   const replicas = evolveReplicas(state.replicas, event);
   return replicas === state.replicas ? state : { ...state, replicas };

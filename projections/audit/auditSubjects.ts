@@ -159,6 +159,13 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
       subjects.add(didSubject(event.data.scope, event.data.name)).add(ruleSubject(event.data.ruleId));
       break;
     case 'DidCreated':
+      // A file registered with replicas: each replica's RSE (and the rule of a lock one carries).
+      subjects.add(didSubject(event.data.scope, event.data.name));
+      for (const replica of event.data.replicas) {
+        subjects.add(rseSubject(replica.rse));
+        if (replica.lock) subjects.add(ruleSubject(replica.lock.ruleId));
+      }
+      break;
     case 'DidMetadataSet':
     case 'DidMetadataKeyDeleted':
     case 'DidClosed':

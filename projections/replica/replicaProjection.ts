@@ -1,4 +1,5 @@
-import { isTransition, type ReplicaEvent } from '../../domain/replica/replica.ts';
+import type { DidCreated } from '../../domain/did/did.ts';
+import { isTransition, replicasAddedWith, type ReplicaEvent } from '../../domain/replica/replica.ts';
 import {
   countAddedReplica,
   countDeletedReplica,
@@ -32,7 +33,8 @@ type ReplicaProjectionEvent =
       | 'ReplicaLost'
       | 'ReplicaAccessed'
     >
-  | DatasetMembershipEvent;
+  | DatasetMembershipEvent
+  | DidCreated;
 
 export const replicasProjection: Projection<ReplicaProjectionEvent> = {
   name: 'replicas',
@@ -53,21 +55,26 @@ export const replicasProjection: Projection<ReplicaProjectionEvent> = {
     DidsAttached: true,
     DidsDetached: true,
     DidErased: true,
+    // A file registered with replicas carries them in its DidCreated.
+    DidCreated: true,
   },
   async apply(event, context) {
     if (event.type === 'DidsAttached' || event.type === 'DidsDetached' || event.type === 'DidErased') {
       await countMembership(context, event);
       return;
     }
-    const { scope, name, rseId } = event.data;
     const replicas = context.collection<ReplicaDocument>(replicasCollection);
-    const id = replicaId(scope, name, rseId);
-    if (event.type === 'ReplicaAdded') {
-      // The decider adds a replica only where the file has none: its document is new.
-      await replicas.create(id, evolveReplica(null, event)!);
-      await countAddedReplica(context, event);
+    if (event.type === 'DidCreated' || event.type === 'ReplicaAdded') {
+      for (const added of event.type === 'DidCreated' ? replicasAddedWith(event) : [event]) {
+        // The decider adds a replica only where the file has none: its document is new.
+        const { scope, name, rseId } = added.data;
+        await replicas.create(replicaId(scope, name, rseId), evolveReplica(null, added)!);
+        await countAddedReplica(context, added);
+      }
       return;
     }
+    const { scope, name, rseId } = event.data;
+    const id = replicaId(scope, name, rseId);
     let before: ReplicaDocument | null = null;
     await replicas.update(id, (current) => {
       before = current;

@@ -1,5 +1,6 @@
 import type { RseProtocol } from '../../domain/rse/protocol.ts';
-import type { ReplicaAdded, ReplicaDeleted } from '../../domain/replica/replica.ts';
+import type { DidCreated } from '../../domain/did/did.ts';
+import { replicasAddedWith, type ReplicaAdded, type ReplicaDeleted } from '../../domain/replica/replica.ts';
 import {
   RSE_EVENT_TYPES,
   type RseAttributeValue,
@@ -165,12 +166,20 @@ const evolveRseDocument = (
   }
 };
 
-export const rsesProjection: Projection<RseEvent | ReplicaAdded | ReplicaDeleted> = {
+export const rsesProjection: Projection<RseEvent | ReplicaAdded | ReplicaDeleted | DidCreated> = {
   name: 'rses',
   version: 2,
   collections: [rsesCollection, rseDistancesCollection, rseUsageHistoryCollection],
-  handles: { ...RSE_EVENT_TYPES, ReplicaAdded: true, ReplicaDeleted: true },
+  // A file registered with replicas carries them in its DidCreated.
+  handles: { ...RSE_EVENT_TYPES, ReplicaAdded: true, ReplicaDeleted: true, DidCreated: true },
   async apply(event, context) {
+    if (event.type === 'DidCreated') {
+      for (const added of replicasAddedWith(event))
+        await context
+          .collection<RseDocument>(rsesCollection)
+          .update(added.data.rse, (document) => evolveRseDocument(document, added));
+      return;
+    }
     await context
       .collection<RseDocument>(rsesCollection)
       .update(event.data.rse, (document) => evolveRseDocument(document, event));

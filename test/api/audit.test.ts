@@ -40,6 +40,7 @@ type AuditLine = {
     limit?: { rseExpression: string };
     state?: string;
     lock?: { ruleId: string; lockState: string } | null;
+    replicas?: { rse: string }[];
   }>;
 };
 
@@ -329,11 +330,15 @@ describe('API: audit', () => {
       const { scope, dataset, a } = await aDatasetWithARule();
       const lines = await history(`/audit/dids/${scope}/f1/events`);
       const types = lines.map((line) => line.type);
-      expect(types.slice(0, 3)).to.deep.equal(['DidCreated', 'ReplicaAdded', 'DidsAttached']);
-      expect(lines[2]!.stream).to.equal(`did-${scope}:${dataset}`);
-      expect(lines[1]!.data.rse).to.equal(a.rse);
+      // Registered with its replica in one event, then attached.
+      expect(types.slice(0, 2)).to.deep.equal(['DidCreated', 'DidsAttached']);
+      expect(lines[1]!.stream).to.equal(`did-${scope}:${dataset}`);
+      expect(lines[0]!.data.replicas?.map((replica) => replica.rse)).to.deep.equal([a.rse]);
+      // The RSE's history shows the file it received.
+      const rse = await history(`/audit/rses/${a.rse}/events?type=DidCreated`);
+      expect(rse.map((line) => line.stream)).to.include(`did-${scope}:f1`);
       // The rule's lock: the replica it needs created and locked in one event.
-      const locked = lines.slice(3).filter((line) => line.type === 'ReplicaAdded');
+      const locked = lines.slice(2).filter((line) => line.type === 'ReplicaAdded');
       expect(locked.map((line) => [line.data.state, line.data.lock?.lockState])).to.deep.equal([
         ['COPYING', 'REPLICATING'],
       ]);

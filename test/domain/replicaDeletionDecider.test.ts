@@ -244,6 +244,7 @@ describe('Replica deletion decider: recording (rule 21)', () => {
             md5: null,
             guid: null,
             events: null,
+            replicas: [],
           },
         },
       ]));

@@ -80,6 +80,15 @@ describe('Upcasters', () => {
     });
   });
 
+  it('reads a DidCreated of version 1 as a DID created without replicas (they followed apart)', () => {
+    const data = { scope: 'user.jdoe', name: 'f1', didType: 'FILE', bytes: 1 };
+    expect(eventUpcasters.upcast({ type: 'DidCreated', data, schemaVersion: 1 })).to.deep.equal({
+      ...data,
+      replicas: [],
+    });
+    expect(eventUpcasters.currentVersion('DidCreated')).to.equal(2);
+  });
+
   describe('replica events folded to one per replica and step', () => {
     const ref = { scope: 'user.jdoe', name: 'file1', rse: 'DISK', rseId: 'a'.repeat(32) };
 
