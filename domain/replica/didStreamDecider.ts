@@ -1,7 +1,7 @@
 import { didDecider, type DidCommand } from '../did/didDecider.ts';
 import type { Decider } from '../shared/decider.ts';
 import {
-  compactFileRegistration,
+  compactFileSteps,
   evolveFileReplicas,
   initialFileReplicas,
   type DidStreamEvent,
@@ -81,5 +81,5 @@ export const didStreamDecider: Decider<FileReplicas, DidStreamCommand, DidStream
     if (isAccessCommand(command)) return decideReplicaAccess(command, state);
     return didDecider.decide(command, state.did);
   },
-  compact: compactFileRegistration,
+  compact: compactFileSteps,
 };

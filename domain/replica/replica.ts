@@ -374,27 +374,52 @@ const isReplicaEvent = (event: DidStreamEvent): event is ReplicaEvent => Object.
 export const replicasAddedWith = (event: Extract<DidStreamEvent, { type: 'DidCreated' }>): ReplicaAdded[] =>
   event.data.replicas.map((data) => ({ type: 'ReplicaAdded', data }));
 
+/** The replicas whose deletion erased a file, as the `ReplicaDeleted` events its `DidErased` holds. */
+export const replicasDeletedWith = (event: Extract<DidStreamEvent, { type: 'DidErased' }>): ReplicaDeleted[] =>
+  (event.data.replicasDeleted ?? []).map((data) => ({ type: 'ReplicaDeleted', data }));
+
 /**
- * One event per file and registration: a file's `DidCreated` takes the `ReplicaAdded` events that
- * follow it in the same step (docs/architecture.md, "Event granularity"). Folding the result gives
- * the same state: `evolveFileReplicas` adds them after creating the file.
+ * One event per file and step where a file comes or goes with its replicas (docs/architecture.md,
+ * "Event granularity"): a file's `DidCreated` takes the `ReplicaAdded` events that follow it in the
+ * same step, and a file's `DidErased` the `ReplicaDeleted` events just before it. Folding the
+ * result gives the same state: `evolveFileReplicas` adds the replicas after creating the file and
+ * deletes them before erasing it.
  */
-export const compactFileRegistration = (events: DidStreamEvent[]): DidStreamEvent[] => {
+export const compactFileSteps = (events: DidStreamEvent[]): DidStreamEvent[] => {
   const compacted: DidStreamEvent[] = [];
   for (const event of events) {
     const last = compacted.at(-1);
-    if (event.type === 'ReplicaAdded' && last?.type === 'DidCreated' && last.data.didType === 'FILE')
+    if (event.type === 'ReplicaAdded' && last?.type === 'DidCreated' && last.data.didType === 'FILE') {
       compacted[compacted.length - 1] = {
         type: 'DidCreated',
         data: { ...last.data, replicas: [...last.data.replicas, event.data] },
       };
-    else compacted.push(event);
+    } else if (event.type === 'DidErased' && event.data.didType === 'FILE') {
+      const deleted: ReplicaDeleted['data'][] = [];
+      for (let before = compacted.at(-1); before?.type === 'ReplicaDeleted'; before = compacted.at(-1)) {
+        deleted.unshift(before.data);
+        compacted.pop();
+      }
+      compacted.push(
+        deleted.length === 0
+          ? event
+          : {
+              type: 'DidErased',
+              data: { ...event.data, replicasDeleted: [...deleted, ...(event.data.replicasDeleted ?? [])] },
+            },
+      );
+    } else compacted.push(event);
   }
   return compacted;
 };
 
 export const evolveFileReplicas = (state: FileReplicas, event: DidStreamEvent): FileReplicas => {
   if (!isReplicaEvent(event)) {
+    if (event.type === 'DidErased' && event.data.replicasDeleted && event.data.replicasDeleted.length > 0)
+      return evolveFileReplicas(replicasDeletedWith(event).reduce(evolveFileReplicas, state), {
+        type: 'DidErased',
+        data: { ...event.data, replicasDeleted: [] },
+      });
     const did = evolveDid(state.did, event);
     const created = did === state.did ? state : { ...state, did };
     return event.type === 'DidCreated' && event.data.replicas.length > 0

@@ -137,6 +137,9 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
     case 'DidErased':
       subjects.add(didSubject(event.data.scope, event.data.name));
       for (const child of event.data.children) subjects.add(didSubject(child.scope, child.name));
+      // A file the reaper erased: the RSEs of the replicas deleted with it.
+      if (event.type === 'DidErased')
+        for (const deleted of event.data.replicasDeleted ?? []) subjects.add(rseSubject(deleted.rse));
       break;
     case 'ArchiveContentAdded':
       subjects.add(didSubject(event.data.scope, event.data.name));

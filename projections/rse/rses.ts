@@ -1,6 +1,11 @@
 import type { RseProtocol } from '../../domain/rse/protocol.ts';
-import type { DidCreated } from '../../domain/did/did.ts';
-import { replicasAddedWith, type ReplicaAdded, type ReplicaDeleted } from '../../domain/replica/replica.ts';
+import type { DidCreated, DidErased } from '../../domain/did/did.ts';
+import {
+  replicasAddedWith,
+  replicasDeletedWith,
+  type ReplicaAdded,
+  type ReplicaDeleted,
+} from '../../domain/replica/replica.ts';
 import {
   RSE_EVENT_TYPES,
   type RseAttributeValue,
@@ -166,15 +171,16 @@ const evolveRseDocument = (
   }
 };
 
-export const rsesProjection: Projection<RseEvent | ReplicaAdded | ReplicaDeleted | DidCreated> = {
+export const rsesProjection: Projection<RseEvent | ReplicaAdded | ReplicaDeleted | DidCreated | DidErased> = {
   name: 'rses',
   version: 2,
   collections: [rsesCollection, rseDistancesCollection, rseUsageHistoryCollection],
-  // A file registered with replicas carries them in its DidCreated.
-  handles: { ...RSE_EVENT_TYPES, ReplicaAdded: true, ReplicaDeleted: true, DidCreated: true },
+  // A file registered with replicas carries them in its DidCreated, one the reaper erased its
+  // last replicas' deletions in its DidErased.
+  handles: { ...RSE_EVENT_TYPES, ReplicaAdded: true, ReplicaDeleted: true, DidCreated: true, DidErased: true },
   async apply(event, context) {
-    if (event.type === 'DidCreated') {
-      for (const added of replicasAddedWith(event))
+    if (event.type === 'DidCreated' || event.type === 'DidErased') {
+      for (const added of event.type === 'DidCreated' ? replicasAddedWith(event) : replicasDeletedWith(event))
         await context
           .collection<RseDocument>(rsesCollection)
           .update(added.data.rse, (document) => evolveRseDocument(document, added));
