@@ -13,6 +13,7 @@ import { sendText } from './http.ts';
 import { hasBody, readBodyText } from './requestBody.ts';
 import { refuseUnsafeQuery } from './requestText.ts';
 import { RouteTable } from './route.ts';
+import { indexRouteMatching } from './routeIndex.ts';
 import { registerAccountLimitRoutes } from './routes/account/accountLimits.ts';
 import { registerAccountRoutes } from './routes/account/accounts.ts';
 import { registerAccountUsageRoutes } from './routes/account/accountUsage.ts';
@@ -51,6 +52,7 @@ import { registerEventLogVerifyRoute } from './routes/audit/eventLogVerify.ts';
 import { registerRuleStateRoute } from './routes/audit/ruleState.ts';
 import { registerConsoleRoutes } from './routes/console/consoleRoutes.ts';
 import { consoleFilesMiddleware } from './consoleFiles.ts';
+import type { Logger } from '../infra/logger.ts';
 import type { AppState, Services } from './services.ts';
 
 /** Every area's routes, registered in one table (api/route.ts). */
@@ -107,6 +109,7 @@ export const createApp = (services: Services): Koa<AppState> => {
   const routes = routeTable(services);
   const router = new Router<AppState>({ strict: true });
   routes.install(router);
+  indexRouteMatching(router);
 
   app.use(httpMetrics(services.metrics));
   app.use(requestLog(services));
@@ -125,21 +128,40 @@ export const createApp = (services: Services): Koa<AppState> => {
   return app;
 };
 
-/** A request id (taken from X-Request-Id when given) and one structured log line per request. */
+/**
+ * A request id (taken from X-Request-Id when given) and one structured log line per request. The
+ * request's own logger (the service's with the request id bound) is made only when a route or
+ * the error handler logs something besides that line: most requests never need it, and making
+ * one costs more than answering a `/ping`.
+ */
 const requestLog =
   (services: Services): Middleware<AppState> =>
   async (ctx, next) => {
     const started = process.hrtime.bigint();
     const given = ctx.get('X-Request-Id');
-    ctx.state.requestId = /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
-    ctx.state.logger = services.logger.child({ requestId: ctx.state.requestId });
-    ctx.set('X-Request-Id', ctx.state.requestId);
+    const requestId = /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
+    ctx.state.requestId = requestId;
+    // Bound to the request id, and to the account once the token check has named it.
+    let logger: { for: string | undefined; logger: Logger } | undefined;
+    Object.defineProperty(ctx.state, 'logger', {
+      get: (): Logger => {
+        const account = ctx.state.issuer;
+        if (!logger || logger.for !== account)
+          logger = { for: account, logger: services.logger.child(account ? { requestId, account } : { requestId }) };
+        return logger.logger;
+      },
+      set: (value: Logger) => (logger = { for: ctx.state.issuer, logger: value }),
+      enumerable: true,
+      configurable: true,
+    });
+    ctx.set('X-Request-Id', requestId);
     try {
       await next();
     } finally {
       const milliseconds = Number(process.hrtime.bigint() - started) / 1e6;
-      ctx.state.logger.info(
+      services.logger.info(
         {
+          requestId,
           method: ctx.method,
           url: ctx.url,
           status: ctx.status,

@@ -59,7 +59,8 @@ export const sendStream = (
 
 /**
  * Streams text chunks as they come (NDJSON lines, a metalink document), grouped into writes of
- * about CHUNK_BYTES. Like `sendStream`, the first chunk is read before the status is sent.
+ * about CHUNK_BYTES. Like `sendStream`, the first chunk is read before the status is sent; it is
+ * written at once with the headers, so the client has its first line without waiting for more.
  */
 export const sendChunks = async (ctx: Context, source: AsyncIterable<string>, contentType: string): Promise<void> => {
   const iterator = source[Symbol.asyncIterator]();
@@ -71,7 +72,8 @@ export const sendChunks = async (ctx: Context, source: AsyncIterable<string>, co
     return;
   }
   async function* grouped(): AsyncGenerator<string> {
-    let chunk = first.value;
+    yield first.value;
+    let chunk = '';
     try {
       for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
         chunk += next.value;

@@ -1,68 +1,111 @@
+import { availableParallelism } from 'node:os';
+import { client, expectStatus, login } from './lib/httpClient.ts';
 import { runLoad } from './lib/load.ts';
 import { printTable, type Row } from './lib/report.ts';
-import { startDms, startProcess } from './lib/serverProcess.ts';
+import { startDms, startProcess, type ServerProcess } from './lib/serverProcess.ts';
 import { tempDir } from './lib/tempDir.ts';
+import { cpuSeconds, runWrk, wrkAvailable, type WrkResult } from './lib/wrk.ts';
 
-const DURATION_MS = 4000;
-const CONCURRENCY = 16;
+const DURATION_SECONDS = Number(process.env.BENCH_DURATION_MS ?? 5000) / 1000;
+/** The issue's figures are at 32 connections. */
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+
+type Load = Readonly<{
+  path: string;
+  headers?: Record<string, string>;
+  /** POST a new name per request under `path`, with this body. */
+  postUnique?: { body: string; prefix: string };
+}>;
+
+type Measured = WrkResult & Readonly<{ cpuUsPerRequest: number }>;
 
 /**
- * Requests per second of the service against a bare Koa route, both in their own process, loaded
- * from this one: the gap is the price of the middleware chain, token checks, read models and,
- * for writes, the event store commit plus the wait for the projections.
+ * Requests per second of the service against a bare Koa route run the same way (one process,
+ * then node:cluster over every core), loaded by wrk at 32 connections (the house client, a Node
+ * process, where wrk cannot be had): the gap is the price of the middleware chain, token checks,
+ * read models and, for writes, the durable commit plus the wait for the projections. Each figure
+ * also gives the servers' CPU per request (every process of the server, from /proc), which moves
+ * far less than the rate on a machine shared with other work.
  */
 export const runHttpOverhead = async (): Promise<void> => {
-  const dir = tempDir();
-  const bare = await startProcess('bench/fixtures/bareKoa.ts', [], {}, 'listening');
-  // Request logging stays on (info), as in production.
-  const dms = await startDms(dir.path);
-  try {
-    const baseline = await runLoad({ url: bare.url, path: '/', concurrency: CONCURRENCY, durationMs: DURATION_MS });
-    const login = await fetch(`${dms.url}/auth/userpass`, {
-      headers: { 'X-Svc-Username': 'ddmlab', 'X-Svc-Password': 'secret' },
-    });
-    const token = login.headers.get('x-svc-auth-token')!;
-    const ping = await runLoad({ url: dms.url, path: '/ping', concurrency: CONCURRENCY, durationMs: DURATION_MS });
-    const read = await runLoad({
-      url: dms.url,
-      path: '/accounts/root',
-      headers: { 'X-Svc-Auth-Token': token },
-      concurrency: CONCURRENCY,
-      durationMs: DURATION_MS,
-    });
-    const write = await runLoad({
-      url: dms.url,
-      method: 'POST',
-      path: (index) => `/accounts/bench${index}`,
-      headers: { 'X-Svc-Auth-Token': token },
-      body: () => '{"type": "USER", "email": "bench@example.org"}',
-      concurrency: CONCURRENCY,
-      durationMs: DURATION_MS,
-      expectStatus: 201,
-    });
-    const base = { name: 'bare Koa', value: baseline.perSecond };
-    const rows: Row[] = [
-      { name: `bare Koa route (p50 ${baseline.p50Ms.toFixed(2)} ms)`, value: baseline.perSecond, unit: 'req/s' },
-      { name: `GET /ping (p50 ${ping.p50Ms.toFixed(2)} ms)`, value: ping.perSecond, unit: 'req/s', baseline: base },
-      {
-        name: `GET /accounts/root, token checked (p50 ${read.p50Ms.toFixed(2)} ms)`,
-        value: read.perSecond,
+  const useWrk = wrkAvailable();
+  if (!useWrk) console.log('  (wrk is not available: loading with the house client, a Node process)');
+  const measure = async (server: ServerProcess, load: Load): Promise<Measured> => {
+    const before = cpuSeconds(server.pid);
+    const result = useWrk
+      ? await runWrk({ url: server.url, connections: CONNECTIONS, durationSeconds: DURATION_SECONDS, ...load })
+      : await houseClient(server.url, load);
+    const cpu = cpuSeconds(server.pid) - before;
+    return { ...result, cpuUsPerRequest: (cpu * 1e6) / Math.max(1, result.requests) };
+  };
+  const cores = availableParallelism();
+  for (const workers of cores > 1 ? [1, cores] : [1]) {
+    const dir = tempDir();
+    const bare = await startProcess(
+      'bench/fixtures/bareKoa.ts',
+      [],
+      { BARE_KOA_WORKERS: String(workers) },
+      'listening',
+    );
+    // Request logging stays on (info), as in production.
+    const dms = await startDms(dir.path, { DMS_API_WORKERS: String(workers) });
+    try {
+      const token = await login(dms);
+      const call = client(dms, token);
+      expectStatus(await call('POST', '/scopes/root/bench'), 201, 'add scope');
+      expectStatus(await call('POST', '/dids/bench/dataset1', { type: 'DATASET' }), 201, 'add dataset');
+      const auth = { 'X-Svc-Auth-Token': token };
+      const baseline = await measure(bare, { path: '/' });
+      const ping = await measure(dms, { path: '/ping' });
+      const did = await measure(dms, { path: '/dids/bench/dataset1', headers: auth });
+      const account = await measure(dms, { path: '/accounts/root', headers: auth });
+      const write = await measure(dms, {
+        path: '/accounts/',
+        headers: auth,
+        postUnique: { body: '{"type": "USER", "email": "bench@example.org"}', prefix: `w${workers}t` },
+      });
+      const base = { name: 'bare Koa', value: baseline.perSecond };
+      const row = (name: string, measured: Measured): Row => ({
+        name: `${name} (p50 ${measured.p50Ms.toFixed(2)} ms, p99 ${measured.p99Ms.toFixed(1)} ms, ${Math.round(measured.cpuUsPerRequest)} µs CPU/req)`,
+        value: measured.perSecond,
         unit: 'req/s',
-        baseline: base,
-      },
-      {
-        name: `POST /accounts/{new}, durable + projected (p50 ${write.p50Ms.toFixed(2)} ms, p99 ${write.p99Ms.toFixed(2)} ms)`,
-        value: write.perSecond,
-        unit: 'req/s',
-        baseline: base,
-      },
-    ];
-    printTable(`HTTP, ${CONCURRENCY} connections, ${DURATION_MS / 1000} s each`, rows);
-    const failures = baseline.failures + ping.failures + read.failures + write.failures;
-    if (failures > 0) console.log(`  (${failures} requests failed)`);
-  } finally {
-    await bare.stop();
-    await dms.stop();
-    dir.dispose();
+        ...(measured === baseline ? {} : { baseline: base }),
+      });
+      const setup = workers === 1 ? 'one process' : `${workers} API workers (node:cluster), bare Koa the same`;
+      printTable(
+        `HTTP, ${setup}, ${CONNECTIONS} connections, ${DURATION_SECONDS} s each (${useWrk ? 'wrk' : 'house client'})`,
+        [
+          row('bare Koa route', baseline),
+          row('GET /ping', ping),
+          row('GET /dids/{scope}/{name}, token checked', did),
+          row('GET /accounts/root, token and access checked', account),
+          row('POST /accounts/{new}, durable + projected', write),
+        ],
+      );
+      const failures = [baseline, ping, did, account, write].reduce((sum, measured) => sum + measured.failures, 0);
+      if (failures > 0) console.log(`  (${failures} requests failed or answered otherwise)`);
+    } finally {
+      await bare.stop();
+      await dms.stop();
+      dir.dispose();
+    }
   }
+};
+
+const houseClient = async (url: string, load: Load): Promise<WrkResult> => {
+  const result = await runLoad({
+    url,
+    concurrency: Math.min(CONNECTIONS, 16),
+    durationMs: DURATION_SECONDS * 1000,
+    ...(load.headers ? { headers: load.headers } : {}),
+    ...(load.postUnique
+      ? {
+          method: 'POST',
+          path: (index: number) => `${load.path}${load.postUnique!.prefix}${index}`,
+          body: () => load.postUnique!.body,
+          expectStatus: 201,
+        }
+      : { path: load.path }),
+  });
+  return result;
 };

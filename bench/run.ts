@@ -4,6 +4,7 @@ import { runGranularityBenchmark } from './granularity.ts';
 import { runHttpOverhead } from './httpOverhead.ts';
 import { runMultiProcessBenchmark } from './multiProcess.ts';
 import { runPosixCopies } from './posixCopies.ts';
+import { runRebuildBenchmark } from './rebuild.ts';
 import { runReplicaBenchmark } from './replicas.ts';
 import { runRuleBenchmark } from './rules.ts';
 import { runSoak } from './soak.ts';
@@ -21,6 +22,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   http: runHttpOverhead,
   multiprocess: runMultiProcessBenchmark,
   copies: runPosixCopies,
+  rebuild: runRebuildBenchmark,
   replicas: runReplicaBenchmark,
   rules: runRuleBenchmark,
   soak: runSoak,

@@ -15,6 +15,7 @@ import { revokeTokensCommand } from './commands/revokeTokens.ts';
 import { transfersStatusCommand } from './commands/transfersStatus.ts';
 import { waitRuleCommand } from './commands/waitRule.ts';
 import { workersStatusCommand } from './commands/workersStatus.ts';
+import { serveCluster } from './cluster/clusterPrimary.ts';
 import { startRuntime, type Roles } from './runtime.ts';
 
 /**
@@ -38,11 +39,13 @@ const ROLES: Record<'serve' | 'api' | 'projector' | 'worker', Roles> = {
 
 const runService = async (config: ServiceConfig, roles: Roles): Promise<void> => {
   const logger = createLogger(config.logLevel);
-  const runtime = await startRuntime(
-    { ...config, workers: roles.workers && config.workers },
-    { ...roles, workers: roles.workers && config.workers },
-    logger,
-  );
+  const effective = { ...config, workers: roles.workers && config.workers };
+  const effectiveRoles = { ...roles, workers: roles.workers && config.workers };
+  // `dms serve` on several cores: API workers around this process (bin/cluster/clusterPrimary.ts).
+  const runtime =
+    roles.api && roles.projector && config.apiWorkers > 1
+      ? await serveCluster(effective, effectiveRoles, logger, config.apiWorkers)
+      : await startRuntime(effective, effectiveRoles, logger);
   let signals = 0;
   const shutdown = (signal: string) => {
     signals += 1;

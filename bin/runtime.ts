@@ -14,6 +14,7 @@ import { createCommandContext } from '../commands/commandContext.ts';
 import type { ServiceConfig } from '../infra/config.ts';
 import type { Upcasters } from '../domain/shared/upcasting.ts';
 import type { EventStore } from '../infra/eventstore/eventStore.ts';
+import { SqliteEventStore } from '../infra/eventstore/sqliteEventStore.ts';
 import { HeartbeatStore } from '../infra/heartbeats/heartbeatStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { startPrivateRedisServer, type PrivateRedisServer } from '../infra/queue/redisServer.ts';
@@ -24,6 +25,8 @@ import { CheckpointWatcher } from '../projections/runtime/checkpointWatcher.ts';
 import { allProjections } from '../projections/index.ts';
 import { ProjectionRunner, type ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
 import { ProjectorThread } from '../projections/runtime/projectorThread.ts';
+import { ProgressFeed, type RelayedProgress } from '../projections/runtime/progressRelay.ts';
+import type { AppendChannel } from '../infra/eventstore/forwardedAppends.ts';
 import { projectionReports } from '../projections/runtime/projectionStatus.ts';
 import { ReadModels } from '../projections/runtime/readModels.ts';
 import { readModelPorts } from '../projections/readModelPorts.ts';
@@ -46,6 +49,22 @@ import { UrlSigner } from '../infra/storage/urlSigner.ts';
  */
 export type Roles = Readonly<{ api: boolean; projector: boolean; workers: boolean; daemonRoles?: readonly string[] }>;
 
+/**
+ * This process's part in a `dms serve` of several API workers (bin/cluster/), absent when it
+ * runs alone. The primary writes the event log, runs the projections and daemons, and serves no
+ * HTTP itself; each worker serves the API, reads the stores through its own connections, sends
+ * its appends to the primary and hears the projections' progress from it.
+ */
+export type ClusterPart =
+  | Readonly<{ kind: 'primary' }>
+  | Readonly<{
+      kind: 'worker';
+      appends: AppendChannel;
+      progress: RelayedProgress;
+      /** The metrics of every process of the cluster, summed. */
+      gatherMetrics: () => Promise<string>;
+    }>;
+
 export type Runtime = Readonly<{
   /** Base URL of the HTTP API when this process serves it. */
   url: string | undefined;
@@ -56,6 +75,10 @@ export type Runtime = Readonly<{
   readStore: ReadStore;
   runner: ProjectionRunner | undefined;
   redisUrl: string | undefined;
+  /** In a cluster primary: where the projections stand and each step after, for the workers. */
+  progressFeed: ProgressFeed | undefined;
+  /** Records the API's URL beside the data directory's locks (a cluster primary learns it from its workers). */
+  announce(url: string): void;
   stop(): Promise<void>;
 }>;
 
@@ -85,10 +108,10 @@ export const startRuntime = async (
    * Upcasters other than the domain's (tests of schema evolution). They reach the commands, the
    * audit and projections run here; a projection thread always runs the domain's, so turn it off.
    */
-  overrides: Readonly<{ upcasters?: Upcasters }> = {},
+  overrides: Readonly<{ upcasters?: Upcasters; cluster?: ClusterPart }> = {},
 ): Promise<Runtime> => {
   // Before anything is opened or started: a second process on the same data directory stops here.
-  const locks = takeDataDirLocks(config, roles);
+  const locks = takeDataDirLocks(config, roles, overrides.cluster);
   const undo: (() => Promise<void> | void)[] = [];
   try {
     return await startRoles(config, roles, logger, overrides, locks, undo);
@@ -109,9 +132,9 @@ export const startRuntime = async (
  * The locks the roles need: the projector's where the stores are the data directory's SQLite
  * files, the private Redis's where this process would start one. `dms api` takes none.
  */
-const takeDataDirLocks = (config: ServiceConfig, roles: Roles): DataDirLock[] => {
+const takeDataDirLocks = (config: ServiceConfig, roles: Roles, cluster: ClusterPart | undefined): DataDirLock[] => {
   const command =
-    roles.api && roles.projector
+    (roles.api || cluster?.kind === 'primary') && roles.projector
       ? 'dms serve'
       : roles.projector
         ? 'dms projector'
@@ -136,16 +159,20 @@ const startRoles = async (
   config: ServiceConfig,
   roles: Roles,
   logger: Logger,
-  overrides: Readonly<{ upcasters?: Upcasters }>,
+  overrides: Readonly<{ upcasters?: Upcasters; cluster?: ClusterPart }>,
   locks: readonly DataDirLock[],
   /** What to stop, should the start fail later on. */
   undo: (() => Promise<void> | void)[],
 ): Promise<Runtime> => {
-  const signals = await openPositionSignals(config, roles, logger);
+  const cluster = overrides.cluster;
+  const worker = cluster?.kind === 'worker' ? cluster : undefined;
+  const primary = cluster?.kind === 'primary';
+  const signals = cluster ? undefined : await openPositionSignals(config, roles, logger);
   undo.push(() => signals?.close());
   const { eventStore, readStore } = await openStores(config, {
     logger,
     ...(signals && config.eventStore.kind === 'sqlite' ? { appended: signals.signal('appended') } : {}),
+    ...(worker && config.eventStore.kind === 'sqlite' ? { appendsVia: worker.appends } : {}),
   });
   undo.push(
     () => eventStore.close(),
@@ -166,11 +193,26 @@ const startRoles = async (
   let thread: ProjectorThread | undefined;
   let watcher: CheckpointWatcher | undefined;
   let progress: ProjectionProgress;
-  if (roles.projector && roles.api && config.projectionThread) {
-    // Answering requests and projecting take two cores instead of turns on one.
+  const progressFeed = primary ? new ProgressFeed() : undefined;
+  if (worker) {
+    // The primary relays the projections' progress; generation switches come with it.
+    progress = worker.progress;
+    worker.progress.follow(readModels);
+    undo.push(() => worker.progress.close());
+  } else if (roles.projector && (roles.api || primary) && config.projectionThread) {
+    // Answering requests (or, in a cluster primary, appending) and projecting take two cores
+    // instead of turns on one.
     thread = await ProjectorThread.start(config, readModels, logger);
     const started = thread;
     undo.push(() => started.stop());
+    if (progressFeed) {
+      started.onReport((report) => progressFeed.report(report));
+      progressFeed.report({
+        type: 'ready',
+        position: started.appliedPosition(),
+        generations: servingGenerations(readModels),
+      });
+    }
     logger.info({ projections: allProjections.length, thread: true }, 'projections running');
     progress = thread;
   } else if (roles.projector) {
@@ -182,10 +224,20 @@ const startRoles = async (
       logger: logger.child({ role: 'projector' }),
       ...upcasters,
       // Processes waiting for the projections elsewhere hear of each committed batch at once.
-      ...(signals ? { onProgress: (position: bigint) => signals.signal('applied').publish(position) } : {}),
+      onProgress: (position: bigint) => {
+        signals?.signal('applied').publish(position);
+        progressFeed?.report({ type: 'progress', position });
+      },
+      ...(progressFeed
+        ? {
+            onServingGeneration: (name: string, generation: number) =>
+              progressFeed.report({ type: 'generation', name, generation }),
+          }
+        : {}),
     });
     await runner.start();
     signals?.signal('applied').publish(runner.position);
+    progressFeed?.report({ type: 'ready', position: runner.position, generations: servingGenerations(readModels) });
     const started = runner;
     undo.push(() => started.stop());
     logger.info({ projections: allProjections.length }, 'projections running');
@@ -201,14 +253,17 @@ const startRoles = async (
     progress = watcher;
   }
   if (signals) metrics.watchPositionSignals(() => signals.signalCounts());
+  // The process that writes a SQLite log (not a cluster's workers, which send their appends).
+  if (eventStore instanceof SqliteEventStore) metrics.watchCommits(() => eventStore.commitStats());
   // The lag of the projections this process runs, from their stored checkpoints, when scraped.
   if (roles.projector) metrics.watchProjections(() => projectionReports(eventStore, readStore, allProjections));
   // Without projections here, follow the projector when a rebuild switches reads to a new generation.
-  const stopRefreshing = roles.projector
-    ? () => undefined
-    : readModels.refreshEvery(1000, (error) =>
-        logger.warn({ err: error }, 'could not refresh the serving generations'),
-      );
+  const stopRefreshing =
+    roles.projector || worker
+      ? () => undefined
+      : readModels.refreshEvery(1000, (error) =>
+          logger.warn({ err: error }, 'could not refresh the serving generations'),
+        );
   undo.push(stopRefreshing);
 
   let redis: PrivateRedisServer | undefined;
@@ -233,8 +288,10 @@ const startRoles = async (
       return url ? daemonStatus(url, config.queuePrefix, readModels, allRoles) : undefined;
     },
   };
+  if (worker) metrics.gatherWith(worker.gatherMetrics);
 
-  if (roles.api) {
+  // A cluster primary makes root before its workers start; they then find it.
+  if (roles.api || primary) {
     const created = await ensureRootAccount(commands, {
       username: config.rootUsername,
       password: config.rootPassword,
@@ -336,10 +393,13 @@ const startRoles = async (
     if (address === null || typeof address === 'string') throw new Error('The API server listens on no TCP port');
     url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
     for (const lock of locks) lock.describe(url);
-    logger.info({ url }, 'API listening');
+    // A cluster's primary says 'API listening' once every worker listens.
+    if (worker) logger.info({ url }, 'API worker listening');
+    else logger.info({ url }, 'API listening');
   }
   const metricsServer: MetricsServer | undefined =
-    config.metricsPort === undefined
+    // A cluster's metrics port is its primary's, which serves every process's metrics summed.
+    config.metricsPort === undefined || worker
       ? undefined
       : await startMetricsServer(metrics, { port: config.metricsPort, host: config.host, logger });
 
@@ -357,6 +417,7 @@ const startRoles = async (
       await eventStore.close();
       await readStore.close();
       watcher?.close();
+      worker?.progress.close();
       await signals?.close();
       if (redis) {
         forgetRedisUrl(config.dataDir);
@@ -365,8 +426,26 @@ const startRoles = async (
       for (const lock of locks) lock.release();
     })());
 
-  return { url, metricsUrl: metricsServer?.url, services, eventStore, readStore, runner, redisUrl, stop };
+  return {
+    url,
+    metricsUrl: metricsServer?.url,
+    services,
+    eventStore,
+    readStore,
+    runner,
+    redisUrl,
+    progressFeed,
+    announce: (announced) => {
+      for (const lock of locks) lock.describe(announced);
+    },
+    stop,
+  };
 };
+
+const servingGenerations = (readModels: ReadModels): Record<string, number> =>
+  Object.fromEntries(
+    allProjections.map((projection) => [projection.name, readModels.servingGeneration(projection.name)]),
+  );
 
 /**
  * The processes of a split deployment (`dms api`, `dms projector`, `dms worker`) tell each other

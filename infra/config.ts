@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { readOidcProviders, type OidcProviderConfig } from './oidcProviders.ts';
@@ -99,6 +100,11 @@ const environmentSchema = z.object({
   /** `dms serve` runs the projections on a thread of their own (a second core); false: on the API's thread. */
   DMS_PROJECTION_THREAD: booleanText.default(true),
   /**
+   * API worker processes of `dms serve`, sharing its port (bin/cluster/); default: one per core.
+   * 1 serves the API in the one process that also projects and runs the daemons.
+   */
+  DMS_API_WORKERS: integerText(1, 256).optional(),
+  /**
    * Who may read `GET /metrics` on the API port, without a token: `loopback` (clients on this
    * machine; behind DMS_TRUST_PROXY, the forwarded client's address counts), `open` (anyone who
    * reaches the port) or `off` (not served there). See docs/security.md.
@@ -191,6 +197,8 @@ export type ServiceConfig = Readonly<{
   /** Seconds before a job of a dead worker process is taken over (DMS_JOB_LOCK_SECONDS). */
   jobLockSeconds: number;
   projectionThread: boolean;
+  /** API worker processes of `dms serve` (DMS_API_WORKERS; 1: none, the API runs in the one process). */
+  apiWorkers: number;
   metrics: 'loopback' | 'open' | 'off';
   metricsPort: number | undefined;
   /** `svc`: X-Svc-* headers only; `rucio`: X-Rucio-* ones too (DMS_CLIENT_HEADERS). */
@@ -242,6 +250,7 @@ const serviceConfigSchema = z.object({
   workers: z.boolean(),
   jobLockSeconds: z.number(),
   projectionThread: z.boolean(),
+  apiWorkers: z.number(),
   metrics: z.enum(['loopback', 'open', 'off']),
   metricsPort: z.number().or(z.undefined()),
   clientHeaders: z.enum(['svc', 'rucio']),
@@ -329,6 +338,7 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     workers: env.DMS_WORKERS,
     jobLockSeconds: env.DMS_JOB_LOCK_SECONDS,
     projectionThread: env.DMS_PROJECTION_THREAD,
+    apiWorkers: env.DMS_API_WORKERS ?? availableParallelism(),
     metrics: env.DMS_METRICS,
     metricsPort: env.DMS_METRICS_PORT,
     clientHeaders: env.DMS_CLIENT_HEADERS,

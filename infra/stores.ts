@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigurationInvalidError, REDIS_URL_REQUIRED, type ServiceConfig } from './config.ts';
 import type { EventStore } from './eventstore/eventStore.ts';
+import { ForwardingEventStore, type AppendChannel } from './eventstore/forwardedAppends.ts';
 import type { Logger } from './logger.ts';
 import type { PositionSignal } from './positionSignal.ts';
 import { SqliteEventStore } from './eventstore/sqliteEventStore.ts';
@@ -29,20 +30,27 @@ export const openStores = async (
      * server already, so it needs none.
      */
     appended?: PositionSignal;
+    /**
+     * An API worker of `dms serve` (bin/cluster/): the log is read here and appended by the
+     * process at the other end of the channel, which also checkpoints the SQLite files.
+     */
+    appendsVia?: AppendChannel;
   }> = {},
 ): Promise<{ eventStore: EventStore; readStore: ReadStore }> => {
   if (config.eventStore.kind === 'sqlite' || config.readStore.kind === 'sqlite')
     mkdirSync(config.dataDir, { recursive: true });
-  const eventStore =
+  const checkpoints = options.appendsVia === undefined;
+  const log =
     config.eventStore.kind === 'sqlite'
       ? new SqliteEventStore(join(config.dataDir, 'events.sqlite'), {
-          backgroundCheckpoints: true,
+          backgroundCheckpoints: checkpoints,
           ...(options.appended ? { crossProcess: options.appended } : {}),
         })
       : await openEsdb(config.eventStore.url, config, options.logger);
+  const eventStore = options.appendsVia ? new ForwardingEventStore(log, options.appendsVia) : log;
   const readStore =
     config.readStore.kind === 'sqlite'
-      ? new SqliteReadStore(join(config.dataDir, 'readmodels.sqlite'), { backgroundCheckpoints: true })
+      ? new SqliteReadStore(join(config.dataDir, 'readmodels.sqlite'), { backgroundCheckpoints: checkpoints })
       : new (await import('./readstore/mongo/mongoReadStore.ts')).MongoReadStore(config.readStore.url);
   return { eventStore, readStore };
 };

@@ -21,6 +21,5 @@ export const authenticate =
     if (!info) throw new CannotAuthenticate('Cannot authenticate with given credentials');
     ctx.state.issuer = info.account;
     ctx.state.identity = info.identity;
-    ctx.state.logger = ctx.state.logger.child({ account: info.account });
     await next();
   };

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ProjectionReport } from '../../projections/runtime/projectionStatus.ts';
 import { loginCounts } from '../auth/loginStats.ts';
 
@@ -7,6 +7,9 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 
 /** A scrape reads the stores once for all the gauges that need them, not once per gauge. */
 const SCRAPE_MEMO_MS = 1000;
+
+/** One process's metrics as data (prom-client's `getMetricsAsJSON`): plain values, fit to send to another process. */
+export type ProcessMetrics = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 
 export type AppendOutcome = 'appended' | 'conflict' | 'failed';
 export type JobOutcome = 'completed' | 'failed';
@@ -99,8 +102,17 @@ export class ServiceMetrics {
     return this.registry.contentType;
   }
 
+  /** The histogram's series of each method, route and status seen, so a request skips hashing its labels. */
+  private readonly requestSeries = new Map<string, { observe(seconds: number): void }>();
+
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    this.requestDuration.observe({ method, route, status: String(status) }, seconds);
+    const key = `${method} ${status} ${route}`;
+    let series = this.requestSeries.get(key);
+    if (!series) {
+      series = this.requestDuration.labels({ method, route, status: String(status) });
+      this.requestSeries.set(key, series);
+    }
+    series.observe(seconds);
   }
 
   observeAppend(outcome: AppendOutcome, events: number, seconds: number): void {
@@ -206,6 +218,41 @@ export class ServiceMetrics {
     });
   }
 
+  /**
+   * The SQLite event log's commits in this process (the one that writes it), read when scraped:
+   * with appends arriving together sharing a commit, appends over commits is the group size.
+   */
+  watchCommits(stats: () => Readonly<{ commits: number; appends: number; seconds: number }>): void {
+    const registers = [this.registry];
+    new Counter({
+      name: 'dms_event_log_commits_total',
+      help: 'Transactions the SQLite event log committed, each with one fsync; appends arriving together share one (group commit).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stats().commits);
+      },
+    });
+    new Counter({
+      name: 'dms_event_log_committed_appends_total',
+      help: 'Appends (one per decision) the commits of dms_event_log_commits_total held, whatever their outcome.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stats().appends);
+      },
+    });
+    new Counter({
+      name: 'dms_event_log_commit_seconds_total',
+      help: 'Time spent committing, fsync included (over dms_event_log_commits_total: the time of one commit).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stats().seconds);
+      },
+    });
+  }
+
   /** Per queue of this process's daemon roles, read when scraped: jobs by state (waiting, active, delayed, failed, ...). */
   watchQueues(depths: () => Promise<readonly QueueDepth[]>): void {
     const onScrapeError = this.onScrapeError;
@@ -226,12 +273,41 @@ export class ServiceMetrics {
     });
   }
 
-  /** The process's metrics and this service's, in Prometheus's text format. */
+  /**
+   * What `text` serves, when the process is one of several serving together (the cluster of
+   * `dms serve`): their metrics summed (bin/cluster/). Default: this process's own.
+   */
+  private gathered: (() => Promise<string>) | undefined;
+
+  gatherWith(gather: () => Promise<string>): void {
+    this.gathered = gather;
+  }
+
+  /** The metrics served: this process's and this service's, or the cluster's, in Prometheus's text format. */
   async text(): Promise<string> {
+    if (this.gathered) return this.gathered();
+    return this.ownText();
+  }
+
+  async ownText(): Promise<string> {
     const [own, process] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
     return own + process;
   }
+
+  /** This process's metrics as data, to be summed with other processes' (`aggregate`). */
+  async json(): Promise<ProcessMetrics> {
+    const [own, process] = await Promise.all([this.registry.getMetricsAsJSON(), processMetrics().getMetricsAsJSON()]);
+    return [...own, ...process];
+  }
 }
+
+/**
+ * The metrics of several processes as one (prom-client's cluster aggregation): counters and
+ * histograms summed, gauges summed unless declared otherwise (the event loop's lag is averaged,
+ * a process's start time the earliest).
+ */
+export const aggregateMetrics = (processes: readonly (readonly object[])[]): Promise<string> =>
+  AggregatorRegistry.aggregate(processes.map((metrics) => [...metrics])).metrics();
 
 /** The same promise for calls within SCRAPE_MEMO_MS of the first: one store read per scrape. */
 const memo = <T>(read: () => Promise<T>): (() => Promise<T>) => {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { RSEOperationNotSupported } from '../shared/errors.ts';
 import { isPlainObject, type RseProtocol } from './protocol.ts';
 import { selectProtocol, type ProtocolChoice } from './protocolSelection.ts';
@@ -22,7 +22,8 @@ export const deterministicPath = (
 ): string => {
   switch (algorithm) {
     case 'hash': {
-      const md5 = createHash('md5').update(`${scope}:${name}`, 'utf8').digest('hex');
+      // One call, no Hash object: listings compute this for every file they list.
+      const md5 = hash('md5', `${scope}:${name}`, 'hex');
       return `${scopePath(scope)}/${md5.slice(0, 2)}/${md5.slice(2, 4)}/${name}`;
     }
     case 'identity':

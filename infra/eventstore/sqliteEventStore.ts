@@ -23,6 +23,8 @@ import {
 } from './eventStore.ts';
 import { errorMessage } from '../narrowing.ts';
 
+export type CommitStats = { commits: number; appends: number; seconds: number };
+
 /** Where a subscription stands: the last position delivered, and how to wake it from its wait. */
 type SubscriptionState = { after: bigint; closed: boolean; wake: (() => void) | undefined };
 
@@ -81,6 +83,7 @@ export class SqliteEventStore implements EventStore {
   private closed = false;
   /** The log hash the next event appended in the open transaction chains to. */
   private logHead = LOG_CHAIN_START;
+  private readonly commits: CommitStats = { commits: 0, appends: 0, seconds: 0 };
 
   private readonly statements: {
     findById: Database.Statement<[string], Pick<EventRow, 'stream' | 'revision' | 'position'>>;
@@ -189,6 +192,7 @@ export class SqliteEventStore implements EventStore {
     const group = this.pending.splice(0);
     if (group.length === 0) return;
     let outcomes: ({ results: AppendResult[] } | { error: unknown })[];
+    const started = process.hrtime.bigint();
     try {
       this.assertOpen();
       outcomes = this.db
@@ -213,6 +217,9 @@ export class SqliteEventStore implements EventStore {
       for (const item of group) item.reject(error);
       return;
     }
+    this.commits.commits += 1;
+    this.commits.appends += group.length;
+    this.commits.seconds += Number(process.hrtime.bigint() - started) / 1e9;
     group.forEach((item, index) => {
       const outcome = outcomes[index]!;
       if ('error' in outcome) item.reject(outcome.error);
@@ -367,6 +374,14 @@ export class SqliteEventStore implements EventStore {
       subscription.wake = done;
       this.listeners.add(done);
     });
+  }
+
+  /**
+   * The commits so far: how many, how many callers' appends they held (more appends than commits:
+   * appends shared a commit), and the seconds they took, fsync included.
+   */
+  commitStats(): Readonly<CommitStats> {
+    return { ...this.commits };
   }
 
   /** SQLite's `synchronous` level of the writing connection (2 = FULL). */

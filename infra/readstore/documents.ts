@@ -1,7 +1,7 @@
 import { Query } from 'mingo';
 import { update as mingoUpdate, type Modifier } from 'mingo/updater';
 import { randomUUID } from 'node:crypto';
-import type { Document, Filter, SortSpec, Update } from './readStore.ts';
+import type { Document, Filter, Selected, SortSpec, Update } from './readStore.ts';
 import { isObject, isRecord } from '../narrowing.ts';
 
 /**
@@ -27,6 +27,18 @@ export const getPath = (document: unknown, path: string): unknown => {
 export const asDocument = <T extends Document>(stored: unknown): T =>
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- a collection's type parameter names what its writers stored (see above)
   stored as T;
+
+/** The fields of a document a `select` asks for, missing ones as null. */
+export const selectedOf = <T extends Document, K extends keyof T & string>(
+  document: T,
+  fields: readonly K[],
+): Selected<T, K> => {
+  const selected: Record<string, unknown> = { _id: document._id };
+  for (const field of fields) selected[field] = document[field] ?? null;
+  // The record holds exactly the fields asked for, each of its type or null.
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- built field by field from T just above
+  return selected as Selected<T, K>;
+};
 
 export const compileFilter = (filter: Filter): ((document: Document) => boolean) => {
   if (Object.keys(filter).length === 0) return () => true;

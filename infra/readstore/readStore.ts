@@ -52,6 +52,9 @@ export type BulkOperation<T extends Document = Document> =
   | Readonly<{ deleteOne: { filter: Filter } }>
   | Readonly<{ deleteMany: { filter: Filter } }>;
 
+/** Some top-level fields of a document and its `_id`; a field the document lacks is null. */
+export type Selected<T extends Document, K extends keyof T & string> = { _id: string } & { [P in K]: T[P] | null };
+
 /** Streams matching documents in pages; memory stays flat however many match. */
 export interface Cursor<T> extends AsyncIterable<T> {
   toArray(): Promise<T[]>;
@@ -62,6 +65,16 @@ export interface Collection<T extends Document = Document> {
   get(id: string): Promise<T | null>;
   findOne(filter: Filter, options?: FindOptions): Promise<T | null>;
   find(filter: Filter, options?: FindOptions): Cursor<T>;
+  /**
+   * Some fields of the matching documents (a page of them: use a limit), in `find`'s order. The
+   * SQLite adapter answers from its index columns, without reading the documents, when every
+   * field is indexed: what a listing reads for each of many rows.
+   */
+  select<K extends keyof T & string>(
+    filter: Filter,
+    fields: readonly K[],
+    options?: FindOptions,
+  ): Promise<Selected<T, K>[]>;
   count(filter?: Filter): Promise<number>;
   /** Throws DuplicateKeyError when `_id` or a unique index is taken. */
   insertOne(document: T): Promise<void>;

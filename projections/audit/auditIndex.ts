@@ -10,30 +10,36 @@ import { AUDITED_EVENT_TYPES, auditSubjects, streamSubject, type AuditedEvent } 
  * edited read model can never change what an auditor is shown. The whole feed needs no index:
  * it is the event store's own order (auditQueries.ts reads it from there).
  *
- * Entries are kept in buckets of `POSITIONS_PER_BUCKET` positions: one document per key and
- * bucket, `_id` `<key> <first position of the bucket>` (20 digits, so ids sort as positions),
+ * Subjects' entries are kept in buckets of `POSITIONS_PER_BUCKET` positions: one document per key
+ * and bucket, `_id` `<key> <first position of the bucket>` (20 digits, so ids sort as positions),
  * holding the entries of its positions in order. A key's entries are one range of the primary key,
  * in order, without a secondary index; and a projection batch writes one document per key and
  * bucket it touched, however many of its events share the key. A 5 000-lock rule step (15 000
- * events) writes about 150 documents for its rule, as many for its RSE, a few for root and for
- * each event type, and one per file for the file's transfer request, where one document per event
- * and per key made 75 000.
+ * events) writes about 150 documents for its rule, as many for its RSE, and one per file for the
+ * file's transfer request, where one document per event and per key made 75 000. Per event, the
+ * index writes less than the models it indexes (`npm run bench rebuild` and docs/architecture.md,
+ * "Audit", give the figures).
  *
  * - `audit_index`, keys `did:<scope>:<name>`, `rule:<id>`, `rse:<name>`: the events that concern
  *   a DID, rule or RSE (auditSubjects.ts) other than those of its own stream, which are read from
  *   the stream (short, by design) and merged with these by position. Entries `[position, type,
  *   time]`.
- * - `audit_feed`, keys `account:<account>` (entries `[position, type, time]`: what the account
- *   did) and `type:<type>` (entries `[position, time]`: the events of one type).
+ * - `audit_feed`: one small document per event, `_id` its position, with the account that acted,
+ *   its type and time, indexed by account and by type (what an account did, the events of some
+ *   types). Every event has both keys, so buckets of them were rewritten by every event of a
+ *   quiet service: a command of one event rewrote two buckets of up to a hundred entries (4 kB)
+ *   to index a 240-byte document. Written once and never again, an event's entry costs about
+ *   what its model does, in small writes as in bulk.
  */
 
 /** An event of a subject's or an account's history: position, type, time. */
 export type HistoryEntry = readonly [position: number, type: string, at: string];
-/** An event of a type's history: position, time. */
+/** An event of a type's history in the feed buckets of version 3: position, time. */
 export type TypeEntry = readonly [position: number, at: string];
 
 export type AuditIndexDocument = Projected<{ subject: string; entries: HistoryEntry[] }>;
-export type AuditFeedDocument = Projected<{ key: string; entries: (HistoryEntry | TypeEntry)[] }>;
+/** An event of the feed: `_id` is its position as 20 digits (`positionKey`). */
+export type AuditFeedDocument = Projected<{ account: string; type: string; at: string }>;
 
 /**
  * Positions per bucket. Small enough that a busy key's bucket (root's, or a busy RSE's), rewritten
@@ -42,7 +48,10 @@ export type AuditFeedDocument = Projected<{ key: string; entries: (HistoryEntry 
  */
 export const POSITIONS_PER_BUCKET = 100;
 
-export const auditFeedCollection: CollectionSpec = { name: 'audit_feed', indexes: [] };
+export const auditFeedCollection: CollectionSpec = {
+  name: 'audit_feed',
+  indexes: [{ fields: ['account', '_id'] }, { fields: ['type', '_id'] }],
+};
 export const auditIndexCollection: CollectionSpec = { name: 'audit_index', indexes: [] };
 
 /** A position as 20 digits: the widest bigint position a store can reach keeps the order of text. */
@@ -54,6 +63,7 @@ export const bucketId = (key: string, position: bigint | number): string => {
   return `${key} ${positionKey(at - (at % BigInt(POSITIONS_PER_BUCKET)))}`;
 };
 
+/** The keys of the feed buckets of version 3, read while version 4 is rebuilt (auditQueries.ts). */
 export const accountKey = (account: string): string => `account:${account}`;
 export const typeKey = (type: string): string => `type:${type}`;
 
@@ -76,23 +86,17 @@ const addEntry = async <D extends Projected<{ entries: unknown[] }>>(
 export const auditIndexProjection: Projection<AuditedEvent> = {
   name: 'audit_index',
   // 3: subscriptions, lifetime exceptions, transfer limits, open data and archives are indexed too.
-  version: 3,
+  // 4: the feed holds one document per event instead of buckets per account and type.
+  version: 4,
   collections: [auditFeedCollection, auditIndexCollection],
   handles: AUDITED_EVENT_TYPES,
   async apply(event, context) {
     const { position, metadata, streamName } = context.currentEvent();
     const at = metadata.at;
-    const feed = context.collection<AuditFeedDocument>(auditFeedCollection);
-    await addEntry(feed, accountKey(metadata.account), position, [Number(position), event.type, at], (id) => ({
-      _id: id,
-      key: accountKey(metadata.account),
-      entries: [],
-    }));
-    await addEntry(feed, typeKey(event.type), position, [Number(position), at], (id) => ({
-      _id: id,
-      key: typeKey(event.type),
-      entries: [],
-    }));
+    const id = positionKey(position);
+    await context
+      .collection<AuditFeedDocument>(auditFeedCollection)
+      .create(id, { _id: id, account: metadata.account, type: event.type, at });
     const index = context.collection<AuditIndexDocument>(auditIndexCollection);
     const own = streamSubject(streamName);
     for (const subject of auditSubjects(event)) {

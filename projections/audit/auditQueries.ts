@@ -2,7 +2,15 @@ import type { EventStore, RecordedEvent } from '../../infra/eventstore/eventStor
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { Projected } from '../projection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { accountKey, auditFeedCollection, auditIndexCollection, bucketId, typeKey } from './auditIndex.ts';
+import {
+  accountKey,
+  auditFeedCollection,
+  auditIndexCollection,
+  bucketId,
+  positionKey,
+  typeKey,
+  type AuditFeedDocument,
+} from './auditIndex.ts';
 import { AUDITED_EVENT_TYPES } from './auditSubjects.ts';
 
 /**
@@ -141,15 +149,28 @@ export async function* feedEvents(
   const bounds = boundsOf(query);
   if (query.after !== undefined && (bounds.fromPosition === undefined || bounds.fromPosition <= query.after))
     bounds.fromPosition = query.after + 1n;
-  const feed = (key: string, decode: (entry: unknown) => IndexEntry | undefined) =>
-    bucketEntries(readModels, auditFeedCollection, key, bounds, decode);
+  // Version 3 kept the feed in buckets per account and type: while version 4 is rebuilt, the
+  // serving generation holds those, and a query for the new documents finds none (and after, the
+  // other way round).
+  const feed = (
+    field: 'account' | 'type',
+    value: string,
+    key: string,
+    decode: (entry: unknown) => IndexEntry | undefined,
+  ) =>
+    mergedByPosition([
+      feedEntries(readModels, field, value, bounds),
+      bucketEntries(readModels, auditFeedCollection, key, bounds, decode),
+    ]);
   const events =
     query.account !== undefined
-      ? eventsOf(eventStore, feed(accountKey(query.account), historyEntry), pageSize)
+      ? eventsOf(eventStore, feed('account', query.account, accountKey(query.account), historyEntry), pageSize)
       : bounds.types !== undefined
         ? eventsOf(
             eventStore,
-            mergedByPosition(bounds.types.map((type) => feed(typeKey(type), (entry) => typeEntry(entry, type)))),
+            mergedByPosition(
+              bounds.types.map((type) => feed('type', type, typeKey(type), (entry) => typeEntry(entry, type))),
+            ),
             pageSize,
           )
         : loggedEvents(eventStore, bounds, pageSize);
@@ -159,6 +180,25 @@ export async function* feedEvents(
     yield event;
     left -= 1;
     if (left <= 0) return;
+  }
+}
+
+/** The feed's events of one account or type within the bounds, oldest first: one index range. */
+async function* feedEntries(
+  readModels: ReadModels,
+  field: 'account' | 'type',
+  value: string,
+  bounds: Bounds,
+): AsyncGenerator<IndexEntry> {
+  const id: Record<string, string> = {};
+  if (bounds.fromPosition !== undefined) id.$gte = positionKey(bounds.fromPosition);
+  if (bounds.toPosition !== undefined) id.$lte = positionKey(bounds.toPosition);
+  const filter = Object.keys(id).length > 0 ? { [field]: value, _id: id } : { [field]: value };
+  for await (const document of readModels
+    .collection<AuditFeedDocument>(auditFeedCollection)
+    .find(filter, { sort: { [field]: 1, _id: 1 } })) {
+    const entry = { position: Number(document._id), type: document.type, at: document.at };
+    if (entryWithin(entry, bounds)) yield entry;
   }
 }
 

@@ -1,11 +1,12 @@
 import { didKey, type ContentEntry, type DidEvent, type DidType } from '../../domain/did/did.ts';
-import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
+import type { CollectionSpec, Filter } from '../../infra/readstore/readStore.ts';
 import type { EventsOf, Projected, Projection } from '../projection.ts';
 
 /**
- * The content edges parent → child, current and past. An edge's id starts with the parent's key,
- * so a parent's children come out of the `parentKey, _id` index in child order; the `childKey`
- * index answers "who contains this DID". A detached edge moves to the history.
+ * The content edges parent → child, current and past. An edge's id starts with the parent's key
+ * and a space, so a parent's children are one range of the primary key, in child order
+ * (`edgesOf`), and need no index of their own; the `childKey` index answers "who contains this
+ * DID". A detached edge moves to the history, whose ids start the same way.
  */
 export type ContentDocument = Projected<{
   parentKey: string;
@@ -29,16 +30,32 @@ export type ContentHistoryDocument = ContentDocument & { deleted_at: string };
 
 export const didContentsCollection: CollectionSpec = {
   name: 'did_contents',
-  indexes: [{ fields: ['parentKey', '_id'] }, { fields: ['childKey'] }],
+  indexes: [{ fields: ['childKey'] }],
 };
 
 export const didContentHistoryCollection: CollectionSpec = {
   name: 'did_content_history',
-  indexes: [{ fields: ['parentKey', '_id'] }],
+  indexes: [],
 };
 
 /** Names cannot contain spaces, so a space separates parent and child unambiguously. */
 export const contentId = (parentKey: string, childKey: string): string => `${parentKey} ${childKey}`;
+
+/**
+ * A parent's edges (current or past), after the edge `after` if given: the ids from
+ * `<parentKey> ` up to `<parentKey>!` (`!` follows the space), in child order with `EDGE_ORDER`.
+ */
+export const edgesOf = (parentKey: string, after?: string): Filter => {
+  const first = `${parentKey} `;
+  return { _id: { $gt: after !== undefined && after > first ? after : first, $lt: `${parentKey}!` } };
+};
+
+/** The edges of any of these parents, in no particular order. */
+export const edgesOfAny = (parentKeys: readonly string[]): Filter => ({
+  $or: parentKeys.map((parentKey) => edgesOf(parentKey)),
+});
+
+export const EDGE_ORDER = { _id: 1 } as const;
 
 const edge = (
   parent: { scope: string; name: string; didType: DidType },

@@ -1,7 +1,7 @@
 import { didKey, type DidType } from '../../domain/did/did.ts';
 import { numberOrNull } from '../../domain/shared/narrowing.ts';
-import { didContentsCollection, type ContentDocument } from './didContents.ts';
-import { didsCollection, type DidDocument } from './dids.ts';
+import { didContentsCollection, EDGE_ORDER, edgesOf, type ContentDocument } from './didContents.ts';
+import { didsCollection, didsOfScope, type DidDocument } from './dids.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 
 /** Rucio's `scope_list`: the tree of a scope, from its top-level DIDs down. */
@@ -25,7 +25,7 @@ async function* drill(
 ): AsyncGenerator<ScopeListingEntry> {
   const contents = readModels.collection<ContentDocument>(didContentsCollection);
   const parentKey = didKey(parent.scope, parent.name);
-  for await (const child of contents.find({ parentKey }, { sort: { parentKey: 1, _id: 1 } })) {
+  for await (const child of contents.find(edgesOf(parentKey), { sort: EDGE_ORDER })) {
     yield {
       scope: child.scope,
       name: child.name,
@@ -73,7 +73,9 @@ export async function* listScope(
     }
     page = [];
   };
-  for await (const did of readModels.collection<DidDocument>(didsCollection).find({ scope }, { sort: { name: 1 } })) {
+  for await (const did of readModels
+    .collection<DidDocument>(didsCollection)
+    .find(didsOfScope(scope), { sort: { _id: 1 } })) {
     page.push(did);
     if (page.length >= PAGE) yield* flush();
   }

@@ -4,6 +4,9 @@ import { numberOrNull, textOrNull } from '../../domain/shared/narrowing.ts';
 import {
   didContentHistoryCollection,
   didContentsCollection,
+  EDGE_ORDER,
+  edgesOf,
+  edgesOfAny,
   type ContentDocument,
   type ContentHistoryDocument,
 } from './didContents.ts';
@@ -29,6 +32,9 @@ export type FileEntry = Readonly<{
 }>;
 
 const contents = (readModels: ReadModels) => readModels.collection<ContentDocument>(didContentsCollection);
+
+/** Parents whose edges one query reads: each is a range of the primary key, ORed. */
+const FRONTIER_PAGE = 200;
 const dids = (readModels: ReadModels) => readModels.collection<DidDocument>(didsCollection);
 
 export const findDid = (readModels: ReadModels, scope: string, name: string): Promise<DidDocument | null> =>
@@ -53,7 +59,7 @@ export const filesWithGuid = (readModels: ReadModels, guid: string): Promise<Did
 
 /** A collection's content edges, by child. */
 export const contentOf = (readModels: ReadModels, scope: string, name: string): AsyncIterable<ContentDocument> =>
-  contents(readModels).find({ parentKey: didKey(scope, name) }, { sort: { parentKey: 1, _id: 1 } });
+  contents(readModels).find(edgesOf(didKey(scope, name)), { sort: EDGE_ORDER });
 
 /** The edges detached from a collection, in the order they were detached. */
 export const contentHistoryOf = (
@@ -63,7 +69,7 @@ export const contentHistoryOf = (
 ): AsyncIterable<ContentHistoryDocument> =>
   readModels
     .collection<ContentHistoryDocument>(didContentHistoryCollection)
-    .find({ parentKey: didKey(scope, name) }, { sort: { parentKey: 1, _id: 1 } });
+    .find(edgesOf(didKey(scope, name)), { sort: EDGE_ORDER });
 
 /** The edges to a DID's parents, by parent. */
 export const listParents = (readModels: ReadModels, scope: string, name: string): AsyncIterable<ContentDocument> =>
@@ -137,11 +143,13 @@ export const datasetsBelow = async (readModels: ReadModels, scope: string, name:
   let frontier = [didKey(scope, name)];
   while (frontier.length > 0) {
     const next: string[] = [];
-    for await (const edge of contents(readModels).find({ parentKey: { $in: frontier } })) {
-      if (edge.did_type === 'DATASET') datasets.add(edge.childKey);
-      else if (edge.did_type === 'CONTAINER' && !visited.has(edge.childKey)) {
-        visited.add(edge.childKey);
-        next.push(edge.childKey);
+    for (let start = 0; start < frontier.length; start += FRONTIER_PAGE) {
+      for await (const edge of contents(readModels).find(edgesOfAny(frontier.slice(start, start + FRONTIER_PAGE)))) {
+        if (edge.did_type === 'DATASET') datasets.add(edge.childKey);
+        else if (edge.did_type === 'CONTAINER' && !visited.has(edge.childKey)) {
+          visited.add(edge.childKey);
+          next.push(edge.childKey);
+        }
       }
     }
     frontier = next;
@@ -203,7 +211,7 @@ export async function* filesBelow(readModels: ReadModels, did: DidDocument): Asy
   while (stack.length > 0) {
     const current = stack.pop()!;
     const key = didKey(current.scope, current.name);
-    const children = contents(readModels).find({ parentKey: key }, { sort: { parentKey: 1, _id: 1 } });
+    const children = contents(readModels).find(edgesOf(key), { sort: EDGE_ORDER });
     if (types.get(key) === 'DATASET') {
       for await (const child of children) if (child.did_type === 'FILE') yield fileEntry(child);
       continue;

@@ -1,7 +1,7 @@
 import { wildcardRegexSource } from '../../domain/shared/wildcards.ts';
 import type { Criterion, DidSearch, FilterValue } from '../../domain/did/didSearch.ts';
 import type { Filter } from '../../infra/readstore/readStore.ts';
-import { didContentsCollection, type ContentDocument } from './didContents.ts';
+import { didContentsCollection, EDGE_ORDER, edgesOf, type ContentDocument } from './didContents.ts';
 import { didsCollection, type DidDocument } from './dids.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 import { numberOrNull } from '../../domain/shared/narrowing.ts';
@@ -104,8 +104,7 @@ export async function* runDidSearch(
     const children: { scope: string; name: string }[] = [];
     for await (const did of query()) {
       if (did.did_type === 'FILE') continue;
-      for await (const child of contents.find({ parentKey: did._id }, { sort: { parentKey: 1, _id: 1 } }))
-        children.push(child);
+      for await (const child of contents.find(edgesOf(did._id), { sort: EDGE_ORDER })) children.push(child);
     }
     for (const child of children) {
       const named: DidSearch = {

@@ -6,7 +6,7 @@ import {
   type DidEvent,
 } from '../../domain/did/did.ts';
 import type { ReplicaEvent } from '../../domain/replica/replica.ts';
-import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
+import type { CollectionSpec, Filter } from '../../infra/readstore/readStore.ts';
 import { documentProjection, type EventsOf, type Projected } from '../projection.ts';
 
 /**
@@ -34,22 +34,27 @@ export type DidDocument = Projected<{
 }>;
 
 /**
- * Indexed for the queries the API makes: searches (scope and type, then name, length, creation
- * time or size), the scope listing (scope, name), GUID lookups, new DIDs, and expired DIDs.
+ * Indexed for the queries the API and the daemons make: searches (scope and type, then name; a
+ * search on length, size or creation time reads the scope's DIDs of those types, as Rucio's does),
+ * GUID lookups, new DIDs (the transmogrifier) and expired DIDs (the undertaker). A scope's DIDs
+ * by name are a range of the primary key (`didsOfScope`). Every index costs each DID a write,
+ * and files are most of them.
  */
 export const didsCollection: CollectionSpec = {
   name: 'dids',
   indexes: [
     { fields: ['scope', 'did_type', 'name'] },
-    { fields: ['scope', 'name'] },
-    { fields: ['scope', 'did_type', 'length'] },
-    { fields: ['scope', 'did_type', 'created_at'] },
-    { fields: ['scope', 'did_type', 'bytes'] },
     { fields: ['guid'] },
     { fields: ['is_new', 'did_type'] },
     { fields: ['expired_at'] },
   ],
 };
+
+/**
+ * A scope's DIDs, in name order with `{ _id: 1 }`: ids are `<scope>:<name>`, scopes hold no `:`
+ * nor `;`, so they are the ids from `<scope>:` to `<scope>;`.
+ */
+export const didsOfScope = (scope: string): Filter => ({ _id: { $gt: `${scope}:`, $lt: `${scope};` } });
 
 const withColumns = (
   document: DidDocument,

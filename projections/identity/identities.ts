@@ -18,7 +18,8 @@ export type AccountIdentityDocument = Projected<{
   createdAt: string;
 }>;
 
-export const identitiesCollection: CollectionSpec = { name: 'identities', indexes: [{ fields: ['identity'] }] };
+/** Identities are read by id; who holds one is asked of `account_identities`. */
+export const identitiesCollection: CollectionSpec = { name: 'identities', indexes: [] };
 export const accountIdentitiesCollection: CollectionSpec = {
   name: 'account_identities',
   indexes: [{ fields: ['account'] }, { fields: ['identity', 'identityType'] }],

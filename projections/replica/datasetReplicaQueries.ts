@@ -1,6 +1,6 @@
 import { didKey } from '../../domain/did/did.ts';
 import { datasetReplicasCollection, type DatasetReplicaDocument } from './datasetReplicas.ts';
-import { didContentsCollection, type ContentDocument } from '../did/didContents.ts';
+import { didContentsCollection, edgesOf, type ContentDocument } from '../did/didContents.ts';
 import { didsCollection, type DidDocument } from '../did/dids.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 import { BY_FILE, replicasCollection, type ReplicaDocument } from './replicaDocuments.ts';
@@ -121,7 +121,7 @@ export const deepDatasetReplicas = async (readModels: ReadModels, dataset: DidDo
   let page: string[] = [];
   for await (const edge of readModels
     .collection<ContentDocument>(didContentsCollection)
-    .find({ parentKey: didKey(dataset.scope, dataset.name) })) {
+    .find(edgesOf(didKey(dataset.scope, dataset.name)))) {
     length += 1;
     bytes += edge.bytes ?? 0;
     page.push(edge.childKey);

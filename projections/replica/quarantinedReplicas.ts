@@ -22,7 +22,8 @@ export const quarantinedReplicasCollection: CollectionSpec = {
 };
 export const quarantinedReplicasHistoryCollection: CollectionSpec = {
   name: 'quarantined_replicas_history',
-  indexes: [{ fields: ['rse_id', 'deleted_at'] }],
+  // Kept for operators; nothing queries it yet.
+  indexes: [],
 };
 
 export const quarantinedReplicasProjection: Projection<QuarantineEvent> = {

@@ -10,11 +10,12 @@ import {
   type ListingRse,
 } from '../../domain/replica/replicaListing.ts';
 import { evaluateRseExpression } from '../../domain/rse/rseExpression.ts';
-import { didContentsCollection, type ContentDocument } from '../did/didContents.ts';
+import { didContentsCollection, EDGE_ORDER, edgesOf, type ContentDocument } from '../did/didContents.ts';
 import { archivesHolding } from '../did/archiveQueries.ts';
 import { ancestorKeys, datasetsBelow } from '../did/didQueries.ts';
 import { didsCollection, type DidDocument } from '../did/dids.ts';
 import { loadListedRses, type ListedRse } from './listingRses.ts';
+import type { Selected } from '../../infra/readstore/readStore.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 import { BY_FILE, replicaId, replicasCollection, type ReplicaDocument } from './replicaDocuments.ts';
 
@@ -52,13 +53,30 @@ export type ReplicaListingRequest = Readonly<{
 export type PfnSigner = (rse: ListingRse, pfn: string) => Promise<string | null>;
 
 const PAGE = 500;
+/** The first page of a dataset's files: what a client waits for before its first line. */
+const FIRST_PAGE = 32;
 
 const STATES: Readonly<Record<Exclude<ReplicaStates, 'all'>, ReadonlySet<string>>> = {
   available: new Set(['AVAILABLE']),
   unavailable: new Set(['AVAILABLE', 'UNAVAILABLE', 'COPYING']),
 };
 
-type Replicas = Map<string, ReplicaDocument[]>;
+/**
+ * What a listing reads of a replica: indexed fields only, so the read store answers from its
+ * index columns without reading the replica documents (a listing reads one per line).
+ */
+const LISTED_FIELDS = ['didKey', 'rse_id', 'state', 'path', 'updated_at'] as const;
+type ListingReplica = Pick<ReplicaDocument, '_id' | (typeof LISTED_FIELDS)[number]>;
+
+/** A selected replica as the listing reads it; every replica document has these fields. */
+const listingReplica = (row: Selected<ReplicaDocument, (typeof LISTED_FIELDS)[number]>): ListingReplica | undefined => {
+  const { _id, didKey, rse_id, state, path, updated_at } = row;
+  return didKey === null || rse_id === null || state === null || updated_at === null
+    ? undefined
+    : { _id, didKey, rse_id, state, path, updated_at };
+};
+
+type Replicas = Map<string, ListingReplica[]>;
 
 /**
  * Prepares a listing (RSE facts, the expression's RSEs: an invalid expression fails here, before
@@ -79,7 +97,7 @@ export const replicaListing = async (
       )
     : undefined;
   const states = request.states === 'all' ? undefined : STATES[request.states];
-  const accepts = (replica: ReplicaDocument): boolean => {
+  const accepts = (replica: ListingReplica): boolean => {
     const rse = rses.get(replica.rse_id);
     if (!rse || (!request.ignoreAvailability && !rse.readable)) return false;
     if (allowed && !allowed.has(replica.rse_id)) return false;
@@ -99,7 +117,11 @@ export const replicaListing = async (
     }
     return cached;
   };
-  const byRse = (a: ReplicaDocument, b: ReplicaDocument) => (a.rse < b.rse ? -1 : a.rse > b.rse ? 1 : 0);
+  const rseName = (replica: ListingReplica): string => rses.get(replica.rse_id)!.listing.rse;
+  const byRse = (a: ListingReplica, b: ListingReplica) => {
+    const [first, second] = [rseName(a), rseName(b)];
+    return first < second ? -1 : first > second ? 1 : 0;
+  };
   const line: Line = async (file, replicas, archived = []) => {
     const listed: ListedReplica[] = [...replicas].sort(byRse).map((replica) => {
       const rse = rses.get(replica.rse_id)!;
@@ -124,11 +146,11 @@ export const replicaListing = async (
   const replicasOf = async (keys: readonly string[]): Promise<Replicas> => {
     const byFile: Replicas = new Map();
     // A page's replicas are bounded by the page: read at once, not row by row through the cursor.
-    for (const replica of await readModels
+    for (const row of await readModels
       .collection<ReplicaDocument>(replicasCollection)
-      .find({ didKey: { $in: keys } }, { sort: BY_FILE })
-      .toArray()) {
-      if (!accepts(replica)) continue;
+      .select({ didKey: { $in: keys } }, LISTED_FIELDS, { sort: BY_FILE })) {
+      const replica = listingReplica(row);
+      if (!replica || !accepts(replica)) continue;
       const list = byFile.get(replica.didKey);
       if (list) list.push(replica);
       else byFile.set(replica.didKey, [replica]);
@@ -178,12 +200,12 @@ type FileFacts = Readonly<{
 }>;
 
 /** A replica of an archive holding a listed file. */
-type ArchivedReplica = Readonly<{ archive: DidRef; replica: ReplicaDocument }>;
+type ArchivedReplica = Readonly<{ archive: DidRef; replica: ListingReplica }>;
 
 /** Builds one listing line from a file's replicas and those of the archives holding it. */
 type Line = (
   file: FileFacts,
-  replicas: readonly ReplicaDocument[],
+  replicas: readonly ListingReplica[],
   archived?: readonly ArchivedReplica[],
 ) => Promise<ListedFile>;
 
@@ -255,10 +277,10 @@ async function* listFiles(
       for (const edge of kept) {
         const found = replicas.get(edge.childKey);
         if (!found) continue;
-        const first = found[0]!;
+        // A file's size and checksums never change: its edge holds them as its replicas do.
         listed.push(
           await line(
-            { scope: edge.scope, name: edge.name, bytes: first.bytes, md5: first.md5, adler32: first.adler32 },
+            { scope: edge.scope, name: edge.name, bytes: edge.bytes, md5: edge.md5, adler32: edge.adler32 },
             found,
           ),
         );
@@ -268,15 +290,18 @@ async function* listFiles(
   }
 }
 
-/** A dataset's file edges, PAGE edges at a time, in child order: each page one keyset query. */
+/**
+ * A dataset's file edges in child order, each page one keyset query. The first page is small, so
+ * the first lines go out at once; pages then double up to PAGE, where a page's queries cost little
+ * beside its rows.
+ */
 async function* contentPages(readModels: ReadModels, datasetKey: string): AsyncGenerator<ContentDocument[]> {
   const contents = readModels.collection<ContentDocument>(didContentsCollection);
-  for (let after: string | undefined; ;) {
-    const filter = after === undefined ? { parentKey: datasetKey } : { parentKey: datasetKey, _id: { $gt: after } };
-    const edges = await contents.find(filter, { sort: { parentKey: 1, _id: 1 }, limit: PAGE }).toArray();
+  for (let after: string | undefined, size = FIRST_PAGE; ; size = Math.min(size * 2, PAGE)) {
+    const edges = await contents.find(edgesOf(datasetKey, after), { sort: EDGE_ORDER, limit: size }).toArray();
     const files = edges.filter((edge) => edge.did_type === 'FILE');
     if (files.length > 0) yield files;
-    if (edges.length < PAGE) return;
+    if (edges.length < size) return;
     after = edges[edges.length - 1]!._id;
   }
 }

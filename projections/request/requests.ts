@@ -71,7 +71,6 @@ export const requestsCollection: CollectionSpec = {
     { fields: ['didKey', 'dest_rse_id'] },
     { fields: ['state', 'requested_at', '_id'] },
     { fields: ['state', 'changed_at', '_id'] },
-    { fields: ['rule_id'] },
     { fields: ['dest_rse_id', 'state'] },
   ],
 };

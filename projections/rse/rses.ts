@@ -60,7 +60,8 @@ export const rsesCollection: CollectionSpec = {
 };
 export const rseDistancesCollection: CollectionSpec = {
   name: 'rse_distances',
-  indexes: [{ fields: ['srcRseId', 'destRseId'] }, { fields: ['destRseId'] }],
+  // A pair's distance is read by its id; only "the distances to an RSE" is a query.
+  indexes: [{ fields: ['destRseId'] }],
 };
 export const rseUsageHistoryCollection: CollectionSpec = {
   name: 'rse_usage_history',

@@ -133,7 +133,7 @@ export const rulesCollection: CollectionSpec = {
 };
 export const ruleLocksCollection: CollectionSpec = {
   name: 'rule_locks',
-  indexes: [{ fields: ['rule_id', '_id'] }, { fields: ['didKey'] }, { fields: ['rse_id'] }],
+  indexes: [{ fields: ['rule_id', '_id'] }, { fields: ['didKey'] }],
 };
 export const datasetLocksCollection: CollectionSpec = {
   name: 'dataset_locks',
@@ -141,11 +141,11 @@ export const datasetLocksCollection: CollectionSpec = {
 };
 export const ruleHistoryCollection: CollectionSpec = {
   name: 'rule_history',
-  indexes: [{ fields: ['didKey', 'updated_at'] }, { fields: ['rule_id', 'updated_at'] }],
+  indexes: [{ fields: ['didKey', 'updated_at'] }],
 };
 export const ruleMessagesCollection: CollectionSpec = {
   name: 'rule_messages',
-  indexes: [{ fields: ['position'] }, { fields: ['rule_id'] }],
+  indexes: [{ fields: ['position'] }],
 };
 
 export const ruleLockId = (ruleId: string, scope: string, name: string, rseId: string): string =>

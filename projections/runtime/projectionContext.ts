@@ -12,8 +12,10 @@ import type { Projected } from '../projection.ts';
 
 /**
  * What a projection sees while it applies one batch: its collections inside the batch's
- * transaction, with a write-back cache so a document touched by many events of the batch (a
- * dataset receiving thousands of attachments) is read once and written once.
+ * transaction, each with a write-back cache, so a document touched by many events of the batch (a
+ * dataset receiving thousands of attachments) is read once and written once, and every write of
+ * the batch reaches the store at its end, grouped by collection, as bulk statements. Reads see
+ * the batch's own writes: `get` answers from the cache, and a query first writes what is pending.
  *
  * Idempotence: a document remembers in `_pos` the position of the last event applied to it. An
  * update for an event at or below that position is skipped, unless this very delivery of the
@@ -22,7 +24,10 @@ import type { Projected } from '../projection.ts';
 export class ProjectionContext {
   private readonly collections = new Map<string, CachedCollection>();
   private event: RecordedEvent | undefined;
-  private touchedByEvent = new Set<string>();
+  /** The current event's position as a number (documents keep `_pos` as one). */
+  private eventPosition = 0;
+  /** Counts the events begun, so a cache entry can tell whether the current one touched it. */
+  private ordinal = 0;
 
   constructor(
     private readonly transaction: ReadStoreTransaction,
@@ -32,11 +37,18 @@ export class ProjectionContext {
   /** Called by the runner before each event; handlers never call it. */
   beginEvent(event: RecordedEvent): void {
     this.event = event;
-    this.touchedByEvent = new Set();
+    this.eventPosition = Number(event.position);
+    this.ordinal += 1;
   }
 
   get position(): number {
-    return Number(this.currentEvent().position);
+    if (!this.event) throw new Error('No event is being applied');
+    return this.eventPosition;
+  }
+
+  /** Which event of the batch is being applied (see `beginEvent`). */
+  get eventOrdinal(): number {
+    return this.ordinal;
   }
 
   currentEvent(): RecordedEvent {
@@ -54,29 +66,18 @@ export class ProjectionContext {
     return new ProjectionCollection<T>(collection);
   }
 
-  /** Whether the current event may change this document; records that it does. */
-  claim(collectionName: string, document: Projected | null): boolean {
-    const key = `${collectionName}\u0000${document?._id ?? ''}`;
-    if (document && document._pos !== undefined && document._pos >= this.position && !this.touchedByEvent.has(key)) {
-      return false;
-    }
-    return true;
-  }
-
-  markTouched(collectionName: string, id: string): void {
-    this.touchedByEvent.add(`${collectionName}\u0000${id}`);
-  }
-
+  /** Writes every collection's pending changes (the runner calls it at the end of the batch). */
   async flush(): Promise<void> {
     for (const collection of this.collections.values()) await collection.flush();
   }
 }
 
 /**
- * `blind`: written by `create` without reading the store, so the row may exist already (the event
- * being delivered again); it is written only if absent.
+ * A document of the batch. `blind`: written by `create` without reading the store, so a row may
+ * exist already (the event being delivered again); it is written only if absent. `touchedBy`: the
+ * ordinal of the last event that changed it (see ProjectionContext).
  */
-type CacheEntry<T> = { document: T | null; dirty: boolean; blind?: boolean };
+type CacheEntry = { document: Projected | null; dirty: boolean; blind: boolean; touchedBy: number };
 
 /**
  * One collection of a batch as a projection reads and writes it, typed by its documents. The
@@ -122,7 +123,9 @@ export class ProjectionCollection<T extends Projected> {
 
 /** A collection of the batch with its write-back cache (see ProjectionContext). */
 class CachedCollection {
-  private readonly cache = new Map<string, CacheEntry<Projected>>();
+  private readonly cache = new Map<string, CacheEntry>();
+  /** Entries changed since the last flush, in the order they were first changed. */
+  private readonly dirty: string[] = [];
 
   constructor(
     private readonly collection: Collection<Projected>,
@@ -133,32 +136,43 @@ class CachedCollection {
     const cached = this.cache.get(id);
     if (cached && !cached.blind) return cached.document;
     const document = await this.collection.get(id);
-    // A row next to a blind creation is the truth: this event was delivered before.
-    if (cached && !document) {
+    if (cached) {
+      // A row next to a blind creation is the truth: this event was delivered before.
       cached.blind = false;
+      if (document) {
+        cached.document = document;
+        cached.dirty = false;
+      }
       return cached.document;
     }
-    this.cache.set(id, { document, dirty: false });
+    this.cache.set(id, { document, dirty: false, blind: false, touchedBy: 0 });
     return document;
   }
 
   async create(id: string, document: Projected): Promise<void> {
     if (this.cache.has(id)) return this.update(id, () => document);
-    this.context.markTouched(this.collection.name, id);
-    this.cache.set(id, { document: { ...document, _id: id, _pos: this.context.position }, dirty: true, blind: true });
+    this.dirty.push(id);
+    this.cache.set(id, {
+      document: { ...document, _id: id, _pos: this.context.position },
+      dirty: true,
+      blind: true,
+      touchedBy: this.context.eventOrdinal,
+    });
   }
 
   async update(id: string, change: (document: Projected | null) => Projected | null | undefined): Promise<void> {
     const current = await this.get(id);
-    if (!this.context.claim(this.collection.name, current ? current : { _id: id })) return;
+    const entry = this.cache.get(id)!;
+    const ordinal = this.context.eventOrdinal;
+    if (current?._pos !== undefined && current._pos >= this.context.position && entry.touchedBy !== ordinal) return;
     const next = change(current);
     if (next === undefined) return;
-    this.context.markTouched(this.collection.name, id);
-    if (next === null) {
-      this.cache.set(id, { document: null, dirty: true });
-      return;
+    entry.touchedBy = ordinal;
+    entry.document = next === null ? null : { ...next, _id: id, _pos: this.context.position };
+    if (!entry.dirty) {
+      entry.dirty = true;
+      this.dirty.push(id);
     }
-    this.cache.set(id, { document: { ...next, _id: id, _pos: this.context.position }, dirty: true });
   }
 
   async find(filter: Filter, options?: FindOptions): Promise<Projected[]> {
@@ -171,22 +185,28 @@ class CachedCollection {
     yield* this.collection.find(filter, options);
   }
 
+  /**
+   * Writes the changed documents as one bulk write: replaced whole by `_id` (or deleted), blind
+   * creations inserted only where absent. The read store turns runs of alike operations into
+   * multi-row statements.
+   */
   async flush(): Promise<void> {
+    if (this.dirty.length === 0) return;
     const operations: BulkOperation<Projected>[] = [];
-    for (const [id, entry] of this.cache) {
-      if (!entry.dirty) continue;
-      if (entry.blind && entry.document) {
+    for (const id of this.dirty) {
+      const entry = this.cache.get(id);
+      if (!entry?.dirty) continue;
+      entry.dirty = false;
+      if (entry.document === null) {
+        operations.push({ deleteOne: { filter: { _id: id } } });
+      } else if (entry.blind) {
         const { _id, ...fields } = entry.document;
         operations.push({ updateOne: { filter: { _id: id }, update: { $setOnInsert: fields }, upsert: true } });
       } else {
-        operations.push(
-          entry.document
-            ? { replaceOne: { filter: { _id: id }, replacement: entry.document, upsert: true } }
-            : { deleteOne: { filter: { _id: id } } },
-        );
+        operations.push({ replaceOne: { filter: { _id: id }, replacement: entry.document, upsert: true } });
       }
-      entry.dirty = false;
     }
+    this.dirty.length = 0;
     await this.collection.bulkWrite(operations);
   }
 }

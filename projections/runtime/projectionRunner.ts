@@ -50,8 +50,19 @@ export type ProjectionRunnerOptions = Readonly<{
   readModels: ReadModels;
   projections: readonly AnyProjection[];
   logger: Logger;
-  /** Events per read-store transaction; default 500. */
+  /**
+   * Events per read-store transaction of the live lane; default 1000. A lane applies what is
+   * there, up to this: a quiet service's batches stay small, and a registration of a thousand
+   * files (two thousand events) takes two commits instead of four, each writing the pages the
+   * batch shares (a dataset, an RSE's bucket, index pages) once.
+   */
   batchSize?: number;
+  /**
+   * Events per transaction of a rebuild lane; default 2000. Nobody waits on a rebuild's batches,
+   * so they can be larger (fewer commits, each index page written once for more rows), but the
+   * live lane waits for the write lock while one commits.
+   */
+  rebuildBatchSize?: number;
   /** Attempts at a failing batch before the projection at fault is set aside; default 3. */
   attempts?: number;
   /** Upcasters applied to stored events before projections see them; default all of the domain's. */
@@ -94,6 +105,7 @@ export class ProjectionRunner implements ProjectionProgress {
     const rebuilds = this.options.readStore.collection<ProjectionRebuildDocument>(projectionRebuildsCollection);
     const head = await this.options.eventStore.headPosition();
     const liveEntries: LaneEntry[] = [];
+    const rebuilding: { projection: AnyProjection; rebuild: ProjectionRebuildDocument }[] = [];
     for (const projection of this.options.projections) {
       let state = await states.get(projection.name);
       let rebuild = await rebuilds.get(projection.name);
@@ -132,7 +144,7 @@ export class ProjectionRunner implements ProjectionProgress {
         rebuild = newRebuild(projection, Math.max(state.servingGeneration, rebuild?.generation ?? 0) + 1, now);
         await requestRebuild(this.options.readStore, rebuild);
       }
-      if (rebuild && rebuild.version === projection.version) await this.startRebuildLane(projection, rebuild);
+      if (rebuild && rebuild.version === projection.version) rebuilding.push({ projection, rebuild });
     }
     for (const item of liveEntries) await this.ensureCollections(item.projection, item.generation);
     const start =
@@ -142,6 +154,8 @@ export class ProjectionRunner implements ProjectionProgress {
     this.live = this.newLane('live', start);
     for (const item of liveEntries) this.live.entries.set(item.projection.name, item);
     this.live.start();
+    // After the live lane: a rebuild that catches up at once hands over to it.
+    await this.startRebuildLanes(rebuilding);
     await this.writeHeartbeat();
     this.housekeeping = setInterval(() => void this.houseKeep(), this.options.housekeepingMs ?? 1000);
   }
@@ -149,7 +163,7 @@ export class ProjectionRunner implements ProjectionProgress {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.housekeeping);
-    await Promise.all([this.live?.stop(), ...[...this.rebuilds.values()].map((lane) => lane.stop())]);
+    await Promise.all([this.live?.stop(), ...[...new Set(this.rebuilds.values())].map((lane) => lane.stop())]);
     await this.options.readStore.collection(projectorHeartbeatsCollection).deleteOne({ _id: this.heartbeatId });
     this.waiters.close();
   }
@@ -206,14 +220,14 @@ export class ProjectionRunner implements ProjectionProgress {
     });
   }
 
-  private newLane(name: string, startAfter: bigint): ProjectionLane {
+  private newLane(name: string, startAfter: bigint, batchSize = this.options.batchSize ?? 1000): ProjectionLane {
     return new ProjectionLane(
       name,
       {
         eventStore: this.options.eventStore,
         readStore: this.options.readStore,
         logger: this.options.logger,
-        batchSize: this.options.batchSize ?? 500,
+        batchSize,
         attempts: this.options.attempts ?? 3,
         upcasters: this.options.upcasters ?? eventUpcasters,
         committed: (lane) => void this.afterCommit(lane),
@@ -230,13 +244,31 @@ export class ProjectionRunner implements ProjectionProgress {
     return BigInt(document?.checkpoint ?? '0');
   }
 
-  private async startRebuildLane(projection: AnyProjection, rebuild: ProjectionRebuildDocument): Promise<void> {
-    await this.ensureCollections(projection, rebuild.generation);
-    const checkpoint = await this.checkpointOf(rebuildCheckpointId(projection.name));
-    const lane = this.newLane(`rebuild:${projection.name}`, checkpoint);
-    lane.entries.set(projection.name, entry(projection, rebuild.generation, checkpoint, 'rebuild'));
-    this.rebuilds.set(projection.name, lane);
-    lane.start();
+  /**
+   * Starts lanes for rebuilds: those starting from the same checkpoint (every rebuild requested
+   * together, from the start of the log) share one lane, so the log is read once for all of them
+   * and each batch is one transaction for all of them.
+   */
+  private async startRebuildLanes(
+    requested: readonly { projection: AnyProjection; rebuild: ProjectionRebuildDocument }[],
+  ): Promise<void> {
+    const lanes = new Map<bigint, LaneEntry[]>();
+    for (const { projection, rebuild } of requested) {
+      await this.ensureCollections(projection, rebuild.generation);
+      const checkpoint = await this.checkpointOf(rebuildCheckpointId(projection.name));
+      const entries = lanes.get(checkpoint) ?? [];
+      entries.push(entry(projection, rebuild.generation, checkpoint, 'rebuild'));
+      lanes.set(checkpoint, entries);
+    }
+    for (const [checkpoint, entries] of lanes) {
+      const names = entries.map((item) => item.projection.name);
+      const lane = this.newLane(`rebuild:${names.join(',')}`, checkpoint, this.options.rebuildBatchSize ?? 2000);
+      for (const item of entries) {
+        lane.entries.set(item.projection.name, item);
+        this.rebuilds.set(item.projection.name, lane);
+      }
+      lane.start();
+    }
   }
 
   private async afterCommit(lane: ProjectionLane): Promise<void> {
@@ -297,7 +329,8 @@ export class ProjectionRunner implements ProjectionProgress {
     } finally {
       live.resume();
     }
-    void lane.stop();
+    // A lane shared by several rebuilds goes on for the others.
+    if (lane.entries.size === 0) void lane.stop();
     this.options.logger.info(
       { projection: name, generation: rebuilt.generation },
       'reads switched to the rebuilt generation',
@@ -326,7 +359,11 @@ export class ProjectionRunner implements ProjectionProgress {
     const collection = lane === this.live ? projectionStateCollection : projectionRebuildsCollection;
     const update = lane === this.live ? { status: 'failed', error: message } : { error: message };
     await this.options.readStore.collection(collection).updateOne({ _id: name }, { $set: update });
-    if (lane !== this.live) this.rebuilds.delete(name);
+    if (lane !== this.live) {
+      this.rebuilds.delete(name);
+      // Called from the lane's own loop: stopping it must not wait for that loop.
+      if (lane.entries.size === 0) void lane.stop();
+    }
     this.options.logger.error({ projection: name, error: message }, 'projection set aside after repeated failures');
     // Writers waiting only on the failed projection may go on, here and wherever progress is reported.
     this.resolveWaiters();
@@ -338,6 +375,7 @@ export class ProjectionRunner implements ProjectionProgress {
     if (this.stopped) return;
     try {
       await this.writeHeartbeat();
+      const requested: { projection: AnyProjection; rebuild: ProjectionRebuildDocument }[] = [];
       for await (const rebuild of this.options.readStore
         .collection<ProjectionRebuildDocument>(projectionRebuildsCollection)
         .find({})) {
@@ -345,8 +383,9 @@ export class ProjectionRunner implements ProjectionProgress {
         if (!projection || this.rebuilds.has(rebuild._id) || rebuild.error || rebuild.version !== projection.version)
           continue;
         this.options.logger.info({ projection: projection.name, generation: rebuild.generation }, 'rebuild requested');
-        await this.startRebuildLane(projection, rebuild);
+        requested.push({ projection, rebuild });
       }
+      await this.startRebuildLanes(requested);
       // A rebuild of an empty or idle log has no batch to trigger its hand-over.
       for (const name of [...this.rebuilds.keys()]) await this.tryHandOver(name);
     } catch (error) {

@@ -2,13 +2,11 @@ import { Worker } from 'node:worker_threads';
 import type { ServiceConfig } from '../../infra/config.ts';
 import type { Logger } from '../../infra/logger.ts';
 import { PositionWaiters } from './positionWaiters.ts';
+import type { ProgressReport } from './progressRelay.ts';
 import type { ProjectionProgress } from './projectionRunner.ts';
 import type { ReadModels } from './readModels.ts';
 
-export type ProjectorThreadMessage =
-  | { type: 'ready'; position: bigint; generations: Record<string, number> }
-  | { type: 'progress'; position: bigint }
-  | { type: 'generation'; name: string; generation: number };
+export type ProjectorThreadMessage = ProgressReport;
 
 const THREAD_ENTRY = new URL('./projectorThreadMain.ts', import.meta.url);
 
@@ -34,6 +32,7 @@ export class ProjectorThread implements ProjectionProgress {
   private stopping = false;
   private restartDelayMs = FIRST_RESTART_DELAY_MS;
   private readyAt = 0;
+  private readonly listeners = new Set<(report: ProgressReport) => void>();
 
   private constructor(
     private readonly config: ServiceConfig,
@@ -63,6 +62,15 @@ export class ProjectorThread implements ProjectionProgress {
 
   appliedPosition(): bigint {
     return this.position;
+  }
+
+  /**
+   * Hands every report of the thread to `listener` once this process has taken it in (the API
+   * workers of `dms serve` hear of them through the cluster primary); returns what stops it.
+   */
+  onReport(listener: (report: ProgressReport) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Asks the thread to finish its batch and close its stores; resolves once it has exited. */
@@ -97,6 +105,7 @@ export class ProjectorThread implements ProjectionProgress {
         } else if (message.type === 'generation') {
           this.readModels.setServingGeneration(message.name, message.generation);
         }
+        for (const listener of [...this.listeners]) listener(message);
       });
       let failure: Error | undefined;
       worker.on('error', (error) => {

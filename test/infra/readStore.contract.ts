@@ -208,6 +208,30 @@ export const readStoreContract = (adapterName: string, open: () => Promise<ReadS
         ]);
       });
 
+      it('selects some fields of the matching documents, in order, a missing one as null', async () => {
+        expect(
+          await items.select({ kind: { $in: ['file', 'dataset'] } }, ['kind', 'size', 'name'], {
+            sort: { name: 1 },
+            skip: 1,
+            limit: 2,
+          }),
+        ).to.deep.equal([
+          { _id: 'd', kind: 'dataset', size: '15', name: 'data_d' },
+          { _id: 'a', kind: 'file', size: 10, name: 'user.jdoe.a' },
+        ]);
+        expect(
+          await items.select({ name: { $in: ['f', 'user.jdoexa'] } }, ['kind', 'size'], { sort: { _id: 1 } }),
+        ).to.deep.equal([
+          { _id: 'e', kind: null, size: null },
+          { _id: 'f', kind: null, size: 1 },
+        ]);
+        expect(await items.select({ kind: 'file' }, ['flag', 'note', 'owner'], { sort: { _id: 1 } })).to.deep.equal([
+          { _id: 'a', flag: true, note: 'alpha', owner: { account: 'jdoe' } },
+          { _id: 'b', flag: false, note: null, owner: { account: 'jdoe' } },
+        ]);
+        expect(await items.select({ note: 'gamma' }, ['kind'])).to.deep.equal([{ _id: 'c', kind: 'dataset' }]);
+      });
+
       it('finds one and counts', async () => {
         expect((await items.findOne({ kind: 'file' }, { sort: { size: -1 } }))?._id).to.equal('b');
         expect(await items.findOne({ kind: 'nothing' })).to.equal(null);

@@ -12,6 +12,16 @@ import {
 import { verifyHashChains } from '../../infra/eventstore/hashChains.ts';
 import { LOG_CHAIN_START, logHash } from '../../infra/eventstore/logChain.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
+import {
+  appendFailureOf,
+  errorOfAppendFailure,
+  ForwardingEventStore,
+  parseAppendFailure,
+  parseAppendResults,
+  parseStreamAppends,
+  type AppendChannel,
+} from '../../infra/eventstore/forwardedAppends.ts';
+import { deserialize, serialize } from 'node:v8';
 import { newEvent, uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import { eventStoreContract } from './eventStore.contract.ts';
@@ -38,6 +48,44 @@ eventStoreContract('SQLite with background WAL checkpoints', async () => {
     store,
     dispose: async () => {
       await store.close();
+      dir.dispose();
+    },
+  };
+});
+
+/**
+ * An API worker of a `dms serve` cluster: it reads the file through its own connection and sends
+ * appends to the writer; here the channel is the structured clone the cluster's IPC applies, both
+ * ways, with the parsing the primary and the worker do (bin/cluster/).
+ */
+eventStoreContract('SQLite, appends forwarded to another connection', async () => {
+  const dir = makeTempDir();
+  const path = join(dir.path, 'events.sqlite');
+  const writer = new SqliteEventStore(path, { pollIntervalMs: 20 });
+  const crossing = <T>(value: T): unknown => deserialize(serialize(value));
+  const channel: AppendChannel = {
+    append: async (appends) => {
+      const received = parseStreamAppends(crossing(appends));
+      if (!received) throw new Error('malformed appends');
+      let answer: unknown;
+      try {
+        answer = crossing(await writer.appendToStreams(received));
+      } catch (error) {
+        const failure = parseAppendFailure(crossing(appendFailureOf(error)));
+        throw failure ? errorOfAppendFailure(failure) : error;
+      }
+      const results = parseAppendResults(answer);
+      if (!results) throw new Error('malformed results');
+      return results;
+    },
+  };
+  const reader = new SqliteEventStore(path, { pollIntervalMs: 20 });
+  const store = new ForwardingEventStore(reader, channel);
+  return {
+    store,
+    dispose: async () => {
+      await store.close();
+      await writer.close();
       dir.dispose();
     },
   };
@@ -88,6 +136,7 @@ describe('SqliteEventStore specifics', () => {
     const taken = uniqueName('taken-');
     await store.appendToStream(taken, [newEvent('A')]);
     const streams = [uniqueName('g-'), uniqueName('g-'), uniqueName('g-')];
+    const before = store.commitStats();
     const outcomes = await Promise.allSettled([
       store.appendToStream(streams[0]!, [newEvent('One')], 'no_stream'),
       store.appendToStream(taken, [newEvent('Stale')], 'no_stream'),
@@ -100,6 +149,9 @@ describe('SqliteEventStore specifics', () => {
       'fulfilled',
       'fulfilled',
     ]);
+    // One transaction, one fsync, for the four callers.
+    const after = store.commitStats();
+    expect([after.commits - before.commits, after.appends - before.appends]).to.deep.equal([1, 4]);
     expect((outcomes[1] as PromiseRejectedResult).reason).to.be.instanceOf(WrongExpectedRevisionError);
     expect(await store.readStream(taken)).to.have.length(1);
     expect((await store.readAll({ maxCount: 10 })).map((event) => event.type)).to.deep.equal([

@@ -43,6 +43,16 @@ describe('SqliteReadStore specifics', () => {
     expect(plan.map((row) => row.detail).join(' ')).to.match(/USING (COVERING )?INDEX/);
   });
 
+  it('drops an index the collection no longer declares, when a store next opens it', async () => {
+    const name = uniqueName('shrink_');
+    await store.collection({ name, indexes: [{ fields: ['kind'] }, { fields: ['size'] }] }).insertOne({ _id: '1' });
+    await store.close();
+    store = new SqliteReadStore(join(dir.path, 'read.sqlite'));
+    await store.collection({ name, indexes: [{ fields: ['kind'] }] }).count();
+    const indexes = store.reader.prepare(`PRAGMA index_list("${name}")`).all() as { name: string; origin: string }[];
+    expect(indexes.filter((index) => index.origin === 'c').map((index) => index.name)).to.deep.equal([`${name}__kind`]);
+  });
+
   it('refuses to index a field that holds an array', async () => {
     const tagged = store.collection({ name: uniqueName('array_'), indexes: [{ fields: ['tags'] }] });
     let failure: unknown;

@@ -7,7 +7,7 @@ import {
   type Db,
   type UpdateFilter,
 } from 'mongodb';
-import { asDocument } from '../documents.ts';
+import { asDocument, selectedOf } from '../documents.ts';
 import {
   DuplicateKeyError,
   type BulkOperation,
@@ -19,6 +19,7 @@ import {
   type FindOptions,
   type ReadStore,
   type ReadStoreTransaction,
+  type Selected,
   type Update,
   type UpdateResult,
 } from '../readStore.ts';
@@ -83,10 +84,19 @@ export class MongoReadStore implements ReadStore {
       ensured = (async () => {
         const existing = await this.db.listCollections({ name: spec.name }, { nameOnly: true }).toArray();
         if (existing.length === 0) await this.db.createCollection(spec.name).catch(ignoreExists);
+        const collection = this.db.collection(spec.name);
+        const declared = new Set<string>();
         for (const index of spec.indexes) {
-          await this.db.collection(spec.name).createIndex(Object.fromEntries(index.fields.map((field) => [field, 1])), {
-            unique: index.unique ?? false,
-          });
+          declared.add(
+            await collection.createIndex(Object.fromEntries(index.fields.map((field) => [field, 1])), {
+              unique: index.unique ?? false,
+            }),
+          );
+        }
+        // An index the collection no longer declares would still cost every write: it goes.
+        for (const index of await collection.listIndexes().toArray()) {
+          const name: unknown = index.name;
+          if (typeof name === 'string' && name !== '_id_' && !declared.has(name)) await collection.dropIndex(name);
         }
       })();
       this.ensured.set(spec.name, ensured);
@@ -146,6 +156,22 @@ class MongoBackedCollection<T extends Document> implements Collection<T> {
       },
       toArray: async () => (await (await open()).toArray()).map((document) => asDocument<T>(document)),
     };
+  }
+
+  async select<K extends keyof T & string>(
+    filter: Filter,
+    fields: readonly K[],
+    options: FindOptions = {},
+  ): Promise<Selected<T, K>[]> {
+    await this.ready;
+    const documents = await this.collection
+      .find(filter, {
+        ...this.options(),
+        ...findOptions(options),
+        projection: Object.fromEntries(fields.map((field) => [field, 1])),
+      })
+      .toArray();
+    return documents.map((document) => selectedOf(asDocument<T>(document), fields));
   }
 
   async count(filter: Filter = {}): Promise<number> {

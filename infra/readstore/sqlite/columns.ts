@@ -33,6 +33,10 @@ export const encodeScalar = (value: unknown): ColumnValue | undefined => {
   return undefined;
 };
 
+/** A column's value as the document held it: a boolean's one-byte BLOB back to the boolean. */
+export const decodeColumn = (value: ColumnValue): string | number | boolean | null =>
+  Buffer.isBuffer(value) ? value[0] === 1 : value;
+
 export const columnValueOf = (collection: string, document: unknown, path: string): ColumnValue => {
   const encoded = encodeScalar(getPath(document, path));
   if (encoded === undefined) throw new IndexedFieldTypeError(collection, path);

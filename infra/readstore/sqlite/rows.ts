@@ -23,9 +23,17 @@ export const numberColumn = (row: unknown, column: string): number => {
   return value;
 };
 
-/** A value of an indexed column (see columns.ts): TEXT, a number, a boolean's BLOB or NULL. */
-export const indexedColumn = (row: unknown, column: string): ColumnValue => {
-  const value = columnOf(row, column) ?? null;
+/** A column of a row read as an array (a raw statement), by its place in the SELECT list. */
+const rawColumn = (row: unknown, index: number): unknown => (Array.isArray(row) ? row[index] : undefined);
+
+export const rawText = (row: unknown, index: number): string => {
+  const value = rawColumn(row, index);
+  if (typeof value !== 'string') throw missing(String(index), 'text');
+  return value;
+};
+
+export const rawIndexed = (row: unknown, index: number): ColumnValue => {
+  const value = rawColumn(row, index) ?? null;
   if (value === null || typeof value === 'string' || typeof value === 'number' || Buffer.isBuffer(value)) return value;
-  throw missing(column, 'indexed');
+  throw missing(String(index), 'indexed');
 };

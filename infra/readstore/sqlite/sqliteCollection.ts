@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { errorCode, errorMessage } from '../../narrowing.ts';
-import { applyUpdate, asDocument, compareBySort, compileFilter, upsertSeed } from '../documents.ts';
+import { applyUpdate, asDocument, compareBySort, compileFilter, selectedOf, upsertSeed } from '../documents.ts';
 import {
   DuplicateKeyError,
   type BulkOperation,
@@ -10,12 +10,14 @@ import {
   type Document,
   type Filter,
   type FindOptions,
+  type Selected,
   type Update,
   type UpdateResult,
 } from '../readStore.ts';
-import { columnValueOf, type ColumnValue } from './columns.ts';
-import { filterToSql } from './filterToSql.ts';
-import { indexedColumn, numberColumn, textColumn } from './rows.ts';
+import { decodeColumn, encodeScalar, IndexedFieldTypeError, type ColumnValue } from './columns.ts';
+import { isObject } from '../../narrowing.ts';
+import { filterToSql, type SqlFilter } from './filterToSql.ts';
+import { numberColumn, rawIndexed, rawText, textColumn } from './rows.ts';
 import type { SqliteReadStore, TableSchema } from './sqliteReadStore.ts';
 
 /** Rows fetched per query while streaming; each page is a separate statement, so no cursor stays open. */
@@ -41,9 +43,9 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
   async get(id: string): Promise<T | null> {
     const schema = await this.schema();
     const row = this.store
-      .statement(this.readConnection(), `SELECT doc FROM ${schema.quotedName} WHERE id = ?`)
+      .rawStatement(this.readConnection(), `SELECT doc FROM ${schema.quotedName} WHERE id = ?`)
       .get(id);
-    return row ? asDocument<T>(JSON.parse(textColumn(row, 'doc'))) : null;
+    return row ? asDocument<T>(JSON.parse(rawText(row, 0))) : null;
   }
 
   async findOne(filter: Filter, options: FindOptions = {}): Promise<T | null> {
@@ -58,7 +60,9 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
       // All at once from the synchronous scan: no asynchronous step per document.
       toArray: async () => {
         const schema = await this.schema();
-        return [...this.scan(this.readConnection(), schema, filter, options)];
+        const documents: T[] = [];
+        for (const page of this.pages(this.readConnection(), schema, filter, options)) documents.push(...page);
+        return documents;
       },
     };
   }
@@ -72,9 +76,9 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     const schema = await this.schema();
     const sql = filterToSql(filter, columnLookup(schema));
     if (sql.exact) {
-      const row = this.store
-        .statement(this.readConnection(), `SELECT count(*) AS n FROM ${schema.quotedName} WHERE ${sql.where}`)
-        .get(...sql.params);
+      const text = `SELECT count(*) AS n FROM ${schema.quotedName} WHERE ${sql.where}`;
+      this.tellPlan(this.readConnection(), text, sql.params);
+      const row = this.store.statement(this.readConnection(), text).get(...sql.params);
       return numberColumn(row, 'n');
     }
     let count = 0;
@@ -109,28 +113,74 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
   async bulkWrite(operations: readonly BulkOperation<T>[]): Promise<void> {
     if (operations.length === 0) return;
     await this.writeSync((schema) => {
-      for (const operation of operations) {
-        if ('insertOne' in operation) this.putSync(schema, operation.insertOne.document, 'insert');
-        else if ('replaceOne' in operation) {
-          const { filter, replacement, upsert } = operation.replaceOne;
-          // A bulk upsert by `_id` (how projections write back) reports no result: one statement, no probe.
-          const id = onlyId(filter);
-          if (id !== undefined && upsert) this.putSync(schema, { ...replacement, _id: id }, 'upsert');
-          else this.replaceOneSync(schema, filter, replacement, upsert ?? false);
-        } else if ('updateOne' in operation) {
-          const { filter, update, upsert } = operation.updateOne;
-          // Insert-if-absent by `_id` (only $setOnInsert, upserting), as projections create documents: no probe.
-          const id = onlyId(filter);
-          const onlyOnInsert = Object.keys(update).length === 1 && update.$setOnInsert !== undefined;
-          if (id !== undefined && upsert && onlyOnInsert)
-            this.putSync(schema, asDocument<T>({ ...update.$setOnInsert, _id: id }), 'insertIfAbsent');
-          else this.updateOneSync(schema, filter, update, upsert ?? false);
-        } else if ('updateMany' in operation) {
-          this.updateManySync(schema, operation.updateMany.filter, operation.updateMany.update);
-        } else if ('deleteOne' in operation) this.deleteSync(schema, operation.deleteOne.filter, 1);
-        else this.deleteSync(schema, operation.deleteMany.filter, undefined);
+      if (operations.length === 1) return this.applyOperations(schema, operations);
+      // A failing statement undoes only itself: the savepoint makes the whole bulk write atomic,
+      // inside the caller's transaction too.
+      const writer = this.store.writer;
+      writer.exec('SAVEPOINT bulk_write');
+      try {
+        this.applyOperations(schema, operations);
+        writer.exec('RELEASE bulk_write');
+      } catch (error) {
+        writer.exec('ROLLBACK TO bulk_write');
+        writer.exec('RELEASE bulk_write');
+        throw error;
       }
     });
+  }
+
+  /**
+   * Runs of writes by `_id` (how projections write a batch back: documents replaced whole,
+   * created where absent, deleted) go out as multi-row statements; anything else one by one, in
+   * order.
+   */
+  private applyOperations(schema: TableSchema, operations: readonly BulkOperation<T>[]): void {
+    const rows = new RowRuns(this.store, schema, this.name);
+    for (const operation of operations) {
+      if ('insertOne' in operation) rows.put('insert', operation.insertOne.document);
+      else if ('replaceOne' in operation) {
+        const { filter, replacement, upsert } = operation.replaceOne;
+        const id = onlyId(filter);
+        if (id !== undefined && upsert) rows.put('upsert', { ...replacement, _id: id });
+        else {
+          rows.flush();
+          this.replaceOneSync(schema, filter, replacement, upsert ?? false);
+        }
+      } else if ('updateOne' in operation) {
+        const { filter, update, upsert } = operation.updateOne;
+        // Insert-if-absent by `_id` (only $setOnInsert, upserting), as projections create documents: no probe.
+        const id = onlyId(filter);
+        const onlyOnInsert = Object.keys(update).length === 1 && update.$setOnInsert !== undefined;
+        if (id !== undefined && upsert && onlyOnInsert)
+          rows.put('insertIfAbsent', asDocument<T>({ ...update.$setOnInsert, _id: id }));
+        else {
+          rows.flush();
+          this.updateOneSync(schema, filter, update, upsert ?? false);
+        }
+      } else if ('deleteOne' in operation) {
+        const id = onlyId(operation.deleteOne.filter);
+        if (id !== undefined) rows.delete(id);
+        else {
+          rows.flush();
+          this.deleteSync(schema, operation.deleteOne.filter, 1);
+        }
+      } else {
+        rows.flush();
+        if ('updateMany' in operation)
+          this.updateManySync(schema, operation.updateMany.filter, operation.updateMany.update);
+        else this.deleteSync(schema, operation.deleteMany.filter, undefined);
+      }
+    }
+    rows.flush();
+  }
+
+  private tellPlan(connection: Database.Database, text: string, parameters: readonly ColumnValue[]): void {
+    if (!this.store.queryPlans) return;
+    const plan = connection
+      .prepare(`EXPLAIN QUERY PLAN ${text}`)
+      .all(...parameters)
+      .map((row) => textColumn(row, 'detail'));
+    this.store.queryPlans({ collection: this.name, sql: text, plan });
   }
 
   private schema(): Promise<TableSchema> {
@@ -151,87 +201,137 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     return this.store.write(() => work(schema));
   }
 
-  /**
-   * Yields matching documents in sort order. When the filter and sort are expressible in SQL the
-   * rows stream page by page, each page continuing after the last row of the previous one
-   * (keyset pagination). A sort on a field without a column sorts in memory.
-   */
+  /** Matching documents in sort order, one at a time (see `pages`). */
   private *scan(
     connection: Database.Database,
     schema: TableSchema,
     filter: Filter,
     options: FindOptions,
   ): Generator<T> {
-    const columns = columnLookup(schema);
-    const sql = filterToSql(filter, columns);
-    const matches = sql.exact ? undefined : compileFilter(filter);
-    const sortEntries = Object.entries(options.sort ?? {});
-    const sortColumns = sortEntries.map(([field, direction]) => ({ column: columns(field), direction }));
-    let skip = options.skip ?? 0;
-    let remaining = options.limit && options.limit > 0 ? options.limit : Number.POSITIVE_INFINITY;
+    for (const page of this.pages(connection, schema, filter, options)) yield* page;
+  }
 
-    if (sortColumns.some((sort) => sort.column === undefined)) {
+  /**
+   * Yields matching documents in sort order, a page at a time. When the filter and sort are
+   * expressible in SQL the rows stream page by page (`keysetPages`). A sort on a field without a
+   * column sorts in memory.
+   */
+  private *pages(
+    connection: Database.Database,
+    schema: TableSchema,
+    filter: Filter,
+    options: FindOptions,
+  ): Generator<T[]> {
+    const sql = filterToSql(filter, columnLookup(schema));
+    const order = sqlOrder(schema, options);
+    if (!order) {
       const candidates: T[] = [];
-      for (const document of this.scan(connection, schema, filter, {})) candidates.push(document);
+      for (const page of this.pages(connection, schema, filter, {}))
+        for (const document of page) candidates.push(document);
       candidates.sort(compareBySort(options.sort ?? {}));
-      yield* candidates.slice(skip, skip + remaining);
+      const skip = options.skip ?? 0;
+      yield candidates.slice(skip, options.limit && options.limit > 0 ? skip + options.limit : undefined);
       return;
     }
+    const matches = sql.exact ? undefined : compileFilter(filter);
+    yield* this.keysetPages(connection, schema, sql, order, options, ['doc'], (row) => {
+      const document = asDocument<T>(JSON.parse(rawText(row, 0)));
+      return matches && !matches(document) ? undefined : document;
+    });
+  }
 
-    const order = sortColumns.map((sort) => ({ column: sort.column!, direction: sort.direction }));
-    if (!order.some((sort) => sort.column === 'id')) order.push({ column: 'id', direction: 1 });
-    const selectColumns = order.map((sort, index) => `${sort.column} AS k${index}`).join(', ');
+  async select<K extends keyof T & string>(
+    filter: Filter,
+    fields: readonly K[],
+    options: FindOptions = {},
+  ): Promise<Selected<T, K>[]> {
+    const schema = await this.schema();
+    const connection = this.readConnection();
+    const sql = filterToSql(filter, columnLookup(schema));
+    const order = sqlOrder(schema, options);
+    const columns = fields.map(columnLookup(schema));
+    const selected: Selected<T, K>[] = [];
+    if (!sql.exact || !order || columns.some((column) => column === undefined)) {
+      for (const page of this.pages(connection, schema, filter, options))
+        for (const document of page) selected.push(selectedOf(document, fields));
+      return selected;
+    }
+    // Every field has a column: the documents themselves are never read.
+    const pages = this.keysetPages(
+      connection,
+      schema,
+      sql,
+      order,
+      options,
+      ['id', ...columns.map((c) => c!)],
+      (row) => {
+        const record: Record<string, unknown> = { _id: rawText(row, 0) };
+        fields.forEach((field, index) => (record[field] = decodeColumn(rawIndexed(row, index + 1))));
+        // The record holds the fields asked for, each decoded from its column as the document held it.
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- columns hold the document's values (columns.ts)
+        return record as Selected<T, K>;
+      },
+    );
+    for (const page of pages) selected.push(...page);
+    return selected;
+  }
+
+  /**
+   * Rows in `order`, page by page, each page one statement continuing after the last row of the
+   * previous one (keyset pagination), so no statement stays open. Rows come back as arrays (the
+   * `leading` columns, then the order's) and `read` turns each into an item, or undefined when
+   * it does not count (a document mingo refuses).
+   */
+  private *keysetPages<R>(
+    connection: Database.Database,
+    schema: TableSchema,
+    sql: SqlFilter,
+    order: readonly SortColumn[],
+    options: FindOptions,
+    leading: readonly string[],
+    read: (row: unknown) => R | undefined,
+  ): Generator<R[]> {
+    let skip = options.skip ?? 0;
+    let remaining = options.limit && options.limit > 0 ? options.limit : Number.POSITIVE_INFINITY;
+    const selectColumns = [...leading, ...order.map((sort) => sort.column)].join(', ');
     const orderBy = order.map((sort) => `${sort.column} ${sort.direction === 1 ? 'ASC' : 'DESC'}`).join(', ');
     let after: ColumnValue[] | undefined;
-    // With an exact filter the first page can skip in SQL; otherwise mingo decides what counts.
+    // With an exact filter the first page can skip in SQL; otherwise `read` decides what counts.
     let sqlOffset = sql.exact ? skip : 0;
     if (sql.exact) skip = 0;
-
     for (;;) {
       const keyset = after ? keysetCondition(order, after) : { where: '1', params: [] as ColumnValue[] };
       const pageSize = sql.exact ? Math.min(PAGE_SIZE, remaining) : PAGE_SIZE;
-      const rows = this.store
-        .statement(
-          connection,
-          `SELECT id, doc, ${selectColumns} FROM ${schema.quotedName} WHERE (${sql.where}) AND (${keyset.where}) ` +
-            `ORDER BY ${orderBy} LIMIT ? OFFSET ?`,
-        )
-        .all(...sql.params, ...keyset.params, pageSize, sqlOffset);
+      const text =
+        `SELECT ${selectColumns} FROM ${schema.quotedName} WHERE (${sql.where}) AND (${keyset.where}) ` +
+        `ORDER BY ${orderBy} LIMIT ? OFFSET ?`;
+      const parameters = [...sql.params, ...keyset.params, pageSize, sqlOffset];
+      this.tellPlan(connection, text, parameters);
+      const rows = this.store.rawStatement(connection, text).all(...parameters);
       sqlOffset = 0;
+      const page: R[] = [];
       for (const row of rows) {
-        const document = asDocument<T>(JSON.parse(textColumn(row, 'doc')));
-        if (matches && !matches(document)) continue;
+        const item = read(row);
+        if (item === undefined) continue;
         if (skip > 0) {
           skip -= 1;
           continue;
         }
-        yield document;
+        page.push(item);
         remaining -= 1;
-        if (remaining <= 0) return;
+        if (remaining <= 0) break;
       }
-      if (rows.length < pageSize) return;
+      if (page.length > 0) yield page;
+      if (remaining <= 0 || rows.length < pageSize) return;
       const last = rows[rows.length - 1];
-      after = order.map((_, index) => indexedColumn(last, `k${index}`));
+      after = order.map((_, index) => rawIndexed(last, leading.length + index));
     }
   }
 
-  private putSync(schema: TableSchema, document: T, mode: 'insert' | 'upsert' | 'insertIfAbsent'): void {
-    if (typeof document._id !== 'string') throw new Error(`Documents of ${this.name} need a string _id`);
-    const put = putStatementsOf(schema);
-    const values = [
-      document._id,
-      JSON.stringify(document),
-      ...put.fields.map((field) => columnValueOf(this.name, document, field)),
-    ];
-    try {
-      this.store.statement(this.store.writer, put[mode]).run(...values);
-    } catch (error) {
-      const code = errorCode(error);
-      if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') {
-        throw new DuplicateKeyError(this.name, `${document._id}: ${errorMessage(error)}`);
-      }
-      throw error;
-    }
+  private putSync(schema: TableSchema, document: T, mode: PutMode): void {
+    const rows = new RowRuns(this.store, schema, this.name);
+    rows.put(mode, document);
+    rows.flush();
   }
 
   private firstMatch(schema: TableSchema, filter: Filter): T | undefined {
@@ -286,34 +386,156 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
   }
 }
 
-/**
- * The INSERT statements of a table, built once per schema: every projected document goes through
- * them, so their text is not rebuilt per write.
- */
-const putStatements = new WeakMap<
-  TableSchema,
-  { fields: string[]; insert: string; upsert: string; insertIfAbsent: string }
->();
+type PutMode = 'insert' | 'upsert' | 'insertIfAbsent';
 
-const putStatementsOf = (schema: TableSchema) => {
+/** Rows per multi-row statement, largest first: a run of n rows takes few statements of these sizes. */
+const ROWS_PER_STATEMENT = [64, 16, 4, 1] as const;
+
+/**
+ * The statements that write a table's rows, built once per schema and row count: every projected
+ * document goes through them, so their text is not rebuilt per write.
+ */
+type PutStatements = {
+  /** The indexed fields, each as its path's parts, in column order. */
+  fields: readonly (readonly string[])[];
+  sql(mode: PutMode | 'delete', rows: number): string;
+};
+
+const putStatements = new WeakMap<TableSchema, PutStatements>();
+
+const putStatementsOf = (schema: TableSchema): PutStatements => {
   let statements = putStatements.get(schema);
   if (!statements) {
-    const fields = [...schema.columns.keys()];
-    const columnList = ['id', 'doc', ...fields.map((field) => schema.columns.get(field)!)];
-    const insert = `INSERT INTO ${schema.quotedName} (${columnList.join(', ')}) VALUES (${columnList.map(() => '?').join(', ')})`;
-    const conflict = ` ON CONFLICT(id) DO UPDATE SET ${columnList
-      .slice(1)
-      .map((column) => `${column} = excluded.${column}`)
-      .join(', ')}`;
+    const paths = [...schema.columns.keys()];
+    const columnList = ['id', 'doc', ...paths.map((path) => schema.columns.get(path)!)];
+    const row = `(${columnList.map(() => '?').join(', ')})`;
+    const conflict: Record<PutMode, string> = {
+      insert: '',
+      upsert: ` ON CONFLICT(id) DO UPDATE SET ${columnList
+        .slice(1)
+        .map((column) => `${column} = excluded.${column}`)
+        .join(', ')}`,
+      insertIfAbsent: ' ON CONFLICT(id) DO NOTHING',
+    };
+    const texts = new Map<string, string>();
     statements = {
-      fields,
-      insert,
-      upsert: `${insert}${conflict}`,
-      insertIfAbsent: `${insert} ON CONFLICT(id) DO NOTHING`,
+      fields: paths.map((path) => path.split('.')),
+      sql: (mode, rows) => {
+        const key = `${mode} ${rows}`;
+        let text = texts.get(key);
+        if (text === undefined) {
+          text =
+            mode === 'delete'
+              ? `DELETE FROM ${schema.quotedName} WHERE id IN (${Array.from({ length: rows }, () => '?').join(', ')})`
+              : `INSERT INTO ${schema.quotedName} (${columnList.join(', ')}) VALUES ${Array.from({ length: rows }, () => row).join(', ')}${conflict[mode]}`;
+          texts.set(key, text);
+        }
+        return text;
+      },
     };
     putStatements.set(schema, statements);
   }
   return statements;
+};
+
+/** The value of an indexed field as its column holds it (see columns.ts). */
+const fieldColumn = (collection: string, document: unknown, parts: readonly string[]): ColumnValue => {
+  let value: unknown = document;
+  for (const part of parts) {
+    if (!isObject(value)) {
+      value = undefined;
+      break;
+    }
+    value = value[part];
+  }
+  const encoded = encodeScalar(value);
+  if (encoded === undefined) throw new IndexedFieldTypeError(collection, parts.join('.'));
+  return encoded;
+};
+
+/**
+ * Consecutive writes of one kind by `_id`, sent as multi-row statements when the kind changes or
+ * the run is flushed: a statement per row costs more in binding and stepping than the row itself.
+ */
+class RowRuns {
+  private mode: PutMode | 'delete' | undefined;
+  private readonly parameters: ColumnValue[] = [];
+  private rows = 0;
+  private readonly statements: PutStatements;
+
+  constructor(
+    private readonly store: SqliteReadStore,
+    private readonly schema: TableSchema,
+    private readonly name: string,
+  ) {
+    this.statements = putStatementsOf(schema);
+  }
+
+  put(mode: PutMode, document: Document): void {
+    if (typeof document._id !== 'string') throw new Error(`Documents of ${this.name} need a string _id`);
+    if (this.mode !== mode) this.flush();
+    this.mode = mode;
+    this.parameters.push(document._id, JSON.stringify(document));
+    for (const parts of this.statements.fields) this.parameters.push(fieldColumn(this.name, document, parts));
+    this.rows += 1;
+    if (this.rows >= MAX_RUN) this.flush();
+  }
+
+  delete(id: string): void {
+    if (this.mode !== 'delete') this.flush();
+    this.mode = 'delete';
+    this.parameters.push(id);
+    this.rows += 1;
+    if (this.rows >= MAX_RUN) this.flush();
+  }
+
+  flush(): void {
+    const mode = this.mode;
+    if (mode === undefined || this.rows === 0) return;
+    const width = this.parameters.length / this.rows;
+    let offset = 0;
+    let left = this.rows;
+    try {
+      for (const size of ROWS_PER_STATEMENT) {
+        if (left < size) continue;
+        const statement = this.store.statement(this.store.writer, this.statements.sql(mode, size));
+        while (left >= size) {
+          statement.run(this.parameters.slice(offset, offset + size * width));
+          offset += size * width;
+          left -= size;
+        }
+      }
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        const more = this.rows > 1 ? ` (or one of the ${this.rows - 1} written with it)` : '';
+        throw new DuplicateKeyError(this.name, `${String(this.parameters[0])}${more}: ${errorMessage(error)}`);
+      }
+      throw error;
+    } finally {
+      this.parameters.length = 0;
+      this.rows = 0;
+      this.mode = undefined;
+    }
+  }
+}
+
+/** Rows gathered before a run is written, so a huge bulk write never holds all its parameters. */
+const MAX_RUN = 1024;
+
+type SortColumn = { column: string; direction: 1 | -1 };
+
+/** The sort as columns, `id` last to break ties; undefined when a sorted field has no column. */
+const sqlOrder = (schema: TableSchema, options: FindOptions): SortColumn[] | undefined => {
+  const columns = columnLookup(schema);
+  const order: SortColumn[] = [];
+  for (const [field, direction] of Object.entries(options.sort ?? {})) {
+    const column = columns(field);
+    if (column === undefined) return undefined;
+    order.push({ column, direction });
+  }
+  if (!order.some((sort) => sort.column === 'id')) order.push({ column: 'id', direction: 1 });
+  return order;
 };
 
 /** The id of a filter that is exactly `{ _id: <string> }`. */
@@ -333,7 +555,7 @@ const columnLookup =
  * descending, and `IS` compares NULL-safely.
  */
 const keysetCondition = (
-  order: { column: string; direction: 1 | -1 }[],
+  order: readonly SortColumn[],
   after: ColumnValue[],
 ): { where: string; params: ColumnValue[] } => {
   const branches: string[] = [];

@@ -5,6 +5,9 @@ import type { Collection, CollectionSpec, Document, ReadStore, ReadStoreTransact
 import { columnName, columnValueOf, quoteIdentifier } from './columns.ts';
 import { SqliteCollection } from './sqliteCollection.ts';
 
+/** How SQLite plans a query (EXPLAIN QUERY PLAN): one line per step, e.g. `SEARCH t USING INDEX i (f=?)`. */
+export type QueryPlan = Readonly<{ collection: string; sql: string; plan: readonly string[] }>;
+
 export type TableSchema = Readonly<{
   name: string;
   quotedName: string;
@@ -25,16 +28,20 @@ export class SqliteReadStore implements ReadStore {
   private readonly lock = new AsyncLock();
   private readonly schemas = new Map<string, TableSchema>();
   private readonly statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+  private readonly rawStatements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
   private readonly checkpointer: WalCheckpointer | undefined;
   private closed = false;
+  /** Told the plan of every query before it runs (tests check that queries use an index). */
+  readonly queryPlans: ((plan: QueryPlan) => void) | undefined;
 
   /**
    * `backgroundCheckpoints` (default false) moves WAL checkpoints to a worker thread (see
    * WalCheckpointer); the service turns it on, short-lived tools and tests need no extra thread.
    */
-  constructor(path: string, options: { backgroundCheckpoints?: boolean } = {}) {
+  constructor(path: string, options: { backgroundCheckpoints?: boolean; queryPlans?: (plan: QueryPlan) => void } = {}) {
     this.writer = openConnection(path);
     this.reader = openConnection(path);
+    this.queryPlans = options.queryPlans;
     if (options.backgroundCheckpoints) {
       this.writer.pragma(`wal_autocheckpoint = ${SAFETY_AUTOCHECKPOINT_PAGES}`);
       this.checkpointer = new WalCheckpointer(path, { synchronous: 'NORMAL' });
@@ -117,6 +124,21 @@ export class SqliteReadStore implements ReadStore {
     return statement;
   }
 
+  /** A cached statement that answers rows as arrays of the selected columns, in order. */
+  rawStatement(connection: Database.Database, sql: string): Database.Statement {
+    let cache = this.rawStatements.get(connection);
+    if (!cache) {
+      cache = new Map();
+      this.rawStatements.set(connection, cache);
+    }
+    let statement = cache.get(sql);
+    if (!statement) {
+      statement = connection.prepare(sql).raw(true);
+      cache.set(sql, statement);
+    }
+    return statement;
+  }
+
   async listCollections(): Promise<string[]> {
     const rows = this.reader
       .prepare<[], { name: string }>(
@@ -172,12 +194,22 @@ export class SqliteReadStore implements ReadStore {
       }
     }
     if (added.length > 0) this.backfill(spec.name, quotedName, added);
+    const declared = new Set<string>();
     for (const index of spec.indexes) {
-      const indexName = quoteIdentifier(`${spec.name}__${index.fields.join('__')}`);
+      const indexName = `${spec.name}__${index.fields.join('__')}`;
+      declared.add(indexName);
       const indexColumns = index.fields.map((field) => (field === '_id' ? 'id' : columns.get(field)!)).join(', ');
       this.writer.exec(
-        `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${indexName} ON ${quotedName} (${indexColumns})`,
+        `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${quoteIdentifier(indexName)} ON ${quotedName} (${indexColumns})`,
       );
+    }
+    // An index the collection no longer declares would still cost every write: it goes.
+    const existingIndexes = this.writer
+      .prepare<[], { name: string; origin: string }>(`PRAGMA index_list(${quotedName})`)
+      .all();
+    for (const { name, origin } of existingIndexes) {
+      if (origin === 'c' && name.startsWith(`${spec.name}__`) && !declared.has(name))
+        this.writer.exec(`DROP INDEX IF EXISTS ${quoteIdentifier(name)}`);
     }
     return { name: spec.name, quotedName, columns };
   }

@@ -1,0 +1,171 @@
+import { errorMessage, isRecord } from '../narrowing.ts';
+import {
+  EventIdConflictError,
+  isEventMetadata,
+  WrongExpectedRevisionError,
+  type AllSubscription,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type StreamAppend,
+  type SubscribeToAllOptions,
+} from './eventStore.ts';
+
+/** Carries a decision's appends to the process that writes the log, and its outcome back. */
+export interface AppendChannel {
+  append(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
+}
+
+/**
+ * The event store of an API worker of `dms serve` (bin/cluster/): it reads the log through its
+ * own connection, and sends every append to the one process that writes it (the cluster primary),
+ * where appends from every worker arriving together share one transaction and one fsync (group
+ * commit, sqliteEventStore.ts). Each append is still checked against its expected revisions
+ * there, inside that transaction, so a worker deciding on a state it read here loses nothing but
+ * a retry when another worker wrote first.
+ */
+export class ForwardingEventStore implements EventStore {
+  constructor(
+    private readonly reader: EventStore,
+    private readonly channel: AppendChannel,
+  ) {}
+
+  async appendToStream(
+    streamName: string,
+    events: readonly NewEvent[],
+    expectedRevision: ExpectedRevision = 'any',
+  ): Promise<AppendResult> {
+    const [result] = await this.channel.append([{ streamName, events, expectedRevision }]);
+    if (!result) throw new Error(`The writer answered an append to ${streamName} with no result`);
+    return result;
+  }
+
+  appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    return this.channel.append(appends);
+  }
+
+  readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+    return this.reader.readStream(streamName, options);
+  }
+
+  readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    return this.reader.readAll(options);
+  }
+
+  readEventsAt(positions: readonly bigint[]): Promise<RecordedEvent[]> {
+    return this.reader.readEventsAt(positions);
+  }
+
+  streamRevision(streamName: string): Promise<bigint | 'no_stream'> {
+    return this.reader.streamRevision(streamName);
+  }
+
+  subscribeToAll(options?: SubscribeToAllOptions): AllSubscription {
+    return this.reader.subscribeToAll(options);
+  }
+
+  headPosition(): Promise<bigint> {
+    return this.reader.headPosition();
+  }
+
+  close(): Promise<void> {
+    return this.reader.close();
+  }
+}
+
+/**
+ * An append's failure as it crosses to the worker: the two the command handler tells apart (a
+ * stale expected revision, which it decides again on; ids stored with another batch) keep their
+ * class, anything else its message.
+ */
+export type AppendFailure =
+  | { kind: 'wrong-revision'; streamName: string; expected: ExpectedRevision; actual: bigint | 'no_stream' }
+  | { kind: 'event-id-conflict'; streamName: string; eventId: string }
+  | { kind: 'failed'; message: string };
+
+export const appendFailureOf = (error: unknown): AppendFailure => {
+  if (error instanceof WrongExpectedRevisionError)
+    return { kind: 'wrong-revision', streamName: error.streamName, expected: error.expected, actual: error.actual };
+  if (error instanceof EventIdConflictError)
+    return { kind: 'event-id-conflict', streamName: error.streamName, eventId: error.eventId };
+  return { kind: 'failed', message: errorMessage(error) };
+};
+
+export const errorOfAppendFailure = (failure: AppendFailure): Error => {
+  if (failure.kind === 'wrong-revision')
+    return new WrongExpectedRevisionError(failure.streamName, failure.expected, failure.actual);
+  if (failure.kind === 'event-id-conflict') return new EventIdConflictError(failure.streamName, failure.eventId);
+  return new Error(`The event log's writer could not append: ${failure.message}`);
+};
+
+const isExpectedRevision = (value: unknown): value is ExpectedRevision =>
+  typeof value === 'bigint' || value === 'any' || value === 'no_stream' || value === 'stream_exists';
+
+const isNewEvent = (value: unknown): value is NewEvent =>
+  isRecord(value) &&
+  typeof value.id === 'string' &&
+  typeof value.type === 'string' &&
+  'data' in value &&
+  isEventMetadata(value.metadata);
+
+/** Appends as they arrive from another process (structured-cloned), or undefined when they are not. */
+export const parseStreamAppends = (value: unknown): StreamAppend[] | undefined => {
+  if (!Array.isArray(value)) return undefined;
+  const appends: StreamAppend[] = [];
+  for (const item of value) {
+    if (!isRecord(item) || typeof item.streamName !== 'string' || !Array.isArray(item.events)) return undefined;
+    const events: NewEvent[] = [];
+    for (const event of item.events) {
+      if (!isNewEvent(event)) return undefined;
+      events.push(event);
+    }
+    const expected = item.expectedRevision ?? 'any';
+    if (!isExpectedRevision(expected)) return undefined;
+    appends.push({
+      streamName: item.streamName,
+      events,
+      expectedRevision: expected,
+      ...(item.fresh === true ? { fresh: true } : {}),
+    });
+  }
+  return appends;
+};
+
+export const parseAppendResults = (value: unknown): AppendResult[] | undefined => {
+  if (!Array.isArray(value)) return undefined;
+  const results: AppendResult[] = [];
+  for (const item of value) {
+    if (
+      !isRecord(item) ||
+      typeof item.streamName !== 'string' ||
+      typeof item.nextExpectedRevision !== 'bigint' ||
+      typeof item.position !== 'bigint'
+    )
+      return undefined;
+    results.push({
+      streamName: item.streamName,
+      nextExpectedRevision: item.nextExpectedRevision,
+      position: item.position,
+    });
+  }
+  return results;
+};
+
+export const parseAppendFailure = (value: unknown): AppendFailure | undefined => {
+  if (!isRecord(value)) return undefined;
+  if (
+    value.kind === 'wrong-revision' &&
+    typeof value.streamName === 'string' &&
+    isExpectedRevision(value.expected) &&
+    (typeof value.actual === 'bigint' || value.actual === 'no_stream')
+  )
+    return { kind: 'wrong-revision', streamName: value.streamName, expected: value.expected, actual: value.actual };
+  if (value.kind === 'event-id-conflict' && typeof value.streamName === 'string' && typeof value.eventId === 'string')
+    return { kind: 'event-id-conflict', streamName: value.streamName, eventId: value.eventId };
+  if (value.kind === 'failed' && typeof value.message === 'string') return { kind: 'failed', message: value.message };
+  return undefined;
+};
