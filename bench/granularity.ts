@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { client, expectStatus, login, type Call } from './lib/httpClient.ts';
 import { printTable, type Row } from './lib/report.ts';
@@ -20,7 +20,8 @@ import { tempDir } from './lib/tempDir.ts';
  *
  * For each flow: events, streams and stored event bytes per item, read from the event store by
  * position; read-model documents written (and removed) per item, read from the read store
- * (a document counts once however often the flow rewrote it); server CPU per item.
+ * (a document counts once however often the flow rewrote it); CPU per item of the server and
+ * the processes it started (API workers, Redis).
  *
  * BENCH_GRANULARITY_BASELINE names another tree of this service (with its node_modules), e.g. main
  * exported by `git worktree add --detach /tmp/dms-main main` or `git archive main | tar -x -C
@@ -35,9 +36,38 @@ const DOMAINS = {
   wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 },
 };
 
+/** Fields of /proc/<pid>/stat after the command: [0] state, [1] ppid, [11] utime, [12] stime. */
+const statOf = (pid: number): string[] | undefined => {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  } catch {
+    return undefined; // gone meanwhile
+  }
+};
+
+/**
+ * CPU time of the server and every process below it (`dms serve` runs its API workers as child
+ * processes on a multi-core machine, and a private Redis), in ms.
+ */
 const cpuMs = (pid: number): number => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  const stats = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((entry) => {
+      const fields = statOf(Number(entry));
+      return fields ? [{ pid: Number(entry), ppid: Number(fields[1]), fields }] : [];
+    });
+  const tree = new Set([pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const stat of stats)
+      if (!tree.has(stat.pid) && tree.has(stat.ppid)) {
+        tree.add(stat.pid);
+        grew = true;
+      }
+  }
+  return stats
+    .filter((stat) => tree.has(stat.pid))
+    .reduce((sum, { fields }) => sum + ((Number(fields[11]) + Number(fields[12])) * 1000) / 100, 0);
 };
 
 const waitFor = async (what: string, condition: () => Promise<boolean>, timeoutMs = 900_000): Promise<void> => {
