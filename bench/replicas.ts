@@ -217,22 +217,31 @@ export const runReplicaBenchmark = async (): Promise<void> => {
   }
 
   // The split: an API process without projections (answers at once), then the projections alone.
+  // The API checks tokens and the facts of a registration (scope, RSE, datasets) in the read
+  // models, so the login and the preparation are made with a projector running, which then leaves.
   const splitDir = tempDir();
+  const splitEnvironment = { DMS_DATA_DIR: splitDir.path, DMS_WORKERS: 'false', DMS_LOG_LEVEL: 'info' };
+  const setupProjector = await startProcess('bin/dms.ts', ['projector'], splitEnvironment, 'projections running');
+  let token: string;
+  try {
+    const setupApi = await startProcess('bin/dms.ts', ['api'], { ...splitEnvironment, PORT: '0' }, 'API listening');
+    try {
+      token = await login(setupApi);
+      await prepare(httpClient(setupApi, token, CONCURRENCY + 1));
+    } finally {
+      await setupApi.stop();
+    }
+  } finally {
+    await setupProjector.stop();
+  }
   const api = await startProcess(
     'bin/dms.ts',
     ['api'],
-    {
-      DMS_DATA_DIR: splitDir.path,
-      PORT: '0',
-      DMS_WORKERS: 'false',
-      DMS_LOG_LEVEL: 'info',
-      DMS_READ_YOUR_WRITES_TIMEOUT_MS: '0',
-    },
+    { ...splitEnvironment, PORT: '0', DMS_READ_YOUR_WRITES_TIMEOUT_MS: '0' },
     'API listening',
   );
   try {
-    const call = httpClient(api, await login(api), CONCURRENCY + 1);
-    await prepare(call);
+    const call = httpClient(api, token, CONCURRENCY + 1);
     const writeMs = await timed(() => register(call));
     rows.push({
       name: 'write side alone (API process without projections)',

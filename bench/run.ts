@@ -1,3 +1,4 @@
+import { runAimsBenchmark } from './aims.ts';
 import { runAppendRates } from './appendRates.ts';
 import { runDeletionBenchmark } from './deletion.ts';
 import { runGranularityBenchmark } from './granularity.ts';
@@ -16,6 +17,7 @@ import { runTransferBenchmark } from './transfers.ts';
  * baseline measured in the same run. Figures depend on the machine; they are never test thresholds.
  */
 const benchmarks: Record<string, () => Promise<void>> = {
+  aims: runAimsBenchmark,
   appends: runAppendRates,
   deletion: runDeletionBenchmark,
   granularity: runGranularityBenchmark,
@@ -31,8 +33,9 @@ const benchmarks: Record<string, () => Promise<void>> = {
 };
 
 const chosen = process.argv.slice(2);
-// The soak runs for ten minutes: only when named.
-for (const name of chosen.length > 0 ? chosen : Object.keys(benchmarks).filter((name) => name !== 'soak')) {
+// The soak (ten minutes) and the aims (the other benchmarks' flows again, side by side) only when named.
+const onlyNamed = new Set(['soak', 'aims']);
+for (const name of chosen.length > 0 ? chosen : Object.keys(benchmarks).filter((name) => !onlyNamed.has(name))) {
   const benchmark = benchmarks[name];
   if (!benchmark) {
     console.error(`unknown benchmark ${name}; known: ${Object.keys(benchmarks).join(', ')}`);
