@@ -263,5 +263,5 @@ export const runReplicaBenchmark = async (): Promise<void> => {
   } finally {
     splitDir.dispose();
   }
-  printTable(`Replicas: ${FILES} files in ${DATASETS} datasets (2 events per file: DidCreated, ReplicaAdded)`, rows);
+  printTable(`Replicas: ${FILES} files in ${DATASETS} datasets (1 event per file: DidCreated with its replica)`, rows);
 };

@@ -1,6 +1,7 @@
 import { runAimsBenchmark } from './aims.ts';
 import { runAppendRates } from './appendRates.ts';
 import { runDeletionBenchmark } from './deletion.ts';
+import { runGranularityBenchmark } from './granularity.ts';
 import { runHttpOverhead } from './httpOverhead.ts';
 import { runMultiProcessBenchmark } from './multiProcess.ts';
 import { runPosixCopies } from './posixCopies.ts';
@@ -19,6 +20,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   aims: runAimsBenchmark,
   appends: runAppendRates,
   deletion: runDeletionBenchmark,
+  granularity: runGranularityBenchmark,
   http: runHttpOverhead,
   multiprocess: runMultiProcessBenchmark,
   copies: runPosixCopies,

@@ -31,19 +31,21 @@ const extraNodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filt
 /**
  * Starts a TypeScript entry point in its own process (so the load generator does not share its
  * event loop) and waits for the log line `{"msg": readyMessage}`; its `url`, if any, is the
- * process's address.
+ * process's address. `root` is the tree the entry point is taken from (by default this one; a
+ * benchmark may run an older tree's server as its baseline).
  */
 export const startProcess = async (
   entry: string,
   args: string[],
   environment: NodeJS.ProcessEnv,
   readyMessage: string,
+  root: string = ROOT,
 ): Promise<ServerProcess> => {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...extraNodeArgs, '--import', 'tsx', join(ROOT, entry), ...args],
+    [...extraNodeArgs, '--import', 'tsx', join(root, entry), ...args],
     {
-      cwd: ROOT,
+      cwd: root,
       env: { ...process.env, ...environment },
       stdio: ['ignore', 'pipe', 'inherit'],
     },

@@ -160,6 +160,11 @@ export const serveCluster = async (
     const worker = cluster.fork();
     birth.set(worker, Date.now());
     worker.on('message', (message: unknown) => onMessage(worker, message));
+    // A message sent to a worker killed a moment before ('disconnect' not yet seen) fails with
+    // EPIPE as an 'error' event: unheard, it would end the primary. Its 'exit' replaces it.
+    worker.on('error', (error: Error) =>
+      logger.warn({ pid: worker.process.pid, err: error }, 'a message to an API worker was lost'),
+    );
     worker.on('exit', (code, signal) => {
       started.delete(worker);
       listeningWorkers.delete(worker);

@@ -174,8 +174,14 @@ export const recordReplicaDeletions = async (
         rseId: deletion.rseId,
         reason: deletion.reason,
       };
-      if (outcome.events.some((event) => event.type === 'ReplicaDeleted' && event.data.rseId === deletion.rseId))
-        deleted.push(target);
+      // A file erased with its last replicas carries their deletions in its DidErased.
+      const deletedHere = outcome.events.some(
+        (event) =>
+          (event.type === 'ReplicaDeleted' && event.data.rseId === deletion.rseId) ||
+          (event.type === 'DidErased' &&
+            (event.data.replicasDeleted ?? []).some((replica) => replica.rseId === deletion.rseId)),
+      );
+      if (deletedHere) deleted.push(target);
       else if (outcome.newState.replicas.has(deletion.rseId)) retaken.push(target);
     }
   });

@@ -2,8 +2,6 @@ import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { didKey, didStreamName, type DidRef } from '../../domain/did/did.ts';
 import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
 import { badReplicaOutcome, type BadReplicaOutcome } from '../../domain/replica/replicaRecovery.ts';
-import { requestStreamName } from '../../domain/request/request.ts';
-import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
 import type { RuleCommand } from '../../domain/rule/ruleDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadConfig } from '../config/configCommands.ts';
@@ -19,7 +17,7 @@ import {
 import { loadRse } from '../rse/rseCommands.ts';
 import { didClosedOf } from '../rule/ruleContent.ts';
 import { loadRule } from '../rule/ruleDeletion.ts';
-import { newId, RuleStep } from '../rule/ruleStep.ts';
+import { RuleStep } from '../rule/ruleStep.ts';
 
 /**
  * The necromancer's work on one BAD replica and the end of temporary unavailabilities, each as
@@ -48,13 +46,37 @@ export const resolveBadReplica = async (
   const replica = file.replicas.get(data.rseId);
   if (expected === 'nothing' || !replica) return { position: undefined, outcome: 'nothing' };
   const datasets = expected === 'lost' ? await context.didGraph.parents(data.scope, data.name) : [];
-  const requestId = newId();
   const target = { scope: data.scope, name: data.name, rse: data.rse, rseId: data.rseId };
   const step = new RuleStep(metadata);
   const fileStream = didStreamName(data.scope, data.name);
+  const usePreparer = settingValue((await loadConfig(context)).sections, SETTINGS.conveyorUsePreparer);
+  const rse = await loadRse(context, data.rse);
+  const stagingArea = rse.status === 'Active' && rse.properties.staging_area;
+  const rules = [];
+  for (const ruleId of replica.locks.keys()) {
+    const rule = await loadRule(context, ruleId);
+    if (rule.status === 'Live') rules.push(rule);
+  }
+  // One transfer for the replica, queued for the first rule (the file's decision names it).
+  const request =
+    expected === 'recover' && rules[0]
+      ? step.queue(
+          rules[0].record,
+          {
+            scope: data.scope,
+            name: data.name,
+            bytes: replica.bytes,
+            rse: { rseId: data.rseId, rse: data.rse, stagingArea, availabilityWrite: true },
+            dataset: null,
+          },
+          usePreparer ? 'PREPARING' : 'QUEUED',
+          null,
+          RECOVERY_ACTIVITY,
+        )
+      : undefined;
   step.onDid(data.scope, data.name, {
     type: 'ResolveBadReplica',
-    data: { ...target, requestId, datasets, reason: data.reason },
+    data: { ...target, ...(request ? { request } : {}), datasets, reason: data.reason },
     metadata,
   });
   for (const dataset of datasets) {
@@ -71,32 +93,10 @@ export const resolveBadReplica = async (
     );
   }
   const detail = `${didKey(data.scope, data.name)} on ${data.rse}`;
-  const usePreparer = settingValue((await loadConfig(context)).sections, SETTINGS.conveyorUsePreparer);
-  const rse = await loadRse(context, data.rse);
-  const stagingArea = rse.status === 'Active' && rse.properties.staging_area;
-  let queued = false;
-  for (const ruleId of replica.locks.keys()) {
-    const rule = await loadRule(context, ruleId);
-    if (rule.status !== 'Live') continue;
+  for (const rule of rules) {
+    const ruleId = rule.record.id;
     const didClosed = await didClosedOf(context, rule.record);
     const lock = { scope: data.scope, name: data.name, rseId: data.rseId };
-    if (expected === 'recover' && !queued) {
-      // One transfer for the replica, whichever rule asks first (the file's decision names it).
-      queued = true;
-      step.queueTransfer(
-        rule.record,
-        {
-          scope: data.scope,
-          name: data.name,
-          bytes: replica.bytes,
-          rse: { rseId: data.rseId, rse: data.rse, stagingArea, availabilityWrite: true },
-          dataset: null,
-        },
-        requestId,
-        usePreparer ? 'PREPARING' : 'QUEUED',
-        { activity: RECOVERY_ACTIVITY },
-      );
-    }
     step.onRule(ruleId, (decided): RuleCommand[] => {
       const locks = decided.stateOf(didStreamDecider, fileStream)?.replicas.get(data.rseId)?.locks;
       if (replicaLostIn(decided, fileStream, data.rseId)) {
@@ -137,16 +137,10 @@ export const resolveBadReplica = async (
       return commands;
     });
   }
-  if (expected === 'lost' && replica.pendingRequest !== null) {
-    const pending = replica.pendingRequest;
-    step.alongside(
-      onStream(requestDecider, requestStreamName(pending), (decided): RequestCommand[] =>
-        replicaLostIn(decided, fileStream, data.rseId)
-          ? [{ type: 'CancelRequest', data: { requestId: pending, reason: `replica ${detail} lost` }, metadata }]
-          : [],
-      ),
+  if (expected === 'lost' && replica.pendingRequest !== null)
+    step.cancel(replica.pendingRequest, `replica ${detail} lost`, (decided) =>
+      replicaLostIn(decided, fileStream, data.rseId),
     );
-  }
   const outcomes = await handleCommands(context, step.decisions(), { metadata });
   const fileOutcome = outcomeOn(outcomes, didStreamDecider, fileStream)!;
   const decided =

@@ -3,10 +3,10 @@ import { didKey, didStreamName } from '../../domain/did/did.ts';
 import type { FileReplicas } from '../../domain/replica/replica.ts';
 import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
 import type { FinisherOutput } from '../../domain/request/finisher.ts';
-import { requestStreamName, type ActiveRequest } from '../../domain/request/request.ts';
+import { requestIn, type ActiveRequest, type RequestBatch } from '../../domain/request/request.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
 import { retryRecord } from '../../domain/request/retries.ts';
-import type { Command, CommandMetadata } from '../../domain/shared/event.ts';
+import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadConfig } from '../config/configCommands.ts';
 import { loadFileReplicas } from '../did/didStreams.ts';
 import {
@@ -18,7 +18,7 @@ import {
   type DecidedStates,
 } from '../handleCommand.ts';
 import { changeReplicaStates } from '../rule/ruleTransfers.ts';
-import { loadRequest } from './conveyorSteps.ts';
+import { loadRequestBatch, type RequestStreams } from './conveyorSteps.ts';
 
 /**
  * The finisher's effects (Rucio's `_finish_requests`), in atomic steps:
@@ -31,8 +31,9 @@ import { loadRequest } from './conveyorSteps.ts';
  * - a copy that arrived for a replica deleted meanwhile is registered with a tombstone of now, so
  *   the reaper removes it instead of leaving dark data.
  *
- * Each request is read from its own stream first: the finisher's facts come from read models that
- * may lag, and a request already archived (by another finisher, or cancelled) is left alone.
+ * Each request is read from its batch first: the finisher's facts come from read models that may
+ * lag, and a request already archived (by another finisher, or cancelled) is left alone. The
+ * requests of one batch that a step archives are one event on the batch's stream.
  */
 
 export type FinishOutcome = Readonly<{
@@ -43,23 +44,35 @@ export type FinishOutcome = Readonly<{
   skipped: readonly Readonly<{ what: string; reason: string }>[];
 }>;
 
-type Finishing = Readonly<{ request: ActiveRequest; file: FileReplicas; suspicious: string | null }>;
+type Finishing = Readonly<{ request: ActiveRequest; stream: string; file: FileReplicas; suspicious: string | null }>;
 
 /** Whether the replica still waits for this request (a failure of an older one changes nothing there). */
 const waitsFor = (file: FileReplicas, request: ActiveRequest): boolean =>
-  file.replicas.get(request.record.destRseId)?.pendingRequest === request.record.id;
+  file.replicas.get(request.record.destRseId)?.pendingRequest?.id === request.record.id;
 
-const archive = (
-  request: ActiveRequest,
-  retriedAs: string | null,
-  error: string | null,
-  metadata: CommandMetadata,
-): AnyStreamDecision =>
-  onStream(requestDecider, requestStreamName(request.record.id), {
-    type: 'ArchiveRequest',
-    data: { retriedAs, error },
-    metadata,
-  } satisfies RequestCommand);
+type Archiving = Readonly<{ item: Finishing; retriedAs: string | null; error: string | null }>;
+
+/** The archiving of requests, one decision per batch stream. */
+const archives = (items: readonly Archiving[], metadata: CommandMetadata): AnyStreamDecision[] =>
+  [...groupedBy(items, ({ item }) => item.stream)].map(([stream, group]) =>
+    onStream(requestDecider, stream, {
+      type: 'ArchiveRequests',
+      data: {
+        requests: group.map(({ item, retriedAs, error }) => ({ requestId: item.request.record.id, retriedAs, error })),
+      },
+      metadata,
+    } satisfies RequestCommand),
+  );
+
+const groupedBy = <T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> => {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const group = groups.get(key(item));
+    if (group) group.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
+};
 
 /** The suspicious declaration of a failed transfer's source, on the file's stream. */
 const suspiciousDeclaration = (item: Finishing, metadata: CommandMetadata): DidStreamCommand[] => {
@@ -78,6 +91,7 @@ const suspiciousDeclaration = (item: Finishing, metadata: CommandMetadata): DidS
 export const finishRequests = async (
   context: CommandContext,
   outputs: readonly FinisherOutput[],
+  streams: RequestStreams,
   metadata: CommandMetadata,
 ): Promise<FinishOutcome> => {
   const skipped: { what: string; reason: string }[] = [];
@@ -86,8 +100,14 @@ export const finishRequests = async (
       output.type === 'DeclareSourceSuspicious' ? [[output.data.requestId, output.data.reason] as const] : [],
     ),
   );
+  // Each batch is read once, however many of its requests the page names.
+  const batches = new Map<string, Promise<RequestBatch>>();
   const load = async (requestId: string): Promise<Finishing | undefined> => {
-    const request = await loadRequest(context, requestId);
+    const stream = streams.get(requestId);
+    if (stream === undefined) throw new Error(`No stream known for request ${requestId}`);
+    let batch = batches.get(stream);
+    if (!batch) batches.set(stream, (batch = loadRequestBatch(context, stream)));
+    const request = requestIn(await batch, requestId);
     if (request.status !== 'Active') {
       skipped.push({
         what: requestId,
@@ -97,6 +117,7 @@ export const finishRequests = async (
     }
     return {
       request,
+      stream,
       file: await loadFileReplicas(context, request.record.scope, request.record.name),
       suspicious: suspicious.get(requestId) ?? null,
     };
@@ -135,18 +156,19 @@ export const finishRequests = async (
     group.givenUp.push(item);
     byRse.set(item.request.record.destRse, group);
   }
-  const orphans: AnyStreamDecision[] = [];
+  const orphans: Archiving[] = [];
+  const orphanDeclarations = new Map<string, DidStreamCommand[]>();
   for (const [rse, group] of byRse) {
     const files: { scope: string; name: string; state: 'AVAILABLE' | 'UNAVAILABLE'; error?: string | null }[] = [];
     const before = new Map<string, DidStreamCommand[]>();
-    const alongside: AnyStreamDecision[] = [];
+    const archived: Archiving[] = [];
     const darkCopies: Finishing[] = [];
     for (const item of group.arrived) {
       const { scope, name, destRseId } = item.request.record;
       if (!item.file.replicas.has(destRseId)) darkCopies.push(item);
       else {
         files.push({ scope, name, state: 'AVAILABLE' });
-        alongside.push(archive(item.request, null, null, metadata));
+        archived.push({ item, retriedAs: null, error: null });
       }
     }
     for (const item of group.givenUp) {
@@ -154,20 +176,37 @@ export const finishRequests = async (
       const declaration = suspiciousDeclaration(item, metadata);
       if (!waitsFor(item.file, item.request)) {
         // The replica waits for nothing, or for another request: only this one ends.
-        orphans.push(archive(item.request, null, item.error, metadata));
-        if (declaration.length > 0) orphans.push(onStream(didStreamDecider, didStreamName(scope, name), declaration));
+        orphans.push({ item, retriedAs: null, error: item.error });
+        const stream = didStreamName(scope, name);
+        if (declaration.length > 0)
+          orphanDeclarations.set(stream, [...(orphanDeclarations.get(stream) ?? []), ...declaration]);
         continue;
       }
       files.push({ scope, name, state: 'UNAVAILABLE', error: item.error });
       if (declaration.length > 0)
         before.set(didKey(scope, name), [...(before.get(didKey(scope, name)) ?? []), ...declaration]);
-      alongside.push(archive(item.request, null, item.error, metadata));
+      archived.push({ item, retriedAs: null, error: item.error });
     }
     if (files.length > 0)
-      later((await changeReplicaStates(context, { rse, files, before, alongside }, metadata)).position);
+      later(
+        (await changeReplicaStates(context, { rse, files, before, alongside: archives(archived, metadata) }, metadata))
+          .position,
+      );
     if (darkCopies.length > 0) later(await registerDarkCopies(context, darkCopies, metadata));
   }
-  if (orphans.length > 0) later(lastPosition(await handleCommands(context, mergedPerStream(orphans), { metadata })));
+  if (orphans.length > 0)
+    later(
+      lastPosition(
+        await handleCommands(
+          context,
+          [
+            ...[...orphanDeclarations].map(([stream, commands]) => onStream(didStreamDecider, stream, commands)),
+            ...archives(orphans, metadata),
+          ],
+          { metadata },
+        ),
+      ),
+    );
 
   if (retries.length > 0) later(await retryRequests(context, retries, metadata));
   return { position, available: arrived.length, retried: retries.length, givenUp: givenUp.length, skipped };
@@ -183,11 +222,9 @@ const registerDarkCopies = async (
   items: readonly Finishing[],
   metadata: CommandMetadata,
 ): Promise<bigint | undefined> => {
-  const decisions: AnyStreamDecision[] = [];
   const files = new Map<string, DidStreamCommand[]>();
   for (const { request, file } of items) {
     const { scope, name, destRse, destRseId, bytes, md5, adler32 } = request.record;
-    decisions.push(archive(request, null, null, metadata));
     if (file.did.status !== 'Live') continue;
     const key = didStreamName(scope, name);
     files.set(key, [
@@ -210,35 +247,21 @@ const registerDarkCopies = async (
       },
     ]);
   }
-  for (const [streamName, commands] of files) decisions.push(onStream(didStreamDecider, streamName, commands));
+  const decisions: AnyStreamDecision[] = [
+    ...archives(
+      items.map((item) => ({ item, retriedAs: null, error: null })),
+      metadata,
+    ),
+    ...[...files].map(([streamName, commands]) => onStream(didStreamDecider, streamName, commands)),
+  ];
   return lastPosition(await handleCommands(context, decisions, { metadata }));
-};
-
-/** The commands of a decision known before deciding (all the finisher makes). */
-const listed = (decision: AnyStreamDecision): readonly Command[] => {
-  if (typeof decision.commands === 'function')
-    throw new Error(
-      `The decision on ${decision.streamName} depends on other streams: it cannot be joined with another`,
-    );
-  return decision.commands;
-};
-
-/** Decisions on the same stream joined into one (a step decides each stream once). */
-const mergedPerStream = (decisions: readonly AnyStreamDecision[]): AnyStreamDecision[] => {
-  const byStream = new Map<string, AnyStreamDecision>();
-  for (const decision of decisions) {
-    const earlier = byStream.get(decision.streamName);
-    if (!earlier) byStream.set(decision.streamName, decision);
-    else byStream.set(decision.streamName, { ...earlier, commands: [...listed(earlier), ...listed(decision)] });
-  }
-  return [...byStream.values()];
 };
 
 /**
  * Retries, in one step: for each, the replica waits for the new request (if it still waited for
- * the old one), the old request is archived naming the new one, and the new one is queued, in
- * PREPARING when the preparer is on. A failure whose replica waits for nothing any more is only
- * archived.
+ * the old one), the old request is archived naming the new one, and the new one is queued in the
+ * same batch, in PREPARING when the preparer is on. A failure whose replica waits for nothing any
+ * more is only archived.
  */
 const retryRequests = async (
   context: CommandContext,
@@ -247,8 +270,7 @@ const retryRequests = async (
 ): Promise<bigint | undefined> => {
   const usePreparer = settingValue((await loadConfig(context)).sections, SETTINGS.conveyorUsePreparer);
   const files = new Map<string, DidStreamCommand[]>();
-  const requests: AnyStreamDecision[] = [];
-  for (const item of items) {
+  const retried = items.map((item) => {
     const { request, file } = item;
     const { scope, name, destRse, destRseId } = request.record;
     const retry = retryRecord(request, metadata.now.toISOString(), item.lowerRankings);
@@ -273,28 +295,46 @@ const retryRequests = async (
           ]
         : []),
     ]);
-    const retried = (decided: DecidedStates) =>
-      decided.stateOf(didStreamDecider, stream)?.replicas.get(destRseId)?.pendingRequest === retry.id;
-    requests.push(
-      onStream(requestDecider, requestStreamName(request.record.id), (decided): RequestCommand[] => [
-        {
-          type: 'ArchiveRequest',
-          data: { retriedAs: retried(decided) ? retry.id : null, error: request.error },
-          metadata,
-        },
-      ]),
-      onStream(requestDecider, requestStreamName(retry.id), (decided): RequestCommand[] =>
-        retried(decided)
-          ? [{ type: 'QueueRequest', data: { request: retry, state: usePreparer ? 'PREPARING' : 'QUEUED' }, metadata }]
-          : [],
-      ),
-    );
-  }
-  const decisions = [
+    const wanted = (decided: DecidedStates) =>
+      decided.stateOf(didStreamDecider, stream)?.replicas.get(destRseId)?.pendingRequest?.id === retry.id;
+    return { item, retry, wanted };
+  });
+  const decisions: AnyStreamDecision[] = [
     ...[...files]
       .filter(([, commands]) => commands.length > 0)
       .map(([streamName, commands]) => onStream(didStreamDecider, streamName, commands)),
-    ...requests,
+    ...[...groupedBy(retried, ({ item }) => item.stream)].map(([stream, group]) =>
+      onStream(requestDecider, stream, (decided): RequestCommand[] => {
+        const requeued = group.filter(({ wanted }) => wanted(decided));
+        return [
+          {
+            type: 'ArchiveRequests',
+            data: {
+              requests: group.map(({ item, retry, wanted }) => ({
+                requestId: item.request.record.id,
+                retriedAs: wanted(decided) ? retry.id : null,
+                error: item.request.error,
+              })),
+            },
+            metadata,
+          },
+          ...(requeued.length > 0
+            ? [
+                {
+                  type: 'QueueRequests' as const,
+                  data: {
+                    requests: requeued.map(({ retry }) => ({
+                      request: retry,
+                      state: usePreparer ? ('PREPARING' as const) : ('QUEUED' as const),
+                    })),
+                  },
+                  metadata,
+                },
+              ]
+            : []),
+        ];
+      }),
+    ),
   ];
   return lastPosition(await handleCommands(context, decisions, { metadata }));
 };

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { didStreamName } from '../../domain/did/did.ts';
 import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
-import { requestStreamName, type RequestRecord, type RequestState } from '../../domain/request/request.ts';
+import type { PendingRequest } from '../../domain/replica/replica.ts';
+import {
+  requestBatchStreamName,
+  REQUESTS_PER_BATCH,
+  type RequestRecord,
+  type RequestState,
+} from '../../domain/request/request.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
 import { lockKey, ruleStreamName, type RuleLock, type RuleRecord } from '../../domain/rule/rule.ts';
 import { ruleDecider, type RuleCommand } from '../../domain/rule/ruleDecider.ts';
@@ -25,15 +31,33 @@ export type LockConditions = Readonly<{
   requestState: RequestState;
 }>;
 
+/** A transfer a step may queue: the lock that needs it, and what its record is made of. */
+type BatchedRequest = Readonly<{
+  requestId: string;
+  rule: RuleRecord;
+  lock: PlannedLock;
+  state: RequestState;
+  retryCount: number | null;
+  activity: string | undefined;
+}>;
+
+/** A request a step cancels if the file's decision let it go. */
+type Cancellation = Readonly<{ requestId: string; reason: string; wanted: (decided: DecidedStates) => boolean }>;
+
 /**
  * The streams one rule step writes, gathered so that each is decided once and in the right order:
  * first the DID and file streams (rule attachments, locks and the replicas they create), then the
- * requests the locks queued, then the rules, which record the locks as the files decided them.
- * Everything is appended together: all or nothing.
+ * batches of requests the locks queued (one stream per rule and RSE, of at most
+ * `REQUESTS_PER_BATCH`, each written with one event) and the requests cancelled, then the rules,
+ * which record the locks as the files decided them. Everything is appended together: all or nothing.
  */
 export class RuleStep {
   private readonly didStreams = new Map<string, { scope: string; name: string; parts: DidStreamPart[] }>();
-  private readonly requests: AnyStreamDecision[] = [];
+  /** New batches of requests by stream, and the batch still open for each rule and RSE. */
+  private readonly batches = new Map<string, BatchedRequest[]>();
+  private readonly openBatches = new Map<string, string>();
+  private readonly cancellations = new Map<string, Cancellation[]>();
+  private readonly others: AnyStreamDecision[] = [];
   private readonly rules = new Map<string, ((decided: DecidedStates) => RuleCommand[])[]>();
 
   constructor(private readonly metadata: CommandMetadata) {}
@@ -68,7 +92,7 @@ export class RuleStep {
   ): (decided: DecidedStates) => RuleLock[] {
     const { metadata } = this;
     for (const lock of locks) {
-      const requestId = newId();
+      const request = this.queue(rule, lock, conditions.requestState, null);
       this.onDid(lock.scope, lock.name, {
         type: 'LockReplica',
         data: {
@@ -77,14 +101,14 @@ export class RuleStep {
           rse: lock.rse.rse,
           rseId: lock.rse.rseId,
           ruleId: rule.id,
-          requestId,
+          requestId: request.id,
+          requestStream: request.stream,
           writable: conditions.writable(lock.rse.rseId),
           sourceAvailable: conditions.sourceAvailable(lock),
           path: null,
         },
         metadata,
       });
-      this.requests.push(this.requestFor(rule, lock, requestId, conditions.requestState, null));
     }
     return (decided) =>
       locks.flatMap((lock) => {
@@ -114,7 +138,14 @@ export class RuleStep {
   ): void {
     const { metadata } = this;
     for (const lock of locks) {
-      const requestId = newId();
+      const planned: PlannedLock = {
+        scope: lock.scope,
+        name: lock.name,
+        bytes: lock.bytes,
+        rse: { rseId: lock.rseId, rse: lock.rse, stagingArea: lock.stagingArea, availabilityWrite: true },
+        dataset: null,
+      };
+      const request = this.queue(rule, planned, requestState, 1);
       this.onDid(lock.scope, lock.name, {
         type: 'ChangeReplicaLocks',
         data: {
@@ -123,71 +154,53 @@ export class RuleStep {
           rse: lock.rse,
           rseId: lock.rseId,
           locks: { [rule.id]: 'REPLICATING' },
-          requestId,
+          request,
         },
         metadata,
       });
-      const planned: PlannedLock = {
-        scope: lock.scope,
-        name: lock.name,
-        bytes: lock.bytes,
-        rse: { rseId: lock.rseId, rse: lock.rse, stagingArea: lock.stagingArea, availabilityWrite: true },
-        dataset: null,
-      };
-      this.requests.push(this.requestFor(rule, planned, requestId, requestState, 1));
     }
   }
 
   /**
-   * Queues a transfer for a lock if the file's decision in this step asked for one (the replica
-   * waits for `requestId`): the necromancer's recovery copies go this way, with activity Recovery.
+   * A transfer for a lock, queued if the file's decision in this step asks for it (the replica
+   * waits for the returned request): the necromancer's recovery copies go this way, with activity
+   * Recovery. The request joins the step's open batch of its rule and RSE.
    */
-  queueTransfer(
+  queue(
     rule: RuleRecord,
     lock: PlannedLock,
-    requestId: string,
-    requestState: RequestState,
-    options: Readonly<{ retryCount?: number | null; activity?: string }> = {},
-  ): this {
-    this.requests.push(
-      this.requestFor(rule, lock, requestId, requestState, options.retryCount ?? null, options.activity),
-    );
-    return this;
-  }
-
-  /** Decisions on other streams (a request to cancel), appended with the step. */
-  alongside(decision: AnyStreamDecision): this {
-    this.requests.push(decision);
-    return this;
-  }
-
-  private requestFor(
-    rule: RuleRecord,
-    lock: PlannedLock,
-    requestId: string,
     requestState: RequestState,
     retryCount: number | null,
     activity?: string,
-  ): AnyStreamDecision {
-    const { metadata } = this;
-    return onStream(
-      requestDecider,
-      requestStreamName(requestId),
-      (decided): RequestCommand[] => {
-        const file = decided.stateOf(didStreamDecider, didStreamName(lock.scope, lock.name));
-        if (file?.replicas.get(lock.rse.rseId)?.pendingRequest !== requestId || file.did.status !== 'Live') return [];
-        const record = requestRecord(
-          activity === undefined ? rule : { ...rule, activity },
-          lock,
-          requestId,
-          file.did.record,
-          metadata,
-        );
-        const request = { ...record, retryCount };
-        return [{ type: 'QueueRequest', data: { request, state: requestState }, metadata }];
-      },
-      { fresh: true },
-    );
+  ): PendingRequest {
+    const requestId = newId();
+    const key = `${rule.id} ${lock.rse.rseId}`;
+    let stream = this.openBatches.get(key);
+    if (stream === undefined || this.batches.get(stream)!.length >= REQUESTS_PER_BATCH) {
+      stream = requestBatchStreamName(rule.id, lock.rse.rse, requestId);
+      this.openBatches.set(key, stream);
+      this.batches.set(stream, []);
+    }
+    this.batches.get(stream)!.push({ requestId, rule, lock, state: requestState, retryCount, activity });
+    return { id: requestId, stream };
+  }
+
+  /**
+   * Cancels a request in this step if `wanted` says so once the files are decided (its replica
+   * no longer waits for it); the cancellations of one batch are one event.
+   */
+  cancel(request: PendingRequest, reason: string, wanted: (decided: DecidedStates) => boolean): this {
+    this.cancellations.set(request.stream, [
+      ...(this.cancellations.get(request.stream) ?? []),
+      { requestId: request.id, reason, wanted },
+    ]);
+    return this;
+  }
+
+  /** Decisions on other streams, appended with the step. */
+  alongside(decision: AnyStreamDecision): this {
+    this.others.push(decision);
+    return this;
   }
 
   /**
@@ -199,7 +212,7 @@ export class RuleStep {
     ruleId: string,
     locks: readonly Readonly<{ scope: string; name: string; rse: string; rseId: string }>[],
     purge: boolean,
-    pending: ReadonlyMap<string, string>,
+    pending: ReadonlyMap<string, PendingRequest>,
     reason: string,
   ): void {
     const { metadata } = this;
@@ -209,26 +222,58 @@ export class RuleStep {
         data: { scope: lock.scope, name: lock.name, rse: lock.rse, rseId: lock.rseId, ruleId, purge },
         metadata,
       });
-      const requestId = pending.get(lockKey(lock.scope, lock.name, lock.rseId));
-      if (!requestId) continue;
-      this.requests.push(
-        onStream(requestDecider, requestStreamName(requestId), (decided): RequestCommand[] => {
-          const file = decided.stateOf(didStreamDecider, didStreamName(lock.scope, lock.name));
-          if (file?.replicas.get(lock.rseId)?.pendingRequest === requestId) return [];
-          return [{ type: 'CancelRequest', data: { requestId, reason }, metadata }];
-        }),
+      const request = pending.get(lockKey(lock.scope, lock.name, lock.rseId));
+      if (!request) continue;
+      this.cancel(
+        request,
+        reason,
+        (decided) =>
+          decided.stateOf(didStreamDecider, didStreamName(lock.scope, lock.name))?.replicas.get(lock.rseId)
+            ?.pendingRequest?.id !== request.id,
       );
     }
   }
 
   decisions(): AnyStreamDecision[] {
+    const { metadata } = this;
     return [
       ...[...this.didStreams].map(([, { scope, name, parts }]) =>
         onStream(didStreamDecider, didStreamName(scope, name), (decided) =>
           parts.flatMap((part) => (typeof part === 'function' ? part(decided) : [part])),
         ),
       ),
-      ...this.requests,
+      ...[...this.batches].map(([stream, batch]) =>
+        onStream(
+          requestDecider,
+          stream,
+          (decided): RequestCommand[] => {
+            const requests = batch.flatMap(({ requestId, rule, lock, state, retryCount, activity }) => {
+              const file = decided.stateOf(didStreamDecider, didStreamName(lock.scope, lock.name));
+              if (file?.replicas.get(lock.rse.rseId)?.pendingRequest?.id !== requestId || file.did.status !== 'Live')
+                return [];
+              const record = requestRecord(
+                activity === undefined ? rule : { ...rule, activity },
+                lock,
+                requestId,
+                file.did.record,
+                metadata,
+              );
+              return [{ request: { ...record, retryCount }, state }];
+            });
+            return requests.length > 0 ? [{ type: 'QueueRequests', data: { requests }, metadata }] : [];
+          },
+          { fresh: true },
+        ),
+      ),
+      ...[...this.cancellations].map(([stream, cancellations]) =>
+        onStream(requestDecider, stream, (decided): RequestCommand[] => {
+          const requests = cancellations
+            .filter(({ wanted }) => wanted(decided))
+            .map(({ requestId, reason }) => ({ requestId, reason }));
+          return requests.length > 0 ? [{ type: 'CancelRequests', data: { requests }, metadata }] : [];
+        }),
+      ),
+      ...this.others,
       ...[...this.rules].map(([ruleId, parts]) =>
         onStream(ruleDecider, ruleStreamName(ruleId), (decided) => parts.flatMap((part) => part(decided))),
       ),
@@ -285,10 +330,10 @@ export const pendingRequestsOf = async (
   loadFile: (
     scope: string,
     name: string,
-  ) => Promise<Readonly<{ replicas: ReadonlyMap<string, Readonly<{ pendingRequest: string | null }>> }>>,
+  ) => Promise<Readonly<{ replicas: ReadonlyMap<string, Readonly<{ pendingRequest: PendingRequest | null }>> }>>,
   locks: readonly Readonly<{ scope: string; name: string; rseId: string }>[],
-): Promise<Map<string, string>> => {
-  const pending = new Map<string, string>();
+): Promise<Map<string, PendingRequest>> => {
+  const pending = new Map<string, PendingRequest>();
   for (const lock of locks) {
     const requestId = (await loadFile(lock.scope, lock.name)).replicas.get(lock.rseId)?.pendingRequest;
     if (requestId) pending.set(lockKey(lock.scope, lock.name, lock.rseId), requestId);

@@ -83,16 +83,23 @@ export const changeReplicaStates = async (
       if (!replica)
         throw new ReplicaNotFound(`No row found for scope: ${file.scope} name: ${file.name} rse: ${rse.rse}`);
       const target = { scope: file.scope, name: file.name, rse: rse.rse, rseId };
-      entry.commands.push({ type: 'ChangeReplicaState', data: { ...target, state: file.state }, metadata });
       const lockState = lockStateFor(file.state);
-      if (!lockState) continue;
-      const ruleIds = [...replica.locks].filter(([, state]) => state !== lockState).map(([ruleId]) => ruleId);
-      if (ruleIds.length === 0) continue;
+      const ruleIds = lockState
+        ? [...replica.locks].filter(([, state]) => state !== lockState).map(([ruleId]) => ruleId)
+        : [];
+      // The replica's state and its locks' in one event.
       entry.commands.push({
-        type: 'ChangeReplicaLocks',
-        data: { ...target, locks: Object.fromEntries(ruleIds.map((ruleId) => [ruleId, lockState])) },
+        type: 'ChangeReplicaState',
+        data: {
+          ...target,
+          state: file.state,
+          ...(lockState && ruleIds.length > 0
+            ? { locks: Object.fromEntries(ruleIds.map((ruleId) => [ruleId, lockState])) }
+            : {}),
+        },
         metadata,
       });
+      if (!lockState) continue;
       for (const ruleId of ruleIds) {
         const rule = byRule.get(ruleId) ?? { locks: [], error: null };
         rule.locks.push({ scope: file.scope, name: file.name, rseId, state: lockState });

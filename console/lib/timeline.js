@@ -16,9 +16,21 @@ import { formatAgo, formatTime, h } from './dom.js';
 const didOf = (data) =>
   data && typeof data.scope === 'string' && typeof data.name === 'string' ? `${data.scope}:${data.name}` : undefined;
 
+/** @param {any} data */
+const transfers = (data) => {
+  const count = Array.isArray(data.requests) ? data.requests.length : 1;
+  return count === 1 ? 'transfer' : `${count} transfers`;
+};
+
 /** Sentences for a few types an auditor meets most; the rest are described from their fields. */
 const SENTENCES = /** @type {Record<string, (data: any) => string | undefined>} */ ({
-  DidCreated: (data) => `${String(data.didType ?? data.type ?? 'DID').toLowerCase()} ${didOf(data) ?? ''} created`,
+  // A file registered with replicas carries them (docs/architecture.md, "Event granularity").
+  DidCreated: (data) =>
+    `${String(data.didType ?? data.type ?? 'DID').toLowerCase()} ${didOf(data) ?? ''} created${
+      Array.isArray(data.replicas) && data.replicas.length > 0
+        ? ` with a replica on ${data.replicas.map((/** @type {any} */ replica) => replica.rse).join(', ')}`
+        : ''
+    }`,
   RuleAdded: (data) => {
     const rule = data.rule ?? data;
     const copies = rule.copies ?? '?';
@@ -27,10 +39,17 @@ const SENTENCES = /** @type {Record<string, (data: any) => string | undefined>} 
   RuleStateChanged: (data) =>
     `${data.previousState ? `${data.previousState} → ` : 'became '}${data.state ?? '?'}${data.cause?.detail ? ` (${data.cause.detail})` : ''}${data.error ? `: ${data.error}` : ''}`,
   RuleDeleted: () => 'rule deleted',
-  ReplicaAdded: (data) => `replica of ${didOf(data) ?? '?'} on ${data.rse ?? '?'}`,
-  ReplicaLocked: (data) => `lock on ${didOf(data) ?? '?'} at ${data.rse ?? '?'}: ${data.lockState ?? ''}`,
-  TransferSucceeded: () => 'transfer done',
-  TransferFailed: (data) => `transfer failed${data.reason ? `: ${data.reason}` : data.error ? `: ${data.error}` : ''}`,
+  // A replica a rule needed is created and locked in one event (docs/architecture.md, "Event granularity").
+  ReplicaAdded: (data) =>
+    `replica of ${didOf(data) ?? '?'} on ${data.rse ?? '?'}${data.lock ? `, locked by rule ${data.lock.ruleId}: ${data.lock.lockState}` : ''}`,
+  ReplicaLocked: (data) =>
+    `lock on ${didOf(data) ?? '?'} at ${data.rse ?? '?'}: ${data.lockState ?? ''}${data.previousState ? ` (replica ${data.previousState} → COPYING)` : ''}`,
+  // Transfer events name a batch of requests (older stores: one request).
+  TransferSucceeded: (data) => `${transfers(data)} done`,
+  TransferFailed: (data) => {
+    const reason = data.requests?.length === 1 ? data.requests[0].reason : data.reason;
+    return `${transfers(data)} failed${reason ? `: ${reason}` : data.error ? `: ${data.error}` : ''}`;
+  },
   AccountCreated: (data) => `account ${data.account ?? ''} created`,
 });
 

@@ -1,3 +1,4 @@
+import type { ReplicaAdded, ReplicaDeleted } from '../replica/replica.ts';
 import { eventTypes, type Event } from '../shared/event.ts';
 import { isKeyOf } from '../shared/narrowing.ts';
 
@@ -129,6 +130,12 @@ export type DidCreated = Event<
     md5: string | null;
     guid: string | null;
     events: number | null;
+    /**
+     * The replicas a file was registered with in the same step, each as its `ReplicaAdded` would
+     * say (one event per file and registration call: docs/architecture.md, "Event granularity");
+     * none for collections and files created alone.
+     */
+    replicas: readonly ReplicaAdded['data'][];
   }
 >;
 /** `columns` are DID_COLUMN keys with their new values (`lifetime` arrives as `expired_at`). */
@@ -188,7 +195,20 @@ export type DidUnfollowed = Event<'DidUnfollowed', { scope: string; name: string
  */
 export type DidErased = Event<
   'DidErased',
-  { scope: string; name: string; didType: DidType; children: readonly DidRef[]; erasedAt: string; reason?: string }
+  {
+    scope: string;
+    name: string;
+    didType: DidType;
+    children: readonly DidRef[];
+    erasedAt: string;
+    reason?: string;
+    /**
+     * The replicas whose deletion (by the reaper) erased the file, in the same step, each as its
+     * `ReplicaDeleted` would say: one event per file and step (docs/architecture.md, "Event
+     * granularity"). Absent when none (and in events written before).
+     */
+    replicasDeleted?: readonly ReplicaDeleted['data'][];
+  }
 >;
 /** The undertaker processed an expired file: the file stays, without expiry and JSON metadata. */
 export type FileExpiryCleared = Event<'FileExpiryCleared', { scope: string; name: string; clearedAt: string }>;

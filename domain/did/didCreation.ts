@@ -75,6 +75,7 @@ export const createCollection = (command: CreateCollection, state: Did): DidEven
         md5: null,
         guid: null,
         events: null,
+        replicas: [],
       },
     },
   ];
@@ -144,6 +145,7 @@ export const registerFile = ({ data, metadata }: RegisterFile, state: Did): DidE
         md5: file.md5 ?? null,
         guid: file.guid ? (normalizeGuid(file.guid) ?? file.guid) : null,
         events: file.events ?? null,
+        replicas: [],
       },
     },
   ];

@@ -1,6 +1,12 @@
 import { didDecider, type DidCommand } from '../did/didDecider.ts';
 import type { Decider } from '../shared/decider.ts';
-import { evolveFileReplicas, initialFileReplicas, type DidStreamEvent, type FileReplicas } from './replica.ts';
+import {
+  compactFileSteps,
+  evolveFileReplicas,
+  initialFileReplicas,
+  type DidStreamEvent,
+  type FileReplicas,
+} from './replica.ts';
 import { decideReplica, type ReplicaCommand } from './replicaStates.ts';
 import { decideReplicaAccess, type ReplicaAccessCommand } from './replicaAccess.ts';
 import { decideReplicaDeletion, type ReplicaDeletionCommand } from './replicaDeletion.ts';
@@ -75,4 +81,5 @@ export const didStreamDecider: Decider<FileReplicas, DidStreamCommand, DidStream
     if (isAccessCommand(command)) return decideReplicaAccess(command, state);
     return didDecider.decide(command, state.did);
   },
+  compact: compactFileSteps,
 };

@@ -49,8 +49,8 @@ export type Replica = Readonly<{
   tombstone: string | null;
   /** The rule locks on the replica, by rule id, with their state. A locked replica is never deleted. */
   locks: ReadonlyMap<string, LockState>;
-  /** The transfer request that is to bring this replica here, while one is pending. */
-  pendingRequest: string | null;
+  /** The transfer request that is to bring this replica here, while one is pending, with its stream. */
+  pendingRequest: PendingRequest | null;
   /** An open BAD declaration: declaring it bad again is "Already declared" until it is AVAILABLE again. */
   declaredBad: boolean;
   /** While TEMPORARY_UNAVAILABLE: when it becomes AVAILABLE again (the last declaration's expiry). */
@@ -60,9 +60,24 @@ export type Replica = Readonly<{
   accessedAt: string | null;
 }>;
 
+/** A transfer request a replica waits for: its id and the stream of its batch (request.ts). */
+export type PendingRequest = Readonly<{ id: string; stream: string }>;
+
 /** Every replica event names the file and the RSE. */
 type ReplicaRef = { scope: string; name: string; rse: string; rseId: string };
 
+/** A rule's lock on a replica as the replica records it, with the transfer it waits for (if any). */
+export type ReplicaLock = Readonly<{
+  ruleId: string;
+  lockState: LockState;
+  requestId: string | null;
+  requestStream: string | null;
+}>;
+
+/**
+ * A replica registered, or made by a rule's lock (`lock`, the replica created COPYING and locked
+ * in one event: docs/architecture.md, "Event granularity"); null when registered.
+ */
 export type ReplicaAdded = Event<
   'ReplicaAdded',
   ReplicaRef & {
@@ -72,12 +87,16 @@ export type ReplicaAdded = Event<
     path: string | null;
     state: ReplicaState;
     tombstone: string | null;
+    lock: ReplicaLock | null;
     addedAt: string;
   }
 >;
 /**
  * A state update (Rucio's `update_replicas_states`). `tombstone` is the replica's tombstone after
- * the change; `recovered` says an open BAD declaration ends here (becoming AVAILABLE again).
+ * the change; `recovered` says an open BAD declaration ends here (becoming AVAILABLE again);
+ * `locks` the rules' locks on the replica that changed with it, by rule id (a transfer done makes
+ * them OK, one given up STUCK, a repair or a recovery REPLICATING again), and `requestId` the
+ * transfer queued for them then (in `requestStream`), in the same event.
  */
 export type ReplicaStateChanged = Event<
   'ReplicaStateChanged',
@@ -86,6 +105,9 @@ export type ReplicaStateChanged = Event<
     state: ReplicaState;
     tombstone: string | null;
     recovered: boolean;
+    locks: Readonly<Record<string, LockState>>;
+    requestId: string | null;
+    requestStream: string | null;
     changedAt: string;
   }
 >;
@@ -179,12 +201,18 @@ export type ReplicaLost = Event<
 >;
 
 /**
- * A rule locked the replica (created just before when the file had none there). The tombstone is
- * cleared; `requestId` names the transfer queued to bring the replica, when one was.
+ * A rule locked the replica. The tombstone is cleared; `requestId` names the transfer queued to
+ * bring the replica, when one was, and `requestStream` the stream of its batch; `previousState`
+ * the state the replica left to become COPYING for it (UNAVAILABLE, BEING_DELETED), in the same
+ * event, or null when its state stayed.
  */
 export type ReplicaLocked = Event<
   'ReplicaLocked',
-  ReplicaRef & { ruleId: string; lockState: LockState; requestId: string | null; lockedAt: string }
+  ReplicaRef &
+    ReplicaLock & {
+      previousState: ReplicaState | null;
+      lockedAt: string;
+    }
 >;
 /**
  * A rule's lock on the replica is gone. `tombstone` is the replica's tombstone after (set when no
@@ -204,11 +232,16 @@ export type ReplicaUnlocked = Event<
 >;
 /**
  * Locks of rules on the replica changed state (a transfer done or failed, a repair), by rule id;
- * `requestId` names a transfer queued for them (a repair retrying in place).
+ * `requestId` names a transfer queued for them (a repair retrying in place), in `requestStream`.
  */
 export type ReplicaLocksChanged = Event<
   'ReplicaLocksChanged',
-  ReplicaRef & { locks: Readonly<Record<string, LockState>>; requestId: string | null; changedAt: string }
+  ReplicaRef & {
+    locks: Readonly<Record<string, LockState>>;
+    requestId: string | null;
+    requestStream: string | null;
+    changedAt: string;
+  }
 >;
 
 /**
@@ -265,17 +298,32 @@ export const REPLICA_EVENT_TYPES = eventTypes<ReplicaEvent>({
   ReplicaAccessed: true,
 });
 
-/** The replica events that move a replica from one state to another, with the state they leave. */
+/**
+ * The replica events that move a replica from one state to another, with the state they leave (a
+ * lock's only when it made the replica COPYING: `previousState` not null).
+ */
 export type ReplicaTransition =
   | ReplicaStateChanged
   | ReplicaDeclaredBad
   | ReplicaDeclaredTemporarilyUnavailable
   | ReplicaDeletionStarted
-  | ReplicaLost;
+  | ReplicaLost
+  | (ReplicaLocked & { data: { previousState: ReplicaState } });
+
+/** Whether a replica event moves the replica to another state. */
+export const isTransition = (event: ReplicaEvent): event is ReplicaTransition =>
+  event.type === 'ReplicaStateChanged' ||
+  event.type === 'ReplicaDeclaredBad' ||
+  event.type === 'ReplicaDeclaredTemporarilyUnavailable' ||
+  event.type === 'ReplicaDeletionStarted' ||
+  event.type === 'ReplicaLost' ||
+  (event.type === 'ReplicaLocked' && event.data.previousState !== null);
 
 /** The state a transition leads to. */
 export const stateAfter = (event: ReplicaTransition): ReplicaState => {
   switch (event.type) {
+    case 'ReplicaLocked':
+      return 'COPYING';
     case 'ReplicaStateChanged':
       return event.data.state;
     case 'ReplicaDeclaredBad':
@@ -295,6 +343,8 @@ export const transitionTime = (event: ReplicaTransition): string => {
     case 'ReplicaStateChanged':
     case 'ReplicaDeletionStarted':
       return event.data.changedAt;
+    case 'ReplicaLocked':
+      return event.data.lockedAt;
     case 'ReplicaDeclaredBad':
     case 'ReplicaDeclaredTemporarilyUnavailable':
       return event.data.declaredAt;
@@ -320,10 +370,61 @@ export const initialFileReplicas = (): FileReplicas => ({ did: initialDid(), rep
 
 const isReplicaEvent = (event: DidStreamEvent): event is ReplicaEvent => Object.hasOwn(REPLICA_EVENT_TYPES, event.type);
 
+/** The replicas a file was registered with, as the `ReplicaAdded` events its `DidCreated` holds. */
+export const replicasAddedWith = (event: Extract<DidStreamEvent, { type: 'DidCreated' }>): ReplicaAdded[] =>
+  event.data.replicas.map((data) => ({ type: 'ReplicaAdded', data }));
+
+/** The replicas whose deletion erased a file, as the `ReplicaDeleted` events its `DidErased` holds. */
+export const replicasDeletedWith = (event: Extract<DidStreamEvent, { type: 'DidErased' }>): ReplicaDeleted[] =>
+  (event.data.replicasDeleted ?? []).map((data) => ({ type: 'ReplicaDeleted', data }));
+
+/**
+ * One event per file and step where a file comes or goes with its replicas (docs/architecture.md,
+ * "Event granularity"): a file's `DidCreated` takes the `ReplicaAdded` events that follow it in the
+ * same step, and a file's `DidErased` the `ReplicaDeleted` events just before it. Folding the
+ * result gives the same state: `evolveFileReplicas` adds the replicas after creating the file and
+ * deletes them before erasing it.
+ */
+export const compactFileSteps = (events: DidStreamEvent[]): DidStreamEvent[] => {
+  const compacted: DidStreamEvent[] = [];
+  for (const event of events) {
+    const last = compacted.at(-1);
+    if (event.type === 'ReplicaAdded' && last?.type === 'DidCreated' && last.data.didType === 'FILE') {
+      compacted[compacted.length - 1] = {
+        type: 'DidCreated',
+        data: { ...last.data, replicas: [...last.data.replicas, event.data] },
+      };
+    } else if (event.type === 'DidErased' && event.data.didType === 'FILE') {
+      const deleted: ReplicaDeleted['data'][] = [];
+      for (let before = compacted.at(-1); before?.type === 'ReplicaDeleted'; before = compacted.at(-1)) {
+        deleted.unshift(before.data);
+        compacted.pop();
+      }
+      compacted.push(
+        deleted.length === 0
+          ? event
+          : {
+              type: 'DidErased',
+              data: { ...event.data, replicasDeleted: [...deleted, ...(event.data.replicasDeleted ?? [])] },
+            },
+      );
+    } else compacted.push(event);
+  }
+  return compacted;
+};
+
 export const evolveFileReplicas = (state: FileReplicas, event: DidStreamEvent): FileReplicas => {
   if (!isReplicaEvent(event)) {
+    if (event.type === 'DidErased' && event.data.replicasDeleted && event.data.replicasDeleted.length > 0)
+      return evolveFileReplicas(replicasDeletedWith(event).reduce(evolveFileReplicas, state), {
+        type: 'DidErased',
+        data: { ...event.data, replicasDeleted: [] },
+      });
     const did = evolveDid(state.did, event);
-    return did === state.did ? state : { ...state, did };
+    const created = did === state.did ? state : { ...state, did };
+    return event.type === 'DidCreated' && event.data.replicas.length > 0
+      ? replicasAddedWith(event).reduce(evolveFileReplicas, created)
+      : created;
   }
   const replicas = evolveReplicas(state.replicas, event);
   return replicas === state.replicas ? state : { ...state, replicas };
@@ -333,7 +434,7 @@ export const evolveFileReplicas = (state: FileReplicas, event: DidStreamEvent): 
 const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
   const { rseId } = event.data;
   if (event.type === 'ReplicaAdded') {
-    const { rse, bytes, md5, adler32, path, state, tombstone, addedAt } = event.data;
+    const { rse, bytes, md5, adler32, path, state, tombstone, lock, addedAt } = event.data;
     return withReplica(replicas, {
       rse,
       rseId,
@@ -343,8 +444,8 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
       path,
       state,
       tombstone,
-      locks: NO_LOCKS,
-      pendingRequest: null,
+      locks: lock ? new Map([[lock.ruleId, lock.lockState]]) : NO_LOCKS,
+      pendingRequest: lock ? pendingOf(lock) : null,
       declaredBad: false,
       temporaryUntil: null,
       createdAt: addedAt,
@@ -363,12 +464,18 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
     case 'ReplicaStateChanged':
       return withReplica(replicas, {
         ...replica,
+        locks:
+          Object.keys(event.data.locks).length === 0
+            ? replica.locks
+            : new Map([...replica.locks, ...Object.entries(event.data.locks)]),
         state: event.data.state,
         tombstone: event.data.tombstone,
         declaredBad: replica.declaredBad && !event.data.recovered,
         // A copy that arrived or failed for good ends its request: a retry queues a new one.
         pendingRequest:
-          event.data.state === 'AVAILABLE' || event.data.state === 'UNAVAILABLE' ? null : replica.pendingRequest,
+          event.data.state === 'AVAILABLE' || event.data.state === 'UNAVAILABLE'
+            ? null
+            : (pendingOf(event.data) ?? replica.pendingRequest),
         temporaryUntil: event.data.state === 'TEMPORARY_UNAVAILABLE' ? replica.temporaryUntil : null,
       });
     case 'ReplicaDeclaredBad':
@@ -395,7 +502,7 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
         declaredBad: false,
         temporaryUntil: null,
         pendingRequest:
-          event.data.cancelledRequest !== null && event.data.cancelledRequest === replica.pendingRequest
+          event.data.cancelledRequest !== null && event.data.cancelledRequest === replica.pendingRequest?.id
             ? null
             : replica.pendingRequest,
       });
@@ -406,14 +513,17 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
     case 'ReplicaLocked':
       return withReplica(replicas, {
         ...replica,
+        state: event.data.previousState === null ? replica.state : 'COPYING',
+        temporaryUntil: event.data.previousState === null ? replica.temporaryUntil : null,
         locks: new Map(replica.locks).set(event.data.ruleId, event.data.lockState),
         tombstone: null,
-        pendingRequest: event.data.requestId ?? replica.pendingRequest,
+        pendingRequest: pendingOf(event.data) ?? replica.pendingRequest,
       });
     case 'ReplicaUnlocked': {
       const locks = new Map(replica.locks);
       locks.delete(event.data.ruleId);
-      const cancelled = event.data.cancelledRequest !== null && event.data.cancelledRequest === replica.pendingRequest;
+      const cancelled =
+        event.data.cancelledRequest !== null && event.data.cancelledRequest === replica.pendingRequest?.id;
       return withReplica(replicas, {
         ...replica,
         locks,
@@ -426,7 +536,7 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
       return withReplica(replicas, {
         ...replica,
         locks: new Map([...replica.locks, ...Object.entries(event.data.locks)]),
-        pendingRequest: event.data.requestId ?? replica.pendingRequest,
+        pendingRequest: pendingOf(event.data) ?? replica.pendingRequest,
       });
     case 'ReplicaAccessed':
       return withReplica(replicas, {
@@ -435,12 +545,23 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
         tombstone: event.data.tombstone,
       });
     case 'ReplicaTransferRequeued':
-      return replica.pendingRequest === event.data.previousRequestId
-        ? withReplica(replicas, { ...replica, pendingRequest: event.data.requestId })
+      // A retry is queued in the batch of the request it retries.
+      return replica.pendingRequest?.id === event.data.previousRequestId
+        ? withReplica(replicas, {
+            ...replica,
+            pendingRequest: { id: event.data.requestId, stream: replica.pendingRequest.stream },
+          })
         : replicas;
   }
 };
 
 const NO_LOCKS: ReadonlyMap<string, LockState> = new Map();
+
+/** The request an event says the replica now waits for, if any. */
+const pendingOf = ({
+  requestId,
+  requestStream,
+}: Readonly<{ requestId: string | null; requestStream: string | null }>): PendingRequest | null =>
+  requestId === null || requestStream === null ? null : { id: requestId, stream: requestStream };
 
 const withReplica = (replicas: Replicas, replica: Replica): Replicas => new Map(replicas).set(replica.rseId, replica);

@@ -1,7 +1,13 @@
 import type { LockState } from '../rule/rule.ts';
 import { DataIdentifierNotFound } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
-import { OBSOLETE_TOMBSTONE, type FileReplicas, type Replica, type ReplicaEvent } from './replica.ts';
+import {
+  OBSOLETE_TOMBSTONE,
+  type FileReplicas,
+  type PendingRequest,
+  type Replica,
+  type ReplicaEvent,
+} from './replica.ts';
 
 /**
  * Rule locks as the file sees them (Rucio's `__create_lock_and_replica` and the lock removal of
@@ -14,13 +20,20 @@ export type LockTarget = Readonly<{ scope: string; name: string; rse: string; rs
 
 /**
  * Locks the file's replica on one RSE for a rule, creating the replica (COPYING) when the file has
- * none there. `requestId` is the id a transfer gets if one must be queued. `writable`: the RSE
+ * none there. `requestId` is the id a transfer gets if one must be queued, in the batch stream
+ * `requestStream`. `writable`: the RSE
  * takes writes (or the rule ignores availability); `sourceAvailable`: false when the rule names
  * source RSEs and none holds an AVAILABLE copy, so no transfer can start (the lock is STUCK).
  */
 export type LockReplica = Command<
   'LockReplica',
-  LockTarget & { requestId: string; writable: boolean; sourceAvailable: boolean; path: string | null }
+  LockTarget & {
+    requestId: string;
+    requestStream: string;
+    writable: boolean;
+    sourceAvailable: boolean;
+    path: string | null;
+  }
 >;
 
 /**
@@ -31,19 +44,19 @@ export type UnlockReplica = Command<'UnlockReplica', LockTarget & { purge: boole
 
 /**
  * Sets the state of rules' locks on one replica (a transfer done or failed, a repair). Locks of
- * other rules, and rules without a lock here, are left alone. `requestId` (a repair retrying in
+ * other rules, and rules without a lock here, are left alone. `request` (a repair retrying in
  * place): locks set REPLICATING wait for a transfer; unless one is pending already, this one is
  * queued and the replica becomes COPYING.
  */
 export type ChangeReplicaLocks = Command<
   'ChangeReplicaLocks',
-  Omit<LockTarget, 'ruleId'> & { locks: Readonly<Record<string, LockState>>; requestId?: string }
+  Omit<LockTarget, 'ruleId'> & { locks: Readonly<Record<string, LockState>>; request?: PendingRequest }
 >;
 
 /**
- * The transfer the replica waits for is tried again as a new request: the replica waits for
- * `requestId` instead, if it still waits for `previousRequestId` (otherwise the old request was
- * let go meanwhile and the retry is not wanted).
+ * The transfer the replica waits for is tried again as a new request, in the same batch: the
+ * replica waits for `requestId` instead, if it still waits for `previousRequestId` (otherwise the
+ * old request was let go meanwhile and the retry is not wanted).
  */
 export type RequeueReplicaTransfer = Command<
   'RequeueReplicaTransfer',
@@ -84,40 +97,34 @@ export const lockReplica = ({ data, metadata }: LockReplica, state: FileReplicas
   const at = metadata.now.toISOString();
   const stuck = !data.writable || !data.sourceAvailable;
   const { lockState, transfer } = lockFor(replica, stuck);
-  const events: ReplicaEvent[] = [];
+  const lock = {
+    ruleId: data.ruleId,
+    lockState,
+    requestId: transfer ? data.requestId : null,
+    requestStream: transfer ? data.requestStream : null,
+  };
+  // One event per replica: created and locked, or locked (and made COPYING when it waits for a copy).
   if (!replica) {
     const { bytes, md5, adler32 } = did.record;
-    events.push({
-      type: 'ReplicaAdded',
-      data: {
-        ...ref(data),
-        bytes: bytes ?? 0,
-        md5,
-        adler32,
-        path: data.path,
-        state: stuck ? 'UNAVAILABLE' : 'COPYING',
-        tombstone: null,
-        addedAt: at,
+    return [
+      {
+        type: 'ReplicaAdded',
+        data: {
+          ...ref(data),
+          bytes: bytes ?? 0,
+          md5,
+          adler32,
+          path: data.path,
+          state: stuck ? 'UNAVAILABLE' : 'COPYING',
+          tombstone: null,
+          lock,
+          addedAt: at,
+        },
       },
-    });
-  } else if (lockState === 'REPLICATING' && replica.state !== 'COPYING') {
-    events.push({
-      type: 'ReplicaStateChanged',
-      data: {
-        ...ref(data),
-        previousState: replica.state,
-        state: 'COPYING',
-        tombstone: null,
-        recovered: false,
-        changedAt: at,
-      },
-    });
+    ];
   }
-  events.push({
-    type: 'ReplicaLocked',
-    data: { ...ref(data), ruleId: data.ruleId, lockState, requestId: transfer ? data.requestId : null, lockedAt: at },
-  });
-  return events;
+  const previousState = lockState === 'REPLICATING' && replica.state !== 'COPYING' ? replica.state : null;
+  return [{ type: 'ReplicaLocked', data: { ...ref(data), ...lock, previousState, lockedAt: at } }];
 };
 
 /**
@@ -142,7 +149,7 @@ export const unlockReplica = ({ data, metadata }: UnlockReplica, state: FileRepl
     else tombstone = replica.accessedAt ?? replica.createdAt;
     if (replicating && replica.state === 'COPYING') {
       replicaState = 'UNAVAILABLE';
-      cancelledRequest = replica.pendingRequest;
+      cancelledRequest = replica.pendingRequest?.id ?? null;
     }
   }
   return [
@@ -172,24 +179,27 @@ export const changeReplicaLocks = ({ data, metadata }: ChangeReplicaLocks, state
   if (Object.keys(changed).length === 0) return [];
   const at = metadata.now.toISOString();
   const retrying =
-    data.requestId !== undefined && Object.values(changed).includes('REPLICATING') && replica.state !== 'AVAILABLE';
-  const requestId = retrying && replica.pendingRequest === null ? data.requestId : null;
-  const events: ReplicaEvent[] = [];
-  if (retrying && replica.state !== 'COPYING') {
-    events.push({
-      type: 'ReplicaStateChanged',
-      data: {
-        ...ref(data),
-        previousState: replica.state,
-        state: 'COPYING',
-        tombstone: null,
-        recovered: false,
-        changedAt: at,
+    data.request !== undefined && Object.values(changed).includes('REPLICATING') && replica.state !== 'AVAILABLE';
+  const request = retrying && replica.pendingRequest === null ? (data.request ?? null) : null;
+  const queued = { requestId: request?.id ?? null, requestStream: request?.stream ?? null };
+  // A retry that makes the replica COPYING again changes its state, its locks and its request in one event.
+  if (retrying && replica.state !== 'COPYING')
+    return [
+      {
+        type: 'ReplicaStateChanged',
+        data: {
+          ...ref(data),
+          previousState: replica.state,
+          state: 'COPYING',
+          tombstone: null,
+          recovered: false,
+          locks: changed,
+          ...queued,
+          changedAt: at,
+        },
       },
-    });
-  }
-  events.push({ type: 'ReplicaLocksChanged', data: { ...ref(data), locks: changed, requestId, changedAt: at } });
-  return events;
+    ];
+  return [{ type: 'ReplicaLocksChanged', data: { ...ref(data), locks: changed, ...queued, changedAt: at } }];
 };
 
 export const requeueReplicaTransfer = (
@@ -197,7 +207,7 @@ export const requeueReplicaTransfer = (
   state: FileReplicas,
 ): ReplicaEvent[] => {
   const replica = state.replicas.get(data.rseId);
-  if (!replica || replica.pendingRequest !== data.previousRequestId || data.requestId === data.previousRequestId)
+  if (!replica || replica.pendingRequest?.id !== data.previousRequestId || data.requestId === data.previousRequestId)
     return [];
   return [
     {

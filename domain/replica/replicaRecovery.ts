@@ -1,7 +1,7 @@
 import type { DidEvent, DidRef } from '../did/did.ts';
 import type { LockState } from '../rule/rule.ts';
 import type { Command } from '../shared/event.ts';
-import { OBSOLETE_TOMBSTONE, type FileReplicas, type ReplicaEvent } from './replica.ts';
+import { OBSOLETE_TOMBSTONE, type FileReplicas, type PendingRequest, type ReplicaEvent } from './replica.ts';
 import type { ReplicaTarget } from './replicaStates.ts';
 
 /**
@@ -15,7 +15,7 @@ import type { ReplicaTarget } from './replicaStates.ts';
  * `update_rules_for_lost_replica`):
  *
  * - another copy can be read (AVAILABLE or TEMPORARY_UNAVAILABLE) and rules lock this one: the
- *   replica is COPYING, its locks REPLICATING, and a transfer (`requestId`, activity Recovery) is
+ *   replica is COPYING, its locks REPLICATING, and a transfer (`request`, activity Recovery) is
  *   queued unless one is pending; the copy arriving makes it AVAILABLE and the declaration RECOVERED;
  * - another copy, no lock: the replica is UNAVAILABLE with an obsolete tombstone (the reaper removes it);
  * - no other copy: the replica is lost: its locks are removed, its pending transfer cancelled,
@@ -26,7 +26,7 @@ import type { ReplicaTarget } from './replicaStates.ts';
  */
 export type ResolveBadReplica = Command<
   'ResolveBadReplica',
-  ReplicaTarget & { requestId: string; datasets: readonly DidRef[]; reason: string }
+  ReplicaTarget & { request?: PendingRequest; datasets: readonly DidRef[]; reason: string }
 >;
 
 /** Ends a temporary unavailability whose expiry has passed: the replica is AVAILABLE again. */
@@ -63,8 +63,9 @@ export const resolveBadReplica = (
       const locks: Record<string, LockState> = Object.fromEntries(
         [...replica.locks].filter(([, lock]) => lock !== 'REPLICATING').map(([ruleId]) => [ruleId, 'REPLICATING']),
       );
-      const requestId = replica.pendingRequest === null ? data.requestId : null;
-      const events: ReplicaEvent[] = [
+      const request = replica.pendingRequest === null ? (data.request ?? null) : null;
+      // The replica COPYING again, its locks waiting for the copy and the transfer queued: one event.
+      return [
         {
           type: 'ReplicaStateChanged',
           data: {
@@ -73,13 +74,13 @@ export const resolveBadReplica = (
             state: 'COPYING',
             tombstone: replica.tombstone,
             recovered: false,
+            locks,
+            requestId: request?.id ?? null,
+            requestStream: request?.stream ?? null,
             changedAt: at,
           },
         },
       ];
-      if (Object.keys(locks).length > 0 || requestId !== null)
-        events.push({ type: 'ReplicaLocksChanged', data: { ...ref(data), locks, requestId, changedAt: at } });
-      return events;
     }
     case 'obsolete':
       return [
@@ -91,6 +92,9 @@ export const resolveBadReplica = (
             state: 'UNAVAILABLE',
             tombstone: OBSOLETE_TOMBSTONE,
             recovered: false,
+            locks: {},
+            requestId: null,
+            requestStream: null,
             changedAt: at,
           },
         },
@@ -103,7 +107,7 @@ export const resolveBadReplica = (
             ...ref(data),
             previousState: 'BAD',
             locks: Object.fromEntries(replica.locks),
-            cancelledRequest: replica.pendingRequest,
+            cancelledRequest: replica.pendingRequest?.id ?? null,
             datasets: data.datasets,
             reason: data.reason,
             lostAt: at,
@@ -143,6 +147,9 @@ export const endTemporaryUnavailability = (
         state: 'AVAILABLE',
         tombstone: replica.tombstone,
         recovered: replica.declaredBad,
+        locks: {},
+        requestId: null,
+        requestStream: null,
         changedAt: at,
       },
     },

@@ -1,3 +1,4 @@
+import type { LockState } from '../rule/rule.ts';
 import { unknownCommand } from '../shared/decider.ts';
 import { DataIdentifierNotFound, ReplicaIsLocked, ReplicaNotFound, UnsupportedOperation } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
@@ -30,7 +31,15 @@ export type AddReplica = Command<
     tombstone: string | null;
   }
 >;
-export type ChangeReplicaState = Command<'ChangeReplicaState', ReplicaTarget & { state: ReplicaState }>;
+/**
+ * A state update; `locks` (the finisher's, through the rules' transfers) sets the state of rules'
+ * locks on the replica in the same event (locks of other rules, and rules without a lock here,
+ * are left alone).
+ */
+export type ChangeReplicaState = Command<
+  'ChangeReplicaState',
+  ReplicaTarget & { state: ReplicaState; locks?: Readonly<Record<string, LockState>> }
+>;
 export type DeclareReplicaBad = Command<'DeclareReplicaBad', ReplicaTarget & { reason: string | null; force: boolean }>;
 export type DeclareReplicaSuspicious = Command<'DeclareReplicaSuspicious', ReplicaTarget & { reason: string | null }>;
 export type DeclareReplicaTemporarilyUnavailable = Command<
@@ -76,6 +85,7 @@ export const addReplica = ({ data, metadata }: AddReplica, state: FileReplicas):
         path,
         state: data.state,
         tombstone,
+        lock: null,
         addedAt: metadata.now.toISOString(),
       },
     },
@@ -107,7 +117,21 @@ export const changeReplicaState = ({ data, metadata }: ChangeReplicaState, state
   )
     throw refuse();
   const recovered = data.state === 'AVAILABLE' && replica.declaredBad;
-  if (replica.state === data.state && !recovered) return [];
+  const locks = Object.fromEntries(
+    Object.entries(data.locks ?? {}).filter(
+      ([ruleId, lockState]) => replica.locks.has(ruleId) && replica.locks.get(ruleId) !== lockState,
+    ),
+  );
+  const at = metadata.now.toISOString();
+  if (replica.state === data.state && !recovered)
+    return Object.keys(locks).length === 0
+      ? []
+      : [
+          {
+            type: 'ReplicaLocksChanged',
+            data: { ...ref(data), locks, requestId: null, requestStream: null, changedAt: at },
+          },
+        ];
   return [
     {
       type: 'ReplicaStateChanged',
@@ -117,7 +141,10 @@ export const changeReplicaState = ({ data, metadata }: ChangeReplicaState, state
         state: data.state,
         tombstone: data.state === 'BEING_DELETED' ? OBSOLETE_TOMBSTONE : replica.tombstone,
         recovered,
-        changedAt: metadata.now.toISOString(),
+        locks,
+        requestId: null,
+        requestStream: null,
+        changedAt: at,
       },
     },
   ];
@@ -152,6 +179,9 @@ export const declareReplicaBad = ({ data, metadata }: DeclareReplicaBad, state: 
           state: 'BAD',
           tombstone: replica.tombstone,
           recovered: false,
+          locks: {},
+          requestId: null,
+          requestStream: null,
           changedAt: at,
         },
       },

@@ -1,14 +1,31 @@
 import { eventTypes, type Event } from '../shared/event.ts';
 
 /**
- * A transfer request: one file to bring to one RSE for a rule. Each request is an aggregate with
- * its own stream (`request-<id>`) that records every state Rucio gives it (behaviour-reference
- * §4.2): queued by the rule engine, prepared (a source chosen), released by the throttler,
- * submitted to a transfer tool, reported done, failed or lost by the poller, and archived by the
- * finisher. A retry is a new request that names the previous attempt.
+ * Transfer requests: each brings one file to one RSE for a rule, through every state Rucio gives
+ * it (behaviour-reference §4.2): queued by the rule engine, prepared (a source chosen), released
+ * by the throttler, submitted to a transfer tool, reported done, failed or lost by the poller, and
+ * archived by the finisher. A retry is a new request that names the previous attempt.
+ *
+ * Requests live in batches: the requests one step queues for a rule on one RSE share a stream
+ * (`requests-<rule>-<rse>-<first request>`, at most `REQUESTS_PER_BATCH`), and each later step
+ * writes one event per batch it moves, naming its requests inside (docs/architecture.md, "Event
+ * granularity"). A request keeps Rucio's 32-hex id; the read model records its stream, and so
+ * does the replica waiting for it. A stream written before batches (`request-<id>`) is a batch of
+ * one: its state is the same map, and its events are upcast to the batch shapes.
  */
 
+/** The stream of a request queued before batches. */
 export const requestStreamName = (requestId: string): string => `request-${requestId}`;
+
+/** At most this many requests share a batch: its first event stays well under EventStoreDB's 1 MiB append. */
+export const REQUESTS_PER_BATCH = 1000;
+
+/**
+ * The stream of a batch of requests for one rule on one RSE, named after its first request (unique:
+ * request ids are random), so an auditor reading the stream's name sees the rule and the RSE.
+ */
+export const requestBatchStreamName = (ruleId: string, rse: string, firstRequestId: string): string =>
+  `requests-${ruleId}-${rse}-${firstRequestId.slice(0, 16)}`;
 
 export const REQUEST_STATES = [
   'QUEUED',
@@ -110,96 +127,127 @@ type TransferLink = {
   externalId: string;
 };
 
-export type RequestQueued = Event<'RequestQueued', { request: RequestRecord; state: RequestState }>;
-/** The preparer chose the source and the tool: the request is QUEUED, or WAITING under a transfer limit. */
+/** A request to queue: its record, and the state it starts in (QUEUED, or PREPARING when the preparer is on). */
+export type QueuedRequest = Readonly<{ request: RequestRecord; state: RequestState }>;
+/** Requests queued by one step (a rule's locks on one RSE, a finisher's retries). */
+export type RequestQueued = Event<'RequestQueued', { requests: readonly QueuedRequest[] }>;
+/** The preparer chose the source and the tool: each request is QUEUED, or WAITING under a transfer limit. */
 export type RequestPrepared = Event<
   'RequestPrepared',
   {
-    requestId: string;
-    state: 'QUEUED' | 'WAITING';
-    sourceRseId: string;
-    sourceRse: string;
-    transfertool: string;
+    requests: readonly Readonly<{
+      requestId: string;
+      state: 'QUEUED' | 'WAITING';
+      sourceRseId: string;
+      sourceRse: string;
+      transfertool: string;
+    }>[];
     preparedAt: string;
   }
 >;
 /** No source could be chosen: NO_SOURCES, ONLY_TAPE_SOURCES or MISMATCH_SCHEME, from PREPARING or QUEUED. */
 export type RequestSourcesUnavailable = Event<
   'RequestSourcesUnavailable',
-  { requestId: string; previousState: RequestState; state: SourcelessState; reason: string; at: string }
+  {
+    requests: readonly Readonly<{
+      requestId: string;
+      previousState: RequestState;
+      state: SourcelessState;
+      reason: string;
+    }>[];
+    at: string;
+  }
 >;
-/** The throttler released a WAITING request: it is QUEUED. */
-export type RequestReleased = Event<'RequestReleased', { requestId: string; releasedAt: string }>;
-/** A request WAITING for more than a day goes back to PREPARING, its source forgotten. */
-export type RequestReturnedToPreparing = Event<'RequestReturnedToPreparing', { requestId: string; at: string }>;
-/** The submitter took the request (QUEUED → SUBMITTING) with the sources and destination URL it hands to the tool. */
+/** The throttler released WAITING requests: they are QUEUED. */
+export type RequestReleased = Event<'RequestReleased', { requests: readonly RequestItem[]; releasedAt: string }>;
+/** Requests WAITING for more than a day go back to PREPARING, their source forgotten. */
+export type RequestReturnedToPreparing = Event<
+  'RequestReturnedToPreparing',
+  { requests: readonly RequestItem[]; at: string }
+>;
+/** The submitter took requests (QUEUED → SUBMITTING) with the sources and destination URL it hands to the tool. */
 export type RequestSubmitting = Event<
   'RequestSubmitting',
   {
-    requestId: string;
-    sources: readonly SubmittedSource[];
-    destUrl: string;
-    transfertool: string;
+    requests: readonly Readonly<{
+      requestId: string;
+      sources: readonly SubmittedSource[];
+      destUrl: string;
+      transfertool: string;
+    }>[];
     submittingAt: string;
   }
 >;
-/** The tool took the job. */
+/** The tool took the jobs. */
 export type RequestSubmitted = Event<
   'RequestSubmitted',
-  { requestId: string; externalId: string; externalHost: string; submittedAt: string }
+  {
+    requests: readonly Readonly<{ requestId: string; externalId: string; externalHost: string }>[];
+    submittedAt: string;
+  }
 >;
-/** The tool refused the job. */
+/** The tool refused the jobs. */
 export type RequestSubmissionFailed = Event<
   'RequestSubmissionFailed',
-  { requestId: string; reason: string; failedAt: string }
+  { requests: readonly Readonly<{ requestId: string; reason: string }>[]; failedAt: string }
 >;
-/** The tool reports the copy verified at the destination. */
+/** The tool reports copies verified at their destination; each with its own times, as the tool gives them. */
 export type TransferSucceeded = Event<
   'TransferSucceeded',
-  TransferLink & { startedAt: string | null; transferredAt: string }
+  { requests: readonly (TransferLink & { startedAt: string | null; transferredAt: string })[] }
 >;
-/** The tool reports the copy failed. */
+/** The tool reports copies failed. */
 export type TransferFailed = Event<
   'TransferFailed',
-  TransferLink & { reason: string; startedAt: string | null; failedAt: string }
+  { requests: readonly (TransferLink & { reason: string; startedAt: string | null; failedAt: string })[] }
 >;
-/** The tool does not know the job (a restarted tool, a purged job). */
-export type TransferLost = Event<'TransferLost', TransferLink & { reason: string; lostAt: string }>;
+/** The tool does not know the jobs (a restarted tool, a purged job). */
+export type TransferLost = Event<
+  'TransferLost',
+  { requests: readonly (TransferLink & { reason: string; lostAt: string })[] }
+>;
 /**
- * The finisher is done with the request (Rucio moves it to `requests_history`): `retriedAs` names
- * the new attempt when there is one; `error` is what the failure left on the rules.
+ * The finisher is done with requests (Rucio moves them to `requests_history`): `retriedAs` names
+ * a request's new attempt when there is one; `error` is what the failure left on the rules.
  */
 export type RequestArchived = Event<
   'RequestArchived',
   {
-    requestId: string;
-    scope: string;
-    name: string;
-    destRseId: string;
-    state: RequestState;
-    retriedAs: string | null;
-    error: string | null;
+    requests: readonly Readonly<{
+      requestId: string;
+      scope: string;
+      name: string;
+      destRseId: string;
+      state: RequestState;
+      retriedAs: string | null;
+      error: string | null;
+    }>[];
     archivedAt: string;
   }
 >;
 /**
- * The request is not wanted any more (its lock went away, its rule was deleted). `externalId`
- * and `transfertool` name the tool's job to cancel, when it had one.
+ * Requests not wanted any more (their lock went away, their rule was deleted). `externalId` and
+ * `transfertool` name the tool's job to cancel, when one had one.
  */
 export type RequestCancelled = Event<
   'RequestCancelled',
   {
-    requestId: string;
-    scope: string;
-    name: string;
-    destRseId: string;
-    previousState: RequestState;
-    reason: string;
+    requests: readonly Readonly<{
+      requestId: string;
+      scope: string;
+      name: string;
+      destRseId: string;
+      previousState: RequestState;
+      reason: string;
+      externalId: string | null;
+      transfertool: string | null;
+    }>[];
     cancelledAt: string;
-    externalId?: string | null;
-    transfertool?: string | null;
   }
 >;
+
+/** An item that names its request only. */
+export type RequestItem = Readonly<{ requestId: string }>;
 
 export type RequestEvent =
   | RequestQueued
@@ -233,6 +281,12 @@ export const REQUEST_EVENT_TYPES = eventTypes<RequestEvent>({
   RequestCancelled: true,
 });
 
+/** The ids of the requests an event names. */
+export const requestIdsOf = (event: RequestEvent): string[] =>
+  event.type === 'RequestQueued'
+    ? event.data.requests.map(({ request }) => request.id)
+    : event.data.requests.map(({ requestId }) => requestId);
+
 /** States from which a request no longer moves: the finisher archives it (retrying where allowed). */
 export const FINISHED_REQUEST_STATES: ReadonlySet<RequestState> = new Set([
   'DONE',
@@ -263,18 +317,25 @@ export type ActiveRequest = Readonly<{
   changedAt: string;
 }>;
 
-export type Request =
-  | Readonly<{ status: 'Absent' }>
-  | ActiveRequest
-  | Readonly<{
-      status: 'Archived';
-      record: RequestRecord;
-      state: RequestState;
-      cancelled: boolean;
-      retriedAs: string | null;
-    }>;
+export type ArchivedRequest = Readonly<{
+  status: 'Archived';
+  record: RequestRecord;
+  state: RequestState;
+  cancelled: boolean;
+  retriedAs: string | null;
+}>;
 
-export const initialRequest = (): Request => ({ status: 'Absent' });
+export type Request = Readonly<{ status: 'Absent' }> | ActiveRequest | ArchivedRequest;
+
+/** What a batch stream holds: its requests by id. A request not in the map is absent. */
+export type RequestBatch = Readonly<{ requests: ReadonlyMap<string, ActiveRequest | ArchivedRequest> }>;
+
+export const initialRequestBatch = (): RequestBatch => ({ requests: new Map() });
+
+const ABSENT: Request = { status: 'Absent' };
+
+/** One request of a batch, absent when the batch does not hold it. */
+export const requestIn = (batch: RequestBatch, requestId: string): Request => batch.requests.get(requestId) ?? ABSENT;
 
 const moved = (
   state: ActiveRequest,
@@ -288,71 +349,97 @@ const moved = (
   changedAt: at,
 });
 
-export const evolveRequest = (state: Request, event: RequestEvent): Request => {
-  if (event.type === 'RequestQueued') {
-    if (state.status !== 'Absent') return state;
-    return {
-      status: 'Active',
-      record: event.data.request,
-      state: event.data.state,
-      sourceRseId: null,
-      sourceRse: null,
-      transfertool: null,
-      sourcesInUse: [],
-      destUrl: null,
-      externalId: null,
-      externalHost: null,
-      error: null,
-      changedAt: event.data.request.requestedAt,
-    };
-  }
-  if (state.status !== 'Active') return state;
+/** The map is copied once per event, never mutated: cached states stay valid. */
+export const evolveRequestBatch = (batch: RequestBatch, event: RequestEvent): RequestBatch => {
+  const requests = new Map(batch.requests);
+  /** Each active request an item names, changed as the item says. */
+  const each = <I extends RequestItem>(
+    items: readonly I[],
+    change: (state: ActiveRequest, item: I) => ActiveRequest | ArchivedRequest,
+  ): RequestBatch => {
+    for (const item of items) {
+      const current = requests.get(item.requestId);
+      if (current?.status === 'Active') requests.set(item.requestId, change(current, item));
+    }
+    return { requests };
+  };
   switch (event.type) {
-    case 'RequestPrepared': {
-      const { sourceRseId, sourceRse, transfertool, preparedAt } = event.data;
-      return moved(state, event.data.state, preparedAt, { sourceRseId, sourceRse, transfertool });
-    }
+    case 'RequestQueued':
+      for (const { request, state } of event.data.requests) {
+        if (requests.has(request.id)) continue;
+        requests.set(request.id, {
+          status: 'Active',
+          record: request,
+          state,
+          sourceRseId: null,
+          sourceRse: null,
+          transfertool: null,
+          sourcesInUse: [],
+          destUrl: null,
+          externalId: null,
+          externalHost: null,
+          error: null,
+          changedAt: request.requestedAt,
+        });
+      }
+      return { requests };
+    case 'RequestPrepared':
+      return each(event.data.requests, (state, { state: next, sourceRseId, sourceRse, transfertool }) =>
+        moved(state, next, event.data.preparedAt, { sourceRseId, sourceRse, transfertool }),
+      );
     case 'RequestSourcesUnavailable':
-      return moved(state, event.data.state, event.data.at, { error: event.data.reason });
+      return each(event.data.requests, (state, { state: next, reason }) =>
+        moved(state, next, event.data.at, { error: reason }),
+      );
     case 'RequestReleased':
-      return moved(state, 'QUEUED', event.data.releasedAt);
+      return each(event.data.requests, (state) => moved(state, 'QUEUED', event.data.releasedAt));
     case 'RequestReturnedToPreparing':
-      return moved(state, 'PREPARING', event.data.at, { sourceRseId: null, sourceRse: null, transfertool: null });
-    case 'RequestSubmitting': {
-      const main = event.data.sources[0];
-      return moved(state, 'SUBMITTING', event.data.submittingAt, {
-        sourcesInUse: event.data.sources,
-        destUrl: event.data.destUrl,
-        transfertool: event.data.transfertool,
-        sourceRseId: main?.rseId ?? state.sourceRseId,
-        sourceRse: main?.rse ?? state.sourceRse,
-      });
-    }
+      return each(event.data.requests, (state) =>
+        moved(state, 'PREPARING', event.data.at, { sourceRseId: null, sourceRse: null, transfertool: null }),
+      );
+    case 'RequestSubmitting':
+      return each(event.data.requests, (state, { sources, destUrl, transfertool }) =>
+        moved(state, 'SUBMITTING', event.data.submittingAt, {
+          sourcesInUse: sources,
+          destUrl,
+          transfertool,
+          sourceRseId: sources[0]?.rseId ?? state.sourceRseId,
+          sourceRse: sources[0]?.rse ?? state.sourceRse,
+        }),
+      );
     case 'RequestSubmitted':
-      return moved(state, 'SUBMITTED', event.data.submittedAt, {
-        externalId: event.data.externalId,
-        externalHost: event.data.externalHost,
-      });
+      return each(event.data.requests, (state, { externalId, externalHost }) =>
+        moved(state, 'SUBMITTED', event.data.submittedAt, { externalId, externalHost }),
+      );
     case 'RequestSubmissionFailed':
-      return moved(state, 'SUBMISSION_FAILED', event.data.failedAt, { error: event.data.reason });
+      return each(event.data.requests, (state, { reason }) =>
+        moved(state, 'SUBMISSION_FAILED', event.data.failedAt, { error: reason }),
+      );
     case 'TransferSucceeded':
-      return moved(state, 'DONE', event.data.transferredAt, {
-        sourceRseId: event.data.sourceRseId,
-        sourceRse: event.data.sourceRse,
-      });
+      return each(event.data.requests, (state, { transferredAt, sourceRseId, sourceRse }) =>
+        moved(state, 'DONE', transferredAt, { sourceRseId, sourceRse }),
+      );
     case 'TransferFailed':
-      return moved(state, 'FAILED', event.data.failedAt, { error: event.data.reason });
+      return each(event.data.requests, (state, { failedAt, reason }) =>
+        moved(state, 'FAILED', failedAt, { error: reason }),
+      );
     case 'TransferLost':
-      return moved(state, 'LOST', event.data.lostAt, { error: event.data.reason });
+      return each(event.data.requests, (state, { lostAt, reason }) => moved(state, 'LOST', lostAt, { error: reason }));
     case 'RequestArchived':
-      return {
+      return each(event.data.requests, (state, { retriedAs }) => ({
         status: 'Archived',
         record: state.record,
         state: state.state,
         cancelled: false,
-        retriedAs: event.data.retriedAs,
-      };
+        retriedAs,
+      }));
     case 'RequestCancelled':
-      return { status: 'Archived', record: state.record, state: state.state, cancelled: true, retriedAs: null };
+      return each(event.data.requests, (state) => ({
+        status: 'Archived',
+        record: state.record,
+        state: state.state,
+        cancelled: true,
+        retriedAs: null,
+      }));
   }
 };

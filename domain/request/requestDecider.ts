@@ -1,286 +1,377 @@
 import { unknownCommand, type Decider } from '../shared/decider.ts';
 import type { Command } from '../shared/event.ts';
 import {
-  evolveRequest,
+  evolveRequestBatch,
   FINISHED_REQUEST_STATES,
-  initialRequest,
+  initialRequestBatch,
+  requestIn,
   type ActiveRequest,
+  type QueuedRequest,
   type Request,
+  type RequestBatch,
   type RequestEvent,
-  type RequestRecord,
+  type RequestItem,
   type RequestState,
   type SourcelessState,
   type SubmittedSource,
+  type TransferFailed,
+  type TransferLost,
+  type TransferSucceeded,
 } from './request.ts';
 
 /**
- * What the conveyor does to one request. Every command names the state it moves the request
- * from; on any other state it decides nothing, because the daemons that issue them work from read
- * models that may lag, and several of them may run at once: the first to move a request wins and
- * the others find it moved (Rucio's `transition_request_state` with its state guard).
+ * What the conveyor does to the requests of one batch stream (request.ts). Each command names the
+ * requests it moves and, through its type, the state it moves each from; a request in any other
+ * state is left out of the event, because the daemons that issue these commands work from read
+ * models that may lag, and several may run at once: the first to move a request wins and the
+ * others find it moved (Rucio's `transition_request_state` with its state guard). A command
+ * records the requests it moves as one event; one that moves none records nothing. A request
+ * named twice in one command is moved by the first item only.
  */
 
-/** Queues a new request; `state` is QUEUED, or PREPARING when the preparer chooses sources first. */
-export type QueueRequest = Command<'QueueRequest', { request: RequestRecord; state: RequestState }>;
+/** Queues new requests, QUEUED, or PREPARING when the preparer chooses sources first. */
+export type QueueRequests = Command<'QueueRequests', { requests: readonly QueuedRequest[] }>;
 /** PREPARING → QUEUED, or WAITING when a transfer limit applies: the preparer's choice of source and tool. */
-export type PrepareRequest = Command<
-  'PrepareRequest',
-  { sourceRseId: string; sourceRse: string; transfertool: string; waiting: boolean }
->;
-/** PREPARING or QUEUED → NO_SOURCES, ONLY_TAPE_SOURCES or MISMATCH_SCHEME. */
-export type RecordSourcesUnavailable = Command<'RecordSourcesUnavailable', { state: SourcelessState; reason: string }>;
-/** WAITING → QUEUED (the throttler). */
-export type ReleaseRequest = Command<'ReleaseRequest', Record<string, never>>;
-/** WAITING → PREPARING (the throttler, for requests waiting more than a day). */
-export type ReturnRequestToPreparing = Command<'ReturnRequestToPreparing', Record<string, never>>;
-/** QUEUED → SUBMITTING, before the tool is asked: a crash afterwards leaves a trace the finisher retries. */
-export type MarkRequestSubmitting = Command<
-  'MarkRequestSubmitting',
-  { sources: readonly SubmittedSource[]; destUrl: string; transfertool: string }
->;
-/** SUBMITTING → SUBMITTED with the tool's job id. */
-export type RecordSubmission = Command<'RecordSubmission', { externalId: string; externalHost: string }>;
-/** SUBMITTING → SUBMISSION_FAILED. */
-export type RecordSubmissionFailure = Command<'RecordSubmissionFailure', { reason: string }>;
-/**
- * SUBMITTED → DONE, FAILED or LOST, as the tool reports its job. Only a report of the request's
- * current job counts; a late report of an earlier job, or one for a request that moved on,
- * changes nothing.
- */
-export type RecordTransferReport = Command<
-  'RecordTransferReport',
+export type PrepareRequests = Command<
+  'PrepareRequests',
   {
-    externalId: string;
-    outcome: 'DONE' | 'FAILED' | 'LOST';
-    reason: string | null;
-    /** The source the tool read, when it says. */
-    source: Readonly<{ rseId: string; rse: string }> | null;
-    startedAt: string | null;
-    finishedAt: string | null;
+    requests: readonly Readonly<{
+      requestId: string;
+      sourceRseId: string;
+      sourceRse: string;
+      transfertool: string;
+      waiting: boolean;
+    }>[];
   }
 >;
+/** PREPARING or QUEUED → NO_SOURCES, ONLY_TAPE_SOURCES or MISMATCH_SCHEME. */
+export type RecordSourcesUnavailable = Command<
+  'RecordSourcesUnavailable',
+  { requests: readonly Readonly<{ requestId: string; state: SourcelessState; reason: string }>[] }
+>;
+/** WAITING → QUEUED (the throttler). */
+export type ReleaseRequests = Command<'ReleaseRequests', { requests: readonly RequestItem[] }>;
+/** WAITING → PREPARING (the throttler, for requests waiting more than a day). */
+export type ReturnRequestsToPreparing = Command<'ReturnRequestsToPreparing', { requests: readonly RequestItem[] }>;
+/** QUEUED → SUBMITTING, before the tool is asked: a crash afterwards leaves a trace the finisher retries. */
+export type MarkRequestsSubmitting = Command<
+  'MarkRequestsSubmitting',
+  {
+    requests: readonly Readonly<{
+      requestId: string;
+      sources: readonly SubmittedSource[];
+      destUrl: string;
+      transfertool: string;
+    }>[];
+  }
+>;
+/** SUBMITTING → SUBMITTED with the tool's job id. */
+export type RecordSubmissions = Command<
+  'RecordSubmissions',
+  { requests: readonly Readonly<{ requestId: string; externalId: string; externalHost: string }>[] }
+>;
+/** SUBMITTING → SUBMISSION_FAILED. */
+export type RecordSubmissionFailures = Command<
+  'RecordSubmissionFailures',
+  { requests: readonly Readonly<{ requestId: string; reason: string }>[] }
+>;
+
+/** What a tool reported of one request's job. */
+export type TransferReport = Readonly<{
+  requestId: string;
+  externalId: string;
+  outcome: 'DONE' | 'FAILED' | 'LOST';
+  reason: string | null;
+  /** The source the tool read, when it says. */
+  source: Readonly<{ rseId: string; rse: string }> | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+}>;
+
 /**
- * The finisher is done: a finished request (or one stuck SUBMITTING, which the finisher retries)
- * moves to the history, naming its retry when there is one.
+ * SUBMITTED → DONE, FAILED or LOST, as the tool reports each job: one event per outcome. Only a
+ * report of a request's current job counts; a late report of an earlier job, or one for a request
+ * that moved on, changes nothing.
  */
-export type ArchiveRequest = Command<'ArchiveRequest', { retriedAs: string | null; error: string | null }>;
-/** Cancels a request that has not finished; a finished or absent one is left as it is. */
-export type CancelRequest = Command<'CancelRequest', { requestId: string; reason: string }>;
+export type RecordTransferReports = Command<'RecordTransferReports', { requests: readonly TransferReport[] }>;
+/**
+ * The finisher is done: finished requests (or ones stuck SUBMITTING, which the finisher retries)
+ * move to the history, each naming its retry when there is one.
+ */
+export type ArchiveRequests = Command<
+  'ArchiveRequests',
+  { requests: readonly Readonly<{ requestId: string; retriedAs: string | null; error: string | null }>[] }
+>;
+/** Cancels requests that have not finished; a finished or absent one is left as it is. */
+export type CancelRequests = Command<
+  'CancelRequests',
+  { requests: readonly Readonly<{ requestId: string; reason: string }>[] }
+>;
 
 export type RequestCommand =
-  | QueueRequest
-  | PrepareRequest
+  | QueueRequests
+  | PrepareRequests
   | RecordSourcesUnavailable
-  | ReleaseRequest
-  | ReturnRequestToPreparing
-  | MarkRequestSubmitting
-  | RecordSubmission
-  | RecordSubmissionFailure
-  | RecordTransferReport
-  | ArchiveRequest
-  | CancelRequest;
+  | ReleaseRequests
+  | ReturnRequestsToPreparing
+  | MarkRequestsSubmitting
+  | RecordSubmissions
+  | RecordSubmissionFailures
+  | RecordTransferReports
+  | ArchiveRequests
+  | CancelRequests;
 
 const activeIn = (state: Request, states: readonly RequestState[]): state is ActiveRequest =>
   state.status === 'Active' && states.includes(state.state);
 
-export const queueRequest = ({ data }: QueueRequest, state: Request): RequestEvent[] =>
-  state.status === 'Absent' ? [{ type: 'RequestQueued', data: { request: data.request, state: data.state } }] : [];
-
-export const prepareRequest = ({ data, metadata }: PrepareRequest, state: Request): RequestEvent[] => {
-  if (!activeIn(state, ['PREPARING'])) return [];
-  const { sourceRseId, sourceRse, transfertool } = data;
-  return [
-    {
-      type: 'RequestPrepared',
-      data: {
-        requestId: state.record.id,
-        state: data.waiting ? 'WAITING' : 'QUEUED',
-        sourceRseId,
-        sourceRse,
-        transfertool,
-        preparedAt: metadata.now.toISOString(),
-      },
-    },
-  ];
+/**
+ * The items whose request is in one of `states`, each with the request (each request once: a
+ * second item naming it is decided after the first moved it, so it no longer applies).
+ */
+const applying = <I extends RequestItem>(
+  batch: RequestBatch,
+  items: readonly I[],
+  states: readonly RequestState[] | ((request: Request, item: I) => boolean),
+): { item: I; request: ActiveRequest }[] => {
+  const seen = new Set<string>();
+  const found: { item: I; request: ActiveRequest }[] = [];
+  for (const item of items) {
+    if (seen.has(item.requestId)) continue;
+    seen.add(item.requestId);
+    const request = requestIn(batch, item.requestId);
+    const applies = typeof states === 'function' ? states(request, item) : activeIn(request, states);
+    if (applies && request.status === 'Active') found.push({ item, request });
+  }
+  return found;
 };
+
+/** One event for the requests that moved, none when none did. */
+const recorded = <E extends RequestEvent>(event: E): RequestEvent[] => (event.data.requests.length > 0 ? [event] : []);
+
+export const queueRequests = ({ data }: QueueRequests, batch: RequestBatch): RequestEvent[] => {
+  const seen = new Set<string>();
+  const requests = data.requests.filter(({ request }) => {
+    if (seen.has(request.id) || batch.requests.has(request.id)) return false;
+    seen.add(request.id);
+    return true;
+  });
+  return recorded({ type: 'RequestQueued', data: { requests } });
+};
+
+export const prepareRequests = ({ data, metadata }: PrepareRequests, batch: RequestBatch): RequestEvent[] =>
+  recorded({
+    type: 'RequestPrepared',
+    data: {
+      requests: applying(batch, data.requests, ['PREPARING']).map(({ item }) => ({
+        requestId: item.requestId,
+        state: item.waiting ? 'WAITING' : 'QUEUED',
+        sourceRseId: item.sourceRseId,
+        sourceRse: item.sourceRse,
+        transfertool: item.transfertool,
+      })),
+      preparedAt: metadata.now.toISOString(),
+    },
+  });
 
 export const recordSourcesUnavailable = (
   { data, metadata }: RecordSourcesUnavailable,
-  state: Request,
+  batch: RequestBatch,
+): RequestEvent[] =>
+  recorded({
+    type: 'RequestSourcesUnavailable',
+    data: {
+      requests: applying(batch, data.requests, ['PREPARING', 'QUEUED']).map(({ item, request }) => ({
+        requestId: item.requestId,
+        previousState: request.state,
+        state: item.state,
+        reason: item.reason,
+      })),
+      at: metadata.now.toISOString(),
+    },
+  });
+
+export const releaseRequests = ({ data, metadata }: ReleaseRequests, batch: RequestBatch): RequestEvent[] =>
+  recorded({
+    type: 'RequestReleased',
+    data: {
+      requests: applying(batch, data.requests, ['WAITING']).map(({ item }) => ({ requestId: item.requestId })),
+      releasedAt: metadata.now.toISOString(),
+    },
+  });
+
+export const returnRequestsToPreparing = (
+  { data, metadata }: ReturnRequestsToPreparing,
+  batch: RequestBatch,
+): RequestEvent[] =>
+  recorded({
+    type: 'RequestReturnedToPreparing',
+    data: {
+      requests: applying(batch, data.requests, ['WAITING']).map(({ item }) => ({ requestId: item.requestId })),
+      at: metadata.now.toISOString(),
+    },
+  });
+
+export const markRequestsSubmitting = (
+  { data, metadata }: MarkRequestsSubmitting,
+  batch: RequestBatch,
+): RequestEvent[] =>
+  recorded({
+    type: 'RequestSubmitting',
+    data: {
+      requests: applying(batch, data.requests, ['QUEUED']).map(({ item }) => ({
+        requestId: item.requestId,
+        sources: item.sources,
+        destUrl: item.destUrl,
+        transfertool: item.transfertool,
+      })),
+      submittingAt: metadata.now.toISOString(),
+    },
+  });
+
+export const recordSubmissions = ({ data, metadata }: RecordSubmissions, batch: RequestBatch): RequestEvent[] =>
+  recorded({
+    type: 'RequestSubmitted',
+    data: {
+      requests: applying(batch, data.requests, ['SUBMITTING']).map(({ item }) => ({
+        requestId: item.requestId,
+        externalId: item.externalId,
+        externalHost: item.externalHost,
+      })),
+      submittedAt: metadata.now.toISOString(),
+    },
+  });
+
+export const recordSubmissionFailures = (
+  { data, metadata }: RecordSubmissionFailures,
+  batch: RequestBatch,
+): RequestEvent[] =>
+  recorded({
+    type: 'RequestSubmissionFailed',
+    data: {
+      requests: applying(batch, data.requests, ['SUBMITTING']).map(({ item }) => ({
+        requestId: item.requestId,
+        reason: item.reason,
+      })),
+      failedAt: metadata.now.toISOString(),
+    },
+  });
+
+export const recordTransferReports = (
+  { data, metadata }: RecordTransferReports,
+  batch: RequestBatch,
 ): RequestEvent[] => {
-  if (!activeIn(state, ['PREPARING', 'QUEUED'])) return [];
-  return [
-    {
-      type: 'RequestSourcesUnavailable',
-      data: {
-        requestId: state.record.id,
-        previousState: state.state,
-        state: data.state,
-        reason: data.reason,
-        at: metadata.now.toISOString(),
-      },
-    },
-  ];
-};
-
-export const releaseRequest = ({ metadata }: ReleaseRequest, state: Request): RequestEvent[] =>
-  activeIn(state, ['WAITING'])
-    ? [{ type: 'RequestReleased', data: { requestId: state.record.id, releasedAt: metadata.now.toISOString() } }]
-    : [];
-
-export const returnRequestToPreparing = ({ metadata }: ReturnRequestToPreparing, state: Request): RequestEvent[] =>
-  activeIn(state, ['WAITING'])
-    ? [{ type: 'RequestReturnedToPreparing', data: { requestId: state.record.id, at: metadata.now.toISOString() } }]
-    : [];
-
-export const markRequestSubmitting = ({ data, metadata }: MarkRequestSubmitting, state: Request): RequestEvent[] => {
-  if (!activeIn(state, ['QUEUED'])) return [];
-  const { sources, destUrl, transfertool } = data;
-  return [
-    {
-      type: 'RequestSubmitting',
-      data: { requestId: state.record.id, sources, destUrl, transfertool, submittingAt: metadata.now.toISOString() },
-    },
-  ];
-};
-
-export const recordSubmission = ({ data, metadata }: RecordSubmission, state: Request): RequestEvent[] => {
-  if (!activeIn(state, ['SUBMITTING'])) return [];
-  const { externalId, externalHost } = data;
-  return [
-    {
-      type: 'RequestSubmitted',
-      data: { requestId: state.record.id, externalId, externalHost, submittedAt: metadata.now.toISOString() },
-    },
-  ];
-};
-
-export const recordSubmissionFailure = ({ data, metadata }: RecordSubmissionFailure, state: Request): RequestEvent[] =>
-  activeIn(state, ['SUBMITTING'])
-    ? [
-        {
-          type: 'RequestSubmissionFailed',
-          data: { requestId: state.record.id, reason: data.reason, failedAt: metadata.now.toISOString() },
-        },
-      ]
-    : [];
-
-export const recordTransferReport = ({ data, metadata }: RecordTransferReport, state: Request): RequestEvent[] => {
-  if (!activeIn(state, ['SUBMITTED']) || state.externalId !== data.externalId) return [];
-  const { record } = state;
-  const source =
-    data.source ?? (state.sourceRseId && state.sourceRse ? { rseId: state.sourceRseId, rse: state.sourceRse } : null);
-  const link = {
-    requestId: record.id,
-    scope: record.scope,
-    name: record.name,
-    destRseId: record.destRseId,
-    destRse: record.destRse,
-    sourceRseId: source?.rseId ?? null,
-    sourceRse: source?.rse ?? null,
-    activity: record.activity,
-    bytes: record.bytes,
-    externalId: data.externalId,
-  };
-  const at = data.finishedAt ?? metadata.now.toISOString();
-  switch (data.outcome) {
-    case 'DONE':
-      return [{ type: 'TransferSucceeded', data: { ...link, startedAt: data.startedAt, transferredAt: at } }];
-    case 'FAILED':
-      return [
-        {
-          type: 'TransferFailed',
-          data: { ...link, reason: data.reason ?? 'Transfer failed', startedAt: data.startedAt, failedAt: at },
-        },
-      ];
-    case 'LOST':
-      return [
-        {
-          type: 'TransferLost',
-          data: {
-            ...link,
-            reason: data.reason ?? 'Transfer job unknown to the transfer tool',
-            lostAt: metadata.now.toISOString(),
-          },
-        },
-      ];
+  const now = metadata.now.toISOString();
+  const succeeded: TransferSucceeded['data']['requests'][number][] = [];
+  const failed: TransferFailed['data']['requests'][number][] = [];
+  const lost: TransferLost['data']['requests'][number][] = [];
+  const current = applying(
+    batch,
+    data.requests,
+    (request, report) => activeIn(request, ['SUBMITTED']) && request.externalId === report.externalId,
+  );
+  for (const { item, request } of current) {
+    const { record } = request;
+    const source =
+      item.source ??
+      (request.sourceRseId && request.sourceRse ? { rseId: request.sourceRseId, rse: request.sourceRse } : null);
+    const link = {
+      requestId: record.id,
+      scope: record.scope,
+      name: record.name,
+      destRseId: record.destRseId,
+      destRse: record.destRse,
+      sourceRseId: source?.rseId ?? null,
+      sourceRse: source?.rse ?? null,
+      activity: record.activity,
+      bytes: record.bytes,
+      externalId: item.externalId,
+    };
+    const at = item.finishedAt ?? now;
+    if (item.outcome === 'DONE') succeeded.push({ ...link, startedAt: item.startedAt, transferredAt: at });
+    else if (item.outcome === 'FAILED')
+      failed.push({ ...link, reason: item.reason ?? 'Transfer failed', startedAt: item.startedAt, failedAt: at });
+    else lost.push({ ...link, reason: item.reason ?? 'Transfer job unknown to the transfer tool', lostAt: now });
   }
-};
-
-export const archiveRequest = ({ data, metadata }: ArchiveRequest, state: Request): RequestEvent[] => {
-  if (state.status !== 'Active' || (!FINISHED_REQUEST_STATES.has(state.state) && state.state !== 'SUBMITTING'))
-    return [];
-  const { id, scope, name, destRseId } = state.record;
   return [
-    {
-      type: 'RequestArchived',
-      data: {
-        requestId: id,
-        scope,
-        name,
-        destRseId,
-        state: state.state,
-        retriedAs: data.retriedAs,
-        error: data.error,
-        archivedAt: metadata.now.toISOString(),
-      },
-    },
+    ...recorded({ type: 'TransferSucceeded', data: { requests: succeeded } }),
+    ...recorded({ type: 'TransferFailed', data: { requests: failed } }),
+    ...recorded({ type: 'TransferLost', data: { requests: lost } }),
   ];
 };
 
-export const cancelRequest = ({ data, metadata }: CancelRequest, state: Request): RequestEvent[] => {
-  if (state.status !== 'Active') return [];
-  const { scope, name, destRseId } = state.record;
-  return [
-    {
-      type: 'RequestCancelled',
-      data: {
-        requestId: data.requestId,
-        scope,
-        name,
-        destRseId,
-        previousState: state.state,
-        reason: data.reason,
-        cancelledAt: metadata.now.toISOString(),
-        externalId: state.externalId,
-        transfertool: state.transfertool,
-      },
+export const archiveRequests = ({ data, metadata }: ArchiveRequests, batch: RequestBatch): RequestEvent[] =>
+  recorded({
+    type: 'RequestArchived',
+    data: {
+      requests: applying(
+        batch,
+        data.requests,
+        (request) =>
+          request.status === 'Active' && (FINISHED_REQUEST_STATES.has(request.state) || request.state === 'SUBMITTING'),
+      ).map(({ item, request }) => ({
+        requestId: item.requestId,
+        scope: request.record.scope,
+        name: request.record.name,
+        destRseId: request.record.destRseId,
+        state: request.state,
+        retriedAs: item.retriedAs,
+        error: item.error,
+      })),
+      archivedAt: metadata.now.toISOString(),
     },
-  ];
-};
+  });
 
-export const decideRequest = (command: RequestCommand, state: Request): RequestEvent[] => {
+export const cancelRequests = ({ data, metadata }: CancelRequests, batch: RequestBatch): RequestEvent[] =>
+  recorded({
+    type: 'RequestCancelled',
+    data: {
+      requests: applying(batch, data.requests, (request) => request.status === 'Active').map(({ item, request }) => ({
+        requestId: item.requestId,
+        scope: request.record.scope,
+        name: request.record.name,
+        destRseId: request.record.destRseId,
+        previousState: request.state,
+        reason: item.reason,
+        externalId: request.externalId,
+        transfertool: request.transfertool,
+      })),
+      cancelledAt: metadata.now.toISOString(),
+    },
+  });
+
+export const decideRequests = (command: RequestCommand, batch: RequestBatch): RequestEvent[] => {
   switch (command.type) {
-    case 'QueueRequest':
-      return queueRequest(command, state);
-    case 'PrepareRequest':
-      return prepareRequest(command, state);
+    case 'QueueRequests':
+      return queueRequests(command, batch);
+    case 'PrepareRequests':
+      return prepareRequests(command, batch);
     case 'RecordSourcesUnavailable':
-      return recordSourcesUnavailable(command, state);
-    case 'ReleaseRequest':
-      return releaseRequest(command, state);
-    case 'ReturnRequestToPreparing':
-      return returnRequestToPreparing(command, state);
-    case 'MarkRequestSubmitting':
-      return markRequestSubmitting(command, state);
-    case 'RecordSubmission':
-      return recordSubmission(command, state);
-    case 'RecordSubmissionFailure':
-      return recordSubmissionFailure(command, state);
-    case 'RecordTransferReport':
-      return recordTransferReport(command, state);
-    case 'ArchiveRequest':
-      return archiveRequest(command, state);
-    case 'CancelRequest':
-      return cancelRequest(command, state);
+      return recordSourcesUnavailable(command, batch);
+    case 'ReleaseRequests':
+      return releaseRequests(command, batch);
+    case 'ReturnRequestsToPreparing':
+      return returnRequestsToPreparing(command, batch);
+    case 'MarkRequestsSubmitting':
+      return markRequestsSubmitting(command, batch);
+    case 'RecordSubmissions':
+      return recordSubmissions(command, batch);
+    case 'RecordSubmissionFailures':
+      return recordSubmissionFailures(command, batch);
+    case 'RecordTransferReports':
+      return recordTransferReports(command, batch);
+    case 'ArchiveRequests':
+      return archiveRequests(command, batch);
+    case 'CancelRequests':
+      return cancelRequests(command, batch);
     default:
       return unknownCommand('request', command);
   }
 };
 
-export const requestDecider: Decider<Request, RequestCommand, RequestEvent> = {
-  name: 'request',
-  initialState: initialRequest,
-  evolve: evolveRequest,
-  decide: decideRequest,
+/** The decider of a request stream: a batch (`requests-...`), or a single request written before batches (`request-<id>`). */
+export const requestDecider: Decider<RequestBatch, RequestCommand, RequestEvent> = {
+  name: 'requestBatch',
+  initialState: initialRequestBatch,
+  evolve: evolveRequestBatch,
+  decide: decideRequests,
 };

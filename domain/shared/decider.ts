@@ -14,6 +14,12 @@ export type Decider<State, C extends Command, E extends Event> = Readonly<{
   evolve(state: State, event: E): State;
   /** The events that record the command on this state, or a thrown RucioError refusing it. */
   decide(command: C, state: State): E[];
+  /**
+   * The events one step decided on the stream, merged where the aggregate records several facts
+   * of a step as one event (docs/architecture.md, "Event granularity"). Folding the result must
+   * give the state folding the input gives. Default: as decided.
+   */
+  compact?(events: E[]): E[];
 }>;
 
 /**
@@ -24,12 +30,14 @@ export const decideInOrder = <State, C extends Command, E extends Event>(
   decider: Decider<State, C, E>,
   commands: readonly C[],
   state: State,
-): Readonly<{ events: E[]; state: State }> =>
-  decideSteps(
+): Readonly<{ events: E[]; state: State }> => {
+  const decided = decideSteps(
     decider.evolve,
     commands.map((command) => (current: State) => decider.decide(command, current)),
     state,
   );
+  return decider.compact ? { ...decided, events: decider.compact(decided.events) } : decided;
+};
 
 /**
  * The same for decision steps inside one decider (an import that creates or edits, then adds or

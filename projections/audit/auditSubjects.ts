@@ -137,6 +137,9 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
     case 'DidErased':
       subjects.add(didSubject(event.data.scope, event.data.name));
       for (const child of event.data.children) subjects.add(didSubject(child.scope, child.name));
+      // A file the reaper erased: the RSEs of the replicas deleted with it.
+      if (event.type === 'DidErased')
+        for (const deleted of event.data.replicasDeleted ?? []) subjects.add(rseSubject(deleted.rse));
       break;
     case 'ArchiveContentAdded':
       subjects.add(didSubject(event.data.scope, event.data.name));
@@ -159,6 +162,13 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
       subjects.add(didSubject(event.data.scope, event.data.name)).add(ruleSubject(event.data.ruleId));
       break;
     case 'DidCreated':
+      // A file registered with replicas: each replica's RSE (and the rule of a lock one carries).
+      subjects.add(didSubject(event.data.scope, event.data.name));
+      for (const replica of event.data.replicas) {
+        subjects.add(rseSubject(replica.rse));
+        if (replica.lock) subjects.add(ruleSubject(replica.lock.ruleId));
+      }
+      break;
     case 'DidMetadataSet':
     case 'DidMetadataKeyDeleted':
     case 'DidClosed':
@@ -179,11 +189,14 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
         .add(ruleSubject(event.data.ruleId));
       break;
     case 'ReplicaLocksChanged':
+    case 'ReplicaStateChanged':
       subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
       for (const ruleId of Object.keys(event.data.locks)) subjects.add(ruleSubject(ruleId));
       break;
     case 'ReplicaAdded':
-    case 'ReplicaStateChanged':
+      subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
+      if (event.data.lock) subjects.add(ruleSubject(event.data.lock.ruleId));
+      break;
     case 'ReplicaDeclaredBad':
     case 'ReplicaDeclaredSuspicious':
     case 'ReplicaDeclaredTemporarilyUnavailable':
@@ -249,16 +262,16 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
     case 'LocalAccountLimitRemoved':
       subjects.add(rseSubject(event.data.rse));
       break;
-    case 'RequestQueued': {
-      const { request } = event.data;
-      subjects
-        .add(didSubject(request.scope, request.name))
-        .add(ruleSubject(request.ruleId))
-        .add(rseSubject(request.destRse));
+    // A batch of requests concerns each request's file; a queued one also its rule and RSE.
+    case 'RequestQueued':
+      for (const { request } of event.data.requests)
+        subjects
+          .add(didSubject(request.scope, request.name))
+          .add(ruleSubject(request.ruleId))
+          .add(rseSubject(request.destRse));
       break;
-    }
     case 'RequestCancelled':
-      subjects.add(didSubject(event.data.scope, event.data.name));
+      for (const request of event.data.requests) subjects.add(didSubject(request.scope, request.name));
       break;
     // An open data entry, and the DOI or record id it takes or gives up, concern its DID.
     case 'OpenDataDidAdded':

@@ -53,7 +53,7 @@ export const evolveReplica = (
   event: ReplicaEvent,
 ): ReplicaDocument | null | undefined => {
   if (event.type === 'ReplicaAdded') {
-    const { scope, name, rse, rseId, bytes, md5, adler32, path, state, tombstone, addedAt } = event.data;
+    const { scope, name, rse, rseId, bytes, md5, adler32, path, state, tombstone, lock, addedAt } = event.data;
     return {
       _id: replicaId(scope, name, rseId),
       didKey: didKey(scope, name),
@@ -66,7 +66,7 @@ export const evolveReplica = (
       adler32,
       path,
       state,
-      lock_cnt: 0,
+      lock_cnt: lock ? 1 : 0,
       tombstone,
       created_at: addedAt,
       updated_at: addedAt,
@@ -88,7 +88,13 @@ export const evolveReplica = (
     case 'ReplicaTombstoneSet':
       return { ...document, tombstone: event.data.tombstone, updated_at: event.data.setAt };
     case 'ReplicaLocked':
-      return { ...document, lock_cnt: document.lock_cnt + 1, tombstone: null, updated_at: event.data.lockedAt };
+      return {
+        ...document,
+        state: event.data.previousState === null ? document.state : 'COPYING',
+        lock_cnt: document.lock_cnt + 1,
+        tombstone: null,
+        updated_at: event.data.lockedAt,
+      };
     case 'ReplicaUnlocked':
       return {
         ...document,

@@ -1,4 +1,10 @@
-import type { ReplicaEvent } from '../../domain/replica/replica.ts';
+import type { DidCreated } from '../../domain/did/did.ts';
+import {
+  isTransition,
+  replicasAddedWith,
+  replicasDeletedWith,
+  type ReplicaEvent,
+} from '../../domain/replica/replica.ts';
 import {
   countAddedReplica,
   countDeletedReplica,
@@ -9,6 +15,7 @@ import {
   type DatasetMembershipEvent,
 } from './datasetReplicas.ts';
 import type { EventsOf, Projection } from '../projection.ts';
+import type { ProjectionContext } from '../runtime/projectionContext.ts';
 import { evolveReplica, replicaId, replicasCollection, type ReplicaDocument } from './replicaDocuments.ts';
 
 /**
@@ -32,7 +39,8 @@ type ReplicaProjectionEvent =
       | 'ReplicaLost'
       | 'ReplicaAccessed'
     >
-  | DatasetMembershipEvent;
+  | DatasetMembershipEvent
+  | DidCreated;
 
 export const replicasProjection: Projection<ReplicaProjectionEvent> = {
   name: 'replicas',
@@ -53,36 +61,43 @@ export const replicasProjection: Projection<ReplicaProjectionEvent> = {
     DidsAttached: true,
     DidsDetached: true,
     DidErased: true,
+    // A file registered with replicas carries them in its DidCreated.
+    DidCreated: true,
   },
   async apply(event, context) {
     if (event.type === 'DidsAttached' || event.type === 'DidsDetached' || event.type === 'DidErased') {
+      // A file the reaper erased carries its last replicas' deletions, which come first.
+      if (event.type === 'DidErased')
+        for (const deleted of replicasDeletedWith(event)) await applyToReplica(deleted, context);
       await countMembership(context, event);
       return;
     }
-    const { scope, name, rseId } = event.data;
-    const replicas = context.collection<ReplicaDocument>(replicasCollection);
-    const id = replicaId(scope, name, rseId);
-    if (event.type === 'ReplicaAdded') {
-      // The decider adds a replica only where the file has none: its document is new.
-      await replicas.create(id, evolveReplica(null, event)!);
-      await countAddedReplica(context, event);
+    if (event.type === 'DidCreated' || event.type === 'ReplicaAdded') {
+      const replicas = context.collection<ReplicaDocument>(replicasCollection);
+      for (const added of event.type === 'DidCreated' ? replicasAddedWith(event) : [event]) {
+        // The decider adds a replica only where the file has none: its document is new.
+        const { scope, name, rseId } = added.data;
+        await replicas.create(replicaId(scope, name, rseId), evolveReplica(null, added)!);
+        await countAddedReplica(context, added);
+      }
       return;
     }
-    let before: ReplicaDocument | null = null;
-    await replicas.update(id, (current) => {
-      before = current;
-      return evolveReplica(current, event);
-    });
-    if (!before) return;
-    if (event.type === 'ReplicaDeleted') await countDeletedReplica(context, event, before);
-    else if (
-      event.type === 'ReplicaStateChanged' ||
-      event.type === 'ReplicaDeclaredBad' ||
-      event.type === 'ReplicaDeclaredTemporarilyUnavailable' ||
-      event.type === 'ReplicaDeletionStarted' ||
-      event.type === 'ReplicaLost'
-    ) {
-      await countTransition(context, event, before);
-    }
+    await applyToReplica(event, context);
   },
+};
+
+/** A change of one existing replica: its document, and the dataset rows it counts in. */
+const applyToReplica = async (
+  event: Exclude<ReplicaEvent, { type: 'ReplicaAdded' }>,
+  context: ProjectionContext,
+): Promise<void> => {
+  const { scope, name, rseId } = event.data;
+  let before: ReplicaDocument | null = null;
+  await context.collection<ReplicaDocument>(replicasCollection).update(replicaId(scope, name, rseId), (current) => {
+    before = current;
+    return evolveReplica(current, event);
+  });
+  if (!before) return;
+  if (event.type === 'ReplicaDeleted') await countDeletedReplica(context, event, before);
+  else if (isTransition(event)) await countTransition(context, event, before);
 };

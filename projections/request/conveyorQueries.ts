@@ -2,7 +2,12 @@ import { settingValue, SETTINGS, type ConfigSections } from '../../domain/config
 import { didKey } from '../../domain/did/did.ts';
 import type { FinishedRequest } from '../../domain/request/finisher.ts';
 import type { SubmittedRequest } from '../../domain/request/poller.ts';
-import { FINISHED_REQUEST_STATES, type RankedSource, type RequestState } from '../../domain/request/request.ts';
+import {
+  FINISHED_REQUEST_STATES,
+  requestStreamName,
+  type RankedSource,
+  type RequestState,
+} from '../../domain/request/request.ts';
 import { textOrNull } from '../../domain/shared/narrowing.ts';
 import type { CandidateReplica, SelectionRequest } from '../../domain/request/sourceSelection.ts';
 import type { ThrottledRequest } from '../../domain/request/throttler.ts';
@@ -61,6 +66,13 @@ export const pageMarkOf = (
 };
 
 const rankingsOf = (document: RequestDocument): readonly RankedSource[] => document.sources ?? [];
+
+/**
+ * The stream of each request of a page, by id: what the conveyor's commands address. A document
+ * of a generation built before batches names none: its request has a stream of its own.
+ */
+export const requestStreams = (page: readonly RequestDocument[]): Map<string, string> =>
+  new Map(page.map((document) => [document.id, document.stream ?? requestStreamName(document.id)]));
 
 /** A request as source selection sees it. */
 export const selectionRequestOf = (document: RequestDocument): SelectionRequest => ({
@@ -202,7 +214,10 @@ const firstDatasets = async (readModels: ReadModels, fileKeys: readonly string[]
  * What the throttler counts: every WAITING request and, when limits exist, every request
  * QUEUED, SUBMITTING or SUBMITTED, with the first dataset of each waiting file.
  */
-export const throttledRequests = async (readModels: ReadModels, withActive: boolean): Promise<ThrottledRequest[]> => {
+export const throttledRequests = async (
+  readModels: ReadModels,
+  withActive: boolean,
+): Promise<{ requests: ThrottledRequest[]; streams: Map<string, string> }> => {
   const states: RequestState[] = withActive ? ['WAITING', 'QUEUED', 'SUBMITTING', 'SUBMITTED'] : ['WAITING'];
   const documents: RequestDocument[] = [];
   for (const state of states)
@@ -214,7 +229,7 @@ export const throttledRequests = async (readModels: ReadModels, withActive: bool
   const datasets = await firstDatasets(readModels, [
     ...new Set(documents.filter((document) => document.state === 'WAITING').map((document) => document.didKey)),
   ]);
-  return documents.map((document) => ({
+  const throttled = documents.map((document) => ({
     id: document.id,
     state: document.state,
     sourceRseId: document.source_rse_id,
@@ -228,4 +243,5 @@ export const throttledRequests = async (readModels: ReadModels, withActive: bool
     scope: document.scope,
     name: document.name,
   }));
+  return { requests: throttled, streams: requestStreams(documents) };
 };

@@ -55,6 +55,8 @@ export type RequestDocument = Projected<{
   sources?: readonly RankedSource[];
   /** The request this one was retried as, once archived. */
   retried_as?: string | null;
+  /** The stream of the request's batch (absent in generations built before batches: `request-<id>`). */
+  stream?: string;
 }>;
 
 /**
@@ -77,7 +79,7 @@ export const requestsHistoryCollection: CollectionSpec = {
   indexes: [{ fields: ['didKey', 'dest_rse_id', 'updated_at'] }, { fields: ['state', 'updated_at'] }],
 };
 
-const documentOf = (request: RequestRecord, state: RequestState): RequestDocument => ({
+const documentOf = (request: RequestRecord, state: RequestState, stream: string): RequestDocument => ({
   _id: request.id,
   id: request.id,
   request_type: request.requestType,
@@ -124,100 +126,158 @@ const documentOf = (request: RequestRecord, state: RequestState): RequestDocumen
   updated_at: request.requestedAt,
   changed_at: request.requestedAt,
   sources: request.sources ?? [],
+  stream,
 });
 
-/** How an event changes an active request's document (the archiving events are applied apart). */
-const evolveActive = (
+/** A document moved to another state at `at`, with other columns changed. */
+const moved = (
   document: RequestDocument,
-  event: Exclude<RequestEvent, { type: 'RequestQueued' | 'RequestArchived' | 'RequestCancelled' }>,
-): RequestDocument => {
-  const moved = (state: RequestState, at: string, changes: Partial<RequestDocument> = {}): RequestDocument => ({
-    ...document,
-    ...changes,
-    state,
-    changed_at: at,
-    updated_at: at,
-  });
+  state: RequestState,
+  at: string,
+  changes: Partial<RequestDocument> = {},
+): RequestDocument => ({
+  ...document,
+  ...changes,
+  state,
+  changed_at: at,
+  updated_at: at,
+});
+
+type ActiveEvent = Exclude<RequestEvent, { type: 'RequestQueued' | 'RequestArchived' | 'RequestCancelled' }>;
+
+/** Each request an event moves, with how its document changes. */
+const changesOf = (
+  event: ActiveEvent,
+): { requestId: string; change: (document: RequestDocument) => RequestDocument }[] => {
   switch (event.type) {
     case 'RequestPrepared':
-      return moved(event.data.state, event.data.preparedAt, {
-        source_rse_id: event.data.sourceRseId,
-        source_rse: event.data.sourceRse,
-        transfertool: event.data.transfertool,
-      });
+      return event.data.requests.map(({ requestId, state, sourceRseId, sourceRse, transfertool }) => ({
+        requestId,
+        change: (document) =>
+          moved(document, state, event.data.preparedAt, {
+            source_rse_id: sourceRseId,
+            source_rse: sourceRse,
+            transfertool,
+          }),
+      }));
     case 'RequestSourcesUnavailable':
-      return moved(event.data.state, event.data.at, { err_msg: event.data.reason });
+      return event.data.requests.map(({ requestId, state, reason }) => ({
+        requestId,
+        change: (document) => moved(document, state, event.data.at, { err_msg: reason }),
+      }));
     case 'RequestReleased':
-      return moved('QUEUED', event.data.releasedAt);
+      return event.data.requests.map(({ requestId }) => ({
+        requestId,
+        change: (document) => moved(document, 'QUEUED', event.data.releasedAt),
+      }));
     case 'RequestReturnedToPreparing':
-      return moved('PREPARING', event.data.at, { source_rse_id: null, source_rse: null, transfertool: null });
-    case 'RequestSubmitting': {
-      const main = event.data.sources[0];
-      return moved('SUBMITTING', event.data.submittingAt, {
-        dest_url: event.data.destUrl,
-        transfertool: event.data.transfertool,
-        submitted_at: event.data.submittingAt,
-        source_rse_id: main?.rseId ?? document.source_rse_id,
-        source_rse: main?.rse ?? document.source_rse,
-      });
-    }
+      return event.data.requests.map(({ requestId }) => ({
+        requestId,
+        change: (document) =>
+          moved(document, 'PREPARING', event.data.at, { source_rse_id: null, source_rse: null, transfertool: null }),
+      }));
+    case 'RequestSubmitting':
+      return event.data.requests.map(({ requestId, sources, destUrl, transfertool }) => ({
+        requestId,
+        change: (document) =>
+          moved(document, 'SUBMITTING', event.data.submittingAt, {
+            dest_url: destUrl,
+            transfertool,
+            submitted_at: event.data.submittingAt,
+            source_rse_id: sources[0]?.rseId ?? document.source_rse_id,
+            source_rse: sources[0]?.rse ?? document.source_rse,
+          }),
+      }));
     case 'RequestSubmitted':
-      return moved('SUBMITTED', event.data.submittedAt, {
-        external_id: event.data.externalId,
-        external_host: event.data.externalHost,
-        submitted_at: event.data.submittedAt,
-      });
+      return event.data.requests.map(({ requestId, externalId, externalHost }) => ({
+        requestId,
+        change: (document) =>
+          moved(document, 'SUBMITTED', event.data.submittedAt, {
+            external_id: externalId,
+            external_host: externalHost,
+            submitted_at: event.data.submittedAt,
+          }),
+      }));
     case 'RequestSubmissionFailed':
-      return moved('SUBMISSION_FAILED', event.data.failedAt, { err_msg: event.data.reason });
+      return event.data.requests.map(({ requestId, reason }) => ({
+        requestId,
+        change: (document) => moved(document, 'SUBMISSION_FAILED', event.data.failedAt, { err_msg: reason }),
+      }));
     case 'TransferSucceeded':
-      return moved('DONE', event.data.transferredAt, {
-        started_at: event.data.startedAt,
-        transferred_at: event.data.transferredAt,
-        source_rse_id: event.data.sourceRseId,
-        source_rse: event.data.sourceRse,
-      });
+      return event.data.requests.map(({ requestId, startedAt, transferredAt, sourceRseId, sourceRse }) => ({
+        requestId,
+        change: (document) =>
+          moved(document, 'DONE', transferredAt, {
+            started_at: startedAt,
+            transferred_at: transferredAt,
+            source_rse_id: sourceRseId,
+            source_rse: sourceRse,
+          }),
+      }));
     case 'TransferFailed':
-      return moved('FAILED', event.data.failedAt, { started_at: event.data.startedAt, err_msg: event.data.reason });
+      return event.data.requests.map(({ requestId, startedAt, failedAt, reason }) => ({
+        requestId,
+        change: (document) => moved(document, 'FAILED', failedAt, { started_at: startedAt, err_msg: reason }),
+      }));
     case 'TransferLost':
-      return moved('LOST', event.data.lostAt, { err_msg: event.data.reason });
+      return event.data.requests.map(({ requestId, lostAt, reason }) => ({
+        requestId,
+        change: (document) => moved(document, 'LOST', lostAt, { err_msg: reason }),
+      }));
   }
 };
 
+/** The archived document of each request an archiving event names, as the history keeps it. */
+const archivedOf = (
+  event: Extract<RequestEvent, { type: 'RequestArchived' | 'RequestCancelled' }>,
+): { requestId: string; archive: (document: RequestDocument) => RequestDocument }[] =>
+  event.type === 'RequestArchived'
+    ? event.data.requests.map(({ requestId, error, retriedAs }) => ({
+        requestId,
+        archive: (document) => ({
+          ...document,
+          err_msg: error ?? document.err_msg,
+          retried_as: retriedAs,
+          updated_at: event.data.archivedAt,
+        }),
+      }))
+    : event.data.requests.map(({ requestId, reason }) => ({
+        requestId,
+        archive: (document) => ({ ...document, err_msg: `cancelled: ${reason}`, updated_at: event.data.cancelledAt }),
+      }));
+
 export const requestsProjection: Projection<RequestEvent> = {
   name: 'requests',
-  // 3: the state indexes end with `_id` (a new generation, without the old indexes).
-  version: 3,
+  // 4: batches of requests; each document records its request's stream.
+  version: 4,
   collections: [requestsCollection, requestsHistoryCollection],
   handles: REQUEST_EVENT_TYPES,
   async apply(event, context) {
     const active = context.collection<RequestDocument>(requestsCollection);
     switch (event.type) {
-      case 'RequestQueued':
-        await active.create(event.data.request.id, documentOf(event.data.request, event.data.state));
+      case 'RequestQueued': {
+        const { streamName } = context.currentEvent();
+        for (const { request, state } of event.data.requests)
+          await active.create(request.id, documentOf(request, state, streamName));
         return;
+      }
       case 'RequestArchived':
       case 'RequestCancelled': {
-        let archived: RequestDocument | null = null;
-        await active.update(event.data.requestId, (document) => {
-          if (!document) return undefined;
-          archived =
-            event.type === 'RequestArchived'
-              ? {
-                  ...document,
-                  err_msg: event.data.error ?? document.err_msg,
-                  retried_as: event.data.retriedAs,
-                  updated_at: event.data.archivedAt,
-                }
-              : { ...document, err_msg: `cancelled: ${event.data.reason}`, updated_at: event.data.cancelledAt };
-          return null;
-        });
-        const document = archived as RequestDocument | null;
-        if (document)
-          await context.collection<RequestDocument>(requestsHistoryCollection).create(document.id, document);
+        const history = context.collection<RequestDocument>(requestsHistoryCollection);
+        for (const { requestId, archive } of archivedOf(event)) {
+          let archived: RequestDocument | undefined;
+          await active.update(requestId, (document) => {
+            if (!document) return undefined;
+            archived = archive(document);
+            return null;
+          });
+          if (archived) await history.create(archived.id, archived);
+        }
         return;
       }
       default:
-        await active.update(event.data.requestId, (document) => (document ? evolveActive(document, event) : undefined));
+        for (const { requestId, change } of changesOf(event))
+          await active.update(requestId, (document) => (document ? change(document) : undefined));
     }
   },
 };

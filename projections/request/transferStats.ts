@@ -34,24 +34,30 @@ export const transferStatsProjection: Projection<TransferOutcomeEvent> = {
   collections: [transferStatsCollection],
   handles: { TransferSucceeded: true, TransferFailed: true },
   async apply(event, context) {
-    const { destRseId, sourceRseId, activity, bytes } = event.data;
-    const timestamp = bucketOf(event.type === 'TransferSucceeded' ? event.data.transferredAt : event.data.failedAt);
-    const id = `${timestamp} ${destRseId} ${sourceRseId ?? '-'} ${activity}`;
+    const stats = context.collection<TransferStatDocument>(transferStatsCollection);
     const done = event.type === 'TransferSucceeded';
-    await context.collection<TransferStatDocument>(transferStatsCollection).update(id, (document) => {
-      const current = document ?? {
-        _id: id,
-        dest_rse_id: destRseId,
-        src_rse_id: sourceRseId,
-        activity,
-        timestamp,
-        files_done: 0,
-        bytes_done: 0,
-        files_failed: 0,
-      };
-      return done
-        ? { ...current, files_done: current.files_done + 1, bytes_done: current.bytes_done + bytes }
-        : { ...current, files_failed: current.files_failed + 1 };
-    });
+    const transfers =
+      event.type === 'TransferSucceeded'
+        ? event.data.requests.map((transfer) => ({ ...transfer, at: transfer.transferredAt }))
+        : event.data.requests.map((transfer) => ({ ...transfer, at: transfer.failedAt }));
+    for (const { destRseId, sourceRseId, activity, bytes, at } of transfers) {
+      const timestamp = bucketOf(at);
+      const id = `${timestamp} ${destRseId} ${sourceRseId ?? '-'} ${activity}`;
+      await stats.update(id, (document) => {
+        const current = document ?? {
+          _id: id,
+          dest_rse_id: destRseId,
+          src_rse_id: sourceRseId,
+          activity,
+          timestamp,
+          files_done: 0,
+          bytes_done: 0,
+          files_failed: 0,
+        };
+        return done
+          ? { ...current, files_done: current.files_done + 1, bytes_done: current.bytes_done + bytes }
+          : { ...current, files_failed: current.files_failed + 1 };
+      });
+    }
   },
 };

@@ -1,5 +1,11 @@
 import type { RseProtocol } from '../../domain/rse/protocol.ts';
-import type { ReplicaAdded, ReplicaDeleted } from '../../domain/replica/replica.ts';
+import type { DidCreated, DidErased } from '../../domain/did/did.ts';
+import {
+  replicasAddedWith,
+  replicasDeletedWith,
+  type ReplicaAdded,
+  type ReplicaDeleted,
+} from '../../domain/replica/replica.ts';
 import {
   RSE_EVENT_TYPES,
   type RseAttributeValue,
@@ -166,12 +172,21 @@ const evolveRseDocument = (
   }
 };
 
-export const rsesProjection: Projection<RseEvent | ReplicaAdded | ReplicaDeleted> = {
+export const rsesProjection: Projection<RseEvent | ReplicaAdded | ReplicaDeleted | DidCreated | DidErased> = {
   name: 'rses',
   version: 2,
   collections: [rsesCollection, rseDistancesCollection, rseUsageHistoryCollection],
-  handles: { ...RSE_EVENT_TYPES, ReplicaAdded: true, ReplicaDeleted: true },
+  // A file registered with replicas carries them in its DidCreated, one the reaper erased its
+  // last replicas' deletions in its DidErased.
+  handles: { ...RSE_EVENT_TYPES, ReplicaAdded: true, ReplicaDeleted: true, DidCreated: true, DidErased: true },
   async apply(event, context) {
+    if (event.type === 'DidCreated' || event.type === 'DidErased') {
+      for (const added of event.type === 'DidCreated' ? replicasAddedWith(event) : replicasDeletedWith(event))
+        await context
+          .collection<RseDocument>(rsesCollection)
+          .update(added.data.rse, (document) => evolveRseDocument(document, added));
+      return;
+    }
     await context
       .collection<RseDocument>(rsesCollection)
       .update(event.data.rse, (document) => evolveRseDocument(document, event));

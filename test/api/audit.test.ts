@@ -38,6 +38,9 @@ type AuditLine = {
     key?: string;
     subscription?: { id: string };
     limit?: { rseExpression: string };
+    state?: string;
+    lock?: { ruleId: string; lockState: string } | null;
+    replicas?: { rse: string }[];
   }>;
 };
 
@@ -327,10 +330,18 @@ describe('API: audit', () => {
       const { scope, dataset, a } = await aDatasetWithARule();
       const lines = await history(`/audit/dids/${scope}/f1/events`);
       const types = lines.map((line) => line.type);
-      expect(types.slice(0, 3)).to.deep.equal(['DidCreated', 'ReplicaAdded', 'DidsAttached']);
-      expect(lines[2]!.stream).to.equal(`did-${scope}:${dataset}`);
-      expect(types).to.include('ReplicaLocked');
-      expect(lines[1]!.data.rse).to.equal(a.rse);
+      // Registered with its replica in one event, then attached.
+      expect(types.slice(0, 2)).to.deep.equal(['DidCreated', 'DidsAttached']);
+      expect(lines[1]!.stream).to.equal(`did-${scope}:${dataset}`);
+      expect(lines[0]!.data.replicas?.map((replica) => replica.rse)).to.deep.equal([a.rse]);
+      // The RSE's history shows the file it received.
+      const rse = await history(`/audit/rses/${a.rse}/events?type=DidCreated`);
+      expect(rse.map((line) => line.stream)).to.include(`did-${scope}:f1`);
+      // The rule's lock: the replica it needs created and locked in one event.
+      const locked = lines.slice(2).filter((line) => line.type === 'ReplicaAdded');
+      expect(locked.map((line) => [line.data.state, line.data.lock?.lockState])).to.deep.equal([
+        ['COPYING', 'REPLICATING'],
+      ]);
     });
 
     it("lists a rule's events with the locks it put on each file, and an RSE's events with the replicas it received", async () => {
@@ -340,17 +351,21 @@ describe('API: audit', () => {
         'RuleAdded',
         'RuleLocksCreated',
         'DidRuleAttached',
-        'ReplicaLocked',
+        'ReplicaAdded',
       ]);
+      // Each file's lock: its replica on B created and locked by the rule, one event per file.
       expect(
         rule
-          .filter((line) => line.type === 'ReplicaLocked')
-          .map((line) => line.stream)
+          .filter((line) => line.type === 'ReplicaAdded')
+          .map((line) => [line.stream, line.data.lock?.ruleId])
           .sort(),
-      ).to.deep.equal([`did-${scope}:f1`, `did-${scope}:f2`]);
+      ).to.deep.equal([
+        [`did-${scope}:f1`, ruleId],
+        [`did-${scope}:f2`, ruleId],
+      ]);
       const rse = await history(`/audit/rses/${b.rse}/events`);
       expect(rse[0]!.type).to.equal('RseCreated');
-      expect(rse.map((line) => line.type)).to.include.members(['RuleAdded', 'ReplicaAdded', 'ReplicaLocked']);
+      expect(rse.map((line) => line.type)).to.include.members(['RuleAdded', 'ReplicaAdded']);
     });
 
     it('lists what an account did, and pages the whole feed by position', async () => {

@@ -6,6 +6,7 @@ import {
   recordTransferReports,
 } from '../../commands/request/conveyorSteps.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
+import { activeRequestStreams } from '../support/requests.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { uniqueName } from '../support/events.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
@@ -55,7 +56,8 @@ describe('API: transfer requests (rules 22 and 24)', function () {
 
   /** Takes the request through submission to a DONE report, then archives it. */
   const transferred = async (world: Awaited<ReturnType<typeof queued>>, archive: boolean) => {
-    const { commands } = server.runtime.services;
+    const { commands, readModels } = server.runtime.services;
+    const streams = await activeRequestStreams(readModels, [world.requestId]);
     const source = { rseId: world.a.id, rse: world.a.rse, ranking: 0, pfn: 'root://a/f1' };
     await settle(
       await markRequestsSubmitting(
@@ -66,6 +68,7 @@ describe('API: transfer requests (rules 22 and 24)', function () {
             data: { requestId: world.requestId, sources: [source], destUrl: 'root://b/f1', transfertool: 'mock' },
           },
         ],
+        streams,
         asRoot(),
       ),
     );
@@ -73,6 +76,7 @@ describe('API: transfer requests (rules 22 and 24)', function () {
       await recordSubmissions(
         commands,
         [{ requestId: world.requestId, externalId: 'job-1', externalHost: 'mock' }],
+        streams,
         asRoot(),
       ),
     );
@@ -93,6 +97,7 @@ describe('API: transfer requests (rules 22 and 24)', function () {
             },
           },
         ],
+        streams,
         asRoot(),
       ),
     );
@@ -101,6 +106,7 @@ describe('API: transfer requests (rules 22 and 24)', function () {
         await finishRequests(
           commands,
           [{ type: 'MarkReplicaAvailable', data: { requestId: world.requestId } }],
+          streams,
           asRoot(),
         ),
       );
@@ -308,7 +314,12 @@ describe('API: transfer requests (rules 22 and 24)', function () {
         waiting: false,
       };
       await settle(
-        await prepareRequests(server.runtime.services.commands, [{ type: 'PrepareRequest', data: prepared }], asRoot()),
+        await prepareRequests(
+          server.runtime.services.commands,
+          [{ type: 'PrepareRequest', data: prepared }],
+          await activeRequestStreams(server.runtime.services.readModels, [world.requestId]),
+          asRoot(),
+        ),
       );
       const metrics = expectStatus(
         await server.root('GET', `/requests/metrics?dst_rse=${world.b.rse}&group_by_rse_attribute=site&format=panda`),

@@ -76,12 +76,21 @@ describe('Commands: a BAD replica is recovered or lost (rule 25)', () => {
       .given(badReplica(true))
       .when(async (context) => expect((await resolve(context)).outcome).to.equal('recover'))
       .thenAppended((events) => {
+        // The replica COPYING, its lock REPLICATING and the transfer that brings it: one event.
         expect(
-          ofType(events, 'ReplicaStateChanged').map((data) => [data.rse, data.previousState, data.state]),
-        ).to.deep.equal([['SITE_A', 'BAD', 'COPYING']]);
-        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.have.length(1);
-        const [queued] = ofType(events, 'RequestQueued');
+          ofType(events, 'ReplicaStateChanged').map((data) => [
+            data.rse,
+            data.previousState,
+            data.state,
+            Object.values(data.locks as object),
+          ]),
+        ).to.deep.equal([['SITE_A', 'BAD', 'COPYING', ['REPLICATING']]]);
+        expect(ofType(events, 'ReplicaLocksChanged')).to.have.length(0);
+        const [queued] = ofType(events, 'RequestQueued').flatMap(
+          (data) => data.requests as { request: { id: string } }[],
+        );
         expect(queued!.request).to.include({ name: 'f1', destRse: 'SITE_A', activity: RECOVERY_ACTIVITY });
+        expect(ofType(events, 'ReplicaStateChanged')[0]!.requestId).to.equal(queued!.request.id);
         expect(
           ofType(events, 'RuleLocksChanged').map((data) =>
             (data.locks as { state: string }[]).map((lock) => lock.state),

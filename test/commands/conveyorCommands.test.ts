@@ -9,6 +9,7 @@ import { finishRequests } from '../../commands/request/requestFinishing.ts';
 import { loadFileReplicas } from '../../commands/did/didStreams.ts';
 import { addRules } from '../../commands/rule/ruleCreation.ts';
 import { loadRse } from '../../commands/rse/rseCommands.ts';
+import type { PendingRequest } from '../../domain/replica/replica.ts';
 import { retryIdOf } from '../../domain/request/retries.ts';
 import type { FinisherOutput } from '../../domain/request/finisher.ts';
 import { as, commandSpec, SPEC_NOW } from '../support/commandSpec.ts';
@@ -18,6 +19,11 @@ import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
 
 const ofType = (events: readonly StreamedEvent[], type: string) =>
   events.filter((event) => event.type === type).map((event) => event.data as Readonly<Record<string, unknown>>);
+/** The items of the batch events of a type (requests), in order. */
+const itemsOf = (events: readonly StreamedEvent[], type: string) =>
+  ofType(events, type).flatMap((data) => data.requests as Readonly<Record<string, unknown>>[]);
+/** SITE_B's id, as the events name it. */
+const siteB = (events: readonly StreamedEvent[]) => ofType(events, 'ReplicaStateChanged')[0]!.rseId;
 
 /**
  * The conveyor's commands over a real event store: each daemon's batch is one step, every request
@@ -28,8 +34,10 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
   const spec = commandSpec();
   let ruleId = '';
   let requestId = '';
+  /** The batch stream of the rule's request (its retry joins it). */
+  let streams = new Map<string, string>();
 
-  const pendingOf = async (context: CommandContext, name: string): Promise<string> => {
+  const pendingOf = async (context: CommandContext, name: string): Promise<PendingRequest> => {
     const rse = await loadRse(context, 'SITE_B');
     if (rse.status !== 'Active') throw new Error('no SITE_B');
     return (await loadFileReplicas(context, SCOPE, name)).replicas.get(rse.id)!.pendingRequest!;
@@ -43,7 +51,9 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
       await aDataset(context, 'ds', ['f1'], 'SITE_A');
       await settle();
       [ruleId] = (await addRules(context, aRuleRequest('ds', 'SITE_B'), as('root'))).ruleIds as [string];
-      requestId = await pendingOf(context, 'f1');
+      const pending = await pendingOf(context, 'f1');
+      requestId = pending.id;
+      streams = new Map([[pending.id, pending.stream]]);
       const siteA = await loadRse(context, 'SITE_A');
       source = { ...source, rseId: siteA.status === 'Active' ? siteA.id : '' };
       if (submitted === 'queued') return;
@@ -55,10 +65,11 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
             data: { requestId, sources: [source], destUrl: 'root://b/f1', transfertool: 'mock' },
           },
         ],
+        streams,
         as('root'),
       );
       if (submitted === 'submitting') return;
-      await recordSubmissions(context, [{ requestId, externalId: 'job-1', externalHost: 'mock' }], as('root'));
+      await recordSubmissions(context, [{ requestId, externalId: 'job-1', externalHost: 'mock' }], streams, as('root'));
       if (submitted === 'submitted') return;
       await recordTransferReports(
         context,
@@ -76,12 +87,13 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
             },
           },
         ],
+        streams,
         as('root'),
       );
       await settle();
     };
   const finish = (output: (id: string) => FinisherOutput[]) => (context: CommandContext) =>
-    finishRequests(context, output(requestId), as('root'));
+    finishRequests(context, output(requestId), streams, as('root'));
 
   it('marks a QUEUED request SUBMITTING once: a second submitter finds it taken', () =>
     spec
@@ -95,6 +107,7 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
               data: { requestId, sources: [source], destUrl: 'root://b/f1', transfertool: 'mock' },
             },
           ],
+          streams,
           as('root'),
         );
         expect(second.submitting).to.have.length(0);
@@ -121,6 +134,7 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
               },
             },
           ],
+          streams,
           as('root'),
         ),
       )
@@ -133,14 +147,24 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
       .thenAppended((events) => {
         expect(events.map((event) => event.type)).to.deep.equal([
           'ReplicaStateChanged',
-          'ReplicaLocksChanged',
           'RequestArchived',
           'RuleLocksChanged',
           'RuleStateChanged',
         ]);
         expect(ofType(events, 'ReplicaStateChanged')[0]).to.include({ state: 'AVAILABLE' });
+        expect(ofType(events, 'ReplicaStateChanged')[0]!.locks).to.deep.equal({ [ruleId]: 'OK' });
         expect(ofType(events, 'RuleStateChanged')[0]).to.include({ state: 'OK' });
-        expect(ofType(events, 'RequestArchived')[0]).to.include({ requestId, state: 'DONE', retriedAs: null });
+        expect(ofType(events, 'RequestArchived')[0]!.requests).to.deep.equal([
+          {
+            requestId,
+            scope: SCOPE,
+            name: 'f1',
+            destRseId: siteB(events),
+            state: 'DONE',
+            retriedAs: null,
+            error: null,
+          },
+        ]);
       }));
 
   it('retries a FAILED transfer as a new request naming the previous attempt, the replica waiting for it (rule 22)', () =>
@@ -149,13 +173,16 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
       .when(finish((id) => [{ type: 'RetryTransfer', data: { requestId: id, lowerRankings: true } }]))
       .thenAppended((events) => {
         const retry = retryIdOf(requestId);
+        // The retry joins the batch of the request it retries.
+        const batch = streams.get(requestId)!;
         expect(events.map((event) => [event.type, event.stream.split('-')[0]])).to.deep.equal([
           ['ReplicaTransferRequeued', 'did'],
-          ['RequestArchived', 'request'],
-          ['RequestQueued', 'request'],
+          ['RequestArchived', 'requests'],
+          ['RequestQueued', 'requests'],
         ]);
-        expect(ofType(events, 'RequestArchived')[0]).to.include({ state: 'FAILED', retriedAs: retry });
-        expect(ofType(events, 'RequestQueued')[0]!.request).to.deep.include({
+        expect(events.slice(1).map((event) => event.stream)).to.deep.equal([batch, batch]);
+        expect(itemsOf(events, 'RequestArchived')[0]).to.include({ state: 'FAILED', retriedAs: retry });
+        expect(itemsOf(events, 'RequestQueued')[0]!.request).to.deep.include({
           id: retry,
           previousAttemptId: requestId,
           retryCount: 1,
@@ -178,12 +205,12 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
           reason: 'checksum mismatch',
         });
         expect(ofType(events, 'ReplicaStateChanged')[0]).to.include({ state: 'UNAVAILABLE' });
-        expect(ofType(events, 'ReplicaLocksChanged')[0]!.locks).to.deep.equal({ [ruleId]: 'STUCK' });
+        expect(ofType(events, 'ReplicaStateChanged')[0]!.locks).to.deep.equal({ [ruleId]: 'STUCK' });
         expect(ofType(events, 'RuleStateChanged')[0]).to.include({
           state: 'STUCK',
           error: 'TRANSFER_FAILED:checksum mismatch',
         });
-        expect(ofType(events, 'RequestArchived')[0]).to.include({
+        expect(itemsOf(events, 'RequestArchived')[0]).to.include({
           state: 'FAILED',
           error: 'TRANSFER_FAILED:checksum mismatch',
         });
@@ -193,18 +220,19 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
     spec
       .given(async (context, settle) => {
         await world('DONE')(context, settle);
-        await finishRequests(context, [{ type: 'MarkReplicaAvailable', data: { requestId } }], as('root'));
+        await finishRequests(context, [{ type: 'MarkReplicaAvailable', data: { requestId } }], streams, as('root'));
       })
       .when(async (context) => {
         const outcome = await finishRequests(
           context,
           [{ type: 'MarkReplicaAvailable', data: { requestId } }],
+          streams,
           as('root'),
         );
         expect(outcome.skipped).to.deep.equal([{ what: requestId, reason: 'the request is archived already' }]);
       })
       .thenNothingHappened());
-  it('registers a copy that arrived for a replica deleted meanwhile with a tombstone of now, so no dark data is left', () => {
+  it('registers a copy that arrived for a replica deleted meanwhile with a tombstone of now, so no dark data is left (a request stream written before batches: a batch of one)', () => {
     const record = {
       id: 'dark1',
       requestType: 'TRANSFER',
@@ -250,9 +278,15 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
     return spec
       .given([
         { stream: 'did-user.jdoe:f1', ...created('f1', 'FILE') },
-        { stream: 'request-dark1', type: 'RequestQueued', data: { request: record, state: 'QUEUED' } },
         {
           stream: 'request-dark1',
+          type: 'RequestQueued',
+          data: { request: record, state: 'QUEUED' },
+          schemaVersion: 1,
+        },
+        {
+          stream: 'request-dark1',
+          schemaVersion: 1,
           type: 'RequestSubmitting',
           data: {
             requestId: 'dark1',
@@ -264,30 +298,41 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
         },
         {
           stream: 'request-dark1',
+          schemaVersion: 1,
           type: 'RequestSubmitted',
           data: { requestId: 'dark1', externalId: 'job-1', externalHost: 'mock', submittedAt: SPEC_NOW.toISOString() },
         },
         {
           stream: 'request-dark1',
+          schemaVersion: 1,
           type: 'TransferSucceeded',
           data: { ...link, startedAt: null, transferredAt: SPEC_NOW.toISOString() },
         },
       ])
       .when((context) =>
-        finishRequests(context, [{ type: 'MarkReplicaAvailable', data: { requestId: 'dark1' } }], as('root')),
+        finishRequests(
+          context,
+          [{ type: 'MarkReplicaAvailable', data: { requestId: 'dark1' } }],
+          new Map([['dark1', 'request-dark1']]),
+          as('root'),
+        ),
       )
       .then([
         {
           stream: 'request-dark1',
           type: 'RequestArchived',
           data: {
-            requestId: 'dark1',
-            scope: 'user.jdoe',
-            name: 'f1',
-            destRseId: 'b'.repeat(32),
-            state: 'DONE',
-            retriedAs: null,
-            error: null,
+            requests: [
+              {
+                requestId: 'dark1',
+                scope: 'user.jdoe',
+                name: 'f1',
+                destRseId: 'b'.repeat(32),
+                state: 'DONE',
+                retriedAs: null,
+                error: null,
+              },
+            ],
             archivedAt: SPEC_NOW.toISOString(),
           },
         },
@@ -305,6 +350,7 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
             path: null,
             state: 'AVAILABLE',
             tombstone: SPEC_NOW.toISOString(),
+            lock: null,
             addedAt: SPEC_NOW.toISOString(),
           },
         },

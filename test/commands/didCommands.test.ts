@@ -44,6 +44,7 @@ describe('Commands: data identifiers', () => {
               md5: null,
               guid: null,
               events: null,
+              replicas: [],
             },
           },
         ]));

@@ -25,6 +25,19 @@ import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
 const ofType = (events: readonly StreamedEvent[], type: string) => events.filter((event) => event.type === type);
 const dataOf = <T>(events: readonly StreamedEvent[], type: string) =>
   ofType(events, type).map((event) => event.data as T);
+type FileLock = { name: string; rse: string; lockState: string; requestId: string | null };
+/**
+ * The locks the files' streams recorded: a replica created for its lock carries it (`ReplicaAdded`),
+ * an existing replica gets `ReplicaLocked`; one event per replica either way.
+ */
+const fileLocks = (events: readonly StreamedEvent[]): FileLock[] =>
+  events.flatMap((event) => {
+    const data = event.data as Record<string, unknown>;
+    if (event.type === 'ReplicaLocked') return [data as FileLock];
+    if (event.type === 'ReplicaAdded' && data.lock)
+      return [{ ...(data.lock as FileLock), name: data.name as string, rse: data.rse as string }];
+    return [];
+  });
 
 describe('Commands: adding a replication rule', () => {
   const spec = commandSpec();
@@ -48,12 +61,18 @@ describe('Commands: adding a replication rule', () => {
             ['COPYING', 'SITE_B'],
           ]);
           expect(
-            dataOf<{ lockState: string; requestId: string | null }>(events, 'ReplicaLocked').every(
-              (lock) => lock.lockState === 'REPLICATING' && lock.requestId,
-            ),
-          ).to.equal(true);
+            fileLocks(events).map(({ name, lockState, requestId }) => [name, lockState, typeof requestId]),
+          ).to.deep.equal([
+            ['f1', 'REPLICATING', 'string'],
+            ['f2', 'REPLICATING', 'string'],
+          ]);
+          expect(ofType(events, 'ReplicaLocked')).to.have.length(0);
           expect(
-            dataOf<{ state: string; request: { name: string; destRse: string } }>(events, 'RequestQueued')
+            dataOf<{ requests: { state: string; request: { name: string; destRse: string } }[] }>(
+              events,
+              'RequestQueued',
+            )
+              .flatMap((queued) => queued.requests)
               .map((queued) => [queued.state, queued.request.name, queued.request.destRse])
               .sort(),
           ).to.deep.equal([
@@ -81,7 +100,7 @@ describe('Commands: adding a replication rule', () => {
         .thenAppended((events) => {
           expect(ofType(events, 'RequestQueued')).to.have.length(0);
           expect(
-            dataOf<{ lockState: string }>(events, 'ReplicaLocked')
+            fileLocks(events)
               .map((lock) => lock.lockState)
               .sort(),
           ).to.deep.equal(['OK', 'OK', 'REPLICATING', 'REPLICATING']);
@@ -96,10 +115,7 @@ describe('Commands: adding a replication rule', () => {
         .thenAppended((events) => {
           expect(ofType(events, 'ReplicaAdded')).to.have.length(0);
           expect(ofType(events, 'RequestQueued')).to.have.length(0);
-          expect(dataOf<{ lockState: string }>(events, 'ReplicaLocked').map((lock) => lock.lockState)).to.deep.equal([
-            'OK',
-            'OK',
-          ]);
+          expect(fileLocks(events).map((lock) => lock.lockState)).to.deep.equal(['OK', 'OK']);
           expect(dataOf<{ state: string }>(events, 'RuleAdded')[0]).to.include({ state: 'OK' });
         }));
   });
@@ -205,9 +221,9 @@ describe('Commands: adding a replication rule', () => {
         .when((context) => addRules(context, aRuleRequest('ds', 'T', { lifetime: 3600 }), as('root')))
         .thenAppended((events) =>
           expect(
-            dataOf<{ request: { requestType: string } }>(events, 'RequestQueued').map(
-              (queued) => queued.request.requestType,
-            ),
+            dataOf<{ requests: { request: { requestType: string } }[] }>(events, 'RequestQueued')
+              .flatMap((queued) => queued.requests)
+              .map((queued) => queued.request.requestType),
           ).to.deep.equal(['STAGEIN', 'STAGEIN']),
         ));
 

@@ -22,6 +22,9 @@ import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
 
 const ofType = (events: readonly StreamedEvent[], type: string) =>
   events.filter((event) => event.type === type).map((event) => event.data as Record<string, unknown>);
+/** The requests the batch events of a type name, in order. */
+const requestItems = (events: readonly StreamedEvent[], type: string) =>
+  ofType(events, type).flatMap((data) => data.requests as Record<string, unknown>[]);
 
 /** The judge's commands: injection, attach and detach evaluation, deletion. */
 describe('Commands: the judge', () => {
@@ -43,8 +46,16 @@ describe('Commands: the judge', () => {
         .given(withRule({ asynchronous: true }))
         .when((context) => injectRule(context, { ruleId }, as('root')))
         .thenAppended((events) => {
-          expect(ofType(events, 'ReplicaLocked')).to.have.length(2);
-          expect(ofType(events, 'RequestQueued')).to.have.length(2);
+          // Each file's replica created and locked in one event.
+          expect(ofType(events, 'ReplicaLocked')).to.have.length(0);
+          expect(
+            ofType(events, 'ReplicaAdded').map((data) => (data.lock as { lockState: string }).lockState),
+          ).to.deep.equal(['REPLICATING', 'REPLICATING']);
+          // The two requests of the rule on SITE_B are one batch: one event, on a stream of their own.
+          expect(events.filter((event) => event.type === 'RequestQueued').map((event) => event.stream)).to.satisfy(
+            (streams: string[]) => streams.length === 1 && streams[0]!.startsWith(`requests-${ruleId}-SITE_B-`),
+          );
+          expect(requestItems(events, 'RequestQueued')).to.have.length(2);
           expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([
             ['INJECT', 'REPLICATING'],
           ]);
@@ -215,9 +226,14 @@ describe('Commands: the judge', () => {
           evaluateAttach(context, { scope: SCOPE, name: 'ds', children: [{ scope: SCOPE, name: 'f3' }] }, as('root')),
         )
         .thenAppended((events) => {
-          expect(ofType(events, 'ReplicaLocked').map((data) => [data.name, data.rse, data.lockState])).to.deep.equal([
-            ['f3', 'SITE_B', 'REPLICATING'],
-          ]);
+          expect(
+            ofType(events, 'ReplicaAdded').map((data) => [
+              data.name,
+              data.rse,
+              data.state,
+              (data.lock as { lockState: string }).lockState,
+            ]),
+          ).to.deep.equal([['f3', 'SITE_B', 'COPYING', 'REPLICATING']]);
           expect(ofType(events, 'RuleLocksCreated').map((data) => data.counters as object)).to.deep.equal([
             { ok: 0, replicating: 3, stuck: 0 },
           ]);
@@ -239,7 +255,7 @@ describe('Commands: the judge', () => {
           expect(
             ofType(events, 'ReplicaUnlocked').map((data) => [data.name, data.state, data.tombstone]),
           ).to.deep.equal([['f1', 'UNAVAILABLE', '1970-01-01T00:00:00.000Z']]);
-          expect(ofType(events, 'RequestCancelled')).to.have.length(1);
+          expect(requestItems(events, 'RequestCancelled')).to.have.length(1);
           expect(ofType(events, 'RuleLocksRemoved').map((data) => data.counters)).to.deep.equal([
             { ok: 0, replicating: 1, stuck: 0 },
           ]);
@@ -259,7 +275,9 @@ describe('Commands: the judge', () => {
         )
         .thenAppended((events) => {
           expect(ofType(events, 'ReplicaUnlocked')).to.have.length(2);
-          expect(ofType(events, 'RequestCancelled')).to.have.length(2);
+          // Both requests were queued in one batch: their cancellation is one event.
+          expect(ofType(events, 'RequestCancelled')).to.have.length(1);
+          expect(requestItems(events, 'RequestCancelled')).to.have.length(2);
           expect(ofType(events, 'DidRuleDetached')).to.have.length(1);
           expect(events.map((event) => event.type).slice(-2)).to.deep.equal(['RuleLocksRemoved', 'RuleDeleted']);
         }));
@@ -364,11 +382,16 @@ describe('Commands: changing a rule', () => {
       })
       .when((context) => updateRule(context, { ruleId, update: { boostRule: true } }, as('root')))
       .thenAppended((events) => {
-        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([
-          { [ruleId]: 'REPLICATING' },
-        ]);
+        // The replica COPYING again, its lock REPLICATING and its new transfer: one event.
+        expect(ofType(events, 'ReplicaLocksChanged')).to.have.length(0);
         expect(
-          ofType(events, 'RequestQueued').map((data) => (data.request as { retryCount: number }).retryCount),
+          ofType(events, 'ReplicaStateChanged').map((data) => [data.previousState, data.state, data.locks]),
+        ).to.deep.equal([['UNAVAILABLE', 'COPYING', { [ruleId]: 'REPLICATING' }]]);
+        expect(ofType(events, 'ReplicaStateChanged')[0]!.requestId).to.equal(
+          (requestItems(events, 'RequestQueued')[0]!.request as { id: string }).id,
+        );
+        expect(
+          requestItems(events, 'RequestQueued').map((item) => (item.request as { retryCount: number }).retryCount),
         ).to.deep.equal([1]);
         expect(ofType(events, 'RuleStateChanged').map((data) => [data.previousState, data.state])).to.deep.equal([
           ['STUCK', 'REPLICATING'],
@@ -386,6 +409,7 @@ describe('Commands: changing a rule', () => {
           ['STUCK', 'SUSPENDED'],
         ]);
         expect(ofType(events, 'ReplicaLocksChanged')).to.have.length(0);
+        expect(ofType(events, 'ReplicaStateChanged')).to.have.length(0);
       }));
 
   it('leaves a lock stuck for want of a source alone while no source has the file, boost or not (rule 18)', () =>
@@ -394,6 +418,7 @@ describe('Commands: changing a rule', () => {
       .when((context) => updateRule(context, { ruleId, update: { boostRule: true } }, as('root')))
       .thenAppended((events) => {
         expect(ofType(events, 'ReplicaLocksChanged')).to.have.length(0);
+        expect(ofType(events, 'ReplicaStateChanged')).to.have.length(0);
         expect(ofType(events, 'RequestQueued')).to.have.length(0);
         expect(ofType(events, 'RuleStateChanged')).to.have.length(0);
       }));
@@ -420,11 +445,16 @@ describe('Commands: changing a rule', () => {
         repairRule(context, { ruleId }, { ...as('root'), now: new Date(SPEC_NOW.getTime() + 3 * 3_600_000) }),
       )
       .thenAppended((events) => {
-        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([
-          { [ruleId]: 'REPLICATING' },
-        ]);
+        // The replica COPYING again, its lock REPLICATING and its new transfer: one event.
+        expect(ofType(events, 'ReplicaLocksChanged')).to.have.length(0);
         expect(
-          ofType(events, 'RequestQueued').map((data) => (data.request as { retryCount: number }).retryCount),
+          ofType(events, 'ReplicaStateChanged').map((data) => [data.previousState, data.state, data.locks]),
+        ).to.deep.equal([['UNAVAILABLE', 'COPYING', { [ruleId]: 'REPLICATING' }]]);
+        expect(ofType(events, 'ReplicaStateChanged')[0]!.requestId).to.equal(
+          (requestItems(events, 'RequestQueued')[0]!.request as { id: string }).id,
+        );
+        expect(
+          requestItems(events, 'RequestQueued').map((item) => (item.request as { retryCount: number }).retryCount),
         ).to.deep.equal([1]);
         expect(ofType(events, 'RuleStateChanged').map((data) => data.state)).to.deep.equal(['REPLICATING']);
       }));

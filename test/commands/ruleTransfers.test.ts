@@ -49,7 +49,9 @@ describe('Commands: a copy arrives or fails for good (rules 17 and 18)', () => {
         expect(
           ofType(events, 'ReplicaStateChanged').map((data) => [data.name, data.previousState, data.state]),
         ).to.deep.equal([['f1', 'COPYING', 'AVAILABLE']]);
-        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([{ [ruleId]: 'OK' }]);
+        // The replica's state and its lock's in one event.
+        expect(ofType(events, 'ReplicaLocksChanged')).to.deep.equal([]);
+        expect(ofType(events, 'ReplicaStateChanged').map((data) => data.locks)).to.deep.equal([{ [ruleId]: 'OK' }]);
         expect(ofType(events, 'RuleLocksChanged').map((data) => data.counters)).to.deep.equal([
           { ok: 1, replicating: 1, stuck: 0 },
         ]);
@@ -133,7 +135,7 @@ describe('Commands: a copy arrives or fails for good (rules 17 and 18)', () => {
       })
       .when(arrives('f1'))
       .thenAppended((events) => {
-        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([
+        expect(ofType(events, 'ReplicaStateChanged').map((data) => data.locks)).to.deep.equal([
           { [ruleId]: 'OK', [second]: 'OK' },
         ]);
         expect(
@@ -175,7 +177,7 @@ describe('Commands: a copy arrives or fails for good (rules 17 and 18)', () => {
       )
       .thenAppended((events) => {
         expect(ofType(events, 'ReplicaStateChanged').map((data) => data.state)).to.deep.equal(['UNAVAILABLE']);
-        expect(ofType(events, 'ReplicaLocksChanged').map((data) => data.locks)).to.deep.equal([{ [ruleId]: 'STUCK' }]);
+        expect(ofType(events, 'ReplicaStateChanged').map((data) => data.locks)).to.deep.equal([{ [ruleId]: 'STUCK' }]);
         expect(ofType(events, 'RuleStateChanged').map((data) => [data.state, data.error, data.counters])).to.deep.equal(
           [['STUCK', 'TRANSFER [5] checksum mismatch', { ok: 0, replicating: 1, stuck: 1 }]],
         );

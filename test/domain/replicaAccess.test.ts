@@ -27,6 +27,7 @@ const added = (tombstone: string | null): ReplicaEvent => ({
     path: null,
     state: 'AVAILABLE',
     tombstone,
+    lock: null,
     addedAt: EARLIER,
   },
 });
@@ -41,7 +42,15 @@ const accessed = (accessedAt: string, tombstone: string | null, accesses = 2): R
 });
 const locked: ReplicaEvent = {
   type: 'ReplicaLocked',
-  data: { ...target, ruleId: 'r1', lockState: 'OK', requestId: null, lockedAt: EARLIER },
+  data: {
+    ...target,
+    ruleId: 'r1',
+    lockState: 'OK',
+    requestId: null,
+    requestStream: null,
+    previousState: null,
+    lockedAt: EARLIER,
+  },
 };
 const unlock: UnlockReplica = {
   type: 'UnlockReplica',

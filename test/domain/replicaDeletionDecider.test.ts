@@ -1,3 +1,4 @@
+import { expect } from 'chai';
 import type { DidEvent } from '../../domain/did/did.ts';
 import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
 import {
@@ -6,6 +7,7 @@ import {
   type ReplicaEvent,
   type ReplicaState,
 } from '../../domain/replica/replica.ts';
+import { decideInOrder } from '../../domain/shared/decider.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 import { created } from '../support/didEvents.ts';
 
@@ -28,11 +30,19 @@ const added = (
   tombstone: string | null = OBSOLETE_TOMBSTONE,
 ): ReplicaEvent => ({
   type: 'ReplicaAdded',
-  data: { ...at, bytes: 100, md5: null, adler32: '0cc737eb', path: null, state, tombstone, addedAt: AT },
+  data: { ...at, bytes: 100, md5: null, adler32: '0cc737eb', path: null, state, tombstone, lock: null, addedAt: AT },
 });
 const locked = (at: typeof A, requestId: string | null = null): ReplicaEvent => ({
   type: 'ReplicaLocked',
-  data: { ...at, ruleId: 'r1', lockState: requestId ? 'REPLICATING' : 'OK', requestId, lockedAt: AT },
+  data: {
+    ...at,
+    ruleId: 'r1',
+    lockState: requestId ? 'REPLICATING' : 'OK',
+    requestId,
+    requestStream: requestId ? 'requests-b1' : null,
+    previousState: null,
+    lockedAt: AT,
+  },
 });
 const start = (at: typeof A = A, obsoleteOnly = true): DidStreamCommand => ({
   type: 'StartReplicaDeletion',
@@ -106,6 +116,26 @@ describe('Replica deletion decider: marking (rule 21)', () => {
 });
 
 describe('Replica deletion decider: recording (rule 21)', () => {
+  it('records a file that goes with its last replica as one DidErased carrying the deletion, folding as the two apart', () => {
+    const history = [file, added(A), started()];
+    const before = history.reduce(didStreamDecider.evolve, didStreamDecider.initialState());
+    const decided = decideInOrder(didStreamDecider, [record(), erase], before);
+    expect(decided.events.map((event) => event.type)).to.deep.equal(['DidErased']);
+    const [erased] = decided.events;
+    const deletions = erased?.type === 'DidErased' ? (erased.data.replicasDeleted ?? []) : [];
+    expect(deletions.map((deleted) => [deleted.rseId, deleted.storage])).to.deep.equal([[A.rseId, 'deleted']]);
+    const apart: DidStreamEvent[] =
+      erased?.type === 'DidErased'
+        ? [
+            ...deletions.map((data): DidStreamEvent => ({ type: 'ReplicaDeleted', data })),
+            { type: 'DidErased', data: { ...erased.data, replicasDeleted: [] } },
+          ]
+        : [];
+    expect(decided.events.reduce(didStreamDecider.evolve, before))
+      .to.deep.equal(apart.reduce(didStreamDecider.evolve, before))
+      .and.to.deep.equal(decided.state);
+  });
+
   it('records the deletion with what storage said', () =>
     given([file, added(A), started()])
       .when(record())
@@ -131,18 +161,19 @@ describe('Replica deletion decider: recording (rule 21)', () => {
       file,
       added(A),
       started(),
+      // The lock made it COPYING again, in the same event.
       {
-        type: 'ReplicaStateChanged',
+        type: 'ReplicaLocked',
         data: {
           ...A,
+          ruleId: 'r1',
+          lockState: 'REPLICATING',
+          requestId: 'req-2',
+          requestStream: 'requests-b1',
           previousState: 'BEING_DELETED',
-          state: 'COPYING',
-          tombstone: null,
-          recovered: false,
-          changedAt: AT,
+          lockedAt: AT,
         },
       },
-      locked(A, 'req-2'),
     ])
       .when(record())
       .thenNothingHappened());
@@ -235,6 +266,7 @@ describe('Replica deletion decider: recording (rule 21)', () => {
             md5: null,
             guid: null,
             events: null,
+            replicas: [],
           },
         },
       ]));

@@ -22,11 +22,21 @@ const file: DidEvent = created('f1', 'FILE');
 
 const added = (at: typeof A, state: ReplicaState = 'AVAILABLE'): ReplicaEvent => ({
   type: 'ReplicaAdded',
-  data: { ...at, bytes: 100, md5: null, adler32: '0cc737eb', path: null, state, tombstone: null, addedAt: AT },
+  data: {
+    ...at,
+    bytes: 100,
+    md5: null,
+    adler32: '0cc737eb',
+    path: null,
+    state,
+    tombstone: null,
+    lock: null,
+    addedAt: AT,
+  },
 });
 const locked = (at: typeof A, ruleId = 'r1'): ReplicaEvent => ({
   type: 'ReplicaLocked',
-  data: { ...at, ruleId, lockState: 'OK', requestId: null, lockedAt: AT },
+  data: { ...at, ruleId, lockState: 'OK', requestId: null, requestStream: null, previousState: null, lockedAt: AT },
 });
 const declaredBad = (at: typeof A): ReplicaEvent => ({
   type: 'ReplicaDeclaredBad',
@@ -34,22 +44,28 @@ const declaredBad = (at: typeof A): ReplicaEvent => ({
 });
 const resolve = (datasets: { scope: string; name: string }[] = []): DidStreamCommand => ({
   type: 'ResolveBadReplica',
-  data: { ...A, requestId: 'req-1', datasets, reason: 'no other copy can be read' },
+  data: { ...A, request: { id: 'req-1', stream: 'requests-b1' }, datasets, reason: 'no other copy can be read' },
   metadata: metadata(),
 });
 
 describe('Replica recovery decider: a BAD replica (rule 25)', () => {
-  it('is copied again from another AVAILABLE copy: COPYING, its locks REPLICATING, a transfer queued', () =>
+  it('is copied again from another AVAILABLE copy: COPYING, its locks REPLICATING, a transfer queued, in one event', () =>
     given([file, added(A), added(B), locked(A), declaredBad(A)])
       .when(resolve())
       .then([
         {
           type: 'ReplicaStateChanged',
-          data: { ...A, previousState: 'BAD', state: 'COPYING', tombstone: null, recovered: false, changedAt: AT },
-        },
-        {
-          type: 'ReplicaLocksChanged',
-          data: { ...A, locks: { r1: 'REPLICATING' }, requestId: 'req-1', changedAt: AT },
+          data: {
+            ...A,
+            previousState: 'BAD',
+            state: 'COPYING',
+            tombstone: null,
+            recovered: false,
+            locks: { r1: 'REPLICATING' },
+            requestId: 'req-1',
+            requestStream: 'requests-b1',
+            changedAt: AT,
+          },
         },
       ]));
 
@@ -77,11 +93,17 @@ describe('Replica recovery decider: a BAD replica (rule 25)', () => {
       .then([
         {
           type: 'ReplicaStateChanged',
-          data: { ...A, previousState: 'BAD', state: 'COPYING', tombstone: null, recovered: false, changedAt: AT },
-        },
-        {
-          type: 'ReplicaLocksChanged',
-          data: { ...A, locks: { r1: 'REPLICATING' }, requestId: 'req-1', changedAt: AT },
+          data: {
+            ...A,
+            previousState: 'BAD',
+            state: 'COPYING',
+            tombstone: null,
+            recovered: false,
+            locks: { r1: 'REPLICATING' },
+            requestId: 'req-1',
+            requestStream: 'requests-b1',
+            changedAt: AT,
+          },
         },
       ]));
 
@@ -97,6 +119,9 @@ describe('Replica recovery decider: a BAD replica (rule 25)', () => {
             state: 'UNAVAILABLE',
             tombstone: OBSOLETE_TOMBSTONE,
             recovered: false,
+            locks: {},
+            requestId: null,
+            requestStream: null,
             changedAt: AT,
           },
         },
@@ -162,6 +187,9 @@ describe('Replica recovery decider: a temporary unavailability ends', () => {
             state: 'AVAILABLE',
             tombstone: null,
             recovered: false,
+            locks: {},
+            requestId: null,
+            requestStream: null,
             changedAt: AT,
           },
         },

@@ -8,6 +8,8 @@ import {
 import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
 import type { ReplicaCommand } from '../../domain/replica/replicaStates.ts';
 import { DataIdentifierNotFound, ReplicaNotFound, UnsupportedOperation } from '../../domain/shared/errors.ts';
+import { expect } from 'chai';
+import { decideInOrder } from '../../domain/shared/decider.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 import { created } from '../support/didEvents.ts';
 
@@ -28,6 +30,7 @@ const added = (state: ReplicaState = 'AVAILABLE', extra: object = {}): ReplicaEv
     path: null,
     state,
     tombstone: null,
+    lock: null,
     addedAt: AT,
     ...extra,
   },
@@ -47,7 +50,18 @@ const add = (extra: object = {}) =>
 const changeTo = (state: ReplicaState) => command('ChangeReplicaState', { state });
 const changed = (previousState: ReplicaState, state: ReplicaState, extra: object = {}): ReplicaEvent => ({
   type: 'ReplicaStateChanged',
-  data: { ...target, previousState, state, tombstone: null, recovered: false, changedAt: AT, ...extra },
+  data: {
+    ...target,
+    previousState,
+    state,
+    tombstone: null,
+    recovered: false,
+    locks: {},
+    requestId: null,
+    requestStream: null,
+    changedAt: AT,
+    ...extra,
+  },
 });
 const declaredBad: ReplicaEvent = {
   type: 'ReplicaDeclaredBad',
@@ -55,6 +69,43 @@ const declaredBad: ReplicaEvent = {
 };
 
 describe('DID stream decider, replicas: registration (behaviour rule 8)', () => {
+  describe('a file registered with its replicas in one step', () => {
+    const onB = { rse: 'SITE_B', rseId: 'b'.repeat(32) };
+    const step: DidStreamCommand[] = [
+      {
+        type: 'RegisterFile',
+        data: { file: { scope: 'user.jdoe', name: 'f1', bytes: 100, adler32: '0cc737eb' }, conventions: new Map() },
+        metadata: metadata('root'),
+      },
+      add(),
+      { ...add(), data: { ...add().data, ...onB } },
+    ];
+    const decided = decideInOrder(didStreamDecider, step, didStreamDecider.initialState());
+
+    it('is one DidCreated that carries the replicas', () => {
+      expect(decided.events.map((event) => event.type)).to.deep.equal(['DidCreated']);
+      const [event] = decided.events;
+      expect(event?.type === 'DidCreated' ? event.data.replicas : []).to.deep.equal([
+        added().data,
+        { ...added().data, ...onB },
+      ]);
+    });
+
+    it('folds to the state the file and its ReplicaAdded events apart fold to (stores written before)', () => {
+      const [event] = decided.events;
+      const apart: DidStreamEvent[] =
+        event?.type === 'DidCreated'
+          ? [
+              { type: 'DidCreated', data: { ...event.data, replicas: [] } },
+              ...event.data.replicas.map((data): DidStreamEvent => ({ type: 'ReplicaAdded', data })),
+            ]
+          : [];
+      const fold = (events: DidStreamEvent[]) =>
+        events.reduce(didStreamDecider.evolve, didStreamDecider.initialState());
+      expect(fold(decided.events)).to.deep.equal(fold(apart)).and.to.deep.equal(decided.state);
+    });
+  });
+
   it('adds a replica to an existing file', () => given([file]).when(add()).then([added()]));
 
   it('adds nothing, silently, when the file already has a replica on that RSE', () =>
@@ -89,6 +140,7 @@ describe('DID stream decider, replicas: registration (behaviour rule 8)', () => 
             path: '/a/f1',
             state: 'COPYING',
             tombstone: AT,
+            lock: null,
             addedAt: AT,
           },
         },

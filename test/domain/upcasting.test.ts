@@ -45,7 +45,7 @@ describe('Upcasters', () => {
     expect(() => upcasterRegistry([{ type: 'Gap', fromVersion: 2, upcast: (data) => data }])).to.throw(/without gaps/);
   });
 
-  describe('ReplicaLocksChanged (the one shape changed with events stored)', () => {
+  describe('ReplicaLocksChanged (changed twice with events stored)', () => {
     const ref = {
       scope: 'user.jdoe',
       name: 'file1',
@@ -59,17 +59,66 @@ describe('Upcasters', () => {
       expect(eventUpcasters.upcast({ type: 'ReplicaLocksChanged', data: ref, schemaVersion: 1 })).to.deep.equal({
         ...ref,
         requestId: null,
+        requestStream: null,
       });
     });
 
-    it('keeps the request of version 1 events written after the change', () => {
+    it('keeps the request of version 1 events written after the change, in its own stream as requests were then', () => {
       expect(
         eventUpcasters.upcast({ type: 'ReplicaLocksChanged', data: { ...ref, requestId: 'r1' }, schemaVersion: 1 }),
-      ).to.deep.equal({ ...ref, requestId: 'r1' });
+      ).to.deep.equal({ ...ref, requestId: 'r1', requestStream: 'request-r1' });
     });
 
-    it('is written as version 2 from now on', () => {
-      expect(eventUpcasters.currentVersion('ReplicaLocksChanged')).to.equal(2);
+    it('names the stream of the request of version 2 events (before batches: its own)', () => {
+      expect(
+        eventUpcasters.upcast({ type: 'ReplicaLocksChanged', data: { ...ref, requestId: 'r1' }, schemaVersion: 2 }),
+      ).to.deep.equal({ ...ref, requestId: 'r1', requestStream: 'request-r1' });
+    });
+
+    it('is written as version 3 from now on', () => {
+      expect(eventUpcasters.currentVersion('ReplicaLocksChanged')).to.equal(3);
+    });
+  });
+
+  it('reads a DidCreated of version 1 as a DID created without replicas (they followed apart)', () => {
+    const data = { scope: 'user.jdoe', name: 'f1', didType: 'FILE', bytes: 1 };
+    expect(eventUpcasters.upcast({ type: 'DidCreated', data, schemaVersion: 1 })).to.deep.equal({
+      ...data,
+      replicas: [],
+    });
+    expect(eventUpcasters.currentVersion('DidCreated')).to.equal(2);
+  });
+
+  describe('replica events folded to one per replica and step', () => {
+    const ref = { scope: 'user.jdoe', name: 'file1', rse: 'DISK', rseId: 'a'.repeat(32) };
+
+    it('reads a ReplicaAdded of version 1 as a replica added without a lock (its lock followed apart)', () => {
+      const added = { ...ref, bytes: 1, md5: null, adler32: null, path: null, state: 'COPYING', tombstone: null };
+      expect(
+        eventUpcasters.upcast({ type: 'ReplicaAdded', data: { ...added, addedAt: 'then' }, schemaVersion: 1 }),
+      ).to.deep.equal({ ...added, lock: null, addedAt: 'then' });
+      expect(eventUpcasters.currentVersion('ReplicaAdded')).to.equal(2);
+    });
+
+    it('reads a ReplicaLocked of version 1 as a lock that left the state alone, its request in its own stream', () => {
+      const locked = { ...ref, ruleId: 'rule1', lockState: 'REPLICATING', requestId: 'r1', lockedAt: 'then' };
+      expect(eventUpcasters.upcast({ type: 'ReplicaLocked', data: locked, schemaVersion: 1 })).to.deep.equal({
+        ...locked,
+        requestStream: 'request-r1',
+        previousState: null,
+      });
+      expect(eventUpcasters.currentVersion('ReplicaLocked')).to.equal(3);
+    });
+
+    it('reads a ReplicaStateChanged of version 1 as a change that moved no lock and queued no transfer', () => {
+      const changed = { ...ref, previousState: 'COPYING', state: 'AVAILABLE', tombstone: null, recovered: false };
+      expect(eventUpcasters.upcast({ type: 'ReplicaStateChanged', data: changed, schemaVersion: 1 })).to.deep.equal({
+        ...changed,
+        locks: {},
+        requestId: null,
+        requestStream: null,
+      });
+      expect(eventUpcasters.currentVersion('ReplicaStateChanged')).to.equal(2);
     });
   });
 });

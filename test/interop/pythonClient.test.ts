@@ -15,6 +15,7 @@ import {
   recordTransferReports,
 } from '../../commands/request/conveyorSteps.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
+import { activeRequestStreams } from '../support/requests.ts';
 import {
   checkStockClient,
   CLIENT_PYTHON,
@@ -636,6 +637,7 @@ print('ok')
     const requestOf = async (name: string) =>
       (await call('GET', `/requests/${scope}/${name}/${target}`)).json<{ id: string }>().id;
     const [first, second] = [await requestOf('f1'), await requestOf('f2')];
+    const streams = await activeRequestStreams(server.runtime.services.readModels, [first, second]);
     const submit = (requestId: string) => ({
       type: 'SubmitTransfer' as const,
       data: {
@@ -645,7 +647,7 @@ print('ok')
         transfertool: 'mock',
       },
     });
-    await settle(await markRequestsSubmitting(commands, [submit(first), submit(second)], metadata()));
+    await settle(await markRequestsSubmitting(commands, [submit(first), submit(second)], streams, metadata()));
     await settle(
       await recordSubmissions(
         commands,
@@ -653,6 +655,7 @@ print('ok')
           { requestId: first, externalId: 'job-1', externalHost: 'mock' },
           { requestId: second, externalId: 'job-2', externalHost: 'mock' },
         ],
+        streams,
         metadata(),
       ),
     );
@@ -668,9 +671,14 @@ print('ok')
         finishedAt: null,
       },
     };
-    await settle(await recordTransferReports(commands, [done], metadata()));
+    await settle(await recordTransferReports(commands, [done], streams, metadata()));
     await settle(
-      await finishRequests(commands, [{ type: 'MarkReplicaAvailable', data: { requestId: first } }], metadata()),
+      await finishRequests(
+        commands,
+        [{ type: 'MarkReplicaAvailable', data: { requestId: first } }],
+        streams,
+        metadata(),
+      ),
     );
     const result = await runClient(
       server,

@@ -71,12 +71,25 @@ const added = (name: string, state: ReplicaState = 'AVAILABLE', bytes = 100): Re
     path: null,
     state,
     tombstone: null,
+    lock: null,
     addedAt: AT,
   },
 });
 const changed = (name: string, previousState: ReplicaState, state: ReplicaState, recovered = false): ReplicaEvent => ({
   type: 'ReplicaStateChanged',
-  data: { scope: 'user.jdoe', name, ...RSE, previousState, state, tombstone: null, recovered, changedAt: AT },
+  data: {
+    scope: 'user.jdoe',
+    name,
+    ...RSE,
+    previousState,
+    state,
+    tombstone: null,
+    recovered,
+    locks: {},
+    requestId: null,
+    requestStream: null,
+    changedAt: AT,
+  },
 });
 const declaredBad = (name: string): ReplicaEvent => ({
   type: 'ReplicaDeclaredBad',

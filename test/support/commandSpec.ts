@@ -93,7 +93,7 @@ export const commandSpec = () => {
           if (typeof history === 'function') await history(context, project);
           else
             for (const event of history)
-              await eventStore.appendToStream(event.stream, [newEvent(event.type, event.data)]);
+              await eventStore.appendToStream(event.stream, [newEvent(event.type, event.data, event.schemaVersion)]);
           await project();
           return appendedBy(run);
         })();

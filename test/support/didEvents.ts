@@ -24,6 +24,7 @@ export const created = (
     md5: null,
     guid: null,
     events: didType === 'FILE' ? 10 : null,
+    replicas: [],
     ...extra,
   },
 });

@@ -47,6 +47,7 @@ export const collectionCreated = (
     md5: null,
     guid: null,
     events: null,
+    replicas: [],
   },
 });
 
@@ -67,5 +68,6 @@ export const fileCreated = (scope: string, name: string, account: string, bytes 
     md5: null,
     guid: null,
     events: null,
+    replicas: [],
   },
 });

@@ -9,7 +9,8 @@ import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { newEvent } from './events.ts';
 import { makeTempDir } from './tempDir.ts';
 
-export type StreamedEvent = Readonly<{ stream: string; type: string; data: object }>;
+/** An event on its stream; `schemaVersion` for one stored in an older shape (default: its type's current one). */
+export type StreamedEvent = Readonly<{ stream: string; type: string; data: object; schemaVersion?: number }>;
 export type ReadCollection = <T>(spec: Parameters<ReadModels['collection']>[0]) => Promise<T[]>;
 
 /**
@@ -29,7 +30,8 @@ export const projectEvents = async <R>(
   const eventStore = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 10 });
   const readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
   try {
-    for (const event of events) await eventStore.appendToStream(event.stream, [newEvent(event.type, event.data)]);
+    for (const event of events)
+      await eventStore.appendToStream(event.stream, [newEvent(event.type, event.data, event.schemaVersion)]);
     const readModels = new ReadModels(readStore, allProjections);
     const run = async () => {
       const runner = new ProjectionRunner({

@@ -262,21 +262,32 @@ describe('Roles: the conveyor-canceller', () => {
     };
     const transferTools = createTransferTools({ dataDir: '.' }, { fake: () => tool });
     const context = { transferTools } as unknown as WorkerContext;
-    const event = (data: object) =>
+    const cancelledRequest = (requestId: string, externalId: string | null, transfertool: string | null) => ({
+      requestId,
+      scope: 'user.jdoe',
+      name: requestId,
+      destRseId: 'b'.repeat(32),
+      previousState: 'SUBMITTED',
+      reason: 'rule deleted',
+      externalId,
+      transfertool,
+    });
+    // A batch's cancellations, as the reactor hands them to the role (upcast to the current shape).
+    const event = (...requests: object[]) =>
       ({
         id: 'e1',
         type: 'RequestCancelled',
-        streamName: 'request-r1',
+        streamName: 'requests-rule-SITE-r1',
         revision: 1n,
         position: 1n,
-        data,
-        metadata: {},
+        data: { requests, cancelledAt: '2026-11-22T10:00:00.000Z' },
+        metadata: { schemaVersion: 2 },
       }) as unknown as RecordedEvent;
     // As the reactor makes jobs of events: through the role's reaction.
     const [reaction] = reactionsOf([cancellerRole]);
-    expect(reaction!.jobOf!(event({ requestId: 'r1', externalId: null, transfertool: null }))).to.equal(undefined);
-    const job = reaction!.jobOf!(event({ requestId: 'r1', externalId: 'job-9', transfertool: 'fake' }));
-    expect(job).to.deep.equal({ requestId: 'r1', externalId: 'job-9', transfertool: 'fake' });
+    expect(reaction!.jobOf!(event(cancelledRequest('r1', null, null)))).to.equal(undefined);
+    const job = reaction!.jobOf!(event(cancelledRequest('r1', 'job-9', 'fake'), cancelledRequest('r2', null, null)));
+    expect(job).to.deep.equal({ jobs: [{ requestId: 'r1', externalId: 'job-9', transfertool: 'fake' }] });
     expect(
       await cancellerRole.process(
         job as Parameters<typeof cancellerRole.process>[0],

@@ -24,16 +24,20 @@ describe('Roles: deletion survives a crash mid-way (rule 21)', function () {
     await server.stop();
     dir.dispose();
   });
-  /** Names whose replica the event log records deleted, with how often. */
+  /**
+   * Names whose replica the event log records deleted, with how often: a `ReplicaDeleted`, or one
+   * inside the `DidErased` of a file that went with its last replica.
+   */
   const recordedDeletions = (): Map<string, number> => {
     const events = new Database(join(dataDir, 'events.sqlite'), { readonly: true });
     try {
       const counts = new Map<string, number>();
-      for (const row of events.prepare("SELECT data FROM events WHERE type = 'ReplicaDeleted'").all() as {
-        data: string;
-      }[]) {
-        const { name } = JSON.parse(row.data) as { name: string };
-        counts.set(name, (counts.get(name) ?? 0) + 1);
+      for (const row of events
+        .prepare("SELECT type, data FROM events WHERE type IN ('ReplicaDeleted', 'DidErased')")
+        .all() as { type: string; data: string }[]) {
+        const data = JSON.parse(row.data) as { name: string; replicasDeleted?: { name: string }[] };
+        for (const { name } of row.type === 'ReplicaDeleted' ? [data] : (data.replicasDeleted ?? []))
+          counts.set(name, (counts.get(name) ?? 0) + 1);
       }
       return counts;
     } finally {

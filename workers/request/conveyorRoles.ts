@@ -27,6 +27,7 @@ import {
   loadTopology,
   pageMarkOf,
   requestsInState,
+  requestStreams,
   selectionRequestOf,
   submittedRequestOf,
   throttledRequests,
@@ -84,6 +85,7 @@ export const preparerRole: ScheduledRole = {
         await prepareRequests(
           context.commands,
           withoutSkipped(outputs),
+          requestStreams(documents),
           stepOf(preparer.name, trigger, `prepare-${page}`),
         )
       ).changed;
@@ -98,7 +100,7 @@ export const throttlerRole: ScheduledRole = {
   interval: SETTINGS.throttlerInterval,
   async run(trigger, context) {
     const limits = await transferLimits(context.readModels);
-    const requests = await throttledRequests(context.readModels, limits.length > 0);
+    const { requests, streams } = await throttledRequests(context.readModels, limits.length > 0);
     if (requests.length === 0 && limits.length === 0) return { done: 0, skipped: [] };
     const topology = await loadTopology(context.readModels, await context.settings());
     const outputs = throttler.decide(
@@ -112,7 +114,7 @@ export const throttlerRole: ScheduledRole = {
     const stats = outputs.filter(
       (output): output is RecordTransferLimitStats => output.type === 'RecordTransferLimitStats',
     );
-    const moved = await throttleRequests(context.commands, moves, stepOf(throttler.name, trigger, 'release'));
+    const moved = await throttleRequests(context.commands, moves, streams, stepOf(throttler.name, trigger, 'release'));
     // The counts go in a step of their own, caused by what they are, so a job run again with
     // other counts records them rather than taking them for the first run's.
     const statsCause = stats
@@ -254,14 +256,16 @@ export const submitterRole: ScheduledRole = {
       );
       skipped.push(...skippedOf(outputs));
       // 1. SUBMITTING first: a crash after this leaves a request the finisher retries, never a job nobody knows of.
+      const streams = requestStreams(documents);
       const marked = await markRequestsSubmitting(
         context.commands,
         withoutSkipped(outputs),
+        streams,
         stepOf(submitter.name, trigger, `mark-${page}`),
       );
       // 2. The tools, in bulk; 3. what they answered.
       const results = await submitToTools(context, marked.submitting, topology);
-      await recordSubmissions(context.commands, results, stepOf(submitter.name, trigger, `submitted-${page}`));
+      await recordSubmissions(context.commands, results, streams, stepOf(submitter.name, trigger, `submitted-${page}`));
       done += marked.changed;
     }
     return { done, skipped };
@@ -315,8 +319,14 @@ export const pollerRole: ScheduledRole = {
         }
       }
       const outputs = poller.decide({ reports }, { requests });
-      done += (await recordTransferReports(context.commands, outputs, stepOf(poller.name, trigger, `reports-${page}`)))
-        .changed;
+      done += (
+        await recordTransferReports(
+          context.commands,
+          outputs,
+          requestStreams(documents),
+          stepOf(poller.name, trigger, `reports-${page}`),
+        )
+      ).changed;
     }
     return { done, skipped };
   },
@@ -368,6 +378,7 @@ export const finisherRole: ScheduledRole = {
         const outcome = await finishRequests(
           context.commands,
           outputs,
+          requestStreams(documents),
           stepOf(finisher.name, trigger, `finish-${page}`),
         );
         page += 1;
@@ -380,25 +391,37 @@ export const finisherRole: ScheduledRole = {
   },
 };
 
-type CancelJob = Readonly<{ requestId: string; externalId: string; transfertool: string }>;
+type CancelJob = Readonly<{
+  jobs: readonly Readonly<{ requestId: string; externalId: string; transfertool: string }>[];
+}>;
 
-/** Cancelled requests (a rule deleted, a lock gone) stop their tool's job (Rucio's `cancel_request_did`). */
+/**
+ * Cancelled requests (a rule deleted, a lock gone) stop their tools' jobs (Rucio's
+ * `cancel_request_did`): one job per event, which names a batch's cancelled requests.
+ */
 export const cancellerRole = eventRole(REQUEST_EVENT_TYPES, {
   name: 'conveyor-canceller',
   handles: { RequestCancelled: true },
-  jobOf: ({ data }): CancelJob | undefined =>
-    data.externalId && data.transfertool
-      ? { requestId: data.requestId, externalId: data.externalId, transfertool: data.transfertool }
-      : undefined,
+  jobOf: ({ data }): CancelJob | undefined => {
+    const jobs = data.requests.flatMap(({ requestId, externalId, transfertool }) =>
+      externalId && transfertool ? [{ requestId, externalId, transfertool }] : [],
+    );
+    return jobs.length > 0 ? { jobs } : undefined;
+  },
   async process(job, _trigger, context) {
-    const tool = context.transferTools.get(job.transfertool);
-    if (!tool)
-      return {
-        done: 0,
-        skipped: [{ what: job.requestId, reason: `transfer tool ${job.transfertool} is not available here` }],
-      };
-    await tool.cancel([job.externalId]);
-    return { done: 1, skipped: [] };
+    const skipped: SkippedItem[] = [];
+    let done = 0;
+    const byTool = new Map<string, string[]>();
+    for (const { requestId, externalId, transfertool } of job.jobs) {
+      if (!context.transferTools.get(transfertool))
+        skipped.push({ what: requestId, reason: `transfer tool ${transfertool} is not available here` });
+      else byTool.set(transfertool, [...(byTool.get(transfertool) ?? []), externalId]);
+    }
+    for (const [name, externalIds] of byTool) {
+      await context.transferTools.get(name)!.cancel(externalIds);
+      done += externalIds.length;
+    }
+    return { done, skipped };
   },
 });
 

@@ -113,7 +113,7 @@ const renderReplica = (replica: Replica): Record<string, unknown> => ({
   tombstone: replica.tombstone,
   created_at: replica.createdAt,
   locks: Object.fromEntries(replica.locks),
-  pending_request: replica.pendingRequest,
+  pending_request: replica.pendingRequest?.id ?? null,
   declared_bad: replica.declaredBad,
 });
 
