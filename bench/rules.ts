@@ -24,7 +24,7 @@ const SCOPE = 'bench';
 const SOURCE = 'BENCH_SOURCE';
 const TARGETS = ['BENCH_TARGET_1', 'BENCH_TARGET_2', 'BENCH_TARGET_3', 'BENCH_TARGET_4'] as const;
 
-const addRse = async (call: Call, rse: string) => {
+export const addRse = async (call: Call, rse: string): Promise<void> => {
   expectStatus(await call('POST', `/rses/${rse}`, {}), 201, `RSE ${rse}`);
   const domains = {
     lan: { read: 1, write: 1, delete: 1 },
@@ -57,14 +57,14 @@ const fillDataset = async (call: Call, dataset: string, prefix: string, count: n
   }
 };
 
-const ruleOn = async (call: Call, body: object): Promise<string> => {
+export const ruleOn = async (call: Call, body: object): Promise<string> => {
   const response = await call('POST', '/rules/', body);
   expectStatus(response, 201, 'rule');
   return (JSON.parse(response.text) as string[])[0]!;
 };
 
 /** Polls a rule until `done` says so (every 20 ms, at most 10 minutes). */
-const waitForRule = async (
+export const waitForRule = async (
   call: Call,
   ruleId: string,
   done: (rule: Record<string, number | string>) => boolean,

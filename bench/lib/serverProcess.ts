@@ -61,7 +61,10 @@ export const startProcess = async (
     });
     child.once('exit', (code) => reject(new Error(`${entry} exited with ${code} before it was ready`)));
   });
-  child.stdout!.resume();
+  // The server's own errors (an answer 500 names only its request id) go to the bench's stderr.
+  child.stdout!.on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n')) if (/^\{"level":(50|60),/.test(line)) console.error(line);
+  });
   const pid = child.pid!;
   return {
     url,
