@@ -10,6 +10,7 @@ import { streamLines, type StreamFigures } from './lib/ndjson.ts';
 import { perSecond, printTable, timed, type Row } from './lib/report.ts';
 import { startProcess, type ServerProcess } from './lib/serverProcess.ts';
 import { tempDir } from './lib/tempDir.ts';
+import { cpuSeconds } from './lib/wrk.ts';
 import { rebuildProjections } from './rebuild.ts';
 import { addRse, ruleOn, waitForRule } from './rules.ts';
 
@@ -61,6 +62,9 @@ type Tenth = Readonly<{
   list: StreamFigures;
   rawSelectRowsPerSecond: number;
   probeRuleMs: number;
+  /** CPU seconds of the server's processes (API workers and private redis included) per file registered, and per probe lock. */
+  registerCpuUsPerFile: number;
+  probeRuleCpuUsPerLock: number;
   rssMiB: number;
   anonymousRssMiB: number;
   eventBytesPerFile: number;
@@ -69,6 +73,8 @@ type Tenth = Readonly<{
   rebuildMs: number;
   auditMs: number;
   auditOwnSeconds: number;
+  rebuildCpuUsPerEvent: number;
+  auditCpuUsPerEvent: number;
 }>;
 
 /** The figures measured while the server runs. */
@@ -79,6 +85,8 @@ type Served = Pick<
   | 'datasetRuleLocksPerSecond'
   | 'list'
   | 'probeRuleMs'
+  | 'registerCpuUsPerFile'
+  | 'probeRuleCpuUsPerLock'
   | 'rssMiB'
   | 'anonymousRssMiB'
 >;
@@ -199,9 +207,13 @@ const inParallel = async <T>(items: readonly T[], concurrency: number, work: (it
 
 const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-/** `dms audit verify --json` on the data directory: its wall time, and the seconds it reports for the verification itself. */
-const auditVerify = async (dataDir: string): Promise<{ ms: number; ownSeconds: number }> => {
+/**
+ * `dms audit verify --json` on the data directory: its wall time, the seconds it reports for the
+ * verification itself, and its CPU seconds (sampled every 100 ms: /proc forgets a process once it exits).
+ */
+const auditVerify = async (dataDir: string): Promise<{ ms: number; ownSeconds: number; cpuSeconds: number }> => {
   let output = '';
+  let cpu = 0;
   const ms = await timed(
     () =>
       new Promise<void>((resolve, reject) => {
@@ -213,16 +225,19 @@ const auditVerify = async (dataDir: string): Promise<{ ms: number; ownSeconds: n
             stdio: ['ignore', 'pipe', 'ignore'],
           },
         );
+        const sampler = setInterval(() => (cpu = Math.max(cpu, cpuSeconds(child.pid!))), 100);
         child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
         child.once('error', reject);
-        child.once('exit', (code) =>
-          code === 0 ? resolve() : reject(new Error(`dms audit verify exited with ${code}: ${output}`)),
-        );
+        child.once('exit', (code) => {
+          clearInterval(sampler);
+          if (code === 0) resolve();
+          else reject(new Error(`dms audit verify exited with ${code}: ${output}`));
+        });
       }),
   );
   const report = JSON.parse(output) as { holds: boolean; seconds?: number };
   if (!report.holds) throw new Error(`dms audit verify: the chains do not hold: ${output}`);
-  return { ms, ownSeconds: report.seconds ?? Number.NaN };
+  return { ms, ownSeconds: report.seconds ?? Number.NaN, cpuSeconds: cpu };
 };
 
 const startServer = (dataDir: string): Promise<ServerProcess> =>
@@ -268,6 +283,7 @@ export const runScaleBenchmark = async (): Promise<void> => {
           calls.filter((one) => one.dataset === probe),
           ...calls.filter((one) => one.dataset !== probe).map((one) => [one]),
         ];
+        const registerCpu = cpuSeconds(server.pid);
         const registerMs = await timed(() =>
           inParallel(groups, CONCURRENCY, async (group) => {
             for (const one of group) {
@@ -282,6 +298,7 @@ export const runScaleBenchmark = async (): Promise<void> => {
             }
           }),
         );
+        const registerCpuUsPerFile = ((cpuSeconds(server.pid) - registerCpu) * 1e6) / tenth;
         const ruled = datasets.filter((_, at) => at % RULE_EVERY === 0);
         const rulesMs = await timed(() =>
           inParallel(ruled, CONCURRENCY, async (dataset) => {
@@ -297,6 +314,7 @@ export const runScaleBenchmark = async (): Promise<void> => {
           if (listing.rows !== probeFiles) throw new Error(`listed ${listing.rows} replicas, expected ${probeFiles}`);
           if (round > 0) listings.push(listing);
         }
+        const probeCpu = cpuSeconds(server.pid);
         const probeRuleMs = await timed(async () => {
           const ruleId = await ruleOn(call, {
             dids: [{ scope: SCOPE, name: probe }],
@@ -320,6 +338,8 @@ export const runScaleBenchmark = async (): Promise<void> => {
             firstByteMs: median(listings.map((one) => one.firstByteMs)),
           },
           probeRuleMs,
+          registerCpuUsPerFile,
+          probeRuleCpuUsPerLock: ((cpuSeconds(server.pid) - probeCpu) * 1e6) / probeFiles,
           rssMiB: treeRss(server.pid, 'VmRSS'),
           anonymousRssMiB: treeRss(server.pid, 'RssAnon'),
         };
@@ -347,6 +367,8 @@ export const runScaleBenchmark = async (): Promise<void> => {
         rebuildMs: rebuild.ms,
         auditMs: audit.ms,
         auditOwnSeconds: audit.ownSeconds,
+        rebuildCpuUsPerEvent: (rebuild.cpuMs * 1000) / events,
+        auditCpuUsPerEvent: (audit.cpuSeconds * 1e6) / events,
       };
       tenths.push(done);
       printTenth(done, probeFiles, Date.now() - began);
@@ -365,6 +387,7 @@ const printTenth = (tenth: Tenth, probeFiles: number, elapsedMs: number): void =
   const rawSelect = { name: "raw SQLite selecting the probe's rows", value: tenth.rawSelectRowsPerSecond };
   const rows: Row[] = [
     { name: 'registration of this tenth', value: tenth.registerFilesPerSecond, unit: 'files/s', baseline: rawInsert },
+    { name: "  the server's CPU per file", value: tenth.registerCpuUsPerFile, unit: 'µs' },
     {
       name: 'rules on its 1000-file datasets (locks made in the POST)',
       value: tenth.datasetRuleLocksPerSecond,
@@ -378,6 +401,7 @@ const printTenth = (tenth: Tenth, probeFiles: number, elapsedMs: number): void =
     },
     { name: '  first byte', value: tenth.list.firstByteMs, unit: 'ms' },
     { name: `a ${probeFiles}-lock rule, until GET /rules/{id} shows every lock`, value: tenth.probeRuleMs, unit: 'ms' },
+    { name: "  the server's CPU per lock", value: tenth.probeRuleCpuUsPerLock, unit: 'µs' },
     { name: "RSS of the server's processes (anonymous)", value: tenth.anonymousRssMiB, unit: 'MiB' },
     { name: "RSS of the server's processes (mapped database pages included)", value: tenth.rssMiB, unit: 'MiB' },
     { name: 'events per file', value: tenth.events / tenth.files, unit: 'events' },
@@ -391,8 +415,10 @@ const printTenth = (tenth: Tenth, probeFiles: number, elapsedMs: number): void =
     { name: '  read models', value: tenth.readModelBytesPerFile, unit: 'B' },
     { name: 'rebuild every projection', value: tenth.rebuildMs / 1000, unit: 's' },
     { name: '  as a rate', value: perSecond(tenth.events, tenth.rebuildMs), unit: 'events/s' },
+    { name: '  CPU per event', value: tenth.rebuildCpuUsPerEvent, unit: 'µs' },
     { name: '`dms audit verify` (process start included)', value: tenth.auditMs / 1000, unit: 's' },
     { name: '  as a rate', value: perSecond(tenth.events, tenth.auditMs), unit: 'events/s' },
+    { name: '  CPU per event (process start included)', value: tenth.auditCpuUsPerEvent, unit: 'µs' },
   ];
   printTable(
     `Scale: ${tenth.files.toLocaleString('en-US')} files, ${tenth.events.toLocaleString('en-US')} events (${Math.round(elapsedMs / 1000)} s into the run)`,
@@ -404,12 +430,14 @@ const printTenth = (tenth: Tenth, probeFiles: number, elapsedMs: number): void =
 const printSummary = (tenths: readonly Tenth[], probeFiles: number, elapsedMs: number): void => {
   const series: [string, (tenth: Tenth) => number][] = [
     ['registration, files/s', (t) => t.registerFilesPerSecond],
+    ['  server CPU per file, µs', (t) => t.registerCpuUsPerFile],
     ['  raw SQLite inserts, rows/s', (t) => t.rawInsertRowsPerSecond],
     ['dataset rules, locks/s', (t) => t.datasetRuleLocksPerSecond],
     [`list_replicas of ${probeFiles} files, rows/s`, (t) => perSecond(t.list.rows, t.list.ms)],
     ['  first byte, ms', (t) => t.list.firstByteMs],
     ["  raw SQLite select of the probe's rows, rows/s", (t) => t.rawSelectRowsPerSecond],
     [`${probeFiles}-lock rule, ms`, (t) => t.probeRuleMs],
+    ['  server CPU per lock, µs', (t) => t.probeRuleCpuUsPerLock],
     ['RSS, MiB', (t) => t.rssMiB],
     ['  anonymous, MiB', (t) => t.anonymousRssMiB],
     ['disk per file, B', (t) => t.eventBytesPerFile + t.readModelBytesPerFile],
@@ -418,8 +446,10 @@ const printSummary = (tenths: readonly Tenth[], probeFiles: number, elapsedMs: n
     ['  raw SQLite, B', (t) => t.rawBytesPerFile],
     ['rebuild, s', (t) => t.rebuildMs / 1000],
     ['  events/s', (t) => perSecond(t.events, t.rebuildMs)],
+    ['  CPU per event, µs', (t) => t.rebuildCpuUsPerEvent],
     ['audit verify, s', (t) => t.auditMs / 1000],
     ['  events/s', (t) => perSecond(t.events, t.auditMs)],
+    ['  CPU per event, µs', (t) => t.auditCpuUsPerEvent],
   ];
   const format = (value: number) =>
     Number.isNaN(value)
