@@ -65,6 +65,7 @@ type Tenth = Readonly<{
   /** CPU seconds of the server's processes (API workers and private redis included) per file registered, and per probe lock. */
   registerCpuUsPerFile: number;
   probeRuleCpuUsPerLock: number;
+  listCpuUsPerRow: number;
   rssMiB: number;
   anonymousRssMiB: number;
   eventBytesPerFile: number;
@@ -87,6 +88,7 @@ type Served = Pick<
   | 'probeRuleMs'
   | 'registerCpuUsPerFile'
   | 'probeRuleCpuUsPerLock'
+  | 'listCpuUsPerRow'
   | 'rssMiB'
   | 'anonymousRssMiB'
 >;
@@ -307,12 +309,17 @@ export const runScaleBenchmark = async (): Promise<void> => {
         );
         // One listing to warm the server's caches after its restart, then three measured.
         const listings: StreamFigures[] = [];
+        let listCpu = 0;
         for (let round = 0; round < 4; round += 1) {
+          const cpuBefore = cpuSeconds(server.pid);
           const listing = await streamLines(server.url, token, 'POST', '/replicas/list', {
             dids: [{ scope: SCOPE, name: probe }],
           });
           if (listing.rows !== probeFiles) throw new Error(`listed ${listing.rows} replicas, expected ${probeFiles}`);
-          if (round > 0) listings.push(listing);
+          if (round > 0) {
+            listings.push(listing);
+            listCpu += cpuSeconds(server.pid) - cpuBefore;
+          }
         }
         const probeCpu = cpuSeconds(server.pid);
         const probeRuleMs = await timed(async () => {
@@ -339,6 +346,7 @@ export const runScaleBenchmark = async (): Promise<void> => {
           },
           probeRuleMs,
           registerCpuUsPerFile,
+          listCpuUsPerRow: (listCpu * 1e6) / (3 * probeFiles),
           probeRuleCpuUsPerLock: ((cpuSeconds(server.pid) - probeCpu) * 1e6) / probeFiles,
           rssMiB: treeRss(server.pid, 'VmRSS'),
           anonymousRssMiB: treeRss(server.pid, 'RssAnon'),
@@ -400,6 +408,7 @@ const printTenth = (tenth: Tenth, probeFiles: number, elapsedMs: number): void =
       baseline: rawSelect,
     },
     { name: '  first byte', value: tenth.list.firstByteMs, unit: 'ms' },
+    { name: "  the server's CPU per row", value: tenth.listCpuUsPerRow, unit: 'µs' },
     { name: `a ${probeFiles}-lock rule, until GET /rules/{id} shows every lock`, value: tenth.probeRuleMs, unit: 'ms' },
     { name: "  the server's CPU per lock", value: tenth.probeRuleCpuUsPerLock, unit: 'µs' },
     { name: "RSS of the server's processes (anonymous)", value: tenth.anonymousRssMiB, unit: 'MiB' },
@@ -435,6 +444,7 @@ const printSummary = (tenths: readonly Tenth[], probeFiles: number, elapsedMs: n
     ['dataset rules, locks/s', (t) => t.datasetRuleLocksPerSecond],
     [`list_replicas of ${probeFiles} files, rows/s`, (t) => perSecond(t.list.rows, t.list.ms)],
     ['  first byte, ms', (t) => t.list.firstByteMs],
+    ['  server CPU per row, µs', (t) => t.listCpuUsPerRow],
     ["  raw SQLite select of the probe's rows, rows/s", (t) => t.rawSelectRowsPerSecond],
     [`${probeFiles}-lock rule, ms`, (t) => t.probeRuleMs],
     ['  server CPU per lock, µs', (t) => t.probeRuleCpuUsPerLock],
