@@ -92,9 +92,15 @@ const catalogueFiles = async (call: Call, rse: string): Promise<number> => {
 };
 
 /** Registers the files in closed datasets on the RSE, writing them on disk under `prefix` first. */
-const register = async (call: Call, rse: string, label: string, prefix: string | null): Promise<void> => {
-  for (let start = 0; start < DELETIONS; start += DATASET_SIZE) {
-    const names = layOut(prefix, label, start, Math.min(DATASET_SIZE, DELETIONS - start));
+const register = async (
+  call: Call,
+  rse: string,
+  label: string,
+  prefix: string | null,
+  count: number,
+): Promise<void> => {
+  for (let start = 0; start < count; start += DATASET_SIZE) {
+    const names = layOut(prefix, label, start, Math.min(DATASET_SIZE, count - start));
     const dataset = `${label}.ds.${start / DATASET_SIZE}`;
     expectStatus(await call('POST', '/dids', [{ scope: SCOPE, name: dataset, type: 'DATASET' }]), 201, 'dataset');
     const dids = names.map((name) => ({ scope: SCOPE, name, bytes: CONTENT.length, adler32: '0cc737eb' }));
@@ -113,20 +119,35 @@ const reap = async (server: ServerProcess, call: Call, rse: string): Promise<{ m
   return { ms, cpu: cpuMs(server.pid) - cpuBefore };
 };
 
-export const runDeletionBenchmark = async (): Promise<void> => {
-  const rows: Row[] = [];
+type Rate = Readonly<{ name: string; value: number }>;
+
+export type DeletionFigures = Readonly<{
+  /** `rm -r` of as many files laid out the same way, files/s; and with `sync` after it. */
+  rm: Rate;
+  rmSynced: Rate;
+  /** The catalogue alone (mock protocol), when asked for. */
+  mock?: Readonly<{ ms: number; cpuMs: number }>;
+  /** Files from disk, then the catalogue (posix protocol). */
+  posix: Readonly<{ ms: number; cpuMs: number }>;
+}>;
+
+/**
+ * Times `rm -r` of `count` files, then starts its own `dms serve` with every worker and times its
+ * reaper deleting `count` obsolete replicas on a posix RSE (and first on a mock RSE, when `mock`).
+ */
+export const measureDeletion = async (count: number, options: { mock: boolean }): Promise<DeletionFigures> => {
   const dir = tempDir();
   let server: ServerProcess | undefined;
   try {
     // rm of the same files, the same layout, then sync: what deleting them costs the file system.
     const baselineTree = join(dir.path, 'rm-baseline');
-    for (let start = 0; start < DELETIONS; start += DATASET_SIZE)
-      layOut(baselineTree, 'rm', start, Math.min(DATASET_SIZE, DELETIONS - start));
+    for (let start = 0; start < count; start += DATASET_SIZE)
+      layOut(baselineTree, 'rm', start, Math.min(DATASET_SIZE, count - start));
     execFileSync('sync');
     const rmMs = await timed(() => execFileSync('rm', ['-r', baselineTree]));
     const syncMs = await timed(() => execFileSync('sync'));
-    const rm = { name: 'rm -r', value: perSecond(DELETIONS, rmMs) };
-    const rmSynced = { name: 'rm -r and sync', value: perSecond(DELETIONS, rmMs + syncMs) };
+    const rm = { name: 'rm -r', value: perSecond(count, rmMs) };
+    const rmSynced = { name: 'rm -r and sync', value: perSecond(count, rmMs + syncMs) };
 
     const storage = join(dir.path, 'storage');
     server = await startProcess(
@@ -146,49 +167,58 @@ export const runDeletionBenchmark = async (): Promise<void> => {
       impl: 'rucio.rse.protocols.posix.Default',
       domains: DOMAINS,
     });
-    await addRse(call, 'BENCH_MOCK', {
-      scheme: 'mock',
-      hostname: 'mock.example.org',
-      port: 0,
-      prefix: '/data',
-      impl: 'rucio.rse.protocols.mock.Default',
-      domains: DOMAINS,
-    });
+    let mock: DeletionFigures['mock'];
+    if (options.mock) {
+      await addRse(call, 'BENCH_MOCK', {
+        scheme: 'mock',
+        hostname: 'mock.example.org',
+        port: 0,
+        prefix: '/data',
+        impl: 'rucio.rse.protocols.mock.Default',
+        domains: DOMAINS,
+      });
+      await register(call, 'BENCH_MOCK', 'mock', null, count);
+      const reaped = await reap(server, call, 'BENCH_MOCK');
+      mock = { ms: reaped.ms, cpuMs: reaped.cpu };
+    }
 
     // Rucio's posix layout is scope/md5[0:2]/md5[2:4]/name; the files below are written there.
-    await register(call, 'BENCH_MOCK', 'mock', null);
-    const catalogue = await reap(server, call, 'BENCH_MOCK');
-    rows.push({
-      name: `${DELETIONS} replicas, mock protocol: the catalogue alone (replica, file, and datasets deleted)`,
-      value: perSecond(DELETIONS, catalogue.ms),
-      unit: 'replicas/s',
-    });
-    rows.push({ name: '  server CPU time per replica (every thread)', value: catalogue.cpu / DELETIONS, unit: 'ms' });
-
-    await register(call, 'BENCH_POSIX', 'posix', storage);
+    await register(call, 'BENCH_POSIX', 'posix', storage, count);
     const onDiskBefore = countFiles(storage);
     const files = await reap(server, call, 'BENCH_POSIX');
     const left = countFiles(storage);
     if (left !== 0) throw new Error(`${left} of ${onDiskBefore} files left on disk`);
-    rows.push({
-      name: `${DELETIONS} replicas on posix: files from disk, then the catalogue`,
-      value: perSecond(DELETIONS, files.ms),
-      unit: 'replicas/s',
-      baseline: rm,
-    });
-    rows.push({ name: '  the same in time', value: files.ms, unit: 'ms' });
-    rows.push({ name: '  server CPU time per replica (every thread)', value: files.cpu / DELETIONS, unit: 'ms' });
-    rows.push({
-      name: '  the same beside rm -r and sync',
-      value: perSecond(DELETIONS, files.ms),
-      unit: 'replicas/s',
-      baseline: rmSynced,
-    });
-    rows.push({ ...rm, unit: 'files/s' });
-    rows.push({ ...rmSynced, unit: 'files/s' });
+    return { rm, rmSynced, ...(mock ? { mock } : {}), posix: { ms: files.ms, cpuMs: files.cpu } };
   } finally {
     await server?.stop();
     dir.dispose();
   }
+};
+
+export const runDeletionBenchmark = async (): Promise<void> => {
+  const rows: Row[] = [];
+  const { rm, rmSynced, mock, posix } = await measureDeletion(DELETIONS, { mock: true });
+  rows.push({
+    name: `${DELETIONS} replicas, mock protocol: the catalogue alone (replica, file, and datasets deleted)`,
+    value: perSecond(DELETIONS, mock!.ms),
+    unit: 'replicas/s',
+  });
+  rows.push({ name: '  server CPU time per replica (every thread)', value: mock!.cpuMs / DELETIONS, unit: 'ms' });
+  rows.push({
+    name: `${DELETIONS} replicas on posix: files from disk, then the catalogue`,
+    value: perSecond(DELETIONS, posix.ms),
+    unit: 'replicas/s',
+    baseline: rm,
+  });
+  rows.push({ name: '  the same in time', value: posix.ms, unit: 'ms' });
+  rows.push({ name: '  server CPU time per replica (every thread)', value: posix.cpuMs / DELETIONS, unit: 'ms' });
+  rows.push({
+    name: '  the same beside rm -r and sync',
+    value: perSecond(DELETIONS, posix.ms),
+    unit: 'replicas/s',
+    baseline: rmSynced,
+  });
+  rows.push({ ...rm, unit: 'files/s' });
+  rows.push({ ...rmSynced, unit: 'files/s' });
   printTable(`Deletion: the reaper, ${DELETIONS} obsolete replicas, chunks of ${CHUNK}`, rows);
 };

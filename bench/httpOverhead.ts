@@ -8,16 +8,40 @@ import { cpuSeconds, runWrk, wrkAvailable, type WrkResult } from './lib/wrk.ts';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION_MS ?? 5000) / 1000;
 /** The issue's figures are at 32 connections. */
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
-type Load = Readonly<{
+export type Load = Readonly<{
   path: string;
   headers?: Record<string, string>;
   /** POST a new name per request under `path`, with this body. */
   postUnique?: { body: string; prefix: string };
 }>;
 
-type Measured = WrkResult & Readonly<{ cpuUsPerRequest: number }>;
+export type Measured = WrkResult & Readonly<{ cpuUsPerRequest: number }>;
+
+export type HttpLoader = Readonly<{
+  /** What loads the servers: 'wrk', or 'house client' where wrk cannot be had. */
+  tool: string;
+  /** Loads `server` with `load` for `durationSeconds` at CONNECTIONS connections; with the server's CPU per request. */
+  measure(server: ServerProcess, load: Load, durationSeconds?: number): Promise<Measured>;
+}>;
+
+/** wrk when it can be had (installed when missing, as root), else the house client. */
+export const httpLoader = (): HttpLoader => {
+  const useWrk = wrkAvailable();
+  if (!useWrk) console.log('  (wrk is not available: loading with the house client, a Node process)');
+  return {
+    tool: useWrk ? 'wrk' : 'house client',
+    measure: async (server, load, durationSeconds = DURATION_SECONDS) => {
+      const before = cpuSeconds(server.pid);
+      const result = useWrk
+        ? await runWrk({ url: server.url, connections: CONNECTIONS, durationSeconds, ...load })
+        : await houseClient(server.url, load, durationSeconds);
+      const cpu = cpuSeconds(server.pid) - before;
+      return { ...result, cpuUsPerRequest: (cpu * 1e6) / Math.max(1, result.requests) };
+    },
+  };
+};
 
 /**
  * Requests per second of the service against a bare Koa route run the same way (one process,
@@ -28,16 +52,8 @@ type Measured = WrkResult & Readonly<{ cpuUsPerRequest: number }>;
  * far less than the rate on a machine shared with other work.
  */
 export const runHttpOverhead = async (): Promise<void> => {
-  const useWrk = wrkAvailable();
-  if (!useWrk) console.log('  (wrk is not available: loading with the house client, a Node process)');
-  const measure = async (server: ServerProcess, load: Load): Promise<Measured> => {
-    const before = cpuSeconds(server.pid);
-    const result = useWrk
-      ? await runWrk({ url: server.url, connections: CONNECTIONS, durationSeconds: DURATION_SECONDS, ...load })
-      : await houseClient(server.url, load);
-    const cpu = cpuSeconds(server.pid) - before;
-    return { ...result, cpuUsPerRequest: (cpu * 1e6) / Math.max(1, result.requests) };
-  };
+  const loader = httpLoader();
+  const measure = (server: ServerProcess, load: Load) => loader.measure(server, load);
   const cores = availableParallelism();
   for (const workers of cores > 1 ? [1, cores] : [1]) {
     const dir = tempDir();
@@ -72,16 +88,13 @@ export const runHttpOverhead = async (): Promise<void> => {
         ...(measured === baseline ? {} : { baseline: base }),
       });
       const setup = workers === 1 ? 'one process' : `${workers} API workers (node:cluster), bare Koa the same`;
-      printTable(
-        `HTTP, ${setup}, ${CONNECTIONS} connections, ${DURATION_SECONDS} s each (${useWrk ? 'wrk' : 'house client'})`,
-        [
-          row('bare Koa route', baseline),
-          row('GET /ping', ping),
-          row('GET /dids/{scope}/{name}, token checked', did),
-          row('GET /accounts/root, token and access checked', account),
-          row('POST /accounts/{new}, durable + projected', write),
-        ],
-      );
+      printTable(`HTTP, ${setup}, ${CONNECTIONS} connections, ${DURATION_SECONDS} s each (${loader.tool})`, [
+        row('bare Koa route', baseline),
+        row('GET /ping', ping),
+        row('GET /dids/{scope}/{name}, token checked', did),
+        row('GET /accounts/root, token and access checked', account),
+        row('POST /accounts/{new}, durable + projected', write),
+      ]);
       const failures = [baseline, ping, did, account, write].reduce((sum, measured) => sum + measured.failures, 0);
       if (failures > 0) console.log(`  (${failures} requests failed or answered otherwise)`);
     } finally {
@@ -92,11 +105,11 @@ export const runHttpOverhead = async (): Promise<void> => {
   }
 };
 
-const houseClient = async (url: string, load: Load): Promise<WrkResult> => {
+const houseClient = async (url: string, load: Load, durationSeconds: number): Promise<WrkResult> => {
   const result = await runLoad({
     url,
     concurrency: Math.min(CONNECTIONS, 16),
-    durationMs: DURATION_SECONDS * 1000,
+    durationMs: durationSeconds * 1000,
     ...(load.headers ? { headers: load.headers } : {}),
     ...(load.postUnique
       ? {

@@ -19,7 +19,7 @@ import { tempDir } from './lib/tempDir.ts';
  */
 
 const DATASETS = Number(process.env.BENCH_RULE_DATASETS ?? 100);
-const JUDGE_ROLES = 'judge-injector,judge-evaluator,judge-repairer,judge-cleaner';
+export const JUDGE_ROLES = 'judge-injector,judge-evaluator,judge-repairer,judge-cleaner';
 const SCOPE = 'bench';
 const SOURCE = 'BENCH_SOURCE';
 const TARGETS = ['BENCH_TARGET_1', 'BENCH_TARGET_2', 'BENCH_TARGET_3', 'BENCH_TARGET_4'] as const;
@@ -41,7 +41,7 @@ export const addRse = async (call: Call, rse: string): Promise<void> => {
 };
 
 /** `count` files of 1 MB with a replica on the source, attached to `dataset` 1000 per call. */
-const fillDataset = async (call: Call, dataset: string, prefix: string, count: number) => {
+export const fillDataset = async (call: Call, dataset: string, prefix: string, count: number): Promise<void> => {
   for (let start = 0; start < count; start += 1000) {
     const dids = Array.from({ length: Math.min(1000, count - start) }, (_, offset) => ({
       scope: SCOPE,

@@ -1,3 +1,4 @@
+import { runAimsBenchmark } from './aims.ts';
 import { runAppendRates } from './appendRates.ts';
 import { runDeletionBenchmark } from './deletion.ts';
 import { runHttpOverhead } from './httpOverhead.ts';
@@ -16,6 +17,7 @@ import { runTransferBenchmark } from './transfers.ts';
  * baseline measured in the same run. Figures depend on the machine; they are never test thresholds.
  */
 const benchmarks: Record<string, () => Promise<void>> = {
+  aims: runAimsBenchmark,
   appends: runAppendRates,
   deletion: runDeletionBenchmark,
   http: runHttpOverhead,
@@ -33,9 +35,10 @@ const benchmarks: Record<string, () => Promise<void>> = {
 // Names come first; options after them (`npm run bench scale -- --files 100000`) are the benchmarks' own.
 const firstOption = process.argv.findIndex((arg, index) => index >= 2 && arg.startsWith('-'));
 const chosen = process.argv.slice(2, firstOption === -1 ? undefined : firstOption);
-// The soak (ten minutes) and the scale run (a million files) only when named.
-const longOnes = new Set(['soak', 'scale']);
-for (const name of chosen.length > 0 ? chosen : Object.keys(benchmarks).filter((name) => !longOnes.has(name))) {
+// The soak (ten minutes), the aims (the other benchmarks' flows again, side by side) and the
+// scale run (a million files) only when named.
+const onlyNamed = new Set(['soak', 'aims', 'scale']);
+for (const name of chosen.length > 0 ? chosen : Object.keys(benchmarks).filter((name) => !onlyNamed.has(name))) {
   const benchmark = benchmarks[name];
   if (!benchmark) {
     console.error(`unknown benchmark ${name}; known: ${Object.keys(benchmarks).join(', ')}`);

@@ -1,25 +1,35 @@
 /** Prints benchmark rows as an aligned table; every figure sits next to its same-run baseline. */
 export type Row = Readonly<{ name: string; value: number; unit: string; baseline?: { name: string; value: number } }>;
 
-const format = (value: number): string =>
+/** A figure as the tables print it: thousands separated from 100 on, two significant decimals below. */
+export const formatNumber = (value: number): string =>
   value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(value >= 10 ? 1 : 2);
 
-export const printTable = (title: string, rows: readonly Row[]): void => {
-  const lines = rows.map((row) => [
-    row.name,
-    `${format(row.value)} ${row.unit}`,
-    row.baseline ? `${((row.value / row.baseline.value) * 100).toFixed(1)}% of ${row.baseline.name}` : '',
-  ]);
-  const widths = [0, 1, 2].map((column) => Math.max(...lines.map((line) => line[column]!.length)));
+/** Prints `lines` under `title` as aligned columns (the first line may be a header); empty cells stay empty. */
+export const printColumns = (title: string, lines: readonly (readonly string[])[]): void => {
+  const columns = Math.max(...lines.map((line) => line.length));
+  const widths = Array.from({ length: columns }, (_, column) =>
+    Math.max(...lines.map((line) => (line[column] ?? '').length)),
+  );
   console.log(`\n${title}`);
   for (const line of lines)
     console.log(
-      `  ${line
-        .map((cell, column) => cell.padEnd(widths[column]!))
+      `  ${widths
+        .map((width, column) => (line[column] ?? '').padEnd(width))
         .join('   ')
         .trimEnd()}`,
     );
 };
+
+export const printTable = (title: string, rows: readonly Row[]): void =>
+  printColumns(
+    title,
+    rows.map((row) => [
+      row.name,
+      `${formatNumber(row.value)} ${row.unit}`,
+      row.baseline ? `${((row.value / row.baseline.value) * 100).toFixed(1)}% of ${row.baseline.name}` : '',
+    ]),
+  );
 
 /** Runs `work` and returns how long it took in milliseconds. */
 export const timed = async (work: () => Promise<unknown> | unknown): Promise<number> => {

@@ -48,23 +48,30 @@ export const startProcess = async (
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
+  let buffer = '';
+  let onData: ((chunk: Buffer) => void) | undefined;
   const url = await new Promise<string>((resolve, reject) => {
-    let buffer = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    onData = (chunk: Buffer) => {
       buffer += chunk.toString();
-      for (const line of buffer.split('\n')) {
+      const end = buffer.lastIndexOf('\n');
+      // Only whole lines: a line may arrive in pieces, and the workers of a cluster share the pipe.
+      for (const line of buffer.slice(0, end + 1).split('\n')) {
         if (!line.startsWith('{')) continue;
-        const parsed = JSON.parse(line) as { msg?: string; url?: string };
-        if (parsed.msg === readyMessage) resolve(parsed.url ?? '');
+        try {
+          const parsed = JSON.parse(line) as { msg?: string; url?: string };
+          if (parsed.msg === readyMessage) resolve(parsed.url ?? '');
+        } catch {
+          // Not a log line of ours.
+        }
       }
-      buffer = buffer.slice(buffer.lastIndexOf('\n') + 1);
-    });
+      buffer = buffer.slice(end + 1);
+    };
+    child.stdout!.on('data', onData);
     child.once('exit', (code) => reject(new Error(`${entry} exited with ${code} before it was ready`)));
   });
-  // The server's own errors (an answer 500 names only its request id) go to the bench's stderr.
-  child.stdout!.on('data', (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n')) if (/^\{"level":(50|60),/.test(line)) console.error(line);
-  });
+  // Once ready, the server's log is drained unread: parsing it would load the measuring process.
+  child.stdout!.off('data', onData!);
+  child.stdout!.resume();
   const pid = child.pid!;
   return {
     url,

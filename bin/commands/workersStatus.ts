@@ -1,12 +1,9 @@
-import { settingValue } from '../../domain/config/settings.ts';
 import type { ServiceConfig } from '../../infra/config.ts';
 import { findRedisUrl } from '../../infra/queue/redisUrlFile.ts';
 import { openStores } from '../../infra/stores.ts';
-import { configSections } from '../../projections/config/configQueries.ts';
 import { allProjections } from '../../projections/index.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
-import { reactsTo } from '../../workers/role.ts';
-import { RoleStatusStore } from '../../workers/roleStatus.ts';
+import { daemonStatus } from '../../workers/daemonStatus.ts';
 import { allRoles } from '../../workers/roles.ts';
 import { printTable, wrapLine } from './table.ts';
 
@@ -27,24 +24,10 @@ export const workersStatusCommand = async (
     return 1;
   }
   const { eventStore, readStore } = await openStores(config);
-  const status = new RoleStatusStore(redisUrl, config.queuePrefix);
   try {
     const readModels = new ReadModels(readStore, allProjections);
     await readModels.refresh();
-    const sections = await configSections(readModels);
-    const roles = await status.statusOf(allRoles);
-    const rows = roles.map((role) => {
-      const definition = allRoles.find((candidate) => candidate.name === role.role)!;
-      const shown =
-        definition.kind === 'scheduled'
-          ? (definition.settings ?? []).map((setting) => `${setting.option} ${String(settingValue(sections, setting))}`)
-          : [];
-      const trigger =
-        definition.kind === 'scheduled'
-          ? `every ${settingValue(sections, definition.interval)} s${shown.length > 0 ? ` (${shown.join(', ')})` : ''}`
-          : reactsTo(definition).join(', ');
-      return { ...role, trigger };
-    });
+    const rows = await daemonStatus(redisUrl, config.queuePrefix, readModels, allRoles);
     if (options.json) {
       console.log(JSON.stringify(rows, null, 2));
       return 0;
@@ -76,7 +59,6 @@ export const workersStatusCommand = async (
     }
     return 0;
   } finally {
-    await status.close();
     await eventStore.close();
     await readStore.close();
   }

@@ -127,10 +127,18 @@ describe('Reactor and workers (real Redis)', () => {
     try {
       await waitUntil(() => processed.some((job) => job.eventId === event.id), 10_000);
       expect(processed).to.deep.equal([{ n: 3, eventId: event.id }]);
+      // The cycle is recorded once `process` has returned: wait for it rather than race it.
       const status = new RoleStatusStore(redisUrl(), prefix);
-      const [reported] = await status.statusOf([role]);
-      await status.close();
-      expect(reported!.lastCycle).to.include({ jobId: event.id, done: 1, skipped: 0, error: null });
+      try {
+        let [reported] = await status.statusOf([role]);
+        for (const deadline = Date.now() + 10_000; !reported?.lastCycle && Date.now() < deadline;) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          [reported] = await status.statusOf([role]);
+        }
+        expect(reported!.lastCycle).to.include({ jobId: event.id, done: 1, skipped: 0, error: null });
+      } finally {
+        await status.close();
+      }
     } finally {
       await reactor.stop();
       await host.stop();
