@@ -396,11 +396,16 @@ const printTenth = (tenth: Tenth, probeFiles: number, elapsedMs: number): void =
   const rows: Row[] = [
     { name: 'registration of this tenth', value: tenth.registerFilesPerSecond, unit: 'files/s', baseline: rawInsert },
     { name: "  the server's CPU per file", value: tenth.registerCpuUsPerFile, unit: 'µs' },
-    {
-      name: 'rules on its 1000-file datasets (locks made in the POST)',
-      value: tenth.datasetRuleLocksPerSecond,
-      unit: 'locks/s',
-    },
+    // None when the tenth is its probe dataset alone (runs of 100 000 files or fewer).
+    ...(Number.isNaN(tenth.datasetRuleLocksPerSecond)
+      ? []
+      : [
+          {
+            name: 'rules on its 1000-file datasets (locks made in the POST)',
+            value: tenth.datasetRuleLocksPerSecond,
+            unit: 'locks/s',
+          },
+        ]),
     {
       name: `list_replicas of a ${probeFiles}-file dataset`,
       value: perSecond(tenth.list.rows, tenth.list.ms),
@@ -470,7 +475,8 @@ const printSummary = (tenths: readonly Tenth[], probeFiles: number, elapsedMs: n
   const header = ['files', ...tenths.map((t) => t.files.toLocaleString('en-US')), 'last/first'];
   const lines = series.map(([name, of]) => {
     const values = tenths.map(of);
-    const ratio = values.length > 1 ? `${((values.at(-1)! / values[0]!) * 100).toFixed(0)}%` : '';
+    const last = values.length > 1 ? values.at(-1)! / values[0]! : Number.NaN;
+    const ratio = Number.isFinite(last) ? `${(last * 100).toFixed(0)}%` : '';
     return [name, ...values.map(format), ratio];
   });
   const widths = header.map((_, column) => Math.max(...[header, ...lines].map((line) => line[column]!.length)));
