@@ -16,7 +16,8 @@ export const STREAM_ONLY: readonly string[] = [NDJSON_TYPE];
  */
 export const sendJson = (ctx: Context, value: unknown, status = 200): void => {
   ctx.status = status;
-  ctx.set('Content-Type', JSON_TYPE);
+  // Node's own call: Koa's ctx.set allocates arrays for every header (most answers are JSON).
+  ctx.res.setHeader('Content-Type', JSON_TYPE);
   ctx.body = JSON.stringify(value);
 };
 

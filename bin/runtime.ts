@@ -173,6 +173,8 @@ const startRoles = async (
     logger,
     ...(signals && config.eventStore.kind === 'sqlite' ? { appended: signals.signal('appended') } : {}),
     ...(worker && config.eventStore.kind === 'sqlite' ? { appendsVia: worker.appends } : {}),
+    // Where requests wait on the log's commits: its fsync off the event loop that serves them.
+    writerThread: config.logWriterThread && (roles.api || primary),
   });
   undo.push(
     () => eventStore.close(),

@@ -100,6 +100,11 @@ const environmentSchema = z.object({
   /** `dms serve` runs the projections on a thread of their own (a second core); false: on the API's thread. */
   DMS_PROJECTION_THREAD: booleanText.default(true),
   /**
+   * The process that writes the SQLite event log commits on a thread of its own, so that a group
+   * commit's fsync does not stop its event loop; false: on its main thread.
+   */
+  DMS_LOG_WRITER_THREAD: booleanText.default(true),
+  /**
    * API worker processes of `dms serve`, sharing its port (bin/cluster/); default: one per core.
    * 1 serves the API in the one process that also projects and runs the daemons.
    */
@@ -197,6 +202,8 @@ export type ServiceConfig = Readonly<{
   /** Seconds before a job of a dead worker process is taken over (DMS_JOB_LOCK_SECONDS). */
   jobLockSeconds: number;
   projectionThread: boolean;
+  /** Commit the SQLite event log on a thread of its own (DMS_LOG_WRITER_THREAD). */
+  logWriterThread: boolean;
   /** API worker processes of `dms serve` (DMS_API_WORKERS; 1: none, the API runs in the one process). */
   apiWorkers: number;
   metrics: 'loopback' | 'open' | 'off';
@@ -250,6 +257,7 @@ const serviceConfigSchema = z.object({
   workers: z.boolean(),
   jobLockSeconds: z.number(),
   projectionThread: z.boolean(),
+  logWriterThread: z.boolean(),
   apiWorkers: z.number(),
   metrics: z.enum(['loopback', 'open', 'off']),
   metricsPort: z.number().or(z.undefined()),
@@ -338,6 +346,7 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     workers: env.DMS_WORKERS,
     jobLockSeconds: env.DMS_JOB_LOCK_SECONDS,
     projectionThread: env.DMS_PROJECTION_THREAD,
+    logWriterThread: env.DMS_LOG_WRITER_THREAD,
     apiWorkers: env.DMS_API_WORKERS ?? availableParallelism(),
     metrics: env.DMS_METRICS,
     metricsPort: env.DMS_METRICS_PORT,

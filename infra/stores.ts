@@ -35,6 +35,11 @@ export const openStores = async (
      * process at the other end of the channel, which also checkpoints the SQLite files.
      */
     appendsVia?: AppendChannel;
+    /**
+     * Commit the SQLite log on a thread of its own (SqliteEventStore's `writerThread`): for the
+     * process serving the API or a cluster's primary (DMS_LOG_WRITER_THREAD), not for tools.
+     */
+    writerThread?: boolean;
   }> = {},
 ): Promise<{ eventStore: EventStore; readStore: ReadStore }> => {
   if (config.eventStore.kind === 'sqlite' || config.readStore.kind === 'sqlite')
@@ -44,6 +49,8 @@ export const openStores = async (
     config.eventStore.kind === 'sqlite'
       ? new SqliteEventStore(join(config.dataDir, 'events.sqlite'), {
           backgroundCheckpoints: checkpoints,
+          // The process that writes the log commits on a thread: its fsync does not stop the API.
+          writerThread: checkpoints && options.writerThread === true,
           ...(options.appended ? { crossProcess: options.appended } : {}),
         })
       : await openEsdb(config.eventStore.url, config, options.logger);

@@ -53,6 +53,23 @@ eventStoreContract('SQLite with background WAL checkpoints', async () => {
   };
 });
 
+/** As `dms serve` writes the log: commits on a thread of their own (sqliteWriterThread.ts). */
+eventStoreContract('SQLite, committing on a writer thread', async () => {
+  const dir = makeTempDir();
+  const store = new SqliteEventStore(join(dir.path, 'events.sqlite'), {
+    pollIntervalMs: 20,
+    backgroundCheckpoints: true,
+    writerThread: true,
+  });
+  return {
+    store,
+    dispose: async () => {
+      await store.close();
+      dir.dispose();
+    },
+  };
+});
+
 /**
  * An API worker of a `dms serve` cluster: it reads the file through its own connection and sends
  * appends to the writer; here the channel is the structured clone the cluster's IPC applies, both
@@ -161,6 +178,48 @@ describe('SqliteEventStore specifics', () => {
       'Three',
       'Four',
     ]);
+    await store.close();
+  });
+
+  it('on a writer thread, commits appends of the same tick together, failing only the stale one', async () => {
+    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'), { writerThread: true });
+    const taken = uniqueName('taken-');
+    await store.appendToStream(taken, [newEvent('A')]);
+    const before = store.commitStats();
+    const outcomes = await Promise.allSettled([
+      store.appendToStream(uniqueName('next-'), [newEvent('One')], 'no_stream'),
+      store.appendToStream(taken, [newEvent('Stale')], 'no_stream'),
+      store.appendToStreams([{ streamName: uniqueName('next-'), events: [newEvent('Two'), newEvent('Three')] }]),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+    // The refusal keeps its class across the thread: the command handler decides again on it.
+    expect((outcomes[1] as PromiseRejectedResult).reason).to.be.instanceOf(WrongExpectedRevisionError);
+    const after = store.commitStats();
+    expect([after.commits - before.commits, after.appends - before.appends]).to.deep.equal([1, 3]);
+    expect(await store.readStream(taken)).to.have.length(1);
+    expect((await store.readAll({ maxCount: 10 })).map((event) => event.type)).to.deep.equal([
+      'A',
+      'One',
+      'Two',
+      'Three',
+    ]);
+    await store.close();
+  });
+
+  it('on a writer thread, commits a large group after the small ones before it, in their order', async () => {
+    const store = new SqliteEventStore(join(dir.path, 'events.sqlite'), { writerThread: true });
+    const small = uniqueName('small-');
+    const large = uniqueName('large-');
+    const first = store.appendToStream(small, [newEvent('Small')]);
+    // The small group is on its way to the thread; the large one (written on this thread) waits for it.
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = store.appendToStream(
+      large,
+      Array.from({ length: 200 }, () => newEvent('Large')),
+    );
+    const [one, two] = await Promise.all([first, second]);
+    expect(two.position).to.equal(one.position + 200n);
+    expect(await store.readStream(large)).to.have.length(200);
     await store.close();
   });
 
