@@ -8,6 +8,7 @@ import { runPosixCopies } from './posixCopies.ts';
 import { runRebuildBenchmark } from './rebuild.ts';
 import { runReplicaBenchmark } from './replicas.ts';
 import { runRuleBenchmark } from './rules.ts';
+import { runScaleBenchmark } from './scale.ts';
 import { runSoak } from './soak.ts';
 import { runSubscriptionBenchmark } from './subscriptions.ts';
 import { runTransferBenchmark } from './transfers.ts';
@@ -27,14 +28,18 @@ const benchmarks: Record<string, () => Promise<void>> = {
   rebuild: runRebuildBenchmark,
   replicas: runReplicaBenchmark,
   rules: runRuleBenchmark,
+  scale: runScaleBenchmark,
   soak: runSoak,
   subscriptions: runSubscriptionBenchmark,
   transfers: runTransferBenchmark,
 };
 
-const chosen = process.argv.slice(2);
-// The soak (ten minutes) and the aims (the other benchmarks' flows again, side by side) only when named.
-const onlyNamed = new Set(['soak', 'aims']);
+// Names come first; options after them (`npm run bench scale -- --files 100000`) are the benchmarks' own.
+const firstOption = process.argv.findIndex((arg, index) => index >= 2 && arg.startsWith('-'));
+const chosen = process.argv.slice(2, firstOption === -1 ? undefined : firstOption);
+// The soak (ten minutes), the aims (the other benchmarks' flows again, side by side) and the
+// scale run (a million files) only when named.
+const onlyNamed = new Set(['soak', 'aims', 'scale']);
 for (const name of chosen.length > 0 ? chosen : Object.keys(benchmarks).filter((name) => !onlyNamed.has(name))) {
   const benchmark = benchmarks[name];
   if (!benchmark) {
