@@ -1,16 +1,12 @@
 import {
   isWrongExpectedRevision,
-  type AllSubscription,
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
   type NewEvent,
-  type ReadAllOptions,
-  type ReadStreamOptions,
-  type RecordedEvent,
   type StreamAppend,
-  type SubscribeToAllOptions,
 } from '../../infra/eventstore/eventStore.ts';
+import { DelegatingEventStore } from '../../infra/eventstore/delegatingEventStore.ts';
 import type { AppendOutcome, ServiceMetrics } from './serviceMetrics.ts';
 
 /**
@@ -18,13 +14,15 @@ import type { AppendOutcome, ServiceMetrics } from './serviceMetrics.ts';
  * commit included) by outcome; reads pass straight through. Wrapping the port rather than the
  * command handler counts every writer alike: routes, daemons, the CLI's commands in `dms serve`.
  */
-export class MeteredEventStore implements EventStore {
+export class MeteredEventStore extends DelegatingEventStore {
   constructor(
-    private readonly inner: EventStore,
+    inner: EventStore,
     private readonly metrics: ServiceMetrics,
-  ) {}
+  ) {
+    super(inner);
+  }
 
-  appendToStream(
+  override appendToStream(
     streamName: string,
     events: readonly NewEvent[],
     expectedRevision?: ExpectedRevision,
@@ -32,39 +30,11 @@ export class MeteredEventStore implements EventStore {
     return this.timed(events.length, () => this.inner.appendToStream(streamName, events, expectedRevision));
   }
 
-  appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+  override appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     return this.timed(
       appends.reduce((count, append) => count + append.events.length, 0),
       () => this.inner.appendToStreams(appends),
     );
-  }
-
-  readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
-    return this.inner.readStream(streamName, options);
-  }
-
-  readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
-    return this.inner.readAll(options);
-  }
-
-  readEventsAt(positions: readonly bigint[]): Promise<RecordedEvent[]> {
-    return this.inner.readEventsAt(positions);
-  }
-
-  streamRevision(streamName: string): Promise<bigint | 'no_stream'> {
-    return this.inner.streamRevision(streamName);
-  }
-
-  subscribeToAll(options?: SubscribeToAllOptions): AllSubscription {
-    return this.inner.subscribeToAll(options);
-  }
-
-  headPosition(): Promise<bigint> {
-    return this.inner.headPosition();
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
   }
 
   private async timed<T>(events: number, append: () => Promise<T>): Promise<T> {

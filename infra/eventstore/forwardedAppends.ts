@@ -3,17 +3,13 @@ import {
   EventIdConflictError,
   isEventMetadata,
   WrongExpectedRevisionError,
-  type AllSubscription,
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
   type NewEvent,
-  type ReadAllOptions,
-  type ReadStreamOptions,
-  type RecordedEvent,
   type StreamAppend,
-  type SubscribeToAllOptions,
 } from './eventStore.ts';
+import { DelegatingEventStore } from './delegatingEventStore.ts';
 
 /** Carries a decision's appends to the process that writes the log, and its outcome back. */
 export interface AppendChannel {
@@ -28,13 +24,15 @@ export interface AppendChannel {
  * there, inside that transaction, so a worker deciding on a state it read here loses nothing but
  * a retry when another worker wrote first.
  */
-export class ForwardingEventStore implements EventStore {
+export class ForwardingEventStore extends DelegatingEventStore {
   constructor(
-    private readonly reader: EventStore,
+    reader: EventStore,
     private readonly channel: AppendChannel,
-  ) {}
+  ) {
+    super(reader);
+  }
 
-  async appendToStream(
+  override async appendToStream(
     streamName: string,
     events: readonly NewEvent[],
     expectedRevision: ExpectedRevision = 'any',
@@ -44,36 +42,8 @@ export class ForwardingEventStore implements EventStore {
     return result;
   }
 
-  appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+  override appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     return this.channel.append(appends);
-  }
-
-  readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
-    return this.reader.readStream(streamName, options);
-  }
-
-  readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
-    return this.reader.readAll(options);
-  }
-
-  readEventsAt(positions: readonly bigint[]): Promise<RecordedEvent[]> {
-    return this.reader.readEventsAt(positions);
-  }
-
-  streamRevision(streamName: string): Promise<bigint | 'no_stream'> {
-    return this.reader.streamRevision(streamName);
-  }
-
-  subscribeToAll(options?: SubscribeToAllOptions): AllSubscription {
-    return this.reader.subscribeToAll(options);
-  }
-
-  headPosition(): Promise<bigint> {
-    return this.reader.headPosition();
-  }
-
-  close(): Promise<void> {
-    return this.reader.close();
   }
 }
 
