@@ -1,18 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SqliteEventStore } from '../infra/eventstore/sqliteEventStore.ts';
-import { silentLogger } from '../infra/logger.ts';
-import { SqliteReadStore } from '../infra/readstore/sqlite/sqliteReadStore.ts';
+import type { SqliteReadStore } from '../infra/readstore/sqlite/sqliteReadStore.ts';
 import { allProjections } from '../projections/index.ts';
 import type { AnyProjection } from '../projections/projection.ts';
-import { newRebuild, ProjectionRunner, requestRebuild } from '../projections/runtime/projectionRunner.ts';
+import { newRebuild, requestRebuild } from '../projections/runtime/projectionRunner.ts';
 import { projectionStateCollection, type ProjectionStateDocument } from '../projections/runtime/projectionState.ts';
-import { ReadModels } from '../projections/runtime/readModels.ts';
 import { rawBatchRate, rawEventTable } from './appendRates.ts';
 import { client, expectStatus, login, type Call } from './lib/httpClient.ts';
 import { perSecond, printTable, timed, type Row } from './lib/report.ts';
 import { startDms } from './lib/serverProcess.ts';
 import { tempDir } from './lib/tempDir.ts';
+import { withProjectionRunner } from './lib/projectionRunner.ts';
+import { addRse } from './rules.ts';
 
 /** BENCH_REBUILD_DATASETS overrides the number of 1000-file datasets (default 60), for a quick or a larger run. */
 const DATASETS = Number(process.env.BENCH_REBUILD_DATASETS ?? 60);
@@ -20,22 +20,6 @@ const FILES_PER_DATASET = 1000;
 const SCOPE = 'bench';
 const SOURCE = 'BENCH_SOURCE';
 const TARGET = 'BENCH_TARGET';
-
-const addRse = async (call: Call, rse: string): Promise<void> => {
-  expectStatus(await call('POST', `/rses/${rse}`, {}), 201, `RSE ${rse}`);
-  const domains = {
-    lan: { read: 1, write: 1, delete: 1 },
-    wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 },
-  };
-  const protocol = {
-    hostname: `${rse.toLowerCase()}.example.org`,
-    port: 1094,
-    prefix: '/data',
-    impl: 'rucio.rse.protocols.xrootd.Default',
-    domains,
-  };
-  expectStatus(await call('POST', `/rses/${rse}/protocols/root`, protocol), 201, `protocol of ${rse}`);
-};
 
 /**
  * The log a rebuild replays, written through the API of a `dms serve` without workers: files
@@ -104,18 +88,8 @@ export type RebuildFigures = Readonly<{ ms: number; cpuMs: number; rows: number;
 export const rebuildProjections = async (
   dataDir: string,
   projections: readonly AnyProjection[] = allProjections,
-): Promise<RebuildFigures> => {
-  const eventStore = new SqliteEventStore(join(dataDir, 'events.sqlite'), { backgroundCheckpoints: true });
-  const readStore = new SqliteReadStore(join(dataDir, 'readmodels.sqlite'), { backgroundCheckpoints: true });
-  const readModels = new ReadModels(readStore, allProjections);
-  const runner = new ProjectionRunner({
-    eventStore,
-    readStore,
-    readModels,
-    projections: allProjections,
-    logger: silentLogger(),
-  });
-  try {
+): Promise<RebuildFigures> =>
+  withProjectionRunner(dataDir, async (runner, { readStore }) => {
     const states = readStore.collection<ProjectionStateDocument>(projectionStateCollection);
     const now = new Date().toISOString();
     for (const projection of projections) {
@@ -138,12 +112,7 @@ export const rebuildProjections = async (
     };
     await runner.dropReplacedGenerations();
     return figures;
-  } finally {
-    await runner.stop();
-    await eventStore.close();
-    await readStore.close();
-  }
-};
+  });
 
 /** Raw SQLite's rate inserting `count` rows, 1000 per commit (the baseline of the same run). */
 const rawRate = (count: number): number => {

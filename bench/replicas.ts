@@ -1,15 +1,10 @@
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { SqliteEventStore } from '../infra/eventstore/sqliteEventStore.ts';
-import { silentLogger } from '../infra/logger.ts';
-import { SqliteReadStore } from '../infra/readstore/sqlite/sqliteReadStore.ts';
-import { allProjections } from '../projections/index.ts';
-import { ProjectionRunner } from '../projections/runtime/projectionRunner.ts';
-import { ReadModels } from '../projections/runtime/readModels.ts';
 import { rawBatchRate, rawEventTable } from './appendRates.ts';
 import { perSecond, printTable, timed, type Row } from './lib/report.ts';
 import { startDms, startProcess, type ServerProcess } from './lib/serverProcess.ts';
 import { tempDir } from './lib/tempDir.ts';
+import { withProjectionRunner } from './lib/projectionRunner.ts';
 import { client as httpClient, expectStatus, login, type Call } from './lib/httpClient.ts';
 
 /** BENCH_DATASETS overrides the number of 1000-file datasets (default 100), for a quick run. */
@@ -75,29 +70,14 @@ const register = async (call: Call): Promise<void> => {
  * Projects everything the API process wrote, in this process, from scratch: the projections' own
  * rate, with nothing else competing for the CPU. Returns the milliseconds until caught up.
  */
-const projectAll = async (dataDir: string): Promise<number> => {
-  const eventStore = new SqliteEventStore(join(dataDir, 'events.sqlite'), { backgroundCheckpoints: true });
-  const readStore = new SqliteReadStore(join(dataDir, 'readmodels.sqlite'), { backgroundCheckpoints: true });
-  const readModels = new ReadModels(readStore, allProjections);
-  const runner = new ProjectionRunner({
-    eventStore,
-    readStore,
-    readModels,
-    projections: allProjections,
-    logger: silentLogger(),
-  });
-  try {
+const projectAll = (dataDir: string): Promise<number> =>
+  withProjectionRunner(dataDir, async (runner, { eventStore }) => {
     const head = await eventStore.headPosition();
-    return await timed(async () => {
+    return timed(async () => {
       await runner.start();
       if (!(await runner.waitFor(head, 600_000))) throw new Error('the projections did not catch up');
     });
-  } finally {
-    await runner.stop();
-    await eventStore.close();
-    await readStore.close();
-  }
-};
+  });
 
 /** Streams the container's replicas, counting lines and sampling the server's memory meanwhile. */
 const streamContainer = async (
