@@ -44,6 +44,8 @@ export type NameKind = keyof typeof NAME_RULES;
 
 type NameRule = Readonly<{ pattern: RegExp; maxLength: number }>;
 
+const CLIMB_FREE = /^\/?(?!\.\.?(?:\/|$))[^/]+(?:\/(?!\.\.?(?:\/|$))[^/]+)*$/;
+
 /**
  * Where a scope or a name has a path segment that does not name a directory or file of its own:
  * `.`, `..`, or an empty one (`a//b`, a trailing `/`). A DID's name and its scope become a path
@@ -52,6 +54,9 @@ type NameRule = Readonly<{ pattern: RegExp; maxLength: number }>;
  * `/vo/dir/file`): that is not an empty segment. Refused whatever the schema's pattern says.
  */
 export const pathSegmentProblem = (value: string): string | undefined => {
+  // The common case in one linear pass (listings ask for every file): names of non-empty
+  // segments, none of them `.` or `..`, after at most one leading `/`.
+  if (CLIMB_FREE.test(value)) return undefined;
   const segments = (value.startsWith('/') ? value.slice(1) : value).split('/');
   for (const segment of segments) {
     if (segment === '.' || segment === '..') return `holds the path segment '${segment}'`;
