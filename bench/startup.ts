@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 import { dmsCommand } from './lib/dmsCommand.ts';
+import { client, expectStatus, login } from './lib/httpClient.ts';
+import { startProcess } from './lib/serverProcess.ts';
+import { addRse } from './rules.ts';
 import { formatNumber, printColumns } from './lib/report.ts';
 import { tempDir } from './lib/tempDir.ts';
 import { cpuSeconds } from './lib/wrk.ts';
@@ -23,8 +26,10 @@ const ROOT = join(import.meta.dirname, '..');
  *   `started` line: the private redis-server, the daemons), and the CPU of every process of the
  *   server until /ping answered.
  * - **Again on that data** (a restart): the same, with root and the read models already there.
- * - **--data DIR**: the same against an existing data directory (say the store `bench scale`
- *   left, with `BENCH_KEEP=1`): what a large store costs the start, per million events.
+ * - **--files N**: the same against a store of N files registered first (1000-file datasets, a
+ *   replica each, as `bench scale` registers them), or **--data DIR** against an existing data
+ *   directory (say the one `bench scale` kept with BENCH_KEEP_DIR=1): what a large store costs
+ *   the start, per million events.
  * - **The command line**: CPU seconds (user + system, from the shell's `times`) of `bin/dms
  *   --help` and `bin/dms projections status`.
  *
@@ -34,7 +39,7 @@ const ROOT = join(import.meta.dirname, '..');
 export const runStartupBenchmark = async (): Promise<void> => {
   const { values } = parseArgs({
     args: process.argv.slice(2),
-    options: { runs: { type: 'string' }, data: { type: 'string' } },
+    options: { runs: { type: 'string' }, data: { type: 'string' }, files: { type: 'string' } },
     strict: false,
   });
   const runs = Number(typeof values.runs === 'string' ? values.runs : (process.env.BENCH_STARTUP_RUNS ?? '5'));
@@ -63,17 +68,21 @@ export const runStartupBenchmark = async (): Promise<void> => {
   rows.push(['bare Koa route (bundled)', ms(bareKoa.firstAnswerMs), '', `${bareKoa.cpuSeconds.toFixed(2)} s`, '']);
   rows.push(startRow('dms serve, empty data directory', empty));
   rows.push(startRow('dms serve, again on that data', again));
-  if (typeof values.data === 'string') {
+  const files = typeof values.files === 'string' ? Number(values.files.replaceAll('_', '')) : 0;
+  const filled = files > 0 ? await storeOf(files) : undefined;
+  const largeDir = typeof values.data === 'string' ? values.data : filled?.path;
+  if (largeDir !== undefined) {
     const large: Start[] = [];
-    for (let run = 0; run < Math.min(runs, 3); run += 1) large.push(await startDms(dms, values.data));
+    for (let run = 0; run < Math.min(runs, 3); run += 1) large.push(await startDms(dms, largeDir));
     const events = large[0]!.events;
-    rows.push(startRow(`dms serve on ${values.data} (${events.toLocaleString('en-US')} events)`, large));
+    rows.push(startRow(`dms serve, a store of ${events.toLocaleString('en-US')} events`, large));
     const extra =
       medianOf(large.map((start) => start.firstAnswerMs)) - medianOf(again.map((start) => start.firstAnswerMs));
     console.log(
       `  a large store adds ${ms(extra)} to the first /ping: ${ms((extra / Math.max(1, events)) * 1e6)} per million events`,
     );
   }
+  filled?.dispose();
   printColumns(`Start-up, median of ${runs} runs (wall time from the spawn; CPU of every process of the server)`, rows);
 
   const cliDir = tempDir();
@@ -295,4 +304,57 @@ const cpuOf = (command: string, args: readonly string[], environment: NodeJS.Pro
   const children = result.stdout.trim().split('\n').at(-1) ?? '';
   const seconds = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((match) => Number(match[1]) * 60 + Number(match[2]));
   return seconds.reduce((sum, value) => sum + value, 0);
+};
+
+/** A data directory holding `files` files with a replica each, registered through the API of a `dms serve`. */
+const storeOf = async (files: number): Promise<{ path: string; dispose(): void }> => {
+  const dir = tempDir();
+  const began = performance.now();
+  const server = await startProcess(
+    'bin/dms.ts',
+    ['serve', '--roles', 'kronos'],
+    { DMS_DATA_DIR: dir.path, PORT: '0', DMS_LOG_LEVEL: 'info', DMS_LOG_FORMAT: 'json' },
+    'API listening',
+  );
+  try {
+    const call = client(server, await login(server), 5);
+    expectStatus(await call('POST', '/scopes/root/bench'), 201, 'scope');
+    await addRse(call, 'STARTUP_SOURCE');
+    const datasets = Math.ceil(files / 1000);
+    const names = Array.from({ length: datasets }, (_, index) => `ds.${index}`);
+    for (let start = 0; start < names.length; start += 1000)
+      expectStatus(
+        await call(
+          'POST',
+          '/dids',
+          names.slice(start, start + 1000).map((name) => ({ scope: 'bench', name, type: 'DATASET' })),
+        ),
+        201,
+        'datasets',
+      );
+    let next = 0;
+    const worker = async () => {
+      for (let index = next++; index < datasets; index = next++) {
+        const count = Math.min(1000, files - index * 1000);
+        const dids = Array.from({ length: count }, (_, offset) => ({
+          scope: 'bench',
+          name: `f.${index}.${offset}`,
+          bytes: 1_000_000,
+          adler32: '0cc737eb',
+        }));
+        expectStatus(
+          await call('POST', `/dids/bench/${names[index]!}/dids`, { rse: 'STARTUP_SOURCE', dids }),
+          201,
+          'attach',
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, worker));
+  } finally {
+    await server.stop();
+  }
+  console.log(
+    `  (registered ${files.toLocaleString('en-US')} files in ${formatNumber((performance.now() - began) / 1000)} s)`,
+  );
+  return dir;
 };
