@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { readOidcProviders, type OidcProviderConfig } from './oidcProviders.ts';
 import { readRseAccounts, RseAccountsInvalid } from './security/rseAccounts.ts';
+import { EnvironmentError } from './environmentError.ts';
 
 /**
  * Configuration comes only from the environment, validated at start. A bad value stops the
@@ -66,6 +67,12 @@ const environmentSchema = z.object({
   DMS_READ_YOUR_WRITES_TIMEOUT_MS: integerText(0, 600_000).default(5000),
   /** pino level: fatal, error, warn, info, debug, trace or silent. */
   DMS_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * `pretty`: one readable line per entry (time, level, message, fields), for people; `json`: one
+   * JSON document per line (pino's), for log collectors. Default: pretty when standard output is
+   * a terminal, json otherwise.
+   */
+  DMS_LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   /** Header a TLS-terminating proxy sets to the client certificate's DN (x509 login); unset = off. */
   DMS_X509_DN_HEADER: z.string().min(1).optional(),
   /** Header a Kerberos-authenticating proxy sets to the principal (gss login); unset = off. */
@@ -186,6 +193,8 @@ export type ServiceConfig = Readonly<{
   tokenLifetimeSeconds: number;
   readYourWritesTimeoutMs: number;
   logLevel: string;
+  /** DMS_LOG_FORMAT, resolved: a terminal gets `pretty` unless told otherwise. */
+  logFormat: 'json' | 'pretty';
   x509DnHeader: string | undefined;
   gssRemoteUserHeader: string | undefined;
   trustProxy: boolean;
@@ -243,6 +252,7 @@ const serviceConfigSchema = z.object({
   tokenLifetimeSeconds: z.number(),
   readYourWritesTimeoutMs: z.number(),
   logLevel: z.string(),
+  logFormat: z.enum(['json', 'pretty']),
   x509DnHeader: z.string().or(z.undefined()),
   gssRemoteUserHeader: z.string().or(z.undefined()),
   trustProxy: z.boolean(),
@@ -277,7 +287,7 @@ const serviceConfigSchema = z.object({
 
 export const parseServiceConfig = (value: unknown): ServiceConfig => serviceConfigSchema.parse(value);
 
-export class ConfigurationInvalidError extends Error {
+export class ConfigurationInvalidError extends EnvironmentError {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((problem) => `  ${problem}`).join('\n')}`);
     this.name = 'ConfigurationInvalidError';
@@ -332,6 +342,7 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     tokenLifetimeSeconds: env.DMS_TOKEN_LIFETIME_SECONDS,
     readYourWritesTimeoutMs: env.DMS_READ_YOUR_WRITES_TIMEOUT_MS,
     logLevel: env.DMS_LOG_LEVEL,
+    logFormat: env.DMS_LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json'),
     x509DnHeader: env.DMS_X509_DN_HEADER,
     gssRemoteUserHeader: env.DMS_GSS_REMOTE_USER_HEADER,
     trustProxy: env.DMS_TRUST_PROXY,
