@@ -35,6 +35,8 @@ import type { Role } from '../workers/role.ts';
 import { Reactor, reactionsOf } from '../workers/reactor.ts';
 import { createWorkerContext } from '../workers/workerContext.ts';
 import { createTransferTools, type TransferTools } from '../infra/transfer/transferTools.ts';
+import { BrokerConnections } from '../infra/messaging/brokerConnections.ts';
+import { createStorages } from '../infra/storage/storages.ts';
 import { WorkerHost } from '../workers/workerHost.ts';
 import { findRedisUrl, forgetRedisUrl, rememberRedisUrl } from '../infra/queue/redisUrlFile.ts';
 import { daemonStatus } from '../workers/daemonStatus.ts';
@@ -321,6 +323,7 @@ const startRoles = async (
   let reactor: Reactor | undefined;
   let workerHost: WorkerHost | undefined;
   let transferTools: TransferTools | undefined;
+  let brokers: BrokerConnections | undefined;
   if (roles.workers) {
     if (!redisUrl) {
       redis = await startPrivateRedisServer({ persistenceDir: join(config.dataDir, 'redis') });
@@ -349,12 +352,17 @@ const startRoles = async (
     transferTools = createTransferTools({ dataDir: config.dataDir });
     const startedTools = transferTools;
     undo.push(() => startedTools.close());
+    brokers = new BrokerConnections();
+    const startedBrokers = brokers;
+    undo.push(() => startedBrokers.close());
     const workerContext = createWorkerContext(
       commands,
       readModels,
       progress,
       logger.child({ role: 'worker' }),
       transferTools,
+      createStorages(),
+      { brokers, password: config.messagingPassword },
     );
     workerHost = new WorkerHost({
       redisUrl,
@@ -413,6 +421,7 @@ const startRoles = async (
       stopRefreshing();
       await workerHost?.stop();
       await transferTools?.close();
+      await brokers?.close();
       await reactor?.stop();
       await runner?.stop();
       await thread?.stop();
