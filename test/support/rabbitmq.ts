@@ -104,15 +104,18 @@ const startBroker = async (): Promise<TestBroker> => {
         tags: [],
       })),
       vhosts: [{ name: '/' }, { name: vhost }],
-      permissions: ['/', vhost].flatMap((name) =>
-        Object.values(users).map(({ login }) => ({
-          user: login,
-          vhost: name,
-          configure: '.*',
-          write: '.*',
-          read: '.*',
-        })),
-      ),
+      permissions: [
+        ...['/', vhost].flatMap((name) =>
+          Object.values(users).map(({ login }) => ({
+            user: login,
+            vhost: name,
+            configure: '.*',
+            write: '.*',
+            read: '.*',
+          })),
+        ),
+        { user: GUEST.login, vhost: '/', configure: '.*', write: '.*', read: '.*' },
+      ],
     }),
   );
   writeFileSync(
