@@ -24,6 +24,12 @@ export type TestBroker = Readonly<{
   users: Readonly<Record<'hermes' | 'reader', Readonly<{ login: string; passcode: string }>>>;
   /** A virtual host besides `/`, which only the two users may use. */
   vhost: string;
+  /**
+   * A STOMP+TLS listener that takes client certificates as logins (the certificate's CN is the
+   * user, as for Rucio's hermes with `use_ssl`), with the files a client needs: the authority
+   * that signed both sides, and `hermes`'s certificate and key. Absent without `openssl`.
+   */
+  tls?: Readonly<{ port: number; caFile: string; certFile: string; keyFile: string }>;
   /** Stops the broker, keeping its data: `start` brings it back on the same ports. */
   stop(): Promise<void>;
   start(): Promise<void>;
@@ -78,6 +84,76 @@ const freePort = (): Promise<number> =>
     });
   });
 
+/**
+ * An authority, a server certificate for 127.0.0.1 and a client certificate whose CN is `client`,
+ * made with openssl in `dir`; undefined when openssl is not there.
+ */
+const makeCertificates = (dir: string, client: string) => {
+  const openssl = (...args: string[]) => spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+  if (openssl('version').error) return undefined;
+  const steps: string[][] = [
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=dms-test-ca',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+    ],
+    ['req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', 'server.key', '-out', 'server.csr'],
+    [
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      'server.ext',
+      '-out',
+      'server.pem',
+    ],
+    ['req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${client}`, '-keyout', 'client.key', '-out', 'client.csr'],
+    [
+      'x509',
+      '-req',
+      '-in',
+      'client.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-out',
+      'client.pem',
+    ],
+  ];
+  writeFileSync(join(dir, 'server.ext'), 'subjectAltName = IP:127.0.0.1, DNS:localhost\n');
+  for (const step of steps) {
+    const made = openssl(...step);
+    if (made.status !== 0) throw new Error(`openssl ${step[0]} failed: ${made.stderr}`);
+  }
+  return {
+    ca: join(dir, 'ca.pem'),
+    server: { cert: join(dir, 'server.pem'), key: join(dir, 'server.key') },
+    client: { cert: join(dir, 'client.pem'), key: join(dir, 'client.key') },
+  };
+};
+
 const startBroker = async (): Promise<TestBroker> => {
   const missing = rabbitmqMissing();
   if (missing) throw new Error(missing);
@@ -93,6 +169,8 @@ const startBroker = async (): Promise<TestBroker> => {
     reader: { login: 'dms-reader', passcode: `pw-${randomBytes(6).toString('hex')}` },
   };
   const vhost = 'dms-tests';
+  const certificates = makeCertificates(dir.path, users.hermes.login);
+  const tlsPort = await freePort();
   writeFileSync(join(dir.path, 'enabled_plugins'), '[rabbitmq_stomp].\n');
   writeFileSync(
     join(dir.path, 'definitions.json'),
@@ -127,6 +205,18 @@ const startBroker = async (): Promise<TestBroker> => {
       `stomp.default_user = ${GUEST.login}`,
       `stomp.default_pass = ${GUEST.passcode}`,
       `load_definitions = ${join(dir.path, 'definitions.json')}`,
+      ...(certificates
+        ? [
+            `stomp.listeners.ssl.1 = 127.0.0.1:${tlsPort}`,
+            `ssl_options.cacertfile = ${certificates.ca}`,
+            `ssl_options.certfile = ${certificates.server.cert}`,
+            `ssl_options.keyfile = ${certificates.server.key}`,
+            'ssl_options.verify = verify_peer',
+            'ssl_options.fail_if_no_peer_cert = true',
+            'stomp.ssl_cert_login = true',
+            'ssl_cert_login_from = common_name',
+          ]
+        : []),
       'log.console = true',
       'log.file = false',
       '',
@@ -194,6 +284,16 @@ const startBroker = async (): Promise<TestBroker> => {
     stompPort,
     users,
     vhost,
+    ...(certificates
+      ? {
+          tls: {
+            port: tlsPort,
+            caFile: certificates.ca,
+            certFile: certificates.client.cert,
+            keyFile: certificates.client.key,
+          },
+        }
+      : {}),
     start,
     stop,
     async dispose() {

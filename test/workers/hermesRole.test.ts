@@ -241,6 +241,37 @@ describe('Roles: hermes sends the messages of the log to a STOMP broker (RabbitM
     ).to.deep.equal(['create_cnt']);
   });
 
+  it('sends over TLS with its client certificate and no login, as Rucio’s hermes with use_ssl', async function () {
+    const tls = broker.tls;
+    if (!tls) {
+      console.log('      skipped: openssl is not installed, so the broker has no TLS listener');
+      this.skip();
+    }
+    const destination = `/queue/${uniqueName('events.')}`;
+    const reader = await read([destination]);
+    await configure({
+      destination,
+      routes: '',
+      event_types: '*',
+      use_ssl: true,
+      port: tls.port,
+      ssl_cert_file: tls.certFile,
+      ssl_key_file: tls.keyFile,
+      ssl_ca_file: tls.caFile,
+    });
+    try {
+      const scope = await newScope(server);
+      expectStatus(await server.root('POST', path(scope, 'over-tls'), { body: { type: 'DATASET' } }), 201);
+      await eventually(
+        () => ofScope(reader.messages, scope).some((message) => message.body.payload.name === 'over-tls'),
+        30_000,
+        'the message sent over TLS',
+      );
+    } finally {
+      await configure({ use_ssl: false });
+    }
+  });
+
   it('refuses a broker password in /config: it comes from the environment', async () => {
     expectError(
       await server.root('POST', '/config', { body: { 'messaging-hermes': { password: 'secret' } } }),
