@@ -2,10 +2,12 @@ import { SETTINGS, settingValue } from '../../domain/config/settings.ts';
 import type { Message } from '../../domain/message/message.ts';
 import { pythonDate } from '../../domain/message/pythonText.ts';
 import { destinationOf, type MessageRouting } from '../../domain/message/messageRouting.ts';
+import type { EventStore } from '../../infra/eventstore/eventStore.ts';
 import type { StompMessage } from '../../infra/messaging/stompPublisher.ts';
 import type { ReadStore } from '../../infra/readstore/readStore.ts';
 import { MessageFeed, type FedMessage } from '../../projections/message/messageFeed.ts';
 import { workerCheckpointsCollection } from '../reactor.ts';
+import type { Upcasters } from '../../domain/shared/upcasting.ts';
 import type { ScheduledRole } from '../role.ts';
 import { brokerEndpoints, brokerHosts, messageRouting } from './hermesEndpoints.ts';
 
@@ -15,6 +17,20 @@ const DAEMON = 'hermes';
 const CYCLE_BUDGET_MS = 60_000;
 
 type CheckpointDocument = { _id: string; checkpoint: string; updatedAt: string };
+
+/**
+ * The feed of each event store, kept between cycles: its folded request batches stay valid
+ * (checked by revision), so a cycle does not read a batch's stream again for each new event.
+ */
+const feeds = new WeakMap<EventStore, MessageFeed>();
+const feedOf = (eventStore: EventStore, upcasters: Upcasters): MessageFeed => {
+  let feed = feeds.get(eventStore);
+  if (!feed) {
+    feed = new MessageFeed(eventStore, upcasters);
+    feeds.set(eventStore, feed);
+  }
+  return feed;
+};
 
 /** The position of the last event whose messages the broker acknowledged (0: none yet). */
 const storedCheckpoint = async (store: ReadStore): Promise<bigint> =>
@@ -85,12 +101,15 @@ export const hermesRole: ScheduledRole = {
     const sections = await context.settings();
     const store = context.readModels.store;
     let after = await storedCheckpoint(store);
-    if (brokerHosts(sections).length === 0)
+    if (brokerHosts(sections).length === 0) {
+      // A broker configured before and removed since is let go.
+      await context.messaging.brokers.close();
       return {
         done: 0,
         skipped: [],
         detail: `no broker configured (messaging-hermes.brokers): messages after position ${after} wait in the log`,
       };
+    }
     const connection = await context.messaging.brokers.publisher(brokerEndpoints(sections, context.messaging.password));
     if ('unavailable' in connection)
       return {
@@ -104,7 +123,7 @@ export const hermesRole: ScheduledRole = {
       };
     const routing = messageRouting(sections);
     const bulk = settingValue(sections, SETTINGS.hermesBulk);
-    const feed = new MessageFeed(context.commands.eventStore, context.commands.upcasters);
+    const feed = feedOf(context.commands.eventStore, context.commands.upcasters);
     const deadline = Date.now() + CYCLE_BUDGET_MS;
     let sent = 0;
     for (;;) {
