@@ -50,6 +50,7 @@ import { registerDaemonRoutes } from './routes/admin/daemons.ts';
 import { registerTransferStatusRoute } from './routes/admin/transfers.ts';
 import { registerEventLogVerifyRoute } from './routes/audit/eventLogVerify.ts';
 import { registerRuleStateRoute } from './routes/audit/ruleState.ts';
+import { registerConsoleReadRoutes } from './routes/console/consoleReads.ts';
 import { registerConsoleRoutes } from './routes/console/consoleRoutes.ts';
 import { consoleFilesMiddleware } from './consoleFiles.ts';
 import type { Logger } from '../infra/logger.ts';
@@ -95,6 +96,7 @@ export const routeTable = (services: Services): RouteTable => {
   registerEventLogVerifyRoute(routes, services);
   registerRuleStateRoute(routes, services);
   registerConsoleRoutes(routes, services);
+  registerConsoleReadRoutes(routes, services);
   registerOpenApiRoutes(routes);
   return routes;
 };
