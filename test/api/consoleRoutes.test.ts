@@ -44,6 +44,19 @@ describe('API: the console’s files and routes', function () {
       expect(answer.headers.location).to.equal('/console/?x=1');
     });
 
+    it('leads a browser at the service’s root to the console, and answers its unknown URLs with a 404 page', async () => {
+      const html = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+      const root = expectStatus(await server.call('GET', '/', { headers: { Accept: html } }), 302);
+      expect(root.headers.location).to.equal('/console/');
+      const page = expectStatus(await server.call('GET', '/no/such/page', { headers: { Accept: html } }), 404);
+      expect(page.headers['content-type']).to.equal('text/html; charset=utf-8');
+      expect(page.headers.exceptionclass).to.equal('NotFound');
+      expect(page.text).to.include('<h1>Nothing here</h1>').and.include('href="/console/"');
+      // Rucio's clients never ask for HTML: they keep Rucio's error format.
+      expectError(await server.call('GET', '/', { headers: { Accept: '*/*' } }), 404, 'NotFound');
+      expectError(await server.call('GET', '/no/such/page'), 404, 'NotFound');
+    });
+
     it('keeps what is not a page, a script, a style or a picture to itself', async () => {
       expectError(await server.call('GET', '/console/tsconfig.json'), 404, 'NotFound');
       expectError(await server.call('GET', '/console/../package.json'), 404, 'NotFound');
