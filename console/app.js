@@ -61,7 +61,11 @@ const NAV = [
   { hash: '#/', label: 'Find data', match: /^\/($|did\/|history\/did\/)/ },
   { hash: '#/rules', label: 'Rules', match: /^\/(rules$|rule\/|history\/rule\/)/ },
   { hash: '#/rules/new', label: 'New rule', match: /^\/rules\/new$/ },
-  { hash: '#/subscriptions', label: 'Subscriptions', match: /^\/(subscriptions|subscription\/|history\/subscription\/)/ },
+  {
+    hash: '#/subscriptions',
+    label: 'Subscriptions',
+    match: /^\/(subscriptions|subscription\/|history\/subscription\/)/,
+  },
   { hash: '#/rses', label: 'Storage', match: /^\/(rses$|rse\/|history\/rse\/)/ },
   { hash: '#/account/me', label: 'My account', match: /^\/account\/me$/ },
 ];
@@ -119,9 +123,20 @@ const renderChrome = (path) => {
   const morePanel = h(
     'div',
     { class: 'more-panel', id: 'nav-more' },
-    h('ul', { 'aria-label': 'More pages' }, everyone.map((item) => navLink(item, path))),
+    h(
+      'ul',
+      { 'aria-label': 'More pages' },
+      everyone.map((item) => navLink(item, path)),
+    ),
     admins.length > 0
-      ? [h('p', { class: 'more-group', id: 'nav-admin' }, 'Admin'), h('ul', { 'aria-labelledby': 'nav-admin' }, admins.map((item) => navLink(item, path)))]
+      ? [
+          h('p', { class: 'more-group', id: 'nav-admin' }, 'Admin'),
+          h(
+            'ul',
+            { 'aria-labelledby': 'nav-admin' },
+            admins.map((item) => navLink(item, path)),
+          ),
+        ]
       : null,
   );
   const moreButton = h(
@@ -301,4 +316,3 @@ const refreshSession = async () => {
   if (session && token() === current) remember(current, session);
 };
 void refreshSession().then(() => show());
-

@@ -142,7 +142,9 @@ export const parseTimeInput = (text) => {
   const match = ISO_UTC.exec(value);
   if (!match) return new Error(`“${value}” is not a time in ISO 8601 UTC, such as 2026-11-26T09:29:27Z.`);
   const [, year, month, day, hour = '00', minute = '00', second = '00'] = match;
-  const time = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second)));
+  const time = new Date(
+    Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second)),
+  );
   if (Number.isNaN(time.getTime()) || time.getUTCDate() !== Number(day))
     return new Error(`“${value}” is not a date of the calendar.`);
   return time;

@@ -57,7 +57,12 @@ const requestsOf = (data) => (Array.isArray(data.requests) ? data.requests : [])
 /** @param {any} data @param {string} what */
 const transfers = (data, what) => {
   const requests = requestsOf(data);
-  const to = namesIn(requests, 'destRse') || namesIn(requests.map((/** @type {any} */ item) => item.request), 'destRse');
+  const to =
+    namesIn(requests, 'destRse') ||
+    namesIn(
+      requests.map((/** @type {any} */ item) => item.request),
+      'destRse',
+    );
   return `${plural(requests.length, 'transfer')} ${what}${to ? ` to ${to}` : ''}`;
 };
 
@@ -138,7 +143,8 @@ const SENTENCES = {
   RuleNotified: (data) => `${plural(count(data.messages), 'message')} for rule on ${didOf(data)}`,
   // Transfers
   RequestQueued: (data) => transfers(data, 'queued'),
-  RequestPrepared: (data) => `${plural(count(data.requests), 'transfer')} given a source (${namesIn(data.requests, 'sourceRse')})`,
+  RequestPrepared: (data) =>
+    `${plural(count(data.requests), 'transfer')} given a source (${namesIn(data.requests, 'sourceRse')})`,
   RequestSourcesUnavailable: (data) =>
     `${plural(count(data.requests), 'transfer')} without a source: ${namesIn(data.requests, 'reason')}`,
   RequestReleased: (data) => `${plural(count(data.requests), 'transfer')} released to the submitter`,
@@ -149,10 +155,12 @@ const SENTENCES = {
   TransferSucceeded: (data) => transfers(data, 'done'),
   TransferFailed: (data) => `${transfers(data, 'failed')}: ${namesIn(requestsOf(data), 'reason')}`,
   TransferLost: (data) => `${transfers(data, 'lost')}: ${namesIn(requestsOf(data), 'reason')}`,
-  RequestArchived: (data) => `${plural(count(data.requests), 'transfer')} archived (${namesIn(data.requests, 'state')})`,
+  RequestArchived: (data) =>
+    `${plural(count(data.requests), 'transfer')} archived (${namesIn(data.requests, 'state')})`,
   RequestCancelled: (data) => `${plural(count(data.requests), 'transfer')} cancelled`,
   // Accounts and identities
-  AccountCreated: (data) => `account ${data.account} created (${String(data.type ?? data.accountType ?? '').toLowerCase()})`,
+  AccountCreated: (data) =>
+    `account ${data.account} created (${String(data.type ?? data.accountType ?? '').toLowerCase()})`,
   AccountSuspended: (data) => `account ${data.account} suspended`,
   AccountReactivated: (data) => `account ${data.account} active again`,
   AccountDeleted: (data) => `account ${data.account} deleted`,
@@ -182,7 +190,8 @@ const SENTENCES = {
   RseLimitRemoved: (data) => `limit ${data.name} of ${data.rse} removed`,
   RseUsageSet: (data) => `usage of ${data.rse} (${data.source}) recorded`,
   // Subscriptions and exceptions
-  SubscriptionAdded: (data) => `subscription ${data.subscription?.name ?? data.name ?? ''} of ${data.subscription?.account ?? data.account ?? '?'} added`,
+  SubscriptionAdded: (data) =>
+    `subscription ${data.subscription?.name ?? data.name ?? ''} of ${data.subscription?.account ?? data.account ?? '?'} added`,
   SubscriptionUpdated: (data) => `subscription ${data.name ?? data.subscriptionId ?? ''} updated`,
   SubscriptionDeactivated: (data) => `subscription ${data.name ?? data.subscriptionId ?? ''} made inactive`,
   ExceptionRequested: (data) =>

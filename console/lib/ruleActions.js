@@ -111,7 +111,8 @@ const boost = async (rule, hooks) => {
     ),
     confirm: 'Boost',
   });
-  if (answer) await run(hooks, () => updateRule(rule.id, { boost_rule: true }), 'Boosted: the repairer retries it now.');
+  if (answer)
+    await run(hooks, () => updateRule(rule.id, { boost_rule: true }), 'Boosted: the repairer retries it now.');
 };
 
 /**
@@ -157,7 +158,9 @@ const remove = async (rule, hooks) => {
         null,
         'The rule expires within the hour (sooner if it already would); the cleaner then deletes it and releases its locks. Replicas no other rule keeps may then be deleted by the reaper.',
       ),
-      rule.locked ? h('p', { class: 'bad-text' }, 'The rule is locked: unlock it first, or the deletion is refused.') : null,
+      rule.locked
+        ? h('p', { class: 'bad-text' }, 'The rule is locked: unlock it first, or the deletion is refused.')
+        : null,
     ],
     fields: h(
       'div',

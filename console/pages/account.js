@@ -8,7 +8,6 @@ import {
   formatCount,
   h,
   link,
-
   progressBar,
   replace,
   rseLink,
@@ -39,7 +38,8 @@ export const render = async (view) => {
     getJson(`/accounts/${path}/scopes/`).catch(() => []),
     getJson(`/accounts/${path}/attr/`).catch(() => []),
   ]);
-  const unbound = account.account === 'root' || attributes.some((/** @type {any} */ attribute) => attribute.key === 'admin');
+  const unbound =
+    account.account === 'root' || attributes.some((/** @type {any} */ attribute) => attribute.key === 'admin');
   const rulesBox = h('div', { id: 'account-rules' });
   const statusBox = h('div', { 'aria-live': 'polite' });
   const adminBox = h('div', { id: 'account-admin' });
@@ -186,5 +186,4 @@ export const render = async (view) => {
     return false;
   });
   if (busy) view.every(3000, showRules);
-
 };

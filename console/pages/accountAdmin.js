@@ -41,7 +41,11 @@ const showIdentities = async (target, view, path, said) => {
   const again = (/** @type {string} */ message) => showIdentities(target, view, path, message);
   const mayChange = can(view.who, 'addIdentity');
   const identity = textInput('identity-name', { required: true, placeholder: 'jdoe, or /DC=org/CN=John Doe' });
-  const kind = h('select', { id: 'identity-type' }, ['USERPASS', 'X509', 'OIDC', 'SSH', 'GSS'].map((value) => h('option', { value }, value)));
+  const kind = h(
+    'select',
+    { id: 'identity-type' },
+    ['USERPASS', 'X509', 'OIDC', 'SSH', 'GSS'].map((value) => h('option', { value }, value)),
+  );
   const email = textInput('identity-email', { type: 'email', required: true });
   const password = textInput('identity-password', { type: 'password', autocomplete: 'new-password' });
   replace(
@@ -108,7 +112,11 @@ const showAttributes = async (target, path, said) => {
   replace(
     target,
     section('Attributes', [
-      h('p', { class: 'muted small' }, 'An attribute named admin makes the account an admin (held to no quota, every change allowed).'),
+      h(
+        'p',
+        { class: 'muted small' },
+        'An attribute named admin makes the account an admin (held to no quota, every change allowed).',
+      ),
       table(
         ['Key', 'Value', ''],
         found.map((/** @type {any} */ row) => [
@@ -150,7 +158,11 @@ const showQuotas = async (target, path, said) => {
   ]);
   const result = resultBox(said);
   const again = (/** @type {string} */ message) => showQuotas(target, path, message);
-  const rse = h('select', { id: 'quota-rse', required: true }, rses.map((row) => h('option', { value: row.rse }, row.rse)));
+  const rse = h(
+    'select',
+    { id: 'quota-rse', required: true },
+    rses.map((row) => h('option', { value: row.rse }, row.rse)),
+  );
   const amount = textInput('quota-bytes', { required: true, placeholder: '10 TB, 500 GB, 1000000' });
   replace(
     target,
@@ -169,7 +181,11 @@ const showQuotas = async (target, path, said) => {
             after: again,
           }),
         ]),
-        { empty: 'No quota on any RSE: the account cannot ask for copies yet.', numeric: [1], caption: 'Quotas per RSE' },
+        {
+          empty: 'No quota on any RSE: the account cannot ask for copies yet.',
+          numeric: [1],
+          caption: 'Quotas per RSE',
+        },
       ),
       actionForm({
         label: 'Set quota',

@@ -19,7 +19,12 @@ export const render = async (view) => {
     h(
       'div',
       { class: 'page-head' },
-      h('div', null, h('h1', null, 'Accounts'), h('p', { class: 'muted' }, 'Who owns data, rules and quotas: users, groups and services.')),
+      h(
+        'div',
+        null,
+        h('h1', null, 'Accounts'),
+        h('p', { class: 'muted' }, 'Who owns data, rules and quotas: users, groups and services.'),
+      ),
     ),
     h('div', { class: 'card search-form' }, field('Show accounts containing', filter, { grow: true })),
     list,
@@ -52,8 +57,17 @@ export const render = async (view) => {
   if (!can(view.who, 'addAccount')) return;
   /** @param {string} [said] */
   const showAdd = (said) => {
-    const name = textInput('account-new-name', { required: true, pattern: '[a-z0-9_-]{1,25}', title: 'Lower case, digits, _ and -, at most 25', placeholder: 'jdoe' });
-    const type = h('select', { id: 'account-new-type' }, ['USER', 'GROUP', 'SERVICE'].map((value) => h('option', { value }, value)));
+    const name = textInput('account-new-name', {
+      required: true,
+      pattern: '[a-z0-9_-]{1,25}',
+      title: 'Lower case, digits, _ and -, at most 25',
+      placeholder: 'jdoe',
+    });
+    const type = h(
+      'select',
+      { id: 'account-new-type' },
+      ['USER', 'GROUP', 'SERVICE'].map((value) => h('option', { value }, value)),
+    );
     const email = textInput('account-new-email', { type: 'email', required: true, placeholder: 'jdoe@example.org' });
     replace(
       addBox,
@@ -62,7 +76,10 @@ export const render = async (view) => {
           label: 'Add account',
           fields: [field('Account', name), field('Type', type), field('Email', email, { grow: true })],
           submit: async () => {
-            await call(`/accounts/${part(name.value.trim())}`, { method: 'POST', body: { type: type.value, email: email.value.trim() } });
+            await call(`/accounts/${part(name.value.trim())}`, {
+              method: 'POST',
+              body: { type: type.value, email: email.value.trim() },
+            });
             return `Account ${name.value.trim()} added: give it an identity on its page.`;
           },
           after: async (message) => {

@@ -87,12 +87,15 @@ export const render = async (view) => {
         'div',
         { class: 'actions' },
         link(`#/rules/new${query({ did: `${scope}:${name}` })}`, 'Ask for a copy', { class: 'button primary' }),
-        isFile
-          ? h('a', { href: redirect, class: 'button', download: name, id: 'did-download' }, 'Download')
-          : null,
+        isFile ? h('a', { href: redirect, class: 'button', download: name, id: 'did-download' }, 'Download') : null,
         h(
           'a',
-          { href: `${redirect}/metalink`, class: 'button', id: 'did-metalink', title: 'Every replica, as a Metalink 4 file' },
+          {
+            href: `${redirect}/metalink`,
+            class: 'button',
+            id: 'did-metalink',
+            title: 'Every replica, as a Metalink 4 file',
+          },
           'Metalink',
         ),
         showHistory
@@ -159,7 +162,10 @@ export const render = async (view) => {
             { class: 'muted small' },
             'The rules on the file itself and those on its datasets and containers that lock its replicas.',
           ),
-          rulesTable(rules, { showDid: true, empty: 'No rule keeps this file: nothing stops its replicas from being deleted.' }),
+          rulesTable(rules, {
+            showDid: true,
+            empty: 'No rule keeps this file: nothing stops its replicas from being deleted.',
+          }),
         ],
         {
           actions: link(`#/rules/new${query({ did: `${scope}:${name}` })}`, 'New rule', { class: 'button small' }),

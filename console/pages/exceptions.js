@@ -1,5 +1,19 @@
 import { allLines, call, part } from '../lib/api.js';
-import { accountLink, badge, confirmDialog, didLink, errorBox, formatTime, h, parseTimeInput, replace, section, table, timeElement, timeInput } from '../lib/dom.js';
+import {
+  accountLink,
+  badge,
+  confirmDialog,
+  didLink,
+  errorBox,
+  formatTime,
+  h,
+  parseTimeInput,
+  replace,
+  section,
+  table,
+  timeElement,
+  timeInput,
+} from '../lib/dom.js';
 import { actionForm, field, resultBox, textInput } from '../lib/forms.js';
 import { can } from '../lib/session.js';
 
@@ -18,7 +32,12 @@ export const render = async (view) => {
     h(
       'div',
       { class: 'page-head' },
-      h('div', null, h('h1', null, 'Lifetime exceptions'), h('p', { class: 'muted' }, 'DIDs kept past the lifetime policy until a date, once an admin approves.')),
+      h(
+        'div',
+        null,
+        h('h1', null, 'Lifetime exceptions'),
+        h('p', { class: 'muted' }, 'DIDs kept past the lifetime policy until a date, once an admin approves.'),
+      ),
     ),
     list,
     askBox,
@@ -33,7 +52,13 @@ export const render = async (view) => {
     const decide = async (row, state) => {
       const answer = await confirmDialog({
         title: state === 'A' ? 'Approve this exception?' : 'Reject this exception?',
-        body: h('p', null, `${row.scope}:${row.name}, asked by ${row.account}`, row.expires_at ? `, until ${formatTime(row.expires_at)}` : '', '.'),
+        body: h(
+          'p',
+          null,
+          `${row.scope}:${row.name}, asked by ${row.account}`,
+          row.expires_at ? `, until ${formatTime(row.expires_at)}` : '',
+          '.',
+        ),
         confirm: state === 'A' ? 'Approve' : 'Reject',
         danger: state === 'R',
       });
@@ -62,8 +87,26 @@ export const render = async (view) => {
               ? h(
                   'span',
                   { class: 'row-actions' },
-                  h('button', { type: 'button', class: 'button small', 'aria-label': `Approve the exception for ${row.scope}:${row.name}`, onclick: () => decide(row, 'A') }, 'Approve'),
-                  h('button', { type: 'button', class: 'button small danger', 'aria-label': `Reject the exception for ${row.scope}:${row.name}`, onclick: () => decide(row, 'R') }, 'Reject'),
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'button small',
+                      'aria-label': `Approve the exception for ${row.scope}:${row.name}`,
+                      onclick: () => decide(row, 'A'),
+                    },
+                    'Approve',
+                  ),
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'button small danger',
+                      'aria-label': `Reject the exception for ${row.scope}:${row.name}`,
+                      onclick: () => decide(row, 'R'),
+                    },
+                    'Reject',
+                  ),
                 )
               : '',
           ]),
@@ -75,7 +118,13 @@ export const render = async (view) => {
   };
   await showList();
 
-  const dids = h('textarea', { id: 'exception-dids', rows: 2, required: true, spellcheck: false, placeholder: 'scope:name, one per line' });
+  const dids = h('textarea', {
+    id: 'exception-dids',
+    rows: 2,
+    required: true,
+    spellcheck: false,
+    placeholder: 'scope:name, one per line',
+  });
   const comments = textInput('exception-comments', { required: true, placeholder: 'why it must stay' });
   const until = timeInput('exception-until', '', { required: true, 'aria-describedby': 'exception-until-help' });
   replace(
@@ -86,7 +135,13 @@ export const render = async (view) => {
         fields: [
           field('Data identifiers', dids, { grow: true }),
           field('Reason', comments, { grow: true }),
-          h('div', { class: 'field' }, h('label', { for: until.id }, 'Keep until (UTC)'), until, h('small', { id: 'exception-until-help', class: 'hint' }, 'ISO 8601: 2027-06-30T00:00:00Z')),
+          h(
+            'div',
+            { class: 'field' },
+            h('label', { for: until.id }, 'Keep until (UTC)'),
+            until,
+            h('small', { id: 'exception-until-help', class: 'hint' }, 'ISO 8601: 2027-06-30T00:00:00Z'),
+          ),
         ],
         submit: async () => {
           const time = parseTimeInput(until.value);
@@ -108,5 +163,4 @@ export const render = async (view) => {
       }),
     ]),
   );
-
 };

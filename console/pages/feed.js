@@ -204,7 +204,10 @@ export const render = async (view) => {
         let window = 500;
         while (found.length < PAGE && upper >= 1) {
           const from = Math.max(1, upper - window + 1);
-          const events = await allLines(`/audit/events${query({ ...base, since: from, until: upper, limit: RANGE_MAX })}`, RANGE_MAX);
+          const events = await allLines(
+            `/audit/events${query({ ...base, since: from, until: upper, limit: RANGE_MAX })}`,
+            RANGE_MAX,
+          );
           found = [...events, ...found];
           upper = from - 1;
           window = Math.min(window * 2, 1_000_000);

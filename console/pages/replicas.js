@@ -37,7 +37,12 @@ export const render = async (view) => {
     h(
       'div',
       { class: 'page-head' },
-      h('div', null, h('h1', null, 'Bad and suspicious replicas'), h('p', { class: 'muted' }, 'Copies that failed to read or were found broken, and what became of them.')),
+      h(
+        'div',
+        null,
+        h('h1', null, 'Bad and suspicious replicas'),
+        h('p', { class: 'muted' }, 'Copies that failed to read or were found broken, and what became of them.'),
+      ),
     ),
     h(
       'form',
@@ -86,7 +91,12 @@ export const render = async (view) => {
         'Suspicious (reads that failed recently)',
         table(
           ['File', 'RSE', 'Times', 'Since'],
-          rows.map((/** @type {any} */ row) => [didLink(row.scope, row.name), rseLink(row.rse), String(row.cnt ?? 1), timeElement(row.created_at)]),
+          rows.map((/** @type {any} */ row) => [
+            didLink(row.scope, row.name),
+            rseLink(row.rse),
+            String(row.cnt ?? 1),
+            timeElement(row.created_at),
+          ]),
           { empty: 'None.', numeric: [2], caption: 'Suspicious replicas' },
         ),
       ),
@@ -94,7 +104,13 @@ export const render = async (view) => {
   };
   await Promise.all([showBad(), showSuspicious()]);
 
-  const pfns = h('textarea', { id: 'declare-pfns', rows: 3, required: true, spellcheck: false, placeholder: 'the replica’s URL (PFN), one per line' });
+  const pfns = h('textarea', {
+    id: 'declare-pfns',
+    rows: 3,
+    required: true,
+    spellcheck: false,
+    placeholder: 'the replica’s URL (PFN), one per line',
+  });
   const reason = textInput('declare-reason', { required: true, placeholder: 'checksum mismatch on read' });
   const kind = h(
     'select',
@@ -107,17 +123,28 @@ export const render = async (view) => {
     section('Declare replicas', [
       actionForm({
         label: 'Declare',
-        fields: [field('Replicas (PFNs)', pfns, { grow: true }), field('As', kind), field('Reason', reason, { grow: true })],
+        fields: [
+          field('Replicas (PFNs)', pfns, { grow: true }),
+          field('As', kind),
+          field('Reason', reason, { grow: true }),
+        ],
         submit: async () => {
           const list = pfns.value
             .split('\n')
             .map((line) => line.trim())
             .filter(Boolean);
           if (kind.value === 'bad')
-            await call('/replicas/bad/pfns', { method: 'POST', body: { pfns: list, state: 'BAD', reason: reason.value.trim() } });
+            await call('/replicas/bad/pfns', {
+              method: 'POST',
+              body: { pfns: list, state: 'BAD', reason: reason.value.trim() },
+            });
           else {
-            const refused = await getJson('/replicas/suspicious', { method: 'POST', body: { pfns: list, reason: reason.value.trim() } });
-            if (Array.isArray(refused) && refused.length > 0) throw new Error(`Not declared: ${refused.map((item) => JSON.stringify(item)).join(', ')}`);
+            const refused = await getJson('/replicas/suspicious', {
+              method: 'POST',
+              body: { pfns: list, reason: reason.value.trim() },
+            });
+            if (Array.isArray(refused) && refused.length > 0)
+              throw new Error(`Not declared: ${refused.map((item) => JSON.stringify(item)).join(', ')}`);
           }
           return `${list.length} replica${list.length === 1 ? '' : 's'} declared ${kind.value}.`;
         },

@@ -17,7 +17,12 @@ export const showAvailability = async (target, context, rse, said) => {
   const flag = (/** @type {boolean} */ on) => badge(on ? 'YES' : 'NO');
   const result = resultBox(said);
   const boxes = ['read', 'write', 'delete'].map((kind) =>
-    h('input', { type: 'checkbox', id: `availability-${kind}`, name: kind, checked: Boolean(rse[`availability_${kind}`]) }),
+    h('input', {
+      type: 'checkbox',
+      id: `availability-${kind}`,
+      name: kind,
+      checked: Boolean(rse[`availability_${kind}`]),
+    }),
   );
   const form = can(context.view.who, 'updateRse')
     ? actionForm({
@@ -31,7 +36,12 @@ export const showAvailability = async (target, context, rse, said) => {
         submit: async () => {
           const body = Object.fromEntries(boxes.map((box) => [`availability_${box.name}`, box.checked]));
           await call(`/rses/${part(context.rse)}`, { method: 'PUT', body });
-          return `${context.rse} is open for ${boxes.filter((box) => box.checked).map((box) => box.name).join(', ') || 'nothing'}.`;
+          return `${context.rse} is open for ${
+            boxes
+              .filter((box) => box.checked)
+              .map((box) => box.name)
+              .join(', ') || 'nothing'
+          }.`;
         },
         after: async (/** @type {string} */ message) =>
           showAvailability(target, context, await getJson(`/rses/${part(context.rse)}`), message),
@@ -88,7 +98,11 @@ export const showAttributes = async (target, context, said) => {
             submit: async () => {
               const text = value.value.trim();
               // Numbers and booleans as such, as the API and RSE expressions read them.
-              const typed = /^(true|false)$/i.test(text) ? text.toLowerCase() === 'true' : /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+              const typed = /^(true|false)$/i.test(text)
+                ? text.toLowerCase() === 'true'
+                : /^-?\d+(\.\d+)?$/.test(text)
+                  ? Number(text)
+                  : text;
               await call(`/rses/${path}/attr/${part(key.value.trim())}`, { method: 'POST', body: { value: typed } });
               return `Attribute ${key.value.trim()} set.`;
             },
@@ -140,7 +154,10 @@ export const showLimits = async (target, context, said) => {
             label: 'Set limit',
             fields: [field('Limit', name), field('Value (bytes or files)', value)],
             submit: async () => {
-              await call(`/rses/${path}/limits`, { method: 'PUT', body: { name: name.value, value: Number(value.value) } });
+              await call(`/rses/${path}/limits`, {
+                method: 'PUT',
+                body: { name: name.value, value: Number(value.value) },
+              });
               return `${name.value} set.`;
             },
             after: again,
@@ -218,7 +235,10 @@ export const showProtocols = async (target, context, said) => {
                     port: Number(port.value),
                     prefix: prefix.value.trim(),
                     impl: impl.value.trim(),
-                    domains: { lan: priority, wan: { ...priority, third_party_copy_read: 1, third_party_copy_write: 1 } },
+                    domains: {
+                      lan: priority,
+                      wan: { ...priority, third_party_copy_read: 1, third_party_copy_write: 1 },
+                    },
                   },
                 });
                 return `Protocol ${scheme.value.trim()} added, first in every priority.`;
@@ -257,7 +277,11 @@ export const showDistances = async (target, context, said) => {
   replace(
     target,
     section('Distances from here', [
-      h('p', { class: 'muted small' }, 'The conveyor copies from the nearest source: the smaller the distance, the sooner it is chosen.'),
+      h(
+        'p',
+        { class: 'muted small' },
+        'The conveyor copies from the nearest source: the smaller the distance, the sooner it is chosen.',
+      ),
       table(
         ['To', 'Distance', ''],
         distances.map((/** @type {any} */ row) => [

@@ -22,7 +22,11 @@ export const render = async (view) => {
         'div',
         null,
         h('h1', null, 'Storage elements'),
-        h('p', { class: 'muted' }, 'Every RSE: its type, where it is, and whether it can be read, written and deleted from.'),
+        h(
+          'p',
+          { class: 'muted' },
+          'Every RSE: its type, where it is, and whether it can be read, written and deleted from.',
+        ),
       ),
     ),
     h('div', { class: 'card search-form' }, field('Show RSEs whose name contains', filter, { grow: true })),
@@ -66,8 +70,17 @@ export const render = async (view) => {
   if (addBox instanceof HTMLElement) {
     /** @param {string} [said] */
     const showAdd = (said) => {
-      const name = textInput('rse-new-name', { required: true, placeholder: 'SITE_DATADISK', pattern: '[A-Z0-9_-]+', title: 'Capitals, digits, _ and -' });
-      const type = h('select', { id: 'rse-new-type' }, ['DISK', 'TAPE'].map((value) => h('option', { value }, value)));
+      const name = textInput('rse-new-name', {
+        required: true,
+        placeholder: 'SITE_DATADISK',
+        pattern: '[A-Z0-9_-]+',
+        title: 'Capitals, digits, _ and -',
+      });
+      const type = h(
+        'select',
+        { id: 'rse-new-type' },
+        ['DISK', 'TAPE'].map((value) => h('option', { value }, value)),
+      );
       const city = textInput('rse-new-city', { placeholder: 'Geneva' });
       replace(
         addBox,

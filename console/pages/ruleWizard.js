@@ -175,7 +175,10 @@ export const render = async (view) => {
             'p',
             null,
             `Selects ${rses.length} RSE${rses.length === 1 ? '' : 's'}: `,
-            rses.map((/** @type {any} */ row, /** @type {number} */ index) => [index > 0 ? ', ' : '', rseLink(row.rse)]),
+            rses.map((/** @type {any} */ row, /** @type {number} */ index) => [
+              index > 0 ? ', ' : '',
+              rseLink(row.rse),
+            ]),
             '.',
           ),
           h(

@@ -87,7 +87,11 @@ export const render = async (view) => {
         'div',
         null,
         h('h1', null, 'Rules'),
-        h('p', { class: 'muted' }, 'Every replication rule, newest first. Filter by state, owner, activity or RSE expression.'),
+        h(
+          'p',
+          { class: 'muted' },
+          'Every replication rule, newest first. Filter by state, owner, activity or RSE expression.',
+        ),
       ),
       h(
         'div',
@@ -119,12 +123,24 @@ export const render = async (view) => {
     const answer = await confirmDialog({
       title: approve ? 'Approve this rule?' : 'Deny this rule?',
       body: [
-        h('p', null, ruleLink(rule.id), ': ', `${rule.copies} of `, h('code', null, `${rule.scope}:${rule.name}`), ' on ', h('code', null, rule.rse_expression), ` for ${rule.account}.`),
+        h(
+          'p',
+          null,
+          ruleLink(rule.id),
+          ': ',
+          `${rule.copies} of `,
+          h('code', null, `${rule.scope}:${rule.name}`),
+          ' on ',
+          h('code', null, rule.rse_expression),
+          ` for ${rule.account}.`,
+        ),
         approve
           ? h('p', null, 'The rule starts placing its copies at once.')
           : h('p', null, 'A denied rule is deleted; its owner sees the reason in its history.'),
       ],
-      fields: approve ? null : h('div', { class: 'field' }, h('label', { for: 'deny-reason' }, 'Reason (optional)'), reason),
+      fields: approve
+        ? null
+        : h('div', { class: 'field' }, h('label', { for: 'deny-reason' }, 'Reason (optional)'), reason),
       confirm: approve ? 'Approve' : 'Deny',
       danger: !approve,
     });
@@ -132,7 +148,11 @@ export const render = async (view) => {
     try {
       await getJson(`/rules/${part(rule.id)}`, {
         method: 'PUT',
-        body: { options: approve ? { approve: true } : { approve: false, ...(reason.value.trim() ? { comment: reason.value.trim() } : {}) } },
+        body: {
+          options: approve
+            ? { approve: true }
+            : { approve: false, ...(reason.value.trim() ? { comment: reason.value.trim() } : {}) },
+        },
       });
       replace(message, notice('good', `Rule ${rule.id} ${approve ? 'approved' : 'denied'}.`));
       await load();
@@ -160,8 +180,26 @@ export const render = async (view) => {
           ? h(
               'span',
               { class: 'row-actions' },
-              h('button', { type: 'button', class: 'button small', 'aria-label': `Approve rule ${rule.id}`, onclick: () => decide(rule, true) }, 'Approve'),
-              h('button', { type: 'button', class: 'button small danger', 'aria-label': `Deny rule ${rule.id}`, onclick: () => decide(rule, false) }, 'Deny'),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'button small',
+                  'aria-label': `Approve rule ${rule.id}`,
+                  onclick: () => decide(rule, true),
+                },
+                'Approve',
+              ),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'button small danger',
+                  'aria-label': `Deny rule ${rule.id}`,
+                  onclick: () => decide(rule, false),
+                },
+                'Deny',
+              ),
             )
           : '',
       ]);
@@ -173,16 +211,37 @@ export const render = async (view) => {
             : `Rules ${first.toLocaleString('en')}–${(first + found.rules.length - 1).toLocaleString('en')}${found.next ? '' : ' (the last)'}`,
           [
             table(
-              ['Rule', 'Data identifier', 'RSE expression', 'State', 'Locks', 'Size', 'Account', 'Activity', 'Created', ''],
+              [
+                'Rule',
+                'Data identifier',
+                'RSE expression',
+                'State',
+                'Locks',
+                'Size',
+                'Account',
+                'Activity',
+                'Created',
+                '',
+              ],
               rows,
               { empty: 'No rule matches these filters.', numeric: [5], caption: 'Rules' },
             ),
             h(
               'div',
               { class: 'pager' },
-              page > 1 ? h('a', { class: 'button small', href: `#/rules${query(filters)}` }, '« First page') : h('span'),
+              page > 1
+                ? h('a', { class: 'button small', href: `#/rules${query(filters)}` }, '« First page')
+                : h('span'),
               found.next
-                ? h('a', { class: 'button small', id: 'rules-next', href: `#/rules${query({ ...filters, after: found.next, page: page + 1 })}` }, 'Next page »')
+                ? h(
+                    'a',
+                    {
+                      class: 'button small',
+                      id: 'rules-next',
+                      href: `#/rules${query({ ...filters, after: found.next, page: page + 1 })}`,
+                    },
+                    'Next page »',
+                  )
                 : null,
             ),
           ],

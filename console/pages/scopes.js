@@ -18,7 +18,12 @@ export const render = async (view) => {
     h(
       'div',
       { class: 'page-head' },
-      h('div', null, h('h1', null, 'Scopes'), h('p', { class: 'muted' }, 'Every DID lives in a scope; open one to browse its data.')),
+      h(
+        'div',
+        null,
+        h('h1', null, 'Scopes'),
+        h('p', { class: 'muted' }, 'Every DID lives in a scope; open one to browse its data.'),
+      ),
     ),
     h('div', { class: 'card search-form' }, field('Show scopes containing', filter, { grow: true })),
     list,
@@ -38,7 +43,9 @@ export const render = async (view) => {
           : h(
               'ul',
               { class: 'chips' },
-              shown.map((scope) => h('li', null, link(`#/${query({ scope, name: '*', type: 'all' })}`, scope, { class: 'keep-case' }))),
+              shown.map((scope) =>
+                h('li', null, link(`#/${query({ scope, name: '*', type: 'all' })}`, scope, { class: 'keep-case' })),
+              ),
             ),
       ),
     );
@@ -61,7 +68,9 @@ export const render = async (view) => {
           label: 'Add scope',
           fields: [field('Scope', scope, { grow: true }), field('Owner account', account)],
           submit: async () => {
-            await call(`/accounts/${part(account.value.trim())}/scopes/${part(scope.value.trim())}`, { method: 'POST' });
+            await call(`/accounts/${part(account.value.trim())}/scopes/${part(scope.value.trim())}`, {
+              method: 'POST',
+            });
             return `Scope ${scope.value.trim()} added for ${account.value.trim()}.`;
           },
           after: async (message) => {

@@ -35,14 +35,22 @@ export const render = async (view) => {
       h(
         'div',
         null,
-        h('p', { class: 'eyebrow' }, h('a', { href: '#/subscriptions' }, 'subscriptions'), ' / ', h('span', { class: 'keep-case' }, account)),
+        h(
+          'p',
+          { class: 'eyebrow' },
+          h('a', { href: '#/subscriptions' }, 'subscriptions'),
+          ' / ',
+          h('span', { class: 'keep-case' }, account),
+        ),
         h('h1', { class: 'break' }, subscription.name),
       ),
       h(
         'div',
         { class: 'actions' },
         can(view.who, 'updateSubscription')
-          ? link(`#/subscription/${encodeURIComponent(account)}/${encodeURIComponent(name)}/edit`, 'Edit', { class: 'button primary' })
+          ? link(`#/subscription/${encodeURIComponent(account)}/${encodeURIComponent(name)}/edit`, 'Edit', {
+              class: 'button primary',
+            })
           : null,
         can(view.who, 'readHistory')
           ? link(`#/history/subscription/${encodeURIComponent(subscription.id)}`, 'History', { class: 'button' })
@@ -77,14 +85,21 @@ export const render = async (view) => {
     h(
       'div',
       { class: 'grid two' },
-      section('Filter', h('pre', { class: 'json', tabIndex: 0, id: 'subscription-filter' }, pretty(subscription.filter))),
+      section(
+        'Filter',
+        h('pre', { class: 'json', tabIndex: 0, id: 'subscription-filter' }, pretty(subscription.filter)),
+      ),
       section(
         'Rules it asks for',
         h('pre', { class: 'json', tabIndex: 0, id: 'subscription-rules' }, pretty(subscription.replication_rules)),
       ),
     ),
-    section(`Rules it made${rules.length >= 500 ? ' (first 500)' : ''}`, rulesTable(rules, { showDid: true, empty: 'No rule yet.' }), {
-      id: 'subscription-made',
-    }),
+    section(
+      `Rules it made${rules.length >= 500 ? ' (first 500)' : ''}`,
+      rulesTable(rules, { showDid: true, empty: 'No rule yet.' }),
+      {
+        id: 'subscription-made',
+      },
+    ),
   );
 };

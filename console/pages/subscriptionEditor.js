@@ -1,4 +1,4 @@
-import { allLines, call, part } from "../lib/api.js";
+import { allLines, call, part } from '../lib/api.js';
 import { errorBox, h, replace } from '../lib/dom.js';
 import { field, textInput } from '../lib/forms.js';
 import { can } from '../lib/session.js';
@@ -11,7 +11,9 @@ import { can } from '../lib/session.js';
 export const title = 'Subscription editor';
 
 const EXAMPLE_FILTER = { scope: ['user.jdoe'], pattern: 'run2026.*', did_type: ['DATASET'] };
-const EXAMPLE_RULES = [{ copies: 1, rse_expression: 'tier=1', lifetime: null, activity: 'User Subscriptions', grouping: 'DATASET' }];
+const EXAMPLE_RULES = [
+  { copies: 1, rse_expression: 'tier=1', lifetime: null, activity: 'User Subscriptions', grouping: 'DATASET' },
+];
 
 /**
  * A textarea for JSON that says at once whether its text parses.
@@ -20,7 +22,14 @@ const EXAMPLE_RULES = [{ copies: 1, rse_expression: 'tier=1', lifetime: null, ac
  * @param {(parsed: unknown) => string | undefined} check
  */
 const jsonArea = (id, value, check) => {
-  const area = h('textarea', { id, name: id, rows: 8, spellcheck: false, required: true, 'aria-describedby': `${id}-check` });
+  const area = h('textarea', {
+    id,
+    name: id,
+    rows: 8,
+    spellcheck: false,
+    required: true,
+    'aria-describedby': `${id}-check`,
+  });
   area.value = JSON.stringify(value, null, 2);
   const note = h('small', { id: `${id}-check`, class: 'hint', 'aria-live': 'polite' });
   const validate = () => {
@@ -31,7 +40,10 @@ const jsonArea = (id, value, check) => {
       problem = `Not JSON: ${error instanceof Error ? error.message : String(error)}`;
     }
     area.setCustomValidity(problem ?? '');
-    replace(note, problem ? h('span', { class: 'bad-text' }, problem) : h('span', { class: 'good-text' }, '✓ valid JSON'));
+    replace(
+      note,
+      problem ? h('span', { class: 'bad-text' }, problem) : h('span', { class: 'good-text' }, '✓ valid JSON'),
+    );
   };
   area.addEventListener('input', validate);
   validate();
@@ -56,19 +68,36 @@ export const render = async (view) => {
     }
   };
   const nameInput = textInput('subscription-name', { required: true, value: name, readOnly: editing });
-  const accountInput = textInput('subscription-account', { required: true, value: account || view.who.account, readOnly: editing });
+  const accountInput = textInput('subscription-account', {
+    required: true,
+    value: account || view.who.account,
+    readOnly: editing,
+  });
   const filter = jsonArea('subscription-filter', parsed(current?.filter, EXAMPLE_FILTER), (value) =>
-    value && typeof value === 'object' && !Array.isArray(value) ? undefined : 'The filter is an object: {"scope": [...], "pattern": "..."}',
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? undefined
+      : 'The filter is an object: {"scope": [...], "pattern": "..."}',
   );
   const rules = jsonArea('subscription-rules', parsed(current?.replication_rules, EXAMPLE_RULES), (value) =>
-    Array.isArray(value) && value.length > 0 && value.every((rule) => rule && typeof rule === 'object' && rule.rse_expression)
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((rule) => rule && typeof rule === 'object' && rule.rse_expression)
       ? undefined
       : 'A list of rules, each with at least rse_expression and copies',
   );
   const comments = textInput('subscription-comments', { value: current?.comments ?? '', maxLength: 4000 });
   const lifetime = textInput('subscription-lifetime', { type: 'number', min: '0', placeholder: 'no end' });
-  const priority = textInput('subscription-priority', { type: 'number', min: '0', max: '5', value: String(current?.policyid ?? 3) });
-  const retroactive = h('input', { id: 'subscription-retroactive', type: 'checkbox', checked: Boolean(current?.retroactive) });
+  const priority = textInput('subscription-priority', {
+    type: 'number',
+    min: '0',
+    max: '5',
+    value: String(current?.policyid ?? 3),
+  });
+  const retroactive = h('input', {
+    id: 'subscription-retroactive',
+    type: 'checkbox',
+    checked: Boolean(current?.retroactive),
+  });
   const dryRun = h('input', { id: 'subscription-dry-run', type: 'checkbox', checked: Boolean(current?.dry_run) });
   const state = h(
     'select',
@@ -76,7 +105,11 @@ export const render = async (view) => {
     ['ACTIVE', 'INACTIVE'].map((value) => h('option', { value, selected: value === current?.state }, value)),
   );
   const outcome = h('div', { 'aria-live': 'assertive' });
-  const submit = h('button', { type: 'submit', class: 'button primary' }, editing ? 'Save the subscription' : 'Create the subscription');
+  const submit = h(
+    'button',
+    { type: 'submit', class: 'button primary' },
+    editing ? 'Save the subscription' : 'Create the subscription',
+  );
 
   /** @param {SubmitEvent} event */
   const onSubmit = async (event) => {
@@ -95,7 +128,9 @@ export const render = async (view) => {
     const target = `/subscriptions/${part(accountInput.value.trim())}/${part(nameInput.value.trim())}`;
     try {
       await call(target, { method: editing ? 'PUT' : 'POST', body: { options } });
-      view.navigate(`#/subscription/${encodeURIComponent(accountInput.value.trim())}/${encodeURIComponent(nameInput.value.trim())}`);
+      view.navigate(
+        `#/subscription/${encodeURIComponent(accountInput.value.trim())}/${encodeURIComponent(nameInput.value.trim())}`,
+      );
     } catch (error) {
       replace(outcome, errorBox(error));
       submit.disabled = false;
@@ -107,13 +142,23 @@ export const render = async (view) => {
     h(
       'div',
       { class: 'page-head' },
-      h('div', null, h('h1', { class: 'break' }, editing ? `Edit ${name}` : 'New subscription'), h('p', { class: 'muted' }, 'The filter chooses the DIDs; each rule is made for every one of them.')),
+      h(
+        'div',
+        null,
+        h('h1', { class: 'break' }, editing ? `Edit ${name}` : 'New subscription'),
+        h('p', { class: 'muted' }, 'The filter chooses the DIDs; each rule is made for every one of them.'),
+      ),
     ),
     h(
       'form',
       { class: 'card wizard', onsubmit: onSubmit },
       h('div', { class: 'row' }, field('Name', nameInput), field('Account', accountInput)),
-      h('div', { class: 'grid two' }, h('div', null, field('Filter (JSON)', filter.area), filter.note), h('div', null, field('Rules (JSON list)', rules.area), rules.note)),
+      h(
+        'div',
+        { class: 'grid two' },
+        h('div', null, field('Filter (JSON)', filter.area), filter.note),
+        h('div', null, field('Rules (JSON list)', rules.area), rules.note),
+      ),
       h(
         'div',
         { class: 'row' },
@@ -122,11 +167,20 @@ export const render = async (view) => {
         field('Priority (0 highest, 5 lowest)', priority),
         editing ? field('State', state) : null,
       ),
-      h('div', { class: 'field checkbox' }, h('label', { for: retroactive.id }, retroactive, ' Retroactive: DIDs that already exist count too')),
-      editing ? null : h('div', { class: 'field checkbox' }, h('label', { for: dryRun.id }, dryRun, ' Dry run: record what it would make, make nothing')),
+      h(
+        'div',
+        { class: 'field checkbox' },
+        h('label', { for: retroactive.id }, retroactive, ' Retroactive: DIDs that already exist count too'),
+      ),
+      editing
+        ? null
+        : h(
+            'div',
+            { class: 'field checkbox' },
+            h('label', { for: dryRun.id }, dryRun, ' Dry run: record what it would make, make nothing'),
+          ),
       outcome,
       h('div', { class: 'form-actions' }, submit),
     ),
   );
-
 };

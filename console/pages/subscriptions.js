@@ -45,7 +45,10 @@ export const render = async (view) => {
     list,
   );
   // Rucio answers 404 SubscriptionNotFound for an account without any: an empty list here.
-  const found = await allLines(account ? `/subscriptions/${encodeURIComponent(account)}` : '/subscriptions/', 5000).catch(() => []);
+  const found = await allLines(
+    account ? `/subscriptions/${encodeURIComponent(account)}` : '/subscriptions/',
+    5000,
+  ).catch(() => []);
   replace(
     list,
     section(
@@ -53,7 +56,10 @@ export const render = async (view) => {
       table(
         ['Name', 'Account', 'State', 'Comments', 'Last processed', 'Expires'],
         found.map((subscription) => [
-          link(`#/subscription/${encodeURIComponent(subscription.account)}/${encodeURIComponent(subscription.name)}`, subscription.name),
+          link(
+            `#/subscription/${encodeURIComponent(subscription.account)}/${encodeURIComponent(subscription.name)}`,
+            subscription.name,
+          ),
           accountLink(subscription.account),
           badge(subscription.state),
           h('span', { class: 'small break' }, subscription.comments ?? ''),
