@@ -83,17 +83,20 @@ const extendLifetime = async (rule, hooks) => {
   if (!answer) return;
   /** @type {number | null} */
   let seconds = null;
+  let end = '';
   if (choice.value === 'until') {
     const time = parseTimeInput(until.value);
     if (!(time instanceof Date)) return;
     seconds = Math.max(1, Math.round((time.getTime() - Date.now()) / 1000));
-  } else if (choice.value !== 'never') seconds = Number(choice.value);
+    end = formatTime(time);
+  } else if (choice.value !== 'never') {
+    seconds = Number(choice.value);
+    end = formatTime(new Date(Date.now() + seconds * 1000));
+  }
   await run(
     hooks,
     () => updateRule(rule.id, { lifetime: seconds }),
-    seconds === null
-      ? 'The rule has no end now.'
-      : `The rule now expires at ${formatTime(new Date(Date.now() + seconds * 1000))}.`,
+    seconds === null ? 'The rule has no end now.' : `The rule now expires at ${end}.`,
   );
 };
 

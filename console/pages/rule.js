@@ -9,6 +9,7 @@ import {
   h,
   keepFocus,
   link,
+  notice,
   replace,
   rseLink,
   ruleLink,
@@ -102,7 +103,13 @@ export const render = async (view) => {
         ruleActions(rule, view, {
           done: (result) => {
             replace(outcome, result);
-            void refresh().then(follow);
+            // A denied rule is gone at once: the page says so under the result instead of failing.
+            refresh()
+              .then(follow)
+              .catch(() => {
+                outcome.append(notice('info', 'The rule no longer exists.'));
+                replace(actionsBox);
+              });
           },
         }),
       ),
