@@ -28,10 +28,9 @@ export const MAX_RULE_PAGE = 200;
 
 /** A state by name or Rucio's letter. */
 const stateOf = (value: string): RuleState => {
-  const state =
-    RULE_STATE_LETTERS[value] ?? (RULE_STATES as readonly string[]).find((name) => name === value.toUpperCase());
+  const state = RULE_STATE_LETTERS[value] ?? RULE_STATES.find((name) => name === value.toUpperCase());
   if (!state) throw new InvalidValueForKey(`Unknown rule state: ${value}`);
-  return state as RuleState;
+  return state;
 };
 
 /** The cursor of a row: its creation time and id, which order the list. */
