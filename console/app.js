@@ -169,7 +169,8 @@ const renderChrome = (path) => {
   };
   menuButton.addEventListener('click', () => toggle(menuButton, menuButton.getAttribute('aria-expanded') !== 'true'));
   moreButton.addEventListener('click', () => toggle(moreButton, moreButton.getAttribute('aria-expanded') !== 'true'));
-  nav.addEventListener('keydown', (event) => {
+  // Escape closes what is open, wherever the focus is (a menu item, or nothing after a click).
+  document.onkeydown = (event) => {
     if (event.key !== 'Escape') return;
     if (nav.classList.contains('more-open')) {
       toggle(moreButton, false);
@@ -178,7 +179,7 @@ const renderChrome = (path) => {
       toggle(menuButton, false);
       menuButton.focus();
     }
-  });
+  };
   nav.classList.remove('open', 'more-open');
   replace(nav, menuButton, list);
   replace(
