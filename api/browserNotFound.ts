@@ -9,7 +9,12 @@ import { errorHeaderValue } from './errors.ts';
  * go: the service's root leads to the web console, any other unknown path is a 404 page (status,
  * `ExceptionClass` and `ExceptionMessage` as in the error format, so tools still read them).
  */
-export const wantsHtml = (ctx: Context): boolean => /\btext\/html\b/.test(ctx.get('Accept'));
+export const wantsHtml = (ctx: Context): boolean => {
+  // A browser's navigation asks for HTML and XHTML (Chrome, Firefox and Safari alike); a tool
+  // that merely accepts text/html keeps the error format.
+  const accept = ctx.get('Accept');
+  return /\btext\/html\b/.test(accept) && /\bapplication\/xhtml\+xml\b/.test(accept);
+};
 
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 

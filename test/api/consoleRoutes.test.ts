@@ -55,6 +55,7 @@ describe('API: the console’s files and routes', function () {
       // Rucio's clients never ask for HTML: they keep Rucio's error format.
       expectError(await server.call('GET', '/', { headers: { Accept: '*/*' } }), 404, 'NotFound');
       expectError(await server.call('GET', '/no/such/page'), 404, 'NotFound');
+      expectError(await server.call('GET', '/no/such/page', { headers: { Accept: 'text/html' } }), 404, 'NotFound');
     });
 
     it('keeps what is not a page, a script, a style or a picture to itself', async () => {
