@@ -113,9 +113,16 @@ export type RuleHistoryDocument = Projected<{
 
 export const rulesCollection: CollectionSpec = {
   name: 'rules',
+  // The console's list pages newest first by (created_at, _id), unfiltered or filtered by one of
+  // state, account, activity or RSE expression (rulePages.ts): one index for each, ending with the
+  // order, so that a page reads what it shows. An account's own listing reads the same index.
   indexes: [
     { fields: ['scope', 'name'] },
-    { fields: ['account'] },
+    { fields: ['created_at', '_id'] },
+    { fields: ['account', 'created_at', '_id'] },
+    { fields: ['state', 'created_at', '_id'] },
+    { fields: ['activity', 'created_at', '_id'] },
+    { fields: ['rse_expression', 'created_at', '_id'] },
     { fields: ['state', 'updated_at'] },
     { fields: ['subscription_id'] },
     { fields: ['expires_at'] },
