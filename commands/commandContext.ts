@@ -3,7 +3,7 @@ import type { DidGraph } from '../domain/did/didGraph.ts';
 import type { ReplicaCatalogue } from '../domain/replica/replicaCatalogue.ts';
 import type { RuleFacts } from '../domain/rule/ruleFacts.ts';
 import type { Upcasters } from '../domain/shared/upcasting.ts';
-import { eventUpcasters } from '../domain/upcasters.ts';
+import { eventUpcasters } from '../domain/areas.ts';
 import { StateCache } from './stateCache.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { Event } from '../domain/shared/event.ts';
 import { upcastEvent, type Upcasters } from '../domain/shared/upcasting.ts';
-import { eventUpcasters } from '../domain/upcasters.ts';
+import { eventUpcasters } from '../domain/areas.ts';
 import type { RecordedEvent } from '../infra/eventstore/eventStore.ts';
 import type { CollectionSpec, Document } from '../infra/readstore/readStore.ts';
 import type { ProjectionContext } from './runtime/projectionContext.ts';

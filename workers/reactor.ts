@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Event } from '../domain/shared/event.ts';
-import { eventUpcasters } from '../domain/upcasters.ts';
+import { eventUpcasters } from '../domain/areas.ts';
 import type { AllSubscription, EventStore, RecordedEvent } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';

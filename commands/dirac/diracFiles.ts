@@ -1,7 +1,13 @@
-import { settingValue, SETTINGS, type ScopeConvention } from '../../domain/config/settings.ts';
+import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { childFactsOf, type AttachRequest } from '../../domain/did/didContent.ts';
 import { didKey, type CollectionType, type DidRef, type DidType } from '../../domain/did/did.ts';
-import { diracHierarchy, diracLifetimeOf, extractScope, parseDiracLifetimes } from '../../domain/dirac/diracPaths.ts';
+import {
+  diracHierarchy,
+  diracLifetimeOf,
+  extractScope,
+  parseDiracLifetimes,
+  type ScopeConvention,
+} from '../../domain/dirac/diracPaths.ts';
 import { allowOnly, DID_PERMISSIONS } from '../../domain/permission/policy.ts';
 import type { DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
 import type { ReplicaFile } from '../../domain/replica/replicaRegistration.ts';

@@ -5,7 +5,8 @@ import { ruleStreamName, type LiveRule, type RuleCause, type RuleRecord } from '
 import { targetRsesOf } from '../../domain/rule/ruleCreation.ts';
 import { placeRule, type PlannedLock, type RuleContent } from '../../domain/rule/rulePlacement.ts';
 import { createSelector } from '../../domain/rule/rseSelection.ts';
-import { InsufficientAccountLimit, RucioError } from '../../domain/shared/errors.ts';
+import { RucioError } from '../../domain/shared/errors.ts';
+import { InsufficientAccountLimit } from '../../domain/rule/ruleErrors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount } from '../caller.ts';
 import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';

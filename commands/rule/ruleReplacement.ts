@@ -4,7 +4,8 @@ import { planRules, type PlannedRule, type RuleRequest } from '../../domain/rule
 import { ruleStreamName, type LiveRule, type RuleRecord } from '../../domain/rule/rule.ts';
 import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
 import type { RuleContent } from '../../domain/rule/rulePlacement.ts';
-import { RuleReplaceFailed, UnsupportedOperation } from '../../domain/shared/errors.ts';
+import { UnsupportedOperation } from '../../domain/shared/errors.ts';
+import { RuleReplaceFailed } from '../../domain/rule/ruleErrors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
 import { handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';

@@ -26,6 +26,9 @@ export type Setting<T> = Readonly<{
   accepts(text: string): boolean;
 }>;
 
+/** Seconds in a day: the unit of the ranges of intervals and periods. */
+export const DAY = 86_400;
+
 /** Configuration sections as stored: section → option → text. */
 export type ConfigSections = Readonly<Record<string, Readonly<Record<string, string>>>>;
 

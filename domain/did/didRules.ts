@@ -1,4 +1,5 @@
-import { DataIdentifierNotFound, DuplicateRule } from '../shared/errors.ts';
+import { DataIdentifierNotFound } from '../shared/errors.ts';
+import { DuplicateRule } from '../rule/ruleErrors.ts';
 import type { Command } from '../shared/event.ts';
 import type { Did, DidEvent, DidRule } from './did.ts';
 

@@ -1,7 +1,10 @@
-import type { ScopeConvention } from '../config/settings.ts';
 import { InvalidObject, InvalidPath, InvalidType } from '../shared/errors.ts';
 import { isLifetime } from '../shared/limits.ts';
 import { compilePythonRegex, type StartMatcher } from '../subscription/pythonRegex.ts';
+
+/** The scope extraction algorithms Rucio ships; `def` for any other name. */
+export const SCOPE_CONVENTIONS = ['def', 'dirac'] as const;
+export type ScopeConvention = (typeof SCOPE_CONVENTIONS)[number];
 
 /**
  * What DIRAC's file catalogue plugin means by a logical file name (Rucio's core/dirac.py): an

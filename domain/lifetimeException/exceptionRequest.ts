@@ -1,5 +1,6 @@
 import { didKey, type DidRef, type DidType } from '../did/did.ts';
-import { InvalidObject, LifetimeExceptionDuplicate, UnsupportedOperation } from '../shared/errors.ts';
+import { InvalidObject, UnsupportedOperation } from '../shared/errors.ts';
+import { LifetimeExceptionDuplicate } from './lifetimeExceptionErrors.ts';
 import type { ExceptionDid, LifetimeExceptionRecord } from './lifetimeException.ts';
 
 /**

@@ -1,5 +1,6 @@
 import { unknownCommand, type Decider } from '../shared/decider.ts';
-import { LifetimeExceptionNotFound, UnsupportedOperation } from '../shared/errors.ts';
+import { UnsupportedOperation } from '../shared/errors.ts';
+import { LifetimeExceptionNotFound } from './lifetimeExceptionErrors.ts';
 import type { Command } from '../shared/event.ts';
 import {
   evolveLifetimeException,

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../events.ts';
+import type { DomainEvent } from '../areas.ts';
 import type { RequestBatch } from '../request/request.ts';
 import { didMessages } from './didMessages.ts';
 import { replicaMessages } from './replicaMessages.ts';

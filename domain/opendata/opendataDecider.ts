@@ -1,11 +1,11 @@
 import { unknownCommand, type Decider } from '../shared/decider.ts';
+import { InputValidationError } from '../shared/errors.ts';
 import {
-  InputValidationError,
   OpenDataDataIdentifierAlreadyExists,
   OpenDataDataIdentifierNotFound,
   OpenDataInvalidState,
   OpenDataInvalidStateUpdate,
-} from '../shared/errors.ts';
+} from './opendataErrors.ts';
 import type { Command } from '../shared/event.ts';
 import {
   DOI_MAX_LENGTH,

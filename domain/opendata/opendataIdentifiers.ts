@@ -1,5 +1,5 @@
 import { unknownCommand, type Decider } from '../shared/decider.ts';
-import { OpenDataDuplicateDOI, OpenDataDuplicateRecordID } from '../shared/errors.ts';
+import { OpenDataDuplicateDOI, OpenDataDuplicateRecordID } from './opendataErrors.ts';
 import { eventTypes, type Command, type Event } from '../shared/event.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { RseAttributeValue } from '../rse/rse.ts';
-import { InsufficientAccountLimit, InsufficientTargetRSEs, InvalidRuleWeight, RSEOverQuota } from '../shared/errors.ts';
+import { InsufficientAccountLimit, InsufficientTargetRSEs, InvalidRuleWeight, RSEOverQuota } from './ruleErrors.ts';
 import { shuffled, type Random } from './random.ts';
 
 /**

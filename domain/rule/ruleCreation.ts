@@ -1,14 +1,13 @@
 import type { DidRef, DidType } from '../did/did.ts';
 import { evaluateRseExpression, type RseFacts } from '../rse/rseExpression.ts';
+import { InvalidRSEExpression, InvalidValueForKey } from '../shared/errors.ts';
 import {
   InvalidReplicationRule,
-  InvalidRSEExpression,
   InvalidSourceReplicaExpression,
-  InvalidValueForKey,
   ManualRuleApprovalBlocked,
   RSEWriteBlocked,
   StagingAreaRuleRequiresLifetime,
-} from '../shared/errors.ts';
+} from './ruleErrors.ts';
 import { seededRandom } from './random.ts';
 import type { RuleGrouping, RuleNotification, RuleRecord } from './rule.ts';
 import { placeRule, type Placement, type RuleContent } from './rulePlacement.ts';

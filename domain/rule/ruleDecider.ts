@@ -1,5 +1,6 @@
 import { unknownCommand, type Decider } from '../shared/decider.ts';
-import { RuleNotFound, UnsupportedOperation } from '../shared/errors.ts';
+import { UnsupportedOperation } from '../shared/errors.ts';
+import { RuleNotFound } from './ruleErrors.ts';
 import type { Command, CommandMetadata } from '../shared/event.ts';
 import {
   evolveRule,

@@ -26,7 +26,7 @@ export type RucioErrorClass = {
  * Declares one error class per Rucio exception name, with the status Rucio answers it with
  * (default 500, as Rucio answers the exceptions it does not map); `instanceof` works on the result.
  */
-const rucioErrorClass = (exceptionClass: string, httpStatus = 500): RucioErrorClass => {
+export const rucioErrorClass = (exceptionClass: string, httpStatus = 500): RucioErrorClass => {
   const errorClass = class extends RucioError {
     static readonly exceptionClass = exceptionClass;
     static readonly httpStatus = httpStatus;
@@ -91,39 +91,6 @@ export const ValueError = rucioErrorClass('ValueError', 400);
 export const KeyError = rucioErrorClass('KeyError', 400);
 export const NotImplementedError_ = rucioErrorClass('NotImplementedError');
 export const TypeError_ = rucioErrorClass('TypeError', 400);
-
-/** Replication rules, their locks and their transfers. */
-export const DuplicateRule = rucioErrorClass('DuplicateRule', 409);
-export const InsufficientAccountLimit = rucioErrorClass('InsufficientAccountLimit', 409);
-export const InsufficientTargetRSEs = rucioErrorClass('InsufficientTargetRSEs', 409);
-export const InvalidReplicationRule = rucioErrorClass('InvalidReplicationRule', 409);
-export const InvalidRuleWeight = rucioErrorClass('InvalidRuleWeight', 409);
-export const InvalidSourceReplicaExpression = rucioErrorClass('InvalidSourceReplicaExpression');
-export const ManualRuleApprovalBlocked = rucioErrorClass('ManualRuleApprovalBlocked', 409);
-export const RequestNotFound = rucioErrorClass('RequestNotFound', 404);
-export const RSEOverQuota = rucioErrorClass('RSEOverQuota');
-export const RSEWriteBlocked = rucioErrorClass('RSEWriteBlocked');
-export const RuleNotFound = rucioErrorClass('RuleNotFound', 404);
-export const RuleReplaceFailed = rucioErrorClass('RuleReplaceFailed', 409);
-export const StagingAreaRuleRequiresLifetime = rucioErrorClass('StagingAreaRuleRequiresLifetime', 409);
-
-/** Subscriptions and lifetime exceptions. */
-export const LifetimeExceptionDuplicate = rucioErrorClass('LifetimeExceptionDuplicate', 409);
-export const LifetimeExceptionNotFound = rucioErrorClass('LifetimeExceptionNotFound', 404);
-export const SubscriptionDuplicate = rucioErrorClass('SubscriptionDuplicate', 409);
-export const SubscriptionNotFound = rucioErrorClass('SubscriptionNotFound', 404);
-
-/**
- * The open data catalogue: Rucio's open data routes answer 400 for every exception but
- * AccessDenied, the two not-found ones and AlreadyExists.
- */
-export const OpenDataError = rucioErrorClass('OpenDataError', 400);
-export const OpenDataDataIdentifierAlreadyExists = rucioErrorClass('OpenDataDataIdentifierAlreadyExists', 409);
-export const OpenDataDataIdentifierNotFound = rucioErrorClass('OpenDataDataIdentifierNotFound', 404);
-export const OpenDataDuplicateDOI = rucioErrorClass('OpenDataDuplicateDOI', 400);
-export const OpenDataDuplicateRecordID = rucioErrorClass('OpenDataDuplicateRecordID', 400);
-export const OpenDataInvalidState = rucioErrorClass('OpenDataInvalidState', 400);
-export const OpenDataInvalidStateUpdate = rucioErrorClass('OpenDataInvalidStateUpdate', 400);
 
 /** Our own operations routes (`/admin/projections`), which Rucio does not have. */
 export const ProjectionNotFound = rucioErrorClass('ProjectionNotFound', 404);

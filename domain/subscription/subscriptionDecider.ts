@@ -1,5 +1,5 @@
 import { unknownCommand, type Decider } from '../shared/decider.ts';
-import { SubscriptionNotFound } from '../shared/errors.ts';
+import { SubscriptionNotFound } from './subscriptionErrors.ts';
 import type { Command } from '../shared/event.ts';
 import {
   evolveSubscription,

@@ -1,5 +1,5 @@
 import type { Decider } from '../shared/decider.ts';
-import { SubscriptionDuplicate } from '../shared/errors.ts';
+import { SubscriptionDuplicate } from './subscriptionErrors.ts';
 import { eventTypes, type Command, type Event } from '../shared/event.ts';
 
 /**

@@ -1,7 +1,7 @@
+import { ALL_EVENT_TYPES, DOMAIN_AREAS, type DomainEvent } from '../../domain/areas.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { Projected, Projection } from '../projection.ts';
 import type { ProjectionCollection } from '../runtime/projectionContext.ts';
-import { AUDITED_EVENT_TYPES, auditSubjects, streamSubject, type AuditedEvent } from './auditSubjects.ts';
 
 /**
  * The audit's index of the event log: where to find the events that concern a DID, a rule or an
@@ -21,7 +21,7 @@ import { AUDITED_EVENT_TYPES, auditSubjects, streamSubject, type AuditedEvent } 
  * "Audit", give the figures).
  *
  * - `audit_index`, keys `did:<scope>:<name>`, `rule:<id>`, `rse:<name>`: the events that concern
- *   a DID, rule or RSE (auditSubjects.ts) other than those of its own stream, which are read from
+ *   a DID, rule or RSE (as each event's area declares: `audit` in domain/<area>/<area>Area.ts) other than those of its own stream, which are read from
  *   the stream (short, by design) and merged with these by position. Entries `[position, type,
  *   time]`.
  * - `audit_feed`: one small document per event, `_id` its position, with the account that acted,
@@ -83,13 +83,17 @@ const addEntry = async <D extends Projected<{ entries: unknown[] }>>(
   });
 };
 
-export const auditIndexProjection: Projection<AuditedEvent> = {
+/**
+ * Every event type the domain declares is indexed: the audit handles the domain's own list
+ * (domain/areas.ts), so an area's events reach the feed without naming them here.
+ */
+export const auditIndexProjection: Projection<DomainEvent> = {
   name: 'audit_index',
   // 3: subscriptions, lifetime exceptions, transfer limits, open data and archives are indexed too.
   // 4: the feed holds one document per event instead of buckets per account and type.
   version: 4,
   collections: [auditFeedCollection, auditIndexCollection],
-  handles: AUDITED_EVENT_TYPES,
+  handles: ALL_EVENT_TYPES,
   async apply(event, context) {
     const { position, metadata, streamName } = context.currentEvent();
     const at = metadata.at;
@@ -98,8 +102,8 @@ export const auditIndexProjection: Projection<AuditedEvent> = {
       .collection<AuditFeedDocument>(auditFeedCollection)
       .create(id, { _id: id, account: metadata.account, type: event.type, at });
     const index = context.collection<AuditIndexDocument>(auditIndexCollection);
-    const own = streamSubject(streamName);
-    for (const subject of auditSubjects(event)) {
+    const own = DOMAIN_AREAS.streamSubject(streamName);
+    for (const subject of DOMAIN_AREAS.auditSubjects(event)) {
       if (subject === own) continue;
       await addEntry(index, subject, position, [Number(position), event.type, at], (id) => ({
         _id: id,

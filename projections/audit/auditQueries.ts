@@ -11,7 +11,7 @@ import {
   typeKey,
   type AuditFeedDocument,
 } from './auditIndex.ts';
-import { AUDITED_EVENT_TYPES } from './auditSubjects.ts';
+import { ALL_EVENT_TYPES } from '../../domain/areas.ts';
 
 /**
  * What auditors read: the positions the audit index holds for a subject or an account (or the
@@ -208,7 +208,7 @@ async function* loggedEvents(eventStore: EventStore, bounds: Bounds, pageSize: n
     const page = await eventStore.readAll({ after, maxCount: pageSize });
     for (const event of page) {
       if (bounds.toPosition !== undefined && event.position > bounds.toPosition) return;
-      if (Object.hasOwn(AUDITED_EVENT_TYPES, event.type) && withinRange(event, bounds)) yield event;
+      if (Object.hasOwn(ALL_EVENT_TYPES, event.type) && withinRange(event, bounds)) yield event;
     }
     if (page.length < pageSize) return;
     after = page[page.length - 1]!.position;

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../../domain/events.ts';
+import type { DomainEvent } from '../../domain/areas.ts';
 import { messagesOf, needsRequestBatch, type Message } from '../../domain/message/message.ts';
 import {
   evolveRequestBatch,

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Upcasters } from '../../domain/shared/upcasting.ts';
-import { eventUpcasters } from '../../domain/upcasters.ts';
+import { eventUpcasters } from '../../domain/areas.ts';
 import type { EventStore } from '../../infra/eventstore/eventStore.ts';
 import type { Logger } from '../../infra/logger.ts';
 import type { ReadStore } from '../../infra/readstore/readStore.ts';

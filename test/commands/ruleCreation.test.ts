@@ -3,18 +3,17 @@ import { addRules } from '../../commands/rule/ruleCreation.ts';
 import { setLocalAccountLimit } from '../../commands/account/accountLimitCommands.ts';
 import { createAccount } from '../../commands/account/accountCommands.ts';
 import { addScope } from '../../commands/scope/scopeCommands.ts';
+import { InvalidRSEExpression, InvalidValueForKey } from '../../domain/shared/errors.ts';
 import {
   DuplicateRule,
   InsufficientAccountLimit,
   InsufficientTargetRSEs,
   InvalidReplicationRule,
-  InvalidRSEExpression,
   InvalidRuleWeight,
-  InvalidValueForKey,
   ManualRuleApprovalBlocked,
   RSEWriteBlocked,
   StagingAreaRuleRequiresLifetime,
-} from '../../domain/shared/errors.ts';
+} from '../../domain/rule/ruleErrors.ts';
 import { setDidStatus } from '../../commands/did/didLifecycle.ts';
 import { injectRule } from '../../commands/rule/ruleInjection.ts';
 import { SPEC_NOW } from '../support/commandSpec.ts';

@@ -16,14 +16,9 @@ import {
   recordSubscriptionDryRun,
   transmogrifyDid,
 } from '../../commands/subscription/subscriptionRules.ts';
-import {
-  AccessDenied,
-  AccountNotFound,
-  LifetimeExceptionDuplicate,
-  SubscriptionDuplicate,
-  SubscriptionNotFound,
-  UnsupportedOperation,
-} from '../../domain/shared/errors.ts';
+import { AccessDenied, AccountNotFound, UnsupportedOperation } from '../../domain/shared/errors.ts';
+import { LifetimeExceptionDuplicate } from '../../domain/lifetimeException/lifetimeExceptionErrors.ts';
+import { SubscriptionDuplicate, SubscriptionNotFound } from '../../domain/subscription/subscriptionErrors.ts';
 import { plannedRule, subscriptionRuleId } from '../../domain/subscription/subscriptionRules.ts';
 import { as, commandSpec, SPEC_NOW } from '../support/commandSpec.ts';
 import type { StreamedEvent } from '../support/projectionHarness.ts';

@@ -9,12 +9,11 @@ import type {
   LifetimeExceptionRecord,
 } from '../../domain/lifetimeException/lifetimeException.ts';
 import { lifetimeExceptionDecider } from '../../domain/lifetimeException/lifetimeExceptionDecider.ts';
+import { InvalidObject, UnsupportedOperation } from '../../domain/shared/errors.ts';
 import {
-  InvalidObject,
   LifetimeExceptionDuplicate,
   LifetimeExceptionNotFound,
-  UnsupportedOperation,
-} from '../../domain/shared/errors.ts';
+} from '../../domain/lifetimeException/lifetimeExceptionErrors.ts';
 import { AT, deciderSpec, metadata, NOW } from '../support/deciderSpec.ts';
 
 const given = deciderSpec(lifetimeExceptionDecider);

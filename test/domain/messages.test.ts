@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { DomainEvent } from '../../domain/events.ts';
+import type { DomainEvent } from '../../domain/areas.ts';
 import { messagesOf } from '../../domain/message/message.ts';
 import { destinationOf, parseRoutes, parseTypePatterns } from '../../domain/message/messageRouting.ts';
 import { pythonDate, pythonDurationSeconds } from '../../domain/message/pythonText.ts';

@@ -6,15 +6,15 @@ import {
   type UpdateOpenDataDid,
 } from '../../domain/opendata/opendataDecider.ts';
 import { opendataIdentifierDecider, type OpenDataIdentifierEvent } from '../../domain/opendata/opendataIdentifiers.ts';
+import { InputValidationError } from '../../domain/shared/errors.ts';
 import {
-  InputValidationError,
   OpenDataDataIdentifierAlreadyExists,
   OpenDataDataIdentifierNotFound,
   OpenDataDuplicateDOI,
   OpenDataDuplicateRecordID,
   OpenDataInvalidState,
   OpenDataInvalidStateUpdate,
-} from '../../domain/shared/errors.ts';
+} from '../../domain/opendata/opendataErrors.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 
 const given = deciderSpec(opendataDecider);

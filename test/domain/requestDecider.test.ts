@@ -1,6 +1,6 @@
 import { requestIn, type RequestEvent, type RequestRecord } from '../../domain/request/request.ts';
 import { upcastEvent } from '../../domain/shared/upcasting.ts';
-import { eventUpcasters } from '../../domain/upcasters.ts';
+import { eventUpcasters } from '../../domain/areas.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
 import { retryIdOf, retryRecord } from '../../domain/request/retries.ts';
 import { expect } from 'chai';

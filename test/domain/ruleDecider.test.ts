@@ -9,7 +9,8 @@ import type {
   RuleState,
 } from '../../domain/rule/rule.ts';
 import { ruleDecider, type RuleCommand } from '../../domain/rule/ruleDecider.ts';
-import { RuleNotFound, UnsupportedOperation } from '../../domain/shared/errors.ts';
+import { UnsupportedOperation } from '../../domain/shared/errors.ts';
+import { RuleNotFound } from '../../domain/rule/ruleErrors.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 
 /**

@@ -2,7 +2,7 @@ import type { SubscriptionEvent, SubscriptionRecord } from '../../domain/subscri
 import { subscriptionDecider, type SubscriptionCommand } from '../../domain/subscription/subscriptionDecider.ts';
 import { subscriptionDryRunDecider } from '../../domain/subscription/subscriptionDryRun.ts';
 import { subscriptionNamesDecider } from '../../domain/subscription/subscriptionNames.ts';
-import { SubscriptionDuplicate, SubscriptionNotFound } from '../../domain/shared/errors.ts';
+import { SubscriptionDuplicate, SubscriptionNotFound } from '../../domain/subscription/subscriptionErrors.ts';
 import { AT, deciderSpec, metadata, NOW } from '../support/deciderSpec.ts';
 
 const given = deciderSpec(subscriptionDecider);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SchemaVersionTooNewError, upcaster, upcasterRegistry } from '../../domain/shared/upcasting.ts';
 import type { Event } from '../../domain/shared/event.ts';
-import { eventUpcasters } from '../../domain/upcasters.ts';
+import { eventUpcasters } from '../../domain/areas.ts';
 
 type Renamed = Event<'Renamed', { fullName: string; at: string }>;
 

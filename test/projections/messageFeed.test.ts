@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import type { RequestEvent, RequestRecord } from '../../domain/request/request.ts';
-import { eventUpcasters } from '../../domain/upcasters.ts';
+import { eventUpcasters } from '../../domain/areas.ts';
 import type { NewEvent } from '../../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { MessageFeed } from '../../projections/message/messageFeed.ts';

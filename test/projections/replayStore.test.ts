@@ -9,7 +9,7 @@ import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
 import type { Decider } from '../../domain/shared/decider.ts';
 import type { Event } from '../../domain/shared/event.ts';
 import { upcastEvent } from '../../domain/shared/upcasting.ts';
-import { eventUpcasters } from '../../domain/upcasters.ts';
+import { eventUpcasters } from '../../domain/areas.ts';
 import { accountDecider } from '../../domain/account/accountDecider.ts';
 import { configDecider } from '../../domain/config/configDecider.ts';
 import { identityDecider } from '../../domain/identity/identityDecider.ts';

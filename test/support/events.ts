@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { eventUpcasters } from '../../domain/upcasters.ts';
+import { eventUpcasters } from '../../domain/areas.ts';
 import type { NewEvent } from '../../infra/eventstore/eventStore.ts';
 
 /** A unique name for a stream, queue or resource so tests never see each other's data. */

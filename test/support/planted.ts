@@ -3,7 +3,7 @@ import { didStreamName } from '../../domain/did/did.ts';
 import { quarantineStreamName } from '../../domain/quarantine/quarantine.ts';
 import { OBSOLETE_TOMBSTONE } from '../../domain/replica/replica.ts';
 import { scopeStreamName } from '../../domain/scope/scope.ts';
-import { eventUpcasters } from '../../domain/upcasters.ts';
+import { eventUpcasters } from '../../domain/areas.ts';
 import type { TestServer } from './server.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { RuleNotFound } from '../../domain/shared/errors.ts';
+import { RuleNotFound } from '../../domain/rule/ruleErrors.ts';
 import type { Skipped, WorkflowOutput } from '../../domain/shared/workflow.ts';
 import { carryOut, refusalOf } from '../../workers/role.ts';
 

@@ -12,17 +12,17 @@ import {
   AccountNotFound,
   DataIdentifierNotFound,
   RSENotFound,
-  RuleNotFound,
-  SubscriptionNotFound,
   type RucioErrorClass,
 } from '../../../domain/shared/errors.ts';
+import { RuleNotFound } from '../../../domain/rule/ruleErrors.ts';
+import { SubscriptionNotFound } from '../../../domain/subscription/subscriptionErrors.ts';
 import {
   feedEvents,
   subjectHistory,
   type FeedQuery,
   type HistoryRange,
 } from '../../../projections/audit/auditQueries.ts';
-import { didSubject, rseSubject, ruleSubject, subscriptionSubject } from '../../../projections/audit/auditSubjects.ts';
+import { didSubject, rseSubject, ruleSubject, subscriptionSubject } from '../../../domain/shared/auditSubjects.ts';
 import { didStateAsOf } from '../../../projections/audit/didStateAsOf.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';

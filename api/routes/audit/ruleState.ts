@@ -1,7 +1,8 @@
 import { loadCaller } from '../../../commands/caller.ts';
 import { AUDIT_PERMISSIONS } from '../../../domain/permission/auditPolicy.ts';
 import { allowOnly } from '../../../domain/permission/policy.ts';
-import { AccessDenied, RuleNotFound } from '../../../domain/shared/errors.ts';
+import { AccessDenied } from '../../../domain/shared/errors.ts';
+import { RuleNotFound } from '../../../domain/rule/ruleErrors.ts';
 import { ruleStateAsOf } from '../../../projections/audit/ruleStateAsOf.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import type { RouteTable } from '../../route.ts';

@@ -1,12 +1,10 @@
 import { addException, decideException } from '../../../commands/lifetimeException/lifetimeExceptionCommands.ts';
 import type { ExceptionDid } from '../../../domain/lifetimeException/lifetimeException.ts';
+import { AccessDenied, InvalidObject, UnsupportedOperation } from '../../../domain/shared/errors.ts';
 import {
-  AccessDenied,
-  InvalidObject,
   LifetimeExceptionDuplicate,
   LifetimeExceptionNotFound,
-  UnsupportedOperation,
-} from '../../../domain/shared/errors.ts';
+} from '../../../domain/lifetimeException/lifetimeExceptionErrors.ts';
 import {
   exceptionRows,
   hasOpenException,

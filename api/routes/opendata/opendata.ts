@@ -12,6 +12,9 @@ import {
   ConfigurationError,
   DataIdentifierNotFound,
   InputValidationError,
+  ValueError,
+} from '../../../domain/shared/errors.ts';
+import {
   OpenDataDataIdentifierAlreadyExists,
   OpenDataDataIdentifierNotFound,
   OpenDataDuplicateDOI,
@@ -19,8 +22,7 @@ import {
   OpenDataError,
   OpenDataInvalidState,
   OpenDataInvalidStateUpdate,
-  ValueError,
-} from '../../../domain/shared/errors.ts';
+} from '../../../domain/opendata/opendataErrors.ts';
 import { LIMITS } from '../../../domain/shared/limits.ts';
 import { configSections } from '../../../projections/config/configQueries.ts';
 import {

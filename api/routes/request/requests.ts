@@ -1,7 +1,8 @@
 import { loadCaller } from '../../../commands/caller.ts';
 import { allowOnly, isAdmin } from '../../../domain/permission/policy.ts';
 import { REQUEST_STATE_LETTERS, type RequestState } from '../../../domain/request/request.ts';
-import { AccessDenied, RequestNotFound, RSENotFound, RucioError } from '../../../domain/shared/errors.ts';
+import { AccessDenied, RSENotFound, RucioError } from '../../../domain/shared/errors.ts';
+import { RequestNotFound } from '../../../domain/request/requestErrors.ts';
 import {
   activeRequest,
   archivedRequest,

@@ -6,13 +6,11 @@ import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
 import {
   AccessDenied,
   DataIdentifierNotFound,
-  InsufficientAccountLimit,
-  InsufficientTargetRSEs,
   InvalidValueForKey,
   RucioError,
-  RuleNotFound,
   TypeError_,
 } from '../../../domain/shared/errors.ts';
+import { InsufficientAccountLimit, InsufficientTargetRSEs, RuleNotFound } from '../../../domain/rule/ruleErrors.ts';
 import {
   availableSources,
   didBytes,

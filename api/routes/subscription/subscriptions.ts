@@ -2,14 +2,8 @@ import { loadCaller } from '../../../commands/caller.ts';
 import { addSubscription, updateSubscription } from '../../../commands/subscription/subscriptionCommands.ts';
 import { allowOnly } from '../../../domain/permission/policy.ts';
 import { SUBSCRIPTION_PERMISSIONS } from '../../../domain/permission/subscriptionPolicy.ts';
-import {
-  AccessDenied,
-  AccountNotFound,
-  InvalidObject,
-  InvalidValueForKey,
-  SubscriptionDuplicate,
-  SubscriptionNotFound,
-} from '../../../domain/shared/errors.ts';
+import { AccessDenied, AccountNotFound, InvalidObject, InvalidValueForKey } from '../../../domain/shared/errors.ts';
+import { SubscriptionDuplicate, SubscriptionNotFound } from '../../../domain/subscription/subscriptionErrors.ts';
 import { listRules, ruleFilter } from '../../../projections/rule/ruleQueries.ts';
 import {
   dryRuns,
