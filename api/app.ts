@@ -57,48 +57,59 @@ import { answerBrowserNotFound } from './browserNotFound.ts';
 import type { Logger } from '../infra/logger.ts';
 import type { AppState, Services } from './services.ts';
 
+/** How an area adds its routes to the table. */
+type RouteRegistration = (routes: RouteTable, services: Services) => void;
+
+/**
+ * Every area's routes, in the order they register (the table ranks them as Werkzeug would, so the
+ * order only breaks ties: api/routeRanking.ts). A new area adds its registration here.
+ */
+const AREA_ROUTES: readonly RouteRegistration[] = [
+  registerPingRoutes,
+  registerAuthRoutes,
+  registerAccountRoutes,
+  registerScopeRoutes,
+  registerIdentityRoutes,
+  registerConfigRoutes,
+  registerRseRoutes,
+  registerRseProtocolRoutes,
+  registerRseResourceRoutes,
+  registerAccountLimitRoutes,
+  registerAccountUsageRoutes,
+  registerImportExportRoutes,
+  registerDidRoutes,
+  registerMetaConventionRoutes,
+  registerReplicaRoutes,
+  registerRuleRoutes,
+  registerRequestRoutes,
+  registerLockRoutes,
+  registerSubscriptionRoutes,
+  registerLifetimeExceptionRoutes,
+  registerOpenDataRoutes,
+  registerDiracRoutes,
+  registerMessageRoutes,
+  registerProjectionRoutes,
+  registerAuditRoutes,
+  registerSessionRoutes,
+  registerMetricsRoutes,
+  registerHeartbeatRoutes,
+  registerTraceRoutes,
+  registerArchiveRoutes,
+  registerCredentialRoutes,
+  registerRedirectRoutes,
+  registerDaemonRoutes,
+  registerTransferStatusRoute,
+  registerEventLogVerifyRoute,
+  registerRuleStateRoute,
+  registerConsoleRoutes,
+  registerConsoleReadRoutes,
+  registerOpenApiRoutes,
+];
+
 /** Every area's routes, registered in one table (api/route.ts). */
 export const routeTable = (services: Services): RouteTable => {
   const routes = new RouteTable(services);
-  registerPingRoutes(routes);
-  registerAuthRoutes(routes, services);
-  registerAccountRoutes(routes, services);
-  registerScopeRoutes(routes, services);
-  registerIdentityRoutes(routes, services);
-  registerConfigRoutes(routes, services);
-  registerRseRoutes(routes, services);
-  registerRseProtocolRoutes(routes, services);
-  registerRseResourceRoutes(routes, services);
-  registerAccountLimitRoutes(routes, services);
-  registerAccountUsageRoutes(routes, services);
-  registerImportExportRoutes(routes, services);
-  registerDidRoutes(routes, services);
-  registerMetaConventionRoutes(routes, services);
-  registerReplicaRoutes(routes, services);
-  registerRuleRoutes(routes, services);
-  registerRequestRoutes(routes, services);
-  registerLockRoutes(routes, services);
-  registerSubscriptionRoutes(routes, services);
-  registerLifetimeExceptionRoutes(routes, services);
-  registerOpenDataRoutes(routes, services);
-  registerDiracRoutes(routes, services);
-  registerMessageRoutes(routes, services);
-  registerProjectionRoutes(routes, services);
-  registerAuditRoutes(routes, services);
-  registerSessionRoutes(routes, services);
-  registerMetricsRoutes(routes, services);
-  registerHeartbeatRoutes(routes, services);
-  registerTraceRoutes(routes, services);
-  registerArchiveRoutes(routes, services);
-  registerCredentialRoutes(routes, services);
-  registerRedirectRoutes(routes, services);
-  registerDaemonRoutes(routes, services);
-  registerTransferStatusRoute(routes, services);
-  registerEventLogVerifyRoute(routes, services);
-  registerRuleStateRoute(routes, services);
-  registerConsoleRoutes(routes, services);
-  registerConsoleReadRoutes(routes, services);
-  registerOpenApiRoutes(routes);
+  for (const register of AREA_ROUTES) register(routes, services);
   return routes;
 };
 

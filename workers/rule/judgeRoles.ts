@@ -161,3 +161,5 @@ export const cleanerRole: ScheduledRole = {
     );
   },
 };
+
+export const judgeRoles = [injectorRole, evaluatorRole, repairerRole, cleanerRole] as const;
