@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { CONSOLE_CSP } from './consoleFiles.ts';
-import { errorHeaderValue } from './errors.ts';
+import { errorHeaderValue } from './errorAnswers.ts';
 
 /**
  * What a browser gets for a URL the service does not serve. Rucio's clients never ask for HTML

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import type { Logger } from '../infra/logger.ts';
-import { errorHeaderValue } from './errors.ts';
+import { errorHeaderValue } from './errorAnswers.ts';
 import { pythonJson } from './pythonJson.ts';
 
 /** The bounds of api/httpServer.ts (ServiceConfig.connections). */

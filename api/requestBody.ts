@@ -80,7 +80,7 @@ export const readBodyText = async (request: IncomingMessage, limit: number, idle
       source.off('error', onError);
       request.off('close', onClose);
       if (error) {
-        // Stop taking bytes; the answer closes the connection (api/errors.ts).
+        // Stop taking bytes; the answer closes the connection (api/errorAnswers.ts).
         request.pause();
         reject(error);
       } else resolve();

@@ -1,6 +1,6 @@
 import type { ParameterizedContext } from 'koa';
 import type { CommandContext } from '../commands/handleCommand.ts';
-import type { ServiceConfig } from '../infra/config.ts';
+import type { ServiceConfig } from '../infra/serviceConfig.ts';
 import type { GeoLocator } from '../infra/geoLocator.ts';
 import type { UrlSigner } from '../infra/storage/urlSigner.ts';
 import type { Logger } from '../infra/logger.ts';

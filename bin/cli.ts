@@ -1,6 +1,6 @@
 import { Argument, Command, CommanderError, InvalidArgumentError, Option, type OutputConfiguration } from 'commander';
 import { RULE_STATES } from '../domain/rule/rule.ts';
-import { loadConfig, type ServiceConfig } from '../infra/config.ts';
+import { loadConfig, type ServiceConfig } from '../infra/serviceConfig.ts';
 import { createLogger } from '../infra/logger.ts';
 import type { Roles } from './runtime.ts';
 

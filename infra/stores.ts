@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigurationInvalidError, REDIS_URL_REQUIRED, type ServiceConfig } from './config.ts';
+import { ConfigurationInvalidError, REDIS_URL_REQUIRED, type ServiceConfig } from './serviceConfig.ts';
 import type { EventStore } from './eventstore/eventStore.ts';
 import { ForwardingEventStore, type AppendChannel } from './eventstore/forwardedAppends.ts';
 import type { Logger } from './logger.ts';

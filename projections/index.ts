@@ -1,27 +1,27 @@
-import { accountLimitsProjection } from './account/accountLimits.ts';
-import { accountsProjection } from './account/accounts.ts';
-import { accountUsageProjection } from './account/accountUsage.ts';
+import { accountLimitsProjection } from './account/accountLimitsProjection.ts';
+import { accountsProjection } from './account/accountsProjection.ts';
+import { accountUsageProjection } from './account/accountUsageProjection.ts';
 import { auditIndexProjection } from './audit/auditIndex.ts';
-import { badReplicasProjection } from './replica/badReplicas.ts';
-import { configProjection } from './config/config.ts';
-import { didContentsProjection } from './did/didContents.ts';
-import { didFollowersProjection } from './did/didFollowers.ts';
-import { didsProjection } from './did/dids.ts';
-import { identitiesProjection } from './identity/identities.ts';
-import { metaConventionsProjection } from './metaConvention/metaConventions.ts';
+import { badReplicasProjection } from './replica/badReplicasProjection.ts';
+import { configProjection } from './config/configProjection.ts';
+import { didContentsProjection } from './did/didContentsProjection.ts';
+import { didFollowersProjection } from './did/didFollowersProjection.ts';
+import { didsProjection } from './did/didsProjection.ts';
+import { identitiesProjection } from './identity/identitiesProjection.ts';
+import { metaConventionsProjection } from './metaConvention/metaConventionsProjection.ts';
 import type { AnyProjection } from './projection.ts';
-import { quarantinedReplicasProjection } from './replica/quarantinedReplicas.ts';
+import { quarantinedReplicasProjection } from './replica/quarantinedReplicasProjection.ts';
 import { replicasProjection } from './replica/replicaProjection.ts';
-import { requestsProjection } from './request/requests.ts';
-import { transferLimitsProjection } from './request/transferLimits.ts';
-import { transferStatsProjection } from './request/transferStats.ts';
-import { rsesProjection } from './rse/rses.ts';
+import { requestsProjection } from './request/requestsProjection.ts';
+import { transferLimitsProjection } from './request/transferLimitsProjection.ts';
+import { transferStatsProjection } from './request/transferStatsProjection.ts';
+import { rsesProjection } from './rse/rsesProjection.ts';
 import { rulesProjection } from './rule/ruleProjection.ts';
-import { scopesProjection } from './scope/scopes.ts';
-import { subscriptionsProjection } from './subscription/subscriptions.ts';
-import { lifetimeExceptionsProjection } from './lifetimeException/lifetimeExceptions.ts';
-import { opendataDidsProjection } from './opendata/opendataDids.ts';
-import { archiveContentsProjection } from './did/archiveContents.ts';
+import { scopesProjection } from './scope/scopesProjection.ts';
+import { subscriptionsProjection } from './subscription/subscriptionsProjection.ts';
+import { lifetimeExceptionsProjection } from './lifetimeException/lifetimeExceptionsProjection.ts';
+import { opendataDidsProjection } from './opendata/opendataDidsProjection.ts';
+import { archiveContentsProjection } from './did/archiveContentsProjection.ts';
 
 /** Every projection the service runs; the runner and ReadModels are built from this list. */
 export const allProjections: readonly AnyProjection[] = [

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { writeError } from '../errors.ts';
+import { writeError } from '../errorAnswers.ts';
 import type { RouteTable } from '../route.ts';
 import type { AppContext, Services } from '../services.ts';
 

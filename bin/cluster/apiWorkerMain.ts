@@ -1,5 +1,5 @@
-import { isRecord, errorMessage } from '../../infra/narrowing.ts';
-import { parseServiceConfig } from '../../infra/config.ts';
+import { isRecord, errorMessage } from '../../infra/typeGuards.ts';
+import { parseServiceConfig } from '../../infra/serviceConfig.ts';
 import {
   errorOfAppendFailure,
   parseAppendFailure,

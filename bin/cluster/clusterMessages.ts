@@ -1,6 +1,6 @@
 import type { AppendFailure } from '../../infra/eventstore/forwardedAppends.ts';
 import type { AppendResult, StreamAppend } from '../../infra/eventstore/eventStore.ts';
-import { isRecord } from '../../infra/narrowing.ts';
+import { isRecord } from '../../infra/typeGuards.ts';
 import type { ProcessMetrics } from '../../api/metrics/serviceMetrics.ts';
 import type { ProgressReport } from '../../projections/runtime/progressRelay.ts';
 

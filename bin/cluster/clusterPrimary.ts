@@ -1,11 +1,11 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { aggregateMetrics } from '../../api/metrics/serviceMetrics.ts';
-import type { ServiceConfig } from '../../infra/config.ts';
+import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { appendFailureOf, parseStreamAppends } from '../../infra/eventstore/forwardedAppends.ts';
 import type { Logger } from '../../infra/logger.ts';
 import { entryModule } from '../../infra/moduleFiles.ts';
-import { errorMessage, isRecord } from '../../infra/narrowing.ts';
+import { errorMessage, isRecord } from '../../infra/typeGuards.ts';
 import { logListening, PortInUseError, startRuntime, type Roles, type Runtime } from '../runtime.ts';
 import type { ProgressFeed } from '../../projections/runtime/progressRelay.ts';
 import { dmsMessageKind, type PrimaryMessage } from './clusterMessages.ts';

@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import type { ServiceConfig } from '../../infra/config.ts';
+import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { AnchorError, signAnchor, takeAnchor, type LogAnchor } from '../../infra/eventstore/logAnchor.ts';
 import { openStores } from '../../infra/stores.ts';
 import { logChainModeOf, readKey } from './auditVerify.ts';

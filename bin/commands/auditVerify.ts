@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { ServiceConfig } from '../../infra/config.ts';
+import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { verifyHashChains, type VerifyReport } from '../../infra/eventstore/hashChains.ts';
 import { AnchorError, parseAnchor, trustAnchor, type LogAnchor } from '../../infra/eventstore/logAnchor.ts';
 import type { LogChainMode } from '../../infra/eventstore/logChain.ts';

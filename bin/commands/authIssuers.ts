@@ -3,7 +3,7 @@ import {
   TrustedIssuers,
   type IssuerStatusDocument,
 } from '../../api/auth/oidc/trustedIssuers.ts';
-import type { ServiceConfig } from '../../infra/config.ts';
+import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { openStores } from '../../infra/stores.ts';
 import { printTable } from './table.ts';
 

@@ -1,9 +1,9 @@
-import { ensureRootAccount } from '../../commands/bootstrap.ts';
+import { ensureRootAccount } from '../../commands/account/rootAccount.ts';
 import { createCommandContext } from '../../commands/commandContext.ts';
 import { allProjections } from '../../projections/index.ts';
 import { readModelPorts } from '../../projections/readModelPorts.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
-import type { ServiceConfig } from '../../infra/config.ts';
+import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { openStores } from '../../infra/stores.ts';
 
 /** Creates the root account and identity from DMS_ROOT_* when they do not exist yet. */

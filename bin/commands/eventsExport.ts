@@ -1,7 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import type { ServiceConfig } from '../../infra/config.ts';
+import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { exportEventLog } from '../../infra/eventstore/eventLog.ts';
 import { openStores } from '../../infra/stores.ts';
 import { grouped, Progress } from './progress.ts';

@@ -2,7 +2,7 @@ import { createReadStream, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import type { ServiceConfig } from '../../infra/config.ts';
+import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { EventImportError, importEventLog } from '../../infra/eventstore/eventLog.ts';
 import type { EventStore } from '../../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';

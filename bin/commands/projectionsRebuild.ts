@@ -1,4 +1,4 @@
-import type { ServiceConfig } from '../../infra/config.ts';
+import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import type { EventStore } from '../../infra/eventstore/eventStore.ts';
 import type { Logger } from '../../infra/logger.ts';
 import type { ReadStore } from '../../infra/readstore/readStore.ts';

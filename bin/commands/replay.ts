@@ -1,4 +1,4 @@
-import type { ServiceConfig } from '../../infra/config.ts';
+import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import type { RecordedEvent } from '../../infra/eventstore/eventStore.ts';
 import { openStores } from '../../infra/stores.ts';
 

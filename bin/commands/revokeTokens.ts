@@ -1,6 +1,6 @@
 import { revokeAccountSessions } from '../../commands/account/accountCommands.ts';
 import { createCommandContext } from '../../commands/commandContext.ts';
-import type { ServiceConfig } from '../../infra/config.ts';
+import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
 import { readModelPorts } from '../../projections/readModelPorts.ts';

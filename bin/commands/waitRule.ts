@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ruleJson } from '../../api/routes/rule/ruleRendering.ts';
-import type { ServiceConfig } from '../../infra/config.ts';
+import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
 import type { RuleDocument } from '../../projections/rule/ruleProjection.ts';

@@ -1,4 +1,4 @@
-import type { ServiceConfig } from '../../infra/config.ts';
+import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { findRedisUrl } from '../../infra/queue/redisUrlFile.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';

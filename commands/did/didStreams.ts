@@ -12,7 +12,7 @@ import {
 } from '../../domain/metaConvention/metaConvention.ts';
 import { metaConventionDecider } from '../../domain/metaConvention/metaConventionDecider.ts';
 import type { Caller, ScopeAccess } from '../../domain/permission/policy.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import type { DidStreamEvent, FileReplicas } from '../../domain/replica/replica.ts';
 import { ScopeNotFound } from '../../domain/shared/errors.ts';
 import { loadScope } from '../scope/scopeCommands.ts';

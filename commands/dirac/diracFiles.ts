@@ -9,19 +9,24 @@ import {
   type ScopeConvention,
 } from '../../domain/dirac/diracPaths.ts';
 import { allowOnly, DID_PERMISSIONS } from '../../domain/permission/policy.ts';
-import type { DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import type { DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import type { ReplicaFile } from '../../domain/replica/replicaRegistration.ts';
 import { DataIdentifierNotFound, ScopeNotFound, UnsupportedOperation } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import { loadConfig } from '../config/configCommands.ts';
-import { planCollectionRules, planRulesOnNewDid, type CollectionRule, type NewCollection } from '../did/didCreation.ts';
+import {
+  planCollectionRules,
+  planRulesOnNewDid,
+  type CollectionRule,
+  type NewCollection,
+} from '../did/didCreationCommands.ts';
 import { decidedDid, loadConventions, loadDid, scopeAccess } from '../did/didStreams.ts';
 import { handleCommands, lastPosition, type CommandContext, type DecidedStates } from '../handleCommand.ts';
 import { loadNameSchema } from '../config/configCommands.ts';
-import { planReplicaRegistrations, type ReplicaRegistration } from '../replica/replicaRegistration.ts';
+import { planReplicaRegistrations, type ReplicaRegistration } from '../replica/replicaRegistrationCommands.ts';
 import { loadScope } from '../scope/scopeCommands.ts';
-import { RuleStep } from '../rule/ruleStep.ts';
+import { RuleStep } from '../stepBuilder.ts';
 
 /**
  * DIRAC's file catalogue integration (Rucio's `add_files`, core/dirac.py): files named by their

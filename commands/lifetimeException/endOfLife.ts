@@ -1,5 +1,5 @@
 import { didStreamName } from '../../domain/did/did.ts';
-import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider } from '../../domain/did/didStreamDecider.ts';
 import { ruleStreamName } from '../../domain/rule/rule.ts';
 import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';

@@ -17,8 +17,8 @@ import { ConfigurationError, DataIdentifierNotFound } from '../../domain/shared/
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import { loadConfig } from '../config/configCommands.ts';
-import { planAddRules } from '../rule/ruleCreation.ts';
-import { RuleStep } from '../rule/ruleStep.ts';
+import { planAddRules } from '../rule/ruleCreationCommands.ts';
+import { RuleStep } from '../stepBuilder.ts';
 import { loadDid, scopeAccess } from '../did/didStreams.ts';
 import {
   handleCommand,

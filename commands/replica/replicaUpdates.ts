@@ -10,7 +10,7 @@ import { rseNotFound } from '../../domain/rse/rseDecider.ts';
 import { AccessDenied, RSENotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
-import type { DidWriteOutcome } from '../did/didCreation.ts';
+import type { DidWriteOutcome } from '../did/didCreationCommands.ts';
 import { loadFileReplicas, onDidStream } from '../did/didStreams.ts';
 import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
 import { loadRse } from '../rse/rseCommands.ts';

@@ -1,7 +1,7 @@
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { didKey, didStreamName } from '../../domain/did/did.ts';
 import type { FileReplicas } from '../../domain/replica/replica.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import type { FinisherOutput } from '../../domain/request/finisher.ts';
 import { requestIn, type ActiveRequest, type RequestBatch } from '../../domain/request/request.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';

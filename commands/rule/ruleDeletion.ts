@@ -6,7 +6,7 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import { loadFileReplicas } from '../did/didStreams.ts';
 import { handleCommand, handleCommands, lastPosition, loadAggregate, type CommandContext } from '../handleCommand.ts';
-import { pendingRequestsOf, RuleStep } from './ruleStep.ts';
+import { pendingRequestsOf, RuleStep } from '../stepBuilder.ts';
 
 export const loadRule = (context: CommandContext, ruleId: string) =>
   loadAggregate(context, ruleDecider, ruleStreamName(ruleId));

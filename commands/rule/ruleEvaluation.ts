@@ -5,7 +5,7 @@ import { RucioError } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadDid, loadFileReplicas } from '../did/didStreams.ts';
 import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
-import { pendingRequestsOf, RuleStep } from './ruleStep.ts';
+import { pendingRequestsOf, RuleStep } from '../stepBuilder.ts';
 import { didClosedOf, loadRuleContent, type RuleDid } from './ruleContent.ts';
 import { loadRule } from './ruleDeletion.ts';
 import { applyRule, heldBy } from './ruleInjection.ts';

@@ -11,11 +11,11 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount } from '../caller.ts';
 import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
 import { didClosedOf, loadRuleContent, loadRuleDid } from './ruleContent.ts';
-import { addRules, lockConditionsOf, quotaFactsOf } from './ruleCreation.ts';
+import { addRules, lockConditionsOf, quotaFactsOf } from './ruleCreationCommands.ts';
 import { deleteRuleNow, loadRule } from './ruleDeletion.ts';
 import { loadDid } from '../did/didStreams.ts';
 import type { RuleRequest } from '../../domain/rule/ruleCreation.ts';
-import { RuleStep } from './ruleStep.ts';
+import { RuleStep } from '../stepBuilder.ts';
 import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
 
 /**

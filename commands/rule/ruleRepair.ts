@@ -13,7 +13,7 @@ import { didClosedOf, loadRuleContent, loadRuleDid } from './ruleContent.ts';
 import { loadRule } from './ruleDeletion.ts';
 import { releaseLocks } from './ruleEvaluation.ts';
 import { applyRule, heldBy } from './ruleInjection.ts';
-import { RuleStep } from './ruleStep.ts';
+import { RuleStep } from '../stepBuilder.ts';
 
 /**
  * The judge-repairer's work on one STUCK rule (Rucio's `repair_rule`), simplified where the

@@ -10,9 +10,9 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
 import { handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
 import { loadRuleContent, loadRuleDid, ruleDidFacts } from './ruleContent.ts';
-import { lockConditionsOf, quotaFactsOf } from './ruleCreation.ts';
+import { lockConditionsOf, quotaFactsOf } from './ruleCreationCommands.ts';
 import { loadLiveRule, planRuleDeletion, requireRulePermission } from './ruleDeletion.ts';
-import { newId, RuleStep } from './ruleStep.ts';
+import { newId, RuleStep } from '../stepBuilder.ts';
 
 /**
  * Replacing a rule by another: `reduce_rule` (fewer copies, possibly excluding RSEs; the new rule

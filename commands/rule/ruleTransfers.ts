@@ -1,5 +1,5 @@
 import { didKey, didStreamName, type DidRef } from '../../domain/did/did.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import type { ReplicaState } from '../../domain/replica/replica.ts';
 import { rseNotFound } from '../../domain/rse/rseDecider.ts';
 import { ruleStreamName, type LockState } from '../../domain/rule/rule.ts';

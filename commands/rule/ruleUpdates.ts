@@ -1,6 +1,6 @@
 import { didStreamName } from '../../domain/did/did.ts';
 import { RULE_PERMISSIONS } from '../../domain/permission/rulePolicy.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import { ruleStreamName, type LiveRule } from '../../domain/rule/rule.ts';
 import { checkSourceExpression } from '../../domain/rule/ruleCreation.ts';
 import { ruleDecider, type RuleCommand } from '../../domain/rule/ruleDecider.ts';

@@ -102,7 +102,7 @@ export const ACTIVITIES = [
 
 /**
  * Whether an account is held to quotas: admins (root, or an `admin` attribute) are not, as rule
- * creation decides (commands/rule/ruleCreation.ts).
+ * creation decides (commands/rule/ruleCreationCommands.ts).
  * @param {string} account
  * @returns {Promise<boolean>}
  */

@@ -2,7 +2,7 @@ import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
 import type { SourcelessState } from './request.ts';
 import { selectSources, type CandidateReplica, type SelectionRequest } from './sourceSelection.ts';
 import type { Topology } from './topology.ts';
-import { applicableLimits, type BoundLimit } from './transferLimits.ts';
+import { applicableLimits, type BoundLimit } from './transferLimitBinding.ts';
 
 /**
  * The conveyor-preparer (Rucio's preparer, behaviour rules 23 and 24): for each PREPARING request,

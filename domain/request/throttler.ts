@@ -1,7 +1,7 @@
 import type { Workflow, WorkflowOutput } from '../shared/workflow.ts';
 import type { RequestState } from './request.ts';
 import type { Topology } from './topology.ts';
-import { applicableLimits, type BoundLimit } from './transferLimits.ts';
+import { applicableLimits, type BoundLimit } from './transferLimitBinding.ts';
 
 /**
  * The conveyor-throttler (Rucio's throttler, behaviour-reference §4.5 and behaviour rule 24):

@@ -2,7 +2,7 @@
  * Type guards for values the compiler cannot know the type of (parsed JSON, a request's fields, a
  * caught error): code narrows with these instead of casting, so a wrong guess is a branch the
  * code handles rather than a type that lies. infra/ has its own copy of the two it needs
- * (infra/narrowing.ts), since the layers do not import each other.
+ * (infra/typeGuards.ts), since the layers do not import each other.
  */
 
 /** A JSON-like object: not null, not an array; its fields are read by name. */

@@ -12,7 +12,7 @@ import { plannedRule, subscriptionRuleId, wantsEveryRse, type PlannedRule } from
  * Rucio's transmogrifier as workflows (behaviour reference §7): which rules the subscriptions give
  * a new dataset or container, the pass of a retroactive subscription over the DIDs that existed
  * before it, and the subscriptions whose lifetime is over. The rules themselves are made by the
- * rule commands (commands/subscription/subscriptionRules.ts), one `add_rule` per rule, with the
+ * rule commands (commands/subscription/subscriptionRuleCommands.ts), one `add_rule` per rule, with the
  * subscription's id on each.
  */
 

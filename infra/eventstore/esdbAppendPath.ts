@@ -1,4 +1,4 @@
-import { isRecord } from '../narrowing.ts';
+import { isRecord } from '../typeGuards.ts';
 
 /**
  * Which way a multi-stream decision is written to an EventStoreDB / KurrentDB server:

@@ -13,7 +13,7 @@ import {
   type JSONType,
   type ResolvedEvent,
 } from '@kurrent/kurrentdb-client';
-import { isRecord } from '../narrowing.ts';
+import { isRecord } from '../typeGuards.ts';
 import { BatchingQueue } from './batchingQueue.ts';
 import {
   chooseAppendPath,

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { EventMetadata } from './eventStore.ts';
-import { isRecord } from '../narrowing.ts';
+import { isRecord } from '../typeGuards.ts';
 
 /**
  * Tamper evidence: every event carries `metadata.hash`, which chains it to the event before it in

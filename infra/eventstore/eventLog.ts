@@ -8,7 +8,7 @@ import {
   type StreamAppend,
 } from './eventStore.ts';
 import { HashChainChecker } from './hashChains.ts';
-import { isRecord } from '../narrowing.ts';
+import { isRecord } from '../typeGuards.ts';
 import { LogChainChecker } from './logChain.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { isRecord } from '../narrowing.ts';
+import { isRecord } from '../typeGuards.ts';
 
 /**
  * The event store port. Streams are named `<category>-<id>`; `$all` orders every event of every

@@ -1,4 +1,4 @@
-import { errorMessage, isRecord } from '../narrowing.ts';
+import { errorMessage, isRecord } from '../typeGuards.ts';
 import {
   EventIdConflictError,
   isEventMetadata,

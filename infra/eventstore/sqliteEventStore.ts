@@ -19,7 +19,7 @@ import {
   type StreamAppend,
   type SubscribeToAllOptions,
 } from './eventStore.ts';
-import { errorMessage } from '../narrowing.ts';
+import { errorMessage } from '../typeGuards.ts';
 
 export type CommitStats = { commits: number; appends: number; seconds: number };
 

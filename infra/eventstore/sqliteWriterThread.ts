@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import { entryModule, startThread } from '../moduleFiles.ts';
-import { isRecord } from '../narrowing.ts';
+import { isRecord } from '../typeGuards.ts';
 import type { StreamAppend } from './eventStore.ts';
 import { errorOfAppendFailure, parseAppendFailure, parseAppendResults } from './forwardedAppends.ts';
 import type { GroupOutcome } from './sqliteLogWriter.ts';

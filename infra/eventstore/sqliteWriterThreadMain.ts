@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
-import { errorMessage, isRecord } from '../narrowing.ts';
+import { errorMessage, isRecord } from '../typeGuards.ts';
 import { appendFailureOf, parseStreamAppends } from './forwardedAppends.ts';
 import { SqliteLogWriter } from './sqliteLogWriter.ts';
 import type { StreamAppend } from './eventStore.ts';

@@ -1,5 +1,5 @@
 import { deterministicUuid } from './eventIds.ts';
-import { isRecord } from '../narrowing.ts';
+import { isRecord } from '../typeGuards.ts';
 import {
   EventIdConflictError,
   isEventMetadata,

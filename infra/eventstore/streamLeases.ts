@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { errorMessage } from '../narrowing.ts';
+import { errorMessage } from '../typeGuards.ts';
 
 /**
  * Leases on stream names in Redis, for an event store that has no multi-stream transaction

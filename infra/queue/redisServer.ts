@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
-import { errorMessage } from '../narrowing.ts';
+import { errorMessage } from '../typeGuards.ts';
 import { EnvironmentError } from '../environmentError.ts';
 
 export type PrivateRedisServer = Readonly<{

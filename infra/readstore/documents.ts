@@ -2,7 +2,7 @@ import { Query } from 'mingo';
 import { update as mingoUpdate, type Modifier } from 'mingo/updater';
 import { randomUUID } from 'node:crypto';
 import type { Document, Filter, Selected, SortSpec, Update } from './readStore.ts';
-import { isObject, isRecord } from '../narrowing.ts';
+import { isObject, isRecord } from '../typeGuards.ts';
 
 /**
  * Document logic the embedded adapter shares: MongoDB's query semantics come from mingo, so what

@@ -1,4 +1,4 @@
-import { errorCode } from '../narrowing.ts';
+import { errorCode } from '../typeGuards.ts';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, realpath, type FileHandle } from 'node:fs/promises';
 import { dirname, posix } from 'node:path';

@@ -10,7 +10,7 @@ import {
   type LocalFile,
 } from './localFiles.ts';
 import type { FileDeletion, Storage, StorageSpace } from './storage.ts';
-import { errorCode } from '../narrowing.ts';
+import { errorCode } from '../typeGuards.ts';
 
 /** Errors of the storage rather than of one file (Rucio's ServiceUnavailable, RSEAccessDenied). */
 const NO_ACCESS = new Set(['EACCES', 'EPERM', 'EROFS', 'EIO', 'ENOTCONN', 'ESTALE', 'EHOSTDOWN', 'ENODEV', 'ENXIO']);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { JobReport, JobState, TransferEndpoint, TransferJob } from './transferTool.ts';
 import { TransferToolWrongAnswer } from './transferToolErrors.ts';
-import { isRecord } from '../narrowing.ts';
+import { isRecord } from '../typeGuards.ts';
 
 /**
  * What the `fts3` tool sends to FTS3 and how it reads the answers, as pure functions. The

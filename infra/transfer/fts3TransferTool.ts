@@ -10,7 +10,7 @@ import {
 } from './fts3Jobs.ts';
 import type { JobReport, SubmittedJob, TransferEndpoint, TransferJob, TransferTool } from './transferTool.ts';
 import { TransferToolError, TransferToolUnavailable, TransferToolWrongAnswer } from './transferToolErrors.ts';
-import { isRecord } from '../narrowing.ts';
+import { isRecord } from '../typeGuards.ts';
 
 export type Fts3TransferToolOptions = Readonly<
   {

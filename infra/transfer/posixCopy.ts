@@ -13,7 +13,7 @@ import {
 } from '../storage/localFiles.ts';
 import { checksumFile, checksumToVerify, mismatchOf, StreamChecksum, type ExpectedFile } from './checksums.ts';
 import type { TransferEndpoint, TransferJob } from './transferTool.ts';
-import { errorCode } from '../narrowing.ts';
+import { errorCode } from '../typeGuards.ts';
 
 export { pathOfFilePfn } from '../storage/localFiles.ts';
 

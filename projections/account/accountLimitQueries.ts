@@ -1,5 +1,10 @@
 import type { ReadModels } from '../runtime/readModels.ts';
-import { accountLimitsCollection, globalLimitId, localLimitId, type AccountLimitDocument } from './accountLimits.ts';
+import {
+  accountLimitsCollection,
+  globalLimitId,
+  localLimitId,
+  type AccountLimitDocument,
+} from './accountLimitsProjection.ts';
 
 /** What the limit, usage and RSE routes read of account quotas: local per RSE, global per RSE expression. */
 

@@ -2,7 +2,7 @@ import type { AccountType } from '../../domain/account/account.ts';
 import type { Filter } from '../../infra/readstore/readStore.ts';
 import { accountsOfIdentity } from '../identity/identityQueries.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { accountsCollection, type AccountDocument } from './accounts.ts';
+import { accountsCollection, type AccountDocument } from './accountsProjection.ts';
 
 /** What the account routes read: one account, and the account listings. */
 
@@ -39,7 +39,7 @@ export const listAccounts = async (
   if (listing.accountPattern !== undefined) conditions.push({ account: { $regex: listing.accountPattern } });
   if (listing.identity !== undefined)
     conditions.push({ account: { $in: await accountsOfIdentity(readModels, listing.identity) } });
-  // Attribute keys may hold dots, so attributes are a list of pairs (projections/account/accounts.ts).
+  // Attribute keys may hold dots, so attributes are a list of pairs (projections/account/accountsProjection.ts).
   for (const { key, value } of listing.attributes ?? [])
     conditions.push({ attributes: { $elemMatch: { key, value } } });
   return accounts(readModels).find({ $and: conditions }, { sort: { account: 1 } });

@@ -5,7 +5,7 @@ import {
   accountUsageId,
   type AccountUsageDocument,
   type AccountUsageHistoryDocument,
-} from './accountUsage.ts';
+} from './accountUsageProjection.ts';
 
 /** What the usage and RSE routes read of account usage: one row per account and RSE, and its history. */
 

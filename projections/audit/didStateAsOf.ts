@@ -1,5 +1,5 @@
 import { didStreamName } from '../../domain/did/did.ts';
-import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider } from '../../domain/did/didStreamDecider.ts';
 import type { FileReplicas } from '../../domain/replica/replica.ts';
 import { ruleStreamName, type Rule } from '../../domain/rule/rule.ts';
 import { ruleDecider } from '../../domain/rule/ruleDecider.ts';

@@ -1,6 +1,6 @@
 import { settingValue, type ConfigSections, type Setting } from '../../domain/config/settings.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { configSectionsCollection, type ConfigSectionDocument } from './config.ts';
+import { configSectionsCollection, type ConfigSectionDocument } from './configProjection.ts';
 
 /** Every configuration section with its options as stored (text), from the config read model. */
 export const configSections = async (readModels: ReadModels): Promise<ConfigSections> => {

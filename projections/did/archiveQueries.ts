@@ -1,6 +1,6 @@
 import { didKey, type DidRef } from '../../domain/did/did.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { archiveContentsCollection, type ArchiveContentDocument } from './archiveContents.ts';
+import { archiveContentsCollection, type ArchiveContentDocument } from './archiveContentsProjection.ts';
 
 /** What the archives read model answers: an archive's constituents, and the archives of files. */
 

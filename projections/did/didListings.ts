@@ -1,7 +1,7 @@
 import { didKey, type DidType } from '../../domain/did/did.ts';
 import { numberOrNull } from '../../domain/shared/narrowing.ts';
-import { didContentsCollection, EDGE_ORDER, edgesOf, type ContentDocument } from './didContents.ts';
-import { didsCollection, didsOfScope, type DidDocument } from './dids.ts';
+import { didContentsCollection, EDGE_ORDER, edgesOf, type ContentDocument } from './didContentsProjection.ts';
+import { didsCollection, didsOfScope, type DidDocument } from './didsProjection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 
 /** Rucio's `scope_list`: the tree of a scope, from its top-level DIDs down. */

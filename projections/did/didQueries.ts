@@ -9,9 +9,9 @@ import {
   edgesOfAny,
   type ContentDocument,
   type ContentHistoryDocument,
-} from './didContents.ts';
-import { didFollowersCollection, type FollowerDocument } from './didFollowers.ts';
-import { didsCollection, type DidDocument } from './dids.ts';
+} from './didContentsProjection.ts';
+import { didFollowersCollection, type FollowerDocument } from './didFollowersProjection.ts';
+import { didsCollection, type DidDocument } from './didsProjection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 
 /**

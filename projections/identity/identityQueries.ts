@@ -1,6 +1,10 @@
 import type { IdentityType } from '../../domain/identity/identity.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { accountIdentitiesCollection, accountIdentityDocumentId, type AccountIdentityDocument } from './identities.ts';
+import {
+  accountIdentitiesCollection,
+  accountIdentityDocumentId,
+  type AccountIdentityDocument,
+} from './identitiesProjection.ts';
 
 /** What the identity and account routes read of the identity-to-account mappings. */
 

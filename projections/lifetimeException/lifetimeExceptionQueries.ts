@@ -1,6 +1,6 @@
 import { didKey, type DidRef } from '../../domain/did/did.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { lifetimeExceptionsCollection, type LifetimeExceptionDocument } from './lifetimeExceptions.ts';
+import { lifetimeExceptionsCollection, type LifetimeExceptionDocument } from './lifetimeExceptionsProjection.ts';
 
 /** What the lifetime exception routes and atropos read. */
 

@@ -1,5 +1,5 @@
 import type { ReadModels } from '../runtime/readModels.ts';
-import { metaConventionsCollection, type MetaConventionDocument } from './metaConventions.ts';
+import { metaConventionsCollection, type MetaConventionDocument } from './metaConventionsProjection.ts';
 
 /** What the meta convention routes read: the keys, and one key's convention. */
 

@@ -5,7 +5,7 @@ import { filesBelow, findDid, type FileEntry } from '../did/didQueries.ts';
 import { replicaListing } from '../replica/replicaQueries.ts';
 import { rulesOfDid } from '../rule/ruleQueries.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { opendataDidsCollection, type OpenDataDidDocument } from './opendataDids.ts';
+import { opendataDidsCollection, type OpenDataDidDocument } from './opendataDidsProjection.ts';
 
 /** What the open data routes read. */
 

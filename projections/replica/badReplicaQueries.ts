@@ -1,5 +1,5 @@
 import type { Filter } from '../../infra/readstore/readStore.ts';
-import { badReplicasCollection, type BadReplicaDocument, type BadReplicaState } from './badReplicas.ts';
+import { badReplicasCollection, type BadReplicaDocument, type BadReplicaState } from './badReplicasProjection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 import { replicaId, replicasCollection, type ReplicaDocument } from './replicaDocuments.ts';
 

@@ -1,10 +1,10 @@
 import { didKey } from '../../domain/did/did.ts';
 import { datasetReplicasCollection, type DatasetReplicaDocument } from './datasetReplicas.ts';
-import { didContentsCollection, edgesOf, type ContentDocument } from '../did/didContents.ts';
-import { didsCollection, type DidDocument } from '../did/dids.ts';
+import { didContentsCollection, edgesOf, type ContentDocument } from '../did/didContentsProjection.ts';
+import { didsCollection, type DidDocument } from '../did/didsProjection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 import { BY_FILE, replicasCollection, type ReplicaDocument } from './replicaDocuments.ts';
-import { rsesCollection, type RseDocument } from '../rse/rses.ts';
+import { rsesCollection, type RseDocument } from '../rse/rsesProjection.ts';
 
 /**
  * Dataset replicas as Rucio lists them: the stored rows per dataset and RSE (`deep=false`), or

@@ -6,10 +6,10 @@ import type { SuspiciousReplica } from '../../domain/replica/suspiciousReplicaRe
 import type { TemporaryUnavailability } from '../../domain/replica/temporaryUnavailabilityExpiry.ts';
 import type { Filter } from '../../infra/readstore/readStore.ts';
 import { didsNamed } from '../did/didQueries.ts';
-import { rsesCollection, type RseDocument } from '../rse/rses.ts';
+import { rsesCollection, type RseDocument } from '../rse/rsesProjection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { badReplicasCollection, type BadReplicaDocument } from './badReplicas.ts';
-import { quarantinedReplicasCollection, type QuarantinedReplicaDocument } from './quarantinedReplicas.ts';
+import { badReplicasCollection, type BadReplicaDocument } from './badReplicasProjection.ts';
+import { quarantinedReplicasCollection, type QuarantinedReplicaDocument } from './quarantinedReplicasProjection.ts';
 import { BY_FILE, replicasCollection, type ReplicaDocument } from './replicaDocuments.ts';
 
 /**

@@ -3,7 +3,7 @@ import type { RseFacts } from '../../domain/rse/rseExpression.ts';
 import { configSetting } from '../config/configQueries.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 import { rseFactsOf } from '../rse/rseFacts.ts';
-import { rsesCollection, type RseDocument } from '../rse/rses.ts';
+import { rsesCollection, type RseDocument } from '../rse/rsesProjection.ts';
 import { SETTINGS } from '../../domain/config/settings.ts';
 
 /** An RSE as replica listings see it: PFN facts, readability, site, expression facts. */

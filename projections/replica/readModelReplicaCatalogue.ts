@@ -3,7 +3,7 @@ import { configSetting } from '../config/configQueries.ts';
 import { SETTINGS } from '../../domain/config/settings.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 import { replicaId, replicasCollection, type ReplicaDocument } from './replicaDocuments.ts';
-import { rsesCollection, type RseDocument } from '../rse/rses.ts';
+import { rsesCollection, type RseDocument } from '../rse/rsesProjection.ts';
 
 const catalogueRse = (document: RseDocument, defaultAlgorithm: string): CatalogueRse => {
   const algorithm = document.attributes.lfn2pfn_algorithm;

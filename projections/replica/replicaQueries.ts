@@ -10,10 +10,10 @@ import {
   type ListingRse,
 } from '../../domain/replica/replicaListing.ts';
 import { evaluateRseExpression } from '../../domain/rse/rseExpression.ts';
-import { didContentsCollection, EDGE_ORDER, edgesOf, type ContentDocument } from '../did/didContents.ts';
+import { didContentsCollection, EDGE_ORDER, edgesOf, type ContentDocument } from '../did/didContentsProjection.ts';
 import { archivesHolding } from '../did/archiveQueries.ts';
 import { ancestorKeys, datasetsBelow } from '../did/didQueries.ts';
-import { didsCollection, type DidDocument } from '../did/dids.ts';
+import { didsCollection, type DidDocument } from '../did/didsProjection.ts';
 import { loadListedRses, type ListedRse } from './listingRses.ts';
 import type { Selected } from '../../infra/readstore/readStore.ts';
 import type { ReadModels } from '../runtime/readModels.ts';

@@ -14,13 +14,18 @@ import type { ThrottledRequest } from '../../domain/request/throttler.ts';
 import { Topology, type TransferRse } from '../../domain/request/topology.ts';
 import type { TransferLimit } from '../../domain/request/transferLimit.ts';
 import type { Filter } from '../../infra/readstore/readStore.ts';
-import { accountsCollection, type AccountDocument } from '../account/accounts.ts';
-import { didContentsCollection, type ContentDocument } from '../did/didContents.ts';
+import { accountsCollection, type AccountDocument } from '../account/accountsProjection.ts';
+import { didContentsCollection, type ContentDocument } from '../did/didContentsProjection.ts';
 import { replicasCollection, BY_FILE, type ReplicaDocument } from '../replica/replicaDocuments.ts';
-import { rseDistancesCollection, rsesCollection, type RseDistanceDocument, type RseDocument } from '../rse/rses.ts';
+import {
+  rseDistancesCollection,
+  rsesCollection,
+  type RseDistanceDocument,
+  type RseDocument,
+} from '../rse/rsesProjection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { requestsCollection, type RequestDocument } from './requests.ts';
-import { transferLimitsCollection, type TransferLimitDocument } from './transferLimits.ts';
+import { requestsCollection, type RequestDocument } from './requestsProjection.ts';
+import { transferLimitsCollection, type TransferLimitDocument } from './transferLimitsProjection.ts';
 
 /**
  * What the conveyor's daemons read: requests by state in pages, the topology of one cycle, the

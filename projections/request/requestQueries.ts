@@ -1,9 +1,9 @@
 import { didKey } from '../../domain/did/did.ts';
 import type { RequestState } from '../../domain/request/request.ts';
-import { rsesCollection, type RseDocument } from '../rse/rses.ts';
+import { rsesCollection, type RseDocument } from '../rse/rsesProjection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { requestsCollection, requestsHistoryCollection, type RequestDocument } from './requests.ts';
-import { transferLimitsCollection, type TransferLimitDocument } from './transferLimits.ts';
+import { requestsCollection, requestsHistoryCollection, type RequestDocument } from './requestsProjection.ts';
+import { transferLimitsCollection, type TransferLimitDocument } from './transferLimitsProjection.ts';
 
 /** What the request routes read: one DID's request to an RSE, and the listings by state and link. */
 

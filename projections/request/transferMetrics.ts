@@ -1,8 +1,13 @@
 import type { Filter } from '../../infra/readstore/readStore.ts';
-import { rseDistancesCollection, rsesCollection, type RseDistanceDocument, type RseDocument } from '../rse/rses.ts';
+import {
+  rseDistancesCollection,
+  rsesCollection,
+  type RseDistanceDocument,
+  type RseDocument,
+} from '../rse/rsesProjection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { requestsCollection, type RequestDocument } from './requests.ts';
-import { transferStatsCollection, type TransferStatDocument } from './transferStats.ts';
+import { requestsCollection, type RequestDocument } from './requestsProjection.ts';
+import { transferStatsCollection, type TransferStatDocument } from './transferStatsProjection.ts';
 import { isRecord, numberOrNull } from '../../domain/shared/narrowing.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { REQUEST_STATES, type RequestState } from '../../domain/request/request.ts';
-import { rsesCollection, type RseDocument } from '../rse/rses.ts';
+import { rsesCollection, type RseDocument } from '../rse/rsesProjection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { requestsCollection, requestsHistoryCollection, type RequestDocument } from './requests.ts';
-import { transferStatsCollection, type TransferStatDocument } from './transferStats.ts';
+import { requestsCollection, requestsHistoryCollection, type RequestDocument } from './requestsProjection.ts';
+import { transferStatsCollection, type TransferStatDocument } from './transferStatsProjection.ts';
 
 /**
  * What `dms transfers status` shows: the active requests per state and per link (source →

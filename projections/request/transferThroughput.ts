@@ -1,7 +1,7 @@
 import type { ReadModels } from '../runtime/readModels.ts';
-import { transferStatsCollection, type TransferStatDocument } from './transferStats.ts';
+import { transferStatsCollection, type TransferStatDocument } from './transferStatsProjection.ts';
 
-/** The buckets of `transfer_stats` (projections/request/transferStats.ts). */
+/** The buckets of `transfer_stats` (projections/request/transferStatsProjection.ts). */
 const BUCKET_MS = 5 * 60_000;
 
 export type ThroughputBucket = Readonly<{

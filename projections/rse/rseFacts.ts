@@ -1,5 +1,5 @@
 import type { RseFacts } from '../../domain/rse/rseExpression.ts';
-import { rsesCollection, type RseDocument } from './rses.ts';
+import { rsesCollection, type RseDocument } from './rsesProjection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 
 export const rseFactsOf = (document: RseDocument): RseFacts => ({

@@ -7,7 +7,7 @@ import {
   type RseDistanceDocument,
   type RseDocument,
   type RseUsageHistoryDocument,
-} from './rses.ts';
+} from './rsesProjection.ts';
 
 /** What the RSE routes read: RSEs by name, distances, and the usage history. */
 

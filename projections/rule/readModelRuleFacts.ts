@@ -1,11 +1,11 @@
 import type { RuleFacts } from '../../domain/rule/ruleFacts.ts';
 import { didFromKey, didKey } from '../../domain/did/did.ts';
 import type { ReplicaState } from '../../domain/replica/replica.ts';
-import { accountUsageCollection, type AccountUsageDocument } from '../account/accountUsage.ts';
+import { accountUsageCollection, type AccountUsageDocument } from '../account/accountUsageProjection.ts';
 import { datasetsBelow } from '../did/didQueries.ts';
 import { BY_FILE, replicasCollection, type ReplicaDocument } from '../replica/replicaDocuments.ts';
 import { loadRseFacts } from '../rse/rseFacts.ts';
-import { rsesCollection, type RseDocument } from '../rse/rses.ts';
+import { rsesCollection, type RseDocument } from '../rse/rsesProjection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 
 /** Files asked about per replica query. */

@@ -4,11 +4,11 @@ import { RULE_STATE_LETTERS, RULE_STATES } from '../../domain/rule/rule.ts';
 import { parseFilterDate, parseRucioDate } from '../../domain/shared/dates.ts';
 import { InvalidValueForKey } from '../../domain/shared/errors.ts';
 import type { Filter } from '../../infra/readstore/readStore.ts';
-import { didsCollection, type DidDocument } from '../did/dids.ts';
+import { didsCollection, type DidDocument } from '../did/didsProjection.ts';
 import { BY_FILE, replicasCollection, type ReplicaDocument } from '../replica/replicaDocuments.ts';
-import { rsesCollection, type RseDocument } from '../rse/rses.ts';
+import { rsesCollection, type RseDocument } from '../rse/rsesProjection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { requestsHistoryCollection, type RequestDocument } from '../request/requests.ts';
+import { requestsHistoryCollection, type RequestDocument } from '../request/requestsProjection.ts';
 import {
   datasetLocksCollection,
   ruleHistoryCollection,

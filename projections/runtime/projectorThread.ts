@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import type { ServiceConfig } from '../../infra/config.ts';
+import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { entryModule, startThread } from '../../infra/moduleFiles.ts';
 import type { Logger } from '../../infra/logger.ts';
 import { PositionWaiters } from './positionWaiters.ts';

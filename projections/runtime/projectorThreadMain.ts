@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { parseServiceConfig } from '../../infra/config.ts';
-import { isRecord } from '../../infra/narrowing.ts';
+import { parseServiceConfig } from '../../infra/serviceConfig.ts';
+import { isRecord } from '../../infra/typeGuards.ts';
 import { createLogger } from '../../infra/logger.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../index.ts';

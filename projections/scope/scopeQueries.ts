@@ -1,6 +1,6 @@
 import type { Filter } from '../../infra/readstore/readStore.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
-import { scopesCollection, type ScopeDocument } from './scopes.ts';
+import { scopesCollection, type ScopeDocument } from './scopesProjection.ts';
 
 /**
  * Scope names, by name. Rucio answers them as one JSON list, not a stream; scope names are short

@@ -3,7 +3,7 @@ import { RULE_STATES, type RuleState } from '../../domain/rule/rule.ts';
 import type { RetroactiveCursor, SubscriptionRecord } from '../../domain/subscription/subscription.ts';
 import type { DidFacts } from '../../domain/subscription/subscriptionFilter.ts';
 import { wildcardRegexSource } from '../../domain/shared/wildcards.ts';
-import { didsCollection, type DidDocument } from '../did/dids.ts';
+import { didsCollection, type DidDocument } from '../did/didsProjection.ts';
 import { rulesCollection, type RuleDocument } from '../rule/ruleProjection.ts';
 import { scopeNames } from '../scope/scopeQueries.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
@@ -15,7 +15,7 @@ import {
   type DryRunDocument,
   type SubscriptionChangesDocument,
   type SubscriptionDocument,
-} from './subscriptions.ts';
+} from './subscriptionsProjection.ts';
 
 /** What the subscription routes and the transmogrifier read. */
 

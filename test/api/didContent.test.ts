@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { handleCommand } from '../../commands/handleCommand.ts';
 import { didStreamName } from '../../domain/did/did.ts';
-import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider } from '../../domain/did/didStreamDecider.ts';
 import { uniqueName } from '../support/events.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { aFile, newScope, path, registerFiles } from '../support/dids.ts';

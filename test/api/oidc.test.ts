@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { decodeJwt, importJWK, SignJWT, type JWK } from 'jose';
 import { authIssuersCommand } from '../../bin/commands/authIssuers.ts';
-import { loadConfig } from '../../infra/config.ts';
+import { loadConfig } from '../../infra/serviceConfig.ts';
 import { uniqueName } from '../support/events.ts';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidcProvider.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import {
   quarantinedReplicasCollection,
   type QuarantinedReplicaDocument,
-} from '../../projections/replica/quarantinedReplicas.ts';
+} from '../../projections/replica/quarantinedReplicasProjection.ts';
 import { replicaId, replicasCollection, type ReplicaDocument } from '../../projections/replica/replicaDocuments.ts';
 import { newScope, path } from '../support/dids.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createHash, createHmac, generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigurationInvalidError, loadConfig } from '../../infra/config.ts';
+import { ConfigurationInvalidError, loadConfig } from '../../infra/serviceConfig.ts';
 import { newScope } from '../support/dids.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startProcess, type ServerProcess } from '../../bench/lib/serverProcess.ts';
 import { accountStreamName } from '../../domain/account/account.ts';
 import { identityStreamName } from '../../domain/identity/identity.ts';
-import { loadConfig } from '../../infra/config.ts';
+import { loadConfig } from '../../infra/serviceConfig.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { openStores } from '../../infra/stores.ts';
 import { uniqueName } from '../support/events.ts';

@@ -2,16 +2,16 @@ import { expect } from 'chai';
 import type { CommandContext } from '../../commands/commandContext.ts';
 import { loadDid, loadFileReplicas } from '../../commands/did/didStreams.ts';
 import { declareBadDids } from '../../commands/replica/replicaDeclarations.ts';
-import { addReplicas } from '../../commands/replica/replicaRegistration.ts';
+import { addReplicas } from '../../commands/replica/replicaRegistrationCommands.ts';
 import {
   endTemporaryUnavailabilities,
   resolveBadReplica,
   RECOVERY_ACTIVITY,
-} from '../../commands/replica/replicaRecovery.ts';
+} from '../../commands/replica/replicaRecoveryCommands.ts';
 import { loadRse } from '../../commands/rse/rseCommands.ts';
-import { addRules } from '../../commands/rule/ruleCreation.ts';
+import { addRules } from '../../commands/rule/ruleCreationCommands.ts';
 import { handleCommand } from '../../commands/handleCommand.ts';
-import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider } from '../../domain/did/didStreamDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { as, commandSpec, SPEC_NOW } from '../support/commandSpec.ts';
 import type { StreamedEvent } from '../support/projectionHarness.ts';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ensureRootAccount } from '../../commands/bootstrap.ts';
+import { ensureRootAccount } from '../../commands/account/rootAccount.ts';
 import { commandSpec } from '../support/commandSpec.ts';
 
 /**

@@ -7,7 +7,7 @@ import {
 } from '../../commands/request/conveyorSteps.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
 import { loadFileReplicas } from '../../commands/did/didStreams.ts';
-import { addRules } from '../../commands/rule/ruleCreation.ts';
+import { addRules } from '../../commands/rule/ruleCreationCommands.ts';
 import { loadRse } from '../../commands/rse/rseCommands.ts';
 import type { PendingRequest } from '../../domain/replica/replica.ts';
 import { retryIdOf } from '../../domain/request/retries.ts';

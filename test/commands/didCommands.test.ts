@@ -1,5 +1,5 @@
-import { addCollections } from '../../commands/did/didCreation.ts';
-import { attachDids, detachDids } from '../../commands/did/didContent.ts';
+import { addCollections } from '../../commands/did/didCreationCommands.ts';
+import { attachDids, detachDids } from '../../commands/did/didContentCommands.ts';
 import { AccessDenied, ScopeNotFound } from '../../domain/shared/errors.ts';
 import { as, commandSpec, SPEC_NOW } from '../support/commandSpec.ts';
 import { accountCreated, collectionCreated, fileCreated, scopeAdded } from '../support/given.ts';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { deleteExpiredDid, type ExpiryOptions } from '../../commands/did/didLifecycle.ts';
+import { deleteExpiredDid, type ExpiryOptions } from '../../commands/did/didLifecycleCommands.ts';
 import { OBSOLETE_TOMBSTONE } from '../../domain/replica/replica.ts';
 import { createRse } from '../api/rseSupport.ts';
 import { ruleOverHttp } from '../support/rules.ts';

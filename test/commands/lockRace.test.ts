@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { loadFileReplicas } from '../../commands/did/didStreams.ts';
 import { setTombstones, updateReplicaStates } from '../../commands/replica/replicaUpdates.ts';
-import { addRules } from '../../commands/rule/ruleCreation.ts';
+import { addRules } from '../../commands/rule/ruleCreationCommands.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import { as, commandSpec } from '../support/commandSpec.ts';
 import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';

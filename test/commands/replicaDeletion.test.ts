@@ -1,17 +1,17 @@
 import { expect } from 'chai';
 import type { CommandContext } from '../../commands/commandContext.ts';
-import { setDidStatus } from '../../commands/did/didLifecycle.ts';
+import { setDidStatus } from '../../commands/did/didLifecycleCommands.ts';
 import { loadDid, loadFileReplicas } from '../../commands/did/didStreams.ts';
 import {
   recordReplicaDeletions,
   startReplicaDeletions,
   stillBeingDeleted,
   type DeletionTarget,
-} from '../../commands/replica/replicaDeletion.ts';
-import { addReplicas } from '../../commands/replica/replicaRegistration.ts';
+} from '../../commands/replica/replicaDeletionCommands.ts';
+import { addReplicas } from '../../commands/replica/replicaRegistrationCommands.ts';
 import { setTombstones } from '../../commands/replica/replicaUpdates.ts';
 import { loadRse } from '../../commands/rse/rseCommands.ts';
-import { addRules } from '../../commands/rule/ruleCreation.ts';
+import { addRules } from '../../commands/rule/ruleCreationCommands.ts';
 import { loadRule } from '../../commands/rule/ruleDeletion.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import { as, commandSpec } from '../support/commandSpec.ts';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { addRules } from '../../commands/rule/ruleCreation.ts';
+import { addRules } from '../../commands/rule/ruleCreationCommands.ts';
 import { setLocalAccountLimit } from '../../commands/account/accountLimitCommands.ts';
 import { createAccount } from '../../commands/account/accountCommands.ts';
 import { addScope } from '../../commands/scope/scopeCommands.ts';
@@ -14,7 +14,7 @@ import {
   RSEWriteBlocked,
   StagingAreaRuleRequiresLifetime,
 } from '../../domain/rule/ruleErrors.ts';
-import { setDidStatus } from '../../commands/did/didLifecycle.ts';
+import { setDidStatus } from '../../commands/did/didLifecycleCommands.ts';
 import { injectRule } from '../../commands/rule/ruleInjection.ts';
 import { SPEC_NOW } from '../support/commandSpec.ts';
 import { as, commandSpec } from '../support/commandSpec.ts';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { setDidStatus } from '../../commands/did/didLifecycle.ts';
-import { addRules } from '../../commands/rule/ruleCreation.ts';
+import { setDidStatus } from '../../commands/did/didLifecycleCommands.ts';
+import { addRules } from '../../commands/rule/ruleCreationCommands.ts';
 import { changeReplicaStates, transferFailed, transferSucceeded } from '../../commands/rule/ruleTransfers.ts';
 import { updateRule } from '../../commands/rule/ruleUpdates.ts';
 import type { CommandContext } from '../../commands/commandContext.ts';

@@ -3,8 +3,8 @@ import { createAccount } from '../../commands/account/accountCommands.ts';
 import { addException, decideException } from '../../commands/lifetimeException/lifetimeExceptionCommands.ts';
 import { expireAtEndOfLife, extendEndOfLife } from '../../commands/lifetimeException/endOfLife.ts';
 import { setConfigOptions } from '../../commands/config/configCommands.ts';
-import { setMetadata } from '../../commands/did/didMetadata.ts';
-import { addRules } from '../../commands/rule/ruleCreation.ts';
+import { setMetadata } from '../../commands/did/didMetadataCommands.ts';
+import { addRules } from '../../commands/rule/ruleCreationCommands.ts';
 import { updateRule } from '../../commands/rule/ruleUpdates.ts';
 import {
   addSubscription,
@@ -15,7 +15,7 @@ import {
   markDidProcessed,
   recordSubscriptionDryRun,
   transmogrifyDid,
-} from '../../commands/subscription/subscriptionRules.ts';
+} from '../../commands/subscription/subscriptionRuleCommands.ts';
 import { AccessDenied, AccountNotFound, UnsupportedOperation } from '../../domain/shared/errors.ts';
 import { LifetimeExceptionDuplicate } from '../../domain/lifetimeException/lifetimeExceptionErrors.ts';
 import { SubscriptionDuplicate, SubscriptionNotFound } from '../../domain/subscription/subscriptionErrors.ts';

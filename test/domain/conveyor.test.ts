@@ -5,7 +5,7 @@ import { retryIdOf } from '../../domain/request/retries.ts';
 import { submitter } from '../../domain/request/submitter.ts';
 import { throttler, type ThrottledRequest } from '../../domain/request/throttler.ts';
 import type { TransferLimit } from '../../domain/request/transferLimit.ts';
-import { bindLimits } from '../../domain/request/transferLimits.ts';
+import { bindLimits } from '../../domain/request/transferLimitBinding.ts';
 import { expect } from 'chai';
 import { workflowSpec } from '../support/workflowSpec.ts';
 import { aSelectionRequest, aTopology, replicaOn, transferRse } from '../support/topology.ts';

@@ -1,4 +1,4 @@
-import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider } from '../../domain/did/didStreamDecider.ts';
 import type { AttachCandidate } from '../../domain/did/didContent.ts';
 import type { ContentEntry, DidEvent } from '../../domain/did/did.ts';
 import {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider } from '../../domain/did/didStreamDecider.ts';
 import { evolveDid, initialDid, NO_TOTALS, type DidEvent } from '../../domain/did/did.ts';
 import {
   DatabaseException,

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider } from '../../domain/did/didStreamDecider.ts';
 import { managedByDidColumn } from '../../domain/did/didMetadata.ts';
 import type { DidEvent } from '../../domain/did/did.ts';
 import type { MetaConvention } from '../../domain/metaConvention/metaConvention.ts';

@@ -10,7 +10,7 @@ import {
 } from '../../domain/shared/errors.ts';
 import { parsePythonLiteral, PythonLiteralError } from '../../domain/shared/pythonLiteral.ts';
 import { compileFilter } from '../../infra/readstore/documents.ts';
-import { searchFilter } from '../../projections/did/didSearch.ts';
+import { searchFilter } from '../../projections/did/didSearchQueries.ts';
 
 const expectRefusal = (run: () => unknown, errorClass: RucioErrorClass, message?: RegExp) => {
   let failure: unknown;

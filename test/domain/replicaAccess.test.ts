@@ -1,5 +1,5 @@
 import type { DidEvent } from '../../domain/did/did.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import { OBSOLETE_TOMBSTONE, type DidStreamEvent, type ReplicaEvent } from '../../domain/replica/replica.ts';
 import type { RecordDatasetAccess, RecordReplicaAccess } from '../../domain/replica/replicaAccess.ts';
 import type { UnlockReplica } from '../../domain/replica/replicaLocks.ts';

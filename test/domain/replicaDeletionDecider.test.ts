@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { nameSchemaOf } from '../../domain/shared/names.ts';
 import type { DidEvent } from '../../domain/did/did.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import {
   OBSOLETE_TOMBSTONE,
   type DidStreamEvent,

@@ -1,5 +1,5 @@
 import type { DidEvent } from '../../domain/did/did.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import {
   OBSOLETE_TOMBSTONE,
   type DidStreamEvent,

@@ -6,7 +6,7 @@ import {
   type ReplicaEvent,
   type ReplicaState,
 } from '../../domain/replica/replica.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import type { ReplicaCommand } from '../../domain/replica/replicaStates.ts';
 import {
   DataIdentifierNotFound,

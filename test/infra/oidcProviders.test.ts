@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { ConfigurationInvalidError, loadConfig } from '../../infra/config.ts';
+import { ConfigurationInvalidError, loadConfig } from '../../infra/serviceConfig.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 
 /** DMS_OIDC_PROVIDERS: the trusted OpenID providers, in the shape of Rucio's idpsecrets.json. */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConfigurationInvalidError, loadConfig } from '../../infra/config.ts';
+import { ConfigurationInvalidError, loadConfig } from '../../infra/serviceConfig.ts';
 import { openStores } from '../../infra/stores.ts';
 import { expectRejection } from '../support/expectRejection.ts';
 import { makeTempDir } from '../support/tempDir.ts';

@@ -1,7 +1,10 @@
 import { expect } from 'chai';
 import { didStreamName, type DidEvent } from '../../domain/did/did.ts';
-import { archiveContentsCollection, type ArchiveContentDocument } from '../../projections/did/archiveContents.ts';
-import { didsCollection, type DidDocument } from '../../projections/did/dids.ts';
+import {
+  archiveContentsCollection,
+  type ArchiveContentDocument,
+} from '../../projections/did/archiveContentsProjection.ts';
+import { didsCollection, type DidDocument } from '../../projections/did/didsProjection.ts';
 import { AT } from '../support/deciderSpec.ts';
 import { created, fileEntry } from '../support/didEvents.ts';
 import { projectEvents } from '../support/projectionHarness.ts';

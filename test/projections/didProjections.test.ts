@@ -5,9 +5,9 @@ import {
   didContentHistoryCollection,
   didContentsCollection,
   type ContentDocument,
-} from '../../projections/did/didContents.ts';
-import { didFollowersCollection } from '../../projections/did/didFollowers.ts';
-import { didsCollection, type DidDocument } from '../../projections/did/dids.ts';
+} from '../../projections/did/didContentsProjection.ts';
+import { didFollowersCollection } from '../../projections/did/didFollowersProjection.ts';
+import { didsCollection, type DidDocument } from '../../projections/did/didsProjection.ts';
 import { AT } from '../support/deciderSpec.ts';
 import { created, fileEntry } from '../support/didEvents.ts';
 

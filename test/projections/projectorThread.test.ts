@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../../infra/config.ts';
+import { loadConfig } from '../../infra/serviceConfig.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
 import { ProjectorThread } from '../../projections/runtime/projectorThread.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
-import { accountsCollection } from '../../projections/account/accounts.ts';
+import { accountsCollection } from '../../projections/account/accountsProjection.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { SqliteReadStore, type QueryPlan } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import type { CollectionSpec, Document } from '../../infra/readstore/readStore.ts';
 import { subjectEntries } from '../../projections/audit/auditQueries.ts';
-import { didContentsCollection, contentId } from '../../projections/did/didContents.ts';
+import { didContentsCollection, contentId } from '../../projections/did/didContentsProjection.ts';
 import { listBelow, listScope } from '../../projections/did/didListings.ts';
 import {
   contentOf,
@@ -14,7 +14,7 @@ import {
   listParents,
   newDids,
 } from '../../projections/did/didQueries.ts';
-import { didsCollection, type DidDocument } from '../../projections/did/dids.ts';
+import { didsCollection, type DidDocument } from '../../projections/did/didsProjection.ts';
 import { allProjections } from '../../projections/index.ts';
 import { deepDatasetReplicas, storedDatasetReplicas } from '../../projections/replica/datasetReplicaQueries.ts';
 import { badReplicas, deletionCandidates } from '../../projections/replica/deletionQueries.ts';
@@ -22,7 +22,7 @@ import { replicasCollection } from '../../projections/replica/replicaDocuments.t
 import { eachListedFile, replicaListing } from '../../projections/replica/replicaQueries.ts';
 import { requestsInState } from '../../projections/request/conveyorQueries.ts';
 import { activeRequest } from '../../projections/request/requestQueries.ts';
-import { rsesCollection } from '../../projections/rse/rses.ts';
+import { rsesCollection } from '../../projections/rse/rsesProjection.ts';
 import {
   expiredRules,
   locksOfRule,

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider } from '../../domain/did/didStreamDecider.ts';
 import { requestDecider } from '../../domain/request/requestDecider.ts';
 import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
 import type { Decider } from '../../domain/shared/decider.ts';

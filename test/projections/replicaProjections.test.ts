@@ -3,10 +3,10 @@ import { expect } from 'chai';
 import { didStreamName, type DidEvent } from '../../domain/did/did.ts';
 import type { DidStreamEvent, ReplicaEvent, ReplicaState } from '../../domain/replica/replica.ts';
 import { rseStreamName, type RseEvent } from '../../domain/rse/rse.ts';
-import { badReplicasCollection, type BadReplicaDocument } from '../../projections/replica/badReplicas.ts';
+import { badReplicasCollection, type BadReplicaDocument } from '../../projections/replica/badReplicasProjection.ts';
 import { datasetReplicasCollection, type DatasetReplicaDocument } from '../../projections/replica/datasetReplicas.ts';
 import { replicasCollection, type ReplicaDocument } from '../../projections/replica/replicaDocuments.ts';
-import { rsesCollection, type RseDocument } from '../../projections/rse/rses.ts';
+import { rsesCollection, type RseDocument } from '../../projections/rse/rsesProjection.ts';
 import { AT } from '../support/deciderSpec.ts';
 import { created, fileEntry } from '../support/didEvents.ts';
 

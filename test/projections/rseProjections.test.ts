@@ -12,7 +12,7 @@ import {
   accountLimitsCollection,
   accountLimitsProjection,
   type AccountLimitDocument,
-} from '../../projections/account/accountLimits.ts';
+} from '../../projections/account/accountLimitsProjection.ts';
 import type { AnyProjection } from '../../projections/projection.ts';
 import { ProjectionRunner } from '../../projections/runtime/projectionRunner.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
@@ -25,7 +25,7 @@ import {
   type RseDistanceDocument,
   type RseDocument,
   type RseUsageHistoryDocument,
-} from '../../projections/rse/rses.ts';
+} from '../../projections/rse/rsesProjection.ts';
 import { AT } from '../support/deciderSpec.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 

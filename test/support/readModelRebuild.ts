@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startRuntime } from '../../bin/runtime.ts';
-import { loadConfig } from '../../infra/config.ts';
+import { loadConfig } from '../../infra/serviceConfig.ts';
 import type { EventStore } from '../../infra/eventstore/eventStore.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import type { ReadStore } from '../../infra/readstore/readStore.ts';

@@ -1,5 +1,5 @@
 import { requestStreams } from '../../projections/request/conveyorQueries.ts';
-import { requestsCollection, type RequestDocument } from '../../projections/request/requests.ts';
+import { requestsCollection, type RequestDocument } from '../../projections/request/requestsProjection.ts';
 import type { ReadModels } from '../../projections/runtime/readModels.ts';
 
 /**

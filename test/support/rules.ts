@@ -1,8 +1,8 @@
 import type { CommandContext } from '../../commands/commandContext.ts';
-import { ensureRootAccount } from '../../commands/bootstrap.ts';
-import { addCollections } from '../../commands/did/didCreation.ts';
-import { attachDids } from '../../commands/did/didContent.ts';
-import { addReplicas } from '../../commands/replica/replicaRegistration.ts';
+import { ensureRootAccount } from '../../commands/account/rootAccount.ts';
+import { addCollections } from '../../commands/did/didCreationCommands.ts';
+import { attachDids } from '../../commands/did/didContentCommands.ts';
+import { addReplicas } from '../../commands/replica/replicaRegistrationCommands.ts';
 import { createRse, setRseAttribute } from '../../commands/rse/rseCommands.ts';
 import { addScope } from '../../commands/scope/scopeCommands.ts';
 import { DEFAULT_RSE_PROPERTIES, type RseProperties } from '../../domain/rse/rse.ts';

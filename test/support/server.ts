@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Upcasters } from '../../domain/shared/upcasting.ts';
-import { loadConfig, type ServiceConfig } from '../../infra/config.ts';
+import { loadConfig, type ServiceConfig } from '../../infra/serviceConfig.ts';
 import { silentLogger, type Logger } from '../../infra/logger.ts';
 import { startRuntime, type Roles, type Runtime } from '../../bin/runtime.ts';
 import { request, type HttpResponse, type RequestOptions } from './http.ts';

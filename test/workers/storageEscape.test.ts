@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
-import { addRules } from '../../commands/rule/ruleCreation.ts';
+import { addRules } from '../../commands/rule/ruleCreationCommands.ts';
 import { didStreamName } from '../../domain/did/did.ts';
 import { quarantineStreamName } from '../../domain/quarantine/quarantine.ts';
 import { isRecord } from '../../domain/shared/narrowing.ts';

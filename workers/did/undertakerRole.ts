@@ -1,4 +1,4 @@
-import { deleteExpiredDid } from '../../commands/did/didLifecycle.ts';
+import { deleteExpiredDid } from '../../commands/did/didLifecycleCommands.ts';
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { undertaker } from '../../domain/did/undertaker.ts';
 import { expiredDids } from '../../projections/did/didQueries.ts';

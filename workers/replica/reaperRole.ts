@@ -4,7 +4,7 @@ import {
   stillBeingDeleted,
   type DeletionTarget,
   type RecordedDeletion,
-} from '../../commands/replica/replicaDeletion.ts';
+} from '../../commands/replica/replicaDeletionCommands.ts';
 import { settingValue, SETTINGS, type ConfigSections } from '../../domain/config/settings.ts';
 import { didKey } from '../../domain/did/did.ts';
 import {
@@ -17,7 +17,7 @@ import {
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import { activeRses, deletionCandidates, type CandidateMark } from '../../projections/replica/deletionQueries.ts';
-import type { RseDocument } from '../../projections/rse/rses.ts';
+import type { RseDocument } from '../../projections/rse/rsesProjection.ts';
 import { skippedOf, stepOf, type JobTrigger, type ScheduledRole, type SkippedItem } from '../role.ts';
 import { contentDigest } from '../stepCause.ts';
 import type { WorkerContext } from '../workerContext.ts';

@@ -2,7 +2,7 @@ import {
   declareRecoveries,
   endTemporaryUnavailabilities,
   resolveBadReplica,
-} from '../../commands/replica/replicaRecovery.ts';
+} from '../../commands/replica/replicaRecoveryCommands.ts';
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { didKey } from '../../domain/did/did.ts';
 import { necromancer } from '../../domain/replica/necromancer.ts';

@@ -4,7 +4,7 @@ import type { RseProtocol } from '../../domain/rse/protocol.ts';
 import { selectProtocol } from '../../domain/rse/protocolSelection.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import type { FileDeletion, Storage, StorageSpace } from '../../infra/storage/storage.ts';
-import type { RseDocument } from '../../projections/rse/rses.ts';
+import type { RseDocument } from '../../projections/rse/rsesProjection.ts';
 import type { WorkerContext } from '../workerContext.ts';
 
 /** The storage of one RSE, kept inside its protocol's prefix (infra/storage/localFiles.ts). */

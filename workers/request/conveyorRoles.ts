@@ -18,7 +18,7 @@ import { submitter } from '../../domain/request/submitter.ts';
 import { throttler, type RecordTransferLimitStats } from '../../domain/request/throttler.ts';
 import type { Topology } from '../../domain/request/topology.ts';
 import { localRootOf } from '../../domain/rse/lfn2pfn.ts';
-import { bindLimits } from '../../domain/request/transferLimits.ts';
+import { bindLimits } from '../../domain/request/transferLimitBinding.ts';
 import type { TransferEndpoint, TransferJob } from '../../infra/transfer/transferTool.ts';
 import {
   candidateReplicas,

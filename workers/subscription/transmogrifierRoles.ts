@@ -4,7 +4,7 @@ import {
   recordSubscriptionDryRun,
   transmogrifyDid,
   type RuleOutcome,
-} from '../../commands/subscription/subscriptionRules.ts';
+} from '../../commands/subscription/subscriptionRuleCommands.ts';
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { DID_EVENT_TYPES, didKey, type DidType } from '../../domain/did/did.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';

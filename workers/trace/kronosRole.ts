@@ -1,4 +1,4 @@
-import { recordReads } from '../../commands/replica/replicaAccess.ts';
+import { recordReads } from '../../commands/replica/replicaAccessCommands.ts';
 import { SETTINGS, settingValue } from '../../domain/config/settings.ts';
 import type { DidRef } from '../../domain/did/did.ts';
 import { kronos, storedRead, type TraceRead } from '../../domain/trace/kronos.ts';
@@ -25,7 +25,7 @@ const BATCHES_PER_CYCLE = 20;
  * the trace routes kept (infra/traces/traceBuffer.ts), `tracer-kronos.chunksize` at a time, lets
  * the workflow gather them per replica and per dataset (domain/trace/kronos.ts), records them
  * (one event per replica and per dataset read in the batch, however many traces:
- * commands/replica/replicaAccess.ts), then forgets them. A crash between the two records the
+ * commands/replica/replicaAccessCommands.ts), then forgets them. A crash between the two records the
  * batch again with the same event ids, which appends nothing twice.
  */
 export const kronosRole: ScheduledRole = {

@@ -14,7 +14,7 @@ import {
   localLimitsOf,
 } from '../../../projections/account/accountLimitQueries.ts';
 import { findAccount } from '../../../projections/account/accountQueries.ts';
-import type { AccountDocument } from '../../../projections/account/accounts.ts';
+import type { AccountDocument } from '../../../projections/account/accountsProjection.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { JSON_ONLY } from '../../http.ts';
 import { limitValue, sendJsonWithInfinity } from '../../infinityJson.ts';

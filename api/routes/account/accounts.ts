@@ -20,14 +20,14 @@ import {
 import { checkText, LIMITS } from '../../../domain/shared/limits.ts';
 import { assertValidName, isValidName, PROTOTYPE_KEYS } from '../../../domain/shared/names.ts';
 import { findAccount, listAccounts, type AccountListing } from '../../../projections/account/accountQueries.ts';
-import type { AccountDocument } from '../../../projections/account/accounts.ts';
+import type { AccountDocument } from '../../../projections/account/accountsProjection.ts';
 import { identitiesOfAccount } from '../../../projections/identity/identityQueries.ts';
 import { scopeNamesOfAccount } from '../../../projections/scope/scopeQueries.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param, paramBoolean } from '../../params.ts';
 import { created, ok, type RouteOptions, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
-import { wildcardPattern } from '../../wildcards.ts';
+import { wildcardPattern } from '../../wildcardPattern.ts';
 import { listRules, ruleFilter } from '../../../projections/rule/ruleQueries.ts';
 import { ruleLines } from '../rule/rules.ts';
 import { isOneOf } from '../../../domain/shared/narrowing.ts';

@@ -2,7 +2,7 @@ import { formatRucioDate } from '../../../domain/shared/dates.ts';
 import { CannotAuthenticate, CannotAuthorize, InvalidRequest, RucioError } from '../../../domain/shared/errors.ts';
 import { LoginFailed } from '../../auth/oidc/oidcLogin.ts';
 import { IssuerUnavailable } from '../../auth/oidc/trustedIssuers.ts';
-import { errorHeaderValue } from '../../errors.ts';
+import { errorHeaderValue } from '../../errorAnswers.ts';
 import { sendText } from '../../http.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';

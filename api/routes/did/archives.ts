@@ -1,5 +1,5 @@
 import { archiveContent } from '../../../projections/did/archiveQueries.ts';
-import type { ArchiveContentDocument } from '../../../projections/did/archiveContents.ts';
+import type { ArchiveContentDocument } from '../../../projections/did/archiveContentsProjection.ts';
 import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
 import type { RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';

@@ -17,8 +17,8 @@ import {
   parentsOfEach,
   type FileEntry,
 } from '../../../projections/did/didQueries.ts';
-import { runDidSearch } from '../../../projections/did/didSearch.ts';
-import type { DidDocument } from '../../../projections/did/dids.ts';
+import { runDidSearch } from '../../../projections/did/didSearchQueries.ts';
+import type { DidDocument } from '../../../projections/did/didsProjection.ts';
 import { contentEntryJson, contentHistoryJson, didStatusJson, parentJson } from './didRendering.ts';
 import { didFromPath, didRefItem, asArray } from './didParams.ts';
 import { JSON_ONLY, JSON_TYPE, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';

@@ -1,8 +1,8 @@
-import { deleteMetadata, setDidsMetadataBulk, setMetadata } from '../../../commands/did/didMetadata.ts';
+import { deleteMetadata, setDidsMetadataBulk, setMetadata } from '../../../commands/did/didMetadataCommands.ts';
 import { assertKeyCharacters, metadataPluginNamed, type MetadataPlugin } from '../../../domain/did/didMetadata.ts';
 import { DataIdentifierNotFound, KeyNotFound, UnsupportedMetadataPlugin } from '../../../domain/shared/errors.ts';
 import { ancestorKeys, findDid, findDidByKey } from '../../../projections/did/didQueries.ts';
-import type { DidDocument } from '../../../projections/did/dids.ts';
+import type { DidDocument } from '../../../projections/did/didsProjection.ts';
 import { didColumnMetadata, jsonMetadata } from './didRendering.ts';
 import { asArray, asObject, didFromPath, didRefItem } from './didParams.ts';
 import { JSON_ONLY, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';

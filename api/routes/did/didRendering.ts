@@ -1,8 +1,8 @@
 import type { ContentTotals } from '../../../domain/did/did.ts';
 import { DID_COLUMNS } from '../../../domain/did/didMetadata.ts';
 import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
-import type { ContentDocument, ContentHistoryDocument } from '../../../projections/did/didContents.ts';
-import type { DidDocument } from '../../../projections/did/dids.ts';
+import type { ContentDocument, ContentHistoryDocument } from '../../../projections/did/didContentsProjection.ts';
+import type { DidDocument } from '../../../projections/did/didsProjection.ts';
 
 /** The JSON shapes of Rucio's DID answers, built from the read models (dates in Rucio's format). */
 
@@ -19,7 +19,7 @@ const DATE_COLUMNS = new Set([
 const column = (document: DidDocument, name: string): unknown => {
   const value = document[name];
   if (value === undefined || value === null) return null;
-  // Dates are stored as ISO strings (see projections/did/dids.ts).
+  // Dates are stored as ISO strings (see projections/did/didsProjection.ts).
   return DATE_COLUMNS.has(name) && typeof value === 'string' ? rucioDateOrNull(value) : value;
 };
 

@@ -1,12 +1,12 @@
-import { addCollections, type CollectionRule, type NewCollection } from '../../../commands/did/didCreation.ts';
-import { attachDids, detachDids, type Attachment } from '../../../commands/did/didContent.ts';
+import { addCollections, type CollectionRule, type NewCollection } from '../../../commands/did/didCreationCommands.ts';
+import { attachDids, detachDids, type Attachment } from '../../../commands/did/didContentCommands.ts';
 import {
   createDidSample,
   followDid,
   resurrectDids,
   setDidStatus,
   unfollowDid,
-} from '../../../commands/did/didLifecycle.ts';
+} from '../../../commands/did/didLifecycleCommands.ts';
 import type { CollectionType, DidRef } from '../../../domain/did/did.ts';
 import {
   DataIdentifierAlreadyExists,

@@ -5,7 +5,7 @@ import { RSE_PERMISSIONS } from '../../../domain/permission/rsePolicy.ts';
 import { availabilityInteger } from '../../../domain/rse/availability.ts';
 import { formatRucioDate } from '../../../domain/shared/dates.ts';
 import { activeRses, everyDistance } from '../../../projections/rse/rseQueries.ts';
-import type { RseDistanceDocument, RseDocument } from '../../../projections/rse/rses.ts';
+import type { RseDistanceDocument, RseDocument } from '../../../projections/rse/rsesProjection.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import { dataImportFromBody } from './importRequest.ts';
 import { jsonObject, queryBoolean } from '../../params.ts';

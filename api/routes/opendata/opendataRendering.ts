@@ -1,5 +1,5 @@
 import type { OpenDataFile } from '../../../projections/opendata/opendataQueries.ts';
-import type { OpenDataDidDocument } from '../../../projections/opendata/opendataDids.ts';
+import type { OpenDataDidDocument } from '../../../projections/opendata/opendataDidsProjection.ts';
 import { formatRucioDate } from '../../../domain/shared/dates.ts';
 
 /** Open data entries as Rucio's views render them (`render_json`: states by name, dates in Rucio's format). */

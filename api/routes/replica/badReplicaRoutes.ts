@@ -13,7 +13,7 @@ import {
   BAD_STATE_LETTERS,
   type BadReplicaDocument,
   type BadReplicaState,
-} from '../../../projections/replica/badReplicas.ts';
+} from '../../../projections/replica/badReplicasProjection.ts';
 import {
   badReplicaRows,
   badReplicaSummary,

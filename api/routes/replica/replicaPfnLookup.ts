@@ -1,5 +1,5 @@
 import type { DidRef } from '../../../domain/did/did.ts';
-import type { BadReplicaDocument } from '../../../projections/replica/badReplicas.ts';
+import type { BadReplicaDocument } from '../../../projections/replica/badReplicasProjection.ts';
 import type { ReadModels } from '../../../projections/runtime/readModels.ts';
 import { eachListedFile, replicaListing } from '../../../projections/replica/replicaQueries.ts';
 

@@ -1,4 +1,4 @@
-import { addReplicas } from '../../../commands/replica/replicaRegistration.ts';
+import { addReplicas } from '../../../commands/replica/replicaRegistrationCommands.ts';
 import {
   quarantineReplicas,
   refuseReplicaDeletion,

@@ -5,7 +5,7 @@ import type { TransferLimitDirection, TransferLimitStrategy } from '../../../dom
 import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
 import { AccessDenied, InvalidObject } from '../../../domain/shared/errors.ts';
 import { listTransferLimits } from '../../../projections/request/requestQueries.ts';
-import type { TransferLimitDocument } from '../../../projections/request/transferLimits.ts';
+import type { TransferLimitDocument } from '../../../projections/request/transferLimitsProjection.ts';
 import { mapStream, sendOk, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, param } from '../../params.ts';
 import { runCommand, type RouteOptions, type RouteTable } from '../../route.ts';

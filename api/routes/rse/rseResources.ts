@@ -14,7 +14,7 @@ import { findLocalLimit } from '../../../projections/account/accountLimitQueries
 import { everyAccount } from '../../../projections/account/accountQueries.ts';
 import { accountUsageOn, usagesOnRse } from '../../../projections/account/accountUsageQueries.ts';
 import { findDistance, rseUsageHistory } from '../../../projections/rse/rseQueries.ts';
-import type { RseDocument } from '../../../projections/rse/rses.ts';
+import type { RseDocument } from '../../../projections/rse/rsesProjection.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
 import { fromList } from '../../listSource.ts';
 import { jsonObject, param, queryBoolean, queryString } from '../../params.ts';

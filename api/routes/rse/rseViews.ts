@@ -4,7 +4,7 @@ import { formatRucioDate, rucioDateOrNull } from '../../../domain/shared/dates.t
 import { RSENotFound } from '../../../domain/shared/errors.ts';
 import { configSetting } from '../../../projections/config/configQueries.ts';
 import { findRse } from '../../../projections/rse/rseQueries.ts';
-import type { RseDistanceDocument, RseDocument } from '../../../projections/rse/rses.ts';
+import type { RseDistanceDocument, RseDocument } from '../../../projections/rse/rsesProjection.ts';
 import type { Services } from '../../services.ts';
 import { SETTINGS } from '../../../domain/config/settings.ts';
 

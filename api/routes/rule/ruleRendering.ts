@@ -1,5 +1,5 @@
 import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
-import type { RequestDocument } from '../../../projections/request/requests.ts';
+import type { RequestDocument } from '../../../projections/request/requestsProjection.ts';
 import type {
   DatasetLockDocument,
   RuleDocument,

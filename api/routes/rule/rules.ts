@@ -1,4 +1,4 @@
-import { addRules } from '../../../commands/rule/ruleCreation.ts';
+import { addRules } from '../../../commands/rule/ruleCreationCommands.ts';
 import { requestRuleDeletion } from '../../../commands/rule/ruleDeletion.ts';
 import { moveRule, reduceRule } from '../../../commands/rule/ruleReplacement.ts';
 import { approveRule, updateRule } from '../../../commands/rule/ruleUpdates.ts';

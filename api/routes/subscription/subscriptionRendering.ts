@@ -1,7 +1,10 @@
 import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
-import type { LifetimeExceptionDocument } from '../../../projections/lifetimeException/lifetimeExceptions.ts';
+import type { LifetimeExceptionDocument } from '../../../projections/lifetimeException/lifetimeExceptionsProjection.ts';
 import type { RuleStateCount } from '../../../projections/subscription/subscriptionQueries.ts';
-import type { DryRunDocument, SubscriptionDocument } from '../../../projections/subscription/subscriptions.ts';
+import type {
+  DryRunDocument,
+  SubscriptionDocument,
+} from '../../../projections/subscription/subscriptionsProjection.ts';
 import { pythonJson } from '../../pythonJson.ts';
 
 /**

@@ -11,7 +11,7 @@ import {
   listSubscriptions,
   ruleStateCounts,
 } from '../../../projections/subscription/subscriptionQueries.ts';
-import type { SubscriptionDocument } from '../../../projections/subscription/subscriptions.ts';
+import type { SubscriptionDocument } from '../../../projections/subscription/subscriptionsProjection.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
 import { jsonObject, queryString } from '../../params.ts';
 import { created, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';

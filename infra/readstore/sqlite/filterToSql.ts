@@ -1,6 +1,6 @@
 import type { Filter } from '../readStore.ts';
 import { encodeScalar, type ColumnValue } from './columns.ts';
-import { isRecord } from '../../narrowing.ts';
+import { isRecord } from '../../typeGuards.ts';
 
 /**
  * Translates a MongoDB filter into a SQL WHERE clause over indexed columns.

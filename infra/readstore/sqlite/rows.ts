@@ -1,4 +1,4 @@
-import { isRecord } from '../../narrowing.ts';
+import { isRecord } from '../../typeGuards.ts';
 import type { ColumnValue } from './columns.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { errorCode, errorMessage } from '../../narrowing.ts';
+import { errorCode, errorMessage } from '../../typeGuards.ts';
 import { applyUpdate, asDocument, compareBySort, compileFilter, selectedOf, upsertSeed } from '../documents.ts';
 import {
   DuplicateKeyError,
@@ -15,7 +15,7 @@ import {
   type UpdateResult,
 } from '../readStore.ts';
 import { decodeColumn, encodeScalar, IndexedFieldTypeError, type ColumnValue } from './columns.ts';
-import { isObject } from '../../narrowing.ts';
+import { isObject } from '../../typeGuards.ts';
 import { filterToSql, type SqlFilter } from './filterToSql.ts';
 import { numberColumn, rawIndexed, rawText, textColumn } from './rows.ts';
 import type { SqliteReadStore, TableSchema } from './sqliteReadStore.ts';

@@ -1,5 +1,5 @@
 import { didStreamName } from '../../domain/did/did.ts';
-import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider } from '../../domain/did/didStreamDecider.ts';
 import type { ReplicaAccessCommand } from '../../domain/replica/replicaAccess.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import type { RecordDatasetReads, RecordReplicaReads } from '../../domain/trace/kronos.ts';

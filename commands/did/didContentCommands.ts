@@ -1,14 +1,14 @@
 import { isArchiveName } from '../../domain/did/archiveContent.ts';
 import { childFactsOf, type AttachDids, type AttachRequest, type ChildFacts } from '../../domain/did/didContent.ts';
 import { didKey, didStreamName, type Did, type DidRef } from '../../domain/did/did.ts';
-import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider } from '../../domain/did/didStreamDecider.ts';
 import { allowOnly, DID_PERMISSIONS } from '../../domain/permission/policy.ts';
 import type { ReplicaFile } from '../../domain/replica/replicaRegistration.ts';
 import { UnsupportedOperation } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
-import { archiveDecisions } from './archiveContent.ts';
+import { archiveDecisions } from './archiveContentCommands.ts';
 import { loadCaller } from '../caller.ts';
-import type { DidWriteOutcome } from './didCreation.ts';
+import type { DidWriteOutcome } from './didCreationCommands.ts';
 import { decidedDid, loadAttachCandidates, loadDid, onDidStream, scopeAccess, type DidDecision } from './didStreams.ts';
 import {
   handleCommand,
@@ -17,7 +17,7 @@ import {
   type CommandContext,
   type DecidedStates,
 } from '../handleCommand.ts';
-import { planReplicaRegistrations, type RegistrationPlan } from '../replica/replicaRegistration.ts';
+import { planReplicaRegistrations, type RegistrationPlan } from '../replica/replicaRegistrationCommands.ts';
 
 /** Children to attach to one parent. */
 export type Attachment = Readonly<{

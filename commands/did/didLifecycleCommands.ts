@@ -1,11 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { didKey, didStreamName, NO_TOTALS, type DidRef } from '../../domain/did/did.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import { allowOnly, DID_PERMISSIONS } from '../../domain/permission/policy.ts';
 import { AccountNotFound, DataIdentifierNotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
-import type { DidWriteOutcome } from './didCreation.ts';
+import type { DidWriteOutcome } from './didCreationCommands.ts';
 import { loadNameSchema } from '../config/configCommands.ts';
 import { loadAttachCandidates, loadDid, onDidStream, requireScope, scopeAccess } from './didStreams.ts';
 import {
@@ -19,7 +19,7 @@ import {
 import { ruleStreamName } from '../../domain/rule/rule.ts';
 import { ruleDecider, type RuleCommand } from '../../domain/rule/ruleDecider.ts';
 import { loadRule, planRuleDeletion } from '../rule/ruleDeletion.ts';
-import { RuleStep } from '../rule/ruleStep.ts';
+import { RuleStep } from '../stepBuilder.ts';
 
 const single = async (
   context: CommandContext,

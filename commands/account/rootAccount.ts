@@ -1,12 +1,12 @@
-import { accountStreamName } from '../domain/account/account.ts';
-import { accountDecider } from '../domain/account/accountDecider.ts';
-import { identityStreamName } from '../domain/identity/identity.ts';
-import { identityDecider } from '../domain/identity/identityDecider.ts';
-import { Duplicate } from '../domain/shared/errors.ts';
-import { hashPassword } from '../infra/security/passwords.ts';
-import { loadAccount } from './caller.ts';
-import { handleCommand, type CommandContext } from './handleCommand.ts';
-import { loadIdentity } from './identity/identityCommands.ts';
+import { accountStreamName } from '../../domain/account/account.ts';
+import { accountDecider } from '../../domain/account/accountDecider.ts';
+import { identityStreamName } from '../../domain/identity/identity.ts';
+import { identityDecider } from '../../domain/identity/identityDecider.ts';
+import { Duplicate } from '../../domain/shared/errors.ts';
+import { hashPassword } from '../../infra/security/passwords.ts';
+import { loadAccount } from '../caller.ts';
+import { handleCommand, type CommandContext } from '../handleCommand.ts';
+import { loadIdentity } from '../identity/identityCommands.ts';
 
 /**
  * Creates the root account and its userpass identity at the first start; later starts find them

@@ -4,8 +4,8 @@ import type { MetaConvention } from '../../domain/metaConvention/metaConvention.
 import { allowOnly, DID_PERMISSIONS, type Caller } from '../../domain/permission/policy.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
-import type { DidWriteOutcome } from './didCreation.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import type { DidWriteOutcome } from './didCreationCommands.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import { handleCommand, handleCommands, lastPosition, StepPlan, type CommandContext } from '../handleCommand.ts';
 import { loadConventions, loadDid, scopeAccess } from './didStreams.ts';
 

@@ -1,6 +1,6 @@
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { didKey, didStreamName, type DidRef } from '../../domain/did/did.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import { badReplicaOutcome, type BadReplicaOutcome } from '../../domain/replica/replicaRecovery.ts';
 import type { RuleCommand } from '../../domain/rule/ruleDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
@@ -17,7 +17,7 @@ import {
 import { loadRse } from '../rse/rseCommands.ts';
 import { didClosedOf } from '../rule/ruleContent.ts';
 import { loadRule } from '../rule/ruleDeletion.ts';
-import { RuleStep } from '../rule/ruleStep.ts';
+import { RuleStep } from '../stepBuilder.ts';
 
 /**
  * The necromancer's work on one BAD replica and the end of temporary unavailabilities, each as

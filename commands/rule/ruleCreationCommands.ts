@@ -15,7 +15,7 @@ import { loadAccount, loadCaller } from '../caller.ts';
 import { loadConfig } from '../config/configCommands.ts';
 import { handleCommands, lastPosition, loadAggregate, type CommandContext } from '../handleCommand.ts';
 import { loadRuleContent, loadRuleDid, ruleDidFacts, sizeOf } from './ruleContent.ts';
-import { newId, RuleStep, type LockConditions } from './ruleStep.ts';
+import { newId, RuleStep, type LockConditions } from '../stepBuilder.ts';
 
 /**
  * The owner's quota facts: local and global limits from the limits stream, usage and RSE space

@@ -1,5 +1,5 @@
 import { didKey, didStreamName, type DidRef } from '../../domain/did/did.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import type { StorageDeletion } from '../../domain/replica/replica.ts';
 import { beingDeleted, undeletableBecause } from '../../domain/replica/replicaDeletion.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';

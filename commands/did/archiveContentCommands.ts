@@ -2,7 +2,7 @@ import type { AddArchiveContent, MarkConstituent, MarkDatasetArchive } from '../
 import type { FileRegistration } from '../../domain/did/didCreation.ts';
 import { childFactsOf, type AttachRequest, type ChildFacts } from '../../domain/did/didContent.ts';
 import { didKey, type DidRef } from '../../domain/did/did.ts';
-import type { DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import type { DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import { InvalidObject } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import type { CommandContext, DecidedStates } from '../handleCommand.ts';

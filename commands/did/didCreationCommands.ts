@@ -1,23 +1,23 @@
 import { childFactsOf, type AttachRequest } from '../../domain/did/didContent.ts';
 import { didKey, type CollectionType } from '../../domain/did/did.ts';
-import type { DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import type { DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import { allowOnly, DID_PERMISSIONS } from '../../domain/permission/policy.ts';
 import type { ReplicaFile } from '../../domain/replica/replicaRegistration.ts';
 import { DataIdentifierAlreadyExists } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
-import { childFactsLookup } from './didContent.ts';
+import { childFactsLookup } from './didContentCommands.ts';
 import { decidedDid, loadConventions, loadDid, requireScope, scopeAccess } from './didStreams.ts';
 import { ensureAccountExists } from './fileRegistration.ts';
 import { handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
-import { planReplicaRegistrations, type RegistrationPlan } from '../replica/replicaRegistration.ts';
+import { planReplicaRegistrations, type RegistrationPlan } from '../replica/replicaRegistrationCommands.ts';
 import { randomInt } from 'node:crypto';
 import { planRules, type RuleDidFacts, type RuleRequest } from '../../domain/rule/ruleCreation.ts';
 import type { PlacementDataset, RuleContent } from '../../domain/rule/rulePlacement.ts';
 import { AccountNotFound } from '../../domain/shared/errors.ts';
 import { loadAccount } from '../caller.ts';
-import { lockConditionsOf, quotaFactsOf } from '../rule/ruleCreation.ts';
-import { newId, RuleStep } from '../rule/ruleStep.ts';
+import { lockConditionsOf, quotaFactsOf } from '../rule/ruleCreationCommands.ts';
+import { newId, RuleStep } from '../stepBuilder.ts';
 import { loadNameSchema } from '../config/configCommands.ts';
 
 /** A collection to create, as `add_did` / `add_dids` describe it (already validated at the edge). */

@@ -1,8 +1,8 @@
 import { wildcardRegexSource } from '../../domain/shared/wildcards.ts';
 import type { Criterion, DidSearch, FilterValue } from '../../domain/did/didSearch.ts';
 import type { Filter } from '../../infra/readstore/readStore.ts';
-import { didContentsCollection, EDGE_ORDER, edgesOf, type ContentDocument } from './didContents.ts';
-import { didsCollection, type DidDocument } from './dids.ts';
+import { didContentsCollection, EDGE_ORDER, edgesOf, type ContentDocument } from './didContentsProjection.ts';
+import { didsCollection, type DidDocument } from './didsProjection.ts';
 import type { ReadModels } from '../runtime/readModels.ts';
 import { numberOrNull } from '../../domain/shared/narrowing.ts';
 

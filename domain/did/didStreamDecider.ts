@@ -1,4 +1,4 @@
-import { didDecider, type DidCommand } from '../did/didDecider.ts';
+import { didDecider, type DidCommand } from './didDecisions.ts';
 import type { Decider } from '../shared/decider.ts';
 import {
   compactFileSteps,
@@ -6,12 +6,12 @@ import {
   initialFileReplicas,
   type DidStreamEvent,
   type FileReplicas,
-} from './replica.ts';
-import { decideReplica, type ReplicaCommand } from './replicaStates.ts';
-import { decideReplicaAccess, type ReplicaAccessCommand } from './replicaAccess.ts';
-import { decideReplicaDeletion, type ReplicaDeletionCommand } from './replicaDeletion.ts';
-import { decideReplicaLock, type ReplicaLockCommand } from './replicaLocks.ts';
-import { decideReplicaRecovery, type ReplicaRecoveryCommand } from './replicaRecovery.ts';
+} from '../replica/replica.ts';
+import { decideReplica, type ReplicaCommand } from '../replica/replicaStates.ts';
+import { decideReplicaAccess, type ReplicaAccessCommand } from '../replica/replicaAccess.ts';
+import { decideReplicaDeletion, type ReplicaDeletionCommand } from '../replica/replicaDeletion.ts';
+import { decideReplicaLock, type ReplicaLockCommand } from '../replica/replicaLocks.ts';
+import { decideReplicaRecovery, type ReplicaRecoveryCommand } from '../replica/replicaRecovery.ts';
 
 /**
  * The decider of a DID stream (`did-<scope>:<name>`): a file's replicas share its stream, so the

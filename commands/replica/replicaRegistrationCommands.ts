@@ -1,7 +1,7 @@
 import { didKey } from '../../domain/did/did.ts';
 import { allowOnly, type Caller } from '../../domain/permission/policy.ts';
 import { REPLICA_PERMISSIONS } from '../../domain/permission/replicaPolicy.ts';
-import type { DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
+import type { DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import {
   planReplicas,
   type PlannedReplica,
@@ -13,7 +13,7 @@ import { rseNotFound } from '../../domain/rse/rseDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import { loadConfig } from '../config/configCommands.ts';
-import type { DidWriteOutcome } from '../did/didCreation.ts';
+import type { DidWriteOutcome } from '../did/didCreationCommands.ts';
 import { onDidStream, type DidDecision } from '../did/didStreams.ts';
 import { prepareFileRegistration } from '../did/fileRegistration.ts';
 import { handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';

@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { didStreamName } from '../../domain/did/did.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
-import type { PendingRequest } from '../../domain/replica/replica.ts';
+import { didStreamName } from '../domain/did/did.ts';
+import { didStreamDecider, type DidStreamCommand } from '../domain/did/didStreamDecider.ts';
+import type { PendingRequest } from '../domain/replica/replica.ts';
 import {
   requestBatchStreamName,
   REQUESTS_PER_BATCH,
   type RequestRecord,
   type RequestState,
-} from '../../domain/request/request.ts';
-import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
-import { lockKey, ruleStreamName, type RuleLock, type RuleRecord } from '../../domain/rule/rule.ts';
-import { ruleDecider, type RuleCommand } from '../../domain/rule/ruleDecider.ts';
-import type { PlannedLock } from '../../domain/rule/rulePlacement.ts';
-import type { CommandMetadata } from '../../domain/shared/event.ts';
-import { onStream, type AnyStreamDecision, type DecidedStates } from '../handleCommand.ts';
+} from '../domain/request/request.ts';
+import { requestDecider, type RequestCommand } from '../domain/request/requestDecider.ts';
+import { lockKey, ruleStreamName, type RuleLock, type RuleRecord } from '../domain/rule/rule.ts';
+import { ruleDecider, type RuleCommand } from '../domain/rule/ruleDecider.ts';
+import type { PlannedLock } from '../domain/rule/rulePlacement.ts';
+import type { CommandMetadata } from '../domain/shared/event.ts';
+import { onStream, type AnyStreamDecision, type DecidedStates } from './handleCommand.ts';
 
 /** A new id as Rucio makes them: a uuid4 as 32 lowercase hex digits. */
 export const newId = (): string => randomUUID().replaceAll('-', '');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { didStreamName, type DidRef, type LiveDid } from '../../domain/did/did.ts';
-import { didStreamDecider } from '../../domain/replica/didStreamDecider.ts';
+import { didStreamDecider } from '../../domain/did/didStreamDecider.ts';
 import { ruleStreamName } from '../../domain/rule/rule.ts';
 import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
@@ -17,8 +17,8 @@ import type { RuleToMake, SubscribedDid } from '../../domain/subscription/transm
 import { loadAccount } from '../caller.ts';
 import { loadDid } from '../did/didStreams.ts';
 import { handleCommand, handleCommands, loadAggregate, type CommandContext } from '../handleCommand.ts';
-import { addRules, planAddRules, quotaFactsOf } from '../rule/ruleCreation.ts';
-import { RuleStep } from '../rule/ruleStep.ts';
+import { addRules, planAddRules, quotaFactsOf } from '../rule/ruleCreationCommands.ts';
+import { RuleStep } from '../stepBuilder.ts';
 
 /**
  * What the transmogrifier does for a subscription and a DID, through the rule commands: each rule
