@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { didStreamName } from '../domain/did/did.ts';
 import { didStreamDecider, type DidStreamCommand } from '../domain/did/didStreamDecider.ts';
 import type { PendingRequest } from '../domain/replica/replica.ts';
@@ -14,9 +13,7 @@ import { ruleDecider, type RuleCommand } from '../domain/rule/ruleDecider.ts';
 import type { PlannedLock } from '../domain/rule/rulePlacement.ts';
 import type { CommandMetadata } from '../domain/shared/event.ts';
 import { onStream, type AnyStreamDecision, type DecidedStates } from './handleCommand.ts';
-
-/** A new id as Rucio makes them: a uuid4 as 32 lowercase hex digits. */
-export const newId = (): string => randomUUID().replaceAll('-', '');
+import { newId } from './newId.ts';
 
 /** A command for a DID stream, or a function making them when the stream is decided. */
 export type DidStreamPart = DidStreamCommand | ((decided: DecidedStates) => readonly DidStreamCommand[]);
@@ -45,13 +42,17 @@ type BatchedRequest = Readonly<{
 type Cancellation = Readonly<{ requestId: string; reason: string; wanted: (decided: DecidedStates) => boolean }>;
 
 /**
- * The streams one rule step writes, gathered so that each is decided once and in the right order:
- * first the DID and file streams (rule attachments, locks and the replicas they create), then the
- * batches of requests the locks queued (one stream per rule and RSE, of at most
- * `REQUESTS_PER_BATCH`, each written with one event) and the requests cancelled, then the rules,
- * which record the locks as the files decided them. Everything is appended together: all or nothing.
+ * The builder of one atomic step over many streams, shared by every area whose step touches DIDs,
+ * files, transfer requests and rules (DIDs, replicas, rules, subscriptions, open data, DIRAC, the
+ * judge and the recovery daemons). It gathers the streams the step writes so that each is decided
+ * once and in the right order: first the DID and file streams (rule attachments, locks and the
+ * replicas they create), then the batches of requests the locks queued (one stream per rule and
+ * RSE, of at most `REQUESTS_PER_BATCH`, each written with one event) and the requests cancelled,
+ * then decisions on other streams (`alongside`), then the rules, which record the locks as the
+ * files decided them. `handleCommands` appends everything together: all or nothing. A planned
+ * rule joins a step through `addPlannedRule` (commands/rule/ruleCreationCommands.ts).
  */
-export class RuleStep {
+export class StepBuilder {
   private readonly didStreams = new Map<string, { scope: string; name: string; parts: DidStreamPart[] }>();
   /** New batches of requests by stream, and the batch still open for each rule and RSE. */
   private readonly batches = new Map<string, BatchedRequest[]>();

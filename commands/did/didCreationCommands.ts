@@ -16,8 +16,9 @@ import { planRules, type RuleDidFacts, type RuleRequest } from '../../domain/rul
 import type { PlacementDataset, RuleContent } from '../../domain/rule/rulePlacement.ts';
 import { AccountNotFound } from '../../domain/shared/errors.ts';
 import { loadAccount } from '../caller.ts';
-import { lockConditionsOf, quotaFactsOf } from '../rule/ruleCreationCommands.ts';
-import { newId, RuleStep } from '../stepBuilder.ts';
+import { addPlannedRule, quotaFactsOf } from '../rule/ruleCreationCommands.ts';
+import { newId } from '../newId.ts';
+import { StepBuilder } from '../stepBuilder.ts';
 import { loadNameSchema } from '../config/configCommands.ts';
 
 /** A collection to create, as `add_did` / `add_dids` describe it (already validated at the edge). */
@@ -85,7 +86,7 @@ export const addCollections = async (
   const factsOf = await childFactsLookup(context, outside, plan);
 
   const nameSchema = await loadNameSchema(context);
-  const step = new RuleStep(metadata);
+  const step = new StepBuilder(metadata);
   for (const file of plan?.commands ?? [])
     for (const command of file.commands) step.onDid(file.scope, file.name, command);
   // Decisions run in request order; a DID created earlier in the request is read from its new state.
@@ -122,7 +123,7 @@ export type CollectionRule = Omit<RuleRequest, 'dids'>;
  */
 export const planCollectionRules = async (
   context: CommandContext,
-  step: RuleStep,
+  step: StepBuilder,
   did: NewCollection,
   all: readonly NewCollection[],
   plan: RegistrationPlan | undefined,
@@ -200,7 +201,7 @@ export const planCollectionRules = async (
  */
 export const planRulesOnNewDid = async (
   context: CommandContext,
-  step: RuleStep,
+  step: StepBuilder,
   target: RuleDidFacts & { content: RuleContent },
   rules: readonly CollectionRule[],
   metadata: CommandMetadata,
@@ -222,47 +223,6 @@ export const planRulesOnNewDid = async (
       seed: randomInt(2 ** 31),
       requestedBy: caller,
     });
-    const { record } = planned!;
-    step.onDid(target.scope, target.name, {
-      type: 'AttachRule',
-      data: {
-        scope: target.scope,
-        name: target.name,
-        ruleId: record.id,
-        rule: {
-          account: record.account,
-          rseExpression: record.rseExpression,
-          copies: record.copies,
-          locked: record.locked,
-        },
-      },
-      metadata,
-    });
-    const locksOf = planned!.placement
-      ? step.lockFiles(record, planned!.placement.locks, await lockConditionsOf(context, record, rses, content))
-      : () => [];
-    const datasetLocks = (planned!.placement?.datasetLocks ?? []).map((lock) => ({
-      scope: lock.scope,
-      name: lock.name,
-      rseId: lock.rse.rseId,
-      rse: lock.rse.rse,
-      length: lock.length,
-      bytes: lock.bytes,
-    }));
-    step.onRule(record.id, (decided) => [
-      {
-        type: 'AddRule',
-        data: {
-          rule: record,
-          state: planned!.state,
-          locks: locksOf(decided),
-          datasetLocks,
-          targetRses: planned!.targetRses,
-          autoLocked: planned!.autoLocked,
-          didClosed: target.closed,
-        },
-        metadata,
-      },
-    ]);
+    await addPlannedRule(context, step, planned!, { rses, content }, metadata);
   }
 };

@@ -19,7 +19,7 @@ import {
 import { ruleStreamName } from '../../domain/rule/rule.ts';
 import { ruleDecider, type RuleCommand } from '../../domain/rule/ruleDecider.ts';
 import { loadRule, planRuleDeletion } from '../rule/ruleDeletion.ts';
-import { RuleStep } from '../stepBuilder.ts';
+import { StepBuilder } from '../stepBuilder.ts';
 
 const single = async (
   context: CommandContext,
@@ -175,7 +175,7 @@ export const deleteExpiredDid = async (
   options: ExpiryOptions = RUCIO_EXPIRY_OPTIONS,
 ): Promise<DidWriteOutcome & { postponed?: string }> => {
   const state = await loadDid(context, data.scope, data.name);
-  const step = new RuleStep(metadata);
+  const step = new StepBuilder(metadata);
   // With a locked rule the DID's own decision refuses; its rules are left as they are.
   if (state.status === 'Live' && ![...state.rules.values()].some((rule) => rule.locked)) {
     const rules = [];

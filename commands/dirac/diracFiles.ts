@@ -26,7 +26,7 @@ import { handleCommands, lastPosition, type CommandContext, type DecidedStates }
 import { loadNameSchema } from '../config/configCommands.ts';
 import { planReplicaRegistrations, type ReplicaRegistration } from '../replica/replicaRegistrationCommands.ts';
 import { loadScope } from '../scope/scopeCommands.ts';
-import { RuleStep } from '../stepBuilder.ts';
+import { StepBuilder } from '../stepBuilder.ts';
 
 /**
  * DIRAC's file catalogue integration (Rucio's `add_files`, core/dirac.py): files named by their
@@ -234,7 +234,7 @@ export const addDiracFiles = async (context: CommandContext, request: DiracReque
           metadata,
         )
       : undefined;
-  const step = new RuleStep(metadata);
+  const step = new StepBuilder(metadata);
   for (const file of plan?.commands ?? [])
     for (const command of file.commands) step.onDid(file.scope, file.name, command);
 

@@ -10,7 +10,8 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import { handleCommands, lastPosition, StepPlan, type CommandContext } from '../handleCommand.ts';
 import { loadIdentity, passwordHashFor } from '../identity/identityCommands.ts';
-import { loadRse, newRseId } from '../rse/rseCommands.ts';
+import { newId } from '../newId.ts';
+import { loadRse } from '../rse/rseCommands.ts';
 
 /** One RSE of an import, read and checked by the route (the id is given here, for a new RSE). */
 export type RseImport = Omit<ImportRse['data'], 'rseId'>;
@@ -41,7 +42,7 @@ export const importData = async (context: CommandContext, data: DataImport, meta
   const rseIds = new Map<string, string>();
   for (const item of data.rses) {
     const current = await loadRse(context, item.rse);
-    const rseId = current.status === 'Absent' ? newRseId() : current.id;
+    const rseId = current.status === 'Absent' ? newId() : current.id;
     rseIds.set(item.rse, rseId);
     onRse(item.rse, { type: 'ImportRse', data: { ...item, rseId }, metadata });
   }

@@ -23,7 +23,7 @@ import {
   onStream,
   type CommandContext,
 } from '../handleCommand.ts';
-import { newId } from '../stepBuilder.ts';
+import { newId } from '../newId.ts';
 
 /**
  * Asking for lifetime exceptions (any account) and deciding them (admins). The DIDs' facts are

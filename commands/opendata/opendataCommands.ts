@@ -18,7 +18,7 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import { loadConfig } from '../config/configCommands.ts';
 import { planAddRules } from '../rule/ruleCreationCommands.ts';
-import { RuleStep } from '../stepBuilder.ts';
+import { StepBuilder } from '../stepBuilder.ts';
 import { loadDid, scopeAccess } from '../did/didStreams.ts';
 import {
   handleCommand,
@@ -152,7 +152,7 @@ const openDataRule = async (
     throw new ConfigurationError(
       'opendata.rule_enable needs opendata.rule_rse_expression or opendata.rse_expression: where the rule puts the data.',
     );
-  const step = new RuleStep(metadata);
+  const step = new StepBuilder(metadata);
   const [ruleId] = await planAddRules(
     context,
     {

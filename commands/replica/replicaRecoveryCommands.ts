@@ -17,7 +17,7 @@ import {
 import { loadRse } from '../rse/rseCommands.ts';
 import { didClosedOf } from '../rule/ruleContent.ts';
 import { loadRule } from '../rule/ruleDeletion.ts';
-import { RuleStep } from '../stepBuilder.ts';
+import { StepBuilder } from '../stepBuilder.ts';
 
 /**
  * The necromancer's work on one BAD replica and the end of temporary unavailabilities, each as
@@ -47,7 +47,7 @@ export const resolveBadReplica = async (
   if (expected === 'nothing' || !replica) return { position: undefined, outcome: 'nothing' };
   const datasets = expected === 'lost' ? await context.didGraph.parents(data.scope, data.name) : [];
   const target = { scope: data.scope, name: data.name, rse: data.rse, rseId: data.rseId };
-  const step = new RuleStep(metadata);
+  const step = new StepBuilder(metadata);
   const fileStream = didStreamName(data.scope, data.name);
   const usePreparer = settingValue((await loadConfig(context)).sections, SETTINGS.conveyorUsePreparer);
   const rse = await loadRse(context, data.rse);

@@ -9,7 +9,7 @@ import { transferLimitsDecider } from '../../domain/request/transferLimitDecider
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import { handleCommand, type CommandContext } from '../handleCommand.ts';
-import { newId } from '../stepBuilder.ts';
+import { newId } from '../newId.ts';
 
 /** Rucio's `set_transfer_limit` and `delete_transfer_limit` gateways: root and admins only. */
 

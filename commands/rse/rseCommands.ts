@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../newId.ts';
 import { requirePermission, type Caller } from '../../domain/permission/policy.ts';
 import { RSE_PERMISSIONS } from '../../domain/permission/rsePolicy.ts';
 import type { RseProtocol } from '../../domain/rse/protocol.ts';
@@ -11,9 +11,6 @@ import { handleCommand, loadAggregate, type CommandContext } from '../handleComm
 
 export const loadRse = (context: CommandContext, rse: string): Promise<Rse> =>
   loadAggregate(context, rseDecider, rseStreamName(rse));
-
-/** RSE ids look like Rucio's: a uuid4 as 32 lowercase hex digits. */
-export const newRseId = (): string => randomUUID().replaceAll('-', '');
 
 type Permission = Readonly<{ allowed: (caller: Caller) => boolean; what: string }>;
 
@@ -32,7 +29,7 @@ export const createRse = (
   onRse(
     context,
     { allowed: RSE_PERMISSIONS.addRse, what: 'add RSE' },
-    { type: 'CreateRse', data: { ...data, rseId: newRseId() }, metadata },
+    { type: 'CreateRse', data: { ...data, rseId: newId() }, metadata },
   );
 
 export const updateRse = (

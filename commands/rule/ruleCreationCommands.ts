@@ -6,8 +6,9 @@ import { didKey } from '../../domain/did/did.ts';
 import { allowOnly, isAdmin } from '../../domain/permission/policy.ts';
 import { RULE_PERMISSIONS } from '../../domain/permission/rulePolicy.ts';
 import { evaluateRseExpression, type RseFacts } from '../../domain/rse/rseExpression.ts';
-import { INJECTION_THRESHOLD, planRules, type RuleRequest } from '../../domain/rule/ruleCreation.ts';
-import type { RuleContent } from '../../domain/rule/rulePlacement.ts';
+import { INJECTION_THRESHOLD, planRules, type PlannedRule, type RuleRequest } from '../../domain/rule/ruleCreation.ts';
+import type { RuleLock } from '../../domain/rule/rule.ts';
+import { datasetLocksOf, type RuleContent } from '../../domain/rule/rulePlacement.ts';
 import type { QuotaFacts } from '../../domain/rule/rseSelection.ts';
 import { AccountNotFound, RucioError } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
@@ -15,7 +16,8 @@ import { loadAccount, loadCaller } from '../caller.ts';
 import { loadConfig } from '../config/configCommands.ts';
 import { handleCommands, lastPosition, loadAggregate, type CommandContext } from '../handleCommand.ts';
 import { loadRuleContent, loadRuleDid, ruleDidFacts, sizeOf } from './ruleContent.ts';
-import { newId, RuleStep, type LockConditions } from '../stepBuilder.ts';
+import { newId } from '../newId.ts';
+import { StepBuilder, type LockConditions } from '../stepBuilder.ts';
 
 /**
  * The owner's quota facts: local and global limits from the limits stream, usage and RSE space
@@ -92,7 +94,7 @@ export const addRules = async (
   metadata: CommandMetadata,
   options: Readonly<{ ruleIds?: readonly string[] }> = {},
 ): Promise<{ ruleIds: string[]; position: bigint | undefined }> => {
-  const step = new RuleStep(metadata);
+  const step = new StepBuilder(metadata);
   const ruleIds = await planAddRules(context, request, step, metadata, options);
   const outcomes = await handleCommands(context, step.decisions(), { metadata });
   return { ruleIds, position: lastPosition(outcomes) };
@@ -107,7 +109,7 @@ export const addRules = async (
 export const planAddRules = async (
   context: CommandContext,
   request: RuleRequest,
-  step: RuleStep,
+  step: StepBuilder,
   metadata: CommandMetadata,
   options: Readonly<{
     ruleIds?: readonly string[];
@@ -153,43 +155,61 @@ export const planAddRules = async (
     requestedBy: caller.account,
   });
 
-  for (const [index, plan] of plans.entries()) {
-    const { record } = plan;
-    step.onDid(record.scope, record.name, {
-      type: 'AttachRule',
-      data: {
-        scope: record.scope,
-        name: record.name,
-        ruleId: record.id,
-        rule: {
-          account: record.account,
-          rseExpression: record.rseExpression,
-          copies: record.copies,
-          locked: record.locked,
-        },
+  for (const [index, plan] of plans.entries())
+    await addPlannedRule(context, step, plan, { rses, content: ruleDids[index]!.content }, metadata);
+  return ruleIds;
+};
+
+/**
+ * Adds a planned rule to the step: the rule attached to its DID's stream, its files locked on their
+ * streams (with the transfers the locks need) when the plan places it now and its content was read,
+ * and the rule's own stream recording the locks as the files decided them. The one way a planned
+ * rule joins a step: add_rule, the rules of DIDs created in the same step, a replacement rule.
+ * `state` replaces the plan's (a replacement is placed now, never injected later); `whenDecided`
+ * sees the locks the files decided and may refuse the whole step by throwing.
+ */
+export const addPlannedRule = async (
+  context: CommandContext,
+  step: StepBuilder,
+  plan: PlannedRule,
+  facts: Readonly<{ rses: readonly RseFacts[]; content: RuleContent | undefined }>,
+  metadata: CommandMetadata,
+  options: Readonly<{
+    state?: PlannedRule['state'];
+    whenDecided?: (locks: readonly RuleLock[]) => void;
+  }> = {},
+): Promise<void> => {
+  const { record } = plan;
+  step.onDid(record.scope, record.name, {
+    type: 'AttachRule',
+    data: {
+      scope: record.scope,
+      name: record.name,
+      ruleId: record.id,
+      rule: {
+        account: record.account,
+        rseExpression: record.rseExpression,
+        copies: record.copies,
+        locked: record.locked,
       },
-      metadata,
-    });
-    const content = ruleDids[index]!.content;
-    const locksOf =
-      plan.placement && content
-        ? step.lockFiles(record, plan.placement.locks, await lockConditionsOf(context, record, rses, content))
-        : () => [];
-    const datasetLocks = (plan.placement?.datasetLocks ?? []).map((lock) => ({
-      scope: lock.scope,
-      name: lock.name,
-      rseId: lock.rse.rseId,
-      rse: lock.rse.rse,
-      length: lock.length,
-      bytes: lock.bytes,
-    }));
-    step.onRule(record.id, (decided) => [
+    },
+    metadata,
+  });
+  const locksOf =
+    plan.placement && facts.content
+      ? step.lockFiles(record, plan.placement.locks, await lockConditionsOf(context, record, facts.rses, facts.content))
+      : () => [];
+  const datasetLocks = datasetLocksOf(plan.placement?.datasetLocks ?? []);
+  step.onRule(record.id, (decided) => {
+    const locks = locksOf(decided);
+    options.whenDecided?.(locks);
+    return [
       {
         type: 'AddRule',
         data: {
           rule: record,
-          state: plan.state,
-          locks: locksOf(decided),
+          state: options.state === undefined ? plan.state : options.state,
+          locks,
           datasetLocks,
           targetRses: plan.targetRses,
           autoLocked: plan.autoLocked,
@@ -197,7 +217,6 @@ export const planAddRules = async (
         },
         metadata,
       },
-    ]);
-  }
-  return ruleIds;
+    ];
+  });
 };

@@ -6,7 +6,7 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import { loadFileReplicas } from '../did/didStreams.ts';
 import { handleCommand, handleCommands, lastPosition, loadAggregate, type CommandContext } from '../handleCommand.ts';
-import { pendingRequestsOf, RuleStep } from '../stepBuilder.ts';
+import { pendingRequestsOf, StepBuilder } from '../stepBuilder.ts';
 
 export const loadRule = (context: CommandContext, ruleId: string) =>
   loadAggregate(context, ruleDecider, ruleStreamName(ruleId));
@@ -43,7 +43,7 @@ export const requestRuleDeletion = async (
  */
 export const planRuleDeletion = async (
   context: CommandContext,
-  step: RuleStep,
+  step: StepBuilder,
   rule: LiveRule,
   data: { purgeReplicas: boolean | null; cause: RuleCause; ignoreLock: boolean; deleteParent: boolean },
   metadata: CommandMetadata,
@@ -80,7 +80,7 @@ export const deleteRuleNow = async (
 ): Promise<{ position: bigint | undefined }> => {
   const state = await loadRule(context, data.ruleId);
   if (state.status !== 'Live') return { position: undefined };
-  const step = new RuleStep(metadata);
+  const step = new StepBuilder(metadata);
   await planRuleDeletion(context, step, state, data, metadata);
   return { position: lastPosition(await handleCommands(context, step.decisions(), { metadata })) };
 };

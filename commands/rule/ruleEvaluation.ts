@@ -5,7 +5,7 @@ import { RucioError } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadDid, loadFileReplicas } from '../did/didStreams.ts';
 import { handleCommand, handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
-import { pendingRequestsOf, RuleStep } from '../stepBuilder.ts';
+import { pendingRequestsOf, StepBuilder } from '../stepBuilder.ts';
 import { didClosedOf, loadRuleContent, type RuleDid } from './ruleContent.ts';
 import { loadRule } from './ruleDeletion.ts';
 import { applyRule, heldBy } from './ruleInjection.ts';
@@ -187,7 +187,7 @@ export const releaseLocks = async (
   cause: { kind: 'detach' | 'repair' | 'recovery'; detail?: string },
   metadata: CommandMetadata,
 ): Promise<bigint | undefined> => {
-  const step = new RuleStep(metadata);
+  const step = new StepBuilder(metadata);
   const pending = await pendingRequestsOf((scope, name) => loadFileReplicas(context, scope, name), locks);
   step.unlockFiles(
     rule.record.id,

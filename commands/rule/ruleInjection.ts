@@ -3,7 +3,7 @@ import { didKey, type DidRef } from '../../domain/did/did.ts';
 import { seededRandom } from '../../domain/rule/random.ts';
 import { ruleStreamName, type LiveRule, type RuleCause, type RuleRecord } from '../../domain/rule/rule.ts';
 import { targetRsesOf } from '../../domain/rule/ruleCreation.ts';
-import { placeRule, type PlannedLock, type RuleContent } from '../../domain/rule/rulePlacement.ts';
+import { datasetLocksOf, placeRule, type PlannedLock, type RuleContent } from '../../domain/rule/rulePlacement.ts';
 import { createSelector } from '../../domain/rule/rseSelection.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import { InsufficientAccountLimit } from '../../domain/rule/ruleErrors.ts';
@@ -15,7 +15,7 @@ import { addRules, lockConditionsOf, quotaFactsOf } from './ruleCreationCommands
 import { deleteRuleNow, loadRule } from './ruleDeletion.ts';
 import { loadDid } from '../did/didStreams.ts';
 import type { RuleRequest } from '../../domain/rule/ruleCreation.ts';
-import { RuleStep } from '../stepBuilder.ts';
+import { StepBuilder } from '../stepBuilder.ts';
 import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
 
 /**
@@ -104,18 +104,9 @@ export const applyRule = async (
     const stepMetadata = metadata.causationId
       ? { ...metadata, causationId: `${metadata.causationId}/step-${stepNameOf(locks, last)}` }
       : metadata;
-    const step = new RuleStep(stepMetadata);
+    const step = new StepBuilder(stepMetadata);
     const locksOf = step.lockFiles(record, locks, conditions);
-    const datasetLocks = last
-      ? placement.datasetLocks.map((lock) => ({
-          scope: lock.scope,
-          name: lock.name,
-          rseId: lock.rse.rseId,
-          rse: lock.rse.rse,
-          length: lock.length,
-          bytes: lock.bytes,
-        }))
-      : [];
+    const datasetLocks = last ? datasetLocksOf(placement.datasetLocks) : [];
     step.onRule(record.id, (decided) => {
       const created = locksOf(decided);
       if (!last && created.length === 0) return [];

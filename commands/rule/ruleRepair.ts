@@ -13,7 +13,7 @@ import { didClosedOf, loadRuleContent, loadRuleDid } from './ruleContent.ts';
 import { loadRule } from './ruleDeletion.ts';
 import { releaseLocks } from './ruleEvaluation.ts';
 import { applyRule, heldBy } from './ruleInjection.ts';
-import { RuleStep } from '../stepBuilder.ts';
+import { StepBuilder } from '../stepBuilder.ts';
 
 /**
  * The judge-repairer's work on one STUCK rule (Rucio's `repair_rule`), simplified where the
@@ -124,7 +124,7 @@ export const repairRule = async (
     } else if (now.getTime() - Date.parse(lock.since) >= backoff && writable.has(lock.rseId)) retry.push(lock);
   }
   if (arrived.length > 0 || retry.length > 0) {
-    const step = new RuleStep(metadata);
+    const step = new StepBuilder(metadata);
     for (const lock of arrived) {
       step.onDid(lock.scope, lock.name, {
         type: 'ChangeReplicaLocks',

@@ -10,9 +10,10 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
 import { handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
 import { loadRuleContent, loadRuleDid, ruleDidFacts } from './ruleContent.ts';
-import { lockConditionsOf, quotaFactsOf } from './ruleCreationCommands.ts';
+import { addPlannedRule, quotaFactsOf } from './ruleCreationCommands.ts';
 import { loadLiveRule, planRuleDeletion, requireRulePermission } from './ruleDeletion.ts';
-import { newId, RuleStep } from '../stepBuilder.ts';
+import { newId } from '../newId.ts';
+import { StepBuilder } from '../stepBuilder.ts';
 
 /**
  * Replacing a rule by another: `reduce_rule` (fewer copies, possibly excluding RSEs; the new rule
@@ -74,64 +75,22 @@ const planReplacement = async (
   return { plan: plan!, content };
 };
 
-/** Adds the planned rule to the step: attached to its DID, its files locked, the rule recording them. */
-const addPlanned = async (
+/** Adds the replacement to the step, placed now; with `mustBeOk`, refused unless every lock is OK at once. */
+const addReplacement = async (
   context: CommandContext,
-  step: RuleStep,
+  step: StepBuilder,
   plan: PlannedRule,
   content: RuleContent,
   metadata: CommandMetadata,
   mustBeOk: boolean,
-) => {
-  const { record } = plan;
-  const rses = await context.ruleFacts.rses();
-  step.onDid(record.scope, record.name, {
-    type: 'AttachRule',
-    data: {
-      scope: record.scope,
-      name: record.name,
-      ruleId: record.id,
-      rule: {
-        account: record.account,
-        rseExpression: record.rseExpression,
-        copies: record.copies,
-        locked: record.locked,
-      },
+): Promise<void> =>
+  addPlannedRule(context, step, plan, { rses: await context.ruleFacts.rses(), content }, metadata, {
+    state: null,
+    whenDecided: (locks) => {
+      if (mustBeOk && locks.some((lock) => lock.state !== 'OK'))
+        throw new RuleReplaceFailed('The new rule could not be fulfilled at once: its replicas are not all available.');
     },
-    metadata,
   });
-  const locksOf = plan.placement
-    ? step.lockFiles(record, plan.placement.locks, await lockConditionsOf(context, record, rses, content))
-    : () => [];
-  const datasetLocks = (plan.placement?.datasetLocks ?? []).map((lock) => ({
-    scope: lock.scope,
-    name: lock.name,
-    rseId: lock.rse.rseId,
-    rse: lock.rse.rse,
-    length: lock.length,
-    bytes: lock.bytes,
-  }));
-  step.onRule(record.id, (decided) => {
-    const locks = locksOf(decided);
-    if (mustBeOk && locks.some((lock) => lock.state !== 'OK'))
-      throw new RuleReplaceFailed('The new rule could not be fulfilled at once: its replicas are not all available.');
-    return [
-      {
-        type: 'AddRule',
-        data: {
-          rule: record,
-          state: null,
-          locks,
-          datasetLocks,
-          targetRses: plan.targetRses,
-          autoLocked: plan.autoLocked,
-          didClosed: plan.didClosed,
-        },
-        metadata,
-      },
-    ];
-  });
-};
 
 export const reduceRule = async (
   context: CommandContext,
@@ -154,8 +113,8 @@ export const reduceRule = async (
     metadata,
     caller.account,
   );
-  const step = new RuleStep(metadata);
-  await addPlanned(context, step, plan, content, metadata, true);
+  const step = new StepBuilder(metadata);
+  await addReplacement(context, step, plan, content, metadata, true);
   await planRuleDeletion(
     context,
     step,
@@ -195,8 +154,8 @@ export const moveRule = async (
     metadata,
     caller.account,
   );
-  const step = new RuleStep(metadata);
-  await addPlanned(context, step, plan, content, metadata, false);
+  const step = new StepBuilder(metadata);
+  await addReplacement(context, step, plan, content, metadata, false);
   // The old rule expires now; while its child is not OK the link keeps the cleaner away from it.
   step.onRule(old.record.id, (decided) => {
     const child = decided.stateOf(ruleDecider, ruleStreamName(plan.record.id));

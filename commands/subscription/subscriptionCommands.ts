@@ -20,7 +20,7 @@ import {
   onStream,
   type CommandContext,
 } from '../handleCommand.ts';
-import { newId } from '../stepBuilder.ts';
+import { newId } from '../newId.ts';
 
 /**
  * Adding and updating subscriptions (admins only, as Rucio's generic policy), and the

@@ -18,7 +18,7 @@ import { loadAccount } from '../caller.ts';
 import { loadDid } from '../did/didStreams.ts';
 import { handleCommand, handleCommands, loadAggregate, type CommandContext } from '../handleCommand.ts';
 import { addRules, planAddRules, quotaFactsOf } from '../rule/ruleCreationCommands.ts';
-import { RuleStep } from '../stepBuilder.ts';
+import { StepBuilder } from '../stepBuilder.ts';
 
 /**
  * What the transmogrifier does for a subscription and a DID, through the rule commands: each rule
@@ -131,7 +131,7 @@ export const transmogrifyDid = async (
 ): Promise<RuleOutcome[]> => {
   const { did } = data;
   const outcomes: RuleOutcome[] = [];
-  const step = new RuleStep(metadata);
+  const step = new StepBuilder(metadata);
   const planned: RuleToMake[] = [];
   const splits: { subscriptionId: string; rule: RuleToMake }[] = [];
   const rses = data.subscriptions.length > 0 ? await context.ruleFacts.rses() : [];

@@ -1,7 +1,7 @@
 import { didKey } from '../did/did.ts';
 import type { ReplicaState } from '../replica/replica.ts';
 import type { Random } from './random.ts';
-import type { RuleGrouping } from './rule.ts';
+import type { DatasetLock, RuleGrouping } from './rule.ts';
 import { selectRses, type ChosenRse, type Selector } from './rseSelection.ts';
 
 /**
@@ -60,6 +60,17 @@ export type PlannedDatasetLock = Readonly<{
 }>;
 
 export type Placement = Readonly<{ locks: PlannedLock[]; datasetLocks: PlannedDatasetLock[]; selector: Selector }>;
+
+/** The dataset locks a rule records for those its placement chose (the RSE by id and name). */
+export const datasetLocksOf = (planned: readonly PlannedDatasetLock[]): DatasetLock[] =>
+  planned.map((lock) => ({
+    scope: lock.scope,
+    name: lock.name,
+    rseId: lock.rse.rseId,
+    rse: lock.rse.rse,
+    length: lock.length,
+    bytes: lock.bytes,
+  }));
 
 const usable = (state: ReplicaState): boolean => state !== 'BEING_DELETED';
 
