@@ -59,6 +59,8 @@ export class WorkerHost {
   }
 
   async start(): Promise<void> {
+    // Schedules first: a cycle missed while the service was down then runs on the schedule of now.
+    await this.refreshSchedules();
     for (const role of this.options.roles) {
       // Before its worker takes a job: cycles of an exclusive role never overlap, in any process.
       if (role.kind === 'scheduled' && role.exclusive) await this.queueOf(role.name).setGlobalConcurrency(1);
@@ -75,7 +77,6 @@ export class WorkerHost {
       worker.on('error', (error) => this.options.logger.warn({ daemon: role.name, err: error }, 'worker error'));
       this.workers.push(worker);
     }
-    await this.refreshSchedules();
     this.refresher = setInterval(
       () =>
         void this.refreshSchedules().catch((error: unknown) =>
@@ -180,7 +181,16 @@ export class WorkerHost {
     for (const role of scheduled) {
       const everyMs = settingValue(sections, role.interval) * 1000;
       if (this.intervals.get(role.name) === everyMs) continue;
-      await this.queueOf(role.name).upsertJobScheduler(role.name, { every: everyMs }, { name: 'cycle', data: {} });
+      const queue = this.queueOf(role.name);
+      // BullMQ keeps a scheduler's phase (`offset`, up to the interval it was made with) when the
+      // interval changes, and a scheduler that fell behind (the service was down) catches up to
+      // that phase: changed from 600 s to 7 s, the first cycle after a restart could wait nearly
+      // 600 s. A scheduler whose phase does not fit its interval is made again, with a phase that
+      // does; one already right (another process made it) is only upserted, which keeps its slot.
+      const stored = await queue.getJobScheduler(role.name);
+      if (stored && (stored.every !== everyMs || (stored.offset ?? 0) >= everyMs))
+        await queue.removeJobScheduler(role.name);
+      await queue.upsertJobScheduler(role.name, { every: everyMs }, { name: 'cycle', data: {} });
       this.intervals.set(role.name, everyMs);
       this.options.logger.info({ daemon: role.name, everySeconds: everyMs / 1000 }, 'scheduled role');
     }
