@@ -1,9 +1,10 @@
 import { deleteExpiredDid } from '../../commands/did/didLifecycleCommands.ts';
-import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
+import { SETTINGS } from '../../domain/config/settings.ts';
 import { undertaker } from '../../domain/did/undertaker.ts';
 import { expiredDids } from '../../projections/did/didQueries.ts';
 import { lockedRuleCount } from '../../projections/rule/ruleQueries.ts';
-import { asRoot, carryOut, type ScheduledRole } from '../role.ts';
+import { carryOut } from '../role.ts';
+import { scheduledRole } from '../scheduledRole.ts';
 
 /**
  * The undertaker on a schedule (`undertaker.interval`, default 30 s): reads the expired DIDs from
@@ -13,8 +14,7 @@ import { asRoot, carryOut, type ScheduledRole } from '../role.ts';
  * or postpones (a rule over `undertaker.expire_rules_locks_size` locks), is reported as skipped;
  * the others go on.
  */
-export const undertakerRole: ScheduledRole = {
-  kind: 'scheduled',
+export const undertakerRole = scheduledRole({
   name: undertaker.name,
   interval: SETTINGS.undertakerInterval,
   settings: [
@@ -24,29 +24,27 @@ export const undertakerRole: ScheduledRole = {
     SETTINGS.undertakerExpireRulesLocksSize,
     SETTINGS.undertakerPurgeAllReplicas,
   ],
-  async run(trigger, context) {
-    const sections = await context.settings();
-    const now = trigger.startedAt.toISOString();
-    const candidates = await expiredDids(context.readModels, now, settingValue(sections, SETTINGS.undertakerMaxDids));
+  read: async ({ context, now, setting }) => {
+    const candidates = await expiredDids(context.readModels, now, setting(SETTINGS.undertakerMaxDids));
     // The command refuses a DID with a locked rule too; asking first lets the report say why.
-    const expired = await Promise.all(
+    return Promise.all(
       candidates.map(async (did) => ({
         ...did,
         lockedRules: await lockedRuleCount(context.readModels, did.scope, did.name),
       })),
     );
+  },
+  work: (expired, { context, now, setting, asRoot }) => {
     const options = {
-      expireRulesLocksSize: settingValue(sections, SETTINGS.undertakerExpireRulesLocksSize),
-      purgeAllReplicas: settingValue(sections, SETTINGS.undertakerPurgeAllReplicas),
+      expireRulesLocksSize: setting(SETTINGS.undertakerExpireRulesLocksSize),
+      purgeAllReplicas: setting(SETTINGS.undertakerPurgeAllReplicas),
     };
     return carryOut(
-      undertaker.decide({ now, dryRun: settingValue(sections, SETTINGS.undertakerDryRun) }, { expired }),
+      undertaker.decide({ now, dryRun: setting(SETTINGS.undertakerDryRun) }, { expired }),
       ({ data }) => `${data.scope}:${data.name}`,
-      async ({ data }) => {
-        const metadata = asRoot(undertaker.name, trigger, `${data.scope}:${data.name}`);
-        return (await deleteExpiredDid(context.commands, data, metadata, options)).postponed;
-      },
-      settingValue(sections, SETTINGS.undertakerChunkSize),
+      async ({ data }) =>
+        (await deleteExpiredDid(context.commands, data, asRoot(`${data.scope}:${data.name}`), options)).postponed,
+      setting(SETTINGS.undertakerChunkSize),
     );
   },
-};
+});

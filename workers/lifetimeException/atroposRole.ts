@@ -1,18 +1,18 @@
 import { expireAtEndOfLife, extendEndOfLife } from '../../commands/lifetimeException/endOfLife.ts';
-import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
+import { SETTINGS } from '../../domain/config/settings.ts';
 import { didKey } from '../../domain/did/did.ts';
 import { atropos } from '../../domain/lifetimeException/atropos.ts';
 import { approvedExceptionEnds } from '../../projections/lifetimeException/lifetimeExceptionQueries.ts';
 import { rulesBeyondEndOfLife } from '../../projections/rule/ruleQueries.ts';
-import { asRoot, carryOut, type ScheduledRole } from '../role.ts';
+import { carryOut } from '../role.ts';
+import { scheduledRole } from '../scheduledRole.ts';
 
 /**
  * Atropos on a schedule (`atropos.interval`): reads the rules past their end of life (at most
  * `atropos.max_rules`) and the approved exceptions of their DIDs, lets the workflow decide, and
  * acts through the rule commands as root. Its settings are read from `/config` at every cycle.
  */
-export const atroposRole: ScheduledRole = {
-  kind: 'scheduled',
+export const atroposRole = scheduledRole({
   name: atropos.name,
   interval: SETTINGS.atroposInterval,
   settings: [
@@ -23,14 +23,8 @@ export const atroposRole: ScheduledRole = {
     SETTINGS.atroposUnlock,
     SETTINGS.atroposMaxRules,
   ],
-  async run(trigger, context) {
-    const sections = await context.settings();
-    const now = trigger.startedAt.toISOString();
-    const candidates = await rulesBeyondEndOfLife(
-      context.readModels,
-      now,
-      settingValue(sections, SETTINGS.atroposMaxRules),
-    );
+  read: async ({ context, now, setting }) => {
+    const candidates = await rulesBeyondEndOfLife(context.readModels, now, setting(SETTINGS.atroposMaxRules));
     const rules = candidates.map((rule) => ({
       ruleId: rule.id,
       scope: rule.scope,
@@ -43,27 +37,29 @@ export const atroposRole: ScheduledRole = {
       context.readModels,
       rules.map((rule) => didKey(rule.scope, rule.name)),
     );
-    return carryOut(
+    return { rules, exceptions };
+  },
+  work: (facts, { context, now, setting, asRoot }) =>
+    carryOut(
       atropos.decide(
         {
           now,
-          dryRun: settingValue(sections, SETTINGS.atroposDryRun),
-          gracePeriod: settingValue(sections, SETTINGS.atroposGracePeriod),
-          spreadPeriod: settingValue(sections, SETTINGS.atroposSpreadPeriod),
-          purgeReplicas: settingValue(sections, SETTINGS.atroposPurgeReplicas),
-          unlock: settingValue(sections, SETTINGS.atroposUnlock),
+          dryRun: setting(SETTINGS.atroposDryRun),
+          gracePeriod: setting(SETTINGS.atroposGracePeriod),
+          spreadPeriod: setting(SETTINGS.atroposSpreadPeriod),
+          purgeReplicas: setting(SETTINGS.atroposPurgeReplicas),
+          unlock: setting(SETTINGS.atroposUnlock),
         },
-        { rules, exceptions },
+        facts,
       ),
       (output) => output.data.ruleId,
       async (output) => {
-        const metadata = asRoot(atropos.name, trigger, output.data.ruleId);
+        const metadata = asRoot(output.data.ruleId);
         const { done } =
           output.type === 'ExtendEndOfLife'
             ? await extendEndOfLife(context.commands, output.data, metadata)
             : await expireAtEndOfLife(context.commands, output.data, metadata);
         return done ? undefined : 'the rule is gone';
       },
-    );
-  },
-};
+    ),
+});

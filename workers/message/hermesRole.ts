@@ -1,4 +1,4 @@
-import { SETTINGS, settingValue } from '../../domain/config/settings.ts';
+import { SETTINGS } from '../../domain/config/settings.ts';
 import type { Message } from '../../domain/message/message.ts';
 import { pythonDate } from '../../domain/message/pythonText.ts';
 import { destinationOf, type MessageRouting } from '../../domain/message/messageRouting.ts';
@@ -8,7 +8,7 @@ import type { ReadStore } from '../../infra/readstore/readStore.ts';
 import { MessageFeed, type FedMessage } from '../../projections/message/messageFeed.ts';
 import { workerCheckpointsCollection } from '../reactor.ts';
 import type { Upcasters } from '../../domain/shared/upcasting.ts';
-import type { ScheduledRole } from '../role.ts';
+import { scheduledRole } from '../scheduledRole.ts';
 import { brokerEndpoints, brokerHosts, messageRouting } from './hermesEndpoints.ts';
 
 const DAEMON = 'hermes';
@@ -80,8 +80,7 @@ const framesOf = (messages: readonly FedMessage[], routing: MessageRouting): Sto
  * next cycle sends again from the checkpoint (a message may arrive twice, never not at all). One
  * cycle runs at a time across all worker processes (`exclusive`), so the order holds.
  */
-export const hermesRole: ScheduledRole = {
-  kind: 'scheduled',
+export const hermesRole = scheduledRole({
   name: DAEMON,
   interval: SETTINGS.hermesInterval,
   exclusive: true,
@@ -97,10 +96,11 @@ export const hermesRole: ScheduledRole = {
     SETTINGS.routes,
     SETTINGS.eventTypes,
   ],
-  async run(_trigger, context) {
-    const sections = await context.settings();
+  // The page is where the feed stands: the messages after the checkpoint wait to be sent.
+  read: ({ context }) => storedCheckpoint(context.readModels.store),
+  async work(checkpoint, { context, sections, setting }) {
     const store = context.readModels.store;
-    let after = await storedCheckpoint(store);
+    let after = checkpoint;
     if (brokerHosts(sections).length === 0) {
       // A broker configured before and removed since is let go.
       await context.messaging.brokers.close();
@@ -122,7 +122,7 @@ export const hermesRole: ScheduledRole = {
         ],
       };
     const routing = messageRouting(sections);
-    const bulk = settingValue(sections, SETTINGS.hermesBulk);
+    const bulk = setting(SETTINGS.hermesBulk);
     const feed = feedOf(context.commands.eventStore, context.commands.upcasters);
     const deadline = Date.now() + CYCLE_BUDGET_MS;
     let sent = 0;
@@ -153,4 +153,4 @@ export const hermesRole: ScheduledRole = {
       detail: `${sent} messages sent; the broker has every message through position ${after}`,
     };
   },
-};
+});

@@ -18,7 +18,8 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
 import { activeRses, deletionCandidates, type CandidateMark } from '../../projections/replica/deletionQueries.ts';
 import type { RseDocument } from '../../projections/rse/rsesProjection.ts';
-import { skippedOf, stepOf, type JobTrigger, type ScheduledRole, type SkippedItem } from '../role.ts';
+import { skippedOf, stepOf, type JobTrigger, type SkippedItem } from '../role.ts';
+import { scheduledRole } from '../scheduledRole.ts';
 import { contentDigest } from '../stepCause.ts';
 import type { WorkerContext } from '../workerContext.ts';
 import { rseStorage, type RseStorage } from './rseStorage.ts';
@@ -83,8 +84,7 @@ const needOf = async (rse: RseDocument, storage: RseStorage, greedy: boolean): P
   return reaperNeed(facts, { greedy, measured: await storage.storage.space(storage.pfnOfPath('')) });
 };
 
-export const reaperRole: ScheduledRole = {
-  kind: 'scheduled',
+export const reaperRole = scheduledRole({
   name: DAEMON,
   interval: SETTINGS.reaperInterval,
   settings: [
@@ -96,12 +96,13 @@ export const reaperRole: ScheduledRole = {
     SETTINGS.reaperAutoExcludeTimeout,
     SETTINGS.reaperRemoveOpenDid,
   ],
-  async run(trigger, context) {
-    const sections = await context.settings();
+  // One page: the RSEs to work on, which the cycle then goes through a chunk of each in turn.
+  async read({ context, sections, trigger }) {
     const skipped: SkippedItem[] = [];
-    const work = await rsesToWork(context, sections, trigger, skipped);
-    const chunk = settingValue(sections, SETTINGS.reaperChunkSize);
-    // One chunk per RSE in turn (Rucio's fast re-iterations), so a big deletion does not hold the others up.
+    return { work: await rsesToWork(context, sections, trigger, skipped), skipped };
+  },
+  async work({ work, skipped }, { context, sections, trigger, setting }) {
+    const chunk = setting(SETTINGS.reaperChunkSize);
     while (work.some((rse) => !rse.done)) {
       for (const rse of work.filter((entry) => !entry.done))
         await deleteChunk(context, sections, trigger, rse, chunk, skipped);
@@ -121,7 +122,7 @@ export const reaperRole: ScheduledRole = {
       .join('; ');
     return { done, skipped, ...(detail ? { detail } : {}) };
   },
-};
+});
 
 /** The RSEs this cycle works on, with their storage and need; those left alone are reported when they hold candidates. */
 const rsesToWork = async (

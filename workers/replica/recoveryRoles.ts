@@ -3,7 +3,7 @@ import {
   endTemporaryUnavailabilities,
   resolveBadReplica,
 } from '../../commands/replica/replicaRecoveryCommands.ts';
-import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
+import { SETTINGS } from '../../domain/config/settings.ts';
 import { didKey } from '../../domain/did/did.ts';
 import { necromancer } from '../../domain/replica/necromancer.ts';
 import { suspiciousReplicaRecoverer } from '../../domain/replica/suspiciousReplicaRecoverer.ts';
@@ -17,7 +17,8 @@ import {
   expiredTemporaryUnavailabilities,
   suspiciousForRecovery,
 } from '../../projections/replica/deletionQueries.ts';
-import { carryOut, skippedOf, stepOf, withoutSkipped, type ScheduledRole } from '../role.ts';
+import { carryOut, skippedOf, withoutSkipped } from '../role.ts';
+import { scheduledRole } from '../scheduledRole.ts';
 import { contentDigest } from '../stepCause.ts';
 
 /**
@@ -28,15 +29,13 @@ import { contentDigest } from '../stepCause.ts';
  */
 
 /** The necromancer (`necromancer.interval`, 10 s): each BAD replica in its own step, oldest first. */
-export const necromancerRole: ScheduledRole = {
-  kind: 'scheduled',
+export const necromancerRole = scheduledRole({
   name: necromancer.name,
   interval: SETTINGS.necromancerInterval,
   settings: [SETTINGS.necromancerBulk, SETTINGS.necromancerDryRun],
-  async run(trigger, context) {
-    const sections = await context.settings();
-    const bad = await badReplicas(context.readModels, settingValue(sections, SETTINGS.necromancerBulk));
-    const outputs = necromancer.decide({ dryRun: settingValue(sections, SETTINGS.necromancerDryRun) }, { bad });
+  read: ({ context, setting }) => badReplicas(context.readModels, setting(SETTINGS.necromancerBulk)),
+  async work(bad, { context, setting, stepOf }) {
+    const outputs = necromancer.decide({ dryRun: setting(SETTINGS.necromancerDryRun) }, { bad });
     const counts = { recover: 0, obsolete: 0, lost: 0 };
     const { skipped } = await carryOut(
       outputs,
@@ -46,7 +45,7 @@ export const necromancerRole: ScheduledRole = {
         const { outcome } = await resolveBadReplica(
           context.commands,
           { scope, name, rse, rseId, reason: 'no other copy can be read' },
-          stepOf(necromancer.name, trigger, `${rseId}/${didKey(scope, name)}`),
+          stepOf(`${rseId}/${didKey(scope, name)}`),
         );
         if (outcome === 'nothing') return 'no longer BAD, or its file is LOST already';
         counts[outcome] += 1;
@@ -59,24 +58,18 @@ export const necromancerRole: ScheduledRole = {
         : undefined;
     return { done, skipped, ...(detail ? { detail } : {}) };
   },
-};
+});
 
 /** minos-temporary-expiration (`minos-temporary-expiration.interval`, 60 s): expired unavailabilities end, in one step. */
-export const temporaryExpirationRole: ScheduledRole = {
-  kind: 'scheduled',
+export const temporaryExpirationRole = scheduledRole({
   name: temporaryUnavailabilityExpiry.name,
   interval: SETTINGS.temporaryExpirationInterval,
   settings: [SETTINGS.temporaryExpirationBulk, SETTINGS.temporaryExpirationDryRun],
-  async run(trigger, context) {
-    const sections = await context.settings();
-    const now = trigger.startedAt.toISOString();
-    const unavailable = await expiredTemporaryUnavailabilities(
-      context.readModels,
-      now,
-      settingValue(sections, SETTINGS.temporaryExpirationBulk),
-    );
+  read: ({ context, now, setting }) =>
+    expiredTemporaryUnavailabilities(context.readModels, now, setting(SETTINGS.temporaryExpirationBulk)),
+  async work(unavailable, { context, now, setting, stepOf }) {
     const outputs = temporaryUnavailabilityExpiry.decide(
-      { now, dryRun: settingValue(sections, SETTINGS.temporaryExpirationDryRun) },
+      { now, dryRun: setting(SETTINGS.temporaryExpirationDryRun) },
       { unavailable },
     );
     const skipped = skippedOf(outputs);
@@ -88,7 +81,7 @@ export const temporaryExpirationRole: ScheduledRole = {
     const { restored } = await endTemporaryUnavailabilities(
       context.commands,
       { replicas: ending },
-      stepOf(temporaryUnavailabilityExpiry.name, trigger, `end-${contentDigest(keys)}`),
+      stepOf(`end-${contentDigest(keys)}`),
     );
     const back = new Set(restored.map((replica) => `${didKey(replica.scope, replica.name)} ${replica.rseId}`));
     for (const replica of ending) {
@@ -100,7 +93,7 @@ export const temporaryExpirationRole: ScheduledRole = {
     }
     return { done: restored.length, skipped };
   },
-};
+});
 
 /** A day: the recoverer's window is in days, as Rucio's `younger_than`. */
 const DAY_MS = 86_400_000;
@@ -109,8 +102,7 @@ const DAY_MS = 86_400_000;
  * The suspicious-replica-recoverer (`suspicious-replica-recoverer.interval`, 60 s) over the RSEs
  * with `enable_suspicious_file_recovery` that can be read; declarations as root, in one step.
  */
-export const suspiciousRecovererRole: ScheduledRole = {
-  kind: 'scheduled',
+export const suspiciousRecovererRole = scheduledRole({
   name: suspiciousReplicaRecoverer.name,
   interval: SETTINGS.recovererInterval,
   settings: [
@@ -119,26 +111,27 @@ export const suspiciousRecovererRole: ScheduledRole = {
     SETTINGS.recovererLimitPerRse,
     SETTINGS.recovererActiveMode,
   ],
-  async run(trigger, context) {
-    const sections = await context.settings();
+  read: async ({ context, trigger, setting }) => {
     const enabled = (value: unknown) => value === true || (typeof value === 'string' && value.toLowerCase() === 'true');
     const rses = (await activeRses(context.readModels)).filter(
       (rse) => enabled(rse.attributes.enable_suspicious_file_recovery) && rse.properties.availability_read,
     );
-    if (rses.length === 0) return { done: 0, skipped: [] };
+    if (rses.length === 0) return undefined;
     const youngerThan = new Date(
-      trigger.startedAt.getTime() - settingValue(sections, SETTINGS.recovererYoungerThan) * DAY_MS,
+      trigger.startedAt.getTime() - setting(SETTINGS.recovererYoungerThan) * DAY_MS,
     ).toISOString();
-    const suspicious = await suspiciousForRecovery(context.readModels, {
+    return suspiciousForRecovery(context.readModels, {
       rseIds: new Set(rses.map((rse) => rse.id)),
       youngerThan,
-      nattempts: settingValue(sections, SETTINGS.recovererNattempts),
+      nattempts: setting(SETTINGS.recovererNattempts),
     });
+  },
+  async work(suspicious, { context, setting, stepOf }) {
     const outputs = suspiciousReplicaRecoverer.decide(
       {
-        activeMode: settingValue(sections, SETTINGS.recovererActiveMode),
-        limitPerRse: settingValue(sections, SETTINGS.recovererLimitPerRse),
-        policies: settingValue(sections, SETTINGS.recovererPolicy),
+        activeMode: setting(SETTINGS.recovererActiveMode),
+        limitPerRse: setting(SETTINGS.recovererLimitPerRse),
+        policies: setting(SETTINGS.recovererPolicy),
       },
       { suspicious },
     );
@@ -146,8 +139,6 @@ export const suspiciousRecovererRole: ScheduledRole = {
     const declarations = withoutSkipped(outputs);
     if (declarations.length === 0) return { done: 0, skipped };
     const metadata = stepOf(
-      suspiciousReplicaRecoverer.name,
-      trigger,
       `declare-${contentDigest(declarations.map((output) => `${output.data.rseId}/${didKey(output.data.scope, output.data.name)}`))}`,
     );
     const { declared } = await declareRecoveries(
@@ -169,6 +160,6 @@ export const suspiciousRecovererRole: ScheduledRole = {
       detail: `${bad} declared BAD, ${declarations.length - bad} made TEMPORARY_UNAVAILABLE`,
     };
   },
-};
+});
 
 export const recoveryRoles = [necromancerRole, temporaryExpirationRole, suspiciousRecovererRole] as const;

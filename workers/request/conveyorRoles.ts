@@ -9,7 +9,7 @@ import {
   throttleRequests,
   type SubmissionResult,
 } from '../../commands/request/conveyorSteps.ts';
-import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
+import { SETTINGS } from '../../domain/config/settings.ts';
 import { finisher } from '../../domain/request/finisher.ts';
 import { jobsToPoll, poller, type ToolReport } from '../../domain/request/poller.ts';
 import { preparer } from '../../domain/request/preparer.ts';
@@ -34,15 +34,8 @@ import {
   transferLimits,
   type PageMark,
 } from '../../projections/request/conveyorQueries.ts';
-import {
-  eventRole,
-  messageOf,
-  skippedOf,
-  stepOf,
-  withoutSkipped,
-  type ScheduledRole,
-  type SkippedItem,
-} from '../role.ts';
+import { eventRole, messageOf, skippedOf, withoutSkipped, type SkippedItem } from '../role.ts';
+import { scheduledRole } from '../scheduledRole.ts';
 import type { WorkerContext } from '../workerContext.ts';
 
 /**
@@ -53,56 +46,69 @@ import type { WorkerContext } from '../workerContext.ts';
  * nothing twice. Only the submitter, poller and canceller talk to transfer tools.
  */
 
-export const preparerRole: ScheduledRole = {
-  kind: 'scheduled',
+/** The pages of requests in `state`, oldest first by `field`, `chunk` at a time, read each after the previous is worked. */
+async function* requestPages(
+  context: WorkerContext,
+  state: Parameters<typeof requestsInState>[1],
+  field: 'requested_at' | 'changed_at',
+  chunk: number,
+) {
+  let mark: PageMark | undefined;
+  for (;;) {
+    const documents = await requestsInState(context.readModels, state, field, chunk, mark);
+    if (documents.length === 0) return;
+    mark = pageMarkOf(documents, field);
+    yield documents;
+  }
+}
+
+export const preparerRole = scheduledRole({
   name: preparer.name,
   interval: SETTINGS.preparerInterval,
   settings: [SETTINGS.preparerChunkSize],
-  async run(trigger, context) {
-    const sections = await context.settings();
-    const chunk = settingValue(sections, SETTINGS.preparerChunkSize);
-    const skipped: SkippedItem[] = [];
-    let done = 0;
-    let mark: PageMark | undefined;
+  async *pages({ context, sections, setting }) {
     let topology: Topology | undefined;
-    for (let page = 0; ; page += 1) {
-      const documents = await requestsInState(context.readModels, 'PREPARING', 'requested_at', chunk, mark);
-      if (documents.length === 0) break;
-      mark = pageMarkOf(documents, 'requested_at');
+    for await (const documents of requestPages(
+      context,
+      'PREPARING',
+      'requested_at',
+      setting(SETTINGS.preparerChunkSize),
+    )) {
       topology ??= await loadTopology(context.readModels, sections);
-      const limits = bindLimits(topology, await transferLimits(context.readModels));
-      const outputs = preparer.decide(
-        { now: new Date().toISOString() },
-        {
-          topology,
-          limits,
-          requests: documents.map((document) => ({ ...selectionRequestOf(document), activity: document.activity })),
-          replicas: await candidateReplicas(context.readModels, documents),
-        },
-      );
-      skipped.push(...skippedOf(outputs));
-      done += (
-        await prepareRequests(
-          context.commands,
-          withoutSkipped(outputs),
-          requestStreams(documents),
-          stepOf(preparer.name, trigger, `prepare-${page}`),
-        )
-      ).changed;
+      yield { documents, topology };
     }
-    return { done, skipped };
   },
-};
+  async work({ documents, topology }, { context, stepOf }, page) {
+    const limits = bindLimits(topology, await transferLimits(context.readModels));
+    const outputs = preparer.decide(
+      { now: new Date().toISOString() },
+      {
+        topology,
+        limits,
+        requests: documents.map((document) => ({ ...selectionRequestOf(document), activity: document.activity })),
+        replicas: await candidateReplicas(context.readModels, documents),
+      },
+    );
+    const { changed } = await prepareRequests(
+      context.commands,
+      withoutSkipped(outputs),
+      requestStreams(documents),
+      stepOf(`prepare-${page}`),
+    );
+    return { done: changed, skipped: skippedOf(outputs) };
+  },
+});
 
-export const throttlerRole: ScheduledRole = {
-  kind: 'scheduled',
+export const throttlerRole = scheduledRole({
   name: throttler.name,
   interval: SETTINGS.throttlerInterval,
-  async run(trigger, context) {
+  read: async ({ context }) => {
     const limits = await transferLimits(context.readModels);
     const { requests, streams } = await throttledRequests(context.readModels, limits.length > 0);
-    if (requests.length === 0 && limits.length === 0) return { done: 0, skipped: [] };
-    const topology = await loadTopology(context.readModels, await context.settings());
+    return requests.length === 0 && limits.length === 0 ? undefined : { limits, requests, streams };
+  },
+  async work({ limits, requests, streams }, { context, sections, stepOf }) {
+    const topology = await loadTopology(context.readModels, sections);
     const outputs = throttler.decide(
       { now: new Date().toISOString() },
       { topology, limits: bindLimits(topology, limits), requests },
@@ -114,16 +120,16 @@ export const throttlerRole: ScheduledRole = {
     const stats = outputs.filter(
       (output): output is RecordTransferLimitStats => output.type === 'RecordTransferLimitStats',
     );
-    const moved = await throttleRequests(context.commands, moves, streams, stepOf(throttler.name, trigger, 'release'));
+    const moved = await throttleRequests(context.commands, moves, streams, stepOf('release'));
     // The counts go in a step of their own, caused by what they are, so a job run again with
     // other counts records them rather than taking them for the first run's.
     const statsCause = stats
       .map((output) => `${output.data.id}:${output.data.transfers}:${output.data.waitings}`)
       .join(',');
-    await recordTransferLimitStats(context.commands, stats, stepOf(throttler.name, trigger, `stats-${statsCause}`));
+    await recordTransferLimitStats(context.commands, stats, stepOf(`stats-${statsCause}`));
     return { done: moved.changed, skipped: [] };
   },
-};
+});
 
 /** The request attributes a tool gets (Rucio's JSON keys), with the `mock_*` settings of the destination RSE. */
 const jobAttributes = (request: ActiveRequest, topology: Topology): Record<string, unknown> => {
@@ -226,114 +232,99 @@ const submitToTools = async (
   return results;
 };
 
-export const submitterRole: ScheduledRole = {
-  kind: 'scheduled',
+export const submitterRole = scheduledRole({
   name: submitter.name,
   interval: SETTINGS.submitterInterval,
   settings: [SETTINGS.submitterChunkSize],
-  async run(trigger, context) {
-    const sections = await context.settings();
-    const chunk = settingValue(sections, SETTINGS.submitterChunkSize);
-    const skipped: SkippedItem[] = [];
-    let done = 0;
-    let mark: PageMark | undefined;
+  async *pages({ context, sections, setting }) {
     let topology: Topology | undefined;
-    for (let page = 0; ; page += 1) {
-      const documents = await requestsInState(context.readModels, 'QUEUED', 'requested_at', chunk, mark);
-      if (documents.length === 0) break;
-      mark = pageMarkOf(documents, 'requested_at');
+    for await (const documents of requestPages(
+      context,
+      'QUEUED',
+      'requested_at',
+      setting(SETTINGS.submitterChunkSize),
+    )) {
       topology ??= await loadTopology(context.readModels, sections);
-      const outputs = submitter.decide(
-        { now: new Date().toISOString() },
-        {
-          topology,
-          requests: documents.map((document) => ({
-            ...selectionRequestOf(document),
-            requestedAt: document.requested_at,
-          })),
-          replicas: await candidateReplicas(context.readModels, documents),
-        },
-      );
-      skipped.push(...skippedOf(outputs));
-      // 1. SUBMITTING first: a crash after this leaves a request the finisher retries, never a job nobody knows of.
-      const streams = requestStreams(documents);
-      const marked = await markRequestsSubmitting(
-        context.commands,
-        withoutSkipped(outputs),
-        streams,
-        stepOf(submitter.name, trigger, `mark-${page}`),
-      );
-      // 2. The tools, in bulk; 3. what they answered.
-      const results = await submitToTools(context, marked.submitting, topology);
-      await recordSubmissions(context.commands, results, streams, stepOf(submitter.name, trigger, `submitted-${page}`));
-      done += marked.changed;
+      yield { documents, topology };
     }
-    return { done, skipped };
   },
-};
+  async work({ documents, topology }, { context, stepOf }, page) {
+    const outputs = submitter.decide(
+      { now: new Date().toISOString() },
+      {
+        topology,
+        requests: documents.map((document) => ({
+          ...selectionRequestOf(document),
+          requestedAt: document.requested_at,
+        })),
+        replicas: await candidateReplicas(context.readModels, documents),
+      },
+    );
+    // 1. SUBMITTING first: a crash after this leaves a request the finisher retries, never a job nobody knows of.
+    const streams = requestStreams(documents);
+    const marked = await markRequestsSubmitting(
+      context.commands,
+      withoutSkipped(outputs),
+      streams,
+      stepOf(`mark-${page}`),
+    );
+    // 2. The tools, in bulk; 3. what they answered.
+    const results = await submitToTools(context, marked.submitting, topology);
+    await recordSubmissions(context.commands, results, streams, stepOf(`submitted-${page}`));
+    return { done: marked.changed, skipped: skippedOf(outputs) };
+  },
+});
 
-export const pollerRole: ScheduledRole = {
-  kind: 'scheduled',
+export const pollerRole = scheduledRole({
   name: poller.name,
   interval: SETTINGS.pollerInterval,
   settings: [SETTINGS.pollerChunkSize, SETTINGS.pollerOlderThan],
-  async run(trigger, context) {
-    const sections = await context.settings();
-    const chunk = settingValue(sections, SETTINGS.pollerChunkSize);
-    const olderThan = settingValue(sections, SETTINGS.pollerOlderThan);
+  pages: ({ context, setting }) => requestPages(context, 'SUBMITTED', 'changed_at', setting(SETTINGS.pollerChunkSize)),
+  async work(documents, { context, setting, stepOf }, page) {
     const skipped: SkippedItem[] = [];
-    let done = 0;
-    let mark: PageMark | undefined;
-    for (let page = 0; ; page += 1) {
-      const documents = await requestsInState(context.readModels, 'SUBMITTED', 'changed_at', chunk, mark);
-      if (documents.length === 0) break;
-      mark = pageMarkOf(documents, 'changed_at');
-      const requests = documents.map(submittedRequestOf);
-      const reports = new Map<string, ToolReport>();
-      for (const [name, externalIds] of jobsToPoll(requests, new Date().toISOString(), olderThan)) {
-        const tool = context.transferTools.get(name);
-        if (!tool) {
-          skipped.push({
-            what: `${externalIds.length} jobs of ${name}`,
-            reason: `transfer tool ${name} is not available here`,
-          });
-          continue;
-        }
-        try {
-          for (const [externalId, report] of await tool.poll(externalIds)) {
-            const source = report.source ? { rseId: report.source.rseId, rse: report.source.rse } : null;
-            reports.set(externalId, {
-              externalId,
-              state: report.state,
-              reason: report.reason,
-              source,
-              startedAt: report.startedAt,
-              finishedAt: report.finishedAt,
-            });
-          }
-        } catch (error) {
-          skipped.push({
-            what: `${externalIds.length} jobs of ${name}`,
-            reason: `polling failed: ${messageOf(error)}`,
-          });
-        }
+    const requests = documents.map(submittedRequestOf);
+    const reports = new Map<string, ToolReport>();
+    const olderThan = setting(SETTINGS.pollerOlderThan);
+    for (const [name, externalIds] of jobsToPoll(requests, new Date().toISOString(), olderThan)) {
+      const tool = context.transferTools.get(name);
+      if (!tool) {
+        skipped.push({
+          what: `${externalIds.length} jobs of ${name}`,
+          reason: `transfer tool ${name} is not available here`,
+        });
+        continue;
       }
-      const outputs = poller.decide({ reports }, { requests });
-      done += (
-        await recordTransferReports(
-          context.commands,
-          outputs,
-          requestStreams(documents),
-          stepOf(poller.name, trigger, `reports-${page}`),
-        )
-      ).changed;
+      try {
+        for (const [externalId, report] of await tool.poll(externalIds)) {
+          const source = report.source ? { rseId: report.source.rseId, rse: report.source.rse } : null;
+          reports.set(externalId, {
+            externalId,
+            state: report.state,
+            reason: report.reason,
+            source,
+            startedAt: report.startedAt,
+            finishedAt: report.finishedAt,
+          });
+        }
+      } catch (error) {
+        skipped.push({
+          what: `${externalIds.length} jobs of ${name}`,
+          reason: `polling failed: ${messageOf(error)}`,
+        });
+      }
     }
-    return { done, skipped };
+    const outputs = poller.decide({ reports }, { requests });
+    const { changed } = await recordTransferReports(
+      context.commands,
+      outputs,
+      requestStreams(documents),
+      stepOf(`reports-${page}`),
+    );
+    return { done: changed, skipped };
   },
-};
+});
 
-export const finisherRole: ScheduledRole = {
-  kind: 'scheduled',
+export const finisherRole = scheduledRole({
   name: finisher.name,
   interval: SETTINGS.finisherInterval,
   settings: [
@@ -342,20 +333,12 @@ export const finisherRole: ScheduledRole = {
     SETTINGS.conveyorRetryProtocolMismatches,
     SETTINGS.conveyorSuspiciousPattern,
   ],
-  async run(trigger, context) {
-    const sections = await context.settings();
-    const chunk = settingValue(sections, SETTINGS.finisherChunkSize);
-    const settings = {
-      retryProtocolMismatches: settingValue(sections, SETTINGS.conveyorRetryProtocolMismatches),
-      suspiciousPatterns: settingValue(sections, SETTINGS.conveyorSuspiciousPattern),
-      submittingTimeoutSeconds: settingValue(sections, SETTINGS.finisherSubmittingTimeout),
-    };
-    const skipped: SkippedItem[] = [];
-    let done = 0;
-    let page = 0;
-    // Each state a page at a time, oldest first: a page finished leaves the state, the next starts after it.
+  // Each state a page at a time, oldest first: a page finished leaves the state, the next starts after it.
+  async *pages({ context, setting }) {
+    const chunk = setting(SETTINGS.finisherChunkSize);
+    const timeoutSeconds = setting(SETTINGS.finisherSubmittingTimeout);
     for (const state of FINISHER_STATES) {
-      const before = new Date(Date.now() - settings.submittingTimeoutSeconds * 1000).toISOString();
+      const before = new Date(Date.now() - timeoutSeconds * 1000).toISOString();
       let mark: PageMark | undefined;
       for (;;) {
         // SUBMITTING: only the requests stuck past the timeout, not the ones a submitter is working on.
@@ -374,22 +357,27 @@ export const finisherRole: ScheduledRole = {
         ).map(finishedRequestOf);
         if (requests.length === 0) break;
         mark = pageMarkOf(documents, 'changed_at');
-        const outputs = finisher.decide({ now: new Date().toISOString() }, { requests, settings });
-        const outcome = await finishRequests(
-          context.commands,
-          outputs,
-          requestStreams(documents),
-          stepOf(finisher.name, trigger, `finish-${page}`),
-        );
-        page += 1;
-        skipped.push(...outcome.skipped);
-        done += outcome.available + outcome.retried + outcome.givenUp;
+        yield { documents, requests };
         if (documents.length < chunk) break;
       }
     }
-    return { done, skipped };
   },
-};
+  async work({ documents, requests }, { context, setting, stepOf }, page) {
+    const settings = {
+      retryProtocolMismatches: setting(SETTINGS.conveyorRetryProtocolMismatches),
+      suspiciousPatterns: setting(SETTINGS.conveyorSuspiciousPattern),
+      submittingTimeoutSeconds: setting(SETTINGS.finisherSubmittingTimeout),
+    };
+    const outputs = finisher.decide({ now: new Date().toISOString() }, { requests, settings });
+    const outcome = await finishRequests(
+      context.commands,
+      outputs,
+      requestStreams(documents),
+      stepOf(`finish-${page}`),
+    );
+    return { done: outcome.available + outcome.retried + outcome.givenUp, skipped: outcome.skipped };
+  },
+});
 
 type CancelJob = Readonly<{
   jobs: readonly Readonly<{ requestId: string; externalId: string; transfertool: string }>[];

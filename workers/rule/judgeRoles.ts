@@ -3,7 +3,7 @@ import { evaluateAttach, evaluateDetach, rulesCovering } from '../../commands/ru
 import { injectRule } from '../../commands/rule/ruleInjection.ts';
 import { repairRule } from '../../commands/rule/ruleRepair.ts';
 import { releaseParentRule } from '../../commands/rule/ruleUpdates.ts';
-import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
+import { SETTINGS } from '../../domain/config/settings.ts';
 import { DID_EVENT_TYPES } from '../../domain/did/did.ts';
 import {
   awaitsInjection,
@@ -18,7 +18,8 @@ import {
 } from '../../domain/rule/judge.ts';
 import { RULE_EVENT_TYPES } from '../../domain/rule/rule.ts';
 import { expiredRules, parentRules, rulesInState } from '../../projections/rule/ruleQueries.ts';
-import { asRoot, carryOut, eventRole, type ScheduledRole } from '../role.ts';
+import { asRoot, carryOut, eventRole } from '../role.ts';
+import { scheduledRole } from '../scheduledRole.ts';
 
 /**
  * Rucio's judge as roles: the injector and the evaluator react to events (a rule added in INJECT
@@ -93,57 +94,49 @@ export const evaluatorRole = eventRole(DID_EVENT_TYPES, {
   },
 });
 
-export const repairerRole: ScheduledRole = {
-  kind: 'scheduled',
+export const repairerRole = scheduledRole({
   name: repairer.name,
   interval: SETTINGS.repairerInterval,
-  async run(trigger, context) {
-    const sections = await context.settings();
-    const deltaSeconds = settingValue(sections, SETTINGS.repairerDelta);
-    const now = trigger.startedAt.toISOString();
-    const stuck = (
-      await rulesInState(
-        context.readModels,
-        'STUCK',
-        repairableBefore(now, deltaSeconds),
-        settingValue(sections, SETTINGS.repairerMaxRules),
-      )
-    ).map((rule) => ({ ruleId: rule.id, updatedAt: rule.updated_at }));
-    return carryOut(
+  read: async ({ context, now, setting }) => {
+    const deltaSeconds = setting(SETTINGS.repairerDelta);
+    const stuck = await rulesInState(
+      context.readModels,
+      'STUCK',
+      repairableBefore(now, deltaSeconds),
+      setting(SETTINGS.repairerMaxRules),
+    );
+    return { deltaSeconds, stuck: stuck.map((rule) => ({ ruleId: rule.id, updatedAt: rule.updated_at })) };
+  },
+  work: ({ deltaSeconds, stuck }, { context, now, asRoot }) =>
+    carryOut(
       repairer.decide({ now, deltaSeconds }, { stuck }),
       (output) => output.data.ruleId,
       async (output) => {
-        const { outcome } = await repairRule(
-          context.commands,
-          output.data,
-          asRoot(repairer.name, trigger, output.data.ruleId),
-        );
+        const { outcome } = await repairRule(context.commands, output.data, asRoot(output.data.ruleId));
         return outcome === 'not stuck' ? outcome : undefined;
       },
-    );
-  },
-};
+    ),
+});
 
-export const cleanerRole: ScheduledRole = {
-  kind: 'scheduled',
+export const cleanerRole = scheduledRole({
   name: cleaner.name,
   interval: SETTINGS.cleanerInterval,
-  async run(trigger, context) {
-    const sections = await context.settings();
-    const limit = settingValue(sections, SETTINGS.cleanerMaxRules);
-    const now = trigger.startedAt.toISOString();
+  read: async ({ context, now, setting }) => {
+    const limit = setting(SETTINGS.cleanerMaxRules);
     const expired = (await expiredRules(context.readModels, now, limit)).map((rule) => ({
       ruleId: rule.id,
       expiresAt: rule.expires_at!,
       locked: rule.locked,
       childRuleId: rule.child_rule_id,
     }));
-    const parents = await parentRules(context.readModels, limit);
-    return carryOut(
-      cleaner.decide({ now }, { expired, parents }),
+    return { expired, parents: await parentRules(context.readModels, limit) };
+  },
+  work: (facts, { context, now, asRoot }) =>
+    carryOut(
+      cleaner.decide({ now }, facts),
       (output) => output.data.ruleId,
       async (output) => {
-        const metadata = asRoot(cleaner.name, trigger, output.data.ruleId);
+        const metadata = asRoot(output.data.ruleId);
         if (output.type === 'ReleaseParentRule') await releaseParentRule(context.commands, output.data, metadata);
         else
           await deleteRuleNow(
@@ -158,8 +151,7 @@ export const cleanerRole: ScheduledRole = {
             metadata,
           );
       },
-    );
-  },
-};
+    ),
+});
 
 export const judgeRoles = [injectorRole, evaluatorRole, repairerRole, cleanerRole] as const;

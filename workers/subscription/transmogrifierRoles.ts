@@ -24,7 +24,8 @@ import {
   subscriptionRecordOf,
   subscriptionsToCheck,
 } from '../../projections/subscription/subscriptionQueries.ts';
-import { asRoot, eventRole, refusalOf, type ScheduledRole, type SkippedItem } from '../role.ts';
+import { asRoot, eventRole, refusalOf, type SkippedItem } from '../role.ts';
+import { scheduledRole } from '../scheduledRole.ts';
 import type { WorkerContext } from '../workerContext.ts';
 import { subscriptionIndexOf } from './subscriptionIndexCache.ts';
 
@@ -146,21 +147,17 @@ export const transmogrifierRole = eventRole(DID_EVENT_TYPES, {
   },
 });
 
-export const retroactiveRole: ScheduledRole = {
-  kind: 'scheduled',
+export const retroactiveRole = scheduledRole({
   name: retroactivePass.name,
   interval: SETTINGS.transmogrifierRetroactiveInterval,
   settings: [SETTINGS.transmogrifierRetroactiveChunkSize, SETTINGS.transmogrifierRetroactiveMaxDids],
-  async run(trigger, context) {
-    const sections = await context.settings();
-    const now = trigger.startedAt.toISOString();
-    const chunkSize = settingValue(sections, SETTINGS.transmogrifierRetroactiveChunkSize);
-    let budget = settingValue(sections, SETTINGS.transmogrifierRetroactiveMaxDids);
-    const defaultActivity = settingValue(sections, SETTINGS.rulesDefaultActivity);
+  read: async ({ context }) =>
+    (await subscriptionsToCheck(context.readModels)).sort((a, b) => a.policyid - b.policyid || (a.id < b.id ? -1 : 1)),
+  async work(candidates, { context, now, setting, asRoot }) {
+    const chunkSize = setting(SETTINGS.transmogrifierRetroactiveChunkSize);
+    let budget = setting(SETTINGS.transmogrifierRetroactiveMaxDids);
+    const defaultActivity = setting(SETTINGS.rulesDefaultActivity);
     const report: Report = { done: 0, skipped: [] };
-    const candidates = (await subscriptionsToCheck(context.readModels)).sort(
-      (a, b) => a.policyid - b.policyid || (a.id < b.id ? -1 : 1),
-    );
     const outputs = subscriptionCycle.decide(
       { now },
       {
@@ -176,11 +173,7 @@ export const retroactiveRole: ScheduledRole = {
       const id = output.data.subscriptionId;
       const refusal = await refusalOf(async () => {
         if (output.type === 'ExpireSubscription') {
-          if (
-            (await expireSubscription(context.commands, { id }, asRoot(retroactivePass.name, trigger, `expire/${id}`)))
-              .expired
-          )
-            report.done += 1;
+          if ((await expireSubscription(context.commands, { id }, asRoot(`expire/${id}`))).expired) report.done += 1;
           return;
         }
         const document = await findSubscription(context.readModels, id);
@@ -204,7 +197,7 @@ export const retroactiveRole: ScheduledRole = {
             { subscription, dids: found.dids.map(didFactsOfDocument), last: found.last, now },
             { rses, defaultActivity },
           );
-          const metadata = asRoot(retroactivePass.name, trigger, `${id}/${page}`);
+          const metadata = asRoot(`${id}/${page}`);
           await makeRules(
             context,
             pageOutputs.filter(
@@ -234,6 +227,6 @@ export const retroactiveRole: ScheduledRole = {
     }
     return report;
   },
-};
+});
 
 export const transmogrifierRoles = [transmogrifierRole, retroactiveRole] as const;

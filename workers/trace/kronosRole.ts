@@ -1,11 +1,12 @@
 import { recordReads } from '../../commands/replica/replicaAccessCommands.ts';
-import { SETTINGS, settingValue } from '../../domain/config/settings.ts';
+import { SETTINGS } from '../../domain/config/settings.ts';
 import type { DidRef } from '../../domain/did/did.ts';
 import { kronos, storedRead, type TraceRead } from '../../domain/trace/kronos.ts';
 import { TraceBuffer } from '../../infra/traces/traceBuffer.ts';
 import { parentsOfMany } from '../../projections/did/didQueries.ts';
 import { activeRses } from '../../projections/replica/deletionQueries.ts';
-import { asRoot, skippedOf, withoutSkipped, type ScheduledRole, type SkippedItem } from '../role.ts';
+import { skippedOf, withoutSkipped } from '../role.ts';
+import { scheduledRole } from '../scheduledRole.ts';
 import { contentDigest } from '../stepCause.ts';
 
 const DAEMON = 'kronos';
@@ -28,36 +29,36 @@ const BATCHES_PER_CYCLE = 20;
  * commands/replica/replicaAccessCommands.ts), then forgets them. A crash between the two records the
  * batch again with the same event ids, which appends nothing twice.
  */
-export const kronosRole: ScheduledRole = {
-  kind: 'scheduled',
+export const kronosRole = scheduledRole({
   name: DAEMON,
   interval: SETTINGS.kronosInterval,
   settings: [SETTINGS.kronosChunkSize],
-  async run(trigger, context) {
+  async *pages({ context, trigger, setting }) {
     const buffer = new TraceBuffer(context.readModels.store);
-    const chunkSize = settingValue(await context.settings(), SETTINGS.kronosChunkSize);
+    const chunkSize = setting(SETTINGS.kronosChunkSize);
     const settledBefore = new Date(trigger.startedAt.getTime() - SETTLE_MS);
-    let rseIds: Map<string, string> | undefined;
-    let done = 0;
-    const skipped: SkippedItem[] = [];
+    let rseIds: ReadonlyMap<string, string> | undefined;
     for (let batch = 0; batch < BATCHES_PER_CYCLE; batch += 1) {
+      // Read once the previous batch is recorded and forgotten.
       const stored = await buffer.oldest(chunkSize, settledBefore);
-      if (stored.length === 0) break;
-      const reads = stored.flatMap((document): TraceRead[] => {
-        const read = storedRead(document.read);
-        return read ? [read] : [];
-      });
+      if (stored.length === 0) return;
       rseIds ??= new Map((await activeRses(context.readModels)).map((rse) => [rse.rse, rse.id]));
-      const files: DidRef[] = reads.filter((read) => read.kind === 'file');
-      const outputs = kronos.decide(reads, { rseIds, parents: await parentsOfMany(context.readModels, files) });
-      const ids = stored.map((document) => document._id);
-      // The cause is the batch's content, not the job: a later job recording the same batch again appends nothing.
-      const metadata = { ...asRoot(DAEMON, trigger, 'batch'), causationId: `${DAEMON}/batch/${contentDigest(ids)}` };
-      done += await recordReads(context.commands, withoutSkipped(outputs), metadata);
-      await buffer.remove(ids);
-      skipped.push(...skippedOf(outputs));
-      if (stored.length < chunkSize) break;
+      yield { buffer, stored, rseIds };
+      if (stored.length < chunkSize) return;
     }
-    return { done, skipped };
   },
-};
+  async work({ buffer, stored, rseIds }, { context, asRoot }) {
+    const reads = stored.flatMap((document): TraceRead[] => {
+      const read = storedRead(document.read);
+      return read ? [read] : [];
+    });
+    const files: DidRef[] = reads.filter((read) => read.kind === 'file');
+    const outputs = kronos.decide(reads, { rseIds, parents: await parentsOfMany(context.readModels, files) });
+    const ids = stored.map((document) => document._id);
+    // The cause is the batch's content, not the job: a later job recording the same batch again appends nothing.
+    const metadata = { ...asRoot('batch'), causationId: `${DAEMON}/batch/${contentDigest(ids)}` };
+    const done = await recordReads(context.commands, withoutSkipped(outputs), metadata);
+    await buffer.remove(ids);
+    return { done, skipped: skippedOf(outputs) };
+  },
+});
