@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.ts';
+import { unknownCommand, type Decider } from '../shared/decider.ts';
 import type { Command } from '../shared/event.ts';
 import { AccountNotFound, Duplicate, RucioException, UnsupportedOperation, ValueError } from '../shared/errors.ts';
 import { evolveAccount, initialAccount, type Account, type AccountEvent, type AccountType } from './account.ts';
@@ -150,10 +150,8 @@ export const decideAccount = (command: AccountCommand, state: Account): AccountE
       return importAccount(command, state);
     case 'RevokeAccountSessions':
       return revokeAccountSessions(command, state);
-    default: {
-      const unknown: never = command;
-      throw new Error(`Unknown account command ${(unknown as AccountCommand).type}`);
-    }
+    default:
+      return unknownCommand('account', command);
   }
 };
 

@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.ts';
+import { unknownCommand, type Decider } from '../shared/decider.ts';
 import type { Command } from '../shared/event.ts';
 import {
   evolveAccountLimits,
@@ -52,10 +52,8 @@ export const decideAccountLimits = (command: AccountLimitCommand, state: Account
       return setGlobalAccountLimit(command, state);
     case 'RemoveGlobalAccountLimit':
       return removeGlobalAccountLimit(command, state);
-    default: {
-      const unknown: never = command;
-      throw new Error(`Unknown account limit command ${(unknown as AccountLimitCommand).type}`);
-    }
+    default:
+      return unknownCommand('account limit', command);
   }
 };
 

@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.ts';
+import { unknownCommand, type Decider } from '../shared/decider.ts';
 import { ConfigNotFound, ConfigurationError } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
 import { evolveConfig, initialConfig, type Config, type ConfigEvent } from './config.ts';
@@ -50,10 +50,8 @@ export const decideConfig = (command: ConfigCommand, state: Config): ConfigEvent
       return removeConfigOption(command, state);
     case 'RemoveConfigSection':
       return removeConfigSection(command, state);
-    default: {
-      const unknown: never = command;
-      throw new Error(`Unknown config command ${(unknown as ConfigCommand).type}`);
-    }
+    default:
+      return unknownCommand('config', command);
   }
 };
 

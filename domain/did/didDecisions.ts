@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.ts';
+import { unknownCommand, type Decider } from '../shared/decider.ts';
 import { addArchiveContent, markConstituent, markDatasetArchive, type ArchiveCommand } from './archiveContent.ts';
 import { attachDids, detachDids, type AttachDids, type DetachDids } from './didContent.ts';
 import { createCollection, registerFile, type CreateCollection, type RegisterFile } from './didCreation.ts';
@@ -94,10 +94,8 @@ export const decideDid = (command: DidCommand, state: Did): DidEvent[] => {
       return markConstituent(command, state);
     case 'MarkDatasetArchive':
       return markDatasetArchive(command, state);
-    default: {
-      const unknown: never = command;
-      throw new Error(`Unknown DID command ${(unknown as DidCommand).type}`);
-    }
+    default:
+      return unknownCommand('DID', command);
   }
 };
 

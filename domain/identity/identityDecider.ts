@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.ts';
+import { unknownCommand, type Decider } from '../shared/decider.ts';
 import type { Command } from '../shared/event.ts';
 import { Duplicate, IdentityError } from '../shared/errors.ts';
 import { evolveIdentity, initialIdentity, type Identity, type IdentityEvent, type IdentityType } from './identity.ts';
@@ -89,10 +89,8 @@ export const decideIdentity = (command: IdentityCommand, state: Identity): Ident
       return registerIdentity(command, state);
     case 'RevokeIdentity':
       return revokeIdentity(command, state);
-    default: {
-      const unknown: never = command;
-      throw new Error(`Unknown identity command ${(unknown as IdentityCommand).type}`);
-    }
+    default:
+      return unknownCommand('identity', command);
   }
 };
 

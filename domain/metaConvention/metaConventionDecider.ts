@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.ts';
+import { unknownCommand, type Decider } from '../shared/decider.ts';
 import {
   Duplicate,
   InvalidObject,
@@ -110,10 +110,8 @@ export const decideMetaConvention = (
       return addMetaConventionKey(command, state);
     case 'AddMetaConventionValue':
       return addMetaConventionValue(command, state);
-    default: {
-      const unknown: never = command;
-      throw new Error(`Unknown meta convention command ${(unknown as MetaConventionCommand).type}`);
-    }
+    default:
+      return unknownCommand('meta convention', command);
   }
 };
 

@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.ts';
+import { unknownCommand, type Decider } from '../shared/decider.ts';
 import { InvalidPath } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
 import { pathSegmentProblem } from '../shared/names.ts';
@@ -91,10 +91,8 @@ export const quarantineDecider: Decider<Quarantine, QuarantineCommand, Quarantin
         return quarantineReplicas(command, state);
       case 'RemoveQuarantinedReplicas':
         return removeQuarantinedReplicas(command, state);
-      default: {
-        const unknown: never = command;
-        throw new Error(`Unknown quarantine command ${String((unknown as QuarantineCommand).type)}`);
-      }
+      default:
+        return unknownCommand('quarantine', command);
     }
   },
 };

@@ -1,4 +1,4 @@
-import { decideSteps, type Decider } from '../shared/decider.ts';
+import { decideSteps, unknownCommand, type Decider } from '../shared/decider.ts';
 import type { Command, CommandMetadata } from '../shared/event.ts';
 import {
   Duplicate,
@@ -400,10 +400,8 @@ export const decideRse = (command: RseCommand, state: Rse): RseEvent[] => {
       return setRseDistance(command, state);
     case 'ImportRse':
       return importRse(command, state);
-    default: {
-      const unknown: never = command;
-      throw new Error(`Unknown RSE command ${(unknown as RseCommand).type}`);
-    }
+    default:
+      return unknownCommand('RSE', command);
   }
 };
 

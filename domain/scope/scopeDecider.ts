@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.ts';
+import { unknownCommand, type Decider } from '../shared/decider.ts';
 import { Duplicate } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
 import { assertScopeAllowed, type NameSchema } from '../shared/names.ts';
@@ -23,10 +23,8 @@ export const decideScope = (command: ScopeCommand, state: Scope): ScopeEvent[] =
   switch (command.type) {
     case 'AddScope':
       return addScope(command, state);
-    default: {
-      const unknown: never = command.type;
-      throw new Error(`Unknown scope command ${String(unknown)}`);
-    }
+    default:
+      return unknownCommand('scope', command.type);
   }
 };
 

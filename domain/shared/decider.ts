@@ -59,7 +59,13 @@ export const decideSteps = <State, E extends Event>(
   return { events, state: current };
 };
 
-/** Throws for a command type a decider's switch does not know: the compiler proves it unreachable. */
+/**
+ * The `default` of every decider's switch over its commands: the compiler proves it unreachable
+ * (a command type added without its case does not compile), and a command that arrives anyway
+ * (from untyped input) fails loudly. Give the command, or its `type` when the aggregate has only
+ * one kind of command (TypeScript narrows a union to `never`, not a single type's object).
+ */
 export const unknownCommand = (aggregate: string, command: never): never => {
-  throw new Error(`Unknown ${aggregate} command ${(command as Command).type}`);
+  const type: unknown = typeof command === 'string' ? command : (command as Command).type;
+  throw new Error(`Unknown ${aggregate} command ${String(type)}`);
 };
