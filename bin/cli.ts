@@ -1,6 +1,6 @@
 import { Argument, Command, CommanderError, InvalidArgumentError, Option, type OutputConfiguration } from 'commander';
 import { RULE_STATES } from '../domain/rule/rule.ts';
-import { loadConfig, type ServiceConfig } from '../infra/serviceConfig.ts';
+import { loadServiceConfig, type ServiceConfig } from '../infra/serviceConfig.ts';
 import { createLogger } from '../infra/logger.ts';
 import type { Roles } from './runtime.ts';
 
@@ -91,7 +91,7 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
   const action =
     <A extends unknown[]>(run: (config: ServiceConfig, ...args: A) => Promise<Outcome>) =>
     async (...args: A): Promise<void> =>
-      outcome(await run(loadConfig(), ...args));
+      outcome(await run(loadServiceConfig(), ...args));
 
   const program = new Command('dms')
     .description("dms: an event-sourced data management service speaking Rucio 39's REST API")

@@ -307,7 +307,7 @@ export const REDIS_URL_REQUIRED =
   'REDIS_URL=undefined: required when DMS_EVENT_STORE is an EventStoreDB URL (multi-stream appends take leases in the Redis all processes share)';
 
 /** Reads and validates the environment; throws ConfigurationInvalidError naming each bad variable. */
-export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): ServiceConfig => {
+export const loadServiceConfig = (environment: NodeJS.ProcessEnv = process.env): ServiceConfig => {
   const known = Object.fromEntries(
     Object.keys(environmentSchema.shape)
       .filter((key) => environment[key] !== undefined)

@@ -63,7 +63,7 @@ export const openStores = async (
 };
 
 const openEsdb = async (url: string, config: ServiceConfig, logger: Logger | undefined): Promise<EventStore> => {
-  // loadConfig refuses this already; a hand-made configuration gets the same message.
+  // loadServiceConfig refuses this already; a hand-made configuration gets the same message.
   if (!config.redisUrl) throw new ConfigurationInvalidError([REDIS_URL_REQUIRED]);
   const { openEsdbEventStore } = await import('./eventstore/esdbEventStoreOpening.ts');
   return openEsdbEventStore(url, {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { decodeJwt, importJWK, SignJWT, type JWK } from 'jose';
 import { authIssuersCommand } from '../../bin/commands/authIssuers.ts';
-import { loadConfig } from '../../infra/serviceConfig.ts';
+import { loadServiceConfig } from '../../infra/serviceConfig.ts';
 import { uniqueName } from '../support/events.ts';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidcProvider.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
@@ -242,7 +242,7 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
     let status: number;
     try {
       status = await authIssuersCommand(
-        loadConfig({ DMS_DATA_DIR: server.dataDir, DMS_OIDC_PROVIDERS: providersFile }),
+        loadServiceConfig({ DMS_DATA_DIR: server.dataDir, DMS_OIDC_PROVIDERS: providersFile }),
         {
           json: true,
         },

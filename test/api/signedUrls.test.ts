@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createHash, createHmac, generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigurationInvalidError, loadConfig } from '../../infra/serviceConfig.ts';
+import { ConfigurationInvalidError, loadServiceConfig } from '../../infra/serviceConfig.ts';
 import { newScope } from '../support/dids.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -277,7 +277,7 @@ describe('API: signed URLs for S3, GCS and Swift storage', () => {
     writeFileSync(broken, JSON.stringify({ SOME_RSE: { access_key: 'only half' } }));
     let failure: unknown;
     try {
-      loadConfig({ DMS_RSE_ACCOUNTS: broken });
+      loadServiceConfig({ DMS_RSE_ACCOUNTS: broken });
     } catch (error) {
       failure = error;
     }

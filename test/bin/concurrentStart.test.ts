@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startProcess, type ServerProcess } from '../../bench/lib/serverProcess.ts';
 import { accountStreamName } from '../../domain/account/account.ts';
 import { identityStreamName } from '../../domain/identity/identity.ts';
-import { loadConfig } from '../../infra/serviceConfig.ts';
+import { loadServiceConfig } from '../../infra/serviceConfig.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { openStores } from '../../infra/stores.ts';
 import { uniqueName } from '../support/events.ts';
@@ -79,7 +79,7 @@ const loginWorks = async (api: ServerProcess): Promise<void> => {
 
 /** The types of the events on root's account stream and its userpass identity's, read from the stopped store. */
 const rootEvents = async (dataDir: string) => {
-  const config = loadConfig({ DMS_DATA_DIR: dataDir, DMS_ROOT_USERNAME: ROOT_USERNAME });
+  const config = loadServiceConfig({ DMS_DATA_DIR: dataDir, DMS_ROOT_USERNAME: ROOT_USERNAME });
   const { eventStore, readStore } = await openStores(config, { logger: silentLogger() });
   try {
     const types = async (stream: string) => (await eventStore.readStream(stream)).map((event) => event.type);

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { ConfigurationInvalidError, loadConfig } from '../../infra/serviceConfig.ts';
+import { ConfigurationInvalidError, loadServiceConfig } from '../../infra/serviceConfig.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 
 /** DMS_OIDC_PROVIDERS: the trusted OpenID providers, in the shape of Rucio's idpsecrets.json. */
@@ -22,7 +22,7 @@ describe('Configuration: DMS_OIDC_PROVIDERS', () => {
   });
   const problemOf = (file: string): string => {
     try {
-      loadConfig({ DMS_OIDC_PROVIDERS: file });
+      loadServiceConfig({ DMS_OIDC_PROVIDERS: file });
     } catch (error) {
       expect(error).to.be.instanceOf(ConfigurationInvalidError);
       return (error as ConfigurationInvalidError).problems.join('\n');
@@ -32,7 +32,7 @@ describe('Configuration: DMS_OIDC_PROVIDERS', () => {
 
   it('reads each provider under its nickname; none when the variable is unset', () => {
     const file = withFile(JSON.stringify({ iam: { ...provider('https://iam.example.org/'), SCIM: {} } }));
-    expect(loadConfig({ DMS_OIDC_PROVIDERS: file }).oidcProviders).to.deep.equal([
+    expect(loadServiceConfig({ DMS_OIDC_PROVIDERS: file }).oidcProviders).to.deep.equal([
       {
         nickname: 'iam',
         issuer: 'https://iam.example.org/',
@@ -41,11 +41,13 @@ describe('Configuration: DMS_OIDC_PROVIDERS', () => {
         redirectUris: provider('x').redirect_uris,
       },
     ]);
-    expect(loadConfig({}).oidcProviders).to.deep.equal([]);
+    expect(loadServiceConfig({}).oidcProviders).to.deep.equal([]);
   });
 
   it('accepts plain http only for a loopback issuer with a port', () => {
-    expect(loadConfig({ DMS_OIDC_PROVIDERS: withFile(JSON.stringify({ t: provider('http://127.0.0.1:9000') })) }))
+    expect(
+      loadServiceConfig({ DMS_OIDC_PROVIDERS: withFile(JSON.stringify({ t: provider('http://127.0.0.1:9000') })) }),
+    )
       .to.have.property('oidcProviders')
       .with.length(1);
     expect(problemOf(withFile(JSON.stringify({ t: provider('http://iam.example.org') })))).to.match(

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConfigurationInvalidError, loadConfig } from '../../infra/serviceConfig.ts';
+import { ConfigurationInvalidError, loadServiceConfig } from '../../infra/serviceConfig.ts';
 import { openStores } from '../../infra/stores.ts';
 import { expectRejection } from '../support/expectRejection.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -8,7 +8,7 @@ describe('Event store configuration', () => {
   it('refuses an EventStoreDB event store without REDIS_URL, naming the variable', () => {
     let failure: unknown;
     try {
-      loadConfig({ DMS_EVENT_STORE: 'esdb://eventstore:2113?tls=false' });
+      loadServiceConfig({ DMS_EVENT_STORE: 'esdb://eventstore:2113?tls=false' });
     } catch (error) {
       failure = error;
     }
@@ -20,20 +20,20 @@ describe('Event store configuration', () => {
   });
 
   it('accepts an EventStoreDB event store with REDIS_URL, and SQLite without it', () => {
-    const scaledOut = loadConfig({
+    const scaledOut = loadServiceConfig({
       DMS_EVENT_STORE: 'esdb://eventstore:2113?tls=false',
       REDIS_URL: 'redis://redis:6379',
     });
     expect(scaledOut.eventStore).to.deep.equal({ kind: 'esdb', url: 'esdb://eventstore:2113?tls=false' });
     expect(scaledOut.redisUrl).to.equal('redis://redis:6379');
-    expect(loadConfig({}).eventStore).to.deep.equal({ kind: 'sqlite' });
+    expect(loadServiceConfig({}).eventStore).to.deep.equal({ kind: 'sqlite' });
   });
 
   it('refuses to open an EventStoreDB store from a configuration made without a Redis', async () => {
     const dir = makeTempDir();
     try {
       const config = {
-        ...loadConfig({ DMS_DATA_DIR: dir.path }),
+        ...loadServiceConfig({ DMS_DATA_DIR: dir.path }),
         eventStore: { kind: 'esdb' as const, url: 'esdb://127.0.0.1:1?tls=false' },
         redisUrl: undefined,
       };

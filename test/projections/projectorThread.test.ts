@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../../infra/serviceConfig.ts';
+import { loadServiceConfig } from '../../infra/serviceConfig.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
@@ -17,7 +17,7 @@ describe('Projection thread', () => {
   afterEach(() => dir.dispose());
 
   it('applies what this thread appends and answers waitFor once the read models show it', async () => {
-    const config = loadConfig({ DMS_DATA_DIR: dir.path, DMS_LOG_LEVEL: 'silent' });
+    const config = loadServiceConfig({ DMS_DATA_DIR: dir.path, DMS_LOG_LEVEL: 'silent' });
     const { eventStore, readStore } = await openStores(config);
     const readModels = new ReadModels(readStore, allProjections);
     const thread = await ProjectorThread.start(config, readModels, silentLogger());
@@ -42,7 +42,7 @@ describe('Projection thread', () => {
   it('fails to start, with the reason, when its stores cannot be opened', async () => {
     const blocker = join(dir.path, 'not-a-directory');
     writeFileSync(blocker, '');
-    const config = loadConfig({ DMS_DATA_DIR: join(blocker, 'data'), DMS_LOG_LEVEL: 'silent' });
+    const config = loadServiceConfig({ DMS_DATA_DIR: join(blocker, 'data'), DMS_LOG_LEVEL: 'silent' });
     const readModels = new ReadModels({} as never, allProjections);
     let failure: unknown;
     try {
@@ -54,7 +54,7 @@ describe('Projection thread', () => {
   });
 
   it('starts a thread that died again, which resumes from its checkpoints', async () => {
-    const config = loadConfig({ DMS_DATA_DIR: dir.path, DMS_LOG_LEVEL: 'silent' });
+    const config = loadServiceConfig({ DMS_DATA_DIR: dir.path, DMS_LOG_LEVEL: 'silent' });
     const { eventStore, readStore } = await openStores(config);
     const readModels = new ReadModels(readStore, allProjections);
     const diesOnce = new URL('../fixtures/projectorThreadDiesOnce.ts', import.meta.url);

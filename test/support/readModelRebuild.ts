@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startRuntime } from '../../bin/runtime.ts';
-import { loadConfig } from '../../infra/serviceConfig.ts';
+import { loadServiceConfig } from '../../infra/serviceConfig.ts';
 import type { EventStore } from '../../infra/eventstore/eventStore.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import type { ReadStore } from '../../infra/readstore/readStore.ts';
@@ -63,7 +63,8 @@ export const readModelContents = async (readStore: ReadStore): Promise<Record<st
 };
 
 /** The stores of a data directory, for looking from outside while a service runs on it (or after). */
-export const storesOf = (dataDir: string) => openStores(loadConfig({ DMS_DATA_DIR: dataDir, DMS_LOG_LEVEL: 'silent' }));
+export const storesOf = (dataDir: string) =>
+  openStores(loadServiceConfig({ DMS_DATA_DIR: dataDir, DMS_LOG_LEVEL: 'silent' }));
 
 /** Waits, from outside the service running on `dataDir`, until every projection has applied the whole log. */
 export const waitForCaughtUp = async (dataDir: string, timeoutMs = 60_000): Promise<void> => {
@@ -91,7 +92,7 @@ export const expectReadModelsEqualRebuild = async (
       if (existsSync(join(dataDir, file))) copyFileSync(join(dataDir, file), join(rebuildDir.path, file));
     }
     const rebuilt = await startRuntime(
-      loadConfig({ DMS_DATA_DIR: rebuildDir.path, DMS_LOG_LEVEL: 'silent' }),
+      loadServiceConfig({ DMS_DATA_DIR: rebuildDir.path, DMS_LOG_LEVEL: 'silent' }),
       { api: false, projector: true, workers: false },
       silentLogger(),
     );
@@ -99,7 +100,7 @@ export const expectReadModelsEqualRebuild = async (
       await waitForZeroLag(rebuilt.eventStore, rebuilt.readStore, timeoutMs);
       // The original's projections resume from their checkpoints, for what the service wrote last.
       const original = await startRuntime(
-        loadConfig({ DMS_DATA_DIR: dataDir, DMS_LOG_LEVEL: 'silent' }),
+        loadServiceConfig({ DMS_DATA_DIR: dataDir, DMS_LOG_LEVEL: 'silent' }),
         { api: false, projector: true, workers: false },
         silentLogger(),
       );

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Upcasters } from '../../domain/shared/upcasting.ts';
-import { loadConfig, type ServiceConfig } from '../../infra/serviceConfig.ts';
+import { loadServiceConfig, type ServiceConfig } from '../../infra/serviceConfig.ts';
 import { silentLogger, type Logger } from '../../infra/logger.ts';
 import { startRuntime, type Roles, type Runtime } from '../../bin/runtime.ts';
 import { request, type HttpResponse, type RequestOptions } from './http.ts';
@@ -48,7 +48,7 @@ export const startTestServer = async (options: TestServerOptions = {}): Promise<
   const removeDataDir = options.removeDataDir ?? temp?.dispose;
   // Each server's queues get their own keys in the shared Redis; a restart keeps them.
   options = { ...options, environment: { DMS_QUEUE_PREFIX: uniqueName('dms'), ...(options.environment ?? {}) } };
-  const config: ServiceConfig = loadConfig({
+  const config: ServiceConfig = loadServiceConfig({
     PORT: '0',
     DMS_DATA_DIR: dataDir,
     DMS_ROOT_USERNAME: ROOT_USERNAME,
