@@ -65,3 +65,42 @@ describe('Architecture: the direction of imports between layers', () => {
     }
   });
 });
+
+describe('Architecture: every daemon found from one place (docs/architecture.md, "Where each daemon is")', () => {
+  const doc = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
+  const start = doc.indexOf('**Where each daemon is.**');
+  const index = doc.slice(start, doc.indexOf('\n\n', doc.indexOf('| Daemon', start)));
+  const rows = index.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| Daemon'));
+
+  it('lists every role the workers run, each once', async () => {
+    const { allRoles } = await import('../workers/roles.ts');
+    const listed = rows.flatMap((row) => [...row.split('|')[1]!.matchAll(/`([a-z-]+)`/g)].map((match) => match[1]!));
+    expect(listed.slice().sort()).to.deep.equal(allRoles.map((role) => role.name).sort());
+  });
+
+  it('names files that exist, each in the layer of its column', () => {
+    const layers = ['domain', 'workers', 'commands'];
+    const wrong = rows.flatMap((row) =>
+      row
+        .split('|')
+        .slice(3, 6)
+        .flatMap((cell, column) =>
+          [...cell.matchAll(/`([\w/]+\.ts)`/g)]
+            .map((match) => match[1]!)
+            .filter((path) => !path.startsWith(`${layers[column]}/`) || !exists(path))
+            .map((path) => `${path} (${layers[column]})`),
+        ),
+    );
+    expect(rows.length).to.be.greaterThan(5);
+    expect(wrong).to.deep.equal([]);
+  });
+});
+
+const exists = (path: string): boolean => {
+  try {
+    readFileSync(join(ROOT, path));
+    return true;
+  } catch {
+    return false;
+  }
+};
