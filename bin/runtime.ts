@@ -11,6 +11,7 @@ import { TokenStore } from '../api/auth/tokenStore.ts';
 import type { Services } from '../api/services.ts';
 import { ensureRootAccount } from '../commands/bootstrap.ts';
 import { createCommandContext } from '../commands/commandContext.ts';
+import { dateOf, systemClock, type Clock } from '../infra/clock.ts';
 import type { ServiceConfig } from '../infra/config.ts';
 import type { Upcasters } from '../domain/shared/upcasting.ts';
 import type { EventStore } from '../infra/eventstore/eventStore.ts';
@@ -93,6 +94,21 @@ export class PortInUseError extends Error {
   }
 }
 
+/** What a caller may put in place of the defaults of `startRuntime`. */
+export type RuntimeOverrides = Readonly<{
+  /**
+   * Upcasters other than the domain's (tests of schema evolution). They reach the commands, the
+   * audit and projections run here; a projection thread always runs the domain's, so turn it off.
+   */
+  upcasters?: Upcasters;
+  cluster?: ClusterPart;
+  /**
+   * What the API and the workers decide by time (infra/clock.ts); default the system's. Tests pass
+   * one they move. The projections decide nothing by time and keep the system's.
+   */
+  clock?: Clock;
+}>;
+
 /**
  * Takes this process's locks on the data directory (infra/dataDirLock.ts), then opens the stores
  * and starts its roles. Order matters: projections catch up before the API listens; on stop the
@@ -104,11 +120,7 @@ export const startRuntime = async (
   config: ServiceConfig,
   roles: Roles,
   logger: Logger,
-  /**
-   * Upcasters other than the domain's (tests of schema evolution). They reach the commands, the
-   * audit and projections run here; a projection thread always runs the domain's, so turn it off.
-   */
-  overrides: Readonly<{ upcasters?: Upcasters; cluster?: ClusterPart }> = {},
+  overrides: RuntimeOverrides = {},
 ): Promise<Runtime> => {
   // Before anything is opened or started: a second process on the same data directory stops here.
   const locks = takeDataDirLocks(config, roles, overrides.cluster);
@@ -159,12 +171,13 @@ const startRoles = async (
   config: ServiceConfig,
   roles: Roles,
   logger: Logger,
-  overrides: Readonly<{ upcasters?: Upcasters; cluster?: ClusterPart }>,
+  overrides: RuntimeOverrides,
   locks: readonly DataDirLock[],
   /** What to stop, should the start fail later on. */
   undo: (() => Promise<void> | void)[],
 ): Promise<Runtime> => {
   const cluster = overrides.cluster;
+  const clock = overrides.clock ?? systemClock;
   const worker = cluster?.kind === 'worker' ? cluster : undefined;
   const primary = cluster?.kind === 'primary';
   const signals = cluster ? undefined : await openPositionSignals(config, roles, logger);
@@ -271,15 +284,16 @@ const startRoles = async (
   let redis: PrivateRedisServer | undefined;
   let redisUrl = config.redisUrl;
   const sessions = new SessionAccess(readModels, progress);
-  const tokens = new TokenStore(readStore, config.tokenLifetimeSeconds, sessions);
+  const tokens = new TokenStore(readStore, config.tokenLifetimeSeconds, clock, sessions);
   const services: Services = {
     config,
     logger,
+    clock,
     commands,
     readModels,
     progress,
     tokens,
-    oidc: new Oidc(config.oidcProviders, { readStore, readModels, commands, tokens, sessions, logger }),
+    oidc: new Oidc(config.oidcProviders, { readStore, readModels, commands, tokens, sessions, logger, clock }),
     metrics,
     urlSigner: new UrlSigner(config.rseAccounts ? new RseAccounts(config.rseAccounts, logger) : undefined),
     geoLocator: geoLocator(config.geoipDatabase, logger),
@@ -294,11 +308,11 @@ const startRoles = async (
 
   // A cluster primary makes root before its workers start; they then find it.
   if (roles.api || primary) {
-    const created = await ensureRootAccount(commands, {
-      username: config.rootUsername,
-      password: config.rootPassword,
-      email: config.rootEmail,
-    });
+    const created = await ensureRootAccount(
+      commands,
+      { username: config.rootUsername, password: config.rootPassword, email: config.rootEmail },
+      dateOf(clock),
+    );
     if (created === 'created') {
       logger.info({ username: config.rootUsername }, 'created the root account and its userpass identity');
       if (config.rootPasswordIsDefault) {
@@ -342,11 +356,12 @@ const startRoles = async (
       prefix: config.queuePrefix,
       reactions: reactionsOf(daemonRoles),
       logger: logger.child({ role: 'reactor' }),
+      clock,
     });
     await reactor.start();
     const startedReactor = reactor;
     undo.push(() => startedReactor.stop());
-    transferTools = createTransferTools({ dataDir: config.dataDir });
+    transferTools = createTransferTools({ dataDir: config.dataDir, clock });
     const startedTools = transferTools;
     undo.push(() => startedTools.close());
     const workerContext = createWorkerContext(
@@ -355,6 +370,7 @@ const startRoles = async (
       progress,
       logger.child({ role: 'worker' }),
       transferTools,
+      { clock },
     );
     workerHost = new WorkerHost({
       redisUrl,

@@ -1,5 +1,6 @@
 import type { CommandContext } from '../commands/commandContext.ts';
 import type { ConfigSections } from '../domain/config/settings.ts';
+import type { Clock } from '../infra/clock.ts';
 import type { Logger } from '../infra/logger.ts';
 import { createStorages, type Storages } from '../infra/storage/storages.ts';
 import type { TransferTools } from '../infra/transfer/transferTools.ts';
@@ -20,6 +21,11 @@ export type WorkerContext = Readonly<{
   transferTools: TransferTools;
   /** The storages the deletion daemons delete on, by the RSE's delete protocol. */
   storages: Storages;
+  /**
+   * What the roles decide by time: when a job starts (its commands' time, the workflows' `now`),
+   * the time of each step of a long job, exclusions and delays (infra/clock.ts).
+   */
+  clock: Clock;
   /** The configuration (`/config`) as the read models show it now. */
   settings(): Promise<ConfigSections>;
   /**
@@ -38,13 +44,15 @@ export const createWorkerContext = (
   progress: Pick<ProjectionProgress, 'waitFor'>,
   logger: Logger,
   transferTools: TransferTools,
-  storages: Storages = createStorages(),
+  /** The clock the roles decide by, and the storages (default: every kind, made on first use). */
+  options: Readonly<{ clock: Clock; storages?: Storages }>,
 ): WorkerContext => ({
   commands,
   readModels,
   logger,
   transferTools,
-  storages,
+  storages: options.storages ?? createStorages(),
+  clock: options.clock,
   settings: () => configSections(readModels),
   readModelsAt: (position) => progress.waitFor(position, READ_MODEL_WAIT_MS),
 });
