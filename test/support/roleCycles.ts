@@ -21,19 +21,22 @@ export const roleCycles = async (
   const status = new RoleStatusStore(redisUrl, services.config.queuePrefix);
   const seen = new Set<string>();
   let last: LastCycle | undefined;
+  let latest: LastCycle | undefined;
   try {
     await eventually(
       async () => {
-        const cycle = (await status.lastCycles()).get(role);
-        if (cycle && cycle.error === null && Date.parse(cycle.startedAt) > since) {
-          seen.add(cycle.jobId);
-          last = cycle;
+        latest = (await status.lastCycles()).get(role);
+        if (latest && latest.error === null && Date.parse(latest.startedAt) > since) {
+          seen.add(latest.jobId);
+          last = latest;
         }
         return seen.size >= count;
       },
       timeoutMs,
       `${count} cycles of ${role}`,
-    );
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}; its last cycle: ${JSON.stringify(latest ?? null)}`);
+    });
     return last!;
   } finally {
     await status.close();
