@@ -65,6 +65,8 @@ export const startTestServer = async (options: TestServerOptions = {}): Promise<
     ...(options.upcasters ? { upcasters: options.upcasters } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
+  // Tests with workers expect them running once the server is.
+  await runtime.daemonsReady;
   const url = runtime.url!;
   const login = async (username: string, password: string, account?: string) => {
     const response = await request(url, 'GET', '/auth/userpass', {
