@@ -7,10 +7,11 @@ import ts from 'typescript';
  * Tests wait for conditions (test/support/eventually.ts, test/support/roleCycles.ts) or move the
  * server's clock (test/support/clock.ts); they never sleep a fixed time, which is too short on a
  * busy machine and too long on an idle one. This reads every TypeScript file under test/ and
- * refuses a fixed wait longer than 100 ms: a `setTimeout` whose delay holds such a number (unless
- * its callback rejects: that is a deadline, not a wait), the promise `setTimeout(ms)`, and calls
- * of `sleep`, `pause`, `delay`, `wait` or `waitForTimeout` with such a number. Shorter pauses
- * (a poll's interval, a jitter) are allowed.
+ * refuses a fixed wait longer than 100 ms: a `setTimeout` whose delay holds such a number, the
+ * promise `setTimeout(ms)`, and calls of `sleep`, `pause`, `delay`, `wait` or `waitForTimeout` with
+ * such a number. Not waits, and allowed: a pause inside a loop (the interval of a poll for a
+ * condition), a timer kept to be cleared or whose callback rejects (a deadline, an escalation to
+ * SIGKILL), and anything of 100 ms or less.
  */
 const ROOT = resolve(import.meta.dirname, '..');
 const LIMIT_MS = 100;
@@ -46,6 +47,25 @@ const rejects = (callback: ts.Node): boolean => {
   return found;
 };
 
+/** Whether the call is inside a loop: the pause between two looks at a condition. */
+const inLoop = (node: ts.Node): boolean => {
+  for (let parent = node.parent; parent; parent = parent.parent)
+    if (
+      ts.isForStatement(parent) ||
+      ts.isForOfStatement(parent) ||
+      ts.isForInStatement(parent) ||
+      ts.isWhileStatement(parent) ||
+      ts.isDoStatement(parent)
+    )
+      return true;
+  return false;
+};
+
+/** Whether the timer is kept (`const timer = setTimeout(...)`), to be cleared once what it bounds is done. */
+const kept = (call: ts.CallExpression): boolean =>
+  ts.isVariableDeclaration(call.parent) ||
+  (ts.isBinaryExpression(call.parent) && call.parent.operatorToken.kind === ts.SyntaxKind.EqualsToken);
+
 const calleeName = (call: ts.CallExpression): string | undefined => {
   const callee = call.expression;
   if (ts.isIdentifier(callee)) return callee.text;
@@ -62,14 +82,15 @@ export const fixedSleeps = (fileName: string, text: string): string[] => {
     found.push(`${line + 1}: ${node.getText(source).replace(/\s+/g, ' ')}`);
   };
   const visit = (node: ts.Node) => {
-    if (ts.isCallExpression(node)) {
+    if (ts.isCallExpression(node) && !inLoop(node)) {
       const name = calleeName(node);
       const [first, second] = node.arguments;
       if (name === 'setTimeout') {
         // setTimeout(callback, ms), or the promise form of node:timers/promises, setTimeout(ms).
         const delay = second ?? first;
         const callback = second ? first : undefined;
-        if (delay && largestNumber(delay) > LIMIT_MS && !(callback && rejects(callback))) report(node);
+        const deadline = kept(node) || (callback !== undefined && rejects(callback));
+        if (delay && largestNumber(delay) > LIMIT_MS && !deadline) report(node);
       } else if (name && SLEEPERS.has(name) && node.arguments.some((argument) => largestNumber(argument) > LIMIT_MS))
         report(node);
     }
@@ -87,7 +108,7 @@ describe('Tests wait for conditions, never for a fixed time over 100 ms', () => 
     expect(sleeps).to.deep.equal([]);
   });
 
-  it('sees the sleeps it refuses, and lets deadlines and short polls be', () => {
+  it('sees the sleeps it refuses, and lets deadlines, polls and short pauses be', () => {
     const text = [
       'await new Promise((resolve) => setTimeout(resolve, 1100));',
       'const cycles = (count = 3) => new Promise((resolve) => setTimeout(resolve, count * 1_100));',
@@ -96,6 +117,8 @@ describe('Tests wait for conditions, never for a fixed time over 100 ms', () => 
       'await setTimeout(3000); // node:timers/promises',
       'setTimeout(() => req.end(rest), 300);',
       "setTimeout(() => reject(new Error('too late')), 20_000);",
+      "const timer = setTimeout(() => signal('SIGKILL'), 15_000);",
+      'while (!(await ready())) await new Promise((resolve) => setTimeout(resolve, 200));',
       'await new Promise((resolve) => setTimeout(resolve, 50));',
       'await pause(10);',
     ].join('\n');
