@@ -66,7 +66,7 @@ export type Cycle = Readonly<{
   setting<T>(setting: Setting<T>): T;
   /** The metadata of what the cycle appends about `item`, as root, caused by the job (role.ts `asRoot`). */
   asRoot(item: string): CommandMetadata;
-  /** The same for one step of the cycle, timed when made (role.ts `stepOf`). */
+  /** The same for one step of the cycle, timed when made by the context's clock (role.ts `stepOf`). */
   stepOf(step: string): CommandMetadata;
 }>;
 
@@ -88,7 +88,7 @@ export const scheduledRole = <Page>(definition: ScheduledRoleDefinition<Page>): 
         now: trigger.startedAt.toISOString(),
         setting: (setting) => settingValue(sections, setting),
         asRoot: (item) => asRoot(name, trigger, item),
-        stepOf: (step) => stepOf(name, trigger, step),
+        stepOf: (step) => stepOf(name, trigger, step, context.clock),
       };
       const tally = new CycleTally();
       let index = 0;

@@ -8,6 +8,7 @@ import { createWorkerContext, type WorkerContext } from '../../workers/workerCon
 import { join } from 'node:path';
 import { createCommandContext } from '../../commands/commandContext.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
+import { systemClock } from '../../infra/clock.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { createTransferTools } from '../../infra/transfer/transferTools.ts';
@@ -50,7 +51,8 @@ describe('Scheduled roles: the kit every scheduled role is made with (workers/sc
         readModels,
         { waitFor: async () => true },
         silentLogger(),
-        createTransferTools({ dataDir: dir.path }),
+        createTransferTools({ dataDir: dir.path, clock: systemClock }),
+        { clock: systemClock },
       ),
       settings: async () => {
         settingsRead += 1;

@@ -5,6 +5,7 @@ import { createCommandContext } from '../../commands/commandContext.ts';
 import type { ConfigSections } from '../../domain/config/settings.ts';
 import { SETTINGS } from '../../domain/config/settings.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
+import { systemClock } from '../../infra/clock.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { redisConnectionOptions } from '../../infra/queue/connection.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
@@ -53,7 +54,8 @@ describe('Worker host: the schedules of scheduled roles (real Redis)', () => {
         readModels,
         { waitFor: async () => true },
         silentLogger(),
-        createTransferTools({ dataDir: dir.path }),
+        createTransferTools({ dataDir: dir.path, clock: systemClock }),
+        { clock: systemClock },
       ),
       settings: async () => sections(),
     };

@@ -1,3 +1,4 @@
+import { isoOf } from '../../infra/clock.ts';
 import { pickFtsServer } from '../../infra/transfer/fts3TransferTool.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
 import {
@@ -81,7 +82,7 @@ export const preparerRole = scheduledRole({
   async work({ documents, topology }, { context, stepOf }, page) {
     const limits = bindLimits(topology, await transferLimits(context.readModels));
     const outputs = preparer.decide(
-      { now: new Date().toISOString() },
+      { now: isoOf(context.clock) },
       {
         topology,
         limits,
@@ -110,7 +111,7 @@ export const throttlerRole = scheduledRole({
   async work({ limits, requests, streams }, { context, sections, stepOf }) {
     const topology = await loadTopology(context.readModels, sections);
     const outputs = throttler.decide(
-      { now: new Date().toISOString() },
+      { now: isoOf(context.clock) },
       { topology, limits: bindLimits(topology, limits), requests },
     );
     const moves = outputs.filter(
@@ -250,7 +251,7 @@ export const submitterRole = scheduledRole({
   },
   async work({ documents, topology }, { context, stepOf }, page) {
     const outputs = submitter.decide(
-      { now: new Date().toISOString() },
+      { now: isoOf(context.clock) },
       {
         topology,
         requests: documents.map((document) => ({
@@ -285,7 +286,7 @@ export const pollerRole = scheduledRole({
     const requests = documents.map(submittedRequestOf);
     const reports = new Map<string, ToolReport>();
     const olderThan = setting(SETTINGS.pollerOlderThan);
-    for (const [name, externalIds] of jobsToPoll(requests, new Date().toISOString(), olderThan)) {
+    for (const [name, externalIds] of jobsToPoll(requests, isoOf(context.clock), olderThan)) {
       const tool = context.transferTools.get(name);
       if (!tool) {
         skipped.push({
@@ -338,7 +339,7 @@ export const finisherRole = scheduledRole({
     const chunk = setting(SETTINGS.finisherChunkSize);
     const timeoutSeconds = setting(SETTINGS.finisherSubmittingTimeout);
     for (const state of FINISHER_STATES) {
-      const before = new Date(Date.now() - timeoutSeconds * 1000).toISOString();
+      const before = new Date(context.clock.now() - timeoutSeconds * 1000).toISOString();
       let mark: PageMark | undefined;
       for (;;) {
         // SUBMITTING: only the requests stuck past the timeout, not the ones a submitter is working on.
@@ -368,7 +369,7 @@ export const finisherRole = scheduledRole({
       suspiciousPatterns: setting(SETTINGS.conveyorSuspiciousPattern),
       submittingTimeoutSeconds: setting(SETTINGS.finisherSubmittingTimeout),
     };
-    const outputs = finisher.decide({ now: new Date().toISOString() }, { requests, settings });
+    const outputs = finisher.decide({ now: isoOf(context.clock) }, { requests, settings });
     const outcome = await finishRequests(
       context.commands,
       outputs,
