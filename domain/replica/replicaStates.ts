@@ -2,6 +2,7 @@ import type { LockState } from '../rule/rule.ts';
 import { unknownCommand } from '../shared/decider.ts';
 import { DataIdentifierNotFound, ReplicaIsLocked, ReplicaNotFound, UnsupportedOperation } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
+import { addIntermediateReplica, type AddIntermediateReplica } from './intermediateReplicas.ts';
 import {
   evolveFileReplicas,
   OBSOLETE_TOMBSTONE,
@@ -55,6 +56,7 @@ export type PurgeUnlockedReplicas = Command<'PurgeUnlockedReplicas', { scope: st
 
 export type ReplicaCommand =
   | AddReplica
+  | AddIntermediateReplica
   | ChangeReplicaState
   | DeclareReplicaBad
   | DeclareReplicaSuspicious
@@ -306,6 +308,8 @@ export const decideReplica = (command: ReplicaCommand, state: FileReplicas): Rep
   switch (command.type) {
     case 'AddReplica':
       return addReplica(command, state);
+    case 'AddIntermediateReplica':
+      return addIntermediateReplica(command, state);
     case 'ChangeReplicaState':
       return changeReplicaState(command, state);
     case 'DeclareReplicaBad':
