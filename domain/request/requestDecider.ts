@@ -87,6 +87,9 @@ export type TransferReport = Readonly<{
   source: Readonly<{ rseId: string; rse: string }> | null;
   startedAt: string | null;
   finishedAt: string | null;
+  /** When the tool brought a tape source online, when it did. */
+  stagingStartedAt?: string | null;
+  stagingFinishedAt?: string | null;
 }>;
 
 /**
@@ -290,7 +293,11 @@ export const recordTransferReports = (
       externalId: item.externalId,
     };
     const at = item.finishedAt ?? now;
-    if (item.outcome === 'DONE') succeeded.push({ ...link, startedAt: item.startedAt, transferredAt: at });
+    const staging =
+      item.stagingStartedAt || item.stagingFinishedAt
+        ? { stagingStartedAt: item.stagingStartedAt ?? null, stagingFinishedAt: item.stagingFinishedAt ?? null }
+        : {};
+    if (item.outcome === 'DONE') succeeded.push({ ...link, startedAt: item.startedAt, transferredAt: at, ...staging });
     else if (item.outcome === 'FAILED')
       failed.push({ ...link, reason: item.reason ?? 'Transfer failed', startedAt: item.startedAt, failedAt: at });
     else lost.push({ ...link, reason: item.reason ?? 'Transfer job unknown to the transfer tool', lostAt: now });

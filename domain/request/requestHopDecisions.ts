@@ -1,6 +1,6 @@
 import type { Command } from '../shared/event.ts';
 import { evolveRequestBatch, requestIdsOf, type RequestBatch, type RequestEvent } from './request.ts';
-import { copiesAfterFailedHops, type PlannedPath } from './transferHops.ts';
+import { copiesAfterFailedHops, hopRecords, type HopPlan, type PlannedPath } from './transferHops.ts';
 
 /**
  * The decisions of a batch about multihop paths (transferHops.ts): queuing a path's intermediate
@@ -8,22 +8,34 @@ import { copiesAfterFailedHops, type PlannedPath } from './transferHops.ts';
  */
 
 /**
- * Queues the intermediate hops of initial requests still QUEUED and on no path yet; a path whose
- * initial request moved on (another submitter took it), or whose hops exist already, is left out.
+ * Queues the intermediate hops of initial requests still QUEUED and on no path yet, their records
+ * made from the initial request's (`hopRecord`); a path whose initial request moved on (another
+ * submitter took it), or whose hops exist already, is left out.
  */
-export type QueueRequestHops = Command<'QueueRequestHops', { paths: readonly PlannedPath[] }>;
+export type QueueRequestHops = Command<
+  'QueueRequestHops',
+  {
+    paths: readonly Readonly<{
+      initialRequestId: string;
+      /** The RSEs of the path, from the source to the initial request's destination. */
+      path: readonly string[];
+      hops: readonly HopPlan[];
+    }>[];
+  }
+>;
 
 export const queueRequestHops = ({ data, metadata }: QueueRequestHops, batch: RequestBatch): RequestEvent[] => {
   const seen = new Set<string>();
-  const paths = data.paths.filter(({ initialRequestId, hops }) => {
+  const queuedAt = metadata.now.toISOString();
+  const paths: PlannedPath[] = [];
+  for (const { initialRequestId, path, hops } of data.paths) {
     const initial = batch.requests.get(initialRequestId);
-    if (seen.has(initialRequestId) || initial?.status !== 'Active' || initial.state !== 'QUEUED') return false;
-    if (initial.transferHop !== null || hops.length === 0 || hops.some((hop) => batch.requests.has(hop.id)))
-      return false;
+    if (seen.has(initialRequestId) || initial?.status !== 'Active' || initial.state !== 'QUEUED') continue;
+    if (initial.transferHop !== null || hops.length === 0 || hops.some((hop) => batch.requests.has(hop.id))) continue;
     seen.add(initialRequestId);
-    return true;
-  });
-  return paths.length > 0 ? [{ type: 'RequestHopsQueued', data: { paths, queuedAt: metadata.now.toISOString() } }] : [];
+    paths.push({ initialRequestId, path, hops: hopRecords(initial.record, hops, path, queuedAt) });
+  }
+  return paths.length > 0 ? [{ type: 'RequestHopsQueued', data: { paths, queuedAt } }] : [];
 };
 
 /**

@@ -32,7 +32,16 @@ export type TopologyFacts = Readonly<{
   multihop?: MultihopSettings;
 }>;
 
-export type MultihopSettings = Readonly<{ rseExpression: string; hopPenalty: number; maxHops: number | null }>;
+export type MultihopSettings = Readonly<{
+  rseExpression: string;
+  hopPenalty: number;
+  maxHops: number | null;
+  /** Seconds an intermediate replica is kept (`transfers.multihop_tombstone_delay`; an RSE's own attribute first). */
+  tombstoneDelay: number;
+}>;
+
+/** Rucio's `DEFAULT_MULTIHOP_TOMBSTONE_DELAY`: two hours. */
+export const DEFAULT_MULTIHOP_TOMBSTONE_DELAY = 7200;
 
 /** Rucio's `DEFAULT_HOP_PENALTY`. */
 export const DEFAULT_HOP_PENALTY = 10;
@@ -124,6 +133,14 @@ export class Topology {
 
   maxHops(): number | null {
     return this.facts.multihop?.maxHops ?? null;
+  }
+
+  /** How long an intermediate replica on the RSE is kept: its `multihop_tombstone_delay`, else the configured one. */
+  multihopTombstoneDelay(rse: TransferRse): number | string {
+    const attribute = rse.attributes.multihop_tombstone_delay;
+    return typeof attribute === 'string' && attribute.trim() !== ''
+      ? attribute
+      : (this.facts.multihop?.tombstoneDelay ?? DEFAULT_MULTIHOP_TOMBSTONE_DELAY);
   }
 
   isTransferAdmin(account: string): boolean {

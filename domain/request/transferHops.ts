@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Event } from '../shared/event.ts';
 import type { ActiveRequest, RequestRecord, RequestState } from './request.ts';
 
@@ -94,3 +95,74 @@ export const copiesAfterFailedHops = (
   }
   return failed;
 };
+
+/** The id of a path's intermediate hop: derived from the initial request and the copy's place, so a step made again queues the same hops. */
+export const hopIdOf = (initialRequestId: string, index: number): string =>
+  createHash('sha1').update(`${initialRequestId}/hop/${index}`).digest('hex').slice(0, 32);
+
+/** A copy of a path to queue as an intermediate hop: where it goes and where it reads. */
+export type HopPlan = Readonly<{ id: string; destRseId: string; destRse: string; sourceRse: string }>;
+
+/**
+ * The record of an intermediate hop, as Rucio makes it from the initial request: the same file,
+ * account and activity, Rucio's placeholder rule, a retry count of 0, and attributes that read
+ * from the hop's own source only and mark it intermediate.
+ */
+export const hopRecord = (
+  initial: RequestRecord,
+  hop: HopPlan,
+  transferHop: TransferHop,
+  requestedAt: string,
+): RequestRecord => ({
+  id: hop.id,
+  requestType: initial.requestType,
+  scope: initial.scope,
+  name: initial.name,
+  destRseId: hop.destRseId,
+  destRse: hop.destRse,
+  ruleId: INTERMEDIATE_HOP_RULE_ID,
+  account: initial.account,
+  activity: initial.activity,
+  bytes: initial.bytes,
+  md5: initial.md5,
+  adler32: initial.adler32,
+  priority: initial.priority,
+  retryCount: 0,
+  previousAttemptId: null,
+  attributes: {
+    activity: initial.activity,
+    sourceReplicaExpression: hop.sourceRse,
+    lifetime: null,
+    dsScope: null,
+    dsName: null,
+    bytes: initial.bytes,
+    md5: initial.md5,
+    adler32: initial.adler32,
+    priority: initial.priority,
+    allowTapeSource: true,
+    isIntermediateHop: true,
+  },
+  requestedAt,
+  transferHop,
+});
+
+/** The records of a path's hops, each linked to the copies before and after it. */
+export const hopRecords = (
+  initial: RequestRecord,
+  hops: readonly HopPlan[],
+  path: readonly string[],
+  requestedAt: string,
+): RequestRecord[] =>
+  hops.map((hop, index) =>
+    hopRecord(
+      initial,
+      hop,
+      {
+        initialRequestId: initial.id,
+        previousHopId: index === 0 ? null : hops[index - 1]!.id,
+        nextHopId: hops[index + 1]?.id ?? initial.id,
+        path,
+      },
+      requestedAt,
+    ),
+  );

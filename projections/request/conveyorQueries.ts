@@ -103,6 +103,7 @@ export const finishedRequestOf = (document: RequestDocument): FinishedRequest =>
   error: document.err_msg,
   changedAt: document.changed_at ?? document.updated_at,
   hasSource: document.source_rse_id !== null,
+  ...(document.attributes.is_intermediate_hop === true ? { intermediateHop: true } : {}),
 });
 
 /** The states the finisher takes requests from: the finished ones, then SUBMITTING (retried past a bound). */

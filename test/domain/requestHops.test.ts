@@ -61,10 +61,22 @@ const hop1 = hop('hop1', 'H1', 'SRC', null, 'hop2');
 const hop2 = hop('hop2', 'H2', 'H1', 'hop1', 'init');
 const planned: PlannedPath = { initialRequestId: 'init', path, hops: [hop1, hop2] };
 
-const queued: RequestEvent = { type: 'RequestQueued', data: { requests: [{ request: initial, state: 'QUEUED' }] } };
-const hopsQueued: RequestEvent = { type: 'RequestHopsQueued', data: { paths: [planned], queuedAt: AT } };
 const command = <T extends RequestCommand['type']>(type: T, data: object) =>
   ({ type, data, metadata: metadata() }) as Extract<RequestCommand, { type: T }>;
+const queueHops = command('QueueRequestHops', {
+  paths: [
+    {
+      initialRequestId: 'init',
+      path,
+      hops: [
+        { id: 'hop1', destRseId: 'h1-id', destRse: 'H1', sourceRse: 'SRC' },
+        { id: 'hop2', destRseId: 'h2-id', destRse: 'H2', sourceRse: 'H1' },
+      ],
+    },
+  ],
+});
+const queued: RequestEvent = { type: 'RequestQueued', data: { requests: [{ request: initial, state: 'QUEUED' }] } };
+const hopsQueued: RequestEvent = { type: 'RequestHopsQueued', data: { paths: [planned], queuedAt: AT } };
 const source = { rseId: 'src-id', rse: 'SRC', ranking: 0, pfn: 'root://src/f1' };
 const submitting = (requestIds: string[]): RequestEvent => ({
   type: 'RequestSubmitting',
@@ -132,9 +144,7 @@ const unusedHops = (previousState: 'QUEUED' | 'SUBMITTED'): RequestEvent => ({
 
 describe('Request decider: multihop paths (Rucio’s transfer_hops)', () => {
   it('queues the intermediate hops of a QUEUED request, which learns its path', () => {
-    given([queued])
-      .when(command('QueueRequestHops', { paths: [planned] }))
-      .then([hopsQueued]);
+    given([queued]).when(queueHops).then([hopsQueued]);
     const batch = [queued, hopsQueued].reduce(requestDecider.evolve, requestDecider.initialState());
     const state = requestIn(batch, 'init');
     expect(state.status === 'Active' && state.transferHop).to.deep.equal({
@@ -148,13 +158,11 @@ describe('Request decider: multihop paths (Rucio’s transfer_hops)', () => {
   });
 
   it('queues no second path for a request already on one', () =>
-    given([queued, hopsQueued])
-      .when(command('QueueRequestHops', { paths: [planned] }))
-      .thenNothingHappened());
+    given([queued, hopsQueued]).when(queueHops).thenNothingHappened());
 
   it('queues no path for a request another submitter took meanwhile', () =>
     given([queued, submitting(['init'])])
-      .when(command('QueueRequestHops', { paths: [planned] }))
+      .when(queueHops)
       .thenNothingHappened());
 
   it('fails the copies after an intermediate hop that failed, in the same decision', () =>

@@ -2,6 +2,7 @@ import { DEFAULT_RSE_PROPERTIES, type RseProperties } from '../../domain/rse/rse
 import { noPriorities, type RseProtocol } from '../../domain/rse/protocol.ts';
 import {
   DEFAULT_HOP_PENALTY,
+  DEFAULT_MULTIHOP_TOMBSTONE_DELAY,
   Topology,
   type MultihopSettings,
   type TransferRse,
@@ -75,6 +76,7 @@ export const aTopology = (
       rseExpression: 'available_for_multihop=true',
       hopPenalty: DEFAULT_HOP_PENALTY,
       maxHops: null,
+      tombstoneDelay: DEFAULT_MULTIHOP_TOMBSTONE_DELAY,
       ...options.multihop,
     },
   });
