@@ -34,6 +34,8 @@ import { allRoles } from '../workers/roles.ts';
 import type { Role } from '../workers/role.ts';
 import { Reactor, reactionsOf } from '../workers/reactor.ts';
 import { createWorkerContext } from '../workers/workerContext.ts';
+import { ServiceTokens } from '../infra/security/clientCredentialsTokens.ts';
+import { createStorages } from '../infra/storage/storages.ts';
 import { createTransferTools, type TransferTools } from '../infra/transfer/transferTools.ts';
 import { WorkerHost } from '../workers/workerHost.ts';
 import { findRedisUrl, forgetRedisUrl, rememberRedisUrl } from '../infra/queue/redisUrlFile.ts';
@@ -355,6 +357,8 @@ const startRoles = async (
       progress,
       logger.child({ role: 'worker' }),
       transferTools,
+      createStorages(),
+      new ServiceTokens(config.oidcProviders),
     );
     workerHost = new WorkerHost({
       redisUrl,

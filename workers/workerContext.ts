@@ -2,6 +2,7 @@ import type { CommandContext } from '../commands/commandContext.ts';
 import type { ConfigSections } from '../domain/config/settings.ts';
 import type { Logger } from '../infra/logger.ts';
 import { createStorages, type Storages } from '../infra/storage/storages.ts';
+import { ServiceTokens } from '../infra/security/clientCredentialsTokens.ts';
 import type { TransferTools } from '../infra/transfer/transferTools.ts';
 import { configSections } from '../projections/config/configQueries.ts';
 import type { ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
@@ -20,6 +21,8 @@ export type WorkerContext = Readonly<{
   transferTools: TransferTools;
   /** The storages the deletion daemons delete on, by the RSE's delete protocol. */
   storages: Storages;
+  /** Tokens of this service's own from the trusted OpenID providers (the transfers of RSEs with `oidc_support`). */
+  serviceTokens: ServiceTokens;
   /** The configuration (`/config`) as the read models show it now. */
   settings(): Promise<ConfigSections>;
   /**
@@ -39,12 +42,14 @@ export const createWorkerContext = (
   logger: Logger,
   transferTools: TransferTools,
   storages: Storages = createStorages(),
+  serviceTokens: ServiceTokens = new ServiceTokens([]),
 ): WorkerContext => ({
   commands,
   readModels,
   logger,
   transferTools,
   storages,
+  serviceTokens,
   settings: () => configSections(readModels),
   readModelsAt: (position) => progress.waitFor(position, READ_MODEL_WAIT_MS),
 });

@@ -1,5 +1,5 @@
 import { finisher, type FinishedRequest, type FinisherSettings } from '../../domain/request/finisher.ts';
-import { jobsToPoll, poller } from '../../domain/request/poller.ts';
+import { jobsToPoll, poller, type ToolReport } from '../../domain/request/poller.ts';
 import { preparer } from '../../domain/request/preparer.ts';
 import { retryIdOf } from '../../domain/request/retries.ts';
 import { stager, submitter } from '../../domain/request/submitter.ts';
@@ -271,7 +271,7 @@ describe('Workflow: the conveyor-poller on a multihop job', () => {
             'job',
             {
               ...report('SUBMITTED'),
-              byRequest: new Map([
+              byRequest: new Map<string, ToolReport>([
                 ['hop1', { ...report('DONE'), stagingStartedAt: now, stagingFinishedAt: now }],
                 ['init', report('SUBMITTED')],
               ]),
