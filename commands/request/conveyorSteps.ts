@@ -242,14 +242,16 @@ export const recordTransferReports = async (
       {
         type: 'RecordTransferReports',
         data: {
-          requests: reports.map(({ requestId, externalId, outcome, reason, source, startedAt, finishedAt }) => ({
-            requestId,
-            externalId,
-            outcome,
-            reason,
-            source,
-            startedAt,
-            finishedAt,
+          requests: reports.map((report) => ({
+            requestId: report.requestId,
+            externalId: report.externalId,
+            outcome: report.outcome,
+            reason: report.reason,
+            source: report.source,
+            startedAt: report.startedAt,
+            finishedAt: report.finishedAt,
+            ...(report.stagingStartedAt !== undefined ? { stagingStartedAt: report.stagingStartedAt } : {}),
+            ...(report.stagingFinishedAt !== undefined ? { stagingFinishedAt: report.stagingFinishedAt } : {}),
           })),
         },
         metadata,
