@@ -144,7 +144,9 @@ const withTokens = async (
   }
   const minLifetime = settingValue(sections, SETTINGS.oidcTokenMinLifetime);
   const ask = (grant: { audience: string; scope: string }) => tokens.token(grant.audience, grant.scope, minLifetime);
-  const fts = typeof job.attributes.fts === 'string' ? ftsTokenGrant(job.attributes.fts) : null;
+  // FTS takes a bearer token over https only (Rucio), so none is asked for a plain http server.
+  const server = job.attributes.fts;
+  const fts = typeof server === 'string' && server.startsWith('https://') ? ftsTokenGrant(server) : null;
   const [destination, ftsToken, ...sources] = await Promise.all([
     ask(grants.destination),
     fts ? ask(fts) : Promise.resolve(null),
