@@ -130,10 +130,14 @@ export const requestJson = (request: RequestDocument) => ({
   updated_at: rucioDateOrNull(request.updated_at),
   source_rse: request.source_rse,
   dest_rse: request.dest_rse,
-  // Not Rucio's: a multihop path the request is part of (RSE names, source first) and its place on
-  // it, from Rucio's transfer_hops table, which its API does not show.
-  transfer_path: request.transfer_path ?? null,
-  initial_request_id: request.initial_request_id ?? null,
-  previous_hop_request_id: request.previous_hop_request_id ?? null,
-  next_hop_request_id: request.next_hop_request_id ?? null,
+  // Not Rucio's, and only on a multihop path: the path (RSE names, source first) and the request's
+  // place on it, from Rucio's transfer_hops table, which its API does not show.
+  ...(request.transfer_path
+    ? {
+        transfer_path: request.transfer_path,
+        initial_request_id: request.initial_request_id ?? null,
+        previous_hop_request_id: request.previous_hop_request_id ?? null,
+        next_hop_request_id: request.next_hop_request_id ?? null,
+      }
+    : {}),
 });
