@@ -12,6 +12,7 @@ import { projectionsRebuildCommand } from './commands/projectionsRebuild.ts';
 import { projectionsStatusCommand } from './commands/projectionsStatus.ts';
 import { replayCommand } from './commands/replay.ts';
 import { revokeTokensCommand } from './commands/revokeTokens.ts';
+import { transfersPathCommand } from './commands/transfersPath.ts';
 import { transfersStatusCommand } from './commands/transfersStatus.ts';
 import { waitRuleCommand } from './commands/waitRule.ts';
 import { workersStatusCommand } from './commands/workersStatus.ts';
@@ -144,13 +145,32 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .option(...WIDE_OPTION)
     .action(action((config, options: { json?: boolean; wide?: boolean }) => workersStatusCommand(config, options)));
 
-  const transfers = program.command('transfers').description('the transfer requests: status');
+  const transfers = program
+    .command('transfers')
+    .description('the transfer requests: status, path <source> <destination>');
   transfers
     .command('status')
     .description("requests per state and link, the oldest waiting in each state, the last hour's failures")
     .option(...JSON_OPTION)
     .option(...WIDE_OPTION)
     .action(action((config, options: { json?: boolean; wide?: boolean }) => transfersStatusCommand(config, options)));
+  transfers
+    .command('path <source> <destination>')
+    .description(
+      'the path the conveyor takes between two RSEs (multihop included), each copy with its protocols and tool, tape staging and tokens',
+    )
+    .option(
+      '--tokens',
+      'ask the trusted provider for the tokens of the copies that use them, and show what each grants',
+    )
+    .option(...JSON_OPTION)
+    .option(...WIDE_OPTION)
+    .action(
+      action(
+        (config, source: string, destination: string, options: { json?: boolean; wide?: boolean; tokens?: boolean }) =>
+          transfersPathCommand(config, source, destination, options),
+      ),
+    );
 
   const projections = program.command('projections').description('the read models: status, rebuild <name>');
   projections
