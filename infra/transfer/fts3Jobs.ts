@@ -7,8 +7,9 @@ import { isRecord } from '../narrowing.ts';
 /**
  * What the `fts3` tool sends to FTS3 and how it reads the answers, as pure functions. The
  * submission is the JSON Rucio 39 builds (transfertool/fts3.py: `build_job_params` and
- * `_file_from_transfer`) for a single-hop transfer to a disk RSE; the reading follows its
- * `FTS3ApiTransferStatusReport` and `__bulk_query_responses`.
+ * `_file_from_transfer`) for a transfer or a multihop path, from disk or tape, to disk or tape,
+ * with certificates or tokens; the reading follows its `FTS3ApiTransferStatusReport` and
+ * `__bulk_query_responses`.
  */
 
 export type SubmissionSettings = Readonly<{
