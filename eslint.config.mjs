@@ -21,10 +21,14 @@ const BROWSER_GLOBALS = [
   'HTMLElement',
   'TextDecoderStream',
   'CSS',
+  'Node',
+  'history',
+  'ResizeObserver',
+  'FormData',
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'coverage/**', 'dist/**'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -53,6 +57,11 @@ export default tseslint.config(
   {
     files: ['**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    // Scripts run by Node itself (the build, thread bootstraps).
+    files: ['bin/**/*.mjs', 'infra/**/*.mjs'],
+    languageOptions: { globals: { console: 'readonly', performance: 'readonly', process: 'readonly' } },
   },
   {
     // The web console's browser modules: plain JavaScript with JSDoc types, which `tsc -p console`

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { extname, join, relative, resolve, sep } from 'node:path';
+import { extname, join, relative, sep } from 'node:path';
 import type { Middleware } from 'koa';
+import { packageRoot } from '../infra/moduleFiles.ts';
 import type { AppState } from './services.ts';
 
 /** The web console's files (plain ES modules, no build): console/ at the top of the repository. */
-export const CONSOLE_DIR = resolve(import.meta.dirname, '..', 'console');
+export const CONSOLE_DIR = join(packageRoot(import.meta.url), 'console');
 
 /** Only these are served; anything else in the folder (its tsconfig.json, notes) stays private. */
 const CONTENT_TYPES: Readonly<Record<string, string>> = {

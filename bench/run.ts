@@ -10,6 +10,7 @@ import { runReplicaBenchmark } from './replicas.ts';
 import { runRuleBenchmark } from './rules.ts';
 import { runScaleBenchmark } from './scale.ts';
 import { runSoak } from './soak.ts';
+import { runStartupBenchmark } from './startup.ts';
 import { runSubscriptionBenchmark } from './subscriptions.ts';
 import { runTransferBenchmark } from './transfers.ts';
 
@@ -30,6 +31,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   rules: runRuleBenchmark,
   scale: runScaleBenchmark,
   soak: runSoak,
+  startup: runStartupBenchmark,
   subscriptions: runSubscriptionBenchmark,
   transfers: runTransferBenchmark,
 };

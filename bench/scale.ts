@@ -13,6 +13,7 @@ import { tempDir } from './lib/tempDir.ts';
 import { cpuSeconds } from './lib/wrk.ts';
 import { rebuildProjections } from './rebuild.ts';
 import { addRse, ruleOn, waitForRule } from './rules.ts';
+import { dmsCommand } from './lib/dmsCommand.ts';
 
 /**
  * `npm run bench scale [-- --files N]`: how the figures move as the catalogue grows. N files
@@ -219,14 +220,10 @@ const auditVerify = async (dataDir: string): Promise<{ ms: number; ownSeconds: n
   const ms = await timed(
     () =>
       new Promise<void>((resolve, reject) => {
-        const child = spawn(
-          process.execPath,
-          ['--import', 'tsx', join(import.meta.dirname, '..', 'bin', 'dms.ts'), 'audit', 'verify', '--json'],
-          {
-            env: { ...process.env, DMS_DATA_DIR: dataDir, DMS_LOG_LEVEL: 'warn' },
-            stdio: ['ignore', 'pipe', 'ignore'],
-          },
-        );
+        const child = spawn(dmsCommand().command, [...dmsCommand().args, 'audit', 'verify', '--json'], {
+          env: { ...process.env, DMS_DATA_DIR: dataDir, DMS_LOG_LEVEL: 'warn' },
+          stdio: ['ignore', 'pipe', 'ignore'],
+        });
         const sampler = setInterval(() => (cpu = Math.max(cpu, cpuSeconds(child.pid!))), 100);
         child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
         child.once('error', reject);

@@ -2,22 +2,7 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option, type O
 import { RULE_STATES } from '../domain/rule/rule.ts';
 import { loadConfig, type ServiceConfig } from '../infra/config.ts';
 import { createLogger } from '../infra/logger.ts';
-import { auditAnchorCommand } from './commands/auditAnchor.ts';
-import { auditVerifyCommand } from './commands/auditVerify.ts';
-import { authIssuersCommand } from './commands/authIssuers.ts';
-import { bootstrapCommand } from './commands/bootstrap.ts';
-import { eventsExportCommand } from './commands/eventsExport.ts';
-import { eventsImportCommand } from './commands/eventsImport.ts';
-import { projectionsRebuildCommand } from './commands/projectionsRebuild.ts';
-import { projectionsStatusCommand } from './commands/projectionsStatus.ts';
-import { replayCommand } from './commands/replay.ts';
-import { revokeTokensCommand } from './commands/revokeTokens.ts';
-import { transfersPathCommand } from './commands/transfersPath.ts';
-import { transfersStatusCommand } from './commands/transfersStatus.ts';
-import { waitRuleCommand } from './commands/waitRule.ts';
-import { workersStatusCommand } from './commands/workersStatus.ts';
-import { serveCluster } from './cluster/clusterPrimary.ts';
-import { startRuntime, type Roles } from './runtime.ts';
+import type { Roles } from './runtime.ts';
 
 /**
  * The `dms` command line (commander). Exit statuses: 0 done; 1 the command failed (a broken hash
@@ -39,16 +24,18 @@ const ROLES: Record<'serve' | 'api' | 'projector' | 'worker', Roles> = {
 };
 
 const runService = async (config: ServiceConfig, roles: Roles): Promise<void> => {
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, config.logFormat);
   const effective = { ...config, workers: roles.workers && config.workers };
   const effectiveRoles = { ...roles, workers: roles.workers && config.workers };
   // `dms serve` on several cores: API workers around this process (bin/cluster/clusterPrimary.ts).
   const runtime =
     roles.api && roles.projector && config.apiWorkers > 1
-      ? await serveCluster(effective, effectiveRoles, logger, config.apiWorkers)
-      : await startRuntime(effective, effectiveRoles, logger);
+      ? await (
+          await import('./cluster/clusterPrimary.ts')
+        ).serveCluster(effective, effectiveRoles, logger, config.apiWorkers)
+      : await (await import('./runtime.ts')).startRuntime(effective, effectiveRoles, logger);
   let signals = 0;
-  const shutdown = (signal: string) => {
+  const shutdown = (signal: string, exitCode = 0) => {
     signals += 1;
     if (signals > 1) {
       logger.warn({ signal }, 'second signal: exiting at once');
@@ -58,7 +45,7 @@ const runService = async (config: ServiceConfig, roles: Roles): Promise<void> =>
     runtime.stop().then(
       () => {
         logger.info('stopped');
-        process.exit(0);
+        process.exit(exitCode);
       },
       (error: unknown) => {
         logger.error({ err: error }, 'error while stopping');
@@ -66,6 +53,8 @@ const runService = async (config: ServiceConfig, roles: Roles): Promise<void> =>
       },
     );
   };
+  // The daemons start after the API listens; a service whose daemons cannot run stops.
+  runtime.daemonsReady.catch(() => shutdown('the daemons could not start', 1));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 };
@@ -143,7 +132,11 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .description("each daemon role's queue (waiting, active, delayed, failed jobs) and its last cycle")
     .option(...JSON_OPTION)
     .option(...WIDE_OPTION)
-    .action(action((config, options: { json?: boolean; wide?: boolean }) => workersStatusCommand(config, options)));
+    .action(
+      action(async (config, options: { json?: boolean; wide?: boolean }) =>
+        (await import('./commands/workersStatus.ts')).workersStatusCommand(config, options),
+      ),
+    );
 
   const transfers = program
     .command('transfers')
@@ -153,22 +146,27 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .description("requests per state and link, the oldest waiting in each state, the last hour's failures")
     .option(...JSON_OPTION)
     .option(...WIDE_OPTION)
-    .action(action((config, options: { json?: boolean; wide?: boolean }) => transfersStatusCommand(config, options)));
+    .action(
+      action(async (config, options: { json?: boolean; wide?: boolean }) =>
+        (await import('./commands/transfersStatus.ts')).transfersStatusCommand(config, options),
+      ),
+    );
   transfers
     .command('path <source> <destination>')
     .description(
       'the path the conveyor takes between two RSEs (multihop included), each copy with its protocols and tool, tape staging and tokens',
     )
-    .option(
-      '--tokens',
-      'ask the trusted provider for the tokens of the copies that use them, and show what each grants',
-    )
+    .option('--tokens', 'ask the trusted provider for the tokens of the copies that use them, and show what each grants')
     .option(...JSON_OPTION)
     .option(...WIDE_OPTION)
     .action(
       action(
-        (config, source: string, destination: string, options: { json?: boolean; wide?: boolean; tokens?: boolean }) =>
-          transfersPathCommand(config, source, destination, options),
+        async (
+          config,
+          source: string,
+          destination: string,
+          options: { json?: boolean; wide?: boolean; tokens?: boolean },
+        ) => (await import('./commands/transfersPath.ts')).transfersPathCommand(config, source, destination, options),
       ),
     );
 
@@ -178,7 +176,11 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .description('checkpoint, head of the event log, lag and status of every projection, and the projectors alive')
     .option(...JSON_OPTION)
     .option(...WIDE_OPTION)
-    .action(action((config, options: { json?: boolean; wide?: boolean }) => projectionsStatusCommand(config, options)));
+    .action(
+      action(async (config, options: { json?: boolean; wide?: boolean }) =>
+        (await import('./commands/projectionsStatus.ts')).projectionsStatusCommand(config, options),
+      ),
+    );
   projections
     .command('rebuild')
     .description(
@@ -187,11 +189,11 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .argument('<name>', 'the projection (dms projections status lists them)')
     .option('--detach', 'return once a running projector has the request, without following it')
     .action(
-      action((config, name: string, options: { detach?: boolean }) =>
-        projectionsRebuildCommand(
+      action(async (config, name: string, options: { detach?: boolean }) =>
+        (await import('./commands/projectionsRebuild.ts')).projectionsRebuildCommand(
           config,
           name,
-          createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel),
+          createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, config.logFormat),
           options,
         ),
       ),
@@ -204,8 +206,8 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .option('--from <revision>', 'the first revision to print (default: 0)', revision)
     .option('--json', 'print one JSON document with every event instead of one line each')
     .action(
-      action((config, stream: string, options: { from?: bigint; json?: boolean }) =>
-        replayCommand(config, stream, options),
+      action(async (config, stream: string, options: { from?: bigint; json?: boolean }) =>
+        (await import('./commands/replay.ts')).replayCommand(config, stream, options),
       ),
     );
 
@@ -219,8 +221,8 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .option('--key-file <file>', "the anchor's signing key")
     .option(...JSON_OPTION)
     .action(
-      action((config, options: { json?: boolean; anchor?: string; keyFile?: string }) =>
-        auditVerifyCommand(config, options),
+      action(async (config, options: { json?: boolean; anchor?: string; keyFile?: string }) =>
+        (await import('./commands/auditVerify.ts')).auditVerifyCommand(config, options),
       ),
     );
   audit
@@ -234,8 +236,8 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
       positiveCount,
     )
     .action(
-      action((config, file: string | undefined, options: { keyFile?: string; checkpointEvery?: number }) =>
-        auditAnchorCommand(config, file, options),
+      action(async (config, file: string | undefined, options: { keyFile?: string; checkpointEvery?: number }) =>
+        (await import('./commands/auditAnchor.ts')).auditAnchorCommand(config, file, options),
       ),
     );
 
@@ -244,12 +246,20 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .command('export')
     .description('write the whole event log as NDJSON, progress on stderr')
     .argument('[file]', 'where to write it (default: stdout)')
-    .action(action((config, file: string | undefined) => eventsExportCommand(config, file)));
+    .action(
+      action(async (config, file: string | undefined) =>
+        (await import('./commands/eventsExport.ts')).eventsExportCommand(config, file),
+      ),
+    );
   events
     .command('import')
     .description('append an exported log into an empty event store, checking its hash chains (exit 1 when refused)')
     .argument('[file]', 'what to read (default: stdin)')
-    .action(action((config, file: string | undefined) => eventsImportCommand(config, file)));
+    .action(
+      action(async (config, file: string | undefined) =>
+        (await import('./commands/eventsImport.ts')).eventsImportCommand(config, file),
+      ),
+    );
 
   const wait = program.command('wait').description('wait for a state: rule <id> <state>');
   wait
@@ -260,8 +270,11 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .option('--timeout <seconds>', 'give up after this long', seconds, 60)
     .option('--json', 'print the rule as GET /rules/{id} answers it')
     .action(
-      action((config, id: string, state: string, options: { timeout: number; json?: boolean }) =>
-        waitRuleCommand(config, id, state, { timeoutSeconds: options.timeout, json: options.json }),
+      action(async (config, id: string, state: string, options: { timeout: number; json?: boolean }) =>
+        (await import('./commands/waitRule.ts')).waitRuleCommand(config, id, state, {
+          timeoutSeconds: options.timeout,
+          json: options.json,
+        }),
       ),
     );
   const auth = program.command('auth').description('authentication: issuers (the trusted OpenID providers)');
@@ -272,18 +285,26 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     )
     .option('--check', 'fetch each provider’s discovery document and keys from this machine now')
     .option(...JSON_OPTION)
-    .action(action((config, options: { json?: boolean; check?: boolean }) => authIssuersCommand(config, options)));
+    .action(
+      action(async (config, options: { json?: boolean; check?: boolean }) =>
+        (await import('./commands/authIssuers.ts')).authIssuersCommand(config, options),
+      ),
+    );
 
   const admin = program.command('admin').description('administration: bootstrap, revoke-tokens <account>');
   admin
     .command('bootstrap')
     .description('create the root account from DMS_ROOT_* if it does not exist, then exit')
-    .action(action((config) => bootstrapCommand(config)));
+    .action(action(async (config) => (await import('./commands/bootstrap.ts')).bootstrapCommand(config)));
   admin
     .command('revoke-tokens')
     .description('end every session (token) of an account at once')
     .argument('<account>', 'the account')
-    .action(action((config, account: string) => revokeTokensCommand(config, account)));
+    .action(
+      action(async (config, account: string) =>
+        (await import('./commands/revokeTokens.ts')).revokeTokensCommand(config, account),
+      ),
+    );
 
   return program;
 };

@@ -1,8 +1,5 @@
-import { ConfigurationInvalidError } from '../infra/config.ts';
-import { DataDirInUseError } from '../infra/dataDirLock.ts';
-import { RedisServerMissingError } from '../infra/queue/redisServer.ts';
+import { EnvironmentError } from '../infra/environmentError.ts';
 import { runDms, USAGE_ERROR } from './cli.ts';
-import { PortInUseError } from './runtime.ts';
 
 /** `bin/dms`: the command line (bin/cli.ts) and its exit status. */
 
@@ -17,12 +14,7 @@ runDms(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     // What the environment gets wrong is said in a sentence, without a stack trace.
-    if (
-      error instanceof ConfigurationInvalidError ||
-      error instanceof RedisServerMissingError ||
-      error instanceof DataDirInUseError ||
-      error instanceof PortInUseError
-    ) {
+    if (error instanceof EnvironmentError) {
       console.error(error.message);
       process.exit(USAGE_ERROR);
     }

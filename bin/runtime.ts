@@ -15,10 +15,16 @@ import type { ServiceConfig } from '../infra/config.ts';
 import type { Upcasters } from '../domain/shared/upcasting.ts';
 import type { EventStore } from '../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../infra/eventstore/sqliteEventStore.ts';
-import { HeartbeatStore } from '../infra/heartbeats/heartbeatStore.ts';
 import type { Logger } from '../infra/logger.ts';
-import { startPrivateRedisServer, type PrivateRedisServer } from '../infra/queue/redisServer.ts';
-import { RedisPositionSignals, type PositionSignalName } from '../infra/queue/redisPositionSignals.ts';
+import type { TransferTools } from '../infra/transfer/transferTools.ts';
+import type { BrokerConnections } from '../infra/messaging/brokerConnections.ts';
+import type { Reactor } from '../workers/reactor.ts';
+import type { Role } from '../workers/role.ts';
+import type { WorkerHost } from '../workers/workerHost.ts';
+import { packageVersion } from '../infra/moduleFiles.ts';
+import { StartupPhases } from '../infra/startupPhases.ts';
+import { startPrivateRedisServer } from '../infra/queue/redisServer.ts';
+import type { RedisPositionSignals, PositionSignalName } from '../infra/queue/redisPositionSignals.ts';
 import type { ReadStore } from '../infra/readstore/readStore.ts';
 import { openStores } from '../infra/stores.ts';
 import { CheckpointWatcher } from '../projections/runtime/checkpointWatcher.ts';
@@ -30,20 +36,12 @@ import type { AppendChannel } from '../infra/eventstore/forwardedAppends.ts';
 import { projectionReports } from '../projections/runtime/projectionStatus.ts';
 import { ReadModels } from '../projections/runtime/readModels.ts';
 import { readModelPorts } from '../projections/readModelPorts.ts';
-import { allRoles } from '../workers/roles.ts';
-import type { Role } from '../workers/role.ts';
-import { Reactor, reactionsOf } from '../workers/reactor.ts';
-import { createWorkerContext } from '../workers/workerContext.ts';
-import { ServiceTokens } from '../infra/security/clientCredentialsTokens.ts';
-import { createStorages } from '../infra/storage/storages.ts';
-import { createTransferTools, type TransferTools } from '../infra/transfer/transferTools.ts';
-import { WorkerHost } from '../workers/workerHost.ts';
 import { findRedisUrl, forgetRedisUrl, rememberRedisUrl } from '../infra/queue/redisUrlFile.ts';
-import { daemonStatus } from '../workers/daemonStatus.ts';
 import { lockDataDir, type DataDirLock, type LockName } from '../infra/dataDirLock.ts';
 import { geoLocator } from '../infra/geoLocator.ts';
 import { RseAccounts } from '../infra/security/rseAccounts.ts';
 import { UrlSigner } from '../infra/storage/urlSigner.ts';
+import { EnvironmentError } from '../infra/environmentError.ts';
 
 /**
  * Which parts run in this process: `dms serve` runs all three, the scaled-out commands one each.
@@ -76,7 +74,16 @@ export type Runtime = Readonly<{
   eventStore: EventStore;
   readStore: ReadStore;
   runner: ProjectionRunner | undefined;
-  redisUrl: string | undefined;
+  /** The Redis the daemons use (REDIS_URL, or the private one once started); undefined before. */
+  readonly redisUrl: string | undefined;
+  /**
+   * Settles once the daemons run (at once when this process runs none). They start after the API
+   * listens, since nothing the API answers waits for them: the reactor takes up the events from
+   * its checkpoint, whenever it starts. A failure is logged, and rejects this.
+   */
+  daemonsReady: Promise<void>;
+  /** How long each phase of this process's start took (StartupPhases). */
+  phases: StartupPhases;
   /** In a cluster primary: where the projections stand and each step after, for the workers. */
   progressFeed: ProgressFeed | undefined;
   /** Records the API's URL beside the data directory's locks (a cluster primary learns it from its workers). */
@@ -84,11 +91,26 @@ export type Runtime = Readonly<{
   stop(): Promise<void>;
 }>;
 
+export type RuntimeOverrides = Readonly<{
+  /**
+   * Upcasters other than the domain's (tests of schema evolution). They reach the commands, the
+   * audit and projections run here; a projection thread always runs the domain's, so turn it off.
+   */
+  upcasters?: Upcasters;
+  cluster?: ClusterPart;
+  /**
+   * The daemons start once this settles (a cluster's primary: once its API workers listen), so
+   * that the start of what answers requests does not share the cores with theirs. Rejected: they
+   * do not start.
+   */
+  daemonsAfter?: Promise<unknown>;
+}>;
+
 /** How long in-flight requests may take to finish after a stop request before they are cut. */
 const DRAIN_MS = 10_000;
 
 /** The port is taken by another program: said plainly, without a stack trace (bin/dms.ts). */
-export class PortInUseError extends Error {
+export class PortInUseError extends EnvironmentError {
   constructor(host: string, port: number) {
     super(`${host}:${port} is already in use by another program. Stop it, or start dms with another PORT.`);
     this.name = 'PortInUseError';
@@ -97,7 +119,8 @@ export class PortInUseError extends Error {
 
 /**
  * Takes this process's locks on the data directory (infra/dataDirLock.ts), then opens the stores
- * and starts its roles. Order matters: projections catch up before the API listens; on stop the
+ * and starts its roles. Order matters: projections catch up before the API listens, and the API
+ * listens before the daemons start (Runtime.daemonsReady says when they run); on stop the
  * API stops accepting first and finishes what it has, then the workers, projections, stores and
  * the private redis-server are closed, in that order, and the locks let go last. A start that
  * fails half-way stops what it had started and lets the locks go.
@@ -106,17 +129,14 @@ export const startRuntime = async (
   config: ServiceConfig,
   roles: Roles,
   logger: Logger,
-  /**
-   * Upcasters other than the domain's (tests of schema evolution). They reach the commands, the
-   * audit and projections run here; a projection thread always runs the domain's, so turn it off.
-   */
-  overrides: Readonly<{ upcasters?: Upcasters; cluster?: ClusterPart }> = {},
+  overrides: RuntimeOverrides = {},
 ): Promise<Runtime> => {
+  const phases = new StartupPhases();
   // Before anything is opened or started: a second process on the same data directory stops here.
   const locks = takeDataDirLocks(config, roles, overrides.cluster);
   const undo: (() => Promise<void> | void)[] = [];
   try {
-    return await startRoles(config, roles, logger, overrides, locks, undo);
+    return await startRoles(config, roles, logger, overrides, locks, undo, phases);
   } catch (error) {
     for (const step of undo.reverse()) {
       try {
@@ -161,10 +181,11 @@ const startRoles = async (
   config: ServiceConfig,
   roles: Roles,
   logger: Logger,
-  overrides: Readonly<{ upcasters?: Upcasters; cluster?: ClusterPart }>,
+  overrides: RuntimeOverrides,
   locks: readonly DataDirLock[],
   /** What to stop, should the start fail later on. */
   undo: (() => Promise<void> | void)[],
+  phases: StartupPhases,
 ): Promise<Runtime> => {
   const cluster = overrides.cluster;
   const worker = cluster?.kind === 'worker' ? cluster : undefined;
@@ -184,6 +205,7 @@ const startRoles = async (
   );
   const readModels = new ReadModels(readStore, allProjections);
   await readModels.refresh();
+  phases.mark('stores');
   const upcasters = overrides.upcasters ? { upcasters: overrides.upcasters } : {};
   const metrics = new ServiceMetrics((what, error) => logger.warn({ err: error, what }, 'could not read a metric'));
   // Commands append through the metered store; projections and the reactor read the store itself.
@@ -192,6 +214,18 @@ const startRoles = async (
     ...readModelPorts(readModels),
     ...upcasters,
   });
+
+  // Root is made (or found) on the streams while the projections start: neither waits for the other.
+  const rootCreation =
+    roles.api || primary
+      ? ensureRootAccount(commands, {
+          username: config.rootUsername,
+          password: config.rootPassword,
+          email: config.rootEmail,
+        })
+      : undefined;
+  // Awaited below; a start failing before then must not leave its failure unheard.
+  rootCreation?.catch(() => undefined);
 
   let runner: ProjectionRunner | undefined;
   let thread: ProjectorThread | undefined;
@@ -256,6 +290,7 @@ const startRoles = async (
     metrics.watchReadYourWrites(() => outcomes.waitOutcomes());
     progress = watcher;
   }
+  phases.mark('projections');
   if (signals) metrics.watchPositionSignals(() => signals.signalCounts());
   // The process that writes a SQLite log (not a cluster's workers, which send their appends).
   if (eventStore instanceof SqliteEventStore) metrics.watchCommits(() => eventStore.commitStats());
@@ -270,8 +305,7 @@ const startRoles = async (
         );
   undo.push(stopRefreshing);
 
-  let redis: PrivateRedisServer | undefined;
-  let redisUrl = config.redisUrl;
+  const daemons: Daemons = {};
   const sessions = new SessionAccess(readModels, progress);
   const tokens = new TokenStore(readStore, config.tokenLifetimeSeconds, sessions);
   const services: Services = {
@@ -288,19 +322,20 @@ const startRoles = async (
     // Asked when an admin looks: this process's private Redis once started, else REDIS_URL, else
     // the private Redis of the `dms serve` sharing the data directory.
     daemons: async () => {
-      const url = redisUrl ?? findRedisUrl(config.redisUrl, config.dataDir);
-      return url ? daemonStatus(url, config.queuePrefix, readModels, allRoles) : undefined;
+      const url = config.redisUrl ?? daemons.redis?.url ?? findRedisUrl(config.redisUrl, config.dataDir);
+      if (!url) return undefined;
+      const [{ daemonStatus }, { allRoles }] = await Promise.all([
+        import('../workers/daemonStatus.ts'),
+        import('../workers/roles.ts'),
+      ]);
+      return daemonStatus(url, config.queuePrefix, readModels, allRoles);
     },
   };
   if (worker) metrics.gatherWith(worker.gatherMetrics);
 
   // A cluster primary makes root before its workers start; they then find it.
-  if (roles.api || primary) {
-    const created = await ensureRootAccount(commands, {
-      username: config.rootUsername,
-      password: config.rootPassword,
-      email: config.rootEmail,
-    });
+  if (rootCreation) {
+    const created = await rootCreation;
     if (created === 'created') {
       logger.info({ username: config.rootUsername }, 'created the root account and its userpass identity');
       if (config.rootPasswordIsDefault) {
@@ -318,63 +353,7 @@ const startRoles = async (
         { position: head.toString() },
         'the read models lag behind the event log (is a projector running?): logins to accounts they do not show yet give tokens that are refused',
       );
-  }
-
-  let reactor: Reactor | undefined;
-  let workerHost: WorkerHost | undefined;
-  let transferTools: TransferTools | undefined;
-  if (roles.workers) {
-    if (!redisUrl) {
-      redis = await startPrivateRedisServer({ persistenceDir: join(config.dataDir, 'redis') });
-      const started = redis;
-      undo.push(async () => {
-        forgetRedisUrl(config.dataDir);
-        await started.stop();
-      });
-      redisUrl = redis.url;
-      // Only the holder of the data directory's `redis` lock gets here (takeDataDirLocks).
-      rememberRedisUrl(config.dataDir, redisUrl);
-      logger.info({ url: redisUrl }, 'started a private redis-server');
-    }
-    const daemonRoles = selectRoles(roles.daemonRoles);
-    reactor = new Reactor({
-      eventStore,
-      readStore,
-      redisUrl,
-      prefix: config.queuePrefix,
-      reactions: reactionsOf(daemonRoles),
-      logger: logger.child({ role: 'reactor' }),
-    });
-    await reactor.start();
-    const startedReactor = reactor;
-    undo.push(() => startedReactor.stop());
-    transferTools = createTransferTools({ dataDir: config.dataDir });
-    const startedTools = transferTools;
-    undo.push(() => startedTools.close());
-    const workerContext = createWorkerContext(
-      commands,
-      readModels,
-      progress,
-      logger.child({ role: 'worker' }),
-      transferTools,
-      createStorages(),
-      new ServiceTokens(config.oidcProviders),
-    );
-    workerHost = new WorkerHost({
-      redisUrl,
-      prefix: config.queuePrefix,
-      roles: daemonRoles,
-      context: workerContext,
-      logger: logger.child({ role: 'worker' }),
-      onJobFinished: (role, outcome, seconds) => metrics.observeJob(role, outcome, seconds),
-      heartbeats: new HeartbeatStore(readStore),
-      jobLockMs: config.jobLockSeconds * 1000,
-    });
-    await workerHost.start();
-    const host = workerHost;
-    undo.push(() => host.stop());
-    metrics.watchQueues(() => host.jobCounts());
-    logger.info({ roles: daemonRoles.map((role) => role.name) }, 'daemon roles running');
+    phases.mark('root');
   }
 
   let server: Server | undefined;
@@ -399,15 +378,42 @@ const startRoles = async (
     if (address === null || typeof address === 'string') throw new Error('The API server listens on no TCP port');
     url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
     for (const lock of locks) lock.describe(url);
+    phases.mark('listening');
     // A cluster's primary says 'API listening' once every worker listens.
     if (worker) logger.info({ url }, 'API worker listening');
-    else logger.info({ url }, 'API listening');
+    else logListening(logger, config, url, phases);
   }
   const metricsServer: MetricsServer | undefined =
     // A cluster's metrics port is its primary's, which serves every process's metrics summed.
     config.metricsPort === undefined || worker
       ? undefined
       : await startMetricsServer(metrics, { port: config.metricsPort, host: config.host, logger });
+  undo.push(() => metricsServer?.stop());
+
+  // The daemons start once the API listens: nothing it answers waits for them.
+  const daemonsReady = roles.workers
+    ? (async () => {
+        try {
+          await overrides.daemonsAfter;
+        } catch {
+          return;
+        }
+        await startDaemons(
+          config,
+          roles,
+          logger,
+          { eventStore, readStore, commands, readModels, progress, metrics, phases },
+          daemons,
+        );
+      })()
+    : Promise.resolve();
+  daemonsReady.then(
+    () => {
+      if (roles.workers) phases.mark('daemons');
+      logStarted(logger, config, phases);
+    },
+    (error: unknown) => logger.error({ err: error }, 'the daemons could not start'),
+  );
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -415,9 +421,12 @@ const startRoles = async (
       if (server) await closeServer(server);
       await metricsServer?.stop();
       stopRefreshing();
-      await workerHost?.stop();
-      await transferTools?.close();
-      await reactor?.stop();
+      // A start still under way finishes (or fails, stopping what it had started) first.
+      await daemonsReady.catch(() => undefined);
+      await daemons.workerHost?.stop();
+      await daemons.transferTools?.close();
+      await daemons.brokers?.close();
+      await daemons.reactor?.stop();
       await runner?.stop();
       await thread?.stop();
       await eventStore.close();
@@ -425,10 +434,7 @@ const startRoles = async (
       watcher?.close();
       worker?.progress.close();
       await signals?.close();
-      if (redis) {
-        forgetRedisUrl(config.dataDir);
-        await redis.stop();
-      }
+      await daemons.redis?.stop();
       for (const lock of locks) lock.release();
     })());
 
@@ -439,13 +445,167 @@ const startRoles = async (
     eventStore,
     readStore,
     runner,
-    redisUrl,
+    get redisUrl() {
+      return config.redisUrl ?? daemons.redis?.url;
+    },
+    daemonsReady,
+    phases,
     progressFeed,
     announce: (announced) => {
       for (const lock of locks) lock.describe(announced);
     },
     stop,
   };
+};
+
+/** What runs the daemons in this process, as far as it has started. */
+type Daemons = {
+  redis?: { url: string; stop(): Promise<void> };
+  reactor?: Reactor;
+  transferTools?: TransferTools;
+  brokers?: BrokerConnections;
+  workerHost?: WorkerHost;
+};
+
+/**
+ * Starts the private redis-server (without REDIS_URL), the reactor and the worker host, filling
+ * `started` as it goes; a failure stops what it had started before it rejects.
+ */
+const startDaemons = async (
+  config: ServiceConfig,
+  roles: Roles,
+  logger: Logger,
+  parts: Readonly<{
+    eventStore: EventStore;
+    readStore: ReadStore;
+    commands: ReturnType<typeof createCommandContext>;
+    readModels: ReadModels;
+    progress: ProjectionProgress;
+    metrics: ServiceMetrics;
+    phases: StartupPhases;
+  }>,
+  started: Daemons,
+): Promise<void> => {
+  try {
+    // The daemons' modules (BullMQ, the roles, the transfer tools) are loaded by the processes that run them.
+    const [
+      { allRoles },
+      { Reactor, reactionsOf },
+      { WorkerHost },
+      { createWorkerContext },
+      { createTransferTools },
+      { BrokerConnections },
+      { createStorages },
+      { ServiceTokens },
+    ] = await Promise.all([
+      import('../workers/roles.ts'),
+      import('../workers/reactor.ts'),
+      import('../workers/workerHost.ts'),
+      import('../workers/workerContext.ts'),
+      import('../infra/transfer/transferTools.ts'),
+      import('../infra/messaging/brokerConnections.ts'),
+      import('../infra/storage/storages.ts'),
+      import('../infra/security/clientCredentialsTokens.ts'),
+    ]);
+    const { HeartbeatStore } = await import('../infra/heartbeats/heartbeatStore.ts');
+    let redisUrl = config.redisUrl;
+    if (!redisUrl) {
+      const redis = await startPrivateRedisServer({ persistenceDir: join(config.dataDir, 'redis') });
+      started.redis = {
+        url: redis.url,
+        stop: async () => {
+          forgetRedisUrl(config.dataDir);
+          await redis.stop();
+        },
+      };
+      redisUrl = redis.url;
+      // Only the holder of the data directory's `redis` lock gets here (takeDataDirLocks).
+      rememberRedisUrl(config.dataDir, redisUrl);
+      logger.info({ url: redisUrl }, 'started a private redis-server');
+      parts.phases.mark('redis');
+    }
+    const daemonRoles = selectRoles(allRoles, roles.daemonRoles);
+    started.reactor = new Reactor({
+      eventStore: parts.eventStore,
+      readStore: parts.readStore,
+      redisUrl,
+      prefix: config.queuePrefix,
+      reactions: reactionsOf(daemonRoles),
+      logger: logger.child({ role: 'reactor' }),
+    });
+    await started.reactor.start();
+    started.transferTools = createTransferTools({ dataDir: config.dataDir });
+    started.brokers = new BrokerConnections();
+    const workerContext = createWorkerContext(
+      parts.commands,
+      parts.readModels,
+      parts.progress,
+      logger.child({ role: 'worker' }),
+      started.transferTools,
+      createStorages(),
+      { brokers: started.brokers, password: config.messagingPassword },
+      new ServiceTokens(config.oidcProviders),
+    );
+    started.workerHost = new WorkerHost({
+      redisUrl,
+      prefix: config.queuePrefix,
+      roles: daemonRoles,
+      context: workerContext,
+      logger: logger.child({ role: 'worker' }),
+      onJobFinished: (role, outcome, seconds) => parts.metrics.observeJob(role, outcome, seconds),
+      heartbeats: new HeartbeatStore(parts.readStore),
+      jobLockMs: config.jobLockSeconds * 1000,
+    });
+    await started.workerHost.start();
+    const host = started.workerHost;
+    parts.metrics.watchQueues(() => host.jobCounts());
+    logger.info({ roles: daemonRoles.map((role) => role.name) }, 'daemon roles running');
+  } catch (error) {
+    await started.workerHost?.stop().catch(() => undefined);
+    await started.transferTools?.close().catch(() => undefined);
+    await started.brokers?.close().catch(() => undefined);
+    await started.reactor?.stop().catch(() => undefined);
+    await started.redis?.stop().catch(() => undefined);
+    started.workerHost = undefined;
+    started.transferTools = undefined;
+    started.brokers = undefined;
+    started.reactor = undefined;
+    started.redis = undefined;
+    throw error;
+  }
+};
+
+/**
+ * The line that says where the service is: for people, `dms 0.1.0 listening on http://… —
+ * console at /console, metrics at /metrics`; as JSON, `API listening` with the same facts and the
+ * time each phase of the start took.
+ */
+export const logListening = (logger: Logger, config: ServiceConfig, url: string, phases: StartupPhases): void => {
+  const version = packageVersion();
+  const metricsPath = config.metrics === 'off' ? undefined : '/metrics';
+  const metricsText = metricsPath
+    ? `metrics at ${metricsPath}`
+    : config.metricsPort !== undefined
+      ? `metrics on port ${config.metricsPort}`
+      : 'metrics off';
+  if (config.logFormat === 'pretty')
+    logger.info(`dms ${version} listening on ${url} — console at /console, ${metricsText}`);
+  else
+    logger.info(
+      { url, version, console: '/console', metrics: metricsPath ?? null, phasesMs: phases.durations() },
+      'API listening',
+    );
+};
+
+/** The line that says the start is complete, with what each phase took. */
+const logStarted = (logger: Logger, config: ServiceConfig, phases: StartupPhases): void => {
+  const durations = phases.durations();
+  if (config.logFormat === 'pretty') {
+    const parts = Object.entries(durations)
+      .filter(([name]) => name !== 'total')
+      .map(([name, ms]) => `${name} ${Math.round(ms)}`);
+    logger.info(`started in ${Math.round(durations.total ?? 0)} ms (${parts.join(', ')})`);
+  } else logger.info({ phasesMs: durations }, 'started');
 };
 
 const servingGenerations = (readModels: ReadModels): Record<string, number> =>
@@ -475,6 +635,7 @@ const openPositionSignals = async (
   const listen: PositionSignalName[] = [];
   if (config.eventStore.kind === 'sqlite' && (roles.projector || roles.workers)) listen.push('appended');
   if (!roles.projector) listen.push('applied');
+  const { RedisPositionSignals } = await import('../infra/queue/redisPositionSignals.ts');
   return RedisPositionSignals.open({
     url: config.redisUrl,
     prefix: config.queuePrefix,
@@ -484,7 +645,7 @@ const openPositionSignals = async (
 };
 
 /** The daemon roles named (all when none are), refusing unknown names. */
-const selectRoles = (names: readonly string[] | undefined): readonly Role[] => {
+const selectRoles = (allRoles: readonly Role[], names: readonly string[] | undefined): readonly Role[] => {
   if (!names || names.length === 0) return allRoles;
   const unknown = names.filter((name) => !allRoles.some((role) => role.name === name));
   if (unknown.length > 0)

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { readOidcProviders, type OidcProviderConfig } from './oidcProviders.ts';
 import { readRseAccounts, RseAccountsInvalid } from './security/rseAccounts.ts';
+import { EnvironmentError } from './environmentError.ts';
 
 /**
  * Configuration comes only from the environment, validated at start. A bad value stops the
@@ -66,6 +67,12 @@ const environmentSchema = z.object({
   DMS_READ_YOUR_WRITES_TIMEOUT_MS: integerText(0, 600_000).default(5000),
   /** pino level: fatal, error, warn, info, debug, trace or silent. */
   DMS_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * `pretty`: one readable line per entry (time, level, message, fields), for people; `json`: one
+   * JSON document per line (pino's), for log collectors. Default: pretty when standard output is
+   * a terminal, json otherwise.
+   */
+  DMS_LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   /** Header a TLS-terminating proxy sets to the client certificate's DN (x509 login); unset = off. */
   DMS_X509_DN_HEADER: z.string().min(1).optional(),
   /** Header a Kerberos-authenticating proxy sets to the principal (gss login); unset = off. */
@@ -155,6 +162,12 @@ const environmentSchema = z.object({
       }
     })
     .optional(),
+  /**
+   * The password of `messaging-hermes.username` at the message broker hermes sends to (the other
+   * broker options are in `/config`, docs/operations.md "Messages to a broker"); kept out of the
+   * configuration, which is an event log.
+   */
+  DMS_MESSAGING_HERMES_PASSWORD: z.string().optional(),
   /** A MaxMind City database file (`.mmdb`) that locates clients by IP for `geoip` replica sorting. */
   DMS_GEOIP_DB: z
     .string()
@@ -186,6 +199,8 @@ export type ServiceConfig = Readonly<{
   tokenLifetimeSeconds: number;
   readYourWritesTimeoutMs: number;
   logLevel: string;
+  /** DMS_LOG_FORMAT, resolved: a terminal gets `pretty` unless told otherwise. */
+  logFormat: 'json' | 'pretty';
   x509DnHeader: string | undefined;
   gssRemoteUserHeader: string | undefined;
   trustProxy: boolean;
@@ -216,6 +231,8 @@ export type ServiceConfig = Readonly<{
   rseAccounts: string | undefined;
   /** The MaxMind database `geoip` sorting locates clients with (DMS_GEOIP_DB), if any. */
   geoipDatabase: string | undefined;
+  /** The message broker password of hermes (DMS_MESSAGING_HERMES_PASSWORD), if any. */
+  messagingPassword: string | undefined;
 }>;
 
 /**
@@ -243,6 +260,7 @@ const serviceConfigSchema = z.object({
   tokenLifetimeSeconds: z.number(),
   readYourWritesTimeoutMs: z.number(),
   logLevel: z.string(),
+  logFormat: z.enum(['json', 'pretty']),
   x509DnHeader: z.string().or(z.undefined()),
   gssRemoteUserHeader: z.string().or(z.undefined()),
   trustProxy: z.boolean(),
@@ -273,11 +291,12 @@ const serviceConfigSchema = z.object({
   ),
   rseAccounts: z.string().or(z.undefined()),
   geoipDatabase: z.string().or(z.undefined()),
+  messagingPassword: z.string().or(z.undefined()),
 }) satisfies z.ZodType<ServiceConfig>;
 
 export const parseServiceConfig = (value: unknown): ServiceConfig => serviceConfigSchema.parse(value);
 
-export class ConfigurationInvalidError extends Error {
+export class ConfigurationInvalidError extends EnvironmentError {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((problem) => `  ${problem}`).join('\n')}`);
     this.name = 'ConfigurationInvalidError';
@@ -332,6 +351,7 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     tokenLifetimeSeconds: env.DMS_TOKEN_LIFETIME_SECONDS,
     readYourWritesTimeoutMs: env.DMS_READ_YOUR_WRITES_TIMEOUT_MS,
     logLevel: env.DMS_LOG_LEVEL,
+    logFormat: env.DMS_LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json'),
     x509DnHeader: env.DMS_X509_DN_HEADER,
     gssRemoteUserHeader: env.DMS_GSS_REMOTE_USER_HEADER,
     trustProxy: env.DMS_TRUST_PROXY,
@@ -354,5 +374,6 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     oidcProviders: oidc.providers,
     rseAccounts: env.DMS_RSE_ACCOUNTS,
     geoipDatabase: env.DMS_GEOIP_DB,
+    messagingPassword: env.DMS_MESSAGING_HERMES_PASSWORD,
   };
 };

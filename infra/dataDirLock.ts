@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { EnvironmentError } from './environmentError.ts';
 
 /**
  * One writer per data directory. What only one process may do with a data directory takes a
@@ -48,7 +49,7 @@ const REMEDY: Readonly<Record<LockName, string>> = {
   redis: 'A data directory takes one private redis-server; set REDIS_URL to share a Redis between workers instead.',
 };
 
-export class DataDirInUseError extends Error {
+export class DataDirInUseError extends EnvironmentError {
   constructor(
     readonly dataDir: string,
     readonly lock: LockName,

@@ -1,6 +1,7 @@
 import type { CommandContext } from '../commands/commandContext.ts';
 import type { ConfigSections } from '../domain/config/settings.ts';
 import type { Logger } from '../infra/logger.ts';
+import { BrokerConnections } from '../infra/messaging/brokerConnections.ts';
 import { createStorages, type Storages } from '../infra/storage/storages.ts';
 import { ServiceTokens } from '../infra/security/clientCredentialsTokens.ts';
 import type { TransferTools } from '../infra/transfer/transferTools.ts';
@@ -10,7 +11,7 @@ import type { ReadModels } from '../projections/runtime/readModels.ts';
 
 /**
  * What a daemon role works with: the command layer (the only way it changes anything), the read
- * models for the facts its workflow needs, the configuration, the transfer tools, and a logger. Built once per process
+ * models for the facts its workflow needs, the configuration, the transfer tools, hermes's broker connection, this service's own tokens, and a logger. Built once per process
  * by bin/runtime.ts; workers never see the HTTP layer.
  */
 export type WorkerContext = Readonly<{
@@ -21,6 +22,8 @@ export type WorkerContext = Readonly<{
   transferTools: TransferTools;
   /** The storages the deletion daemons delete on, by the RSE's delete protocol. */
   storages: Storages;
+  /** Hermes's connection to its message broker, kept between cycles, and the broker password. */
+  messaging: Messaging;
   /** Tokens of this service's own from the trusted OpenID providers (the transfers of RSEs with `oidc_support`). */
   serviceTokens: ServiceTokens;
   /** The configuration (`/config`) as the read models show it now. */
@@ -32,6 +35,8 @@ export type WorkerContext = Readonly<{
   readModelsAt(position: bigint): Promise<boolean>;
 }>;
 
+export type Messaging = Readonly<{ brokers: BrokerConnections; password: string | undefined }>;
+
 /** How long an event role waits for the read models to reach its event before reading facts anyway. */
 const READ_MODEL_WAIT_MS = 30_000;
 
@@ -42,6 +47,7 @@ export const createWorkerContext = (
   logger: Logger,
   transferTools: TransferTools,
   storages: Storages = createStorages(),
+  messaging: Messaging = { brokers: new BrokerConnections(), password: undefined },
   serviceTokens: ServiceTokens = new ServiceTokens([]),
 ): WorkerContext => ({
   commands,
@@ -49,6 +55,7 @@ export const createWorkerContext = (
   logger,
   transferTools,
   storages,
+  messaging,
   serviceTokens,
   settings: () => configSections(readModels),
   readModelsAt: (position) => progress.waitFor(position, READ_MODEL_WAIT_MS),

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { dmsCommand } from './dmsCommand.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -29,7 +30,7 @@ const statusField = (pid: number, field: string): number => {
 const extraNodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 /**
- * Starts a TypeScript entry point in its own process (so the load generator does not share its
+ * Starts an entry point in its own process (so the load generator does not share its
  * event loop) and waits for the log line `{"msg": readyMessage}`; its `url`, if any, is the
  * process's address. `root` is the tree the entry point is taken from (by default this one; a
  * benchmark may run an older tree's server as its baseline).
@@ -41,9 +42,11 @@ export const startProcess = async (
   readyMessage: string,
   root: string = ROOT,
 ): Promise<ServerProcess> => {
+  // `dms` itself runs compiled when the build is current (lib/dmsCommand.ts); other entry points from sources.
+  const dms = entry === 'bin/dms.ts' ? dmsCommand(root, extraNodeArgs) : undefined;
   const child: ChildProcess = spawn(
     process.execPath,
-    [...extraNodeArgs, '--import', 'tsx', join(root, entry), ...args],
+    [...(dms ? dms.args : [...extraNodeArgs, '--import', 'tsx', join(root, entry)]), ...args],
     {
       cwd: root,
       env: { ...process.env, ...environment },

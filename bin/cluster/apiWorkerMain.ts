@@ -80,7 +80,7 @@ const gatherMetrics = (): Promise<string> =>
 
 const start = async (configuration: unknown): Promise<void> => {
   const config = parseServiceConfig(configuration);
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, config.logFormat);
   try {
     runtime = await startRuntime(config, { api: true, projector: false, workers: false }, logger, {
       cluster: { kind: 'worker', appends, progress, gatherMetrics },

@@ -4,11 +4,13 @@ import { aggregateMetrics } from '../../api/metrics/serviceMetrics.ts';
 import type { ServiceConfig } from '../../infra/config.ts';
 import { appendFailureOf, parseStreamAppends } from '../../infra/eventstore/forwardedAppends.ts';
 import type { Logger } from '../../infra/logger.ts';
+import { entryModule } from '../../infra/moduleFiles.ts';
 import { errorMessage, isRecord } from '../../infra/narrowing.ts';
-import { PortInUseError, startRuntime, type Roles } from '../runtime.ts';
+import { logListening, PortInUseError, startRuntime, type Roles, type Runtime } from '../runtime.ts';
+import type { ProgressFeed } from '../../projections/runtime/progressRelay.ts';
 import { dmsMessageKind, type PrimaryMessage } from './clusterMessages.ts';
 
-const WORKER_ENTRY = fileURLToPath(new URL('./apiWorkerMain.ts', import.meta.url));
+const WORKER_ENTRY = fileURLToPath(entryModule(import.meta.url, './apiWorkerMain.ts', 'apiWorker'));
 
 /** How long a worker may take to finish its requests once asked to stop (the API's own drain is 10 s). */
 const WORKER_STOP_MS = 15_000;
@@ -19,7 +21,7 @@ const FIRST_RESTART_DELAY_MS = 100;
 const MAX_RESTART_DELAY_MS = 10_000;
 const STABLE_AFTER_MS = 60_000;
 
-export type ServingCluster = Readonly<{ url: string; stop(): Promise<void> }>;
+export type ServingCluster = Readonly<{ url: string; daemonsReady: Promise<void>; stop(): Promise<void> }>;
 
 /**
  * `dms serve` on several cores: this process (the cluster's primary) takes the data directory's
@@ -44,10 +46,18 @@ export const serveCluster = async (
   logger: Logger,
   workers: number,
 ): Promise<ServingCluster> => {
-  const runtime = await startRuntime(config, { ...roles, api: false }, logger, { cluster: { kind: 'primary' } });
-  const feed = runtime.progressFeed;
-  if (!feed) throw new Error('The cluster primary runs no projections to relay');
-  const eventStore = runtime.eventStore;
+  // The API workers are forked first: they load their code while this process opens the stores,
+  // starts the projections and makes root, and are told to start once that is done. The daemons
+  // start once the workers listen, so that nothing of theirs delays the first answer.
+  let runtime: Runtime | undefined;
+  let allListening: (() => void) | undefined;
+  let startFailed: ((error: Error) => void) | undefined;
+  const workersListening = new Promise<void>((resolve, reject) => {
+    allListening = resolve;
+    startFailed = reject;
+  });
+  // Heard through the start below (startRuntime's daemonsAfter, and the wait after it).
+  workersListening.catch(() => undefined);
   const started = new Set<Worker>();
   const birth = new Map<Worker, number>();
   const metricsRequests = new Map<number, (metrics: readonly object[]) => void>();
@@ -55,21 +65,17 @@ export const serveCluster = async (
   let stopping = false;
   let restartDelayMs = FIRST_RESTART_DELAY_MS;
   let listening: { url: string } | undefined;
-  let startFailed: ((error: Error) => void) | undefined;
-  let allListening: (() => void) | undefined;
   const listeningWorkers = new Set<Worker>();
 
   const send = (worker: Worker, message: PrimaryMessage): void => {
     if (worker.isConnected()) worker.send(message);
   };
 
-  const stopRelaying = feed.subscribe((report) => {
-    for (const worker of started) send(worker, { dms: 'progress', report });
-  });
+  let stopRelaying = (): void => undefined;
 
   /** Every process's metrics, summed: this one's and each started worker's (those that answer in time). */
   const clusterMetrics = async (): Promise<string> => {
-    const own = await runtime.services.metrics.json();
+    const own = runtime ? await runtime.services.metrics.json() : [];
     const others = await Promise.all(
       [...started].map(
         (worker) =>
@@ -90,15 +96,15 @@ export const serveCluster = async (
     );
     return aggregateMetrics([own, ...others]);
   };
-  runtime.services.metrics.gatherWith(clusterMetrics);
 
   const onMessage = (worker: Worker, message: unknown): void => {
     if (!isRecord(message)) return;
     switch (dmsMessageKind(message)) {
       case 'append': {
+        const eventStore = runtime?.eventStore;
         const id = message.id;
         const appends = parseStreamAppends(message.appends);
-        if (typeof id !== 'number') return;
+        if (typeof id !== 'number' || !eventStore) return;
         if (!appends) {
           send(worker, { dms: 'append-failed', id, failure: { kind: 'failed', message: 'malformed appends' } });
           return;
@@ -126,8 +132,14 @@ export const serveCluster = async (
         return;
       }
       case 'hello':
-        started.add(worker);
-        send(worker, { dms: 'start', config, progress: feed.snapshot() });
+        // A worker that loaded before this process was ready is told to start once it is.
+        primaryReady.then(
+          (feed) => {
+            started.add(worker);
+            send(worker, { dms: 'start', config, progress: feed.snapshot() });
+          },
+          () => undefined,
+        );
         return;
       case 'listening':
         if (typeof message.url !== 'string') return;
@@ -211,32 +223,51 @@ export const serveCluster = async (
     await Promise.all(exits);
   };
 
+  let readyFeed: ((feed: ProgressFeed) => void) | undefined;
+  let notReady: ((error: unknown) => void) | undefined;
+  const primaryReady = new Promise<ProgressFeed>((resolve, reject) => {
+    readyFeed = resolve;
+    notReady = reject;
+  });
+  primaryReady.catch(() => undefined);
+  for (let index = 0; index < workers; index += 1) fork();
   try {
-    await new Promise<void>((resolve, reject) => {
-      allListening = resolve;
-      startFailed = reject;
-      for (let index = 0; index < workers; index += 1) fork();
+    runtime = await startRuntime(config, { ...roles, api: false }, logger, {
+      cluster: { kind: 'primary' },
+      daemonsAfter: workersListening,
     });
+    const feed = runtime.progressFeed;
+    if (!feed) throw new Error('The cluster primary runs no projections to relay');
+    runtime.services.metrics.gatherWith(clusterMetrics);
+    stopRelaying = feed.subscribe((report) => {
+      for (const worker of started) send(worker, { dms: 'progress', report });
+    });
+    readyFeed?.(feed);
+    await workersListening;
   } catch (error) {
+    notReady?.(error);
     await stopWorkers();
     stopRelaying();
-    await runtime.stop();
+    await runtime?.stop();
     throw error;
   }
   startFailed = undefined;
+  const primary = runtime;
   const url = listening!.url;
-  runtime.announce(url);
-  logger.info({ url, workers }, 'API listening');
+  primary.announce(url);
+  primary.phases.mark('api workers');
+  logListening(logger.child({ workers }), config, url, primary.phases);
 
   let stopped: Promise<void> | undefined;
   return {
     url,
+    daemonsReady: primary.daemonsReady,
     stop: () =>
       (stopped ??= (async () => {
         // The workers finish their requests first: their appends still need this process.
         await stopWorkers();
         stopRelaying();
-        await runtime.stop();
+        await primary.stop();
       })()),
   };
 };

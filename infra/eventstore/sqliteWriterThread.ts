@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { entryModule, startThread } from '../moduleFiles.ts';
 import { isRecord } from '../narrowing.ts';
 import type { StreamAppend } from './eventStore.ts';
 import { errorOfAppendFailure, parseAppendFailure, parseAppendResults } from './forwardedAppends.ts';
@@ -25,7 +26,7 @@ export class SqliteWriterThread {
   private failure: Error | undefined;
 
   constructor(path: string, options: { autocheckpointPages?: number } = {}) {
-    this.worker = new Worker(new URL('./writerThreadBootstrap.mjs', import.meta.url), {
+    this.worker = startThread(entryModule(import.meta.url, './sqliteWriterThreadMain.ts', 'logWriterThread'), {
       workerData: {
         path,
         ...(options.autocheckpointPages ? { autocheckpointPages: options.autocheckpointPages } : {}),

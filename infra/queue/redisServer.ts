@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { errorMessage } from '../narrowing.ts';
+import { EnvironmentError } from '../environmentError.ts';
 
 export type PrivateRedisServer = Readonly<{
   url: string;
@@ -16,7 +17,7 @@ export type PrivateRedisOptions = Readonly<{
   startTimeoutMs?: number;
 }>;
 
-export class RedisServerMissingError extends Error {
+export class RedisServerMissingError extends EnvironmentError {
   constructor() {
     super(
       'redis-server was not found on the PATH. Install it (Debian/Ubuntu: `sudo apt-get install -y redis-server`), ' +

@@ -1,5 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { createHash, createHmac, sign } from 'node:crypto';
 import type { GcsKeys, RseAccounts, S3Keys, SwiftKeys } from '../security/rseAccounts.ts';
 
@@ -97,15 +96,20 @@ export class UrlSigner {
       throw new UrlNotSigned('unsupported', 'Not a valid RSE S3 URL style (allowed values: path|host)');
     }
     const endpoint = `https://${endpointHost}:${url.port || '443'}`;
-    const client = this.s3Client(endpoint, keys, style === 'path');
+    // The AWS SDK is a megabyte of code: loaded at the first S3 signature, not by every process.
+    const [s3, { getSignedUrl }] = await Promise.all([
+      import('@aws-sdk/client-s3'),
+      import('@aws-sdk/s3-request-presigner'),
+    ]);
+    const client = this.s3Client(s3.S3Client, endpoint, keys, style === 'path');
     // The URL's path is percent-encoded; the SDK encodes the bucket and key itself.
     const input = { Bucket: decoded(bucket), Key: decoded(key) };
     const command =
       request.operation === 'read'
-        ? new GetObjectCommand(input)
+        ? new s3.GetObjectCommand(input)
         : request.operation === 'write'
-          ? new PutObjectCommand(input)
-          : new DeleteObjectCommand(input);
+          ? new s3.PutObjectCommand(input)
+          : new s3.DeleteObjectCommand(input);
     try {
       return await getSignedUrl(client, command, { expiresIn: request.lifetime, signingDate: request.now });
     } catch (error) {
@@ -117,11 +121,11 @@ export class UrlSigner {
     }
   }
 
-  private s3Client(endpoint: string, keys: S3Keys, pathStyle: boolean): S3Client {
+  private s3Client(Client: typeof S3Client, endpoint: string, keys: S3Keys, pathStyle: boolean): S3Client {
     const id = [endpoint, keys.region, keys.accessKey, keys.secretKey, pathStyle].join(' ');
     let client = this.s3Clients.get(id);
     if (!client) {
-      client = new S3Client({
+      client = new Client({
         endpoint,
         region: keys.region,
         forcePathStyle: pathStyle,

@@ -1,5 +1,6 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { ServiceConfig } from '../../infra/config.ts';
+import { entryModule, startThread } from '../../infra/moduleFiles.ts';
 import type { Logger } from '../../infra/logger.ts';
 import { PositionWaiters } from './positionWaiters.ts';
 import type { ProgressReport } from './progressRelay.ts';
@@ -8,7 +9,7 @@ import type { ReadModels } from './readModels.ts';
 
 export type ProjectorThreadMessage = ProgressReport;
 
-const THREAD_ENTRY = new URL('./projectorThreadMain.ts', import.meta.url);
+const THREAD_ENTRY = entryModule(import.meta.url, './projectorThreadMain.ts', 'projectorThread');
 
 /** First and longest pause before a projection thread that died is started again. */
 const FIRST_RESTART_DELAY_MS = 500;
@@ -86,9 +87,7 @@ export class ProjectorThread implements ProjectionProgress {
   }
 
   private spawn(): Promise<void> {
-    const worker = new Worker(new URL('./projectorThreadBootstrap.mjs', import.meta.url), {
-      workerData: { entry: this.entry.href, config: this.config },
-    });
+    const worker = startThread(this.entry, { workerData: { config: this.config } });
     this.worker = worker;
     return new Promise<void>((resolve, reject) => {
       let ready = false;

@@ -16,7 +16,7 @@ import { ReadModels } from './readModels.ts';
 const config = parseServiceConfig(isRecord(workerData) ? workerData.config : undefined);
 const port = parentPort!;
 const post = (message: ProjectorThreadMessage) => port.postMessage(message);
-const logger = createLogger(config.logLevel).child({ role: 'projector', thread: 'projections' });
+const logger = createLogger(config.logLevel, config.logFormat).child({ role: 'projector', thread: 'projections' });
 
 const { eventStore, readStore } = await openStores(config);
 const readModels = new ReadModels(readStore, allProjections);

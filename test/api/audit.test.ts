@@ -18,6 +18,7 @@ import {
   type TestServer,
 } from '../support/server.ts';
 import { addReplicas, fileItem, rseWithProtocols } from './replicaSupport.ts';
+import { dmsCommand } from '../../bench/lib/dmsCommand.ts';
 
 type AuditLine = {
   position: number;
@@ -66,7 +67,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** `dms <args>` against the server's data directory, as an operator runs it beside the service. */
 const dms = (server: TestServer, ...args: string[]) =>
-  spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', '..', 'bin', 'dms.ts'), ...args], {
+  spawnSync(dmsCommand().command, [...dmsCommand().args, ...args], {
     encoding: 'utf8',
     timeout: 60_000,
     env: {

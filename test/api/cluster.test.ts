@@ -12,7 +12,7 @@ const ROOT_PASSWORD = 'cluster-secret';
 /** A new connection per request (`Connection: close`): the cluster hands each to the next worker. */
 const CLOSE = { Connection: 'close' };
 
-/** The API workers of a cluster primary: its children running the worker's entry point. */
+/** The API workers of a cluster primary: its children running the worker's entry point (apiWorkerMain.ts, or dist/apiWorker.js compiled). */
 const workersOf = (primary: number): number[] =>
   execFileSync('ps', ['-o', 'pid=', '--ppid', String(primary)], { encoding: 'utf8' })
     .split('\n')
@@ -20,7 +20,7 @@ const workersOf = (primary: number): number[] =>
     .filter((pid) => pid > 0)
     .filter((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('apiWorkerMain');
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('apiWorker');
       } catch {
         return false;
       }

@@ -12,10 +12,11 @@ import { newScope, path } from '../support/dids.ts';
 import { expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import { addReplicas, fileItem, rseWithProtocols } from './replicaSupport.ts';
+import { dmsCommand } from '../../bench/lib/dmsCommand.ts';
 
 /** `dms <args>` with its own data directory. */
 const dms = (dataDir: string, ...args: string[]) =>
-  spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', '..', 'bin', 'dms.ts'), ...args], {
+  spawnSync(dmsCommand().command, [...dmsCommand().args, ...args], {
     encoding: 'utf8',
     timeout: 60_000,
     env: {

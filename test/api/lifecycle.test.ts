@@ -169,7 +169,9 @@ describe('Service lifecycle', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       const deadline = Date.now() + 30_000;
-      while (!logLines.some((line) => line.msg === 'API listening')) {
+      // The daemons, and with them the private redis-server, start once the API listens.
+      const started = (message: string) => logLines.some((line) => line.msg === message);
+      while (!started('API listening') || !started('daemon roles running')) {
         if (Date.now() > deadline) throw new Error('the server did not start');
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

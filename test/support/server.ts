@@ -64,6 +64,8 @@ export const startTestServer = async (options: TestServerOptions = {}): Promise<
     options.logger ?? silentLogger(),
     options.upcasters ? { upcasters: options.upcasters } : {},
   );
+  // Tests with workers expect them running once the server is.
+  await runtime.daemonsReady;
   const url = runtime.url!;
   const login = async (username: string, password: string, account?: string) => {
     const response = await request(url, 'GET', '/auth/userpass', {

@@ -88,6 +88,7 @@ describe('Role: the undertaker on a schedule (behaviour rule 7)', function () {
         { api: false, projector: false, workers: true, daemonRoles: ['undertaker'] },
         silentLogger(),
       );
+      await worker.daemonsReady;
       await eventually(() => gone(server, scope), 15_000, 'the expired dataset deleted');
       const cycle = await lastCycle(worker);
       expect(cycle?.error ?? null).to.equal(null);
