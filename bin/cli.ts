@@ -156,7 +156,10 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .description(
       'the path the conveyor takes between two RSEs (multihop included), each copy with its protocols and tool, tape staging and tokens',
     )
-    .option('--tokens', 'ask the trusted provider for the tokens of the copies that use them, and show what each grants')
+    .option(
+      '--tokens',
+      'ask the trusted provider for the tokens of the copies that use them, and show what each grants',
+    )
     .option(...JSON_OPTION)
     .option(...WIDE_OPTION)
     .action(
