@@ -1,5 +1,6 @@
-import { deterministicPath, pfnFromProtocol } from '../rse/lfn2pfn.ts';
+import { pfnFromProtocol, replicaPath } from '../rse/lfn2pfn.ts';
 import type { RseProtocol } from '../rse/protocol.ts';
+import { climbProblem } from '../shared/names.ts';
 import { RucioError } from '../shared/errors.ts';
 import { pairOf, schemeFamily, transfertoolFor } from './protocolPairs.ts';
 import type { RankedSource, RequestType, SourcelessState, SubmittedSource } from './request.ts';
@@ -78,9 +79,14 @@ export const pathOn = (
   request: Pick<SelectionRequest, 'scope' | 'name'>,
   storedPath: string | null,
 ): string | undefined => {
-  if (!rse.properties.deterministic) return storedPath ?? undefined;
   try {
-    return deterministicPath(request.scope, request.name, topology.lfn2pfnAlgorithm(rse));
+    // Undefined for a name or stored path that would climb out of the RSE's prefix.
+    return replicaPath(
+      { deterministic: rse.properties.deterministic, lfn2pfnAlgorithm: topology.lfn2pfnAlgorithm(rse) },
+      request.scope,
+      request.name,
+      storedPath,
+    );
   } catch (error) {
     if (error instanceof RucioError) return undefined;
     throw error;
@@ -104,6 +110,18 @@ type Candidate = Readonly<{
   ranking: number;
   path: TransferPath;
 }>;
+
+/** A file stored before names were checked may climb as a path: it is copied nowhere, for good. */
+export const climbingName = (request: Pick<SelectionRequest, 'scope' | 'name'>): SourceSelection | undefined => {
+  const climb = climbProblem('scope', request.scope) ?? climbProblem('name', request.name);
+  return climb
+    ? {
+        kind: 'unavailable',
+        state: 'NO_SOURCES',
+        reason: `${request.scope}:${request.name} ${climb}: it has no path below an RSE's prefix`,
+      }
+    : undefined;
+};
 
 /** Why the destination cannot take transfers now, if it cannot. */
 export const destinationBlocked = (topology: Topology, request: SelectionRequest): string | undefined => {
@@ -315,6 +333,8 @@ export const selectSources = (
 ): SourceSelection => {
   const blocked = destinationBlocked(topology, request);
   if (blocked) return { kind: 'blocked', reason: blocked };
+  const climbs = climbingName(request);
+  if (climbs) return climbs;
   const dest = topology.rse(request.destRseId)!;
   const ranked = rankedCandidates(topology, dest, request, replicas);
   if ('state' in ranked) return { kind: 'unavailable', state: ranked.state, reason: ranked.reason };

@@ -3,6 +3,7 @@ import { protocolsFor } from '../rse/protocolSelection.ts';
 import { RucioError } from '../shared/errors.ts';
 import { transfertoolFor } from './protocolPairs.ts';
 import {
+  climbingName,
   destinationBlocked,
   selectSources,
   pathOn,
@@ -29,6 +30,8 @@ export const selectStageinSource = (
 ): SourceSelection => {
   const blocked = destinationBlocked(topology, request);
   if (blocked) return { kind: 'blocked', reason: blocked };
+  const climbs = climbingName(request);
+  if (climbs) return climbs;
   const dest = topology.rse(request.destRseId)!;
   const candidates = [
     ...replicas.filter((replica) => replica.rseId !== dest.id),
