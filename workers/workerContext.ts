@@ -1,5 +1,6 @@
 import type { CommandContext } from '../commands/commandContext.ts';
 import type { ConfigSections } from '../domain/config/settings.ts';
+import type { Clock } from '../infra/clock.ts';
 import type { Logger } from '../infra/logger.ts';
 import { BrokerConnections } from '../infra/messaging/brokerConnections.ts';
 import { createStorages, type Storages } from '../infra/storage/storages.ts';
@@ -26,6 +27,11 @@ export type WorkerContext = Readonly<{
   messaging: Messaging;
   /** Tokens of this service's own from the trusted OpenID providers (the transfers of RSEs with `oidc_support`). */
   serviceTokens: ServiceTokens;
+  /**
+   * What the roles decide by time: when a job starts (its commands' time, the workflows' `now`),
+   * the time of each step of a long job, exclusions and delays (infra/clock.ts).
+   */
+  clock: Clock;
   /** The configuration (`/config`) as the read models show it now. */
   settings(): Promise<ConfigSections>;
   /**
@@ -46,17 +52,21 @@ export const createWorkerContext = (
   progress: Pick<ProjectionProgress, 'waitFor'>,
   logger: Logger,
   transferTools: TransferTools,
-  storages: Storages = createStorages(),
-  messaging: Messaging = { brokers: new BrokerConnections(), password: undefined },
-  serviceTokens: ServiceTokens = new ServiceTokens([]),
+  /**
+   * The clock the roles decide by; the storages (default: every kind, made on first use),
+   * hermes's messaging (default: connections of its own, no password) and the service's tokens
+   * (default: no trusted provider).
+   */
+  options: Readonly<{ clock: Clock; storages?: Storages; messaging?: Messaging; serviceTokens?: ServiceTokens }>,
 ): WorkerContext => ({
   commands,
   readModels,
   logger,
   transferTools,
-  storages,
-  messaging,
-  serviceTokens,
+  storages: options.storages ?? createStorages(),
+  messaging: options.messaging ?? { brokers: new BrokerConnections(), password: undefined },
+  serviceTokens: options.serviceTokens ?? new ServiceTokens([]),
+  clock: options.clock,
   settings: () => configSections(readModels),
   readModelsAt: (position) => progress.waitFor(position, READ_MODEL_WAIT_MS),
 });

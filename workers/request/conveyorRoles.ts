@@ -1,3 +1,4 @@
+import { isoOf } from '../../infra/clock.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
 import {
   prepareRequests,
@@ -66,7 +67,7 @@ export const preparerRole: ScheduledRole = {
       topology ??= await loadTopology(context.readModels, sections);
       const limits = bindLimits(topology, await transferLimits(context.readModels));
       const outputs = preparer.decide(
-        { now: new Date().toISOString() },
+        { now: isoOf(context.clock) },
         {
           topology,
           limits,
@@ -80,7 +81,7 @@ export const preparerRole: ScheduledRole = {
           context.commands,
           withoutSkipped(outputs),
           requestStreams(documents),
-          stepOf(preparer.name, trigger, `prepare-${page}`),
+          stepOf(preparer.name, trigger, `prepare-${page}`, context.clock),
         )
       ).changed;
     }
@@ -98,7 +99,7 @@ export const throttlerRole: ScheduledRole = {
     if (requests.length === 0 && limits.length === 0) return { done: 0, skipped: [] };
     const topology = await loadTopology(context.readModels, await context.settings());
     const outputs = throttler.decide(
-      { now: new Date().toISOString() },
+      { now: isoOf(context.clock) },
       { topology, limits: bindLimits(topology, limits), requests },
     );
     const moves = outputs.filter(
@@ -108,13 +109,22 @@ export const throttlerRole: ScheduledRole = {
     const stats = outputs.filter(
       (output): output is RecordTransferLimitStats => output.type === 'RecordTransferLimitStats',
     );
-    const moved = await throttleRequests(context.commands, moves, streams, stepOf(throttler.name, trigger, 'release'));
+    const moved = await throttleRequests(
+      context.commands,
+      moves,
+      streams,
+      stepOf(throttler.name, trigger, 'release', context.clock),
+    );
     // The counts go in a step of their own, caused by what they are, so a job run again with
     // other counts records them rather than taking them for the first run's.
     const statsCause = stats
       .map((output) => `${output.data.id}:${output.data.transfers}:${output.data.waitings}`)
       .join(',');
-    await recordTransferLimitStats(context.commands, stats, stepOf(throttler.name, trigger, `stats-${statsCause}`));
+    await recordTransferLimitStats(
+      context.commands,
+      stats,
+      stepOf(throttler.name, trigger, `stats-${statsCause}`, context.clock),
+    );
     return { done: moved.changed, skipped: [] };
   },
 };
@@ -152,7 +162,7 @@ export const pollerRole: ScheduledRole = {
       mark = pageMarkOf(documents, 'changed_at');
       const requests = documents.map(submittedRequestOf);
       const reports = new Map<string, ToolReport>();
-      for (const [name, externalIds] of jobsToPoll(requests, new Date().toISOString(), olderThan)) {
+      for (const [name, externalIds] of jobsToPoll(requests, isoOf(context.clock), olderThan)) {
         const tool = context.transferTools.get(name);
         if (!tool) {
           skipped.push({
@@ -177,7 +187,7 @@ export const pollerRole: ScheduledRole = {
           context.commands,
           outputs,
           requestStreams(documents),
-          stepOf(poller.name, trigger, `reports-${page}`),
+          stepOf(poller.name, trigger, `reports-${page}`, context.clock),
         )
       ).changed;
     }
@@ -208,7 +218,7 @@ export const finisherRole: ScheduledRole = {
     let page = 0;
     // Each state a page at a time, oldest first: a page finished leaves the state, the next starts after it.
     for (const state of FINISHER_STATES) {
-      const before = new Date(Date.now() - settings.submittingTimeoutSeconds * 1000).toISOString();
+      const before = new Date(context.clock.now() - settings.submittingTimeoutSeconds * 1000).toISOString();
       let mark: PageMark | undefined;
       for (;;) {
         // SUBMITTING: only the requests stuck past the timeout, not the ones a submitter is working on.
@@ -227,12 +237,12 @@ export const finisherRole: ScheduledRole = {
         ).map(finishedRequestOf);
         if (requests.length === 0) break;
         mark = pageMarkOf(documents, 'changed_at');
-        const outputs = finisher.decide({ now: new Date().toISOString() }, { requests, settings });
+        const outputs = finisher.decide({ now: isoOf(context.clock) }, { requests, settings });
         const outcome = await finishRequests(
           context.commands,
           outputs,
           requestStreams(documents),
-          stepOf(finisher.name, trigger, `finish-${page}`),
+          stepOf(finisher.name, trigger, `finish-${page}`, context.clock),
         );
         page += 1;
         skipped.push(...outcome.skipped);

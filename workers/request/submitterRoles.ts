@@ -1,3 +1,4 @@
+import { isoOf } from '../../infra/clock.ts';
 import { recordSubmissions } from '../../commands/request/conveyorSteps.ts';
 import { markRequestsSubmitting, type RequestFile } from '../../commands/request/submissionStep.ts';
 import { settingValue, SETTINGS, type Setting } from '../../domain/config/settings.ts';
@@ -57,7 +58,7 @@ const submissionRole = (
       mark = pageMarkOf(documents, 'requested_at');
       topology ??= await loadTopology(context.readModels, sections);
       const outputs = workflow.decide(
-        { now: new Date().toISOString() },
+        { now: isoOf(context.clock) },
         {
           topology,
           requests: documents.map((document) => ({
@@ -77,7 +78,7 @@ const submissionRole = (
         context.commands,
         withoutSkipped(outputs),
         streams,
-        stepOf(workflow.name, trigger, `mark-${page}`),
+        stepOf(workflow.name, trigger, `mark-${page}`, context.clock),
         new Map(documents.map((document) => [document.id, fileOf(document)])),
       );
       // 2. The tools, in bulk; 3. what they answered.
@@ -91,7 +92,7 @@ const submissionRole = (
         context.commands,
         results,
         allStreams,
-        stepOf(workflow.name, trigger, `submitted-${page}`),
+        stepOf(workflow.name, trigger, `submitted-${page}`, context.clock),
       );
       done += marked.changed;
     }
