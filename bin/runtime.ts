@@ -556,7 +556,7 @@ const startDaemons = async (
         clock: parts.clock,
         storages: createStorages(),
         messaging: { brokers: started.brokers, password: config.messagingPassword },
-        serviceTokens: new ServiceTokens(config.oidcProviders),
+        serviceTokens: new ServiceTokens(config.oidcProviders, { now: () => parts.clock.now() }),
       },
     );
     started.workerHost = new WorkerHost({

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { protocol, rseWithProtocols } from '../api/replicaSupport.ts';
 import { FakeFts3Server } from '../infra/fakeFts3Server.ts';
+import { ManualClock } from '../support/clock.ts';
 import { newScope } from '../support/dids.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidcProvider.ts';
@@ -31,6 +32,8 @@ describe('Roles: token transfers (oidc_support, the trusted provider, FTS)', fun
   let fts: FakeFts3Server;
   let server: TestServer;
   let work: { path: string; dispose(): void };
+  // Running at the real pace; a test moves it to bring a kept token near its end.
+  const clock = new ManualClock({ running: true });
 
   before(async () => {
     provider = await startTestOidcProvider();
@@ -56,7 +59,11 @@ describe('Roles: token transfers (oidc_support, the trusted provider, FTS)', fun
         },
       }),
     );
-    server = await startTestServer({ roles: { workers: true }, environment: { DMS_OIDC_PROVIDERS: providers } });
+    server = await startTestServer({
+      roles: { workers: true },
+      clock,
+      environment: { DMS_OIDC_PROVIDERS: providers },
+    });
   });
   after(async () => {
     await server.stop();
@@ -119,6 +126,33 @@ describe('Roles: token transfers (oidc_support, the trusted provider, FTS)', fun
     expect(second.source_tokens).to.deep.equal(first.source_tokens);
     expect(second.destination_tokens).to.deep.equal(first.destination_tokens);
     expect(provider.requestCounts.get('/token')).to.equal(asked);
+  });
+
+  it('asks for new tokens before the kept ones expire: once less than oidc.token_min_lifetime is left', async () => {
+    const scope = await newScope(server);
+    const source = await tokenRse('src3.example.org');
+    const dest = await tokenRse('dst3.example.org');
+    await linkRses(server, source.rse, dest.rse);
+    const first = await copyOneFile(source.rse, dest.rse, scope, 'f1');
+    const expiresAt = decodeJwt(first.destination_tokens![0]!).exp! * 1000;
+    // The server's clock moves to a minute before the kept tokens have token_min_lifetime (300 s) left.
+    clock.set(expiresAt - 360_000);
+    const kept = await copyOneFile(source.rse, dest.rse, scope, 'f2');
+    expect(kept.destination_tokens).to.deep.equal(first.destination_tokens);
+    // Two minutes later they have less than that left, yet are valid: the next transfer gets new ones.
+    clock.advance(120_000);
+    expect(clock.now()).to.be.below(expiresAt);
+    const asked = provider.requestCounts.get('/token') ?? 0;
+    const renewed = await copyOneFile(source.rse, dest.rse, scope, 'f3');
+    expect(renewed.destination_tokens).to.not.deep.equal(first.destination_tokens);
+    expect(renewed.source_tokens).to.not.deep.equal(first.source_tokens);
+    expect(provider.requestCounts.get('/token')).to.equal(asked + 2);
+    const keys = createRemoteJWKSet(new URL(`${provider.issuer}/jwks`));
+    const { payload } = await jwtVerify(renewed.destination_tokens![0]!, keys, {
+      issuer: provider.issuer,
+      audience: 'dst3.example.org',
+    });
+    expect(payload.scope).to.equal('offline_access storage.modify:/data storage.read:/data');
   });
 
   it('leaves a transfer between RSEs without oidc_support to the certificate', async () => {
