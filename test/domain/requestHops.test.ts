@@ -142,6 +142,7 @@ const unusedHops = (previousState: 'QUEUED' | 'SUBMITTED'): RequestEvent => ({
   },
 });
 
+// Behaviour rule 22 on a multihop path: a failed hop fails the copies after it.
 describe('Request decider: multihop paths (Rucio’s transfer_hops)', () => {
   it('queues the intermediate hops of a QUEUED request, which learns its path', () => {
     given([queued]).when(queueHops).then([hopsQueued]);

@@ -41,6 +41,7 @@ const given = (rses: readonly TransferRse[], links: readonly Link[], multihop: P
   },
 });
 
+// Behaviour rule 23: shorter distance and single hops come first.
 describe('Path finding: the cheapest path from each source (Rucio’s search_shortest_paths)', () => {
   it('takes the direct link when no RSE is marked for multihop', () =>
     given(

@@ -16,7 +16,8 @@ import { makeTempDir } from '../support/tempDir.ts';
  * Multihop transfers as a user meets them: two RSEs with no direct path (no link, or no protocol
  * in common), an RSE between them marked `available_for_multihop`, and a rule whose copies go
  * through it, with the posix tool (real files), the mock tool and the FTS3 tool against an FTS
- * look-alike. The request listing shows the path; the rule is OK only when the last copy lands.
+ * look-alike. The request listing shows the path; the rule is OK only when the last copy lands;
+ * a failed hop fails its path and the request is retried, never the hop (behaviour rule 22).
  */
 
 type RequestJson = Readonly<Record<string, unknown>>;
