@@ -144,7 +144,9 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
       ),
     );
 
-  const transfers = program.command('transfers').description('the transfer requests: status');
+  const transfers = program
+    .command('transfers')
+    .description('the transfer requests: status, path <source> <destination>');
   transfers
     .command('status')
     .description("requests per state and link, the oldest waiting in each state, the last hour's failures")
@@ -153,6 +155,27 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .action(
       action(async (config, options: { json?: boolean; wide?: boolean }) =>
         (await import('./commands/transfersStatus.ts')).transfersStatusCommand(config, options),
+      ),
+    );
+  transfers
+    .command('path <source> <destination>')
+    .description(
+      'the path the conveyor takes between two RSEs (multihop included), each copy with its protocols and tool, tape staging and tokens',
+    )
+    .option(
+      '--tokens',
+      'ask the trusted provider for the tokens of the copies that use them, and show what each grants',
+    )
+    .option(...JSON_OPTION)
+    .option(...WIDE_OPTION)
+    .action(
+      action(
+        async (
+          config,
+          source: string,
+          destination: string,
+          options: { json?: boolean; wide?: boolean; tokens?: boolean },
+        ) => (await import('./commands/transfersPath.ts')).transfersPathCommand(config, source, destination, options),
       ),
     );
 

@@ -505,6 +505,7 @@ const startDaemons = async (
       { createTransferTools },
       { BrokerConnections },
       { createStorages },
+      { ServiceTokens },
     ] = await Promise.all([
       import('../workers/roles.ts'),
       import('../workers/reactor.ts'),
@@ -513,6 +514,7 @@ const startDaemons = async (
       import('../infra/transfer/transferTools.ts'),
       import('../infra/messaging/brokerConnections.ts'),
       import('../infra/storage/storages.ts'),
+      import('../infra/security/clientCredentialsTokens.ts'),
     ]);
     const { HeartbeatStore } = await import('../infra/heartbeats/heartbeatStore.ts');
     let redisUrl = config.redisUrl;
@@ -554,6 +556,7 @@ const startDaemons = async (
         clock: parts.clock,
         storages: createStorages(),
         messaging: { brokers: started.brokers, password: config.messagingPassword },
+        serviceTokens: new ServiceTokens(config.oidcProviders, { now: () => parts.clock.now() }),
       },
     );
     started.workerHost = new WorkerHost({

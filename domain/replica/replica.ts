@@ -88,6 +88,8 @@ export type ReplicaAdded = Event<
     state: ReplicaState;
     tombstone: string | null;
     lock: ReplicaLock | null;
+    /** The transfer that brings a replica made without a lock (a multihop path's intermediate copy); absent otherwise. */
+    request?: PendingRequest;
     addedAt: string;
   }
 >;
@@ -434,7 +436,7 @@ export const evolveFileReplicas = (state: FileReplicas, event: DidStreamEvent): 
 const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
   const { rseId } = event.data;
   if (event.type === 'ReplicaAdded') {
-    const { rse, bytes, md5, adler32, path, state, tombstone, lock, addedAt } = event.data;
+    const { rse, bytes, md5, adler32, path, state, tombstone, lock, request, addedAt } = event.data;
     return withReplica(replicas, {
       rse,
       rseId,
@@ -445,7 +447,7 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
       state,
       tombstone,
       locks: lock ? new Map([[lock.ruleId, lock.lockState]]) : NO_LOCKS,
-      pendingRequest: lock ? pendingOf(lock) : null,
+      pendingRequest: lock ? pendingOf(lock) : (request ?? null),
       declaredBad: false,
       temporaryUntil: null,
       createdAt: addedAt,

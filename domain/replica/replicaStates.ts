@@ -10,6 +10,7 @@ import {
 } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
 import { climbProblem, pathSegmentProblem } from '../shared/names.ts';
+import { addIntermediateReplica, type AddIntermediateReplica } from './intermediateReplicas.ts';
 import {
   evolveFileReplicas,
   OBSOLETE_TOMBSTONE,
@@ -63,6 +64,7 @@ export type PurgeUnlockedReplicas = Command<'PurgeUnlockedReplicas', { scope: st
 
 export type ReplicaCommand =
   | AddReplica
+  | AddIntermediateReplica
   | ChangeReplicaState
   | DeclareReplicaBad
   | DeclareReplicaSuspicious
@@ -324,6 +326,8 @@ export const decideReplica = (command: ReplicaCommand, state: FileReplicas): Rep
   switch (command.type) {
     case 'AddReplica':
       return addReplica(command, state);
+    case 'AddIntermediateReplica':
+      return addIntermediateReplica(command, state);
     case 'ChangeReplicaState':
       return changeReplicaState(command, state);
     case 'DeclareReplicaBad':

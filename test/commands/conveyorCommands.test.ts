@@ -1,10 +1,7 @@
+import { markRequestsSubmitting } from '../../commands/request/submissionStep.ts';
 import { expect } from 'chai';
 import type { CommandContext } from '../../commands/commandContext.ts';
-import {
-  markRequestsSubmitting,
-  recordSubmissions,
-  recordTransferReports,
-} from '../../commands/request/conveyorSteps.ts';
+import { recordSubmissions, recordTransferReports } from '../../commands/request/conveyorSteps.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
 import { loadFileReplicas } from '../../commands/did/didStreams.ts';
 import { addRules } from '../../commands/rule/ruleCreation.ts';
