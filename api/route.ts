@@ -3,6 +3,7 @@ import type { RouterMiddleware } from '@koa/router';
 import type { ZodObject, ZodType } from 'zod';
 import type { CommandMetadata } from '../domain/shared/event.ts';
 import type { RucioErrorClass } from '../domain/shared/errors.ts';
+import { actingIdentity } from './auth/actingIdentity.ts';
 import { authenticate } from './auth/authenticate.ts';
 import { requireAccept, sendCreated, sendOk } from './http.ts';
 import { compareRanks, rankPath, type RouteRank } from './routeRanking.ts';
@@ -176,12 +177,22 @@ const setCommonHeaders = (ctx: AppContext): void => {
   }
 };
 
-/** The metadata of a command issued by this request: now, the caller, the request id. */
-export const commandMetadata = (ctx: AppContext): CommandMetadata => ({
-  now: new Date(),
-  account: ctx.state.issuer ?? 'anonymous',
-  requestId: ctx.state.requestId,
-});
+/**
+ * The metadata of a command issued by this request: now, the caller (the account and the identity
+ * its token was issued to), the request id and the request's trace.
+ */
+export const commandMetadata = (ctx: AppContext): CommandMetadata => {
+  const { identity, identityType } = ctx.state;
+  return {
+    now: new Date(),
+    account: ctx.state.issuer ?? 'anonymous',
+    requestId: ctx.state.requestId,
+    correlationId: ctx.state.traceId,
+    ...(identity !== undefined && identityType !== undefined
+      ? { identity: actingIdentity(identityType, identity) }
+      : {}),
+  };
+};
 
 /**
  * Read your writes: answer only once every read model has applied the write's last event, or

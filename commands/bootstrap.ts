@@ -17,7 +17,13 @@ export const ensureRootAccount = async (
   context: CommandContext,
   root: { username: string; password: string; email: string },
 ): Promise<'created' | 'existing'> => {
-  const metadata = { now: new Date(), account: 'root', requestId: 'bootstrap' };
+  // Nobody logged in: the service itself acts, at its start.
+  const metadata = {
+    now: new Date(),
+    account: 'root',
+    requestId: 'bootstrap',
+    identity: { kind: 'SERVICE', value: 'bootstrap' },
+  };
   const options = { causationId: 'bootstrap-root' };
   let created = false;
   if ((await loadAccount(context, 'root')).status === 'Absent') {
