@@ -18,6 +18,7 @@ import type { EventStore } from '../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../infra/eventstore/sqliteEventStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import type { TransferTools } from '../infra/transfer/transferTools.ts';
+import type { BrokerConnections } from '../infra/messaging/brokerConnections.ts';
 import type { Reactor } from '../workers/reactor.ts';
 import type { Role } from '../workers/role.ts';
 import type { WorkerHost } from '../workers/workerHost.ts';
@@ -438,6 +439,7 @@ const startRoles = async (
       await daemonsReady.catch(() => undefined);
       await daemons.workerHost?.stop();
       await daemons.transferTools?.close();
+      await daemons.brokers?.close();
       await daemons.reactor?.stop();
       await runner?.stop();
       await thread?.stop();
@@ -476,6 +478,7 @@ type Daemons = {
   redis?: { url: string; stop(): Promise<void> };
   reactor?: Reactor;
   transferTools?: TransferTools;
+  brokers?: BrokerConnections;
   workerHost?: WorkerHost;
 };
 
@@ -500,14 +503,23 @@ const startDaemons = async (
 ): Promise<void> => {
   try {
     // The daemons' modules (BullMQ, the roles, the transfer tools) are loaded by the processes that run them.
-    const [{ allRoles }, { Reactor, reactionsOf }, { WorkerHost }, { createWorkerContext }, { createTransferTools }] =
-      await Promise.all([
-        import('../workers/roles.ts'),
-        import('../workers/reactor.ts'),
-        import('../workers/workerHost.ts'),
-        import('../workers/workerContext.ts'),
-        import('../infra/transfer/transferTools.ts'),
-      ]);
+    const [
+      { allRoles },
+      { Reactor, reactionsOf },
+      { WorkerHost },
+      { createWorkerContext },
+      { createTransferTools },
+      { BrokerConnections },
+      { createStorages },
+    ] = await Promise.all([
+      import('../workers/roles.ts'),
+      import('../workers/reactor.ts'),
+      import('../workers/workerHost.ts'),
+      import('../workers/workerContext.ts'),
+      import('../infra/transfer/transferTools.ts'),
+      import('../infra/messaging/brokerConnections.ts'),
+      import('../infra/storage/storages.ts'),
+    ]);
     const { HeartbeatStore } = await import('../infra/heartbeats/heartbeatStore.ts');
     let redisUrl = config.redisUrl;
     if (!redisUrl) {
@@ -536,12 +548,15 @@ const startDaemons = async (
     });
     await started.reactor.start();
     started.transferTools = createTransferTools({ dataDir: config.dataDir });
+    started.brokers = new BrokerConnections();
     const workerContext = createWorkerContext(
       parts.commands,
       parts.readModels,
       parts.progress,
       logger.child({ role: 'worker' }),
       started.transferTools,
+      createStorages(),
+      { brokers: started.brokers, password: config.messagingPassword },
     );
     started.workerHost = new WorkerHost({
       redisUrl,
@@ -560,10 +575,12 @@ const startDaemons = async (
   } catch (error) {
     await started.workerHost?.stop().catch(() => undefined);
     await started.transferTools?.close().catch(() => undefined);
+    await started.brokers?.close().catch(() => undefined);
     await started.reactor?.stop().catch(() => undefined);
     await started.redis?.stop().catch(() => undefined);
     started.workerHost = undefined;
     started.transferTools = undefined;
+    started.brokers = undefined;
     started.reactor = undefined;
     started.redis = undefined;
     throw error;
