@@ -19,10 +19,12 @@ import { loadIdentity } from './identity/identityCommands.ts';
 export const ensureRootAccount = async (
   context: CommandContext,
   root: { username: string; password: string; email: string },
+  /** The time of the events, from the runtime's clock. */
+  now: Date,
 ): Promise<'created' | 'existing'> => {
   // Nobody logged in: the service itself acts, at its start.
   const metadata = {
-    now: new Date(),
+    now,
     account: 'root',
     requestId: 'bootstrap',
     identity: { kind: 'SERVICE', value: 'bootstrap' },

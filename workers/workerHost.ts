@@ -1,6 +1,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { hostname } from 'node:os';
 import { settingValue } from '../domain/config/settings.ts';
+import { dateOf } from '../infra/clock.ts';
 import type { HeartbeatInput, HeartbeatStore } from '../infra/heartbeats/heartbeatStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { inSpan, newTraceId, parseTraceparent, type TraceContext } from '../infra/tracing.ts';
@@ -145,7 +146,7 @@ export class WorkerHost {
   private async beat(): Promise<void> {
     const store = this.options.heartbeats;
     if (!store) return;
-    const now = new Date();
+    const now = dateOf(this.options.context.clock);
     const olderThanSeconds = (3 * this.heartbeatIntervalMs) / 1000;
     for (const [index, role] of this.options.roles.entries()) {
       if (this.workers[index]?.isRunning()) await store.beat(this.heartbeatOf(role.name), now, olderThanSeconds);
@@ -175,25 +176,30 @@ export class WorkerHost {
   }
 
   private async runInTrace(role: Role, job: Job, trace: TraceContext): Promise<CycleReport> {
-    const trigger: JobTrigger = { jobId: String(job.id), startedAt: new Date(), trace };
+    // When the job started is what it decides by (the clock); how long it took is measured apart.
+    const trigger: JobTrigger = { jobId: String(job.id), startedAt: dateOf(this.options.context.clock), trace };
+    const started = performance.now();
+    const elapsedMs = () => performance.now() - started;
     const logger = this.options.logger.child({ daemon: role.name, jobId: trigger.jobId, traceId: trace.traceId });
     const context: WorkerContext = { ...this.options.context, logger };
     let told = false;
     const finished = (outcome: 'completed' | 'failed') => {
-      if (!told) this.options.onJobFinished?.(role.name, outcome, (Date.now() - trigger.startedAt.getTime()) / 1000);
+      if (!told) this.options.onJobFinished?.(role.name, outcome, elapsedMs() / 1000);
       told = true;
     };
     try {
       const report =
         role.kind === 'event' ? await role.process(job.data, trigger, context) : await role.run(trigger, context);
       finished('completed');
-      await this.status.record(role.name, trigger.jobId, trigger.startedAt, report);
+      await this.status.record(role.name, trigger.jobId, trigger.startedAt, elapsedMs(), report);
       if (report.done > 0 || report.skipped.length > 0)
         logger.info({ done: report.done, skipped: report.skipped.length }, 'role cycle');
       return report;
     } catch (error) {
       finished('failed');
-      await this.status.record(role.name, trigger.jobId, trigger.startedAt, { error }).catch(() => undefined);
+      await this.status
+        .record(role.name, trigger.jobId, trigger.startedAt, elapsedMs(), { error })
+        .catch(() => undefined);
       throw error;
     }
   }
