@@ -6,7 +6,8 @@ import { uniqueName } from '../support/events.ts';
 import { eventually } from '../support/eventually.ts';
 import { expectError, expectStatus, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
 import { sshKeyPair } from '../support/sshKeys.ts';
-import { rseWithProtocols } from './replicaSupport.ts';
+import { addReplicas, fileItem, rseWithProtocols } from './replicaSupport.ts';
+import { ruleOverHttp } from '../support/rules.ts';
 
 /** What these tests read of an audit line. */
 type AuditLine = Readonly<{
@@ -17,7 +18,13 @@ type AuditLine = Readonly<{
   identity?: Readonly<{ kind: string; value: string }>;
   correlation_id?: string;
   causation_id: string | null;
-  data: Readonly<{ scope?: string; name?: string; rule?: { subscriptionId: string | null } }>;
+  data: Readonly<{
+    scope?: string;
+    name?: string;
+    rse?: string;
+    rule?: { subscriptionId: string | null };
+    transfer?: { requestId: string; ruleId: string };
+  }>;
 }>;
 
 const DN_HEADER = 'X-Test-Client-DN';
@@ -211,6 +218,54 @@ describe('API: who acted, and what one request caused', function () {
     expect(caused[0]).to.deep.include({ type: 'DidCreated', correlation_id: made });
     expect(caused[0]!.data.name).to.equal('untraced');
     expect(caused.every((line) => line.correlation_id === made && line.data.name === 'untraced')).to.equal(true);
+  });
+
+  it('shows a source declared suspicious by a failed transfer in the histories of the file, the source RSE and the rule whose copy failed', async () => {
+    const scope = await newScope(server);
+    const source = await rseWithProtocols(server);
+    const destination = await rseWithProtocols(server);
+    expectStatus(
+      await server.root('POST', `/rses/${source.rse}/distances/${destination.rse}`, { body: { distance: 1 } }),
+      201,
+    );
+    // The mock tool fails every copy to the destination; its error names the source suspicious.
+    expectStatus(
+      await server.root('POST', `/rses/${destination.rse}/attr/mock_outcome`, { body: { value: 'failed' } }),
+      201,
+    );
+    expectStatus(
+      await server.root('PUT', `/config/conveyor/suspicious_pattern/${encodeURIComponent('.*Mock transfer failed.*')}`),
+      201,
+    );
+    const file = uniqueName('f');
+    await addReplicas(server, source.rse, [fileItem(scope, file)]);
+    const ruleId = await ruleOverHttp(server, {
+      dids: [{ scope, name: file }],
+      copies: 1,
+      rse_expression: destination.rse,
+    });
+
+    let ruleHistory: AuditLine[] = [];
+    await eventually(
+      async () =>
+        (ruleHistory = await lines(`/audit/rules/${ruleId}/events`)).some(
+          (line) => line.type === 'ReplicaDeclaredSuspicious',
+        ),
+      60_000,
+      "the suspicious declaration in the rule's history",
+    );
+    const declaration = ruleHistory.find((line) => line.type === 'ReplicaDeclaredSuspicious')!;
+    expect(declaration).to.deep.include({ stream: `did-${scope}:${file}`, account: 'root' });
+    expect(declaration.identity).to.deep.equal({ kind: 'DAEMON', value: 'conveyor-finisher' });
+    expect(declaration.data).to.deep.include({ rse: source.rse });
+    expect(declaration.data.transfer?.ruleId).to.equal(ruleId);
+    const fileHistory = await lines(`/audit/dids/${scope}/${file}/events`);
+    expect(fileHistory.map((line) => line.position)).to.include(declaration.position);
+    const sourceHistory = await lines(`/audit/rses/${source.rse}/events`);
+    expect(sourceHistory.map((line) => line.position)).to.include(declaration.position);
+    // The destination only received a failed copy: the declaration is not about it.
+    const destinationHistory = await lines(`/audit/rses/${destination.rse}/events`);
+    expect(destinationHistory.map((line) => line.position)).not.to.include(declaration.position);
   });
 
   it("shows a lifetime exception's approval and rejection in the history of each DID it covers", async () => {
