@@ -82,7 +82,14 @@ const suspiciousDeclaration = (item: Finishing, metadata: CommandMetadata): DidS
   return [
     {
       type: 'DeclareReplicaSuspicious',
-      data: { scope, name, rse: source.rse, rseId: source.rseId, reason: item.suspicious },
+      data: {
+        scope,
+        name,
+        rse: source.rse,
+        rseId: source.rseId,
+        reason: item.suspicious,
+        transfer: { requestId: item.request.record.id, ruleId: item.request.record.ruleId },
+      },
       metadata,
     },
   ];

@@ -124,10 +124,19 @@ export type ReplicaDeclaredBad = Event<
     declaredAt: string;
   }
 >;
-/** Every suspicious declaration counts; the replica's state does not change. */
+/**
+ * The transfer whose failure made the finisher declare its source suspicious: the request and the
+ * rule it served, so that the rule's history shows what its failed copy did to the source.
+ */
+export type SuspicionCause = Readonly<{ requestId: string; ruleId: string }>;
+
+/**
+ * Every suspicious declaration counts; the replica's state does not change. `transfer` is absent
+ * when a person declared it, and on declarations recorded before it was kept.
+ */
 export type ReplicaDeclaredSuspicious = Event<
   'ReplicaDeclaredSuspicious',
-  ReplicaRef & { bytes: number; reason: string | null; account: string; declaredAt: string }
+  ReplicaRef & { bytes: number; reason: string | null; account: string; declaredAt: string; transfer?: SuspicionCause }
 >;
 /** The replica cannot be read until `expiresAt`; declaring it again moves the expiry. */
 export type ReplicaDeclaredTemporarilyUnavailable = Event<

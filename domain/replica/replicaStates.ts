@@ -18,6 +18,7 @@ import {
   type Replica,
   type ReplicaEvent,
   type ReplicaState,
+  type SuspicionCause,
 } from './replica.ts';
 
 /**
@@ -50,7 +51,11 @@ export type ChangeReplicaState = Command<
   ReplicaTarget & { state: ReplicaState; locks?: Readonly<Record<string, LockState>> }
 >;
 export type DeclareReplicaBad = Command<'DeclareReplicaBad', ReplicaTarget & { reason: string | null; force: boolean }>;
-export type DeclareReplicaSuspicious = Command<'DeclareReplicaSuspicious', ReplicaTarget & { reason: string | null }>;
+/** `transfer`: the failed transfer that made the finisher declare its source (absent when a person declares). */
+export type DeclareReplicaSuspicious = Command<
+  'DeclareReplicaSuspicious',
+  ReplicaTarget & { reason: string | null; transfer?: SuspicionCause }
+>;
 export type DeclareReplicaTemporarilyUnavailable = Command<
   'DeclareReplicaTemporarilyUnavailable',
   ReplicaTarget & { reason: string | null; expiresAt: string }
@@ -238,6 +243,7 @@ export const declareReplicaSuspicious = (
         reason: data.reason,
         account: metadata.account,
         declaredAt: metadata.now.toISOString(),
+        ...(data.transfer ? { transfer: data.transfer } : {}),
       },
     },
   ];

@@ -198,8 +198,12 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
       subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
       if (event.data.lock) subjects.add(ruleSubject(event.data.lock.ruleId));
       break;
-    case 'ReplicaDeclaredBad':
+    // A source declared suspicious by a failed transfer concerns the rule whose copy failed too.
     case 'ReplicaDeclaredSuspicious':
+      subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
+      if (event.data.transfer) subjects.add(ruleSubject(event.data.transfer.ruleId));
+      break;
+    case 'ReplicaDeclaredBad':
     case 'ReplicaDeclaredTemporarilyUnavailable':
     case 'ReplicaTombstoneSet':
     case 'ReplicaDeletionStarted':

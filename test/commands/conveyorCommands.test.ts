@@ -197,9 +197,11 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
         ]),
       )
       .thenAppended((events) => {
-        expect(ofType(events, 'ReplicaDeclaredSuspicious')[0]).to.include({
+        expect(ofType(events, 'ReplicaDeclaredSuspicious')[0]).to.deep.include({
           rse: 'SITE_A',
           reason: 'checksum mismatch',
+          // The failed transfer it comes from: the audit shows the declaration in the rule's history.
+          transfer: { requestId, ruleId },
         });
         expect(ofType(events, 'ReplicaStateChanged')[0]).to.include({ state: 'UNAVAILABLE' });
         expect(ofType(events, 'ReplicaStateChanged')[0]!.locks).to.deep.equal({ [ruleId]: 'STUCK' });

@@ -216,6 +216,28 @@ describe('Console: the web console in a real browser', function () {
     await shot('6-audit');
   });
 
+  it('filters the feed by the identity that acted, and opens everything one of its requests caused', async () => {
+    await page.locator('#feed-identity-type').selectOption('USERPASS');
+    await page.locator('#feed-identity').fill(user.account);
+    await page.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.waitForURL(/identity=/);
+    const entries = page.locator('.timeline .event');
+    await entries.first().waitFor();
+    const identities = await entries.locator('.event-identity').allInnerTexts();
+    expect(identities.length).to.equal(await entries.count());
+    expect(new Set(identities)).to.deep.equal(new Set([`${user.account} (userpass)`]));
+    // The rule the wizard asked for: its request's trace lists what it caused.
+    const rule = entries.filter({ hasText: ruleId }).first();
+    await rule.locator('summary').click();
+    await rule.locator('.event-trace').click();
+    await page.waitForURL(/trace=[0-9a-f]{32}/);
+    expect(await page.locator('#feed-trace').inputValue()).to.match(/^[0-9a-f]{32}$/);
+    await page.locator('.timeline .event', { hasText: ruleId }).first().waitFor();
+    const caused = await page.locator('.timeline .event .event-identity').allInnerTexts();
+    expect(new Set(caused)).to.deep.equal(new Set([`${user.account} (userpass)`]));
+    await shot('7-audit-trace', true);
+  });
+
   it('edits a configuration option in place and resets it to its default', async () => {
     await openFromMore('Configuration');
     await page.locator('#config-filter').fill('webui');
