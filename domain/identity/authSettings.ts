@@ -27,4 +27,12 @@ export const AUTH_SETTINGS = {
   oidcExpectedScope: text('oidc', 'expected_scope', 'openid profile'),
   oidcJwksRefreshInterval: number('oidc', 'jwks_refresh_interval', 30, 0, DAY),
   oidcJwksMaxAge: number('oidc', 'jwks_max_age', 3600, 60, 30 * DAY),
+  /**
+   * The trusted provider (its nickname in DMS_OIDC_PROVIDERS) this service asks for tokens of its
+   * own, as its client (Rucio's `admin_issuer`): the tokens of transfers between RSEs with
+   * `oidc_support`. Empty: the file's first provider. A token is handed out again while it has
+   * more than `token_min_lifetime` seconds left, and asked for anew after that (Rucio: 300).
+   */
+  oidcAdminIssuer: text('oidc', 'admin_issuer', ''),
+  oidcTokenMinLifetime: integer('oidc', 'token_min_lifetime', 300, 0, DAY),
 } as const;

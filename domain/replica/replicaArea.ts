@@ -19,8 +19,14 @@ const replicaEventSubjects = (event: ReplicaEvent): string[] => {
       return [file, rseSubject(event.data.rse), ...Object.keys(event.data.locks).map(ruleSubject)];
     case 'ReplicaAdded':
       return [file, rseSubject(event.data.rse), ...(event.data.lock ? [ruleSubject(event.data.lock.ruleId)] : [])];
-    case 'ReplicaDeclaredBad':
+    // A source declared suspicious by a failed transfer concerns the rule whose copy failed too.
     case 'ReplicaDeclaredSuspicious':
+      return [
+        file,
+        rseSubject(event.data.rse),
+        ...(event.data.transfer ? [ruleSubject(event.data.transfer.ruleId)] : []),
+      ];
+    case 'ReplicaDeclaredBad':
     case 'ReplicaDeclaredTemporarilyUnavailable':
     case 'ReplicaTombstoneSet':
     case 'ReplicaDeletionStarted':

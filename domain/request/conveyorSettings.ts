@@ -1,4 +1,4 @@
-import { choice, flag, integer, number, patternList, DAY } from '../config/settingKinds.ts';
+import { choice, flag, integer, number, patternList, typed, DAY } from '../config/settingKinds.ts';
 
 /** The conveyor's `/config` options (domain/request/). */
 export const CONVEYOR_SETTINGS = {
@@ -33,4 +33,30 @@ export const CONVEYOR_SETTINGS = {
   finisherInterval: number('conveyor-finisher', 'interval', 1, 0.1, DAY),
   finisherChunkSize: integer('conveyor-finisher', 'chunk_size', 1000, 1, 100_000),
   finisherSubmittingTimeout: number('conveyor-finisher', 'submitting_timeout', 7200, 1, 30 * DAY),
+  /** The stager (Rucio's conveyor-stager): the submitter of STAGEIN requests, on the submitter's schedule. */
+  stagerInterval: number('conveyor-stager', 'interval', 1, 0.1, DAY),
+  stagerChunkSize: integer('conveyor-stager', 'chunk_size', 1000, 1, 100_000),
+  /**
+   * Seconds a tool may take to bring a file on tape online before copying it (Rucio's
+   * `conveyor.bring_online`, FTS's `bring_online`), for transfers from tape or `staging_required`
+   * RSEs and STAGEIN requests.
+   */
+  conveyorBringOnline: integer('conveyor', 'bring_online', 43_200, 1, 30 * DAY),
+  /**
+   * Multihop (Rucio's `transfers` section): the RSEs a transfer may pass through, as an RSE
+   * expression (empty: none, no multihop), what passing through one costs (an RSE's own
+   * `hop_penalty` attribute first), how long the replica a path leaves on an RSE is kept (an RSE's
+   * own `multihop_tombstone_delay` first; negative: the reaper takes it at once, 0: kept), and at
+   * most how many copies a path takes (0: no bound, as in Rucio, which has no such option).
+   */
+  multihopRseExpression: typed(
+    'transfers',
+    'multihop_rse_expression',
+    'available_for_multihop=true',
+    'an RSE expression, or nothing for no multihop',
+    (value) => value,
+  ),
+  hopPenalty: integer('transfers', 'hop_penalty', 10, 0, 1_000_000),
+  multihopTombstoneDelay: integer('transfers', 'multihop_tombstone_delay', 7200, -1, 365 * DAY),
+  multihopMaxHops: integer('transfers', 'multihop_max_hops', 0, 0, 100),
 } as const;

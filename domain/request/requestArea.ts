@@ -8,7 +8,7 @@ import { TRANSFER_LIMIT_EVENT_TYPES, type TransferLimitEvent } from './transferL
 
 /**
  * What a batch of transfer requests concerns: each request's file, and for a queued one also its
- * rule and RSE. Transfer limits concern no subject (the feed finds them).
+ * rule and RSE; the intermediate hops of a multihop path their file and every RSE of the path. Transfer limits concern no subject (the feed finds them).
  */
 const requestEventSubjects = (event: RequestEvent | TransferLimitEvent): string[] => {
   switch (event.type) {
@@ -20,6 +20,12 @@ const requestEventSubjects = (event: RequestEvent | TransferLimitEvent): string[
       ]);
     case 'RequestCancelled':
       return event.data.requests.map((request) => didSubject(request.scope, request.name));
+    // A multihop path concerns its file and every RSE it passes through.
+    case 'RequestHopsQueued':
+      return event.data.paths.flatMap(({ hops, path }) => [
+        ...hops.map((hop) => didSubject(hop.scope, hop.name)),
+        ...path.map((rse) => rseSubject(rse)),
+      ]);
     default:
       return [];
   }
