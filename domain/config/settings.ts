@@ -250,6 +250,12 @@ export const SETTINGS = {
   finisherChunkSize: integer('conveyor-finisher', 'chunk_size', 1000, 1, 100_000),
   finisherSubmittingTimeout: number('conveyor-finisher', 'submitting_timeout', 7200, 1, 30 * DAY),
   /**
+   * The same bound for requests of a tool whose jobs live in the submitting process (`posix`,
+   * `mock`): submitting to it is an instant in memory, so a request SUBMITTING this long lost its
+   * job with a submitter that died between the two steps, and is retried at once (not in Rucio).
+   */
+  finisherLocalSubmittingTimeout: number('conveyor-finisher', 'local_submitting_timeout', 60, 1, 30 * DAY),
+  /**
    * The reaper: seconds between cycles (Rucio sleeps 60 s; 10 s here, so a replica made obsolete
    * goes within seconds on an idle server), replicas per chunk (one atomic step to mark them, one
    * to record them deleted; Rucio: 100), every RSE greedy (its `--greedy`), BEING_DELETED replicas
