@@ -7,6 +7,7 @@ import { startMetricsServer, type MetricsServer } from '../api/metrics/metricsSe
 import { ServiceMetrics } from '../api/metrics/serviceMetrics.ts';
 import { Oidc } from '../api/auth/oidc/oidc.ts';
 import { SessionAccess } from '../api/auth/sessionAccess.ts';
+import { StartCatchUp } from '../api/startCatchUp.ts';
 import { TokenStore } from '../api/auth/tokenStore.ts';
 import type { Services } from '../api/services.ts';
 import { ensureRootAccount } from '../commands/bootstrap.ts';
@@ -305,6 +306,7 @@ const startRoles = async (
   undo.push(stopRefreshing);
 
   const daemons: Daemons = {};
+  const catchUp = new StartCatchUp(progress, logger, config.readYourWritesTimeoutMs);
   const sessions = new SessionAccess(readModels, progress);
   const tokens = new TokenStore(readStore, config.tokenLifetimeSeconds, sessions);
   const services: Services = {
@@ -313,6 +315,7 @@ const startRoles = async (
     commands,
     readModels,
     progress,
+    startCatchUp: catchUp,
     tokens,
     oidc: new Oidc(config.oidcProviders, { readStore, readModels, commands, tokens, sessions, logger }),
     metrics,
@@ -343,15 +346,14 @@ const startRoles = async (
         );
       }
     }
-    // Read your writes for what start-up wrote (root, or another process's start just before):
-    // a token is checked against the read models, so a login answered before they show root
-    // would give a token refused at its first use.
+    // No stale read after a start: what the log holds now (writes acknowledged before a crash,
+    // root, another process's start just before) is what requests wait for the read models to
+    // show, once, before they are answered (api/startCatchUp.ts). A cluster's primary serves no
+    // requests; it waits here so that its workers, told to start after it, find the read models there.
     const head = await eventStore.headPosition();
-    if (!(await progress.waitFor(head, config.readYourWritesTimeoutMs)))
-      logger.warn(
-        { position: head.toString() },
-        'the read models lag behind the event log (is a projector running?): logins to accounts they do not show yet give tokens that are refused',
-      );
+    if (roles.api) catchUp.holdUntil(head);
+    else if (!(await progress.waitFor(head, config.readYourWritesTimeoutMs)))
+      logger.warn({ position: head.toString() }, 'the read models lag behind the event log (is a projector running?)');
     phases.mark('root');
   }
 
