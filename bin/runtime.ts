@@ -498,7 +498,19 @@ const startDaemons = async (
     const { HeartbeatStore } = await import('../infra/heartbeats/heartbeatStore.ts');
     let redisUrl = config.redisUrl;
     if (!redisUrl) {
-      const redis = await startPrivateRedisServer({ persistenceDir: join(config.dataDir, 'redis') });
+      const redisLogger = logger.child({ component: 'redis-server' });
+      const redis = await startPrivateRedisServer({
+        persistenceDir: join(config.dataDir, 'redis'),
+        // A redis-server that dies (killed, out of memory) comes back from its append-only file
+        // on the same port: the daemons' connections find it again, and what its file lost the
+        // reconciler finds again from the log (workers/reconcile/).
+        supervise: {
+          onExit: (exit) => redisLogger.error(exit, 'the private redis-server died; starting it again'),
+          onRestart: () => redisLogger.info('the private redis-server started again'),
+          onRestartFailed: (error) =>
+            redisLogger.error({ err: error }, 'the private redis-server could not start again'),
+        },
+      });
       started.redis = {
         url: redis.url,
         stop: async () => {
