@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { createApp } from '../api/app.ts';
@@ -21,6 +22,7 @@ import type { TransferTools } from '../infra/transfer/transferTools.ts';
 import type { Reactor } from '../workers/reactor.ts';
 import type { Role } from '../workers/role.ts';
 import type { WorkerHost } from '../workers/workerHost.ts';
+import type { JobQueues } from '../workers/jobQueues.ts';
 import { packageVersion } from '../infra/moduleFiles.ts';
 import { StartupPhases } from '../infra/startupPhases.ts';
 import { startPrivateRedisServer } from '../infra/queue/redisServer.ts';
@@ -425,6 +427,7 @@ const startRoles = async (
       // A start still under way finishes (or fails, stopping what it had started) first.
       await daemonsReady.catch(() => undefined);
       await daemons.workerHost?.stop();
+      await daemons.jobQueues?.close();
       await daemons.transferTools?.close();
       await daemons.reactor?.stop();
       await runner?.stop();
@@ -462,6 +465,7 @@ const startRoles = async (
 type Daemons = {
   redis?: { url: string; stop(): Promise<void> };
   reactor?: Reactor;
+  jobQueues?: JobQueues;
   transferTools?: TransferTools;
   workerHost?: WorkerHost;
 };
@@ -487,14 +491,23 @@ const startDaemons = async (
 ): Promise<void> => {
   try {
     // The daemons' modules (BullMQ, the roles, the transfer tools) are loaded by the processes that run them.
-    const [{ allRoles }, { Reactor, reactionsOf }, { WorkerHost }, { createWorkerContext }, { createTransferTools }] =
-      await Promise.all([
-        import('../workers/roles.ts'),
-        import('../workers/reactor.ts'),
-        import('../workers/workerHost.ts'),
-        import('../workers/workerContext.ts'),
-        import('../infra/transfer/transferTools.ts'),
-      ]);
+    const [
+      { allRoles },
+      { Reactor, reactionsOf },
+      { WorkerHost },
+      { createWorkerContext },
+      { createTransferTools },
+      { EventJobs },
+      { JobQueues },
+    ] = await Promise.all([
+      import('../workers/roles.ts'),
+      import('../workers/reactor.ts'),
+      import('../workers/workerHost.ts'),
+      import('../workers/workerContext.ts'),
+      import('../infra/transfer/transferTools.ts'),
+      import('../workers/eventJobs.ts'),
+      import('../workers/jobQueues.ts'),
+    ]);
     const { HeartbeatStore } = await import('../infra/heartbeats/heartbeatStore.ts');
     let redisUrl = config.redisUrl;
     if (!redisUrl) {
@@ -526,6 +539,9 @@ const startDaemons = async (
     }
     const daemonRoles = selectRoles(allRoles, roles.daemonRoles);
     started.reactor = new Reactor({
+      // Processes running different roles follow the log each from a checkpoint of its own: one
+      // shared would let a process skip the events of another's roles.
+      name: reactorName(daemonRoles, allRoles),
       eventStore: parts.eventStore,
       readStore: parts.readStore,
       redisUrl,
@@ -535,13 +551,18 @@ const startDaemons = async (
     });
     await started.reactor.start();
     started.transferTools = createTransferTools({ dataDir: config.dataDir });
-    const workerContext = createWorkerContext(
-      parts.commands,
-      parts.readModels,
-      parts.progress,
-      logger.child({ role: 'worker' }),
-      started.transferTools,
-    );
+    started.jobQueues = new JobQueues(redisUrl, config.queuePrefix);
+    const workerContext = {
+      ...createWorkerContext(
+        parts.commands,
+        parts.readModels,
+        parts.progress,
+        logger.child({ role: 'worker' }),
+        started.transferTools,
+      ),
+      // Every role's jobs, whichever roles this process runs: the queues are shared.
+      reconciliation: { queues: started.jobQueues, eventJobs: new EventJobs(reactionsOf(allRoles)) },
+    };
     started.workerHost = new WorkerHost({
       redisUrl,
       prefix: config.queuePrefix,
@@ -558,10 +579,12 @@ const startDaemons = async (
     logger.info({ roles: daemonRoles.map((role) => role.name) }, 'daemon roles running');
   } catch (error) {
     await started.workerHost?.stop().catch(() => undefined);
+    await started.jobQueues?.close().catch(() => undefined);
     await started.transferTools?.close().catch(() => undefined);
     await started.reactor?.stop().catch(() => undefined);
     await started.redis?.stop().catch(() => undefined);
     started.workerHost = undefined;
+    started.jobQueues = undefined;
     started.transferTools = undefined;
     started.reactor = undefined;
     started.redis = undefined;
@@ -636,6 +659,16 @@ const openPositionSignals = async (
     listen,
     logger: logger.child({ component: 'position-signals' }),
   });
+};
+
+/** `reactor` for a process of every role, else a name of its own for the event roles it runs. */
+const reactorName = (roles: readonly Role[], allRoles: readonly Role[]): string => {
+  if (roles.length === allRoles.length) return 'reactor';
+  const names = roles
+    .filter((role) => role.kind === 'event')
+    .map((role) => role.name)
+    .sort();
+  return `reactor-${createHash('sha1').update(names.join(',')).digest('hex').slice(0, 12)}`;
 };
 
 /** The daemon roles named (all when none are), refusing unknown names. */

@@ -1,56 +1,11 @@
 import { Queue } from 'bullmq';
-import type { Event } from '../domain/shared/event.ts';
-import { eventUpcasters } from '../domain/upcasters.ts';
 import type { AllSubscription, EventStore, RecordedEvent } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
 import type { CollectionSpec, Document, ReadStore } from '../infra/readstore/readStore.ts';
-import { reactsTo, type EventRole, type Role } from './role.ts';
+import { EventJobs, type PlannedJob, type Reaction } from './eventJobs.ts';
 
-/**
- * Which events become jobs on which queue, and the job data an event becomes (by default the
- * event itself, `EventJob`).
- */
-export type Reaction = Readonly<{
-  queue: string;
-  eventTypes: readonly string[];
-  jobOf?: (event: RecordedEvent) => object | undefined;
-  delayOf?: (event: RecordedEvent) => number;
-}>;
-
-/** What a job carries by default: the triggering event. */
-export type EventJob = Readonly<{
-  eventId: string;
-  type: string;
-  streamName: string;
-  position: string;
-  data: unknown;
-}>;
-
-export const eventJob = (event: RecordedEvent): EventJob => ({
-  eventId: event.id,
-  type: event.type,
-  streamName: event.streamName,
-  position: event.position.toString(),
-  data: event.data,
-});
-
-/** The reactions of the event roles: each role's queue gets the events it reacts to. */
-export const reactionsOf = (roles: readonly Role[]): Reaction[] =>
-  roles.flatMap((role) => (role.kind === 'event' ? [reactionOf(role)] : []));
-
-const reactionOf = <E extends Event, Job extends object>(role: EventRole<E, Job>): Reaction => {
-  // The one narrowing from a stored event to the role's union, sound because the reactor hands a
-  // reaction only the events of the types it lists, their data upcast to the current shape.
-  const isHandled = (event: RecordedEvent): event is RecordedEvent & E => Object.hasOwn(role.handles, event.type);
-  const { delayOf } = role;
-  return {
-    queue: role.name,
-    eventTypes: reactsTo(role),
-    jobOf: (event) => (isHandled(event) ? role.jobOf(event, event) : undefined),
-    ...(delayOf ? { delayOf: (event: RecordedEvent) => (isHandled(event) ? delayOf(event, event) : 0) } : {}),
-  };
-};
+export { eventJob, reactionsOf, type EventJob, type Reaction } from './eventJobs.ts';
 
 type CheckpointDocument = Document & { checkpoint: string; updatedAt: string };
 
@@ -80,33 +35,19 @@ const CHECKPOINT_EVERY_MS = 1000;
  */
 export class Reactor {
   private readonly queues = new Map<string, Queue>();
-  private readonly queuesByType = new Map<
-    string,
-    { queue: Queue; jobOf: (event: RecordedEvent) => object | undefined; delayOf?: (event: RecordedEvent) => number }[]
-  >();
+  private readonly jobs: EventJobs;
   private subscription: AllSubscription | undefined;
   private loop: Promise<void> | undefined;
   private stopping = false;
   private checkpoint = 0n;
 
   constructor(private readonly options: ReactorOptions) {
-    for (const reaction of options.reactions) {
-      let queue = this.queues.get(reaction.queue);
-      if (!queue) {
-        queue = new Queue(reaction.queue, {
-          connection: redisConnectionOptions(options.redisUrl),
-          prefix: options.prefix ?? 'dms',
-        });
-        this.queues.set(reaction.queue, queue);
-      }
-      const target = {
+    this.jobs = new EventJobs(options.reactions);
+    for (const queue of this.jobs.queues())
+      this.queues.set(
         queue,
-        jobOf: reaction.jobOf ?? eventJob,
-        ...(reaction.delayOf ? { delayOf: reaction.delayOf } : {}),
-      };
-      for (const type of reaction.eventTypes)
-        this.queuesByType.set(type, [...(this.queuesByType.get(type) ?? []), target]);
-    }
+        new Queue(queue, { connection: redisConnectionOptions(options.redisUrl), prefix: options.prefix ?? 'dms' }),
+      );
   }
 
   get name(): string {
@@ -158,29 +99,15 @@ export class Reactor {
   }
 
   private async enqueue(batch: readonly RecordedEvent[]): Promise<void> {
-    const jobsByQueue = new Map<Queue, { name: string; data: object; opts: { jobId: string; delay?: number } }[]>();
-    for (const stored of batch) {
-      const targets = this.queuesByType.get(stored.type);
-      if (!targets) continue;
-      // Roles read the event's data in the current shape of its type.
-      const event = {
-        ...stored,
-        data: eventUpcasters.upcast({
-          type: stored.type,
-          data: stored.data,
-          schemaVersion: stored.metadata.schemaVersion,
-        }),
-      };
-      for (const { queue, jobOf, delayOf } of targets) {
-        const data = jobOf(event);
-        if (data === undefined) continue;
-        const delay = delayOf?.(event) ?? 0;
-        const jobs = jobsByQueue.get(queue) ?? [];
-        jobs.push({ name: event.type, data, opts: { jobId: event.id, ...(delay > 0 ? { delay } : {}) } });
-        jobsByQueue.set(queue, jobs);
+    const jobsByQueue = new Map<string, PlannedJob[]>();
+    for (const event of batch)
+      for (const job of this.jobs.jobsOf(event)) {
+        const jobs = jobsByQueue.get(job.queue);
+        if (jobs) jobs.push(job);
+        else jobsByQueue.set(job.queue, [job]);
       }
-    }
-    for (const [queue, jobs] of jobsByQueue) await queue.addBulk(jobs);
+    for (const [queue, jobs] of jobsByQueue)
+      await this.queues.get(queue)!.addBulk(jobs.map(({ name, data, opts }) => ({ name, data, opts: { ...opts } })));
     const last = batch[batch.length - 1]!;
     this.checkpoint = last.position;
     // A batch that enqueued nothing need not be remembered at once: replayed after a crash it

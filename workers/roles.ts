@@ -8,6 +8,7 @@ import type { Role } from './role.ts';
 import { atroposRole } from './lifetimeException/atroposRole.ts';
 import { transmogrifierRoles } from './subscription/transmogrifierRoles.ts';
 import { kronosRole } from './trace/kronosRole.ts';
+import { reconcilerRole } from './reconcile/reconcilerRole.ts';
 
 /**
  * The daemon roles this service runs, each wiring a workflow of domain/ to its trigger: events
@@ -27,4 +28,5 @@ export const allRoles: readonly Role[] = [
   ...transmogrifierRoles,
   atroposRole,
   kronosRole,
+  reconcilerRole,
 ];

@@ -160,6 +160,15 @@ export const SETTINGS = {
   repairerInterval: number('judge-repairer', 'interval', 60, 1, DAY),
   repairerDelta: number('judge-repairer', 'delta', 1800, 0, 30 * DAY),
   repairerMaxRules: integer('judge-repairer', 'max_rules', 100, 1, 100_000),
+  /**
+   * The reconciler (issue 34): seconds between cycles; how long work waiting for an event role's
+   * job (a rule in INJECT, a DID flagged new) is left alone before it gets its job again; events
+   * of the log whose jobs one cycle makes sure of (not in Rucio, whose daemons find all their work
+   * in the database).
+   */
+  reconcilerInterval: number('reconciler', 'interval', 10, 1, DAY),
+  reconcilerGrace: number('reconciler', 'grace', 60, 1, DAY),
+  reconcilerMaxEvents: integer('reconciler', 'max_events', 20_000, 100, 1_000_000),
   /** The judge-cleaner: seconds between cycles and expired rules per cycle (Rucio: 200). */
   cleanerInterval: number('judge-cleaner', 'interval', 60, 1, DAY),
   cleanerMaxRules: integer('judge-cleaner', 'max_rules', 200, 1, 100_000),

@@ -20,6 +20,7 @@ import {
 } from '../../domain/rule/judge.ts';
 import { RULE_EVENT_TYPES } from '../../domain/rule/rule.ts';
 import { expiredRules, parentRules, rulesInState } from '../../projections/rule/ruleQueries.ts';
+import { EVENT_JOB_RETRIES, type PlannedJob } from '../eventJobs.ts';
 import { asRoot, carryOut, eventRole, type ScheduledRole } from '../role.ts';
 
 /**
@@ -30,6 +31,21 @@ import { asRoot, carryOut, eventRole, type ScheduledRole } from '../role.ts';
  */
 
 type InjectorJob = InjectorInput & { position: string };
+
+/**
+ * The injector's job for a rule the reconciler finds in INJECT, its own job lost: named after the
+ * rule and the position of its last change, so finding it twice enqueues it once, and a rule that
+ * changed since gets a job again.
+ */
+export const injectionJobOf = (ruleId: string, position: number): PlannedJob => {
+  const data: InjectorJob = { type: 'RuleApproved', ruleId, position: String(position) };
+  return {
+    queue: injector.name,
+    name: 'reconcile',
+    data,
+    opts: { jobId: `reconcile-inject-${ruleId}-${position}`, ...EVENT_JOB_RETRIES },
+  };
+};
 
 export const injectorRole = eventRole(RULE_EVENT_TYPES, {
   name: injector.name,

@@ -1,0 +1,131 @@
+import type { JobsOptions } from 'bullmq';
+import type { Event } from '../domain/shared/event.ts';
+import { eventUpcasters } from '../domain/upcasters.ts';
+import type { RecordedEvent } from '../infra/eventstore/eventStore.ts';
+import { reactsTo, type EventRole, type Role } from './role.ts';
+
+/**
+ * Which events become jobs on which queue, and the job data an event becomes (by default the
+ * event itself, `EventJob`).
+ */
+export type Reaction = Readonly<{
+  queue: string;
+  eventTypes: readonly string[];
+  jobOf?: (event: RecordedEvent) => object | undefined;
+  delayOf?: (event: RecordedEvent) => number;
+}>;
+
+/** What a job carries by default: the triggering event. */
+export type EventJob = Readonly<{
+  eventId: string;
+  type: string;
+  streamName: string;
+  position: string;
+  data: unknown;
+}>;
+
+export const eventJob = (event: RecordedEvent): EventJob => ({
+  eventId: event.id,
+  type: event.type,
+  streamName: event.streamName,
+  position: event.position.toString(),
+  data: event.data,
+});
+
+/** The reactions of the event roles: each role's queue gets the events it reacts to. */
+export const reactionsOf = (roles: readonly Role[]): Reaction[] =>
+  roles.flatMap((role) => (role.kind === 'event' ? [reactionOf(role)] : []));
+
+const reactionOf = <E extends Event, Job extends object>(role: EventRole<E, Job>): Reaction => {
+  // The one narrowing from a stored event to the role's union, sound because a reaction is handed
+  // only the events of the types it lists, their data upcast to the current shape.
+  const isHandled = (event: RecordedEvent): event is RecordedEvent & E => Object.hasOwn(role.handles, event.type);
+  const { delayOf } = role;
+  return {
+    queue: role.name,
+    eventTypes: reactsTo(role),
+    jobOf: (event) => (isHandled(event) ? role.jobOf(event, event) : undefined),
+    ...(delayOf ? { delayOf: (event: RecordedEvent) => (isHandled(event) ? delayOf(event, event) : 0) } : {}),
+  };
+};
+
+/**
+ * A job that fails is tried again, after a pause that doubles from a second up to a minute
+ * (`retryDelayMs`), as long as a thousand times: what was decided is carried out, and a failure
+ * that lasts (a bug) keeps showing in the log and in `dms workers status`. The reactor and the
+ * reconciler enqueue with these options; the worker host knows the strategy.
+ */
+export const RETRY_BACKOFF = 'doubling-to-a-minute';
+export const EVENT_JOB_RETRIES: Pick<JobsOptions, 'attempts' | 'backoff'> = {
+  attempts: 1000,
+  backoff: { type: RETRY_BACKOFF },
+};
+
+/** The pause before a failed job's next attempt (`attemptsMade` counts the attempts so far). */
+export const retryDelayMs = (attemptsMade: number): number =>
+  Math.min(60_000, 1000 * 2 ** Math.max(0, Math.min(attemptsMade - 1, 16)));
+
+/** A job to add to a role's queue: its id makes adding it twice add it once. */
+export type PlannedJob = Readonly<{
+  queue: string;
+  name: string;
+  data: object;
+  opts: Readonly<{ jobId: string; delay?: number } & Pick<JobsOptions, 'attempts' | 'backoff'>>;
+}>;
+
+type Target = Readonly<{
+  queue: string;
+  jobOf: (event: RecordedEvent) => object | undefined;
+  delayOf?: (event: RecordedEvent) => number;
+}>;
+
+/**
+ * The jobs each stored event becomes, one per role reacting to it, with the event's id as job id:
+ * the reactor enqueues them as it follows the log, the reconciler finds again those missing.
+ */
+export class EventJobs {
+  private readonly byType = new Map<string, Target[]>();
+
+  constructor(reactions: readonly Reaction[]) {
+    for (const reaction of reactions) {
+      const target: Target = {
+        queue: reaction.queue,
+        jobOf: reaction.jobOf ?? eventJob,
+        ...(reaction.delayOf ? { delayOf: reaction.delayOf } : {}),
+      };
+      for (const type of reaction.eventTypes) this.byType.set(type, [...(this.byType.get(type) ?? []), target]);
+    }
+  }
+
+  /** The queues jobs go to. */
+  queues(): string[] {
+    return [...new Set([...this.byType.values()].flat().map((target) => target.queue))];
+  }
+
+  jobsOf(stored: RecordedEvent): PlannedJob[] {
+    const targets = this.byType.get(stored.type);
+    if (!targets) return [];
+    // Roles read the event's data in the current shape of its type.
+    const event = {
+      ...stored,
+      data: eventUpcasters.upcast({
+        type: stored.type,
+        data: stored.data,
+        schemaVersion: stored.metadata.schemaVersion,
+      }),
+    };
+    return targets.flatMap(({ queue, jobOf, delayOf }) => {
+      const data = jobOf(event);
+      if (data === undefined) return [];
+      const delay = delayOf?.(event) ?? 0;
+      return [
+        {
+          queue,
+          name: event.type,
+          data,
+          opts: { jobId: event.id, ...(delay > 0 ? { delay } : {}), ...EVENT_JOB_RETRIES },
+        },
+      ];
+    });
+  }
+}
