@@ -19,6 +19,7 @@ import type { EventStore } from '../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../infra/eventstore/sqliteEventStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import type { TransferTools } from '../infra/transfer/transferTools.ts';
+import type { BrokerConnections } from '../infra/messaging/brokerConnections.ts';
 import type { Reactor } from '../workers/reactor.ts';
 import type { Role } from '../workers/role.ts';
 import type { WorkerHost } from '../workers/workerHost.ts';
@@ -429,6 +430,7 @@ const startRoles = async (
       await daemons.workerHost?.stop();
       await daemons.jobQueues?.close();
       await daemons.transferTools?.close();
+      await daemons.brokers?.close();
       await daemons.reactor?.stop();
       await runner?.stop();
       await thread?.stop();
@@ -467,6 +469,7 @@ type Daemons = {
   reactor?: Reactor;
   jobQueues?: JobQueues;
   transferTools?: TransferTools;
+  brokers?: BrokerConnections;
   workerHost?: WorkerHost;
 };
 
@@ -497,6 +500,8 @@ const startDaemons = async (
       { WorkerHost },
       { createWorkerContext },
       { createTransferTools },
+      { BrokerConnections },
+      { createStorages },
       { EventJobs },
       { JobQueues },
     ] = await Promise.all([
@@ -505,6 +510,8 @@ const startDaemons = async (
       import('../workers/workerHost.ts'),
       import('../workers/workerContext.ts'),
       import('../infra/transfer/transferTools.ts'),
+      import('../infra/messaging/brokerConnections.ts'),
+      import('../infra/storage/storages.ts'),
       import('../workers/eventJobs.ts'),
       import('../workers/jobQueues.ts'),
     ]);
@@ -551,6 +558,7 @@ const startDaemons = async (
     });
     await started.reactor.start();
     started.transferTools = createTransferTools({ dataDir: config.dataDir });
+    started.brokers = new BrokerConnections();
     started.jobQueues = new JobQueues(redisUrl, config.queuePrefix);
     const workerContext = {
       ...createWorkerContext(
@@ -559,6 +567,8 @@ const startDaemons = async (
         parts.progress,
         logger.child({ role: 'worker' }),
         started.transferTools,
+        createStorages(),
+        { brokers: started.brokers, password: config.messagingPassword },
       ),
       // Every role's jobs, whichever roles this process runs: the queues are shared.
       reconciliation: { queues: started.jobQueues, eventJobs: new EventJobs(reactionsOf(allRoles)) },
@@ -581,11 +591,13 @@ const startDaemons = async (
     await started.workerHost?.stop().catch(() => undefined);
     await started.jobQueues?.close().catch(() => undefined);
     await started.transferTools?.close().catch(() => undefined);
+    await started.brokers?.close().catch(() => undefined);
     await started.reactor?.stop().catch(() => undefined);
     await started.redis?.stop().catch(() => undefined);
     started.workerHost = undefined;
     started.jobQueues = undefined;
     started.transferTools = undefined;
+    started.brokers = undefined;
     started.reactor = undefined;
     started.redis = undefined;
     throw error;

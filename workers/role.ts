@@ -63,6 +63,11 @@ export type ScheduledRole = Readonly<{
   /** Other settings a cycle reads (chunk sizes, bounds), shown by `dms workers status`; default none. */
   settings?: readonly Setting<unknown>[];
   concurrency?: number;
+  /**
+   * One cycle at a time across every worker process (BullMQ's global concurrency of 1), for a
+   * role whose cycles must not overlap (hermes sends in log order); default off.
+   */
+  exclusive?: boolean;
   run(trigger: JobTrigger, context: WorkerContext): Promise<CycleReport>;
 }>;
 

@@ -6,6 +6,7 @@ import { conveyorRoles } from './request/conveyorRoles.ts';
 import { cleanerRole, evaluatorRole, injectorRole, repairerRole } from './rule/judgeRoles.ts';
 import type { Role } from './role.ts';
 import { atroposRole } from './lifetimeException/atroposRole.ts';
+import { hermesRole } from './message/hermesRole.ts';
 import { transmogrifierRoles } from './subscription/transmogrifierRoles.ts';
 import { kronosRole } from './trace/kronosRole.ts';
 import { reconcilerRole } from './reconcile/reconcilerRole.ts';
@@ -28,5 +29,6 @@ export const allRoles: readonly Role[] = [
   ...transmogrifierRoles,
   atroposRole,
   kronosRole,
+  hermesRole,
   reconcilerRole,
 ];

@@ -1,6 +1,7 @@
 import type { CommandContext } from '../commands/commandContext.ts';
 import type { ConfigSections } from '../domain/config/settings.ts';
 import type { Logger } from '../infra/logger.ts';
+import { BrokerConnections } from '../infra/messaging/brokerConnections.ts';
 import { createStorages, type Storages } from '../infra/storage/storages.ts';
 import type { TransferTools } from '../infra/transfer/transferTools.ts';
 import { configSections } from '../projections/config/configQueries.ts';
@@ -11,7 +12,7 @@ import type { JobQueues } from './jobQueues.ts';
 
 /**
  * What a daemon role works with: the command layer (the only way it changes anything), the read
- * models for the facts its workflow needs, the configuration, the transfer tools, and a logger. Built once per process
+ * models for the facts its workflow needs, the configuration, the transfer tools, hermes's broker connection, and a logger. Built once per process
  * by bin/runtime.ts; workers never see the HTTP layer.
  */
 export type WorkerContext = Readonly<{
@@ -22,6 +23,8 @@ export type WorkerContext = Readonly<{
   transferTools: TransferTools;
   /** The storages the deletion daemons delete on, by the RSE's delete protocol. */
   storages: Storages;
+  /** Hermes's connection to its message broker, kept between cycles, and the broker password. */
+  messaging: Messaging;
   /** The configuration (`/config`) as the read models show it now. */
   settings(): Promise<ConfigSections>;
   /**
@@ -36,6 +39,8 @@ export type WorkerContext = Readonly<{
   reconciliation?: Readonly<{ queues: JobQueues; eventJobs: EventJobs }>;
 }>;
 
+export type Messaging = Readonly<{ brokers: BrokerConnections; password: string | undefined }>;
+
 /** How long an event role waits for the read models to reach its event before reading facts anyway. */
 const READ_MODEL_WAIT_MS = 30_000;
 
@@ -46,12 +51,14 @@ export const createWorkerContext = (
   logger: Logger,
   transferTools: TransferTools,
   storages: Storages = createStorages(),
+  messaging: Messaging = { brokers: new BrokerConnections(), password: undefined },
 ): WorkerContext => ({
   commands,
   readModels,
   logger,
   transferTools,
   storages,
+  messaging,
   settings: () => configSections(readModels),
   readModelsAt: (position) => progress.waitFor(position, READ_MODEL_WAIT_MS),
 });

@@ -61,6 +61,8 @@ export class WorkerHost {
 
   async start(): Promise<void> {
     for (const role of this.options.roles) {
+      // Before its worker takes a job: cycles of an exclusive role never overlap, in any process.
+      if (role.kind === 'scheduled' && role.exclusive) await this.queueOf(role.name).setGlobalConcurrency(1);
       const worker = new Worker(role.name, (job) => this.run(role, job), {
         connection: redisConnectionOptions(this.options.redisUrl),
         prefix: this.prefix,

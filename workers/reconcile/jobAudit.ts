@@ -53,11 +53,14 @@ export const auditEventJobs = async (
     report.retried += ensured.retried;
     report.events += ready.length;
     checkpoint = ready.at(-1)!.position;
-    await checkpoints.replaceOne(
-      { _id: JOB_AUDIT_CHECKPOINT },
-      { _id: JOB_AUDIT_CHECKPOINT, checkpoint: checkpoint.toString(), updatedAt: new Date().toISOString() },
-      { upsert: true },
-    );
+    // Forward only: a cycle that overran its interval may finish after the next one.
+    const current = await checkpoints.get(JOB_AUDIT_CHECKPOINT);
+    if (!current || BigInt(current.checkpoint) < checkpoint)
+      await checkpoints.replaceOne(
+        { _id: JOB_AUDIT_CHECKPOINT },
+        { _id: JOB_AUDIT_CHECKPOINT, checkpoint: checkpoint.toString(), updatedAt: new Date().toISOString() },
+        { upsert: true },
+      );
     if (young !== -1 || batch.length < maxCount) break;
   }
   report.checkpoint = checkpoint;

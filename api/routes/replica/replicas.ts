@@ -9,6 +9,7 @@ import {
   AccessDenied,
   DataIdentifierNotFound,
   InputValidationError,
+  InvalidPath,
   ReplicaNotFound,
   RSENotFound,
   ValueError,
@@ -99,7 +100,7 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
         summary: 'Quarantines dark files found on an RSE (admins).',
         body: { description: '`rse` or `rse_id`; `replicas`: `{path, scope?, name?, bytes?}` each.' },
         success: EMPTY_OK,
-        raises: [AccessDenied, InputValidationError],
+        raises: [AccessDenied, InputValidationError, InvalidPath],
       },
       async (ctx) => {
         const parameters = jsonObject(ctx);
