@@ -1,4 +1,6 @@
 import { Queue } from 'bullmq';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
 import type { PlannedJob } from './eventJobs.ts';
 
@@ -17,6 +19,7 @@ const AT_ONCE = 64;
  */
 export class JobQueues {
   private readonly queues = new Map<string, Queue>();
+  private client: Redis | undefined;
 
   constructor(
     private readonly redisUrl: string,
@@ -42,9 +45,23 @@ export class JobQueues {
     return ensured;
   }
 
+  /**
+   * The id of the data this Redis holds: written by the first to ask, and gone only with all of
+   * Redis's data (a server that came back empty, another server at the same address), when the
+   * next to ask writes another.
+   */
+  async dataEpoch(): Promise<string> {
+    this.client ??= new Redis(this.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+    const key = `${this.prefix}:reconciler:epoch`;
+    await this.client.set(key, randomUUID(), 'NX');
+    return (await this.client.get(key)) ?? '';
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()].map((queue) => queue.close()));
     this.queues.clear();
+    this.client?.disconnect();
+    this.client = undefined;
   }
 
   private queueOf(name: string): Queue {

@@ -93,6 +93,22 @@ describe('Reconciler: jobs found again from the log (real Redis)', () => {
     expect(await audit(later())).to.include({ events: 0, added: 0 });
   });
 
+  it('makes sure of every job again from the start of the log when Redis came back without its data', async () => {
+    const events = [newEvent('SomethingHappened', { n: 1 }), newEvent('SomethingHappened', { n: 2 })];
+    await eventStore.appendToStream(uniqueName('thing-'), events);
+    expect(await audit(later())).to.include({ events: 2, added: 2, rewound: false });
+    // Another, empty, Redis at the same address: no job, no id of its data.
+    await queue.obliterate({ force: true });
+    const redis = new Redis(redisUrl());
+    try {
+      await redis.del(`${prefix}:reconciler:epoch`);
+    } finally {
+      redis.disconnect();
+    }
+    expect(await audit(later())).to.include({ events: 2, added: 2, rewound: true });
+    expect(await audit(later())).to.include({ events: 0, rewound: false });
+  });
+
   it('waits for events too young for Redis to have written their jobs', async () => {
     await eventStore.appendToStream(uniqueName('thing-'), [newEvent('SomethingHappened', { n: 1 })]);
     expect(await audit(Date.now())).to.include({ events: 0, added: 0 });

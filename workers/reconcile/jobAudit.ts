@@ -14,7 +14,10 @@ import { workerCheckpointsCollection } from '../reactor.ts';
  * and enqueues again whatever job is missing, with the same id and data: a job that is there (or
  * enqueued meanwhile) is never enqueued twice, and a job run again appends nothing twice (its
  * commands derive their event ids from it). It needs no reactor: a process of only some roles
- * enqueues the jobs of every role.
+ * enqueues the jobs of every role. A Redis that came back without any of its data (its files
+ * lost, another server at the same address) holds none of the jobs the pass made sure of: the
+ * pass knows it by the data's id (`JobQueues.dataEpoch`) and starts again from the start of the
+ * log, every job enqueued again and each run again appending nothing it had appended.
  */
 
 /** How old an event must be before its job is looked for: Redis's append-only file has it by then. */
@@ -22,9 +25,11 @@ export const SETTLED_MS = 5000;
 
 export const JOB_AUDIT_CHECKPOINT = 'job-audit';
 
-type CheckpointDocument = Document & { checkpoint: string; updatedAt: string };
+/** The pass's checkpoint, and the data of Redis it made sure of (JobQueues.dataEpoch). */
+type CheckpointDocument = Document & { checkpoint: string; epoch?: string; updatedAt: string };
 
-export type AuditReport = EnsuredJobs & { events: number; checkpoint: bigint };
+/** `rewound`: Redis came back without its data, and the pass started again from the start of the log. */
+export type AuditReport = EnsuredJobs & { events: number; checkpoint: bigint; rewound: boolean };
 
 const BATCH = 1000;
 
@@ -36,9 +41,19 @@ export const auditEventJobs = async (
     options.checkpoints ?? workerCheckpointsCollection,
   );
   const stored = await checkpoints.get(JOB_AUDIT_CHECKPOINT);
-  let checkpoint = BigInt(stored?.checkpoint ?? '0');
+  const epoch = await parts.queues.dataEpoch();
+  // Every job this pass made sure of went with Redis's data: it makes sure of them all again.
+  const rewound = stored?.epoch !== undefined && stored.epoch !== epoch;
+  let checkpoint = rewound ? 0n : BigInt(stored?.checkpoint ?? '0');
   const settledBefore = (options.now ?? Date.now()) - SETTLED_MS;
-  const report: AuditReport = { events: 0, checkpoint, present: 0, added: 0, retried: 0 };
+  const report: AuditReport = { events: 0, checkpoint, present: 0, added: 0, retried: 0, rewound };
+  const save = (position: bigint) =>
+    checkpoints.replaceOne(
+      { _id: JOB_AUDIT_CHECKPOINT },
+      { _id: JOB_AUDIT_CHECKPOINT, checkpoint: position.toString(), epoch, updatedAt: new Date().toISOString() },
+      { upsert: true },
+    );
+  if (rewound || (stored && stored.epoch === undefined)) await save(checkpoint);
   while (report.events < options.maxEvents) {
     const maxCount = Math.min(BATCH, options.maxEvents - report.events);
     const batch = await parts.eventStore.readAll({ after: checkpoint, maxCount });
@@ -55,12 +70,7 @@ export const auditEventJobs = async (
     checkpoint = ready.at(-1)!.position;
     // Forward only: a cycle that overran its interval may finish after the next one.
     const current = await checkpoints.get(JOB_AUDIT_CHECKPOINT);
-    if (!current || BigInt(current.checkpoint) < checkpoint)
-      await checkpoints.replaceOne(
-        { _id: JOB_AUDIT_CHECKPOINT },
-        { _id: JOB_AUDIT_CHECKPOINT, checkpoint: checkpoint.toString(), updatedAt: new Date().toISOString() },
-        { upsert: true },
-      );
+    if (!current || current.epoch !== epoch || BigInt(current.checkpoint) < checkpoint) await save(checkpoint);
     if (young !== -1 || batch.length < maxCount) break;
   }
   report.checkpoint = checkpoint;

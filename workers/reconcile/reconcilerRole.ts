@@ -42,6 +42,11 @@ export const reconcilerRole: ScheduledRole = {
       { maxEvents: settingValue(sections, SETTINGS.reconcilerMaxEvents) },
     );
 
+    if (audit.rewound)
+      context.logger.error(
+        { daemon: reconciler.name },
+        'Redis came back without its data: the jobs of every event of the log are looked for again from its start',
+      );
     const now = trigger.startedAt.toISOString();
     const graceSeconds = settingValue(sections, SETTINGS.reconcilerGrace);
     const before = strandedBefore(now, graceSeconds);
@@ -73,7 +78,8 @@ export const reconcilerRole: ScheduledRole = {
       done,
       skipped: [],
       detail:
-        `log to ${audit.checkpoint} (${audit.events} events): ${audit.added} jobs enqueued again, ${audit.retried} retried; ` +
+        `log to ${audit.checkpoint} (${audit.events} events${audit.rewound ? ', from the start: Redis lost its data' : ''}): ` +
+        `${audit.added} jobs enqueued again, ${audit.retried} retried; ` +
         `stranded: ${stranded.added} enqueued again, ${stranded.retried} retried, ${stranded.present} already queued`,
     };
   },
