@@ -13,7 +13,8 @@ import { tempDir } from './lib/tempDir.ts';
  * within BENCH_CRASH_CONVERGENCE_SECONDS (default 300). The first round also injects a rule on a
  * dataset of BENCH_CRASH_BIG_FILES files (default 3000). BENCH_CRASH_DEPLOYMENTS picks
  * `serve`, `split` or both (default); BENCH_CRASH_KINDS limits the kinds killed (comma-separated);
- * BENCH_CRASH_ROOT runs another tree's `dms` (a worktree of the code before a change).
+ * BENCH_CRASH_ROOT runs another tree's `dms` (a worktree of the code before a change);
+ * BENCH_CRASH_ENVIRONMENT gives every dms process more settings (`DMS_PROJECTION_THREAD=false,...`).
  *
  * It prints one line per round, then per deployment: rounds, kills, acknowledged writes, what was
  * lost (acknowledged, not read back) and what was stranded (not converged by the deadline). Runs
@@ -26,6 +27,13 @@ const CONVERGENCE_MS = Number(process.env.BENCH_CRASH_CONVERGENCE_SECONDS ?? 300
 const DEPLOYMENTS = (process.env.BENCH_CRASH_DEPLOYMENTS ?? 'serve,split').split(',').filter(Boolean);
 /** BENCH_CRASH_ROOT: the tree whose `dms` runs (default this one), e.g. a worktree of the code before a change. */
 const ROOT = process.env.BENCH_CRASH_ROOT;
+/** BENCH_CRASH_ENVIRONMENT: extra settings of every dms process, `NAME=value` comma-separated. */
+const ENVIRONMENT = Object.fromEntries(
+  (process.env.BENCH_CRASH_ENVIRONMENT ?? '')
+    .split(',')
+    .filter((pair) => pair.includes('='))
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
 const KINDS = process.env.BENCH_CRASH_KINDS?.split(',').filter(Boolean) as KillKind[] | undefined;
 
 export const runCrashBenchmark = async (): Promise<void> => {
@@ -44,6 +52,7 @@ export const runCrashBenchmark = async (): Promise<void> => {
         bigFiles: BIG_FILES,
         convergenceMs: CONVERGENCE_MS,
         ...(ROOT ? { root: ROOT } : {}),
+        environment: ENVIRONMENT,
         ...(KINDS ? { kinds: KINDS.filter((kind) => kind.length > 0) } : {}),
         log: (line) => console.log(`  ${line}`),
       });

@@ -25,6 +25,8 @@ const positionOf = (document: { _pos?: unknown }): number => (typeof document._p
 export const reconcilerRole: ScheduledRole = {
   kind: 'scheduled',
   name: reconciler.name,
+  // One pass at a time across all worker processes: two would only do the same work twice.
+  exclusive: true,
   interval: SETTINGS.reconcilerInterval,
   settings: [SETTINGS.reconcilerGrace, SETTINGS.reconcilerMaxEvents],
   async run(trigger, context) {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Adler32 } from '../../../infra/transfer/checksums.ts';
-import type { Ledger} from './ledger.ts';
+import type { Ledger } from './ledger.ts';
 import { pick, take, type FileEntry } from './ledger.ts';
 import type { RootCall } from './rootClient.ts';
 
