@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { convergence, firstReads } from './checks.ts';
 import { serveDeployment, splitDeployment, type Deployment, type KillKind, type Recovery } from './deployments.ts';
 import { Ledger, type WriteKind } from './ledger.ts';
@@ -29,6 +30,10 @@ export type KillMatrixOptions = Readonly<{
   environment?: Record<string, string>;
   /** The tree whose `dms` runs (default this one): an older tree as a baseline. */
   root?: string;
+  /** `/config` sections set before the rounds (shorter bounds for a quicker run in the suite). */
+  settings?: Record<string, Record<string, unknown>>;
+  /** Called with the data directory once the rounds are over and the deployment stopped. */
+  afterwards?: (dataDir: string) => Promise<void>;
   log?: (line: string) => void;
 }>;
 
@@ -64,6 +69,10 @@ export const runKillMatrix = async (options: KillMatrixOptions): Promise<KillMat
   await deployment.start();
   try {
     const call = rootCalls(() => deployment.url());
+    if (options.settings) {
+      const answer = await call('POST', '/config', options.settings);
+      if (answer.status !== 201) throw new Error(`settings: ${answer.status} ${answer.text}`);
+    }
     const tag = Math.random().toString(36).slice(2, 8);
     const topology = await prepareTopology(call, ledger, { runDir: options.runDir, tag, bigFiles: options.bigFiles });
     log(
@@ -109,5 +118,6 @@ export const runKillMatrix = async (options: KillMatrixOptions): Promise<KillMat
   } finally {
     await deployment.stop();
   }
+  await options.afterwards?.(join(options.runDir, 'data'));
   return { deployment: deployment.name, rounds: results, ackedTotal: ledger.acked.length };
 };
