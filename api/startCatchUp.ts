@@ -21,6 +21,7 @@ import type { AppState } from './services.ts';
 export class StartCatchUp {
   private head: bigint | undefined;
   private reached = false;
+  private closed = false;
 
   constructor(
     private readonly progress: ProjectionProgress,
@@ -52,6 +53,7 @@ export class StartCatchUp {
     );
     const watch = async (): Promise<void> => {
       while (!(await this.progress.waitFor(head, 60_000))) {
+        if (this.closed) return;
         this.logger.warn(
           { head: head.toString(), waitedMs: Math.round(performance.now() - started) },
           "the read models have still not reached the event log's head at start (is a projector running?): requests are answered 503",
@@ -64,6 +66,11 @@ export class StartCatchUp {
       );
     };
     watch().catch((error: unknown) => this.logger.warn({ err: error }, 'could not follow the read models at start'));
+  }
+
+  /** Stops following the read models (the process stops). */
+  close(): void {
+    this.closed = true;
   }
 
   middleware(): Middleware<AppState> {

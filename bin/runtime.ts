@@ -423,6 +423,7 @@ const startRoles = async (
   const stop = () =>
     (stopping ??= (async () => {
       if (server) await closeServer(server);
+      catchUp.close();
       await metricsServer?.stop();
       stopRefreshing();
       // A start still under way finishes (or fails, stopping what it had started) first.
