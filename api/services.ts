@@ -1,5 +1,6 @@
 import type { ParameterizedContext } from 'koa';
 import type { CommandContext } from '../commands/handleCommand.ts';
+import type { Clock } from '../infra/clock.ts';
 import type { ServiceConfig } from '../infra/config.ts';
 import type { GeoLocator } from '../infra/geoLocator.ts';
 import type { UrlSigner } from '../infra/storage/urlSigner.ts';
@@ -15,6 +16,8 @@ import type { StartCatchUp } from './startCatchUp.ts';
 export type Services = Readonly<{
   config: ServiceConfig;
   logger: Logger;
+  /** What the routes decide by time: requests' command metadata, expiries, throttles (infra/clock.ts). */
+  clock: Clock;
   commands: CommandContext;
   readModels: ReadModels;
   progress: ProjectionProgress;

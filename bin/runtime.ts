@@ -13,6 +13,7 @@ import { TokenStore } from '../api/auth/tokenStore.ts';
 import type { Services } from '../api/services.ts';
 import { ensureRootAccount } from '../commands/bootstrap.ts';
 import { createCommandContext } from '../commands/commandContext.ts';
+import { dateOf, systemClock, type Clock } from '../infra/clock.ts';
 import type { ServiceConfig } from '../infra/config.ts';
 import type { Upcasters } from '../domain/shared/upcasting.ts';
 import type { EventStore } from '../infra/eventstore/eventStore.ts';
@@ -107,6 +108,11 @@ export type RuntimeOverrides = Readonly<{
    * do not start.
    */
   daemonsAfter?: Promise<unknown>;
+  /**
+   * What the API and the workers decide by time (infra/clock.ts); default the system's. Tests pass
+   * one they move. The projections decide nothing by time and keep the system's.
+   */
+  clock?: Clock;
 }>;
 
 /** How long in-flight requests may take to finish after a stop request before they are cut. */
@@ -191,6 +197,7 @@ const startRoles = async (
   phases: StartupPhases,
 ): Promise<Runtime> => {
   const cluster = overrides.cluster;
+  const clock = overrides.clock ?? systemClock;
   const worker = cluster?.kind === 'worker' ? cluster : undefined;
   const primary = cluster?.kind === 'primary';
   const signals = cluster ? undefined : await openPositionSignals(config, roles, logger);
@@ -221,11 +228,11 @@ const startRoles = async (
   // Root is made (or found) on the streams while the projections start: neither waits for the other.
   const rootCreation =
     roles.api || primary
-      ? ensureRootAccount(commands, {
-          username: config.rootUsername,
-          password: config.rootPassword,
-          email: config.rootEmail,
-        })
+      ? ensureRootAccount(
+          commands,
+          { username: config.rootUsername, password: config.rootPassword, email: config.rootEmail },
+          dateOf(clock),
+        )
       : undefined;
   // Awaited below; a start failing before then must not leave its failure unheard.
   rootCreation?.catch(() => undefined);
@@ -311,16 +318,17 @@ const startRoles = async (
   const daemons: Daemons = {};
   const catchUp = new StartCatchUp(progress, logger, config.readYourWritesTimeoutMs);
   const sessions = new SessionAccess(readModels, progress);
-  const tokens = new TokenStore(readStore, config.tokenLifetimeSeconds, sessions);
+  const tokens = new TokenStore(readStore, config.tokenLifetimeSeconds, clock, sessions);
   const services: Services = {
     config,
     logger,
+    clock,
     commands,
     readModels,
     progress,
     startCatchUp: catchUp,
     tokens,
-    oidc: new Oidc(config.oidcProviders, { readStore, readModels, commands, tokens, sessions, logger }),
+    oidc: new Oidc(config.oidcProviders, { readStore, readModels, commands, tokens, sessions, logger, clock }),
     metrics,
     urlSigner: new UrlSigner(config.rseAccounts ? new RseAccounts(config.rseAccounts, logger) : undefined),
     geoLocator: geoLocator(config.geoipDatabase, logger),
@@ -406,7 +414,7 @@ const startRoles = async (
           config,
           roles,
           logger,
-          { eventStore, readStore, commands, readModels, progress, metrics, phases },
+          { eventStore, readStore, commands, readModels, progress, metrics, phases, clock },
           daemons,
         );
       })()
@@ -490,6 +498,7 @@ const startDaemons = async (
     progress: ProjectionProgress;
     metrics: ServiceMetrics;
     phases: StartupPhases;
+    clock: Clock;
   }>,
   started: Daemons,
 ): Promise<void> => {
@@ -556,9 +565,10 @@ const startDaemons = async (
       prefix: config.queuePrefix,
       reactions: reactionsOf(daemonRoles),
       logger: logger.child({ role: 'reactor' }),
+      clock: parts.clock,
     });
     await started.reactor.start();
-    started.transferTools = createTransferTools({ dataDir: config.dataDir });
+    started.transferTools = createTransferTools({ dataDir: config.dataDir, clock: parts.clock });
     started.brokers = new BrokerConnections();
     started.jobQueues = new JobQueues(redisUrl, config.queuePrefix);
     const workerContext = {
@@ -568,8 +578,11 @@ const startDaemons = async (
         parts.progress,
         logger.child({ role: 'worker' }),
         started.transferTools,
-        createStorages(),
-        { brokers: started.brokers, password: config.messagingPassword },
+        {
+          clock: parts.clock,
+          storages: createStorages(),
+          messaging: { brokers: started.brokers, password: config.messagingPassword },
+        },
       ),
       // Every role's jobs, whichever roles this process runs: the queues are shared.
       reconciliation: { queues: started.jobQueues, eventJobs: new EventJobs(reactionsOf(allRoles)) },

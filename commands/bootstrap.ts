@@ -19,8 +19,10 @@ import { loadIdentity } from './identity/identityCommands.ts';
 export const ensureRootAccount = async (
   context: CommandContext,
   root: { username: string; password: string; email: string },
+  /** The time of the events, from the runtime's clock. */
+  now: Date,
 ): Promise<'created' | 'existing'> => {
-  const metadata = { now: new Date(), account: 'root', requestId: 'bootstrap' };
+  const metadata = { now, account: 'root', requestId: 'bootstrap' };
   const options = { causationId: 'bootstrap-root' };
   let created = false;
   if ((await loadAccount(context, 'root')).status === 'Absent') {

@@ -12,7 +12,8 @@ export type Reaction = Readonly<{
   queue: string;
   eventTypes: readonly string[];
   jobOf?: (event: RecordedEvent) => object | undefined;
-  delayOf?: (event: RecordedEvent) => number;
+  /** Milliseconds the job waits, given the event and the time now. */
+  delayOf?: (event: RecordedEvent, now: number) => number;
 }>;
 
 /** What a job carries by default: the triggering event. */
@@ -45,7 +46,9 @@ const reactionOf = <E extends Event, Job extends object>(role: EventRole<E, Job>
     queue: role.name,
     eventTypes: reactsTo(role),
     jobOf: (event) => (isHandled(event) ? role.jobOf(event, event) : undefined),
-    ...(delayOf ? { delayOf: (event: RecordedEvent) => (isHandled(event) ? delayOf(event, event) : 0) } : {}),
+    ...(delayOf
+      ? { delayOf: (event: RecordedEvent, now: number) => (isHandled(event) ? delayOf(event, event, now) : 0) }
+      : {}),
   };
 };
 
@@ -76,7 +79,7 @@ export type PlannedJob = Readonly<{
 type Target = Readonly<{
   queue: string;
   jobOf: (event: RecordedEvent) => object | undefined;
-  delayOf?: (event: RecordedEvent) => number;
+  delayOf?: (event: RecordedEvent, now: number) => number;
 }>;
 
 /**
@@ -102,7 +105,8 @@ export class EventJobs {
     return [...new Set([...this.byType.values()].flat().map((target) => target.queue))];
   }
 
-  jobsOf(stored: RecordedEvent): PlannedJob[] {
+  /** `now`: the time a delayed job's wait is counted from. */
+  jobsOf(stored: RecordedEvent, now: number): PlannedJob[] {
     const targets = this.byType.get(stored.type);
     if (!targets) return [];
     // Roles read the event's data in the current shape of its type.
@@ -117,7 +121,7 @@ export class EventJobs {
     return targets.flatMap(({ queue, jobOf, delayOf }) => {
       const data = jobOf(event);
       if (data === undefined) return [];
-      const delay = delayOf?.(event) ?? 0;
+      const delay = delayOf?.(event, now) ?? 0;
       return [
         {
           queue,

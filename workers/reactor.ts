@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import type { Clock } from '../infra/clock.ts';
 import type { AllSubscription, EventStore, RecordedEvent } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
@@ -17,6 +18,8 @@ export type ReactorOptions = Readonly<{
   redisUrl: string;
   reactions: readonly Reaction[];
   logger: Logger;
+  /** The time delayed jobs are counted from (infra/clock.ts). */
+  clock: Clock;
   /** Name of the checkpoint; default `reactor`. */
   name?: string;
   /** BullMQ key prefix; default `dms`. */
@@ -100,8 +103,9 @@ export class Reactor {
 
   private async enqueue(batch: readonly RecordedEvent[]): Promise<void> {
     const jobsByQueue = new Map<string, PlannedJob[]>();
+    const now = this.options.clock.now();
     for (const event of batch)
-      for (const job of this.jobs.jobsOf(event)) {
+      for (const job of this.jobs.jobsOf(event, now)) {
         const jobs = jobsByQueue.get(job.queue);
         if (jobs) jobs.push(job);
         else jobsByQueue.set(job.queue, [job]);

@@ -1,5 +1,6 @@
 import type { CommandContext } from '../commands/commandContext.ts';
 import type { ConfigSections } from '../domain/config/settings.ts';
+import type { Clock } from '../infra/clock.ts';
 import type { Logger } from '../infra/logger.ts';
 import { BrokerConnections } from '../infra/messaging/brokerConnections.ts';
 import { createStorages, type Storages } from '../infra/storage/storages.ts';
@@ -25,6 +26,11 @@ export type WorkerContext = Readonly<{
   storages: Storages;
   /** Hermes's connection to its message broker, kept between cycles, and the broker password. */
   messaging: Messaging;
+  /**
+   * What the roles decide by time: when a job starts (its commands' time, the workflows' `now`),
+   * the time of each step of a long job, exclusions and delays (infra/clock.ts).
+   */
+  clock: Clock;
   /** The configuration (`/config`) as the read models show it now. */
   settings(): Promise<ConfigSections>;
   /**
@@ -50,15 +56,19 @@ export const createWorkerContext = (
   progress: Pick<ProjectionProgress, 'waitFor'>,
   logger: Logger,
   transferTools: TransferTools,
-  storages: Storages = createStorages(),
-  messaging: Messaging = { brokers: new BrokerConnections(), password: undefined },
+  /**
+   * The clock the roles decide by; the storages (default: every kind, made on first use) and
+   * hermes's messaging (default: connections of its own, no password).
+   */
+  options: Readonly<{ clock: Clock; storages?: Storages; messaging?: Messaging }>,
 ): WorkerContext => ({
   commands,
   readModels,
   logger,
   transferTools,
-  storages,
-  messaging,
+  storages: options.storages ?? createStorages(),
+  messaging: options.messaging ?? { brokers: new BrokerConnections(), password: undefined },
+  clock: options.clock,
   settings: () => configSections(readModels),
   readModelsAt: (position) => progress.waitFor(position, READ_MODEL_WAIT_MS),
 });

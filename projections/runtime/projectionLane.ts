@@ -129,6 +129,11 @@ export class ProjectionLane {
     }
   }
 
+  /** The position of the first event held back until the rest of its step arrives; undefined when none is. */
+  get heldFrom(): bigint | undefined {
+    return this.steps.heldFrom;
+  }
+
   /**
    * A step held for long means its writer died mid-way: the event store's sweep completes it
    * (SteppedEventStore, within about 35 s). Said once per hold, so an operator knows why the lane waits.

@@ -6,6 +6,7 @@ import { uniqueName } from '../support/events.ts';
 import { expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import { browserMissing, launchBrowser } from './browser.ts';
+import { ManualClock } from '../support/clock.ts';
 import { checkAndShoot, newUserWithScope, posixWorld } from './consolePages.ts';
 
 /**
@@ -36,6 +37,8 @@ describe('Console: the web console in a real browser', function () {
   let user: { account: string; password: string };
   /** A second between the dataset's creation and the rule's, for its state as of then. */
   let beforeRule: Date;
+  // Running, as the daemons that copy the file expect; moved past `beforeRule` before the rule is made.
+  const clock = new ManualClock({ running: true });
   let ruleId: string;
 
   /** The page checked (labels, accessibility) and pictured from its top (the whole page with `whole`). */
@@ -66,11 +69,11 @@ describe('Console: the web console in a real browser', function () {
     temp = makeTempDir('dms-console-');
     screenshots = process.env.DMS_CONSOLE_SCREENSHOTS ?? join(temp.path, 'screenshots');
     mkdirSync(screenshots, { recursive: true });
-    server = await startTestServer({ roles: { workers: true } });
+    server = await startTestServer({ roles: { workers: true }, clock });
     user = await newUserWithScope(server, scope, readable ? 'jdoe' : uniqueName('cons').toLowerCase().slice(0, 25));
     await posixWorld(server, temp.path, { scope, dataset, fileName, rseA, rseB, account: user.account });
     // The rule comes from the wizard after the next whole second: the state as of that second has none.
-    beforeRule = new Date(Math.ceil(Date.now() / 1000) * 1000);
+    beforeRule = new Date(Math.ceil(clock.now() / 1000) * 1000);
     browser = await launchBrowser(join(temp.path, 'chromium-profile'));
     page = browser.pages()[0] ?? (await browser.newPage());
     page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -138,7 +141,7 @@ describe('Console: the web console in a real browser', function () {
     await page.locator('.check tr', { hasText: rseB }).filter({ hasText: '1.0 MB' }).waitFor();
     await page.locator('#rule-comment').fill('a copy for the analysis');
     await shot('3-rule-wizard', true);
-    await sleepUntil(beforeRule.getTime() + 200);
+    clock.set(Math.max(clock.now(), beforeRule.getTime() + 200));
     await page.getByRole('button', { name: 'Create the rule' }).click();
     await page.waitForURL(/#\/rule\//);
     ruleId = decodeURIComponent(page.url().split('#/rule/')[1]!);
@@ -236,8 +239,3 @@ describe('Console: the web console in a real browser', function () {
     await shot('8-daemons');
   });
 });
-
-const sleepUntil = async (time: number) => {
-  const wait = time - Date.now();
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-};

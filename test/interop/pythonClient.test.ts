@@ -1015,7 +1015,8 @@ print('ok')
         readModels,
         progress,
         silentLogger(),
-        createTransferTools({ dataDir: work.path }),
+        createTransferTools({ dataDir: work.path, clock: server.runtime.services.clock }),
+        { clock: server.runtime.services.clock },
       );
       await kronosRole.run({ jobId: `interop-${scope}`, startedAt: new Date(Date.now() + 5000) }, context);
       await progress.waitFor(await commands.eventStore.headPosition(), 5000);

@@ -3,6 +3,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { join } from 'node:path';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
+import { systemClock } from '../../infra/clock.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { redisConnectionOptions } from '../../infra/queue/connection.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
@@ -76,6 +77,7 @@ describe('Reconciler: jobs found again from the log (real Redis)', () => {
       redisUrl: redisUrl(),
       reactions: reactions(),
       logger: silentLogger(),
+      clock: systemClock,
       prefix,
     });
     await reactor.start();
@@ -156,7 +158,8 @@ describe('Reconciler: jobs found again from the log (real Redis)', () => {
         readModels,
         { waitFor: async () => true },
         silentLogger(),
-        createTransferTools({ dataDir: dir.path }),
+        createTransferTools({ dataDir: dir.path, clock: systemClock }),
+        { clock: systemClock },
       ),
       logger: silentLogger(),
       prefix,

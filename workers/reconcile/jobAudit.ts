@@ -35,7 +35,7 @@ const BATCH = 1000;
 
 export const auditEventJobs = async (
   parts: Readonly<{ eventStore: EventStore; readStore: ReadStore; jobs: EventJobs; queues: JobQueues }>,
-  options: Readonly<{ maxEvents: number; now?: number; checkpoints?: CollectionSpec }>,
+  options: Readonly<{ maxEvents: number; now?: number; delaysFrom?: number; checkpoints?: CollectionSpec }>,
 ): Promise<AuditReport> => {
   const checkpoints = parts.readStore.collection<CheckpointDocument>(
     options.checkpoints ?? workerCheckpointsCollection,
@@ -45,7 +45,9 @@ export const auditEventJobs = async (
   // Every job this pass made sure of went with Redis's data: it makes sure of them all again.
   const rewound = stored?.epoch !== undefined && stored.epoch !== epoch;
   let checkpoint = rewound ? 0n : BigInt(stored?.checkpoint ?? '0');
+  // Settled by the wall clock (Redis writes its file by it); delayed jobs wait by the service's clock.
   const settledBefore = (options.now ?? Date.now()) - SETTLED_MS;
+  const delaysFrom = options.delaysFrom ?? options.now ?? Date.now();
   const report: AuditReport = { events: 0, checkpoint, present: 0, added: 0, retried: 0, rewound };
   const save = (position: bigint) =>
     checkpoints.replaceOne(
@@ -61,7 +63,7 @@ export const auditEventJobs = async (
     const young = batch.findIndex((event) => event.recordedAt.getTime() > settledBefore);
     const ready = young === -1 ? batch : batch.slice(0, young);
     if (ready.length === 0) break;
-    const jobs: PlannedJob[] = ready.flatMap((event) => parts.jobs.jobsOf(event));
+    const jobs: PlannedJob[] = ready.flatMap((event) => parts.jobs.jobsOf(event, delaysFrom));
     const ensured = await parts.queues.ensure(jobs);
     report.present += ensured.present;
     report.added += ensured.added;

@@ -41,7 +41,7 @@ export const reconcilerRole: ScheduledRole = {
         jobs: reconciliation.eventJobs,
         queues: reconciliation.queues,
       },
-      { maxEvents: settingValue(sections, SETTINGS.reconcilerMaxEvents) },
+      { maxEvents: settingValue(sections, SETTINGS.reconcilerMaxEvents), delaysFrom: context.clock.now() },
     );
 
     if (audit.rewound)

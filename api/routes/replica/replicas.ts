@@ -83,7 +83,11 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
       async (ctx) => {
         const parameters = jsonObject(ctx);
         param(parameters, 'files');
-        await refuseReplicaDeletion(services.commands, { rse: String(param(parameters, 'rse')) }, commandMetadata(ctx));
+        await refuseReplicaDeletion(
+          services.commands,
+          { rse: String(param(parameters, 'rse')) },
+          commandMetadata(ctx, services.clock),
+        );
       },
     );
   }
