@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { startTracing, stopTracing } from '../infra/tracing.ts';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { createApp } from '../api/app.ts';
@@ -186,6 +187,16 @@ const takeDataDirLocks = (config: ServiceConfig, roles: Roles, cluster: ClusterP
   return locks;
 };
 
+/** What a process runs, for its spans' resource (`dms.component`). */
+const processKind = (roles: Roles, primary: boolean): string =>
+  (roles.api || primary) && roles.projector
+    ? 'serve'
+    : roles.projector
+      ? 'projector'
+      : roles.workers
+        ? 'worker'
+        : 'api';
+
 const startRoles = async (
   config: ServiceConfig,
   roles: Roles,
@@ -200,6 +211,9 @@ const startRoles = async (
   const clock = overrides.clock ?? systemClock;
   const worker = cluster?.kind === 'worker' ? cluster : undefined;
   const primary = cluster?.kind === 'primary';
+  // Spans are exported only where OTEL_EXPORTER_OTLP_ENDPOINT asks; otherwise this loads nothing.
+  await startTracing(worker ? 'api-worker' : processKind(roles, primary));
+  undo.push(() => stopTracing());
   const signals = cluster ? undefined : await openPositionSignals(config, roles, logger);
   undo.push(() => signals?.close());
   const { eventStore, readStore } = await openStores(config, {
@@ -449,6 +463,7 @@ const startRoles = async (
       worker?.progress.close();
       await signals?.close();
       await daemons.redis?.stop();
+      await stopTracing().catch((error: unknown) => logger.warn({ err: error }, 'could not send the last spans'));
       for (const lock of locks) lock.release();
     })());
 
@@ -514,6 +529,7 @@ const startDaemons = async (
       { createStorages },
       { EventJobs },
       { JobQueues },
+      { ServiceTokens },
     ] = await Promise.all([
       import('../workers/roles.ts'),
       import('../workers/reactor.ts'),
@@ -524,6 +540,7 @@ const startDaemons = async (
       import('../infra/storage/storages.ts'),
       import('../workers/eventJobs.ts'),
       import('../workers/jobQueues.ts'),
+      import('../infra/security/clientCredentialsTokens.ts'),
     ]);
     const { HeartbeatStore } = await import('../infra/heartbeats/heartbeatStore.ts');
     let redisUrl = config.redisUrl;
@@ -582,6 +599,7 @@ const startDaemons = async (
           clock: parts.clock,
           storages: createStorages(),
           messaging: { brokers: started.brokers, password: config.messagingPassword },
+          serviceTokens: new ServiceTokens(config.oidcProviders, { now: () => parts.clock.now() }),
         },
       ),
       // Every role's jobs, whichever roles this process runs: the queues are shared.

@@ -2,6 +2,7 @@ import type { JobsOptions } from 'bullmq';
 import type { Event } from '../domain/shared/event.ts';
 import { eventUpcasters } from '../domain/upcasters.ts';
 import type { RecordedEvent } from '../infra/eventstore/eventStore.ts';
+import { isTraceId, traceparentOf } from '../infra/tracing.ts';
 import { reactsTo, type EventRole, type Role } from './role.ts';
 
 /**
@@ -32,6 +33,24 @@ export const eventJob = (event: RecordedEvent): EventJob => ({
   position: event.position.toString(),
   data: event.data,
 });
+
+/**
+ * The trace a job continues: its event's (the request's trace id, and the span that appended it
+ * when spans were made, else one derived from the event's id), as a `traceparent` in the job's
+ * options, where BullMQ keeps context to propagate (workers/workerHost.ts reads it). None for an
+ * event written without a correlation id (before it was recorded, or by the service's start-up).
+ */
+export const jobTrace = (event: RecordedEvent): string | undefined => {
+  const { correlationId, spanId } = event.metadata;
+  if (!correlationId || !isTraceId(correlationId)) return undefined;
+  return traceparentOf({ traceId: correlationId, ...(spanId ? { spanId } : {}) }, spanIdOf(event.id));
+};
+
+/** 16 hex digits of an event id, nonzero: the span a job's trace names when nobody exported one. */
+const spanIdOf = (eventId: string): string => {
+  const hex = eventId.replaceAll('-', '').slice(-16).padStart(16, '0');
+  return /^0+$/.test(hex) ? '0000000000000001' : hex;
+};
 
 /** The reactions of the event roles: each role's queue gets the events it reacts to. */
 export const reactionsOf = (roles: readonly Role[]): Reaction[] =>
@@ -73,7 +92,9 @@ export type PlannedJob = Readonly<{
   queue: string;
   name: string;
   data: object;
-  opts: Readonly<{ jobId: string; delay?: number } & Pick<JobsOptions, 'attempts' | 'backoff'>>;
+  opts: Readonly<
+    { jobId: string; delay?: number; telemetry?: { metadata: string } } & Pick<JobsOptions, 'attempts' | 'backoff'>
+  >;
 }>;
 
 type Target = Readonly<{
@@ -122,12 +143,18 @@ export class EventJobs {
       const data = jobOf(event);
       if (data === undefined) return [];
       const delay = delayOf?.(event, now) ?? 0;
+      const trace = jobTrace(event);
       return [
         {
           queue,
           name: event.type,
           data,
-          opts: { jobId: event.id, ...(delay > 0 ? { delay } : {}), ...EVENT_JOB_RETRIES },
+          opts: {
+            jobId: event.id,
+            ...(delay > 0 ? { delay } : {}),
+            ...(trace ? { telemetry: { metadata: trace } } : {}),
+            ...EVENT_JOB_RETRIES,
+          },
         },
       ];
     });

@@ -6,7 +6,7 @@ import { redisConnectionOptions } from '../infra/queue/connection.ts';
 import type { CollectionSpec, Document, ReadStore } from '../infra/readstore/readStore.ts';
 import { EventJobs, type PlannedJob, type Reaction } from './eventJobs.ts';
 
-export { eventJob, reactionsOf, type EventJob, type Reaction } from './eventJobs.ts';
+export { eventJob, jobTrace, reactionsOf, type EventJob, type Reaction } from './eventJobs.ts';
 
 type CheckpointDocument = Document & { checkpoint: string; updatedAt: string };
 

@@ -19,6 +19,8 @@ import { shouldRetry, transferError } from './retries.ts';
  *   submitted them (`posix`, `mock`): their submission is an instant in memory, so a request
  *   SUBMITTING for long lost its job with a process that died; a tool with jobs of its own (FTS)
  *   may hold a job the request never heard of, and keeps Rucio's long bound.
+ * - An intermediate hop of a multihop path is never retried (Rucio's `should_retry_request`): its
+ *   replica ends UNAVAILABLE, and the request it served, failed with it, is retried along a new path.
  */
 
 export type MarkReplicaAvailable = WorkflowOutput<'MarkReplicaAvailable', { requestId: string }>;
@@ -40,6 +42,8 @@ export type FinishedRequest = Readonly<{
   hasSource: boolean;
   /** Whether its tool keeps its jobs in the process that submitted them (`posix`, `mock`). */
   jobsDieWithSubmitter: boolean;
+  /** A copy on a multihop path before the request's own: never retried alone (a new path is planned instead). */
+  intermediateHop?: boolean;
 }>;
 
 export type FinisherSettings = Readonly<{
@@ -92,7 +96,7 @@ export const finisher: Workflow<
       ) {
         outputs.push({ type: 'DeclareSourceSuspicious', data: { requestId, reason: request.error.slice(0, 255) } });
       }
-      if (shouldRetry(state, request.retryCount, settings.retryProtocolMismatches))
+      if (!request.intermediateHop && shouldRetry(state, request.retryCount, settings.retryProtocolMismatches))
         outputs.push({ type: 'RetryTransfer', data: { requestId, lowerRankings: state === 'FAILED' } });
       else outputs.push({ type: 'GiveUpTransfer', data: { requestId, error: transferError(state, request.error) } });
       return outputs;
