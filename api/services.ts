@@ -11,6 +11,7 @@ import type { ReadModels } from '../projections/runtime/readModels.ts';
 import type { Oidc } from './auth/oidc/oidc.ts';
 import type { TokenStore } from './auth/tokenStore.ts';
 import type { ServiceMetrics } from './metrics/serviceMetrics.ts';
+import type { StartCatchUp } from './startCatchUp.ts';
 
 /** Everything a route needs, built once at start-up (bin/serve.ts) and in tests. */
 export type Services = Readonly<{
@@ -21,6 +22,11 @@ export type Services = Readonly<{
   commands: CommandContext;
   readModels: ReadModels;
   progress: ProjectionProgress;
+  /**
+   * Holds requests after a start until the read models show the log's head as it stood then
+   * (api/startCatchUp.ts); absent: requests are never held (tests that build services by hand).
+   */
+  startCatchUp?: StartCatchUp;
   tokens: TokenStore;
   /** OpenID Connect: trusted providers, JWTs as tokens, the login flow (api/auth/oidc/). */
   oidc: Oidc;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { startTracing, stopTracing } from '../infra/tracing.ts';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { startMetricsServer, type MetricsServer } from '../api/metrics/metricsSe
 import { ServiceMetrics } from '../api/metrics/serviceMetrics.ts';
 import { Oidc } from '../api/auth/oidc/oidc.ts';
 import { SessionAccess } from '../api/auth/sessionAccess.ts';
+import { StartCatchUp } from '../api/startCatchUp.ts';
 import { TokenStore } from '../api/auth/tokenStore.ts';
 import type { Services } from '../api/services.ts';
 import { ensureRootAccount } from '../commands/bootstrap.ts';
@@ -23,6 +25,7 @@ import type { BrokerConnections } from '../infra/messaging/brokerConnections.ts'
 import type { Reactor } from '../workers/reactor.ts';
 import type { Role } from '../workers/role.ts';
 import type { WorkerHost } from '../workers/workerHost.ts';
+import type { JobQueues } from '../workers/jobQueues.ts';
 import { packageVersion } from '../infra/moduleFiles.ts';
 import { StartupPhases } from '../infra/startupPhases.ts';
 import { startPrivateRedisServer } from '../infra/queue/redisServer.ts';
@@ -327,6 +330,7 @@ const startRoles = async (
   undo.push(stopRefreshing);
 
   const daemons: Daemons = {};
+  const catchUp = new StartCatchUp(progress, logger, config.readYourWritesTimeoutMs);
   const sessions = new SessionAccess(readModels, progress);
   const tokens = new TokenStore(readStore, config.tokenLifetimeSeconds, clock, sessions);
   const services: Services = {
@@ -336,6 +340,7 @@ const startRoles = async (
     commands,
     readModels,
     progress,
+    startCatchUp: catchUp,
     tokens,
     oidc: new Oidc(config.oidcProviders, { readStore, readModels, commands, tokens, sessions, logger, clock }),
     metrics,
@@ -366,15 +371,14 @@ const startRoles = async (
         );
       }
     }
-    // Read your writes for what start-up wrote (root, or another process's start just before):
-    // a token is checked against the read models, so a login answered before they show root
-    // would give a token refused at its first use.
+    // No stale read after a start: what the log holds now (writes acknowledged before a crash,
+    // root, another process's start just before) is what requests wait for the read models to
+    // show, once, before they are answered (api/startCatchUp.ts). A cluster's primary serves no
+    // requests; it waits here so that its workers, told to start after it, find the read models there.
     const head = await eventStore.headPosition();
-    if (!(await progress.waitFor(head, config.readYourWritesTimeoutMs)))
-      logger.warn(
-        { position: head.toString() },
-        'the read models lag behind the event log (is a projector running?): logins to accounts they do not show yet give tokens that are refused',
-      );
+    if (roles.api) catchUp.holdUntil(head);
+    else if (!(await progress.waitFor(head, config.readYourWritesTimeoutMs)))
+      logger.warn({ position: head.toString() }, 'the read models lag behind the event log (is a projector running?)');
     phases.mark('root');
   }
 
@@ -441,11 +445,13 @@ const startRoles = async (
   const stop = () =>
     (stopping ??= (async () => {
       if (server) await closeServer(server);
+      catchUp.close();
       await metricsServer?.stop();
       stopRefreshing();
       // A start still under way finishes (or fails, stopping what it had started) first.
       await daemonsReady.catch(() => undefined);
       await daemons.workerHost?.stop();
+      await daemons.jobQueues?.close();
       await daemons.transferTools?.close();
       await daemons.brokers?.close();
       await daemons.reactor?.stop();
@@ -485,6 +491,7 @@ const startRoles = async (
 type Daemons = {
   redis?: { url: string; stop(): Promise<void> };
   reactor?: Reactor;
+  jobQueues?: JobQueues;
   transferTools?: TransferTools;
   brokers?: BrokerConnections;
   workerHost?: WorkerHost;
@@ -520,6 +527,8 @@ const startDaemons = async (
       { createTransferTools },
       { BrokerConnections },
       { createStorages },
+      { EventJobs },
+      { JobQueues },
       { ServiceTokens },
     ] = await Promise.all([
       import('../workers/roles.ts'),
@@ -529,12 +538,26 @@ const startDaemons = async (
       import('../infra/transfer/transferTools.ts'),
       import('../infra/messaging/brokerConnections.ts'),
       import('../infra/storage/storages.ts'),
+      import('../workers/eventJobs.ts'),
+      import('../workers/jobQueues.ts'),
       import('../infra/security/clientCredentialsTokens.ts'),
     ]);
     const { HeartbeatStore } = await import('../infra/heartbeats/heartbeatStore.ts');
     let redisUrl = config.redisUrl;
     if (!redisUrl) {
-      const redis = await startPrivateRedisServer({ persistenceDir: join(config.dataDir, 'redis') });
+      const redisLogger = logger.child({ component: 'redis-server' });
+      const redis = await startPrivateRedisServer({
+        persistenceDir: join(config.dataDir, 'redis'),
+        // A redis-server that dies (killed, out of memory) comes back from its append-only file
+        // on the same port: the daemons' connections find it again, and what its file lost the
+        // reconciler finds again from the log (workers/reconcile/).
+        supervise: {
+          onExit: (exit) => redisLogger.error(exit, 'the private redis-server died; starting it again'),
+          onRestart: () => redisLogger.info('the private redis-server started again'),
+          onRestartFailed: (error) =>
+            redisLogger.error({ err: error }, 'the private redis-server could not start again'),
+        },
+      });
       started.redis = {
         url: redis.url,
         stop: async () => {
@@ -550,6 +573,9 @@ const startDaemons = async (
     }
     const daemonRoles = selectRoles(allRoles, roles.daemonRoles);
     started.reactor = new Reactor({
+      // Processes running different roles follow the log each from a checkpoint of its own: one
+      // shared would let a process skip the events of another's roles.
+      name: reactorName(daemonRoles, allRoles),
       eventStore: parts.eventStore,
       readStore: parts.readStore,
       redisUrl,
@@ -561,19 +587,24 @@ const startDaemons = async (
     await started.reactor.start();
     started.transferTools = createTransferTools({ dataDir: config.dataDir, clock: parts.clock });
     started.brokers = new BrokerConnections();
-    const workerContext = createWorkerContext(
-      parts.commands,
-      parts.readModels,
-      parts.progress,
-      logger.child({ role: 'worker' }),
-      started.transferTools,
-      {
-        clock: parts.clock,
-        storages: createStorages(),
-        messaging: { brokers: started.brokers, password: config.messagingPassword },
-        serviceTokens: new ServiceTokens(config.oidcProviders, { now: () => parts.clock.now() }),
-      },
-    );
+    started.jobQueues = new JobQueues(redisUrl, config.queuePrefix);
+    const workerContext = {
+      ...createWorkerContext(
+        parts.commands,
+        parts.readModels,
+        parts.progress,
+        logger.child({ role: 'worker' }),
+        started.transferTools,
+        {
+          clock: parts.clock,
+          storages: createStorages(),
+          messaging: { brokers: started.brokers, password: config.messagingPassword },
+          serviceTokens: new ServiceTokens(config.oidcProviders, { now: () => parts.clock.now() }),
+        },
+      ),
+      // Every role's jobs, whichever roles this process runs: the queues are shared.
+      reconciliation: { queues: started.jobQueues, eventJobs: new EventJobs(reactionsOf(allRoles)) },
+    };
     started.workerHost = new WorkerHost({
       redisUrl,
       prefix: config.queuePrefix,
@@ -590,11 +621,13 @@ const startDaemons = async (
     logger.info({ roles: daemonRoles.map((role) => role.name) }, 'daemon roles running');
   } catch (error) {
     await started.workerHost?.stop().catch(() => undefined);
+    await started.jobQueues?.close().catch(() => undefined);
     await started.transferTools?.close().catch(() => undefined);
     await started.brokers?.close().catch(() => undefined);
     await started.reactor?.stop().catch(() => undefined);
     await started.redis?.stop().catch(() => undefined);
     started.workerHost = undefined;
+    started.jobQueues = undefined;
     started.transferTools = undefined;
     started.brokers = undefined;
     started.reactor = undefined;
@@ -670,6 +703,16 @@ const openPositionSignals = async (
     listen,
     logger: logger.child({ component: 'position-signals' }),
   });
+};
+
+/** `reactor` for a process of every role, else a name of its own for the event roles it runs. */
+const reactorName = (roles: readonly Role[], allRoles: readonly Role[]): string => {
+  if (roles.length === allRoles.length) return 'reactor';
+  const names = roles
+    .filter((role) => role.kind === 'event')
+    .map((role) => role.name)
+    .sort();
+  return `reactor-${createHash('sha1').update(names.join(',')).digest('hex').slice(0, 12)}`;
 };
 
 /** The daemon roles named (all when none are), refusing unknown names. */

@@ -63,8 +63,12 @@ const environmentSchema = z.object({
     .default('dms'),
   /** Token lifetime in seconds (Rucio: one hour). */
   DMS_TOKEN_LIFETIME_SECONDS: integerText(1, 31 * 24 * 3600).default(3600),
-  /** How long a write waits for the read models to show it before answering anyway. */
-  DMS_READ_YOUR_WRITES_TIMEOUT_MS: integerText(0, 600_000).default(5000),
+  /**
+   * How long a request waits for the read models: a write until they show it (past this it is
+   * answered 503, stored but not yet readable), any request after a start until they show the
+   * log as it stood then (api/startCatchUp.ts). 0: nothing waits (the write side measured alone).
+   */
+  DMS_READ_YOUR_WRITES_TIMEOUT_MS: integerText(0, 600_000).default(30_000),
   /** pino level: fatal, error, warn, info, debug, trace or silent. */
   DMS_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**

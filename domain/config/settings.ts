@@ -62,6 +62,15 @@ export const SETTINGS = {
   repairerInterval: number('judge-repairer', 'interval', 60, 1, DAY),
   repairerDelta: number('judge-repairer', 'delta', 1800, 0, 30 * DAY),
   repairerMaxRules: integer('judge-repairer', 'max_rules', 100, 1, 100_000),
+  /**
+   * The reconciler (issue 34): seconds between cycles; how long work waiting for an event role's
+   * job (a rule in INJECT, a DID flagged new) is left alone before it gets its job again; events
+   * of the log whose jobs one cycle makes sure of (not in Rucio, whose daemons find all their work
+   * in the database).
+   */
+  reconcilerInterval: number('reconciler', 'interval', 10, 1, DAY),
+  reconcilerGrace: number('reconciler', 'grace', 60, 1, DAY),
+  reconcilerMaxEvents: integer('reconciler', 'max_events', 20_000, 100, 1_000_000),
   /** The judge-cleaner: seconds between cycles and expired rules per cycle (Rucio: 200). */
   cleanerInterval: number('judge-cleaner', 'interval', 60, 1, DAY),
   cleanerMaxRules: integer('judge-cleaner', 'max_rules', 200, 1, 100_000),
@@ -185,6 +194,12 @@ export const SETTINGS = {
   hopPenalty: integer('transfers', 'hop_penalty', 10, 0, 1_000_000),
   multihopTombstoneDelay: integer('transfers', 'multihop_tombstone_delay', 7200, -1, 365 * DAY),
   multihopMaxHops: integer('transfers', 'multihop_max_hops', 0, 0, 100),
+  /**
+   * The same bound for requests of a tool whose jobs live in the submitting process (`posix`,
+   * `mock`): submitting to it is an instant in memory, so a request SUBMITTING this long lost its
+   * job with a submitter that died between the two steps, and is retried at once (not in Rucio).
+   */
+  finisherLocalSubmittingTimeout: number('conveyor-finisher', 'local_submitting_timeout', 60, 1, 30 * DAY),
   /**
    * The reaper: seconds between cycles (Rucio sleeps 60 s; 10 s here, so a replica made obsolete
    * goes within seconds on an idle server), replicas per chunk (one atomic step to mark them, one

@@ -202,6 +202,7 @@ export const finisherRole: ScheduledRole = {
   settings: [
     SETTINGS.finisherChunkSize,
     SETTINGS.finisherSubmittingTimeout,
+    SETTINGS.finisherLocalSubmittingTimeout,
     SETTINGS.conveyorRetryProtocolMismatches,
     SETTINGS.conveyorSuspiciousPattern,
   ],
@@ -212,13 +213,18 @@ export const finisherRole: ScheduledRole = {
       retryProtocolMismatches: settingValue(sections, SETTINGS.conveyorRetryProtocolMismatches),
       suspiciousPatterns: settingValue(sections, SETTINGS.conveyorSuspiciousPattern),
       submittingTimeoutSeconds: settingValue(sections, SETTINGS.finisherSubmittingTimeout),
+      localSubmittingTimeoutSeconds: settingValue(sections, SETTINGS.finisherLocalSubmittingTimeout),
     };
+    const jobsDieWithSubmitter = (transfertool: string | null) =>
+      context.transferTools.keepsJobsInProcess(transfertool);
     const skipped: SkippedItem[] = [];
     let done = 0;
     let page = 0;
     // Each state a page at a time, oldest first: a page finished leaves the state, the next starts after it.
     for (const state of FINISHER_STATES) {
-      const before = new Date(context.clock.now() - settings.submittingTimeoutSeconds * 1000).toISOString();
+      // The shorter of the two bounds: the workflow tells each request's own.
+      const shortest = Math.min(settings.submittingTimeoutSeconds, settings.localSubmittingTimeoutSeconds);
+      const before = new Date(context.clock.now() - shortest * 1000).toISOString();
       let mark: PageMark | undefined;
       for (;;) {
         // SUBMITTING: only the requests stuck past the timeout, not the ones a submitter is working on.
@@ -234,7 +240,7 @@ export const finisherRole: ScheduledRole = {
           state === 'SUBMITTING'
             ? documents.filter((document) => (document.changed_at ?? document.updated_at) < before)
             : documents
-        ).map(finishedRequestOf);
+        ).map((document) => finishedRequestOf(document, jobsDieWithSubmitter));
         if (requests.length === 0) break;
         mark = pageMarkOf(documents, 'changed_at');
         const outputs = finisher.decide({ now: isoOf(context.clock) }, { requests, settings });
