@@ -221,7 +221,9 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
       ),
     );
 
-  const events = program.command('events').description('the event log as NDJSON: export [file], import [file]');
+  const events = program
+    .command('events')
+    .description('the event log: export [file], import [file] (NDJSON), finish-steps');
   events
     .command('export')
     .description('write the whole event log as NDJSON, progress on stderr')
@@ -239,6 +241,15 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
       action(async (config, file: string | undefined) =>
         (await import('./commands/eventsImport.ts')).eventsImportCommand(config, file),
       ),
+    );
+
+  events
+    .command('finish-steps')
+    .description(
+      'once, after an upgrade from a deployment on EventStoreDB before KurrentDB 25.1: complete the multi-stream steps it left half written (exit 1 when one cannot be)',
+    )
+    .action(
+      action(async (config) => (await import('./commands/eventsFinishSteps.ts')).eventsFinishStepsCommand(config)),
     );
 
   const wait = program.command('wait').description('wait for a state: rule <id> <state>');

@@ -32,13 +32,13 @@ const environmentSchema = z.object({
   DMS_ROOT_USERNAME: z.string().min(1).max(255).default('ddmlab'),
   DMS_ROOT_PASSWORD: z.string().min(1).default('secret'),
   DMS_ROOT_EMAIL: z.string().default('root@localhost'),
-  /** `sqlite` (files under DMS_DATA_DIR) or an EventStoreDB connection string `esdb://...`. */
+  /** `sqlite` (files under DMS_DATA_DIR) or a KurrentDB (25.1 or later) connection string `esdb://...` or `kurrentdb://...`. */
   DMS_EVENT_STORE: z
     .string()
     .default('sqlite')
     .refine(
-      (value) => value === 'sqlite' || /^esdb(\+discover)?:\/\//.test(value),
-      'expected sqlite or an esdb:// URL',
+      (value) => value === 'sqlite' || /^(esdb|kurrentdb)(\+discover)?:\/\//.test(value),
+      'expected sqlite or an esdb:// or kurrentdb:// URL',
     ),
   /** `sqlite` (files under DMS_DATA_DIR) or a MongoDB connection string `mongodb://...`. */
   DMS_READ_STORE: z
@@ -294,9 +294,6 @@ export class ConfigurationInvalidError extends EnvironmentError {
   }
 }
 
-export const REDIS_URL_REQUIRED =
-  'REDIS_URL=undefined: required when DMS_EVENT_STORE is an EventStoreDB URL (multi-stream appends take leases in the Redis all processes share)';
-
 /** Reads and validates the environment; throws ConfigurationInvalidError naming each bad variable. */
 export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): ServiceConfig => {
   const known = Object.fromEntries(
@@ -313,11 +310,6 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     );
   }
   const env = parsed.data;
-  if (env.DMS_EVENT_STORE !== 'sqlite' && env.REDIS_URL === undefined) {
-    // Without a shared Redis, processes writing to EventStoreDB could interleave their multi-stream
-    // appends (see infra/eventstore/steppedEventStore.ts); a private redis-server is no help there.
-    throw new ConfigurationInvalidError([REDIS_URL_REQUIRED]);
-  }
   if (env.DMS_HEADERS_TIMEOUT_MS > env.DMS_REQUEST_TIMEOUT_MS)
     throw new ConfigurationInvalidError([
       `DMS_HEADERS_TIMEOUT_MS=${env.DMS_HEADERS_TIMEOUT_MS}: must not exceed DMS_REQUEST_TIMEOUT_MS (${env.DMS_REQUEST_TIMEOUT_MS})`,

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigurationInvalidError, REDIS_URL_REQUIRED, type ServiceConfig } from './config.ts';
+import type { ServiceConfig } from './config.ts';
 import type { EventStore } from './eventstore/eventStore.ts';
 import { ForwardingEventStore, type AppendChannel } from './eventstore/forwardedAppends.ts';
 import type { Logger } from './logger.ts';
@@ -14,11 +14,8 @@ import { SqliteReadStore } from './readstore/sqlite/sqliteReadStore.ts';
  * by default). The EventStoreDB and MongoDB drivers are loaded only when configured: they take
  * about 0.4 s to load, paid by every process and projection thread otherwise.
  *
- * SQLite appends several streams in one transaction, and so does KurrentDB 25.1 or later. Older
- * servers (EventStoreDB 20.x to 24.x) cannot, so their store is wrapped in SteppedEventStore, which
- * makes multi-stream appends whole through leases in the deployment's Redis (REDIS_URL, required
- * with EventStoreDB) and completes steps earlier writers left unfinished before this returns
- * (infra/eventstore/esdbEventStoreOpening.ts).
+ * SQLite appends several streams in one transaction, and KurrentDB 25.1 or later in one atomic
+ * `multiStreamAppend`; an older server is refused (infra/eventstore/esdbEventStoreOpening.ts).
  */
 export const openStores = async (
   config: ServiceConfig,
@@ -53,7 +50,9 @@ export const openStores = async (
           writerThread: checkpoints && options.writerThread === true,
           ...(options.appended ? { crossProcess: options.appended } : {}),
         })
-      : await openEsdb(config.eventStore.url, config, options.logger);
+      : await (
+          await import('./eventstore/esdbEventStoreOpening.ts')
+        ).openEsdbEventStore(config.eventStore.url, options.logger?.child({ component: 'eventstore' }));
   const eventStore = options.appendsVia ? new ForwardingEventStore(log, options.appendsVia) : log;
   const readStore =
     config.readStore.kind === 'sqlite'
@@ -62,15 +61,17 @@ export const openStores = async (
   return { eventStore, readStore };
 };
 
-const openEsdb = async (url: string, config: ServiceConfig, logger: Logger | undefined): Promise<EventStore> => {
-  // loadConfig refuses this already; a hand-made configuration gets the same message.
-  if (!config.redisUrl) throw new ConfigurationInvalidError([REDIS_URL_REQUIRED]);
-  const { openEsdbEventStore } = await import('./eventstore/esdbEventStoreOpening.ts');
-  return openEsdbEventStore(url, {
-    steps: {
-      redis: config.redisUrl,
-      keyPrefix: config.queuePrefix,
-      ...(logger ? { logger: logger.child({ component: 'steps' }) } : {}),
-    },
-  });
+/**
+ * The event log as the command-line tools that write into a log no service is writing open it
+ * (`dms events import` into an empty store, `dms events finish-steps`): on EventStoreDB or
+ * KurrentDB without asking the server what it offers, appending stream by stream, so that they
+ * work on a server of any version, before or after its upgrade.
+ */
+export const openEventLogForTools = async (config: ServiceConfig): Promise<EventStore> => {
+  if (config.eventStore.kind === 'sqlite') {
+    mkdirSync(config.dataDir, { recursive: true });
+    return new SqliteEventStore(join(config.dataDir, 'events.sqlite'));
+  }
+  const { EsdbEventStore } = await import('./eventstore/esdbEventStore.ts');
+  return new EsdbEventStore(config.eventStore.url);
 };

@@ -20,10 +20,10 @@ export type EventMetadata = Readonly<{
   /** Id of the event that caused this one, for events appended by workers. */
   causationId?: string;
   /**
-   * Set on every event of a multi-stream append written stream by stream (SteppedEventStore on
-   * EventStoreDB): the step's id and how many events it holds in all its streams together. A
-   * reader that must never show half a decision holds these events until it has `count` of them
-   * (or the step's `StepAbandoned`, see steppedEventStore.ts). Absent where the append was atomic.
+   * Found on events an older deployment wrote on EventStoreDB through the retired stepped
+   * protocol (a multi-stream decision written stream by stream): the step's id and its number of
+   * events. Such steps are completed once by `dms events finish-steps` (leftSteps.ts) before the
+   * service starts on the log; nothing reads the mark since, and the audit shows it as stored.
    */
   step?: StepMark;
   /**
@@ -83,12 +83,6 @@ export type StreamAppend = Readonly<{
   streamName: string;
   events: readonly NewEvent[];
   expectedRevision?: ExpectedRevision;
-  /**
-   * The stream's name holds an id made for this append, so no other writer can know it: with
-   * `no_stream`, a store that checks revisions before appending (SteppedEventStore) may skip
-   * reading it. Stores that append atomically ignore it.
-   */
-  fresh?: boolean;
 }>;
 
 export type ReadStreamOptions = Readonly<{
@@ -122,10 +116,8 @@ export interface EventStore {
     expectedRevision?: ExpectedRevision,
   ): Promise<AppendResult>;
   /**
-   * Appends to several streams, all or nothing as the caller sees it. The SQLite adapter does it
-   * in one transaction. EventStoreDB has no multi-stream transaction: its adapter appends one
-   * stream after the other, and the service wraps it in SteppedEventStore (steppedEventStore.ts),
-   * which records the appends as one intent first and completes them by a resumable step.
+   * Appends to several streams, all or nothing: the SQLite adapter in one transaction, the
+   * KurrentDB adapter in one `multiStreamAppend` (KurrentDB 25.1 and later; esdbEventStore.ts).
    */
   appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
   readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;

@@ -5,7 +5,6 @@ import type { Logger } from '../../infra/logger.ts';
 import type { BulkOperation, ReadStore, ReadStoreTransaction } from '../../infra/readstore/readStore.ts';
 import { asHandled, type AnyProjection } from '../projection.ts';
 import { ProjectionContext } from './projectionContext.ts';
-import { WholeSteps } from './wholeSteps.ts';
 import {
   physicalCollection,
   projectionCheckpointsCollection,
@@ -68,8 +67,6 @@ export class ProjectionLane {
   private stopping = false;
   private gate: Promise<void> | undefined;
   private openGate: (() => void) | undefined;
-  private steps = new WholeSteps();
-  private holdingSince: number | undefined;
 
   constructor(
     readonly name: string,
@@ -107,14 +104,11 @@ export class ProjectionLane {
         after: this.cursor,
         batchSize: this.dependencies.batchSize,
       });
-      // A new subscription reads again from the cursor, which is before anything held.
-      this.steps = new WholeSteps();
       try {
         for await (const batch of this.subscription) {
           await this.gate;
           if (this.stopping) break;
-          await this.applyBatch(this.steps.release(batch));
-          this.noteHold();
+          await this.applyBatch(batch);
         }
       } catch (error) {
         if (this.stopping) break;
@@ -126,25 +120,6 @@ export class ProjectionLane {
       } finally {
         await this.subscription.close();
       }
-    }
-  }
-
-  /**
-   * A step held for long means its writer died mid-way: the event store's sweep completes it
-   * (SteppedEventStore, within about 35 s). Said once per hold, so an operator knows why the lane waits.
-   */
-  private noteHold(): void {
-    if (this.steps.heldCount === 0) {
-      this.holdingSince = undefined;
-      return;
-    }
-    this.holdingSince ??= Date.now();
-    if (Date.now() - this.holdingSince > HOLD_WARNING_MS) {
-      this.dependencies.logger.warn(
-        { lane: this.name, from: this.steps.heldFrom?.toString(), held: this.steps.heldCount },
-        'waiting for the rest of a multi-stream step',
-      );
-      this.holdingSince = Number.POSITIVE_INFINITY;
     }
   }
 
@@ -230,8 +205,5 @@ export class ProjectionLane {
     await transaction.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection).bulkWrite(checkpoints);
   }
 }
-
-/** How long a lane waits for the rest of a step before it says so. */
-const HOLD_WARNING_MS = 10_000;
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
