@@ -20,7 +20,7 @@ export const eventsFinishStepsCommand = async (config: ServiceConfig): Promise<n
     });
     console.log(
       finished.open === 0
-        ? 'no multi-stream step was left open; the journal is closed'
+        ? 'no multi-stream step was left open'
         : `${grouped(finished.open)} steps were left open: ${grouped(finished.completed)} completed, ` +
             `${grouped(finished.abandoned.length)} abandoned; the journal is closed`,
     );

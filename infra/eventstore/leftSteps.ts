@@ -147,6 +147,8 @@ export const finishLeftSteps = async (
 ): Promise<FinishedSteps> => {
   const journal = options.journal ?? STEP_JOURNAL_STREAM;
   const onStep = options.onStep ?? (() => undefined);
+  // A log the stepped protocol never wrote to gets nothing written.
+  if ((await store.streamRevision(journal)) === 'no_stream') return { open: 0, completed: 0, abandoned: [] };
   const open = await openSteps(store, journal);
   let completed = 0;
   const abandoned: { stepId: string; streams: string[] }[] = [];

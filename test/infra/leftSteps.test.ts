@@ -40,6 +40,12 @@ describe('Steps left by an older deployment', () => {
   });
 
   describe('finishing them', () => {
+    it('writes nothing to a log the stepped protocol never wrote to', async () => {
+      expect(await finishLeftSteps(store)).to.deep.equal({ open: 0, completed: 0, abandoned: [] });
+      expect(await store.headPosition()).to.equal(0n);
+    });
+
+
     it('appends the streams a step had not reached, at their recorded revisions, and records it completed', async () => {
       const step = await writeLeftStep(store, 1);
       const finished = await finishLeftSteps(store, { journal: step.journal });
