@@ -184,12 +184,13 @@ export const commandMetadata = (ctx: AppContext): CommandMetadata => ({
 });
 
 /**
- * Read your writes: answer only once every read model has applied the write's last event, or
- * after the configured bound (the write is durable either way; the delay is logged).
+ * Read your writes: answer only once the read models the write changed (those of the projection
+ * groups its events touched) have applied its last event, or after the configured bound (the
+ * write is durable either way; the delay is logged).
  */
 const afterWrite = async (ctx: AppContext, services: Services, position: bigint | undefined): Promise<void> => {
   if (position === undefined) return;
-  const caughtUp = await services.progress.waitFor(position, services.config.readYourWritesTimeoutMs);
+  const caughtUp = await services.afterWrite(position, services.config.readYourWritesTimeoutMs);
   if (!caughtUp) ctx.state.logger.warn({ position: position.toString() }, 'read models lag behind a write');
 };
 

@@ -4,7 +4,7 @@ import type { ServiceConfig } from '../infra/config.ts';
 import type { GeoLocator } from '../infra/geoLocator.ts';
 import type { UrlSigner } from '../infra/storage/urlSigner.ts';
 import type { Logger } from '../infra/logger.ts';
-import type { ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
+import type { ProjectionProgress } from '../projections/runtime/projectionProgress.ts';
 import type { ReadModels } from '../projections/runtime/readModels.ts';
 import type { Oidc } from './auth/oidc/oidc.ts';
 import type { TokenStore } from './auth/tokenStore.ts';
@@ -16,7 +16,13 @@ export type Services = Readonly<{
   logger: Logger;
   commands: CommandContext;
   readModels: ReadModels;
+  /** Where the projection groups stand (every group's, for reads that need them all). */
   progress: ProjectionProgress;
+  /**
+   * Read your writes: resolves once the read models a write changed show it (the projection
+   * groups this process's writes touched have applied `position`), false at the timeout.
+   */
+  afterWrite: (position: bigint, timeoutMs: number) => Promise<boolean>;
   tokens: TokenStore;
   /** OpenID Connect: trusted providers, JWTs as tokens, the login flow (api/auth/oidc/). */
   oidc: Oidc;

@@ -42,24 +42,80 @@ export const openStores = async (
   if (config.eventStore.kind === 'sqlite' || config.readStore.kind === 'sqlite')
     mkdirSync(config.dataDir, { recursive: true });
   const checkpoints = options.appendsVia === undefined;
-  const log =
-    config.eventStore.kind === 'sqlite'
-      ? new SqliteEventStore(join(config.dataDir, 'events.sqlite'), {
-          backgroundCheckpoints: checkpoints,
-          // The process that writes the log commits on a thread: its fsync does not stop the API.
-          writerThread: checkpoints && options.writerThread === true,
-          ...(options.appended ? { crossProcess: options.appended } : {}),
-        })
-      : await (
-          await import('./eventstore/esdbEventStoreOpening.ts')
-        ).openEsdbEventStore(config.eventStore.url, options.logger?.child({ component: 'eventstore' }));
+  const log = await openEventStore(config, {
+    ...options,
+    backgroundCheckpoints: checkpoints,
+    // The process that writes the log commits on a thread: its fsync does not stop the API.
+    writerThread: checkpoints && options.writerThread === true,
+  });
   const eventStore = options.appendsVia ? new ForwardingEventStore(log, options.appendsVia) : log;
-  const readStore =
-    config.readStore.kind === 'sqlite'
-      ? new SqliteReadStore(join(config.dataDir, 'readmodels.sqlite'), { backgroundCheckpoints: checkpoints })
-      : new (await import('./readstore/mongo/mongoReadStore.ts')).MongoReadStore(config.readStore.url);
+  const readStore = await openReadStoreAt(readStorePlace(config), { backgroundCheckpoints: checkpoints });
   return { eventStore, readStore };
 };
+
+/**
+ * The event store alone (SQLite's `events.sqlite` under DMS_DATA_DIR, or the KurrentDB server).
+ * `backgroundCheckpoints` and `writerThread` are for the process that writes a SQLite log
+ * (default off: a projection thread only reads it).
+ */
+export const openEventStore = async (
+  config: ServiceConfig,
+  options: Readonly<{
+    logger?: Logger;
+    appended?: PositionSignal;
+    backgroundCheckpoints?: boolean;
+    writerThread?: boolean;
+  }> = {},
+): Promise<EventStore> => {
+  if (config.eventStore.kind !== 'sqlite')
+    return (await import('./eventstore/esdbEventStoreOpening.ts')).openEsdbEventStore(
+      config.eventStore.url,
+      options.logger?.child({ component: 'eventstore' }),
+    );
+  mkdirSync(config.dataDir, { recursive: true });
+  return new SqliteEventStore(join(config.dataDir, 'events.sqlite'), {
+    backgroundCheckpoints: options.backgroundCheckpoints ?? false,
+    writerThread: options.writerThread ?? false,
+    ...(options.appended ? { crossProcess: options.appended } : {}),
+  });
+};
+
+/** Where a read store lives: a SQLite file, or a MongoDB database (the one its URL names). */
+export type ReadStorePlace = Readonly<{ kind: 'sqlite'; path: string } | { kind: 'mongodb'; url: string }>;
+
+/**
+ * The read store of a part of the read models: without `part`, the shared one
+ * (`readmodels.sqlite`, or DMS_READ_STORE's database), which holds sessions, heartbeats and the
+ * projections of a single-group layout; with one (a projection group's name), that part's own
+ * (`readmodels-<part>.sqlite`, or its DMS_READ_STORE_<PART> database, else the shared one's).
+ */
+export const readStorePlace = (config: ServiceConfig, part?: string): ReadStorePlace => {
+  if (config.readStore.kind === 'sqlite')
+    return {
+      kind: 'sqlite',
+      path: join(config.dataDir, part === undefined ? 'readmodels.sqlite' : `readmodels-${part}.sqlite`),
+    };
+  return {
+    kind: 'mongodb',
+    url: (part === undefined ? undefined : config.readStore.groupUrls[part]) ?? config.readStore.url,
+  };
+};
+
+/** Two places are one store: the same file, or the same MongoDB URL. */
+export const samePlace = (a: ReadStorePlace, b: ReadStorePlace): boolean =>
+  a.kind === 'sqlite' ? b.kind === 'sqlite' && a.path === b.path : b.kind === 'mongodb' && a.url === b.url;
+
+/**
+ * Opens the read store at a place. `backgroundCheckpoints` (SQLite): checkpoint its WAL on a
+ * thread, for the process that writes it (SqliteReadStore).
+ */
+export const openReadStoreAt = async (
+  place: ReadStorePlace,
+  options: Readonly<{ backgroundCheckpoints?: boolean }> = {},
+): Promise<ReadStore> =>
+  place.kind === 'sqlite'
+    ? new SqliteReadStore(place.path, { backgroundCheckpoints: options.backgroundCheckpoints ?? false })
+    : new (await import('./readstore/mongo/mongoReadStore.ts')).MongoReadStore(place.url);
 
 /**
  * The event log as the command-line tools that write into a log no service is writing open it

@@ -41,7 +41,7 @@ const allEvents = async (dataDir: string): Promise<RecordedEvent[]> => {
 const readModelsOf = async (dataDir: string): Promise<Record<string, unknown[]>> => {
   const readStore = new SqliteReadStore(join(dataDir, 'readmodels.sqlite'));
   try {
-    const readModels = new ReadModels(readStore, allProjections);
+    const readModels = ReadModels.in(readStore);
     await readModels.refresh();
     const collections: Record<string, unknown[]> = {};
     for (const projection of allProjections) {

@@ -45,7 +45,6 @@ describe('Steps left by an older deployment', () => {
       expect(await store.headPosition()).to.equal(0n);
     });
 
-
     it('appends the streams a step had not reached, at their recorded revisions, and records it completed', async () => {
       const step = await writeLeftStep(store, 1);
       const finished = await finishLeftSteps(store, { journal: step.journal });
