@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Event } from '../domain/shared/event.ts';
 import { eventUpcasters } from '../domain/upcasters.ts';
-import type { AllSubscription, EventStore, RecordedEvent } from '../infra/eventstore/eventStore.ts';
+import type { AllSubscription, EventStore, RecordedEvent, SubscriptionBatch } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
 import type { CollectionSpec, Document, ReadStore } from '../infra/readstore/readStore.ts';
@@ -141,6 +141,8 @@ export class Reactor {
       this.subscription = this.options.eventStore.subscribeToAll({
         after: this.checkpoint,
         batchSize: this.options.batchSize ?? 500,
+        // Only the events some role reacts to are read.
+        eventTypes: new Set(this.queuesByType.keys()),
       });
       try {
         for await (const batch of this.subscription) {
@@ -157,9 +159,9 @@ export class Reactor {
     }
   }
 
-  private async enqueue(batch: readonly RecordedEvent[]): Promise<void> {
+  private async enqueue({ events, through }: SubscriptionBatch): Promise<void> {
     const jobsByQueue = new Map<Queue, { name: string; data: object; opts: { jobId: string; delay?: number } }[]>();
-    for (const stored of batch) {
+    for (const stored of events) {
       const targets = this.queuesByType.get(stored.type);
       if (!targets) continue;
       // Roles read the event's data in the current shape of its type.
@@ -181,8 +183,7 @@ export class Reactor {
       }
     }
     for (const [queue, jobs] of jobsByQueue) await queue.addBulk(jobs);
-    const last = batch[batch.length - 1]!;
-    this.checkpoint = last.position;
+    this.checkpoint = through;
     // A batch that enqueued nothing need not be remembered at once: replayed after a crash it
     // enqueues nothing again. Saving such checkpoints at most every second spares the read store
     // a write (and a wait for the projections' write lock) per 500 events under heavy traffic.

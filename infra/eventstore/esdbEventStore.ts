@@ -373,6 +373,10 @@ export class EsdbEventStore implements EventStore {
     return found.filter((event): event is RecordedEvent => event !== undefined);
   }
 
+  /**
+   * `eventTypes` are kept here, from every event the server sends: a batch's `through` is the
+   * last event read, whatever its type.
+   */
   subscribeToAll(options: SubscribeToAllOptions = {}): AllSubscription {
     const after = options.after ?? 0n;
     const queue = new BatchingQueue<RecordedEvent>(options.batchSize ?? 500);
@@ -391,8 +395,15 @@ export class EsdbEventStore implements EventStore {
         queue.fail(error);
       }
     })();
+    const types = options.eventTypes;
     return {
-      [Symbol.asyncIterator]: () => queue.batches(),
+      async *[Symbol.asyncIterator]() {
+        for await (const read of queue.batches())
+          yield {
+            events: types ? read.filter((event) => types.has(event.type)) : read,
+            through: read[read.length - 1]!.position,
+          };
+      },
       async close() {
         queue.end();
         await subscription.unsubscribe();

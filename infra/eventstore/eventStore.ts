@@ -102,10 +102,24 @@ export type SubscribeToAllOptions = Readonly<{
   after?: bigint;
   /** Largest batch handed to the consumer at once; default 500. */
   batchSize?: number;
+  /**
+   * Deliver only events of these types (a projection group's, a reactor's); default all. The
+   * SQLite adapter leaves the others in the database, unread: a consumer of a few types does
+   * not pay for the rest of the log.
+   */
+  eventTypes?: ReadonlySet<string>;
 }>;
 
+/**
+ * What a subscription delivers at once: the events (of the types asked for) after the previous
+ * batch, in order, and the position it has read the log through, at or past the last of them.
+ * Every event of those types up to `through` has been delivered, so a consumer may take
+ * `through` as its checkpoint; a batch may hold no event at all, when only other types came.
+ */
+export type SubscriptionBatch = Readonly<{ events: readonly RecordedEvent[]; through: bigint }>;
+
 /** A catch-up subscription: replays history in batches, then keeps delivering new events. */
-export interface AllSubscription extends AsyncIterable<readonly RecordedEvent[]> {
+export interface AllSubscription extends AsyncIterable<SubscriptionBatch> {
   close(): Promise<void>;
 }
 

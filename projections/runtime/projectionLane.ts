@@ -1,6 +1,11 @@
 import type { Event } from '../../domain/shared/event.ts';
 import type { Upcasters } from '../../domain/shared/upcasting.ts';
-import type { AllSubscription, EventStore, RecordedEvent } from '../../infra/eventstore/eventStore.ts';
+import type {
+  AllSubscription,
+  EventStore,
+  RecordedEvent,
+  SubscriptionBatch,
+} from '../../infra/eventstore/eventStore.ts';
 import type { Logger } from '../../infra/logger.ts';
 import type { BulkOperation, ReadStore, ReadStoreTransaction } from '../../infra/readstore/readStore.ts';
 import { asHandled, type AnyProjection } from '../projection.ts';
@@ -52,10 +57,14 @@ export type LaneDependencies = Readonly<{
 }>;
 
 /**
- * One subscription to `$all` and the projections it feeds. Each batch is applied to every entry
- * that has not seen it yet, in one read-store transaction together with their checkpoints, so a
- * crash neither loses nor repeats work. The runner keeps a live lane for the serving projections
- * and one lane per rebuild, so a rebuild never holds up the projections readers are waiting for.
+ * One subscription to `$all` and the projections it feeds, for the event types they handle only.
+ * Each batch is applied to every entry that has not seen it yet, in one read-store transaction
+ * together with their checkpoints, so a crash neither loses nor repeats work. A batch none of
+ * them handles an event of (the log read on through other groups' events) writes nothing: the
+ * checkpoints move in memory and are stored shortly after (CHECKPOINT_SAVE_MS), since reading
+ * those events again after a crash would change nothing. The runner keeps a live lane for the
+ * serving projections and one lane per rebuild, so a rebuild never holds up the projections
+ * readers are waiting for.
  */
 export class ProjectionLane {
   readonly entries = new Map<string, LaneEntry>();
@@ -67,6 +76,12 @@ export class ProjectionLane {
   private stopping = false;
   private gate: Promise<void> | undefined;
   private openGate: (() => void) | undefined;
+  /** The types the current subscription delivers. */
+  private subscribedTypes: ReadonlySet<string> = new Set();
+  /** Checkpoints moved in memory and not stored yet, and the timer that stores them. */
+  private unsaved = false;
+  private saveTimer: NodeJS.Timeout | undefined;
+  private saving: Promise<void> | undefined;
 
   constructor(
     readonly name: string,
@@ -85,6 +100,9 @@ export class ProjectionLane {
     this.resume();
     await this.subscription?.close();
     await this.loop;
+    clearTimeout(this.saveTimer);
+    await this.saving;
+    await this.saveCheckpoints();
   }
 
   /** Holds the next batch back until `resume`: used while a projection changes lanes. */
@@ -98,16 +116,28 @@ export class ProjectionLane {
     this.openGate = undefined;
   }
 
+  /** The types the entries handle: what the subscription delivers. */
+  private handledTypes(): Set<string> {
+    const types = new Set<string>();
+    for (const entry of this.entries.values()) for (const type of entry.handles) types.add(type);
+    return types;
+  }
+
   private async run(): Promise<void> {
     while (!this.stopping) {
+      this.subscribedTypes = this.handledTypes();
       this.subscription = this.dependencies.eventStore.subscribeToAll({
         after: this.cursor,
         batchSize: this.dependencies.batchSize,
+        eventTypes: this.subscribedTypes,
       });
       try {
         for await (const batch of this.subscription) {
           await this.gate;
           if (this.stopping) break;
+          // An entry that came in meanwhile (a rebuild handed over) may handle types this
+          // subscription leaves out: read again from the cursor, for all of them.
+          if (!isSubset(this.handledTypes(), this.subscribedTypes)) break;
           await this.applyBatch(batch);
         }
       } catch (error) {
@@ -123,19 +153,23 @@ export class ProjectionLane {
     }
   }
 
-  private async applyBatch(batch: readonly RecordedEvent[]): Promise<void> {
-    const last = batch[batch.length - 1];
-    if (!last) return;
+  private async applyBatch({ events, through }: SubscriptionBatch): Promise<void> {
+    if (through <= this.cursor) return;
     this.applying = true;
     try {
       for (let attempt = 1; ; attempt += 1) {
-        const targets = [...this.entries.values()].filter((entry) => entry.checkpoint < last.position);
+        const targets = [...this.entries.values()].filter((entry) => entry.checkpoint < through);
         if (targets.length === 0) break;
+        if (!targets.some((target) => handlesAny(target, events))) {
+          for (const target of targets) target.checkpoint = through;
+          this.scheduleSave();
+          break;
+        }
         try {
           await this.dependencies.readStore.transaction((transaction) =>
-            this.applyToEntries(transaction, targets, batch, last.position),
+            this.applyToEntries(transaction, targets, events, through),
           );
-          for (const target of targets) target.checkpoint = last.position;
+          for (const target of targets) target.checkpoint = through;
           break;
         } catch (error) {
           if (this.stopping) return;
@@ -152,11 +186,41 @@ export class ProjectionLane {
           await sleep(Math.min(100 * 2 ** attempt, 5000));
         }
       }
-      this.cursor = last.position;
+      this.cursor = through;
     } finally {
       this.applying = false;
     }
     this.dependencies.committed(this);
+  }
+
+  /** Stores the checkpoints moved in memory, soon (at most every CHECKPOINT_SAVE_MS). */
+  private scheduleSave(): void {
+    this.unsaved = true;
+    if (this.saveTimer || this.stopping) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = undefined;
+      this.saving = this.saveCheckpoints().catch((error: unknown) =>
+        this.dependencies.logger.warn({ err: error, lane: this.name }, 'could not store projection checkpoints'),
+      );
+    }, CHECKPOINT_SAVE_MS);
+    this.saveTimer.unref();
+  }
+
+  private async saveCheckpoints(): Promise<void> {
+    if (!this.unsaved) return;
+    // A batch being applied writes them with its documents; an earlier value must not follow it.
+    if (this.applying) {
+      this.scheduleSave();
+      return;
+    }
+    this.unsaved = false;
+    const updatedAt = new Date().toISOString();
+    const targets = [...this.entries.values()];
+    await this.dependencies.readStore.transaction(async (transaction) => {
+      await transaction
+        .collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection)
+        .bulkWrite(targets.map((target) => checkpointWrite(target, target.checkpoint, updatedAt)));
+    });
   }
 
   private async applyToEntries(
@@ -192,18 +256,38 @@ export class ProjectionLane {
       } catch (error) {
         throw new ProjectionFailure(target.projection.name, undefined, error);
       }
-      const name = target.projection.name;
-      const id = target.target === 'serving' ? servingCheckpointId(name) : rebuildCheckpointId(name);
-      checkpoints.push({
-        replaceOne: {
-          filter: { _id: id },
-          replacement: { _id: id, checkpoint: lastPosition.toString(), updatedAt },
-          upsert: true,
-        },
-      });
+      checkpoints.push(checkpointWrite(target, lastPosition, updatedAt));
     }
     await transaction.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection).bulkWrite(checkpoints);
   }
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** How soon checkpoints moved without a write (batches of other groups' events) are stored. */
+const CHECKPOINT_SAVE_MS = 100;
+
+const checkpointWrite = (
+  entry: LaneEntry,
+  position: bigint,
+  updatedAt: string,
+): BulkOperation<ProjectionCheckpointDocument> => {
+  const name = entry.projection.name;
+  const id = entry.target === 'serving' ? servingCheckpointId(name) : rebuildCheckpointId(name);
+  return {
+    replaceOne: {
+      filter: { _id: id },
+      replacement: { _id: id, checkpoint: position.toString(), updatedAt },
+      upsert: true,
+    },
+  };
+};
+
+/** Whether the batch holds an event the entry has not applied and handles. */
+const handlesAny = (entry: LaneEntry, events: readonly RecordedEvent[]): boolean =>
+  events.some((event) => event.position > entry.checkpoint && entry.handles.has(event.type));
+
+const isSubset = (types: ReadonlySet<string>, of: ReadonlySet<string>): boolean => {
+  for (const type of types) if (!of.has(type)) return false;
+  return true;
+};

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { RecordedEvent } from '../../infra/eventstore/eventStore.ts';
+import type { SubscriptionBatch } from '../../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { RedisPositionSignals, type PositionSignalName } from '../../infra/queue/redisPositionSignals.ts';
@@ -111,7 +111,7 @@ describe('SqliteEventStore shared between processes', () => {
           setTimeout(() => reject(new Error('the subscription was not woken by the announcement')), 20_000),
         ),
       ]);
-      const events = delivered.value as readonly RecordedEvent[];
+      const events = (delivered.value as SubscriptionBatch).events;
       expect(events.map((event) => [event.streamName, event.position])).to.deep.equal([[stream, written]]);
       expect(received(signals, 'appended')).to.equal(1);
     } finally {
