@@ -21,6 +21,10 @@ const BROWSER_GLOBALS = [
   'HTMLElement',
   'TextDecoderStream',
   'CSS',
+  'Node',
+  'history',
+  'ResizeObserver',
+  'FormData',
 ];
 
 export default tseslint.config(

@@ -50,8 +50,10 @@ import { registerDaemonRoutes } from './routes/admin/daemons.ts';
 import { registerTransferStatusRoute } from './routes/admin/transfers.ts';
 import { registerEventLogVerifyRoute } from './routes/audit/eventLogVerify.ts';
 import { registerRuleStateRoute } from './routes/audit/ruleState.ts';
+import { registerConsoleReadRoutes } from './routes/console/consoleReads.ts';
 import { registerConsoleRoutes } from './routes/console/consoleRoutes.ts';
 import { consoleFilesMiddleware } from './consoleFiles.ts';
+import { answerBrowserNotFound } from './browserNotFound.ts';
 import type { Logger } from '../infra/logger.ts';
 import type { AppState, Services } from './services.ts';
 
@@ -95,6 +97,7 @@ export const routeTable = (services: Services): RouteTable => {
   registerEventLogVerifyRoute(routes, services);
   registerRuleStateRoute(routes, services);
   registerConsoleRoutes(routes, services);
+  registerConsoleReadRoutes(routes, services);
   registerOpenApiRoutes(routes);
   return routes;
 };
@@ -261,7 +264,7 @@ const rawTextBody =
 /**
  * What the router did not answer, as Werkzeug would: a path that only exists with a trailing
  * slash redirects there (308, method and body kept, a line saying so as the body); a known path with another method is 405
- * with `Allow`; anything else is 404.
+ * with `Allow`; anything else is 404 (for a browser, a page: api/browserNotFound.ts).
  */
 const unmatched =
   (router: Router<AppState>): Middleware<AppState> =>
@@ -289,5 +292,6 @@ const unmatched =
       writeError(ctx, 405, 'MethodNotAllowed', `The method ${ctx.method} is not allowed for the requested URL.`);
       return;
     }
+    if (answerBrowserNotFound(ctx)) return;
     writeError(ctx, 404, 'NotFound', 'The requested URL was not found on the server.');
   };

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { RouterMiddleware } from '@koa/router';
 import type { ZodObject, ZodType } from 'zod';
 import type { CommandMetadata } from '../domain/shared/event.ts';
+import { dateOf, type Clock } from '../infra/clock.ts';
 import type { RucioErrorClass } from '../domain/shared/errors.ts';
 import { authenticate } from './auth/authenticate.ts';
 import { requireAccept, sendCreated, sendOk } from './http.ts';
@@ -177,8 +178,8 @@ const setCommonHeaders = (ctx: AppContext): void => {
 };
 
 /** The metadata of a command issued by this request: now, the caller, the request id. */
-export const commandMetadata = (ctx: AppContext): CommandMetadata => ({
-  now: new Date(),
+export const commandMetadata = (ctx: AppContext, clock: Clock): CommandMetadata => ({
+  now: dateOf(clock),
   account: ctx.state.issuer ?? 'anonymous',
   requestId: ctx.state.requestId,
 });
@@ -206,7 +207,7 @@ export const runCommand = async <Outcome extends WriteOutcome>(
   services: Services,
   command: (metadata: CommandMetadata) => Promise<Outcome>,
 ): Promise<Outcome> => {
-  const outcome = await command(commandMetadata(ctx));
+  const outcome = await command(commandMetadata(ctx, services.clock));
   await afterWrite(ctx, services, outcome.position);
   return outcome;
 };

@@ -1,5 +1,6 @@
 import type { ParameterizedContext } from 'koa';
 import type { CommandContext } from '../commands/handleCommand.ts';
+import type { Clock } from '../infra/clock.ts';
 import type { ServiceConfig } from '../infra/config.ts';
 import type { GeoLocator } from '../infra/geoLocator.ts';
 import type { UrlSigner } from '../infra/storage/urlSigner.ts';
@@ -14,6 +15,8 @@ import type { ServiceMetrics } from './metrics/serviceMetrics.ts';
 export type Services = Readonly<{
   config: ServiceConfig;
   logger: Logger;
+  /** What the routes decide by time: requests' command metadata, expiries, throttles (infra/clock.ts). */
+  clock: Clock;
   commands: CommandContext;
   readModels: ReadModels;
   /** Where the projection groups stand (every group's, for reads that need them all). */

@@ -11,12 +11,14 @@ import { TokenStore } from '../api/auth/tokenStore.ts';
 import type { Services } from '../api/services.ts';
 import { ensureRootAccount } from '../commands/bootstrap.ts';
 import { createCommandContext } from '../commands/commandContext.ts';
+import { dateOf, systemClock, type Clock } from '../infra/clock.ts';
 import { ConfigurationInvalidError, type ServiceConfig } from '../infra/config.ts';
 import type { Upcasters } from '../domain/shared/upcasting.ts';
 import type { EventStore } from '../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../infra/eventstore/sqliteEventStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import type { TransferTools } from '../infra/transfer/transferTools.ts';
+import type { BrokerConnections } from '../infra/messaging/brokerConnections.ts';
 import type { Reactor } from '../workers/reactor.ts';
 import type { Role } from '../workers/role.ts';
 import type { WorkerHost } from '../workers/workerHost.ts';
@@ -118,6 +120,11 @@ export type RuntimeOverrides = Readonly<{
    * do not start.
    */
   daemonsAfter?: Promise<unknown>;
+  /**
+   * What the API and the workers decide by time (infra/clock.ts); default the system's. Tests pass
+   * one they move. The projections decide nothing by time and keep the system's.
+   */
+  clock?: Clock;
 }>;
 
 /** How long in-flight requests may take to finish after a stop request before they are cut. */
@@ -202,6 +209,7 @@ const startRoles = async (
   phases: StartupPhases,
 ): Promise<Runtime> => {
   const cluster = overrides.cluster;
+  const clock = overrides.clock ?? systemClock;
   const worker = cluster?.kind === 'worker' ? cluster : undefined;
   const primary = cluster?.kind === 'primary';
   const signals = cluster ? undefined : await openPositionSignals(config, roles, logger);
@@ -241,11 +249,11 @@ const startRoles = async (
   // Root is made (or found) on the streams while the projections start: neither waits for the other.
   const rootCreation =
     roles.api || primary
-      ? ensureRootAccount(commands, {
-          username: config.rootUsername,
-          password: config.rootPassword,
-          email: config.rootEmail,
-        })
+      ? ensureRootAccount(
+          commands,
+          { username: config.rootUsername, password: config.rootPassword, email: config.rootEmail },
+          dateOf(clock),
+        )
       : undefined;
   // Awaited below; a start failing before then must not leave its failure unheard.
   rootCreation?.catch(() => undefined);
@@ -328,16 +336,17 @@ const startRoles = async (
 
   const daemons: Daemons = {};
   const sessions = new SessionAccess(readModels, progress);
-  const tokens = new TokenStore(readStore, config.tokenLifetimeSeconds, sessions);
+  const tokens = new TokenStore(readStore, config.tokenLifetimeSeconds, clock, sessions);
   const services: Services = {
     config,
     logger,
+    clock,
     commands,
     readModels,
     progress,
     afterWrite: (position, timeoutMs) => written.afterWrite(progress, position, timeoutMs),
     tokens,
-    oidc: new Oidc(config.oidcProviders, { readStore, readModels, commands, tokens, sessions, logger }),
+    oidc: new Oidc(config.oidcProviders, { readStore, readModels, commands, tokens, sessions, logger, clock }),
     metrics,
     urlSigner: new UrlSigner(config.rseAccounts ? new RseAccounts(config.rseAccounts, logger) : undefined),
     geoLocator: geoLocator(config.geoipDatabase, logger),
@@ -424,7 +433,7 @@ const startRoles = async (
           config,
           roles,
           logger,
-          { eventStore, readStore, commands, readModels, progress, metrics, phases },
+          { eventStore, readStore, commands, readModels, progress, metrics, phases, clock },
           daemons,
         );
       })()
@@ -447,6 +456,7 @@ const startRoles = async (
       await daemonsReady.catch(() => undefined);
       await daemons.workerHost?.stop();
       await daemons.transferTools?.close();
+      await daemons.brokers?.close();
       await daemons.reactor?.stop();
       await projections?.stop();
       await eventStore.close();
@@ -484,6 +494,7 @@ type Daemons = {
   redis?: { url: string; stop(): Promise<void> };
   reactor?: Reactor;
   transferTools?: TransferTools;
+  brokers?: BrokerConnections;
   workerHost?: WorkerHost;
 };
 
@@ -503,19 +514,29 @@ const startDaemons = async (
     progress: ProjectionProgress;
     metrics: ServiceMetrics;
     phases: StartupPhases;
+    clock: Clock;
   }>,
   started: Daemons,
 ): Promise<void> => {
   try {
     // The daemons' modules (BullMQ, the roles, the transfer tools) are loaded by the processes that run them.
-    const [{ allRoles }, { Reactor, reactionsOf }, { WorkerHost }, { createWorkerContext }, { createTransferTools }] =
-      await Promise.all([
-        import('../workers/roles.ts'),
-        import('../workers/reactor.ts'),
-        import('../workers/workerHost.ts'),
-        import('../workers/workerContext.ts'),
-        import('../infra/transfer/transferTools.ts'),
-      ]);
+    const [
+      { allRoles },
+      { Reactor, reactionsOf },
+      { WorkerHost },
+      { createWorkerContext },
+      { createTransferTools },
+      { BrokerConnections },
+      { createStorages },
+    ] = await Promise.all([
+      import('../workers/roles.ts'),
+      import('../workers/reactor.ts'),
+      import('../workers/workerHost.ts'),
+      import('../workers/workerContext.ts'),
+      import('../infra/transfer/transferTools.ts'),
+      import('../infra/messaging/brokerConnections.ts'),
+      import('../infra/storage/storages.ts'),
+    ]);
     const { HeartbeatStore } = await import('../infra/heartbeats/heartbeatStore.ts');
     let redisUrl = config.redisUrl;
     if (!redisUrl) {
@@ -541,15 +562,22 @@ const startDaemons = async (
       prefix: config.queuePrefix,
       reactions: reactionsOf(daemonRoles),
       logger: logger.child({ role: 'reactor' }),
+      clock: parts.clock,
     });
     await started.reactor.start();
-    started.transferTools = createTransferTools({ dataDir: config.dataDir });
+    started.transferTools = createTransferTools({ dataDir: config.dataDir, clock: parts.clock });
+    started.brokers = new BrokerConnections();
     const workerContext = createWorkerContext(
       parts.commands,
       parts.readModels,
       parts.progress,
       logger.child({ role: 'worker' }),
       started.transferTools,
+      {
+        clock: parts.clock,
+        storages: createStorages(),
+        messaging: { brokers: started.brokers, password: config.messagingPassword },
+      },
     );
     started.workerHost = new WorkerHost({
       redisUrl,
@@ -568,10 +596,12 @@ const startDaemons = async (
   } catch (error) {
     await started.workerHost?.stop().catch(() => undefined);
     await started.transferTools?.close().catch(() => undefined);
+    await started.brokers?.close().catch(() => undefined);
     await started.reactor?.stop().catch(() => undefined);
     await started.redis?.stop().catch(() => undefined);
     started.workerHost = undefined;
     started.transferTools = undefined;
+    started.brokers = undefined;
     started.reactor = undefined;
     started.redis = undefined;
     throw error;

@@ -1,6 +1,6 @@
-import { getJson } from './lib/api.js';
-import { errorBox, h, replace } from './lib/dom.js';
-import { forget, who } from './lib/session.js';
+import { ApiError, getJson } from './lib/api.js';
+import { errorBox, h, notFoundPage, replace } from './lib/dom.js';
+import { forget, remember, token, who } from './lib/session.js';
 
 /**
  * The console's shell: the navigation, the login gate and a router over the URL's hash
@@ -27,11 +27,21 @@ import { forget, who } from './lib/session.js';
 const ROUTES = [
   { pattern: /^\/login$/, load: () => import('./pages/login.js'), open: true },
   { pattern: /^\/$/, load: () => import('./pages/search.js') },
+  { pattern: /^\/scopes$/, load: () => import('./pages/scopes.js') },
   { pattern: /^\/did\/([^/]+)\/(.+)$/, load: () => import('./pages/did.js') },
+  { pattern: /^\/rses$/, load: () => import('./pages/rses.js') },
   { pattern: /^\/rse\/([^/]+)$/, load: () => import('./pages/rse.js') },
+  { pattern: /^\/accounts$/, load: () => import('./pages/accounts.js') },
   { pattern: /^\/account\/([^/]+)$/, load: () => import('./pages/account.js') },
+  { pattern: /^\/rules$/, load: () => import('./pages/rules.js') },
   { pattern: /^\/rules\/new$/, load: () => import('./pages/ruleWizard.js') },
   { pattern: /^\/rule\/([^/]+)$/, load: () => import('./pages/rule.js') },
+  { pattern: /^\/subscriptions$/, load: () => import('./pages/subscriptions.js') },
+  { pattern: /^\/subscriptions\/new$/, load: () => import('./pages/subscriptionEditor.js') },
+  { pattern: /^\/subscription\/([^/]+)\/([^/]+)$/, load: () => import('./pages/subscription.js') },
+  { pattern: /^\/subscription\/([^/]+)\/([^/]+)\/edit$/, load: () => import('./pages/subscriptionEditor.js') },
+  { pattern: /^\/replicas$/, load: () => import('./pages/replicas.js') },
+  { pattern: /^\/exceptions$/, load: () => import('./pages/exceptions.js') },
   { pattern: /^\/history\/(did|rule|rse|account|subscription)\/(.+)$/, load: () => import('./pages/history.js') },
   { pattern: /^\/audit$/, load: () => import('./pages/feed.js'), admin: true },
   { pattern: /^\/projections$/, load: () => import('./pages/projections.js'), admin: true },
@@ -40,16 +50,37 @@ const ROUTES = [
   { pattern: /^\/config$/, load: () => import('./pages/config.js'), admin: true },
 ];
 
-/** @type {{ hash: string, label: string, admin?: boolean, match: RegExp }[]} */
+/**
+ * The navigation: the daily pages in the bar, the rest under "More" (with the admins' own group).
+ * Each item is highlighted on its pages only: a rule's page and its history are under Rules, a
+ * DID's history under Find data.
+ * @typedef {{ hash: string, label: string, admin?: boolean, match: RegExp }} NavItem
+ * @type {NavItem[]}
+ */
 const NAV = [
-  { hash: '#/', label: 'Find data', match: /^\/($|did\/|rse\/)/ },
-  { hash: '#/rules/new', label: 'New rule', match: /^\/rules?\// },
-  { hash: '#/account/me', label: 'My account', match: /^\/account\// },
-  { hash: '#/audit', label: 'Audit', admin: true, match: /^\/(audit|history\/)/ },
-  { hash: '#/projections', label: 'Projections', admin: true, match: /^\/projections/ },
-  { hash: '#/daemons', label: 'Daemons', admin: true, match: /^\/daemons/ },
-  { hash: '#/transfers', label: 'Transfers', admin: true, match: /^\/transfers/ },
-  { hash: '#/config', label: 'Configuration', admin: true, match: /^\/config/ },
+  { hash: '#/', label: 'Find data', match: /^\/($|did\/|history\/did\/)/ },
+  { hash: '#/rules', label: 'Rules', match: /^\/(rules$|rule\/|history\/rule\/)/ },
+  { hash: '#/rules/new', label: 'New rule', match: /^\/rules\/new$/ },
+  {
+    hash: '#/subscriptions',
+    label: 'Subscriptions',
+    match: /^\/(subscriptions|subscription\/|history\/subscription\/)/,
+  },
+  { hash: '#/rses', label: 'Storage', match: /^\/(rses$|rse\/|history\/rse\/)/ },
+  { hash: '#/account/me', label: 'My account', match: /^\/account\/me$/ },
+];
+
+/** @type {NavItem[]} */
+const MORE = [
+  { hash: '#/scopes', label: 'Scopes', match: /^\/scopes$/ },
+  { hash: '#/replicas', label: 'Bad and suspicious replicas', match: /^\/replicas$/ },
+  { hash: '#/exceptions', label: 'Lifetime exceptions', match: /^\/exceptions$/ },
+  { hash: '#/accounts', label: 'Accounts', admin: true, match: /^\/(accounts$|account\/(?!me$)|history\/account\/)/ },
+  { hash: '#/audit', label: 'Audit', admin: true, match: /^\/audit$/ },
+  { hash: '#/projections', label: 'Projections', admin: true, match: /^\/projections$/ },
+  { hash: '#/daemons', label: 'Daemons', admin: true, match: /^\/daemons$/ },
+  { hash: '#/transfers', label: 'Transfers', admin: true, match: /^\/transfers$/ },
+  { hash: '#/config', label: 'Configuration', admin: true, match: /^\/config$/ },
 ];
 
 const main = /** @type {HTMLElement} */ (document.getElementById('main'));
@@ -71,40 +102,106 @@ const navigate = (hash) => {
   else location.hash = hash;
 };
 
+/**
+ * @param {NavItem} item
+ * @param {string} path
+ */
+const navLink = (item, path) =>
+  h('li', null, h('a', { href: item.hash, ...(item.match.test(path) ? { 'aria-current': 'page' } : {}) }, item.label));
+
 /** @param {string} path */
 const renderChrome = (path) => {
   const identity = who();
-  replace(
-    nav,
-    identity
-      ? h(
-          'ul',
-          null,
-          NAV.filter((item) => !item.admin || identity.admin).map((item) =>
-            h(
-              'li',
-              null,
-              h('a', { href: item.hash, ...(item.match.test(path) ? { 'aria-current': 'page' } : {}) }, item.label),
-            ),
-          ),
-        )
-      : null,
-  );
-  replace(
-    whoBox,
-    identity
+  if (!identity) {
+    replace(nav);
+    replace(whoBox);
+    return;
+  }
+  const everyone = MORE.filter((item) => !item.admin);
+  const admins = identity.admin ? MORE.filter((item) => item.admin) : [];
+  const moreCurrent = [...everyone, ...admins].some((item) => item.match.test(path));
+  const morePanel = h(
+    'div',
+    { class: 'more-panel', id: 'nav-more' },
+    h(
+      'ul',
+      { 'aria-label': 'More pages' },
+      everyone.map((item) => navLink(item, path)),
+    ),
+    admins.length > 0
       ? [
+          h('p', { class: 'more-group', id: 'nav-admin' }, 'Admin'),
           h(
-            'span',
-            { class: 'who-name', title: identity.identity ?? '' },
-            identity.account,
-            identity.admin ? h('span', { class: 'tag' }, identity.root ? 'root' : 'admin') : null,
+            'ul',
+            { 'aria-labelledby': 'nav-admin' },
+            admins.map((item) => navLink(item, path)),
           ),
-          h('button', { type: 'button', class: 'button ghost small', onclick: logout }, 'Log out'),
         ]
       : null,
   );
+  const moreButton = h(
+    'button',
+    {
+      type: 'button',
+      class: `nav-more-button${moreCurrent ? ' has-current' : ''}`,
+      'aria-expanded': 'false',
+      'aria-controls': 'nav-more',
+    },
+    'More',
+    h('span', { 'aria-hidden': 'true' }, ' ▾'),
+  );
+  const menuButton = h(
+    'button',
+    { type: 'button', class: 'menu-toggle', 'aria-expanded': 'false', 'aria-controls': 'nav-list' },
+    h('span', { 'aria-hidden': 'true' }, '☰ '),
+    'Menu',
+  );
+  const list = h(
+    'ul',
+    { class: 'nav-list', id: 'nav-list' },
+    NAV.map((item) => navLink(item, path)),
+    h('li', { class: 'nav-more' }, moreButton, morePanel),
+  );
+  /** @param {HTMLButtonElement} button @param {boolean} open */
+  const toggle = (button, open) => {
+    button.setAttribute('aria-expanded', String(open));
+    nav.classList.toggle(button === menuButton ? 'open' : 'more-open', open);
+  };
+  menuButton.addEventListener('click', () => toggle(menuButton, menuButton.getAttribute('aria-expanded') !== 'true'));
+  moreButton.addEventListener('click', () => toggle(moreButton, moreButton.getAttribute('aria-expanded') !== 'true'));
+  // Escape closes what is open, wherever the focus is (a menu item, or nothing after a click).
+  document.onkeydown = (event) => {
+    if (event.key !== 'Escape') return;
+    if (nav.classList.contains('more-open')) {
+      toggle(moreButton, false);
+      moreButton.focus();
+    } else if (nav.classList.contains('open')) {
+      toggle(menuButton, false);
+      menuButton.focus();
+    }
+  };
+  nav.classList.remove('open', 'more-open');
+  replace(nav, menuButton, list);
+  replace(
+    whoBox,
+    h(
+      'a',
+      { class: 'who-name', href: '#/account/me', title: identity.identity ?? '' },
+      identity.account,
+      identity.admin ? h('span', { class: 'tag' }, identity.root ? 'root' : 'admin') : null,
+    ),
+    h('button', { type: 'button', class: 'button ghost small', onclick: logout }, 'Log out'),
+  );
 };
+
+// A click outside the open "More" panel closes it.
+document.addEventListener('click', (event) => {
+  if (!nav.classList.contains('more-open')) return;
+  const target = event.target;
+  if (target instanceof Node && nav.querySelector('.nav-more')?.contains(target)) return;
+  nav.classList.remove('more-open');
+  nav.querySelector('.nav-more-button')?.setAttribute('aria-expanded', 'false');
+});
 
 const logout = () => {
   forget();
@@ -124,12 +221,20 @@ const show = async () => {
     return;
   }
   renderChrome(path);
+  window.scrollTo(0, 0);
   if (!route) {
-    replace(main, h('h1', null, 'Not found'), h('p', null, 'No page here. ', h('a', { href: '#/' }, 'Find data')));
+    document.title = 'Not found · dms console';
+    notFoundPage(main, { what: h('span', null, 'The console has no page at ', h('code', null, `#${path}`), '.') });
     return;
   }
   if (route.admin && !identity?.admin) {
-    replace(main, h('h1', null, 'For admins'), h('p', null, 'This page is for admin accounts.'));
+    document.title = 'For admins · dms console';
+    replace(
+      main,
+      h('h1', null, 'For admins'),
+      h('p', null, 'This page is for admin accounts; yours cannot open it.'),
+      h('p', null, h('a', { href: '#/', class: 'button' }, 'Find data')),
+    );
     return;
   }
   const params = (path.match(route.pattern) ?? []).slice(1).map((value) => decodeURIComponent(value));
@@ -150,7 +255,23 @@ const show = async () => {
     });
   } catch (error) {
     if (controller.signal.aborted) return;
-    replace(main, h('h1', null, 'Something went wrong'), errorBox(error));
+    if (error instanceof ApiError && error.status === 404) {
+      document.title = 'Not found · dms console';
+      notFoundPage(main, { title: 'Not found', what: 'What this page shows does not exist (any more).', error });
+      return;
+    }
+    replace(
+      main,
+      h('h1', null, 'Something went wrong'),
+      errorBox(error),
+      h(
+        'p',
+        { class: 'actions' },
+        h('button', { type: 'button', class: 'button', onclick: () => history.back() }, '← Back'),
+        h('button', { type: 'button', class: 'button primary', onclick: () => void show() }, 'Try again'),
+        h('a', { href: '#/', class: 'button' }, 'Find data'),
+      ),
+    );
   }
 };
 
@@ -187,6 +308,12 @@ document.getElementById('skip-link')?.addEventListener('click', (event) => {
   main.focus();
 });
 
-// A tab that was logged in before a reload keeps its session; the server still decides.
-if (who()) void getJson('/console/session').catch(() => undefined);
-void show();
+// A tab that was logged in before a reload keeps its session, read again: what the account may do
+// can have changed since (an attribute given or taken). The server still decides every request.
+const refreshSession = async () => {
+  const current = token();
+  if (!current) return;
+  const session = await getJson('/console/session').catch(() => undefined);
+  if (session && token() === current) remember(current, session);
+};
+void refreshSession().then(() => show());

@@ -175,6 +175,12 @@ const environmentSchema = z.object({
       }
     })
     .optional(),
+  /**
+   * The password of `messaging-hermes.username` at the message broker hermes sends to (the other
+   * broker options are in `/config`, docs/operations.md "Messages to a broker"); kept out of the
+   * configuration, which is an event log.
+   */
+  DMS_MESSAGING_HERMES_PASSWORD: z.string().optional(),
   /** A MaxMind City database file (`.mmdb`) that locates clients by IP for `geoip` replica sorting. */
   DMS_GEOIP_DB: z
     .string()
@@ -245,6 +251,8 @@ export type ServiceConfig = Readonly<{
   rseAccounts: string | undefined;
   /** The MaxMind database `geoip` sorting locates clients with (DMS_GEOIP_DB), if any. */
   geoipDatabase: string | undefined;
+  /** The message broker password of hermes (DMS_MESSAGING_HERMES_PASSWORD), if any. */
+  messagingPassword: string | undefined;
 }>;
 
 /**
@@ -305,6 +313,7 @@ const serviceConfigSchema = z.object({
   ),
   rseAccounts: z.string().or(z.undefined()),
   geoipDatabase: z.string().or(z.undefined()),
+  messagingPassword: z.string().or(z.undefined()),
 }) satisfies z.ZodType<ServiceConfig>;
 
 export const parseServiceConfig = (value: unknown): ServiceConfig => serviceConfigSchema.parse(value);
@@ -408,5 +417,6 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     oidcProviders: oidc.providers,
     rseAccounts: env.DMS_RSE_ACCOUNTS,
     geoipDatabase: env.DMS_GEOIP_DB,
+    messagingPassword: env.DMS_MESSAGING_HERMES_PASSWORD,
   };
 };

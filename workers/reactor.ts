@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Event } from '../domain/shared/event.ts';
 import { eventUpcasters } from '../domain/upcasters.ts';
+import type { Clock } from '../infra/clock.ts';
 import type { AllSubscription, EventStore, RecordedEvent, SubscriptionBatch } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
@@ -15,7 +16,8 @@ export type Reaction = Readonly<{
   queue: string;
   eventTypes: readonly string[];
   jobOf?: (event: RecordedEvent) => object | undefined;
-  delayOf?: (event: RecordedEvent) => number;
+  /** Milliseconds the job waits, given the event and the time now. */
+  delayOf?: (event: RecordedEvent, now: number) => number;
 }>;
 
 /** What a job carries by default: the triggering event. */
@@ -48,7 +50,9 @@ const reactionOf = <E extends Event, Job extends object>(role: EventRole<E, Job>
     queue: role.name,
     eventTypes: reactsTo(role),
     jobOf: (event) => (isHandled(event) ? role.jobOf(event, event) : undefined),
-    ...(delayOf ? { delayOf: (event: RecordedEvent) => (isHandled(event) ? delayOf(event, event) : 0) } : {}),
+    ...(delayOf
+      ? { delayOf: (event: RecordedEvent, now: number) => (isHandled(event) ? delayOf(event, event, now) : 0) }
+      : {}),
   };
 };
 
@@ -62,6 +66,8 @@ export type ReactorOptions = Readonly<{
   redisUrl: string;
   reactions: readonly Reaction[];
   logger: Logger;
+  /** The time delayed jobs are counted from (infra/clock.ts). */
+  clock: Clock;
   /** Name of the checkpoint; default `reactor`. */
   name?: string;
   /** BullMQ key prefix; default `dms`. */
@@ -82,7 +88,11 @@ export class Reactor {
   private readonly queues = new Map<string, Queue>();
   private readonly queuesByType = new Map<
     string,
-    { queue: Queue; jobOf: (event: RecordedEvent) => object | undefined; delayOf?: (event: RecordedEvent) => number }[]
+    {
+      queue: Queue;
+      jobOf: (event: RecordedEvent) => object | undefined;
+      delayOf?: (event: RecordedEvent, now: number) => number;
+    }[]
   >();
   private subscription: AllSubscription | undefined;
   private loop: Promise<void> | undefined;
@@ -176,7 +186,7 @@ export class Reactor {
       for (const { queue, jobOf, delayOf } of targets) {
         const data = jobOf(event);
         if (data === undefined) continue;
-        const delay = delayOf?.(event) ?? 0;
+        const delay = delayOf?.(event, this.options.clock.now()) ?? 0;
         const jobs = jobsByQueue.get(queue) ?? [];
         jobs.push({ name: event.type, data, opts: { jobId: event.id, ...(delay > 0 ? { delay } : {}) } });
         jobsByQueue.set(queue, jobs);

@@ -2,6 +2,7 @@ import type { Setting } from '../domain/config/settings.ts';
 import { RucioError } from '../domain/shared/errors.ts';
 import type { CommandMetadata, Event, EventTypes } from '../domain/shared/event.ts';
 import type { Skipped, WorkflowOutput } from '../domain/shared/workflow.ts';
+import { dateOf, type Clock } from '../infra/clock.ts';
 import type { RecordedEvent } from '../infra/eventstore/eventStore.ts';
 import type { WorkerContext } from './workerContext.ts';
 
@@ -28,8 +29,8 @@ export type EventRole<E extends Event, Job extends object> = Readonly<{
   handles: Readonly<Record<E['type'], true>>;
   /** The job an event becomes: the role's own typed data; undefined when the event needs no work. */
   jobOf(event: E, envelope: RoleEnvelope): Job | undefined;
-  /** Milliseconds the job waits before it may run (a rule whose injection is delayed); default none. */
-  delayOf?(event: E, envelope: RoleEnvelope): number;
+  /** Milliseconds the job waits before it may run (a rule whose injection is delayed), at `now`; default none. */
+  delayOf?(event: E, envelope: RoleEnvelope, now: number): number;
   /** Jobs one process works on at once; default 1. */
   concurrency?: number;
   process(job: Job, trigger: JobTrigger, context: WorkerContext): Promise<CycleReport>;
@@ -63,6 +64,11 @@ export type ScheduledRole = Readonly<{
   /** Other settings a cycle reads (chunk sizes, bounds), shown by `dms workers status`; default none. */
   settings?: readonly Setting<unknown>[];
   concurrency?: number;
+  /**
+   * One cycle at a time across every worker process (BullMQ's global concurrency of 1), for a
+   * role whose cycles must not overlap (hermes sends in log order); default off.
+   */
+  exclusive?: boolean;
   run(trigger: JobTrigger, context: WorkerContext): Promise<CycleReport>;
 }>;
 
@@ -111,9 +117,9 @@ export const asRoot = (role: string, trigger: JobTrigger, item: string): Command
  * of deletions): the step names its own cause, so the steps of a job derive different event ids,
  * and is timed when it is made, since a job's steps span the time transfers and deletions take.
  */
-export const stepOf = (role: string, trigger: JobTrigger, step: string): CommandMetadata => ({
+export const stepOf = (role: string, trigger: JobTrigger, step: string, clock: Clock): CommandMetadata => ({
   ...asRoot(role, trigger, step),
-  now: new Date(),
+  now: dateOf(clock),
 });
 
 /** The outputs a workflow decided to leave, with why. */

@@ -6,6 +6,7 @@ import { conveyorRoles } from './request/conveyorRoles.ts';
 import { cleanerRole, evaluatorRole, injectorRole, repairerRole } from './rule/judgeRoles.ts';
 import type { Role } from './role.ts';
 import { atroposRole } from './lifetimeException/atroposRole.ts';
+import { hermesRole } from './message/hermesRole.ts';
 import { transmogrifierRoles } from './subscription/transmogrifierRoles.ts';
 import { kronosRole } from './trace/kronosRole.ts';
 
@@ -27,4 +28,5 @@ export const allRoles: readonly Role[] = [
   ...transmogrifierRoles,
   atroposRole,
   kronosRole,
+  hermesRole,
 ];

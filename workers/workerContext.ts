@@ -1,6 +1,8 @@
 import type { CommandContext } from '../commands/commandContext.ts';
 import type { ConfigSections } from '../domain/config/settings.ts';
+import type { Clock } from '../infra/clock.ts';
 import type { Logger } from '../infra/logger.ts';
+import { BrokerConnections } from '../infra/messaging/brokerConnections.ts';
 import { createStorages, type Storages } from '../infra/storage/storages.ts';
 import type { TransferTools } from '../infra/transfer/transferTools.ts';
 import { configSections } from '../projections/config/configQueries.ts';
@@ -9,7 +11,7 @@ import type { ReadModels } from '../projections/runtime/readModels.ts';
 
 /**
  * What a daemon role works with: the command layer (the only way it changes anything), the read
- * models for the facts its workflow needs, the configuration, the transfer tools, and a logger. Built once per process
+ * models for the facts its workflow needs, the configuration, the transfer tools, hermes's broker connection, and a logger. Built once per process
  * by bin/runtime.ts; workers never see the HTTP layer.
  */
 export type WorkerContext = Readonly<{
@@ -20,6 +22,13 @@ export type WorkerContext = Readonly<{
   transferTools: TransferTools;
   /** The storages the deletion daemons delete on, by the RSE's delete protocol. */
   storages: Storages;
+  /** Hermes's connection to its message broker, kept between cycles, and the broker password. */
+  messaging: Messaging;
+  /**
+   * What the roles decide by time: when a job starts (its commands' time, the workflows' `now`),
+   * the time of each step of a long job, exclusions and delays (infra/clock.ts).
+   */
+  clock: Clock;
   /** The configuration (`/config`) as the read models show it now. */
   settings(): Promise<ConfigSections>;
   /**
@@ -28,6 +37,8 @@ export type WorkerContext = Readonly<{
    */
   readModelsAt(position: bigint): Promise<boolean>;
 }>;
+
+export type Messaging = Readonly<{ brokers: BrokerConnections; password: string | undefined }>;
 
 /** How long an event role waits for the read models to reach its event before reading facts anyway. */
 const READ_MODEL_WAIT_MS = 30_000;
@@ -38,13 +49,19 @@ export const createWorkerContext = (
   progress: Pick<ProjectionProgress, 'waitFor'>,
   logger: Logger,
   transferTools: TransferTools,
-  storages: Storages = createStorages(),
+  /**
+   * The clock the roles decide by; the storages (default: every kind, made on first use) and
+   * hermes's messaging (default: connections of its own, no password).
+   */
+  options: Readonly<{ clock: Clock; storages?: Storages; messaging?: Messaging }>,
 ): WorkerContext => ({
   commands,
   readModels,
   logger,
   transferTools,
-  storages,
+  storages: options.storages ?? createStorages(),
+  messaging: options.messaging ?? { brokers: new BrokerConnections(), password: undefined },
+  clock: options.clock,
   settings: () => configSections(readModels),
   readModelsAt: (position) => progress.waitFor(position, READ_MODEL_WAIT_MS),
 });

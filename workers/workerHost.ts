@@ -1,6 +1,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { hostname } from 'node:os';
 import { settingValue } from '../domain/config/settings.ts';
+import { dateOf } from '../infra/clock.ts';
 import type { HeartbeatInput, HeartbeatStore } from '../infra/heartbeats/heartbeatStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
@@ -60,6 +61,8 @@ export class WorkerHost {
 
   async start(): Promise<void> {
     for (const role of this.options.roles) {
+      // Before its worker takes a job: cycles of an exclusive role never overlap, in any process.
+      if (role.kind === 'scheduled' && role.exclusive) await this.queueOf(role.name).setGlobalConcurrency(1);
       const worker = new Worker(role.name, (job) => this.run(role, job), {
         connection: redisConnectionOptions(this.options.redisUrl),
         prefix: this.prefix,
@@ -134,7 +137,7 @@ export class WorkerHost {
   private async beat(): Promise<void> {
     const store = this.options.heartbeats;
     if (!store) return;
-    const now = new Date();
+    const now = dateOf(this.options.context.clock);
     const olderThanSeconds = (3 * this.heartbeatIntervalMs) / 1000;
     for (const [index, role] of this.options.roles.entries()) {
       if (this.workers[index]?.isRunning()) await store.beat(this.heartbeatOf(role.name), now, olderThanSeconds);
@@ -143,10 +146,13 @@ export class WorkerHost {
   }
 
   private async run(role: Role, job: Job): Promise<CycleReport> {
-    const trigger: JobTrigger = { jobId: String(job.id), startedAt: new Date() };
+    // When the job started is what it decides by (the clock); how long it took is measured apart.
+    const trigger: JobTrigger = { jobId: String(job.id), startedAt: dateOf(this.options.context.clock) };
+    const started = performance.now();
+    const elapsedMs = () => performance.now() - started;
     let told = false;
     const finished = (outcome: 'completed' | 'failed') => {
-      if (!told) this.options.onJobFinished?.(role.name, outcome, (Date.now() - trigger.startedAt.getTime()) / 1000);
+      if (!told) this.options.onJobFinished?.(role.name, outcome, elapsedMs() / 1000);
       told = true;
     };
     try {
@@ -155,7 +161,7 @@ export class WorkerHost {
           ? await role.process(job.data, trigger, this.options.context)
           : await role.run(trigger, this.options.context);
       finished('completed');
-      await this.status.record(role.name, trigger.jobId, trigger.startedAt, report);
+      await this.status.record(role.name, trigger.jobId, trigger.startedAt, elapsedMs(), report);
       if (report.done > 0 || report.skipped.length > 0) {
         this.options.logger.info(
           { daemon: role.name, jobId: trigger.jobId, done: report.done, skipped: report.skipped.length },
@@ -165,7 +171,9 @@ export class WorkerHost {
       return report;
     } catch (error) {
       finished('failed');
-      await this.status.record(role.name, trigger.jobId, trigger.startedAt, { error }).catch(() => undefined);
+      await this.status
+        .record(role.name, trigger.jobId, trigger.startedAt, elapsedMs(), { error })
+        .catch(() => undefined);
       throw error;
     }
   }

@@ -10,11 +10,15 @@ export const bootstrapCommand = async (config: ServiceConfig): Promise<number> =
   const { eventStore, readStore } = await openStores(config);
   const readModels = await ReadModels.open(config, readStore);
   try {
-    const outcome = await ensureRootAccount(createCommandContext({ eventStore, ...readModelPorts(readModels) }), {
-      username: config.rootUsername,
-      password: config.rootPassword,
-      email: config.rootEmail,
-    });
+    const outcome = await ensureRootAccount(
+      createCommandContext({ eventStore, ...readModelPorts(readModels) }),
+      {
+        username: config.rootUsername,
+        password: config.rootPassword,
+        email: config.rootEmail,
+      },
+      new Date(),
+    );
     console.log(
       outcome === 'created'
         ? `created the root account with userpass identity ${config.rootUsername}`

@@ -18,6 +18,7 @@ import { AccountNotFound } from '../../domain/shared/errors.ts';
 import { loadAccount } from '../caller.ts';
 import { lockConditionsOf, quotaFactsOf } from '../rule/ruleCreation.ts';
 import { newId, RuleStep } from '../rule/ruleStep.ts';
+import { loadNameSchema } from '../config/configCommands.ts';
 
 /** A collection to create, as `add_did` / `add_dids` describe it (already validated at the edge). */
 export type NewCollection = Readonly<{
@@ -83,6 +84,7 @@ export const addCollections = async (
     .filter((child) => !ownKeys.has(didKey(child.scope, child.name)));
   const factsOf = await childFactsLookup(context, outside, plan);
 
+  const nameSchema = await loadNameSchema(context);
   const step = new RuleStep(metadata);
   for (const file of plan?.commands ?? [])
     for (const command of file.commands) step.onDid(file.scope, file.name, command);
@@ -97,7 +99,7 @@ export const addCollections = async (
       return [
         {
           type: 'CreateCollection',
-          data: { ...did, account: did.account ?? caller.account, conventions, children },
+          data: { ...did, account: did.account ?? caller.account, conventions, children, nameSchema },
           metadata,
         },
       ];

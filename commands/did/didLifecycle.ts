@@ -6,6 +6,7 @@ import { AccountNotFound, DataIdentifierNotFound } from '../../domain/shared/err
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
 import type { DidWriteOutcome } from './didCreation.ts';
+import { loadNameSchema } from '../config/configCommands.ts';
 import { loadAttachCandidates, loadDid, onDidStream, requireScope, scopeAccess } from './didStreams.ts';
 import {
   handleCommand,
@@ -125,6 +126,7 @@ export const createDidSample = async (
   const chosen = new Map(files.slice(0, count).map((file) => [didKey(file.scope, file.name), file]));
   const children = await loadAttachCandidates(context, [...chosen.values()]);
   await requireScope(context, data.output.scope);
+  const nameSchema = await loadNameSchema(context);
   return single(context, data.output.scope, data.output.name, {
     type: 'CreateCollection',
     data: {
@@ -136,6 +138,7 @@ export const createDidSample = async (
       meta: {},
       conventions: new Map(),
       children,
+      nameSchema,
     },
     metadata,
   });

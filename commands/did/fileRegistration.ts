@@ -5,6 +5,7 @@ import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount } from '../caller.ts';
 import { handleCommands, lastPosition, type CommandContext } from '../handleCommand.ts';
 import { loadConventions, onDidStream, requireScope, type DidDecision } from './didStreams.ts';
+import { loadNameSchema } from '../config/configCommands.ts';
 
 /** Creating file DIDs, which only replica registration does (Rucio's `add_replicas`). */
 
@@ -32,7 +33,8 @@ export const prepareFileRegistration = async (
     context,
     files.flatMap((file) => Object.keys(file.meta ?? {})),
   );
-  return (file) => ({ type: 'RegisterFile', data: { file, conventions }, metadata });
+  const nameSchema = await loadNameSchema(context);
+  return (file) => ({ type: 'RegisterFile', data: { file, conventions, nameSchema }, metadata });
 };
 
 /** One decision per distinct file (the first description of a file wins), for `handleCommands`. */

@@ -12,6 +12,7 @@ import { loadConfig } from '../config/configCommands.ts';
 import { planCollectionRules, planRulesOnNewDid, type CollectionRule, type NewCollection } from '../did/didCreation.ts';
 import { decidedDid, loadConventions, loadDid, scopeAccess } from '../did/didStreams.ts';
 import { handleCommands, lastPosition, type CommandContext, type DecidedStates } from '../handleCommand.ts';
+import { loadNameSchema } from '../config/configCommands.ts';
 import { planReplicaRegistrations, type ReplicaRegistration } from '../replica/replicaRegistration.ts';
 import { loadScope } from '../scope/scopeCommands.ts';
 import { RuleStep } from '../rule/ruleStep.ts';
@@ -235,6 +236,7 @@ export const addDiracFiles = async (context: CommandContext, request: DiracReque
     context,
     [...collections.values()].flatMap((collection) => Object.keys(collection.meta)),
   );
+  const nameSchema = await loadNameSchema(context);
   const depth = (name: string) => name.split('/').length;
   const ordered = [...collections.values()].sort((a, b) => depth(b.name) - depth(a.name));
   for (const collection of ordered) {
@@ -245,6 +247,7 @@ export const addDiracFiles = async (context: CommandContext, request: DiracReque
           ...collection,
           account: caller.account,
           conventions,
+          nameSchema,
           children: collection.children.map((child) => factsOf(decided, child)),
         },
         metadata,

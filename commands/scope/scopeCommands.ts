@@ -5,6 +5,7 @@ import { AccountNotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadAccount, loadCaller } from '../caller.ts';
 import { handleCommand, loadAggregate, type CommandContext } from '../handleCommand.ts';
+import { loadNameSchema } from '../config/configCommands.ts';
 
 export const loadScope = (context: CommandContext, scope: string): Promise<Scope> =>
   loadAggregate(context, scopeDecider, scopeStreamName(scope));
@@ -18,5 +19,10 @@ export const addScope = async (
   requirePermission(ACCOUNT_PERMISSIONS.addScope(caller), caller, 'add scope');
   const owner = await loadAccount(context, data.account);
   if (owner.status !== 'ACTIVE') throw new AccountNotFound(`Account ID '${data.account}' does not exist`);
-  return handleCommand(context, scopeDecider, scopeStreamName(data.scope), { type: 'AddScope', data, metadata });
+  const nameSchema = await loadNameSchema(context);
+  return handleCommand(context, scopeDecider, scopeStreamName(data.scope), {
+    type: 'AddScope',
+    data: { ...data, nameSchema },
+    metadata,
+  });
 };

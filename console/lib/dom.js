@@ -116,14 +116,59 @@ export const parseTime = (text) => {
 };
 
 /**
- * A time in UTC, to the second: `2026-11-26 09:29:27Z`. Auditors compare times across sites.
+ * A time in UTC as ISO 8601, to the second: `2026-11-26T09:29:27Z`, everywhere the console shows
+ * one (auditors compare times across sites and time zones; no 12-hour clock, no month first).
  * @param {string | Date | null | undefined} value
  */
 export const formatTime = (value) => {
   const time = typeof value === 'string' || value === null || value === undefined ? parseTime(value) : value;
   if (!time) return '–';
-  return `${time.toISOString().slice(0, 19).replace('T', ' ')}Z`;
+  return `${time.toISOString().slice(0, 19)}Z`;
 };
+
+/** What a time field takes: ISO 8601 in UTC, the date alone or to the minute or second. */
+const ISO_UTC = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?)?Z?$/;
+
+/**
+ * A time typed in a field, read as ISO 8601 UTC (`2026-11-26`, `2026-11-26T09:29`,
+ * `2026-11-26T09:29:27Z`); undefined for an empty field; an Error saying what is expected for
+ * anything else (no local times, no month-first dates).
+ * @param {string} text
+ * @returns {Date | undefined | Error}
+ */
+export const parseTimeInput = (text) => {
+  const value = text.trim();
+  if (!value) return undefined;
+  const match = ISO_UTC.exec(value);
+  if (!match) return new Error(`“${value}” is not a time in ISO 8601 UTC, such as 2026-11-26T09:29:27Z.`);
+  const [, year, month, day, hour = '00', minute = '00', second = '00'] = match;
+  const time = new Date(
+    Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second)),
+  );
+  if (Number.isNaN(time.getTime()) || time.getUTCDate() !== Number(day))
+    return new Error(`“${value}” is not a date of the calendar.`);
+  return time;
+};
+
+/**
+ * A text field for a time in ISO 8601 UTC, with the format as its hint (browsers' date pickers
+ * show local, 12-hour or month-first forms; this one shows and takes what the console writes).
+ * @param {string} id
+ * @param {string} [value] an ISO time
+ * @param {Attributes} [attributes]
+ */
+export const timeInput = (id, value = '', attributes = {}) =>
+  h('input', {
+    id,
+    value: value ? formatTime(value) : '',
+    placeholder: 'YYYY-MM-DDThh:mm:ssZ',
+    inputMode: 'numeric',
+    autocomplete: 'off',
+    spellcheck: false,
+    pattern: ISO_UTC.source,
+    title: 'ISO 8601 in UTC: 2026-11-26T09:29:27Z (the date alone, or to the minute, will do)',
+    ...attributes,
+  });
 
 /**
  * How long ago, roughly: `12 s ago`, `5 min ago`, `3 h ago`, `2 d ago`.
@@ -185,6 +230,16 @@ const TONES = /** @type {Record<string, string>} */ ({
   ERASED: 'bad',
   DELETED: 'bad',
   SUSPICIOUS: 'bad',
+  NO_SOURCES: 'bad',
+  ONLY_TAPE_SOURCES: 'bad',
+  MISMATCH_SCHEME: 'bad',
+  SUBMISSION_FAILED: 'bad',
+  WAITING_APPROVAL: 'busy',
+  APPROVED: 'good',
+  REJECTED: 'bad',
+  INACTIVE: 'plain',
+  NEW: 'busy',
+  UPDATED: 'busy',
 });
 
 /**
@@ -227,9 +282,7 @@ export const ruleLink = (id) => link(`#/rule/${encodeURIComponent(id)}`, id, { c
 export const table = (headers, rows, options = {}) => {
   const numeric = new Set(options.numeric ?? []);
   if (rows.length === 0) return h('p', { class: 'muted empty' }, options.empty ?? 'Nothing to show.');
-  return h(
-    'div',
-    { class: 'table-wrap' },
+  return scrolling(
     h(
       'table',
       null,
@@ -256,6 +309,36 @@ export const table = (headers, rows, options = {}) => {
       ),
     ),
   );
+};
+
+/**
+ * A wide element in a box that scrolls sideways, with a visible hint while columns are hidden
+ * (and the box reachable by keyboard, so that the arrows scroll it). The hint follows the size.
+ * @param {HTMLElement} content
+ */
+export const scrolling = (content) => {
+  const hint = h('p', { class: 'scroll-hint', hidden: true }, 'More columns to the right: scroll sideways →');
+  const box = h('div', { class: 'table-wrap' }, content);
+  const wrap = h('div', { class: 'scroll-area' }, hint, box);
+  const update = () => {
+    const hidden = box.scrollWidth > box.clientWidth + 1;
+    hint.hidden = !hidden;
+    wrap.classList.toggle('overflows', hidden);
+    const atEnd = box.scrollLeft + box.clientWidth >= box.scrollWidth - 1;
+    wrap.classList.toggle('at-end', atEnd);
+    if (hidden) {
+      box.tabIndex = 0;
+      box.setAttribute('role', 'region');
+      box.setAttribute('aria-label', 'Table, scrolls sideways');
+    } else {
+      box.removeAttribute('tabindex');
+      box.removeAttribute('role');
+      box.removeAttribute('aria-label');
+    }
+  };
+  new ResizeObserver(update).observe(box);
+  box.addEventListener('scroll', update, { passive: true });
+  return wrap;
 };
 
 /**
@@ -303,11 +386,87 @@ export const errorBox = (error) => {
     error && typeof error === 'object' && 'exceptionClass' in error ? String(error.exceptionClass) : undefined;
   return h(
     'div',
-    { class: 'alert bad', role: 'alert' },
+    { class: 'alert bad break', role: 'alert' },
     exceptionClass ? h('strong', null, `${exceptionClass}: `) : null,
     message,
   );
 };
+
+/**
+ * A short result said where an action happened: good news as a status, failures as an alert.
+ * @param {'good' | 'bad' | 'info' | 'warn'} tone
+ * @param {...Children} children
+ */
+export const notice = (tone, ...children) =>
+  h('div', { class: `alert ${tone} break`, role: tone === 'bad' ? 'alert' : 'status' }, children);
+
+/**
+ * Asks before something that cannot be undone, in a modal dialog (Escape or Cancel says no; the
+ * focus starts on Cancel, so Enter alone does not confirm). Resolves to the form's values when
+ * confirmed, or null.
+ * @param {{ title: string, body?: Children, confirm: string, danger?: boolean, fields?: Children }} options
+ * @returns {Promise<FormData | null>}
+ */
+export const confirmDialog = (options) =>
+  new Promise((resolve) => {
+    const cancel = h('button', { type: 'button', class: 'button', value: 'cancel' }, 'Cancel');
+    const confirm = h(
+      'button',
+      { type: 'submit', class: `button ${options.danger ? 'danger' : 'primary'}`, value: 'confirm' },
+      options.confirm,
+    );
+    const form = h(
+      'form',
+      { method: 'dialog', class: 'dialog-form' },
+      h('h2', { id: 'dialog-title' }, options.title),
+      options.body ? h('div', { class: 'dialog-body' }, options.body) : null,
+      options.fields ?? null,
+      h('div', { class: 'form-actions' }, cancel, confirm),
+    );
+    const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': 'dialog-title' }, form);
+    /** @type {FormData | null} */
+    let answer = null;
+    form.addEventListener('submit', (event) => {
+      if (!form.reportValidity()) {
+        event.preventDefault();
+        return;
+      }
+      answer = new FormData(form);
+    });
+    cancel.addEventListener('click', () => dialog.close());
+    dialog.addEventListener('close', () => {
+      dialog.remove();
+      resolve(answer);
+    });
+    document.body.appendChild(dialog);
+    dialog.showModal();
+    cancel.focus();
+  });
+
+/**
+ * A page for what is not there, with the ways on: back, and where to look instead.
+ * @param {HTMLElement} main
+ * @param {{ title?: string, what?: Children, error?: unknown }} [options]
+ */
+export const notFoundPage = (main, options = {}) =>
+  replace(
+    main,
+    h(
+      'div',
+      { class: 'not-found' },
+      h('p', { class: 'eyebrow' }, '404 · not found'),
+      h('h1', null, options.title ?? 'Nothing here'),
+      h('p', { class: 'break' }, options.what ?? 'The console has no page at this address.'),
+      options.error ? errorBox(options.error) : null,
+      h(
+        'p',
+        { class: 'actions' },
+        h('button', { type: 'button', class: 'button', onclick: () => history.back() }, '← Back'),
+        h('a', { href: '#/', class: 'button primary' }, 'Find data'),
+        h('a', { href: '#/rules', class: 'button' }, 'Rules'),
+      ),
+    ),
+  );
 
 /**
  * A progress bar with its text: `role=progressbar` and the values for screen readers.

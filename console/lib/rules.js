@@ -32,7 +32,7 @@ export const lockBar = (rule) => {
 /**
  * The rules of a DID or an account as a table.
  * @param {any[]} rules
- * @param {{ showDid?: boolean }} [options]
+ * @param {{ showDid?: boolean, empty?: string }} [options]
  */
 export const rulesTable = (rules, options = {}) =>
   table(
@@ -46,7 +46,7 @@ export const rulesTable = (rules, options = {}) =>
       accountLink(rule.account),
       rule.expires_at ? timeElement(rule.expires_at) : h('span', { class: 'muted' }, 'never'),
     ]),
-    { empty: 'No rules.', caption: 'Rules' },
+    { empty: options.empty ?? 'No rules.', caption: 'Rules' },
   );
 
 /**
@@ -71,4 +71,44 @@ export const locksPerRse = (locks) => {
     ]),
     { empty: 'No locks.', numeric: [1, 2, 3], caption: 'Locks per RSE and state' },
   );
+};
+
+/** The states a rule can be in, as the API names them. */
+export const RULE_STATES = ['REPLICATING', 'OK', 'STUCK', 'SUSPENDED', 'WAITING_APPROVAL', 'INJECT'];
+
+/** Rucio's activities (the `activity` values a rule takes). */
+export const ACTIVITIES = [
+  'Data Brokering',
+  'Data Consolidation',
+  'Data rebalancing',
+  'Debug',
+  'Express',
+  'Functional Test',
+  'Group Subscriptions',
+  'Production Input',
+  'Production Output',
+  'Analysis Input',
+  'Analysis Output',
+  'Staging',
+  'T0 Export',
+  'T0 Tape',
+  'Upload/Download (Job)',
+  'Upload/Download (User)',
+  'User Subscriptions',
+  'Data Challenge',
+  'Recovery',
+  'DebugJudge',
+];
+
+/**
+ * Whether an account is held to quotas: admins (root, or an `admin` attribute) are not, as rule
+ * creation decides (commands/rule/ruleCreation.ts).
+ * @param {string} account
+ * @returns {Promise<boolean>}
+ */
+export const isAdminAccount = async (account) => {
+  if (account === 'root') return true;
+  const { getJson, part } = await import('./api.js');
+  const attributes = await getJson(`/accounts/${part(account)}/attr/`).catch(() => []);
+  return Array.isArray(attributes) && attributes.some((/** @type {any} */ attribute) => attribute.key === 'admin');
 };

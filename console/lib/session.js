@@ -7,8 +7,17 @@ const TOKEN_KEY = 'dms.token';
 const WHO_KEY = 'dms.who';
 
 /**
- * @typedef {{ account: string, identity: string | null, admin: boolean, root: boolean }} Who
+ * Who the tab is logged in as, and what the API lets that account do (`may`, from
+ * `GET /console/session`: the API's own permission per action).
+ * @typedef {{ account: string, identity: string | null, admin: boolean, root: boolean, may?: Record<string, boolean> }} Who
  */
+
+/**
+ * Whether the console offers an action: the API's own answer for this account.
+ * @param {Who | null | undefined} identity
+ * @param {string} action
+ */
+export const can = (identity, action) => Boolean(identity?.may?.[action]);
 
 /** @returns {string | null} */
 export const token = () => sessionStorage.getItem(TOKEN_KEY);

@@ -1,10 +1,11 @@
 import { formatAgo, formatTime, h } from './dom.js';
+import { sentenceOf } from './events.js';
 
 /**
  * An event history as a timeline, as EventStoreDB's stream browser shows a stream: one entry per
  * event, newest or oldest first, each saying when, what, who and from which request, and opening
- * to the event as stored (JSON). Events are rendered generically: a few known types get a
- * sentence, every other (batch events with `items` included) its headline fields.
+ * to the event as stored (JSON). Each event is a sentence a person reads (lib/events.js); its
+ * stored type, stream and data are one click away, in the entry's details.
  */
 
 /**
@@ -12,83 +13,11 @@ import { formatAgo, formatTime, h } from './dom.js';
  *   request_id?: string, causation_id?: string | null, data?: any, error?: string, step?: unknown }} AuditEvent
  */
 
-/** @param {any} data */
-const didOf = (data) =>
-  data && typeof data.scope === 'string' && typeof data.name === 'string' ? `${data.scope}:${data.name}` : undefined;
-
-/** @param {any} data */
-const transfers = (data) => {
-  const count = Array.isArray(data.requests) ? data.requests.length : 1;
-  return count === 1 ? 'transfer' : `${count} transfers`;
-};
-
-/** Sentences for a few types an auditor meets most; the rest are described from their fields. */
-const SENTENCES = /** @type {Record<string, (data: any) => string | undefined>} */ ({
-  // A file registered with replicas carries them (docs/architecture.md, "Event granularity").
-  DidCreated: (data) =>
-    `${String(data.didType ?? data.type ?? 'DID').toLowerCase()} ${didOf(data) ?? ''} created${
-      Array.isArray(data.replicas) && data.replicas.length > 0
-        ? ` with a replica on ${data.replicas.map((/** @type {any} */ replica) => replica.rse).join(', ')}`
-        : ''
-    }`,
-  RuleAdded: (data) => {
-    const rule = data.rule ?? data;
-    const copies = rule.copies ?? '?';
-    return `rule for ${copies} ${copies === 1 ? 'copy' : 'copies'} of ${didOf(rule) ?? '?'} on ${rule.rseExpression ?? '?'}`;
-  },
-  RuleStateChanged: (data) =>
-    `${data.previousState ? `${data.previousState} → ` : 'became '}${data.state ?? '?'}${data.cause?.detail ? ` (${data.cause.detail})` : ''}${data.error ? `: ${data.error}` : ''}`,
-  RuleDeleted: () => 'rule deleted',
-  // A replica a rule needed is created and locked in one event (docs/architecture.md, "Event granularity").
-  ReplicaAdded: (data) =>
-    `replica of ${didOf(data) ?? '?'} on ${data.rse ?? '?'}${data.lock ? `, locked by rule ${data.lock.ruleId}: ${data.lock.lockState}` : ''}`,
-  ReplicaLocked: (data) =>
-    `lock on ${didOf(data) ?? '?'} at ${data.rse ?? '?'}: ${data.lockState ?? ''}${data.previousState ? ` (replica ${data.previousState} → COPYING)` : ''}`,
-  // Transfer events name a batch of requests (older stores: one request).
-  TransferSucceeded: (data) => `${transfers(data)} done`,
-  TransferFailed: (data) => {
-    const reason = data.requests?.length === 1 ? data.requests[0].reason : data.reason;
-    return `${transfers(data)} failed${reason ? `: ${reason}` : data.error ? `: ${data.error}` : ''}`;
-  },
-  AccountCreated: (data) => `account ${data.account ?? ''} created`,
-});
-
-/** Fields worth a glance, in this order, for events without a sentence. */
-const HEADLINE = [
-  'rse',
-  'state',
-  'lockState',
-  'newState',
-  'ruleId',
-  'rseExpression',
-  'account',
-  'key',
-  'value',
-  'reason',
-];
-
 /**
- * What an event says, in one line.
+ * What an event says, in one line (lib/events.js).
  * @param {AuditEvent} event
  */
-export const describeEvent = (event) => {
-  if (event.error) return event.error;
-  const data = event.data ?? {};
-  const sentence = event.type ? SENTENCES[event.type]?.(data) : undefined;
-  if (sentence) return sentence;
-  const parts = [];
-  const did = didOf(data);
-  if (did) parts.push(did);
-  for (const key of HEADLINE) {
-    const value = data[key];
-    if (value !== undefined && value !== null && typeof value !== 'object') parts.push(`${key} ${String(value)}`);
-    if (parts.length >= 4) break;
-  }
-  for (const [key, value] of Object.entries(data)) {
-    if (Array.isArray(value) && value.length > 0) parts.push(`${key}: ${value.length}`);
-  }
-  return parts.join(' · ');
-};
+export const describeEvent = (event) => sentenceOf(event);
 
 /** @param {string | undefined} stream */
 const categoryOf = (stream) => (stream ?? '').split('-')[0] || 'other';
@@ -112,12 +41,7 @@ export const timelineEntry = (event) =>
           { class: 'event-time' },
           event.at ? h('time', { dateTime: event.at, title: formatAgo(event.at) }, formatTime(event.at)) : '–',
         ),
-        h(
-          'span',
-          { class: 'event-main' },
-          h('span', { class: 'event-type' }, event.type ?? 'missing event'),
-          h('span', { class: 'event-text' }, describeEvent(event)),
-        ),
+        h('span', { class: 'event-main' }, h('span', { class: 'event-text' }, describeEvent(event))),
         h(
           'span',
           { class: 'event-meta' },
@@ -142,7 +66,9 @@ export const timelineEntry = (event) =>
         h(
           'p',
           { class: 'small muted' },
-          `Stream ${event.stream ?? '?'} · revision ${event.revision ?? '?'} · position ${event.position}`,
+          'Stored as ',
+          h('code', { class: 'event-type' }, event.type ?? 'a missing event'),
+          ` · stream ${event.stream ?? '?'} · revision ${event.revision ?? '?'} · position ${event.position}`,
           event.causation_id ? ` · caused by event ${event.causation_id}` : '',
         ),
         h('pre', { class: 'json', tabIndex: 0 }, JSON.stringify(event, null, 2)),

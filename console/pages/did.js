@@ -17,11 +17,14 @@ import {
   timeElement,
 } from '../lib/dom.js';
 import { rulesTable } from '../lib/rules.js';
+import { mayReadDidHistory } from '../lib/access.js';
 
 /**
  * A DID: what it is (type, size, status, metadata), what it holds (content, a page at a time),
  * where it is (replicas per RSE with their state), what holds it (parents) and which rules keep
- * it (with their lock counts, live while one is not OK).
+ * it (with their lock counts, live while one is not OK): for a file, the rules on the file and
+ * those on its datasets and containers that lock it. A file downloads through the service's
+ * redirect (to one of its replicas) or as a metalink of all of them.
  */
 export const title = 'Data identifier';
 
@@ -58,6 +61,8 @@ export const render = async (view) => {
   const path = didPath(scope, name);
   const [did, meta] = await Promise.all([getJson(`/dids/${path}`), getJson(`/dids/${path}/meta`).catch(() => ({}))]);
   const isFile = did.type === 'FILE';
+  const showHistory = await mayReadDidHistory(view.who, scope);
+  const redirect = `/redirect/${path}`;
   const rulesBox = h('div', { id: 'did-rules' });
   const replicasBox = h('div', { id: 'did-replicas' });
 
@@ -69,14 +74,35 @@ export const render = async (view) => {
       h(
         'div',
         null,
-        h('p', { class: 'eyebrow' }, h('a', { href: `#/${query({ scope })}` }, scope), ' / ', did.type.toLowerCase()),
+        h(
+          'p',
+          { class: 'eyebrow' },
+          h('a', { href: `#/${query({ scope })}`, class: 'keep-case', 'aria-label': `Scope ${scope}` }, scope),
+          ' / ',
+          did.type.toLowerCase(),
+        ),
         h('h1', { class: 'mono break' }, `${scope}:${name}`),
       ),
       h(
         'div',
         { class: 'actions' },
         link(`#/rules/new${query({ did: `${scope}:${name}` })}`, 'Ask for a copy', { class: 'button primary' }),
-        link(`#/history/did/${encodeURIComponent(scope)}/${encodeURIComponent(name)}`, 'History', { class: 'button' }),
+        isFile ? h('a', { href: redirect, class: 'button', download: name, id: 'did-download' }, 'Download') : null,
+        h(
+          'a',
+          {
+            href: `${redirect}/metalink`,
+            class: 'button',
+            id: 'did-metalink',
+            title: 'Every replica, as a Metalink 4 file',
+          },
+          'Metalink',
+        ),
+        showHistory
+          ? link(`#/history/did/${encodeURIComponent(scope)}/${encodeURIComponent(name)}`, 'History', {
+              class: 'button',
+            })
+          : null,
       ),
     ),
     h(
@@ -112,12 +138,39 @@ export const render = async (view) => {
   );
 
   const showRules = async () => {
-    const rules = await allLines(`/dids/${path}/rules`);
+    const own = await allLines(`/dids/${path}/rules`);
+    if (!isFile) {
+      replace(
+        rulesBox,
+        section('Rules', rulesTable(own), {
+          actions: link(`#/rules/new${query({ did: `${scope}:${name}` })}`, 'New rule', { class: 'button small' }),
+        }),
+      );
+      return own;
+    }
+    // A file is kept by the rules on it and by those on its datasets and containers that lock it.
+    const locking = await allLines(`/dids/${path}/associated_rules`);
+    const seen = new Set(locking.map((rule) => rule.id));
+    const rules = [...locking, ...own.filter((rule) => !seen.has(rule.id))];
     replace(
       rulesBox,
-      section('Rules', rulesTable(rules), {
-        actions: link(`#/rules/new${query({ did: `${scope}:${name}` })}`, 'New rule', { class: 'button small' }),
-      }),
+      section(
+        'Rules keeping this file',
+        [
+          h(
+            'p',
+            { class: 'muted small' },
+            'The rules on the file itself and those on its datasets and containers that lock its replicas.',
+          ),
+          rulesTable(rules, {
+            showDid: true,
+            empty: 'No rule keeps this file: nothing stops its replicas from being deleted.',
+          }),
+        ],
+        {
+          actions: link(`#/rules/new${query({ did: `${scope}:${name}` })}`, 'New rule', { class: 'button small' }),
+        },
+      ),
     );
     return rules;
   };

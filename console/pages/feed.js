@@ -1,11 +1,22 @@
-import { call, lines, query } from '../lib/api.js';
-import { errorBox, formatCount, h, progressBar, replace, section } from '../lib/dom.js';
+import { allLines, call, getJson, query } from '../lib/api.js';
+import {
+  errorBox,
+  formatCount,
+  formatTime,
+  h,
+  parseTimeInput,
+  progressBar,
+  replace,
+  section,
+  timeInput,
+} from '../lib/dom.js';
 import { timelineEntry, timelineList } from '../lib/timeline.js';
 
 /**
- * The auditors' page: the global event feed filtered by account, type and time, a page at a time
- * (newest pages follow live when asked), links to the histories of any subject, and `audit verify`
- * run from the browser with its progress and verdict.
+ * The auditors' page: the global event feed filtered by account, type and time, newest first, a
+ * page at a time (new events come on top when followed), links to the histories of any subject,
+ * and `audit verify` run from the browser with its progress and verdict. Times are shown and
+ * entered as ISO 8601 UTC.
  */
 export const title = 'Audit';
 
@@ -27,30 +38,33 @@ export const render = async (view) => {
     placeholder: 'RuleAdded, DidCreated',
     spellcheck: false,
   });
-  const since = h('input', {
-    id: 'feed-since',
-    type: 'datetime-local',
-    step: '1',
-    value: filters.since.replace(/Z$/, ''),
-  });
-  const until = h('input', {
-    id: 'feed-until',
-    type: 'datetime-local',
-    step: '1',
-    value: filters.until.replace(/Z$/, ''),
-  });
+  const since = timeInput('feed-since', filters.since, { 'aria-describedby': 'feed-time-help' });
+  const until = timeInput('feed-until', filters.until, { 'aria-describedby': 'feed-time-help' });
   const follow = h('input', { id: 'feed-follow', type: 'checkbox' });
   const list = timelineList('Events');
-  const more = h('button', { type: 'button', class: 'button small' }, 'Next page');
+  const more = h('button', { type: 'button', class: 'button small' }, 'Older events');
   const count = h('span', { class: 'muted' });
 
-  /** @param {string} value */
-  const utc = (value) => (value ? `${value.length === 16 ? `${value}:00` : value}Z` : '');
   /** @param {SubmitEvent} event */
   const onSubmit = (event) => {
     event.preventDefault();
+    const bounds = [since, until].map((field) => parseTimeInput(field.value));
+    for (const [index, bound] of bounds.entries()) {
+      const field = index === 0 ? since : until;
+      field.setCustomValidity(bound instanceof Error ? bound.message : '');
+      if (bound instanceof Error) {
+        field.reportValidity();
+        return;
+      }
+    }
+    const [from, to] = bounds;
     view.navigate(
-      `#/audit${query({ account: account.value.trim(), type: type.value.replace(/\s+/g, ''), since: utc(since.value), until: utc(until.value) })}`,
+      `#/audit${query({
+        account: account.value.trim(),
+        type: type.value.replace(/\s+/g, ''),
+        since: from instanceof Date ? formatTime(from) : '',
+        until: to instanceof Date ? formatTime(to) : '',
+      })}`,
     );
   };
 
@@ -130,9 +144,14 @@ export const render = async (view) => {
       h('div', { class: 'field' }, h('label', { for: 'feed-since' }, 'Since (UTC)'), since),
       h('div', { class: 'field' }, h('label', { for: 'feed-until' }, 'Until (UTC)'), until),
       h('div', { class: 'field submit' }, h('button', { type: 'submit', class: 'button primary' }, 'Filter')),
+      h(
+        'small',
+        { id: 'feed-time-help', class: 'hint form-hint' },
+        'Times in ISO 8601, UTC: 2026-11-26T09:29:27Z, or the date alone.',
+      ),
     ),
     section(
-      'Feed',
+      'Feed, newest first',
       [
         h(
           'div',
@@ -148,24 +167,55 @@ export const render = async (view) => {
     ),
   );
 
-  let after = 0;
+  // Newest first: the feed API reads forward, so the page reads windows of positions back from
+  // the head (a window twice as wide each time it finds too few), and shows them reversed. A time
+  // range is read whole (at most 10 000 events) and shown the same way.
+  const RANGE_MAX = 10_000;
+  const timeRange = Boolean(filters.since || filters.until);
+  const base = { account: filters.account, type: filters.type };
+  let upper = 0;
+  let newest = 0;
   let shown = 0;
-  let finished = false;
+  /** @type {any[]} */
+  let rangeLeft = [];
+  /** @param {any[]} events newest first */
+  const show = (events) => {
+    for (const event of events) list.appendChild(timelineEntry(event));
+    shown += events.length;
+  };
   const load = async () => {
     more.disabled = true;
     try {
-      let got = 0;
-      for await (const event of lines(`/audit/events${query({ ...filters, after: after || '', limit: PAGE })}`, {
-        signal: view.signal,
-      })) {
-        list.appendChild(timelineEntry(event));
-        after = event.position;
-        got += 1;
+      if (timeRange) {
+        if (shown === 0) {
+          rangeLeft = (await allLines(`/audit/events${query({ ...filters, limit: RANGE_MAX })}`, RANGE_MAX)).reverse();
+          newest = rangeLeft[0]?.position ?? 0;
+        }
+        show(rangeLeft.splice(0, PAGE));
+        more.hidden = rangeLeft.length === 0;
+      } else {
+        if (shown === 0) {
+          const projections = await getJson('/admin/projections');
+          upper = Math.max(0, ...projections.map((/** @type {any} */ projection) => Number(projection.head)));
+          newest = upper;
+        }
+        /** @type {any[]} */
+        let found = [];
+        let window = 500;
+        while (found.length < PAGE && upper >= 1) {
+          const from = Math.max(1, upper - window + 1);
+          const events = await allLines(
+            `/audit/events${query({ ...base, since: from, until: upper, limit: RANGE_MAX })}`,
+            RANGE_MAX,
+          );
+          found = [...events, ...found];
+          upper = from - 1;
+          window = Math.min(window * 2, 1_000_000);
+        }
+        show(found.reverse());
+        more.hidden = upper < 1;
       }
-      shown += got;
-      finished = got < PAGE;
-      more.hidden = finished;
-      replace(count, `${formatCount(shown)} event${shown === 1 ? '' : 's'}${finished ? '' : ' so far'}`);
+      replace(count, `${formatCount(shown)} event${shown === 1 ? '' : 's'}${more.hidden ? '' : ' so far'}`);
     } catch (error) {
       list.appendChild(h('li', null, errorBox(error)));
       more.hidden = true;
@@ -174,8 +224,15 @@ export const render = async (view) => {
   };
   more.addEventListener('click', () => void load());
   await load();
+  // Followed, the events recorded since come on top.
   view.every(3000, async () => {
-    if (follow.checked && finished) await load();
+    if (!follow.checked || timeRange) return;
+    const fresh = await allLines(`/audit/events${query({ ...base, after: newest, limit: 1000 })}`, 1000);
+    if (fresh.length === 0) return;
+    newest = fresh[fresh.length - 1].position;
+    for (const event of fresh) list.insertBefore(timelineEntry(event), list.firstChild);
+    shown += fresh.length;
+    replace(count, `${formatCount(shown)} event${shown === 1 ? '' : 's'}${more.hidden ? '' : ' so far'}`);
   });
 
   verifyButton.addEventListener('click', async () => {

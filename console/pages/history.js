@@ -1,5 +1,18 @@
 import { didPath, getJson, pager, part, query } from '../lib/api.js';
-import { badge, debounce, errorBox, formatCount, formatTime, h, link, replace, section } from '../lib/dom.js';
+import {
+  badge,
+  debounce,
+  errorBox,
+  formatCount,
+  formatTime,
+  h,
+  link,
+  parseTimeInput,
+  replace,
+  section,
+  timeInput,
+} from '../lib/dom.js';
+import { typeInWords } from '../lib/events.js';
 import { comparisonTable } from '../lib/diff.js';
 import { timelineEntry, timelineList } from '../lib/timeline.js';
 
@@ -127,7 +140,7 @@ export const render = async (view) => {
     replace(
       typeSelect,
       h('option', { value: '' }, 'every type'),
-      types.map((type) => h('option', { value: type, selected: type === typeFilter }, type)),
+      types.map((type) => h('option', { value: type, selected: type === typeFilter }, typeInWords(type))),
     );
   };
   typeSelect.addEventListener('change', () => {
@@ -146,7 +159,7 @@ export const render = async (view) => {
     'aria-describedby': 'as-of-slider-text',
   });
   const sliderText = h('span', { id: 'as-of-slider-text', class: 'muted' });
-  const timeInput = h('input', { id: 'as-of-time', type: 'datetime-local', step: '1' });
+  const timeField = timeInput('as-of-time', '', { 'aria-describedby': 'as-of-time-help' });
   const onlyChanges = h('input', { id: 'as-of-only-changes', type: 'checkbox', checked: true });
   const comparison = h('div', { id: 'as-of-comparison', 'aria-live': 'polite' });
   /** @type {string | undefined} */
@@ -161,8 +174,20 @@ export const render = async (view) => {
     const event = events[Number(slider.value)];
     replace(
       sliderText,
-      event ? `after event #${event.position}, ${event.type}, ${formatTime(event.at)}` : 'no events yet',
+      event
+        ? `as of event #${event.position} (${formatTime(event.at)}): ${typeInWords(event.type ?? 'event')}`
+        : 'no events yet',
     );
+  };
+  /** The slider on the last event at or before a time, so that both say the same moment. @param {Date} time */
+  const sliderAt = (time) => {
+    let index = -1;
+    events.forEach((event, at) => {
+      if (event.at && Date.parse(event.at) <= time.getTime()) index = at;
+    });
+    if (index >= 0) slider.value = String(index);
+    describeSlider();
+    if (index < 0) replace(sliderText, `before the first event (${formatTime(events[0]?.at)})`);
   };
   const compare = async () => {
     if (!subject.state || asOf === undefined) return;
@@ -174,6 +199,11 @@ export const render = async (view) => {
       ]);
       replace(
         comparison,
+        h(
+          'p',
+          { class: 'small muted state-legend' },
+          'LIVE: it existed at that moment; ABSENT: not created yet; DELETED: already deleted.',
+        ),
         h(
           'div',
           { class: 'state-heads' },
@@ -207,7 +237,8 @@ export const render = async (view) => {
     const event = events[Number(slider.value)];
     if (!event) return;
     asOf = String(event.position);
-    timeInput.value = event.at ? event.at.slice(0, 19) : '';
+    timeField.value = event.at ? formatTime(event.at) : '';
+    timeField.setCustomValidity('');
     void compare();
   }, 250);
   slider.addEventListener('input', () => {
@@ -217,9 +248,15 @@ export const render = async (view) => {
   /** @param {SubmitEvent} event */
   const fromTime = (event) => {
     event.preventDefault();
-    if (!timeInput.value) return;
-    const text = timeInput.value.length === 16 ? `${timeInput.value}:00` : timeInput.value;
-    asOf = `${text}Z`;
+    const time = parseTimeInput(timeField.value);
+    timeField.setCustomValidity(time instanceof Error ? time.message : '');
+    if (!(time instanceof Date)) {
+      timeField.reportValidity();
+      return;
+    }
+    asOf = formatTime(time);
+    timeField.value = asOf;
+    sliderAt(time);
     void compare();
   };
   onlyChanges.addEventListener('change', () => void compare());
@@ -250,8 +287,13 @@ export const render = async (view) => {
             h(
               'form',
               { class: 'field as-of-time', onsubmit: fromTime },
-              h('label', { for: 'as-of-time' }, 'Or a date and time (UTC)'),
-              h('div', { class: 'inline' }, timeInput, h('button', { type: 'submit', class: 'button' }, 'Show')),
+              h('label', { for: 'as-of-time' }, 'Or a time (ISO 8601, UTC)'),
+              h('div', { class: 'inline' }, timeField, h('button', { type: 'submit', class: 'button' }, 'Show')),
+              h(
+                'small',
+                { id: 'as-of-time-help', class: 'hint' },
+                'For example 2026-11-26T09:29:27Z, or the date alone.',
+              ),
             ),
             h(
               'div',

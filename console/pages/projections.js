@@ -1,6 +1,7 @@
 import { getJson, part } from '../lib/api.js';
 import {
   badge,
+  confirmDialog,
   errorBox,
   formatCount,
   formatTime,
@@ -60,6 +61,20 @@ export const render = async (view) => {
 
   /** @param {string} name */
   const rebuild = async (name) => {
+    const answer = await confirmDialog({
+      title: `Rebuild ${name}?`,
+      body: [
+        h(
+          'p',
+          null,
+          'The whole event log is replayed into a new generation of this read model, beside the one that serves reads; reads switch over when it has caught up, and the old generation is dropped.',
+        ),
+        h('p', null, 'It costs the projector time in proportion to the log; reads are not interrupted.'),
+      ],
+      confirm: `Rebuild ${name}`,
+      danger: true,
+    });
+    if (!answer) return;
     started = name;
     replace(message);
     try {

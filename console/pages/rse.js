@@ -13,8 +13,14 @@ import {
   table,
   timeElement,
 } from '../lib/dom.js';
+import { can } from '../lib/session.js';
+import { showAttributes, showAvailability, showDistances, showLimits, showProtocols } from './rseAdmin.js';
 
-/** An RSE: its settings and attributes, its protocols, its usage per source, its limits and who uses it. */
+/**
+ * An RSE: its settings and attributes, its protocols, distances, usage per source, limits and who
+ * uses it. For the accounts the API lets change an RSE (admins), each section carries its forms
+ * (pages/rseAdmin.js); everyone else reads the same sections without them.
+ */
 export const title = 'Storage element';
 
 /** @param {import('../app.js').View} view */
@@ -22,20 +28,29 @@ export const render = async (view) => {
   const [rseName = ''] = view.params;
   const path = part(rseName);
   const rse = await getJson(`/rses/${path}`);
-  const [attributes, usage, limits, accounts] = await Promise.all([
-    getJson(`/rses/${path}/attr/`).catch(() => ({})),
+  const [usage, accounts] = await Promise.all([
     allLines(`/rses/${path}/usage`).catch(() => []),
-    getJson(`/rses/${path}/limits`).catch(() => ({})),
     allLines(`/rses/${path}/accounts/usage`, 1000).catch(() => []),
   ]);
-  const available = (/** @type {boolean} */ flag) => (flag ? badge('YES') : badge('NO'));
+  const boxes = {
+    availability: h('div', { id: 'rse-availability' }),
+    attributes: h('div', { id: 'rse-attributes' }),
+    protocols: h('div', { id: 'rse-protocols' }),
+    distances: h('div', { id: 'rse-distances' }),
+    limits: h('div', { id: 'rse-limits' }),
+  };
   replace(
     view.main,
     h(
       'div',
       { class: 'page-head' },
-      h('div', null, h('p', { class: 'eyebrow' }, 'storage element'), h('h1', null, rse.rse)),
-      view.who.admin
+      h(
+        'div',
+        null,
+        h('p', { class: 'eyebrow' }, h('a', { href: '#/rses' }, 'storage elements'), ' / ', 'storage element'),
+        h('h1', null, rse.rse),
+      ),
+      can(view.who, 'readHistory')
         ? h(
             'div',
             { class: 'actions' },
@@ -46,40 +61,24 @@ export const render = async (view) => {
     h(
       'div',
       { class: 'grid two' },
-      section(
-        'Settings',
-        fields([
-          ['Type', badge(rse.rse_type)],
-          [
-            'Read / write / delete',
-            h(
-              'span',
-              { class: 'badges' },
-              available(rse.availability_read),
-              ' ',
-              available(rse.availability_write),
-              ' ',
-              available(rse.availability_delete),
-            ),
-          ],
-          ['Deterministic', rse.deterministic ? 'yes' : 'no'],
-          ['Volatile', rse.volatile ? 'yes' : 'no'],
-          ['Path algorithm', rse.lfn2pfn_algorithm],
-          ['Verify checksums', rse.verify_checksum ? 'yes' : 'no'],
-          ['Location', [rse.city, rse.country_name].filter(Boolean).join(', ') || null],
-          ['Id', h('code', null, rse.id)],
-        ]),
+      h(
+        'div',
+        null,
+        section(
+          'Settings',
+          fields([
+            ['Type', badge(rse.rse_type)],
+            ['Deterministic', rse.deterministic ? 'yes' : 'no'],
+            ['Volatile', rse.volatile ? 'yes' : 'no'],
+            ['Path algorithm', rse.lfn2pfn_algorithm],
+            ['Verify checksums', rse.verify_checksum ? 'yes' : 'no'],
+            ['Location', [rse.city, rse.country_name].filter(Boolean).join(', ') || null],
+            ['Id', h('code', null, rse.id)],
+          ]),
+        ),
+        boxes.availability,
       ),
-      section(
-        'Attributes',
-        Object.keys(attributes).length === 0
-          ? h('p', { class: 'muted empty' }, 'No attributes.')
-          : fields(
-              Object.entries(attributes)
-                .sort(([a], [b]) => a.localeCompare(b))
-                .map(([key, value]) => [key, h('code', null, JSON.stringify(value))]),
-            ),
-      ),
+      boxes.attributes,
     ),
     section(
       'Usage',
@@ -91,40 +90,20 @@ export const render = async (view) => {
               row.source,
               formatBytes(row.used),
               formatCount(row.files),
-              formatBytes(row.total),
-              formatBytes(row.free),
-              row.total ? progressBar(row.used / row.total, `${row.source}: used of total`) : '',
+              // The catalogue's own counter (`rucio`) knows what is stored, not the capacity.
+              hasCapacity(row) ? formatBytes(row.total) : h('span', { class: 'muted' }, 'not known'),
+              hasCapacity(row) ? formatBytes(row.free) : '–',
+              hasCapacity(row)
+                ? progressBar(row.used / row.total, `${row.source}: used of total`)
+                : h('span', { class: 'muted small' }, 'no capacity set'),
               timeElement(row.updated_at),
             ]),
             { numeric: [1, 2, 3, 4], caption: 'Usage per source' },
           ),
     ),
-    section(
-      'Limits',
-      Object.keys(limits).length === 0
-        ? h('p', { class: 'muted empty' }, 'No limits set (MinFreeSpace, MaxBeingDeletedFiles, …).')
-        : fields(
-            Object.entries(limits).map(([key, value]) => [
-              key,
-              typeof value === 'number' && key.toLowerCase().includes('space') ? formatBytes(value) : String(value),
-            ]),
-          ),
-    ),
-    section(
-      'Protocols',
-      table(
-        ['Scheme', 'Host', 'Port', 'Prefix', 'Implementation', 'WAN read / write / TPC'],
-        (rse.protocols ?? []).map((/** @type {any} */ protocol) => [
-          h('code', null, protocol.scheme),
-          protocol.hostname,
-          String(protocol.port),
-          h('code', { class: 'break' }, protocol.prefix),
-          h('code', { class: 'small' }, protocol.impl),
-          priorities(protocol.domains?.wan),
-        ]),
-        { empty: 'No protocol: nothing can be read or written here.', caption: 'Protocols' },
-      ),
-    ),
+    boxes.limits,
+    boxes.protocols,
+    boxes.distances,
     section(
       'Accounts using it',
       table(
@@ -140,11 +119,20 @@ export const render = async (view) => {
       ),
     ),
   );
+  const context = { view, rse: rse.rse };
+  await Promise.all([
+    showAvailability(boxes.availability, context, rse),
+    showAttributes(boxes.attributes, context),
+    showLimits(boxes.limits, context),
+    showProtocols(boxes.protocols, context),
+    showDistances(boxes.distances, context),
+  ]);
 };
 
-/** @param {Record<string, number | null> | undefined} wan */
-const priorities = (wan) => {
-  if (!wan) return '–';
-  const show = (/** @type {number | null | undefined} */ value) => (value ? String(value) : '–');
-  return `${show(wan.read)} / ${show(wan.write)} / ${show(wan.third_party_copy_write ?? wan.third_party_copy)}`;
-};
+/**
+ * Whether a usage row knows the RSE's capacity: a source that reports free space (the storage's
+ * own, or one set with `PUT /rses/{rse}/usage`), not the catalogue's counter.
+ * @param {any} row
+ */
+const hasCapacity = (row) =>
+  row.source !== 'rucio' && typeof row.total === 'number' && row.total > 0 && typeof row.free === 'number';

@@ -9,6 +9,7 @@ import {
   h,
   keepFocus,
   link,
+  notice,
   replace,
   rseLink,
   ruleLink,
@@ -16,6 +17,8 @@ import {
   table,
   timeElement,
 } from '../lib/dom.js';
+import { ruleActions } from '../lib/ruleActions.js';
+import { can } from '../lib/session.js';
 import { lockBar, locksPerRse } from '../lib/rules.js';
 import { timelineEntry, timelineList } from '../lib/timeline.js';
 
@@ -34,6 +37,8 @@ export const render = async (view) => {
   const [ruleId = ''] = view.params;
   const also = (view.query.get('also') ?? '').split(',').filter(Boolean);
   const head = h('div', { class: 'page-head' });
+  const actionsBox = h('div', { id: 'rule-actions' });
+  const outcome = h('div', { id: 'rule-outcome', 'aria-live': 'polite' });
   const overview = h('div', { class: 'grid two' });
   const locksBox = h('div');
   const replicatingBox = h('div');
@@ -42,6 +47,8 @@ export const render = async (view) => {
   replace(
     view.main,
     head,
+    actionsBox,
+    outcome,
     also.length > 0
       ? h(
           'div',
@@ -82,13 +89,30 @@ export const render = async (view) => {
           h('code', null, rule.rse_expression),
         ),
       ),
-      view.who.admin
+      can(view.who, 'readHistory')
         ? h(
             'div',
             { class: 'actions' },
             link(`#/history/rule/${encodeURIComponent(rule.id)}`, 'History and past states', { class: 'button' }),
           )
         : null,
+    );
+    await keepFocus(actionsBox, () =>
+      replace(
+        actionsBox,
+        ruleActions(rule, view, {
+          done: (result) => {
+            replace(outcome, result);
+            // A denied rule is gone at once: the page says so under the result instead of failing.
+            refresh()
+              .then(follow)
+              .catch(() => {
+                outcome.append(notice('info', 'The rule no longer exists.'));
+                replace(actionsBox);
+              });
+          },
+        }),
+      ),
     );
     replace(
       overview,
@@ -174,22 +198,38 @@ export const render = async (view) => {
     return rule;
   };
 
-  const rule = await refresh();
-  await showHistory(historyBox, rule, view);
-  if (rule.state !== 'OK') {
+  /** The state last shown, for the screen reader's announcement of a change. */
+  let shownState = '';
+  let following = false;
+  /** Follows the rule until it is OK (again, after an action moved it). @param {any} [now] */
+  function follow(now) {
+    if (following || !now || now.state === 'OK') return;
+    following = true;
     view.every(1500, async () => {
       /** @type {any} */
       let again;
-      await keepFocus(view.main, async () => {
-        again = await refresh();
-        await showHistory(historyBox, again, view);
-      });
+      try {
+        await keepFocus(view.main, async () => {
+          again = await refresh();
+          await showHistory(historyBox, again, view);
+        });
+      } catch (error) {
+        // A rule deleted meanwhile (denied, cleaned): say so where the rule was.
+        replace(outcome, errorBox(error));
+        following = false;
+        return false;
+      }
       const live = /** @type {HTMLElement | null} */ (document.getElementById('live-status'));
-      if (live && again.state !== rule.state) live.textContent = `Rule ${again.id} is ${again.state}`;
-      rule.state = again.state;
-      return again.state !== 'OK';
+      if (live && again.state !== shownState) live.textContent = `Rule ${again.id} is ${again.state}`;
+      shownState = again.state;
+      following = again.state !== 'OK';
+      return following;
     });
   }
+  const rule = await refresh();
+  shownState = rule.state;
+  await showHistory(historyBox, rule, view);
+  follow(rule);
 };
 
 /**
@@ -199,7 +239,7 @@ export const render = async (view) => {
  * @param {import('../app.js').View} view
  */
 const showHistory = async (target, rule, view) => {
-  if (view.who.admin) {
+  if (can(view.who, 'readHistory')) {
     try {
       const events = await allLines(`/audit/rules/${part(rule.id)}/events`, 200);
       const list = timelineList('Events of the rule');

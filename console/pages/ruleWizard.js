@@ -11,6 +11,8 @@ import {
   rseLink,
   table,
 } from '../lib/dom.js';
+import { isAdminAccount } from '../lib/rules.js';
+import { can } from '../lib/session.js';
 
 /**
  * Ask for a copy: a replication rule in one form, each step checked as it is typed. The DIDs
@@ -86,7 +88,7 @@ export const render = async (view) => {
     name: 'account',
     value: view.who.account,
     required: true,
-    readOnly: !view.who.admin,
+    readOnly: !can(view.who, 'addRuleForOthers'),
     autocomplete: 'off',
   });
   const submit = h('button', { type: 'submit', class: 'button primary' }, 'Create the rule');
@@ -94,11 +96,17 @@ export const render = async (view) => {
 
   /** The DIDs as checked: size in bytes, or the error for each line. */
   let checkedBytes = 0;
+  // Checks run as the person types: only the answer to the latest text is shown, so an older,
+  // slower answer (a DataIdentifierNotFound for a name since corrected) never replaces it.
+  let didsRound = 0;
+  let expressionRound = 0;
 
   const checkDids = async () => {
+    const round = ++didsRound;
     const names = didNames(dids.value);
     if (names.length === 0) {
       replace(didsCheck);
+      checkedBytes = 0;
       return;
     }
     const found = await Promise.all(
@@ -110,6 +118,7 @@ export const render = async (view) => {
         }
       }),
     );
+    if (round !== didsRound) return;
     checkedBytes = found.reduce((sum, item) => sum + (item.did?.bytes ?? 0), 0);
     replace(
       didsCheck,
@@ -142,6 +151,7 @@ export const render = async (view) => {
   };
 
   const checkExpression = async () => {
+    const round = ++expressionRound;
     const text = expression.value.trim();
     if (!text) {
       replace(
@@ -151,10 +161,34 @@ export const render = async (view) => {
       return;
     }
     try {
-      const [rses, usage] = await Promise.all([
+      const owner = account.value.trim() || view.who.account;
+      const [rses, usage, unbound] = await Promise.all([
         allLines(`/rses/${query({ expression: text })}`, 1000),
-        allLines(`/accounts/${part(account.value.trim() || view.who.account)}/usage/local`).catch(() => []),
+        allLines(`/accounts/${part(owner)}/usage/local`).catch(() => []),
+        owner === view.who.account ? Promise.resolve(view.who.admin) : isAdminAccount(owner),
       ]);
+      if (round !== expressionRound) return;
+      if (unbound) {
+        replace(
+          expressionCheck,
+          h(
+            'p',
+            null,
+            `Selects ${rses.length} RSE${rses.length === 1 ? '' : 's'}: `,
+            rses.map((/** @type {any} */ row, /** @type {number} */ index) => [
+              index > 0 ? ', ' : '',
+              rseLink(row.rse),
+            ]),
+            '.',
+          ),
+          h(
+            'p',
+            { class: 'alert info', id: 'quota-note' },
+            `${owner} is an admin account: its rules are held to no quota (what it already stores is on its account page).`,
+          ),
+        );
+        return;
+      }
       /** @type {Map<string, any>} */
       const usageByRse = new Map(usage.map((row) => [row.rse, row]));
       const needed = checkedBytes;
@@ -188,15 +222,18 @@ export const render = async (view) => {
         ),
       );
     } catch (error) {
-      replace(expressionCheck, errorBox(error));
+      if (round === expressionRound) replace(expressionCheck, errorBox(error));
     }
   };
 
   const laterDids = debounce(() => void checkDids(), 400);
   const laterExpression = debounce(() => void checkExpression(), 300);
+  // A refusal of the last submission is about what was sent: it goes once the form changes.
+  const forgetOutcome = () => replace(outcome);
   dids.addEventListener('input', laterDids);
   expression.addEventListener('input', laterExpression);
   account.addEventListener('input', laterExpression);
+  for (const control of [dids, expression, account, copies, comment]) control.addEventListener('input', forgetOutcome);
   lifetime.addEventListener('change', () => {
     customLifetime.hidden = lifetime.value !== 'custom';
     customLifetime.required = lifetime.value === 'custom';

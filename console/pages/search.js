@@ -73,7 +73,13 @@ export const render = async (view) => {
         'div',
         null,
         h('h1', { tabIndex: -1 }, 'Find data'),
-        h('p', { class: 'muted' }, 'Search the data identifiers of a scope by name, type and metadata.'),
+        h(
+          'p',
+          { class: 'muted' },
+          'Search the data identifiers of a scope by name, type and metadata, or ',
+          link('#/scopes', 'browse the scopes'),
+          '.',
+        ),
       ),
     ),
     h(

@@ -22,6 +22,9 @@ import { tile } from './projections.js';
  */
 export const title = 'Transfers';
 
+/** The states of a request that found no source to copy from. */
+const SOURCELESS = new Set(['NO_SOURCES', 'ONLY_TAPE_SOURCES', 'MISMATCH_SCHEME']);
+
 /** @param {import('../app.js').View} view */
 export const render = async (view) => {
   const summary = h('div', { class: 'tiles' });
@@ -74,13 +77,21 @@ export const render = async (view) => {
       (/** @type {number} */ sum, /** @type {any} */ bucket) => sum + bucket.files_failed,
       0,
     );
+    // Requests without a source (NO_SOURCES, …) are failures waiting for a repair, not work under
+    // way: they count apart, in the colour of trouble, beside the transfers that failed.
+    const sourceless = Object.entries(status.states)
+      .filter(([state]) => SOURCELESS.has(state))
+      .reduce((/** @type {number} */ sum, [, count]) => sum + Number(count), 0);
     replace(
       summary,
       tile('Active requests', formatCount(active), active > 0 ? 'busy' : ''),
-      ...Object.entries(status.states).map(([state, count]) => tile(state, formatCount(Number(count)), 'busy')),
+      ...Object.entries(status.states).map(([state, count]) =>
+        tile(state, formatCount(Number(count)), SOURCELESS.has(state) ? 'bad' : 'busy'),
+      ),
       tile('Done, last hour', formatCount(done), 'good'),
       tile('Bytes, last hour', formatBytes(bytes)),
-      tile('Failed, last hour', formatCount(failed), failed > 0 ? 'bad' : 'good'),
+      tile('Transfers failed, last hour', formatCount(failed), failed > 0 ? 'bad' : 'good'),
+      tile('Waiting without a source', formatCount(sourceless), sourceless > 0 ? 'bad' : 'good'),
     );
     replace(
       chartBox,

@@ -1,114 +1,22 @@
 import { parseDiracLifetimes } from '../dirac/diracPaths.ts';
+import { HERMES_SETTINGS } from '../message/hermesSettings.ts';
 import { parsePolicies, type SuspiciousPolicy } from '../replica/suspiciousReplicaRecoverer.ts';
 import { LFN2PFN_ALGORITHMS } from '../rse/lfn2pfn.ts';
-import { pythonPatternProblem } from '../shared/pythonRegex.ts';
-import { configValueFromText } from './configValue.ts';
+import { choice, flag, integer, number, patternList, text, typed, type Setting } from './settingKinds.ts';
+
+export { settingValue, type ConfigSections, type Setting } from './settingKinds.ts';
 
 /**
- * The configuration options the service itself reads (`/config`), each declared once with its
- * section, option, type, range and default. The declaration is the one source of both sides: a
- * value `PUT` or `POST /config` would store is refused (`ConfigurationError`, with what the option
- * takes) unless `parse` takes it, and every reader (a command, a query, a daemon) reads the typed
- * value through `settingValue`, so what `GET /config` shows is what is in force. Options nothing
- * declares stay free-form, as Rucio's configuration is. Section and option names are Rucio's where
- * Rucio has them.
+ * Every option the service reads (the kinds of option, and what a declaration holds, are in
+ * settingKinds.ts); the messaging options have a module of their own (domain/message/).
  */
-export type Setting<T> = Readonly<{
-  section: string;
-  option: string;
-  defaultValue: T;
-  /** What the option takes, in words: the refusal of anything else says it. */
-  allowed: string;
-  /**
-   * The typed value of the stored text; undefined for the empty text of a text option (the
-   * default applies) and for text the option does not take (refused when stored; one stored
-   * before the option was declared gives the default too).
-   */
-  parse(text: string): T | undefined;
-  /** Whether the text may be stored (the empty text of a text option may: it means the default). */
-  accepts(text: string): boolean;
-}>;
 
-/** Configuration sections as stored: section → option → text. */
-export type ConfigSections = Readonly<Record<string, Readonly<Record<string, string>>>>;
-
-/** Text, checked by `valid` when given (an empty text means the default). */
 /** `YYYY-MM-DD`, a day of the calendar. */
 const isCalendarDate = (value: string): boolean => {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value.trim());
   if (!match) return false;
   const date = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])));
   return date.getUTCMonth() === Number(match[2]) - 1 && date.getUTCDate() === Number(match[3]);
-};
-
-const text = (
-  section: string,
-  option: string,
-  defaultValue: string,
-  allowed = 'any text',
-  valid: (value: string) => boolean = () => true,
-): Setting<string> => ({
-  section,
-  option,
-  defaultValue,
-  allowed,
-  parse: (value) => (value === '' || !valid(value) ? undefined : value),
-  accepts: (value) => value === '' || valid(value),
-});
-
-/** A value of a kind other than text: `parse` says what it takes, and nothing else may be stored. */
-const typed = <T>(
-  section: string,
-  option: string,
-  defaultValue: T,
-  allowed: string,
-  parse: (text: string) => T | undefined,
-): Setting<T> => ({ section, option, defaultValue, allowed, parse, accepts: (value) => parse(value) !== undefined });
-
-/** A number within bounds (Rucio's `config_get_float` with a range check). */
-const number = (section: string, option: string, defaultValue: number, min: number, max: number): Setting<number> =>
-  typed(section, option, defaultValue, `a number from ${min} to ${max}`, (value) => {
-    const parsed = configValueFromText(value);
-    return typeof parsed === 'number' && parsed >= min && parsed <= max ? parsed : undefined;
-  });
-
-/** A whole number within bounds (Rucio's `config_get_int` with a range check): counts and sizes. */
-const integer = (section: string, option: string, defaultValue: number, min: number, max: number): Setting<number> =>
-  typed(section, option, defaultValue, `a whole number from ${min} to ${max}`, (value) => {
-    const parsed = configValueFromText(value);
-    return typeof parsed === 'number' && Number.isInteger(parsed) && parsed >= min && parsed <= max
-      ? parsed
-      : undefined;
-  });
-
-const flag = (section: string, option: string, defaultValue: boolean): Setting<boolean> =>
-  typed(section, option, defaultValue, 'True or False (or 1 or 0)', (value) => {
-    const parsed = configValueFromText(value);
-    return typeof parsed === 'boolean' ? parsed : parsed === 1 ? true : parsed === 0 ? false : undefined;
-  });
-
-/** One of a few names. */
-const choice = (section: string, option: string, defaultValue: string, names: readonly string[]): Setting<string> =>
-  text(section, option, defaultValue, `one of ${names.join(', ')}`, (value) => names.includes(value));
-
-/** Comma-separated Python regular expressions, each runnable on RE2 (domain/shared/pythonRegex.ts). */
-const patternList = (section: string, option: string): Setting<readonly string[]> => {
-  const patterns = (value: string) =>
-    value
-      .split(',')
-      .map((pattern) => pattern.trim())
-      .filter(Boolean);
-  return {
-    section,
-    option,
-    defaultValue: [],
-    allowed: 'regular expressions separated by commas, without backreferences or lookarounds (RE2)',
-    parse: (value) => {
-      const list = patterns(value);
-      return list.every((pattern) => pythonPatternProblem(pattern) === undefined) ? list : undefined;
-    },
-    accepts: (value) => patterns(value).every((pattern) => pythonPatternProblem(pattern) === undefined),
-  };
 };
 
 /** The scope extraction algorithms Rucio ships; `def` for any other name. */
@@ -124,12 +32,6 @@ const scopeConvention = (section: string, option: string): Setting<ScopeConventi
   parse: (value) => SCOPE_CONVENTIONS.find((convention) => convention === value),
   accepts: () => true,
 });
-
-/** The value of a setting in stored configuration sections. */
-export const settingValue = <T>(sections: ConfigSections, setting: Setting<T>): T => {
-  const stored = sections[setting.section]?.[setting.option];
-  return stored === undefined ? setting.defaultValue : (setting.parse(stored) ?? setting.defaultValue);
-};
 
 const DAY = 86_400;
 
@@ -356,6 +258,8 @@ export const SETTINGS = {
    */
   traceRatePerAddress: number('trace', 'rate_per_address', 100, 0.1, 1_000_000),
   traceBurstPerAddress: number('trace', 'burst_per_address', 2000, 1, 10_000_000),
+  /** Hermes and its broker (Rucio's `hermes` and `messaging-hermes` sections). */
+  ...HERMES_SETTINGS,
 } as const;
 
 const SETTING_BY_OPTION: ReadonlyMap<string, Setting<unknown>> = new Map(

@@ -1,6 +1,7 @@
 import type { MetaConvention } from '../metaConvention/metaConvention.ts';
 import { DatabaseException, DataIdentifierAlreadyExists, UnsupportedOperation } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
+import { assertDidAllowed, type NameSchema } from '../shared/names.ts';
 import { attachDids, type AttachCandidate } from './didContent.ts';
 import { evolveDid, type CollectionType, type Did, type DidEvent } from './did.ts';
 import { normalizeGuid, planMetadataChange } from './didMetadata.ts';
@@ -26,6 +27,8 @@ export type CreateCollection = Command<
     conventions: ReadonlyMap<string, MetaConvention>;
     /** Content to attach at once, with the children's facts. */
     children: readonly AttachCandidate[];
+    /** The configured policy schema (`policy.schema`), which the scope and name must follow. */
+    nameSchema: NameSchema;
   }
 >;
 
@@ -46,7 +49,12 @@ export type FileRegistration = Readonly<{
 
 export type RegisterFile = Command<
   'RegisterFile',
-  { file: FileRegistration; conventions: ReadonlyMap<string, MetaConvention> }
+  {
+    file: FileRegistration;
+    conventions: ReadonlyMap<string, MetaConvention>;
+    /** The configured policy schema (`policy.schema`), which the scope and name must follow. */
+    nameSchema: NameSchema;
+  }
 >;
 
 const refuseExisting = (state: Did, scope: string, name: string): void => {
@@ -56,6 +64,7 @@ const refuseExisting = (state: Did, scope: string, name: string): void => {
 
 export const createCollection = (command: CreateCollection, state: Did): DidEvent[] => {
   const { data, metadata } = command;
+  assertDidAllowed(data.nameSchema, data.scope, data.name);
   refuseExisting(state, data.scope, data.name);
   const now = metadata.now;
   const events: DidEvent[] = [
@@ -118,6 +127,8 @@ export const createCollection = (command: CreateCollection, state: Did): DidEven
 /** Creates a missing file; an existing file is reused as it is. */
 export const registerFile = ({ data, metadata }: RegisterFile, state: Did): DidEvent[] => {
   const { file } = data;
+  // Checked for an existing file too, as Rucio validates every name `add_replicas` is given.
+  assertDidAllowed(data.nameSchema, file.scope, file.name);
   if (state.status === 'Live') {
     if (state.record.didType === 'FILE') return [];
     throw new UnsupportedOperation(

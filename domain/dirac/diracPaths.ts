@@ -31,13 +31,17 @@ export const extractScope = (did: string, convention: ScopeConvention): string =
 export type DiracHierarchy = Readonly<{ dataset: string; containers: readonly string[] }>;
 
 /**
- * The dataset and containers of an LFN. It must be an absolute path without empty elements and
- * with at least a VO and one directory above the file (`/<vo>/<dir>/<file>`): a file needs a
+ * The dataset and containers of an LFN. It must be an absolute path without empty, `.` or `..`
+ * elements (each element is a DID of its own, and the whole a path below RSEs' prefixes) and with at least a VO and one directory above the file (`/<vo>/<dir>/<file>`): a file needs a
  * dataset, and a dataset a container to sit in.
  */
 export const diracHierarchy = (lfn: string): DiracHierarchy => {
   const elements = lfn.split('/');
-  if (elements[0] !== '' || elements.slice(1).some((element) => element === '') || elements.length < 4)
+  if (
+    elements[0] !== '' ||
+    elements.slice(1).some((element) => element === '' || element === '.' || element === '..') ||
+    elements.length < 4
+  )
     throw new InvalidPath(
       `The LFN '${lfn}' is not a path /<vo>/<directory>/.../<file>: DIRAC files sit in a dataset (their directory) inside the VO's container.`,
     );

@@ -1,3 +1,4 @@
+import { pathSegmentProblem } from '../shared/names.ts';
 import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
 
 /**
@@ -27,6 +28,16 @@ export const darkReaper: Workflow<
   name: 'dark-reaper',
   decide: ({ rse, dryRun }, { entries }) =>
     entries.map((entry): DarkReaperOutput => {
+      // Quarantined before paths were checked: the storage would refuse it anyway, so it is not asked.
+      const climb = pathSegmentProblem(entry.path);
+      if (climb)
+        return {
+          type: 'Skipped',
+          data: {
+            what: `${entry.path} on ${rse}`,
+            reason: `the path ${climb}: it would not stay below the RSE's prefix, so it is left alone`,
+          },
+        };
       if (dryRun)
         return {
           type: 'Skipped',

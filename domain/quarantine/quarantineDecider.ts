@@ -1,5 +1,7 @@
 import type { Decider } from '../shared/decider.ts';
+import { InvalidPath } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
+import { pathSegmentProblem } from '../shared/names.ts';
 import {
   evolveQuarantine,
   initialQuarantine,
@@ -35,9 +37,14 @@ export type QuarantineCommand = QuarantineReplicas | RemoveQuarantinedReplicas;
 
 /**
  * Rucio's `add_quarantined_replicas`: entries that are registered replicas on the RSE and paths
- * already in quarantine are skipped; a path listed twice counts once.
+ * already in quarantine are skipped; a path listed twice counts once. A path with a `.`, `..` or
+ * empty segment is refused (InvalidPath): the dark reaper deletes below the RSE's prefix only.
  */
 export const quarantineReplicas = ({ data, metadata }: QuarantineReplicas, state: Quarantine): QuarantineEvent[] => {
+  for (const { path } of data.replicas) {
+    const climb = pathSegmentProblem(path);
+    if (climb) throw new InvalidPath(`The path '${path}' ${climb}: it would not stay below the RSE's prefix`);
+  }
   const known = new Set(state.status === 'Holding' ? state.paths : []);
   const replicas: QuarantinedReplica[] = [];
   for (const replica of data.replicas) {

@@ -1,3 +1,4 @@
+import { replicaClimbReason } from '../shared/names.ts';
 import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
 import { OBSOLETE_TOMBSTONE, type ReplicaState } from './replica.ts';
 
@@ -101,6 +102,9 @@ export const candidateRefusal = (
   candidate: ReaperCandidate,
   tick: Pick<ReaperTick, 'now' | 'need' | 'delaySeconds'>,
 ): string | undefined => {
+  // Stored before names were checked: its file would be looked for outside the RSE's prefix.
+  const climb = replicaClimbReason(candidate.scope, candidate.name, candidate.path);
+  if (climb) return climb;
   if (candidate.lockCount > 0) return 'a replication rule locks it';
   if (candidate.tombstone === null) return 'it has no tombstone';
   if (tick.need.obsoleteOnly ? candidate.tombstone !== OBSOLETE_TOMBSTONE : candidate.tombstone >= tick.now)

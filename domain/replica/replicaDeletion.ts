@@ -1,4 +1,5 @@
 import type { Command } from '../shared/event.ts';
+import { replicaClimbReason } from '../shared/names.ts';
 import type { DidEvent } from '../did/did.ts';
 import {
   OBSOLETE_TOMBSTONE,
@@ -26,6 +27,12 @@ export const undeletableBecause = (
 ): string | undefined => {
   const replica = file.replicas.get(rseId);
   if (!replica) return 'no such replica';
+  // Stored before names were checked: its file would be looked for outside the RSE's prefix.
+  const climb =
+    file.did.status === 'Absent'
+      ? undefined
+      : replicaClimbReason(file.did.record.scope, file.did.record.name, replica.path);
+  if (climb) return climb;
   if (replica.locks.size > 0) return 'a replication rule locks it';
   if (!DELETABLE_STATES.has(replica.state)) return `it is ${replica.state}`;
   if (replica.tombstone === null) return 'it has no tombstone';

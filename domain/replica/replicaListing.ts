@@ -1,5 +1,5 @@
 import { didKey, type DidRef } from '../did/did.ts';
-import { deterministicPath, pfnFromProtocol } from '../rse/lfn2pfn.ts';
+import { pfnFromProtocol, replicaPath } from '../rse/lfn2pfn.ts';
 import { priorityOf, type ProtocolDomain, type RseProtocol } from '../rse/protocol.ts';
 import { protocolsFor } from '../rse/protocolSelection.ts';
 import { RSEProtocolNotSupported } from '../shared/errors.ts';
@@ -126,17 +126,15 @@ export type SignedPfns = (rse: ListingRse, pfn: string) => string | null;
 
 /** The PFNs of a file's replicas, each from the file's own path or, for an archive's replica, the archive's. */
 function* rawPfns(file: FileFacts, replicas: readonly ListedReplica[]): Generator<RawPfn> {
-  const paths = new Map<string, string>();
+  const paths = new Map<string, string | undefined>();
   for (const { rse, path, protocols, archive } of replicas) {
     const target = archive ?? file;
     for (const { domain, protocol, priority } of protocols) {
-      let filePath: string | null = path;
-      if (rse.deterministic) {
-        const key = `${rse.lfn2pfnAlgorithm} ${didKey(target.scope, target.name)}`;
-        filePath = paths.get(key) ?? deterministicPath(target.scope, target.name, rse.lfn2pfnAlgorithm);
-        paths.set(key, filePath);
-      }
-      if (filePath === null) continue;
+      // A replica whose name or stored path would climb out of the prefix has no PFN to give.
+      const key = `${rse.deterministic ? rse.lfn2pfnAlgorithm : `path ${path}`} ${didKey(target.scope, target.name)}`;
+      if (!paths.has(key)) paths.set(key, replicaPath(rse, target.scope, target.name, path));
+      const filePath = paths.get(key);
+      if (filePath === undefined) continue;
       yield { pfn: pfnFromProtocol(protocol, filePath), rse, domain, protocol, priority, archive };
     }
   }

@@ -1,7 +1,15 @@
 import type { LockState } from '../rule/rule.ts';
 import { unknownCommand } from '../shared/decider.ts';
-import { DataIdentifierNotFound, ReplicaIsLocked, ReplicaNotFound, UnsupportedOperation } from '../shared/errors.ts';
+import {
+  DataIdentifierNotFound,
+  InvalidObject,
+  InvalidPath,
+  ReplicaIsLocked,
+  ReplicaNotFound,
+  UnsupportedOperation,
+} from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
+import { climbProblem, pathSegmentProblem } from '../shared/names.ts';
 import {
   evolveFileReplicas,
   OBSOLETE_TOMBSTONE,
@@ -74,6 +82,16 @@ export const addReplica = ({ data, metadata }: AddReplica, state: FileReplicas):
   }
   if (state.replicas.has(data.rseId)) return [];
   const { bytes, md5, adler32, path, tombstone } = data;
+  // A file stored before names were checked may climb as a path: no replica of it on any RSE.
+  for (const kind of ['scope', 'name'] as const) {
+    const climb = climbProblem(kind, data[kind]);
+    if (climb)
+      throw new InvalidObject(
+        `Problem validating ${kind}: '${data[kind]}' ${climb}: it has no replica below an RSE's prefix`,
+      );
+  }
+  const pathClimb = path === null ? undefined : pathSegmentProblem(path);
+  if (pathClimb) throw new InvalidPath(`The path '${path}' ${pathClimb}: it would not stay below the RSE's prefix`);
   return [
     {
       type: 'ReplicaAdded',

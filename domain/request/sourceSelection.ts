@@ -1,4 +1,5 @@
-import { deterministicPath, pfnFromProtocol } from '../rse/lfn2pfn.ts';
+import { pfnFromProtocol, replicaPath } from '../rse/lfn2pfn.ts';
+import { climbProblem } from '../shared/names.ts';
 import { priorityOf, compareProtocols, type RseProtocol } from '../rse/protocol.ts';
 import { RucioError } from '../shared/errors.ts';
 import type { RankedSource, RequestType, SourcelessState, SubmittedSource } from './request.ts';
@@ -130,9 +131,14 @@ const pathOn = (
   request: SelectionRequest,
   storedPath: string | null,
 ): string | undefined => {
-  if (!rse.properties.deterministic) return storedPath ?? undefined;
   try {
-    return deterministicPath(request.scope, request.name, topology.lfn2pfnAlgorithm(rse));
+    // Undefined for a name or stored path that would climb out of the RSE's prefix.
+    return replicaPath(
+      { deterministic: rse.properties.deterministic, lfn2pfnAlgorithm: topology.lfn2pfnAlgorithm(rse) },
+      request.scope,
+      request.name,
+      storedPath,
+    );
   } catch (error) {
     if (error instanceof RucioError) return undefined;
     throw error;
@@ -275,6 +281,14 @@ export const selectSources = (
 ): SourceSelection => {
   const blocked = destinationBlocked(topology, request);
   if (blocked) return { kind: 'blocked', reason: blocked };
+  // A file stored before names were checked may climb as a path: it is copied nowhere, for good.
+  const climb = climbProblem('scope', request.scope) ?? climbProblem('name', request.name);
+  if (climb)
+    return {
+      kind: 'unavailable',
+      state: 'NO_SOURCES',
+      reason: `${request.scope}:${request.name} ${climb}: it has no path below an RSE's prefix`,
+    };
   const dest = topology.rse(request.destRseId)!;
   const ranked = rankedCandidates(topology, dest, request, replicas);
   if ('state' in ranked) return { kind: 'unavailable', state: ranked.state, reason: ranked.reason };

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
-import { RSEOperationNotSupported } from '../shared/errors.ts';
+import { InvalidObject, RSEOperationNotSupported } from '../shared/errors.ts';
+import { climbProblem, climbs, pathSegmentProblem, scopeDirectories } from '../shared/names.ts';
 import { isPlainObject, type RseProtocol } from './protocol.ts';
 import { selectProtocol, type ProtocolChoice } from './protocolSelection.ts';
 
@@ -7,30 +8,55 @@ import { selectProtocol, type ProtocolChoice } from './protocolSelection.ts';
 export const LFN2PFN_ALGORITHMS = ['hash', 'identity'] as const;
 export const DEFAULT_LFN2PFN_ALGORITHM = 'hash';
 
-/** `user.jdoe` becomes `user/jdoe`: Rucio splits scopes starting with `user` or `group` on dots. */
-const scopePath = (scope: string): string =>
-  scope.startsWith('user') || scope.startsWith('group') ? scope.replaceAll('.', '/') : scope;
+const refuseClimbing = (kind: 'scope' | 'name', value: string): void => {
+  const climb = climbProblem(kind, value);
+  if (climb)
+    throw new InvalidObject(`Problem validating ${kind}: '${value}' ${climb}: it has no path below an RSE's prefix`);
+};
 
 /**
  * The path of a file on a deterministic RSE. `hash`: `<scope>/<md5[0:2]>/<md5[2:4]>/<name>` with
- * the md5 of `<scope>:<name>`; `identity`: `<scope>/<name>`.
+ * the md5 of `<scope>:<name>`; `identity`: `<scope>/<name>` (a `user.` or `group.` scope split on
+ * its dots). A scope or name with a `.`, `..` or empty path segment has no path: it would leave
+ * the RSE's prefix (or alias another file), so it is refused (InvalidObject), whatever stored it.
  */
 export const deterministicPath = (
   scope: string,
   name: string,
   algorithm: string = DEFAULT_LFN2PFN_ALGORITHM,
 ): string => {
+  refuseClimbing('scope', scope);
+  refuseClimbing('name', name);
+  const scopePath = scopeDirectories(scope);
   switch (algorithm) {
     case 'hash': {
       // One call, no Hash object: listings compute this for every file they list.
       const md5 = hash('md5', `${scope}:${name}`, 'hex');
-      return `${scopePath(scope)}/${md5.slice(0, 2)}/${md5.slice(2, 4)}/${name}`;
+      return `${scopePath}/${md5.slice(0, 2)}/${md5.slice(2, 4)}/${name}`;
     }
     case 'identity':
-      return `${scopePath(scope)}/${name}`;
+      return `${scopePath}/${name}`;
     default:
       throw new RSEOperationNotSupported(`The lfn2pfn algorithm '${algorithm}' is not supported`);
   }
+};
+
+/**
+ * The path of a replica below its RSE's prefix: computed on a deterministic RSE, the stored one
+ * elsewhere. Undefined when there is none, or when it would not stay below the prefix: a scope,
+ * name or stored path with a `.`, `..` or empty segment (stored before names were checked), which
+ * the listings leave out and the daemons skip, saying why.
+ */
+export const replicaPath = (
+  rse: Readonly<{ deterministic: boolean; lfn2pfnAlgorithm: string }>,
+  scope: string,
+  name: string,
+  storedPath: string | null,
+): string | undefined => {
+  if (!rse.deterministic)
+    return storedPath === null || pathSegmentProblem(storedPath) !== undefined ? undefined : storedPath;
+  if (climbs(scope, name)) return undefined;
+  return deterministicPath(scope, name, rse.lfn2pfnAlgorithm);
 };
 
 /** The prefix with exactly one leading and one trailing slash (an empty prefix is `/`). */
@@ -98,7 +124,8 @@ export type Lfn = Readonly<{ scope: string; name: string }>;
 /**
  * `scope:name` → PFN on one RSE, with the protocol chosen for the operation and domain. A
  * deterministic RSE computes the path; a non-deterministic one only knows the paths its replicas
- * were registered with (`storedPaths`, keyed `scope:name`), and files without one are left out.
+ * were registered with (`storedPaths`, keyed `scope:name`), and files without one (or with one
+ * that would climb out of the prefix) are left out.
  */
 export const lfnsToPfns = (
   settings: PfnSettings,
@@ -110,9 +137,10 @@ export const lfnsToPfns = (
   const pfns: Record<string, string> = {};
   for (const { scope, name } of lfns) {
     const key = `${scope}:${name}`;
+    // A deterministic RSE refuses a climbing name (InvalidObject): a client would write or read there.
     const path = settings.deterministic
       ? deterministicPath(scope, name, settings.lfn2pfnAlgorithm)
-      : storedPaths.get(key);
+      : replicaPath(settings, scope, name, storedPaths.get(key) ?? null);
     if (path !== undefined) pfns[key] = pfnFromProtocol(protocol, path);
   }
   return pfns;

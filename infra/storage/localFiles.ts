@@ -10,8 +10,10 @@ import { dirname, posix } from 'node:path';
  *
  * - by name: the PFN must be `file://<host><root>/<path>`, without `.` or `..` names, and the root
  *   an absolute normalised path (a stored prefix that is not is refused at use, with the reason);
+ *   the path, resolved lexically, must lie strictly below the root (`isStrictlyBelow`);
  * - on disk: every directory between the root and the file is checked with `lstat` and must be a
- *   real directory, never a symbolic link (a link inside an RSE could point anywhere); directories
+ *   real directory, never a symbolic link (a link inside an RSE could point anywhere), and the
+ *   directory reached must lie below the root's real path; directories
  *   are created one at a time, so `mkdir` never walks through a link either; the file itself is
  *   opened with O_NOFOLLOW, and temporary files are created with O_EXCL (which does not follow a
  *   link); a rename replaces the destination's entry, whatever it was, and never writes through it.
@@ -36,15 +38,32 @@ export class OutsideRootError extends Error {
  * The local path of a `file` PFN. Accepts what `pfnFromProtocol` builds for the posix protocol,
  * `file://<hostname><prefix><path>` (any host name: the tool reads the path on this machine, as
  * Rucio's posix protocol does), and `file:///path`. The path is taken as written, not
- * percent-decoded, since PFNs are built by concatenation. Throws for other schemes and for paths
- * that are not absolute or that climb with `..`.
+ * percent-decoded, since PFNs are built by concatenation (and the file system decodes nothing
+ * either). Throws for other schemes, for paths that are not absolute, and for paths with a `.` or
+ * `..` name: such a path means something else once resolved than as written, and no PFN dms
+ * builds has one. Repeated slashes (a name starting with `/` below a hashed directory) are one.
  */
 export const pathOfFilePfn = (pfn: string): string => {
   const match = /^file:\/\/([^/]*)(\/.*)$/.exec(pfn);
   if (!match) throw new Error(`not a file:// PFN: ${pfn}`);
   const path = match[2]!;
-  if (path.split('/').includes('..')) throw new Error(`the PFN climbs out of its prefix with '..': ${pfn}`);
+  const names = path.split('/');
+  if (names.includes('..')) throw new Error(`the PFN climbs out of its prefix with '..': ${pfn}`);
+  if (names.includes('.')) throw new Error(`the PFN holds a '.' name: ${pfn}`);
+  const resolved = posix.resolve(path);
+  // With neither name, lexical resolution only merges slashes; anything else would be a bug to stop at.
+  if (resolved !== posix.normalize(path).replace(/(.)\/$/, '$1'))
+    throw new Error(`the PFN's path resolves to ${resolved}, not to what it names: ${pfn}`);
   return posix.normalize(path);
+};
+
+/**
+ * True when `path` lies strictly below `root`, both absolute, resolved lexically (`..` and `.`
+ * taken into account, nothing read on disk).
+ */
+export const isStrictlyBelow = (path: string, root: string): boolean => {
+  const relative = posix.relative(posix.resolve(root), posix.resolve(path));
+  return relative !== '' && relative !== '..' && !relative.startsWith('../') && !posix.isAbsolute(relative);
 };
 
 /**
@@ -83,7 +102,8 @@ export const localFileOf = (pfn: string, root: string | null | undefined): Local
     throw new OutsideRootError(error instanceof Error ? error.message : String(error));
   }
   const base = root.replace(/\/$/, '');
-  if (!path.startsWith(`${base}/`)) throw new OutsideRootError(`${pfn} is not below the prefix ${root}`);
+  if (!path.startsWith(`${base}/`) || !isStrictlyBelow(path, root))
+    throw new OutsideRootError(`${pfn} is not below the prefix ${root}`);
   const names = path.slice(base.length + 1).split('/');
   const name = names.pop()!;
   if (name === '' || names.some((directory) => directory === '' || directory === '.'))
@@ -111,7 +131,8 @@ export const checkedParent = async (
       for (let directory = file.root; directory !== dirname(first); directory = dirname(directory))
         created.push(directory);
   }
-  let directory = await realpath(file.root);
+  const realRoot = await realpath(file.root);
+  let directory = realRoot;
   for (const [index, name] of file.directories.entries()) {
     const next = posix.join(directory, name);
     let stats = await lstat(next).catch((error: NodeJS.ErrnoException) => {
@@ -134,6 +155,10 @@ export const checkedParent = async (
     if (!stats.isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, ${next}`), { code: 'ENOTDIR' });
     directory = next;
   }
+  // Built from the root's real path one checked name at a time, so below it: said once more here,
+  // so that no change to the walk above can hand out a directory elsewhere.
+  if (directory !== realRoot && !isStrictlyBelow(directory, realRoot))
+    throw new OutsideRootError(`${directory} is not below the prefix ${file.root} (${realRoot})`);
   return { directory, created };
 };
 

@@ -28,6 +28,13 @@ export const findDistance = (
   destRseId: string,
 ): Promise<RseDistanceDocument | null> => distances(readModels).get(distanceDocumentId(srcRseId, destRseId));
 
+/** The distances from one RSE, by destination id: a range of the ids, which start with the source's. */
+export const distancesFrom = (readModels: ReadModels, srcRseId: string): AsyncIterable<RseDistanceDocument> =>
+  distances(readModels).find(
+    { _id: { $gte: distanceDocumentId(srcRseId, ''), $lt: `${srcRseId}}` } },
+    { sort: { _id: 1 } },
+  );
+
 /** Every distance, deleted RSEs' too, by source then destination id. */
 export const everyDistance = (readModels: ReadModels): AsyncIterable<RseDistanceDocument> =>
   distances(readModels).find({}, { sort: { _id: 1 } });

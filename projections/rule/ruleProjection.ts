@@ -1,6 +1,5 @@
 import { didKey } from '../../domain/did/did.ts';
 import type { DidEvent } from '../../domain/did/did.ts';
-import type { ReplicaEvent } from '../../domain/replica/replica.ts';
 import type {
   DatasetLock,
   LockCounters,
@@ -17,7 +16,8 @@ import type { ProjectionContext } from '../runtime/projectionContext.ts';
 /**
  * The rules read models: one document per rule with Rucio's column names (`rules`), one per
  * replica lock (`rule_locks`), one per dataset lock (`dataset_locks`), the rule history auditors
- * and `list_rule_history` read (`rule_history`), and the messages rules emit (`rule_messages`).
+ * and `list_rule_history` read (`rule_history`). The messages rules emit (`RuleNotified`) are read
+ * from the event log by projections/message/messageFeed.ts.
  * One projection keeps them all, so that a change of state reaches the rule's dataset locks by a
  * query on its own collection.
  */
@@ -111,19 +111,18 @@ export type RuleHistoryDocument = Projected<{
   request_id: string;
 }>;
 
-export type RuleMessageDocument = Projected<{
-  rule_id: string;
-  event_type: string;
-  payload: Readonly<Record<string, unknown>>;
-  created_at: string;
-  position: number;
-}>;
-
 export const rulesCollection: CollectionSpec = {
   name: 'rules',
+  // The console's list pages newest first by (created_at, _id), unfiltered or filtered by one of
+  // state, account, activity or RSE expression (rulePages.ts): one index for each, ending with the
+  // order, so that a page reads what it shows. An account's own listing reads the same index.
   indexes: [
     { fields: ['scope', 'name'] },
-    { fields: ['account'] },
+    { fields: ['created_at', '_id'] },
+    { fields: ['account', 'created_at', '_id'] },
+    { fields: ['state', 'created_at', '_id'] },
+    { fields: ['activity', 'created_at', '_id'] },
+    { fields: ['rse_expression', 'created_at', '_id'] },
     { fields: ['state', 'updated_at'] },
     { fields: ['subscription_id'] },
     { fields: ['expires_at'] },
@@ -142,10 +141,6 @@ export const datasetLocksCollection: CollectionSpec = {
 export const ruleHistoryCollection: CollectionSpec = {
   name: 'rule_history',
   indexes: [{ fields: ['didKey', 'updated_at'] }],
-};
-export const ruleMessagesCollection: CollectionSpec = {
-  name: 'rule_messages',
-  indexes: [{ fields: ['position'] }],
 };
 
 export const ruleLockId = (ruleId: string, scope: string, name: string, rseId: string): string =>
@@ -462,33 +457,15 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
       );
       return;
     case 'RuleNotified':
-      for (const [index, message] of event.data.messages.entries()) {
-        const id = `${ruleId} ${String(context.position).padStart(20, '0')} ${index}`;
-        await context.collection<RuleMessageDocument>(ruleMessagesCollection).create(id, {
-          _id: id,
-          rule_id: ruleId,
-          event_type: message.eventType,
-          payload: message.payload,
-          created_at: event.data.at,
-          position: context.position,
-        });
-      }
+      // No read model: the message feed reads notifications from the log (projections/message/).
       return;
   }
 };
 
-export const rulesProjection: Projection<
-  RuleEvent | EventsOf<DidEvent, 'DidClosed'> | EventsOf<ReplicaEvent, 'ReplicaLost'>
-> = {
+export const rulesProjection: Projection<RuleEvent | EventsOf<DidEvent, 'DidClosed'>> = {
   name: 'rules',
   version: 2,
-  collections: [
-    rulesCollection,
-    ruleLocksCollection,
-    datasetLocksCollection,
-    ruleHistoryCollection,
-    ruleMessagesCollection,
-  ],
+  collections: [rulesCollection, ruleLocksCollection, datasetLocksCollection, ruleHistoryCollection],
   handles: {
     RuleAdded: true,
     RuleLocksCreated: true,
@@ -501,25 +478,8 @@ export const rulesProjection: Projection<
     RuleDeleted: true,
     RuleNotified: true,
     DidClosed: true,
-    ReplicaLost: true,
   },
   async apply(event, context) {
-    if (event.type === 'ReplicaLost') {
-      // Rucio's LOST message, one per dataset the lost file leaves; messages of rules share the collection.
-      const { scope, name, datasets, lostAt } = event.data;
-      for (const [index, dataset] of datasets.entries()) {
-        const id = `lost ${String(context.position).padStart(20, '0')} ${index}`;
-        await context.collection<RuleMessageDocument>(ruleMessagesCollection).create(id, {
-          _id: id,
-          rule_id: '',
-          event_type: 'LOST',
-          payload: { scope, name, dataset_scope: dataset.scope, dataset_name: dataset.name },
-          created_at: lostAt,
-          position: context.position,
-        });
-      }
-      return;
-    }
     if (event.type === 'DidClosed') {
       // Dataset locks copy a dataset's size once it is closed (Rucio fills them only then).
       const key = didKey(event.data.scope, event.data.name);

@@ -13,13 +13,11 @@ import {
   datasetLocksCollection,
   ruleHistoryCollection,
   ruleLocksCollection,
-  ruleMessagesCollection,
   rulesCollection,
   type DatasetLockDocument,
   type RuleDocument,
   type RuleHistoryDocument,
   type RuleLockDocument,
-  type RuleMessageDocument,
 } from './ruleProjection.ts';
 
 /** What the rule routes read: rules, their locks, dataset locks, history and messages. */
@@ -146,10 +144,6 @@ export const ruleHistoryOfDid = (
   readModels
     .collection<RuleHistoryDocument>(ruleHistoryCollection)
     .find({ didKey: didKey(scope, name) }, { sort: { didKey: 1, updated_at: 1 } });
-
-/** The messages rules emitted, oldest first (what a broker would be sent). */
-export const ruleMessages = (readModels: ReadModels): AsyncIterable<RuleMessageDocument> =>
-  readModels.collection<RuleMessageDocument>(ruleMessagesCollection).find({}, { sort: { position: 1 } });
 
 /** Rules past their expiry, soonest expired first (the cleaner's candidates, locked ones included to say why they stay). */
 export const expiredRules = (readModels: ReadModels, now: string, limit: number): Promise<RuleDocument[]> =>

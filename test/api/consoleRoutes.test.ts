@@ -44,6 +44,20 @@ describe('API: the console’s files and routes', function () {
       expect(answer.headers.location).to.equal('/console/?x=1');
     });
 
+    it('leads a browser at the service’s root to the console, and answers its unknown URLs with a 404 page', async () => {
+      const html = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+      const root = expectStatus(await server.call('GET', '/', { headers: { Accept: html } }), 302);
+      expect(root.headers.location).to.equal('/console/');
+      const page = expectStatus(await server.call('GET', '/no/such/page', { headers: { Accept: html } }), 404);
+      expect(page.headers['content-type']).to.equal('text/html; charset=utf-8');
+      expect(page.headers.exceptionclass).to.equal('NotFound');
+      expect(page.text).to.include('<h1>Nothing here</h1>').and.include('href="/console/"');
+      // Rucio's clients never ask for HTML: they keep Rucio's error format.
+      expectError(await server.call('GET', '/', { headers: { Accept: '*/*' } }), 404, 'NotFound');
+      expectError(await server.call('GET', '/no/such/page'), 404, 'NotFound');
+      expectError(await server.call('GET', '/no/such/page', { headers: { Accept: 'text/html' } }), 404, 'NotFound');
+    });
+
     it('keeps what is not a page, a script, a style or a picture to itself', async () => {
       expectError(await server.call('GET', '/console/tsconfig.json'), 404, 'NotFound');
       expectError(await server.call('GET', '/console/../package.json'), 404, 'NotFound');
@@ -64,6 +78,20 @@ describe('API: the console’s files and routes', function () {
     it('tells a plain account it sees its own pages only', async () => {
       const session = expectStatus(await server.call('GET', '/console/session', { token: user.token }), 200).json();
       expect(session).to.include({ account: user.account, admin: false, root: false });
+    });
+
+    it('tells each account what the API lets it do: a plain account may ask for copies and call replicas suspicious, no more', async () => {
+      const mine = expectStatus(await server.call('GET', '/console/session', { token: user.token }), 200).json<{
+        may: Record<string, boolean>;
+      }>();
+      const granted = Object.entries(mine.may)
+        .filter(([, allowed]) => allowed)
+        .map(([action]) => action);
+      expect(granted).to.deep.equal(['declareSuspicious']);
+      const roots = expectStatus(await server.root('GET', '/console/session'), 200).json<{
+        may: Record<string, boolean>;
+      }>();
+      expect(Object.values(roots.may).every(Boolean), JSON.stringify(roots.may)).to.equal(true);
     });
   });
 
@@ -129,6 +157,64 @@ describe('API: the console’s files and routes', function () {
 
     it('is 404 for a rule that never was', async () => {
       expectError(await server.root('GET', '/audit/rules/0123456789abcdef0123456789abcdef/state'), 404, 'RuleNotFound');
+    });
+  });
+
+  describe('Reads the API lacks', () => {
+    it('pages the rules of a filter from a cursor, each with its DID’s bytes', async () => {
+      const rse = uniqueName('CONSOLE_').toUpperCase();
+      expectStatus(await server.root('POST', `/rses/${rse}`, { body: {} }), 201);
+      const scope = uniqueName('console');
+      expectStatus(await server.root('POST', `/accounts/root/scopes/${scope}`), 201);
+      const ids: string[] = [];
+      for (const name of ['one', 'two', 'three']) {
+        await aCollectionOverHttp(server, scope, name);
+        ids.push(await ruleOverHttp(server, { dids: [{ scope, name }], copies: 1, rse_expression: rse }));
+      }
+      type Page = { rules: { id: string; bytes: number | null; rse_expression: string }[]; next: string | null };
+      const first = expectStatus(
+        await server.call('GET', `/console/rules?rse_expression=${rse}&limit=2`, { token: user.token }),
+        200,
+      ).json<Page>();
+      expect(first.rules).to.have.length(2);
+      // An empty dataset has no bytes yet (null, as list_rules gives them).
+      expect(first.rules[0]).to.include({ bytes: null, rse_expression: rse });
+      const second = expectStatus(
+        await server.call(
+          'GET',
+          `/console/rules?rse_expression=${rse}&limit=2&after=${encodeURIComponent(first.next!)}`,
+          {
+            token: user.token,
+          },
+        ),
+        200,
+      ).json<Page>();
+      expect(second).to.deep.include({ next: null });
+      // Newest first is the projection test's (rulePages.test.ts); here every rule comes once.
+      expect([...first.rules, ...second.rules].map((rule) => rule.id).sort()).to.deep.equal([...ids].sort());
+    });
+
+    it('refuses a bad limit, cursor or state with InvalidValueForKey', async () => {
+      for (const query of ['limit=0', 'limit=x', 'after=nonsense', 'state=BLUE'])
+        expectError(await server.root('GET', `/console/rules?${query}`), 400, 'InvalidValueForKey');
+    });
+
+    it('lists the distances from an RSE to every other', async () => {
+      const [source, near, far] = ['SRC_', 'NEAR_', 'FAR_'].map((prefix) => uniqueName(prefix).toUpperCase());
+      for (const rse of [source, near, far]) expectStatus(await server.root('POST', `/rses/${rse}`, { body: {} }), 201);
+      expectStatus(await server.root('POST', `/rses/${source}/distances/${near}`, { body: { distance: 1 } }), 201);
+      expectStatus(await server.root('POST', `/rses/${source}/distances/${far}`, { body: { distance: 5 } }), 201);
+      expectStatus(await server.root('POST', `/rses/${near}/distances/${far}`, { body: { distance: 2 } }), 201);
+      const found = expectStatus(await server.root('GET', `/console/rses/${source}/distances`), 200).json<
+        { src_rse: string; dest_rse: string; distance: number }[]
+      >();
+      expect(found.map((row) => [row.src_rse, row.dest_rse, row.distance]).sort()).to.deep.equal(
+        [
+          [source, far, 5],
+          [source, near, 1],
+        ].sort(),
+      );
+      expectError(await server.root('GET', '/console/rses/NO_SUCH_RSE/distances'), 404, 'RSENotFound');
     });
   });
 });

@@ -10,6 +10,7 @@ import { uniqueName } from '../support/events.ts';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidcProvider.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
+import { ManualClock } from '../support/clock.ts';
 
 /** A port nothing listens on: the service's own (its redirect URIs name it before it starts), or a dead issuer's. */
 const freePort = async (): Promise<number> =>
@@ -20,8 +21,6 @@ const freePort = async (): Promise<number> =>
       probe.close(() => resolve(port));
     });
   });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * OpenID Connect against a real provider (oidc-provider, started here on a loopback port; see
@@ -35,6 +34,8 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
   let deadIssuer: string;
   let providersFile: string;
   const temp = makeTempDir();
+  // Running, as the provider's clock does; a test moves it past a token's expiry.
+  const clock = new ManualClock({ running: true });
 
   before(async () => {
     provider = await startTestOidcProvider();
@@ -62,7 +63,7 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
         down: { issuer: deadIssuer, client_id: 'dms', client_secret: 'x', redirect_uris: redirectUris },
       }),
     );
-    server = await startTestServer({ environment: { PORT: String(port), DMS_OIDC_PROVIDERS: file } });
+    server = await startTestServer({ environment: { PORT: String(port), DMS_OIDC_PROVIDERS: file }, clock });
   });
   after(async () => {
     await server?.stop();
@@ -123,7 +124,8 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
       const { user } = await mappedUser();
       const token = await provider.accessToken(user, { ttlSeconds: 1 });
       const { exp } = decodeJwt(token);
-      while (Date.now() < exp! * 1000 + 50) await sleep(100);
+      // The server's clock moves past the expiry (a second at most: the provider's tokens of later tests stay young).
+      clock.set(Math.max(clock.now(), exp! * 1000 + 50));
       expectError(await whoami(token), 401, 'CannotAuthenticate', /expired/);
     });
 

@@ -199,6 +199,21 @@ describe('API: replication rules', () => {
     expect(associated.map((rule) => rule.id).sort()).to.deep.equal([onA, onB].sort());
   });
 
+  it('answers the rules locking a file with the bytes of the DID each rule is on, as list_associated_rules_for_file does', async () => {
+    const { scope, dataset, b } = await world();
+    const [ruleId] = JSON.parse(
+      expectStatus(await addRule({ dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse }), 201).text,
+    ) as string[];
+    const associated = expectStatus(await server.root('GET', path(scope, 'f1', '/associated_rules')), 200).lines<{
+      id: string;
+      name: string;
+      bytes: number;
+    }>();
+    // The dataset's two files of 100 bytes, not the file's own size: `rucio list-rules --file` prints it.
+    expect(associated).to.have.length(1);
+    expect(associated[0]).to.include({ id: ruleId, name: dataset, bytes: 200 });
+  });
+
   it('updates, soft-deletes, and refuses to delete a locked rule with 401 (rule 20)', async () => {
     const { scope, dataset, b } = await world();
     const [ruleId] = JSON.parse(

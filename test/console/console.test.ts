@@ -1,13 +1,13 @@
 import { expect } from 'chai';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { BrowserContext, Page, Response } from 'playwright-core';
-import { checksumFile } from '../../infra/transfer/checksums.ts';
 import { uniqueName } from '../support/events.ts';
-import { eventually } from '../support/eventually.ts';
 import { expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import { browserMissing, launchBrowser } from './browser.ts';
+import { ManualClock } from '../support/clock.ts';
+import { checkAndShoot, newUserWithScope, posixWorld } from './consolePages.ts';
 
 /**
  * Issue 24: the web console as its users meet it, in headless chromium against a real server
@@ -37,17 +37,17 @@ describe('Console: the web console in a real browser', function () {
   let user: { account: string; password: string };
   /** A second between the dataset's creation and the rule's, for its state as of then. */
   let beforeRule: Date;
+  // Running, as the daemons that copy the file expect; moved past `beforeRule` before the rule is made.
+  const clock = new ManualClock({ running: true });
   let ruleId: string;
 
-  /** The page from its top (the whole page with `whole`), nothing focused. */
-  const shot = async (name: string, whole = false) => {
-    // Every form control the page shows has a label a screen reader reads.
-    const unlabelled = await page.evaluate(`[...document.querySelectorAll('input, select, textarea')]
-      .filter((control) => !control.hidden && control.labels.length === 0 && !control.getAttribute('aria-label'))
-      .map((control) => control.id || control.outerHTML)`);
-    expect(unlabelled, `controls without a label on ${name}`).to.deep.equal([]);
-    await page.evaluate('document.activeElement?.blur(); window.scrollTo(0, 0)');
-    await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: whole });
+  /** The page checked (labels, accessibility) and pictured from its top (the whole page with `whole`). */
+  const shot = (name: string, whole = false) => checkAndShoot(page, screenshots, name, whole);
+
+  /** Opens a page of the navigation's "More" menu. */
+  const openFromMore = async (label: string) => {
+    await page.getByRole('button', { name: 'More' }).click();
+    await page.locator('#nav-more').getByRole('link', { name: label, exact: true }).click();
   };
 
   /** Logs in through the login form and waits for the first page. */
@@ -69,11 +69,11 @@ describe('Console: the web console in a real browser', function () {
     temp = makeTempDir('dms-console-');
     screenshots = process.env.DMS_CONSOLE_SCREENSHOTS ?? join(temp.path, 'screenshots');
     mkdirSync(screenshots, { recursive: true });
-    server = await startTestServer({ roles: { workers: true } });
+    server = await startTestServer({ roles: { workers: true }, clock });
     user = await newUserWithScope(server, scope, readable ? 'jdoe' : uniqueName('cons').toLowerCase().slice(0, 25));
     await posixWorld(server, temp.path, { scope, dataset, fileName, rseA, rseB, account: user.account });
     // The rule comes from the wizard after the next whole second: the state as of that second has none.
-    beforeRule = new Date(Math.ceil(Date.now() / 1000) * 1000);
+    beforeRule = new Date(Math.ceil(clock.now() / 1000) * 1000);
     browser = await launchBrowser(join(temp.path, 'chromium-profile'));
     page = browser.pages()[0] ?? (await browser.newPage());
     page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -141,7 +141,7 @@ describe('Console: the web console in a real browser', function () {
     await page.locator('.check tr', { hasText: rseB }).filter({ hasText: '1.0 MB' }).waitFor();
     await page.locator('#rule-comment').fill('a copy for the analysis');
     await shot('3-rule-wizard', true);
-    await sleepUntil(beforeRule.getTime() + 200);
+    clock.set(Math.max(clock.now(), beforeRule.getTime() + 200));
     await page.getByRole('button', { name: 'Create the rule' }).click();
     await page.waitForURL(/#\/rule\//);
     ruleId = decodeURIComponent(page.url().split('#/rule/')[1]!);
@@ -160,25 +160,32 @@ describe('Console: the web console in a real browser', function () {
 
   it('shows the dataset’s history as a timeline and its state before the rule beside the state now', async () => {
     await page.goto(`${server.url}/console/#/history/did/${encodeURIComponent(scope)}/${encodeURIComponent(dataset)}`);
-    await page.locator('.timeline .event', { hasText: 'DidCreated' }).waitFor();
-    const ruleEvent = page.locator('.timeline .event', { hasText: 'DidRuleAttached' });
+    // Events in words, the stored event one click away.
+    await page.locator('.timeline .event', { hasText: `dataset ${scope}:${dataset} created by root` }).waitFor();
+    const ruleEvent = page.locator('.timeline .event', { hasText: `rule ${ruleId} now keeps ${scope}:${dataset}` });
     await ruleEvent.locator('summary').click();
+    expect(await ruleEvent.locator('.event-detail').innerText()).to.include('Stored as DidRuleAttached');
     expect(await ruleEvent.locator('pre.json').innerText()).to.include(ruleId);
-    await page.locator('#as-of-time').fill(beforeRule.toISOString().slice(0, 19));
+    // A time as ISO 8601 UTC: the slider moves to the last event before it and says so.
+    await page.locator('#as-of-time').fill(`${beforeRule.toISOString().slice(0, 19)}Z`);
     await page.getByRole('button', { name: 'Show' }).click();
     const changedRule = page.locator('#as-of-comparison tr.changed', { hasText: `rules[${ruleId}]` }).first();
     await changedRule.waitFor();
     expect(await changedRule.innerText()).to.include('absent');
     expect(await page.locator('.diff-summary').innerText()).to.match(/\d+ fields? differ/);
+    expect(await page.locator('#as-of-slider-text').innerText()).to.match(
+      /^as of event #\d+ \(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\)/,
+    );
     await shot('4-history', true);
   });
 
   it('lets root rebuild a projection from the page and shows its progress until the switch-over', async () => {
     await page.getByRole('button', { name: 'Log out' }).click();
     await logIn(ROOT_USERNAME, ROOT_PASSWORD);
-    expect(await page.locator('#nav').innerText()).to.include('Projections');
-    await page.getByRole('link', { name: 'Projections' }).click();
+    await openFromMore('Projections');
     await page.getByRole('button', { name: 'Rebuild rules' }).click();
+    // A rebuild is asked for twice: the dialog says what it costs.
+    await page.locator('dialog').getByRole('button', { name: 'Rebuild rules' }).click();
     await page.locator('.switched[data-projection="rules"]').waitFor({ timeout: 60_000 });
     const row = page.locator('#projection-table tr', { hasText: 'rules' }).first();
     expect(await row.innerText()).to.match(/switched to generation \d+/);
@@ -194,15 +201,20 @@ describe('Console: the web console in a real browser', function () {
   });
 
   it('verifies the event log’s hash chains from the audit page, with the verdict', async () => {
-    await page.getByRole('link', { name: 'Audit' }).click();
+    await openFromMore('Audit');
     await page.locator('.timeline .event').first().waitFor();
+    // Newest first: the first entry is the latest event.
+    const positions = await page
+      .locator('.timeline .event')
+      .evaluateAll((entries) => entries.map((entry) => Number(entry.getAttribute('data-position'))));
+    expect(positions).to.deep.equal([...positions].sort((a, b) => b - a));
     await page.getByRole('button', { name: 'Verify the event log' }).click();
     await page.locator('#verify-verdict', { hasText: 'Every chain holds' }).waitFor();
     await shot('6-audit');
   });
 
   it('edits a configuration option in place and resets it to its default', async () => {
-    await page.getByRole('link', { name: 'Configuration' }).click();
+    await openFromMore('Configuration');
     await page.locator('#config-filter').fill('webui');
     const input = page.locator('#config-webui-urls');
     await input.fill('https://webui.example.org');
@@ -218,93 +230,12 @@ describe('Console: the web console in a real browser', function () {
   });
 
   it('shows the daemons and the transfers of the last hour to root', async () => {
-    await page.getByRole('link', { name: 'Transfers' }).click();
+    await openFromMore('Transfers');
     await page.locator('.tile', { hasText: 'Done, last hour' }).waitFor();
     expect(await page.locator('.tile', { hasText: 'Done, last hour' }).innerText()).to.match(/^[1-9]/);
     await shot('7-transfers');
-    await page.getByRole('link', { name: 'Daemons' }).click();
+    await openFromMore('Daemons');
     await page.locator('#daemon-table tr', { hasText: 'conveyor-submitter' }).waitFor();
     await shot('8-daemons');
   });
 });
-
-/** A USER account with a userpass login, the owner of a scope. */
-const newUserWithScope = async (server: TestServer, scope: string, account: string) => {
-  const password = `pw-${account}`;
-  expectStatus(
-    await server.root('POST', `/accounts/${account}`, { body: { type: 'USER', email: `${account}@example.org` } }),
-    201,
-  );
-  expectStatus(
-    await server.root('POST', `/accounts/${account}/identities`, {
-      body: { identity: account, authtype: 'USERPASS', email: `${account}@example.org`, password, default: true },
-    }),
-    201,
-  );
-  expectStatus(await server.root('POST', `/accounts/${account}/scopes/${scope}`), 201);
-  return { account, password };
-};
-
-/**
- * The README's posix transfer: two `file` RSEs in temporary directories with a distance between
- * them, a real file on the first registered with its size and adler32 in a dataset with metadata,
- * and a quota for the account on the second.
- */
-const posixWorld = async (
-  server: TestServer,
-  root: string,
-  world: { scope: string; dataset: string; fileName: string; rseA: string; rseB: string; account: string },
-) => {
-  for (const rse of [world.rseA, world.rseB]) {
-    expectStatus(await server.root('POST', `/rses/${rse}`, { body: {} }), 201);
-    expectStatus(
-      await server.root('POST', `/rses/${rse}/protocols/file`, {
-        body: {
-          hostname: 'localhost',
-          port: 0,
-          prefix: join(root, 'rses', rse),
-          impl: 'rucio.rse.protocols.posix.Default',
-          domains: {
-            lan: { read: 1, write: 1, delete: 1 },
-            wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 },
-          },
-        },
-      }),
-      201,
-    );
-  }
-  expectStatus(
-    await server.root('POST', `/rses/${world.rseA}/distances/${world.rseB}`, { body: { distance: 1 } }),
-    201,
-  );
-  const lfn = `${world.scope}:${world.fileName}`;
-  const pfns = expectStatus(await server.root('GET', `/rses/${world.rseA}/lfns2pfns?lfn=${lfn}`), 200).json<
-    Record<string, string>
-  >();
-  const source = pfns[lfn]!.replace('file://localhost', '');
-  mkdirSync(dirname(source), { recursive: true });
-  writeFileSync(source, 'hello, console\n');
-  const { adler32 } = await checksumFile(source, 'adler32');
-  expectStatus(
-    await server.root('POST', `/dids/${world.scope}/${world.dataset}`, {
-      body: { type: 'DATASET', meta: { project: 'console' } },
-    }),
-    201,
-  );
-  expectStatus(
-    await server.root('POST', `/dids/${world.scope}/${world.dataset}/dids`, {
-      body: { rse: world.rseA, dids: [{ scope: world.scope, name: world.fileName, bytes: 15, adler32 }] },
-    }),
-    201,
-  );
-  expectStatus(
-    await server.root('POST', `/accountlimits/local/${world.account}/${world.rseB}`, { body: { bytes: 1_000_000 } }),
-    201,
-  );
-  await eventually(async () => (await server.root('GET', `/rses/${world.rseB}`)).status === 200, 5000, 'the RSE');
-};
-
-const sleepUntil = async (time: number) => {
-  const wait = time - Date.now();
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-};

@@ -144,6 +144,29 @@ describe('Workflow: the reaper’s choice (rule 21)', () => {
         { type: 'Skipped', data: { what: 'user.jdoe:busy on SITE_A', reason: 'another deletion started 30 s ago' } },
       ]));
 
+  it('leaves alone a replica whose name, scope or stored path would climb out of the prefix (issue 33)', () =>
+    given({
+      candidates: [
+        candidate('x/../../outside/t1'),
+        candidate('f1', { scope: '..' }),
+        candidate('f2', { path: '/../outside/f2' }),
+      ],
+    })
+      .when(tick())
+      .then(
+        [
+          ['user.jdoe:x/../../outside/t1', "path segment '..'"],
+          ['..:f1', "path segment '..'"],
+          ['user.jdoe:f2', "path segment '..'"],
+        ].map(([what, why]) => ({
+          type: 'Skipped' as const,
+          data: {
+            what: `${what} on SITE_A`,
+            reason: `its scope, name or path holds the ${why}: it would not stay below the RSE's prefix, so it is left alone`,
+          },
+        })),
+      ));
+
   it('reports what it would delete in a dry run', () =>
     given({ candidates: [candidate('f1')] })
       .when(tick(obsolete, { dryRun: true }))
@@ -272,5 +295,20 @@ describe('Workflow: the dark reaper (§2.7)', () => {
       .then([
         { type: 'DeleteDarkFile', data: { path: 'dark/file' } },
         { type: 'ForgetRegisteredFile', data: { path: 'user/ab/cd/f1' } },
+      ]));
+
+  it('leaves alone a quarantined path that would climb out of the prefix (issue 33)', () =>
+    given({ entries: [entry('../outside/t1', false), entry('/ok/f', false)] })
+      .when({ rse: 'SITE_A', dryRun: false })
+      .then([
+        {
+          type: 'Skipped',
+          data: {
+            what: '../outside/t1 on SITE_A',
+            reason:
+              "the path holds the path segment '..': it would not stay below the RSE's prefix, so it is left alone",
+          },
+        },
+        { type: 'DeleteDarkFile', data: { path: '/ok/f' } },
       ]));
 });

@@ -6,8 +6,10 @@ import {
   DataIdentifierAlreadyExists,
   DataIdentifierNotFound,
   Duplicate,
+  InvalidObject,
   UnsupportedOperation,
 } from '../../domain/shared/errors.ts';
+import { nameSchemaOf } from '../../domain/shared/names.ts';
 import { AT, deciderSpec, metadata, NOW } from '../support/deciderSpec.ts';
 import { collectionEntry, created, fileEntry, fileFacts } from '../support/didEvents.ts';
 
@@ -29,6 +31,7 @@ const createCollection = (name: string, extra: Record<string, unknown> = {}) =>
       meta: {},
       conventions: new Map(),
       children: [],
+      nameSchema: nameSchemaOf('generic'),
       ...extra,
     },
     metadata: metadata('jdoe'),
@@ -79,18 +82,19 @@ describe('DID decider: creation (behaviour rule 1)', () => {
         .thenThrows(DatabaseException, /A deleted DID ds with scope user.jdoe is reused/));
   });
 
-  const register = (name: string) =>
+  const register = (name: string, scope = 'user.jdoe', schema = 'generic') =>
     ({
       type: 'RegisterFile',
       data: {
         file: {
-          scope: 'user.jdoe',
+          scope,
           name,
           bytes: 7,
           adler32: 'abcdef01',
           guid: '{8AFC4F3E-2E4D-4C4B-9F16-7D3D2A1B0C9E}',
         },
         conventions: new Map(),
+        nameSchema: nameSchemaOf(schema),
       },
       metadata: metadata('jdoe'),
     }) as const;
@@ -115,6 +119,60 @@ describe('DID decider: creation (behaviour rule 1)', () => {
       given([created('f1', 'DATASET')])
         .when(register('f1'))
         .thenThrows(UnsupportedOperation, /is a DATASET, not a file/));
+  });
+
+  describe('refuses a scope or name that would climb out of an RSE as a path, whatever the schema', () => {
+    for (const name of ['x/../../../../../outside/t1', '..', '.', 'a/./b', 'a//b', 'a/', '/', '//a', 'a/..'])
+      it(`a file named ${JSON.stringify(name)}`, () =>
+        given([])
+          .when(register(name))
+          .thenThrows(InvalidObject, /^Problem validating name: .*(path segment|does not match)/));
+    for (const scope of ['..', '.', 'user..jdoe', 'user.', 'group.x..'])
+      it(`a file in the scope ${JSON.stringify(scope)}`, () =>
+        given([])
+          .when(register('f1', scope))
+          .thenThrows(InvalidObject, /^Problem validating scope: .*path segment/));
+    it('a collection named with `..`, even as an existing DID would be reused', () =>
+      given([])
+        .when(createCollection('a/../../b'))
+        .thenThrows(InvalidObject, /Problem validating name: 'a\/\.\.\/\.\.\/b' holds the path segment '\.\.'/));
+    it('an existing file registered again under a climbing name (stored before names were checked)', () =>
+      given([created('x/../t1', 'FILE')])
+        .when(register('x/../t1'))
+        .thenThrows(InvalidObject, /path segment '\.\.'/));
+    it('accepts a name with dots inside segments and one leading slash (DIRAC, Belle II)', () =>
+      given([])
+        .when(register('/belle/mc/..hidden/f...1'))
+        .then([
+          created('/belle/mc/..hidden/f...1', 'FILE', {
+            bytes: 7,
+            adler32: 'abcdef01',
+            events: null,
+            guid: '8afc4f3e2e4d4c4b9f167d3d2a1b0c9e',
+          }),
+        ]));
+  });
+
+  describe('follows the configured policy schema (policy.schema)', () => {
+    it('the generic schema takes a name with `/`', () =>
+      given([])
+        .when(register('dir/f1'))
+        .then([
+          created('dir/f1', 'FILE', {
+            bytes: 7,
+            adler32: 'abcdef01',
+            events: null,
+            guid: '8afc4f3e2e4d4c4b9f167d3d2a1b0c9e',
+          }),
+        ]));
+    it('the atlas schema refuses it', () =>
+      given([])
+        .when(register('dir/f1', 'user.jdoe', 'atlas'))
+        .thenThrows(InvalidObject, /Problem validating name: 'dir\/f1' does not match/));
+    it('an unknown schema is the generic one', () =>
+      given([])
+        .when(register('f1', 'a'.repeat(26), 'nosuchschema'))
+        .thenThrows(InvalidObject, /Problem validating scope: .* is too long \(at most 25 characters\)/));
   });
 });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { deterministicPath, lfnsToPfns, localRootOf, pfnFromProtocol } from '../../domain/rse/lfn2pfn.ts';
+import { deterministicPath, lfnsToPfns, localRootOf, pfnFromProtocol, replicaPath } from '../../domain/rse/lfn2pfn.ts';
 import { noPriorities, withPriorities, prioritySettings, type RseProtocol } from '../../domain/rse/protocol.ts';
 import { protocolFromRequest } from '../../domain/rse/protocolInput.ts';
 import { selectProtocol } from '../../domain/rse/protocolSelection.ts';
@@ -38,6 +38,23 @@ describe('lfn → pfn', () => {
     expect(deterministicPath('user.jdoe', 'file1', 'identity')).to.equal('user/jdoe/file1');
     expect(deterministicPath('mc16', 'a/b', 'identity')).to.equal('mc16/a/b');
     expect(() => deterministicPath('s', 'n', 'fancy')).to.throw(RSEOperationNotSupported, /'fancy'/);
+  });
+
+  it('gives no path to a scope or name that would climb out of the prefix (issue 33), whatever stored it', () => {
+    expect(() => deterministicPath('s', 'x/../../../../../outside/t1')).to.throw(
+      InvalidObject,
+      /Problem validating name: 'x\/\.\.\/.*' holds the path segment '\.\.': it has no path below an RSE's prefix/,
+    );
+    expect(() => deterministicPath('..', 'dotdot.txt')).to.throw(InvalidObject, /Problem validating scope: '\.\.'/);
+    expect(() => deterministicPath('user..x', 'f', 'identity')).to.throw(InvalidObject, /empty path segment/);
+    expect(deterministicPath('s', '/vo/d/f', 'identity')).to.equal('s//vo/d/f');
+    const hash = { deterministic: true, lfn2pfnAlgorithm: 'hash' };
+    const stored = { deterministic: false, lfn2pfnAlgorithm: 'hash' };
+    expect(replicaPath(hash, 's', 'a/../../b', null)).to.equal(undefined);
+    expect(replicaPath(hash, 'user.jdoe', 'file1', '/ignored')).to.equal('user/jdoe/a2/cb/file1');
+    expect(replicaPath(stored, 's', 'f', '/../outside/f')).to.equal(undefined);
+    expect(replicaPath(stored, 's', 'f', '/dir/f')).to.equal('/dir/f');
+    expect(replicaPath(stored, 's', 'f', null)).to.equal(undefined);
   });
 
   it('builds PFNs as the protocol implementations do', () => {

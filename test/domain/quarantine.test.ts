@@ -1,5 +1,6 @@
 import type { QuarantineEvent } from '../../domain/quarantine/quarantine.ts';
 import { quarantineDecider, type QuarantineReplicas } from '../../domain/quarantine/quarantineDecider.ts';
+import { InvalidPath } from '../../domain/shared/errors.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 
 const given = deciderSpec(quarantineDecider);
@@ -25,6 +26,11 @@ describe('Quarantine decider (dark files of an RSE)', () => {
     given([quarantined([dark('/old')])])
       .when(quarantine([dark('/old'), dark('/new'), dark('/new'), dark('/known', 'mc', 'f1')], ['mc:f1']))
       .then([quarantined([dark('/new')])]));
+
+  it('refuses a path that would climb out of the RSE’s prefix, quarantining nothing (issue 33)', () =>
+    given([])
+      .when(quarantine([dark('/new'), dark('a/../../outside/t1')]))
+      .thenThrows(InvalidPath, /The path 'a\/\.\.\/\.\.\/outside\/t1' holds the path segment '\.\.'/));
 
   it('changes nothing when every path is known or registered', () =>
     given([quarantined([dark('/old')])])

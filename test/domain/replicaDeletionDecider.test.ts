@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { nameSchemaOf } from '../../domain/shared/names.ts';
 import type { DidEvent } from '../../domain/did/did.ts';
 import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
 import {
@@ -73,6 +74,31 @@ describe('Replica deletion decider: marking (rule 21)', () => {
     given([file, added(A)])
       .when(start())
       .then([started()]));
+
+  it('marks nothing for a file whose name climbs, stored before names were checked (issue 33)', () => {
+    const climbing = { ...A, name: 'x/../../outside/t1' };
+    return given([created(climbing.name, 'FILE'), added(climbing)])
+      .when(start(climbing))
+      .thenNothingHappened();
+  });
+
+  it('marks nothing for a replica whose stored path climbs (issue 33)', () => {
+    const climbing: ReplicaEvent = {
+      type: 'ReplicaAdded',
+      data: {
+        ...A,
+        bytes: 100,
+        md5: null,
+        adler32: null,
+        path: '/../outside/f1',
+        state: 'AVAILABLE',
+        tombstone: OBSOLETE_TOMBSTONE,
+        lock: null,
+        addedAt: AT,
+      },
+    };
+    return given([file, climbing]).when(start()).thenNothingHappened();
+  });
 
   it('marks a replica whose tombstone has passed when space is needed', () =>
     given([file, added(A, 'AVAILABLE', PAST)])
@@ -246,7 +272,11 @@ describe('Replica deletion decider: recording (rule 21)', () => {
     ])
       .when({
         type: 'RegisterFile',
-        data: { file: { scope: 'user.jdoe', name: 'f1', bytes: 5 }, conventions: new Map() },
+        data: {
+          file: { scope: 'user.jdoe', name: 'f1', bytes: 5 },
+          conventions: new Map(),
+          nameSchema: nameSchemaOf('generic'),
+        },
         metadata: metadata('jdoe'),
       })
       .then([

@@ -1,4 +1,5 @@
 import type { DidEvent } from '../../domain/did/did.ts';
+import { nameSchemaOf } from '../../domain/shared/names.ts';
 import {
   OBSOLETE_TOMBSTONE,
   type DidStreamEvent,
@@ -7,7 +8,13 @@ import {
 } from '../../domain/replica/replica.ts';
 import { didStreamDecider, type DidStreamCommand } from '../../domain/replica/didStreamDecider.ts';
 import type { ReplicaCommand } from '../../domain/replica/replicaStates.ts';
-import { DataIdentifierNotFound, ReplicaNotFound, UnsupportedOperation } from '../../domain/shared/errors.ts';
+import {
+  DataIdentifierNotFound,
+  InvalidObject,
+  InvalidPath,
+  ReplicaNotFound,
+  UnsupportedOperation,
+} from '../../domain/shared/errors.ts';
 import { expect } from 'chai';
 import { decideInOrder } from '../../domain/shared/decider.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
@@ -74,7 +81,11 @@ describe('DID stream decider, replicas: registration (behaviour rule 8)', () => 
     const step: DidStreamCommand[] = [
       {
         type: 'RegisterFile',
-        data: { file: { scope: 'user.jdoe', name: 'f1', bytes: 100, adler32: '0cc737eb' }, conventions: new Map() },
+        data: {
+          file: { scope: 'user.jdoe', name: 'f1', bytes: 100, adler32: '0cc737eb' },
+          conventions: new Map(),
+          nameSchema: nameSchemaOf('generic'),
+        },
         metadata: metadata('root'),
       },
       add(),
@@ -107,6 +118,16 @@ describe('DID stream decider, replicas: registration (behaviour rule 8)', () => 
   });
 
   it('adds a replica to an existing file', () => given([file]).when(add()).then([added()]));
+
+  it('refuses a stored path that would climb out of the RSE’s prefix (issue 33)', () =>
+    given([file])
+      .when(add({ path: '/dir/../../outside/f1' }))
+      .thenThrows(InvalidPath, /The path '\/dir\/\.\.\/\.\.\/outside\/f1' holds the path segment '\.\.'/));
+
+  it('refuses a replica of a file whose name climbs, stored before names were checked (issue 33)', () =>
+    given([created('x/../t1', 'FILE')])
+      .when({ ...add(), data: { ...add().data, name: 'x/../t1' } })
+      .thenThrows(InvalidObject, /Problem validating name: 'x\/\.\.\/t1' holds the path segment '\.\.'/));
 
   it('adds nothing, silently, when the file already has a replica on that RSE', () =>
     given([file, added()])

@@ -3,13 +3,20 @@ import type { ConfigEvent } from '../../domain/config/config.ts';
 import { configDecider } from '../../domain/config/configDecider.ts';
 import { configValueFromText, configValueToText } from '../../domain/config/configValue.ts';
 import { scopeDecider } from '../../domain/scope/scopeDecider.ts';
-import { ConfigNotFound, ConfigurationError, Duplicate } from '../../domain/shared/errors.ts';
+import { ConfigNotFound, ConfigurationError, Duplicate, InvalidObject } from '../../domain/shared/errors.ts';
+import { nameSchemaOf } from '../../domain/shared/names.ts';
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
 
 describe('scope decider', () => {
   const given = deciderSpec(scopeDecider);
-  const add = { type: 'AddScope', data: { scope: 'user.jdoe', account: 'jdoe' }, metadata: metadata() } as const;
+  const addOf = (scope: string) =>
+    ({
+      type: 'AddScope',
+      data: { scope, account: 'jdoe', nameSchema: nameSchemaOf('generic') },
+      metadata: metadata(),
+    }) as const;
+  const add = addOf('user.jdoe');
 
   it('adds a scope owned by an account', () =>
     given([])
@@ -20,6 +27,22 @@ describe('scope decider', () => {
     given([{ type: 'ScopeAdded', data: { scope: 'user.jdoe', account: 'root', addedAt: AT } }])
       .when(add)
       .thenThrows(Duplicate, /Scope 'user.jdoe' already exists!/));
+
+  for (const scope of ['..', '.', 'user..jdoe', 'group.'])
+    it(`refuses the scope ${JSON.stringify(scope)}: as a path it would climb out of an RSE's prefix`, () =>
+      given([])
+        .when(addOf(scope))
+        .thenThrows(InvalidObject, /^Problem validating scope: .*path segment/));
+
+  it('refuses a scope the schema does not match', () =>
+    given([])
+      .when(addOf('a/b'))
+      .thenThrows(InvalidObject, /^Problem validating scope: 'a\/b' does not match/));
+
+  it('takes dots inside a scope (`...` is one directory, `user.a.b` three)', () =>
+    given([])
+      .when(addOf('...'))
+      .then([{ type: 'ScopeAdded', data: { scope: '...', account: 'jdoe', addedAt: AT } }]));
 });
 
 describe('config decider', () => {

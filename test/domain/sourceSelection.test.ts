@@ -25,6 +25,27 @@ describe('Source selection: which sources a transfer may use (behaviour rule 23)
     });
   });
 
+  it('copies a file whose name or scope would climb out of the prefix nowhere: NO_SOURCES, saying why (issue 33)', () => {
+    const topology = aTopology([DEST, transferRse('A')], [['A', 'DEST', 1]]);
+    for (const [scope, name] of [
+      ['user.jdoe', 'x/../../../../../outside/t1'],
+      ['..', 'dotdot.txt'],
+    ] as const)
+      expect(selectSources(topology, aSelectionRequest('DEST', { scope, name }), [replicaOn('A')])).to.deep.equal({
+        kind: 'unavailable',
+        state: 'NO_SOURCES',
+        reason: `${scope}:${name} holds the path segment '..': it has no path below an RSE's prefix`,
+      });
+  });
+
+  it('drops a source on a non-deterministic RSE whose stored path climbs (issue 33)', () => {
+    const topology = aTopology([DEST, transferRse('A', { properties: { deterministic: false } })], [['A', 'DEST', 1]]);
+    expect(selectSources(topology, aSelectionRequest('DEST'), [replicaOn('A', '/../outside/f1')])).to.include({
+      kind: 'unavailable',
+      state: 'NO_SOURCES',
+    });
+  });
+
   it('drops sources closed for reading, restricted ones (unless a transfer admin asks) and those outside the source expression', () => {
     const rses = [
       DEST,

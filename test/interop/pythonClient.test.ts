@@ -475,7 +475,10 @@ assert locks == [('f1', '${target}', 'REPLICATING'), ('f2', '${target}', 'REPLIC
 assert [r['id'] for r in c.list_did_rules(s, 'ds')] == [rule_id]
 assert rule_id in [r['id'] for r in c.list_account_rules('root')]
 assert [r['id'] for r in c.list_replication_rules({'scope': s, 'state': 'R'})] == [rule_id]
-assert [r['id'] for r in c.list_associated_rules_for_file(s, 'f1')] == [rule_id]
+associated = list(c.list_associated_rules_for_file(s, 'f1'))
+assert [r['id'] for r in associated] == [rule_id]
+# The bytes of the DID the rule is on (the dataset's two files), as Rucio 39 adds them.
+assert associated[0]['bytes'] == 200, associated
 assert c.examine_replication_rule(rule_id) == {'rule_error': 'This replication rule is currently REPLICATING', 'transfers': []}
 ds_locks = list(c.get_dataset_locks(s, 'ds'))
 assert [(l['rse'], l['state'], l['rule_id']) for l in ds_locks] == [('${target}', 'REPLICATING', rule_id)], ds_locks
@@ -1012,7 +1015,8 @@ print('ok')
         readModels,
         progress,
         silentLogger(),
-        createTransferTools({ dataDir: work.path }),
+        createTransferTools({ dataDir: work.path, clock: server.runtime.services.clock }),
+        { clock: server.runtime.services.clock },
       );
       await kronosRole.run({ jobId: `interop-${scope}`, startedAt: new Date(Date.now() + 5000) }, context);
       await progress.waitFor(await commands.eventStore.headPosition(), 5000);
@@ -1028,6 +1032,10 @@ print('ok')
       // No workers run here: the copy is not made, the rule waits for it.
       expect(shown.stdout).to.match(/State:\s+REPLICATING/);
       expect(shown.stdout).to.match(new RegExp(`RSE Expression:\\s+${second}`));
+      // The rules protecting the file, with the bytes of what each is on (list_associated_rules_for_file).
+      const listed = await rucio('list-rules', '--file', `${scope}:notes.txt`);
+      expect(listed.status, explain(listed)).to.equal(0);
+      expect(listed.stdout).to.include(ruleId);
     } finally {
       home.dispose();
       work.dispose();

@@ -1,8 +1,10 @@
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startProcess, type ServerProcess } from '../../bench/lib/serverProcess.ts';
 import { uniqueName } from '../support/events.ts';
+import { rabbitmqMissing, sharedBroker } from '../support/rabbitmq.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import {
   checkStockClient,
@@ -41,15 +43,36 @@ import {
  */
 const ROOT = join(import.meta.dirname, '..', '..');
 const CLIENT_SECTION = 'Using the Rucio client';
+const BROKER_SECTION = 'Messages to a broker';
+
+/** Why the broker section cannot run here (no RabbitMQ, or no stomp.py to read it back), or undefined. */
+const brokerMissing = (): string | undefined =>
+  rabbitmqMissing() ??
+  (spawnSync('/usr/bin/python3', ['-c', 'import stomp']).status === 0
+    ? undefined
+    : 'stomp.py is not installed for /usr/bin/python3 (Debian: apt-get install python3-stomp; bin/ensure-rabbitmq.sh does it)');
 
 const blocks = codeBlocks(readFileSync(join(ROOT, 'README.md'), 'utf8'));
 const runnable = (block: Block) =>
-  block.language === 'sh' && !/\b(npm (ci|start|test)|pip install|oidcProviderDemo\.ts)\b/.test(block.code);
-const withPort = (port: string) => (code: string) => code.replace(/\b(localhost|127\.0\.0\.1):8080\b/g, `$1:${port}`);
+  block.language === 'sh' &&
+  !/\b(npm (ci|start|test)|pip install|apt-get install|rabbitmq-plugins|oidcProviderDemo\.ts)\b/.test(block.code);
+/** The test's server for localhost:8080, and its broker for RabbitMQ's STOMP port 61613. */
+const withPort =
+  (port: string, stompPort?: number) =>
+  (code: string): string => {
+    const served = code.replace(/\b(localhost|127\.0\.0\.1):8080\b/g, `$1:${port}`);
+    return stompPort === undefined ? served : served.replace(/\b61613\b/g, String(stompPort));
+  };
 
 /** Runs sh blocks in one bash in `cwd`; fails the test with every check that did not hold. */
-const runShell = async (shellBlocks: readonly Block[], port: string, cwd: string, env: NodeJS.ProcessEnv) => {
-  const script = shellScript(shellBlocks, withPort(port));
+const runShell = async (
+  shellBlocks: readonly Block[],
+  port: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  stompPort?: number,
+) => {
+  const script = shellScript(shellBlocks, withPort(port, stompPort));
   const result = await run('bash', ['-c', script.script], { cwd, env });
   const failures = failedChecks(result.stdout, script);
   const stopped =
@@ -75,6 +98,7 @@ describe('README.md walk-throughs, pasted whole', function () {
     expect([...sections]).to.include.members([
       'Trying it with curl',
       'Transfers between two directories',
+      BROKER_SECTION,
       CLIENT_SECTION,
     ]);
     for (const block of blocks.filter(runnable)) {
@@ -127,10 +151,19 @@ describe('README.md walk-throughs, pasted whole', function () {
       temp?.dispose();
     });
 
-    it('runs the curl and transfer walk-throughs as they stand', async () => {
+    it('runs the curl, transfer and broker walk-throughs as they stand', async () => {
       const port = await start();
-      const walkThrough = blocks.filter((block) => runnable(block) && block.section !== CLIENT_SECTION);
-      await runShell(walkThrough, port, temp.path, readerEnvironment());
+      // The broker section reads from the run's RabbitMQ, in place of the reader's on 61613.
+      const missing = brokerMissing();
+      if (missing) console.log(`      the section "${BROKER_SECTION}" is skipped: ${missing}`);
+      const stompPort = missing ? undefined : (await sharedBroker()).stompPort;
+      const walkThrough = blocks.filter(
+        (block) =>
+          runnable(block) &&
+          block.section !== CLIENT_SECTION &&
+          (stompPort !== undefined || block.section !== BROKER_SECTION),
+      );
+      await runShell(walkThrough, port, temp.path, readerEnvironment(), stompPort);
     });
 
     it('runs the Rucio client section with the stock client, against DMS_CLIENT_HEADERS=rucio', async function () {

@@ -1,4 +1,4 @@
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 
 export type HttpResponse = {
   status: number;
@@ -14,6 +14,11 @@ export type RequestOptions = {
   /** A string or bytes are sent as they are; anything else as JSON. Never with a Content-Type, as the Python client does. */
   body?: unknown;
   token?: string;
+  /**
+   * Send the path exactly as written: `new URL` resolves `..` and `.` segments (also written
+   * `%2E%2E`) away, and attacks on names need them to reach the server.
+   */
+  rawPath?: boolean;
 };
 
 /**
@@ -49,7 +54,7 @@ const requestOnce = (baseUrl: string, method: string, path: string, options: Req
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
     if (options.token) headers['X-Svc-Auth-Token'] = options.token;
     if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
-    const req = httpRequest(url, { method, headers }, (res) => {
+    const onResponse = (res: IncomingMessage) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
@@ -67,7 +72,10 @@ const requestOnce = (baseUrl: string, method: string, path: string, options: Req
         });
       });
       res.on('error', reject);
-    });
+    };
+    const req = options.rawPath
+      ? httpRequest({ hostname: url.hostname, port: url.port, path, method, headers }, onResponse)
+      : httpRequest(url, { method, headers }, onResponse);
     req.on('error', (error) => reject(Object.assign(error, { reusedSocket: req.reusedSocket })));
     if (body !== undefined) req.write(body);
     req.end();

@@ -1,8 +1,11 @@
 import { startPrivateRedisServer, type PrivateRedisServer } from '../../infra/queue/redisServer.ts';
+import { stopSharedBroker } from './rabbitmq.ts';
 
 /**
  * Heavy servers are started once per test run. Without REDIS_URL the run starts its own
  * redis-server (no persistence) and every test reads its address from `process.env.REDIS_URL`.
+ * RabbitMQ starts only when a suite of message delivery first asks for it (support/rabbitmq.ts),
+ * and stops here.
  */
 let redis: PrivateRedisServer | undefined;
 
@@ -14,7 +17,9 @@ export const mochaHooks = {
       process.env.REDIS_URL = redis.url;
     }
   },
-  async afterAll() {
+  async afterAll(this: Mocha.Context) {
+    this.timeout(30_000);
+    await stopSharedBroker();
     await redis?.stop();
   },
 };

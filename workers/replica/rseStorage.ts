@@ -1,5 +1,5 @@
 import { settingValue, SETTINGS, type ConfigSections } from '../../domain/config/settings.ts';
-import { deterministicPath, pfnFromProtocol } from '../../domain/rse/lfn2pfn.ts';
+import { pfnFromProtocol, replicaPath } from '../../domain/rse/lfn2pfn.ts';
 import type { RseProtocol } from '../../domain/rse/protocol.ts';
 import { selectProtocol } from '../../domain/rse/protocolSelection.ts';
 import { RucioError } from '../../domain/shared/errors.ts';
@@ -23,7 +23,10 @@ export type RseStorage = Readonly<{
   protocol: RseProtocol;
   /** Null for a staging area: nothing to delete on storage. */
   storage: RseFiles | null;
-  /** The PFN of a replica: its stored path on non-deterministic RSEs, the lfn2pfn path otherwise. */
+  /**
+   * The PFN of a replica: its stored path on non-deterministic RSEs, the lfn2pfn path otherwise;
+   * none when that would climb out of the prefix (a name or path stored before they were checked).
+   */
   pfnOf(scope: string, name: string, storedPath: string | null): string | undefined;
   /** The PFN of a path below the protocol's prefix (a quarantined file). */
   pfnOfPath(path: string): string;
@@ -53,8 +56,13 @@ export const rseStorage = (
     protocol,
     storage: stagingArea ? null : insidePrefix(storage!, protocol.prefix),
     pfnOf: (scope, name, storedPath) => {
-      const path = rse.properties.deterministic ? deterministicPath(scope, name, algorithm) : storedPath;
-      return path === null ? undefined : pfnFromProtocol(protocol, path);
+      const path = replicaPath(
+        { deterministic: rse.properties.deterministic, lfn2pfnAlgorithm: algorithm },
+        scope,
+        name,
+        storedPath,
+      );
+      return path === undefined ? undefined : pfnFromProtocol(protocol, path);
     },
     pfnOfPath: (path) => pfnFromProtocol(protocol, path),
   };

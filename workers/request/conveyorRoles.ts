@@ -1,3 +1,4 @@
+import { isoOf } from '../../infra/clock.ts';
 import { pickFtsServer } from '../../infra/transfer/fts3TransferTool.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
 import {
@@ -72,7 +73,7 @@ export const preparerRole: ScheduledRole = {
       topology ??= await loadTopology(context.readModels, sections);
       const limits = bindLimits(topology, await transferLimits(context.readModels));
       const outputs = preparer.decide(
-        { now: new Date().toISOString() },
+        { now: isoOf(context.clock) },
         {
           topology,
           limits,
@@ -86,7 +87,7 @@ export const preparerRole: ScheduledRole = {
           context.commands,
           withoutSkipped(outputs),
           requestStreams(documents),
-          stepOf(preparer.name, trigger, `prepare-${page}`),
+          stepOf(preparer.name, trigger, `prepare-${page}`, context.clock),
         )
       ).changed;
     }
@@ -104,7 +105,7 @@ export const throttlerRole: ScheduledRole = {
     if (requests.length === 0 && limits.length === 0) return { done: 0, skipped: [] };
     const topology = await loadTopology(context.readModels, await context.settings());
     const outputs = throttler.decide(
-      { now: new Date().toISOString() },
+      { now: isoOf(context.clock) },
       { topology, limits: bindLimits(topology, limits), requests },
     );
     const moves = outputs.filter(
@@ -114,13 +115,22 @@ export const throttlerRole: ScheduledRole = {
     const stats = outputs.filter(
       (output): output is RecordTransferLimitStats => output.type === 'RecordTransferLimitStats',
     );
-    const moved = await throttleRequests(context.commands, moves, streams, stepOf(throttler.name, trigger, 'release'));
+    const moved = await throttleRequests(
+      context.commands,
+      moves,
+      streams,
+      stepOf(throttler.name, trigger, 'release', context.clock),
+    );
     // The counts go in a step of their own, caused by what they are, so a job run again with
     // other counts records them rather than taking them for the first run's.
     const statsCause = stats
       .map((output) => `${output.data.id}:${output.data.transfers}:${output.data.waitings}`)
       .join(',');
-    await recordTransferLimitStats(context.commands, stats, stepOf(throttler.name, trigger, `stats-${statsCause}`));
+    await recordTransferLimitStats(
+      context.commands,
+      stats,
+      stepOf(throttler.name, trigger, `stats-${statsCause}`, context.clock),
+    );
     return { done: moved.changed, skipped: [] };
   },
 };
@@ -244,7 +254,7 @@ export const submitterRole: ScheduledRole = {
       mark = pageMarkOf(documents, 'requested_at');
       topology ??= await loadTopology(context.readModels, sections);
       const outputs = submitter.decide(
-        { now: new Date().toISOString() },
+        { now: isoOf(context.clock) },
         {
           topology,
           requests: documents.map((document) => ({
@@ -261,11 +271,16 @@ export const submitterRole: ScheduledRole = {
         context.commands,
         withoutSkipped(outputs),
         streams,
-        stepOf(submitter.name, trigger, `mark-${page}`),
+        stepOf(submitter.name, trigger, `mark-${page}`, context.clock),
       );
       // 2. The tools, in bulk; 3. what they answered.
       const results = await submitToTools(context, marked.submitting, topology);
-      await recordSubmissions(context.commands, results, streams, stepOf(submitter.name, trigger, `submitted-${page}`));
+      await recordSubmissions(
+        context.commands,
+        results,
+        streams,
+        stepOf(submitter.name, trigger, `submitted-${page}`, context.clock),
+      );
       done += marked.changed;
     }
     return { done, skipped };
@@ -290,7 +305,7 @@ export const pollerRole: ScheduledRole = {
       mark = pageMarkOf(documents, 'changed_at');
       const requests = documents.map(submittedRequestOf);
       const reports = new Map<string, ToolReport>();
-      for (const [name, externalIds] of jobsToPoll(requests, new Date().toISOString(), olderThan)) {
+      for (const [name, externalIds] of jobsToPoll(requests, isoOf(context.clock), olderThan)) {
         const tool = context.transferTools.get(name);
         if (!tool) {
           skipped.push({
@@ -324,7 +339,7 @@ export const pollerRole: ScheduledRole = {
           context.commands,
           outputs,
           requestStreams(documents),
-          stepOf(poller.name, trigger, `reports-${page}`),
+          stepOf(poller.name, trigger, `reports-${page}`, context.clock),
         )
       ).changed;
     }
@@ -355,7 +370,7 @@ export const finisherRole: ScheduledRole = {
     let page = 0;
     // Each state a page at a time, oldest first: a page finished leaves the state, the next starts after it.
     for (const state of FINISHER_STATES) {
-      const before = new Date(Date.now() - settings.submittingTimeoutSeconds * 1000).toISOString();
+      const before = new Date(context.clock.now() - settings.submittingTimeoutSeconds * 1000).toISOString();
       let mark: PageMark | undefined;
       for (;;) {
         // SUBMITTING: only the requests stuck past the timeout, not the ones a submitter is working on.
@@ -374,12 +389,12 @@ export const finisherRole: ScheduledRole = {
         ).map(finishedRequestOf);
         if (requests.length === 0) break;
         mark = pageMarkOf(documents, 'changed_at');
-        const outputs = finisher.decide({ now: new Date().toISOString() }, { requests, settings });
+        const outputs = finisher.decide({ now: isoOf(context.clock) }, { requests, settings });
         const outcome = await finishRequests(
           context.commands,
           outputs,
           requestStreams(documents),
-          stepOf(finisher.name, trigger, `finish-${page}`),
+          stepOf(finisher.name, trigger, `finish-${page}`, context.clock),
         );
         page += 1;
         skipped.push(...outcome.skipped);

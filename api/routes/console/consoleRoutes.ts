@@ -1,5 +1,6 @@
 import { loadCaller } from '../../../commands/caller.ts';
 import { SETTINGS } from '../../../domain/config/settings.ts';
+import { consolePermissions } from '../../../domain/permission/consolePolicy.ts';
 import { consoleRoles } from '../../../domain/permission/operationsPolicy.ts';
 import { allowOnly } from '../../../domain/permission/policy.ts';
 import { AccessDenied } from '../../../domain/shared/errors.ts';
@@ -14,9 +15,10 @@ import type { Services } from '../../services.ts';
  * - `GET /console/login-options` (no token): the logins this server offers a browser: userpass
  *   always, x509 when a TLS-terminating proxy passes the DN (DMS_X509_DN_HEADER), OIDC with the
  *   nicknames of the trusted providers (DMS_OIDC_PROVIDERS).
- * - `GET /console/session`: who the token is (account, identity) and whether the console shows
- *   the admins' pages and root's actions. The API decides every request anyway; this only spares
- *   a plain account buttons that would be refused.
+ * - `GET /console/session`: who the token is (account, identity), whether the console shows
+ *   the admins' pages and root's actions, and `may`: per action the API's own permission asked
+ *   for the caller (domain/permission/consolePolicy.ts). The API decides every request anyway;
+ *   this only spares a plain account buttons that would be refused.
  * - `GET /console/settings` (admins): every option the service reads, with its default and what
  *   it takes, so that the configuration page shows what is in force where `/config` holds
  *   nothing.
@@ -42,11 +44,17 @@ export const registerConsoleRoutes = (routes: RouteTable, services: Services): v
     '/console/session',
     {
       accept: JSON_ONLY,
-      summary: 'The account and identity of the token, and whether the console shows the admins’ pages.',
+      summary:
+        'The account and identity of the token, whether the console shows the admins’ pages, and what the caller may do (`may`).',
     },
     async (ctx) => {
       const caller = await loadCaller(services.commands, ctx.state.issuer!);
-      sendJson(ctx, { account: caller.account, identity: ctx.state.identity ?? null, ...consoleRoles(caller) });
+      sendJson(ctx, {
+        account: caller.account,
+        identity: ctx.state.identity ?? null,
+        ...consoleRoles(caller),
+        may: consolePermissions(caller),
+      });
     },
   );
 

@@ -27,7 +27,6 @@ import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { rulesLockingFile, rulesOfDid } from '../../../projections/rule/ruleQueries.ts';
 import { ruleLines } from '../rule/rules.ts';
-import { ruleJson } from '../rule/ruleRendering.ts';
 
 const notFound = (did: DidRef) => new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
 
@@ -248,16 +247,18 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
       await sendStream(ctx, ruleLines(services, rulesOfDid(services.readModels, document.scope, document.name)));
     },
   );
-  // Rucio's list_associated_rules_for_file: the rules holding a lock on the file.
+  // Rucio's list_associated_rules_for_file: the rules holding a lock on the file, each with the
+  // bytes of the DID the rule is on (the file's dataset or container), as list_rules adds them.
   routes.get(
     '/dids/*scope_name/associated_rules',
-    { accept: STREAM_ONLY, summary: 'The rules holding a lock on a file.', raises: [DataIdentifierNotFound] },
+    {
+      accept: STREAM_ONLY,
+      summary: 'The rules holding a lock on a file, with the bytes of the DID each rule is on.',
+      raises: [DataIdentifierNotFound],
+    },
     async (ctx) => {
       const document = await existingDid(services, ctx);
-      await sendStream(
-        ctx,
-        mapStream(rulesLockingFile(services.readModels, document.scope, document.name), (rule) => ruleJson(rule)),
-      );
+      await sendStream(ctx, ruleLines(services, rulesLockingFile(services.readModels, document.scope, document.name)));
     },
   );
   routes.get(

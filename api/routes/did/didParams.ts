@@ -1,7 +1,7 @@
 import type { AttachRequest } from '../../../domain/did/didContent.ts';
 import type { DidRef } from '../../../domain/did/did.ts';
 import { InvalidObject, TypeError_, ValueError } from '../../../domain/shared/errors.ts';
-import { NAME_RULES } from '../../../domain/shared/names.ts';
+import { valueProblem } from '../../../domain/shared/names.ts';
 import { parseJsonBody } from '../../params.ts';
 import type { AppContext } from '../../services.ts';
 import { isRecord } from '../../../domain/shared/narrowing.ts';
@@ -33,9 +33,9 @@ const problem = (schema: string, detail: string): never => {
 
 const checkPattern = (schema: string, kind: 'scope' | 'name', value: unknown): string => {
   if (typeof value !== 'string') return problem(schema, `${JSON.stringify(value)} is not of type 'string'`);
-  const rule = NAME_RULES[kind];
-  if (value.length > rule.maxLength) problem(schema, `'${value}' is too long`);
-  if (!rule.pattern.test(value)) problem(schema, `'${value}' does not match '${rule.pattern.source}'`);
+  // The generic schema's pattern and length, and no `.`, `..` or empty path segment.
+  const found = valueProblem(kind, value);
+  if (found !== undefined) problem(schema, found);
   return value;
 };
 

@@ -9,7 +9,7 @@ import {
   ScopeNotFound,
   UnsupportedOperation,
 } from '../../../domain/shared/errors.ts';
-import { isValidName } from '../../../domain/shared/names.ts';
+import { NAME_RULES } from '../../../domain/shared/names.ts';
 import { sendText } from '../../http.ts';
 import { jsonObject, param, paramBoolean } from '../../params.ts';
 import { runCommand, type RouteOptions, type RouteTable } from '../../route.ts';
@@ -42,7 +42,10 @@ const optionalText = (item: Readonly<Record<string, unknown>>, key: string, patt
 const diracFileOf = (value: unknown): DiracFile => {
   const item = asObject('lfns', value);
   const lfn = param(item, 'lfn');
-  if (typeof lfn !== 'string' || !isValidName('name', lfn)) return problem(`${JSON.stringify(lfn)} is not a file name`);
+  // The pattern only: the path's elements are diracHierarchy's to check (InvalidPath), and the
+  // names' segments the DID decider's whatever the route.
+  if (typeof lfn !== 'string' || lfn.length > NAME_RULES.name.maxLength || !NAME_RULES.name.pattern.test(lfn))
+    return problem(`${JSON.stringify(lfn)} is not a file name`);
   const bytes = param(item, 'bytes');
   if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0)
     return problem(`${JSON.stringify(bytes)} is not a number of bytes`);

@@ -8,6 +8,7 @@ import { JSON_ONLY, sendJson, sendText } from '../../http.ts';
 import { jsonObject, param } from '../../params.ts';
 import type { RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
+import { dateOf } from '../../../infra/clock.ts';
 
 /** Rucio's column sizes: what a heartbeat from outside may hold. */
 const MAX_EXECUTABLE = 4000;
@@ -88,7 +89,7 @@ export const registerHeartbeatRoutes = (routes: RouteTable, services: Services):
       await allowed(ctx, 'send', 'cannot send heartbeats.');
       // Rucio names the thread of a heartbeat sent without one `thread`, with id 0.
       const input = { executable, hostname, pid, threadId: 0, threadName: 'thread', payload };
-      await heartbeats.beat(input, new Date(), olderThan);
+      await heartbeats.beat(input, dateOf(services.clock), olderThan);
       sendText(ctx, 'OK');
     },
   );

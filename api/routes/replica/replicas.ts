@@ -9,6 +9,7 @@ import {
   AccessDenied,
   DataIdentifierNotFound,
   InputValidationError,
+  InvalidPath,
   ReplicaNotFound,
   RSENotFound,
   ValueError,
@@ -82,7 +83,11 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
       async (ctx) => {
         const parameters = jsonObject(ctx);
         param(parameters, 'files');
-        await refuseReplicaDeletion(services.commands, { rse: String(param(parameters, 'rse')) }, commandMetadata(ctx));
+        await refuseReplicaDeletion(
+          services.commands,
+          { rse: String(param(parameters, 'rse')) },
+          commandMetadata(ctx, services.clock),
+        );
       },
     );
   }
@@ -99,7 +104,7 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
         summary: 'Quarantines dark files found on an RSE (admins).',
         body: { description: '`rse` or `rse_id`; `replicas`: `{path, scope?, name?, bytes?}` each.' },
         success: EMPTY_OK,
-        raises: [AccessDenied, InputValidationError],
+        raises: [AccessDenied, InputValidationError, InvalidPath],
       },
       async (ctx) => {
         const parameters = jsonObject(ctx);

@@ -6,7 +6,7 @@ import type { RuleUpdate } from '../../../commands/rule/ruleUpdates.ts';
 import { RULE_UPDATE_OPTIONS } from '../../../commands/rule/ruleUpdates.ts';
 import { InputValidationError, InvalidObject, UnsupportedOperation } from '../../../domain/shared/errors.ts';
 import type { MoveOverride } from '../../../commands/rule/ruleReplacement.ts';
-import { NAME_RULES } from '../../../domain/shared/names.ts';
+import { climbProblem, NAME_RULES } from '../../../domain/shared/names.ts';
 import { isRecord } from '../../../domain/shared/narrowing.ts';
 
 /**
@@ -41,9 +41,17 @@ export const ACTIVITIES = [
 
 const NOTIFICATIONS: Readonly<Record<string, RuleNotification>> = { Y: 'YES', N: 'NO', C: 'CLOSE', P: 'PROGRESS' };
 
+/** A scope or name that stays below an RSE's prefix as a path (no `.`, `..` or empty segment). */
+const noClimbing = (kind: 'scope' | 'name') => (value: string) => climbProblem(kind, value) === undefined;
+const CLIMBING = "has a '.', '..' or empty path segment";
+
 const didRef = z.object({
-  scope: z.string().max(NAME_RULES.scope.maxLength).regex(NAME_RULES.scope.pattern),
-  name: z.string().max(NAME_RULES.name.maxLength).regex(NAME_RULES.name.pattern),
+  scope: z
+    .string()
+    .max(NAME_RULES.scope.maxLength)
+    .regex(NAME_RULES.scope.pattern)
+    .refine(noClimbing('scope'), CLIMBING),
+  name: z.string().max(NAME_RULES.name.maxLength).regex(NAME_RULES.name.pattern).refine(noClimbing('name'), CLIMBING),
 });
 
 /** A Python-style integer: JSON numbers without a fraction. */
