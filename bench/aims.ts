@@ -126,6 +126,13 @@ const waitUntil = async (what: string, condition: () => Promise<boolean>, pollMs
   }
 };
 
+/** The head of the event log, as `/admin/projections` tells it. */
+const headOf = async (call: Call): Promise<number> => {
+  const response = await call('GET', '/admin/projections');
+  expectStatus(response, 200, 'projections');
+  return (JSON.parse(response.text) as { head: number }[])[0]!.head;
+};
+
 const files = (prefix: string, from: number, count: number) =>
   Array.from({ length: count }, (_, offset) => ({
     scope: SCOPE,
@@ -213,6 +220,8 @@ const catalogueFigures = async (raw: Raw, layout: Layout): Promise<{ figures: Fi
 
     // Registration as Rucio's clients do it: the replicas (files created with them), then the attach.
     progress(`registration of ${formatNumber(REGISTERED)} files`);
+    const headBeforeRegistration = await headOf(call);
+    const storedBeforeRegistration = storedBytes(dir.path);
     const cpuBeforeRegistration = cpuSeconds(server.pid);
     const registerMs = await timed(async () => {
       for (const [index, dataset] of registeredDatasets.entries()) {
@@ -222,6 +231,14 @@ const catalogueFigures = async (raw: Raw, layout: Layout): Promise<{ figures: Fi
       }
     });
     const registrationCpuSeconds = cpuSeconds(server.pid) - cpuBeforeRegistration;
+    const storedAfterRegistration = storedBytes(dir.path);
+    const registration = {
+      files: REGISTERED,
+      cpuSeconds: registrationCpuSeconds,
+      events: (await headOf(call)) - headBeforeRegistration,
+      eventBytes: storedAfterRegistration.eventBytes - storedBeforeRegistration.eventBytes,
+      readModelBytes: storedAfterRegistration.readModelBytes - storedBeforeRegistration.readModelBytes,
+    };
     figures.push({
       name: `registration: ${formatNumber(REGISTERED)} files, add replicas then attach, 1,000 per call, one client`,
       value: perSecond(REGISTERED, registerMs),
@@ -394,8 +411,7 @@ const catalogueFigures = async (raw: Raw, layout: Layout): Promise<{ figures: Fi
     const footprint: Footprint = {
       events,
       cpuSeconds: cpuSeconds(server.pid) - cpuAtStart,
-      registered: REGISTERED,
-      registrationCpuSeconds,
+      registration,
       ...storedBytes(dir.path),
     };
     const admin = client(server, token, reports.length);
