@@ -269,8 +269,8 @@ const startRoles = async (
     worker.progress.follow(readModels);
     undo.push(() => worker.progress.close());
   } else if (roles.projector) {
-    // Each group on its thread: the groups write in parallel, and beside the API (or, in a
-    // cluster primary, the appends).
+    // The groups dealt onto threads (one per core by default): they write in parallel, and beside
+    // the API (or, in a cluster primary, the appends).
     const started = await RunningProjections.start(
       groups,
       readModels,
@@ -288,7 +288,7 @@ const startRoles = async (
                 ...upcasters,
               }),
             ),
-      projectionThreads ? (config.projectionThreads ?? groups.length) : 1,
+      projectionThreads ? config.projectionThreads : 1,
     );
     projections = started;
     undo.push(() => started.stop());

@@ -115,8 +115,9 @@ const environmentSchema = z.object({
   DMS_PROJECTION_LAYOUT: z.enum(['groups', 'single']).default('groups'),
   /**
    * Threads the projection groups of a process run on, the groups dealt out among them; default
-   * one per group. Fewer on a machine with fewer cores than groups: each thread costs its start
-   * (about a quarter of a second of CPU) and memory, and threads beyond the cores write no faster.
+   * one per core, at most one per group. A thread beyond the cores writes no faster (SQLite's
+   * writes hold the thread; two threads on a core only take turns) and costs its start (about a
+   * quarter of a second of CPU, several on a loaded machine) and memory.
    */
   DMS_PROJECTION_THREADS: integerText(1, 64).optional(),
   /**
@@ -235,8 +236,8 @@ export type ServiceConfig = Readonly<{
   jobLockSeconds: number;
   projectionThread: boolean;
   projectionLayout: 'groups' | 'single';
-  /** DMS_PROJECTION_THREADS; undefined: one per group. */
-  projectionThreads: number | undefined;
+  /** DMS_PROJECTION_THREADS (default the cores); never more than the groups a process runs. */
+  projectionThreads: number;
   /** Commit the SQLite event log on a thread of its own (DMS_LOG_WRITER_THREAD). */
   logWriterThread: boolean;
   /** API worker processes of `dms serve` (DMS_API_WORKERS; 1: none, the API runs in the one process). */
@@ -296,7 +297,7 @@ const serviceConfigSchema = z.object({
   jobLockSeconds: z.number(),
   projectionThread: z.boolean(),
   projectionLayout: z.enum(['groups', 'single']),
-  projectionThreads: z.number().or(z.undefined()),
+  projectionThreads: z.number(),
   logWriterThread: z.boolean(),
   apiWorkers: z.number(),
   metrics: z.enum(['loopback', 'open', 'off']),
@@ -408,7 +409,7 @@ export const loadConfig = (environment: NodeJS.ProcessEnv = process.env): Servic
     jobLockSeconds: env.DMS_JOB_LOCK_SECONDS,
     projectionThread: env.DMS_PROJECTION_THREAD,
     projectionLayout: env.DMS_PROJECTION_LAYOUT,
-    projectionThreads: env.DMS_PROJECTION_THREADS,
+    projectionThreads: env.DMS_PROJECTION_THREADS ?? availableParallelism(),
     logWriterThread: env.DMS_LOG_WRITER_THREAD,
     apiWorkers: env.DMS_API_WORKERS ?? availableParallelism(),
     metrics: env.DMS_METRICS,
