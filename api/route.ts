@@ -4,6 +4,7 @@ import type { ZodObject, ZodType } from 'zod';
 import type { CommandMetadata } from '../domain/shared/event.ts';
 import { dateOf, type Clock } from '../infra/clock.ts';
 import type { RucioErrorClass } from '../domain/shared/errors.ts';
+import { actingIdentity } from './auth/actingIdentity.ts';
 import { authenticate } from './auth/authenticate.ts';
 import { requireAccept, sendCreated, sendOk } from './http.ts';
 import { compareRanks, rankPath, type RouteRank } from './routeRanking.ts';
@@ -177,12 +178,22 @@ const setCommonHeaders = (ctx: AppContext): void => {
   }
 };
 
-/** The metadata of a command issued by this request: now, the caller, the request id. */
-export const commandMetadata = (ctx: AppContext, clock: Clock): CommandMetadata => ({
-  now: dateOf(clock),
-  account: ctx.state.issuer ?? 'anonymous',
-  requestId: ctx.state.requestId,
-});
+/**
+ * The metadata of a command issued by this request: now (the service's clock), the caller (the
+ * account and the identity its token was issued to), the request id and the request's trace.
+ */
+export const commandMetadata = (ctx: AppContext, clock: Clock): CommandMetadata => {
+  const { identity, identityType } = ctx.state;
+  return {
+    now: dateOf(clock),
+    account: ctx.state.issuer ?? 'anonymous',
+    requestId: ctx.state.requestId,
+    correlationId: ctx.state.traceId,
+    ...(identity !== undefined && identityType !== undefined
+      ? { identity: actingIdentity(identityType, identity) }
+      : {}),
+  };
+};
 
 /**
  * Read your writes: answer only once the read models the write changed (those of the projection

@@ -1,3 +1,4 @@
+import { startTracing, stopTracing } from '../infra/tracing.ts';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { createApp } from '../api/app.ts';
@@ -198,6 +199,16 @@ const takeDataDirLocks = (config: ServiceConfig, roles: Roles, cluster: ClusterP
   return locks;
 };
 
+/** What a process runs, for its spans' resource (`dms.component`). */
+const processKind = (roles: Roles, primary: boolean): string =>
+  (roles.api || primary) && roles.projector
+    ? 'serve'
+    : roles.projector
+      ? 'projector'
+      : roles.workers
+        ? 'worker'
+        : 'api';
+
 const startRoles = async (
   config: ServiceConfig,
   roles: Roles,
@@ -212,6 +223,9 @@ const startRoles = async (
   const clock = overrides.clock ?? systemClock;
   const worker = cluster?.kind === 'worker' ? cluster : undefined;
   const primary = cluster?.kind === 'primary';
+  // Spans are exported only where OTEL_EXPORTER_OTLP_ENDPOINT asks; otherwise this loads nothing.
+  await startTracing(worker ? 'api-worker' : processKind(roles, primary));
+  undo.push(() => stopTracing());
   const signals = cluster ? undefined : await openPositionSignals(config, roles, logger);
   undo.push(() => signals?.close());
   const { eventStore, readStore } = await openStores(config, {
@@ -466,6 +480,7 @@ const startRoles = async (
       worker?.progress.close();
       await signals?.close();
       await daemons.redis?.stop();
+      await stopTracing().catch((error: unknown) => logger.warn({ err: error }, 'could not send the last spans'));
       for (const lock of locks) lock.release();
     })());
 
@@ -528,6 +543,7 @@ const startDaemons = async (
       { createTransferTools },
       { BrokerConnections },
       { createStorages },
+      { ServiceTokens },
     ] = await Promise.all([
       import('../workers/roles.ts'),
       import('../workers/reactor.ts'),
@@ -536,6 +552,7 @@ const startDaemons = async (
       import('../infra/transfer/transferTools.ts'),
       import('../infra/messaging/brokerConnections.ts'),
       import('../infra/storage/storages.ts'),
+      import('../infra/security/clientCredentialsTokens.ts'),
     ]);
     const { HeartbeatStore } = await import('../infra/heartbeats/heartbeatStore.ts');
     let redisUrl = config.redisUrl;
@@ -577,6 +594,7 @@ const startDaemons = async (
         clock: parts.clock,
         storages: createStorages(),
         messaging: { brokers: started.brokers, password: config.messagingPassword },
+        serviceTokens: new ServiceTokens(config.oidcProviders, { now: () => parts.clock.now() }),
       },
     );
     started.workerHost = new WorkerHost({

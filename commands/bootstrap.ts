@@ -22,7 +22,13 @@ export const ensureRootAccount = async (
   /** The time of the events, from the runtime's clock. */
   now: Date,
 ): Promise<'created' | 'existing'> => {
-  const metadata = { now, account: 'root', requestId: 'bootstrap' };
+  // Nobody logged in: the service itself acts, at its start.
+  const metadata = {
+    now,
+    account: 'root',
+    requestId: 'bootstrap',
+    identity: { kind: 'SERVICE', value: 'bootstrap' },
+  };
   const options = { causationId: 'bootstrap-root' };
   let created = false;
   if ((await loadAccount(context, 'root')).status === 'Absent') {

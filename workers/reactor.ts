@@ -4,6 +4,7 @@ import { eventUpcasters } from '../domain/upcasters.ts';
 import type { Clock } from '../infra/clock.ts';
 import type { AllSubscription, EventStore, RecordedEvent, SubscriptionBatch } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
+import { isTraceId, traceparentOf } from '../infra/tracing.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
 import type { CollectionSpec, Document, ReadStore } from '../infra/readstore/readStore.ts';
 import { reactsTo, type EventRole, type Role } from './role.ts';
@@ -54,6 +55,24 @@ const reactionOf = <E extends Event, Job extends object>(role: EventRole<E, Job>
       ? { delayOf: (event: RecordedEvent, now: number) => (isHandled(event) ? delayOf(event, event, now) : 0) }
       : {}),
   };
+};
+
+/**
+ * The trace a job continues: its event's (the request's trace id, and the span that appended it
+ * when spans were made, else one derived from the event's id), as a `traceparent` in the job's
+ * options, where BullMQ keeps context to propagate (workers/workerHost.ts reads it). None for an
+ * event written without a correlation id (before it was recorded, or by the service's start-up).
+ */
+export const jobTrace = (event: RecordedEvent): string | undefined => {
+  const { correlationId, spanId } = event.metadata;
+  if (!correlationId || !isTraceId(correlationId)) return undefined;
+  return traceparentOf({ traceId: correlationId, ...(spanId ? { spanId } : {}) }, spanIdOf(event.id));
+};
+
+/** 16 hex digits of an event id, nonzero: the span a job's trace names when nobody exported one. */
+const spanIdOf = (eventId: string): string => {
+  const hex = eventId.replaceAll('-', '').slice(-16).padStart(16, '0');
+  return /^0+$/.test(hex) ? '0000000000000001' : hex;
 };
 
 type CheckpointDocument = Document & { checkpoint: string; updatedAt: string };
@@ -170,7 +189,10 @@ export class Reactor {
   }
 
   private async enqueue({ events, through }: SubscriptionBatch): Promise<void> {
-    const jobsByQueue = new Map<Queue, { name: string; data: object; opts: { jobId: string; delay?: number } }[]>();
+    const jobsByQueue = new Map<
+      Queue,
+      { name: string; data: object; opts: { jobId: string; delay?: number; telemetry?: { metadata: string } } }[]
+    >();
     for (const stored of events) {
       const targets = this.queuesByType.get(stored.type);
       if (!targets) continue;
@@ -188,7 +210,16 @@ export class Reactor {
         if (data === undefined) continue;
         const delay = delayOf?.(event, this.options.clock.now()) ?? 0;
         const jobs = jobsByQueue.get(queue) ?? [];
-        jobs.push({ name: event.type, data, opts: { jobId: event.id, ...(delay > 0 ? { delay } : {}) } });
+        const trace = jobTrace(event);
+        jobs.push({
+          name: event.type,
+          data,
+          opts: {
+            jobId: event.id,
+            ...(delay > 0 ? { delay } : {}),
+            ...(trace ? { telemetry: { metadata: trace } } : {}),
+          },
+        });
         jobsByQueue.set(queue, jobs);
       }
     }

@@ -20,6 +20,16 @@ export type EventMetadata = Readonly<{
   /** Id of the event that caused this one, for events appended by workers. */
   causationId?: string;
   /**
+   * The identity that acted (its kind and value: the user name, the DN, `SUB=…, ISS=…`, the SSH
+   * key's fingerprint, DAEMON and the role...), beside `account`. Absent on events written before
+   * it was recorded, never null: their hashes cover the metadata as it was.
+   */
+  identity?: Readonly<{ kind: string; value: string }>;
+  /** The trace of the request that caused this event, daemon work included (infra/tracing.ts). */
+  correlationId?: string;
+  /** The span that appended this event, when spans were made: the parent of the work it sets off. */
+  spanId?: string;
+  /**
    * Found on events an older deployment wrote on EventStoreDB through the retired stepped
    * protocol (a multi-stream decision written stream by stream): the step's id and its number of
    * events. Such steps are completed once by `dms events finish-steps` (leftSteps.ts) before the

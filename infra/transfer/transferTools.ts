@@ -47,6 +47,11 @@ export class TransferTools {
     return name in this.factories;
   }
 
+  /** Whether the tool of that name runs the copies of a multihop path as one job (it has `submitPaths`). */
+  runsPaths(name: string): boolean {
+    return this.get(name)?.submitPaths !== undefined;
+  }
+
   /** The tool of that name, made on first use; undefined for a tool this process does not know. */
   get(name: string): TransferTool | undefined {
     let tool = this.tools.get(name);

@@ -1,4 +1,5 @@
 import type { Event } from '../../domain/shared/event.ts';
+import { inSpan, isTraceId, tracingOn, type SpanSpec, type TraceContext } from '../../infra/tracing.ts';
 import type { Upcasters } from '../../domain/shared/upcasting.ts';
 import type {
   AllSubscription,
@@ -166,9 +167,13 @@ export class ProjectionLane {
           break;
         }
         try {
-          await this.dependencies.readStore.transaction((transaction) =>
-            this.applyToEntries(transaction, targets, events, through),
-          );
+          const apply = () =>
+            this.dependencies.readStore.transaction((transaction) =>
+              this.applyToEntries(transaction, targets, events, through),
+            );
+          await (tracingOn()
+            ? inSpan(`projection batch ${this.name}`, batchSpan(targets, events, through), apply)
+            : apply());
           for (const target of targets) target.checkpoint = through;
           break;
         } catch (error) {
@@ -261,6 +266,32 @@ export class ProjectionLane {
     await transaction.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection).bulkWrite(checkpoints);
   }
 }
+
+/** Traces a batch's span links to at most: a busy batch serves hundreds of requests. */
+const LINKED_TRACES = 32;
+
+/**
+ * A batch as a span: which projections it fed and which positions, linked to the traces of the
+ * requests whose events it applied (a batch serves many requests, so it is the child of none).
+ */
+const batchSpan = (targets: readonly LaneEntry[], events: readonly RecordedEvent[], through: bigint): SpanSpec => {
+  const links = new Map<string, TraceContext>();
+  for (const event of events) {
+    const { correlationId, spanId } = event.metadata;
+    if (!correlationId || links.has(correlationId) || !isTraceId(correlationId)) continue;
+    links.set(correlationId, { traceId: correlationId, ...(spanId ? { spanId } : {}) });
+    if (links.size >= LINKED_TRACES) break;
+  }
+  return {
+    attributes: {
+      'dms.projections': targets.map((target) => target.projection.name),
+      'dms.events': events.length,
+      'dms.first_position': Number(events[0]?.position ?? through),
+      'dms.last_position': Number(through),
+    },
+    links: [...links.values()],
+  };
+};
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

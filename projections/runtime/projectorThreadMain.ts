@@ -3,6 +3,7 @@ import { parseServiceConfig } from '../../infra/config.ts';
 import { isRecord } from '../../infra/narrowing.ts';
 import { createLogger } from '../../infra/logger.ts';
 import { openEventStore } from '../../infra/stores.ts';
+import { startTracing, stopTracing } from '../../infra/tracing.ts';
 import type { ProjectorThreadMessage } from './projectorThread.ts';
 import { openGroupStore, runGroup } from './runningProjections.ts';
 
@@ -21,6 +22,7 @@ const port = parentPort!;
 const post = (message: ProjectorThreadMessage) => port.postMessage(message);
 const logger = createLogger(config.logLevel, config.logFormat).child({ role: 'projector' });
 
+await startTracing('projector-thread');
 // The log is only read here: the process that writes it checkpoints it.
 const eventStore = await openEventStore(config);
 const running = await Promise.all(
@@ -37,6 +39,7 @@ port.on('message', (message: { type: 'stop' }) => {
     for (const { run } of running) await run.stop();
     await eventStore.close();
     for (const { readStore } of running) await readStore.close();
+    await stopTracing().catch((error: unknown) => logger.warn({ err: error }, 'could not send the last spans'));
     port.close();
   })();
 });

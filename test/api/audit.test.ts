@@ -32,6 +32,8 @@ type AuditLine = {
   causation_id: string | null;
   schema_version: number;
   hash: string | null;
+  identity?: Readonly<{ kind: string; value: string }>;
+  correlation_id?: string;
   /** What these tests read of the data of the events they look at. */
   data: Readonly<{
     children?: { name: string }[];
@@ -617,5 +619,15 @@ describe('API: audit of events stored in an older shape', () => {
       [1, 'colour'],
       [2, null],
     ]);
+    // Written before identities and traces were recorded: shown without them, nothing filled in;
+    // the next event of the same stream has both, and the stream's hash chain still holds.
+    const [before, after] = lines;
+    expect(before).not.to.have.any.keys('identity', 'correlation_id');
+    expect(after).to.deep.include({ identity: { kind: 'USERPASS', value: ROOT_USERNAME } });
+    expect(after!.correlation_id).to.match(/^[0-9a-f]{32}$/);
+    const verdict = expectStatus(await server.root('POST', '/audit/verify'), 200)
+      .lines<{ verdict?: { holds: boolean } }>()
+      .find((line) => line.verdict !== undefined);
+    expect(verdict?.verdict?.holds).to.equal(true);
   });
 });

@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { decodeJwt, importJWK, SignJWT, type JWK } from 'jose';
 import { authIssuersCommand } from '../../bin/commands/authIssuers.ts';
 import { loadConfig } from '../../infra/config.ts';
+import { newScope, path } from '../support/dids.ts';
 import { uniqueName } from '../support/events.ts';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidcProvider.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
@@ -110,6 +111,24 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
     it('authenticates the account its identity is mapped to', async () => {
       const { account, user } = await mappedUser();
       await expectWhoami(await provider.accessToken(user), account);
+    });
+
+    it("records what its holder does under the provider's subject and issuer, and the audit finds it by them", async () => {
+      const { account, user, identity } = await mappedUser();
+      const scope = await newScope(server, account);
+      const token = await provider.accessToken(user);
+      expectStatus(await server.call('POST', path(scope, 'by-jwt'), { token, body: { type: 'DATASET' } }), 201);
+      type Line = { type: string; account: string; identity?: { kind: string; value: string } };
+      const history = expectStatus(await server.root('GET', `/audit/dids/${scope}/by-jwt/events`), 200).lines<Line>();
+      expect(history.find((line) => line.type === 'DidCreated')).to.deep.include({
+        account,
+        identity: { kind: 'OIDC', value: identity },
+      });
+      const byIdentity = expectStatus(
+        await server.root('GET', `/audit/events?identity_type=OIDC&identity=${encodeURIComponent(identity)}`),
+        200,
+      ).lines<Line>();
+      expect(byIdentity.map((line) => line.type)).to.deep.equal(['DidCreated']);
     });
 
     it('is described by /auth/validate with its audience and scope', async () => {

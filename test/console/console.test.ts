@@ -7,6 +7,9 @@ import { expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestS
 import { makeTempDir } from '../support/tempDir.ts';
 import { browserMissing, launchBrowser } from './browser.ts';
 import { ManualClock } from '../support/clock.ts';
+import { protocol, rseWithProtocols } from '../api/replicaSupport.ts';
+import { linkRses, setRseAttributes } from '../support/posixRses.ts';
+import { ruleOverHttp } from '../support/rules.ts';
 import { checkAndShoot, newUserWithScope, posixWorld } from './consolePages.ts';
 
 /**
@@ -213,6 +216,28 @@ describe('Console: the web console in a real browser', function () {
     await shot('6-audit');
   });
 
+  it('filters the feed by the identity that acted, and opens everything one of its requests caused', async () => {
+    await page.locator('#feed-identity-type').selectOption('USERPASS');
+    await page.locator('#feed-identity').fill(user.account);
+    await page.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.waitForURL(/identity=/);
+    const entries = page.locator('.timeline .event');
+    await entries.first().waitFor();
+    const identities = await entries.locator('.event-identity').allInnerTexts();
+    expect(identities.length).to.equal(await entries.count());
+    expect(new Set(identities)).to.deep.equal(new Set([`${user.account} (userpass)`]));
+    // The rule the wizard asked for: its request's trace lists what it caused.
+    const rule = entries.filter({ hasText: ruleId }).first();
+    await rule.locator('summary').click();
+    await rule.locator('.event-trace').click();
+    await page.waitForURL(/trace=[0-9a-f]{32}/);
+    expect(await page.locator('#feed-trace').inputValue()).to.match(/^[0-9a-f]{32}$/);
+    await page.locator('.timeline .event', { hasText: ruleId }).first().waitFor();
+    const caused = await page.locator('.timeline .event .event-identity').allInnerTexts();
+    expect(new Set(caused)).to.deep.equal(new Set([`${user.account} (userpass)`]));
+    await shot('7-audit-trace', true);
+  });
+
   it('edits a configuration option in place and resets it to its default', async () => {
     await openFromMore('Configuration');
     await page.locator('#config-filter').fill('webui');
@@ -237,5 +262,36 @@ describe('Console: the web console in a real browser', function () {
     await openFromMore('Daemons');
     await page.locator('#daemon-table tr', { hasText: 'conveyor-submitter' }).waitFor();
     await shot('8-daemons');
+  });
+
+  it('shows the multihop path of a file still replicating on its rule’s page', async () => {
+    // No protocol in common between source and destination; the relay speaks both, and holds its
+    // copy (the mock tool's delay, on the server's clock, which stays put meanwhile).
+    const source = await rseWithProtocols(server, [{ root: protocol('root', 'src.example.org') }]);
+    const relay = await rseWithProtocols(server, [
+      { root: protocol('root', 'relay.example.org') },
+      { davs: protocol('davs', 'relay.example.org') },
+    ]);
+    await setRseAttributes(server, relay.rse, { available_for_multihop: 'true', mock_delay_ms: '3600000' });
+    const dest = await rseWithProtocols(server, [{ davs: protocol('davs', 'dst.example.org') }]);
+    await linkRses(server, source.rse, relay.rse);
+    await linkRses(server, relay.rse, dest.rse);
+    expectStatus(
+      await server.root('POST', '/replicas', {
+        body: { rse: source.rse, files: [{ scope, name: 'relayed.dat', bytes: 100, adler32: '0cc737eb' }] },
+      }),
+      201,
+    );
+    const relayed = await ruleOverHttp(server, {
+      dids: [{ scope, name: 'relayed.dat' }],
+      copies: 1,
+      rse_expression: dest.rse,
+    });
+    await page.goto(`${server.url}/console/#/rule/${relayed}`);
+    // The page follows a rule that is not OK: the path appears once the submitter has planned it.
+    const shown = page.locator('.path', { hasText: `${source.rse} → ${relay.rse} → ${dest.rse}` });
+    await shown.waitFor({ timeout: 30_000 });
+    expect(await shown.getAttribute('title')).to.equal('multihop path');
+    await shot('10-multihop-path');
   });
 });

@@ -1,4 +1,7 @@
+import { IDENTITY_TYPES } from '../../../domain/identity/identity.ts';
 import { ValueError } from '../../../domain/shared/errors.ts';
+import { isTraceId } from '../../../infra/tracing.ts';
+import { identityKey } from '../../../projections/audit/auditIndex.ts';
 import type { HistoryBound } from '../../../projections/audit/auditQueries.ts';
 import type { AppContext } from '../../services.ts';
 
@@ -49,4 +52,28 @@ export const limitParam = (ctx: AppContext, fallback: number, max: number): numb
   const limit = /^\d{1,9}$/.test(text) ? Number(text) : Number.NaN;
   if (!(limit >= 1 && limit <= max)) throw new ValueError(`limit must be between 1 and ${max}, not '${text}'`);
   return limit;
+};
+
+/** The kinds of identity an event may record (domain/shared/event.ts, `ActingIdentity`). */
+export const IDENTITY_KINDS: readonly string[] = [...IDENTITY_TYPES, 'DAEMON', 'CLI', 'SERVICE'];
+
+/**
+ * The identity to filter by, as the feed indexes it (`<kind>:<value>`): `identity_type` (one of
+ * `IDENTITY_KINDS`) with `identity` (the user name, the DN, `SUB=…, ISS=…`, the SSH key's
+ * fingerprint, a daemon's name...); undefined when neither is given, ValueError for one alone.
+ */
+export const identityParam = (ctx: AppContext): string | undefined => {
+  const kind = single(ctx, 'identity_type');
+  const value = single(ctx, 'identity');
+  if ((kind === undefined || kind === '') && (value === undefined || value === '')) return undefined;
+  if (!kind || !value) throw new ValueError('identity and identity_type go together');
+  if (!IDENTITY_KINDS.includes(kind))
+    throw new ValueError(`identity_type must be one of ${IDENTITY_KINDS.join(', ')}, not '${kind}'`);
+  return identityKey({ kind, value });
+};
+
+/** A trace id (32 lower-case hex digits, as in a `traceparent`). */
+export const traceIdParam = (text: string): string => {
+  if (!isTraceId(text)) throw new ValueError(`A trace id is 32 lower-case hex digits, not all zero, not '${text}'`);
+  return text;
 };

@@ -28,7 +28,15 @@ import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../h
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { didFromPath } from '../did/didParams.ts';
-import { eventTypes, historyBound, limitParam, positionParam } from './auditParams.ts';
+import {
+  eventTypes,
+  historyBound,
+  IDENTITY_KINDS,
+  identityParam,
+  limitParam,
+  positionParam,
+  traceIdParam,
+} from './auditParams.ts';
 import { renderDidState, renderEvent } from './auditRendering.ts';
 
 /** The filters of every history (documentation: GET /openapi.json). */
@@ -51,8 +59,9 @@ const history = (summary: string, notFound: RucioErrorClass): RouteOptions => ({
  * and the whole feed, paged by position. Admins read everything; a scope's owner reads its DIDs.
  *
  * Filters: `since` and `until` (inclusive; a global position or an RFC 3339 time), `type`
- * (repeated or comma-separated). The feed also takes `account`, `after` (a position: the last
- * line of the previous page) and `limit` (default 1000, at most 10 000).
+ * (repeated or comma-separated). The feed also takes `account`, `identity_type` with `identity`
+ * (who acted), `trace` (what one request caused; also `/audit/traces/{id}/events`), `after` (a
+ * position: the last line of the previous page) and `limit` (default 1000, at most 10 000).
  */
 export const registerAuditRoutes = (routes: RouteTable, services: Services): void => {
   const { eventStore, upcasters } = services.commands;
@@ -156,12 +165,35 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
 
   routes.get(
     '/audit/accounts/:account/events',
-    history('What an account did: the events whose acting account it is (admins).', AccountNotFound),
+    {
+      ...history('What an account did: the events whose acting account it is (admins).', AccountNotFound),
+      query: {
+        ...RANGE,
+        identity_type: 'With identity: the kind of identity.',
+        identity: 'Only what this identity did.',
+      },
+    },
     async (ctx) => {
       const account = ctx.params.account!;
       await requireHistoryReader(ctx, `account ${account}`);
       await requireStream(accountStreamName(account), AccountNotFound, `Account with ID '${account}' cannot be found`);
-      await sendFeed(ctx, { ...rangeOf(ctx), account });
+      const identity = identityParam(ctx);
+      await sendFeed(ctx, { ...rangeOf(ctx), account, ...(identity ? { identity } : {}) });
+    },
+  );
+
+  routes.get(
+    '/audit/traces/:traceId/events',
+    {
+      accept: STREAM_ONLY,
+      summary: 'Everything one request caused: the events of its trace, daemon work included (admins).',
+      query: RANGE,
+      raises: [AccessDenied],
+    },
+    async (ctx) => {
+      const trace = traceIdParam(ctx.params.traceId!);
+      await requireHistoryReader(ctx, `trace ${trace}`);
+      await sendFeed(ctx, { ...rangeOf(ctx), trace });
     },
   );
 
@@ -171,6 +203,10 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
     query: {
       ...RANGE,
       account: 'Only the events this account caused.',
+      identity_type: `With identity: the kind of identity that acted (${IDENTITY_KINDS.join(', ')}).`,
+      identity:
+        'Only the events this identity caused (a user name, a DN, SUB=…, ISS=…, an SSH key’s fingerprint, a daemon).',
+      trace: 'Only the events of this trace (a W3C trace id): what one request caused.',
       after: 'The last position of the previous page.',
       limit: 'Events per page: 1000 by default, at most 10 000.',
     },
@@ -180,10 +216,15 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
     await requireHistoryReader(ctx, 'the service');
     const account = typeof ctx.query.account === 'string' && ctx.query.account !== '' ? ctx.query.account : undefined;
     const after = positionParam(ctx, 'after');
+    const identity = identityParam(ctx);
+    const trace =
+      typeof ctx.query.trace === 'string' && ctx.query.trace !== '' ? traceIdParam(ctx.query.trace) : undefined;
     const query = {
       ...rangeOf(ctx),
       limit: limitParam(ctx, 1000, 10_000),
       ...(account ? { account } : {}),
+      ...(identity ? { identity } : {}),
+      ...(trace ? { trace } : {}),
       ...(after !== undefined ? { after } : {}),
     };
     await sendFeed(ctx, query);
