@@ -196,16 +196,16 @@ export const commandMetadata = (ctx: AppContext, clock: Clock): CommandMetadata 
 };
 
 /**
- * Read your writes: a write is acknowledged only once every read model has applied its last
- * event, so that every read that follows, through any API process, shows it. Past the configured
- * bound the write is durable but not yet readable: answered 503 (ResourceTemporaryUnavailable)
- * rather than a success a read could contradict. A bound of 0 turns the wait off (the write
- * side measured alone).
+ * Read your writes: a write is acknowledged only once the read models it changed (those of the
+ * projection groups its events touched) have applied its last event, so that every read that
+ * follows, through any API process, shows it. Past the configured bound the write is durable but
+ * not yet readable: answered 503 (ResourceTemporaryUnavailable) rather than a success a read could
+ * contradict. A bound of 0 turns the wait off (the write side measured alone).
  */
 const afterWrite = async (ctx: AppContext, services: Services, position: bigint | undefined): Promise<void> => {
   const timeoutMs = services.config.readYourWritesTimeoutMs;
   if (position === undefined || timeoutMs === 0) return;
-  if (await services.progress.waitFor(position, timeoutMs)) return;
+  if (await services.afterWrite(position, timeoutMs)) return;
   ctx.state.logger.warn({ position: position.toString(), timeoutMs }, 'read models lag behind a write');
   throw new ResourceTemporaryUnavailable(
     `The write is stored (position ${position}) but the read models have not shown it within ${timeoutMs} ms; it becomes readable once they do`,

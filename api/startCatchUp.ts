@@ -41,17 +41,17 @@ export class StartCatchUp {
    */
   holdUntil(head: bigint): void {
     this.head = head;
-    const applied = this.progress.appliedPosition();
-    if (applied !== undefined && applied >= head) {
-      this.reached = true;
-      return;
-    }
     const started = performance.now();
-    this.logger.info(
-      { head: head.toString(), applied: applied?.toString() ?? null },
-      "the read models are behind the event log's head at start: requests wait until they show it",
-    );
     const watch = async (): Promise<void> => {
+      // The usual start: every projection group already shows the head, and nothing need be said.
+      if (await this.progress.waitFor(head, 0)) {
+        this.reached = true;
+        return;
+      }
+      this.logger.info(
+        { head: head.toString() },
+        "the read models are behind the event log's head at start: requests wait until they show it",
+      );
       while (!(await this.progress.waitFor(head, 60_000))) {
         if (this.closed) return;
         this.logger.warn(

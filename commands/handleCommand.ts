@@ -261,7 +261,6 @@ const decideAndAppendOnce = async <State, C extends Command, E extends Event>(
         appends.map((result) => ({
           streamName: result.decision.streamName,
           expectedRevision: result.revision,
-          ...(result.decision.fresh ? { fresh: true } : {}),
           events: result.events.map((event, index) =>
             toNewEvent(event, result.decision.streamName, index, envelope(event.type)),
           ),

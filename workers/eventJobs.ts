@@ -122,6 +122,11 @@ export class EventJobs {
   }
 
   /** The queues jobs go to. */
+  /** The event types some reaction turns into jobs: the only ones a reactor need read. */
+  eventTypes(): ReadonlySet<string> {
+    return new Set(this.byType.keys());
+  }
+
   queues(): string[] {
     return [...new Set([...this.byType.values()].flat().map((target) => target.queue))];
   }

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Clock } from '../infra/clock.ts';
-import type { AllSubscription, EventStore, RecordedEvent } from '../infra/eventstore/eventStore.ts';
+import type { AllSubscription, EventStore, SubscriptionBatch } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
 import type { CollectionSpec, Document, ReadStore } from '../infra/readstore/readStore.ts';
@@ -85,6 +85,8 @@ export class Reactor {
       this.subscription = this.options.eventStore.subscribeToAll({
         after: this.checkpoint,
         batchSize: this.options.batchSize ?? 500,
+        // Only the events some role reacts to are read.
+        eventTypes: this.jobs.eventTypes(),
       });
       try {
         for await (const batch of this.subscription) {
@@ -101,10 +103,10 @@ export class Reactor {
     }
   }
 
-  private async enqueue(batch: readonly RecordedEvent[]): Promise<void> {
+  private async enqueue({ events, through }: SubscriptionBatch): Promise<void> {
     const jobsByQueue = new Map<string, PlannedJob[]>();
     const now = this.options.clock.now();
-    for (const event of batch)
+    for (const event of events)
       for (const job of this.jobs.jobsOf(event, now)) {
         const jobs = jobsByQueue.get(job.queue);
         if (jobs) jobs.push(job);
@@ -112,8 +114,7 @@ export class Reactor {
       }
     for (const [queue, jobs] of jobsByQueue)
       await this.queues.get(queue)!.addBulk(jobs.map(({ name, data, opts }) => ({ name, data, opts: { ...opts } })));
-    const last = batch[batch.length - 1]!;
-    this.checkpoint = last.position;
+    this.checkpoint = through;
     // A batch that enqueued nothing need not be remembered at once: replayed after a crash it
     // enqueues nothing again. Saving such checkpoints at most every second spares the read store
     // a write (and a wait for the projections' write lock) per 500 events under heavy traffic.

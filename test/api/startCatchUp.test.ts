@@ -86,7 +86,7 @@ describe('API: no stale read after a start, no acknowledged write unread (issue 
 
   it('answers a write whose read models do not show it in time 503, never 201; it is stored all the same', async () => {
     const writing = await start(api, 1000);
-    await stop(running.find((runtime) => runtime.runner !== undefined)!);
+    await stop(running.find((runtime) => runtime.projections !== undefined)!);
     const account = uniqueName('unread');
     const answer = await newAccount(writing, account);
     expect(answer.status).to.equal(503);

@@ -4,7 +4,6 @@ import { createCommandContext } from '../../commands/commandContext.ts';
 import { handleCommand, handleCommands, loadState, onStream } from '../../commands/handleCommand.ts';
 import { deterministicUuid, timeOrderedUuid } from '../../infra/eventstore/eventIds.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
-import { allProjections } from '../../projections/index.ts';
 import { readModelPorts } from '../../projections/readModelPorts.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { accountStreamName } from '../../domain/account/account.ts';
@@ -31,8 +30,7 @@ describe('handleCommand', () => {
     await readStore.close();
     dir.dispose();
   });
-  const createContext = () =>
-    createCommandContext({ eventStore: store, ...readModelPorts(new ReadModels(readStore, allProjections)) });
+  const createContext = () => createCommandContext({ eventStore: store, ...readModelPorts(ReadModels.in(readStore)) });
 
   const metadata = () => ({ now: new Date(), account: 'root', requestId: 'r' });
   const create = (account: string): AccountCommand => ({
@@ -55,7 +53,7 @@ describe('handleCommand', () => {
     closeAfter.push(otherStore);
     const second = createCommandContext({
       eventStore: otherStore,
-      ...readModelPorts(new ReadModels(readStore, allProjections)),
+      ...readModelPorts(ReadModels.in(readStore)),
     });
     await handleCommand(first, accountDecider, streamName, create(account));
     // Both contexts cache the state at revision 0, then write concurrently.

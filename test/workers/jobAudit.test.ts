@@ -149,7 +149,7 @@ describe('Reconciler: jobs found again from the log (real Redis)', () => {
         return { done: 0, skipped: [] };
       },
     };
-    const readModels = new ReadModels(readStore, allProjections);
+    const readModels = ReadModels.in(readStore, allProjections);
     const host = new WorkerHost({
       redisUrl: redisUrl(),
       roles: [role],
