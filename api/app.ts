@@ -136,6 +136,8 @@ export const createApp = (services: Services): Koa<AppState> => {
   app.use(errorMiddleware());
   // The web console's page and modules (console/), before the API's routing.
   app.use(consoleFilesMiddleware());
+  // After a start, nothing is answered from read models behind what the log held then.
+  if (services.startCatchUp) app.use(services.startCatchUp.middleware());
   app.use(corsPreflight(services));
   app.use(decodedRoutingPath());
   app.use(rawTextBody(services.config.maxBodyBytes, services.config.connections.bodyIdleTimeoutMs));

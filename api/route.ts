@@ -3,7 +3,7 @@ import type { RouterMiddleware } from '@koa/router';
 import type { ZodObject, ZodType } from 'zod';
 import type { CommandMetadata } from '../domain/shared/event.ts';
 import { dateOf, type Clock } from '../infra/clock.ts';
-import type { RucioErrorClass } from '../domain/shared/errors.ts';
+import { ResourceTemporaryUnavailable, type RucioErrorClass } from '../domain/shared/errors.ts';
 import { actingIdentity } from './auth/actingIdentity.ts';
 import { authenticate } from './auth/authenticate.ts';
 import { requireAccept, sendCreated, sendOk } from './http.ts';
@@ -196,13 +196,20 @@ export const commandMetadata = (ctx: AppContext, clock: Clock): CommandMetadata 
 };
 
 /**
- * Read your writes: answer only once every read model has applied the write's last event, or
- * after the configured bound (the write is durable either way; the delay is logged).
+ * Read your writes: a write is acknowledged only once the read models it changed (those of the
+ * projection groups its events touched) have applied its last event, so that every read that
+ * follows, through any API process, shows it. Past the configured bound the write is durable but
+ * not yet readable: answered 503 (ResourceTemporaryUnavailable) rather than a success a read could
+ * contradict. A bound of 0 turns the wait off (the write side measured alone).
  */
 const afterWrite = async (ctx: AppContext, services: Services, position: bigint | undefined): Promise<void> => {
-  if (position === undefined) return;
-  const caughtUp = await services.progress.waitFor(position, services.config.readYourWritesTimeoutMs);
-  if (!caughtUp) ctx.state.logger.warn({ position: position.toString() }, 'read models lag behind a write');
+  const timeoutMs = services.config.readYourWritesTimeoutMs;
+  if (position === undefined || timeoutMs === 0) return;
+  if (await services.afterWrite(position, timeoutMs)) return;
+  ctx.state.logger.warn({ position: position.toString(), timeoutMs }, 'read models lag behind a write');
+  throw new ResourceTemporaryUnavailable(
+    `The write is stored (position ${position}) but the read models have not shown it within ${timeoutMs} ms; it becomes readable once they do`,
+  );
 };
 
 /** What every command gives back: the position of its last event, none when it wrote nothing. */

@@ -6,11 +6,12 @@ import type { ServiceConfig } from '../infra/serviceConfig.ts';
 import type { GeoLocator } from '../infra/geoLocator.ts';
 import type { UrlSigner } from '../infra/storage/urlSigner.ts';
 import type { Logger } from '../infra/logger.ts';
-import type { ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
+import type { ProjectionProgress } from '../projections/runtime/projectionProgress.ts';
 import type { ReadModels } from '../projections/runtime/readModels.ts';
 import type { Oidc } from './auth/oidc/oidc.ts';
 import type { TokenStore } from './auth/tokenStore.ts';
 import type { ServiceMetrics } from './metrics/serviceMetrics.ts';
+import type { StartCatchUp } from './startCatchUp.ts';
 
 /** Everything a route needs, built once at start-up (bin/serve.ts) and in tests. */
 export type Services = Readonly<{
@@ -20,7 +21,18 @@ export type Services = Readonly<{
   clock: Clock;
   commands: CommandContext;
   readModels: ReadModels;
+  /** Where the projection groups stand (every group's, for reads that need them all). */
   progress: ProjectionProgress;
+  /**
+   * Holds requests after a start until the read models show the log's head as it stood then
+   * (api/startCatchUp.ts); absent: requests are never held (tests that build services by hand).
+   */
+  startCatchUp?: StartCatchUp;
+  /**
+   * Read your writes: resolves once the read models a write changed show it (the projection
+   * groups this process's writes touched have applied `position`), false at the timeout.
+   */
+  afterWrite: (position: bigint, timeoutMs: number) => Promise<boolean>;
   tokens: TokenStore;
   /** OpenID Connect: trusted providers, JWTs as tokens, the login flow (api/auth/oidc/). */
   oidc: Oidc;

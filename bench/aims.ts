@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { LAYOUTS, printLayoutComparison, storedBytes, type Footprint, type Layout } from './aimsLayouts.ts';
 import { rawBatchRate, rawEventTable } from './appendRates.ts';
 import { measureDeletion } from './deletion.ts';
 import { CONNECTIONS, httpLoader, type Measured } from './httpOverhead.ts';
@@ -9,6 +10,7 @@ import { streamLines, type StreamFigures } from './lib/ndjson.ts';
 import { formatNumber, perSecond, printColumns, timed } from './lib/report.ts';
 import { startDms, startProcess, type ServerProcess } from './lib/serverProcess.ts';
 import { tempDir } from './lib/tempDir.ts';
+import { cpuSeconds } from './lib/wrk.ts';
 import { addRse, JUDGE_ROLES, ruleOn, waitForRule } from './rules.ts';
 import { measureTransfers } from './transfers.ts';
 
@@ -22,6 +24,11 @@ import { measureTransfers } from './transfers.ts';
  * files registered in the first row, which are also the container of the asynchronous rule
  * (default 100 000 × scale); BENCH_AIMS_DELETIONS the reaper's replicas (default 20 000 × scale);
  * BENCH_DURATION_MS each HTTP load (default 5 000 × scale, at least 2 000).
+ *
+ * The write flows (registration to rebuild) run twice, on fresh servers: with every projection
+ * in one group on one thread (DMS_PROJECTION_LAYOUT=single, as before issue 30) and with the
+ * projection groups writing in parallel (the default), printed side by side beside raw SQLite;
+ * the aims table takes the groups' figures. BENCH_AIMS_WRITES_ONLY=1 stops after that comparison.
  */
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -45,7 +52,7 @@ type Baseline = Readonly<{ name: string; value: number; unit: string }>;
 /** What the issue asks of a figure: a floor or a ceiling in its own unit, or a share of its baseline. */
 type Aim = Readonly<{ atLeast: number } | { atMost: number; text?: string } | { ofBaseline: number }>;
 
-type Figure = Readonly<{
+export type Figure = Readonly<{
   name: string;
   value: number;
   unit: string;
@@ -119,6 +126,13 @@ const waitUntil = async (what: string, condition: () => Promise<boolean>, pollMs
   }
 };
 
+/** The head of the event log, as `/admin/projections` tells it. */
+const headOf = async (call: Call): Promise<number> => {
+  const response = await call('GET', '/admin/projections');
+  expectStatus(response, 200, 'projections');
+  return (JSON.parse(response.text) as { head: number }[])[0]!.head;
+};
+
 const files = (prefix: string, from: number, count: number) =>
   Array.from({ length: count }, (_, offset) => ({
     scope: SCOPE,
@@ -145,7 +159,7 @@ const attach = async (call: Call, dataset: string, prefix: string, from: number,
   }
 };
 
-type Raw = Readonly<{ rate: Baseline; seconds: (rows: number) => Baseline }>;
+export type Raw = Readonly<{ rate: Baseline; seconds: (rows: number) => Baseline }>;
 
 /** Raw SQLite inserting rows 1 000 per commit, as the event store's table and file settings are. */
 const rawSqlite = (): Raw => {
@@ -169,10 +183,11 @@ const rawSqlite = (): Raw => {
 
 /**
  * One `dms serve` with the judge's roles (the conveyor off, so that the rules' requests stay
- * queued): registration, attaches, the listing, the two rules, and at the end a rebuild of every
- * projection from the log all of that wrote.
+ * queued) and the projections in `layout`: registration, attaches, the listing, the two rules,
+ * and at the end a rebuild of every projection from the log all of that wrote; with the server's
+ * CPU and what it stored, up to the rebuild.
  */
-const catalogueFigures = async (raw: Raw): Promise<Figure[]> => {
+const catalogueFigures = async (raw: Raw, layout: Layout): Promise<{ figures: Figure[]; footprint: Footprint }> => {
   const figures: Figure[] = [];
   const dir = tempDir();
   const bare = await startProcess('bench/fixtures/bareKoa.ts', [], { BARE_KOA_WORKERS: '1' }, 'listening');
@@ -181,9 +196,10 @@ const catalogueFigures = async (raw: Raw): Promise<Figure[]> => {
     server = await startProcess(
       'bin/dms.ts',
       ['serve', '--roles', JUDGE_ROLES],
-      { DMS_DATA_DIR: dir.path, PORT: '0', DMS_LOG_LEVEL: 'info' },
+      { DMS_DATA_DIR: dir.path, PORT: '0', DMS_LOG_LEVEL: 'info', DMS_PROJECTION_LAYOUT: layout },
       'API listening',
     );
+    const cpuAtStart = cpuSeconds(server.pid);
     const token = await login(server);
     // One client, one call at a time, as the issue's figures were taken.
     const call = client(server, token, 1);
@@ -204,6 +220,9 @@ const catalogueFigures = async (raw: Raw): Promise<Figure[]> => {
 
     // Registration as Rucio's clients do it: the replicas (files created with them), then the attach.
     progress(`registration of ${formatNumber(REGISTERED)} files`);
+    const headBeforeRegistration = await headOf(call);
+    const storedBeforeRegistration = storedBytes(dir.path);
+    const cpuBeforeRegistration = cpuSeconds(server.pid);
     const registerMs = await timed(async () => {
       for (const [index, dataset] of registeredDatasets.entries()) {
         const count = Math.min(1000, REGISTERED - index * 1000);
@@ -211,6 +230,15 @@ const catalogueFigures = async (raw: Raw): Promise<Figure[]> => {
         await attach(call, dataset, `reg${index}`, 0, count);
       }
     });
+    const registrationCpuSeconds = cpuSeconds(server.pid) - cpuBeforeRegistration;
+    const storedAfterRegistration = storedBytes(dir.path);
+    const registration = {
+      files: REGISTERED,
+      cpuSeconds: registrationCpuSeconds,
+      events: (await headOf(call)) - headBeforeRegistration,
+      eventBytes: storedAfterRegistration.eventBytes - storedBeforeRegistration.eventBytes,
+      readModelBytes: storedAfterRegistration.readModelBytes - storedBeforeRegistration.readModelBytes,
+    };
     figures.push({
       name: `registration: ${formatNumber(REGISTERED)} files, add replicas then attach, 1,000 per call, one client`,
       value: perSecond(REGISTERED, registerMs),
@@ -380,6 +408,12 @@ const catalogueFigures = async (raw: Raw): Promise<Figure[]> => {
     };
     const reports = await projections();
     const events = reports[0]!.head;
+    const footprint: Footprint = {
+      events,
+      cpuSeconds: cpuSeconds(server.pid) - cpuAtStart,
+      registration,
+      ...storedBytes(dir.path),
+    };
     const admin = client(server, token, reports.length);
     const requestedAt = process.hrtime.bigint();
     const requested = await Promise.all(reports.map(({ name }) => admin('POST', `/admin/projections/${name}/rebuild`)));
@@ -411,7 +445,7 @@ const catalogueFigures = async (raw: Raw): Promise<Figure[]> => {
       aim: { atLeast: 150_000 },
       baseline: raw.rate,
     });
-    return figures;
+    return { figures, footprint };
   } finally {
     await server?.stop();
     await bare.stop();
@@ -530,8 +564,18 @@ export const runAimsBenchmark = async (): Promise<void> => {
   const before = uptime();
   console.log(`\nAims (issue 23), scale ${SCALE}: ${before}`);
   const raw = rawSqlite();
+  const byLayout = new Map<Layout, { figures: Figure[]; footprint: Footprint }>();
+  for (const layout of LAYOUTS) {
+    progress(`the write flows, projections in layout ${layout}`);
+    byLayout.set(layout, await catalogueFigures(raw, layout));
+  }
+  printLayoutComparison(byLayout);
+  if (process.env.BENCH_AIMS_WRITES_ONLY === '1') {
+    console.log(`\n  before: ${before}\n  after:  ${uptime()}`);
+    return;
+  }
   const figures = [
-    ...(await catalogueFigures(raw)),
+    ...byLayout.get('groups')!.figures,
     ...(await transferFigures(raw)),
     ...(await reaperFigures()),
     ...(await httpFigures()),

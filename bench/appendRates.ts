@@ -4,7 +4,6 @@ import { createCommandContext } from '../commands/commandContext.ts';
 import { handleCommand } from '../commands/handleCommand.ts';
 import { timeOrderedUuid } from '../infra/eventstore/eventIds.ts';
 import { SqliteReadStore } from '../infra/readstore/sqlite/sqliteReadStore.ts';
-import { allProjections } from '../projections/index.ts';
 import { readModelPorts } from '../projections/readModelPorts.ts';
 import { ReadModels } from '../projections/runtime/readModels.ts';
 import { accountStreamName } from '../domain/account/account.ts';
@@ -93,7 +92,7 @@ export const runAppendRates = async (): Promise<void> => {
     const readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
     const context = createCommandContext({
       eventStore: store,
-      ...readModelPorts(new ReadModels(readStore, allProjections)),
+      ...readModelPorts(ReadModels.in(readStore)),
     });
     const commands = 2000;
     const now = new Date();

@@ -179,7 +179,8 @@ const profile = async (tree: string | undefined): Promise<Profile> => {
     server = await startProcess(
       'bin/dms.ts',
       ['serve'],
-      { DMS_DATA_DIR: data, PORT: '0', DMS_LOG_LEVEL: 'info' },
+      // One group in one file: the documents counted there, and a write that settles waits for every projection.
+      { DMS_DATA_DIR: data, PORT: '0', DMS_LOG_LEVEL: 'info', DMS_PROJECTION_LAYOUT: 'single' },
       'API listening',
       tree,
     );

@@ -1,5 +1,6 @@
 import { runAimsBenchmark } from './aims.ts';
 import { runAppendRates } from './appendRates.ts';
+import { runCrashBenchmark } from './crash.ts';
 import { runDeletionBenchmark } from './deletion.ts';
 import { runGranularityBenchmark } from './granularity.ts';
 import { runHttpOverhead } from './httpOverhead.ts';
@@ -21,6 +22,7 @@ import { runTransferBenchmark } from './transfers.ts';
 const benchmarks: Record<string, () => Promise<void>> = {
   aims: runAimsBenchmark,
   appends: runAppendRates,
+  crash: runCrashBenchmark,
   deletion: runDeletionBenchmark,
   granularity: runGranularityBenchmark,
   http: runHttpOverhead,
@@ -39,9 +41,9 @@ const benchmarks: Record<string, () => Promise<void>> = {
 // Names come first; options after them (`npm run bench scale -- --files 100000`) are the benchmarks' own.
 const firstOption = process.argv.findIndex((arg, index) => index >= 2 && arg.startsWith('-'));
 const chosen = process.argv.slice(2, firstOption === -1 ? undefined : firstOption);
-// The soak (ten minutes), the aims (the other benchmarks' flows again, side by side) and the
-// scale run (a million files) only when named.
-const onlyNamed = new Set(['soak', 'aims', 'scale']);
+// The soak (ten minutes), the aims (the other benchmarks' flows again, side by side), the
+// scale run (a million files) and the kill matrix's long run only when named.
+const onlyNamed = new Set(['soak', 'aims', 'scale', 'crash']);
 for (const name of chosen.length > 0 ? chosen : Object.keys(benchmarks).filter((name) => !onlyNamed.has(name))) {
   const benchmark = benchmarks[name];
   if (!benchmark) {

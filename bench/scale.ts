@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -356,7 +356,10 @@ export const runScaleBenchmark = async (): Promise<void> => {
       const events = Number(await eventStore.headPosition());
       await eventStore.close();
       const eventBytes = usedBytes(join(dir.path, 'events.sqlite'));
-      const readModelBytes = usedBytes(join(dir.path, 'readmodels.sqlite'));
+      // Every read-model file: one per projection group, and the shared one.
+      const readModelBytes = readdirSync(dir.path)
+        .filter((name) => name.startsWith('readmodels') && name.endsWith('.sqlite'))
+        .reduce((sum, name) => sum + usedBytes(join(dir.path, name)), 0);
       const rebuild = await rebuildProjections(dir.path);
       const audit = await auditVerify(dir.path);
       const rawInsertRowsPerSecond = raw.insertRate(calls);

@@ -115,21 +115,32 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
       '--roles <names>',
       'run only these daemon roles, comma-separated (default: all)',
     ).argParser(roleList);
-    program
+    const command = program
       .command(name)
       .description(description)
-      .addOption(rolesOption === 'shown' ? roles : roles.hideHelp())
-      .action(
-        action(async (config, options: { roles?: string[] }) => {
-          await runService(config, options.roles ? { ...ROLES[name], daemonRoles: options.roles } : ROLES[name]);
-          return 'running';
-        }),
+      .addOption(rolesOption === 'shown' ? roles : roles.hideHelp());
+    if (name === 'projector')
+      command.addOption(
+        new Option(
+          '--groups <names>',
+          'run only these projection groups, comma-separated (default: all; dms projections status names them)',
+        ).argParser(roleList),
       );
+    command.action(
+      action(async (config, options: { roles?: string[]; groups?: string[] }) => {
+        await runService(config, {
+          ...ROLES[name],
+          ...(options.roles ? { daemonRoles: options.roles } : {}),
+          ...(options.groups ? { projectorGroups: options.groups } : {}),
+        });
+        return 'running';
+      }),
+    );
   };
   service('serve', 'API, projections and workers in one process (the embedded default)', 'shown');
   // --roles means nothing without workers; it stays accepted, as it always was.
   service('api', 'only the HTTP API (scaled out; projections run elsewhere)', 'hidden');
-  service('projector', 'only the projections', 'hidden');
+  service('projector', 'only the projections, each group on a thread of its own (scaled out)', 'hidden');
   service('worker', 'only the reactor and the daemon workers', 'shown');
 
   const workers = program.command('workers').description('the daemon roles: status');
@@ -250,7 +261,9 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
       ),
     );
 
-  const events = program.command('events').description('the event log as NDJSON: export [file], import [file]');
+  const events = program
+    .command('events')
+    .description('the event log: export [file], import [file] (NDJSON), finish-steps');
   events
     .command('export')
     .description('write the whole event log as NDJSON, progress on stderr')
@@ -268,6 +281,15 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
       action(async (config, file: string | undefined) =>
         (await import('./commands/eventsImport.ts')).eventsImportCommand(config, file),
       ),
+    );
+
+  events
+    .command('finish-steps')
+    .description(
+      'once, after an upgrade from a deployment on EventStoreDB before KurrentDB 25.1: complete the multi-stream steps it left half written (exit 1 when one cannot be)',
+    )
+    .action(
+      action(async (config) => (await import('./commands/eventsFinishSteps.ts')).eventsFinishStepsCommand(config)),
     );
 
   const wait = program.command('wait').description('wait for a state: rule <id> <state>');

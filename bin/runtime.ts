@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { startTracing, stopTracing } from '../infra/tracing.ts';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
@@ -8,12 +9,13 @@ import { startMetricsServer, type MetricsServer } from '../api/metrics/metricsSe
 import { ServiceMetrics } from '../api/metrics/serviceMetrics.ts';
 import { Oidc } from '../api/auth/oidc/oidc.ts';
 import { SessionAccess } from '../api/auth/sessionAccess.ts';
+import { StartCatchUp } from '../api/startCatchUp.ts';
 import { TokenStore } from '../api/auth/tokenStore.ts';
 import type { Services } from '../api/services.ts';
 import { ensureRootAccount } from '../commands/account/rootAccount.ts';
 import { createCommandContext } from '../commands/commandContext.ts';
 import { dateOf, systemClock, type Clock } from '../infra/clock.ts';
-import type { ServiceConfig } from '../infra/serviceConfig.ts';
+import { ConfigurationInvalidError, type ServiceConfig } from '../infra/serviceConfig.ts';
 import type { Upcasters } from '../domain/shared/upcasting.ts';
 import type { EventStore } from '../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../infra/eventstore/sqliteEventStore.ts';
@@ -23,23 +25,31 @@ import type { BrokerConnections } from '../infra/messaging/brokerConnections.ts'
 import type { Reactor } from '../workers/reactor.ts';
 import type { Role } from '../workers/role.ts';
 import type { WorkerHost } from '../workers/workerHost.ts';
+import type { JobQueues } from '../workers/jobQueues.ts';
 import { packageVersion } from '../infra/moduleFiles.ts';
 import { StartupPhases } from '../infra/startupPhases.ts';
 import { startPrivateRedisServer } from '../infra/queue/redisServer.ts';
-import type { RedisPositionSignals, PositionSignalName } from '../infra/queue/redisPositionSignals.ts';
+import {
+  appliedSignal,
+  type RedisPositionSignals,
+  type PositionSignalName,
+} from '../infra/queue/redisPositionSignals.ts';
 import type { ReadStore } from '../infra/readstore/readStore.ts';
 import { openStores } from '../infra/stores.ts';
 import { CheckpointWatcher } from '../projections/runtime/checkpointWatcher.ts';
-import { allProjections } from '../projections/index.ts';
-import { ProjectionRunner, type ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
+import type { ProjectionGroup } from '../projections/index.ts';
+import type { ProjectionProgress } from '../projections/runtime/projectionProgress.ts';
+import { layoutGroups, ProjectionStores } from '../projections/runtime/projectionStores.ts';
 import { ProjectorThread } from '../projections/runtime/projectorThread.ts';
-import { ProgressFeed, type RelayedProgress } from '../projections/runtime/progressRelay.ts';
+import { ProgressFeed, type ProgressReport, type RelayedProgress } from '../projections/runtime/progressRelay.ts';
+import { RunningProjections, runGroup, runGroupsHere } from '../projections/runtime/runningProjections.ts';
+import { WrittenGroups } from '../projections/runtime/writtenGroups.ts';
 import type { AppendChannel } from '../infra/eventstore/forwardedAppends.ts';
 import { projectionReports } from '../projections/runtime/projectionStatus.ts';
 import { ReadModels } from '../projections/runtime/readModels.ts';
 import { readModelPorts } from '../projections/readModelPorts.ts';
 import { findRedisUrl, forgetRedisUrl, rememberRedisUrl } from '../infra/queue/redisUrlFile.ts';
-import { lockDataDir, type DataDirLock, type LockName } from '../infra/dataDirLock.ts';
+import { lockDataDir, projectorLock, type DataDirLock, type LockName } from '../infra/dataDirLock.ts';
 import { geoLocator } from '../infra/geoLocator.ts';
 import { RseAccounts } from '../infra/security/rseAccounts.ts';
 import { UrlSigner } from '../infra/storage/urlSigner.ts';
@@ -47,9 +57,16 @@ import { EnvironmentError } from '../infra/environmentError.ts';
 
 /**
  * Which parts run in this process: `dms serve` runs all three, the scaled-out commands one each.
- * `daemonRoles` narrows the workers to some daemon roles (default: all of them).
+ * `daemonRoles` narrows the workers to some daemon roles (default: all of them), `projectorGroups`
+ * the projector to some projection groups (default: every group of the layout).
  */
-export type Roles = Readonly<{ api: boolean; projector: boolean; workers: boolean; daemonRoles?: readonly string[] }>;
+export type Roles = Readonly<{
+  api: boolean;
+  projector: boolean;
+  workers: boolean;
+  daemonRoles?: readonly string[];
+  projectorGroups?: readonly string[];
+}>;
 
 /**
  * This process's part in a `dms serve` of several API workers (bin/cluster/), absent when it
@@ -75,7 +92,8 @@ export type Runtime = Readonly<{
   services: Services;
   eventStore: EventStore;
   readStore: ReadStore;
-  runner: ProjectionRunner | undefined;
+  /** The projection groups this process runs (on their threads, or here), if any. */
+  projections: RunningProjections | undefined;
   /** The Redis the daemons use (REDIS_URL, or the private one once started); undefined before. */
   readonly redisUrl: string | undefined;
   /**
@@ -96,7 +114,7 @@ export type Runtime = Readonly<{
 export type RuntimeOverrides = Readonly<{
   /**
    * Upcasters other than the domain's (tests of schema evolution). They reach the commands, the
-   * audit and projections run here; a projection thread always runs the domain's, so turn it off.
+   * audit and projections run here; projection threads always run the domain's, so turn them off.
    */
   upcasters?: Upcasters;
   cluster?: ClusterPart;
@@ -172,7 +190,7 @@ const takeDataDirLocks = (config: ServiceConfig, roles: Roles, cluster: ClusterP
           : 'dms api';
   const names: LockName[] = [];
   if (roles.projector && (config.eventStore.kind === 'sqlite' || config.readStore.kind === 'sqlite'))
-    names.push('projector');
+    names.push(...projectedGroups(config, roles).map((group) => projectorLock(group.name)));
   if (roles.workers && !config.redisUrl) names.push('redis');
   const locks: DataDirLock[] = [];
   try {
@@ -224,14 +242,23 @@ const startRoles = async (
     () => eventStore.close(),
     () => readStore.close(),
   );
-  const readModels = new ReadModels(readStore, allProjections);
+  // Projection groups run on threads of their own, unless told otherwise (or the tests' upcasters
+  // must reach them): then on this thread, writing the group stores opened here.
+  const projectionThreads = roles.projector && config.projectionThread;
+  const stores = await ProjectionStores.open(config, readStore, {
+    backgroundCheckpoints: roles.projector && !projectionThreads,
+  });
+  undo.push(() => stores.close());
+  const readModels = new ReadModels(stores);
   await readModels.refresh();
   phases.mark('stores');
   const upcasters = overrides.upcasters ? { upcasters: overrides.upcasters } : {};
   const metrics = new ServiceMetrics((what, error) => logger.warn({ err: error, what }, 'could not read a metric'));
+  // Which projection groups each write touches, so that its answer waits for those (WrittenGroups).
+  const written = new WrittenGroups(layoutGroups(config.projectionLayout));
   // Commands append through the metered store; projections and the reactor read the store itself.
   const commands = createCommandContext({
-    eventStore: new MeteredEventStore(eventStore, metrics),
+    eventStore: written.recording(new MeteredEventStore(eventStore, metrics)),
     ...readModelPorts(readModels),
     ...upcasters,
   });
@@ -248,65 +275,56 @@ const startRoles = async (
   // Awaited below; a start failing before then must not leave its failure unheard.
   rootCreation?.catch(() => undefined);
 
-  let runner: ProjectionRunner | undefined;
-  let thread: ProjectorThread | undefined;
+  let projections: RunningProjections | undefined;
   let watcher: CheckpointWatcher | undefined;
   let progress: ProjectionProgress;
   const progressFeed = primary ? new ProgressFeed() : undefined;
+  const groups = projectedGroups(config, roles);
   if (worker) {
     // The primary relays the projections' progress; generation switches come with it.
     progress = worker.progress;
     worker.progress.follow(readModels);
     undo.push(() => worker.progress.close());
-  } else if (roles.projector && (roles.api || primary) && config.projectionThread) {
-    // Answering requests (or, in a cluster primary, appending) and projecting take two cores
-    // instead of turns on one.
-    thread = await ProjectorThread.start(config, readModels, logger);
-    const started = thread;
-    undo.push(() => started.stop());
-    if (progressFeed) {
-      started.onReport((report) => progressFeed.report(report));
-      progressFeed.report({
-        type: 'ready',
-        position: started.appliedPosition(),
-        generations: servingGenerations(readModels),
-      });
-    }
-    logger.info({ projections: allProjections.length, thread: true }, 'projections running');
-    progress = thread;
   } else if (roles.projector) {
-    runner = new ProjectionRunner({
-      eventStore,
-      readStore,
+    // The groups dealt onto threads (one per core by default): they write in parallel, and beside
+    // the API (or, in a cluster primary, the appends).
+    const started = await RunningProjections.start(
+      groups,
       readModels,
-      projections: allProjections,
-      logger: logger.child({ role: 'projector' }),
-      ...upcasters,
-      // Processes waiting for the projections elsewhere hear of each committed batch at once.
-      onProgress: (position: bigint) => {
-        signals?.signal('applied').publish(position);
-        progressFeed?.report({ type: 'progress', position });
-      },
-      ...(progressFeed
-        ? {
-            onServingGeneration: (name: string, generation: number) =>
-              progressFeed.report({ type: 'generation', name, generation }),
-          }
-        : {}),
-    });
-    await runner.start();
-    signals?.signal('applied').publish(runner.position);
-    progressFeed?.report({ type: 'ready', position: runner.position, generations: servingGenerations(readModels) });
-    const started = runner;
-    undo.push(() => started.stop());
-    logger.info({ projections: allProjections.length }, 'projections running');
-    progress = runner;
-  } else {
-    watcher = new CheckpointWatcher(
-      readStore,
-      allProjections.map((projection) => projection.name),
-      signals ? { applied: signals.signal('applied') } : {},
+      (names, onReport) =>
+        projectionThreads
+          ? ProjectorThread.start(config, names, onReport, logger)
+          : runGroupsHere(names, (group) =>
+              runGroup({
+                config,
+                group,
+                eventStore,
+                readStore: stores.storeOfGroup(group),
+                logger: logger.child({ role: 'projector', group }),
+                report: onReport,
+                ...upcasters,
+              }),
+            ),
+      projectionThreads ? config.projectionThreads : 1,
     );
+    projections = started;
+    undo.push(() => started.stop());
+    // Processes waiting for the projections elsewhere hear of each committed batch at once.
+    const announce = (report: ProgressReport) => {
+      if (report.type === 'progress') signals?.signal(appliedSignal(report.group)).publish(report.position);
+      else if (report.type === 'ready')
+        for (const [group, position] of Object.entries(report.positions))
+          signals?.signal(appliedSignal(group)).publish(position);
+      progressFeed?.report(report);
+    };
+    started.onReport(announce);
+    announce(started.snapshot());
+    logger.info({ groups: groups.map((group) => group.name), threads: projectionThreads }, 'projections running');
+    // A projector of some groups only (`dms projector --groups`) serves no reads.
+    if (groups.length === stores.groups.length) progress = started;
+    else progress = watcher = watcherOf(stores, signals);
+  } else {
+    watcher = watcherOf(stores, signals);
     const outcomes = watcher;
     metrics.watchReadYourWrites(() => outcomes.waitOutcomes());
     progress = watcher;
@@ -316,7 +334,14 @@ const startRoles = async (
   // The process that writes a SQLite log (not a cluster's workers, which send their appends).
   if (eventStore instanceof SqliteEventStore) metrics.watchCommits(() => eventStore.commitStats());
   // The lag of the projections this process runs, from their stored checkpoints, when scraped.
-  if (roles.projector) metrics.watchProjections(() => projectionReports(eventStore, readStore, allProjections));
+  if (roles.projector)
+    metrics.watchProjections(() =>
+      projectionReports(
+        eventStore,
+        stores,
+        groups.flatMap((group) => group.projections),
+      ),
+    );
   // Without projections here, follow the projector when a rebuild switches reads to a new generation.
   const stopRefreshing =
     roles.projector || worker
@@ -327,6 +352,7 @@ const startRoles = async (
   undo.push(stopRefreshing);
 
   const daemons: Daemons = {};
+  const catchUp = new StartCatchUp(progress, logger, config.readYourWritesTimeoutMs);
   const sessions = new SessionAccess(readModels, progress);
   const tokens = new TokenStore(readStore, config.tokenLifetimeSeconds, clock, sessions);
   const services: Services = {
@@ -336,6 +362,8 @@ const startRoles = async (
     commands,
     readModels,
     progress,
+    startCatchUp: catchUp,
+    afterWrite: (position, timeoutMs) => written.afterWrite(progress, position, timeoutMs),
     tokens,
     oidc: new Oidc(config.oidcProviders, { readStore, readModels, commands, tokens, sessions, logger, clock }),
     metrics,
@@ -366,15 +394,14 @@ const startRoles = async (
         );
       }
     }
-    // Read your writes for what start-up wrote (root, or another process's start just before):
-    // a token is checked against the read models, so a login answered before they show root
-    // would give a token refused at its first use.
+    // No stale read after a start: what the log holds now (writes acknowledged before a crash,
+    // root, another process's start just before) is what requests wait for the read models to
+    // show, once, before they are answered (api/startCatchUp.ts). A cluster's primary serves no
+    // requests; it waits here so that its workers, told to start after it, find the read models there.
     const head = await eventStore.headPosition();
-    if (!(await progress.waitFor(head, config.readYourWritesTimeoutMs)))
-      logger.warn(
-        { position: head.toString() },
-        'the read models lag behind the event log (is a projector running?): logins to accounts they do not show yet give tokens that are refused',
-      );
+    if (roles.api) catchUp.holdUntil(head);
+    else if (!(await progress.waitFor(head, config.readYourWritesTimeoutMs)))
+      logger.warn({ position: head.toString() }, 'the read models lag behind the event log (is a projector running?)');
     phases.mark('root');
   }
 
@@ -441,17 +468,19 @@ const startRoles = async (
   const stop = () =>
     (stopping ??= (async () => {
       if (server) await closeServer(server);
+      catchUp.close();
       await metricsServer?.stop();
       stopRefreshing();
       // A start still under way finishes (or fails, stopping what it had started) first.
       await daemonsReady.catch(() => undefined);
       await daemons.workerHost?.stop();
+      await daemons.jobQueues?.close();
       await daemons.transferTools?.close();
       await daemons.brokers?.close();
       await daemons.reactor?.stop();
-      await runner?.stop();
-      await thread?.stop();
+      await projections?.stop();
       await eventStore.close();
+      await stores.close();
       await readStore.close();
       watcher?.close();
       worker?.progress.close();
@@ -467,7 +496,7 @@ const startRoles = async (
     services,
     eventStore,
     readStore,
-    runner,
+    projections,
     get redisUrl() {
       return config.redisUrl ?? daemons.redis?.url;
     },
@@ -485,6 +514,7 @@ const startRoles = async (
 type Daemons = {
   redis?: { url: string; stop(): Promise<void> };
   reactor?: Reactor;
+  jobQueues?: JobQueues;
   transferTools?: TransferTools;
   brokers?: BrokerConnections;
   workerHost?: WorkerHost;
@@ -520,6 +550,8 @@ const startDaemons = async (
       { createTransferTools },
       { BrokerConnections },
       { createStorages },
+      { EventJobs },
+      { JobQueues },
       { ServiceTokens },
     ] = await Promise.all([
       import('../workers/roles.ts'),
@@ -529,12 +561,26 @@ const startDaemons = async (
       import('../infra/transfer/transferTools.ts'),
       import('../infra/messaging/brokerConnections.ts'),
       import('../infra/storage/storages.ts'),
+      import('../workers/eventJobs.ts'),
+      import('../workers/jobQueues.ts'),
       import('../infra/security/clientCredentialsTokens.ts'),
     ]);
     const { HeartbeatStore } = await import('../infra/heartbeats/heartbeatStore.ts');
     let redisUrl = config.redisUrl;
     if (!redisUrl) {
-      const redis = await startPrivateRedisServer({ persistenceDir: join(config.dataDir, 'redis') });
+      const redisLogger = logger.child({ component: 'redis-server' });
+      const redis = await startPrivateRedisServer({
+        persistenceDir: join(config.dataDir, 'redis'),
+        // A redis-server that dies (killed, out of memory) comes back from its append-only file
+        // on the same port: the daemons' connections find it again, and what its file lost the
+        // reconciler finds again from the log (workers/reconcile/).
+        supervise: {
+          onExit: (exit) => redisLogger.error(exit, 'the private redis-server died; starting it again'),
+          onRestart: () => redisLogger.info('the private redis-server started again'),
+          onRestartFailed: (error) =>
+            redisLogger.error({ err: error }, 'the private redis-server could not start again'),
+        },
+      });
       started.redis = {
         url: redis.url,
         stop: async () => {
@@ -550,6 +596,9 @@ const startDaemons = async (
     }
     const daemonRoles = selectRoles(allRoles, roles.daemonRoles);
     started.reactor = new Reactor({
+      // Processes running different roles follow the log each from a checkpoint of its own: one
+      // shared would let a process skip the events of another's roles.
+      name: reactorName(daemonRoles, allRoles),
       eventStore: parts.eventStore,
       readStore: parts.readStore,
       redisUrl,
@@ -561,19 +610,24 @@ const startDaemons = async (
     await started.reactor.start();
     started.transferTools = createTransferTools({ dataDir: config.dataDir, clock: parts.clock });
     started.brokers = new BrokerConnections();
-    const workerContext = createWorkerContext(
-      parts.commands,
-      parts.readModels,
-      parts.progress,
-      logger.child({ role: 'worker' }),
-      started.transferTools,
-      {
-        clock: parts.clock,
-        storages: createStorages(),
-        messaging: { brokers: started.brokers, password: config.messagingPassword },
-        serviceTokens: new ServiceTokens(config.oidcProviders, { now: () => parts.clock.now() }),
-      },
-    );
+    started.jobQueues = new JobQueues(redisUrl, config.queuePrefix);
+    const workerContext = {
+      ...createWorkerContext(
+        parts.commands,
+        parts.readModels,
+        parts.progress,
+        logger.child({ role: 'worker' }),
+        started.transferTools,
+        {
+          clock: parts.clock,
+          storages: createStorages(),
+          messaging: { brokers: started.brokers, password: config.messagingPassword },
+          serviceTokens: new ServiceTokens(config.oidcProviders, { now: () => parts.clock.now() }),
+        },
+      ),
+      // Every role's jobs, whichever roles this process runs: the queues are shared.
+      reconciliation: { queues: started.jobQueues, eventJobs: new EventJobs(reactionsOf(allRoles)) },
+    };
     started.workerHost = new WorkerHost({
       redisUrl,
       prefix: config.queuePrefix,
@@ -590,11 +644,13 @@ const startDaemons = async (
     logger.info({ roles: daemonRoles.map((role) => role.name) }, 'daemon roles running');
   } catch (error) {
     await started.workerHost?.stop().catch(() => undefined);
+    await started.jobQueues?.close().catch(() => undefined);
     await started.transferTools?.close().catch(() => undefined);
     await started.brokers?.close().catch(() => undefined);
     await started.reactor?.stop().catch(() => undefined);
     await started.redis?.stop().catch(() => undefined);
     started.workerHost = undefined;
+    started.jobQueues = undefined;
     started.transferTools = undefined;
     started.brokers = undefined;
     started.reactor = undefined;
@@ -636,10 +692,22 @@ const logStarted = (logger: Logger, config: ServiceConfig, phases: StartupPhases
   } else logger.info({ phasesMs: durations }, 'started');
 };
 
-const servingGenerations = (readModels: ReadModels): Record<string, number> =>
-  Object.fromEntries(
-    allProjections.map((projection) => [projection.name, readModels.servingGeneration(projection.name)]),
-  );
+/** The projection groups this process projects: `projectorGroups` of the layout, or all of them. */
+const projectedGroups = (config: ServiceConfig, roles: Roles): readonly ProjectionGroup[] => {
+  const groups = layoutGroups(config.projectionLayout);
+  const named = roles.projectorGroups;
+  if (!named || named.length === 0) return groups;
+  const unknown = named.filter((name) => !groups.some((group) => group.name === name));
+  if (unknown.length > 0)
+    throw new ConfigurationInvalidError([
+      `unknown projection groups: ${unknown.join(', ')} (known in the ${config.projectionLayout} layout: ${groups.map((group) => group.name).join(', ')})`,
+    ]);
+  return groups.filter((group) => named.includes(group.name));
+};
+
+/** Read your writes for projections run by other processes: their checkpoints, and their signals when Redis carries them. */
+const watcherOf = (stores: ProjectionStores, signals: RedisPositionSignals | undefined): CheckpointWatcher =>
+  new CheckpointWatcher(stores, signals ? { applied: (group) => signals.signal(appliedSignal(group)) } : {});
 
 /**
  * The processes of a split deployment (`dms api`, `dms projector`, `dms worker`) tell each other
@@ -662,7 +730,8 @@ const openPositionSignals = async (
   }
   const listen: PositionSignalName[] = [];
   if (config.eventStore.kind === 'sqlite' && (roles.projector || roles.workers)) listen.push('appended');
-  if (!roles.projector) listen.push('applied');
+  if (!roles.projector || (roles.projectorGroups?.length ?? 0) > 0)
+    listen.push(...layoutGroups(config.projectionLayout).map((group) => appliedSignal(group.name)));
   const { RedisPositionSignals } = await import('../infra/queue/redisPositionSignals.ts');
   return RedisPositionSignals.open({
     url: config.redisUrl,
@@ -670,6 +739,16 @@ const openPositionSignals = async (
     listen,
     logger: logger.child({ component: 'position-signals' }),
   });
+};
+
+/** `reactor` for a process of every role, else a name of its own for the event roles it runs. */
+const reactorName = (roles: readonly Role[], allRoles: readonly Role[]): string => {
+  if (roles.length === allRoles.length) return 'reactor';
+  const names = roles
+    .filter((role) => role.kind === 'event')
+    .map((role) => role.name)
+    .sort();
+  return `reactor-${createHash('sha1').update(names.join(',')).digest('hex').slice(0, 12)}`;
 };
 
 /** The daemon roles named (all when none are), refusing unknown names. */

@@ -3,6 +3,7 @@ import type { Command, CommandMetadata, Event } from '../domain/shared/event.ts'
 import { upcastEvent } from '../domain/shared/upcasting.ts';
 import {
   isWrongExpectedRevision,
+  type AppendResult,
   type EventMetadata,
   type ExpectedRevision,
   type NewEvent,
@@ -260,29 +261,32 @@ const decideAndAppendOnce = async <State, C extends Command, E extends Event>(
         appends.map((result) => ({
           streamName: result.decision.streamName,
           expectedRevision: result.revision,
-          ...(result.decision.fresh ? { fresh: true } : {}),
           events: result.events.map((event, index) =>
             toNewEvent(event, result.decision.streamName, index, envelope(event.type)),
           ),
         })),
       );
       const appendedBy = new Map(appends.map((result, index) => [result, appended[index]!]));
-      return results.map((result) => {
-        const stored = appendedBy.get(result);
-        const { previousState, newState } = result;
-        const { streamName, decider } = result.decision;
-        if (!stored)
-          return { streamName, deciderName: decider.name, events: [], previousState, newState, position: undefined };
-        context.stateCache.set(decider.name, streamName, stored.nextExpectedRevision, newState);
-        return {
-          streamName,
-          deciderName: decider.name,
-          events: result.events,
-          previousState,
-          newState,
-          position: stored.position,
-        };
-      });
+      return await Promise.all(
+        results.map(async (result) => {
+          const stored = appendedBy.get(result);
+          const { previousState, newState } = result;
+          const { streamName, decider } = result.decision;
+          if (!stored)
+            return { streamName, deciderName: decider.name, events: [], previousState, newState, position: undefined };
+          if (isRepeated(result.revision, result.events.length, stored.nextExpectedRevision))
+            return repeatedOutcome(context, decider, streamName, previousState, stored, result.events.length);
+          context.stateCache.set(decider.name, streamName, stored.nextExpectedRevision, newState);
+          return {
+            streamName,
+            deciderName: decider.name,
+            events: result.events,
+            previousState,
+            newState,
+            position: stored.position,
+          };
+        }),
+      );
     } catch (error) {
       if (!isWrongExpectedRevision(error) || attempt >= retries) throw error;
       // Another process wrote first: a random wait that doubles (5 ms up to 320 ms) lets contenders
@@ -291,6 +295,61 @@ const decideAndAppendOnce = async <State, C extends Command, E extends Event>(
     }
   }
 };
+
+/**
+ * Whether the store answered an append from events it held already under the same ids (a job run
+ * again: ids derive from its cause) rather than writing them after the revision read: the events
+ * of a new append end `count` revisions past it.
+ */
+const isRepeated = (read: ExpectedRevision, count: number, last: bigint): boolean =>
+  typeof read === 'bigint' && last !== read + BigInt(count);
+
+/**
+ * The outcome of a decision the store found made already: a job taken over from a process that
+ * died runs again under its first run's event ids, on a stream that may have moved on since, so
+ * its decision now may differ from the one stored. What stands is the first run's: the outcome
+ * gives its events as stored and the stream's state as it is, and the decided state is not kept
+ * (cached, it would hide the stream's true state from every later decision of this process: a
+ * request QUEUED again taken for SUBMITTED for ever, found by the kill matrix).
+ */
+const repeatedOutcome = async <State, C extends Command, E extends Event>(
+  context: CommandContext,
+  decider: Decider<State, C, E>,
+  streamName: string,
+  previousState: State,
+  stored: AppendResult,
+  count: number,
+): Promise<CommandOutcome<State, E>> => {
+  context.stateCache.forget(decider.name, streamName);
+  const { state } = await loadState(context, decider, streamName);
+  return {
+    streamName,
+    deciderName: decider.name,
+    events: await storedEvents<E>(context, streamName, stored.nextExpectedRevision, count),
+    previousState,
+    newState: state,
+    position: stored.position,
+  };
+};
+
+/**
+ * The `count` stored events that end at revision `last`: the ids of a decision's events are its
+ * cause's, one per index, so those found are the first `count` of the first run's append there.
+ */
+const storedEvents = async <E extends Event>(
+  context: CommandContext,
+  streamName: string,
+  last: bigint,
+  count: number,
+): Promise<E[]> =>
+  (await context.eventStore.readStream(streamName, { fromRevision: last - BigInt(count) + 1n, maxCount: count })).map(
+    (event) =>
+      upcastEvent<E>(context.upcasters, {
+        type: event.type,
+        data: event.data,
+        schemaVersion: event.metadata.schemaVersion,
+      }),
+  );
 
 const firstCommandMetadata = (decisions: readonly StreamDecision<unknown, Command, Event>[]): CommandMetadata => {
   for (const decision of decisions) {

@@ -33,6 +33,15 @@ export class StateCache {
     return { revision: entry.revision, state: entry.state };
   }
 
+  /** Drops a stream's entry: its next load reads the stream from the start. */
+  forget(aggregateName: string, streamName: string): void {
+    const key = `${aggregateName}\u0000${streamName}`;
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.totalWeight -= entry.weight;
+  }
+
   set(aggregateName: string, streamName: string, revision: bigint, state: unknown): void {
     const key = `${aggregateName}\u0000${streamName}`;
     const previous = this.entries.get(key);

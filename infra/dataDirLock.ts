@@ -8,7 +8,9 @@ import { EnvironmentError } from './environmentError.ts';
  * One writer per data directory. What only one process may do with a data directory takes a
  * lock there first, before anything is opened or started:
  *
- * - `projector`: applying events to the read models (`dms serve`, `dms projector`);
+ * - `projector-<group>`: applying events to a projection group's read models (`dms serve`,
+ *   `dms projector`, each for the groups it runs: two projectors may share a directory when they
+ *   run different groups);
  * - `redis`: running the directory's private redis-server (`dms serve`, `dms worker` without
  *   REDIS_URL), so `redis/url` only ever names the Redis of the process that holds it.
  *
@@ -19,7 +21,10 @@ import { EnvironmentError } from './environmentError.ts';
  * host, command, start, URL), for the refusal of the next one. `dms api` processes take no lock:
  * they only append events and read, which SQLite lets several processes do.
  */
-export type LockName = 'projector' | 'redis';
+export type LockName = `projector-${string}` | 'redis';
+
+/** The lock of a projection group's writer. */
+export const projectorLock = (group: string): LockName => `projector-${group}`;
 
 export type LockHolder = Readonly<{
   pid: number;
@@ -39,15 +44,15 @@ export type DataDirLock = Readonly<{
   release(): void;
 }>;
 
-const WHAT: Readonly<Record<LockName, string>> = {
-  projector: 'applies its events to the read models',
-  redis: 'runs its private redis-server',
-};
+const WHAT = (lock: LockName): string =>
+  lock === 'redis'
+    ? 'runs its private redis-server'
+    : `applies its events to the read models of projection group ${lock.slice('projector-'.length)}`;
 
-const REMEDY: Readonly<Record<LockName, string>> = {
-  projector: 'A data directory takes one projector (`dms serve` or `dms projector`); `dms api` processes may share it.',
-  redis: 'A data directory takes one private redis-server; set REDIS_URL to share a Redis between workers instead.',
-};
+const REMEDY = (lock: LockName): string =>
+  lock === 'redis'
+    ? 'A data directory takes one private redis-server; set REDIS_URL to share a Redis between workers instead.'
+    : 'A data directory takes one projector per projection group (`dms serve`, or `dms projector --groups`); `dms api` processes may share it.';
 
 export class DataDirInUseError extends EnvironmentError {
   constructor(
@@ -62,7 +67,7 @@ export class DataDirInUseError extends EnvironmentError {
       ? `stop it first (kill ${holder.pid}${holder.host === hostname() ? '' : ` on ${holder.host}`})`
       : 'stop it first';
     super(
-      `The data directory ${dataDir} is in use: ${who} ${WHAT[lock]} there. ${REMEDY[lock]} ` +
+      `The data directory ${dataDir} is in use: ${who} ${WHAT(lock)} there. ${REMEDY(lock)} ` +
         `To start this one, ${stop}, or give it another DMS_DATA_DIR.`,
     );
     this.name = 'DataDirInUseError';

@@ -32,13 +32,13 @@ const environmentSchema = z.object({
   DMS_ROOT_USERNAME: z.string().min(1).max(255).default('ddmlab'),
   DMS_ROOT_PASSWORD: z.string().min(1).default('secret'),
   DMS_ROOT_EMAIL: z.string().default('root@localhost'),
-  /** `sqlite` (files under DMS_DATA_DIR) or an EventStoreDB connection string `esdb://...`. */
+  /** `sqlite` (files under DMS_DATA_DIR) or a KurrentDB (25.1 or later) connection string `esdb://...` or `kurrentdb://...`. */
   DMS_EVENT_STORE: z
     .string()
     .default('sqlite')
     .refine(
-      (value) => value === 'sqlite' || /^esdb(\+discover)?:\/\//.test(value),
-      'expected sqlite or an esdb:// URL',
+      (value) => value === 'sqlite' || /^(esdb|kurrentdb)(\+discover)?:\/\//.test(value),
+      'expected sqlite or an esdb:// or kurrentdb:// URL',
     ),
   /** `sqlite` (files under DMS_DATA_DIR) or a MongoDB connection string `mongodb://...`. */
   DMS_READ_STORE: z
@@ -48,10 +48,7 @@ const environmentSchema = z.object({
       (value) => value === 'sqlite' || /^mongodb(\+srv)?:\/\//.test(value),
       'expected sqlite or a mongodb:// URL',
     ),
-  /**
-   * An existing Redis; without it the service starts a private redis-server from the PATH.
-   * Required with an EventStoreDB event store (the leases of multi-stream appends live there).
-   */
+  /** An existing Redis; without it the service starts a private redis-server from the PATH. */
   REDIS_URL: z
     .string()
     .refine((value) => /^rediss?:\/\//.test(value), 'expected a redis:// URL')
@@ -63,8 +60,12 @@ const environmentSchema = z.object({
     .default('dms'),
   /** Token lifetime in seconds (Rucio: one hour). */
   DMS_TOKEN_LIFETIME_SECONDS: integerText(1, 31 * 24 * 3600).default(3600),
-  /** How long a write waits for the read models to show it before answering anyway. */
-  DMS_READ_YOUR_WRITES_TIMEOUT_MS: integerText(0, 600_000).default(5000),
+  /**
+   * How long a request waits for the read models: a write until they show it (past this it is
+   * answered 503, stored but not yet readable), any request after a start until they show the
+   * log as it stood then (api/startCatchUp.ts). 0: nothing waits (the write side measured alone).
+   */
+  DMS_READ_YOUR_WRITES_TIMEOUT_MS: integerText(0, 600_000).default(30_000),
   /** pino level: fatal, error, warn, info, debug, trace or silent. */
   DMS_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
@@ -104,8 +105,25 @@ const environmentSchema = z.object({
    * `lockDuration` and `stalledInterval`; 30 s as BullMQ's own default).
    */
   DMS_JOB_LOCK_SECONDS: integerText(1, 3600).default(30),
-  /** `dms serve` runs the projections on a thread of their own (a second core); false: on the API's thread. */
+  /**
+   * The projections run on threads of their own, one per projection group, so that they write
+   * in parallel and beside the API; false: all on the process's main thread (tests of upcasters).
+   */
   DMS_PROJECTION_THREAD: booleanText.default(true),
+  /**
+   * How the projections are grouped (projections/index.ts): `groups`, each group written on its
+   * own thread (or process) and, on SQLite, into its own file `readmodels-<group>.sqlite`; or
+   * `single`, every projection in one group, one thread and `readmodels.sqlite`, as before issue
+   * 30 (a one-core machine; the benchmarks' baseline). Changing it rebuilds every projection.
+   */
+  DMS_PROJECTION_LAYOUT: z.enum(['groups', 'single']).default('groups'),
+  /**
+   * Threads the projection groups of a process run on, the groups dealt out among them; default
+   * one per core, at most one per group. A thread beyond the cores writes no faster (SQLite's
+   * writes hold the thread; two threads on a core only take turns) and costs its start (about a
+   * quarter of a second of CPU, several on a loaded machine) and memory.
+   */
+  DMS_PROJECTION_THREADS: integerText(1, 64).optional(),
   /**
    * The process that writes the SQLite event log commits on a thread of its own, so that a group
    * commit's fsync does not stop its event loop; false: on its main thread.
@@ -193,7 +211,11 @@ export type ServiceConfig = Readonly<{
   /** True when the root password is the documented default and start-up should warn. */
   rootPasswordIsDefault: boolean;
   eventStore: { kind: 'sqlite' } | { kind: 'esdb'; url: string };
-  readStore: { kind: 'sqlite' } | { kind: 'mongodb'; url: string };
+  /**
+   * With MongoDB, `groupUrls` names a database (on any server) for some projection groups
+   * (`DMS_READ_STORE_<GROUP>`); the others are in `url`'s.
+   */
+  readStore: { kind: 'sqlite' } | { kind: 'mongodb'; url: string; groupUrls: Readonly<Record<string, string>> };
   redisUrl: string | undefined;
   queuePrefix: string;
   tokenLifetimeSeconds: number;
@@ -217,6 +239,9 @@ export type ServiceConfig = Readonly<{
   /** Seconds before a job of a dead worker process is taken over (DMS_JOB_LOCK_SECONDS). */
   jobLockSeconds: number;
   projectionThread: boolean;
+  projectionLayout: 'groups' | 'single';
+  /** DMS_PROJECTION_THREADS (default the cores); never more than the groups a process runs. */
+  projectionThreads: number;
   /** Commit the SQLite event log on a thread of its own (DMS_LOG_WRITER_THREAD). */
   logWriterThread: boolean;
   /** API worker processes of `dms serve` (DMS_API_WORKERS; 1: none, the API runs in the one process). */
@@ -253,7 +278,7 @@ const serviceConfigSchema = z.object({
   ]),
   readStore: z.union([
     z.object({ kind: z.literal('sqlite') }),
-    z.object({ kind: z.literal('mongodb'), url: z.string() }),
+    z.object({ kind: z.literal('mongodb'), url: z.string(), groupUrls: z.record(z.string(), z.string()) }),
   ]),
   redisUrl: z.string().or(z.undefined()),
   queuePrefix: z.string(),
@@ -275,6 +300,8 @@ const serviceConfigSchema = z.object({
   workers: z.boolean(),
   jobLockSeconds: z.number(),
   projectionThread: z.boolean(),
+  projectionLayout: z.enum(['groups', 'single']),
+  projectionThreads: z.number(),
   logWriterThread: z.boolean(),
   apiWorkers: z.number(),
   metrics: z.enum(['loopback', 'open', 'off']),
@@ -303,8 +330,27 @@ export class ConfigurationInvalidError extends EnvironmentError {
   }
 }
 
-export const REDIS_URL_REQUIRED =
-  'REDIS_URL=undefined: required when DMS_EVENT_STORE is an EventStoreDB URL (multi-stream appends take leases in the Redis all processes share)';
+/**
+ * `DMS_READ_STORE_<GROUP>=mongodb://...`: a projection group's collections in a database of their
+ * own (the group's name in capitals; which groups exist is checked where they are known). Only
+ * with a MongoDB read store: on SQLite every group has its file under DMS_DATA_DIR.
+ */
+const groupReadStores = (
+  environment: NodeJS.ProcessEnv,
+  mongodb: boolean,
+): { urls: Record<string, string>; problems: string[] } => {
+  const urls: Record<string, string> = {};
+  const problems: string[] = [];
+  for (const [key, value] of Object.entries(environment)) {
+    const match = /^DMS_READ_STORE_([A-Z]+)$/.exec(key);
+    if (!match || value === undefined) continue;
+    if (!mongodb) problems.push(`${key}=${JSON.stringify(value)}: only with a MongoDB DMS_READ_STORE`);
+    else if (!/^mongodb(\+srv)?:\/\//.test(value))
+      problems.push(`${key}=${JSON.stringify(value)}: expected a mongodb:// URL`);
+    else urls[match[1]!.toLowerCase()] = value;
+  }
+  return { urls, problems };
+};
 
 /** Reads and validates the environment; throws ConfigurationInvalidError naming each bad variable. */
 export const loadServiceConfig = (environment: NodeJS.ProcessEnv = process.env): ServiceConfig => {
@@ -322,15 +368,12 @@ export const loadServiceConfig = (environment: NodeJS.ProcessEnv = process.env):
     );
   }
   const env = parsed.data;
-  if (env.DMS_EVENT_STORE !== 'sqlite' && env.REDIS_URL === undefined) {
-    // Without a shared Redis, processes writing to EventStoreDB could interleave their multi-stream
-    // appends (see infra/eventstore/steppedEventStore.ts); a private redis-server is no help there.
-    throw new ConfigurationInvalidError([REDIS_URL_REQUIRED]);
-  }
   if (env.DMS_HEADERS_TIMEOUT_MS > env.DMS_REQUEST_TIMEOUT_MS)
     throw new ConfigurationInvalidError([
       `DMS_HEADERS_TIMEOUT_MS=${env.DMS_HEADERS_TIMEOUT_MS}: must not exceed DMS_REQUEST_TIMEOUT_MS (${env.DMS_REQUEST_TIMEOUT_MS})`,
     ]);
+  const groups = groupReadStores(environment, env.DMS_READ_STORE !== 'sqlite');
+  if (groups.problems.length > 0) throw new ConfigurationInvalidError(groups.problems);
   const oidc = env.DMS_OIDC_PROVIDERS === undefined ? { providers: [] } : readOidcProviders(env.DMS_OIDC_PROVIDERS);
   if ('problem' in oidc)
     throw new ConfigurationInvalidError([
@@ -345,7 +388,10 @@ export const loadServiceConfig = (environment: NodeJS.ProcessEnv = process.env):
     rootEmail: env.DMS_ROOT_EMAIL,
     rootPasswordIsDefault: environment.DMS_ROOT_PASSWORD === undefined,
     eventStore: env.DMS_EVENT_STORE === 'sqlite' ? { kind: 'sqlite' } : { kind: 'esdb', url: env.DMS_EVENT_STORE },
-    readStore: env.DMS_READ_STORE === 'sqlite' ? { kind: 'sqlite' } : { kind: 'mongodb', url: env.DMS_READ_STORE },
+    readStore:
+      env.DMS_READ_STORE === 'sqlite'
+        ? { kind: 'sqlite' }
+        : { kind: 'mongodb', url: env.DMS_READ_STORE, groupUrls: groups.urls },
     redisUrl: env.REDIS_URL,
     queuePrefix: env.DMS_QUEUE_PREFIX,
     tokenLifetimeSeconds: env.DMS_TOKEN_LIFETIME_SECONDS,
@@ -366,6 +412,8 @@ export const loadServiceConfig = (environment: NodeJS.ProcessEnv = process.env):
     workers: env.DMS_WORKERS,
     jobLockSeconds: env.DMS_JOB_LOCK_SECONDS,
     projectionThread: env.DMS_PROJECTION_THREAD,
+    projectionLayout: env.DMS_PROJECTION_LAYOUT,
+    projectionThreads: env.DMS_PROJECTION_THREADS ?? availableParallelism(),
     logWriterThread: env.DMS_LOG_WRITER_THREAD,
     apiWorkers: env.DMS_API_WORKERS ?? availableParallelism(),
     metrics: env.DMS_METRICS,

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigurationInvalidError, REDIS_URL_REQUIRED, type ServiceConfig } from './serviceConfig.ts';
+import type { ServiceConfig } from './serviceConfig.ts';
 import type { EventStore } from './eventstore/eventStore.ts';
 import { ForwardingEventStore, type AppendChannel } from './eventstore/forwardedAppends.ts';
 import type { Logger } from './logger.ts';
@@ -14,11 +14,8 @@ import { SqliteReadStore } from './readstore/sqlite/sqliteReadStore.ts';
  * by default). The EventStoreDB and MongoDB drivers are loaded only when configured: they take
  * about 0.4 s to load, paid by every process and projection thread otherwise.
  *
- * SQLite appends several streams in one transaction, and so does KurrentDB 25.1 or later. Older
- * servers (EventStoreDB 20.x to 24.x) cannot, so their store is wrapped in SteppedEventStore, which
- * makes multi-stream appends whole through leases in the deployment's Redis (REDIS_URL, required
- * with EventStoreDB) and completes steps earlier writers left unfinished before this returns
- * (infra/eventstore/esdbEventStoreOpening.ts).
+ * SQLite appends several streams in one transaction, and KurrentDB 25.1 or later in one atomic
+ * `multiStreamAppend`; an older server is refused (infra/eventstore/esdbEventStoreOpening.ts).
  */
 export const openStores = async (
   config: ServiceConfig,
@@ -45,32 +42,92 @@ export const openStores = async (
   if (config.eventStore.kind === 'sqlite' || config.readStore.kind === 'sqlite')
     mkdirSync(config.dataDir, { recursive: true });
   const checkpoints = options.appendsVia === undefined;
-  const log =
-    config.eventStore.kind === 'sqlite'
-      ? new SqliteEventStore(join(config.dataDir, 'events.sqlite'), {
-          backgroundCheckpoints: checkpoints,
-          // The process that writes the log commits on a thread: its fsync does not stop the API.
-          writerThread: checkpoints && options.writerThread === true,
-          ...(options.appended ? { crossProcess: options.appended } : {}),
-        })
-      : await openEsdb(config.eventStore.url, config, options.logger);
+  const log = await openEventStore(config, {
+    ...options,
+    backgroundCheckpoints: checkpoints,
+    // The process that writes the log commits on a thread: its fsync does not stop the API.
+    writerThread: checkpoints && options.writerThread === true,
+  });
   const eventStore = options.appendsVia ? new ForwardingEventStore(log, options.appendsVia) : log;
-  const readStore =
-    config.readStore.kind === 'sqlite'
-      ? new SqliteReadStore(join(config.dataDir, 'readmodels.sqlite'), { backgroundCheckpoints: checkpoints })
-      : new (await import('./readstore/mongo/mongoReadStore.ts')).MongoReadStore(config.readStore.url);
+  const readStore = await openReadStoreAt(readStorePlace(config), { backgroundCheckpoints: checkpoints });
   return { eventStore, readStore };
 };
 
-const openEsdb = async (url: string, config: ServiceConfig, logger: Logger | undefined): Promise<EventStore> => {
-  // loadServiceConfig refuses this already; a hand-made configuration gets the same message.
-  if (!config.redisUrl) throw new ConfigurationInvalidError([REDIS_URL_REQUIRED]);
-  const { openEsdbEventStore } = await import('./eventstore/esdbEventStoreOpening.ts');
-  return openEsdbEventStore(url, {
-    steps: {
-      redis: config.redisUrl,
-      keyPrefix: config.queuePrefix,
-      ...(logger ? { logger: logger.child({ component: 'steps' }) } : {}),
-    },
+/**
+ * The event store alone (SQLite's `events.sqlite` under DMS_DATA_DIR, or the KurrentDB server).
+ * `backgroundCheckpoints` and `writerThread` are for the process that writes a SQLite log
+ * (default off: a projection thread only reads it).
+ */
+export const openEventStore = async (
+  config: ServiceConfig,
+  options: Readonly<{
+    logger?: Logger;
+    appended?: PositionSignal;
+    backgroundCheckpoints?: boolean;
+    writerThread?: boolean;
+  }> = {},
+): Promise<EventStore> => {
+  if (config.eventStore.kind !== 'sqlite')
+    return (await import('./eventstore/esdbEventStoreOpening.ts')).openEsdbEventStore(
+      config.eventStore.url,
+      options.logger?.child({ component: 'eventstore' }),
+    );
+  mkdirSync(config.dataDir, { recursive: true });
+  return new SqliteEventStore(join(config.dataDir, 'events.sqlite'), {
+    backgroundCheckpoints: options.backgroundCheckpoints ?? false,
+    writerThread: options.writerThread ?? false,
+    ...(options.appended ? { crossProcess: options.appended } : {}),
   });
+};
+
+/** Where a read store lives: a SQLite file, or a MongoDB database (the one its URL names). */
+export type ReadStorePlace = Readonly<{ kind: 'sqlite'; path: string } | { kind: 'mongodb'; url: string }>;
+
+/**
+ * The read store of a part of the read models: without `part`, the shared one
+ * (`readmodels.sqlite`, or DMS_READ_STORE's database), which holds sessions, heartbeats and the
+ * projections of a single-group layout; with one (a projection group's name), that part's own
+ * (`readmodels-<part>.sqlite`, or its DMS_READ_STORE_<PART> database, else the shared one's).
+ */
+export const readStorePlace = (config: ServiceConfig, part?: string): ReadStorePlace => {
+  if (config.readStore.kind === 'sqlite')
+    return {
+      kind: 'sqlite',
+      path: join(config.dataDir, part === undefined ? 'readmodels.sqlite' : `readmodels-${part}.sqlite`),
+    };
+  return {
+    kind: 'mongodb',
+    url: (part === undefined ? undefined : config.readStore.groupUrls[part]) ?? config.readStore.url,
+  };
+};
+
+/** Two places are one store: the same file, or the same MongoDB URL. */
+export const samePlace = (a: ReadStorePlace, b: ReadStorePlace): boolean =>
+  a.kind === 'sqlite' ? b.kind === 'sqlite' && a.path === b.path : b.kind === 'mongodb' && a.url === b.url;
+
+/**
+ * Opens the read store at a place. `backgroundCheckpoints` (SQLite): checkpoint its WAL on a
+ * thread, for the process that writes it (SqliteReadStore).
+ */
+export const openReadStoreAt = async (
+  place: ReadStorePlace,
+  options: Readonly<{ backgroundCheckpoints?: boolean }> = {},
+): Promise<ReadStore> =>
+  place.kind === 'sqlite'
+    ? new SqliteReadStore(place.path, { backgroundCheckpoints: options.backgroundCheckpoints ?? false })
+    : new (await import('./readstore/mongo/mongoReadStore.ts')).MongoReadStore(place.url);
+
+/**
+ * The event log as the command-line tools that write into a log no service is writing open it
+ * (`dms events import` into an empty store, `dms events finish-steps`): on EventStoreDB or
+ * KurrentDB without asking the server what it offers, appending stream by stream, so that they
+ * work on a server of any version, before or after its upgrade.
+ */
+export const openEventLogForTools = async (config: ServiceConfig): Promise<EventStore> => {
+  if (config.eventStore.kind === 'sqlite') {
+    mkdirSync(config.dataDir, { recursive: true });
+    return new SqliteEventStore(join(config.dataDir, 'events.sqlite'));
+  }
+  const { EsdbEventStore } = await import('./eventstore/esdbEventStore.ts');
+  return new EsdbEventStore(config.eventStore.url);
 };

@@ -23,29 +23,45 @@ import { lifetimeExceptionsProjection } from './lifetimeException/lifetimeExcept
 import { opendataDidsProjection } from './opendata/opendataDidsProjection.ts';
 import { archiveContentsProjection } from './did/archiveContentsProjection.ts';
 
-/** Every projection the service runs; the runner and ReadModels are built from this list. */
-export const allProjections: readonly AnyProjection[] = [
-  accountsProjection,
-  identitiesProjection,
-  scopesProjection,
-  configProjection,
-  rsesProjection,
-  accountLimitsProjection,
-  accountUsageProjection,
-  didsProjection,
-  didContentsProjection,
-  didFollowersProjection,
-  metaConventionsProjection,
-  replicasProjection,
-  badReplicasProjection,
-  quarantinedReplicasProjection,
-  rulesProjection,
-  requestsProjection,
-  transferLimitsProjection,
-  transferStatsProjection,
-  subscriptionsProjection,
-  lifetimeExceptionsProjection,
-  auditIndexProjection,
-  opendataDidsProjection,
-  archiveContentsProjection,
+/**
+ * Projections written together: one runner, on its own thread or process, with its own
+ * subscription to `$all`, its projections' checkpoints and, on SQLite, its own database file
+ * (`readmodels-<group>.sqlite`), so that the groups write their read models in parallel, each on a
+ * core. A projection belongs to exactly one group; every document a projection writes is in its
+ * own collections, so no transaction spans two groups. They are grouped by what they read and
+ * write, the heaviest writers apart: a registration writes DIDs, contents, replicas and an audit
+ * entry per file, each group its share. `dms projector --groups a,b` runs some of them.
+ */
+export type ProjectionGroup = Readonly<{ name: string; projections: readonly AnyProjection[] }>;
+
+/** Every projection the service runs, by group; the runners and ReadModels are built from this list. */
+export const projectionGroups: readonly ProjectionGroup[] = [
+  // One document per event and an index entry per subject: the largest writer, fed by every event.
+  { name: 'audit', projections: [auditIndexProjection] },
+  {
+    name: 'dids',
+    projections: [didsProjection, didContentsProjection, didFollowersProjection, archiveContentsProjection],
+  },
+  { name: 'replicas', projections: [replicasProjection, badReplicasProjection, quarantinedReplicasProjection] },
+  { name: 'rules', projections: [rulesProjection, accountUsageProjection] },
+  { name: 'transfers', projections: [requestsProjection, transferLimitsProjection, transferStatsProjection] },
+  // Small models written rarely (accounts, RSEs, settings), and the RSEs' usage counters, one per RSE.
+  {
+    name: 'general',
+    projections: [
+      accountsProjection,
+      identitiesProjection,
+      scopesProjection,
+      configProjection,
+      rsesProjection,
+      accountLimitsProjection,
+      metaConventionsProjection,
+      subscriptionsProjection,
+      lifetimeExceptionsProjection,
+      opendataDidsProjection,
+    ],
+  },
 ];
+
+/** Every projection the service runs, group after group. */
+export const allProjections: readonly AnyProjection[] = projectionGroups.flatMap((group) => group.projections);

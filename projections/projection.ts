@@ -49,7 +49,7 @@ export const handledTypes = (projection: AnyProjection): ReadonlySet<string> =>
 
 /**
  * A stored event as the typed event a projection handles, its data brought to the current shape
- * of its type by the upcasters (domain/upcasters.ts unless told). The runtime calls this only for
+ * of its type by the upcasters (`eventUpcasters` of domain/areas.ts unless told). The runtime calls this only for
  * event types the projection's `handles` names, which is what makes the narrowing sound.
  */
 export const asHandled = <E extends Event>(recorded: RecordedEvent, upcasters: Upcasters = eventUpcasters): E =>

@@ -1,79 +1,12 @@
 import { Queue } from 'bullmq';
-import type { Event } from '../domain/shared/event.ts';
-import { eventUpcasters } from '../domain/areas.ts';
 import type { Clock } from '../infra/clock.ts';
-import type { AllSubscription, EventStore, RecordedEvent } from '../infra/eventstore/eventStore.ts';
+import type { AllSubscription, EventStore, SubscriptionBatch } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
-import { isTraceId, traceparentOf } from '../infra/tracing.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
 import type { CollectionSpec, Document, ReadStore } from '../infra/readstore/readStore.ts';
-import { reactsTo, type EventRole, type Role } from './role.ts';
+import { EventJobs, type PlannedJob, type Reaction } from './eventJobs.ts';
 
-/**
- * Which events become jobs on which queue, and the job data an event becomes (by default the
- * event itself, `EventJob`).
- */
-export type Reaction = Readonly<{
-  queue: string;
-  eventTypes: readonly string[];
-  jobOf?: (event: RecordedEvent) => object | undefined;
-  /** Milliseconds the job waits, given the event and the time now. */
-  delayOf?: (event: RecordedEvent, now: number) => number;
-}>;
-
-/** What a job carries by default: the triggering event. */
-export type EventJob = Readonly<{
-  eventId: string;
-  type: string;
-  streamName: string;
-  position: string;
-  data: unknown;
-}>;
-
-export const eventJob = (event: RecordedEvent): EventJob => ({
-  eventId: event.id,
-  type: event.type,
-  streamName: event.streamName,
-  position: event.position.toString(),
-  data: event.data,
-});
-
-/** The reactions of the event roles: each role's queue gets the events it reacts to. */
-export const reactionsOf = (roles: readonly Role[]): Reaction[] =>
-  roles.flatMap((role) => (role.kind === 'event' ? [reactionOf(role)] : []));
-
-const reactionOf = <E extends Event, Job extends object>(role: EventRole<E, Job>): Reaction => {
-  // The one narrowing from a stored event to the role's union, sound because the reactor hands a
-  // reaction only the events of the types it lists, their data upcast to the current shape.
-  const isHandled = (event: RecordedEvent): event is RecordedEvent & E => Object.hasOwn(role.handles, event.type);
-  const { delayOf } = role;
-  return {
-    queue: role.name,
-    eventTypes: reactsTo(role),
-    jobOf: (event) => (isHandled(event) ? role.jobOf(event, event) : undefined),
-    ...(delayOf
-      ? { delayOf: (event: RecordedEvent, now: number) => (isHandled(event) ? delayOf(event, event, now) : 0) }
-      : {}),
-  };
-};
-
-/**
- * The trace a job continues: its event's (the request's trace id, and the span that appended it
- * when spans were made, else one derived from the event's id), as a `traceparent` in the job's
- * options, where BullMQ keeps context to propagate (workers/workerHost.ts reads it). None for an
- * event written without a correlation id (before it was recorded, or by the service's start-up).
- */
-export const jobTrace = (event: RecordedEvent): string | undefined => {
-  const { correlationId, spanId } = event.metadata;
-  if (!correlationId || !isTraceId(correlationId)) return undefined;
-  return traceparentOf({ traceId: correlationId, ...(spanId ? { spanId } : {}) }, spanIdOf(event.id));
-};
-
-/** 16 hex digits of an event id, nonzero: the span a job's trace names when nobody exported one. */
-const spanIdOf = (eventId: string): string => {
-  const hex = eventId.replaceAll('-', '').slice(-16).padStart(16, '0');
-  return /^0+$/.test(hex) ? '0000000000000001' : hex;
-};
+export { eventJob, jobTrace, reactionsOf, type EventJob, type Reaction } from './eventJobs.ts';
 
 type CheckpointDocument = Document & { checkpoint: string; updatedAt: string };
 
@@ -105,37 +38,19 @@ const CHECKPOINT_EVERY_MS = 1000;
  */
 export class Reactor {
   private readonly queues = new Map<string, Queue>();
-  private readonly queuesByType = new Map<
-    string,
-    {
-      queue: Queue;
-      jobOf: (event: RecordedEvent) => object | undefined;
-      delayOf?: (event: RecordedEvent, now: number) => number;
-    }[]
-  >();
+  private readonly jobs: EventJobs;
   private subscription: AllSubscription | undefined;
   private loop: Promise<void> | undefined;
   private stopping = false;
   private checkpoint = 0n;
 
   constructor(private readonly options: ReactorOptions) {
-    for (const reaction of options.reactions) {
-      let queue = this.queues.get(reaction.queue);
-      if (!queue) {
-        queue = new Queue(reaction.queue, {
-          connection: redisConnectionOptions(options.redisUrl),
-          prefix: options.prefix ?? 'dms',
-        });
-        this.queues.set(reaction.queue, queue);
-      }
-      const target = {
+    this.jobs = new EventJobs(options.reactions);
+    for (const queue of this.jobs.queues())
+      this.queues.set(
         queue,
-        jobOf: reaction.jobOf ?? eventJob,
-        ...(reaction.delayOf ? { delayOf: reaction.delayOf } : {}),
-      };
-      for (const type of reaction.eventTypes)
-        this.queuesByType.set(type, [...(this.queuesByType.get(type) ?? []), target]);
-    }
+        new Queue(queue, { connection: redisConnectionOptions(options.redisUrl), prefix: options.prefix ?? 'dms' }),
+      );
   }
 
   get name(): string {
@@ -170,6 +85,8 @@ export class Reactor {
       this.subscription = this.options.eventStore.subscribeToAll({
         after: this.checkpoint,
         batchSize: this.options.batchSize ?? 500,
+        // Only the events some role reacts to are read.
+        eventTypes: this.jobs.eventTypes(),
       });
       try {
         for await (const batch of this.subscription) {
@@ -186,44 +103,18 @@ export class Reactor {
     }
   }
 
-  private async enqueue(batch: readonly RecordedEvent[]): Promise<void> {
-    const jobsByQueue = new Map<
-      Queue,
-      { name: string; data: object; opts: { jobId: string; delay?: number; telemetry?: { metadata: string } } }[]
-    >();
-    for (const stored of batch) {
-      const targets = this.queuesByType.get(stored.type);
-      if (!targets) continue;
-      // Roles read the event's data in the current shape of its type.
-      const event = {
-        ...stored,
-        data: eventUpcasters.upcast({
-          type: stored.type,
-          data: stored.data,
-          schemaVersion: stored.metadata.schemaVersion,
-        }),
-      };
-      for (const { queue, jobOf, delayOf } of targets) {
-        const data = jobOf(event);
-        if (data === undefined) continue;
-        const delay = delayOf?.(event, this.options.clock.now()) ?? 0;
-        const jobs = jobsByQueue.get(queue) ?? [];
-        const trace = jobTrace(event);
-        jobs.push({
-          name: event.type,
-          data,
-          opts: {
-            jobId: event.id,
-            ...(delay > 0 ? { delay } : {}),
-            ...(trace ? { telemetry: { metadata: trace } } : {}),
-          },
-        });
-        jobsByQueue.set(queue, jobs);
+  private async enqueue({ events, through }: SubscriptionBatch): Promise<void> {
+    const jobsByQueue = new Map<string, PlannedJob[]>();
+    const now = this.options.clock.now();
+    for (const event of events)
+      for (const job of this.jobs.jobsOf(event, now)) {
+        const jobs = jobsByQueue.get(job.queue);
+        if (jobs) jobs.push(job);
+        else jobsByQueue.set(job.queue, [job]);
       }
-    }
-    for (const [queue, jobs] of jobsByQueue) await queue.addBulk(jobs);
-    const last = batch[batch.length - 1]!;
-    this.checkpoint = last.position;
+    for (const [queue, jobs] of jobsByQueue)
+      await this.queues.get(queue)!.addBulk(jobs.map(({ name, data, opts }) => ({ name, data, opts: { ...opts } })));
+    this.checkpoint = through;
     // A batch that enqueued nothing need not be remembered at once: replayed after a crash it
     // enqueues nothing again. Saving such checkpoints at most every second spares the read store
     // a write (and a wait for the projections' write lock) per 500 events under heavy traffic.

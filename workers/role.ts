@@ -41,7 +41,7 @@ export type EventRole<E extends Event, Job extends object> = Readonly<{
 export type RoleEnvelope = Pick<RecordedEvent, 'id' | 'streamName' | 'position' | 'metadata'>;
 
 /**
- * An event role on events of one area, or of several with `ALL_EVENT_TYPES` (domain/events.ts):
+ * An event role on events of one area, or of several with `ALL_EVENT_TYPES` (domain/areas.ts):
  * the area's record gives the union, `handles` the types the role reacts to, and the events reach
  * `jobOf` narrowed to those types.
  *

@@ -9,6 +9,7 @@ import { atroposRole } from './lifetimeException/atroposRole.ts';
 import { hermesRole } from './message/hermesRole.ts';
 import { transmogrifierRoles } from './subscription/transmogrifierRoles.ts';
 import { kronosRole } from './trace/kronosRole.ts';
+import { reconcilerRole } from './reconcile/reconcilerRole.ts';
 
 /**
  * The daemon roles this service runs, each wiring a workflow of domain/ to its trigger: events
@@ -26,4 +27,5 @@ export const allRoles: readonly Role[] = [
   atroposRole,
   kronosRole,
   hermesRole,
+  reconcilerRole,
 ];

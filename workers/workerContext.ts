@@ -9,6 +9,8 @@ import type { TransferTools } from '../infra/transfer/transferTools.ts';
 import { configSections } from '../projections/config/configQueries.ts';
 import type { ProjectionProgress } from '../projections/runtime/projectionRunner.ts';
 import type { ReadModels } from '../projections/runtime/readModels.ts';
+import type { EventJobs } from './eventJobs.ts';
+import type { JobQueues } from './jobQueues.ts';
 
 /**
  * What a daemon role works with: the command layer (the only way it changes anything), the read
@@ -39,6 +41,11 @@ export type WorkerContext = Readonly<{
    * about the graph its event changed); false when they did not within the bound.
    */
   readModelsAt(position: bigint): Promise<boolean>;
+  /**
+   * The roles' queues and the jobs every event becomes, for the reconciler (workers/reconcile/),
+   * which enqueues again the jobs it finds missing; absent where no queue is reachable.
+   */
+  reconciliation?: Readonly<{ queues: JobQueues; eventJobs: EventJobs }>;
 }>;
 
 export type Messaging = Readonly<{ brokers: BrokerConnections; password: string | undefined }>;

@@ -6,6 +6,7 @@ import type { HeartbeatInput, HeartbeatStore } from '../infra/heartbeats/heartbe
 import type { Logger } from '../infra/logger.ts';
 import { inSpan, newTraceId, parseTraceparent, type TraceContext } from '../infra/tracing.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
+import { retryDelayMs } from './eventJobs.ts';
 import type { CycleReport, JobTrigger, Role, ScheduledRole } from './role.ts';
 import { RoleStatusStore } from './roleStatus.ts';
 import type { WorkerContext } from './workerContext.ts';
@@ -72,6 +73,11 @@ export class WorkerHost {
         concurrency: role.concurrency ?? 1,
         lockDuration: this.options.jobLockMs ?? 30_000,
         stalledInterval: this.options.jobLockMs ?? 30_000,
+        // A job whose process was killed is taken again however often that happens (BullMQ fails
+        // it on the second time by default); it appends nothing twice.
+        maxStalledCount: 1000,
+        // A failed job's next attempt (eventJobs.ts): after a pause doubling up to a minute.
+        settings: { backoffStrategy: (attemptsMade: number) => retryDelayMs(attemptsMade) },
       });
       worker.on('failed', (job, error) =>
         this.options.logger.warn(
@@ -212,13 +218,20 @@ export class WorkerHost {
     const sections = await this.options.context.settings();
     for (const role of scheduled) {
       const everyMs = settingValue(sections, role.interval) * 1000;
-      if (this.intervals.get(role.name) === everyMs) continue;
+      if (this.intervals.get(role.name) === everyMs) {
+        if (await this.nextCycleQueued(role.name)) continue;
+        this.options.logger.warn(
+          { daemon: role.name },
+          "a scheduled role's next cycle was lost (Redis lost it, or a process died taking a cycle): scheduled again",
+        );
+      }
       const queue = this.queueOf(role.name);
       // BullMQ keeps a scheduler's phase (`offset`, up to the interval it was made with) when the
       // interval changes, and a scheduler that fell behind (the service was down) catches up to
       // that phase: changed from 600 s to 7 s, the first cycle after a restart could wait nearly
       // 600 s. A scheduler whose phase does not fit its interval is made again, with a phase that
-      // does; one already right (another process made it) is only upserted, which keeps its slot.
+      // does; one already right (another process made it, or only its next cycle was lost) is only
+      // upserted, which keeps its slot and queues its next cycle again.
       const stored = await queue.getJobScheduler(role.name);
       if (stored && (stored.every !== everyMs || (stored.offset ?? 0) >= everyMs))
         await queue.removeJobScheduler(role.name);
@@ -226,6 +239,19 @@ export class WorkerHost {
       this.intervals.set(role.name, everyMs);
       this.options.logger.info({ daemon: role.name, everySeconds: everyMs / 1000 }, 'scheduled role');
     }
+  }
+
+  /**
+   * Whether a scheduled role's next cycle is in its queue. BullMQ's scheduler queues the next cycle
+   * when a worker takes one: a process killed in between, or a Redis that lost its last second,
+   * leaves a scheduler without a next cycle, and the role would never run again.
+   */
+  private async nextCycleQueued(name: string): Promise<boolean> {
+    const queue = this.queueOf(name);
+    const scheduler = await queue.getJobScheduler(name);
+    if (scheduler?.next === undefined) return false;
+    const state = await queue.getJobState(`repeat:${name}:${scheduler.next}`);
+    return state === 'delayed' || state === 'waiting' || state === 'prioritized' || state === 'active';
   }
 
   private queueOf(name: string): Queue {

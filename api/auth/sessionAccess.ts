@@ -1,7 +1,7 @@
 import type { IdentityType } from '../../domain/identity/identity.ts';
 import { findAccount } from '../../projections/account/accountQueries.ts';
 import { identityMappedSince } from '../../projections/identity/identityQueries.ts';
-import type { ProjectionProgress } from '../../projections/runtime/projectionRunner.ts';
+import type { ProjectionProgress } from '../../projections/runtime/projectionProgress.ts';
 import type { ReadModels } from '../../projections/runtime/readModels.ts';
 
 /**
@@ -21,7 +21,8 @@ type Access = Readonly<{
   active: boolean;
   mappedSince: string | undefined;
   revokedAt: string | undefined;
-  position: bigint;
+  /** The read models' version (ProjectionProgress.appliedVersion) these facts were read at. */
+  version: bigint;
 }>;
 
 const CACHE_ENTRIES = 10_000;
@@ -34,17 +35,17 @@ const CACHE_ENTRIES = 10_000;
  * processes that issued the token and recorded the change, which must agree (NTP). Read from the read models on every request; a write that ends access
  * answers only once they show it (read your writes), so the next request with the token fails.
  *
- * The facts of each account and identity are remembered with the position the read models had
- * reached when they were read, and used again only while that position has not moved: any event
- * applied since, whatever it is, makes the next request read them again. A process that learns
- * the position only by asking (an API beside a separate projector) reads them every time.
+ * The facts of each account and identity are remembered with the version the read models had
+ * reached when they were read, and used again only while that version has not moved: any event
+ * applied since by any projection group, whatever it is, makes the next request read them again. A process that learns
+ * the version only by asking (an API beside a separate projector) reads them every time.
  */
 export class SessionAccess {
   private readonly cache = new Map<string, Access>();
 
   constructor(
     private readonly readModels: ReadModels,
-    private readonly progress: Pick<ProjectionProgress, 'appliedPosition'>,
+    private readonly progress: Pick<ProjectionProgress, 'appliedVersion'>,
   ) {}
 
   async allows(session: Session): Promise<boolean> {
@@ -57,10 +58,10 @@ export class SessionAccess {
   }
 
   private async accessOf(session: Session): Promise<Access> {
-    const position = this.progress.appliedPosition();
+    const version = this.progress.appliedVersion();
     const key = `${session.account}\u0000${session.identityType}\u0000${session.identity}`;
     const cached = this.cache.get(key);
-    if (cached && position !== undefined && cached.position === position) return cached;
+    if (cached && version !== undefined && cached.version === version) return cached;
     const [account, mappedSince] = await Promise.all([
       findAccount(this.readModels, session.account),
       identityMappedSince(this.readModels, session.account, session.identityType, session.identity),
@@ -69,9 +70,9 @@ export class SessionAccess {
       active: account?.status === 'ACTIVE',
       mappedSince,
       revokedAt: account?.sessionsRevokedAt,
-      position: position ?? -1n,
+      version: version ?? -1n,
     };
-    if (position !== undefined) {
+    if (version !== undefined) {
       if (this.cache.size >= CACHE_ENTRIES) this.cache.clear();
       this.cache.set(key, access);
     }

@@ -208,7 +208,7 @@ export class ServiceMetrics {
   watchPositionSignals(counts: () => readonly Readonly<{ signal: string; event: string; count: number }>[]): void {
     new Counter({
       name: 'dms_position_signals_total',
-      help: "Position signals over Redis by signal (appended: events written; applied: the projector's progress) and event (published, dropped: Redis unreachable, received).",
+      help: "Position signals over Redis by signal (appended: events written; applied:<group>: a projection group's progress) and event (published, dropped: Redis unreachable, received).",
       labelNames: ['signal', 'event'],
       registers: [this.registry],
       collect() {

@@ -19,7 +19,7 @@ export const withProjectionRunner = async <T>(
   const runner = new ProjectionRunner({
     eventStore,
     readStore,
-    readModels: new ReadModels(readStore, allProjections),
+    readModels: ReadModels.in(readStore),
     projections: allProjections,
     logger: silentLogger(),
   });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dmsCommand } from './dmsCommand.ts';
 
@@ -75,8 +75,10 @@ export const startProcess = async (
     child.once('exit', (code) => reject(new Error(`${entry} exited with ${code} before it was ready`)));
   });
   // Once ready, the server's log is drained unread: parsing it would load the measuring process.
+  // BENCH_SERVER_LOG names a file it is appended to instead, to find why a server answered 500.
   child.stdout!.off('data', onData!);
-  child.stdout!.resume();
+  if (process.env.BENCH_SERVER_LOG) child.stdout!.pipe(createWriteStream(process.env.BENCH_SERVER_LOG, { flags: 'a' }));
+  else child.stdout!.resume();
   const pid = child.pid!;
   return {
     url,

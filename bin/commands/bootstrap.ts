@@ -1,6 +1,5 @@
 import { ensureRootAccount } from '../../commands/account/rootAccount.ts';
 import { createCommandContext } from '../../commands/commandContext.ts';
-import { allProjections } from '../../projections/index.ts';
 import { readModelPorts } from '../../projections/readModelPorts.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import type { ServiceConfig } from '../../infra/serviceConfig.ts';
@@ -9,9 +8,10 @@ import { openStores } from '../../infra/stores.ts';
 /** Creates the root account and identity from DMS_ROOT_* when they do not exist yet. */
 export const bootstrapCommand = async (config: ServiceConfig): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
+  const readModels = await ReadModels.open(config, readStore);
   try {
     const outcome = await ensureRootAccount(
-      createCommandContext({ eventStore, ...readModelPorts(new ReadModels(readStore, allProjections)) }),
+      createCommandContext({ eventStore, ...readModelPorts(readModels) }),
       {
         username: config.rootUsername,
         password: config.rootPassword,
@@ -27,6 +27,7 @@ export const bootstrapCommand = async (config: ServiceConfig): Promise<number> =
     return 0;
   } finally {
     await eventStore.close();
+    await readModels.close();
     await readStore.close();
   }
 };

@@ -1,11 +1,9 @@
-import { createReadStream, mkdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { EventImportError, importEventLog } from '../../infra/eventstore/eventLog.ts';
-import type { EventStore } from '../../infra/eventstore/eventStore.ts';
-import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
+import { openEventLogForTools } from '../../infra/stores.ts';
 import { grouped, Progress } from './progress.ts';
 
 /**
@@ -15,11 +13,11 @@ import { grouped, Progress } from './progress.ts';
  * store afterwards: every projection builds from the imported log (the read store should be
  * empty too, or its projections rebuilt).
  *
- * The store is opened without the step wrapper of EventStoreDB: nothing else may write to it
- * during an import, so no leases are needed, and steps would mark the events' metadata.
+ * Nothing else may write to the store during an import, so on KurrentDB it is appended stream by
+ * stream (openEventLogForTools), exactly as exported, whatever the server's version.
  */
 export const eventsImportCommand = async (config: ServiceConfig, file: string | undefined): Promise<number> => {
-  const eventStore = await openForImport(config);
+  const eventStore = await openEventLogForTools(config);
   const input: Readable = file ? createReadStream(file) : process.stdin;
   const size = file ? statSync(file).size : undefined;
   let bytes = 0;
@@ -57,13 +55,4 @@ export const eventsImportCommand = async (config: ServiceConfig, file: string | 
     input.destroy();
     await eventStore.close();
   }
-};
-
-const openForImport = async (config: ServiceConfig): Promise<EventStore> => {
-  if (config.eventStore.kind === 'sqlite') {
-    mkdirSync(config.dataDir, { recursive: true });
-    return new SqliteEventStore(join(config.dataDir, 'events.sqlite'));
-  }
-  const { EsdbEventStore } = await import('../../infra/eventstore/esdbEventStore.ts');
-  return new EsdbEventStore(config.eventStore.url);
 };

@@ -1,20 +1,21 @@
 import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import type { EventStore } from '../../infra/eventstore/eventStore.ts';
 import type { Logger } from '../../infra/logger.ts';
-import type { ReadStore } from '../../infra/readstore/readStore.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
 import { ProjectionRunner } from '../../projections/runtime/projectionRunner.ts';
 import { projectionReports, requestProjectionRebuild } from '../../projections/runtime/projectionStatus.ts';
+import type { ProjectionStores } from '../../projections/runtime/projectionStores.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { Progress } from './progress.ts';
 
 /**
  * `dms projections rebuild NAME [--detach]`: fills a new generation of the projection from the
- * start of the event log beside the serving one, then switches reads over. A running projector
- * picks the request up, and this command follows its progress until reads have switched (or
- * returns at once with `--detach`); without a projector, it does the work itself. Progress (the
- * rebuild's position in the log, events/s, ETA) goes to stderr.
+ * start of the event log beside the serving one, then switches reads over. The running projector
+ * of the projection's group picks the request up, and this command follows its progress until
+ * reads have switched (or returns at once with `--detach`); without one, it does the work itself,
+ * running that group's projections. Progress (the rebuild's position in the log, events/s, ETA)
+ * goes to stderr.
  */
 export const projectionsRebuildCommand = async (
   config: ServiceConfig,
@@ -28,8 +29,10 @@ export const projectionsRebuildCommand = async (
     return 2;
   }
   const { eventStore, readStore } = await openStores(config);
+  const readModels = await ReadModels.open(config, readStore);
+  const { stores } = readModels;
   try {
-    const request = await requestProjectionRebuild(readStore, projection);
+    const request = await requestProjectionRebuild(stores, projection);
     console.log(
       request.alreadyUnderWay
         ? `a rebuild of ${name} into generation ${request.generation} is already under way`
@@ -44,14 +47,16 @@ export const projectionsRebuildCommand = async (
       console.log(
         `projector ${request.projector} is running and will do it; following its progress (interrupting this leaves the rebuild running)`,
       );
-      return await followRebuild(eventStore, readStore, name, unit);
+      return await followRebuild(eventStore, stores, name, unit);
     }
     console.log('no projector is running: rebuilding here');
+    const group = stores.groupOf(name)!;
     const runner = new ProjectionRunner({
       eventStore,
-      readStore,
-      readModels: new ReadModels(readStore, allProjections),
-      projections: allProjections,
+      readStore: stores.storeOfGroup(group.name),
+      readModels,
+      projections: group.projections,
+      group: group.name,
       logger,
     });
     await runner.start();
@@ -75,6 +80,7 @@ export const projectionsRebuildCommand = async (
     return 0;
   } finally {
     await eventStore.close();
+    await readModels.close();
     await readStore.close();
   }
 };
@@ -82,14 +88,14 @@ export const projectionsRebuildCommand = async (
 /** Polls the projector's rebuild checkpoint until reads have switched (0) or the rebuild failed (1). */
 const followRebuild = async (
   eventStore: EventStore,
-  readStore: ReadStore,
+  stores: ProjectionStores,
   name: string,
   unit: string,
 ): Promise<number> => {
   const progress = new Progress(`rebuild ${name}`, unit);
   const projection = allProjections.filter((candidate) => candidate.name === name);
   for (;;) {
-    const [report] = await projectionReports(eventStore, readStore, projection);
+    const [report] = await projectionReports(eventStore, stores, projection);
     if (!report?.rebuild) {
       progress.update(Number(report?.checkpoint ?? 0n), 1);
       progress.finish();

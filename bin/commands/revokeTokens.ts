@@ -3,7 +3,6 @@ import { revokeAccountSessions } from '../../commands/account/accountCommands.ts
 import { createCommandContext } from '../../commands/commandContext.ts';
 import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { openStores } from '../../infra/stores.ts';
-import { allProjections } from '../../projections/index.ts';
 import { readModelPorts } from '../../projections/readModelPorts.ts';
 import { CheckpointWatcher } from '../../projections/runtime/checkpointWatcher.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
@@ -18,8 +17,8 @@ const WAIT_MS = 10_000;
  */
 export const revokeTokensCommand = async (config: ServiceConfig, account: string): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
+  const readModels = await ReadModels.open(config, readStore);
   try {
-    const readModels = new ReadModels(readStore, allProjections);
     await readModels.refresh();
     const context = createCommandContext({ eventStore, ...readModelPorts(readModels) });
     const { position } = await revokeAccountSessions(
@@ -28,11 +27,7 @@ export const revokeTokensCommand = async (config: ServiceConfig, account: string
       { now: new Date(), account: 'root', requestId: 'cli-revoke-tokens', identity: cliIdentity() },
     );
     const applied =
-      position === undefined ||
-      (await new CheckpointWatcher(
-        readStore,
-        allProjections.map((projection) => projection.name),
-      ).waitFor(position, WAIT_MS));
+      position === undefined || (await new CheckpointWatcher(readModels.stores).waitFor(position, WAIT_MS));
     console.log(
       applied
         ? `revoked every token of ${account}`
@@ -47,6 +42,7 @@ export const revokeTokensCommand = async (config: ServiceConfig, account: string
     throw error;
   } finally {
     await eventStore.close();
+    await readModels.close();
     await readStore.close();
   }
 };

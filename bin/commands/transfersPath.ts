@@ -5,7 +5,6 @@ import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { ServiceTokens } from '../../infra/security/clientCredentialsTokens.ts';
 import { openStores } from '../../infra/stores.ts';
 import { configSections } from '../../projections/config/configQueries.ts';
-import { allProjections } from '../../projections/index.ts';
 import { loadTopology } from '../../projections/request/conveyorQueries.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { printTable } from './table.ts';
@@ -23,8 +22,8 @@ export const transfersPathCommand = async (
   options: Readonly<{ json?: boolean; wide?: boolean; tokens?: boolean }> = {},
 ): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
+  const readModels = await ReadModels.open(config, readStore);
   try {
-    const readModels = new ReadModels(readStore, allProjections);
     await readModels.refresh();
     const sections = await configSections(readModels);
     const topology = await loadTopology(readModels, sections);
@@ -81,6 +80,7 @@ export const transfersPathCommand = async (
     return missing === 0 ? 0 : 1;
   } finally {
     await eventStore.close();
+    await readModels.close();
     await readStore.close();
   }
 };

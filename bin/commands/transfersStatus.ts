@@ -1,6 +1,5 @@
 import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { openStores } from '../../infra/stores.ts';
-import { allProjections } from '../../projections/index.ts';
 import { transferStatus } from '../../projections/request/transferStatus.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { printTable } from './table.ts';
@@ -20,8 +19,8 @@ export const transfersStatusCommand = async (
   options: Readonly<{ json?: boolean; wide?: boolean }> = {},
 ): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
+  const readModels = await ReadModels.open(config, readStore);
   try {
-    const readModels = new ReadModels(readStore, allProjections);
     await readModels.refresh();
     const status = await transferStatus(readModels, new Date());
     if (options.json) {
@@ -50,6 +49,7 @@ export const transfersStatusCommand = async (
     return 0;
   } finally {
     await eventStore.close();
+    await readModels.close();
     await readStore.close();
   }
 };

@@ -2,7 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ruleJson } from '../../api/routes/rule/ruleRendering.ts';
 import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { openStores } from '../../infra/stores.ts';
-import { allProjections } from '../../projections/index.ts';
 import type { RuleDocument } from '../../projections/rule/ruleProjection.ts';
 import { findRule } from '../../projections/rule/ruleQueries.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
@@ -29,11 +28,11 @@ export const waitRuleCommand = async (
   options: WaitRuleOptions,
 ): Promise<number> => {
   const { eventStore, readStore } = await openStores(config);
+  const readModels = await ReadModels.open(config, readStore);
   const started = Date.now();
   const deadline = started + options.timeoutSeconds * 1000;
   const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
   try {
-    const readModels = new ReadModels(readStore, allProjections);
     let seen = '';
     for (;;) {
       // A rebuild may switch reads to a new generation while we wait.
@@ -55,6 +54,7 @@ export const waitRuleCommand = async (
     }
   } finally {
     await eventStore.close();
+    await readModels.close();
     await readStore.close();
   }
 };

@@ -1,7 +1,6 @@
 import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { findRedisUrl } from '../../infra/queue/redisUrlFile.ts';
 import { openStores } from '../../infra/stores.ts';
-import { allProjections } from '../../projections/index.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { daemonStatus } from '../../workers/daemonStatus.ts';
 import { allRoles } from '../../workers/roles.ts';
@@ -24,8 +23,8 @@ export const workersStatusCommand = async (
     return 1;
   }
   const { eventStore, readStore } = await openStores(config);
+  const readModels = await ReadModels.open(config, readStore);
   try {
-    const readModels = new ReadModels(readStore, allProjections);
     await readModels.refresh();
     const rows = await daemonStatus(redisUrl, config.queuePrefix, readModels, allRoles);
     if (options.json) {
@@ -60,6 +59,7 @@ export const workersStatusCommand = async (
     return 0;
   } finally {
     await eventStore.close();
+    await readModels.close();
     await readStore.close();
   }
 };

@@ -59,7 +59,7 @@ const affectedDatasets = async (
 };
 
 /** Rules that wait (for approval, for the injector) or are suspended take no new locks. */
-const EVALUATED_STATES = new Set(['REPLICATING', 'OK', 'STUCK']);
+export const EVALUATED_STATES: ReadonlySet<string> = new Set(['REPLICATING', 'OK', 'STUCK']);
 
 export const evaluateAttach = async (
   context: CommandContext,

@@ -33,6 +33,12 @@ export const CONVEYOR_SETTINGS = {
   finisherInterval: number('conveyor-finisher', 'interval', 1, 0.1, DAY),
   finisherChunkSize: integer('conveyor-finisher', 'chunk_size', 1000, 1, 100_000),
   finisherSubmittingTimeout: number('conveyor-finisher', 'submitting_timeout', 7200, 1, 30 * DAY),
+  /**
+   * The same bound for requests of a tool whose jobs live in the submitting process (`posix`,
+   * `mock`): submitting to it is an instant in memory, so a request SUBMITTING this long lost its
+   * job with a submitter that died between the two steps, and is retried at once (not in Rucio).
+   */
+  finisherLocalSubmittingTimeout: number('conveyor-finisher', 'local_submitting_timeout', 60, 1, 30 * DAY),
   /** The stager (Rucio's conveyor-stager): the submitter of STAGEIN requests, on the submitter's schedule. */
   stagerInterval: number('conveyor-stager', 'interval', 1, 0.1, DAY),
   stagerChunkSize: integer('conveyor-stager', 'chunk_size', 1000, 1, 100_000),

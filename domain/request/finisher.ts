@@ -15,7 +15,10 @@ import { shouldRetry, transferError } from './retries.ts';
  *   STUCK with the error.
  * - LOST, SUBMISSION_FAILED, NO_SOURCES, ONLY_TAPE_SOURCES, MISMATCH_SCHEME, and SUBMITTING for
  *   longer than the bound (a submitter that died between marking and submitting): the same,
- *   without touching rankings.
+ *   without touching rankings. The bound is short for a tool whose jobs live in the process that
+ *   submitted them (`posix`, `mock`): their submission is an instant in memory, so a request
+ *   SUBMITTING for long lost its job with a process that died; a tool with jobs of its own (FTS)
+ *   may hold a job the request never heard of, and keeps Rucio's long bound.
  * - An intermediate hop of a multihop path is never retried (Rucio's `should_retry_request`): its
  *   replica ends UNAVAILABLE, and the request it served, failed with it, is retried along a new path.
  */
@@ -37,6 +40,8 @@ export type FinishedRequest = Readonly<{
   changedAt: string;
   /** Whether a source was in use (a suspicious declaration needs one). */
   hasSource: boolean;
+  /** Whether its tool keeps its jobs in the process that submitted them (`posix`, `mock`). */
+  jobsDieWithSubmitter: boolean;
   /** A copy on a multihop path before the request's own: never retried alone (a new path is planned instead). */
   intermediateHop?: boolean;
 }>;
@@ -47,6 +52,8 @@ export type FinisherSettings = Readonly<{
   suspiciousPatterns: readonly string[];
   /** Seconds after which a SUBMITTING request is retried (Rucio: 120 minutes). */
   submittingTimeoutSeconds: number;
+  /** The same for a request whose tool's jobs die with their submitter. */
+  localSubmittingTimeoutSeconds: number;
 }>;
 
 /**
@@ -71,12 +78,15 @@ export const finisher: Workflow<
   name: 'conveyor-finisher',
   decide: ({ now }, { requests, settings }) => {
     const suspicious = compiled(settings.suspiciousPatterns);
-    const submittingBefore = Date.parse(now) - settings.submittingTimeoutSeconds * 1000;
+    const submittingBefore = (request: FinishedRequest): number =>
+      Date.parse(now) -
+      (request.jobsDieWithSubmitter ? settings.localSubmittingTimeoutSeconds : settings.submittingTimeoutSeconds) *
+        1000;
     return requests.flatMap((request): FinisherOutput[] => {
       const { requestId, state } = request;
       if (state === 'DONE') return [{ type: 'MarkReplicaAvailable', data: { requestId } }];
       if (!FINISHED_REQUEST_STATES.has(state) && state !== 'SUBMITTING') return [];
-      if (state === 'SUBMITTING' && Date.parse(request.changedAt) > submittingBefore) return [];
+      if (state === 'SUBMITTING' && Date.parse(request.changedAt) > submittingBefore(request)) return [];
       const outputs: FinisherOutput[] = [];
       if (
         state === 'FAILED' &&

@@ -1,6 +1,6 @@
 import type { DidRef } from '../did/did.ts';
 import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
-import type { RuleAdded, RuleApproved, RuleState } from './rule.ts';
+import type { RuleAdded, RuleApproved, RuleState, RuleStateChanged } from './rule.ts';
 
 /**
  * Rucio's judge daemons as workflows: which rules to inject, re-evaluate, repair and clean, given
@@ -35,25 +35,45 @@ export const injector: Workflow<InjectorInput, Readonly<Record<string, never>>, 
 
 export type EvaluateAttach = WorkflowOutput<'EvaluateAttach', DidRef & { children: readonly DidRef[] }>;
 export type EvaluateDetach = WorkflowOutput<'EvaluateDetach', DidRef & { children: readonly DidRef[] }>;
+export type ReconcileRuleLocks = WorkflowOutput<'ReconcileRuleLocks', { ruleId: string }>;
 
-export type EvaluatorInput = Readonly<{
-  type: 'DidsAttached' | 'DidsDetached';
-  scope: string;
-  name: string;
-  children: readonly DidRef[];
-}>;
+export type EvaluatorInput =
+  | Readonly<{
+      type: 'DidsAttached' | 'DidsDetached';
+      scope: string;
+      name: string;
+      children: readonly DidRef[];
+    }>
+  /** A rule whose locks were just placed on its DID's content as the command read it. */
+  | Readonly<{ type: 'RulePlaced'; ruleId: string }>;
 
 /** The rules on the collection and above it; the evaluator has nothing to do without any. */
 export type EvaluatorFacts = Readonly<{ coveringRules: number }>;
 
-export const evaluator: Workflow<EvaluatorInput, EvaluatorFacts, EvaluateAttach | EvaluateDetach> = {
-  name: 'judge-evaluator',
-  decide: (input, facts) => {
-    if (facts.coveringRules === 0) return [];
-    const data = { scope: input.scope, name: input.name, children: input.children };
-    return [input.type === 'DidsAttached' ? { type: 'EvaluateAttach', data } : { type: 'EvaluateDetach', data }];
-  },
+/**
+ * Whether an event says a rule's locks were placed on its content as read then: a rule added with
+ * its locks (not one waiting for the injector or for approval), or the end of an injection. An
+ * attach or detach decided between that read and the rule's append is evaluated for the rules
+ * that attach could see, and this one was not among them; the evaluator looks again once the read
+ * models show the rule (issue 34).
+ */
+export const rulePlacedBy = (event: RuleAdded | RuleStateChanged): string | undefined => {
+  if (event.type === 'RuleAdded') return PLACED_AT_CREATION.has(event.data.state) ? event.data.rule.id : undefined;
+  return event.data.previousState === 'INJECT' && event.data.cause.kind === 'injection' ? event.data.ruleId : undefined;
 };
+
+const PLACED_AT_CREATION: ReadonlySet<RuleState> = new Set(['OK', 'REPLICATING', 'STUCK']);
+
+export const evaluator: Workflow<EvaluatorInput, EvaluatorFacts, EvaluateAttach | EvaluateDetach | ReconcileRuleLocks> =
+  {
+    name: 'judge-evaluator',
+    decide: (input, facts) => {
+      if (input.type === 'RulePlaced') return [{ type: 'ReconcileRuleLocks', data: { ruleId: input.ruleId } }];
+      if (facts.coveringRules === 0) return [];
+      const data = { scope: input.scope, name: input.name, children: input.children };
+      return [input.type === 'DidsAttached' ? { type: 'EvaluateAttach', data } : { type: 'EvaluateDetach', data }];
+    },
+  };
 
 export type RepairRule = WorkflowOutput<'RepairRule', { ruleId: string }>;
 

@@ -13,7 +13,7 @@ declare const eventUnion: unique symbol;
 
 /**
  * Every type of an event union, each once, as a record (`{ DidCreated: true, ... }`): each area
- * declares its own with `eventTypes`, and `domain/events.ts` lists them all. The record also
+ * declares its own with `eventTypes`, and `domain/areas.ts` lists them all. The record also
  * carries the union it was made from, as a type only (nothing at run time), so that whoever takes
  * the record can name the union's events with their data: an event role names its area's record
  * and reads the events it reacts to already narrowed (workers/role.ts).

@@ -6,7 +6,7 @@ import type { Event } from './event.ts';
  * the new shape whenever a stored event is read (the command handler's `loadState`, the projection
  * lanes, the audit's folding). New events are written with their type's current version
  * (`metadata.schemaVersion`). Upcasters live beside their events (`domain/<area>/<area>Upcasters.ts`);
- * `domain/upcasters.ts` lists them all.
+ * `domain/areas.ts` folds them all.
  */
 
 /** Turns one event type's data from `fromVersion` into the shape of `fromVersion + 1`. */

@@ -1,25 +1,27 @@
+import { EnvironmentError } from '../environmentError.ts';
 import { isRecord } from '../typeGuards.ts';
 
 /**
- * Which way a multi-stream decision is written to an EventStoreDB / KurrentDB server:
- *
- * - `atomic`: KurrentDB 25.1 and later append to several streams in one transaction
- *   (`multiStreamAppend` of `@kurrent/kurrentdb-client`, the gRPC method
- *   `kurrentdb.protocol.v2.streams.StreamsService/AppendSession`), each stream at its expected
- *   revision, all or nothing, checked and committed by the server. No leases, no intent.
- * - `stepped`: older servers (EventStoreDB 20.x to 24.x, KurrentDB 25.0) append one stream per
- *   call, so SteppedEventStore makes the decision whole with leases in Redis and an intent in
- *   `step-<id>` (steppedEventStore.ts).
+ * Whether an EventStoreDB / KurrentDB server can take the service's writes. Every decision of
+ * the service is one atomic append, whatever the number of streams it writes: KurrentDB 25.1
+ * and later append to several streams in one transaction (`multiStreamAppend` of
+ * `@kurrent/kurrentdb-client`, the gRPC method
+ * `kurrentdb.protocol.v2.streams.StreamsService/AppendSession`), each stream at its expected
+ * revision, all or nothing, checked and committed by the server. Older servers append one stream
+ * per call and are refused at start, with the version they run and the one needed.
  *
  * The server says what it offers: every server since EventStoreDB 21.10 answers
  * `ServerFeatures.GetSupportedMethods` with its version and the gRPC methods it serves, and the
  * client asks it once per connection (the answer the client keeps, `ServerFeatures`, is what
  * `featureAnswerOf` reads). Older servers do not know the call: their version is "unknown" and
- * they offer nothing, so they get the stepped path.
+ * they offer nothing.
  */
 
 /** The method the client calls for `multiStreamAppend`, as the server lists it (paths compare without case). */
 export const APPEND_SESSION_METHOD = '/kurrentdb.protocol.v2.streams.StreamsService/AppendSession';
+
+/** The first server release that appends to several streams atomically. */
+export const ATOMIC_APPENDS_SINCE = 'KurrentDB 25.1';
 
 /** What the server answered about itself. */
 export type FeatureAnswer = Readonly<{
@@ -29,26 +31,35 @@ export type FeatureAnswer = Readonly<{
   offers: (methodPath: string) => boolean;
 }>;
 
-/** `auto`: atomic where the server offers it; `stepped`: the lease protocol whatever the server. */
-export type AppendsOption = 'auto' | 'stepped';
+/** The server takes atomic multi-stream appends, or why not. */
+export type AtomicAppendCheck = Readonly<{ atomic: boolean; reason: string }>;
 
-export type AppendPath = Readonly<{ kind: 'atomic' | 'stepped'; reason: string }>;
-
-export const chooseAppendPath = (answer: FeatureAnswer | undefined, option: AppendsOption): AppendPath => {
-  if (option === 'stepped') return { kind: 'stepped', reason: 'the stepped protocol was asked for' };
+export const checkAtomicAppends = (answer: FeatureAnswer | undefined): AtomicAppendCheck => {
   if (!answer)
     return {
-      kind: 'stepped',
+      atomic: false,
       reason: "the client's answer about the server's features could not be read (the client changed?)",
     };
   const server =
     answer.serverVersion === 'unknown'
-      ? 'a server without the features call (before 21.10)'
+      ? 'a server without the features call (before EventStoreDB 21.10)'
       : `server ${answer.serverVersion}`;
   return answer.offers(APPEND_SESSION_METHOD)
-    ? { kind: 'atomic', reason: `${server} offers atomic multi-stream appends` }
-    : { kind: 'stepped', reason: `${server} does not offer atomic multi-stream appends (KurrentDB 25.1 does)` };
+    ? { atomic: true, reason: `${server} offers atomic multi-stream appends` }
+    : { atomic: false, reason: `${server} does not offer atomic multi-stream appends` };
 };
+
+/** The server cannot write a multi-stream decision whole: the service does not start on it. */
+export class AtomicAppendsUnavailableError extends EnvironmentError {
+  constructor(readonly check: AtomicAppendCheck) {
+    super(
+      `The event store cannot be used: ${check.reason}. dms writes every decision in one atomic append, ` +
+        `which needs ${ATOMIC_APPENDS_SINCE} or later (EventStoreDB 20.x to 24.x and KurrentDB 25.0 append one ` +
+        'stream per call): upgrade the server (docs/operations.md, "Scaling out")',
+    );
+    this.name = 'AtomicAppendsUnavailableError';
+  }
+}
 
 /**
  * The client's `ServerFeatures` (what its `capabilities` resolves to) as a FeatureAnswer, or

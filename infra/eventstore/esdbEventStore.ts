@@ -16,10 +16,10 @@ import {
 import { isRecord } from '../typeGuards.ts';
 import { BatchingQueue } from './batchingQueue.ts';
 import {
-  chooseAppendPath,
+  AtomicAppendsUnavailableError,
+  checkAtomicAppends,
   featureAnswerOf,
-  type AppendPath,
-  type AppendsOption,
+  type AtomicAppendCheck,
   type FeatureAnswer,
 } from './esdbAppendPath.ts';
 import { decodeMetadata, encodeMetadata } from './esdbMetadata.ts';
@@ -39,20 +39,20 @@ import {
   type StreamAppend,
   type SubscribeToAllOptions,
 } from './eventStore.ts';
-import { checkOnlyResult, revisionMatches } from './stepIntent.ts';
 
 /**
  * The scaled-out event store: an EventStoreDB or KurrentDB server (or cluster) through
  * `@kurrent/kurrentdb-client`, the successor of `@eventstore/db-client` that speaks to both.
  *
- * Multi-stream appends take one of two paths (esdbAppendPath.ts), fixed when the store is opened:
+ * Multi-stream appends:
  *
- * - atomic (`EsdbEventStore.connect` on a server that offers it, KurrentDB 25.1 and later): one
- *   `multiStreamAppend` per call, every stream at an exact revision, all or nothing on the server.
- *   Its metadata travels as flat strings (esdbMetadata.ts) and reads back as given.
- * - sequential (older servers, `new EsdbEventStore`, or the stepped protocol asked for): one
- *   append per stream, one after the other, which is not all or nothing on its own: the service
- *   wraps such a store in SteppedEventStore (esdbEventStoreOpening.ts).
+ * - atomic (`EsdbEventStore.connect`, which refuses a server older than KurrentDB 25.1,
+ *   esdbAppendPath.ts): one `multiStreamAppend` per call, every stream at an exact revision, all
+ *   or nothing on the server. Its metadata travels as flat strings (esdbMetadata.ts) and reads
+ *   back as given. This is the store the service writes through.
+ * - sequential (`new EsdbEventStore`, which asks the server nothing): one append per stream, one
+ *   after the other, not all or nothing: for the tools that write into a log no service writes
+ *   (`dms events import` into an empty store, `dms events finish-steps`), on any server.
  *
  * Positions: the server orders `$all` by a (commit, prepare) pair. Since EventStoreDB 20 every
  * event written outside an explicit transaction, and every event of a multi-stream append, has
@@ -65,33 +65,35 @@ import { checkOnlyResult, revisionMatches } from './stepIntent.ts';
  * multi-stream append, when every stream of it is such a repeat. With an exact expected revision
  * (or `no_stream`) this holds even when the stream has moved on since (the server compares the
  * ids stored after that revision); with `any` it is only best effort (a cache of recent ids),
- * which is why appends here are always sent at an exact revision or `no_stream`, and why
- * SteppedEventStore records exact revisions in its intents.
+ * which is why appends here are always sent at an exact revision or `no_stream`.
  */
 export class EsdbEventStore implements EventStore {
   private readonly client: KurrentDBClient;
   /** Whether appendToStreams writes several streams in one atomic call; set only by `connect`. */
   private atomic = false;
 
-  /** A store that appends stream by stream and asks the server nothing (an import, the stepped protocol). */
+  /**
+   * A store that appends stream by stream and asks the server nothing: for the tools that write
+   * into a log no service writes (an import into an empty store, finishing left steps).
+   */
   constructor(connectionString: string) {
     this.client = KurrentDBClient.connectionString(withCurrentScheme(connectionString));
   }
 
   /**
-   * Opens a store and asks the server what it offers: with `auto`, multi-stream appends are
-   * atomic where the server has them; otherwise (and with `stepped`) they go stream by stream,
-   * for SteppedEventStore to wrap. Says which, and why.
+   * Opens the store the service writes through, after asking the server what it offers:
+   * multi-stream appends are atomic, and a server without them is refused
+   * (AtomicAppendsUnavailableError, with its version and the one needed). Answers why it took it.
    */
   static async connect(
     connectionString: string,
-    option: AppendsOption,
-  ): Promise<Readonly<{ store: EsdbEventStore; path: AppendPath }>> {
+  ): Promise<Readonly<{ store: EsdbEventStore; check: AtomicAppendCheck }>> {
     const store = new EsdbEventStore(connectionString);
     try {
-      const path = chooseAppendPath(option === 'stepped' ? undefined : await store.serverFeatures(), option);
-      store.atomic = path.kind === 'atomic';
-      return { store, path };
+      const check = checkAtomicAppends(await store.serverFeatures());
+      if (!check.atomic) throw new AtomicAppendsUnavailableError(check);
+      store.atomic = true;
+      return { store, check };
     } catch (error) {
       await store.close();
       throw error;
@@ -102,8 +104,8 @@ export class EsdbEventStore implements EventStore {
    * The server's answer to ServerFeatures.GetSupportedMethods, as the client keeps it after asking
    * once per connection. The client uses it itself (`multiStreamAppend` refuses to run on a server
    * without AppendSession) but keeps it behind `capabilities`, a getter it does not export; it is
-   * read here by name and narrowed, so a client that stops having it gives undefined (and the
-   * stepped path) instead of a wrong answer. test/infra/esdbAppendPath.test.ts holds the installed
+   * read here by name and narrowed, so a client that stops having it gives undefined (and a
+   * refusal to start) instead of a wrong answer. test/infra/esdbAppendPath.test.ts holds the installed
    * client to that shape.
    */
   async serverFeatures(): Promise<FeatureAnswer | undefined> {
@@ -371,6 +373,10 @@ export class EsdbEventStore implements EventStore {
     return found.filter((event): event is RecordedEvent => event !== undefined);
   }
 
+  /**
+   * `eventTypes` are kept here, from every event the server sends: a batch's `through` is the
+   * last event read, whatever its type.
+   */
   subscribeToAll(options: SubscribeToAllOptions = {}): AllSubscription {
     const after = options.after ?? 0n;
     const queue = new BatchingQueue<RecordedEvent>(options.batchSize ?? 500);
@@ -389,8 +395,15 @@ export class EsdbEventStore implements EventStore {
         queue.fail(error);
       }
     })();
+    const types = options.eventTypes;
     return {
-      [Symbol.asyncIterator]: () => queue.batches(),
+      async *[Symbol.asyncIterator]() {
+        for await (const read of queue.batches())
+          yield {
+            events: types ? read.filter((event) => types.has(event.type)) : read,
+            through: read[read.length - 1]!.position,
+          };
+      },
       async close() {
         queue.end();
         await subscription.unsubscribe();
@@ -433,8 +446,7 @@ type HashedEvent = Readonly<{ id: string; type: string; data: JSONType; metadata
 
 /**
  * Tries of an append with `any` or `stream_exists` that meets other writers between reading the
- * previous event and appending: each round one of them wins, so a busy stream (`steps-journal`,
- * appended to by every step of the stepped protocol) still gets through.
+ * previous event and appending: each round one of them wins, so a busy stream still gets through.
  */
 const LOOSE_APPEND_ATTEMPTS = 50;
 
@@ -485,11 +497,25 @@ const assertAtomicallyAppendable = (appends: readonly StreamAppend[]): void => {
     if (earlier !== undefined)
       throw new Error(
         `Streams ${earlier} and ${streamName} differ only in letter case, which one atomic multi-stream append ` +
-          'of KurrentDB cannot hold; with such names run the stepped protocol (docs/operations.md)',
+          'of KurrentDB cannot hold (docs/operations.md, "Scaling out")',
       );
     seen.set(folded, streamName);
   }
 };
+
+/** Whether a stream at `head` is what the caller expected. */
+const revisionMatches = (expected: ExpectedRevision, head: bigint | 'no_stream'): boolean =>
+  expected === 'any' ||
+  (expected === 'no_stream' && head === 'no_stream') ||
+  (expected === 'stream_exists' && head !== 'no_stream') ||
+  (typeof expected === 'bigint' && head === expected);
+
+/** The answer for a stream an append only checked (no events): its head, nothing written. */
+const checkOnlyResult = (streamName: string, head: bigint | 'no_stream'): AppendResult => ({
+  streamName,
+  nextExpectedRevision: head === 'no_stream' ? -1n : head,
+  position: 0n,
+});
 
 /** Maps with at most `limit` calls in flight, in order; the first failure is thrown once the others settled. */
 const mapLimit = async <T, R>(items: readonly T[], limit: number, map: (item: T) => Promise<R>): Promise<R[]> => {

@@ -1,53 +1,32 @@
-import type { AppendPath, AppendsOption } from './esdbAppendPath.ts';
+import { EnvironmentError } from '../environmentError.ts';
+import type { Logger } from '../logger.ts';
 import { EsdbEventStore } from './esdbEventStore.ts';
 import type { EventStore } from './eventStore.ts';
-import { SteppedEventStore, type SteppedEventStoreOptions } from './steppedEventStore.ts';
+import { leftStepsCheck } from './leftSteps.ts';
 
-export type EsdbOpenOptions = Readonly<{
-  /** `auto` (default): atomic multi-stream appends where the server offers them; `stepped`: never. */
-  appends?: AppendsOption;
-  /** The stepped protocol's settings (its Redis is required on both paths, see `storeForPath`). */
-  steps: SteppedEventStoreOptions;
-}>;
+/** The log holds steps of the retired stepped protocol not known to be finished. */
+export class LeftStepsError extends EnvironmentError {
+  constructor(reason: string) {
+    super(`The event store cannot be used yet: ${reason}`);
+    this.name = 'LeftStepsError';
+  }
+}
 
 /**
- * Opens the EventStoreDB / KurrentDB store the service writes through: the server is asked what
- * it offers, and multi-stream decisions go the way it allows (esdbAppendPath.ts), said once in
- * the log.
+ * Opens the EventStoreDB / KurrentDB store the service writes through: a server without atomic
+ * multi-stream appends is refused (esdbAppendPath.ts), and so is a log whose steps an older
+ * deployment may have left half written (leftSteps.ts, one read at start). Says in the log which
+ * server it took, once.
  */
-export const openEsdbEventStore = async (connectionString: string, options: EsdbOpenOptions): Promise<EventStore> => {
-  const { store, path } = await EsdbEventStore.connect(connectionString, options.appends ?? 'auto');
-  options.steps.logger?.info({ appends: path.kind, reason: path.reason }, 'event store: multi-stream appends');
+export const openEsdbEventStore = async (connectionString: string, logger?: Logger): Promise<EventStore> => {
+  const { store, check } = await EsdbEventStore.connect(connectionString);
   try {
-    return await storeForPath(store, path, options.steps);
+    const steps = await leftStepsCheck(store);
+    if (!steps.clean) throw new LeftStepsError(steps.reason);
   } catch (error) {
     await store.close();
     throw error;
   }
-};
-
-/**
- * The store to write through on a path: on the stepped path SteppedEventStore over `inner`
- * (which completes the steps earlier writers left, then sweeps); on the atomic path `inner`
- * itself, once the steps of the stepped protocol left unfinished in `steps-journal` (a
- * deployment that ran on the server before it offered atomic appends) are completed. A step still
- * held by a live writer of the stepped protocol stops the start: writers of both paths must never
- * run together, since atomic appends take no leases and could slip into such a step.
- */
-export const storeForPath = async (
-  inner: EventStore,
-  path: AppendPath,
-  steps: SteppedEventStoreOptions,
-): Promise<EventStore> => {
-  if (path.kind === 'stepped') return SteppedEventStore.open(inner, steps);
-  const { finished, unfinished } = await SteppedEventStore.finishLeftSteps(inner, steps);
-  if (finished > 0)
-    steps.logger?.info({ finished }, 'completed steps that writers of the stepped protocol left unfinished');
-  if (unfinished > 0)
-    throw new Error(
-      `${unfinished} multi-stream steps are held by writers of the stepped protocol that are still running, ` +
-        'while this server takes atomic multi-stream appends: stop every process of the deployment, then start ' +
-        'them again (docs/operations.md, "Scaling out")',
-    );
-  return inner;
+  logger?.info({ reason: check.reason }, 'event store: atomic multi-stream appends');
+  return store;
 };

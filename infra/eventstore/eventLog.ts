@@ -97,8 +97,8 @@ export type ImportReport = Readonly<{
  * before the first event it changed is written (the store computes both chains again). Events are appended in chunks of
  * `chunkSize` (default 1000): consecutive events of one stream as one append at their recorded
  * revision, the appends of a chunk in one call, which SQLite commits as one transaction in order
- * and EventStoreDB appends one after the other. On EventStoreDB give the store itself, not the
- * step wrapper, which would mark multi-stream calls as steps (bin/commands/eventsImport.ts does).
+ * and EventStoreDB appends one after the other (a store opened without `EsdbEventStore.connect`,
+ * as bin/commands/eventsImport.ts does: an import into an empty store needs no atomic appends).
  */
 export const importEventLog = async (
   eventStore: EventStore,

@@ -30,10 +30,10 @@ export type EventMetadata = Readonly<{
   /** The span that appended this event, when spans were made: the parent of the work it sets off. */
   spanId?: string;
   /**
-   * Set on every event of a multi-stream append written stream by stream (SteppedEventStore on
-   * EventStoreDB): the step's id and how many events it holds in all its streams together. A
-   * reader that must never show half a decision holds these events until it has `count` of them
-   * (or the step's `StepAbandoned`, see steppedEventStore.ts). Absent where the append was atomic.
+   * Found on events an older deployment wrote on EventStoreDB through the retired stepped
+   * protocol (a multi-stream decision written stream by stream): the step's id and its number of
+   * events. Such steps are completed once by `dms events finish-steps` (leftSteps.ts) before the
+   * service starts on the log; nothing reads the mark since, and the audit shows it as stored.
    */
   step?: StepMark;
   /**
@@ -93,12 +93,6 @@ export type StreamAppend = Readonly<{
   streamName: string;
   events: readonly NewEvent[];
   expectedRevision?: ExpectedRevision;
-  /**
-   * The stream's name holds an id made for this append, so no other writer can know it: with
-   * `no_stream`, a store that checks revisions before appending (SteppedEventStore) may skip
-   * reading it. Stores that append atomically ignore it.
-   */
-  fresh?: boolean;
 }>;
 
 export type ReadStreamOptions = Readonly<{
@@ -118,10 +112,24 @@ export type SubscribeToAllOptions = Readonly<{
   after?: bigint;
   /** Largest batch handed to the consumer at once; default 500. */
   batchSize?: number;
+  /**
+   * Deliver only events of these types (a projection group's, a reactor's); default all. The
+   * SQLite adapter leaves the others in the database, unread: a consumer of a few types does
+   * not pay for the rest of the log.
+   */
+  eventTypes?: ReadonlySet<string>;
 }>;
 
+/**
+ * What a subscription delivers at once: the events (of the types asked for) after the previous
+ * batch, in order, and the position it has read the log through, at or past the last of them.
+ * Every event of those types up to `through` has been delivered, so a consumer may take
+ * `through` as its checkpoint; a batch may hold no event at all, when only other types came.
+ */
+export type SubscriptionBatch = Readonly<{ events: readonly RecordedEvent[]; through: bigint }>;
+
 /** A catch-up subscription: replays history in batches, then keeps delivering new events. */
-export interface AllSubscription extends AsyncIterable<readonly RecordedEvent[]> {
+export interface AllSubscription extends AsyncIterable<SubscriptionBatch> {
   close(): Promise<void>;
 }
 
@@ -132,10 +140,8 @@ export interface EventStore {
     expectedRevision?: ExpectedRevision,
   ): Promise<AppendResult>;
   /**
-   * Appends to several streams, all or nothing as the caller sees it. The SQLite adapter does it
-   * in one transaction. EventStoreDB has no multi-stream transaction: its adapter appends one
-   * stream after the other, and the service wraps it in SteppedEventStore (steppedEventStore.ts),
-   * which records the appends as one intent first and completes them by a resumable step.
+   * Appends to several streams, all or nothing: the SQLite adapter in one transaction, the
+   * KurrentDB adapter in one `multiStreamAppend` (KurrentDB 25.1 and later; esdbEventStore.ts).
    */
   appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
   readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;

@@ -99,7 +99,6 @@ export const parseStreamAppends = (value: unknown): StreamAppend[] | undefined =
       streamName: item.streamName,
       events,
       expectedRevision: expected,
-      ...(item.fresh === true ? { fresh: true } : {}),
     });
   }
   return appends;

@@ -18,6 +18,7 @@ import {
   type RecordedEvent,
   type StreamAppend,
   type SubscribeToAllOptions,
+  type SubscriptionBatch,
 } from './eventStore.ts';
 import { errorMessage } from '../typeGuards.ts';
 
@@ -114,6 +115,7 @@ export class SqliteEventStore implements EventStore {
     readStream: Database.Statement<[string, number], EventRow>;
     readStreamLimited: Database.Statement<[string, number, number], EventRow>;
     readAll: Database.Statement<[number, number], EventRow>;
+    readTypes: Database.Statement<[number, number, string, number], EventRow>;
     readAt: Database.Statement<[string], EventRow>;
     head: Database.Statement<[], { position: number | null }>;
   };
@@ -180,6 +182,10 @@ export class SqliteEventStore implements EventStore {
         'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?',
       ),
       readAll: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
+      // Up to a head read just before, so that a batch shorter than asked tells the scan reached it.
+      readTypes: this.db.prepare(
+        'SELECT * FROM events WHERE position > ? AND position <= ? AND type IN (SELECT value FROM json_each(?)) ORDER BY position LIMIT ?',
+      ),
       readAt: this.db.prepare(
         'SELECT * FROM events WHERE position IN (SELECT value FROM json_each(?)) ORDER BY position',
       ),
@@ -317,8 +323,9 @@ export class SqliteEventStore implements EventStore {
   subscribeToAll(options: SubscribeToAllOptions = {}): AllSubscription {
     const subscription: SubscriptionState = { after: options.after ?? 0n, closed: false, wake: undefined };
     const batchSize = options.batchSize ?? 500;
+    const types = options.eventTypes ? JSON.stringify([...options.eventTypes]) : undefined;
     return {
-      [Symbol.asyncIterator]: () => this.batchesOf(subscription, batchSize),
+      [Symbol.asyncIterator]: () => this.batchesOf(subscription, batchSize, types),
       close: async () => {
         subscription.closed = true;
         subscription.wake?.();
@@ -326,16 +333,38 @@ export class SqliteEventStore implements EventStore {
     };
   }
 
-  private async *batchesOf(subscription: SubscriptionState, batchSize: number): AsyncGenerator<RecordedEvent[]> {
+  private async *batchesOf(
+    subscription: SubscriptionState,
+    batchSize: number,
+    types: string | undefined,
+  ): AsyncGenerator<SubscriptionBatch> {
     while (!subscription.closed && !this.closed) {
-      const batch = await this.readAll({ after: subscription.after, maxCount: batchSize });
-      if (batch.length > 0) {
-        subscription.after = batch[batch.length - 1]!.position;
+      const batch =
+        types === undefined
+          ? this.nextBatch(subscription.after, batchSize)
+          : this.nextOfTypes(subscription.after, batchSize, types);
+      if (batch.through > subscription.after) {
+        subscription.after = batch.through;
         yield batch;
         continue;
       }
       await this.waitForAppend(subscription);
     }
+  }
+
+  private nextBatch(after: bigint, batchSize: number): SubscriptionBatch {
+    this.assertOpen();
+    const events = this.statements.readAll.all(Number(after), batchSize).map(toRecordedEvent);
+    return { events, through: events.length > 0 ? events[events.length - 1]!.position : after };
+  }
+
+  /** The next events of `types` (a JSON array), and how far the scan went: to the head it read first, or to the last event of a full batch. */
+  private nextOfTypes(after: bigint, batchSize: number, types: string): SubscriptionBatch {
+    this.assertOpen();
+    const head = this.statements.head.get()?.position ?? 0;
+    if (head <= Number(after)) return { events: [], through: after };
+    const events = this.statements.readTypes.all(Number(after), head, types, batchSize).map(toRecordedEvent);
+    return { events, through: events.length === batchSize ? events[events.length - 1]!.position : BigInt(head) };
   }
 
   /** Resolves at the next append this process hears of, or after the poll interval. */

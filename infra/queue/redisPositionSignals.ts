@@ -2,8 +2,14 @@ import { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 import type { PositionSignal } from '../positionSignal.ts';
 
-/** `appended`: events were appended up to P (the event store's writers); `applied`: the projector has applied up to P. */
-export type PositionSignalName = 'appended' | 'applied';
+/**
+ * `appended`: events were appended up to P (the event store's writers); `applied:<group>`: the
+ * projector of that projection group has applied up to P.
+ */
+export type PositionSignalName = 'appended' | `applied:${string}`;
+
+/** The signal a projection group's projector announces its progress on. */
+export const appliedSignal = (group: string): PositionSignalName => `applied:${group}`;
 
 export type SignalCount = Readonly<{
   signal: PositionSignalName;
@@ -36,10 +42,7 @@ export class RedisPositionSignals {
   private readonly subscriber: Redis | undefined;
   private readonly listeners = new Map<PositionSignalName, Set<(position: bigint) => void>>();
   private readonly pending = new Map<PositionSignalName, bigint>();
-  private readonly counts: Record<PositionSignalName, Record<SignalCount['event'], number>> = {
-    appended: { published: 0, dropped: 0, received: 0 },
-    applied: { published: 0, dropped: 0, received: 0 },
-  };
+  private readonly counts = new Map<PositionSignalName, Record<SignalCount['event'], number>>();
   private subscribed = false;
   private flushScheduled = false;
   private closed = false;
@@ -93,14 +96,11 @@ export class RedisPositionSignals {
     return this.subscribed && !this.closed;
   }
 
-  /** Messages per signal so far, for the metrics. */
+  /** Messages per signal so far (every signal listened to or published), for the metrics. */
   signalCounts(): SignalCount[] {
-    return (['appended', 'applied'] as const).flatMap((signal) =>
-      (['published', 'dropped', 'received'] as const).map((event) => ({
-        signal,
-        event,
-        count: this.counts[signal][event],
-      })),
+    for (const name of this.options.listen) this.countsOf(name);
+    return [...this.counts].flatMap(([signal, counts]) =>
+      (['published', 'dropped', 'received'] as const).map((event) => ({ signal, event, count: counts[event] })),
     );
   }
 
@@ -175,7 +175,13 @@ export class RedisPositionSignals {
   }
 
   private count(name: PositionSignalName, event: SignalCount['event']): void {
-    this.counts[name][event] += 1;
+    this.countsOf(name)[event] += 1;
+  }
+
+  private countsOf(name: PositionSignalName): Record<SignalCount['event'], number> {
+    let counts = this.counts.get(name);
+    if (!counts) this.counts.set(name, (counts = { published: 0, dropped: 0, received: 0 }));
+    return counts;
   }
 
   private restored(): void {

@@ -1,4 +1,6 @@
-import { lstat, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { lstat, readlink, rename, symlink, unlink, type FileHandle } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -144,10 +146,10 @@ const copyFrom = async (
     if (sourceStat.size !== expected.bytes)
       return `size mismatch: expected ${expected.bytes} bytes, got ${sourceStat.size}`;
 
-    const temporaryName = `.${name}.part`;
-    const temporary = posix.join(directory, temporaryName);
+    const names = temporaryNamesOf(name);
+    const temporary = posix.join(directory, names.temporary);
     const destination = posix.join(directory, name);
-    const target = await openTemporary(directory, temporaryName, options.staleTemporaryMs);
+    const target = await openTemporary(directory, names, options.staleTemporaryMs);
     let renamed = false;
     try {
       const checksum = new StreamChecksum(checksumToVerify(expected));
@@ -168,6 +170,7 @@ const copyFrom = async (
         await target.close().catch(() => undefined);
         await unlink(temporary).catch(() => undefined);
       }
+      await release(directory, names);
     }
   } finally {
     await source.close().catch(() => undefined);
@@ -175,24 +178,112 @@ const copyFrom = async (
 };
 
 /**
- * Creates the temporary file, refusing to share it: a temporary name that exists belongs to a copy
- * running elsewhere (the destination is busy), unless nobody has written to it for
- * `staleTemporaryMs`, when it is the leftover of a copy that died and is replaced.
+ * Who copies: this process, on this machine. A copy claims its destination by a symbolic link
+ * beside it, `.<name>.part.owner`, whose target is this text; a copy killed with its process
+ * (kill -9, a crash) leaves its claim and its temporary file behind, and the copy made again after
+ * the restart reads the claim, finds its writer gone, and takes over at once instead of waiting
+ * for the temporary file to go stale.
  */
-const openTemporary = async (directory: string, name: string, staleTemporaryMs: number): Promise<FileHandle> => {
-  const temporary = posix.join(directory, name);
+const THIS_WRITER = `${process.pid}@${hostname()}`;
+
+/** Whether a process of this machine lives. */
+const processLives = (pid: number): boolean => {
   try {
-    return await createInside(directory, name);
+    process.kill(pid, 0);
+    return true;
   } catch (error) {
-    if (errorCode(error) !== 'EEXIST') throw new DestinationError(messageOf(error));
+    // EPERM: it lives, as another user's process.
+    return errorCode(error) === 'EPERM';
   }
-  const leftover = await lstat(temporary).catch(() => null);
-  if (leftover !== null && Date.now() - leftover.mtimeMs < staleTemporaryMs) {
-    throw new DestinationError(`another copy to this destination is in progress (${temporary})`);
+};
+
+/**
+ * Whether the writer a claim names may still be copying: a process of this machine while it
+ * lives; another machine's (or an unreadable claim) while somebody wrote to the temporary file in
+ * the last `staleTemporaryMs`.
+ */
+const writerMayLive = (writer: string | null, modifiedMs: number | null, staleTemporaryMs: number): boolean => {
+  const match = writer === null ? null : /^(\d+)@(.+)$/.exec(writer);
+  if (match && match[2] === hostname()) return processLives(Number(match[1]));
+  return modifiedMs !== null && Date.now() - modifiedMs < staleTemporaryMs;
+};
+
+const lstatOrNull = (path: string) => lstat(path).catch(() => null);
+
+/** The names beside a destination: its temporary file and its claim (a digest of the name when a name would pass 255 bytes). */
+type TemporaryNames = Readonly<{ temporary: string; owner: string }>;
+
+const temporaryNamesOf = (name: string): TemporaryNames => {
+  const base = Buffer.byteLength(`.${name}.part.owner`) > 255 ? createHash('sha1').update(name).digest('hex') : name;
+  return { temporary: `.${base}.part`, owner: `.${base}.part.owner` };
+};
+
+/**
+ * Takes the destination's claim for this process: `fresh` (nobody held it), `fromDead` (its writer
+ * is gone), `ours` (left by a copy of this process that failed), or `busy` (a live copy holds it).
+ */
+const claim = async (
+  directory: string,
+  names: TemporaryNames,
+  staleTemporaryMs: number,
+): Promise<'fresh' | 'fromDead' | 'ours' | 'busy'> => {
+  const owner = posix.join(directory, names.owner);
+  let took: 'fresh' | 'fromDead' = 'fresh';
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      await symlink(THIS_WRITER, owner);
+      return took;
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') throw new DestinationError(messageOf(error));
+    }
+    const writer = await readlink(owner).catch(() => null);
+    // The tool never runs two copies to one destination: this is a copy of this process that failed.
+    if (writer === THIS_WRITER) return 'ours';
+    const temporary = await lstatOrNull(posix.join(directory, names.temporary));
+    const claimed = await lstatOrNull(owner);
+    if (writerMayLive(writer, temporary?.mtimeMs ?? claimed?.mtimeMs ?? null, staleTemporaryMs)) return 'busy';
+    await unlink(owner).catch(() => undefined);
+    took = 'fromDead';
   }
-  // Unlinking removes a link itself, never its target.
-  await unlink(temporary).catch(() => undefined);
-  return destinationStep(() => createInside(directory, name));
+  return 'busy';
+};
+
+/** Lets go of this process's claim on the destination. */
+const release = (directory: string, names: TemporaryNames): Promise<void> =>
+  unlink(posix.join(directory, names.owner)).catch(() => undefined);
+
+/**
+ * Claims the destination and creates its temporary file, refusing to share it: another copy's
+ * claim means the destination is busy, unless its writer is gone. A temporary file found under a
+ * claim taken from a dead writer (or left by this process) is a dead copy's, and is replaced; one
+ * nobody claimed (an older version's, which takes no claim) once nobody touched it for
+ * `staleTemporaryMs`.
+ */
+const openTemporary = async (
+  directory: string,
+  names: TemporaryNames,
+  staleTemporaryMs: number,
+): Promise<FileHandle> => {
+  const temporary = posix.join(directory, names.temporary);
+  const busy = () => new DestinationError(`another copy to this destination is in progress (${temporary})`);
+  const claimed = await claim(directory, names, staleTemporaryMs);
+  if (claimed === 'busy') throw busy();
+  try {
+    try {
+      return await createInside(directory, names.temporary);
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') throw new DestinationError(messageOf(error));
+    }
+    // A fresh temporary file nobody claimed: a copy of an older version (which takes no claim) may be writing it.
+    const leftover = await lstatOrNull(temporary);
+    if (claimed === 'fresh' && leftover !== null && Date.now() - leftover.mtimeMs < staleTemporaryMs) throw busy();
+    // Unlinking removes a link itself, never its target.
+    await unlink(temporary).catch(() => undefined);
+    return await destinationStep(() => createInside(directory, names.temporary));
+  } catch (error) {
+    await release(directory, names);
+    throw error;
+  }
 };
 
 /**

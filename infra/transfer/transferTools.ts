@@ -23,6 +23,12 @@ export type TransferToolSettings = Readonly<{ dataDir: string; clock: Clock }>;
 
 export type TransferToolFactory = (settings: TransferToolSettings) => TransferTool;
 
+/**
+ * The tools whose jobs live in the memory of the process that submitted them: a job of theirs dies
+ * with its process, so the conveyor need not wait long before it takes such a job for lost.
+ */
+const IN_PROCESS_TOOLS: ReadonlySet<string> = new Set(['mock', 'posix']);
+
 /** One line per tool. */
 const FACTORIES: Readonly<Record<string, TransferToolFactory>> = {
   mock: ({ clock }) => new MockTransferTool({ now: () => clock.now() }),
@@ -45,6 +51,11 @@ export class TransferTools {
 
   has(name: string): boolean {
     return name in this.factories;
+  }
+
+  /** Whether the named tool's jobs live in the process that submitted them (`mock`, `posix`). */
+  keepsJobsInProcess(name: string | null): boolean {
+    return name !== null && IN_PROCESS_TOOLS.has(name);
   }
 
   /** Whether the tool of that name runs the copies of a multihop path as one job (it has `submitPaths`). */

@@ -53,6 +53,15 @@ export const didsNamed = (readModels: ReadModels, refs: readonly DidRef[]): Prom
 export const newDids = (readModels: ReadModels, didType: DidType | undefined): AsyncIterable<DidDocument> =>
   dids(readModels).find({ is_new: true, ...(didType ? { did_type: didType } : {}) }, { limit: 1000 });
 
+/**
+ * Datasets and containers still flagged new that were created before `before`: what the
+ * transmogrifier has not taken yet (the reconciler gives them their job again); at most `limit`.
+ */
+export const newDidsCreatedBefore = (readModels: ReadModels, before: string, limit: number): Promise<DidDocument[]> =>
+  dids(readModels)
+    .find({ is_new: true, did_type: { $in: ['DATASET', 'CONTAINER'] }, created_at: { $lt: before } }, { limit })
+    .toArray();
+
 /** The files carrying a GUID (a file's, but nothing stops two files from sharing one). */
 export const filesWithGuid = (readModels: ReadModels, guid: string): Promise<DidDocument[]> =>
   dids(readModels).find({ guid, did_type: 'FILE' }).toArray();

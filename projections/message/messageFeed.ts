@@ -9,7 +9,6 @@ import {
 } from '../../domain/request/request.ts';
 import { upcastEvent, type Upcasters } from '../../domain/shared/upcasting.ts';
 import type { EventStore, RecordedEvent } from '../../infra/eventstore/eventStore.ts';
-import { WholeSteps } from '../runtime/wholeSteps.ts';
 
 /** A message with the position of the event that gave it and its place among that event's messages. */
 export type FedMessage = Readonly<{ position: bigint; index: number; message: Message }>;
@@ -19,7 +18,7 @@ export type MessagePage = Readonly<{
   messages: readonly FedMessage[];
   /** The position of the last event the page accounts for (with or without messages); `after` when none. */
   through: bigint;
-  /** True when the page reached the end of the log (what it holds back of an unfinished step aside). */
+  /** True when the page reached the end of the log. */
   atEnd: boolean;
 }>;
 
@@ -40,8 +39,7 @@ const isRequestEvent = (event: DomainEvent): event is RequestEvent => Object.has
  * Each event goes through the domain's mapping (domain/message/message.ts); an event of a batch
  * of transfer requests also gets the batch as it stood before it, folded from the batch's stream
  * (read from its start the first time the feed meets the batch past its first event, then kept
- * folded, the most recently used batches first, up to `cachedRequests` requests). Like the
- * projection lanes, the feed never shows half a multi-stream step of EventStoreDB's stepped path.
+ * folded, the most recently used batches first, up to `cachedRequests` requests).
  */
 export class MessageFeed {
   private readonly batches = new Map<string, FoldedBatch>();
@@ -59,7 +57,6 @@ export class MessageFeed {
    */
   async page(after: bigint, maxMessages: number): Promise<MessagePage> {
     const batchSize = this.options.batchSize ?? 500;
-    const steps = new WholeSteps();
     const messages: FedMessage[] = [];
     let read = after;
     let through = after;
@@ -67,7 +64,7 @@ export class MessageFeed {
       const batch = await this.eventStore.readAll({ after: read, maxCount: batchSize });
       if (batch.length === 0) return { messages, through, atEnd: true };
       read = batch[batch.length - 1]!.position;
-      for (const event of steps.release(batch)) {
+      for (const event of batch) {
         for (const [index, message] of (await this.messagesOfEvent(event)).entries())
           messages.push({ position: event.position, index, message });
         through = event.position;

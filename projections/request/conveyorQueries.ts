@@ -120,13 +120,18 @@ export const submittedRequestOf = (document: RequestDocument): SubmittedRequest 
 });
 
 /** A request as the finisher's workflow sees it. */
-export const finishedRequestOf = (document: RequestDocument): FinishedRequest => ({
+/** A request as the finisher reads it; `jobsDieWithSubmitter` says whether its tool keeps its jobs in the submitting process. */
+export const finishedRequestOf = (
+  document: RequestDocument,
+  jobsDieWithSubmitter: (transfertool: string | null) => boolean,
+): FinishedRequest => ({
   requestId: document.id,
   state: document.state,
   retryCount: document.retry_count,
   error: document.err_msg,
   changedAt: document.changed_at ?? document.updated_at,
   hasSource: document.source_rse_id !== null,
+  jobsDieWithSubmitter: jobsDieWithSubmitter(document.transfertool),
   ...(document.attributes.is_intermediate_hop === true ? { intermediateHop: true } : {}),
 });
 

@@ -1,7 +1,7 @@
 import type { PositionSignal } from '../../infra/positionSignal.ts';
-import type { ReadStore } from '../../infra/readstore/readStore.ts';
-import { PositionWaiters } from './positionWaiters.ts';
-import type { ProjectionProgress } from './projectionRunner.ts';
+import { GroupPositions } from './groupPositions.ts';
+import type { ProjectionProgress } from './projectionProgress.ts';
+import type { ProjectionStores } from './projectionStores.ts';
 import {
   projectionCheckpointsCollection,
   projectionStateCollection,
@@ -15,10 +15,10 @@ export type WaitOutcome = 'signal' | 'checkpoints' | 'timeout';
 
 export type CheckpointWatcherOptions = Readonly<{
   /**
-   * The projector's "applied up to P" (published after each batch it commits): a wait ends as
-   * soon as it comes. Default none: only the checkpoints are looked at.
+   * Each group's projector's "applied up to P" (published after each batch it commits), by group:
+   * a wait ends as soon as they come. Default none: only the checkpoints are looked at.
    */
-  applied?: PositionSignal;
+  applied?: (group: string) => PositionSignal;
   /** Time between two looks at the checkpoints while no signal is heard; default 10 ms. */
   pollMs?: number;
   /**
@@ -29,66 +29,70 @@ export type CheckpointWatcherOptions = Readonly<{
 }>;
 
 /**
- * Read-your-writes for a process whose projections run in another process (`dms api` or
- * `dms worker` beside `dms projector`). The projector stores its checkpoints with every batch and
- * announces the position it has applied on the `applied` signal. A wait ends at the first of: the
- * signal reaching the position, the stored checkpoints showing it, the timeout. The signal is
+ * Read-your-writes for a process whose projections run in other processes (`dms api` or
+ * `dms worker` beside `dms projector`s). The projector of each group stores its checkpoints with
+ * every batch, in the group's store, and announces the position it has applied on its group's
+ * `applied` signal. A wait ends at the first of: the signals of the groups it needs reaching the
+ * position, the stored checkpoints showing it, the timeout. The signal is
  * trusted because the projector sends it only after its batch is committed; the checkpoints are
  * still looked at, less often while the signal is heard, so a lost message costs time, never a
  * write that waits for ever or answers before the read models show it.
  */
 export class CheckpointWatcher implements ProjectionProgress {
-  private readonly waiters = new PositionWaiters();
-  /** The highest position the projector has announced. */
-  private announced = 0n;
+  /** The highest position each group's projector has announced. */
+  private readonly announced: GroupPositions;
+  private readonly signals: ReadonlyMap<string, PositionSignal>;
   /**
    * Whether any announcement came yet: until one does, nobody may be sending them (`dms serve`
    * beside a `dms worker` announces nothing), so the checkpoints are looked at as often as without.
    */
   private heardAny = false;
-  private readonly stopHearing: () => void;
+  private readonly stopHearing: (() => void)[] = [];
   private readonly outcomes: Record<WaitOutcome, number> = { signal: 0, checkpoints: 0, timeout: 0 };
 
   constructor(
-    private readonly readStore: ReadStore,
-    private readonly projectionNames: readonly string[],
+    private readonly stores: ProjectionStores,
     private readonly options: CheckpointWatcherOptions = {},
   ) {
-    this.stopHearing =
-      options.applied?.subscribe((position) => {
-        this.heardAny = true;
-        if (position > this.announced) this.announced = position;
-        this.waiters.advance(position);
-      }) ?? (() => undefined);
+    const groups = stores.groups.map((group) => group.name);
+    this.announced = new GroupPositions(groups);
+    const applied = options.applied;
+    this.signals = new Map(applied ? groups.map((group) => [group, applied(group)] as const) : []);
+    for (const [group, signal] of this.signals)
+      this.stopHearing.push(
+        signal.subscribe((position) => {
+          this.heardAny = true;
+          this.announced.advance(group, position);
+        }),
+      );
   }
 
   /**
-   * Another process applies the events. The announced position is not offered here: a lost
-   * message would leave a cache keyed on it (api/auth/sessionAccess.ts) believing nothing changed.
+   * Other processes apply the events. The announced positions are not offered here: a lost
+   * message would leave a cache keyed on them (api/auth/sessionAccess.ts) believing nothing changed.
    */
-  appliedPosition(): undefined {
+  appliedVersion(): undefined {
     return undefined;
   }
 
-  async waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
+  async waitFor(position: bigint, timeoutMs: number, groups?: readonly string[]): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
+    const needed = groups ?? this.stores.groups.map((group) => group.name);
     // Registered before anything is read, so an announcement arriving meanwhile is not missed.
     const stop = new AbortController();
-    let heard: Promise<boolean> | undefined = this.options.applied
-      ? this.waiters.wait(position, this.announced, timeoutMs, stop.signal)
-      : undefined;
+    let heard: Promise<boolean> | undefined =
+      this.signals.size > 0 ? this.announced.wait(position, timeoutMs, needed, stop.signal) : undefined;
     try {
       for (;;) {
         // The first look answers at once for a position applied before this process heard of it
         // (a worker's job on an older event, say); a write's own position is rarely there yet.
-        if (await this.checkpointsReach(position)) return this.ended('checkpoints', true);
+        if (await this.checkpointsReach(position, needed)) return this.ended('checkpoints', true);
         const remaining = deadline - Date.now();
         if (remaining <= 0) return this.ended('timeout', false);
+        const listening = needed.every((group) => this.signals.get(group)?.isListening() === true);
         const pause = Math.min(
           remaining,
-          this.heardAny && this.options.applied?.isListening()
-            ? (this.options.fallbackPollMs ?? 250)
-            : (this.options.pollMs ?? 10),
+          this.heardAny && listening ? (this.options.fallbackPollMs ?? 250) : (this.options.pollMs ?? 10),
         );
         const outcome = await raceWithPause(heard, pause);
         if (outcome === true) return this.ended('signal', true);
@@ -106,8 +110,8 @@ export class CheckpointWatcher implements ProjectionProgress {
   }
 
   close(): void {
-    this.stopHearing();
-    this.waiters.close();
+    for (const stop of this.stopHearing) stop();
+    this.announced.close();
   }
 
   private ended(outcome: WaitOutcome, reached: boolean): boolean {
@@ -116,18 +120,26 @@ export class CheckpointWatcher implements ProjectionProgress {
   }
 
   /**
-   * Every projection this process reads has applied `position`, as stored. One the projector has
-   * set aside (failed) is not waited for; one it has not started yet (no state) is: answering
-   * before it exists would be answering before the read models show the write.
+   * Every projection of the groups has applied `position`, as stored in its group's store. One
+   * the projector has set aside (failed) is not waited for; one it has not started yet (no
+   * state) is: answering before it exists would be answering before the read models show the
+   * write.
    */
-  private async checkpointsReach(position: bigint): Promise<boolean> {
-    const states = this.readStore.collection<ProjectionStateDocument>(projectionStateCollection);
-    const checkpoints = this.readStore.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection);
-    const known = await states.find({ _id: { $in: [...this.projectionNames] } }).toArray();
-    if (known.length < this.projectionNames.length) return false;
-    const ids = known.filter((state) => state.status === 'running').map((state) => servingCheckpointId(state._id));
-    const positions = await checkpoints.find({ _id: { $in: ids } }).toArray();
-    return positions.length === ids.length && positions.every((document) => BigInt(document.checkpoint) >= position);
+  private async checkpointsReach(position: bigint, groups: readonly string[]): Promise<boolean> {
+    for (const name of groups) {
+      const group = this.stores.group(name);
+      const store = this.stores.storeOfGroup(name);
+      const projectionNames = group.projections.map((projection) => projection.name);
+      const states = store.collection<ProjectionStateDocument>(projectionStateCollection);
+      const checkpoints = store.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection);
+      const known = await states.find({ _id: { $in: projectionNames } }).toArray();
+      if (known.length < projectionNames.length) return false;
+      const ids = known.filter((state) => state.status === 'running').map((state) => servingCheckpointId(state._id));
+      const positions = await checkpoints.find({ _id: { $in: ids } }).toArray();
+      if (positions.length !== ids.length || positions.some((document) => BigInt(document.checkpoint) < position))
+        return false;
+    }
+    return true;
   }
 }
 

@@ -1,12 +1,16 @@
 import type { Event } from '../../domain/shared/event.ts';
 import { inSpan, isTraceId, tracingOn, type SpanSpec, type TraceContext } from '../../infra/tracing.ts';
 import type { Upcasters } from '../../domain/shared/upcasting.ts';
-import type { AllSubscription, EventStore, RecordedEvent } from '../../infra/eventstore/eventStore.ts';
+import type {
+  AllSubscription,
+  EventStore,
+  RecordedEvent,
+  SubscriptionBatch,
+} from '../../infra/eventstore/eventStore.ts';
 import type { Logger } from '../../infra/logger.ts';
 import type { BulkOperation, ReadStore, ReadStoreTransaction } from '../../infra/readstore/readStore.ts';
 import { asHandled, type AnyProjection } from '../projection.ts';
 import { ProjectionContext } from './projectionContext.ts';
-import { WholeSteps } from './wholeSteps.ts';
 import {
   physicalCollection,
   projectionCheckpointsCollection,
@@ -54,10 +58,14 @@ export type LaneDependencies = Readonly<{
 }>;
 
 /**
- * One subscription to `$all` and the projections it feeds. Each batch is applied to every entry
- * that has not seen it yet, in one read-store transaction together with their checkpoints, so a
- * crash neither loses nor repeats work. The runner keeps a live lane for the serving projections
- * and one lane per rebuild, so a rebuild never holds up the projections readers are waiting for.
+ * One subscription to `$all` and the projections it feeds, for the event types they handle only.
+ * Each batch is applied to every entry that has not seen it yet, in one read-store transaction
+ * together with their checkpoints, so a crash neither loses nor repeats work. A batch none of
+ * them handles an event of (the log read on through other groups' events) writes nothing: the
+ * checkpoints move in memory and are stored shortly after (CHECKPOINT_SAVE_MS), since reading
+ * those events again after a crash would change nothing. The runner keeps a live lane for the
+ * serving projections and one lane per rebuild, so a rebuild never holds up the projections
+ * readers are waiting for.
  */
 export class ProjectionLane {
   readonly entries = new Map<string, LaneEntry>();
@@ -69,8 +77,12 @@ export class ProjectionLane {
   private stopping = false;
   private gate: Promise<void> | undefined;
   private openGate: (() => void) | undefined;
-  private steps = new WholeSteps();
-  private holdingSince: number | undefined;
+  /** The types the current subscription delivers. */
+  private subscribedTypes: ReadonlySet<string> = new Set();
+  /** Checkpoints moved in memory and not stored yet, and the timer that stores them. */
+  private unsaved = false;
+  private saveTimer: NodeJS.Timeout | undefined;
+  private saving: Promise<void> | undefined;
 
   constructor(
     readonly name: string,
@@ -89,6 +101,9 @@ export class ProjectionLane {
     this.resume();
     await this.subscription?.close();
     await this.loop;
+    clearTimeout(this.saveTimer);
+    await this.saving;
+    await this.saveCheckpoints();
   }
 
   /** Holds the next batch back until `resume`: used while a projection changes lanes. */
@@ -102,20 +117,29 @@ export class ProjectionLane {
     this.openGate = undefined;
   }
 
+  /** The types the entries handle: what the subscription delivers. */
+  private handledTypes(): Set<string> {
+    const types = new Set<string>();
+    for (const entry of this.entries.values()) for (const type of entry.handles) types.add(type);
+    return types;
+  }
+
   private async run(): Promise<void> {
     while (!this.stopping) {
+      this.subscribedTypes = this.handledTypes();
       this.subscription = this.dependencies.eventStore.subscribeToAll({
         after: this.cursor,
         batchSize: this.dependencies.batchSize,
+        eventTypes: this.subscribedTypes,
       });
-      // A new subscription reads again from the cursor, which is before anything held.
-      this.steps = new WholeSteps();
       try {
         for await (const batch of this.subscription) {
           await this.gate;
           if (this.stopping) break;
-          await this.applyBatch(this.steps.release(batch));
-          this.noteHold();
+          // An entry that came in meanwhile (a rebuild handed over) may handle types this
+          // subscription leaves out: read again from the cursor, for all of them.
+          if (!isSubset(this.handledTypes(), this.subscribedTypes)) break;
+          await this.applyBatch(batch);
         }
       } catch (error) {
         if (this.stopping) break;
@@ -130,45 +154,27 @@ export class ProjectionLane {
     }
   }
 
-  /** The position of the first event held back until the rest of its step arrives; undefined when none is. */
-  get heldFrom(): bigint | undefined {
-    return this.steps.heldFrom;
-  }
-
-  /**
-   * A step held for long means its writer died mid-way: the event store's sweep completes it
-   * (SteppedEventStore, within about 35 s). Said once per hold, so an operator knows why the lane waits.
-   */
-  private noteHold(): void {
-    if (this.steps.heldCount === 0) {
-      this.holdingSince = undefined;
-      return;
-    }
-    this.holdingSince ??= Date.now();
-    if (Date.now() - this.holdingSince > HOLD_WARNING_MS) {
-      this.dependencies.logger.warn(
-        { lane: this.name, from: this.steps.heldFrom?.toString(), held: this.steps.heldCount },
-        'waiting for the rest of a multi-stream step',
-      );
-      this.holdingSince = Number.POSITIVE_INFINITY;
-    }
-  }
-
-  private async applyBatch(batch: readonly RecordedEvent[]): Promise<void> {
-    const last = batch[batch.length - 1];
-    if (!last) return;
+  private async applyBatch({ events, through }: SubscriptionBatch): Promise<void> {
+    if (through <= this.cursor) return;
     this.applying = true;
     try {
       for (let attempt = 1; ; attempt += 1) {
-        const targets = [...this.entries.values()].filter((entry) => entry.checkpoint < last.position);
+        const targets = [...this.entries.values()].filter((entry) => entry.checkpoint < through);
         if (targets.length === 0) break;
+        if (!targets.some((target) => handlesAny(target, events))) {
+          for (const target of targets) target.checkpoint = through;
+          this.scheduleSave();
+          break;
+        }
         try {
           const apply = () =>
             this.dependencies.readStore.transaction((transaction) =>
-              this.applyToEntries(transaction, targets, batch, last.position),
+              this.applyToEntries(transaction, targets, events, through),
             );
-          await (tracingOn() ? inSpan(`projection batch ${this.name}`, batchSpan(targets, batch), apply) : apply());
-          for (const target of targets) target.checkpoint = last.position;
+          await (tracingOn()
+            ? inSpan(`projection batch ${this.name}`, batchSpan(targets, events, through), apply)
+            : apply());
+          for (const target of targets) target.checkpoint = through;
           break;
         } catch (error) {
           if (this.stopping) return;
@@ -185,11 +191,41 @@ export class ProjectionLane {
           await sleep(Math.min(100 * 2 ** attempt, 5000));
         }
       }
-      this.cursor = last.position;
+      this.cursor = through;
     } finally {
       this.applying = false;
     }
     this.dependencies.committed(this);
+  }
+
+  /** Stores the checkpoints moved in memory, soon (at most every CHECKPOINT_SAVE_MS). */
+  private scheduleSave(): void {
+    this.unsaved = true;
+    if (this.saveTimer || this.stopping) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = undefined;
+      this.saving = this.saveCheckpoints().catch((error: unknown) =>
+        this.dependencies.logger.warn({ err: error, lane: this.name }, 'could not store projection checkpoints'),
+      );
+    }, CHECKPOINT_SAVE_MS);
+    this.saveTimer.unref();
+  }
+
+  private async saveCheckpoints(): Promise<void> {
+    if (!this.unsaved) return;
+    // A batch being applied writes them with its documents; an earlier value must not follow it.
+    if (this.applying) {
+      this.scheduleSave();
+      return;
+    }
+    this.unsaved = false;
+    const updatedAt = new Date().toISOString();
+    const targets = [...this.entries.values()];
+    await this.dependencies.readStore.transaction(async (transaction) => {
+      await transaction
+        .collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection)
+        .bulkWrite(targets.map((target) => checkpointWrite(target, target.checkpoint, updatedAt)));
+    });
   }
 
   private async applyToEntries(
@@ -225,15 +261,7 @@ export class ProjectionLane {
       } catch (error) {
         throw new ProjectionFailure(target.projection.name, undefined, error);
       }
-      const name = target.projection.name;
-      const id = target.target === 'serving' ? servingCheckpointId(name) : rebuildCheckpointId(name);
-      checkpoints.push({
-        replaceOne: {
-          filter: { _id: id },
-          replacement: { _id: id, checkpoint: lastPosition.toString(), updatedAt },
-          upsert: true,
-        },
-      });
+      checkpoints.push(checkpointWrite(target, lastPosition, updatedAt));
     }
     await transaction.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection).bulkWrite(checkpoints);
   }
@@ -246,9 +274,9 @@ const LINKED_TRACES = 32;
  * A batch as a span: which projections it fed and which positions, linked to the traces of the
  * requests whose events it applied (a batch serves many requests, so it is the child of none).
  */
-const batchSpan = (targets: readonly LaneEntry[], batch: readonly RecordedEvent[]): SpanSpec => {
+const batchSpan = (targets: readonly LaneEntry[], events: readonly RecordedEvent[], through: bigint): SpanSpec => {
   const links = new Map<string, TraceContext>();
-  for (const event of batch) {
+  for (const event of events) {
     const { correlationId, spanId } = event.metadata;
     if (!correlationId || links.has(correlationId) || !isTraceId(correlationId)) continue;
     links.set(correlationId, { traceId: correlationId, ...(spanId ? { spanId } : {}) });
@@ -257,15 +285,40 @@ const batchSpan = (targets: readonly LaneEntry[], batch: readonly RecordedEvent[
   return {
     attributes: {
       'dms.projections': targets.map((target) => target.projection.name),
-      'dms.events': batch.length,
-      'dms.first_position': Number(batch[0]!.position),
-      'dms.last_position': Number(batch[batch.length - 1]!.position),
+      'dms.events': events.length,
+      'dms.first_position': Number(events[0]?.position ?? through),
+      'dms.last_position': Number(through),
     },
     links: [...links.values()],
   };
 };
 
-/** How long a lane waits for the rest of a step before it says so. */
-const HOLD_WARNING_MS = 10_000;
-
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** How soon checkpoints moved without a write (batches of other groups' events) are stored. */
+const CHECKPOINT_SAVE_MS = 100;
+
+const checkpointWrite = (
+  entry: LaneEntry,
+  position: bigint,
+  updatedAt: string,
+): BulkOperation<ProjectionCheckpointDocument> => {
+  const name = entry.projection.name;
+  const id = entry.target === 'serving' ? servingCheckpointId(name) : rebuildCheckpointId(name);
+  return {
+    replaceOne: {
+      filter: { _id: id },
+      replacement: { _id: id, checkpoint: position.toString(), updatedAt },
+      upsert: true,
+    },
+  };
+};
+
+/** Whether the batch holds an event the entry has not applied and handles. */
+const handlesAny = (entry: LaneEntry, events: readonly RecordedEvent[]): boolean =>
+  events.some((event) => event.position > entry.checkpoint && entry.handles.has(event.type));
+
+const isSubset = (types: ReadonlySet<string>, of: ReadonlySet<string>): boolean => {
+  for (const type of types) if (!of.has(type)) return false;
+  return true;
+};

@@ -11,6 +11,7 @@ import {
   projectionCheckpointsCollection,
   projectionRebuildsCollection,
   projectionStateCollection,
+  projectorHeartbeatId,
   projectorHeartbeatsCollection,
   rebuildCheckpointId,
   servingCheckpointId,
@@ -22,17 +23,7 @@ import {
 import { PositionWaiters } from './positionWaiters.ts';
 import type { ReadModels } from './readModels.ts';
 
-/** Lets the API answer a write only once the read models show it (read your writes). */
-export interface ProjectionProgress {
-  /** Resolves true once every serving projection has applied `position`, false on timeout. */
-  waitFor(position: bigint, timeoutMs: number): Promise<boolean>;
-  /**
-   * The position every serving projection has applied, as this process knows it without asking
-   * the store; undefined when it only learns that by asking (then nothing may be cached against
-   * it). While it stays the same, no read model has changed.
-   */
-  appliedPosition(): bigint | undefined;
-}
+export type { ProjectionProgress } from './projectionProgress.ts';
 
 export type ProjectionStatus = Readonly<{
   name: string;
@@ -42,8 +33,6 @@ export type ProjectionStatus = Readonly<{
   status: 'running' | 'failed' | 'rebuilding';
   rebuild?: { generation: number; version: number; checkpoint: bigint };
   error?: string;
-  /** Where it waits for the rest of a multi-stream step whose writer died mid-way, if it does. */
-  waitingFrom?: bigint;
 }>;
 
 export type ProjectionRunnerOptions = Readonly<{
@@ -51,6 +40,8 @@ export type ProjectionRunnerOptions = Readonly<{
   readStore: ReadStore;
   readModels: ReadModels;
   projections: readonly AnyProjection[];
+  /** The projection group these projections are (projections/index.ts), in its heartbeat; default `all`. */
+  group?: string;
   logger: Logger;
   /**
    * Events per read-store transaction of the live lane; default 1000. A lane applies what is
@@ -73,20 +64,20 @@ export type ProjectionRunnerOptions = Readonly<{
   dropGraceMs?: number;
   /** How often rebuild requests are looked for and the heartbeat is written; default 1 s. */
   housekeepingMs?: number;
-  /** Told the position every serving projection has applied, after each batch of the live lane. */
+  /** Told the position every serving projection here has applied, after each batch of the live lane. */
   onProgress?: (position: bigint) => void;
   /** Told when reads of a projection switch to another generation (a finished rebuild). */
   onServingGeneration?: (name: string, generation: number) => void;
 }>;
 
 /**
- * Runs the projections of this process. A live lane follows `$all` for the serving generations;
+ * Runs the projections of one group (in its thread or process). A live lane follows `$all` for the serving generations;
  * each rebuild (a new projection version, or `dms projections rebuild`) gets its own lane that
  * fills a new generation from the start while reads stay on the old one. Once a rebuild has caught
  * up with the live lane it moves into it and reads switch over in one step; the old generation is
  * dropped after a grace period.
  */
-export class ProjectionRunner implements ProjectionProgress {
+export class ProjectionRunner {
   private live: ProjectionLane | undefined;
   private readonly rebuilds = new Map<string, ProjectionLane>();
   private readonly failed = new Map<string, string>();
@@ -95,11 +86,12 @@ export class ProjectionRunner implements ProjectionProgress {
   private housekeeping: NodeJS.Timeout | undefined;
   private readonly handovers = new Set<Promise<void>>();
   private readonly replaced: { projection: AnyProjection; generation: number }[] = [];
-  private readonly heartbeatId = `${hostname()}:${process.pid}`;
+  private readonly heartbeatId: string;
   private stopped = false;
 
   constructor(private readonly options: ProjectionRunnerOptions) {
     this.byName = new Map(options.projections.map((projection) => [projection.name, projection]));
+    this.heartbeatId = projectorHeartbeatId(options.group ?? 'all');
   }
 
   async start(): Promise<void> {
@@ -170,7 +162,7 @@ export class ProjectionRunner implements ProjectionProgress {
     this.waiters.close();
   }
 
-  /** The position every serving projection has applied. */
+  /** The position every serving projection here has applied. */
   get position(): bigint {
     let lowest: bigint | undefined;
     for (const { checkpoint } of this.live?.entries.values() ?? [])
@@ -178,12 +170,9 @@ export class ProjectionRunner implements ProjectionProgress {
     return lowest ?? this.live?.cursor ?? 0n;
   }
 
+  /** Resolves true once every serving projection here has applied `position`, false on timeout. */
   waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
     return this.waiters.wait(position, this.position, timeoutMs);
-  }
-
-  appliedPosition(): bigint | undefined {
-    return this.live ? this.position : undefined;
   }
 
   /** Resolves once no rebuild is left running and reads have switched (tests, the rebuild command). */
@@ -202,7 +191,6 @@ export class ProjectionRunner implements ProjectionProgress {
       const serving = this.live?.entries.get(projection.name);
       const rebuilding = this.rebuilds.get(projection.name)?.entries.get(projection.name);
       const failure = this.failed.get(projection.name);
-      const waitingFrom = serving ? this.live?.heldFrom : undefined;
       return {
         name: projection.name,
         version: serving?.projection.version ?? projection.version,
@@ -219,7 +207,6 @@ export class ProjectionRunner implements ProjectionProgress {
             }
           : {}),
         ...(failure ? { error: failure } : {}),
-        ...(waitingFrom !== undefined ? { waitingFrom } : {}),
       };
     });
   }
@@ -402,6 +389,7 @@ export class ProjectionRunner implements ProjectionProgress {
       _id: this.heartbeatId,
       host: hostname(),
       pid: process.pid,
+      group: this.options.group ?? 'all',
       at: new Date().toISOString(),
     };
     await this.options.readStore

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { CollectionSpec, Document, ReadStore } from '../../infra/readstore/readStore.ts';
 
 /**
@@ -32,8 +33,13 @@ export type ProjectionCheckpointDocument = Document & { checkpoint: string; upda
 export const servingCheckpointId = (projectionName: string): string => `serving:${projectionName}`;
 export const rebuildCheckpointId = (projectionName: string): string => `rebuild:${projectionName}`;
 
-/** A projector process says it is alive every few seconds. */
-export type ProjectorHeartbeatDocument = Document & { host: string; pid: number; at: string };
+/**
+ * A projector says it is alive every second, one document per process and group it runs, in
+ * that group's store: a rebuild request finds there whether a projector will take it up.
+ */
+export type ProjectorHeartbeatDocument = Document & { host: string; pid: number; group?: string; at: string };
+
+export const projectorHeartbeatId = (group: string): string => `${hostname()}:${process.pid}:${group}`;
 
 export const projectionStateCollection: CollectionSpec = { name: 'projection_state', indexes: [] };
 export const projectionRebuildsCollection: CollectionSpec = { name: 'projection_rebuilds', indexes: [] };
@@ -49,8 +55,14 @@ export const physicalCollection = (logical: CollectionSpec, generation: number):
   indexes: logical.indexes,
 });
 
-/** The projector processes whose heartbeat is recent. */
-export const aliveProjectors = async (readStore: ReadStore, now = Date.now()): Promise<ProjectorHeartbeatDocument[]> =>
+/** The projectors whose heartbeat in `readStore` is recent, of `group` when one is named. */
+export const aliveProjectors = async (
+  readStore: ReadStore,
+  group?: string,
+  now = Date.now(),
+): Promise<ProjectorHeartbeatDocument[]> =>
   (await readStore.collection<ProjectorHeartbeatDocument>(projectorHeartbeatsCollection).find({}).toArray()).filter(
-    (heartbeat) => now - Date.parse(heartbeat.at) < PROJECTOR_HEARTBEAT_STALE_MS,
+    (heartbeat) =>
+      now - Date.parse(heartbeat.at) < PROJECTOR_HEARTBEAT_STALE_MS &&
+      (group === undefined || heartbeat.group === group),
   );

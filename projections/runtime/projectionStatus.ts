@@ -1,5 +1,4 @@
 import type { EventStore } from '../../infra/eventstore/eventStore.ts';
-import type { ReadStore } from '../../infra/readstore/readStore.ts';
 import type { AnyProjection } from '../projection.ts';
 import { newRebuild, requestRebuild } from './projectionRunner.ts';
 import {
@@ -13,6 +12,7 @@ import {
   type ProjectionRebuildDocument,
   type ProjectionStateDocument,
 } from './projectionState.ts';
+import type { ProjectionStores } from './projectionStores.ts';
 
 /**
  * What operators see of the projections, read from the read store (so any process can tell,
@@ -20,6 +20,8 @@ import {
  */
 export type ProjectionReport = Readonly<{
   name: string;
+  /** Its projection group (projections/index.ts). */
+  group: string;
   version: number;
   /** The generation reads use; undefined before the projection first ran. */
   generation: number | undefined;
@@ -41,24 +43,29 @@ export type ProjectionReport = Readonly<{
   }>;
 }>;
 
+/** Each projection's report, read from its group's store (`projections`: default all of `stores`). */
 export const projectionReports = async (
   eventStore: EventStore,
-  readStore: ReadStore,
-  projections: readonly AnyProjection[],
+  stores: ProjectionStores,
+  projections: readonly AnyProjection[] = stores.projections(),
 ): Promise<ProjectionReport[]> => {
   const head = await eventStore.headPosition();
-  const states = readStore.collection<ProjectionStateDocument>(projectionStateCollection);
-  const rebuilds = readStore.collection<ProjectionRebuildDocument>(projectionRebuildsCollection);
-  const checkpoints = readStore.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection);
-  const checkpointOf = async (id: string) => BigInt((await checkpoints.get(id))?.checkpoint ?? '0');
   const reports: ProjectionReport[] = [];
   for (const projection of projections) {
+    const group = stores.groupOf(projection.name);
+    if (!group) continue;
+    const readStore = stores.storeOfGroup(group.name);
+    const states = readStore.collection<ProjectionStateDocument>(projectionStateCollection);
+    const rebuilds = readStore.collection<ProjectionRebuildDocument>(projectionRebuildsCollection);
+    const checkpoints = readStore.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection);
+    const checkpointOf = async (id: string) => BigInt((await checkpoints.get(id))?.checkpoint ?? '0');
     const state = await states.get(projection.name);
     const rebuild = await rebuilds.get(projection.name);
     const checkpoint = await checkpointOf(servingCheckpointId(projection.name));
     const rebuildCheckpoint = rebuild ? await checkpointOf(rebuildCheckpointId(projection.name)) : 0n;
     reports.push({
       name: projection.name,
+      group: group.name,
       version: state?.version ?? projection.version,
       generation: state?.servingGeneration,
       checkpoint,
@@ -93,17 +100,21 @@ export type RebuildRequest = Readonly<{
 }>;
 
 /**
- * Asks for a rebuild of one projection into a new generation (the projector picks it up within a
- * second); a rebuild already under way is left alone. Says whether a projector is alive to do it.
+ * Asks for a rebuild of one projection into a new generation, in its group's store (the
+ * projector of the group picks it up within a second); a rebuild already under way is left
+ * alone. Says whether a projector of the group is alive to do it.
  */
 export const requestProjectionRebuild = async (
-  readStore: ReadStore,
+  stores: ProjectionStores,
   projection: AnyProjection,
   now = new Date(),
 ): Promise<RebuildRequest> => {
+  const group = stores.groupOf(projection.name);
+  if (!group) throw new Error(`The projection ${projection.name} is in no group here`);
+  const readStore = stores.storeOfGroup(group.name);
   const rebuilds = readStore.collection<ProjectionRebuildDocument>(projectionRebuildsCollection);
   const existing = await rebuilds.get(projection.name);
-  const [alive] = await aliveProjectors(readStore);
+  const [alive] = await aliveProjectors(readStore, group.name);
   const projector = alive ? { projectorRunning: true, projector: alive._id } : { projectorRunning: false };
   if (existing && !existing.error) return { generation: existing.generation, alreadyUnderWay: true, ...projector };
   const state = await readStore.collection<ProjectionStateDocument>(projectionStateCollection).get(projection.name);

@@ -2,10 +2,8 @@ import type { Worker } from 'node:worker_threads';
 import type { ServiceConfig } from '../../infra/serviceConfig.ts';
 import { entryModule, startThread } from '../../infra/moduleFiles.ts';
 import type { Logger } from '../../infra/logger.ts';
-import { PositionWaiters } from './positionWaiters.ts';
 import type { ProgressReport } from './progressRelay.ts';
-import type { ProjectionProgress } from './projectionRunner.ts';
-import type { ReadModels } from './readModels.ts';
+import type { GroupHost } from './runningProjections.ts';
 
 export type ProjectorThreadMessage = ProgressReport;
 
@@ -18,60 +16,44 @@ const MAX_RESTART_DELAY_MS = 30_000;
 const STABLE_AFTER_MS = 60_000;
 
 /**
- * `dms serve`'s projections on a worker thread, so that deciding and answering requests and
- * applying events to the read models use two cores instead of taking turns on one. The thread
- * opens its own connections to the stores (as a `dms projector` process would) and reports the
- * position it has applied after every batch: read-your-writes waits on those reports, without
- * polling. A switch of generation after a rebuild is reported too, so reads follow at once. A
- * thread that dies is logged and started again, with growing pauses; waiting writes time out
- * meanwhile, as they would with a stopped projector.
+ * Projection groups on a worker thread (projectorThreadMain.ts): by default one group per
+ * thread, so that the groups write their read models in parallel and beside the API, each on a
+ * core (DMS_PROJECTION_THREADS puts several on one). The thread opens its own connections to the
+ * stores (as a `dms projector` process would) and reports the position each group has applied
+ * after every batch, and every switch of generation: the process's read-your-writes waits on
+ * those reports, without polling (runningProjections.ts). A thread that dies is logged and
+ * started again, with growing pauses; writes waiting for its groups time out meanwhile, as they
+ * would with a stopped projector.
  */
-export class ProjectorThread implements ProjectionProgress {
+export class ProjectorThread implements GroupHost {
   private worker: Worker | undefined;
-  private position = 0n;
-  private readonly waiters = new PositionWaiters();
   private stopping = false;
   private restartDelayMs = FIRST_RESTART_DELAY_MS;
   private readyAt = 0;
-  private readonly listeners = new Set<(report: ProgressReport) => void>();
 
   private constructor(
     private readonly config: ServiceConfig,
-    private readonly readModels: ReadModels,
+    readonly groups: readonly string[],
+    private readonly onReport: (report: ProgressReport) => void,
     private readonly logger: Logger,
     private readonly entry: URL,
   ) {}
 
   /**
-   * Starts the thread; resolves once its projections run (caught up or catching up). `entry`
-   * names the thread's module; tests wrap the real one to make the thread die.
+   * Starts the thread of `groups`; resolves once their projections run (caught up or catching
+   * up), after its first report. `entry` names the thread's module; tests wrap the real one to
+   * make the thread die.
    */
   static async start(
     config: ServiceConfig,
-    readModels: ReadModels,
+    groups: readonly string[],
+    onReport: (report: ProgressReport) => void,
     logger: Logger,
     entry: URL = THREAD_ENTRY,
   ): Promise<ProjectorThread> {
-    const thread = new ProjectorThread(config, readModels, logger, entry);
+    const thread = new ProjectorThread(config, groups, onReport, logger.child({ groups }), entry);
     await thread.spawn();
     return thread;
-  }
-
-  waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
-    return this.waiters.wait(position, this.position, timeoutMs);
-  }
-
-  appliedPosition(): bigint {
-    return this.position;
-  }
-
-  /**
-   * Hands every report of the thread to `listener` once this process has taken it in (the API
-   * workers of `dms serve` hear of them through the cluster primary); returns what stops it.
-   */
-  onReport(listener: (report: ProgressReport) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 
   /** Asks the thread to finish its batch and close its stores; resolves once it has exited. */
@@ -83,38 +65,38 @@ export class ProjectorThread implements ProjectionProgress {
       worker.postMessage({ type: 'stop' });
       await exited;
     }
-    this.waiters.close();
   }
 
   private spawn(): Promise<void> {
-    const worker = startThread(this.entry, { workerData: { config: this.config } });
+    const worker = startThread(this.entry, { workerData: { config: this.config, groups: this.groups } });
     this.worker = worker;
     return new Promise<void>((resolve, reject) => {
       let ready = false;
       worker.on('message', (message: ProjectorThreadMessage) => {
         if (message.type === 'ready') {
-          for (const [name, generation] of Object.entries(message.generations))
-            this.readModels.setServingGeneration(name, generation);
           ready = true;
           this.readyAt = Date.now();
-          this.advance(message.position);
+          this.onReport(message);
           resolve();
-        } else if (message.type === 'progress') {
-          this.advance(message.position);
-        } else if (message.type === 'generation') {
-          this.readModels.setServingGeneration(message.name, message.generation);
+          return;
         }
-        for (const listener of [...this.listeners]) listener(message);
+        this.onReport(message);
       });
       let failure: Error | undefined;
       worker.on('error', (error) => {
         failure = error;
-        if (ready) this.logger.error({ err: error }, 'the projection thread failed');
+        if (ready) this.logger.error({ err: error }, 'a projection thread failed');
       });
       // A thread that fails before it is ready is reported once it has exited, so that nothing of it is left.
       worker.on('exit', (code) => {
         if (this.worker === worker) this.worker = undefined;
-        if (!ready) reject(failure ?? new Error(`the projection thread exited with code ${code} before it was ready`));
+        if (!ready)
+          reject(
+            failure ??
+              new Error(
+                `the projection thread of ${this.groups.join(', ')} exited with code ${code} before it was ready`,
+              ),
+          );
         else if (!this.stopping) {
           // Pauses grow while the thread keeps dying soon after starting, not once it has run a while.
           if (Date.now() - this.readyAt >= STABLE_AFTER_MS) this.restartDelayMs = FIRST_RESTART_DELAY_MS;
@@ -127,18 +109,13 @@ export class ProjectorThread implements ProjectionProgress {
   private restartLater(code: number): void {
     const delay = this.restartDelayMs;
     this.restartDelayMs = Math.min(this.restartDelayMs * 2, MAX_RESTART_DELAY_MS);
-    this.logger.error({ code, restartInMs: delay }, 'the projection thread stopped; starting it again');
+    this.logger.error({ code, restartInMs: delay }, 'a projection thread stopped; starting it again');
     setTimeout(() => {
       if (this.stopping) return;
       this.spawn().catch((error: unknown) => {
-        this.logger.error({ err: error }, 'the projection thread could not start');
+        this.logger.error({ err: error }, 'a projection thread could not start');
         if (!this.stopping) this.restartLater(1);
       });
     }, delay).unref();
-  }
-
-  private advance(position: bigint): void {
-    if (position > this.position) this.position = position;
-    this.waiters.advance(this.position);
   }
 }

@@ -2,51 +2,43 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { parseServiceConfig } from '../../infra/serviceConfig.ts';
 import { isRecord } from '../../infra/typeGuards.ts';
 import { createLogger } from '../../infra/logger.ts';
-import { openStores } from '../../infra/stores.ts';
+import { openEventStore } from '../../infra/stores.ts';
 import { startTracing, stopTracing } from '../../infra/tracing.ts';
-import { allProjections } from '../index.ts';
-import { ProjectionRunner } from './projectionRunner.ts';
 import type { ProjectorThreadMessage } from './projectorThread.ts';
-import { ReadModels } from './readModels.ts';
+import { openGroupStore, runGroup } from './runningProjections.ts';
 
 /**
- * The projections of `dms serve` on a thread of their own (see ProjectorThread): own store
- * connections, own ProjectionRunner; it reports the applied position after each batch and every
- * switch of generation, and stops when asked, closing its stores.
+ * Projection groups on a thread (see ProjectorThread): its own store connections (the event log
+ * read here, each group's read store written here and checkpointed beside), a ProjectionRunner per
+ * group; it reports each group's applied position after each batch and every switch of
+ * generation, and stops when asked, closing its stores.
  */
 const config = parseServiceConfig(isRecord(workerData) ? workerData.config : undefined);
+const groups =
+  isRecord(workerData) && Array.isArray(workerData.groups)
+    ? workerData.groups.filter((group): group is string => typeof group === 'string')
+    : [];
 const port = parentPort!;
 const post = (message: ProjectorThreadMessage) => port.postMessage(message);
-const logger = createLogger(config.logLevel, config.logFormat).child({ role: 'projector', thread: 'projections' });
+const logger = createLogger(config.logLevel, config.logFormat).child({ role: 'projector' });
 
 await startTracing('projector-thread');
-const { eventStore, readStore } = await openStores(config);
-const readModels = new ReadModels(readStore, allProjections);
-await readModels.refresh();
-const runner = new ProjectionRunner({
-  eventStore,
-  readStore,
-  readModels,
-  projections: allProjections,
-  logger,
-  onProgress: (position) => post({ type: 'progress', position }),
-  onServingGeneration: (name, generation) => post({ type: 'generation', name, generation }),
-});
-await runner.start();
-post({
-  type: 'ready',
-  position: runner.position,
-  generations: Object.fromEntries(
-    allProjections.map((projection) => [projection.name, readModels.servingGeneration(projection.name)]),
-  ),
-});
+// The log is only read here: the process that writes it checkpoints it.
+const eventStore = await openEventStore(config);
+const running = await Promise.all(
+  groups.map(async (group) => {
+    const readStore = await openGroupStore(config, group);
+    const run = await runGroup({ config, group, eventStore, readStore, logger: logger.child({ group }), report: post });
+    return { run, readStore };
+  }),
+);
 
 port.on('message', (message: { type: 'stop' }) => {
   if (message.type !== 'stop') return;
   void (async () => {
-    await runner.stop();
+    for (const { run } of running) await run.stop();
     await eventStore.close();
-    await readStore.close();
+    for (const { readStore } of running) await readStore.close();
     await stopTracing().catch((error: unknown) => logger.warn({ err: error }, 'could not send the last spans'));
     port.close();
   })();

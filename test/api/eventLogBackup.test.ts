@@ -4,9 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import type { RecordedEvent } from '../../infra/eventstore/eventStore.ts';
-import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { allProjections } from '../../projections/index.ts';
-import { ReadModels } from '../../projections/runtime/readModels.ts';
+import { storesOf } from '../support/readModelRebuild.ts';
 import { uniqueName } from '../support/events.ts';
 import { newScope, path } from '../support/dids.ts';
 import { expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer } from '../support/server.ts';
@@ -39,9 +38,10 @@ const allEvents = async (dataDir: string): Promise<RecordedEvent[]> => {
 
 /** Every document of every projection's serving generation, by collection, sorted by id. */
 const readModelsOf = async (dataDir: string): Promise<Record<string, unknown[]>> => {
-  const readStore = new SqliteReadStore(join(dataDir, 'readmodels.sqlite'));
+  // Every projection group's file of the data directory, as the service wrote them.
+  const stores = await storesOf(dataDir);
   try {
-    const readModels = new ReadModels(readStore, allProjections);
+    const { readModels } = stores;
     await readModels.refresh();
     const collections: Record<string, unknown[]> = {};
     for (const projection of allProjections) {
@@ -54,7 +54,7 @@ const readModelsOf = async (dataDir: string): Promise<Record<string, unknown[]>>
     }
     return collections;
   } finally {
-    await readStore.close();
+    await stores.close();
   }
 };
 

@@ -71,10 +71,10 @@ describe('Service lifecycle', () => {
       });
       expect(status.status, status.stderr).to.equal(0);
       const rows = status.stdout.trim().split('\n');
-      expect(rows[0]).to.match(/^projection\s+version\s+generation\s+checkpoint\s+head\s+lag\s+status$/);
-      expect(rows.at(-1)).to.match(/^projectors: \S+:\d+$/);
+      expect(rows[0]).to.match(/^projection\s+group\s+version\s+generation\s+checkpoint\s+head\s+lag\s+status$/);
+      expect(rows.at(-1)).to.match(/^projectors: \S+:\d+ \(audit, dids, replicas, rules, transfers, general\)$/);
       for (const row of rows.slice(1, -1)) {
-        const [, , , checkpoint, head, lag, state] = row.split(/\s+/);
+        const [, , , , checkpoint, head, lag, state] = row.split(/\s+/);
         expect(lag, row).to.equal('0');
         expect(checkpoint).to.equal(head);
         expect(state).to.equal('running');
@@ -111,7 +111,7 @@ describe('Service lifecycle', () => {
       expect(offline.status, offline.stderr).to.equal(0);
       expect(offline.stdout).to.match(/no projector is running: rebuilding here/);
       const status = dms('projections', 'status');
-      expect(status.stdout).to.match(/^accounts\s+\d+\s+3\s/m);
+      expect(status.stdout).to.match(/^accounts\s+general\s+\d+\s+3\s/m);
       expect(status.stdout).to.match(/projectors: none running/);
       expect(dms('projections', 'rebuild', 'nonsense').status).to.equal(2);
     } finally {

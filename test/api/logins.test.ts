@@ -33,7 +33,6 @@ describe('API: login hardening', () => {
     await call();
     return Number(process.hrtime.bigint() - started) / 1e6;
   };
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   /** Lets this address's earlier failures run out: a one-second window, then an attempt that finds them expired. */
   const forgetFailures = async () => {
     await setThrottle({ login_failure_window: 1 });
@@ -52,13 +51,16 @@ describe('API: login hardening', () => {
     expect(unknown.headers['exceptionmessage']).to.equal(known.headers['exceptionmessage']);
     const knownMs: number[] = [];
     const unknownMs: number[] = [];
-    for (let round = 0; round < 5; round += 1) {
+    for (let round = 0; round < 7; round += 1) {
       knownMs.push(await timed(() => userpass(ROOT_USERNAME, 'wrong')));
       unknownMs.push(await timed(() => userpass(uniqueName('nobody'), 'wrong')));
     }
     // Before, an unknown name answered in about 2 ms and a known one in over 100 ms (one scrypt each way now).
-    expect(median(unknownMs)).to.be.greaterThan(median(knownMs) * 0.5);
-    expect(median(knownMs)).to.be.greaterThan(median(unknownMs) * 0.5);
+    // The fastest of several answers is each kind's own cost: a busy machine only ever adds to a time,
+    // so the fastest answers compare the work done, where medians compared the machine's load too.
+    const fastest = (values: number[]) => Math.min(...values);
+    expect(fastest(unknownMs)).to.be.greaterThan(fastest(knownMs) * 0.5);
+    expect(fastest(knownMs)).to.be.greaterThan(fastest(unknownMs) * 0.5);
   });
 
   it('counts successes and failures for operators', async () => {

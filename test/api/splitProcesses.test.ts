@@ -12,8 +12,8 @@ const WRITES = 3;
 type Started = Readonly<{ child: ChildProcessWithoutNullStreams; lines: Record<string, unknown>[] }>;
 
 /** A `dms` process of the scaled-out mode, its JSON log lines collected. */
-const start = (role: string, environment: NodeJS.ProcessEnv): Started => {
-  const child = spawn(DMS, [role], { env: environment, stdio: 'pipe' });
+const start = (role: string, environment: NodeJS.ProcessEnv, args: readonly string[] = []): Started => {
+  const child = spawn(DMS, [role, ...args], { env: environment, stdio: 'pipe' });
   const lines: Record<string, unknown>[] = [];
   let buffer = '';
   child.stdout.on('data', (chunk: Buffer) => {
@@ -44,7 +44,11 @@ const sample = async (metricsUrl: string, name: string, labels: string): Promise
  * Redis (REDIS_URL, set for the whole test run); the projector hears of the write the same way.
  */
 describe('API and projector as separate processes', () => {
-  const run = async (prefixes: { api: string; projector: string }) => {
+  /** `projectors`: the groups of each `dms projector --groups` to start; default one projector of every group. */
+  const run = async (
+    prefixes: { api: string; projector: string },
+    projectors: readonly (readonly string[])[] = [[]],
+  ) => {
     const dir = makeTempDir();
     const environment = (prefix: string): NodeJS.ProcessEnv => ({
       ...process.env,
@@ -58,10 +62,14 @@ describe('API and projector as separate processes', () => {
     // The projector starts only once the API has written root: the API must not listen before
     // the read models show root, or the first login's token would be refused (401) at its first use.
     const api = start('api', environment(prefixes.api));
-    let projector: Started | undefined;
+    const started: Started[] = [];
     try {
       await logged(api, 'created the root account and its userpass identity');
-      projector = start('projector', environment(prefixes.projector));
+      for (const groups of projectors)
+        started.push(
+          start('projector', environment(prefixes.projector), groups.length > 0 ? ['--groups', groups.join(',')] : []),
+        );
+      const projector = started[0]!;
       const url = String((await logged(api, 'API listening')).url);
       const login = await fetch(`${url}/auth/userpass`, {
         headers: { 'X-Svc-Username': ROOT_USERNAME, 'X-Svc-Password': ROOT_PASSWORD },
@@ -75,7 +83,14 @@ describe('API and projector as separate processes', () => {
       const waits = (endedBy: string) =>
         sample(apiMetrics, 'dms_read_your_writes_waits_total', `ended_by="${endedBy}"`);
       const heard = () => sample(projectorMetrics, 'dms_position_signals_total', 'signal="appended",event="received"');
-      const before = { signal: await waits('signal'), checkpoints: await waits('checkpoints'), heard: await heard() };
+      // From here: the start's own wait for root (which a slow start of the projectors may end by
+      // its timeout, the API then listening anyway) is not one of the writes'.
+      const before = {
+        signal: await waits('signal'),
+        checkpoints: await waits('checkpoints'),
+        timeout: await waits('timeout'),
+        heard: await heard(),
+      };
 
       for (let index = 0; index < WRITES; index += 1) {
         const account = uniqueName('split');
@@ -92,11 +107,11 @@ describe('API and projector as separate processes', () => {
       return {
         endedBySignal: (await waits('signal')) - before.signal,
         endedByCheckpoints: (await waits('checkpoints')) - before.checkpoints,
-        timedOut: await waits('timeout'),
+        timedOut: (await waits('timeout')) - before.timeout,
         projectorHeard: (await heard()) - before.heard,
       };
     } finally {
-      const children = [api.child, ...(projector ? [projector.child] : [])];
+      const children = [api.child, ...started.map((one) => one.child)];
       const exited = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));
       for (const child of children) child.kill('SIGTERM');
       await Promise.all(exited);
@@ -115,6 +130,35 @@ describe('API and projector as separate processes', () => {
     expect(outcome.endedBySignal).to.be.at.least(1);
     expect(outcome.endedBySignal + outcome.endedByCheckpoints).to.equal(WRITES);
     expect(outcome.timedOut).to.equal(0);
+  });
+
+  it('reads its writes with the projection groups spread over two `dms projector --groups` processes', async function () {
+    this.timeout(90_000);
+    const prefix = uniqueName('split');
+    // Accounts are the general group's: the first projector has none of the groups a write touches.
+    const outcome = await run({ api: prefix, projector: prefix }, [
+      ['audit', 'dids', 'replicas'],
+      ['rules', 'transfers', 'general'],
+    ]);
+
+    expect(outcome.endedBySignal + outcome.endedByCheckpoints).to.equal(WRITES);
+    expect(outcome.timedOut).to.equal(0);
+  });
+
+  it('refuses a projector of a group the layout does not have, naming the known ones', async function () {
+    this.timeout(30_000);
+    const dir = makeTempDir();
+    try {
+      const projector = start('projector', { ...process.env, DMS_DATA_DIR: dir.path }, ['--groups', 'dids,nosuch']);
+      let stderr = '';
+      projector.child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const status = await new Promise((resolve) => projector.child.once('exit', resolve));
+      expect(status).to.equal(2);
+      expect(stderr).to.contain('unknown projection groups: nosuch');
+      expect(stderr).to.contain('audit, dids, replicas, rules, transfers, general');
+    } finally {
+      dir.dispose();
+    }
   });
 
   it('still reads its writes when every signal is lost, by the stored checkpoints', async function () {

@@ -42,10 +42,10 @@ describe('One writer per data directory', function () {
   it('refuses a second holder, naming the first, and lets the next in once the first lets go', () => {
     const dir = makeTempDir();
     try {
-      const first = lockDataDir(dir.path, 'projector', 'dms serve');
+      const first = lockDataDir(dir.path, 'projector-audit', 'dms serve');
       first.describe('http://127.0.0.1:8080');
-      expect(isDataDirLocked(dir.path, 'projector')).to.equal(true);
-      expect(() => lockDataDir(dir.path, 'projector', 'dms projector'))
+      expect(isDataDirLocked(dir.path, 'projector-audit')).to.equal(true);
+      expect(() => lockDataDir(dir.path, 'projector-audit', 'dms projector'))
         .to.throw(DataDirInUseError)
         .with.property('message')
         .that.matches(new RegExp(`\`dms serve\` \\(pid ${process.pid} on .*, API http://127.0.0.1:8080, started .*\\)`))
@@ -53,8 +53,8 @@ describe('One writer per data directory', function () {
       // The other lock of the directory is free.
       lockDataDir(dir.path, 'redis', 'dms worker').release();
       first.release();
-      expect(isDataDirLocked(dir.path, 'projector')).to.equal(false);
-      lockDataDir(dir.path, 'projector', 'dms projector').release();
+      expect(isDataDirLocked(dir.path, 'projector-audit')).to.equal(false);
+      lockDataDir(dir.path, 'projector-audit', 'dms projector').release();
     } finally {
       dir.dispose();
     }
@@ -104,11 +104,11 @@ describe('One writer per data directory', function () {
       first = undefined;
       // The kernel lets its locks go as the process dies.
       await eventually(
-        () => !isDataDirLocked(dir.path, 'projector') && !isDataDirLocked(dir.path, 'redis'),
+        () => !isDataDirLocked(dir.path, 'projector-audit') && !isDataDirLocked(dir.path, 'redis'),
         10_000,
         'the killed process gone',
       );
-      expect(isDataDirLocked(dir.path, 'projector')).to.equal(false);
+      expect(isDataDirLocked(dir.path, 'projector-audit')).to.equal(false);
       // Its `redis/url` is left behind, naming a Redis that died with it: no command uses it.
       expect(existsSync(join(dir.path, 'redis', 'url'))).to.equal(true);
       expect(findRedisUrl(undefined, dir.path)).to.equal(undefined);

@@ -4,7 +4,6 @@ import { createCommandContext } from '../../commands/commandContext.ts';
 import { handleCommand, handleCommands, loadState, onStream } from '../../commands/handleCommand.ts';
 import { deterministicUuid, timeOrderedUuid } from '../../infra/eventstore/eventIds.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
-import { allProjections } from '../../projections/index.ts';
 import { readModelPorts } from '../../projections/readModelPorts.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { accountStreamName } from '../../domain/account/account.ts';
@@ -31,8 +30,7 @@ describe('handleCommand', () => {
     await readStore.close();
     dir.dispose();
   });
-  const createContext = () =>
-    createCommandContext({ eventStore: store, ...readModelPorts(new ReadModels(readStore, allProjections)) });
+  const createContext = () => createCommandContext({ eventStore: store, ...readModelPorts(ReadModels.in(readStore)) });
 
   const metadata = () => ({ now: new Date(), account: 'root', requestId: 'r' });
   const create = (account: string): AccountCommand => ({
@@ -55,7 +53,7 @@ describe('handleCommand', () => {
     closeAfter.push(otherStore);
     const second = createCommandContext({
       eventStore: otherStore,
-      ...readModelPorts(new ReadModels(readStore, allProjections)),
+      ...readModelPorts(ReadModels.in(readStore)),
     });
     await handleCommand(first, accountDecider, streamName, create(account));
     // Both contexts cache the state at revision 0, then write concurrently.
@@ -111,6 +109,30 @@ describe('handleCommand', () => {
     expect(again.position).to.equal(first.position);
     expect(await store.readStream(streamName)).to.have.length(1);
     expect((await store.readStream(streamName))[0]!.metadata.causationId).to.equal('event-42');
+  });
+
+  it('answers a job run again that decides otherwise with what its first run stored, and keeps no state it did not store', async () => {
+    // A scheduled job taken over from a killed process runs again with the same id, on a stream
+    // that moved on since its first run: it decides something else, under the first run's event ids.
+    const account = uniqueName('acc');
+    const streamName = accountStreamName(account);
+    const context = createContext();
+    await handleCommand(context, accountDecider, streamName, create(account));
+    await handleCommand(context, accountDecider, streamName, addAttribute(account, 'first'), { causationId: 'job-7' });
+    await handleCommand(createContext(), accountDecider, streamName, addAttribute(account, 'other'));
+
+    const again = await handleCommand(context, accountDecider, streamName, addAttribute(account, 'second'), {
+      causationId: 'job-7',
+    });
+
+    expect(again.events.map((event) => event.data)).to.deep.equal([{ account, key: 'first', value: 'v' }]);
+    expect(again.newState).to.have.nested.property('attributes.other');
+    expect(again.newState).not.to.have.nested.property('attributes.second');
+    expect(await store.readStream(streamName)).to.have.length(3);
+    // The process's next decision sees the stream as stored: the attribute is added, not taken for there.
+    const next = await handleCommand(context, accountDecider, streamName, addAttribute(account, 'second'));
+    expect(next.events.map((event) => event.type)).to.deep.equal(['AccountAttributeAdded']);
+    expect(await store.readStream(streamName)).to.have.length(4);
   });
 
   it('returns no position when the decision is to do nothing', async () => {

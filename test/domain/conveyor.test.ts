@@ -314,6 +314,7 @@ describe('Workflow: the conveyor-finisher (rules 17, 18 and 22)', () => {
     retryProtocolMismatches: false,
     suspiciousPatterns: ['.*checksum mismatch.*'],
     submittingTimeoutSeconds: 7200,
+    localSubmittingTimeoutSeconds: 60,
   };
   const finished = (extra: Partial<FinishedRequest>): FinishedRequest => ({
     requestId: 'r1',
@@ -322,6 +323,7 @@ describe('Workflow: the conveyor-finisher (rules 17, 18 and 22)', () => {
     error: 'boom',
     changedAt: now,
     hasSource: true,
+    jobsDieWithSubmitter: false,
     ...extra,
   });
 
@@ -376,6 +378,25 @@ describe('Workflow: the conveyor-finisher (rules 17, 18 and 22)', () => {
         .then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: false } }]));
     it('leaves a recent one to its submitter', () =>
       given({ requests: [finished({ state: 'SUBMITTING', changedAt: '2026-11-22T09:59:00.000Z' })], settings })
+        .when({ now })
+        .thenNothing());
+    it('retries one of a tool whose jobs die with their submitter past the short bound: its process died (issue 34)', () =>
+      given({
+        requests: [
+          finished({ state: 'SUBMITTING', changedAt: '2026-11-22T09:58:00.000Z', jobsDieWithSubmitter: true }),
+          finished({ requestId: 'r2', state: 'SUBMITTING', changedAt: '2026-11-22T09:58:00.000Z' }),
+        ],
+        settings,
+      })
+        .when({ now })
+        .then([{ type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: false } }]));
+    it('leaves one of such a tool to its submitter within the short bound', () =>
+      given({
+        requests: [
+          finished({ state: 'SUBMITTING', changedAt: '2026-11-22T09:59:30.000Z', jobsDieWithSubmitter: true }),
+        ],
+        settings,
+      })
         .when({ now })
         .thenNothing());
   });

@@ -1,6 +1,14 @@
 import { expect } from 'chai';
-import { cleaner, evaluator, injector, injectorInputOf, repairableBefore, repairer } from '../../domain/rule/judge.ts';
-import type { RuleRecord } from '../../domain/rule/rule.ts';
+import {
+  cleaner,
+  evaluator,
+  injector,
+  injectorInputOf,
+  repairableBefore,
+  repairer,
+  rulePlacedBy,
+} from '../../domain/rule/judge.ts';
+import type { RuleCause, RuleRecord, RuleState } from '../../domain/rule/rule.ts';
 import { workflowSpec } from '../support/workflowSpec.ts';
 
 const now = '2026-11-22T10:00:00.000Z';
@@ -55,6 +63,44 @@ describe('Workflow: the judge-evaluator (rule 19)', () => {
       .then([{ type: 'EvaluateDetach', data: { scope: 's', name: 'ds', children } }]));
   it('has nothing to do where no rule covers the collection', () =>
     given({ coveringRules: 0 }).when({ type: 'DidsAttached', scope: 's', name: 'ds', children }).thenNothing());
+  it('makes a rule just placed match its DID once more: an attach decided meanwhile could not see it (issue 34)', () =>
+    given({ coveringRules: 0 })
+      .when({ type: 'RulePlaced', ruleId: 'r1' })
+      .then([{ type: 'ReconcileRuleLocks', data: { ruleId: 'r1' } }]));
+
+  describe('which events place a rule', () => {
+    const counters = { ok: 0, replicating: 1, stuck: 0 };
+    const ref = { ruleId: 'r1', scope: 's', name: 'ds', account: 'jdoe' };
+    const added = (state: RuleState) =>
+      rulePlacedBy({
+        type: 'RuleAdded',
+        data: { rule: { id: 'r1' } as RuleRecord, state, error: null, targetRses: [], autoLocked: false },
+      });
+    const changed = (previousState: RuleState, kind: RuleCause['kind']) =>
+      rulePlacedBy({
+        type: 'RuleStateChanged',
+        data: {
+          ...ref,
+          previousState,
+          state: 'REPLICATING',
+          error: null,
+          counters,
+          stuckAt: null,
+          cause: { kind },
+          at: now,
+        },
+      });
+    it('a rule added with its locks', () =>
+      expect([added('OK'), added('REPLICATING'), added('STUCK')]).to.deep.equal(['r1', 'r1', 'r1']));
+    it('not a rule left to the injector or waiting for approval', () =>
+      expect([added('INJECT'), added('WAITING_APPROVAL')]).to.deep.equal([undefined, undefined]));
+    it('the end of an injection, and no other change of state', () =>
+      expect([
+        changed('INJECT', 'injection'),
+        changed('OK', 'attach'),
+        changed('REPLICATING', 'transfer'),
+      ]).to.deep.equal(['r1', undefined, undefined]));
+  });
 });
 
 describe('Workflow: the judge-repairer (rule 18)', () => {

@@ -4,10 +4,15 @@ import { KurrentDBClient } from '@kurrent/kurrentdb-client';
 import { ServerFeatures } from '@kurrent/kurrentdb-client/dist/Client/ServerFeatures.js';
 import features from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/serverfeatures_pb.js';
 import streamsV2 from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v2/streams/streams_grpc_pb.js';
-import { APPEND_SESSION_METHOD, chooseAppendPath, featureAnswerOf } from '../../infra/eventstore/esdbAppendPath.ts';
+import {
+  APPEND_SESSION_METHOD,
+  AtomicAppendsUnavailableError,
+  checkAtomicAppends,
+  featureAnswerOf,
+} from '../../infra/eventstore/esdbAppendPath.ts';
 
 /**
- * The choice of path over the answer the client itself makes of a server's
+ * Whether a server is taken, over the answer the client itself makes of a server's
  * ServerFeatures.GetSupportedMethods: the client's own `ServerFeatures`, built from the protobuf
  * message a server sends. The method lists are those the servers' sources register (lower-cased
  * by the server, as it sends them); a few methods of each service stand for the rest.
@@ -47,63 +52,59 @@ const unimplementedAnswer = (): ServerFeatures => {
   return new ServerFeatures(error, new features.SupportedMethods());
 };
 
-describe('Choosing the path of multi-stream appends from the server features', () => {
-  it('takes the atomic path on KurrentDB 25.1, which serves AppendSession', () => {
+describe('Taking a server for atomic multi-stream appends from its features', () => {
+  it('takes KurrentDB 25.1, which serves AppendSession', () => {
     const answer = answerOf('25.1.0', [
       ...V1_METHODS,
       ['kurrentdb.protocol.v2.streams.streamsservice', 'appendsession'],
     ]);
-    expect(chooseAppendPath(featureAnswerOf(answer), 'auto')).to.deep.equal({
-      kind: 'atomic',
+    expect(checkAtomicAppends(featureAnswerOf(answer))).to.deep.equal({
+      atomic: true,
       reason: 'server 25.1.0 offers atomic multi-stream appends',
     });
   });
 
-  it('takes the atomic path on KurrentDB 26.1, which serves AppendRecords beside it', () => {
+  it('takes KurrentDB 26.1, which serves AppendRecords beside it', () => {
     const answer = answerOf('26.1.0', [
       ...V1_METHODS,
       ['kurrentdb.protocol.v2.streams.streamsservice', 'appendsession'],
       ['kurrentdb.protocol.v2.streams.streamsservice', 'appendrecords'],
     ]);
-    expect(chooseAppendPath(featureAnswerOf(answer), 'auto').kind).to.equal('atomic');
+    expect(checkAtomicAppends(featureAnswerOf(answer)).atomic).to.equal(true);
   });
 
-  it('takes the stepped path on EventStoreDB 24.10, which serves only the classic services', () => {
-    expect(chooseAppendPath(featureAnswerOf(answerOf('24.10.5', V1_METHODS)), 'auto')).to.deep.equal({
-      kind: 'stepped',
-      reason: 'server 24.10.5 does not offer atomic multi-stream appends (KurrentDB 25.1 does)',
+  it('refuses EventStoreDB 24.10, which serves only the classic services, naming its version and the one needed', () => {
+    const check = checkAtomicAppends(featureAnswerOf(answerOf('24.10.5', V1_METHODS)));
+    expect(check).to.deep.equal({
+      atomic: false,
+      reason: 'server 24.10.5 does not offer atomic multi-stream appends',
     });
+    expect(new AtomicAppendsUnavailableError(check).message)
+      .to.include('server 24.10.5 does not offer atomic multi-stream appends')
+      .and.to.include('KurrentDB 25.1 or later');
   });
 
-  it('takes the stepped path on a 25.1 pre-release, whose MultiStreamAppendSession the client does not call', () => {
+  it('refuses a 25.1 pre-release, whose MultiStreamAppendSession the client does not call', () => {
     const answer = answerOf('25.1.0', [
       ...V1_METHODS,
       ['kurrentdb.protocol.v2.streamsservice', 'multistreamappend'],
       ['kurrentdb.protocol.v2.streamsservice', 'multistreamappendsession'],
     ]);
-    expect(chooseAppendPath(featureAnswerOf(answer), 'auto').kind).to.equal('stepped');
+    expect(checkAtomicAppends(featureAnswerOf(answer)).atomic).to.equal(false);
   });
 
-  it('takes the stepped path on a server that does not know the features call', () => {
-    expect(chooseAppendPath(featureAnswerOf(unimplementedAnswer()), 'auto')).to.deep.equal({
-      kind: 'stepped',
+  it('refuses a server that does not know the features call', () => {
+    expect(checkAtomicAppends(featureAnswerOf(unimplementedAnswer()))).to.deep.equal({
+      atomic: false,
       reason:
-        'a server without the features call (before 21.10) does not offer atomic multi-stream appends (KurrentDB 25.1 does)',
+        'a server without the features call (before EventStoreDB 21.10) does not offer atomic multi-stream appends',
     });
   });
 
-  it('takes the stepped path when asked to, whatever the server offers', () => {
-    const answer = answerOf('25.1.0', [['kurrentdb.protocol.v2.streams.streamsservice', 'appendsession']]);
-    expect(chooseAppendPath(featureAnswerOf(answer), 'stepped')).to.deep.equal({
-      kind: 'stepped',
-      reason: 'the stepped protocol was asked for',
-    });
-  });
-
-  it('takes the stepped path when the answer is not the shape it knows', () => {
+  it('refuses when the answer is not the shape it knows, rather than guess', () => {
     expect(featureAnswerOf({ serverVersion: '25.1.0' })).to.equal(undefined);
     expect(featureAnswerOf(undefined)).to.equal(undefined);
-    expect(chooseAppendPath(undefined, 'auto').kind).to.equal('stepped');
+    expect(checkAtomicAppends(undefined).atomic).to.equal(false);
   });
 
   describe('the installed client', () => {

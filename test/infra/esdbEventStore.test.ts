@@ -1,19 +1,20 @@
 import { expect } from 'chai';
 import { KurrentDBClient } from '@kurrent/kurrentdb-client';
-import { Redis } from 'ioredis';
-import type { AppendPath } from '../../infra/eventstore/esdbAppendPath.ts';
+import { AtomicAppendsUnavailableError, type AtomicAppendCheck } from '../../infra/eventstore/esdbAppendPath.ts';
 import { EsdbEventStore } from '../../infra/eventstore/esdbEventStore.ts';
+import { openEsdbEventStore } from '../../infra/eventstore/esdbEventStoreOpening.ts';
 import { JSON_KEYS_PROPERTY } from '../../infra/eventstore/esdbMetadata.ts';
-import { SteppedEventStore } from '../../infra/eventstore/steppedEventStore.ts';
+import { finishLeftSteps, leftStepsCheck } from '../../infra/eventstore/leftSteps.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
+import { writeLeftStep } from '../support/leftStep.ts';
 import { expectRejection } from '../support/expectRejection.ts';
 import { eventStoreContract } from './eventStore.contract.ts';
 
 /**
- * The EventStoreDB / KurrentDB adapter against the server ESDB_URL names (no server can run on
- * the development machine, so without it these are skipped and say so). Both paths of
- * multi-stream appends run: atomic where the server offers it (KurrentDB 25.1 and later), and the
- * stepped protocol, forced, on any server, with the run's Redis.
+ * The KurrentDB adapter against the server ESDB_URL names (no server can run on the development
+ * machine, so without it these are skipped and say so): the contract suite on its atomic
+ * multi-stream appends where the server offers them (KurrentDB 25.1 and later), and otherwise the
+ * refusal to start that an older server gets.
  *
  *   ESDB_URL='kurrentdb://127.0.0.1:2113?tls=false' npx mocha test/infra/esdbEventStore.test.ts
  */
@@ -21,10 +22,15 @@ import { eventStoreContract } from './eventStore.contract.ts';
 const esdbUrl = process.env.ESDB_URL;
 
 /** What the server offers, asked once for the whole file. */
-const askServer = async (url: string): Promise<AppendPath> => {
-  const { store, path } = await EsdbEventStore.connect(url, 'auto');
-  await store.close();
-  return path;
+const askServer = async (url: string): Promise<AtomicAppendCheck> => {
+  try {
+    const { store, check } = await EsdbEventStore.connect(url);
+    await store.close();
+    return check;
+  } catch (error) {
+    if (error instanceof AtomicAppendsUnavailableError) return error.check;
+    throw error;
+  }
 };
 
 const skipped = (title: string, reason: string): void => {
@@ -36,45 +42,28 @@ const skipped = (title: string, reason: string): void => {
   });
 };
 
-const deleteKeys = async (redis: Redis, prefix: string): Promise<void> => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-};
-
 if (!esdbUrl) {
-  const reason = 'ESDB_URL is not set, so no EventStoreDB or KurrentDB server can be reached from this run';
-  skipped('EventStore contract: KurrentDB, atomic multi-stream appends', reason);
-  skipped('EventStore contract: EventStoreDB or KurrentDB, stepped protocol', reason);
+  skipped(
+    'EventStore contract: KurrentDB, atomic multi-stream appends',
+    'ESDB_URL is not set, so no EventStoreDB or KurrentDB server can be reached from this run',
+  );
 } else {
-  const path = await askServer(esdbUrl);
+  const check = await askServer(esdbUrl);
 
-  if (path.kind === 'atomic') {
+  if (check.atomic) {
     eventStoreContract('KurrentDB, atomic multi-stream appends', async () => {
-      const { store } = await EsdbEventStore.connect(esdbUrl, 'auto');
+      const { store } = await EsdbEventStore.connect(esdbUrl);
       return { store, dispose: () => store.close() };
     });
     describe('EsdbEventStore on the atomic path', () => atomicPathTests(esdbUrl));
   } else {
-    skipped('EventStore contract: KurrentDB, atomic multi-stream appends', `the server at ESDB_URL: ${path.reason}`);
+    describe('EsdbEventStore on a server without atomic appends', () => {
+      it('refuses to open, naming the server and the version needed', async () => {
+        const refusal = await expectRejection(openEsdbEventStore(esdbUrl), AtomicAppendsUnavailableError);
+        expect(refusal.message).to.include(check.reason).and.to.include('KurrentDB 25.1');
+      });
+    });
   }
-
-  eventStoreContract('EventStoreDB or KurrentDB, stepped protocol', async () => {
-    const redisUrl = process.env.REDIS_URL;
-    if (!redisUrl) throw new Error('REDIS_URL is set by the root hooks');
-    const redis = new Redis(redisUrl);
-    const prefix = uniqueName('esdb-steps-');
-    const { store: inner, path: forced } = await EsdbEventStore.connect(esdbUrl, 'stepped');
-    expect(forced.kind).to.equal('stepped');
-    const store = await SteppedEventStore.open(inner, { redis, keyPrefix: prefix, recoveryIntervalMs: 0 });
-    return {
-      store,
-      dispose: async () => {
-        await store.close();
-        await deleteKeys(redis, prefix);
-        await redis.quit();
-      },
-    };
-  });
 }
 
 function atomicPathTests(url: string): void {
@@ -82,7 +71,7 @@ function atomicPathTests(url: string): void {
   let raw: KurrentDBClient;
 
   beforeEach(async () => {
-    store = (await EsdbEventStore.connect(url, 'auto')).store;
+    store = (await EsdbEventStore.connect(url)).store;
     raw = KurrentDBClient.connectionString(url.replace(/^esdb/, 'kurrentdb'));
   });
 
@@ -107,7 +96,7 @@ function atomicPathTests(url: string): void {
     const [read] = await store.readStream(one);
     const { hash: _hash, ...metadata } = read!.metadata;
     expect(metadata).to.deep.equal(event.metadata);
-    expect(read!.metadata.step, 'no step mark: the append was atomic').to.equal(undefined);
+    expect(read!.metadata.step, 'no step mark').to.equal(undefined);
   });
 
   it('refuses, writing nothing, streams whose names differ only in letter case', async () => {
@@ -121,5 +110,20 @@ function atomicPathTests(url: string): void {
     expect(refusal.message).to.match(/differ only in letter case/);
     expect(await store.streamRevision(name)).to.equal('no_stream');
     expect(await store.streamRevision(name.toLowerCase())).to.equal('no_stream');
+  });
+
+  it('completes a step the stepped protocol left half written, and then starts', async () => {
+    const step = await writeLeftStep(store, 1);
+    expect((await leftStepsCheck(store, step.journal)).clean).to.equal(false);
+    expect(await finishLeftSteps(store, { journal: step.journal })).to.deep.equal({
+      open: 1,
+      completed: 1,
+      abandoned: [],
+    });
+    for (const stream of step.streams)
+      expect((await store.readStream(stream.streamName)).map((event) => event.id)).to.deep.equal(
+        stream.events.map((event) => event.id),
+      );
+    expect(await leftStepsCheck(store, step.journal)).to.deep.equal({ clean: true });
   });
 }

@@ -12,7 +12,9 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { hostname } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { pfnFromProtocol } from '../../domain/rse/lfn2pfn.ts';
 import type { RseProtocol } from '../../domain/rse/protocol.ts';
 import { Adler32 } from '../../infra/transfer/checksums.ts';
@@ -255,6 +257,35 @@ describe('PosixTransferTool', () => {
       utimesSync(temporary, old, old);
       expect((await runOne({ ...job, requestId: randomUUID() })).state).to.equal('DONE');
       expect(existsSync(temporary)).to.equal(false);
+    });
+
+    /** A temporary file and the claim of a copy by `pid` of this machine, as a copy killed mid-way leaves them. */
+    const leftBy = (job: TransferJob, pid: number) => {
+      const destination = pathOfFilePfn(job.destination.pfn);
+      const temporary = join(dirname(destination), `.file-${job.requestId}.part`);
+      mkdirSync(dirname(destination), { recursive: true });
+      writeFileSync(temporary, 'half a copy');
+      symlinkSync(`${pid}@${hostname()}`, `${temporary}.owner`);
+      return { destination, temporary };
+    };
+
+    it('takes over at once from a copy whose process died, fresh as its temporary file is (issue 34)', async () => {
+      const job = rses.job(randomBytes(1000));
+      const dead = spawnSync(process.execPath, ['-e', '']).pid;
+      const { destination, temporary } = leftBy(job, dead);
+      expect((await runOne(job)).state).to.equal('DONE');
+      expect(readdirSync(dirname(destination))).to.deep.equal([basename(destination)]);
+      expect(existsSync(temporary)).to.equal(false);
+    });
+
+    it('leaves the destination to a copy whose process lives, and lets go of no claim of its own', async () => {
+      const job = rses.job(randomBytes(1000));
+      const { temporary } = leftBy(job, process.pid === 1 ? process.pid : process.ppid);
+      const busy = await runOne(job);
+      expect(busy.state).to.equal('FAILED');
+      expect(busy.reason).to.match(/another copy to this destination is in progress/);
+      expect(existsSync(temporary)).to.equal(true);
+      expect(lstatSync(`${temporary}.owner`).isSymbolicLink()).to.equal(true);
     });
   });
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { RecordedEvent } from '../../infra/eventstore/eventStore.ts';
+import type { SubscriptionBatch } from '../../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { RedisPositionSignals, type PositionSignalName } from '../../infra/queue/redisPositionSignals.ts';
@@ -28,14 +28,14 @@ describe('RedisPositionSignals', () => {
     const prefix = uniqueName('signals');
     const [projector, api, otherDeployment] = await Promise.all([
       open(prefix, ['appended']),
-      open(prefix, ['applied']),
+      open(prefix, ['applied:dids']),
       open(uniqueName('signals'), ['appended']),
     ]);
     opened.push(projector, api, otherDeployment);
     const heard: bigint[] = [];
     projector.signal('appended').subscribe((position) => heard.push(position));
     expect(projector.signal('appended').isListening()).to.equal(true);
-    expect(projector.signal('applied').isListening()).to.equal(false);
+    expect(projector.signal('applied:dids').isListening()).to.equal(false);
 
     api.signal('appended').publish(42n);
 
@@ -47,26 +47,26 @@ describe('RedisPositionSignals', () => {
 
   it('sends only the highest of the positions published in one turn of the event loop', async () => {
     const prefix = uniqueName('signals');
-    const [listener, publisher] = await Promise.all([open(prefix, ['applied']), open(prefix, [])]);
+    const [listener, publisher] = await Promise.all([open(prefix, ['applied:dids']), open(prefix, [])]);
     opened.push(listener, publisher);
     const heard: bigint[] = [];
-    listener.signal('applied').subscribe((position) => heard.push(position));
+    listener.signal('applied:dids').subscribe((position) => heard.push(position));
 
-    for (const position of [3n, 7n, 5n]) publisher.signal('applied').publish(position);
+    for (const position of [3n, 7n, 5n]) publisher.signal('applied:dids').publish(position);
     await eventually(() => heard.length > 0, 5000, 'the announcement');
-    publisher.signal('applied').publish(8n);
+    publisher.signal('applied:dids').publish(8n);
     await eventually(() => heard.length > 1, 5000, 'the second announcement');
 
     expect(heard).to.deep.equal([7n, 8n]);
-    expect(publisher.signalCounts()).to.deep.include({ signal: 'applied', event: 'published', count: 2 });
+    expect(publisher.signalCounts()).to.deep.include({ signal: 'applied:dids', event: 'published', count: 2 });
   });
 
   it('says it is not listening while its connection is down, and listens again once resubscribed', async () => {
     const prefix = uniqueName('signals');
-    const [listener, publisher] = await Promise.all([open(prefix, ['applied']), open(prefix, [])]);
+    const [listener, publisher] = await Promise.all([open(prefix, ['applied:dids']), open(prefix, [])]);
     opened.push(listener, publisher);
     const heard: bigint[] = [];
-    listener.signal('applied').subscribe((position) => heard.push(position));
+    listener.signal('applied:dids').subscribe((position) => heard.push(position));
     const admin = new Redis(redisUrl());
     try {
       const clients = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
@@ -81,7 +81,7 @@ describe('RedisPositionSignals', () => {
     await eventually(() => !listener.isListening(), 5000, 'noticing the dropped connection');
     await eventually(() => listener.isListening(), 10_000, 'subscribing again');
 
-    publisher.signal('applied').publish(9n);
+    publisher.signal('applied:dids').publish(9n);
 
     await eventually(() => heard.length > 0, 5000, 'the announcement after the reconnection');
     expect(heard).to.deep.equal([9n]);
@@ -111,7 +111,7 @@ describe('SqliteEventStore shared between processes', () => {
           setTimeout(() => reject(new Error('the subscription was not woken by the announcement')), 20_000),
         ),
       ]);
-      const events = delivered.value as readonly RecordedEvent[];
+      const events = (delivered.value as SubscriptionBatch).events;
       expect(events.map((event) => [event.streamName, event.position])).to.deep.equal([[stream, written]]);
       expect(received(signals, 'appended')).to.equal(1);
     } finally {

@@ -13,7 +13,6 @@ import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts
 import { feedEvents, subjectEntries, type FeedQuery } from '../../projections/audit/auditQueries.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { newEvent } from '../support/events.ts';
-import { allProjections } from '../../projections/index.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import { AT } from '../support/deciderSpec.ts';
@@ -146,7 +145,7 @@ describe('The audit index', () => {
         await eventStore.appendToStream(`account-${name}`, [
           newEvent('AccountEmailChanged', { account: name, email: `${name}@example.org`, changedAt: AT }),
         ]);
-      const readModels = new ReadModels(readStore, allProjections);
+      const readModels = ReadModels.in(readStore);
       const first = `${'0'.repeat(20)}`;
       await readModels.collection(auditFeedCollection).insertOne({
         _id: `account:root ${first}`,
@@ -240,7 +239,7 @@ describe('The audit index', () => {
     const dir = makeTempDir('audit-index-v1-');
     const readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
     try {
-      const readModels = new ReadModels(readStore, allProjections);
+      const readModels = ReadModels.in(readStore);
       const stored = readModels.collection(auditIndexCollection);
       const entry = (position: number) => ({
         _id: `rse:DISK ${String(position).padStart(20, '0')}`,

@@ -57,7 +57,7 @@ describe('ProjectionRunner', () => {
     readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
   };
   const startRunner = async (projections: AnyProjection[], options: { batchSize?: number } = {}) => {
-    const readModels = new ReadModels(readStore, projections);
+    const readModels = ReadModels.in(readStore, projections);
     runner = new ProjectionRunner({
       eventStore,
       readStore,

@@ -4,37 +4,54 @@ import { join } from 'node:path';
 import { loadServiceConfig } from '../../infra/serviceConfig.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { openStores } from '../../infra/stores.ts';
-import { allProjections } from '../../projections/index.ts';
 import { ProjectorThread } from '../../projections/runtime/projectorThread.ts';
+import { RunningProjections } from '../../projections/runtime/runningProjections.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { accountsCollection } from '../../projections/account/accountsProjection.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 
-describe('Projection thread', () => {
+/**
+ * Projection groups on threads of their own, over real stores in a temporary data directory: what
+ * `dms serve` and `dms projector` run (bin/runtime.ts).
+ */
+describe('Projection threads', () => {
   let dir: ReturnType<typeof makeTempDir>;
   beforeEach(() => (dir = makeTempDir()));
   afterEach(() => dir.dispose());
 
-  it('applies what this thread appends and answers waitFor once the read models show it', async () => {
+  const accountCreated = (account: string) =>
+    newEvent('AccountCreated', {
+      account,
+      accountType: 'USER',
+      email: 'a@example.org',
+      createdAt: new Date().toISOString(),
+    });
+
+  it('writes each group into its own file, in parallel threads, and answers waitFor once the groups named show it', async () => {
     const config = loadServiceConfig({ DMS_DATA_DIR: dir.path, DMS_LOG_LEVEL: 'silent' });
     const { eventStore, readStore } = await openStores(config);
-    const readModels = new ReadModels(readStore, allProjections);
-    const thread = await ProjectorThread.start(config, readModels, silentLogger());
+    const readModels = await ReadModels.open(config, readStore);
+    const running = await RunningProjections.start(readModels.stores.groups, readModels, (group, onReport) =>
+      ProjectorThread.start(config, group, onReport, silentLogger()),
+    );
     try {
       const account = uniqueName('threaded');
-      const event = newEvent('AccountCreated', {
-        account,
-        accountType: 'USER',
-        email: 'a@example.org',
-        createdAt: new Date().toISOString(),
-      });
-      const { position } = await eventStore.appendToStream(`account-${account}`, [event], 'no_stream');
-      expect(await thread.waitFor(position, 10_000)).to.equal(true);
+      const { position } = await eventStore.appendToStream(
+        `account-${account}`,
+        [accountCreated(account)],
+        'no_stream',
+      );
+      expect(await running.waitFor(position, 10_000, ['general'])).to.equal(true);
       expect(await readModels.collection(accountsCollection).get(account)).to.include({ account });
+      // Every group reads the whole log, so each reaches the position, whether it handles the event or not.
+      expect(await running.waitFor(position, 10_000)).to.equal(true);
+      for (const group of readModels.stores.groups)
+        expect(existsSync(join(dir.path, `readmodels-${group.name}.sqlite`)), group.name).to.equal(true);
     } finally {
-      await thread.stop();
+      await running.stop();
       await eventStore.close();
+      await readModels.close();
       await readStore.close();
     }
   });
@@ -43,10 +60,9 @@ describe('Projection thread', () => {
     const blocker = join(dir.path, 'not-a-directory');
     writeFileSync(blocker, '');
     const config = loadServiceConfig({ DMS_DATA_DIR: join(blocker, 'data'), DMS_LOG_LEVEL: 'silent' });
-    const readModels = new ReadModels({} as never, allProjections);
     let failure: unknown;
     try {
-      await ProjectorThread.start(config, readModels, silentLogger());
+      await ProjectorThread.start(config, ['general'], () => undefined, silentLogger());
     } catch (error) {
       failure = error;
     }
@@ -56,21 +72,17 @@ describe('Projection thread', () => {
   it('starts a thread that died again, which resumes from its checkpoints', async () => {
     const config = loadServiceConfig({ DMS_DATA_DIR: dir.path, DMS_LOG_LEVEL: 'silent' });
     const { eventStore, readStore } = await openStores(config);
-    const readModels = new ReadModels(readStore, allProjections);
+    const readModels = await ReadModels.open(config, readStore);
     const diesOnce = new URL('../fixtures/projectorThreadDiesOnce.ts', import.meta.url);
-    const thread = await ProjectorThread.start(config, readModels, silentLogger(), diesOnce);
-    const create = async (account: string) => {
-      const event = newEvent('AccountCreated', {
-        account,
-        accountType: 'USER',
-        email: 'a@example.org',
-        createdAt: new Date().toISOString(),
-      });
-      return (await eventStore.appendToStream(`account-${account}`, [event], 'no_stream')).position;
-    };
+    const general = readModels.stores.groups.filter((group) => group.name === 'general');
+    const running = await RunningProjections.start(general, readModels, (group, onReport) =>
+      ProjectorThread.start(config, group, onReport, silentLogger(), diesOnce),
+    );
+    const create = async (account: string) =>
+      (await eventStore.appendToStream(`account-${account}`, [accountCreated(account)], 'no_stream')).position;
     // The successor says it is ready as the first thread did (which `start` awaited).
     const restarted = new Promise<void>((resolve) =>
-      thread.onReport((report) => {
+      running.onReport((report) => {
         if (report.type === 'ready') resolve();
       }),
     );
@@ -81,13 +93,14 @@ describe('Projection thread', () => {
       await restarted;
       expect(existsSync(join(dir.path, 'projection-thread-died'))).to.equal(true);
       const after = uniqueName('after');
-      expect(await thread.waitFor(await create(after), 15_000)).to.equal(true);
+      expect(await running.waitFor(await create(after), 15_000)).to.equal(true);
       const accounts = readModels.collection(accountsCollection);
       expect(await accounts.get(before)).to.include({ account: before });
       expect(await accounts.get(after)).to.include({ account: after });
     } finally {
-      await thread.stop();
+      await running.stop();
       await eventStore.close();
+      await readModels.close();
       await readStore.close();
     }
   });

@@ -15,7 +15,6 @@ import {
   newDids,
 } from '../../projections/did/didQueries.ts';
 import { didsCollection, type DidDocument } from '../../projections/did/didsProjection.ts';
-import { allProjections } from '../../projections/index.ts';
 import { deepDatasetReplicas, storedDatasetReplicas } from '../../projections/replica/datasetReplicaQueries.ts';
 import { badReplicas, deletionCandidates } from '../../projections/replica/deletionQueries.ts';
 import { replicasCollection } from '../../projections/replica/replicaDocuments.ts';
@@ -57,7 +56,7 @@ describe('Read-model queries: every busy query is planned on an index', () => {
   before(async () => {
     dir = makeTempDir('query-plans-');
     readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'), { queryPlans: (plan) => plans.push(plan) });
-    readModels = new ReadModels(readStore, allProjections);
+    readModels = ReadModels.in(readStore);
     const did = (name: string, didType: string): DidDocument => ({
       _id: `${SCOPE}:${name}`,
       scope: SCOPE,

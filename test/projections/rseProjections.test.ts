@@ -34,7 +34,7 @@ const given = async (projections: AnyProjection[], streams: Record<string, Event
   const dir = makeTempDir();
   const eventStore = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 10 });
   const readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
-  const readModels = new ReadModels(readStore, projections);
+  const readModels = ReadModels.in(readStore, projections);
   const runner = new ProjectionRunner({ eventStore, readStore, readModels, projections, logger: silentLogger() });
   await runner.start();
   let position = 0n;

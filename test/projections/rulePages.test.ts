@@ -41,7 +41,7 @@ describe('Read models: the console’s rule list pages from a cursor on an index
   before(async () => {
     dir = makeTempDir('rule-pages-');
     store = new SqliteReadStore(join(dir.path, 'read.sqlite'), { queryPlans: (plan) => plans.push(plan) });
-    readModels = new ReadModels(store, allProjections);
+    readModels = ReadModels.in(store, allProjections);
     const rules = readModels.collection(rulesCollection);
     let batch: BulkOperation[] = [];
     for (let index = 0; index < RULES; index += 1) {

@@ -42,7 +42,7 @@ export const commandSpec = () => {
     dir = makeTempDir('command-spec');
     eventStore = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 10 });
     readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
-    readModels = new ReadModels(readStore, allProjections);
+    readModels = ReadModels.in(readStore);
     context = createCommandContext({ eventStore, ...readModelPorts(readModels) });
   });
   afterEach(async () => {

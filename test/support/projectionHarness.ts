@@ -32,7 +32,7 @@ export const projectEvents = async <R>(
   try {
     for (const event of events)
       await eventStore.appendToStream(event.stream, [newEvent(event.type, event.data, event.schemaVersion)]);
-    const readModels = new ReadModels(readStore, allProjections);
+    const readModels = ReadModels.in(readStore);
     const run = async () => {
       const runner = new ProjectionRunner({
         eventStore,

@@ -5,7 +5,6 @@ import { startRuntime } from '../../bin/runtime.ts';
 import { loadServiceConfig } from '../../infra/serviceConfig.ts';
 import type { EventStore } from '../../infra/eventstore/eventStore.ts';
 import { silentLogger } from '../../infra/logger.ts';
-import type { ReadStore } from '../../infra/readstore/readStore.ts';
 import { openStores } from '../../infra/stores.ts';
 import { allProjections } from '../../projections/index.ts';
 import {
@@ -13,6 +12,7 @@ import {
   servingCheckpointId,
   type ProjectionCheckpointDocument,
 } from '../../projections/runtime/projectionState.ts';
+import type { ProjectionStores } from '../../projections/runtime/projectionStores.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { makeTempDir } from './tempDir.ts';
 
@@ -22,12 +22,14 @@ import { makeTempDir } from './tempDir.ts';
  * alone. The crash tests end with it.
  */
 
-/** The lowest serving checkpoint of every projection, against the head of the event store. */
-export const lagOf = async (eventStore: EventStore, readStore: ReadStore): Promise<bigint> => {
+/** The lowest serving checkpoint of every projection (in its group's store), against the head of the event store. */
+export const lagOf = async (eventStore: EventStore, stores: ProjectionStores): Promise<bigint> => {
   const head = await eventStore.headPosition();
-  const checkpoints = readStore.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection);
   let lag = 0n;
   for (const projection of allProjections) {
+    const checkpoints = stores
+      .storeOf(projection.name)!
+      .collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection);
     const checkpoint = BigInt((await checkpoints.get(servingCheckpointId(projection.name)))?.checkpoint ?? '0');
     if (head - checkpoint > lag) lag = head - checkpoint;
   }
@@ -36,19 +38,18 @@ export const lagOf = async (eventStore: EventStore, readStore: ReadStore): Promi
 
 export const waitForZeroLag = async (
   eventStore: EventStore,
-  readStore: ReadStore,
+  stores: ProjectionStores,
   timeoutMs = 30_000,
 ): Promise<void> => {
   const deadline = Date.now() + timeoutMs;
-  for (let lag = await lagOf(eventStore, readStore); lag > 0n; lag = await lagOf(eventStore, readStore)) {
+  for (let lag = await lagOf(eventStore, stores); lag > 0n; lag = await lagOf(eventStore, stores)) {
     if (Date.now() > deadline) throw new Error(`the projections still lag ${lag} events behind`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 };
 
 /** Every document of every projection's serving collections, by collection, in id order. */
-export const readModelContents = async (readStore: ReadStore): Promise<Record<string, unknown[]>> => {
-  const readModels = new ReadModels(readStore, allProjections);
+export const readModelContents = async (readModels: ReadModels): Promise<Record<string, unknown[]>> => {
   await readModels.refresh();
   const contents: Record<string, unknown[]> = {};
   for (const projection of allProjections) {
@@ -62,18 +63,33 @@ export const readModelContents = async (readStore: ReadStore): Promise<Record<st
   return contents;
 };
 
-/** The stores of a data directory, for looking from outside while a service runs on it (or after). */
-export const storesOf = (dataDir: string) =>
-  openStores(loadServiceConfig({ DMS_DATA_DIR: dataDir, DMS_LOG_LEVEL: 'silent' }));
+/**
+ * The stores of a data directory (the event log, the shared read store, and every projection
+ * group's through `readModels`), for looking from outside while a service runs on it (or after).
+ */
+export const storesOf = async (dataDir: string) => {
+  const config = loadServiceConfig({ DMS_DATA_DIR: dataDir, DMS_LOG_LEVEL: 'silent' });
+  const { eventStore, readStore } = await openStores(config);
+  const readModels = await ReadModels.open(config, readStore);
+  return {
+    eventStore,
+    readStore,
+    readModels,
+    close: async () => {
+      await eventStore.close();
+      await readModels.close();
+      await readStore.close();
+    },
+  };
+};
 
 /** Waits, from outside the service running on `dataDir`, until every projection has applied the whole log. */
 export const waitForCaughtUp = async (dataDir: string, timeoutMs = 60_000): Promise<void> => {
   const stores = await storesOf(dataDir);
   try {
-    await waitForZeroLag(stores.eventStore, stores.readStore, timeoutMs);
+    await waitForZeroLag(stores.eventStore, stores.readModels.stores, timeoutMs);
   } finally {
-    await stores.eventStore.close();
-    await stores.readStore.close();
+    await stores.close();
   }
 };
 
@@ -97,7 +113,7 @@ export const expectReadModelsEqualRebuild = async (
       silentLogger(),
     );
     try {
-      await waitForZeroLag(rebuilt.eventStore, rebuilt.readStore, timeoutMs);
+      await waitForZeroLag(rebuilt.eventStore, rebuilt.services.readModels.stores, timeoutMs);
       // The original's projections resume from their checkpoints, for what the service wrote last.
       const original = await startRuntime(
         loadServiceConfig({ DMS_DATA_DIR: dataDir, DMS_LOG_LEVEL: 'silent' }),
@@ -105,9 +121,9 @@ export const expectReadModelsEqualRebuild = async (
         silentLogger(),
       );
       try {
-        await waitForZeroLag(original.eventStore, original.readStore, timeoutMs);
-        const before = await readModelContents(original.readStore);
-        const after = await readModelContents(rebuilt.readStore);
+        await waitForZeroLag(original.eventStore, original.services.readModels.stores, timeoutMs);
+        const before = await readModelContents(original.services.readModels);
+        const after = await readModelContents(rebuilt.services.readModels);
         for (const name of Object.keys(before)) expect(after[name], `read model ${name}`).to.deep.equal(before[name]);
         return before;
       } finally {

@@ -108,8 +108,7 @@ describe('Crash: kill -9 mid-way through long work converges to a rebuild (issue
         await server.crash();
         atCrash = await locksWritten();
       } finally {
-        await stores.eventStore.close();
-        await stores.readStore.close();
+        await stores.close();
       }
       expect(atCrash, "killed during the injector's cycle").to.be.above(0).and.below(FILES);
       console.log(`      killed with ${atCrash} of ${FILES} locks written`);
@@ -138,9 +137,10 @@ describe('Crash: kill -9 mid-way through long work converges to a rebuild (issue
       await aContainer(call);
       const projection = allProjections.find((candidate) => candidate.name === 'dids')!;
       const stores = await storesOf(dir.path);
-      const rebuildOf = async () => (await projectionReports(stores.eventStore, stores.readStore, [projection]))[0]!;
+      const rebuildOf = async () =>
+        (await projectionReports(stores.eventStore, stores.readModels.stores, [projection]))[0]!;
       try {
-        const request = await requestProjectionRebuild(stores.readStore, projection);
+        const request = await requestProjectionRebuild(stores.readModels.stores, projection);
         expect(request.projectorRunning).to.equal(true);
         await eventually(
           async () => {
@@ -162,8 +162,7 @@ describe('Crash: kill -9 mid-way through long work converges to a rebuild (issue
         );
         answered(await call('GET', '/dids/crash/part0.0'), 200);
       } finally {
-        await stores.eventStore.close();
-        await stores.readStore.close();
+        await stores.close();
       }
       await server.stop();
       await expectReadModelsEqualRebuild(dir.path);

@@ -5,6 +5,13 @@ import { expectError, expectStatus, startTestServer, type TestServer } from '../
 import { newScope, path } from '../support/dids.ts';
 import { addReplicas, fileItem, rseWithProtocols } from '../api/replicaSupport.ts';
 import { replicasCollection, type ReplicaDocument } from '../../projections/replica/replicaDocuments.ts';
+import { Queue } from 'bullmq';
+import { handleCommands } from '../../commands/handleCommand.ts';
+import { planAddRules } from '../../commands/rule/ruleCreationCommands.ts';
+import { StepBuilder } from '../../commands/stepBuilder.ts';
+import { ruleRequestOf } from '../../api/routes/rule/ruleParams.ts';
+import { didStreamName } from '../../domain/did/did.ts';
+import { redisConnectionOptions } from '../../infra/queue/connection.ts';
 import { ManualClock } from '../support/clock.ts';
 
 /** The judge alone: with the conveyor running, the requests these tests look at would move on. */
@@ -78,6 +85,45 @@ describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
       201,
     );
     await eventually(async () => (await ruleOf(ruleId)).locks_replicating_cnt === 3, 10_000, 'the new file locked');
+    expectStatus(await server.root('GET', `/requests/${scope}/f3/${b.rse}`), 200);
+  });
+
+  it('locks a file attached while a rule was being made, whose evaluation could not see the rule (issue 34)', async () => {
+    const { scope, dataset, a, b } = await world();
+    const { commands, config } = server.runtime.services;
+    // The rule reads its dataset's content (f1, f2) and is appended only after an attach of f3 that
+    // the evaluator has already evaluated, finding no rule: the race two API processes run into.
+    const metadata = { now: new Date(), account: 'root', requestId: uniqueName('race') };
+    const request = ruleRequestOf({ dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse }, 'root');
+    const step = new StepBuilder(metadata);
+    const [ruleId] = await planAddRules(commands, request, step, metadata);
+    await addReplicas(server, a.rse, [fileItem(scope, 'f3')]);
+    expectStatus(
+      await server.root('POST', path(scope, dataset, '/dids'), { body: { dids: [{ scope, name: 'f3' }] } }),
+      201,
+    );
+    const attach = (await commands.eventStore.readStream(didStreamName(scope, dataset))).findLast(
+      (event) => event.type === 'DidsAttached',
+    )!;
+    const evaluations = new Queue('judge-evaluator', {
+      connection: redisConnectionOptions(server.runtime.redisUrl!),
+      prefix: config.queuePrefix,
+    });
+    try {
+      await eventually(
+        async () => (await evaluations.getJobState(attach.id)) === 'completed',
+        10_000,
+        'the attach evaluated',
+      );
+    } finally {
+      await evaluations.close();
+    }
+    await handleCommands(commands, step.decisions(), { metadata });
+    await eventually(
+      async () => (await ruleOf(ruleId!)).locks_replicating_cnt === 3,
+      10_000,
+      'the file attached meanwhile locked',
+    );
     expectStatus(await server.root('GET', `/requests/${scope}/f3/${b.rse}`), 200);
   });
 

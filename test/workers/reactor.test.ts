@@ -12,7 +12,6 @@ import { RoleStatusStore } from '../../workers/roleStatus.ts';
 import { createWorkerContext } from '../../workers/workerContext.ts';
 import { createTransferTools } from '../../infra/transfer/transferTools.ts';
 import { createCommandContext } from '../../commands/commandContext.ts';
-import { allProjections } from '../../projections/index.ts';
 import { readModelPorts } from '../../projections/readModelPorts.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { WorkerHost } from '../../workers/workerHost.ts';
@@ -43,7 +42,7 @@ describe('Reactor and workers (real Redis)', () => {
   });
 
   const workerContext = () => {
-    const readModels = new ReadModels(readStore, allProjections);
+    const readModels = ReadModels.in(readStore);
     return createWorkerContext(
       createCommandContext({ eventStore, ...readModelPorts(readModels) }),
       readModels,

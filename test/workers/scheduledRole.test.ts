@@ -12,7 +12,6 @@ import { systemClock } from '../../infra/clock.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { createTransferTools } from '../../infra/transfer/transferTools.ts';
-import { allProjections } from '../../projections/index.ts';
 import { readModelPorts } from '../../projections/readModelPorts.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -44,7 +43,7 @@ describe('Scheduled roles: the kit every scheduled role is made with (workers/sc
 
   /** A worker context over empty stores, whose `/config` is `sections` and counts how often it is read. */
   const context = (): WorkerContext => {
-    const readModels = new ReadModels(readStore, allProjections);
+    const readModels = ReadModels.in(readStore);
     return {
       ...createWorkerContext(
         createCommandContext({ eventStore, ...readModelPorts(readModels) }),

@@ -10,7 +10,6 @@ import { silentLogger } from '../../infra/logger.ts';
 import { redisConnectionOptions } from '../../infra/queue/connection.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { createTransferTools } from '../../infra/transfer/transferTools.ts';
-import { allProjections } from '../../projections/index.ts';
 import { readModelPorts } from '../../projections/readModelPorts.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
 import type { ScheduledRole } from '../../workers/role.ts';
@@ -47,7 +46,7 @@ describe('Worker host: the schedules of scheduled roles (real Redis)', () => {
 
   /** A worker context whose `/config` is what `sections()` gives at the moment it is asked. */
   const contextWith = (sections: () => ConfigSections): WorkerContext => {
-    const readModels = new ReadModels(readStore, allProjections);
+    const readModels = ReadModels.in(readStore);
     return {
       ...createWorkerContext(
         createCommandContext({ eventStore, ...readModelPorts(readModels) }),

@@ -187,15 +187,22 @@ export const finisherRole = scheduledRole({
   settings: [
     SETTINGS.finisherChunkSize,
     SETTINGS.finisherSubmittingTimeout,
+    SETTINGS.finisherLocalSubmittingTimeout,
     SETTINGS.conveyorRetryProtocolMismatches,
     SETTINGS.conveyorSuspiciousPattern,
   ],
   // Each state a page at a time, oldest first: a page finished leaves the state, the next starts after it.
   async *pages({ context, setting }) {
     const chunk = setting(SETTINGS.finisherChunkSize);
-    const timeoutSeconds = setting(SETTINGS.finisherSubmittingTimeout);
+    const jobsDieWithSubmitter = (transfertool: string | null) =>
+      context.transferTools.keepsJobsInProcess(transfertool);
+    // The shorter of the two bounds: the workflow tells each request's own.
+    const shortest = Math.min(
+      setting(SETTINGS.finisherSubmittingTimeout),
+      setting(SETTINGS.finisherLocalSubmittingTimeout),
+    );
     for (const state of FINISHER_STATES) {
-      const before = new Date(context.clock.now() - timeoutSeconds * 1000).toISOString();
+      const before = new Date(context.clock.now() - shortest * 1000).toISOString();
       let mark: PageMark | undefined;
       for (;;) {
         // SUBMITTING: only the requests stuck past the timeout, not the ones a submitter is working on.
@@ -211,7 +218,7 @@ export const finisherRole = scheduledRole({
           state === 'SUBMITTING'
             ? documents.filter((document) => (document.changed_at ?? document.updated_at) < before)
             : documents
-        ).map(finishedRequestOf);
+        ).map((document) => finishedRequestOf(document, jobsDieWithSubmitter));
         if (requests.length === 0) break;
         mark = pageMarkOf(documents, 'changed_at');
         yield { documents, requests };
@@ -224,6 +231,7 @@ export const finisherRole = scheduledRole({
       retryProtocolMismatches: setting(SETTINGS.conveyorRetryProtocolMismatches),
       suspiciousPatterns: setting(SETTINGS.conveyorSuspiciousPattern),
       submittingTimeoutSeconds: setting(SETTINGS.finisherSubmittingTimeout),
+      localSubmittingTimeoutSeconds: setting(SETTINGS.finisherLocalSubmittingTimeout),
     };
     const outputs = finisher.decide({ now: isoOf(context.clock) }, { requests, settings });
     const outcome = await finishRequests(

@@ -1,10 +1,11 @@
 import { deleteRuleNow } from '../../commands/rule/ruleDeletion.ts';
 import { evaluateAttach, evaluateDetach, rulesCovering } from '../../commands/rule/ruleEvaluation.ts';
 import { injectRule } from '../../commands/rule/ruleInjection.ts';
+import { reconcileRuleLocks } from '../../commands/rule/ruleLockReconciliation.ts';
 import { repairRule } from '../../commands/rule/ruleRepair.ts';
 import { releaseParentRule } from '../../commands/rule/ruleUpdates.ts';
+import { ALL_EVENT_TYPES } from '../../domain/areas.ts';
 import { SETTINGS } from '../../domain/config/settings.ts';
-import { DID_EVENT_TYPES } from '../../domain/did/did.ts';
 import {
   awaitsInjection,
   cleaner,
@@ -13,11 +14,13 @@ import {
   injectorInputOf,
   repairableBefore,
   repairer,
+  rulePlacedBy,
   type EvaluatorInput,
   type InjectorInput,
 } from '../../domain/rule/judge.ts';
 import { RULE_EVENT_TYPES } from '../../domain/rule/rule.ts';
 import { expiredRules, parentRules, rulesInState } from '../../projections/rule/ruleQueries.ts';
+import { EVENT_JOB_RETRIES, type PlannedJob } from '../eventJobs.ts';
 import { asRoot, carryOut, eventRole } from '../role.ts';
 import { scheduledRole } from '../scheduledRole.ts';
 
@@ -29,6 +32,21 @@ import { scheduledRole } from '../scheduledRole.ts';
  */
 
 type InjectorJob = InjectorInput & { position: string };
+
+/**
+ * The injector's job for a rule the reconciler finds in INJECT, its own job lost: named after the
+ * rule and the position of its last change, so finding it twice enqueues it once, and a rule that
+ * changed since gets a job again.
+ */
+export const injectionJobOf = (ruleId: string, position: number): PlannedJob => {
+  const data: InjectorJob = { type: 'RuleApproved', ruleId, position: String(position) };
+  return {
+    queue: injector.name,
+    name: 'reconcile',
+    data,
+    opts: { jobId: `reconcile-inject-${ruleId}-${position}`, ...EVENT_JOB_RETRIES },
+  };
+};
 
 export const injectorRole = eventRole(RULE_EVENT_TYPES, {
   name: injector.name,
@@ -64,25 +82,44 @@ export const injectorRole = eventRole(RULE_EVENT_TYPES, {
 
 type EvaluatorJob = EvaluatorInput & { position: string };
 
-export const evaluatorRole = eventRole(DID_EVENT_TYPES, {
+/**
+ * The evaluator reacts to attaches and detaches (the rules covering the collection follow them),
+ * and to a rule's locks placed at its creation or at the end of its injection (the rule is made
+ * to match what its DID holds once the read models show it: `reconcileRuleLocks`).
+ */
+export const evaluatorRole = eventRole(ALL_EVENT_TYPES, {
   name: evaluator.name,
-  handles: { DidsAttached: true, DidsDetached: true },
+  handles: { DidsAttached: true, DidsDetached: true, RuleAdded: true, RuleStateChanged: true },
   concurrency: 2,
-  jobOf: ({ type, data }, { position }): EvaluatorJob => ({
-    type,
-    scope: data.scope,
-    name: data.name,
-    children: data.children.map(({ scope, name }) => ({ scope, name })),
-    position: position.toString(),
-  }),
+  jobOf: (event, { position }): EvaluatorJob | undefined => {
+    if (event.type === 'RuleAdded' || event.type === 'RuleStateChanged') {
+      const ruleId = rulePlacedBy(event);
+      return ruleId ? { type: 'RulePlaced', ruleId, position: position.toString() } : undefined;
+    }
+    return {
+      type: event.type,
+      scope: event.data.scope,
+      name: event.data.name,
+      children: event.data.children.map(({ scope, name }) => ({ scope, name })),
+      position: position.toString(),
+    };
+  },
   async process(job, trigger, context) {
-    // The graph facts (ancestors, parents) must show the attach or detach itself.
+    // The graph facts (ancestors, parents) must show the attach or detach itself, or the rule.
     await context.readModelsAt(BigInt(job.position));
-    const coveringRules = (await rulesCovering(context.commands, job)).length;
+    const coveringRules = job.type === 'RulePlaced' ? 0 : (await rulesCovering(context.commands, job)).length;
     return carryOut(
       evaluator.decide(job, { coveringRules }),
-      (output) => `${output.type} ${output.data.scope}:${output.data.name}`,
+      (output) =>
+        output.type === 'ReconcileRuleLocks'
+          ? `rule ${output.data.ruleId}`
+          : `${output.type} ${output.data.scope}:${output.data.name}`,
       async (output) => {
+        if (output.type === 'ReconcileRuleLocks') {
+          const metadata = asRoot(evaluator.name, trigger, output.data.ruleId);
+          const { stuck } = await reconcileRuleLocks(context.commands, output.data, metadata);
+          return stuck ? `rule stuck: ${output.data.ruleId}` : undefined;
+        }
         const metadata = asRoot(evaluator.name, trigger, `${output.data.scope}:${output.data.name}`);
         if (output.type === 'EvaluateAttach') {
           const { stuck } = await evaluateAttach(context.commands, output.data, metadata);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { expireSubscription, recordRetroactivePass } from '../../commands/subscription/subscriptionCommands.ts';
 import {
   loadDidFacts,
@@ -24,6 +25,7 @@ import {
   subscriptionRecordOf,
   subscriptionsToCheck,
 } from '../../projections/subscription/subscriptionQueries.ts';
+import { EVENT_JOB_RETRIES, type PlannedJob } from '../eventJobs.ts';
 import { asRoot, eventRole, refusalOf, type SkippedItem } from '../role.ts';
 import { scheduledRole } from '../scheduledRole.ts';
 import type { WorkerContext } from '../workerContext.ts';
@@ -103,6 +105,21 @@ const makeRules = async (
 };
 
 type NewDidJob = Readonly<{ scope: string; name: string; didType: DidType; position: string }>;
+
+/**
+ * The transmogrifier's job for a DID the reconciler finds still flagged new, its own job lost:
+ * named after the DID and the position of its last change, so finding it twice enqueues it once.
+ */
+export const transmogrificationJobOf = (did: Omit<NewDidJob, 'position'>, position: number): PlannedJob => {
+  const data: NewDidJob = { ...did, position: String(position) };
+  const key = createHash('sha1').update(didKey(did.scope, did.name)).digest('hex').slice(0, 24);
+  return {
+    queue: transmogrifier.name,
+    name: 'reconcile',
+    data,
+    opts: { jobId: `reconcile-new-${key}-${position}`, ...EVENT_JOB_RETRIES },
+  };
+};
 
 export const transmogrifierRole = eventRole(DID_EVENT_TYPES, {
   name: transmogrifier.name,

@@ -16,7 +16,7 @@ import type { Services } from '../../services.ts';
  * The projections for operators (our own prefix; Rucio has none), from what the read store says,
  * whichever process projects:
  *
- * - `GET /admin/projections` (admins): per projection its version, serving generation,
+ * - `GET /admin/projections` (admins): per projection its group, version, serving generation,
  *   checkpoint, the head of the log, the lag, its status, and a rebuild under way with its
  *   progress: what `dms projections status` prints.
  * - `POST /admin/projections/{name}/rebuild` (root): asks for a rebuild into a new generation
@@ -24,7 +24,7 @@ import type { Services } from '../../services.ts';
  *   has caught up. Answers 202 with the generation, or the one of a rebuild already under way.
  */
 export const registerProjectionRoutes = (routes: RouteTable, services: Services): void => {
-  const readStore = services.readModels.store;
+  const stores = services.readModels.stores;
 
   routes.get(
     '/admin/projections',
@@ -36,10 +36,7 @@ export const registerProjectionRoutes = (routes: RouteTable, services: Services)
     async (ctx) => {
       const caller = await loadCaller(services.commands, ctx.state.issuer!);
       allowOnly(AUDIT_PERMISSIONS.readProjections(caller), `Account ${caller.account} can not read the projections`);
-      sendJson(
-        ctx,
-        (await projectionReports(services.commands.eventStore, readStore, allProjections)).map(projectionReportJson),
-      );
+      sendJson(ctx, (await projectionReports(services.commands.eventStore, stores)).map(projectionReportJson));
     },
   );
 
@@ -58,7 +55,7 @@ export const registerProjectionRoutes = (routes: RouteTable, services: Services)
       throw new ProjectionNotFound(
         `No projection named '${ctx.params.name}'; known: ${allProjections.map((candidate) => candidate.name).join(', ')}`,
       );
-    const request = await requestProjectionRebuild(readStore, projection);
+    const request = await requestProjectionRebuild(stores, projection);
     sendJson(
       ctx,
       {
@@ -75,6 +72,7 @@ export const registerProjectionRoutes = (routes: RouteTable, services: Services)
 /** A projection's report as JSON (positions as numbers): this route's answer, and `dms projections status --json`. */
 export const projectionReportJson = (report: ProjectionReport): Record<string, unknown> => ({
   name: report.name,
+  group: report.group,
   version: report.version,
   generation: report.generation ?? null,
   checkpoint: Number(report.checkpoint),
