@@ -18,7 +18,7 @@ import type { AccountDocument } from '../../../projections/account/accounts.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { JSON_ONLY } from '../../http.ts';
 import { limitValue, sendJsonWithInfinity } from '../../infinityJson.ts';
-import { jsonObject, param } from '../../params.ts';
+import { jsonObject, param } from '../../legacyParams.ts';
 import { created, ok, type RouteOptions, type RouteTable } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';

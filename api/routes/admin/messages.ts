@@ -4,7 +4,7 @@ import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
 import { AccessDenied, ValueError } from '../../../domain/shared/errors.ts';
 import { MessageFeed } from '../../../projections/message/messageFeed.ts';
 import { sendStream, STREAM_ONLY } from '../../http.ts';
-import { queryString } from '../../params.ts';
+import { queryString } from '../../legacyParams.ts';
 import type { RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 

@@ -11,7 +11,7 @@ import { LIMITS } from '../../../domain/shared/limits.ts';
 import { keyProblem } from '../../../domain/shared/names.ts';
 import { configOption, configSection, configSectionsByName } from '../../../projections/config/configQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
-import { jsonObject } from '../../params.ts';
+import { jsonObject } from '../../legacyParams.ts';
 import { created, ok, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 

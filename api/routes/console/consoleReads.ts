@@ -3,7 +3,7 @@ import { distancesFrom } from '../../../projections/rse/rseQueries.ts';
 import { MAX_RULE_PAGE, RULE_PAGE_FILTERS, rulePage } from '../../../projections/rule/rulePages.ts';
 import { didBytes } from '../../../projections/rule/ruleQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
-import { queryString } from '../../params.ts';
+import { queryString } from '../../legacyParams.ts';
 import type { RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 import { activeRse, distanceView } from '../rse/rseViews.ts';

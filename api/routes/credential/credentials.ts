@@ -7,7 +7,7 @@ import {
 } from '../../../domain/shared/errors.ts';
 import { SIGN_URL_OPERATIONS, type SignUrlOperation } from '../../../infra/storage/urlSigner.ts';
 import { sendText } from '../../http.ts';
-import { queryString } from '../../params.ts';
+import { queryString } from '../../legacyParams.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { activeRse } from '../rse/rseViews.ts';

@@ -22,7 +22,7 @@ import type { DidDocument } from '../../../projections/did/dids.ts';
 import { contentEntryJson, contentHistoryJson, didStatusJson, parentJson } from './didRendering.ts';
 import { didFromPath, didRefItem, asArray } from './didParams.ts';
 import { JSON_ONLY, JSON_TYPE, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, queryBoolean, queryString } from '../../params.ts';
+import { jsonObject, queryBoolean, queryString } from '../../legacyParams.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { rulesLockingFile, rulesOfDid } from '../../../projections/rule/ruleQueries.ts';

@@ -6,7 +6,7 @@ import type { DidDocument } from '../../../projections/did/dids.ts';
 import { didColumnMetadata, jsonMetadata } from './didRendering.ts';
 import { asArray, asObject, didFromPath, didRefItem } from './didParams.ts';
 import { JSON_ONLY, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, param, paramBoolean, queryString } from '../../params.ts';
+import { jsonObject, param, paramBoolean, queryString } from '../../legacyParams.ts';
 import { created, ok, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 

@@ -2,7 +2,7 @@ import type { AttachRequest } from '../../../domain/did/didContent.ts';
 import type { DidRef } from '../../../domain/did/did.ts';
 import { InvalidObject, TypeError_, ValueError } from '../../../domain/shared/errors.ts';
 import { valueProblem } from '../../../domain/shared/names.ts';
-import { parseJsonBody } from '../../params.ts';
+import { parseJsonBody } from '../../legacyParams.ts';
 import type { AppContext } from '../../services.ts';
 import { isRecord } from '../../../domain/shared/narrowing.ts';
 

@@ -35,7 +35,7 @@ import {
 import { JSON_ONLY } from '../../http.ts';
 import { replicasOption } from '../replica/replicaParams.ts';
 import { ruleRequestOf } from '../rule/ruleParams.ts';
-import { jsonList, jsonObject, param, paramBoolean } from '../../params.ts';
+import { jsonList, jsonObject, param, paramBoolean } from '../../legacyParams.ts';
 import { created, ok, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import {

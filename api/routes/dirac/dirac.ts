@@ -11,7 +11,7 @@ import {
 } from '../../../domain/shared/errors.ts';
 import { NAME_RULES } from '../../../domain/shared/names.ts';
 import { sendText } from '../../http.ts';
-import { jsonObject, param, paramBoolean } from '../../params.ts';
+import { jsonObject, param, paramBoolean } from '../../legacyParams.ts';
 import { runCommand, type RouteOptions, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 import { asArray, asObject } from '../did/didParams.ts';

@@ -5,7 +5,7 @@ import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
 import { AccessDenied, KeyError, TypeError_, ValueError } from '../../../domain/shared/errors.ts';
 import { HeartbeatStore, type HeartbeatDocument } from '../../../infra/heartbeats/heartbeatStore.ts';
 import { JSON_ONLY, sendJson, sendText } from '../../http.ts';
-import { jsonObject, param } from '../../params.ts';
+import { jsonObject, param } from '../../legacyParams.ts';
 import type { RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 

@@ -8,7 +8,7 @@ import { activeRses, everyDistance } from '../../../projections/rse/rseQueries.t
 import type { RseDistanceDocument, RseDocument } from '../../../projections/rse/rses.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import { dataImportFromBody } from './importRequest.ts';
-import { jsonObject, queryBoolean } from '../../params.ts';
+import { jsonObject, queryBoolean } from '../../legacyParams.ts';
 import { created, type RouteTable } from '../../route.ts';
 import { defaultLfn2pfnAlgorithm, lfn2pfnAlgorithmOf, rseSettings } from '../rse/rseViews.ts';
 import type { Services } from '../../services.ts';

@@ -6,7 +6,7 @@ import { protocolKeyFromRequest } from '../../../domain/rse/protocolInput.ts';
 import { DEFAULT_RSE_PROPERTIES, MUTABLE_RSE_PROPERTIES, type RseAttributeValue } from '../../../domain/rse/rse.ts';
 import { IdentityError, InvalidObject } from '../../../domain/shared/errors.ts';
 import { assertValidName } from '../../../domain/shared/names.ts';
-import { param } from '../../params.ts';
+import { param } from '../../legacyParams.ts';
 import {
   integerParameter,
   rseAttributeValue,

@@ -13,7 +13,7 @@ import {
   listExceptions,
 } from '../../../projections/lifetimeException/lifetimeExceptionQueries.ts';
 import { mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObject } from '../../params.ts';
+import { jsonObject } from '../../legacyParams.ts';
 import { created, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
 import type { Services } from '../../services.ts';
 import { lifetimeExceptionJson } from '../subscription/subscriptionRendering.ts';

@@ -3,7 +3,7 @@ import { RSENotFound, ValueError } from '../../../domain/shared/errors.ts';
 import { datasetsBelow } from '../../../projections/did/didQueries.ts';
 import { datasetLocksOfDid, datasetLocksOnRse } from '../../../projections/rule/ruleQueries.ts';
 import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, queryString } from '../../params.ts';
+import { jsonObject, queryString } from '../../legacyParams.ts';
 import type { RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { asArray, didFromPath, didRefItem } from '../did/didParams.ts';

@@ -7,7 +7,7 @@ import {
 } from '../../../commands/metaConvention/metaConventionCommands.ts';
 import { conventionKeys, findConvention } from '../../../projections/metaConvention/metaConventionQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
-import { jsonObject, param } from '../../params.ts';
+import { jsonObject, param } from '../../legacyParams.ts';
 import { created, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 

@@ -31,7 +31,7 @@ import {
 } from '../../../projections/opendata/opendataQueries.ts';
 import { JSON_ONLY, JSON_TYPE, sendChunks, sendJson } from '../../http.ts';
 import { checkJsonBounds } from '../../jsonBounds.ts';
-import { jsonObject, queryString } from '../../params.ts';
+import { jsonObject, queryString } from '../../legacyParams.ts';
 import { runCommand, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { parseScopeName } from '../did/didParams.ts';

@@ -6,7 +6,7 @@ import { ReplicaNotFound, SortingAlgorithmNotSupported, ValueError } from '../..
 import { loadListedRses, type ListedRse } from '../../../projections/replica/listingRses.ts';
 import { eachListedFile, replicaListing } from '../../../projections/replica/replicaQueries.ts';
 import { mapStream, sendChunks, sendText } from '../../http.ts';
-import { queryString } from '../../params.ts';
+import { queryString } from '../../legacyParams.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { parseScopeName } from '../did/didParams.ts';

@@ -22,7 +22,7 @@ import {
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { asArray, didRefItem } from '../did/didParams.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, param, paramBoolean, toBoolean } from '../../params.ts';
+import { jsonObject, param, paramBoolean, toBoolean } from '../../legacyParams.ts';
 import { integerParameter, optionalText, parseUtc, rseName } from './replicaParams.ts';
 import { replicaPfnsOf } from './replicaPfnLookup.ts';
 import { created, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';

@@ -7,7 +7,7 @@ import {
 import { didsNamed, findDid } from '../../../projections/did/didQueries.ts';
 import { didFromPath } from '../did/didParams.ts';
 import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, param, queryBoolean } from '../../params.ts';
+import { jsonObject, param, queryBoolean } from '../../legacyParams.ts';
 import { readDids } from './replicaParams.ts';
 import { datasetReplicaJson } from './replicaRendering.ts';
 import type { RouteTable } from '../../route.ts';

@@ -13,7 +13,7 @@ import {
 } from '../../../projections/replica/replicaQueries.ts';
 import { didFromPath } from '../did/didParams.ts';
 import { mapStream, NDJSON_TYPE, sendChunks, sendStream } from '../../http.ts';
-import { jsonObject, paramBoolean, queryString } from '../../params.ts';
+import { jsonObject, paramBoolean, queryString } from '../../legacyParams.ts';
 import { integerParameter, parseUtc, readDids } from './replicaParams.ts';
 import { metalinkDocument, METALINK_TYPE, SUPPORTED_PROTOCOLS } from './replicaRendering.ts';
 import { clientCoordinates, pfnCoordinates } from './locations.ts';

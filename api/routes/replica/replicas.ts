@@ -16,7 +16,7 @@ import {
 } from '../../../domain/shared/errors.ts';
 import { asArray, asObject, didRefItem } from '../did/didParams.ts';
 import { sendOk } from '../../http.ts';
-import { jsonObject, param, paramBoolean } from '../../params.ts';
+import { jsonObject, param, paramBoolean } from '../../legacyParams.ts';
 import { replicaFiles, replicaStateChanges, rseName } from './replicaParams.ts';
 import { commandMetadata, created, ok, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';

@@ -11,7 +11,7 @@ import {
 } from '../../../projections/request/requestQueries.ts';
 import { requestMetrics } from '../../../projections/request/transferMetrics.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { queryString } from '../../params.ts';
+import { queryString } from '../../legacyParams.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { didFromPath } from '../did/didParams.ts';

@@ -7,7 +7,7 @@ import { AccessDenied, InvalidObject } from '../../../domain/shared/errors.ts';
 import { listTransferLimits } from '../../../projections/request/requestQueries.ts';
 import type { TransferLimitDocument } from '../../../projections/request/transferLimits.ts';
 import { mapStream, sendOk, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, param } from '../../params.ts';
+import { jsonObject, param } from '../../legacyParams.ts';
 import { runCommand, type RouteOptions, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 

@@ -10,7 +10,7 @@ import {
 } from '../../../domain/shared/errors.ts';
 import { findReplica } from '../../../projections/replica/replicaQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
-import { jsonObject, queryString } from '../../params.ts';
+import { jsonObject, queryString } from '../../legacyParams.ts';
 import { created, ok, type RouteOptions, type RouteTable } from '../../route.ts';
 import { activeRse, defaultLfn2pfnAlgorithm, lfn2pfnAlgorithmOf, rseSettings, sortedProtocols } from './rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';

@@ -9,7 +9,7 @@ import {
 import { InputValidationError, InvalidObject } from '../../../domain/shared/errors.ts';
 import { checkText, LIMITS } from '../../../domain/shared/limits.ts';
 import { keyProblem } from '../../../domain/shared/names.ts';
-import { toBoolean } from '../../params.ts';
+import { toBoolean } from '../../legacyParams.ts';
 import { isOneOf, keysOf } from '../../../domain/shared/narrowing.ts';
 
 /**

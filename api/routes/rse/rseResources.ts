@@ -17,7 +17,7 @@ import { findDistance, rseUsageHistory } from '../../../projections/rse/rseQueri
 import type { RseDocument } from '../../../projections/rse/rses.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
 import { fromList } from '../../listSource.ts';
-import { jsonObject, param, queryBoolean, queryString } from '../../params.ts';
+import { jsonObject, param, queryBoolean, queryString } from '../../legacyParams.ts';
 import { created, ok, type RouteTable, runCommand } from '../../route.ts';
 import { integerParameter } from './rseRequests.ts';
 import { activeRse, distanceView } from './rseViews.ts';

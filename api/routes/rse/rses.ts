@@ -12,7 +12,7 @@ import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { activeRses } from '../../../projections/rse/rseQueries.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { fromList } from '../../listSource.ts';
-import { jsonObject, param, queryString } from '../../params.ts';
+import { jsonObject, param, queryString } from '../../legacyParams.ts';
 import { created, ok, type RouteTable } from '../../route.ts';
 import { rseAttributeKey, rseAttributeValue, rsePropertiesForCreation, rsePropertyChanges } from './rseRequests.ts';
 import { activeRse, defaultLfn2pfnAlgorithm, rseDetail, rseListEntry, sortedAttributes } from './rseViews.ts';

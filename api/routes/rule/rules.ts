@@ -24,7 +24,7 @@ import {
   transferAttempts,
 } from '../../../projections/rule/ruleQueries.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, param, toBoolean } from '../../params.ts';
+import { jsonObject, param, toBoolean } from '../../legacyParams.ts';
 import { ok, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { didFromPath } from '../did/didParams.ts';

@@ -9,7 +9,7 @@ import {
 } from '../../../domain/subscription/subscription.ts';
 import { parseSubscriptionFilter } from '../../../domain/subscription/subscriptionFilter.ts';
 import { parseReplicationRules } from '../../../domain/subscription/subscriptionRules.ts';
-import { param, toBoolean } from '../../params.ts';
+import { param, toBoolean } from '../../legacyParams.ts';
 import { ACTIVITIES } from '../rule/ruleParams.ts';
 import { isRecord } from '../../../domain/shared/narrowing.ts';
 

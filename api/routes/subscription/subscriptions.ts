@@ -19,7 +19,7 @@ import {
 } from '../../../projections/subscription/subscriptionQueries.ts';
 import type { SubscriptionDocument } from '../../../projections/subscription/subscriptions.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, queryString } from '../../params.ts';
+import { jsonObject, queryString } from '../../legacyParams.ts';
 import { created, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
 import type { Services } from '../../services.ts';
 import { ruleLines } from '../rule/rules.ts';

@@ -4,7 +4,7 @@ import { readOfTrace } from '../../../domain/trace/kronos.ts';
 import { TraceBuffer } from '../../../infra/traces/traceBuffer.ts';
 import { configSection } from '../../../projections/config/configQueries.ts';
 import { sendText } from '../../http.ts';
-import { parseJsonBody } from '../../params.ts';
+import { parseJsonBody } from '../../legacyParams.ts';
 import { RateLimiter, type RatePolicy } from '../../rateLimit.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
