@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { InvalidObject, TypeError_, type RucioError } from '../domain/shared/errors.ts';
+import { InvalidObject, KeyError, TypeError_, type RucioError } from '../domain/shared/errors.ts';
 import { checkText } from '../domain/shared/limits.ts';
 import { assertValidName, NAME_RULES, type NameKind } from '../domain/shared/names.ts';
-import { checkedBy, refusedAs, type JsonBody, type Refusal } from './routeInput.ts';
+import { checkedBy, convertedBy, refusedAs, type JsonBody, type Refusal } from './routeInput.ts';
 
 /**
  * The zod building blocks routes declare their input with (api/routeInput.ts), each answering a
@@ -26,10 +26,33 @@ export const jsonObjectBody = <Shape extends z.core.$ZodLooseShape>(
   ...(options.optional ? { empty: {} } : {}),
 });
 
+/**
+ * A JSON object body read by `read`, an area's reader that throws Rucio's errors (a body whose
+ * keys depend on one another, or whose checks run in an order a shape cannot state). Not JSON or
+ * not an object is refused as `jsonObjectBody` refuses it; `optional`: an empty body is `{}`.
+ */
+export const jsonObjectBodyReadBy = <R>(
+  read: (body: Readonly<Record<string, unknown>>) => R,
+  options: { optional?: boolean; description?: string } = {},
+): JsonBody<R> => ({
+  schema: convertedBy(jsonDictionary({}, options.description), read),
+  what: 'dictionary',
+  ...(options.optional ? { empty: {} } : {}),
+});
+
+/** For a reader (`jsonObjectBodyReadBy`): a key that must be there, as Rucio's `param_get` wants it. */
+export const requiredKey = (body: Readonly<Record<string, unknown>>, key: string): unknown => {
+  if (!Object.hasOwn(body, key)) throw new KeyError(`'${key}' not defined`);
+  return body[key];
+};
+
 /** A JSON object (of a body, or inside one), refused as TypeError "body must be a json dictionary". */
 export const jsonDictionary = <Shape extends z.core.$ZodLooseShape>(shape: Shape, description?: string) => {
   const schema = z.looseObject(shape);
-  return refusedAs(description ? schema.describe(description) : schema, () => new TypeError_('body must be a json dictionary'));
+  return refusedAs(
+    description ? schema.describe(description) : schema,
+    () => new TypeError_('body must be a json dictionary'),
+  );
 };
 
 /** A JSON list body: TypeError "body must be a json list" for another JSON type; `optional`: empty is `[]`. */
@@ -39,7 +62,10 @@ export const jsonListBody = <Item extends z.ZodType>(
 ): JsonBody<z.output<Item>[]> => {
   const list = z.array(item);
   return {
-    schema: refusedAs(options.description ? list.describe(options.description) : list, () => new TypeError_('body must be a json list')),
+    schema: refusedAs(
+      options.description ? list.describe(options.description) : list,
+      () => new TypeError_('body must be a json list'),
+    ),
     what: 'list',
     ...(options.optional ? { empty: [] } : {}),
   };
@@ -81,6 +107,10 @@ const firstValue = (value: unknown): unknown => (Array.isArray(value) ? value[0]
 /** A query parameter's text (its first value); absent stays undefined. */
 export const queryText = () => z.preprocess(firstValue, z.string().optional());
 
+/** A query integer as Flask's `type=int` reads it (its first value): anything else is `fallback`. */
+export const queryInteger = (fallback: number) =>
+  queryText().transform((text) => (text !== undefined && /^[+-]?\d+$/.test(text.trim()) ? Number(text) : fallback));
+
 /** A query parameter as a Rucio boolean (its first value), `fallback` when absent. */
 export const queryBoolean = (fallback: boolean) =>
   z.preprocess(firstValue, rucioBoolean().optional()).transform((value) => value ?? fallback);
@@ -93,6 +123,9 @@ export const queryFilter = () => z.preprocess(firstValue, z.string());
 
 /** A query whose every parameter is a filter: each key with its first value. */
 export const queryFilters = () => z.record(z.string(), queryFilter());
+
+/** A key of a JSON object that must be there (KeyError "'<key>' not defined" otherwise), of any JSON type. */
+export const requiredValue = () => z.unknown().nonoptional();
 
 /** Path variables: each a string of the path, checked by its schema. */
 export const pathOf = <Shape extends z.core.$ZodShape>(shape: Shape) => z.object(shape);

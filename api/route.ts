@@ -4,7 +4,8 @@ import type { CommandMetadata } from '../domain/shared/event.ts';
 import type { RucioErrorClass } from '../domain/shared/errors.ts';
 import { authenticate } from './auth/authenticate.ts';
 import { requireAccept, sendCreated, sendOk } from './http.ts';
-import { parseRouteInput, type EmptyInput, type RouteInput, type RouteSchemas } from './routeInput.ts';
+import type { z } from 'zod';
+import { parseRouteInput, type EmptyInput, type JsonBody, type RouteInput, type RouteSchemas } from './routeInput.ts';
 import { compareRanks, rankPath, type RouteRank } from './routeRanking.ts';
 import type { AppContext, AppState, Services } from './services.ts';
 
@@ -15,6 +16,16 @@ export type Handler<P = EmptyInput, Q = EmptyInput, B = undefined> = (
 ) => Promise<void> | void;
 
 /**
+ * The handler of routes declared with `options` (for a handler shared by several routes, or
+ * written apart from its options): its input typed by the options' schemas.
+ */
+export type HandlerFor<O> = Handler<
+  O extends { params: z.ZodType<infer P> } ? P : EmptyInput,
+  O extends { query: z.ZodType<infer Q> } ? Q : EmptyInput,
+  O extends { body: JsonBody<infer B> } ? B : undefined
+>;
+
+/**
  * A route's options: its schemas (what it reads: `params`, `query`, `body`, api/routeInput.ts),
  * how it answers, and what the OpenAPI document says of it.
  */
@@ -22,18 +33,16 @@ export type RouteOptions<P = unknown, Q = unknown, B = unknown> = RouteSchemas<P
   RouteBehaviour &
   RouteDocumentation;
 
-type RouteBehaviour = Readonly<
-  {
-    /** Needs X-Svc-Auth-Token; default true. */
-    auth?: boolean;
-    /** Content types the answer can take; an Accept header allowing none of them gets 406. */
-    accept?: readonly string[];
-    /** Statuses this route gives exception classes instead of the ones declared with each class. */
-    errors?: Readonly<Record<string, number>>;
-    /** Adds Rucio's CORS and no-cache headers (every blueprint but auth and redirect); default true. */
-    commonHeaders?: boolean;
-  }
->;
+type RouteBehaviour = Readonly<{
+  /** Needs X-Svc-Auth-Token; default true. */
+  auth?: boolean;
+  /** Content types the answer can take; an Accept header allowing none of them gets 406. */
+  accept?: readonly string[];
+  /** Statuses this route gives exception classes instead of the ones declared with each class. */
+  errors?: Readonly<Record<string, number>>;
+  /** Adds Rucio's CORS and no-cache headers (every blueprint but auth and redirect); default true. */
+  commonHeaders?: boolean;
+}>;
 
 /**
  * What `GET /openapi.json` says of a route beyond its method, path, token and content types

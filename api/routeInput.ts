@@ -102,7 +102,10 @@ const PARSE = { reportInput: true } as const;
  * else), then the path, then the query. Throws the RucioError of the first problem.
  */
 export const parseRouteInput = <P, Q, B>(ctx: AppContext, schemas: RouteSchemas<P, Q, B>): RouteInput<P, Q, B> => {
-  const body = schemas.body && schemas.body !== 'none' && 'schema' in schemas.body ? parseBody(ctx.state.body, schemas.body) : undefined;
+  const body =
+    schemas.body && schemas.body !== 'none' && 'schema' in schemas.body
+      ? parseBody(ctx.state.body, schemas.body)
+      : undefined;
   const params = schemas.params ? parsed(schemas.params, ctx.params) : {};
   const query = schemas.query && '_zod' in schemas.query ? parsed(schemas.query, ctx.query) : {};
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- each part is its schema's output, or empty where the route declares none (and so its handler's input type says empty)

@@ -58,7 +58,8 @@ const accountDetails = (document: AccountDocument) => ({
 
 /** An account attribute value is text; booleans and numbers are accepted and kept as text. */
 const attributeValue = z.preprocess(
-  (value) => (typeof value === 'boolean' ? (value ? 'True' : 'False') : typeof value === 'number' ? String(value) : value),
+  (value) =>
+    typeof value === 'boolean' ? (value ? 'True' : 'False') : typeof value === 'number' ? String(value) : value,
   checkedBy(
     refusedAs(
       z.string(),
@@ -87,7 +88,8 @@ const requiredText = (name: string, maxLength: number) =>
   checkedBy(
     refusedAs(
       z.string().min(1),
-      ({ input }) => new InvalidObject(`Problem validating ${name}: ${JSON.stringify(input)} is not a non-empty string`),
+      ({ input }) =>
+        new InvalidObject(`Problem validating ${name}: ${JSON.stringify(input)} is not a non-empty string`),
     ),
     (value) => checkText(name, value, maxLength),
   );
@@ -133,7 +135,9 @@ const listingQuery = queryOf({
     refusedAs(
       z.enum(ACCOUNT_TYPES),
       ({ input }) =>
-        new InvalidAccountType(`${String(input)} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`),
+        new InvalidAccountType(
+          `${String(input)} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`,
+        ),
     ).optional(),
   ),
   account: queryText().describe('An account name; `*` is a wildcard.'),
@@ -145,7 +149,11 @@ const accountListing = (query: z.output<typeof listingQuery>): AccountListing =>
   const attributes = Object.entries(rest).map(([key, value]) => ({ key, value }));
   return {
     ...(accountType ? { accountType } : {}),
-    ...(account === undefined ? {} : account.includes('*') ? { accountPattern: wildcardPattern(account) } : { account }),
+    ...(account === undefined
+      ? {}
+      : account.includes('*')
+        ? { accountPattern: wildcardPattern(account) }
+        : { account }),
     ...(identity === undefined ? {} : { identity }),
     attributes,
   };

@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { loadCaller } from '../../../commands/caller.ts';
 import { AUDIT_PERMISSIONS } from '../../../domain/permission/auditPolicy.ts';
 import { allowOnly } from '../../../domain/permission/policy.ts';
@@ -20,13 +21,14 @@ export const registerRuleStateRoute = (routes: RouteTable, services: Services): 
   routes.get(
     '/audit/rules/:ruleId/state',
     {
+      params: pathOf({ ruleId: pathText() }),
       accept: JSON_ONLY,
       summary: 'A rule as it was at a position or time, folded from its events (admins).',
       query: { as_of: 'A global position or an RFC 3339 time; default now.' },
       raises: [AccessDenied, RuleNotFound],
     },
-    async (ctx) => {
-      const ruleId = ctx.params.ruleId!;
+    async (ctx, { params }) => {
+      const ruleId = params.ruleId;
       const asOf = historyBound(ctx, 'as_of');
       const caller = await loadCaller(services.commands, ctx.state.issuer!);
       allowOnly(

@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { archiveContent } from '../../../projections/did/archiveQueries.ts';
 import type { ArchiveContentDocument } from '../../../projections/did/archiveContents.ts';
 import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
@@ -21,8 +22,12 @@ const constituentJson = (row: ArchiveContentDocument) => ({
 export const registerArchiveRoutes = (routes: RouteTable, services: Services): void => {
   routes.get(
     '/archives/*scope_name/files',
-    { accept: STREAM_ONLY, summary: 'The constituents of an archive file (none for any other DID).' },
-    async (ctx) => {
+    {
+      params: pathOf({ scope_name: pathText() }),
+      accept: STREAM_ONLY,
+      summary: 'The constituents of an archive file (none for any other DID).',
+    },
+    async (ctx, { params }) => {
       const did = didFromPath(ctx);
       await sendStream(ctx, mapStream(archiveContent(services.readModels, did.scope, did.name), constituentJson));
     },

@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { normalizeGuid } from '../../../domain/did/didMetadata.ts';
 import { planDidSearch } from '../../../domain/did/didSearch.ts';
 import { DID_TYPES, type DidRef } from '../../../domain/did/did.ts';
@@ -140,9 +141,14 @@ export const registerDidSearchRoutes = (routes: RouteTable, services: Services):
 
   routes.get(
     '/dids/:guid/guid',
-    { accept: STREAM_ONLY, summary: 'The datasets holding the file of a GUID.', raises: [DataIdentifierNotFound] },
-    async (ctx) => {
-      const given = ctx.params.guid!;
+    {
+      params: pathOf({ guid: pathText() }),
+      accept: STREAM_ONLY,
+      summary: 'The datasets holding the file of a GUID.',
+      raises: [DataIdentifierNotFound],
+    },
+    async (ctx, { params }) => {
+      const given = params.guid;
       const guid = normalizeGuid(given);
       const files = guid ? await filesWithGuid(services.readModels, guid) : [];
       if (files.length === 0) throw new DataIdentifierNotFound(`No file associated to GUID : ${given}`);
@@ -195,11 +201,12 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/dids/*scope_name/dids/history',
     {
+      params: pathOf({ scope_name: pathText() }),
       accept: STREAM_ONLY,
       summary: 'What was ever attached to a collection, detached children included.',
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const did = didFromPath(ctx);
       const history = contentHistoryOf(services.readModels, did.scope, did.name);
       await sendStream(ctx, orNotFound(mapStream(history, contentHistoryJson), services, did));
@@ -208,8 +215,13 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
   routes.get('/dids/*scope_name/status', didOptions, (ctx) => getDid(services, ctx));
   routes.get(
     '/dids/*scope_name/dids',
-    { accept: STREAM_ONLY, summary: 'The children of a collection.', raises: [DataIdentifierNotFound] },
-    async (ctx) => {
+    {
+      params: pathOf({ scope_name: pathText() }),
+      accept: STREAM_ONLY,
+      summary: 'The children of a collection.',
+      raises: [DataIdentifierNotFound],
+    },
+    async (ctx, { params }) => {
       const did = didFromPath(ctx);
       const content = contentOf(services.readModels, did.scope, did.name);
       await sendStream(ctx, orNotFound(mapStream(content, contentEntryJson), services, did));
@@ -218,12 +230,13 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/dids/*scope_name/files',
     {
+      params: pathOf({ scope_name: pathText() }),
       accept: STREAM_ONLY,
       summary: 'The files below a DID.',
       query: { long: 'Present: with `lumiblocknr`.' },
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const document = await existingDid(services, ctx);
       // The long form is asked for by the parameter's presence, whatever its value.
       const long = ctx.query.long !== undefined;
@@ -241,8 +254,13 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
   );
   routes.get(
     '/dids/*scope_name/rules',
-    { accept: STREAM_ONLY, summary: 'The rules on a DID.', raises: [DataIdentifierNotFound] },
-    async (ctx) => {
+    {
+      params: pathOf({ scope_name: pathText() }),
+      accept: STREAM_ONLY,
+      summary: 'The rules on a DID.',
+      raises: [DataIdentifierNotFound],
+    },
+    async (ctx, { params }) => {
       const document = await existingDid(services, ctx);
       await sendStream(ctx, ruleLines(services, rulesOfDid(services.readModels, document.scope, document.name)));
     },
@@ -252,19 +270,25 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/dids/*scope_name/associated_rules',
     {
+      params: pathOf({ scope_name: pathText() }),
       accept: STREAM_ONLY,
       summary: 'The rules holding a lock on a file, with the bytes of the DID each rule is on.',
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const document = await existingDid(services, ctx);
       await sendStream(ctx, ruleLines(services, rulesLockingFile(services.readModels, document.scope, document.name)));
     },
   );
   routes.get(
     '/dids/*scope_name/parents',
-    { accept: STREAM_ONLY, summary: 'The collections a DID is attached to.', raises: [DataIdentifierNotFound] },
-    async (ctx) => {
+    {
+      params: pathOf({ scope_name: pathText() }),
+      accept: STREAM_ONLY,
+      summary: 'The collections a DID is attached to.',
+      raises: [DataIdentifierNotFound],
+    },
+    async (ctx, { params }) => {
       const document = await existingDid(services, ctx);
       await sendStream(ctx, mapStream(listParents(services.readModels, document.scope, document.name), parentJson));
     },
@@ -273,11 +297,12 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/dids/*scope_name/follow',
     {
+      params: pathOf({ scope_name: pathText() }),
       accept: JSON_ONLY,
       summary: 'The accounts following a DID (JSON lines, typed application/json as Rucio does).',
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const document = await existingDid(services, ctx);
       const followers = followersOf(services.readModels, document.scope, document.name);
       await sendStream(
@@ -294,12 +319,13 @@ export const registerScopeListingRoutes = (routes: RouteTable, services: Service
   routes.get(
     '/dids/:scope',
     {
+      params: pathOf({ scope: pathText() }),
       auth: false,
       commonHeaders: false,
       summary: 'Redirects (308) to `/dids/{scope}/`.',
       success: { status: 308, description: 'Location: the path with a slash.' },
     },
-    (ctx) => {
+    (ctx, { params }) => {
       ctx.status = 308;
       ctx.set('Location', `${ctx.path}/${ctx.querystring ? `?${ctx.querystring}` : ''}`);
       ctx.body = '';
@@ -308,13 +334,14 @@ export const registerScopeListingRoutes = (routes: RouteTable, services: Service
   routes.get(
     '/dids/:scope/',
     {
+      params: pathOf({ scope: pathText() }),
       accept: STREAM_ONLY,
       summary: 'The DIDs of a scope, or with `name` those below that DID.',
       query: { name: 'A collection of the scope.', recursive: 'True: all levels below.' },
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const scope = ctx.params.scope!;
+    async (ctx, { params }) => {
+      const scope = params.scope;
       const name = queryString(ctx, 'name');
       const recursive = queryBoolean(ctx, 'recursive', false);
       if (name === undefined) {

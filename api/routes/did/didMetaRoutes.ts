@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { deleteMetadata, setDidsMetadataBulk, setMetadata } from '../../../commands/did/didMetadata.ts';
 import { assertKeyCharacters, metadataPluginNamed, type MetadataPlugin } from '../../../domain/did/didMetadata.ts';
 import { DataIdentifierNotFound, KeyNotFound, UnsupportedMetadataPlugin } from '../../../domain/shared/errors.ts';
@@ -97,11 +98,16 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
 
   routes.post(
     '/dids/*scope_name/meta/:key',
-    { ...setErrors, summary: 'Sets one metadata key of a DID.', body: { description: '`value`; `recursive`.' } },
-    async (ctx) => {
+    {
+      params: pathOf({ scope_name: pathText(), key: pathText() }),
+      ...setErrors,
+      summary: 'Sets one metadata key of a DID.',
+      body: { description: '`value`; `recursive`.' },
+    },
+    async (ctx, { params }) => {
       const did = didFromPath(ctx);
       const parameters = jsonObject(ctx);
-      const meta = { [ctx.params.key!]: param(parameters, 'value') };
+      const meta = { [params.key]: param(parameters, 'value') };
       const recursive = paramBoolean(parameters, 'recursive', false);
       await created(ctx, services, (metadata) =>
         setMetadata(services.commands, { ...did, meta, recursive, single: true }, metadata),
@@ -111,12 +117,13 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
   routes.get(
     '/dids/*scope_name/meta',
     {
+      params: pathOf({ scope_name: pathText() }),
       accept: JSON_ONLY,
       summary: 'The metadata of a DID.',
       query: { plugin: 'DID_COLUMN (default), JSON or ALL.' },
       raises: [DataIdentifierNotFound, UnsupportedMetadataPlugin],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const did = didFromPath(ctx);
       const plugin = pluginOf(queryString(ctx, 'plugin') ?? 'DID_COLUMN');
       const document = await findDid(services.readModels, did.scope, did.name);
@@ -127,11 +134,12 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
   routes.post(
     '/dids/*scope_name/meta',
     {
+      params: pathOf({ scope_name: pathText() }),
       ...setErrors,
       summary: 'Sets several metadata keys of a DID.',
       body: { description: '`meta`: `{key: value}`; `recursive`.' },
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const did = didFromPath(ctx);
       const parameters = jsonObject(ctx);
       const meta = asObject('meta', param(parameters, 'meta'));
@@ -144,12 +152,13 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
   routes.delete(
     '/dids/*scope_name/meta',
     {
+      params: pathOf({ scope_name: pathText() }),
       errors: { NotImplementedError: 409 },
       summary: 'Removes one JSON metadata key of a DID.',
       query: { key: 'The key (required).' },
       raises: [DataIdentifierNotFound, KeyNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const did = didFromPath(ctx);
       const key = queryString(ctx, 'key');
       if (key === undefined) throw new KeyNotFound('No key provided to remove');

@@ -3,6 +3,8 @@ import type { DidRef } from '../../../domain/did/did.ts';
 import { InvalidObject, TypeError_, ValueError } from '../../../domain/shared/errors.ts';
 import { valueProblem } from '../../../domain/shared/names.ts';
 import { parseJsonBody } from '../../legacyParams.ts';
+import { convertedBy } from '../../routeInput.ts';
+import { z } from 'zod';
 import type { AppContext } from '../../services.ts';
 import { isRecord } from '../../../domain/shared/narrowing.ts';
 
@@ -26,6 +28,10 @@ export const parseScopeName = (scopeName: string): DidRef => {
 };
 
 export const didFromPath = (ctx: AppContext): DidRef => parseScopeName(ctx.params.scope_name ?? '');
+
+/** The `*scope_name` path variable, parsed into scope and name. */
+export const scopeNamePath = () =>
+  convertedBy(z.string().describe('A DID as `scope/name`; the name may hold slashes.'), parseScopeName);
 
 const problem = (schema: string, detail: string): never => {
   throw new InvalidObject(`Problem validating ${schema}: ${detail}`);

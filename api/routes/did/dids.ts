@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { addCollections, type CollectionRule, type NewCollection } from '../../../commands/did/didCreation.ts';
 import { attachDids, detachDids, type Attachment } from '../../../commands/did/didContent.ts';
 import {
@@ -154,11 +155,18 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.post(
     '/dids/:input_scope/:input_name/:output_scope/:output_name/:nbfiles/sample',
     {
+      params: pathOf({
+        input_scope: pathText(),
+        input_name: pathText(),
+        output_scope: pathText(),
+        output_name: pathText(),
+        nbfiles: pathText(),
+      }),
       summary: 'Creates a dataset of `nbfiles` files drawn from another.',
       body: 'none',
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const { input_scope, input_name, output_scope, output_name, nbfiles } = ctx.params;
       await sample(
         ctx,
@@ -173,11 +181,12 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.put(
     '/dids/*scope_name/status',
     {
+      params: pathOf({ scope_name: pathText() }),
       summary: 'Closes or reopens a collection.',
       body: { description: '`open`: a JSON boolean.' },
       raises: [DataIdentifierNotFound, UnsupportedStatus],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const did = didFromPath(ctx);
       const parameters = jsonObject(ctx);
       for (const key of Object.keys(parameters)) {
@@ -195,11 +204,12 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.post(
     '/dids/*scope_name/dids',
     {
+      params: pathOf({ scope_name: pathText() }),
       summary: 'Attaches DIDs to a collection (files with `rse` registered as replicas there).',
       body: { description: '`dids`: `{scope, name, bytes?, adler32?, md5?, meta?}` each; `rse`, `account`.' },
       raises: [DataIdentifierNotFound, DuplicateContent, InvalidObject],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const parent = didFromPath(ctx);
       const parameters = jsonObject(ctx);
       refuseRuleOptions(parameters);
@@ -216,11 +226,12 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.delete(
     '/dids/*scope_name/dids',
     {
+      params: pathOf({ scope_name: pathText() }),
       summary: 'Detaches DIDs from a collection.',
       body: { description: '`dids`: `{scope, name}` each.' },
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const parent = didFromPath(ctx);
       const children = asArray('dids', param(jsonObject(ctx), 'dids')).map((item) => didRefItem('dids', item));
       await ok(ctx, services, (metadata) => detachDids(services.commands, { ...parent, children }, metadata));
@@ -229,11 +240,12 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.post(
     '/dids/*scope_name/follow',
     {
+      params: pathOf({ scope_name: pathText() }),
       summary: 'Makes an account follow a DID.',
       body: { description: '`account`.' },
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const did = didFromPath(ctx);
       const account = followerAccount(jsonObject(ctx));
       await created(ctx, services, (metadata) => followDid(services.commands, { ...did, account }, metadata));
@@ -242,11 +254,12 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.delete(
     '/dids/*scope_name/follow',
     {
+      params: pathOf({ scope_name: pathText() }),
       summary: 'Makes an account stop following a DID.',
       body: { description: '`account`.' },
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const did = didFromPath(ctx);
       const account = followerAccount(jsonObject(ctx));
       await ok(ctx, services, (metadata) => unfollowDid(services.commands, { ...did, account }, metadata));
@@ -257,6 +270,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.post(
     '/dids/*scope_name',
     {
+      params: pathOf({ scope_name: pathText() }),
       errors: { DatabaseException: 406 },
       summary: 'Creates a dataset or container (add_did).',
       body: {
@@ -265,7 +279,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       },
       raises: [DataIdentifierAlreadyExists, ScopeNotFound, InvalidObject],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const did = didFromPath(ctx);
       const parameters = jsonObject(ctx);
       const collection = newCollection({ ...parameters, type: param(parameters, 'type'), ...did }, ctx.state.issuer!);

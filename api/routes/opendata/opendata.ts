@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import {
   addOpenDataDid,
   deleteOpenDataDid,
@@ -245,12 +246,13 @@ export const registerOpenDataRoutes = (routes: RouteTable, services: Services): 
   routes.get(
     '/opendata/dids/:scope/:name',
     {
+      params: pathOf({ scope: pathText(), name: pathText() }),
       accept: JSON_ONLY,
       summary: 'One open data entry; `state` answers it only in that state.',
       query: { ...GET_QUERY, state: 'draft, public or suspended.' },
       raises: READ_RAISES,
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const state = queryString(ctx, 'state');
       await sendEntry(ctx, services, state === undefined ? undefined : stateOf(state));
     },
@@ -258,23 +260,25 @@ export const registerOpenDataRoutes = (routes: RouteTable, services: Services): 
   routes.get(
     '/opendata/public/dids/:scope/:name',
     {
+      params: pathOf({ scope: pathText(), name: pathText() }),
       auth: false,
       accept: JSON_ONLY,
       summary: 'One PUBLIC open data entry, without a token.',
       query: GET_QUERY,
       raises: READ_RAISES,
     },
-    async (ctx) => sendEntry(ctx, services, 'PUBLIC'),
+    async (ctx, { params }) => sendEntry(ctx, services, 'PUBLIC'),
   );
   routes.post(
     '/opendata/dids/:scope/:name',
     {
+      params: pathOf({ scope: pathText(), name: pathText() }),
       summary: 'Registers an existing DID as open data, as a DRAFT (admins and the scope owner).',
       body: 'none',
       success: { status: 201, type: JSON_TYPE, description: 'An empty body.' },
       raises: [DataIdentifierNotFound, OpenDataDataIdentifierAlreadyExists, AccessDenied],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const did = entryOf(ctx);
       await runCommand(ctx, services, (metadata) => addOpenDataDid(services.commands, did, metadata));
       ctx.status = 201;
@@ -285,6 +289,7 @@ export const registerOpenDataRoutes = (routes: RouteTable, services: Services): 
   routes.put(
     '/opendata/dids/:scope/:name',
     {
+      params: pathOf({ scope: pathText(), name: pathText() }),
       summary:
         'Updates an open data entry: state, metadata, DOI, record id, all or nothing (admins and the scope owner).',
       body: {
@@ -307,7 +312,7 @@ export const registerOpenDataRoutes = (routes: RouteTable, services: Services): 
         AccessDenied,
       ],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const did = entryOf(ctx);
       const changes = changesOf(jsonObject(ctx));
       const { result } = await runCommand(ctx, services, (metadata) =>
@@ -319,11 +324,12 @@ export const registerOpenDataRoutes = (routes: RouteTable, services: Services): 
   routes.delete(
     '/opendata/dids/:scope/:name',
     {
+      params: pathOf({ scope: pathText(), name: pathText() }),
       summary: 'Removes a DRAFT entry from the catalogue (admins and the scope owner).',
       success: { status: 204, description: 'No body.' },
       raises: [OpenDataDataIdentifierNotFound, OpenDataInvalidState, AccessDenied],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const did = entryOf(ctx);
       await runCommand(ctx, services, (metadata) => deleteOpenDataDid(services.commands, did, metadata));
       ctx.status = 204;

@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import type { DidRef } from '../../../domain/did/did.ts';
 import type { ListedFile } from '../../../domain/replica/replicaListing.ts';
 import { checkSortingAlgorithm, sortByAlgorithm, type Pfn } from '../../../domain/replica/replicaSorting.ts';
@@ -156,6 +157,7 @@ export const registerRedirectRoutes = (routes: RouteTable, services: Services): 
   routes.get(
     '/redirect/*scope_name/metalink',
     {
+      params: pathOf({ scope_name: pathText() }),
       auth: false,
       commonHeaders: false,
       accept: [METALINK_TYPE],
@@ -171,7 +173,7 @@ export const registerRedirectRoutes = (routes: RouteTable, services: Services): 
       },
       raises: [ValueError, SortingAlgorithmNotSupported],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       setCorsHeaders(ctx);
       const did = didOfPath(ctx);
       const schemes = queryList(ctx, 'schemes');

@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { DataIdentifierNotFound, InvalidObject, RSENotFound, ValueError } from '../../../domain/shared/errors.ts';
 import {
   datasetReplicasOnRse,
@@ -67,12 +68,13 @@ export const registerDatasetReplicaRoutes = (routes: RouteTable, services: Servi
   routes.get(
     '/replicas/*scope_name/datasets',
     {
+      params: pathOf({ scope_name: pathText() }),
       accept: STREAM_ONLY,
       summary: 'The replicas of a dataset per RSE: files and bytes there, available or not.',
       query: { deep: 'True: counted from the file replicas now.' },
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const did = didFromPath(ctx);
       const deep = queryBoolean(ctx, 'deep', false);
       const dataset = await findDid(services.readModels, did.scope, did.name);
@@ -87,11 +89,12 @@ export const registerDatasetReplicaRoutes = (routes: RouteTable, services: Servi
   routes.get(
     '/replicas/*scope_name/datasets_vp',
     {
+      params: pathOf({ scope_name: pathText() }),
       accept: STREAM_ONLY,
       summary: 'Virtual placement: none is configured, so always empty.',
       query: { deep: 'Read and ignored.' },
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       didFromPath(ctx);
       queryBoolean(ctx, 'deep', false);
       await sendStream(ctx, fromArray([]));

@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { randomInt } from 'node:crypto';
 import type { DomainChoice, ListedFile } from '../../../domain/replica/replicaListing.ts';
 import { checkSortingAlgorithm, orderedPfns, type Coordinates } from '../../../domain/replica/replicaSorting.ts';
@@ -201,12 +202,13 @@ export const registerReplicaGetRoute = (routes: RouteTable, services: Services):
   routes.get(
     '/replicas/*scope_name',
     {
+      params: pathOf({ scope_name: pathText() }),
       accept: LISTING_TYPES,
       summary: 'The replicas of one DID with their PFNs.',
       query: { schemes: 'Comma-separated schemes.', select: 'A sorting algorithm.', limit: 'At most this many PFNs.' },
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const did = didFromPath(ctx);
       const metalink = wantsMetalink(ctx);
       const limit = queryString(ctx, 'limit');

@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { addRseProtocol, removeRseProtocols, updateRseProtocols } from '../../../commands/rse/rseCommands.ts';
 import { lfnsToPfns, type Lfn } from '../../../domain/rse/lfn2pfn.ts';
 import { protocolChangesFromRequest, protocolFromRequest } from '../../../domain/rse/protocolInput.ts';
@@ -77,18 +78,20 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/rses/:rse/protocols/:scheme',
     {
+      params: pathOf({ rse: pathText(), scheme: pathText() }),
       accept: JSON_ONLY,
       summary: 'The RSE’s settings with every protocol, whatever the scheme (as Rucio answers).',
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const document = await activeRse(services, ctx.params.rse!);
+    async (ctx, { params }) => {
+      const document = await activeRse(services, params.rse);
       sendJson(ctx, rseSettings(document, await defaultLfn2pfnAlgorithm(services)));
     },
   );
   routes.post(
     '/rses/:rse/protocols/:scheme',
     {
+      params: pathOf({ rse: pathText(), scheme: pathText() }),
       summary: 'Adds a protocol to an RSE.',
       body: {
         description:
@@ -96,10 +99,10 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
       },
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const protocol = protocolFromRequest(ctx.params.scheme!, jsonObject(ctx));
+    async (ctx, { params }) => {
+      const protocol = protocolFromRequest(params.scheme, jsonObject(ctx));
       await created(ctx, services, (metadata) =>
-        addRseProtocol(services.commands, { rse: ctx.params.rse!, protocol }, metadata),
+        addRseProtocol(services.commands, { rse: params.rse, protocol }, metadata),
       );
     },
   );
@@ -109,12 +112,13 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/rses/:rse/protocols',
     {
+      params: pathOf({ rse: pathText() }),
       accept: JSON_ONLY,
       summary: 'The protocols of an RSE, by priority.',
       raises: [RSENotFound, RSEProtocolNotSupported],
     },
-    async (ctx) => {
-      const protocols = sortedProtocols(await activeRse(services, ctx.params.rse!));
+    async (ctx, { params }) => {
+      const protocols = sortedProtocols(await activeRse(services, params.rse));
       if (protocols.length === 0) throw new RSEProtocolNotSupported('No protocols found for this RSE');
       sendJson(ctx, protocols);
     },
@@ -128,14 +132,15 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/rses/:rse/lfns2pfns',
     {
+      params: pathOf({ rse: pathText() }),
       accept: JSON_ONLY,
       summary: 'The PFNs of LFNs on an RSE.',
       query: LFNS2PFNS,
       raises: [RSENotFound, InvalidPath, ReplicaNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const lfns = lfnsOf(ctx);
-      const document = await activeRse(services, ctx.params.rse!);
+      const document = await activeRse(services, params.rse);
       const settings = {
         deterministic: document.properties.deterministic,
         lfn2pfnAlgorithm: lfn2pfnAlgorithmOf(document, await defaultLfn2pfnAlgorithm(services)),

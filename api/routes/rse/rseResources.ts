@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import {
   addRseDistance,
   addRseQosPolicy,
@@ -56,14 +57,15 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/rses/:source/distances/:destination',
     {
+      params: pathOf({ source: pathText(), destination: pathText() }),
       accept: JSON_ONLY,
       summary: 'The distance from one RSE to another (a list of at most one).',
       raises: [RSENotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const [source, destination] = [
-        await activeRse(services, ctx.params.source!),
-        await activeRse(services, ctx.params.destination!),
+        await activeRse(services, params.source),
+        await activeRse(services, params.destination),
       ];
       const found = await findDistance(services.readModels, source.id, destination.id);
       sendJson(ctx, found ? [distanceView(found)] : []);
@@ -72,16 +74,17 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.post(
     '/rses/:source/distances/:destination',
     {
+      params: pathOf({ source: pathText(), destination: pathText() }),
       summary: 'Sets the distance from one RSE to another.',
       body: { description: '`distance` (or `ranking`): a whole number.' },
       raises: [RSENotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const distance = distanceParameter(jsonObject(ctx));
       await created(ctx, services, (metadata) =>
         addRseDistance(
           services.commands,
-          { source: ctx.params.source!, destination: ctx.params.destination!, distance },
+          { source: params.source, destination: params.destination, distance },
           metadata,
         ),
       );
@@ -90,16 +93,17 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.put(
     '/rses/:source/distances/:destination',
     {
+      params: pathOf({ source: pathText(), destination: pathText() }),
       summary: 'Changes the distance from one RSE to another.',
       body: { description: '`distance` (or `ranking`).' },
       raises: [RSENotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const distance = distanceParameter(jsonObject(ctx));
       await ok(ctx, services, (metadata) =>
         updateRseDistance(
           services.commands,
-          { source: ctx.params.source!, destination: ctx.params.destination!, distance },
+          { source: params.source, destination: params.destination, distance },
           metadata,
         ),
       );
@@ -108,17 +112,14 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.delete(
     '/rses/:source/distances/:destination',
     {
+      params: pathOf({ source: pathText(), destination: pathText() }),
       summary: 'Removes the distance from one RSE to another.',
       success: { status: 200, type: 'text/html; charset=utf-8', description: 'The text "Deleted".' },
       raises: [RSENotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       await runCommand(ctx, services, (metadata) =>
-        removeRseDistance(
-          services.commands,
-          { source: ctx.params.source!, destination: ctx.params.destination! },
-          metadata,
-        ),
+        removeRseDistance(services.commands, { source: params.source, destination: params.destination }, metadata),
       );
       sendText(ctx, 'Deleted');
     },
@@ -128,12 +129,13 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/rses/:rse/accounts/usage',
     {
+      params: pathOf({ rse: pathText() }),
       accept: JSON_ONLY,
       summary: 'Every account’s files, bytes and quota on the RSE (JSON lines, typed application/json as Rucio does).',
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const document = await activeRse(services, ctx.params.rse!);
+    async (ctx, { params }) => {
+      const document = await activeRse(services, params.rse);
       const accounts = everyAccount(services.readModels);
       async function* lines() {
         for await (const account of accounts) {
@@ -156,13 +158,14 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/rses/:rse/usage',
     {
+      params: pathOf({ rse: pathText() }),
       accept: STREAM_ONLY,
       summary: 'The usage of an RSE per source (rucio, storage, ...).',
       query: { source: 'Only this source.', per_account: 'True: with each account’s share of the rucio usage.' },
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const document = await activeRse(services, ctx.params.rse!);
+    async (ctx, { params }) => {
+      const document = await activeRse(services, params.rse);
       const perAccount = queryBoolean(ctx, 'per_account', false);
       const source = queryString(ctx, 'source');
       const entries = [];
@@ -189,14 +192,15 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.put(
     '/rses/:rse/usage',
     {
+      params: pathOf({ rse: pathText() }),
       summary: 'Records the usage of an RSE as a source measured it.',
       body: { description: '`source`, `used`, `free`, `files`.' },
       raises: [RSENotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const parameters = jsonObject(ctx);
       const usage = {
-        rse: ctx.params.rse!,
+        rse: params.rse,
         source: requiredText(parameters, 'source'),
         used: integerParameter('used', parameters.used, { nullable: true }),
         free: integerParameter('free', parameters.free, { nullable: true }),
@@ -208,13 +212,14 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/rses/:rse/usage/history',
     {
+      params: pathOf({ rse: pathText() }),
       accept: STREAM_ONLY,
       summary: 'The history of an RSE’s usage.',
       query: { source: 'Only this source.' },
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const document = await activeRse(services, ctx.params.rse!);
+    async (ctx, { params }) => {
+      const document = await activeRse(services, params.rse);
       const source = queryString(ctx, 'source');
       const history = rseUsageHistory(services.readModels, document.id, source);
       await sendStream(
@@ -234,18 +239,28 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
 
   routes.get(
     '/rses/:rse/limits',
-    { accept: JSON_ONLY, summary: 'The named limits of an RSE (MinFreeSpace, ...).', raises: [RSENotFound] },
-    async (ctx) => {
-      sendJson(ctx, (await activeRse(services, ctx.params.rse!)).limits);
+    {
+      params: pathOf({ rse: pathText() }),
+      accept: JSON_ONLY,
+      summary: 'The named limits of an RSE (MinFreeSpace, ...).',
+      raises: [RSENotFound],
+    },
+    async (ctx, { params }) => {
+      sendJson(ctx, (await activeRse(services, params.rse)).limits);
     },
   );
   routes.put(
     '/rses/:rse/limits',
-    { summary: 'Sets a named limit of an RSE.', body: { description: '`name`, `value`.' }, raises: [RSENotFound] },
-    async (ctx) => {
+    {
+      params: pathOf({ rse: pathText() }),
+      summary: 'Sets a named limit of an RSE.',
+      body: { description: '`name`, `value`.' },
+      raises: [RSENotFound],
+    },
+    async (ctx, { params }) => {
       const parameters = jsonObject(ctx);
       const limit = {
-        rse: ctx.params.rse!,
+        rse: params.rse,
         name: requiredText(parameters, 'name'),
         value: integerParameter('value', param(parameters, 'value'), { nullable: false })!,
       };
@@ -254,45 +269,55 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   );
   routes.delete(
     '/rses/:rse/limits',
-    { summary: 'Removes a named limit of an RSE.', body: { description: '`name`.' }, raises: [RSENotFound] },
-    async (ctx) => {
+    {
+      params: pathOf({ rse: pathText() }),
+      summary: 'Removes a named limit of an RSE.',
+      body: { description: '`name`.' },
+      raises: [RSENotFound],
+    },
+    async (ctx, { params }) => {
       const name = requiredText(jsonObject(ctx), 'name');
-      await ok(ctx, services, (metadata) =>
-        removeRseLimit(services.commands, { rse: ctx.params.rse!, name }, metadata),
-      );
+      await ok(ctx, services, (metadata) => removeRseLimit(services.commands, { rse: params.rse, name }, metadata));
     },
   );
 
   routes.get(
     '/rses/:rse/qos_policy',
-    { accept: JSON_ONLY, summary: 'The QoS policies of an RSE.', raises: [RSENotFound] },
-    async (ctx) => {
-      sendJson(ctx, (await activeRse(services, ctx.params.rse!)).qosPolicies);
+    {
+      params: pathOf({ rse: pathText() }),
+      accept: JSON_ONLY,
+      summary: 'The QoS policies of an RSE.',
+      raises: [RSENotFound],
+    },
+    async (ctx, { params }) => {
+      sendJson(ctx, (await activeRse(services, params.rse)).qosPolicies);
     },
   );
   const qosPolicy = (ctx: AppContext) => ({ rse: ctx.params.rse!, policy: ctx.params.policy! });
   routes.post(
     '/rses/:rse/qos_policy/:policy',
     {
+      params: pathOf({ rse: pathText(), policy: pathText() }),
       accept: JSON_ONLY,
       summary: 'Adds a QoS policy to an RSE.',
       body: 'none',
       success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },
       raises: [RSENotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       await created(ctx, services, (metadata) => addRseQosPolicy(services.commands, qosPolicy(ctx), metadata));
     },
   );
   routes.delete(
     '/rses/:rse/qos_policy/:policy',
     {
+      params: pathOf({ rse: pathText(), policy: pathText() }),
       accept: JSON_ONLY,
       summary: 'Removes a QoS policy from an RSE.',
       success: { status: 200, type: 'text/html; charset=utf-8', description: 'Done: an empty body.' },
       raises: [RSENotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       await ok(ctx, services, (metadata) => removeRseQosPolicy(services.commands, qosPolicy(ctx), metadata));
     },
   );

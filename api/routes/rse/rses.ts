@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import {
   createRse,
   deleteRse,
@@ -22,48 +23,57 @@ import type { Services } from '../../services.ts';
 export const registerRseRoutes = (routes: RouteTable, services: Services): void => {
   routes.get(
     '/rses/:rse/attr/',
-    { accept: JSON_ONLY, summary: "An RSE's attributes.", raises: [RSENotFound] },
-    async (ctx) => {
-      sendJson(ctx, sortedAttributes(await activeRse(services, ctx.params.rse!)));
+    { params: pathOf({ rse: pathText() }), accept: JSON_ONLY, summary: "An RSE's attributes.", raises: [RSENotFound] },
+    async (ctx, { params }) => {
+      sendJson(ctx, sortedAttributes(await activeRse(services, params.rse)));
     },
   );
   routes.post(
     '/rses/:rse/attr/:key',
     {
+      params: pathOf({ rse: pathText(), key: pathText() }),
       summary: 'Sets an attribute of an RSE.',
       body: { description: '`value`: a string, number or boolean.' },
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const key = rseAttributeKey(ctx.params.key!);
+    async (ctx, { params }) => {
+      const key = rseAttributeKey(params.key);
       const value = rseAttributeValue(param(jsonObject(ctx), 'value'));
       await created(ctx, services, (metadata) =>
-        setRseAttribute(services.commands, { rse: ctx.params.rse!, key, value }, metadata),
+        setRseAttribute(services.commands, { rse: params.rse, key, value }, metadata),
       );
     },
   );
   routes.delete(
     '/rses/:rse/attr/:key',
-    { summary: 'Removes an attribute of an RSE.', raises: [RSENotFound] },
-    async (ctx) => {
-      const key = rseAttributeKey(ctx.params.key!);
-      await ok(ctx, services, (metadata) =>
-        removeRseAttribute(services.commands, { rse: ctx.params.rse!, key }, metadata),
-      );
+    {
+      params: pathOf({ rse: pathText(), key: pathText() }),
+      summary: 'Removes an attribute of an RSE.',
+      raises: [RSENotFound],
+    },
+    async (ctx, { params }) => {
+      const key = rseAttributeKey(params.key);
+      await ok(ctx, services, (metadata) => removeRseAttribute(services.commands, { rse: params.rse, key }, metadata));
     },
   );
 
   routes.get(
     '/rses/:rse',
-    { accept: JSON_ONLY, summary: 'One RSE: its record and settings.', raises: [RSENotFound] },
-    async (ctx) => {
-      const document = await activeRse(services, ctx.params.rse!);
+    {
+      params: pathOf({ rse: pathText() }),
+      accept: JSON_ONLY,
+      summary: 'One RSE: its record and settings.',
+      raises: [RSENotFound],
+    },
+    async (ctx, { params }) => {
+      const document = await activeRse(services, params.rse);
       sendJson(ctx, rseDetail(document, await defaultLfn2pfnAlgorithm(services)));
     },
   );
   routes.post(
     '/rses/:rse',
     {
+      params: pathOf({ rse: pathText() }),
       errors: { InputValidationError: 422 },
       summary: 'Creates an RSE.',
       body: {
@@ -71,8 +81,8 @@ export const registerRseRoutes = (routes: RouteTable, services: Services): void 
         description: 'Its properties: `deterministic`, `volatile`, `rse_type`, `city`, `country_name`, `latitude`, ...',
       },
     },
-    async (ctx) => {
-      const rse = ctx.params.rse!;
+    async (ctx, { params }) => {
+      const rse = params.rse;
       const properties = rsePropertiesForCreation(jsonObject(ctx, { optional: true }));
       assertValidName('rse', rse);
       await created(ctx, services, (metadata) => createRse(services.commands, { rse, properties }, metadata));
@@ -82,22 +92,27 @@ export const registerRseRoutes = (routes: RouteTable, services: Services): void 
   routes.put(
     '/rses/:rse',
     {
+      params: pathOf({ rse: pathText() }),
       summary: 'Changes the properties of an RSE.',
       body: { optional: true, description: 'The properties to change (`availability_read`, `city`, ...).' },
       success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const rse = ctx.params.rse!;
+    async (ctx, { params }) => {
+      const rse = params.rse;
       const changes = rsePropertyChanges(rse, jsonObject(ctx, { optional: true }));
       await created(ctx, services, (metadata) => updateRse(services.commands, { rse, changes }, metadata));
     },
   );
   routes.delete(
     '/rses/:rse',
-    { summary: 'Deletes an RSE (disabled; its name is never taken again).', raises: [RSENotFound] },
-    async (ctx) => {
-      await ok(ctx, services, (metadata) => deleteRse(services.commands, { rse: ctx.params.rse! }, metadata));
+    {
+      params: pathOf({ rse: pathText() }),
+      summary: 'Deletes an RSE (disabled; its name is never taken again).',
+      raises: [RSENotFound],
+    },
+    async (ctx, { params }) => {
+      await ok(ctx, services, (metadata) => deleteRse(services.commands, { rse: params.rse }, metadata));
     },
   );
 

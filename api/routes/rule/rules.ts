@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { addRules } from '../../../commands/rule/ruleCreation.ts';
 import { requestRuleDeletion } from '../../../commands/rule/ruleDeletion.ts';
 import { moveRule, reduceRule } from '../../../commands/rule/ruleReplacement.ts';
@@ -130,19 +131,24 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
     await sendStream(ctx, ruleLines(services, listRules(services.readModels, filter)));
   });
 
-  routes.get('/rules/:rule_id/locks', { accept: STREAM_ONLY, summary: 'The replica locks of a rule.' }, async (ctx) => {
-    await sendStream(ctx, mapStream(locksOfRule(services.readModels, ctx.params.rule_id!), replicaLockJson));
-  });
+  routes.get(
+    '/rules/:rule_id/locks',
+    { params: pathOf({ rule_id: pathText() }), accept: STREAM_ONLY, summary: 'The replica locks of a rule.' },
+    async (ctx, { params }) => {
+      await sendStream(ctx, mapStream(locksOfRule(services.readModels, params.rule_id), replicaLockJson));
+    },
+  );
   routes.post(
     '/rules/:rule_id/reduce',
     {
+      params: pathOf({ rule_id: pathText() }),
       errors: REPLACEMENT_ERRORS,
       summary: 'Replaces a rule by one with fewer copies.',
       body: { description: '`copies`, `exclude_expression`.' },
       success: RULE_IDS,
       raises: [RuleNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const body = jsonObject(ctx);
       const copies = param(body, 'copies');
       if (typeof copies !== 'number' || !Number.isInteger(copies))
@@ -150,7 +156,7 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
       const exclude = body.exclude_expression ?? null;
       if (exclude !== null && typeof exclude !== 'string')
         throw new TypeError_(`'exclude_expression' must be a string`);
-      const reduction = { ruleId: ctx.params.rule_id!, copies, excludeExpression: exclude };
+      const reduction = { ruleId: params.rule_id, copies, excludeExpression: exclude };
       const { ruleIds } = await runCommand(ctx, services, (metadata) =>
         reduceRule(services.commands, reduction, metadata),
       );
@@ -160,6 +166,7 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
   routes.post(
     '/rules/:rule_id/move',
     {
+      params: pathOf({ rule_id: pathText() }),
       errors: REPLACEMENT_ERRORS,
       summary: 'Replaces a rule by one on other RSEs; the old one goes once the new one is OK.',
       body: {
@@ -168,11 +175,11 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
       success: RULE_IDS,
       raises: [RuleNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const body = jsonObject(ctx);
       const expression = param(body, 'rse_expression');
       if (typeof expression !== 'string') throw new TypeError_(`'rse_expression' must be a string`);
-      const ruleId = typeof body.rule_id === 'string' ? body.rule_id : ctx.params.rule_id!;
+      const ruleId = typeof body.rule_id === 'string' ? body.rule_id : params.rule_id;
       const given = body.override;
       const override: Record<string, unknown> = typeof given === 'object' && given !== null ? { ...given } : {};
       for (const key of ['activity', 'source_replica_expression'] as const)
@@ -185,28 +192,33 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
   routes.get(
     '/rules/:rule_id/analysis',
     {
+      params: pathOf({ rule_id: pathText() }),
       accept: JSON_ONLY,
       summary: 'Why a rule does not progress: its error, and per stuck lock the attempts, last error and sources.',
       raises: [RuleNotFound],
     },
-    async (ctx) => {
-      sendJson(ctx, await examineRule(services, ctx.params.rule_id!));
+    async (ctx, { params }) => {
+      sendJson(ctx, await examineRule(services, params.rule_id));
     },
   );
   routes.get(
     '/rules/*scope_name/history',
-    { accept: STREAM_ONLY, summary: 'The history of the rules on a DID.' },
-    async (ctx) => {
+    { params: pathOf({ scope_name: pathText() }), accept: STREAM_ONLY, summary: 'The history of the rules on a DID.' },
+    async (ctx, { params }) => {
       const did = didFromPath(ctx);
       await sendStream(ctx, mapStream(ruleHistoryOfDid(services.readModels, did.scope, did.name), didRuleHistoryJson));
     },
   );
 
-  routes.get('/rules/:rule_id', { accept: JSON_ONLY, summary: 'One rule.', raises: [RuleNotFound] }, async (ctx) => {
-    const body = jsonObject(ctx, { optional: true });
-    if (body.estimate_ttc) throw new RucioError('NotImplemented', 'estimate_ttc is not implemented');
-    sendJson(ctx, ruleJson(await ruleOrNotFound(services, ctx.params.rule_id!)));
-  });
+  routes.get(
+    '/rules/:rule_id',
+    { params: pathOf({ rule_id: pathText() }), accept: JSON_ONLY, summary: 'One rule.', raises: [RuleNotFound] },
+    async (ctx, { params }) => {
+      const body = jsonObject(ctx, { optional: true });
+      if (body.estimate_ttc) throw new RucioError('NotImplemented', 'estimate_ttc is not implemented');
+      sendJson(ctx, ruleJson(await ruleOrNotFound(services, params.rule_id)));
+    },
+  );
   routes.put('/rules/:rule_id', UPDATE_RULE, async (ctx) => {
     const body = jsonObject(ctx);
     const options = param(body, 'options');
@@ -227,19 +239,20 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
   routes.delete(
     '/rules/:rule_id',
     {
+      params: pathOf({ rule_id: pathText() }),
       errors: { UnsupportedOperation: 401 },
       summary: 'Deletes a rule (its locks are released).',
       body: { description: '`purge_replicas`.' },
       raises: [RuleNotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const body = jsonObject(ctx);
       const purge = body.purge_replicas;
       await ok(ctx, services, (metadata) =>
         requestRuleDeletion(
           services.commands,
           {
-            ruleId: ctx.params.rule_id!,
+            ruleId: params.rule_id,
             purgeReplicas: purge === undefined || purge === null ? null : toBoolean(purge, 'purge_replicas'),
           },
           metadata,

@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { loadCaller } from '../../../commands/caller.ts';
 import { addSubscription, updateSubscription } from '../../../commands/subscription/subscriptionCommands.ts';
 import { allowOnly } from '../../../domain/permission/policy.ts';
@@ -83,30 +84,37 @@ export const registerSubscriptionRoutes = (routes: RouteTable, services: Service
   routes.get(
     '/subscriptions/:account',
     {
+      params: pathOf({ account: pathText() }),
       accept: STREAM_ONLY,
       summary: 'The subscriptions of an account (`*` wildcards allowed).',
       raises: [SubscriptionNotFound],
     },
-    async (ctx) => {
-      await sendStream(ctx, listing(ctx.params.account, undefined));
+    async (ctx, { params }) => {
+      await sendStream(ctx, listing(params.account, undefined));
     },
   );
   routes.get(
     '/subscriptions/name/:name',
     {
+      params: pathOf({ name: pathText() }),
       accept: STREAM_ONLY,
       summary: 'The subscriptions of that name, of every account.',
       raises: [SubscriptionNotFound],
     },
-    async (ctx) => {
-      await sendStream(ctx, listing(undefined, ctx.params.name));
+    async (ctx, { params }) => {
+      await sendStream(ctx, listing(undefined, params.name));
     },
   );
   routes.get(
     '/subscriptions/id/:subscription_id',
-    { accept: JSON_ONLY, summary: 'One subscription by id.', raises: [SubscriptionNotFound] },
-    async (ctx) => {
-      const id = ctx.params.subscription_id!;
+    {
+      params: pathOf({ subscription_id: pathText() }),
+      accept: JSON_ONLY,
+      summary: 'One subscription by id.',
+      raises: [SubscriptionNotFound],
+    },
+    async (ctx, { params }) => {
+      const id = params.subscription_id;
       const subscription = isRucioId(id) ? await findSubscription(services.readModels, id) : null;
       if (!subscription) throw new SubscriptionNotFound(`No subscription with the id ${id} found`);
       sendJson(ctx, subscriptionJson(subscription));
@@ -114,9 +122,14 @@ export const registerSubscriptionRoutes = (routes: RouteTable, services: Service
   );
   routes.get(
     '/subscriptions/:account/:name',
-    { accept: STREAM_ONLY, summary: 'One subscription, as a stream of one line.', raises: [SubscriptionNotFound] },
-    async (ctx) => {
-      await sendStream(ctx, listing(ctx.params.account, ctx.params.name));
+    {
+      params: pathOf({ account: pathText(), name: pathText() }),
+      accept: STREAM_ONLY,
+      summary: 'One subscription, as a stream of one line.',
+      raises: [SubscriptionNotFound],
+    },
+    async (ctx, { params }) => {
+      await sendStream(ctx, listing(params.account, params.name));
     },
   );
 
@@ -137,14 +150,15 @@ export const registerSubscriptionRoutes = (routes: RouteTable, services: Service
   routes.get(
     '/subscriptions/:account/:name/rules',
     {
+      params: pathOf({ account: pathText(), name: pathText() }),
       accept: STREAM_ONLY,
       summary: 'The rules a subscription made.',
       query: { state: 'A rule state or its letter.' },
       raises: [SubscriptionNotFound, InvalidValueForKey],
     },
-    async (ctx) => {
-      const account = ctx.params.account!;
-      const name = ctx.params.name!;
+    async (ctx, { params }) => {
+      const account = params.account;
+      const name = params.name;
       const state = queryString(ctx, 'state');
       let subscription: SubscriptionDocument | undefined;
       for await (const found of listSubscriptions(services.readModels, { account, name })) {
@@ -158,17 +172,25 @@ export const registerSubscriptionRoutes = (routes: RouteTable, services: Service
   );
   routes.get(
     '/subscriptions/:account/:name/rules/states',
-    { accept: STREAM_ONLY, summary: 'The rules of a subscription per state: `{account, name, state, count}` lines.' },
-    async (ctx) => {
-      const of = listSubscriptions(services.readModels, { account: ctx.params.account!, name: ctx.params.name! });
+    {
+      params: pathOf({ account: pathText(), name: pathText() }),
+      accept: STREAM_ONLY,
+      summary: 'The rules of a subscription per state: `{account, name, state, count}` lines.',
+    },
+    async (ctx, { params }) => {
+      const of = listSubscriptions(services.readModels, { account: params.account, name: params.name });
       await sendStream(ctx, mapStream(ruleStateCounts(services.readModels, of), ruleStateCountJson));
     },
   );
   routes.get(
     '/subscriptions/:account/rules/states',
-    { accept: STREAM_ONLY, summary: 'The rules of each subscription of an account per state.' },
-    async (ctx) => {
-      const of = listSubscriptions(services.readModels, { account: ctx.params.account! });
+    {
+      params: pathOf({ account: pathText() }),
+      accept: STREAM_ONLY,
+      summary: 'The rules of each subscription of an account per state.',
+    },
+    async (ctx, { params }) => {
+      const of = listSubscriptions(services.readModels, { account: params.account });
       await sendStream(ctx, mapStream(ruleStateCounts(services.readModels, of), ruleStateCountJson));
     },
   );
