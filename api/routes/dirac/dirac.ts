@@ -11,8 +11,7 @@ import {
 } from '../../../domain/shared/errors.ts';
 import { NAME_RULES } from '../../../domain/shared/names.ts';
 import { sendText } from '../../http.ts';
-import { paramBoolean } from '../../legacyParams.ts';
-import { jsonObjectBodyReadBy, requiredKey } from '../../params.ts';
+import { booleanKey, jsonObjectBodyReadBy, requiredKey } from '../../params.ts';
 import { runCommand, type RouteOptions, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 import { asArray, asObject } from '../did/didParams.ts';
@@ -73,7 +72,7 @@ const parentsMetadataOf = (value: unknown): Record<string, Record<string, unknow
 /** The body: the files, whether RSE availability is ignored, the parents' metadata. */
 const addFilesRequestOf = (parameters: Readonly<Record<string, unknown>>) => ({
   files: asArray('lfns', requiredKey(parameters, 'lfns'), 10_000).map(diracFileOf),
-  ignoreAvailability: paramBoolean(parameters, 'ignore_availability', false),
+  ignoreAvailability: booleanKey(parameters, 'ignore_availability', false),
   parentsMetadata: parentsMetadataOf(parameters.parents_metadata),
 });
 
