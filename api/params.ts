@@ -11,6 +11,17 @@ import { checkedBy, convertedBy, refusedAs, type JsonBody, type Refusal } from '
  * (`api/routes/<area>/<area>Params.ts`), made of these.
  */
 
+type BodyOptions = {
+  /** An empty body is `{}` (or `[]`). */
+  optional?: boolean;
+  description?: string;
+  /**
+   * The schema an area's reader checks the body with (in its own order, with its own messages),
+   * which the OpenAPI document describes in place of the loose object the route table checks.
+   */
+  documentedBy?: z.ZodType;
+};
+
 /**
  * A JSON object body (Rucio's `json_parameters`): not JSON is ValueError "cannot decode json
  * parameter dictionary", JSON of another type TypeError; each key of `shape` is then checked, a
@@ -19,11 +30,12 @@ import { checkedBy, convertedBy, refusedAs, type JsonBody, type Refusal } from '
  */
 export const jsonObjectBody = <Shape extends z.core.$ZodLooseShape>(
   shape: Shape,
-  options: { optional?: boolean; description?: string } = {},
+  options: BodyOptions = {},
 ): JsonBody<z.output<z.ZodObject<Shape, z.core.$loose>>> => ({
   schema: jsonDictionary(shape, options.description),
   what: 'dictionary',
   ...(options.optional ? { empty: {} } : {}),
+  ...(options.documentedBy ? { documentedBy: options.documentedBy } : {}),
 });
 
 /**
@@ -33,11 +45,12 @@ export const jsonObjectBody = <Shape extends z.core.$ZodLooseShape>(
  */
 export const jsonObjectBodyReadBy = <R>(
   read: (body: Readonly<Record<string, unknown>>) => R,
-  options: { optional?: boolean; description?: string } = {},
+  options: BodyOptions = {},
 ): JsonBody<R> => ({
   schema: convertedBy(jsonDictionary({}, options.description), read),
   what: 'dictionary',
   ...(options.optional ? { empty: {} } : {}),
+  ...(options.documentedBy ? { documentedBy: options.documentedBy } : {}),
 });
 
 /** For a reader (`jsonObjectBodyReadBy`): a key that must be there, as Rucio's `param_get` wants it. */
@@ -58,7 +71,7 @@ export const jsonDictionary = <Shape extends z.core.$ZodLooseShape>(shape: Shape
 /** A JSON list body: TypeError "body must be a json list" for another JSON type; `optional`: empty is `[]`. */
 export const jsonListBody = <Item extends z.ZodType>(
   item: Item,
-  options: { optional?: boolean; description?: string } = {},
+  options: BodyOptions = {},
 ): JsonBody<z.output<Item>[]> => {
   const list = z.array(item);
   return {

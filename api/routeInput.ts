@@ -75,6 +75,8 @@ export type JsonBody<T = unknown> = Readonly<{
   what: string;
   /** The value an empty body stands for; undefined: an empty body is not JSON. */
   empty?: unknown;
+  /** What the OpenAPI document shows instead of `schema`: the schema an area's reader applies (api/params.ts). */
+  documentedBy?: z.ZodType;
 }>;
 
 /** Koa's query object: a repeated key holds every value. */

@@ -225,10 +225,16 @@ const BODY_NOTE = 'JSON; the Content-Type is not read (the Python client sends n
 const requestBody = (entry: RouteEntry): Record<string, unknown> | undefined => {
   const { body } = entry.options;
   if (body === undefined || body === 'none' || !('schema' in body)) return undefined;
-  const { description, ...schema } = jsonSchemaOf(body.schema);
+  const { description, ...schema } = jsonSchemaOf(body.documentedBy ?? body.schema);
+  const given = body.documentedBy ? jsonSchemaOf(body.schema).description : undefined;
   return {
     required: body.empty === undefined,
-    description: [typeof description === 'string' ? description : undefined, BODY_NOTE].filter(Boolean).join(' '),
+    description: [
+      typeof given === 'string' ? given : typeof description === 'string' ? description : undefined,
+      BODY_NOTE,
+    ]
+      .filter(Boolean)
+      .join(' '),
     content: { 'application/json': { schema } },
   };
 };
