@@ -21,12 +21,15 @@ import type { AppContext } from './services.ts';
 export type Refusal = Readonly<{ issue: z.core.$ZodIssue; input: unknown; key: PropertyKey | undefined }>;
 type Problem = (refusal: Refusal) => RucioError;
 
-/** The answers schemas declare for their own refusals (a registry keyed by the schema). */
-const answers = new WeakMap<z.core.$ZodType, Readonly<{ refused?: Problem; missing?: Problem }>>();
+/**
+ * The answers schemas declare for their own refusals, keyed by the schema's definition: a copy
+ * made by `.describe()` or `.meta()` shares it, and so keeps the answer.
+ */
+const answers = new WeakMap<object, Readonly<{ refused?: Problem; missing?: Problem }>>();
 
 /** `schema`, whose own refusals (a wrong type, bounds zod checks) are answered by `problem`. */
 export const refusedAs = <T extends z.ZodType>(schema: T, problem: Problem): T => {
-  answers.set(schema, { ...answers.get(schema), refused: problem });
+  answers.set(schema._zod.def, { ...answers.get(schema._zod.def), refused: problem });
   return schema;
 };
 
@@ -35,7 +38,7 @@ export const refusedAs = <T extends z.ZodType>(schema: T, problem: Problem): T =
  * `problem` rather than Rucio's KeyError "'<key>' not defined".
  */
 export const missingAs = <T extends z.ZodType>(schema: T, problem: Problem): T => {
-  answers.set(schema, { ...answers.get(schema), missing: problem });
+  answers.set(schema._zod.def, { ...answers.get(schema._zod.def), missing: problem });
   return schema;
 };
 
@@ -162,7 +165,7 @@ const declaredProblem = (
   let node: z.core.$ZodType | undefined = root;
   let depth = 0;
   while (node) {
-    found = answers.get(node)?.[kind] ?? found;
+    found = answers.get(node._zod.def)?.[kind] ?? found;
     const wrapped = unwrapped(node);
     if (wrapped) {
       node = wrapped;

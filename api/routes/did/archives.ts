@@ -4,7 +4,7 @@ import type { ArchiveContentDocument } from '../../../projections/did/archiveCon
 import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
 import type { RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
-import { didFromPath } from './didParams.ts';
+import { scopeNamePath } from './didParams.ts';
 
 /** A constituent as `list_archive_content` gives it. */
 const constituentJson = (row: ArchiveContentDocument) => ({
@@ -23,12 +23,12 @@ export const registerArchiveRoutes = (routes: RouteTable, services: Services): v
   routes.get(
     '/archives/*scope_name/files',
     {
-      params: pathOf({ scope_name: pathText() }),
+      params: pathOf({ scope_name: scopeNamePath() }),
       accept: STREAM_ONLY,
       summary: 'The constituents of an archive file (none for any other DID).',
     },
     async (ctx, { params }) => {
-      const did = didFromPath(ctx);
+      const did = params.scope_name;
       await sendStream(ctx, mapStream(archiveContent(services.readModels, did.scope, did.name), constituentJson));
     },
   );

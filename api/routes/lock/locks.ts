@@ -4,7 +4,7 @@ import { datasetsBelow } from '../../../projections/did/didQueries.ts';
 import { datasetLocksOfDid, datasetLocksOnRse } from '../../../projections/rule/ruleQueries.ts';
 import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObjectBody, pathOf, pathText, queryOf, queryText } from '../../params.ts';
-import { checkedBy } from '../../routeInput.ts';
+import { convertedBy } from '../../routeInput.ts';
 import type { RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 import { asArray, didRefItem, scopeNamePath } from '../did/didParams.ts';
@@ -16,8 +16,10 @@ import { datasetLockJson } from '../rule/ruleRendering.ts';
  * 500 "Wrong did_type specified"; here it is a 400 ValueError with the same words.
  */
 const datasetTypeQuery = queryOf({
-  did_type: checkedBy(queryText(), (type) => {
+  // A conversion, not a check: zod checks no absent value, and an absent did_type is refused too.
+  did_type: convertedBy(queryText(), (type) => {
     if (type?.toLowerCase() !== 'dataset') throw new ValueError('Wrong did_type specified');
+    return type;
   }).describe('dataset (required).'),
 });
 
