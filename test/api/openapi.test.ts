@@ -63,9 +63,9 @@ describe('GET /openapi.json', () => {
       const { params, body } = route.options;
       const declared =
         params && '_zod' in params && params instanceof z.ZodObject
-          ? Object.keys(params.shape as Record<string, unknown>)
+          ? Object.keys(params.shape)
           : params && '_zod' in params && params instanceof z.ZodPipe && params.in instanceof z.ZodObject
-            ? Object.keys(params.in.shape as Record<string, unknown>)
+            ? Object.keys(params.in.shape)
             : [];
       for (const [, variable] of route.path.matchAll(/[:*](\w+)/g))
         if (!declared.includes(variable!)) missing.push(`${route.method} ${route.path}: path variable ${variable}`);

@@ -9,7 +9,7 @@ import { SIGN_URL_OPERATIONS, type SignUrlOperation } from '../../../infra/stora
 import { sendText } from '../../http.ts';
 import { queryOf, queryText } from '../../params.ts';
 import type { HandlerFor, RouteOptions, RouteTable } from '../../route.ts';
-import type { AppContext, Services } from '../../services.ts';
+import type { Services } from '../../services.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import { integerParameter } from '../replica/replicaParams.ts';
 import { checkLifetime, isSignUrlService, maySign, signingError } from './signing.ts';

@@ -1,4 +1,4 @@
-import { pathOf, pathText } from '../../params.ts';
+import { pathOf } from '../../params.ts';
 import { archiveContent } from '../../../projections/did/archiveQueries.ts';
 import type { ArchiveContentDocument } from '../../../projections/did/archiveContents.ts';
 import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';

@@ -320,7 +320,7 @@ export const registerScopeListingRoutes = (routes: RouteTable, services: Service
       summary: 'Redirects (308) to `/dids/{scope}/`.',
       success: { status: 308, description: 'Location: the path with a slash.' },
     },
-    (ctx, { params }) => {
+    (ctx) => {
       ctx.status = 308;
       ctx.set('Location', `${ctx.path}/${ctx.querystring ? `?${ctx.querystring}` : ''}`);
       ctx.body = '';

@@ -5,7 +5,6 @@ import { valueProblem } from '../../../domain/shared/names.ts';
 import { jsonValueBody } from '../../params.ts';
 import { convertedBy, refusedAs } from '../../routeInput.ts';
 import { z } from 'zod';
-import type { AppContext } from '../../services.ts';
 import { isRecord } from '../../../domain/shared/narrowing.ts';
 
 /**

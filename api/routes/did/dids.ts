@@ -167,13 +167,8 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       raises: [DataIdentifierNotFound],
     },
     async (ctx, { params }) => {
-      const { input_scope, input_name, output_scope, output_name, nbfiles } = ctx.params;
-      await sample(
-        ctx,
-        { scope: input_scope!, name: input_name! },
-        { scope: output_scope!, name: output_name! },
-        nbfiles,
-      );
+      const { input_scope, input_name, output_scope, output_name, nbfiles } = params;
+      await sample(ctx, { scope: input_scope, name: input_name }, { scope: output_scope, name: output_name }, nbfiles);
     },
   );
 

@@ -13,7 +13,7 @@ import { requestMetrics } from '../../../projections/request/transferMetrics.ts'
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { pathOf, pathText, queryInteger, queryOf, queryText } from '../../params.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { AppContext, Services } from '../../services.ts';
 import { scopeNamePath } from '../did/didParams.ts';
 import { activeRse } from '../rse/rseViews.ts';

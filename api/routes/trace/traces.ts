@@ -1,5 +1,5 @@
 import { SETTINGS, settingValue, type ConfigSections } from '../../../domain/config/settings.ts';
-import { RucioError, TypeError_, ValueError } from '../../../domain/shared/errors.ts';
+import { RucioError, ValueError } from '../../../domain/shared/errors.ts';
 import { readOfTrace } from '../../../domain/trace/kronos.ts';
 import { TraceBuffer } from '../../../infra/traces/traceBuffer.ts';
 import { configSection } from '../../../projections/config/configQueries.ts';
