@@ -55,6 +55,8 @@ import { registerConsoleRoutes } from './routes/console/consoleRoutes.ts';
 import { consoleFilesMiddleware } from './consoleFiles.ts';
 import { answerBrowserNotFound } from './browserNotFound.ts';
 import type { Logger } from '../infra/logger.ts';
+import { inSpan, newTraceId, parseTraceparent, tracingOn, type TraceContext } from '../infra/tracing.ts';
+import type { IdentityType } from '../domain/identity/identity.ts';
 import type { AppState, Services } from './services.ts';
 
 /** Every area's routes, registered in one table (api/route.ts). */
@@ -141,6 +143,7 @@ export const createApp = (services: Services): Koa<AppState> => {
 class RequestState implements AppState {
   issuer?: string;
   identity?: string;
+  identityType?: IdentityType;
   clientHeaders?: 'svc' | 'rucio';
   errorStatus?: Readonly<Record<string, number>>;
   body?: string;
@@ -149,15 +152,15 @@ class RequestState implements AppState {
   constructor(
     private readonly base: Logger,
     readonly requestId: string,
+    public traceId: string,
   ) {}
 
   get logger(): Logger {
     const account = this.issuer;
-    if (!this.made || this.made.for !== account)
-      this.made = {
-        for: account,
-        logger: this.base.child(account ? { requestId: this.requestId, account } : { requestId: this.requestId }),
-      };
+    if (!this.made || this.made.for !== account) {
+      const bindings = { requestId: this.requestId, traceId: this.traceId };
+      this.made = { for: account, logger: this.base.child(account ? { ...bindings, account } : bindings) };
+    }
     return this.made.logger;
   }
 
@@ -166,23 +169,34 @@ class RequestState implements AppState {
   }
 }
 
-/** A request id (taken from X-Request-Id when given) and one structured log line per request. */
+/**
+ * A request id (taken from X-Request-Id when given), the request's trace (its `traceparent`, or a
+ * new one: infra/tracing.ts), and one structured log line per request. The trace id goes back in
+ * `X-Trace-Id`, so a client can ask the audit what its request caused.
+ */
 const requestLog =
   (services: Services): Middleware<AppState> =>
   async (ctx, next) => {
     const started = process.hrtime.bigint();
     const given = ctx.req.headers['x-request-id'];
     const requestId = typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
-    ctx.state = new RequestState(services.logger, requestId);
+    const parent = parseTraceparent(ctx.req.headers.traceparent);
+    const state = new RequestState(services.logger, requestId, parent?.traceId ?? newTraceId());
+    ctx.state = state;
     // Node's own call: Koa's ctx.set allocates arrays for every header it sets.
     ctx.res.setHeader('X-Request-Id', requestId);
     try {
-      await next();
+      if (tracingOn()) await inRequestSpan(ctx, state, parent, next);
+      else {
+        ctx.res.setHeader('X-Trace-Id', state.traceId);
+        await next();
+      }
     } finally {
       const milliseconds = Number(process.hrtime.bigint() - started) / 1e6;
       services.logger.info(
         {
           requestId,
+          traceId: state.traceId,
           method: ctx.method,
           url: ctx.url,
           status: ctx.status,
@@ -193,6 +207,41 @@ const requestLog =
       );
     }
   };
+
+/**
+ * The request as a span (when spans are made), child of the caller's `traceparent`; a request
+ * without one starts a trace, whose id becomes the request's. Named by the route's pattern once
+ * the router has matched it, as OpenTelemetry's HTTP conventions ask.
+ */
+const inRequestSpan = (
+  ctx: Koa.ParameterizedContext<AppState>,
+  state: RequestState,
+  parent: TraceContext | undefined,
+  next: () => Promise<unknown>,
+): Promise<void> =>
+  inSpan(
+    ctx.method,
+    {
+      kind: 'server',
+      ...(parent ? { parent } : {}),
+      attributes: { 'http.request.method': ctx.method, 'url.path': ctx.path, 'dms.request_id': state.requestId },
+    },
+    async (span) => {
+      if (span) state.traceId = span.spanContext().traceId;
+      ctx.res.setHeader('X-Trace-Id', state.traceId);
+      try {
+        await next();
+      } finally {
+        const route = ctx.routerPath;
+        span?.updateName(route ? `${ctx.method} ${route}` : ctx.method);
+        span?.setAttributes({
+          'http.response.status_code': ctx.status,
+          ...(route ? { 'http.route': route } : {}),
+          ...(ctx.state.issuer ? { 'dms.account': ctx.state.issuer } : {}),
+        });
+      }
+    },
+  );
 
 /**
  * OPTIONS on any URL is Rucio's CORS pre-flight: allowed (200) when the Origin is listed in the

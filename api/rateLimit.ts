@@ -1,3 +1,5 @@
+import type { Clock } from '../infra/clock.ts';
+
 /**
  * A token bucket per key (a client address): `ratePerSecond` on average, `burst` at once. Buckets
  * live in this process (each API process limits its own share) and the map is bounded: the least
@@ -12,11 +14,11 @@ const MAX_KEYS = 100_000;
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly clock: Clock) {}
 
   /** Takes `cost` tokens from the key's bucket; false (and nothing taken) when it has fewer. */
   take(key: string, cost: number, policy: RatePolicy): boolean {
-    const now = this.now();
+    const now = this.clock.now();
     const bucket = this.buckets.get(key) ?? { tokens: policy.burst, at: now };
     const tokens = Math.min(policy.burst, bucket.tokens + ((now - bucket.at) / 1000) * policy.ratePerSecond);
     const allowed = tokens >= cost;

@@ -1,7 +1,9 @@
 import type Router from '@koa/router';
 import type { RouterMiddleware } from '@koa/router';
 import type { CommandMetadata } from '../domain/shared/event.ts';
+import { dateOf, type Clock } from '../infra/clock.ts';
 import type { RucioErrorClass } from '../domain/shared/errors.ts';
+import { actingIdentity } from './auth/actingIdentity.ts';
 import { authenticate } from './auth/authenticate.ts';
 import { requireAccept, sendCreated, sendOk } from './http.ts';
 import type { z } from 'zod';
@@ -202,12 +204,22 @@ const setCommonHeaders = (ctx: AppContext): void => {
   }
 };
 
-/** The metadata of a command issued by this request: now, the caller, the request id. */
-export const commandMetadata = (ctx: AppContext): CommandMetadata => ({
-  now: new Date(),
-  account: ctx.state.issuer ?? 'anonymous',
-  requestId: ctx.state.requestId,
-});
+/**
+ * The metadata of a command issued by this request: now (the service's clock), the caller (the
+ * account and the identity its token was issued to), the request id and the request's trace.
+ */
+export const commandMetadata = (ctx: AppContext, clock: Clock): CommandMetadata => {
+  const { identity, identityType } = ctx.state;
+  return {
+    now: dateOf(clock),
+    account: ctx.state.issuer ?? 'anonymous',
+    requestId: ctx.state.requestId,
+    correlationId: ctx.state.traceId,
+    ...(identity !== undefined && identityType !== undefined
+      ? { identity: actingIdentity(identityType, identity) }
+      : {}),
+  };
+};
 
 /**
  * Read your writes: answer only once every read model has applied the write's last event, or
@@ -231,7 +243,7 @@ export const runCommand = async <Outcome extends WriteOutcome>(
   services: Services,
   command: (metadata: CommandMetadata) => Promise<Outcome>,
 ): Promise<Outcome> => {
-  const outcome = await command(commandMetadata(ctx));
+  const outcome = await command(commandMetadata(ctx, services.clock));
   await afterWrite(ctx, services, outcome.position);
   return outcome;
 };

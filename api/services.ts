@@ -1,5 +1,7 @@
 import type { ParameterizedContext } from 'koa';
 import type { CommandContext } from '../commands/handleCommand.ts';
+import type { IdentityType } from '../domain/identity/identity.ts';
+import type { Clock } from '../infra/clock.ts';
 import type { ServiceConfig } from '../infra/config.ts';
 import type { GeoLocator } from '../infra/geoLocator.ts';
 import type { UrlSigner } from '../infra/storage/urlSigner.ts';
@@ -14,6 +16,8 @@ import type { ServiceMetrics } from './metrics/serviceMetrics.ts';
 export type Services = Readonly<{
   config: ServiceConfig;
   logger: Logger;
+  /** What the routes decide by time: requests' command metadata, expiries, throttles (infra/clock.ts). */
+  clock: Clock;
   commands: CommandContext;
   readModels: ReadModels;
   progress: ProjectionProgress;
@@ -55,9 +59,16 @@ export type DaemonRoleStatus = Readonly<{
 export type AppState = {
   requestId: string;
   logger: Logger;
+  /**
+   * The request's trace id (W3C, 32 hex digits): its `traceparent`'s, or made for it. Every event
+   * its commands append carries it as `correlationId` (infra/tracing.ts).
+   */
+  traceId: string;
   /** The authenticated account (Rucio's "issuer"), set by the token check. */
   issuer?: string;
+  /** The identity the token was issued to (a user name, a DN, an SSH key...), and its type. */
   identity?: string;
+  identityType?: IdentityType;
   /** The header names this server reads and writes (DMS_CLIENT_HEADERS, api/clientHeaders.ts). */
   clientHeaders?: 'svc' | 'rucio';
   /** Statuses this route gives some exception classes instead of the defaults. */

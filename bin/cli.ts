@@ -28,12 +28,12 @@ const runService = async (config: ServiceConfig, roles: Roles): Promise<void> =>
   const effective = { ...config, workers: roles.workers && config.workers };
   const effectiveRoles = { ...roles, workers: roles.workers && config.workers };
   // `dms serve` on several cores: API workers around this process (bin/cluster/clusterPrimary.ts).
-  const runtime =
+  const starting =
     roles.api && roles.projector && config.apiWorkers > 1
-      ? await (
-          await import('./cluster/clusterPrimary.ts')
-        ).serveCluster(effective, effectiveRoles, logger, config.apiWorkers)
-      : await (await import('./runtime.ts')).startRuntime(effective, effectiveRoles, logger);
+      ? import('./cluster/clusterPrimary.ts').then(({ serveCluster }) =>
+          serveCluster(effective, effectiveRoles, logger, config.apiWorkers),
+        )
+      : import('./runtime.ts').then(({ startRuntime }) => startRuntime(effective, effectiveRoles, logger));
   let signals = 0;
   const shutdown = (signal: string, exitCode = 0) => {
     signals += 1;
@@ -42,21 +42,27 @@ const runService = async (config: ServiceConfig, roles: Roles): Promise<void> =>
       process.exit(1);
     }
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    runtime.stop().then(
-      () => {
-        logger.info('stopped');
-        process.exit(exitCode);
-      },
-      (error: unknown) => {
-        logger.error({ err: error }, 'error while stopping');
-        process.exit(1);
-      },
-    );
+    // A signal during the start (the API may already listen) stops what the start has made, once made.
+    starting
+      .then((runtime) => runtime.stop())
+      .then(
+        () => {
+          logger.info('stopped');
+          process.exit(exitCode);
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'error while stopping');
+          process.exit(1);
+        },
+      );
   };
-  // The daemons start after the API listens; a service whose daemons cannot run stops.
-  runtime.daemonsReady.catch(() => shutdown('the daemons could not start', 1));
+  // Taken before the start: "API listening" is logged (and /ping answered) before the start returns,
+  // and a SIGTERM meeting Node's default action then would leave the private Redis and its address behind.
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  const runtime = await starting;
+  // The daemons start after the API listens; a service whose daemons cannot run stops.
+  runtime.daemonsReady.catch(() => shutdown('the daemons could not start', 1));
 };
 
 const roleList = (value: string): string[] => value.split(',').filter(Boolean);
@@ -138,7 +144,9 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
       ),
     );
 
-  const transfers = program.command('transfers').description('the transfer requests: status');
+  const transfers = program
+    .command('transfers')
+    .description('the transfer requests: status, path <source> <destination>');
   transfers
     .command('status')
     .description("requests per state and link, the oldest waiting in each state, the last hour's failures")
@@ -147,6 +155,27 @@ export const dmsProgram = (outcome: (result: Outcome) => void, output: OutputCon
     .action(
       action(async (config, options: { json?: boolean; wide?: boolean }) =>
         (await import('./commands/transfersStatus.ts')).transfersStatusCommand(config, options),
+      ),
+    );
+  transfers
+    .command('path <source> <destination>')
+    .description(
+      'the path the conveyor takes between two RSEs (multihop included), each copy with its protocols and tool, tape staging and tokens',
+    )
+    .option(
+      '--tokens',
+      'ask the trusted provider for the tokens of the copies that use them, and show what each grants',
+    )
+    .option(...JSON_OPTION)
+    .option(...WIDE_OPTION)
+    .action(
+      action(
+        async (
+          config,
+          source: string,
+          destination: string,
+          options: { json?: boolean; wide?: boolean; tokens?: boolean },
+        ) => (await import('./commands/transfersPath.ts')).transfersPathCommand(config, source, destination, options),
       ),
     );
 

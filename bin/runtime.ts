@@ -1,3 +1,4 @@
+import { startTracing, stopTracing } from '../infra/tracing.ts';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { createApp } from '../api/app.ts';
@@ -11,6 +12,7 @@ import { TokenStore } from '../api/auth/tokenStore.ts';
 import type { Services } from '../api/services.ts';
 import { ensureRootAccount } from '../commands/bootstrap.ts';
 import { createCommandContext } from '../commands/commandContext.ts';
+import { dateOf, systemClock, type Clock } from '../infra/clock.ts';
 import type { ServiceConfig } from '../infra/config.ts';
 import type { Upcasters } from '../domain/shared/upcasting.ts';
 import type { EventStore } from '../infra/eventstore/eventStore.ts';
@@ -104,6 +106,11 @@ export type RuntimeOverrides = Readonly<{
    * do not start.
    */
   daemonsAfter?: Promise<unknown>;
+  /**
+   * What the API and the workers decide by time (infra/clock.ts); default the system's. Tests pass
+   * one they move. The projections decide nothing by time and keep the system's.
+   */
+  clock?: Clock;
 }>;
 
 /** How long in-flight requests may take to finish after a stop request before they are cut. */
@@ -177,6 +184,16 @@ const takeDataDirLocks = (config: ServiceConfig, roles: Roles, cluster: ClusterP
   return locks;
 };
 
+/** What a process runs, for its spans' resource (`dms.component`). */
+const processKind = (roles: Roles, primary: boolean): string =>
+  (roles.api || primary) && roles.projector
+    ? 'serve'
+    : roles.projector
+      ? 'projector'
+      : roles.workers
+        ? 'worker'
+        : 'api';
+
 const startRoles = async (
   config: ServiceConfig,
   roles: Roles,
@@ -188,8 +205,12 @@ const startRoles = async (
   phases: StartupPhases,
 ): Promise<Runtime> => {
   const cluster = overrides.cluster;
+  const clock = overrides.clock ?? systemClock;
   const worker = cluster?.kind === 'worker' ? cluster : undefined;
   const primary = cluster?.kind === 'primary';
+  // Spans are exported only where OTEL_EXPORTER_OTLP_ENDPOINT asks; otherwise this loads nothing.
+  await startTracing(worker ? 'api-worker' : processKind(roles, primary));
+  undo.push(() => stopTracing());
   const signals = cluster ? undefined : await openPositionSignals(config, roles, logger);
   undo.push(() => signals?.close());
   const { eventStore, readStore } = await openStores(config, {
@@ -218,11 +239,11 @@ const startRoles = async (
   // Root is made (or found) on the streams while the projections start: neither waits for the other.
   const rootCreation =
     roles.api || primary
-      ? ensureRootAccount(commands, {
-          username: config.rootUsername,
-          password: config.rootPassword,
-          email: config.rootEmail,
-        })
+      ? ensureRootAccount(
+          commands,
+          { username: config.rootUsername, password: config.rootPassword, email: config.rootEmail },
+          dateOf(clock),
+        )
       : undefined;
   // Awaited below; a start failing before then must not leave its failure unheard.
   rootCreation?.catch(() => undefined);
@@ -307,15 +328,16 @@ const startRoles = async (
 
   const daemons: Daemons = {};
   const sessions = new SessionAccess(readModels, progress);
-  const tokens = new TokenStore(readStore, config.tokenLifetimeSeconds, sessions);
+  const tokens = new TokenStore(readStore, config.tokenLifetimeSeconds, clock, sessions);
   const services: Services = {
     config,
     logger,
+    clock,
     commands,
     readModels,
     progress,
     tokens,
-    oidc: new Oidc(config.oidcProviders, { readStore, readModels, commands, tokens, sessions, logger }),
+    oidc: new Oidc(config.oidcProviders, { readStore, readModels, commands, tokens, sessions, logger, clock }),
     metrics,
     urlSigner: new UrlSigner(config.rseAccounts ? new RseAccounts(config.rseAccounts, logger) : undefined),
     geoLocator: geoLocator(config.geoipDatabase, logger),
@@ -402,7 +424,7 @@ const startRoles = async (
           config,
           roles,
           logger,
-          { eventStore, readStore, commands, readModels, progress, metrics, phases },
+          { eventStore, readStore, commands, readModels, progress, metrics, phases, clock },
           daemons,
         );
       })()
@@ -435,6 +457,7 @@ const startRoles = async (
       worker?.progress.close();
       await signals?.close();
       await daemons.redis?.stop();
+      await stopTracing().catch((error: unknown) => logger.warn({ err: error }, 'could not send the last spans'));
       for (const lock of locks) lock.release();
     })());
 
@@ -483,6 +506,7 @@ const startDaemons = async (
     progress: ProjectionProgress;
     metrics: ServiceMetrics;
     phases: StartupPhases;
+    clock: Clock;
   }>,
   started: Daemons,
 ): Promise<void> => {
@@ -496,6 +520,7 @@ const startDaemons = async (
       { createTransferTools },
       { BrokerConnections },
       { createStorages },
+      { ServiceTokens },
     ] = await Promise.all([
       import('../workers/roles.ts'),
       import('../workers/reactor.ts'),
@@ -504,6 +529,7 @@ const startDaemons = async (
       import('../infra/transfer/transferTools.ts'),
       import('../infra/messaging/brokerConnections.ts'),
       import('../infra/storage/storages.ts'),
+      import('../infra/security/clientCredentialsTokens.ts'),
     ]);
     const { HeartbeatStore } = await import('../infra/heartbeats/heartbeatStore.ts');
     let redisUrl = config.redisUrl;
@@ -530,9 +556,10 @@ const startDaemons = async (
       prefix: config.queuePrefix,
       reactions: reactionsOf(daemonRoles),
       logger: logger.child({ role: 'reactor' }),
+      clock: parts.clock,
     });
     await started.reactor.start();
-    started.transferTools = createTransferTools({ dataDir: config.dataDir });
+    started.transferTools = createTransferTools({ dataDir: config.dataDir, clock: parts.clock });
     started.brokers = new BrokerConnections();
     const workerContext = createWorkerContext(
       parts.commands,
@@ -540,8 +567,12 @@ const startDaemons = async (
       parts.progress,
       logger.child({ role: 'worker' }),
       started.transferTools,
-      createStorages(),
-      { brokers: started.brokers, password: config.messagingPassword },
+      {
+        clock: parts.clock,
+        storages: createStorages(),
+        messaging: { brokers: started.brokers, password: config.messagingPassword },
+        serviceTokens: new ServiceTokens(config.oidcProviders, { now: () => parts.clock.now() }),
+      },
     );
     started.workerHost = new WorkerHost({
       redisUrl,

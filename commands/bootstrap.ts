@@ -19,8 +19,16 @@ import { loadIdentity } from './identity/identityCommands.ts';
 export const ensureRootAccount = async (
   context: CommandContext,
   root: { username: string; password: string; email: string },
+  /** The time of the events, from the runtime's clock. */
+  now: Date,
 ): Promise<'created' | 'existing'> => {
-  const metadata = { now: new Date(), account: 'root', requestId: 'bootstrap' };
+  // Nobody logged in: the service itself acts, at its start.
+  const metadata = {
+    now,
+    account: 'root',
+    requestId: 'bootstrap',
+    identity: { kind: 'SERVICE', value: 'bootstrap' },
+  };
   const options = { causationId: 'bootstrap-root' };
   let created = false;
   if ((await loadAccount(context, 'root')).status === 'Absent') {

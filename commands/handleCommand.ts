@@ -8,6 +8,7 @@ import {
   type NewEvent,
 } from '../infra/eventstore/eventStore.ts';
 import { deterministicUuid, timeOrderedUuid } from '../infra/eventstore/eventIds.ts';
+import { activeSpanId, inSpan, tracingOn } from '../infra/tracing.ts';
 import type { CommandContext } from './commandContext.ts';
 
 export type { CommandContext } from './commandContext.ts';
@@ -162,10 +163,26 @@ const decideAndAppend = async <State, C extends Command, E extends Event>(
     throw new Error('A step decides each stream once: group its commands per stream');
   const metadata = options.metadata ?? firstCommandMetadata(decisions);
   const retries = options.retries ?? 10;
-  return inTurn(context.eventStore, streamNames, () =>
-    decideAndAppendOnce(context, decisions, options, metadata, retries),
-  );
+  const decide = () =>
+    inTurn(context.eventStore, streamNames, () => decideAndAppendOnce(context, decisions, options, metadata, retries));
+  if (!tracingOn()) return decide();
+  return inSpan(`command ${commandNames(decisions)}`, { attributes: commandAttributes(decisions, metadata) }, decide);
 };
+
+/** The span's name: the deciders of the step, each once (`command did, rule`). */
+const commandNames = (decisions: readonly StreamDecision<unknown, Command, Event>[]): string =>
+  [...new Set(decisions.map((decision) => decision.decider.name))].join(', ');
+
+const commandAttributes = (
+  decisions: readonly StreamDecision<unknown, Command, Event>[],
+  metadata: CommandMetadata,
+): Record<string, string | number> => ({
+  'dms.account': metadata.account,
+  'dms.request_id': metadata.requestId,
+  'dms.streams': decisions.length,
+  ...(decisions.length === 1 ? { 'dms.stream': decisions[0]!.streamName } : {}),
+  ...(metadata.causationId ? { 'dms.causation_id': metadata.causationId } : {}),
+});
 
 /**
  * The streams' commands of this process in the order they came, one decision at a time per stream:
@@ -346,12 +363,17 @@ export const loadAggregate = async <State, E extends Event>(
 /** The metadata every event of one command shares (one object, so stores may serialise it once). */
 const eventMetadata = (metadata: CommandMetadata, options: HandleOptions): EventMetadata => {
   const causationId = options.causationId ?? metadata.causationId;
+  const spanId = activeSpanId();
   return {
     account: metadata.account,
     requestId: metadata.requestId,
     at: metadata.now.toISOString(),
     schemaVersion: 1,
     ...(causationId ? { causationId } : {}),
+    // Absent rather than null when unknown: the hashes of events written before cover no such key.
+    ...(metadata.identity ? { identity: metadata.identity } : {}),
+    ...(metadata.correlationId ? { correlationId: metadata.correlationId } : {}),
+    ...(spanId ? { spanId } : {}),
   };
 };
 

@@ -1,8 +1,10 @@
 import { Queue } from 'bullmq';
 import type { Event } from '../domain/shared/event.ts';
 import { eventUpcasters } from '../domain/upcasters.ts';
+import type { Clock } from '../infra/clock.ts';
 import type { AllSubscription, EventStore, RecordedEvent } from '../infra/eventstore/eventStore.ts';
 import type { Logger } from '../infra/logger.ts';
+import { isTraceId, traceparentOf } from '../infra/tracing.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
 import type { CollectionSpec, Document, ReadStore } from '../infra/readstore/readStore.ts';
 import { reactsTo, type EventRole, type Role } from './role.ts';
@@ -15,7 +17,8 @@ export type Reaction = Readonly<{
   queue: string;
   eventTypes: readonly string[];
   jobOf?: (event: RecordedEvent) => object | undefined;
-  delayOf?: (event: RecordedEvent) => number;
+  /** Milliseconds the job waits, given the event and the time now. */
+  delayOf?: (event: RecordedEvent, now: number) => number;
 }>;
 
 /** What a job carries by default: the triggering event. */
@@ -48,8 +51,28 @@ const reactionOf = <E extends Event, Job extends object>(role: EventRole<E, Job>
     queue: role.name,
     eventTypes: reactsTo(role),
     jobOf: (event) => (isHandled(event) ? role.jobOf(event, event) : undefined),
-    ...(delayOf ? { delayOf: (event: RecordedEvent) => (isHandled(event) ? delayOf(event, event) : 0) } : {}),
+    ...(delayOf
+      ? { delayOf: (event: RecordedEvent, now: number) => (isHandled(event) ? delayOf(event, event, now) : 0) }
+      : {}),
   };
+};
+
+/**
+ * The trace a job continues: its event's (the request's trace id, and the span that appended it
+ * when spans were made, else one derived from the event's id), as a `traceparent` in the job's
+ * options, where BullMQ keeps context to propagate (workers/workerHost.ts reads it). None for an
+ * event written without a correlation id (before it was recorded, or by the service's start-up).
+ */
+export const jobTrace = (event: RecordedEvent): string | undefined => {
+  const { correlationId, spanId } = event.metadata;
+  if (!correlationId || !isTraceId(correlationId)) return undefined;
+  return traceparentOf({ traceId: correlationId, ...(spanId ? { spanId } : {}) }, spanIdOf(event.id));
+};
+
+/** 16 hex digits of an event id, nonzero: the span a job's trace names when nobody exported one. */
+const spanIdOf = (eventId: string): string => {
+  const hex = eventId.replaceAll('-', '').slice(-16).padStart(16, '0');
+  return /^0+$/.test(hex) ? '0000000000000001' : hex;
 };
 
 type CheckpointDocument = Document & { checkpoint: string; updatedAt: string };
@@ -62,6 +85,8 @@ export type ReactorOptions = Readonly<{
   redisUrl: string;
   reactions: readonly Reaction[];
   logger: Logger;
+  /** The time delayed jobs are counted from (infra/clock.ts). */
+  clock: Clock;
   /** Name of the checkpoint; default `reactor`. */
   name?: string;
   /** BullMQ key prefix; default `dms`. */
@@ -82,7 +107,11 @@ export class Reactor {
   private readonly queues = new Map<string, Queue>();
   private readonly queuesByType = new Map<
     string,
-    { queue: Queue; jobOf: (event: RecordedEvent) => object | undefined; delayOf?: (event: RecordedEvent) => number }[]
+    {
+      queue: Queue;
+      jobOf: (event: RecordedEvent) => object | undefined;
+      delayOf?: (event: RecordedEvent, now: number) => number;
+    }[]
   >();
   private subscription: AllSubscription | undefined;
   private loop: Promise<void> | undefined;
@@ -158,7 +187,10 @@ export class Reactor {
   }
 
   private async enqueue(batch: readonly RecordedEvent[]): Promise<void> {
-    const jobsByQueue = new Map<Queue, { name: string; data: object; opts: { jobId: string; delay?: number } }[]>();
+    const jobsByQueue = new Map<
+      Queue,
+      { name: string; data: object; opts: { jobId: string; delay?: number; telemetry?: { metadata: string } } }[]
+    >();
     for (const stored of batch) {
       const targets = this.queuesByType.get(stored.type);
       if (!targets) continue;
@@ -174,9 +206,18 @@ export class Reactor {
       for (const { queue, jobOf, delayOf } of targets) {
         const data = jobOf(event);
         if (data === undefined) continue;
-        const delay = delayOf?.(event) ?? 0;
+        const delay = delayOf?.(event, this.options.clock.now()) ?? 0;
         const jobs = jobsByQueue.get(queue) ?? [];
-        jobs.push({ name: event.type, data, opts: { jobId: event.id, ...(delay > 0 ? { delay } : {}) } });
+        const trace = jobTrace(event);
+        jobs.push({
+          name: event.type,
+          data,
+          opts: {
+            jobId: event.id,
+            ...(delay > 0 ? { delay } : {}),
+            ...(trace ? { telemetry: { metadata: trace } } : {}),
+          },
+        });
         jobsByQueue.set(queue, jobs);
       }
     }

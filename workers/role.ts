@@ -1,8 +1,10 @@
 import type { Setting } from '../domain/config/settings.ts';
 import { RucioError } from '../domain/shared/errors.ts';
-import type { CommandMetadata, Event, EventTypes } from '../domain/shared/event.ts';
+import type { ActingIdentity, CommandMetadata, Event, EventTypes } from '../domain/shared/event.ts';
 import type { Skipped, WorkflowOutput } from '../domain/shared/workflow.ts';
+import { dateOf, type Clock } from '../infra/clock.ts';
 import type { RecordedEvent } from '../infra/eventstore/eventStore.ts';
+import type { TraceContext } from '../infra/tracing.ts';
 import type { WorkerContext } from './workerContext.ts';
 
 /**
@@ -28,8 +30,8 @@ export type EventRole<E extends Event, Job extends object> = Readonly<{
   handles: Readonly<Record<E['type'], true>>;
   /** The job an event becomes: the role's own typed data; undefined when the event needs no work. */
   jobOf(event: E, envelope: RoleEnvelope): Job | undefined;
-  /** Milliseconds the job waits before it may run (a rule whose injection is delayed); default none. */
-  delayOf?(event: E, envelope: RoleEnvelope): number;
+  /** Milliseconds the job waits before it may run (a rule whose injection is delayed), at `now`; default none. */
+  delayOf?(event: E, envelope: RoleEnvelope, now: number): number;
   /** Jobs one process works on at once; default 1. */
   concurrency?: number;
   process(job: Job, trigger: JobTrigger, context: WorkerContext): Promise<CycleReport>;
@@ -79,8 +81,13 @@ export type Role = EventRole<any, any> | ScheduledRole;
 /** The event types a role reacts to (none for a scheduled role), for the reactor and `dms workers status`. */
 export const reactsTo = (role: Role): string[] => (role.kind === 'event' ? Object.keys(role.handles) : []);
 
-/** The job being worked on: its id (event roles: the causing event's id) and when it started. */
-export type JobTrigger = Readonly<{ jobId: string; startedAt: Date }>;
+/**
+ * The job being worked on: its id (event roles: the causing event's id), when it started, and the
+ * trace it works in: for an event role, the trace of the request whose event set it off; for a
+ * scheduled role's cycle, one of its own (workers/workerHost.ts). Absent where a job is run by
+ * hand (tests, the command line): its commands then carry no correlation id.
+ */
+export type JobTrigger = Readonly<{ jobId: string; startedAt: Date; trace?: TraceContext }>;
 
 /** Something a job left, and why: what `dms workers status` shows as skipped. */
 export type SkippedItem = Skipped['data'];
@@ -100,25 +107,30 @@ export const causationOf = (role: string, trigger: JobTrigger, item: string): st
   `${role}/${trigger.jobId}/${item}`;
 
 /**
- * The metadata of what a role appends about `item`: as root, under a request id naming the role
- * and job, caused by the job (so a job run again derives the same event ids and appends nothing
- * twice). `now` is the job's start.
+ * The metadata of what a role appends about `item`: as root, the role as the identity that acted,
+ * under a request id naming the role and job, caused by the job (so a job run again derives the
+ * same event ids and appends nothing twice), in the job's trace. `now` is the job's start.
  */
 export const asRoot = (role: string, trigger: JobTrigger, item: string): CommandMetadata => ({
   now: trigger.startedAt,
   account: 'root',
   requestId: `${role}-${trigger.jobId}`,
   causationId: causationOf(role, trigger, item),
+  identity: daemonIdentity(role),
+  ...(trigger.trace ? { correlationId: trigger.trace.traceId } : {}),
 });
+
+/** A daemon role as the identity that acted (what the audit shows beside root). */
+export const daemonIdentity = (role: string): ActingIdentity => ({ kind: 'DAEMON', value: role });
 
 /**
  * The same for one step of a job that acts on the clock as it goes (a page of transfers, a chunk
  * of deletions): the step names its own cause, so the steps of a job derive different event ids,
  * and is timed when it is made, since a job's steps span the time transfers and deletions take.
  */
-export const stepOf = (role: string, trigger: JobTrigger, step: string): CommandMetadata => ({
+export const stepOf = (role: string, trigger: JobTrigger, step: string, clock: Clock): CommandMetadata => ({
   ...asRoot(role, trigger, step),
-  now: new Date(),
+  now: dateOf(clock),
 });
 
 /** The outputs a workflow decided to leave, with why. */

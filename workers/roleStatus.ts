@@ -47,12 +47,18 @@ export class RoleStatusStore {
     this.redis = new Redis(redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
   }
 
-  async record(role: string, jobId: string, startedAt: Date, outcome: CycleReport | { error: unknown }): Promise<void> {
+  async record(
+    role: string,
+    jobId: string,
+    startedAt: Date,
+    durationMs: number,
+    outcome: CycleReport | { error: unknown },
+  ): Promise<void> {
     const report = 'error' in outcome ? undefined : outcome;
     const cycle: LastCycle = {
       jobId,
       startedAt: startedAt.toISOString(),
-      durationMs: Date.now() - startedAt.getTime(),
+      durationMs: Math.round(durationMs),
       done: report?.done ?? 0,
       skipped: report?.skipped.length ?? 0,
       skippedSample: report?.skipped.slice(0, SAMPLE) ?? [],

@@ -1,8 +1,10 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { hostname } from 'node:os';
 import { settingValue } from '../domain/config/settings.ts';
+import { dateOf } from '../infra/clock.ts';
 import type { HeartbeatInput, HeartbeatStore } from '../infra/heartbeats/heartbeatStore.ts';
 import type { Logger } from '../infra/logger.ts';
+import { inSpan, newTraceId, parseTraceparent, type TraceContext } from '../infra/tracing.ts';
 import { redisConnectionOptions } from '../infra/queue/connection.ts';
 import type { CycleReport, JobTrigger, Role, ScheduledRole } from './role.ts';
 import { RoleStatusStore } from './roleStatus.ts';
@@ -70,7 +72,15 @@ export class WorkerHost {
         stalledInterval: this.options.jobLockMs ?? 30_000,
       });
       worker.on('failed', (job, error) =>
-        this.options.logger.warn({ daemon: role.name, jobId: job?.id, err: error }, 'job failed'),
+        this.options.logger.warn(
+          {
+            daemon: role.name,
+            jobId: job?.id,
+            traceId: parseTraceparent(job?.opts.telemetry?.metadata)?.traceId,
+            err: error,
+          },
+          'job failed',
+        ),
       );
       worker.on('error', (error) => this.options.logger.warn({ daemon: role.name, err: error }, 'worker error'));
       this.workers.push(worker);
@@ -136,7 +146,7 @@ export class WorkerHost {
   private async beat(): Promise<void> {
     const store = this.options.heartbeats;
     if (!store) return;
-    const now = new Date();
+    const now = dateOf(this.options.context.clock);
     const olderThanSeconds = (3 * this.heartbeatIntervalMs) / 1000;
     for (const [index, role] of this.options.roles.entries()) {
       if (this.workers[index]?.isRunning()) await store.beat(this.heartbeatOf(role.name), now, olderThanSeconds);
@@ -144,30 +154,52 @@ export class WorkerHost {
     await store.expire(now);
   }
 
-  private async run(role: Role, job: Job): Promise<CycleReport> {
-    const trigger: JobTrigger = { jobId: String(job.id), startedAt: new Date() };
+  /**
+   * One job in its trace: an event role's job continues the trace of the event that set it off
+   * (the reactor put its `traceparent` in the job's options), a scheduled cycle starts one. As a
+   * span when spans are made; the job's commands carry the trace id, and so do its log lines.
+   */
+  private run(role: Role, job: Job): Promise<CycleReport> {
+    const given = parseTraceparent(job.opts.telemetry?.metadata);
+    return inSpan(
+      `${role.kind === 'event' ? 'job' : 'cycle'} ${role.name}`,
+      {
+        kind: 'consumer',
+        ...(given ? { parent: given } : {}),
+        attributes: { 'dms.daemon': role.name, 'dms.job_id': String(job.id) },
+      },
+      (span) => {
+        const traceId = span?.spanContext().traceId ?? given?.traceId ?? newTraceId();
+        return this.runInTrace(role, job, { traceId });
+      },
+    );
+  }
+
+  private async runInTrace(role: Role, job: Job, trace: TraceContext): Promise<CycleReport> {
+    // When the job started is what it decides by (the clock); how long it took is measured apart.
+    const trigger: JobTrigger = { jobId: String(job.id), startedAt: dateOf(this.options.context.clock), trace };
+    const started = performance.now();
+    const elapsedMs = () => performance.now() - started;
+    const logger = this.options.logger.child({ daemon: role.name, jobId: trigger.jobId, traceId: trace.traceId });
+    const context: WorkerContext = { ...this.options.context, logger };
     let told = false;
     const finished = (outcome: 'completed' | 'failed') => {
-      if (!told) this.options.onJobFinished?.(role.name, outcome, (Date.now() - trigger.startedAt.getTime()) / 1000);
+      if (!told) this.options.onJobFinished?.(role.name, outcome, elapsedMs() / 1000);
       told = true;
     };
     try {
       const report =
-        role.kind === 'event'
-          ? await role.process(job.data, trigger, this.options.context)
-          : await role.run(trigger, this.options.context);
+        role.kind === 'event' ? await role.process(job.data, trigger, context) : await role.run(trigger, context);
       finished('completed');
-      await this.status.record(role.name, trigger.jobId, trigger.startedAt, report);
-      if (report.done > 0 || report.skipped.length > 0) {
-        this.options.logger.info(
-          { daemon: role.name, jobId: trigger.jobId, done: report.done, skipped: report.skipped.length },
-          'role cycle',
-        );
-      }
+      await this.status.record(role.name, trigger.jobId, trigger.startedAt, elapsedMs(), report);
+      if (report.done > 0 || report.skipped.length > 0)
+        logger.info({ done: report.done, skipped: report.skipped.length }, 'role cycle');
       return report;
     } catch (error) {
       finished('failed');
-      await this.status.record(role.name, trigger.jobId, trigger.startedAt, { error }).catch(() => undefined);
+      await this.status
+        .record(role.name, trigger.jobId, trigger.startedAt, elapsedMs(), { error })
+        .catch(() => undefined);
       throw error;
     }
   }

@@ -21,5 +21,6 @@ export const authenticate =
     if (!info) throw new CannotAuthenticate('Cannot authenticate with given credentials');
     ctx.state.issuer = info.account;
     ctx.state.identity = info.identity;
+    ctx.state.identityType = info.identityType;
     await next();
   };

@@ -1,3 +1,5 @@
+import type { Clock } from '../../infra/clock.ts';
+
 /**
  * Slows down password guessing without locking out the innocent. Failed logins are counted three
  * ways, each with its own free allowance (domain/config/settings.ts, section `auth`):
@@ -57,7 +59,7 @@ const addressKey = ({ address }: LoginAttempt) => `address\u0000${address}`;
 export class LoginThrottle {
   private readonly records = new Map<string, KeyRecord>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly clock: Clock) {}
 
   /** The delay an attempt on a count of this many failures waits (0 while they are free). */
   static delayAfter(failures: number, free: number, policy: ThrottlePolicy): number {
@@ -76,7 +78,7 @@ export class LoginThrottle {
 
   /** Takes the next turn of every count for one attempt: how long to wait first, or refused. */
   admit(attempt: LoginAttempt, policy: ThrottlePolicy): Admission {
-    const now = this.now();
+    const now = this.clock.now();
     const turns: { record: KeyRecord; slot: number; delay: number }[] = [];
     for (const { key, free } of LoginThrottle.counts(attempt, policy)) {
       const record = this.current(key, policy, now);
@@ -97,7 +99,7 @@ export class LoginThrottle {
    * the next attempt of this identity from this address will wait.
    */
   failed(attempt: LoginAttempt, policy: ThrottlePolicy, guess = true): number {
-    const now = this.now();
+    const now = this.clock.now();
     if (guess) {
       this.count(pairKey(attempt), policy, now, (record) => (record.failures += 1));
       this.count(identityKey(attempt), policy, now, (record) => (record.failures += 1));

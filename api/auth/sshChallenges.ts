@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { dateOf, type Clock } from '../../infra/clock.ts';
 import type { Collection, CollectionSpec, Document, ReadStore } from '../../infra/readstore/readStore.ts';
 
 type ChallengeDocument = Document & { account: string; ip: string | null; expiresAt: string };
@@ -36,12 +37,19 @@ const randomPart = (): string => {
 export class SshChallenges {
   private readonly challenges: Collection<ChallengeDocument>;
 
-  constructor(readStore: ReadStore) {
+  constructor(
+    readStore: ReadStore,
+    private readonly clock: Clock,
+  ) {
     this.challenges = readStore.collection<ChallengeDocument>(challengesCollection);
   }
 
   /** A new challenge `challenge-<random>-<account>-<unix expiry>` (Rucio's shape), open for ten seconds. */
-  async issue(account: string, ip: string | null, now = new Date()): Promise<{ challenge: string; expiresAt: Date }> {
+  async issue(
+    account: string,
+    ip: string | null,
+    now = dateOf(this.clock),
+  ): Promise<{ challenge: string; expiresAt: Date }> {
     await this.challenges.deleteMany({ account, expiresAt: { $lt: now.toISOString() } });
     const open = await this.open(account, now);
     for (const stale of open.slice(0, Math.max(0, open.length - OPEN_CHALLENGES + 1)))
@@ -53,7 +61,7 @@ export class SshChallenges {
   }
 
   /** The account's challenges still open, oldest first. */
-  async open(account: string, now = new Date()): Promise<string[]> {
+  async open(account: string, now = dateOf(this.clock)): Promise<string[]> {
     const found = await this.challenges
       .find({ account, expiresAt: { $gte: now.toISOString() } }, { sort: { account: 1, expiresAt: 1 } })
       .toArray();

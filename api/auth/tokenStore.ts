@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { dateOf, type Clock } from '../../infra/clock.ts';
 import type { IdentityType } from '../../domain/identity/identity.ts';
 import type { Collection, CollectionSpec, Document, ReadStore } from '../../infra/readstore/readStore.ts';
 import type { Session } from './sessionAccess.ts';
@@ -39,6 +40,7 @@ export class TokenStore {
   constructor(
     readStore: ReadStore,
     private readonly lifetimeSeconds: number,
+    private readonly clock: Clock,
     private readonly sessions: SessionCheck = { allows: async () => true },
   ) {
     this.tokens = readStore.collection<TokenDocument>(tokensCollection);
@@ -58,7 +60,7 @@ export class TokenStore {
     label?: string;
     now?: Date;
   }) {
-    const now = input.now ?? new Date();
+    const now = input.now ?? dateOf(this.clock);
     // Expired tokens of the account go when it gets a new one, as in Rucio.
     await this.tokens.deleteMany({ account: input.account, expiresAt: { $lt: now.toISOString() } });
     const token = `${input.account}-${input.label ?? input.identity}-${input.appId}-${randomBytes(16).toString('hex')}`;
@@ -77,7 +79,7 @@ export class TokenStore {
   }
 
   /** The token's owner, or undefined when the token is unknown, expired, or its access has ended. */
-  async validate(token: string, now = new Date()): Promise<TokenInfo | undefined> {
+  async validate(token: string, now = dateOf(this.clock)): Promise<TokenInfo | undefined> {
     const info = await this.lookUp(token, now);
     if (!info || info.expiresAt <= now) return undefined;
     return (await this.sessions.allows(info)) ? info : undefined;

@@ -3,6 +3,7 @@ import {
   TrustedIssuers,
   type IssuerStatusDocument,
 } from '../../api/auth/oidc/trustedIssuers.ts';
+import { systemClock } from '../../infra/clock.ts';
 import type { ServiceConfig } from '../../infra/config.ts';
 import { openStores } from '../../infra/stores.ts';
 import { printTable } from './table.ts';
@@ -27,7 +28,7 @@ export const authIssuersCommand = async (
   try {
     let failed = false;
     if (options.check) {
-      const issuers = new TrustedIssuers(config.oidcProviders, readStore);
+      const issuers = new TrustedIssuers(config.oidcProviders, readStore, systemClock);
       for (const issuer of issuers.all) failed = (await issuer.fetchNow()).error !== undefined || failed;
     }
     const statuses = readStore.collection<IssuerStatusDocument>(issuerStatusCollection);

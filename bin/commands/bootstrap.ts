@@ -17,6 +17,7 @@ export const bootstrapCommand = async (config: ServiceConfig): Promise<number> =
         password: config.rootPassword,
         email: config.rootEmail,
       },
+      new Date(),
     );
     console.log(
       outcome === 'created'

@@ -1,3 +1,4 @@
+import { cliIdentity } from '../cliIdentity.ts';
 import { revokeAccountSessions } from '../../commands/account/accountCommands.ts';
 import { createCommandContext } from '../../commands/commandContext.ts';
 import type { ServiceConfig } from '../../infra/config.ts';
@@ -24,7 +25,7 @@ export const revokeTokensCommand = async (config: ServiceConfig, account: string
     const { position } = await revokeAccountSessions(
       context,
       { account },
-      { now: new Date(), account: 'root', requestId: 'cli-revoke-tokens' },
+      { now: new Date(), account: 'root', requestId: 'cli-revoke-tokens', identity: cliIdentity() },
     );
     const applied =
       position === undefined ||

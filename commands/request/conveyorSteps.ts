@@ -2,7 +2,6 @@ import type { PrepareRequest, RecordSourcesUnavailable } from '../../domain/requ
 import type { RecordTransferReport } from '../../domain/request/poller.ts';
 import { requestIdsOf, type ActiveRequest, type RequestBatch } from '../../domain/request/request.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
-import type { SubmitTransfer } from '../../domain/request/submitter.ts';
 import type {
   RecordTransferLimitStats,
   ReleaseRequest,
@@ -185,56 +184,6 @@ export const recordTransferLimitStats = async (
   return { position: outcome!.position, changed: outcome!.events.length };
 };
 
-/**
- * The submitter's first step: the chosen requests become SUBMITTING (or NO_SOURCES, ...). Answers
- * the requests this step moved to SUBMITTING, with their state: only those go to the tools, so a
- * request another submitter took meanwhile is not submitted twice.
- */
-export const markRequestsSubmitting = async (
-  context: CommandContext,
-  outputs: readonly (SubmitTransfer | RecordSourcesUnavailable)[],
-  streams: RequestStreams,
-  metadata: CommandMetadata,
-): Promise<StepOutcome & { submitting: ActiveRequest[] }> => {
-  type Submit = SubmitTransfer['data'] & { kind: 'submit' };
-  type Sourceless = RecordSourcesUnavailable['data'] & { kind: 'sourceless' };
-  const outcome = await stepOnBatches(
-    context,
-    outputs.map((output): Submit | Sourceless =>
-      output.type === 'SubmitTransfer' ? { ...output.data, kind: 'submit' } : { ...output.data, kind: 'sourceless' },
-    ),
-    streams,
-    (items) =>
-      split<Submit, Sourceless>(
-        items,
-        (item): item is Submit => item.kind === 'submit',
-        (submits) => ({
-          type: 'MarkRequestsSubmitting',
-          data: {
-            requests: submits.map(({ requestId, sources, destUrl, transfertool }) => ({
-              requestId,
-              sources,
-              destUrl,
-              transfertool,
-            })),
-          },
-          metadata,
-        }),
-        (sourceless) => ({
-          type: 'RecordSourcesUnavailable',
-          data: { requests: sourceless.map(({ requestId, state, reason }) => ({ requestId, state, reason })) },
-          metadata,
-        }),
-      ),
-    metadata,
-  );
-  return {
-    position: outcome.position,
-    changed: outcome.changed,
-    submitting: outcome.moved.filter((request) => request.state === 'SUBMITTING'),
-  };
-};
-
 export type SubmissionResult =
   | Readonly<{ requestId: string; externalId: string; externalHost: string }>
   | Readonly<{ requestId: string; failure: string }>;
@@ -293,14 +242,16 @@ export const recordTransferReports = async (
       {
         type: 'RecordTransferReports',
         data: {
-          requests: reports.map(({ requestId, externalId, outcome, reason, source, startedAt, finishedAt }) => ({
-            requestId,
-            externalId,
-            outcome,
-            reason,
-            source,
-            startedAt,
-            finishedAt,
+          requests: reports.map((report) => ({
+            requestId: report.requestId,
+            externalId: report.externalId,
+            outcome: report.outcome,
+            reason: report.reason,
+            source: report.source,
+            startedAt: report.startedAt,
+            finishedAt: report.finishedAt,
+            ...(report.stagingStartedAt !== undefined ? { stagingStartedAt: report.stagingStartedAt } : {}),
+            ...(report.stagingFinishedAt !== undefined ? { stagingFinishedAt: report.stagingFinishedAt } : {}),
           })),
         },
         metadata,

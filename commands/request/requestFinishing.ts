@@ -82,11 +82,26 @@ const suspiciousDeclaration = (item: Finishing, metadata: CommandMetadata): DidS
   return [
     {
       type: 'DeclareReplicaSuspicious',
-      data: { scope, name, rse: source.rse, rseId: source.rseId, reason: item.suspicious },
+      data: {
+        scope,
+        name,
+        rse: source.rse,
+        rseId: source.rseId,
+        reason: item.suspicious,
+        transfer: { requestId: item.request.record.id, ruleId: item.request.record.ruleId },
+      },
       metadata,
     },
   ];
 };
+
+/**
+ * The metadata of one step of the finisher's page: the steps of a page may touch one stream (a
+ * file whose copies to two RSEs both ended, the batch of a multihop path), so each names its own
+ * cause, and derives event ids of its own; a page made again derives the same ones.
+ */
+const partOf = (metadata: CommandMetadata, part: string): CommandMetadata =>
+  metadata.causationId ? { ...metadata, causationId: `${metadata.causationId}/${part}` } : metadata;
 
 export const finishRequests = async (
   context: CommandContext,
@@ -187,28 +202,30 @@ export const finishRequests = async (
         before.set(didKey(scope, name), [...(before.get(didKey(scope, name)) ?? []), ...declaration]);
       archived.push({ item, retriedAs: null, error: item.error });
     }
-    if (files.length > 0)
-      later(
-        (await changeReplicaStates(context, { rse, files, before, alongside: archives(archived, metadata) }, metadata))
-          .position,
-      );
-    if (darkCopies.length > 0) later(await registerDarkCopies(context, darkCopies, metadata));
+    if (files.length > 0) {
+      const step = partOf(metadata, rse);
+      const alongside = archives(archived, step);
+      later((await changeReplicaStates(context, { rse, files, before, alongside }, step)).position);
+    }
+    if (darkCopies.length > 0) later(await registerDarkCopies(context, darkCopies, partOf(metadata, `dark-${rse}`)));
   }
-  if (orphans.length > 0)
+  if (orphans.length > 0) {
+    const step = partOf(metadata, 'orphans');
     later(
       lastPosition(
         await handleCommands(
           context,
           [
             ...[...orphanDeclarations].map(([stream, commands]) => onStream(didStreamDecider, stream, commands)),
-            ...archives(orphans, metadata),
+            ...archives(orphans, step),
           ],
-          { metadata },
+          { metadata: step },
         ),
       ),
     );
+  }
 
-  if (retries.length > 0) later(await retryRequests(context, retries, metadata));
+  if (retries.length > 0) later(await retryRequests(context, retries, partOf(metadata, 'retries')));
   return { position, available: arrived.length, retried: retries.length, givenUp: givenUp.length, skipped };
 };
 

@@ -10,8 +10,20 @@ import { sentenceOf } from './events.js';
 
 /**
  * @typedef {{ position: number, stream?: string, revision?: number, type?: string, at?: string, account?: string,
- *   request_id?: string, causation_id?: string | null, data?: any, error?: string, step?: unknown }} AuditEvent
+ *   identity?: { kind: string, value: string }, request_id?: string, correlation_id?: string,
+ *   causation_id?: string | null, data?: any, error?: string, step?: unknown }} AuditEvent
  */
+
+/**
+ * Who acted, beside the account: the identity's value (a DN or a subject shortened to its last
+ * part, whole on hover) and its kind. Events written before identities were recorded have none.
+ * @param {{ kind: string, value: string }} identity
+ */
+const identityLabel = (identity) => {
+  const value = identity.value;
+  const short = identity.kind === 'X509' ? (value.split('/CN=').pop() ?? value) : value;
+  return `${short.length > 28 ? `${short.slice(0, 27)}…` : short} (${identity.kind.toLowerCase()})`;
+};
 
 /**
  * What an event says, in one line (lib/events.js).
@@ -46,6 +58,13 @@ export const timelineEntry = (event) =>
           'span',
           { class: 'event-meta' },
           event.account ? h('span', { class: 'event-who', title: 'acting account' }, event.account) : null,
+          event.identity
+            ? h(
+                'span',
+                { class: 'event-identity', title: `acting identity: ${event.identity.kind} ${event.identity.value}` },
+                identityLabel(event.identity),
+              )
+            : null,
           event.request_id
             ? h(
                 'span',
@@ -70,6 +89,14 @@ export const timelineEntry = (event) =>
           h('code', { class: 'event-type' }, event.type ?? 'a missing event'),
           ` · stream ${event.stream ?? '?'} · revision ${event.revision ?? '?'} · position ${event.position}`,
           event.causation_id ? ` · caused by event ${event.causation_id}` : '',
+          event.correlation_id ? ' · ' : '',
+          event.correlation_id
+            ? h(
+                'a',
+                { href: `#/audit?trace=${event.correlation_id}`, class: 'event-trace mono' },
+                `everything request trace ${event.correlation_id.slice(0, 8)}… caused`,
+              )
+            : '',
         ),
         h('pre', { class: 'json', tabIndex: 0 }, JSON.stringify(event, null, 2)),
       ),

@@ -13,7 +13,8 @@ import {
 import { timelineEntry, timelineList } from '../lib/timeline.js';
 
 /**
- * The auditors' page: the global event feed filtered by account, type and time, newest first, a
+ * The auditors' page: the global event feed filtered by account, acting identity, request trace
+ * (everything one request caused), type and time, newest first, a
  * page at a time (new events come on top when followed), links to the histories of any subject,
  * and `audit verify` run from the browser with its progress and verdict. Times are shown and
  * entered as ISO 8601 UTC.
@@ -26,11 +27,37 @@ const PAGE = 100;
 export const render = async (view) => {
   const filters = {
     account: view.query.get('account') ?? '',
+    identity_type: view.query.get('identity_type') ?? '',
+    identity: view.query.get('identity') ?? '',
+    trace: view.query.get('trace') ?? '',
     type: view.query.get('type') ?? '',
     since: view.query.get('since') ?? '',
     until: view.query.get('until') ?? '',
   };
   const account = h('input', { id: 'feed-account', value: filters.account, autocomplete: 'off', placeholder: 'any' });
+  const identityType = h(
+    'select',
+    { id: 'feed-identity-type' },
+    ['', 'USERPASS', 'X509', 'OIDC', 'SSH', 'GSS', 'SAML', 'DAEMON', 'CLI', 'SERVICE'].map((kind) =>
+      h('option', { value: kind, selected: kind === filters.identity_type }, kind === '' ? 'any' : kind),
+    ),
+  );
+  const identity = h('input', {
+    id: 'feed-identity',
+    value: filters.identity,
+    autocomplete: 'off',
+    spellcheck: false,
+    placeholder: 'user name, DN, SSH fingerprint, daemon',
+  });
+  const trace = h('input', {
+    id: 'feed-trace',
+    value: filters.trace,
+    autocomplete: 'off',
+    spellcheck: false,
+    pattern: '[0-9a-f]{32}',
+    title: 'A trace id: 32 hex digits (the X-Trace-Id of a request)',
+    placeholder: 'any',
+  });
   const type = h('input', {
     id: 'feed-type',
     value: filters.type,
@@ -58,9 +85,17 @@ export const render = async (view) => {
       }
     }
     const [from, to] = bounds;
+    // One without the other cannot filter: the identity's kind is asked for with its value.
+    identityType.setCustomValidity(
+      identity.value.trim() && !identityType.value ? 'Choose the kind of identity to filter by.' : '',
+    );
+    if (!identityType.reportValidity()) return;
     view.navigate(
       `#/audit${query({
         account: account.value.trim(),
+        identity_type: identity.value.trim() ? identityType.value : '',
+        identity: identity.value.trim(),
+        trace: trace.value.trim(),
         type: type.value.replace(/\s+/g, ''),
         since: from instanceof Date ? formatTime(from) : '',
         until: to instanceof Date ? formatTime(to) : '',
@@ -140,6 +175,9 @@ export const render = async (view) => {
       'form',
       { class: 'card search-form', onsubmit: onSubmit, 'aria-label': 'Filter the feed' },
       h('div', { class: 'field' }, h('label', { for: 'feed-account' }, 'Account'), account),
+      h('div', { class: 'field' }, h('label', { for: 'feed-identity-type' }, 'Identity kind'), identityType),
+      h('div', { class: 'field' }, h('label', { for: 'feed-identity' }, 'Identity'), identity),
+      h('div', { class: 'field' }, h('label', { for: 'feed-trace' }, 'Request trace'), trace),
       h('div', { class: 'field grow' }, h('label', { for: 'feed-type' }, 'Event types'), type),
       h('div', { class: 'field' }, h('label', { for: 'feed-since' }, 'Since (UTC)'), since),
       h('div', { class: 'field' }, h('label', { for: 'feed-until' }, 'Until (UTC)'), until),
@@ -172,7 +210,13 @@ export const render = async (view) => {
   // range is read whole (at most 10 000 events) and shown the same way.
   const RANGE_MAX = 10_000;
   const timeRange = Boolean(filters.since || filters.until);
-  const base = { account: filters.account, type: filters.type };
+  const base = {
+    account: filters.account,
+    identity_type: filters.identity_type,
+    identity: filters.identity,
+    trace: filters.trace,
+    type: filters.type,
+  };
   let upper = 0;
   let newest = 0;
   let shown = 0;

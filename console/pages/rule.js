@@ -157,7 +157,12 @@ export const render = async (view) => {
               didLink(lock.scope, lock.name),
               rseLink(lock.rse),
               request ? badge(request.state) : h('span', { class: 'muted' }, 'no request yet'),
-              request?.source_rse ? rseLink(request.source_rse) : '–',
+              // A multihop transfer shows its path, source first (the API's transfer_path).
+              request?.transfer_path
+                ? h('span', { class: 'path', title: 'multihop path' }, request.transfer_path.join(' → '))
+                : request?.source_rse
+                  ? rseLink(request.source_rse)
+                  : '–',
               request ? String((request.retry_count ?? 0) + 1) : '–',
               request ? timeElement(request.updated_at ?? request.created_at) : '–',
             ];

@@ -120,6 +120,14 @@ export const SETTINGS = {
   oidcExpectedScope: text('oidc', 'expected_scope', 'openid profile'),
   oidcJwksRefreshInterval: number('oidc', 'jwks_refresh_interval', 30, 0, DAY),
   oidcJwksMaxAge: number('oidc', 'jwks_max_age', 3600, 60, 30 * DAY),
+  /**
+   * The trusted provider (its nickname in DMS_OIDC_PROVIDERS) this service asks for tokens of its
+   * own, as its client (Rucio's `admin_issuer`): the tokens of transfers between RSEs with
+   * `oidc_support`. Empty: the file's first provider. A token is handed out again while it has
+   * more than `token_min_lifetime` seconds left, and asked for anew after that (Rucio: 300).
+   */
+  oidcAdminIssuer: text('oidc', 'admin_issuer', ''),
+  oidcTokenMinLifetime: integer('oidc', 'token_min_lifetime', 300, 0, DAY),
   /** New transfer requests wait for the preparer to choose their source (PREPARING) instead of being QUEUED. */
   conveyorUsePreparer: flag('conveyor', 'use_preparer', false),
   /**
@@ -151,6 +159,32 @@ export const SETTINGS = {
   finisherInterval: number('conveyor-finisher', 'interval', 1, 0.1, DAY),
   finisherChunkSize: integer('conveyor-finisher', 'chunk_size', 1000, 1, 100_000),
   finisherSubmittingTimeout: number('conveyor-finisher', 'submitting_timeout', 7200, 1, 30 * DAY),
+  /** The stager (Rucio's conveyor-stager): the submitter of STAGEIN requests, on the submitter's schedule. */
+  stagerInterval: number('conveyor-stager', 'interval', 1, 0.1, DAY),
+  stagerChunkSize: integer('conveyor-stager', 'chunk_size', 1000, 1, 100_000),
+  /**
+   * Seconds a tool may take to bring a file on tape online before copying it (Rucio's
+   * `conveyor.bring_online`, FTS's `bring_online`), for transfers from tape or `staging_required`
+   * RSEs and STAGEIN requests.
+   */
+  conveyorBringOnline: integer('conveyor', 'bring_online', 43_200, 1, 30 * DAY),
+  /**
+   * Multihop (Rucio's `transfers` section): the RSEs a transfer may pass through, as an RSE
+   * expression (empty: none, no multihop), what passing through one costs (an RSE's own
+   * `hop_penalty` attribute first), how long the replica a path leaves on an RSE is kept (an RSE's
+   * own `multihop_tombstone_delay` first; negative: the reaper takes it at once, 0: kept), and at
+   * most how many copies a path takes (0: no bound, as in Rucio, which has no such option).
+   */
+  multihopRseExpression: typed(
+    'transfers',
+    'multihop_rse_expression',
+    'available_for_multihop=true',
+    'an RSE expression, or nothing for no multihop',
+    (value) => value,
+  ),
+  hopPenalty: integer('transfers', 'hop_penalty', 10, 0, 1_000_000),
+  multihopTombstoneDelay: integer('transfers', 'multihop_tombstone_delay', 7200, -1, 365 * DAY),
+  multihopMaxHops: integer('transfers', 'multihop_max_hops', 0, 0, 100),
   /**
    * The reaper: seconds between cycles (Rucio sleeps 60 s; 10 s here, so a replica made obsolete
    * goes within seconds on an idle server), replicas per chunk (one atomic step to mark them, one

@@ -50,6 +50,7 @@ const payloadsOf = (event: DomainEvent, envelope: MessageEnvelope, facts: Messag
     case 'ReplicaLost':
       return replicaMessages(event);
     case 'RequestQueued':
+    case 'RequestHopsQueued':
     case 'RequestSubmitted':
     case 'RequestSubmissionFailed':
     case 'TransferSucceeded':

@@ -13,6 +13,7 @@ type TransferMessageEvent = Extract<
   {
     type:
       | 'RequestQueued'
+      | 'RequestHopsQueued'
       | 'RequestSubmitted'
       | 'RequestSubmissionFailed'
       | 'TransferSucceeded'
@@ -180,6 +181,16 @@ export const transferMessages = (
   switch (event.type) {
     case 'RequestQueued':
       return queued(event);
+    // Rucio queues a multihop path's hops through `queue_requests` too: a queued message each.
+    case 'RequestHopsQueued':
+      return queued({
+        type: 'RequestQueued',
+        data: {
+          requests: event.data.paths.flatMap(({ hops }) =>
+            hops.map((request) => ({ request, state: 'QUEUED' as const })),
+          ),
+        },
+      });
     case 'RequestSubmitted':
       return each(event.data.requests, (request, { externalId, externalHost }) =>
         submission(request, 'SUBMITTED', externalId, externalHost, event.data.submittedAt),

@@ -28,6 +28,7 @@ export type DidStreamCommand =
 
 const REPLICA_COMMANDS: ReadonlySet<string> = new Set<ReplicaCommand['type']>([
   'AddReplica',
+  'AddIntermediateReplica',
   'ChangeReplicaState',
   'DeclareReplicaBad',
   'DeclareReplicaSuspicious',

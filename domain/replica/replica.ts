@@ -88,6 +88,8 @@ export type ReplicaAdded = Event<
     state: ReplicaState;
     tombstone: string | null;
     lock: ReplicaLock | null;
+    /** The transfer that brings a replica made without a lock (a multihop path's intermediate copy); absent otherwise. */
+    request?: PendingRequest;
     addedAt: string;
   }
 >;
@@ -122,10 +124,19 @@ export type ReplicaDeclaredBad = Event<
     declaredAt: string;
   }
 >;
-/** Every suspicious declaration counts; the replica's state does not change. */
+/**
+ * The transfer whose failure made the finisher declare its source suspicious: the request and the
+ * rule it served, so that the rule's history shows what its failed copy did to the source.
+ */
+export type SuspicionCause = Readonly<{ requestId: string; ruleId: string }>;
+
+/**
+ * Every suspicious declaration counts; the replica's state does not change. `transfer` is absent
+ * when a person declared it, and on declarations recorded before it was kept.
+ */
 export type ReplicaDeclaredSuspicious = Event<
   'ReplicaDeclaredSuspicious',
-  ReplicaRef & { bytes: number; reason: string | null; account: string; declaredAt: string }
+  ReplicaRef & { bytes: number; reason: string | null; account: string; declaredAt: string; transfer?: SuspicionCause }
 >;
 /** The replica cannot be read until `expiresAt`; declaring it again moves the expiry. */
 export type ReplicaDeclaredTemporarilyUnavailable = Event<
@@ -434,7 +445,7 @@ export const evolveFileReplicas = (state: FileReplicas, event: DidStreamEvent): 
 const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
   const { rseId } = event.data;
   if (event.type === 'ReplicaAdded') {
-    const { rse, bytes, md5, adler32, path, state, tombstone, lock, addedAt } = event.data;
+    const { rse, bytes, md5, adler32, path, state, tombstone, lock, request, addedAt } = event.data;
     return withReplica(replicas, {
       rse,
       rseId,
@@ -445,7 +456,7 @@ const evolveReplicas = (replicas: Replicas, event: ReplicaEvent): Replicas => {
       state,
       tombstone,
       locks: lock ? new Map([[lock.ruleId, lock.lockState]]) : NO_LOCKS,
-      pendingRequest: lock ? pendingOf(lock) : null,
+      pendingRequest: lock ? pendingOf(lock) : (request ?? null),
       declaredBad: false,
       temporaryUntil: null,
       createdAt: addedAt,

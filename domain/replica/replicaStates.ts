@@ -10,6 +10,7 @@ import {
 } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
 import { climbProblem, pathSegmentProblem } from '../shared/names.ts';
+import { addIntermediateReplica, type AddIntermediateReplica } from './intermediateReplicas.ts';
 import {
   evolveFileReplicas,
   OBSOLETE_TOMBSTONE,
@@ -17,6 +18,7 @@ import {
   type Replica,
   type ReplicaEvent,
   type ReplicaState,
+  type SuspicionCause,
 } from './replica.ts';
 
 /**
@@ -49,7 +51,11 @@ export type ChangeReplicaState = Command<
   ReplicaTarget & { state: ReplicaState; locks?: Readonly<Record<string, LockState>> }
 >;
 export type DeclareReplicaBad = Command<'DeclareReplicaBad', ReplicaTarget & { reason: string | null; force: boolean }>;
-export type DeclareReplicaSuspicious = Command<'DeclareReplicaSuspicious', ReplicaTarget & { reason: string | null }>;
+/** `transfer`: the failed transfer that made the finisher declare its source (absent when a person declares). */
+export type DeclareReplicaSuspicious = Command<
+  'DeclareReplicaSuspicious',
+  ReplicaTarget & { reason: string | null; transfer?: SuspicionCause }
+>;
 export type DeclareReplicaTemporarilyUnavailable = Command<
   'DeclareReplicaTemporarilyUnavailable',
   ReplicaTarget & { reason: string | null; expiresAt: string }
@@ -63,6 +69,7 @@ export type PurgeUnlockedReplicas = Command<'PurgeUnlockedReplicas', { scope: st
 
 export type ReplicaCommand =
   | AddReplica
+  | AddIntermediateReplica
   | ChangeReplicaState
   | DeclareReplicaBad
   | DeclareReplicaSuspicious
@@ -236,6 +243,7 @@ export const declareReplicaSuspicious = (
         reason: data.reason,
         account: metadata.account,
         declaredAt: metadata.now.toISOString(),
+        ...(data.transfer ? { transfer: data.transfer } : {}),
       },
     },
   ];
@@ -324,6 +332,8 @@ export const decideReplica = (command: ReplicaCommand, state: FileReplicas): Rep
   switch (command.type) {
     case 'AddReplica':
       return addReplica(command, state);
+    case 'AddIntermediateReplica':
+      return addIntermediateReplica(command, state);
     case 'ChangeReplicaState':
       return changeReplicaState(command, state);
     case 'DeclareReplicaBad':

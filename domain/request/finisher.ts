@@ -16,6 +16,8 @@ import { shouldRetry, transferError } from './retries.ts';
  * - LOST, SUBMISSION_FAILED, NO_SOURCES, ONLY_TAPE_SOURCES, MISMATCH_SCHEME, and SUBMITTING for
  *   longer than the bound (a submitter that died between marking and submitting): the same,
  *   without touching rankings.
+ * - An intermediate hop of a multihop path is never retried (Rucio's `should_retry_request`): its
+ *   replica ends UNAVAILABLE, and the request it served, failed with it, is retried along a new path.
  */
 
 export type MarkReplicaAvailable = WorkflowOutput<'MarkReplicaAvailable', { requestId: string }>;
@@ -35,6 +37,8 @@ export type FinishedRequest = Readonly<{
   changedAt: string;
   /** Whether a source was in use (a suspicious declaration needs one). */
   hasSource: boolean;
+  /** A copy on a multihop path before the request's own: never retried alone (a new path is planned instead). */
+  intermediateHop?: boolean;
 }>;
 
 export type FinisherSettings = Readonly<{
@@ -82,7 +86,7 @@ export const finisher: Workflow<
       ) {
         outputs.push({ type: 'DeclareSourceSuspicious', data: { requestId, reason: request.error.slice(0, 255) } });
       }
-      if (shouldRetry(state, request.retryCount, settings.retryProtocolMismatches))
+      if (!request.intermediateHop && shouldRetry(state, request.retryCount, settings.retryProtocolMismatches))
         outputs.push({ type: 'RetryTransfer', data: { requestId, lowerRankings: state === 'FAILED' } });
       else outputs.push({ type: 'GiveUpTransfer', data: { requestId, error: transferError(state, request.error) } });
       return outputs;

@@ -2,8 +2,9 @@ import type { Workflow, WorkflowOutput } from '../shared/workflow.ts';
 
 /**
  * The conveyor-poller: the SUBMITTED requests are asked of their tools, per tool, and every
- * job the tool reports DONE, FAILED or LOST becomes a report on its request. Jobs still running
- * change nothing. The request decides whether the report counts (only for its current job).
+ * job the tool reports DONE, FAILED or LOST becomes a report on its request (a multihop job
+ * reports each of its copies). Jobs still running change nothing. The request decides whether the
+ * report counts (only for its current job).
  */
 
 export type SubmittedRequest = Readonly<{
@@ -21,6 +22,11 @@ export type ToolReport = Readonly<{
   source: Readonly<{ rseId: string; rse: string }> | null;
   startedAt: string | null;
   finishedAt: string | null;
+  /** When the tool brought a tape source online (absent when it did not). */
+  stagingStartedAt?: string | null;
+  stagingFinishedAt?: string | null;
+  /** A job of several requests (a multihop path): what it says of each, by request id. */
+  byRequest?: ReadonlyMap<string, ToolReport>;
 }>;
 
 export type RecordTransferReport = WorkflowOutput<
@@ -33,6 +39,8 @@ export type RecordTransferReport = WorkflowOutput<
     source: Readonly<{ rseId: string; rse: string }> | null;
     startedAt: string | null;
     finishedAt: string | null;
+    stagingStartedAt?: string | null;
+    stagingFinishedAt?: string | null;
   }
 >;
 
@@ -48,8 +56,13 @@ export const jobsToPoll = (
 ): Map<string, string[]> => {
   const before = Date.parse(now) - olderThanSeconds * 1000;
   const byTool = new Map<string, string[]>();
+  const asked = new Set<string>();
   for (const request of requests) {
     if (Date.parse(request.submittedAt) > before) continue;
+    // The copies of a multihop path share their job: it is asked once.
+    const key = `${request.transfertool} ${request.externalId}`;
+    if (asked.has(key)) continue;
+    asked.add(key);
     byTool.set(request.transfertool, [...(byTool.get(request.transfertool) ?? []), request.externalId]);
   }
   return byTool;
@@ -63,9 +76,14 @@ export const poller: Workflow<
   name: 'conveyor-poller',
   decide: ({ reports }, { requests }) =>
     requests.flatMap((request): RecordTransferReport[] => {
-      const report = reports.get(request.externalId);
+      const job = reports.get(request.externalId);
+      const report = job?.byRequest?.get(request.requestId) ?? job;
       if (!report || report.state === 'SUBMITTED') return [];
       const { reason, source, startedAt, finishedAt } = report;
+      const staging =
+        report.stagingStartedAt || report.stagingFinishedAt
+          ? { stagingStartedAt: report.stagingStartedAt ?? null, stagingFinishedAt: report.stagingFinishedAt ?? null }
+          : {};
       return [
         {
           type: 'RecordTransferReport',
@@ -77,6 +95,7 @@ export const poller: Workflow<
             source,
             startedAt,
             finishedAt,
+            ...staging,
           },
         },
       ];

@@ -1,6 +1,7 @@
 import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
 import type { SourcelessState } from './request.ts';
-import { selectSources, type CandidateReplica, type SelectionRequest } from './sourceSelection.ts';
+import type { CandidateReplica, SelectionRequest } from './sourceSelection.ts';
+import { selectSourcesFor } from './stageinSelection.ts';
 import type { Topology } from './topology.ts';
 import { applicableLimits, type BoundLimit } from './transferLimits.ts';
 
@@ -9,7 +10,8 @@ import { applicableLimits, type BoundLimit } from './transferLimits.ts';
  * the source the submitter will use and the transfer tool, and whether a transfer limit applies
  * to that link (the request then WAITs for the throttler) or not (QUEUED). A request without a
  * usable source ends NO_SOURCES, ONLY_TAPE_SOURCES or MISMATCH_SCHEME; one whose destination
- * cannot take writes stays PREPARING.
+ * cannot take writes stays PREPARING. Transfers and STAGEIN requests alike; a multihop path's
+ * source is its first copy's, its tool the request's own copy's.
  */
 
 export type PrepareRequest = WorkflowOutput<
@@ -39,12 +41,12 @@ export const preparer: Workflow<
   name: 'conveyor-preparer',
   decide: (_input, { topology, limits, requests, replicas }) =>
     requests.map((request): PrepareRequest | RecordSourcesUnavailable | Skipped => {
-      if (request.requestType !== 'TRANSFER')
+      if (request.requestType !== 'TRANSFER' && request.requestType !== 'STAGEIN')
         return {
           type: 'Skipped',
-          data: { what: request.id, reason: `${request.requestType} requests wait for the stager, which is not built` },
+          data: { what: request.id, reason: `${request.requestType} requests are not the preparer’s` },
         };
-      const selection = selectSources(
+      const selection = selectSourcesFor(
         topology,
         { ...request, preferredSourceRseId: null },
         replicas.get(request.id) ?? [],
@@ -58,7 +60,8 @@ export const preparer: Workflow<
             data: { requestId: request.id, state: selection.state, reason: selection.reason },
           };
         case 'selected': {
-          const source = selection.sources[0]!;
+          // A multihop path starts at its first copy's source (Rucio's preparer records that one).
+          const source = selection.hops?.[0]?.source ?? selection.sources[0]!;
           const waiting = applicableLimits(limits, source.rseId, request.destRseId, request.activity).length > 0;
           return {
             type: 'PrepareRequest',

@@ -1,4 +1,5 @@
 import { eventTypes, type Event } from '../shared/event.ts';
+import type { RequestHopsFailed, RequestHopsQueued, TransferHop } from './transferHops.ts';
 
 /**
  * Transfer requests: each brings one file to one RSE for a rule, through every state Rucio gives
@@ -79,6 +80,8 @@ export type RequestAttributes = Readonly<{
   adler32: string | null;
   priority: number;
   allowTapeSource: boolean;
+  /** A copy on the way to another request's destination (Rucio's `is_intermediate_hop`); absent otherwise. */
+  isIntermediateHop?: true;
 }>;
 
 /**
@@ -108,6 +111,8 @@ export type RequestRecord = Readonly<{
   requestedAt: string;
   /** Sources ranked by earlier attempts (retries copy them); absent on first attempts. */
   sources?: readonly RankedSource[];
+  /** An intermediate hop's place in its multihop path (transferHops.ts); absent on other requests. */
+  transferHop?: TransferHop;
 }>;
 
 /** A source handed to the transfer tool, with the physical file name read there. */
@@ -194,7 +199,15 @@ export type RequestSubmissionFailed = Event<
 /** The tool reports copies verified at their destination; each with its own times, as the tool gives them. */
 export type TransferSucceeded = Event<
   'TransferSucceeded',
-  { requests: readonly (TransferLink & { startedAt: string | null; transferredAt: string })[] }
+  {
+    requests: readonly (TransferLink & {
+      startedAt: string | null;
+      transferredAt: string;
+      /** When the tool started and finished bringing a tape source online (absent: no staging). */
+      stagingStartedAt?: string | null;
+      stagingFinishedAt?: string | null;
+    })[];
+  }
 >;
 /** The tool reports copies failed. */
 export type TransferFailed = Event<
@@ -262,7 +275,9 @@ export type RequestEvent =
   | TransferFailed
   | TransferLost
   | RequestArchived
-  | RequestCancelled;
+  | RequestCancelled
+  | RequestHopsQueued
+  | RequestHopsFailed;
 
 /** Every request event type, each once: a type added to the union and missing here does not compile. */
 export const REQUEST_EVENT_TYPES = eventTypes<RequestEvent>({
@@ -279,13 +294,21 @@ export const REQUEST_EVENT_TYPES = eventTypes<RequestEvent>({
   TransferLost: true,
   RequestArchived: true,
   RequestCancelled: true,
+  RequestHopsQueued: true,
+  RequestHopsFailed: true,
 });
 
 /** The ids of the requests an event names. */
-export const requestIdsOf = (event: RequestEvent): string[] =>
-  event.type === 'RequestQueued'
-    ? event.data.requests.map(({ request }) => request.id)
-    : event.data.requests.map(({ requestId }) => requestId);
+export const requestIdsOf = (event: RequestEvent): string[] => {
+  switch (event.type) {
+    case 'RequestQueued':
+      return event.data.requests.map(({ request }) => request.id);
+    case 'RequestHopsQueued':
+      return event.data.paths.flatMap(({ initialRequestId, hops }) => [...hops.map((hop) => hop.id), initialRequestId]);
+    default:
+      return event.data.requests.map(({ requestId }) => requestId);
+  }
+};
 
 /** States from which a request no longer moves: the finisher archives it (retrying where allowed). */
 export const FINISHED_REQUEST_STATES: ReadonlySet<RequestState> = new Set([
@@ -315,6 +338,8 @@ export type ActiveRequest = Readonly<{
   error: string | null;
   /** When the request last changed state (a SUBMITTING one is retried once this is old). */
   changedAt: string;
+  /** Its place in a multihop path, when it is part of one. */
+  transferHop: TransferHop | null;
 }>;
 
 export type ArchivedRequest = Readonly<{
@@ -380,9 +405,42 @@ export const evolveRequestBatch = (batch: RequestBatch, event: RequestEvent): Re
           externalHost: null,
           error: null,
           changedAt: request.requestedAt,
+          transferHop: request.transferHop ?? null,
         });
       }
       return { requests };
+    case 'RequestHopsQueued':
+      for (const { initialRequestId, path, hops } of event.data.paths) {
+        const initial = requests.get(initialRequestId);
+        if (initial?.status !== 'Active' || hops.length === 0) continue;
+        for (const hop of hops) {
+          if (requests.has(hop.id)) continue;
+          requests.set(hop.id, {
+            status: 'Active',
+            record: hop,
+            state: 'QUEUED',
+            sourceRseId: null,
+            sourceRse: null,
+            transfertool: null,
+            sourcesInUse: [],
+            destUrl: null,
+            externalId: null,
+            externalHost: null,
+            error: null,
+            changedAt: event.data.queuedAt,
+            transferHop: hop.transferHop ?? null,
+          });
+        }
+        requests.set(initialRequestId, {
+          ...initial,
+          transferHop: { initialRequestId, previousHopId: hops[hops.length - 1]!.id, nextHopId: null, path },
+        });
+      }
+      return { requests };
+    case 'RequestHopsFailed':
+      return each(event.data.requests, (state, { reason }) =>
+        moved(state, 'FAILED', event.data.failedAt, { error: reason }),
+      );
     case 'RequestPrepared':
       return each(event.data.requests, (state, { state: next, sourceRseId, sourceRse, transfertool }) =>
         moved(state, next, event.data.preparedAt, { sourceRseId, sourceRse, transfertool }),

@@ -18,6 +18,7 @@ import {
   type TransferLost,
   type TransferSucceeded,
 } from './request.ts';
+import { queueRequestHops, withFailedChains, type QueueRequestHops } from './requestHopDecisions.ts';
 
 /**
  * What the conveyor does to the requests of one batch stream (request.ts). Each command names the
@@ -86,6 +87,9 @@ export type TransferReport = Readonly<{
   source: Readonly<{ rseId: string; rse: string }> | null;
   startedAt: string | null;
   finishedAt: string | null;
+  /** When the tool brought a tape source online, when it did. */
+  stagingStartedAt?: string | null;
+  stagingFinishedAt?: string | null;
 }>;
 
 /**
@@ -110,6 +114,7 @@ export type CancelRequests = Command<
 
 export type RequestCommand =
   | QueueRequests
+  | QueueRequestHops
   | PrepareRequests
   | RecordSourcesUnavailable
   | ReleaseRequests
@@ -146,7 +151,8 @@ const applying = <I extends RequestItem>(
 };
 
 /** One event for the requests that moved, none when none did. */
-const recorded = <E extends RequestEvent>(event: E): RequestEvent[] => (event.data.requests.length > 0 ? [event] : []);
+const recorded = <E extends Exclude<RequestEvent, { type: 'RequestHopsQueued' }>>(event: E): RequestEvent[] =>
+  event.data.requests.length > 0 ? [event] : [];
 
 export const queueRequests = ({ data }: QueueRequests, batch: RequestBatch): RequestEvent[] => {
   const seen = new Set<string>();
@@ -287,7 +293,11 @@ export const recordTransferReports = (
       externalId: item.externalId,
     };
     const at = item.finishedAt ?? now;
-    if (item.outcome === 'DONE') succeeded.push({ ...link, startedAt: item.startedAt, transferredAt: at });
+    const staging =
+      item.stagingStartedAt || item.stagingFinishedAt
+        ? { stagingStartedAt: item.stagingStartedAt ?? null, stagingFinishedAt: item.stagingFinishedAt ?? null }
+        : {};
+    if (item.outcome === 'DONE') succeeded.push({ ...link, startedAt: item.startedAt, transferredAt: at, ...staging });
     else if (item.outcome === 'FAILED')
       failed.push({ ...link, reason: item.reason ?? 'Transfer failed', startedAt: item.startedAt, failedAt: at });
     else lost.push({ ...link, reason: item.reason ?? 'Transfer job unknown to the transfer tool', lostAt: now });
@@ -339,10 +349,16 @@ export const cancelRequests = ({ data, metadata }: CancelRequests, batch: Reques
     },
   });
 
-export const decideRequests = (command: RequestCommand, batch: RequestBatch): RequestEvent[] => {
+/** A decision, with the copies after any intermediate hop it failed failed too (transferHops.ts). */
+export const decideRequests = (command: RequestCommand, batch: RequestBatch): RequestEvent[] =>
+  withFailedChains(decideOne(command, batch), batch, command.metadata.now.toISOString());
+
+const decideOne = (command: RequestCommand, batch: RequestBatch): RequestEvent[] => {
   switch (command.type) {
     case 'QueueRequests':
       return queueRequests(command, batch);
+    case 'QueueRequestHops':
+      return queueRequestHops(command, batch);
     case 'PrepareRequests':
       return prepareRequests(command, batch);
     case 'RecordSourcesUnavailable':

@@ -1,9 +1,11 @@
 import { pfnFromProtocol, replicaPath } from '../rse/lfn2pfn.ts';
+import type { RseProtocol } from '../rse/protocol.ts';
 import { climbProblem } from '../shared/names.ts';
-import { priorityOf, compareProtocols, type RseProtocol } from '../rse/protocol.ts';
 import { RucioError } from '../shared/errors.ts';
+import { pairOf, schemeFamily, transfertoolFor } from './protocolPairs.ts';
 import type { RankedSource, RequestType, SourcelessState, SubmittedSource } from './request.ts';
 import { attributeFlag, isTapeOrStaging, type Topology, type TransferRse } from './topology.ts';
+import { shortestPaths, type PathHop, type TransferPath } from './transferPaths.ts';
 
 /**
  * Rucio's source selection (`build_transfer_paths` with its default ranking strategies,
@@ -11,15 +13,19 @@ import { attributeFlag, isTapeOrStaging, type Topology, type TransferRse } from 
  * AVAILABLE replicas on other RSEs; the strategies run in Rucio's order, filters dropping
  * sources and rankers adding a cost, and the sources are ordered by their cost vectors:
  *
- *  1. the request's source replica expression;        6. a protocol pair exists (scheme match);
- *  2. `availability_read`;                             7. (multihop: not built);
+ *  1. the request's source replica expression;        6. a path exists whose links share protocols;
+ *  2. `availability_read`;                             7. no tape RSE inside a multihop path;
  *  3. `restricted_read` unless a transfer admin;       8. cost −ranking (+1 on tape);
- *  4. (staging buffers: STAGEIN is not built);         9. cost 0 disk, 1 tape;
- *  5. tape sources when `allow_tape_source` is false; 10. cost distance; no distance drops the source.
+ *  4. staging buffers (STAGEIN: stageinSelection.ts); 9. cost 0 disk, 1 tape;
+ *  5. tape sources when `allow_tape_source` is false; 10. cost the path's distance; no path drops the source;
+ *                                                     11. cost 0 direct, 1 multihop.
  *
- * Nothing left: ONLY_TAPE_SOURCES if the tape filter dropped one, else MISMATCH_SCHEME if the
- * scheme filter did, else NO_SOURCES. The first source's protocol pair gives the URLs; up to four
- * more directly linked disk sources with a compatible scheme join it (multi-source transfers).
+ * Paths come from transferPaths.ts: direct links, or through multihop RSEs when the topology has
+ * some. Nothing left: ONLY_TAPE_SOURCES if the tape filter dropped one, else MISMATCH_SCHEME if
+ * the scheme filter did, else NO_SOURCES. A multihop path that passes through another source
+ * starts there instead (Rucio's `__compress_multihops`). The first path gives the URLs; a direct
+ * one from disk takes up to four more directly linked disk sources with a compatible scheme
+ * (multi-source transfers); a multihop one names the copies before the request's own (`hops`).
  */
 
 export type SelectionRequest = Readonly<{
@@ -40,6 +46,15 @@ export type SelectionRequest = Readonly<{
 /** An AVAILABLE copy of the file; `path` is its stored path on a non-deterministic RSE. */
 export type CandidateReplica = Readonly<{ rseId: string; path: string | null }>;
 
+/** A copy of a multihop path before the request's own: to an intermediate RSE, from the one before. */
+export type PlannedHop = Readonly<{
+  destRseId: string;
+  destRse: string;
+  source: SubmittedSource;
+  destUrl: string;
+  transfertool: string;
+}>;
+
 export type SourceSelection =
   | Readonly<{
       kind: 'selected';
@@ -47,6 +62,8 @@ export type SourceSelection =
       sources: readonly SubmittedSource[];
       destUrl: string;
       transfertool: string;
+      /** Multihop: the copies to make first, in order; the request's own copy starts where the last one ends. */
+      hops?: readonly PlannedHop[];
     }>
   | Readonly<{ kind: 'unavailable'; state: SourcelessState; reason: string }>
   /** The destination cannot take the transfer now (Rucio leaves such requests for later). */
@@ -55,80 +72,11 @@ export type SourceSelection =
 /** Extra sources of a multi-source transfer (Rucio's `max_sources`). */
 const MAX_EXTRA_SOURCES = 4;
 
-/** Schemes that can copy into each other (Rucio's BASE_SCHEME_MAP). */
-const COMPATIBLE_SCHEMES: Readonly<Record<string, readonly string[]>> = {
-  srm: ['srm', 'gsiftp'],
-  gsiftp: ['srm', 'gsiftp'],
-  https: ['https', 'davs', 'srm+https', 'cs3s'],
-  davs: ['https', 'davs', 'srm+https', 'cs3s'],
-  'srm+https': ['https', 'davs', 'srm+https', 'cs3s'],
-  cs3s: ['https', 'davs', 'srm+https', 'cs3s'],
-  root: ['root'],
-  scp: ['scp'],
-  rsync: ['rsync'],
-  rclone: ['rclone'],
-};
-
-export const compatibleSchemes = (destScheme: string, sourceScheme: string): boolean =>
-  destScheme === sourceScheme || (COMPATIBLE_SCHEMES[destScheme] ?? []).includes(sourceScheme);
-
-/** Protocols serving third-party copies in one direction, preferred first (ties: listing order). */
-const copyProtocols = (
-  rse: TransferRse,
-  operation: 'third_party_copy_read' | 'third_party_copy_write',
-  schemes?: ReadonlySet<string>,
-): RseProtocol[] =>
-  rse.protocols
-    .filter((protocol) => priorityOf(protocol, 'wan', operation) !== null && (!schemes || schemes.has(protocol.scheme)))
-    .sort((a, b) => priorityOf(a, 'wan', operation)! - priorityOf(b, 'wan', operation)! || compareProtocols(a, b));
-
-export type ProtocolPair = Readonly<{ dest: RseProtocol; source: RseProtocol }>;
-
-/**
- * Rucio's `find_matching_scheme`: the destination's write protocols by priority, each against
- * the source's read protocols by priority; the first compatible pair wins. `schemes` narrows the
- * destination side (the main source's scheme family for extra sources).
- */
-export const matchingProtocols = (
-  dest: TransferRse,
-  source: TransferRse,
-  schemes?: ReadonlySet<string>,
-): ProtocolPair | undefined => {
-  const sources = copyProtocols(source, 'third_party_copy_read', schemes);
-  for (const destProtocol of copyProtocols(dest, 'third_party_copy_write', schemes)) {
-    const sourceProtocol = sources.find((candidate) => compatibleSchemes(destProtocol.scheme, candidate.scheme));
-    if (sourceProtocol) return { dest: destProtocol, source: sourceProtocol };
-  }
-  return undefined;
-};
-
-/**
- * The protocol pairs worked out in a topology (a cycle), by pair of RSEs and scheme family: they
- * are the same for every request of the cycle.
- */
-const pairsByTopology = new WeakMap<Topology, Map<string, ProtocolPair | undefined>>();
-
-/** The same, worked out once per pair of RSEs (and scheme family) in a topology. */
-const pairOf = (
-  topology: Topology,
-  dest: TransferRse,
-  source: TransferRse,
-  schemes?: ReadonlySet<string>,
-): ProtocolPair | undefined => {
-  let pairs = pairsByTopology.get(topology);
-  if (!pairs) pairsByTopology.set(topology, (pairs = new Map()));
-  const key = `${source.id} ${dest.id} ${schemes ? [...schemes].join(',') : '*'}`;
-  if (pairs.has(key)) return pairs.get(key);
-  const pair = matchingProtocols(dest, source, schemes);
-  pairs.set(key, pair);
-  return pair;
-};
-
 /** The path of the file on an RSE: computed on deterministic ones, the stored one elsewhere. */
-const pathOn = (
+export const pathOn = (
   topology: Topology,
   rse: TransferRse,
-  request: SelectionRequest,
+  request: Pick<SelectionRequest, 'scope' | 'name'>,
   storedPath: string | null,
 ): string | undefined => {
   try {
@@ -146,30 +94,34 @@ const pathOn = (
 };
 
 /**
- * The tool for a transfer to `dest`: its `transfertool` attribute (the first of a comma-separated
- * list); otherwise `posix` for a copy between `file` protocols, the configured default elsewhere.
+ * Where a copy goes: the deterministic path by the RSE's lfn2pfn algorithm (also on
+ * non-deterministic RSEs, which Rucio names by a naming convention instead).
  */
-export const transfertoolFor = (topology: Topology, dest: TransferRse, pair: ProtocolPair): string => {
-  const attribute = dest.attributes.transfertool;
-  const named =
-    typeof attribute === 'string'
-      ? attribute
-          .split(',')
-          .map((name) => name.trim())
-          .find(Boolean)
-      : undefined;
-  if (named) return named;
-  if (pair.dest.scheme === 'file' && pair.source.scheme === 'file') return 'posix';
-  return topology.facts.defaultTransfertool;
-};
+const destinationPath = (
+  topology: Topology,
+  dest: TransferRse,
+  request: Pick<SelectionRequest, 'scope' | 'name'>,
+): string | undefined =>
+  pathOn(topology, { ...dest, properties: { ...dest.properties, deterministic: true } }, request, null);
 
 type Candidate = Readonly<{
   rse: TransferRse;
   replica: CandidateReplica;
   ranking: number;
-  pair: ProtocolPair;
-  distance: number;
+  path: TransferPath;
 }>;
+
+/** A file stored before names were checked may climb as a path: it is copied nowhere, for good. */
+export const climbingName = (request: Pick<SelectionRequest, 'scope' | 'name'>): SourceSelection | undefined => {
+  const climb = climbProblem('scope', request.scope) ?? climbProblem('name', request.name);
+  return climb
+    ? {
+        kind: 'unavailable',
+        state: 'NO_SOURCES',
+        reason: `${request.scope}:${request.name} ${climb}: it has no path below an RSE's prefix`,
+      }
+    : undefined;
+};
 
 /** Why the destination cannot take transfers now, if it cannot. */
 export const destinationBlocked = (topology: Topology, request: SelectionRequest): string | undefined => {
@@ -181,51 +133,81 @@ export const destinationBlocked = (topology: Topology, request: SelectionRequest
   return undefined;
 };
 
+/** Strategies 1 to 3: the replicas a request may read at all, with why the others may not. */
+export const readableReplicas = (
+  topology: Topology,
+  request: SelectionRequest,
+  replicas: readonly CandidateReplica[],
+): { kept: { rse: TransferRse; replica: CandidateReplica }[]; dropped: string[] } => {
+  const allowed = request.sourceReplicaExpression ? topology.selected(request.sourceReplicaExpression) : null;
+  const dropped: string[] = [];
+  const kept: { rse: TransferRse; replica: CandidateReplica }[] = [];
+  for (const replica of replicas) {
+    const rse = topology.rse(replica.rseId);
+    if (!rse) continue;
+    if (allowed && !allowed.has(rse.id)) dropped.push(`${rse.rse} (outside the source expression)`);
+    else if (!rse.properties.availability_read) dropped.push(`${rse.rse} (blocked for read)`);
+    else if (attributeFlag(rse, 'restricted_read') && !topology.isTransferAdmin(request.account))
+      dropped.push(`${rse.rse} (restricted for read)`);
+    else kept.push({ rse, replica });
+  }
+  return { kept, dropped };
+};
+
+/** The cost vector of a candidate (strategies 8 to 11); ties go by RSE name. */
+const costOf = (candidate: Candidate): number[] => {
+  const tape = isTapeOrStaging(candidate.rse) ? 1 : 0;
+  return [-candidate.ranking + tape, tape, candidate.path.cost, candidate.path.hops.length > 1 ? 1 : 0];
+};
+
+const byCost = (a: Candidate, b: Candidate): number => {
+  const [costA, costB] = [costOf(a), costOf(b)];
+  for (let index = 0; index < costA.length; index += 1)
+    if (costA[index] !== costB[index]) return costA[index]! - costB[index]!;
+  return a.rse.rse < b.rse.rse ? -1 : a.rse.rse > b.rse.rse ? 1 : 0;
+};
+
 /** The ordered candidates of a request, or why there are none. */
 const rankedCandidates = (
   topology: Topology,
   dest: TransferRse,
   request: SelectionRequest,
   replicas: readonly CandidateReplica[],
-): { candidates: Candidate[]; linked: Candidate[] } | { state: SourcelessState; reason: string } => {
+): { candidates: Candidate[] } | { state: SourcelessState; reason: string } => {
   const rankings = new Map(request.rankings.map((source) => [source.rseId, source.ranking]));
-  const allowed = request.sourceReplicaExpression ? topology.selected(request.sourceReplicaExpression) : null;
+  const readable = readableReplicas(
+    topology,
+    request,
+    replicas.filter((replica) => replica.rseId !== dest.id),
+  );
+  const dropped = [...readable.dropped];
   let droppedForTape = false;
   let droppedForScheme = false;
-  const dropped: string[] = [];
+  const usable = readable.kept.filter(({ rse }) => {
+    if (request.allowTapeSource || !isTapeOrStaging(rse)) return true;
+    droppedForTape = true;
+    dropped.push(`${rse.rse} (tape)`);
+    return false;
+  });
+  const paths = shortestPaths(
+    topology,
+    usable.map(({ rse }) => rse.id),
+    dest.id,
+  );
+  const multihop = topology.multihopRseIds().size > 0;
   const kept: Candidate[] = [];
-  for (const replica of replicas) {
-    const rse = topology.rse(replica.rseId);
-    if (!rse || rse.id === dest.id) continue;
-    if (allowed && !allowed.has(rse.id)) {
-      dropped.push(`${rse.rse} (outside the source expression)`);
-      continue;
-    }
-    if (!rse.properties.availability_read) {
-      dropped.push(`${rse.rse} (blocked for read)`);
-      continue;
-    }
-    if (attributeFlag(rse, 'restricted_read') && !topology.isTransferAdmin(request.account)) {
-      dropped.push(`${rse.rse} (restricted for read)`);
-      continue;
-    }
-    if (!request.allowTapeSource && isTapeOrStaging(rse)) {
-      droppedForTape = true;
-      dropped.push(`${rse.rse} (tape)`);
-      continue;
-    }
-    const distance = topology.distance(rse.id, dest.id);
-    const pair = pairOf(topology, dest, rse);
-    if (distance !== undefined && !pair) {
+  for (const { rse, replica } of usable) {
+    const path = paths.get(rse.id);
+    if (path === 'mismatch') {
       droppedForScheme = true;
       dropped.push(`${rse.rse} (no matching protocol)`);
-      continue;
+    } else if (path === undefined) {
+      dropped.push(`${rse.rse} (no ${multihop ? 'path' : 'distance'} to ${dest.rse})`);
+    } else if (path.hops.slice(1).some((hop) => isTapeOrStaging(hop.source))) {
+      dropped.push(`${rse.rse} (its path passes through tape)`);
+    } else {
+      kept.push({ rse, replica, ranking: rankings.get(rse.id) ?? 0, path });
     }
-    if (distance === undefined || !pair) {
-      dropped.push(`${rse.rse} (no distance to ${dest.rse})`);
-      continue;
-    }
-    kept.push({ rse, replica, ranking: rankings.get(rse.id) ?? 0, pair, distance });
   }
   if (kept.length === 0) {
     const reason =
@@ -234,45 +216,115 @@ const rankedCandidates = (
     if (droppedForScheme) return { state: 'MISMATCH_SCHEME', reason };
     return { state: 'NO_SOURCES', reason };
   }
-  const cost = (candidate: Candidate): number[] => {
-    const tape = isTapeOrStaging(candidate.rse) ? 1 : 0;
-    return [-candidate.ranking + tape, tape, candidate.distance, 0];
-  };
-  const compare = (a: Candidate, b: Candidate): number => {
-    const [costA, costB] = [cost(a), cost(b)];
-    for (let index = 0; index < costA.length; index += 1)
-      if (costA[index] !== costB[index]) return costA[index]! - costB[index]!;
-    return a.rse.rse < b.rse.rse ? -1 : a.rse.rse > b.rse.rse ? 1 : 0;
-  };
-  return { candidates: kept.sort(compare), linked: kept };
+  return { candidates: kept.sort(byCost) };
 };
 
 /**
- * Where the copy goes: the deterministic path by the destination's lfn2pfn algorithm (also on
- * non-deterministic destinations, which Rucio names by a naming convention instead).
+ * Rucio's `__compress_multihops`: a multihop path that passes through another candidate starts
+ * there (the file is already there), and of two paths from the same RSE the first is kept.
  */
-const destinationPath = (topology: Topology, dest: TransferRse, request: SelectionRequest): string | undefined =>
-  pathOn(topology, { ...dest, properties: { ...dest.properties, deterministic: true } }, request, null);
+const compressed = (candidates: readonly Candidate[]): Candidate[] => {
+  const sourceIds = new Set(candidates.map((candidate) => candidate.rse.id));
+  const seen = new Set<string>();
+  const paths: Candidate[] = [];
+  for (const candidate of candidates) {
+    let hops = candidate.path.hops;
+    let start = 0;
+    for (let index = hops.length - 1; index > 0; index -= 1)
+      if (sourceIds.has(hops[index]!.source.id)) {
+        start = index;
+        break;
+      }
+    hops = hops.slice(start);
+    const first = hops[0]!.source;
+    if (seen.has(first.id)) continue;
+    seen.add(first.id);
+    const from = candidates.find((other) => other.rse.id === first.id) ?? candidate;
+    paths.push(start === 0 ? candidate : { ...from, path: { hops, cost: candidate.path.cost } });
+  }
+  return paths;
+};
 
 const submittedSource = (
   topology: Topology,
-  candidate: Candidate,
+  rse: TransferRse,
+  storedPath: string | null,
+  ranking: number,
   protocol: RseProtocol,
   request: SelectionRequest,
 ): SubmittedSource | undefined => {
-  const path = pathOn(topology, candidate.rse, request, candidate.replica.path);
+  const path = pathOn(topology, rse, request, storedPath);
   if (path === undefined) return undefined;
-  return {
-    rseId: candidate.rse.id,
-    rse: candidate.rse.rse,
-    ranking: candidate.ranking,
-    pfn: pfnFromProtocol(protocol, path),
-  };
+  return { rseId: rse.id, rse: rse.rse, ranking, pfn: pfnFromProtocol(protocol, path) };
+};
+
+/**
+ * The copies of a path, each with its source URL (the first from the replica, the next ones from
+ * where the copy before put the file), its destination URL and its tool; undefined when a path
+ * cannot be named on some RSE.
+ */
+const copiesOf = (
+  topology: Topology,
+  candidate: Candidate,
+  request: SelectionRequest,
+): { hop: PathHop; source: SubmittedSource; destUrl: string; transfertool: string }[] | undefined => {
+  const copies: { hop: PathHop; source: SubmittedSource; destUrl: string; transfertool: string }[] = [];
+  for (const [index, hop] of candidate.path.hops.entries()) {
+    const source =
+      index === 0
+        ? submittedSource(topology, hop.source, candidate.replica.path, candidate.ranking, hop.pair.source, request)
+        : (() => {
+            const path = destinationPath(topology, hop.source, request);
+            return path === undefined
+              ? undefined
+              : { rseId: hop.source.id, rse: hop.source.rse, ranking: 0, pfn: pfnFromProtocol(hop.pair.source, path) };
+          })();
+    const destPath = destinationPath(topology, hop.dest, request);
+    if (!source || destPath === undefined) return undefined;
+    copies.push({
+      hop,
+      source,
+      destUrl: pfnFromProtocol(hop.pair.dest, destPath),
+      transfertool: transfertoolFor(topology, hop.dest, hop.pair),
+    });
+  }
+  return copies;
+};
+
+/** Other directly linked disk sources whose scheme fits the main copy's destination (multi-source). */
+const extraSources = (
+  topology: Topology,
+  dest: TransferRse,
+  main: Candidate,
+  candidates: readonly Candidate[],
+  request: SelectionRequest,
+): SubmittedSource[] => {
+  const family = schemeFamily(main.path.hops[0]!.pair.dest.scheme);
+  const extras = candidates
+    .filter((candidate) => candidate.rse.id !== main.rse.id && !isTapeOrStaging(candidate.rse))
+    .map((candidate) => ({ candidate, distance: topology.distance(candidate.rse.id, dest.id) }))
+    .filter((entry): entry is { candidate: Candidate; distance: number } => entry.distance !== undefined)
+    .sort(
+      (a, b) =>
+        b.candidate.ranking - a.candidate.ranking ||
+        a.distance - b.distance ||
+        (a.candidate.rse.rse < b.candidate.rse.rse ? -1 : 1),
+    );
+  const sources: SubmittedSource[] = [];
+  for (const { candidate } of extras) {
+    if (sources.length >= MAX_EXTRA_SOURCES) break;
+    const pair = pairOf(topology, dest, candidate.rse, family);
+    const source =
+      pair && submittedSource(topology, candidate.rse, candidate.replica.path, candidate.ranking, pair.source, request);
+    if (source) sources.push(source);
+  }
+  return sources;
 };
 
 /**
  * Chooses the sources of one request. With a preferred source (the preparer's choice) that is
- * still usable, it is the main source; otherwise every candidate is ranked.
+ * still usable, its path comes first; otherwise every candidate is ranked. (STAGEIN requests
+ * choose theirs in stageinSelection.ts.)
  */
 export const selectSources = (
   topology: Topology,
@@ -281,47 +333,40 @@ export const selectSources = (
 ): SourceSelection => {
   const blocked = destinationBlocked(topology, request);
   if (blocked) return { kind: 'blocked', reason: blocked };
-  // A file stored before names were checked may climb as a path: it is copied nowhere, for good.
-  const climb = climbProblem('scope', request.scope) ?? climbProblem('name', request.name);
-  if (climb)
-    return {
-      kind: 'unavailable',
-      state: 'NO_SOURCES',
-      reason: `${request.scope}:${request.name} ${climb}: it has no path below an RSE's prefix`,
-    };
+  const climbs = climbingName(request);
+  if (climbs) return climbs;
   const dest = topology.rse(request.destRseId)!;
   const ranked = rankedCandidates(topology, dest, request, replicas);
   if ('state' in ranked) return { kind: 'unavailable', state: ranked.state, reason: ranked.reason };
   const preferred = request.preferredSourceRseId
     ? ranked.candidates.find((candidate) => candidate.rse.id === request.preferredSourceRseId)
     : undefined;
-  const ordered = preferred
-    ? [preferred, ...ranked.candidates.filter((candidate) => candidate !== preferred)]
-    : ranked.candidates;
+  const ordered = compressed(
+    preferred ? [preferred, ...ranked.candidates.filter((candidate) => candidate !== preferred)] : ranked.candidates,
+  );
   for (const main of ordered) {
-    const destPath = destinationPath(topology, dest, request);
-    const first = submittedSource(topology, main, main.pair.source, request);
-    if (destPath === undefined || !first) continue;
-    const sources: SubmittedSource[] = [first];
-    if (!isTapeOrStaging(main.rse)) {
-      // Multi-source: other directly linked disk sources whose scheme fits the destination's.
-      const family = new Set([main.pair.dest.scheme, ...(COMPATIBLE_SCHEMES[main.pair.dest.scheme] ?? [])]);
-      const extras = ranked.linked
-        .filter((candidate) => candidate !== main && !isTapeOrStaging(candidate.rse))
-        .sort((a, b) => b.ranking - a.ranking || a.distance - b.distance || (a.rse.rse < b.rse.rse ? -1 : 1));
-      for (const extra of extras) {
-        if (sources.length > MAX_EXTRA_SOURCES) break; // the main source and four more
-        const pair = pairOf(topology, dest, extra.rse, family);
-        const source = pair && submittedSource(topology, extra, pair.source, request);
-        if (source) sources.push(source);
-      }
-    }
-    return {
-      kind: 'selected',
-      sources,
-      destUrl: pfnFromProtocol(main.pair.dest, destPath),
-      transfertool: transfertoolFor(topology, dest, main.pair),
-    };
+    const copies = copiesOf(topology, main, request);
+    if (!copies) continue;
+    const own = copies[copies.length - 1]!;
+    if (copies.length > 1)
+      return {
+        kind: 'selected',
+        sources: [own.source],
+        destUrl: own.destUrl,
+        transfertool: own.transfertool,
+        hops: copies.slice(0, -1).map(({ hop, source, destUrl, transfertool }) => ({
+          destRseId: hop.dest.id,
+          destRse: hop.dest.rse,
+          source,
+          destUrl,
+          transfertool,
+        })),
+      };
+    const sources = [
+      own.source,
+      ...(isTapeOrStaging(main.rse) ? [] : extraSources(topology, dest, main, ranked.candidates, request)),
+    ];
+    return { kind: 'selected', sources, destUrl: own.destUrl, transfertool: own.transfertool };
   }
   return {
     kind: 'unavailable',

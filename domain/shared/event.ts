@@ -26,6 +26,15 @@ export type EventTypes<E extends Event> = Readonly<Record<E['type'], true>> & { 
  */
 export const eventTypes = <E extends Event>(types: Readonly<Record<E['type'], true>>): EventTypes<E> => types;
 
+/**
+ * The identity that acted, as it authenticated: its kind (Rucio's identity types: USERPASS, X509,
+ * GSS, SSH, OIDC, SAML; or DAEMON for a daemon role, CLI for the command line on the host, SERVICE
+ * for the service's own start-up) and its value (the user name, the certificate's DN, the
+ * principal, the SSH key's fingerprint, `SUB=<subject>, ISS=<issuer>`, the role's name...).
+ * Two people sharing one account are two identities.
+ */
+export type ActingIdentity = Readonly<{ kind: string; value: string }>;
+
 export type CommandMetadata = Readonly<{
   /** The moment the command is decided at; deciders use this instead of a clock. */
   now: Date;
@@ -38,6 +47,13 @@ export type CommandMetadata = Readonly<{
    * ids derived from it, so a retried job appends nothing twice. Deciders ignore it.
    */
   causationId?: string;
+  /** Who acted, beside the account (see `ActingIdentity`); absent where nobody says. */
+  identity?: ActingIdentity;
+  /**
+   * The trace this command belongs to (a W3C trace id, 32 hex digits): the API request's, carried
+   * by the reactor into the daemon work the request's events set off (infra/tracing.ts).
+   */
+  correlationId?: string;
 }>;
 
 export type Command<Type extends string = string, Data extends object = object> = Readonly<{

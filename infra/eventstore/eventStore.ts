@@ -20,6 +20,16 @@ export type EventMetadata = Readonly<{
   /** Id of the event that caused this one, for events appended by workers. */
   causationId?: string;
   /**
+   * The identity that acted (its kind and value: the user name, the DN, `SUB=…, ISS=…`, the SSH
+   * key's fingerprint, DAEMON and the role...), beside `account`. Absent on events written before
+   * it was recorded, never null: their hashes cover the metadata as it was.
+   */
+  identity?: Readonly<{ kind: string; value: string }>;
+  /** The trace of the request that caused this event, daemon work included (infra/tracing.ts). */
+  correlationId?: string;
+  /** The span that appended this event, when spans were made: the parent of the work it sets off. */
+  spanId?: string;
+  /**
    * Set on every event of a multi-stream append written stream by stream (SteppedEventStore on
    * EventStoreDB): the step's id and how many events it holds in all its streams together. A
    * reader that must never show half a decision holds these events until it has `count` of them

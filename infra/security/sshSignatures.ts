@@ -46,3 +46,15 @@ export const verifySshSignature = ({ key, type }: SshPublicKey, signature: Buffe
     return false;
   }
 };
+
+/**
+ * A public key's fingerprint as OpenSSH prints it (`SHA256:` and the unpadded base64 of the
+ * key's SHA-256), what the audit records for an SSH login; undefined when the line holds no key.
+ */
+export const sshFingerprint = (line: string): string | undefined => {
+  try {
+    return sshpk.parseKey(line.trim(), 'ssh').fingerprint('sha256').toString();
+  } catch {
+    return undefined;
+  }
+};

@@ -32,7 +32,7 @@ export class TraceBuffer {
   }
 
   /** Keeps the reads of one request, in one write. */
-  async add(reads: readonly Readonly<Record<string, unknown>>[], now = new Date()): Promise<void> {
+  async add(reads: readonly Readonly<Record<string, unknown>>[], now: Date): Promise<void> {
     if (reads.length === 0) return;
     const receivedAt = now.toISOString();
     await this.reads.bulkWrite(

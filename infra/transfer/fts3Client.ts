@@ -67,7 +67,7 @@ export class Fts3Client {
   request(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
-    options: Readonly<{ body?: unknown; timeoutMs: number }>,
+    options: Readonly<{ body?: unknown; timeoutMs: number; bearerToken?: string }>,
   ): Promise<FtsAnswer> {
     const what = `${method} ${this.url}${path}`;
     return new Promise((resolve, reject) => {
@@ -79,6 +79,7 @@ export class Fts3Client {
         headers: {
           Accept: 'application/json',
           ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': payload.length } : {}),
+          ...(options.bearerToken ? { Authorization: `Bearer ${options.bearerToken}` } : {}),
         },
       });
       let settled = false;

@@ -7,8 +7,9 @@ import { isRecord } from '../narrowing.ts';
 /**
  * What the `fts3` tool sends to FTS3 and how it reads the answers, as pure functions. The
  * submission is the JSON Rucio 39 builds (transfertool/fts3.py: `build_job_params` and
- * `_file_from_transfer`) for a single-hop transfer to a disk RSE; the reading follows its
- * `FTS3ApiTransferStatusReport` and `__bulk_query_responses`.
+ * `_file_from_transfer`) for a transfer or a multihop path, from disk or tape, to disk or tape,
+ * with certificates or tokens; the reading follows its `FTS3ApiTransferStatusReport` and
+ * `__bulk_query_responses`.
  */
 
 export type SubmissionSettings = Readonly<{
@@ -36,63 +37,102 @@ export const ftsChecksumOf = (
   return null;
 };
 
-/**
- * The body of `POST /jobs` for one transfer. Differences from Rucio, for lack of facts the port
- * does not carry: no `account` (FTS does not need it), destinations taken for disk (no
- * `bring_online`, `overwrite: true` unless the job's attributes say `overwrite: false`), and no
- * space token or tape metadata.
- */
-export const ftsSubmission = (job: TransferJob, settings: SubmissionSettings): Record<string, unknown> => {
+/** One file of a job: a copy, as Rucio's `_file_from_transfer` describes it. */
+const ftsFileOf = (job: TransferJob, settings: SubmissionSettings): Record<string, unknown> => {
   const firstSource = job.sources[0];
-  const attributes = job.attributes;
-  const overwrite = attributes.overwrite === false ? false : true;
+  const sourceType = job.sourceType ?? 'DISK';
+  const destinationType = job.destinationType ?? 'DISK';
+  return {
+    sources: job.sources.map((source) => source.pfn),
+    destinations: [job.destination.pfn],
+    metadata: {
+      request_id: job.requestId,
+      scope: job.file.scope,
+      name: job.file.name,
+      activity: job.activity,
+      request_type: job.requestType ?? 'TRANSFER',
+      src_type: sourceType,
+      dst_type: destinationType,
+      src_rse: firstSource?.rse ?? null,
+      dst_rse: job.destination.rse,
+      src_rse_id: firstSource?.rseId ?? null,
+      dest_rse_id: job.destination.rseId,
+      filesize: job.file.bytes,
+      md5: job.file.md5,
+      adler32: job.file.adler32,
+      // Rucio's single VO.
+      ...(destinationType === 'TAPE' ? { vo: 'def' } : {}),
+    },
+    filesize: job.file.bytes,
+    checksum: ftsChecksumOf(job.file, settings.verifyChecksum),
+    selection_strategy: settings.sourceStrategy,
+    activity: job.activity,
+    ...(job.tokens ? { source_tokens: [...job.tokens.sources], destination_tokens: [job.tokens.destination] } : {}),
+    ...(sourceType === 'TAPE' ? { staging_metadata: { default: { activity: job.activity } } } : {}),
+  };
+};
+
+const overwriteOf = (job: TransferJob): boolean => job.attributes.overwrite !== false;
+
+/**
+ * The body of `POST /jobs` for one copy, or for the copies of a multihop path run as one job, as
+ * Rucio's `build_job_params` and `_file_from_transfer` make it: the files in path order, the
+ * parameters from the last copy (the request that started the path) but `bring_online` from the
+ * first (a tape source is only ever the path's first), `multihop` for a path, `archive_timeout`
+ * with `dst_file_report` for a tape destination that has one, and the tokens of the endpoints
+ * when the copies use tokens. Overwriting follows the job's attributes (`overwrite`,
+ * `overwrite_when_only_on_disk`, which the conveyor sets from a tape destination's attributes); a
+ * path overwrites its intermediate copies only (`overwrite_hop`) when its destination refuses it.
+ * Not sent, for lack of facts the port does not carry: `account`, space tokens, scitags and tape
+ * metadata plugins.
+ */
+export const ftsPathSubmission = (
+  path: readonly TransferJob[],
+  settings: SubmissionSettings,
+): Record<string, unknown> => {
+  const first = path[0]!;
+  const last = path[path.length - 1]!;
+  const attributes = last.attributes;
   const lifetime =
     'lifetime' in attributes
       ? typeof attributes.lifetime === 'number'
         ? attributes.lifetime
         : null
       : settings.defaultLifetimeSeconds;
-  const multiSources = job.sources.length > 1;
-  return {
-    files: [
-      {
-        sources: job.sources.map((source) => source.pfn),
-        destinations: [job.destination.pfn],
-        metadata: {
-          request_id: job.requestId,
-          scope: job.file.scope,
-          name: job.file.name,
-          activity: job.activity,
-          request_type: 'TRANSFER',
-          src_type: 'DISK',
-          dst_type: 'DISK',
-          src_rse: firstSource?.rse ?? null,
-          dst_rse: job.destination.rse,
-          src_rse_id: firstSource?.rseId ?? null,
-          dest_rse_id: job.destination.rseId,
-          filesize: job.file.bytes,
-          md5: job.file.md5,
-          adler32: job.file.adler32,
-        },
-        filesize: job.file.bytes,
-        checksum: ftsChecksumOf(job.file, settings.verifyChecksum),
-        selection_strategy: settings.sourceStrategy,
-        activity: job.activity,
-      },
-    ],
-    params: {
-      verify_checksum: settings.verifyChecksum,
-      copy_pin_lifetime: lifetime,
-      bring_online: null,
-      job_metadata: { issuer: 'rucio', multi_sources: multiSources, overwrite_when_only_on_disk: false },
-      overwrite,
-      overwrite_when_only_on_disk: false,
-      priority: job.priority,
-      s3alternate: true,
-      ...(settings.deterministicIds ? { id_generator: 'deterministic', sid: job.requestId } : {}),
+  const overwriteWhenOnlyOnDisk = last.destinationType === 'TAPE' && attributes.overwrite_when_only_on_disk === true;
+  const multihop = path.length > 1;
+  const params: Record<string, unknown> = {
+    verify_checksum: settings.verifyChecksum,
+    copy_pin_lifetime: lifetime,
+    bring_online: (first.sourceType ?? 'DISK') === 'TAPE' ? (first.bringOnline ?? null) : null,
+    job_metadata: {
+      issuer: 'rucio',
+      multi_sources: !multihop && last.sources.length > 1,
+      overwrite_when_only_on_disk: overwriteWhenOnlyOnDisk,
+      ...(multihop ? { multihop: true } : {}),
     },
+    overwrite: overwriteWhenOnlyOnDisk ? false : overwriteOf(last),
+    overwrite_when_only_on_disk: overwriteWhenOnlyOnDisk,
+    priority: last.priority,
+    s3alternate: true,
+    ...(multihop ? { multihop: true } : {}),
+    ...(last.destinationType === 'TAPE' && typeof last.archiveTimeout === 'number'
+      ? { archive_timeout: last.archiveTimeout, dst_file_report: true }
+      : {}),
+    ...(settings.deterministicIds ? { id_generator: 'deterministic', sid: first.requestId } : {}),
   };
+  if (multihop) {
+    // FTS-1749: a path may overwrite what its intermediate copies find even where its destination may not.
+    const overwriteHop = path.slice(0, -1).every(overwriteOf);
+    params.overwrite = overwriteHop && params.overwrite === true;
+    if (params.overwrite === false && overwriteHop) params.overwrite_hop = true;
+  }
+  return { files: path.map((job) => ftsFileOf(job, settings)), params };
 };
+
+/** The body of `POST /jobs` for one transfer (a path of one copy). */
+export const ftsSubmission = (job: TransferJob, settings: SubmissionSettings): Record<string, unknown> =>
+  ftsPathSubmission([job], settings);
 
 /** A UUID version 5 (SHA-1 of namespace and name), as Python's `uuid.uuid5`. */
 export const uuid5 = (namespace: string, name: string): string => {
@@ -123,12 +163,15 @@ const fileAnswer = z.object({
   dest_surl: text,
   start_time: text,
   finish_time: text,
+  staging_start: text,
+  staging_finished: text,
   filesize: z.number().nullish(),
   file_metadata: metadata,
 });
 
 const jobAnswer = z.object({
   job_id: z.string(),
+  job_type: z.string().optional(),
   http_status: z.string().optional(),
   http_message: text,
   job_state: z.string().optional(),
@@ -217,6 +260,8 @@ export const reportOfFtsJob = (
   }
   // Any other error (403: not ours to read) tells nothing of the transfer: as Rucio, ask again later.
   if (!httpStatus.startsWith('200')) return noNews(externalId);
+  if (answer.job_type === 'H' || isTrue(objectOf(answer.job_metadata).multihop))
+    return multihopReport(externalId, answer);
 
   const jobState = answer.job_state ?? '';
   const jobFinal = FINAL_JOB_STATES.has(jobState);
@@ -234,9 +279,22 @@ export const reportOfFtsJob = (
     const state: JobState = jobState === 'FINISHED' ? 'DONE' : 'FAILED';
     return { ...noNews(externalId), state, reason: state === 'DONE' ? null : (answer.reason ?? `FTS job ${jobState}`) };
   }
+  return fileReport(externalId, answer, file, multiSources, sources);
+};
 
+/** What one file of a job says: its copy's outcome, as Rucio's `FTS3ApiTransferStatusReport` reads it. */
+const fileReport = (
+  externalId: string,
+  answer: FtsJobAnswer,
+  file: FtsFileAnswer,
+  multiSources: boolean,
+  sources: readonly TransferEndpoint[] = [],
+): JobReport => {
+  const jobState = answer.job_state ?? '';
+  const jobFinal = FINAL_JOB_STATES.has(jobState);
+  const multihop = answer.job_type === 'H' || isTrue(objectOf(answer.job_metadata).multihop);
   const fileMetadata = objectOf(file.file_metadata);
-  const reason = file.reason || answer.reason || null;
+  let reason = file.reason || answer.reason || null;
   let state: JobState = 'SUBMITTED';
   switch (file.file_state) {
     case 'FINISHED':
@@ -250,6 +308,8 @@ export const reportOfFtsJob = (
       break;
     case 'NOT_USED':
       if (jobFinal) state = jobState === 'FINISHED' ? 'DONE' : 'FAILED';
+      // A copy of a failed path that never ran.
+      if (state === 'FAILED' && !file.reason && multihop) reason = 'Unused hop in multi-hop';
       break;
   }
   if (state === 'SUBMITTED') return noNews(externalId);
@@ -261,13 +321,35 @@ export const reportOfFtsJob = (
       ? { rse: String(fileMetadata.src_rse ?? ''), rseId: String(fileMetadata.src_rse_id ?? ''), pfn: sourceUrl }
       : null);
   const bytes = file.filesize ?? (typeof fileMetadata.filesize === 'number' ? fileMetadata.filesize : null);
+  const failure = reason ?? `FTS file ${file.file_state}`;
   return {
     externalId,
     state,
-    reason: state === 'DONE' ? null : (reason ?? `FTS file ${file.file_state}`),
+    // Rucio marks failures read from tape.
+    reason: state === 'DONE' ? null : fileMetadata.src_type === 'TAPE' ? `[TAPE SOURCE] ${failure}` : failure,
     source,
     bytesTransferred: state === 'DONE' ? bytes : null,
     startedAt: isoTime(file.start_time),
     finishedAt: isoTime(file.finish_time),
+    ...(file.staging_start || file.staging_finished
+      ? { stagingStartedAt: isoTime(file.staging_start), stagingFinishedAt: isoTime(file.staging_finished) }
+      : {}),
   };
+};
+
+/**
+ * A multihop job: one file per copy, each naming its request in its metadata. Each copy is
+ * reported on its own (`byRequest`); the job's own report is its last copy's, the request that
+ * started the path.
+ */
+const multihopReport = (externalId: string, answer: FtsJobAnswer): JobReport => {
+  const byRequest = new Map<string, JobReport>();
+  let last: JobReport = noNews(externalId);
+  for (const file of answer.files ?? []) {
+    const report = fileReport(externalId, answer, file, false);
+    const requestId = objectOf(file.file_metadata).request_id;
+    if (typeof requestId === 'string') byRequest.set(requestId, report);
+    last = report;
+  }
+  return { ...last, byRequest };
 };

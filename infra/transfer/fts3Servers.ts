@@ -43,26 +43,36 @@ export class Fts3Servers implements TransferTool {
   }
 
   async submit(jobs: readonly TransferJob[]): Promise<SubmittedJob[]> {
-    const byServer = new Map<string, { index: number; job: TransferJob }[]>();
-    jobs.forEach((job, index) => {
-      const server = ftsServersOf(job.attributes.fts)[0] ?? this.options.knownServers?.[0] ?? '';
-      byServer.set(server, [...(byServer.get(server) ?? []), { index, job }]);
+    return this.submitPaths(jobs.map((job) => [job]));
+  }
+
+  /** Each path to the server its last copy names (Rucio submits a path to its last hop's servers). */
+  async submitPaths(paths: readonly (readonly TransferJob[])[]): Promise<SubmittedJob[]> {
+    const byServer = new Map<string, { index: number; path: readonly TransferJob[] }[]>();
+    paths.forEach((path, index) => {
+      const server = ftsServersOf(path.at(-1)!.attributes.fts)[0] ?? this.options.knownServers?.[0] ?? '';
+      byServer.set(server, [...(byServer.get(server) ?? []), { index, path }]);
     });
-    const answers: SubmittedJob[] = new Array(jobs.length);
+    const answers: SubmittedJob[][] = new Array(paths.length);
     await Promise.all(
       [...byServer].map(async ([server, batch]) => {
         // Without a server the job is refused by a tool that never connects: its URL is a placeholder.
         const tool = this.forServer(server || NO_SERVER);
-        const submitted = server
-          ? await tool.submit(batch.map(({ job }) => job))
-          : batch.map(({ job }) => refusedWithoutServer(tool, job));
-        submitted.forEach((answer, position) => {
-          answers[batch[position]!.index] = answer;
-          if (server) this.placed.set(answer.externalId, { server: tool.externalHost, finalAt: null });
-        });
+        if (!server) {
+          for (const { index, path } of batch) answers[index] = refusedWithoutServer(tool, path);
+          return;
+        }
+        const submitted = await tool.submitPaths(batch.map(({ path }) => path));
+        let next = 0;
+        for (const { index, path } of batch) {
+          answers[index] = submitted.slice(next, next + path.length);
+          next += path.length;
+          for (const answer of answers[index])
+            this.placed.set(answer.externalId, { server: tool.externalHost, finalAt: null });
+        }
       }),
     );
-    return answers;
+    return answers.flat();
   }
 
   async poll(externalIds: readonly string[]): Promise<Map<string, JobReport>> {
@@ -135,13 +145,12 @@ export class Fts3Servers implements TransferTool {
   }
 }
 
-const refusedWithoutServer = (tool: Fts3TransferTool, job: TransferJob): SubmittedJob => ({
-  requestId: job.requestId,
-  externalId: tool.refuseUnsent(
+const refusedWithoutServer = (tool: Fts3TransferTool, path: readonly TransferJob[]): SubmittedJob[] => {
+  const externalId = tool.refuseUnsent(
     'No FTS server for this transfer: the RSEs have no fts attribute and no server is configured',
-  ),
-  externalHost: tool.externalHost,
-});
+  );
+  return path.map((job) => ({ requestId: job.requestId, externalId, externalHost: tool.externalHost }));
+};
 
 /**
  * The registry's `fts3` tool from the environment: `DMS_FTS_SERVERS` (comma-separated, the

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Fts3Client, ftsErrorMessage, jsonOf, type FtsCredentials } from './fts3Client.ts';
 import {
   deterministicJobId,
-  ftsSubmission,
+  ftsPathSubmission,
   jobAnswersOf,
   POLLED_FILE_FIELDS,
   reportOfFtsJob,
@@ -81,18 +81,23 @@ export class Fts3TransferTool implements TransferTool {
   }
 
   async submit(jobs: readonly TransferJob[]): Promise<SubmittedJob[]> {
+    return this.submitPaths(jobs.map((job) => [job]));
+  }
+
+  /** One FTS job per path (a `multihop` job for several copies); every copy of a path answers the path's job id. */
+  async submitPaths(paths: readonly (readonly TransferJob[])[]): Promise<SubmittedJob[]> {
     const concurrency = Math.max(1, this.options.submitConcurrency ?? 4);
-    const answers: SubmittedJob[] = new Array(jobs.length);
+    const answers: SubmittedJob[][] = new Array(paths.length);
     let next = 0;
     const worker = async (): Promise<void> => {
-      for (let index = next++; index < jobs.length; index = next++) {
-        const job = jobs[index]!;
-        const externalId = await this.submitOne(job);
-        answers[index] = { requestId: job.requestId, externalId, externalHost: this.externalHost };
+      for (let index = next++; index < paths.length; index = next++) {
+        const path = paths[index]!;
+        const externalId = await this.submitOne(path);
+        answers[index] = path.map((job) => ({ requestId: job.requestId, externalId, externalHost: this.externalHost }));
       }
     };
-    await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
-    return answers;
+    await Promise.all(Array.from({ length: Math.min(concurrency, paths.length) }, worker));
+    return answers.flat();
   }
 
   async poll(externalIds: readonly string[]): Promise<Map<string, JobReport>> {
@@ -143,14 +148,18 @@ export class Fts3TransferTool implements TransferTool {
     this.client.close();
   }
 
-  private async submitOne(job: TransferJob): Promise<string> {
+  private async submitOne(path: readonly TransferJob[]): Promise<string> {
     const what = `POST ${this.externalHost}/jobs`;
+    const job = path[0]!;
     const expectedId = this.settings.deterministicIds ? await this.expectedJobId(job.requestId) : null;
+    // A token for FTS itself (audience its host, scope `fts`) replaces the certificate, over https only (Rucio).
+    const bearerToken = this.externalHost.startsWith('https://') ? (path.at(-1)!.tokens?.fts ?? undefined) : undefined;
     let answer;
     try {
       answer = await this.client.request('POST', '/jobs', {
-        body: ftsSubmission(job, this.settings),
+        body: ftsPathSubmission(path, this.settings),
         timeoutMs: this.options.submitTimeoutMs ?? 30_000,
+        ...(bearerToken ? { bearerToken } : {}),
       });
     } catch (error) {
       if (!(error instanceof TransferToolError)) throw error;
@@ -234,6 +243,7 @@ export class Fts3TransferTool implements TransferTool {
   }
 
   private remember(externalId: string, job: TransferJob): string {
+    // A path's job: the sources of its first copy (the others read where the copy before wrote).
     this.sourcesOf.set(externalId, { sources: job.sources, at: Date.now() });
     // A day of jobs is millions at a busy site: the oldest go first beyond the bound.
     for (const oldest of this.sourcesOf.keys()) {

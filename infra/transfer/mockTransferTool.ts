@@ -7,7 +7,10 @@ import type { JobReport, SubmittedJob, TransferEndpoint, TransferJob, TransferTo
  * - `mock_outcome`: `done` (default) or `failed`,
  * - `mock_failure_rate`: 0..1, the share of jobs that fail (chosen from the request id, so the same
  *   request always gets the same answer),
- * - `mock_delay_ms`: how long the job stays SUBMITTED (default the tool's `delayMs`, 0).
+ * - `mock_delay_ms`: how long the job stays SUBMITTED (default the tool's `delayMs`, 0);
+ * - `simulated_recall_ms`: for a job from tape with a bring-online bound, how long bringing the
+ *   file online takes before that (default the tool's `recallDelayMs`, 0), reported as its
+ *   staging times.
  * Jobs live in this process: after a restart they are LOST, as an FTS job purged by its server.
  * A job is kept an hour after it could have finished, at most `MAX_JOBS` of them (the oldest go
  * first), and only what its report needs: at a hundred transfers a second, whole jobs kept an
@@ -24,12 +27,19 @@ export class MockTransferTool implements TransferTool {
       cancelled: boolean;
       source: TransferEndpoint | null;
       bytes: number;
+      /** The simulated recall before the copy, for a job from tape; null without one. */
+      recallMs: number | null;
     }
   >();
   private sequence = 0;
 
   constructor(
-    private readonly options: Readonly<{ delayMs?: number; failureRate?: number; now?: () => number }> = {},
+    private readonly options: Readonly<{
+      delayMs?: number;
+      failureRate?: number;
+      recallDelayMs?: number;
+      now?: () => number;
+    }> = {},
   ) {}
 
   async submit(jobs: readonly TransferJob[]): Promise<SubmittedJob[]> {
@@ -40,13 +50,18 @@ export class MockTransferTool implements TransferTool {
       const outcome = job.attributes.mock_outcome;
       const rate = numberOr(job.attributes.mock_failure_rate, this.options.failureRate ?? 0);
       const fails = outcome === 'failed' || (outcome !== 'done' && rate > 0 && fractionOf(job.requestId) < rate);
+      const recallMs =
+        job.sourceType === 'TAPE' && job.bringOnline !== undefined && job.bringOnline !== null
+          ? Math.max(0, numberOr(job.attributes.simulated_recall_ms, this.options.recallDelayMs ?? 0))
+          : null;
       this.jobs.set(externalId, {
         submittedAt: now,
         fails,
-        delayMs: numberOr(job.attributes.mock_delay_ms, this.options.delayMs ?? 0),
+        delayMs: (recallMs ?? 0) + numberOr(job.attributes.mock_delay_ms, this.options.delayMs ?? 0),
         cancelled: false,
         source: job.sources[0] ?? null,
         bytes: job.file.bytes,
+        recallMs,
       });
       return { requestId: job.requestId, externalId, externalHost: 'mock' };
     });
@@ -102,10 +117,18 @@ export class MockTransferTool implements TransferTool {
       }
       const source = entry.source;
       const finishedAt = new Date(now).toISOString();
+      const staging =
+        entry.recallMs === null
+          ? {}
+          : {
+              stagingStartedAt: startedAt,
+              stagingFinishedAt: new Date(entry.submittedAt + entry.recallMs).toISOString(),
+            };
       reports.set(
         externalId,
         entry.fails
           ? {
+              ...staging,
               externalId,
               state: 'FAILED',
               reason: 'Mock transfer failed as asked',
@@ -115,6 +138,7 @@ export class MockTransferTool implements TransferTool {
               finishedAt,
             }
           : {
+              ...staging,
               externalId,
               state: 'DONE',
               reason: null,

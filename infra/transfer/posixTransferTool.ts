@@ -20,6 +20,11 @@ export type PosixTransferToolOptions = Readonly<{
   staleTemporaryMs?: number;
   /** How long a finished job still answers `poll` (default an hour, then LOST, as FTS purges old jobs). */
   keepFinishedMs?: number;
+  /**
+   * How long bringing a file online from a tape source takes, in milliseconds, when the job's
+   * attributes do not say (`simulated_recall_ms`, from the source RSE's attribute); default 0.
+   */
+  recallDelayMs?: number;
   now?: () => number;
 }>;
 
@@ -28,7 +33,11 @@ type Entry = {
   readonly job: TransferJob;
   /** The destination's path (or PFN when it has none): two jobs never write one destination at once. */
   readonly destinationKey: string;
-  phase: 'queued' | 'running' | 'done' | 'failed';
+  phase: 'staging' | 'queued' | 'running' | 'done' | 'failed';
+  stagingStartedAt: number | null;
+  stagingFinishedAt: number | null;
+  /** The simulated recall under way. */
+  recall: NodeJS.Timeout | null;
   reason: string | null;
   source: TransferEndpoint | null;
   bytesTransferred: number | null;
@@ -39,6 +48,12 @@ type Entry = {
 };
 
 const CANCELLED = 'Transfer cancelled';
+
+/** FTS's words when a file does not come online in time. */
+const BRING_ONLINE_TIMEOUT = 'STAGING [62] bring-online timeout has been exceeded';
+
+/** How long a recalled file stays online when the job names no pin lifetime (Rucio's default `copy_pin_lifetime`). */
+const DEFAULT_PIN_SECONDS = 172_800;
 
 /** Jobs kept at most, finished ones dropped oldest first beyond it: a poller asks for its jobs within seconds. */
 const MAX_KEPT_JOBS = 10_000;
@@ -54,6 +69,12 @@ const MAX_KEPT_JOBS = 10_000;
  * `submit` only queues: copies run in the background, `concurrency` at a time. Jobs live in this
  * process: after a restart, or when polled by another process, they are LOST, and the conveyor's
  * retry finds the verified copy if the first attempt had finished.
+ *
+ * Tape is simulated: a job whose source is TAPE with a `bringOnline` bound first brings the file
+ * online, which takes the recall delay (`simulated_recall_ms` in the job's attributes, else the
+ * tool's `recallDelayMs`) unless the file is still online from an earlier recall (it stays so for
+ * the job's pin lifetime); a recall longer than the bound fails as FTS's bring-online timeout. A
+ * STAGEIN job ends there: its source is its destination, which the copy finds verified.
  */
 export class PosixTransferTool implements TransferTool {
   readonly name = 'posix';
@@ -64,6 +85,8 @@ export class PosixTransferTool implements TransferTool {
   /** Queued jobs whose destination another job is writing, by destination. */
   private readonly blocked = new Map<string, Entry[]>();
   private readonly busyDestinations = new Set<string>();
+  /** Files recalled from tape, by path, until when they stay online. */
+  private readonly online = new Map<string, number>();
   /** Copies reading and writing bytes. */
   private running = 0;
   /** Copies that gave their place and wait for their bytes to reach the disk. */
@@ -93,6 +116,9 @@ export class PosixTransferTool implements TransferTool {
         job,
         destinationKey: destinationKeyOf(job),
         phase: 'queued',
+        stagingStartedAt: null,
+        stagingFinishedAt: null,
+        recall: null,
         reason: null,
         source: null,
         bytesTransferred: null,
@@ -102,7 +128,8 @@ export class PosixTransferTool implements TransferTool {
         running: null,
       };
       this.entries.set(entry.externalId, entry);
-      this.queues[priorityIndex(job.priority)]!.push(entry);
+      if (needsStaging(job)) this.stage(entry);
+      else this.queues[priorityIndex(job.priority)]!.push(entry);
       return { requestId: job.requestId, externalId: entry.externalId, externalHost: this.externalHost };
     });
     this.startCopies();
@@ -125,7 +152,11 @@ export class PosixTransferTool implements TransferTool {
     for (const externalId of externalIds) {
       const entry = this.entries.get(externalId);
       if (!entry) continue;
-      if (entry.phase === 'queued') {
+      if (entry.phase === 'staging') {
+        if (entry.recall) clearTimeout(entry.recall);
+        entry.recall = null;
+        this.finish(entry, { phase: 'failed', reason: CANCELLED });
+      } else if (entry.phase === 'queued') {
         this.unqueue(entry);
         this.finish(entry, { phase: 'failed', reason: CANCELLED });
       } else if (entry.phase === 'running') {
@@ -138,6 +169,7 @@ export class PosixTransferTool implements TransferTool {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const entry of this.entries.values()) if (entry.recall) clearTimeout(entry.recall);
     for (const queue of this.queues) queue.length = 0;
     this.blocked.clear();
     const stopping = [...this.entries.values()]
@@ -148,6 +180,39 @@ export class PosixTransferTool implements TransferTool {
       });
     await Promise.all(stopping);
     this.entries.clear();
+  }
+
+  /** Brings the job's source online (a simulated tape recall), then queues its copy. */
+  private stage(entry: Entry): void {
+    const { job } = entry;
+    const now = this.now();
+    const sourceKey = stagingKeyOf(job);
+    entry.phase = 'staging';
+    entry.stagingStartedAt = now;
+    const online = (this.online.get(sourceKey) ?? 0) > now;
+    const recall = online
+      ? 0
+      : Math.max(0, numberOr(job.attributes.simulated_recall_ms, this.options.recallDelayMs ?? 0));
+    const bound = (job.bringOnline ?? 0) * 1000;
+    const timedOut = bound > 0 && recall > bound;
+    entry.recall = setTimeout(
+      () => {
+        entry.recall = null;
+        if (this.closed || entry.phase !== 'staging') return;
+        if (timedOut) return this.finish(entry, { phase: 'failed', reason: BRING_ONLINE_TIMEOUT });
+        const at = this.now();
+        entry.stagingFinishedAt = at;
+        const pin =
+          typeof job.attributes.lifetime === 'number' && job.attributes.lifetime > 0
+            ? job.attributes.lifetime
+            : DEFAULT_PIN_SECONDS;
+        this.online.set(sourceKey, Math.max(this.online.get(sourceKey) ?? 0, at + pin * 1000));
+        entry.phase = 'queued';
+        this.queues[priorityIndex(job.priority)]!.push(entry);
+        this.startCopies();
+      },
+      timedOut ? bound : recall,
+    );
   }
 
   private startCopies(): void {
@@ -294,7 +359,31 @@ const reportOf = (entry: Entry): JobReport => ({
   bytesTransferred: entry.bytesTransferred,
   startedAt: iso(entry.startedAt),
   finishedAt: iso(entry.finishedAt),
+  ...(entry.stagingStartedAt !== null
+    ? { stagingStartedAt: iso(entry.stagingStartedAt), stagingFinishedAt: iso(entry.stagingFinishedAt) }
+    : {}),
 });
+
+/** A job from tape with a bring-online bound stages its source first (as FTS with `bring_online`). */
+const needsStaging = (job: TransferJob): boolean =>
+  job.sourceType === 'TAPE' && job.bringOnline !== undefined && job.bringOnline !== null;
+
+/** The file a recall brings online: its source's path. */
+const stagingKeyOf = (job: TransferJob): string => {
+  const pfn = job.sources[0]?.pfn ?? '';
+  try {
+    return pathOfFilePfn(pfn);
+  } catch {
+    return pfn;
+  }
+};
+
+const numberOr = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && Number.isFinite(value)
+    ? value
+    : typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))
+      ? Number(value)
+      : fallback;
 
 const lostReport = (externalId: string): JobReport => ({
   externalId,

@@ -40,6 +40,28 @@ export type TransferJob = Readonly<{
   priority: number;
   /** The request's `attributes` (JSON object), which the `mock` tool reads its outcome from. */
   attributes: Readonly<Record<string, unknown>>;
+  /**
+   * TRANSFER (the default) copies the file; STAGEIN only brings it online where it is (Rucio's
+   * stager: the source and destination URLs are the same).
+   */
+  requestType?: 'TRANSFER' | 'STAGEIN';
+  /** TAPE when the first source is on tape or needs staging (Rucio's `src_type`); DISK by default. */
+  sourceType?: 'DISK' | 'TAPE';
+  /** TAPE when the destination is a tape RSE (Rucio's `dst_type`); DISK by default. */
+  destinationType?: 'DISK' | 'TAPE';
+  /**
+   * For a TAPE source: how many seconds the tool may take to bring the file online before the
+   * copy (FTS's `bring_online`, Rucio's `conveyor.bring_online`); null or absent: no staging.
+   */
+  bringOnline?: number | null;
+  /** For a TAPE destination: how long the tool waits for the file to reach tape (FTS's `archive_timeout`). */
+  archiveTimeout?: number | null;
+  /**
+   * OAuth2 tokens for the endpoints (Rucio's `source_tokens` and `destination_tokens`: one per
+   * source, in order, and one for the destination), and for the FTS server itself; absent: the
+   * tool's certificate.
+   */
+  tokens?: Readonly<{ sources: readonly string[]; destination: string; fts?: string | null }>;
 }>;
 
 export type SubmittedJob = Readonly<{ requestId: string; externalId: string; externalHost: string }>;
@@ -60,6 +82,11 @@ export type JobReport = Readonly<{
   bytesTransferred: number | null;
   startedAt: string | null;
   finishedAt: string | null;
+  /** When the tool started and finished bringing a tape source online (FTS's `staging_start`, `staging_finished`). */
+  stagingStartedAt?: string | null;
+  stagingFinishedAt?: string | null;
+  /** A job of several copies (a multihop path): the report of each, by request id; the job's own fields say how the job stands. */
+  byRequest?: ReadonlyMap<string, JobReport>;
 }>;
 
 export interface TransferTool {
@@ -67,6 +94,12 @@ export interface TransferTool {
   readonly name: string;
   /** Starts the jobs; answers in the same order. A job the tool refuses at once is reported FAILED by `poll`. */
   submit(jobs: readonly TransferJob[]): Promise<SubmittedJob[]>;
+  /**
+   * Tools that run the copies of a multihop path as one job (FTS's `multihop` jobs): each path is
+   * its copies in order, the copy after each reading where the one before wrote; every copy of a
+   * path gets the path's job id. Tools without it take a path one copy at a time.
+   */
+  submitPaths?(paths: readonly (readonly TransferJob[])[]): Promise<SubmittedJob[]>;
   /** The state of each named job; every id asked for is in the answer (LOST when unknown). */
   poll(externalIds: readonly string[]): Promise<Map<string, JobReport>>;
   /** Asks the tool to stop the jobs; unknown ids are ignored. */

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.ts';
 import { fts3ServersFromEnvironment } from './fts3Servers.ts';
 import { MockTransferTool } from './mockTransferTool.ts';
 import { PosixTransferTool } from './posixTransferTool.ts';
@@ -13,15 +14,19 @@ import type { TransferTool } from './transferTool.ts';
  * them: run the submitter, poller and canceller roles of such tools in one process.
  */
 
-/** What a tool may need to start: where the service keeps its files. */
-export type TransferToolSettings = Readonly<{ dataDir: string }>;
+/**
+ * What a tool may need to start: where the service keeps its files, and the service's clock, which
+ * the in-process tools (`mock`, `posix`) time their jobs by, so that a test moving the clock moves
+ * them too. FTS keeps its own time.
+ */
+export type TransferToolSettings = Readonly<{ dataDir: string; clock: Clock }>;
 
 export type TransferToolFactory = (settings: TransferToolSettings) => TransferTool;
 
 /** One line per tool. */
 const FACTORIES: Readonly<Record<string, TransferToolFactory>> = {
-  mock: () => new MockTransferTool(),
-  posix: () => new PosixTransferTool(),
+  mock: ({ clock }) => new MockTransferTool({ now: () => clock.now() }),
+  posix: ({ clock }) => new PosixTransferTool({ now: () => clock.now() }),
   fts3: () => fts3ServersFromEnvironment(),
 };
 
@@ -40,6 +45,11 @@ export class TransferTools {
 
   has(name: string): boolean {
     return name in this.factories;
+  }
+
+  /** Whether the tool of that name runs the copies of a multihop path as one job (it has `submitPaths`). */
+  runsPaths(name: string): boolean {
+    return this.get(name)?.submitPaths !== undefined;
   }
 
   /** The tool of that name, made on first use; undefined for a tool this process does not know. */

@@ -1,7 +1,7 @@
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
 import type { Projected, Projection } from '../projection.ts';
-import type { ProjectionCollection } from '../runtime/projectionContext.ts';
-import { AUDITED_EVENT_TYPES, auditSubjects, streamSubject, type AuditedEvent } from './auditSubjects.ts';
+import type { ProjectionCollection, ProjectionContext } from '../runtime/projectionContext.ts';
+import { AUDITED_EVENT_TYPES, auditSubjects, didSubject, streamSubject, type AuditedEvent } from './auditSubjects.ts';
 
 /**
  * The audit's index of the event log: where to find the events that concern a DID, a rule or an
@@ -38,8 +38,21 @@ export type HistoryEntry = readonly [position: number, type: string, at: string]
 export type TypeEntry = readonly [position: number, at: string];
 
 export type AuditIndexDocument = Projected<{ subject: string; entries: HistoryEntry[] }>;
-/** An event of the feed: `_id` is its position as 20 digits (`positionKey`). */
-export type AuditFeedDocument = Projected<{ account: string; type: string; at: string }>;
+/**
+ * An event of the feed: `_id` is its position as 20 digits (`positionKey`); `identity` the
+ * identity that acted (`identityKey`), `trace` the request's trace id, each absent on events
+ * that do not record it.
+ */
+export type AuditFeedDocument = Projected<{
+  account: string;
+  type: string;
+  at: string;
+  identity?: string;
+  trace?: string;
+}>;
+
+/** The DIDs of a lifetime exception, kept from its request for the decisions that follow. */
+type ExceptionDidsDocument = Projected<{ dids: string[] }>;
 
 /**
  * Positions per bucket. Small enough that a busy key's bucket (root's, or a busy RSE's), rewritten
@@ -50,9 +63,19 @@ export const POSITIONS_PER_BUCKET = 100;
 
 export const auditFeedCollection: CollectionSpec = {
   name: 'audit_feed',
-  indexes: [{ fields: ['account', '_id'] }, { fields: ['type', '_id'] }],
+  indexes: [
+    { fields: ['account', '_id'] },
+    { fields: ['type', '_id'] },
+    { fields: ['identity', '_id'] },
+    { fields: ['trace', '_id'] },
+  ],
 };
 export const auditIndexCollection: CollectionSpec = { name: 'audit_index', indexes: [] };
+const exceptionDidsCollection: CollectionSpec = { name: 'audit_exception_dids', indexes: [] };
+
+/** An identity as the feed indexes it: `<kind>:<value>` (`USERPASS:jdoe`, `X509:/DC=ch/...`). */
+export const identityKey = (identity: Readonly<{ kind: string; value: string }>): string =>
+  `${identity.kind}:${identity.value}`;
 
 /** A position as 20 digits: the widest bigint position a store can reach keeps the order of text. */
 export const positionKey = (position: bigint | number): string => position.toString().padStart(20, '0');
@@ -87,19 +110,25 @@ export const auditIndexProjection: Projection<AuditedEvent> = {
   name: 'audit_index',
   // 3: subscriptions, lifetime exceptions, transfer limits, open data and archives are indexed too.
   // 4: the feed holds one document per event instead of buckets per account and type.
-  version: 4,
-  collections: [auditFeedCollection, auditIndexCollection],
+  // 5: the feed by acting identity and by trace; a lifetime exception's decisions under its DIDs.
+  version: 5,
+  collections: [auditFeedCollection, auditIndexCollection, exceptionDidsCollection],
   handles: AUDITED_EVENT_TYPES,
   async apply(event, context) {
     const { position, metadata, streamName } = context.currentEvent();
     const at = metadata.at;
     const id = positionKey(position);
-    await context
-      .collection<AuditFeedDocument>(auditFeedCollection)
-      .create(id, { _id: id, account: metadata.account, type: event.type, at });
+    await context.collection<AuditFeedDocument>(auditFeedCollection).create(id, {
+      _id: id,
+      account: metadata.account,
+      type: event.type,
+      at,
+      ...(metadata.identity ? { identity: identityKey(metadata.identity) } : {}),
+      ...(metadata.correlationId ? { trace: metadata.correlationId } : {}),
+    });
     const index = context.collection<AuditIndexDocument>(auditIndexCollection);
     const own = streamSubject(streamName);
-    for (const subject of auditSubjects(event)) {
+    for (const subject of [...auditSubjects(event), ...(await rememberedSubjects(event, context))]) {
       if (subject === own) continue;
       await addEntry(index, subject, position, [Number(position), event.type, at], (id) => ({
         _id: id,
@@ -108,4 +137,26 @@ export const auditIndexProjection: Projection<AuditedEvent> = {
       }));
     }
   },
+};
+
+/**
+ * Subjects an event concerns that its data does not name, remembered from an earlier event: a
+ * lifetime exception's approval or rejection names only the exception, but concerns every DID its
+ * request covered, so the DIDs are kept from the request (ExceptionRequested comes first in the
+ * exception's stream, hence in the log).
+ */
+const rememberedSubjects = async (event: AuditedEvent, context: ProjectionContext): Promise<string[]> => {
+  const remembered = context.collection<ExceptionDidsDocument>(exceptionDidsCollection);
+  switch (event.type) {
+    case 'ExceptionRequested': {
+      const { id, dids } = event.data.exception;
+      await remembered.create(id, { _id: id, dids: dids.map((did) => didSubject(did.scope, did.name)) });
+      return [];
+    }
+    case 'ExceptionApproved':
+    case 'ExceptionRejected':
+      return (await remembered.get(event.data.id))?.dids ?? [];
+    default:
+      return [];
+  }
 };

@@ -129,6 +129,10 @@ export type FeedQuery = HistoryRange &
   Readonly<{
     /** Only what this account did. */
     account?: string;
+    /** Only what this identity did (`identityKey`: `<kind>:<value>`). */
+    identity?: string;
+    /** Only what one request caused: the events of its trace (a W3C trace id). */
+    trace?: string;
     /** Only events after this position (the last one of the previous page). */
     after?: bigint;
     /** At most this many events; default all. */
@@ -159,21 +163,31 @@ export async function* feedEvents(
     decode: (entry: unknown) => IndexEntry | undefined,
   ) =>
     mergedByPosition([
-      feedEntries(readModels, field, value, bounds),
+      feedEntries(readModels, field, { [field]: value }, bounds),
       bucketEntries(readModels, auditFeedCollection, key, bounds, decode),
     ]);
+  // A trace or an identity leads (fewest entries), the account, when given too, narrows; neither
+  // was in version 3's buckets.
+  const lead = query.trace !== undefined ? 'trace' : query.identity !== undefined ? 'identity' : undefined;
+  const equal = {
+    ...(query.trace !== undefined ? { trace: query.trace } : {}),
+    ...(query.identity !== undefined ? { identity: query.identity } : {}),
+    ...(query.account !== undefined ? { account: query.account } : {}),
+  };
   const events =
-    query.account !== undefined
-      ? eventsOf(eventStore, feed('account', query.account, accountKey(query.account), historyEntry), pageSize)
-      : bounds.types !== undefined
-        ? eventsOf(
-            eventStore,
-            mergedByPosition(
-              bounds.types.map((type) => feed('type', type, typeKey(type), (entry) => typeEntry(entry, type))),
-            ),
-            pageSize,
-          )
-        : loggedEvents(eventStore, bounds, pageSize);
+    lead !== undefined
+      ? eventsOf(eventStore, feedEntries(readModels, lead, equal, bounds), pageSize)
+      : query.account !== undefined
+        ? eventsOf(eventStore, feed('account', query.account, accountKey(query.account), historyEntry), pageSize)
+        : bounds.types !== undefined
+          ? eventsOf(
+              eventStore,
+              mergedByPosition(
+                bounds.types.map((type) => feed('type', type, typeKey(type), (entry) => typeEntry(entry, type))),
+              ),
+              pageSize,
+            )
+          : loggedEvents(eventStore, bounds, pageSize);
   let left = query.limit ?? Number.POSITIVE_INFINITY;
   if (left <= 0) return;
   for await (const event of events) {
@@ -183,17 +197,20 @@ export async function* feedEvents(
   }
 }
 
-/** The feed's events of one account or type within the bounds, oldest first: one index range. */
+/**
+ * The feed's events of one account, type, identity or trace (`field`, the index read, among the
+ * `equal` fields), within the bounds, oldest first: one index range.
+ */
 async function* feedEntries(
   readModels: ReadModels,
-  field: 'account' | 'type',
-  value: string,
+  field: 'account' | 'type' | 'identity' | 'trace',
+  equal: Readonly<Record<string, string>>,
   bounds: Bounds,
 ): AsyncGenerator<IndexEntry> {
   const id: Record<string, string> = {};
   if (bounds.fromPosition !== undefined) id.$gte = positionKey(bounds.fromPosition);
   if (bounds.toPosition !== undefined) id.$lte = positionKey(bounds.toPosition);
-  const filter = Object.keys(id).length > 0 ? { [field]: value, _id: id } : { [field]: value };
+  const filter = Object.keys(id).length > 0 ? { ...equal, _id: id } : equal;
   for await (const document of readModels
     .collection<AuditFeedDocument>(auditFeedCollection)
     .find(filter, { sort: { [field]: 1, _id: 1 } })) {

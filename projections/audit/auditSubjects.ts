@@ -119,6 +119,7 @@ export const streamSubject = (streamName: string): string | undefined => {
  * - an RSE's events concern the RSE (distances both ends), as do quarantined replicas and local
  *   account limits;
  * - a queued or cancelled transfer request concerns its file, and a queued one its rule and RSE;
+ *   the intermediate hops of a multihop path their file and every RSE of the path;
  * - a subscription's events concern the subscription (its name claimed on the owner's names
  *   stream, each dry run also the DID it was made for), and a rule a subscription made concerns
  *   the subscription too, so that its history shows what it made;
@@ -197,8 +198,12 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
       subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
       if (event.data.lock) subjects.add(ruleSubject(event.data.lock.ruleId));
       break;
-    case 'ReplicaDeclaredBad':
+    // A source declared suspicious by a failed transfer concerns the rule whose copy failed too.
     case 'ReplicaDeclaredSuspicious':
+      subjects.add(didSubject(event.data.scope, event.data.name)).add(rseSubject(event.data.rse));
+      if (event.data.transfer) subjects.add(ruleSubject(event.data.transfer.ruleId));
+      break;
+    case 'ReplicaDeclaredBad':
     case 'ReplicaDeclaredTemporarilyUnavailable':
     case 'ReplicaTombstoneSet':
     case 'ReplicaDeletionStarted':
@@ -272,6 +277,13 @@ export const auditSubjects = (event: AuditedEvent): ReadonlySet<string> => {
       break;
     case 'RequestCancelled':
       for (const request of event.data.requests) subjects.add(didSubject(request.scope, request.name));
+      break;
+    // A multihop path concerns its file and every RSE it passes through.
+    case 'RequestHopsQueued':
+      for (const { hops, path } of event.data.paths) {
+        for (const hop of hops) subjects.add(didSubject(hop.scope, hop.name));
+        for (const rse of path) subjects.add(rseSubject(rse));
+      }
       break;
     // An open data entry, and the DOI or record id it takes or gives up, concern its DID.
     case 'OpenDataDidAdded':

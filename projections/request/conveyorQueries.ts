@@ -7,6 +7,7 @@ import {
   requestStreamName,
   type RankedSource,
   type RequestState,
+  type RequestType,
 } from '../../domain/request/request.ts';
 import { textOrNull } from '../../domain/shared/narrowing.ts';
 import type { CandidateReplica, SelectionRequest } from '../../domain/request/sourceSelection.ts';
@@ -57,6 +58,24 @@ export const requestsInState = (
     )
     .toArray();
 
+/**
+ * The QUEUED requests of one type (the submitter's transfers, the stager's STAGEIN requests),
+ * oldest first, a page at a time, without those waiting for the copy before them on a multihop
+ * path (Rucio's submitter skips requests that are another hop's next hop).
+ */
+export const queuedRequests = (
+  readModels: ReadModels,
+  requestType: RequestType,
+  limit: number,
+  mark?: PageMark,
+): Promise<RequestDocument[]> =>
+  requests(readModels)
+    .find(
+      { state: 'QUEUED', request_type: requestType, waiting_for_hop: null, ...after('requested_at', mark) },
+      { sort: { state: 1, request_type: 1, requested_at: 1, _id: 1 }, limit },
+    )
+    .toArray();
+
 export const pageMarkOf = (
   page: readonly RequestDocument[],
   field: 'requested_at' | 'changed_at',
@@ -103,6 +122,7 @@ export const finishedRequestOf = (document: RequestDocument): FinishedRequest =>
   error: document.err_msg,
   changedAt: document.changed_at ?? document.updated_at,
   hasSource: document.source_rse_id !== null,
+  ...(document.attributes.is_intermediate_hop === true ? { intermediateHop: true } : {}),
 });
 
 /** The states the finisher takes requests from: the finished ones, then SUBMITTING (retried past a bound). */
@@ -164,6 +184,12 @@ export const loadTopology = async (readModels: ReadModels, sections: ConfigSecti
     transferAdmins: await transferAdmins(readModels),
     lfn2pfnDefault: settingValue(sections, SETTINGS.lfn2pfnDefault),
     defaultTransfertool: settingValue(sections, SETTINGS.conveyorTransfertool),
+    multihop: {
+      rseExpression: settingValue(sections, SETTINGS.multihopRseExpression),
+      hopPenalty: settingValue(sections, SETTINGS.hopPenalty),
+      maxHops: settingValue(sections, SETTINGS.multihopMaxHops) || null,
+      tombstoneDelay: settingValue(sections, SETTINGS.multihopTombstoneDelay),
+    },
   });
 };
 

@@ -8,6 +8,7 @@ import {
 } from '../../domain/request/request.ts';
 import { didKey } from '../../domain/did/did.ts';
 import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
+import type { TransferHop } from '../../domain/request/transferHops.ts';
 import type { Projected, Projection } from '../projection.ts';
 
 /**
@@ -57,6 +58,17 @@ export type RequestDocument = Projected<{
   retried_as?: string | null;
   /** The stream of the request's batch (absent in generations built before batches: `request-<id>`). */
   stream?: string;
+  /** Rucio's columns of a tape recall: when the tool started and finished bringing the source online. */
+  staging_started_at?: string | null;
+  staging_finished_at?: string | null;
+  /** A multihop path the request is part of: its RSEs in order, from the source to the initial request's destination. */
+  transfer_path?: readonly string[] | null;
+  /** Rucio's `transfer_hops` columns: the path's initial request and the copies before and after this one. */
+  initial_request_id?: string | null;
+  previous_hop_request_id?: string | null;
+  next_hop_request_id?: string | null;
+  /** The copy before this one while it is active: the request waits for it (Rucio skips such requests). */
+  waiting_for_hop?: string | null;
 }>;
 
 /**
@@ -70,6 +82,7 @@ export const requestsCollection: CollectionSpec = {
   indexes: [
     { fields: ['didKey', 'dest_rse_id'] },
     { fields: ['state', 'requested_at', '_id'] },
+    { fields: ['state', 'request_type', 'requested_at', '_id'] },
     { fields: ['state', 'changed_at', '_id'] },
     { fields: ['dest_rse_id', 'state'] },
   ],
@@ -102,6 +115,7 @@ const documentOf = (request: RequestRecord, state: RequestState, stream: string)
     adler32: request.attributes.adler32,
     priority: request.attributes.priority,
     allow_tape_source: request.attributes.allowTapeSource,
+    ...(request.attributes.isIntermediateHop ? { is_intermediate_hop: true } : {}),
   },
   state,
   external_id: null,
@@ -127,6 +141,16 @@ const documentOf = (request: RequestRecord, state: RequestState, stream: string)
   changed_at: request.requestedAt,
   sources: request.sources ?? [],
   stream,
+  ...hopColumns(request.transferHop ?? null),
+});
+
+/** The multihop columns of a request on a path (all null off one). */
+const hopColumns = (hop: TransferHop | null) => ({
+  transfer_path: hop?.path ?? null,
+  initial_request_id: hop?.initialRequestId ?? null,
+  previous_hop_request_id: hop?.previousHopId ?? null,
+  next_hop_request_id: hop?.nextHopId ?? null,
+  waiting_for_hop: hop?.previousHopId ?? null,
 });
 
 /** A document moved to another state at `at`, with other columns changed. */
@@ -143,7 +167,10 @@ const moved = (
   updated_at: at,
 });
 
-type ActiveEvent = Exclude<RequestEvent, { type: 'RequestQueued' | 'RequestArchived' | 'RequestCancelled' }>;
+type ActiveEvent = Exclude<
+  RequestEvent,
+  { type: 'RequestQueued' | 'RequestArchived' | 'RequestCancelled' | 'RequestHopsQueued' }
+>;
 
 /** Each request an event moves, with how its document changes. */
 const changesOf = (
@@ -204,15 +231,22 @@ const changesOf = (
         change: (document) => moved(document, 'SUBMISSION_FAILED', event.data.failedAt, { err_msg: reason }),
       }));
     case 'TransferSucceeded':
-      return event.data.requests.map(({ requestId, startedAt, transferredAt, sourceRseId, sourceRse }) => ({
-        requestId,
+      return event.data.requests.map((transfer) => ({
+        requestId: transfer.requestId,
         change: (document) =>
-          moved(document, 'DONE', transferredAt, {
-            started_at: startedAt,
-            transferred_at: transferredAt,
-            source_rse_id: sourceRseId,
-            source_rse: sourceRse,
+          moved(document, 'DONE', transfer.transferredAt, {
+            started_at: transfer.startedAt,
+            transferred_at: transfer.transferredAt,
+            source_rse_id: transfer.sourceRseId,
+            source_rse: transfer.sourceRse,
+            staging_started_at: transfer.stagingStartedAt ?? null,
+            staging_finished_at: transfer.stagingFinishedAt ?? null,
           }),
+      }));
+    case 'RequestHopsFailed':
+      return event.data.requests.map(({ requestId, reason }) => ({
+        requestId,
+        change: (document) => moved(document, 'FAILED', event.data.failedAt, { err_msg: reason }),
       }));
     case 'TransferFailed':
       return event.data.requests.map(({ requestId, startedAt, failedAt, reason }) => ({
@@ -249,7 +283,8 @@ const archivedOf = (
 export const requestsProjection: Projection<RequestEvent> = {
   name: 'requests',
   // 4: batches of requests; each document records its request's stream.
-  version: 4,
+  // 5: multihop paths and staging times; an index by state and request type.
+  version: 5,
   collections: [requestsCollection, requestsHistoryCollection],
   handles: REQUEST_EVENT_TYPES,
   async apply(event, context) {
@@ -259,6 +294,23 @@ export const requestsProjection: Projection<RequestEvent> = {
         const { streamName } = context.currentEvent();
         for (const { request, state } of event.data.requests)
           await active.create(request.id, documentOf(request, state, streamName));
+        return;
+      }
+      case 'RequestHopsQueued': {
+        const { streamName } = context.currentEvent();
+        for (const { initialRequestId, path, hops } of event.data.paths) {
+          for (const hop of hops) await active.create(hop.id, documentOf(hop, 'QUEUED', streamName));
+          const last = hops[hops.length - 1];
+          await active.update(initialRequestId, (document) =>
+            document && last
+              ? {
+                  ...document,
+                  ...hopColumns({ initialRequestId, previousHopId: last.id, nextHopId: null, path }),
+                  updated_at: event.data.queuedAt,
+                }
+              : undefined,
+          );
+        }
         return;
       }
       case 'RequestArchived':
@@ -271,7 +323,14 @@ export const requestsProjection: Projection<RequestEvent> = {
             archived = archive(document);
             return null;
           });
-          if (archived) await history.create(archived.id, archived);
+          if (!archived) continue;
+          await history.create(archived.id, archived);
+          // The copy after this one no longer waits for it (Rucio deletes its transfer_hops row).
+          const next = archived.next_hop_request_id;
+          if (next)
+            await active.update(next, (document) =>
+              document && document.waiting_for_hop === requestId ? { ...document, waiting_for_hop: null } : undefined,
+            );
         }
         return;
       }

@@ -1,4 +1,5 @@
 import type { Event } from '../../domain/shared/event.ts';
+import { inSpan, isTraceId, tracingOn, type SpanSpec, type TraceContext } from '../../infra/tracing.ts';
 import type { Upcasters } from '../../domain/shared/upcasting.ts';
 import type { AllSubscription, EventStore, RecordedEvent } from '../../infra/eventstore/eventStore.ts';
 import type { Logger } from '../../infra/logger.ts';
@@ -129,6 +130,11 @@ export class ProjectionLane {
     }
   }
 
+  /** The position of the first event held back until the rest of its step arrives; undefined when none is. */
+  get heldFrom(): bigint | undefined {
+    return this.steps.heldFrom;
+  }
+
   /**
    * A step held for long means its writer died mid-way: the event store's sweep completes it
    * (SteppedEventStore, within about 35 s). Said once per hold, so an operator knows why the lane waits.
@@ -157,9 +163,11 @@ export class ProjectionLane {
         const targets = [...this.entries.values()].filter((entry) => entry.checkpoint < last.position);
         if (targets.length === 0) break;
         try {
-          await this.dependencies.readStore.transaction((transaction) =>
-            this.applyToEntries(transaction, targets, batch, last.position),
-          );
+          const apply = () =>
+            this.dependencies.readStore.transaction((transaction) =>
+              this.applyToEntries(transaction, targets, batch, last.position),
+            );
+          await (tracingOn() ? inSpan(`projection batch ${this.name}`, batchSpan(targets, batch), apply) : apply());
           for (const target of targets) target.checkpoint = last.position;
           break;
         } catch (error) {
@@ -230,6 +238,32 @@ export class ProjectionLane {
     await transaction.collection<ProjectionCheckpointDocument>(projectionCheckpointsCollection).bulkWrite(checkpoints);
   }
 }
+
+/** Traces a batch's span links to at most: a busy batch serves hundreds of requests. */
+const LINKED_TRACES = 32;
+
+/**
+ * A batch as a span: which projections it fed and which positions, linked to the traces of the
+ * requests whose events it applied (a batch serves many requests, so it is the child of none).
+ */
+const batchSpan = (targets: readonly LaneEntry[], batch: readonly RecordedEvent[]): SpanSpec => {
+  const links = new Map<string, TraceContext>();
+  for (const event of batch) {
+    const { correlationId, spanId } = event.metadata;
+    if (!correlationId || links.has(correlationId) || !isTraceId(correlationId)) continue;
+    links.set(correlationId, { traceId: correlationId, ...(spanId ? { spanId } : {}) });
+    if (links.size >= LINKED_TRACES) break;
+  }
+  return {
+    attributes: {
+      'dms.projections': targets.map((target) => target.projection.name),
+      'dms.events': batch.length,
+      'dms.first_position': Number(batch[0]!.position),
+      'dms.last_position': Number(batch[batch.length - 1]!.position),
+    },
+    links: [...links.values()],
+  };
+};
 
 /** How long a lane waits for the rest of a step before it says so. */
 const HOLD_WARNING_MS = 10_000;

@@ -42,6 +42,8 @@ export type ProjectionStatus = Readonly<{
   status: 'running' | 'failed' | 'rebuilding';
   rebuild?: { generation: number; version: number; checkpoint: bigint };
   error?: string;
+  /** Where it waits for the rest of a multi-stream step whose writer died mid-way, if it does. */
+  waitingFrom?: bigint;
 }>;
 
 export type ProjectionRunnerOptions = Readonly<{
@@ -200,6 +202,7 @@ export class ProjectionRunner implements ProjectionProgress {
       const serving = this.live?.entries.get(projection.name);
       const rebuilding = this.rebuilds.get(projection.name)?.entries.get(projection.name);
       const failure = this.failed.get(projection.name);
+      const waitingFrom = serving ? this.live?.heldFrom : undefined;
       return {
         name: projection.name,
         version: serving?.projection.version ?? projection.version,
@@ -216,6 +219,7 @@ export class ProjectionRunner implements ProjectionProgress {
             }
           : {}),
         ...(failure ? { error: failure } : {}),
+        ...(waitingFrom !== undefined ? { waitingFrom } : {}),
       };
     });
   }

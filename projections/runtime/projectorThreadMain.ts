@@ -3,6 +3,7 @@ import { parseServiceConfig } from '../../infra/config.ts';
 import { isRecord } from '../../infra/narrowing.ts';
 import { createLogger } from '../../infra/logger.ts';
 import { openStores } from '../../infra/stores.ts';
+import { startTracing, stopTracing } from '../../infra/tracing.ts';
 import { allProjections } from '../index.ts';
 import { ProjectionRunner } from './projectionRunner.ts';
 import type { ProjectorThreadMessage } from './projectorThread.ts';
@@ -18,6 +19,7 @@ const port = parentPort!;
 const post = (message: ProjectorThreadMessage) => port.postMessage(message);
 const logger = createLogger(config.logLevel, config.logFormat).child({ role: 'projector', thread: 'projections' });
 
+await startTracing('projector-thread');
 const { eventStore, readStore } = await openStores(config);
 const readModels = new ReadModels(readStore, allProjections);
 await readModels.refresh();
@@ -45,6 +47,7 @@ port.on('message', (message: { type: 'stop' }) => {
     await runner.stop();
     await eventStore.close();
     await readStore.close();
+    await stopTracing().catch((error: unknown) => logger.warn({ err: error }, 'could not send the last spans'));
     port.close();
   })();
 });

@@ -8,6 +8,7 @@ import { upcaster, upcasterRegistry } from '../../domain/shared/upcasting.ts';
 import { auditIndexProjection } from '../../projections/audit/auditIndex.ts';
 import { uniqueName } from '../support/events.ts';
 import { eventually } from '../support/eventually.ts';
+import { ManualClock } from '../support/clock.ts';
 import { newScope, path } from '../support/dids.ts';
 import {
   expectError,
@@ -31,6 +32,8 @@ type AuditLine = {
   causation_id: string | null;
   schema_version: number;
   hash: string | null;
+  identity?: Readonly<{ kind: string; value: string }>;
+  correlation_id?: string;
   /** What these tests read of the data of the events they look at. */
   data: Readonly<{
     children?: { name: string }[];
@@ -63,8 +66,6 @@ type ProjectionJson = Readonly<{
   status: string;
 }>;
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** `dms <args>` against the server's data directory, as an operator runs it beside the service. */
 const dms = (server: TestServer, ...args: string[]) =>
   spawnSync(dmsCommand().command, [...dmsCommand().args, ...args], {
@@ -81,7 +82,9 @@ const dms = (server: TestServer, ...args: string[]) =>
 
 describe('API: audit', () => {
   let server: TestServer;
-  before(async () => (server = await startTestServer()));
+  // Running, so that events follow each other in time; a test moves it between two changes.
+  const clock = new ManualClock({ running: true });
+  before(async () => (server = await startTestServer({ clock })));
   after(async () => server.stop());
 
   /** A user owning a new scope, with quota on a new RSE B; files with replicas on RSE A. */
@@ -116,9 +119,9 @@ describe('API: audit', () => {
       }),
       201,
     );
-    await pause(5);
-    const betweenAttachAndMetadata = new Date().toISOString();
-    await pause(5);
+    clock.advance(1000);
+    const betweenAttachAndMetadata = clock.date().toISOString();
+    clock.advance(1000);
     expectStatus(await asOwner('POST', path(scope, dataset, '/meta/campaign'), { value: 'mc23' }), 201);
     const ruleResponse = expectStatus(
       await server.call('POST', '/rules/', {
@@ -536,15 +539,17 @@ describe('API: audit', () => {
         already_under_way: false,
         projector_running: true,
       });
-      const deadline = Date.now() + 15_000;
       let scopes: ProjectionJson | undefined;
-      while (Date.now() < deadline) {
-        scopes = expectStatus(await server.root('GET', '/admin/projections'), 200)
-          .json<ProjectionJson[]>()
-          .find((projection) => projection.name === 'scopes');
-        if (scopes?.generation === generation + 1 && scopes.rebuild === null) break;
-        await pause(100);
-      }
+      await eventually(
+        async () => {
+          scopes = expectStatus(await server.root('GET', '/admin/projections'), 200)
+            .json<ProjectionJson[]>()
+            .find((projection) => projection.name === 'scopes');
+          return scopes?.generation === generation + 1 && scopes.rebuild === null;
+        },
+        15_000,
+        'the rebuilt generation serving',
+      );
       expect(scopes).to.include({ generation: generation + 1, rebuild: null, status: 'running' });
       expect(expectStatus(await server.root('GET', '/scopes/'), 200).json<string[]>()).to.not.deep.equal([]);
     });
@@ -614,5 +619,15 @@ describe('API: audit of events stored in an older shape', () => {
       [1, 'colour'],
       [2, null],
     ]);
+    // Written before identities and traces were recorded: shown without them, nothing filled in;
+    // the next event of the same stream has both, and the stream's hash chain still holds.
+    const [before, after] = lines;
+    expect(before).not.to.have.any.keys('identity', 'correlation_id');
+    expect(after).to.deep.include({ identity: { kind: 'USERPASS', value: ROOT_USERNAME } });
+    expect(after!.correlation_id).to.match(/^[0-9a-f]{32}$/);
+    const verdict = expectStatus(await server.root('POST', '/audit/verify'), 200)
+      .lines<{ verdict?: { holds: boolean } }>()
+      .find((line) => line.verdict !== undefined);
+    expect(verdict?.verdict?.holds).to.equal(true);
   });
 });

@@ -8,6 +8,7 @@ import {
   type TestServer,
 } from '../support/server.ts';
 import { uniqueName } from '../support/events.ts';
+import { ManualClock } from '../support/clock.ts';
 
 describe('API: authentication', () => {
   let server: TestServer;
@@ -132,13 +133,16 @@ describe('API: authentication', () => {
 
 describe('API: token expiry', () => {
   let server: TestServer;
-  before(async () => (server = await startTestServer({ environment: { DMS_TOKEN_LIFETIME_SECONDS: '1' } })));
+  const clock = new ManualClock();
+  before(async () => (server = await startTestServer({ clock })));
   after(async () => server.stop());
 
   it('answers 401 once a token has expired, which makes the Python client log in again', async () => {
     const token = await server.login(ROOT_USERNAME, ROOT_PASSWORD);
+    const lifetimeMs = server.runtime.services.config.tokenLifetimeSeconds * 1000;
+    clock.advance(lifetimeMs - 1000);
     expectStatus(await server.call('GET', '/accounts/root', { token }), 200);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    clock.advance(1000);
     expectError(await server.call('GET', '/accounts/root', { token }), 401, 'CannotAuthenticate');
   });
 });

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { startDms, type ServerProcess } from '../../bench/lib/serverProcess.ts';
+import { eventually } from '../support/eventually.ts';
 import { request } from '../support/http.ts';
 import { expectReadModelsEqualRebuild, waitForCaughtUp } from '../support/readModelRebuild.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -65,7 +66,12 @@ describe('crash recovery: kill -9 under concurrent writes', function () {
         }
       }
     });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Killed in the middle of the writes: once a few hundred of both kinds were acknowledged, with more under way.
+    await eventually(
+      () => acknowledged.accounts.length >= 200 && acknowledged.datasets.length >= 200,
+      60_000,
+      'writes acknowledged before the kill',
+    );
     process.kill(server.pid, 'SIGKILL');
     stop = true;
     await Promise.all(writers);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { HeartbeatStore } from '../../infra/heartbeats/heartbeatStore.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { allRoles } from '../../workers/roles.ts';
+import { ManualClock } from '../support/clock.ts';
 import { uniqueName } from '../support/events.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 
@@ -17,12 +18,11 @@ type HeartbeatLine = {
   payload: string | null;
 };
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** `/heartbeats` over HTTP (rest-api-reference §1.10): root lists, admins send, the service's own roles beat. */
 describe('API: heartbeats', () => {
   let server: TestServer;
-  before(async () => (server = await startTestServer()));
+  const clock = new ManualClock();
+  before(async () => (server = await startTestServer({ clock })));
   after(async () => server.stop());
 
   const list = async (token = server.rootToken) =>
@@ -59,10 +59,10 @@ describe('API: heartbeats', () => {
     const [executable, other] = [uniqueName('conveyor'), uniqueName('judge')];
     expectStatus(await send({ executable, hostname: 'h', pid: 1 }), 200);
     expectStatus(await send({ executable: other, hostname: 'h', pid: 1 }), 200);
-    await pause(10);
+    clock.advance(1000);
     expectStatus(await send({ executable, hostname: 'h', pid: 2, older_than: 3600 }), 200);
     expect((await beatsOf(executable)).map((beat) => beat.pid)).to.deep.equal([1, 2]);
-    await pause(10);
+    clock.advance(1000);
     expectStatus(await send({ executable, hostname: 'h', pid: 3, older_than: 0 }), 200);
     expect((await beatsOf(executable)).map((beat) => beat.pid)).to.deep.equal([3]);
     expect(await beatsOf(other)).to.have.length(1);

@@ -5,6 +5,7 @@ import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer } from '../support/server.ts';
 import { uniqueName } from '../support/events.ts';
+import { eventually } from '../support/eventually.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import { waitUntil } from '../infra/eventStore.contract.ts';
 
@@ -186,22 +187,33 @@ describe('Service lifecycle', () => {
       const account = uniqueName('late');
       const body = JSON.stringify({ type: 'USER', email: 'late@example.org' });
       const url = new URL(`/accounts/${account}`, baseUrl);
-      const response = new Promise<number>((resolve, reject) => {
-        const req = httpRequest(
-          url,
-          { method: 'POST', headers: { 'X-Svc-Auth-Token': token, 'Content-Length': String(body.length) } },
-          (res) => {
-            res.resume();
-            res.on('end', () => resolve(res.statusCode ?? 0));
-          },
-        );
-        req.on('error', reject);
-        req.write(body.slice(0, 10));
-        setTimeout(() => {
-          child.kill('SIGTERM');
-          setTimeout(() => req.end(body.slice(10)), 300);
-        }, 200);
+      // `Expect: 100-continue`: the server's "continue" says it has the request in hand.
+      let taken: () => void = () => undefined;
+      const inHand = new Promise<void>((resolve) => (taken = resolve));
+      const req = httpRequest(url, {
+        method: 'POST',
+        headers: { 'X-Svc-Auth-Token': token, 'Content-Length': String(body.length), Expect: '100-continue' },
       });
+      const response = new Promise<number>((resolve, reject) => {
+        req.on('response', (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+      });
+      req.on('continue', () => {
+        req.write(body.slice(0, 10));
+        taken();
+      });
+      req.flushHeaders();
+      await inHand;
+      child.kill('SIGTERM');
+      await eventually(
+        () => logLines.some((line) => line.msg === 'shutting down: finishing in-flight requests'),
+        10_000,
+        'the server shutting down',
+      );
+      req.end(body.slice(10));
       expect(await response).to.equal(201);
       expect(await exited).to.equal(0);
       const redisPort = Number(new URL(redisUrl).port);

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { LoginThrottle, type ThrottlePolicy } from '../../api/auth/loginThrottle.ts';
+import { ManualClock } from '../support/clock.ts';
 
 describe('login throttle', () => {
   const policy: ThrottlePolicy = {
@@ -10,14 +11,14 @@ describe('login throttle', () => {
     maxDelayMs: 8000,
     windowMs: 60_000,
   };
-  let now = 0;
-  const throttle = () => new LoginThrottle(() => now);
+  let clock = new ManualClock();
+  const throttle = () => new LoginThrottle(clock);
   const jdoe = { identity: 'USERPASS jdoe', address: '10.0.0.1' };
   const root = { identity: 'USERPASS root', address: '10.0.0.1' };
   const fail = (subject: LoginThrottle, attempt: typeof jdoe, times: number) => {
     for (let failure = 0; failure < times; failure += 1) subject.failed(attempt, policy);
   };
-  beforeEach(() => (now = 1_000_000));
+  beforeEach(() => (clock = new ManualClock({ at: 1_000_000 })));
 
   it('lets the free failures through, then doubles the delay with every further failure up to the largest', () => {
     expect([0, 1, 2, 3, 4, 5, 6].map((failures) => LoginThrottle.delayAfter(failures, 2, policy))).to.deep.equal([
@@ -39,7 +40,7 @@ describe('login throttle', () => {
     // Three failures past the free ones from this address: 8 s between attempts, the largest wait.
     expect(subject.admit(jdoe, policy)).to.deep.equal({ refused: false, waitMs: 8000 });
     expect(subject.admit(jdoe, policy).refused).to.equal(true);
-    now += 8000;
+    clock.advance(8000);
     expect(subject.admit(jdoe, policy)).to.deep.equal({ refused: false, waitMs: 8000 });
   });
 
@@ -76,7 +77,7 @@ describe('login throttle', () => {
     expect(subject.admit(jdoe, policy)).to.deep.equal({ refused: false, waitMs: 0 });
     subject.failed({ ...jdoe, identity: 'USERPASS user2' }, policy);
     expect(subject.admit(root, policy).refused).to.equal(false);
-    now += 60_000;
+    clock.advance(60_000);
     expect(subject.admit(root, policy)).to.deep.equal({ refused: false, waitMs: 0 });
   });
 

@@ -6,10 +6,12 @@ import { expect } from 'chai';
 import { decodeJwt, importJWK, SignJWT, type JWK } from 'jose';
 import { authIssuersCommand } from '../../bin/commands/authIssuers.ts';
 import { loadConfig } from '../../infra/config.ts';
+import { newScope, path } from '../support/dids.ts';
 import { uniqueName } from '../support/events.ts';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidcProvider.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
+import { ManualClock } from '../support/clock.ts';
 
 /** A port nothing listens on: the service's own (its redirect URIs name it before it starts), or a dead issuer's. */
 const freePort = async (): Promise<number> =>
@@ -20,8 +22,6 @@ const freePort = async (): Promise<number> =>
       probe.close(() => resolve(port));
     });
   });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * OpenID Connect against a real provider (oidc-provider, started here on a loopback port; see
@@ -35,6 +35,8 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
   let deadIssuer: string;
   let providersFile: string;
   const temp = makeTempDir();
+  // Running, as the provider's clock does; a test moves it past a token's expiry.
+  const clock = new ManualClock({ running: true });
 
   before(async () => {
     provider = await startTestOidcProvider();
@@ -62,7 +64,7 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
         down: { issuer: deadIssuer, client_id: 'dms', client_secret: 'x', redirect_uris: redirectUris },
       }),
     );
-    server = await startTestServer({ environment: { PORT: String(port), DMS_OIDC_PROVIDERS: file } });
+    server = await startTestServer({ environment: { PORT: String(port), DMS_OIDC_PROVIDERS: file }, clock });
   });
   after(async () => {
     await server?.stop();
@@ -111,6 +113,24 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
       await expectWhoami(await provider.accessToken(user), account);
     });
 
+    it("records what its holder does under the provider's subject and issuer, and the audit finds it by them", async () => {
+      const { account, user, identity } = await mappedUser();
+      const scope = await newScope(server, account);
+      const token = await provider.accessToken(user);
+      expectStatus(await server.call('POST', path(scope, 'by-jwt'), { token, body: { type: 'DATASET' } }), 201);
+      type Line = { type: string; account: string; identity?: { kind: string; value: string } };
+      const history = expectStatus(await server.root('GET', `/audit/dids/${scope}/by-jwt/events`), 200).lines<Line>();
+      expect(history.find((line) => line.type === 'DidCreated')).to.deep.include({
+        account,
+        identity: { kind: 'OIDC', value: identity },
+      });
+      const byIdentity = expectStatus(
+        await server.root('GET', `/audit/events?identity_type=OIDC&identity=${encodeURIComponent(identity)}`),
+        200,
+      ).lines<Line>();
+      expect(byIdentity.map((line) => line.type)).to.deep.equal(['DidCreated']);
+    });
+
     it('is described by /auth/validate with its audience and scope', async () => {
       const { account, user, identity } = await mappedUser();
       const token = await provider.accessToken(user);
@@ -123,7 +143,8 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
       const { user } = await mappedUser();
       const token = await provider.accessToken(user, { ttlSeconds: 1 });
       const { exp } = decodeJwt(token);
-      while (Date.now() < exp! * 1000 + 50) await sleep(100);
+      // The server's clock moves past the expiry (a second at most: the provider's tokens of later tests stay young).
+      clock.set(Math.max(clock.now(), exp! * 1000 + 50));
       expectError(await whoami(token), 401, 'CannotAuthenticate', /expired/);
     });
 

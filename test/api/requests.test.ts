@@ -1,10 +1,6 @@
+import { markRequestsSubmitting } from '../../commands/request/submissionStep.ts';
 import { expect } from 'chai';
-import {
-  markRequestsSubmitting,
-  prepareRequests,
-  recordSubmissions,
-  recordTransferReports,
-} from '../../commands/request/conveyorSteps.ts';
+import { prepareRequests, recordSubmissions, recordTransferReports } from '../../commands/request/conveyorSteps.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
 import { activeRequestStreams } from '../support/requests.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';

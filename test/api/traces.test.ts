@@ -75,7 +75,8 @@ describe('API: traces and access times', () => {
       server.runtime.services.readModels,
       server.runtime.services.progress,
       silentLogger(),
-      createTransferTools({ dataDir: dirs.path }),
+      createTransferTools({ dataDir: dirs.path, clock: server.runtime.services.clock }),
+      { clock: server.runtime.services.clock },
     );
   /** One kronos cycle, as if it ran a few seconds from now (past the buffer's settling time), then the read models. */
   const kronos = async () => {

@@ -42,6 +42,7 @@ const COMMANDS = [
   ['workers', 'status'],
   ['transfers'],
   ['transfers', 'status'],
+  ['transfers', 'path'],
   ['projections'],
   ['projections', 'status'],
   ['projections', 'rebuild'],
@@ -203,6 +204,43 @@ describe('The dms command line', function () {
       expect(JSON.parse(json.stdout)).to.include({ id: ruleId, state: 'OK', locks_ok_cnt: 1, rse_expression: rse });
       expect(stuck.status).to.equal(1);
       expect(stuck.stderr).to.match(new RegExp(`rule ${ruleId} is not STUCK after 0\\.\\d s: OK \\(locks OK 1`));
+    });
+
+    it('prints the path the conveyor takes between two RSEs, through a multihop RSE, and says why there is none', async () => {
+      const [source, hop, dest] = ['SRC_', 'HOP_', 'DST_'].map((prefix) => uniqueName(prefix).toUpperCase());
+      for (const rse of [source!, hop!, dest!]) {
+        expectStatus(await server.root('POST', `/rses/${rse}`, { body: {} }), 201);
+        expectStatus(
+          await server.root('POST', `/rses/${rse}/protocols/root`, {
+            body: {
+              hostname: `${rse.toLowerCase()}.example.org`,
+              port: 1094,
+              prefix: '/data',
+              impl: 'rucio.rse.protocols.xrootd.Default',
+              domains: { wan: { read: 1, write: 1, delete: 1, third_party_copy_read: 1, third_party_copy_write: 1 } },
+            },
+          }),
+          201,
+        );
+      }
+      expectStatus(
+        await server.root('POST', `/rses/${hop}/attr/available_for_multihop`, { body: { value: true } }),
+        201,
+      );
+      for (const [from, to] of [
+        [source, hop],
+        [hop, dest],
+      ])
+        expectStatus(await server.root('POST', `/rses/${from}/distances/${to}`, { body: { distance: 2 } }), 201);
+      const [found, none] = await Promise.all([
+        beside('transfers', 'path', source!, dest!, '--wide'),
+        beside('transfers', 'path', dest!, source!),
+      ]);
+      expect(found.status, found.stderr).to.equal(0);
+      expect(found.stdout.split('\n')[0]).to.equal(`${source} -> ${hop} -> ${dest} (cost 14)`);
+      expect(found.stdout).to.match(new RegExp(`${hop} -> ${dest} +2 +root -> root +mock +no +no`));
+      expect(none.status).to.equal(1);
+      expect(none.stdout).to.match(/^no path: no path from .* even through the multihop RSEs/);
     });
 
     it('fits workers status in 100 columns when not on a terminal, and prints it whole with --wide', async () => {

@@ -8,6 +8,7 @@ import { startRuntime } from '../../bin/runtime.ts';
 import { DataDirInUseError, isDataDirLocked, lockDataDir } from '../../infra/dataDirLock.ts';
 import { findRedisUrl } from '../../infra/queue/redisUrlFile.ts';
 import { silentLogger } from '../../infra/logger.ts';
+import { eventually } from '../support/eventually.ts';
 import { request } from '../support/http.ts';
 import { expectStatus, startTestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -100,8 +101,13 @@ describe('One writer per data directory', function () {
 
       // Killed without a chance to let go, it holds nothing: the next start gets the directory.
       process.kill(first.pid, 'SIGKILL');
-      await new Promise((resolve) => setTimeout(resolve, 500));
       first = undefined;
+      // The kernel lets its locks go as the process dies.
+      await eventually(
+        () => !isDataDirLocked(dir.path, 'projector') && !isDataDirLocked(dir.path, 'redis'),
+        10_000,
+        'the killed process gone',
+      );
       expect(isDataDirLocked(dir.path, 'projector')).to.equal(false);
       // Its `redis/url` is left behind, naming a Redis that died with it: no command uses it.
       expect(existsSync(join(dir.path, 'redis', 'url'))).to.equal(true);

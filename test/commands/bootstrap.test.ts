@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ensureRootAccount } from '../../commands/bootstrap.ts';
-import { commandSpec } from '../support/commandSpec.ts';
+import { commandSpec, SPEC_NOW } from '../support/commandSpec.ts';
 
 /**
  * Root at start-up (issue 33, item 2): processes that start together on an empty store may all
@@ -15,7 +15,7 @@ describe('Start-up: root created once, whoever starts at the same time', () => {
     spec
       .given([])
       .when(async (context) => {
-        const outcomes = await Promise.all(Array.from({ length: 4 }, () => ensureRootAccount(context, root)));
+        const outcomes = await Promise.all(Array.from({ length: 4 }, () => ensureRootAccount(context, root, SPEC_NOW)));
         expect(outcomes).to.include('created');
       })
       .thenAppended((events) =>
@@ -28,7 +28,7 @@ describe('Start-up: root created once, whoever starts at the same time', () => {
 
   it('changes nothing at a later start, and says root existed', () =>
     spec
-      .given((context) => ensureRootAccount(context, root))
-      .when(async (context) => expect(await ensureRootAccount(context, root)).to.equal('existing'))
+      .given((context) => ensureRootAccount(context, root, SPEC_NOW))
+      .when(async (context) => expect(await ensureRootAccount(context, root, SPEC_NOW)).to.equal('existing'))
       .thenNothingHappened());
 });

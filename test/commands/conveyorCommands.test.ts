@@ -1,10 +1,7 @@
+import { markRequestsSubmitting } from '../../commands/request/submissionStep.ts';
 import { expect } from 'chai';
 import type { CommandContext } from '../../commands/commandContext.ts';
-import {
-  markRequestsSubmitting,
-  recordSubmissions,
-  recordTransferReports,
-} from '../../commands/request/conveyorSteps.ts';
+import { recordSubmissions, recordTransferReports } from '../../commands/request/conveyorSteps.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
 import { loadFileReplicas } from '../../commands/did/didStreams.ts';
 import { addRules } from '../../commands/rule/ruleCreation.ts';
@@ -200,9 +197,11 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
         ]),
       )
       .thenAppended((events) => {
-        expect(ofType(events, 'ReplicaDeclaredSuspicious')[0]).to.include({
+        expect(ofType(events, 'ReplicaDeclaredSuspicious')[0]).to.deep.include({
           rse: 'SITE_A',
           reason: 'checksum mismatch',
+          // The failed transfer it comes from: the audit shows the declaration in the rule's history.
+          transfer: { requestId, ruleId },
         });
         expect(ofType(events, 'ReplicaStateChanged')[0]).to.include({ state: 'UNAVAILABLE' });
         expect(ofType(events, 'ReplicaStateChanged')[0]!.locks).to.deep.equal({ [ruleId]: 'STUCK' });

@@ -6,6 +6,10 @@ import { uniqueName } from '../support/events.ts';
 import { expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import { browserMissing, launchBrowser } from './browser.ts';
+import { ManualClock } from '../support/clock.ts';
+import { protocol, rseWithProtocols } from '../api/replicaSupport.ts';
+import { linkRses, setRseAttributes } from '../support/posixRses.ts';
+import { ruleOverHttp } from '../support/rules.ts';
 import { checkAndShoot, newUserWithScope, posixWorld } from './consolePages.ts';
 
 /**
@@ -36,6 +40,8 @@ describe('Console: the web console in a real browser', function () {
   let user: { account: string; password: string };
   /** A second between the dataset's creation and the rule's, for its state as of then. */
   let beforeRule: Date;
+  // Running, as the daemons that copy the file expect; moved past `beforeRule` before the rule is made.
+  const clock = new ManualClock({ running: true });
   let ruleId: string;
 
   /** The page checked (labels, accessibility) and pictured from its top (the whole page with `whole`). */
@@ -66,11 +72,11 @@ describe('Console: the web console in a real browser', function () {
     temp = makeTempDir('dms-console-');
     screenshots = process.env.DMS_CONSOLE_SCREENSHOTS ?? join(temp.path, 'screenshots');
     mkdirSync(screenshots, { recursive: true });
-    server = await startTestServer({ roles: { workers: true } });
+    server = await startTestServer({ roles: { workers: true }, clock });
     user = await newUserWithScope(server, scope, readable ? 'jdoe' : uniqueName('cons').toLowerCase().slice(0, 25));
     await posixWorld(server, temp.path, { scope, dataset, fileName, rseA, rseB, account: user.account });
     // The rule comes from the wizard after the next whole second: the state as of that second has none.
-    beforeRule = new Date(Math.ceil(Date.now() / 1000) * 1000);
+    beforeRule = new Date(Math.ceil(clock.now() / 1000) * 1000);
     browser = await launchBrowser(join(temp.path, 'chromium-profile'));
     page = browser.pages()[0] ?? (await browser.newPage());
     page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -138,7 +144,7 @@ describe('Console: the web console in a real browser', function () {
     await page.locator('.check tr', { hasText: rseB }).filter({ hasText: '1.0 MB' }).waitFor();
     await page.locator('#rule-comment').fill('a copy for the analysis');
     await shot('3-rule-wizard', true);
-    await sleepUntil(beforeRule.getTime() + 200);
+    clock.set(Math.max(clock.now(), beforeRule.getTime() + 200));
     await page.getByRole('button', { name: 'Create the rule' }).click();
     await page.waitForURL(/#\/rule\//);
     ruleId = decodeURIComponent(page.url().split('#/rule/')[1]!);
@@ -210,6 +216,28 @@ describe('Console: the web console in a real browser', function () {
     await shot('6-audit');
   });
 
+  it('filters the feed by the identity that acted, and opens everything one of its requests caused', async () => {
+    await page.locator('#feed-identity-type').selectOption('USERPASS');
+    await page.locator('#feed-identity').fill(user.account);
+    await page.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.waitForURL(/identity=/);
+    const entries = page.locator('.timeline .event');
+    await entries.first().waitFor();
+    const identities = await entries.locator('.event-identity').allInnerTexts();
+    expect(identities.length).to.equal(await entries.count());
+    expect(new Set(identities)).to.deep.equal(new Set([`${user.account} (userpass)`]));
+    // The rule the wizard asked for: its request's trace lists what it caused.
+    const rule = entries.filter({ hasText: ruleId }).first();
+    await rule.locator('summary').click();
+    await rule.locator('.event-trace').click();
+    await page.waitForURL(/trace=[0-9a-f]{32}/);
+    expect(await page.locator('#feed-trace').inputValue()).to.match(/^[0-9a-f]{32}$/);
+    await page.locator('.timeline .event', { hasText: ruleId }).first().waitFor();
+    const caused = await page.locator('.timeline .event .event-identity').allInnerTexts();
+    expect(new Set(caused)).to.deep.equal(new Set([`${user.account} (userpass)`]));
+    await shot('7-audit-trace', true);
+  });
+
   it('edits a configuration option in place and resets it to its default', async () => {
     await openFromMore('Configuration');
     await page.locator('#config-filter').fill('webui');
@@ -235,9 +263,35 @@ describe('Console: the web console in a real browser', function () {
     await page.locator('#daemon-table tr', { hasText: 'conveyor-submitter' }).waitFor();
     await shot('8-daemons');
   });
-});
 
-const sleepUntil = async (time: number) => {
-  const wait = time - Date.now();
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-};
+  it('shows the multihop path of a file still replicating on its rule’s page', async () => {
+    // No protocol in common between source and destination; the relay speaks both, and holds its
+    // copy (the mock tool's delay, on the server's clock, which stays put meanwhile).
+    const source = await rseWithProtocols(server, [{ root: protocol('root', 'src.example.org') }]);
+    const relay = await rseWithProtocols(server, [
+      { root: protocol('root', 'relay.example.org') },
+      { davs: protocol('davs', 'relay.example.org') },
+    ]);
+    await setRseAttributes(server, relay.rse, { available_for_multihop: 'true', mock_delay_ms: '3600000' });
+    const dest = await rseWithProtocols(server, [{ davs: protocol('davs', 'dst.example.org') }]);
+    await linkRses(server, source.rse, relay.rse);
+    await linkRses(server, relay.rse, dest.rse);
+    expectStatus(
+      await server.root('POST', '/replicas', {
+        body: { rse: source.rse, files: [{ scope, name: 'relayed.dat', bytes: 100, adler32: '0cc737eb' }] },
+      }),
+      201,
+    );
+    const relayed = await ruleOverHttp(server, {
+      dids: [{ scope, name: 'relayed.dat' }],
+      copies: 1,
+      rse_expression: dest.rse,
+    });
+    await page.goto(`${server.url}/console/#/rule/${relayed}`);
+    // The page follows a rule that is not OK: the path appears once the submitter has planned it.
+    const shown = page.locator('.path', { hasText: `${source.rse} → ${relay.rse} → ${dest.rse}` });
+    await shown.waitFor({ timeout: 30_000 });
+    expect(await shown.getAttribute('title')).to.equal('multihop path');
+    await shot('10-multihop-path');
+  });
+});

@@ -1,8 +1,9 @@
 import { finisher, type FinishedRequest, type FinisherSettings } from '../../domain/request/finisher.ts';
-import { poller } from '../../domain/request/poller.ts';
+import { jobsToPoll, poller, type ToolReport } from '../../domain/request/poller.ts';
 import { preparer } from '../../domain/request/preparer.ts';
 import { retryIdOf } from '../../domain/request/retries.ts';
-import { submitter } from '../../domain/request/submitter.ts';
+import { stager, submitter } from '../../domain/request/submitter.ts';
+import { hopIdOf } from '../../domain/request/transferHops.ts';
 import { throttler, type ThrottledRequest } from '../../domain/request/throttler.ts';
 import type { TransferLimit } from '../../domain/request/transferLimit.ts';
 import { bindLimits } from '../../domain/request/transferLimits.ts';
@@ -105,9 +106,103 @@ describe('Workflow: the conveyor-submitter (rules 22 and 23)', () => {
       replicas: new Map(),
     })
       .when({ now })
+      .then([{ type: 'Skipped', data: { what: 'r1', reason: 'STAGEIN requests are the stager’s' } }]));
+
+  describe('given a request whose path passes through a multihop RSE', () => {
+    const multihop = aTopology(
+      [transferRse('DEST'), transferRse('SRC'), transferRse('MID', { attributes: { available_for_multihop: true } })],
+      [
+        ['SRC', 'MID', 1],
+        ['MID', 'DEST', 1],
+      ],
+    );
+    const facts = (pathTools: string[]) => ({
+      topology: multihop,
+      requests: [{ ...aSelectionRequest('DEST'), id: 'init', requestedAt: now }],
+      replicas: new Map([['init', [replicaOn('SRC')]]]),
+      pathTools: new Set(pathTools),
+    });
+    const submission = (submitNow: number) => ({
+      type: 'SubmitTransfer' as const,
+      data: {
+        requestId: 'init',
+        sources: [{ rseId: 'mid-id', rse: 'MID', ranking: 0, pfn: 'root://mid.example.org:1094/data/user/jdoe/f1' }],
+        destUrl: 'root://dest.example.org:1094/data/user/jdoe/f1',
+        transfertool: 'mock',
+        path: {
+          rses: ['SRC', 'MID', 'DEST'],
+          hops: [
+            {
+              id: hopIdOf('init', 0),
+              destRseId: 'mid-id',
+              destRse: 'MID',
+              source: { rseId: 'src-id', rse: 'SRC', ranking: 0, pfn: 'root://src.example.org:1094/data/user/jdoe/f1' },
+              destUrl: 'root://mid.example.org:1094/data/user/jdoe/f1',
+              transfertool: 'mock',
+              tombstoneDelay: 7200,
+            },
+          ],
+          submitNow,
+        },
+      },
+    });
+    it('plans its hops and submits the first copy alone with a tool that copies one hop at a time', () =>
+      given(facts([]))
+        .when({ now })
+        .then([submission(1)]));
+    it('submits the whole path as one job with a tool that runs paths', () =>
+      given(facts(['mock']))
+        .when({ now })
+        .then([submission(2)]));
+    it('keeps an intermediate hop to a direct path', () =>
+      given({ ...facts([]), requests: [{ ...facts([]).requests[0]!, intermediateHop: true }] })
+        .when({ now })
+        .then([
+          {
+            type: 'RecordSourcesUnavailable',
+            data: { requestId: 'init', state: 'NO_SOURCES', reason: 'an intermediate hop takes a direct path only' },
+          },
+        ]));
+  });
+});
+
+describe('Workflow: the conveyor-stager (Rucio’s stager)', () => {
+  const given = workflowSpec(stager);
+  const staging = aTopology(
+    [
+      transferRse('BUFFER'),
+      transferRse('TAPE', { properties: { rse_type: 'TAPE' }, attributes: { staging_buffer: 'BUFFER' } }),
+    ],
+    [],
+  );
+  it('brings a STAGEIN request’s file online where it is', () =>
+    given({
+      topology: staging,
+      requests: [{ ...aSelectionRequest('BUFFER', { requestType: 'STAGEIN' }), requestedAt: now }],
+      replicas: new Map([['r1', [replicaOn('TAPE')]]]),
+    })
+      .when({ now })
       .then([
-        { type: 'Skipped', data: { what: 'r1', reason: 'STAGEIN requests wait for the stager, which is not built' } },
+        {
+          type: 'SubmitTransfer',
+          data: {
+            requestId: 'r1',
+            sources: [
+              { rseId: 'tape-id', rse: 'TAPE', ranking: 0, pfn: 'root://tape.example.org:1094/data/user/jdoe/f1' },
+            ],
+            destUrl: 'root://tape.example.org:1094/data/user/jdoe/f1',
+            transfertool: 'mock',
+          },
+        },
       ]));
+  it('leaves transfers to the submitter', () =>
+    given({
+      topology: staging,
+      requests: [{ ...aSelectionRequest('BUFFER'), requestedAt: now }],
+      replicas: new Map(),
+    })
+      .when({ now })
+      .then([{ type: 'Skipped', data: { what: 'r1', reason: 'TRANSFER requests are not the conveyor-stager’s' } }]));
 });
 
 describe('Workflow: the conveyor-poller (rule 22)', () => {
@@ -151,6 +246,66 @@ describe('Workflow: the conveyor-poller (rule 22)', () => {
           },
         },
       ]));
+});
+
+describe('Workflow: the conveyor-poller on a multihop job', () => {
+  const given = workflowSpec(poller);
+  const report = (state: 'SUBMITTED' | 'DONE' | 'FAILED', reason: string | null = null) => ({
+    externalId: 'job',
+    state,
+    reason,
+    source: null,
+    startedAt: now,
+    finishedAt: state === 'SUBMITTED' ? null : now,
+  });
+  it('records each copy of the job by what the job says of it, staging times included', () =>
+    given({
+      requests: [
+        { requestId: 'hop1', externalId: 'job', transfertool: 'fts3', submittedAt: now },
+        { requestId: 'init', externalId: 'job', transfertool: 'fts3', submittedAt: now },
+      ],
+    })
+      .when({
+        reports: new Map([
+          [
+            'job',
+            {
+              ...report('SUBMITTED'),
+              byRequest: new Map<string, ToolReport>([
+                ['hop1', { ...report('DONE'), stagingStartedAt: now, stagingFinishedAt: now }],
+                ['init', report('SUBMITTED')],
+              ]),
+            },
+          ],
+        ]),
+      })
+      .then([
+        {
+          type: 'RecordTransferReport',
+          data: {
+            requestId: 'hop1',
+            externalId: 'job',
+            outcome: 'DONE',
+            reason: null,
+            source: null,
+            startedAt: now,
+            finishedAt: now,
+            stagingStartedAt: now,
+            stagingFinishedAt: now,
+          },
+        },
+      ]));
+  it('asks for a job its copies share once', () =>
+    expect(
+      jobsToPoll(
+        [
+          { requestId: 'hop1', externalId: 'job', transfertool: 'fts3', submittedAt: now },
+          { requestId: 'init', externalId: 'job', transfertool: 'fts3', submittedAt: now },
+        ],
+        now,
+        0,
+      ),
+    ).to.deep.equal(new Map([['fts3', ['job']]])));
 });
 
 describe('Workflow: the conveyor-finisher (rules 17, 18 and 22)', () => {
@@ -231,6 +386,10 @@ describe('Workflow: the conveyor-finisher (rules 17, 18 and 22)', () => {
         { type: 'DeclareSourceSuspicious', data: { requestId: 'r1', reason: 'source checksum mismatch detected' } },
         { type: 'RetryTransfer', data: { requestId: 'r1', lowerRankings: true } },
       ]));
+  it('never retries an intermediate hop of a multihop path: its replica is given up', () =>
+    given({ requests: [finished({ intermediateHop: true })], settings })
+      .when({ now })
+      .then([{ type: 'GiveUpTransfer', data: { requestId: 'r1', error: 'TRANSFER_FAILED:boom' } }]));
   it('derives the retry id from the failed request, so a finisher run twice queues one retry', () =>
     expect(retryIdOf('r1')).to.equal(retryIdOf('r1')).and.not.equal(retryIdOf('r2')));
 });

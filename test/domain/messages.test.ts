@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { DomainEvent } from '../../domain/events.ts';
 import { messagesOf } from '../../domain/message/message.ts';
+import { hopRecords } from '../../domain/request/transferHops.ts';
 import { destinationOf, parseRoutes, parseTypePatterns } from '../../domain/message/messageRouting.ts';
 import { pythonDate, pythonDurationSeconds } from '../../domain/message/pythonText.ts';
 import {
@@ -454,6 +455,45 @@ describe('Messages: what the event log gives Rucio’s hermes', () => {
               'checksum-md5': null,
               'checksum-adler': '0cc737eb',
               queued_at: '2026-11-22 09:00:00',
+            },
+          },
+        ]);
+    });
+
+    it('gives transfer-queued per intermediate hop of a multihop path, with Rucio’s placeholder rule', () => {
+      const hops = hopRecords(
+        record,
+        [{ id: 'hop1', destRseId: 'hop-id', destRse: 'HOP', sourceRse: 'SRC' }],
+        ['SRC', 'HOP', 'DEST'],
+        '2026-11-22T09:10:00.000Z',
+      );
+      given()
+        .when({
+          type: 'RequestHopsQueued',
+          data: {
+            paths: [{ initialRequestId: 'r1', path: ['SRC', 'HOP', 'DEST'], hops }],
+            queuedAt: '2026-11-22T09:10:00.000Z',
+          },
+        })
+        .then([
+          {
+            eventType: 'transfer-queued',
+            payload: {
+              'request-id': 'hop1',
+              'request-type': 'transfer',
+              scope: 'user.jdoe',
+              name: 'f1',
+              'dst-rse-id': 'hop-id',
+              'dst-rse': 'HOP',
+              state: 'queued',
+              'retry-count': 0,
+              'rule-id': '00000000000000000000000000000000',
+              activity: 'User Subscriptions',
+              'file-size': 100,
+              bytes: 100,
+              'checksum-md5': null,
+              'checksum-adler': '0cc737eb',
+              queued_at: '2026-11-22 09:10:00',
             },
           },
         ]);

@@ -13,6 +13,14 @@ import { deterministicJobId } from '../../infra/transfer/fts3Jobs.ts';
  * Jobs move one step per poll: SUBMITTED, ACTIVE, then their outcome, chosen by the source URLs:
  * a source whose path contains `/fail` fails (a checksum mismatch), `/missing` fails so the next
  * source is tried, `/hold` stays ACTIVE until cancelled; any other finishes.
+ *
+ * As FTS does, it also runs multihop jobs (`params.multihop`: job type H, the files one after the
+ * other, a failed file making the rest NOT_USED), brings tape sources online first when
+ * `bring_online` is set and the file's source is TAPE (the file STAGING, with `staging_start` and
+ * `staging_finished`; a file whose source is its destination is a staging-only transfer, FINISHED
+ * once online), and holds a file ARCHIVING for a poll after its copy when `archive_timeout` is set.
+ * With `authenticate`, a submission's `Authorization` header must pass it (FTS checks a bearer
+ * token with its issuer), else 403.
  */
 
 export type RecordedRequest = Readonly<{
@@ -38,6 +46,8 @@ type FakeFile = {
   reason: string | null;
   start_time: string | null;
   finish_time: string | null;
+  staging_start: string | null;
+  staging_finished: string | null;
   filesize: number;
   file_metadata: unknown;
 };
@@ -67,6 +77,8 @@ export class FakeFts3Server {
   private readonly hanging = new Set<ServerResponse>();
   private server!: Server;
   url = '';
+  /** Checks a submission's Authorization header (undefined when none was sent); absent: any is taken. */
+  authenticate: ((authorization: string | undefined) => Promise<boolean>) | undefined;
 
   /** Starts on 127.0.0.1; with `tls`, over https with those server options. */
   static async start(tls?: ServerOptions): Promise<FakeFts3Server> {
@@ -142,7 +154,11 @@ export class FakeFts3Server {
     const [, first, second] = recorded.path.split('/');
     if (first === 'whoami' && recorded.method === 'GET')
       return send(response, 200, { base_id: BASE_ID, vos: [VO], user_dn: '/CN=dms', method: 'certificate' });
-    if (first === 'jobs' && recorded.method === 'POST' && second === undefined) return this.submit(response, body);
+    if (first === 'jobs' && recorded.method === 'POST' && second === undefined) {
+      if (this.authenticate && !(await this.authenticate(request.headers.authorization)))
+        return sendError(response, 403, 'Forbidden', 'Authentication failed: the bearer token was refused');
+      return this.submit(response, body);
+    }
     if (first === 'jobs' && recorded.method === 'GET' && second)
       return this.get(response, second.split(','), recorded.query.get('files'));
     if (first === 'jobs' && recorded.method === 'DELETE' && second) return this.cancel(response, second);
@@ -157,40 +173,97 @@ export class FakeFts3Server {
     const files = submission?.files;
     if (!Array.isArray(files) || files.length === 0)
       return sendError(response, 400, 'Bad Request', 'No transfers or namespace operations specified');
-    const file = files[0]!;
-    if (!file.sources?.length || !file.destinations?.length)
+    if (files.some((file) => !file.sources?.length || !file.destinations?.length))
       return sendError(response, 400, 'Bad Request', 'Missing sources or destinations');
     const params = submission?.params ?? {};
+    const multihop = params.multihop === true;
+    if (!multihop && files.length > 1)
+      return sendError(response, 400, 'Bad Request', 'Only one file per job outside multihop jobs here');
     let jobId: string = randomUUID();
     if (params.id_generator === 'deterministic' && typeof params.sid === 'string') {
       jobId = deterministicJobId(BASE_ID, VO, params.sid);
       if (this.jobs.has(jobId))
         return sendError(response, 409, 'Conflict', 'The sid provided by the user is duplicated');
     }
-    const multiSources = file.sources.length > 1;
+    const bringOnline = typeof params.bring_online === 'number' && params.bring_online > 0;
+    const staged = (file: (typeof files)[number]) =>
+      bringOnline && (file.metadata as { src_type?: string } | undefined)?.src_type === 'TAPE';
+    const fakeFile = (file: (typeof files)[number], source: string, index: number): FakeFile => ({
+      file_id: index + 1,
+      file_state: staged(file) ? 'STAGING' : 'SUBMITTED',
+      source_surl: source,
+      dest_surl: file.destinations![0]!,
+      reason: null,
+      start_time: null,
+      finish_time: null,
+      staging_start: staged(file) ? ftsTime() : null,
+      staging_finished: null,
+      filesize: file.filesize ?? 0,
+      file_metadata: file.metadata ?? null,
+    });
+    const first = files[0]!;
+    const multiSources = !multihop && first.sources!.length > 1;
     this.jobs.set(jobId, {
       job_id: jobId,
-      job_state: 'SUBMITTED',
-      job_type: multiSources ? 'R' : 'N',
+      job_state: files.some(staged) ? 'STAGING' : 'SUBMITTED',
+      job_type: multihop ? 'H' : multiSources ? 'R' : 'N',
       job_metadata: params.job_metadata ?? null,
       reason: null,
       priority: Number(params.priority ?? 3),
       submit_time: ftsTime(),
       params,
       polls: 0,
-      files: file.sources.map((source, index) => ({
-        file_id: index + 1,
-        file_state: 'SUBMITTED',
-        source_surl: source,
-        dest_surl: file.destinations![0]!,
-        reason: null,
-        start_time: null,
-        finish_time: null,
-        filesize: file.filesize ?? 0,
-        file_metadata: file.metadata ?? null,
-      })),
+      files: multihop
+        ? files.map((file, index) => fakeFile(file, file.sources![0]!, index))
+        : first.sources!.map((source, index) => fakeFile(first, source, index)),
     });
     send(response, 200, { job_id: jobId });
+  }
+
+  /**
+   * One step of a multihop, staging or archiving job: its current file (the first not final)
+   * moves on: STAGING → SUBMITTED (FINISHED for a staging-only file) → ACTIVE → FINISHED, or
+   * ARCHIVING first with an archive timeout, or FAILED for a `/fail` source, the rest NOT_USED.
+   */
+  private advanceStepwise(job: FakeJob): void {
+    const current = job.files.find((file) => !['FINISHED', 'FAILED', 'CANCELED', 'NOT_USED'].includes(file.file_state));
+    if (current) {
+      switch (current.file_state) {
+        case 'STAGING':
+          current.staging_finished = ftsTime();
+          current.file_state = current.source_surl === current.dest_surl ? 'FINISHED' : 'SUBMITTED';
+          if (current.file_state === 'FINISHED') current.finish_time = ftsTime();
+          break;
+        case 'SUBMITTED':
+          current.file_state = 'ACTIVE';
+          current.start_time = ftsTime();
+          break;
+        case 'ACTIVE':
+          if (current.source_surl.includes('/fail')) {
+            current.file_state = 'FAILED';
+            current.reason = 'TRANSFER [5] DESTINATION CHECKSUM MISMATCH Source and destination checksums do not match';
+            current.finish_time = ftsTime();
+            for (const rest of job.files.filter((file) => file.file_id > current.file_id)) rest.file_state = 'NOT_USED';
+          } else if (typeof job.params.archive_timeout === 'number') {
+            current.file_state = 'ARCHIVING';
+          } else {
+            current.file_state = 'FINISHED';
+            current.finish_time = ftsTime();
+          }
+          break;
+        case 'ARCHIVING':
+          current.file_state = 'FINISHED';
+          current.finish_time = ftsTime();
+          break;
+      }
+    }
+    const states = job.files.map((file) => file.file_state);
+    if (states.every((state) => state === 'FINISHED')) job.job_state = 'FINISHED';
+    else if (states.some((state) => state === 'FAILED')) {
+      job.job_state = 'FAILED';
+      job.reason = 'One or more files failed. Please have a look at the details for more information';
+    } else if (states.includes('STAGING')) job.job_state = 'STAGING';
+    else job.job_state = 'ACTIVE';
   }
 
   /** One step of the state machine: what FTS's daemons would have done between two polls. */
@@ -198,6 +271,12 @@ export class FakeFts3Server {
     job.polls += 1;
     if (['FINISHED', 'FAILED', 'CANCELED', 'FINISHEDDIRTY'].includes(job.job_state)) return;
     if (job.polls === 1) return;
+    if (
+      job.job_type === 'H' ||
+      job.files.some((file) => file.staging_start !== null) ||
+      typeof job.params.archive_timeout === 'number'
+    )
+      return this.advanceStepwise(job);
     if (job.polls === 2 || job.files.some((file) => file.source_surl.includes('/hold'))) {
       job.job_state = 'ACTIVE';
       job.files[0]!.file_state = 'ACTIVE';

@@ -632,6 +632,17 @@ describe('FTS servers and credentials', () => {
       await tool.close();
     });
 
+    it('sends FTS the job’s bearer token (audience FTS, scope fts) over https', async () => {
+      const at = (name: string) => join(pki!.path, name);
+      const tool = new Fts3TransferTool({
+        url: server.url,
+        credentials: { certificatePath: at('client.pem'), keyPath: at('client.key'), caPath: at('ca.pem') },
+      });
+      await tool.submit([ftsJob('/ok', { tokens: { sources: ['s'], destination: 'd', fts: 'fts-token' } })]);
+      expect(server.requests[0]!.headers.authorization).to.equal('Bearer fts-token');
+      await tool.close();
+    });
+
     it('does not talk to a server its CAs do not vouch for', async () => {
       const at = (name: string) => join(pki!.path, name);
       const tool = new Fts3TransferTool({

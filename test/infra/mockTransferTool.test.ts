@@ -25,4 +25,27 @@ describe('MockTransferTool', () => {
     expect([...reports.values()].map((report) => report.state)).to.deep.equal(['LOST', 'DONE']);
     await tool.close();
   });
+
+  it('stays SUBMITTED through a simulated recall from tape, then reports when the staging started and ended', async () => {
+    let now = 1_000_000;
+    const tool = new MockTransferTool({ now: () => now });
+    const [submitted] = await tool.submit([
+      transferJob({
+        requestId: 'recall',
+        sourceType: 'TAPE',
+        bringOnline: 60,
+        attributes: { mock_outcome: 'done', simulated_recall_ms: 500 },
+      }),
+    ]);
+    const id = submitted!.externalId;
+    now += 499;
+    expect((await tool.poll([id])).get(id)!.state).to.equal('SUBMITTED');
+    now += 1;
+    expect((await tool.poll([id])).get(id)).to.include({
+      state: 'DONE',
+      stagingStartedAt: new Date(1_000_000).toISOString(),
+      stagingFinishedAt: new Date(1_000_500).toISOString(),
+    });
+    await tool.close();
+  });
 });

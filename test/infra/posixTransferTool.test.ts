@@ -418,4 +418,53 @@ describe('PosixTransferTool', () => {
       expect((await tool.poll([submitted!.externalId])).get(submitted!.externalId)!.state).to.equal('LOST');
     });
   });
+
+  describe('tape sources (a simulated recall)', () => {
+    const fromTape = (overrides: Partial<TransferJob> = {}): Partial<TransferJob> => ({
+      sourceType: 'TAPE',
+      bringOnline: 60,
+      ...overrides,
+    });
+
+    it('brings the file online first, then copies it, and reports when the staging started and ended', async () => {
+      const content = randomBytes(1000);
+      const job = rses.job(content, fromTape());
+      const report = await runOne({ ...job, attributes: { ...job.attributes, simulated_recall_ms: 200 } });
+      expect(report.state).to.equal('DONE');
+      expect(Date.parse(report.stagingFinishedAt!)).to.be.at.least(Date.parse(report.stagingStartedAt!));
+      expect(Date.parse(report.startedAt!)).to.be.at.least(Date.parse(report.stagingFinishedAt!));
+      expect(readFileSync(pathOfFilePfn(job.destination.pfn))).to.deep.equal(content);
+    });
+
+    it('stays SUBMITTED while the recall lasts', async () => {
+      const job = rses.job(randomBytes(100), fromTape());
+      const [submitted] = await tool.submit([
+        { ...job, attributes: { ...job.attributes, simulated_recall_ms: 60_000 } },
+      ]);
+      const report = (await tool.poll([submitted!.externalId])).get(submitted!.externalId)!;
+      expect(report).to.include({ state: 'SUBMITTED', startedAt: null, stagingFinishedAt: null });
+      expect(report.stagingStartedAt).to.be.a('string');
+    });
+
+    it('fails as FTS does when the recall takes longer than the bring-online bound', async () => {
+      const job = rses.job(randomBytes(100), fromTape({ bringOnline: 0.1 }));
+      const report = await runOne({ ...job, attributes: { ...job.attributes, simulated_recall_ms: 5000 } });
+      expect(report).to.include({ state: 'FAILED', reason: 'STAGING [62] bring-online timeout has been exceeded' });
+      expect(existsSync(pathOfFilePfn(job.destination.pfn))).to.equal(false);
+    });
+
+    it('brings a STAGEIN job’s file online where it is, copying nothing', async () => {
+      const content = randomBytes(500);
+      const job = rses.job(content, fromTape({ requestType: 'STAGEIN' }));
+      const stagein: TransferJob = {
+        ...job,
+        destination: { ...job.sources[0]!, rse: 'BUFFER', rseId: 'buffer-id' },
+        attributes: { ...job.attributes, simulated_recall_ms: 100 },
+      };
+      const report = await runOne(stagein);
+      expect(report.state).to.equal('DONE');
+      expect(report.stagingFinishedAt).to.be.a('string');
+      expect(filesBelow(rses.destinationPrefix)).to.deep.equal([]);
+    });
+  });
 });

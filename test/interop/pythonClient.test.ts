@@ -1,3 +1,4 @@
+import { markRequestsSubmitting } from '../../commands/request/submissionStep.ts';
 import { expect } from 'chai';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,11 +10,7 @@ import { createTransferTools } from '../../infra/transfer/transferTools.ts';
 import { kronosRole } from '../../workers/trace/kronosRole.ts';
 import { createWorkerContext } from '../../workers/workerContext.ts';
 import { makeTempDir } from '../support/tempDir.ts';
-import {
-  markRequestsSubmitting,
-  recordSubmissions,
-  recordTransferReports,
-} from '../../commands/request/conveyorSteps.ts';
+import { recordSubmissions, recordTransferReports } from '../../commands/request/conveyorSteps.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
 import { activeRequestStreams } from '../support/requests.ts';
 import {
@@ -1015,7 +1012,8 @@ print('ok')
         readModels,
         progress,
         silentLogger(),
-        createTransferTools({ dataDir: work.path }),
+        createTransferTools({ dataDir: work.path, clock: server.runtime.services.clock }),
+        { clock: server.runtime.services.clock },
       );
       await kronosRole.run({ jobId: `interop-${scope}`, startedAt: new Date(Date.now() + 5000) }, context);
       await progress.waitFor(await commands.eventStore.headPosition(), 5000);

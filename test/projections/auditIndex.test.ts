@@ -189,6 +189,30 @@ describe('The audit index', () => {
     expect(index).to.have.length(4);
   });
 
+  it("indexes a source declared suspicious by a failed transfer under the rule whose copy failed, and one a person declared under its RSE alone (its DID's history reads its own stream)", async () => {
+    const declared = (name: string, transfer?: { requestId: string; ruleId: string }) =>
+      onDid({
+        type: 'ReplicaDeclaredSuspicious',
+        data: {
+          scope: 'user.jdoe',
+          name,
+          rse: 'DISK',
+          rseId: 'a'.repeat(32),
+          bytes: 1,
+          reason: 'checksum mismatch',
+          account: 'root',
+          declaredAt: AT,
+          ...(transfer ? { transfer } : {}),
+        },
+      });
+    const { index } = await given([declared('f1', { requestId: 'q1', ruleId: 'r1' }), declared('f2')]);
+    expect(index.map((entry) => [entry.subject, entry.position])).to.deep.equal([
+      ['rse:DISK', 1],
+      ['rse:DISK', 2],
+      ['rule:r1', 1],
+    ]);
+  });
+
   it(`keeps a subject's entries in buckets of ${POSITIONS_PER_BUCKET} positions, in order, one document per subject and bucket`, async () => {
     const files = Array.from({ length: POSITIONS_PER_BUCKET + 20 }, (_, index) => `f${index}`);
     const { buckets } = await given(files.map((file) => replicaAdded(file, 'DISK')));

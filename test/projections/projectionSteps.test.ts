@@ -100,8 +100,13 @@ describe('Projections and multi-stream steps written stream by stream (EventStor
     await eventually(async () => (await shown()).length > 0, 5000, 'the first write projected');
     expect(await shown()).to.deep.equal([before]);
     // The first stream's event is stored, but the lane holds it while the step is half written.
-    expect(await dying.inner.readStream(streams[0]!)).to.have.length(1);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const stored = await dying.inner.readStream(streams[0]!);
+    expect(stored).to.have.length(1);
+    await eventually(
+      () => runner.status()[0]!.waitingFrom === stored[0]!.position,
+      5000,
+      'the lane holding the half-written step',
+    );
     expect(await shown()).to.deep.equal([before]);
 
     await writer(); // a restarted writer completes the step

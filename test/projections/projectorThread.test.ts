@@ -68,11 +68,17 @@ describe('Projection thread', () => {
       });
       return (await eventStore.appendToStream(`account-${account}`, [event], 'no_stream')).position;
     };
+    // The successor says it is ready as the first thread did (which `start` awaited).
+    const restarted = new Promise<void>((resolve) =>
+      thread.onReport((report) => {
+        if (report.type === 'ready') resolve();
+      }),
+    );
     try {
       const before = uniqueName('before');
       await create(before);
-      // The thread dies 300 ms after it started; writes made meanwhile wait for its successor.
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      // The thread dies once it has applied the first write; writes made meanwhile wait for its successor.
+      await restarted;
       expect(existsSync(join(dir.path, 'projection-thread-died'))).to.equal(true);
       const after = uniqueName('after');
       expect(await thread.waitFor(await create(after), 15_000)).to.equal(true);

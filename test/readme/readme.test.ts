@@ -4,6 +4,7 @@ import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startProcess, type ServerProcess } from '../../bench/lib/serverProcess.ts';
 import { uniqueName } from '../support/events.ts';
+import { startTestOidcProvider, type TestOidcProvider } from '../support/oidcProvider.ts';
 import { rabbitmqMissing, sharedBroker } from '../support/rabbitmq.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import {
@@ -34,7 +35,10 @@ import {
  * port. Blocks that install or start things (`npm ci`, `npm start`, `npm test`, `pip install`)
  * are what the test does itself, and are not run; nor is the OpenID provider of "Logging in with
  * OpenID Connect" (test/support/oidcProviderDemo.ts), which runs until interrupted while the
- * reader goes on in another terminal (test/api/oidc.test.ts runs the same flows against it).
+ * reader goes on in another terminal (test/api/oidc.test.ts runs the same flows against it). The
+ * test starts that provider itself, as the demo script does (its client `dms` may have tokens of
+ * its own), and the server trusts it from the start: `/tmp/idpsecrets.json` becomes the test's
+ * providers file, so the token transfers of "Multihop, tape and token transfers" run too.
  *
  * The section "Using the Rucio client" needs the stock client (RUCIO_CLIENT_PYTHONPATH, as the
  * interop test): its server is restarted on the same data with DMS_CLIENT_HEADERS=rucio, the
@@ -58,10 +62,11 @@ const runnable = (block: Block) =>
   !/\b(npm (ci|start|test)|pip install|apt-get install|rabbitmq-plugins|oidcProviderDemo\.ts)\b/.test(block.code);
 /** The test's server for localhost:8080, and its broker for RabbitMQ's STOMP port 61613. */
 const withPort =
-  (port: string, stompPort?: number) =>
+  (port: string, stompPort?: number, providersFile?: string) =>
   (code: string): string => {
     const served = code.replace(/\b(localhost|127\.0\.0\.1):8080\b/g, `$1:${port}`);
-    return stompPort === undefined ? served : served.replace(/\b61613\b/g, String(stompPort));
+    const trusted = providersFile === undefined ? served : served.replaceAll('/tmp/idpsecrets.json', providersFile);
+    return stompPort === undefined ? trusted : trusted.replace(/\b61613\b/g, String(stompPort));
   };
 
 /** Runs sh blocks in one bash in `cwd`; fails the test with every check that did not hold. */
@@ -71,8 +76,9 @@ const runShell = async (
   cwd: string,
   env: NodeJS.ProcessEnv,
   stompPort?: number,
+  providersFile?: string,
 ) => {
-  const script = shellScript(shellBlocks, withPort(port, stompPort));
+  const script = shellScript(shellBlocks, withPort(port, stompPort, providersFile));
   const result = await run('bash', ['-c', script.script], { cwd, env });
   const failures = failedChecks(result.stdout, script);
   const stopped =
@@ -98,6 +104,7 @@ describe('README.md walk-throughs, pasted whole', function () {
     expect([...sections]).to.include.members([
       'Trying it with curl',
       'Transfers between two directories',
+      'Multihop, tape and token transfers',
       BROKER_SECTION,
       CLIENT_SECTION,
     ]);
@@ -136,6 +143,7 @@ describe('README.md walk-throughs, pasted whole', function () {
       ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     };
     let server: ServerProcess | undefined;
+    let provider: TestOidcProvider | undefined;
     const start = async (extra: Record<string, string> = {}) => {
       await server?.stop();
       const data = { DMS_DATA_DIR: join(temp.path, 'data') };
@@ -148,11 +156,39 @@ describe('README.md walk-throughs, pasted whole', function () {
     });
     after(async () => {
       await server?.stop();
+      await provider?.stop();
       temp?.dispose();
     });
 
+    /** The demo's OpenID provider (test/support/oidcProviderDemo.ts) and its providers file. */
+    const demoProvider = async (): Promise<string> => {
+      provider = await startTestOidcProvider();
+      const redirectUris = ['http://127.0.0.1:8080/auth/oidc_code'];
+      await provider.addClient({
+        client_id: 'dms',
+        client_secret: 'dms-demo-secret',
+        redirect_uris: redirectUris,
+        grant_types: ['authorization_code', 'refresh_token', 'client_credentials'],
+        response_types: ['code'],
+      });
+      const file = join(temp.path, 'idpsecrets.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          demo: {
+            issuer: provider.issuer,
+            client_id: 'dms',
+            client_secret: 'dms-demo-secret',
+            redirect_uris: redirectUris,
+          },
+        }),
+      );
+      return file;
+    };
+
     it('runs the curl, transfer and broker walk-throughs as they stand', async () => {
-      const port = await start();
+      const providersFile = await demoProvider();
+      const port = await start({ DMS_OIDC_PROVIDERS: providersFile });
       // The broker section reads from the run's RabbitMQ, in place of the reader's on 61613.
       const missing = brokerMissing();
       if (missing) console.log(`      the section "${BROKER_SECTION}" is skipped: ${missing}`);
@@ -163,7 +199,7 @@ describe('README.md walk-throughs, pasted whole', function () {
           block.section !== CLIENT_SECTION &&
           (stompPort !== undefined || block.section !== BROKER_SECTION),
       );
-      await runShell(walkThrough, port, temp.path, readerEnvironment(), stompPort);
+      await runShell(walkThrough, port, temp.path, readerEnvironment(), stompPort, providersFile);
     });
 
     it('runs the Rucio client section with the stock client, against DMS_CLIENT_HEADERS=rucio', async function () {

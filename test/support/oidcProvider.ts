@@ -30,6 +30,8 @@ export type TestOidcProvider = {
    * `openid profile`.
    */
   accessToken(user: string, options?: { audience?: string; scope?: string; ttlSeconds?: number }): Promise<string>;
+  /** How long the tokens a client gets for itself (client credentials) last from now on, in seconds. */
+  setClientCredentialsTtl(seconds: number): void;
   /** A new signing key replaces the current one; `keepOld` leaves the old one in the JWKS. */
   rotateKeys(options?: { keepOld?: boolean }): Promise<void>;
   /** The current signing key's private JWK (to sign tokens the provider never issued, with its kid). */
@@ -77,6 +79,8 @@ export const startTestOidcProvider = async (): Promise<TestOidcProvider> => {
   ];
   // Access-token lifetimes asked for by `accessToken`, by user.
   const ttlByUser = new Map<string, number>();
+  // The lifetime of the tokens services get for themselves (`setClientCredentialsTtl`).
+  let clientCredentialsTtl = 3600;
   const requestCounts = new Map<string, number>();
   let provider: ProviderClass | undefined;
 
@@ -111,19 +115,29 @@ export const startTestOidcProvider = async (): Promise<TestOidcProvider> => {
       Interaction: 600,
       Session: 3600,
       Grant: 86_400,
+      ClientCredentials: () => clientCredentialsTtl,
     },
     features: {
       devInteractions: { enabled: true },
       resourceIndicators: {
         enabled: true,
-        defaultResource: (ctx) => `urn:audience:${String(ctx.oidc.params?.audience || 'rucio')}`,
+        // IAM reads `audience` from the authorization request, and from the token request of a
+        // client asking for a token of its own (Rucio's `request_token` sends it there).
+        defaultResource: (ctx) =>
+          `urn:audience:${String(ctx.oidc.params?.audience || (ctx.oidc.body as { audience?: unknown } | undefined)?.audience || 'rucio')}`,
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, resource) => ({
+        // A service asking for a token of its own (client credentials) gets the scopes it asks for,
+        // as IAM grants a client the storage scopes its policy allows.
+        getResourceServerInfo: (ctx, resource) => ({
           audience: resource.replace(/^urn:audience:/, ''),
-          scope: 'openid profile offline_access',
+          scope:
+            ctx.oidc.route === 'token' && ctx.oidc.params?.grant_type === 'client_credentials'
+              ? String(ctx.oidc.params.scope ?? '')
+              : 'openid profile offline_access',
           accessTokenFormat: 'jwt',
         }),
       },
+      clientCredentials: { enabled: true },
     },
     // Consent is given once per grant, like IAM's "remember this decision".
     loadExistingGrant: async (ctx) => {
@@ -250,6 +264,9 @@ export const startTestOidcProvider = async (): Promise<TestOidcProvider> => {
       provider = await build();
     },
     signingKey: () => keys[0]!,
+    setClientCredentialsTtl: (seconds) => {
+      clientCredentialsTtl = seconds;
+    },
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

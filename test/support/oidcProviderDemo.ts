@@ -27,7 +27,8 @@ await provider.addClient({
   client_id: 'dms',
   client_secret: 'dms-demo-secret',
   redirect_uris: redirectUris,
-  grant_types: ['authorization_code', 'refresh_token'],
+  // client_credentials: the tokens of transfers between oidc_support RSEs (`dms transfers path --tokens`).
+  grant_types: ['authorization_code', 'refresh_token', 'client_credentials'],
   response_types: ['code'],
 });
 writeFileSync(

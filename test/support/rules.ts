@@ -25,7 +25,7 @@ export const aWorld = async (
     >
   >,
 ): Promise<void> => {
-  await ensureRootAccount(context, { username: 'root-login', password: 'pw', email: 'root@localhost' });
+  await ensureRootAccount(context, { username: 'root-login', password: 'pw', email: 'root@localhost' }, new Date());
   await addScope(context, { scope: SCOPE, account: 'root' }, as('root'));
   for (const [rse, { properties, attributes }] of Object.entries(rses)) {
     await createRse(context, { rse, properties: { ...DEFAULT_RSE_PROPERTIES, ...properties } }, as('root'));

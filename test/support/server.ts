@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { Upcasters } from '../../domain/shared/upcasting.ts';
+import type { Clock } from '../../infra/clock.ts';
 import { loadConfig, type ServiceConfig } from '../../infra/config.ts';
 import { silentLogger, type Logger } from '../../infra/logger.ts';
 import { startRuntime, type Roles, type Runtime } from '../../bin/runtime.ts';
@@ -36,6 +37,8 @@ export type TestServerOptions = {
   upcasters?: Upcasters;
   /** Where the server logs; default nowhere. */
   logger?: Logger;
+  /** What the server decides by time (a `ManualClock` the test moves, test/support/clock.ts); default the system's. A restart keeps it. */
+  clock?: Clock;
 };
 
 /**
@@ -58,12 +61,10 @@ export const startTestServer = async (options: TestServerOptions = {}): Promise<
     ...(options.environment ?? {}),
   });
   const roles: Roles = { api: true, projector: true, workers: false, ...(options.roles ?? {}) };
-  const runtime = await startRuntime(
-    config,
-    roles,
-    options.logger ?? silentLogger(),
-    options.upcasters ? { upcasters: options.upcasters } : {},
-  );
+  const runtime = await startRuntime(config, roles, options.logger ?? silentLogger(), {
+    ...(options.upcasters ? { upcasters: options.upcasters } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   // Tests with workers expect them running once the server is.
   await runtime.daemonsReady;
   const url = runtime.url!;

@@ -1,6 +1,12 @@
 import { DEFAULT_RSE_PROPERTIES, type RseProperties } from '../../domain/rse/rse.ts';
 import { noPriorities, type RseProtocol } from '../../domain/rse/protocol.ts';
-import { Topology, type TransferRse } from '../../domain/request/topology.ts';
+import {
+  DEFAULT_HOP_PENALTY,
+  DEFAULT_MULTIHOP_TOMBSTONE_DELAY,
+  Topology,
+  type MultihopSettings,
+  type TransferRse,
+} from '../../domain/request/topology.ts';
 import type { SelectionRequest } from '../../domain/request/sourceSelection.ts';
 
 /** Builders for the conveyor's pure parts: RSEs with copy protocols, distances, requests. */
@@ -47,7 +53,12 @@ export const transferRse = (
 export const aTopology = (
   rses: readonly TransferRse[],
   links: readonly (readonly [string, string, number | null])[],
-  options: { transferAdmins?: string[]; defaultTransfertool?: string } = {},
+  options: {
+    transferAdmins?: string[];
+    defaultTransfertool?: string;
+    /** Multihop through `available_for_multihop` RSEs (Rucio's defaults) unless told otherwise. */
+    multihop?: Partial<MultihopSettings>;
+  } = {},
 ): Topology => {
   const byName = new Map(rses.map((rse) => [rse.rse, rse]));
   const distances = new Map<string, Map<string, number | null>>();
@@ -61,6 +72,13 @@ export const aTopology = (
     transferAdmins: new Set(['root', ...(options.transferAdmins ?? [])]),
     lfn2pfnDefault: 'identity',
     defaultTransfertool: options.defaultTransfertool ?? 'mock',
+    multihop: {
+      rseExpression: 'available_for_multihop=true',
+      hopPenalty: DEFAULT_HOP_PENALTY,
+      maxHops: null,
+      tombstoneDelay: DEFAULT_MULTIHOP_TOMBSTONE_DELAY,
+      ...options.multihop,
+    },
   });
 };
 

@@ -4,6 +4,8 @@ import { eventually } from '../support/eventually.ts';
 import { newScope, path } from '../support/dids.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { rseWithProtocols } from '../api/replicaSupport.ts';
+import { ManualClock } from '../support/clock.ts';
+import { roleCycles } from '../support/roleCycles.ts';
 
 const ATROPOS = { workers: true, daemonRoles: ['atropos', 'judge-cleaner'] };
 
@@ -15,13 +17,15 @@ const ATROPOS = { workers: true, daemonRoles: ['atropos', 'judge-cleaner'] };
 describe('Roles: atropos and lifetime exceptions at work (§8)', function () {
   this.timeout(60_000);
   let server: TestServer;
+  // Running, as the daemons expect between their cycles; a test jumps it over the grace period.
+  const clock = new ManualClock({ running: true });
   before(async () => {
-    server = await startTestServer({ roles: ATROPOS });
+    server = await startTestServer({ roles: ATROPOS, clock });
     const cutoff = `${new Date().getUTCFullYear() + 1}-12-31`;
     expectStatus(
       await server.root('POST', '/config', {
         body: {
-          atropos: { interval: 1, grace_period: 2 },
+          atropos: { interval: 1, grace_period: 600 },
           'judge-cleaner': { interval: 1 },
           lifetime_model: { cutoff_date: cutoff },
         },
@@ -58,7 +62,7 @@ describe('Roles: atropos and lifetime exceptions at work (§8)', function () {
     const condemnedRule = await rule(scope, condemned, rse);
 
     // The user asks, cannot approve it himself; an admin does.
-    const until = new Date(Date.now() + 7 * 86_400_000);
+    const until = new Date(clock.now() + 7 * 86_400_000);
     const answer = expectStatus(
       await server.call('POST', '/lifetime_exceptions/', {
         body: {
@@ -88,6 +92,14 @@ describe('Roles: atropos and lifetime exceptions at work (§8)', function () {
         200,
       );
 
+    // Atropos gives the condemned rule the grace period as lifetime; once it has passed, the judge-cleaner deletes the rule.
+    await eventually(
+      async () =>
+        expectStatus(await ruleOf(condemnedRule), 200).json<{ expires_at: string | null }>().expires_at !== null,
+      20_000,
+      'the rule past its end of life given a lifetime',
+    );
+    clock.advance(601_000);
     await eventually(
       async () => (await ruleOf(condemnedRule)).status === 404,
       20_000,
@@ -113,7 +125,10 @@ describe('Roles: atropos and lifetime exceptions at work (§8)', function () {
         await server.root('PUT', `/rules/${ruleId}`, { body: { options: { eol_at: '2021-06-01 00:00:00' } } }),
         200,
       );
-      await new Promise((resolve) => setTimeout(resolve, 3500));
+      // A whole atropos cycle that saw the rule past its end of life, and only reported it.
+      const cycle = await roleCycles(server, 'atropos');
+      const reported = cycle.skippedSample.find((skip) => skip.what.startsWith(`rule ${ruleId} `));
+      expect(reported?.reason, JSON.stringify(cycle)).to.match(/^dry run: would expire/);
       expect(expectStatus(await ruleOf(ruleId), 200).json<{ expires_at: string | null }>().expires_at).to.equal(null);
     } finally {
       expectStatus(await server.root('DELETE', '/config/atropos/dry_run'), 200);

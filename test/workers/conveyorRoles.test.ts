@@ -15,6 +15,7 @@ import type { RecordedEvent } from '../../infra/eventstore/eventStore.ts';
 import { reactionsOf } from '../../workers/reactor.ts';
 import { cancellerRole } from '../../workers/request/conveyorRoles.ts';
 import type { WorkerContext } from '../../workers/workerContext.ts';
+import { systemClock } from '../../infra/clock.ts';
 
 /**
  * The conveyor as a user meets it: a server with its workers, the `mock` transfer tool, and
@@ -260,7 +261,7 @@ describe('Roles: the conveyor-canceller', () => {
       cancel: async (ids: readonly string[]) => void cancelled.push(...ids),
       close: async () => undefined,
     };
-    const transferTools = createTransferTools({ dataDir: '.' }, { fake: () => tool });
+    const transferTools = createTransferTools({ dataDir: '.', clock: systemClock }, { fake: () => tool });
     const context = { transferTools } as unknown as WorkerContext;
     const cancelledRequest = (requestId: string, externalId: string | null, transfertool: string | null) => ({
       requestId,

@@ -3,13 +3,16 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { checksumFile } from '../../infra/transfer/checksums.ts';
 import { RoleStatusStore } from '../../workers/roleStatus.ts';
+import { darkReaperRole } from '../../workers/quarantine/darkReaperRole.ts';
 import { reaperRole } from '../../workers/replica/reaperRole.ts';
 import { rseWithProtocols } from '../api/replicaSupport.ts';
 import { newScope, path } from '../support/dids.ts';
 import { eventually } from '../support/eventually.ts';
+import { roleCycles } from '../support/roleCycles.ts';
 import { ruleJsonOverHttp, ruleOverHttp } from '../support/rules.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
+import { ManualClock } from '../support/clock.ts';
 
 /**
  * Deletion and recovery as a user meets them: a server with its workers, two `posix` RSEs in
@@ -26,9 +29,11 @@ describe('Roles: deletion and recovery on posix RSEs (rules 7, 21 and 25)', func
   let scope: string;
   let a: { rse: string; id: string };
   let b: { rse: string; id: string };
+  // Running, as the daemons expect between their cycles; a test jumps it over a tombstone's delay.
+  const clock = new ManualClock({ running: true });
 
   before(async () => {
-    server = await startTestServer({ roles: { workers: true } });
+    server = await startTestServer({ roles: { workers: true }, clock });
     const everySecond = { interval: 1 };
     expectStatus(
       await server.root('POST', '/config', {
@@ -117,8 +122,6 @@ describe('Roles: deletion and recovery on posix RSEs (rules 7, 21 and 25)', func
     return expectStatus(response, 200).lines<{ states: Record<string, string> }>()[0]?.states ?? {};
   };
   const didStatus = async (name: string) => (await server.root('GET', path(scope, name))).status;
-  /** Lets the daemons run a few cycles. */
-  const cycles = (count = 3) => new Promise((resolve) => setTimeout(resolve, count * 1100));
 
   it('deletes a replica whose tombstone has passed and no lock holds from disk and catalogue, then its file and the closed dataset it emptied (rule 21)', async () => {
     const replica = await stored(a.rse, 'f1');
@@ -140,7 +143,8 @@ describe('Roles: deletion and recovery on posix RSEs (rules 7, 21 and 25)', func
     await obsolete(a.rse, ['f1']);
     const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: a.rse });
     await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 20_000, 'the rule OK');
-    await cycles();
+    // Two whole reaper cycles that saw the lock (one begun earlier has ended before them).
+    await roleCycles(server, reaperRole.name, 2);
     expect(readFileSync(replica.path, 'utf8')).to.equal(replica.content);
     expect(await statesOf('f1')).to.deep.equal({ [a.rse]: 'AVAILABLE' });
     expect(await ruleJsonOverHttp(server, ruleId)).to.include({ state: 'OK', locks_ok_cnt: 1 });
@@ -148,18 +152,19 @@ describe('Roles: deletion and recovery on posix RSEs (rules 7, 21 and 25)', func
 
   it('empties a greedy RSE of its unlocked replicas whose tombstone has passed, and of those only (rule 21)', async () => {
     for (const rse of [a.rse, b.rse])
-      expectStatus(await server.root('POST', `/rses/${rse}/attr/tombstone_delay`, { body: { value: '1' } }), 201);
+      expectStatus(await server.root('POST', `/rses/${rse}/attr/tombstone_delay`, { body: { value: '600' } }), 201);
     expectStatus(await server.root('POST', `/rses/${a.rse}/attr/greedyDeletion`, { body: { value: true } }), 201);
     const unlocked = [await stored(a.rse, 'f1'), await stored(a.rse, 'f2')];
     const locked = await stored(a.rse, 'kept');
     const elsewhere = await stored(b.rse, 'f3');
     await ruleOverHttp(server, { dids: [{ scope, name: 'kept' }], copies: 1, rse_expression: a.rse });
+    clock.advance(601_000);
     await eventually(
       () => unlocked.every((replica) => !existsSync(replica.path)),
       20_000,
       'the unlocked replicas gone',
     );
-    await cycles();
+    await roleCycles(server, reaperRole.name, 2);
     expect(existsSync(locked.path), 'the locked replica stays').to.equal(true);
     expect(existsSync(elsewhere.path), 'a passed tombstone on a RSE that is not greedy, without need, stays').to.equal(
       true,
@@ -253,7 +258,7 @@ describe('Roles: deletion and recovery on posix RSEs (rules 7, 21 and 25)', func
   it('makes a temporarily unavailable replica AVAILABLE again once its expiry has passed', async () => {
     await stored(a.rse, 'f1');
     const pfn = `file://localhost${await localPath(a.rse, 'f1')}`;
-    const expiresAt = new Date(Date.now() + 2_000).toISOString().replace('Z', '');
+    const expiresAt = new Date(clock.now() + 60_000).toISOString().replace('Z', '');
     expectStatus(
       await server.root('POST', '/replicas/bad/pfns', {
         body: { pfns: [pfn], state: 'TEMPORARY_UNAVAILABLE', reason: 'maintenance', expires_at: expiresAt },
@@ -266,6 +271,7 @@ describe('Roles: deletion and recovery on posix RSEs (rules 7, 21 and 25)', func
         .json<{ replicas: { rse: string; state: string }[] }>()
         .replicas.find((replica) => replica.rse === rse)?.state;
     expect(await stateOn(a.rse)).to.equal('TEMPORARY_UNAVAILABLE');
+    clock.advance(61_000);
     await eventually(async () => (await stateOn(a.rse)) === 'AVAILABLE', 20_000, 'the replica available again');
     // The stream shows it first; the `T` row goes when the projections apply the same event.
     const rows = async () =>
@@ -289,7 +295,7 @@ describe('Roles: deletion and recovery on posix RSEs (rules 7, 21 and 25)', func
       200,
     );
     await eventually(() => !existsSync(dark), 20_000, 'the dark file deleted');
-    await cycles(2);
+    await roleCycles(server, darkReaperRole.name, 2);
     expect(readFileSync(registered.path, 'utf8')).to.equal(registered.content);
     expect(await statesOf('f1')).to.deep.equal({ [a.rse]: 'AVAILABLE' });
   });

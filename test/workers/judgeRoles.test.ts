@@ -5,6 +5,7 @@ import { expectError, expectStatus, startTestServer, type TestServer } from '../
 import { newScope, path } from '../support/dids.ts';
 import { addReplicas, fileItem, rseWithProtocols } from '../api/replicaSupport.ts';
 import { replicasCollection, type ReplicaDocument } from '../../projections/replica/replicaDocuments.ts';
+import { ManualClock } from '../support/clock.ts';
 
 /** The judge alone: with the conveyor running, the requests these tests look at would move on. */
 const JUDGE = { workers: true, daemonRoles: ['judge-injector', 'judge-evaluator', 'judge-repairer', 'judge-cleaner'] };
@@ -16,8 +17,11 @@ const JUDGE = { workers: true, daemonRoles: ['judge-injector', 'judge-evaluator'
 describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
   this.timeout(30_000);
   let server: TestServer;
+  // Running, as the daemons expect between their cycles; tests jump it over rules' lifetimes, by
+  // more than an hour in all: root's token lasts a day here.
+  const clock = new ManualClock({ running: true });
   before(async () => {
-    server = await startTestServer({ roles: JUDGE });
+    server = await startTestServer({ roles: JUDGE, clock, environment: { DMS_TOKEN_LIFETIME_SECONDS: '86400' } });
     expectStatus(
       await server.root('POST', '/config', {
         body: { 'judge-cleaner': { interval: 1 }, 'judge-repairer': { interval: 1, delta: 0 } },
@@ -113,7 +117,7 @@ describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
           copies: 1,
           rse_expression: b.rse,
           account: user.account,
-          lifetime: 1,
+          lifetime: 60,
         },
         token: user.token,
       }),
@@ -126,6 +130,7 @@ describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
         files: number;
       }>()[0]!;
     expect(await usage()).to.include({ bytes: 200, files: 2 });
+    clock.advance(61_000);
     await eventually(
       async () => (await server.root('GET', `/rules/${ruleId}`)).status === 404,
       15_000,
@@ -137,9 +142,10 @@ describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
 
   it('deletes a rule the API deleted once its hour is up, purging the copies it held (rule 20)', async () => {
     const { scope, dataset, a } = await world();
-    // A lifetime short enough for the test, long enough for the DELETE to come first.
-    const ruleId = await addRule({ dids: [{ scope, name: dataset }], copies: 1, rse_expression: a.rse, lifetime: 3 });
+    const ruleId = await addRule({ dids: [{ scope, name: dataset }], copies: 1, rse_expression: a.rse });
     expectStatus(await server.root('DELETE', `/rules/${ruleId}`, { body: { purge_replicas: true } }), 200);
+    expect((await server.root('GET', `/rules/${ruleId}`)).status, 'the rule kept for its hour').to.equal(200);
+    clock.advance(3_601_000);
     await eventually(
       async () => (await server.root('GET', `/rules/${ruleId}`)).status === 404,
       15_000,
@@ -157,7 +163,8 @@ describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
 
   it('deletes a rule once it expires, and its locks with it', async () => {
     const { scope, dataset, b } = await world();
-    const ruleId = await addRule({ dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse, lifetime: 1 });
+    const ruleId = await addRule({ dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse, lifetime: 60 });
+    clock.advance(61_000);
     await eventually(
       async () => (await server.root('GET', `/rules/${ruleId}`)).status === 404,
       15_000,

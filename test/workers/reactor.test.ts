@@ -19,6 +19,7 @@ import { WorkerHost } from '../../workers/workerHost.ts';
 import { waitUntil } from '../infra/eventStore.contract.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
+import { systemClock } from '../../infra/clock.ts';
 
 describe('Reactor and workers (real Redis)', () => {
   const redisUrl = () => process.env.REDIS_URL!;
@@ -48,7 +49,8 @@ describe('Reactor and workers (real Redis)', () => {
       readModels,
       { waitFor: async () => true },
       silentLogger(),
-      createTransferTools({ dataDir: dir.path }),
+      createTransferTools({ dataDir: dir.path, clock: systemClock }),
+      { clock: systemClock },
     );
   };
 
@@ -60,6 +62,7 @@ describe('Reactor and workers (real Redis)', () => {
       reactions: [{ queue: queueName, eventTypes: ['SomethingHappened'] }],
       logger: silentLogger(),
       prefix,
+      clock: systemClock,
     });
 
   it('turns chosen events into jobs whose id is the event id, once, even when replayed', async () => {
@@ -120,6 +123,7 @@ describe('Reactor and workers (real Redis)', () => {
       reactions: reactionsOf([role]),
       logger: silentLogger(),
       prefix,
+      clock: systemClock,
     });
     await reactor.start();
     const event = newEvent('SomethingHappened', { n: 3 });

@@ -13,6 +13,7 @@ import { rseWithProtocols } from '../api/replicaSupport.ts';
 import { newScope } from '../support/dids.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
+import { ManualClock } from '../support/clock.ts';
 
 /**
  * The reaper's cycle, run by hand against a server without workers, with the storage it deletes
@@ -28,7 +29,9 @@ describe('Role: the reaper’s cycle (rule 21)', function () {
   let prefix: string;
   let count = 0;
 
-  before(async () => (server = await startTestServer()));
+  // The cycles are run by hand: the clock stands still unless a test moves it.
+  const clock = new ManualClock();
+  before(async () => (server = await startTestServer({ clock })));
   after(async () => {
     await server.stop();
     dirs.dispose();
@@ -59,13 +62,13 @@ describe('Role: the reaper’s cycle (rule 21)', function () {
       server.runtime.services.readModels,
       server.runtime.services.progress,
       silentLogger(),
-      createTransferTools({ dataDir: dirs.path }),
-      createStorages({ posix: () => storage }),
+      createTransferTools({ dataDir: dirs.path, clock }),
+      { clock, storages: createStorages({ posix: () => storage }) },
     );
   let cycle = 0;
   const runCycle = async (storage: Storage = new PosixStorage()): Promise<CycleReport> => {
     cycle += 1;
-    const report = await reaperRole.run({ jobId: `test-${cycle}`, startedAt: new Date() }, contextWith(storage));
+    const report = await reaperRole.run({ jobId: `test-${cycle}`, startedAt: clock.date() }, contextWith(storage));
     // Let the read models take the cycle's writes before the test reads them.
     await server.runtime.services.progress.waitFor(
       await server.runtime.services.commands.eventStore.headPosition(),
@@ -133,9 +136,9 @@ describe('Role: the reaper’s cycle (rule 21)', function () {
   });
 
   it('deletes replicas whose tombstone has passed, oldest first, only as far as MinFreeSpace needs', async () => {
-    expectStatus(await server.root('POST', `/rses/${rse.rse}/attr/tombstone_delay`, { body: { value: '1' } }), 201);
+    expectStatus(await server.root('POST', `/rses/${rse.rse}/attr/tombstone_delay`, { body: { value: '60' } }), 201);
     const paths = await files(['f1', 'f2', 'f3'], { obsolete: false });
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    clock.advance(61_000);
     expectStatus(
       await server.root('PUT', `/rses/${rse.rse}/usage`, { body: { source: 'storage', used: 1000, free: 850 } }),
       200,
@@ -173,7 +176,8 @@ describe('Role: the reaper’s cycle (rule 21)', function () {
     expect(next.skipped.map((skip) => skip.reason).some((reason) => reason.startsWith('excluded until'))).to.equal(
       true,
     );
-    clearReaperExclusions();
+    // `reaper.auto_exclude_timeout` (600 s) later, the RSE is back.
+    clock.advance(601_000);
     const after = await runCycle();
     expect(deletedHere(after), 'the deletion finishes once the RSE is back').to.equal(2);
   });

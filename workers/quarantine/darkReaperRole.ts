@@ -91,6 +91,7 @@ export const darkReaperRole: ScheduledRole = {
         darkReaper.name,
         trigger,
         `${rse.id}-${contentDigest(removals.map((entry) => entry.path))}`,
+        context.clock,
       );
       const { removed } = await removeQuarantinedReplicas(
         context.commands,

@@ -69,8 +69,13 @@ type RseWork = {
 };
 
 /** The cause of one step: the job, the phase, the RSE and what the step is about, so a job run again with other content appends anew. */
-const stepMetadata = (trigger: JobTrigger, phase: string, rseId: string, keys: readonly string[]): CommandMetadata =>
-  stepOf(DAEMON, trigger, `${phase}-${rseId}-${contentDigest(keys)}`);
+const stepMetadata = (
+  context: WorkerContext,
+  trigger: JobTrigger,
+  phase: string,
+  rseId: string,
+  keys: readonly string[],
+): CommandMetadata => stepOf(DAEMON, trigger, `${phase}-${rseId}-${contentDigest(keys)}`, context.clock);
 
 const targetKey = (target: { scope: string; name: string; rseId: string }): string =>
   `${didKey(target.scope, target.name)} ${target.rseId}`;
@@ -141,7 +146,7 @@ const rsesToWork = async (
       if (await hasCandidates()) skipped.push({ what: rse.rse, reason });
     };
     const exclusion = excluded.get(rse.id);
-    if (exclusion && exclusion.until > Date.now()) {
+    if (exclusion && exclusion.until > trigger.startedAt.getTime()) {
       await leave(`excluded until ${new Date(exclusion.until).toISOString()} after ${exclusion.errors} storage errors`);
       continue;
     }
@@ -243,7 +248,7 @@ const deleteReplicas = async (
       obsoleteOnly: work.need.obsoleteOnly,
       daemon: DAEMON,
     },
-    stepMetadata(trigger, 'mark', work.rse.id, keys),
+    stepMetadata(context, trigger, 'mark', work.rse.id, keys),
   );
   for (const { target, reason } of started.refused)
     skipped.push({ what: `${didKey(target.scope, target.name)} on ${target.rse}`, reason });
@@ -265,7 +270,7 @@ const deleteReplicas = async (
     recorded.push(...(await deleteOnStorage(work, batch, candidates, skipped)));
     if (work.noAccessErrors >= threshold) {
       const timeout = settingValue(sections, SETTINGS.reaperAutoExcludeTimeout);
-      excluded.set(work.rse.id, { until: Date.now() + timeout * 1000, errors: work.noAccessErrors });
+      excluded.set(work.rse.id, { until: context.clock.now() + timeout * 1000, errors: work.noAccessErrors });
       skipped.push({ what: work.rse.rse, reason: `${work.noAccessErrors} storage errors: excluded for ${timeout} s` });
       context.logger.warn(
         { daemon: DAEMON, rse: work.rse.rse, errors: work.noAccessErrors },
@@ -279,7 +284,7 @@ const deleteReplicas = async (
   const outcome = await recordReplicaDeletions(
     context.commands,
     { deletions: recorded, daemon: DAEMON, removeOpen: settingValue(sections, SETTINGS.reaperRemoveOpenDid) },
-    stepMetadata(trigger, 'record', work.rse.id, recorded.map(targetKey)),
+    stepMetadata(context, trigger, 'record', work.rse.id, recorded.map(targetKey)),
   );
   work.counts.deleted += outcome.deleted.length;
   work.counts.bytes += outcome.deleted.reduce(

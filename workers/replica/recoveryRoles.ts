@@ -46,7 +46,7 @@ export const necromancerRole: ScheduledRole = {
         const { outcome } = await resolveBadReplica(
           context.commands,
           { scope, name, rse, rseId, reason: 'no other copy can be read' },
-          stepOf(necromancer.name, trigger, `${rseId}/${didKey(scope, name)}`),
+          stepOf(necromancer.name, trigger, `${rseId}/${didKey(scope, name)}`, context.clock),
         );
         if (outcome === 'nothing') return 'no longer BAD, or its file is LOST already';
         counts[outcome] += 1;
@@ -88,7 +88,7 @@ export const temporaryExpirationRole: ScheduledRole = {
     const { restored } = await endTemporaryUnavailabilities(
       context.commands,
       { replicas: ending },
-      stepOf(temporaryUnavailabilityExpiry.name, trigger, `end-${contentDigest(keys)}`),
+      stepOf(temporaryUnavailabilityExpiry.name, trigger, `end-${contentDigest(keys)}`, context.clock),
     );
     const back = new Set(restored.map((replica) => `${didKey(replica.scope, replica.name)} ${replica.rseId}`));
     for (const replica of ending) {
@@ -149,6 +149,7 @@ export const suspiciousRecovererRole: ScheduledRole = {
       suspiciousReplicaRecoverer.name,
       trigger,
       `declare-${contentDigest(declarations.map((output) => `${output.data.rseId}/${didKey(output.data.scope, output.data.name)}`))}`,
+      context.clock,
     );
     const { declared } = await declareRecoveries(
       context.commands,

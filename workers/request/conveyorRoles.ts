@@ -1,25 +1,20 @@
-import { pickFtsServer } from '../../infra/transfer/fts3TransferTool.ts';
+import { isoOf } from '../../infra/clock.ts';
 import { finishRequests } from '../../commands/request/requestFinishing.ts';
 import {
-  markRequestsSubmitting,
   prepareRequests,
-  recordSubmissions,
   recordTransferLimitStats,
   recordTransferReports,
   throttleRequests,
-  type SubmissionResult,
 } from '../../commands/request/conveyorSteps.ts';
 import { settingValue, SETTINGS } from '../../domain/config/settings.ts';
 import { finisher } from '../../domain/request/finisher.ts';
 import { jobsToPoll, poller, type ToolReport } from '../../domain/request/poller.ts';
 import { preparer } from '../../domain/request/preparer.ts';
-import { REQUEST_EVENT_TYPES, type ActiveRequest } from '../../domain/request/request.ts';
-import { submitter } from '../../domain/request/submitter.ts';
+import { REQUEST_EVENT_TYPES } from '../../domain/request/request.ts';
+import type { JobReport } from '../../infra/transfer/transferTool.ts';
 import { throttler, type RecordTransferLimitStats } from '../../domain/request/throttler.ts';
 import type { Topology } from '../../domain/request/topology.ts';
-import { localRootOf } from '../../domain/rse/lfn2pfn.ts';
 import { bindLimits } from '../../domain/request/transferLimits.ts';
-import type { TransferEndpoint, TransferJob } from '../../infra/transfer/transferTool.ts';
 import {
   candidateReplicas,
   finishedRequestOf,
@@ -43,7 +38,7 @@ import {
   type ScheduledRole,
   type SkippedItem,
 } from '../role.ts';
-import type { WorkerContext } from '../workerContext.ts';
+import { stagerRole, submitterRole } from './submitterRoles.ts';
 
 /**
  * Rucio's conveyor as roles: the preparer, throttler, submitter, poller and finisher run on
@@ -72,7 +67,7 @@ export const preparerRole: ScheduledRole = {
       topology ??= await loadTopology(context.readModels, sections);
       const limits = bindLimits(topology, await transferLimits(context.readModels));
       const outputs = preparer.decide(
-        { now: new Date().toISOString() },
+        { now: isoOf(context.clock) },
         {
           topology,
           limits,
@@ -86,7 +81,7 @@ export const preparerRole: ScheduledRole = {
           context.commands,
           withoutSkipped(outputs),
           requestStreams(documents),
-          stepOf(preparer.name, trigger, `prepare-${page}`),
+          stepOf(preparer.name, trigger, `prepare-${page}`, context.clock),
         )
       ).changed;
     }
@@ -104,7 +99,7 @@ export const throttlerRole: ScheduledRole = {
     if (requests.length === 0 && limits.length === 0) return { done: 0, skipped: [] };
     const topology = await loadTopology(context.readModels, await context.settings());
     const outputs = throttler.decide(
-      { now: new Date().toISOString() },
+      { now: isoOf(context.clock) },
       { topology, limits: bindLimits(topology, limits), requests },
     );
     const moves = outputs.filter(
@@ -114,163 +109,40 @@ export const throttlerRole: ScheduledRole = {
     const stats = outputs.filter(
       (output): output is RecordTransferLimitStats => output.type === 'RecordTransferLimitStats',
     );
-    const moved = await throttleRequests(context.commands, moves, streams, stepOf(throttler.name, trigger, 'release'));
+    const moved = await throttleRequests(
+      context.commands,
+      moves,
+      streams,
+      stepOf(throttler.name, trigger, 'release', context.clock),
+    );
     // The counts go in a step of their own, caused by what they are, so a job run again with
     // other counts records them rather than taking them for the first run's.
     const statsCause = stats
       .map((output) => `${output.data.id}:${output.data.transfers}:${output.data.waitings}`)
       .join(',');
-    await recordTransferLimitStats(context.commands, stats, stepOf(throttler.name, trigger, `stats-${statsCause}`));
+    await recordTransferLimitStats(
+      context.commands,
+      stats,
+      stepOf(throttler.name, trigger, `stats-${statsCause}`, context.clock),
+    );
     return { done: moved.changed, skipped: [] };
   },
 };
 
-/** The request attributes a tool gets (Rucio's JSON keys), with the `mock_*` settings of the destination RSE. */
-const jobAttributes = (request: ActiveRequest, topology: Topology): Record<string, unknown> => {
-  const { attributes } = request.record;
-  const mock = Object.fromEntries(
-    Object.entries(topology.rse(request.record.destRseId)?.attributes ?? {}).filter(([key]) => key.startsWith('mock_')),
-  );
-  const typed = Object.fromEntries(
-    Object.entries(mock).map(([key, value]) => [
-      key,
-      typeof value === 'string' && value !== '' && !Number.isNaN(Number(value)) ? Number(value) : value,
-    ]),
-  );
-  return {
-    activity: attributes.activity,
-    source_replica_expression: attributes.sourceReplicaExpression,
-    lifetime: attributes.lifetime,
-    ds_scope: attributes.dsScope,
-    ds_name: attributes.dsName,
-    bytes: attributes.bytes,
-    md5: attributes.md5,
-    adler32: attributes.adler32,
-    priority: attributes.priority,
-    allow_tape_source: attributes.allowTapeSource,
-    ...typed,
-    ...ftsServerOf(request, topology),
-  };
-};
-
-/** The FTS server of a transfer (Rucio's `_pick_fts_servers`), for the `fts3` tool: none when an end has no `fts` attribute. */
-const ftsServerOf = (request: ActiveRequest, topology: Topology): { fts?: string } => {
-  const source = request.sourcesInUse[0];
-  const server = source
-    ? pickFtsServer(
-        topology.rse(source.rseId)?.attributes ?? {},
-        topology.rse(request.record.destRseId)?.attributes ?? {},
-      )
-    : null;
-  return server ? { fts: server } : {};
-};
-
-/** An end of a copy; a PFN of a posix protocol carries its prefix, which the posix tool stays inside. */
-const endpoint = (topology: Topology, rse: string, rseId: string, pfn: string): TransferEndpoint => {
-  const root = localRootOf(topology.rse(rseId)?.protocols ?? [], pfn);
-  return { rse, rseId, pfn, ...(root !== undefined ? { root } : {}) };
-};
-
-const transferJob = (request: ActiveRequest, topology: Topology): TransferJob => {
-  const { record } = request;
-  return {
-    requestId: record.id,
-    file: { scope: record.scope, name: record.name, bytes: record.bytes, adler32: record.adler32, md5: record.md5 },
-    sources: request.sourcesInUse.map((source) => endpoint(topology, source.rse, source.rseId, source.pfn)),
-    destination: endpoint(topology, record.destRse, record.destRseId, request.destUrl ?? ''),
-    activity: record.activity,
-    priority: record.priority,
-    attributes: jobAttributes(request, topology),
-  };
-};
-
-/** Hands the requests to their tools, in bulk per tool; a tool that throws fails the submission of its jobs. */
-const submitToTools = async (
-  context: WorkerContext,
-  requests: readonly ActiveRequest[],
-  topology: Topology,
-): Promise<SubmissionResult[]> => {
-  const byTool = new Map<string, ActiveRequest[]>();
-  for (const request of requests) {
-    const batch = byTool.get(request.transfertool ?? '');
-    if (batch) batch.push(request);
-    else byTool.set(request.transfertool ?? '', [request]);
-  }
-  const results: SubmissionResult[] = [];
-  for (const [name, batch] of byTool) {
-    const tool = context.transferTools.get(name);
-    if (!tool) {
-      results.push(
-        ...batch.map((request) => ({
-          requestId: request.record.id,
-          failure: `Transfer tool ${name} is not available (known: ${context.transferTools.names().join(', ')})`,
-        })),
-      );
-      continue;
-    }
-    try {
-      const submitted = await tool.submit(batch.map((request) => transferJob(request, topology)));
-      results.push(
-        ...submitted.map(({ requestId, externalId, externalHost }) => ({ requestId, externalId, externalHost })),
-      );
-    } catch (error) {
-      context.logger.warn({ err: error, transfertool: name, jobs: batch.length }, 'submission failed');
-      results.push(
-        ...batch.map((request) => ({
-          requestId: request.record.id,
-          failure: `${name}: ${messageOf(error)}`,
-        })),
-      );
-    }
-  }
-  return results;
-};
-
-export const submitterRole: ScheduledRole = {
-  kind: 'scheduled',
-  name: submitter.name,
-  interval: SETTINGS.submitterInterval,
-  settings: [SETTINGS.submitterChunkSize],
-  async run(trigger, context) {
-    const sections = await context.settings();
-    const chunk = settingValue(sections, SETTINGS.submitterChunkSize);
-    const skipped: SkippedItem[] = [];
-    let done = 0;
-    let mark: PageMark | undefined;
-    let topology: Topology | undefined;
-    for (let page = 0; ; page += 1) {
-      const documents = await requestsInState(context.readModels, 'QUEUED', 'requested_at', chunk, mark);
-      if (documents.length === 0) break;
-      mark = pageMarkOf(documents, 'requested_at');
-      topology ??= await loadTopology(context.readModels, sections);
-      const outputs = submitter.decide(
-        { now: new Date().toISOString() },
-        {
-          topology,
-          requests: documents.map((document) => ({
-            ...selectionRequestOf(document),
-            requestedAt: document.requested_at,
-          })),
-          replicas: await candidateReplicas(context.readModels, documents),
-        },
-      );
-      skipped.push(...skippedOf(outputs));
-      // 1. SUBMITTING first: a crash after this leaves a request the finisher retries, never a job nobody knows of.
-      const streams = requestStreams(documents);
-      const marked = await markRequestsSubmitting(
-        context.commands,
-        withoutSkipped(outputs),
-        streams,
-        stepOf(submitter.name, trigger, `mark-${page}`),
-      );
-      // 2. The tools, in bulk; 3. what they answered.
-      const results = await submitToTools(context, marked.submitting, topology);
-      await recordSubmissions(context.commands, results, streams, stepOf(submitter.name, trigger, `submitted-${page}`));
-      done += marked.changed;
-    }
-    return { done, skipped };
-  },
-};
+/** A tool's report as the poller's workflow reads it, a multihop job's copies each with theirs. */
+const toolReportOf = (report: JobReport): ToolReport => ({
+  externalId: report.externalId,
+  state: report.state,
+  reason: report.reason,
+  source: report.source ? { rseId: report.source.rseId, rse: report.source.rse } : null,
+  startedAt: report.startedAt,
+  finishedAt: report.finishedAt,
+  ...(report.stagingStartedAt !== undefined ? { stagingStartedAt: report.stagingStartedAt } : {}),
+  ...(report.stagingFinishedAt !== undefined ? { stagingFinishedAt: report.stagingFinishedAt } : {}),
+  ...(report.byRequest
+    ? { byRequest: new Map([...report.byRequest].map(([requestId, copy]) => [requestId, toolReportOf(copy)])) }
+    : {}),
+});
 
 export const pollerRole: ScheduledRole = {
   kind: 'scheduled',
@@ -290,7 +162,7 @@ export const pollerRole: ScheduledRole = {
       mark = pageMarkOf(documents, 'changed_at');
       const requests = documents.map(submittedRequestOf);
       const reports = new Map<string, ToolReport>();
-      for (const [name, externalIds] of jobsToPoll(requests, new Date().toISOString(), olderThan)) {
+      for (const [name, externalIds] of jobsToPoll(requests, isoOf(context.clock), olderThan)) {
         const tool = context.transferTools.get(name);
         if (!tool) {
           skipped.push({
@@ -300,17 +172,8 @@ export const pollerRole: ScheduledRole = {
           continue;
         }
         try {
-          for (const [externalId, report] of await tool.poll(externalIds)) {
-            const source = report.source ? { rseId: report.source.rseId, rse: report.source.rse } : null;
-            reports.set(externalId, {
-              externalId,
-              state: report.state,
-              reason: report.reason,
-              source,
-              startedAt: report.startedAt,
-              finishedAt: report.finishedAt,
-            });
-          }
+          for (const [externalId, report] of await tool.poll(externalIds))
+            reports.set(externalId, toolReportOf(report));
         } catch (error) {
           skipped.push({
             what: `${externalIds.length} jobs of ${name}`,
@@ -324,7 +187,7 @@ export const pollerRole: ScheduledRole = {
           context.commands,
           outputs,
           requestStreams(documents),
-          stepOf(poller.name, trigger, `reports-${page}`),
+          stepOf(poller.name, trigger, `reports-${page}`, context.clock),
         )
       ).changed;
     }
@@ -355,7 +218,7 @@ export const finisherRole: ScheduledRole = {
     let page = 0;
     // Each state a page at a time, oldest first: a page finished leaves the state, the next starts after it.
     for (const state of FINISHER_STATES) {
-      const before = new Date(Date.now() - settings.submittingTimeoutSeconds * 1000).toISOString();
+      const before = new Date(context.clock.now() - settings.submittingTimeoutSeconds * 1000).toISOString();
       let mark: PageMark | undefined;
       for (;;) {
         // SUBMITTING: only the requests stuck past the timeout, not the ones a submitter is working on.
@@ -374,12 +237,12 @@ export const finisherRole: ScheduledRole = {
         ).map(finishedRequestOf);
         if (requests.length === 0) break;
         mark = pageMarkOf(documents, 'changed_at');
-        const outputs = finisher.decide({ now: new Date().toISOString() }, { requests, settings });
+        const outputs = finisher.decide({ now: isoOf(context.clock) }, { requests, settings });
         const outcome = await finishRequests(
           context.commands,
           outputs,
           requestStreams(documents),
-          stepOf(finisher.name, trigger, `finish-${page}`),
+          stepOf(finisher.name, trigger, `finish-${page}`, context.clock),
         );
         page += 1;
         skipped.push(...outcome.skipped);
@@ -415,7 +278,9 @@ export const cancellerRole = eventRole(REQUEST_EVENT_TYPES, {
     for (const { requestId, externalId, transfertool } of job.jobs) {
       if (!context.transferTools.get(transfertool))
         skipped.push({ what: requestId, reason: `transfer tool ${transfertool} is not available here` });
-      else byTool.set(transfertool, [...(byTool.get(transfertool) ?? []), externalId]);
+      // The copies of a multihop path share their job: it is cancelled once.
+      else if (!byTool.get(transfertool)?.includes(externalId))
+        byTool.set(transfertool, [...(byTool.get(transfertool) ?? []), externalId]);
     }
     for (const [name, externalIds] of byTool) {
       await context.transferTools.get(name)!.cancel(externalIds);
@@ -429,6 +294,7 @@ export const conveyorRoles = [
   preparerRole,
   throttlerRole,
   submitterRole,
+  stagerRole,
   pollerRole,
   finisherRole,
   cancellerRole,

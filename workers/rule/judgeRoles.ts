@@ -38,9 +38,9 @@ export const injectorRole = eventRole(RULE_EVENT_TYPES, {
     return awaitsInjection(input) ? { ...input, position: position.toString() } : undefined;
   },
   // A delayed injection waits in the queue until its time (Rucio moves the rule's creation there).
-  delayOf: (event) => {
+  delayOf: (event, _envelope, now) => {
     const injectAfter = event.type === 'RuleAdded' ? event.data.rule.injectAfter : null;
-    return injectAfter ? Math.max(0, Date.parse(injectAfter) - Date.now()) : 0;
+    return injectAfter ? Math.max(0, Date.parse(injectAfter) - now) : 0;
   },
   async process(job, trigger, context) {
     await context.readModelsAt(BigInt(job.position));

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { dateOf, type Clock } from '../../../infra/clock.ts';
 import { CannotAuthenticate } from '../../../domain/shared/errors.ts';
 import { formatRucioDate } from '../../../domain/shared/dates.ts';
 import { mappingsOfIdentity } from '../../../projections/identity/identityQueries.ts';
@@ -46,10 +47,11 @@ export class JwtTokens {
     private readonly issuers: TrustedIssuers,
     private readonly readModels: ReadModels,
     private readonly sessions: SessionCheck,
+    private readonly clock: Clock,
   ) {}
 
   /** The token's owner; throws CannotAuthenticate saying why it is refused. */
-  async authenticate(token: string, now = new Date()): Promise<JwtInfo> {
+  async authenticate(token: string, now = dateOf(this.clock)): Promise<JwtInfo> {
     const key = createHash('sha256').update(token).digest('hex');
     const cached = this.cache.get(key);
     let info: JwtInfo;

@@ -1,4 +1,5 @@
 import type { CommandContext } from '../../../commands/handleCommand.ts';
+import type { Clock } from '../../../infra/clock.ts';
 import type { Logger } from '../../../infra/logger.ts';
 import type { OidcProviderConfig } from '../../../infra/oidcProviders.ts';
 import type { ReadStore } from '../../../infra/readstore/readStore.ts';
@@ -23,10 +24,11 @@ export class Oidc {
       tokens: TokenStore;
       sessions: SessionCheck;
       logger: Logger;
+      clock: Clock;
     }>,
   ) {
-    this.issuers = new TrustedIssuers(providers, parts.readStore);
-    this.jwt = new JwtTokens(this.issuers, parts.readModels, parts.sessions);
+    this.issuers = new TrustedIssuers(providers, parts.readStore, parts.clock);
+    this.jwt = new JwtTokens(this.issuers, parts.readModels, parts.sessions, parts.clock);
     this.login = new OidcLogin(
       this.issuers,
       parts.readStore,
@@ -34,6 +36,7 @@ export class Oidc {
       parts.commands,
       parts.tokens,
       parts.logger.child({ component: 'oidc' }),
+      parts.clock,
     );
   }
 

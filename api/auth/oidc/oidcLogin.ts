@@ -3,6 +3,7 @@ import { jwtVerify } from 'jose';
 import { checkIdentity, loginCandidates, mayLogIn } from '../../../commands/identity/authentication.ts';
 import type { CommandContext } from '../../../commands/handleCommand.ts';
 import { CannotAuthenticate } from '../../../domain/shared/errors.ts';
+import { dateOf, type Clock } from '../../../infra/clock.ts';
 import type { Logger } from '../../../infra/logger.ts';
 import type { Collection, CollectionSpec, Document, ReadStore } from '../../../infra/readstore/readStore.ts';
 import { findAccount } from '../../../projections/account/accountQueries.ts';
@@ -117,13 +118,14 @@ export class OidcLogin {
     private readonly commands: CommandContext,
     private readonly tokens: TokenStore,
     private readonly logger: Logger,
+    private readonly clock: Clock,
   ) {
     this.requests = readStore.collection<LoginRequestDocument>(requestsCollection);
     this.refreshTokens = readStore.collection<RefreshDocument>(refreshCollection);
   }
 
   /** GET /auth/oidc: the URL the client or its user goes to next. */
-  async start(input: StartInput, now = new Date()): Promise<string> {
+  async start(input: StartInput, now = dateOf(this.clock)): Promise<string> {
     const policy = await oidcPolicy(this.readModels);
     const scope = input.scope?.trim() || policy.scope.join(' ');
     const audience = input.audience?.trim() || policy.audience.join(' ');
@@ -190,14 +192,14 @@ export class OidcLogin {
   }
 
   /** GET /auth/oidc_redirect?<code> from a browser: where to send it, while its login is pending. */
-  async redirectTarget(accessCode: string, now = new Date()): Promise<string | undefined> {
+  async redirectTarget(accessCode: string, now = dateOf(this.clock)): Promise<string | undefined> {
     const request = await this.requests.findOne({ accessKey: lookupKey(accessCode) });
     if (!request || request.expiresAt <= now.toISOString() || request.stage !== 'pending') return undefined;
     return request.authUrl;
   }
 
   /** GET /auth/oidc_redirect?<code> with X-Svc-Client-Fetch-Token: the token of a done login, issued once. */
-  async fetchToken(accessCode: string, now = new Date()): Promise<IssuedToken | undefined> {
+  async fetchToken(accessCode: string, now = dateOf(this.clock)): Promise<IssuedToken | undefined> {
     const accessKey = lookupKey(accessCode);
     const request = await this.requests.findOne({ accessKey });
     if (!request || request.expiresAt <= now.toISOString() || !request.loggedIn) return undefined;
@@ -216,7 +218,7 @@ export class OidcLogin {
    * The provider's answer at /auth/oidc_code or /auth/oidc_token (`code` and `state`, or `error`):
    * the code exchanged, the ID token checked, the account found, a service token issued.
    */
-  async finish(query: URLSearchParams, now = new Date()): Promise<FinishResult> {
+  async finish(query: URLSearchParams, now = dateOf(this.clock)): Promise<FinishResult> {
     const state = query.get('state');
     const request = state ? await this.requests.get(state) : null;
     if (!request || request.expiresAt <= now.toISOString())
@@ -245,7 +247,7 @@ export class OidcLogin {
       redirect_uri: request.redirectUri,
       code_verifier: request.codeVerifier,
     });
-    const identity = await this.identityOf(issuer, policy, answer, request.nonce);
+    const identity = await this.identityOf(issuer, policy, answer, request.nonce, now);
     const account = await this.accountFor(identity, request.account);
     const refreshToken = typeof answer.refresh_token === 'string' ? answer.refresh_token : null;
     this.logger.info({ account, identity, mode: request.mode }, 'OIDC login');
@@ -326,6 +328,7 @@ export class OidcLogin {
     policy: OidcPolicy,
     answer: Record<string, unknown>,
     nonce: string,
+    now: Date,
   ): Promise<string> {
     if (typeof answer.id_token !== 'string') throw new LoginFailed('the token endpoint sent no ID token');
     let claims;
@@ -336,6 +339,7 @@ export class OidcLogin {
         algorithms: ID_TOKEN_ALGORITHMS,
         clockTolerance: 120,
         requiredClaims: ['sub', 'exp'],
+        currentDate: now,
       }));
     } catch (error) {
       throw new LoginFailed(`the ID token does not verify: ${describe(error)}`);
@@ -403,7 +407,7 @@ export class OidcLogin {
    * with that refresh token from the provider; the same token when it is less than five minutes
    * old. Undefined when the token has no refresh token (any more) or its refresh lifetime is over.
    */
-  async refresh(token: string, account: string, now = new Date()): Promise<IssuedToken | undefined> {
+  async refresh(token: string, account: string, now = dateOf(this.clock)): Promise<IssuedToken | undefined> {
     const info = await this.tokens.validate(token, now);
     if (!info || info.account !== account) throw new LoginFailed('the token is not valid for this account');
     const kept = await this.refreshTokens.get(lookupKey(token));

@@ -1,4 +1,5 @@
 import { createLocalJWKSet, errors as joseErrors, type JSONWebKeySet, type JWTHeaderParameters } from 'jose';
+import type { Clock } from '../../../infra/clock.ts';
 import { isAcceptableIssuerUrl, type OidcProviderConfig } from '../../../infra/oidcProviders.ts';
 import type { Collection, CollectionSpec, Document, ReadStore } from '../../../infra/readstore/readStore.ts';
 
@@ -79,6 +80,7 @@ export class TrustedIssuer {
   constructor(
     readonly config: OidcProviderConfig,
     private readonly statuses: Collection<IssuerStatusDocument>,
+    private readonly clock: Clock,
   ) {}
 
   get nickname(): string {
@@ -93,7 +95,7 @@ export class TrustedIssuer {
   }
 
   /** The public key a token's header names, for jose's `jwtVerify`. */
-  async keyFor(header: JWTHeaderParameters, policy: KeyPolicy, now = Date.now()) {
+  async keyFor(header: JWTHeaderParameters, policy: KeyPolicy, now = this.clock.now()) {
     if (!this.keys || now - this.keys.fetchedAt > policy.maxAgeMs) await this.refresh(policy);
     if (!this.keys) throw new IssuerUnavailable(this.unreachable());
     try {
@@ -116,7 +118,7 @@ export class TrustedIssuer {
 
   /** Fetches the discovery document and keys now, whatever the interval (`dms auth issuers --check`). */
   async fetchNow(): Promise<{ keyIds: readonly string[]; error: string | undefined }> {
-    this.lastAttemptAt = Date.now();
+    this.lastAttemptAt = this.clock.now();
     this.inFlight ??= this.fetchAll().finally(() => (this.inFlight = undefined));
     await this.inFlight;
     return { keyIds: this.keys?.keyIds ?? [], error: this.lastError };
@@ -135,8 +137,8 @@ export class TrustedIssuer {
    */
   private async refresh(policy: KeyPolicy): Promise<void> {
     if (this.inFlight) return this.inFlight;
-    if (Date.now() - this.lastAttemptAt < policy.refreshIntervalMs) return;
-    this.lastAttemptAt = Date.now();
+    if (this.clock.now() - this.lastAttemptAt < policy.refreshIntervalMs) return;
+    this.lastAttemptAt = this.clock.now();
     this.inFlight = this.fetchAll().finally(() => (this.inFlight = undefined));
     return this.inFlight;
   }
@@ -152,9 +154,9 @@ export class TrustedIssuer {
       if (!isRecord(jwks) || !Array.isArray(jwks.keys)) throw new Error(`${this.metadata.jwksUri} is not a JWK set`);
       const keySet: JSONWebKeySet = { keys: jwks.keys.filter(isRecord) };
       const keyIds = keySet.keys.map((key) => (typeof key.kid === 'string' ? key.kid : '(no kid)'));
-      this.keys = { resolve: createLocalJWKSet(keySet), keyIds, fetchedAt: Date.now() };
+      this.keys = { resolve: createLocalJWKSet(keySet), keyIds, fetchedAt: this.clock.now() };
       this.lastError = undefined;
-      const at = new Date().toISOString();
+      const at = new Date(this.clock.now()).toISOString();
       await this.record({
         keysFetchedAt: at,
         keyIds,
@@ -164,7 +166,7 @@ export class TrustedIssuer {
       });
     } catch (error) {
       this.lastError = describe(error);
-      await this.record({ lastError: this.lastError, lastErrorAt: new Date().toISOString() });
+      await this.record({ lastError: this.lastError, lastErrorAt: new Date(this.clock.now()).toISOString() });
     }
   }
 
@@ -214,9 +216,9 @@ export class TrustedIssuer {
 export class TrustedIssuers {
   readonly all: readonly TrustedIssuer[];
 
-  constructor(providers: readonly OidcProviderConfig[], readStore: ReadStore) {
+  constructor(providers: readonly OidcProviderConfig[], readStore: ReadStore, clock: Clock) {
     const statuses = readStore.collection<IssuerStatusDocument>(issuerStatusCollection);
-    this.all = providers.map((provider) => new TrustedIssuer(provider, statuses));
+    this.all = providers.map((provider) => new TrustedIssuer(provider, statuses, clock));
   }
 
   byNickname(nickname: string): TrustedIssuer | undefined {

@@ -7,6 +7,7 @@ import { transferThroughput } from '../../../projections/request/transferThrough
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import type { RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
+import { dateOf } from '../../../infra/clock.ts';
 
 /**
  * `GET /admin/transfers` (admins; our own route): what `dms transfers status` prints, as JSON,
@@ -28,7 +29,7 @@ export const registerTransferStatusRoute = (routes: RouteTable, services: Servic
         OPERATIONS_PERMISSIONS.readTransfers(caller),
         `Account ${caller.account} can not read the transfers' status`,
       );
-      const now = new Date();
+      const now = dateOf(services.clock);
       const status = await transferStatus(services.readModels, now);
       const throughput = await transferThroughput(services.readModels, now);
       sendJson(ctx, {

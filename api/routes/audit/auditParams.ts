@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { IDENTITY_TYPES } from '../../../domain/identity/identity.ts';
 import { ValueError } from '../../../domain/shared/errors.ts';
+import { isTraceId } from '../../../infra/tracing.ts';
+import { identityKey } from '../../../projections/audit/auditIndex.ts';
 import type { HistoryBound } from '../../../projections/audit/auditQueries.ts';
 import { queryOf } from '../../params.ts';
 import { convertedBy } from '../../routeInput.ts';
@@ -71,15 +74,68 @@ export const RANGE = {
 
 export const rangeQuery = queryOf(RANGE);
 
+/** The kinds of identity an event may record (domain/shared/event.ts, `ActingIdentity`). */
+export const IDENTITY_KINDS: readonly string[] = [...IDENTITY_TYPES, 'DAEMON', 'CLI', 'SERVICE'];
+
+/**
+ * The identity to filter by, as the feed indexes it (`<kind>:<value>`): `identity_type` (one of
+ * `IDENTITY_KINDS`) with `identity` (the user name, the DN, `SUB=…, ISS=…`, the SSH key's
+ * fingerprint, a daemon's name...); undefined when neither is given, ValueError for one alone.
+ */
+const identityOf = (kind: string | undefined, value: string | undefined): string | undefined => {
+  if (kind === undefined && value === undefined) return undefined;
+  if (!kind || !value) throw new ValueError('identity and identity_type go together');
+  if (!IDENTITY_KINDS.includes(kind))
+    throw new ValueError(`identity_type must be one of ${IDENTITY_KINDS.join(', ')}, not '${kind}'`);
+  return identityKey({ kind, value });
+};
+
+/** A trace id (32 lower-case hex digits, as in a `traceparent`). */
+export const traceIdParam = (text: string): string => {
+  if (!isTraceId(text)) throw new ValueError(`A trace id is 32 lower-case hex digits, not all zero, not '${text}'`);
+  return text;
+};
+
+const IDENTITY = {
+  identity_type: lastText().describe(`With identity: the kind of identity that acted (${IDENTITY_KINDS.join(', ')}).`),
+  identity: lastText().describe(
+    'Only the events this identity caused (a user name, a DN, SUB=…, ISS=…, an SSH key’s fingerprint, a daemon).',
+  ),
+};
+
+/** An account's history: the range, and who acted (`identity_type` and `identity`, read together). */
+export const accountHistoryQuery = convertedBy(queryOf({ ...RANGE, ...IDENTITY }), (query) => ({
+  since: query.since,
+  until: query.until,
+  type: query.type,
+  identity: identityOf(query.identity_type, query.identity),
+}));
+
 /** A past state's point: `as_of`. */
 export const asOfQuery = queryOf({
   as_of: historyBound('as_of').describe('A global position or an RFC 3339 time; default now.'),
 });
 
-/** The feed's query: the range, `account`, `after` and `limit`. */
-export const feedQuery = queryOf({
-  ...RANGE,
-  account: lastText().describe('Only the events this account caused.'),
-  after: positionParam('after').describe('The last position of the previous page.'),
-  limit: limitParam(1000, 10_000).describe('Events per page: 1000 by default, at most 10 000.'),
-});
+/** The feed's query: the range, `account`, who acted, `trace`, `after` and `limit`. */
+export const feedQuery = convertedBy(
+  queryOf({
+    ...RANGE,
+    account: lastText().describe('Only the events this account caused.'),
+    ...IDENTITY,
+    trace: convertedBy(lastText(), (text) => (text === undefined ? undefined : traceIdParam(text))).describe(
+      'Only the events of this trace (a W3C trace id): what one request caused.',
+    ),
+    after: positionParam('after').describe('The last position of the previous page.'),
+    limit: limitParam(1000, 10_000).describe('Events per page: 1000 by default, at most 10 000.'),
+  }),
+  (query) => ({
+    since: query.since,
+    until: query.until,
+    type: query.type,
+    account: query.account,
+    identity: identityOf(query.identity_type, query.identity),
+    trace: query.trace,
+    after: query.after,
+    limit: query.limit,
+  }),
+);

@@ -6,9 +6,12 @@ import type { DidStateAsOf } from '../../../projections/audit/didStateAsOf.ts';
 
 /**
  * One line of an audit history: where the event is (global position, stream, revision), what and
- * when (type, the time its command was decided), who (the acting account, the request, the event
- * that caused it for daemon work), the data as stored with the schema version it was written
- * with, and its hash (absent for events written before hashing).
+ * when (type, the time its command was decided), who (the acting account and the identity that
+ * acted), the request, its trace (`correlation_id`) and the event that caused it for daemon work,
+ * the data as stored with the schema version it was written
+ * with, and its hash (null for events written before hashing). `identity` and `correlation_id`
+ * are left out for events that do not record them (written before they were): such lines read
+ * exactly as they did then.
  */
 export const renderEvent = (event: RecordedEvent | MissingEvent): Record<string, unknown> => {
   if ('missing' in event)
@@ -24,7 +27,9 @@ export const renderEvent = (event: RecordedEvent | MissingEvent): Record<string,
     type: event.type,
     at: metadata.at,
     account: metadata.account,
+    ...(metadata.identity ? { identity: metadata.identity } : {}),
     request_id: metadata.requestId,
+    ...(metadata.correlationId ? { correlation_id: metadata.correlationId } : {}),
     causation_id: metadata.causationId ?? null,
     schema_version: metadata.schemaVersion,
     ...(metadata.step ? { step: metadata.step } : {}),

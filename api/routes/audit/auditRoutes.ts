@@ -27,10 +27,11 @@ import { didStateAsOf } from '../../../projections/audit/didStateAsOf.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import { pathOf, pathText } from '../../params.ts';
+import { convertedBy } from '../../routeInput.ts';
 import type { z } from 'zod';
 import type { AppContext, Services } from '../../services.ts';
 import { scopeNamePath } from '../did/didParams.ts';
-import { asOfQuery, feedQuery, rangeQuery } from './auditParams.ts';
+import { accountHistoryQuery, asOfQuery, feedQuery, rangeQuery, traceIdParam } from './auditParams.ts';
 import { renderDidState, renderEvent } from './auditRendering.ts';
 
 const history = <P>(params: z.ZodType<P>, summary: string, notFound: RucioErrorClass) =>
@@ -53,8 +54,9 @@ const didPath = pathOf({ scope_name: scopeNamePath() });
  * and the whole feed, paged by position. Admins read everything; a scope's owner reads its DIDs.
  *
  * Filters: `since` and `until` (inclusive; a global position or an RFC 3339 time), `type`
- * (repeated or comma-separated). The feed also takes `account`, `after` (a position: the last
- * line of the previous page) and `limit` (default 1000, at most 10 000).
+ * (repeated or comma-separated). The feed also takes `account`, `identity_type` with `identity`
+ * (who acted), `trace` (what one request caused; also `/audit/traces/{id}/events`), `after` (a
+ * position: the last line of the previous page) and `limit` (default 1000, at most 10 000).
  */
 export const registerAuditRoutes = (routes: RouteTable, services: Services): void => {
   const { eventStore, upcasters } = services.commands;
@@ -170,16 +172,34 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
 
   routes.get(
     '/audit/accounts/:account/events',
-    history(
-      pathOf({ account: pathText() }),
-      'What an account did: the events whose acting account it is (admins).',
-      AccountNotFound,
-    ),
+    {
+      ...history(
+        pathOf({ account: pathText() }),
+        'What an account did: the events whose acting account it is (admins).',
+        AccountNotFound,
+      ),
+      query: accountHistoryQuery,
+    },
     async (ctx, { params, query }) => {
       const account = params.account;
       await requireHistoryReader(ctx, `account ${account}`);
       await requireStream(accountStreamName(account), AccountNotFound, `Account with ID '${account}' cannot be found`);
-      await sendFeed(ctx, { ...rangeOf(query), account });
+      const { identity } = query;
+      await sendFeed(ctx, { ...rangeOf(query), account, ...(identity ? { identity } : {}) });
+    },
+  );
+
+  routes.get(
+    '/audit/traces/:traceId/events',
+    history(
+      pathOf({ traceId: convertedBy(pathText(), traceIdParam) }),
+      'Everything one request caused: the events of its trace, daemon work included (admins).',
+      AccessDenied,
+    ),
+    async (ctx, { params, query }) => {
+      const trace = params.traceId;
+      await requireHistoryReader(ctx, `trace ${trace}`);
+      await sendFeed(ctx, { ...rangeOf(query), trace });
     },
   );
 
@@ -191,11 +211,13 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
   } satisfies RouteOptions;
   routes.get('/audit/events', feed, async (ctx, { query: parameters }) => {
     await requireHistoryReader(ctx, 'the service');
-    const { account, after, limit } = parameters;
+    const { account, after, limit, identity, trace } = parameters;
     const query = {
       ...rangeOf(parameters),
       limit,
       ...(account ? { account } : {}),
+      ...(identity ? { identity } : {}),
+      ...(trace ? { trace } : {}),
       ...(after !== undefined ? { after } : {}),
     };
     await sendFeed(ctx, query);

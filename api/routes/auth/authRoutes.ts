@@ -146,7 +146,7 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
   };
 
   // Password guesses are slowed down per identity and per client address (api/auth/loginThrottle.ts).
-  const throttle = new LoginThrottle();
+  const throttle = new LoginThrottle(services.clock);
   routes.get(
     '/auth/userpass',
     { ...login, summary: 'Logs in with X-Svc-Username and X-Svc-Password (and X-Svc-Account).' },
@@ -240,7 +240,7 @@ export const registerAuthRoutes = (routes: RouteTable, services: Services): void
     sendText(ctx, body, 200, OCTET);
   });
 
-  const challenges = new SshChallenges(services.readModels.store);
+  const challenges = new SshChallenges(services.readModels.store, services.clock);
   routes.get(
     '/auth/ssh_challenge_token',
     {

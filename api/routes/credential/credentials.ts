@@ -13,6 +13,7 @@ import type { Services } from '../../services.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import { integerParameter } from '../replica/replicaParams.ts';
 import { checkLifetime, isSignUrlService, maySign, signingError } from './signing.ts';
+import { dateOf } from '../../../infra/clock.ts';
 
 const isOperation = (value: string): value is SignUrlOperation =>
   (SIGN_URL_OPERATIONS as readonly string[]).includes(value);
@@ -78,7 +79,7 @@ export const registerCredentialRoutes = (routes: RouteTable, services: Services)
         url,
         lifetime,
         ...(typeof style === 'string' ? { s3UrlStyle: style } : {}),
-        now: new Date(),
+        now: dateOf(services.clock),
       });
     } catch (error) {
       throw signingError(error);

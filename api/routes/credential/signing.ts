@@ -12,6 +12,7 @@ import { configOption } from '../../../projections/config/configQueries.ts';
 import type { ListedRse } from '../../../projections/replica/listingRses.ts';
 import type { PfnSigner } from '../../../projections/replica/replicaQueries.ts';
 import type { AppContext, Services } from '../../services.ts';
+import { dateOf } from '../../../infra/clock.ts';
 
 /**
  * Signing storage URLs for a request: `/credentials/signurl` and the https PFNs of RSEs with a
@@ -60,7 +61,7 @@ export const listingSigner = (
   lifetime: number,
 ): PfnSigner => {
   const reported = new Set<string>();
-  const now = new Date();
+  const now = dateOf(services.clock);
   return async (rse: ListingRse, pfn: string) => {
     const service = rse.signUrl;
     try {

@@ -10,6 +10,7 @@ import { convertedBy } from '../../routeInput.ts';
 import { z } from 'zod';
 import type { RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
+import { dateOf } from '../../../infra/clock.ts';
 
 /** Rucio's column sizes: what a heartbeat from outside may hold. */
 const MAX_EXECUTABLE = 4000;
@@ -101,7 +102,7 @@ export const registerHeartbeatRoutes = (routes: RouteTable, services: Services):
       await allowed(ctx, 'send', 'cannot send heartbeats.');
       // Rucio names the thread of a heartbeat sent without one `thread`, with id 0.
       const input = { executable, hostname, pid, threadId: 0, threadName: 'thread', payload };
-      await heartbeats.beat(input, new Date(), olderThan);
+      await heartbeats.beat(input, dateOf(services.clock), olderThan);
       sendText(ctx, 'OK');
     },
   );

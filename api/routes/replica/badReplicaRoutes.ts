@@ -167,7 +167,7 @@ export const registerBadReplicaListRoutes = (routes: RouteTable, services: Servi
         // Rucio looks ten days back unless told otherwise.
         youngerThan: youngerThan
           ? parseUtc(youngerThan, 'seconds', 'younger_than').toISOString()
-          : new Date(Date.now() - 10 * 86_400_000).toISOString(),
+          : new Date(services.clock.now() - 10 * 86_400_000).toISOString(),
         nattempts: nattempts ? integerParameter(nattempts, 'nattempts') : 0,
       });
       sendJson(

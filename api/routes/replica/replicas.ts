@@ -86,7 +86,7 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
         await refuseReplicaDeletion(
           services.commands,
           { rse: String(requiredKey(parameters, 'rse')) },
-          commandMetadata(ctx),
+          commandMetadata(ctx, services.clock),
         );
       },
     );

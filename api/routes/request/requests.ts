@@ -19,6 +19,7 @@ import { scopeNamePath } from '../did/didParams.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import { requestJson } from '../rule/ruleRendering.ts';
 import { registerTransferLimitRoutes } from './transferLimits.ts';
+import { dateOf } from '../../../infra/clock.ts';
 
 const missing = (what: string) => new RucioError('MissingParameter', what);
 
@@ -149,7 +150,7 @@ export const registerRequestRoutes = (routes: RouteTable, services: Services): v
     };
     const caller = await loadCaller(services.commands, ctx.state.issuer!);
     allowOnly(isAdmin(caller), `${caller.account} cannot get request statistics. `);
-    const metrics = await requestMetrics(services.readModels, query, new Date());
+    const metrics = await requestMetrics(services.readModels, query, dateOf(services.clock));
     if (format === 'panda') {
       sendJson(ctx, metrics);
       return;

@@ -120,8 +120,8 @@ export const requestJson = (request: RequestDocument) => ({
   submitter_id: null,
   estimated_started_at: null,
   estimated_transferred_at: null,
-  staging_started_at: null,
-  staging_finished_at: null,
+  staging_started_at: rucioDateOrNull(request.staging_started_at ?? null),
+  staging_finished_at: rucioDateOrNull(request.staging_finished_at ?? null),
   account: request.account,
   requested_at: rucioDateOrNull(request.requested_at),
   priority: request.priority,
@@ -130,4 +130,14 @@ export const requestJson = (request: RequestDocument) => ({
   updated_at: rucioDateOrNull(request.updated_at),
   source_rse: request.source_rse,
   dest_rse: request.dest_rse,
+  // Not Rucio's, and only on a multihop path: the path (RSE names, source first) and the request's
+  // place on it, from Rucio's transfer_hops table, which its API does not show.
+  ...(request.transfer_path
+    ? {
+        transfer_path: request.transfer_path,
+        initial_request_id: request.initial_request_id ?? null,
+        previous_hop_request_id: request.previous_hop_request_id ?? null,
+        next_hop_request_id: request.next_hop_request_id ?? null,
+      }
+    : {}),
 });

@@ -2,6 +2,7 @@ import { SETTINGS, settingValue, type ConfigSections } from '../../../domain/con
 import { RucioError, ValueError } from '../../../domain/shared/errors.ts';
 import { readOfTrace } from '../../../domain/trace/kronos.ts';
 import { TraceBuffer } from '../../../infra/traces/traceBuffer.ts';
+import { dateOf } from '../../../infra/clock.ts';
 import { configSection } from '../../../projections/config/configQueries.ts';
 import { sendText } from '../../http.ts';
 import { jsonObjectBody, jsonValueBody } from '../../params.ts';
@@ -77,7 +78,7 @@ const nonGridTraceBody = jsonObjectBody({}, { description: 'A trace object.' });
  */
 export const registerTraceRoutes = (routes: RouteTable, services: Services): void => {
   const buffer = new TraceBuffer(services.readModels.store);
-  const limiter = new RateLimiter();
+  const limiter = new RateLimiter(services.clock);
   const admit = async (ctx: AppContext, traces: number): Promise<void> => {
     if (!limiter.take(ctx.ip, traces, await ratePolicy(services)))
       throw new TooManyRequests(`Too many traces from ${ctx.ip}; send fewer, later.`);
@@ -99,7 +100,7 @@ export const registerTraceRoutes = (routes: RouteTable, services: Services): voi
     ),
     async (ctx, { body: traces }) => {
       await admit(ctx, Math.max(1, traces.length));
-      const now = new Date();
+      const now = dateOf(services.clock);
       const reads = traces.flatMap((trace) => {
         ctx.state.logger.debug({ trace, traceIp: ctx.ip }, 'trace');
         const read = readOfTrace(trace, now.toISOString());
@@ -115,7 +116,10 @@ export const registerTraceRoutes = (routes: RouteTable, services: Services): voi
     options('Takes a non-grid (xAOD) trace, without a token, and logs it.', nonGridTraceBody),
     async (ctx, { body: trace }) => {
       await admit(ctx, 1);
-      ctx.state.logger.info({ trace, ip: ctx.ip, timeentry: Math.floor(Date.now() / 1000) }, 'non-grid trace');
+      ctx.state.logger.info(
+        { trace, ip: ctx.ip, timeentry: Math.floor(services.clock.now() / 1000) },
+        'non-grid trace',
+      );
       sendText(ctx, 'Created', 201, OCTET);
     },
   );
