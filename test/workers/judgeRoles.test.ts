@@ -255,6 +255,12 @@ describe('Roles: the judge-injector with a large rule (rule 16)', function () {
     }>();
     expect(history[0]).to.include({ state: 'INJECT' });
     expect(history.at(-1)).to.include({ state: 'REPLICATING' });
+    // The requests are another projection group's read models, which may still be writing them.
+    await eventually(
+      async () => (await server.root('GET', `/requests/${scope}/f9999/${b.rse}`)).status === 200,
+      60_000,
+      'the last request projected',
+    );
     expect(expectStatus(await server.root('GET', `/requests/${scope}/f9999/${b.rse}`), 200).json()).to.include({
       state: 'QUEUED',
       rule_id: ruleId,
