@@ -1,75 +1,180 @@
-import { KeyError, TypeError_, ValueError } from '../domain/shared/errors.ts';
-import { checkJsonBounds } from './jsonBounds.ts';
-import type { AppContext } from './services.ts';
-import { isRecord } from '../domain/shared/narrowing.ts';
+import { z } from 'zod';
+import { InvalidObject, KeyError, TypeError_, type RucioError } from '../domain/shared/errors.ts';
+import { checkText } from '../domain/shared/limits.ts';
+import { assertValidName, NAME_RULES, type NameKind } from '../domain/shared/names.ts';
+import { checkedBy, convertedBy, refusedAs, type JsonBody, type Refusal } from './routeInput.ts';
 
 /**
- * Request bodies the way Rucio's helpers read them (flaskapi/v1/common.py): the raw body is JSON
- * whatever the Content-Type says (the Python client sends none), also on DELETE.
+ * The zod building blocks routes declare their input with (api/routeInput.ts), each answering a
+ * bad value as Rucio's helpers (flaskapi/v1/common.py `json_parameters`, `param_get`) and schemas
+ * (lib/rucio/common/schema/generic.py) answer it. Areas keep their own blocks beside their routes
+ * (`api/routes/<area>/<area>Params.ts`), made of these.
  */
-const rawBody = (ctx: AppContext): string => {
-  return ctx.state.body ?? '';
+
+type BodyOptions = {
+  /** An empty body is `{}` (or `[]`). */
+  optional?: boolean;
+  description?: string;
+  /**
+   * The schema an area's reader checks the body with (in its own order, with its own messages),
+   * which the OpenAPI document describes in place of the loose object the route table checks.
+   */
+  documentedBy?: z.ZodType;
 };
 
-/** The body parsed as JSON; `what` names the expected shape in the error ("dictionary", "list", ...). */
-export const parseJsonBody = (ctx: AppContext, what: string): unknown => {
-  let value: unknown;
-  try {
-    value = JSON.parse(rawBody(ctx)) as unknown;
-  } catch {
-    throw new ValueError(`cannot decode json parameter ${what}`);
-  }
-  checkJsonBounds(value);
+/**
+ * A JSON object body (Rucio's `json_parameters`): not JSON is ValueError "cannot decode json
+ * parameter dictionary", JSON of another type TypeError; each key of `shape` is then checked, a
+ * missing required key being KeyError "'<key>' not defined". Keys outside the shape are kept.
+ * `optional`: an empty body is `{}`.
+ */
+export const jsonObjectBody = <Shape extends z.core.$ZodLooseShape>(
+  shape: Shape,
+  options: BodyOptions = {},
+): JsonBody<z.output<z.ZodObject<Shape, z.core.$loose>>> => ({
+  schema: jsonDictionary(shape, options.description),
+  what: 'dictionary',
+  ...(options.optional ? { empty: {} } : {}),
+  ...(options.documentedBy ? { documentedBy: options.documentedBy } : {}),
+});
+
+/**
+ * A JSON object body read by `read`, an area's reader that throws Rucio's errors (a body whose
+ * keys depend on one another, or whose checks run in an order a shape cannot state). Not JSON or
+ * not an object is refused as `jsonObjectBody` refuses it; `optional`: an empty body is `{}`.
+ */
+export const jsonObjectBodyReadBy = <R>(
+  read: (body: Readonly<Record<string, unknown>>) => R,
+  options: BodyOptions = {},
+): JsonBody<R> => ({
+  schema: convertedBy(jsonDictionary({}, options.description), read),
+  what: 'dictionary',
+  ...(options.optional ? { empty: {} } : {}),
+  ...(options.documentedBy ? { documentedBy: options.documentedBy } : {}),
+});
+
+/** For a reader (`jsonObjectBodyReadBy`): a key that must be there, as Rucio's `param_get` wants it. */
+export const requiredKey = (body: Readonly<Record<string, unknown>>, key: string): unknown => {
+  if (!Object.hasOwn(body, key)) throw new KeyError(`'${key}' not defined`);
+  return body[key];
+};
+
+/** A JSON object (of a body, or inside one), refused as TypeError "body must be a json dictionary". */
+export const jsonDictionary = <Shape extends z.core.$ZodLooseShape>(shape: Shape, description?: string) => {
+  const schema = z.looseObject(shape);
+  return refusedAs(
+    description ? schema.describe(description) : schema,
+    () => new TypeError_('body must be a json dictionary'),
+  );
+};
+
+/** A JSON list body: TypeError "body must be a json list" for another JSON type; `optional`: empty is `[]`. */
+export const jsonListBody = <Item extends z.ZodType>(
+  item: Item,
+  options: BodyOptions = {},
+): JsonBody<z.output<Item>[]> => {
+  const list = z.array(item);
+  return {
+    schema: refusedAs(
+      options.description ? list.describe(options.description) : list,
+      () => new TypeError_('body must be a json list'),
+    ),
+    what: 'list',
+    ...(options.optional ? { empty: [] } : {}),
+  };
+};
+
+/** Any JSON value, named `what` when it is not JSON ("cannot decode json parameter <what>"). */
+export const jsonValueBody = <T>(schema: z.ZodType<T>, what: string): JsonBody<T> => ({ schema, what });
+
+/** Rucio's booleans in a body: JSON booleans, the strings true/false/1/0 (any case), the integers 1/0. */
+const BOOLEAN_TEXT: Readonly<Record<string, boolean>> = { true: true, '1': true, false: false, '0': false };
+
+const asRucioBoolean = (value: unknown): unknown => {
+  if (typeof value === 'string') return BOOLEAN_TEXT[value.toLowerCase()] ?? value;
+  if (typeof value === 'number') return BOOLEAN_TEXT[String(value)] ?? value;
   return value;
 };
 
-/** A JSON object body; `optional` treats an empty body as `{}`. */
-export const jsonObject = (ctx: AppContext, options: { optional?: boolean } = {}): Record<string, unknown> => {
-  if (options.optional && rawBody(ctx).trim() === '') return {};
-  const body = parseJsonBody(ctx, 'dictionary');
-  if (!isRecord(body)) throw new TypeError_('body must be a json dictionary');
-  return body;
+/** For a reader: a Rucio boolean (`rucioBoolean`), else TypeError "'<name>' must be a boolean type.". */
+export const rucioBooleanOf = (value: unknown, name: string): boolean => {
+  const boolean = asRucioBoolean(value);
+  if (typeof boolean !== 'boolean') throw new TypeError_(`'${name}' must be a boolean type.`);
+  return boolean;
 };
 
-export const jsonList = (ctx: AppContext, options: { optional?: boolean } = {}): unknown[] => {
-  if (options.optional && rawBody(ctx).trim() === '') return [];
-  const body = parseJsonBody(ctx, 'list');
-  if (!Array.isArray(body)) throw new TypeError_('body must be a json list');
-  return body;
+/** For a reader: an optional Rucio boolean key; absent or null is `fallback`. */
+export const booleanKey = (body: Readonly<Record<string, unknown>>, key: string, fallback: boolean): boolean => {
+  const value = body[key];
+  return value === undefined || value === null ? fallback : rucioBooleanOf(value, key);
 };
 
-/** A required key: missing → 400 KeyError "'<key>' not defined". */
-export const param = (parameters: Readonly<Record<string, unknown>>, name: string): unknown => {
-  if (!(name in parameters)) throw new KeyError(`'${name}' not defined`);
-  return parameters[name];
-};
+const notBoolean = ({ key }: Refusal): RucioError => new TypeError_(`'${String(key)}' must be a boolean type.`);
 
-/** Rucio booleans: JSON booleans, the strings true/false/1/0 (any case), or the integers 1/0. */
-export const toBoolean = (value: unknown, name: string): boolean => {
-  if (typeof value === 'boolean') return value;
-  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.toLowerCase() : undefined;
-  if (text === 'true' || text === '1') return true;
-  if (text === 'false' || text === '0') return false;
-  throw new TypeError_(`'${name}' must be a boolean type.`);
-};
+/**
+ * A boolean as Rucio takes it (`toBoolean`): anything else is TypeError "'<key>' must be a
+ * boolean type.".
+ */
+export const rucioBoolean = () =>
+  z.preprocess(
+    asRucioBoolean,
+    refusedAs(z.boolean(), notBoolean).describe('A boolean; also "true"/"false"/"1"/"0" (any case) or 1/0.'),
+  );
 
-export const paramBoolean = (
-  parameters: Readonly<Record<string, unknown>>,
-  name: string,
-  fallback: boolean,
-): boolean => {
-  const value = parameters[name];
-  return value === undefined || value === null ? fallback : toBoolean(value, name);
-};
+/** An optional Rucio boolean: absent or null is `fallback`. */
+export const optionalBoolean = (fallback: boolean) =>
+  rucioBoolean()
+    .nullish()
+    .transform((value) => value ?? fallback);
 
-/** A query parameter as a Rucio boolean; absent → `fallback`. */
-export const queryBoolean = (ctx: AppContext, name: string, fallback: boolean): boolean => {
-  const value = ctx.query[name];
-  if (value === undefined) return fallback;
-  return toBoolean(Array.isArray(value) ? value[0] : value, name);
-};
+/** The first value of a repeated query parameter (as Flask's `request.args.get`). */
+const firstValue = (value: unknown): unknown => (Array.isArray(value) ? value[0] : value);
 
-export const queryString = (ctx: AppContext, name: string): string | undefined => {
-  const value = ctx.query[name];
-  return Array.isArray(value) ? value[0] : value;
-};
+/** A query parameter's text (its first value); absent stays undefined. */
+export const queryText = () => z.preprocess(firstValue, z.string().optional());
+
+/** A query integer as Flask's `type=int` reads it (its first value): anything else is `fallback`. */
+export const queryInteger = (fallback: number) =>
+  queryText().transform((text) => (text !== undefined && /^[+-]?\d+$/.test(text.trim()) ? Number(text) : fallback));
+
+/** A query parameter as a Rucio boolean (its first value), `fallback` when absent. */
+export const queryBoolean = (fallback: boolean) =>
+  z.preprocess(firstValue, rucioBoolean().optional()).transform((value) => value ?? fallback);
+
+/** A query object: the parameters a route reads; others are ignored, as Flask ignores them. */
+export const queryOf = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.looseObject(shape);
+
+/** A query parameter not named in advance (a filter on any column): its first value. */
+export const queryFilter = () => z.preprocess(firstValue, z.string());
+
+/** A query whose every parameter is a filter: each key with its first value. */
+export const queryFilters = () => z.record(z.string(), queryFilter());
+
+/** A key of a JSON object that must be there (KeyError "'<key>' not defined" otherwise), of any JSON type. */
+export const requiredValue = () => z.unknown().nonoptional();
+
+/** Path variables: each a string of the path, checked by its schema. */
+export const pathOf = <Shape extends z.core.$ZodShape>(shape: Shape) => z.object(shape);
+
+/** A path variable taken as given (a lookup answers for a name that names nothing). */
+export const pathText = () => z.string();
+
+/**
+ * A name held to Rucio's generic schema for `kind` (pattern, length, no climbing segment):
+ * InvalidObject "Problem validating <kind>: ..." otherwise.
+ */
+export const validName = (kind: NameKind) =>
+  refusedAs(
+    checkedBy(
+      z.string().meta({ pattern: NAME_RULES[kind].pattern.source, maxLength: NAME_RULES[kind].maxLength }),
+      (value) => assertValidName(kind, value),
+    ),
+    ({ input }) => new InvalidObject(`Problem validating ${kind}: ${JSON.stringify(input)} is not of type 'string'`),
+  );
+
+/**
+ * Text of at most `maxLength` characters, without control characters unless `multiline`:
+ * InvalidObject "Problem validating <what>: ..." otherwise (`checkText`).
+ */
+export const boundedText = (what: string, maxLength: number, options: { multiline?: boolean } = {}) =>
+  checkedBy(z.string().meta({ maxLength }), (value) => checkText(what, value, maxLength, options));

@@ -1,29 +1,50 @@
 import type Router from '@koa/router';
 import type { RouterMiddleware } from '@koa/router';
-import type { ZodObject, ZodType } from 'zod';
 import type { CommandMetadata } from '../domain/shared/event.ts';
 import { dateOf, type Clock } from '../infra/clock.ts';
 import { ResourceTemporaryUnavailable, type RucioErrorClass } from '../domain/shared/errors.ts';
 import { actingIdentity } from './auth/actingIdentity.ts';
 import { authenticate } from './auth/authenticate.ts';
 import { requireAccept, sendCreated, sendOk } from './http.ts';
+import type { z } from 'zod';
+import { parseRouteInput, type EmptyInput, type JsonBody, type RouteInput, type RouteSchemas } from './routeInput.ts';
 import { compareRanks, rankPath, type RouteRank } from './routeRanking.ts';
 import type { AppContext, AppState, Services } from './services.ts';
 
-export type Handler = (ctx: AppContext) => Promise<void> | void;
+/** A route's handler: the request's context, and what the route's schemas parsed from it. */
+export type Handler<P = EmptyInput, Q = EmptyInput, B = undefined> = (
+  ctx: AppContext,
+  input: RouteInput<P, Q, B>,
+) => Promise<void> | void;
 
-export type RouteOptions = Readonly<
-  {
-    /** Needs X-Svc-Auth-Token; default true. */
-    auth?: boolean;
-    /** Content types the answer can take; an Accept header allowing none of them gets 406. */
-    accept?: readonly string[];
-    /** Statuses this route gives exception classes instead of the ones declared with each class. */
-    errors?: Readonly<Record<string, number>>;
-    /** Adds Rucio's CORS and no-cache headers (every blueprint but auth and redirect); default true. */
-    commonHeaders?: boolean;
-  } & RouteDocumentation
+/**
+ * The handler of routes declared with `options` (for a handler shared by several routes, or
+ * written apart from its options): its input typed by the options' schemas.
+ */
+export type HandlerFor<O> = Handler<
+  O extends { params: z.ZodType<infer P> } ? P : EmptyInput,
+  O extends { query: z.ZodType<infer Q> } ? Q : EmptyInput,
+  O extends { body: JsonBody<infer B> } ? B : undefined
 >;
+
+/**
+ * A route's options: its schemas (what it reads: `params`, `query`, `body`, api/routeInput.ts),
+ * how it answers, and what the OpenAPI document says of it.
+ */
+export type RouteOptions<P = unknown, Q = unknown, B = unknown> = RouteSchemas<P, Q, B> &
+  RouteBehaviour &
+  RouteDocumentation;
+
+type RouteBehaviour = Readonly<{
+  /** Needs X-Svc-Auth-Token; default true. */
+  auth?: boolean;
+  /** Content types the answer can take; an Accept header allowing none of them gets 406. */
+  accept?: readonly string[];
+  /** Statuses this route gives exception classes instead of the ones declared with each class. */
+  errors?: Readonly<Record<string, number>>;
+  /** Adds Rucio's CORS and no-cache headers (every blueprint but auth and redirect); default true. */
+  commonHeaders?: boolean;
+}>;
 
 /**
  * What `GET /openapi.json` says of a route beyond its method, path, token and content types
@@ -33,14 +54,6 @@ export type RouteOptions = Readonly<
 export type RouteDocumentation = Readonly<{
   /** What the route does, in one line. */
   summary?: string;
-  /**
-   * The body it reads: the zod schema that checks it, a description of the JSON it takes where
-   * the route checks it by hand (`params.ts`), or `'none'`. Default: a JSON object, not described
-   * further, for POST and PUT; none for GET and DELETE.
-   */
-  body?: ZodType | BodyDescription | 'none';
-  /** The query parameters it reads: a zod object, or each name with what it means. */
-  query?: ZodObject | Readonly<Record<string, string>>;
   /**
    * Its answer on success where that is not the usual one: GET 200 (and POST with `accept`
    * STREAM_ONLY) in the first `accept` type, else JSON; POST 201 with the JSON string "Created";
@@ -55,9 +68,6 @@ export type RouteDocumentation = Readonly<{
    */
   raises?: readonly RucioErrorClass[];
 }>;
-
-/** A body a route checks by hand: a JSON object (or with `list`, a JSON list) and what it holds. */
-export type BodyDescription = Readonly<{ description: string; list?: boolean; optional?: boolean }>;
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 
@@ -95,16 +105,32 @@ export class RouteTable {
 
   constructor(private readonly services: Services) {}
 
-  get(path: string, options: RouteOptions, handler: Handler): this {
+  get<P = EmptyInput, Q = EmptyInput, B = undefined>(
+    path: string,
+    options: RouteOptions<P, Q, B>,
+    handler: Handler<P, Q, B>,
+  ): this {
     return this.add('get', path, options, handler);
   }
-  post(path: string, options: RouteOptions, handler: Handler): this {
+  post<P = EmptyInput, Q = EmptyInput, B = undefined>(
+    path: string,
+    options: RouteOptions<P, Q, B>,
+    handler: Handler<P, Q, B>,
+  ): this {
     return this.add('post', path, options, handler);
   }
-  put(path: string, options: RouteOptions, handler: Handler): this {
+  put<P = EmptyInput, Q = EmptyInput, B = undefined>(
+    path: string,
+    options: RouteOptions<P, Q, B>,
+    handler: Handler<P, Q, B>,
+  ): this {
     return this.add('put', path, options, handler);
   }
-  delete(path: string, options: RouteOptions, handler: Handler): this {
+  delete<P = EmptyInput, Q = EmptyInput, B = undefined>(
+    path: string,
+    options: RouteOptions<P, Q, B>,
+    handler: Handler<P, Q, B>,
+  ): this {
     return this.add('delete', path, options, handler);
   }
 
@@ -130,7 +156,7 @@ export class RouteTable {
     }
   }
 
-  private add(method: Method, path: string, options: RouteOptions, handler: Handler): this {
+  private add<P, Q, B>(method: Method, path: string, options: RouteOptions<P, Q, B>, handler: Handler<P, Q, B>): this {
     if (this.installed) throw new Error(`The route ${path} comes after the route table was installed`);
     const chain: RouterMiddleware<AppState>[] = [
       async (ctx, next) => {
@@ -142,7 +168,7 @@ export class RouteTable {
     if (options.auth ?? true) chain.push(authenticate(this.services));
     chain.push(async (ctx) => {
       if (options.accept) requireAccept(ctx, options.accept);
-      await handler(ctx);
+      await handler(ctx, parseRouteInput(ctx, options));
     });
     const rank = rankPath(path);
     const order = this.routes.length;

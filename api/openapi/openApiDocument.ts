@@ -1,14 +1,16 @@
 import { z } from 'zod';
 import { NDJSON_TYPE } from '../http.ts';
-import type { BodyDescription, RouteEntry, RouteOptions } from '../route.ts';
+import type { RouteEntry, RouteOptions } from '../route.ts';
 import { API_VERSION } from '../routes/ping/ping.ts';
+import { isRecord } from '../../domain/shared/narrowing.ts';
 
 /**
  * The OpenAPI 3.1 document of the route table (`GET /openapi.json`), made from what each route
  * declares: its method and path, whether it needs a token, the content types it answers
- * (`accept`), the statuses it gives exception classes (`errors`), and its documentation fields
- * (`summary`, `body`, `query`, `success`, `raises`: api/route.ts). What a route does not
- * declare is given by the defaults of its method, and said to be so.
+ * (`accept`), the statuses it gives exception classes (`errors`), the zod schemas of what it
+ * reads (`params`, `query`, `body`: api/routeInput.ts), turned into JSON Schema by zod itself
+ * (draft 2020-12, OpenAPI 3.1's dialect), and its documentation fields (`summary`, `success`,
+ * `raises`: api/route.ts). What a route does not declare is given by the defaults of its method.
  *
  * Paths: `:x` becomes `{x}`; `*x` (Werkzeug's `path` converter: one or more segments, slashes
  * included) becomes `{x}` too, described as such, since OpenAPI has no multi-segment parameter.
@@ -156,13 +158,18 @@ const uniqueId = (taken: Set<string>, wanted: string): string => {
 const operation = (entry: RouteEntry, variables: readonly string[], operationId: string): Operation => {
   const { options } = entry;
   const own = [...entry.path.matchAll(PARAMETER)];
+  const declared = objectProperties(options.params);
   const parameters: Record<string, unknown>[] = own.map((match, index) => {
     const name = variables[index] ?? match[2]!;
     const wildcard = match[1] === '*';
-    const description = [PATH_VARIABLES[name], wildcard ? 'One or more path segments: may hold `/`.' : undefined]
+    const { description: given, ...schema } = declared.properties[match[2]!] ?? { type: 'string' };
+    const description = [
+      typeof given === 'string' ? given : PATH_VARIABLES[name],
+      wildcard ? 'One or more path segments: may hold `/`.' : undefined,
+    ]
       .filter(Boolean)
       .join(' ');
-    return { name, in: 'path', required: true, schema: { type: 'string' }, ...(description ? { description } : {}) };
+    return { name, in: 'path', required: true, schema, ...(description ? { description } : {}) };
   });
   parameters.push(...queryParameters(options));
   const body = requestBody(entry);
@@ -178,67 +185,59 @@ const operation = (entry: RouteEntry, variables: readonly string[], operationId:
   };
 };
 
+/** A schema as zod writes it in JSON Schema (draft 2020-12), for what a client sends. */
 const jsonSchemaOf = (schema: z.ZodType): Record<string, unknown> => {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<
-    string,
-    unknown
-  >;
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
   return rest;
 };
 
-const isZod = (value: unknown): value is z.ZodType => typeof value === 'object' && value !== null && '_zod' in value;
+type ObjectSchema = Readonly<{ properties: Record<string, Record<string, unknown>>; required: readonly string[] }>;
+
+/** The properties of an object schema (path variables, query parameters), and which are required. */
+const objectProperties = (schema: z.ZodType | undefined): ObjectSchema => {
+  if (!schema || !('_zod' in schema)) return { properties: {}, required: [] };
+  const { properties, required } = jsonSchemaOf(schema);
+  const byName: Record<string, Record<string, unknown>> = {};
+  if (isRecord(properties))
+    for (const [name, property] of Object.entries(properties)) if (isRecord(property)) byName[name] = property;
+  return {
+    properties: byName,
+    required: Array.isArray(required) ? required.filter((name) => typeof name === 'string') : [],
+  };
+};
 
 const queryParameters = (options: RouteOptions): Record<string, unknown>[] => {
-  const { query } = options;
-  if (!query) return [];
-  if (isZod(query)) {
-    const schema = jsonSchemaOf(query) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
-    return Object.entries(schema.properties ?? {}).map(([name, property]) => {
-      const { description, ...propertySchema } = property;
-      return {
-        name,
-        in: 'query',
-        required: (schema.required ?? []).includes(name),
-        schema: propertySchema,
-        ...(description ? { description } : {}),
-      };
-    });
-  }
-  return Object.entries(query).map(([name, description]) => ({
-    name,
-    in: 'query',
-    required: false,
-    schema: { type: 'string' },
-    description,
-  }));
+  const { properties, required } = objectProperties(options.query);
+  return Object.entries(properties).map(([name, property]) => {
+    const { description, ...propertySchema } = property;
+    return {
+      name,
+      in: 'query',
+      required: required.includes(name),
+      schema: propertySchema,
+      ...(typeof description === 'string' ? { description } : {}),
+    };
+  });
 };
 
 const BODY_NOTE = 'JSON; the Content-Type is not read (the Python client sends none).';
 
 const requestBody = (entry: RouteEntry): Record<string, unknown> | undefined => {
   const { body } = entry.options;
-  if (body === 'none') return undefined;
-  if (isZod(body))
-    return {
-      required: true,
-      description: `Checked by the route’s zod schema. ${BODY_NOTE}`,
-      content: { 'application/json': { schema: jsonSchemaOf(body) } },
-    };
-  if (body) return described(body);
-  if (entry.method === 'POST' || entry.method === 'PUT') {
-    return described({
-      description: 'A JSON object with the keys of Rucio’s API for this route (not described here).',
-      optional: true,
-    });
-  }
-  return undefined;
+  if (body === undefined || body === 'none' || !('schema' in body)) return undefined;
+  const { description, ...schema } = jsonSchemaOf(body.documentedBy ?? body.schema);
+  const given = body.documentedBy ? jsonSchemaOf(body.schema).description : undefined;
+  return {
+    required: body.empty === undefined,
+    description: [
+      typeof given === 'string' ? given : typeof description === 'string' ? description : undefined,
+      BODY_NOTE,
+    ]
+      .filter(Boolean)
+      .join(' '),
+    content: { 'application/json': { schema } },
+  };
 };
-
-const described = (body: BodyDescription): Record<string, unknown> => ({
-  required: !body.optional,
-  description: `${body.description} ${BODY_NOTE}`,
-  content: { 'application/json': { schema: { type: body.list ? 'array' : 'object' } } },
-});
 
 const successResponse = (entry: RouteEntry): Record<string, Record<string, unknown>> => {
   const { options } = entry;

@@ -1,5 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
+import { z } from 'zod';
 import { routeTable } from '../../api/app.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 
@@ -56,6 +57,24 @@ describe('GET /openapi.json', () => {
     expect([...documented].sort()).to.deep.equal([...registered].sort());
   });
 
+  it('finds a schema for every path variable of every route, and a body (or none) for every POST and PUT', () => {
+    const missing: string[] = [];
+    for (const route of routeTable(server.runtime.services).entries()) {
+      const { params, body } = route.options;
+      const declared =
+        params && '_zod' in params && params instanceof z.ZodObject
+          ? Object.keys(params.shape)
+          : params && '_zod' in params && params instanceof z.ZodPipe && params.in instanceof z.ZodObject
+            ? Object.keys(params.in.shape)
+            : [];
+      for (const [, variable] of route.path.matchAll(/[:*](\w+)/g))
+        if (!declared.includes(variable!)) missing.push(`${route.method} ${route.path}: path variable ${variable}`);
+      if ((route.method === 'POST' || route.method === 'PUT') && body === undefined)
+        missing.push(`${route.method} ${route.path}: body`);
+    }
+    expect(missing).to.deep.equal([]);
+  });
+
   it('turns :x and *x into templates, each with its path parameter, and no two templates alike', () => {
     const shapes = new Set<string>();
     for (const [path, item] of Object.entries(document.paths)) {
@@ -99,7 +118,7 @@ describe('GET /openapi.json', () => {
     expect(listing.content!['application/x-json-stream']).to.have.property('x-stream', 'ndjson');
   });
 
-  it('takes request bodies from zod schemas where a route has one, and a described JSON object elsewhere', () => {
+  it('takes request bodies from the zod schemas of the routes, or of the readers that read them', () => {
     const addRule = document.paths['/rules/']!.post!;
     const schema = addRule.requestBody!.content['application/json']!.schema as {
       properties: Record<string, unknown>;
@@ -112,8 +131,13 @@ describe('GET /openapi.json', () => {
       'InvalidObject',
       'InvalidRSEExpression',
     ]);
-    const someUpdate = document.paths['/accounts/{account}']!.put!;
-    expect(someUpdate.requestBody!.content['application/json']!.schema).to.deep.equal({ type: 'object' });
+    const limit = document.paths['/accountlimits/local/{account}/{rse}']!.post!;
+    const limitSchema = limit.requestBody!.content['application/json']!.schema as {
+      properties: Record<string, unknown>;
+      required: string[];
+    };
+    expect(limitSchema.properties).to.have.property('bytes');
+    expect(limitSchema.required).to.include('bytes');
   });
 
   it('gives every error Rucio’s body and headers', () => {

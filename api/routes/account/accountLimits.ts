@@ -18,10 +18,11 @@ import type { AccountDocument } from '../../../projections/account/accountsProje
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { JSON_ONLY } from '../../http.ts';
 import { limitValue, sendJsonWithInfinity } from '../../infinityJson.ts';
-import { jsonObject, param } from '../../params.ts';
-import { created, ok, type RouteOptions, type RouteTable } from '../../route.ts';
+import { jsonObjectBody, pathOf, pathText, requiredValue } from '../../params.ts';
+import { created, ok, type HandlerFor, type RouteTable } from '../../route.ts';
+import { convertedBy } from '../../routeInput.ts';
 import { activeRse } from '../rse/rseViews.ts';
-import type { AppContext, Services } from '../../services.ts';
+import type { Services } from '../../services.ts';
 
 /** The RSEs an expression selects today; none (or a bad expression) is an empty list here. */
 export const resolvedRses = (rseExpression: string, rses: readonly RseFacts[]): RseFacts[] => {
@@ -44,43 +45,56 @@ export const activeAccount = async (services: Services, account: string): Promis
  * Local (per RSE) and global (per RSE expression) quotas: set and removed under
  * `/accountlimits`, read under `/accounts/{account}/limits` (§1.3, §1.4).
  */
-export const registerAccountLimitRoutes = (routes: RouteTable, services: Services): void => {
-  const setLocal = async (ctx: AppContext) => {
-    const bytes = limitBytes(param(jsonObject(ctx), 'bytes'));
-    await created(ctx, services, (metadata) =>
-      setLocalAccountLimit(services.commands, { account: ctx.params.account!, rse: ctx.params.rse!, bytes }, metadata),
-    );
-  };
-  const removeLocal = async (ctx: AppContext) => {
-    await ok(ctx, services, (metadata) =>
-      removeLocalAccountLimit(services.commands, { account: ctx.params.account!, rse: ctx.params.rse! }, metadata),
-    );
-  };
+const localPath = pathOf({ account: pathText(), rse: pathText() });
+const globalPath = pathOf({ account: pathText(), rse_expression: pathText() });
+const accountPath = pathOf({ account: pathText() });
+/** `bytes`: the limit, a whole number of at least -1 (-1: none). */
+const limitBody = jsonObjectBody(
+  { bytes: convertedBy(requiredValue(), limitBytes).meta({ type: 'integer', minimum: -1 }) },
+  { description: '`bytes`: the limit (-1: none).' },
+);
 
-  const setting: RouteOptions = {
+export const registerAccountLimitRoutes = (routes: RouteTable, services: Services): void => {
+  const setting = {
+    params: localPath,
+    body: limitBody,
     summary: "Sets an account's quota on one RSE.",
-    body: { description: '`bytes`: the limit (-1: none).' },
     raises: [AccountNotFound, RSENotFound],
   };
-  const removing: RouteOptions = {
+  const setLocal: HandlerFor<typeof setting> = async (ctx, { params, body }) => {
+    await created(ctx, services, (metadata) =>
+      setLocalAccountLimit(
+        services.commands,
+        { account: params.account, rse: params.rse, bytes: body.bytes },
+        metadata,
+      ),
+    );
+  };
+  const removing = {
+    params: localPath,
     summary: "Removes an account's quota on one RSE.",
     raises: [AccountNotFound, RSENotFound],
+  };
+  const removeLocal: HandlerFor<typeof removing> = async (ctx, { params }) => {
+    await ok(ctx, services, (metadata) =>
+      removeLocalAccountLimit(services.commands, { account: params.account, rse: params.rse }, metadata),
+    );
   };
   routes.post('/accountlimits/local/:account/:rse', setting, setLocal);
   routes.delete('/accountlimits/local/:account/:rse', removing, removeLocal);
   routes.post(
     '/accountlimits/global/:account/:rse_expression',
     {
+      params: globalPath,
+      body: limitBody,
       summary: "Sets an account's quota over the RSEs of an expression.",
-      body: { description: '`bytes`: the limit (-1: none).' },
       raises: [AccountNotFound],
     },
-    async (ctx) => {
-      const bytes = limitBytes(param(jsonObject(ctx), 'bytes'));
+    async (ctx, { params, body }) => {
       const data = {
-        account: ctx.params.account!,
-        rseExpression: ctx.params.rse_expression!,
-        bytes,
+        account: params.account,
+        rseExpression: params.rse_expression,
+        bytes: body.bytes,
         rses: await loadRseFacts(services.readModels),
       };
       await created(ctx, services, (metadata) => setGlobalAccountLimit(services.commands, data, metadata));
@@ -88,11 +102,15 @@ export const registerAccountLimitRoutes = (routes: RouteTable, services: Service
   );
   routes.delete(
     '/accountlimits/global/:account/:rse_expression',
-    { summary: "Removes an account's quota over an RSE expression.", raises: [AccountNotFound] },
-    async (ctx) => {
+    {
+      params: globalPath,
+      summary: "Removes an account's quota over an RSE expression.",
+      raises: [AccountNotFound],
+    },
+    async (ctx, { params }) => {
       const data = {
-        account: ctx.params.account!,
-        rseExpression: ctx.params.rse_expression!,
+        account: params.account,
+        rseExpression: params.rse_expression,
         rses: await loadRseFacts(services.readModels),
       };
       await ok(ctx, services, (metadata) => removeGlobalAccountLimit(services.commands, data, metadata));
@@ -102,39 +120,42 @@ export const registerAccountLimitRoutes = (routes: RouteTable, services: Service
   routes.post('/accountlimits/:account/:rse', setting, setLocal);
   routes.delete('/accountlimits/:account/:rse', removing, removeLocal);
 
-  const localLimits = async (ctx: AppContext) => {
-    const account = (await activeAccount(services, ctx.params.account!)).account;
-    const result: Record<string, number> = {};
-    for await (const limit of localLimitsOf(services.readModels, account)) result[limit.rse!] = limitValue(limit.bytes);
-    sendJsonWithInfinity(ctx, result);
-  };
-  const localLimit = async (ctx: AppContext) => {
-    const account = (await activeAccount(services, ctx.params.account!)).account;
-    const rse = await activeRse(services, ctx.params.rse!);
-    const limit = await findLocalLimit(services.readModels, account, rse.id);
-    sendJsonWithInfinity(ctx, { [rse.rse]: limit ? limitValue(limit.bytes) : null });
-  };
-
-  const listing: RouteOptions = {
+  const listing = {
+    params: accountPath,
     accept: JSON_ONLY,
     summary: "An account's local quotas, bytes by RSE.",
     raises: [AccountNotFound],
   };
-  const oneLimit: RouteOptions = {
+  const localLimits: HandlerFor<typeof listing> = async (ctx, { params }) => {
+    const account = (await activeAccount(services, params.account)).account;
+    const result: Record<string, number> = {};
+    for await (const limit of localLimitsOf(services.readModels, account)) result[limit.rse!] = limitValue(limit.bytes);
+    sendJsonWithInfinity(ctx, result);
+  };
+  const oneLimit = {
+    params: localPath,
     accept: JSON_ONLY,
     summary: "An account's quota on one RSE (null: none).",
     raises: [AccountNotFound, RSENotFound],
   };
+  const localLimit: HandlerFor<typeof oneLimit> = async (ctx, { params }) => {
+    const account = (await activeAccount(services, params.account)).account;
+    const rse = await activeRse(services, params.rse);
+    const limit = await findLocalLimit(services.readModels, account, rse.id);
+    sendJsonWithInfinity(ctx, { [rse.rse]: limit ? limitValue(limit.bytes) : null });
+  };
+
   routes.get('/accounts/:account/limits/local', listing, localLimits);
   routes.get(
     '/accounts/:account/limits/global',
     {
+      params: accountPath,
       accept: JSON_ONLY,
       summary: "An account's global quotas by RSE expression, with the RSEs each selects.",
       raises: [AccountNotFound],
     },
-    async (ctx) => {
-      const account = (await activeAccount(services, ctx.params.account!)).account;
+    async (ctx, { params }) => {
+      const account = (await activeAccount(services, params.account)).account;
       const rses = await loadRseFacts(services.readModels);
       const result: Record<string, unknown> = {};
       for await (const limit of globalLimitsOf(services.readModels, account)) {
@@ -152,13 +173,14 @@ export const registerAccountLimitRoutes = (routes: RouteTable, services: Service
   routes.get(
     '/accounts/:account/limits/global/:rse_expression',
     {
+      params: globalPath,
       accept: JSON_ONLY,
       summary: "An account's quota over an RSE expression (null: none).",
       raises: [AccountNotFound],
     },
-    async (ctx) => {
-      const account = (await activeAccount(services, ctx.params.account!)).account;
-      const expression = ctx.params.rse_expression!;
+    async (ctx, { params }) => {
+      const account = (await activeAccount(services, params.account)).account;
+      const expression = params.rse_expression;
       const limit = await findGlobalLimit(services.readModels, account, expression);
       sendJsonWithInfinity(ctx, { [expression]: limit ? limitValue(limit.bytes) : null });
     },

@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { loadCaller } from '../../../commands/caller.ts';
 import { requirePermission } from '../../../domain/permission/policy.ts';
 import { mayReadAccountUsage } from '../../../domain/permission/rsePolicy.ts';
@@ -9,7 +10,7 @@ import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { JSON_ONLY, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonWithInfinity, limitValue } from '../../infinityJson.ts';
 import { fromList } from '../../listSource.ts';
-import type { RouteOptions, RouteTable } from '../../route.ts';
+import type { HandlerFor, RouteTable } from '../../route.ts';
 import { AccessDenied, AccountNotFound, RSENotFound } from '../../../domain/shared/errors.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
@@ -21,10 +22,24 @@ import { activeAccount, resolvedRses } from './accountLimits.ts';
  */
 export const registerAccountUsageRoutes = (routes: RouteTable, services: Services): void => {
   /** The account must exist, and the caller be an admin, the account itself or a country admin. */
-  const readableAccount = async (ctx: AppContext, what: string): Promise<string> => {
+  const readableAccount = async (ctx: AppContext, account: string, what: string): Promise<string> => {
     const caller = await loadCaller(services.commands, ctx.state.issuer!);
-    requirePermission(mayReadAccountUsage(caller, ctx.params.account!), caller, what);
-    return (await activeAccount(services, ctx.params.account!)).account;
+    requirePermission(mayReadAccountUsage(caller, account), caller, what);
+    return (await activeAccount(services, account)).account;
+  };
+
+  // One handler answers with or without the RSE (or expression) in the path.
+  const local = {
+    params: pathOf({ account: pathText(), rse: pathText().optional() }),
+    accept: STREAM_ONLY,
+    summary: 'What an account stores per RSE against its local quotas: bytes, files, limit, remaining.',
+    raises: [AccessDenied, AccountNotFound, RSENotFound],
+  };
+  const global = {
+    params: pathOf({ account: pathText(), rse_expression: pathText().optional() }),
+    accept: STREAM_ONLY,
+    summary: 'What an account stores per RSE expression against its global quotas.',
+    raises: [AccessDenied, AccountNotFound],
   };
 
   /**
@@ -32,9 +47,9 @@ export const registerAccountUsageRoutes = (routes: RouteTable, services: Service
    * remains. Usage and limits are merged by RSE, so the lines (at most one per RSE) are gathered
    * first.
    */
-  const localUsage = async (ctx: AppContext) => {
-    const account = await readableAccount(ctx, 'list account usage');
-    const onlyRse = ctx.params.rse === undefined ? undefined : await activeRse(services, ctx.params.rse);
+  const localUsage: HandlerFor<typeof local> = async (ctx, { params }) => {
+    const account = await readableAccount(ctx, params.account, 'list account usage');
+    const onlyRse = params.rse === undefined ? undefined : await activeRse(services, params.rse);
     const rows = new Map<string, { rse: string; bytes: number; files: number; limit: number | undefined }>();
     for await (const used of usageOf(services.readModels, account, onlyRse?.id)) {
       rows.set(used.rseId, { rse: used.rse, bytes: used.bytes, files: used.files, limit: undefined });
@@ -57,10 +72,10 @@ export const registerAccountUsageRoutes = (routes: RouteTable, services: Service
     await sendStream(ctx, fromList(entries), undefined, jsonWithInfinity);
   };
 
-  const globalUsage = async (ctx: AppContext) => {
-    const account = await readableAccount(ctx, 'list global account usage');
+  const globalUsage: HandlerFor<typeof global> = async (ctx, { params }) => {
+    const account = await readableAccount(ctx, params.account, 'list global account usage');
     const rses = await loadRseFacts(services.readModels);
-    const expression = ctx.params.rse_expression;
+    const expression = params.rse_expression;
     const line = async (rseExpression: string, rseIds: readonly string[], bytesLimit: number) => {
       const used = await usageSummedOver(services.readModels, account, rseIds);
       return {
@@ -94,22 +109,17 @@ export const registerAccountUsageRoutes = (routes: RouteTable, services: Service
     await sendStream(ctx, lines(), undefined, jsonWithInfinity);
   };
 
-  const local: RouteOptions = {
-    accept: STREAM_ONLY,
-    summary: 'What an account stores per RSE against its local quotas: bytes, files, limit, remaining.',
-    raises: [AccessDenied, AccountNotFound, RSENotFound],
-  };
-  const global: RouteOptions = {
-    accept: STREAM_ONLY,
-    summary: 'What an account stores per RSE expression against its global quotas.',
-    raises: [AccessDenied, AccountNotFound],
-  };
   routes.get(
     '/accounts/:account/usage/history/:rse',
-    { accept: JSON_ONLY, summary: "The history of an account's usage of one RSE.", raises: [RSENotFound] },
-    async (ctx) => {
-      const rse = await activeRse(services, ctx.params.rse!);
-      const history = await usageHistoryOf(services.readModels, ctx.params.account!, rse.id);
+    {
+      params: pathOf({ account: pathText(), rse: pathText() }),
+      accept: JSON_ONLY,
+      summary: "The history of an account's usage of one RSE.",
+      raises: [RSENotFound],
+    },
+    async (ctx, { params }) => {
+      const rse = await activeRse(services, params.rse);
+      const history = await usageHistoryOf(services.readModels, params.account, rse.id);
       sendJson(
         ctx,
         history.map((entry) => ({

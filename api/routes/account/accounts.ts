@@ -24,9 +24,21 @@ import type { AccountDocument } from '../../../projections/account/accountsProje
 import { identitiesOfAccount } from '../../../projections/identity/identityQueries.ts';
 import { scopeNamesOfAccount } from '../../../projections/scope/scopeQueries.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, param, paramBoolean } from '../../params.ts';
-import { created, ok, type RouteOptions, type RouteTable } from '../../route.ts';
-import type { AppContext, Services } from '../../services.ts';
+import {
+  jsonObjectBody,
+  optionalBoolean,
+  pathOf,
+  pathText,
+  queryFilter,
+  queryFilters,
+  queryOf,
+  queryText,
+  validName,
+} from '../../params.ts';
+import { checkedBy, convertedBy, refusedAs } from '../../routeInput.ts';
+import { z } from 'zod';
+import { created, ok, type RouteTable } from '../../route.ts';
+import type { Services } from '../../services.ts';
 import { wildcardPattern } from '../../wildcardPattern.ts';
 import { listRules, ruleFilter } from '../../../projections/rule/ruleQueries.ts';
 import { ruleLines } from '../rule/rules.ts';
@@ -45,75 +57,106 @@ const accountDetails = (document: AccountDocument) => ({
 });
 
 /** An account attribute value is text; booleans and numbers are accepted and kept as text. */
-const attributeValue = (value: unknown): string => {
-  const text =
-    typeof value === 'boolean' ? (value ? 'True' : 'False') : typeof value === 'number' ? String(value) : value;
-  if (typeof text !== 'string')
-    throw new InvalidObject(`Problem validating account_attribute: ${JSON.stringify(value)} is not of type 'string'`);
-  assertValidName('account_attribute', text);
-  return text;
-};
+const attributeValue = z.preprocess(
+  (value) =>
+    typeof value === 'boolean' ? (value ? 'True' : 'False') : typeof value === 'number' ? String(value) : value,
+  checkedBy(
+    refusedAs(
+      z.string(),
+      ({ input }) =>
+        new InvalidObject(`Problem validating account_attribute: ${JSON.stringify(input)} is not of type 'string'`),
+    ),
+    (text) => assertValidName('account_attribute', text),
+  ),
+);
 
-const identityTypeOf = (value: unknown): IdentityType => {
-  const upper = typeof value === 'string' ? value.toUpperCase() : '';
-  if (!isOneOf(IDENTITY_TYPES, upper)) {
-    throw new IdentityError(`${String(value)} is not a valid identity type. Choose from ${IDENTITY_TYPES.join(', ')}`);
-  }
-  return upper;
-};
+const notAnIdentityType = (value: unknown) =>
+  new IdentityError(`${String(value)} is not a valid identity type. Choose from ${IDENTITY_TYPES.join(', ')}`);
 
-const requiredText = (parameters: Record<string, unknown>, name: string, maxLength: number): string => {
-  const value = param(parameters, name);
-  if (typeof value !== 'string' || value === '')
-    throw new InvalidObject(`Problem validating ${name}: ${JSON.stringify(value)} is not a non-empty string`);
-  return checkText(name, value, maxLength);
-};
+/** An identity type, any case: IdentityError naming the types otherwise. */
+const identityType = convertedBy(
+  refusedAs(z.string().describe(IDENTITY_TYPES.join(', ')), ({ input }) => notAnIdentityType(input)),
+  (text): IdentityType => {
+    const upper = text.toUpperCase();
+    if (!isOneOf(IDENTITY_TYPES, upper)) throw notAnIdentityType(text);
+    return upper;
+  },
+);
 
-const optionalText = (
-  value: unknown,
-  name: string,
-  maxLength: number,
-  options: { multiline?: boolean } = {},
-): string | null => {
-  if (value === null || value === undefined) return null;
-  if (typeof value !== 'string')
-    throw new InvalidObject(`Problem validating ${name}: ${JSON.stringify(value)} is not of type 'string'`);
-  return checkText(name, value, maxLength, options);
-};
+/** A required text: InvalidObject when it is not a non-empty string, or breaks `checkText`. */
+const requiredText = (name: string, maxLength: number) =>
+  checkedBy(
+    refusedAs(
+      z.string().min(1),
+      ({ input }) =>
+        new InvalidObject(`Problem validating ${name}: ${JSON.stringify(input)} is not a non-empty string`),
+    ),
+    (value) => checkText(name, value, maxLength),
+  );
+
+/** Text or null; InvalidObject for another type, or text that breaks `checkText`. */
+const optionalText = (name: string, maxLength: number, options: { multiline?: boolean } = {}) =>
+  checkedBy(
+    refusedAs(
+      z.string(),
+      ({ input }) => new InvalidObject(`Problem validating ${name}: ${JSON.stringify(input)} is not of type 'string'`),
+    ).nullable(),
+    (value) => (value === null ? null : checkText(name, value, maxLength, options)),
+  );
 
 /** An attribute key: Rucio's pattern, and never a prototype property's name (`constructor` fits the pattern). */
-const attributeKey = (key: string): string => {
-  assertValidName('account_attribute', key);
+const attributeKey = checkedBy(validName('account_attribute'), (key) => {
   if (PROTOTYPE_KEYS.has(key)) throw new InvalidObject(`Problem validating account_attribute: '${key}' is reserved`);
-  return key;
-};
+});
+
+const accountPath = pathOf({ account: pathText() });
+const attributePath = pathOf({ account: pathText(), key: attributeKey });
+
+const notAnAccountType = (value: unknown) =>
+  new InvalidAccountType(`${String(value)} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`);
+
+/** An account type, any case: InvalidAccountType naming the types otherwise. */
+const accountType = convertedBy(
+  refusedAs(z.string().describe(ACCOUNT_TYPES.join(', ')), ({ input }) => notAnAccountType(input)),
+  (text): AccountType => {
+    const upper = text.toUpperCase();
+    if (!isOneOf(ACCOUNT_TYPES, upper)) throw notAnAccountType(text);
+    return upper;
+  },
+);
 
 /**
- * GET /accounts: every query parameter is a filter, as in Rucio: `account_type`, `identity`,
- * `account` (with `*` wildcards), and any other key as an account attribute key=value.
+ * GET /accounts: every query parameter is a filter, as in Rucio: `account_type`, `account` (with
+ * `*` wildcards), `identity`, and any other key as an account attribute key=value.
  */
-const accountListing = (ctx: AppContext): AccountListing => {
-  const listing: { accountType?: AccountType; account?: string; accountPattern?: string; identity?: string } = {};
-  const attributes: { key: string; value: string }[] = [];
-  for (const [key, raw] of Object.entries(ctx.query)) {
-    const value = Array.isArray(raw) ? raw[0]! : raw!;
-    if (key === 'account_type') {
-      if (!isOneOf(ACCOUNT_TYPES, value)) {
-        throw new InvalidAccountType(
-          `${value} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`,
-        );
-      }
-      listing.accountType = value;
-    } else if (key === 'account') {
-      if (value.includes('*')) listing.accountPattern = wildcardPattern(value);
-      else listing.account = value;
-    } else if (key === 'identity') {
-      listing.identity = value;
-    } else {
-      attributes.push({ key, value });
-    }
-  }
-  return { ...listing, attributes };
+const listingQuery = queryOf({
+  account_type: z.preprocess(
+    (value) => (Array.isArray(value) ? value[0] : value),
+    refusedAs(
+      z.enum(ACCOUNT_TYPES),
+      ({ input }) =>
+        new InvalidAccountType(
+          `${String(input)} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`,
+        ),
+    ).optional(),
+  ),
+  account: queryText().describe('An account name; `*` is a wildcard.'),
+  identity: queryText().describe('Accounts this identity maps to.'),
+}).catchall(queryFilter());
+
+const accountListing = (query: z.output<typeof listingQuery>): AccountListing => {
+  const { account_type: accountType, account, identity, ...rest } = query;
+  const attributes = Object.entries(rest).map(([key, value]) => ({ key, value }));
+  return {
+    ...(accountType ? { accountType } : {}),
+    ...(account === undefined
+      ? {}
+      : account.includes('*')
+        ? { accountPattern: wildcardPattern(account) }
+        : { account }),
+    ...(identity === undefined ? {} : { identity }),
+    attributes,
+  };
 };
 
 export const registerAccountRoutes = (routes: RouteTable, services: Services): void => {
@@ -126,9 +169,14 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   // Attributes.
   routes.get(
     '/accounts/:account/attr/',
-    { accept: JSON_ONLY, summary: "An account's attributes, as key and value.", raises: [AccountNotFound] },
-    async (ctx) => {
-      const document = await activeAccount(ctx.params.account!, `Account ID '${ctx.params.account}' does not exist`);
+    {
+      accept: JSON_ONLY,
+      summary: "An account's attributes, as key and value.",
+      params: accountPath,
+      raises: [AccountNotFound],
+    },
+    async (ctx, { params: { account } }) => {
+      const document = await activeAccount(account, `Account ID '${account}' does not exist`);
       sendJson(
         ctx,
         document.attributes.map(({ key, value }) => ({ key, value })),
@@ -139,26 +187,23 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
     '/accounts/:account/attr/:key',
     {
       summary: 'Sets an attribute of an account (`admin` makes it an admin).',
-      body: { description: '`value`: a string, boolean or number (kept as text).' },
+      params: attributePath,
+      body: jsonObjectBody({
+        value: attributeValue.describe('A string, boolean or number (kept as text).'),
+      }),
       raises: [AccountNotFound, InvalidObject],
     },
-    async (ctx) => {
-      const parameters = jsonObject(ctx);
-      const key = attributeKey(ctx.params.key!);
-      const value = attributeValue(param(parameters, 'value'));
+    async (ctx, { params: { account, key }, body: { value } }) => {
       await created(ctx, services, (metadata) =>
-        addAccountAttribute(services.commands, { account: ctx.params.account!, key, value }, metadata),
+        addAccountAttribute(services.commands, { account, key, value }, metadata),
       );
     },
   );
   routes.delete(
     '/accounts/:account/attr/:key',
-    { summary: 'Removes an attribute of an account.', raises: [AccountNotFound] },
-    async (ctx) => {
-      const key = attributeKey(ctx.params.key!);
-      await ok(ctx, services, (metadata) =>
-        removeAccountAttribute(services.commands, { account: ctx.params.account!, key }, metadata),
-      );
+    { summary: 'Removes an attribute of an account.', params: attributePath, raises: [AccountNotFound] },
+    async (ctx, { params: { account, key } }) => {
+      await ok(ctx, services, (metadata) => removeAccountAttribute(services.commands, { account, key }, metadata));
     },
   );
 
@@ -168,10 +213,10 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
     {
       accept: JSON_ONLY,
       summary: 'The names of the scopes an account owns.',
+      params: accountPath,
       raises: [AccountNotFound, ScopeNotFound],
     },
-    async (ctx) => {
-      const account = ctx.params.account!;
+    async (ctx, { params: { account } }) => {
       if (!(await findAccount(services.readModels, account)))
         throw new AccountNotFound(`Account ID '${account}' does not exist`);
       const scopes = await scopeNamesOfAccount(services.readModels, account);
@@ -181,12 +226,14 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   );
   routes.post(
     '/accounts/:account/scopes/:scope',
-    { summary: 'Adds a scope owned by the account.', body: 'none', raises: [AccountNotFound] },
-    async (ctx) => {
-      assertValidName('scope', ctx.params.scope!);
-      await created(ctx, services, (metadata) =>
-        addScope(services.commands, { scope: ctx.params.scope!, account: ctx.params.account! }, metadata),
-      );
+    {
+      summary: 'Adds a scope owned by the account.',
+      params: pathOf({ account: pathText(), scope: validName('scope') }),
+      body: 'none',
+      raises: [AccountNotFound],
+    },
+    async (ctx, { params: { account, scope } }) => {
+      await created(ctx, services, (metadata) => addScope(services.commands, { scope, account }, metadata));
     },
   );
 
@@ -197,20 +244,23 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
       accept: STREAM_ONLY,
       summary:
         'The rules an account owns; every query parameter is a filter on a rule column (`state`, `rse_expression`, ...).',
+      params: accountPath,
+      query: queryFilters(),
     },
-    async (ctx) => {
-      const query = Object.fromEntries(
-        Object.entries(ctx.query).map(([key, value]) => [key, Array.isArray(value) ? value[0]! : String(value)]),
-      );
-      const filter = ruleFilter({ ...query, account: ctx.params.account! });
+    async (ctx, { params: { account }, query }) => {
+      const filter = ruleFilter({ ...query, account });
       await sendStream(ctx, ruleLines(services, listRules(services.readModels, filter)));
     },
   );
   routes.get(
     '/accounts/:account/identities',
-    { accept: STREAM_ONLY, summary: "An account's identities: type, identity, email.", raises: [AccountNotFound] },
-    async (ctx) => {
-      const account = ctx.params.account!;
+    {
+      accept: STREAM_ONLY,
+      summary: "An account's identities: type, identity, email.",
+      params: accountPath,
+      raises: [AccountNotFound],
+    },
+    async (ctx, { params: { account } }) => {
       await activeAccount(account, `Account with ID '${account}' cannot be found`);
       const mappings = identitiesOfAccount(services.readModels, account);
       await sendStream(
@@ -227,23 +277,22 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
     '/accounts/:account/identities',
     {
       summary: 'Maps an identity to the account (creating it with its password for USERPASS).',
-      body: {
-        description:
-          '`identity`, `authtype` (USERPASS, X509, GSS, SSH, SAML, OIDC), `email`, `password` (USERPASS), `default`.',
-      },
+      params: accountPath,
+      body: jsonObjectBody({
+        identity: requiredText('identity', LIMITS.identityLength),
+        authtype: identityType,
+        email: optionalText('email', LIMITS.emailLength),
+        password: optionalText('password', LIMITS.passwordLength, { multiline: true }).optional(),
+        default: optionalBoolean(false),
+      }),
       raises: [AccountNotFound, IdentityError, InvalidObject],
     },
-    async (ctx) => {
-      const parameters = jsonObject(ctx);
-      const identity = requiredText(parameters, 'identity', LIMITS.identityLength);
-      const identityType = identityTypeOf(param(parameters, 'authtype'));
-      const email = optionalText(param(parameters, 'email'), 'email', LIMITS.emailLength);
-      const password = optionalText(parameters.password, 'password', LIMITS.passwordLength, { multiline: true });
-      const isDefault = paramBoolean(parameters, 'default', false);
+    async (ctx, { params: { account }, body }) => {
+      const { identity, authtype: identityType, email, password, default: isDefault } = body;
       await created(ctx, services, (metadata) =>
         grantIdentity(
           services.commands,
-          { identity, identityType, account: ctx.params.account!, email, password, isDefault },
+          { identity, identityType, account, email, password: password ?? null, isDefault },
           metadata,
         ),
       );
@@ -254,15 +303,13 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
     {
       errors: { IdentityError: 404 },
       summary: 'Removes an identity from the account.',
-      body: { description: '`identity` and `authtype`.' },
+      params: accountPath,
+      body: jsonObjectBody({ identity: requiredText('identity', LIMITS.identityLength), authtype: identityType }),
       raises: [AccountNotFound, InvalidObject],
     },
-    async (ctx) => {
-      const parameters = jsonObject(ctx);
-      const identity = requiredText(parameters, 'identity', LIMITS.identityLength);
-      const identityType = identityTypeOf(param(parameters, 'authtype'));
+    async (ctx, { params: { account }, body: { identity, authtype: identityType } }) => {
       await ok(ctx, services, (metadata) =>
-        revokeIdentity(services.commands, { identity, identityType, account: ctx.params.account! }, metadata),
+        revokeIdentity(services.commands, { identity, identityType, account }, metadata),
       );
     },
   );
@@ -273,10 +320,10 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
     {
       accept: JSON_ONLY,
       summary: 'One account (`whoami`: a redirect to the caller’s account).',
+      params: accountPath,
       raises: [AccountNotFound],
     },
-    async (ctx) => {
-      const account = ctx.params.account!;
+    async (ctx, { params: { account } }) => {
       if (account === 'whoami') {
         const frontend = ctx.get('X-Requested-Host');
         ctx.status = frontend ? 302 : 303;
@@ -293,37 +340,31 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
     '/accounts/:account',
     {
       summary: 'Changes an account’s `email` or `status`.',
-      body: { description: 'The keys to change: `email`, `status` (ACTIVE, SUSPENDED).' },
+      params: pathOf({ account: validName('account') }),
+      body: jsonObjectBody(
+        {
+          // Other types are the command's to refuse, as Rucio's core refuses them.
+          email: checkedBy(z.unknown(), (email) =>
+            typeof email === 'string' ? checkText('email', email, LIMITS.emailLength) : email,
+          ).optional(),
+        },
+        { description: 'The keys to change: `email`, `status` (ACTIVE, SUSPENDED).' },
+      ),
       raises: [AccountNotFound],
     },
-    async (ctx) => {
-      const changes = jsonObject(ctx);
-      assertValidName('account', ctx.params.account!);
-      if (typeof changes.email === 'string') checkText('email', changes.email, LIMITS.emailLength);
-      await ok(ctx, services, (metadata) =>
-        updateAccount(services.commands, { account: ctx.params.account!, changes }, metadata),
-      );
+    async (ctx, { params: { account }, body: changes }) => {
+      await ok(ctx, services, (metadata) => updateAccount(services.commands, { account, changes }, metadata));
     },
   );
   routes.post(
     '/accounts/:account',
     {
       summary: 'Creates an account.',
-      body: { description: '`type` (USER, GROUP, SERVICE) and `email`.' },
+      params: pathOf({ account: validName('account') }),
+      body: jsonObjectBody({ type: accountType, email: optionalText('email', LIMITS.emailLength) }),
       raises: [InvalidAccountType, InvalidObject],
     },
-    async (ctx) => {
-      const parameters = jsonObject(ctx);
-      const type = param(parameters, 'type');
-      const email = optionalText(param(parameters, 'email'), 'email', LIMITS.emailLength);
-      const account = ctx.params.account!;
-      assertValidName('account', account);
-      const accountType = typeof type === 'string' ? type.toUpperCase() : '';
-      if (!isOneOf(ACCOUNT_TYPES, accountType)) {
-        throw new InvalidAccountType(
-          `${String(type)} is an invalid account type. Choose from ${JSON.stringify(ACCOUNT_TYPES)}`,
-        );
-      }
+    async (ctx, { params: { account }, body: { type: accountType, email } }) => {
       await created(ctx, services, (metadata) =>
         createAccount(services.commands, { account, accountType, email }, metadata),
       );
@@ -331,28 +372,22 @@ export const registerAccountRoutes = (routes: RouteTable, services: Services): v
   );
   routes.delete(
     '/accounts/:account',
-    { summary: 'Deletes an account (its status becomes DELETED).', raises: [AccountNotFound] },
-    async (ctx) => {
-      await ok(ctx, services, (metadata) =>
-        deleteAccount(services.commands, { account: ctx.params.account! }, metadata),
-      );
+    { summary: 'Deletes an account (its status becomes DELETED).', params: accountPath, raises: [AccountNotFound] },
+    async (ctx, { params: { account } }) => {
+      await ok(ctx, services, (metadata) => deleteAccount(services.commands, { account }, metadata));
     },
   );
 
   // All accounts.
-  const listing: RouteOptions = {
+  const listing = {
     accept: STREAM_ONLY,
     summary: 'Every account, filtered by the query; any other query key is an account attribute and its value.',
-    query: {
-      account_type: 'USER, GROUP or SERVICE.',
-      account: 'An account name; `*` is a wildcard.',
-      identity: 'Accounts this identity maps to.',
-    },
+    query: listingQuery,
     raises: [InvalidAccountType],
   };
   for (const path of ['/accounts', '/accounts/']) {
-    routes.get(path, listing, async (ctx) => {
-      const documents = await listAccounts(services.readModels, accountListing(ctx));
+    routes.get(path, listing, async (ctx, { query }) => {
+      const documents = await listAccounts(services.readModels, accountListing(query));
       await sendStream(
         ctx,
         mapStream(documents, (document) => ({

@@ -4,7 +4,8 @@ import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
 import { AccessDenied, ValueError } from '../../../domain/shared/errors.ts';
 import { MessageFeed } from '../../../projections/message/messageFeed.ts';
 import { sendStream, STREAM_ONLY } from '../../http.ts';
-import { queryString } from '../../params.ts';
+import { queryOf, queryText } from '../../params.ts';
+import { convertedBy } from '../../routeInput.ts';
 import type { RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 
@@ -14,6 +15,13 @@ const afterOf = (text: string | undefined): bigint => {
   if (!/^\d{1,19}$/.test(text)) throw new ValueError(`after must be a position of the event log, not '${text}'`);
   return BigInt(text);
 };
+
+const messagesQuery = queryOf({
+  after: convertedBy(queryText(), afterOf).meta({
+    description: 'A position of the event log: the messages after it.',
+    pattern: '^\\d{1,19}$',
+  }),
+});
 
 async function* lines(feed: MessageFeed, after: bigint): AsyncGenerator<object> {
   for await (const page of feed.after(after))
@@ -40,14 +48,14 @@ export const registerMessageRoutes = (routes: RouteTable, services: Services): v
       accept: STREAM_ONLY,
       summary:
         'The messages Rucio sends to a broker (rules, transfers, deletions, DIDs), oldest first, from `?after=<position>` (admins).',
+      query: messagesQuery,
       raises: [AccessDenied, ValueError],
     },
-    async (ctx) => {
+    async (ctx, { query }) => {
       const caller = await loadCaller(services.commands, ctx.state.issuer!);
       allowOnly(isAdmin(caller), `Account ${caller.account} can not list messages`);
-      const after = afterOf(queryString(ctx, 'after'));
       const { eventStore, upcasters } = services.commands;
-      await sendStream(ctx, lines(new MessageFeed(eventStore, upcasters), after));
+      await sendStream(ctx, lines(new MessageFeed(eventStore, upcasters), query.after));
     },
   );
 };

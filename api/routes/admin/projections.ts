@@ -9,6 +9,7 @@ import {
   type ProjectionReport,
 } from '../../../projections/runtime/projectionStatus.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
+import { pathOf, pathText } from '../../params.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 
@@ -40,20 +41,21 @@ export const registerProjectionRoutes = (routes: RouteTable, services: Services)
     },
   );
 
-  const rebuild: RouteOptions = {
+  const rebuild = {
+    params: pathOf({ name: pathText() }),
     accept: JSON_ONLY,
     summary: 'Asks the projector to rebuild a projection into a new generation (root).',
     body: 'none',
     success: { status: 202, description: 'The generation being built, and whether a rebuild was already under way.' },
     raises: [ProjectionNotFound],
-  };
-  routes.post('/admin/projections/:name/rebuild', rebuild, async (ctx) => {
+  } satisfies RouteOptions;
+  routes.post('/admin/projections/:name/rebuild', rebuild, async (ctx, { params }) => {
     const caller = await loadCaller(services.commands, ctx.state.issuer!);
     allowOnly(AUDIT_PERMISSIONS.rebuildProjection(caller), `Account ${caller.account} can not rebuild projections`);
-    const projection = allProjections.find((candidate) => candidate.name === ctx.params.name);
+    const projection = allProjections.find((candidate) => candidate.name === params.name);
     if (!projection)
       throw new ProjectionNotFound(
-        `No projection named '${ctx.params.name}'; known: ${allProjections.map((candidate) => candidate.name).join(', ')}`,
+        `No projection named '${params.name}'; known: ${allProjections.map((candidate) => candidate.name).join(', ')}`,
       );
     const request = await requestProjectionRebuild(stores, projection);
     sendJson(

@@ -1,6 +1,6 @@
+import { pathOf, validName } from '../../params.ts';
 import { revokeAccountSessions } from '../../../commands/account/accountCommands.ts';
 import { AccountNotFound } from '../../../domain/shared/errors.ts';
-import { assertValidName } from '../../../domain/shared/names.ts';
 import { ok, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 
@@ -13,11 +13,13 @@ import type { Services } from '../../services.ts';
 export const registerSessionRoutes = (routes: RouteTable, services: Services): void => {
   routes.delete(
     '/admin/accounts/:account/tokens',
-    { summary: 'Ends every session (token) of an account at once (admins).', raises: [AccountNotFound] },
-    async (ctx) => {
-      const account = ctx.params.account!;
-      assertValidName('account', account);
-      await ok(ctx, services, (metadata) => revokeAccountSessions(services.commands, { account }, metadata));
+    {
+      params: pathOf({ account: validName('account') }),
+      summary: 'Ends every session (token) of an account at once (admins).',
+      raises: [AccountNotFound],
+    },
+    async (ctx, { params }) => {
+      await ok(ctx, services, (metadata) => revokeAccountSessions(services.commands, params, metadata));
     },
   );
 };

@@ -26,31 +26,26 @@ import { didSubject, rseSubject, ruleSubject, subscriptionSubject } from '../../
 import { didStateAsOf } from '../../../projections/audit/didStateAsOf.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
+import { pathOf, pathText } from '../../params.ts';
+import { convertedBy } from '../../routeInput.ts';
+import type { z } from 'zod';
 import type { AppContext, Services } from '../../services.ts';
-import { didFromPath } from '../did/didParams.ts';
-import {
-  eventTypes,
-  historyBound,
-  IDENTITY_KINDS,
-  identityParam,
-  limitParam,
-  positionParam,
-  traceIdParam,
-} from './auditParams.ts';
+import { scopeNamePath } from '../did/didParams.ts';
+import { accountHistoryQuery, asOfQuery, feedQuery, rangeQuery, traceIdParam } from './auditParams.ts';
 import { renderDidState, renderEvent } from './auditRendering.ts';
 
-/** The filters of every history (documentation: GET /openapi.json). */
-const RANGE = {
-  since: 'The first event: a global position (digits) or an RFC 3339 time, inclusive.',
-  until: 'The last event: a global position or an RFC 3339 time, inclusive.',
-  type: 'Event types, the parameter repeated or comma-separated.',
-};
-const history = (summary: string, notFound: RucioErrorClass): RouteOptions => ({
-  accept: STREAM_ONLY,
-  summary,
-  query: RANGE,
-  raises: [AccessDenied, notFound],
-});
+const history = <P>(params: z.ZodType<P>, summary: string, notFound: RucioErrorClass) =>
+  ({
+    params,
+    accept: STREAM_ONLY,
+    summary,
+    query: rangeQuery,
+    raises: [AccessDenied, notFound],
+  }) satisfies RouteOptions<P>;
+
+type Range = z.output<typeof rangeQuery>;
+
+const didPath = pathOf({ scope_name: scopeNamePath() });
 
 /**
  * The audit API (our own prefix; Rucio has none): the history of a DID, a rule, an RSE or an
@@ -66,12 +61,11 @@ const history = (summary: string, notFound: RucioErrorClass): RouteOptions => ({
 export const registerAuditRoutes = (routes: RouteTable, services: Services): void => {
   const { eventStore, upcasters } = services.commands;
 
-  const rangeOf = (ctx: AppContext): HistoryRange => {
-    const since = historyBound(ctx, 'since');
-    const until = historyBound(ctx, 'until');
-    const types = eventTypes(ctx);
-    return { ...(since ? { since } : {}), ...(until ? { until } : {}), ...(types ? { types } : {}) };
-  };
+  const rangeOf = ({ since, until, type: types }: Range): HistoryRange => ({
+    ...(since ? { since } : {}),
+    ...(until ? { until } : {}),
+    ...(types ? { types } : {}),
+  });
 
   const requireStream = async (streamName: string, notFound: RucioErrorClass, message: string): Promise<void> => {
     if ((await eventStore.streamRevision(streamName)) === 'no_stream') throw new notFound(message);
@@ -99,31 +93,36 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
   const sendFeed = (ctx: AppContext, query: FeedQuery): Promise<void> =>
     sendStream(ctx, mapStream(feedEvents(services.readModels, eventStore, query), renderEvent));
 
-  const sendSubjectHistory = (ctx: AppContext, subject: string, streamName: string): Promise<void> =>
+  const sendSubjectHistory = (ctx: AppContext, subject: string, streamName: string, range: Range): Promise<void> =>
     sendStream(
       ctx,
-      mapStream(subjectHistory(services.readModels, eventStore, { subject, streamName }, rangeOf(ctx)), renderEvent),
+      mapStream(subjectHistory(services.readModels, eventStore, { subject, streamName }, rangeOf(range)), renderEvent),
     );
 
   routes.get(
     '/audit/dids/*scope_name/events',
-    history('Everything that touched a DID, oldest first (admins, or the owner of its scope).', DataIdentifierNotFound),
-    async (ctx) => {
-      const { scope, name } = didFromPath(ctx);
+    history(
+      didPath,
+      'Everything that touched a DID, oldest first (admins, or the owner of its scope).',
+      DataIdentifierNotFound,
+    ),
+    async (ctx, { params, query }) => {
+      const { scope, name } = params.scope_name;
       await requireDidHistoryReader(ctx, scope, name);
-      await sendSubjectHistory(ctx, didSubject(scope, name), didStreamName(scope, name));
+      await sendSubjectHistory(ctx, didSubject(scope, name), didStreamName(scope, name), query);
     },
   );
 
-  const pastState: RouteOptions = {
+  const pastState = {
+    params: didPath,
     accept: JSON_ONLY,
     summary: 'A DID as it was at a position or time, folded from its events and its rules’ events.',
-    query: { as_of: 'A global position or an RFC 3339 time; default now.' },
+    query: asOfQuery,
     raises: [AccessDenied, DataIdentifierNotFound],
-  };
-  routes.get('/audit/dids/*scope_name/state', pastState, async (ctx) => {
-    const { scope, name } = didFromPath(ctx);
-    const asOf = historyBound(ctx, 'as_of');
+  } satisfies RouteOptions;
+  routes.get('/audit/dids/*scope_name/state', pastState, async (ctx, { params, query }) => {
+    const { scope, name } = params.scope_name;
+    const asOf = query.as_of;
     await requireDidHistoryReader(ctx, scope, name);
     const state = await didStateAsOf(eventStore, upcasters, scope, name, asOf);
     const asked = asOf === undefined ? null : 'position' in asOf ? Number(asOf.position) : asOf.time;
@@ -132,96 +131,90 @@ export const registerAuditRoutes = (routes: RouteTable, services: Services): voi
 
   routes.get(
     '/audit/rules/:ruleId/events',
-    history('A rule’s events, its locks and transfer requests (admins).', RuleNotFound),
-    async (ctx) => {
-      const ruleId = ctx.params.ruleId!;
+    history(pathOf({ ruleId: pathText() }), 'A rule’s events, its locks and transfer requests (admins).', RuleNotFound),
+    async (ctx, { params, query }) => {
+      const ruleId = params.ruleId;
       await requireHistoryReader(ctx, `rule ${ruleId}`);
       await requireStream(ruleStreamName(ruleId), RuleNotFound, `No replication rule found with id ${ruleId}`);
-      await sendSubjectHistory(ctx, ruleSubject(ruleId), ruleStreamName(ruleId));
+      await sendSubjectHistory(ctx, ruleSubject(ruleId), ruleStreamName(ruleId), query);
     },
   );
 
   routes.get(
     '/audit/rses/:rse/events',
-    history('An RSE’s events, the replicas, locks and rules it received or lost (admins).', RSENotFound),
-    async (ctx) => {
-      const rse = ctx.params.rse!;
+    history(
+      pathOf({ rse: pathText() }),
+      'An RSE’s events, the replicas, locks and rules it received or lost (admins).',
+      RSENotFound,
+    ),
+    async (ctx, { params, query }) => {
+      const rse = params.rse;
       await requireHistoryReader(ctx, `RSE ${rse}`);
       await requireStream(rseStreamName(rse), RSENotFound, `RSE '${rse}' cannot be found`);
-      await sendSubjectHistory(ctx, rseSubject(rse), rseStreamName(rse));
+      await sendSubjectHistory(ctx, rseSubject(rse), rseStreamName(rse), query);
     },
   );
 
   routes.get(
     '/audit/subscriptions/:id/events',
-    history('A subscription’s events, its name, dry runs and the rules it made (admins).', SubscriptionNotFound),
-    async (ctx) => {
-      const id = ctx.params.id!;
+    history(
+      pathOf({ id: pathText() }),
+      'A subscription’s events, its name, dry runs and the rules it made (admins).',
+      SubscriptionNotFound,
+    ),
+    async (ctx, { params, query }) => {
+      const id = params.id;
       await requireHistoryReader(ctx, `subscription ${id}`);
       await requireStream(subscriptionStreamName(id), SubscriptionNotFound, `No subscription with the id ${id} found`);
-      await sendSubjectHistory(ctx, subscriptionSubject(id), subscriptionStreamName(id));
+      await sendSubjectHistory(ctx, subscriptionSubject(id), subscriptionStreamName(id), query);
     },
   );
 
   routes.get(
     '/audit/accounts/:account/events',
     {
-      ...history('What an account did: the events whose acting account it is (admins).', AccountNotFound),
-      query: {
-        ...RANGE,
-        identity_type: 'With identity: the kind of identity.',
-        identity: 'Only what this identity did.',
-      },
+      ...history(
+        pathOf({ account: pathText() }),
+        'What an account did: the events whose acting account it is (admins).',
+        AccountNotFound,
+      ),
+      query: accountHistoryQuery,
     },
-    async (ctx) => {
-      const account = ctx.params.account!;
+    async (ctx, { params, query }) => {
+      const account = params.account;
       await requireHistoryReader(ctx, `account ${account}`);
       await requireStream(accountStreamName(account), AccountNotFound, `Account with ID '${account}' cannot be found`);
-      const identity = identityParam(ctx);
-      await sendFeed(ctx, { ...rangeOf(ctx), account, ...(identity ? { identity } : {}) });
+      const { identity } = query;
+      await sendFeed(ctx, { ...rangeOf(query), account, ...(identity ? { identity } : {}) });
     },
   );
 
   routes.get(
     '/audit/traces/:traceId/events',
-    {
-      accept: STREAM_ONLY,
-      summary: 'Everything one request caused: the events of its trace, daemon work included (admins).',
-      query: RANGE,
-      raises: [AccessDenied],
-    },
-    async (ctx) => {
-      const trace = traceIdParam(ctx.params.traceId!);
+    history(
+      pathOf({ traceId: convertedBy(pathText(), traceIdParam) }),
+      'Everything one request caused: the events of its trace, daemon work included (admins).',
+      AccessDenied,
+    ),
+    async (ctx, { params, query }) => {
+      const trace = params.traceId;
       await requireHistoryReader(ctx, `trace ${trace}`);
-      await sendFeed(ctx, { ...rangeOf(ctx), trace });
+      await sendFeed(ctx, { ...rangeOf(query), trace });
     },
   );
 
-  const feed: RouteOptions = {
+  const feed = {
     accept: STREAM_ONLY,
     summary: 'The whole event feed, paged by position (admins).',
-    query: {
-      ...RANGE,
-      account: 'Only the events this account caused.',
-      identity_type: `With identity: the kind of identity that acted (${IDENTITY_KINDS.join(', ')}).`,
-      identity:
-        'Only the events this identity caused (a user name, a DN, SUB=…, ISS=…, an SSH key’s fingerprint, a daemon).',
-      trace: 'Only the events of this trace (a W3C trace id): what one request caused.',
-      after: 'The last position of the previous page.',
-      limit: 'Events per page: 1000 by default, at most 10 000.',
-    },
+    query: feedQuery,
     raises: [AccessDenied],
-  };
-  routes.get('/audit/events', feed, async (ctx) => {
+  } satisfies RouteOptions;
+  routes.get('/audit/events', feed, async (ctx, { query: parameters }) => {
     await requireHistoryReader(ctx, 'the service');
-    const account = typeof ctx.query.account === 'string' && ctx.query.account !== '' ? ctx.query.account : undefined;
-    const after = positionParam(ctx, 'after');
-    const identity = identityParam(ctx);
-    const trace =
-      typeof ctx.query.trace === 'string' && ctx.query.trace !== '' ? traceIdParam(ctx.query.trace) : undefined;
+    const { account, after, limit, identity, trace } = parameters;
     const query = {
-      ...rangeOf(ctx),
-      limit: limitParam(ctx, 1000, 10_000),
+      ...rangeOf(parameters),
+      limit,
       ...(account ? { account } : {}),
       ...(identity ? { identity } : {}),
       ...(trace ? { trace } : {}),

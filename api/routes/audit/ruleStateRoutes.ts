@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { loadCaller } from '../../../commands/caller.ts';
 import { AUDIT_PERMISSIONS } from '../../../domain/permission/auditPolicy.ts';
 import { allowOnly } from '../../../domain/permission/policy.ts';
@@ -7,7 +8,7 @@ import { ruleStateAsOf } from '../../../projections/audit/ruleStateAsOf.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import type { RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
-import { historyBound } from './auditParams.ts';
+import { asOfQuery } from './auditParams.ts';
 import { renderRule } from './auditRendering.ts';
 
 /**
@@ -21,14 +22,15 @@ export const registerRuleStateRoute = (routes: RouteTable, services: Services): 
   routes.get(
     '/audit/rules/:ruleId/state',
     {
+      params: pathOf({ ruleId: pathText() }),
       accept: JSON_ONLY,
       summary: 'A rule as it was at a position or time, folded from its events (admins).',
-      query: { as_of: 'A global position or an RFC 3339 time; default now.' },
+      query: asOfQuery,
       raises: [AccessDenied, RuleNotFound],
     },
-    async (ctx) => {
-      const ruleId = ctx.params.ruleId!;
-      const asOf = historyBound(ctx, 'as_of');
+    async (ctx, { params, query }) => {
+      const ruleId = params.ruleId;
+      const asOf = query.as_of;
       const caller = await loadCaller(services.commands, ctx.state.issuer!);
       allowOnly(
         AUDIT_PERMISSIONS.readHistory(caller),

@@ -11,7 +11,9 @@ import { LIMITS } from '../../../domain/shared/limits.ts';
 import { keyProblem } from '../../../domain/shared/names.ts';
 import { configOption, configSection, configSectionsByName } from '../../../projections/config/configQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
-import { jsonObject } from '../../params.ts';
+import { jsonDictionary, jsonValueBody, pathOf, pathText } from '../../params.ts';
+import { convertedBy } from '../../routeInput.ts';
+import { z } from 'zod';
 import { created, ok, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 
@@ -30,13 +32,36 @@ const configText = (value: unknown): string => {
   return text;
 };
 
+/** A path variable naming a section or an option, held to `configKey`. */
+const keyOf = (what: 'section' | 'option') => convertedBy(z.string(), (key) => configKey(what, key));
+
+type ConfigOption = { section: string; option: string; value: string };
+
+/** `{section: {option: value}}` as options; every section is checked before anything is written. */
+const optionsOf = (body: Readonly<Record<string, unknown>>): ConfigOption[] => {
+  const options: ConfigOption[] = [];
+  for (const [section, sectionOptions] of Object.entries(body)) {
+    if (sectionOptions === null || typeof sectionOptions !== 'object' || Array.isArray(sectionOptions))
+      throw new ValueError('');
+    configKey('section', section);
+    for (const [option, value] of Object.entries(sectionOptions))
+      options.push({ section, option: configKey('option', option), value: configText(value) });
+  }
+  return options;
+};
+
+const optionsBody = jsonValueBody(
+  convertedBy(jsonDictionary({}, '`{section: {option: value}}`.'), optionsOf),
+  'dictionary',
+);
+
 const typedOptions = (options: Record<string, string>) =>
   Object.fromEntries(Object.entries(options).map(([option, value]) => [option, configValueFromText(value)]));
 
 export const registerConfigRoutes = (routes: RouteTable, services: Services): void => {
   const requireReader = async (ctx: AppContext, what: string) =>
     requireConfigPermission(await loadCaller(services.commands, ctx.state.issuer!), what);
-  const set = async (ctx: AppContext, options: { section: string; option: string; value: string }[]) => {
+  const set = async (ctx: AppContext, options: ConfigOption[]) => {
     await created(ctx, services, (metadata) => setConfigOptions(services.commands, { options }, metadata));
   };
 
@@ -56,49 +81,50 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
     },
   );
 
-  /** `{section: {option: value}}`; every section is checked before anything is written, then all at once. */
   routes.post(
     '/config',
-    {
-      summary: 'Sets options of several sections at once.',
-      body: { description: '`{section: {option: value}}`.' },
-      raises: [ConfigurationError],
-    },
-    async (ctx) => {
-      const body = jsonObject(ctx);
-      const options: { section: string; option: string; value: string }[] = [];
-      for (const [section, sectionOptions] of Object.entries(body)) {
-        if (sectionOptions === null || typeof sectionOptions !== 'object' || Array.isArray(sectionOptions))
-          throw new ValueError('');
-        configKey('section', section);
-        for (const [option, value] of Object.entries(sectionOptions))
-          options.push({ section, option: configKey('option', option), value: configText(value) });
-      }
-      await set(ctx, options);
+    { summary: 'Sets options of several sections at once.', body: optionsBody, raises: [ConfigurationError] },
+    async (ctx, { body }) => {
+      await set(ctx, body);
     },
   );
 
   routes.get(
     '/config/:section',
-    { accept: JSON_ONLY, summary: 'The options of one section.', raises: [AccessDenied, ConfigNotFound] },
-    async (ctx) => {
-      await requireReader(ctx, `retrieve options and values from section ${ctx.params.section}`);
-      const section = await configSection(services.readModels, ctx.params.section!);
-      if (!section) throw new ConfigNotFound(`No configuration found for section '${ctx.params.section}'`);
+    {
+      params: pathOf({ section: pathText() }),
+      accept: JSON_ONLY,
+      summary: 'The options of one section.',
+      raises: [AccessDenied, ConfigNotFound],
+    },
+    async (ctx, { params }) => {
+      await requireReader(ctx, `retrieve options and values from section ${params.section}`);
+      const section = await configSection(services.readModels, params.section);
+      if (!section) throw new ConfigNotFound(`No configuration found for section '${params.section}'`);
       sendJson(ctx, typedOptions(section.options));
     },
   );
-  routes.delete('/config/:section', { summary: 'Removes a section.', raises: [ConfigNotFound] }, async (ctx) => {
-    const section = configKey('section', ctx.params.section!);
-    await ok(ctx, services, (metadata) => removeConfigSection(services.commands, { section }, metadata));
-  });
+  routes.delete(
+    '/config/:section',
+    { params: pathOf({ section: keyOf('section') }), summary: 'Removes a section.', raises: [ConfigNotFound] },
+    async (ctx, { params }) => {
+      await ok(ctx, services, (metadata) =>
+        removeConfigSection(services.commands, { section: params.section }, metadata),
+      );
+    },
+  );
 
   routes.get(
     '/config/:section/:option',
-    { accept: JSON_ONLY, summary: 'One option’s value, typed as JSON.', raises: [AccessDenied, ConfigNotFound] },
-    async (ctx) => {
-      const section = ctx.params.section!;
-      const option = ctx.params.option!;
+    {
+      params: pathOf({ section: pathText(), option: pathText() }),
+      accept: JSON_ONLY,
+      summary: 'One option’s value, typed as JSON.',
+      raises: [AccessDenied, ConfigNotFound],
+    },
+    async (ctx, { params }) => {
+      const section = params.section;
+      const option = params.option;
       try {
         await requireReader(ctx, `retrieve option ${option} from section ${section}`);
       } catch (error) {
@@ -113,30 +139,31 @@ export const registerConfigRoutes = (routes: RouteTable, services: Services): vo
   );
   routes.delete(
     '/config/:section/:option',
-    { summary: 'Removes an option.', raises: [ConfigNotFound] },
-    async (ctx) => {
-      const section = configKey('section', ctx.params.section!);
-      const option = configKey('option', ctx.params.option!);
-      await ok(ctx, services, (metadata) => removeConfigOption(services.commands, { section, option }, metadata));
+    {
+      params: pathOf({ section: keyOf('section'), option: keyOf('option') }),
+      summary: 'Removes an option.',
+      raises: [ConfigNotFound],
+    },
+    async (ctx, { params }) => {
+      await ok(ctx, services, (metadata) => removeConfigOption(services.commands, params, metadata));
     },
   );
 
   routes.put(
     '/config/:section/:option/:value',
     {
+      params: pathOf({
+        section: keyOf('section'),
+        option: keyOf('option'),
+        value: convertedBy(z.string(), configText),
+      }),
       raises: [ConfigurationError],
       summary: 'Sets one option from the path.',
       body: 'none',
       success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },
     },
-    async (ctx) => {
-      await set(ctx, [
-        {
-          section: configKey('section', ctx.params.section!),
-          option: configKey('option', ctx.params.option!),
-          value: configText(ctx.params.value!),
-        },
-      ]);
+    async (ctx, { params }) => {
+      await set(ctx, [params]);
     },
   );
 };

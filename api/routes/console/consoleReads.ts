@@ -1,9 +1,11 @@
+import { pathOf, pathText } from '../../params.ts';
 import { InvalidValueForKey, RSENotFound } from '../../../domain/shared/errors.ts';
 import { distancesFrom } from '../../../projections/rse/rseQueries.ts';
 import { MAX_RULE_PAGE, RULE_PAGE_FILTERS, rulePage } from '../../../projections/rule/rulePages.ts';
 import { didBytes } from '../../../projections/rule/ruleQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
-import { queryString } from '../../params.ts';
+import { queryOf, queryText } from '../../params.ts';
+import { convertedBy } from '../../routeInput.ts';
 import type { RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 import { activeRse, distanceView } from '../rse/rseViews.ts';
@@ -20,32 +22,36 @@ import { ruleJson } from '../rule/ruleRendering.ts';
  * - `GET /console/rses/{rse}/distances`: the distances from an RSE to every other, which Rucio
  *   answers only one pair at a time.
  */
+const rulePageQuery = queryOf({
+  state: queryText().describe('A state or its letter (STUCK, S, …).'),
+  account: queryText().describe('The owner.'),
+  activity: queryText().describe('The activity.'),
+  rse_expression: queryText().describe('The RSE expression, as written.'),
+  scope: queryText().describe('The scope of the rules’ DIDs.'),
+  after: queryText().describe('The `next` of the previous page.'),
+  limit: convertedBy(queryText(), (text = '50') => {
+    const limit = Number(text);
+    if (!Number.isInteger(limit) || limit < 1) throw new InvalidValueForKey(`limit: '${text}' is not a count`);
+    return limit;
+  }).describe(`Rules per page, at most ${MAX_RULE_PAGE} (50 by default).`),
+});
+
 export const registerConsoleReadRoutes = (routes: RouteTable, services: Services): void => {
   routes.get(
     '/console/rules',
     {
       accept: JSON_ONLY,
       summary: 'A page of rules, newest first, filtered by state, account, activity or RSE expression.',
-      query: {
-        state: 'A state or its letter (STUCK, S, …).',
-        account: 'The owner.',
-        activity: 'The activity.',
-        rse_expression: 'The RSE expression, as written.',
-        after: 'The `next` of the previous page.',
-        limit: `Rules per page, at most ${MAX_RULE_PAGE} (50 by default).`,
-      },
+      query: rulePageQuery,
       raises: [InvalidValueForKey],
     },
-    async (ctx) => {
+    async (ctx, { query }) => {
       const filters: Record<string, string> = {};
       for (const key of RULE_PAGE_FILTERS) {
-        const value = queryString(ctx, key)?.trim();
+        const value = query[key]?.trim();
         if (value) filters[key] = value;
       }
-      const limitText = queryString(ctx, 'limit') ?? '50';
-      const limit = Number(limitText);
-      if (!Number.isInteger(limit) || limit < 1) throw new InvalidValueForKey(`limit: '${limitText}' is not a count`);
-      const after = queryString(ctx, 'after');
+      const { limit, after } = query;
       const page = await rulePage(services.readModels, filters, { limit, ...(after ? { after } : {}) });
       const rules = [];
       for (const rule of page.rules)
@@ -57,12 +63,13 @@ export const registerConsoleReadRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/console/rses/:rse/distances',
     {
+      params: pathOf({ rse: pathText() }),
       accept: JSON_ONLY,
       summary: 'The distances from an RSE to every other RSE it has one to.',
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const source = await activeRse(services, ctx.params.rse!);
+    async (ctx, { params }) => {
+      const source = await activeRse(services, params.rse);
       const found = [];
       for await (const distance of distancesFrom(services.readModels, source.id)) found.push(distanceView(distance));
       sendJson(ctx, found);

@@ -7,9 +7,9 @@ import {
 } from '../../../domain/shared/errors.ts';
 import { SIGN_URL_OPERATIONS, type SignUrlOperation } from '../../../infra/storage/urlSigner.ts';
 import { sendText } from '../../http.ts';
-import { queryString } from '../../params.ts';
-import type { RouteOptions, RouteTable } from '../../route.ts';
-import type { AppContext, Services } from '../../services.ts';
+import { queryOf, queryText } from '../../params.ts';
+import type { HandlerFor, RouteOptions, RouteTable } from '../../route.ts';
+import type { Services } from '../../services.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import { integerParameter } from '../replica/replicaParams.ts';
 import { checkLifetime, isSignUrlService, maySign, signingError } from './signing.ts';
@@ -26,23 +26,37 @@ const isOperation = (value: string): value is SignUrlOperation =>
  * answer is the signed URL as text.
  */
 export const registerCredentialRoutes = (routes: RouteTable, services: Services): void => {
-  const signUrl = async (ctx: AppContext): Promise<void> => {
+  // The values are checked here, after the X-Svc-Account header, in Rucio's order.
+  const options = {
+    accept: ['application/octet-stream'],
+    summary: 'A storage URL signed for one operation and a lifetime (root only; RSEs with sign_url).',
+    query: queryOf({
+      rse: queryText().describe('The RSE the URL points to (required).'),
+      url: queryText().describe('The URL to sign (required).'),
+      lifetime: queryText().describe('Seconds the signature lasts, 1 to 604800 (default 600).'),
+      svc: queryText().describe('gcs (default), s3 or swift.'),
+      op: queryText().describe('read (default), write or delete.'),
+    }),
+    success: { status: 200, type: 'text/html; charset=utf-8', description: 'The signed URL.' },
+    raises: [AccessDenied, RSENotFound, UnsupportedOperation, ErrorLoadingCredentials],
+  } satisfies RouteOptions;
+  const signUrl: HandlerFor<typeof options> = async (ctx, { query }): Promise<void> => {
     ctx.set('Access-Control-Expose-Headers', 'X-Svc-Auth-Token');
     const account = ctx.get('X-Svc-Account');
     if (!account) throw new ValueError('Parameter "account" not found.');
-    const rseName = queryString(ctx, 'rse');
+    const rseName = query.rse;
     if (rseName === undefined) throw new ValueError('Parameter "rse" not found');
-    const url = queryString(ctx, 'url');
+    const url = query.url;
     if (url === undefined) throw new ValueError('Parameter "url" not found');
-    const lifetimeText = queryString(ctx, 'lifetime');
+    const lifetimeText = query.lifetime;
     const lifetime = checkLifetime(
       lifetimeText === undefined ? 600 : integerParameter(lifetimeText, 'lifetime'),
       'lifetime',
     );
-    const service = queryString(ctx, 'svc') || 'gcs';
+    const service = query.svc || 'gcs';
     if (!isSignUrlService(service))
       throw new ValueError('Parameter "svc" must be either empty (which defaults to "gcs"), "gcs", "s3" or "swift"');
-    const operation = queryString(ctx, 'op') || 'read';
+    const operation = query.op || 'read';
     if (!isOperation(operation))
       throw new ValueError(
         'Parameter "op" must be either empty (which defaults to "read"), "read", "write", or "delete".',
@@ -71,19 +85,6 @@ export const registerCredentialRoutes = (routes: RouteTable, services: Services)
       throw signingError(error);
     }
     sendText(ctx, signed);
-  };
-  const options: RouteOptions = {
-    accept: ['application/octet-stream'],
-    summary: 'A storage URL signed for one operation and a lifetime (root only; RSEs with sign_url).',
-    query: {
-      rse: 'The RSE the URL points to (required).',
-      url: 'The URL to sign (required).',
-      lifetime: 'Seconds the signature lasts, 1 to 604800 (default 600).',
-      svc: 'gcs (default), s3 or swift.',
-      op: 'read (default), write or delete.',
-    },
-    success: { status: 200, type: 'text/html; charset=utf-8', description: 'The signed URL.' },
-    raises: [AccessDenied, RSENotFound, UnsupportedOperation, ErrorLoadingCredentials],
   };
   routes.get('/credentials/signurl', options, signUrl);
   routes.get('/credentials/signur', options, signUrl);

@@ -1,9 +1,10 @@
+import { pathOf } from '../../params.ts';
 import { archiveContent } from '../../../projections/did/archiveQueries.ts';
 import type { ArchiveContentDocument } from '../../../projections/did/archiveContentsProjection.ts';
 import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
 import type { RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
-import { didFromPath } from './didParams.ts';
+import { scopeNamePath } from './didParams.ts';
 
 /** A constituent as `list_archive_content` gives it. */
 const constituentJson = (row: ArchiveContentDocument) => ({
@@ -21,9 +22,13 @@ const constituentJson = (row: ArchiveContentDocument) => ({
 export const registerArchiveRoutes = (routes: RouteTable, services: Services): void => {
   routes.get(
     '/archives/*scope_name/files',
-    { accept: STREAM_ONLY, summary: 'The constituents of an archive file (none for any other DID).' },
-    async (ctx) => {
-      const did = didFromPath(ctx);
+    {
+      params: pathOf({ scope_name: scopeNamePath() }),
+      accept: STREAM_ONLY,
+      summary: 'The constituents of an archive file (none for any other DID).',
+    },
+    async (ctx, { params }) => {
+      const did = params.scope_name;
       await sendStream(ctx, mapStream(archiveContent(services.readModels, did.scope, did.name), constituentJson));
     },
   );

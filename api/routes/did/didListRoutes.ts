@@ -20,10 +20,11 @@ import {
 import { runDidSearch } from '../../../projections/did/didSearchQueries.ts';
 import type { DidDocument } from '../../../projections/did/didsProjection.ts';
 import { contentEntryJson, contentHistoryJson, didStatusJson, parentJson } from './didRendering.ts';
-import { didFromPath, didRefItem, asArray } from './didParams.ts';
+import { scopeNamePath, didRefItem, asArray } from './didParams.ts';
 import { JSON_ONLY, JSON_TYPE, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, queryBoolean, queryString } from '../../params.ts';
-import type { RouteOptions, RouteTable } from '../../route.ts';
+import { jsonObjectBody, pathOf, pathText, queryBoolean, queryFilter, queryOf, queryText } from '../../params.ts';
+import type { z } from 'zod';
+import type { HandlerFor, RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { rulesLockingFile, rulesOfDid } from '../../../projections/rule/ruleQueries.ts';
 import { ruleLines } from '../rule/rules.ts';
@@ -31,8 +32,7 @@ import { ruleLines } from '../rule/rules.ts';
 const notFound = (did: DidRef) => new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
 
 /** The DID of the path, which must exist. */
-const existingDid = async (services: Services, ctx: AppContext): Promise<DidDocument> => {
-  const did = didFromPath(ctx);
+const existingDid = async (services: Services, did: DidRef): Promise<DidDocument> => {
   const document = await findDid(services.readModels, did.scope, did.name);
   if (!document) throw notFound(did);
   return document;
@@ -66,10 +66,10 @@ export const registerDidStaticListRoutes = (routes: RouteTable, services: Servic
     {
       accept: STREAM_ONLY,
       summary: 'DIDs flagged new (not yet picked up by the transmogrifier).',
-      query: { type: 'A DID type: FILE, DATASET, CONTAINER.' },
+      query: queryOf({ type: queryText().describe('A DID type: FILE, DATASET, CONTAINER.') }),
     },
-    async (ctx) => {
-      const type = queryString(ctx, 'type');
+    async (ctx, { query }) => {
+      const { type } = query;
       const didType = type === undefined ? undefined : DID_TYPES.find((candidate) => candidate === type.toUpperCase());
       if (type !== undefined && !didType) throw new ValueError(`'${type}' is not a valid DID type`);
       await sendStream(
@@ -88,10 +88,9 @@ export const registerDidStaticListRoutes = (routes: RouteTable, services: Servic
     {
       accept: STREAM_ONLY,
       summary: 'The files below each of several DIDs, with their parent.',
-      body: { description: '`dids`: `{scope, name}` each.' },
+      body: jsonObjectBody({}, { description: '`dids`: `{scope, name}` each.' }),
     },
-    async (ctx) => {
-      const parameters = jsonObject(ctx);
+    async (ctx, { body: parameters }) => {
       const requested = asArray('dids', parameters.dids ?? []).map((item) => didRefItem('dids', item));
       async function* files() {
         for (const did of requested) {
@@ -107,29 +106,32 @@ export const registerDidStaticListRoutes = (routes: RouteTable, services: Servic
   );
 };
 
+/** The search's query: its options, and every other parameter a filter (without `filters`). */
+const searchQuery = queryOf({
+  type: queryText().describe('collection (default), dataset, container, file or all.'),
+  limit: queryText().describe('At most this many.'),
+  long: queryBoolean(false).describe('True: the whole DID instead of its name.'),
+  recursive: queryBoolean(false).describe('True: below the matching collections too.'),
+  filters: queryText().describe('The filters as the Python client sends them: a list of dictionaries.'),
+}).catchall(queryFilter());
+
 /** GET /dids/{scope}/dids/search and GET /dids/{guid}/guid. */
 export const registerDidSearchRoutes = (routes: RouteTable, services: Services): void => {
-  const search: RouteOptions = {
+  const search = {
+    params: pathOf({ scope: pathText() }),
     accept: STREAM_ONLY,
     summary: 'Searches a scope: names (or with `long`, the DIDs) matching the filters.',
-    query: {
-      filters:
-        'A Python literal list of dicts, each a group of conditions (`name`, `type`, `length.gt`, metadata keys, ...); without it, the other parameters are one group.',
-      type: 'collection (default), dataset, container, file or all.',
-      limit: 'At most this many.',
-      long: 'True: the whole DID instead of its name.',
-      recursive: 'True: below the matching collections too.',
-    },
+    query: searchQuery,
     raises: [DIDFilterSyntaxError],
-  };
-  routes.get('/dids/:scope/dids/search', search, async (ctx) => {
-    const search = planDidSearch(searchGroups(ctx), queryString(ctx, 'type') ?? 'collection');
-    const limitText = queryString(ctx, 'limit');
+  } satisfies RouteOptions;
+  routes.get('/dids/:scope/dids/search', search, async (ctx, { params, query }) => {
+    const search = planDidSearch(searchGroups(query), query.type ?? 'collection');
+    const limitText = query.limit;
     // Flask's `type=int` turns an unreadable limit into no limit.
     const limit = limitText !== undefined && /^\s*\d+\s*$/.test(limitText) ? Number(limitText) : undefined;
-    const long = queryBoolean(ctx, 'long', false);
-    const hits = runDidSearch(services.readModels, search, ctx.params.scope!, {
-      recursive: queryBoolean(ctx, 'recursive', false),
+    const { long } = query;
+    const hits = runDidSearch(services.readModels, search, params.scope, {
+      recursive: query.recursive,
       ...(limit ? { limit } : {}),
     });
     await sendStream(
@@ -140,9 +142,14 @@ export const registerDidSearchRoutes = (routes: RouteTable, services: Services):
 
   routes.get(
     '/dids/:guid/guid',
-    { accept: STREAM_ONLY, summary: 'The datasets holding the file of a GUID.', raises: [DataIdentifierNotFound] },
-    async (ctx) => {
-      const given = ctx.params.guid!;
+    {
+      params: pathOf({ guid: pathText() }),
+      accept: STREAM_ONLY,
+      summary: 'The datasets holding the file of a GUID.',
+      raises: [DataIdentifierNotFound],
+    },
+    async (ctx, { params }) => {
+      const given = params.guid;
       const guid = normalizeGuid(given);
       const files = guid ? await filesWithGuid(services.readModels, guid) : [];
       if (files.length === 0) throw new DataIdentifierNotFound(`No file associated to GUID : ${given}`);
@@ -161,15 +168,9 @@ export const registerDidSearchRoutes = (routes: RouteTable, services: Services):
  * The search filters as the Python client sends them (a Python literal list of dicts in `filters`),
  * or, without `filters`, the other query parameters as one group.
  */
-const searchGroups = (ctx: AppContext): Record<string, unknown>[] => {
-  const text = queryString(ctx, 'filters');
-  if (text === undefined) {
-    const group: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(ctx.query)) {
-      if (!['type', 'limit', 'long', 'recursive'].includes(key)) group[key] = Array.isArray(value) ? value[0] : value;
-    }
-    return [group];
-  }
+const searchGroups = (query: z.output<typeof searchQuery>): Record<string, unknown>[] => {
+  const { filters: text, type: _type, limit: _limit, long: _long, recursive: _recursive, ...others } = query;
+  if (text === undefined) return [others];
   let parsed;
   try {
     parsed = parsePythonLiteral(text);
@@ -195,22 +196,28 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/dids/*scope_name/dids/history',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       accept: STREAM_ONLY,
       summary: 'What was ever attached to a collection, detached children included.',
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const did = didFromPath(ctx);
+    async (ctx, { params }) => {
+      const did = params.scope_name;
       const history = contentHistoryOf(services.readModels, did.scope, did.name);
       await sendStream(ctx, orNotFound(mapStream(history, contentHistoryJson), services, did));
     },
   );
-  routes.get('/dids/*scope_name/status', didOptions, (ctx) => getDid(services, ctx));
+  routes.get('/dids/*scope_name/status', didOptions, (ctx, input) => getDid(services, ctx, input));
   routes.get(
     '/dids/*scope_name/dids',
-    { accept: STREAM_ONLY, summary: 'The children of a collection.', raises: [DataIdentifierNotFound] },
-    async (ctx) => {
-      const did = didFromPath(ctx);
+    {
+      params: pathOf({ scope_name: scopeNamePath() }),
+      accept: STREAM_ONLY,
+      summary: 'The children of a collection.',
+      raises: [DataIdentifierNotFound],
+    },
+    async (ctx, { params }) => {
+      const did = params.scope_name;
       const content = contentOf(services.readModels, did.scope, did.name);
       await sendStream(ctx, orNotFound(mapStream(content, contentEntryJson), services, did));
     },
@@ -218,15 +225,16 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/dids/*scope_name/files',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       accept: STREAM_ONLY,
       summary: 'The files below a DID.',
-      query: { long: 'Present: with `lumiblocknr`.' },
+      query: queryOf({ long: queryText().describe('Present: with `lumiblocknr`.') }),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const document = await existingDid(services, ctx);
+    async (ctx, { params, query }) => {
+      const document = await existingDid(services, params.scope_name);
       // The long form is asked for by the parameter's presence, whatever its value.
-      const long = ctx.query.long !== undefined;
+      const long = query.long !== undefined;
       await sendStream(
         ctx,
         (async function* () {
@@ -241,9 +249,14 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
   );
   routes.get(
     '/dids/*scope_name/rules',
-    { accept: STREAM_ONLY, summary: 'The rules on a DID.', raises: [DataIdentifierNotFound] },
-    async (ctx) => {
-      const document = await existingDid(services, ctx);
+    {
+      params: pathOf({ scope_name: scopeNamePath() }),
+      accept: STREAM_ONLY,
+      summary: 'The rules on a DID.',
+      raises: [DataIdentifierNotFound],
+    },
+    async (ctx, { params }) => {
+      const document = await existingDid(services, params.scope_name);
       await sendStream(ctx, ruleLines(services, rulesOfDid(services.readModels, document.scope, document.name)));
     },
   );
@@ -252,20 +265,26 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/dids/*scope_name/associated_rules',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       accept: STREAM_ONLY,
       summary: 'The rules holding a lock on a file, with the bytes of the DID each rule is on.',
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const document = await existingDid(services, ctx);
+    async (ctx, { params }) => {
+      const document = await existingDid(services, params.scope_name);
       await sendStream(ctx, ruleLines(services, rulesLockingFile(services.readModels, document.scope, document.name)));
     },
   );
   routes.get(
     '/dids/*scope_name/parents',
-    { accept: STREAM_ONLY, summary: 'The collections a DID is attached to.', raises: [DataIdentifierNotFound] },
-    async (ctx) => {
-      const document = await existingDid(services, ctx);
+    {
+      params: pathOf({ scope_name: scopeNamePath() }),
+      accept: STREAM_ONLY,
+      summary: 'The collections a DID is attached to.',
+      raises: [DataIdentifierNotFound],
+    },
+    async (ctx, { params }) => {
+      const document = await existingDid(services, params.scope_name);
       await sendStream(ctx, mapStream(listParents(services.readModels, document.scope, document.name), parentJson));
     },
   );
@@ -273,12 +292,13 @@ export const registerDidItemListRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/dids/*scope_name/follow',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       accept: JSON_ONLY,
       summary: 'The accounts following a DID (JSON lines, typed application/json as Rucio does).',
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const document = await existingDid(services, ctx);
+    async (ctx, { params }) => {
+      const document = await existingDid(services, params.scope_name);
       const followers = followersOf(services.readModels, document.scope, document.name);
       await sendStream(
         ctx,
@@ -294,6 +314,7 @@ export const registerScopeListingRoutes = (routes: RouteTable, services: Service
   routes.get(
     '/dids/:scope',
     {
+      params: pathOf({ scope: pathText() }),
       auth: false,
       commonHeaders: false,
       summary: 'Redirects (308) to `/dids/{scope}/`.',
@@ -308,15 +329,18 @@ export const registerScopeListingRoutes = (routes: RouteTable, services: Service
   routes.get(
     '/dids/:scope/',
     {
+      params: pathOf({ scope: pathText() }),
       accept: STREAM_ONLY,
       summary: 'The DIDs of a scope, or with `name` those below that DID.',
-      query: { name: 'A collection of the scope.', recursive: 'True: all levels below.' },
+      query: queryOf({
+        name: queryText().describe('A collection of the scope.'),
+        recursive: queryBoolean(false).describe('True: all levels below.'),
+      }),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const scope = ctx.params.scope!;
-      const name = queryString(ctx, 'name');
-      const recursive = queryBoolean(ctx, 'recursive', false);
+    async (ctx, { params, query }) => {
+      const scope = params.scope;
+      const { name, recursive } = query;
       if (name === undefined) {
         await sendStream(ctx, listScope(services.readModels, scope, recursive));
         return;
@@ -330,24 +354,29 @@ export const registerScopeListingRoutes = (routes: RouteTable, services: Service
 
 /** GET /dids/{scope}/{name}: the DID itself. */
 export const registerDidGetRoute = (routes: RouteTable, services: Services): void => {
-  routes.get('/dids/*scope_name', didOptions, (ctx) => getDid(services, ctx));
+  routes.get('/dids/*scope_name', didOptions, (ctx, input) => getDid(services, ctx, input));
 };
 
-const didOptions: RouteOptions = {
+const didOptions = {
+  params: pathOf({ scope_name: scopeNamePath() }),
   accept: JSON_ONLY,
   summary: 'One DID: type, account, bytes, length, open, ...',
-  query: {
-    dynamic_depth: 'FILE or DATASET: bytes and length summed below now.',
-    dynamic: 'Present: the same as dynamic_depth=FILE.',
-  },
+  query: queryOf({
+    dynamic_depth: queryText().describe('FILE or DATASET: bytes and length summed below now.'),
+    dynamic: queryText().describe('Present: the same as dynamic_depth=FILE.'),
+  }),
   raises: [DataIdentifierNotFound],
-};
+} satisfies RouteOptions;
 
-const getDid = async (services: Services, ctx: AppContext): Promise<void> => {
-  const document = await existingDid(services, ctx);
-  const requested = queryString(ctx, 'dynamic_depth');
-  const depth =
-    requested !== undefined ? requested.toUpperCase() : ctx.query.dynamic !== undefined ? 'FILE' : undefined;
+const getDid = async (
+  services: Services,
+  ctx: AppContext,
+  { params, query }: Parameters<HandlerFor<typeof didOptions>>[1],
+): Promise<void> => {
+  const document = await existingDid(services, params.scope_name);
+  const requested = query.dynamic_depth;
+  // `dynamic` asks by its presence, whatever its value.
+  const depth = requested !== undefined ? requested.toUpperCase() : query.dynamic !== undefined ? 'FILE' : undefined;
   const dynamic =
     depth === 'FILE' || depth === 'DATASET' ? await dynamicTotals(services.readModels, document, depth) : undefined;
   sendJson(ctx, didStatusJson(document, dynamic));

@@ -1,12 +1,14 @@
+import { pathOf, pathText } from '../../params.ts';
 import { deleteMetadata, setDidsMetadataBulk, setMetadata } from '../../../commands/did/didMetadataCommands.ts';
 import { assertKeyCharacters, metadataPluginNamed, type MetadataPlugin } from '../../../domain/did/didMetadata.ts';
 import { DataIdentifierNotFound, KeyNotFound, UnsupportedMetadataPlugin } from '../../../domain/shared/errors.ts';
 import { ancestorKeys, findDid, findDidByKey } from '../../../projections/did/didQueries.ts';
 import type { DidDocument } from '../../../projections/did/didsProjection.ts';
 import { didColumnMetadata, jsonMetadata } from './didRendering.ts';
-import { asArray, asObject, didFromPath, didRefItem } from './didParams.ts';
+import { asArray, asObject, scopeNamePath, didRefItem } from './didParams.ts';
 import { JSON_ONLY, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, param, paramBoolean, queryString } from '../../params.ts';
+import { booleanKey, jsonObjectBody, queryOf, queryText, requiredKey } from '../../params.ts';
+import { convertedBy } from '../../routeInput.ts';
 import { created, ok, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 
@@ -37,13 +39,13 @@ export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services
     '/dids/bulkdidsmeta',
     {
       summary: 'Sets metadata of several DIDs.',
-      body: { description: '`dids`: `{scope, name, meta}` each.' },
+      body: jsonObjectBody({}, { description: '`dids`: `{scope, name, meta}` each.' }),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const dids = asArray('dids', param(jsonObject(ctx), 'dids')).map((item) => {
+    async (ctx, { body }) => {
+      const dids = asArray('dids', requiredKey(body, 'dids')).map((item) => {
         const entry = asObject('dids', item);
-        return { ...didRefItem('dids', entry), meta: asObject('dids', param(entry, 'meta')) };
+        return { ...didRefItem('dids', entry), meta: asObject('dids', requiredKey(entry, 'meta')) };
       });
       await created(ctx, services, (metadata) => setDidsMetadataBulk(services.commands, { dids }, metadata));
     },
@@ -59,13 +61,15 @@ export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services
     {
       accept: STREAM_ONLY,
       summary: 'The metadata of several DIDs, one line each.',
-      body: { description: '`dids`: `{scope, name}` each; `inherit`; `plugin` (JSON, DID_COLUMN, ALL).' },
+      body: jsonObjectBody(
+        {},
+        { description: '`dids`: `{scope, name}` each; `inherit`; `plugin` (JSON, DID_COLUMN, ALL).' },
+      ),
       raises: [UnsupportedMetadataPlugin],
     },
-    async (ctx) => {
-      const parameters = jsonObject(ctx);
-      const dids = asArray('dids', param(parameters, 'dids')).map((item) => didRefItem('dids', item));
-      const inherit = paramBoolean(parameters, 'inherit', false);
+    async (ctx, { body: parameters }) => {
+      const dids = asArray('dids', requiredKey(parameters, 'dids')).map((item) => didRefItem('dids', item));
+      const inherit = booleanKey(parameters, 'inherit', false);
       const plugin = pluginOf(parameters.plugin ?? 'JSON');
       async function* lines() {
         for (const did of dids) {
@@ -97,12 +101,16 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
 
   routes.post(
     '/dids/*scope_name/meta/:key',
-    { ...setErrors, summary: 'Sets one metadata key of a DID.', body: { description: '`value`; `recursive`.' } },
-    async (ctx) => {
-      const did = didFromPath(ctx);
-      const parameters = jsonObject(ctx);
-      const meta = { [ctx.params.key!]: param(parameters, 'value') };
-      const recursive = paramBoolean(parameters, 'recursive', false);
+    {
+      params: pathOf({ scope_name: scopeNamePath(), key: pathText() }),
+      ...setErrors,
+      summary: 'Sets one metadata key of a DID.',
+      body: jsonObjectBody({}, { description: '`value`; `recursive`.' }),
+    },
+    async (ctx, { params, body: parameters }) => {
+      const did = params.scope_name;
+      const meta = { [params.key]: requiredKey(parameters, 'value') };
+      const recursive = booleanKey(parameters, 'recursive', false);
       await created(ctx, services, (metadata) =>
         setMetadata(services.commands, { ...did, meta, recursive, single: true }, metadata),
       );
@@ -111,14 +119,19 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
   routes.get(
     '/dids/*scope_name/meta',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       accept: JSON_ONLY,
       summary: 'The metadata of a DID.',
-      query: { plugin: 'DID_COLUMN (default), JSON or ALL.' },
+      query: queryOf({
+        plugin: convertedBy(queryText(), (text) => pluginOf(text ?? 'DID_COLUMN')).describe(
+          'DID_COLUMN (default), JSON or ALL.',
+        ),
+      }),
       raises: [DataIdentifierNotFound, UnsupportedMetadataPlugin],
     },
-    async (ctx) => {
-      const did = didFromPath(ctx);
-      const plugin = pluginOf(queryString(ctx, 'plugin') ?? 'DID_COLUMN');
+    async (ctx, { params, query }) => {
+      const did = params.scope_name;
+      const { plugin } = query;
       const document = await findDid(services.readModels, did.scope, did.name);
       if (!document) throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
       sendJson(ctx, metadataOf(document, plugin));
@@ -127,15 +140,15 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
   routes.post(
     '/dids/*scope_name/meta',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       ...setErrors,
       summary: 'Sets several metadata keys of a DID.',
-      body: { description: '`meta`: `{key: value}`; `recursive`.' },
+      body: jsonObjectBody({}, { description: '`meta`: `{key: value}`; `recursive`.' }),
     },
-    async (ctx) => {
-      const did = didFromPath(ctx);
-      const parameters = jsonObject(ctx);
-      const meta = asObject('meta', param(parameters, 'meta'));
-      const recursive = paramBoolean(parameters, 'recursive', false);
+    async (ctx, { params, body: parameters }) => {
+      const did = params.scope_name;
+      const meta = asObject('meta', requiredKey(parameters, 'meta'));
+      const recursive = booleanKey(parameters, 'recursive', false);
       await created(ctx, services, (metadata) =>
         setMetadata(services.commands, { ...did, meta, recursive, single: false }, metadata),
       );
@@ -144,16 +157,21 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
   routes.delete(
     '/dids/*scope_name/meta',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       errors: { NotImplementedError: 409 },
       summary: 'Removes one JSON metadata key of a DID.',
-      query: { key: 'The key (required).' },
+      query: queryOf({
+        key: convertedBy(queryText(), (key) => {
+          if (key === undefined) throw new KeyNotFound('No key provided to remove');
+          assertKeyCharacters(key);
+          return key;
+        }).describe('The key (required).'),
+      }),
       raises: [DataIdentifierNotFound, KeyNotFound],
     },
-    async (ctx) => {
-      const did = didFromPath(ctx);
-      const key = queryString(ctx, 'key');
-      if (key === undefined) throw new KeyNotFound('No key provided to remove');
-      assertKeyCharacters(key);
+    async (ctx, { params, query }) => {
+      const did = params.scope_name;
+      const { key } = query;
       await ok(ctx, services, (metadata) => deleteMetadata(services.commands, { ...did, key }, metadata));
     },
   );

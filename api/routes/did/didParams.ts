@@ -2,8 +2,9 @@ import type { AttachRequest } from '../../../domain/did/didContent.ts';
 import type { DidRef } from '../../../domain/did/did.ts';
 import { InvalidObject, TypeError_, ValueError } from '../../../domain/shared/errors.ts';
 import { valueProblem } from '../../../domain/shared/names.ts';
-import { parseJsonBody } from '../../params.ts';
-import type { AppContext } from '../../services.ts';
+import { jsonValueBody } from '../../params.ts';
+import { convertedBy, refusedAs } from '../../routeInput.ts';
+import { z } from 'zod';
 import { isRecord } from '../../../domain/shared/narrowing.ts';
 
 /**
@@ -25,7 +26,9 @@ export const parseScopeName = (scopeName: string): DidRef => {
   return { scope: match[1]!, name: match[2]! };
 };
 
-export const didFromPath = (ctx: AppContext): DidRef => parseScopeName(ctx.params.scope_name ?? '');
+/** The `*scope_name` path variable, parsed into scope and name. */
+export const scopeNamePath = () =>
+  convertedBy(z.string().describe('A DID as `scope/name`; the name may hold slashes.'), parseScopeName);
 
 const problem = (schema: string, detail: string): never => {
   throw new InvalidObject(`Problem validating ${schema}: ${detail}`);
@@ -113,8 +116,11 @@ export const refuseRuleOptions = (parameters: Record<string, unknown>): void => 
 };
 
 /** A JSON body that may be an object or a list (POST /dids/attachments). */
-export const jsonObjectOrList = (ctx: AppContext): Record<string, unknown> | unknown[] => {
-  const body = parseJsonBody(ctx, 'dictionary or list');
-  if (!isRecord(body) && !Array.isArray(body)) throw new TypeError_('body must be a json dictionary or list');
-  return body;
-};
+export const jsonObjectOrListBody = (description: string) =>
+  jsonValueBody(
+    refusedAs(
+      z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).describe(description),
+      () => new TypeError_('body must be a json dictionary or list'),
+    ),
+    'dictionary or list',
+  );

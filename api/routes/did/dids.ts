@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { addCollections, type CollectionRule, type NewCollection } from '../../../commands/did/didCreationCommands.ts';
 import { attachDids, detachDids, type Attachment } from '../../../commands/did/didContentCommands.ts';
 import {
@@ -27,15 +28,16 @@ import {
   asObject,
   attachRequests,
   checkDidRef,
-  didFromPath,
+  scopeNamePath,
   didRefItem,
-  jsonObjectOrList,
+  jsonObjectOrListBody,
   refuseRuleOptions,
 } from './didParams.ts';
 import { JSON_ONLY } from '../../http.ts';
 import { replicasOption } from '../replica/replicaParams.ts';
 import { ruleRequestOf } from '../rule/ruleParams.ts';
-import { jsonList, jsonObject, param, paramBoolean } from '../../params.ts';
+import { booleanKey, jsonListBody, jsonObjectBody, requiredKey } from '../../params.ts';
+import { z } from 'zod';
 import { created, ok, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import {
@@ -70,15 +72,14 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       accept: JSON_ONLY,
       errors: { DatabaseException: 406 },
       summary: 'Creates datasets and containers (add_dids).',
-      body: {
-        list: true,
+      body: jsonListBody(z.unknown(), {
         description:
           'DIDs: `scope`, `name`, `type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.',
-      },
+      }),
       raises: [DataIdentifierAlreadyExists, ScopeNotFound, InvalidObject],
     },
-    async (ctx) => {
-      const dids = jsonList(ctx).map((item) => newCollection(asObject('did', item), ctx.state.issuer!));
+    async (ctx, { body }) => {
+      const dids = body.map((item) => newCollection(asObject('did', item), ctx.state.issuer!));
       await created(ctx, services, (metadata) => addCollections(services.commands, { dids, single: false }, metadata));
     },
   );
@@ -87,16 +88,14 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     '/dids/attachments',
     {
       summary: 'Attaches DIDs to several collections (files with `rse` registered as replicas there).',
-      body: {
-        description:
-          '`attachments`: `{scope, name, dids, rse?}` each; `ignore_duplicate`. A bare list is read as the attachments.',
-      },
+      body: jsonObjectOrListBody(
+        '`attachments`: `{scope, name, dids, rse?}` each; `ignore_duplicate`. A bare list is read as the attachments.',
+      ),
       raises: [DataIdentifierNotFound, DuplicateContent],
     },
-    async (ctx) => {
-      const body = jsonObjectOrList(ctx);
-      const list = Array.isArray(body) ? body : param(body, 'attachments');
-      const ignoreDuplicates = Array.isArray(body) ? false : paramBoolean(body, 'ignore_duplicate', false);
+    async (ctx, { body }) => {
+      const list = Array.isArray(body) ? body : requiredKey(body, 'attachments');
+      const ignoreDuplicates = Array.isArray(body) ? false : booleanKey(body, 'ignore_duplicate', false);
       const attachments = asArray('attachments', list).map((item): Attachment => {
         const attachment = asObject('attachments', item);
         refuseRuleOptions(attachment);
@@ -118,18 +117,20 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     '/dids/sample',
     {
       summary: 'Creates a dataset of `nbfiles` files drawn from another.',
-      body: { description: '`input_scope`, `input_name`, `output_scope`, `output_name`, `nbfiles`.' },
+      body: jsonObjectBody(
+        {},
+        { description: '`input_scope`, `input_name`, `output_scope`, `output_name`, `nbfiles`.' },
+      ),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const parameters = jsonObject(ctx);
+    async (ctx, { body: parameters }) => {
       const [inputScope, inputName, outputScope, outputName, nbfiles] = [
         'input_scope',
         'input_name',
         'output_scope',
         'output_name',
         'nbfiles',
-      ].map((name) => param(parameters, name));
+      ].map((name) => requiredKey(parameters, name));
       await sample(
         ctx,
         { scope: String(inputScope), name: String(inputName) },
@@ -142,11 +143,11 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     '/dids/resurrect',
     {
       summary: 'Brings deleted DIDs back.',
-      body: { list: true, description: 'DIDs: `scope`, `name`.' },
+      body: jsonListBody(z.unknown(), { description: 'DIDs: `scope`, `name`.' }),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const dids = asArray('dids', jsonList(ctx)).map((item) => didRefItem('dids', item));
+    async (ctx, { body }) => {
+      const dids = asArray('dids', body).map((item) => didRefItem('dids', item));
       await created(ctx, services, (metadata) => resurrectDids(services.commands, { dids }, metadata));
     },
   );
@@ -154,18 +155,20 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.post(
     '/dids/:input_scope/:input_name/:output_scope/:output_name/:nbfiles/sample',
     {
+      params: pathOf({
+        input_scope: pathText(),
+        input_name: pathText(),
+        output_scope: pathText(),
+        output_name: pathText(),
+        nbfiles: pathText(),
+      }),
       summary: 'Creates a dataset of `nbfiles` files drawn from another.',
       body: 'none',
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const { input_scope, input_name, output_scope, output_name, nbfiles } = ctx.params;
-      await sample(
-        ctx,
-        { scope: input_scope!, name: input_name! },
-        { scope: output_scope!, name: output_name! },
-        nbfiles,
-      );
+    async (ctx, { params }) => {
+      const { input_scope, input_name, output_scope, output_name, nbfiles } = params;
+      await sample(ctx, { scope: input_scope, name: input_name }, { scope: output_scope, name: output_name }, nbfiles);
     },
   );
 
@@ -173,13 +176,13 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.put(
     '/dids/*scope_name/status',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       summary: 'Closes or reopens a collection.',
-      body: { description: '`open`: a JSON boolean.' },
+      body: jsonObjectBody({}, { description: '`open`: a JSON boolean.' }),
       raises: [DataIdentifierNotFound, UnsupportedStatus],
     },
-    async (ctx) => {
-      const did = didFromPath(ctx);
-      const parameters = jsonObject(ctx);
+    async (ctx, { params, body: parameters }) => {
+      const did = params.scope_name;
       for (const key of Object.keys(parameters)) {
         if (key !== 'open') throw new UnsupportedStatus(`The status ${key} is not a valid data identifier status.`);
       }
@@ -195,13 +198,16 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.post(
     '/dids/*scope_name/dids',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       summary: 'Attaches DIDs to a collection (files with `rse` registered as replicas there).',
-      body: { description: '`dids`: `{scope, name, bytes?, adler32?, md5?, meta?}` each; `rse`, `account`.' },
+      body: jsonObjectBody(
+        {},
+        { description: '`dids`: `{scope, name, bytes?, adler32?, md5?, meta?}` each; `rse`, `account`.' },
+      ),
       raises: [DataIdentifierNotFound, DuplicateContent, InvalidObject],
     },
-    async (ctx) => {
-      const parent = didFromPath(ctx);
-      const parameters = jsonObject(ctx);
+    async (ctx, { params, body: parameters }) => {
+      const parent = params.scope_name;
       refuseRuleOptions(parameters);
       if (!('dids' in parameters))
         throw new InvalidObject("Problem validating attachment: 'dids' is a required property");
@@ -216,39 +222,42 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.delete(
     '/dids/*scope_name/dids',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       summary: 'Detaches DIDs from a collection.',
-      body: { description: '`dids`: `{scope, name}` each.' },
+      body: jsonObjectBody({}, { description: '`dids`: `{scope, name}` each.' }),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const parent = didFromPath(ctx);
-      const children = asArray('dids', param(jsonObject(ctx), 'dids')).map((item) => didRefItem('dids', item));
+    async (ctx, { params, body }) => {
+      const parent = params.scope_name;
+      const children = asArray('dids', requiredKey(body, 'dids')).map((item) => didRefItem('dids', item));
       await ok(ctx, services, (metadata) => detachDids(services.commands, { ...parent, children }, metadata));
     },
   );
   routes.post(
     '/dids/*scope_name/follow',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       summary: 'Makes an account follow a DID.',
-      body: { description: '`account`.' },
+      body: jsonObjectBody({}, { description: '`account`.' }),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const did = didFromPath(ctx);
-      const account = followerAccount(jsonObject(ctx));
+    async (ctx, { params, body }) => {
+      const did = params.scope_name;
+      const account = followerAccount(body);
       await created(ctx, services, (metadata) => followDid(services.commands, { ...did, account }, metadata));
     },
   );
   routes.delete(
     '/dids/*scope_name/follow',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       summary: 'Makes an account stop following a DID.',
-      body: { description: '`account`.' },
+      body: jsonObjectBody({}, { description: '`account`.' }),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const did = didFromPath(ctx);
-      const account = followerAccount(jsonObject(ctx));
+    async (ctx, { params, body }) => {
+      const did = params.scope_name;
+      const account = followerAccount(body);
       await ok(ctx, services, (metadata) => unfollowDid(services.commands, { ...did, account }, metadata));
     },
   );
@@ -257,18 +266,24 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.post(
     '/dids/*scope_name',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       errors: { DatabaseException: 406 },
       summary: 'Creates a dataset or container (add_did).',
-      body: {
-        description:
-          '`type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.',
-      },
+      body: jsonObjectBody(
+        {},
+        {
+          description:
+            '`type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.',
+        },
+      ),
       raises: [DataIdentifierAlreadyExists, ScopeNotFound, InvalidObject],
     },
-    async (ctx) => {
-      const did = didFromPath(ctx);
-      const parameters = jsonObject(ctx);
-      const collection = newCollection({ ...parameters, type: param(parameters, 'type'), ...did }, ctx.state.issuer!);
+    async (ctx, { params, body: parameters }) => {
+      const did = params.scope_name;
+      const collection = newCollection(
+        { ...parameters, type: requiredKey(parameters, 'type'), ...did },
+        ctx.state.issuer!,
+      );
       await created(ctx, services, (metadata) =>
         addCollections(services.commands, { dids: [collection], single: true }, metadata),
       );
@@ -277,7 +292,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
 };
 
 const followerAccount = (parameters: Record<string, unknown>): string => {
-  const account = param(parameters, 'account');
+  const account = requiredKey(parameters, 'account');
   if (typeof account !== 'string') throw new TypeError_(`'account' must be a string, not ${JSON.stringify(account)}`);
   return account;
 };
@@ -322,7 +337,7 @@ const newCollection = (item: Record<string, unknown>, issuer: string): NewCollec
     ...did,
     didType,
     ...(account !== undefined ? { account } : {}),
-    monotonic: paramBoolean(statuses, 'monotonic', false),
+    monotonic: booleanKey(statuses, 'monotonic', false),
     lifetime,
     meta,
     children: item.dids === undefined || item.dids === null ? [] : attachRequests('dids', item.dids),

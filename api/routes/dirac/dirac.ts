@@ -11,7 +11,7 @@ import {
 } from '../../../domain/shared/errors.ts';
 import { NAME_RULES } from '../../../domain/shared/names.ts';
 import { sendText } from '../../http.ts';
-import { jsonObject, param, paramBoolean } from '../../params.ts';
+import { booleanKey, jsonObjectBodyReadBy, requiredKey } from '../../params.ts';
 import { runCommand, type RouteOptions, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 import { asArray, asObject } from '../did/didParams.ts';
@@ -41,18 +41,18 @@ const optionalText = (item: Readonly<Record<string, unknown>>, key: string, patt
 /** One entry of `lfns`: `lfn`, `rse`, `bytes` required; `adler32`, `md5`, `guid`, `pfn`, `meta` optional. */
 const diracFileOf = (value: unknown): DiracFile => {
   const item = asObject('lfns', value);
-  const lfn = param(item, 'lfn');
+  const lfn = requiredKey(item, 'lfn');
   // The pattern only: the path's elements are diracHierarchy's to check (InvalidPath), and the
   // names' segments the DID decider's whatever the route.
   if (typeof lfn !== 'string' || lfn.length > NAME_RULES.name.maxLength || !NAME_RULES.name.pattern.test(lfn))
     return problem(`${JSON.stringify(lfn)} is not a file name`);
-  const bytes = param(item, 'bytes');
+  const bytes = requiredKey(item, 'bytes');
   if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0)
     return problem(`${JSON.stringify(bytes)} is not a number of bytes`);
   const pfn = optionalText(item, 'pfn');
   return {
     lfn,
-    rse: rseName(param(item, 'rse')),
+    rse: rseName(requiredKey(item, 'rse')),
     bytes,
     adler32: optionalText(item, 'adler32', CHECKSUMS.adler32),
     md5: optionalText(item, 'md5', CHECKSUMS.md5),
@@ -69,14 +69,21 @@ const parentsMetadataOf = (value: unknown): Record<string, Record<string, unknow
   return Object.fromEntries(Object.entries(parents).map(([path, meta]) => [path, asObject('parents_metadata', meta)]));
 };
 
-const ADD_FILES: RouteOptions = {
+/** The body: the files, whether RSE availability is ignored, the parents' metadata. */
+const addFilesRequestOf = (parameters: Readonly<Record<string, unknown>>) => ({
+  files: asArray('lfns', requiredKey(parameters, 'lfns'), 10_000).map(diracFileOf),
+  ignoreAvailability: booleanKey(parameters, 'ignore_availability', false),
+  parentsMetadata: parentsMetadataOf(parameters.parents_metadata),
+});
+
+const ADD_FILES = {
   errors: { UnsupportedOperation: 405, DatabaseException: 503 },
   summary:
     'Registers files by their DIRAC paths with their replicas, datasets (rule ANY=true, grouping NONE), containers and rules, in one atomic step.',
-  body: {
+  body: jsonObjectBodyReadBy(addFilesRequestOf, {
     description:
       '`lfns`: `[{lfn, rse, bytes, adler32?, md5?, guid?, pfn?, meta?}]`; `ignore_availability` (admins); `parents_metadata`: `{path: {key: value}}` for the datasets and containers created.',
-  },
+  }),
   success: { status: 201, type: 'text/html; charset=utf-8', description: 'The text `Created`.' },
   raises: [
     InvalidPath,
@@ -88,18 +95,11 @@ const ADD_FILES: RouteOptions = {
     ScopeNotFound,
     InvalidObject,
   ],
-};
+} satisfies RouteOptions;
 
 export const registerDiracRoutes = (routes: RouteTable, services: Services): void => {
   for (const path of ['/dirac/addfiles', '/dirac/addfiles/'])
-    routes.post(path, ADD_FILES, async (ctx) => {
-      const parameters = jsonObject(ctx);
-      const files = asArray('lfns', param(parameters, 'lfns'), 10_000).map(diracFileOf);
-      const request = {
-        files,
-        ignoreAvailability: paramBoolean(parameters, 'ignore_availability', false),
-        parentsMetadata: parentsMetadataOf(parameters.parents_metadata),
-      };
+    routes.post(path, ADD_FILES, async (ctx, { body: request }) => {
       await runCommand(ctx, services, (metadata) => addDiracFiles(services.commands, request, metadata));
       sendText(ctx, 'Created', 201);
     });

@@ -5,7 +5,9 @@ import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
 import { AccessDenied, KeyError, TypeError_, ValueError } from '../../../domain/shared/errors.ts';
 import { HeartbeatStore, type HeartbeatDocument } from '../../../infra/heartbeats/heartbeatStore.ts';
 import { JSON_ONLY, sendJson, sendText } from '../../http.ts';
-import { jsonObject, param } from '../../params.ts';
+import { jsonObjectBody, requiredValue } from '../../params.ts';
+import { convertedBy } from '../../routeInput.ts';
+import { z } from 'zod';
 import type { RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { dateOf } from '../../../infra/clock.ts';
@@ -38,6 +40,25 @@ const wholeNumber = (value: unknown, name: string): number => {
   if (value < 0) throw new ValueError(`'${name}' must not be negative`);
   return value;
 };
+
+/** A heartbeat sent from outside: required keys first, in the order Rucio reads them. */
+const heartbeatBody = jsonObjectBody(
+  {
+    executable: convertedBy(requiredValue(), (value) => text(value, 'executable', MAX_EXECUTABLE)),
+    hostname: convertedBy(requiredValue(), (value) => text(value, 'hostname', MAX_HOSTNAME)),
+    pid: convertedBy(requiredValue(), (value) => wholeNumber(value, 'pid')),
+    older_than: convertedBy(z.unknown().optional(), (value) =>
+      value == null ? undefined : wholeNumber(value, 'older_than'),
+    ),
+    payload: convertedBy(z.unknown().optional(), (value) =>
+      value == null ? null : text(value, 'payload', MAX_PAYLOAD),
+    ),
+  },
+  {
+    description:
+      '`executable`, `hostname` (strings), `pid` (integer), `older_than` (seconds, optional), `payload` (string, optional).',
+  },
+);
 
 /**
  * `/heartbeats` (Rucio's heartbeats.py): root lists the heartbeats of every daemon, this
@@ -72,20 +93,12 @@ export const registerHeartbeatRoutes = (routes: RouteTable, services: Services):
     {
       errors: { AccessDenied: 401 },
       summary: 'Records a heartbeat of a process; `older_than` expires the executable’s heartbeats that old (admins).',
-      body: {
-        description:
-          '`executable`, `hostname` (strings), `pid` (integer), `older_than` (seconds, optional), `payload` (string, optional).',
-      },
+      body: heartbeatBody,
       success: { status: 200, type: 'text/html; charset=utf-8', description: 'OK' },
       raises: [AccessDenied, KeyError, TypeError_],
     },
-    async (ctx) => {
-      const parameters = jsonObject(ctx);
-      const executable = text(param(parameters, 'executable'), 'executable', MAX_EXECUTABLE);
-      const hostname = text(param(parameters, 'hostname'), 'hostname', MAX_HOSTNAME);
-      const pid = wholeNumber(param(parameters, 'pid'), 'pid');
-      const olderThan = parameters.older_than == null ? undefined : wholeNumber(parameters.older_than, 'older_than');
-      const payload = parameters.payload == null ? null : text(parameters.payload, 'payload', MAX_PAYLOAD);
+    async (ctx, { body }) => {
+      const { executable, hostname, pid, older_than: olderThan, payload } = body;
       await allowed(ctx, 'send', 'cannot send heartbeats.');
       // Rucio names the thread of a heartbeat sent without one `thread`, with id 0.
       const input = { executable, hostname, pid, threadId: 0, threadName: 'thread', payload };

@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { registerIdentity } from '../../../commands/identity/identityCommands.ts';
 import type { IdentityType } from '../../../domain/identity/identity.ts';
 import { ValueError } from '../../../domain/shared/errors.ts';
@@ -12,14 +13,20 @@ import { isOneOf } from '../../../domain/shared/narrowing.ts';
 const CREATED = { status: 201, type: 'application/json', description: 'The JSON string "Created".' };
 
 export const registerIdentityRoutes = (routes: RouteTable, services: Services): void => {
-  const register = async (ctx: AppContext, identityType: IdentityType, identity: string, password: string | null) => {
+  const register = async (
+    ctx: AppContext,
+    account: string,
+    identityType: IdentityType,
+    identity: string,
+    password: string | null,
+  ) => {
     checkText('identity', identity, LIMITS.identityLength);
     checkText('email', ctx.get('X-Svc-Email'), LIMITS.emailLength);
     if (password !== null) checkText('password', password, LIMITS.passwordLength, { multiline: true });
     await created(ctx, services, (metadata) =>
       registerIdentity(
         services.commands,
-        { identity, identityType, account: ctx.params.account!, email: ctx.get('X-Svc-Email'), password },
+        { identity, identityType, account, email: ctx.get('X-Svc-Email'), password },
         metadata,
       ),
     );
@@ -28,55 +35,62 @@ export const registerIdentityRoutes = (routes: RouteTable, services: Services): 
   routes.put(
     '/identities/:account/userpass',
     {
+      params: pathOf({ account: pathText() }),
       summary: 'Adds a USERPASS identity from X-Svc-Username, X-Svc-Password and X-Svc-Email.',
       body: 'none',
       success: CREATED,
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const username = ctx.get('X-Svc-Username');
       const password = ctx.get('X-Svc-Password');
       if (!username || !password || !ctx.get('X-Svc-Email'))
         throw new ValueError('Username, Email and Password must be set.');
-      await register(ctx, 'USERPASS', username, password);
+      await register(ctx, params.account, 'USERPASS', username, password);
     },
   );
 
   routes.put(
     '/identities/:account/x509',
     {
+      params: pathOf({ account: pathText() }),
       summary: 'Adds the X509 identity of the DN in DMS_X509_DN_HEADER, with X-Svc-Email.',
       body: 'none',
       success: CREATED,
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const dn = services.config.x509DnHeader ? ctx.get(services.config.x509DnHeader) : '';
       if (!dn || !ctx.get('X-Svc-Email')) throw new ValueError('SSL_CLIENT_S_DN and email must be set.');
-      await register(ctx, 'X509', dn, null);
+      await register(ctx, params.account, 'X509', dn, null);
     },
   );
 
   routes.put(
     '/identities/:account/gss',
     {
+      params: pathOf({ account: pathText() }),
       summary: 'Adds the GSS identity of the principal in DMS_GSS_REMOTE_USER_HEADER, with X-Svc-Email.',
       body: 'none',
       success: CREATED,
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const principal = services.config.gssRemoteUserHeader ? ctx.get(services.config.gssRemoteUserHeader) : '';
       if (!principal || !ctx.get('X-Svc-Email')) throw new ValueError('REMOTE_USER and email must be set.');
-      await register(ctx, 'GSS', principal, null);
+      await register(ctx, params.account, 'GSS', principal, null);
     },
   );
 
   // Rucio 39.0.0rc1 always answers 500 here (a misnamed URL variable); this answers what it meant to.
   routes.get(
     '/identities/:identity_key/:type/accounts',
-    { accept: JSON_ONLY, summary: 'The accounts an identity maps to.' },
-    async (ctx) => {
-      const identityType = ctx.params.type!.toUpperCase();
-      if (!isOneOf(IDENTITY_TYPES, identityType)) throw new ValueError(`Unknown identity type ${ctx.params.type}`);
-      sendJson(ctx, await accountsOfIdentity(services.readModels, ctx.params.identity_key!, identityType));
+    {
+      params: pathOf({ identity_key: pathText(), type: pathText() }),
+      accept: JSON_ONLY,
+      summary: 'The accounts an identity maps to.',
+    },
+    async (ctx, { params }) => {
+      const identityType = params.type.toUpperCase();
+      if (!isOneOf(IDENTITY_TYPES, identityType)) throw new ValueError(`Unknown identity type ${params.type}`);
+      sendJson(ctx, await accountsOfIdentity(services.readModels, params.identity_key, identityType));
     },
   );
 };

@@ -8,7 +8,7 @@ import { activeRses, everyDistance } from '../../../projections/rse/rseQueries.t
 import type { RseDistanceDocument, RseDocument } from '../../../projections/rse/rsesProjection.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
 import { dataImportFromBody } from './importRequest.ts';
-import { jsonObject, queryBoolean } from '../../params.ts';
+import { jsonObjectBodyReadBy, queryBoolean, queryOf } from '../../params.ts';
 import { created, type RouteTable } from '../../route.ts';
 import { defaultLfn2pfnAlgorithm, lfn2pfnAlgorithmOf, rseSettings } from '../rse/rseViews.ts';
 import type { Services } from '../../services.ts';
@@ -51,12 +51,12 @@ export const registerImportExportRoutes = (routes: RouteTable, services: Service
       {
         accept: JSON_ONLY,
         summary: 'Every RSE (record, attributes, protocols, settings) and distance, for another deployment’s import.',
-        query: { distance: 'False: without the distances.' },
+        query: queryOf({ distance: queryBoolean(true).describe('False: without the distances.') }),
       },
-      async (ctx) => {
+      async (ctx, { query }) => {
         const caller = await loadCaller(services.commands, ctx.state.issuer!);
         requirePermission(RSE_PERMISSIONS.exportData(caller), caller, 'export data');
-        const withDistances = queryBoolean(ctx, 'distance', true);
+        const withDistances = query.distance;
         const defaultAlgorithm = await defaultLfn2pfnAlgorithm(services);
         const rses: Record<string, unknown> = {};
         const live = new Set<string>();
@@ -77,10 +77,11 @@ export const registerImportExportRoutes = (routes: RouteTable, services: Service
       path.replace('export', 'import'),
       {
         summary: 'Creates or updates the RSEs, distances and accounts of an export, all or nothing.',
-        body: { description: '`rses`, `distances`, `accounts`, as `GET /export` answers.' },
+        body: jsonObjectBodyReadBy(dataImportFromBody, {
+          description: '`rses`, `distances`, `accounts`, as `GET /export` answers.',
+        }),
       },
-      async (ctx) => {
-        const data = dataImportFromBody(jsonObject(ctx));
+      async (ctx, { body: data }) => {
         await created(ctx, services, (metadata) => importData(services.commands, data, metadata));
       },
     );

@@ -6,7 +6,7 @@ import { protocolKeyFromRequest } from '../../../domain/rse/protocolInput.ts';
 import { DEFAULT_RSE_PROPERTIES, MUTABLE_RSE_PROPERTIES, type RseAttributeValue } from '../../../domain/rse/rse.ts';
 import { IdentityError, InvalidObject } from '../../../domain/shared/errors.ts';
 import { assertValidName } from '../../../domain/shared/names.ts';
-import { param } from '../../params.ts';
+import { requiredKey } from '../../params.ts';
 import {
   integerParameter,
   rseAttributeValue,
@@ -112,7 +112,7 @@ const IMPORTABLE_IDENTITY_TYPES: readonly IdentityType[] = ['USERPASS', 'GSS', '
 
 const accountImportOf = (value: unknown): AccountImport => {
   const entry = objectOf(value, 'account');
-  const account = param(entry, 'account');
+  const account = requiredKey(entry, 'account');
   if (typeof account !== 'string') throw invalidImport(`account ${JSON.stringify(account)} is not of type 'string'`);
   assertValidName('account', account);
   const email = entry.email ?? null;
@@ -120,13 +120,13 @@ const accountImportOf = (value: unknown): AccountImport => {
     throw invalidImport(`email ${JSON.stringify(email)} is not of type 'string'`);
   const identities = listOf(entry.identities, `identities of ${account}`).map((item) => {
     const identity = objectOf(item, 'identity');
-    const type = String(param(identity, 'type')).toUpperCase();
+    const type = String(requiredKey(identity, 'type')).toUpperCase();
     if (!isOneOf(IMPORTABLE_IDENTITY_TYPES, type)) {
       throw new IdentityError(
         `${String(identity.type)} is not a valid identity type. Choose from ${IMPORTABLE_IDENTITY_TYPES.join(', ')}`,
       );
     }
-    const key = param(identity, 'identity');
+    const key = requiredKey(identity, 'identity');
     if (typeof key !== 'string' || key === '')
       throw invalidImport(`identity ${JSON.stringify(key)} is not a non-empty string`);
     const password = identity.password ?? null;

@@ -11,7 +11,7 @@ import {
   listExceptions,
 } from '../../../projections/lifetimeException/lifetimeExceptionQueries.ts';
 import { mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObject } from '../../params.ts';
+import { jsonObjectBody, jsonObjectBodyReadBy, pathOf, pathText } from '../../params.ts';
 import { created, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
 import type { Services } from '../../services.ts';
 import { lifetimeExceptionJson } from '../subscription/subscriptionRendering.ts';
@@ -20,27 +20,28 @@ import { exceptionRequestOf } from './lifetimeExceptionParams.ts';
 /** UnsupportedOperation (no cutoff date ahead, a state other than A or R) is 400, as Rucio's approval route answers it. */
 const ERRORS = { UnsupportedOperation: 400 };
 
-const ASK: RouteOptions = {
+const ASK = {
   errors: ERRORS,
   summary: 'Asks for exceptions to the end of life of DIDs (any account), while `lifetime_model.cutoff_date` is ahead.',
-  body: {
+  body: jsonObjectBodyReadBy(exceptionRequestOf, {
     description: "`{dids: [{scope, name}], pattern?, comments?, expires_at?}` (Rucio's date format or ISO 8601).",
-  },
+  }),
   success: {
     status: 201,
     type: 'application/json',
     description: '`{exceptions: {id: [{scope, name, did_type}]}, unknown: [...], not_affected: [...]}`.',
   },
   raises: [UnsupportedOperation, InvalidObject, LifetimeExceptionDuplicate],
-};
-const DECIDE: RouteOptions = {
+} satisfies RouteOptions;
+const DECIDE = {
+  params: pathOf({ exception_id: pathText() }),
   errors: ERRORS,
   summary:
     'Approves (`{"state": "A"}`) or rejects (`"R"`) a lifetime exception (admins). Rucio 39 always answers 400 here.',
-  body: { description: '`{state}`: A, R, APPROVED or REJECTED.' },
+  body: jsonObjectBody({}, { description: '`{state}`: A, R, APPROVED or REJECTED.' }),
   success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },
   raises: [UnsupportedOperation, LifetimeExceptionNotFound, AccessDenied],
-};
+} satisfies RouteOptions;
 
 const didJson = (did: ExceptionDid) => ({ scope: did.scope, name: did.name, did_type: did.didType });
 
@@ -59,8 +60,7 @@ export const registerLifetimeExceptionRoutes = (routes: RouteTable, services: Se
       await sendStream(ctx, mapStream(listExceptions(services.readModels), lifetimeExceptionJson));
     },
   );
-  routes.post('/lifetime_exceptions/', ASK, async (ctx) => {
-    const request = exceptionRequestOf(jsonObject(ctx));
+  routes.post('/lifetime_exceptions/', ASK, async (ctx, { body: request }) => {
     const planned = await runCommand(ctx, services, (metadata) =>
       addException(services.commands, request, metadata, {
         hasOpenException: (did) =>
@@ -78,9 +78,14 @@ export const registerLifetimeExceptionRoutes = (routes: RouteTable, services: Se
   });
   routes.get(
     '/lifetime_exceptions/:exception_id',
-    { accept: STREAM_ONLY, summary: 'The rows of one lifetime exception.', raises: [LifetimeExceptionNotFound] },
-    async (ctx) => {
-      const id = ctx.params.exception_id!;
+    {
+      params: pathOf({ exception_id: pathText() }),
+      accept: STREAM_ONLY,
+      summary: 'The rows of one lifetime exception.',
+      raises: [LifetimeExceptionNotFound],
+    },
+    async (ctx, { params }) => {
+      const id = params.exception_id;
       const rows = await exceptionRows(services.readModels, id);
       if (rows.length === 0) throw new LifetimeExceptionNotFound(`No lifetime exception with the id ${id} found`);
       await sendStream(
@@ -94,10 +99,9 @@ export const registerLifetimeExceptionRoutes = (routes: RouteTable, services: Se
       );
     },
   );
-  routes.put('/lifetime_exceptions/:exception_id', DECIDE, async (ctx) => {
-    const body = jsonObject(ctx);
+  routes.put('/lifetime_exceptions/:exception_id', DECIDE, async (ctx, { params, body }) => {
     await created(ctx, services, (metadata) =>
-      decideException(services.commands, { id: ctx.params.exception_id!, state: body.state ?? null }, metadata),
+      decideException(services.commands, { id: params.exception_id, state: body.state ?? null }, metadata),
     );
   });
 };

@@ -33,10 +33,13 @@ import {
 } from '../../../projections/opendata/opendataQueries.ts';
 import { JSON_ONLY, JSON_TYPE, sendChunks, sendJson } from '../../http.ts';
 import { checkJsonBounds } from '../../jsonBounds.ts';
-import { jsonObject, queryString } from '../../params.ts';
+import { jsonObjectBodyReadBy, pathOf, pathText, queryOf, queryText } from '../../params.ts';
+import { convertedBy } from '../../routeInput.ts';
+import type { z } from 'zod';
 import { runCommand, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { parseScopeName } from '../did/didParams.ts';
+import type { DidRef } from '../../../domain/did/did.ts';
 import { FilesSummary, openDataEntry, openDataListItem } from './opendataRendering.ts';
 
 /**
@@ -45,17 +48,44 @@ import { FilesSummary, openDataEntry, openDataListItem } from './opendataRenderi
  * `/opendata/public/dids` for anyone, which shows PUBLIC entries only.
  */
 
+/** Flask's `type=int`: a whole number, or nothing when the text is not one; never negative here. */
+const queryCount = (name: string) =>
+  convertedBy(queryText(), (text) => {
+    if (text === undefined || !/^\s*[+-]?\d+\s*$/.test(text)) return undefined;
+    const value = Number(text.trim());
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new ValueError(`'${name}' must be a whole number from 0, not ${text}.`);
+    return value;
+  });
+
+/** A switch of the single-entry view: only `1` turns it on. */
+const querySwitch = (fallback: '0' | '1') => queryText().transform((text) => (text ?? fallback).toLowerCase() === '1');
+
+/** `state`: only entries in that state (checked before the rest, as Rucio's view reads it first). */
+const stateQuery = (description: string) =>
+  convertedBy(queryText(), (text) => (text === undefined ? undefined : stateOf(text))).describe(description);
+
 const LIST_QUERY = {
-  limit: 'At most this many entries (a whole number; other text is ignored, as Flask ignores it).',
-  offset: 'Entries to skip first.',
-} as const;
+  limit: queryCount('limit').describe(
+    'At most this many entries (a whole number; other text is ignored, as Flask ignores it).',
+  ),
+  offset: queryCount('offset').describe('Entries to skip first.'),
+};
+type ListQuery = z.output<z.ZodObject<typeof LIST_QUERY>>;
 const GET_QUERY = {
-  files:
+  files: querySwitch('0').describe(
     '`1`: the files, with the PFNs of their disk replicas on `opendata.rse_expression`, and a summary (default 0).',
-  meta: '`1`: the metadata document (default 0).',
-  doi: '`1` (default): the DOI.',
-  record_id: '`1` (default): the record id.',
-} as const;
+  ),
+  meta: querySwitch('0').describe('`1`: the metadata document (default 0).'),
+  doi: querySwitch('1').describe('`1` (default): the DOI.'),
+  record_id: querySwitch('1').describe('`1` (default): the record id.'),
+};
+type GetQuery = z.output<z.ZodObject<typeof GET_QUERY>>;
+
+/** The entry's DID, from its two path variables. */
+const entryPath = pathOf({ scope: pathText(), name: pathText() }).transform(({ scope, name }) =>
+  parseScopeName(`${scope}/${name}`),
+);
 
 /** Rucio's open data views answer 400 for every exception they do not name; these keep their own status. */
 const READ_RAISES = [OpenDataDataIdentifierNotFound, OpenDataError, ConfigurationError];
@@ -70,26 +100,13 @@ const stateOf = (value: unknown): OpenDataState => {
   return state;
 };
 
-/** Flask's `type=int`: a whole number, or nothing when the text is not one; never negative here. */
-const queryCount = (ctx: AppContext, name: string): number | undefined => {
-  const text = queryString(ctx, name);
-  if (text === undefined || !/^\s*[+-]?\d+\s*$/.test(text)) return undefined;
-  const value = Number(text.trim());
-  if (!Number.isSafeInteger(value) || value < 0)
-    throw new ValueError(`'${name}' must be a whole number from 0, not ${text}.`);
-  return value;
-};
-
-/** A switch of the single-entry view: only `1` turns it on. */
-const querySwitch = (ctx: AppContext, name: string, fallback: '0' | '1'): boolean =>
-  (queryString(ctx, name) ?? fallback).toLowerCase() === '1';
-
-const entryOf = (ctx: AppContext) => parseScopeName(`${ctx.params.scope}/${ctx.params.name}`);
-
 /** The listing: `{dids, offset, total}`, where `total` counts the entries of this page, as in Rucio. */
-const sendList = async (ctx: AppContext, services: Services, state: OpenDataState | undefined) => {
-  const limit = queryCount(ctx, 'limit');
-  const offset = queryCount(ctx, 'offset');
+const sendList = async (
+  ctx: AppContext,
+  services: Services,
+  state: OpenDataState | undefined,
+  { limit, offset }: ListQuery,
+) => {
   const documents = listOpenDataDids(services.readModels, {
     ...(state ? { state } : {}),
     ...(limit !== undefined ? { limit } : {}),
@@ -110,8 +127,13 @@ const sendList = async (ctx: AppContext, services: Services, state: OpenDataStat
 };
 
 /** One entry; with `files`, the files stream out, followed by their summary. */
-const sendEntry = async (ctx: AppContext, services: Services, state: OpenDataState | undefined) => {
-  const did = entryOf(ctx);
+const sendEntry = async (
+  ctx: AppContext,
+  services: Services,
+  did: DidRef,
+  state: OpenDataState | undefined,
+  query: GetQuery,
+) => {
   const document = await findOpenDataDid(services.readModels, did.scope, did.name);
   if (!document || (state !== undefined && document.state !== state)) throw openDataDidNotFound(did.scope, did.name);
   const sections = await configSections(services.readModels);
@@ -123,13 +145,13 @@ const sendEntry = async (ctx: AppContext, services: Services, state: OpenDataSta
   const entry = openDataEntry(
     document,
     {
-      doi: querySwitch(ctx, 'doi', '1'),
-      recordId: querySwitch(ctx, 'record_id', '1'),
-      meta: querySwitch(ctx, 'meta', '0'),
+      doi: query.doi,
+      recordId: query.record_id,
+      meta: query.meta,
     },
     rule,
   );
-  if (!querySwitch(ctx, 'files', '0')) {
+  if (!query.files) {
     sendJson(ctx, entry);
     return;
   }
@@ -226,12 +248,14 @@ export const registerOpenDataRoutes = (routes: RouteTable, services: Services): 
     {
       accept: JSON_ONLY,
       summary: 'Open data entries in any state, by last update: `{dids, offset, total}`.',
-      query: { ...LIST_QUERY, state: 'draft, public or suspended (any case): only entries in that state.' },
+      query: queryOf({
+        state: stateQuery('draft, public or suspended (any case): only entries in that state.'),
+        ...LIST_QUERY,
+      }),
       raises: [OpenDataError],
     },
-    async (ctx) => {
-      const state = queryString(ctx, 'state');
-      await sendList(ctx, services, state === undefined ? undefined : stateOf(state));
+    async (ctx, { query }) => {
+      await sendList(ctx, services, query.state, query);
     },
   );
   routes.get(
@@ -240,44 +264,45 @@ export const registerOpenDataRoutes = (routes: RouteTable, services: Services): 
       auth: false,
       accept: JSON_ONLY,
       summary: 'PUBLIC open data entries, by last update, without a token.',
-      query: LIST_QUERY,
+      query: queryOf(LIST_QUERY),
     },
-    async (ctx) => sendList(ctx, services, 'PUBLIC'),
+    async (ctx, { query }) => sendList(ctx, services, 'PUBLIC', query),
   );
   routes.get(
     '/opendata/dids/:scope/:name',
     {
+      params: entryPath,
       accept: JSON_ONLY,
       summary: 'One open data entry; `state` answers it only in that state.',
-      query: { ...GET_QUERY, state: 'draft, public or suspended.' },
+      query: queryOf({ state: stateQuery('draft, public or suspended.'), ...GET_QUERY }),
       raises: READ_RAISES,
     },
-    async (ctx) => {
-      const state = queryString(ctx, 'state');
-      await sendEntry(ctx, services, state === undefined ? undefined : stateOf(state));
+    async (ctx, { params, query }) => {
+      await sendEntry(ctx, services, params, query.state, query);
     },
   );
   routes.get(
     '/opendata/public/dids/:scope/:name',
     {
+      params: entryPath,
       auth: false,
       accept: JSON_ONLY,
       summary: 'One PUBLIC open data entry, without a token.',
-      query: GET_QUERY,
+      query: queryOf(GET_QUERY),
       raises: READ_RAISES,
     },
-    async (ctx) => sendEntry(ctx, services, 'PUBLIC'),
+    async (ctx, { params, query }) => sendEntry(ctx, services, params, 'PUBLIC', query),
   );
   routes.post(
     '/opendata/dids/:scope/:name',
     {
+      params: entryPath,
       summary: 'Registers an existing DID as open data, as a DRAFT (admins and the scope owner).',
       body: 'none',
       success: { status: 201, type: JSON_TYPE, description: 'An empty body.' },
       raises: [DataIdentifierNotFound, OpenDataDataIdentifierAlreadyExists, AccessDenied],
     },
-    async (ctx) => {
-      const did = entryOf(ctx);
+    async (ctx, { params: did }) => {
       await runCommand(ctx, services, (metadata) => addOpenDataDid(services.commands, did, metadata));
       ctx.status = 201;
       ctx.set('Content-Type', JSON_TYPE);
@@ -287,12 +312,13 @@ export const registerOpenDataRoutes = (routes: RouteTable, services: Services): 
   routes.put(
     '/opendata/dids/:scope/:name',
     {
+      params: entryPath,
       summary:
         'Updates an open data entry: state, metadata, DOI, record id, all or nothing (admins and the scope owner).',
-      body: {
+      body: jsonObjectBodyReadBy(changesOf, {
         description:
           '`state` (draft, public, suspended), `meta` (a JSON object, or its text), `doi` (10.NNNN/suffix, unique), `record_id` (a whole number, unique).',
-      },
+      }),
       success: {
         status: 200,
         type: JSON_TYPE,
@@ -309,9 +335,7 @@ export const registerOpenDataRoutes = (routes: RouteTable, services: Services): 
         AccessDenied,
       ],
     },
-    async (ctx) => {
-      const did = entryOf(ctx);
-      const changes = changesOf(jsonObject(ctx));
+    async (ctx, { params: did, body: changes }) => {
       const { result } = await runCommand(ctx, services, (metadata) =>
         updateOpenDataDid(services.commands, { ...did, changes }, metadata),
       );
@@ -321,12 +345,12 @@ export const registerOpenDataRoutes = (routes: RouteTable, services: Services): 
   routes.delete(
     '/opendata/dids/:scope/:name',
     {
+      params: entryPath,
       summary: 'Removes a DRAFT entry from the catalogue (admins and the scope owner).',
       success: { status: 204, description: 'No body.' },
       raises: [OpenDataDataIdentifierNotFound, OpenDataInvalidState, AccessDenied],
     },
-    async (ctx) => {
-      const did = entryOf(ctx);
+    async (ctx, { params: did }) => {
       await runCommand(ctx, services, (metadata) => deleteOpenDataDid(services.commands, did, metadata));
       ctx.status = 204;
     },

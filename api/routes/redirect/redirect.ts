@@ -6,8 +6,9 @@ import { ReplicaNotFound, SortingAlgorithmNotSupported, ValueError } from '../..
 import { loadListedRses, type ListedRse } from '../../../projections/replica/listingRses.ts';
 import { eachListedFile, replicaListing } from '../../../projections/replica/replicaQueries.ts';
 import { mapStream, sendChunks, sendText } from '../../http.ts';
-import { queryString } from '../../params.ts';
-import type { RouteOptions, RouteTable } from '../../route.ts';
+import { pathOf, pathText, queryOf, queryText } from '../../params.ts';
+import { z } from 'zod';
+import type { HandlerFor, RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { parseScopeName } from '../did/didParams.ts';
 import { clientCoordinates, pfnCoordinates } from '../replica/locations.ts';
@@ -31,14 +32,18 @@ const setCorsHeaders = (ctx: AppContext): void => {
 };
 
 /** Every value of a repeated query parameter (`schemes=a&schemes=b`), commas splitting values too. */
-const queryList = (ctx: AppContext, name: string): string[] => {
-  const value = ctx.query[name];
-  const values = value === undefined ? [] : Array.isArray(value) ? value : [value];
-  return values.flatMap((each) => each.split(',')).filter((each) => each !== '');
-};
+const queryList = () =>
+  z
+    .preprocess((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]), z.array(z.string()))
+    .transform((values) => values.flatMap((each) => each.split(',')).filter((each) => each !== ''));
 
-/** The DID of the path; a trailing slash is Rucio's other rule for the same view. */
-const didOfPath = (ctx: AppContext): DidRef => parseScopeName((ctx.params.scope_name ?? '').replace(/\/$/, ''));
+/**
+ * The DID of the path; a trailing slash is Rucio's other rule for the same view. Parsed by the
+ * handler, after the CORS headers are set, so that its error carries them too.
+ */
+const didOfPath = (scopeName: string): DidRef => parseScopeName(scopeName.replace(/\/$/, ''));
+
+const didPath = pathOf({ scope_name: pathText() });
 
 const notFound = (ctx: AppContext, why: string): void =>
   sendText(ctx, `${NO_REDIRECTION} - ${why}`, 404, 'text/plain; charset=utf-8');
@@ -82,14 +87,30 @@ const onSite = (pfns: readonly Pfn[], site: string, rses: ReadonlyMap<string, Li
 };
 
 export const registerRedirectRoutes = (routes: RouteTable, services: Services): void => {
-  const redirect = async (ctx: AppContext): Promise<void> => {
+  const redirectOptions = {
+    params: didPath,
+    auth: false,
+    commonHeaders: false,
+    errors: { ReplicaNotFound: 404, SortingAlgorithmNotSupported: 404 },
+    summary: 'A 303 redirect to the URL of one replica of a file (no token).',
+    query: queryOf({
+      rse: queryText().describe('Redirect to this RSE’s replica.'),
+      site: queryText().describe('Redirect to a replica on an RSE of this site (RSE attribute `site`).'),
+      schemes: queryList().describe('Schemes to consider, repeated or comma-separated (default davs, https, s3).'),
+      select: queryText().describe('random (default) or geoip.'),
+      sort: queryText().describe('The same as select.'),
+      ip: queryText().describe('The client’s address for geoip (default: the caller’s).'),
+      fqdn: queryText().describe('Ignored, as in Rucio.'),
+    }),
+    success: { status: 303, description: 'Location: the chosen replica’s URL.' },
+    raises: [ValueError, ReplicaNotFound, SortingAlgorithmNotSupported],
+  } satisfies RouteOptions;
+  const redirect: HandlerFor<typeof redirectOptions> = async (ctx, { params, query }): Promise<void> => {
     setCorsHeaders(ctx);
-    const did = didOfPath(ctx);
-    const schemes = queryList(ctx, 'schemes');
+    const did = didOfPath(params.scope_name);
+    const { schemes, rse, site } = query;
     const chosenSchemes = schemes.length > 0 ? schemes : ['davs', 'https', 's3'];
-    const algorithm = queryString(ctx, 'sort') ?? queryString(ctx, 'select') ?? 'random';
-    const rse = queryString(ctx, 'rse');
-    const site = queryString(ctx, 'site');
+    const algorithm = query.sort ?? query.select ?? 'random';
     const path = ctx.originalUrl.split('?')[0]!;
     ctx.set(
       'Link',
@@ -98,7 +119,7 @@ export const registerRedirectRoutes = (routes: RouteTable, services: Services): 
     const rses = await loadListedRses(services.readModels);
     const order = {
       algorithm,
-      client: clientCoordinates(services, {}, queryString(ctx, 'ip') ?? ctx.ip),
+      client: clientCoordinates(services, {}, query.ip ?? ctx.ip),
       pfnCoordinates: pfnCoordinates(services, rses),
       lanFirst: false,
       limit: undefined,
@@ -134,60 +155,46 @@ export const registerRedirectRoutes = (routes: RouteTable, services: Services): 
     ctx.set('Location', selected);
     ctx.body = '';
   };
-  const redirectOptions: RouteOptions = {
-    auth: false,
-    commonHeaders: false,
-    errors: { ReplicaNotFound: 404, SortingAlgorithmNotSupported: 404 },
-    summary: 'A 303 redirect to the URL of one replica of a file (no token).',
-    query: {
-      rse: 'Redirect to this RSE’s replica.',
-      site: 'Redirect to a replica on an RSE of this site (RSE attribute `site`).',
-      schemes: 'Schemes to consider, repeated or comma-separated (default davs, https, s3).',
-      select: 'random (default) or geoip.',
-      sort: 'The same as select.',
-      ip: 'The client’s address for geoip (default: the caller’s).',
-      fqdn: 'Ignored, as in Rucio.',
-    },
-    success: { status: 303, description: 'Location: the chosen replica’s URL.' },
-    raises: [ValueError, ReplicaNotFound, SortingAlgorithmNotSupported],
-  };
   routes.get('/redirect/*scope_name', redirectOptions, redirect);
 
   routes.get(
     '/redirect/*scope_name/metalink',
     {
+      params: didPath,
       auth: false,
       commonHeaders: false,
       accept: [METALINK_TYPE],
       errors: { SortingAlgorithmNotSupported: 404 },
       summary: 'A Metalink 4 document of every replica of a DID, each URL with its priority (no token).',
-      query: {
-        schemes: 'Schemes to list, repeated or comma-separated (default http, https, root, gsiftp, srm, davs).',
-        select: 'geoip (default), random.',
-        sort: 'The same as select.',
-        site: 'The client’s site: RSEs of that site give their LAN URLs.',
-        ip: 'The client’s address for geoip (default: the caller’s).',
-        fqdn: 'Ignored, as in Rucio.',
-      },
+      query: queryOf({
+        schemes: queryList().describe(
+          'Schemes to list, repeated or comma-separated (default http, https, root, gsiftp, srm, davs).',
+        ),
+        select: queryText().describe('geoip (default), random.'),
+        sort: queryText().describe('The same as select.'),
+        site: queryText().describe('The client’s site: RSEs of that site give their LAN URLs.'),
+        ip: queryText().describe('The client’s address for geoip (default: the caller’s).'),
+        fqdn: queryText().describe('Ignored, as in Rucio.'),
+      }),
       raises: [ValueError, SortingAlgorithmNotSupported],
     },
-    async (ctx) => {
+    async (ctx, { params, query }) => {
       setCorsHeaders(ctx);
-      const did = didOfPath(ctx);
-      const schemes = queryList(ctx, 'schemes');
-      const algorithm = queryString(ctx, 'sort') ?? queryString(ctx, 'select');
+      const did = didOfPath(params.scope_name);
+      const { schemes } = query;
+      const algorithm = query.sort ?? query.select;
       checkSortingAlgorithm(algorithm);
       const files = await listFiles(
         services,
         did,
         schemes.length > 0 ? schemes : ['http', 'https', 'root', 'gsiftp', 'srm', 'davs'],
-        queryString(ctx, 'site'),
+        query.site,
       );
       const first = await files.next();
       if (first.done) return notFound(ctx, 'cannot find the DID');
       const present = presenter(services, await loadListedRses(services.readModels), {
         algorithm,
-        client: clientCoordinates(services, {}, queryString(ctx, 'ip') ?? ctx.ip),
+        client: clientCoordinates(services, {}, query.ip ?? ctx.ip),
         lanFirst: false,
         limit: undefined,
       });

@@ -22,10 +22,10 @@ import {
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { asArray, didRefItem } from '../did/didParams.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, param, paramBoolean, toBoolean } from '../../params.ts';
+import { booleanKey, jsonObjectBody, queryOf, queryText, requiredKey, rucioBooleanOf } from '../../params.ts';
 import { integerParameter, optionalText, parseUtc, rseName } from './replicaParams.ts';
 import { replicaPfnsOf } from './replicaPfnLookup.ts';
-import { created, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
+import { created, type RouteTable, runCommand } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { isOneOf, isRecord } from '../../../domain/shared/narrowing.ts';
@@ -71,32 +71,40 @@ const badRowJson = (row: BadReplicaDocument) => ({
   updated_at: formatRucioDate(new Date(row.updated_at)),
 });
 
-/** The listings: GET /replicas/suspicious, /replicas/bad/states, /replicas/bad/summary. */
-const BAD_STATES: RouteOptions = {
+/**
+ * The listings: GET /replicas/suspicious, /replicas/bad/states, /replicas/bad/summary. They read
+ * their query with `queryParameters` (Rucio's clients send it as URL-encoded JSON, which the
+ * parsed query does not show); their schemas say what they take, and refuse nothing.
+ */
+const BAD_STATES = {
   accept: STREAM_ONLY,
   summary: 'Bad, suspicious and recovered replica declarations, filtered by the query.',
-  query: {
-    state: 'BAD, SUSPICIOUS, RECOVERED, ... (or its letter).',
-    rse: 'An RSE name.',
-    younger_than: 'A UTC time.',
-    older_than: 'A UTC time.',
-    limit: 'At most this many.',
-    list_pfns: 'True: the PFNs of the replicas instead.',
-  },
+  query: queryOf({
+    state: queryText().describe('BAD, SUSPICIOUS, RECOVERED, ... (or its letter).'),
+    rse: queryText().describe('An RSE name.'),
+    younger_than: queryText().describe('A UTC time.'),
+    older_than: queryText().describe('A UTC time.'),
+    limit: queryText().describe('At most this many.'),
+    list_pfns: queryText().describe('True: the PFNs of the replicas instead.'),
+  }),
 };
-const BAD_SUMMARY: RouteOptions = {
+const BAD_SUMMARY = {
   accept: STREAM_ONLY,
   summary: 'Declarations counted per RSE, day and reason.',
-  query: { rse_expression: 'Only these RSEs.', from_date: 'The first day (UTC).', to_date: 'The last day (UTC).' },
+  query: queryOf({
+    rse_expression: queryText().describe('Only these RSEs.'),
+    from_date: queryText().describe('The first day (UTC).'),
+    to_date: queryText().describe('The last day (UTC).'),
+  }),
 };
-const SUSPICIOUS: RouteOptions = {
+const SUSPICIOUS = {
   accept: JSON_ONLY,
   summary: 'Replicas declared suspicious at least `nattempts` times since `younger_than` (default: ten days ago).',
-  query: {
-    rse_expression: 'Only these RSEs.',
-    younger_than: 'A UTC time.',
-    nattempts: 'The least number of declarations.',
-  },
+  query: queryOf({
+    rse_expression: queryText().describe('Only these RSEs.'),
+    younger_than: queryText().describe('A UTC time.'),
+    nattempts: queryText().describe('The least number of declarations.'),
+  }),
 };
 /** The declarations answer the replicas they could not declare, with the reason. */
 const NOT_DECLARED = {
@@ -124,7 +132,7 @@ export const registerBadReplicaListRoutes = (routes: RouteTable, services: Servi
         ...(limit ? { limit: integerParameter(limit, 'limit') } : {}),
       });
       const listPfns = get('list_pfns');
-      if (listPfns !== undefined && toBoolean(listPfns, 'list_pfns')) {
+      if (listPfns !== undefined && rucioBooleanOf(listPfns, 'list_pfns')) {
         await sendStream(ctx, replicaPfnsOf(services.readModels, rows, rse));
         return;
       }
@@ -216,11 +224,10 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       {
         accept: JSON_ONLY,
         summary: 'Declares replicas suspicious.',
-        body: { description: '`pfns`: PFNs or `{scope, name, rse or rse_id}`; `reason`.' },
+        body: jsonObjectBody({}, { description: '`pfns`: PFNs or `{scope, name, rse or rse_id}`; `reason`.' }),
         success: NOT_DECLARED,
       },
-      async (ctx) => {
-        const parameters = jsonObject(ctx);
+      async (ctx, { body: parameters }) => {
         const declaration = {
           replicas: declaredReplicas(parameters.pfns),
           reason: optionalText(parameters.reason, 'reason'),
@@ -239,10 +246,9 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       path,
       {
         summary: 'Declares PFNs BAD, SUSPICIOUS or TEMPORARY_UNAVAILABLE.',
-        body: { description: '`pfns`, `state`, `reason`, `expires_at`.' },
+        body: jsonObjectBody({}, { description: '`pfns`, `state`, `reason`, `expires_at`.' }),
       },
-      async (ctx) => {
-        const parameters = jsonObject(ctx);
+      async (ctx, { body: parameters }) => {
         const state = parameters.state;
         if (!isOneOf(BAD_PFN_STATES, state))
           throw new ValueError(
@@ -272,11 +278,10 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       path,
       {
         summary: 'Declares replicas of DIDs on an RSE bad.',
-        body: { description: '`dids`: `{scope, name}` each; `rse`, `reason`, `expires_at`.' },
+        body: jsonObjectBody({}, { description: '`dids`: `{scope, name}` each; `rse`, `reason`, `expires_at`.' }),
         success: NOT_DECLARED,
       },
-      async (ctx) => {
-        const parameters = jsonObject(ctx);
+      async (ctx, { body: parameters }) => {
         if (parameters.expires_at) parseUtc(parameters.expires_at, 'fraction', 'expires_at');
         const dids = asArray('dids', parameters.dids ?? []).map((item) => didRefItem('dids', item));
         const declaration = { dids, rse: rseName(parameters.rse), reason: optionalText(parameters.reason, 'reason') };
@@ -293,16 +298,18 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       {
         accept: JSON_ONLY,
         summary: 'Declares replicas bad.',
-        body: { description: '`replicas` (or `pfns`): PFNs or `{scope, name, rse or rse_id}`; `reason`, `force`.' },
+        body: jsonObjectBody(
+          {},
+          { description: '`replicas` (or `pfns`): PFNs or `{scope, name, rse or rse_id}`; `reason`, `force`.' },
+        ),
         success: NOT_DECLARED,
       },
-      async (ctx) => {
-        const parameters = jsonObject(ctx);
+      async (ctx, { body: parameters }) => {
         const given = declaredReplicas(parameters.replicas);
         const declaration = {
           replicas: given.length > 0 ? given : declaredReplicas(parameters.pfns),
           reason: optionalText(parameters.reason, 'reason'),
-          force: paramBoolean(parameters, 'force', false),
+          force: booleanKey(parameters, 'force', false),
           declaration: 'BAD' as const,
         };
         const { notDeclared } = await runCommand(ctx, services, (metadata) =>
@@ -318,11 +325,10 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       {
         accept: STREAM_ONLY,
         summary: 'The DIDs PFNs on an RSE stand for, one line per PFN.',
-        body: { description: '`rse`, `pfns`.' },
+        body: jsonObjectBody({}, { description: '`rse`, `pfns`.' }),
       },
-      async (ctx) => {
-        const parameters = jsonObject(ctx);
-        const rse = await activeRse(services, rseName(param(parameters, 'rse')));
+      async (ctx, { body: parameters }) => {
+        const rse = await activeRse(services, rseName(requiredKey(parameters, 'rse')));
         const pfns = asArray('pfns', parameters.pfns ?? [], Number.POSITIVE_INFINITY).map((pfn) => {
           if (typeof pfn !== 'string') throw new ValueError(`PFNs must be strings, not ${JSON.stringify(pfn)}`);
           return pfn;

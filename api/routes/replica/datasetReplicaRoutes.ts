@@ -5,9 +5,9 @@ import {
   storedDatasetReplicas,
 } from '../../../projections/replica/datasetReplicaQueries.ts';
 import { didsNamed, findDid } from '../../../projections/did/didQueries.ts';
-import { didFromPath } from '../did/didParams.ts';
+import { scopeNamePath } from '../did/didParams.ts';
 import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, param, queryBoolean } from '../../params.ts';
+import { jsonObjectBody, pathOf, pathText, queryBoolean, queryOf, requiredValue } from '../../params.ts';
 import { readDids } from './replicaParams.ts';
 import { datasetReplicaJson } from './replicaRendering.ts';
 import type { RouteTable } from '../../route.ts';
@@ -25,9 +25,14 @@ export const registerDatasetsOnRseRoutes = (routes: RouteTable, services: Servic
   for (const path of ['/replicas/rse/:rse', '/replicas/rse/:rse/']) {
     routes.get(
       path,
-      { accept: STREAM_ONLY, summary: 'The dataset replicas on an RSE.', raises: [RSENotFound] },
-      async (ctx) => {
-        const rse = await activeRse(services, ctx.params.rse!);
+      {
+        params: pathOf({ rse: pathText() }),
+        accept: STREAM_ONLY,
+        summary: 'The dataset replicas on an RSE.',
+        raises: [RSENotFound],
+      },
+      async (ctx, { params }) => {
+        const rse = await activeRse(services, params.rse);
         await sendStream(ctx, mapStream(datasetReplicasOnRse(services.readModels, rse.id), datasetReplicaJson));
       },
     );
@@ -42,11 +47,11 @@ export const registerDatasetReplicasBulkRoutes = (routes: RouteTable, services: 
       {
         accept: STREAM_ONLY,
         summary: 'The replicas of several datasets.',
-        body: { description: '`dids`: `{scope, name}` each.' },
+        body: jsonObjectBody({ dids: requiredValue() }, { description: '`dids`: `{scope, name}` each.' }),
         raises: [InvalidObject],
       },
-      async (ctx) => {
-        const requested = param(jsonObject(ctx), 'dids');
+      async (ctx, { body }) => {
+        const requested = body.dids;
         if (Array.isArray(requested) && requested.length === 0) throw new ValueError('List of DIDs is empty');
         let dids;
         try {
@@ -67,14 +72,15 @@ export const registerDatasetReplicaRoutes = (routes: RouteTable, services: Servi
   routes.get(
     '/replicas/*scope_name/datasets',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       accept: STREAM_ONLY,
       summary: 'The replicas of a dataset per RSE: files and bytes there, available or not.',
-      query: { deep: 'True: counted from the file replicas now.' },
+      query: queryOf({ deep: queryBoolean(false).describe('True: counted from the file replicas now.') }),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const did = didFromPath(ctx);
-      const deep = queryBoolean(ctx, 'deep', false);
+    async (ctx, { params, query }) => {
+      const did = params.scope_name;
+      const { deep } = query;
       const dataset = await findDid(services.readModels, did.scope, did.name);
       if (!dataset) throw new DataIdentifierNotFound(`Data identifier '${did.scope}:${did.name}' not found`);
       const rows = deep
@@ -87,13 +93,12 @@ export const registerDatasetReplicaRoutes = (routes: RouteTable, services: Servi
   routes.get(
     '/replicas/*scope_name/datasets_vp',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       accept: STREAM_ONLY,
       summary: 'Virtual placement: none is configured, so always empty.',
-      query: { deep: 'Read and ignored.' },
+      query: queryOf({ deep: queryBoolean(false).describe('Read and ignored.') }),
     },
     async (ctx) => {
-      didFromPath(ctx);
-      queryBoolean(ctx, 'deep', false);
       await sendStream(ctx, fromArray([]));
     },
   );

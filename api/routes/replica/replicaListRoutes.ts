@@ -11,14 +11,14 @@ import {
   replicaListing,
   type ReplicaListingRequest,
 } from '../../../projections/replica/replicaQueries.ts';
-import { didFromPath } from '../did/didParams.ts';
+import { scopeNamePath } from '../did/didParams.ts';
 import { mapStream, NDJSON_TYPE, sendChunks, sendStream } from '../../http.ts';
-import { jsonObject, paramBoolean, queryString } from '../../params.ts';
+import { booleanKey, jsonObjectBody, pathOf, queryOf, queryText } from '../../params.ts';
 import { integerParameter, parseUtc, readDids } from './replicaParams.ts';
 import { metalinkDocument, METALINK_TYPE, SUPPORTED_PROTOCOLS } from './replicaRendering.ts';
 import { clientCoordinates, pfnCoordinates } from './locations.ts';
 import { checkLifetime, defaultSignatureLifetime, listingSigner, maySign } from '../credential/signing.ts';
-import type { RouteOptions, RouteTable } from '../../route.ts';
+import type { HandlerFor, RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { SETTINGS } from '../../../domain/config/settings.ts';
 import { isOneOf, isRecord } from '../../../domain/shared/narrowing.ts';
@@ -117,8 +117,25 @@ export const presenter = (
 
 /** POST /replicas/list, the main listing: many DIDs, every option; Rucio answers its errors here with 400. */
 export const registerReplicaListRoute = (routes: RouteTable, services: Services): void => {
-  const list = async (ctx: AppContext) => {
-    const parameters = jsonObject(ctx);
+  const options = {
+    accept: LISTING_TYPES,
+    errors: { DataIdentifierNotFound: 400, SortingAlgorithmNotSupported: 400 },
+    summary: 'The replicas of DIDs (of the files below collections) with their PFNs, as NDJSON or a metalink document.',
+    body: jsonObjectBody(
+      {},
+      {
+        description:
+          '`dids`: `{scope, name}` each; `schemes`, `domain`, `client_location`, `all_states`, `unavailable`, `ignore_availability`, `rse_expression`, `updated_after`, `resolve_parents`, `resolve_archives`, `signature_lifetime`, `sort`, `limit`, `nrandom`.',
+      },
+    ),
+    query: queryOf({
+      sort: queryText().describe('A sorting algorithm (geoip, closeness, random, ...).'),
+      select: queryText().describe('The same as sort.'),
+      limit: queryText().describe('At most this many PFNs per file.'),
+    }),
+    raises: [InvalidObject],
+  } satisfies RouteOptions;
+  const list: HandlerFor<typeof options> = async (ctx, { body: parameters, query }) => {
     const domain = parameters.domain ?? null;
     if (domain !== null && !isOneOf(DOMAINS, domain))
       throw new InvalidObject(
@@ -131,19 +148,19 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
     }
     const metalink = wantsMetalink(ctx);
     const updatedAfter = parameters.updated_after ?? null;
-    const limit = queryString(ctx, 'limit');
+    const limit = query.limit;
     const nrandom = parameters.nrandom ? integerParameter(parameters.nrandom, 'nrandom') : undefined;
     const request: ReplicaListingRequest = {
       dids: readDids(parameters.dids ?? []),
       schemes: schemes?.map(String) ?? (metalink ? SUPPORTED_PROTOCOLS : undefined),
       domain: domain ?? undefined,
       clientSite: typeof location.site === 'string' ? location.site : undefined,
-      states: paramBoolean(parameters, 'all_states', false)
+      states: booleanKey(parameters, 'all_states', false)
         ? 'all'
-        : paramBoolean(parameters, 'unavailable', false)
+        : booleanKey(parameters, 'unavailable', false)
           ? 'unavailable'
           : 'available',
-      ignoreAvailability: paramBoolean(parameters, 'ignore_availability', 'unavailable' in parameters),
+      ignoreAvailability: booleanKey(parameters, 'ignore_availability', 'unavailable' in parameters),
       rseExpression:
         typeof parameters.rse_expression === 'string' && parameters.rse_expression
           ? parameters.rse_expression
@@ -154,8 +171,8 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
           : typeof updatedAfter === 'number'
             ? new Date(updatedAfter * 1000).toISOString()
             : parseUtc(updatedAfter, 'seconds', 'updated_after').toISOString(),
-      resolveParents: paramBoolean(parameters, 'resolve_parents', false),
-      resolveArchives: paramBoolean(parameters, 'resolve_archives', true),
+      resolveParents: booleanKey(parameters, 'resolve_parents', false),
+      resolveArchives: booleanKey(parameters, 'resolve_archives', true),
     };
     // Rucio signs for callers allowed to (root), for the lifetime asked or the configured one.
     const signatureLifetime = !maySign(ctx)
@@ -169,10 +186,7 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
       services,
       request,
       {
-        algorithm:
-          queryString(ctx, 'sort') ??
-          queryString(ctx, 'select') ??
-          (typeof parameters.sort === 'string' ? parameters.sort : undefined),
+        algorithm: query.sort ?? query.select ?? (typeof parameters.sort === 'string' ? parameters.sort : undefined),
         // The client's address, not an `ip` it names: as Rucio, which overwrites `client_location.ip`.
         client: clientCoordinates(services, location, ctx.ip),
         lanFirst: true,
@@ -180,17 +194,6 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
       },
       { metalink, nrandom, policySchema, detailedUrl: true, signatureLifetime },
     );
-  };
-  const options: RouteOptions = {
-    accept: LISTING_TYPES,
-    errors: { DataIdentifierNotFound: 400, SortingAlgorithmNotSupported: 400 },
-    summary: 'The replicas of DIDs (of the files below collections) with their PFNs, as NDJSON or a metalink document.',
-    body: {
-      description:
-        '`dids`: `{scope, name}` each; `schemes`, `domain`, `client_location`, `all_states`, `unavailable`, `ignore_availability`, `rse_expression`, `updated_after`, `resolve_parents`, `resolve_archives`, `signature_lifetime`, `sort`, `limit`, `nrandom`.',
-    },
-    query: { sort: 'A sorting algorithm (geoip, closeness, random, ...).', select: 'The same as sort.' },
-    raises: [InvalidObject],
   };
   routes.post('/replicas/list', options, list);
   routes.post('/replicas/list/', options, list);
@@ -201,16 +204,20 @@ export const registerReplicaGetRoute = (routes: RouteTable, services: Services):
   routes.get(
     '/replicas/*scope_name',
     {
+      params: pathOf({ scope_name: scopeNamePath() }),
       accept: LISTING_TYPES,
       summary: 'The replicas of one DID with their PFNs.',
-      query: { schemes: 'Comma-separated schemes.', select: 'A sorting algorithm.', limit: 'At most this many PFNs.' },
+      query: queryOf({
+        schemes: queryText().describe('Comma-separated schemes.'),
+        select: queryText().describe('A sorting algorithm.'),
+        limit: queryText().describe('At most this many PFNs.'),
+      }),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx) => {
-      const did = didFromPath(ctx);
+    async (ctx, { params, query }) => {
+      const did = params.scope_name;
       const metalink = wantsMetalink(ctx);
-      const limit = queryString(ctx, 'limit');
-      const schemes = queryString(ctx, 'schemes');
+      const { limit, schemes } = query;
       const request: ReplicaListingRequest = {
         dids: [did],
         // Rucio passes the text on as is and then walks it letter by letter; a comma-separated list is what is meant.
@@ -231,7 +238,7 @@ export const registerReplicaGetRoute = (routes: RouteTable, services: Services):
         services,
         request,
         {
-          algorithm: queryString(ctx, 'select'),
+          algorithm: query.select,
           client: clientCoordinates(services, {}, ctx.ip),
           lanFirst: false,
           limit: limit ? integerParameter(limit, 'limit') : undefined,

@@ -16,7 +16,7 @@ import {
 } from '../../../domain/shared/errors.ts';
 import { asArray, asObject, didRefItem } from '../did/didParams.ts';
 import { sendOk } from '../../http.ts';
-import { jsonObject, param, paramBoolean } from '../../params.ts';
+import { booleanKey, jsonObjectBody, requiredKey } from '../../params.ts';
 import { replicaFiles, replicaStateChanges, rseName } from './replicaParams.ts';
 import { commandMetadata, created, ok, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
@@ -42,17 +42,19 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
       path,
       {
         summary: 'Registers files and their replicas on an RSE.',
-        body: {
-          description:
-            '`rse`; `files`: `{scope, name, bytes, adler32?, md5?, pfn?, meta?}` each; `ignore_availability`.',
-        },
+        body: jsonObjectBody(
+          {},
+          {
+            description:
+              '`rse`; `files`: `{scope, name, bytes, adler32?, md5?, pfn?, meta?}` each; `ignore_availability`.',
+          },
+        ),
         raises: [RSENotFound],
       },
-      async (ctx) => {
-        const parameters = jsonObject(ctx);
-        const rse = rseName(param(parameters, 'rse'));
-        const files = replicaFiles('dids', param(parameters, 'files'));
-        const ignoreAvailability = paramBoolean(parameters, 'ignore_availability', false);
+      async (ctx, { body: parameters }) => {
+        const rse = rseName(requiredKey(parameters, 'rse'));
+        const files = replicaFiles('dids', requiredKey(parameters, 'files'));
+        const ignoreAvailability = booleanKey(parameters, 'ignore_availability', false);
         await created(ctx, services, (metadata) =>
           addReplicas(services.commands, { rse, files, ignoreAvailability }, metadata),
         );
@@ -62,13 +64,12 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
       path,
       {
         summary: 'Changes the states of replicas on an RSE.',
-        body: { description: '`rse`; `files`: `{scope, name, state}` each.' },
+        body: jsonObjectBody({}, { description: '`rse`; `files`: `{scope, name, state}` each.' }),
         raises: [RSENotFound, ReplicaNotFound],
       },
-      async (ctx) => {
-        const parameters = jsonObject(ctx);
-        const rse = rseName(param(parameters, 'rse'));
-        const files = replicaStateChanges(param(parameters, 'files'));
+      async (ctx, { body: parameters }) => {
+        const rse = rseName(requiredKey(parameters, 'rse'));
+        const files = replicaStateChanges(requiredKey(parameters, 'files'));
         await ok(ctx, services, (metadata) => updateReplicaStates(services.commands, { rse, files }, metadata));
       },
     );
@@ -76,16 +77,15 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
       path,
       {
         summary: 'Deleting replicas is refused to every account, as Rucio refuses it.',
-        body: { description: '`rse`, `files`.' },
+        body: jsonObjectBody({}, { description: '`rse`, `files`.' }),
         success: 'none',
         raises: [AccessDenied],
       },
-      async (ctx) => {
-        const parameters = jsonObject(ctx);
-        param(parameters, 'files');
+      async (ctx, { body: parameters }) => {
+        requiredKey(parameters, 'files');
         await refuseReplicaDeletion(
           services.commands,
-          { rse: String(param(parameters, 'rse')) },
+          { rse: String(requiredKey(parameters, 'rse')) },
           commandMetadata(ctx, services.clock),
         );
       },
@@ -102,12 +102,14 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
       {
         errors: { AccessDenied: 403 },
         summary: 'Quarantines dark files found on an RSE (admins).',
-        body: { description: '`rse` or `rse_id`; `replicas`: `{path, scope?, name?, bytes?}` each.' },
+        body: jsonObjectBody(
+          {},
+          { description: '`rse` or `rse_id`; `replicas`: `{path, scope?, name?, bytes?}` each.' },
+        ),
         success: EMPTY_OK,
         raises: [AccessDenied, InputValidationError, InvalidPath],
       },
-      async (ctx) => {
-        const parameters = jsonObject(ctx);
+      async (ctx, { body: parameters }) => {
         const replicas =
           parameters.replicas === undefined || parameters.replicas === null
             ? []
@@ -142,11 +144,10 @@ export const registerReplicaRoutes = (routes: RouteTable, services: Services): v
       path,
       {
         summary: 'Gives replicas a tombstone of now, for deletion.',
-        body: { description: '`replicas`: `{rse, scope, name}` each.' },
+        body: jsonObjectBody({}, { description: '`replicas`: `{rse, scope, name}` each.' }),
         raises: [DataIdentifierNotFound],
       },
-      async (ctx) => {
-        const parameters = jsonObject(ctx);
+      async (ctx, { body: parameters }) => {
         const replicas = asArray('replicas', parameters.replicas ?? [], Number.POSITIVE_INFINITY).map((entry) => {
           const item = asObject('replicas', entry);
           if (!('rse' in item)) throw new ValueError("Each replica needs 'rse', 'scope' and 'name'");

@@ -12,10 +12,11 @@ import {
 } from '../../../projections/request/requestQueries.ts';
 import { requestMetrics } from '../../../projections/request/transferMetrics.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { queryString } from '../../params.ts';
+import { pathOf, pathText, queryInteger, queryOf, queryText } from '../../params.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
+import type { z } from 'zod';
 import type { AppContext, Services } from '../../services.ts';
-import { didFromPath } from '../did/didParams.ts';
+import { scopeNamePath } from '../did/didParams.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import { requestJson } from '../rule/ruleRendering.ts';
 import { registerTransferLimitRoutes } from './transferLimits.ts';
@@ -29,16 +30,10 @@ const missing = (what: string) => new RucioError('MissingParameter', what);
  * names: MissingParameter, Invalid, NotFound. Answers the RSE names too, for the permission message.
  */
 const listingOf = async (
-  ctx: AppContext,
   services: Services,
+  query: ListingQuery,
 ): Promise<RequestListing & { sourceNames: string[]; destNames: string[] }> => {
-  const [srcRse, dstRse, srcSite, dstSite, statesText] = [
-    'src_rse',
-    'dst_rse',
-    'src_site',
-    'dst_site',
-    'request_states',
-  ].map((name) => queryString(ctx, name));
+  const { src_rse: srcRse, dst_rse: dstRse, src_site: srcSite, dst_site: dstSite, request_states: statesText } = query;
   if (!statesText) throw missing('Request state is missing');
   if (srcRse && !dstRse) throw missing('Destination RSE is missing');
   if (dstRse && !srcRse) throw missing('Source RSE is missing');
@@ -84,67 +79,61 @@ const requireListPermission = async (
 /** A list of names as Python prints it: `['A', 'B']`. */
 const pythonList = (names: readonly string[]): string => `[${names.map((name) => `'${name}'`).join(', ')}]`;
 
-/** A query integer as Flask's `type=int` reads it: anything else is the default. */
-const queryInteger = (ctx: AppContext, name: string, fallback: number): number => {
-  const text = queryString(ctx, name);
-  return text !== undefined && /^[+-]?\d+$/.test(text.trim()) ? Number(text) : fallback;
-};
-
 /** `<path:scope_name>/<rse>`: the DID is everything before the last segment. */
-const didAndRse = (ctx: AppContext) => ({ ...didFromPath(ctx), rse: ctx.params.rse! });
+const didAndRsePath = pathOf({ scope_name: scopeNamePath(), rse: pathText() });
 
 const LIST_ERRORS = { MissingParameter: 400, Invalid: 400, NotFound: 404 } as const;
 
 const LISTING = {
-  src_rse: 'The source RSE.',
-  dst_rse: 'The destination RSE.',
-  src_site: 'The source site (the RSEs with that `site` attribute).',
-  dst_site: 'The destination site.',
-  request_states: 'Comma-separated states or their letters (Q, G, S, D, F, ...); required.',
+  src_rse: queryText().describe('The source RSE.'),
+  dst_rse: queryText().describe('The destination RSE.'),
+  src_site: queryText().describe('The source site (the RSEs with that `site` attribute).'),
+  dst_site: queryText().describe('The destination site.'),
+  request_states: queryText().describe('Comma-separated states or their letters (Q, G, S, D, F, ...); required.'),
 };
-const LIST: RouteOptions = {
+type ListingQuery = z.output<z.ZodObject<typeof LISTING>>;
+const LIST = {
   accept: STREAM_ONLY,
   errors: LIST_ERRORS,
   summary: 'The transfer requests between RSEs or sites, in the given states.',
-  query: LISTING,
+  query: queryOf(LISTING),
   raises: [AccessDenied],
-};
-const HISTORY: RouteOptions = {
+} satisfies RouteOptions;
+const HISTORY = {
   accept: STREAM_ONLY,
   errors: LIST_ERRORS,
   summary: 'The archived transfer requests between RSEs or sites, a page at a time.',
-  query: {
+  query: queryOf({
     ...LISTING,
-    offset: 'Requests to skip; default 0.',
-    limit: 'Requests per page; default 100, at most 10 000.',
-  },
+    offset: queryInteger(0).describe('Requests to skip; default 0.'),
+    limit: queryInteger(100).describe('Requests per page; default 100, at most 10 000.'),
+  }),
   raises: [AccessDenied],
-};
-const METRICS: RouteOptions = {
+} satisfies RouteOptions;
+const METRICS = {
   accept: STREAM_ONLY,
   summary:
     'Transfer statistics per link: requests by state, files and bytes done and failed in the last hour, 6 hours, day (admins).',
-  query: {
-    dst_rse: 'The destination RSE.',
-    src_rse: 'The source RSE.',
-    activity: 'One activity.',
-    group_by_rse_attribute: 'Group RSEs by this attribute.',
-    format: 'panda: one JSON document.',
-  },
+  query: queryOf({
+    dst_rse: queryText().describe('The destination RSE.'),
+    src_rse: queryText().describe('The source RSE.'),
+    activity: queryText().describe('One activity.'),
+    group_by_rse_attribute: queryText().describe('Group RSEs by this attribute.'),
+    format: queryText().describe('panda: one JSON document.'),
+  }),
   raises: [AccessDenied, RSENotFound],
-};
+} satisfies RouteOptions;
 
 /** The /requests area (rest-api-reference §1.20). */
 export const registerRequestRoutes = (routes: RouteTable, services: Services): void => {
-  routes.get('/requests/list', LIST, async (ctx) => {
-    const listing = await listingOf(ctx, services);
+  routes.get('/requests/list', LIST, async (ctx, { query }) => {
+    const listing = await listingOf(services, query);
     await requireListPermission(ctx, services, listing);
     await sendStream(ctx, mapStream(listRequests(services.readModels, listing, { history: false }), requestJson));
   });
-  routes.get('/requests/history/list', HISTORY, async (ctx) => {
-    const offset = queryInteger(ctx, 'offset', 0);
-    const limit = queryInteger(ctx, 'limit', 100);
-    const listing = await listingOf(ctx, services);
+  routes.get('/requests/history/list', HISTORY, async (ctx, { query }) => {
+    const { offset, limit } = query;
+    const listing = await listingOf(services, query);
     await requireListPermission(ctx, services, listing);
     const page = { offset: Math.max(0, offset), limit: limit > 0 ? Math.min(limit, 10_000) : 100 };
     await sendStream(
@@ -152,14 +141,8 @@ export const registerRequestRoutes = (routes: RouteTable, services: Services): v
       mapStream(listRequests(services.readModels, listing, { history: true, ...page }), requestJson),
     );
   });
-  routes.get('/requests/metrics', METRICS, async (ctx) => {
-    const [dstRse, srcRse, activity, groupBy, format] = [
-      'dst_rse',
-      'src_rse',
-      'activity',
-      'group_by_rse_attribute',
-      'format',
-    ].map((name) => queryString(ctx, name));
+  routes.get('/requests/metrics', METRICS, async (ctx, { query: parameters }) => {
+    const { dst_rse: dstRse, src_rse: srcRse, activity, group_by_rse_attribute: groupBy, format } = parameters;
     const query = {
       ...(srcRse ? { srcRseId: (await activeRse(services, srcRse)).id } : {}),
       ...(dstRse ? { destRseId: (await activeRse(services, dstRse)).id } : {}),
@@ -183,12 +166,16 @@ export const registerRequestRoutes = (routes: RouteTable, services: Services): v
   routes.get(
     '/requests/history/*scope_name/:rse',
     {
+      params: didAndRsePath,
       accept: JSON_ONLY,
       summary: 'The last archived request of a file to an RSE (admins).',
       raises: [AccessDenied, RSENotFound, RequestNotFound],
     },
-    async (ctx) => {
-      const { scope, name, rse } = didAndRse(ctx);
+    async (ctx, { params }) => {
+      const {
+        scope_name: { scope, name },
+        rse,
+      } = params;
       const rseId = (await activeRse(services, rse)).id;
       const caller = await loadCaller(services.commands, ctx.state.issuer!);
       allowOnly(isAdmin(caller), `${caller.account} cannot retrieve the request DID ${scope}:${name} to RSE ${rse}. `);
@@ -199,9 +186,17 @@ export const registerRequestRoutes = (routes: RouteTable, services: Services): v
   );
   routes.get(
     '/requests/*scope_name/:rse',
-    { accept: JSON_ONLY, summary: 'The active request of a file to an RSE.', raises: [RSENotFound, RequestNotFound] },
-    async (ctx) => {
-      const { scope, name, rse } = didAndRse(ctx);
+    {
+      params: didAndRsePath,
+      accept: JSON_ONLY,
+      summary: 'The active request of a file to an RSE.',
+      raises: [RSENotFound, RequestNotFound],
+    },
+    async (ctx, { params }) => {
+      const {
+        scope_name: { scope, name },
+        rse,
+      } = params;
       const request = await activeRequest(services.readModels, scope, name, (await activeRse(services, rse)).id);
       if (!request) throw new RequestNotFound(`No request found for DID ${scope}:${name} at RSE ${rse}`);
       sendJson(ctx, requestJson(request));

@@ -7,7 +7,7 @@ import { AccessDenied, InvalidObject } from '../../../domain/shared/errors.ts';
 import { listTransferLimits } from '../../../projections/request/requestQueries.ts';
 import type { TransferLimitDocument } from '../../../projections/request/transferLimitsProjection.ts';
 import { mapStream, sendOk, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, param } from '../../params.ts';
+import { jsonObjectBodyReadBy, requiredKey } from '../../params.ts';
 import { runCommand, type RouteOptions, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 
@@ -58,15 +58,39 @@ const limitJson = (limit: TransferLimitDocument) => ({
   updated_at: rucioDateOrNull(limit.updated_at),
 });
 
-const SET_LIMIT: RouteOptions = {
+/** PUT's body, read in Rucio's order: `rse_expression` and `max_transfers` must be there. */
+const limitOf = (body: Readonly<Record<string, unknown>>) => {
+  const rseExpression = textOf(requiredKey(body, 'rse_expression'), 'rse_expression');
+  requiredKey(body, 'max_transfers');
+  return {
+    rseExpression,
+    activity: activityOf(body.activity),
+    direction: directionOf(body.direction),
+    maxTransfers: countOf(body, 'max_transfers'),
+    volume: countOf(body, 'volume'),
+    deadline: countOf(body, 'deadline'),
+    strategy: strategyOf(body.strategy),
+    transfers: countOf(body, 'transfers'),
+    waitings: countOf(body, 'waitings'),
+  };
+};
+
+/** DELETE's body: the limit's key. */
+const selectorOf = (body: Readonly<Record<string, unknown>>) => ({
+  rseExpression: textOf(requiredKey(body, 'rse_expression'), 'rse_expression'),
+  activity: activityOf(body.activity),
+  direction: directionOf(body.direction),
+});
+
+const SET_LIMIT = {
   summary: 'Sets the transfer limit of an RSE expression, activity and direction (admins).',
-  body: {
+  body: jsonObjectBodyReadBy(limitOf, {
     description:
       '`rse_expression`, `max_transfers`, and optionally `activity`, `direction` (source, destination), `volume`, `deadline`, `strategy`, `transfers`, `waitings`.',
-  },
+  }),
   success: { status: 201, type: 'text/html; charset=utf-8', description: 'An empty body.' },
   raises: [InvalidObject],
-};
+} satisfies RouteOptions;
 
 /** `/requests/transfer_limits`: list (NDJSON), set (PUT, 201 with an empty body) and delete. Admins only. */
 export const registerTransferLimitRoutes = (routes: RouteTable, services: Services): void => {
@@ -79,21 +103,7 @@ export const registerTransferLimitRoutes = (routes: RouteTable, services: Servic
       await sendStream(ctx, mapStream(listTransferLimits(services.readModels), limitJson));
     },
   );
-  routes.put('/requests/transfer_limits', SET_LIMIT, async (ctx) => {
-    const body = jsonObject(ctx);
-    const rseExpression = textOf(param(body, 'rse_expression'), 'rse_expression');
-    param(body, 'max_transfers');
-    const limit = {
-      rseExpression,
-      activity: activityOf(body.activity),
-      direction: directionOf(body.direction),
-      maxTransfers: countOf(body, 'max_transfers'),
-      volume: countOf(body, 'volume'),
-      deadline: countOf(body, 'deadline'),
-      strategy: strategyOf(body.strategy),
-      transfers: countOf(body, 'transfers'),
-      waitings: countOf(body, 'waitings'),
-    };
+  routes.put('/requests/transfer_limits', SET_LIMIT, async (ctx, { body: limit }) => {
     await runCommand(ctx, services, (metadata) => setTransferLimit(services.commands, limit, metadata));
     sendOk(ctx, 201);
   });
@@ -101,16 +111,10 @@ export const registerTransferLimitRoutes = (routes: RouteTable, services: Servic
     '/requests/transfer_limits',
     {
       summary: 'Removes a transfer limit.',
-      body: { description: '`rse_expression`, `activity`, `direction`.' },
+      body: jsonObjectBodyReadBy(selectorOf, { description: '`rse_expression`, `activity`, `direction`.' }),
       raises: [InvalidObject],
     },
-    async (ctx) => {
-      const body = jsonObject(ctx);
-      const selector = {
-        rseExpression: textOf(param(body, 'rse_expression'), 'rse_expression'),
-        activity: activityOf(body.activity),
-        direction: directionOf(body.direction),
-      };
+    async (ctx, { body: selector }) => {
       await runCommand(ctx, services, (metadata) => deleteTransferLimit(services.commands, selector, metadata));
       sendOk(ctx);
     },

@@ -10,28 +10,38 @@ import {
 } from '../../../domain/shared/errors.ts';
 import { findReplica } from '../../../projections/replica/replicaQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
-import { jsonObject, queryString } from '../../params.ts';
-import { created, ok, type RouteOptions, type RouteTable } from '../../route.ts';
+import { jsonObjectBody, pathOf, pathText, queryOf, queryText } from '../../params.ts';
+import { convertedBy } from '../../routeInput.ts';
+import { z } from 'zod';
+import { created, ok, type HandlerFor, type RouteTable } from '../../route.ts';
 import { activeRse, defaultLfn2pfnAlgorithm, lfn2pfnAlgorithmOf, rseSettings, sortedProtocols } from './rseViews.ts';
-import type { AppContext, Services } from '../../services.ts';
+import type { Services } from '../../services.ts';
 
-/** The optional `<hostname>/<port>` path segments that narrow a protocol update or deletion. */
-const protocolSelector = (ctx: AppContext) => {
-  const { rse, scheme, hostname, port } = ctx.params;
+/** The path of a protocol update or deletion: its scheme, optionally narrowed by hostname and port. */
+const selectorPath = pathOf({
+  rse: pathText(),
+  scheme: pathText(),
+  hostname: pathText().optional(),
+  port: pathText().optional(),
+});
+
+/**
+ * The optional `<hostname>/<port>` path segments that narrow a protocol update or deletion. The
+ * port is read after the body, as Rucio reads it.
+ */
+const protocolSelector = ({ rse, scheme, hostname, port }: z.output<typeof selectorPath>) => {
   if (port !== undefined && !/^[+-]?\d+$/.test(port.trim()))
     throw new ValueError(`invalid literal for int() with base 10: '${port}'`);
   return {
-    rse: rse!,
-    scheme: scheme!,
+    rse,
+    scheme,
     ...(hostname !== undefined ? { hostname } : {}),
     ...(port !== undefined ? { port: Number.parseInt(port, 10) } : {}),
   };
 };
 
 /** `scope:name` texts of `?lfn=`; one without a colon is InvalidPath. */
-const lfnsOf = (ctx: AppContext): Lfn[] => {
-  const raw = ctx.query.lfn;
-  const texts = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+const lfnsOf = (texts: readonly string[]): Lfn[] => {
   const invalid = texts.filter((text) => !text.includes(':'));
   if (invalid.length > 0) throw new InvalidPath(`LFN(s) in invalid format: ${invalid.join(', ')}`);
   return texts.map((text) => {
@@ -40,33 +50,40 @@ const lfnsOf = (ctx: AppContext): Lfn[] => {
   });
 };
 
-const LFNS2PFNS = {
-  lfn: '`scope:name`, repeated for several.',
-  scheme: 'A protocol scheme.',
-  domain: 'wan (default) or lan.',
-  operation: 'write (default), read, delete, third_party_copy_read, ...',
-};
+const LFNS2PFNS = queryOf({
+  lfn: convertedBy(
+    z.preprocess((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]), z.array(z.string())),
+    lfnsOf,
+  ).describe('`scope:name`, repeated for several.'),
+  scheme: queryText().describe('A protocol scheme.'),
+  domain: queryText().describe('wan (default) or lan.'),
+  operation: queryText().describe('write (default), read, delete, third_party_copy_read, ...'),
+});
 
 /** Protocols of RSEs and PFNs built from them (rest-api-reference.md §1.21). */
 export const registerRseProtocolRoutes = (routes: RouteTable, services: Services): void => {
-  const update = async (ctx: AppContext) => {
-    const changes = protocolChangesFromRequest(jsonObject(ctx), ctx.params.scheme!);
-    await ok(ctx, services, (metadata) =>
-      updateRseProtocols(services.commands, { ...protocolSelector(ctx), changes }, metadata),
-    );
-  };
-  const remove = async (ctx: AppContext) => {
-    await ok(ctx, services, (metadata) => removeRseProtocols(services.commands, protocolSelector(ctx), metadata));
-  };
-
-  const updating: RouteOptions = {
+  const updating = {
+    params: selectorPath,
     summary: 'Changes the protocols of an RSE with this scheme (and hostname and port, when given).',
-    body: { description: 'The keys to change: `prefix`, `impl`, `domains`, `extended_attributes`, ...' },
+    body: jsonObjectBody(
+      {},
+      { description: 'The keys to change: `prefix`, `impl`, `domains`, `extended_attributes`, ...' },
+    ),
     raises: [RSENotFound, RSEProtocolNotSupported],
   };
-  const removing: RouteOptions = {
+  const removing = {
+    params: selectorPath,
     summary: 'Removes the protocols of an RSE with this scheme (and hostname and port, when given).',
     raises: [RSENotFound, RSEProtocolNotSupported],
+  };
+  const update: HandlerFor<typeof updating> = async (ctx, { params, body }) => {
+    const changes = protocolChangesFromRequest(body, params.scheme);
+    await ok(ctx, services, (metadata) =>
+      updateRseProtocols(services.commands, { ...protocolSelector(params), changes }, metadata),
+    );
+  };
+  const remove: HandlerFor<typeof removing> = async (ctx, { params }) => {
+    await ok(ctx, services, (metadata) => removeRseProtocols(services.commands, protocolSelector(params), metadata));
   };
   for (const path of ['/rses/:rse/protocols/:scheme/:hostname/:port', '/rses/:rse/protocols/:scheme/:hostname']) {
     routes.put(path, updating, update);
@@ -77,29 +94,34 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/rses/:rse/protocols/:scheme',
     {
+      params: pathOf({ rse: pathText(), scheme: pathText() }),
       accept: JSON_ONLY,
       summary: 'The RSE’s settings with every protocol, whatever the scheme (as Rucio answers).',
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const document = await activeRse(services, ctx.params.rse!);
+    async (ctx, { params }) => {
+      const document = await activeRse(services, params.rse);
       sendJson(ctx, rseSettings(document, await defaultLfn2pfnAlgorithm(services)));
     },
   );
   routes.post(
     '/rses/:rse/protocols/:scheme',
     {
+      params: pathOf({ rse: pathText(), scheme: pathText() }),
       summary: 'Adds a protocol to an RSE.',
-      body: {
-        description:
-          '`hostname`, `port`, `prefix`, `impl`, `domains` (lan, wan: read, write, delete, third_party_copy_read, ...), `extended_attributes`.',
-      },
+      body: jsonObjectBody(
+        {},
+        {
+          description:
+            '`hostname`, `port`, `prefix`, `impl`, `domains` (lan, wan: read, write, delete, third_party_copy_read, ...), `extended_attributes`.',
+        },
+      ),
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const protocol = protocolFromRequest(ctx.params.scheme!, jsonObject(ctx));
+    async (ctx, { params, body }) => {
+      const protocol = protocolFromRequest(params.scheme, body);
       await created(ctx, services, (metadata) =>
-        addRseProtocol(services.commands, { rse: ctx.params.rse!, protocol }, metadata),
+        addRseProtocol(services.commands, { rse: params.rse, protocol }, metadata),
       );
     },
   );
@@ -109,12 +131,13 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/rses/:rse/protocols',
     {
+      params: pathOf({ rse: pathText() }),
       accept: JSON_ONLY,
       summary: 'The protocols of an RSE, by priority.',
       raises: [RSENotFound, RSEProtocolNotSupported],
     },
-    async (ctx) => {
-      const protocols = sortedProtocols(await activeRse(services, ctx.params.rse!));
+    async (ctx, { params }) => {
+      const protocols = sortedProtocols(await activeRse(services, params.rse));
       if (protocols.length === 0) throw new RSEProtocolNotSupported('No protocols found for this RSE');
       sendJson(ctx, protocols);
     },
@@ -128,23 +151,24 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/rses/:rse/lfns2pfns',
     {
+      params: pathOf({ rse: pathText() }),
       accept: JSON_ONLY,
       summary: 'The PFNs of LFNs on an RSE.',
       query: LFNS2PFNS,
       raises: [RSENotFound, InvalidPath, ReplicaNotFound],
     },
-    async (ctx) => {
-      const lfns = lfnsOf(ctx);
-      const document = await activeRse(services, ctx.params.rse!);
+    async (ctx, { params, query }) => {
+      const lfns = query.lfn;
+      const document = await activeRse(services, params.rse);
       const settings = {
         deterministic: document.properties.deterministic,
         lfn2pfnAlgorithm: lfn2pfnAlgorithmOf(document, await defaultLfn2pfnAlgorithm(services)),
         protocols: document.protocols,
       };
       const choice = {
-        operation: queryString(ctx, 'operation') ?? 'write',
-        domain: queryString(ctx, 'domain') ?? 'wan',
-        scheme: queryString(ctx, 'scheme'),
+        operation: query.operation ?? 'write',
+        domain: query.domain ?? 'wan',
+        scheme: query.scheme,
       };
       const storedPaths = new Map<string, string>();
       if (!settings.deterministic) {

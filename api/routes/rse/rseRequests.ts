@@ -9,7 +9,7 @@ import {
 import { InputValidationError, InvalidObject } from '../../../domain/shared/errors.ts';
 import { checkText, LIMITS } from '../../../domain/shared/limits.ts';
 import { keyProblem } from '../../../domain/shared/names.ts';
-import { toBoolean } from '../../params.ts';
+import { rucioBooleanOf } from '../../params.ts';
 import { isOneOf, keysOf } from '../../../domain/shared/narrowing.ts';
 
 /**
@@ -36,7 +36,7 @@ const invalid = (key: string, value: unknown, expected: string) =>
 const booleanProperty =
   (key: string) =>
   (value: unknown): boolean =>
-    toBoolean(value, key);
+    rucioBooleanOf(value, key);
 
 const numberProperty =
   (key: string) =>

@@ -17,26 +17,29 @@ import { findDistance, rseUsageHistory } from '../../../projections/rse/rseQueri
 import type { RseDocument } from '../../../projections/rse/rsesProjection.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
 import { fromList } from '../../listSource.ts';
-import { jsonObject, param, queryBoolean, queryString } from '../../params.ts';
+import { jsonObjectBodyReadBy, pathOf, pathText, queryBoolean, queryOf, queryText, requiredKey } from '../../params.ts';
 import { created, ok, type RouteTable, runCommand } from '../../route.ts';
 import { integerParameter } from './rseRequests.ts';
 import { activeRse, distanceView } from './rseViews.ts';
-import type { AppContext, Services } from '../../services.ts';
+import type { Services } from '../../services.ts';
 
 /** A required text parameter; missing is Rucio's KeyError. */
-const requiredText = (parameters: Record<string, unknown>, key: string): string => {
-  const value = param(parameters, key);
+const requiredText = (parameters: Readonly<Record<string, unknown>>, key: string): string => {
+  const value = requiredKey(parameters, key);
   if (typeof value !== 'string' || value === '') throw new KeyError(`'${key}' not defined`);
   return value;
 };
 
 /** `distance`, else the deprecated `ranking`; both absent is a distance of null. */
-const distanceParameter = (parameters: Record<string, unknown>): number | null => {
+const distanceParameter = (parameters: Readonly<Record<string, unknown>>): number | null => {
   const distance = parameters.distance ?? null;
   return distance === null
     ? integerParameter('ranking', parameters.ranking ?? null, { nullable: true })
     : integerParameter('distance', distance, { nullable: true });
 };
+
+const linkPath = pathOf({ source: pathText(), destination: pathText() });
+const rsePath = pathOf({ rse: pathText() });
 
 /** Usage, limits, QoS policies, distances and per-account usage of RSEs (§1.21). */
 export const registerRseResourceRoutes = (routes: RouteTable, services: Services): void => {
@@ -56,14 +59,15 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/rses/:source/distances/:destination',
     {
+      params: linkPath,
       accept: JSON_ONLY,
       summary: 'The distance from one RSE to another (a list of at most one).',
       raises: [RSENotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       const [source, destination] = [
-        await activeRse(services, ctx.params.source!),
-        await activeRse(services, ctx.params.destination!),
+        await activeRse(services, params.source),
+        await activeRse(services, params.destination),
       ];
       const found = await findDistance(services.readModels, source.id, destination.id);
       sendJson(ctx, found ? [distanceView(found)] : []);
@@ -72,16 +76,16 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.post(
     '/rses/:source/distances/:destination',
     {
+      params: linkPath,
       summary: 'Sets the distance from one RSE to another.',
-      body: { description: '`distance` (or `ranking`): a whole number.' },
+      body: jsonObjectBodyReadBy(distanceParameter, { description: '`distance` (or `ranking`): a whole number.' }),
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const distance = distanceParameter(jsonObject(ctx));
+    async (ctx, { params, body: distance }) => {
       await created(ctx, services, (metadata) =>
         addRseDistance(
           services.commands,
-          { source: ctx.params.source!, destination: ctx.params.destination!, distance },
+          { source: params.source, destination: params.destination, distance },
           metadata,
         ),
       );
@@ -90,16 +94,16 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.put(
     '/rses/:source/distances/:destination',
     {
+      params: linkPath,
       summary: 'Changes the distance from one RSE to another.',
-      body: { description: '`distance` (or `ranking`).' },
+      body: jsonObjectBodyReadBy(distanceParameter, { description: '`distance` (or `ranking`).' }),
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const distance = distanceParameter(jsonObject(ctx));
+    async (ctx, { params, body: distance }) => {
       await ok(ctx, services, (metadata) =>
         updateRseDistance(
           services.commands,
-          { source: ctx.params.source!, destination: ctx.params.destination!, distance },
+          { source: params.source, destination: params.destination, distance },
           metadata,
         ),
       );
@@ -108,17 +112,14 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.delete(
     '/rses/:source/distances/:destination',
     {
+      params: linkPath,
       summary: 'Removes the distance from one RSE to another.',
       success: { status: 200, type: 'text/html; charset=utf-8', description: 'The text "Deleted".' },
       raises: [RSENotFound],
     },
-    async (ctx) => {
+    async (ctx, { params }) => {
       await runCommand(ctx, services, (metadata) =>
-        removeRseDistance(
-          services.commands,
-          { source: ctx.params.source!, destination: ctx.params.destination! },
-          metadata,
-        ),
+        removeRseDistance(services.commands, { source: params.source, destination: params.destination }, metadata),
       );
       sendText(ctx, 'Deleted');
     },
@@ -128,12 +129,13 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/rses/:rse/accounts/usage',
     {
+      params: rsePath,
       accept: JSON_ONLY,
       summary: 'Every account’s files, bytes and quota on the RSE (JSON lines, typed application/json as Rucio does).',
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const document = await activeRse(services, ctx.params.rse!);
+    async (ctx, { params }) => {
+      const document = await activeRse(services, params.rse);
       const accounts = everyAccount(services.readModels);
       async function* lines() {
         for await (const account of accounts) {
@@ -156,15 +158,18 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.get(
     '/rses/:rse/usage',
     {
+      params: rsePath,
       accept: STREAM_ONLY,
       summary: 'The usage of an RSE per source (rucio, storage, ...).',
-      query: { source: 'Only this source.', per_account: 'True: with each account’s share of the rucio usage.' },
+      query: queryOf({
+        source: queryText().describe('Only this source.'),
+        per_account: queryBoolean(false).describe('True: with each account’s share of the rucio usage.'),
+      }),
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const document = await activeRse(services, ctx.params.rse!);
-      const perAccount = queryBoolean(ctx, 'per_account', false);
-      const source = queryString(ctx, 'source');
+    async (ctx, { params, query }) => {
+      const document = await activeRse(services, params.rse);
+      const { per_account: perAccount, source } = query;
       const entries = [];
       for (const [name, usage] of Object.entries(document.usage).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
         if (source && name !== source) continue;
@@ -189,33 +194,35 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
   routes.put(
     '/rses/:rse/usage',
     {
+      params: rsePath,
       summary: 'Records the usage of an RSE as a source measured it.',
-      body: { description: '`source`, `used`, `free`, `files`.' },
+      body: jsonObjectBodyReadBy(
+        (parameters) => ({
+          source: requiredText(parameters, 'source'),
+          used: integerParameter('used', parameters.used, { nullable: true }),
+          free: integerParameter('free', parameters.free, { nullable: true }),
+          files: integerParameter('files', parameters.files, { nullable: true }),
+        }),
+        { description: '`source`, `used`, `free`, `files`.' },
+      ),
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const parameters = jsonObject(ctx);
-      const usage = {
-        rse: ctx.params.rse!,
-        source: requiredText(parameters, 'source'),
-        used: integerParameter('used', parameters.used, { nullable: true }),
-        free: integerParameter('free', parameters.free, { nullable: true }),
-        files: integerParameter('files', parameters.files, { nullable: true }),
-      };
-      await ok(ctx, services, (metadata) => setRseUsage(services.commands, usage, metadata));
+    async (ctx, { params, body }) => {
+      await ok(ctx, services, (metadata) => setRseUsage(services.commands, { rse: params.rse, ...body }, metadata));
     },
   );
   routes.get(
     '/rses/:rse/usage/history',
     {
+      params: rsePath,
       accept: STREAM_ONLY,
       summary: 'The history of an RSE’s usage.',
-      query: { source: 'Only this source.' },
+      query: queryOf({ source: queryText().describe('Only this source.') }),
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const document = await activeRse(services, ctx.params.rse!);
-      const source = queryString(ctx, 'source');
+    async (ctx, { params, query }) => {
+      const document = await activeRse(services, params.rse);
+      const { source } = query;
       const history = rseUsageHistory(services.readModels, document.id, source);
       await sendStream(
         ctx,
@@ -234,66 +241,84 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
 
   routes.get(
     '/rses/:rse/limits',
-    { accept: JSON_ONLY, summary: 'The named limits of an RSE (MinFreeSpace, ...).', raises: [RSENotFound] },
-    async (ctx) => {
-      sendJson(ctx, (await activeRse(services, ctx.params.rse!)).limits);
+    {
+      params: rsePath,
+      accept: JSON_ONLY,
+      summary: 'The named limits of an RSE (MinFreeSpace, ...).',
+      raises: [RSENotFound],
+    },
+    async (ctx, { params }) => {
+      sendJson(ctx, (await activeRse(services, params.rse)).limits);
     },
   );
   routes.put(
     '/rses/:rse/limits',
-    { summary: 'Sets a named limit of an RSE.', body: { description: '`name`, `value`.' }, raises: [RSENotFound] },
-    async (ctx) => {
-      const parameters = jsonObject(ctx);
-      const limit = {
-        rse: ctx.params.rse!,
-        name: requiredText(parameters, 'name'),
-        value: integerParameter('value', param(parameters, 'value'), { nullable: false })!,
-      };
-      await ok(ctx, services, (metadata) => setRseLimit(services.commands, limit, metadata));
+    {
+      params: rsePath,
+      summary: 'Sets a named limit of an RSE.',
+      body: jsonObjectBodyReadBy(
+        (parameters) => ({
+          name: requiredText(parameters, 'name'),
+          value: integerParameter('value', requiredKey(parameters, 'value'), { nullable: false })!,
+        }),
+        { description: '`name`, `value`.' },
+      ),
+      raises: [RSENotFound],
+    },
+    async (ctx, { params, body }) => {
+      await ok(ctx, services, (metadata) => setRseLimit(services.commands, { rse: params.rse, ...body }, metadata));
     },
   );
   routes.delete(
     '/rses/:rse/limits',
-    { summary: 'Removes a named limit of an RSE.', body: { description: '`name`.' }, raises: [RSENotFound] },
-    async (ctx) => {
-      const name = requiredText(jsonObject(ctx), 'name');
-      await ok(ctx, services, (metadata) =>
-        removeRseLimit(services.commands, { rse: ctx.params.rse!, name }, metadata),
-      );
+    {
+      params: rsePath,
+      summary: 'Removes a named limit of an RSE.',
+      body: jsonObjectBodyReadBy((parameters) => requiredText(parameters, 'name'), { description: '`name`.' }),
+      raises: [RSENotFound],
+    },
+    async (ctx, { params, body: name }) => {
+      await ok(ctx, services, (metadata) => removeRseLimit(services.commands, { rse: params.rse, name }, metadata));
     },
   );
 
   routes.get(
     '/rses/:rse/qos_policy',
-    { accept: JSON_ONLY, summary: 'The QoS policies of an RSE.', raises: [RSENotFound] },
-    async (ctx) => {
-      sendJson(ctx, (await activeRse(services, ctx.params.rse!)).qosPolicies);
+    {
+      params: rsePath,
+      accept: JSON_ONLY,
+      summary: 'The QoS policies of an RSE.',
+      raises: [RSENotFound],
+    },
+    async (ctx, { params }) => {
+      sendJson(ctx, (await activeRse(services, params.rse)).qosPolicies);
     },
   );
-  const qosPolicy = (ctx: AppContext) => ({ rse: ctx.params.rse!, policy: ctx.params.policy! });
   routes.post(
     '/rses/:rse/qos_policy/:policy',
     {
+      params: pathOf({ rse: pathText(), policy: pathText() }),
       accept: JSON_ONLY,
       summary: 'Adds a QoS policy to an RSE.',
       body: 'none',
       success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      await created(ctx, services, (metadata) => addRseQosPolicy(services.commands, qosPolicy(ctx), metadata));
+    async (ctx, { params }) => {
+      await created(ctx, services, (metadata) => addRseQosPolicy(services.commands, params, metadata));
     },
   );
   routes.delete(
     '/rses/:rse/qos_policy/:policy',
     {
+      params: pathOf({ rse: pathText(), policy: pathText() }),
       accept: JSON_ONLY,
       summary: 'Removes a QoS policy from an RSE.',
       success: { status: 200, type: 'text/html; charset=utf-8', description: 'Done: an empty body.' },
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      await ok(ctx, services, (metadata) => removeRseQosPolicy(services.commands, qosPolicy(ctx), metadata));
+    async (ctx, { params }) => {
+      await ok(ctx, services, (metadata) => removeRseQosPolicy(services.commands, params, metadata));
     },
   );
 };

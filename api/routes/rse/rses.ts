@@ -7,97 +7,124 @@ import {
 } from '../../../commands/rse/rseCommands.ts';
 import { evaluateRseExpression } from '../../../domain/rse/rseExpression.ts';
 import { InvalidRSEExpression, RSENotFound } from '../../../domain/shared/errors.ts';
-import { assertValidName } from '../../../domain/shared/names.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { activeRses } from '../../../projections/rse/rseQueries.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { fromList } from '../../listSource.ts';
-import { jsonObject, param, queryString } from '../../params.ts';
+import {
+  jsonObjectBody,
+  jsonObjectBodyReadBy,
+  pathOf,
+  pathText,
+  queryOf,
+  queryText,
+  requiredValue,
+  validName,
+} from '../../params.ts';
+import { convertedBy } from '../../routeInput.ts';
 import { created, ok, type RouteTable } from '../../route.ts';
 import { rseAttributeKey, rseAttributeValue, rsePropertiesForCreation, rsePropertyChanges } from './rseRequests.ts';
 import { activeRse, defaultLfn2pfnAlgorithm, rseDetail, rseListEntry, sortedAttributes } from './rseViews.ts';
 import type { Services } from '../../services.ts';
 
+const attributePath = pathOf({ rse: pathText(), key: convertedBy(pathText(), rseAttributeKey) });
+
 /** RSEs and their attributes (rest-api-reference.md §1.21). */
 export const registerRseRoutes = (routes: RouteTable, services: Services): void => {
   routes.get(
     '/rses/:rse/attr/',
-    { accept: JSON_ONLY, summary: "An RSE's attributes.", raises: [RSENotFound] },
-    async (ctx) => {
-      sendJson(ctx, sortedAttributes(await activeRse(services, ctx.params.rse!)));
+    { params: pathOf({ rse: pathText() }), accept: JSON_ONLY, summary: "An RSE's attributes.", raises: [RSENotFound] },
+    async (ctx, { params }) => {
+      sendJson(ctx, sortedAttributes(await activeRse(services, params.rse)));
     },
   );
   routes.post(
     '/rses/:rse/attr/:key',
     {
+      params: attributePath,
       summary: 'Sets an attribute of an RSE.',
-      body: { description: '`value`: a string, number or boolean.' },
+      body: jsonObjectBody(
+        { value: convertedBy(requiredValue(), rseAttributeValue) },
+        { description: '`value`: a string, number or boolean.' },
+      ),
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const key = rseAttributeKey(ctx.params.key!);
-      const value = rseAttributeValue(param(jsonObject(ctx), 'value'));
+    async (ctx, { params, body }) => {
       await created(ctx, services, (metadata) =>
-        setRseAttribute(services.commands, { rse: ctx.params.rse!, key, value }, metadata),
+        setRseAttribute(services.commands, { rse: params.rse, key: params.key, value: body.value }, metadata),
       );
     },
   );
   routes.delete(
     '/rses/:rse/attr/:key',
-    { summary: 'Removes an attribute of an RSE.', raises: [RSENotFound] },
-    async (ctx) => {
-      const key = rseAttributeKey(ctx.params.key!);
-      await ok(ctx, services, (metadata) =>
-        removeRseAttribute(services.commands, { rse: ctx.params.rse!, key }, metadata),
-      );
+    {
+      params: attributePath,
+      summary: 'Removes an attribute of an RSE.',
+      raises: [RSENotFound],
+    },
+    async (ctx, { params }) => {
+      await ok(ctx, services, (metadata) => removeRseAttribute(services.commands, params, metadata));
     },
   );
 
   routes.get(
     '/rses/:rse',
-    { accept: JSON_ONLY, summary: 'One RSE: its record and settings.', raises: [RSENotFound] },
-    async (ctx) => {
-      const document = await activeRse(services, ctx.params.rse!);
+    {
+      params: pathOf({ rse: pathText() }),
+      accept: JSON_ONLY,
+      summary: 'One RSE: its record and settings.',
+      raises: [RSENotFound],
+    },
+    async (ctx, { params }) => {
+      const document = await activeRse(services, params.rse);
       sendJson(ctx, rseDetail(document, await defaultLfn2pfnAlgorithm(services)));
     },
   );
   routes.post(
     '/rses/:rse',
     {
+      params: pathOf({ rse: validName('rse') }),
       errors: { InputValidationError: 422 },
       summary: 'Creates an RSE.',
-      body: {
+      body: jsonObjectBodyReadBy(rsePropertiesForCreation, {
         optional: true,
         description: 'Its properties: `deterministic`, `volatile`, `rse_type`, `city`, `country_name`, `latitude`, ...',
-      },
+      }),
     },
-    async (ctx) => {
-      const rse = ctx.params.rse!;
-      const properties = rsePropertiesForCreation(jsonObject(ctx, { optional: true }));
-      assertValidName('rse', rse);
-      await created(ctx, services, (metadata) => createRse(services.commands, { rse, properties }, metadata));
+    async (ctx, { params, body: properties }) => {
+      await created(ctx, services, (metadata) =>
+        createRse(services.commands, { rse: params.rse, properties }, metadata),
+      );
     },
   );
   // Rucio answers an update with 201, and the Python client expects exactly that.
   routes.put(
     '/rses/:rse',
     {
+      params: pathOf({ rse: pathText() }),
       summary: 'Changes the properties of an RSE.',
-      body: { optional: true, description: 'The properties to change (`availability_read`, `city`, ...).' },
+      body: jsonObjectBody(
+        {},
+        { optional: true, description: 'The properties to change (`availability_read`, `city`, ...).' },
+      ),
       success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },
       raises: [RSENotFound],
     },
-    async (ctx) => {
-      const rse = ctx.params.rse!;
-      const changes = rsePropertyChanges(rse, jsonObject(ctx, { optional: true }));
+    async (ctx, { params, body }) => {
+      const rse = params.rse;
+      const changes = rsePropertyChanges(rse, body);
       await created(ctx, services, (metadata) => updateRse(services.commands, { rse, changes }, metadata));
     },
   );
   routes.delete(
     '/rses/:rse',
-    { summary: 'Deletes an RSE (disabled; its name is never taken again).', raises: [RSENotFound] },
-    async (ctx) => {
-      await ok(ctx, services, (metadata) => deleteRse(services.commands, { rse: ctx.params.rse! }, metadata));
+    {
+      params: pathOf({ rse: pathText() }),
+      summary: 'Deletes an RSE (disabled; its name is never taken again).',
+      raises: [RSENotFound],
+    },
+    async (ctx, { params }) => {
+      await ok(ctx, services, (metadata) => deleteRse(services.commands, { rse: params.rse }, metadata));
     },
   );
 
@@ -107,11 +134,11 @@ export const registerRseRoutes = (routes: RouteTable, services: Services): void 
     {
       accept: STREAM_ONLY,
       summary: 'Every RSE, or the names of those an expression selects.',
-      query: { expression: 'An RSE expression.' },
+      query: queryOf({ expression: queryText().describe('An RSE expression.') }),
       raises: [InvalidRSEExpression],
     },
-    async (ctx) => {
-      const expression = queryString(ctx, 'expression');
+    async (ctx, { query }) => {
+      const { expression } = query;
       if (expression) {
         const selected = evaluateRseExpression(expression, await loadRseFacts(services.readModels));
         await sendStream(ctx, fromList(selected.map((rse) => ({ rse: rse.rse }))));

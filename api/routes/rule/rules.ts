@@ -22,10 +22,20 @@ import {
   transferAttempts,
 } from '../../../projections/rule/ruleQueries.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, param, toBoolean } from '../../params.ts';
+import {
+  jsonObjectBody,
+  jsonObjectBodyReadBy,
+  pathOf,
+  pathText,
+  queryFilters,
+  queryOf,
+  queryText,
+  requiredKey,
+  rucioBooleanOf,
+} from '../../params.ts';
 import { ok, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
-import { didFromPath } from '../did/didParams.ts';
+import { scopeNamePath } from '../did/didParams.ts';
 import { addRuleSchema, moveOverrideOf, ruleRequestOf, ruleUpdateOf, updateRuleSchema } from './ruleParams.ts';
 import { didRuleHistoryJson, replicaLockJson, ruleJson } from './ruleRendering.ts';
 import { isRecord } from '../../../domain/shared/narrowing.ts';
@@ -57,37 +67,77 @@ const RULE_IDS = {
   type: 'text/html; charset=utf-8',
   description: 'The new rule ids as a JSON list (typed text/html, as Rucio answers).',
 };
-const ADD_RULE: RouteOptions = {
+const ADD_RULE = {
   errors: CREATION_ERRORS,
   summary: 'Creates replication rules: one per DID.',
-  body: addRuleSchema,
+  // Read by ruleRequestOf, with the caller as the default owner.
+  body: jsonObjectBody({}, { documentedBy: addRuleSchema }),
   success: RULE_IDS,
   raises: [DataIdentifierNotFound, InsufficientAccountLimit, InsufficientTargetRSEs, AccessDenied],
-};
-const LIST_RULES: RouteOptions = {
+} satisfies RouteOptions;
+const LIST_RULES = {
   accept: STREAM_ONLY,
   summary:
     'Rules, filtered by the columns given in the query (also `id`, `did_type`, `copies`, `locked`, `grouping`, `priority`, ...).',
-  query: {
-    scope: 'The DID’s scope; `*` is a wildcard.',
-    name: 'The DID’s name; `*` is a wildcard.',
-    account: 'The owner; `*` is a wildcard.',
-    state: 'A state or its letter: OK, REPLICATING, STUCK, SUSPENDED, ...',
-    rse_expression: 'The expression, as written.',
-    activity: 'The activity.',
-    created_before: 'A date.',
-    created_after: 'A date.',
-    updated_before: 'A date.',
-    updated_after: 'A date.',
-  },
+  // Every parameter is a filter, as Rucio's list view passes them on; these are documented.
+  query: queryOf({
+    scope: queryText().describe('The DID’s scope; `*` is a wildcard.'),
+    name: queryText().describe('The DID’s name; `*` is a wildcard.'),
+    account: queryText().describe('The owner; `*` is a wildcard.'),
+    state: queryText().describe('A state or its letter: OK, REPLICATING, STUCK, SUSPENDED, ...'),
+    rse_expression: queryText().describe('The expression, as written.'),
+    activity: queryText().describe('The activity.'),
+    created_before: queryText().describe('A date.'),
+    created_after: queryText().describe('A date.'),
+    updated_before: queryText().describe('A date.'),
+    updated_after: queryText().describe('A date.'),
+  }).pipe(queryFilters()),
   raises: [InvalidValueForKey],
+} satisfies RouteOptions;
+
+/** `PUT /rules/{id}`'s `options`: a dictionary, required. */
+const ruleOptionsOf = (body: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> => {
+  const options = requiredKey(body, 'options');
+  if (!isRecord(options)) throw new TypeError_(`'options' must be a dictionary`);
+  return options;
 };
-const UPDATE_RULE: RouteOptions = {
+
+const UPDATE_RULE = {
+  params: pathOf({ rule_id: pathText() }),
   errors: { InputValidationError: 409, UnsupportedOperation: 409, DuplicateRule: 409 },
   summary:
     'Changes the options of a rule (`locked`, `lifetime`, `comment`, ...), or approves or denies it (`approve`).',
-  body: updateRuleSchema,
+  body: jsonObjectBodyReadBy(ruleOptionsOf, { documentedBy: updateRuleSchema }),
   raises: [RuleNotFound, AccessDenied],
+} satisfies RouteOptions;
+
+/** `POST /rules/{id}/reduce`: `copies` (required, whole), `exclude_expression`. */
+const reductionOf = (body: Readonly<Record<string, unknown>>) => {
+  const copies = requiredKey(body, 'copies');
+  if (typeof copies !== 'number' || !Number.isInteger(copies))
+    throw new TypeError_(`'copies' must be an integer, not ${JSON.stringify(copies)}`);
+  const exclude = body.exclude_expression ?? null;
+  if (exclude !== null && typeof exclude !== 'string') throw new TypeError_(`'exclude_expression' must be a string`);
+  return { copies, excludeExpression: exclude };
+};
+
+/**
+ * `POST /rules/{id}/move`: `rse_expression` (required), the new rule's `override` options, with
+ * `activity` and `source_replica_expression` given beside them; a `rule_id` in the body wins
+ * over the path's.
+ */
+const moveOf = (body: Readonly<Record<string, unknown>>) => {
+  const expression = requiredKey(body, 'rse_expression');
+  if (typeof expression !== 'string') throw new TypeError_(`'rse_expression' must be a string`);
+  const given = body.override;
+  const override: Record<string, unknown> = typeof given === 'object' && given !== null ? { ...given } : {};
+  for (const key of ['activity', 'source_replica_expression'] as const)
+    if (body[key] !== undefined) override[key] = body[key];
+  return {
+    ...(typeof body.rule_id === 'string' ? { ruleId: body.rule_id } : {}),
+    rseExpression: expression,
+    override: moveOverrideOf(override),
+  };
 };
 
 /** New rule ids: a JSON list under the text content type, as Rucio answers. */
@@ -100,12 +150,6 @@ const ruleOrNotFound = async (services: Services, ruleId: string) => {
   return rule;
 };
 
-/** The query string as Rucio's list views pass it on: every parameter a filter, one value each. */
-const queryFilters = (ctx: AppContext): Record<string, string> =>
-  Object.fromEntries(
-    Object.entries(ctx.query).map(([key, value]) => [key, Array.isArray(value) ? value[0]! : String(value)]),
-  );
-
 /** Rule lines with the DID's bytes (`list_rules`). */
 export const ruleLines = (services: Services, rules: AsyncIterable<Parameters<typeof ruleJson>[0]>) =>
   (async function* () {
@@ -117,38 +161,35 @@ export const ruleLines = (services: Services, rules: AsyncIterable<Parameters<ty
  * `<rule_id>/history` (answered 400).
  */
 export const registerRuleRoutes = (routes: RouteTable, services: Services): void => {
-  routes.post('/rules/', ADD_RULE, async (ctx) => {
-    const body = jsonObject(ctx);
+  routes.post('/rules/', ADD_RULE, async (ctx, { body }) => {
     const request = ruleRequestOf(body, ctx.state.issuer!);
     const { ruleIds } = await runCommand(ctx, services, (metadata) => addRules(services.commands, request, metadata));
     sendRuleIds(ctx, ruleIds);
   });
-  routes.get('/rules/', LIST_RULES, async (ctx) => {
-    const filter = ruleFilter(queryFilters(ctx));
+  routes.get('/rules/', LIST_RULES, async (ctx, { query }) => {
+    const filter = ruleFilter(query);
     await sendStream(ctx, ruleLines(services, listRules(services.readModels, filter)));
   });
 
-  routes.get('/rules/:rule_id/locks', { accept: STREAM_ONLY, summary: 'The replica locks of a rule.' }, async (ctx) => {
-    await sendStream(ctx, mapStream(locksOfRule(services.readModels, ctx.params.rule_id!), replicaLockJson));
-  });
+  routes.get(
+    '/rules/:rule_id/locks',
+    { params: pathOf({ rule_id: pathText() }), accept: STREAM_ONLY, summary: 'The replica locks of a rule.' },
+    async (ctx, { params }) => {
+      await sendStream(ctx, mapStream(locksOfRule(services.readModels, params.rule_id), replicaLockJson));
+    },
+  );
   routes.post(
     '/rules/:rule_id/reduce',
     {
+      params: pathOf({ rule_id: pathText() }),
       errors: REPLACEMENT_ERRORS,
       summary: 'Replaces a rule by one with fewer copies.',
-      body: { description: '`copies`, `exclude_expression`.' },
+      body: jsonObjectBodyReadBy(reductionOf, { description: '`copies`, `exclude_expression`.' }),
       success: RULE_IDS,
       raises: [RuleNotFound],
     },
-    async (ctx) => {
-      const body = jsonObject(ctx);
-      const copies = param(body, 'copies');
-      if (typeof copies !== 'number' || !Number.isInteger(copies))
-        throw new TypeError_(`'copies' must be an integer, not ${JSON.stringify(copies)}`);
-      const exclude = body.exclude_expression ?? null;
-      if (exclude !== null && typeof exclude !== 'string')
-        throw new TypeError_(`'exclude_expression' must be a string`);
-      const reduction = { ruleId: ctx.params.rule_id!, copies, excludeExpression: exclude };
+    async (ctx, { params, body }) => {
+      const reduction = { ruleId: params.rule_id, ...body };
       const { ruleIds } = await runCommand(ctx, services, (metadata) =>
         reduceRule(services.commands, reduction, metadata),
       );
@@ -158,24 +199,18 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
   routes.post(
     '/rules/:rule_id/move',
     {
+      params: pathOf({ rule_id: pathText() }),
       errors: REPLACEMENT_ERRORS,
       summary: 'Replaces a rule by one on other RSEs; the old one goes once the new one is OK.',
-      body: {
+      body: jsonObjectBodyReadBy(moveOf, {
         description: '`rse_expression`, `override` (options of the new rule), `activity`, `source_replica_expression`.',
-      },
+      }),
       success: RULE_IDS,
       raises: [RuleNotFound],
     },
-    async (ctx) => {
-      const body = jsonObject(ctx);
-      const expression = param(body, 'rse_expression');
-      if (typeof expression !== 'string') throw new TypeError_(`'rse_expression' must be a string`);
-      const ruleId = typeof body.rule_id === 'string' ? body.rule_id : ctx.params.rule_id!;
-      const given = body.override;
-      const override: Record<string, unknown> = typeof given === 'object' && given !== null ? { ...given } : {};
-      for (const key of ['activity', 'source_replica_expression'] as const)
-        if (body[key] !== undefined) override[key] = body[key];
-      const move = { ruleId, rseExpression: expression, override: moveOverrideOf(override) };
+    async (ctx, { params, body }) => {
+      const { ruleId = params.rule_id, ...rest } = body;
+      const move = { ruleId, ...rest };
       const { ruleIds } = await runCommand(ctx, services, (metadata) => moveRule(services.commands, move, metadata));
       sendRuleIds(ctx, ruleIds);
     },
@@ -183,41 +218,52 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
   routes.get(
     '/rules/:rule_id/analysis',
     {
+      params: pathOf({ rule_id: pathText() }),
       accept: JSON_ONLY,
       summary: 'Why a rule does not progress: its error, and per stuck lock the attempts, last error and sources.',
       raises: [RuleNotFound],
     },
-    async (ctx) => {
-      sendJson(ctx, await examineRule(services, ctx.params.rule_id!));
+    async (ctx, { params }) => {
+      sendJson(ctx, await examineRule(services, params.rule_id));
     },
   );
   routes.get(
     '/rules/*scope_name/history',
-    { accept: STREAM_ONLY, summary: 'The history of the rules on a DID.' },
-    async (ctx) => {
-      const did = didFromPath(ctx);
+    {
+      params: pathOf({ scope_name: scopeNamePath() }),
+      accept: STREAM_ONLY,
+      summary: 'The history of the rules on a DID.',
+    },
+    async (ctx, { params }) => {
+      const did = params.scope_name;
       await sendStream(ctx, mapStream(ruleHistoryOfDid(services.readModels, did.scope, did.name), didRuleHistoryJson));
     },
   );
 
-  routes.get('/rules/:rule_id', { accept: JSON_ONLY, summary: 'One rule.', raises: [RuleNotFound] }, async (ctx) => {
-    const body = jsonObject(ctx, { optional: true });
-    if (body.estimate_ttc) throw new RucioError('NotImplemented', 'estimate_ttc is not implemented');
-    sendJson(ctx, ruleJson(await ruleOrNotFound(services, ctx.params.rule_id!)));
-  });
-  routes.put('/rules/:rule_id', UPDATE_RULE, async (ctx) => {
-    const body = jsonObject(ctx);
-    const options = param(body, 'options');
-    if (!isRecord(options)) throw new TypeError_(`'options' must be a dictionary`);
-    const given = options;
-    const ruleId = ctx.params.rule_id!;
+  routes.get(
+    '/rules/:rule_id',
+    {
+      params: pathOf({ rule_id: pathText() }),
+      accept: JSON_ONLY,
+      summary: 'One rule.',
+      // Rucio's view reads a body even on GET, for `estimate_ttc`.
+      body: jsonObjectBody({}, { optional: true, description: '`estimate_ttc` (not implemented).' }),
+      raises: [RuleNotFound],
+    },
+    async (ctx, { params, body }) => {
+      if (body.estimate_ttc) throw new RucioError('NotImplemented', 'estimate_ttc is not implemented');
+      sendJson(ctx, ruleJson(await ruleOrNotFound(services, params.rule_id)));
+    },
+  );
+  routes.put('/rules/:rule_id', UPDATE_RULE, async (ctx, { params, body: given }) => {
+    const ruleId = params.rule_id;
     await ok(ctx, services, (metadata) => {
       if (!('approve' in given))
         return updateRule(services.commands, { ruleId, update: ruleUpdateOf(given) }, metadata);
       const { approve, comment } = given;
       return approveRule(
         services.commands,
-        { ruleId, approve: toBoolean(approve, 'approve'), reason: typeof comment === 'string' ? comment : null },
+        { ruleId, approve: rucioBooleanOf(approve, 'approve'), reason: typeof comment === 'string' ? comment : null },
         metadata,
       );
     });
@@ -225,20 +271,20 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
   routes.delete(
     '/rules/:rule_id',
     {
+      params: pathOf({ rule_id: pathText() }),
       errors: { UnsupportedOperation: 401 },
       summary: 'Deletes a rule (its locks are released).',
-      body: { description: '`purge_replicas`.' },
+      body: jsonObjectBody({}, { description: '`purge_replicas`.' }),
       raises: [RuleNotFound],
     },
-    async (ctx) => {
-      const body = jsonObject(ctx);
+    async (ctx, { params, body }) => {
       const purge = body.purge_replicas;
       await ok(ctx, services, (metadata) =>
         requestRuleDeletion(
           services.commands,
           {
-            ruleId: ctx.params.rule_id!,
-            purgeReplicas: purge === undefined || purge === null ? null : toBoolean(purge, 'purge_replicas'),
+            ruleId: params.rule_id,
+            purgeReplicas: purge === undefined || purge === null ? null : rucioBooleanOf(purge, 'purge_replicas'),
           },
           metadata,
         ),

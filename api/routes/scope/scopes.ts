@@ -1,3 +1,4 @@
+import { pathOf, pathText } from '../../params.ts';
 import { addScope } from '../../../commands/scope/scopeCommands.ts';
 import { AccountNotFound, ScopeNotFound } from '../../../domain/shared/errors.ts';
 import { assertValidName } from '../../../domain/shared/names.ts';
@@ -14,9 +15,14 @@ export const registerScopeRoutes = (routes: RouteTable, services: Services): voi
 
   routes.get(
     '/scopes/:account/scopes',
-    { accept: JSON_ONLY, summary: 'The scopes an account owns.', raises: [AccountNotFound, ScopeNotFound] },
-    async (ctx) => {
-      const account = ctx.params.account!;
+    {
+      params: pathOf({ account: pathText() }),
+      accept: JSON_ONLY,
+      summary: 'The scopes an account owns.',
+      raises: [AccountNotFound, ScopeNotFound],
+    },
+    async (ctx, { params }) => {
+      const account = params.account;
       if (!(await findAccount(services.readModels, account)))
         throw new AccountNotFound(`Account ID '${account}' does not exist`);
       const owned = await scopeNamesOfAccount(services.readModels, account);
@@ -27,11 +33,16 @@ export const registerScopeRoutes = (routes: RouteTable, services: Services): voi
 
   routes.post(
     '/scopes/:account/:scope',
-    { summary: 'Adds a scope owned by an account.', body: 'none', raises: [AccountNotFound] },
-    async (ctx) => {
-      assertValidName('scope', ctx.params.scope!);
+    {
+      params: pathOf({ account: pathText(), scope: pathText() }),
+      summary: 'Adds a scope owned by an account.',
+      body: 'none',
+      raises: [AccountNotFound],
+    },
+    async (ctx, { params }) => {
+      assertValidName('scope', params.scope);
       await created(ctx, services, (metadata) =>
-        addScope(services.commands, { scope: ctx.params.scope!, account: ctx.params.account! }, metadata),
+        addScope(services.commands, { scope: params.scope, account: params.account }, metadata),
       );
     },
   );

@@ -9,7 +9,7 @@ import {
 } from '../../../domain/subscription/subscription.ts';
 import { parseSubscriptionFilter } from '../../../domain/subscription/subscriptionFilter.ts';
 import { parseReplicationRules } from '../../../domain/subscription/subscriptionRules.ts';
-import { param, toBoolean } from '../../params.ts';
+import { requiredKey, rucioBooleanOf } from '../../params.ts';
 import { ACTIVITIES } from '../rule/ruleParams.ts';
 import { isRecord } from '../../../domain/shared/narrowing.ts';
 
@@ -46,7 +46,7 @@ export const accountName = (account: string): string => {
 
 /** The `options` object of both subscription bodies; a body without it is KeyError, one of another type TypeError. */
 export const subscriptionOptions = (body: Readonly<Record<string, unknown>>): Record<string, unknown> => {
-  const options = param(body, 'options');
+  const options = requiredKey(body, 'options');
   if (!isRecord(options)) throw new TypeError_(`'options' must be a dictionary`);
   return options;
 };
@@ -90,9 +90,9 @@ export const newSubscriptionOf = (
   body: Readonly<Record<string, unknown>>,
 ): NewSubscription => {
   const options = subscriptionOptions(body);
-  const filter = parseSubscriptionFilter(param(options, 'filter'));
-  const replicationRules = parseReplicationRules(param(options, 'replication_rules'), isActivity);
-  const given = { comments: param(options, 'comments'), lifetime: param(options, 'lifetime') };
+  const filter = parseSubscriptionFilter(requiredKey(options, 'filter'));
+  const replicationRules = parseReplicationRules(requiredKey(options, 'replication_rules'), isActivity);
+  const given = { comments: requiredKey(options, 'comments'), lifetime: requiredKey(options, 'lifetime') };
   return {
     account: accountName(account),
     name: subscriptionName(name),
@@ -103,8 +103,9 @@ export const newSubscriptionOf = (
     retroactive:
       options.retroactive === undefined || options.retroactive === null
         ? false
-        : toBoolean(options.retroactive, 'retroactive'),
-    dryRun: options.dry_run === undefined || options.dry_run === null ? false : toBoolean(options.dry_run, 'dry_run'),
+        : rucioBooleanOf(options.retroactive, 'retroactive'),
+    dryRun:
+      options.dry_run === undefined || options.dry_run === null ? false : rucioBooleanOf(options.dry_run, 'dry_run'),
     priority: priority(options.priority) ?? DEFAULT_SUBSCRIPTION_PRIORITY,
   };
 };
@@ -146,7 +147,7 @@ export const subscriptionUpdateOf = (body: Readonly<Record<string, unknown>>): S
     update.replicationRules = parseReplicationRules(options.replication_rules, isActivity);
   if (truthy(options.comments)) update.comments = comments(options.comments) ?? undefined;
   if (truthy(options.lifetime)) update.lifetimeDays = lifetimeDays(options.lifetime) ?? undefined;
-  if (truthy(options.retroactive) && toBoolean(options.retroactive, 'retroactive')) update.retroactive = true;
+  if (truthy(options.retroactive) && rucioBooleanOf(options.retroactive, 'retroactive')) update.retroactive = true;
   const newPriority = priority(options.priority);
   if (newPriority !== undefined) update.priority = newPriority;
   if (options.state !== undefined && options.state !== null) update.deactivate = stateOf(options.state) === 'INACTIVE';

@@ -13,30 +13,37 @@ import {
 } from '../../../projections/subscription/subscriptionQueries.ts';
 import type { SubscriptionDocument } from '../../../projections/subscription/subscriptionsProjection.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
-import { jsonObject, queryString } from '../../params.ts';
+import { jsonObjectBody, jsonObjectBodyReadBy, pathOf, pathText, queryOf, queryText } from '../../params.ts';
+import { convertedBy } from '../../routeInput.ts';
 import { created, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
 import type { Services } from '../../services.ts';
 import { ruleLines } from '../rule/rules.ts';
 import { isRucioId, newSubscriptionOf, subscriptionName, subscriptionUpdateOf } from './subscriptionParams.ts';
 import { dryRunJson, ruleStateCountJson, subscriptionJson } from './subscriptionRendering.ts';
 
-const ADD_SUBSCRIPTION: RouteOptions = {
+const ADD_SUBSCRIPTION = {
+  params: pathOf({ account: pathText(), name: pathText() }),
   summary: 'Adds a subscription (admins): every new dataset or container its filter matches gets its rules.',
-  body: {
-    description:
-      '`{options: {filter, replication_rules, comments, lifetime, retroactive?, dry_run?, priority?}}`: the filter (scope and pattern expressions, DID types, owners, metadata columns), the rule dictionaries (copies, rse_expression, ...), the lifetime in days (null for none).',
-  },
+  // Read with the path's account and name (newSubscriptionOf), so by the handler.
+  body: jsonObjectBody(
+    {},
+    {
+      description:
+        '`{options: {filter, replication_rules, comments, lifetime, retroactive?, dry_run?, priority?}}`: the filter (scope and pattern expressions, DID types, owners, metadata columns), the rule dictionaries (copies, rse_expression, ...), the lifetime in days (null for none).',
+    },
+  ),
   success: { status: 201, type: 'text/html; charset=utf-8', description: "The new subscription's id, as text." },
   raises: [InvalidObject, SubscriptionDuplicate, AccountNotFound, AccessDenied],
-};
-const UPDATE_SUBSCRIPTION: RouteOptions = {
+} satisfies RouteOptions;
+const UPDATE_SUBSCRIPTION = {
+  params: pathOf({ account: pathText(), name: convertedBy(pathText(), subscriptionName) }),
   summary: 'Changes a subscription (admins); `state: "I"` stops it. Answered 201 as Rucio does.',
-  body: {
+  body: jsonObjectBodyReadBy(subscriptionUpdateOf, {
     description: '`{options: {filter?, replication_rules?, comments?, lifetime?, retroactive?, priority?, state?}}`.',
-  },
+  }),
   success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },
   raises: [InvalidObject, SubscriptionNotFound, AccessDenied],
-};
+} satisfies RouteOptions;
 
 /**
  * Items of `source`, or, when there are none, the error Rucio's listing raises (read before the
@@ -77,30 +84,37 @@ export const registerSubscriptionRoutes = (routes: RouteTable, services: Service
   routes.get(
     '/subscriptions/:account',
     {
+      params: pathOf({ account: pathText() }),
       accept: STREAM_ONLY,
       summary: 'The subscriptions of an account (`*` wildcards allowed).',
       raises: [SubscriptionNotFound],
     },
-    async (ctx) => {
-      await sendStream(ctx, listing(ctx.params.account, undefined));
+    async (ctx, { params }) => {
+      await sendStream(ctx, listing(params.account, undefined));
     },
   );
   routes.get(
     '/subscriptions/name/:name',
     {
+      params: pathOf({ name: pathText() }),
       accept: STREAM_ONLY,
       summary: 'The subscriptions of that name, of every account.',
       raises: [SubscriptionNotFound],
     },
-    async (ctx) => {
-      await sendStream(ctx, listing(undefined, ctx.params.name));
+    async (ctx, { params }) => {
+      await sendStream(ctx, listing(undefined, params.name));
     },
   );
   routes.get(
     '/subscriptions/id/:subscription_id',
-    { accept: JSON_ONLY, summary: 'One subscription by id.', raises: [SubscriptionNotFound] },
-    async (ctx) => {
-      const id = ctx.params.subscription_id!;
+    {
+      params: pathOf({ subscription_id: pathText() }),
+      accept: JSON_ONLY,
+      summary: 'One subscription by id.',
+      raises: [SubscriptionNotFound],
+    },
+    async (ctx, { params }) => {
+      const id = params.subscription_id;
       const subscription = isRucioId(id) ? await findSubscription(services.readModels, id) : null;
       if (!subscription) throw new SubscriptionNotFound(`No subscription with the id ${id} found`);
       sendJson(ctx, subscriptionJson(subscription));
@@ -108,38 +122,42 @@ export const registerSubscriptionRoutes = (routes: RouteTable, services: Service
   );
   routes.get(
     '/subscriptions/:account/:name',
-    { accept: STREAM_ONLY, summary: 'One subscription, as a stream of one line.', raises: [SubscriptionNotFound] },
-    async (ctx) => {
-      await sendStream(ctx, listing(ctx.params.account, ctx.params.name));
+    {
+      params: pathOf({ account: pathText(), name: pathText() }),
+      accept: STREAM_ONLY,
+      summary: 'One subscription, as a stream of one line.',
+      raises: [SubscriptionNotFound],
+    },
+    async (ctx, { params }) => {
+      await sendStream(ctx, listing(params.account, params.name));
     },
   );
 
-  routes.post('/subscriptions/:account/:name', ADD_SUBSCRIPTION, async (ctx) => {
-    const subscription = newSubscriptionOf(ctx.params.account!, ctx.params.name!, jsonObject(ctx));
+  routes.post('/subscriptions/:account/:name', ADD_SUBSCRIPTION, async (ctx, { params, body }) => {
+    const subscription = newSubscriptionOf(params.account, params.name, body);
     const { id } = await runCommand(ctx, services, (metadata) =>
       addSubscription(services.commands, subscription, metadata),
     );
     // Rucio answers the bare id as text, which the client returns as it is.
     sendText(ctx, id, 201);
   });
-  routes.put('/subscriptions/:account/:name', UPDATE_SUBSCRIPTION, async (ctx) => {
-    const update = subscriptionUpdateOf(jsonObject(ctx));
-    const target = { account: ctx.params.account!, name: subscriptionName(ctx.params.name!) };
-    await created(ctx, services, (metadata) => updateSubscription(services.commands, { ...target, update }, metadata));
+  routes.put('/subscriptions/:account/:name', UPDATE_SUBSCRIPTION, async (ctx, { params, body: update }) => {
+    await created(ctx, services, (metadata) => updateSubscription(services.commands, { ...params, update }, metadata));
   });
 
   routes.get(
     '/subscriptions/:account/:name/rules',
     {
+      params: pathOf({ account: pathText(), name: pathText() }),
       accept: STREAM_ONLY,
       summary: 'The rules a subscription made.',
-      query: { state: 'A rule state or its letter.' },
+      query: queryOf({ state: queryText().describe('A rule state or its letter.') }),
       raises: [SubscriptionNotFound, InvalidValueForKey],
     },
-    async (ctx) => {
-      const account = ctx.params.account!;
-      const name = ctx.params.name!;
-      const state = queryString(ctx, 'state');
+    async (ctx, { params, query }) => {
+      const account = params.account;
+      const name = params.name;
+      const state = query.state;
       let subscription: SubscriptionDocument | undefined;
       for await (const found of listSubscriptions(services.readModels, { account, name })) {
         subscription = found;
@@ -152,17 +170,25 @@ export const registerSubscriptionRoutes = (routes: RouteTable, services: Service
   );
   routes.get(
     '/subscriptions/:account/:name/rules/states',
-    { accept: STREAM_ONLY, summary: 'The rules of a subscription per state: `{account, name, state, count}` lines.' },
-    async (ctx) => {
-      const of = listSubscriptions(services.readModels, { account: ctx.params.account!, name: ctx.params.name! });
+    {
+      params: pathOf({ account: pathText(), name: pathText() }),
+      accept: STREAM_ONLY,
+      summary: 'The rules of a subscription per state: `{account, name, state, count}` lines.',
+    },
+    async (ctx, { params }) => {
+      const of = listSubscriptions(services.readModels, { account: params.account, name: params.name });
       await sendStream(ctx, mapStream(ruleStateCounts(services.readModels, of), ruleStateCountJson));
     },
   );
   routes.get(
     '/subscriptions/:account/rules/states',
-    { accept: STREAM_ONLY, summary: 'The rules of each subscription of an account per state.' },
-    async (ctx) => {
-      const of = listSubscriptions(services.readModels, { account: ctx.params.account! });
+    {
+      params: pathOf({ account: pathText() }),
+      accept: STREAM_ONLY,
+      summary: 'The rules of each subscription of an account per state.',
+    },
+    async (ctx, { params }) => {
+      const of = listSubscriptions(services.readModels, { account: params.account });
       await sendStream(ctx, mapStream(ruleStateCounts(services.readModels, of), ruleStateCountJson));
     },
   );
@@ -172,16 +198,16 @@ export const registerSubscriptionRoutes = (routes: RouteTable, services: Service
     {
       accept: STREAM_ONLY,
       summary: 'What dry-run subscriptions would have made, per DID, oldest first (admins).',
-      query: { subscription_id: 'Only this subscription.' },
+      query: queryOf({ subscription_id: queryText().describe('Only this subscription.') }),
       raises: [AccessDenied],
     },
-    async (ctx) => {
+    async (ctx, { query }) => {
       const caller = await loadCaller(services.commands, ctx.state.issuer!);
       allowOnly(
         SUBSCRIPTION_PERMISSIONS.listDryRuns(caller),
         `Account ${caller.account} can not list what subscriptions would have made`,
       );
-      await sendStream(ctx, mapStream(dryRuns(services.readModels, queryString(ctx, 'subscription_id')), dryRunJson));
+      await sendStream(ctx, mapStream(dryRuns(services.readModels, query.subscription_id), dryRunJson));
     },
   );
 };

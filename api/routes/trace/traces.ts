@@ -1,13 +1,16 @@
 import { SETTINGS, settingValue, type ConfigSections } from '../../../domain/config/settings.ts';
-import { RucioError, TypeError_, ValueError } from '../../../domain/shared/errors.ts';
+import { RucioError, ValueError } from '../../../domain/shared/errors.ts';
 import { readOfTrace } from '../../../domain/trace/kronos.ts';
 import { TraceBuffer } from '../../../infra/traces/traceBuffer.ts';
 import { dateOf } from '../../../infra/clock.ts';
 import { configSection } from '../../../projections/config/configQueries.ts';
 import { sendText } from '../../http.ts';
-import { parseJsonBody } from '../../params.ts';
+import { jsonObjectBody, jsonValueBody } from '../../params.ts';
+import { convertedBy } from '../../routeInput.ts';
+import { z } from 'zod';
 import { RateLimiter, type RatePolicy } from '../../rateLimit.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
+import type { JsonBody } from '../../routeInput.ts';
 import type { AppContext, Services } from '../../services.ts';
 
 /**
@@ -40,6 +43,30 @@ const ratePolicy = async (services: Services): Promise<RatePolicy> => {
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
+/** A trace object, or a list of them: the list of traces. */
+const tracesOf = (body: unknown): Readonly<Record<string, unknown>>[] => {
+  const traces = Array.isArray(body) ? body : [body];
+  if (!traces.every(isObject))
+    throw new ValueError(
+      'Invalid JSON data. Please provide a single trace as a JSON object or a list of trace objects.',
+    );
+  return traces;
+};
+
+const tracesBody = jsonValueBody(
+  convertedBy(
+    z
+      .unknown()
+      .describe(
+        'A trace object, or a list of them (Rucio’s trace documents: eventType, clientState, scope, filename, remoteSite, ...).',
+      ),
+    tracesOf,
+  ),
+  'trace',
+);
+
+const nonGridTraceBody = jsonObjectBody({}, { description: 'A trace object.' });
+
 /**
  * `/traces/` and `/nongrid_traces/` (Rucio's traces.py and nongrid_traces.py): what clients tell
  * of their transfers, posted without a token as Rucio takes them (the client sends none, and
@@ -56,27 +83,22 @@ export const registerTraceRoutes = (routes: RouteTable, services: Services): voi
     if (!limiter.take(ctx.ip, traces, await ratePolicy(services)))
       throw new TooManyRequests(`Too many traces from ${ctx.ip}; send fewer, later.`);
   };
-  const options = (summary: string, body: string): RouteOptions => ({
-    auth: false,
-    summary,
-    body: { description: body },
-    success: { status: 201, type: OCTET, description: 'Created' },
-    raises: [ValueError, TooManyRequests],
-  });
+  const options = <B>(summary: string, body: JsonBody<B>) =>
+    ({
+      auth: false,
+      summary,
+      body,
+      success: { status: 201, type: OCTET, description: 'Created' },
+      raises: [ValueError, TooManyRequests],
+    }) satisfies RouteOptions<unknown, unknown, B>;
 
   routes.post(
     '/traces/',
     options(
       'Takes client traces (downloads, uploads, touches, pilots’ reads), without a token; reads set the replicas’ and DIDs’ access times.',
-      'A trace object, or a list of them (Rucio’s trace documents: eventType, clientState, scope, filename, remoteSite, ...).',
+      tracesBody,
     ),
-    async (ctx) => {
-      const body = parseJsonBody(ctx, 'trace');
-      const traces = Array.isArray(body) ? body : [body];
-      if (!traces.every(isObject))
-        throw new ValueError(
-          'Invalid JSON data. Please provide a single trace as a JSON object or a list of trace objects.',
-        );
+    async (ctx, { body: traces }) => {
       await admit(ctx, Math.max(1, traces.length));
       const now = dateOf(services.clock);
       const reads = traces.flatMap((trace) => {
@@ -91,10 +113,8 @@ export const registerTraceRoutes = (routes: RouteTable, services: Services): voi
 
   routes.post(
     '/nongrid_traces/',
-    options('Takes a non-grid (xAOD) trace, without a token, and logs it.', 'A trace object.'),
-    async (ctx) => {
-      const trace = parseJsonBody(ctx, 'dictionary');
-      if (!isObject(trace)) throw new TypeError_('body must be a json dictionary');
+    options('Takes a non-grid (xAOD) trace, without a token, and logs it.', nonGridTraceBody),
+    async (ctx, { body: trace }) => {
       await admit(ctx, 1);
       ctx.state.logger.info(
         { trace, ip: ctx.ip, timeentry: Math.floor(services.clock.now() / 1000) },

@@ -1,0 +1,208 @@
+import { z } from 'zod';
+import { KeyError, RucioError, TypeError_, ValueError } from '../domain/shared/errors.ts';
+import { checkJsonBounds } from './jsonBounds.ts';
+import type { AppContext } from './services.ts';
+
+/**
+ * What a route reads from a request, declared once as zod schemas (`params`, `query`, `body` in
+ * the route's options, api/route.ts): the route table parses the request with them before the
+ * handler runs and hands the handler the parsed, typed values; the first problem found is
+ * answered as Rucio answers it; the OpenAPI document describes the same schemas
+ * (api/openapi/openApiDocument.ts).
+ *
+ * Rucio's answer for a bad value (class, message, status) is declared on the schema that refuses
+ * it: a check made with `checkedBy` raises the domain's own RucioError; for zod's own refusals (a
+ * wrong type, a length or pattern zod checks) the innermost schema on the issue's path that
+ * declares one with `refusedAs` answers. A key missing from an object is Rucio's `param_get`
+ * KeyError unless a schema on its path declares another answer with `missingAs`.
+ */
+
+/** What a schema's refusal becomes: the issue, the value refused (undefined: missing), and its key. */
+export type Refusal = Readonly<{ issue: z.core.$ZodIssue; input: unknown; key: PropertyKey | undefined }>;
+type Problem = (refusal: Refusal) => RucioError;
+
+/**
+ * The answers schemas declare for their own refusals, keyed by the schema's definition: a copy
+ * made by `.describe()` or `.meta()` shares it, and so keeps the answer.
+ */
+const answers = new WeakMap<object, Readonly<{ refused?: Problem; missing?: Problem }>>();
+
+/** `schema`, whose own refusals (a wrong type, bounds zod checks) are answered by `problem`. */
+export const refusedAs = <T extends z.ZodType>(schema: T, problem: Problem): T => {
+  answers.set(schema._zod.def, { ...answers.get(schema._zod.def), refused: problem });
+  return schema;
+};
+
+/**
+ * `schema`, a key missing from which (or, on a property, that property missing) is answered by
+ * `problem` rather than Rucio's KeyError "'<key>' not defined".
+ */
+export const missingAs = <T extends z.ZodType>(schema: T, problem: Problem): T => {
+  answers.set(schema._zod.def, { ...answers.get(schema._zod.def), missing: problem });
+  return schema;
+};
+
+/**
+ * `schema`, whose values are also held to `check`: a domain function that throws the RucioError
+ * Rucio answers (`assertValidName`, `checkText`, ...). What it returns is not used.
+ */
+export const checkedBy = <T extends z.ZodType>(schema: T, check: (value: z.output<T>) => unknown): T =>
+  schema.check((payload) => {
+    try {
+      check(payload.value);
+    } catch (error) {
+      if (!(error instanceof RucioError)) throw error;
+      payload.issues.push({ code: 'custom', input: payload.value, message: error.message, params: { error } });
+    }
+  });
+
+/**
+ * `schema` (its type, and what the OpenAPI document says of it), whose values `convert` then
+ * checks and turns into what the handler gets: a domain function that throws Rucio's error.
+ */
+export const convertedBy = <T extends z.ZodType, R>(schema: T, convert: (value: z.output<T>) => R) =>
+  schema.transform((value, payload): R => {
+    try {
+      return convert(value);
+    } catch (error) {
+      if (!(error instanceof RucioError)) throw error;
+      payload.issues.push({ code: 'custom', input: value, message: error.message, params: { error } });
+      return z.NEVER;
+    }
+  });
+
+/** The request body a route reads: JSON (whatever the Content-Type), checked by `schema`. */
+export type JsonBody<T = unknown> = Readonly<{
+  schema: z.ZodType<T>;
+  /** The shape named in the error for a body that is not JSON: "cannot decode json parameter <what>". */
+  what: string;
+  /** The value an empty body stands for; undefined: an empty body is not JSON. */
+  empty?: unknown;
+  /** What the OpenAPI document shows instead of `schema`: the schema an area's reader applies (api/params.ts). */
+  documentedBy?: z.ZodType;
+}>;
+
+/** Koa's query object: a repeated key holds every value. */
+export type RawQuery = Readonly<Record<string, string | string[] | undefined>>;
+
+/** The schemas a route declares; path parameters at least whenever its path has variables. */
+export type RouteSchemas<P = unknown, Q = unknown, B = unknown> = Readonly<{
+  /** The path's variables (Koa's `ctx.params`, already percent-decoded). */
+  params?: z.ZodType<P>;
+  /** The query string's parameters (`RawQuery`). */
+  query?: z.ZodType<Q>;
+  /** The JSON body, or `'none'`: the route reads no body (documentation). */
+  body?: JsonBody<B> | 'none';
+}>;
+
+/** The parsed input a handler gets: each part typed by its schema (empty where none is declared). */
+export type RouteInput<P = EmptyInput, Q = EmptyInput, B = undefined> = Readonly<{ params: P; query: Q; body: B }>;
+
+export type EmptyInput = Readonly<Record<never, never>>;
+
+const PARSE = { reportInput: true } as const;
+
+/**
+ * Parses what the route declares: the body first (as Rucio's views read it before anything
+ * else), then the path, then the query. Throws the RucioError of the first problem.
+ */
+export const parseRouteInput = <P, Q, B>(ctx: AppContext, schemas: RouteSchemas<P, Q, B>): RouteInput<P, Q, B> => {
+  const body =
+    schemas.body && schemas.body !== 'none' && 'schema' in schemas.body
+      ? parseBody(ctx.state.body, schemas.body)
+      : undefined;
+  const params = schemas.params ? parsed(schemas.params, ctx.params) : {};
+  const query = schemas.query && '_zod' in schemas.query ? parsed(schemas.query, ctx.query) : {};
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- each part is its schema's output, or empty where the route declares none (and so its handler's input type says empty)
+  return { params, query, body } as RouteInput<P, Q, B>;
+};
+
+const parseBody = <B>(text: string | undefined, body: JsonBody<B>): B => {
+  const raw = text ?? '';
+  if (body.empty !== undefined && raw.trim() === '') return parsed(body.schema, body.empty);
+  let value: unknown;
+  try {
+    value = JSON.parse(raw) as unknown;
+  } catch {
+    throw new ValueError(`cannot decode json parameter ${body.what}`);
+  }
+  checkJsonBounds(value);
+  return parsed(body.schema, value);
+};
+
+/** `value` parsed by `schema`, or the RucioError of its first problem. */
+export const parsed = <T>(schema: z.ZodType<T>, value: unknown): T => {
+  const result = schema.safeParse(value, PARSE);
+  if (result.success) return result.data;
+  throw rucioErrorOf(schema, result.error.issues[0]!);
+};
+
+/**
+ * The RucioError of one issue: the domain's error a `checkedBy` check raised, else the answer of
+ * the innermost schema on the issue's path that declares one, else (a missing key) KeyError.
+ */
+export const rucioErrorOf = (root: z.ZodType, issue: z.core.$ZodIssue): RucioError => {
+  const raised = issue.code === 'custom' ? issue.params?.error : undefined;
+  if (raised instanceof RucioError) return raised;
+  const key = issue.path.at(-1);
+  const input = 'input' in issue ? issue.input : undefined;
+  const refusal: Refusal = { issue, input, key };
+  const missing = issue.code === 'invalid_type' && input === undefined && typeof key === 'string';
+  const declared = declaredProblem(root, issue.path, missing ? 'missing' : 'refused');
+  if (declared) return declared(refusal);
+  if (missing) return new KeyError(`'${key}' not defined`);
+  if (issue.code === 'invalid_type') return new TypeError_(`'${String(key ?? 'body')}' ${issue.message}`);
+  return new ValueError(`${issue.path.join('.') || 'input'}: ${issue.message}`);
+};
+
+/** The `problem` of the innermost schema with one along `path` (wrappers such as optional crossed). */
+const declaredProblem = (
+  root: z.ZodType,
+  path: readonly PropertyKey[],
+  kind: 'missing' | 'refused',
+): Problem | undefined => {
+  let found: Problem | undefined;
+  let node: z.core.$ZodType | undefined = root;
+  let depth = 0;
+  while (node) {
+    found = answers.get(node._zod.def)?.[kind] ?? found;
+    const wrapped = unwrapped(node);
+    if (wrapped) {
+      node = wrapped;
+      continue;
+    }
+    if (depth >= path.length) break;
+    node = member(node, path[depth]!);
+    depth += 1;
+  }
+  return found;
+};
+
+/** The schema a wrapper (optional, nullable, default, a preprocess, ...) checks with. */
+const unwrapped = (node: z.core.$ZodType): z.core.$ZodType | undefined => {
+  if (
+    node instanceof z.ZodOptional ||
+    node instanceof z.ZodNullable ||
+    node instanceof z.ZodDefault ||
+    node instanceof z.ZodPrefault ||
+    node instanceof z.ZodNonOptional ||
+    node instanceof z.ZodReadonly ||
+    node instanceof z.ZodCatch
+  )
+    return node._zod.def.innerType;
+  // A preprocess step (a transform) comes first: the schema that checks is the one after it.
+  if (node instanceof z.ZodPipe) return node.in instanceof z.ZodTransform ? node.out : node.in;
+  if (node instanceof z.ZodLazy) return node._zod.def.getter();
+  return undefined;
+};
+
+/** The schema of one key of an object or record, or of an item of an array. */
+const member = (node: z.core.$ZodType, key: PropertyKey): z.core.$ZodType | undefined => {
+  if (node instanceof z.ZodObject) {
+    const shape: Readonly<Record<string, z.core.$ZodType>> = node.shape;
+    return (typeof key === 'string' && Object.hasOwn(shape, key) ? shape[key] : undefined) ?? node._zod.def.catchall;
+  }
+  if (node instanceof z.ZodRecord) return node._zod.def.valueType;
+  if (node instanceof z.ZodArray) return node.element;
+  return undefined;
+};
