@@ -138,10 +138,10 @@ describe('Attacks: the daemons never touch a file outside an RSE (issue 33)', fu
     const from = await server.runtime.eventStore.headPosition();
     const ruleId = await ruleOn(scope, name, b.rse);
     await stuck(ruleId);
-    const request = expectStatus(
-      await server.root('GET', `/requests/history/${scope}/${name}/${b.rse}`, { rawPath: true }),
-      200,
-    ).json<{ state: string }>();
+    // The request is another projection group's read model than the rule: it may show a moment later.
+    const history = () => server.root('GET', `/requests/history/${scope}/${name}/${b.rse}`, { rawPath: true });
+    await eventually(async () => (await history()).status === 200, 30_000, 'the request projected');
+    const request = expectStatus(await history(), 200).json<{ state: string }>();
     expect(request).to.include({ state: 'NO_SOURCES' });
     // The request's history says why: its name has no path below an RSE's prefix.
     const events = await server.runtime.eventStore.readAll({ after: from, maxCount: 1000 });
