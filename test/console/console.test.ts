@@ -1,3 +1,4 @@
+import { eventually } from '../support/eventually.ts';
 import { expect } from 'chai';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -231,6 +232,12 @@ describe('Console: the web console in a real browser', function () {
     await rule.locator('summary').click();
     await rule.locator('.event-trace').click();
     await page.waitForURL(/trace=[0-9a-f]{32}/);
+    // The address changes first; the form shows the filter once the page has rendered from it.
+    await eventually(
+      async () => /^[0-9a-f]{32}$/.test(await page.locator('#feed-trace').inputValue()),
+      10_000,
+      'the trace filter shown in the form',
+    );
     expect(await page.locator('#feed-trace').inputValue()).to.match(/^[0-9a-f]{32}$/);
     await page.locator('.timeline .event', { hasText: ruleId }).first().waitFor();
     const caused = await page.locator('.timeline .event .event-identity').allInnerTexts();
