@@ -356,6 +356,14 @@ export const fields = (pairs) =>
   );
 
 /**
+ * A page's heading: its title and a line saying what the page is for.
+ * @param {string} title
+ * @param {string} lead
+ */
+export const pageHead = (title, lead) =>
+  h('div', { class: 'page-head' }, h('div', null, h('h1', null, title), h('p', { class: 'muted' }, lead)));
+
+/**
  * A titled section of a page.
  * @param {string} title
  * @param {Children} children

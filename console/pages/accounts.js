@@ -1,5 +1,5 @@
 import { allLines, call, part } from '../lib/api.js';
-import { accountLink, badge, h, replace, section, table } from '../lib/dom.js';
+import { accountLink, badge, h, pageHead, replace, section, table } from '../lib/dom.js';
 import { actionForm, field, resultBox, textInput } from '../lib/forms.js';
 import { can } from '../lib/session.js';
 
@@ -16,16 +16,7 @@ export const render = async (view) => {
   const addBox = h('div', { id: 'account-add' });
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', null, 'Accounts'),
-        h('p', { class: 'muted' }, 'Who owns data, rules and quotas: users, groups and services.'),
-      ),
-    ),
+    pageHead('Accounts', 'Who owns data, rules and quotas: users, groups and services.'),
     h('div', { class: 'card search-form' }, field('Show accounts containing', filter, { grow: true })),
     list,
     addBox,

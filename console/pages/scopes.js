@@ -1,5 +1,5 @@
 import { call, getJson, part, query } from '../lib/api.js';
-import { h, link, replace, section } from '../lib/dom.js';
+import { h, link, pageHead, replace, section } from '../lib/dom.js';
 import { actionForm, field, resultBox, textInput } from '../lib/forms.js';
 import { can } from '../lib/session.js';
 
@@ -15,16 +15,7 @@ export const render = async (view) => {
   const addBox = h('div', { id: 'scope-add' });
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', null, 'Scopes'),
-        h('p', { class: 'muted' }, 'Every DID lives in a scope; open one to browse its data.'),
-      ),
-    ),
+    pageHead('Scopes', 'Every DID lives in a scope; open one to browse its data.'),
     h('div', { class: 'card search-form' }, field('Show scopes containing', filter, { grow: true })),
     list,
     addBox,
