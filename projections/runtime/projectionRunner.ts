@@ -150,6 +150,7 @@ export class ProjectionRunner {
     this.live.start();
     // After the live lane: a rebuild that catches up at once hands over to it.
     await this.startRebuildLanes(rebuilding);
+    await this.dropLeftGenerations();
     await this.writeHeartbeat();
     this.housekeeping = setInterval(() => void this.houseKeep(), this.options.housekeepingMs ?? 1000);
   }
@@ -326,16 +327,7 @@ export class ProjectionRunner {
       { projection: name, generation: rebuilt.generation },
       'reads switched to the rebuilt generation',
     );
-    if (previous !== rebuilt.generation) {
-      const replaced = { projection: rebuilt.projection, generation: previous };
-      this.replaced.push(replaced);
-      setTimeout(() => {
-        const index = this.replaced.indexOf(replaced);
-        if (index < 0) return;
-        this.replaced.splice(index, 1);
-        void this.dropGeneration(replaced.projection, replaced.generation);
-      }, this.options.dropGraceMs ?? 30_000).unref();
-    }
+    if (previous !== rebuilt.generation) this.dropAfterGrace(rebuilt.projection, previous);
   }
 
   private resolveWaiters(): void {
@@ -402,6 +394,34 @@ export class ProjectionRunner {
     for (const collection of projection.collections) {
       await this.options.readStore.collection(physicalCollection(collection, generation)).count({ _id: '' });
     }
+  }
+
+  /**
+   * A replaced generation is dropped a grace period after the switch; a process that stopped
+   * within it (a restart right after a rebuild, a crash) left it behind, and nothing else would
+   * ever drop it. Generations older than the serving one are found at start and dropped after the
+   * same grace, for API processes that may not have heard of the switch yet. Newer ones are left:
+   * they may be a rebuild another process has just requested.
+   */
+  private async dropLeftGenerations(): Promise<void> {
+    const existing = new Set(await this.options.readStore.listCollections());
+    for (const projection of this.options.projections) {
+      const serving = this.options.readModels.servingGeneration(projection.name);
+      for (let generation = 1; generation < serving; generation += 1)
+        if (projection.collections.some((collection) => existing.has(physicalCollection(collection, generation).name)))
+          this.dropAfterGrace(projection, generation);
+    }
+  }
+
+  private dropAfterGrace(projection: AnyProjection, generation: number): void {
+    const replaced = { projection, generation };
+    this.replaced.push(replaced);
+    setTimeout(() => {
+      const index = this.replaced.indexOf(replaced);
+      if (index < 0) return;
+      this.replaced.splice(index, 1);
+      void this.dropGeneration(replaced.projection, replaced.generation);
+    }, this.options.dropGraceMs ?? 30_000).unref();
   }
 
   private async dropGeneration(projection: AnyProjection, generation: number): Promise<void> {

@@ -20,6 +20,7 @@ import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import { waitUntil } from '../infra/eventStore.contract.ts';
+import { eventually } from '../support/eventually.ts';
 
 type Counter = Projected<{ count: number; names: string[] }>;
 type Ticked = Event<'Ticked', { name: string }>;
@@ -56,7 +57,10 @@ describe('ProjectionRunner', () => {
     eventStore = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 10 });
     readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
   };
-  const startRunner = async (projections: AnyProjection[], options: { batchSize?: number } = {}) => {
+  const startRunner = async (
+    projections: AnyProjection[],
+    options: { batchSize?: number; dropGraceMs?: number } = {},
+  ) => {
     const readModels = ReadModels.in(readStore, projections);
     runner = new ProjectionRunner({
       eventStore,
@@ -211,6 +215,24 @@ describe('ProjectionRunner', () => {
     expect(runner!.status()[0]).to.include({ version: 10, servingGeneration: 2, status: 'running' });
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await readStore.listCollections()).not.to.include('counters__g1');
+  });
+
+  it('drops at its next start a replaced generation it stopped before dropping', async () => {
+    const stream = uniqueName('counter-');
+    await startRunner([counterProjection(1)]);
+    const written = await eventStore.appendToStream(stream, [newEvent('Ticked', { name: 'a' })]);
+    await runner!.waitFor(written.position, 2000);
+    await runner!.stop();
+    // The rebuild switches reads, then the process stops within the grace period.
+    await startRunner([counterProjection(2)], { dropGraceMs: 60_000 });
+    await runner!.rebuildsFinished();
+    await runner!.stop();
+    expect(await readStore.listCollections()).to.include.members(['counters__g1', 'counters__g2']);
+
+    const readModels = await startRunner([counterProjection(2)]);
+    await eventually(async () => !(await readStore.listCollections()).includes('counters__g1'), 5000, 'g1 dropped');
+    expect(await readStore.listCollections()).to.include('counters__g2');
+    expect((await readModels.collection<Counter>(counters).get(stream))?.count).to.equal(2);
   });
 
   it('rebuilds on request in its own lane while the serving generation stays current', async () => {
