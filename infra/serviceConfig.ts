@@ -125,6 +125,12 @@ const environmentSchema = z.object({
    */
   DMS_PROJECTION_THREADS: integerText(1, 64).optional(),
   /**
+   * Seconds a generation replaced by a rebuild stays on disk after reads switch away from it, for
+   * API processes that have not heard of the switch yet; then its tables are dropped (also at the
+   * next start, for one a stop left behind). 0 in a process that serves its own reads.
+   */
+  DMS_GENERATION_GRACE_SECONDS: integerText(0, 3600).default(30),
+  /**
    * The process that writes the SQLite event log commits on a thread of its own, so that a group
    * commit's fsync does not stop its event loop; false: on its main thread.
    */
@@ -242,6 +248,8 @@ export type ServiceConfig = Readonly<{
   projectionLayout: 'groups' | 'single';
   /** DMS_PROJECTION_THREADS (default the cores); never more than the groups a process runs. */
   projectionThreads: number;
+  /** DMS_GENERATION_GRACE_SECONDS, in ms. */
+  generationGraceMs: number;
   /** Commit the SQLite event log on a thread of its own (DMS_LOG_WRITER_THREAD). */
   logWriterThread: boolean;
   /** API worker processes of `dms serve` (DMS_API_WORKERS; 1: none, the API runs in the one process). */
@@ -302,6 +310,7 @@ const serviceConfigSchema = z.object({
   projectionThread: z.boolean(),
   projectionLayout: z.enum(['groups', 'single']),
   projectionThreads: z.number(),
+  generationGraceMs: z.number(),
   logWriterThread: z.boolean(),
   apiWorkers: z.number(),
   metrics: z.enum(['loopback', 'open', 'off']),
@@ -414,6 +423,7 @@ export const loadServiceConfig = (environment: NodeJS.ProcessEnv = process.env):
     projectionThread: env.DMS_PROJECTION_THREAD,
     projectionLayout: env.DMS_PROJECTION_LAYOUT,
     projectionThreads: env.DMS_PROJECTION_THREADS ?? availableParallelism(),
+    generationGraceMs: env.DMS_GENERATION_GRACE_SECONDS * 1000,
     logWriterThread: env.DMS_LOG_WRITER_THREAD,
     apiWorkers: env.DMS_API_WORKERS ?? availableParallelism(),
     metrics: env.DMS_METRICS,

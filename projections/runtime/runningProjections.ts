@@ -173,6 +173,7 @@ export const runGroup = async (
     projections: group.projections,
     group: group.name,
     logger: options.logger,
+    dropGraceMs: options.config.generationGraceMs,
     ...(options.upcasters ? { upcasters: options.upcasters } : {}),
     onProgress: (position) => options.report({ type: 'progress', group: group.name, position }),
     onServingGeneration: (name, generation) => options.report({ type: 'generation', name, generation }),
