@@ -111,3 +111,17 @@ export class DuplicateKeyError extends Error {
     this.name = 'DuplicateKeyError';
   }
 }
+
+/**
+ * The store could not take a write in time: another writer held it (SQLite: a connection that
+ * kept the file's write lock past the wait). Nothing was written; the same write may be tried again.
+ */
+export class ReadStoreBusyError extends Error {
+  constructor(
+    readonly place: string,
+    readonly waitedMs: number,
+  ) {
+    super(`The read store ${place} stayed locked by another writer for ${waitedMs} ms`);
+    this.name = 'ReadStoreBusyError';
+  }
+}

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { join } from 'node:path';
 import { compileFilter } from '../../infra/readstore/documents.ts';
-import type { Document } from '../../infra/readstore/readStore.ts';
+import { ReadStoreBusyError, type Document } from '../../infra/readstore/readStore.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -51,6 +51,39 @@ describe('SqliteReadStore specifics', () => {
     await store.collection({ name, indexes: [{ fields: ['kind'] }] }).count();
     const indexes = store.reader.prepare(`PRAGMA index_list("${name}")`).all() as { name: string; origin: string }[];
     expect(indexes.filter((index) => index.origin === 'c').map((index) => index.name)).to.deep.equal([`${name}__kind`]);
+  });
+
+  it('takes a write between two transactions of another connection, and gives up with ReadStoreBusyError past its wait', async () => {
+    const name = uniqueName('busy_');
+    const spec = { name, indexes: [] };
+    await store.collection(spec).insertOne({ _id: 'first' });
+    const other = new SqliteReadStore(join(dir.path, 'read.sqlite'), { writeWaitMs: 200 });
+    try {
+      let release = (): void => undefined;
+      const holding = store.transaction(async (transaction) => {
+        await transaction.collection(spec).insertOne({ _id: 'held' });
+        await new Promise<void>((resolve) => (release = resolve));
+      });
+      let failure: unknown;
+      try {
+        await other.collection(spec).insertOne({ _id: 'refused' });
+      } catch (error) {
+        failure = error;
+      }
+      expect(failure).to.be.instanceOf(ReadStoreBusyError);
+      // Let go only once the other write is waiting: it gets in as soon as the lock is free.
+      const waiting = other.collection(spec).insertOne({ _id: 'after' });
+      release();
+      await holding;
+      await waiting;
+      expect((await other.collection(spec).find({}).toArray()).map((d) => d._id).sort()).to.deep.equal([
+        'after',
+        'first',
+        'held',
+      ]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('refuses to index a field that holds an array', async () => {
