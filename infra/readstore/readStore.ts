@@ -34,6 +34,13 @@ export type IndexSpec = Readonly<{
   /** Field paths in index order. Indexed fields hold scalars (string, number, boolean, null). */
   fields: readonly string[];
   unique?: boolean;
+  /**
+   * Only documents whose first field holds a value are in the index (SQLite: that column IS NOT
+   * NULL; MongoDB: the field exists), so documents without it cost no entry. For a field most
+   * documents leave out (a file's GUID, an expiry) that only queries comparing it with a value
+   * look up: they still use the index; a query for its absence reads the table.
+   */
+  sparse?: boolean;
 }>;
 
 export type CollectionSpec = Readonly<{

@@ -86,6 +86,25 @@ describe('SqliteReadStore specifics', () => {
     }
   });
 
+  it('keeps documents without the first field out of a sparse index, and queries on a value still use it', async () => {
+    const name = uniqueName('sparse_');
+    const guids = store.collection({ name, indexes: [{ fields: ['guid'], sparse: true }] });
+    await guids.bulkWrite(
+      [{ _id: 'a', guid: 'g1' }, { _id: 'b' }, { _id: 'c', guid: null }].map((document) => ({
+        insertOne: { document },
+      })),
+    );
+    const entries = store.reader
+      .prepare(`SELECT count(*) AS n FROM "${name}" INDEXED BY "${name}__guid__sparse" WHERE "f:guid" IS NOT NULL`)
+      .get() as { n: number };
+    expect(entries.n).to.equal(1);
+    const plan = store.reader.prepare(`EXPLAIN QUERY PLAN SELECT id FROM "${name}" WHERE "f:guid" = 'g1'`).all() as {
+      detail: string;
+    }[];
+    expect(plan.map((row) => row.detail).join(' ')).to.include(`${name}__guid__sparse`);
+    expect((await guids.find({ guid: 'g1' }).toArray()).map((d) => d._id)).to.deep.equal(['a']);
+  });
+
   it('refuses to index a field that holds an array', async () => {
     const tagged = store.collection({ name: uniqueName('array_'), indexes: [{ fields: ['tags'] }] });
     let failure: unknown;

@@ -267,11 +267,16 @@ export class SqliteReadStore implements ReadStore {
     if (added.length > 0) this.backfill(spec.name, quotedName, added);
     const declared = new Set<string>();
     for (const index of spec.indexes) {
-      const indexName = `${spec.name}__${index.fields.join('__')}`;
+      // A sparse index has a name of its own: one declared plain before is dropped, not taken for it.
+      const indexName = `${spec.name}__${index.fields.join('__')}${index.sparse ? '__sparse' : ''}`;
       declared.add(indexName);
       const indexColumns = index.fields.map((field) => (field === '_id' ? 'id' : columns.get(field)!)).join(', ');
+      // SQLite uses such a partial index for any comparison of the column with a value, which implies IS NOT NULL.
+      const only = index.sparse
+        ? ` WHERE ${index.fields[0] === '_id' ? 'id' : columns.get(index.fields[0]!)!} IS NOT NULL`
+        : '';
       this.writer.exec(
-        `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${quoteIdentifier(indexName)} ON ${quotedName} (${indexColumns})`,
+        `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${quoteIdentifier(indexName)} ON ${quotedName} (${indexColumns})${only}`,
       );
     }
     // An index the collection no longer declares would still cost every write: it goes.
