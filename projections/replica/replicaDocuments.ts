@@ -25,15 +25,16 @@ export type ReplicaDocument = Projected<{
 
 /**
  * Indexed by file (listings fetch the replicas of a page of files with one `$in`, sorted by
- * `didKey, _id` so the index gives the order and no sort is needed), by RSE and stored path (PFNs
- * of non-deterministic RSEs), and for the reaper and the necromancer. What reads an RSE's replicas
+ * `didKey, _id` so the index gives the order and no sort is needed), by stored path and RSE (PFNs
+ * of non-deterministic RSEs: sparse, since replicas on deterministic RSEs have no path and cost it
+ * no entry; version 2), and for the reaper and the necromancer. What reads an RSE's replicas
  * reads them through the reaper's index, which starts with the RSE.
  */
 export const replicasCollection: CollectionSpec = {
   name: 'replicas',
   indexes: [
     { fields: ['didKey', '_id'] },
-    { fields: ['rse_id', 'path'] },
+    { fields: ['path', 'rse_id'], sparse: true },
     // The reaper's candidates of an RSE, unlocked, oldest tombstone first.
     { fields: ['rse_id', 'lock_cnt', 'tombstone', 'updated_at'] },
     // The necromancer's BAD replicas.
