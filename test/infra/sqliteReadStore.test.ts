@@ -105,6 +105,34 @@ describe('SqliteReadStore specifics', () => {
     expect((await guids.find({ guid: 'g1' }).toArray()).map((d) => d._id)).to.deep.equal(['a']);
   });
 
+  it('stores a document without its _id, which the row key holds, and reads it back whole, older rows too', async () => {
+    const name = uniqueName('stored_');
+    const items = store.collection({ name, indexes: [{ fields: ['kind'] }] });
+    const documents = [
+      { _id: 'first', kind: 'a', nested: { _id: 'first' } },
+      { kind: 'b', _id: 'last' },
+      { kind: 'c', _id: 'middle', size: 1 },
+      { _id: 'alone' },
+      { _id: 'quo"ted\\', kind: 'd' },
+    ];
+    await items.bulkWrite(documents.map((document) => ({ insertOne: { document } })));
+    const stored = store.reader.prepare(`SELECT id, doc FROM "${name}" ORDER BY id`).all() as {
+      id: string;
+      doc: string;
+    }[];
+    expect(
+      stored.map((row) => JSON.parse(row.doc) as Record<string, unknown>).every((doc) => !('_id' in doc)),
+    ).to.equal(true);
+    // A row written before, with its _id inside the JSON, reads the same.
+    store.writer
+      .prepare(`INSERT INTO "${name}" (id, doc, "f:kind") VALUES (?, ?, ?)`)
+      .run('old', '{"_id":"old","kind":"e"}', 'e');
+    for (const document of [...documents, { _id: 'old', kind: 'e' }])
+      expect(await items.get(document._id)).to.deep.equal(document);
+    expect((await items.find({ kind: 'e' }).toArray())[0]).to.deep.equal({ _id: 'old', kind: 'e' });
+    expect(Object.keys((await items.get('last'))!)[0]).to.equal('_id');
+  });
+
   it('refuses to index a field that holds an array', async () => {
     const tagged = store.collection({ name: uniqueName('array_'), indexes: [{ fields: ['tags'] }] });
     let failure: unknown;

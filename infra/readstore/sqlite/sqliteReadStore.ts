@@ -12,6 +12,7 @@ import {
 } from '../readStore.ts';
 import { columnName, columnValueOf, quoteIdentifier } from './columns.ts';
 import { SqliteCollection } from './sqliteCollection.ts';
+import { parseStored } from './storedText.ts';
 
 /** How SQLite plans a query (EXPLAIN QUERY PLAN): one line per step, e.g. `SEARCH t USING INDEX i (f=?)`. */
 export type QueryPlan = Readonly<{ collection: string; sql: string; plan: readonly string[] }>;
@@ -296,7 +297,7 @@ export class SqliteReadStore implements ReadStore {
       `UPDATE ${quotedName} SET ${fields.map((field) => `${quoteIdentifier(columnName(field))} = ?`).join(', ')} WHERE id = ?`,
     );
     for (const row of rows) {
-      const document = JSON.parse(row.doc) as unknown;
+      const document = parseStored(row.id, row.doc);
       update.run(...fields.map((field) => columnValueOf(name, document, field)), row.id);
     }
   }
