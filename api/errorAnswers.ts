@@ -1,5 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import { RucioError } from '../domain/shared/errors.ts';
+import { ReadStoreBusyError } from '../infra/readstore/readStore.ts';
+import { errorCode } from '../infra/typeGuards.ts';
 import { pythonJson } from './pythonJson.ts';
 import type { AppState } from './services.ts';
 
@@ -34,7 +36,9 @@ export const writeError = (ctx: Context, status: number, exceptionClass: string,
 /**
  * The one place errors become responses. Domain errors carry their Rucio class and its usual
  * status; the route may override that status (ctx.state.errorStatus). Body-parser failures keep their status.
- * Anything else is a bug: logged with the request id, answered 500 without internals.
+ * A store that another writer kept locked past the wait is a moment's congestion, not a bug:
+ * 503 with Retry-After, which Rucio's clients retry. Anything else is a bug: logged with the
+ * request id, answered 500 without internals.
  */
 export const errorMiddleware = (): Middleware<AppState> => async (ctx, next) => {
   try {
@@ -59,6 +63,13 @@ const isClientError = (error: unknown): error is Error & { status: number } =>
   'expose' in error &&
   error.expose === true;
 
+/** Seconds a client is asked to wait before retrying a write a busy store refused. */
+const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** The read store's refusal, or SQLite's own busy answer from any store (the event log's too). */
+const isStoreBusy = (error: unknown): boolean =>
+  error instanceof ReadStoreBusyError || (errorCode(error)?.startsWith('SQLITE_BUSY') ?? false);
+
 const answerError = (ctx: Context, error: unknown): void => {
   if (error instanceof RucioError) {
     writeError(
@@ -72,6 +83,12 @@ const answerError = (ctx: Context, error: unknown): void => {
   // Koa's own client errors (http-errors): their status, and a message meant to be shown.
   if (isClientError(error)) {
     writeError(ctx, error.status, 'ValueError', error.message);
+    return;
+  }
+  if (isStoreBusy(error)) {
+    ctx.state.logger?.warn({ err: error }, 'a store stayed locked by another writer; answered 503');
+    writeError(ctx, 503, 'ResourceTemporaryUnavailable', 'The service is busy writing; try again in a moment.');
+    ctx.set('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
     return;
   }
   ctx.state.logger?.error({ err: error }, 'unexpected error');

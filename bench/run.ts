@@ -2,6 +2,7 @@ import { runAimsBenchmark } from './aims.ts';
 import { runAppendRates } from './appendRates.ts';
 import { runCrashBenchmark } from './crash.ts';
 import { runDeletionBenchmark } from './deletion.ts';
+import { runFootprintBenchmark } from './footprint.ts';
 import { runGranularityBenchmark } from './granularity.ts';
 import { runHttpOverhead } from './httpOverhead.ts';
 import { runMultiProcessBenchmark } from './multiProcess.ts';
@@ -24,6 +25,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   appends: runAppendRates,
   crash: runCrashBenchmark,
   deletion: runDeletionBenchmark,
+  footprint: runFootprintBenchmark,
   granularity: runGranularityBenchmark,
   http: runHttpOverhead,
   multiprocess: runMultiProcessBenchmark,

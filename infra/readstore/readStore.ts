@@ -34,6 +34,13 @@ export type IndexSpec = Readonly<{
   /** Field paths in index order. Indexed fields hold scalars (string, number, boolean, null). */
   fields: readonly string[];
   unique?: boolean;
+  /**
+   * Only documents whose first field holds a value are in the index (SQLite: that column IS NOT
+   * NULL; MongoDB: the field exists), so documents without it cost no entry. For a field most
+   * documents leave out (a file's GUID, an expiry) that only queries comparing it with a value
+   * look up: they still use the index; a query for its absence reads the table.
+   */
+  sparse?: boolean;
 }>;
 
 export type CollectionSpec = Readonly<{
@@ -109,5 +116,19 @@ export class DuplicateKeyError extends Error {
   ) {
     super(`Duplicate key in ${collection}: ${detail}`);
     this.name = 'DuplicateKeyError';
+  }
+}
+
+/**
+ * The store could not take a write in time: another writer held it (SQLite: a connection that
+ * kept the file's write lock past the wait). Nothing was written; the same write may be tried again.
+ */
+export class ReadStoreBusyError extends Error {
+  constructor(
+    readonly place: string,
+    readonly waitedMs: number,
+  ) {
+    super(`The read store ${place} stayed locked by another writer for ${waitedMs} ms`);
+    this.name = 'ReadStoreBusyError';
   }
 }

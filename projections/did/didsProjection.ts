@@ -38,15 +38,16 @@ export type DidDocument = Projected<{
  * search on length, size or creation time reads the scope's DIDs of those types, as Rucio's does),
  * GUID lookups, new DIDs (the transmogrifier) and expired DIDs (the undertaker). A scope's DIDs
  * by name are a range of the primary key (`didsOfScope`). Every index costs each DID a write,
- * and files are most of them.
+ * and files are most of them: the GUID and expiry indexes are sparse, since most files have
+ * neither and those lookups always ask for a value (version 2; version 1 held an entry per DID in each).
  */
 export const didsCollection: CollectionSpec = {
   name: 'dids',
   indexes: [
     { fields: ['scope', 'did_type', 'name'] },
-    { fields: ['guid'] },
+    { fields: ['guid'], sparse: true },
     { fields: ['is_new', 'did_type'] },
-    { fields: ['expired_at'] },
+    { fields: ['expired_at'], sparse: true },
   ],
 };
 
@@ -103,7 +104,7 @@ const accessed = (document: DidDocument, accesses: number, accessedAt: string): 
 
 export const didsProjection = documentProjection<DidDocument, DidDocumentEvent>({
   name: 'dids',
-  version: 1,
+  version: 2,
   collection: didsCollection,
   handles: {
     DidCreated: true,

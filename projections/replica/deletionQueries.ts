@@ -91,7 +91,7 @@ export const deletionCandidates = async (
 export const badReplicas = async (readModels: ReadModels, limit: number): Promise<BadReplica[]> =>
   (
     await replicas(readModels)
-      .find({ state: 'BAD' }, { sort: { state: 1, updated_at: 1 }, limit })
+      .find({ bad_since: { $gte: '' } }, { sort: { bad_since: 1 }, limit })
       .toArray()
   ).map((document) => ({
     scope: document.scope,

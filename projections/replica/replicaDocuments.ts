@@ -21,23 +21,27 @@ export type ReplicaDocument = Projected<{
   created_at: string;
   updated_at: string;
   accessed_at: string | null;
+  /** `updated_at` again while the replica is BAD, absent otherwise: the key of the necromancer's sparse index. */
+  bad_since?: string;
 }>;
 
 /**
  * Indexed by file (listings fetch the replicas of a page of files with one `$in`, sorted by
- * `didKey, _id` so the index gives the order and no sort is needed), by RSE and stored path (PFNs
- * of non-deterministic RSEs), and for the reaper and the necromancer. What reads an RSE's replicas
+ * `didKey, _id` so the index gives the order and no sort is needed), by stored path and RSE (PFNs
+ * of non-deterministic RSEs: sparse, since replicas on deterministic RSEs have no path and cost it
+ * no entry; version 2), and for the reaper and the necromancer. What reads an RSE's replicas
  * reads them through the reaper's index, which starts with the RSE.
  */
 export const replicasCollection: CollectionSpec = {
   name: 'replicas',
   indexes: [
     { fields: ['didKey', '_id'] },
-    { fields: ['rse_id', 'path'] },
+    { fields: ['path', 'rse_id'], sparse: true },
     // The reaper's candidates of an RSE, unlocked, oldest tombstone first.
     { fields: ['rse_id', 'lock_cnt', 'tombstone', 'updated_at'] },
-    // The necromancer's BAD replicas.
-    { fields: ['state', 'updated_at'] },
+    // The necromancer's BAD replicas, oldest change first: the only replicas it holds (version 2;
+    // version 1 indexed every replica by state and time for them).
+    { fields: ['bad_since'], sparse: true },
   ],
 };
 
@@ -47,11 +51,23 @@ export const BY_FILE = { didKey: 1, _id: 1 } as const;
 /** A space separates file and RSE id: names cannot contain spaces. */
 export const replicaId = (scope: string, name: string, rseId: string): string => `${didKey(scope, name)} ${rseId}`;
 
+/** The document with `bad_since` as its state says: the time of its last change while BAD, else none. */
+const markedIfBad = (document: ReplicaDocument | null | undefined): ReplicaDocument | null | undefined => {
+  if (!document) return document;
+  if (document.state === 'BAD')
+    return document.bad_since === document.updated_at ? document : { ...document, bad_since: document.updated_at };
+  if (document.bad_since === undefined) return document;
+  const { bad_since: _cleared, ...unmarked } = document;
+  return unmarked;
+};
+
 /** How a replica event changes the replica's document (projections/replicaProjection.ts applies it). */
 export const evolveReplica = (
   document: ReplicaDocument | null,
   event: ReplicaEvent,
-): ReplicaDocument | null | undefined => {
+): ReplicaDocument | null | undefined => markedIfBad(evolveFields(document, event));
+
+const evolveFields = (document: ReplicaDocument | null, event: ReplicaEvent): ReplicaDocument | null | undefined => {
   if (event.type === 'ReplicaAdded') {
     const { scope, name, rse, rseId, bytes, md5, adler32, path, state, tombstone, lock, addedAt } = event.data;
     return {

@@ -44,7 +44,7 @@ type ReplicaProjectionEvent =
 
 export const replicasProjection: Projection<ReplicaProjectionEvent> = {
   name: 'replicas',
-  version: 1,
+  version: 2,
   collections: [replicasCollection, datasetReplicasCollection, datasetParentsCollection],
   handles: {
     ReplicaAdded: true,

@@ -92,6 +92,31 @@ export const requestsHistoryCollection: CollectionSpec = {
   indexes: [{ fields: ['didKey', 'dest_rse_id', 'updated_at'] }, { fields: ['state', 'updated_at'] }],
 };
 
+/** An attribute the document's columns also hold: kept in `attributes` by generations before version 6. */
+const copied = (attributes: Readonly<Record<string, unknown>>, key: string, column: unknown): unknown =>
+  key in attributes ? attributes[key] : column;
+
+/**
+ * A request's attributes as Rucio keeps them (its `attributes` column, in its order): the ones
+ * stored, with the copies of the request's own columns put back.
+ */
+export const rucioAttributes = (document: RequestDocument): Record<string, unknown> => {
+  const { attributes } = document;
+  return {
+    activity: copied(attributes, 'activity', document.activity),
+    source_replica_expression: attributes.source_replica_expression,
+    lifetime: attributes.lifetime,
+    ds_scope: attributes.ds_scope,
+    ds_name: attributes.ds_name,
+    bytes: copied(attributes, 'bytes', document.bytes),
+    md5: copied(attributes, 'md5', document.md5),
+    adler32: copied(attributes, 'adler32', document.adler32),
+    priority: copied(attributes, 'priority', document.priority),
+    allow_tape_source: attributes.allow_tape_source,
+    ...(attributes.is_intermediate_hop === true ? { is_intermediate_hop: true } : {}),
+  };
+};
+
 const documentOf = (request: RequestRecord, state: RequestState, stream: string): RequestDocument => ({
   _id: request.id,
   id: request.id,
@@ -104,16 +129,13 @@ const documentOf = (request: RequestRecord, state: RequestState, stream: string)
   dest_rse: request.destRse,
   source_rse_id: null,
   source_rse: null,
+  // Rucio's attributes but those its columns hold too (activity, bytes, md5, adler32, priority: the
+  // same values by construction); `rucioAttributes` gives them whole.
   attributes: {
-    activity: request.attributes.activity,
     source_replica_expression: request.attributes.sourceReplicaExpression,
     lifetime: request.attributes.lifetime,
     ds_scope: request.attributes.dsScope,
     ds_name: request.attributes.dsName,
-    bytes: request.attributes.bytes,
-    md5: request.attributes.md5,
-    adler32: request.attributes.adler32,
-    priority: request.attributes.priority,
     allow_tape_source: request.attributes.allowTapeSource,
     ...(request.attributes.isIntermediateHop ? { is_intermediate_hop: true } : {}),
   },
@@ -284,7 +306,8 @@ export const requestsProjection: Projection<RequestEvent> = {
   name: 'requests',
   // 4: batches of requests; each document records its request's stream.
   // 5: multihop paths and staging times; an index by state and request type.
-  version: 5,
+  // 6: `attributes` without the copies of the columns activity, bytes, md5, adler32 and priority.
+  version: 6,
   collections: [requestsCollection, requestsHistoryCollection],
   handles: REQUEST_EVENT_TYPES,
   async apply(event, context) {

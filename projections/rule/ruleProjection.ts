@@ -9,7 +9,7 @@ import type {
   RuleState,
   RuleUpdated,
 } from '../../domain/rule/rule.ts';
-import type { CollectionSpec } from '../../infra/readstore/readStore.ts';
+import type { CollectionSpec, Filter } from '../../infra/readstore/readStore.ts';
 import type { EventsOf, Projected, Projection } from '../projection.ts';
 import type { ProjectionContext } from '../runtime/projectionContext.ts';
 
@@ -130,9 +130,15 @@ export const rulesCollection: CollectionSpec = {
     { fields: ['eol_at'] },
   ],
 };
+/**
+ * A lock's id starts with its rule's id and a space (`ruleLockId`), so a rule's locks are one
+ * range of the primary key, in order (`locksOfRule`), and need no index of their own; the
+ * `didKey` index answers "which rules lock this file". (Before version 3 an index on
+ * `rule_id, _id` held every lock's id a second time.)
+ */
 export const ruleLocksCollection: CollectionSpec = {
   name: 'rule_locks',
-  indexes: [{ fields: ['rule_id', '_id'] }, { fields: ['didKey'] }],
+  indexes: [{ fields: ['didKey'] }],
 };
 export const datasetLocksCollection: CollectionSpec = {
   name: 'dataset_locks',
@@ -145,6 +151,18 @@ export const ruleHistoryCollection: CollectionSpec = {
 
 export const ruleLockId = (ruleId: string, scope: string, name: string, rseId: string): string =>
   `${ruleId} ${didKey(scope, name)} ${rseId}`;
+
+/**
+ * A rule's locks, in id order with `LOCK_ORDER`: the ids from `<ruleId> ` up to `<ruleId>!` (`!`
+ * follows the space). `rule_id` keeps out another rule's locks should the id asked for hold a
+ * space itself (a path parameter may).
+ */
+export const locksOfRule = (ruleId: string): Filter => ({
+  _id: { $gt: `${ruleId} `, $lt: `${ruleId}!` },
+  rule_id: ruleId,
+});
+
+export const LOCK_ORDER = { _id: 1 } as const;
 
 const ruleDocument = (rule: RuleRecord, state: RuleState, error: string | null): RuleDocument => ({
   _id: rule.id,
@@ -432,7 +450,7 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
     case 'RuleUpdated':
       if (event.data.changes.account !== undefined) {
         await alignDatasetLocks(context, ruleId, { account: event.data.changes.account }, event.data.at);
-        for await (const lock of lockDocuments(context).stream({ rule_id: ruleId })) {
+        for await (const lock of lockDocuments(context).stream(locksOfRule(ruleId), { sort: LOCK_ORDER })) {
           await lockDocuments(context).update(lock._id, (document) =>
             document ? { ...document, account: event.data.changes.account! } : undefined,
           );
@@ -464,7 +482,7 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
 
 export const rulesProjection: Projection<RuleEvent | EventsOf<DidEvent, 'DidClosed'>> = {
   name: 'rules',
-  version: 2,
+  version: 3,
   collections: [rulesCollection, ruleLocksCollection, datasetLocksCollection, ruleHistoryCollection],
   handles: {
     RuleAdded: true,

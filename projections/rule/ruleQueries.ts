@@ -13,6 +13,8 @@ import {
   datasetLocksCollection,
   ruleHistoryCollection,
   ruleLocksCollection,
+  locksOfRule as locksOfRuleFilter,
+  LOCK_ORDER,
   rulesCollection,
   type DatasetLockDocument,
   type RuleDocument,
@@ -124,7 +126,7 @@ export async function* rulesLockingFile(
 }
 
 export const locksOfRule = (readModels: ReadModels, ruleId: string): AsyncIterable<RuleLockDocument> =>
-  locks(readModels).find({ rule_id: ruleId }, { sort: { rule_id: 1, _id: 1 } });
+  locks(readModels).find(locksOfRuleFilter(ruleId), { sort: LOCK_ORDER });
 
 export const datasetLocksOnRse = (readModels: ReadModels, rseId: string): AsyncIterable<DatasetLockDocument> =>
   datasetLocks(readModels).find({ rse_id: rseId }, { sort: { rse_id: 1, didKey: 1 } });

@@ -130,6 +130,18 @@ export const readStoreContract = (adapterName: string, open: () => Promise<ReadS
         expect(await sortedIds(items.find({ tags: 'y' }))).to.deep.equal(['b']);
       });
 
+      it('answers every query alike through a sparse index, documents without its field included', async () => {
+        const sparse = store.collection<Item>({
+          name: spec.name,
+          indexes: [...spec.indexes, { fields: ['note'], sparse: true }],
+        });
+        expect(await sortedIds(sparse.find({ note: 'gamma' }))).to.deep.equal(['c']);
+        expect(await sortedIds(sparse.find({ note: { $gt: 'a' } }))).to.deep.equal(['a', 'c']);
+        expect(await sortedIds(sparse.find({ note: null }))).to.deep.equal(['b', 'd', 'e', 'f']);
+        expect(await ids(sparse.find({}, { sort: { note: 1, _id: 1 } }))).to.deep.equal(['b', 'd', 'e', 'f', 'a', 'c']);
+        expect(await sparse.count({ note: { $exists: false } })).to.equal(4);
+      });
+
       it('treats null as null or missing, and $ne as also matching missing', async () => {
         expect(await sortedIds(items.find({ kind: null }))).to.deep.equal(['e', 'f']);
         expect(await sortedIds(items.find({ kind: { $ne: 'file' } }))).to.deep.equal(['c', 'd', 'e', 'f']);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { join } from 'node:path';
 import { compileFilter } from '../../infra/readstore/documents.ts';
-import type { Document } from '../../infra/readstore/readStore.ts';
+import { ReadStoreBusyError, type Document } from '../../infra/readstore/readStore.ts';
 import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { uniqueName } from '../support/events.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -51,6 +51,86 @@ describe('SqliteReadStore specifics', () => {
     await store.collection({ name, indexes: [{ fields: ['kind'] }] }).count();
     const indexes = store.reader.prepare(`PRAGMA index_list("${name}")`).all() as { name: string; origin: string }[];
     expect(indexes.filter((index) => index.origin === 'c').map((index) => index.name)).to.deep.equal([`${name}__kind`]);
+  });
+
+  it('takes a write between two transactions of another connection, and gives up with ReadStoreBusyError past its wait', async () => {
+    const name = uniqueName('busy_');
+    const spec = { name, indexes: [] };
+    await store.collection(spec).insertOne({ _id: 'first' });
+    const other = new SqliteReadStore(join(dir.path, 'read.sqlite'), { writeWaitMs: 200 });
+    try {
+      let release = (): void => undefined;
+      const holding = store.transaction(async (transaction) => {
+        await transaction.collection(spec).insertOne({ _id: 'held' });
+        await new Promise<void>((resolve) => (release = resolve));
+      });
+      let failure: unknown;
+      try {
+        await other.collection(spec).insertOne({ _id: 'refused' });
+      } catch (error) {
+        failure = error;
+      }
+      expect(failure).to.be.instanceOf(ReadStoreBusyError);
+      // Let go only once the other write is waiting: it gets in as soon as the lock is free.
+      const waiting = other.collection(spec).insertOne({ _id: 'after' });
+      release();
+      await holding;
+      await waiting;
+      expect((await other.collection(spec).find({}).toArray()).map((d) => d._id).sort()).to.deep.equal([
+        'after',
+        'first',
+        'held',
+      ]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('keeps documents without the first field out of a sparse index, and queries on a value still use it', async () => {
+    const name = uniqueName('sparse_');
+    const guids = store.collection({ name, indexes: [{ fields: ['guid'], sparse: true }] });
+    await guids.bulkWrite(
+      [{ _id: 'a', guid: 'g1' }, { _id: 'b' }, { _id: 'c', guid: null }].map((document) => ({
+        insertOne: { document },
+      })),
+    );
+    const entries = store.reader
+      .prepare(`SELECT count(*) AS n FROM "${name}" INDEXED BY "${name}__guid__sparse" WHERE "f:guid" IS NOT NULL`)
+      .get() as { n: number };
+    expect(entries.n).to.equal(1);
+    const plan = store.reader.prepare(`EXPLAIN QUERY PLAN SELECT id FROM "${name}" WHERE "f:guid" = 'g1'`).all() as {
+      detail: string;
+    }[];
+    expect(plan.map((row) => row.detail).join(' ')).to.include(`${name}__guid__sparse`);
+    expect((await guids.find({ guid: 'g1' }).toArray()).map((d) => d._id)).to.deep.equal(['a']);
+  });
+
+  it('stores a document without its _id, which the row key holds, and reads it back whole, older rows too', async () => {
+    const name = uniqueName('stored_');
+    const items = store.collection({ name, indexes: [{ fields: ['kind'] }] });
+    const documents = [
+      { _id: 'first', kind: 'a', nested: { _id: 'first' } },
+      { kind: 'b', _id: 'last' },
+      { kind: 'c', _id: 'middle', size: 1 },
+      { _id: 'alone' },
+      { _id: 'quo"ted\\', kind: 'd' },
+    ];
+    await items.bulkWrite(documents.map((document) => ({ insertOne: { document } })));
+    const stored = store.reader.prepare(`SELECT id, doc FROM "${name}" ORDER BY id`).all() as {
+      id: string;
+      doc: string;
+    }[];
+    expect(
+      stored.map((row) => JSON.parse(row.doc) as Record<string, unknown>).every((doc) => !('_id' in doc)),
+    ).to.equal(true);
+    // A row written before, with its _id inside the JSON, reads the same.
+    store.writer
+      .prepare(`INSERT INTO "${name}" (id, doc, "f:kind") VALUES (?, ?, ?)`)
+      .run('old', '{"_id":"old","kind":"e"}', 'e');
+    for (const document of [...documents, { _id: 'old', kind: 'e' }])
+      expect(await items.get(document._id)).to.deep.equal(document);
+    expect((await items.find({ kind: 'e' }).toArray())[0]).to.deep.equal({ _id: 'old', kind: 'e' });
+    expect(Object.keys((await items.get('last'))!)[0]).to.equal('_id');
   });
 
   it('refuses to index a field that holds an array', async () => {

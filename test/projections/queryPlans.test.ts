@@ -17,6 +17,7 @@ import {
 import { didsCollection, type DidDocument } from '../../projections/did/didsProjection.ts';
 import { deepDatasetReplicas, storedDatasetReplicas } from '../../projections/replica/datasetReplicaQueries.ts';
 import { badReplicas, deletionCandidates } from '../../projections/replica/deletionQueries.ts';
+import { readModelReplicaCatalogue } from '../../projections/replica/readModelReplicaCatalogue.ts';
 import { replicasCollection } from '../../projections/replica/replicaDocuments.ts';
 import { eachListedFile, replicaListing } from '../../projections/replica/replicaQueries.ts';
 import { requestsInState } from '../../projections/request/conveyorQueries.ts';
@@ -180,6 +181,7 @@ describe('Read-model queries: every busy query is planned on an index', () => {
     "the reaper's candidates": () =>
       deletionCandidates(readModels, RSE_ID, { now: '2027-01-01T00:00:00.000Z', obsoleteOnly: false, limit: 100 }),
     "the necromancer's bad replicas": () => badReplicas(readModels, 100),
+    'the file stored at a path of an RSE': () => readModelReplicaCatalogue(readModels).fileAtPath(RSE_ID, '/data/file'),
     "a DID's rules": () => drain(rulesOfDid(readModels, SCOPE, 'dataset')),
     'the rules locking a file': () => drain(rulesLockingFile(readModels, SCOPE, 'file')),
     "a rule's locks": () => drain(locksOfRule(readModels, 'b'.repeat(32))),

@@ -1,5 +1,5 @@
 import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
-import type { RequestDocument } from '../../../projections/request/requestsProjection.ts';
+import { rucioAttributes, type RequestDocument } from '../../../projections/request/requestsProjection.ts';
 import type {
   DatasetLockDocument,
   RuleDocument,
@@ -100,7 +100,7 @@ export const requestJson = (request: RequestDocument) => ({
   did_type: request.did_type,
   dest_rse_id: request.dest_rse_id,
   source_rse_id: request.source_rse_id,
-  attributes: JSON.stringify(request.attributes),
+  attributes: JSON.stringify(rucioAttributes(request)),
   state: request.state,
   external_id: request.external_id,
   external_host: request.external_host,

@@ -90,6 +90,13 @@ export class MongoReadStore implements ReadStore {
           declared.add(
             await collection.createIndex(Object.fromEntries(index.fields.map((field) => [field, 1])), {
               unique: index.unique ?? false,
+              // Named apart from a plain index on the same fields, which then goes as undeclared.
+              ...(index.sparse
+                ? {
+                    name: `${index.fields.map((field) => `${field}_1`).join('_')}_sparse`,
+                    partialFilterExpression: { [index.fields[0]!]: { $exists: true } },
+                  }
+                : {}),
             }),
           );
         }

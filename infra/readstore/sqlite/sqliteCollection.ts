@@ -18,6 +18,7 @@ import { decodeColumn, encodeScalar, IndexedFieldTypeError, type ColumnValue } f
 import { isObject } from '../../typeGuards.ts';
 import { filterToSql, type SqlFilter } from './filterToSql.ts';
 import { numberColumn, rawIndexed, rawText, textColumn } from './rows.ts';
+import { parseStored, storedText } from './storedText.ts';
 import type { SqliteReadStore, TableSchema } from './sqliteReadStore.ts';
 
 /** Rows fetched per query while streaming; each page is a separate statement, so no cursor stays open. */
@@ -45,7 +46,7 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
     const row = this.store
       .rawStatement(this.readConnection(), `SELECT doc FROM ${schema.quotedName} WHERE id = ?`)
       .get(id);
-    return row ? asDocument<T>(JSON.parse(rawText(row, 0))) : null;
+    return row ? asDocument<T>(parseStored(id, rawText(row, 0))) : null;
   }
 
   async findOne(filter: Filter, options: FindOptions = {}): Promise<T | null> {
@@ -234,8 +235,8 @@ export class SqliteCollection<T extends Document> implements Collection<T> {
       return;
     }
     const matches = sql.exact ? undefined : compileFilter(filter);
-    yield* this.keysetPages(connection, schema, sql, order, options, ['doc'], (row) => {
-      const document = asDocument<T>(JSON.parse(rawText(row, 0)));
+    yield* this.keysetPages(connection, schema, sql, order, options, ['id', 'doc'], (row) => {
+      const document = asDocument<T>(parseStored(rawText(row, 0), rawText(row, 1)));
       return matches && !matches(document) ? undefined : document;
     });
   }
@@ -475,7 +476,7 @@ class RowRuns {
     if (typeof document._id !== 'string') throw new Error(`Documents of ${this.name} need a string _id`);
     if (this.mode !== mode) this.flush();
     this.mode = mode;
-    this.parameters.push(document._id, JSON.stringify(document));
+    this.parameters.push(document._id, storedText(document));
     for (const parts of this.statements.fields) this.parameters.push(fieldColumn(this.name, document, parts));
     this.rows += 1;
     if (this.rows >= MAX_RUN) this.flush();

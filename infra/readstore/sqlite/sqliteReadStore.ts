@@ -1,12 +1,30 @@
 import Database from 'better-sqlite3';
 import { AsyncLock } from '../../asyncLock.ts';
 import { SAFETY_AUTOCHECKPOINT_PAGES, WalCheckpointer } from '../../sqliteCheckpointer.ts';
-import type { Collection, CollectionSpec, Document, ReadStore, ReadStoreTransaction } from '../readStore.ts';
+import { errorCode } from '../../typeGuards.ts';
+import {
+  ReadStoreBusyError,
+  type Collection,
+  type CollectionSpec,
+  type Document,
+  type ReadStore,
+  type ReadStoreTransaction,
+} from '../readStore.ts';
 import { columnName, columnValueOf, quoteIdentifier } from './columns.ts';
 import { SqliteCollection } from './sqliteCollection.ts';
+import { parseStored } from './storedText.ts';
 
 /** How SQLite plans a query (EXPLAIN QUERY PLAN): one line per step, e.g. `SEARCH t USING INDEX i (f=?)`. */
 export type QueryPlan = Readonly<{ collection: string; sql: string; plan: readonly string[] }>;
+
+/**
+ * How long a write waits for another connection to let go of the file (a projection group's
+ * thread in the middle of a batch, another process) before it gives up with ReadStoreBusyError.
+ */
+export const WRITE_WAIT_MS = 5000;
+
+/** SQLite's own wait for the write lock, per attempt: short, so that its blocking sleeps never stall the event loop. */
+const WRITER_BUSY_TIMEOUT_MS = 2;
 
 export type TableSchema = Readonly<{
   name: string;
@@ -38,9 +56,17 @@ export class SqliteReadStore implements ReadStore {
    * `backgroundCheckpoints` (default false) moves WAL checkpoints to a worker thread (see
    * WalCheckpointer); the service turns it on, short-lived tools and tests need no extra thread.
    */
-  constructor(path: string, options: { backgroundCheckpoints?: boolean; queryPlans?: (plan: QueryPlan) => void } = {}) {
+  private readonly writeWaitMs: number;
+
+  /** `writeWaitMs`: how long a write waits for the file's write lock (default WRITE_WAIT_MS). */
+  constructor(
+    private readonly path: string,
+    options: { backgroundCheckpoints?: boolean; queryPlans?: (plan: QueryPlan) => void; writeWaitMs?: number } = {},
+  ) {
     this.writer = openConnection(path);
+    this.writer.pragma(`busy_timeout = ${WRITER_BUSY_TIMEOUT_MS}`);
     this.reader = openConnection(path);
+    this.writeWaitMs = options.writeWaitMs ?? WRITE_WAIT_MS;
     this.queryPlans = options.queryPlans;
     if (options.backgroundCheckpoints) {
       this.writer.pragma(`wal_autocheckpoint = ${SAFETY_AUTOCHECKPOINT_PAGES}`);
@@ -56,7 +82,7 @@ export class SqliteReadStore implements ReadStore {
     return this.lock.run(async () => {
       this.assertOpen();
       const created: string[] = [];
-      this.writer.exec('BEGIN IMMEDIATE');
+      await this.beginImmediate();
       try {
         const result = await work({
           collection: <T extends Document>(spec: CollectionSpec) =>
@@ -75,10 +101,54 @@ export class SqliteReadStore implements ReadStore {
 
   /** Runs synchronous writes as one committed transaction, after any transaction in progress. */
   write<R>(work: () => R): Promise<R> {
-    return this.lock.run(() => {
+    return this.lock.run(async () => {
       this.assertOpen();
-      return this.writer.transaction(work).immediate();
+      await this.beginImmediate();
+      try {
+        const result = work();
+        this.writer.exec('COMMIT');
+        return result;
+      } catch (error) {
+        if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
+        throw error;
+      }
     });
+  }
+
+  /**
+   * Takes the file's write lock. Another connection may hold it (a group's thread applying a
+   * batch, back to back with the next): SQLite's own busy handler sleeps up to 100 ms between
+   * tries, blocking the thread, and misses the few milliseconds between two such transactions,
+   * so a writer could wait out its whole timeout behind a busy lane. Instead each try waits a
+   * moment in SQLite and the next comes a millisecond later from the event loop, until
+   * `writeWaitMs` have passed.
+   */
+  private async beginImmediate(): Promise<void> {
+    const deadline = Date.now() + this.writeWaitMs;
+    for (;;) {
+      try {
+        this.writer.exec('BEGIN IMMEDIATE');
+        return;
+      } catch (error) {
+        if (!isBusy(error)) throw error;
+        if (Date.now() >= deadline) throw new ReadStoreBusyError(this.path, this.writeWaitMs);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        this.assertOpen();
+      }
+    }
+  }
+
+  /** Runs synchronous DDL as one transaction of its own (the lock must be held). */
+  private async ddl<R>(work: () => R): Promise<R> {
+    await this.beginImmediate();
+    try {
+      const result = work();
+      this.writer.exec('COMMIT');
+      return result;
+    } catch (error) {
+      if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
+      throw error;
+    }
   }
 
   /** The table behind a collection; known tables are answered without touching SQLite. */
@@ -107,7 +177,7 @@ export class SqliteReadStore implements ReadStore {
       createdInTransaction.push(spec.name);
       return create();
     }
-    return this.lock.run(() => this.knownSchema(spec) ?? create());
+    return this.lock.run(() => this.knownSchema(spec) ?? this.ddl(create));
   }
 
   statement(connection: Database.Database, sql: string): Database.Statement {
@@ -149,10 +219,12 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async dropCollection(name: string): Promise<void> {
-    await this.lock.run(() => {
-      this.writer.exec(`DROP TABLE IF EXISTS ${quoteIdentifier(name)}`);
-      this.schemas.delete(name);
-    });
+    await this.lock.run(() =>
+      this.ddl(() => {
+        this.writer.exec(`DROP TABLE IF EXISTS ${quoteIdentifier(name)}`);
+        this.schemas.delete(name);
+      }),
+    );
   }
 
   async close(): Promise<void> {
@@ -196,11 +268,16 @@ export class SqliteReadStore implements ReadStore {
     if (added.length > 0) this.backfill(spec.name, quotedName, added);
     const declared = new Set<string>();
     for (const index of spec.indexes) {
-      const indexName = `${spec.name}__${index.fields.join('__')}`;
+      // A sparse index has a name of its own: one declared plain before is dropped, not taken for it.
+      const indexName = `${spec.name}__${index.fields.join('__')}${index.sparse ? '__sparse' : ''}`;
       declared.add(indexName);
       const indexColumns = index.fields.map((field) => (field === '_id' ? 'id' : columns.get(field)!)).join(', ');
+      // SQLite uses such a partial index for any comparison of the column with a value, which implies IS NOT NULL.
+      const only = index.sparse
+        ? ` WHERE ${index.fields[0] === '_id' ? 'id' : columns.get(index.fields[0]!)!} IS NOT NULL`
+        : '';
       this.writer.exec(
-        `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${quoteIdentifier(indexName)} ON ${quotedName} (${indexColumns})`,
+        `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${quoteIdentifier(indexName)} ON ${quotedName} (${indexColumns})${only}`,
       );
     }
     // An index the collection no longer declares would still cost every write: it goes.
@@ -220,11 +297,13 @@ export class SqliteReadStore implements ReadStore {
       `UPDATE ${quotedName} SET ${fields.map((field) => `${quoteIdentifier(columnName(field))} = ?`).join(', ')} WHERE id = ?`,
     );
     for (const row of rows) {
-      const document = JSON.parse(row.doc) as unknown;
+      const document = parseStored(row.id, row.doc);
       update.run(...fields.map((field) => columnValueOf(name, document, field)), row.id);
     }
   }
 }
+
+const isBusy = (error: unknown): boolean => errorCode(error)?.startsWith('SQLITE_BUSY') ?? false;
 
 const openConnection = (path: string): Database.Database => {
   const connection = new Database(path);
