@@ -53,6 +53,28 @@ export const jsonObjectBodyReadBy = <R>(
   ...(options.documentedBy ? { documentedBy: options.documentedBy } : {}),
 });
 
+/**
+ * A JSON object body checked by `schema` (an object schema, perhaps in stages or converted):
+ * refused as `jsonObjectBody` refuses what is not JSON or not an object. For a body read in
+ * stages, `documentedBy` names the stage that describes every key.
+ */
+export const jsonObjectBodyOf = <T>(schema: z.ZodType<T>, options: BodyOptions = {}): JsonBody<T> => ({
+  schema: refusedAs(options.description ? schema.describe(options.description) : schema, notDictionary),
+  what: 'dictionary',
+  ...(options.optional ? { empty: {} } : {}),
+  ...(options.documentedBy ? { documentedBy: options.documentedBy } : {}),
+});
+
+/**
+ * An object whose `keys` Rucio looks for (`param_get`: KeyError) before it checks any value,
+ * then checked by `shape`: the first stage of a body read in that order (its values are all
+ * checked by `shape`, which documents it).
+ */
+export const keysFirst = <Then extends z.ZodType<unknown, Readonly<Record<string, unknown>>>>(
+  keys: readonly string[],
+  then: Then,
+) => z.looseObject(Object.fromEntries(keys.map((key) => [key, requiredValue()]))).pipe(then);
+
 /** For a reader (`jsonObjectBodyReadBy`): a key that must be there, as Rucio's `param_get` wants it. */
 export const requiredKey = (body: Readonly<Record<string, unknown>>, key: string): unknown => {
   if (!Object.hasOwn(body, key)) throw new KeyError(`'${key}' not defined`);
@@ -62,11 +84,10 @@ export const requiredKey = (body: Readonly<Record<string, unknown>>, key: string
 /** A JSON object (of a body, or inside one), refused as TypeError "body must be a json dictionary". */
 export const jsonDictionary = <Shape extends z.core.$ZodLooseShape>(shape: Shape, description?: string) => {
   const schema = z.looseObject(shape);
-  return refusedAs(
-    description ? schema.describe(description) : schema,
-    () => new TypeError_('body must be a json dictionary'),
-  );
+  return refusedAs(description ? schema.describe(description) : schema, notDictionary);
 };
+
+const notDictionary = (): RucioError => new TypeError_('body must be a json dictionary');
 
 /** A JSON list body: TypeError "body must be a json list" for another JSON type; `optional`: empty is `[]`. */
 export const jsonListBody = <Item extends z.ZodType>(
@@ -152,6 +173,19 @@ export const queryFilters = () => z.record(z.string(), queryFilter());
 
 /** A key of a JSON object that must be there (KeyError "'<key>' not defined" otherwise), of any JSON type. */
 export const requiredValue = () => z.unknown().nonoptional();
+
+/** `schema`, or null where the key is absent or null (Rucio's `param_get(..., default=None)`). */
+export const orNull = <T extends z.ZodType>(schema: T) =>
+  schema.nullish().transform((value): z.output<T> | null => value ?? null);
+
+/**
+ * InvalidObject "Problem validating <key>: <value as JSON> is not <expected>": how this service
+ * answers a value of the wrong type or range where Rucio would fail later (in its database).
+ */
+export const notA =
+  (expected: string) =>
+  ({ key, input }: Refusal): RucioError =>
+    new InvalidObject(`Problem validating ${String(key)}: ${JSON.stringify(input)} is not ${expected}`);
 
 /** Path variables: each a string of the path, checked by its schema. */
 export const pathOf = <Shape extends z.core.$ZodShape>(shape: Shape) => z.object(shape);

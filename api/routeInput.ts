@@ -155,27 +155,26 @@ export const rucioErrorOf = (root: z.ZodType, issue: z.core.$ZodIssue): RucioErr
   return new ValueError(`${issue.path.join('.') || 'input'}: ${issue.message}`);
 };
 
-/** The `problem` of the innermost schema with one along `path` (wrappers such as optional crossed). */
+/**
+ * The `problem` of the innermost schema with one along `path` (wrappers such as optional
+ * crossed). A pipe's later stage is asked first, then its earlier one: a conversion
+ * (`convertedBy`) answers through the schema it converts, and of two stages reading one key (a
+ * body whose required keys Rucio looks for before it checks any value) the one that declares an
+ * answer for it gives it.
+ */
 const declaredProblem = (
-  root: z.ZodType,
+  node: z.core.$ZodType,
   path: readonly PropertyKey[],
   kind: 'missing' | 'refused',
 ): Problem | undefined => {
-  let found: Problem | undefined;
-  let node: z.core.$ZodType | undefined = root;
-  let depth = 0;
-  while (node) {
-    found = answers.get(node._zod.def)?.[kind] ?? found;
-    const wrapped = unwrapped(node);
-    if (wrapped) {
-      node = wrapped;
-      continue;
-    }
-    if (depth >= path.length) break;
-    node = member(node, path[depth]!);
-    depth += 1;
-  }
-  return found;
+  const own = answers.get(node._zod.def)?.[kind];
+  if (node instanceof z.ZodPipe && !(node.in instanceof z.ZodTransform))
+    return declaredProblem(node.out, path, kind) ?? declaredProblem(node.in, path, kind) ?? own;
+  const wrapped = unwrapped(node);
+  if (wrapped) return declaredProblem(wrapped, path, kind) ?? own;
+  const [key, ...rest] = path;
+  const next = key === undefined ? undefined : member(node, key);
+  return (next && declaredProblem(next, rest, kind)) ?? own;
 };
 
 /** The schema a wrapper (optional, nullable, default, a preprocess, ...) checks with. */
