@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { refusedAs } from '../../routeInput.ts';
 import type { DidRef } from '../../../domain/did/did.ts';
 import { replicaStateNamed, type ReplicaState } from '../../../domain/replica/replica.ts';
 import type { ReplicaFile } from '../../../domain/replica/replicaRegistration.ts';
@@ -125,6 +127,16 @@ export const rseName = (value: unknown, key = 'rse'): string => {
     return problem('rse', `${JSON.stringify(value)} does not match '^([A-Z0-9]+([_-][A-Z0-9]+)*)$'`);
   return value;
 };
+
+/** An RSE name as the `rse` schema wants it (a missing one is KeyError, as `param_get` answers). */
+export const rseNameIn = () =>
+  refusedAs(
+    z.string().refine((value) => isValidName('rse', value)),
+    ({ input }) =>
+      new InvalidObject(
+        `Problem validating rse: ${JSON.stringify(input)} does not match '^([A-Z0-9]+([_-][A-Z0-9]+)*)$'`,
+      ),
+  );
 
 /** Optional text (a reason); anything but text or null is refused. */
 export const optionalText = (value: unknown, name: string): string | null => {
