@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { notA } from '../../params.ts';
+import { refusedAs } from '../../routeInput.ts';
 import { availabilityFlags } from '../../../domain/rse/availability.ts';
 import {
   DEFAULT_RSE_PROPERTIES,
@@ -156,6 +159,9 @@ export const rseAttributeKey = (key: string): string => {
   if (problem) throw new InvalidObject(`Problem validating key: ${JSON.stringify(key.slice(0, 100))} ${problem}`);
   return key;
 };
+
+/** A whole number where Rucio has an integer column: InvalidObject "... is not an integer" otherwise. */
+export const integerIn = () => refusedAs(z.number().refine(Number.isSafeInteger), notA('an integer'));
 
 /** A whole number where Rucio has an integer column; `nullable` lets null through. */
 export const integerParameter = (key: string, value: unknown, options: { nullable: boolean }): number | null => {
