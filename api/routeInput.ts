@@ -134,21 +134,21 @@ const parseBody = <B>(text: string | undefined, body: JsonBody<B>): B => {
 export const parsed = <T>(schema: z.ZodType<T>, value: unknown): T => {
   const result = schema.safeParse(value, PARSE);
   if (result.success) return result.data;
-  throw rucioErrorOf(schema, result.error.issues[0]!);
+  throw rucioErrorOf(schema, result.error.issues[0]!, value);
 };
 
 /**
  * The RucioError of one issue: the domain's error a `checkedBy` check raised, else the answer of
  * the innermost schema on the issue's path that declares one, else (a missing key) KeyError.
  */
-export const rucioErrorOf = (root: z.ZodType, issue: z.core.$ZodIssue): RucioError => {
+export const rucioErrorOf = (root: z.ZodType, issue: z.core.$ZodIssue, value: unknown): RucioError => {
   const raised = issue.code === 'custom' ? issue.params?.error : undefined;
   if (raised instanceof RucioError) return raised;
   const key = issue.path.at(-1);
   const input = 'input' in issue ? issue.input : undefined;
   const refusal: Refusal = { issue, input, key };
   const missing = issue.code === 'invalid_type' && input === undefined && typeof key === 'string';
-  const declared = declaredProblem(root, issue.path, missing ? 'missing' : 'refused');
+  const declared = declaredProblem(root, issue.path, missing ? 'missing' : 'refused', value);
   if (declared) return declared(refusal);
   if (missing) return new KeyError(`'${key}' not defined`);
   if (issue.code === 'invalid_type') return new TypeError_(`'${String(key ?? 'body')}' ${issue.message}`);
@@ -157,24 +157,36 @@ export const rucioErrorOf = (root: z.ZodType, issue: z.core.$ZodIssue): RucioErr
 
 /**
  * The `problem` of the innermost schema with one along `path` (wrappers such as optional
- * crossed). A pipe's later stage is asked first, then its earlier one: a conversion
- * (`convertedBy`) answers through the schema it converts, and of two stages reading one key (a
- * body whose required keys Rucio looks for before it checks any value) the one that declares an
- * answer for it gives it.
+ * crossed), `value` being what that schema was given. Of a pipe's two stages, the one that
+ * refused answers: the earlier one when it refuses `value`, else the later one with what the
+ * earlier one made of it (a body read in stages, a conversion, a preprocess step).
  */
 const declaredProblem = (
   node: z.core.$ZodType,
   path: readonly PropertyKey[],
   kind: 'missing' | 'refused',
+  value: unknown,
 ): Problem | undefined => {
   const own = answers.get(node._zod.def)?.[kind];
-  if (node instanceof z.ZodPipe && !(node.in instanceof z.ZodTransform))
-    return declaredProblem(node.out, path, kind) ?? declaredProblem(node.in, path, kind) ?? own;
+  if (node instanceof z.ZodPipe) {
+    const first = z.safeParse(node.in, value);
+    const stage = first.success
+      ? declaredProblem(node.out, path, kind, first.data)
+      : declaredProblem(node.in, path, kind, value);
+    return stage ?? own;
+  }
   const wrapped = unwrapped(node);
-  if (wrapped) return declaredProblem(wrapped, path, kind) ?? own;
+  if (wrapped) return declaredProblem(wrapped, path, kind, value) ?? own;
   const [key, ...rest] = path;
   const next = key === undefined ? undefined : member(node, key);
-  return (next && declaredProblem(next, rest, kind)) ?? own;
+  return (next && declaredProblem(next, rest, kind, valueAt(value, key!))) ?? own;
+};
+
+/** The value of one key of an object, or of one item of an array. */
+const valueAt = (value: unknown, key: PropertyKey): unknown => {
+  if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return undefined;
+  const item: unknown = Reflect.get(value, key);
+  return item;
 };
 
 /** The schema a wrapper (optional, nullable, default, a preprocess, ...) checks with. */
@@ -189,8 +201,6 @@ const unwrapped = (node: z.core.$ZodType): z.core.$ZodType | undefined => {
     node instanceof z.ZodCatch
   )
     return node._zod.def.innerType;
-  // A preprocess step (a transform) comes first: the schema that checks is the one after it.
-  if (node instanceof z.ZodPipe) return node.in instanceof z.ZodTransform ? node.out : node.in;
   if (node instanceof z.ZodLazy) return node._zod.def.getter();
   return undefined;
 };
