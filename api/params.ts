@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { InvalidObject, KeyError, TypeError_, type RucioError } from '../domain/shared/errors.ts';
 import { checkText } from '../domain/shared/limits.ts';
 import { assertValidName, NAME_RULES, type NameKind } from '../domain/shared/names.ts';
-import { checkedBy, convertedBy, refusedAs, type JsonBody, type Refusal } from './routeInput.ts';
+import { checkedBy, convertedBy, queryStringOf, refusedAs, type JsonBody, type Refusal } from './routeInput.ts';
+import { isRecord } from '../domain/shared/narrowing.ts';
 
 /**
  * The zod building blocks routes declare their input with (api/routeInput.ts), each answering a
@@ -164,6 +165,35 @@ export const queryBoolean = (fallback: boolean) =>
 
 /** A query object: the parameters a route reads; others are ignored, as Flask ignores them. */
 export const queryOf = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.looseObject(shape);
+
+/**
+ * A query given as URL-encoded JSON (Rucio's bad-replica listings: the Python client sends
+ * `?{"state": "B", ...}`), else an ordinary query string; either way checked by `shape`, whose
+ * keys are `jsonQueryValue`s.
+ */
+export const jsonQueryOf = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>
+  z.preprocess((query) => {
+    const text = queryStringOf(query);
+    let decoded: unknown;
+    try {
+      decoded = text ? JSON.parse(decodeURIComponent(text)) : undefined;
+    } catch {
+      decoded = undefined;
+    }
+    return isRecord(decoded) ? decoded : query;
+  }, z.looseObject(shape));
+
+/** The first of several values of a `jsonQueryOf` query, as text; empty or null is absent. */
+const firstText = (value: unknown): string | undefined => {
+  const first: unknown = Array.isArray(value) ? value[0] : value;
+  return first === undefined || first === null || first === '' ? undefined : String(first);
+};
+
+/** A value of a `jsonQueryOf` query (`firstText`), checked by `schema`. */
+export const jsonQueryValueOf = <T extends z.ZodType>(schema: T) => z.preprocess(firstText, schema);
+
+/** A text value of a `jsonQueryOf` query. */
+export const jsonQueryValue = () => jsonQueryValueOf(z.string().optional());
 
 /** A query parameter not named in advance (a filter on any column): its first value. */
 export const queryFilter = () => z.preprocess(firstValue, z.string());

@@ -112,10 +112,26 @@ export const parseRouteInput = <P, Q, B>(ctx: AppContext, schemas: RouteSchemas<
       ? parseBody(ctx.state.body, schemas.body)
       : undefined;
   const params = schemas.params ? parsed(schemas.params, ctx.params) : {};
-  const query = schemas.query && '_zod' in schemas.query ? parsed(schemas.query, ctx.query) : {};
+  const query = schemas.query && '_zod' in schemas.query ? parsed(schemas.query, queryOf(ctx)) : {};
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- each part is its schema's output, or empty where the route declares none (and so its handler's input type says empty)
   return { params, query, body } as RouteInput<P, Q, B>;
 };
+
+/** The query string each parsed query object came from (for `queryStringOf`). */
+const queryStrings = new WeakMap<object, string>();
+
+const queryOf = (ctx: AppContext): RawQuery => {
+  const query = ctx.query;
+  queryStrings.set(query, ctx.querystring);
+  return query;
+};
+
+/**
+ * The raw query string `query` (what a route's query schema is given) was parsed from: for the
+ * listings whose clients send their query as URL-encoded JSON, which the parsed query cannot show.
+ */
+export const queryStringOf = (query: unknown): string | undefined =>
+  query !== null && typeof query === 'object' ? queryStrings.get(query) : undefined;
 
 const parseBody = <B>(text: string | undefined, body: JsonBody<B>): B => {
   const raw = text ?? '';

@@ -22,32 +22,22 @@ import {
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { asArray, didRefItem } from '../did/didParams.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { booleanKey, jsonObjectBody, queryOf, queryText, requiredKey, rucioBooleanOf } from '../../params.ts';
+import {
+  booleanKey,
+  jsonObjectBody,
+  jsonQueryOf,
+  jsonQueryValue,
+  jsonQueryValueOf,
+  requiredKey,
+  rucioBoolean,
+} from '../../params.ts';
+import { convertedBy } from '../../routeInput.ts';
 import { integerParameter, optionalText, parseUtc, rseName } from './replicaParams.ts';
 import { replicaPfnsOf } from './replicaPfnLookup.ts';
 import { created, type RouteTable, runCommand } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
-import type { AppContext, Services } from '../../services.ts';
+import type { Services } from '../../services.ts';
 import { isOneOf, isRecord } from '../../../domain/shared/narrowing.ts';
-
-/**
- * The query of Rucio's bad-replica listings: a URL-encoded JSON object, or an ordinary query
- * string. Either way only the first value of a parameter counts, and empty values do not.
- */
-const queryParameters = (ctx: AppContext): ((name: string) => string | undefined) => {
-  let parsed: unknown;
-  try {
-    parsed = ctx.querystring ? JSON.parse(decodeURIComponent(ctx.querystring)) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  const source = isRecord(parsed) ? parsed : ctx.query;
-  return (name) => {
-    const value = source[name];
-    const first = Array.isArray(value) ? value[0] : value;
-    return first === undefined || first === null || first === '' ? undefined : String(first);
-  };
-};
 
 const badStateOf = (text: string): BadReplicaState => {
   const state = BAD_STATE_LETTERS[text] ?? Object.values(BAD_STATE_LETTERS).find((known) => known === text);
@@ -71,39 +61,42 @@ const badRowJson = (row: BadReplicaDocument) => ({
   updated_at: formatRucioDate(new Date(row.updated_at)),
 });
 
+/** A value of a listing's query, converted by `convert` (which throws Rucio's error) when given. */
+const converted = <T>(convert: (text: string) => T) =>
+  convertedBy(jsonQueryValue(), (text) => (text === undefined ? undefined : convert(text)));
+
 /**
- * The listings: GET /replicas/suspicious, /replicas/bad/states, /replicas/bad/summary. They read
- * their query with `queryParameters` (Rucio's clients send it as URL-encoded JSON, which the
- * parsed query does not show); their schemas say what they take, and refuse nothing.
+ * The listings: GET /replicas/suspicious, /replicas/bad/states, /replicas/bad/summary. Rucio's
+ * clients send their query as URL-encoded JSON (`jsonQueryOf`); an ordinary query works too.
  */
 const BAD_STATES = {
   accept: STREAM_ONLY,
   summary: 'Bad, suspicious and recovered replica declarations, filtered by the query.',
-  query: queryOf({
-    state: queryText().describe('BAD, SUSPICIOUS, RECOVERED, ... (or its letter).'),
-    rse: queryText().describe('An RSE name.'),
-    younger_than: queryText().describe('A UTC time.'),
-    older_than: queryText().describe('A UTC time.'),
-    limit: queryText().describe('At most this many.'),
-    list_pfns: queryText().describe('True: the PFNs of the replicas instead.'),
+  query: jsonQueryOf({
+    state: converted(badStateOf).describe('BAD, SUSPICIOUS, RECOVERED, ... (or its letter).'),
+    rse: jsonQueryValue().describe('An RSE name.'),
+    younger_than: converted((text) => parseUtc(text, 'fraction', 'younger_than')).describe('A UTC time.'),
+    older_than: converted((text) => parseUtc(text, 'fraction', 'older_than')).describe('A UTC time.'),
+    limit: converted((text) => integerParameter(text, 'limit')).describe('At most this many.'),
+    list_pfns: jsonQueryValueOf(rucioBoolean().optional()).describe('True: the PFNs of the replicas instead.'),
   }),
 };
 const BAD_SUMMARY = {
   accept: STREAM_ONLY,
   summary: 'Declarations counted per RSE, day and reason.',
-  query: queryOf({
-    rse_expression: queryText().describe('Only these RSEs.'),
-    from_date: queryText().describe('The first day (UTC).'),
-    to_date: queryText().describe('The last day (UTC).'),
+  query: jsonQueryOf({
+    rse_expression: jsonQueryValue().describe('Only these RSEs.'),
+    from_date: converted((text) => parseUtc(text, 'day', 'from_date')).describe('The first day (UTC).'),
+    to_date: converted((text) => parseUtc(text, 'day', 'to_date')).describe('The last day (UTC).'),
   }),
 };
 const SUSPICIOUS = {
   accept: JSON_ONLY,
   summary: 'Replicas declared suspicious at least `nattempts` times since `younger_than` (default: ten days ago).',
-  query: queryOf({
-    rse_expression: queryText().describe('Only these RSEs.'),
-    younger_than: queryText().describe('A UTC time.'),
-    nattempts: queryText().describe('The least number of declarations.'),
+  query: jsonQueryOf({
+    rse_expression: jsonQueryValue().describe('Only these RSEs.'),
+    younger_than: converted((text) => parseUtc(text, 'seconds', 'younger_than')).describe('A UTC time.'),
+    nattempts: converted((text) => integerParameter(text, 'nattempts')).describe('The least number of declarations.'),
   }),
 };
 /** The declarations answer the replicas they could not declare, with the reason. */
@@ -115,24 +108,16 @@ const NOT_DECLARED = {
 
 export const registerBadReplicaListRoutes = (routes: RouteTable, services: Services): void => {
   for (const path of ['/replicas/bad/states', '/replicas/bad/states/']) {
-    routes.get(path, BAD_STATES, async (ctx) => {
-      const get = queryParameters(ctx);
-      const state = get('state');
-      const rse = get('rse');
-      const limit = get('limit');
+    routes.get(path, BAD_STATES, async (ctx, { query }) => {
+      const { state, rse, younger_than: youngerThan, older_than: olderThan, limit } = query;
       const rows = badReplicaRows(services.readModels, {
-        ...(state ? { state: badStateOf(state) } : {}),
+        ...(state ? { state } : {}),
         ...(rse ? { rseId: (await activeRse(services, rse)).id } : {}),
-        ...(get('younger_than')
-          ? { youngerThan: parseUtc(get('younger_than'), 'fraction', 'younger_than').toISOString() }
-          : {}),
-        ...(get('older_than')
-          ? { olderThan: parseUtc(get('older_than'), 'fraction', 'older_than').toISOString() }
-          : {}),
-        ...(limit ? { limit: integerParameter(limit, 'limit') } : {}),
+        ...(youngerThan ? { youngerThan: youngerThan.toISOString() } : {}),
+        ...(olderThan ? { olderThan: olderThan.toISOString() } : {}),
+        ...(limit !== undefined ? { limit } : {}),
       });
-      const listPfns = get('list_pfns');
-      if (listPfns !== undefined && rucioBooleanOf(listPfns, 'list_pfns')) {
+      if (query.list_pfns === true) {
         await sendStream(ctx, replicaPfnsOf(services.readModels, rows, rse));
         return;
       }
@@ -140,12 +125,12 @@ export const registerBadReplicaListRoutes = (routes: RouteTable, services: Servi
     });
   }
   for (const path of ['/replicas/bad/summary', '/replicas/bad/summary/']) {
-    routes.get(path, BAD_SUMMARY, async (ctx) => {
-      const get = queryParameters(ctx);
+    routes.get(path, BAD_SUMMARY, async (ctx, { query }) => {
+      const { from_date: fromDate, to_date: toDate } = query;
       const summary = await badReplicaSummary(services.readModels, {
-        ...(await rseIdsOptions(services, get('rse_expression'))),
-        ...(get('from_date') ? { fromDate: parseUtc(get('from_date'), 'day', 'from_date').toISOString() } : {}),
-        ...(get('to_date') ? { toDate: parseUtc(get('to_date'), 'day', 'to_date').toISOString() } : {}),
+        ...(await rseIdsOptions(services, query.rse_expression)),
+        ...(fromDate ? { fromDate: fromDate.toISOString() } : {}),
+        ...(toDate ? { toDate: toDate.toISOString() } : {}),
       });
       const lines = summary.map(({ counts, rseId, rse, day, reason }) => ({
         ...counts,
@@ -158,17 +143,13 @@ export const registerBadReplicaListRoutes = (routes: RouteTable, services: Servi
     });
   }
   for (const path of ['/replicas/suspicious', '/replicas/suspicious/']) {
-    routes.get(path, SUSPICIOUS, async (ctx) => {
-      const get = queryParameters(ctx);
-      const youngerThan = get('younger_than');
-      const nattempts = get('nattempts');
+    routes.get(path, SUSPICIOUS, async (ctx, { query }) => {
+      const { younger_than: youngerThan, nattempts } = query;
       const found = await suspiciousReplicas(services.readModels, {
-        ...(await rseIdsOptions(services, get('rse_expression'))),
+        ...(await rseIdsOptions(services, query.rse_expression)),
         // Rucio looks ten days back unless told otherwise.
-        youngerThan: youngerThan
-          ? parseUtc(youngerThan, 'seconds', 'younger_than').toISOString()
-          : new Date(services.clock.now() - 10 * 86_400_000).toISOString(),
-        nattempts: nattempts ? integerParameter(nattempts, 'nattempts') : 0,
+        youngerThan: (youngerThan ?? new Date(services.clock.now() - 10 * 86_400_000)).toISOString(),
+        nattempts: nattempts ?? 0,
       });
       sendJson(
         ctx,
