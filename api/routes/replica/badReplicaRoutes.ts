@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { resolvePfnOnRse } from '../../../commands/replica/pfnResolution.ts';
 import {
   declareBadDids,
@@ -20,24 +21,24 @@ import {
   suspiciousReplicas,
 } from '../../../projections/replica/badReplicaQueries.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
-import { asArray, didRefItem } from '../did/didParams.ts';
+import { didRefIn, listIn } from '../did/didParams.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import {
-  booleanKey,
-  jsonObjectBody,
+  jsonObjectBodyOf,
   jsonQueryOf,
   jsonQueryValue,
   jsonQueryValueOf,
-  requiredKey,
+  optionalBoolean,
+  orNull,
   rucioBoolean,
 } from '../../params.ts';
-import { convertedBy } from '../../routeInput.ts';
-import { integerParameter, optionalText, parseUtc, rseName } from './replicaParams.ts';
+import { convertedBy, missingAs, refusedAs, type Refusal } from '../../routeInput.ts';
+import { integerParameter, parseUtc, rseNameIn } from './replicaParams.ts';
 import { replicaPfnsOf } from './replicaPfnLookup.ts';
 import { created, type RouteTable, runCommand } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import type { Services } from '../../services.ts';
-import { isOneOf, isRecord } from '../../../domain/shared/narrowing.ts';
+import { isRecord } from '../../../domain/shared/narrowing.ts';
 
 const badStateOf = (text: string): BadReplicaState => {
   const state = BAD_STATE_LETTERS[text] ?? Object.values(BAD_STATE_LETTERS).find((known) => known === text);
@@ -176,22 +177,91 @@ async function* fromArray<T>(items: readonly T[]): AsyncGenerator<T> {
 }
 
 /** A declared replica: a PFN, or a DID with `rse` or `rse_id` (Rucio's InvalidType otherwise). */
-const declaredReplica = (value: unknown): DeclaredReplica => {
-  if (typeof value === 'string') return value;
-  if (isRecord(value) && typeof value.scope === 'string' && typeof value.name === 'string') {
-    const { scope, name, rse, rse_id: rseId } = value;
-    if (typeof rseId === 'string') return { scope, name, rseId };
-    if (typeof rse === 'string') return { scope, name, rse };
-  }
-  throw new InvalidType('The replica dictionary must include scope and either rse (name) or rse_id');
-};
+const declaredReplica = () =>
+  refusedAs(
+    z.union([
+      z.string(),
+      z
+        .looseObject({ scope: z.string(), name: z.string(), rse_id: z.string() })
+        .transform(({ scope, name, rse_id: rseId }): DeclaredReplica => ({ scope, name, rseId })),
+      z
+        .looseObject({ scope: z.string(), name: z.string(), rse: z.string() })
+        .transform(({ scope, name, rse }): DeclaredReplica => ({ scope, name, rse })),
+    ]),
+    () => new InvalidType('The replica dictionary must include scope and either rse (name) or rse_id'),
+  );
 
-const declaredReplicas = (value: unknown): DeclaredReplica[] =>
-  value === undefined || value === null
-    ? []
-    : asArray('replicas', value, Number.POSITIVE_INFINITY).map(declaredReplica);
+/** Declared replicas (checked as Rucio's `replicas` schema, of any length); absent or null is none. */
+const declaredReplicas = () =>
+  listIn('replicas', declaredReplica(), Number.POSITIVE_INFINITY)
+    .nullish()
+    .transform((replicas) => replicas ?? []);
+
+/** PFNs (text, of any number); absent or null is none. */
+const pfnList = () =>
+  listIn(
+    'pfns',
+    refusedAs(z.string(), ({ input }) => new ValueError(`PFNs must be strings, not ${JSON.stringify(input)}`)),
+    Number.POSITIVE_INFINITY,
+  )
+    .nullish()
+    .transform((pfns) => pfns ?? []);
+
+/** Optional text (a reason): anything but text or null is ValueError. */
+const reasonText = () =>
+  orNull(refusedAs(z.string(), ({ key }) => new ValueError(`'${String(key)}' must be a string`)));
+
+/** `expires_at`, when given (a false value is not): a UTC time with its fraction of a second. */
+const expiresAt = () =>
+  z.preprocess(
+    (value) => value || undefined,
+    convertedBy(z.unknown(), (value) => parseUtc(value, 'fraction', 'expires_at')).optional(),
+  );
 
 const BAD_PFN_STATES: readonly BadPfnState[] = ['BAD', 'SUSPICIOUS', 'TEMPORARY_UNAVAILABLE'];
+
+const notPfnState = ({ input }: Refusal) =>
+  new ValueError(`'${String(input)}' is not a state PFNs can be declared in (${BAD_PFN_STATES.join(', ')})`);
+
+const SUSPICIOUS_DECLARATION = z.looseObject({ pfns: declaredReplicas(), reason: reasonText() });
+
+const BAD_PFNS = z.looseObject({
+  state: missingAs(refusedAs(z.enum(BAD_PFN_STATES), notPfnState), notPfnState),
+  pfns: pfnList(),
+  reason: reasonText(),
+  expires_at: expiresAt(),
+});
+
+const BAD_DIDS = z.looseObject({
+  // Checked first, and then not used, as Rucio's view reads it.
+  expires_at: expiresAt(),
+  dids: listIn('dids', didRefIn('dids'))
+    .nullish()
+    .transform((dids) => dids ?? []),
+  rse: rseNameIn(),
+  reason: reasonText(),
+});
+
+/** `pfns` is read only when `replicas` names none. */
+const BAD_REPLICAS_GIVEN = z.looseObject({
+  replicas: declaredReplicas(),
+  pfns: declaredReplicas(),
+  reason: reasonText(),
+  force: optionalBoolean(false),
+});
+const BAD_REPLICAS = z
+  .preprocess(
+    (body) =>
+      isRecord(body) && Array.isArray(body.replicas) && body.replicas.length > 0 ? { ...body, pfns: undefined } : body,
+    BAD_REPLICAS_GIVEN,
+  )
+  .transform(({ replicas, pfns, reason, force }) => ({
+    replicas: replicas.length > 0 ? replicas : pfns,
+    reason,
+    force,
+  }));
+
+const PFNS_ON_RSE = z.looseObject({ rse: rseNameIn(), pfns: pfnList() });
 
 /**
  * The declarations (POST /replicas/suspicious, /replicas/bad/pfns, /replicas/bad/dids,
@@ -205,13 +275,15 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       {
         accept: JSON_ONLY,
         summary: 'Declares replicas suspicious.',
-        body: jsonObjectBody({}, { description: '`pfns`: PFNs or `{scope, name, rse or rse_id}`; `reason`.' }),
+        body: jsonObjectBodyOf(SUSPICIOUS_DECLARATION, {
+          description: '`pfns`: PFNs or `{scope, name, rse or rse_id}`; `reason`.',
+        }),
         success: NOT_DECLARED,
       },
-      async (ctx, { body: parameters }) => {
+      async (ctx, { body }) => {
         const declaration = {
-          replicas: declaredReplicas(parameters.pfns),
-          reason: optionalText(parameters.reason, 'reason'),
+          replicas: body.pfns,
+          reason: body.reason,
           force: false,
           declaration: 'SUSPICIOUS' as const,
         };
@@ -227,29 +299,12 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       path,
       {
         summary: 'Declares PFNs BAD, SUSPICIOUS or TEMPORARY_UNAVAILABLE.',
-        body: jsonObjectBody({}, { description: '`pfns`, `state`, `reason`, `expires_at`.' }),
+        body: jsonObjectBodyOf(BAD_PFNS, { description: '`pfns`, `state`, `reason`, `expires_at`.' }),
       },
-      async (ctx, { body: parameters }) => {
-        const state = parameters.state;
-        if (!isOneOf(BAD_PFN_STATES, state))
-          throw new ValueError(
-            `'${String(state)}' is not a state PFNs can be declared in (${BAD_PFN_STATES.join(', ')})`,
-          );
-        const pfns = asArray('pfns', parameters.pfns ?? [], Number.POSITIVE_INFINITY).map((pfn) => {
-          if (typeof pfn !== 'string') throw new ValueError(`PFNs must be strings, not ${JSON.stringify(pfn)}`);
-          return pfn;
-        });
+      async (ctx, { body }) => {
+        const { pfns, state, reason, expires_at: expiresAt } = body;
         await created(ctx, services, (metadata) =>
-          declareBadPfns(
-            services.commands,
-            {
-              pfns,
-              state,
-              reason: optionalText(parameters.reason, 'reason'),
-              expiresAt: parameters.expires_at ? parseUtc(parameters.expires_at, 'fraction', 'expires_at') : undefined,
-            },
-            metadata,
-          ),
+          declareBadPfns(services.commands, { pfns, state, reason, expiresAt }, metadata),
         );
       },
     );
@@ -259,13 +314,13 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       path,
       {
         summary: 'Declares replicas of DIDs on an RSE bad.',
-        body: jsonObjectBody({}, { description: '`dids`: `{scope, name}` each; `rse`, `reason`, `expires_at`.' }),
+        body: jsonObjectBodyOf(BAD_DIDS, {
+          description: '`dids`: `{scope, name}` each; `rse`, `reason`, `expires_at`.',
+        }),
         success: NOT_DECLARED,
       },
-      async (ctx, { body: parameters }) => {
-        if (parameters.expires_at) parseUtc(parameters.expires_at, 'fraction', 'expires_at');
-        const dids = asArray('dids', parameters.dids ?? []).map((item) => didRefItem('dids', item));
-        const declaration = { dids, rse: rseName(parameters.rse), reason: optionalText(parameters.reason, 'reason') };
+      async (ctx, { body }) => {
+        const declaration = { dids: body.dids, rse: body.rse, reason: body.reason };
         const { notDeclared } = await runCommand(ctx, services, (metadata) =>
           declareBadDids(services.commands, declaration, metadata),
         );
@@ -279,20 +334,14 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       {
         accept: JSON_ONLY,
         summary: 'Declares replicas bad.',
-        body: jsonObjectBody(
-          {},
-          { description: '`replicas` (or `pfns`): PFNs or `{scope, name, rse or rse_id}`; `reason`, `force`.' },
-        ),
+        body: jsonObjectBodyOf(BAD_REPLICAS, {
+          documentedBy: BAD_REPLICAS_GIVEN,
+          description: '`replicas` (or `pfns`): PFNs or `{scope, name, rse or rse_id}`; `reason`, `force`.',
+        }),
         success: NOT_DECLARED,
       },
-      async (ctx, { body: parameters }) => {
-        const given = declaredReplicas(parameters.replicas);
-        const declaration = {
-          replicas: given.length > 0 ? given : declaredReplicas(parameters.pfns),
-          reason: optionalText(parameters.reason, 'reason'),
-          force: booleanKey(parameters, 'force', false),
-          declaration: 'BAD' as const,
-        };
+      async (ctx, { body }) => {
+        const declaration = { ...body, declaration: 'BAD' as const };
         const { notDeclared } = await runCommand(ctx, services, (metadata) =>
           declareReplicas(services.commands, declaration, metadata),
         );
@@ -306,14 +355,11 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       {
         accept: STREAM_ONLY,
         summary: 'The DIDs PFNs on an RSE stand for, one line per PFN.',
-        body: jsonObjectBody({}, { description: '`rse`, `pfns`.' }),
+        body: jsonObjectBodyOf(PFNS_ON_RSE, { description: '`rse`, `pfns`.' }),
       },
-      async (ctx, { body: parameters }) => {
-        const rse = await activeRse(services, rseName(requiredKey(parameters, 'rse')));
-        const pfns = asArray('pfns', parameters.pfns ?? [], Number.POSITIVE_INFINITY).map((pfn) => {
-          if (typeof pfn !== 'string') throw new ValueError(`PFNs must be strings, not ${JSON.stringify(pfn)}`);
-          return pfn;
-        });
+      async (ctx, { body }) => {
+        const rse = await activeRse(services, body.rse);
+        const { pfns } = body;
         const target = (await catalogue.rseById(rse.id))!;
         async function* lines() {
           for (const pfn of pfns) {
