@@ -17,8 +17,8 @@ type BodyOptions = {
   optional?: boolean;
   description?: string;
   /**
-   * The schema an area's reader checks the body with (in its own order, with its own messages),
-   * which the OpenAPI document describes in place of the loose object the route table checks.
+   * What the OpenAPI document describes in place of the body's schema: the stage of a body read
+   * in stages that names every key, or the schema an area's reader checks the body with.
    */
   documentedBy?: z.ZodType;
 };
