@@ -118,8 +118,8 @@ const asRucioBoolean = (value: unknown): unknown => {
   return value;
 };
 
-/** For a reader: a Rucio boolean (`rucioBoolean`), else TypeError "'<name>' must be a boolean type.". */
-export const rucioBooleanOf = (value: unknown, name: string): boolean => {
+/** A Rucio boolean (`rucioBoolean`), else TypeError "'<name>' must be a boolean type.". */
+const rucioBooleanOf = (value: unknown, name: string): boolean => {
   const boolean = asRucioBoolean(value);
   if (typeof boolean !== 'boolean') throw new TypeError_(`'${name}' must be a boolean type.`);
   return boolean;
