@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { InvalidObject, KeyError, TypeError_, type RucioError } from '../domain/shared/errors.ts';
 import { checkText } from '../domain/shared/limits.ts';
 import { assertValidName, NAME_RULES, type NameKind } from '../domain/shared/names.ts';
-import { checkedBy, convertedBy, refusedAs, type JsonBody, type Refusal } from './routeInput.ts';
+import { checkedBy, convertedBy, queryStringOf, refusedAs, type JsonBody, type Refusal } from './routeInput.ts';
+import { isRecord } from '../domain/shared/narrowing.ts';
 
 /**
  * The zod building blocks routes declare their input with (api/routeInput.ts), each answering a
@@ -16,8 +17,8 @@ type BodyOptions = {
   optional?: boolean;
   description?: string;
   /**
-   * The schema an area's reader checks the body with (in its own order, with its own messages),
-   * which the OpenAPI document describes in place of the loose object the route table checks.
+   * What the OpenAPI document describes in place of the body's schema: the stage of a body read
+   * in stages that names every key, or the schema an area's reader checks the body with.
    */
   documentedBy?: z.ZodType;
 };
@@ -53,6 +54,28 @@ export const jsonObjectBodyReadBy = <R>(
   ...(options.documentedBy ? { documentedBy: options.documentedBy } : {}),
 });
 
+/**
+ * A JSON object body checked by `schema` (an object schema, perhaps in stages or converted):
+ * refused as `jsonObjectBody` refuses what is not JSON or not an object. For a body read in
+ * stages, `documentedBy` names the stage that describes every key.
+ */
+export const jsonObjectBodyOf = <T>(schema: z.ZodType<T>, options: BodyOptions = {}): JsonBody<T> => ({
+  schema: refusedAs(options.description ? schema.describe(options.description) : schema, notDictionary),
+  what: 'dictionary',
+  ...(options.optional ? { empty: {} } : {}),
+  ...(options.documentedBy ? { documentedBy: options.documentedBy } : {}),
+});
+
+/**
+ * An object whose `keys` Rucio looks for (`param_get`: KeyError) before it checks any value,
+ * then checked by `shape`: the first stage of a body read in that order (its values are all
+ * checked by `shape`, which documents it).
+ */
+export const keysFirst = <Then extends z.ZodType<unknown, Readonly<Record<string, unknown>>>>(
+  keys: readonly string[],
+  then: Then,
+) => z.looseObject(Object.fromEntries(keys.map((key) => [key, requiredValue()]))).pipe(then);
+
 /** For a reader (`jsonObjectBodyReadBy`): a key that must be there, as Rucio's `param_get` wants it. */
 export const requiredKey = (body: Readonly<Record<string, unknown>>, key: string): unknown => {
   if (!Object.hasOwn(body, key)) throw new KeyError(`'${key}' not defined`);
@@ -62,11 +85,10 @@ export const requiredKey = (body: Readonly<Record<string, unknown>>, key: string
 /** A JSON object (of a body, or inside one), refused as TypeError "body must be a json dictionary". */
 export const jsonDictionary = <Shape extends z.core.$ZodLooseShape>(shape: Shape, description?: string) => {
   const schema = z.looseObject(shape);
-  return refusedAs(
-    description ? schema.describe(description) : schema,
-    () => new TypeError_('body must be a json dictionary'),
-  );
+  return refusedAs(description ? schema.describe(description) : schema, notDictionary);
 };
+
+const notDictionary = (): RucioError => new TypeError_('body must be a json dictionary');
 
 /** A JSON list body: TypeError "body must be a json list" for another JSON type; `optional`: empty is `[]`. */
 export const jsonListBody = <Item extends z.ZodType>(
@@ -96,8 +118,8 @@ const asRucioBoolean = (value: unknown): unknown => {
   return value;
 };
 
-/** For a reader: a Rucio boolean (`rucioBoolean`), else TypeError "'<name>' must be a boolean type.". */
-export const rucioBooleanOf = (value: unknown, name: string): boolean => {
+/** A Rucio boolean (`rucioBoolean`), else TypeError "'<name>' must be a boolean type.". */
+const rucioBooleanOf = (value: unknown, name: string): boolean => {
   const boolean = asRucioBoolean(value);
   if (typeof boolean !== 'boolean') throw new TypeError_(`'${name}' must be a boolean type.`);
   return boolean;
@@ -144,6 +166,35 @@ export const queryBoolean = (fallback: boolean) =>
 /** A query object: the parameters a route reads; others are ignored, as Flask ignores them. */
 export const queryOf = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.looseObject(shape);
 
+/**
+ * A query given as URL-encoded JSON (Rucio's bad-replica listings: the Python client sends
+ * `?{"state": "B", ...}`), else an ordinary query string; either way checked by `shape`, whose
+ * keys are `jsonQueryValue`s.
+ */
+export const jsonQueryOf = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>
+  z.preprocess((query) => {
+    const text = queryStringOf(query);
+    let decoded: unknown;
+    try {
+      decoded = text ? JSON.parse(decodeURIComponent(text)) : undefined;
+    } catch {
+      decoded = undefined;
+    }
+    return isRecord(decoded) ? decoded : query;
+  }, z.looseObject(shape));
+
+/** The first of several values of a `jsonQueryOf` query, as text; empty or null is absent. */
+const firstText = (value: unknown): string | undefined => {
+  const first: unknown = Array.isArray(value) ? value[0] : value;
+  return first === undefined || first === null || first === '' ? undefined : String(first);
+};
+
+/** A value of a `jsonQueryOf` query (`firstText`), checked by `schema`. */
+export const jsonQueryValueOf = <T extends z.ZodType>(schema: T) => z.preprocess(firstText, schema);
+
+/** A text value of a `jsonQueryOf` query. */
+export const jsonQueryValue = () => jsonQueryValueOf(z.string().optional());
+
 /** A query parameter not named in advance (a filter on any column): its first value. */
 export const queryFilter = () => z.preprocess(firstValue, z.string());
 
@@ -152,6 +203,19 @@ export const queryFilters = () => z.record(z.string(), queryFilter());
 
 /** A key of a JSON object that must be there (KeyError "'<key>' not defined" otherwise), of any JSON type. */
 export const requiredValue = () => z.unknown().nonoptional();
+
+/** `schema`, or null where the key is absent or null (Rucio's `param_get(..., default=None)`). */
+export const orNull = <T extends z.ZodType>(schema: T) =>
+  schema.nullish().transform((value): z.output<T> | null => value ?? null);
+
+/**
+ * InvalidObject "Problem validating <key>: <value as JSON> is not <expected>": how this service
+ * answers a value of the wrong type or range where Rucio would fail later (in its database).
+ */
+export const notA =
+  (expected: string) =>
+  ({ key, input }: Refusal): RucioError =>
+    new InvalidObject(`Problem validating ${String(key)}: ${JSON.stringify(input)} is not ${expected}`);
 
 /** Path variables: each a string of the path, checked by its schema. */
 export const pathOf = <Shape extends z.core.$ZodShape>(shape: Shape) => z.object(shape);

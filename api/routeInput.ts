@@ -112,10 +112,26 @@ export const parseRouteInput = <P, Q, B>(ctx: AppContext, schemas: RouteSchemas<
       ? parseBody(ctx.state.body, schemas.body)
       : undefined;
   const params = schemas.params ? parsed(schemas.params, ctx.params) : {};
-  const query = schemas.query && '_zod' in schemas.query ? parsed(schemas.query, ctx.query) : {};
+  const query = schemas.query && '_zod' in schemas.query ? parsed(schemas.query, queryOf(ctx)) : {};
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- each part is its schema's output, or empty where the route declares none (and so its handler's input type says empty)
   return { params, query, body } as RouteInput<P, Q, B>;
 };
+
+/** The query string each parsed query object came from (for `queryStringOf`). */
+const queryStrings = new WeakMap<object, string>();
+
+const queryOf = (ctx: AppContext): RawQuery => {
+  const query = ctx.query;
+  queryStrings.set(query, ctx.querystring);
+  return query;
+};
+
+/**
+ * The raw query string `query` (what a route's query schema is given) was parsed from: for the
+ * listings whose clients send their query as URL-encoded JSON, which the parsed query cannot show.
+ */
+export const queryStringOf = (query: unknown): string | undefined =>
+  query !== null && typeof query === 'object' ? queryStrings.get(query) : undefined;
 
 const parseBody = <B>(text: string | undefined, body: JsonBody<B>): B => {
   const raw = text ?? '';
@@ -134,48 +150,59 @@ const parseBody = <B>(text: string | undefined, body: JsonBody<B>): B => {
 export const parsed = <T>(schema: z.ZodType<T>, value: unknown): T => {
   const result = schema.safeParse(value, PARSE);
   if (result.success) return result.data;
-  throw rucioErrorOf(schema, result.error.issues[0]!);
+  throw rucioErrorOf(schema, result.error.issues[0]!, value);
 };
 
 /**
  * The RucioError of one issue: the domain's error a `checkedBy` check raised, else the answer of
  * the innermost schema on the issue's path that declares one, else (a missing key) KeyError.
  */
-export const rucioErrorOf = (root: z.ZodType, issue: z.core.$ZodIssue): RucioError => {
+export const rucioErrorOf = (root: z.ZodType, issue: z.core.$ZodIssue, value: unknown): RucioError => {
   const raised = issue.code === 'custom' ? issue.params?.error : undefined;
   if (raised instanceof RucioError) return raised;
   const key = issue.path.at(-1);
   const input = 'input' in issue ? issue.input : undefined;
   const refusal: Refusal = { issue, input, key };
   const missing = issue.code === 'invalid_type' && input === undefined && typeof key === 'string';
-  const declared = declaredProblem(root, issue.path, missing ? 'missing' : 'refused');
+  const declared = declaredProblem(root, issue.path, missing ? 'missing' : 'refused', value);
   if (declared) return declared(refusal);
   if (missing) return new KeyError(`'${key}' not defined`);
   if (issue.code === 'invalid_type') return new TypeError_(`'${String(key ?? 'body')}' ${issue.message}`);
   return new ValueError(`${issue.path.join('.') || 'input'}: ${issue.message}`);
 };
 
-/** The `problem` of the innermost schema with one along `path` (wrappers such as optional crossed). */
+/**
+ * The `problem` of the innermost schema with one along `path` (wrappers such as optional
+ * crossed), `value` being what that schema was given. Of a pipe's two stages, the one that
+ * refused answers: the earlier one when it refuses `value`, else the later one with what the
+ * earlier one made of it (a body read in stages, a conversion, a preprocess step).
+ */
 const declaredProblem = (
-  root: z.ZodType,
+  node: z.core.$ZodType,
   path: readonly PropertyKey[],
   kind: 'missing' | 'refused',
+  value: unknown,
 ): Problem | undefined => {
-  let found: Problem | undefined;
-  let node: z.core.$ZodType | undefined = root;
-  let depth = 0;
-  while (node) {
-    found = answers.get(node._zod.def)?.[kind] ?? found;
-    const wrapped = unwrapped(node);
-    if (wrapped) {
-      node = wrapped;
-      continue;
-    }
-    if (depth >= path.length) break;
-    node = member(node, path[depth]!);
-    depth += 1;
+  const own = answers.get(node._zod.def)?.[kind];
+  if (node instanceof z.ZodPipe) {
+    const first = z.safeParse(node.in, value);
+    const stage = first.success
+      ? declaredProblem(node.out, path, kind, first.data)
+      : declaredProblem(node.in, path, kind, value);
+    return stage ?? own;
   }
-  return found;
+  const wrapped = unwrapped(node);
+  if (wrapped) return declaredProblem(wrapped, path, kind, value) ?? own;
+  const [key, ...rest] = path;
+  const next = key === undefined ? undefined : member(node, key);
+  return (next && declaredProblem(next, rest, kind, valueAt(value, key!))) ?? own;
+};
+
+/** The value of one key of an object, or of one item of an array. */
+const valueAt = (value: unknown, key: PropertyKey): unknown => {
+  if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return undefined;
+  const item: unknown = Reflect.get(value, key);
+  return item;
 };
 
 /** The schema a wrapper (optional, nullable, default, a preprocess, ...) checks with. */
@@ -190,8 +217,6 @@ const unwrapped = (node: z.core.$ZodType): z.core.$ZodType | undefined => {
     node instanceof z.ZodCatch
   )
     return node._zod.def.innerType;
-  // A preprocess step (a transform) comes first: the schema that checks is the one after it.
-  if (node instanceof z.ZodPipe) return node.in instanceof z.ZodTransform ? node.out : node.in;
   if (node instanceof z.ZodLazy) return node._zod.def.getter();
   return undefined;
 };

@@ -20,7 +20,7 @@ import {
 import { runDidSearch } from '../../../projections/did/didSearchQueries.ts';
 import type { DidDocument } from '../../../projections/did/didsProjection.ts';
 import { contentEntryJson, contentHistoryJson, didStatusJson, parentJson } from './didRendering.ts';
-import { scopeNamePath, didRefItem, asArray } from './didParams.ts';
+import { didRefIn, listIn, scopeNamePath } from './didParams.ts';
 import { JSON_ONLY, JSON_TYPE, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObjectBody, pathOf, pathText, queryBoolean, queryFilter, queryOf, queryText } from '../../params.ts';
 import type { z } from 'zod';
@@ -88,10 +88,16 @@ export const registerDidStaticListRoutes = (routes: RouteTable, services: Servic
     {
       accept: STREAM_ONLY,
       summary: 'The files below each of several DIDs, with their parent.',
-      body: jsonObjectBody({}, { description: '`dids`: `{scope, name}` each.' }),
+      body: jsonObjectBody(
+        {
+          dids: listIn('dids', didRefIn('dids'))
+            .nullish()
+            .transform((dids) => dids ?? []),
+        },
+        { description: '`dids`: `{scope, name}` each.' },
+      ),
     },
-    async (ctx, { body: parameters }) => {
-      const requested = asArray('dids', parameters.dids ?? []).map((item) => didRefItem('dids', item));
+    async (ctx, { body: { dids: requested } }) => {
       async function* files() {
         for (const did of requested) {
           const document = await findDid(services.readModels, did.scope, did.name);

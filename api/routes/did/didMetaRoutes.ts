@@ -5,9 +5,10 @@ import { DataIdentifierNotFound, KeyNotFound, UnsupportedMetadataPlugin } from '
 import { ancestorKeys, findDid, findDidByKey } from '../../../projections/did/didQueries.ts';
 import type { DidDocument } from '../../../projections/did/didsProjection.ts';
 import { didColumnMetadata, jsonMetadata } from './didRendering.ts';
-import { asArray, asObject, scopeNamePath, didRefItem } from './didParams.ts';
+import { didRefIn, didRefShape, listIn, objectIn, scopeNamePath } from './didParams.ts';
 import { JSON_ONLY, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { booleanKey, jsonObjectBody, queryOf, queryText, requiredKey } from '../../params.ts';
+import { jsonObjectBody, optionalBoolean, queryOf, queryText, requiredValue } from '../../params.ts';
+import { z } from 'zod';
 import { convertedBy } from '../../routeInput.ts';
 import { created, ok, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
@@ -39,14 +40,20 @@ export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services
     '/dids/bulkdidsmeta',
     {
       summary: 'Sets metadata of several DIDs.',
-      body: jsonObjectBody({}, { description: '`dids`: `{scope, name, meta}` each.' }),
+      body: jsonObjectBody(
+        {
+          dids: listIn(
+            'dids',
+            objectIn('dids', { ...didRefShape('dids'), meta: objectIn('dids', {}) }).transform(
+              ({ scope, name, meta }) => ({ scope, name, meta }),
+            ),
+          ),
+        },
+        { description: '`dids`: `{scope, name, meta}` each.' },
+      ),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx, { body }) => {
-      const dids = asArray('dids', requiredKey(body, 'dids')).map((item) => {
-        const entry = asObject('dids', item);
-        return { ...didRefItem('dids', entry), meta: asObject('dids', requiredKey(entry, 'meta')) };
-      });
+    async (ctx, { body: { dids } }) => {
       await created(ctx, services, (metadata) => setDidsMetadataBulk(services.commands, { dids }, metadata));
     },
   );
@@ -62,15 +69,16 @@ export const registerDidBulkMetaRoutes = (routes: RouteTable, services: Services
       accept: STREAM_ONLY,
       summary: 'The metadata of several DIDs, one line each.',
       body: jsonObjectBody(
-        {},
+        {
+          dids: listIn('dids', didRefIn('dids')),
+          inherit: optionalBoolean(false),
+          plugin: convertedBy(z.unknown().optional(), (plugin) => pluginOf(plugin ?? 'JSON')),
+        },
         { description: '`dids`: `{scope, name}` each; `inherit`; `plugin` (JSON, DID_COLUMN, ALL).' },
       ),
       raises: [UnsupportedMetadataPlugin],
     },
-    async (ctx, { body: parameters }) => {
-      const dids = asArray('dids', requiredKey(parameters, 'dids')).map((item) => didRefItem('dids', item));
-      const inherit = booleanKey(parameters, 'inherit', false);
-      const plugin = pluginOf(parameters.plugin ?? 'JSON');
+    async (ctx, { body: { dids, inherit, plugin } }) => {
       async function* lines() {
         for (const did of dids) {
           const document = await findDid(services.readModels, did.scope, did.name);
@@ -105,12 +113,14 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
       params: pathOf({ scope_name: scopeNamePath(), key: pathText() }),
       ...setErrors,
       summary: 'Sets one metadata key of a DID.',
-      body: jsonObjectBody({}, { description: '`value`; `recursive`.' }),
+      body: jsonObjectBody(
+        { value: requiredValue(), recursive: optionalBoolean(false) },
+        { description: '`value`; `recursive`.' },
+      ),
     },
-    async (ctx, { params, body: parameters }) => {
+    async (ctx, { params, body: { value, recursive } }) => {
       const did = params.scope_name;
-      const meta = { [params.key]: requiredKey(parameters, 'value') };
-      const recursive = booleanKey(parameters, 'recursive', false);
+      const meta = { [params.key]: value };
       await created(ctx, services, (metadata) =>
         setMetadata(services.commands, { ...did, meta, recursive, single: true }, metadata),
       );
@@ -143,12 +153,13 @@ export const registerDidMetaRoutes = (routes: RouteTable, services: Services): v
       params: pathOf({ scope_name: scopeNamePath() }),
       ...setErrors,
       summary: 'Sets several metadata keys of a DID.',
-      body: jsonObjectBody({}, { description: '`meta`: `{key: value}`; `recursive`.' }),
+      body: jsonObjectBody(
+        { meta: objectIn('meta', {}), recursive: optionalBoolean(false) },
+        { description: '`meta`: `{key: value}`; `recursive`.' },
+      ),
     },
-    async (ctx, { params, body: parameters }) => {
+    async (ctx, { params, body: { meta, recursive } }) => {
       const did = params.scope_name;
-      const meta = asObject('meta', requiredKey(parameters, 'meta'));
-      const recursive = booleanKey(parameters, 'recursive', false);
       await created(ctx, services, (metadata) =>
         setMetadata(services.commands, { ...did, meta, recursive, single: false }, metadata),
       );

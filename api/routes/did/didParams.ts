@@ -1,9 +1,10 @@
 import type { AttachRequest } from '../../../domain/did/didContent.ts';
 import type { DidRef } from '../../../domain/did/did.ts';
+import type { RucioError } from '../../../domain/shared/errors.ts';
 import { InvalidObject, TypeError_, ValueError } from '../../../domain/shared/errors.ts';
 import { valueProblem } from '../../../domain/shared/names.ts';
 import { jsonValueBody } from '../../params.ts';
-import { convertedBy, refusedAs } from '../../routeInput.ts';
+import { checkedBy, convertedBy, missingAs, refusedAs, type Refusal } from '../../routeInput.ts';
 import { z } from 'zod';
 import { isRecord } from '../../../domain/shared/narrowing.ts';
 
@@ -41,6 +42,57 @@ const checkPattern = (schema: string, kind: 'scope' | 'name', value: unknown): s
   if (found !== undefined) problem(schema, found);
   return value;
 };
+
+/** A schema's answer: InvalidObject "Problem validating <schema>: <detail>". */
+export const invalidIn =
+  (schema: string, detail: (refusal: Refusal) => string) =>
+  (refusal: Refusal): RucioError =>
+    new InvalidObject(`Problem validating ${schema}: ${detail(refusal)}`);
+
+/** An object inside a body checked by Rucio's schema `schema`: anything else is "<value> is not of type 'object'". */
+export const objectIn = <Shape extends z.core.$ZodLooseShape>(schema: string, shape: Shape) =>
+  refusedAs(
+    z.looseObject(shape),
+    invalidIn(schema, ({ input }) => `${JSON.stringify(input)} is not of type 'object'`),
+  );
+
+/** A list inside a body: not a list, or of more than `maxItems` items, is refused before its items are read. */
+export const listIn = <Item extends z.ZodType>(schema: string, item: Item, maxItems = 1000) =>
+  refusedAs(
+    z.array(item).max(maxItems),
+    invalidIn(schema, ({ issue, input }) =>
+      issue.code === 'too_big' && Array.isArray(input)
+        ? `the array has ${input.length} items, more than ${maxItems}`
+        : `${JSON.stringify(input)} is not of type 'array'`,
+    ),
+  );
+
+/** A required key of an item: "'<key>' is a required property" when it is missing. */
+export const requiredIn = <T extends z.ZodType>(schema: string, value: T): T =>
+  missingAs(
+    value,
+    invalidIn(schema, ({ key }) => `'${String(key)}' is a required property`),
+  );
+
+/** A scope or name of an item: text of the generic schema's pattern and length, without climbing segments. */
+const didPart = (schema: string, kind: 'scope' | 'name') =>
+  requiredIn(
+    schema,
+    refusedAs(
+      checkedBy(z.string(), (value) => {
+        const found = valueProblem(kind, value);
+        if (found !== undefined) problem(schema, found);
+      }),
+      invalidIn(schema, ({ input }) => `${JSON.stringify(input)} is not of type 'string'`),
+    ),
+  );
+
+/** The scope and name of a `{scope, name}` item, as `shape` keys (for items that hold more). */
+export const didRefShape = (schema: string) => ({ scope: didPart(schema, 'scope'), name: didPart(schema, 'name') });
+
+/** A `{scope, name}` item of a request body, names checked; its other keys are dropped. */
+export const didRefIn = (schema: string) =>
+  objectIn(schema, didRefShape(schema)).transform(({ scope, name }): DidRef => ({ scope, name }));
 
 export const asObject = (schema: string, value: unknown): Record<string, unknown> => {
   if (!isRecord(value)) return problem(schema, `${JSON.stringify(value)} is not of type 'object'`);

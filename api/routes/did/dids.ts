@@ -27,6 +27,8 @@ import {
   asArray,
   asObject,
   attachRequests,
+  didRefIn,
+  listIn,
   checkDidRef,
   scopeNamePath,
   didRefItem,
@@ -36,7 +38,8 @@ import {
 import { JSON_ONLY } from '../../http.ts';
 import { replicasOption } from '../replica/replicaParams.ts';
 import { ruleRequestOf } from '../rule/ruleParams.ts';
-import { booleanKey, jsonListBody, jsonObjectBody, requiredKey } from '../../params.ts';
+import { booleanKey, jsonListBody, jsonObjectBody, jsonObjectBodyOf, requiredKey } from '../../params.ts';
+import { refusedAs } from '../../routeInput.ts';
 import { z } from 'zod';
 import { created, ok, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
@@ -178,19 +181,11 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     {
       params: pathOf({ scope_name: scopeNamePath() }),
       summary: 'Closes or reopens a collection.',
-      body: jsonObjectBody({}, { description: '`open`: a JSON boolean.' }),
+      body: jsonObjectBodyOf(DID_STATUS, { documentedBy: DID_STATUS_VALUE, description: '`open`: a JSON boolean.' }),
       raises: [DataIdentifierNotFound, UnsupportedStatus],
     },
-    async (ctx, { params, body: parameters }) => {
+    async (ctx, { params, body: { open } }) => {
       const did = params.scope_name;
-      for (const key of Object.keys(parameters)) {
-        if (key !== 'open') throw new UnsupportedStatus(`The status ${key} is not a valid data identifier status.`);
-      }
-      if (!('open' in parameters)) throw new KeyError("'open' not defined");
-      // A JSON boolean only: Rucio reads the value's truthiness, so "false" would reopen.
-      if (typeof parameters.open !== 'boolean')
-        throw new TypeError_(`'open' must be a boolean type, not ${JSON.stringify(parameters.open)}.`);
-      const open = parameters.open;
       await ok(ctx, services, (metadata) => setDidStatus(services.commands, { ...did, open }, metadata));
     },
   );
@@ -224,12 +219,15 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     {
       params: pathOf({ scope_name: scopeNamePath() }),
       summary: 'Detaches DIDs from a collection.',
-      body: jsonObjectBody({}, { description: '`dids`: `{scope, name}` each.' }),
+      body: jsonObjectBody(
+        { dids: listIn('dids', didRefIn('dids')) },
+        { description: '`dids`: `{scope, name}` each.' },
+      ),
       raises: [DataIdentifierNotFound],
     },
     async (ctx, { params, body }) => {
       const parent = params.scope_name;
-      const children = asArray('dids', requiredKey(body, 'dids')).map((item) => didRefItem('dids', item));
+      const children = body.dids;
       await ok(ctx, services, (metadata) => detachDids(services.commands, { ...parent, children }, metadata));
     },
   );
@@ -238,12 +236,11 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     {
       params: pathOf({ scope_name: scopeNamePath() }),
       summary: 'Makes an account follow a DID.',
-      body: jsonObjectBody({}, { description: '`account`.' }),
+      body: jsonObjectBody({ account: followerAccount() }, { description: '`account`.' }),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx, { params, body }) => {
+    async (ctx, { params, body: { account } }) => {
       const did = params.scope_name;
-      const account = followerAccount(body);
       await created(ctx, services, (metadata) => followDid(services.commands, { ...did, account }, metadata));
     },
   );
@@ -252,12 +249,11 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     {
       params: pathOf({ scope_name: scopeNamePath() }),
       summary: 'Makes an account stop following a DID.',
-      body: jsonObjectBody({}, { description: '`account`.' }),
+      body: jsonObjectBody({ account: followerAccount() }, { description: '`account`.' }),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx, { params, body }) => {
+    async (ctx, { params, body: { account } }) => {
       const did = params.scope_name;
-      const account = followerAccount(body);
       await ok(ctx, services, (metadata) => unfollowDid(services.commands, { ...did, account }, metadata));
     },
   );
@@ -291,11 +287,30 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   );
 };
 
-const followerAccount = (parameters: Record<string, unknown>): string => {
-  const account = requiredKey(parameters, 'account');
-  if (typeof account !== 'string') throw new TypeError_(`'account' must be a string, not ${JSON.stringify(account)}`);
-  return account;
-};
+/** The follower: required, text. */
+const followerAccount = () =>
+  refusedAs(z.string(), ({ input }) => new TypeError_(`'account' must be a string, not ${JSON.stringify(input)}`));
+
+/**
+ * `PUT /dids/{scope}/{name}/status`: `open` is the one status (any other key is refused, the
+ * first in the body's order, before `open` is read), and a JSON boolean only: Rucio reads the
+ * value's truthiness, so "false" would reopen.
+ */
+const DID_STATUS_VALUE = z.object({
+  open: refusedAs(
+    z.boolean(),
+    ({ input }) => new TypeError_(`'open' must be a boolean type, not ${JSON.stringify(input)}.`),
+  ),
+});
+const DID_STATUS = z
+  .object({ open: z.unknown().optional() })
+  .catchall(
+    refusedAs(
+      z.custom(() => false),
+      ({ key }) => new UnsupportedStatus(`The status ${String(key)} is not a valid data identifier status.`),
+    ),
+  )
+  .pipe(DID_STATUS_VALUE);
 
 /** Rucio takes the names; the seed documents list the letters, taken too. */
 const COLLECTION_TYPES: Readonly<Record<string, CollectionType | 'FILE'>> = {

@@ -11,11 +11,13 @@ import {
 } from '../../../domain/shared/errors.ts';
 import { NAME_RULES } from '../../../domain/shared/names.ts';
 import { sendText } from '../../http.ts';
-import { booleanKey, jsonObjectBodyReadBy, requiredKey } from '../../params.ts';
+import { z } from 'zod';
+import { jsonObjectBodyOf, optionalBoolean, orNull } from '../../params.ts';
+import { refusedAs, type Refusal } from '../../routeInput.ts';
 import { runCommand, type RouteOptions, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
-import { asArray, asObject } from '../did/didParams.ts';
-import { rseName } from '../replica/replicaParams.ts';
+import { invalidIn, listIn, objectIn } from '../did/didParams.ts';
+import { rseNameIn } from '../replica/replicaParams.ts';
 
 /**
  * DIRAC's catalogue integration (Rucio's dirac.py): `POST /dirac/addfiles`, with or without the
@@ -23,64 +25,82 @@ import { rseName } from '../replica/replicaParams.ts';
  * other kind) is 405 here and a database failure 503, as in Rucio.
  */
 
-const problem = (detail: string): never => {
-  throw new InvalidObject(`Problem validating lfns: ${detail}`);
-};
+const invalid = (detail: (refusal: Refusal) => string) => invalidIn('lfns', detail);
 
 const CHECKSUMS = { adler32: /^[a-fA-F\d]{8}$/, md5: /^[a-fA-F\d]{32}$/ } as const;
 
-/** Optional text of an entry: absent or null is null; anything but text is refused. */
-const optionalText = (item: Readonly<Record<string, unknown>>, key: string, pattern?: RegExp): string | null => {
-  const value = item[key] ?? null;
-  if (value === null) return null;
-  if (typeof value !== 'string') return problem(`the ${key} ${JSON.stringify(value)} is not a string`);
-  if (pattern && !pattern.test(value)) return problem(`${JSON.stringify(value)} does not match '${pattern.source}'`);
-  return value;
-};
+/** Optional text of an entry: absent or null is null; anything but text (of `pattern`) is refused. */
+const optionalText = (pattern?: RegExp) =>
+  orNull(
+    refusedAs(
+      pattern ? z.string().regex(pattern) : z.string(),
+      invalid(({ issue, input, key }) =>
+        issue.code === 'invalid_type'
+          ? `the ${String(key)} ${JSON.stringify(input)} is not a string`
+          : `${JSON.stringify(input)} does not match '${pattern?.source ?? ''}'`,
+      ),
+    ),
+  );
 
-/** One entry of `lfns`: `lfn`, `rse`, `bytes` required; `adler32`, `md5`, `guid`, `pfn`, `meta` optional. */
-const diracFileOf = (value: unknown): DiracFile => {
-  const item = asObject('lfns', value);
-  const lfn = requiredKey(item, 'lfn');
-  // The pattern only: the path's elements are diracHierarchy's to check (InvalidPath), and the
-  // names' segments the DID decider's whatever the route.
-  if (typeof lfn !== 'string' || lfn.length > NAME_RULES.name.maxLength || !NAME_RULES.name.pattern.test(lfn))
-    return problem(`${JSON.stringify(lfn)} is not a file name`);
-  const bytes = requiredKey(item, 'bytes');
-  if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0)
-    return problem(`${JSON.stringify(bytes)} is not a number of bytes`);
-  const pfn = optionalText(item, 'pfn');
-  return {
-    lfn,
-    rse: rseName(requiredKey(item, 'rse')),
-    bytes,
-    adler32: optionalText(item, 'adler32', CHECKSUMS.adler32),
-    md5: optionalText(item, 'md5', CHECKSUMS.md5),
-    guid: optionalText(item, 'guid'),
-    ...(pfn !== null ? { pfn } : {}),
-    meta: item.meta === undefined || item.meta === null ? {} : asObject('lfns', item.meta),
-  };
-};
+/**
+ * One entry of `lfns`: `lfn`, `rse`, `bytes` required; `adler32`, `md5`, `guid`, `pfn`, `meta`
+ * optional. The lfn is held to the name's pattern only: the path's elements are diracHierarchy's
+ * to check (InvalidPath), and the names' segments the DID decider's whatever the route.
+ */
+const DIRAC_FILE = objectIn('lfns', {
+  lfn: refusedAs(
+    z.string().max(NAME_RULES.name.maxLength).regex(NAME_RULES.name.pattern),
+    invalid(({ input }) => `${JSON.stringify(input)} is not a file name`),
+  ),
+  bytes: refusedAs(
+    z.number().refine(Number.isSafeInteger).min(0),
+    invalid(({ input }) => `${JSON.stringify(input)} is not a number of bytes`),
+  ),
+  pfn: optionalText(),
+  rse: rseNameIn(),
+  adler32: optionalText(CHECKSUMS.adler32),
+  md5: optionalText(CHECKSUMS.md5),
+  guid: optionalText(),
+  meta: objectIn('lfns', {})
+    .nullish()
+    .transform((meta) => meta ?? {}),
+}).transform(({ lfn, rse, bytes, adler32, md5, guid, pfn, meta }): DiracFile => ({
+  lfn,
+  rse,
+  bytes,
+  adler32,
+  md5,
+  guid,
+  ...(pfn !== null ? { pfn } : {}),
+  meta,
+}));
 
 /** `parents_metadata`: an object of paths to metadata objects; absent or null for none. */
-const parentsMetadataOf = (value: unknown): Record<string, Record<string, unknown>> => {
-  if (value === undefined || value === null) return {};
-  const parents = asObject('parents_metadata', value);
-  return Object.fromEntries(Object.entries(parents).map(([path, meta]) => [path, asObject('parents_metadata', meta)]));
-};
+const PARENTS_METADATA = refusedAs(
+  z.record(z.string(), objectIn('parents_metadata', {})),
+  invalidIn('parents_metadata', ({ input }) => `${JSON.stringify(input)} is not of type 'object'`),
+)
+  .nullish()
+  .transform((parents) => parents ?? {});
 
 /** The body: the files, whether RSE availability is ignored, the parents' metadata. */
-const addFilesRequestOf = (parameters: Readonly<Record<string, unknown>>) => ({
-  files: asArray('lfns', requiredKey(parameters, 'lfns'), 10_000).map(diracFileOf),
-  ignoreAvailability: booleanKey(parameters, 'ignore_availability', false),
-  parentsMetadata: parentsMetadataOf(parameters.parents_metadata),
-});
+const ADD_FILES_REQUEST = z
+  .looseObject({
+    lfns: listIn('lfns', DIRAC_FILE, 10_000),
+    ignore_availability: optionalBoolean(false),
+    parents_metadata: PARENTS_METADATA,
+  })
+  .transform(({ lfns, ignore_availability, parents_metadata }) => ({
+    files: lfns,
+    ignoreAvailability: ignore_availability,
+    parentsMetadata: parents_metadata,
+  }));
 
 const ADD_FILES = {
   errors: { UnsupportedOperation: 405, DatabaseException: 503 },
   summary:
     'Registers files by their DIRAC paths with their replicas, datasets (rule ANY=true, grouping NONE), containers and rules, in one atomic step.',
-  body: jsonObjectBodyReadBy(addFilesRequestOf, {
+  body: jsonObjectBodyOf(ADD_FILES_REQUEST, {
     description:
       '`lfns`: `[{lfn, rse, bytes, adler32?, md5?, guid?, pfn?, meta?}]`; `ignore_availability` (admins); `parents_metadata`: `{path: {key: value}}` for the datasets and containers created.',
   }),

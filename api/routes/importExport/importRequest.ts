@@ -7,12 +7,8 @@ import { DEFAULT_RSE_PROPERTIES, MUTABLE_RSE_PROPERTIES, type RseAttributeValue 
 import { IdentityError, InvalidObject } from '../../../domain/shared/errors.ts';
 import { assertValidName } from '../../../domain/shared/names.ts';
 import { requiredKey } from '../../params.ts';
-import {
-  integerParameter,
-  rseAttributeValue,
-  rsePropertiesForCreation,
-  rsePropertyChanges,
-} from '../rse/rseRequests.ts';
+import { integerParameter, RSE_CHANGES, RSE_CREATION, rseAttributeValue } from '../rse/rseRequests.ts';
+import { parsed } from '../../routeInput.ts';
 import { isOneOf } from '../../../domain/shared/narrowing.ts';
 
 /**
@@ -88,8 +84,8 @@ const rseImportOf = (rse: string, value: unknown): RseImport => {
   });
   return {
     rse,
-    properties: rsePropertiesForCreation(recordFields(entry, Object.keys(DEFAULT_RSE_PROPERTIES))),
-    changes: rsePropertyChanges(rse, recordFields(entry, MUTABLE_RSE_PROPERTIES)),
+    properties: parsed(RSE_CREATION, recordFields(entry, Object.keys(DEFAULT_RSE_PROPERTIES))),
+    changes: parsed(RSE_CHANGES, recordFields(entry, MUTABLE_RSE_PROPERTIES)).changes,
     attributes: attributesOf(entry),
     protocols,
     minFreeSpace: integerParameter('MinFreeSpace', entry.MinFreeSpace, { nullable: true }),

@@ -1,8 +1,9 @@
-import type { DidRef } from '../../../domain/did/did.ts';
+import { z } from 'zod';
 import { parseFilterDate, parseRucioDate } from '../../../domain/shared/dates.ts';
 import { InvalidObject } from '../../../domain/shared/errors.ts';
-import { checkText } from '../../../domain/shared/limits.ts';
-import { asArray, didRefItem } from '../did/didParams.ts';
+import { boundedText, orNull } from '../../params.ts';
+import { convertedBy, refusedAs } from '../../routeInput.ts';
+import { didRefIn, listIn } from '../did/didParams.ts';
 import { COMMENTS_LENGTH } from '../subscription/subscriptionParams.ts';
 
 /** The body of `POST /lifetime_exceptions/`, checked with clear InvalidObject messages (Rucio answers 500 for most shapes it does not expect). */
@@ -24,26 +25,27 @@ const expiresAtOf = (value: unknown): string | null => {
   return date.toISOString();
 };
 
+/** Text of at most `maxLength` characters, null when absent. */
+const text = (key: string, maxLength: number) =>
+  orNull(
+    refusedAs(
+      boundedText(key, maxLength, { multiline: key === 'comments' }),
+      () => new InvalidObject(`Problem validating lifetime exception: ${key} must be a string`),
+    ),
+  );
+
 /**
  * `POST /lifetime_exceptions/`: `dids` (a list of `{scope, name}`, default none), `pattern`,
  * `comments`, `expires_at`; the `account` the client sends is ignored (the requester is the
  * caller, as in Rucio).
  */
-export const exceptionRequestOf = (
-  body: Readonly<Record<string, unknown>>,
-): { dids: DidRef[]; pattern: string | null; comments: string | null; expiresAt: string | null } => {
-  const dids = asArray('lifetime exception', body.dids ?? []).map((item) => didRefItem('lifetime exception', item));
-  const text = (key: string, maxLength: number): string | null => {
-    const value = body[key];
-    if (value === null || value === undefined) return null;
-    if (typeof value !== 'string')
-      throw new InvalidObject(`Problem validating lifetime exception: ${key} must be a string`);
-    return checkText(key, value, maxLength, { multiline: key === 'comments' });
-  };
-  return {
-    dids,
+export const EXCEPTION_REQUEST = z
+  .looseObject({
+    dids: listIn('lifetime exception', didRefIn('lifetime exception'))
+      .nullish()
+      .transform((dids) => dids ?? []),
     pattern: text('pattern', PATTERN_LENGTH),
     comments: text('comments', COMMENTS_LENGTH),
-    expiresAt: expiresAtOf(body.expires_at),
-  };
-};
+    expires_at: convertedBy(z.unknown().optional(), expiresAtOf),
+  })
+  .transform(({ dids, pattern, comments, expires_at }) => ({ dids, pattern, comments, expiresAt: expires_at }));

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { addException, decideException } from '../../../commands/lifetimeException/lifetimeExceptionCommands.ts';
 import type { ExceptionDid } from '../../../domain/lifetimeException/lifetimeException.ts';
 import { AccessDenied, InvalidObject, UnsupportedOperation } from '../../../domain/shared/errors.ts';
@@ -11,11 +12,11 @@ import {
   listExceptions,
 } from '../../../projections/lifetimeException/lifetimeExceptionQueries.ts';
 import { mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObjectBody, jsonObjectBodyReadBy, pathOf, pathText } from '../../params.ts';
+import { jsonObjectBody, jsonObjectBodyOf, orNull, pathOf, pathText } from '../../params.ts';
 import { created, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
 import type { Services } from '../../services.ts';
 import { lifetimeExceptionJson } from '../subscription/subscriptionRendering.ts';
-import { exceptionRequestOf } from './lifetimeExceptionParams.ts';
+import { EXCEPTION_REQUEST } from './lifetimeExceptionParams.ts';
 
 /** UnsupportedOperation (no cutoff date ahead, a state other than A or R) is 400, as Rucio's approval route answers it. */
 const ERRORS = { UnsupportedOperation: 400 };
@@ -23,7 +24,7 @@ const ERRORS = { UnsupportedOperation: 400 };
 const ASK = {
   errors: ERRORS,
   summary: 'Asks for exceptions to the end of life of DIDs (any account), while `lifetime_model.cutoff_date` is ahead.',
-  body: jsonObjectBodyReadBy(exceptionRequestOf, {
+  body: jsonObjectBodyOf(EXCEPTION_REQUEST, {
     description: "`{dids: [{scope, name}], pattern?, comments?, expires_at?}` (Rucio's date format or ISO 8601).",
   }),
   success: {
@@ -38,7 +39,8 @@ const DECIDE = {
   errors: ERRORS,
   summary:
     'Approves (`{"state": "A"}`) or rejects (`"R"`) a lifetime exception (admins). Rucio 39 always answers 400 here.',
-  body: jsonObjectBody({}, { description: '`{state}`: A, R, APPROVED or REJECTED.' }),
+  // The state is the decision's to judge (after the caller's permission), as Rucio's core does.
+  body: jsonObjectBody({ state: orNull(z.unknown()) }, { description: '`{state}`: A, R, APPROVED or REJECTED.' }),
   success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },
   raises: [UnsupportedOperation, LifetimeExceptionNotFound, AccessDenied],
 } satisfies RouteOptions;
@@ -101,7 +103,7 @@ export const registerLifetimeExceptionRoutes = (routes: RouteTable, services: Se
   );
   routes.put('/lifetime_exceptions/:exception_id', DECIDE, async (ctx, { params, body }) => {
     await created(ctx, services, (metadata) =>
-      decideException(services.commands, { id: params.exception_id, state: body.state ?? null }, metadata),
+      decideException(services.commands, { id: params.exception_id, state: body.state }, metadata),
     );
   });
 };

@@ -4,10 +4,10 @@ import { datasetsBelow } from '../../../projections/did/didQueries.ts';
 import { datasetLocksOfDid, datasetLocksOnRse } from '../../../projections/rule/ruleQueries.ts';
 import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObjectBody, pathOf, pathText, queryOf, queryText } from '../../params.ts';
-import { convertedBy } from '../../routeInput.ts';
+import { convertedBy, missingAs } from '../../routeInput.ts';
 import type { RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
-import { asArray, didRefItem, scopeNamePath } from '../did/didParams.ts';
+import { didRefIn, listIn, scopeNamePath } from '../did/didParams.ts';
 import { activeRse } from '../rse/rseViews.ts';
 import { datasetLockJson } from '../rule/ruleRendering.ts';
 
@@ -30,11 +30,17 @@ export const registerLockRoutes = (routes: RouteTable, services: Services): void
     {
       accept: STREAM_ONLY,
       summary: 'The dataset locks of several DIDs (of the datasets below a container).',
-      body: jsonObjectBody({}, { description: '`dids`: `{scope, name}` each, at most 10 000.' }),
+      body: jsonObjectBody(
+        {
+          dids: missingAs(
+            listIn('dids', didRefIn('dids'), 10_000),
+            () => new ValueError('Can not find the list of DIDs in the data. Use "dids" keyword.'),
+          ),
+        },
+        { description: '`dids`: `{scope, name}` each, at most 10 000.' },
+      ),
     },
-    async (ctx, { body }) => {
-      if (!('dids' in body)) throw new ValueError('Can not find the list of DIDs in the data. Use "dids" keyword.');
-      const dids = asArray('dids', body.dids, 10_000).map((item) => didRefItem('dids', item));
+    async (ctx, { body: { dids } }) => {
       // Rucio's get_dataset_locks_bulk: a dataset's own locks; for a container, those of every dataset below it.
       async function* locks() {
         for (const did of dids) {

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import {
   addOpenDataDid,
   deleteOpenDataDid,
@@ -33,9 +34,8 @@ import {
 } from '../../../projections/opendata/opendataQueries.ts';
 import { JSON_ONLY, JSON_TYPE, sendChunks, sendJson } from '../../http.ts';
 import { checkJsonBounds } from '../../jsonBounds.ts';
-import { jsonObjectBodyReadBy, pathOf, pathText, queryOf, queryText } from '../../params.ts';
-import { convertedBy } from '../../routeInput.ts';
-import type { z } from 'zod';
+import { jsonObjectBodyOf, pathOf, pathText, queryOf, queryText } from '../../params.ts';
+import { convertedBy, refusedAs } from '../../routeInput.ts';
 import { runCommand, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { parseScopeName } from '../did/didParams.ts';
@@ -187,24 +187,6 @@ const given = (value: unknown): boolean =>
   value !== '' &&
   !(typeof value === 'object' && Object.keys(value).length === 0);
 
-/** The body of `update_opendata_did`, read as Rucio's view and gateway read it. */
-const changesOf = (body: Readonly<Record<string, unknown>>): OpenDataChanges => {
-  const option = (key: string): unknown => (body[key] === null ? undefined : body[key]);
-  const state = option('state') === undefined ? undefined : stateOf(option('state'));
-  const meta = metaOf(option('meta'));
-  const doi = option('doi');
-  if (doi !== undefined && typeof doi !== 'string') throw new InputValidationError('The DOI must be a string.');
-  const recordId = recordIdOf(option('record_id'));
-  if (![state, meta, doi, recordId].some(given))
-    throw new InputValidationError("Nothing to update: give at least one of 'state', 'meta', 'doi' or 'record_id'.");
-  return {
-    ...(state !== undefined ? { state } : {}),
-    ...(meta !== undefined ? { meta } : {}),
-    ...(doi !== undefined ? { doi } : {}),
-    ...(recordId !== undefined ? { recordId } : {}),
-  };
-};
-
 const isJsonObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
@@ -241,6 +223,30 @@ const recordIdOf = (value: unknown): number | undefined => {
   if (!Number.isSafeInteger(number)) throw new ValueError(`invalid literal for int(): ${JSON.stringify(value)}`);
   return number;
 };
+
+/** An option of the update: null is the same as absent (Rucio's view passes None on). */
+const option = <T extends z.ZodType>(schema: T) => z.preprocess((value) => value ?? undefined, schema.optional());
+
+/**
+ * The body of `update_opendata_did`, read as Rucio's view and gateway read it: at least one
+ * option must change something.
+ */
+const CHANGES_GIVEN = z.looseObject({
+  state: option(convertedBy(z.unknown(), stateOf)),
+  meta: option(convertedBy(z.unknown(), metaOf)),
+  doi: option(refusedAs(z.string(), () => new InputValidationError('The DOI must be a string.'))),
+  record_id: option(convertedBy(z.unknown(), recordIdOf)),
+});
+const CHANGES = convertedBy(CHANGES_GIVEN, ({ state, meta, doi, record_id: recordId }): OpenDataChanges => {
+  if (![state, meta, doi, recordId].some(given))
+    throw new InputValidationError("Nothing to update: give at least one of 'state', 'meta', 'doi' or 'record_id'.");
+  return {
+    ...(state !== undefined ? { state } : {}),
+    ...(meta !== undefined ? { meta } : {}),
+    ...(doi !== undefined ? { doi } : {}),
+    ...(recordId !== undefined ? { recordId } : {}),
+  };
+});
 
 export const registerOpenDataRoutes = (routes: RouteTable, services: Services): void => {
   routes.get(
@@ -315,7 +321,8 @@ export const registerOpenDataRoutes = (routes: RouteTable, services: Services): 
       params: entryPath,
       summary:
         'Updates an open data entry: state, metadata, DOI, record id, all or nothing (admins and the scope owner).',
-      body: jsonObjectBodyReadBy(changesOf, {
+      body: jsonObjectBodyOf(CHANGES, {
+        documentedBy: CHANGES_GIVEN,
         description:
           '`state` (draft, public, suspended), `meta` (a JSON object, or its text), `doi` (10.NNNN/suffix, unique), `record_id` (a whole number, unique).',
       }),

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { resolvePfnOnRse } from '../../../commands/replica/pfnResolution.ts';
 import {
   declareBadDids,
@@ -20,34 +21,24 @@ import {
   suspiciousReplicas,
 } from '../../../projections/replica/badReplicaQueries.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
-import { asArray, didRefItem } from '../did/didParams.ts';
+import { didRefIn, listIn } from '../did/didParams.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
-import { booleanKey, jsonObjectBody, queryOf, queryText, requiredKey, rucioBooleanOf } from '../../params.ts';
-import { integerParameter, optionalText, parseUtc, rseName } from './replicaParams.ts';
+import {
+  jsonObjectBodyOf,
+  jsonQueryOf,
+  jsonQueryValue,
+  jsonQueryValueOf,
+  optionalBoolean,
+  orNull,
+  rucioBoolean,
+} from '../../params.ts';
+import { convertedBy, missingAs, refusedAs, type Refusal } from '../../routeInput.ts';
+import { integerParameter, parseUtc, rseNameIn } from './replicaParams.ts';
 import { replicaPfnsOf } from './replicaPfnLookup.ts';
 import { created, type RouteTable, runCommand } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
-import type { AppContext, Services } from '../../services.ts';
-import { isOneOf, isRecord } from '../../../domain/shared/narrowing.ts';
-
-/**
- * The query of Rucio's bad-replica listings: a URL-encoded JSON object, or an ordinary query
- * string. Either way only the first value of a parameter counts, and empty values do not.
- */
-const queryParameters = (ctx: AppContext): ((name: string) => string | undefined) => {
-  let parsed: unknown;
-  try {
-    parsed = ctx.querystring ? JSON.parse(decodeURIComponent(ctx.querystring)) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  const source = isRecord(parsed) ? parsed : ctx.query;
-  return (name) => {
-    const value = source[name];
-    const first = Array.isArray(value) ? value[0] : value;
-    return first === undefined || first === null || first === '' ? undefined : String(first);
-  };
-};
+import type { Services } from '../../services.ts';
+import { isRecord } from '../../../domain/shared/narrowing.ts';
 
 const badStateOf = (text: string): BadReplicaState => {
   const state = BAD_STATE_LETTERS[text] ?? Object.values(BAD_STATE_LETTERS).find((known) => known === text);
@@ -71,39 +62,42 @@ const badRowJson = (row: BadReplicaDocument) => ({
   updated_at: formatRucioDate(new Date(row.updated_at)),
 });
 
+/** A value of a listing's query, converted by `convert` (which throws Rucio's error) when given. */
+const converted = <T>(convert: (text: string) => T) =>
+  convertedBy(jsonQueryValue(), (text) => (text === undefined ? undefined : convert(text)));
+
 /**
- * The listings: GET /replicas/suspicious, /replicas/bad/states, /replicas/bad/summary. They read
- * their query with `queryParameters` (Rucio's clients send it as URL-encoded JSON, which the
- * parsed query does not show); their schemas say what they take, and refuse nothing.
+ * The listings: GET /replicas/suspicious, /replicas/bad/states, /replicas/bad/summary. Rucio's
+ * clients send their query as URL-encoded JSON (`jsonQueryOf`); an ordinary query works too.
  */
 const BAD_STATES = {
   accept: STREAM_ONLY,
   summary: 'Bad, suspicious and recovered replica declarations, filtered by the query.',
-  query: queryOf({
-    state: queryText().describe('BAD, SUSPICIOUS, RECOVERED, ... (or its letter).'),
-    rse: queryText().describe('An RSE name.'),
-    younger_than: queryText().describe('A UTC time.'),
-    older_than: queryText().describe('A UTC time.'),
-    limit: queryText().describe('At most this many.'),
-    list_pfns: queryText().describe('True: the PFNs of the replicas instead.'),
+  query: jsonQueryOf({
+    state: converted(badStateOf).describe('BAD, SUSPICIOUS, RECOVERED, ... (or its letter).'),
+    rse: jsonQueryValue().describe('An RSE name.'),
+    younger_than: converted((text) => parseUtc(text, 'fraction', 'younger_than')).describe('A UTC time.'),
+    older_than: converted((text) => parseUtc(text, 'fraction', 'older_than')).describe('A UTC time.'),
+    limit: converted((text) => integerParameter(text, 'limit')).describe('At most this many.'),
+    list_pfns: jsonQueryValueOf(rucioBoolean().optional()).describe('True: the PFNs of the replicas instead.'),
   }),
 };
 const BAD_SUMMARY = {
   accept: STREAM_ONLY,
   summary: 'Declarations counted per RSE, day and reason.',
-  query: queryOf({
-    rse_expression: queryText().describe('Only these RSEs.'),
-    from_date: queryText().describe('The first day (UTC).'),
-    to_date: queryText().describe('The last day (UTC).'),
+  query: jsonQueryOf({
+    rse_expression: jsonQueryValue().describe('Only these RSEs.'),
+    from_date: converted((text) => parseUtc(text, 'day', 'from_date')).describe('The first day (UTC).'),
+    to_date: converted((text) => parseUtc(text, 'day', 'to_date')).describe('The last day (UTC).'),
   }),
 };
 const SUSPICIOUS = {
   accept: JSON_ONLY,
   summary: 'Replicas declared suspicious at least `nattempts` times since `younger_than` (default: ten days ago).',
-  query: queryOf({
-    rse_expression: queryText().describe('Only these RSEs.'),
-    younger_than: queryText().describe('A UTC time.'),
-    nattempts: queryText().describe('The least number of declarations.'),
+  query: jsonQueryOf({
+    rse_expression: jsonQueryValue().describe('Only these RSEs.'),
+    younger_than: converted((text) => parseUtc(text, 'seconds', 'younger_than')).describe('A UTC time.'),
+    nattempts: converted((text) => integerParameter(text, 'nattempts')).describe('The least number of declarations.'),
   }),
 };
 /** The declarations answer the replicas they could not declare, with the reason. */
@@ -115,24 +109,16 @@ const NOT_DECLARED = {
 
 export const registerBadReplicaListRoutes = (routes: RouteTable, services: Services): void => {
   for (const path of ['/replicas/bad/states', '/replicas/bad/states/']) {
-    routes.get(path, BAD_STATES, async (ctx) => {
-      const get = queryParameters(ctx);
-      const state = get('state');
-      const rse = get('rse');
-      const limit = get('limit');
+    routes.get(path, BAD_STATES, async (ctx, { query }) => {
+      const { state, rse, younger_than: youngerThan, older_than: olderThan, limit } = query;
       const rows = badReplicaRows(services.readModels, {
-        ...(state ? { state: badStateOf(state) } : {}),
+        ...(state ? { state } : {}),
         ...(rse ? { rseId: (await activeRse(services, rse)).id } : {}),
-        ...(get('younger_than')
-          ? { youngerThan: parseUtc(get('younger_than'), 'fraction', 'younger_than').toISOString() }
-          : {}),
-        ...(get('older_than')
-          ? { olderThan: parseUtc(get('older_than'), 'fraction', 'older_than').toISOString() }
-          : {}),
-        ...(limit ? { limit: integerParameter(limit, 'limit') } : {}),
+        ...(youngerThan ? { youngerThan: youngerThan.toISOString() } : {}),
+        ...(olderThan ? { olderThan: olderThan.toISOString() } : {}),
+        ...(limit !== undefined ? { limit } : {}),
       });
-      const listPfns = get('list_pfns');
-      if (listPfns !== undefined && rucioBooleanOf(listPfns, 'list_pfns')) {
+      if (query.list_pfns === true) {
         await sendStream(ctx, replicaPfnsOf(services.readModels, rows, rse));
         return;
       }
@@ -140,12 +126,12 @@ export const registerBadReplicaListRoutes = (routes: RouteTable, services: Servi
     });
   }
   for (const path of ['/replicas/bad/summary', '/replicas/bad/summary/']) {
-    routes.get(path, BAD_SUMMARY, async (ctx) => {
-      const get = queryParameters(ctx);
+    routes.get(path, BAD_SUMMARY, async (ctx, { query }) => {
+      const { from_date: fromDate, to_date: toDate } = query;
       const summary = await badReplicaSummary(services.readModels, {
-        ...(await rseIdsOptions(services, get('rse_expression'))),
-        ...(get('from_date') ? { fromDate: parseUtc(get('from_date'), 'day', 'from_date').toISOString() } : {}),
-        ...(get('to_date') ? { toDate: parseUtc(get('to_date'), 'day', 'to_date').toISOString() } : {}),
+        ...(await rseIdsOptions(services, query.rse_expression)),
+        ...(fromDate ? { fromDate: fromDate.toISOString() } : {}),
+        ...(toDate ? { toDate: toDate.toISOString() } : {}),
       });
       const lines = summary.map(({ counts, rseId, rse, day, reason }) => ({
         ...counts,
@@ -158,17 +144,13 @@ export const registerBadReplicaListRoutes = (routes: RouteTable, services: Servi
     });
   }
   for (const path of ['/replicas/suspicious', '/replicas/suspicious/']) {
-    routes.get(path, SUSPICIOUS, async (ctx) => {
-      const get = queryParameters(ctx);
-      const youngerThan = get('younger_than');
-      const nattempts = get('nattempts');
+    routes.get(path, SUSPICIOUS, async (ctx, { query }) => {
+      const { younger_than: youngerThan, nattempts } = query;
       const found = await suspiciousReplicas(services.readModels, {
-        ...(await rseIdsOptions(services, get('rse_expression'))),
+        ...(await rseIdsOptions(services, query.rse_expression)),
         // Rucio looks ten days back unless told otherwise.
-        youngerThan: youngerThan
-          ? parseUtc(youngerThan, 'seconds', 'younger_than').toISOString()
-          : new Date(services.clock.now() - 10 * 86_400_000).toISOString(),
-        nattempts: nattempts ? integerParameter(nattempts, 'nattempts') : 0,
+        youngerThan: (youngerThan ?? new Date(services.clock.now() - 10 * 86_400_000)).toISOString(),
+        nattempts: nattempts ?? 0,
       });
       sendJson(
         ctx,
@@ -195,22 +177,91 @@ async function* fromArray<T>(items: readonly T[]): AsyncGenerator<T> {
 }
 
 /** A declared replica: a PFN, or a DID with `rse` or `rse_id` (Rucio's InvalidType otherwise). */
-const declaredReplica = (value: unknown): DeclaredReplica => {
-  if (typeof value === 'string') return value;
-  if (isRecord(value) && typeof value.scope === 'string' && typeof value.name === 'string') {
-    const { scope, name, rse, rse_id: rseId } = value;
-    if (typeof rseId === 'string') return { scope, name, rseId };
-    if (typeof rse === 'string') return { scope, name, rse };
-  }
-  throw new InvalidType('The replica dictionary must include scope and either rse (name) or rse_id');
-};
+const declaredReplica = () =>
+  refusedAs(
+    z.union([
+      z.string(),
+      z
+        .looseObject({ scope: z.string(), name: z.string(), rse_id: z.string() })
+        .transform(({ scope, name, rse_id: rseId }): DeclaredReplica => ({ scope, name, rseId })),
+      z
+        .looseObject({ scope: z.string(), name: z.string(), rse: z.string() })
+        .transform(({ scope, name, rse }): DeclaredReplica => ({ scope, name, rse })),
+    ]),
+    () => new InvalidType('The replica dictionary must include scope and either rse (name) or rse_id'),
+  );
 
-const declaredReplicas = (value: unknown): DeclaredReplica[] =>
-  value === undefined || value === null
-    ? []
-    : asArray('replicas', value, Number.POSITIVE_INFINITY).map(declaredReplica);
+/** Declared replicas (checked as Rucio's `replicas` schema, of any length); absent or null is none. */
+const declaredReplicas = () =>
+  listIn('replicas', declaredReplica(), Number.POSITIVE_INFINITY)
+    .nullish()
+    .transform((replicas) => replicas ?? []);
+
+/** PFNs (text, of any number); absent or null is none. */
+const pfnList = () =>
+  listIn(
+    'pfns',
+    refusedAs(z.string(), ({ input }) => new ValueError(`PFNs must be strings, not ${JSON.stringify(input)}`)),
+    Number.POSITIVE_INFINITY,
+  )
+    .nullish()
+    .transform((pfns) => pfns ?? []);
+
+/** Optional text (a reason): anything but text or null is ValueError. */
+const reasonText = () =>
+  orNull(refusedAs(z.string(), ({ key }) => new ValueError(`'${String(key)}' must be a string`)));
+
+/** `expires_at`, when given (a false value is not): a UTC time with its fraction of a second. */
+const expiresAt = () =>
+  z.preprocess(
+    (value) => value || undefined,
+    convertedBy(z.unknown(), (value) => parseUtc(value, 'fraction', 'expires_at')).optional(),
+  );
 
 const BAD_PFN_STATES: readonly BadPfnState[] = ['BAD', 'SUSPICIOUS', 'TEMPORARY_UNAVAILABLE'];
+
+const notPfnState = ({ input }: Refusal) =>
+  new ValueError(`'${String(input)}' is not a state PFNs can be declared in (${BAD_PFN_STATES.join(', ')})`);
+
+const SUSPICIOUS_DECLARATION = z.looseObject({ pfns: declaredReplicas(), reason: reasonText() });
+
+const BAD_PFNS = z.looseObject({
+  state: missingAs(refusedAs(z.enum(BAD_PFN_STATES), notPfnState), notPfnState),
+  pfns: pfnList(),
+  reason: reasonText(),
+  expires_at: expiresAt(),
+});
+
+const BAD_DIDS = z.looseObject({
+  // Checked first, and then not used, as Rucio's view reads it.
+  expires_at: expiresAt(),
+  dids: listIn('dids', didRefIn('dids'))
+    .nullish()
+    .transform((dids) => dids ?? []),
+  rse: rseNameIn(),
+  reason: reasonText(),
+});
+
+/** `pfns` is read only when `replicas` names none. */
+const BAD_REPLICAS_GIVEN = z.looseObject({
+  replicas: declaredReplicas(),
+  pfns: declaredReplicas(),
+  reason: reasonText(),
+  force: optionalBoolean(false),
+});
+const BAD_REPLICAS = z
+  .preprocess(
+    (body) =>
+      isRecord(body) && Array.isArray(body.replicas) && body.replicas.length > 0 ? { ...body, pfns: undefined } : body,
+    BAD_REPLICAS_GIVEN,
+  )
+  .transform(({ replicas, pfns, reason, force }) => ({
+    replicas: replicas.length > 0 ? replicas : pfns,
+    reason,
+    force,
+  }));
+
+const PFNS_ON_RSE = z.looseObject({ rse: rseNameIn(), pfns: pfnList() });
 
 /**
  * The declarations (POST /replicas/suspicious, /replicas/bad/pfns, /replicas/bad/dids,
@@ -224,13 +275,15 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       {
         accept: JSON_ONLY,
         summary: 'Declares replicas suspicious.',
-        body: jsonObjectBody({}, { description: '`pfns`: PFNs or `{scope, name, rse or rse_id}`; `reason`.' }),
+        body: jsonObjectBodyOf(SUSPICIOUS_DECLARATION, {
+          description: '`pfns`: PFNs or `{scope, name, rse or rse_id}`; `reason`.',
+        }),
         success: NOT_DECLARED,
       },
-      async (ctx, { body: parameters }) => {
+      async (ctx, { body }) => {
         const declaration = {
-          replicas: declaredReplicas(parameters.pfns),
-          reason: optionalText(parameters.reason, 'reason'),
+          replicas: body.pfns,
+          reason: body.reason,
           force: false,
           declaration: 'SUSPICIOUS' as const,
         };
@@ -246,29 +299,12 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       path,
       {
         summary: 'Declares PFNs BAD, SUSPICIOUS or TEMPORARY_UNAVAILABLE.',
-        body: jsonObjectBody({}, { description: '`pfns`, `state`, `reason`, `expires_at`.' }),
+        body: jsonObjectBodyOf(BAD_PFNS, { description: '`pfns`, `state`, `reason`, `expires_at`.' }),
       },
-      async (ctx, { body: parameters }) => {
-        const state = parameters.state;
-        if (!isOneOf(BAD_PFN_STATES, state))
-          throw new ValueError(
-            `'${String(state)}' is not a state PFNs can be declared in (${BAD_PFN_STATES.join(', ')})`,
-          );
-        const pfns = asArray('pfns', parameters.pfns ?? [], Number.POSITIVE_INFINITY).map((pfn) => {
-          if (typeof pfn !== 'string') throw new ValueError(`PFNs must be strings, not ${JSON.stringify(pfn)}`);
-          return pfn;
-        });
+      async (ctx, { body }) => {
+        const { pfns, state, reason, expires_at: expiresAt } = body;
         await created(ctx, services, (metadata) =>
-          declareBadPfns(
-            services.commands,
-            {
-              pfns,
-              state,
-              reason: optionalText(parameters.reason, 'reason'),
-              expiresAt: parameters.expires_at ? parseUtc(parameters.expires_at, 'fraction', 'expires_at') : undefined,
-            },
-            metadata,
-          ),
+          declareBadPfns(services.commands, { pfns, state, reason, expiresAt }, metadata),
         );
       },
     );
@@ -278,13 +314,13 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       path,
       {
         summary: 'Declares replicas of DIDs on an RSE bad.',
-        body: jsonObjectBody({}, { description: '`dids`: `{scope, name}` each; `rse`, `reason`, `expires_at`.' }),
+        body: jsonObjectBodyOf(BAD_DIDS, {
+          description: '`dids`: `{scope, name}` each; `rse`, `reason`, `expires_at`.',
+        }),
         success: NOT_DECLARED,
       },
-      async (ctx, { body: parameters }) => {
-        if (parameters.expires_at) parseUtc(parameters.expires_at, 'fraction', 'expires_at');
-        const dids = asArray('dids', parameters.dids ?? []).map((item) => didRefItem('dids', item));
-        const declaration = { dids, rse: rseName(parameters.rse), reason: optionalText(parameters.reason, 'reason') };
+      async (ctx, { body }) => {
+        const declaration = { dids: body.dids, rse: body.rse, reason: body.reason };
         const { notDeclared } = await runCommand(ctx, services, (metadata) =>
           declareBadDids(services.commands, declaration, metadata),
         );
@@ -298,20 +334,14 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       {
         accept: JSON_ONLY,
         summary: 'Declares replicas bad.',
-        body: jsonObjectBody(
-          {},
-          { description: '`replicas` (or `pfns`): PFNs or `{scope, name, rse or rse_id}`; `reason`, `force`.' },
-        ),
+        body: jsonObjectBodyOf(BAD_REPLICAS, {
+          documentedBy: BAD_REPLICAS_GIVEN,
+          description: '`replicas` (or `pfns`): PFNs or `{scope, name, rse or rse_id}`; `reason`, `force`.',
+        }),
         success: NOT_DECLARED,
       },
-      async (ctx, { body: parameters }) => {
-        const given = declaredReplicas(parameters.replicas);
-        const declaration = {
-          replicas: given.length > 0 ? given : declaredReplicas(parameters.pfns),
-          reason: optionalText(parameters.reason, 'reason'),
-          force: booleanKey(parameters, 'force', false),
-          declaration: 'BAD' as const,
-        };
+      async (ctx, { body }) => {
+        const declaration = { ...body, declaration: 'BAD' as const };
         const { notDeclared } = await runCommand(ctx, services, (metadata) =>
           declareReplicas(services.commands, declaration, metadata),
         );
@@ -325,14 +355,11 @@ export const registerBadReplicaDeclarationRoutes = (routes: RouteTable, services
       {
         accept: STREAM_ONLY,
         summary: 'The DIDs PFNs on an RSE stand for, one line per PFN.',
-        body: jsonObjectBody({}, { description: '`rse`, `pfns`.' }),
+        body: jsonObjectBodyOf(PFNS_ON_RSE, { description: '`rse`, `pfns`.' }),
       },
-      async (ctx, { body: parameters }) => {
-        const rse = await activeRse(services, rseName(requiredKey(parameters, 'rse')));
-        const pfns = asArray('pfns', parameters.pfns ?? [], Number.POSITIVE_INFINITY).map((pfn) => {
-          if (typeof pfn !== 'string') throw new ValueError(`PFNs must be strings, not ${JSON.stringify(pfn)}`);
-          return pfn;
-        });
+      async (ctx, { body }) => {
+        const rse = await activeRse(services, body.rse);
+        const { pfns } = body;
         const target = (await catalogue.rseById(rse.id))!;
         async function* lines() {
           for (const pfn of pfns) {

@@ -1,10 +1,12 @@
+import { z } from 'zod';
+import { convertedBy, parsed, refusedAs } from '../../routeInput.ts';
+import { requiredValue } from '../../params.ts';
 import type { DidRef } from '../../../domain/did/did.ts';
 import { replicaStateNamed, type ReplicaState } from '../../../domain/replica/replica.ts';
 import type { ReplicaFile } from '../../../domain/replica/replicaRegistration.ts';
 import { InvalidObject, KeyError, ValueError } from '../../../domain/shared/errors.ts';
 import { isValidName } from '../../../domain/shared/names.ts';
-import { asArray, asObject, didRefItem } from '../did/didParams.ts';
-import { textOrNull } from '../../../domain/shared/narrowing.ts';
+import { asArray, asObject, didRefShape, invalidIn, listIn, objectIn, requiredIn } from '../did/didParams.ts';
 
 /**
  * Replica request bodies read as Rucio's `dids` / `r_dids` schemas read them
@@ -17,62 +19,95 @@ function problem(schema: string, detail: string): never {
 }
 
 /** The keys a `did` item of the schema may carry. */
-const DID_ITEM_KEYS = new Set(['scope', 'name', 'type', 'meta', 'rules', 'bytes', 'adler32', 'md5', 'state', 'pfn']);
+const DID_ITEM_KEYS = ['scope', 'name', 'type', 'meta', 'rules', 'bytes', 'adler32', 'md5', 'state', 'pfn'] as const;
 
 const CHECKSUMS = { adler32: /^[a-fA-F\d]{8}$/, md5: /^[a-fA-F\d]{32}$/ } as const;
 
-/** A `did` item: known keys only, names and checksums checked, `type` FILE if given. */
-const didItem = (schema: string, value: unknown): Record<string, unknown> & DidRef => {
-  const item = asObject(schema, value);
-  const unexpected = Object.keys(item).filter((key) => !DID_ITEM_KEYS.has(key));
-  if (unexpected.length > 0)
-    problem(
-      schema,
-      `Additional properties are not allowed (${unexpected.map((key) => `'${key}'`).join(', ')} unexpected)`,
-    );
-  const ref = didRefItem(schema, item);
-  if (item.type !== undefined && item.type !== 'FILE' && item.type !== 'F')
-    problem(schema, `${JSON.stringify(item.type)} is not a file type`);
-  for (const [key, pattern] of Object.entries(CHECKSUMS)) {
-    const checksum = item[key];
-    if (checksum !== undefined && (typeof checksum !== 'string' || !pattern.test(checksum)))
-      problem(schema, `${JSON.stringify(checksum)} does not match '${pattern.source}'`);
-  }
-  return { ...item, ...ref };
-};
+/** A `did` item's keys, checked before its values: only the schema's (every other one named). */
+const didItemKeys = (schema: string) =>
+  refusedAs(
+    z.strictObject(Object.fromEntries(DID_ITEM_KEYS.map((key) => [key, z.unknown().optional()]))),
+    invalidIn(schema, ({ issue, input }) =>
+      issue.code === 'unrecognized_keys'
+        ? `Additional properties are not allowed (${issue.keys.map((key) => `'${key}'`).join(', ')} unexpected)`
+        : `${JSON.stringify(input)} is not of type 'object'`,
+    ),
+  );
 
-const stateOf = (schema: string, value: unknown): ReplicaState => {
-  const state = typeof value === 'string' ? replicaStateNamed(value) : undefined;
-  if (!state) return problem(schema, `${JSON.stringify(value)} is not a replica state`);
-  return state;
-};
+const checksum = (schema: string, pattern: RegExp) =>
+  refusedAs(
+    z.string().regex(pattern),
+    invalidIn(schema, ({ input }) => `${JSON.stringify(input)} does not match '${pattern.source}'`),
+  ).optional();
+
+/** A `did` item's values: names and checksums checked, `type` FILE if given. */
+const didItemShape = (schema: string) => ({
+  ...didRefShape(schema),
+  type: refusedAs(
+    z.enum(['FILE', 'F']),
+    invalidIn(schema, ({ input }) => `${JSON.stringify(input)} is not a file type`),
+  ).optional(),
+  adler32: checksum(schema, CHECKSUMS.adler32),
+  md5: checksum(schema, CHECKSUMS.md5),
+});
+
+const replicaState = (schema: string) =>
+  convertedBy(requiredValue(), (value): ReplicaState => {
+    const state = typeof value === 'string' ? replicaStateNamed(value) : undefined;
+    if (!state) return problem(schema, `${JSON.stringify(value)} is not a replica state`);
+    return state;
+  });
 
 /**
  * The files of `add_replicas` (and of attach / `add_did` with an RSE): `bytes` is required for a
  * replica (Rucio fails on it later with a bare KeyError), `pfn` must be text, `meta` an object.
  */
-export const replicaFiles = (schema: string, value: unknown): ReplicaFile[] =>
-  asArray(schema, value).map((entry) => {
-    const item = didItem(schema, entry);
-    if (!('bytes' in item)) problem(schema, "'bytes' is a required property");
-    if (typeof item.bytes !== 'number' || !Number.isSafeInteger(item.bytes) || item.bytes < 0)
-      problem(schema, `${JSON.stringify(item.bytes)} is not a number of bytes`);
-    if (item.pfn !== undefined && typeof item.pfn !== 'string')
-      problem(schema, `${JSON.stringify(item.pfn)} is not of type 'string'`);
-    const meta = item.meta === undefined || item.meta === null ? undefined : asObject(schema, item.meta);
-    const file: ReplicaFile = {
-      scope: item.scope,
-      name: item.name,
-      bytes: item.bytes,
-      // Checked against their patterns by didItem.
-      adler32: textOrNull(item.adler32),
-      md5: textOrNull(item.md5),
-      ...(meta ? { meta } : {}),
-      ...(item.pfn !== undefined ? { pfn: item.pfn } : {}),
-      ...(item.state !== undefined ? { state: stateOf(schema, item.state) } : {}),
-    };
-    return file;
-  });
+export const replicaFilesIn = (schema: string) =>
+  listIn(
+    schema,
+    didItemKeys(schema).pipe(
+      z
+        .looseObject({
+          ...didItemShape(schema),
+          bytes: requiredIn(
+            schema,
+            refusedAs(
+              z.number().refine(Number.isSafeInteger).min(0),
+              invalidIn(schema, ({ input }) => `${JSON.stringify(input)} is not a number of bytes`),
+            ),
+          ),
+          pfn: refusedAs(
+            z.string(),
+            invalidIn(schema, ({ input }) => `${JSON.stringify(input)} is not of type 'string'`),
+          ).optional(),
+          meta: objectIn(schema, {}).nullish(),
+          state: replicaState(schema).optional(),
+        })
+        .transform((item): ReplicaFile => ({
+          scope: item.scope,
+          name: item.name,
+          bytes: item.bytes,
+          adler32: item.adler32 ?? null,
+          md5: item.md5 ?? null,
+          ...(item.meta ? { meta: item.meta } : {}),
+          ...(item.pfn !== undefined ? { pfn: item.pfn } : {}),
+          ...(item.state !== undefined ? { state: item.state } : {}),
+        })),
+    ),
+  );
+
+/** The files of `update_replicas_states`: each needs its new state (names or Rucio's letters). */
+export const REPLICA_STATE_CHANGES = listIn(
+  'dids',
+  didItemKeys('dids').pipe(
+    z
+      .looseObject({ ...didItemShape('dids'), state: replicaState('dids') })
+      .transform(({ scope, name, state }): DidRef & { state: ReplicaState } => ({ scope, name, state })),
+  ),
+);
+
+/** The files of `add_replicas` (and of attach / `add_did` with an RSE), read apart from a route's body. */
+export const replicaFiles = (schema: string, value: unknown): ReplicaFile[] => parsed(replicaFilesIn(schema), value);
 
 /**
  * `rse` on attach and on `add_did(s)` with content: the children are files to register on that
@@ -89,14 +124,6 @@ export const replicasOption = (
   const files = replicaFiles(schema, parameters.dids ?? []);
   return { rse, files: account === undefined ? files : files.map((file) => ({ ...file, account })) };
 };
-
-/** The files of `update_replicas_states`: each needs its new state (names or Rucio's letters). */
-export const replicaStateChanges = (value: unknown): (DidRef & { state: ReplicaState })[] =>
-  asArray('dids', value).map((entry) => {
-    const item = didItem('dids', entry);
-    if (!('state' in item)) throw new KeyError("'state' not defined");
-    return { scope: item.scope, name: item.name, state: stateOf('dids', item.state) };
-  });
 
 /**
  * DIDs to read (`r_dids`: any scope and name with a word character, at most 1000). An empty list
@@ -125,6 +152,16 @@ export const rseName = (value: unknown, key = 'rse'): string => {
     return problem('rse', `${JSON.stringify(value)} does not match '^([A-Z0-9]+([_-][A-Z0-9]+)*)$'`);
   return value;
 };
+
+/** An RSE name as the `rse` schema wants it (a missing one is KeyError, as `param_get` answers). */
+export const rseNameIn = () =>
+  refusedAs(
+    z.string().refine((value) => isValidName('rse', value)),
+    ({ input }) =>
+      new InvalidObject(
+        `Problem validating rse: ${JSON.stringify(input)} does not match '^([A-Z0-9]+([_-][A-Z0-9]+)*)$'`,
+      ),
+  );
 
 /** Optional text (a reason); anything but text or null is refused. */
 export const optionalText = (value: unknown, name: string): string | null => {

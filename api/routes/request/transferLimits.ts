@@ -1,46 +1,37 @@
+import { z } from 'zod';
 import { loadCaller } from '../../../commands/caller.ts';
 import { deleteTransferLimit, setTransferLimit } from '../../../commands/request/transferLimitCommands.ts';
 import { allowOnly, isAdmin } from '../../../domain/permission/policy.ts';
-import type { TransferLimitDirection, TransferLimitStrategy } from '../../../domain/request/transferLimit.ts';
+import type { TransferLimitDirection } from '../../../domain/request/transferLimit.ts';
 import { rucioDateOrNull } from '../../../domain/shared/dates.ts';
 import { AccessDenied, InvalidObject } from '../../../domain/shared/errors.ts';
 import { listTransferLimits } from '../../../projections/request/requestQueries.ts';
 import type { TransferLimitDocument } from '../../../projections/request/transferLimitsProjection.ts';
 import { mapStream, sendOk, sendStream, STREAM_ONLY } from '../../http.ts';
-import { jsonObjectBodyReadBy, requiredKey } from '../../params.ts';
+import { jsonObjectBodyOf, keysFirst, notA, orNull } from '../../params.ts';
+import { refusedAs } from '../../routeInput.ts';
 import { runCommand, type RouteOptions, type RouteTable } from '../../route.ts';
 import type { Services } from '../../services.ts';
 
-/** Rucio's TransferLimitDirection: the client sends the value (`D`, `S`); names are taken too. */
-const directionOf = (value: unknown): TransferLimitDirection => {
-  if (value === undefined || value === null || value === 'D' || value === 'DESTINATION') return 'DESTINATION';
-  if (value === 'S' || value === 'SOURCE') return 'SOURCE';
-  throw new InvalidObject(`Problem validating direction: ${JSON.stringify(value)} is not one of ['S', 'D']`);
-};
+/** Rucio's TransferLimitDirection: the client sends the value (`D`, `S`); names are taken too; absent is D. */
+const direction = () =>
+  refusedAs(z.enum(['D', 'DESTINATION', 'S', 'SOURCE']).nullish(), notA("one of ['S', 'D']")).transform(
+    (value): TransferLimitDirection => (value === 'S' || value === 'SOURCE' ? 'SOURCE' : 'DESTINATION'),
+  );
 
 /** An optional whole number ≥ 0 (counts, bytes, hours); null and absent mean "not given". */
-const countOf = (body: Readonly<Record<string, unknown>>, key: string): number | null => {
-  const value = body[key];
-  if (value === undefined || value === null) return null;
-  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
-  throw new InvalidObject(`Problem validating ${key}: ${JSON.stringify(value)} is not a whole number of 0 or more`);
-};
+const count = () => orNull(refusedAs(z.number().refine(Number.isInteger).min(0), notA('a whole number of 0 or more')));
 
-const strategyOf = (value: unknown): TransferLimitStrategy | null => {
-  if (value === undefined || value === null) return null;
-  if (value === 'fifo' || value === 'grouped_fifo') return value;
-  throw new InvalidObject(
-    `Problem validating strategy: ${JSON.stringify(value)} is not one of ['fifo', 'grouped_fifo']`,
-  );
-};
+const strategy = () => orNull(refusedAs(z.enum(['fifo', 'grouped_fifo']), notA("one of ['fifo', 'grouped_fifo']")));
 
-const textOf = (value: unknown, key: string): string => {
-  if (typeof value === 'string' && value !== '') return value;
-  throw new InvalidObject(`Problem validating ${key}: ${JSON.stringify(value)} is not a non-empty string`);
-};
+const text = () => refusedAs(z.string().min(1), notA('a non-empty string'));
 
-const activityOf = (value: unknown): string | null =>
-  value === undefined || value === null ? null : textOf(value, 'activity');
+/** The key of a limit: the RSE expression (required), the activity and the direction. */
+const SELECTOR = {
+  rse_expression: text(),
+  activity: orNull(text()),
+  direction: direction(),
+};
 
 /** A limit as `list_transfer_limits` renders it (the direction by name, dates in Rucio's format). */
 const limitJson = (limit: TransferLimitDocument) => ({
@@ -58,33 +49,42 @@ const limitJson = (limit: TransferLimitDocument) => ({
   updated_at: rucioDateOrNull(limit.updated_at),
 });
 
-/** PUT's body, read in Rucio's order: `rse_expression` and `max_transfers` must be there. */
-const limitOf = (body: Readonly<Record<string, unknown>>) => {
-  const rseExpression = textOf(requiredKey(body, 'rse_expression'), 'rse_expression');
-  requiredKey(body, 'max_transfers');
-  return {
-    rseExpression,
-    activity: activityOf(body.activity),
-    direction: directionOf(body.direction),
-    maxTransfers: countOf(body, 'max_transfers'),
-    volume: countOf(body, 'volume'),
-    deadline: countOf(body, 'deadline'),
-    strategy: strategyOf(body.strategy),
-    transfers: countOf(body, 'transfers'),
-    waitings: countOf(body, 'waitings'),
-  };
-};
+/**
+ * PUT's body, read in Rucio's order: `rse_expression` and `max_transfers` must be there before
+ * any other value is looked at.
+ */
+const LIMIT_VALUES = z.looseObject({
+  ...SELECTOR,
+  max_transfers: count(),
+  volume: count(),
+  deadline: count(),
+  strategy: strategy(),
+  transfers: count(),
+  waitings: count(),
+});
+const LIMIT = keysFirst(['rse_expression', 'max_transfers'], LIMIT_VALUES).transform((limit) => ({
+  rseExpression: limit.rse_expression,
+  activity: limit.activity,
+  direction: limit.direction,
+  maxTransfers: limit.max_transfers,
+  volume: limit.volume,
+  deadline: limit.deadline,
+  strategy: limit.strategy,
+  transfers: limit.transfers,
+  waitings: limit.waitings,
+}));
 
 /** DELETE's body: the limit's key. */
-const selectorOf = (body: Readonly<Record<string, unknown>>) => ({
-  rseExpression: textOf(requiredKey(body, 'rse_expression'), 'rse_expression'),
-  activity: activityOf(body.activity),
-  direction: directionOf(body.direction),
-});
+const SELECTOR_BODY = z.looseObject(SELECTOR).transform((selector) => ({
+  rseExpression: selector.rse_expression,
+  activity: selector.activity,
+  direction: selector.direction,
+}));
 
 const SET_LIMIT = {
   summary: 'Sets the transfer limit of an RSE expression, activity and direction (admins).',
-  body: jsonObjectBodyReadBy(limitOf, {
+  body: jsonObjectBodyOf(LIMIT, {
+    documentedBy: LIMIT_VALUES,
     description:
       '`rse_expression`, `max_transfers`, and optionally `activity`, `direction` (source, destination), `volume`, `deadline`, `strategy`, `transfers`, `waitings`.',
   }),
@@ -111,7 +111,7 @@ export const registerTransferLimitRoutes = (routes: RouteTable, services: Servic
     '/requests/transfer_limits',
     {
       summary: 'Removes a transfer limit.',
-      body: jsonObjectBodyReadBy(selectorOf, { description: '`rse_expression`, `activity`, `direction`.' }),
+      body: jsonObjectBodyOf(SELECTOR_BODY, { description: '`rse_expression`, `activity`, `direction`.' }),
       raises: [InvalidObject],
     },
     async (ctx, { body: selector }) => {

@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { notA, rucioBoolean } from '../../params.ts';
+import { checkedBy, convertedBy, refusedAs } from '../../routeInput.ts';
 import { availabilityFlags } from '../../../domain/rse/availability.ts';
 import {
   DEFAULT_RSE_PROPERTIES,
@@ -9,8 +12,7 @@ import {
 import { InputValidationError, InvalidObject } from '../../../domain/shared/errors.ts';
 import { checkText, LIMITS } from '../../../domain/shared/limits.ts';
 import { keyProblem } from '../../../domain/shared/names.ts';
-import { rucioBooleanOf } from '../../params.ts';
-import { isOneOf, keysOf } from '../../../domain/shared/narrowing.ts';
+import { keysOf } from '../../../domain/shared/narrowing.ts';
 
 /**
  * RSE request bodies, typed the way Rucio's columns type them. A value of the wrong type is a
@@ -33,34 +35,18 @@ const AVAILABILITY_FLAGS = ['availability_read', 'availability_write', 'availabi
 const invalid = (key: string, value: unknown, expected: string) =>
   new InvalidObject(`Problem validating ${key}: ${JSON.stringify(value)} is not ${expected}`);
 
-const booleanProperty =
-  (key: string) =>
-  (value: unknown): boolean =>
-    rucioBooleanOf(value, key);
+const textProperty = (key: string) =>
+  refusedAs(
+    checkedBy(z.string(), (value) => checkText(key, value, LIMITS.rseTextLength)),
+    notA("of type 'string'"),
+  );
 
-const numberProperty =
-  (key: string) =>
-  (value: unknown): number => {
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw invalid(key, value, 'a number');
-    return value;
-  };
-
-const textProperty =
-  (key: string) =>
-  (value: unknown): string => {
-    if (typeof value !== 'string') throw invalid(key, value, "of type 'string'");
-    return checkText(key, value, LIMITS.rseTextLength);
-  };
-
-/** How each property is read from a body (a value of another type is refused). */
-const PROPERTY_READERS: { readonly [K in keyof RseProperties]: (value: unknown) => NonNullable<RseProperties[K]> } = {
-  rse_type: (value) => {
-    if (!isOneOf(RSE_TYPES, value)) throw invalid('rse_type', value, `one of ${RSE_TYPES.join(', ')}`);
-    return value;
-  },
-  deterministic: booleanProperty('deterministic'),
-  volatile: booleanProperty('volatile'),
-  staging_area: booleanProperty('staging_area'),
+/** How each property is checked in a body (a value of another type is refused); null is "not given". */
+const PROPERTIES = {
+  rse_type: refusedAs(z.enum(RSE_TYPES), notA(`one of ${RSE_TYPES.join(', ')}`)),
+  deterministic: rucioBoolean(),
+  volatile: rucioBoolean(),
+  staging_area: rucioBoolean(),
   city: textProperty('city'),
   region_code: textProperty('region_code'),
   country_name: textProperty('country_name'),
@@ -68,74 +54,90 @@ const PROPERTY_READERS: { readonly [K in keyof RseProperties]: (value: unknown) 
   time_zone: textProperty('time_zone'),
   ISP: textProperty('ISP'),
   ASN: textProperty('ASN'),
-  latitude: numberProperty('latitude'),
-  longitude: numberProperty('longitude'),
-  availability_read: booleanProperty('availability_read'),
-  availability_write: booleanProperty('availability_write'),
-  availability_delete: booleanProperty('availability_delete'),
+  latitude: refusedAs(z.number(), notA('a number')),
+  longitude: refusedAs(z.number(), notA('a number')),
+  availability_read: rucioBoolean(),
+  availability_write: rucioBoolean(),
+  availability_delete: rucioBoolean(),
   qos_class: textProperty('qos_class'),
-};
+} satisfies { readonly [K in keyof RseProperties]: z.ZodType<NonNullable<RseProperties[K]>, unknown> };
 
-/** One property value; null means "the default" on creation and "nothing" on update. */
-const propertyValue = <K extends keyof RseProperties>(key: K, value: unknown): NonNullable<RseProperties[K]> | null =>
-  value === null ? null : PROPERTY_READERS[key](value);
+/** The properties `keys`, each optional or null. */
+const propertiesGiven = (keys: readonly (keyof RseProperties)[]) =>
+  Object.fromEntries(keys.map((key) => [key, PROPERTIES[key].optional().nullable()]));
 
-const refuseBothAvailabilityStyles = (body: Readonly<Record<string, unknown>>): void => {
-  if ('availability' in body && AVAILABILITY_FLAGS.some((flag) => flag in body)) {
-    throw new InputValidationError(
-      "'availability' can not be specified with 'availability_read', 'availability_write' or 'availability_delete'",
-    );
-  }
-};
+/** The legacy bitmask (0 to 7) of the three availability flags. */
+const availability = () =>
+  convertedBy(z.unknown().optional(), (value) =>
+    value === undefined || value === null ? {} : availabilityFlags(value),
+  );
+
+/** Rucio refuses the bitmask beside any of the flags before it reads a value. */
+const oneAvailabilityStyle = () =>
+  checkedBy(z.looseObject({}), (body) => {
+    if ('availability' in body && AVAILABILITY_FLAGS.some((flag) => flag in body)) {
+      throw new InputValidationError(
+        "'availability' can not be specified with 'availability_read', 'availability_write' or 'availability_delete'",
+      );
+    }
+  });
 
 /**
  * `POST /rses/{rse}`: Rucio's defaults for what is not given (deterministic, available for
- * everything, DISK). Keys Rucio does not know are ignored, as Rucio ignores them.
+ * everything, DISK). Keys Rucio does not know are ignored, as Rucio ignores them, `qos_class`
+ * among them.
  */
-export const rsePropertiesForCreation = (body: Readonly<Record<string, unknown>>): RseProperties => {
-  refuseBothAvailabilityStyles(body);
-  const properties: RseProperties = { ...DEFAULT_RSE_PROPERTIES };
-  if (body.availability !== undefined && body.availability !== null)
-    Object.assign(properties, availabilityFlags(body.availability));
-  const given = <K extends keyof RseProperties>(key: K): void => {
-    if (key === 'qos_class' || !(key in body)) return;
-    const value = propertyValue(key, body[key]);
-    if (value !== null) properties[key] = value;
-  };
-  for (const key of keysOf(DEFAULT_RSE_PROPERTIES)) given(key);
-  return properties;
-};
+export const RSE_CREATION_VALUES = z.looseObject({
+  availability: availability(),
+  ...propertiesGiven(keysOf(DEFAULT_RSE_PROPERTIES).filter((key) => key !== 'qos_class')),
+});
+export const RSE_CREATION = oneAvailabilityStyle()
+  .pipe(RSE_CREATION_VALUES)
+  .transform(({ availability, ...given }): RseProperties => {
+    const properties: RseProperties = { ...DEFAULT_RSE_PROPERTIES, ...availability };
+    for (const key of keysOf(DEFAULT_RSE_PROPERTIES)) {
+      const value = key === 'qos_class' ? undefined : given[key];
+      if (value !== undefined && value !== null) Object.assign(properties, { [key]: value });
+    }
+    return properties;
+  });
+
+/** Keys `PUT /rses/{rse}` takes: the mutable properties, the bitmask, and the name (which cannot change). */
+const CHANGEABLE_KEYS = ['name', 'availability', ...MUTABLE_RSE_PROPERTIES] as const;
 
 /**
- * `PUT /rses/{rse}`: only Rucio's mutable properties (InputValidationError otherwise). The legacy
- * `availability` bitmask sets the three flags; explicit flags given beside it win, as in Rucio.
- * `qos_class` of '', 'none' or 'null' clears it.
+ * `PUT /rses/{rse}`: only Rucio's mutable properties, and `name` (InputValidationError for any
+ * other key, the first in the body's order, before any value is read). The legacy `availability`
+ * bitmask sets the three flags; explicit flags given beside it win, as in Rucio. `qos_class` of
+ * '', 'none' or 'null' clears it; null clears text and numbers and leaves the rest.
  */
-export const rsePropertyChanges = (rse: string, body: Readonly<Record<string, unknown>>): Partial<RseProperties> => {
-  const changes: Record<string, unknown> = {};
-  for (const key of Object.keys(body)) {
-    if (key === 'name') {
-      if (body.name !== rse) throw new InputValidationError(`Renaming RSE '${rse}' is not supported.`);
-      continue;
+export const RSE_CHANGE_VALUES = z.looseObject({
+  availability: availability(),
+  ...propertiesGiven(MUTABLE_RSE_PROPERTIES),
+});
+export const RSE_CHANGES = z
+  .object(Object.fromEntries(CHANGEABLE_KEYS.map((key) => [key, z.unknown().optional()])))
+  .catchall(
+    refusedAs(
+      z.custom(() => false),
+      ({ key }) => new InputValidationError(`The key '${String(key)}' does not exist for RSE properties.`),
+    ),
+  )
+  .pipe(RSE_CHANGE_VALUES)
+  .transform(({ availability, name, ...given }) => {
+    const changes: Partial<RseProperties> = { ...availability };
+    for (const key of MUTABLE_RSE_PROPERTIES) {
+      if (!(key in given)) continue;
+      const value = given[key];
+      if (key === 'qos_class') {
+        changes.qos_class =
+          typeof value === 'string' && !['', 'none', 'null'].includes(value.toLowerCase()) ? value : null;
+      } else if (value !== null || TEXT_PROPERTIES.has(key) || NUMBER_PROPERTIES.has(key)) {
+        Object.assign(changes, { [key]: value });
+      }
     }
-    if (key !== 'availability' && !(MUTABLE_RSE_PROPERTIES as readonly string[]).includes(key)) {
-      throw new InputValidationError(`The key '${key}' does not exist for RSE properties.`);
-    }
-  }
-  if (body.availability !== undefined && body.availability !== null)
-    Object.assign(changes, availabilityFlags(body.availability));
-  for (const key of MUTABLE_RSE_PROPERTIES) {
-    if (!(key in body)) continue;
-    const value = propertyValue(key, body[key]);
-    if (key === 'qos_class') {
-      changes.qos_class =
-        typeof value === 'string' && !['', 'none', 'null'].includes(value.toLowerCase()) ? value : null;
-    } else if (value !== null || TEXT_PROPERTIES.has(key) || NUMBER_PROPERTIES.has(key)) {
-      changes[key] = value;
-    }
-  }
-  return changes;
-};
+    return { name, changes };
+  });
 
 /**
  * An RSE attribute value: text or a boolean, with `true` / `false` text read as booleans (as
@@ -156,6 +158,9 @@ export const rseAttributeKey = (key: string): string => {
   if (problem) throw new InvalidObject(`Problem validating key: ${JSON.stringify(key.slice(0, 100))} ${problem}`);
   return key;
 };
+
+/** A whole number where Rucio has an integer column: InvalidObject "... is not an integer" otherwise. */
+export const integerIn = () => refusedAs(z.number().refine(Number.isSafeInteger), notA('an integer'));
 
 /** A whole number where Rucio has an integer column; `nullable` lets null through. */
 export const integerParameter = (key: string, value: unknown, options: { nullable: boolean }): number | null => {

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import {
   addRseDistance,
   addRseQosPolicy,
@@ -17,26 +18,41 @@ import { findDistance, rseUsageHistory } from '../../../projections/rse/rseQueri
 import type { RseDocument } from '../../../projections/rse/rsesProjection.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
 import { fromList } from '../../listSource.ts';
-import { jsonObjectBodyReadBy, pathOf, pathText, queryBoolean, queryOf, queryText, requiredKey } from '../../params.ts';
+import { jsonObjectBodyOf, orNull, pathOf, pathText, queryBoolean, queryOf, queryText } from '../../params.ts';
+import { refusedAs } from '../../routeInput.ts';
+import { isRecord } from '../../../domain/shared/narrowing.ts';
 import { created, ok, type RouteTable, runCommand } from '../../route.ts';
-import { integerParameter } from './rseRequests.ts';
+import { integerIn } from './rseRequests.ts';
 import { activeRse, distanceView } from './rseViews.ts';
 import type { Services } from '../../services.ts';
 
-/** A required text parameter; missing is Rucio's KeyError. */
-const requiredText = (parameters: Readonly<Record<string, unknown>>, key: string): string => {
-  const value = requiredKey(parameters, key);
-  if (typeof value !== 'string' || value === '') throw new KeyError(`'${key}' not defined`);
-  return value;
-};
+/** A required text parameter: missing, empty or not text is Rucio's KeyError. */
+const requiredText = () => refusedAs(z.string().min(1), ({ key }) => new KeyError(`'${String(key)}' not defined`));
 
-/** `distance`, else the deprecated `ranking`; both absent is a distance of null. */
-const distanceParameter = (parameters: Readonly<Record<string, unknown>>): number | null => {
-  const distance = parameters.distance ?? null;
-  return distance === null
-    ? integerParameter('ranking', parameters.ranking ?? null, { nullable: true })
-    : integerParameter('distance', distance, { nullable: true });
-};
+/**
+ * `distance`, else the deprecated `ranking` (read only when `distance` is absent or null); both
+ * absent is a distance of null.
+ */
+const DISTANCE = z
+  .preprocess(
+    (body) =>
+      isRecord(body)
+        ? (body.distance ?? null) === null
+          ? { ranking: body.ranking }
+          : { distance: body.distance }
+        : body,
+    z.looseObject({ distance: orNull(integerIn()), ranking: orNull(integerIn()) }),
+  )
+  .transform(({ distance, ranking }) => distance ?? ranking);
+
+const USAGE = z.looseObject({
+  source: requiredText(),
+  used: orNull(integerIn()),
+  free: orNull(integerIn()),
+  files: orNull(integerIn()),
+});
+
+const LIMIT = z.looseObject({ name: requiredText(), value: integerIn() });
 
 const linkPath = pathOf({ source: pathText(), destination: pathText() });
 const rsePath = pathOf({ rse: pathText() });
@@ -78,7 +94,7 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
     {
       params: linkPath,
       summary: 'Sets the distance from one RSE to another.',
-      body: jsonObjectBodyReadBy(distanceParameter, { description: '`distance` (or `ranking`): a whole number.' }),
+      body: jsonObjectBodyOf(DISTANCE, { description: '`distance` (or `ranking`): a whole number.' }),
       raises: [RSENotFound],
     },
     async (ctx, { params, body: distance }) => {
@@ -96,7 +112,7 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
     {
       params: linkPath,
       summary: 'Changes the distance from one RSE to another.',
-      body: jsonObjectBodyReadBy(distanceParameter, { description: '`distance` (or `ranking`).' }),
+      body: jsonObjectBodyOf(DISTANCE, { description: '`distance` (or `ranking`).' }),
       raises: [RSENotFound],
     },
     async (ctx, { params, body: distance }) => {
@@ -196,19 +212,14 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
     {
       params: rsePath,
       summary: 'Records the usage of an RSE as a source measured it.',
-      body: jsonObjectBodyReadBy(
-        (parameters) => ({
-          source: requiredText(parameters, 'source'),
-          used: integerParameter('used', parameters.used, { nullable: true }),
-          free: integerParameter('free', parameters.free, { nullable: true }),
-          files: integerParameter('files', parameters.files, { nullable: true }),
-        }),
-        { description: '`source`, `used`, `free`, `files`.' },
-      ),
+      body: jsonObjectBodyOf(USAGE, { description: '`source`, `used`, `free`, `files`.' }),
       raises: [RSENotFound],
     },
     async (ctx, { params, body }) => {
-      await ok(ctx, services, (metadata) => setRseUsage(services.commands, { rse: params.rse, ...body }, metadata));
+      const { source, used, free, files } = body;
+      await ok(ctx, services, (metadata) =>
+        setRseUsage(services.commands, { rse: params.rse, source, used, free, files }, metadata),
+      );
     },
   );
   routes.get(
@@ -256,17 +267,12 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
     {
       params: rsePath,
       summary: 'Sets a named limit of an RSE.',
-      body: jsonObjectBodyReadBy(
-        (parameters) => ({
-          name: requiredText(parameters, 'name'),
-          value: integerParameter('value', requiredKey(parameters, 'value'), { nullable: false })!,
-        }),
-        { description: '`name`, `value`.' },
-      ),
+      body: jsonObjectBodyOf(LIMIT, { description: '`name`, `value`.' }),
       raises: [RSENotFound],
     },
     async (ctx, { params, body }) => {
-      await ok(ctx, services, (metadata) => setRseLimit(services.commands, { rse: params.rse, ...body }, metadata));
+      const { name, value } = body;
+      await ok(ctx, services, (metadata) => setRseLimit(services.commands, { rse: params.rse, name, value }, metadata));
     },
   );
   routes.delete(
@@ -274,7 +280,10 @@ export const registerRseResourceRoutes = (routes: RouteTable, services: Services
     {
       params: rsePath,
       summary: 'Removes a named limit of an RSE.',
-      body: jsonObjectBodyReadBy((parameters) => requiredText(parameters, 'name'), { description: '`name`.' }),
+      body: jsonObjectBodyOf(
+        z.looseObject({ name: requiredText() }).transform(({ name }) => name),
+        { description: '`name`.' },
+      ),
       raises: [RSENotFound],
     },
     async (ctx, { params, body: name }) => {

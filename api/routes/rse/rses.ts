@@ -6,14 +6,14 @@ import {
   updateRse,
 } from '../../../commands/rse/rseCommands.ts';
 import { evaluateRseExpression } from '../../../domain/rse/rseExpression.ts';
-import { InvalidRSEExpression, RSENotFound } from '../../../domain/shared/errors.ts';
+import { InputValidationError, InvalidRSEExpression, RSENotFound } from '../../../domain/shared/errors.ts';
 import { loadRseFacts } from '../../../projections/rse/rseFacts.ts';
 import { activeRses } from '../../../projections/rse/rseQueries.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { fromList } from '../../listSource.ts';
 import {
   jsonObjectBody,
-  jsonObjectBodyReadBy,
+  jsonObjectBodyOf,
   pathOf,
   pathText,
   queryOf,
@@ -23,7 +23,14 @@ import {
 } from '../../params.ts';
 import { convertedBy } from '../../routeInput.ts';
 import { created, ok, type RouteTable } from '../../route.ts';
-import { rseAttributeKey, rseAttributeValue, rsePropertiesForCreation, rsePropertyChanges } from './rseRequests.ts';
+import {
+  RSE_CHANGE_VALUES,
+  RSE_CHANGES,
+  RSE_CREATION,
+  RSE_CREATION_VALUES,
+  rseAttributeKey,
+  rseAttributeValue,
+} from './rseRequests.ts';
 import { activeRse, defaultLfn2pfnAlgorithm, rseDetail, rseListEntry, sortedAttributes } from './rseViews.ts';
 import type { Services } from '../../services.ts';
 
@@ -86,8 +93,9 @@ export const registerRseRoutes = (routes: RouteTable, services: Services): void 
       params: pathOf({ rse: validName('rse') }),
       errors: { InputValidationError: 422 },
       summary: 'Creates an RSE.',
-      body: jsonObjectBodyReadBy(rsePropertiesForCreation, {
+      body: jsonObjectBodyOf(RSE_CREATION, {
         optional: true,
+        documentedBy: RSE_CREATION_VALUES,
         description: 'Its properties: `deterministic`, `volatile`, `rse_type`, `city`, `country_name`, `latitude`, ...',
       }),
     },
@@ -103,16 +111,19 @@ export const registerRseRoutes = (routes: RouteTable, services: Services): void 
     {
       params: pathOf({ rse: pathText() }),
       summary: 'Changes the properties of an RSE.',
-      body: jsonObjectBody(
-        {},
-        { optional: true, description: 'The properties to change (`availability_read`, `city`, ...).' },
-      ),
+      body: jsonObjectBodyOf(RSE_CHANGES, {
+        optional: true,
+        description: 'The properties to change (`availability_read`, `city`, ...).',
+        documentedBy: RSE_CHANGE_VALUES,
+      }),
       success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },
       raises: [RSENotFound],
     },
     async (ctx, { params, body }) => {
       const rse = params.rse;
-      const changes = rsePropertyChanges(rse, body);
+      const { name, changes } = body;
+      // The path names the RSE, so only the body and the path together can tell a rename.
+      if (name !== undefined && name !== rse) throw new InputValidationError(`Renaming RSE '${rse}' is not supported.`);
       await created(ctx, services, (metadata) => updateRse(services.commands, { rse, changes }, metadata));
     },
   );

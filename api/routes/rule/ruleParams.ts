@@ -4,7 +4,15 @@ import type { RuleNotification } from '../../../domain/rule/rule.ts';
 import type { RuleRequest } from '../../../domain/rule/ruleCreation.ts';
 import type { RuleUpdate } from '../../../commands/rule/ruleUpdates.ts';
 import { RULE_UPDATE_OPTIONS } from '../../../commands/rule/ruleUpdates.ts';
-import { InputValidationError, InvalidObject, UnsupportedOperation } from '../../../domain/shared/errors.ts';
+import {
+  InputValidationError,
+  InvalidObject,
+  type RucioError,
+  TypeError_,
+  UnsupportedOperation,
+} from '../../../domain/shared/errors.ts';
+import { rucioBoolean } from '../../params.ts';
+import { convertedBy, missingAs, parsed, refusedAs, type Refusal } from '../../routeInput.ts';
 import type { MoveOverride } from '../../../commands/rule/ruleReplacement.ts';
 import { climbProblem, NAME_RULES } from '../../../domain/shared/names.ts';
 import { isRecord } from '../../../domain/shared/narrowing.ts';
@@ -94,51 +102,59 @@ export const addRuleSchema = z
   })
   .strict();
 
-/** The first problem zod found, as jsonschema would word it. */
-const problemOf = (error: z.ZodError, schema: string): Error => {
-  const issue = error.issues[0];
-  const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-  return new InvalidObject(`Problem validating ${schema}: ${where}${issue?.message ?? 'invalid'}`);
+/** The first problem zod found, as jsonschema would word it: InvalidObject "Problem validating rule: …". */
+const ruleProblem = ({ issue }: Refusal): RucioError => {
+  const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+  return new InvalidObject(`Problem validating rule: ${where}${issue.message}`);
 };
 
-/** `POST /rules/`: the request of `add_rule`, with Rucio's defaults; `issuer` owns it by default. */
+/**
+ * `POST /rules/`: the request of `add_rule`, with Rucio's defaults; without an `account`, the
+ * caller (whom only the handler knows) owns it.
+ */
+export const RULE_REQUEST = convertedBy(
+  missingAs(refusedAs(addRuleSchema, ruleProblem), ruleProblem),
+  (rule): Omit<RuleRequest, 'account'> & { account: string | null } => {
+    let meta: Readonly<Record<string, unknown>> | null = null;
+    if (typeof rule.meta === 'string') {
+      try {
+        const value = JSON.parse(rule.meta) as unknown;
+        meta = isRecord(value) ? value : { value };
+      } catch {
+        throw new InvalidObject('Problem validating rule: meta is not a JSON document');
+      }
+    } else if (rule.meta) meta = rule.meta;
+    return {
+      dids: rule.dids.map((did): DidRef => ({ scope: did.scope, name: did.name })),
+      account: rule.account ?? null,
+      copies: rule.copies,
+      rseExpression: rule.rse_expression,
+      weight: rule.weight ?? null,
+      lifetime: rule.lifetime ?? null,
+      grouping: rule.grouping ?? 'DATASET',
+      locked: rule.locked ?? false,
+      subscriptionId: rule.subscription_id ?? null,
+      sourceReplicaExpression: rule.source_replica_expression ?? null,
+      activity: rule.activity ?? 'User Subscriptions',
+      notification: NOTIFICATIONS[rule.notify ?? 'N']!,
+      purgeReplicas: rule.purge_replicas ?? false,
+      ignoreAvailability: rule.ignore_availability ?? false,
+      ignoreAccountLimit: false,
+      comment: rule.comment ?? null,
+      askApproval: rule.ask_approval ?? false,
+      asynchronous: rule.asynchronous ?? false,
+      delayInjection: rule.delay_injection ?? null,
+      priority: rule.priority ?? 3,
+      splitContainer: rule.split_container ?? false,
+      meta,
+    };
+  },
+);
+
+/** A rule request read from `body` (a DID's rule, a test's): the caller `issuer` owns it unless it names an account. */
 export const ruleRequestOf = (body: unknown, issuer: string): RuleRequest => {
-  const parsed = addRuleSchema.safeParse(body);
-  if (!parsed.success) throw problemOf(parsed.error, 'rule');
-  const rule = parsed.data;
-  let meta: Readonly<Record<string, unknown>> | null = null;
-  if (typeof rule.meta === 'string') {
-    try {
-      const value = JSON.parse(rule.meta) as unknown;
-      meta = isRecord(value) ? value : { value };
-    } catch {
-      throw new InvalidObject('Problem validating rule: meta is not a JSON document');
-    }
-  } else if (rule.meta) meta = rule.meta;
-  return {
-    dids: rule.dids.map((did): DidRef => ({ scope: did.scope, name: did.name })),
-    account: rule.account ?? issuer,
-    copies: rule.copies,
-    rseExpression: rule.rse_expression,
-    weight: rule.weight ?? null,
-    lifetime: rule.lifetime ?? null,
-    grouping: rule.grouping ?? 'DATASET',
-    locked: rule.locked ?? false,
-    subscriptionId: rule.subscription_id ?? null,
-    sourceReplicaExpression: rule.source_replica_expression ?? null,
-    activity: rule.activity ?? 'User Subscriptions',
-    notification: NOTIFICATIONS[rule.notify ?? 'N']!,
-    purgeReplicas: rule.purge_replicas ?? false,
-    ignoreAvailability: rule.ignore_availability ?? false,
-    ignoreAccountLimit: false,
-    comment: rule.comment ?? null,
-    askApproval: rule.ask_approval ?? false,
-    asynchronous: rule.asynchronous ?? false,
-    delayInjection: rule.delay_injection ?? null,
-    priority: rule.priority ?? 3,
-    splitContainer: rule.split_container ?? false,
-    meta,
-  };
+  const request = parsed(RULE_REQUEST, body);
+  return { ...request, account: request.account ?? issuer };
 };
 
 /**
@@ -163,97 +179,127 @@ const MOVE_OVERRIDE_KEYS = {
   comment: true,
 } as const;
 
-const moveOverrideSchema = addRuleSchema.pick(MOVE_OVERRIDE_KEYS).partial();
-
-export const moveOverrideOf = (override: Readonly<Record<string, unknown>>): MoveOverride => {
-  for (const key of Object.keys(override)) {
-    if (key === 'dids' || key === 'session') throw new UnsupportedOperation(`Not allowed to override option ${key}`);
-    if (!Object.hasOwn(MOVE_OVERRIDE_KEYS, key)) throw new UnsupportedOperation(`Non-valid override option ${key}`);
-  }
-  const parsed = moveOverrideSchema.safeParse(override);
-  if (!parsed.success) throw problemOf(parsed.error, 'rule');
-  const given = parsed.data;
-  const result: { -readonly [K in keyof MoveOverride]: MoveOverride[K] } = {};
-  if (given.account != null) result.account = given.account;
-  if (given.copies !== undefined) result.copies = given.copies;
-  if (given.rse_expression !== undefined) result.rseExpression = given.rse_expression;
-  if (given.grouping != null) result.grouping = given.grouping;
-  if (given.weight !== undefined) result.weight = given.weight ?? null;
-  if (given.lifetime !== undefined) result.lifetime = given.lifetime ?? null;
-  if (given.locked != null) result.locked = given.locked;
-  if (given.subscription_id !== undefined) result.subscriptionId = given.subscription_id ?? null;
-  if (given.source_replica_expression !== undefined)
-    result.sourceReplicaExpression = given.source_replica_expression ?? null;
-  if (given.activity != null) result.activity = given.activity;
-  if (given.notify != null) result.notification = NOTIFICATIONS[given.notify]!;
-  if (given.purge_replicas != null) result.purgeReplicas = given.purge_replicas;
-  if (given.ignore_availability != null) result.ignoreAvailability = given.ignore_availability;
-  if (given.comment !== undefined) result.comment = given.comment ?? null;
-  return result;
-};
-
-export const updateRuleSchema = z.object({
-  options: z.record(z.string(), z.unknown()),
-});
+/**
+ * The override of `move_rule`: its keys first, in the order given (`dids` is not allowed, anything
+ * else unknown is not valid: UnsupportedOperation), then each value as `POST /rules/` checks it.
+ */
+export const MOVE_OVERRIDE = z
+  .object(Object.fromEntries(Object.keys(MOVE_OVERRIDE_KEYS).map((key) => [key, z.unknown().optional()])))
+  .catchall(
+    refusedAs(
+      z.custom(() => false),
+      ({ key }) =>
+        new UnsupportedOperation(
+          key === 'dids' || key === 'session'
+            ? `Not allowed to override option ${String(key)}`
+            : `Non-valid override option ${String(key)}`,
+        ),
+    ),
+  )
+  .pipe(refusedAs(addRuleSchema.pick(MOVE_OVERRIDE_KEYS).partial(), ruleProblem))
+  .transform((given): MoveOverride => {
+    const result: { -readonly [K in keyof MoveOverride]: MoveOverride[K] } = {};
+    if (given.account != null) result.account = given.account;
+    if (given.copies !== undefined) result.copies = given.copies;
+    if (given.rse_expression !== undefined) result.rseExpression = given.rse_expression;
+    if (given.grouping != null) result.grouping = given.grouping;
+    if (given.weight !== undefined) result.weight = given.weight ?? null;
+    if (given.lifetime !== undefined) result.lifetime = given.lifetime ?? null;
+    if (given.locked != null) result.locked = given.locked;
+    if (given.subscription_id !== undefined) result.subscriptionId = given.subscription_id ?? null;
+    if (given.source_replica_expression !== undefined)
+      result.sourceReplicaExpression = given.source_replica_expression ?? null;
+    if (given.activity != null) result.activity = given.activity;
+    if (given.notify != null) result.notification = NOTIFICATIONS[given.notify]!;
+    if (given.purge_replicas != null) result.purgeReplicas = given.purge_replicas;
+    if (given.ignore_availability != null) result.ignoreAvailability = given.ignore_availability;
+    if (given.comment !== undefined) result.comment = given.comment ?? null;
+    return result;
+  });
 
 /**
- * The `options` of `PUT /rules/{id}`: known keys only (InputValidationError, as Rucio's core
- * answers, 409 on this route), each of its type. `approve` is read apart (approval or denial).
+ * The `options` of `PUT /rules/{id}` that change a rule: known keys only, the first unknown one
+ * in the order given refused (InputValidationError, as Rucio's core answers, 409 on this route),
+ * then each of its type.
  */
-export const ruleUpdateOf = (options: Readonly<Record<string, unknown>>): RuleUpdate => {
-  for (const key of Object.keys(options)) {
-    if (!(RULE_UPDATE_OPTIONS as readonly string[]).includes(key))
-      throw new InputValidationError(`${key} is not a valid option to set.`);
-  }
-  const checked = z
-    .object({
-      comment: z.string().max(250).nullable().optional(),
-      locked: z.boolean().optional(),
-      lifetime: z
-        .number()
-        .finite()
-        .min(-100 * 365 * 86_400)
-        .max(100 * 365 * 86_400)
-        .nullable()
-        .optional(),
-      account: z
-        .string()
-        .regex(/^[a-z0-9-_]{1,25}$/)
-        .optional(),
-      state: z.string().max(32).optional(),
-      activity: z.enum(ACTIVITIES).optional(),
-      source_replica_expression: z.string().max(3000).nullable().optional(),
-      cancel_requests: z.boolean().optional(),
-      priority: integer.min(0).max(5).optional(),
-      child_rule_id: z.string().max(64).nullable().optional(),
-      eol_at: z.string().max(64).nullable().optional(),
-      meta: z.record(z.string(), z.unknown()).nullable().optional(),
-      purge_replicas: z.boolean().optional(),
-      boost_rule: z.boolean().optional(),
-    })
-    .safeParse(options);
-  if (!checked.success) {
-    const issue = checked.error.issues[0];
-    throw new InputValidationError(`${issue?.path.join('.') ?? 'options'}: ${issue?.message ?? 'invalid'}`);
-  }
-  const given = checked.data;
-  const update: Record<string, unknown> = {};
-  const copy = (from: keyof typeof given, to: keyof RuleUpdate) => {
-    if (from in given) update[to] = given[from];
-  };
-  copy('comment', 'comment');
-  copy('locked', 'locked');
-  copy('lifetime', 'lifetime');
-  copy('account', 'account');
-  copy('state', 'state');
-  copy('activity', 'activity');
-  copy('source_replica_expression', 'sourceReplicaExpression');
-  copy('cancel_requests', 'cancelRequests');
-  copy('priority', 'priority');
-  copy('child_rule_id', 'childRuleId');
-  copy('eol_at', 'eolAt');
-  copy('meta', 'meta');
-  copy('purge_replicas', 'purgeReplicas');
-  copy('boost_rule', 'boostRule');
-  return update;
-};
+const RULE_UPDATE = z
+  .object(Object.fromEntries(RULE_UPDATE_OPTIONS.map((key) => [key, z.unknown().optional()])))
+  .catchall(
+    refusedAs(
+      z.custom(() => false),
+      ({ key }) => new InputValidationError(`${String(key)} is not a valid option to set.`),
+    ),
+  )
+  .pipe(
+    refusedAs(
+      z.object({
+        comment: z.string().max(250).nullable().optional(),
+        locked: z.boolean().optional(),
+        lifetime: z
+          .number()
+          .finite()
+          .min(-100 * 365 * 86_400)
+          .max(100 * 365 * 86_400)
+          .nullable()
+          .optional(),
+        account: z
+          .string()
+          .regex(/^[a-z0-9-_]{1,25}$/)
+          .optional(),
+        state: z.string().max(32).optional(),
+        activity: z.enum(ACTIVITIES).optional(),
+        source_replica_expression: z.string().max(3000).nullable().optional(),
+        cancel_requests: z.boolean().optional(),
+        priority: integer.min(0).max(5).optional(),
+        child_rule_id: z.string().max(64).nullable().optional(),
+        eol_at: z.string().max(64).nullable().optional(),
+        meta: z.record(z.string(), z.unknown()).nullable().optional(),
+        purge_replicas: z.boolean().optional(),
+        boost_rule: z.boolean().optional(),
+      }),
+      ({ issue }) => new InputValidationError(`${issue.path.join('.')}: ${issue.message}`),
+    ),
+  )
+  .transform((given) => {
+    const update: { -readonly [K in keyof RuleUpdate]: RuleUpdate[K] } = {};
+    const copy = <From extends keyof typeof given, To extends keyof RuleUpdate>(from: From, to: To) => {
+      if (from in given) Object.assign(update, { [to]: given[from] });
+    };
+    copy('comment', 'comment');
+    copy('locked', 'locked');
+    copy('lifetime', 'lifetime');
+    copy('account', 'account');
+    copy('state', 'state');
+    copy('activity', 'activity');
+    copy('source_replica_expression', 'sourceReplicaExpression');
+    copy('cancel_requests', 'cancelRequests');
+    copy('priority', 'priority');
+    copy('child_rule_id', 'childRuleId');
+    copy('eol_at', 'eolAt');
+    copy('meta', 'meta');
+    copy('purge_replicas', 'purgeReplicas');
+    copy('boost_rule', 'boostRule');
+    return { approval: false as const, update };
+  });
+
+/** `options` holding `approve`: an approval or a denial (its other keys are not read). */
+const RULE_APPROVAL = z
+  .looseObject({ approve: rucioBoolean(), comment: z.unknown().optional() })
+  .transform(({ approve, comment }) => ({
+    approval: true as const,
+    approve,
+    reason: typeof comment === 'string' ? comment : null,
+  }));
+
+/** `PUT /rules/{id}`: `options`, a dictionary (required), read as an approval when it holds `approve`. */
+export const RULE_OPTIONS = z
+  .looseObject({
+    options: convertedBy(
+      refusedAs(z.record(z.string(), z.unknown()), () => new TypeError_(`'options' must be a dictionary`)),
+      (options) => ('approve' in options ? parsed(RULE_APPROVAL, options) : parsed(RULE_UPDATE, options)),
+    ),
+  })
+  .transform(({ options }) => options);
+
+/** What the OpenAPI document shows of `PUT /rules/{id}`'s body. */
+export const updateRuleSchema = z.object({ options: z.union([RULE_APPROVAL, RULE_UPDATE]) });

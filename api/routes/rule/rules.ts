@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { addRules } from '../../../commands/rule/ruleCreationCommands.ts';
 import { requestRuleDeletion } from '../../../commands/rule/ruleDeletion.ts';
 import { moveRule, reduceRule } from '../../../commands/rule/ruleReplacement.ts';
@@ -24,21 +25,21 @@ import {
 import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
 import {
   jsonObjectBody,
-  jsonObjectBodyReadBy,
+  jsonObjectBodyOf,
+  orNull,
   pathOf,
   pathText,
   queryFilters,
   queryOf,
   queryText,
-  requiredKey,
-  rucioBooleanOf,
+  rucioBoolean,
 } from '../../params.ts';
+import { convertedBy, parsed, refusedAs } from '../../routeInput.ts';
 import { ok, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { scopeNamePath } from '../did/didParams.ts';
-import { addRuleSchema, moveOverrideOf, ruleRequestOf, ruleUpdateOf, updateRuleSchema } from './ruleParams.ts';
+import { addRuleSchema, MOVE_OVERRIDE, RULE_OPTIONS, RULE_REQUEST, updateRuleSchema } from './ruleParams.ts';
 import { didRuleHistoryJson, replicaLockJson, ruleJson } from './ruleRendering.ts';
-import { isRecord } from '../../../domain/shared/narrowing.ts';
 
 /**
  * Rucio's `/rules` statuses: the creation route answers 409 for the rule errors and
@@ -70,8 +71,7 @@ const RULE_IDS = {
 const ADD_RULE = {
   errors: CREATION_ERRORS,
   summary: 'Creates replication rules: one per DID.',
-  // Read by ruleRequestOf, with the caller as the default owner.
-  body: jsonObjectBody({}, { documentedBy: addRuleSchema }),
+  body: jsonObjectBodyOf(z.looseObject({}).pipe(RULE_REQUEST), { documentedBy: addRuleSchema }),
   success: RULE_IDS,
   raises: [DataIdentifierNotFound, InsufficientAccountLimit, InsufficientTargetRSEs, AccessDenied],
 } satisfies RouteOptions;
@@ -95,50 +95,56 @@ const LIST_RULES = {
   raises: [InvalidValueForKey],
 } satisfies RouteOptions;
 
-/** `PUT /rules/{id}`'s `options`: a dictionary, required. */
-const ruleOptionsOf = (body: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> => {
-  const options = requiredKey(body, 'options');
-  if (!isRecord(options)) throw new TypeError_(`'options' must be a dictionary`);
-  return options;
-};
-
 const UPDATE_RULE = {
   params: pathOf({ rule_id: pathText() }),
   errors: { InputValidationError: 409, UnsupportedOperation: 409, DuplicateRule: 409 },
   summary:
     'Changes the options of a rule (`locked`, `lifetime`, `comment`, ...), or approves or denies it (`approve`).',
-  body: jsonObjectBodyReadBy(ruleOptionsOf, { documentedBy: updateRuleSchema }),
+  body: jsonObjectBodyOf(RULE_OPTIONS, { documentedBy: updateRuleSchema }),
   raises: [RuleNotFound, AccessDenied],
 } satisfies RouteOptions;
 
 /** `POST /rules/{id}/reduce`: `copies` (required, whole), `exclude_expression`. */
-const reductionOf = (body: Readonly<Record<string, unknown>>) => {
-  const copies = requiredKey(body, 'copies');
-  if (typeof copies !== 'number' || !Number.isInteger(copies))
-    throw new TypeError_(`'copies' must be an integer, not ${JSON.stringify(copies)}`);
-  const exclude = body.exclude_expression ?? null;
-  if (exclude !== null && typeof exclude !== 'string') throw new TypeError_(`'exclude_expression' must be a string`);
-  return { copies, excludeExpression: exclude };
-};
+const REDUCTION = z
+  .looseObject({
+    copies: refusedAs(
+      z.number().refine(Number.isInteger),
+      ({ input }) => new TypeError_(`'copies' must be an integer, not ${JSON.stringify(input)}`),
+    ),
+    exclude_expression: orNull(refusedAs(z.string(), () => new TypeError_(`'exclude_expression' must be a string`))),
+  })
+  .transform(({ copies, exclude_expression }) => ({ copies, excludeExpression: exclude_expression }));
 
 /**
  * `POST /rules/{id}/move`: `rse_expression` (required), the new rule's `override` options, with
  * `activity` and `source_replica_expression` given beside them; a `rule_id` in the body wins
  * over the path's.
  */
-const moveOf = (body: Readonly<Record<string, unknown>>) => {
-  const expression = requiredKey(body, 'rse_expression');
-  if (typeof expression !== 'string') throw new TypeError_(`'rse_expression' must be a string`);
-  const given = body.override;
-  const override: Record<string, unknown> = typeof given === 'object' && given !== null ? { ...given } : {};
+const MOVE_VALUES = z.looseObject({
+  rse_expression: refusedAs(z.string(), () => new TypeError_(`'rse_expression' must be a string`)),
+  override: z.unknown().optional(),
+  activity: z.unknown().optional(),
+  source_replica_expression: z.unknown().optional(),
+  rule_id: z.unknown().optional(),
+});
+const MOVE = MOVE_VALUES.transform((body) => {
+  const override: Record<string, unknown> =
+    typeof body.override === 'object' && body.override !== null ? { ...body.override } : {};
   for (const key of ['activity', 'source_replica_expression'] as const)
     if (body[key] !== undefined) override[key] = body[key];
   return {
     ...(typeof body.rule_id === 'string' ? { ruleId: body.rule_id } : {}),
-    rseExpression: expression,
-    override: moveOverrideOf(override),
+    rseExpression: body.rse_expression,
+    override,
   };
-};
+}).pipe(
+  z.looseObject({
+    ruleId: z.string().optional(),
+    rseExpression: z.string(),
+    // Read apart, so that its problems are named by their path inside the override, as Rucio names them.
+    override: convertedBy(z.record(z.string(), z.unknown()), (override) => parsed(MOVE_OVERRIDE, override)),
+  }),
+);
 
 /** New rule ids: a JSON list under the text content type, as Rucio answers. */
 const sendRuleIds = (ctx: AppContext, ruleIds: readonly string[], status = 201) =>
@@ -162,7 +168,7 @@ export const ruleLines = (services: Services, rules: AsyncIterable<Parameters<ty
  */
 export const registerRuleRoutes = (routes: RouteTable, services: Services): void => {
   routes.post('/rules/', ADD_RULE, async (ctx, { body }) => {
-    const request = ruleRequestOf(body, ctx.state.issuer!);
+    const request = { ...body, account: body.account ?? ctx.state.issuer! };
     const { ruleIds } = await runCommand(ctx, services, (metadata) => addRules(services.commands, request, metadata));
     sendRuleIds(ctx, ruleIds);
   });
@@ -184,12 +190,12 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
       params: pathOf({ rule_id: pathText() }),
       errors: REPLACEMENT_ERRORS,
       summary: 'Replaces a rule by one with fewer copies.',
-      body: jsonObjectBodyReadBy(reductionOf, { description: '`copies`, `exclude_expression`.' }),
+      body: jsonObjectBodyOf(REDUCTION, { description: '`copies`, `exclude_expression`.' }),
       success: RULE_IDS,
       raises: [RuleNotFound],
     },
     async (ctx, { params, body }) => {
-      const reduction = { ruleId: params.rule_id, ...body };
+      const reduction = { ruleId: params.rule_id, copies: body.copies, excludeExpression: body.excludeExpression };
       const { ruleIds } = await runCommand(ctx, services, (metadata) =>
         reduceRule(services.commands, reduction, metadata),
       );
@@ -202,15 +208,16 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
       params: pathOf({ rule_id: pathText() }),
       errors: REPLACEMENT_ERRORS,
       summary: 'Replaces a rule by one on other RSEs; the old one goes once the new one is OK.',
-      body: jsonObjectBodyReadBy(moveOf, {
+      body: jsonObjectBodyOf(MOVE, {
+        documentedBy: MOVE_VALUES,
         description: '`rse_expression`, `override` (options of the new rule), `activity`, `source_replica_expression`.',
       }),
       success: RULE_IDS,
       raises: [RuleNotFound],
     },
     async (ctx, { params, body }) => {
-      const { ruleId = params.rule_id, ...rest } = body;
-      const move = { ruleId, ...rest };
+      const { ruleId = params.rule_id, rseExpression, override } = body;
+      const move = { ruleId, rseExpression, override };
       const { ruleIds } = await runCommand(ctx, services, (metadata) => moveRule(services.commands, move, metadata));
       sendRuleIds(ctx, ruleIds);
     },
@@ -247,7 +254,10 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
       accept: JSON_ONLY,
       summary: 'One rule.',
       // Rucio's view reads a body even on GET, for `estimate_ttc`.
-      body: jsonObjectBody({}, { optional: true, description: '`estimate_ttc` (not implemented).' }),
+      body: jsonObjectBody(
+        { estimate_ttc: z.unknown().optional() },
+        { optional: true, description: '`estimate_ttc` (not implemented).' },
+      ),
       raises: [RuleNotFound],
     },
     async (ctx, { params, body }) => {
@@ -255,18 +265,13 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
       sendJson(ctx, ruleJson(await ruleOrNotFound(services, params.rule_id)));
     },
   );
-  routes.put('/rules/:rule_id', UPDATE_RULE, async (ctx, { params, body: given }) => {
+  routes.put('/rules/:rule_id', UPDATE_RULE, async (ctx, { params, body: options }) => {
     const ruleId = params.rule_id;
-    await ok(ctx, services, (metadata) => {
-      if (!('approve' in given))
-        return updateRule(services.commands, { ruleId, update: ruleUpdateOf(given) }, metadata);
-      const { approve, comment } = given;
-      return approveRule(
-        services.commands,
-        { ruleId, approve: rucioBooleanOf(approve, 'approve'), reason: typeof comment === 'string' ? comment : null },
-        metadata,
-      );
-    });
+    await ok(ctx, services, (metadata) =>
+      options.approval
+        ? approveRule(services.commands, { ruleId, approve: options.approve, reason: options.reason }, metadata)
+        : updateRule(services.commands, { ruleId, update: options.update }, metadata),
+    );
   });
   routes.delete(
     '/rules/:rule_id',
@@ -274,18 +279,14 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
       params: pathOf({ rule_id: pathText() }),
       errors: { UnsupportedOperation: 401 },
       summary: 'Deletes a rule (its locks are released).',
-      body: jsonObjectBody({}, { description: '`purge_replicas`.' }),
+      body: jsonObjectBody({ purge_replicas: orNull(rucioBoolean()) }, { description: '`purge_replicas`.' }),
       raises: [RuleNotFound],
     },
     async (ctx, { params, body }) => {
-      const purge = body.purge_replicas;
       await ok(ctx, services, (metadata) =>
         requestRuleDeletion(
           services.commands,
-          {
-            ruleId: params.rule_id,
-            purgeReplicas: purge === undefined || purge === null ? null : rucioBooleanOf(purge, 'purge_replicas'),
-          },
+          { ruleId: params.rule_id, purgeReplicas: body.purge_replicas },
           metadata,
         ),
       );

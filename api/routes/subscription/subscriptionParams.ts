@@ -7,11 +7,15 @@ import {
   SUBSCRIPTION_STATE_LETTERS,
   SUBSCRIPTION_STATES,
 } from '../../../domain/subscription/subscription.ts';
-import { parseSubscriptionFilter } from '../../../domain/subscription/subscriptionFilter.ts';
-import { parseReplicationRules } from '../../../domain/subscription/subscriptionRules.ts';
-import { requiredKey, rucioBooleanOf } from '../../params.ts';
+import { parseSubscriptionFilter, type SubscriptionFilter } from '../../../domain/subscription/subscriptionFilter.ts';
+import {
+  parseReplicationRules,
+  type SubscriptionRuleTemplate,
+} from '../../../domain/subscription/subscriptionRules.ts';
+import { z } from 'zod';
+import { boundedText, optionalBoolean, orNull, requiredValue, rucioBoolean } from '../../params.ts';
+import { convertedBy, refusedAs, type Refusal } from '../../routeInput.ts';
 import { ACTIVITIES } from '../rule/ruleParams.ts';
-import { isRecord } from '../../../domain/shared/narrowing.ts';
 
 /**
  * The bodies of the subscription routes, read as Rucio's views read them
@@ -44,71 +48,103 @@ export const accountName = (account: string): string => {
   return account;
 };
 
-/** The `options` object of both subscription bodies; a body without it is KeyError, one of another type TypeError. */
-export const subscriptionOptions = (body: Readonly<Record<string, unknown>>): Record<string, unknown> => {
-  const options = requiredKey(body, 'options');
-  if (!isRecord(options)) throw new TypeError_(`'options' must be a dictionary`);
-  return options;
-};
+const invalidSubscription = (detail: (refusal: Refusal) => string) => (refusal: Refusal) =>
+  new InvalidObject(`Problem validating subscription: ${detail(refusal)}`);
 
-const comments = (value: unknown): string | null => {
-  if (value === null || value === undefined) return null;
-  if (typeof value !== 'string') throw new InvalidObject('Problem validating subscription: comments must be a string');
-  return checkText('comments', value, COMMENTS_LENGTH, { multiline: true });
-};
+const filter = () => convertedBy(requiredValue(), parseSubscriptionFilter);
+const replicationRules = () => convertedBy(requiredValue(), (rules) => parseReplicationRules(rules, isActivity));
+
+const comments = () =>
+  orNull(
+    refusedAs(
+      boundedText('comments', COMMENTS_LENGTH, { multiline: true }),
+      invalidSubscription(() => 'comments must be a string'),
+    ),
+  );
 
 /** A lifetime in days (Rucio's unit); null, false and 0 mean none. */
-const lifetimeDays = (value: unknown): number | null => {
-  if (value === null || value === false || value === 0 || value === undefined) return null;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_LIFETIME_DAYS) {
-    throw new InvalidObject(
-      `Problem validating subscription: lifetime must be a number of days between 0 and ${MAX_LIFETIME_DAYS}, not ${JSON.stringify(value)}`,
-    );
-  }
-  return value;
-};
+const lifetimeDays = () =>
+  z.preprocess(
+    (value) => (value === false || value === 0 ? null : value),
+    orNull(
+      refusedAs(
+        z.number().min(0).max(MAX_LIFETIME_DAYS),
+        invalidSubscription(
+          ({ input }) =>
+            `lifetime must be a number of days between 0 and ${MAX_LIFETIME_DAYS}, not ${JSON.stringify(input)}`,
+        ),
+      ),
+    ),
+  );
 
-/** Rucio's `policyid`: an integer; unset means 3. */
-const priority = (value: unknown): number | undefined => {
-  if (value === null || value === undefined || value === false) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < PRIORITY_RANGE[0] || value > PRIORITY_RANGE[1]) {
-    throw new InvalidObject(
-      `Problem validating subscription: priority must be a whole number, not ${JSON.stringify(value)}`,
-    );
-  }
-  return value;
-};
+/** Rucio's `policyid`: an integer; null and false mean unset. */
+const priority = () =>
+  z.preprocess(
+    (value) => (value === false ? null : value),
+    orNull(
+      refusedAs(
+        z.number().refine(Number.isInteger).min(PRIORITY_RANGE[0]).max(PRIORITY_RANGE[1]),
+        invalidSubscription(({ input }) => `priority must be a whole number, not ${JSON.stringify(input)}`),
+      ),
+    ),
+  );
+
+/** The `options` object of both subscription bodies: required, a dictionary (TypeError otherwise). */
+const optionsObject = () =>
+  refusedAs(z.record(z.string(), z.unknown()), () => new TypeError_(`'options' must be a dictionary`));
 
 /**
  * `POST /subscriptions/{account}/{name}`: `filter`, `replication_rules`, `comments` and `lifetime`
- * are required (null allowed where Rucio allows it), `retroactive`, `dry_run` and `priority`
- * optional (false, false, 3).
+ * are required (null allowed where Rucio allows it) and looked for before the values of
+ * `comments` and `lifetime` are read; `retroactive`, `dry_run` and `priority` optional (false,
+ * false, 3).
  */
-export const newSubscriptionOf = (
-  account: string,
-  name: string,
-  body: Readonly<Record<string, unknown>>,
-): NewSubscription => {
-  const options = subscriptionOptions(body);
-  const filter = parseSubscriptionFilter(requiredKey(options, 'filter'));
-  const replicationRules = parseReplicationRules(requiredKey(options, 'replication_rules'), isActivity);
-  const given = { comments: requiredKey(options, 'comments'), lifetime: requiredKey(options, 'lifetime') };
-  return {
-    account: accountName(account),
-    name: subscriptionName(name),
-    filter,
-    replicationRules,
-    comments: comments(given.comments),
-    lifetimeDays: lifetimeDays(given.lifetime),
-    retroactive:
-      options.retroactive === undefined || options.retroactive === null
-        ? false
-        : rucioBooleanOf(options.retroactive, 'retroactive'),
-    dryRun:
-      options.dry_run === undefined || options.dry_run === null ? false : rucioBooleanOf(options.dry_run, 'dry_run'),
-    priority: priority(options.priority) ?? DEFAULT_SUBSCRIPTION_PRIORITY,
-  };
-};
+const NEW_SUBSCRIPTION_VALUES = z.looseObject({
+  filter: z.custom<SubscriptionFilter>(),
+  replication_rules: z.custom<SubscriptionRuleTemplate[]>(),
+  comments: comments(),
+  lifetime: lifetimeDays(),
+  retroactive: optionalBoolean(false),
+  dry_run: optionalBoolean(false),
+  priority: priority(),
+});
+const NEW_SUBSCRIPTION_OPTIONS = optionsObject().pipe(
+  z
+    .looseObject({
+      filter: filter(),
+      replication_rules: replicationRules(),
+      comments: requiredValue(),
+      lifetime: requiredValue(),
+    })
+    // Only looked for here: their values are read once every required key is found.
+    .transform(
+      ({
+        filter,
+        replication_rules,
+        ...options
+      }): { [key: string]: unknown; filter: SubscriptionFilter; replication_rules: SubscriptionRuleTemplate[] } => ({
+        ...options,
+        filter,
+        replication_rules,
+      }),
+    )
+    .pipe(NEW_SUBSCRIPTION_VALUES)
+    .transform((options): Omit<NewSubscription, 'account' | 'name'> => ({
+      filter: options.filter,
+      replicationRules: options.replication_rules,
+      comments: options.comments,
+      lifetimeDays: options.lifetime,
+      retroactive: options.retroactive,
+      dryRun: options.dry_run,
+      priority: options.priority ?? DEFAULT_SUBSCRIPTION_PRIORITY,
+    })),
+);
+export const NEW_SUBSCRIPTION = z
+  .looseObject({ options: NEW_SUBSCRIPTION_OPTIONS })
+  .transform(({ options }) => options);
+export const newSubscriptionSchema = z.object({
+  options: NEW_SUBSCRIPTION_VALUES.extend({ filter: z.unknown(), replication_rules: z.array(z.unknown()) }),
+});
 
 /** Rucio's `SubscriptionState(value)`: a letter (I, A, ...); the names are taken too. */
 const stateOf = (value: unknown): string => {
@@ -124,6 +160,20 @@ const stateOf = (value: unknown): string => {
   return state;
 };
 
+/** Python's truth of a value: null, false, 0, '', [] and {} are false. */
+const truthy = (value: unknown) =>
+  value !== undefined &&
+  value !== null &&
+  value !== false &&
+  value !== '' &&
+  value !== 0 &&
+  !(Array.isArray(value) && value.length === 0) &&
+  !(typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0);
+
+/** An option of an update that changes nothing unless it is true in Python's sense. */
+const whenTruthy = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (truthy(value) ? value : undefined), schema.optional());
+
 /**
  * `PUT /subscriptions/{account}/{name}`: the options Rucio's view reads (`filter`,
  * `replication_rules`, `comments`, `lifetime`, `retroactive`, `priority`, `state`); as Rucio's
@@ -131,28 +181,32 @@ const stateOf = (value: unknown): string => {
  * the highest, which is taken). `dry_run` and other keys are ignored, as Rucio's view ignores
  * them.
  */
-export const subscriptionUpdateOf = (body: Readonly<Record<string, unknown>>): SubscriptionUpdate => {
-  const options = subscriptionOptions(body);
-  const truthy = (value: unknown) =>
-    value !== undefined &&
-    value !== null &&
-    value !== false &&
-    value !== '' &&
-    value !== 0 &&
-    !(Array.isArray(value) && value.length === 0) &&
-    !(typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0);
-  const update: { -readonly [K in keyof SubscriptionUpdate]: SubscriptionUpdate[K] } = { deactivate: false };
-  if (truthy(options.filter)) update.filter = parseSubscriptionFilter(options.filter);
-  if (truthy(options.replication_rules))
-    update.replicationRules = parseReplicationRules(options.replication_rules, isActivity);
-  if (truthy(options.comments)) update.comments = comments(options.comments) ?? undefined;
-  if (truthy(options.lifetime)) update.lifetimeDays = lifetimeDays(options.lifetime) ?? undefined;
-  if (truthy(options.retroactive) && rucioBooleanOf(options.retroactive, 'retroactive')) update.retroactive = true;
-  const newPriority = priority(options.priority);
-  if (newPriority !== undefined) update.priority = newPriority;
-  if (options.state !== undefined && options.state !== null) update.deactivate = stateOf(options.state) === 'INACTIVE';
-  return update;
-};
+const SUBSCRIPTION_UPDATE_VALUES = z.looseObject({
+  filter: whenTruthy(filter()),
+  replication_rules: whenTruthy(replicationRules()),
+  comments: whenTruthy(comments()),
+  lifetime: whenTruthy(lifetimeDays()),
+  retroactive: whenTruthy(rucioBoolean()),
+  priority: priority(),
+  state: orNull(convertedBy(z.unknown(), stateOf)),
+});
+const SUBSCRIPTION_UPDATE_OPTIONS = optionsObject().pipe(
+  SUBSCRIPTION_UPDATE_VALUES.transform((options): SubscriptionUpdate => {
+    const update: { -readonly [K in keyof SubscriptionUpdate]: SubscriptionUpdate[K] } = { deactivate: false };
+    if (options.filter !== undefined) update.filter = options.filter;
+    if (options.replication_rules !== undefined) update.replicationRules = options.replication_rules;
+    if (options.comments != null) update.comments = options.comments;
+    if (options.lifetime != null) update.lifetimeDays = options.lifetime;
+    if (options.retroactive === true) update.retroactive = true;
+    if (options.priority !== null) update.priority = options.priority;
+    if (options.state !== null) update.deactivate = options.state === 'INACTIVE';
+    return update;
+  }),
+);
+export const SUBSCRIPTION_UPDATE = z
+  .looseObject({ options: SUBSCRIPTION_UPDATE_OPTIONS })
+  .transform(({ options }) => options);
+export const subscriptionUpdateSchema = z.object({ options: SUBSCRIPTION_UPDATE_VALUES });
 
 /** Rucio's ids: 32 hexadecimal digits. Anything else names nothing. */
 export const isRucioId = (id: string): boolean => /^[0-9a-fA-F]{32}$/.test(id);

@@ -13,32 +13,38 @@ import {
 } from '../../../projections/subscription/subscriptionQueries.ts';
 import type { SubscriptionDocument } from '../../../projections/subscription/subscriptionsProjection.ts';
 import { JSON_ONLY, mapStream, sendJson, sendStream, sendText, STREAM_ONLY } from '../../http.ts';
-import { jsonObjectBody, jsonObjectBodyReadBy, pathOf, pathText, queryOf, queryText } from '../../params.ts';
+import { jsonObjectBodyOf, pathOf, pathText, queryOf, queryText } from '../../params.ts';
 import { convertedBy } from '../../routeInput.ts';
 import { created, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
 import type { Services } from '../../services.ts';
 import { ruleLines } from '../rule/rules.ts';
-import { isRucioId, newSubscriptionOf, subscriptionName, subscriptionUpdateOf } from './subscriptionParams.ts';
+import {
+  accountName,
+  isRucioId,
+  NEW_SUBSCRIPTION,
+  newSubscriptionSchema,
+  SUBSCRIPTION_UPDATE,
+  subscriptionName,
+  subscriptionUpdateSchema,
+} from './subscriptionParams.ts';
 import { dryRunJson, ruleStateCountJson, subscriptionJson } from './subscriptionRendering.ts';
 
 const ADD_SUBSCRIPTION = {
-  params: pathOf({ account: pathText(), name: pathText() }),
+  params: pathOf({ account: convertedBy(pathText(), accountName), name: convertedBy(pathText(), subscriptionName) }),
   summary: 'Adds a subscription (admins): every new dataset or container its filter matches gets its rules.',
-  // Read with the path's account and name (newSubscriptionOf), so by the handler.
-  body: jsonObjectBody(
-    {},
-    {
-      description:
-        '`{options: {filter, replication_rules, comments, lifetime, retroactive?, dry_run?, priority?}}`: the filter (scope and pattern expressions, DID types, owners, metadata columns), the rule dictionaries (copies, rse_expression, ...), the lifetime in days (null for none).',
-    },
-  ),
+  body: jsonObjectBodyOf(NEW_SUBSCRIPTION, {
+    documentedBy: newSubscriptionSchema,
+    description:
+      '`{options: {filter, replication_rules, comments, lifetime, retroactive?, dry_run?, priority?}}`: the filter (scope and pattern expressions, DID types, owners, metadata columns), the rule dictionaries (copies, rse_expression, ...), the lifetime in days (null for none).',
+  }),
   success: { status: 201, type: 'text/html; charset=utf-8', description: "The new subscription's id, as text." },
   raises: [InvalidObject, SubscriptionDuplicate, AccountNotFound, AccessDenied],
 } satisfies RouteOptions;
 const UPDATE_SUBSCRIPTION = {
   params: pathOf({ account: pathText(), name: convertedBy(pathText(), subscriptionName) }),
   summary: 'Changes a subscription (admins); `state: "I"` stops it. Answered 201 as Rucio does.',
-  body: jsonObjectBodyReadBy(subscriptionUpdateOf, {
+  body: jsonObjectBodyOf(SUBSCRIPTION_UPDATE, {
+    documentedBy: subscriptionUpdateSchema,
     description: '`{options: {filter?, replication_rules?, comments?, lifetime?, retroactive?, priority?, state?}}`.',
   }),
   success: { status: 201, type: 'application/json', description: 'The JSON string "Created".' },
@@ -134,7 +140,7 @@ export const registerSubscriptionRoutes = (routes: RouteTable, services: Service
   );
 
   routes.post('/subscriptions/:account/:name', ADD_SUBSCRIPTION, async (ctx, { params, body }) => {
-    const subscription = newSubscriptionOf(params.account, params.name, body);
+    const subscription = { account: params.account, name: params.name, ...body };
     const { id } = await runCommand(ctx, services, (metadata) =>
       addSubscription(services.commands, subscription, metadata),
     );
