@@ -2,17 +2,18 @@ import { getJson, part, query } from '../lib/api.js';
 import {
   accountLink,
   badge,
+  confirmDialog,
   didLink,
   errorBox,
   formatBytes,
   h,
   notice,
+  pageHead,
   replace,
   ruleLink,
   section,
   table,
   timeElement,
-  confirmDialog,
 } from '../lib/dom.js';
 import { ACTIVITIES, lockBar, RULE_STATES } from '../lib/rules.js';
 import { can } from '../lib/session.js';
@@ -80,28 +81,14 @@ export const render = async (view) => {
 
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', null, 'Rules'),
-        h(
-          'p',
-          { class: 'muted' },
-          'Every replication rule, newest first. Filter by state, owner, activity or RSE expression.',
-        ),
-      ),
-      h(
-        'div',
-        { class: 'actions' },
+    pageHead('Rules', 'Every replication rule, newest first. Filter by state, owner, activity or RSE expression.', {
+      actions: [
         h('a', { href: '#/rules?state=STUCK', class: 'button' }, 'Stuck'),
         h('a', { href: '#/rules?state=WAITING_APPROVAL', class: 'button' }, 'Waiting for approval'),
         h('a', { href: `#/rules${query({ account: view.who.account })}`, class: 'button' }, 'Mine'),
         h('a', { href: '#/rules/new', class: 'button primary' }, 'New rule'),
-      ),
-    ),
+      ],
+    }),
     h(
       'form',
       { class: 'card search-form', role: 'search', 'aria-label': 'Filter the rules', onsubmit: onSubmit },
