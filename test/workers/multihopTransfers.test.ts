@@ -39,10 +39,41 @@ const replicaDocument = async (server: TestServer, scope: string, name: string, 
     .collection<ReplicaDocument>(replicasCollection)
     .findOne({ didKey: didKey(scope, name), rse_id: rseId });
 
-const both = (name: string): Record<string, object>[] => [
-  { root: protocol('root', `${name}.example.org`) },
-  { davs: protocol('davs', `${name}.example.org`) },
-];
+type Attributes = Readonly<Record<string, string>>;
+
+/**
+ * The protocol gap the mock and FTS paths cross: f1 on a source that speaks only root, a
+ * destination that speaks only davs, an RSE linked between them that speaks both and is
+ * `available_for_multihop`, and a rule asking for f1 at the destination. Each RSE gets the
+ * attributes given; `directLink` links source and destination too (the gap is then the protocols').
+ */
+const ruleAcrossProtocolGap = async (
+  server: TestServer,
+  attributes: { source?: Attributes; hop?: Attributes; dest?: Attributes },
+  directLink = false,
+) => {
+  const scope = await newScope(server);
+  const source = await rseWithProtocols(server, [{ root: protocol('root', 'src.example.org') }]);
+  const hop = await rseWithProtocols(server, [
+    { root: protocol('root', 'hop.example.org') },
+    { davs: protocol('davs', 'hop.example.org') },
+  ]);
+  const dest = await rseWithProtocols(server, [{ davs: protocol('davs', 'dst.example.org') }]);
+  if (attributes.source) await setRseAttributes(server, source.rse, attributes.source);
+  await setRseAttributes(server, hop.rse, { available_for_multihop: 'true', ...attributes.hop });
+  if (attributes.dest) await setRseAttributes(server, dest.rse, attributes.dest);
+  if (directLink) await linkRses(server, source.rse, dest.rse);
+  await linkRses(server, source.rse, hop.rse);
+  await linkRses(server, hop.rse, dest.rse);
+  expectStatus(
+    await server.root('POST', '/replicas', {
+      body: { rse: source.rse, files: [{ scope, name: 'f1', bytes: 100, adler32: '0cc737eb' }] },
+    }),
+    201,
+  );
+  const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: dest.rse });
+  return { scope, source, hop, dest, ruleId };
+};
 
 describe('Roles: multihop transfers (Rucio’s transfer paths)', function () {
   this.timeout(90_000);
@@ -118,21 +149,7 @@ describe('Roles: multihop transfers (Rucio’s transfer paths)', function () {
   });
 
   it('crosses a protocol gap through an RSE that speaks both (mock)', async () => {
-    const scope = await newScope(server);
-    const source = await rseWithProtocols(server, [{ root: protocol('root', 'src.example.org') }]);
-    const hop = await rseWithProtocols(server, both('hop'));
-    await setRseAttributes(server, hop.rse, { available_for_multihop: 'true' });
-    const dest = await rseWithProtocols(server, [{ davs: protocol('davs', 'dst.example.org') }]);
-    await linkRses(server, source.rse, dest.rse);
-    await linkRses(server, source.rse, hop.rse);
-    await linkRses(server, hop.rse, dest.rse);
-    expectStatus(
-      await server.root('POST', '/replicas', {
-        body: { rse: source.rse, files: [{ scope, name: 'f1', bytes: 100, adler32: '0cc737eb' }] },
-      }),
-      201,
-    );
-    const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: dest.rse });
+    const { scope, source, hop, dest, ruleId } = await ruleAcrossProtocolGap(server, {}, true);
     await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 30_000, 'the rule OK');
     const own = await archived(server, scope, 'f1', dest.rse);
     expect(own).to.include({ state: 'DONE', transfertool: 'mock', source_rse: hop.rse });
@@ -144,20 +161,9 @@ describe('Roles: multihop transfers (Rucio’s transfer paths)', function () {
   });
 
   it('fails the path when a hop fails, retries the request as Rucio does (never the hop), and makes the rule STUCK in the end', async () => {
-    const scope = await newScope(server);
-    const source = await rseWithProtocols(server, [{ root: protocol('root', 'src.example.org') }]);
-    const hop = await rseWithProtocols(server, both('hop'));
-    await setRseAttributes(server, hop.rse, { available_for_multihop: 'true', mock_outcome: 'failed' });
-    const dest = await rseWithProtocols(server, [{ davs: protocol('davs', 'dst.example.org') }]);
-    await linkRses(server, source.rse, hop.rse);
-    await linkRses(server, hop.rse, dest.rse);
-    expectStatus(
-      await server.root('POST', '/replicas', {
-        body: { rse: source.rse, files: [{ scope, name: 'f1', bytes: 100, adler32: '0cc737eb' }] },
-      }),
-      201,
-    );
-    const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: dest.rse });
+    const { scope, source, hop, dest, ruleId } = await ruleAcrossProtocolGap(server, {
+      hop: { mock_outcome: 'failed' },
+    });
     await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'STUCK', 60_000, 'the rule STUCK');
     expect((await ruleJsonOverHttp(server, ruleId)).error).to.equal('TRANSFER_FAILED:Unused hop in multi-hop');
     // Four attempts of the request itself, each failed with its path; each path's hop tried once.
@@ -186,23 +192,12 @@ describe('Roles: multihop transfers (Rucio’s transfer paths)', function () {
   it('runs the path as one FTS multihop job (fts3 against an FTS look-alike)', async () => {
     const fts = await FakeFts3Server.start();
     try {
-      const scope = await newScope(server);
-      const ftsAttributes = { fts: fts.url, transfertool: 'fts3' };
-      const source = await rseWithProtocols(server, [{ root: protocol('root', 'src.example.org') }]);
-      await setRseAttributes(server, source.rse, { fts: fts.url });
-      const hop = await rseWithProtocols(server, both('hop'));
-      await setRseAttributes(server, hop.rse, { ...ftsAttributes, available_for_multihop: 'true' });
-      const dest = await rseWithProtocols(server, [{ davs: protocol('davs', 'dst.example.org') }]);
-      await setRseAttributes(server, dest.rse, ftsAttributes);
-      await linkRses(server, source.rse, hop.rse);
-      await linkRses(server, hop.rse, dest.rse);
-      expectStatus(
-        await server.root('POST', '/replicas', {
-          body: { rse: source.rse, files: [{ scope, name: 'f1', bytes: 100, adler32: '0cc737eb' }] },
-        }),
-        201,
-      );
-      const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: dest.rse });
+      const tool = { fts: fts.url, transfertool: 'fts3' };
+      const { scope, hop, dest, ruleId } = await ruleAcrossProtocolGap(server, {
+        source: { fts: fts.url },
+        hop: tool,
+        dest: tool,
+      });
       await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 30_000, 'the rule OK');
       const own = await archived(server, scope, 'f1', dest.rse);
       const first = await archived(server, scope, 'f1', hop.rse);
