@@ -4,7 +4,8 @@ import { messagesOf } from '../../domain/message/message.ts';
 import { hopRecords } from '../../domain/request/transferHops.ts';
 import { destinationOf, parseRoutes, parseTypePatterns } from '../../domain/message/messageRouting.ts';
 import { pythonDate, pythonDurationSeconds } from '../../domain/message/pythonText.ts';
-import { evolveRequestBatch, initialRequestBatch, type RequestEvent } from '../../domain/request/request.ts';
+import type { RequestEvent } from '../../domain/request/request.ts';
+import { evolveRequestBatch, initialRequestBatch } from '../../domain/request/requestBatch.ts';
 import { requestsQueued, transferLink, transferRequest } from '../support/requestSpec.ts';
 
 /**

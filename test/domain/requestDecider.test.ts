@@ -1,4 +1,5 @@
-import { requestIn, type RequestEvent, type RequestRecord } from '../../domain/request/request.ts';
+import type { RequestEvent, RequestRecord } from '../../domain/request/request.ts';
+import { requestIn } from '../../domain/request/requestBatch.ts';
 import { upcastEvent } from '../../domain/shared/upcasting.ts';
 import { eventUpcasters } from '../../domain/areas.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { requestIn, type RequestEvent, type RequestRecord } from '../../domain/request/request.ts';
+import type { RequestEvent, RequestRecord } from '../../domain/request/request.ts';
+import { requestIn } from '../../domain/request/requestBatch.ts';
 import { requestDecider } from '../../domain/request/requestDecider.ts';
 import { INTERMEDIATE_HOP_RULE_ID, type PlannedPath } from '../../domain/request/transferHops.ts';
 import { AT } from '../support/deciderSpec.ts';
