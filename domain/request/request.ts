@@ -119,7 +119,7 @@ export type RequestRecord = Readonly<{
 export type SubmittedSource = RankedSource & Readonly<{ pfn: string }>;
 
 /** The source and destination RSEs of a transfer, and what it moves: what the transfer statistics count. */
-type TransferLink = {
+export type TransferLink = {
   requestId: string;
   scope: string;
   name: string;

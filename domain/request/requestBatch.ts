@@ -48,6 +48,23 @@ const ABSENT: Request = { status: 'Absent' };
 /** One request of a batch, absent when the batch does not hold it. */
 export const requestIn = (batch: RequestBatch, requestId: string): Request => batch.requests.get(requestId) ?? ABSENT;
 
+/** A request just queued: nothing chosen, submitted or failed yet. */
+const queuedRequest = (record: RequestRecord, state: RequestState, changedAt: string): ActiveRequest => ({
+  status: 'Active',
+  record,
+  state,
+  sourceRseId: null,
+  sourceRse: null,
+  transfertool: null,
+  sourcesInUse: [],
+  destUrl: null,
+  externalId: null,
+  externalHost: null,
+  error: null,
+  changedAt,
+  transferHop: record.transferHop ?? null,
+});
+
 const moved = (
   state: ActiveRequest,
   next: RequestState,
@@ -78,21 +95,7 @@ export const evolveRequestBatch = (batch: RequestBatch, event: RequestEvent): Re
     case 'RequestQueued':
       for (const { request, state } of event.data.requests) {
         if (requests.has(request.id)) continue;
-        requests.set(request.id, {
-          status: 'Active',
-          record: request,
-          state,
-          sourceRseId: null,
-          sourceRse: null,
-          transfertool: null,
-          sourcesInUse: [],
-          destUrl: null,
-          externalId: null,
-          externalHost: null,
-          error: null,
-          changedAt: request.requestedAt,
-          transferHop: request.transferHop ?? null,
-        });
+        requests.set(request.id, queuedRequest(request, state, request.requestedAt));
       }
       return { requests };
     case 'RequestHopsQueued':
@@ -101,21 +104,7 @@ export const evolveRequestBatch = (batch: RequestBatch, event: RequestEvent): Re
         if (initial?.status !== 'Active' || hops.length === 0) continue;
         for (const hop of hops) {
           if (requests.has(hop.id)) continue;
-          requests.set(hop.id, {
-            status: 'Active',
-            record: hop,
-            state: 'QUEUED',
-            sourceRseId: null,
-            sourceRse: null,
-            transfertool: null,
-            sourcesInUse: [],
-            destUrl: null,
-            externalId: null,
-            externalHost: null,
-            error: null,
-            changedAt: event.data.queuedAt,
-            transferHop: hop.transferHop ?? null,
-          });
+          requests.set(hop.id, queuedRequest(hop, 'QUEUED', event.data.queuedAt));
         }
         requests.set(initialRequestId, {
           ...initial,

@@ -6,7 +6,7 @@ import type { NewEvent } from '../../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { MessageFeed } from '../../projections/message/messageFeed.ts';
 import { newEvent } from '../support/events.ts';
-import { transferRequest } from '../support/requestSpec.ts';
+import { transferLink, transferRequest } from '../support/requestSpec.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 
 /**
@@ -47,16 +47,7 @@ const lifeOf = (ids: readonly string[]): RequestEvent[] => [
     type: 'TransferSucceeded',
     data: {
       requests: ids.map((requestId) => ({
-        requestId,
-        scope: 'user.jdoe',
-        name: `f-${requestId}`,
-        destRseId: 'dest-id',
-        destRse: 'DEST',
-        sourceRseId: 'src-id',
-        sourceRse: 'SRC',
-        activity: 'User Subscriptions',
-        bytes: 100,
-        externalId: `job-${requestId}`,
+        ...transferLink({ requestId, name: `f-${requestId}`, externalId: `job-${requestId}` }),
         startedAt: null,
         transferredAt: '2026-11-22T09:03:00.000Z',
       })),

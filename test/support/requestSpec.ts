@@ -1,4 +1,10 @@
-import type { RequestAttributes, RequestEvent, RequestRecord, RequestState } from '../../domain/request/request.ts';
+import type {
+  RequestAttributes,
+  RequestEvent,
+  RequestRecord,
+  RequestState,
+  TransferLink,
+} from '../../domain/request/request.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
 import { deciderSpec, metadata } from './deciderSpec.ts';
 
@@ -61,7 +67,7 @@ export const requestsQueued = (
 });
 
 /** What a transfer's outcome names of r1: from SRC to DEST, in job-1. */
-export const transferLink = (changes: Partial<TransferLinkFields> = {}): TransferLinkFields => ({
+export const transferLink = (changes: Partial<TransferLink> = {}): TransferLink => ({
   requestId: 'r1',
   scope: 'user.jdoe',
   name: 'f1',
@@ -74,16 +80,3 @@ export const transferLink = (changes: Partial<TransferLinkFields> = {}): Transfe
   externalId: 'job-1',
   ...changes,
 });
-
-type TransferLinkFields = {
-  requestId: string;
-  scope: string;
-  name: string;
-  destRseId: string;
-  destRse: string;
-  sourceRseId: string | null;
-  sourceRse: string | null;
-  activity: string;
-  bytes: number;
-  externalId: string;
-};
