@@ -3,12 +3,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { didKey } from '../../domain/did/did.ts';
 import { INTERMEDIATE_HOP_RULE_ID } from '../../domain/request/transferHops.ts';
 import { replicasCollection, type ReplicaDocument } from '../../projections/replica/replicaDocuments.ts';
-import { protocol, rseWithProtocols } from '../api/replicaSupport.ts';
 import { newScope } from '../support/dids.ts';
 import { eventually } from '../support/eventually.ts';
 import { FakeFts3Server } from '../infra/fakeFts3Server.ts';
-import { linkRses, pathOnRse, placeFile, posixRse, setRseAttributes } from '../support/posixRses.ts';
+import { linkRses, pathOnRse, placeFile, posixRse } from '../support/posixRses.ts';
 import { ruleJsonOverHttp, ruleOverHttp } from '../support/rules.ts';
+import { ruleAcrossProtocolGap } from '../support/protocolGap.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 
@@ -38,42 +38,6 @@ const replicaDocument = async (server: TestServer, scope: string, name: string, 
   server.runtime.services.readModels
     .collection<ReplicaDocument>(replicasCollection)
     .findOne({ didKey: didKey(scope, name), rse_id: rseId });
-
-type Attributes = Readonly<Record<string, string>>;
-
-/**
- * The protocol gap the mock and FTS paths cross: f1 on a source that speaks only root, a
- * destination that speaks only davs, an RSE linked between them that speaks both and is
- * `available_for_multihop`, and a rule asking for f1 at the destination. Each RSE gets the
- * attributes given; `directLink` links source and destination too (the gap is then the protocols').
- */
-const ruleAcrossProtocolGap = async (
-  server: TestServer,
-  attributes: { source?: Attributes; hop?: Attributes; dest?: Attributes },
-  directLink = false,
-) => {
-  const scope = await newScope(server);
-  const source = await rseWithProtocols(server, [{ root: protocol('root', 'src.example.org') }]);
-  const hop = await rseWithProtocols(server, [
-    { root: protocol('root', 'hop.example.org') },
-    { davs: protocol('davs', 'hop.example.org') },
-  ]);
-  const dest = await rseWithProtocols(server, [{ davs: protocol('davs', 'dst.example.org') }]);
-  if (attributes.source) await setRseAttributes(server, source.rse, attributes.source);
-  await setRseAttributes(server, hop.rse, { available_for_multihop: 'true', ...attributes.hop });
-  if (attributes.dest) await setRseAttributes(server, dest.rse, attributes.dest);
-  if (directLink) await linkRses(server, source.rse, dest.rse);
-  await linkRses(server, source.rse, hop.rse);
-  await linkRses(server, hop.rse, dest.rse);
-  expectStatus(
-    await server.root('POST', '/replicas', {
-      body: { rse: source.rse, files: [{ scope, name: 'f1', bytes: 100, adler32: '0cc737eb' }] },
-    }),
-    201,
-  );
-  const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: dest.rse });
-  return { scope, source, hop, dest, ruleId };
-};
 
 describe('Roles: multihop transfers (Rucio’s transfer paths)', function () {
   this.timeout(90_000);
@@ -149,7 +113,7 @@ describe('Roles: multihop transfers (Rucio’s transfer paths)', function () {
   });
 
   it('crosses a protocol gap through an RSE that speaks both (mock)', async () => {
-    const { scope, source, hop, dest, ruleId } = await ruleAcrossProtocolGap(server, {}, true);
+    const { scope, source, hop, dest, ruleId } = await ruleAcrossProtocolGap(server, { directLink: true });
     await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 30_000, 'the rule OK');
     const own = await archived(server, scope, 'f1', dest.rse);
     expect(own).to.include({ state: 'DONE', transfertool: 'mock', source_rse: hop.rse });
