@@ -101,25 +101,16 @@ const destinationOf = async (context: CommandContext, destination: string) => {
 
 type DistanceRequest = { source: string; destination: string; distance: number | null };
 
-export const addRseDistance = async (context: CommandContext, data: DistanceRequest, metadata: CommandMetadata) => {
-  const destination = await destinationOf(context, data.destination);
-  return decideOnRse(
-    context,
-    'AddRseDistance',
-    { rse: data.source, ...destination, distance: data.distance },
-    metadata,
-  );
-};
+/** Adding a distance and changing one take the same request. */
+const setRseDistance =
+  (type: 'AddRseDistance' | 'UpdateRseDistance') =>
+  async (context: CommandContext, data: DistanceRequest, metadata: CommandMetadata) => {
+    const destination = await destinationOf(context, data.destination);
+    return decideOnRse(context, type, { rse: data.source, ...destination, distance: data.distance }, metadata);
+  };
 
-export const updateRseDistance = async (context: CommandContext, data: DistanceRequest, metadata: CommandMetadata) => {
-  const destination = await destinationOf(context, data.destination);
-  return decideOnRse(
-    context,
-    'UpdateRseDistance',
-    { rse: data.source, ...destination, distance: data.distance },
-    metadata,
-  );
-};
+export const addRseDistance = setRseDistance('AddRseDistance');
+export const updateRseDistance = setRseDistance('UpdateRseDistance');
 
 export const removeRseDistance = async (
   context: CommandContext,
