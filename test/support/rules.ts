@@ -1,3 +1,4 @@
+import { eventually } from './eventually.ts';
 import type { CommandContext } from '../../commands/commandContext.ts';
 import { ensureRootAccount } from '../../commands/account/rootAccount.ts';
 import { addCollections } from '../../commands/did/didCreationCommands.ts';
@@ -154,6 +155,25 @@ export const ruleJsonOverHttp = async (
   ruleId: string,
 ): Promise<Readonly<Record<string, unknown>>> =>
   expectStatus(await server.root('GET', `/rules/${ruleId}`), 200).json<Readonly<Record<string, unknown>>>();
+
+/**
+ * Waits until a daemon brings the rule to `state`, then until every projection group has caught
+ * up: what the test reads next (requests, replicas, messages) is other groups' read models, which
+ * apply the same events at their own pace.
+ */
+export const ruleReaches = async (
+  server: TestServer,
+  ruleId: string,
+  state: string,
+  timeoutMs: number,
+): Promise<void> => {
+  await eventually(
+    async () => (await ruleJsonOverHttp(server, ruleId)).state === state,
+    timeoutMs,
+    `the rule ${state}`,
+  );
+  await server.settled();
+};
 
 /** The rule's replica locks as `[name, rse, state]`, sorted. */
 export const locksOverHttp = async (server: TestServer, ruleId: string): Promise<[string, string, string][]> =>

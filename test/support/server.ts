@@ -22,6 +22,12 @@ export type TestServer = {
   login(username: string, password: string, account?: string): Promise<string>;
   /** A new USER account with a userpass identity, logged in; returns its name and token. */
   createUser(options?: { admin?: boolean }): Promise<{ account: string; token: string }>;
+  /**
+   * Waits until every projection group shows every event written so far. A test that waited for
+   * one read model (a rule OK) and then reads another group's (its requests, its replicas) calls
+   * this between: the groups apply the same log each at its own pace.
+   */
+  settled(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
   /** Stops the server, keeping its data directory, and starts a new one on the same data. */
   restart(): Promise<TestServer>;
@@ -104,6 +110,12 @@ export const startTestServer = async (options: TestServerOptions = {}): Promise<
       if (userOptions.admin)
         expectStatus(await server.root('POST', `/accounts/${account}/attr/admin`, { body: { value: 'True' } }), 201);
       return { account, token: await login(account, password) };
+    },
+    async settled(timeoutMs = 10_000) {
+      const head = await runtime.eventStore.headPosition();
+      expect(await runtime.services.progress.waitFor(head, timeoutMs), `every projection group at ${head}`).to.equal(
+        true,
+      );
     },
     async stop() {
       await runtime.stop();

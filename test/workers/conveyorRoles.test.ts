@@ -8,7 +8,7 @@ import { eventually } from '../support/eventually.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { newScope, path } from '../support/dids.ts';
 import { fileItem, rseWithProtocols } from '../api/replicaSupport.ts';
-import { ruleJsonOverHttp, ruleOverHttp } from '../support/rules.ts';
+import { ruleJsonOverHttp, ruleReaches, ruleOverHttp } from '../support/rules.ts';
 import { transferStatus } from '../../projections/request/transferStatus.ts';
 import { createTransferTools } from '../../infra/transfer/transferTools.ts';
 import type { RecordedEvent } from '../../infra/eventstore/eventStore.ts';
@@ -66,7 +66,7 @@ describe('Roles: the conveyor at work with the mock tool (rules 17, 18 and 22)',
   it('brings a rule’s copies: requests QUEUED → SUBMITTED → DONE, the rule OK, with nobody acting (rules 17 and 22)', async () => {
     const { scope, dataset, a, b } = await linkedWorld(server, ['f1', 'f2']);
     const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse });
-    await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 20_000, 'the rule OK');
+    await ruleReaches(server, ruleId, 'OK', 20_000);
     expect(await ruleJsonOverHttp(server, ruleId)).to.include({ locks_ok_cnt: 2, locks_replicating_cnt: 0 });
     const done = expectStatus(
       await server.root('GET', `/requests/history/${scope}/f1/${b.rse}`),
@@ -98,7 +98,7 @@ describe('Roles: the conveyor at work with the mock tool (rules 17, 18 and 22)',
   it('retries a failing transfer three times, chained by previous_attempt_id, then makes the lock and the rule STUCK with the error (rules 18 and 22)', async () => {
     const { scope, dataset, a, b } = await linkedWorld(server, ['f1'], { mock_outcome: 'failed' });
     const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: dataset }], copies: 1, rse_expression: b.rse });
-    await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'STUCK', 30_000, 'the rule STUCK');
+    await ruleReaches(server, ruleId, 'STUCK', 30_000);
     const rule = await ruleJsonOverHttp(server, ruleId);
     expect(rule).to.include({ locks_stuck_cnt: 1, error: 'TRANSFER_FAILED:Mock transfer failed as asked' });
     const attempts = await history(server, a.rse, b.rse, 'F');
@@ -131,7 +131,7 @@ describe('Roles: the conveyor at work with the mock tool (rules 17, 18 and 22)',
     const c = await rseWithProtocols(server);
     // No distance from B or A to C: no path.
     const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: dataset }], copies: 1, rse_expression: c.rse });
-    await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'STUCK', 20_000, 'the rule STUCK');
+    await ruleReaches(server, ruleId, 'STUCK', 20_000);
     expect((await ruleJsonOverHttp(server, ruleId)).error).to.equal('NO_SOURCES:NO_SOURCES');
     const archived = expectStatus(
       await server.root('GET', `/requests/history/${scope}/f1/${c.rse}`),
@@ -178,7 +178,7 @@ describe('Roles: the conveyor at work with the mock tool (rules 17, 18 and 22)',
         copies: 1,
         rse_expression: b.rse,
       });
-      await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 20_000, 'the rule OK');
+      await ruleReaches(server, ruleId, 'OK', 20_000);
       const done = expectStatus(
         await server.root('GET', `/requests/history/${scope}/hello.txt/${b.rse}`),
         200,

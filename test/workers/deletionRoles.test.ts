@@ -9,7 +9,7 @@ import { rseWithProtocols } from '../api/replicaSupport.ts';
 import { newScope, path } from '../support/dids.ts';
 import { eventually } from '../support/eventually.ts';
 import { roleCycles } from '../support/roleCycles.ts';
-import { ruleJsonOverHttp, ruleOverHttp } from '../support/rules.ts';
+import { ruleJsonOverHttp, ruleReaches, ruleOverHttp } from '../support/rules.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import { ManualClock } from '../support/clock.ts';
@@ -142,7 +142,7 @@ describe('Roles: deletion and recovery on posix RSEs (rules 7, 21 and 25)', func
     const replica = await stored(a.rse, 'f1');
     await obsolete(a.rse, ['f1']);
     const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: a.rse });
-    await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 20_000, 'the rule OK');
+    await ruleReaches(server, ruleId, 'OK', 20_000);
     // Two whole reaper cycles that saw the lock (one begun earlier has ended before them).
     await roleCycles(server, reaperRole.name, 2);
     expect(readFileSync(replica.path, 'utf8')).to.equal(replica.content);
@@ -176,7 +176,7 @@ describe('Roles: deletion and recovery on posix RSEs (rules 7, 21 and 25)', func
     const good = await stored(a.rse, 'f1');
     await stored(b.rse, 'f1', good.content);
     const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: a.rse });
-    await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 20_000, 'the rule OK');
+    await ruleReaches(server, ruleId, 'OK', 20_000);
     writeFileSync(good.path, 'corrupted bytes\n');
     expectStatus(
       await server.root('POST', '/replicas/bad/dids', {
@@ -209,7 +209,7 @@ describe('Roles: deletion and recovery on posix RSEs (rules 7, 21 and 25)', func
     const replica = await stored(a.rse, 'f1');
     await dataset('ds', ['f1']);
     const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: a.rse });
-    await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 20_000, 'the rule OK');
+    await ruleReaches(server, ruleId, 'OK', 20_000);
     expectStatus(
       await server.root('POST', '/replicas/bad/dids', {
         body: { dids: [{ scope, name: 'f1' }], rse: a.rse, reason: 'lost disk' },
@@ -247,10 +247,15 @@ describe('Roles: deletion and recovery on posix RSEs (rules 7, 21 and 25)', func
     const replica = await stored(a.rse, 'f1');
     await dataset('ds', ['f1']);
     const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'ds' }], copies: 1, rse_expression: a.rse });
-    await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 20_000, 'the rule OK');
+    await ruleReaches(server, ruleId, 'OK', 20_000);
     expectStatus(await server.root('POST', path(scope, 'ds', '/meta/lifetime'), { body: { value: -1 } }), 201);
     await eventually(async () => (await didStatus('ds')) === 404, 20_000, 'the expired dataset deleted');
-    expect((await server.root('GET', `/rules/${ruleId}`)).status).to.equal(404);
+    // Rules are another projection group's read model than DIDs: the rule's deletion may show a moment later.
+    await eventually(
+      async () => (await server.root('GET', `/rules/${ruleId}`)).status === 404,
+      10_000,
+      'its rule gone',
+    );
     await eventually(() => !existsSync(replica.path), 20_000, 'its purged replica deleted from disk');
     await eventually(async () => (await didStatus('f1')) === 404, 10_000, 'the file gone with its last replica');
   });

@@ -7,7 +7,7 @@ import { newScope } from '../support/dids.ts';
 import { eventually } from '../support/eventually.ts';
 import { FakeFts3Server } from '../infra/fakeFts3Server.ts';
 import { linkRses, pathOnRse, placeFile, posixRse } from '../support/posixRses.ts';
-import { ruleJsonOverHttp, ruleOverHttp } from '../support/rules.ts';
+import { ruleJsonOverHttp, ruleReaches, ruleOverHttp } from '../support/rules.ts';
 import { ruleAcrossProtocolGap } from '../support/protocolGap.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -22,8 +22,15 @@ import { makeTempDir } from '../support/tempDir.ts';
 
 type RequestJson = Readonly<Record<string, unknown>>;
 
-const archived = async (server: TestServer, scope: string, name: string, rse: string): Promise<RequestJson> =>
-  expectStatus(await server.root('GET', `/requests/history/${scope}/${name}/${rse}`), 200).json<RequestJson>();
+/**
+ * The archived request of a copy, once the request history shows it: the tests wait for the rule
+ * (the rules group's read model), and requests are the transfers group's, which may show a moment later.
+ */
+const archived = async (server: TestServer, scope: string, name: string, rse: string): Promise<RequestJson> => {
+  const path = `/requests/history/${scope}/${name}/${rse}`;
+  await eventually(async () => (await server.root('GET', path)).status !== 404, 10_000, `${path} projected`);
+  return expectStatus(await server.root('GET', path), 200).json<RequestJson>();
+};
 
 const historyBetween = async (server: TestServer, source: string, dest: string, states: string) =>
   expectStatus(
@@ -70,7 +77,7 @@ describe('Roles: multihop transfers (Rucio’s transfer paths)', function () {
       copies: 1,
       rse_expression: dest.rse,
     });
-    await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 30_000, 'the rule OK');
+    await ruleReaches(server, ruleId, 'OK', 30_000);
     expect(readFileSync(await pathOnRse(server, dest.rse, scope, 'hello.txt'), 'utf8')).to.equal('hello, multihop\n');
 
     const own = await archived(server, scope, 'hello.txt', dest.rse);
@@ -114,7 +121,7 @@ describe('Roles: multihop transfers (Rucio’s transfer paths)', function () {
 
   it('crosses a protocol gap through an RSE that speaks both (mock)', async () => {
     const { scope, source, hop, dest, ruleId } = await ruleAcrossProtocolGap(server, { directLink: true });
-    await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 30_000, 'the rule OK');
+    await ruleReaches(server, ruleId, 'OK', 30_000);
     const own = await archived(server, scope, 'f1', dest.rse);
     expect(own).to.include({ state: 'DONE', transfertool: 'mock', source_rse: hop.rse });
     expect(own.dest_url).to.match(/^davs:\/\/dst\.example\.org/);
@@ -128,7 +135,7 @@ describe('Roles: multihop transfers (Rucio’s transfer paths)', function () {
     const { scope, source, hop, dest, ruleId } = await ruleAcrossProtocolGap(server, {
       hop: { mock_outcome: 'failed' },
     });
-    await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'STUCK', 60_000, 'the rule STUCK');
+    await ruleReaches(server, ruleId, 'STUCK', 60_000);
     expect((await ruleJsonOverHttp(server, ruleId)).error).to.equal('TRANSFER_FAILED:Unused hop in multi-hop');
     // Four attempts of the request itself, each failed with its path; each path's hop tried once.
     const analysis = expectStatus(await server.root('GET', `/rules/${ruleId}/analysis`), 200).json<{
@@ -162,7 +169,7 @@ describe('Roles: multihop transfers (Rucio’s transfer paths)', function () {
         hop: tool,
         dest: tool,
       });
-      await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 30_000, 'the rule OK');
+      await ruleReaches(server, ruleId, 'OK', 30_000);
       const own = await archived(server, scope, 'f1', dest.rse);
       const first = await archived(server, scope, 'f1', hop.rse);
       expect([first.state, own.state]).to.deep.equal(['DONE', 'DONE']);

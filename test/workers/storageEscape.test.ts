@@ -15,7 +15,7 @@ import { as } from '../support/commandSpec.ts';
 import { newScope } from '../support/dids.ts';
 import { eventually } from '../support/eventually.ts';
 import { hashedPath, plantFile, plantQuarantine, plantScope } from '../support/planted.ts';
-import { aRuleRequest, ruleJsonOverHttp, ruleOverHttp } from '../support/rules.ts';
+import { aRuleRequest, ruleJsonOverHttp, ruleReaches, ruleOverHttp } from '../support/rules.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 
@@ -114,8 +114,7 @@ describe('Attacks: the daemons never touch a file outside an RSE (issue 33)', fu
     if (position !== undefined) await server.runtime.services.progress.waitFor(position, 20_000);
     return ruleIds[0]!;
   };
-  const stuck = async (ruleId: string) =>
-    eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'STUCK', 60_000, 'the rule STUCK');
+  const stuck = async (ruleId: string) => ruleReaches(server, ruleId, 'STUCK', 60_000);
   /** A file written on A's storage and registered there through the API. */
   const storedOnA = async (scope: string, name: string) => {
     const file = join(a.prefix, hashedPath(scope, name));

@@ -3,9 +3,8 @@ import { readFileSync } from 'node:fs';
 import { protocol, rseWithProtocols } from '../api/replicaSupport.ts';
 import { FakeFts3Server } from '../infra/fakeFts3Server.ts';
 import { newScope, path } from '../support/dids.ts';
-import { eventually } from '../support/eventually.ts';
 import { linkRses, pathOnRse, placeFile, posixRse, setRseAttributes } from '../support/posixRses.ts';
-import { ruleJsonOverHttp, ruleOverHttp } from '../support/rules.ts';
+import { ruleReaches, ruleOverHttp } from '../support/rules.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 
@@ -72,7 +71,7 @@ describe('Roles: recalls from tape (STAGEIN, the conveyor-stager, bring_online)'
       copies: 1,
       rse_expression: disk.rse,
     });
-    await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 30_000, 'the rule OK');
+    await ruleReaches(server, ruleId, 'OK', 30_000);
     for (const [name, content] of Object.entries(files)) {
       expect(readFileSync(await pathOnRse(server, disk.rse, scope, name), 'utf8')).to.equal(content);
       const request = await archived(server, scope, name, disk.rse);
@@ -105,7 +104,7 @@ describe('Roles: recalls from tape (STAGEIN, the conveyor-stager, bring_online)'
       rse_expression: buffer.rse,
       lifetime: 3600,
     });
-    await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 30_000, 'the rule OK');
+    await ruleReaches(server, ruleId, 'OK', 30_000);
     for (const name of Object.keys(files)) {
       const request = await archived(server, scope, name, buffer.rse);
       expect(request).to.include({
@@ -139,7 +138,7 @@ describe('Roles: recalls from tape (STAGEIN, the conveyor-stager, bring_online)'
         201,
       );
       const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: disk.rse });
-      await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 30_000, 'the rule OK');
+      await ruleReaches(server, ruleId, 'OK', 30_000);
       const [submission] = fts.requestsTo('POST', '/jobs');
       const body = submission!.body as { files: Record<string, unknown>[]; params: Record<string, unknown> };
       expect(body.params).to.include({ bring_online: 43_200 });
@@ -168,7 +167,7 @@ describe('Roles: recalls from tape (STAGEIN, the conveyor-stager, bring_online)'
         201,
       );
       const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: tape.rse });
-      await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 30_000, 'the rule OK');
+      await ruleReaches(server, ruleId, 'OK', 30_000);
       const body = fts.requestsTo('POST', '/jobs')[0]!.body as { params: Record<string, unknown> };
       expect(body.params).to.include({ archive_timeout: 86_400, dst_file_report: true, overwrite: false });
     } finally {

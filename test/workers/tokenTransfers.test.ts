@@ -6,10 +6,9 @@ import { protocol, rseWithProtocols } from '../api/replicaSupport.ts';
 import { FakeFts3Server } from '../infra/fakeFts3Server.ts';
 import { ManualClock } from '../support/clock.ts';
 import { newScope } from '../support/dids.ts';
-import { eventually } from '../support/eventually.ts';
 import { startTestOidcProvider, type TestOidcProvider } from '../support/oidcProvider.ts';
 import { linkRses, setRseAttributes } from '../support/posixRses.ts';
-import { ruleJsonOverHttp, ruleOverHttp } from '../support/rules.ts';
+import { ruleReaches, ruleOverHttp } from '../support/rules.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 
@@ -86,7 +85,7 @@ describe('Roles: token transfers (oidc_support, the trusted provider, FTS)', fun
       201,
     );
     const ruleId = await ruleOverHttp(server, { dids: [{ scope, name }], copies: 1, rse_expression: dest });
-    await eventually(async () => (await ruleJsonOverHttp(server, ruleId)).state === 'OK', 30_000, 'the rule OK');
+    await ruleReaches(server, ruleId, 'OK', 30_000);
     const files = fts
       .requestsTo('POST', '/jobs')
       .flatMap((request) => (request.body as { files: FtsFile[] }).files)
