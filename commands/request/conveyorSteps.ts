@@ -1,6 +1,7 @@
 import type { PrepareRequest, RecordSourcesUnavailable } from '../../domain/request/preparer.ts';
 import type { RecordTransferReport } from '../../domain/request/poller.ts';
-import { requestIdsOf, type ActiveRequest, type RequestBatch } from '../../domain/request/request.ts';
+import { requestIdsOf } from '../../domain/request/request.ts';
+import type { ActiveRequest, RequestBatch } from '../../domain/request/requestBatch.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
 import type {
   RecordTransferLimitStats,

@@ -3,7 +3,7 @@ import { didKey, didStreamName } from '../../domain/did/did.ts';
 import type { FileReplicas } from '../../domain/replica/replica.ts';
 import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import type { FinisherOutput } from '../../domain/request/finisher.ts';
-import { requestIn, type ActiveRequest, type RequestBatch } from '../../domain/request/request.ts';
+import { requestIn, type ActiveRequest, type RequestBatch } from '../../domain/request/requestBatch.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
 import { retryRecord } from '../../domain/request/retries.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';

@@ -1,7 +1,8 @@
 import { didStreamName } from '../../domain/did/did.ts';
 import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import { tombstoneFromDelay } from '../../domain/replica/replicaRegistration.ts';
-import { requestIdsOf, type ActiveRequest } from '../../domain/request/request.ts';
+import { requestIdsOf } from '../../domain/request/request.ts';
+import type { ActiveRequest } from '../../domain/request/requestBatch.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
 import type { RecordSourcesUnavailable, SubmitTransfer } from '../../domain/request/submitter.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';

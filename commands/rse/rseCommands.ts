@@ -1,161 +1,96 @@
 import { newId } from '../newId.ts';
 import { requirePermission, type Caller } from '../../domain/permission/policy.ts';
 import { RSE_PERMISSIONS } from '../../domain/permission/rsePolicy.ts';
-import type { RseProtocol } from '../../domain/rse/protocol.ts';
-import type { ProtocolChanges } from '../../domain/rse/protocolInput.ts';
-import { rseStreamName, type Rse, type RseAttributeValue, type RseProperties } from '../../domain/rse/rse.ts';
+import { rseStreamName, type Rse, type RseEvent } from '../../domain/rse/rse.ts';
 import { rseDecider, rseNotFound, type RseCommand } from '../../domain/rse/rseDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
-import { handleCommand, loadAggregate, type CommandContext } from '../handleCommand.ts';
+import { handleCommand, loadAggregate, type CommandContext, type CommandOutcome } from '../handleCommand.ts';
 
 export const loadRse = (context: CommandContext, rse: string): Promise<Rse> =>
   loadAggregate(context, rseDecider, rseStreamName(rse));
 
-type Permission = Readonly<{ allowed: (caller: Caller) => boolean; what: string }>;
+/** The commands a caller gives one at a time; import decides the others on its own terms. */
+type CallerCommandType = Exclude<RseCommand['type'], 'ImportRse' | 'SetRseDistance'>;
+type DataOf<Type extends CallerCommandType> = Extract<RseCommand, { type: Type }>['data'];
+/**
+ * The command of a type, written as a mapped type indexed by its key: TypeScript then sees that a
+ * command built from a `Type` and a `DataOf<Type>` is the row of that type in `DECIDE_ON_RSE`.
+ */
+type CommandOf<Type extends CallerCommandType> = {
+  [T in Type]: Readonly<{ type: T; data: DataOf<T>; metadata: CommandMetadata }>;
+}[Type];
 
-/** Checks the caller's right, then decides on the RSE's stream. */
-const onRse = async (context: CommandContext, permission: Permission, command: RseCommand) => {
-  const caller = await loadCaller(context, command.metadata.account);
-  requirePermission(permission.allowed(caller), caller, permission.what);
-  return handleCommand(context, rseDecider, rseStreamName(command.data.rse), command);
+type RseOutcome = CommandOutcome<Rse, RseEvent>;
+type DecideOnRse<C> = (context: CommandContext, command: C) => Promise<RseOutcome>;
+
+/** Checks the caller's right (Rucio's wording of the action names the RSE), then decides on the RSE's stream. */
+const guardedBy =
+  (allowed: (caller: Caller) => boolean, what: (rse: string) => string): DecideOnRse<RseCommand> =>
+  async (context, command) => {
+    const caller = await loadCaller(context, command.metadata.account);
+    requirePermission(allowed(caller), caller, what(command.data.rse));
+    return handleCommand(context, rseDecider, rseStreamName(command.data.rse), command);
+  };
+
+/** Who may give each command: one row per command type, which the compiler checks against that type. */
+const DECIDE_ON_RSE: { [Type in CallerCommandType]: DecideOnRse<CommandOf<Type>> } = {
+  CreateRse: guardedBy(RSE_PERMISSIONS.addRse, () => 'add RSE'),
+  UpdateRse: guardedBy(RSE_PERMISSIONS.updateRse, () => 'update RSE'),
+  DeleteRse: guardedBy(RSE_PERMISSIONS.deleteRse, () => 'delete RSE'),
+  SetRseAttribute: guardedBy(RSE_PERMISSIONS.addAttribute, () => 'add RSE attributes'),
+  RemoveRseAttribute: guardedBy(RSE_PERMISSIONS.deleteAttribute, () => 'delete RSE attributes'),
+  AddRseProtocol: guardedBy(RSE_PERMISSIONS.addProtocol, (rse) => `add protocols to RSE ${rse}`),
+  UpdateRseProtocols: guardedBy(RSE_PERMISSIONS.updateProtocol, (rse) => `update protocols from RSE ${rse}`),
+  RemoveRseProtocols: guardedBy(RSE_PERMISSIONS.deleteProtocol, (rse) => `delete protocols from RSE ${rse}`),
+  SetRseUsage: guardedBy(RSE_PERMISSIONS.setUsage, (rse) => `update RSE usage information for RSE ${rse}`),
+  SetRseLimit: guardedBy(RSE_PERMISSIONS.setLimits, (rse) => `update RSE limits for RSE ${rse}`),
+  RemoveRseLimit: guardedBy(RSE_PERMISSIONS.deleteLimits, (rse) => `update RSE limits for RSE ${rse}`),
+  AddRseQosPolicy: guardedBy(RSE_PERMISSIONS.addQosPolicy, (rse) => `add QoS policies to RSE ${rse}`),
+  RemoveRseQosPolicy: guardedBy(RSE_PERMISSIONS.deleteQosPolicy, (rse) => `delete QoS policies from RSE ${rse}`),
+  AddRseDistance: guardedBy(RSE_PERMISSIONS.addDistance, () => 'add RSE distances'),
+  UpdateRseDistance: guardedBy(RSE_PERMISSIONS.updateDistance, () => 'update RSE distances'),
+  RemoveRseDistance: guardedBy(RSE_PERMISSIONS.deleteDistance, () => 'delete RSE distances'),
 };
+
+const decideOnRse = <Type extends CallerCommandType>(
+  context: CommandContext,
+  type: Type,
+  data: DataOf<Type>,
+  metadata: CommandMetadata,
+): Promise<RseOutcome> => DECIDE_ON_RSE[type](context, { type, data, metadata });
+
+/** The command as the caller gives it: its data as the decider takes it. */
+const rseCommand =
+  <Type extends CallerCommandType>(type: Type) =>
+  (context: CommandContext, data: DataOf<Type>, metadata: CommandMetadata) =>
+    decideOnRse(context, type, data, metadata);
 
 export const createRse = (
   context: CommandContext,
-  data: { rse: string; properties: RseProperties },
+  data: Omit<DataOf<'CreateRse'>, 'rseId'>,
   metadata: CommandMetadata,
-) =>
-  onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.addRse, what: 'add RSE' },
-    { type: 'CreateRse', data: { ...data, rseId: newId() }, metadata },
-  );
+) => decideOnRse(context, 'CreateRse', { ...data, rseId: newId() }, metadata);
 
-export const updateRse = (
-  context: CommandContext,
-  data: { rse: string; changes: Partial<RseProperties> },
-  metadata: CommandMetadata,
-) => onRse(context, { allowed: RSE_PERMISSIONS.updateRse, what: 'update RSE' }, { type: 'UpdateRse', data, metadata });
+export const updateRse = rseCommand('UpdateRse');
 
 /** An RSE holding replicas cannot be deleted; the replica catalogue knows how many bytes it holds. */
 export const deleteRse = async (context: CommandContext, data: { rse: string }, metadata: CommandMetadata) => {
   const state = await loadRse(context, data.rse);
   const catalogueBytes = state.status === 'Absent' ? 0 : await context.replicaCatalogue.catalogueBytes(state.id);
-  return onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.deleteRse, what: 'delete RSE' },
-    { type: 'DeleteRse', data: { ...data, catalogueBytes }, metadata },
-  );
+  return decideOnRse(context, 'DeleteRse', { ...data, catalogueBytes }, metadata);
 };
 
-export const setRseAttribute = (
-  context: CommandContext,
-  data: { rse: string; key: string; value: RseAttributeValue },
-  metadata: CommandMetadata,
-) =>
-  onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.addAttribute, what: 'add RSE attributes' },
-    { type: 'SetRseAttribute', data, metadata },
-  );
-
-export const removeRseAttribute = (
-  context: CommandContext,
-  data: { rse: string; key: string },
-  metadata: CommandMetadata,
-) =>
-  onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.deleteAttribute, what: 'delete RSE attributes' },
-    { type: 'RemoveRseAttribute', data, metadata },
-  );
-
-export const addRseProtocol = (
-  context: CommandContext,
-  data: { rse: string; protocol: RseProtocol },
-  metadata: CommandMetadata,
-) =>
-  onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.addProtocol, what: `add protocols to RSE ${data.rse}` },
-    { type: 'AddRseProtocol', data, metadata },
-  );
-
-type ProtocolSelector = { rse: string; scheme: string; hostname?: string; port?: number };
-
-export const updateRseProtocols = (
-  context: CommandContext,
-  data: ProtocolSelector & { changes: ProtocolChanges },
-  metadata: CommandMetadata,
-) =>
-  onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.updateProtocol, what: `update protocols from RSE ${data.rse}` },
-    { type: 'UpdateRseProtocols', data, metadata },
-  );
-
-export const removeRseProtocols = (context: CommandContext, data: ProtocolSelector, metadata: CommandMetadata) =>
-  onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.deleteProtocol, what: `delete protocols from RSE ${data.rse}` },
-    { type: 'RemoveRseProtocols', data, metadata },
-  );
-
-export const setRseUsage = (
-  context: CommandContext,
-  data: { rse: string; source: string; used: number | null; free: number | null; files: number | null },
-  metadata: CommandMetadata,
-) =>
-  onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.setUsage, what: `update RSE usage information for RSE ${data.rse}` },
-    { type: 'SetRseUsage', data, metadata },
-  );
-
-export const setRseLimit = (
-  context: CommandContext,
-  data: { rse: string; name: string; value: number },
-  metadata: CommandMetadata,
-) =>
-  onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.setLimits, what: `update RSE limits for RSE ${data.rse}` },
-    { type: 'SetRseLimit', data, metadata },
-  );
-
-export const removeRseLimit = (
-  context: CommandContext,
-  data: { rse: string; name: string },
-  metadata: CommandMetadata,
-) =>
-  onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.deleteLimits, what: `update RSE limits for RSE ${data.rse}` },
-    { type: 'RemoveRseLimit', data, metadata },
-  );
-
-export const addRseQosPolicy = (
-  context: CommandContext,
-  data: { rse: string; policy: string },
-  metadata: CommandMetadata,
-) =>
-  onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.addQosPolicy, what: `add QoS policies to RSE ${data.rse}` },
-    { type: 'AddRseQosPolicy', data, metadata },
-  );
-
-export const removeRseQosPolicy = (
-  context: CommandContext,
-  data: { rse: string; policy: string },
-  metadata: CommandMetadata,
-) =>
-  onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.deleteQosPolicy, what: `delete QoS policies from RSE ${data.rse}` },
-    { type: 'RemoveRseQosPolicy', data, metadata },
-  );
+export const setRseAttribute = rseCommand('SetRseAttribute');
+export const removeRseAttribute = rseCommand('RemoveRseAttribute');
+export const addRseProtocol = rseCommand('AddRseProtocol');
+export const updateRseProtocols = rseCommand('UpdateRseProtocols');
+export const removeRseProtocols = rseCommand('RemoveRseProtocols');
+export const setRseUsage = rseCommand('SetRseUsage');
+export const setRseLimit = rseCommand('SetRseLimit');
+export const removeRseLimit = rseCommand('RemoveRseLimit');
+export const addRseQosPolicy = rseCommand('AddRseQosPolicy');
+export const removeRseQosPolicy = rseCommand('RemoveRseQosPolicy');
 
 /** The destination of a distance must exist too: its id is read from its own stream. */
 const destinationOf = async (context: CommandContext, destination: string) => {
@@ -166,33 +101,22 @@ const destinationOf = async (context: CommandContext, destination: string) => {
 
 type DistanceRequest = { source: string; destination: string; distance: number | null };
 
-export const addRseDistance = async (context: CommandContext, data: DistanceRequest, metadata: CommandMetadata) => {
-  const destination = await destinationOf(context, data.destination);
-  return onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.addDistance, what: 'add RSE distances' },
-    { type: 'AddRseDistance', data: { rse: data.source, ...destination, distance: data.distance }, metadata },
-  );
-};
+/** Adding a distance and changing one take the same request. */
+const setRseDistance =
+  (type: 'AddRseDistance' | 'UpdateRseDistance') =>
+  async (context: CommandContext, data: DistanceRequest, metadata: CommandMetadata) => {
+    const destination = await destinationOf(context, data.destination);
+    return decideOnRse(context, type, { rse: data.source, ...destination, distance: data.distance }, metadata);
+  };
 
-export const updateRseDistance = async (context: CommandContext, data: DistanceRequest, metadata: CommandMetadata) => {
-  const destination = await destinationOf(context, data.destination);
-  return onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.updateDistance, what: 'update RSE distances' },
-    { type: 'UpdateRseDistance', data: { rse: data.source, ...destination, distance: data.distance }, metadata },
-  );
-};
+export const addRseDistance = setRseDistance('AddRseDistance');
+export const updateRseDistance = setRseDistance('UpdateRseDistance');
 
 export const removeRseDistance = async (
   context: CommandContext,
-  data: { source: string; destination: string },
+  data: Omit<DistanceRequest, 'distance'>,
   metadata: CommandMetadata,
 ) => {
   const destination = await destinationOf(context, data.destination);
-  return onRse(
-    context,
-    { allowed: RSE_PERMISSIONS.deleteDistance, what: 'delete RSE distances' },
-    { type: 'RemoveRseDistance', data: { rse: data.source, ...destination }, metadata },
-  );
+  return decideOnRse(context, 'RemoveRseDistance', { rse: data.source, ...destination }, metadata);
 };

@@ -356,12 +356,27 @@ export const fields = (pairs) =>
   );
 
 /**
- * A page's heading: its title and a line saying what the page is for.
- * @param {string} title
- * @param {string} lead
+ * A page's heading: its title, a line saying what the page is for, and the page's actions. A
+ * record's page names the kind of record above its title (`eyebrow`) and may describe the record
+ * under it (`summary`) instead of the muted lead.
+ * @param {Children} title
+ * @param {Children} lead
+ * @param {{ eyebrow?: Children, summary?: Children, actions?: Children, titleAttributes?: Attributes }} [options]
  */
-export const pageHead = (title, lead) =>
-  h('div', { class: 'page-head' }, h('div', null, h('h1', null, title), h('p', { class: 'muted' }, lead)));
+export const pageHead = (title, lead, options = {}) =>
+  h(
+    'div',
+    { class: 'page-head' },
+    h(
+      'div',
+      null,
+      options.eyebrow ? h('p', { class: 'eyebrow' }, options.eyebrow) : null,
+      h('h1', options.titleAttributes ?? null, title),
+      lead ? h('p', { class: 'muted' }, lead) : null,
+      options.summary ? h('p', { class: 'lead' }, options.summary) : null,
+    ),
+    options.actions ? h('div', { class: 'actions' }, options.actions) : null,
+  );
 
 /**
  * A titled section of a page.

@@ -119,32 +119,47 @@ const boost = async (rule, hooks) => {
 };
 
 /**
- * @param {any} rule
- * @param {ActionHooks} hooks
+ * Asks to approve or deny a rule waiting for approval, with a reason for a denial: the rule's
+ * update options, or null when the dialog was cancelled.
  * @param {boolean} approve
+ * @param {import('./dom.js').Children} body what the dialog says of the rule and of the decision
+ * @returns {Promise<Record<string, unknown> | null>}
  */
-const decide = async (rule, hooks, approve) => {
+export const askApproval = async (approve, body) => {
   const reason = h('input', { id: 'deny-reason', name: 'reason', maxLength: 250, autocomplete: 'off' });
   const answer = await confirmDialog({
     title: approve ? 'Approve this rule?' : 'Deny this rule?',
-    body: h(
-      'p',
-      null,
-      approve
-        ? 'The rule starts placing its copies at once, held to its owner’s quotas.'
-        : 'A denied rule is deleted; the reason stays in its history.',
-    ),
+    body,
     fields: approve
       ? null
       : h('div', { class: 'field' }, h('label', { for: 'deny-reason' }, 'Reason (optional)'), reason),
     confirm: approve ? 'Approve' : 'Deny',
     danger: !approve,
   });
-  if (!answer) return;
-  const options = approve
+  if (!answer) return null;
+  return approve
     ? { approve: true }
     : { approve: false, ...(reason.value.trim() ? { comment: reason.value.trim() } : {}) };
-  await run(hooks, () => updateRule(rule.id, options), approve ? 'Approved.' : 'Denied: the rule is deleted.');
+};
+
+/**
+ * @param {any} rule
+ * @param {ActionHooks} hooks
+ * @param {boolean} approve
+ */
+const decide = async (rule, hooks, approve) => {
+  const options = await askApproval(
+    approve,
+    h(
+      'p',
+      null,
+      approve
+        ? 'The rule starts placing its copies at once, held to its owner’s quotas.'
+        : 'A denied rule is deleted; the reason stays in its history.',
+    ),
+  );
+  if (options)
+    await run(hooks, () => updateRule(rule.id, options), approve ? 'Approved.' : 'Denied: the rule is deleted.');
 };
 
 /**

@@ -8,6 +8,7 @@ import {
   formatCount,
   h,
   link,
+  pageHead,
   progressBar,
   replace,
   rseLink,
@@ -69,13 +70,9 @@ export const render = async (view) => {
 
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h('div', null, h('p', { class: 'eyebrow' }, 'account'), h('h1', null, account.account)),
-      h(
-        'div',
-        { class: 'actions' },
+    pageHead(account.account, null, {
+      eyebrow: 'account',
+      actions: [
         link(`#/rules${query({ account: account.account })}`, 'Its rules', { class: 'button' }),
         link('#/rules/new', 'New rule', { class: 'button primary' }),
         can(view.who, 'updateAccount') && account.account !== view.who.account
@@ -88,8 +85,8 @@ export const render = async (view) => {
         can(view.who, 'readHistory')
           ? link(`#/history/account/${encodeURIComponent(account.account)}`, 'History', { class: 'button' })
           : null,
-      ),
-    ),
+      ],
+    }),
     statusBox,
     h(
       'div',

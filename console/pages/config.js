@@ -1,5 +1,5 @@
 import { call, getJson, part } from '../lib/api.js';
-import { errorBox, h, replace } from '../lib/dom.js';
+import { errorBox, h, pageHead, replace } from '../lib/dom.js';
 
 /**
  * The service's configuration (`/config`, Rucio's config table) beside what the service reads:
@@ -144,19 +144,9 @@ export const render = async (view) => {
 
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', null, 'Configuration'),
-        h(
-          'p',
-          { class: 'muted' },
-          'What the service and its daemons read, with the value in force. A value is stored as typed: numbers, true and false as such, text otherwise.',
-        ),
-      ),
+    pageHead(
+      'Configuration',
+      'What the service and its daemons read, with the value in force. A value is stored as typed: numbers, true and false as such, text otherwise.',
     ),
     message,
     h(

@@ -6,6 +6,7 @@ import {
   formatCount,
   h,
   keepFocus,
+  pageHead,
   replace,
   section,
   table,
@@ -27,19 +28,9 @@ export const render = async (view) => {
   const beatsBox = h('div');
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', null, 'Daemons'),
-        h(
-          'p',
-          { class: 'muted' },
-          'The roles that play Rucio’s daemons (judge, conveyor, reaper, …), each a queue of jobs on Redis.',
-        ),
-      ),
+    pageHead(
+      'Daemons',
+      'The roles that play Rucio’s daemons (judge, conveyor, reaper, …), each a queue of jobs on Redis.',
     ),
     summary,
     section('Roles', rolesBox),

@@ -10,6 +10,7 @@ import {
   h,
   keepFocus,
   link,
+  pageHead,
   replace,
   rseLink,
   section,
@@ -68,24 +69,14 @@ export const render = async (view) => {
 
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h(
-          'p',
-          { class: 'eyebrow' },
-          h('a', { href: `#/${query({ scope })}`, class: 'keep-case', 'aria-label': `Scope ${scope}` }, scope),
-          ' / ',
-          did.type.toLowerCase(),
-        ),
-        h('h1', { class: 'mono break' }, `${scope}:${name}`),
-      ),
-      h(
-        'div',
-        { class: 'actions' },
+    pageHead(`${scope}:${name}`, null, {
+      eyebrow: [
+        h('a', { href: `#/${query({ scope })}`, class: 'keep-case', 'aria-label': `Scope ${scope}` }, scope),
+        ' / ',
+        did.type.toLowerCase(),
+      ],
+      titleAttributes: { class: 'mono break' },
+      actions: [
         link(`#/rules/new${query({ did: `${scope}:${name}` })}`, 'Ask for a copy', { class: 'button primary' }),
         isFile ? h('a', { href: redirect, class: 'button', download: name, id: 'did-download' }, 'Download') : null,
         h(
@@ -103,8 +94,8 @@ export const render = async (view) => {
               class: 'button',
             })
           : null,
-      ),
-    ),
+      ],
+    }),
     h(
       'div',
       { class: 'grid two' },

@@ -7,6 +7,7 @@ import {
   errorBox,
   formatTime,
   h,
+  pageHead,
   parseTimeInput,
   replace,
   section,
@@ -29,16 +30,7 @@ export const render = async (view) => {
   const askBox = h('div', { id: 'exception-ask' });
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', null, 'Lifetime exceptions'),
-        h('p', { class: 'muted' }, 'DIDs kept past the lifetime policy until a date, once an admin approves.'),
-      ),
-    ),
+    pageHead('Lifetime exceptions', 'DIDs kept past the lifetime policy until a date, once an admin approves.'),
     list,
     askBox,
   );

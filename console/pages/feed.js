@@ -4,6 +4,7 @@ import {
   formatCount,
   formatTime,
   h,
+  pageHead,
   parseTimeInput,
   progressBar,
   replace,
@@ -134,19 +135,9 @@ export const render = async (view) => {
 
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', null, 'Audit'),
-        h(
-          'p',
-          { class: 'muted' },
-          'Every change is an event: who made it, when, from which request. Filter the feed, open any subject’s history, check that nothing was altered.',
-        ),
-      ),
+    pageHead(
+      'Audit',
+      'Every change is an event: who made it, when, from which request. Filter the feed, open any subject’s history, check that nothing was altered.',
     ),
     h(
       'div',

@@ -7,6 +7,7 @@ import {
   formatTime,
   h,
   link,
+  pageHead,
   parseTimeInput,
   replace,
   section,
@@ -76,23 +77,13 @@ export const render = async (view) => {
 
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('p', { class: 'eyebrow' }, `history of ${kind === 'did' ? 'a data identifier' : `a ${kind}`}`),
-        h('h1', { class: 'mono break' }, subject.label),
-      ),
-      h(
-        'div',
-        { class: 'actions' },
-        link(subject.page, kind === 'subscription' ? 'Audit feed' : `The ${kind === 'did' ? 'DID' : kind} now`, {
-          class: 'button',
-        }),
-      ),
-    ),
+    pageHead(subject.label, null, {
+      eyebrow: `history of ${kind === 'did' ? 'a data identifier' : `a ${kind}`}`,
+      titleAttributes: { class: 'mono break' },
+      actions: link(subject.page, kind === 'subscription' ? 'Audit feed' : `The ${kind === 'did' ? 'DID' : kind} now`, {
+        class: 'button',
+      }),
+    }),
     subject.state ? asOfBox : null,
     section(
       'Events',

@@ -7,6 +7,7 @@ import {
   formatTime,
   h,
   keepFocus,
+  pageHead,
   progressBar,
   replace,
   section,
@@ -37,19 +38,9 @@ export const render = async (view) => {
   const message = h('div', { 'aria-live': 'polite' });
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', null, 'Projections'),
-        h(
-          'p',
-          { class: 'muted' },
-          'The read models answering every GET, each built from the event log. A rebuild replays the whole log into a new generation beside the serving one, then switches reads over.',
-        ),
-      ),
+    pageHead(
+      'Projections',
+      'The read models answering every GET, each built from the event log. A rebuild replays the whole log into a new generation beside the serving one, then switches reads over.',
     ),
     summary,
     message,

@@ -1,5 +1,5 @@
 import { allLines, call, getJson, query } from '../lib/api.js';
-import { accountLink, badge, didLink, h, replace, rseLink, section, table, timeElement } from '../lib/dom.js';
+import { accountLink, badge, didLink, h, pageHead, replace, rseLink, section, table, timeElement } from '../lib/dom.js';
 import { actionForm, field, resultBox, textInput } from '../lib/forms.js';
 import { can } from '../lib/session.js';
 
@@ -34,15 +34,9 @@ export const render = async (view) => {
   const rseInput = textInput('bad-rse', { value: rse, placeholder: 'any RSE' });
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', null, 'Bad and suspicious replicas'),
-        h('p', { class: 'muted' }, 'Copies that failed to read or were found broken, and what became of them.'),
-      ),
+    pageHead(
+      'Bad and suspicious replicas',
+      'Copies that failed to read or were found broken, and what became of them.',
     ),
     h(
       'form',

@@ -7,6 +7,7 @@ import {
   formatCount,
   h,
   link,
+  pageHead,
   progressBar,
   replace,
   section,
@@ -41,23 +42,12 @@ export const render = async (view) => {
   };
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('p', { class: 'eyebrow' }, h('a', { href: '#/rses' }, 'storage elements'), ' / ', 'storage element'),
-        h('h1', null, rse.rse),
-      ),
-      can(view.who, 'readHistory')
-        ? h(
-            'div',
-            { class: 'actions' },
-            link(`#/history/rse/${encodeURIComponent(rse.rse)}`, 'History', { class: 'button' }),
-          )
+    pageHead(rse.rse, null, {
+      eyebrow: [h('a', { href: '#/rses' }, 'storage elements'), ' / ', 'storage element'],
+      actions: can(view.who, 'readHistory')
+        ? link(`#/history/rse/${encodeURIComponent(rse.rse)}`, 'History', { class: 'button' })
         : null,
-    ),
+    }),
     h(
       'div',
       { class: 'grid two' },

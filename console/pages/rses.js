@@ -1,5 +1,5 @@
 import { allLines, call, part } from '../lib/api.js';
-import { badge, h, replace, rseLink, section, table } from '../lib/dom.js';
+import { badge, h, pageHead, replace, rseLink, section, table } from '../lib/dom.js';
 import { actionForm, field, resultBox, textInput } from '../lib/forms.js';
 import { can } from '../lib/session.js';
 
@@ -15,19 +15,9 @@ export const render = async (view) => {
   const filter = textInput('rse-filter', { type: 'search', placeholder: 'part of a name' });
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', null, 'Storage elements'),
-        h(
-          'p',
-          { class: 'muted' },
-          'Every RSE: its type, where it is, and whether it can be read, written and deleted from.',
-        ),
-      ),
+    pageHead(
+      'Storage elements',
+      'Every RSE: its type, where it is, and whether it can be read, written and deleted from.',
     ),
     h('div', { class: 'card search-form' }, field('Show RSEs whose name contains', filter, { grow: true })),
     list,

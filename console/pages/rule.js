@@ -10,6 +10,7 @@ import {
   keepFocus,
   link,
   notice,
+  pageHead,
   replace,
   rseLink,
   ruleLink,
@@ -36,7 +37,8 @@ const REQUESTS_SHOWN = 20;
 export const render = async (view) => {
   const [ruleId = ''] = view.params;
   const also = (view.query.get('also') ?? '').split(',').filter(Boolean);
-  const head = h('div', { class: 'page-head' });
+  /** The heading until the rule is read, then the rule's. */
+  let head = h('div', { class: 'page-head' });
   const actionsBox = h('div', { id: 'rule-actions' });
   const outcome = h('div', { id: 'rule-outcome', 'aria-live': 'polite' });
   const overview = h('div', { class: 'grid two' });
@@ -67,36 +69,29 @@ export const render = async (view) => {
   const refresh = async () => {
     const rule = await getJson(`/rules/${part(ruleId)}`);
     const locks = await allLines(`/rules/${part(ruleId)}/locks`, 20_000);
-    replace(
-      head,
-      h(
-        'div',
-        null,
-        h('p', { class: 'eyebrow' }, 'replication rule'),
-        h(
-          'h1',
-          { class: 'rule-title' },
-          h('span', { class: 'mono' }, rule.id),
-          ' ',
-          h('span', { id: 'rule-state', class: 'state-big' }, badge(rule.state)),
-        ),
-        h(
-          'p',
-          { class: 'lead' },
+    const freshHead = pageHead(
+      [
+        h('span', { class: 'mono' }, rule.id),
+        ' ',
+        h('span', { id: 'rule-state', class: 'state-big' }, badge(rule.state)),
+      ],
+      null,
+      {
+        eyebrow: 'replication rule',
+        titleAttributes: { class: 'rule-title' },
+        summary: [
           `${rule.copies} ${rule.copies === 1 ? 'copy' : 'copies'} of `,
           didLink(rule.scope, rule.name),
           ' on ',
           h('code', null, rule.rse_expression),
-        ),
-      ),
-      can(view.who, 'readHistory')
-        ? h(
-            'div',
-            { class: 'actions' },
-            link(`#/history/rule/${encodeURIComponent(rule.id)}`, 'History and past states', { class: 'button' }),
-          )
-        : null,
+        ],
+        actions: can(view.who, 'readHistory')
+          ? link(`#/history/rule/${encodeURIComponent(rule.id)}`, 'History and past states', { class: 'button' })
+          : null,
+      },
     );
+    head.replaceWith(freshHead);
+    head = freshHead;
     await keepFocus(actionsBox, () =>
       replace(
         actionsBox,

@@ -6,6 +6,7 @@ import {
   errorBox,
   formatBytes,
   h,
+  pageHead,
   progressBar,
   replace,
   rseLink,
@@ -288,19 +289,9 @@ export const render = async (view) => {
 
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', null, 'Ask for a copy'),
-        h(
-          'p',
-          { class: 'muted' },
-          'A replication rule keeps copies of data on the storage elements you choose; the service copies what is missing and keeps it while the rule lives.',
-        ),
-      ),
+    pageHead(
+      'Ask for a copy',
+      'A replication rule keeps copies of data on the storage elements you choose; the service copies what is missing and keeps it while the rule lives.',
     ),
     h(
       'form',

@@ -7,13 +7,14 @@ import {
   formatBytes,
   h,
   notice,
+  pageHead,
   replace,
   ruleLink,
   section,
   table,
   timeElement,
-  confirmDialog,
 } from '../lib/dom.js';
+import { askApproval } from '../lib/ruleActions.js';
 import { ACTIVITIES, lockBar, RULE_STATES } from '../lib/rules.js';
 import { can } from '../lib/session.js';
 
@@ -80,28 +81,14 @@ export const render = async (view) => {
 
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', null, 'Rules'),
-        h(
-          'p',
-          { class: 'muted' },
-          'Every replication rule, newest first. Filter by state, owner, activity or RSE expression.',
-        ),
-      ),
-      h(
-        'div',
-        { class: 'actions' },
+    pageHead('Rules', 'Every replication rule, newest first. Filter by state, owner, activity or RSE expression.', {
+      actions: [
         h('a', { href: '#/rules?state=STUCK', class: 'button' }, 'Stuck'),
         h('a', { href: '#/rules?state=WAITING_APPROVAL', class: 'button' }, 'Waiting for approval'),
         h('a', { href: `#/rules${query({ account: view.who.account })}`, class: 'button' }, 'Mine'),
         h('a', { href: '#/rules/new', class: 'button primary' }, 'New rule'),
-      ),
-    ),
+      ],
+    }),
     h(
       'form',
       { class: 'card search-form', role: 'search', 'aria-label': 'Filter the rules', onsubmit: onSubmit },
@@ -119,40 +106,27 @@ export const render = async (view) => {
 
   /** @param {any} rule @param {boolean} approve */
   const decide = async (rule, approve) => {
-    const reason = h('input', { id: 'deny-reason', name: 'reason', maxLength: 250, autocomplete: 'off' });
-    const answer = await confirmDialog({
-      title: approve ? 'Approve this rule?' : 'Deny this rule?',
-      body: [
-        h(
-          'p',
-          null,
-          ruleLink(rule.id),
-          ': ',
-          `${rule.copies} of `,
-          h('code', null, `${rule.scope}:${rule.name}`),
-          ' on ',
-          h('code', null, rule.rse_expression),
-          ` for ${rule.account}.`,
-        ),
-        approve
-          ? h('p', null, 'The rule starts placing its copies at once.')
-          : h('p', null, 'A denied rule is deleted; its owner sees the reason in its history.'),
-      ],
-      fields: approve
-        ? null
-        : h('div', { class: 'field' }, h('label', { for: 'deny-reason' }, 'Reason (optional)'), reason),
-      confirm: approve ? 'Approve' : 'Deny',
-      danger: !approve,
-    });
-    if (!answer) return;
+    const options = await askApproval(approve, [
+      h(
+        'p',
+        null,
+        ruleLink(rule.id),
+        ': ',
+        `${rule.copies} of `,
+        h('code', null, `${rule.scope}:${rule.name}`),
+        ' on ',
+        h('code', null, rule.rse_expression),
+        ` for ${rule.account}.`,
+      ),
+      approve
+        ? h('p', null, 'The rule starts placing its copies at once.')
+        : h('p', null, 'A denied rule is deleted; its owner sees the reason in its history.'),
+    ]);
+    if (!options) return;
     try {
       await getJson(`/rules/${part(rule.id)}`, {
         method: 'PUT',
-        body: {
-          options: approve
-            ? { approve: true }
-            : { approve: false, ...(reason.value.trim() ? { comment: reason.value.trim() } : {}) },
-        },
+        body: { options },
       });
       replace(message, notice('good', `Rule ${rule.id} ${approve ? 'approved' : 'denied'}.`));
       await load();

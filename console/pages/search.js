@@ -7,6 +7,7 @@ import {
   formatCount,
   h,
   link,
+  pageHead,
   replace,
   rseLink,
   section,
@@ -66,21 +67,14 @@ export const render = async (view) => {
 
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', { tabIndex: -1 }, 'Find data'),
-        h(
-          'p',
-          { class: 'muted' },
-          'Search the data identifiers of a scope by name, type and metadata, or ',
-          link('#/scopes', 'browse the scopes'),
-          '.',
-        ),
-      ),
+    pageHead(
+      'Find data',
+      [
+        'Search the data identifiers of a scope by name, type and metadata, or ',
+        link('#/scopes', 'browse the scopes'),
+        '.',
+      ],
+      { titleAttributes: { tabIndex: -1 } },
     ),
     h(
       'form',

@@ -1,5 +1,16 @@
 import { allLines, part } from '../lib/api.js';
-import { accountLink, badge, fields, formatCount, h, link, replace, section, timeElement } from '../lib/dom.js';
+import {
+  accountLink,
+  badge,
+  fields,
+  formatCount,
+  h,
+  link,
+  pageHead,
+  replace,
+  section,
+  timeElement,
+} from '../lib/dom.js';
 import { rulesTable } from '../lib/rules.js';
 import { can } from '../lib/session.js';
 
@@ -29,24 +40,14 @@ export const render = async (view) => {
   ]);
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h(
-          'p',
-          { class: 'eyebrow' },
-          h('a', { href: '#/subscriptions' }, 'subscriptions'),
-          ' / ',
-          h('span', { class: 'keep-case' }, account),
-        ),
-        h('h1', { class: 'break' }, subscription.name),
-      ),
-      h(
-        'div',
-        { class: 'actions' },
+    pageHead(subscription.name, null, {
+      eyebrow: [
+        h('a', { href: '#/subscriptions' }, 'subscriptions'),
+        ' / ',
+        h('span', { class: 'keep-case' }, account),
+      ],
+      titleAttributes: { class: 'break' },
+      actions: [
         can(view.who, 'updateSubscription')
           ? link(`#/subscription/${encodeURIComponent(account)}/${encodeURIComponent(name)}/edit`, 'Edit', {
               class: 'button primary',
@@ -55,8 +56,8 @@ export const render = async (view) => {
         can(view.who, 'readHistory')
           ? link(`#/history/subscription/${encodeURIComponent(subscription.id)}`, 'History', { class: 'button' })
           : null,
-      ),
-    ),
+      ],
+    }),
     h(
       'div',
       { class: 'grid two' },

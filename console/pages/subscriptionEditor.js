@@ -1,5 +1,5 @@
 import { allLines, call, part } from '../lib/api.js';
-import { errorBox, h, replace } from '../lib/dom.js';
+import { errorBox, h, pageHead, replace } from '../lib/dom.js';
 import { field, textInput } from '../lib/forms.js';
 import { can } from '../lib/session.js';
 
@@ -139,15 +139,10 @@ export const render = async (view) => {
 
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', { class: 'break' }, editing ? `Edit ${name}` : 'New subscription'),
-        h('p', { class: 'muted' }, 'The filter chooses the DIDs; each rule is made for every one of them.'),
-      ),
+    pageHead(
+      editing ? `Edit ${name}` : 'New subscription',
+      'The filter chooses the DIDs; each rule is made for every one of them.',
+      { titleAttributes: { class: 'break' } },
     ),
     h(
       'form',

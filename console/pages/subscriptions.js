@@ -1,5 +1,5 @@
 import { allLines, query } from '../lib/api.js';
-import { accountLink, badge, h, link, replace, section, table, timeElement } from '../lib/dom.js';
+import { accountLink, badge, h, link, pageHead, replace, section, table, timeElement } from '../lib/dom.js';
 import { field, textInput } from '../lib/forms.js';
 import { can } from '../lib/session.js';
 
@@ -16,19 +16,11 @@ export const render = async (view) => {
   const list = h('div', { id: 'subscription-list' });
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', null, 'Subscriptions'),
-        h('p', { class: 'muted' }, 'Standing orders: each makes rules for every new DID that matches its filter.'),
-      ),
-      can(view.who, 'addSubscription')
-        ? h('div', { class: 'actions' }, link('#/subscriptions/new', 'New subscription', { class: 'button primary' }))
+    pageHead('Subscriptions', 'Standing orders: each makes rules for every new DID that matches its filter.', {
+      actions: can(view.who, 'addSubscription')
+        ? link('#/subscriptions/new', 'New subscription', { class: 'button primary' })
         : null,
-    ),
+    }),
     h(
       'form',
       {

@@ -1,16 +1,17 @@
 import { allLines, getJson } from '../lib/api.js';
 import {
   badge,
+  didLink,
   errorBox,
   formatBytes,
   formatCount,
   h,
+  pageHead,
   replace,
   rseLink,
   section,
   table,
   timeElement,
-  didLink,
 } from '../lib/dom.js';
 import { stackedBars } from '../lib/charts.js';
 import { tile } from './projections.js';
@@ -34,19 +35,9 @@ export const render = async (view) => {
   const metricsBox = h('div');
   replace(
     view.main,
-    h(
-      'div',
-      { class: 'page-head' },
-      h(
-        'div',
-        null,
-        h('h1', null, 'Transfers'),
-        h(
-          'p',
-          { class: 'muted' },
-          'Transfer requests the conveyor works on, the links they use, and what finished or failed in the last hour.',
-        ),
-      ),
+    pageHead(
+      'Transfers',
+      'Transfer requests the conveyor works on, the links they use, and what finished or failed in the last hour.',
     ),
     summary,
     chartBox,

@@ -1,5 +1,5 @@
 import type { DomainEvent } from '../areas.ts';
-import type { RequestBatch } from '../request/request.ts';
+import type { RequestBatch } from '../request/requestBatch.ts';
 import { didMessages } from './didMessages.ts';
 import { replicaMessages } from './replicaMessages.ts';
 import { transferMessages } from './transferMessages.ts';

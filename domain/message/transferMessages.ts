@@ -1,10 +1,5 @@
-import {
-  requestIn,
-  type ActiveRequest,
-  type RequestBatch,
-  type RequestEvent,
-  type RequestRecord,
-} from '../request/request.ts';
+import type { RequestEvent, RequestRecord } from '../request/request.ts';
+import { requestIn, type ActiveRequest, type RequestBatch } from '../request/requestBatch.ts';
 import type { MessagePayload } from './message.ts';
 import { pythonDate, pythonDurationSeconds } from './pythonText.ts';
 

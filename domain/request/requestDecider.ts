@@ -1,14 +1,8 @@
 import { unknownCommand, type Decider } from '../shared/decider.ts';
 import type { Command } from '../shared/event.ts';
 import {
-  evolveRequestBatch,
   FINISHED_REQUEST_STATES,
-  initialRequestBatch,
-  requestIn,
-  type ActiveRequest,
   type QueuedRequest,
-  type Request,
-  type RequestBatch,
   type RequestEvent,
   type RequestItem,
   type RequestState,
@@ -18,6 +12,14 @@ import {
   type TransferLost,
   type TransferSucceeded,
 } from './request.ts';
+import {
+  evolveRequestBatch,
+  initialRequestBatch,
+  requestIn,
+  type ActiveRequest,
+  type Request,
+  type RequestBatch,
+} from './requestBatch.ts';
 import { queueRequestHops, withFailedChains, type QueueRequestHops } from './requestHopDecisions.ts';
 
 /**

@@ -1,5 +1,6 @@
 import type { Command } from '../shared/event.ts';
-import { evolveRequestBatch, requestIdsOf, type RequestBatch, type RequestEvent } from './request.ts';
+import { requestIdsOf, type RequestEvent } from './request.ts';
+import { evolveRequestBatch, type RequestBatch } from './requestBatch.ts';
 import { copiesAfterFailedHops, hopRecords, type HopPlan, type PlannedPath } from './transferHops.ts';
 
 /**

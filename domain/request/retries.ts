@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { ActiveRequest, RankedSource, RequestRecord, RequestState } from './request.ts';
+import type { RankedSource, RequestRecord, RequestState } from './request.ts';
+import type { ActiveRequest } from './requestBatch.ts';
 
 /**
  * Rucio's `should_retry_request` and `requeue_and_archive` (behaviour rule 22): which finished

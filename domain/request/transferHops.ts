@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Event } from '../shared/event.ts';
-import type { ActiveRequest, RequestRecord, RequestState } from './request.ts';
+import type { RequestRecord, RequestState } from './request.ts';
+import type { ActiveRequest } from './requestBatch.ts';
 
 /**
  * Multihop transfers (Rucio's `transfer_hops`): when the cheapest path to a request's destination

@@ -1,12 +1,7 @@
 import type { DomainEvent } from '../../domain/areas.ts';
 import { messagesOf, needsRequestBatch, type Message } from '../../domain/message/message.ts';
-import {
-  evolveRequestBatch,
-  initialRequestBatch,
-  REQUEST_EVENT_TYPES,
-  type RequestBatch,
-  type RequestEvent,
-} from '../../domain/request/request.ts';
+import { REQUEST_EVENT_TYPES, type RequestEvent } from '../../domain/request/request.ts';
+import { evolveRequestBatch, initialRequestBatch, type RequestBatch } from '../../domain/request/requestBatch.ts';
 import { upcastEvent, type Upcasters } from '../../domain/shared/upcasting.ts';
 import type { EventStore, RecordedEvent } from '../../infra/eventstore/eventStore.ts';
 

@@ -11,6 +11,7 @@ import { retryIdOf } from '../../domain/request/retries.ts';
 import type { FinisherOutput } from '../../domain/request/finisher.ts';
 import { as, commandSpec, SPEC_NOW } from '../support/commandSpec.ts';
 import { created } from '../support/didEvents.ts';
+import { transferLink, transferRequest } from '../support/requestSpec.ts';
 import type { StreamedEvent } from '../support/projectionHarness.ts';
 import { aDataset, aRuleRequest, aWorld, SCOPE } from '../support/rules.ts';
 
@@ -232,48 +233,15 @@ describe('Commands: the conveyor moves requests (rules 17, 18 and 22)', () => {
       })
       .thenNothingHappened());
   it('registers a copy that arrived for a replica deleted meanwhile with a tombstone of now, so no dark data is left (a request stream written before batches: a batch of one)', () => {
-    const record = {
+    const where = { destRseId: 'b'.repeat(32), destRse: 'SITE_B' };
+    const record = transferRequest({
       id: 'dark1',
-      requestType: 'TRANSFER',
-      scope: 'user.jdoe',
-      name: 'f1',
-      destRseId: 'b'.repeat(32),
-      destRse: 'SITE_B',
+      ...where,
       ruleId: 'r1',
       account: 'root',
-      activity: 'User Subscriptions',
-      bytes: 100,
-      md5: null,
-      adler32: '0cc737eb',
-      priority: 3,
-      retryCount: null,
-      previousAttemptId: null,
-      attributes: {
-        activity: 'User Subscriptions',
-        sourceReplicaExpression: null,
-        lifetime: null,
-        dsScope: null,
-        dsName: null,
-        bytes: 100,
-        md5: null,
-        adler32: '0cc737eb',
-        priority: 3,
-        allowTapeSource: true,
-      },
       requestedAt: SPEC_NOW.toISOString(),
-    };
-    const link = {
-      requestId: 'dark1',
-      scope: 'user.jdoe',
-      name: 'f1',
-      destRseId: 'b'.repeat(32),
-      destRse: 'SITE_B',
-      sourceRseId: null,
-      sourceRse: null,
-      activity: 'User Subscriptions',
-      bytes: 100,
-      externalId: 'job-1',
-    };
+    });
+    const link = transferLink({ requestId: 'dark1', ...where, sourceRseId: null, sourceRse: null });
     return spec
       .given([
         { stream: 'did-user.jdoe:f1', ...created('f1', 'FILE') },

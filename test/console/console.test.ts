@@ -8,9 +8,7 @@ import { expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestS
 import { makeTempDir } from '../support/tempDir.ts';
 import { browserMissing, launchBrowser } from './browser.ts';
 import { ManualClock } from '../support/clock.ts';
-import { protocol, rseWithProtocols } from '../api/replicaSupport.ts';
-import { linkRses, setRseAttributes } from '../support/posixRses.ts';
-import { ruleOverHttp } from '../support/rules.ts';
+import { ruleAcrossProtocolGap } from '../support/protocolGap.ts';
 import { checkAndShoot, newUserWithScope, posixWorld } from './consolePages.ts';
 
 /**
@@ -274,26 +272,12 @@ describe('Console: the web console in a real browser', function () {
   it('shows the multihop path of a file still replicating on its rule’s page', async () => {
     // No protocol in common between source and destination; the relay speaks both, and holds its
     // copy (the mock tool's delay, on the server's clock, which stays put meanwhile).
-    const source = await rseWithProtocols(server, [{ root: protocol('root', 'src.example.org') }]);
-    const relay = await rseWithProtocols(server, [
-      { root: protocol('root', 'relay.example.org') },
-      { davs: protocol('davs', 'relay.example.org') },
-    ]);
-    await setRseAttributes(server, relay.rse, { available_for_multihop: 'true', mock_delay_ms: '3600000' });
-    const dest = await rseWithProtocols(server, [{ davs: protocol('davs', 'dst.example.org') }]);
-    await linkRses(server, source.rse, relay.rse);
-    await linkRses(server, relay.rse, dest.rse);
-    expectStatus(
-      await server.root('POST', '/replicas', {
-        body: { rse: source.rse, files: [{ scope, name: 'relayed.dat', bytes: 100, adler32: '0cc737eb' }] },
-      }),
-      201,
-    );
-    const relayed = await ruleOverHttp(server, {
-      dids: [{ scope, name: 'relayed.dat' }],
-      copies: 1,
-      rse_expression: dest.rse,
-    });
+    const {
+      source,
+      hop: relay,
+      dest,
+      ruleId: relayed,
+    } = await ruleAcrossProtocolGap(server, { scope, name: 'relayed.dat', hop: { mock_delay_ms: '3600000' } });
     await page.goto(`${server.url}/console/#/rule/${relayed}`);
     // The page follows a rule that is not OK: the path appears once the submitter has planned it.
     const shown = page.locator('.path', { hasText: `${source.rse} → ${relay.rse} → ${dest.rse}` });

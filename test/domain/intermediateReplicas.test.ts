@@ -1,15 +1,13 @@
 import { expect } from 'chai';
 import type { DidEvent } from '../../domain/did/did.ts';
 import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
-import type { DidStreamEvent, ReplicaEvent, ReplicaState } from '../../domain/replica/replica.ts';
-import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
+import type { ReplicaAdded, ReplicaEvent, ReplicaState } from '../../domain/replica/replica.ts';
+import { AT, metadata } from '../support/deciderSpec.ts';
 import { created } from '../support/didEvents.ts';
+import { givenFileStream as given, replicaAdded } from '../support/replicaSpec.ts';
 
 /** The replica a multihop path copies a file into on its way (Rucio's intermediate replicas). */
 
-const given = deciderSpec<DidStreamCommand, DidStreamEvent, ReturnType<typeof didStreamDecider.initialState>>(
-  didStreamDecider,
-);
 const target = { scope: 'user.jdoe', name: 'f1', rse: 'HOP_DISK', rseId: 'b'.repeat(32) };
 const file: DidEvent = created('f1', 'FILE');
 const TOMBSTONE = '2026-11-22T12:00:00.000Z';
@@ -19,21 +17,8 @@ const addIntermediate: DidStreamCommand = {
   data: { ...target, bytes: 100, md5: null, adler32: '0cc737eb', tombstone: TOMBSTONE, request },
   metadata: metadata(),
 };
-const existing = (state: ReplicaState, extra: object = {}): ReplicaEvent => ({
-  type: 'ReplicaAdded',
-  data: {
-    ...target,
-    bytes: 100,
-    md5: null,
-    adler32: '0cc737eb',
-    path: null,
-    state,
-    tombstone: null,
-    lock: null,
-    addedAt: AT,
-    ...extra,
-  },
-});
+const existing = (state: ReplicaState, extra: Partial<ReplicaAdded['data']> = {}): ReplicaEvent =>
+  replicaAdded(target, { state, ...extra });
 
 describe('Replica decider: a multihop path’s intermediate replica', () => {
   it('adds it COPYING with the multihop tombstone, waiting for the hop', () => {

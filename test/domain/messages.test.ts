@@ -4,12 +4,9 @@ import { messagesOf } from '../../domain/message/message.ts';
 import { hopRecords } from '../../domain/request/transferHops.ts';
 import { destinationOf, parseRoutes, parseTypePatterns } from '../../domain/message/messageRouting.ts';
 import { pythonDate, pythonDurationSeconds } from '../../domain/message/pythonText.ts';
-import {
-  evolveRequestBatch,
-  initialRequestBatch,
-  type RequestEvent,
-  type RequestRecord,
-} from '../../domain/request/request.ts';
+import type { RequestEvent } from '../../domain/request/request.ts';
+import { evolveRequestBatch, initialRequestBatch } from '../../domain/request/requestBatch.ts';
+import { requestsQueued, transferLink, transferRequest } from '../support/requestSpec.ts';
 
 /**
  * The messages of Rucio's `messages` table as the event log gives them (domain/message/): given
@@ -31,37 +28,8 @@ const given = (before: RequestEvent[] = []) => ({
   }),
 });
 
-const record: RequestRecord = {
-  id: 'r1',
-  requestType: 'TRANSFER',
-  scope: 'user.jdoe',
-  name: 'f1',
-  destRseId: 'dest-id',
-  destRse: 'DEST',
-  ruleId: 'rule-1',
-  account: 'jdoe',
-  activity: 'User Subscriptions',
-  bytes: 100,
-  md5: null,
-  adler32: '0cc737eb',
-  priority: 3,
-  retryCount: null,
-  previousAttemptId: null,
-  attributes: {
-    activity: 'User Subscriptions',
-    sourceReplicaExpression: null,
-    lifetime: null,
-    dsScope: 'user.jdoe',
-    dsName: 'ds1',
-    bytes: 100,
-    md5: null,
-    adler32: '0cc737eb',
-    priority: 3,
-    allowTapeSource: true,
-  },
-  requestedAt: '2026-11-22T09:00:00.000Z',
-};
-const queued: RequestEvent = { type: 'RequestQueued', data: { requests: [{ request: record, state: 'QUEUED' }] } };
+const record = transferRequest({ attributes: { dsScope: 'user.jdoe', dsName: 'ds1' } });
+const queued = requestsQueued([record]);
 const submitting = (transfertool: string): RequestEvent => ({
   type: 'RequestSubmitting',
   data: {
@@ -86,18 +54,7 @@ const submitted = (host: string): RequestEvent => ({
     submittedAt: '2026-11-22T09:31:00.000Z',
   },
 });
-const link = {
-  requestId: 'r1',
-  scope: 'user.jdoe',
-  name: 'f1',
-  destRseId: 'dest-id',
-  destRse: 'DEST',
-  sourceRseId: 'other-id',
-  sourceRse: 'OTHER',
-  activity: 'User Subscriptions',
-  bytes: 100,
-  externalId: 'job-1',
-};
+const link = transferLink({ sourceRseId: 'other-id', sourceRse: 'OTHER' });
 /** What every transfer outcome message says of the request r1. */
 const outcomeFields = {
   activity: 'User Subscriptions',

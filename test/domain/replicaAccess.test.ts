@@ -1,15 +1,12 @@
 import type { DidEvent } from '../../domain/did/did.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
-import { OBSOLETE_TOMBSTONE, type DidStreamEvent, type ReplicaEvent } from '../../domain/replica/replica.ts';
+import { OBSOLETE_TOMBSTONE, type ReplicaEvent } from '../../domain/replica/replica.ts';
 import type { RecordDatasetAccess, RecordReplicaAccess } from '../../domain/replica/replicaAccess.ts';
 import type { UnlockReplica } from '../../domain/replica/replicaLocks.ts';
-import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
+import { AT, metadata } from '../support/deciderSpec.ts';
 import { created } from '../support/didEvents.ts';
+import { givenFileStream as given, replicaAdded, replicaLocked } from '../support/replicaSpec.ts';
 
 /** Reads recorded from traces (kronos), decided on the DID's stream by its decider. */
-const given = deciderSpec<DidStreamCommand, DidStreamEvent, ReturnType<typeof didStreamDecider.initialState>>(
-  didStreamDecider,
-);
 const target = { scope: 'user.jdoe', name: 'f1', rse: 'SITE_DISK', rseId: 'a'.repeat(32) };
 const file: DidEvent = created('f1', 'FILE');
 const dataset: DidEvent = created('ds', 'DATASET');
@@ -17,20 +14,8 @@ const EARLIER = '2024-01-01T00:00:00.000Z';
 const READ = '2024-06-01T12:00:00.000Z';
 const LATER = '2024-07-01T12:00:00.000Z';
 
-const added = (tombstone: string | null): ReplicaEvent => ({
-  type: 'ReplicaAdded',
-  data: {
-    ...target,
-    bytes: 100,
-    md5: null,
-    adler32: null,
-    path: null,
-    state: 'AVAILABLE',
-    tombstone,
-    lock: null,
-    addedAt: EARLIER,
-  },
-});
+const added = (tombstone: string | null): ReplicaEvent =>
+  replicaAdded(target, { adler32: null, tombstone, addedAt: EARLIER });
 const read = (accessedAt: string, accesses = 2, rse = target): RecordReplicaAccess => ({
   type: 'RecordReplicaAccess',
   data: { ...rse, accesses, accessedAt },
@@ -40,18 +25,7 @@ const accessed = (accessedAt: string, tombstone: string | null, accesses = 2): R
   type: 'ReplicaAccessed',
   data: { ...target, accesses, accessedAt, tombstone },
 });
-const locked: ReplicaEvent = {
-  type: 'ReplicaLocked',
-  data: {
-    ...target,
-    ruleId: 'r1',
-    lockState: 'OK',
-    requestId: null,
-    requestStream: null,
-    previousState: null,
-    lockedAt: EARLIER,
-  },
-};
+const locked = replicaLocked(target, { lockedAt: EARLIER });
 const unlock: UnlockReplica = {
   type: 'UnlockReplica',
   data: { ...target, ruleId: 'r1', purge: false },

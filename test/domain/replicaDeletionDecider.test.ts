@@ -9,17 +9,15 @@ import {
   type ReplicaState,
 } from '../../domain/replica/replica.ts';
 import { decideInOrder } from '../../domain/shared/decider.ts';
-import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
+import { AT, metadata } from '../support/deciderSpec.ts';
 import { created } from '../support/didEvents.ts';
+import { givenFileStream as given, replicaAdded, replicaLocked } from '../support/replicaSpec.ts';
 
 /**
  * The reaper's decisions on a file's stream (behaviour rule 21): a replica is marked BEING_DELETED
  * only when nothing holds it, recorded deleted only if still so, and the file goes with its last
  * replica.
  */
-const given = deciderSpec<DidStreamCommand, DidStreamEvent, ReturnType<typeof didStreamDecider.initialState>>(
-  didStreamDecider,
-);
 const A = { scope: 'user.jdoe', name: 'f1', rse: 'SITE_A', rseId: 'a'.repeat(32) };
 const B = { ...A, rse: 'SITE_B', rseId: 'b'.repeat(32) };
 const file: DidEvent = created('f1', 'FILE');
@@ -29,22 +27,9 @@ const added = (
   at: typeof A,
   state: ReplicaState = 'AVAILABLE',
   tombstone: string | null = OBSOLETE_TOMBSTONE,
-): ReplicaEvent => ({
-  type: 'ReplicaAdded',
-  data: { ...at, bytes: 100, md5: null, adler32: '0cc737eb', path: null, state, tombstone, lock: null, addedAt: AT },
-});
-const locked = (at: typeof A, requestId: string | null = null): ReplicaEvent => ({
-  type: 'ReplicaLocked',
-  data: {
-    ...at,
-    ruleId: 'r1',
-    lockState: requestId ? 'REPLICATING' : 'OK',
-    requestId,
-    requestStream: requestId ? 'requests-b1' : null,
-    previousState: null,
-    lockedAt: AT,
-  },
-});
+): ReplicaEvent => replicaAdded(at, { state, tombstone });
+const locked = (at: typeof A, requestId: string | null = null): ReplicaEvent =>
+  replicaLocked(at, requestId ? { lockState: 'REPLICATING', requestId, requestStream: 'requests-b1' } : {});
 const start = (at: typeof A = A, obsoleteOnly = true): DidStreamCommand => ({
   type: 'StartReplicaDeletion',
   data: { ...at, obsoleteOnly, daemon: 'reaper', reason: 'obsolete' },

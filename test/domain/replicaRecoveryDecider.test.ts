@@ -1,43 +1,20 @@
 import type { DidEvent } from '../../domain/did/did.ts';
-import { didStreamDecider, type DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
-import {
-  OBSOLETE_TOMBSTONE,
-  type DidStreamEvent,
-  type ReplicaEvent,
-  type ReplicaState,
-} from '../../domain/replica/replica.ts';
-import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
+import type { DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
+import { OBSOLETE_TOMBSTONE, type ReplicaEvent, type ReplicaState } from '../../domain/replica/replica.ts';
+import { AT, metadata } from '../support/deciderSpec.ts';
 import { collectionEntry, created, fileEntry } from '../support/didEvents.ts';
+import { givenFileStream as given, replicaAdded, replicaLocked } from '../support/replicaSpec.ts';
 
 /**
  * The necromancer's decision on a BAD replica (behaviour rule 25), the end of a temporary
  * unavailability, and the reaper's cleanup upwards, decided on the streams that hold them.
  */
-const given = deciderSpec<DidStreamCommand, DidStreamEvent, ReturnType<typeof didStreamDecider.initialState>>(
-  didStreamDecider,
-);
 const A = { scope: 'user.jdoe', name: 'f1', rse: 'SITE_A', rseId: 'a'.repeat(32) };
 const B = { ...A, rse: 'SITE_B', rseId: 'b'.repeat(32) };
 const file: DidEvent = created('f1', 'FILE');
 
-const added = (at: typeof A, state: ReplicaState = 'AVAILABLE'): ReplicaEvent => ({
-  type: 'ReplicaAdded',
-  data: {
-    ...at,
-    bytes: 100,
-    md5: null,
-    adler32: '0cc737eb',
-    path: null,
-    state,
-    tombstone: null,
-    lock: null,
-    addedAt: AT,
-  },
-});
-const locked = (at: typeof A, ruleId = 'r1'): ReplicaEvent => ({
-  type: 'ReplicaLocked',
-  data: { ...at, ruleId, lockState: 'OK', requestId: null, requestStream: null, previousState: null, lockedAt: AT },
-});
+const added = (at: typeof A, state: ReplicaState = 'AVAILABLE'): ReplicaEvent => replicaAdded(at, { state });
+const locked = (at: typeof A, ruleId = 'r1'): ReplicaEvent => replicaLocked(at, { ruleId });
 const declaredBad = (at: typeof A): ReplicaEvent => ({
   type: 'ReplicaDeclaredBad',
   data: { ...at, previousState: 'AVAILABLE', bytes: 100, reason: 'corrupt', account: 'root', declaredAt: AT },

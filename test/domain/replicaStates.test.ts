@@ -3,6 +3,7 @@ import { nameSchemaOf } from '../../domain/shared/names.ts';
 import {
   OBSOLETE_TOMBSTONE,
   type DidStreamEvent,
+  type ReplicaAdded,
   type ReplicaEvent,
   type ReplicaState,
 } from '../../domain/replica/replica.ts';
@@ -17,31 +18,16 @@ import {
 } from '../../domain/shared/errors.ts';
 import { expect } from 'chai';
 import { decideInOrder } from '../../domain/shared/decider.ts';
-import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
+import { AT, metadata } from '../support/deciderSpec.ts';
 import { created } from '../support/didEvents.ts';
+import { givenFileStream as given, replicaAdded } from '../support/replicaSpec.ts';
 
 /** The replica commands as production decides them: on the file's stream, with the file. */
-const given = deciderSpec<DidStreamCommand, DidStreamEvent, ReturnType<typeof didStreamDecider.initialState>>(
-  didStreamDecider,
-);
 const target = { scope: 'user.jdoe', name: 'f1', rse: 'SITE_DISK', rseId: 'a'.repeat(32) };
 const file: DidEvent = created('f1', 'FILE');
 
-const added = (state: ReplicaState = 'AVAILABLE', extra: object = {}): ReplicaEvent => ({
-  type: 'ReplicaAdded',
-  data: {
-    ...target,
-    bytes: 100,
-    md5: null,
-    adler32: '0cc737eb',
-    path: null,
-    state,
-    tombstone: null,
-    lock: null,
-    addedAt: AT,
-    ...extra,
-  },
-});
+const added = (state: ReplicaState = 'AVAILABLE', extra: Partial<ReplicaAdded['data']> = {}): ReplicaEvent =>
+  replicaAdded(target, { state, ...extra });
 const command = <T extends ReplicaCommand['type']>(type: T, data: object, account = 'root') =>
   ({ type, data: { ...target, ...data }, metadata: metadata(account) }) as Extract<ReplicaCommand, { type: T }>;
 const add = (extra: object = {}) =>

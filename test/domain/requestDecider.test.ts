@@ -1,54 +1,26 @@
-import { requestIn, type RequestEvent, type RequestRecord } from '../../domain/request/request.ts';
+import type { RequestEvent, RequestRecord } from '../../domain/request/request.ts';
+import { requestIn } from '../../domain/request/requestBatch.ts';
 import { upcastEvent } from '../../domain/shared/upcasting.ts';
 import { eventUpcasters } from '../../domain/areas.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
 import { retryIdOf, retryRecord } from '../../domain/request/retries.ts';
 import { expect } from 'chai';
-import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
+import { AT } from '../support/deciderSpec.ts';
+import {
+  givenRequests as given,
+  requestCommand as command,
+  requestsQueued,
+  transferLink,
+  transferRequest,
+} from '../support/requestSpec.ts';
 
-const given = deciderSpec<RequestCommand, RequestEvent, ReturnType<typeof requestDecider.initialState>>(requestDecider);
-
-const record: RequestRecord = {
-  id: 'r1',
-  requestType: 'TRANSFER',
-  scope: 'user.jdoe',
-  name: 'f1',
-  destRseId: 'dest-id',
-  destRse: 'DEST',
-  ruleId: 'rule-1',
-  account: 'jdoe',
-  activity: 'User Subscriptions',
-  bytes: 100,
-  md5: null,
-  adler32: '0cc737eb',
-  priority: 3,
-  retryCount: null,
-  previousAttemptId: null,
-  attributes: {
-    activity: 'User Subscriptions',
-    sourceReplicaExpression: null,
-    lifetime: null,
-    dsScope: null,
-    dsName: null,
-    bytes: 100,
-    md5: null,
-    adler32: '0cc737eb',
-    priority: 3,
-    allowTapeSource: true,
-  },
-  requestedAt: '2026-11-22T09:00:00.000Z',
-};
-const command = <T extends RequestCommand['type']>(type: T, data: object = {}) =>
-  ({ type, data, metadata: metadata() }) as Extract<RequestCommand, { type: T }>;
+const record = transferRequest();
 /** A command on the batch's request r1 alone (or the requests given). */
 const on = <T extends RequestCommand['type']>(type: T, item: object = {}, requestIds = ['r1']) =>
   command(type, { requests: requestIds.map((requestId) => ({ requestId, ...item })) });
 
 const record2: RequestRecord = { ...record, id: 'r2', name: 'f2' };
-const queued = (state: 'QUEUED' | 'PREPARING' = 'QUEUED', records = [record]): RequestEvent => ({
-  type: 'RequestQueued',
-  data: { requests: records.map((request) => ({ request, state })) },
-});
+const queued = (state: 'QUEUED' | 'PREPARING' = 'QUEUED', records = [record]) => requestsQueued(records, state);
 const source = { rseId: 'src-id', rse: 'SRC', ranking: 0, pfn: 'root://src:1094/data/f1' };
 const submittingItem = { sources: [source], destUrl: 'root://dest:1094/data/f1', transfertool: 'mock' };
 const submitting: RequestEvent = {
@@ -59,18 +31,7 @@ const submitted: RequestEvent = {
   type: 'RequestSubmitted',
   data: { requests: [{ requestId: 'r1', externalId: 'job-1', externalHost: 'mock' }], submittedAt: AT },
 };
-const link = {
-  requestId: 'r1',
-  scope: 'user.jdoe',
-  name: 'f1',
-  destRseId: 'dest-id',
-  destRse: 'DEST',
-  sourceRseId: 'src-id',
-  sourceRse: 'SRC',
-  activity: 'User Subscriptions',
-  bytes: 100,
-  externalId: 'job-1',
-};
+const link = transferLink();
 const reportOf = (outcome: 'DONE' | 'FAILED' | 'LOST', externalId = 'job-1', requestId = 'r1') => ({
   requestId,
   externalId,

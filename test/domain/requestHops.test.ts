@@ -1,44 +1,20 @@
 import { expect } from 'chai';
-import { requestIn, type RequestEvent, type RequestRecord } from '../../domain/request/request.ts';
-import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
+import type { RequestEvent, RequestRecord } from '../../domain/request/request.ts';
+import { requestIn } from '../../domain/request/requestBatch.ts';
+import { requestDecider } from '../../domain/request/requestDecider.ts';
 import { INTERMEDIATE_HOP_RULE_ID, type PlannedPath } from '../../domain/request/transferHops.ts';
-import { AT, deciderSpec, metadata } from '../support/deciderSpec.ts';
+import { AT } from '../support/deciderSpec.ts';
+import {
+  givenRequests as given,
+  requestCommand as command,
+  requestsQueued,
+  transferLink,
+  transferRequest,
+} from '../support/requestSpec.ts';
 
 /** The request decider on multihop paths (Rucio's transfer_hops, `handle_failed_intermediate_hop`). */
 
-const given = deciderSpec<RequestCommand, RequestEvent, ReturnType<typeof requestDecider.initialState>>(requestDecider);
-
-const attributes = {
-  activity: 'User Subscriptions',
-  sourceReplicaExpression: null,
-  lifetime: null,
-  dsScope: null,
-  dsName: null,
-  bytes: 100,
-  md5: null,
-  adler32: '0cc737eb',
-  priority: 3,
-  allowTapeSource: true,
-};
-const initial: RequestRecord = {
-  id: 'init',
-  requestType: 'TRANSFER',
-  scope: 'user.jdoe',
-  name: 'f1',
-  destRseId: 'dest-id',
-  destRse: 'DEST',
-  ruleId: 'rule-1',
-  account: 'jdoe',
-  activity: 'User Subscriptions',
-  bytes: 100,
-  md5: null,
-  adler32: '0cc737eb',
-  priority: 3,
-  retryCount: null,
-  previousAttemptId: null,
-  attributes,
-  requestedAt: '2026-11-22T09:00:00.000Z',
-};
+const initial = transferRequest({ id: 'init' });
 const path = ['SRC', 'H1', 'H2', 'DEST'];
 const hop = (
   id: string,
@@ -54,15 +30,13 @@ const hop = (
   ruleId: INTERMEDIATE_HOP_RULE_ID,
   retryCount: 0,
   requestedAt: AT,
-  attributes: { ...attributes, sourceReplicaExpression: source, priority: 3, isIntermediateHop: true },
+  attributes: { ...initial.attributes, sourceReplicaExpression: source, priority: 3, isIntermediateHop: true },
   transferHop: { initialRequestId: 'init', previousHopId, nextHopId, path },
 });
 const hop1 = hop('hop1', 'H1', 'SRC', null, 'hop2');
 const hop2 = hop('hop2', 'H2', 'H1', 'hop1', 'init');
 const planned: PlannedPath = { initialRequestId: 'init', path, hops: [hop1, hop2] };
 
-const command = <T extends RequestCommand['type']>(type: T, data: object) =>
-  ({ type, data, metadata: metadata() }) as Extract<RequestCommand, { type: T }>;
 const queueHops = command('QueueRequestHops', {
   paths: [
     {
@@ -75,7 +49,7 @@ const queueHops = command('QueueRequestHops', {
     },
   ],
 });
-const queued: RequestEvent = { type: 'RequestQueued', data: { requests: [{ request: initial, state: 'QUEUED' }] } };
+const queued = requestsQueued([initial]);
 const hopsQueued: RequestEvent = { type: 'RequestHopsQueued', data: { paths: [planned], queuedAt: AT } };
 const source = { rseId: 'src-id', rse: 'SRC', ranking: 0, pfn: 'root://src/f1' };
 const submitting = (requestIds: string[]): RequestEvent => ({
@@ -112,16 +86,7 @@ const hop1Failed: RequestEvent = {
   data: {
     requests: [
       {
-        requestId: 'hop1',
-        scope: 'user.jdoe',
-        name: 'f1',
-        destRseId: 'h1-id',
-        destRse: 'H1',
-        sourceRseId: 'src-id',
-        sourceRse: 'SRC',
-        activity: 'User Subscriptions',
-        bytes: 100,
-        externalId: 'job-1',
+        ...transferLink({ requestId: 'hop1', destRseId: 'h1-id', destRse: 'H1' }),
         reason: 'SOURCE [2] No such file',
         startedAt: AT,
         failedAt: AT,

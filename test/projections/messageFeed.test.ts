@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
-import type { RequestEvent, RequestRecord } from '../../domain/request/request.ts';
+import type { RequestEvent } from '../../domain/request/request.ts';
 import { eventUpcasters } from '../../domain/areas.ts';
 import type { NewEvent } from '../../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { MessageFeed } from '../../projections/message/messageFeed.ts';
 import { newEvent } from '../support/events.ts';
+import { transferLink, transferRequest } from '../support/requestSpec.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 
 /**
@@ -14,36 +15,8 @@ import { makeTempDir } from '../support/tempDir.ts';
  * past its start, pages by whole events, and keeps only so many batches folded.
  */
 
-const record = (id: string, name: string): RequestRecord => ({
-  id,
-  requestType: 'TRANSFER',
-  scope: 'user.jdoe',
-  name,
-  destRseId: 'dest-id',
-  destRse: 'DEST',
-  ruleId: 'rule-1',
-  account: 'jdoe',
-  activity: 'User Subscriptions',
-  bytes: 100,
-  md5: null,
-  adler32: null,
-  priority: 3,
-  retryCount: null,
-  previousAttemptId: null,
-  attributes: {
-    activity: 'User Subscriptions',
-    sourceReplicaExpression: null,
-    lifetime: null,
-    dsScope: null,
-    dsName: null,
-    bytes: 100,
-    md5: null,
-    adler32: null,
-    priority: 3,
-    allowTapeSource: true,
-  },
-  requestedAt: '2026-11-22T09:00:00.000Z',
-});
+const record = (id: string, name: string) =>
+  transferRequest({ id, name, adler32: null, attributes: { adler32: null } });
 
 /** The life of a batch's requests up to DONE, as the conveyor writes it. */
 const lifeOf = (ids: readonly string[]): RequestEvent[] => [
@@ -74,16 +47,7 @@ const lifeOf = (ids: readonly string[]): RequestEvent[] => [
     type: 'TransferSucceeded',
     data: {
       requests: ids.map((requestId) => ({
-        requestId,
-        scope: 'user.jdoe',
-        name: `f-${requestId}`,
-        destRseId: 'dest-id',
-        destRse: 'DEST',
-        sourceRseId: 'src-id',
-        sourceRse: 'SRC',
-        activity: 'User Subscriptions',
-        bytes: 100,
-        externalId: `job-${requestId}`,
+        ...transferLink({ requestId, name: `f-${requestId}`, externalId: `job-${requestId}` }),
         startedAt: null,
         transferredAt: '2026-11-22T09:03:00.000Z',
       })),

@@ -3,12 +3,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { didKey } from '../../domain/did/did.ts';
 import { INTERMEDIATE_HOP_RULE_ID } from '../../domain/request/transferHops.ts';
 import { replicasCollection, type ReplicaDocument } from '../../projections/replica/replicaDocuments.ts';
-import { protocol, rseWithProtocols } from '../api/replicaSupport.ts';
 import { newScope } from '../support/dids.ts';
 import { eventually } from '../support/eventually.ts';
 import { FakeFts3Server } from '../infra/fakeFts3Server.ts';
-import { linkRses, pathOnRse, placeFile, posixRse, setRseAttributes } from '../support/posixRses.ts';
+import { linkRses, pathOnRse, placeFile, posixRse } from '../support/posixRses.ts';
 import { ruleJsonOverHttp, ruleReaches, ruleOverHttp } from '../support/rules.ts';
+import { ruleAcrossProtocolGap } from '../support/protocolGap.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 
@@ -45,11 +45,6 @@ const replicaDocument = async (server: TestServer, scope: string, name: string, 
   server.runtime.services.readModels
     .collection<ReplicaDocument>(replicasCollection)
     .findOne({ didKey: didKey(scope, name), rse_id: rseId });
-
-const both = (name: string): Record<string, object>[] => [
-  { root: protocol('root', `${name}.example.org`) },
-  { davs: protocol('davs', `${name}.example.org`) },
-];
 
 describe('Roles: multihop transfers (Rucio’s transfer paths)', function () {
   this.timeout(90_000);
@@ -125,21 +120,7 @@ describe('Roles: multihop transfers (Rucio’s transfer paths)', function () {
   });
 
   it('crosses a protocol gap through an RSE that speaks both (mock)', async () => {
-    const scope = await newScope(server);
-    const source = await rseWithProtocols(server, [{ root: protocol('root', 'src.example.org') }]);
-    const hop = await rseWithProtocols(server, both('hop'));
-    await setRseAttributes(server, hop.rse, { available_for_multihop: 'true' });
-    const dest = await rseWithProtocols(server, [{ davs: protocol('davs', 'dst.example.org') }]);
-    await linkRses(server, source.rse, dest.rse);
-    await linkRses(server, source.rse, hop.rse);
-    await linkRses(server, hop.rse, dest.rse);
-    expectStatus(
-      await server.root('POST', '/replicas', {
-        body: { rse: source.rse, files: [{ scope, name: 'f1', bytes: 100, adler32: '0cc737eb' }] },
-      }),
-      201,
-    );
-    const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: dest.rse });
+    const { scope, source, hop, dest, ruleId } = await ruleAcrossProtocolGap(server, { directLink: true });
     await ruleReaches(server, ruleId, 'OK', 30_000);
     const own = await archived(server, scope, 'f1', dest.rse);
     expect(own).to.include({ state: 'DONE', transfertool: 'mock', source_rse: hop.rse });
@@ -151,20 +132,9 @@ describe('Roles: multihop transfers (Rucio’s transfer paths)', function () {
   });
 
   it('fails the path when a hop fails, retries the request as Rucio does (never the hop), and makes the rule STUCK in the end', async () => {
-    const scope = await newScope(server);
-    const source = await rseWithProtocols(server, [{ root: protocol('root', 'src.example.org') }]);
-    const hop = await rseWithProtocols(server, both('hop'));
-    await setRseAttributes(server, hop.rse, { available_for_multihop: 'true', mock_outcome: 'failed' });
-    const dest = await rseWithProtocols(server, [{ davs: protocol('davs', 'dst.example.org') }]);
-    await linkRses(server, source.rse, hop.rse);
-    await linkRses(server, hop.rse, dest.rse);
-    expectStatus(
-      await server.root('POST', '/replicas', {
-        body: { rse: source.rse, files: [{ scope, name: 'f1', bytes: 100, adler32: '0cc737eb' }] },
-      }),
-      201,
-    );
-    const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: dest.rse });
+    const { scope, source, hop, dest, ruleId } = await ruleAcrossProtocolGap(server, {
+      hop: { mock_outcome: 'failed' },
+    });
     await ruleReaches(server, ruleId, 'STUCK', 60_000);
     expect((await ruleJsonOverHttp(server, ruleId)).error).to.equal('TRANSFER_FAILED:Unused hop in multi-hop');
     // Four attempts of the request itself, each failed with its path; each path's hop tried once.
@@ -193,23 +163,12 @@ describe('Roles: multihop transfers (Rucio’s transfer paths)', function () {
   it('runs the path as one FTS multihop job (fts3 against an FTS look-alike)', async () => {
     const fts = await FakeFts3Server.start();
     try {
-      const scope = await newScope(server);
-      const ftsAttributes = { fts: fts.url, transfertool: 'fts3' };
-      const source = await rseWithProtocols(server, [{ root: protocol('root', 'src.example.org') }]);
-      await setRseAttributes(server, source.rse, { fts: fts.url });
-      const hop = await rseWithProtocols(server, both('hop'));
-      await setRseAttributes(server, hop.rse, { ...ftsAttributes, available_for_multihop: 'true' });
-      const dest = await rseWithProtocols(server, [{ davs: protocol('davs', 'dst.example.org') }]);
-      await setRseAttributes(server, dest.rse, ftsAttributes);
-      await linkRses(server, source.rse, hop.rse);
-      await linkRses(server, hop.rse, dest.rse);
-      expectStatus(
-        await server.root('POST', '/replicas', {
-          body: { rse: source.rse, files: [{ scope, name: 'f1', bytes: 100, adler32: '0cc737eb' }] },
-        }),
-        201,
-      );
-      const ruleId = await ruleOverHttp(server, { dids: [{ scope, name: 'f1' }], copies: 1, rse_expression: dest.rse });
+      const tool = { fts: fts.url, transfertool: 'fts3' };
+      const { scope, hop, dest, ruleId } = await ruleAcrossProtocolGap(server, {
+        source: { fts: fts.url },
+        hop: tool,
+        dest: tool,
+      });
       await ruleReaches(server, ruleId, 'OK', 30_000);
       const own = await archived(server, scope, 'f1', dest.rse);
       const first = await archived(server, scope, 'f1', hop.rse);

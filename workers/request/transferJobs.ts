@@ -1,6 +1,6 @@
 import { settingValue, SETTINGS, type ConfigSections } from '../../domain/config/settings.ts';
 import type { SubmissionResult } from '../../commands/request/conveyorSteps.ts';
-import type { ActiveRequest } from '../../domain/request/request.ts';
+import type { ActiveRequest } from '../../domain/request/requestBatch.ts';
 import { attributeFlag, isTape, isTapeOrStaging, type Topology } from '../../domain/request/topology.ts';
 import { copyTokenGrants, ftsTokenGrant } from '../../domain/request/transferTokens.ts';
 import { localRootOf } from '../../domain/rse/lfn2pfn.ts';
