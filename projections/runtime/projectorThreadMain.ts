@@ -22,16 +22,42 @@ const port = parentPort!;
 const post = (message: ProjectorThreadMessage) => port.postMessage(message);
 const logger = createLogger(config.logLevel, config.logFormat).child({ role: 'projector' });
 
-await startTracing('projector-thread');
-// The log is only read here: the process that writes it checkpoints it.
-const eventStore = await openEventStore(config);
-const running = await Promise.all(
-  groups.map(async (group) => {
-    const readStore = await openGroupStore(config, group);
-    const run = await runGroup({ config, group, eventStore, readStore, logger: logger.child({ group }), report: post });
-    return { run, readStore };
-  }),
-);
+/**
+ * An error crosses to the parent thread by structured clone, which keeps the message and stack
+ * of the built-in Error classes only: a SqliteError arrived as `{ code: 'SQLITE_ERROR' }`, with
+ * nothing to say what failed. So a failure to start leaves as a plain Error that says it all.
+ */
+const crossing = (error: unknown): Error => {
+  if (!(error instanceof Error)) return new Error(String(error));
+  const plain = new Error(`${error.name}: ${error.message}`, { cause: error.cause });
+  plain.stack = error.stack ?? plain.stack;
+  if ('code' in error) Object.assign(plain, { code: error.code });
+  return plain;
+};
+
+const start = async () => {
+  await startTracing('projector-thread');
+  // The log is only read here: the process that writes it checkpoints it.
+  const eventStore = await openEventStore(config);
+  const running = await Promise.all(
+    groups.map(async (group) => {
+      const readStore = await openGroupStore(config, group);
+      const run = await runGroup({
+        config,
+        group,
+        eventStore,
+        readStore,
+        logger: logger.child({ group }),
+        report: post,
+      });
+      return { run, readStore };
+    }),
+  );
+  return { eventStore, running };
+};
+const { eventStore, running } = await start().catch((error: unknown) => {
+  throw crossing(error);
+});
 
 port.on('message', (message: { type: 'stop' }) => {
   if (message.type !== 'stop') return;

@@ -69,6 +69,23 @@ describe('Projection threads', () => {
     expect(String(failure)).to.match(/ENOTDIR|not a directory/);
   });
 
+  it('fails to start with SQLite’s own words when a group’s file is not a database', async () => {
+    writeFileSync(
+      join(dir.path, 'readmodels-general.sqlite'),
+      'not a database, but long enough to be read as a header '.repeat(8),
+    );
+    const config = loadServiceConfig({ DMS_DATA_DIR: dir.path, DMS_LOG_LEVEL: 'silent' });
+    let failure: unknown;
+    try {
+      await ProjectorThread.start(config, ['general'], () => undefined, silentLogger());
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure).to.be.instanceOf(Error);
+    expect(String(failure)).to.match(/SqliteError: file is not a database/);
+    expect(failure).to.have.property('code', 'SQLITE_NOTADB');
+  });
+
   it('starts a thread that died again, which resumes from its checkpoints', async () => {
     const config = loadServiceConfig({ DMS_DATA_DIR: dir.path, DMS_LOG_LEVEL: 'silent' });
     const { eventStore, readStore } = await openStores(config);
