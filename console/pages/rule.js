@@ -66,8 +66,17 @@ export const render = async (view) => {
     historyBox,
   );
 
+  /**
+   * The rule as last read. The action bar's buttons act on it, so a refresh that would draw the
+   * same bar leaves the one on screen: replacing it every 1.5 s could fall between a press and
+   * its release, and the click would be lost.
+   * @type {any}
+   */
+  const latest = {};
   const refresh = async () => {
     const rule = await getJson(`/rules/${part(ruleId)}`);
+    for (const key of Object.keys(latest)) delete latest[key];
+    Object.assign(latest, rule);
     const locks = await allLines(`/rules/${part(ruleId)}/locks`, 20_000);
     const freshHead = pageHead(
       [
@@ -92,23 +101,20 @@ export const render = async (view) => {
     );
     head.replaceWith(freshHead);
     head = freshHead;
-    await keepFocus(actionsBox, () =>
-      replace(
-        actionsBox,
-        ruleActions(rule, view, {
-          done: (result) => {
-            replace(outcome, result);
-            // A denied rule is gone at once: the page says so under the result instead of failing.
-            refresh()
-              .then(follow)
-              .catch(() => {
-                outcome.append(notice('info', 'The rule no longer exists.'));
-                replace(actionsBox);
-              });
-          },
-        }),
-      ),
-    );
+    const bar = ruleActions(latest, view, {
+      done: (result) => {
+        replace(outcome, result);
+        // A denied rule is gone at once: the page says so under the result instead of failing.
+        refresh()
+          .then(follow)
+          .catch(() => {
+            outcome.append(notice('info', 'The rule no longer exists.'));
+            replace(actionsBox);
+          });
+      },
+    });
+    if ((bar?.outerHTML ?? '') !== (actionsBox.firstElementChild?.outerHTML ?? ''))
+      await keepFocus(actionsBox, () => replace(actionsBox, bar));
     replace(
       overview,
       section('Progress', [

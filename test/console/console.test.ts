@@ -221,9 +221,25 @@ describe('Console: the web console in a real browser', function () {
     await page.getByRole('button', { name: 'Filter', exact: true }).click();
     await page.waitForURL(/identity=/);
     const entries = page.locator('.timeline .event');
-    await entries.first().waitFor();
-    const identities = await entries.locator('.event-identity').allInnerTexts();
-    expect(identities.length).to.equal(await entries.count());
+    // The address changes first; until the page has rendered from it, the unfiltered feed shows.
+    const shown = async () => ({
+      entries: await entries.count(),
+      identities: await entries.locator('.event-identity').allInnerTexts(),
+    });
+    await eventually(
+      async () => {
+        const now = await shown();
+        return (
+          now.entries > 0 &&
+          now.identities.length === now.entries &&
+          now.identities.every((identity) => identity === `${user.account} (userpass)`)
+        );
+      },
+      10_000,
+      'the filtered feed',
+    );
+    const { entries: count, identities } = await shown();
+    expect(identities.length).to.equal(count);
     expect(new Set(identities)).to.deep.equal(new Set([`${user.account} (userpass)`]));
     // The rule the wizard asked for: its request's trace lists what it caused.
     const rule = entries.filter({ hasText: ruleId }).first();

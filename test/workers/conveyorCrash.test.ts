@@ -73,12 +73,18 @@ describe('Roles: the conveyor survives a crash mid-transfer (rule 22)', function
     const rule = async () => answered(await call('GET', `/rules/${ruleId}`), 200).json<Record<string, unknown>>();
     await eventually(async () => (await rule()).state === 'OK', 90_000, 'the rule OK after the restart');
     expect(await rule()).to.include({ locks_ok_cnt: 20, locks_replicating_cnt: 0, locks_stuck_cnt: 0 });
-    // Each file arrived exactly once; nothing is left active; what was lost was retried.
-    const done = answered(
-      await call('GET', '/requests/history/list?src_rse=CRASH_A&dst_rse=CRASH_B&request_states=D&limit=1000'),
-      200,
-    ).lines<{ name: string }>();
-    expect(done.map((request) => request.name).sort()).to.deep.equal([...files].sort());
+    // Each file arrived exactly once; nothing is left active; what was lost was retried. Requests
+    // and replicas are other projection groups' read models than rules: they may show a moment later.
+    const doneNames = async () =>
+      answered(
+        await call('GET', '/requests/history/list?src_rse=CRASH_A&dst_rse=CRASH_B&request_states=D&limit=1000'),
+        200,
+      )
+        .lines<{ name: string }>()
+        .map((request) => request.name)
+        .sort();
+    await eventually(async () => (await doneNames()).length >= files.length, 10_000, 'the done requests archived');
+    expect(await doneNames()).to.deep.equal([...files].sort());
     const active = answered(
       await call('GET', '/requests/list?src_rse=CRASH_A&dst_rse=CRASH_B&request_states=P,W,Q,G,S,D,F,L,A'),
       200,
@@ -89,11 +95,13 @@ describe('Roles: the conveyor survives a crash mid-transfer (rule 22)', function
       200,
     ).lines<{ state: string }>();
     expect(interrupted.length, 'requests interrupted by the crash, archived and retried').to.be.greaterThan(0);
-    for (const name of files) {
-      const replicas = answered(await call('GET', `/replicas/crash/${name}?all_states=true`), 200).lines<{
+    const copyState = async (name: string) =>
+      answered(await call('GET', `/replicas/crash/${name}?all_states=true`), 200).lines<{
         states: Record<string, string>;
-      }>();
-      expect(replicas[0]!.states.CRASH_B).to.equal('AVAILABLE');
+      }>()[0]!.states.CRASH_B;
+    for (const name of files) {
+      await eventually(async () => (await copyState(name)) === 'AVAILABLE', 10_000, `${name} AVAILABLE on CRASH_B`);
+      expect(await copyState(name)).to.equal('AVAILABLE');
     }
   });
 });
