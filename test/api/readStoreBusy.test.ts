@@ -34,11 +34,13 @@ describe('API: writes into a read-model file another writer keeps busy', functio
   const finished = (child: ChildProcess): Promise<void> =>
     child.exitCode !== null ? Promise.resolve() : new Promise((resolve) => child.on('exit', () => resolve()));
 
-  before(async () => {
+  // A server each: a rebuild the first asked for may still be under way in the second, and a
+  // request for one under way writes nothing, so it would not meet the lock.
+  beforeEach(async () => {
     server = await startTestServer();
   });
-  after(async () => {
-    for (const child of writers) child.kill();
+  afterEach(async () => {
+    for (const child of writers.splice(0)) child.kill();
     await server.stop();
   });
 
