@@ -26,20 +26,32 @@ import { isValidName } from '../../../domain/shared/names.ts';
 import {
   asArray,
   asObject,
-  attachRequests,
-  didRefIn,
-  listIn,
+  attachRequestsIn,
   checkDidRef,
-  scopeNamePath,
+  didRefIn,
   didRefItem,
+  didRefShape,
+  fileOwnerIn,
   jsonObjectOrListBody,
-  refuseRuleOptions,
+  listIn,
+  noRuleOptions,
+  objectIn,
+  requiredIn,
+  scopeNamePath,
 } from './didParams.ts';
 import { JSON_ONLY } from '../../http.ts';
-import { replicasOption } from '../replica/replicaParams.ts';
+import { rseNameIn, withReplicasOn } from '../replica/replicaParams.ts';
 import { ruleRequestOf } from '../rule/ruleParams.ts';
-import { booleanKey, jsonListBody, jsonObjectBody, jsonObjectBodyOf, requiredKey } from '../../params.ts';
-import { refusedAs } from '../../routeInput.ts';
+import {
+  booleanKey,
+  jsonListBody,
+  jsonObjectBody,
+  jsonObjectBodyOf,
+  keysFirst,
+  optionalBoolean,
+  requiredKey,
+} from '../../params.ts';
+import { convertedBy, parsed, refusedAs } from '../../routeInput.ts';
 import { z } from 'zod';
 import { created, ok, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
@@ -92,24 +104,12 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     {
       summary: 'Attaches DIDs to several collections (files with `rse` registered as replicas there).',
       body: jsonObjectOrListBody(
+        ATTACHMENTS,
         '`attachments`: `{scope, name, dids, rse?}` each; `ignore_duplicate`. A bare list is read as the attachments.',
       ),
       raises: [DataIdentifierNotFound, DuplicateContent],
     },
-    async (ctx, { body }) => {
-      const list = Array.isArray(body) ? body : requiredKey(body, 'attachments');
-      const ignoreDuplicates = Array.isArray(body) ? false : booleanKey(body, 'ignore_duplicate', false);
-      const attachments = asArray('attachments', list).map((item): Attachment => {
-        const attachment = asObject('attachments', item);
-        refuseRuleOptions(attachment);
-        const parent = didRefItem('attachments', attachment);
-        const replicas = replicasOption(attachment, 'attachments', ownerOf(attachment));
-        return {
-          ...parent,
-          children: attachRequests('attachments', attachment.dids),
-          ...(replicas ? { replicas } : {}),
-        };
-      });
+    async (ctx, { body: { attachments, ignore_duplicate: ignoreDuplicates } }) => {
       await created(ctx, services, (metadata) =>
         attachDids(services.commands, { attachments, ignoreDuplicates, single: false }, metadata),
       );
@@ -195,20 +195,14 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     {
       params: pathOf({ scope_name: scopeNamePath() }),
       summary: 'Attaches DIDs to a collection (files with `rse` registered as replicas there).',
-      body: jsonObjectBody(
-        {},
-        { description: '`dids`: `{scope, name, bytes?, adler32?, md5?, meta?}` each; `rse`, `account`.' },
-      ),
+      body: jsonObjectBodyOf(ATTACHMENT, {
+        documentedBy: ATTACHMENT_KEYS,
+        description: '`dids`: `{scope, name, bytes?, adler32?, md5?, meta?}` each; `rse`, `account`.',
+      }),
       raises: [DataIdentifierNotFound, DuplicateContent, InvalidObject],
     },
-    async (ctx, { params, body: parameters }) => {
-      const parent = params.scope_name;
-      refuseRuleOptions(parameters);
-      if (!('dids' in parameters))
-        throw new InvalidObject("Problem validating attachment: 'dids' is a required property");
-      const children = attachRequests('attachment', parameters.dids);
-      const replicas = replicasOption(parameters, 'attachment', ownerOf(parameters));
-      const attachment = { ...parent, children, ...(replicas ? { replicas } : {}) };
+    async (ctx, { params, body: { dids: children, replicas } }) => {
+      const attachment = { ...params.scope_name, children, ...(replicas ? { replicas } : {}) };
       await created(ctx, services, (metadata) =>
         attachDids(services.commands, { attachments: [attachment], ignoreDuplicates: false, single: true }, metadata),
       );
@@ -287,6 +281,54 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   );
 };
 
+/** What `POST /dids/{scope}/{name}/dids` reads: children, then their owner, then the RSE and its files. */
+const ATTACHMENT_KEYS = z.looseObject({
+  dids: requiredIn('attachment', attachRequestsIn('attachment')),
+  account: fileOwnerIn('attachment'),
+  rse: rseNameIn().nullish(),
+});
+const ATTACHMENT = noRuleOptions().pipe(withReplicasOn('attachment', ATTACHMENT_KEYS));
+
+/**
+ * One attachment of `POST /dids/attachments`: its parent, the owner, the RSE and its files, and
+ * only then the children, read apart (Rucio's order there: a missing `dids` is read as None).
+ */
+const ATTACHMENT_ITEM = convertedBy(
+  objectIn('attachments', {})
+    .pipe(noRuleOptions())
+    .pipe(
+      withReplicasOn(
+        'attachments',
+        z.looseObject({
+          ...didRefShape('attachments'),
+          account: fileOwnerIn('attachment'),
+          rse: rseNameIn().nullish(),
+        }),
+      ),
+    ),
+  ({ scope, name, dids, replicas }): Attachment => ({
+    scope,
+    name,
+    children: parsed(attachRequestsIn('attachments'), dids),
+    ...(replicas ? { replicas } : {}),
+  }),
+);
+
+/**
+ * `POST /dids/attachments`: a bare list is the attachments; an object names them (looked for
+ * first) and `ignore_duplicate`, read before any attachment.
+ */
+const ATTACHMENTS = z.preprocess(
+  (body: Record<string, unknown> | unknown[]) => (Array.isArray(body) ? { attachments: body } : body),
+  keysFirst(
+    ['attachments'],
+    z.looseObject({
+      ignore_duplicate: optionalBoolean(false),
+      attachments: listIn('attachments', z.unknown()).pipe(z.array(ATTACHMENT_ITEM)),
+    }),
+  ),
+);
+
 /** The follower: required, text. */
 const followerAccount = () =>
   refusedAs(z.string(), ({ input }) => new TypeError_(`'account' must be a string, not ${JSON.stringify(input)}`));
@@ -355,28 +397,22 @@ const newCollection = (item: Record<string, unknown>, issuer: string): NewCollec
     monotonic: booleanKey(statuses, 'monotonic', false),
     lifetime,
     meta,
-    children: item.dids === undefined || item.dids === null ? [] : attachRequests('dids', item.dids),
+    children: item.dids === undefined || item.dids === null ? [] : parsed(attachRequestsIn('dids'), item.dids),
     ...(rules.length > 0 ? { rules } : {}),
     ...replicasIfAny(item, account),
   };
 };
 
+const DID_REPLICAS = withReplicasOn(
+  'dids',
+  z.looseObject({ rse: rseNameIn().nullish(), account: z.string().optional() }),
+);
+
 /** With `rse`, `add_did(s)` registers the content's replicas there first (`account` owns new files). */
 const replicasIfAny = (item: Record<string, unknown>, account: unknown) => {
-  const replicas = replicasOption(item, 'dids', typeof account === 'string' ? account : undefined);
+  const owner = typeof account === 'string' ? { account } : {};
+  const { replicas } = parsed(DID_REPLICAS, { rse: item.rse, dids: item.dids, ...owner });
   return replicas ? { replicas } : {};
-};
-
-/** The `account` of an attachment, which owns the files it creates; checked as an account name. */
-const ownerOf = (parameters: Record<string, unknown>): string | undefined => {
-  const account = parameters.account;
-  if (account === undefined || account === null) return undefined;
-  if (typeof account !== 'string' || !isValidName('account', account)) {
-    throw new InvalidObject(
-      `Problem validating attachment: account ${JSON.stringify(account)} is not a valid account name`,
-    );
-  }
-  return account;
 };
 
 /** A rule given with a new DID: add_rule's options, for that DID (any `dids` it names are ignored). */

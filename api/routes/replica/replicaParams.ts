@@ -110,20 +110,31 @@ export const REPLICA_STATE_CHANGES = listIn(
 export const replicaFiles = (schema: string, value: unknown): ReplicaFile[] => parsed(replicaFilesIn(schema), value);
 
 /**
- * `rse` on attach and on `add_did(s)` with content: the children are files to register on that
- * RSE first. They are read as `add_replicas` files; `account` (the request's owner, when given)
- * owns the files created.
+ * `rse` on attach and on `add_did(s)` with content: the children (`dids`) are files whose replicas
+ * are registered on that RSE first. Rucio reads them as `add_replicas` files only when `rse` is
+ * given, and after every key `body` checks: a preprocess step pairs the body with them. `account`
+ * (the request's owner, when given) owns the files created. Keys `body` does not read are kept.
  */
-export const replicasOption = (
-  parameters: Readonly<Record<string, unknown>>,
+export const withReplicasOn = <
+  B extends Readonly<{ rse?: string | null | undefined; account?: string | null | undefined }>,
+>(
   schema: string,
-  account: string | undefined,
-): { rse: string; files: ReplicaFile[] } | undefined => {
-  if (parameters.rse === undefined || parameters.rse === null) return undefined;
-  const rse = rseName(parameters.rse);
-  const files = replicaFiles(schema, parameters.dids ?? []);
-  return { rse, files: account === undefined ? files : files.map((file) => ({ ...file, account })) };
-};
+  body: z.ZodType<B>,
+) =>
+  z
+    .preprocess(
+      (value: Readonly<Record<string, unknown>>) => ({
+        body: value,
+        files: value.rse === undefined || value.rse === null ? undefined : (value.dids ?? []),
+      }),
+      z.object({ body, files: replicaFilesIn(schema).optional() }),
+    )
+    .transform(({ body, files }): B & { replicas?: { rse: string; files: ReplicaFile[] } } => {
+      const { rse, account } = body;
+      if (rse === undefined || rse === null || files === undefined) return body;
+      const owned = account === undefined || account === null ? files : files.map((file) => ({ ...file, account }));
+      return { ...body, replicas: { rse, files: owned } };
+    });
 
 /**
  * DIDs to read (`r_dids`: any scope and name with a word character, at most 1000). An empty list
