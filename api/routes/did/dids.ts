@@ -1,5 +1,5 @@
 import { pathOf, pathText } from '../../params.ts';
-import { addCollections, type CollectionRule, type NewCollection } from '../../../commands/did/didCreationCommands.ts';
+import { addCollections } from '../../../commands/did/didCreationCommands.ts';
 import { attachDids, detachDids, type Attachment } from '../../../commands/did/didContentCommands.ts';
 import {
   createDidSample,
@@ -8,24 +8,19 @@ import {
   setDidStatus,
   unfollowDid,
 } from '../../../commands/did/didLifecycleCommands.ts';
-import type { CollectionType, DidRef } from '../../../domain/did/did.ts';
+import type { DidRef } from '../../../domain/did/did.ts';
 import {
   DataIdentifierAlreadyExists,
   DataIdentifierNotFound,
   DuplicateContent,
   InvalidObject,
-  KeyError,
   ScopeNotFound,
   TypeError_,
-  UnsupportedOperation,
   UnsupportedStatus,
   ValueError,
 } from '../../../domain/shared/errors.ts';
-import { isLifetime, LIMITS } from '../../../domain/shared/limits.ts';
-import { isValidName } from '../../../domain/shared/names.ts';
 import {
   asArray,
-  asObject,
   attachRequestsIn,
   checkDidRef,
   didRefIn,
@@ -41,9 +36,8 @@ import {
 } from './didParams.ts';
 import { JSON_ONLY } from '../../http.ts';
 import { rseNameIn, withReplicasOn } from '../replica/replicaParams.ts';
-import { ruleRequestOf } from '../rule/ruleParams.ts';
+import { collectionFor, COLLECTION_KEYS, NEW_COLLECTION } from './didCreationParams.ts';
 import {
-  booleanKey,
   jsonListBody,
   jsonObjectBody,
   jsonObjectBodyOf,
@@ -87,14 +81,14 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       accept: JSON_ONLY,
       errors: { DatabaseException: 406 },
       summary: 'Creates datasets and containers (add_dids).',
-      body: jsonListBody(z.unknown(), {
+      body: jsonListBody(NEW_COLLECTION, {
         description:
           'DIDs: `scope`, `name`, `type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.',
       }),
       raises: [DataIdentifierAlreadyExists, ScopeNotFound, InvalidObject],
     },
     async (ctx, { body }) => {
-      const dids = body.map((item) => newCollection(asObject('did', item), ctx.state.issuer!));
+      const dids = body.map((item) => collectionFor(item, ctx.state.issuer!));
       await created(ctx, services, (metadata) => addCollections(services.commands, { dids, single: false }, metadata));
     },
   );
@@ -259,21 +253,16 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       params: pathOf({ scope_name: scopeNamePath() }),
       errors: { DatabaseException: 406 },
       summary: 'Creates a dataset or container (add_did).',
-      body: jsonObjectBody(
-        {},
-        {
-          description:
-            '`type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.',
-        },
-      ),
+      body: jsonObjectBodyOf(keysFirst(['type'], z.looseObject({})), {
+        documentedBy: COLLECTION_KEYS.extend({ type: z.enum(['DATASET', 'CONTAINER']), rules: z.array(z.unknown()) }),
+        description:
+          '`type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.',
+      }),
       raises: [DataIdentifierAlreadyExists, ScopeNotFound, InvalidObject],
     },
-    async (ctx, { params, body: parameters }) => {
-      const did = params.scope_name;
-      const collection = newCollection(
-        { ...parameters, type: requiredKey(parameters, 'type'), ...did },
-        ctx.state.issuer!,
-      );
+    async (ctx, { params, body }) => {
+      // The DID is the path's, checked as the body's would be: the body is read with it.
+      const collection = collectionFor(parsed(NEW_COLLECTION, { ...body, ...params.scope_name }), ctx.state.issuer!);
       await created(ctx, services, (metadata) =>
         addCollections(services.commands, { dids: [collection], single: true }, metadata),
       );
@@ -353,70 +342,3 @@ const DID_STATUS = z
     ),
   )
   .pipe(DID_STATUS_VALUE);
-
-/** Rucio takes the names; the seed documents list the letters, taken too. */
-const COLLECTION_TYPES: Readonly<Record<string, CollectionType | 'FILE'>> = {
-  DATASET: 'DATASET',
-  CONTAINER: 'CONTAINER',
-  FILE: 'FILE',
-  D: 'DATASET',
-  C: 'CONTAINER',
-  F: 'FILE',
-};
-
-/** One item of `add_did` / `add_dids`, read as the `did` schema and Rucio's core read it. */
-const newCollection = (item: Record<string, unknown>, issuer: string): NewCollection => {
-  const did = didRefItem('did', item);
-  if (!('type' in item)) throw new KeyError("'type' not defined");
-  const didType = typeof item.type === 'string' ? COLLECTION_TYPES[item.type.toUpperCase()] : undefined;
-  if (!didType)
-    throw new InvalidObject(
-      `Problem validating did: ${JSON.stringify(item.type)} is not one of ['DATASET', 'CONTAINER', 'FILE', 'F']`,
-    );
-  if (didType === 'FILE') throw new UnsupportedOperation('Only collection (dataset/container) can be registered.');
-  const rules =
-    item.rules === undefined || item.rules === null
-      ? []
-      : asArray('did', item.rules).map((rule) => collectionRule(rule, did, issuer));
-  const statuses = item.statuses === undefined || item.statuses === null ? {} : asObject('did', item.statuses);
-  const meta = item.meta === undefined || item.meta === null ? {} : asObject('did', item.meta);
-  const lifetime = item.lifetime === undefined || item.lifetime === null ? null : item.lifetime;
-  if (lifetime !== null && !isLifetime(lifetime)) {
-    throw new InvalidObject(
-      `Problem validating did: lifetime ${JSON.stringify(lifetime)} is not a number of seconds (at most ${LIMITS.lifetimeSeconds} either way)`,
-    );
-  }
-  const account = item.account === undefined || item.account === null ? undefined : item.account;
-  if (account !== undefined && (typeof account !== 'string' || !isValidName('account', account))) {
-    throw new InvalidObject(`Problem validating did: account ${JSON.stringify(account)} is not a valid account name`);
-  }
-  return {
-    ...did,
-    didType,
-    ...(account !== undefined ? { account } : {}),
-    monotonic: booleanKey(statuses, 'monotonic', false),
-    lifetime,
-    meta,
-    children: item.dids === undefined || item.dids === null ? [] : parsed(attachRequestsIn('dids'), item.dids),
-    ...(rules.length > 0 ? { rules } : {}),
-    ...replicasIfAny(item, account),
-  };
-};
-
-const DID_REPLICAS = withReplicasOn(
-  'dids',
-  z.looseObject({ rse: rseNameIn().nullish(), account: z.string().optional() }),
-);
-
-/** With `rse`, `add_did(s)` registers the content's replicas there first (`account` owns new files). */
-const replicasIfAny = (item: Record<string, unknown>, account: unknown) => {
-  const owner = typeof account === 'string' ? { account } : {};
-  const { replicas } = parsed(DID_REPLICAS, { rse: item.rse, dids: item.dids, ...owner });
-  return replicas ? { replicas } : {};
-};
-
-/** A rule given with a new DID: add_rule's options, for that DID (any `dids` it names are ignored). */
-const collectionRule = (value: unknown, did: DidRef, issuer: string): CollectionRule => {
-  const { dids: _dids, ...request } = ruleRequestOf({ ...asObject('did', value), dids: [did] }, issuer);
-  return request;
-};
