@@ -14,7 +14,8 @@ import {
 import { scopeNamePath } from '../did/didParams.ts';
 import { mapStream, NDJSON_TYPE, sendChunks, sendStream } from '../../http.ts';
 import { booleanKey, jsonObjectBody, pathOf, queryOf, queryText } from '../../params.ts';
-import { integerParameter, parseUtc, readDids } from './replicaParams.ts';
+import { integerParameter, parseUtc, readDidsIn } from './replicaParams.ts';
+import { parsed } from '../../routeInput.ts';
 import { metalinkDocument, METALINK_TYPE, SUPPORTED_PROTOCOLS } from './replicaRendering.ts';
 import { clientCoordinates, pfnCoordinates } from './locations.ts';
 import { checkLifetime, defaultSignatureLifetime, listingSigner, maySign } from '../credential/signing.ts';
@@ -151,7 +152,7 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
     const limit = query.limit;
     const nrandom = parameters.nrandom ? integerParameter(parameters.nrandom, 'nrandom') : undefined;
     const request: ReplicaListingRequest = {
-      dids: readDids(parameters.dids ?? []),
+      dids: parsed(readDidsIn(), parameters.dids ?? []),
       schemes: schemes?.map(String) ?? (metalink ? SUPPORTED_PROTOCOLS : undefined),
       domain: domain ?? undefined,
       clientSite: typeof location.site === 'string' ? location.site : undefined,
