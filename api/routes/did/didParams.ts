@@ -6,7 +6,6 @@ import { isValidName, valueProblem } from '../../../domain/shared/names.ts';
 import { jsonValueBody } from '../../params.ts';
 import { checkedBy, convertedBy, missingAs, refusedAs, type Refusal } from '../../routeInput.ts';
 import { z } from 'zod';
-import { isRecord } from '../../../domain/shared/narrowing.ts';
 
 /**
  * Reading DID requests the way Rucio's views and schemas do (lib/rucio/common/schema/generic.py):
@@ -93,31 +92,6 @@ export const didRefShape = (schema: string) => ({ scope: didPart(schema, 'scope'
 /** A `{scope, name}` item of a request body, names checked; its other keys are dropped. */
 export const didRefIn = (schema: string) =>
   objectIn(schema, didRefShape(schema)).transform(({ scope, name }): DidRef => ({ scope, name }));
-
-export const asObject = (schema: string, value: unknown): Record<string, unknown> => {
-  if (!isRecord(value)) return problem(schema, `${JSON.stringify(value)} is not of type 'object'`);
-  return value;
-};
-
-export const asArray = (schema: string, value: unknown, maxItems = 1000): unknown[] => {
-  if (!Array.isArray(value)) return problem(schema, `${JSON.stringify(value)} is not of type 'array'`);
-  if (value.length > maxItems) problem(schema, `the array has ${value.length} items, more than ${maxItems}`);
-  return value;
-};
-
-const required = (schema: string, item: Record<string, unknown>, key: string): unknown => {
-  if (!(key in item)) problem(schema, `'${key}' is a required property`);
-  return item[key];
-};
-
-/** A `{scope, name}` item of a request body, names checked. */
-export const didRefItem = (schema: string, value: unknown): DidRef => {
-  const item = asObject(schema, value);
-  return {
-    scope: checkPattern(schema, 'scope', required(schema, item, 'scope')),
-    name: checkPattern(schema, 'name', required(schema, item, 'name')),
-  };
-};
 
 /** Scope and name of the path, checked as the `did` schema checks them before a creation. */
 export const checkDidRef = (schema: string, did: DidRef): DidRef => ({

@@ -20,11 +20,9 @@ import {
   ValueError,
 } from '../../../domain/shared/errors.ts';
 import {
-  asArray,
   attachRequestsIn,
   checkDidRef,
   didRefIn,
-  didRefItem,
   didRefShape,
   fileOwnerIn,
   jsonObjectOrListBody,
@@ -41,6 +39,7 @@ import {
   jsonListBody,
   jsonObjectBody,
   jsonObjectBodyOf,
+  jsonValueBody,
   keysFirst,
   optionalBoolean,
   requiredKey,
@@ -140,11 +139,10 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     '/dids/resurrect',
     {
       summary: 'Brings deleted DIDs back.',
-      body: jsonListBody(z.unknown(), { description: 'DIDs: `scope`, `name`.' }),
+      body: jsonValueBody(RESURRECTED, 'list'),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx, { body }) => {
-      const dids = asArray('dids', body).map((item) => didRefItem('dids', item));
+    async (ctx, { body: dids }) => {
       await created(ctx, services, (metadata) => resurrectDids(services.commands, { dids }, metadata));
     },
   );
@@ -269,6 +267,14 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     },
   );
 };
+
+/** `POST /dids/resurrect`: a JSON list, then at most 1000 DIDs (judged before any item). */
+const RESURRECTED = refusedAs(
+  z.array(z.unknown()).describe('DIDs: `scope`, `name`.'),
+  () => new TypeError_('body must be a json list'),
+)
+  .pipe(listIn('dids', z.unknown()))
+  .pipe(z.array(didRefIn('dids')));
 
 /** What `POST /dids/{scope}/{name}/dids` reads: children, then their owner, then the RSE and its files. */
 const ATTACHMENT_KEYS = z.looseObject({
