@@ -2,11 +2,10 @@ import type { AttachRequest } from '../../../domain/did/didContent.ts';
 import type { DidRef } from '../../../domain/did/did.ts';
 import type { RucioError } from '../../../domain/shared/errors.ts';
 import { InvalidObject, TypeError_, ValueError } from '../../../domain/shared/errors.ts';
-import { valueProblem } from '../../../domain/shared/names.ts';
+import { isValidName, valueProblem } from '../../../domain/shared/names.ts';
 import { jsonValueBody } from '../../params.ts';
 import { checkedBy, convertedBy, missingAs, refusedAs, type Refusal } from '../../routeInput.ts';
 import { z } from 'zod';
-import { isRecord } from '../../../domain/shared/narrowing.ts';
 
 /**
  * Reading DID requests the way Rucio's views and schemas do (lib/rucio/common/schema/generic.py):
@@ -94,85 +93,76 @@ export const didRefShape = (schema: string) => ({ scope: didPart(schema, 'scope'
 export const didRefIn = (schema: string) =>
   objectIn(schema, didRefShape(schema)).transform(({ scope, name }): DidRef => ({ scope, name }));
 
-export const asObject = (schema: string, value: unknown): Record<string, unknown> => {
-  if (!isRecord(value)) return problem(schema, `${JSON.stringify(value)} is not of type 'object'`);
-  return value;
-};
-
-export const asArray = (schema: string, value: unknown, maxItems = 1000): unknown[] => {
-  if (!Array.isArray(value)) return problem(schema, `${JSON.stringify(value)} is not of type 'array'`);
-  if (value.length > maxItems) problem(schema, `the array has ${value.length} items, more than ${maxItems}`);
-  return value;
-};
-
-const required = (schema: string, item: Record<string, unknown>, key: string): unknown => {
-  if (!(key in item)) problem(schema, `'${key}' is a required property`);
-  return item[key];
-};
-
-/** A `{scope, name}` item of a request body, names checked. */
-export const didRefItem = (schema: string, value: unknown): DidRef => {
-  const item = asObject(schema, value);
-  return {
-    scope: checkPattern(schema, 'scope', required(schema, item, 'scope')),
-    name: checkPattern(schema, 'name', required(schema, item, 'name')),
-  };
-};
-
 /** Scope and name of the path, checked as the `did` schema checks them before a creation. */
 export const checkDidRef = (schema: string, did: DidRef): DidRef => ({
   scope: checkPattern(schema, 'scope', did.scope),
   name: checkPattern(schema, 'name', did.name),
 });
 
-/** A child of an attachment (schema `dids`): scope, name, and the file facts to check. */
-export const attachRequestItem = (schema: string, value: unknown): AttachRequest => {
-  const item = asObject(schema, value);
-  const ref = didRefItem(schema, item);
-  const request: { scope: string; name: string; bytes?: unknown; adler32?: unknown; md5?: unknown } = { ...ref };
-  if ('bytes' in item) {
-    if (typeof item.bytes !== 'number' || !Number.isSafeInteger(item.bytes) || item.bytes < 0) {
-      problem(schema, `${JSON.stringify(item.bytes)} is not a number of bytes (a whole number from 0 to 2^53-1)`);
-    }
-    request.bytes = item.bytes;
-  }
-  for (const [key, pattern] of [
-    ['adler32', /^[a-fA-F\d]{8}$/],
-    ['md5', /^[a-fA-F\d]{32}$/],
-  ] as const) {
-    if (!(key in item)) continue;
-    if (typeof item[key] !== 'string' || !pattern.test(item[key]))
-      problem(schema, `${JSON.stringify(item[key])} does not match '${pattern.source}'`);
-    request[key] = item[key];
-  }
-  return request;
-};
+const checksumIn = (schema: string, pattern: RegExp) =>
+  refusedAs(
+    z.string().regex(pattern),
+    invalidIn(schema, ({ input }) => `${JSON.stringify(input)} does not match '${pattern.source}'`),
+  ).optional();
 
-export const attachRequests = (schema: string, value: unknown): AttachRequest[] =>
-  asArray(schema, value).map((item) => attachRequestItem(schema, item));
+/** A child of an attachment (schema `dids`): scope, name, and the file facts to check; other keys dropped. */
+const attachRequestIn = (schema: string) =>
+  objectIn(schema, {
+    ...didRefShape(schema),
+    bytes: refusedAs(
+      z.number().refine(Number.isSafeInteger).min(0),
+      invalidIn(
+        schema,
+        ({ input }) => `${JSON.stringify(input)} is not a number of bytes (a whole number from 0 to 2^53-1)`,
+      ),
+    ).optional(),
+    adler32: checksumIn(schema, /^[a-fA-F\d]{8}$/),
+    md5: checksumIn(schema, /^[a-fA-F\d]{32}$/),
+  }).transform(({ scope, name, bytes, adler32, md5 }): AttachRequest => ({
+    scope,
+    name,
+    ...(bytes !== undefined ? { bytes } : {}),
+    ...(adler32 !== undefined ? { adler32 } : {}),
+    ...(md5 !== undefined ? { md5 } : {}),
+  }));
+
+/**
+ * The children of an attachment: the list itself (its type, at most 1000 items) is judged before
+ * any item, as Rucio's schema judges it, so it is a stage of its own.
+ */
+export const attachRequestsIn = (schema: string) => listIn(schema, z.unknown()).pipe(z.array(attachRequestIn(schema)));
 
 /**
  * Attachments take no rules (Rucio's attachment schema has none and its views never read them):
- * rather than drop them silently, a request naming some is refused.
+ * rather than drop them silently, a request naming some is refused, before anything else is read.
  */
-export const refuseRuleOptions = (parameters: Record<string, unknown>): void => {
-  if (
-    Array.isArray(parameters.rules)
-      ? parameters.rules.length > 0
-      : parameters.rules !== undefined && parameters.rules !== null
-  ) {
-    throw new InvalidObject(
-      "Problem validating attachment: Additional properties are not allowed ('rules' was unexpected)",
-    );
-  }
-};
+export const noRuleOptions = () =>
+  z.looseObject({
+    rules: refusedAs(
+      z.custom((rules) => rules === null || (Array.isArray(rules) && rules.length === 0)),
+      () =>
+        new InvalidObject(
+          "Problem validating attachment: Additional properties are not allowed ('rules' was unexpected)",
+        ),
+    ).optional(),
+  });
 
-/** A JSON body that may be an object or a list (POST /dids/attachments). */
-export const jsonObjectOrListBody = (description: string) =>
+/** The `account` that owns the files an attachment creates: an account name (null: none). */
+export const fileOwnerIn = (schema: string) =>
+  refusedAs(
+    z.string().refine((account) => isValidName('account', account)),
+    invalidIn(schema, ({ input }) => `account ${JSON.stringify(input)} is not a valid account name`),
+  ).nullish();
+
+/** A JSON body that may be an object or a list (POST /dids/attachments), then read by `schema`. */
+export const jsonObjectOrListBody = <T>(
+  schema: z.ZodType<T, Record<string, unknown> | unknown[]>,
+  description: string,
+) =>
   jsonValueBody(
     refusedAs(
       z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).describe(description),
       () => new TypeError_('body must be a json dictionary or list'),
-    ),
+    ).pipe(schema),
     'dictionary or list',
   );

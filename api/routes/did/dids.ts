@@ -1,5 +1,5 @@
 import { pathOf, pathText } from '../../params.ts';
-import { addCollections, type CollectionRule, type NewCollection } from '../../../commands/did/didCreationCommands.ts';
+import { addCollections } from '../../../commands/did/didCreationCommands.ts';
 import { attachDids, detachDids, type Attachment } from '../../../commands/did/didContentCommands.ts';
 import {
   createDidSample,
@@ -8,38 +8,43 @@ import {
   setDidStatus,
   unfollowDid,
 } from '../../../commands/did/didLifecycleCommands.ts';
-import type { CollectionType, DidRef } from '../../../domain/did/did.ts';
+import type { DidRef } from '../../../domain/did/did.ts';
 import {
   DataIdentifierAlreadyExists,
   DataIdentifierNotFound,
   DuplicateContent,
   InvalidObject,
-  KeyError,
   ScopeNotFound,
   TypeError_,
-  UnsupportedOperation,
   UnsupportedStatus,
   ValueError,
 } from '../../../domain/shared/errors.ts';
-import { isLifetime, LIMITS } from '../../../domain/shared/limits.ts';
-import { isValidName } from '../../../domain/shared/names.ts';
 import {
-  asArray,
-  asObject,
-  attachRequests,
-  didRefIn,
-  listIn,
+  attachRequestsIn,
   checkDidRef,
-  scopeNamePath,
-  didRefItem,
+  didRefIn,
+  didRefShape,
+  fileOwnerIn,
   jsonObjectOrListBody,
-  refuseRuleOptions,
+  listIn,
+  noRuleOptions,
+  objectIn,
+  requiredIn,
+  scopeNamePath,
 } from './didParams.ts';
 import { JSON_ONLY } from '../../http.ts';
-import { replicasOption } from '../replica/replicaParams.ts';
-import { ruleRequestOf } from '../rule/ruleParams.ts';
-import { booleanKey, jsonListBody, jsonObjectBody, jsonObjectBodyOf, requiredKey } from '../../params.ts';
-import { refusedAs } from '../../routeInput.ts';
+import { rseNameIn, withReplicasOn } from '../replica/replicaParams.ts';
+import { collectionFor, COLLECTION_KEYS, NEW_COLLECTION } from './didCreationParams.ts';
+import {
+  jsonListBody,
+  jsonObjectBody,
+  jsonObjectBodyOf,
+  jsonValueBody,
+  keysFirst,
+  optionalBoolean,
+  requiredKey,
+} from '../../params.ts';
+import { convertedBy, parsed, refusedAs } from '../../routeInput.ts';
 import { z } from 'zod';
 import { created, ok, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
@@ -75,14 +80,14 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       accept: JSON_ONLY,
       errors: { DatabaseException: 406 },
       summary: 'Creates datasets and containers (add_dids).',
-      body: jsonListBody(z.unknown(), {
+      body: jsonListBody(NEW_COLLECTION, {
         description:
           'DIDs: `scope`, `name`, `type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.',
       }),
       raises: [DataIdentifierAlreadyExists, ScopeNotFound, InvalidObject],
     },
     async (ctx, { body }) => {
-      const dids = body.map((item) => newCollection(asObject('did', item), ctx.state.issuer!));
+      const dids = body.map((item) => collectionFor(item, ctx.state.issuer!));
       await created(ctx, services, (metadata) => addCollections(services.commands, { dids, single: false }, metadata));
     },
   );
@@ -92,24 +97,12 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     {
       summary: 'Attaches DIDs to several collections (files with `rse` registered as replicas there).',
       body: jsonObjectOrListBody(
+        ATTACHMENTS,
         '`attachments`: `{scope, name, dids, rse?}` each; `ignore_duplicate`. A bare list is read as the attachments.',
       ),
       raises: [DataIdentifierNotFound, DuplicateContent],
     },
-    async (ctx, { body }) => {
-      const list = Array.isArray(body) ? body : requiredKey(body, 'attachments');
-      const ignoreDuplicates = Array.isArray(body) ? false : booleanKey(body, 'ignore_duplicate', false);
-      const attachments = asArray('attachments', list).map((item): Attachment => {
-        const attachment = asObject('attachments', item);
-        refuseRuleOptions(attachment);
-        const parent = didRefItem('attachments', attachment);
-        const replicas = replicasOption(attachment, 'attachments', ownerOf(attachment));
-        return {
-          ...parent,
-          children: attachRequests('attachments', attachment.dids),
-          ...(replicas ? { replicas } : {}),
-        };
-      });
+    async (ctx, { body: { attachments, ignore_duplicate: ignoreDuplicates } }) => {
       await created(ctx, services, (metadata) =>
         attachDids(services.commands, { attachments, ignoreDuplicates, single: false }, metadata),
       );
@@ -146,11 +139,10 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     '/dids/resurrect',
     {
       summary: 'Brings deleted DIDs back.',
-      body: jsonListBody(z.unknown(), { description: 'DIDs: `scope`, `name`.' }),
+      body: jsonValueBody(RESURRECTED, 'list'),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx, { body }) => {
-      const dids = asArray('dids', body).map((item) => didRefItem('dids', item));
+    async (ctx, { body: dids }) => {
       await created(ctx, services, (metadata) => resurrectDids(services.commands, { dids }, metadata));
     },
   );
@@ -195,20 +187,14 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     {
       params: pathOf({ scope_name: scopeNamePath() }),
       summary: 'Attaches DIDs to a collection (files with `rse` registered as replicas there).',
-      body: jsonObjectBody(
-        {},
-        { description: '`dids`: `{scope, name, bytes?, adler32?, md5?, meta?}` each; `rse`, `account`.' },
-      ),
+      body: jsonObjectBodyOf(ATTACHMENT, {
+        documentedBy: ATTACHMENT_KEYS,
+        description: '`dids`: `{scope, name, bytes?, adler32?, md5?, meta?}` each; `rse`, `account`.',
+      }),
       raises: [DataIdentifierNotFound, DuplicateContent, InvalidObject],
     },
-    async (ctx, { params, body: parameters }) => {
-      const parent = params.scope_name;
-      refuseRuleOptions(parameters);
-      if (!('dids' in parameters))
-        throw new InvalidObject("Problem validating attachment: 'dids' is a required property");
-      const children = attachRequests('attachment', parameters.dids);
-      const replicas = replicasOption(parameters, 'attachment', ownerOf(parameters));
-      const attachment = { ...parent, children, ...(replicas ? { replicas } : {}) };
+    async (ctx, { params, body: { dids: children, replicas } }) => {
+      const attachment = { ...params.scope_name, children, ...(replicas ? { replicas } : {}) };
       await created(ctx, services, (metadata) =>
         attachDids(services.commands, { attachments: [attachment], ignoreDuplicates: false, single: true }, metadata),
       );
@@ -265,27 +251,78 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
       params: pathOf({ scope_name: scopeNamePath() }),
       errors: { DatabaseException: 406 },
       summary: 'Creates a dataset or container (add_did).',
-      body: jsonObjectBody(
-        {},
-        {
-          description:
-            '`type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.',
-        },
-      ),
+      body: jsonObjectBodyOf(keysFirst(['type'], z.looseObject({})), {
+        documentedBy: COLLECTION_KEYS.extend({ type: z.enum(['DATASET', 'CONTAINER']), rules: z.array(z.unknown()) }),
+        description:
+          '`type` (DATASET, CONTAINER), and optionally `account`, `lifetime`, `meta`, `rules`, `statuses`, `rse`.',
+      }),
       raises: [DataIdentifierAlreadyExists, ScopeNotFound, InvalidObject],
     },
-    async (ctx, { params, body: parameters }) => {
-      const did = params.scope_name;
-      const collection = newCollection(
-        { ...parameters, type: requiredKey(parameters, 'type'), ...did },
-        ctx.state.issuer!,
-      );
+    async (ctx, { params, body }) => {
+      // The DID is the path's, checked as the body's would be: the body is read with it.
+      const collection = collectionFor(parsed(NEW_COLLECTION, { ...body, ...params.scope_name }), ctx.state.issuer!);
       await created(ctx, services, (metadata) =>
         addCollections(services.commands, { dids: [collection], single: true }, metadata),
       );
     },
   );
 };
+
+/** `POST /dids/resurrect`: a JSON list, then at most 1000 DIDs (judged before any item). */
+const RESURRECTED = refusedAs(
+  z.array(z.unknown()).describe('DIDs: `scope`, `name`.'),
+  () => new TypeError_('body must be a json list'),
+)
+  .pipe(listIn('dids', z.unknown()))
+  .pipe(z.array(didRefIn('dids')));
+
+/** What `POST /dids/{scope}/{name}/dids` reads: children, then their owner, then the RSE and its files. */
+const ATTACHMENT_KEYS = z.looseObject({
+  dids: requiredIn('attachment', attachRequestsIn('attachment')),
+  account: fileOwnerIn('attachment'),
+  rse: rseNameIn().nullish(),
+});
+const ATTACHMENT = noRuleOptions().pipe(withReplicasOn('attachment', ATTACHMENT_KEYS));
+
+/**
+ * One attachment of `POST /dids/attachments`: its parent, the owner, the RSE and its files, and
+ * only then the children, read apart (Rucio's order there: a missing `dids` is read as None).
+ */
+const ATTACHMENT_ITEM = convertedBy(
+  objectIn('attachments', {})
+    .pipe(noRuleOptions())
+    .pipe(
+      withReplicasOn(
+        'attachments',
+        z.looseObject({
+          ...didRefShape('attachments'),
+          account: fileOwnerIn('attachment'),
+          rse: rseNameIn().nullish(),
+        }),
+      ),
+    ),
+  ({ scope, name, dids, replicas }): Attachment => ({
+    scope,
+    name,
+    children: parsed(attachRequestsIn('attachments'), dids),
+    ...(replicas ? { replicas } : {}),
+  }),
+);
+
+/**
+ * `POST /dids/attachments`: a bare list is the attachments; an object names them (looked for
+ * first) and `ignore_duplicate`, read before any attachment.
+ */
+const ATTACHMENTS = z.preprocess(
+  (body: Record<string, unknown> | unknown[]) => (Array.isArray(body) ? { attachments: body } : body),
+  keysFirst(
+    ['attachments'],
+    z.looseObject({
+      ignore_duplicate: optionalBoolean(false),
+      attachments: listIn('attachments', z.unknown()).pipe(z.array(ATTACHMENT_ITEM)),
+    }),
+  ),
+);
 
 /** The follower: required, text. */
 const followerAccount = () =>
@@ -311,76 +348,3 @@ const DID_STATUS = z
     ),
   )
   .pipe(DID_STATUS_VALUE);
-
-/** Rucio takes the names; the seed documents list the letters, taken too. */
-const COLLECTION_TYPES: Readonly<Record<string, CollectionType | 'FILE'>> = {
-  DATASET: 'DATASET',
-  CONTAINER: 'CONTAINER',
-  FILE: 'FILE',
-  D: 'DATASET',
-  C: 'CONTAINER',
-  F: 'FILE',
-};
-
-/** One item of `add_did` / `add_dids`, read as the `did` schema and Rucio's core read it. */
-const newCollection = (item: Record<string, unknown>, issuer: string): NewCollection => {
-  const did = didRefItem('did', item);
-  if (!('type' in item)) throw new KeyError("'type' not defined");
-  const didType = typeof item.type === 'string' ? COLLECTION_TYPES[item.type.toUpperCase()] : undefined;
-  if (!didType)
-    throw new InvalidObject(
-      `Problem validating did: ${JSON.stringify(item.type)} is not one of ['DATASET', 'CONTAINER', 'FILE', 'F']`,
-    );
-  if (didType === 'FILE') throw new UnsupportedOperation('Only collection (dataset/container) can be registered.');
-  const rules =
-    item.rules === undefined || item.rules === null
-      ? []
-      : asArray('did', item.rules).map((rule) => collectionRule(rule, did, issuer));
-  const statuses = item.statuses === undefined || item.statuses === null ? {} : asObject('did', item.statuses);
-  const meta = item.meta === undefined || item.meta === null ? {} : asObject('did', item.meta);
-  const lifetime = item.lifetime === undefined || item.lifetime === null ? null : item.lifetime;
-  if (lifetime !== null && !isLifetime(lifetime)) {
-    throw new InvalidObject(
-      `Problem validating did: lifetime ${JSON.stringify(lifetime)} is not a number of seconds (at most ${LIMITS.lifetimeSeconds} either way)`,
-    );
-  }
-  const account = item.account === undefined || item.account === null ? undefined : item.account;
-  if (account !== undefined && (typeof account !== 'string' || !isValidName('account', account))) {
-    throw new InvalidObject(`Problem validating did: account ${JSON.stringify(account)} is not a valid account name`);
-  }
-  return {
-    ...did,
-    didType,
-    ...(account !== undefined ? { account } : {}),
-    monotonic: booleanKey(statuses, 'monotonic', false),
-    lifetime,
-    meta,
-    children: item.dids === undefined || item.dids === null ? [] : attachRequests('dids', item.dids),
-    ...(rules.length > 0 ? { rules } : {}),
-    ...replicasIfAny(item, account),
-  };
-};
-
-/** With `rse`, `add_did(s)` registers the content's replicas there first (`account` owns new files). */
-const replicasIfAny = (item: Record<string, unknown>, account: unknown) => {
-  const replicas = replicasOption(item, 'dids', typeof account === 'string' ? account : undefined);
-  return replicas ? { replicas } : {};
-};
-
-/** The `account` of an attachment, which owns the files it creates; checked as an account name. */
-const ownerOf = (parameters: Record<string, unknown>): string | undefined => {
-  const account = parameters.account;
-  if (account === undefined || account === null) return undefined;
-  if (typeof account !== 'string' || !isValidName('account', account)) {
-    throw new InvalidObject(
-      `Problem validating attachment: account ${JSON.stringify(account)} is not a valid account name`,
-    );
-  }
-  return account;
-};
-
-/** A rule given with a new DID: add_rule's options, for that DID (any `dids` it names are ignored). */
-const collectionRule = (value: unknown, did: DidRef, issuer: string): CollectionRule => {
-  const { dids: _dids, ...request } = ruleRequestOf({ ...asObject('did', value), dids: [did] }, issuer);
-  return request;
-};

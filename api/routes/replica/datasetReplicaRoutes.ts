@@ -8,7 +8,8 @@ import { didsNamed, findDid } from '../../../projections/did/didQueries.ts';
 import { scopeNamePath } from '../did/didParams.ts';
 import { mapStream, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObjectBody, pathOf, pathText, queryBoolean, queryOf, requiredValue } from '../../params.ts';
-import { readDids } from './replicaParams.ts';
+import { readDidsIn } from './replicaParams.ts';
+import { refusedAs } from '../../routeInput.ts';
 import { datasetReplicaJson } from './replicaRendering.ts';
 import type { RouteTable } from '../../route.ts';
 import { activeRse } from '../rse/rseViews.ts';
@@ -39,6 +40,15 @@ export const registerDatasetsOnRseRoutes = (routes: RouteTable, services: Servic
   }
 };
 
+/**
+ * The datasets of `POST /replicas/datasets_bulk`: an empty list is refused before the DIDs are
+ * read, and their problems are prefixed as Rucio's view prefixes them.
+ */
+const DATASET_DIDS = refusedAs(
+  requiredValue().refine((dids) => !(Array.isArray(dids) && dids.length === 0)),
+  () => new ValueError('List of DIDs is empty'),
+).pipe(readDidsIn((detail) => new InvalidObject(`Cannot validate DIDs: ${detail}`)));
+
 /** POST /replicas/datasets_bulk: the stored rows of several datasets. */
 export const registerDatasetReplicasBulkRoutes = (routes: RouteTable, services: Services): void => {
   for (const path of ['/replicas/datasets_bulk', '/replicas/datasets_bulk/']) {
@@ -47,19 +57,10 @@ export const registerDatasetReplicasBulkRoutes = (routes: RouteTable, services: 
       {
         accept: STREAM_ONLY,
         summary: 'The replicas of several datasets.',
-        body: jsonObjectBody({ dids: requiredValue() }, { description: '`dids`: `{scope, name}` each.' }),
+        body: jsonObjectBody({ dids: DATASET_DIDS }, { description: '`dids`: `{scope, name}` each.' }),
         raises: [InvalidObject],
       },
-      async (ctx, { body }) => {
-        const requested = body.dids;
-        if (Array.isArray(requested) && requested.length === 0) throw new ValueError('List of DIDs is empty');
-        let dids;
-        try {
-          dids = readDids(requested);
-        } catch (error) {
-          if (error instanceof InvalidObject) throw new InvalidObject(`Cannot validate DIDs: ${error.message}`);
-          throw error;
-        }
+      async (ctx, { body: { dids } }) => {
         const found = await didsNamed(services.readModels, dids);
         await sendStream(ctx, mapStream(storedDatasetReplicas(services.readModels, found), datasetReplicaJson));
       },

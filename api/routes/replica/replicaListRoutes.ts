@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { DomainChoice, ListedFile } from '../../../domain/replica/replicaListing.ts';
+import type { ListedFile } from '../../../domain/replica/replicaListing.ts';
 import { checkSortingAlgorithm, orderedPfns, type Coordinates } from '../../../domain/replica/replicaSorting.ts';
 import type { ListedRse } from '../../../projections/replica/listingRses.ts';
 import { DataIdentifierNotFound, InvalidObject } from '../../../domain/shared/errors.ts';
@@ -13,23 +13,21 @@ import {
 } from '../../../projections/replica/replicaQueries.ts';
 import { scopeNamePath } from '../did/didParams.ts';
 import { mapStream, NDJSON_TYPE, sendChunks, sendStream } from '../../http.ts';
-import { booleanKey, jsonObjectBody, pathOf, queryOf, queryText } from '../../params.ts';
-import { integerParameter, parseUtc, readDids } from './replicaParams.ts';
+import { jsonObjectBodyOf, pathOf, queryOf, queryText } from '../../params.ts';
+import { clientLocationOf, REPLICA_LISTING, REPLICA_LISTING_KEYS } from './replicaListParams.ts';
+import { integerParameter } from './replicaParams.ts';
 import { metalinkDocument, METALINK_TYPE, SUPPORTED_PROTOCOLS } from './replicaRendering.ts';
 import { clientCoordinates, pfnCoordinates } from './locations.ts';
 import { checkLifetime, defaultSignatureLifetime, listingSigner, maySign } from '../credential/signing.ts';
 import type { HandlerFor, RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { SETTINGS } from '../../../domain/config/settings.ts';
-import { isOneOf, isRecord } from '../../../domain/shared/narrowing.ts';
 
 const LISTING_TYPES = [NDJSON_TYPE, METALINK_TYPE];
 
 /** NDJSON unless the Accept header prefers the metalink (Flask's `best_match`, NDJSON by default). */
 const wantsMetalink = (ctx: AppContext): boolean =>
   ctx.get('Accept') !== '' && ctx.accepts(...LISTING_TYPES) === METALINK_TYPE;
-
-const DOMAINS: readonly DomainChoice[] = ['wan', 'lan', 'all'];
 
 /** Uniform in [0, 1) from the crypto source: PFN shuffles and `nrandom` draws. */
 export const random = (): number => randomInt(0, 2 ** 47) / 2 ** 47;
@@ -121,13 +119,11 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
     accept: LISTING_TYPES,
     errors: { DataIdentifierNotFound: 400, SortingAlgorithmNotSupported: 400 },
     summary: 'The replicas of DIDs (of the files below collections) with their PFNs, as NDJSON or a metalink document.',
-    body: jsonObjectBody(
-      {},
-      {
-        description:
-          '`dids`: `{scope, name}` each; `schemes`, `domain`, `client_location`, `all_states`, `unavailable`, `ignore_availability`, `rse_expression`, `updated_after`, `resolve_parents`, `resolve_archives`, `signature_lifetime`, `sort`, `limit`, `nrandom`.',
-      },
-    ),
+    body: jsonObjectBodyOf(REPLICA_LISTING, {
+      documentedBy: REPLICA_LISTING_KEYS,
+      description:
+        '`dids`: `{scope, name}` each; `schemes`, `domain`, `client_location`, `all_states`, `unavailable`, `ignore_availability`, `rse_expression`, `updated_after`, `resolve_parents`, `resolve_archives`, `signature_lifetime`, `sort`, `limit`, `nrandom`.',
+    }),
     query: queryOf({
       sort: queryText().describe('A sorting algorithm (geoip, closeness, random, ...).'),
       select: queryText().describe('The same as sort.'),
@@ -136,43 +132,24 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
     raises: [InvalidObject],
   } satisfies RouteOptions;
   const list: HandlerFor<typeof options> = async (ctx, { body: parameters, query }) => {
-    const domain = parameters.domain ?? null;
-    if (domain !== null && !isOneOf(DOMAINS, domain))
-      throw new InvalidObject(
-        `Problem validating domain: ${JSON.stringify(domain)} is not one of ['wan', 'lan', 'all']`,
-      );
-    const location = isRecord(parameters.client_location) ? parameters.client_location : {};
-    const schemes = parameters.schemes ?? undefined;
-    if (schemes !== undefined && (!Array.isArray(schemes) || schemes.some((scheme) => typeof scheme !== 'string'))) {
-      throw new InvalidObject(`Problem validating schemes: ${JSON.stringify(schemes)} is not a list of schemes`);
-    }
+    const location = clientLocationOf(parameters.client_location);
     const metalink = wantsMetalink(ctx);
-    const updatedAfter = parameters.updated_after ?? null;
     const limit = query.limit;
-    const nrandom = parameters.nrandom ? integerParameter(parameters.nrandom, 'nrandom') : undefined;
+    const nrandom = parameters.nrandom;
     const request: ReplicaListingRequest = {
-      dids: readDids(parameters.dids ?? []),
-      schemes: schemes?.map(String) ?? (metalink ? SUPPORTED_PROTOCOLS : undefined),
-      domain: domain ?? undefined,
+      dids: parameters.dids ?? [],
+      schemes: parameters.schemes?.map(String) ?? (metalink ? SUPPORTED_PROTOCOLS : undefined),
+      domain: parameters.domain ?? undefined,
       clientSite: typeof location.site === 'string' ? location.site : undefined,
-      states: booleanKey(parameters, 'all_states', false)
-        ? 'all'
-        : booleanKey(parameters, 'unavailable', false)
-          ? 'unavailable'
-          : 'available',
-      ignoreAvailability: booleanKey(parameters, 'ignore_availability', 'unavailable' in parameters),
+      states: parameters.all_states ? 'all' : parameters.unavailable ? 'unavailable' : 'available',
+      ignoreAvailability: parameters.ignore_availability,
       rseExpression:
         typeof parameters.rse_expression === 'string' && parameters.rse_expression
           ? parameters.rse_expression
           : undefined,
-      updatedAfter:
-        updatedAfter === null
-          ? undefined
-          : typeof updatedAfter === 'number'
-            ? new Date(updatedAfter * 1000).toISOString()
-            : parseUtc(updatedAfter, 'seconds', 'updated_after').toISOString(),
-      resolveParents: booleanKey(parameters, 'resolve_parents', false),
-      resolveArchives: booleanKey(parameters, 'resolve_archives', true),
+      updatedAfter: parameters.updated_after ?? undefined,
+      resolveParents: parameters.resolve_parents,
+      resolveArchives: parameters.resolve_archives,
     };
     // Rucio signs for callers allowed to (root), for the lifetime asked or the configured one.
     const signatureLifetime = !maySign(ctx)

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { convertedBy, parsed, refusedAs } from '../../routeInput.ts';
+import { convertedBy, missingAs, parsed, refusedAs, type Refusal } from '../../routeInput.ts';
 import { requiredValue } from '../../params.ts';
 import type { DidRef } from '../../../domain/did/did.ts';
 import { replicaStateNamed, type ReplicaState } from '../../../domain/replica/replica.ts';
 import type { ReplicaFile } from '../../../domain/replica/replicaRegistration.ts';
-import { InvalidObject, KeyError, ValueError } from '../../../domain/shared/errors.ts';
+import { InvalidObject, KeyError, ValueError, type RucioError } from '../../../domain/shared/errors.ts';
 import { isValidName } from '../../../domain/shared/names.ts';
-import { asArray, asObject, didRefShape, invalidIn, listIn, objectIn, requiredIn } from '../did/didParams.ts';
+import { didRefShape, invalidIn, listIn, objectIn, requiredIn } from '../did/didParams.ts';
 
 /**
  * Replica request bodies read as Rucio's `dids` / `r_dids` schemas read them
@@ -110,39 +110,61 @@ export const REPLICA_STATE_CHANGES = listIn(
 export const replicaFiles = (schema: string, value: unknown): ReplicaFile[] => parsed(replicaFilesIn(schema), value);
 
 /**
- * `rse` on attach and on `add_did(s)` with content: the children are files to register on that
- * RSE first. They are read as `add_replicas` files; `account` (the request's owner, when given)
- * owns the files created.
+ * `rse` on attach and on `add_did(s)` with content: the children (`dids`) are files whose replicas
+ * are registered on that RSE first. Rucio reads them as `add_replicas` files only when `rse` is
+ * given, and after every key `body` checks: a preprocess step pairs the body with them. `account`
+ * (the request's owner, when given) owns the files created. Keys `body` does not read are kept.
  */
-export const replicasOption = (
-  parameters: Readonly<Record<string, unknown>>,
+export const withReplicasOn = <
+  B extends Readonly<{ rse?: string | null | undefined; account?: string | null | undefined }>,
+>(
   schema: string,
-  account: string | undefined,
-): { rse: string; files: ReplicaFile[] } | undefined => {
-  if (parameters.rse === undefined || parameters.rse === null) return undefined;
-  const rse = rseName(parameters.rse);
-  const files = replicaFiles(schema, parameters.dids ?? []);
-  return { rse, files: account === undefined ? files : files.map((file) => ({ ...file, account })) };
-};
+  body: z.ZodType<B>,
+) =>
+  z
+    .preprocess(
+      (value: Readonly<Record<string, unknown>>) => ({
+        body: value,
+        files: value.rse === undefined || value.rse === null ? undefined : (value.dids ?? []),
+      }),
+      z.object({ body, files: replicaFilesIn(schema).optional() }),
+    )
+    .transform(({ body, files }): B & { replicas?: { rse: string; files: ReplicaFile[] } } => {
+      const { rse, account } = body;
+      if (rse === undefined || rse === null || files === undefined) return body;
+      const owned = account === undefined || account === null ? files : files.map((file) => ({ ...file, account }));
+      return { ...body, replicas: { rse, files: owned } };
+    });
 
 /**
- * DIDs to read (`r_dids`: any scope and name with a word character, at most 1000). An empty list
- * is not checked, as Rucio does not check it.
+ * DIDs to read (`r_dids`: any scope and name with a word character, at most 1000), each problem
+ * answered by `answer` with the schema's detail: the list is judged before its items.
  */
-export const readDids = (value: unknown): DidRef[] => {
-  if (Array.isArray(value) && value.length === 0) return [];
-  return asArray('r_dids', value).map((entry) => {
-    const item = asObject('r_dids', entry);
-    const text = (key: 'scope' | 'name'): string => {
-      const value = item[key];
-      if (!(key in item)) problem('r_dids', `'${key}' is a required property`);
-      if (typeof value !== 'string' || !/\w/.test(value))
-        problem('r_dids', `${JSON.stringify(value)} does not match '\\w'`);
-      return value;
-    };
-    const scope = text('scope');
-    return { scope, name: text('name') };
-  });
+export const readDidsIn = (answer: (detail: string) => RucioError = (detail) => new InvalidObject(detail)) => {
+  const problem = (detail: (refusal: Refusal) => string) => (refusal: Refusal) =>
+    answer(`Problem validating r_dids: ${detail(refusal)}`);
+  const part = missingAs(
+    refusedAs(
+      z.string().regex(/\w/),
+      problem(({ input }) => `${JSON.stringify(input)} does not match '\\w'`),
+    ),
+    problem(({ key }) => `'${String(key)}' is a required property`),
+  );
+  return refusedAs(
+    z.array(z.unknown()).max(1000),
+    problem(({ issue, input }) =>
+      issue.code === 'too_big' && Array.isArray(input)
+        ? `the array has ${input.length} items, more than 1000`
+        : `${JSON.stringify(input)} is not of type 'array'`,
+    ),
+  ).pipe(
+    z.array(
+      refusedAs(
+        z.looseObject({ scope: part, name: part }),
+        problem(({ input }) => `${JSON.stringify(input)} is not of type 'object'`),
+      ).transform(({ scope, name }): DidRef => ({ scope, name })),
+    ),
+  );
 };
 
 /** An RSE name as the `rse` schema wants it; a missing one is the body helper's KeyError. */

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { InvalidObject } from '../../../domain/shared/errors.ts';
+import { isRecord } from '../../../domain/shared/narrowing.ts';
+import { optionalBoolean } from '../../params.ts';
+import { checkedBy, convertedBy, refusedAs } from '../../routeInput.ts';
+import { integerParameter, parseUtc, readDidsIn } from './replicaParams.ts';
+
+/**
+ * The body of `POST /replicas/list`, read in the order Rucio's view reads it. A preprocess step
+ * states what depends on other keys: `unavailable` is read only while `all_states` is false, and
+ * `ignore_availability` defaults to whether `unavailable` was given at all.
+ */
+
+const notSchemes = (schemes: unknown) =>
+  new InvalidObject(`Problem validating schemes: ${JSON.stringify(schemes)} is not a list of schemes`);
+
+const LISTING_KEYS = z.looseObject({
+  domain: refusedAs(
+    z.enum(['wan', 'lan', 'all']),
+    ({ input }) =>
+      new InvalidObject(`Problem validating domain: ${JSON.stringify(input)} is not one of ['wan', 'lan', 'all']`),
+  ).nullish(),
+  schemes: refusedAs(
+    checkedBy(z.array(z.unknown()), (schemes) => {
+      if (schemes.some((scheme) => typeof scheme !== 'string')) throw notSchemes(schemes);
+    }),
+    ({ input }) => notSchemes(input),
+  ).nullish(),
+  client_location: z.unknown().optional(),
+  // Rucio reads a falsy `nrandom` as none.
+  nrandom: z.preprocess(
+    (nrandom) => nrandom || undefined,
+    convertedBy(z.unknown(), (nrandom) => integerParameter(nrandom, 'nrandom')).optional(),
+  ),
+  dids: readDidsIn().nullish(),
+  all_states: optionalBoolean(false),
+  unavailable: optionalBoolean(false),
+  ignore_availability: optionalBoolean(false),
+  rse_expression: z.unknown().optional(),
+  updated_after: convertedBy(z.unknown(), (after) =>
+    typeof after === 'number'
+      ? new Date(after * 1000).toISOString()
+      : parseUtc(after, 'seconds', 'updated_after').toISOString(),
+  ).nullish(),
+  resolve_parents: optionalBoolean(false),
+  resolve_archives: optionalBoolean(true),
+  sort: z.unknown().optional(),
+  signature_lifetime: z.unknown().optional(),
+});
+
+const allStates = (body: Readonly<Record<string, unknown>>): boolean => {
+  const read = optionalBoolean(false).safeParse(body.all_states);
+  return read.success && read.data;
+};
+
+export const REPLICA_LISTING = z.looseObject({}).pipe(
+  z.preprocess((body: Readonly<Record<string, unknown>>) => {
+    const { unavailable, ...rest } = body;
+    const ignoreAvailability = body.ignore_availability ?? 'unavailable' in body;
+    return {
+      ...rest,
+      ...(allStates(body) || !('unavailable' in body) ? {} : { unavailable }),
+      ignore_availability: ignoreAvailability,
+    };
+  }, LISTING_KEYS),
+);
+
+/** Where the client says it is (`client_location`): an object, else nothing. */
+export const clientLocationOf = (location: unknown): Readonly<Record<string, unknown>> =>
+  isRecord(location) ? location : {};
+
+/** What the document shows: every key the listing reads. */
+export const REPLICA_LISTING_KEYS = LISTING_KEYS;
