@@ -8,7 +8,6 @@ import {
   setDidStatus,
   unfollowDid,
 } from '../../../commands/did/didLifecycleCommands.ts';
-import type { DidRef } from '../../../domain/did/did.ts';
 import {
   DataIdentifierAlreadyExists,
   DataIdentifierNotFound,
@@ -42,12 +41,11 @@ import {
   jsonValueBody,
   keysFirst,
   optionalBoolean,
-  requiredKey,
 } from '../../params.ts';
 import { convertedBy, parsed, refusedAs } from '../../routeInput.ts';
 import { z } from 'zod';
 import { created, ok, type RouteTable } from '../../route.ts';
-import type { AppContext, Services } from '../../services.ts';
+import type { Services } from '../../services.ts';
 import {
   registerDidGetRoute,
   registerDidItemListRoutes,
@@ -59,21 +57,6 @@ import { registerDidBulkMetaRoutes, registerDidMetaRoutes } from './didMetaRoute
 
 /** The /dids area: creation, attachments, status, following, samples; listings and metadata beside. */
 export const registerDidRoutes = (routes: RouteTable, services: Services): void => {
-  /** Both sample routes: `nbfiles` is text that must read as an integer, as Python's int() reads it. */
-  const sample = async (ctx: AppContext, input: DidRef, output: DidRef, nbfiles: unknown) => {
-    const count =
-      typeof nbfiles === 'number'
-        ? nbfiles
-        : /^\s*[+-]?\d+\s*$/.test(String(nbfiles))
-          ? Number(String(nbfiles).trim())
-          : Number.NaN;
-    if (!Number.isInteger(count)) throw new ValueError(`invalid literal for int() with base 10: '${String(nbfiles)}'`);
-    if (count < 0) throw new ValueError(`nbfiles must not be negative, not ${count}`);
-    await created(ctx, services, (metadata) =>
-      createDidSample(services.commands, { input, output: checkDidRef('did', output), nbfiles: count }, metadata),
-    );
-  };
-
   routes.post(
     '/dids',
     {
@@ -113,26 +96,14 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     '/dids/sample',
     {
       summary: 'Creates a dataset of `nbfiles` files drawn from another.',
-      body: jsonObjectBody(
-        {},
-        { description: '`input_scope`, `input_name`, `output_scope`, `output_name`, `nbfiles`.' },
-      ),
+      body: jsonObjectBodyOf(SAMPLE, {
+        documentedBy: SAMPLE_KEYS,
+        description: '`input_scope`, `input_name`, `output_scope`, `output_name`, `nbfiles`.',
+      }),
       raises: [DataIdentifierNotFound],
     },
-    async (ctx, { body: parameters }) => {
-      const [inputScope, inputName, outputScope, outputName, nbfiles] = [
-        'input_scope',
-        'input_name',
-        'output_scope',
-        'output_name',
-        'nbfiles',
-      ].map((name) => requiredKey(parameters, name));
-      await sample(
-        ctx,
-        { scope: String(inputScope), name: String(inputName) },
-        { scope: String(outputScope), name: String(outputName) },
-        nbfiles,
-      );
+    async (ctx, { body: sample }) => {
+      await created(ctx, services, (metadata) => createDidSample(services.commands, sample, metadata));
     },
   );
   routes.post(
@@ -155,7 +126,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
         input_name: pathText(),
         output_scope: pathText(),
         output_name: pathText(),
-        nbfiles: pathText(),
+        nbfiles: convertedBy(pathText(), sampleCount),
       }),
       summary: 'Creates a dataset of `nbfiles` files drawn from another.',
       body: 'none',
@@ -163,7 +134,11 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     },
     async (ctx, { params }) => {
       const { input_scope, input_name, output_scope, output_name, nbfiles } = params;
-      await sample(ctx, { scope: input_scope, name: input_name }, { scope: output_scope, name: output_name }, nbfiles);
+      const input = { scope: input_scope, name: input_name };
+      const output = checkDidRef('did', { scope: output_scope, name: output_name });
+      await created(ctx, services, (metadata) =>
+        createDidSample(services.commands, { input, output, nbfiles }, metadata),
+      );
     },
   );
 
@@ -267,6 +242,41 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     },
   );
 };
+
+/** `nbfiles` of both sample routes: a count as Python's int() reads it (text too), not negative. */
+const sampleCount = (nbfiles: unknown): number => {
+  const count =
+    typeof nbfiles === 'number'
+      ? nbfiles
+      : /^\s*[+-]?\d+\s*$/.test(String(nbfiles))
+        ? Number(String(nbfiles).trim())
+        : Number.NaN;
+  if (!Number.isInteger(count)) throw new ValueError(`invalid literal for int() with base 10: '${String(nbfiles)}'`);
+  if (count < 0) throw new ValueError(`nbfiles must not be negative, not ${count}`);
+  return count;
+};
+
+/** What the document shows of `POST /dids/sample`. */
+const SAMPLE_KEYS = z.object({
+  input_scope: z.string(),
+  input_name: z.string(),
+  output_scope: z.string(),
+  output_name: z.string(),
+  nbfiles: z.union([z.int(), z.string()]),
+});
+
+/**
+ * `POST /dids/sample`: every key looked for first (taken as text, as Rucio formats them), then
+ * the count, then the output's names checked as a creation checks them.
+ */
+const SAMPLE = keysFirst(
+  ['input_scope', 'input_name', 'output_scope', 'output_name', 'nbfiles'],
+  convertedBy(z.looseObject({ nbfiles: convertedBy(z.unknown(), sampleCount) }), (body) => ({
+    input: { scope: String(body.input_scope), name: String(body.input_name) },
+    output: checkDidRef('did', { scope: String(body.output_scope), name: String(body.output_name) }),
+    nbfiles: body.nbfiles,
+  })),
+);
 
 /** `POST /dids/resurrect`: a JSON list, then at most 1000 DIDs (judged before any item). */
 const RESURRECTED = refusedAs(
