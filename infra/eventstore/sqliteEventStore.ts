@@ -130,10 +130,11 @@ export class SqliteEventStore implements EventStore {
     (this.appended as BroadcastChannel & { unref(): void }).unref();
     this.crossProcess = options.crossProcess;
     this.stopHearing = this.crossProcess?.subscribe(() => this.notify()) ?? (() => undefined);
+    // The wait first: processes starting together on a new log all switch it to WAL.
+    this.db.pragma('busy_timeout = 5000');
     this.db.pragma('journal_mode = WAL');
     // FULL: the WAL is synced at every commit, so an acknowledged append survives a power cut.
     this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 5000');
     if (options.backgroundCheckpoints) {
       this.db.pragma(`wal_autocheckpoint = ${SAFETY_AUTOCHECKPOINT_PAGES}`);
       this.checkpointer = new WalCheckpointer(path, { synchronous: 'FULL' });

@@ -14,10 +14,10 @@ const port = parentPort!;
 const settings = isRecord(workerData) ? workerData : {};
 if (typeof settings.path !== 'string') throw new Error('The log writer thread needs the path of the log');
 const db = new Database(settings.path);
+db.pragma('busy_timeout = 5000');
 db.pragma('journal_mode = WAL');
 // FULL: the WAL is synced at every commit, so an acknowledged append survives a power cut.
 db.pragma('synchronous = FULL');
-db.pragma('busy_timeout = 5000');
 if (typeof settings.autocheckpointPages === 'number') db.pragma(`wal_autocheckpoint = ${settings.autocheckpointPages}`);
 const writer = new SqliteLogWriter(db);
 

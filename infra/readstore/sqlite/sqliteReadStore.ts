@@ -307,9 +307,11 @@ const isBusy = (error: unknown): boolean => errorCode(error)?.startsWith('SQLITE
 
 const openConnection = (path: string): Database.Database => {
   const connection = new Database(path);
+  // The wait first: switching a new file to WAL takes a lock another process starting on the
+  // same file may hold for a moment, and without a busy timeout that fails at once.
+  connection.pragma('busy_timeout = 5000');
   connection.pragma('journal_mode = WAL');
   connection.pragma('synchronous = NORMAL');
-  connection.pragma('busy_timeout = 5000');
   connection.pragma('mmap_size = 268435456');
   return connection;
 };
