@@ -21,6 +21,7 @@ import {
   type SubscriptionBatch,
 } from './eventStore.ts';
 import { errorMessage } from '../typeGuards.ts';
+import { enterWalMode } from '../sqliteWal.ts';
 
 export type CommitStats = { commits: number; appends: number; seconds: number };
 
@@ -132,7 +133,7 @@ export class SqliteEventStore implements EventStore {
     this.stopHearing = this.crossProcess?.subscribe(() => this.notify()) ?? (() => undefined);
     // The wait first: processes starting together on a new log all switch it to WAL.
     this.db.pragma('busy_timeout = 5000');
-    this.db.pragma('journal_mode = WAL');
+    enterWalMode(this.db);
     // FULL: the WAL is synced at every commit, so an acknowledged append survives a power cut.
     this.db.pragma('synchronous = FULL');
     if (options.backgroundCheckpoints) {

@@ -4,6 +4,7 @@ import { errorMessage, isRecord } from '../typeGuards.ts';
 import { appendFailureOf, parseStreamAppends } from './forwardedAppends.ts';
 import { SqliteLogWriter } from './sqliteLogWriter.ts';
 import type { StreamAppend } from './eventStore.ts';
+import { enterWalMode } from '../sqliteWal.ts';
 
 /**
  * The thread that writes the SQLite event log for a store opened with `writerThread`
@@ -15,7 +16,7 @@ const settings = isRecord(workerData) ? workerData : {};
 if (typeof settings.path !== 'string') throw new Error('The log writer thread needs the path of the log');
 const db = new Database(settings.path);
 db.pragma('busy_timeout = 5000');
-db.pragma('journal_mode = WAL');
+enterWalMode(db);
 // FULL: the WAL is synced at every commit, so an acknowledged append survives a power cut.
 db.pragma('synchronous = FULL');
 if (typeof settings.autocheckpointPages === 'number') db.pragma(`wal_autocheckpoint = ${settings.autocheckpointPages}`);

@@ -13,6 +13,7 @@ import {
 import { columnName, columnValueOf, quoteIdentifier } from './columns.ts';
 import { SqliteCollection } from './sqliteCollection.ts';
 import { parseStored } from './storedText.ts';
+import { enterWalMode } from '../../sqliteWal.ts';
 
 /** How SQLite plans a query (EXPLAIN QUERY PLAN): one line per step, e.g. `SEARCH t USING INDEX i (f=?)`. */
 export type QueryPlan = Readonly<{ collection: string; sql: string; plan: readonly string[] }>;
@@ -310,7 +311,7 @@ const openConnection = (path: string): Database.Database => {
   // The wait first: switching a new file to WAL takes a lock another process starting on the
   // same file may hold for a moment, and without a busy timeout that fails at once.
   connection.pragma('busy_timeout = 5000');
-  connection.pragma('journal_mode = WAL');
+  enterWalMode(connection);
   connection.pragma('synchronous = NORMAL');
   connection.pragma('mmap_size = 268435456');
   return connection;
