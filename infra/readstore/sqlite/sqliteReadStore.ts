@@ -102,17 +102,9 @@ export class SqliteReadStore implements ReadStore {
 
   /** Runs synchronous writes as one committed transaction, after any transaction in progress. */
   write<R>(work: () => R): Promise<R> {
-    return this.lock.run(async () => {
+    return this.lock.run(() => {
       this.assertOpen();
-      await this.beginImmediate();
-      try {
-        const result = work();
-        this.writer.exec('COMMIT');
-        return result;
-      } catch (error) {
-        if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
-        throw error;
-      }
+      return this.immediate(work);
     });
   }
 
@@ -139,8 +131,8 @@ export class SqliteReadStore implements ReadStore {
     }
   }
 
-  /** Runs synchronous DDL as one transaction of its own (the lock must be held). */
-  private async ddl<R>(work: () => R): Promise<R> {
+  /** Runs synchronous work (writes, DDL) as one transaction of its own (the lock must be held). */
+  private async immediate<R>(work: () => R): Promise<R> {
     await this.beginImmediate();
     try {
       const result = work();
@@ -178,7 +170,7 @@ export class SqliteReadStore implements ReadStore {
       createdInTransaction.push(spec.name);
       return create();
     }
-    return this.lock.run(() => this.knownSchema(spec) ?? this.ddl(create));
+    return this.lock.run(() => this.knownSchema(spec) ?? this.immediate(create));
   }
 
   statement(connection: Database.Database, sql: string): Database.Statement {
@@ -221,7 +213,7 @@ export class SqliteReadStore implements ReadStore {
 
   async dropCollection(name: string): Promise<void> {
     await this.lock.run(() =>
-      this.ddl(() => {
+      this.immediate(() => {
         this.writer.exec(`DROP TABLE IF EXISTS ${quoteIdentifier(name)}`);
         this.schemas.delete(name);
       }),
