@@ -82,4 +82,5 @@ export const ENUMS = /** @type {const} */ ({
   rseType: { operation: 'POST /rses/{rse}', body: 'rse_type' },
   accountType: { operation: 'POST /accounts/{account}', body: 'type' },
   identityType: { operation: 'POST /accounts/{account}/identities', body: 'authtype' },
+  actingIdentityType: { operation: 'GET /audit/events', query: 'identity_type' },
 });

@@ -2,6 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
 import { z } from 'zod';
 import { routeTable } from '../../api/app.ts';
+import { IDENTITY_KINDS } from '../../api/routes/audit/auditParams.ts';
 import { ACTIVITIES } from '../../api/routes/rule/ruleParams.ts';
 import { ACCOUNT_TYPES } from '../../domain/account/account.ts';
 import { IDENTITY_TYPES } from '../../domain/identity/identity.ts';
@@ -191,5 +192,6 @@ describe('GET /openapi.json', () => {
     expect(bodyProperty('/rses/{rse}', 'post', 'rse_type')).to.deep.equal([...RSE_TYPES]);
     expect(bodyProperty('/accounts/{account}', 'post', 'type')).to.deep.equal([...ACCOUNT_TYPES]);
     expect(bodyProperty('/accounts/{account}/identities', 'post', 'authtype')).to.deep.equal([...IDENTITY_TYPES]);
+    expect(queryParameter('/audit/events', 'get', 'identity_type')).to.deep.equal([...IDENTITY_KINDS]);
   });
 });

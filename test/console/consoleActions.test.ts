@@ -73,6 +73,14 @@ describe('Console: the daily actions of users and admins in a real browser', fun
           : undefined;
   const optionValues = (selector: string) =>
     page.locator(selector).evaluateAll((elements) => elements.map((element) => element.getAttribute('value')));
+  /** The schema of a query parameter of an operation of the document. */
+  const querySchema = (document: unknown, path: string, method: string, name: string) => {
+    const { parameters } = at(document, 'paths', path, method);
+    return at(
+      Array.isArray(parameters) ? parameters.find((parameter) => at(parameter).name === name) : undefined,
+      'schema',
+    );
+  };
   /** The enum of a body property of an operation of the document. */
   const bodyEnum = (document: unknown, path: string, method: string, property: string) =>
     valuesOf(
@@ -155,13 +163,7 @@ describe('Console: the daily actions of users and admins in a real browser', fun
     const served: unknown = expectStatus(await server.call('GET', '/openapi.json'), 200).json();
     const ruleBody = (document: unknown) =>
       at(document, 'paths', '/rules/', 'post', 'requestBody', 'content', 'application/json', 'schema', 'properties');
-    const stateQuery = (document: unknown) => {
-      const { parameters } = at(document, 'paths', '/console/rules', 'get');
-      return at(
-        Array.isArray(parameters) ? parameters.find((parameter) => at(parameter).name === 'state') : undefined,
-        'schema',
-      );
-    };
+    const stateQuery = (document: unknown) => querySchema(document, '/console/rules', 'get', 'state');
     /** The rule filters' and the wizard's choices, from a fresh page load (the document is read once per load). */
     const offered = async () => {
       await go('#/rules');
@@ -332,7 +334,7 @@ describe('Console: the daily actions of users and admins in a real browser', fun
     await page.locator('#quota-note', { hasText: 'held to no quota' }).waitFor();
   });
 
-  it('offers root the RSE, account and identity types /openapi.json lists', async () => {
+  it('offers root the RSE, account and identity types /openapi.json lists, and the feed the acting identities', async () => {
     const served: unknown = expectStatus(await server.call('GET', '/openapi.json'), 200).json();
     await go('#/rses');
     await page.locator('#rse-new-type').waitFor();
@@ -350,6 +352,11 @@ describe('Console: the daily actions of users and admins in a real browser', fun
       bodyEnum(served, '/accounts/{account}/identities', 'post', 'authtype'),
     );
     expect(await page.locator('#identity-type').inputValue()).to.equal('USERPASS');
+    await go('#/audit');
+    await page.locator('#feed-identity-type').waitFor();
+    expect(await optionValues('#feed-identity-type option:not([value=""])')).to.deep.equal(
+      valuesOf(querySchema(served, '/audit/events', 'get', 'identity_type')),
+    );
   });
 
   it('declares a replica suspicious and lists it, and decides a lifetime exception', async () => {
