@@ -7,8 +7,8 @@ import { ACTIVITIES } from '../../api/routes/rule/ruleParams.ts';
 import { ACCOUNT_TYPES } from '../../domain/account/account.ts';
 import { IDENTITY_TYPES } from '../../domain/identity/identity.ts';
 import { RSE_TYPES } from '../../domain/rse/rse.ts';
-import { RULE_STATES } from '../../domain/rule/rule.ts';
-import { isRecord } from '../../domain/shared/narrowing.ts';
+import { RULE_GROUPINGS, RULE_STATES } from '../../domain/rule/rule.ts';
+import { bodyEnum, queryEnum } from '../support/openApiEnums.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 
 type Operation = {
@@ -168,30 +168,12 @@ describe('GET /openapi.json', () => {
   });
 
   it('declares as enums, from the lists the service checks against, the values the console offers', () => {
-    const valuesOf = (schema: unknown): unknown =>
-      !isRecord(schema)
-        ? undefined
-        : Array.isArray(schema.enum)
-          ? schema.enum
-          : Array.isArray(schema.anyOf)
-            ? schema.anyOf.map(valuesOf).find((values) => values !== undefined)
-            : undefined;
-    const bodyProperty = (path: string, method: string, name: string) => {
-      const { properties } = document.paths[path]![method]!.requestBody!.content['application/json']!.schema;
-      return valuesOf(isRecord(properties) ? properties[name] : undefined);
-    };
-    const queryParameter = (path: string, method: string, name: string) =>
-      valuesOf(
-        document.paths[path]![method]!.parameters?.find(
-          (parameter) => parameter.in === 'query' && parameter.name === name,
-        )?.schema,
-      );
-    expect(queryParameter('/console/rules', 'get', 'state')).to.deep.equal([...RULE_STATES]);
-    expect(bodyProperty('/rules/', 'post', 'activity')).to.deep.equal([...ACTIVITIES]);
-    expect(bodyProperty('/rules/', 'post', 'grouping')).to.deep.equal(['ALL', 'DATASET', 'NONE']);
-    expect(bodyProperty('/rses/{rse}', 'post', 'rse_type')).to.deep.equal([...RSE_TYPES]);
-    expect(bodyProperty('/accounts/{account}', 'post', 'type')).to.deep.equal([...ACCOUNT_TYPES]);
-    expect(bodyProperty('/accounts/{account}/identities', 'post', 'authtype')).to.deep.equal([...IDENTITY_TYPES]);
-    expect(queryParameter('/audit/events', 'get', 'identity_type')).to.deep.equal([...IDENTITY_KINDS]);
+    expect(queryEnum(document, '/console/rules', 'get', 'state')).to.deep.equal([...RULE_STATES]);
+    expect(bodyEnum(document, '/rules/', 'post', 'activity')).to.deep.equal([...ACTIVITIES]);
+    expect(bodyEnum(document, '/rules/', 'post', 'grouping')).to.deep.equal([...RULE_GROUPINGS]);
+    expect(bodyEnum(document, '/rses/{rse}', 'post', 'rse_type')).to.deep.equal([...RSE_TYPES]);
+    expect(bodyEnum(document, '/accounts/{account}', 'post', 'type')).to.deep.equal([...ACCOUNT_TYPES]);
+    expect(bodyEnum(document, '/accounts/{account}/identities', 'post', 'authtype')).to.deep.equal([...IDENTITY_TYPES]);
+    expect(queryEnum(document, '/audit/events', 'get', 'identity_type')).to.deep.equal([...IDENTITY_KINDS]);
   });
 });

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
-import { isRecord } from '../../domain/shared/narrowing.ts';
 import { uniqueName } from '../support/events.ts';
+import { bodyEnum, bodyProperties, enumValues, queryEnum, querySchema } from '../support/openApiEnums.ts';
 import { eventually } from '../support/eventually.ts';
 import { expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -55,39 +55,8 @@ describe('Console: the daily actions of users and admins in a real browser', fun
       ) as string[]
     )[0]!;
 
-  // Reading /openapi.json as the console does, to compare its choices with the API's enums.
-  /** The object at `keys` below `value`. */
-  const at = (value: unknown, ...keys: string[]): Record<string, unknown> => {
-    let here = value;
-    for (const key of keys) here = isRecord(here) ? here[key] : undefined;
-    if (!isRecord(here)) throw new Error(`the document has no ${keys.join(' ')}`);
-    return here;
-  };
-  const valuesOf = (schema: unknown): unknown =>
-    !isRecord(schema)
-      ? undefined
-      : Array.isArray(schema.enum)
-        ? schema.enum
-        : Array.isArray(schema.anyOf)
-          ? schema.anyOf.map(valuesOf).find((values) => values !== undefined)
-          : undefined;
   const optionValues = (selector: string) =>
     page.locator(selector).evaluateAll((elements) => elements.map((element) => element.getAttribute('value')));
-  /** The schema of a query parameter of an operation of the document. */
-  const querySchema = (document: unknown, path: string, method: string, name: string) => {
-    const { parameters } = at(document, 'paths', path, method);
-    return at(
-      Array.isArray(parameters) ? parameters.find((parameter) => at(parameter).name === name) : undefined,
-      'schema',
-    );
-  };
-  /** The enum of a body property of an operation of the document. */
-  const bodyEnum = (document: unknown, path: string, method: string, property: string) =>
-    valuesOf(
-      at(document, 'paths', path, method, 'requestBody', 'content', 'application/json', 'schema', 'properties')[
-        property
-      ],
-    );
 
   before(async function () {
     const missing = browserMissing();
@@ -161,8 +130,7 @@ describe('Console: the daily actions of users and admins in a real browser', fun
 
   it('offers in the rule filters and the wizard the values /openapi.json lists, whatever they are', async () => {
     const served: unknown = expectStatus(await server.call('GET', '/openapi.json'), 200).json();
-    const ruleBody = (document: unknown) =>
-      at(document, 'paths', '/rules/', 'post', 'requestBody', 'content', 'application/json', 'schema', 'properties');
+    const ruleBody = (document: unknown) => bodyProperties(document, '/rules/', 'post');
     const stateQuery = (document: unknown) => querySchema(document, '/console/rules', 'get', 'state');
     /** The rule filters' and the wizard's choices, from a fresh page load (the document is read once per load). */
     const offered = async () => {
@@ -177,7 +145,7 @@ describe('Console: the daily actions of users and admins in a real browser', fun
     };
 
     expect(await offered()).to.deep.equal({
-      states: valuesOf(stateQuery(served)),
+      states: enumValues(stateQuery(served)),
       activities: bodyEnum(served, '/rules/', 'post', 'activity'),
       groupings: bodyEnum(served, '/rules/', 'post', 'grouping'),
     });
@@ -355,7 +323,7 @@ describe('Console: the daily actions of users and admins in a real browser', fun
     await go('#/audit');
     await page.locator('#feed-identity-type').waitFor();
     expect(await optionValues('#feed-identity-type option:not([value=""])')).to.deep.equal(
-      valuesOf(querySchema(served, '/audit/events', 'get', 'identity_type')),
+      queryEnum(served, '/audit/events', 'get', 'identity_type'),
     );
   });
 
