@@ -73,33 +73,6 @@ export const locksPerRse = (locks) => {
   );
 };
 
-/** The states a rule can be in, as the API names them. */
-export const RULE_STATES = ['REPLICATING', 'OK', 'STUCK', 'SUSPENDED', 'WAITING_APPROVAL', 'INJECT'];
-
-/** Rucio's activities (the `activity` values a rule takes). */
-export const ACTIVITIES = [
-  'Data Brokering',
-  'Data Consolidation',
-  'Data rebalancing',
-  'Debug',
-  'Express',
-  'Functional Test',
-  'Group Subscriptions',
-  'Production Input',
-  'Production Output',
-  'Analysis Input',
-  'Analysis Output',
-  'Staging',
-  'T0 Export',
-  'T0 Tape',
-  'Upload/Download (Job)',
-  'Upload/Download (User)',
-  'User Subscriptions',
-  'Data Challenge',
-  'Recovery',
-  'DebugJudge',
-];
-
 /**
  * Whether an account is held to quotas: admins (root, or an `admin` attribute) are not, as rule
  * creation decides (commands/rule/ruleCreationCommands.ts).

@@ -1,6 +1,7 @@
 import { allLines, call, getJson, part } from '../lib/api.js';
 import { badge, h, replace, rseLink, section, table, formatBytes } from '../lib/dom.js';
 import { actionForm, deleteButton, field, resultBox, textInput } from '../lib/forms.js';
+import { ENUMS, enumOf } from '../lib/schema.js';
 import { can } from '../lib/session.js';
 
 /**
@@ -36,7 +37,11 @@ export const accountAdminSections = async (target, view, account, unbound) => {
 
 /** @param {HTMLElement} target @param {import('../app.js').View} view @param {string} path @param {string} [said] */
 const showIdentities = async (target, view, path, said) => {
-  const found = await allLines(`/accounts/${path}/identities`).catch(() => []);
+  const [found, identityTypes] = await Promise.all([
+    allLines(`/accounts/${path}/identities`).catch(() => []),
+    // The types the API takes (its OpenAPI document); USERPASS, the console's own login, first chosen.
+    enumOf(ENUMS.identityType),
+  ]);
   const result = resultBox(said);
   const again = (/** @type {string} */ message) => showIdentities(target, view, path, message);
   const mayChange = can(view.who, 'addIdentity');
@@ -44,7 +49,7 @@ const showIdentities = async (target, view, path, said) => {
   const kind = h(
     'select',
     { id: 'identity-type' },
-    ['USERPASS', 'X509', 'OIDC', 'SSH', 'GSS'].map((value) => h('option', { value }, value)),
+    identityTypes.map((value) => h('option', { value, selected: value === 'USERPASS' }, value)),
   );
   const email = textInput('identity-email', { type: 'email', required: true });
   const password = textInput('identity-password', { type: 'password', autocomplete: 'new-password' });

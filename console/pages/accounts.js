@@ -1,6 +1,7 @@
 import { allLines, call, part } from '../lib/api.js';
 import { accountLink, badge, h, pageHead, replace, section, table } from '../lib/dom.js';
 import { actionForm, field, resultBox, textInput } from '../lib/forms.js';
+import { ENUMS, enumOf } from '../lib/schema.js';
 import { can } from '../lib/session.js';
 
 /**
@@ -46,6 +47,8 @@ export const render = async (view) => {
   filter.addEventListener('input', show);
   await load();
   if (!can(view.who, 'addAccount')) return;
+  // The types the API takes (its OpenAPI document); the form appears once they are known.
+  const accountTypes = await enumOf(ENUMS.accountType);
   /** @param {string} [said] */
   const showAdd = (said) => {
     const name = textInput('account-new-name', {
@@ -57,7 +60,7 @@ export const render = async (view) => {
     const type = h(
       'select',
       { id: 'account-new-type' },
-      ['USER', 'GROUP', 'SERVICE'].map((value) => h('option', { value }, value)),
+      accountTypes.map((value) => h('option', { value }, value)),
     );
     const email = textInput('account-new-email', { type: 'email', required: true, placeholder: 'jdoe@example.org' });
     replace(

@@ -11,6 +11,7 @@ import {
   section,
   timeInput,
 } from '../lib/dom.js';
+import { ENUMS, enumOf } from '../lib/schema.js';
 import { timelineEntry, timelineList } from '../lib/timeline.js';
 
 /**
@@ -35,11 +36,13 @@ export const render = async (view) => {
     since: view.query.get('since') ?? '',
     until: view.query.get('until') ?? '',
   };
+  // The kinds the feed filters by, as the API lists them (its OpenAPI document).
+  const identityKinds = await enumOf(ENUMS.actingIdentityType);
   const account = h('input', { id: 'feed-account', value: filters.account, autocomplete: 'off', placeholder: 'any' });
   const identityType = h(
     'select',
     { id: 'feed-identity-type' },
-    ['', 'USERPASS', 'X509', 'OIDC', 'SSH', 'GSS', 'SAML', 'DAEMON', 'CLI', 'SERVICE'].map((kind) =>
+    ['', ...identityKinds].map((kind) =>
       h('option', { value: kind, selected: kind === filters.identity_type }, kind === '' ? 'any' : kind),
     ),
   );

@@ -1,6 +1,7 @@
 import { allLines, call, part } from '../lib/api.js';
 import { badge, h, pageHead, replace, rseLink, section, table } from '../lib/dom.js';
 import { actionForm, field, resultBox, textInput } from '../lib/forms.js';
+import { ENUMS, enumOf } from '../lib/schema.js';
 import { can } from '../lib/session.js';
 
 /**
@@ -58,6 +59,8 @@ export const render = async (view) => {
   await load();
   const addBox = view.main.querySelector('#rse-add');
   if (addBox instanceof HTMLElement) {
+    // The types the API takes (its OpenAPI document); the form appears once they are known.
+    const rseTypes = await enumOf(ENUMS.rseType);
     /** @param {string} [said] */
     const showAdd = (said) => {
       const name = textInput('rse-new-name', {
@@ -69,7 +72,7 @@ export const render = async (view) => {
       const type = h(
         'select',
         { id: 'rse-new-type' },
-        ['DISK', 'TAPE'].map((value) => h('option', { value }, value)),
+        rseTypes.map((value) => h('option', { value }, value)),
       );
       const city = textInput('rse-new-city', { placeholder: 'Geneva' });
       replace(

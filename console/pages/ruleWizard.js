@@ -13,6 +13,7 @@ import {
   table,
 } from '../lib/dom.js';
 import { isAdminAccount } from '../lib/rules.js';
+import { ENUMS, enumOf } from '../lib/schema.js';
 import { can } from '../lib/session.js';
 
 /**
@@ -35,6 +36,9 @@ const LIFETIMES = [
 
 /** @param {import('../app.js').View} view */
 export const render = async (view) => {
+  // The groupings the API takes (its OpenAPI document); Rucio's default, DATASET, is checked.
+  const groupings = await enumOf(ENUMS.grouping);
+  const checkedGrouping = groupings.includes('DATASET') ? 'DATASET' : groupings[0];
   const dids = h('textarea', {
     id: 'rule-dids',
     name: 'dids',
@@ -79,8 +83,14 @@ export const render = async (view) => {
     hidden: true,
     'aria-label': 'Lifetime in seconds',
   });
-  const grouping = ['DATASET', 'ALL', 'NONE'].map((value) =>
-    h('input', { type: 'radio', name: 'grouping', id: `rule-grouping-${value}`, value, checked: value === 'DATASET' }),
+  const grouping = groupings.map((value) =>
+    h('input', {
+      type: 'radio',
+      name: 'grouping',
+      id: `rule-grouping-${value}`,
+      value,
+      checked: value === checkedGrouping,
+    }),
   );
   const asynchronous = h('input', { id: 'rule-async', name: 'asynchronous', type: 'checkbox' });
   const comment = h('input', { id: 'rule-comment', name: 'comment', maxLength: 250, autocomplete: 'off' });
@@ -251,7 +261,7 @@ export const render = async (view) => {
     }
     const seconds =
       lifetime.value === 'custom' ? Number(customLifetime.value) : lifetime.value ? Number(lifetime.value) : null;
-    const groupingValue = grouping.find((input) => input.checked)?.value ?? 'DATASET';
+    const groupingValue = grouping.find((input) => input.checked)?.value ?? checkedGrouping;
     /** @type {Record<string, unknown>} */
     const body = {
       dids: names,

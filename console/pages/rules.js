@@ -15,7 +15,8 @@ import {
   timeElement,
 } from '../lib/dom.js';
 import { askApproval } from '../lib/ruleActions.js';
-import { ACTIVITIES, lockBar, RULE_STATES } from '../lib/rules.js';
+import { lockBar } from '../lib/rules.js';
+import { ENUMS, enumOf } from '../lib/schema.js';
 import { can } from '../lib/session.js';
 
 /**
@@ -39,12 +40,14 @@ export const render = async (view) => {
   };
   const after = view.query.get('after') ?? '';
   const page = Number(view.query.get('page') ?? '1') || 1;
+  // The choices are the API's own (its OpenAPI document); the form is built once they are known.
+  const [states, activities] = await Promise.all([enumOf(ENUMS.ruleState), enumOf(ENUMS.activity)]);
 
   const state = h(
     'select',
     { id: 'rules-state', name: 'state' },
     h('option', { value: '' }, 'any state'),
-    RULE_STATES.map((value) => h('option', { value, selected: value === filters.state }, value)),
+    states.map((value) => h('option', { value, selected: value === filters.state }, value)),
   );
   const account = h('input', {
     id: 'rules-account',
@@ -58,7 +61,7 @@ export const render = async (view) => {
     'select',
     { id: 'rules-activity', name: 'activity' },
     h('option', { value: '' }, 'any activity'),
-    ACTIVITIES.map((value) => h('option', { value, selected: value === filters.activity }, value)),
+    activities.map((value) => h('option', { value, selected: value === filters.activity }, value)),
   );
   const expression = h('input', {
     id: 'rules-expression',

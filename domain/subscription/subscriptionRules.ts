@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DidRef } from '../did/did.ts';
 import { parseRseExpression, RSE_EXPRESSION_MAX_LENGTH } from '../rse/rseExpression.ts';
-import type { RuleGrouping } from '../rule/rule.ts';
+import { RULE_GROUPINGS } from '../rule/rule.ts';
 import type { RuleRequest } from '../rule/ruleCreation.ts';
 import { InvalidObject, RucioError } from '../shared/errors.ts';
 import { NAME_RULES } from '../shared/names.ts';
@@ -20,7 +20,6 @@ export type SubscriptionRuleTemplate = Readonly<Record<string, unknown>>;
 export const MAX_RULES_LENGTH = 4000;
 /** Rucio's rule comment column: String(255). */
 const COMMENT_LENGTH = 255;
-const GROUPINGS: readonly RuleGrouping[] = ['ALL', 'DATASET', 'NONE'];
 const KNOWN_KEYS = new Set([
   'copies',
   'rse_expression',
@@ -123,8 +122,8 @@ export const parseReplicationRules = (
       problem(index, 'ignore_availability must be a boolean');
     if (given.activity !== undefined && (typeof given.activity !== 'string' || !isActivity(given.activity)))
       problem(index, `activity ${JSON.stringify(given.activity)} is not a known activity`);
-    if (given.grouping !== undefined && !isOneOf(GROUPINGS, given.grouping))
-      problem(index, `grouping must be one of ${GROUPINGS.join(', ')}`);
+    if (given.grouping !== undefined && !isOneOf(RULE_GROUPINGS, given.grouping))
+      problem(index, `grouping must be one of ${RULE_GROUPINGS.join(', ')}`);
     if (
       given.account !== undefined &&
       (typeof given.account !== 'string' ||
@@ -183,7 +182,7 @@ export const plannedRule = (
       rseExpression: String(template.rse_expression),
       weight: typeof template.weight === 'string' ? template.weight : null,
       lifetime: wholeSeconds(template.lifetime) ?? null,
-      grouping: isOneOf(GROUPINGS, template.grouping) ? template.grouping : 'DATASET',
+      grouping: isOneOf(RULE_GROUPINGS, template.grouping) ? template.grouping : 'DATASET',
       locked: flagOf(template.locked) ?? false,
       subscriptionId: subscription.id,
       sourceReplicaExpression:

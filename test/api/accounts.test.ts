@@ -150,6 +150,37 @@ describe('API: accounts', () => {
     expect(await accountNames()).to.deep.equal(before);
   });
 
+  it('takes an account or identity type in any case, and names the types for any other value', async () => {
+    const account = uniqueName('anycase').toLowerCase().slice(0, 25);
+    expectStatus(
+      await server.root('POST', `/accounts/${account}`, { body: { type: 'group', email: 'x@example.org' } }),
+      201,
+    );
+    expect(expectStatus(await server.root('GET', `/accounts/${account}`), 200).json()).to.include({
+      account_type: 'GROUP',
+    });
+    for (const type of ['ROBOT', 5])
+      expectError(
+        await server.root('POST', `/accounts/${uniqueName('a')}`, { body: { type, email: 'x' } }),
+        400,
+        'InvalidAccountType',
+        new RegExp(`^${type} is an invalid account type\\. Choose from \\["USER","GROUP","SERVICE"\\]$`),
+      );
+    expectStatus(
+      await server.root('POST', `/accounts/${account}/identities`, {
+        body: { identity: `/CN=${account}`, authtype: 'x509', email: 'x@example.org' },
+      }),
+      201,
+    );
+    for (const authtype of ['TELEPATHY', 5])
+      expectError(
+        await server.root('POST', `/accounts/${account}/identities`, { body: { identity: 'x', authtype, email: 'x' } }),
+        400,
+        'IdentityError',
+        new RegExp(`^${authtype} is not a valid identity type\\. Choose from X509, GSS, USERPASS, SSH, SAML, OIDC$`),
+      );
+  });
+
   it('lets only root create or delete accounts and only admins change them', async () => {
     const { account, token } = await server.createUser();
     const target = uniqueName('acc');

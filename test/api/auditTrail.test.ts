@@ -139,6 +139,12 @@ describe('API: who acted, and what one request caused', function () {
   it('refuses an identity filter without its type, an unknown type and a malformed trace id', async () => {
     expectError(await server.root('GET', '/audit/events?identity=someone'), 400, 'ValueError', /go together/);
     expectError(await server.root('GET', '/audit/events?identity_type=PIGEON&identity=x'), 400, 'ValueError');
+    expectError(
+      await server.root('GET', '/audit/events?identity_type=userpass&identity=x'),
+      400,
+      'ValueError',
+      /^identity_type must be one of X509, GSS, USERPASS, SSH, SAML, OIDC, DAEMON, CLI, SERVICE, not 'userpass'$/,
+    );
     expectError(await server.root('GET', '/audit/traces/not-a-trace/events'), 400, 'ValueError');
     expectError(await server.root('GET', `/audit/events?trace=${'0'.repeat(32)}`), 400, 'ValueError');
     const user = await server.createUser();

@@ -197,6 +197,19 @@ describe('API: the console’s files and routes', function () {
     it('refuses a bad limit, cursor or state with InvalidValueForKey', async () => {
       for (const query of ['limit=0', 'limit=x', 'after=nonsense', 'state=BLUE'])
         expectError(await server.root('GET', `/console/rules?${query}`), 400, 'InvalidValueForKey');
+      expectError(
+        await server.root('GET', '/console/rules?state=BLUE'),
+        400,
+        'InvalidValueForKey',
+        /^Unknown rule state: BLUE$/,
+      );
+    });
+
+    it('takes a state beyond the enum its document lists: in any case, or as Rucio’s letter', async () => {
+      for (const state of ['STUCK', 'stuck', 'S', ' OK '])
+        expect(expectStatus(await server.root('GET', `/console/rules?state=${encodeURIComponent(state)}`), 200).json())
+          .to.have.property('rules')
+          .that.is.an('array');
     });
 
     it('lists the distances from an RSE to every other', async () => {

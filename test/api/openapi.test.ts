@@ -2,11 +2,18 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
 import { z } from 'zod';
 import { routeTable } from '../../api/app.ts';
+import { IDENTITY_KINDS } from '../../api/routes/audit/auditParams.ts';
+import { ACTIVITIES } from '../../api/routes/rule/ruleParams.ts';
+import { ACCOUNT_TYPES } from '../../domain/account/account.ts';
+import { IDENTITY_TYPES } from '../../domain/identity/identity.ts';
+import { RSE_TYPES } from '../../domain/rse/rse.ts';
+import { RULE_GROUPINGS, RULE_STATES } from '../../domain/rule/rule.ts';
+import { bodyEnum, queryEnum } from '../support/openApiEnums.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 
 type Operation = {
   operationId: string;
-  parameters?: { name: string; in: string; required: boolean }[];
+  parameters?: { name: string; in: string; required: boolean; schema?: unknown }[];
   requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
   responses: Record<
     string,
@@ -158,5 +165,15 @@ describe('GET /openapi.json', () => {
     expect(
       (feed.parameters ?? []).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name),
     ).to.include.members(['account', 'type', 'since', 'until', 'after', 'limit']);
+  });
+
+  it('declares as enums, from the lists the service checks against, the values the console offers', () => {
+    expect(queryEnum(document, '/console/rules', 'get', 'state')).to.deep.equal([...RULE_STATES]);
+    expect(bodyEnum(document, '/rules/', 'post', 'activity')).to.deep.equal([...ACTIVITIES]);
+    expect(bodyEnum(document, '/rules/', 'post', 'grouping')).to.deep.equal([...RULE_GROUPINGS]);
+    expect(bodyEnum(document, '/rses/{rse}', 'post', 'rse_type')).to.deep.equal([...RSE_TYPES]);
+    expect(bodyEnum(document, '/accounts/{account}', 'post', 'type')).to.deep.equal([...ACCOUNT_TYPES]);
+    expect(bodyEnum(document, '/accounts/{account}/identities', 'post', 'authtype')).to.deep.equal([...IDENTITY_TYPES]);
+    expect(queryEnum(document, '/audit/events', 'get', 'identity_type')).to.deep.equal([...IDENTITY_KINDS]);
   });
 });

@@ -124,6 +124,12 @@ describe('API: replication rules', () => {
       'InvalidObject',
     );
     expectError(
+      await addRule({ dids: [did], copies: 1, rse_expression: b.rse, grouping: 'dataset' }),
+      409,
+      'InvalidObject',
+      /^Problem validating rule: grouping: Invalid option: expected one of "ALL"\|"DATASET"\|"NONE"$/,
+    );
+    expectError(
       await addRule({ dids: [{ scope, name: 'nothing-here' }], copies: 1, rse_expression: b.rse }),
       404,
       'DataIdentifierNotFound',

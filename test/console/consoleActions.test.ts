@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { uniqueName } from '../support/events.ts';
+import { bodyEnum, bodyProperties, enumValues, queryEnum, querySchema } from '../support/openApiEnums.ts';
 import { eventually } from '../support/eventually.ts';
 import { expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -53,6 +54,9 @@ describe('Console: the daily actions of users and admins in a real browser', fun
         expectStatus(await server.call('POST', '/rules/', { body, token: token ?? server.rootToken }), 201).text,
       ) as string[]
     )[0]!;
+
+  const optionValues = (selector: string) =>
+    page.locator(selector).evaluateAll((elements) => elements.map((element) => element.getAttribute('value')));
 
   before(async function () {
     const missing = browserMissing();
@@ -122,6 +126,60 @@ describe('Console: the daily actions of users and admins in a real browser', fun
     expect(await page.locator('#rules tbody tr').count()).to.equal(3);
     expect(await page.locator('#nav [aria-current=page]').innerText()).to.equal('Rules');
     await shot('11-rules', true);
+  });
+
+  it('offers in the rule filters and the wizard the values /openapi.json lists, whatever they are', async () => {
+    const served: unknown = expectStatus(await server.call('GET', '/openapi.json'), 200).json();
+    const ruleBody = (document: unknown) => bodyProperties(document, '/rules/', 'post');
+    const stateQuery = (document: unknown) => querySchema(document, '/console/rules', 'get', 'state');
+    /** The rule filters' and the wizard's choices, from a fresh page load (the document is read once per load). */
+    const offered = async () => {
+      await go('#/rules');
+      await page.reload();
+      await page.locator('#rules-state').waitFor();
+      const states = await optionValues('#rules-state option:not([value=""])');
+      const activities = await optionValues('#rules-activity option:not([value=""])');
+      await go('#/rules/new');
+      await page.locator('#rule-dids').waitFor();
+      return { states, activities, groupings: await optionValues('input[name=grouping]') };
+    };
+
+    expect(await offered()).to.deep.equal({
+      states: enumValues(stateQuery(served)),
+      activities: bodyEnum(served, '/rules/', 'post', 'activity'),
+      groupings: bodyEnum(served, '/rules/', 'post', 'grouping'),
+    });
+    expect(await page.locator('input[name=grouping]:checked').getAttribute('value')).to.equal('DATASET');
+
+    // Another document, other choices: the console keeps no list of its own.
+    const changed = structuredClone(served);
+    ruleBody(changed).activity = { type: 'string', enum: ['Only this one'] };
+    ruleBody(changed).grouping = { anyOf: [{ type: 'string', enum: ['NONE', 'ALL'] }, { type: 'null' }] };
+    stateQuery(changed).enum = ['STUCK'];
+    await page.route('**/openapi.json', (route) => route.fulfill({ json: changed }));
+    try {
+      expect(await offered()).to.deep.equal({
+        states: ['STUCK'],
+        activities: ['Only this one'],
+        groupings: ['NONE', 'ALL'],
+      });
+      // Without DATASET, the first grouping the API lists is the one chosen.
+      expect(await page.locator('input[name=grouping]:checked').getAttribute('value')).to.equal('NONE');
+
+      // A document without the list: the page says which one it missed, instead of guessing.
+      delete ruleBody(changed).activity;
+      await go('#/rules');
+      await page.reload();
+      await page
+        .getByRole('alert')
+        .filter({ hasText: 'lists no values for POST /rules/ body property activity' })
+        .waitFor();
+      expect(await page.locator('#rules-state').count()).to.equal(0);
+    } finally {
+      await page.unroute('**/openapi.json');
+      // The next page load reads the served document again (a hash change alone keeps the one read).
+      await page.reload();
+    }
   });
 
   it('lets root approve a rule waiting for approval from the list, and deny another on its page', async () => {
@@ -242,6 +300,31 @@ describe('Console: the daily actions of users and admins in a real browser', fun
     // Root is held to no quota: its page says so instead of limits of 0.
     await go('#/account/me');
     await page.locator('#quota-note', { hasText: 'held to no quota' }).waitFor();
+  });
+
+  it('offers root the RSE, account and identity types /openapi.json lists, and the feed the acting identities', async () => {
+    const served: unknown = expectStatus(await server.call('GET', '/openapi.json'), 200).json();
+    await go('#/rses');
+    await page.locator('#rse-new-type').waitFor();
+    expect(await optionValues('#rse-new-type option')).to.deep.equal(
+      bodyEnum(served, '/rses/{rse}', 'post', 'rse_type'),
+    );
+    await go('#/accounts');
+    await page.locator('#account-new-type').waitFor();
+    expect(await optionValues('#account-new-type option')).to.deep.equal(
+      bodyEnum(served, '/accounts/{account}', 'post', 'type'),
+    );
+    await go(`#/account/${user.account}`);
+    await page.locator('#identity-type').waitFor();
+    expect(await optionValues('#identity-type option')).to.deep.equal(
+      bodyEnum(served, '/accounts/{account}/identities', 'post', 'authtype'),
+    );
+    expect(await page.locator('#identity-type').inputValue()).to.equal('USERPASS');
+    await go('#/audit');
+    await page.locator('#feed-identity-type').waitFor();
+    expect(await optionValues('#feed-identity-type option:not([value=""])')).to.deep.equal(
+      queryEnum(served, '/audit/events', 'get', 'identity_type'),
+    );
   });
 
   it('declares a replica suspicious and lists it, and decides a lifetime exception', async () => {

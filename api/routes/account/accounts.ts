@@ -75,7 +75,10 @@ const notAnIdentityType = (value: unknown) =>
 
 /** An identity type, any case: IdentityError naming the types otherwise. */
 const identityType = convertedBy(
-  refusedAs(z.string().describe(IDENTITY_TYPES.join(', ')), ({ input }) => notAnIdentityType(input)),
+  // The enum the document lists (and the console offers); the check itself takes any case.
+  refusedAs(z.string().meta({ enum: [...IDENTITY_TYPES], description: 'In any case.' }), ({ input }) =>
+    notAnIdentityType(input),
+  ),
   (text): IdentityType => {
     const upper = text.toUpperCase();
     if (!isOneOf(IDENTITY_TYPES, upper)) throw notAnIdentityType(text);
@@ -117,7 +120,10 @@ const notAnAccountType = (value: unknown) =>
 
 /** An account type, any case: InvalidAccountType naming the types otherwise. */
 const accountType = convertedBy(
-  refusedAs(z.string().describe(ACCOUNT_TYPES.join(', ')), ({ input }) => notAnAccountType(input)),
+  // The enum the document lists (and the console offers); the check itself takes any case.
+  refusedAs(z.string().meta({ enum: [...ACCOUNT_TYPES], description: 'In any case.' }), ({ input }) =>
+    notAnAccountType(input),
+  ),
   (text): AccountType => {
     const upper = text.toUpperCase();
     if (!isOneOf(ACCOUNT_TYPES, upper)) throw notAnAccountType(text);

@@ -97,7 +97,10 @@ export const traceIdParam = (text: string): string => {
 };
 
 const IDENTITY = {
-  identity_type: lastText().describe(`With identity: the kind of identity that acted (${IDENTITY_KINDS.join(', ')}).`),
+  // An enum in the document (the console's feed offers it from there), checked with `identity`.
+  identity_type: lastText()
+    .describe('With identity: the kind of identity that acted.')
+    .meta({ enum: [...IDENTITY_KINDS] }),
   identity: lastText().describe(
     'Only the events this identity caused (a user name, a DN, SUB=…, ISS=…, an SSH key’s fingerprint, a daemon).',
   ),

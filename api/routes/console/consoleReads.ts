@@ -1,4 +1,5 @@
 import { pathOf, pathText } from '../../params.ts';
+import { RULE_STATES } from '../../../domain/rule/rule.ts';
 import { InvalidValueForKey, RSENotFound } from '../../../domain/shared/errors.ts';
 import { distancesFrom } from '../../../projections/rse/rseQueries.ts';
 import { MAX_RULE_PAGE, RULE_PAGE_FILTERS, rulePage } from '../../../projections/rule/rulePages.ts';
@@ -23,7 +24,11 @@ import { ruleJson } from '../rule/ruleRendering.ts';
  *   answers only one pair at a time.
  */
 const rulePageQuery = queryOf({
-  state: queryText().describe('A state or its letter (STUCK, S, …).'),
+  // The names are declared as the enum (the console offers them from this document); the filter
+  // also takes them in any case and Rucio's letters, and refuses the rest when it reads the page.
+  state: queryText()
+    .describe('A state, in any case, or its letter (STUCK, S, …).')
+    .meta({ enum: [...RULE_STATES] }),
   account: queryText().describe('The owner.'),
   activity: queryText().describe('The activity.'),
   rse_expression: queryText().describe('The RSE expression, as written.'),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { DidRef } from '../../../domain/did/did.ts';
-import type { RuleNotification } from '../../../domain/rule/rule.ts';
+import { RULE_GROUPINGS, type RuleNotification } from '../../../domain/rule/rule.ts';
 import type { RuleRequest } from '../../../domain/rule/ruleCreation.ts';
 import type { RuleUpdate } from '../../../commands/rule/ruleUpdates.ts';
 import { RULE_UPDATE_OPTIONS } from '../../../commands/rule/ruleUpdates.ts';
@@ -81,7 +81,7 @@ export const addRuleSchema = z
       .min(0)
       .max(100 * 365 * 86_400)
       .nullish(),
-    grouping: z.enum(['ALL', 'DATASET', 'NONE']).nullish(),
+    grouping: z.enum(RULE_GROUPINGS).nullish(),
     locked: z.boolean().nullish(),
     subscription_id: z.string().max(64).nullish(),
     source_replica_expression: z.string().max(3000).nullish(),
