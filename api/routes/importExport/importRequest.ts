@@ -29,20 +29,24 @@ import {
 
 const invalidImport = (detail: string): RucioError => new InvalidObject(`Problem validating import: ${detail}`);
 
-const partOf = (refusal: Refusal, what: string | undefined): string => what ?? refusal.issue.path.join('.');
+/** How a refused part is named in its message: by its place in the body (`rses.<rse>.protocols`), or as given. */
+type PartName = (refusal: Refusal) => string;
+const byPlace: PartName = ({ issue }) => issue.path.join('.');
+const named =
+  (name: string): PartName =>
+  () =>
+    name;
 
-/** `schema`, an object of the import, named `what` (else by its place) when it is not one. */
-const importObject = <T extends z.ZodType>(schema: T, what?: string): T =>
+/** `schema`, an object of the import, named by `name` when it is not one. */
+const importObject = <T extends z.ZodType>(schema: T, name: PartName = byPlace): T =>
   refusedAs(schema, (refusal) =>
-    invalidImport(`${partOf(refusal, what)} ${JSON.stringify(refusal.input)} is not of type 'object'`),
+    invalidImport(`${name(refusal)} ${JSON.stringify(refusal.input)} is not of type 'object'`),
   );
 
-/** A list of the import (absent or null: none), named by `what` (else by its place) when it is not one. */
-const importList = <T extends z.ZodType>(item: T, what?: (refusal: Refusal) => string) =>
+/** A list of the import (absent or null: none), named by `name` when it is not one. */
+const importList = <T extends z.ZodType>(item: T, name: PartName = byPlace) =>
   refusedAs(z.array(item), (refusal) =>
-    invalidImport(
-      `${what?.(refusal) ?? partOf(refusal, undefined)} ${JSON.stringify(refusal.input)} is not of type 'array'`,
-    ),
+    invalidImport(`${name(refusal)} ${JSON.stringify(refusal.input)} is not of type 'array'`),
   )
     .nullish()
     .transform((items) => items ?? []);
@@ -52,8 +56,11 @@ const noScheme = ({ issue }: Refusal): RucioError =>
   invalidImport(`a protocol of ${String(issue.path[1])} has no scheme`);
 const SCHEME = missingAs(refusedAs(z.string().min(1), noScheme), noScheme);
 
-/** A protocol of an RSE: its key now; the rest is checked whole only where it is new (the decider knows). */
-const PROTOCOL = importObject(importedProtocol(SCHEME), 'protocol').transform(({ scheme, request }) => ({
+/**
+ * A protocol of an RSE, typed, with its key. Whether it must be whole (`impl` given) depends on
+ * whether the RSE has it already: the decider knows (domain/rse/rseDecider.ts importRse).
+ */
+const PROTOCOL = importObject(importedProtocol(SCHEME), named('protocol')).transform(({ scheme, request }) => ({
   key: protocolKeyFromRequest(scheme, request),
   request,
 }));
@@ -75,7 +82,7 @@ const ATTRIBUTES = importObject(
       'Text, a number or a boolean; null: not set.',
     ),
   ),
-  'attributes',
+  named('attributes'),
 ).nullish();
 
 /**
@@ -171,12 +178,11 @@ const IDENTITY = importObject(
     ),
     password: refusedAs(z.string(), () => invalidImport("password is not of type 'string'")).nullish(),
   }),
-  'identity',
+  named('identity'),
 ).transform(({ type, identity, password }) => ({ identityType: type, identity, password: password ?? null }));
 
-/** The account the identities belong to, for their message: the key beside them. */
-const identitiesOf = ({ within }: Refusal): string =>
-  `identities of ${String(isRecord(within) ? within.account : undefined)}`;
+/** Identities are named by their account, the key beside them. */
+const identitiesOf: PartName = ({ within }) => `identities of ${String(isRecord(within) ? within.account : undefined)}`;
 
 const ACCOUNT = importObject(
   z.object({
@@ -189,7 +195,7 @@ const ACCOUNT = importObject(
       .transform((email) => email ?? null),
     identities: importList(IDENTITY, identitiesOf),
   }),
-  'account',
+  named('account'),
 );
 
 /** The whole body: `rses`, `distances`, `accounts` (each may be absent or null). */

@@ -115,7 +115,7 @@ const protocolRequestOf = ({ domains, ...fields }: Fields): ProtocolRequest => (
 });
 
 /** The keys of a whole protocol, in the order Rucio's add_protocol reads them. */
-export const NEW_PROTOCOL_FIELDS = {
+const NEW_PROTOCOL_FIELDS = {
   domains: FIELDS.domains,
   impl: FIELDS.impl,
   prefix: FIELDS.prefix,
