@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { InvalidObject, KeyError, TypeError_, type RucioError } from '../domain/shared/errors.ts';
+import { InvalidObject, TypeError_, type RucioError } from '../domain/shared/errors.ts';
 import { checkText } from '../domain/shared/limits.ts';
 import { assertValidName, NAME_RULES, type NameKind } from '../domain/shared/names.ts';
-import { checkedBy, convertedBy, queryStringOf, refusedAs, type JsonBody, type Refusal } from './routeInput.ts';
+import { checkedBy, queryStringOf, refusedAs, type JsonBody, type Refusal } from './routeInput.ts';
 import { isRecord } from '../domain/shared/narrowing.ts';
 
 /**
@@ -18,7 +18,7 @@ type BodyOptions = {
   description?: string;
   /**
    * What the OpenAPI document describes in place of the body's schema: the stage of a body read
-   * in stages that names every key, or the schema an area's reader checks the body with.
+   * in stages that names every key.
    */
   documentedBy?: z.ZodType;
 };
@@ -34,21 +34,6 @@ export const jsonObjectBody = <Shape extends z.core.$ZodLooseShape>(
   options: BodyOptions = {},
 ): JsonBody<z.output<z.ZodObject<Shape, z.core.$loose>>> => ({
   schema: jsonDictionary(shape, options.description),
-  what: 'dictionary',
-  ...(options.optional ? { empty: {} } : {}),
-  ...(options.documentedBy ? { documentedBy: options.documentedBy } : {}),
-});
-
-/**
- * A JSON object body read by `read`, an area's reader that throws Rucio's errors (a body whose
- * keys depend on one another, or whose checks run in an order a shape cannot state). Not JSON or
- * not an object is refused as `jsonObjectBody` refuses it; `optional`: an empty body is `{}`.
- */
-export const jsonObjectBodyReadBy = <R>(
-  read: (body: Readonly<Record<string, unknown>>) => R,
-  options: BodyOptions = {},
-): JsonBody<R> => ({
-  schema: convertedBy(jsonDictionary({}, options.description), read),
   what: 'dictionary',
   ...(options.optional ? { empty: {} } : {}),
   ...(options.documentedBy ? { documentedBy: options.documentedBy } : {}),
@@ -75,12 +60,6 @@ export const keysFirst = <Then extends z.ZodType<unknown, Readonly<Record<string
   keys: readonly string[],
   then: Then,
 ) => z.looseObject(Object.fromEntries(keys.map((key) => [key, requiredValue()]))).pipe(then);
-
-/** For a reader (`jsonObjectBodyReadBy`): a key that must be there, as Rucio's `param_get` wants it. */
-export const requiredKey = (body: Readonly<Record<string, unknown>>, key: string): unknown => {
-  if (!Object.hasOwn(body, key)) throw new KeyError(`'${key}' not defined`);
-  return body[key];
-};
 
 /** A JSON object (of a body, or inside one), refused as TypeError "body must be a json dictionary". */
 export const jsonDictionary = <Shape extends z.core.$ZodLooseShape>(shape: Shape, description?: string) => {
@@ -116,19 +95,6 @@ const asRucioBoolean = (value: unknown): unknown => {
   if (typeof value === 'string') return BOOLEAN_TEXT[value.toLowerCase()] ?? value;
   if (typeof value === 'number') return BOOLEAN_TEXT[String(value)] ?? value;
   return value;
-};
-
-/** A Rucio boolean (`rucioBoolean`), else TypeError "'<name>' must be a boolean type.". */
-const rucioBooleanOf = (value: unknown, name: string): boolean => {
-  const boolean = asRucioBoolean(value);
-  if (typeof boolean !== 'boolean') throw new TypeError_(`'${name}' must be a boolean type.`);
-  return boolean;
-};
-
-/** For a reader: an optional Rucio boolean key; absent or null is `fallback`. */
-export const booleanKey = (body: Readonly<Record<string, unknown>>, key: string, fallback: boolean): boolean => {
-  const value = body[key];
-  return value === undefined || value === null ? fallback : rucioBooleanOf(value, key);
 };
 
 const notBoolean = ({ key }: Refusal): RucioError => new TypeError_(`'${String(key)}' must be a boolean type.`);

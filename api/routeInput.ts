@@ -11,14 +11,23 @@ import type { AppContext } from './services.ts';
  * (api/openapi/openApiDocument.ts).
  *
  * Rucio's answer for a bad value (class, message, status) is declared on the schema that refuses
- * it: a check made with `checkedBy` raises the domain's own RucioError; for zod's own refusals (a
+ * it: a check made with `checkedBy` raises the domain's own RucioError (a record's keys too); for zod's own refusals (a
  * wrong type, a length or pattern zod checks) the innermost schema on the issue's path that
  * declares one with `refusedAs` answers. A key missing from an object is Rucio's `param_get`
  * KeyError unless a schema on its path declares another answer with `missingAs`.
  */
 
-/** What a schema's refusal becomes: the issue, the value refused (undefined: missing), and its key. */
-export type Refusal = Readonly<{ issue: z.core.$ZodIssue; input: unknown; key: PropertyKey | undefined }>;
+/**
+ * What a schema's refusal becomes: the issue, the value refused (undefined: missing), its key,
+ * and what holds it (the object or list around it, as the request gave it: a message may name a
+ * sibling).
+ */
+export type Refusal = Readonly<{
+  issue: z.core.$ZodIssue;
+  input: unknown;
+  key: PropertyKey | undefined;
+  within: unknown;
+}>;
 type Problem = (refusal: Refusal) => RucioError;
 
 /**
@@ -78,7 +87,7 @@ export type JsonBody<T = unknown> = Readonly<{
   what: string;
   /** The value an empty body stands for; undefined: an empty body is not JSON. */
   empty?: unknown;
-  /** What the OpenAPI document shows instead of `schema`: the schema an area's reader applies (api/params.ts). */
+  /** What the OpenAPI document shows instead of `schema`: the stage of a body read in stages that names every key. */
   documentedBy?: z.ZodType;
 }>;
 
@@ -158,17 +167,32 @@ export const parsed = <T>(schema: z.ZodType<T>, value: unknown): T => {
  * the innermost schema on the issue's path that declares one, else (a missing key) KeyError.
  */
 export const rucioErrorOf = (root: z.ZodType, issue: z.core.$ZodIssue, value: unknown): RucioError => {
-  const raised = issue.code === 'custom' ? issue.params?.error : undefined;
-  if (raised instanceof RucioError) return raised;
+  const raised = raisedBy(issue);
+  if (raised) return raised;
   const key = issue.path.at(-1);
   const input = 'input' in issue ? issue.input : undefined;
-  const refusal: Refusal = { issue, input, key };
+  const within = issue.path.slice(0, -1).reduce<unknown>((holder, step) => valueAt(holder, step), value);
+  const refusal: Refusal = { issue, input, key, within };
   const missing = issue.code === 'invalid_type' && input === undefined && typeof key === 'string';
   const declared = declaredProblem(root, issue.path, missing ? 'missing' : 'refused', value);
   if (declared) return declared(refusal);
   if (missing) return new KeyError(`'${key}' not defined`);
   if (issue.code === 'invalid_type') return new TypeError_(`'${String(key ?? 'body')}' ${issue.message}`);
   return new ValueError(`${issue.path.join('.') || 'input'}: ${issue.message}`);
+};
+
+/**
+ * The domain's error a `checkedBy` or `convertedBy` check raised: on the issue itself, or (a
+ * record's key refused by such a check) on the key's own issue.
+ */
+const raisedBy = (issue: z.core.$ZodIssue): RucioError | undefined => {
+  const raised: unknown =
+    issue.code === 'custom'
+      ? issue.params?.error
+      : issue.code === 'invalid_key'
+        ? raisedBy(issue.issues[0]!)
+        : undefined;
+  return raised instanceof RucioError ? raised : undefined;
 };
 
 /**

@@ -1,11 +1,3 @@
-import {
-  InvalidObject,
-  RSEOperationNotSupported,
-  RSEProtocolDomainNotSupported,
-  RSEProtocolPriorityError,
-} from '../shared/errors.ts';
-import { isOneOf } from '../shared/narrowing.ts';
-
 /**
  * An access protocol of an RSE. `(scheme, hostname, port)` identifies it. Each domain and
  * operation has a priority: an integer ≥ 0 where lower is preferred, or null when the protocol
@@ -57,38 +49,11 @@ export const noPriorities = (): ProtocolDomains => ({
   wan: { read: null, write: null, delete: null, third_party_copy_read: null, third_party_copy_write: null },
 });
 
-/** One priority to set, as named in a request's `domains` object. */
-export type PrioritySetting = Readonly<{ domain: ProtocolDomain; operation: ProtocolOperation; priority: Priority }>;
-
 /**
- * Reads a request's `domains` object with Rucio's checks (core/rse.py add_protocol): a known
- * domain, a known operation, and a priority that is an integer ≥ 0 or null.
+ * One priority to set, as a request's `domains` object names it (a known domain and operation, a
+ * priority that is an integer ≥ 0 or null: api/routes/rse/rseProtocolParams.ts checks them).
  */
-export const prioritySettings = (domains: unknown): PrioritySetting[] => {
-  if (domains === undefined) return [];
-  if (!isPlainObject(domains))
-    throw new InvalidObject(`Problem validating domains: ${JSON.stringify(domains)} is not of type 'object'`);
-  const settings: PrioritySetting[] = [];
-  for (const [domain, operations] of Object.entries(domains)) {
-    if (!isOneOf(PROTOCOL_DOMAINS, domain)) {
-      throw new RSEProtocolDomainNotSupported(`The protocol domain '${domain}' is not defined in the schema.`);
-    }
-    if (!isPlainObject(operations))
-      throw new InvalidObject(`Problem validating domains: ${JSON.stringify(operations)} is not of type 'object'`);
-    for (const [operation, priority] of Object.entries(operations)) {
-      if (!isOneOf(PROTOCOL_OPERATIONS, operation)) {
-        throw new RSEOperationNotSupported(`Operation '${operation}' not defined in schema.`);
-      }
-      if (priority !== null && !(typeof priority === 'number' && Number.isInteger(priority) && priority >= 0)) {
-        throw new RSEProtocolPriorityError(
-          `The provided priority (${pythonText(priority)}) for operation '${operation}' in domain '${domain}' is not supported.`,
-        );
-      }
-      settings.push({ domain, operation, priority });
-    }
-  }
-  return settings;
-};
+export type PrioritySetting = Readonly<{ domain: ProtocolDomain; operation: ProtocolOperation; priority: Priority }>;
 
 /**
  * Applies priority settings. Rucio stores third-party-copy priorities in one column per
@@ -115,12 +80,3 @@ const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 
 
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
-
-/** How Python's `%s` shows a JSON value in Rucio's messages (`True`, `None`, `1.5`). */
-export const pythonText = (value: unknown): string => {
-  if (value === null || value === undefined) return 'None';
-  if (value === true) return 'True';
-  if (value === false) return 'False';
-  if (typeof value === 'string' || typeof value === 'number') return String(value);
-  return JSON.stringify(value);
-};

@@ -2,7 +2,6 @@ import { InvalidObject } from '../shared/errors.ts';
 import {
   isPlainObject,
   noPriorities,
-  prioritySettings,
   withPriorities,
   type PrioritySetting,
   type ProtocolKey,
@@ -10,25 +9,22 @@ import {
 } from './protocol.ts';
 
 /**
- * Protocols as requests describe them, checked the way Rucio's add_protocol / update_protocols
- * check them. Pure: the routes call these before a command is built.
+ * What a request says of a protocol, its values already typed by the route's schema
+ * (api/routes/rse/rseProtocolParams.ts): a key is absent when the request does not name it, null
+ * when it names it empty. The rules here are the ones a type cannot state, checked the way
+ * Rucio's add_protocol / update_protocols check them; the schema's scheme is a path variable (or
+ * an import's key), so these rules run once it is known.
  */
-
-const optionalText = (body: Readonly<Record<string, unknown>>, key: string, fallback: string | null): string | null => {
-  const value = body[key];
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'string')
-    throw new InvalidObject(`Problem validating protocol: ${key} ${JSON.stringify(value)} is not of type 'string'`);
-  return value;
-};
-
-const portOf = (value: unknown): number => {
-  if (value === undefined || value === null) return 0;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    throw new InvalidObject(`Problem validating protocol: port ${JSON.stringify(value)} is not a non-negative integer`);
-  }
-  return value;
-};
+export type ProtocolRequest = Readonly<{
+  hostname?: string | null;
+  port?: number | null;
+  prefix?: string | null;
+  impl?: string | null;
+  /** Free JSON (srm keeps `web_service_path` here). */
+  extended_attributes?: unknown;
+  /** The request's `domains`, one setting per domain and operation it names, in its order. */
+  priorities: readonly PrioritySetting[];
+}>;
 
 /** srm endpoints need their web service path (Rucio checks the stored text for the key). */
 const requireSrmWebServicePath = (scheme: string, extendedAttributes: unknown): void => {
@@ -65,26 +61,25 @@ const requireLocalPrefix = (scheme: string, impl: string | null | undefined, pre
 };
 
 /** What identifies the protocol a request names: hostname defaults to `localhost`, port to 0. */
-export const protocolKeyFromRequest = (scheme: string, body: Readonly<Record<string, unknown>>): ProtocolKey => ({
+export const protocolKeyFromRequest = (scheme: string, request: ProtocolRequest): ProtocolKey => ({
   scheme,
-  hostname: optionalText(body, 'hostname', 'localhost') ?? 'localhost',
-  port: portOf(body.port),
+  hostname: request.hostname ?? 'localhost',
+  port: request.port ?? 0,
 });
 
 /** `POST /rses/{rse}/protocols/{scheme}`: a whole new protocol; impl is required. */
-export const protocolFromRequest = (scheme: string, body: Readonly<Record<string, unknown>>): RseProtocol => {
-  const domains = withPriorities(noPriorities(), prioritySettings(body.domains));
-  const extendedAttributes = body.extended_attributes ?? null;
+export const protocolFromRequest = (scheme: string, request: ProtocolRequest): RseProtocol => {
+  const extendedAttributes = request.extended_attributes ?? null;
   requireSrmWebServicePath(scheme, extendedAttributes);
-  const impl = optionalText(body, 'impl', null);
+  const impl = request.impl;
   if (!impl) throw new InvalidObject('Missing values!');
-  const prefix = optionalText(body, 'prefix', null);
+  const prefix = request.prefix ?? null;
   requireLocalPrefix(scheme, impl, prefix);
   return {
-    ...protocolKeyFromRequest(scheme, body),
+    ...protocolKeyFromRequest(scheme, request),
     prefix,
     impl,
-    domains,
+    domains: withPriorities(noPriorities(), request.priorities),
     extended_attributes: extendedAttributes,
   };
 };
@@ -96,36 +91,24 @@ export type ProtocolChanges = Readonly<{
   priorities: readonly PrioritySetting[];
 }>;
 
-const IDENTIFYING_KEYS = ['scheme', 'hostname', 'port'] as const;
-
 /**
  * `PUT /rses/{rse}/protocols/{scheme}...`: prefix, impl, extended attributes and priorities may
- * change. Scheme, hostname and port identify the protocol and stay as they are.
+ * change. Scheme, hostname and port identify the protocol and stay as they are (the route refuses
+ * them; an import names them to find the protocol).
  */
-export const protocolChangesFromRequest = (
-  body: Readonly<Record<string, unknown>>,
-  scheme: string,
-): ProtocolChanges => {
-  const identifying = IDENTIFYING_KEYS.filter((key) => key in body);
-  if (identifying.length > 0) {
-    throw new InvalidObject(
-      `Problem validating protocol: ${identifying.join(', ')} identify a protocol and cannot be changed`,
-    );
-  }
-  const priorities = prioritySettings(body.domains);
+export const protocolChangesFromRequest = (request: ProtocolRequest, scheme: string): ProtocolChanges => {
   const changes: {
     prefix?: string | null;
     impl?: string;
     extended_attributes?: unknown;
     priorities: readonly PrioritySetting[];
-  } = { priorities };
-  if ('prefix' in body) changes.prefix = optionalText(body, 'prefix', null);
-  if ('impl' in body) {
-    const impl = optionalText(body, 'impl', null);
-    if (!impl) throw new InvalidObject('Missing values: impl cannot be null');
-    changes.impl = impl;
+  } = { priorities: request.priorities };
+  if (request.prefix !== undefined) changes.prefix = request.prefix;
+  if (request.impl !== undefined) {
+    if (!request.impl) throw new InvalidObject('Missing values: impl cannot be null');
+    changes.impl = request.impl;
   }
-  if ('extended_attributes' in body) changes.extended_attributes = body.extended_attributes;
+  if (request.extended_attributes !== undefined) changes.extended_attributes = request.extended_attributes;
   if (changes.prefix !== undefined) requireLocalPrefix(scheme, changes.impl, changes.prefix);
   return changes;
 };

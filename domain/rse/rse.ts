@@ -35,6 +35,31 @@ export type RseProperties = {
   qos_class: string | null;
 };
 
+/** The properties held as text (Rucio's String columns), null when unset. */
+export const RSE_TEXT_PROPERTIES = [
+  'city',
+  'region_code',
+  'country_name',
+  'continent',
+  'time_zone',
+  'ISP',
+  'ASN',
+  'qos_class',
+] as const satisfies readonly (keyof RseProperties)[];
+
+/** The properties held as numbers (Rucio's Float columns), null when unset. */
+export const RSE_NUMBER_PROPERTIES = ['latitude', 'longitude'] as const satisfies readonly (keyof RseProperties)[];
+
+/** The properties held as booleans. */
+export const RSE_BOOLEAN_PROPERTIES = [
+  'deterministic',
+  'volatile',
+  'staging_area',
+  'availability_read',
+  'availability_write',
+  'availability_delete',
+] as const satisfies readonly (keyof RseProperties)[];
+
 export const DEFAULT_RSE_PROPERTIES: Readonly<RseProperties> = {
   rse_type: 'DISK',
   deterministic: true,

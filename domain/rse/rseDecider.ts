@@ -13,6 +13,7 @@ import {
   protocolChangesFromRequest,
   protocolFromRequest,
   type ProtocolChanges,
+  type ProtocolRequest,
 } from './protocolInput.ts';
 import {
   RSE_SETTING_ATTRIBUTES,
@@ -79,8 +80,12 @@ export type ImportRse = Command<
     properties: RseProperties;
     changes: Partial<RseProperties>;
     attributes: Readonly<Record<string, RseAttributeValue>>;
-    /** Each protocol's key and request: a missing protocol is added from the whole request, a known one updated with what it names. */
-    protocols: readonly Readonly<{ key: ProtocolKey; request: Readonly<Record<string, unknown>> }>[];
+    /**
+     * Each protocol's key and typed request: a missing protocol is added from the whole request
+     * (whether it is whole, impl given, depends on the RSE's state), a known one updated with
+     * what it names besides its key.
+     */
+    protocols: readonly Readonly<{ key: ProtocolKey; request: ProtocolRequest }>[];
     minFreeSpace: number | null;
   }
 >;
@@ -334,11 +339,10 @@ export const importRse = ({ data, metadata }: ImportRse, state: Rse): RseEvent[]
           current,
         );
       }
-      const { scheme: _scheme, hostname: _hostname, port: _port, ...named } = request;
       return updateRseProtocols(
         {
           type: 'UpdateRseProtocols',
-          data: { rse, ...key, changes: protocolChangesFromRequest(named, key.scheme) },
+          data: { rse, ...key, changes: protocolChangesFromRequest(request, key.scheme) },
           metadata,
         },
         current,

@@ -1,7 +1,13 @@
 import { InvalidObject, InvalidRSEExpression } from '../shared/errors.ts';
 import { availabilityInteger } from './availability.ts';
 import { pythonFloat } from './pythonFloat.ts';
-import type { RseAttributeValue, RseProperties } from './rse.ts';
+import {
+  RSE_BOOLEAN_PROPERTIES,
+  RSE_NUMBER_PROPERTIES,
+  RSE_TEXT_PROPERTIES,
+  type RseAttributeValue,
+  type RseProperties,
+} from './rse.ts';
 import { isKeyOf, isOneOf } from '../shared/narrowing.ts';
 
 /**
@@ -113,28 +119,10 @@ const primitiveNode = (text: string): RseExpressionNode => {
   return { kind: 'equals', key, value };
 };
 
-const BOOLEAN_COLUMNS = new Set([
-  'deterministic',
-  'volatile',
-  'staging_area',
-  'availability_read',
-  'availability_write',
-  'availability_delete',
-]);
-const TEXT_COLUMNS = new Set([
-  'id',
-  'rse',
-  'vo',
-  'city',
-  'region_code',
-  'country_name',
-  'continent',
-  'time_zone',
-  'ISP',
-  'ASN',
-  'qos_class',
-]);
-const NUMBER_COLUMNS = new Set(['latitude', 'longitude', 'availability']);
+/** The record's columns by type; `availability` is the legacy bitmask, id, rse and vo are text. */
+const BOOLEAN_COLUMNS = new Set<string>(RSE_BOOLEAN_PROPERTIES);
+const TEXT_COLUMNS = new Set<string>(['id', 'rse', 'vo', ...RSE_TEXT_PROPERTIES]);
+const NUMBER_COLUMNS = new Set<string>([...RSE_NUMBER_PROPERTIES, 'availability']);
 
 const columnValue = (rse: RseFacts, column: string): unknown => {
   switch (column) {

@@ -171,6 +171,155 @@ describe('API: import and export', () => {
     expectStatus(await source.root('GET', `/rses/${first}`), 200);
   });
 
+  /** Each refused part of an import, answered word for word as the import's reader answered it before its schema. */
+  const exactly = (text: string) => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+
+  it('answers each bad part of an import with its error, word for word, importing nothing', async () => {
+    const rse = rseName();
+    const account = uniqueName('imp');
+    const withRse = (entry: unknown) => ({ rses: { [rse]: entry } });
+    const withAccount = (entry: object) => ({ accounts: [{ account, ...entry }] });
+    const invalid = (detail: string): [number, string, string] => [
+      400,
+      'InvalidObject',
+      `Problem validating import: ${detail}`,
+    ];
+    const refusals: [unknown, number, string, string][] = [
+      [{ rses: [] }, ...invalid("rses [] is not of type 'object'")],
+      [withRse(5), ...invalid(`rses.${rse} 5 is not of type 'object'`)],
+      [
+        { rses: { lower: 5 } },
+        400,
+        'InvalidObject',
+        "Problem validating rse: 'lower' does not match '^([A-Z0-9]+([_-][A-Z0-9]+)*)$'",
+      ],
+      [withRse({ protocols: {} }), ...invalid(`rses.${rse}.protocols {} is not of type 'array'`)],
+      [withRse({ protocols: ['https'] }), ...invalid('protocol "https" is not of type \'object\'')],
+      [withRse({ protocols: [{ impl: 'x' }] }), ...invalid(`a protocol of ${rse} has no scheme`)],
+      [withRse({ protocols: [{ scheme: '' }] }), ...invalid(`a protocol of ${rse} has no scheme`)],
+      [withRse({ protocols: [{ scheme: 5 }] }), ...invalid(`a protocol of ${rse} has no scheme`)],
+      [
+        withRse({ protocols: [{ scheme: 'https', domains: { site: {} } }] }),
+        404,
+        'RSEProtocolDomainNotSupported',
+        "The protocol domain 'site' is not defined in the schema.",
+      ],
+      [
+        withRse({ protocols: [{ scheme: 'https', hostname: 5 }] }),
+        400,
+        'InvalidObject',
+        "Problem validating protocol: hostname 5 is not of type 'string'",
+      ],
+      [
+        withRse({ protocols: [{ scheme: 'https', port: '1' }] }),
+        400,
+        'InvalidObject',
+        'Problem validating protocol: port "1" is not a non-negative integer',
+      ],
+      [
+        withRse({ protocols: [{ scheme: 'https', impl: 5 }] }),
+        400,
+        'InvalidObject',
+        "Problem validating protocol: impl 5 is not of type 'string'",
+      ],
+      [withRse({ protocols: [{ scheme: 'https' }] }), 400, 'InvalidObject', 'Missing values!'],
+      [
+        withRse({ protocols: [{ ...webdav(), scheme: 'srm' }] }),
+        400,
+        'InvalidObject',
+        'Missing values! For SRM, extended_attributes and web_service_path must be specified',
+      ],
+      [
+        withRse({ rse_type: 'FLOPPY', city: 5 }),
+        400,
+        'InvalidObject',
+        'Problem validating rse_type: "FLOPPY" is not one of DISK, TAPE',
+      ],
+      [withRse({ city: 5 }), 400, 'InvalidObject', "Problem validating city: 5 is not of type 'string'"],
+      [withRse({ deterministic: 'maybe' }), 400, 'TypeError', "'deterministic' must be a boolean type."],
+      [withRse({ qos_class: 5 }), 400, 'InvalidObject', "Problem validating qos_class: 5 is not of type 'string'"],
+      [withRse({ attributes: [] }), ...invalid("attributes [] is not of type 'object'")],
+      [
+        withRse({ attributes: { tier: [1] } }),
+        400,
+        'InvalidObject',
+        'Problem validating value: [1] is not a string, a number or a boolean',
+      ],
+      [
+        withRse({ verify_checksum: [1] }),
+        400,
+        'InvalidObject',
+        'Problem validating value: [1] is not a string, a number or a boolean',
+      ],
+      [withRse({ MinFreeSpace: '1' }), 400, 'InvalidObject', 'Problem validating MinFreeSpace: "1" is not an integer'],
+      [{ distances: [] }, ...invalid("distances [] is not of type 'object'")],
+      [{ distances: { [rse]: 5 } }, ...invalid(`distances.${rse} 5 is not of type 'object'`)],
+      [{ distances: { [rse]: { X: 5 } } }, ...invalid(`distances.${rse}.X 5 is not of type 'object'`)],
+      [
+        { distances: { [rse]: { X: { distance: 'x' } } } },
+        400,
+        'InvalidObject',
+        'Problem validating distance: "x" is not an integer',
+      ],
+      [
+        { distances: { [rse]: { X: { ranking: 1.5 } } } },
+        400,
+        'InvalidObject',
+        'Problem validating distance: 1.5 is not an integer',
+      ],
+      [{ accounts: {} }, ...invalid("accounts {} is not of type 'array'")],
+      [{ accounts: [5] }, ...invalid("account 5 is not of type 'object'")],
+      [{ accounts: [{ email: 'x' }] }, 400, 'KeyError', "'account' not defined"],
+      [{ accounts: [{ account: null }] }, ...invalid("account null is not of type 'string'")],
+      [withAccount({ email: 5 }), ...invalid("email 5 is not of type 'string'")],
+      [withAccount({ identities: 'x' }), ...invalid(`identities of ${account} "x" is not of type 'array'`)],
+      [withAccount({ identities: [5] }), ...invalid("identity 5 is not of type 'object'")],
+      [withAccount({ identities: [{ identity: 'x' }] }), 400, 'KeyError', "'type' not defined"],
+      [
+        withAccount({ identities: [{ type: 'Saml', identity: 'x' }] }),
+        400,
+        'IdentityError',
+        'Saml is not a valid identity type. Choose from USERPASS, GSS, SSH, X509',
+      ],
+      [withAccount({ identities: [{ type: 'ssh' }] }), 400, 'KeyError', "'identity' not defined"],
+      [
+        withAccount({ identities: [{ type: 'ssh', identity: '' }] }),
+        ...invalid('identity "" is not a non-empty string'),
+      ],
+      [
+        withAccount({ identities: [{ type: 'userpass', identity: 'x', password: 5 }] }),
+        ...invalid("password is not of type 'string'"),
+      ],
+      [[], 400, 'TypeError', 'body must be a json dictionary'],
+    ];
+    for (const [body, status, exceptionClass, message] of refusals)
+      expectError(await source.root('POST', '/import', { body }), status, exceptionClass, exactly(message));
+    expectError(await source.root('GET', `/rses/${rse}`), 404, 'RSENotFound');
+    expectError(await source.root('GET', `/accounts/${account}`), 404, 'AccountNotFound');
+  });
+
+  it('takes the bitmask only without flags, and a top-level verify_checksum only without the attribute', async () => {
+    const rse = rseName();
+    const entry = {
+      availability: 99,
+      availability_write: false,
+      attributes: { verify_checksum: false, tier: 2, none: null },
+      verify_checksum: [1],
+      MinFreeSpace: null,
+    };
+    expectStatus(await source.root('POST', '/import', { body: { rses: { [rse]: entry } } }), 201);
+    const record = expectStatus(await source.root('GET', `/rses/${rse}`), 200).json();
+    expect(record).to.deep.include({ availability_read: true, availability_write: false, availability_delete: true });
+    const attributes = expectStatus(await source.root('GET', `/rses/${rse}/attr/`), 200).json();
+    expect(attributes).to.deep.include({ verify_checksum: false, tier: '2' });
+    expect(attributes).not.to.have.property('none');
+    expectError(
+      await source.root('POST', '/import', { body: { rses: { [rse]: { availability: 99 } } } }),
+      400,
+      'InvalidObject',
+    );
+  });
+
   it('leaves export to root and import to admins', async () => {
     const admin = await source.createUser({ admin: true });
     const user = await source.createUser();

@@ -125,7 +125,7 @@ describe('GET /openapi.json', () => {
     expect(listing.content!['application/x-json-stream']).to.have.property('x-stream', 'ndjson');
   });
 
-  it('takes request bodies from the zod schemas of the routes, or of the readers that read them', () => {
+  it('takes request bodies from the zod schemas of the routes, or of the stage that names every key', () => {
     const addRule = document.paths['/rules/']!.post!;
     const schema = addRule.requestBody!.content['application/json']!.schema as {
       properties: Record<string, unknown>;
@@ -145,6 +145,27 @@ describe('GET /openapi.json', () => {
     };
     expect(limitSchema.properties).to.have.property('bytes');
     expect(limitSchema.required).to.include('bytes');
+  });
+
+  it('documents protocol bodies and the whole import body from the schemas that check them', () => {
+    type Schema = { properties: Record<string, Schema>; additionalProperties: Schema; items: Schema; anyOf: Schema[] };
+    const bodyOf = (path: string, method: 'post' | 'put') =>
+      document.paths[path]![method]!.requestBody!.content['application/json']!.schema as unknown as Schema;
+    const added = bodyOf('/rses/{rse}/protocols/{scheme}', 'post');
+    expect(added.properties).to.have.keys('domains', 'impl', 'prefix', 'hostname', 'port', 'extended_attributes');
+    expect(added.properties.domains!.additionalProperties.additionalProperties.anyOf).to.deep.include({
+      type: 'integer',
+      minimum: 0,
+    });
+    const changed = bodyOf('/rses/{rse}/protocols/{scheme}', 'put');
+    expect(changed.properties).to.have.keys('domains', 'prefix', 'impl', 'extended_attributes');
+    const imported = bodyOf('/import', 'post');
+    expect(imported.properties).to.have.keys('rses', 'distances', 'accounts');
+    const rse = imported.properties.rses!.anyOf[0]!.additionalProperties;
+    expect(rse.properties).to.include.keys('protocols', 'rse_type', 'city', 'qos_class', 'attributes', 'MinFreeSpace');
+    expect(rse.properties.protocols!.anyOf[0]!.items.properties).to.include.keys('scheme', 'impl', 'domains');
+    const account = imported.properties.accounts!.anyOf[0]!.items;
+    expect(account.properties.identities!.anyOf[0]!.items.properties).to.have.keys('type', 'identity', 'password');
   });
 
   it('gives every error Rucio’s body and headers', () => {

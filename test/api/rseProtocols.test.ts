@@ -98,6 +98,142 @@ describe('API: RSE protocols and PFNs', () => {
     expect((await protocols(rse)).map((protocol) => protocol.scheme)).to.deep.equal(['https']);
   });
 
+  /** Each refused body, answered word for word as the protocol routes answered it before their schema. */
+  const exactly = (text: string) => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+
+  it('answers each bad value of a new protocol with Rucio’s error, word for word, adding nothing', async () => {
+    const rse = await createRse(server);
+    const add = (body: unknown, scheme = 'davs') => server.root('POST', `/rses/${rse}/protocols/${scheme}`, { body });
+    const refusals: [unknown, number, string, string][] = [
+      [webdav({ domains: [] }), 400, 'InvalidObject', "Problem validating domains: [] is not of type 'object'"],
+      [webdav({ domains: null }), 400, 'InvalidObject', "Problem validating domains: null is not of type 'object'"],
+      [webdav({ domains: { wan: 5 } }), 400, 'InvalidObject', "Problem validating domains: 5 is not of type 'object'"],
+      [
+        webdav({ domains: { wan: { read: true } } }),
+        409,
+        'RSEProtocolPriorityError',
+        "The provided priority (True) for operation 'read' in domain 'wan' is not supported.",
+      ],
+      [
+        webdav({ domains: { lan: { write: 1.5 } } }),
+        409,
+        'RSEProtocolPriorityError',
+        "The provided priority (1.5) for operation 'write' in domain 'lan' is not supported.",
+      ],
+      [
+        webdav({ domains: { wan: { delete: 'high' } } }),
+        409,
+        'RSEProtocolPriorityError',
+        "The provided priority (high) for operation 'delete' in domain 'wan' is not supported.",
+      ],
+      [
+        webdav({ domains: { wan: { read: 1 }, site: 5 } }),
+        404,
+        'RSEProtocolDomainNotSupported',
+        "The protocol domain 'site' is not defined in the schema.",
+      ],
+      [
+        webdav({ domains: { lan: { read: 1, copy: -1 } } }),
+        404,
+        'RSEOperationNotSupported',
+        "Operation 'copy' not defined in schema.",
+      ],
+      [webdav({ impl: 5 }), 400, 'InvalidObject', "Problem validating protocol: impl 5 is not of type 'string'"],
+      [webdav({ impl: '' }), 400, 'InvalidObject', 'Missing values!'],
+      [webdav({ impl: null }), 400, 'InvalidObject', 'Missing values!'],
+      [webdav({ prefix: 5 }), 400, 'InvalidObject', "Problem validating protocol: prefix 5 is not of type 'string'"],
+      [
+        webdav({ hostname: ['h'] }),
+        400,
+        'InvalidObject',
+        'Problem validating protocol: hostname ["h"] is not of type \'string\'',
+      ],
+      [
+        webdav({ port: '443' }),
+        400,
+        'InvalidObject',
+        'Problem validating protocol: port "443" is not a non-negative integer',
+      ],
+      [
+        webdav({ port: -1 }),
+        400,
+        'InvalidObject',
+        'Problem validating protocol: port -1 is not a non-negative integer',
+      ],
+      [
+        webdav({ port: 1.5 }),
+        400,
+        'InvalidObject',
+        'Problem validating protocol: port 1.5 is not a non-negative integer',
+      ],
+      [[webdav()], 400, 'TypeError', 'body must be a json dictionary'],
+      [
+        webdav({ domains: { site: { read: -1 } }, impl: 5 }),
+        404,
+        'RSEProtocolDomainNotSupported',
+        "The protocol domain 'site' is not defined in the schema.",
+      ],
+    ];
+    for (const [body, status, exceptionClass, message] of refusals)
+      expectError(await add(body), status, exceptionClass, exactly(message));
+    expectError(
+      await add(webdav({ extended_attributes: { space_token: 'X' } }), 'srm'),
+      400,
+      'InvalidObject',
+      exactly('Missing values! For SRM, extended_attributes and web_service_path must be specified'),
+    );
+    expectStatus(await add(webdav({ extended_attributes: { web_service_path: '/srm/managerv2?SFN=' } }), 'srm'), 201);
+    expectStatus(
+      await add(webdav({ hostname: null, port: null, extended_attributes: 'web_service_path' }), 'srm'),
+      201,
+    );
+    expect((await protocols(rse)).map(({ scheme, hostname, port }) => [scheme, hostname, port])).to.deep.equal([
+      ['srm', 'eos.example.org', 443],
+      ['srm', 'localhost', 0],
+    ]);
+  });
+
+  it('answers each bad change of a protocol with Rucio’s error, word for word, changing nothing', async () => {
+    const rse = await createRse(server);
+    expectStatus(await server.root('POST', `/rses/${rse}/protocols/https`, { body: webdav() }), 201);
+    const change = (body: unknown) => server.root('PUT', `/rses/${rse}/protocols/https`, { body });
+    const refusals: [unknown, number, string, string][] = [
+      [
+        { impl: 5, scheme: 'x', port: 1 },
+        400,
+        'InvalidObject',
+        'Problem validating protocol: scheme, port identify a protocol and cannot be changed',
+      ],
+      [
+        { hostname: 'h' },
+        400,
+        'InvalidObject',
+        'Problem validating protocol: hostname identify a protocol and cannot be changed',
+      ],
+      [{ domains: 'wan' }, 400, 'InvalidObject', 'Problem validating domains: "wan" is not of type \'object\''],
+      [{ domains: { wan: { copy: 1 } } }, 404, 'RSEOperationNotSupported', "Operation 'copy' not defined in schema."],
+      [{ prefix: 5, impl: 5 }, 400, 'InvalidObject', "Problem validating protocol: prefix 5 is not of type 'string'"],
+      [{ impl: 5 }, 400, 'InvalidObject', "Problem validating protocol: impl 5 is not of type 'string'"],
+      [{ impl: null }, 400, 'InvalidObject', 'Missing values: impl cannot be null'],
+      [{ impl: '' }, 400, 'InvalidObject', 'Missing values: impl cannot be null'],
+      [[], 400, 'TypeError', 'body must be a json dictionary'],
+    ];
+    for (const [body, status, exceptionClass, message] of refusals)
+      expectError(await change(body), status, exceptionClass, exactly(message));
+    expectError(
+      await server.root('PUT', `/rses/${rse}/protocols/https/eos.example.org/abc`, { body: { impl: 5 } }),
+      400,
+      'InvalidObject',
+      exactly("Problem validating protocol: impl 5 is not of type 'string'"),
+    );
+    expect((await protocols(rse))[0]).to.deep.include({
+      prefix: '/eos/data',
+      impl: 'rucio.rse.protocols.webdav.Default',
+    });
+    expectStatus(await change({ prefix: null, extended_attributes: null, domains: { lan: { read: null } } }), 200);
+    expect((await protocols(rse))[0]).to.deep.include({ prefix: '', extended_attributes: null });
+  });
+
   it('refuses a file protocol whose prefix is not an absolute normalised path, on POST and PUT, changing nothing', async () => {
     const rse = await createRse(server);
     const posix = (prefix: string) => ({

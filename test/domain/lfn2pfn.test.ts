@@ -1,6 +1,14 @@
 import { expect } from 'chai';
 import { deterministicPath, lfnsToPfns, localRootOf, pfnFromProtocol, replicaPath } from '../../domain/rse/lfn2pfn.ts';
-import { noPriorities, withPriorities, prioritySettings, type RseProtocol } from '../../domain/rse/protocol.ts';
+import {
+  noPriorities,
+  withPriorities,
+  type PrioritySetting,
+  type Priority,
+  type ProtocolDomain,
+  type ProtocolOperation,
+  type RseProtocol,
+} from '../../domain/rse/protocol.ts';
 import { protocolFromRequest } from '../../domain/rse/protocolInput.ts';
 import { selectProtocol } from '../../domain/rse/protocolSelection.ts';
 import {
@@ -8,13 +16,22 @@ import {
   RSEOperationNotSupported,
   RSEProtocolDomainNotSupported,
   RSEProtocolNotSupported,
-  RSEProtocolPriorityError,
 } from '../../domain/shared/errors.ts';
+import { keysOf } from '../../domain/shared/narrowing.ts';
+
+type Domains = Partial<Record<ProtocolDomain, Partial<Record<ProtocolOperation, Priority>>>>;
+
+/** A request's `domains` as the route's schema hands them on: one setting each, in order. */
+const settingsOf = (domains: Domains): PrioritySetting[] =>
+  keysOf(domains).flatMap((domain) => {
+    const operations = domains[domain] ?? {};
+    return keysOf(operations).map((operation) => ({ domain, operation, priority: operations[operation] ?? null }));
+  });
 
 const protocol = (
   scheme: string,
   hostname: string,
-  domains: object,
+  domains: Domains,
   overrides: Partial<RseProtocol> = {},
 ): RseProtocol => ({
   scheme,
@@ -22,7 +39,7 @@ const protocol = (
   port: 443,
   prefix: '/data/',
   impl: 'rucio.rse.protocols.gfal.Default',
-  domains: withPriorities(noPriorities(), prioritySettings(domains)),
+  domains: withPriorities(noPriorities(), settingsOf(domains)),
   extended_attributes: null,
   ...overrides,
 });
@@ -157,10 +174,10 @@ describe('lfn → pfn', () => {
 });
 
 describe('protocol requests', () => {
-  it('fills Rucio defaults and checks priorities, domains and operations', () => {
+  it('fills Rucio defaults and applies the priorities in order, third-party copies on wan', () => {
     const added = protocolFromRequest('https', {
       impl: 'rucio.rse.protocols.webdav.Default',
-      domains: { wan: { read: 0 }, lan: { third_party_copy_read: 2 } },
+      priorities: settingsOf({ wan: { read: 0 }, lan: { third_party_copy_read: 2 } }),
     });
     expect(added).to.deep.include({ scheme: 'https', hostname: 'localhost', port: 0, prefix: null });
     expect(added.domains.wan).to.deep.equal({
@@ -170,30 +187,20 @@ describe('protocol requests', () => {
       third_party_copy_read: 2,
       third_party_copy_write: null,
     });
-    expect(() => protocolFromRequest('https', { impl: 'x', domains: { wan: { read: -1 } } })).to.throw(
-      RSEProtocolPriorityError,
-      /The provided priority \(-1\) for operation 'read' in domain 'wan' is not supported./,
+  });
+
+  it('needs impl for a whole protocol, and web_service_path for srm', () => {
+    expect(() => protocolFromRequest('https', { priorities: [] })).to.throw(InvalidObject, /^Missing values!$/);
+    expect(() => protocolFromRequest('https', { impl: '', priorities: [] })).to.throw(
+      InvalidObject,
+      /^Missing values!$/,
     );
-    expect(() => protocolFromRequest('https', { impl: 'x', domains: { wan: { read: true } } })).to.throw(
-      RSEProtocolPriorityError,
-      /\(True\)/,
-    );
-    expect(() => protocolFromRequest('https', { impl: 'x', domains: { wan: { read: 1.5 } } })).to.throw(
-      RSEProtocolPriorityError,
-    );
-    expect(() => protocolFromRequest('https', { impl: 'x', domains: { site: { read: 1 } } })).to.throw(
-      RSEProtocolDomainNotSupported,
-      /'site'/,
-    );
-    expect(() => protocolFromRequest('https', { impl: 'x', domains: { wan: { copy: 1 } } })).to.throw(
-      RSEOperationNotSupported,
-      /Operation 'copy' not defined in schema./,
-    );
-    expect(() => protocolFromRequest('https', {})).to.throw(InvalidObject, /^Missing values!$/);
-    expect(() => protocolFromRequest('srm', { impl: 'x' })).to.throw(
+    expect(() => protocolFromRequest('srm', { impl: 'x', priorities: [] })).to.throw(
       InvalidObject,
       /web_service_path must be specified/,
     );
-    expect(() => protocolFromRequest('https', { impl: 'x', port: '443' })).to.throw(InvalidObject, /port/);
+    expect(
+      protocolFromRequest('srm', { impl: 'x', extended_attributes: { web_service_path: '/srm' }, priorities: [] }),
+    ).to.deep.include({ extended_attributes: { web_service_path: '/srm' } });
   });
 });

@@ -161,7 +161,10 @@ describe('RSE decider', () => {
         type: 'RseProtocolAdded',
         data: { ...ref, protocol: protocol({ hostname: 'other.cern.ch' }) },
       };
-      const changes = protocolChangesFromRequest({ prefix: '/new', domains: { wan: { read: 1 } } }, 'root');
+      const changes = protocolChangesFromRequest(
+        { prefix: '/new', priorities: [{ domain: 'wan', operation: 'read', priority: 1 }] },
+        'root',
+      );
       const updated = (hostname: string): RseEvent => {
         const base = protocol({ hostname, prefix: '/new' });
         return {

@@ -7,8 +7,8 @@ import { formatRucioDate } from '../../../domain/shared/dates.ts';
 import { activeRses, everyDistance } from '../../../projections/rse/rseQueries.ts';
 import type { RseDistanceDocument, RseDocument } from '../../../projections/rse/rsesProjection.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
-import { dataImportFromBody } from './importRequest.ts';
-import { jsonObjectBodyReadBy, queryBoolean, queryOf } from '../../params.ts';
+import { DATA_IMPORT } from './importRequest.ts';
+import { jsonObjectBodyOf, queryBoolean, queryOf } from '../../params.ts';
 import { created, type RouteTable } from '../../route.ts';
 import { defaultLfn2pfnAlgorithm, lfn2pfnAlgorithmOf, rseSettings } from '../rse/rseViews.ts';
 import type { Services } from '../../services.ts';
@@ -77,7 +77,7 @@ export const registerImportExportRoutes = (routes: RouteTable, services: Service
       path.replace('export', 'import'),
       {
         summary: 'Creates or updates the RSEs, distances and accounts of an export, all or nothing.',
-        body: jsonObjectBodyReadBy(dataImportFromBody, {
+        body: jsonObjectBodyOf(DATA_IMPORT, {
           description: '`rses`, `distances`, `accounts`, as `GET /export` answers.',
         }),
       },

@@ -2,18 +2,24 @@ import { addRseProtocol, removeRseProtocols, updateRseProtocols } from '../../..
 import { lfnsToPfns, type Lfn } from '../../../domain/rse/lfn2pfn.ts';
 import { protocolChangesFromRequest, protocolFromRequest } from '../../../domain/rse/protocolInput.ts';
 import {
+  Duplicate,
+  InvalidObject,
   InvalidPath,
   ReplicaNotFound,
   RSENotFound,
+  RSEOperationNotSupported,
+  RSEProtocolDomainNotSupported,
   RSEProtocolNotSupported,
+  RSEProtocolPriorityError,
   ValueError,
 } from '../../../domain/shared/errors.ts';
 import { findReplica } from '../../../projections/replica/replicaQueries.ts';
 import { JSON_ONLY, sendJson } from '../../http.ts';
-import { jsonObjectBody, pathOf, pathText, queryOf, queryText } from '../../params.ts';
+import { jsonObjectBodyOf, pathOf, pathText, queryOf, queryText } from '../../params.ts';
 import { convertedBy } from '../../routeInput.ts';
 import { z } from 'zod';
 import { created, ok, type HandlerFor, type RouteTable } from '../../route.ts';
+import { NEW_PROTOCOL, PROTOCOL_CHANGE_FIELDS, PROTOCOL_CHANGES } from './rseProtocolParams.ts';
 import { activeRse, defaultLfn2pfnAlgorithm, lfn2pfnAlgorithmOf, rseSettings, sortedProtocols } from './rseViews.ts';
 import type { Services } from '../../services.ts';
 
@@ -60,16 +66,24 @@ const LFNS2PFNS = queryOf({
   operation: queryText().describe('write (default), read, delete, third_party_copy_read, ...'),
 });
 
+/** What a protocol body can be refused with, besides a body that is not a JSON object. */
+const PROTOCOL_REFUSALS = [
+  InvalidObject,
+  RSEProtocolDomainNotSupported,
+  RSEOperationNotSupported,
+  RSEProtocolPriorityError,
+] as const;
+
 /** Protocols of RSEs and PFNs built from them (rest-api-reference.md §1.21). */
 export const registerRseProtocolRoutes = (routes: RouteTable, services: Services): void => {
   const updating = {
     params: selectorPath,
     summary: 'Changes the protocols of an RSE with this scheme (and hostname and port, when given).',
-    body: jsonObjectBody(
-      {},
-      { description: 'The keys to change: `prefix`, `impl`, `domains`, `extended_attributes`, ...' },
-    ),
-    raises: [RSENotFound, RSEProtocolNotSupported],
+    body: jsonObjectBodyOf(PROTOCOL_CHANGES, {
+      description: 'The keys to change; `scheme`, `hostname` and `port` identify the protocol and cannot change.',
+      documentedBy: PROTOCOL_CHANGE_FIELDS,
+    }),
+    raises: [RSENotFound, RSEProtocolNotSupported, ...PROTOCOL_REFUSALS],
   };
   const removing = {
     params: selectorPath,
@@ -109,14 +123,8 @@ export const registerRseProtocolRoutes = (routes: RouteTable, services: Services
     {
       params: pathOf({ rse: pathText(), scheme: pathText() }),
       summary: 'Adds a protocol to an RSE.',
-      body: jsonObjectBody(
-        {},
-        {
-          description:
-            '`hostname`, `port`, `prefix`, `impl`, `domains` (lan, wan: read, write, delete, third_party_copy_read, ...), `extended_attributes`.',
-        },
-      ),
-      raises: [RSENotFound],
+      body: jsonObjectBodyOf(NEW_PROTOCOL, { description: 'The protocol; `impl` is required.' }),
+      raises: [RSENotFound, Duplicate, ...PROTOCOL_REFUSALS],
     },
     async (ctx, { params, body }) => {
       const protocol = protocolFromRequest(params.scheme, body);

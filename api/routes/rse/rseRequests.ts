@@ -5,6 +5,8 @@ import { availabilityFlags } from '../../../domain/rse/availability.ts';
 import {
   DEFAULT_RSE_PROPERTIES,
   MUTABLE_RSE_PROPERTIES,
+  RSE_NUMBER_PROPERTIES,
+  RSE_TEXT_PROPERTIES,
   RSE_TYPES,
   type RseAttributeValue,
   type RseProperties,
@@ -19,17 +21,8 @@ import { keysOf } from '../../../domain/shared/narrowing.ts';
  * 400 InvalidObject here (Rucio fails in the database and answers 500).
  */
 
-const NUMBER_PROPERTIES = new Set(['latitude', 'longitude']);
-const TEXT_PROPERTIES = new Set([
-  'city',
-  'region_code',
-  'country_name',
-  'continent',
-  'time_zone',
-  'ISP',
-  'ASN',
-  'qos_class',
-]);
+/** Null clears these in a change (text and numbers); null leaves the rest as they are. */
+const CLEARED_BY_NULL = new Set<string>([...RSE_TEXT_PROPERTIES, ...RSE_NUMBER_PROPERTIES]);
 const AVAILABILITY_FLAGS = ['availability_read', 'availability_write', 'availability_delete'] as const;
 
 const invalid = (key: string, value: unknown, expected: string) =>
@@ -62,8 +55,8 @@ const PROPERTIES = {
   qos_class: textProperty('qos_class'),
 } satisfies { readonly [K in keyof RseProperties]: z.ZodType<NonNullable<RseProperties[K]>, unknown> };
 
-/** The properties `keys`, each optional or null. */
-const propertiesGiven = (keys: readonly (keyof RseProperties)[]) =>
+/** The properties `keys`, each optional or null (each checked as `PROPERTIES` says). */
+export const propertiesGiven = (keys: readonly (keyof RseProperties)[]) =>
   Object.fromEntries(keys.map((key) => [key, PROPERTIES[key].optional().nullable()]));
 
 /** The legacy bitmask (0 to 7) of the three availability flags. */
@@ -91,16 +84,36 @@ export const RSE_CREATION_VALUES = z.looseObject({
   availability: availability(),
   ...propertiesGiven(keysOf(DEFAULT_RSE_PROPERTIES).filter((key) => key !== 'qos_class')),
 });
-export const RSE_CREATION = oneAvailabilityStyle()
-  .pipe(RSE_CREATION_VALUES)
-  .transform(({ availability, ...given }): RseProperties => {
-    const properties: RseProperties = { ...DEFAULT_RSE_PROPERTIES, ...availability };
-    for (const key of keysOf(DEFAULT_RSE_PROPERTIES)) {
-      const value = key === 'qos_class' ? undefined : given[key];
-      if (value !== undefined && value !== null) Object.assign(properties, { [key]: value });
+
+/** A new RSE's properties: Rucio's defaults, then the flags of the bitmask, then what is given. */
+export const newRseProperties = ({ availability, ...given }: z.output<typeof RSE_CREATION_VALUES>): RseProperties => {
+  const properties: RseProperties = { ...DEFAULT_RSE_PROPERTIES, ...availability };
+  for (const key of keysOf(DEFAULT_RSE_PROPERTIES)) {
+    const value = key === 'qos_class' ? undefined : given[key];
+    if (value !== undefined && value !== null) Object.assign(properties, { [key]: value });
+  }
+  return properties;
+};
+export const RSE_CREATION = oneAvailabilityStyle().pipe(RSE_CREATION_VALUES).transform(newRseProperties);
+
+/** The changes the mutable properties given make: the bitmask's flags, then each given property. */
+export const rsePropertyChanges = ({
+  availability,
+  ...given
+}: z.output<typeof RSE_CHANGE_VALUES>): Partial<RseProperties> => {
+  const changes: Partial<RseProperties> = { ...availability };
+  for (const key of MUTABLE_RSE_PROPERTIES) {
+    if (!(key in given)) continue;
+    const value = given[key];
+    if (key === 'qos_class') {
+      changes.qos_class =
+        typeof value === 'string' && !['', 'none', 'null'].includes(value.toLowerCase()) ? value : null;
+    } else if (value !== null || CLEARED_BY_NULL.has(key)) {
+      Object.assign(changes, { [key]: value });
     }
-    return properties;
-  });
+  }
+  return changes;
+};
 
 /** Keys `PUT /rses/{rse}` takes: the mutable properties, the bitmask, and the name (which cannot change). */
 const CHANGEABLE_KEYS = ['name', 'availability', ...MUTABLE_RSE_PROPERTIES] as const;
@@ -124,20 +137,7 @@ export const RSE_CHANGES = z
     ),
   )
   .pipe(RSE_CHANGE_VALUES)
-  .transform(({ availability, name, ...given }) => {
-    const changes: Partial<RseProperties> = { ...availability };
-    for (const key of MUTABLE_RSE_PROPERTIES) {
-      if (!(key in given)) continue;
-      const value = given[key];
-      if (key === 'qos_class') {
-        changes.qos_class =
-          typeof value === 'string' && !['', 'none', 'null'].includes(value.toLowerCase()) ? value : null;
-      } else if (value !== null || TEXT_PROPERTIES.has(key) || NUMBER_PROPERTIES.has(key)) {
-        Object.assign(changes, { [key]: value });
-      }
-    }
-    return { name, changes };
-  });
+  .transform((values) => ({ name: values.name, changes: rsePropertyChanges(values) }));
 
 /**
  * An RSE attribute value: text or a boolean, with `true` / `false` text read as booleans (as
@@ -161,13 +161,3 @@ export const rseAttributeKey = (key: string): string => {
 
 /** A whole number where Rucio has an integer column: InvalidObject "... is not an integer" otherwise. */
 export const integerIn = () => refusedAs(z.number().refine(Number.isSafeInteger), notA('an integer'));
-
-/** A whole number where Rucio has an integer column; `nullable` lets null through. */
-export const integerParameter = (key: string, value: unknown, options: { nullable: boolean }): number | null => {
-  if (value === null || value === undefined) {
-    if (options.nullable) return null;
-    throw invalid(key, value, 'an integer');
-  }
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw invalid(key, value, 'an integer');
-  return value;
-};
