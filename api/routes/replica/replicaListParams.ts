@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { InvalidObject } from '../../../domain/shared/errors.ts';
 import { isRecord } from '../../../domain/shared/narrowing.ts';
-import { optionalBoolean } from '../../params.ts';
+import { optionalBoolean, queryText, readWhenAsked } from '../../params.ts';
+import { checkLifetime } from '../credential/signing.ts';
 import { checkedBy, convertedBy, refusedAs } from '../../routeInput.ts';
 import { integerParameter, parseUtc, readDidsIn } from './replicaParams.ts';
 
@@ -45,7 +46,11 @@ const LISTING_KEYS = z.looseObject({
   resolve_parents: optionalBoolean(false),
   resolve_archives: optionalBoolean(true),
   sort: z.unknown().optional(),
-  signature_lifetime: z.unknown().optional(),
+  signature_lifetime: readWhenAsked(
+    convertedBy(z.unknown(), (lifetime) =>
+      checkLifetime(integerParameter(lifetime, 'signature_lifetime'), 'signature_lifetime'),
+    ).nullish(),
+  ).describe('Seconds the signed PFNs stay valid, 1 to 604800 (read for callers who may sign; null: the configured).'),
 });
 
 const allStates = (body: Readonly<Record<string, unknown>>): boolean => {
@@ -71,3 +76,12 @@ export const clientLocationOf = (location: unknown): Readonly<Record<string, unk
 
 /** What the document shows: every key the listing reads. */
 export const REPLICA_LISTING_KEYS = LISTING_KEYS;
+
+/**
+ * `limit` of a listing's query: at most this many PFNs per file, a whole number as Python's int()
+ * reads text (ValueError otherwise); absent, or empty where `emptyIsNone`, is none.
+ */
+export const pfnLimitQuery = ({ emptyIsNone }: { emptyIsNone: boolean }) =>
+  convertedBy(queryText(), (text) =>
+    text === undefined || (emptyIsNone && text === '') ? undefined : integerParameter(text, 'limit'),
+  );
