@@ -196,7 +196,7 @@ describe('API: followers, samples, resurrection and listings', () => {
     >();
     expect(fresh).to.deep.include({ scope, name: 'cnt', did_type: 'CONTAINER' });
     expect(fresh.every((did) => did.did_type === 'CONTAINER')).to.equal(true);
-    expectError(await server.root('GET', '/dids/new?type=box'), 400, 'ValueError');
+    expectError(await server.root('GET', '/dids/new?type=box'), 400, 'ValueError', /^'box' is not a valid DID type$/);
     expect(expectStatus(await server.root('GET', `/dids/${scope}/`), 200).lines()).to.deep.equal([
       { scope, name: 'cnt', type: 'CONTAINER', parent: null, level: 0, bytes: null },
       { scope, name: 'loose', type: 'FILE', parent: null, level: 0, bytes: 4 },
