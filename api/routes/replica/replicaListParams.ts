@@ -15,6 +15,11 @@ import { integerParameter, parseUtc, readDidsIn } from './replicaParams.ts';
 const notSchemes = (schemes: unknown) =>
   new InvalidObject(`Problem validating schemes: ${JSON.stringify(schemes)} is not a list of schemes`);
 
+/** Where the client says it is (`client_location`): an object, else nothing. */
+const clientLocationOf = (location: unknown): Readonly<Record<string, unknown>> => (isRecord(location) ? location : {});
+
+const textOrNone = (value: unknown): string | undefined => (typeof value === 'string' && value ? value : undefined);
+
 const LISTING_KEYS = z.looseObject({
   domain: refusedAs(
     z.enum(['wan', 'lan', 'all']),
@@ -26,8 +31,11 @@ const LISTING_KEYS = z.looseObject({
       if (schemes.some((scheme) => typeof scheme !== 'string')) throw notSchemes(schemes);
     }),
     ({ input }) => notSchemes(input),
-  ).nullish(),
-  client_location: z.unknown().optional(),
+  )
+    .transform((schemes) => schemes.map(String))
+    .nullish(),
+  // Where the client says it is: an object, else nothing.
+  client_location: z.unknown().optional().transform(clientLocationOf),
   // Rucio reads a falsy `nrandom` as none.
   nrandom: z.preprocess(
     (nrandom) => nrandom || undefined,
@@ -37,7 +45,8 @@ const LISTING_KEYS = z.looseObject({
   all_states: optionalBoolean(false),
   unavailable: optionalBoolean(false),
   ignore_availability: optionalBoolean(false),
-  rse_expression: z.unknown().optional(),
+  // Anything but non-empty text is no expression.
+  rse_expression: z.unknown().optional().transform(textOrNone),
   updated_after: convertedBy(z.unknown(), (after) =>
     typeof after === 'number'
       ? new Date(after * 1000).toISOString()
@@ -45,7 +54,7 @@ const LISTING_KEYS = z.looseObject({
   ).nullish(),
   resolve_parents: optionalBoolean(false),
   resolve_archives: optionalBoolean(true),
-  sort: z.unknown().optional(),
+  sort: z.unknown().optional().transform(textOrNone),
   signature_lifetime: readWhenAsked(
     convertedBy(z.unknown(), (lifetime) =>
       checkLifetime(integerParameter(lifetime, 'signature_lifetime'), 'signature_lifetime'),
@@ -69,10 +78,6 @@ export const REPLICA_LISTING = z.looseObject({}).pipe(
     };
   }, LISTING_KEYS),
 );
-
-/** Where the client says it is (`client_location`): an object, else nothing. */
-export const clientLocationOf = (location: unknown): Readonly<Record<string, unknown>> =>
-  isRecord(location) ? location : {};
 
 /** What the document shows: every key the listing reads. */
 export const REPLICA_LISTING_KEYS = LISTING_KEYS;

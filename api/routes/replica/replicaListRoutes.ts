@@ -14,7 +14,7 @@ import {
 import { scopeNamePath } from '../did/didParams.ts';
 import { mapStream, NDJSON_TYPE, sendChunks, sendStream } from '../../http.ts';
 import { jsonObjectBodyOf, pathOf, queryOf, queryText } from '../../params.ts';
-import { clientLocationOf, pfnLimitQuery, REPLICA_LISTING, REPLICA_LISTING_KEYS } from './replicaListParams.ts';
+import { pfnLimitQuery, REPLICA_LISTING, REPLICA_LISTING_KEYS } from './replicaListParams.ts';
 import { metalinkDocument, METALINK_TYPE, SUPPORTED_PROTOCOLS } from './replicaRendering.ts';
 import { clientCoordinates, pfnCoordinates } from './locations.ts';
 import { defaultSignatureLifetime, listingSigner, maySign } from '../credential/signing.ts';
@@ -131,21 +131,18 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
     raises: [InvalidObject],
   } satisfies RouteOptions;
   const list: HandlerFor<typeof options> = async (ctx, { body: parameters, query }) => {
-    const location = clientLocationOf(parameters.client_location);
+    const location = parameters.client_location;
     const metalink = wantsMetalink(ctx);
     const limit = query.limit;
     const nrandom = parameters.nrandom;
     const request: ReplicaListingRequest = {
       dids: parameters.dids ?? [],
-      schemes: parameters.schemes?.map(String) ?? (metalink ? SUPPORTED_PROTOCOLS : undefined),
+      schemes: parameters.schemes ?? (metalink ? SUPPORTED_PROTOCOLS : undefined),
       domain: parameters.domain ?? undefined,
       clientSite: typeof location.site === 'string' ? location.site : undefined,
       states: parameters.all_states ? 'all' : parameters.unavailable ? 'unavailable' : 'available',
       ignoreAvailability: parameters.ignore_availability,
-      rseExpression:
-        typeof parameters.rse_expression === 'string' && parameters.rse_expression
-          ? parameters.rse_expression
-          : undefined,
+      rseExpression: parameters.rse_expression,
       updatedAfter: parameters.updated_after ?? undefined,
       resolveParents: parameters.resolve_parents,
       resolveArchives: parameters.resolve_archives,
@@ -160,7 +157,7 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
       services,
       request,
       {
-        algorithm: query.sort ?? query.select ?? (typeof parameters.sort === 'string' ? parameters.sort : undefined),
+        algorithm: query.sort ?? query.select ?? parameters.sort,
         // The client's address, not an `ip` it names: as Rucio, which overwrites `client_location.ip`.
         client: clientCoordinates(services, location, ctx.ip),
         lanFirst: true,
