@@ -118,19 +118,6 @@ const asRucioBoolean = (value: unknown): unknown => {
   return value;
 };
 
-/** A Rucio boolean (`rucioBoolean`), else TypeError "'<name>' must be a boolean type.". */
-const rucioBooleanOf = (value: unknown, name: string): boolean => {
-  const boolean = asRucioBoolean(value);
-  if (typeof boolean !== 'boolean') throw new TypeError_(`'${name}' must be a boolean type.`);
-  return boolean;
-};
-
-/** For a reader: an optional Rucio boolean key; absent or null is `fallback`. */
-export const booleanKey = (body: Readonly<Record<string, unknown>>, key: string, fallback: boolean): boolean => {
-  const value = body[key];
-  return value === undefined || value === null ? fallback : rucioBooleanOf(value, key);
-};
-
 const notBoolean = ({ key }: Refusal): RucioError => new TypeError_(`'${String(key)}' must be a boolean type.`);
 
 /**
