@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { InvalidObject, TypeError_, type RucioError } from '../domain/shared/errors.ts';
 import { checkText } from '../domain/shared/limits.ts';
 import { assertValidName, NAME_RULES, type NameKind } from '../domain/shared/names.ts';
-import { checkedBy, queryStringOf, refusedAs, type JsonBody, type Refusal } from './routeInput.ts';
+import { checkedBy, parsed, queryStringOf, refusedAs, type JsonBody, type Refusal } from './routeInput.ts';
 import { isRecord } from '../domain/shared/narrowing.ts';
 
 /**
@@ -169,6 +169,17 @@ export const queryFilters = () => z.record(z.string(), queryFilter());
 
 /** A key of a JSON object that must be there (KeyError "'<key>' not defined" otherwise), of any JSON type. */
 export const requiredValue = () => z.unknown().nonoptional();
+
+/**
+ * A key Rucio reads only for some callers (a decision of the handler: who may sign, ...): the
+ * handler gets a reader that checks the value by `schema` when called, throwing the RucioError
+ * `schema` answers, so a caller for whom the key is not read is never refused for it.
+ */
+export const readWhenAsked = <T>(schema: z.ZodType<T>) =>
+  z
+    .unknown()
+    .optional()
+    .transform((value) => (): T => parsed(schema, value));
 
 /** `schema`, or null where the key is absent or null (Rucio's `param_get(..., default=None)`). */
 export const orNull = <T extends z.ZodType>(schema: T) =>

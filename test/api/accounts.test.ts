@@ -326,6 +326,12 @@ describe('API: accounts', () => {
       expect(
         expectStatus(await server.root('GET', `/identities/${login}/userpass/accounts`), 200).json(),
       ).to.deep.equal([account]);
+      expectError(
+        await server.root('GET', `/identities/${login}/box/accounts`),
+        400,
+        'ValueError',
+        /^Unknown identity type box$/,
+      );
     });
   });
 });

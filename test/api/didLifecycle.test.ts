@@ -3,6 +3,9 @@ import { uniqueName } from '../support/events.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { aFile, newScope, path, registerFiles } from '../support/dids.ts';
 
+/** A message matched whole, word for word. */
+const exactly = (text: string): RegExp => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+
 describe('API: followers, samples, resurrection and listings', () => {
   let server: TestServer;
   before(async () => (server = await startTestServer()));
@@ -91,6 +94,63 @@ describe('API: followers, samples, resurrection and listings', () => {
     );
   });
 
+  it('refuses a sample whose output names break the generic schema, after its count, in both route forms', async () => {
+    const scope = await newScope(server);
+    await create(scope, 'ds');
+    const body = { input_scope: scope, input_name: 'ds', output_scope: scope, output_name: 'out', nbfiles: 1 };
+    const sample = (changes: Record<string, unknown>) =>
+      server.root('POST', '/dids/sample', { body: { ...body, ...changes } });
+    const long = 'x'.repeat(26);
+    expectError(
+      await sample({ output_scope: long }),
+      400,
+      'InvalidObject',
+      exactly(`Problem validating did: '${long}' is too long (at most 25 characters)`),
+    );
+    expectError(
+      await sample({ output_scope: 5, output_name: 'a b' }),
+      400,
+      'InvalidObject',
+      exactly("Problem validating did: 'a b' does not match '^[/A-Za-z0-9][/A-Za-z0-9.\\-_]*$'"),
+    );
+    expectError(
+      await sample({ output_name: 'a/../b' }),
+      400,
+      'InvalidObject',
+      exactly(
+        "Problem validating did: 'a/../b' holds the path segment '..' (names are paths below an RSE's prefix: no '.', '..' or empty segments)",
+      ),
+    );
+    // The count is read before the output's names.
+    expectError(
+      await sample({ output_scope: long, nbfiles: 'two' }),
+      400,
+      'ValueError',
+      exactly("invalid literal for int() with base 10: 'two'"),
+    );
+    const route = (outputScope: string, outputName: string, nbfiles = '1') =>
+      server.root('POST', `/dids/${scope}/ds/${outputScope}/${outputName}/${nbfiles}/sample`);
+    expectError(
+      await route(long, 'out'),
+      400,
+      'InvalidObject',
+      exactly(`Problem validating did: '${long}' is too long (at most 25 characters)`),
+    );
+    expectError(
+      await route(scope, '.hidden'),
+      400,
+      'InvalidObject',
+      exactly("Problem validating did: '.hidden' does not match '^[/A-Za-z0-9][/A-Za-z0-9.\\-_]*$'"),
+    );
+    expectError(
+      await route(long, 'out', 'two'),
+      400,
+      'ValueError',
+      exactly("invalid literal for int() with base 10: 'two'"),
+    );
+    expectError(await server.root('GET', path(scope, 'out')), 404, 'DataIdentifierNotFound');
+  });
+
   it('resurrects expired DIDs for admins, all listed or none', async () => {
     const scope = await newScope(server);
     await create(scope, 'old', 'DATASET', { lifetime: -60 });
@@ -136,7 +196,7 @@ describe('API: followers, samples, resurrection and listings', () => {
     >();
     expect(fresh).to.deep.include({ scope, name: 'cnt', did_type: 'CONTAINER' });
     expect(fresh.every((did) => did.did_type === 'CONTAINER')).to.equal(true);
-    expectError(await server.root('GET', '/dids/new?type=box'), 400, 'ValueError');
+    expectError(await server.root('GET', '/dids/new?type=box'), 400, 'ValueError', /^'box' is not a valid DID type$/);
     expect(expectStatus(await server.root('GET', `/dids/${scope}/`), 200).lines()).to.deep.equal([
       { scope, name: 'cnt', type: 'CONTAINER', parent: null, level: 0, bytes: null },
       { scope, name: 'loose', type: 'FILE', parent: null, level: 0, bytes: 4 },

@@ -104,7 +104,14 @@ describe('API: searching DIDs (behaviour rule 6)', () => {
     expectError(await search("[{'lifetime': 5}]"), 404, 'KeyNotFound', /could not be coerced/);
     expectError(await search("[{'length': 'many'}]"), 400, 'ValueError', /Length has to be an integer value./);
     expectError(await search("[{'name': 'run*'"), 400, 'DIDFilterSyntaxError', /Could not read the filters/);
-    expectError(await search("[{'name': ['a']}]"), 400, 'DIDFilterSyntaxError');
+    expectError(
+      await search("[{'name': ['a']}]"),
+      400,
+      'DIDFilterSyntaxError',
+      /^Filter values must be single values, not \["a"\]$/,
+    );
+    // `long` is read before the filters.
+    expectError(await search('[1]', { long: 'perhaps' }), 400, 'TypeError', /^'long' must be a boolean type\.$/);
     expectError(await search('[1]'), 400, 'DIDFilterSyntaxError', /unrecognised type/);
     expectError(
       await search("[{'name': '*'}]", { long: 'perhaps' }),

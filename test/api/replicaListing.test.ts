@@ -117,6 +117,45 @@ describe('API: listing replicas (behaviour rules 9 and 10)', () => {
     expect(Object.keys(limited[0]!.rses)).to.have.members([near.rse, far.rse]);
   });
 
+  it('refuses a limit that is not a whole number, and a bad signature lifetime from callers who may sign', async () => {
+    const scope = await newScope(server);
+    const { rse } = await rseWithProtocols(server);
+    await addReplicas(server, rse, [fileItem(scope, 'f')]);
+    const dids = [{ scope, name: 'f' }];
+    const list = (body: object, query = '', token = server.rootToken) =>
+      server.call('POST', `/replicas/list${query}`, { body: { dids, ...body }, token });
+    const notAnInteger = (text: string, name: string) =>
+      new RegExp(`^invalid literal for int\\(\\) with base 10: '${text}' \\(${name}\\)$`);
+    expectError(await list({}, '?limit=x'), 400, 'ValueError', notAnInteger('x', 'limit'));
+    expectError(await list({}, '?limit='), 400, 'ValueError', notAnInteger('', 'limit'));
+    expectError(await list({ signature_lifetime: 'x' }), 400, 'ValueError', notAnInteger('x', 'signature_lifetime'));
+    expectError(
+      await list({ signature_lifetime: 0 }),
+      400,
+      'ValueError',
+      /^'signature_lifetime' must be a whole number of seconds from 1 to 604800, not 0$/,
+    );
+    expectError(
+      await list({ signature_lifetime: 1.5 }),
+      400,
+      'ValueError',
+      notAnInteger('1\\.5', 'signature_lifetime'),
+    );
+    // The body is read before the query.
+    expectError(await list({ nrandom: 'y' }, '?limit=x'), 400, 'ValueError', notAnInteger('y', 'nrandom'));
+    // Someone who may not sign is not asked for a lifetime: it is not read.
+    const user = await server.createUser();
+    expect(expectStatus(await list({ signature_lifetime: 'x' }, '', user.token), 200).lines()).to.have.length(1);
+    expectError(
+      await server.root('GET', `/replicas/${scope}/f?limit=x`),
+      400,
+      'ValueError',
+      notAnInteger('x', 'limit'),
+    );
+    // Here an empty limit is none.
+    expect(expectStatus(await server.root('GET', `/replicas/${scope}/f?limit=`), 200).lines()).to.have.length(1);
+  });
+
   it('lists a file held by two datasets of a container once, draws nrandom files, and resolves parents', async () => {
     const scope = await newScope(server);
     const { rse } = await rseWithProtocols(server);

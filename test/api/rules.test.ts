@@ -57,6 +57,13 @@ describe('API: replication rules', () => {
       ).text,
     ) as string[];
     const rule = expectStatus(await server.root('GET', `/rules/${ruleId}`), 200).json<Record<string, unknown>>();
+    expectError(
+      await server.root('GET', `/rules/${ruleId}`, { body: { estimate_ttc: true } }),
+      500,
+      'NotImplemented',
+      /^estimate_ttc is not implemented$/,
+    );
+    expectStatus(await server.root('GET', `/rules/${ruleId}`, { body: { estimate_ttc: false } }), 200);
     expect(rule).to.include({
       state: 'REPLICATING',
       locks_replicating_cnt: 2,

@@ -234,9 +234,42 @@ describe('API: signed URLs for S3, GCS and Swift storage', () => {
     );
     expectError(await signUrl(`svc=s3&url=${url}`), 400, 'ValueError', /Parameter "rse" not found/);
     expectError(await signUrl(`rse=${s3}&svc=s3`), 400, 'ValueError', /Parameter "url" not found/);
-    expectError(await signUrl(`rse=${s3}&svc=ftp&url=${url}`), 400, 'ValueError', /"svc" must be/);
-    expectError(await signUrl(`rse=${s3}&svc=s3&op=copy&url=${url}`), 400, 'ValueError', /"op" must be/);
-    expectError(await signUrl(`rse=${s3}&svc=s3&lifetime=0&url=${url}`), 400, 'ValueError', /lifetime/);
+    expectError(
+      await signUrl(`rse=${s3}&svc=ftp&url=${url}`),
+      400,
+      'ValueError',
+      /^Parameter "svc" must be either empty \(which defaults to "gcs"\), "gcs", "s3" or "swift"$/,
+    );
+    expectError(
+      await signUrl(`rse=${s3}&svc=s3&op=copy&url=${url}`),
+      400,
+      'ValueError',
+      /^Parameter "op" must be either empty \(which defaults to "read"\), "read", "write", or "delete"\.$/,
+    );
+    expectError(
+      await signUrl(`rse=${s3}&svc=s3&lifetime=0&url=${url}`),
+      400,
+      'ValueError',
+      /^'lifetime' must be a whole number of seconds from 1 to 604800, not 0$/,
+    );
+    expectError(
+      await signUrl(`rse=${s3}&svc=s3&lifetime=x&url=${url}`),
+      400,
+      'ValueError',
+      /^invalid literal for int\(\) with base 10: 'x' \(lifetime\)$/,
+    );
+    // Empty svc and op are the defaults: gcs (for which this RSE has no account) and read.
+    expectError(
+      await signUrl(`rse=${s3}&svc=&op=&url=${url}`),
+      500,
+      'ErrorLoadingCredentials',
+      /no GCS service account/,
+    );
+    // The query's values are read in Rucio's order: rse, url, lifetime, svc, op.
+    expectError(await signUrl(`svc=ftp&lifetime=x`), 400, 'ValueError', /^Parameter "rse" not found$/);
+    expectError(await signUrl(`rse=${s3}&svc=ftp&lifetime=x`), 400, 'ValueError', /^Parameter "url" not found$/);
+    expectError(await signUrl(`rse=${s3}&url=${url}&op=copy&svc=ftp&lifetime=x`), 400, 'ValueError', /\(lifetime\)$/);
+    expectError(await signUrl(`rse=${s3}&url=${url}&op=copy&svc=ftp`), 400, 'ValueError', /"svc"/);
     expectError(await signUrl(`rse=NO_SUCH_RSE&svc=s3&url=${url}`), 404, 'RSENotFound');
     expectError(await signUrl(`rse=${unsigned}&svc=s3&url=${url}`), 409, 'UnsupportedOperation', /no sign_url/);
     expectError(await signUrl(`rse=${keyless}&svc=s3&url=${url}`), 500, 'ErrorLoadingCredentials', /no S3 keys/);

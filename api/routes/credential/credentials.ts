@@ -14,9 +14,17 @@ import { activeRse } from '../rse/rseViews.ts';
 import { integerParameter } from '../replica/replicaParams.ts';
 import { checkLifetime, isSignUrlService, maySign, signingError } from './signing.ts';
 import { dateOf } from '../../../infra/clock.ts';
+import { convertedBy } from '../../routeInput.ts';
 
 const isOperation = (value: string): value is SignUrlOperation =>
   (SIGN_URL_OPERATIONS as readonly string[]).includes(value);
+
+/** A query value Rucio requires: ValueError 'Parameter "<name>" not found' without it. */
+const requiredText = (name: string) =>
+  convertedBy(queryText(), (text) => {
+    if (text === undefined) throw new ValueError(`Parameter "${name}" not found`);
+    return text;
+  });
 
 /**
  * GET /credentials/signurl (and Rucio's legacy `/credentials/signur`): a URL of an RSE's storage
@@ -26,16 +34,32 @@ const isOperation = (value: string): value is SignUrlOperation =>
  * answer is the signed URL as text.
  */
 export const registerCredentialRoutes = (routes: RouteTable, services: Services): void => {
-  // The values are checked here, after the X-Svc-Account header, in Rucio's order.
+  // The query's values are checked in Rucio's order (rse, url, lifetime, svc, op); then the X-Svc-Account header.
   const options = {
     accept: ['application/octet-stream'],
     summary: 'A storage URL signed for one operation and a lifetime (root only; RSEs with sign_url).',
     query: queryOf({
-      rse: queryText().describe('The RSE the URL points to (required).'),
-      url: queryText().describe('The URL to sign (required).'),
-      lifetime: queryText().describe('Seconds the signature lasts, 1 to 604800 (default 600).'),
-      svc: queryText().describe('gcs (default), s3 or swift.'),
-      op: queryText().describe('read (default), write or delete.'),
+      rse: requiredText('rse').describe('The RSE the URL points to (required).'),
+      url: requiredText('url').describe('The URL to sign (required).'),
+      lifetime: convertedBy(queryText(), (text) =>
+        checkLifetime(text === undefined ? 600 : integerParameter(text, 'lifetime'), 'lifetime'),
+      ).describe('Seconds the signature lasts, 1 to 604800 (default 600).'),
+      svc: convertedBy(queryText(), (text) => {
+        const service = text || 'gcs';
+        if (!isSignUrlService(service))
+          throw new ValueError(
+            'Parameter "svc" must be either empty (which defaults to "gcs"), "gcs", "s3" or "swift"',
+          );
+        return service;
+      }).describe('gcs (default), s3 or swift.'),
+      op: convertedBy(queryText(), (text) => {
+        const operation = text || 'read';
+        if (!isOperation(operation))
+          throw new ValueError(
+            'Parameter "op" must be either empty (which defaults to "read"), "read", "write", or "delete".',
+          );
+        return operation;
+      }).describe('read (default), write or delete.'),
     }),
     success: { status: 200, type: 'text/html; charset=utf-8', description: 'The signed URL.' },
     raises: [AccessDenied, RSENotFound, UnsupportedOperation, ErrorLoadingCredentials],
@@ -44,23 +68,7 @@ export const registerCredentialRoutes = (routes: RouteTable, services: Services)
     ctx.set('Access-Control-Expose-Headers', 'X-Svc-Auth-Token');
     const account = ctx.get('X-Svc-Account');
     if (!account) throw new ValueError('Parameter "account" not found.');
-    const rseName = query.rse;
-    if (rseName === undefined) throw new ValueError('Parameter "rse" not found');
-    const url = query.url;
-    if (url === undefined) throw new ValueError('Parameter "url" not found');
-    const lifetimeText = query.lifetime;
-    const lifetime = checkLifetime(
-      lifetimeText === undefined ? 600 : integerParameter(lifetimeText, 'lifetime'),
-      'lifetime',
-    );
-    const service = query.svc || 'gcs';
-    if (!isSignUrlService(service))
-      throw new ValueError('Parameter "svc" must be either empty (which defaults to "gcs"), "gcs", "s3" or "swift"');
-    const operation = query.op || 'read';
-    if (!isOperation(operation))
-      throw new ValueError(
-        'Parameter "op" must be either empty (which defaults to "read"), "read", "write", or "delete".',
-      );
+    const { rse: rseName, url, lifetime, svc: service, op: operation } = query;
     const issuer = ctx.state.issuer!;
     if (!maySign(ctx))
       throw new AccessDenied(

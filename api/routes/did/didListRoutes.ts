@@ -1,6 +1,6 @@
 import { normalizeGuid } from '../../../domain/did/didMetadata.ts';
 import { planDidSearch } from '../../../domain/did/didSearch.ts';
-import { DID_TYPES, type DidRef } from '../../../domain/did/did.ts';
+import { DID_TYPES, type DidRef, type DidType } from '../../../domain/did/did.ts';
 import { DataIdentifierNotFound, DIDFilterSyntaxError, ValueError } from '../../../domain/shared/errors.ts';
 import { parsePythonLiteral, PythonLiteralError } from '../../../domain/shared/pythonLiteral.ts';
 import { listBelow, listScope } from '../../../projections/did/didListings.ts';
@@ -24,6 +24,7 @@ import { didRefIn, listIn, scopeNamePath } from './didParams.ts';
 import { JSON_ONLY, JSON_TYPE, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../http.ts';
 import { jsonObjectBody, pathOf, pathText, queryBoolean, queryFilter, queryOf, queryText } from '../../params.ts';
 import type { z } from 'zod';
+import { convertedBy } from '../../routeInput.ts';
 import type { HandlerFor, RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { rulesLockingFile, rulesOfDid } from '../../../projections/rule/ruleQueries.ts';
@@ -59,6 +60,13 @@ const fileLine = (file: FileEntry, lumiblocknr?: unknown) => ({
   ...(lumiblocknr !== undefined ? { lumiblocknr } : {}),
 });
 
+/** A DID type of a query, in any case. */
+const didTypeOf = (type: string): DidType => {
+  const didType = DID_TYPES.find((candidate) => candidate === type.toUpperCase());
+  if (!didType) throw new ValueError(`'${type}' is not a valid DID type`);
+  return didType;
+};
+
 /** GET /dids/new, POST /dids/bulkfiles: static words. */
 export const registerDidStaticListRoutes = (routes: RouteTable, services: Services): void => {
   routes.get(
@@ -66,12 +74,13 @@ export const registerDidStaticListRoutes = (routes: RouteTable, services: Servic
     {
       accept: STREAM_ONLY,
       summary: 'DIDs flagged new (not yet picked up by the transmogrifier).',
-      query: queryOf({ type: queryText().describe('A DID type: FILE, DATASET, CONTAINER.') }),
+      query: queryOf({
+        type: convertedBy(queryText(), (type) => (type === undefined ? undefined : didTypeOf(type))).describe(
+          'A DID type: FILE, DATASET, CONTAINER (any case).',
+        ),
+      }),
     },
-    async (ctx, { query }) => {
-      const { type } = query;
-      const didType = type === undefined ? undefined : DID_TYPES.find((candidate) => candidate === type.toUpperCase());
-      if (type !== undefined && !didType) throw new ValueError(`'${type}' is not a valid DID type`);
+    async (ctx, { query: { type: didType } }) => {
       await sendStream(
         ctx,
         mapStream(newDids(services.readModels, didType), (did) => ({
@@ -113,13 +122,19 @@ export const registerDidStaticListRoutes = (routes: RouteTable, services: Servic
 };
 
 /** The search's query: its options, and every other parameter a filter (without `filters`). */
-const searchQuery = queryOf({
+const SEARCH_KEYS = queryOf({
   type: queryText().describe('collection (default), dataset, container, file or all.'),
-  limit: queryText().describe('At most this many.'),
+  // Flask's `type=int` turns an unreadable limit into no limit.
+  limit: queryText()
+    .transform((text) => (text !== undefined && /^\s*\d+\s*$/.test(text) ? Number(text) : undefined))
+    .describe('At most this many.'),
   long: queryBoolean(false).describe('True: the whole DID instead of its name.'),
   recursive: queryBoolean(false).describe('True: below the matching collections too.'),
   filters: queryText().describe('The filters as the Python client sends them: a list of dictionaries.'),
 }).catchall(queryFilter());
+
+/** The search's query, its filters read into groups once every parameter is read. */
+const searchQuery = convertedBy(SEARCH_KEYS, (query) => ({ ...query, groups: searchGroups(query) }));
 
 /** GET /dids/{scope}/dids/search and GET /dids/{guid}/guid. */
 export const registerDidSearchRoutes = (routes: RouteTable, services: Services): void => {
@@ -131,11 +146,8 @@ export const registerDidSearchRoutes = (routes: RouteTable, services: Services):
     raises: [DIDFilterSyntaxError],
   } satisfies RouteOptions;
   routes.get('/dids/:scope/dids/search', search, async (ctx, { params, query }) => {
-    const search = planDidSearch(searchGroups(query), query.type ?? 'collection');
-    const limitText = query.limit;
-    // Flask's `type=int` turns an unreadable limit into no limit.
-    const limit = limitText !== undefined && /^\s*\d+\s*$/.test(limitText) ? Number(limitText) : undefined;
-    const { long } = query;
+    const search = planDidSearch(query.groups, query.type ?? 'collection');
+    const { long, limit } = query;
     const hits = runDidSearch(services.readModels, search, params.scope, {
       recursive: query.recursive,
       ...(limit ? { limit } : {}),
@@ -174,7 +186,7 @@ export const registerDidSearchRoutes = (routes: RouteTable, services: Services):
  * The search filters as the Python client sends them (a Python literal list of dicts in `filters`),
  * or, without `filters`, the other query parameters as one group.
  */
-const searchGroups = (query: z.output<typeof searchQuery>): Record<string, unknown>[] => {
+const searchGroups = (query: z.output<typeof SEARCH_KEYS>): Record<string, unknown>[] => {
   const { filters: text, type: _type, limit: _limit, long: _long, recursive: _recursive, ...others } = query;
   if (text === undefined) return [others];
   let parsed;

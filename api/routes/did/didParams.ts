@@ -2,7 +2,7 @@ import type { AttachRequest } from '../../../domain/did/didContent.ts';
 import type { DidRef } from '../../../domain/did/did.ts';
 import type { RucioError } from '../../../domain/shared/errors.ts';
 import { InvalidObject, TypeError_, ValueError } from '../../../domain/shared/errors.ts';
-import { isValidName, valueProblem } from '../../../domain/shared/names.ts';
+import { isValidName, NAME_RULES, valueProblem } from '../../../domain/shared/names.ts';
 import { jsonValueBody } from '../../params.ts';
 import { checkedBy, convertedBy, missingAs, refusedAs, type Refusal } from '../../routeInput.ts';
 import { z } from 'zod';
@@ -32,14 +32,6 @@ export const scopeNamePath = () =>
 
 const problem = (schema: string, detail: string): never => {
   throw new InvalidObject(`Problem validating ${schema}: ${detail}`);
-};
-
-const checkPattern = (schema: string, kind: 'scope' | 'name', value: unknown): string => {
-  if (typeof value !== 'string') return problem(schema, `${JSON.stringify(value)} is not of type 'string'`);
-  // The generic schema's pattern and length, and no `.`, `..` or empty path segment.
-  const found = valueProblem(kind, value);
-  if (found !== undefined) problem(schema, found);
-  return value;
 };
 
 /** A schema's answer: InvalidObject "Problem validating <schema>: <detail>". */
@@ -73,18 +65,24 @@ export const requiredIn = <T extends z.ZodType>(schema: string, value: T): T =>
     invalidIn(schema, ({ key }) => `'${String(key)}' is a required property`),
   );
 
-/** A scope or name of an item: text of the generic schema's pattern and length, without climbing segments. */
-const didPart = (schema: string, kind: 'scope' | 'name') =>
-  requiredIn(
-    schema,
-    refusedAs(
-      checkedBy(z.string(), (value) => {
+/**
+ * A scope or name checked by Rucio's schema `schema`: text of the generic schema's pattern and
+ * length, without a `.`, `..` or empty path segment.
+ */
+export const didPartIn = (schema: string, kind: 'scope' | 'name') =>
+  refusedAs(
+    checkedBy(
+      z.string().meta({ pattern: NAME_RULES[kind].pattern.source, maxLength: NAME_RULES[kind].maxLength }),
+      (value) => {
         const found = valueProblem(kind, value);
         if (found !== undefined) problem(schema, found);
-      }),
-      invalidIn(schema, ({ input }) => `${JSON.stringify(input)} is not of type 'string'`),
+      },
     ),
+    invalidIn(schema, ({ input }) => `${JSON.stringify(input)} is not of type 'string'`),
   );
+
+/** A scope or name of an item (`didPartIn`), required. */
+const didPart = (schema: string, kind: 'scope' | 'name') => requiredIn(schema, didPartIn(schema, kind));
 
 /** The scope and name of a `{scope, name}` item, as `shape` keys (for items that hold more). */
 export const didRefShape = (schema: string) => ({ scope: didPart(schema, 'scope'), name: didPart(schema, 'name') });
@@ -92,12 +90,6 @@ export const didRefShape = (schema: string) => ({ scope: didPart(schema, 'scope'
 /** A `{scope, name}` item of a request body, names checked; its other keys are dropped. */
 export const didRefIn = (schema: string) =>
   objectIn(schema, didRefShape(schema)).transform(({ scope, name }): DidRef => ({ scope, name }));
-
-/** Scope and name of the path, checked as the `did` schema checks them before a creation. */
-export const checkDidRef = (schema: string, did: DidRef): DidRef => ({
-  scope: checkPattern(schema, 'scope', did.scope),
-  name: checkPattern(schema, 'name', did.name),
-});
 
 const checksumIn = (schema: string, pattern: RegExp) =>
   refusedAs(

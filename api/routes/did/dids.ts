@@ -20,7 +20,7 @@ import {
 } from '../../../domain/shared/errors.ts';
 import {
   attachRequestsIn,
-  checkDidRef,
+  didPartIn,
   didRefIn,
   didRefShape,
   fileOwnerIn,
@@ -121,12 +121,13 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
   routes.post(
     '/dids/:input_scope/:input_name/:output_scope/:output_name/:nbfiles/sample',
     {
+      // The count is read before the output's names (the first problem is the one answered).
       params: pathOf({
         input_scope: pathText(),
         input_name: pathText(),
-        output_scope: pathText(),
-        output_name: pathText(),
         nbfiles: convertedBy(pathText(), sampleCount),
+        output_scope: didPartIn('did', 'scope'),
+        output_name: didPartIn('did', 'name'),
       }),
       summary: 'Creates a dataset of `nbfiles` files drawn from another.',
       body: 'none',
@@ -135,7 +136,7 @@ export const registerDidRoutes = (routes: RouteTable, services: Services): void 
     async (ctx, { params }) => {
       const { input_scope, input_name, output_scope, output_name, nbfiles } = params;
       const input = { scope: input_scope, name: input_name };
-      const output = checkDidRef('did', { scope: output_scope, name: output_name });
+      const output = { scope: output_scope, name: output_name };
       await created(ctx, services, (metadata) =>
         createDidSample(services.commands, { input, output, nbfiles }, metadata),
       );
@@ -265,17 +266,28 @@ const SAMPLE_KEYS = z.object({
   nbfiles: z.union([z.int(), z.string()]),
 });
 
+/** A key of `POST /dids/sample` taken as text, as Rucio formats it into the DID. */
+const asText = () => z.unknown().transform(String);
+
 /**
- * `POST /dids/sample`: every key looked for first (taken as text, as Rucio formats them), then
- * the count, then the output's names checked as a creation checks them.
+ * `POST /dids/sample`: every key looked for first, then the count, then the output's names
+ * checked as a creation checks them.
  */
 const SAMPLE = keysFirst(
   ['input_scope', 'input_name', 'output_scope', 'output_name', 'nbfiles'],
-  convertedBy(z.looseObject({ nbfiles: convertedBy(z.unknown(), sampleCount) }), (body) => ({
-    input: { scope: String(body.input_scope), name: String(body.input_name) },
-    output: checkDidRef('did', { scope: String(body.output_scope), name: String(body.output_name) }),
-    nbfiles: body.nbfiles,
-  })),
+  z
+    .looseObject({
+      input_scope: asText(),
+      input_name: asText(),
+      nbfiles: convertedBy(z.unknown(), sampleCount),
+      output_scope: asText().pipe(didPartIn('did', 'scope')),
+      output_name: asText().pipe(didPartIn('did', 'name')),
+    })
+    .transform((body) => ({
+      input: { scope: body.input_scope, name: body.input_name },
+      output: { scope: body.output_scope, name: body.output_name },
+      nbfiles: body.nbfiles,
+    })),
 );
 
 /** `POST /dids/resurrect`: a JSON list, then at most 1000 DIDs (judged before any item). */

@@ -9,6 +9,7 @@ import { JSON_ONLY, sendJson } from '../../http.ts';
 import { created, type RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { isOneOf } from '../../../domain/shared/narrowing.ts';
+import { convertedBy } from '../../routeInput.ts';
 
 const CREATED = { status: 201, type: 'application/json', description: 'The JSON string "Created".' };
 
@@ -83,14 +84,22 @@ export const registerIdentityRoutes = (routes: RouteTable, services: Services): 
   routes.get(
     '/identities/:identity_key/:type/accounts',
     {
-      params: pathOf({ identity_key: pathText(), type: pathText() }),
+      params: pathOf({
+        identity_key: pathText(),
+        type: convertedBy(pathText(), identityTypeOf).describe('USERPASS, X509, GSS, SSH, OIDC, ... (any case).'),
+      }),
       accept: JSON_ONLY,
       summary: 'The accounts an identity maps to.',
     },
     async (ctx, { params }) => {
-      const identityType = params.type.toUpperCase();
-      if (!isOneOf(IDENTITY_TYPES, identityType)) throw new ValueError(`Unknown identity type ${params.type}`);
-      sendJson(ctx, await accountsOfIdentity(services.readModels, params.identity_key, identityType));
+      sendJson(ctx, await accountsOfIdentity(services.readModels, params.identity_key, params.type));
     },
   );
+};
+
+/** An identity type of a path, in any case. */
+const identityTypeOf = (text: string): IdentityType => {
+  const identityType = text.toUpperCase();
+  if (!isOneOf(IDENTITY_TYPES, identityType)) throw new ValueError(`Unknown identity type ${text}`);
+  return identityType;
 };

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { InvalidObject } from '../../../domain/shared/errors.ts';
 import { isRecord } from '../../../domain/shared/narrowing.ts';
-import { optionalBoolean } from '../../params.ts';
+import { optionalBoolean, queryText, readWhenAsked } from '../../params.ts';
+import { checkLifetime } from '../credential/signing.ts';
 import { checkedBy, convertedBy, refusedAs } from '../../routeInput.ts';
 import { integerParameter, parseUtc, readDidsIn } from './replicaParams.ts';
 
@@ -14,6 +15,11 @@ import { integerParameter, parseUtc, readDidsIn } from './replicaParams.ts';
 const notSchemes = (schemes: unknown) =>
   new InvalidObject(`Problem validating schemes: ${JSON.stringify(schemes)} is not a list of schemes`);
 
+/** Where the client says it is (`client_location`): an object, else nothing. */
+const clientLocationOf = (location: unknown): Readonly<Record<string, unknown>> => (isRecord(location) ? location : {});
+
+const textOrNone = (value: unknown): string | undefined => (typeof value === 'string' && value ? value : undefined);
+
 const LISTING_KEYS = z.looseObject({
   domain: refusedAs(
     z.enum(['wan', 'lan', 'all']),
@@ -25,8 +31,11 @@ const LISTING_KEYS = z.looseObject({
       if (schemes.some((scheme) => typeof scheme !== 'string')) throw notSchemes(schemes);
     }),
     ({ input }) => notSchemes(input),
-  ).nullish(),
-  client_location: z.unknown().optional(),
+  )
+    .transform((schemes) => schemes.map(String))
+    .nullish(),
+  // Where the client says it is: an object, else nothing.
+  client_location: z.unknown().optional().transform(clientLocationOf),
   // Rucio reads a falsy `nrandom` as none.
   nrandom: z.preprocess(
     (nrandom) => nrandom || undefined,
@@ -36,7 +45,8 @@ const LISTING_KEYS = z.looseObject({
   all_states: optionalBoolean(false),
   unavailable: optionalBoolean(false),
   ignore_availability: optionalBoolean(false),
-  rse_expression: z.unknown().optional(),
+  // Anything but non-empty text is no expression.
+  rse_expression: z.unknown().optional().transform(textOrNone),
   updated_after: convertedBy(z.unknown(), (after) =>
     typeof after === 'number'
       ? new Date(after * 1000).toISOString()
@@ -44,8 +54,12 @@ const LISTING_KEYS = z.looseObject({
   ).nullish(),
   resolve_parents: optionalBoolean(false),
   resolve_archives: optionalBoolean(true),
-  sort: z.unknown().optional(),
-  signature_lifetime: z.unknown().optional(),
+  sort: z.unknown().optional().transform(textOrNone),
+  signature_lifetime: readWhenAsked(
+    convertedBy(z.unknown(), (lifetime) =>
+      checkLifetime(integerParameter(lifetime, 'signature_lifetime'), 'signature_lifetime'),
+    ).nullish(),
+  ).describe('Seconds the signed PFNs stay valid, 1 to 604800 (read for callers who may sign; null: the configured).'),
 });
 
 const allStates = (body: Readonly<Record<string, unknown>>): boolean => {
@@ -65,9 +79,14 @@ export const REPLICA_LISTING = z.looseObject({}).pipe(
   }, LISTING_KEYS),
 );
 
-/** Where the client says it is (`client_location`): an object, else nothing. */
-export const clientLocationOf = (location: unknown): Readonly<Record<string, unknown>> =>
-  isRecord(location) ? location : {};
-
 /** What the document shows: every key the listing reads. */
 export const REPLICA_LISTING_KEYS = LISTING_KEYS;
+
+/**
+ * `limit` of a listing's query: at most this many PFNs per file, a whole number as Python's int()
+ * reads text (ValueError otherwise); absent, or empty where `emptyIsNone`, is none.
+ */
+export const pfnLimitQuery = ({ emptyIsNone }: { emptyIsNone: boolean }) =>
+  convertedBy(queryText(), (text) =>
+    text === undefined || (emptyIsNone && text === '') ? undefined : integerParameter(text, 'limit'),
+  );

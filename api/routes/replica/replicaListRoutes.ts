@@ -14,11 +14,10 @@ import {
 import { scopeNamePath } from '../did/didParams.ts';
 import { mapStream, NDJSON_TYPE, sendChunks, sendStream } from '../../http.ts';
 import { jsonObjectBodyOf, pathOf, queryOf, queryText } from '../../params.ts';
-import { clientLocationOf, REPLICA_LISTING, REPLICA_LISTING_KEYS } from './replicaListParams.ts';
-import { integerParameter } from './replicaParams.ts';
+import { pfnLimitQuery, REPLICA_LISTING, REPLICA_LISTING_KEYS } from './replicaListParams.ts';
 import { metalinkDocument, METALINK_TYPE, SUPPORTED_PROTOCOLS } from './replicaRendering.ts';
 import { clientCoordinates, pfnCoordinates } from './locations.ts';
-import { checkLifetime, defaultSignatureLifetime, listingSigner, maySign } from '../credential/signing.ts';
+import { defaultSignatureLifetime, listingSigner, maySign } from '../credential/signing.ts';
 import type { HandlerFor, RouteOptions, RouteTable } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { SETTINGS } from '../../../domain/config/settings.ts';
@@ -127,47 +126,42 @@ export const registerReplicaListRoute = (routes: RouteTable, services: Services)
     query: queryOf({
       sort: queryText().describe('A sorting algorithm (geoip, closeness, random, ...).'),
       select: queryText().describe('The same as sort.'),
-      limit: queryText().describe('At most this many PFNs per file.'),
+      limit: pfnLimitQuery({ emptyIsNone: false }).describe('At most this many PFNs per file.'),
     }),
     raises: [InvalidObject],
   } satisfies RouteOptions;
   const list: HandlerFor<typeof options> = async (ctx, { body: parameters, query }) => {
-    const location = clientLocationOf(parameters.client_location);
+    const location = parameters.client_location;
     const metalink = wantsMetalink(ctx);
     const limit = query.limit;
     const nrandom = parameters.nrandom;
     const request: ReplicaListingRequest = {
       dids: parameters.dids ?? [],
-      schemes: parameters.schemes?.map(String) ?? (metalink ? SUPPORTED_PROTOCOLS : undefined),
+      schemes: parameters.schemes ?? (metalink ? SUPPORTED_PROTOCOLS : undefined),
       domain: parameters.domain ?? undefined,
       clientSite: typeof location.site === 'string' ? location.site : undefined,
       states: parameters.all_states ? 'all' : parameters.unavailable ? 'unavailable' : 'available',
       ignoreAvailability: parameters.ignore_availability,
-      rseExpression:
-        typeof parameters.rse_expression === 'string' && parameters.rse_expression
-          ? parameters.rse_expression
-          : undefined,
+      rseExpression: parameters.rse_expression,
       updatedAfter: parameters.updated_after ?? undefined,
       resolveParents: parameters.resolve_parents,
       resolveArchives: parameters.resolve_archives,
     };
     // Rucio signs for callers allowed to (root), for the lifetime asked or the configured one.
-    const signatureLifetime = !maySign(ctx)
-      ? undefined
-      : parameters.signature_lifetime === undefined || parameters.signature_lifetime === null
-        ? await defaultSignatureLifetime(services)
-        : checkLifetime(integerParameter(parameters.signature_lifetime, 'signature_lifetime'), 'signature_lifetime');
+    const signatureLifetime = maySign(ctx)
+      ? (parameters.signature_lifetime() ?? (await defaultSignatureLifetime(services)))
+      : undefined;
     const policySchema = await configSetting(services.readModels, SETTINGS.policySchema);
     await sendListing(
       ctx,
       services,
       request,
       {
-        algorithm: query.sort ?? query.select ?? (typeof parameters.sort === 'string' ? parameters.sort : undefined),
+        algorithm: query.sort ?? query.select ?? parameters.sort,
         // The client's address, not an `ip` it names: as Rucio, which overwrites `client_location.ip`.
         client: clientCoordinates(services, location, ctx.ip),
         lanFirst: true,
-        limit: limit === undefined ? undefined : integerParameter(limit, 'limit'),
+        limit,
       },
       { metalink, nrandom, policySchema, detailedUrl: true, signatureLifetime },
     );
@@ -187,7 +181,7 @@ export const registerReplicaGetRoute = (routes: RouteTable, services: Services):
       query: queryOf({
         schemes: queryText().describe('Comma-separated schemes.'),
         select: queryText().describe('A sorting algorithm.'),
-        limit: queryText().describe('At most this many PFNs.'),
+        limit: pfnLimitQuery({ emptyIsNone: true }).describe('At most this many PFNs.'),
       }),
       raises: [DataIdentifierNotFound],
     },
@@ -218,7 +212,7 @@ export const registerReplicaGetRoute = (routes: RouteTable, services: Services):
           algorithm: query.select,
           client: clientCoordinates(services, {}, ctx.ip),
           lanFirst: false,
-          limit: limit ? integerParameter(limit, 'limit') : undefined,
+          limit,
         },
         { metalink, nrandom: undefined, policySchema: 'atlas', detailedUrl: false },
       );

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { convertedBy, missingAs, parsed, refusedAs, type Refusal } from '../../routeInput.ts';
+import { convertedBy, missingAs, refusedAs, type Refusal } from '../../routeInput.ts';
 import { requiredValue } from '../../params.ts';
 import type { DidRef } from '../../../domain/did/did.ts';
 import { replicaStateNamed, type ReplicaState } from '../../../domain/replica/replica.ts';
 import type { ReplicaFile } from '../../../domain/replica/replicaRegistration.ts';
-import { InvalidObject, KeyError, ValueError, type RucioError } from '../../../domain/shared/errors.ts';
+import { InvalidObject, ValueError, type RucioError } from '../../../domain/shared/errors.ts';
 import { isValidName } from '../../../domain/shared/names.ts';
 import { didRefShape, invalidIn, listIn, objectIn, requiredIn } from '../did/didParams.ts';
 
@@ -106,9 +106,6 @@ export const REPLICA_STATE_CHANGES = listIn(
   ),
 );
 
-/** The files of `add_replicas` (and of attach / `add_did` with an RSE), read apart from a route's body. */
-export const replicaFiles = (schema: string, value: unknown): ReplicaFile[] => parsed(replicaFilesIn(schema), value);
-
 /**
  * `rse` on attach and on `add_did(s)` with content: the children (`dids`) are files whose replicas
  * are registered on that RSE first. Rucio reads them as `add_replicas` files only when `rse` is
@@ -167,14 +164,6 @@ export const readDidsIn = (answer: (detail: string) => RucioError = (detail) => 
   );
 };
 
-/** An RSE name as the `rse` schema wants it; a missing one is the body helper's KeyError. */
-export const rseName = (value: unknown, key = 'rse'): string => {
-  if (value === undefined) throw new KeyError(`'${key}' not defined`);
-  if (typeof value !== 'string' || !isValidName('rse', value))
-    return problem('rse', `${JSON.stringify(value)} does not match '^([A-Z0-9]+([_-][A-Z0-9]+)*)$'`);
-  return value;
-};
-
 /** An RSE name as the `rse` schema wants it (a missing one is KeyError, as `param_get` answers). */
 export const rseNameIn = () =>
   refusedAs(
@@ -184,13 +173,6 @@ export const rseNameIn = () =>
         `Problem validating rse: ${JSON.stringify(input)} does not match '^([A-Z0-9]+([_-][A-Z0-9]+)*)$'`,
       ),
   );
-
-/** Optional text (a reason); anything but text or null is refused. */
-export const optionalText = (value: unknown, name: string): string | null => {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') throw new ValueError(`'${name}' must be a string`);
-  return value;
-};
 
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?$/;
 

@@ -15,6 +15,7 @@ import { JSON_ONLY, mapStream, sendJson, sendStream, STREAM_ONLY } from '../../h
 import { pathOf, pathText, queryInteger, queryOf, queryText } from '../../params.ts';
 import type { RouteOptions, RouteTable } from '../../route.ts';
 import type { z } from 'zod';
+import { convertedBy } from '../../routeInput.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { scopeNamePath } from '../did/didParams.ts';
 import { activeRse } from '../rse/rseViews.ts';
@@ -25,15 +26,13 @@ import { dateOf } from '../../../infra/clock.ts';
 const missing = (what: string) => new RucioError('MissingParameter', what);
 
 /**
- * `request_states` (letters, comma-separated) and the source and destination, as RSE pairs or
- * site pairs (the RSEs with that `site` attribute), checked in Rucio's order with its error
- * names: MissingParameter, Invalid, NotFound. Answers the RSE names too, for the permission message.
+ * A listing's query: `request_states` (letters, comma-separated) and the source and destination,
+ * as RSE pairs or site pairs, checked in Rucio's order with its error names (MissingParameter,
+ * Invalid); the states read.
  */
-const listingOf = async (
-  services: Services,
-  query: ListingQuery,
-): Promise<RequestListing & { sourceNames: string[]; destNames: string[] }> => {
-  const { src_rse: srcRse, dst_rse: dstRse, src_site: srcSite, dst_site: dstSite, request_states: statesText } = query;
+const checkedListing = <Query extends ListingKeys>(query: Query) => {
+  const { src_rse: srcRse, dst_rse: dstRse, src_site: srcSite, dst_site: dstSite } = query;
+  const statesText = query.request_states;
   if (!statesText) throw missing('Request state is missing');
   if (srcRse && !dstRse) throw missing('Destination RSE is missing');
   if (dstRse && !srcRse) throw missing('Source RSE is missing');
@@ -44,6 +43,18 @@ const listingOf = async (
     if (!state) throw new RucioError('Invalid', 'Request state value is invalid');
     return state;
   });
+  return { ...query, states };
+};
+
+/**
+ * The RSEs of a listing: named, or the RSEs with the `site` attribute named (Rucio's NotFound when
+ * none has it). Answers the RSE names too, for the permission message.
+ */
+const listingOf = async (
+  services: Services,
+  query: ListingQuery,
+): Promise<RequestListing & { sourceNames: string[]; destNames: string[] }> => {
+  const { src_rse: srcRse, dst_rse: dstRse, src_site: srcSite, dst_site: dstSite, states } = query;
   if (srcSite && dstSite) {
     const sources = await rseIdsOfSite(services.readModels, srcSite);
     if (sources.length === 0) throw new RucioError('NotFound', `Could not resolve site name ${srcSite} to RSE`);
@@ -91,23 +102,27 @@ const LISTING = {
   dst_site: queryText().describe('The destination site.'),
   request_states: queryText().describe('Comma-separated states or their letters (Q, G, S, D, F, ...); required.'),
 };
-type ListingQuery = z.output<z.ZodObject<typeof LISTING>>;
+type ListingKeys = z.output<z.ZodObject<typeof LISTING>>;
+type ListingQuery = ReturnType<typeof checkedListing<ListingKeys>>;
 const LIST = {
   accept: STREAM_ONLY,
   errors: LIST_ERRORS,
   summary: 'The transfer requests between RSEs or sites, in the given states.',
-  query: queryOf(LISTING),
+  query: convertedBy(queryOf(LISTING), checkedListing),
   raises: [AccessDenied],
 } satisfies RouteOptions;
 const HISTORY = {
   accept: STREAM_ONLY,
   errors: LIST_ERRORS,
   summary: 'The archived transfer requests between RSEs or sites, a page at a time.',
-  query: queryOf({
-    ...LISTING,
-    offset: queryInteger(0).describe('Requests to skip; default 0.'),
-    limit: queryInteger(100).describe('Requests per page; default 100, at most 10 000.'),
-  }),
+  query: convertedBy(
+    queryOf({
+      ...LISTING,
+      offset: queryInteger(0).describe('Requests to skip; default 0.'),
+      limit: queryInteger(100).describe('Requests per page; default 100, at most 10 000.'),
+    }),
+    checkedListing,
+  ),
   raises: [AccessDenied],
 } satisfies RouteOptions;
 const METRICS = {

@@ -34,7 +34,7 @@ import {
   queryText,
   rucioBoolean,
 } from '../../params.ts';
-import { convertedBy, parsed, refusedAs } from '../../routeInput.ts';
+import { checkedBy, convertedBy, parsed, refusedAs } from '../../routeInput.ts';
 import { ok, type RouteOptions, type RouteTable, runCommand } from '../../route.ts';
 import type { AppContext, Services } from '../../services.ts';
 import { scopeNamePath } from '../did/didParams.ts';
@@ -255,13 +255,16 @@ export const registerRuleRoutes = (routes: RouteTable, services: Services): void
       summary: 'One rule.',
       // Rucio's view reads a body even on GET, for `estimate_ttc`.
       body: jsonObjectBody(
-        { estimate_ttc: z.unknown().optional() },
+        {
+          estimate_ttc: checkedBy(z.unknown(), (estimate) => {
+            if (estimate) throw new RucioError('NotImplemented', 'estimate_ttc is not implemented');
+          }).optional(),
+        },
         { optional: true, description: '`estimate_ttc` (not implemented).' },
       ),
       raises: [RuleNotFound],
     },
-    async (ctx, { params, body }) => {
-      if (body.estimate_ttc) throw new RucioError('NotImplemented', 'estimate_ttc is not implemented');
+    async (ctx, { params }) => {
       sendJson(ctx, ruleJson(await ruleOrNotFound(services, params.rule_id)));
     },
   );
