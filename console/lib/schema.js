@@ -83,4 +83,6 @@ export const ENUMS = /** @type {const} */ ({
   accountType: { operation: 'POST /accounts/{account}', body: 'type' },
   identityType: { operation: 'POST /accounts/{account}/identities', body: 'authtype' },
   actingIdentityType: { operation: 'GET /audit/events', query: 'identity_type' },
+  badReplicaState: { operation: 'GET /replicas/bad/states', query: 'state' },
+  searchType: { operation: 'GET /dids/{scope}/dids/search', query: 'type' },
 });

@@ -1,6 +1,7 @@
 import { allLines, call, getJson, query } from '../lib/api.js';
 import { accountLink, badge, didLink, h, pageHead, replace, rseLink, section, table, timeElement } from '../lib/dom.js';
 import { actionForm, field, resultBox, textInput } from '../lib/forms.js';
+import { ENUMS, enumOf } from '../lib/schema.js';
 import { can } from '../lib/session.js';
 
 /**
@@ -14,7 +15,9 @@ const LIMIT = 500;
 
 /** @param {import('../app.js').View} view */
 export const render = async (view) => {
-  const state = view.query.get('state') ?? 'B';
+  const state = view.query.get('state') ?? 'BAD';
+  // The states as the API's document declares them (the listing also takes Rucio's letters).
+  const states = await enumOf(ENUMS.badReplicaState);
   const rse = view.query.get('rse') ?? '';
   const badBox = h('div', { id: 'bad-replicas' });
   const suspiciousBox = h('div', { id: 'suspicious-replicas' });
@@ -22,14 +25,7 @@ export const render = async (view) => {
   const stateSelect = h(
     'select',
     { id: 'bad-state' },
-    [
-      ['B', 'BAD'],
-      ['S', 'SUSPICIOUS'],
-      ['D', 'DELETED'],
-      ['L', 'LOST'],
-      ['R', 'RECOVERED'],
-      ['T', 'TEMPORARY_UNAVAILABLE'],
-    ].map(([value, label]) => h('option', { value, selected: value === state }, label)),
+    states.map((value) => h('option', { value, selected: value === state }, value)),
   );
   const rseInput = textInput('bad-rse', { value: rse, placeholder: 'any RSE' });
   replace(

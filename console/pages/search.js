@@ -1,4 +1,5 @@
 import { allLines, getJson, part, query } from '../lib/api.js';
+import { ENUMS, enumOf } from '../lib/schema.js';
 import {
   badge,
   didLink,
@@ -30,7 +31,7 @@ export const render = async (view) => {
   const type = view.query.get('type') ?? 'all';
   const meta = view.query.get('meta') ?? '';
 
-  const scopes = await getJson('/scopes/').catch(() => []);
+  const [scopes, types] = await Promise.all([getJson('/scopes/').catch(() => []), enumOf(ENUMS.searchType)]);
   const scopeInput = h('input', {
     id: 'search-scope',
     name: 'scope',
@@ -44,9 +45,7 @@ export const render = async (view) => {
   const typeSelect = h(
     'select',
     { id: 'search-type', name: 'type' },
-    ['all', 'collection', 'container', 'dataset', 'file'].map((value) =>
-      h('option', { value, selected: value === type }, value),
-    ),
+    types.map((value) => h('option', { value, selected: value === type }, value)),
   );
   const metaInput = h('input', {
     id: 'search-meta',

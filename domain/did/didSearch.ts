@@ -9,7 +9,7 @@ import {
 import { parsePythonLiteral, PythonLiteralError } from '../shared/pythonLiteral.ts';
 import { LIMITS } from '../shared/limits.ts';
 import { keyProblem } from '../shared/names.ts';
-import { isKeyOf, isOneOf } from '../shared/narrowing.ts';
+import { isKeyOf, isOneOf, keysOf } from '../shared/narrowing.ts';
 import type { DidType } from './did.ts';
 import { DID_COLUMNS, managedByDidColumn } from './didMetadata.ts';
 
@@ -36,6 +36,9 @@ const TYPES: Readonly<Record<SearchTypeName, readonly DidType[]>> = {
   dataset: ['DATASET'],
   file: ['FILE'],
 };
+
+/** The type names a search takes, in Rucio's order (what its error lists). */
+export const SEARCH_TYPE_NAMES = keysOf(TYPES);
 
 /** The operators a key names after a dot; a key without one means `eq`. */
 const SUFFIX_OPERATORS: readonly FilterOperator[] = ['gte', 'lte', 'lt', 'gt', 'ne'];
@@ -72,7 +75,7 @@ export const planDidSearch = (groups: readonly Readonly<Record<string, unknown>>
       const didTypes = isKeyOf(TYPES, typeName) ? TYPES[typeName] : undefined;
       if (!didTypes) {
         throw new UnsupportedOperation(
-          `${typeName} is not a valid type. Valid types are dict_keys(['all', 'collection', 'container', 'dataset', 'file'])`,
+          `${typeName} is not a valid type. Valid types are dict_keys([${SEARCH_TYPE_NAMES.map((name) => `'${name}'`).join(', ')}])`,
         );
       }
       return { didTypes, criteria: groupCriteria(rest, plugin) };

@@ -8,6 +8,8 @@ import { ACCOUNT_TYPES } from '../../domain/account/account.ts';
 import { IDENTITY_TYPES } from '../../domain/identity/identity.ts';
 import { RSE_TYPES } from '../../domain/rse/rse.ts';
 import { RULE_GROUPINGS, RULE_STATES } from '../../domain/rule/rule.ts';
+import { SEARCH_TYPE_NAMES } from '../../domain/did/didSearch.ts';
+import { BAD_STATE_LETTERS } from '../../projections/replica/badReplicasProjection.ts';
 import { bodyEnum, queryEnum } from '../support/openApiEnums.ts';
 import { expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 
@@ -196,5 +198,9 @@ describe('GET /openapi.json', () => {
     expect(bodyEnum(document, '/accounts/{account}', 'post', 'type')).to.deep.equal([...ACCOUNT_TYPES]);
     expect(bodyEnum(document, '/accounts/{account}/identities', 'post', 'authtype')).to.deep.equal([...IDENTITY_TYPES]);
     expect(queryEnum(document, '/audit/events', 'get', 'identity_type')).to.deep.equal([...IDENTITY_KINDS]);
+    expect(queryEnum(document, '/dids/{scope}/dids/search', 'get', 'type')).to.deep.equal([...SEARCH_TYPE_NAMES]);
+    expect(queryEnum(document, '/replicas/bad/states', 'get', 'state')).to.deep.equal([
+      ...new Set(Object.values(BAD_STATE_LETTERS)),
+    ]);
   });
 });

@@ -302,7 +302,7 @@ describe('Console: the daily actions of users and admins in a real browser', fun
     await page.locator('#quota-note', { hasText: 'held to no quota' }).waitFor();
   });
 
-  it('offers root the RSE, account and identity types /openapi.json lists, and the feed the acting identities', async () => {
+  it('offers root the RSE, account and identity types /openapi.json lists, the feed the acting identities, and the bad-replica and search pages their states and types', async () => {
     const served: unknown = expectStatus(await server.call('GET', '/openapi.json'), 200).json();
     await go('#/rses');
     await page.locator('#rse-new-type').waitFor();
@@ -325,6 +325,18 @@ describe('Console: the daily actions of users and admins in a real browser', fun
     expect(await optionValues('#feed-identity-type option:not([value=""])')).to.deep.equal(
       queryEnum(served, '/audit/events', 'get', 'identity_type'),
     );
+    await go('#/replicas');
+    await page.locator('#bad-state').waitFor();
+    expect(await optionValues('#bad-state option')).to.deep.equal(
+      queryEnum(served, '/replicas/bad/states', 'get', 'state'),
+    );
+    expect(await page.locator('#bad-state').inputValue()).to.equal('BAD');
+    await go('#/');
+    await page.locator('#search-type').waitFor();
+    expect(await optionValues('#search-type option')).to.deep.equal(
+      queryEnum(served, '/dids/{scope}/dids/search', 'get', 'type'),
+    );
+    expect(await page.locator('#search-type').inputValue()).to.equal('all');
   });
 
   it('declares a replica suspicious and lists it, and decides a lifetime exception', async () => {

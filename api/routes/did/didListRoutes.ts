@@ -1,5 +1,5 @@
 import { normalizeGuid } from '../../../domain/did/didMetadata.ts';
-import { planDidSearch } from '../../../domain/did/didSearch.ts';
+import { planDidSearch, SEARCH_TYPE_NAMES } from '../../../domain/did/didSearch.ts';
 import { DID_TYPES, type DidRef, type DidType } from '../../../domain/did/did.ts';
 import { DataIdentifierNotFound, DIDFilterSyntaxError, ValueError } from '../../../domain/shared/errors.ts';
 import { parsePythonLiteral, PythonLiteralError } from '../../../domain/shared/pythonLiteral.ts';
@@ -123,7 +123,10 @@ export const registerDidStaticListRoutes = (routes: RouteTable, services: Servic
 
 /** The search's query: its options, and every other parameter a filter (without `filters`). */
 const SEARCH_KEYS = queryOf({
-  type: queryText().describe('collection (default), dataset, container, file or all.'),
+  // An enum in the document (the console's search offers it from there); read in any case.
+  type: queryText()
+    .describe('The type of DIDs to find, in any case; `collection` (datasets and containers) by default.')
+    .meta({ enum: [...SEARCH_TYPE_NAMES] }),
   // Flask's `type=int` turns an unreadable limit into no limit.
   limit: queryText()
     .transform((text) => (text !== undefined && /^\s*\d+\s*$/.test(text) ? Number(text) : undefined))

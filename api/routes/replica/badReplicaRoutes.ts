@@ -74,7 +74,11 @@ const BAD_STATES = {
   accept: STREAM_ONLY,
   summary: 'Bad, suspicious and recovered replica declarations, filtered by the query.',
   query: jsonQueryOf({
-    state: converted(badStateOf).describe('BAD, SUSPICIOUS, RECOVERED, ... (or its letter).'),
+    // The names are the enum in the document (the console offers them from there); Rucio's
+    // letters are taken too.
+    state: converted(badStateOf)
+      .describe('A BadFilesStatus name, or its letter.')
+      .meta({ enum: [...new Set(Object.values(BAD_STATE_LETTERS))] }),
     rse: jsonQueryValue().describe('An RSE name.'),
     younger_than: converted((text) => parseUtc(text, 'fraction', 'younger_than')).describe('A UTC time.'),
     older_than: converted((text) => parseUtc(text, 'fraction', 'older_than')).describe('A UTC time.'),
