@@ -112,7 +112,7 @@ type Candidate = Readonly<{
 }>;
 
 /** A file stored before names were checked may climb as a path: it is copied nowhere, for good. */
-export const climbingName = (request: Pick<SelectionRequest, 'scope' | 'name'>): SourceSelection | undefined => {
+const climbingName = (request: Pick<SelectionRequest, 'scope' | 'name'>): SourceSelection | undefined => {
   const climb = climbProblem('scope', request.scope) ?? climbProblem('name', request.name);
   return climb
     ? {
@@ -124,13 +124,23 @@ export const climbingName = (request: Pick<SelectionRequest, 'scope' | 'name'>):
 };
 
 /** Why the destination cannot take transfers now, if it cannot. */
-export const destinationBlocked = (topology: Topology, request: SelectionRequest): string | undefined => {
+const destinationBlocked = (topology: Topology, request: SelectionRequest): string | undefined => {
   const dest = topology.rse(request.destRseId);
   if (!dest) return 'the destination RSE is deleted';
   if (!dest.properties.availability_write) return `${dest.rse} is blocked for write`;
   if (attributeFlag(dest, 'restricted_write') && !topology.isTransferAdmin(request.account))
     return `${dest.rse} is restricted for write`;
   return undefined;
+};
+
+/**
+ * What every selection answers before it looks at a source (transfers and STAGEIN alike): a
+ * destination that cannot take transfers, or a name no path can hold; undefined when neither.
+ */
+export const refusedBeforeSources = (topology: Topology, request: SelectionRequest): SourceSelection | undefined => {
+  const blocked = destinationBlocked(topology, request);
+  if (blocked) return { kind: 'blocked', reason: blocked };
+  return climbingName(request);
 };
 
 /** Strategies 1 to 3: the replicas a request may read at all, with why the others may not. */
@@ -331,10 +341,8 @@ export const selectSources = (
   request: SelectionRequest,
   replicas: readonly CandidateReplica[],
 ): SourceSelection => {
-  const blocked = destinationBlocked(topology, request);
-  if (blocked) return { kind: 'blocked', reason: blocked };
-  const climbs = climbingName(request);
-  if (climbs) return climbs;
+  const refused = refusedBeforeSources(topology, request);
+  if (refused) return refused;
   const dest = topology.rse(request.destRseId)!;
   const ranked = rankedCandidates(topology, dest, request, replicas);
   if ('state' in ranked) return { kind: 'unavailable', state: ranked.state, reason: ranked.reason };
