@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import type { JobReport, SubmittedJob, TransferEndpoint, TransferJob, TransferTool } from './transferTool.ts';
+import {
+  bareReport,
+  type JobReport,
+  type SubmittedJob,
+  type TransferEndpoint,
+  type TransferJob,
+  type TransferTool,
+} from './transferTool.ts';
 
 /**
  * The `mock` tool: copies nothing, and reports the outcome the job asks for, for RSEs without
@@ -79,15 +86,7 @@ export class MockTransferTool implements TransferTool {
     for (const externalId of externalIds) {
       const entry = this.jobs.get(externalId);
       if (!entry) {
-        reports.set(externalId, {
-          externalId,
-          state: 'LOST',
-          reason: 'Transfer job unknown to the mock tool',
-          source: null,
-          bytesTransferred: null,
-          startedAt: null,
-          finishedAt: null,
-        });
+        reports.set(externalId, bareReport(externalId, 'LOST', 'Transfer job unknown to the mock tool'));
         continue;
       }
       const startedAt = new Date(entry.submittedAt).toISOString();
