@@ -1,6 +1,7 @@
 import { pfnFromProtocol, replicaPath } from '../rse/lfn2pfn.ts';
 import type { RseProtocol } from '../rse/protocol.ts';
 import { climbProblem } from '../shared/names.ts';
+import type { Skipped, WorkflowOutput } from '../shared/workflow.ts';
 import { RucioError } from '../shared/errors.ts';
 import { pairOf, schemeFamily, transfertoolFor } from './protocolPairs.ts';
 import type { RankedSource, RequestType, SourcelessState, SubmittedSource } from './request.ts';
@@ -68,6 +69,24 @@ export type SourceSelection =
   | Readonly<{ kind: 'unavailable'; state: SourcelessState; reason: string }>
   /** The destination cannot take the transfer now (Rucio leaves such requests for later). */
   | Readonly<{ kind: 'blocked'; reason: string }>;
+
+/** The request has no source it can use (NO_SOURCES, ONLY_TAPE_SOURCES, MISMATCH_SCHEME): the workflows record it. */
+export type RecordSourcesUnavailable = WorkflowOutput<
+  'RecordSourcesUnavailable',
+  { requestId: string; state: SourcelessState; reason: string }
+>;
+
+/**
+ * What the preparer and the submitter do with a request no source was selected for: leave it for
+ * later while its destination is blocked, or record that it has no source.
+ */
+export const withoutSource = (
+  requestId: string,
+  selection: Exclude<SourceSelection, { kind: 'selected' }>,
+): Skipped | RecordSourcesUnavailable =>
+  selection.kind === 'blocked'
+    ? { type: 'Skipped', data: { what: requestId, reason: selection.reason } }
+    : { type: 'RecordSourcesUnavailable', data: { requestId, state: selection.state, reason: selection.reason } };
 
 /** Extra sources of a multi-source transfer (Rucio's `max_sources`). */
 const MAX_EXTRA_SOURCES = 4;
