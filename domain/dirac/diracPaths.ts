@@ -1,6 +1,6 @@
 import { InvalidObject, InvalidPath, InvalidType } from '../shared/errors.ts';
 import { isLifetime } from '../shared/limits.ts';
-import { compilePythonRegex, type StartMatcher } from '../subscription/pythonRegex.ts';
+import { compilePythonRegex, type StartMatcher } from '../subscription/filterPatterns.ts';
 
 /** The scope extraction algorithms Rucio ships; `def` for any other name. */
 export const SCOPE_CONVENTIONS = ['def', 'dirac'] as const;

@@ -3,7 +3,7 @@ import { DID_COLUMNS } from '../did/didMetadata.ts';
 import { InvalidObject } from '../shared/errors.ts';
 import { keyProblem, NAME_RULES } from '../shared/names.ts';
 import { isOneOf, isRecord } from '../shared/narrowing.ts';
-import { compilePythonRegex, literalPrefix } from './pythonRegex.ts';
+import { compilePythonRegex, literalPrefix } from './filterPatterns.ts';
 
 /**
  * A subscription's filter (behaviour reference §7; Rucio's `subscription_filter` schema and the

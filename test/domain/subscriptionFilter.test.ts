@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { literalPrefix } from '../../domain/subscription/pythonRegex.ts';
+import { literalPrefix } from '../../domain/subscription/filterPatterns.ts';
 import { compileFilter, parseSubscriptionFilter, type DidFacts } from '../../domain/subscription/subscriptionFilter.ts';
 import { SubscriptionIndex } from '../../domain/subscription/subscriptionIndex.ts';
 import type { SubscriptionRecord, SubscriptionState } from '../../domain/subscription/subscription.ts';
