@@ -8,14 +8,8 @@ import {
   reportOfFtsJob,
   type SubmissionSettings,
 } from './fts3Jobs.ts';
-import {
-  bareReport,
-  type JobReport,
-  type SubmittedJob,
-  type TransferEndpoint,
-  type TransferJob,
-  type TransferTool,
-} from './transferTool.ts';
+import { bareReport } from './transferTool.ts';
+import type { JobReport, SubmittedJob, TransferEndpoint, TransferJob, TransferTool } from './transferTool.ts';
 import { TransferToolError, TransferToolUnavailable, TransferToolWrongAnswer } from './transferToolErrors.ts';
 import { isRecord } from '../typeGuards.ts';
 

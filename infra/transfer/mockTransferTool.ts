@@ -1,12 +1,6 @@
 import { createHash } from 'node:crypto';
-import {
-  bareReport,
-  type JobReport,
-  type SubmittedJob,
-  type TransferEndpoint,
-  type TransferJob,
-  type TransferTool,
-} from './transferTool.ts';
+import { bareReport } from './transferTool.ts';
+import type { JobReport, SubmittedJob, TransferEndpoint, TransferJob, TransferTool } from './transferTool.ts';
 
 /**
  * The `mock` tool: copies nothing, and reports the outcome the job asks for, for RSEs without

@@ -1,14 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { copyVerified, pathOfFilePfn, type CopyResult } from './posixCopy.ts';
-import {
-  bareReport,
-  type JobReport,
-  type SubmittedJob,
-  type TransferEndpoint,
-  type TransferJob,
-  type TransferTool,
-} from './transferTool.ts';
+import { bareReport } from './transferTool.ts';
+import type { JobReport, SubmittedJob, TransferEndpoint, TransferJob, TransferTool } from './transferTool.ts';
 
 export type PosixTransferToolOptions = Readonly<{
   /**
