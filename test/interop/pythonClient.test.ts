@@ -1029,8 +1029,9 @@ print('ok')
       // No workers run here: the copy is not made, the rule waits for it.
       expect(shown.stdout).to.match(/State:\s+REPLICATING/);
       expect(shown.stdout).to.match(new RegExp(`RSE Expression:\\s+${second}`));
-      // The rules protecting the file, with the bytes of what each is on (list_associated_rules_for_file).
-      const listed = await rucio('list-rules', '--file', `${scope}:notes.txt`);
+      // The rules protecting the file, with the bytes of what each is on (list_associated_rules_for_file):
+      // Rucio 39's command line names it `rule list --file` (its legacy `list-rules` command is gone).
+      const listed = await rucio('rule', 'list', '--file', `${scope}:notes.txt`);
       expect(listed.status, explain(listed)).to.equal(0);
       expect(listed.stdout).to.include(ruleId);
     } finally {
