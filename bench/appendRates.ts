@@ -54,6 +54,21 @@ export const rawBatchRate = (raw: ReturnType<typeof rawEventTable>, from: number
 };
 
 /**
+ * The baseline the service's benchmarks compare against, measured in their own run: 100 000 raw
+ * rows, 1000 per commit, in a scratch file.
+ */
+export const rawBaselineRate = (): { name: string; value: number } => {
+  const dir = tempDir();
+  const raw = rawEventTable(join(dir.path, 'raw.sqlite'));
+  try {
+    return { name: 'raw SQLite, 1000 rows per commit', value: rawBatchRate(raw, 0, 100_000) };
+  } finally {
+    raw.db.close();
+    dir.dispose();
+  }
+};
+
+/**
  * Event-store append rates against raw SQLite inserts of the same rows, same file settings, in the
  * same run. Durable appends (one commit each) are bounded by fsync; batched appends show the cost
  * of our bookkeeping (idempotence check, revision check, JSON) per event.

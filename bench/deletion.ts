@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { deterministicPath } from '../domain/rse/lfn2pfn.ts';
 import { client, expectStatus, login, type Call } from './lib/httpClient.ts';
 import { perSecond, printTable, timed, type Row } from './lib/report.ts';
 import { startProcess, type ServerProcess } from './lib/serverProcess.ts';
 import { tempDir } from './lib/tempDir.ts';
+import { processCpuMs, waitFor } from './lib/waiting.ts';
 
 /**
  * The reaper at scale, through one `dms serve` with its workers: BENCH_DELETIONS (default 100 000)
@@ -25,25 +26,6 @@ const CHUNK = Number(process.env.BENCH_DELETION_CHUNK ?? 1_000);
 const DATASET_SIZE = 1_000;
 const SCOPE = 'bench';
 const CONTENT = 'x'.repeat(100);
-
-/** CPU time (user and system) a process has used so far, in milliseconds. */
-const cpuMs = (pid: number): number => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-};
-
-const waitFor = async (
-  what: string,
-  condition: () => Promise<boolean>,
-  pollMs = 100,
-  timeoutMs = 3_600_000,
-): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
-  }
-};
 
 const countFiles = (directory: string): number => {
   let count = 0;
@@ -111,12 +93,12 @@ const register = async (
 
 /** Allows deletion on the RSE and times the reaper until the catalogue counter reaches zero. */
 const reap = async (server: ServerProcess, call: Call, rse: string): Promise<{ ms: number; cpu: number }> => {
-  const cpuBefore = cpuMs(server.pid);
+  const cpuBefore = processCpuMs(server.pid);
   const ms = await timed(async () => {
     expectStatus(await call('PUT', `/rses/${rse}`, { availability_delete: true }), 201, 'allow deletion');
-    await waitFor(`${rse} emptied`, async () => (await catalogueFiles(call, rse)) === 0);
+    await waitFor(`${rse} emptied`, async () => (await catalogueFiles(call, rse)) === 0, 100, 3_600_000);
   });
-  return { ms, cpu: cpuMs(server.pid) - cpuBefore };
+  return { ms, cpu: processCpuMs(server.pid) - cpuBefore };
 };
 
 type Rate = Readonly<{ name: string; value: number }>;

@@ -1,6 +1,5 @@
 import { request } from 'node:http';
-import { join } from 'node:path';
-import { rawBatchRate, rawEventTable } from './appendRates.ts';
+import { rawBaselineRate } from './appendRates.ts';
 import { perSecond, printTable, timed, type Row } from './lib/report.ts';
 import { startDms, startProcess, type ServerProcess } from './lib/serverProcess.ts';
 import { tempDir } from './lib/tempDir.ts';
@@ -126,11 +125,7 @@ const streamContainer = async (
  */
 export const runReplicaBenchmark = async (): Promise<void> => {
   const rows: Row[] = [];
-  const baselineDir = tempDir();
-  const raw = rawEventTable(join(baselineDir.path, 'raw.sqlite'));
-  const rawRate = { name: 'raw SQLite, 1000 rows per commit', value: rawBatchRate(raw, 0, 100_000) };
-  raw.db.close();
-  baselineDir.dispose();
+  const rawRate = rawBaselineRate();
   rows.push({ ...rawRate, unit: 'rows/s' });
 
   // As clients see it: one process serving API and projections, each call answering once the

@@ -1,5 +1,4 @@
-import { join } from 'node:path';
-import { rawBatchRate, rawEventTable } from './appendRates.ts';
+import { rawBaselineRate } from './appendRates.ts';
 import { client, expectStatus, login, type Call } from './lib/httpClient.ts';
 import { perSecond, printTable, timed, type Row } from './lib/report.ts';
 import { startProcess, type ServerProcess } from './lib/serverProcess.ts';
@@ -80,11 +79,7 @@ export const waitForRule = async (
 
 export const runRuleBenchmark = async (): Promise<void> => {
   const rows: Row[] = [];
-  const baselineDir = tempDir();
-  const raw = rawEventTable(join(baselineDir.path, 'raw.sqlite'));
-  const rawRate = { name: 'raw SQLite, 1000 rows per commit', value: rawBatchRate(raw, 0, 100_000) };
-  raw.db.close();
-  baselineDir.dispose();
+  const rawRate = rawBaselineRate();
   rows.push({ ...rawRate, unit: 'rows/s' });
 
   const dir = tempDir();

@@ -1,7 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
@@ -12,6 +11,7 @@ import { addRse } from './rules.ts';
 import { formatNumber, printColumns } from './lib/report.ts';
 import { tempDir } from './lib/tempDir.ts';
 import { cpuSeconds } from './lib/wrk.ts';
+import { freeLoopbackPort } from '../infra/freePort.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -168,17 +168,6 @@ const bundledBareKoa = async (): Promise<{ file: string; dispose(): void }> => {
   return { file, dispose: dir.dispose };
 };
 
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-
 /** GET `path` once: the status, or 0 when nothing answers yet. */
 const get = (port: number, path: string): Promise<number> =>
   new Promise((resolve) => {
@@ -198,7 +187,7 @@ const firstAnswer = async (
   environment: NodeJS.ProcessEnv,
   onLine: (line: string) => void = () => undefined,
 ): Promise<Answered & { child: ChildProcess; port: number }> => {
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const started = performance.now();
   const child = spawn(command, [...args], {
     cwd: ROOT,

@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { rawBatchRate, rawEventTable } from './appendRates.ts';
+import { rawBaselineRate } from './appendRates.ts';
 import { client, expectStatus, login, type Call } from './lib/httpClient.ts';
 import { perSecond, printTable, timed, type Row } from './lib/report.ts';
 import { startProcess, type ServerProcess } from './lib/serverProcess.ts';
 import { tempDir } from './lib/tempDir.ts';
+import { processCpuMs, waitFor } from './lib/waiting.ts';
 import { addRse } from './rules.ts';
 
 /**
@@ -24,30 +23,13 @@ const SCOPE = 'bench';
 const SOURCE = 'BENCH_SOURCE';
 const TARGET = 'BENCH_TARGET';
 const EVENTS_PER_TRANSFER = 7;
+/** How long a step of the run may take before the benchmark gives up. */
+const WAIT_MS = 900_000;
 
 const ruleOf = async (call: Call, ruleId: string): Promise<Record<string, number | string>> => {
   const response = await call('GET', `/rules/${ruleId}`);
   expectStatus(response, 200, 'rule');
   return JSON.parse(response.text) as Record<string, number | string>;
-};
-
-/** CPU time (user and system) a process has used so far, in milliseconds. */
-const cpuMs = (pid: number): number => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-};
-
-const waitFor = async (
-  what: string,
-  condition: () => Promise<boolean>,
-  pollMs = 20,
-  timeoutMs = 900_000,
-): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
-  }
 };
 
 export type TransferFigures = Readonly<{ ms: number; cpuMs: number }>;
@@ -94,17 +76,29 @@ export const measureTransfers = async (count: number): Promise<TransferFigures> 
     });
     expectStatus(created, 201, 'rule');
     const [ruleId] = JSON.parse(created.text) as string[];
-    await waitFor('the rule injected', async () => (await ruleOf(call, ruleId!)).locks_replicating_cnt === count, 100);
+    await waitFor(
+      'the rule injected',
+      async () => (await ruleOf(call, ruleId!)).locks_replicating_cnt === count,
+      100,
+      WAIT_MS,
+    );
 
     // Wake the preparer (the workers follow the configuration within 10 s); the clock starts at its first step.
     expectStatus(await call('POST', '/config', { 'conveyor-preparer': { interval: 1 } }), 201, 'config');
-    await waitFor('the preparer awake', async () => {
-      const listed = await call('GET', `/requests/list?src_rse=${SOURCE}&dst_rse=${TARGET}&request_states=Q,G,S,D`);
-      return listed.status === 200 && listed.text.length > 0;
-    });
-    const cpuBefore = cpuMs(server.pid);
-    const ms = await timed(() => waitFor('the rule OK', async () => (await ruleOf(call, ruleId!)).state === 'OK', 50));
-    const cpu = cpuMs(server.pid) - cpuBefore;
+    await waitFor(
+      'the preparer awake',
+      async () => {
+        const listed = await call('GET', `/requests/list?src_rse=${SOURCE}&dst_rse=${TARGET}&request_states=Q,G,S,D`);
+        return listed.status === 200 && listed.text.length > 0;
+      },
+      20,
+      WAIT_MS,
+    );
+    const cpuBefore = processCpuMs(server.pid);
+    const ms = await timed(() =>
+      waitFor('the rule OK', async () => (await ruleOf(call, ruleId!)).state === 'OK', 50, WAIT_MS),
+    );
+    const cpu = processCpuMs(server.pid) - cpuBefore;
     const rule = await ruleOf(call, ruleId!);
     if (rule.locks_ok_cnt !== count) throw new Error(`the rule has ${rule.locks_ok_cnt} OK locks`);
     return { ms, cpuMs: cpu };
@@ -116,11 +110,7 @@ export const measureTransfers = async (count: number): Promise<TransferFigures> 
 
 export const runTransferBenchmark = async (): Promise<void> => {
   const rows: Row[] = [];
-  const baselineDir = tempDir();
-  const raw = rawEventTable(join(baselineDir.path, 'raw.sqlite'));
-  const rawRate = { name: 'raw SQLite, 1000 rows per commit', value: rawBatchRate(raw, 0, 100_000) };
-  raw.db.close();
-  baselineDir.dispose();
+  const rawRate = rawBaselineRate();
   rows.push({ ...rawRate, unit: 'rows/s' });
   const rawTransfers = {
     name: `raw SQLite appends of ${EVENTS_PER_TRANSFER} events per transfer`,

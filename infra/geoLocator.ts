@@ -1,7 +1,8 @@
 import { Reader, type CityResponse } from 'maxmind';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import type { Logger } from './logger.ts';
+import { fileVersionOf } from './fileVersion.ts';
 
 /**
  * Where an IP address is, from a MaxMind database file (GeoLite2-City or GeoIP2-City, `.mmdb`)
@@ -37,15 +38,6 @@ const openReader = (path: string): Reader<CityResponse> => {
   }
 };
 
-const versionOf = (path: string): string => {
-  try {
-    const stat = statSync(path);
-    return `${stat.mtimeMs} ${stat.size} ${stat.ino}`;
-  } catch {
-    return 'missing';
-  }
-};
-
 class MaxMindLocator implements GeoLocator {
   private reader: Reader<CityResponse>;
   private version: string;
@@ -56,7 +48,7 @@ class MaxMindLocator implements GeoLocator {
     private readonly logger: Logger,
   ) {
     this.reader = openReader(source);
-    this.version = versionOf(source);
+    this.version = fileVersionOf(source);
   }
 
   locate(given: string): Location | null {
@@ -81,7 +73,7 @@ class MaxMindLocator implements GeoLocator {
     const now = Date.now();
     if (now - this.checkedAt < 1000) return;
     this.checkedAt = now;
-    const version = versionOf(this.source);
+    const version = fileVersionOf(this.source);
     if (version === this.version) return;
     this.version = version;
     try {

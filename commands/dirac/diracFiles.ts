@@ -11,6 +11,7 @@ import {
 import { allowOnly, DID_PERMISSIONS } from '../../domain/permission/policy.ts';
 import type { DidStreamCommand } from '../../domain/did/didStreamDecider.ts';
 import type { ReplicaFile } from '../../domain/replica/replicaRegistration.ts';
+import { RULE_REQUEST_DEFAULTS } from '../../domain/rule/ruleCreation.ts';
 import { DataIdentifierNotFound, ScopeNotFound, UnsupportedOperation } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
@@ -63,29 +64,7 @@ const ruleOptions = (
   rseExpression: string,
   lifetime: number | null,
   grouping: 'DATASET' | 'NONE',
-): CollectionRule => ({
-  account,
-  copies: 1,
-  rseExpression,
-  weight: null,
-  lifetime,
-  grouping,
-  locked: false,
-  subscriptionId: null,
-  sourceReplicaExpression: null,
-  activity: 'User Subscriptions',
-  notification: 'NO',
-  purgeReplicas: false,
-  ignoreAvailability: false,
-  ignoreAccountLimit: false,
-  comment: null,
-  askApproval: false,
-  asynchronous: false,
-  delayInjection: null,
-  priority: 3,
-  splitContainer: false,
-  meta: null,
-});
+): CollectionRule => ({ ...RULE_REQUEST_DEFAULTS, account, rseExpression, lifetime, grouping });
 
 /** The RSE expression of the rule every new dataset gets: any RSE DIRAC may place data on. */
 const ANY_RSE = 'ANY=true';

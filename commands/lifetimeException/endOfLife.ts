@@ -1,5 +1,6 @@
 import { didStreamName } from '../../domain/did/did.ts';
 import { didStreamDecider } from '../../domain/did/didStreamDecider.ts';
+import type { ExpireRule, ExtendEndOfLife } from '../../domain/lifetimeException/atropos.ts';
 import { ruleStreamName } from '../../domain/rule/rule.ts';
 import { ruleDecider } from '../../domain/rule/ruleDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
@@ -18,7 +19,7 @@ const causedBy = (metadata: CommandMetadata, item: string): CommandMetadata =>
 /** The rule's end of life moves to the exception's end; a rule gone meanwhile is left alone. */
 export const extendEndOfLife = async (
   context: CommandContext,
-  data: { ruleId: string; eolAt: string },
+  data: ExtendEndOfLife['data'],
   metadata: CommandMetadata,
 ) => {
   const rule = await loadAggregate(context, ruleDecider, ruleStreamName(data.ruleId));
@@ -34,15 +35,7 @@ export const extendEndOfLife = async (
 /** The rule expires `lifetime` seconds from now (the judge-cleaner then deletes it). */
 export const expireAtEndOfLife = async (
   context: CommandContext,
-  data: {
-    ruleId: string;
-    scope: string;
-    name: string;
-    eolAt: string;
-    lifetime: number;
-    purgeReplicas: boolean;
-    unlock: boolean;
-  },
+  data: ExpireRule['data'],
   metadata: CommandMetadata,
 ) => {
   const rule = await loadAggregate(context, ruleDecider, ruleStreamName(data.ruleId));

@@ -13,6 +13,7 @@ import {
 import { OPENDATA_PERMISSIONS } from '../../domain/permission/opendataPolicy.ts';
 import { allowOnly } from '../../domain/permission/policy.ts';
 import { settingValue, SETTINGS, type ConfigSections } from '../../domain/config/settings.ts';
+import { RULE_REQUEST_DEFAULTS } from '../../domain/rule/ruleCreation.ts';
 import { ConfigurationError, DataIdentifierNotFound } from '../../domain/shared/errors.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
@@ -156,28 +157,13 @@ const openDataRule = async (
   const [ruleId] = await planAddRules(
     context,
     {
+      ...RULE_REQUEST_DEFAULTS,
       dids: [{ scope: ref.scope, name: ref.name }],
       account,
       copies,
       rseExpression,
-      weight: null,
-      lifetime: null,
-      grouping: 'DATASET',
-      locked: false,
-      subscriptionId: null,
-      sourceReplicaExpression: null,
       activity: settingValue(sections, SETTINGS.opendataRuleActivity),
-      notification: 'NO',
-      purgeReplicas: false,
-      ignoreAvailability: false,
-      ignoreAccountLimit: false,
-      comment: null,
-      askApproval: false,
       asynchronous: settingValue(sections, SETTINGS.opendataRuleAsynchronous),
-      delayInjection: null,
-      priority: 3,
-      splitContainer: false,
-      meta: null,
     },
     step,
     metadata,

@@ -1,4 +1,5 @@
-import type { PrepareRequest, RecordSourcesUnavailable } from '../../domain/request/preparer.ts';
+import type { PrepareRequest } from '../../domain/request/preparer.ts';
+import type { RecordSourcesUnavailable } from '../../domain/request/sourceSelection.ts';
 import type { RecordTransferReport } from '../../domain/request/poller.ts';
 import { requestIdsOf } from '../../domain/request/request.ts';
 import type { ActiveRequest, RequestBatch } from '../../domain/request/requestBatch.ts';

@@ -4,7 +4,8 @@ import { tombstoneFromDelay } from '../../domain/replica/replicaRegistration.ts'
 import { requestIdsOf } from '../../domain/request/request.ts';
 import type { ActiveRequest } from '../../domain/request/requestBatch.ts';
 import { requestDecider, type RequestCommand } from '../../domain/request/requestDecider.ts';
-import type { RecordSourcesUnavailable, SubmitTransfer } from '../../domain/request/submitter.ts';
+import type { SubmitTransfer } from '../../domain/request/submitter.ts';
+import type { RecordSourcesUnavailable } from '../../domain/request/sourceSelection.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import {
   handleCommands,

@@ -1,11 +1,11 @@
 import { allowOnly, isAdmin } from '../../domain/permission/policy.ts';
 import { evaluateRseExpression } from '../../domain/rse/rseExpression.ts';
+import { TRANSFER_LIMITS_STREAM } from '../../domain/request/transferLimit.ts';
 import {
-  TRANSFER_LIMITS_STREAM,
-  type TransferLimitDirection,
-  type TransferLimitStrategy,
-} from '../../domain/request/transferLimit.ts';
-import { transferLimitsDecider } from '../../domain/request/transferLimitDecider.ts';
+  transferLimitsDecider,
+  type LimitSelector,
+  type SetTransferLimit,
+} from '../../domain/request/transferLimitDecider.ts';
 import type { CommandMetadata } from '../../domain/shared/event.ts';
 import { loadCaller } from '../caller.ts';
 import { handleCommand, type CommandContext } from '../handleCommand.ts';
@@ -13,17 +13,8 @@ import { newId } from '../newId.ts';
 
 /** Rucio's `set_transfer_limit` and `delete_transfer_limit` gateways: root and admins only. */
 
-export type TransferLimitRequest = Readonly<{
-  rseExpression: string;
-  activity: string | null;
-  direction: TransferLimitDirection;
-  maxTransfers: number | null;
-  volume: number | null;
-  deadline: number | null;
-  strategy: TransferLimitStrategy | null;
-  transfers: number | null;
-  waitings: number | null;
-}>;
+/** A limit as the API asks for it: the decider's command without the id a new limit gets. */
+export type TransferLimitRequest = Omit<SetTransferLimit['data'], 'newId'>;
 
 export const setTransferLimit = async (
   context: CommandContext,
@@ -41,11 +32,7 @@ export const setTransferLimit = async (
   });
 };
 
-export const deleteTransferLimit = async (
-  context: CommandContext,
-  data: Readonly<{ rseExpression: string; activity: string | null; direction: TransferLimitDirection }>,
-  metadata: CommandMetadata,
-) => {
+export const deleteTransferLimit = async (context: CommandContext, data: LimitSelector, metadata: CommandMetadata) => {
   const caller = await loadCaller(context, metadata.account);
   allowOnly(isAdmin(caller), `${caller.account} cannot delete transfer limits. `);
   return handleCommand(context, transferLimitsDecider, TRANSFER_LIMITS_STREAM, {

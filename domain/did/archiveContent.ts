@@ -1,6 +1,6 @@
 import { DataIdentifierNotFound, FileAlreadyExists, UnsupportedOperation } from '../shared/errors.ts';
 import type { Command } from '../shared/event.ts';
-import type { AttachCandidate } from './didContent.ts';
+import { fileEntryOf, type AttachCandidate } from './didContent.ts';
 import { didKey, type ContentEntry, type Did, type DidEvent, type DidRef } from './did.ts';
 
 /**
@@ -55,16 +55,7 @@ export const addArchiveContent = ({ data, metadata }: AddArchiveContent, state: 
       duplicates.push(key);
       continue;
     }
-    entries.set(key, {
-      scope: request.scope,
-      name: request.name,
-      didType: 'FILE',
-      bytes: facts.bytes,
-      adler32: facts.adler32,
-      md5: facts.md5,
-      guid: facts.guid,
-      events: facts.events,
-    });
+    entries.set(key, fileEntryOf(request, facts));
   }
   if (duplicates.length > 0 && !data.ignoreDuplicates)
     throw new FileAlreadyExists(`The file(s) ${duplicates.join(', ')} are already in the archive ${archiveKey}`);

@@ -51,6 +51,18 @@ export type AttachRequest = Readonly<{
 /** A requested child and its facts (undefined: no such DID). */
 export type AttachCandidate = Readonly<{ request: AttachRequest; facts: ChildFacts | undefined }>;
 
+/** The content entry of a file child: its name and the file facts a collection's rows copy. */
+export const fileEntryOf = (child: DidRef, facts: ChildFacts): ContentEntry => ({
+  scope: child.scope,
+  name: child.name,
+  didType: 'FILE',
+  bytes: facts.bytes,
+  adler32: facts.adler32,
+  md5: facts.md5,
+  guid: facts.guid,
+  events: facts.events,
+});
+
 export const childFactsOf = (state: Did): ChildFacts | undefined =>
   state.status === 'Live'
     ? {
@@ -156,16 +168,7 @@ const filesToAttach = (state: LiveDid, data: AttachDids['data']): ContentEntry[]
       duplicates.push(label);
       continue;
     }
-    entries.push({
-      scope: request.scope,
-      name: request.name,
-      didType: 'FILE',
-      bytes: facts.bytes,
-      adler32: facts.adler32,
-      md5: facts.md5,
-      guid: facts.guid,
-      events: facts.events,
-    });
+    entries.push(fileEntryOf(request, facts));
   }
   if (duplicates.length > 0 && !data.ignoreDuplicates) {
     throw new FileAlreadyExists(

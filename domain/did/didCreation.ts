@@ -4,7 +4,7 @@ import type { Command } from '../shared/event.ts';
 import { assertDidAllowed, type NameSchema } from '../shared/names.ts';
 import { attachDids, type AttachCandidate } from './didContent.ts';
 import { evolveDid, type CollectionType, type Did, type DidEvent } from './did.ts';
-import { normalizeGuid, planMetadataChange } from './didMetadata.ts';
+import { metadataSetEvent, normalizeGuid, planMetadataChange } from './didMetadata.ts';
 
 /**
  * Creating DIDs. Collections are created by users (`add_did`, `add_dids`), open, with optional
@@ -90,16 +90,7 @@ export const createCollection = (command: CreateCollection, state: Did): DidEven
   ];
   if (Object.keys(data.meta).length > 0) {
     const change = planMetadataChange(data, data.meta, now, data.conventions);
-    events.push({
-      type: 'DidMetadataSet',
-      data: {
-        scope: data.scope,
-        name: data.name,
-        columns: change.columns,
-        json: change.json,
-        setAt: now.toISOString(),
-      },
-    });
+    events.push(metadataSetEvent(data, change, now));
   }
   if (data.children.length > 0) {
     // A new DID has no ancestors, so its content cannot close a cycle.
@@ -167,16 +158,7 @@ export const registerFile = ({ data, metadata }: RegisterFile, state: Did): DidE
       now,
       data.conventions,
     );
-    events.push({
-      type: 'DidMetadataSet',
-      data: {
-        scope: file.scope,
-        name: file.name,
-        columns: change.columns,
-        json: change.json,
-        setAt: now.toISOString(),
-      },
-    });
+    events.push(metadataSetEvent(file, change, now));
   }
   return events;
 };

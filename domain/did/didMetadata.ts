@@ -3,7 +3,7 @@ import { keyProblem } from '../shared/names.ts';
 import { parseFilterDate, parseRucioDate } from '../shared/dates.ts';
 import { AccessDenied, InvalidMetadata, InvalidValueForKey, UnsupportedOperation } from '../shared/errors.ts';
 import { checkConvention, type MetaConvention } from '../metaConvention/metaConvention.ts';
-import type { ColumnValue, DidType } from './did.ts';
+import type { ColumnValue, DidEvent, DidRef, DidType } from './did.ts';
 
 /**
  * Rucio's metadata plugins (lib/rucio/core/did_meta_plugins): `DID_COLUMN` owns the columns of the
@@ -202,6 +202,12 @@ export type MetadataChange = Readonly<{
   /** The plain column values `recursive` copies to direct children. */
   recursiveColumns: Readonly<Record<string, ColumnValue>>;
 }>;
+
+/** The event that records a planned change of a DID's metadata, made at `now`. */
+export const metadataSetEvent = (did: DidRef, change: MetadataChange, now: Date): DidEvent => ({
+  type: 'DidMetadataSet',
+  data: { scope: did.scope, name: did.name, columns: change.columns, json: change.json, setAt: now.toISOString() },
+});
 
 /**
  * Splits `meta` between the two plugins and turns column values into what the columns hold:

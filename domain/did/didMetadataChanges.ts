@@ -3,7 +3,7 @@ import { DataIdentifierNotFound, KeyNotFound, NotImplementedError_ } from '../sh
 import type { Command } from '../shared/event.ts';
 import { totalsWithReplacedEntry } from './didContent.ts';
 import { didKey, type ColumnValue, type ContentEntry, type Did, type DidEvent, type DidRef } from './did.ts';
-import { managedByDidColumn, planMetadataChange } from './didMetadata.ts';
+import { managedByDidColumn, metadataSetEvent, planMetadataChange } from './didMetadata.ts';
 
 /**
  * Writing and deleting metadata. A write is one event holding the DID_COLUMN values and the JSON
@@ -39,18 +39,7 @@ export const setDidMetadata = ({ data, metadata }: SetDidMetadata, state: Did): 
   if (state.status !== 'Live') throw notFound(data.scope, data.name);
   const change = planMetadataChange(state.record, data.meta, metadata.now, data.conventions);
   if (Object.keys(change.columns).length === 0 && Object.keys(change.json).length === 0) return [];
-  return [
-    {
-      type: 'DidMetadataSet',
-      data: {
-        scope: data.scope,
-        name: data.name,
-        columns: change.columns,
-        json: change.json,
-        setAt: metadata.now.toISOString(),
-      },
-    },
-  ];
+  return [metadataSetEvent(data, change, metadata.now)];
 };
 
 /** Rucio's recursive update touches whatever children exist; a vanished one is skipped. */

@@ -1,4 +1,5 @@
 import type { Workflow, WorkflowOutput } from '../shared/workflow.ts';
+import type { TransferReport } from './requestDecider.ts';
 
 /**
  * The conveyor-poller: the SUBMITTED requests are asked of their tools, per tool, and every
@@ -29,20 +30,8 @@ export type ToolReport = Readonly<{
   byRequest?: ReadonlyMap<string, ToolReport>;
 }>;
 
-export type RecordTransferReport = WorkflowOutput<
-  'RecordTransferReport',
-  {
-    requestId: string;
-    externalId: string;
-    outcome: 'DONE' | 'FAILED' | 'LOST';
-    reason: string | null;
-    source: Readonly<{ rseId: string; rse: string }> | null;
-    startedAt: string | null;
-    finishedAt: string | null;
-    stagingStartedAt?: string | null;
-    stagingFinishedAt?: string | null;
-  }
->;
+/** What the poller hands on of one request's job: the report the request decider records. */
+export type RecordTransferReport = WorkflowOutput<'RecordTransferReport', TransferReport>;
 
 /**
  * Which jobs to ask each tool about: SUBMITTED requests submitted at least `olderThanSeconds`

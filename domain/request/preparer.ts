@@ -1,6 +1,10 @@
 import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
-import type { SourcelessState } from './request.ts';
-import type { CandidateReplica, SelectionRequest } from './sourceSelection.ts';
+import {
+  withoutSource,
+  type CandidateReplica,
+  type RecordSourcesUnavailable,
+  type SelectionRequest,
+} from './sourceSelection.ts';
 import { selectSourcesFor } from './stageinSelection.ts';
 import type { Topology } from './topology.ts';
 import { applicableLimits, type BoundLimit } from './transferLimitBinding.ts';
@@ -17,10 +21,6 @@ import { applicableLimits, type BoundLimit } from './transferLimitBinding.ts';
 export type PrepareRequest = WorkflowOutput<
   'PrepareRequest',
   { requestId: string; sourceRseId: string; sourceRse: string; transfertool: string; waiting: boolean }
->;
-export type RecordSourcesUnavailable = WorkflowOutput<
-  'RecordSourcesUnavailable',
-  { requestId: string; state: SourcelessState; reason: string }
 >;
 
 export type PreparingRequest = SelectionRequest & Readonly<{ activity: string }>;
@@ -53,12 +53,8 @@ export const preparer: Workflow<
       );
       switch (selection.kind) {
         case 'blocked':
-          return { type: 'Skipped', data: { what: request.id, reason: selection.reason } };
         case 'unavailable':
-          return {
-            type: 'RecordSourcesUnavailable',
-            data: { requestId: request.id, state: selection.state, reason: selection.reason },
-          };
+          return withoutSource(request.id, selection);
         case 'selected': {
           // A multihop path starts at its first copy's source (Rucio's preparer records that one).
           const source = selection.hops?.[0]?.source ?? selection.sources[0]!;

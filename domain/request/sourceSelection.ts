@@ -1,6 +1,7 @@
 import { pfnFromProtocol, replicaPath } from '../rse/lfn2pfn.ts';
 import type { RseProtocol } from '../rse/protocol.ts';
 import { climbProblem } from '../shared/names.ts';
+import type { Skipped, WorkflowOutput } from '../shared/workflow.ts';
 import { RucioError } from '../shared/errors.ts';
 import { pairOf, schemeFamily, transfertoolFor } from './protocolPairs.ts';
 import type { RankedSource, RequestType, SourcelessState, SubmittedSource } from './request.ts';
@@ -69,6 +70,24 @@ export type SourceSelection =
   /** The destination cannot take the transfer now (Rucio leaves such requests for later). */
   | Readonly<{ kind: 'blocked'; reason: string }>;
 
+/** The request has no source it can use (NO_SOURCES, ONLY_TAPE_SOURCES, MISMATCH_SCHEME): the workflows record it. */
+export type RecordSourcesUnavailable = WorkflowOutput<
+  'RecordSourcesUnavailable',
+  { requestId: string; state: SourcelessState; reason: string }
+>;
+
+/**
+ * What the preparer and the submitter do with a request no source was selected for: leave it for
+ * later while its destination is blocked, or record that it has no source.
+ */
+export const withoutSource = (
+  requestId: string,
+  selection: Exclude<SourceSelection, { kind: 'selected' }>,
+): Skipped | RecordSourcesUnavailable =>
+  selection.kind === 'blocked'
+    ? { type: 'Skipped', data: { what: requestId, reason: selection.reason } }
+    : { type: 'RecordSourcesUnavailable', data: { requestId, state: selection.state, reason: selection.reason } };
+
 /** Extra sources of a multi-source transfer (Rucio's `max_sources`). */
 const MAX_EXTRA_SOURCES = 4;
 
@@ -112,7 +131,7 @@ type Candidate = Readonly<{
 }>;
 
 /** A file stored before names were checked may climb as a path: it is copied nowhere, for good. */
-export const climbingName = (request: Pick<SelectionRequest, 'scope' | 'name'>): SourceSelection | undefined => {
+const climbingName = (request: Pick<SelectionRequest, 'scope' | 'name'>): SourceSelection | undefined => {
   const climb = climbProblem('scope', request.scope) ?? climbProblem('name', request.name);
   return climb
     ? {
@@ -124,13 +143,23 @@ export const climbingName = (request: Pick<SelectionRequest, 'scope' | 'name'>):
 };
 
 /** Why the destination cannot take transfers now, if it cannot. */
-export const destinationBlocked = (topology: Topology, request: SelectionRequest): string | undefined => {
+const destinationBlocked = (topology: Topology, request: SelectionRequest): string | undefined => {
   const dest = topology.rse(request.destRseId);
   if (!dest) return 'the destination RSE is deleted';
   if (!dest.properties.availability_write) return `${dest.rse} is blocked for write`;
   if (attributeFlag(dest, 'restricted_write') && !topology.isTransferAdmin(request.account))
     return `${dest.rse} is restricted for write`;
   return undefined;
+};
+
+/**
+ * What every selection answers before it looks at a source (transfers and STAGEIN alike): a
+ * destination that cannot take transfers, or a name no path can hold; undefined when neither.
+ */
+export const refusedBeforeSources = (topology: Topology, request: SelectionRequest): SourceSelection | undefined => {
+  const blocked = destinationBlocked(topology, request);
+  if (blocked) return { kind: 'blocked', reason: blocked };
+  return climbingName(request);
 };
 
 /** Strategies 1 to 3: the replicas a request may read at all, with why the others may not. */
@@ -331,10 +360,8 @@ export const selectSources = (
   request: SelectionRequest,
   replicas: readonly CandidateReplica[],
 ): SourceSelection => {
-  const blocked = destinationBlocked(topology, request);
-  if (blocked) return { kind: 'blocked', reason: blocked };
-  const climbs = climbingName(request);
-  if (climbs) return climbs;
+  const refused = refusedBeforeSources(topology, request);
+  if (refused) return refused;
   const dest = topology.rse(request.destRseId)!;
   const ranked = rankedCandidates(topology, dest, request, replicas);
   if ('state' in ranked) return { kind: 'unavailable', state: ranked.state, reason: ranked.reason };

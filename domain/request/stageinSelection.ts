@@ -3,8 +3,7 @@ import { protocolsFor } from '../rse/protocolSelection.ts';
 import { RucioError } from '../shared/errors.ts';
 import { transfertoolFor } from './protocolPairs.ts';
 import {
-  climbingName,
-  destinationBlocked,
+  refusedBeforeSources,
   selectSources,
   pathOn,
   readableReplicas,
@@ -28,10 +27,8 @@ export const selectStageinSource = (
   request: SelectionRequest,
   replicas: readonly CandidateReplica[],
 ): SourceSelection => {
-  const blocked = destinationBlocked(topology, request);
-  if (blocked) return { kind: 'blocked', reason: blocked };
-  const climbs = climbingName(request);
-  if (climbs) return climbs;
+  const refused = refusedBeforeSources(topology, request);
+  if (refused) return refused;
   const dest = topology.rse(request.destRseId)!;
   const candidates = [
     ...replicas.filter((replica) => replica.rseId !== dest.id),

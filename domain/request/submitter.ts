@@ -1,6 +1,12 @@
 import type { Skipped, Workflow, WorkflowOutput } from '../shared/workflow.ts';
-import type { RequestType, SourcelessState, SubmittedSource } from './request.ts';
-import { type CandidateReplica, type SelectionRequest, type SourceSelection } from './sourceSelection.ts';
+import type { RequestType, SubmittedSource } from './request.ts';
+import {
+  withoutSource,
+  type CandidateReplica,
+  type RecordSourcesUnavailable,
+  type SelectionRequest,
+  type SourceSelection,
+} from './sourceSelection.ts';
 import { selectSourcesFor } from './stageinSelection.ts';
 import type { Topology } from './topology.ts';
 import { hopIdOf } from './transferHops.ts';
@@ -45,10 +51,6 @@ export type SubmitTransfer = WorkflowOutput<
     path?: Readonly<{ rses: readonly string[]; hops: readonly PathCopy[]; submitNow: number }>;
   }
 >;
-export type RecordSourcesUnavailable = WorkflowOutput<
-  'RecordSourcesUnavailable',
-  { requestId: string; state: SourcelessState; reason: string }
->;
 
 export type QueuedRequest = SelectionRequest &
   Readonly<{
@@ -88,12 +90,8 @@ const outputOf = (
 ): SubmissionOutput => {
   switch (selection.kind) {
     case 'blocked':
-      return { type: 'Skipped', data: { what: request.id, reason: selection.reason } };
     case 'unavailable':
-      return {
-        type: 'RecordSourcesUnavailable',
-        data: { requestId: request.id, state: selection.state, reason: selection.reason },
-      };
+      return withoutSource(request.id, selection);
     case 'selected': {
       const { sources, destUrl, transfertool, hops } = selection;
       if (!hops) return { type: 'SubmitTransfer', data: { requestId: request.id, sources, destUrl, transfertool } };

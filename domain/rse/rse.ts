@@ -195,21 +195,23 @@ export type Rse = { status: 'Absent' } | ({ status: 'Active' } & RseRecord) | ({
 
 export const initialRse = (): Rse => ({ status: 'Absent' });
 
+/** A new RSE as it is created: its properties, and nothing yet of the rest. */
+export const newRseRecord = (id: string, rse: string, properties: RseProperties): RseRecord => ({
+  id,
+  rse,
+  properties,
+  attributes: {},
+  protocols: [],
+  limits: {},
+  usage: {},
+  qosPolicies: [],
+  distances: {},
+});
+
 /** Rebuilds an RSE from its events; unknown events leave it unchanged. */
 export const evolveRse = (state: Rse, event: RseEvent): Rse => {
   if (event.type === 'RseCreated') {
-    return {
-      status: 'Active',
-      id: event.data.rseId,
-      rse: event.data.rse,
-      properties: event.data.properties,
-      attributes: {},
-      protocols: [],
-      limits: {},
-      usage: {},
-      qosPolicies: [],
-      distances: {},
-    };
+    return { status: 'Active', ...newRseRecord(event.data.rseId, event.data.rse, event.data.properties) };
   }
   if (state.status === 'Absent') return state;
   switch (event.type) {

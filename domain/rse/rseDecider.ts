@@ -18,6 +18,7 @@ import {
 import {
   RSE_SETTING_ATTRIBUTES,
   evolveRse,
+  newRseRecord,
   initialRse,
   type Rse,
   type RseAttributeValue,
@@ -142,17 +143,7 @@ export const createRse = ({ data, metadata }: CreateRse, state: Rse): RseEvent[]
   if (state.status !== 'Absent') throw new Duplicate(`RSE '${data.rse}' already exists!`);
   const at = metadata.now.toISOString();
   const rseRef = { rseId: data.rseId, rse: data.rse };
-  const created: RseRecord = {
-    id: data.rseId,
-    rse: data.rse,
-    properties: data.properties,
-    attributes: {},
-    protocols: [],
-    limits: {},
-    usage: {},
-    qosPolicies: [],
-    distances: {},
-  };
+  const created = newRseRecord(data.rseId, data.rse, data.properties);
   return [
     { type: 'RseCreated', data: { ...rseRef, properties: data.properties, createdAt: at } },
     { type: 'RseAttributeSet', data: { ...rseRef, key: data.rse, value: true } },

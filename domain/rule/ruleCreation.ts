@@ -49,6 +49,33 @@ export type RuleRequest = Readonly<{
   meta: Readonly<Record<string, unknown>> | null;
 }>;
 
+/**
+ * Every option of an `add_rule` request but its DIDs, owner and expression, as Rucio's API fills it
+ * in when the caller leaves it out (one copy): the rules the service makes for itself (DIRAC's,
+ * open data's) start from these, as does a test's request.
+ */
+export const RULE_REQUEST_DEFAULTS = {
+  copies: 1,
+  weight: null,
+  lifetime: null,
+  grouping: 'DATASET',
+  locked: false,
+  subscriptionId: null,
+  sourceReplicaExpression: null,
+  activity: 'User Subscriptions',
+  notification: 'NO',
+  purgeReplicas: false,
+  ignoreAvailability: false,
+  ignoreAccountLimit: false,
+  comment: null,
+  askApproval: false,
+  asynchronous: false,
+  delayInjection: null,
+  priority: 3,
+  splitContainer: false,
+  meta: null,
+} as const satisfies Omit<RuleRequest, 'dids' | 'account' | 'rseExpression'>;
+
 /** What the pipeline knows of one DID of the request. */
 export type RuleDidFacts = Readonly<{
   scope: string;

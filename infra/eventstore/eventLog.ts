@@ -133,7 +133,7 @@ export const importEventLog = async (
     lineNumber += 1;
     if (line.trim() === '') continue;
     const event = parseLine(line, lineNumber);
-    const broken = checker.check({
+    const stored = {
       id: event.id,
       streamName: event.stream,
       revision: BigInt(event.revision),
@@ -141,19 +141,14 @@ export const importEventLog = async (
       type: event.type,
       data: event.data,
       metadata: event.metadata,
-    });
+    };
+    const broken = checker.check(stored);
     if (broken)
       throw new EventImportError(
         `Line ${lineNumber}: stream ${broken.streamName}, revision ${broken.revision}: ${broken.detail}`,
       );
     const logBroken = logChecker.check({
-      id: event.id,
-      streamName: event.stream,
-      revision: BigInt(event.revision),
-      position: BigInt(event.position),
-      type: event.type,
-      data: event.data,
-      metadata: event.metadata,
+      ...stored,
       ...(typeof event.logHash === 'string' ? { logHash: event.logHash } : {}),
     });
     if (logBroken) throw new EventImportError(`Line ${lineNumber}: the log chain: ${logBroken.detail}`);

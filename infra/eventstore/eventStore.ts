@@ -65,6 +65,14 @@ export type NewEvent = Readonly<{
   metadata: EventMetadata;
 }>;
 
+/** Whether a value (structured-cloned from another process, or read from a journal) is an event to append. */
+export const isNewEvent = (value: unknown): value is NewEvent =>
+  isRecord(value) &&
+  typeof value.id === 'string' &&
+  typeof value.type === 'string' &&
+  'data' in value &&
+  isEventMetadata(value.metadata);
+
 export type RecordedEvent = Readonly<{
   id: string;
   type: string;

@@ -1,7 +1,7 @@
 import { errorMessage, isRecord } from '../typeGuards.ts';
 import {
   EventIdConflictError,
-  isEventMetadata,
+  isNewEvent,
   WrongExpectedRevisionError,
   type AppendResult,
   type EventStore,
@@ -74,13 +74,6 @@ export const errorOfAppendFailure = (failure: AppendFailure): Error => {
 
 const isExpectedRevision = (value: unknown): value is ExpectedRevision =>
   typeof value === 'bigint' || value === 'any' || value === 'no_stream' || value === 'stream_exists';
-
-const isNewEvent = (value: unknown): value is NewEvent =>
-  isRecord(value) &&
-  typeof value.id === 'string' &&
-  typeof value.type === 'string' &&
-  'data' in value &&
-  isEventMetadata(value.metadata);
 
 /** Appends as they arrive from another process (structured-cloned), or undefined when they are not. */
 export const parseStreamAppends = (value: unknown): StreamAppend[] | undefined => {

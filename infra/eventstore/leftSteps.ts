@@ -1,7 +1,7 @@
 import { deterministicUuid } from './eventIds.ts';
 import { isRecord } from '../typeGuards.ts';
 import {
-  isEventMetadata,
+  isNewEvent,
   isWrongExpectedRevision,
   type EventMetadata,
   type EventStore,
@@ -84,13 +84,6 @@ const isIntentSegment = (value: unknown): value is IntentSegment =>
   typeof value.expectedRevision === 'string' &&
   Array.isArray(value.events) &&
   value.events.every(isNewEvent);
-
-const isNewEvent = (value: unknown): value is NewEvent =>
-  isRecord(value) &&
-  typeof value.id === 'string' &&
-  typeof value.type === 'string' &&
-  'data' in value &&
-  isEventMetadata(value.metadata);
 
 const journalStepId = (data: unknown): string | undefined =>
   isRecord(data) && typeof data.stepId === 'string' ? data.stepId : undefined;

@@ -1,8 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { errorMessage } from '../typeGuards.ts';
 import { EnvironmentError } from '../environmentError.ts';
+import { freeLoopbackPort } from '../freePort.ts';
 
 export type PrivateRedisServer = Readonly<{
   url: string;
@@ -54,7 +55,7 @@ const STABLE_AFTER_MS = 60_000;
 export const startPrivateRedisServer = async (options: PrivateRedisOptions = {}): Promise<PrivateRedisServer> => {
   if (spawnSync('redis-server', ['--version']).error) throw new RedisServerMissingError();
 
-  const port = await findFreePort();
+  const port = await freeLoopbackPort();
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--protected-mode', 'yes'];
   if (options.persistenceDir) {
     mkdirSync(options.persistenceDir, { recursive: true });
@@ -153,18 +154,6 @@ const stopChild = async (child: ChildProcess): Promise<void> => {
   await exited;
   clearTimeout(timer);
 };
-
-const findFreePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 
 const waitForPong = async (port: number, timeoutMs: number, child: ChildProcess): Promise<void> => {
   const deadline = Date.now() + timeoutMs;

@@ -1,8 +1,9 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../logger.ts';
+import { fileVersionOf } from '../fileVersion.ts';
 
 /**
  * The storage keys URL signing uses, from a JSON file in the format of Rucio's `rse-accounts.cfg`
@@ -106,16 +107,6 @@ export const readRseAccounts = (path: string): Loaded => {
   return { keys, files };
 };
 
-/** What identifies a file's version without reading it. */
-const versionOf = (path: string): string => {
-  try {
-    const stat = statSync(path);
-    return `${stat.mtimeMs} ${stat.size} ${stat.ino}`;
-  } catch {
-    return 'missing';
-  }
-};
-
 /** The keys of the file named by DMS_RSE_ACCOUNTS, read again when it or a key file it names changes. */
 export class RseAccounts {
   private loaded: Loaded;
@@ -126,7 +117,7 @@ export class RseAccounts {
     private readonly logger: Logger,
   ) {
     this.loaded = readRseAccounts(path);
-    this.versions = this.loaded.files.map(versionOf).join('|');
+    this.versions = this.loaded.files.map(fileVersionOf).join('|');
   }
 
   /** The keys of an RSE, found by its id, else by its name. */
@@ -137,12 +128,12 @@ export class RseAccounts {
 
   /** One stat per file named: cheap next to a signature, and a changed file is seen at its next use. */
   private refresh(): void {
-    const versions = this.loaded.files.map(versionOf).join('|');
+    const versions = this.loaded.files.map(fileVersionOf).join('|');
     if (versions === this.versions) return;
     this.versions = versions;
     try {
       this.loaded = readRseAccounts(this.path);
-      this.versions = this.loaded.files.map(versionOf).join('|');
+      this.versions = this.loaded.files.map(fileVersionOf).join('|');
       this.logger.info({ path: this.path, rses: this.loaded.keys.size }, 'read the RSE accounts file again');
     } catch (error) {
       // Half-written or broken: the keys read before stay in use until the file is right again.

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { JobReport, JobState, TransferEndpoint, TransferJob } from './transferTool.ts';
+import { bareReport, type JobReport, type JobState, type TransferEndpoint, type TransferJob } from './transferTool.ts';
 import { TransferToolWrongAnswer } from './transferToolErrors.ts';
 import { isRecord } from '../typeGuards.ts';
 
@@ -238,15 +238,7 @@ const isoTime = (time: string | null | undefined): string | null => {
   return Number.isNaN(parsed) ? null : new Date(parsed).toISOString();
 };
 
-const noNews = (externalId: string): JobReport => ({
-  externalId,
-  state: 'SUBMITTED',
-  reason: null,
-  source: null,
-  bytesTransferred: null,
-  startedAt: null,
-  finishedAt: null,
-});
+const noNews = (externalId: string): JobReport => bareReport(externalId, 'SUBMITTED');
 
 /** What a job answer says of the transfer; `sources` (the job's, when this process submitted it) name the source FTS read. */
 export const reportOfFtsJob = (

@@ -1,6 +1,6 @@
 import { ftsCredentialsFromEnvironment } from './fts3Client.ts';
 import { Fts3TransferTool, ftsServersOf, REFUSED_PREFIX, type Fts3TransferToolOptions } from './fts3TransferTool.ts';
-import type { JobReport, SubmittedJob, TransferJob, TransferTool } from './transferTool.ts';
+import { bareReport, type JobReport, type SubmittedJob, type TransferJob, type TransferTool } from './transferTool.ts';
 
 export type Fts3ServersOptions = Readonly<{
   /** Servers asked about jobs this process did not submit, and used for jobs that name none (default none). */
@@ -101,15 +101,7 @@ export class Fts3Servers implements TransferTool {
     for (const externalId of externalIds) {
       reports.set(
         externalId,
-        found.get(externalId) ?? {
-          externalId,
-          state: 'LOST',
-          reason: 'No known FTS server knows this job',
-          source: null,
-          bytesTransferred: null,
-          startedAt: null,
-          finishedAt: null,
-        },
+        found.get(externalId) ?? bareReport(externalId, 'LOST', 'No known FTS server knows this job'),
       );
     }
     return reports;

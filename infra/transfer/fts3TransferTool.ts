@@ -8,6 +8,7 @@ import {
   reportOfFtsJob,
   type SubmissionSettings,
 } from './fts3Jobs.ts';
+import { bareReport } from './transferTool.ts';
 import type { JobReport, SubmittedJob, TransferEndpoint, TransferJob, TransferTool } from './transferTool.ts';
 import { TransferToolError, TransferToolUnavailable, TransferToolWrongAnswer } from './transferToolErrors.ts';
 import { isRecord } from '../typeGuards.ts';
@@ -115,18 +116,7 @@ export class Fts3TransferTool implements TransferTool {
     }
     const reports = new Map<string, JobReport>();
     for (const externalId of externalIds) {
-      reports.set(
-        externalId,
-        found.get(externalId) ?? {
-          externalId,
-          state: 'SUBMITTED',
-          reason: null,
-          source: null,
-          bytesTransferred: null,
-          startedAt: null,
-          finishedAt: null,
-        },
-      );
+      reports.set(externalId, found.get(externalId) ?? bareReport(externalId, 'SUBMITTED'));
     }
     return reports;
   }
@@ -192,15 +182,11 @@ export class Fts3TransferTool implements TransferTool {
     const answer = await this.client.request('GET', path, { timeoutMs: this.queryTimeout() });
     if (answer.status === 404 && externalIds.length === 1) {
       return [
-        {
-          externalId: externalIds[0]!,
-          state: 'LOST',
-          reason: `FTS ${this.externalHost} does not know the job: ${ftsErrorMessage(answer)}`,
-          source: null,
-          bytesTransferred: null,
-          startedAt: null,
-          finishedAt: null,
-        },
+        bareReport(
+          externalIds[0]!,
+          'LOST',
+          `FTS ${this.externalHost} does not know the job: ${ftsErrorMessage(answer)}`,
+        ),
       ];
     }
     if (answer.status !== 200 && answer.status !== 207)
@@ -262,15 +248,7 @@ export class Fts3TransferTool implements TransferTool {
   private refusedReport(externalId: string): JobReport {
     const refused = this.refused.get(externalId);
     if (!refused) {
-      return {
-        externalId,
-        state: 'LOST',
-        reason: 'Submission refused by FTS in an earlier process',
-        source: null,
-        bytesTransferred: null,
-        startedAt: null,
-        finishedAt: null,
-      };
+      return bareReport(externalId, 'LOST', 'Submission refused by FTS in an earlier process');
     }
     const at = new Date(refused.at).toISOString();
     return {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { bareReport } from './transferTool.ts';
 import type { JobReport, SubmittedJob, TransferEndpoint, TransferJob, TransferTool } from './transferTool.ts';
 
 /**
@@ -79,15 +80,7 @@ export class MockTransferTool implements TransferTool {
     for (const externalId of externalIds) {
       const entry = this.jobs.get(externalId);
       if (!entry) {
-        reports.set(externalId, {
-          externalId,
-          state: 'LOST',
-          reason: 'Transfer job unknown to the mock tool',
-          source: null,
-          bytesTransferred: null,
-          startedAt: null,
-          finishedAt: null,
-        });
+        reports.set(externalId, bareReport(externalId, 'LOST', 'Transfer job unknown to the mock tool'));
         continue;
       }
       const startedAt = new Date(entry.submittedAt).toISOString();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { copyVerified, pathOfFilePfn, type CopyResult } from './posixCopy.ts';
+import { bareReport } from './transferTool.ts';
 import type { JobReport, SubmittedJob, TransferEndpoint, TransferJob, TransferTool } from './transferTool.ts';
 
 export type PosixTransferToolOptions = Readonly<{
@@ -385,12 +386,9 @@ const numberOr = (value: unknown, fallback: number): number =>
       ? Number(value)
       : fallback;
 
-const lostReport = (externalId: string): JobReport => ({
-  externalId,
-  state: 'LOST',
-  reason: 'Transfer job unknown to the posix tool (its jobs live in the process that submitted them)',
-  source: null,
-  bytesTransferred: null,
-  startedAt: null,
-  finishedAt: null,
-});
+const lostReport = (externalId: string): JobReport =>
+  bareReport(
+    externalId,
+    'LOST',
+    'Transfer job unknown to the posix tool (its jobs live in the process that submitted them)',
+  );

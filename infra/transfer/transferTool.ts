@@ -89,6 +89,17 @@ export type JobReport = Readonly<{
   byRequest?: ReadonlyMap<string, JobReport>;
 }>;
 
+/** A report of a job's state alone (and why): no source, bytes or times known. */
+export const bareReport = (externalId: string, state: JobState, reason: string | null = null): JobReport => ({
+  externalId,
+  state,
+  reason,
+  source: null,
+  bytesTransferred: null,
+  startedAt: null,
+  finishedAt: null,
+});
+
 export interface TransferTool {
   /** `posix`, `mock`, `fts3`: the name the `transfertool` attribute gives. */
   readonly name: string;

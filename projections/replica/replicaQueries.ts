@@ -4,6 +4,7 @@ import {
   listingProtocols,
   pfnsToSign,
   type DomainChoice,
+  type FileFacts,
   type ListedFile,
   type ListedReplica,
   type ListingProtocol,
@@ -190,14 +191,6 @@ export const findReplica = (
   rseId: string,
 ): Promise<ReplicaDocument | null> =>
   readModels.collection<ReplicaDocument>(replicasCollection).get(replicaId(scope, name, rseId));
-
-type FileFacts = Readonly<{
-  scope: string;
-  name: string;
-  bytes: number | null;
-  md5: string | null;
-  adler32: string | null;
-}>;
 
 /** A replica of an archive holding a listed file. */
 type ArchivedReplica = Readonly<{ archive: DidRef; replica: ListingReplica }>;

@@ -1,13 +1,16 @@
 import { didKey } from '../../domain/did/did.ts';
 import type { DidEvent } from '../../domain/did/did.ts';
-import type {
-  DatasetLock,
-  LockCounters,
-  RuleEvent,
-  RuleLock,
-  RuleRecord,
-  RuleState,
-  RuleUpdated,
+import {
+  RULE_EVENT_TYPES,
+  type DatasetLock,
+  type LockCounters,
+  type RuleEvent,
+  type RuleLock,
+  type RuleLocksChanged,
+  type RuleLocksRemoved,
+  type RuleRecord,
+  type RuleState,
+  type RuleUpdated,
 } from '../../domain/rule/rule.ts';
 import type { CollectionSpec, Filter } from '../../infra/readstore/readStore.ts';
 import type { EventsOf, Projected, Projection } from '../projection.ts';
@@ -266,6 +269,16 @@ const history = async (
   });
 };
 
+/** A lost replica takes its lock away, or changes it, without changing the rule's state: the history says so. */
+const recoveryHistory = async (
+  context: ProjectionContext,
+  rule: RuleDocument,
+  event: RuleLocksRemoved | RuleLocksChanged,
+): Promise<void> => {
+  if (event.data.cause.kind !== 'recovery') return;
+  await history(context, rule, rule.state, event.type, `recovery: ${event.data.cause.detail ?? ''}`, event.data.at);
+};
+
 const lockDocuments = (context: ProjectionContext) => context.collection<RuleLockDocument>(ruleLocksCollection);
 const datasetLockDocuments = (context: ProjectionContext) =>
   context.collection<DatasetLockDocument>(datasetLocksCollection);
@@ -400,16 +413,7 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
       return;
     }
     case 'RuleLocksRemoved':
-      // A lost replica takes its lock away without changing the rule's state: the history says so.
-      if (event.data.cause.kind === 'recovery')
-        await history(
-          context,
-          rule,
-          rule.state,
-          event.type,
-          `recovery: ${event.data.cause.detail ?? ''}`,
-          event.data.at,
-        );
+      await recoveryHistory(context, rule, event);
       for (const lock of event.data.locks)
         await lockDocuments(context).update(ruleLockId(ruleId, lock.scope, lock.name, lock.rseId), (document) =>
           document ? null : undefined,
@@ -421,15 +425,7 @@ const applyRuleEvent = async (event: RuleEvent, context: ProjectionContext): Pro
       }
       return;
     case 'RuleLocksChanged':
-      if (event.data.cause.kind === 'recovery')
-        await history(
-          context,
-          rule,
-          rule.state,
-          event.type,
-          `recovery: ${event.data.cause.detail ?? ''}`,
-          event.data.at,
-        );
+      await recoveryHistory(context, rule, event);
       for (const lock of event.data.locks) {
         await lockDocuments(context).update(ruleLockId(ruleId, lock.scope, lock.name, lock.rseId), (document) =>
           document ? { ...document, state: lock.state, updated_at: event.data.at } : undefined,
@@ -484,19 +480,7 @@ export const rulesProjection: Projection<RuleEvent | EventsOf<DidEvent, 'DidClos
   name: 'rules',
   version: 3,
   collections: [rulesCollection, ruleLocksCollection, datasetLocksCollection, ruleHistoryCollection],
-  handles: {
-    RuleAdded: true,
-    RuleLocksCreated: true,
-    RuleLocksRemoved: true,
-    RuleLocksChanged: true,
-    RuleStateChanged: true,
-    RuleUpdated: true,
-    RuleApproved: true,
-    RuleDenied: true,
-    RuleDeleted: true,
-    RuleNotified: true,
-    DidClosed: true,
-  },
+  handles: { ...RULE_EVENT_TYPES, DidClosed: true },
   async apply(event, context) {
     if (event.type === 'DidClosed') {
       // Dataset locks copy a dataset's size once it is closed (Rucio fills them only then).

@@ -1,6 +1,5 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { decodeJwt, importJWK, SignJWT, type JWK } from 'jose';
@@ -12,16 +11,7 @@ import { startTestOidcProvider, type TestOidcProvider } from '../support/oidcPro
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import { ManualClock } from '../support/clock.ts';
-
-/** A port nothing listens on: the service's own (its redirect URIs name it before it starts), or a dead issuer's. */
-const freePort = async (): Promise<number> =>
-  new Promise((resolve) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
+import { freeLoopbackPort } from '../../infra/freePort.ts';
 
 /**
  * OpenID Connect against a real provider (oidc-provider, started here on a loopback port; see
@@ -40,8 +30,8 @@ describe('API: OIDC login and JWT tokens, against a real OpenID provider', funct
 
   before(async () => {
     provider = await startTestOidcProvider();
-    const port = await freePort();
-    deadIssuer = `http://127.0.0.1:${await freePort()}`;
+    const port = await freeLoopbackPort();
+    deadIssuer = `http://127.0.0.1:${await freeLoopbackPort()}`;
     const service = `http://127.0.0.1:${port}`;
     const redirectUris = [`${service}/auth/oidc_code`, `${service}/auth/oidc_token`];
     await provider.addClient({

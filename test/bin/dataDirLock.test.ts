@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { startProcess, type ServerProcess } from '../../bench/lib/serverProcess.ts';
 import { startRuntime } from '../../bin/runtime.ts';
@@ -12,6 +11,7 @@ import { eventually } from '../support/eventually.ts';
 import { request } from '../support/http.ts';
 import { expectStatus, startTestServer } from '../support/server.ts';
 import { makeTempDir } from '../support/tempDir.ts';
+import { freeLoopbackPort } from '../../infra/freePort.ts';
 
 const DMS = join(import.meta.dirname, '..', '..', 'bin', 'dms');
 
@@ -21,14 +21,6 @@ const dms = (args: readonly string[], environment: NodeJS.ProcessEnv) =>
     execFile(DMS, [...args], { env: { ...process.env, ...environment }, encoding: 'utf8' }, (error, _stdout, stderr) =>
       resolve({ status: error ? Number((error as { code?: number }).code ?? 1) : 0, stderr }),
     );
-  });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
   });
 
 /**
@@ -87,7 +79,7 @@ describe('One writer per data directory', function () {
   it('makes a second `npm start` on the same data directory exit at once with a clear message, the first working on', async () => {
     const dir = makeTempDir();
     // As `npm start` runs: every role, a private redis-server, a fixed port.
-    const environment = { DMS_DATA_DIR: dir.path, PORT: String(await freePort()), REDIS_URL: undefined };
+    const environment = { DMS_DATA_DIR: dir.path, PORT: String(await freeLoopbackPort()), REDIS_URL: undefined };
     let first: ServerProcess | undefined;
     try {
       first = await startProcess('bin/dms.ts', ['serve'], environment, 'API listening');

@@ -7,6 +7,7 @@ import { pythonDate, pythonDurationSeconds } from '../../domain/message/pythonTe
 import type { RequestEvent } from '../../domain/request/request.ts';
 import { evolveRequestBatch, initialRequestBatch } from '../../domain/request/requestBatch.ts';
 import { requestsQueued, transferLink, transferRequest } from '../support/requestSpec.ts';
+import { created } from '../support/didEvents.ts';
 
 /**
  * The messages of Rucio's `messages` table as the event log gives them (domain/message/): given
@@ -87,25 +88,7 @@ describe('Messages: what the event log gives Rucio’s hermes', () => {
   describe('DIDs (rucio/core/did.py)', () => {
     it('gives CREATE_DTS for a new dataset, with the acting account and the expiry as Python prints it', () => {
       given()
-        .when({
-          type: 'DidCreated',
-          data: {
-            scope: 'user.jdoe',
-            name: 'ds1',
-            didType: 'DATASET',
-            account: 'owner',
-            createdAt: AT,
-            expiredAt: '2026-12-01T00:00:00.000Z',
-            monotonic: false,
-            isNew: true,
-            bytes: null,
-            adler32: null,
-            md5: null,
-            guid: null,
-            events: null,
-            replicas: [],
-          },
-        })
+        .when(created('ds1', 'DATASET', { account: 'owner', createdAt: AT, expiredAt: '2026-12-01T00:00:00.000Z' }))
         .then([
           {
             eventType: 'CREATE_DTS',

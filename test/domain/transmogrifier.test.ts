@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { DEFAULT_RSE_PROPERTIES } from '../../domain/rse/rse.ts';
 import type { RseFacts } from '../../domain/rse/rseExpression.ts';
-import type { RuleRequest } from '../../domain/rule/ruleCreation.ts';
+import { RULE_REQUEST_DEFAULTS, type RuleRequest } from '../../domain/rule/ruleCreation.ts';
 import type { SubscriptionRecord, SubscriptionState } from '../../domain/subscription/subscription.ts';
 import type { DidFacts } from '../../domain/subscription/subscriptionFilter.ts';
 import { indexedSubscription, type IndexedSubscription } from '../../domain/subscription/subscriptionIndex.ts';
@@ -49,28 +49,13 @@ const subscription = (
     state,
   )!;
 const ruleRequest = (subscriptionId: string, extra: Partial<RuleRequest> = {}): RuleRequest => ({
+  ...RULE_REQUEST_DEFAULTS,
   dids: [{ scope: 'mc16_13TeV', name: 'ds1' }],
   account: 'root',
-  copies: 1,
   rseExpression: 'CERN_DISK',
-  weight: null,
-  lifetime: null,
-  grouping: 'DATASET',
-  locked: false,
   subscriptionId,
-  sourceReplicaExpression: null,
   activity: 'default',
-  notification: 'NO',
-  purgeReplicas: false,
-  ignoreAvailability: false,
-  ignoreAccountLimit: false,
   comment: 'from the subscription',
-  askApproval: false,
-  asynchronous: false,
-  delayInjection: null,
-  priority: 3,
-  splitContainer: false,
-  meta: null,
   ...extra,
 });
 const didRef = { scope: 'mc16_13TeV', name: 'ds1', didType: 'DATASET' as const };

@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ftsCredentialsFromEnvironment } from '../../infra/transfer/fts3Client.ts';
 import { deterministicJobId, reportOfFtsJob, uuid5, type FtsJobAnswer } from '../../infra/transfer/fts3Jobs.ts';
@@ -22,6 +21,7 @@ import { expectRejection } from '../support/expectRejection.ts';
 import { makeTempDir } from '../support/tempDir.ts';
 import { BASE_ID, FakeFts3Server, VO } from './fakeFts3Server.ts';
 import { pollUntilFinal, transferJob, transferToolContract } from './transferTool.contract.ts';
+import { freeLoopbackPort } from '../../infra/freePort.ts';
 
 const source = (rse: string, path: string): TransferEndpoint => ({
   rse,
@@ -330,7 +330,7 @@ describe('Fts3TransferTool', () => {
       const error = await expectRejection(tool.poll([submitted!.externalId]), TransferToolUnavailable);
       expect(error.message).to.include('503 Database is down');
 
-      const closedPort = await unusedPort();
+      const closedPort = await freeLoopbackPort();
       const nowhere = new Fts3TransferTool({ url: `http://127.0.0.1:${closedPort}` });
       await expectRejection(nowhere.poll([submitted!.externalId]), TransferToolUnavailable);
       await nowhere.close();
@@ -659,13 +659,3 @@ const extensionFile = (path: string, line: string): string => {
   execFileSync('sh', ['-c', `printf '%s\\n' "$1" > "$2"`, 'sh', line, path]);
   return path;
 };
-
-/** A port nothing listens on: one the system gave and took back. */
-const unusedPort = (): Promise<number> =>
-  new Promise((resolve) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });

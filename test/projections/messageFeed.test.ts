@@ -5,6 +5,7 @@ import { eventUpcasters } from '../../domain/areas.ts';
 import type { NewEvent } from '../../infra/eventstore/eventStore.ts';
 import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { MessageFeed } from '../../projections/message/messageFeed.ts';
+import { created } from '../support/didEvents.ts';
 import { newEvent } from '../support/events.ts';
 import { transferLink, transferRequest } from '../support/requestSpec.ts';
 import { makeTempDir } from '../support/tempDir.ts';
@@ -66,22 +67,7 @@ describe('MessageFeed: the messages of the event log, from any position', () => 
     // Two batches whose lives interleave in the log, and a dataset between them.
     const a = lifeOf(['a1', 'a2']);
     const b = lifeOf(['b1']);
-    const dataset = newEvent('DidCreated', {
-      scope: 'user.jdoe',
-      name: 'ds1',
-      didType: 'DATASET',
-      account: 'jdoe',
-      createdAt: '2026-11-22T09:00:00.000Z',
-      expiredAt: null,
-      monotonic: false,
-      isNew: true,
-      bytes: null,
-      adler32: null,
-      md5: null,
-      guid: null,
-      events: null,
-      replicas: [],
-    });
+    const dataset = newEvent('DidCreated', created('ds1', 'DATASET', { createdAt: '2026-11-22T09:00:00.000Z' }).data);
     const order: [string, NewEvent][] = [];
     const asStored = (event: RequestEvent) => newEvent(event.type, event.data);
     for (let step = 0; step < 4; step += 1) {

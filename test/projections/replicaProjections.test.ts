@@ -2,7 +2,7 @@ import { projectEvents } from '../support/projectionHarness.ts';
 import { expect } from 'chai';
 import { didStreamName, type DidEvent } from '../../domain/did/did.ts';
 import type { DidStreamEvent, ReplicaEvent, ReplicaState } from '../../domain/replica/replica.ts';
-import { rseStreamName, type RseEvent } from '../../domain/rse/rse.ts';
+import { DEFAULT_RSE_PROPERTIES, rseStreamName, type RseEvent } from '../../domain/rse/rse.ts';
 import { badReplicasCollection, type BadReplicaDocument } from '../../projections/replica/badReplicasProjection.ts';
 import { datasetReplicasCollection, type DatasetReplicaDocument } from '../../projections/replica/datasetReplicas.ts';
 import { replicasCollection, type ReplicaDocument } from '../../projections/replica/replicaDocuments.ts';
@@ -16,25 +16,7 @@ const rseCreated: RseEvent = {
   data: {
     ...RSE,
     createdAt: AT,
-    properties: {
-      rse_type: 'DISK',
-      deterministic: true,
-      volatile: false,
-      staging_area: false,
-      city: null,
-      region_code: null,
-      country_name: null,
-      continent: null,
-      time_zone: null,
-      ISP: null,
-      ASN: null,
-      latitude: null,
-      longitude: null,
-      availability_read: true,
-      availability_write: true,
-      availability_delete: true,
-      qos_class: null,
-    },
+    properties: DEFAULT_RSE_PROPERTIES,
   },
 };
 

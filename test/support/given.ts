@@ -1,3 +1,5 @@
+import { didStreamName } from '../../domain/did/did.ts';
+import { created } from './didEvents.ts';
 import type { StreamedEvent } from './projectionHarness.ts';
 import { SPEC_NOW } from './commandSpec.ts';
 
@@ -31,43 +33,11 @@ export const collectionCreated = (
   didType: 'DATASET' | 'CONTAINER',
   account: string,
 ): StreamedEvent => ({
-  stream: `did-${scope}:${name}`,
-  type: 'DidCreated',
-  data: {
-    scope,
-    name,
-    didType,
-    account,
-    createdAt: at,
-    expiredAt: null,
-    monotonic: false,
-    isNew: true,
-    bytes: null,
-    adler32: null,
-    md5: null,
-    guid: null,
-    events: null,
-    replicas: [],
-  },
+  stream: didStreamName(scope, name),
+  ...created(name, didType, { scope, account, createdAt: at }),
 });
 
 export const fileCreated = (scope: string, name: string, account: string, bytes = 100): StreamedEvent => ({
-  stream: `did-${scope}:${name}`,
-  type: 'DidCreated',
-  data: {
-    scope,
-    name,
-    didType: 'FILE',
-    account,
-    createdAt: at,
-    expiredAt: null,
-    monotonic: false,
-    isNew: null,
-    bytes,
-    adler32: '0cc737eb',
-    md5: null,
-    guid: null,
-    events: null,
-    replicas: [],
-  },
+  stream: didStreamName(scope, name),
+  ...created(name, 'FILE', { scope, account, createdAt: at, bytes, events: null }),
 });

@@ -1,13 +1,7 @@
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { readAnswer, type HttpAnswer } from '../../bench/lib/httpAnswer.ts';
 
-export type HttpResponse = {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-  json<T = unknown>(): T;
-  /** The lines of an NDJSON answer, parsed. */
-  lines<T = unknown>(): T[];
-};
+export type HttpResponse = HttpAnswer;
 
 export type RequestOptions = {
   headers?: Record<string, string>;
@@ -54,24 +48,8 @@ const requestOnce = (baseUrl: string, method: string, path: string, options: Req
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
     if (options.token) headers['X-Svc-Auth-Token'] = options.token;
     if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
-    const onResponse = (res: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          text,
-          json: <T>() => JSON.parse(text) as T,
-          lines: <T>() =>
-            text
-              .split('\n')
-              .filter((line) => line.length > 0)
-              .map((line) => JSON.parse(line) as T),
-        });
-      });
-      res.on('error', reject);
+    const onResponse = (res: IncomingMessage): void => {
+      readAnswer(res).then(resolve, reject);
     };
     const req = options.rawPath
       ? httpRequest({ hostname: url.hostname, port: url.port, path, method, headers }, onResponse)

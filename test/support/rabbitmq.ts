@@ -1,9 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { makeTempDir } from './tempDir.ts';
+import { freeLoopbackPort } from '../../infra/freePort.ts';
 
 /**
  * A real RabbitMQ with its STOMP plugin, for the tests of message delivery: Debian's
@@ -72,17 +73,6 @@ const passwordHash = (password: string): string => {
     .digest();
   return Buffer.concat([salt, digest]).toString('base64');
 };
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 
 /**
  * An authority, a server certificate for 127.0.0.1 and a client certificate whose CN is `client`,
@@ -159,10 +149,10 @@ const startBroker = async (): Promise<TestBroker> => {
   if (missing) throw new Error(missing);
   const dir = makeTempDir('dms-rabbitmq-');
   const [amqpPort, stompPort, distPort, epmdPort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
+    await freeLoopbackPort(),
+    await freeLoopbackPort(),
+    await freeLoopbackPort(),
+    await freeLoopbackPort(),
   ];
   const users = {
     hermes: { login: 'dms-hermes', passcode: `pw-${randomBytes(6).toString('hex')}` },
@@ -170,7 +160,7 @@ const startBroker = async (): Promise<TestBroker> => {
   };
   const vhost = 'dms-tests';
   const certificates = makeCertificates(dir.path, users.hermes.login);
-  const tlsPort = await freePort();
+  const tlsPort = await freeLoopbackPort();
   writeFileSync(join(dir.path, 'enabled_plugins'), '[rabbitmq_stomp].\n');
   writeFileSync(
     join(dir.path, 'definitions.json'),

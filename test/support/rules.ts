@@ -7,7 +7,7 @@ import { addReplicas } from '../../commands/replica/replicaRegistrationCommands.
 import { createRse, setRseAttribute } from '../../commands/rse/rseCommands.ts';
 import { addScope } from '../../commands/scope/scopeCommands.ts';
 import { DEFAULT_RSE_PROPERTIES, type RseProperties } from '../../domain/rse/rse.ts';
-import type { RuleRequest } from '../../domain/rule/ruleCreation.ts';
+import { RULE_REQUEST_DEFAULTS, type RuleRequest } from '../../domain/rule/ruleCreation.ts';
 import { as } from './commandSpec.ts';
 import { path as didPath } from './dids.ts';
 import { expectStatus, type TestServer } from './server.ts';
@@ -63,28 +63,10 @@ export const aDataset = async (
 
 /** A rule request with Rucio's defaults, owned by root, for one DID of SCOPE. */
 export const aRuleRequest = (name: string, rseExpression: string, extra: Partial<RuleRequest> = {}): RuleRequest => ({
+  ...RULE_REQUEST_DEFAULTS,
   dids: [{ scope: SCOPE, name }],
   account: 'root',
-  copies: 1,
   rseExpression,
-  weight: null,
-  lifetime: null,
-  grouping: 'DATASET',
-  locked: false,
-  subscriptionId: null,
-  sourceReplicaExpression: null,
-  activity: 'User Subscriptions',
-  notification: 'NO',
-  purgeReplicas: false,
-  ignoreAvailability: false,
-  ignoreAccountLimit: false,
-  comment: null,
-  askApproval: false,
-  asynchronous: false,
-  delayInjection: null,
-  priority: 3,
-  splitContainer: false,
-  meta: null,
   ...extra,
 });
 

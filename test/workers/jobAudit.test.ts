@@ -1,29 +1,22 @@
 import { expect } from 'chai';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { join } from 'node:path';
-import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { systemClock } from '../../infra/clock.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { redisConnectionOptions } from '../../infra/queue/connection.ts';
-import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { SETTINGS } from '../../domain/config/settings.ts';
-import { createCommandContext } from '../../commands/commandContext.ts';
 import { allProjections } from '../../projections/index.ts';
-import { readModelPorts } from '../../projections/readModelPorts.ts';
 import { ReadModels } from '../../projections/runtime/readModels.ts';
-import { createTransferTools } from '../../infra/transfer/transferTools.ts';
 import { EventJobs } from '../../workers/eventJobs.ts';
 import { JobQueues } from '../../workers/jobQueues.ts';
 import { auditEventJobs, SETTLED_MS } from '../../workers/reconcile/jobAudit.ts';
 import { Reactor } from '../../workers/reactor.ts';
 import type { ScheduledRole } from '../../workers/role.ts';
-import { createWorkerContext } from '../../workers/workerContext.ts';
 import { WorkerHost } from '../../workers/workerHost.ts';
 import { waitUntil } from '../infra/eventStore.contract.ts';
 import { eventually } from '../support/eventually.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
-import { makeTempDir } from '../support/tempDir.ts';
+import { workerContextOver, workerStoresEachTest } from '../support/workerStores.ts';
 
 /**
  * The reconciler's pass over the log (issue 34), on a real SQLite log and a real Redis: every
@@ -33,18 +26,13 @@ import { makeTempDir } from '../support/tempDir.ts';
  */
 describe('Reconciler: jobs found again from the log (real Redis)', () => {
   const redisUrl = () => process.env.REDIS_URL!;
-  let dir: ReturnType<typeof makeTempDir>;
-  let eventStore: SqliteEventStore;
-  let readStore: SqliteReadStore;
+  const stores = workerStoresEachTest({ pollIntervalMs: 10 });
   let prefix: string;
   let queueName: string;
   let queue: Queue;
   let queues: JobQueues;
 
   beforeEach(() => {
-    dir = makeTempDir();
-    eventStore = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 10 });
-    readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
     prefix = uniqueName('audit');
     queueName = uniqueName('queue');
     queue = new Queue(queueName, { connection: redisConnectionOptions(redisUrl()), prefix });
@@ -54,14 +42,14 @@ describe('Reconciler: jobs found again from the log (real Redis)', () => {
     await queue.obliterate({ force: true });
     await queue.close();
     await queues.close();
-    await eventStore.close();
-    await readStore.close();
-    dir.dispose();
   });
 
   const reactions = () => [{ queue: queueName, eventTypes: ['SomethingHappened'] }];
   const audit = (now: number) =>
-    auditEventJobs({ eventStore, readStore, jobs: new EventJobs(reactions()), queues }, { maxEvents: 10_000, now });
+    auditEventJobs(
+      { eventStore: stores.eventStore, readStore: stores.readStore, jobs: new EventJobs(reactions()), queues },
+      { maxEvents: 10_000, now },
+    );
   const later = () => Date.now() + SETTLED_MS + 1000;
 
   it('enqueues again, under its own id, the job of an event that Redis lost; the others it leaves', async () => {
@@ -70,10 +58,10 @@ describe('Reconciler: jobs found again from the log (real Redis)', () => {
       newEvent('Ignored'),
       newEvent('SomethingHappened', { n: 2 }),
     ];
-    const appended = await eventStore.appendToStream(uniqueName('thing-'), events);
+    const appended = await stores.eventStore.appendToStream(uniqueName('thing-'), events);
     const reactor = new Reactor({
-      eventStore,
-      readStore,
+      eventStore: stores.eventStore,
+      readStore: stores.readStore,
       redisUrl: redisUrl(),
       reactions: reactions(),
       logger: silentLogger(),
@@ -97,7 +85,7 @@ describe('Reconciler: jobs found again from the log (real Redis)', () => {
 
   it('makes sure of every job again from the start of the log when Redis came back without its data', async () => {
     const events = [newEvent('SomethingHappened', { n: 1 }), newEvent('SomethingHappened', { n: 2 })];
-    await eventStore.appendToStream(uniqueName('thing-'), events);
+    await stores.eventStore.appendToStream(uniqueName('thing-'), events);
     expect(await audit(later())).to.include({ events: 2, added: 2, rewound: false });
     // Another, empty, Redis at the same address: no job, no id of its data.
     await queue.obliterate({ force: true });
@@ -112,14 +100,14 @@ describe('Reconciler: jobs found again from the log (real Redis)', () => {
   });
 
   it('waits for events too young for Redis to have written their jobs', async () => {
-    await eventStore.appendToStream(uniqueName('thing-'), [newEvent('SomethingHappened', { n: 1 })]);
+    await stores.eventStore.appendToStream(uniqueName('thing-'), [newEvent('SomethingHappened', { n: 1 })]);
     expect(await audit(Date.now())).to.include({ events: 0, added: 0 });
     expect(await audit(later())).to.include({ events: 1, added: 1 });
   });
 
   it('tries again a job that failed for good', async () => {
     const event = newEvent('SomethingHappened', { n: 1 });
-    await eventStore.appendToStream(uniqueName('thing-'), [event]);
+    await stores.eventStore.appendToStream(uniqueName('thing-'), [event]);
     const failing = new Worker(
       queueName,
       async () => {
@@ -149,18 +137,10 @@ describe('Reconciler: jobs found again from the log (real Redis)', () => {
         return { done: 0, skipped: [] };
       },
     };
-    const readModels = ReadModels.in(readStore, allProjections);
     const host = new WorkerHost({
       redisUrl: redisUrl(),
       roles: [role],
-      context: createWorkerContext(
-        createCommandContext({ eventStore, ...readModelPorts(readModels) }),
-        readModels,
-        { waitFor: async () => true },
-        silentLogger(),
-        createTransferTools({ dataDir: dir.path, clock: systemClock }),
-        { clock: systemClock },
-      ),
+      context: workerContextOver(stores, ReadModels.in(stores.readStore, allProjections)),
       logger: silentLogger(),
       prefix,
       scheduleRefreshMs: 100,

@@ -1,62 +1,33 @@
 import { expect } from 'chai';
 import { Queue } from 'bullmq';
-import { join } from 'node:path';
-import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { redisConnectionOptions } from '../../infra/queue/connection.ts';
-import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
 import { Reactor, reactionsOf, workerCheckpointsCollection, type EventJob } from '../../workers/reactor.ts';
 import type { Event } from '../../domain/shared/event.ts';
 import type { EventRole } from '../../workers/role.ts';
 import { RoleStatusStore } from '../../workers/roleStatus.ts';
-import { createWorkerContext } from '../../workers/workerContext.ts';
-import { createTransferTools } from '../../infra/transfer/transferTools.ts';
-import { createCommandContext } from '../../commands/commandContext.ts';
-import { readModelPorts } from '../../projections/readModelPorts.ts';
-import { ReadModels } from '../../projections/runtime/readModels.ts';
 import { WorkerHost } from '../../workers/workerHost.ts';
 import { waitUntil } from '../infra/eventStore.contract.ts';
 import { newEvent, uniqueName } from '../support/events.ts';
-import { makeTempDir } from '../support/tempDir.ts';
+import { workerContextOver, workerStoresEachTest } from '../support/workerStores.ts';
 import { systemClock } from '../../infra/clock.ts';
 
 describe('Reactor and workers (real Redis)', () => {
   const redisUrl = () => process.env.REDIS_URL!;
-  let dir: ReturnType<typeof makeTempDir>;
-  let eventStore: SqliteEventStore;
-  let readStore: SqliteReadStore;
+  const stores = workerStoresEachTest({ pollIntervalMs: 10 });
   let prefix: string;
   let queueName: string;
 
   beforeEach(() => {
-    dir = makeTempDir();
-    eventStore = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 10 });
-    readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
     prefix = uniqueName('test');
     queueName = uniqueName('queue');
   });
-  afterEach(async () => {
-    await eventStore.close();
-    await readStore.close();
-    dir.dispose();
-  });
-
-  const workerContext = () => {
-    const readModels = ReadModels.in(readStore);
-    return createWorkerContext(
-      createCommandContext({ eventStore, ...readModelPorts(readModels) }),
-      readModels,
-      { waitFor: async () => true },
-      silentLogger(),
-      createTransferTools({ dataDir: dir.path, clock: systemClock }),
-      { clock: systemClock },
-    );
-  };
+  afterEach(async () => {});
 
   const reactorFor = () =>
     new Reactor({
-      eventStore,
-      readStore,
+      eventStore: stores.eventStore,
+      readStore: stores.readStore,
       redisUrl: redisUrl(),
       reactions: [{ queue: queueName, eventTypes: ['SomethingHappened'] }],
       logger: silentLogger(),
@@ -71,7 +42,7 @@ describe('Reactor and workers (real Redis)', () => {
       newEvent('Ignored'),
       newEvent('SomethingHappened', { n: 2 }),
     ];
-    const appended = await eventStore.appendToStream(stream, events);
+    const appended = await stores.eventStore.appendToStream(stream, events);
     const queue = new Queue(queueName, { connection: redisConnectionOptions(redisUrl()), prefix });
     try {
       let reactor = reactorFor();
@@ -83,7 +54,7 @@ describe('Reactor and workers (real Redis)', () => {
       expect((jobs.find((job) => job.id === events[0]!.id)!.data as EventJob).data).to.deep.equal({ n: 1 });
 
       // Lose the checkpoint: the replay enqueues the same job ids, so nothing doubles.
-      await readStore.collection(workerCheckpointsCollection).deleteMany({});
+      await stores.readStore.collection(workerCheckpointsCollection).deleteMany({});
       reactor = reactorFor();
       await reactor.start();
       await waitUntil(() => reactor.position >= appended.position);
@@ -110,14 +81,14 @@ describe('Reactor and workers (real Redis)', () => {
     const host = new WorkerHost({
       redisUrl: redisUrl(),
       roles: [role],
-      context: workerContext(),
+      context: workerContextOver(stores),
       logger: silentLogger(),
       prefix,
     });
     await host.start();
     const reactor = new Reactor({
-      eventStore,
-      readStore,
+      eventStore: stores.eventStore,
+      readStore: stores.readStore,
       redisUrl: redisUrl(),
       reactions: reactionsOf([role]),
       logger: silentLogger(),
@@ -126,7 +97,7 @@ describe('Reactor and workers (real Redis)', () => {
     });
     await reactor.start();
     const event = newEvent('SomethingHappened', { n: 3 });
-    await eventStore.appendToStream(uniqueName('thing-'), [event]);
+    await stores.eventStore.appendToStream(uniqueName('thing-'), [event]);
     try {
       await waitUntil(() => processed.some((job) => job.eventId === event.id), 10_000);
       expect(processed).to.deep.equal([{ n: 3, eventId: event.id }]);

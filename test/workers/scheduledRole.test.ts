@@ -4,17 +4,8 @@ import type { ConfigSections } from '../../domain/config/settings.ts';
 import { RuleNotFound } from '../../domain/rule/ruleErrors.ts';
 import type { JobTrigger } from '../../workers/role.ts';
 import { scheduledRole } from '../../workers/scheduledRole.ts';
-import { createWorkerContext, type WorkerContext } from '../../workers/workerContext.ts';
-import { join } from 'node:path';
-import { createCommandContext } from '../../commands/commandContext.ts';
-import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
-import { systemClock } from '../../infra/clock.ts';
-import { silentLogger } from '../../infra/logger.ts';
-import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
-import { createTransferTools } from '../../infra/transfer/transferTools.ts';
-import { readModelPorts } from '../../projections/readModelPorts.ts';
-import { ReadModels } from '../../projections/runtime/readModels.ts';
-import { makeTempDir } from '../support/tempDir.ts';
+import type { WorkerContext } from '../../workers/workerContext.ts';
+import { workerContextOver, workerStoresEachTest } from '../support/workerStores.ts';
 
 /**
  * The kit the scheduled roles are made with (workers/scheduledRole.ts): what it does around the
@@ -24,35 +15,18 @@ describe('Scheduled roles: the kit every scheduled role is made with (workers/sc
   const trigger: JobTrigger = { jobId: 'repeat:r:1', startedAt: new Date('2026-11-28T10:00:00Z') };
   let settingsRead: number;
   let sections: ConfigSections;
-  let dir: ReturnType<typeof makeTempDir>;
-  let eventStore: SqliteEventStore;
-  let readStore: SqliteReadStore;
+  const stores = workerStoresEachTest();
 
   beforeEach(() => {
     settingsRead = 0;
     sections = { undertaker: { chunk_size: '7' } };
-    dir = makeTempDir();
-    eventStore = new SqliteEventStore(join(dir.path, 'events.sqlite'));
-    readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
   });
-  afterEach(async () => {
-    await eventStore.close();
-    await readStore.close();
-    dir.dispose();
-  });
+  afterEach(async () => {});
 
   /** A worker context over empty stores, whose `/config` is `sections` and counts how often it is read. */
   const context = (): WorkerContext => {
-    const readModels = ReadModels.in(readStore);
     return {
-      ...createWorkerContext(
-        createCommandContext({ eventStore, ...readModelPorts(readModels) }),
-        readModels,
-        { waitFor: async () => true },
-        silentLogger(),
-        createTransferTools({ dataDir: dir.path, clock: systemClock }),
-        { clock: systemClock },
-      ),
+      ...workerContextOver(stores),
       settings: async () => {
         settingsRead += 1;
         return sections;

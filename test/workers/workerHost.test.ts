@@ -1,37 +1,24 @@
 import { expect } from 'chai';
 import { Queue } from 'bullmq';
-import { join } from 'node:path';
-import { createCommandContext } from '../../commands/commandContext.ts';
 import type { ConfigSections } from '../../domain/config/settings.ts';
 import { SETTINGS } from '../../domain/config/settings.ts';
-import { SqliteEventStore } from '../../infra/eventstore/sqliteEventStore.ts';
-import { systemClock } from '../../infra/clock.ts';
 import { silentLogger } from '../../infra/logger.ts';
 import { redisConnectionOptions } from '../../infra/queue/connection.ts';
-import { SqliteReadStore } from '../../infra/readstore/sqlite/sqliteReadStore.ts';
-import { createTransferTools } from '../../infra/transfer/transferTools.ts';
-import { readModelPorts } from '../../projections/readModelPorts.ts';
-import { ReadModels } from '../../projections/runtime/readModels.ts';
 import type { ScheduledRole } from '../../workers/role.ts';
-import { createWorkerContext, type WorkerContext } from '../../workers/workerContext.ts';
+import type { WorkerContext } from '../../workers/workerContext.ts';
 import { WorkerHost } from '../../workers/workerHost.ts';
 import { eventually } from '../support/eventually.ts';
 import { uniqueName } from '../support/events.ts';
-import { makeTempDir } from '../support/tempDir.ts';
+import { workerContextOver, workerStoresEachTest } from '../support/workerStores.ts';
 
 describe('Worker host: the schedules of scheduled roles (real Redis)', () => {
   const redisUrl = () => process.env.REDIS_URL!;
-  let dir: ReturnType<typeof makeTempDir>;
-  let eventStore: SqliteEventStore;
-  let readStore: SqliteReadStore;
+  const stores = workerStoresEachTest({ pollIntervalMs: 10 });
   let prefix: string;
   let queue: Queue;
   let name: string;
 
   beforeEach(() => {
-    dir = makeTempDir();
-    eventStore = new SqliteEventStore(join(dir.path, 'events.sqlite'), { pollIntervalMs: 10 });
-    readStore = new SqliteReadStore(join(dir.path, 'read.sqlite'));
     prefix = uniqueName('test');
     name = uniqueName('scheduled');
     queue = new Queue(name, { connection: redisConnectionOptions(redisUrl()), prefix });
@@ -39,23 +26,12 @@ describe('Worker host: the schedules of scheduled roles (real Redis)', () => {
   afterEach(async () => {
     await queue.obliterate({ force: true });
     await queue.close();
-    await eventStore.close();
-    await readStore.close();
-    dir.dispose();
   });
 
   /** A worker context whose `/config` is what `sections()` gives at the moment it is asked. */
   const contextWith = (sections: () => ConfigSections): WorkerContext => {
-    const readModels = ReadModels.in(readStore);
     return {
-      ...createWorkerContext(
-        createCommandContext({ eventStore, ...readModelPorts(readModels) }),
-        readModels,
-        { waitFor: async () => true },
-        silentLogger(),
-        createTransferTools({ dataDir: dir.path, clock: systemClock }),
-        { clock: systemClock },
-      ),
+      ...workerContextOver(stores),
       settings: async () => sections(),
     };
   };

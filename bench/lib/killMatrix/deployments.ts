@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { startDmsProcess, type DmsProcess } from './dmsProcess.ts';
 import { apiWorkersOf, isAlive, killHard, privateRedisPort, redisServerOnPort, until } from './processTree.ts';
 import { ROOT_PASSWORD, ROOT_USERNAME } from './rootClient.ts';
+import { freeLoopbackPort } from '../../../infra/freePort.ts';
 
 /** The kinds of process the matrix kills: a `dms serve` cluster's, and a split deployment's. */
 export type KillKind = 'primary' | 'api-worker' | 'redis-server' | 'api' | 'projector' | 'worker';
@@ -122,17 +123,6 @@ export const serveDeployment = (
   };
 };
 
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-
 const answersPing = (port: number): Promise<boolean> =>
   new Promise((resolve) => {
     const socket = createConnection({ host: '127.0.0.1', port });
@@ -185,7 +175,7 @@ export const splitDeployment = (
     kinds: ['worker', 'projector', 'redis-server', 'api'],
     url: () => processes.api?.url ?? 'http://127.0.0.1:1',
     async start() {
-      port = await freePort();
+      port = await freeLoopbackPort();
       environment = baseEnvironment(dataDir, {
         REDIS_URL: `redis://127.0.0.1:${port}`,
         DMS_QUEUE_PREFIX: 'killmatrix',

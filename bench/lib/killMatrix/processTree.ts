@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { waitFor } from '../waiting.ts';
 
 /**
  * The processes of a deployment as /proc shows them, for the kill matrix: a `dms serve`'s API
@@ -74,14 +75,5 @@ export const killHard = async (pid: number, timeoutMs = 30_000): Promise<void> =
 };
 
 /** Waits until `condition` holds, looking every 50 ms; throws naming `what` after `timeoutMs`. */
-export const until = async (
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
+export const until = (condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> =>
+  waitFor(what, condition, 50, timeoutMs);

@@ -1,13 +1,8 @@
 import { request } from 'node:http';
+import { readAnswer, type HttpAnswer } from '../httpAnswer.ts';
 
 /** An answer as the kill matrix reads it. */
-export type Answer = Readonly<{
-  status: number;
-  text: string;
-  json<T = unknown>(): T;
-  /** The lines of an NDJSON answer, parsed. */
-  lines<T = unknown>(): T[];
-}>;
+export type Answer = HttpAnswer;
 
 /** A call as root to whatever the deployment's API address is at the moment of the call. */
 export type RootCall = (method: string, path: string, body?: unknown) => Promise<Answer>;
@@ -39,22 +34,7 @@ export const send = (
         timeout: CALL_TIMEOUT_MS,
       },
       (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({
-            status: res.statusCode ?? 0,
-            text,
-            json: <T>() => JSON.parse(text) as T,
-            lines: <T>() =>
-              text
-                .split('\n')
-                .filter((line) => line.length > 0)
-                .map((line) => JSON.parse(line) as T),
-          });
-        });
-        res.on('error', reject);
+        readAnswer(res).then(resolve, reject);
       },
     );
     req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within ${CALL_TIMEOUT_MS} ms`)));
