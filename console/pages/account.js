@@ -17,7 +17,7 @@ import {
   timeElement,
 } from '../lib/dom.js';
 import { accountAdminSections } from './accountAdmin.js';
-import { rulesTable } from '../lib/rules.js';
+import { rulesTable } from '../lib/ruleViews.js';
 import { can } from '../lib/session.js';
 
 /**

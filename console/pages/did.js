@@ -17,7 +17,7 @@ import {
   table,
   timeElement,
 } from '../lib/dom.js';
-import { rulesTable } from '../lib/rules.js';
+import { rulesTable } from '../lib/ruleViews.js';
 import { mayReadDidHistory } from '../lib/access.js';
 
 /**

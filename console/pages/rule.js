@@ -20,7 +20,7 @@ import {
 } from '../lib/dom.js';
 import { ruleActions } from '../lib/ruleActions.js';
 import { can } from '../lib/session.js';
-import { lockBar, locksPerRse } from '../lib/rules.js';
+import { lockBar, locksPerRse } from '../lib/ruleViews.js';
 import { timelineEntry, timelineList } from '../lib/timeline.js';
 
 /**

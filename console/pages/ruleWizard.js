@@ -12,7 +12,7 @@ import {
   rseLink,
   table,
 } from '../lib/dom.js';
-import { isAdminAccount } from '../lib/rules.js';
+import { isAdminAccount } from '../lib/ruleViews.js';
 import { ENUMS, enumOf } from '../lib/schema.js';
 import { can } from '../lib/session.js';
 

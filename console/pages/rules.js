@@ -15,7 +15,7 @@ import {
   timeElement,
 } from '../lib/dom.js';
 import { askApproval } from '../lib/ruleActions.js';
-import { lockBar } from '../lib/rules.js';
+import { lockBar } from '../lib/ruleViews.js';
 import { ENUMS, enumOf } from '../lib/schema.js';
 import { can } from '../lib/session.js';
 

@@ -11,7 +11,7 @@ import {
   section,
   timeElement,
 } from '../lib/dom.js';
-import { rulesTable } from '../lib/rules.js';
+import { rulesTable } from '../lib/ruleViews.js';
 import { can } from '../lib/session.js';
 
 /**
