@@ -197,6 +197,8 @@ describe('Roles: the judge at work (rules 12, 16, 19, 20, 25)', function () {
       15_000,
       'the deleted rule gone',
     );
+    // The rule's group shows the deletion first; the replicas' group may apply it a moment later.
+    await server.settled();
     // Tombstones are no part of any answer: the replica read model shows them.
     const left = await server.runtime.services.readModels
       .collection<ReplicaDocument>(replicasCollection)
