@@ -15,15 +15,23 @@ import { integerParameter } from '../replica/replicaParams.ts';
 import { checkLifetime, isSignUrlService, maySign, signingError } from './signing.ts';
 import { dateOf } from '../../../infra/clock.ts';
 import { convertedBy } from '../../routeInput.ts';
+import { isOneOf } from '../../../domain/shared/narrowing.ts';
 
-const isOperation = (value: string): value is SignUrlOperation =>
-  (SIGN_URL_OPERATIONS as readonly string[]).includes(value);
+const isOperation = (value: string): value is SignUrlOperation => isOneOf(SIGN_URL_OPERATIONS, value);
 
 /** A query value Rucio requires: ValueError 'Parameter "<name>" not found' without it. */
 const requiredText = (name: string) =>
   convertedBy(queryText(), (text) => {
     if (text === undefined) throw new ValueError(`Parameter "${name}" not found`);
     return text;
+  });
+
+/** A query value out of a few (`isChoice`), `fallback` when empty or absent, else `refused()`. */
+const choiceOr = <T extends string>(fallback: T, isChoice: (value: string) => value is T, refused: () => Error) =>
+  convertedBy(queryText(), (text): T => {
+    const value = text || fallback;
+    if (!isChoice(value)) throw refused();
+    return value;
   });
 
 /**
@@ -44,22 +52,19 @@ export const registerCredentialRoutes = (routes: RouteTable, services: Services)
       lifetime: convertedBy(queryText(), (text) =>
         checkLifetime(text === undefined ? 600 : integerParameter(text, 'lifetime'), 'lifetime'),
       ).describe('Seconds the signature lasts, 1 to 604800 (default 600).'),
-      svc: convertedBy(queryText(), (text) => {
-        const service = text || 'gcs';
-        if (!isSignUrlService(service))
-          throw new ValueError(
-            'Parameter "svc" must be either empty (which defaults to "gcs"), "gcs", "s3" or "swift"',
-          );
-        return service;
-      }).describe('gcs (default), s3 or swift.'),
-      op: convertedBy(queryText(), (text) => {
-        const operation = text || 'read';
-        if (!isOperation(operation))
-          throw new ValueError(
+      svc: choiceOr(
+        'gcs',
+        isSignUrlService,
+        () => new ValueError('Parameter "svc" must be either empty (which defaults to "gcs"), "gcs", "s3" or "swift"'),
+      ).describe('gcs (default), s3 or swift.'),
+      op: choiceOr(
+        'read',
+        isOperation,
+        () =>
+          new ValueError(
             'Parameter "op" must be either empty (which defaults to "read"), "read", "write", or "delete".',
-          );
-        return operation;
-      }).describe('read (default), write or delete.'),
+          ),
+      ).describe('read (default), write or delete.'),
     }),
     success: { status: 200, type: 'text/html; charset=utf-8', description: 'The signed URL.' },
     raises: [AccessDenied, RSENotFound, UnsupportedOperation, ErrorLoadingCredentials],
