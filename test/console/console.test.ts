@@ -10,6 +10,7 @@ import { browserMissing, launchBrowser } from './browser.ts';
 import { ManualClock } from '../support/clock.ts';
 import { ruleAcrossProtocolGap } from '../support/protocolGap.ts';
 import { checkAndShoot, newUserWithScope, posixWorld } from './consolePages.ts';
+import { skipBecause } from '../support/skip.ts';
 
 /**
  * Issue 24: the web console as its users meet it, in headless chromium against a real server
@@ -64,8 +65,7 @@ describe('Console: the web console in a real browser', function () {
   before(async function () {
     const missing = browserMissing();
     if (missing) {
-      console.log(`      browser tests skipped: ${missing}`);
-      this.skip();
+      skipBecause(this, `the browser tests: ${missing}`);
     }
     this.timeout(60_000);
     temp = makeTempDir('dms-console-');

@@ -9,6 +9,7 @@ import { expectStatus, ROOT_PASSWORD, ROOT_USERNAME, startTestServer, type TestS
 import { makeTempDir } from '../support/tempDir.ts';
 import { browserMissing, launchBrowser } from './browser.ts';
 import { checkAndShoot, newUserWithScope, posixWorld } from './consolePages.ts';
+import { skipBecause } from '../support/skip.ts';
 
 /**
  * Issue 32: what Rucio's users and admins do every day, from the browser. One server (without
@@ -61,8 +62,7 @@ describe('Console: the daily actions of users and admins in a real browser', fun
   before(async function () {
     const missing = browserMissing();
     if (missing) {
-      console.log(`      browser tests skipped: ${missing}`);
-      this.skip();
+      skipBecause(this, `the browser tests: ${missing}`);
     }
     this.timeout(60_000);
     temp = makeTempDir('dms-console-actions-');
@@ -304,36 +304,28 @@ describe('Console: the daily actions of users and admins in a real browser', fun
 
   it('offers root the RSE, account and identity types /openapi.json lists, the feed the acting identities, and the bad-replica and search pages their states and types', async () => {
     const served: unknown = expectStatus(await server.call('GET', '/openapi.json'), 200).json();
-    await go('#/rses');
-    await page.locator('#rse-new-type').waitFor();
-    expect(await optionValues('#rse-new-type option')).to.deep.equal(
-      bodyEnum(served, '/rses/{rse}', 'post', 'rse_type'),
-    );
-    await go('#/accounts');
-    await page.locator('#account-new-type').waitFor();
-    expect(await optionValues('#account-new-type option')).to.deep.equal(
+    /** Opens `hash` and reads the values of `select`'s `options`. */
+    const offered = async (hash: string, select: string, options = 'option') => {
+      await go(hash);
+      await page.locator(select).waitFor();
+      return optionValues(`${select} ${options}`);
+    };
+    expect(await offered('#/rses', '#rse-new-type')).to.deep.equal(bodyEnum(served, '/rses/{rse}', 'post', 'rse_type'));
+    expect(await offered('#/accounts', '#account-new-type')).to.deep.equal(
       bodyEnum(served, '/accounts/{account}', 'post', 'type'),
     );
-    await go(`#/account/${user.account}`);
-    await page.locator('#identity-type').waitFor();
-    expect(await optionValues('#identity-type option')).to.deep.equal(
+    expect(await offered(`#/account/${user.account}`, '#identity-type')).to.deep.equal(
       bodyEnum(served, '/accounts/{account}/identities', 'post', 'authtype'),
     );
     expect(await page.locator('#identity-type').inputValue()).to.equal('USERPASS');
-    await go('#/audit');
-    await page.locator('#feed-identity-type').waitFor();
-    expect(await optionValues('#feed-identity-type option:not([value=""])')).to.deep.equal(
+    expect(await offered('#/audit', '#feed-identity-type', 'option:not([value=""])')).to.deep.equal(
       queryEnum(served, '/audit/events', 'get', 'identity_type'),
     );
-    await go('#/replicas');
-    await page.locator('#bad-state').waitFor();
-    expect(await optionValues('#bad-state option')).to.deep.equal(
+    expect(await offered('#/replicas', '#bad-state')).to.deep.equal(
       queryEnum(served, '/replicas/bad/states', 'get', 'state'),
     );
     expect(await page.locator('#bad-state').inputValue()).to.equal('BAD');
-    await go('#/');
-    await page.locator('#search-type').waitFor();
-    expect(await optionValues('#search-type option')).to.deep.equal(
+    expect(await offered('#/', '#search-type')).to.deep.equal(
       queryEnum(served, '/dids/{scope}/dids/search', 'get', 'type'),
     );
     expect(await page.locator('#search-type').inputValue()).to.equal('all');

@@ -9,6 +9,7 @@ import { newEvent, uniqueName } from '../support/events.ts';
 import { writeLeftStep } from '../support/leftStep.ts';
 import { expectRejection } from '../support/expectRejection.ts';
 import { eventStoreContract } from './eventStore.contract.ts';
+import { skipBecause } from '../support/skip.ts';
 
 /**
  * The KurrentDB adapter against the server ESDB_URL names (no server can run on the development
@@ -36,8 +37,7 @@ const askServer = async (url: string): Promise<AtomicAppendCheck> => {
 const skipped = (title: string, reason: string): void => {
   describe(title, () => {
     it('runs against a server named by ESDB_URL', function () {
-      console.log(`      skipped: ${reason}`);
-      this.skip();
+      skipBecause(this, reason);
     });
   });
 };

@@ -22,6 +22,7 @@ import { makeTempDir } from '../support/tempDir.ts';
 import { BASE_ID, FakeFts3Server, VO } from './fakeFts3Server.ts';
 import { pollUntilFinal, transferJob, transferToolContract } from './transferTool.contract.ts';
 import { freeLoopbackPort } from '../../infra/freePort.ts';
+import { skipBecause } from '../support/skip.ts';
 
 const source = (rse: string, path: string): TransferEndpoint => ({
   rse,
@@ -548,10 +549,7 @@ describe('FTS servers and credentials', () => {
       try {
         execFileSync('openssl', ['version'], { stdio: 'ignore' });
       } catch {
-        console.log(
-          '      skipped: the openssl command is not installed, so no certificates can be made for the https tests',
-        );
-        this.skip();
+        skipBecause(this, 'the openssl command is not installed, so no certificates can be made for the https tests');
       }
       pki = makeTempDir('dms-fts-pki-');
       const at = (name: string) => join(pki!.path, name);

@@ -1,5 +1,6 @@
 import { MongoReadStore } from '../../infra/readstore/mongo/mongoReadStore.ts';
 import { readStoreContract } from './readStore.contract.ts';
+import { skipBecause } from '../support/skip.ts';
 
 const mongoUrl = process.env.MONGODB_URL;
 
@@ -11,8 +12,7 @@ if (mongoUrl) {
 } else {
   describe('ReadStore contract: MongoDB', () => {
     it('runs against a replica set named by MONGODB_URL', function () {
-      console.log('      skipped: MONGODB_URL is not set, so no MongoDB server can be reached from this run');
-      this.skip();
+      skipBecause(this, 'MONGODB_URL is not set, so no MongoDB server can be reached from this run');
     });
   });
 }

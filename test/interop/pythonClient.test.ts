@@ -24,6 +24,7 @@ import {
   SKIP_REASON,
   type Run,
 } from './rucioClient.ts';
+import { skipBecause } from '../support/skip.ts';
 
 /**
  * Runs the real Rucio 39 Python client against the service (test/interop/rucioClient.ts says how
@@ -1045,8 +1046,7 @@ describe('Interop: the Rucio Python client', () => {
   const stockPath = CLIENT_PYTHONPATH;
   if (!stockPath) {
     it('runs when RUCIO_CLIENT_PYTHONPATH names an importable Rucio client', function () {
-      console.log(`      skipped: ${SKIP_REASON}`);
-      this.skip();
+      skipBecause(this, SKIP_REASON);
     });
     return;
   }

@@ -23,6 +23,7 @@ import {
   shellScript,
   type Block,
 } from './readmeBlocks.ts';
+import { skipBecause } from '../support/skip.ts';
 
 /**
  * README.md's walk-throughs, run as a reader pastes them (test/readme/readmeBlocks.ts says how
@@ -204,8 +205,7 @@ describe('README.md walk-throughs, pasted whole', function () {
 
     it('runs the Rucio client section with the stock client, against DMS_CLIENT_HEADERS=rucio', async function () {
       if (!CLIENT_PYTHONPATH) {
-        console.log(`      skipped: ${SKIP_REASON}`);
-        this.skip();
+        skipBecause(this, SKIP_REASON);
       }
       checkStockClient(CLIENT_PYTHONPATH);
       const port = await start({ DMS_CLIENT_HEADERS: 'rucio' });

@@ -7,6 +7,7 @@ import { rabbitmqMissing, sharedBroker, type TestBroker } from '../support/rabbi
 import { ruleOverHttp } from '../support/rules.ts';
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/server.ts';
 import { StompReader, type ReadMessage } from '../support/stompReader.ts';
+import { skipBecause } from '../support/skip.ts';
 
 /**
  * Hermes as an operator meets it: a server with its workers, Debian's RabbitMQ with its STOMP
@@ -37,8 +38,7 @@ describe('Roles: hermes sends the messages of the log to a STOMP broker (RabbitM
   const missing = rabbitmqMissing();
   if (missing) {
     it('runs against Debian’s rabbitmq-server', function () {
-      console.log(`      skipped: ${missing}`);
-      this.skip();
+      skipBecause(this, missing);
     });
     return;
   }
@@ -244,8 +244,7 @@ describe('Roles: hermes sends the messages of the log to a STOMP broker (RabbitM
   it('sends over TLS with its client certificate and no login, as Rucio’s hermes with use_ssl', async function () {
     const tls = broker.tls;
     if (!tls) {
-      console.log('      skipped: openssl is not installed, so the broker has no TLS listener');
-      this.skip();
+      skipBecause(this, 'openssl is not installed, so the broker has no TLS listener');
     }
     const destination = `/queue/${uniqueName('events.')}`;
     const reader = await read([destination]);
