@@ -1,15 +1,11 @@
+import { pythonStr } from '../shared/pythonLiteral.ts';
+
 /**
  * Rucio stores configuration values as text (`str(value)`) and types them again on reading
  * (`convert_to_any_type`): true/yes/on and false/no/off become booleans, then integers, then
  * floats; anything else stays text.
  */
-export const configValueToText = (value: unknown): string => {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'boolean') return value ? 'True' : 'False';
-  if (value === null || value === undefined) return 'None';
-  if (typeof value === 'number') return String(value);
-  return JSON.stringify(value);
-};
+export const configValueToText = pythonStr;
 
 const INTEGER = /^[-+]?\d+$/;
 const FLOAT = /^[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|inf(inity)?|nan)$/i;

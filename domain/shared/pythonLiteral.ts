@@ -8,6 +8,18 @@ import { PROTOTYPE_KEYS } from './names.ts';
  */
 export type PythonLiteral = string | number | boolean | null | PythonLiteral[] | { [key: string]: PythonLiteral };
 
+/**
+ * Python's `str()` of a JSON value, as Rucio writes one into a message (`%s`) or stores a
+ * configuration value: text as it is, `True`/`False`, `None`, numbers; anything else as JSON.
+ */
+export const pythonStr = (value: unknown): string => {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (value === null || value === undefined) return 'None';
+  if (typeof value === 'number') return String(value);
+  return JSON.stringify(value);
+};
+
 export class PythonLiteralError extends Error {
   constructor(message: string) {
     super(message);

@@ -15,6 +15,7 @@ import {
   type RucioError,
 } from '../../../domain/shared/errors.ts';
 import { isOneOf, keysOf } from '../../../domain/shared/narrowing.ts';
+import { pythonStr } from '../../../domain/shared/pythonLiteral.ts';
 import { jsonDictionary } from '../../params.ts';
 import { checkedBy, convertedBy, refusedAs, type Refusal } from '../../routeInput.ts';
 
@@ -24,15 +25,6 @@ import { checkedBy, convertedBy, refusedAs, type Refusal } from '../../routeInpu
  * scheme or on the RSE (srm's web service path, impl for a whole new protocol, the prefix of
  * local files) is the domain's (domain/rse/protocolInput.ts), over the typed request.
  */
-
-/** How Python's `%s` shows a JSON value in Rucio's messages (`True`, `None`, `1.5`). */
-const pythonText = (value: unknown): string => {
-  if (value === null || value === undefined) return 'None';
-  if (value === true) return 'True';
-  if (value === false) return 'False';
-  if (typeof value === 'string' || typeof value === 'number') return String(value);
-  return JSON.stringify(value);
-};
 
 const protocolDomainOf = (text: string): ProtocolDomain => {
   if (!isOneOf(PROTOCOL_DOMAINS, text))
@@ -52,7 +44,7 @@ const notAnObject = ({ input }: Refusal): RucioError =>
 /** The operation is the refused value's key, its domain the key above it. */
 const unsupportedPriority = ({ issue, input, key }: Refusal): RucioError =>
   new RSEProtocolPriorityError(
-    `The provided priority (${pythonText(input)}) for operation '${String(key)}' in domain '${String(issue.path.at(-2))}' is not supported.`,
+    `The provided priority (${pythonStr(input)}) for operation '${String(key)}' in domain '${String(issue.path.at(-2))}' is not supported.`,
   );
 
 const PRIORITY = refusedAs(
