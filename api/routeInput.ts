@@ -11,9 +11,9 @@ import type { AppContext } from './services.ts';
  * (api/openapi/openApiDocument.ts).
  *
  * Rucio's answer for a bad value (class, message, status) is declared on the schema that refuses
- * it: a check made with `checkedBy` raises the domain's own RucioError (a record's keys too); for zod's own refusals (a
- * wrong type, a length or pattern zod checks) the innermost schema on the issue's path that
- * declares one with `refusedAs` answers. A key missing from an object is Rucio's `param_get`
+ * it: a check made with `checkedBy` raises the domain's own RucioError (a record's keys too);
+ * for zod's own refusals (a wrong type, a length or pattern zod checks) the innermost schema on
+ * the issue's path that declares one with `refusedAs` answers. A key missing from an object is Rucio's `param_get`
  * KeyError unless a schema on its path declares another answer with `missingAs`.
  */
 
